@@ -1,0 +1,60 @@
+"""Typed errors of evalcore.
+
+Every error that bad input can cause is an :class:`EvalcoreError`, raised in the core and turned
+into one line at the edge (``evalcore`` prints ``error: <message>`` on stderr and exits 2; a page
+shows ``st.error``). Anything else that escapes is a bug and keeps its traceback.
+
+    EvalcoreError              one line: "<file>: <field>: <problem>"
+    ├── FormatError            a file breaks the data contract (columns, types, keys, JSON)
+    │   └── SchemaVersionError a file was written by a newer evalcore
+    ├── NotFoundError          a suite, generation, run, session or item that is not there
+    ├── PathEscapeError        an id or path that would leave the data or state directory
+    ├── InputError             a command-line argument or an imported file is unusable
+    └── LabelError             a label that cannot be recorded
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class EvalcoreError(Exception):
+    """Base class: carries the file, the field and the problem, and renders them on one line."""
+
+    def __init__(self, problem: str, *, file: str | Path | None = None, field: str | None = None):
+        self.problem = " ".join(str(problem).split())  # one line, always
+        self.file = str(file) if file is not None else None
+        self.field = field
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        parts = [p for p in (self.file, self.field) if p]
+        return ": ".join(parts + [self.problem])
+
+    def __str__(self) -> str:  # pragma: no cover - trivial
+        return self.message
+
+
+class FormatError(EvalcoreError):
+    """A file does not follow the data contract."""
+
+
+class SchemaVersionError(FormatError):
+    """A file carries a schema_version newer than this evalcore reads."""
+
+
+class NotFoundError(EvalcoreError):
+    """Something named by id is not in the data or state directory."""
+
+
+class PathEscapeError(EvalcoreError):
+    """An id or a path would resolve outside the directory it must stay in."""
+
+
+class InputError(EvalcoreError):
+    """A command-line argument or an imported file cannot be used."""
+
+
+class LabelError(EvalcoreError):
+    """A label cannot be recorded (unknown item or criterion, bad value, missing reviewer)."""
