@@ -1,0 +1,146 @@
+"""Summaries of what is in a store, computed in DuckDB over the Parquet files.
+
+Each function returns plain Python data (lists of dicts) small enough to print as JSON or hand to
+a page; nothing here loads a whole table into pandas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .store import Store
+
+
+def _rate_rows(store: Store, verdicts_path: str) -> list[tuple]:
+    return store.sql(
+        "SELECT judge_round, count(*) AS n, count(passed) AS judged, "
+        "avg(CASE WHEN passed THEN 1.0 WHEN NOT passed THEN 0.0 END) AS pass_rate, "
+        "count(DISTINCT item_id) AS items "
+        "FROM read_parquet(?) GROUP BY judge_round ORDER BY judge_round",
+        [verdicts_path])
+
+
+def _call_totals(store: Store, calls_path: str) -> dict[str, Any]:
+    row = store.sql(
+        "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), "
+        "CASE WHEN count(cost_usd) = count(*) AND count(*) > 0 THEN sum(cost_usd) END, "
+        "avg(latency_ms), quantile_cont(latency_ms, 0.95), sum(CASE WHEN cache_hit THEN 1 ELSE 0 END) "
+        "FROM read_parquet(?)", [calls_path])[0]
+    keys = ("calls", "failed_calls", "tokens_in", "tokens_out", "cost_usd", "latency_ms_mean",
+            "latency_ms_p95", "cache_hits")
+    out = dict(zip(keys, row))
+    for k in ("tokens_in", "tokens_out", "cache_hits"):
+        out[k] = int(out[k] or 0)
+    return out
+
+
+def run_summary(store: Store, run_id: str) -> dict[str, Any]:
+    """One run: its configuration, status, per-judge-round pass rates with mean and spread
+    (spread = max - min over judge rounds), calls, tokens, cost and latency."""
+    entry = store.run(run_id)
+    m = entry.manifest
+    gen = store.generation(m.gen_id).manifest
+    vpath = store.path_of("run", run_id, "verdicts")
+    rounds = _rate_rows(store, vpath)
+    per_round = [r[3] for r in rounds]
+    rated = [r for r in per_round if r is not None]
+    n = sum(r[1] for r in rounds)
+    judged = sum(r[2] for r in rounds)
+    calls = _call_totals(store, store.path_of("run", run_id, "calls"))
+    out_lat = store.sql("SELECT avg(latency_ms) FROM read_parquet(?)",
+                        [store.path_of("generation", m.gen_id, "outputs")])[0][0]
+    pair_rows = 0
+    if (entry.path / "pair_verdicts.parquet").exists():
+        pair_rows = store.sql("SELECT count(*) FROM read_parquet(?)",
+                              [store.path_of("run", run_id, "pair_verdicts")])[0][0]
+    if calls["calls"] == 0:  # imported or simulated without a calls table: fall back to the manifest
+        t = m.totals
+        calls.update(calls=t.calls, failed_calls=t.failed_calls, tokens_in=t.tokens_in,
+                     tokens_out=t.tokens_out, cost_usd=t.cost_usd, latency_ms_mean=t.latency_ms_mean,
+                     latency_ms_p95=t.latency_ms_p95)
+    return {
+        "run_id": run_id,
+        "gen_id": m.gen_id,
+        "suite_id": gen.suite_id,
+        "status": m.status,
+        "source": m.source,
+        "simulated": m.simulated,
+        "judge_model": m.judge_model,
+        "mode": m.mode,
+        "prompt_variant": m.prompt_variant,
+        "criteria": m.rubric.names(),
+        "judge_rounds": m.judge_rounds,
+        "items": max((r[4] for r in rounds), default=0),
+        "verdicts": n,
+        "errored_verdicts": n - judged,
+        "pair_verdicts": pair_rows,
+        "pass_rate_by_round": per_round,
+        "pass_rate_mean": (sum(rated) / len(rated)) if rated else None,
+        "pass_rate_spread": (max(rated) - min(rated)) if len(rated) > 1 else (0.0 if rated else None),
+        **calls,
+        "system_latency_ms_mean": out_lat,
+        "description": m.description,
+    }
+
+
+def runs_summary(store: Store) -> list[dict[str, Any]]:
+    """Every run in the store, in id order."""
+    return [run_summary(store, rid) for rid in store.ids("run")]
+
+
+def generations_summary(store: Store) -> list[dict[str, Any]]:
+    out = []
+    for gid in store.ids("generation"):
+        m = store.generation(gid).manifest
+        row = store.sql(
+            "SELECT count(DISTINCT item_id), count(*), avg(CASE WHEN abstained THEN 1.0 ELSE 0.0 END), "
+            "sum(tokens_in), sum(tokens_out), "
+            "CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END, avg(latency_ms), count(error) "
+            "FROM read_parquet(?)", [store.path_of("generation", gid, "outputs")])[0]
+        out.append({
+            "gen_id": gid, "suite_id": m.suite_id, "status": m.status, "source": m.source,
+            "simulated": m.simulated, "rounds": m.rounds, "items": row[0], "outputs": row[1],
+            "abstained_rate": row[2], "tokens_in": int(row[3] or 0), "tokens_out": int(row[4] or 0),
+            "cost_usd": row[5], "latency_ms_mean": row[6], "errored_outputs": row[7],
+            "knobs": m.knobs,
+        })
+    return out
+
+
+def suites_summary(store: Store) -> list[dict[str, Any]]:
+    out = []
+    for sid in store.ids("suite"):
+        e = store.suite(sid)
+        m = e.manifest
+        row = store.sql("SELECT count(*), count(*) FILTER (WHERE holdout) FROM read_parquet(?)",
+                        [str(e.path / "items.parquet")])[0]
+        out.append({"suite_id": sid, "items": row[0], "holdout_items": row[1], "curated": m.curated,
+                    "simulated": m.simulated, "content_hash": m.content_hash, "created_at": m.created_at.isoformat(),
+                    "description": m.description})
+    return out
+
+
+def item_view(store: Store, run_id: str, item_id: str, gen_round: int = 1) -> dict[str, Any]:
+    """One answer with its item and every verdict on it in a run (for drill-downs and deep links)."""
+    run = store.run(run_id)
+    gen = store.generation(run.manifest.gen_id)
+    suite_path = store.path_of("suite", gen.manifest.suite_id, "items")
+    item = store.sql_df("SELECT * FROM read_parquet(?) WHERE item_id = ?", [suite_path, item_id])
+    if item.empty:
+        from .errors import NotFoundError
+        raise NotFoundError(f"no item {item_id!r} in suite {gen.manifest.suite_id!r}", field="item")
+    out = store.sql_df("SELECT * FROM read_parquet(?) WHERE item_id = ? AND round = ?",
+                       [store.path_of("generation", gen.id, "outputs"), item_id, gen_round])
+    verdicts = store.sql_df(
+        "SELECT criterion, judge_round, passed, score, label, raw_verdict, reason, position, error "
+        "FROM read_parquet(?) WHERE item_id = ? AND gen_round = ? ORDER BY judge_round, position, criterion",
+        [store.path_of("run", run_id, "verdicts"), item_id, gen_round])
+    rec = item.iloc[0].to_dict()
+    return {
+        "run_id": run_id, "item_id": item_id, "gen_round": gen_round,
+        "input": rec.get("input"), "context": rec.get("context"), "reference": rec.get("reference"),
+        "must_have": list(rec["must_have"]) if rec.get("must_have") is not None else None,
+        "output": out.iloc[0]["output"] if not out.empty else None,
+        "abstained": bool(out.iloc[0]["abstained"]) if not out.empty else None,
+        "verdicts": verdicts.to_dict("records"),
+    }
