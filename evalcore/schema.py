@@ -220,6 +220,8 @@ class RunManifest(_Model):
 
 
 class SessionSettings(_Model):
+    """How a pairwise session's pairs were made (``settings`` in session.json)."""
+
     normalise: list[str] = Field(default_factory=list, description="normalisations applied: headings, bullets, blank-lines")
     length_match: bool = Field(False, description="whether answer lengths were matched")
     mirror_fraction: float = Field(0.0, description="share of pairs shown again in swapped order")

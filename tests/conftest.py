@@ -1,0 +1,85 @@
+"""Shared fixtures: a tiny data directory written through the store, and paths of the repo."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+EVALCORE = str(Path(sys.executable).with_name("evalcore"))
+DEMO = REPO / "data" / "demo"
+
+
+def tree_hash(*roots: Path) -> str:
+    """One hash over every file's path and bytes under the given directories."""
+    h = hashlib.sha256()
+    for root in roots:
+        if not Path(root).exists():
+            h.update(f"{root}:absent".encode())
+            continue
+        for p in sorted(Path(root).rglob("*")):
+            if p.is_file():
+                h.update(str(p.relative_to(root)).encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def make_tiny(data: Path) -> None:
+    """A data directory with one suite (3 items), one generation (2 rounds) and one run
+    (2 criteria, 2 judge rounds), written through the store."""
+    from evalcore import schema as S
+    from evalcore.store import Store
+
+    st = Store(data.mkdir(parents=True, exist_ok=True) or data, data.parent / "unused-state")
+    items = [{"item_id": f"i{k}", "input": f"question {k}", "must_have": ["x"], "class": "c", "holdout": False}
+             for k in range(3)]
+    sm = S.SuiteManifest(suite_id="s", created_at="2026-01-01T00:00:00Z", content_hash=S.content_hash(items),
+                         n_items=3)
+    st.write_suite(sm, items)
+    outputs = [{"item_id": f"i{k}", "round": r, "output": f"answer {k} r{r}", "latency_ms": 10.0}
+               for k in range(3) for r in (1, 2)]
+    gm = S.GenerationManifest(gen_id="g", suite_id="s", suite_hash=sm.content_hash,
+                              created_at="2026-01-01T00:00:00Z", source="imported",
+                              outputs_hash=S.content_hash(outputs), rounds=2)
+    st.write_generation(gm, outputs)
+    rubric = S.Rubric(criteria=[S.Criterion(name="ok", kind="binary"),
+                                S.Criterion(name="score", kind="ordinal", scale_min=0, scale_max=5, threshold=3)])
+    verdicts, calls = [], []
+    for k in range(3):
+        for r in (1, 2):
+            for jr in (1, 2):
+                cid = f"c{k}{r}{jr}"
+                calls.append({"call_id": cid, "item_id": f"i{k}", "gen_round": r, "judge_round": jr,
+                              "criteria": ["ok", "score"], "tokens_in": 100, "tokens_out": 20,
+                              "cost_usd": 0.001, "latency_ms": 50.0})
+                verdicts.append({"run_id": "r", "item_id": f"i{k}", "gen_round": r, "criterion": "ok",
+                                 "judge_round": jr, "passed": k != 0, "raw_verdict": "pass" if k else "fail",
+                                 "position": 0, "call_id": cid})
+                verdicts.append({"run_id": "r", "item_id": f"i{k}", "gen_round": r, "criterion": "score",
+                                 "judge_round": jr, "passed": k >= 1, "score": float(2 + k),
+                                 "raw_verdict": str(2 + k), "position": 1, "call_id": cid})
+    rm = S.RunManifest(run_id="r", gen_id="g", created_at="2026-01-01T00:00:00Z", rubric=rubric,
+                       rubric_hash=rubric.hash(), mode="single", field_order=["ok", "score"], judge_model="m",
+                       source="imported", judge_rounds=2)
+    st.write_run(rm, verdicts, calls)
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> tuple[Path, Path]:
+    """(data dir, state dir) of a tiny valid world."""
+    data = tmp_path / "data"
+    make_tiny(data)
+    state = tmp_path / "state"
+    return data, state
+
+
+@pytest.fixture(autouse=True)
+def _no_user_env(monkeypatch):
+    """Tests never read the developer's EVALCORE_* settings by accident."""
+    for k in ("EVALCORE_DATA", "EVALCORE_STATE"):
+        monkeypatch.delenv(k, raising=False)
+    os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
