@@ -23,11 +23,13 @@ def _rate_rows(store: Store, verdicts_path: str) -> list[tuple]:
 def _call_totals(store: Store, calls_path: str) -> dict[str, Any]:
     row = store.sql(
         "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), "
-        "CASE WHEN count(cost_usd) = count(*) AND count(*) > 0 THEN sum(cost_usd) END, "
+        "sum(cost_usd), count(*) - count(cost_usd), "
         "avg(latency_ms), quantile_cont(latency_ms, 0.95), sum(CASE WHEN cache_hit THEN 1 ELSE 0 END) "
         "FROM read_parquet(?)", [calls_path])[0]
-    keys = ("calls", "failed_calls", "tokens_in", "tokens_out", "cost_usd", "latency_ms_mean",
-            "latency_ms_p95", "cache_hits")
+    # cost_usd sums the calls whose price is known (null when none is); cost_unknown_calls counts
+    # the others, so an unknown price is never silently taken as 0.
+    keys = ("calls", "failed_calls", "tokens_in", "tokens_out", "cost_usd", "cost_unknown_calls",
+            "latency_ms_mean", "latency_ms_p95", "cache_hits")
     out = dict(zip(keys, row))
     for k in ("tokens_in", "tokens_out", "cache_hits"):
         out[k] = int(out[k] or 0)
@@ -56,7 +58,8 @@ def run_summary(store: Store, run_id: str) -> dict[str, Any]:
     if calls["calls"] == 0:  # imported or simulated without a calls table: fall back to the manifest
         t = m.totals
         calls.update(calls=t.calls, failed_calls=t.failed_calls, tokens_in=t.tokens_in,
-                     tokens_out=t.tokens_out, cost_usd=t.cost_usd, latency_ms_mean=t.latency_ms_mean,
+                     tokens_out=t.tokens_out, cost_usd=t.cost_usd,
+                     cost_unknown_calls=0 if t.cost_usd is not None else t.calls, latency_ms_mean=t.latency_ms_mean,
                      latency_ms_p95=t.latency_ms_p95)
     return {
         "run_id": run_id,
@@ -144,3 +147,30 @@ def item_view(store: Store, run_id: str, item_id: str, gen_round: int = 1) -> di
         "abstained": bool(out.iloc[0]["abstained"]) if not out.empty else None,
         "verdicts": verdicts.to_dict("records"),
     }
+
+
+def data_overview(store: Store) -> dict[str, Any]:
+    """What a data directory holds: counts per kind, and whether any manifest says the data was
+    made by evalcore's simulator (the app then shows a "SIMULATED demo data" badge)."""
+    kinds = {"suite": "suites", "generation": "generations", "run": "runs", "session": "sessions",
+             "labelset": "labelsets"}
+    counts = {name: 0 for name in kinds.values()}
+    simulated = False
+    for kind, name in kinds.items():
+        for id_ in store.ids(kind):
+            counts[name] += 1
+            simulated = simulated or bool(getattr(store.get(kind, id_).manifest, "simulated", False))
+    return {"data_dir": str(store.data), "state_dir": str(store.state), "simulated": simulated, **counts}
+
+
+def run_item_ids(store: Store, run_id: str, limit: int = 500) -> dict[str, Any]:
+    """The first ``limit`` item ids (in id order) answered in a run's generation, with the
+    generation's number of rounds and of items: enough to offer a picker without loading a
+    million ids."""
+    run = store.run(run_id)
+    gen = store.generation(run.manifest.gen_id)
+    path = store.path_of("generation", gen.id, "outputs")
+    ids = [r[0] for r in store.sql("SELECT DISTINCT item_id FROM read_parquet(?) ORDER BY 1 LIMIT ?",
+                                   [path, int(limit)])]
+    n = store.sql("SELECT count(DISTINCT item_id) FROM read_parquet(?)", [path])[0][0]
+    return {"run_id": run_id, "gen_id": gen.id, "rounds": gen.manifest.rounds, "items": n, "item_ids": ids}
