@@ -331,3 +331,8 @@ def test_pairs_mirrors_and_grader():
 def test_size_budget():
     total = sum(p.stat().st_size for p in DEMO.rglob("*") if p.is_file())
     assert total < 3_000_000, total
+
+
+if __name__ == "__main__":  # figures quoted in docs/DEMO.md: `.venv/bin/python tests/test_demo.py`
+    for key, value in measure(DEMO).items():
+        print(f"{key:32s} {value:.3f}")
