@@ -638,7 +638,7 @@ def support_items(seed: int, fail: np.ndarray) -> tuple[list[dict], list[dict]]:
 
 def write_support_suite(store: Store, items: list[dict]) -> S.SuiteManifest:
     m = S.SuiteManifest(
-        suite_id=SUPPORT, created_at=_at(0), content_hash=S.content_hash(items), n_items=len(items),
+        suite_id=SUPPORT, created_at=_at(0), content_hash=S.suite_hash(items), n_items=len(items),
         description="SIMULATED customer-support questions (billing, shipping, account, returns, "
                     "subscriptions) with help-article passages, reference answers, must-have and "
                     "wrong-if statements. Made by evalcore's seeded simulator; no real customer wrote them.",
@@ -720,7 +720,7 @@ def write_support_generation(store: Store, seed: int, suite: S.SuiteManifest, it
                "token_budget": 400, "corpus_snapshot": "help-center-2025-12", "retrieval": "bm25 top-2",
                "description": "SIMULATED answers written by evalcore's simulator"},
         rounds=1, status="complete", source=SOURCE,
-        outputs_hash=S.content_hash([[o["item_id"], o["round"], o["output"]] for o in outputs]),
+        outputs_hash=S.outputs_hash(outputs),
         totals=S.Totals(calls=out.n, tokens_in=int(sum(out.cols["tokens_in"])),
                         tokens_out=int(sum(out.cols["tokens_out"])),
                         cost_usd=round(float(sum(out.cols["cost_usd"])), 6),
@@ -1138,7 +1138,7 @@ def accounts_items(seed: int) -> tuple[list[dict], list[dict]]:
 
 def write_accounts_suite(store: Store, items: list[dict]) -> S.SuiteManifest:
     m = S.SuiteManifest(
-        suite_id=ACCOUNTS, created_at=_at(12), content_hash=S.content_hash(items), n_items=len(items),
+        suite_id=ACCOUNTS, created_at=_at(12), content_hash=S.suite_hash(items), n_items=len(items),
         description="SIMULATED account-management questions (passwords, sign-in, members, data export) "
                     "answered by two writer prompts for a blinded pairwise comparison. Made by evalcore's "
                     "seeded simulator.", curated=False, simulated=True, source=SOURCE)
@@ -1228,7 +1228,7 @@ def write_accounts_generations(store: Store, seed: int, suite: S.SuiteManifest, 
                    "token_budget": 600, "corpus_snapshot": "account-help-2025-12", "retrieval": "none",
                    "description": "SIMULATED answers; the arms differ in the writer prompt alone"},
             rounds=GEN_ROUNDS, status="complete", source=SOURCE,
-            outputs_hash=S.content_hash([[o["item_id"], o["round"], o["output"]] for rows in per_item for o in rows]),
+            outputs_hash=S.outputs_hash(o for rows in per_item for o in rows),
             totals=S.Totals(calls=out.n, tokens_in=int(sum(out.cols["tokens_in"])),
                             tokens_out=int(sum(out.cols["tokens_out"])),
                             cost_usd=round(float(sum(out.cols["cost_usd"])), 6),

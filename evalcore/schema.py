@@ -58,6 +58,18 @@ def text_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+def outputs_hash(rows: Any) -> str:
+    """A generation's ``outputs_hash``: content_hash over sorted (item_id, round, output), so
+    equal hashes mean identical answers whatever the row order."""
+    return content_hash(sorted([r["item_id"], int(r["round"]), r["output"]] for r in rows))
+
+
+def suite_hash(items: Any) -> str:
+    """A suite's ``content_hash``: ids, inputs, context, references and requirement lists."""
+    keys = ("item_id", "input", "context", "reference", "must_have", "nice_to_have", "wrong_if", "expected_doc_ids")
+    return content_hash(sorted(([it.get(k) for k in keys] for it in items), key=lambda r: r[0]))
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

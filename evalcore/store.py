@@ -229,6 +229,21 @@ def write_parquet(path: Path, rows: list[dict] | pa.Table, table: str) -> pa.Tab
     return tbl
 
 
+def _unreadable_table(err: Exception, params: Any) -> Exception:
+    """A query failed: if one of its Parquet files cannot be read (pages damaged behind an intact
+    footer, which check_parquet cannot see), name that file; otherwise the error is a bug and is
+    returned as it was."""
+    values = params.values() if isinstance(params, dict) else (params or [])
+    for p in values:
+        if isinstance(p, str) and p.endswith(".parquet") and os.path.isfile(p):
+            try:
+                pq.read_table(p)
+            except Exception as e:  # noqa: BLE001 - any failure to read is the answer
+                first = (str(e).splitlines() or [""])[0][:160]
+                return FormatError(f"cannot be read ({type(e).__name__}: {first})", file=p, field=Path(p).stem)
+    return err
+
+
 # --------------------------------------------------------------------------- the store
 
 
@@ -347,6 +362,8 @@ class Store:
         cur = con.cursor()
         try:
             return cur.execute(query, params or []).fetchall()
+        except duckdb.Error as e:
+            raise _unreadable_table(e, params) from None
         finally:
             cur.close()
 
@@ -355,6 +372,8 @@ class Store:
         cur = con.cursor()
         try:
             return cur.execute(query, params or []).df()
+        except duckdb.Error as e:
+            raise _unreadable_table(e, params) from None
         finally:
             cur.close()
 
@@ -409,12 +428,21 @@ class Store:
                                   file=vpath, field="criterion")
             self._check_subset(vpath, "item_id", gens[e.manifest.gen_id].path / "outputs.parquet", "item_id",
                                "item not in the generation")
+            if (e.path / "pair_verdicts.parquet").exists():
+                self._check_unique(e.path / "pair_verdicts.parquet", "pair_verdicts")
         counts["runs"] = runs
         sessions = 0
         for sid in self.ids("session"):
             e = self.session(sid)
             sessions += 1
             self._check_unique(e.path / "pairs.parquet", "pairs")
+            if e.manifest.suite_id is not None and e.manifest.suite_id not in suites:
+                raise FormatError(f"points at suite {e.manifest.suite_id!r}, which is not in the data directory",
+                                  file=e.path / "session.json", field="suite_id")
+            jpath = e.path / "judgments.parquet"
+            if jpath.exists():
+                self._check_unique(jpath, "judgments")
+                self._check_subset(jpath, "pair_id", e.path / "pairs.parquet", "pair_id", "pair not in the session")
         counts["sessions"] = sessions
         labelsets = 0
         for lid in self.ids("labelset"):
@@ -423,7 +451,17 @@ class Store:
             if e.manifest.gen_id not in gens:
                 raise FormatError(f"points at generation {e.manifest.gen_id!r}, which is not in the data directory",
                                   file=e.path / "manifest.json", field="gen_id")
-            self._check_unique(e.path / "labels.parquet", "labels")
+            lpath = e.path / "labels.parquet"
+            self._check_unique(lpath, "labels")
+            if e.manifest.rubric is not None:
+                names = e.manifest.rubric.names()
+                bad = self.sql("SELECT DISTINCT criterion FROM read_parquet(?) WHERE criterion NOT IN "
+                               "(SELECT unnest(?::VARCHAR[])) LIMIT 1", [str(lpath), names])
+                if bad:
+                    raise FormatError(f"criterion {bad[0][0]!r} is not in the label set's rubric ({', '.join(names)})",
+                                      file=lpath, field="criterion")
+            self._check_subset(lpath, "item_id", gens[e.manifest.gen_id].path / "outputs.parquet", "item_id",
+                               "item not in the generation")
         counts["labelsets"] = labelsets
         return counts
 
@@ -459,6 +497,7 @@ class Store:
         final = self.dir_of(kind, id_)
         if final.exists() and not overwrite:
             raise InputError(f"{kind} {id_!r} already exists", file=final, field=f"{kind} id")
+        parent_existed = final.parent.exists()
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".tmp-{id_}-"))
         try:
@@ -475,6 +514,11 @@ class Store:
                 os.replace(tmp, final)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
+            if not parent_existed:  # a failed write leaves no directory behind, not even runs/
+                try:
+                    final.parent.rmdir()
+                except OSError:
+                    pass
             raise
         with self._lock:
             self._cache.pop((kind, id_), None)

@@ -37,7 +37,7 @@ def make_tiny(data: Path) -> None:
     st = Store(data.mkdir(parents=True, exist_ok=True) or data, data.parent / "unused-state")
     items = [{"item_id": f"i{k}", "input": f"question {k}", "must_have": ["x"], "class": "c", "holdout": False}
              for k in range(3)]
-    sm = S.SuiteManifest(suite_id="s", created_at="2026-01-01T00:00:00Z", content_hash=S.content_hash(items),
+    sm = S.SuiteManifest(suite_id="s", created_at="2026-01-01T00:00:00Z", content_hash=S.suite_hash(items),
                          n_items=3)
     st.write_suite(sm, items)
     outputs = [{"item_id": f"i{k}", "round": r, "output": f"answer {k} r{r}", "latency_ms": 10.0}

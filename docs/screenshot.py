@@ -1,0 +1,71 @@
+"""Take docs/screenshot.png: the Runs page over the bundled demo, full page, 1400 px wide.
+
+    .venv/bin/python docs/screenshot.py [--data data/demo] [--out docs/screenshot.png] [--link "?run=..&item=.."]
+
+Starts `streamlit run app.py` on a free 127.0.0.1 port (state in a temporary directory, so the
+demo is read in place and nothing is written next to it), drives Debian's chromium through
+Playwright (never `playwright install`), aborts any request that would leave 127.0.0.1 and
+refuses to write the picture if one was attempted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from browser_util import chromium_path, guard_page, launch, start_app, wait_idle  # noqa: E402
+
+DEFAULT_LINK = "?run=support-single&item=sup-0001"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", default=str(ROOT / "data" / "demo"), help="data directory (default: the bundled demo)")
+    ap.add_argument("--out", default=str(ROOT / "docs" / "screenshot.png"), help="PNG to write")
+    ap.add_argument("--width", type=int, default=1400, help="page width in pixels")
+    ap.add_argument("--link", default=DEFAULT_LINK, help="query string to open (an answer under the tables)")
+    args = ap.parse_args(argv)
+    if chromium_path() is None:
+        print("error: Debian chromium is not installed (apt-get install chromium)", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory(prefix="evalcore-shot-") as tmp, \
+            start_app(Path(args.data), Path(tmp) / "state",
+                      extra_args=["--client.toolbarMode", "minimal"]) as base, sync_playwright() as p:
+        browser = launch(p)
+        page = browser.new_page(viewport={"width": args.width, "height": 1000})
+        outside: list[str] = []
+        guard_page(page, outside)
+        page.goto(base + "/" + args.link)
+        page.get_by_text("Runs as a plain table (copyable text)").wait_for(timeout=30_000)
+        page.locator('[data-testid="stDataFrame"]').nth(2).wait_for(timeout=30_000)
+        if "item=" in args.link:
+            page.get_by_text("Verdicts, judge round 1").wait_for(timeout=30_000)
+            page.wait_for_function("() => document.querySelectorAll('[data-testid=\"stCode\"]').length >= 4",
+                                   timeout=30_000)
+        wait_idle(page)
+        # Streamlit scrolls inside its own container: grow the window to the content's height.
+        height = page.evaluate("""() => Math.max(...[document.documentElement,
+            document.querySelector('[data-testid="stAppViewContainer"]'),
+            document.querySelector('[data-testid="stMain"]')].filter(Boolean).map(e => e.scrollHeight))""")
+        page.set_viewport_size({"width": args.width, "height": int(height) + 40})
+        page.wait_for_timeout(800)
+        wait_idle(page)
+        page.screenshot(path=args.out, full_page=True)
+        browser.close()
+    if outside:
+        Path(args.out).unlink(missing_ok=True)
+        print(f"error: the page tried to reach {outside}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Runs: suites, generations and runs with status (partial and polluted flagged), judge, mode,
+pass rate per judge round with mean and spread, calls, tokens, cost and latency; and the answer
+view that deep links open: ``?run=RUN&item=ITEM[&round=N]``.
+
+Every figure comes from evalcore.suites_summary / generations_summary / runs_summary, the same
+functions behind ``evalcore suites|generations|runs --json``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import evalcore
+from evalcore.queries import run_item_ids
+from pages import _ui
+
+FLAG = {"complete": "complete", "partial": "⚠ partial", "polluted": "⚠ polluted"}
+PCT = st.column_config.NumberColumn(format="%.1f%%")
+MS = st.column_config.NumberColumn(format="%.0f ms")
+USD = st.column_config.NumberColumn(format="$%.4f")
+
+
+def _pct100(rate: float | None) -> float | None:
+    """A rate in percent, for a column formatted "%.1f%%"."""
+    return None if rate is None else 100 * rate
+
+
+st.title("Runs")
+store = _ui.store()
+suites = _ui.summary("suites_summary")  # evalcore.suites_summary, cached until the data changes
+gens = _ui.summary("generations_summary")
+runs = _ui.summary("runs_summary")
+run_ids = [r["run_id"] for r in runs]
+
+# ---------------------------------------------------------------- flags first
+flagged = [r for r in runs if r["status"] != "complete"]
+if flagged:
+    st.warning("Not complete, so their figures are not comparable with the others: " + "; ".join(
+        _ui.md_escape(f"{r['run_id']} is {r['status']} ({r['failed_calls']} failed calls, "
+                      f"{r['errored_verdicts']} errored verdicts)") for r in flagged))
+flagged_gens = [g for g in gens if g["status"] != "complete"]
+if flagged_gens:
+    st.warning("Generations not complete: " + "; ".join(
+        _ui.md_escape(f"{g['gen_id']} is {g['status']}") for g in flagged_gens))
+
+# ---------------------------------------------------------------- runs
+st.subheader("Runs")
+if not runs:
+    st.info("No runs in this data directory.")
+else:
+    n_rounds = max((len(r["pass_rate_by_round"]) for r in runs), default=0)
+    rows = []
+    for r in runs:
+        by_round = r["pass_rate_by_round"] + [None] * (n_rounds - len(r["pass_rate_by_round"]))
+        rows.append({
+            "run": r["run_id"], "status": FLAG.get(r["status"], r["status"]), "mode": r["mode"],
+            "prompt variant": r["prompt_variant"], "judge rounds": r["judge_rounds"],
+            **{f"pass r{i + 1}": _pct100(v) for i, v in enumerate(by_round)},
+            "pass mean": _pct100(r["pass_rate_mean"]), "pass spread": _pct100(r["pass_rate_spread"]),
+            "errored verdicts": r["errored_verdicts"], "calls": r["calls"], "failed calls": r["failed_calls"],
+            "tokens in": r["tokens_in"], "tokens out": r["tokens_out"], "cost": r["cost_usd"],
+            "unpriced calls": r.get("cost_unknown_calls"),
+            "judge latency": r["latency_ms_mean"], "system latency": r["system_latency_ms_mean"],
+            "judge model": r["judge_model"], "generation": r["gen_id"],
+        })
+    table = pd.DataFrame(rows)
+    config = {**{f"pass r{i + 1}": PCT for i in range(n_rounds)}, "pass mean": PCT, "pass spread": PCT,
+              "cost": USD, "judge latency": MS, "system latency": MS}
+
+    event = st.dataframe(table, key="runs_table", hide_index=True, column_config=config, on_select="rerun",
+                         selection_mode="single-row", height="content" if len(rows) <= 40 else 700,
+                         placeholder="-")
+    picked = list(event.selection.rows) if event is not None else []
+    if picked != st.session_state.get("_runs_table_applied", []):  # a new click (not a stale selection)
+        st.session_state["_runs_table_applied"] = picked
+        if picked:
+            _ui.set_qp(run=run_ids[picked[0]])
+    st.caption("Pass rate per judge round, then their mean and spread (max - min). Cost sums the calls whose "
+               "price is known; unpriced calls counts the others (never taken as 0). Select a row to open its "
+               "answers below.")
+    with st.expander("Runs as a plain table (copyable text)"):
+        plain = pd.DataFrame([{
+            "run": r["run_id"], "status": FLAG.get(r["status"], r["status"]), "mode": r["mode"],
+            "judge model": r["judge_model"], "judge rounds": str(r["judge_rounds"]),
+            **{f"pass r{i + 1}": _ui.pct(v) for i, v in enumerate(
+                r["pass_rate_by_round"] + [None] * (n_rounds - len(r["pass_rate_by_round"])))},
+            "pass mean": _ui.pct(r["pass_rate_mean"]), "pass spread": _ui.pct(r["pass_rate_spread"]),
+            "errored verdicts": str(r["errored_verdicts"]), "calls": str(r["calls"]),
+        } for r in runs])
+        st.table(plain.map(_ui.md_escape), hide_index=True)
+
+# ---------------------------------------------------------------- generations and suites
+st.subheader("Generations")
+if gens:
+    st.dataframe(pd.DataFrame([{
+        "generation": g["gen_id"], "suite": g["suite_id"], "status": FLAG.get(g["status"], g["status"]),
+        "source": g["source"], "rounds": g["rounds"], "items": g["items"], "outputs": g["outputs"],
+        "abstained": _pct100(g["abstained_rate"]), "errored outputs": g["errored_outputs"],
+        "tokens in": g["tokens_in"], "tokens out": g["tokens_out"], "cost": g["cost_usd"],
+        "system latency": g["latency_ms_mean"],
+        "knobs": ", ".join(f"{k}={v}" for k, v in sorted(g["knobs"].items())),
+    } for g in gens]), hide_index=True, column_config={"abstained": PCT, "cost": USD, "system latency": MS},
+        placeholder="-")
+else:
+    st.info("No generations in this data directory.")
+
+st.subheader("Suites")
+if suites:
+    st.dataframe(pd.DataFrame([{
+        "suite": s["suite_id"], "items": s["items"], "holdout items": s["holdout_items"],
+        "curated": s["curated"], "simulated": s["simulated"], "content hash": s["content_hash"],
+        "created": s["created_at"], "description": s["description"],
+    } for s in suites]), hide_index=True)
+    if any(s["curated"] for s in suites):
+        st.caption("Absolute rates from a curated suite describe the picked items, not a population.")
+else:
+    st.info("No suites in this data directory.")
+
+# ---------------------------------------------------------------- the answer view (deep links)
+st.subheader("Answer")
+st.caption("Link to one answer with ?run=RUN&item=ITEM&round=N; everything below is shown as plain text.")
+_ui.sync_widget("answer_run", "run", run_ids)
+c_run, c_item, c_round = st.columns([2, 2, 1])
+c_run.selectbox("Run", run_ids, index=None, key="answer_run", placeholder="choose a run",
+                on_change=_ui.widget_to_qp, args=("answer_run", "run"))
+run_q, item_q, round_q = _ui.qp("run"), _ui.qp("item"), _ui.qp_int("round", 1)
+
+with _ui.boundary():
+    if run_q is None:
+        st.stop()
+    picker = run_item_ids(store, run_q)
+    options = picker["item_ids"] + ([item_q] if item_q and item_q not in picker["item_ids"] else [])
+    _ui.sync_widget("answer_item", "item", options)
+    item_label = f"Item ({picker['items']} in {_ui.md_escape(picker['gen_id'])}; type any id)"
+    c_item.selectbox(item_label, options, index=None, key="answer_item", placeholder="choose or type an item id",
+                     accept_new_options=True, on_change=_ui.widget_to_qp, args=("answer_item", "item"))
+    rounds = max(picker["rounds"], 1)
+    if not 1 <= round_q <= rounds:
+        st.warning(_ui.md_escape(f"{picker['gen_id']} has generation rounds 1 to {rounds}; showing round "
+                                 f"{min(max(round_q, 1), rounds)} instead of {round_q}."))
+        round_q = min(max(round_q, 1), rounds)
+        _ui.set_qp(round=round_q)
+    if st.session_state.get("answer_round") != round_q:
+        st.session_state["answer_round"] = round_q
+    c_round.number_input("Generation round", min_value=1, max_value=rounds, step=1,
+                         key="answer_round", on_change=_ui.widget_to_qp, args=("answer_round", "round"))
+    if item_q is None:
+        st.stop()
+    view = evalcore.item_view(store, run_q, item_q, round_q)
+    status = next((r["status"] for r in runs if r["run_id"] == run_q), "complete")
+    if status != "complete":
+        st.warning(_ui.md_escape(f"Run {run_q} is {status}: verdicts may be missing or errored, and its figures "
+                                 "are not comparable with complete runs."))
+    if view["output"] is None:
+        st.warning(_ui.md_escape(f"No answer for item {item_q} in round {round_q} of {picker['gen_id']}."))
+    left, right = st.columns(2)
+    with left:
+        _ui.labelled_text("Input", view["input"])
+        _ui.labelled_text("Context", view["context"])
+        _ui.labelled_text("Must have", "\n".join(f"- {m}" for m in view["must_have"] or []) or None)
+        if not _ui.missing(view["reference"]):
+            _ui.labelled_text("Reference", view["reference"])
+    with right:
+        _ui.labelled_text("Output" + (" (the system abstained)" if view["abstained"] else ""), view["output"])
+        for jr in sorted({v["judge_round"] for v in view["verdicts"]}):
+            lines = []
+            for v in (v for v in view["verdicts"] if v["judge_round"] == jr):
+                v = {k: _ui.or_none(x) for k, x in v.items()}
+                verdict = "ERROR" if v["passed"] is None else ("pass" if v["passed"] else "FAIL")
+                extra = "".join(f", {k} {v[k]}" for k in ("score", "label") if v[k] is not None)
+                said = f"judge said {v['raw_verdict']}" if v["raw_verdict"] is not None else "no verdict"
+                lines.append(f"{v['criterion']}: {verdict} ({said}{extra})")
+                lines.append(f"  reason: {v['reason'] if v['reason'] is not None else '(none)'}")
+                if v["error"] is not None:
+                    lines.append(f"  error: {v['error']}")
+            _ui.labelled_text(f"Verdicts, judge round {jr}", "\n".join(lines))
+        if not view["verdicts"]:
+            st.info("No verdicts on this answer in this run.")

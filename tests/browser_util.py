@@ -1,0 +1,225 @@
+"""Helpers shared by the app tests, the browser tests and docs/screenshot.py.
+
+* :func:`make_world` writes a small data directory through :class:`evalcore.Store` (one suite,
+  one generation with two rounds, four runs: complete single, complete split, polluted, partial;
+  one shipped label set), optionally with a hostile answer.
+* :func:`start_app` starts ``streamlit run app.py`` on a free loopback port and waits for
+  ``/_stcore/health``; :func:`chromium_path` finds Debian's chromium; :func:`guard_page` routes
+  every request of a Playwright page and aborts (and records) any that would leave 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import urlsplit
+
+REPO = Path(__file__).resolve().parent.parent
+VENV_BIN = Path(sys.executable).parent
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+
+# The run ids of make_world, by what they are.
+RUN_SINGLE, RUN_SPLIT, RUN_POLLUTED, RUN_PARTIAL = "t-single", "t-split", "t-polluted", "t-partial"
+ITEMS = [f"q{k}" for k in range(1, 7)]
+CRITERIA = ["complete", "grounded", "concise"]
+
+
+def make_world(data: Path, *, hostile: str | None = None, hostile_item: str = "q1", simulated: bool = True) -> Path:
+    """Write a small, deterministic data directory into ``data`` (created) and return it.
+
+    ``simulated=False`` writes manifests that do not say simulated (no demo badge in the app).
+    With ``hostile``, that text becomes the answer to ``hostile_item`` in round 1, part of the
+    item's input and part of every judge reason on it.
+    """
+    from evalcore import schema as S
+    from evalcore.store import Store
+
+    data = Path(data)
+    data.mkdir(parents=True, exist_ok=True)
+    store = Store(data, data.parent / f"{data.name}-unused-state")
+    when = "2026-01-01T00:00:00Z"
+    source = "simulated" if simulated else "imported"
+
+    items = []
+    for k, iid in enumerate(ITEMS, 1):
+        text = f"How do I reset the password of account {k}?"
+        if hostile and iid == hostile_item:
+            text += " " + hostile
+        items.append({"item_id": iid, "input": text, "context": f"Passage {k}: resets are done in Settings.",
+                      "must_have": ["names the Settings page", f"mentions account {k}"],
+                      "class": "billing" if k % 2 else "access", "holdout": k == 6})
+    sm = S.SuiteManifest(suite_id="t-suite", created_at=when, content_hash=S.content_hash(items),
+                         n_items=len(items), description="test suite", simulated=simulated)
+    store.write_suite(sm, items)
+
+    outputs = []
+    for k, iid in enumerate(ITEMS, 1):
+        for r in (1, 2):
+            text = f"Open Settings and reset account {k} (round {r})."
+            if hostile and iid == hostile_item and r == 1:
+                text = hostile
+            outputs.append({"item_id": iid, "round": r, "output": text, "abstained": k == 5 and r == 2,
+                            "tokens_in": 100 + k, "tokens_out": 40 + r, "cost_usd": 0.0002,
+                            "latency_ms": 800.0 + 10 * k})
+    gm = S.GenerationManifest(gen_id="t-gen", suite_id="t-suite", suite_hash=sm.content_hash, created_at=when,
+                              knobs={"generator_model": "sim-writer-1", "temperature": 0.3}, rounds=2,
+                              source=source, outputs_hash=S.content_hash(outputs), simulated=simulated)
+    store.write_generation(gm, outputs)
+
+    rubric = S.Rubric(criteria=[S.Criterion(name=c, kind="binary", description=f"is the answer {c}?")
+                                for c in CRITERIA])
+
+    def run(run_id: str, mode: str, judge_rounds: int, status: str, *, drop: set[str] = frozenset(),
+            fail: set[tuple[str, int]] = frozenset(), p_pass: float = 0.7) -> None:
+        verdicts, calls = [], []
+        for k, iid in enumerate(ITEMS, 1):
+            if iid in drop:
+                continue
+            for r in (1, 2):
+                for jr in range(1, judge_rounds + 1):
+                    groups = [CRITERIA] if mode == "single" else [[c] for c in CRITERIA]
+                    for g, crits in enumerate(groups):
+                        cid = f"{run_id}-{iid}-{r}-{jr}-{g}"
+                        err = "provider timeout after 3 attempts" if (iid, jr) in fail else None
+                        calls.append({"call_id": cid, "item_id": iid, "gen_round": r, "judge_round": jr,
+                                      "criteria": crits, "model": "sim-judge-1", "tokens_in": 500, "tokens_out": 60,
+                                      "cost_usd": 0.001, "latency_ms": 1000.0 + 100 * jr, "attempts": 3 if err else 1,
+                                      "error": err})
+                        for pos, c in enumerate(crits):
+                            draw = random.Random(f"{run_id}/{iid}/{r}/{jr}/{c}").random()
+                            passed = None if err else draw < p_pass
+                            reason = f"The answer {'meets' if passed else 'misses'} '{c}'."
+                            if hostile and iid == hostile_item:
+                                reason += " " + hostile
+                            verdicts.append({"run_id": run_id, "item_id": iid, "gen_round": r, "criterion": c,
+                                             "judge_round": jr, "passed": passed,
+                                             "raw_verdict": None if err else ("yes" if passed else "no"),
+                                             "reason": None if err else reason,
+                                             "position": pos if mode == "single" else 0, "call_id": cid,
+                                             "error": err})
+        failed = sorted({c["call_id"] for c in calls if c["error"]})
+        rm = S.RunManifest(run_id=run_id, gen_id="t-gen", created_at=when, rubric=rubric, rubric_hash=rubric.hash(),
+                           mode=mode, field_order=CRITERIA, judge_model="sim-judge-1", source=source,
+                           status=status, judge_rounds=judge_rounds, failed_call_ids=failed, simulated=simulated,
+                           description=f"{mode} harness")
+        store.write_run(rm, verdicts, calls)
+
+    run(RUN_SINGLE, "single", 3, "complete")
+    run(RUN_SPLIT, "split", 1, "complete", p_pass=0.55)
+    run(RUN_POLLUTED, "split", 2, "polluted", fail={("q2", 1), ("q3", 2)})
+    run(RUN_PARTIAL, "single", 1, "partial", drop={"q5", "q6"}, p_pass=0.8)
+
+    labels = [{"item_id": iid, "gen_round": 1, "criterion": c, "annotator": "ann",
+               "value": "pass" if (k + j) % 2 else "fail", "passed": bool((k + j) % 2)}
+              for k, iid in enumerate(ITEMS) for j, c in enumerate(CRITERIA)]
+    lm = S.LabelSetManifest(labelset_id="t-human", gen_id="t-gen", created_at=when, annotators=["ann"],
+                            description="one simulated annotator", simulated=simulated)
+    store.write_labelset(lm, labels)
+    return data
+
+
+# --------------------------------------------------------------------------- the app server
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def streamlit_bin() -> str:
+    exe = VENV_BIN / "streamlit"
+    return str(exe) if exe.exists() else (shutil.which("streamlit") or "streamlit")
+
+
+@contextmanager
+def start_app(data: Path, state: Path, *, port: int | None = None, timeout: float = 30.0,
+              extra_args: list[str] = ()) -> Iterator[str]:
+    """Run ``streamlit run app.py`` on 127.0.0.1 and yield its base URL; stop it afterwards."""
+    port = port or free_port()
+    env = {**os.environ, "EVALCORE_DATA": str(data), "EVALCORE_STATE": str(state),
+           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    cmd = [streamlit_bin(), "run", str(REPO / "app.py"), "--server.headless", "true", "--server.address", "127.0.0.1",
+           "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+           *extra_args]
+    log = Path(state).parent / f"streamlit-{port}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + timeout
+            while True:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"streamlit exited with {proc.returncode}: {log.read_text()[-2000:]}")
+                try:
+                    with urllib.request.urlopen(base + "/_stcore/health", timeout=1) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not become healthy in {timeout}s: {log.read_text()[-2000:]}")
+                time.sleep(0.1)
+            yield base
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+# --------------------------------------------------------------------------- the browser
+
+
+def chromium_path() -> str | None:
+    """Debian's chromium, or None when it is not installed."""
+    if Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium"
+    return shutil.which("chromium")
+
+
+def is_local(url: str) -> bool:
+    parts = urlsplit(url)
+    if parts.scheme in ("data", "blob", "about"):
+        return True
+    return (parts.hostname or "") in LOCAL_HOSTS
+
+
+def guard_page(page, outside: list[str]) -> None:
+    """Abort and record every request (and WebSocket) of ``page`` that is not for 127.0.0.1."""
+
+    def route(r):
+        if is_local(r.request.url):
+            r.continue_()
+        else:
+            outside.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("websocket", lambda ws: None if is_local(ws.url) else outside.append(ws.url))
+
+
+def launch(playwright):
+    return playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+
+
+def wait_idle(page, timeout: float = 20_000) -> None:
+    """Wait until the Streamlit script run is over (the app's status widget says nothing)."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
+    page.wait_for_function(
+        "() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
+        " return !s || !/Running|Connecting/i.test(s.innerText); }", timeout=timeout)
