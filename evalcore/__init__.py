@@ -8,7 +8,8 @@ commands that call models.
 from .errors import (EvalcoreError, FormatError, InputError, LabelError, NotFoundError, PathEscapeError,
                      SchemaVersionError)
 from .labels import LabelStore, export_labels
-from .queries import generations_summary, item_view, run_summary, runs_summary, suites_summary
+from .queries import (data_overview, generations_summary, item_view, run_item_ids, run_summary, runs_summary,
+                      suites_summary)
 from .schema import (SCHEMA_VERSION, Criterion, GenerationManifest, LabelSetManifest, RunManifest, Rubric,
                      SessionManifest, SuiteManifest)
 from .store import Store, default_data_dir, default_keys_dir, default_state_dir
@@ -33,12 +34,14 @@ __all__ = [
     "SessionManifest",
     "Store",
     "SuiteManifest",
+    "data_overview",
     "default_data_dir",
     "default_keys_dir",
     "default_state_dir",
     "export_labels",
     "generations_summary",
     "item_view",
+    "run_item_ids",
     "run_summary",
     "runs_summary",
     "suites_summary",

@@ -77,6 +77,8 @@ def run_summary(store: Store, run_id: str) -> dict[str, Any]:
         "verdicts": n,
         "errored_verdicts": n - judged,
         "pair_verdicts": pair_rows,
+        # a model grader of a pairwise session has pair verdicts and no per-criterion verdicts
+        "kind": "pairwise grader" if pair_rows and not n else "criteria",
         "pass_rate_by_round": per_round,
         "pass_rate_mean": (sum(rated) / len(rated)) if rated else None,
         "pass_rate_spread": (max(rated) - min(rated)) if len(rated) > 1 else (0.0 if rated else None),
@@ -125,27 +127,31 @@ def suites_summary(store: Store) -> list[dict[str, Any]]:
 
 def item_view(store: Store, run_id: str, item_id: str, gen_round: int = 1) -> dict[str, Any]:
     """One answer with its item and every verdict on it in a run (for drill-downs and deep links)."""
+    from .errors import NotFoundError
+
     run = store.run(run_id)
     gen = store.generation(run.manifest.gen_id)
-    suite_path = store.path_of("suite", gen.manifest.suite_id, "items")
-    item = store.sql_df("SELECT * FROM read_parquet(?) WHERE item_id = ?", [suite_path, item_id])
-    if item.empty:
-        from .errors import NotFoundError
+    items = store.records("SELECT * FROM read_parquet(?) WHERE item_id = ?",
+                     [store.path_of("suite", gen.manifest.suite_id, "items"), item_id])
+    if not items:
         raise NotFoundError(f"no item {item_id!r} in suite {gen.manifest.suite_id!r}", field="item")
-    out = store.sql_df("SELECT * FROM read_parquet(?) WHERE item_id = ? AND round = ?",
-                       [store.path_of("generation", gen.id, "outputs"), item_id, gen_round])
-    verdicts = store.sql_df(
-        "SELECT criterion, judge_round, passed, score, label, raw_verdict, reason, position, error "
-        "FROM read_parquet(?) WHERE item_id = ? AND gen_round = ? ORDER BY judge_round, position, criterion",
-        [store.path_of("run", run_id, "verdicts"), item_id, gen_round])
-    rec = item.iloc[0].to_dict()
+    outs = store.records("SELECT output, abstained FROM read_parquet(?) WHERE item_id = ? AND round = ?",
+                    [store.path_of("generation", gen.id, "outputs"), item_id, int(gen_round)])
+    verdicts = store.records(
+        "SELECT criterion, judge_round, passed, score, label, raw_verdict, reason, covered, missed, triggered, "
+        "position, call_id, error FROM read_parquet(?) WHERE item_id = ? AND gen_round = ? "
+        "ORDER BY judge_round, position, criterion",
+        [store.path_of("run", run_id, "verdicts"), item_id, int(gen_round)])
+    rec = items[0]
     return {
-        "run_id": run_id, "item_id": item_id, "gen_round": gen_round,
+        "run_id": run_id, "gen_id": gen.id, "item_id": item_id, "gen_round": gen_round,
+        "run_status": run.manifest.status,
         "input": rec.get("input"), "context": rec.get("context"), "reference": rec.get("reference"),
-        "must_have": list(rec["must_have"]) if rec.get("must_have") is not None else None,
-        "output": out.iloc[0]["output"] if not out.empty else None,
-        "abstained": bool(out.iloc[0]["abstained"]) if not out.empty else None,
-        "verdicts": verdicts.to_dict("records"),
+        "must_have": rec.get("must_have"), "wrong_if": rec.get("wrong_if"), "class": rec.get("class"),
+        "holdout": rec.get("holdout"),
+        "output": outs[0]["output"] if outs else None,
+        "abstained": outs[0]["abstained"] if outs else None,
+        "verdicts": verdicts,
     }
 
 

@@ -270,7 +270,7 @@ class Store:
         if not self.data.is_dir():
             raise InputError("is not a directory", file=self.data, field="--data")
         self.data = self.data.resolve()
-        self._cache: dict[tuple[str, str], Entry] = {}
+        self._cache: dict[tuple[str, str], tuple[Any, Entry]] = {}
         self._lock = threading.Lock()
 
     # ---- paths
@@ -306,13 +306,18 @@ class Store:
 
     def get(self, kind: str, id_: str) -> Entry:
         key = (kind, id_)
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
         d = self.dir_of(kind, id_)
+        _, fname, model, tables = KINDS[kind]
+        try:  # a directory rewritten by another process is re-read: the cache keys on its mtimes
+            stamp = (d.stat().st_mtime_ns, (d / fname).stat().st_mtime_ns)
+        except FileNotFoundError:
+            stamp = None
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None and stamp is not None and hit[0] == stamp:
+                return hit[1]
         if not d.is_dir():
             raise NotFoundError(f"no {kind} {id_!r} in {self.data}", field=f"{kind} id")
-        _, fname, model, tables = KINDS[kind]
         manifest = read_json_model(d / fname, model)
         own_id = getattr(manifest, {"generation": "gen_id"}.get(kind, f"{kind}_id"))
         if own_id != id_:
@@ -325,7 +330,7 @@ class Store:
                 check_parquet(d / f"{t}.parquet", t)
         entry = Entry(kind, id_, d, manifest)
         with self._lock:
-            self._cache[key] = entry
+            self._cache[key] = (stamp, entry)
         return entry
 
     def all(self, kind: str) -> list[Entry]:
@@ -362,6 +367,19 @@ class Store:
         cur = con.cursor()
         try:
             return cur.execute(query, params or []).fetchall()
+        except duckdb.Error as e:
+            raise _unreadable_table(e, params) from None
+        finally:
+            cur.close()
+
+    def records(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None) -> list[dict[str, Any]]:
+        """Like :meth:`sql`, as dicts, with real None for nulls (no pandas NaN)."""
+        con = con or self._con()
+        cur = con.cursor()
+        try:
+            res = cur.execute(query, params or [])
+            cols = [d[0] for d in res.description]
+            return [dict(zip(cols, row)) for row in res.fetchall()]
         except duckdb.Error as e:
             raise _unreadable_table(e, params) from None
         finally:

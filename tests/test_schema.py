@@ -48,9 +48,9 @@ def test_public_api_is_pinned():
     assert sorted(evalcore.__all__) == sorted([
         "SCHEMA_VERSION", "Criterion", "EvalcoreError", "FormatError", "GenerationManifest", "InputError",
         "LabelError", "LabelSetManifest", "LabelStore", "NotFoundError", "PathEscapeError", "RunManifest",
-        "Rubric", "SchemaVersionError", "SessionManifest", "Store", "SuiteManifest", "default_data_dir",
+        "Rubric", "SchemaVersionError", "SessionManifest", "Store", "SuiteManifest", "data_overview", "default_data_dir",
         "default_keys_dir", "default_state_dir", "export_labels", "generations_summary", "item_view",
-        "run_summary", "runs_summary", "suites_summary"])
+        "run_item_ids", "run_summary", "runs_summary", "suites_summary"])
     for name in evalcore.__all__:
         assert getattr(evalcore, name) is not None
 

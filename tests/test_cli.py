@@ -1,0 +1,54 @@
+"""The command line over a tiny world: figures recounted by hand, JSON without NaN, errors as one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from conftest import EVALCORE
+from evalcore import Store, runs_summary
+
+
+def _run(data, state, *args):
+    return subprocess.run([EVALCORE, "--data", str(data), "--state", str(state), *args], capture_output=True, text=True)
+
+
+def test_runs_json_is_recounted_by_hand(tiny):
+    data, state = tiny
+    r = _run(data, state, "runs", "--json")
+    assert r.returncode == 0, r.stderr
+    (run,) = json.loads(r.stdout)
+    # tiny: 3 items x 2 gen rounds x 2 judge rounds; "ok" passes for items 1 and 2, "score" (2 + k >= 3) too
+    assert run["pass_rate_by_round"] == [4 / 6, 4 / 6]
+    assert run["pass_rate_mean"] == 4 / 6 and run["pass_rate_spread"] == 0
+    assert (run["calls"], run["tokens_in"], run["tokens_out"]) == (12, 1200, 240)
+    assert abs(run["cost_usd"] - 0.012) < 1e-12 and run["cost_unknown_calls"] == 0
+    assert run["items"] == 3 and run["verdicts"] == 24 and run["errored_verdicts"] == 0
+    assert run["system_latency_ms_mean"] == 10.0 and run["kind"] == "criteria"
+
+
+def test_show_json_has_nulls_not_nan(tiny):
+    data, state = tiny
+    r = _run(data, state, "show", "r", "i0", "--gen-round", "2", "--json")
+    assert r.returncode == 0, r.stderr
+    v = json.loads(r.stdout)  # strict JSON: NaN would not parse back as None
+    assert v["output"] == "answer 0 r2" and v["context"] is None and v["must_have"] == ["x"]
+    assert [(d["criterion"], d["judge_round"], d["passed"]) for d in v["verdicts"]] == [
+        ("ok", 1, False), ("score", 1, False), ("ok", 2, False), ("score", 2, False)]
+    assert v["verdicts"][0]["score"] is None
+
+
+def test_unknown_run_is_one_line(tiny):
+    data, state = tiny
+    r = _run(data, state, "show", "nope", "i0")
+    assert r.returncode == 2 and r.stdout == "" and r.stderr.count("\n") == 1 and "nope" in r.stderr
+
+
+def test_store_sees_a_rewritten_run(tiny):
+    data, state = tiny
+    st = Store(data, state)
+    assert runs_summary(st)[0]["status"] == "complete"
+    m = st.run("r").manifest.model_copy(update={"status": "polluted"})
+    from evalcore.store import write_json_model
+    write_json_model(data / "runs" / "r" / "manifest.json", m)
+    assert runs_summary(st)[0]["status"] == "polluted"
