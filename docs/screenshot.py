@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", default=str(ROOT / "data" / "demo"), help="data directory (default: the bundled demo)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "screenshot.png"), help="PNG to write")
     ap.add_argument("--width", type=int, default=1400, help="page width in pixels")
+    ap.add_argument("--max-height", type=int, default=1150,
+                    help="crop the picture to this many pixels from the top (0: the whole page)")
     ap.add_argument("--link", default=DEFAULT_LINK, help="query string to open (an answer under the tables)")
     args = ap.parse_args(argv)
     if chromium_path() is None:
@@ -57,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
         page.set_viewport_size({"width": args.width, "height": int(height) + 40})
         page.wait_for_timeout(800)
         wait_idle(page)
-        page.screenshot(path=args.out, full_page=True)
+        clip = None
+        if args.max_height > 0:
+            clip = {"x": 0, "y": 0, "width": args.width, "height": min(int(height) + 40, args.max_height)}
+        page.screenshot(path=args.out, full_page=True, clip=clip)
         browser.close()
     if outside:
         Path(args.out).unlink(missing_ok=True)

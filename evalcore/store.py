@@ -361,39 +361,35 @@ class Store:
         """A fresh in-memory DuckDB connection that never downloads an extension."""
         return duckdb.connect(":memory:", config=dict(DUCKDB_CONFIG))
 
-    def sql(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None) -> list[tuple]:
-        """Run one query on its own cursor and fetch every row (results are small by design)."""
-        con = con or self._con()
-        cur = con.cursor()
-        try:
-            return cur.execute(query, params or []).fetchall()
-        except duckdb.Error as e:
-            raise _unreadable_table(e, params) from None
-        finally:
-            cur.close()
-
-    def records(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None) -> list[dict[str, Any]]:
-        """Like :meth:`sql`, as dicts, with real None for nulls (no pandas NaN)."""
-        con = con or self._con()
-        cur = con.cursor()
+    def _fetch(self, query: str, params: Any, con: Any, how: str) -> Any:
+        """Run one query on its own cursor (DuckDB's rule for threads) and fetch it all; a Parquet
+        file that cannot be read is named in a FormatError."""
+        cur = (con or self._con()).cursor()
         try:
             res = cur.execute(query, params or [])
-            cols = [d[0] for d in res.description]
-            return [dict(zip(cols, row)) for row in res.fetchall()]
+            if how == "df":
+                return res.df()
+            rows = res.fetchall()
+            if how == "records":
+                cols = [d[0] for d in res.description]
+                return [dict(zip(cols, row)) for row in rows]
+            return rows
         except duckdb.Error as e:
             raise _unreadable_table(e, params) from None
         finally:
             cur.close()
 
+    def sql(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None) -> list[tuple]:
+        """Rows as tuples (results are small by design)."""
+        return self._fetch(query, params, con, "rows")
+
+    def records(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None) -> list[dict[str, Any]]:
+        """Rows as dicts, with real None for nulls (no pandas NaN)."""
+        return self._fetch(query, params, con, "records")
+
     def sql_df(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None):
-        con = con or self._con()
-        cur = con.cursor()
-        try:
-            return cur.execute(query, params or []).df()
-        except duckdb.Error as e:
-            raise _unreadable_table(e, params) from None
-        finally:
-            cur.close()
+        """Rows as a pandas DataFrame (for pages; nulls become NaN/None as pandas decides)."""
+        return self._fetch(query, params, con, "df")
 
     def _con(self) -> duckdb.DuckDBPyConnection:
         with self._lock:
