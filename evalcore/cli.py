@@ -157,6 +157,142 @@ def demo(out: str, seed: int | None, keys: str | None) -> None:
     click.echo(f"wrote simulated demo to {out}: " + ", ".join(f"{k}={v}" for k, v in summary.items()))
 
 
+# --------------------------------------------------------------------------- analysis
+
+
+def _selection(judge_round: int | None, majority: bool, gen_round: int | None):
+    from .analysis import Selection
+    if majority and judge_round is not None:
+        raise click.UsageError("--judge-round and --majority exclude each other")
+    return Selection(judge_round=judge_round or 1, majority=majority, gen_round=gen_round)
+
+
+def selection_options(f):
+    f = click.option("--gen-round", type=int, default=None, help="Only this generation round (default: all).")(f)
+    f = click.option("--majority", is_flag=True, help="Majority over judge rounds (a tie fails).")(f)
+    f = click.option("--judge-round", type=int, default=None, help="Judge round to read (default 1).")(f)
+    return f
+
+
+@cli.command()
+@click.argument("run_id")
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> None:
+    """Failures per criterion, their share, the all-pass and gate rates, failures by class."""
+    from .analysis import attribution as attr
+    r = attr(obj.store, run_id, _selection(judge_round, majority, gen_round))
+    lines = []
+    if r.get("warning"):
+        lines.append(f"WARNING: {r['warning']}")
+    lines.append(_table(r["criteria"], [("criterion", "criterion", False), ("gate", "gate", False),
+                                        ("judged", "judged", False), ("failed", "failed", False),
+                                        ("fail_rate", "fail rate", True), ("share_of_failures", "share", True),
+                                        ("fail_only_this", "only this", False), ("errored", "errored", False)]))
+    ap = r["all_pass"]
+    lines.append(f"all-pass: {ap['passed']}/{ap['of']} = {_fmt(ap['rate'], True)} of complete answers "
+                 f"({r['answers_with_errors']} with errored verdicts, {r['answers_incomplete']} incomplete, excluded)")
+    if r["gates"]["criteria"]:
+        g = r["gates"]
+        lines.append(f"through the gates ({', '.join(g['criteria'])}): {g['passed']}/{g['of']} = {_fmt(g['rate'], True)}")
+    for t in r["ternary"]:
+        lines.append(f"{t['criterion']}: correct {t['correct']}, partial {t['partial']}, wrong {t['wrong']}; "
+                     f"headline (correct + 0.5 partial) / N = {_fmt(t['headline'], True)}")
+    emit(r, as_json, "\n".join(lines))
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option("--a", "a", required=True, help="Criterion in the rows.")
+@click.option("--b", "b", required=True, help="Criterion in the columns.")
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) -> None:
+    """The 2x2 of two criteria, B's failure rate within each row of A, their ratio, phi."""
+    from .analysis import crosstab as ct
+    r = ct(obj.store, run_id, a, b, _selection(judge_round, majority, gen_round))
+    t = r["table"]
+    w = max(len(a), 8)
+    lines = ([f"WARNING: {r['warning']}"] if r.get("warning") else []) + [
+        f"{'':{w}}  {b + ' pass':>14}  {b + ' fail':>14}  {'total':>7}  {b} fails",
+        f"{a + ' pass':{w}}  {t['a_pass']['b_pass']:>14}  {t['a_pass']['b_fail']:>14}  {t['a_pass']['total']:>7}  "
+        f"{_fmt(r['b_fail_rate_given_a_pass'], True)}",
+        f"{a + ' fail':{w}}  {t['a_fail']['b_pass']:>14}  {t['a_fail']['b_fail']:>14}  {t['a_fail']['total']:>7}  "
+        f"{_fmt(r['b_fail_rate_given_a_fail'], True)}",
+        f"{'total':{w}}  {t['total']['b_pass']:>14}  {t['total']['b_fail']:>14}  {t['total']['total']:>7}",
+        f"ratio {_fmt(r['ratio'])}" + (f" ({r['ratio_reason']})" if r["ratio_reason"] else "")
+        + f"; phi {_fmt(r['phi'])}" + (f" ({r['phi_reason']})" if r["phi_reason"] else "")]
+    emit(r, as_json, "\n".join(lines))
+
+
+@cli.command()
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option("--human", is_flag=True, help="Add people (label sets and the label store) as an instrument.")
+@selection_options
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--n-boot", type=int, default=2000, show_default=True, help="Bootstrap resamples.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed, n_boot, as_json) -> None:
+    """phi for every criterion pair per instrument, side by side, classed induced / real / undetermined."""
+    from .analysis import association as assoc
+    r = assoc(obj.store, list(run_ids), human=human, sel=_selection(judge_round, majority, gen_round), seed=seed,
+              n_boot=n_boot)
+    names = [i["name"] for i in r["instruments"]]
+    rows = []
+    for p in r["pairs"]:
+        row = {"pair": f"{p['a']} x {p['b']}", "class": p["class"]}
+        for n in names:
+            v = p["instruments"][n]
+            iv = "" if v["lo"] is None else f" [{v['lo']:.2f}, {v['hi']:.2f}]"
+            row[n] = "undefined" if v["phi"] is None else f"{v['phi']:.2f}{iv}"
+        rows.append(row)
+    head = (f"{r['shared_answers']} shared answers" + (f", {r['people_answers']} labelled by people" if human else "")
+            + f"; {int(100 * r['level'])}% intervals, threshold {r['threshold']}")
+    text = "\n".join([*(f"WARNING: {w}" for w in r["warnings"]), head,
+                      _table(rows, [("pair", "pair", False), *((n, n, False) for n in names), ("class", "class", False)])])
+    emit(r, as_json, text)
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option("--reference", default=None, help="A one-criterion (split) run on the same generation.")
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def position(obj: Ctx, run_id, reference, judge_round, majority, gen_round, as_json) -> None:
+    """The position effect in a single-call run: failure rate and agreement with a split run by position."""
+    from .analysis import position_effect
+    r = position_effect(obj.store, run_id, reference, _selection(judge_round, majority, gen_round))
+    emit(r, as_json, _table(r["positions"], [("position", "position", False), ("judged", "judged", False),
+                                             ("fail_rate", "fail rate", True),
+                                             ("fail_rate_after_fail", "fail | previous failed", True),
+                                             ("agreement_with_reference", "agrees with reference", True)]))
+
+
+@cli.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> None:
+    """Per criterion: fail under A and pass under B, the reverse, both; composition; all-pass under each."""
+    from .analysis import flips as fl
+    r = fl(obj.store, run_a, run_b, _selection(judge_round, majority, gen_round))
+    ap = r["all_pass"]
+    text = "\n".join([*(f"WARNING: {w}" for w in r["warnings"]),
+                      _table(r["criteria"], [("criterion", "criterion", False), ("fail_a", "fail A", False),
+                                             ("fail_b", "fail B", False), ("fail_a_pass_b", "A fail, B pass", False),
+                                             ("pass_a_fail_b", "A pass, B fail", False), ("fail_both", "both", False),
+                                             ("share_of_failures_a", "share A", True),
+                                             ("share_of_failures_b", "share B", True)]),
+                      f"all-pass on {ap['answers']} answers: A {_fmt(ap['a'], True)}, B {_fmt(ap['b'], True)}"])
+    emit(r, as_json, text)
+
+
 # --------------------------------------------------------------------------- labels
 
 

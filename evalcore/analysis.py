@@ -1,0 +1,524 @@
+"""Where failures land, and whether criteria move together: attribution, the 2x2, the phi matrix
+per instrument, the position effect of single calls, and flips between two harnesses.
+
+Every aggregate runs in DuckDB over the run's Parquet files and returns a small result; the
+statistics on those counts are the pure functions of :mod:`evalcore.stats`.
+
+The unit is an **answer**: one item in one generation round. A run's verdict on an answer for a
+criterion comes from one judge round (``judge_round``, default 1) or from the majority over judge
+rounds (``majority=True``: more passes than fails passes; a tie fails, the conservative reading).
+Errored verdicts (``passed`` null) are excluded from rates and counted apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import numpy as np
+
+from . import stats
+from .errors import EvalcoreError, InputError, NotFoundError
+from .labels import LabelStore
+from .store import Store
+
+PEOPLE = "people"
+
+
+# --------------------------------------------------------------------------- selection
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which verdicts stand for a run's answer."""
+
+    judge_round: int | None = 1
+    majority: bool = False
+    gen_round: int | None = None
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge_round": None if self.majority else self.judge_round, "majority": self.majority,
+                "gen_round": self.gen_round}
+
+
+def _sel_sql(sel: Selection) -> tuple[str, list[Any]]:
+    """SQL over ``read_parquet(?)`` giving (item_id, gen_round, criterion, passed, label, score, position)
+    per answer and criterion; the path is the first parameter."""
+    where, params = [], []
+    if sel.gen_round is not None:
+        where.append("gen_round = ?")
+        params.append(int(sel.gen_round))
+    if sel.majority:
+        w = ("WHERE " + " AND ".join(where)) if where else ""
+        sql = ("SELECT item_id, gen_round, criterion, "
+               "CASE WHEN count(passed) = 0 THEN NULL ELSE 2 * count(*) FILTER (WHERE passed) > count(passed) END "
+               "AS passed, mode(label) AS label, avg(score) AS score, min(position) AS position "
+               f"FROM read_parquet(?) {w} GROUP BY item_id, gen_round, criterion")
+    else:
+        where.append("judge_round = ?")
+        params.append(int(sel.judge_round or 1))
+        sql = ("SELECT item_id, gen_round, criterion, passed, label, score, position "
+               f"FROM read_parquet(?) WHERE {' AND '.join(where)}")
+    return sql, params
+
+
+def _run_status(store: Store, run_id: str) -> dict[str, Any]:
+    m = store.run(run_id).manifest
+    out: dict[str, Any] = {"run_id": run_id, "status": m.status}
+    if m.status != "complete":
+        out["warning"] = (f"run {run_id} is {m.status}: "
+                          + ("some calls failed after every retry, so its figures rest on fewer verdicts"
+                             if m.status == "polluted" else "not every call was made, so its figures cover part of the items"))
+    return out
+
+
+def _check_criterion(store: Store, run_id: str, name: str) -> None:
+    names = store.run(run_id).manifest.rubric.names()
+    if name not in names:
+        raise InputError(f"criterion {name!r} is not in run {run_id}'s rubric ({', '.join(names)})", field="criterion")
+
+
+def _check_judge_round(store: Store, run_id: str, sel: Selection) -> None:
+    k = store.run(run_id).manifest.judge_rounds
+    if not sel.majority and sel.judge_round is not None and not (1 <= sel.judge_round <= k):
+        raise InputError(f"run {run_id} has judge rounds 1-{k}, not {sel.judge_round}", field="--judge-round")
+
+
+# --------------------------------------------------------------------------- attribution
+
+
+def attribution(store: Store, run_id: str, sel: Selection = Selection()) -> dict[str, Any]:
+    """Failures per criterion and their share of all failures; the all-pass rate and the rate
+    through the hard gates; the ternary headline; failures by class; answers failing one criterion
+    only (what a gate on that criterion alone would block)."""
+    run = store.run(run_id)
+    _check_judge_round(store, run_id, sel)
+    m = run.manifest
+    crits = m.rubric.criteria
+    gates = [c.name for c in crits if c.gate]
+    vpath = store.path_of("run", run_id, "verdicts")
+    gen = store.generation(m.gen_id)
+    ipath = store.path_of("suite", gen.manifest.suite_id, "items")
+    base, params = _sel_sql(sel)
+    per_crit = store.records(
+        f"WITH sel AS ({base}) SELECT criterion, count(*) AS verdicts, count(passed) AS judged, "
+        "count(*) FILTER (WHERE NOT passed) AS failed, count(*) - count(passed) AS errored, "
+        "count(*) FILTER (WHERE label = 'correct') AS correct, count(*) FILTER (WHERE label = 'partial') AS partial, "
+        "count(*) FILTER (WHERE label = 'wrong') AS wrong FROM sel GROUP BY criterion", [vpath, *params])
+    by_name = {r["criterion"]: r for r in per_crit}
+    n_crit = len(crits)
+    answers = store.records(
+        f"WITH sel AS ({base}), per_answer AS ("
+        "  SELECT item_id, gen_round, count(*) AS present, count(*) - count(passed) AS errored, "
+        "  count(*) FILTER (WHERE NOT passed) AS fails, "
+        "  count(*) FILTER (WHERE NOT passed AND list_contains(?::VARCHAR[], criterion)) AS gate_fails, "
+        "  max(criterion) FILTER (WHERE NOT passed) AS failed_criterion "
+        "  FROM sel GROUP BY item_id, gen_round) "
+        "SELECT count(*) AS answers, "
+        "count(*) FILTER (WHERE errored > 0) AS with_errors, "
+        "count(*) FILTER (WHERE errored = 0 AND present < ?) AS incomplete, "
+        "count(*) FILTER (WHERE errored = 0 AND present = ?) AS complete, "
+        "count(*) FILTER (WHERE errored = 0 AND present = ? AND fails = 0) AS all_pass, "
+        "count(*) FILTER (WHERE errored = 0 AND present = ? AND gate_fails = 0) AS gates_pass, "
+        "list(failed_criterion) FILTER (WHERE errored = 0 AND present = ? AND fails = 1) AS only "
+        "FROM per_answer", [vpath, *params, gates, n_crit, n_crit, n_crit, n_crit, n_crit])[0]
+    only_counts: dict[str, int] = {}
+    for c in answers.pop("only") or []:
+        only_counts[c] = only_counts.get(c, 0) + 1
+    total_fail = sum(r["failed"] for r in per_crit)
+    criteria = []
+    for c in crits:
+        r = by_name.get(c.name, {"verdicts": 0, "judged": 0, "failed": 0, "errored": 0})
+        lo, hi = stats.wilson(r["failed"], r["judged"]) if r["judged"] else (None, None)
+        criteria.append({
+            "criterion": c.name, "kind": c.kind, "gate": c.gate, "threshold": c.threshold,
+            "judged": r["judged"], "failed": r["failed"], "errored": r["errored"],
+            "fail_rate": r["failed"] / r["judged"] if r["judged"] else None, "fail_rate_ci95": [lo, hi],
+            "share_of_failures": r["failed"] / total_fail if total_fail else None,
+            "fail_only_this": only_counts.get(c.name, 0),
+        })
+    ternary = []
+    for c in crits:
+        if c.kind == "ternary":
+            r = by_name.get(c.name, {})
+            cor, par, wr = r.get("correct", 0), r.get("partial", 0), r.get("wrong", 0)
+            ternary.append({"criterion": c.name, "correct": cor, "partial": par, "wrong": wr,
+                            "headline": stats.ternary_headline(cor, par, wr),
+                            "all_pass_rate": cor / (cor + par + wr) if (cor + par + wr) else None})
+    by_class = store.records(
+        f"WITH sel AS ({base}) SELECT coalesce(i.class, '(none)') AS class, s.criterion, count(s.passed) AS judged, "
+        "count(*) FILTER (WHERE NOT s.passed) AS failed FROM sel s JOIN read_parquet(?) i USING (item_id) "
+        "GROUP BY ALL ORDER BY 1, 2", [vpath, *params, ipath])
+    for r in by_class:
+        r["fail_rate"] = r["failed"] / r["judged"] if r["judged"] else None
+    complete = answers["complete"]
+    return {
+        **_run_status(store, run_id), "gen_id": m.gen_id, "selection": sel.describe(),
+        "criteria": criteria, "total_failures": total_fail,
+        "answers": answers["answers"], "answers_with_errors": answers["with_errors"],
+        "answers_incomplete": answers["incomplete"], "answers_complete": complete,
+        "all_pass": {"passed": answers["all_pass"], "of": complete,
+                     "rate": answers["all_pass"] / complete if complete else None,
+                     "ci95": list(stats.wilson(answers["all_pass"], complete)) if complete else [None, None]},
+        "gates": {"criteria": gates, "passed": answers["gates_pass"] if gates else None, "of": complete if gates else None,
+                  "rate": (answers["gates_pass"] / complete if complete else None) if gates else None},
+        "ternary": ternary,
+        "by_class": by_class,
+    }
+
+
+# --------------------------------------------------------------------------- the 2x2
+
+
+def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = Selection()) -> dict[str, Any]:
+    """The 2x2 of two criteria over the answers where both have a verdict: A in rows, B in columns,
+    the rate at which B fails within each row of A, their ratio, and phi."""
+    _check_criterion(store, run_id, a)
+    _check_criterion(store, run_id, b)
+    _check_judge_round(store, run_id, sel)
+    if a == b:
+        raise InputError("--a and --b name the same criterion", field="--b")
+    base, params = _sel_sql(sel)
+    row = store.records(
+        f"WITH sel AS ({base}), ab AS (SELECT item_id, gen_round, "
+        "bool_or(passed) FILTER (WHERE criterion = ?) AS a, bool_or(passed) FILTER (WHERE criterion = ?) AS b "
+        "FROM sel WHERE criterion IN (?, ?) GROUP BY item_id, gen_round) "
+        "SELECT count(*) FILTER (WHERE a AND b) AS pp, count(*) FILTER (WHERE a AND NOT b) AS pf, "
+        "count(*) FILTER (WHERE NOT a AND b) AS fp, count(*) FILTER (WHERE NOT a AND NOT b) AS ff, "
+        "count(*) FILTER (WHERE a IS NULL OR b IS NULL) AS excluded FROM ab",
+        [store.path_of("run", run_id, "verdicts"), *params, a, b, a, b])[0]
+    t = stats.TwoByTwo(row["pp"], row["pf"], row["fp"], row["ff"])
+    return {**_run_status(store, run_id), "a": a, "b": b, "selection": sel.describe(),
+            **two_by_two_report(t, a, b), "excluded_answers": row["excluded"]}
+
+
+def two_by_two_report(t: "stats.TwoByTwo", a: str, b: str) -> dict[str, Any]:
+    """The 2x2 as plain data: cells, totals, conditioned rates, ratio, phi (or why it is undefined)."""
+    ph = stats.phi(t, a=a, b=b)
+    rates = stats.conditioned_rates(t, a=a, b=b)
+    reason = ph.reason
+    return {
+        "table": {"a_pass": {"b_pass": t.a_pass_b_pass, "b_fail": t.a_pass_b_fail, "total": t.a_pass},
+                  "a_fail": {"b_pass": t.a_fail_b_pass, "b_fail": t.a_fail_b_fail, "total": t.a_fail},
+                  "total": {"b_pass": t.b_pass, "b_fail": t.b_fail, "total": t.n}},
+        "n": t.n,
+        "b_fail_rate_given_a_pass": rates["pass_row"]["rate"],
+        "b_fail_rate_given_a_fail": rates["fail_row"]["rate"],
+        "b_fail_rate_given_a_pass_ci95": rates["pass_row"].get("ci"),
+        "b_fail_rate_given_a_fail_ci95": rates["fail_row"].get("ci"),
+        "ratio": rates["ratio"]["value"], "ratio_reason": rates["ratio"].get("reason"),
+        "phi": ph.value, "phi_reason": reason,
+    }
+
+
+# --------------------------------------------------------------------------- instruments
+
+
+def _pair_kind(mode: str, groups: list[list[str]] | None, a: str, b: str) -> str:
+    """How two criteria were judged in an instrument: in one call (`single`), in separate calls
+    (`one_criterion`), by `people`, or unknown (`other`: an imported run)."""
+    if mode == "single":
+        return "single"
+    if mode == "split":
+        return "one_criterion"
+    if mode == "grouped":
+        same = any(a in g and b in g for g in (groups or []))
+        return "single" if same else "one_criterion"
+    if mode == PEOPLE:
+        return "people"
+    return "other"
+
+
+def _verdict_rows_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:
+    base, params = _sel_sql(sel)
+    return (f"SELECT item_id, gen_round, criterion, passed, score FROM ({base})",
+            [store.path_of("run", run_id, "verdicts"), *params])
+
+
+def _people_rows_sql(store: Store, gen_id: str) -> tuple[str, list[Any]] | None:
+    """People's verdict per answer and criterion. From the label sets shipped with the data: an
+    annotator named `mean` (a published mean of several people) when present, else the majority of
+    the annotators (a tie fails) and the mean of their scores. Current labels decided in the label
+    store override shipped ones for the same answer and criterion."""
+    paths = [store.path_of("labelset", lid, "labels") for lid in store.ids("labelset")
+             if store.labelset(lid).manifest.gen_id == gen_id]
+    gold = _gold_overrides(store, gen_id)
+    if not paths and not gold:
+        return None
+    g_cols = [[g["item_id"] for g in gold], [int(g["gen_round"]) for g in gold], [g["criterion"] for g in gold],
+              [g["passed"] for g in gold]]
+    gold_sql = ("SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
+                "unnest(?::VARCHAR[]) AS criterion, unnest(?::BOOLEAN[]) AS passed, NULL::DOUBLE AS score")
+    if not paths:
+        return gold_sql, g_cols
+    shipped = ("WITH l AS (SELECT item_id, gen_round, criterion, annotator, passed, score FROM read_parquet(?::VARCHAR[])), "
+               "m AS (SELECT DISTINCT item_id, gen_round, criterion FROM l WHERE annotator = 'mean'), "
+               "s AS (SELECT item_id, gen_round, criterion, passed, score FROM l WHERE annotator = 'mean' "
+               "UNION ALL SELECT item_id, gen_round, criterion, "
+               "CASE WHEN count(passed) = 0 THEN NULL ELSE 2 * count(*) FILTER (WHERE passed) > count(passed) END, "
+               "avg(score) FROM l ANTI JOIN m USING (item_id, gen_round, criterion) GROUP BY item_id, gen_round, criterion), "
+               f"g AS ({gold_sql}) "
+               "SELECT * FROM g UNION ALL SELECT * FROM s ANTI JOIN g USING (item_id, gen_round, criterion)")
+    return shipped, [paths, *g_cols]
+
+
+def _gold_overrides(store: Store, gen_id: str) -> list[dict[str, Any]]:
+    """Current labels decided in the label store, with a derived pass/fail."""
+    try:
+        rows = LabelStore(store).current(gen_id)
+    except EvalcoreError:  # e.g. a state directory inside the data directory: no overrides
+        return []
+    return [r for r in rows if r.get("passed") is not None]
+
+
+def _pivot_sql(rows_sql: str, rows_params: list[Any], criteria: list[str], tag: str) -> tuple[str, list[Any]]:
+    """One row per answer, a fail flag (1.0 / 0.0 / NULL) and a score per criterion."""
+    cols, params = [], []
+    for j, c in enumerate(criteria):
+        cols.append(f"CAST(bool_or(NOT passed) FILTER (WHERE criterion = ?) AS DOUBLE) AS {tag}_f{j}")
+        cols.append(f"avg(score) FILTER (WHERE criterion = ?) AS {tag}_s{j}")
+        params += [c, c]
+    return (f"SELECT item_id, gen_round, {', '.join(cols)} FROM ({rows_sql}) GROUP BY item_id, gen_round",
+            params + rows_params)
+
+
+def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int) -> dict[str, np.ndarray]:
+    """Join the pivots of several instruments on the answers where every one has a verdict on every
+    criterion; return the columns as numpy arrays."""
+    ctes, params = [], []
+    for tag, sql, p in parts:
+        ctes.append(f"{tag} AS ({sql})")
+        params += p
+    first = parts[0][0]
+    joins = " ".join(f"JOIN {tag} USING (item_id, gen_round)" for tag, _, _ in parts[1:])
+    notnull = " AND ".join(f"{tag}_f{j} IS NOT NULL" for tag, _, _ in parts for j in range(n_crit))
+    sql = f"WITH {', '.join(ctes)} SELECT * FROM {first} {joins} WHERE {notnull} ORDER BY item_id, gen_round"
+    cur = store._con().cursor()
+    try:
+        res = cur.execute(sql, params).fetchnumpy()
+    finally:
+        cur.close()
+    out = {}
+    for k, v in res.items():
+        if isinstance(v, np.ma.MaskedArray):
+            v = v.astype(float).filled(np.nan) if k not in ("item_id",) else v.filled(None)
+        out[k] = np.asarray(v)
+    return out
+
+
+def association(store: Store, run_ids: list[str], *, human: bool = False, sel: Selection = Selection(),
+                seed: int = 0, n_boot: int = 2000, level: float | None = None,
+                analytic_above: int = 20000) -> dict[str, Any]:
+    """phi (and, for numeric criteria, Kendall tau-b and Spearman) for every criterion pair in each
+    instrument, side by side, each pair classed `induced`, `real` or `undetermined`
+    (:func:`evalcore.stats.classify_association`).
+
+    Runs are compared on the answers they all share; people on the answers they labelled that the
+    runs share too (the runs' matrices on those answers are also given). Intervals come from a
+    seeded paired bootstrap over answers (the same resampled answers for every instrument), or the
+    analytic interval above ``analytic_above`` answers."""
+    if not run_ids:
+        raise InputError("give at least one run", field="RUN")
+    if len(set(run_ids)) != len(run_ids):
+        raise InputError("a run is named twice", field="RUN")
+    manifests = {rid: store.run(rid).manifest for rid in run_ids}
+    gens = {rid: m.gen_id for rid, m in manifests.items()}
+    if len(set(gens.values())) > 1:
+        listing = ", ".join(f"{r} -> {g}" for r, g in gens.items())
+        raise InputError(f"runs judge different generations ({listing}): association compares instruments on the "
+                         "same answers", field="RUN")
+    gen_id = next(iter(gens.values()))
+    level = stats.DEFAULT_LEVEL if level is None else level
+    rubrics = [m.rubric for m in manifests.values()]
+    common = [c.name for c in rubrics[0].criteria if all(rb.get(c.name) for rb in rubrics)]
+    if len(common) < 2:
+        raise InputError("the runs share fewer than two criteria", field="RUN")
+    kinds = {c.name: c.kind for c in rubrics[0].criteria}
+    k = len(common)
+
+    parts = []
+    for i, rid in enumerate(run_ids):
+        rsql, rparams = _verdict_rows_sql(store, rid, sel)
+        psql, pparams = _pivot_sql(rsql, rparams, common, f"i{i}")
+        parts.append((f"i{i}", psql, pparams))
+    machines = _joined(store, parts, k)
+    instruments = [{"name": rid, "tag": f"i{i}", "mode": manifests[rid].mode, "groups": manifests[rid].groups,
+                    "status": manifests[rid].status} for i, rid in enumerate(run_ids)]
+    people = None
+    if human:
+        ps = _people_rows_sql(store, gen_id)
+        if ps is None:
+            raise NotFoundError(f"no human labels for generation {gen_id} (label sets or the label store)",
+                                field="--human")
+        psql, pparams = _pivot_sql(ps[0], ps[1], common, "hp")
+        people = _joined(store, [("hp", psql, pparams)] + parts, k)
+        instruments.append({"name": PEOPLE, "tag": "hp", "mode": PEOPLE, "groups": None, "status": "complete"})
+
+    def fails(data: dict[str, np.ndarray], tag: str, j: int) -> np.ndarray:
+        return data[f"{tag}_f{j}"] > 0.5
+
+    def scores(data: dict[str, np.ndarray], tag: str, j: int) -> np.ndarray:
+        return data[f"{tag}_s{j}"]
+
+    n_m = len(machines["item_id"])
+    n_p = len(people["item_id"]) if people is not None else 0
+    matrices, on_people = {}, {}
+    for inst in instruments:
+        data = people if inst["name"] == PEOPLE else machines
+        matrices[inst["name"]] = _matrix(data, inst["tag"], common, kinds, fails, scores)
+        if people is not None and inst["name"] != PEOPLE:
+            on_people[inst["name"]] = _matrix(people, inst["tag"], common, kinds, fails, scores)
+
+    pairs_out = []
+    for i, a in enumerate(common):
+        for j in range(i + 1, k):
+            b = common[j]
+            cols = {inst["name"]: (fails(machines, inst["tag"], i), fails(machines, inst["tag"], j))
+                    for inst in instruments if inst["name"] != PEOPLE}
+            ivs = stats.phi_intervals_paired(cols, seed=seed, n_boot=n_boot, level=level,
+                                             analytic_above=analytic_above) if n_m else {}
+            if people is not None and n_p:
+                ivs[PEOPLE] = stats.phi_intervals_paired(
+                    {PEOPLE: (fails(people, "hp", i), fails(people, "hp", j))}, seed=seed, n_boot=n_boot, level=level,
+                    analytic_above=analytic_above)[PEOPLE]
+            evidence, per_inst = [], {}
+            for inst in instruments:
+                name = inst["name"]
+                cell = matrices[name]["phi"][a][b]
+                iv = ivs.get(name)
+                lo, hi = (iv[0], iv[1]) if iv else (None, None)
+                n = n_p if name == PEOPLE else n_m
+                call = _pair_kind(inst["mode"], inst["groups"], a, b)
+                per_inst[name] = {"phi": cell["value"], "phi_reason": cell["reason"], "lo": lo, "hi": hi, "n": n,
+                                  "call": call}
+                evidence.append(stats.InstrumentEvidence(name=name, kind=call, value=cell["value"], lo=lo, hi=hi, n=n))
+            cls = stats.classify_association(evidence)
+            pairs_out.append({"a": a, "b": b, "class": cls.cls, "reason": cls.reason, "instruments": per_inst})
+    for inst in instruments:
+        inst.pop("tag")
+    return {
+        "gen_id": gen_id, "criteria": common, "selection": sel.describe(), "level": level, "seed": seed,
+        "n_boot": n_boot, "threshold": stats.ASSOCIATION_THRESHOLD,
+        "instruments": instruments, "shared_answers": n_m, "people_answers": n_p,
+        "matrices": matrices, "matrices_on_people_answers": on_people, "pairs": pairs_out,
+        "warnings": [f"run {i['name']} is {i['status']}" for i in instruments if i["status"] != "complete"],
+    }
+
+
+def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
+    """phi for every ordered pair (the diagonal included, as 1 or undefined), failure rates, and
+    Kendall tau-b / Spearman between numeric criteria."""
+    n = len(data["item_id"])
+    phi: dict[str, dict[str, Any]] = {a: {} for a in criteria}
+    rank: dict[str, dict[str, Any]] = {a: {} for a in criteria}
+    fail_rate = {}
+    for i, a in enumerate(criteria):
+        fa = fails(data, tag, i)
+        fail_rate[a] = float(fa.mean()) if n else None
+        for j, b in enumerate(criteria):
+            fb = fails(data, tag, j)
+            s = stats.phi(stats.TwoByTwo.from_arrays(fa, fb))
+            phi[a][b] = {"value": s.value, "reason": s.reason}
+            if i != j and kinds.get(a) in ("ordinal", "continuous") and kinds.get(b) in ("ordinal", "continuous"):
+                tau, rho = stats.kendall_tau_b(scores(data, tag, i), scores(data, tag, j)), \
+                    stats.spearman(scores(data, tag, i), scores(data, tag, j))
+                rank[a][b] = {"kendall_tau_b": tau.value, "spearman": rho.value, "reason": tau.reason or rho.reason}
+    return {"n": n, "fail_rate": fail_rate, "phi": phi, "rank": rank}
+
+
+# --------------------------------------------------------------------------- position effect
+
+
+def position_effect(store: Store, run_id: str, reference_run: str | None = None,
+                    sel: Selection = Selection()) -> dict[str, Any]:
+    """In a single-call run: the failure rate by emission position, P(fail | the field before
+    failed) by position, and, given a one-criterion reference run on the same generation, the
+    agreement with it by position."""
+    m = store.run(run_id).manifest
+    if m.mode not in ("single", "grouped"):
+        raise InputError(f"run {run_id} is {m.mode}: the position effect needs a single-call run", field="RUN")
+    base, params = _sel_sql(sel)
+    vpath = store.path_of("run", run_id, "verdicts")
+    rows = store.records(
+        f"WITH sel AS ({base}), v AS (SELECT *, lag(passed) OVER (PARTITION BY item_id, gen_round ORDER BY position) "
+        "AS prev FROM sel) SELECT position, count(passed) AS judged, count(*) FILTER (WHERE NOT passed) AS failed, "
+        "count(*) FILTER (WHERE prev = false AND passed IS NOT NULL) AS after_fail, "
+        "count(*) FILTER (WHERE prev = false AND NOT passed) AS fail_after_fail FROM v GROUP BY position ORDER BY position",
+        [vpath, *params])
+    agreement = {}
+    if reference_run:
+        rm = store.run(reference_run).manifest
+        if rm.gen_id != m.gen_id:
+            raise InputError(f"{reference_run} judges {rm.gen_id}, {run_id} judges {m.gen_id}: not the same answers",
+                             field="--reference")
+        rbase, rparams = _sel_sql(sel)
+        for r in store.records(
+                f"WITH a AS ({base}), b AS ({rbase}) SELECT a.position, count(*) AS n, "
+                "count(*) FILTER (WHERE a.passed = b.passed) AS agree FROM a JOIN b USING (item_id, gen_round, criterion) "
+                "WHERE a.passed IS NOT NULL AND b.passed IS NOT NULL GROUP BY a.position ORDER BY 1",
+                [vpath, *params, store.path_of("run", reference_run, "verdicts"), *rparams]):
+            agreement[r["position"]] = r["agree"] / r["n"] if r["n"] else None
+    out = []
+    for r in rows:
+        out.append({"position": r["position"], "judged": r["judged"], "failed": r["failed"],
+                    "fail_rate": r["failed"] / r["judged"] if r["judged"] else None,
+                    "fail_rate_after_fail": r["fail_after_fail"] / r["after_fail"] if r["after_fail"] else None,
+                    "agreement_with_reference": agreement.get(r["position"])})
+    return {**_run_status(store, run_id), "reference_run": reference_run, "field_order": m.field_order,
+            "positions": out}
+
+
+# --------------------------------------------------------------------------- flips
+
+
+def flips(store: Store, run_a: str, run_b: str, sel: Selection = Selection()) -> dict[str, Any]:
+    """Per criterion, on the answers both runs judged: fail under A and pass under B (rescued), the
+    reverse (new), fail under both; the composition of failures under each; the all-pass rate under
+    each. What the aggregate hides is how much the composition moved."""
+    ma, mb = store.run(run_a).manifest, store.run(run_b).manifest
+    if ma.gen_id != mb.gen_id:
+        raise InputError(f"{run_a} judges generation {ma.gen_id} and {run_b} judges {mb.gen_id}: flips compare "
+                         "two harnesses on the same answers", field="RUN_B")
+    common = [c for c in ma.rubric.names() if c in mb.rubric.names()]
+    if not common:
+        raise InputError(f"{run_a} and {run_b} share no criterion", field="RUN_B")
+    base, params = _sel_sql(sel)
+    pa_, pb_ = store.path_of("run", run_a, "verdicts"), store.path_of("run", run_b, "verdicts")
+    rows = store.records(
+        f"WITH a AS ({base}), b AS ({base}), j AS (SELECT criterion, a.passed AS pa, b.passed AS pb, item_id, gen_round "
+        "FROM a JOIN b USING (item_id, gen_round, criterion) WHERE a.passed IS NOT NULL AND b.passed IS NOT NULL "
+        "AND list_contains(?::VARCHAR[], criterion)) "
+        "SELECT criterion, count(*) AS n, count(*) FILTER (WHERE NOT pa) AS fail_a, count(*) FILTER (WHERE NOT pb) AS fail_b, "
+        "count(*) FILTER (WHERE NOT pa AND pb) AS fail_a_pass_b, count(*) FILTER (WHERE pa AND NOT pb) AS pass_a_fail_b, "
+        "count(*) FILTER (WHERE NOT pa AND NOT pb) AS fail_both FROM j GROUP BY criterion",
+        [pa_, *params, pb_, *params, common])
+    allp = store.records(
+        f"WITH a AS ({base}), b AS ({base}), j AS (SELECT item_id, gen_round, a.passed AS pa, b.passed AS pb "
+        "FROM a JOIN b USING (item_id, gen_round, criterion) WHERE list_contains(?::VARCHAR[], criterion)), "
+        "per AS (SELECT item_id, gen_round, count(*) AS k, count(pa) AS ka, count(pb) AS kb, bool_and(pa) AS all_a, "
+        "bool_and(pb) AS all_b FROM j GROUP BY item_id, gen_round) "
+        "SELECT count(*) FILTER (WHERE k = ? AND ka = k AND kb = k) AS answers, "
+        "count(*) FILTER (WHERE k = ? AND ka = k AND kb = k AND all_a) AS all_pass_a, "
+        "count(*) FILTER (WHERE k = ? AND ka = k AND kb = k AND all_b) AS all_pass_b FROM per",
+        [pa_, *params, pb_, *params, common, len(common), len(common), len(common)])[0]
+    by = {r["criterion"]: r for r in rows}
+    tot_a = sum(r["fail_a"] for r in rows)
+    tot_b = sum(r["fail_b"] for r in rows)
+    per = []
+    for c in common:
+        r = by.get(c, {"n": 0, "fail_a": 0, "fail_b": 0, "fail_a_pass_b": 0, "pass_a_fail_b": 0, "fail_both": 0})
+        mc = stats.mcnemar(r["fail_a_pass_b"], r["pass_a_fail_b"])
+        per.append({**{k: r[k] for k in ("n", "fail_a", "fail_b", "fail_a_pass_b", "pass_a_fail_b", "fail_both")},
+                    "criterion": c,
+                    "share_of_failures_a": r["fail_a"] / tot_a if tot_a else None,
+                    "share_of_failures_b": r["fail_b"] / tot_b if tot_b else None,
+                    "mcnemar_p": mc["p_value"]})
+    n = allp["answers"]
+    return {
+        "run_a": run_a, "run_b": run_b, "gen_id": ma.gen_id, "selection": sel.describe(),
+        "status_a": ma.status, "status_b": mb.status,
+        "warnings": [f"run {r} is {s}" for r, s in ((run_a, ma.status), (run_b, mb.status)) if s != "complete"],
+        "criteria": per, "failures_a": tot_a, "failures_b": tot_b,
+        "all_pass": {"answers": n, "a": allp["all_pass_a"] / n if n else None, "b": allp["all_pass_b"] / n if n else None,
+                     "passed_a": allp["all_pass_a"], "passed_b": allp["all_pass_b"]},
+    }
