@@ -271,13 +271,17 @@ def _gold_overrides(store: Store, gen_id: str) -> list[dict[str, Any]]:
     return [r for r in rows if r.get("passed") is not None]
 
 
-def _pivot_sql(rows_sql: str, rows_params: list[Any], criteria: list[str], tag: str) -> tuple[str, list[Any]]:
-    """One row per answer, a fail flag (1.0 / 0.0 / NULL) and a score per criterion."""
+def _pivot_sql(rows_sql: str, rows_params: list[Any], criteria: list[str], tag: str,
+               numeric: set[str] = frozenset()) -> tuple[str, list[Any]]:
+    """One row per answer: a fail flag (1.0 / 0.0 / NULL) per criterion, and a score for the
+    numeric ones."""
     cols, params = [], []
     for j, c in enumerate(criteria):
         cols.append(f"CAST(bool_or(NOT passed) FILTER (WHERE criterion = ?) AS DOUBLE) AS {tag}_f{j}")
-        cols.append(f"avg(score) FILTER (WHERE criterion = ?) AS {tag}_s{j}")
-        params += [c, c]
+        params.append(c)
+        if c in numeric:
+            cols.append(f"avg(score) FILTER (WHERE criterion = ?) AS {tag}_s{j}")
+            params.append(c)
     return (f"SELECT item_id, gen_round, {', '.join(cols)} FROM ({rows_sql}) GROUP BY item_id, gen_round",
             params + rows_params)
 
@@ -292,7 +296,9 @@ def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int) 
     first = parts[0][0]
     joins = " ".join(f"JOIN {tag} USING (item_id, gen_round)" for tag, _, _ in parts[1:])
     notnull = " AND ".join(f"{tag}_f{j} IS NOT NULL" for tag, _, _ in parts for j in range(n_crit))
-    sql = f"WITH {', '.join(ctes)} SELECT * FROM {first} {joins} WHERE {notnull} ORDER BY item_id, gen_round"
+    # ordered by answer so that a seeded bootstrap resamples the same answers every time
+    sql = (f"WITH {', '.join(ctes)} SELECT * EXCLUDE (item_id, gen_round) FROM {first} {joins} WHERE {notnull} "
+           "ORDER BY item_id, gen_round")
     cur = store._con().cursor()
     try:
         res = cur.execute(sql, params).fetchnumpy()
@@ -301,8 +307,9 @@ def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int) 
     out = {}
     for k, v in res.items():
         if isinstance(v, np.ma.MaskedArray):
-            v = v.astype(float).filled(np.nan) if k not in ("item_id",) else v.filled(None)
+            v = v.astype(float).filled(np.nan)
         out[k] = np.asarray(v)
+    out["n"] = len(next(iter(out.values()))) if out else 0
     return out
 
 
@@ -334,12 +341,13 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
     if len(common) < 2:
         raise InputError("the runs share fewer than two criteria", field="RUN")
     kinds = {c.name: c.kind for c in rubrics[0].criteria}
+    numeric = {c for c in common if kinds.get(c) in ("ordinal", "continuous")}
     k = len(common)
 
     parts = []
     for i, rid in enumerate(run_ids):
         rsql, rparams = _verdict_rows_sql(store, rid, sel)
-        psql, pparams = _pivot_sql(rsql, rparams, common, f"i{i}")
+        psql, pparams = _pivot_sql(rsql, rparams, common, f"i{i}", numeric)
         parts.append((f"i{i}", psql, pparams))
     machines = _joined(store, parts, k)
     instruments = [{"name": rid, "tag": f"i{i}", "mode": manifests[rid].mode, "groups": manifests[rid].groups,
@@ -350,7 +358,7 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
         if ps is None:
             raise NotFoundError(f"no human labels for generation {gen_id} (label sets or the label store)",
                                 field="--human")
-        psql, pparams = _pivot_sql(ps[0], ps[1], common, "hp")
+        psql, pparams = _pivot_sql(ps[0], ps[1], common, "hp", numeric)
         people = _joined(store, [("hp", psql, pparams)] + parts, k)
         instruments.append({"name": PEOPLE, "tag": "hp", "mode": PEOPLE, "groups": None, "status": "complete"})
 
@@ -360,8 +368,8 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
     def scores(data: dict[str, np.ndarray], tag: str, j: int) -> np.ndarray:
         return data[f"{tag}_s{j}"]
 
-    n_m = len(machines["item_id"])
-    n_p = len(people["item_id"]) if people is not None else 0
+    n_m = machines["n"]
+    n_p = people["n"] if people is not None else 0
     matrices, on_people = {}, {}
     for inst in instruments:
         data = people if inst["name"] == PEOPLE else machines
@@ -408,7 +416,7 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
 def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
     """phi for every ordered pair (the diagonal included, as 1 or undefined), failure rates, and
     Kendall tau-b / Spearman between numeric criteria."""
-    n = len(data["item_id"])
+    n = data["n"]
     phi: dict[str, dict[str, Any]] = {a: {} for a in criteria}
     rank: dict[str, dict[str, Any]] = {a: {} for a in criteria}
     fail_rate = {}
