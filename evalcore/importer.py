@@ -1643,3 +1643,7 @@ def register(group: click.Group) -> None:
                            f"{s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}"))
 
 
+    # published data sets (evalcore/datasets.py; docs/DATASETS.md)
+    from .datasets import import_hanna_cmd, import_summeval_cmd
+    group.add_command(import_hanna_cmd)
+    group.add_command(import_summeval_cmd)

@@ -635,9 +635,11 @@ def test_every_import_option_is_documented():
     from evalcore.cli import cli
     doc = (REPO / "docs" / "IMPORT.md").read_text(encoding="utf-8")
     group = cli.commands["import"]
-    assert sorted(group.commands) == ["long", "pairs", "wide"]
+    assert {"long", "pairs", "wide"} <= set(group.commands)
     missing = []
     for name, cmd in group.commands.items():
+        if name in ("hanna", "summeval"):  # documented in docs/DATASETS.md (tests/test_datasets.py)
+            continue
         assert f"import {name}" in doc
         for param in cmd.params:
             for opt in getattr(param, "opts", []):
