@@ -1,11 +1,279 @@
-"""Criteria association: 2x2 of any two criteria, phi matrix, instruments side by side (induced / real
-/ undetermined), position effects.
+"""Criteria association: do two criteria fail together because the answers do, or because one call
+returned both? The 2x2 of two criteria for one instrument with the rates conditioned on the row,
+their ratio and phi; the phi matrix of every instrument (runs on one generation, and people)
+side by side; every pair classed ``induced``, ``real`` or ``undetermined`` with its reason; the
+position effect of single calls; and the answers in any cell of the 2x2 with each judge's reason.
 
-Placeholder: built in issue 3."""
+Deep link: ``?runs=A,B,...&a=C1&b=C2[&human=1][&in=RUN|people][&cell=ff|fp|pf|pp][&judge=N|majority][&round=N]``.
 
+Figures: evalcore.analysis.association (``evalcore association RUN... --human --json``), crosstab
+(``evalcore crosstab RUN --a --b --json``; people: ``evalcore people-crosstab``), position_effect
+(``evalcore position``), cell_answers (``evalcore cell``).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
+from evalcore import analysis, charts, stats
 from pages import _ui
 
+PAGE_SIZE = 25
+PCT = st.column_config.NumberColumn(format="%.1f%%")
+PEOPLE = analysis.PEOPLE
+DEFAULT_RUNS = ["support-single", "support-split"]
+DEFAULT_A, DEFAULT_B = "cites_source", "answers_question"
+CELLS = {"ff": (True, True), "fp": (True, False), "pf": (False, True), "pp": (False, False)}
+
+
+def _keep(key: str, options: list) -> None:
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+
+
+def _word(passed) -> str:
+    return "ERROR" if passed is None else ("pass" if passed else "FAIL")
+
+
+def _runs_to_qp() -> None:
+    _ui.set_qp(runs=",".join(st.session_state.get("assoc_runs") or []) or None)
+
+
+def _default_runs(runs: list[dict]) -> list[str]:
+    ids = [r["run_id"] for r in runs]
+    if all(r in ids for r in DEFAULT_RUNS):
+        return list(DEFAULT_RUNS)
+    complete = [r for r in runs if r["status"] == "complete"]
+    for r in complete:  # a single-call run and a split run on one generation tell the story best
+        split = next((s for s in complete if s["gen_id"] == r["gen_id"] and s["mode"] == "split"), None)
+        if r["mode"] == "single" and split:
+            return [r["run_id"], split["run_id"]]
+    return ids[:1]
+
+
 st.title("Criteria association")
-_ui.not_built(3, "the criteria association page")
+store = _ui.store()
+runs = [r for r in _ui.summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]
+if not runs:
+    st.info("No runs with criterion verdicts in this data directory.")
+    st.stop()
+by_id = {r["run_id"]: r for r in runs}
+run_ids = list(by_id)
+
+# ---------------------------------------------------------------- instruments
+asked = _ui.qp("runs")
+if asked is not None:
+    wanted = [x for x in asked.split(",") if x]
+    unknown = [x for x in wanted if x not in by_id]
+    if unknown:
+        with _ui.boundary():
+            store.run(unknown[0])  # a bad or unknown id is one st.error
+            st.warning(_ui.md_escape(f"Run {unknown[0]} has no criterion verdicts; left out."))
+    known = [x for x in dict.fromkeys(wanted) if x in by_id]
+    if st.session_state.get("assoc_runs") != known:
+        st.session_state["assoc_runs"] = known
+elif "assoc_runs" not in st.session_state:
+    st.session_state["assoc_runs"] = _default_runs(runs)
+c_runs, c_human = st.columns([5, 1])
+chosen = c_runs.multiselect("Runs (instruments on one generation)", run_ids, key="assoc_runs", on_change=_runs_to_qp,
+                            format_func=lambda r: f"{r} ({by_id[r]['mode']})")
+gen_ids = {by_id[r]["gen_id"] for r in chosen}
+labelled = {store.labelset(lid).manifest.gen_id for lid in store.ids("labelset")}
+human_q = _ui.qp("human")
+if human_q is not None:
+    st.session_state["assoc_human"] = human_q == "1"
+elif "assoc_human" not in st.session_state:
+    st.session_state["assoc_human"] = len(gen_ids) == 1 and gen_ids <= labelled
+human = c_human.checkbox("Add people", key="assoc_human",
+                         on_change=lambda: _ui.set_qp(human="1" if st.session_state["assoc_human"] else "0"),
+                         help="Human labels of this generation: the label sets shipped with the data, overridden "
+                              "by labels decided in the label store.")
+k = min([max(1, by_id[r]["judge_rounds"] or 1) for r in chosen] or [1])
+judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
+gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}
+n_rounds = max([gens.get(g, {}).get("rounds") or 1 for g in gen_ids] or [1])
+rounds = ["all"] + [str(i) for i in range(1, n_rounds + 1)]
+c_judge, c_round, _ = st.columns([2, 2, 3])
+for key, param, options in (("assoc_judge", "judge", judges), ("assoc_round", "round", rounds)):
+    _keep(key, options)
+    _ui.sync_widget(key, param, options)
+judge = c_judge.selectbox("Judge verdict", judges, key="assoc_judge", on_change=_ui.widget_to_qp,
+                          args=("assoc_judge", "judge"),
+                          format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority"
+                          else f"judge round {v}")
+gen_round = c_round.selectbox("Generation round", rounds, key="assoc_round", on_change=_ui.widget_to_qp,
+                              args=("assoc_round", "round"),
+                              format_func=lambda v: "every round" if v == "all" else f"round {v}")
+sel = analysis.parse_selection(judge, gen_round)
+
+if not chosen:
+    st.info("Choose one or more runs on the same generation.")
+    st.stop()
+
+with _ui.boundary():
+    res = analysis.association(store, chosen, human=human, sel=sel)
+    for w in res["warnings"]:
+        st.warning(_ui.md_escape(w))
+    criteria = res["criteria"]
+    names = [i["name"] for i in res["instruments"]]
+    st.caption(_ui.md_escape(
+        f"Generation {res['gen_id']}: {res['shared_answers']} answers judged by every run"
+        + (f"; people labelled {res['people_answers']} of them" if human else "")
+        + ". Fail is coded 1: a positive phi means the two criteria fail together."))
+
+    # ------------------------------------------------------------ the 2x2
+    st.subheader("Two criteria")
+    for key, param, options in (("assoc_in", "in", names), ("assoc_a", "a", criteria), ("assoc_b", "b", criteria)):
+        _keep(key, options)
+        _ui.sync_widget(key, param, options)
+    st.session_state.setdefault("assoc_in", names[0])
+    st.session_state.setdefault("assoc_a", DEFAULT_A if DEFAULT_A in criteria else criteria[0])
+    st.session_state.setdefault("assoc_b", DEFAULT_B if DEFAULT_B in criteria else criteria[1])
+    c_in, c_a, c_b = st.columns(3)
+    inst = c_in.selectbox("Instrument", names, key="assoc_in", on_change=_ui.widget_to_qp, args=("assoc_in", "in"))
+    a = c_a.selectbox("A (rows)", criteria, key="assoc_a", on_change=_ui.widget_to_qp, args=("assoc_a", "a"))
+    b = c_b.selectbox("B (columns)", criteria, key="assoc_b", on_change=_ui.widget_to_qp, args=("assoc_b", "b"))
+    if a == b:
+        st.warning("Choose two different criteria for A and B.")
+        ct = None
+    elif inst == PEOPLE:
+        ct = analysis.people_crosstab(store, res["gen_id"], a, b, sel)
+    else:
+        ct = analysis.crosstab(store, inst, a, b, sel)
+    if ct is not None:
+        t = ct["table"]
+        grid = pd.DataFrame(
+            [[t["a_pass"]["b_pass"], t["a_pass"]["b_fail"], t["a_pass"]["total"],
+              None if ct["b_fail_rate_given_a_pass"] is None else 100 * ct["b_fail_rate_given_a_pass"]],
+             [t["a_fail"]["b_pass"], t["a_fail"]["b_fail"], t["a_fail"]["total"],
+              None if ct["b_fail_rate_given_a_fail"] is None else 100 * ct["b_fail_rate_given_a_fail"]],
+             [t["total"]["b_pass"], t["total"]["b_fail"], t["total"]["total"], None]],
+            index=[f"{a} passes", f"{a} fails", "total"],
+            columns=[f"{b} passes", f"{b} fails", "total", f"{b} fail rate in the row"])
+        g_col, m_col = st.columns([4, 3])
+        g_col.dataframe(grid, key="assoc_grid", column_config={f"{b} fail rate in the row": PCT}, placeholder="-")
+        g_col.caption("Each rate divides a cell by its own row total, so rows holding different numbers of answers "
+                      "compare. " + (f"{ct['excluded_answers']} answers without a verdict on both are left out."
+                                     if ct["excluded_answers"] else ""))
+        r1, r2, r3 = m_col.columns(3)
+        r1.metric("B fails | A passes", _ui.pct(ct["b_fail_rate_given_a_pass"]))
+        r2.metric("B fails | A fails", _ui.pct(ct["b_fail_rate_given_a_fail"]))
+        r3.metric("Ratio", "undefined" if ct["ratio"] is None else f"x{ct['ratio']:.1f}")
+        m_col.metric("phi", "undefined" if ct["phi"] is None else f"{ct['phi']:.2f}")
+        for why in (ct["phi_reason"], ct["ratio_reason"]):
+            if why:
+                m_col.caption(_ui.md_escape(why))
+
+        # -------------------------------------------------------- answers in one cell
+        _ui.sync_widget("assoc_cell", "cell", list(CELLS))
+        st.session_state.setdefault("assoc_cell", "ff")
+        cells = {"ff": t["a_fail"]["b_fail"], "fp": t["a_fail"]["b_pass"], "pf": t["a_pass"]["b_fail"],
+                 "pp": t["a_pass"]["b_pass"]}
+        cell = st.radio("Answers in the cell", list(CELLS), key="assoc_cell", horizontal=True,
+                        on_change=_ui.widget_to_qp, args=("assoc_cell", "cell"),
+                        format_func=lambda c: (f"{a} {'fails' if CELLS[c][0] else 'passes'}, "
+                                               f"{b} {'fails' if CELLS[c][1] else 'passes'} ({cells[c]})"))
+        pages = max(1, -(-cells[cell] // PAGE_SIZE))
+        page = 1
+        if pages > 1:
+            page = st.columns([1, 5])[0].number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1,
+                                                      step=1,
+                                   key=f"assoc_page|{inst}|{a}|{b}|{cell}")
+        ca = analysis.cell_answers(store, chosen, a, b, *CELLS[cell], inst, human, sel, PAGE_SIZE,
+                                   (page - 1) * PAGE_SIZE)
+        if not ca["answers"]:
+            st.info("No answers in this cell.")
+        else:
+            st.caption(_ui.md_escape(
+                f"{ca['total']} answers in this cell for {inst}; {ca['offset'] + 1} to "
+                f"{ca['offset'] + len(ca['answers'])} shown, with every instrument's verdict. Select a row to read "
+                "the answer and each judge's reason."))
+            listing = pd.DataFrame([{"item": x["item_id"], "round": x["gen_round"], "class": x["class"],
+                                     **{f"{who}: {c}": _word(v[c]["passed"]) if not v[c]["missing"] else "-"
+                                        for who, v in x["verdicts"].items() for c in (a, b)}}
+                                    for x in ca["answers"]])
+            ev = st.dataframe(listing, key=f"assoc_answers|{','.join(chosen)}|{int(human)}|{inst}|{a}|{b}|{cell}|"
+                                           f"{judge}|{gen_round}|{page}",
+                              hide_index=True, on_select="rerun", selection_mode="single-row")
+            picked = list(ev.selection.rows) if ev is not None else []
+            if picked:
+                x = ca["answers"][picked[0]]
+                st.caption(_ui.md_escape(f"{x['item_id']}, generation round {x['gen_round']}, "
+                                         f"class {x['class'] or '-'}"))
+                i_col, o_col = st.columns(2)
+                with i_col:
+                    _ui.labelled_text("Input", x["input"])
+                    _ui.labelled_text("Output" + (" (the system abstained)" if x["abstained"] else ""), x["output"])
+                with o_col:
+                    for who, v in x["verdicts"].items():
+                        lines = []
+                        for c in (a, b):
+                            s = v[c]
+                            if s["missing"]:
+                                lines.append(f"{c}: no verdict")
+                                continue
+                            lines.append(f"{c}: {_word(s['passed'])}")
+                            if who != PEOPLE:
+                                lines.append(f"  reason: {s['reason'] if s['reason'] is not None else '(none)'}")
+                        _ui.labelled_text(_ui.md_escape(who), "\n".join(lines))
+                if inst != PEOPLE:
+                    st.page_link("pages/1_runs.py", label="Open this answer with every verdict in Runs",
+                                 query_params={"run": inst, "item": x["item_id"], "round": str(x["gen_round"])})
+
+    # ------------------------------------------------------------ phi matrices
+    st.subheader("phi, instrument by instrument")
+    st.altair_chart(charts.phi_heatmaps(res["matrices"], criteria, names))
+    st.caption("phi of the two fail columns over the answers every run judged (people: the answers they "
+               "labelled). Grey cells are undefined: a criterion that never fails, or fails on every answer, "
+               "carries no information about failing together.")
+
+    # ------------------------------------------------------------ pairs side by side
+    st.subheader("Pairs: induced, real or undetermined")
+    pairs = res["pairs"]
+
+    def _phi_text(v: dict) -> str:
+        if v["phi"] is None:
+            return "undefined"
+        return f"{v['phi']:.2f}" + ("" if v["lo"] is None else f" [{v['lo']:.2f}, {v['hi']:.2f}]")
+
+    table = pd.DataFrame([{"A": p["a"], "B": p["b"], "class": p["class"],
+                           **{n: _phi_text(p["instruments"][n]) for n in names}, "reason": p["reason"]}
+                          for p in pairs])
+    ev = st.dataframe(table, key="assoc_pairs", hide_index=True, on_select="rerun", selection_mode="single-row",
+                      column_config={n: st.column_config.TextColumn(f"phi {n}") for n in names})
+    picked = list(ev.selection.rows) if ev is not None else []
+    if picked != st.session_state.get("_assoc_pairs_applied", []):  # a new click: open that pair's 2x2 above
+        st.session_state["_assoc_pairs_applied"] = picked
+        if picked and 0 <= picked[0] < len(pairs):
+            p = pairs[picked[0]]
+            if (p["a"], p["b"]) != (a, b):
+                _ui.set_qp(a=p["a"], b=p["b"])
+                st.rerun()
+    by_class = {c: [f"{p['a']} x {p['b']}" for p in pairs if p["class"] == c] for c in ("induced", "real")}
+    st.caption(_ui.md_escape(
+        "; ".join(f"{c} ({len(v)}): {', '.join(v) if v else 'none'}" for c, v in by_class.items())
+        + f"; undetermined: {sum(p['class'] == 'undetermined' for p in pairs)}"))
+    pct = int(round(100 * res["level"]))
+    st.caption(
+        f"phi with its {pct}% paired bootstrap interval (seed {res['seed']}, {res['n_boot']} resamples). "
+        f"The rule, with threshold T = {res['threshold']}: **real** when people's interval lies beyond +/-T; "
+        "**induced** when a single-call run's interval lies beyond +/-T while every one-criterion run's and "
+        "people's lie inside (-T, T); otherwise **undetermined**, with the first missing piece as the reason. "
+        f"People count from {stats.MIN_PEOPLE} labelled answers. Select a row to open its 2x2 above.")
+
+    # ------------------------------------------------------------ position effects
+    st.subheader("Position effect in single calls")
+    singles = [i["name"] for i in res["instruments"] if i["mode"] in ("single", "grouped")]
+    reference = next((i["name"] for i in res["instruments"] if i["mode"] == "split"), None)
+    if not singles:
+        st.caption("No single-call run among the instruments: add one to see how verdicts depend on the position "
+                   "a field is emitted at.")
+    else:
+        effects = [analysis.position_effect(store, rid, reference, sel) for rid in singles]
+        st.altair_chart(charts.position_lines(effects))
+        st.caption(_ui.md_escape(
+            "By the position a verdict was emitted at in its call: the fail rate, the fail rate when the field "
+            "before it failed"
+            + (f", and the agreement with the one-criterion run {reference} on the same answer and criterion"
+               if reference else " (add a split run to see the agreement with one call per criterion)") + "."))

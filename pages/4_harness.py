@@ -1,11 +1,196 @@
-"""Harness comparison: per criterion, fail under A and pass under B and the reverse; how the
-composition of failures moved.
+"""Harness comparison: two runs on the same answers (a single call against one call per criterion,
+two judges...). Per criterion, the answers that fail under A and pass under B, the reverse, and
+those failing under both; the composition of failures under each; the all-pass rate under each,
+and what it hides when it barely moves while the failures changed criterion. Then the answers
+that flipped on one criterion, with both judges' reasons.
 
-Placeholder: built in issue 3."""
+Deep link: ``?a=RUN&b=RUN[&criterion=C][&dir=fail_a_pass_b|pass_a_fail_b|fail_both][&judge=N|majority][&round=N]``.
 
+Figures: evalcore.analysis.flips (``evalcore flips A B --json``); the drill-down:
+evalcore.analysis.flip_answers (``evalcore flipped A B --criterion C --direction D --json``).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
+from evalcore import analysis, charts
 from pages import _ui
 
+PAGE_SIZE = 25
+PCT = st.column_config.NumberColumn(format="%.1f%%")
+DEFAULT_A, DEFAULT_B = "support-single", "support-split"
+
+
+def _keep(key: str, options: list) -> None:
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
+
+
+def _pct100(v):
+    return None if v is None else 100 * v
+
+
+def _word(passed) -> str:
+    return "ERROR" if passed is None else ("pass" if passed else "FAIL")
+
+
+def _defaults(runs: list[dict]) -> tuple[str, str]:
+    ids = [r["run_id"] for r in runs]
+    if DEFAULT_A in ids and DEFAULT_B in ids:
+        return DEFAULT_A, DEFAULT_B
+    complete = [r for r in runs if r["status"] == "complete"] or runs
+    for r in complete:  # two runs on one generation, a single-call one first when there is one
+        other = [s for s in complete if s["gen_id"] == r["gen_id"] and s["run_id"] != r["run_id"]]
+        if other:
+            other.sort(key=lambda s: s["mode"] != "split")
+            return r["run_id"], other[0]["run_id"]
+    return ids[0], ids[-1]
+
+
 st.title("Harness comparison")
-_ui.not_built(3, "the harness comparison page")
+store = _ui.store()
+runs = [r for r in _ui.summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]
+if not runs:
+    st.info("No runs with criterion verdicts in this data directory.")
+    st.stop()
+by_id = {r["run_id"]: r for r in runs}
+run_ids = list(by_id)
+gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}
+
+# ---------------------------------------------------------------- the two runs
+for param in ("a", "b"):
+    asked = _ui.qp(param)
+    if asked is not None and asked not in by_id:
+        with _ui.boundary():
+            store.run(asked)  # a bad or unknown id is one st.error
+            st.warning(_ui.md_escape(f"Run {asked} has no criterion verdicts."))
+default_a, default_b = _defaults(runs)
+for key, param, default in (("harness_a", "a", default_a), ("harness_b", "b", default_b)):
+    _ui.sync_widget(key, param, run_ids)
+    st.session_state.setdefault(key, default)
+c_a, c_b = st.columns(2)
+fmt = lambda r: f"{r} ({by_id[r]['mode']}, {by_id[r]['gen_id']})" + (  # noqa: E731
+    "" if by_id[r]["status"] == "complete" else f" ⚠ {by_id[r]['status']}")
+run_a = c_a.selectbox("A", run_ids, key="harness_a", on_change=_ui.widget_to_qp, args=("harness_a", "a"),
+                      format_func=fmt)
+run_b = c_b.selectbox("B", run_ids, key="harness_b", on_change=_ui.widget_to_qp, args=("harness_b", "b"),
+                      format_func=fmt)
+k = min(max(1, by_id[r]["judge_rounds"] or 1) for r in (run_a, run_b))
+judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
+n_rounds = max(gens.get(by_id[r]["gen_id"], {}).get("rounds") or 1 for r in (run_a, run_b))
+rounds = ["all"] + [str(i) for i in range(1, n_rounds + 1)]
+for key, param, options in (("harness_judge", "judge", judges), ("harness_round", "round", rounds)):
+    _keep(key, options)
+    _ui.sync_widget(key, param, options)
+c_judge, c_round, _ = st.columns([2, 2, 3])
+judge = c_judge.selectbox("Judge verdict", judges, key="harness_judge", on_change=_ui.widget_to_qp,
+                          args=("harness_judge", "judge"),
+                          format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority"
+                          else f"judge round {v}")
+gen_round = c_round.selectbox("Generation round", rounds, key="harness_round", on_change=_ui.widget_to_qp,
+                              args=("harness_round", "round"),
+                              format_func=lambda v: "every round" if v == "all" else f"round {v}")
+sel = analysis.parse_selection(judge, gen_round)
+
+with _ui.boundary():
+    if run_a == run_b:
+        st.info("Choose two different runs.")
+        st.stop()
+    fl = analysis.flips(store, run_a, run_b, sel)
+    for w in fl["warnings"]:
+        st.warning(_ui.md_escape(w))
+    crits = fl["criteria"]
+    names = [c["criterion"] for c in crits]
+    shift = analysis.composition_shift(fl)
+
+    # ------------------------------------------------------------ the aggregate
+    ap = fl["all_pass"]
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric("All criteria pass under A", _ui.pct(ap["a"]))
+    m1.caption(f"{ap['passed_a']} of {ap['answers']} answers both runs judged on every criterion")
+    delta = shift["all_pass_delta"]
+    m2.metric("All criteria pass under B", _ui.pct(ap["b"]),
+              delta=None if delta is None else f"{100 * delta:+.1f} points", delta_color="off",
+              delta_arrow="off")
+    m2.caption(f"{ap['passed_b']} of {ap['answers']}")
+    m3.metric("Failures under A / B", f"{fl['failures_a']} / {fl['failures_b']}")
+    m4.metric("Verdicts that changed", shift["flipped_verdicts"])
+    m4.caption(f"the composition of failures moved by {100 * shift['composition_distance']:.1f} points "
+               "(half the summed change in shares)")
+    if shift["hidden"]:
+        mm = shift["most_moved"] or {"criterion": "-", "share_a": None, "share_b": None}
+        st.info(_ui.md_escape(
+            f"The all-pass rate is within a point ({_ui.pct(ap['a'])} under A, {_ui.pct(ap['b'])} under B) while "
+            f"{shift['flipped_verdicts']} verdicts changed and the composition of failures moved by "
+            f"{100 * shift['composition_distance']:.1f} points (the largest move: {mm['criterion']}, "
+            f"{_ui.pct(mm['share_a'])} of A's failures and {_ui.pct(mm['share_b'])} of B's). The aggregate hides "
+            "which requirement the failures are filed against."))
+
+    # ------------------------------------------------------------ per criterion
+    st.subheader("Per criterion")
+    table = pd.DataFrame([{
+        "criterion": c["criterion"], "A fails, B passes": c["fail_a_pass_b"], "A passes, B fails": c["pass_a_fail_b"],
+        "both fail": c["fail_both"], "fail under A": c["fail_a"], "fail under B": c["fail_b"],
+        "share of A's failures": _pct100(c["share_of_failures_a"]),
+        "share of B's failures": _pct100(c["share_of_failures_b"]), "McNemar p": c["mcnemar_p"], "answers": c["n"],
+    } for c in crits])
+    st.dataframe(table, key="harness_table", hide_index=True, placeholder="-",
+                 column_config={"share of A's failures": PCT, "share of B's failures": PCT,
+                                "McNemar p": st.column_config.NumberColumn(format="%.2g")})
+    st.caption(_ui.md_escape(f"A = {run_a}, B = {run_b}, on the answers both judged. McNemar p: the exact test on "
+                             "the answers that changed verdict, one way against the other."))
+    left, right = st.columns(2)
+    left.altair_chart(charts.flip_bars(crits, run_a, run_b), width="stretch")
+    right.altair_chart(charts.composition_bars(crits, run_a, run_b), width="stretch")
+
+    # ------------------------------------------------------------ drill-down
+    st.subheader("Answers that flipped")
+    _ui.sync_widget("harness_crit", "criterion", names)
+    _keep("harness_crit", names)
+    st.session_state.setdefault("harness_crit", max(crits, key=lambda c: c["fail_a_pass_b"] + c["pass_a_fail_b"])[
+        "criterion"])
+    _ui.sync_widget("harness_dir", "dir", list(analysis.DIRECTIONS))
+    st.session_state.setdefault("harness_dir", "fail_a_pass_b")
+    d1, d2 = st.columns([2, 3])
+    crit = d1.selectbox("Criterion", names, key="harness_crit", on_change=_ui.widget_to_qp,
+                        args=("harness_crit", "criterion"))
+    row = next(c for c in crits if c["criterion"] == crit)
+    direction = d2.radio("Which answers", list(analysis.DIRECTIONS), key="harness_dir", horizontal=True,
+                         on_change=_ui.widget_to_qp, args=("harness_dir", "dir"),
+                         format_func=lambda d: {"fail_a_pass_b": "A fails, B passes", "pass_a_fail_b": "A passes, B fails",
+                                                "fail_both": "both fail"}[d] + f" ({row[d]})")
+    pages = max(1, -(-row[direction] // PAGE_SIZE))
+    page = 1
+    if pages > 1:
+        page = st.columns([1, 5])[0].number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1,
+                                                      step=1,
+                               key=f"harness_page|{crit}|{direction}")
+    res = analysis.flip_answers(store, run_a, run_b, crit, direction, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
+    if not res["answers"]:
+        st.info("No answers here.")
+    else:
+        st.caption(f"{res['total']} answers; {res['offset'] + 1} to {res['offset'] + len(res['answers'])} shown. "
+                   "Reasons are the judges' own words. Select a row to read the answer.")
+        listing = pd.DataFrame([{"item": x["item_id"], "round": x["gen_round"], "class": x["class"],
+                                 "A": _word(x["a"]["passed"]), "A's reason": x["a"]["reason"],
+                                 "B": _word(x["b"]["passed"]), "B's reason": x["b"]["reason"]}
+                                for x in res["answers"]])
+        ev = st.dataframe(listing, key=f"harness_answers|{run_a}|{run_b}|{crit}|{direction}|{judge}|{gen_round}|{page}",
+                          hide_index=True, on_select="rerun", selection_mode="single-row", placeholder="-")
+        picked = list(ev.selection.rows) if ev is not None else []
+        if picked:
+            x = res["answers"][picked[0]]
+            st.caption(_ui.md_escape(f"{x['item_id']}, generation round {x['gen_round']}, class {x['class'] or '-'}"))
+            i_col, o_col = st.columns(2)
+            with i_col:
+                _ui.labelled_text("Input", x["input"])
+                _ui.labelled_text("Output" + (" (the system abstained)" if x["abstained"] else ""), x["output"])
+            with o_col:
+                for side, rid in (("a", run_a), ("b", run_b)):
+                    s = x[side]
+                    _ui.labelled_text(_ui.md_escape(f"{side.upper()} ({rid}): {_word(s['passed'])}, judge round "
+                                                    f"{s['judge_round']}"), s["reason"])
+            st.page_link("pages/1_runs.py", label="Open this answer with every verdict of A in Runs",
+                         query_params={"run": run_a, "item": x["item_id"], "round": str(x["gen_round"])})

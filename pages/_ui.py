@@ -214,3 +214,25 @@ def not_built(issue: int, what: str) -> None:
 def pct(value: float | None, digits: int = 1) -> str:
     """A rate as a percentage string (the app's displayed precision), or a dash."""
     return "-" if value is None else f"{100 * value:.{digits}f}%"
+
+
+def _leave_pages_directory_mode() -> None:
+    """Make a deep link that is the first request of a fresh server go through app.py.
+
+    Streamlit decides at server start that an app beside a ``pages/`` folder is a v1 multipage
+    app, and until app.py has called ``st.navigation`` once in the process, a first request for
+    ``/attribution`` runs pages/2_attribution.py alone: no page config, no data directory from the
+    command line, raw file names in the sidebar. Every page imports this module, so the first
+    such run lands here: switch the process to ``st.navigation`` mode and rerun, which runs app.py
+    and resolves the same URL path to the same page. (Streamlit internals: checked by
+    tests/test_browser_deeplink.py.)"""
+    try:
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:  # pragma: no cover - a Streamlit without it has no v1 mode to leave
+        return
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+_leave_pages_directory_mode()
