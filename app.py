@@ -42,8 +42,8 @@ nav = st.navigation({
         page("12_labels.py", "Labels", "labels"),
     ],
     "Pairwise": [
-        page("7_pairwise_grading.py", "Pairwise grading", "pairwise-grading"),
-        page("8_pairwise_results.py", "Pairwise results", "pairwise-results"),
+        page("7_pairwise_grading.py", "Pairwise grading", "pairwise_grading"),
+        page("8_pairwise_results.py", "Pairwise results", "pairwise_results"),
     ],
     "Decide": [
         page("9_compare.py", "Compare configurations", "compare"),

@@ -108,9 +108,12 @@ ACCOUNTS = "accounts"
 N_ACCOUNTS_ITEMS = 120
 GEN_ROUNDS = 3
 ARMS = {"concise": "accounts-concise", "detailed": "accounts-detailed"}  # arm name -> gen id
-ARM_STYLE = {  # share of answers with a heading, bullet probability, choices for steps / extra sentences
-    "concise": {"heading": 0.54, "bullets": 0.30, "steps": (2, 3), "extras": (0, 0, 1, 2), "sections": 0},
-    "detailed": {"heading": 0.91, "bullets": 0.78, "steps": (4, 5, 6), "extras": (5, 6, 7), "sections": 2},
+ARM_STYLE = {  # share of answers with a heading, bullet probability, steps, range of extra sentences
+    # Lengths overlap (SD ~75 words in each arm, means ~94 apart) so that, before normalisation,
+    # the heading (a title, and sub-headings in the long arm) is the strongest tell and length the
+    # second; normalisation strips the first and leaves the second (docs/PAIRWISE.md).
+    "concise": {"heading": 0.54, "bullets": 0.42, "steps": (2, 3, 4), "extras": (0, 21), "sections": 0},
+    "detailed": {"heading": 0.91, "bullets": 0.62, "steps": (4, 5, 6), "extras": (7, 27), "sections": 2},
 }
 BAIL_MIX = ((0.80, 0.02), (0.15, 0.35), (0.05, 0.85))  # (share of items, bail probability per round)
 MIRROR_SHARE = 0.10
@@ -118,7 +121,8 @@ N_HOLDOUT_PAIRS = 6
 N_PRACTICE_PAIRS = 15
 REVIEWERS = {"sim-reviewer-1": 0.80, "sim-reviewer-2": 0.55, "sim-reviewer-3": 0.35}  # share of pairs seen
 LEFT_BIAS_PEOPLE = 0.05
-FIRST_BIAS_GRADER = 0.12
+FIRST_BIAS_GRADER = 0.15  # the grader's switch to the first-read answer
+GRADER_SAME = 0.03
 P_SAME = 0.08
 
 
@@ -464,6 +468,32 @@ ACCOUNT_EXTRAS = [
     "For shared workspaces, let your teammates know before you start.",
     "If something fails, signing out and back in often clears it.",
     "Support can help if a step does not match what you see.",
+    "The confirmation email can take a little while during busy hours.",
+    "Check the spam folder if nothing has arrived after a few minutes.",
+    "Links in our emails expire after {hours} hours for your safety.",
+    "You can repeat the steps as often as you need to.",
+    "A browser extension that blocks pop-ups can hide the confirmation window.",
+    "On {device} the same option sits under the menu in the top corner.",
+    "Your billing details are not affected by this change.",
+    "Members of your workspace keep their own settings throughout.",
+    "We never ask for your password by email or chat.",
+    "If you manage several accounts, do them one at a time to avoid mix-ups.",
+    "The activity log under Settings > Security records every change you make.",
+    "It is worth writing down the date you made the change.",
+    "Older versions of the app may show slightly different labels.",
+    "If your company uses single sign-on, your IT team may need to help.",
+    "A stable connection avoids having to start again halfway through.",
+    "Private browsing windows sometimes lose the session part way through.",
+    "You can undo most of these changes from the same page.",
+    "The help centre has screenshots of each screen if you want to follow along.",
+    "Accounts on the {plan} plan get priority replies from support.",
+    "Time zones can make the email timestamps look a little odd.",
+    "For security, you may be asked to sign in again before saving.",
+    "Two-step sign-in codes change every thirty seconds, so type them promptly.",
+    "If the button is greyed out, an admin may have turned the option off.",
+    "Clearing the browser cache can fix a page that will not load.",
+    "Keep your recovery email current so you can always get back in.",
+    "Most people finish all of this in under five minutes.",
 ]
 ACCOUNT_SECTIONS = ["Before you start", "Steps", "If something goes wrong", "Good to know"]
 ACCOUNT_BAIL = ("I'm sorry, I couldn't find enough in the account help articles to answer this reliably. "
@@ -532,17 +562,6 @@ def _totals(calls: _Cols) -> S.Totals:
 
 def _words(text: str | None) -> int:
     return len(text.split()) if text else 0
-
-
-def normalise_text(text: str) -> str:
-    """Strip formatting tells as a blinded session shows answers: heading markers, bullet glyphs,
-    repeated blank lines. (Length passes straight through.)"""
-    out = []
-    for line in text.splitlines():
-        line = re.sub(r"^\s{0,3}#{1,6}\s+", "", line)
-        line = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", line)
-        out.append(line.rstrip())
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip()
 
 
 # --------------------------------------------------------------------------- support: truth and items
@@ -1152,7 +1171,7 @@ def _account_answer(rng: np.random.Generator, style: dict, info: dict, headed: b
     topic = ACCOUNT_TOPICS[info["topic"]]
     s, steps = info["slots"], info["steps"]
     n_steps = int(_pick(rng, list(style["steps"])))
-    n_extra = int(_pick(rng, list(style["extras"])))
+    n_extra = int(rng.integers(style["extras"][0], style["extras"][1] + 1))
     use = steps[:n_steps]
     extras = [_fill(x, s) for x in rng.permutation(ACCOUNT_EXTRAS)[:n_extra]]
     lines: list[str] = []
@@ -1288,53 +1307,15 @@ def write_accounts_runs(store: Store, seed: int, items, gens: dict[str, list[lis
     return counts
 
 
-def _pair_id(rng: np.random.Generator, used: set[str]) -> str:
-    while True:
-        pid = "p-" + "".join(_pick(rng, list("0123456789abcdefghjkmnpqrstvwxyz")) for _ in range(10))
-        if pid not in used:
-            used.add(pid)
-            return pid
-
-
-def make_pairs(rng: np.random.Generator, items, gens, item_idx: list[int], gen_round: int,
-               mirror_share: float, n_holdout: int) -> tuple[list[dict], list[dict]]:
-    """Pairs (PairRow dicts, shuffled, random ids) and their key rows. Left/right is a coin per
-    pair; mirrors repeat a pair with the sides swapped."""
-    arms = list(ARMS)
-    used: set[str] = set()
-    pairs, key = [], []
-    for i in item_idx:
-        texts = {a: normalise_text(gens[a][i][gen_round - 1]["output"]) for a in arms}
-        left = arms[int(rng.integers(2))]
-        right = arms[1 - arms.index(left)]
-        pid = _pair_id(rng, used)
-        pairs.append({"pair_id": pid, "item_id": items[i]["item_id"], "left_text": texts[left],
-                      "right_text": texts[right], "mirror_of": None, "holdout": False})
-        key.append({"pair_id": pid, "left_arm": left, "right_arm": right})
-    n_mirror = int(round(mirror_share * len(pairs)))
-    for k in sorted(rng.choice(len(pairs), n_mirror, replace=False).tolist()):
-        p, kk = pairs[k], key[k]
-        pid = _pair_id(rng, used)
-        pairs.append({"pair_id": pid, "item_id": p["item_id"], "left_text": p["right_text"],
-                      "right_text": p["left_text"], "mirror_of": p["pair_id"], "holdout": False})
-        key.append({"pair_id": pid, "left_arm": kk["right_arm"], "right_arm": kk["left_arm"]})
-    originals = [k for k, p in enumerate(pairs) if p["mirror_of"] is None]
-    for k in rng.choice(originals, n_holdout, replace=False).tolist():
-        pairs[k]["holdout"] = True
-    order = np.argsort([p["pair_id"] for p in pairs], kind="stable")
-    return [pairs[k] for k in order], [key[k] for k in order]
-
-
-def _preference(rng: np.random.Generator, gens, items, n: int) -> np.ndarray:
+def accounts_preference(seed: int, bail_long: Iterable[bool], bail_short: Iterable[bool]) -> np.ndarray:
     """Per item, the probability that a careful reader prefers the long arm's answer (round 1):
-    about 0.58 on average, varying by item; a bail loses nearly always."""
-    p = np.clip(0.58 + rng.normal(0, 0.2, n), 0.05, 0.95)
-    for i in range(n):
-        bl, bc = gens["detailed"][i][0]["abstained"], gens["concise"][i][0]["abstained"]
-        if bl and not bc:
-            p[i] = 0.05
-        elif bc and not bl:
-            p[i] = 0.95
+    about 0.58 on average, varying by item; a bail loses nearly always. Its own stream, so that
+    tests/test_pairs.py can recompute what the demo planted."""
+    bl, bc = np.asarray(list(bail_long), bool), np.asarray(list(bail_short), bool)
+    rng = _rng(seed, "accounts-preference")
+    p = np.clip(0.58 + rng.normal(0, 0.2, bl.size), 0.05, 0.95)
+    p[bl & ~bc] = 0.05
+    p[bc & ~bl] = 0.95
     return p
 
 
@@ -1344,15 +1325,30 @@ def _choose(rng: np.random.Generator, p_left: float, bias: float) -> str:
     return "left" if rng.random() < min(0.98, max(0.02, p_left + bias)) else "right"
 
 
+def _arms_of(gens, items, gen_round: int, idx: Iterable[int] | None = None):
+    """The two arms as :class:`evalcore.pairs.Arm`: raw answers of one generation round."""
+    from .pairs import Arm
+    idx = list(range(len(items))) if idx is None else list(idx)
+    return [Arm(name, ARMS[name], {items[i]["item_id"]: gens[name][i][gen_round - 1]["output"] for i in idx}, ACCOUNTS)
+            for name in ARMS]
+
+
 def write_accounts_sessions(store: Store, seed: int, items, gens, keys: Path) -> dict:
     """`accounts-ab` (closed, with simulated reviewers' choices and a model grader run) and
-    `accounts-practice` (open, no choices). Keys go to the keys directory only."""
-    rng = _rng(seed, "accounts-ab")
-    n = len(items)
-    pairs, key = make_pairs(rng, items, gens, list(range(n)), 1, MIRROR_SHARE, N_HOLDOUT_PAIRS)
-    pref_long = _preference(rng, gens, items, n)
+    `accounts-practice` (open, no choices), both made by :func:`evalcore.pairs.plan_session` (the
+    code path of `evalcore pairs make`). Keys go to the keys directory only."""
+    from .blinding import NORMALISATIONS
+    from .pairs import plan_session, write_plan
+    key_seed = int(_rng(seed, "accounts-ab-key").integers(2 ** 62))
+    plan = plan_session("accounts-ab", _arms_of(gens, items, 1), normalise=NORMALISATIONS, mirror=MIRROR_SHARE,
+                        holdout=N_HOLDOUT_PAIRS, seed=int(seed), key_seed=key_seed, created_at=_at(17),
+                        source=SOURCE, simulated=True)
+    pairs, key = plan.pairs, plan.key_rows
+    pref_long = accounts_preference(seed, [gens["detailed"][i][0]["abstained"] for i in range(len(items))],
+                                    [gens["concise"][i][0]["abstained"] for i in range(len(items))])
     idx_of = {it["item_id"]: i for i, it in enumerate(items)}
     key_of = {k["pair_id"]: k for k in key}
+    rng = _rng(seed, "accounts-ab-people")
     jud = _Cols("judgments")
     for p in pairs:
         k = key_of[p["pair_id"]]
@@ -1361,33 +1357,30 @@ def write_accounts_sessions(store: Store, seed: int, items, gens, keys: Path) ->
         for r in seen:
             words = _words(p["left_text"]) + _words(p["right_text"])
             jud.add(pair_id=p["pair_id"], reviewer=r, choice=_choose(rng, p_left, LEFT_BIAS_PEOPLE),
-                    seconds=round(float(8 + 0.12 * words + rng.lognormal(2.6, 0.5)), 1))
-    settings = S.SessionSettings(normalise=["headings", "bullets", "blank-lines"], length_match=False,
-                                 mirror_fraction=MIRROR_SHARE, holdout=N_HOLDOUT_PAIRS, seed=int(seed))
-    sm = S.SessionManifest(session_id="accounts-ab", suite_id=ACCOUNTS, created_at=_at(17), settings=settings,
-                           status="closed", n_pairs=len(pairs), source=SOURCE, simulated=True)
-    store.write_session(sm, pairs, jud.arrow(), overwrite=True)
-    km = S.KeyManifest(session_id="accounts-ab", arms=dict(ARMS), created_at=_at(17))
-    store.write_key(km, key, keys_dir=keys)
+                    seconds=round(float(8 + 0.06 * words + rng.lognormal(2.6, 0.5)), 1))
+    plan.manifest = plan.manifest.model_copy(update={"status": "closed"})
+    write_plan(store, plan, keys, judgments=jud.arrow(), overwrite=True)
     grader = write_pair_grader(store, seed, pairs, key_of, pref_long, idx_of)
 
     rng_p = _rng(seed, "accounts-practice")
-    pick = sorted(rng_p.choice(n, N_PRACTICE_PAIRS - 1, replace=False).tolist())
-    ppairs, pkey = make_pairs(rng_p, items, gens, pick, 2, 1 / (N_PRACTICE_PAIRS - 1), 0)
-    pm = S.SessionManifest(session_id="accounts-practice", suite_id=ACCOUNTS, created_at=_at(19),
-                           settings=S.SessionSettings(normalise=["headings", "bullets", "blank-lines"],
-                                                      mirror_fraction=round(1 / (N_PRACTICE_PAIRS - 1), 4),
-                                                      holdout=0, seed=int(seed)),
-                           status="open", n_pairs=len(ppairs), source=SOURCE, simulated=True)
-    store.write_session(pm, ppairs, None, overwrite=True)
-    store.write_key(S.KeyManifest(session_id="accounts-practice", arms=dict(ARMS), created_at=_at(19)), pkey,
-                    keys_dir=keys)
-    return {"pairs": len(pairs) + len(ppairs), "judgments": jud.n, **grader}
+    pick = sorted(rng_p.choice(len(items), N_PRACTICE_PAIRS - 1, replace=False).tolist())
+    pkey_seed = int(_rng(seed, "accounts-practice-key").integers(2 ** 62))
+    pplan = plan_session("accounts-practice", _arms_of(gens, items, 2, pick), normalise=NORMALISATIONS,
+                         mirror=round(1 / (N_PRACTICE_PAIRS - 1), 4), holdout=0, seed=int(seed),
+                         key_seed=pkey_seed, gen_round=2, created_at=_at(19), source=SOURCE, simulated=True)
+    write_plan(store, pplan, keys, overwrite=True)
+    return {"pairs": len(pairs) + len(pplan.pairs), "judgments": jud.n, **grader}
 
 
 def write_pair_grader(store: Store, seed: int, pairs, key_of, pref_long, idx_of) -> dict:
-    """`accounts-ab-grader`: a model grader saw every pair twice, as shown and swapped; it leans
-    towards whichever answer it reads first. Choices are stored in as-shown terms."""
+    """`accounts-ab-grader`: a model grader saw every pair twice, as shown and swapped. It forms
+    one verdict per pair (the long answer with the careful reader's probability) and reports it,
+    except that it says "same" with probability GRADER_SAME, and when its verdict is the answer
+    it read second it switches to the first with probability FIRST_BIAS_GRADER. So, per pair, the
+    two orders reverse each other with probability (1 - s)^2 b, disagree at all with probability
+    1 - s^2 - (1 - s)^2 (1 - b), and a decided verdict names the first-read answer with
+    probability (1 + b) / 2 (s = GRADER_SAME, b = FIRST_BIAS_GRADER; tests/test_pairs.py checks
+    the report against these). Choices are stored in as-shown terms."""
     rng = _rng(seed, "accounts-ab-grader")
     run_id = "accounts-ab-grader"
     pv, c = _Cols("pair_verdicts"), _Cols("calls")
@@ -1399,16 +1392,16 @@ def write_pair_grader(store: Store, seed: int, pairs, key_of, pref_long, idx_of)
         k = key_of[p["pair_id"]]
         pl = pref_long[idx_of[p["item_id"]]]
         p_left = pl if k["left_arm"] == "detailed" else 1 - pl
+        verdict = "left" if rng.random() < p_left else "right"  # the grader's own view of the pair
         for order in ("as_shown", "swapped"):
             call_no += 1
-            p_first = p_left if order == "as_shown" else 1 - p_left
-            pick = _choose(rng, p_first, FIRST_BIAS_GRADER)  # in the grader's own first/second terms
-            if pick == "same":
+            first = "left" if order == "as_shown" else "right"
+            if rng.random() < GRADER_SAME:
                 choice = "same"
-            elif order == "as_shown":
-                choice = pick
+            elif verdict != first and rng.random() < FIRST_BIAS_GRADER:
+                choice = first  # swayed towards the answer it read first
             else:
-                choice = "right" if pick == "left" else "left"
+                choice = verdict
             cid = f"{run_id}-c{call_no:06d}"
             words = _words(p["left_text"]) + _words(p["right_text"])
             tin, tout = int(150 + 1.3 * words), int(40 + rng.integers(0, 30))

@@ -1647,3 +1647,7 @@ def register(group: click.Group) -> None:
     from .datasets import import_hanna_cmd, import_summeval_cmd
     group.add_command(import_hanna_cmd)
     group.add_command(import_summeval_cmd)
+
+    # PandaLM's pairwise test set with its two judges (evalcore/pandalm.py; docs/REVIEW.md)
+    from .pandalm import import_pandalm_cmd
+    group.add_command(import_pandalm_cmd)
