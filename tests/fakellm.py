@@ -1,0 +1,479 @@
+"""A local OpenAI-compatible chat server for tests and the benchmark; nothing here reaches a provider.
+
+``FakeLLM`` answers ``POST /v1/chat/completions`` on 127.0.0.1 through litellm's real HTTP path:
+
+* **deterministic answers that depend on the request**: a sha256 of the messages and the seed
+  decides every verdict, score, label, pairwise choice and generated answer, so the same request
+  always gets the same answer whatever the order or the time it arrives;
+* it reads what to answer from evalcore's prompts: the output skeleton of a judge prompt (one
+  line per criterion, with its kind and scale), of a pairwise prompt or of a generation prompt;
+* **injectable faults at given request indices** (0-based, in arrival order) or on every request
+  (``always``): ``429``, ``500``, ``503``, ``timeout`` (sleeps ``timeout_sleep`` then answers 504
+  without usage), ``malformed`` (the JSON cut in half), ``missing`` (the first criterion's value
+  left out), ``range`` (the first criterion's value out of its scale), ``slow`` (a valid answer
+  after ``timeout_sleep``);
+* **configurable latency** (seconds before each answer);
+* it **counts** requests, requests in flight (and their maximum) and the tokens it reported, and
+  logs every request (index, fault, status, hash of the messages, tokens, the exact content sent).
+
+Tokens are reported as ``len(prompt text) // 4 + 7`` and ``len(content) // 4 + 1``; a fault
+without a body (429, 5xx, timeout) reports none.
+
+The module also holds the **network guard** the tests use: :func:`install_guard` makes every
+``socket.connect`` and ``getaddrinfo`` to a non-loopback address raise and be recorded, and
+:func:`guard_env` gives a subprocess the same guard through a ``sitecustomize`` on PYTHONPATH.
+
+Run it as a script for the benchmark: ``python tests/fakellm.py --latency 0.2`` prints its base
+URL and serves until killed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import os
+import re
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+MODEL_REPORTED = "fake-judge-2026-01-01"
+
+# one line of a judge prompt's output skeleton, e.g.
+#   "helpfulness": {"reason": "<why>", "score": <integer 1-5>},
+_JUDGE_LINE = re.compile(r'^\s*"(?P<name>[^"]+)": \{"reason": "<why>", (?P<rest>.*)\},?\s*$', re.M)
+_SCALE = re.compile(r"<(?P<typ>integer|number) (?P<lo>-?[0-9.]+) to (?P<hi>-?[0-9.]+)>")
+_PAIR_MARK = '"choice": "first" | "second" | "same"'
+_GEN_MARK = '"answer": "<your answer>"'
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8")).hexdigest()
+
+
+def _frac(d: str) -> float:
+    return int(d[:12], 16) / float(16 ** 12)
+
+
+def request_key(body: dict) -> str:
+    """What the deterministic answer depends on: the messages and the seed."""
+    return _digest(json.dumps(body.get("messages"), sort_keys=True, ensure_ascii=False), body.get("seed"))
+
+
+def prompt_text(body: dict) -> str:
+    return "\n".join(str(m.get("content") or "") for m in body.get("messages") or [])
+
+
+def judge_fields(text: str) -> list[dict]:
+    """The criteria a judge prompt asks for, in the order asked: name, kind, scale."""
+    out = []
+    for m in _JUDGE_LINE.finditer(text):
+        rest = m.group("rest")
+        f: dict[str, Any] = {"name": m.group("name")}
+        if '"label":' in rest:
+            f["kind"] = "ternary"
+        elif '"verdict":' in rest:
+            f["kind"] = "binary"
+        else:
+            s = _SCALE.search(rest)
+            f["kind"] = "ordinal" if s and s.group("typ") == "integer" else "continuous"
+            f["lo"], f["hi"] = (float(s.group("lo")), float(s.group("hi"))) if s else (0.0, 1.0)
+        out.append(f)
+    return out
+
+
+def deterministic_answer(body: dict) -> dict:
+    """The answer object for a request (before any fault), as a dict in emission order."""
+    text = prompt_text(body)
+    key = request_key(body)
+    fields = judge_fields(text)
+    if fields:
+        ans: dict[str, Any] = {}
+        for f in fields:
+            d = _digest(key, f["name"])
+            x = _frac(d)
+            v: dict[str, Any] = {"reason": f"Deterministic reason for {f['name']} ({d[:8]})."}
+            if f["kind"] == "binary":
+                v["verdict"] = "pass" if x < 0.7 else "fail"
+            elif f["kind"] == "ordinal":
+                lo, hi = int(f["lo"]), int(f["hi"])
+                v["score"] = lo + int(x * (hi - lo + 1))
+            elif f["kind"] == "continuous":
+                v["score"] = round(f["lo"] + x * (f["hi"] - f["lo"]), 2)
+            else:  # a "correct" that admits a missed item now and then (post-processing pp-2 makes it partial)
+                v.update(covered=[], missed=["a must-have item"] if 0.5 <= x < 0.6 else [], triggered=[],
+                         label="correct" if x < 0.6 else ("partial" if x < 0.85 else "wrong"))
+            ans[f["name"]] = v
+        return ans
+    if _PAIR_MARK in text:
+        x = _frac(_digest(key, "pair"))
+        return {"reason": f"Deterministic preference ({key[:8]}).",
+                "choice": "first" if x < 0.45 else ("second" if x < 0.9 else "same")}
+    x = _frac(_digest(key, "gen"))
+    return {"answer": f"Deterministic answer {key[:10]}.", "abstained": x < 0.15, "doc_ids": ["d1", "d2"]}
+
+
+def _break(ans: dict, fault: str) -> dict:
+    ans = json.loads(json.dumps(ans))
+    first = next(iter(ans.values()))
+    if not isinstance(first, dict):  # a pair or generation answer
+        key = "choice" if "choice" in ans else "answer"
+        if fault == "missing":
+            ans.pop(key)
+        else:
+            ans[key] = "sideways" if key == "choice" else 42
+        return ans
+    val = [k for k in ("verdict", "score", "label") if k in first][0]
+    if fault == "missing":
+        first.pop(val)
+    elif val == "score":
+        first[val] = 99
+    else:
+        first[val] = "maybe"
+    return ans
+
+
+class FakeLLM:
+    """The server; start() binds 127.0.0.1 on a free port and serves from a daemon thread."""
+
+    def __init__(self, latency: float = 0.0, faults: dict[int, str] | None = None, always: str | None = None,
+                 timeout_sleep: float = 1.0, model: str = MODEL_REPORTED):
+        self.latency = latency
+        self.faults = dict(faults or {})
+        self.always = always
+        self.timeout_sleep = timeout_sleep
+        self.model = model
+        self.lock = threading.Lock()
+        self.reset()
+        self._server: ThreadingHTTPServer | None = None
+
+    # ---- counters
+    def reset(self) -> None:
+        with getattr(self, "lock", threading.Lock()):
+            self.requests = 0
+            self.in_flight = 0
+            self.max_in_flight = 0
+            self.tokens_in = 0
+            self.tokens_out = 0
+            self.log: list[dict] = []
+
+    def configure(self, *, latency: float | None = None, faults: dict[int, str] | None = None,
+                  always: str | None = ..., timeout_sleep: float | None = None) -> None:  # type: ignore[assignment]
+        if latency is not None:
+            self.latency = latency
+        if faults is not None:
+            self.faults = dict(faults)
+        if always is not ...:
+            self.always = always
+        if timeout_sleep is not None:
+            self.timeout_sleep = timeout_sleep
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    # ---- lifecycle
+    def start(self) -> "FakeLLM":
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # or every answer stalls ~40 ms (delayed ACK)
+
+            def log_message(self, *a: Any) -> None:  # quiet
+                pass
+
+            def do_GET(self) -> None:
+                self._send(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+
+            def do_POST(self) -> None:
+                n = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(n)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
+                    return
+                fake._answer(self, json.loads(raw or b"{}"))
+
+            def _send(self, status: int, obj: dict, headers: dict | None = None) -> None:
+                data = json.dumps(obj).encode("utf-8")
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
+                    pass
+
+        srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
+        srv.daemon_threads = True
+        srv.request_queue_size = 512
+        srv.allow_reuse_address = True
+        srv.server_bind()
+        srv.server_activate()
+        self._server = srv
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> "FakeLLM":
+        return self.start()
+
+    def __exit__(self, *a: Any) -> None:
+        self.stop()
+
+    # ---- answering
+    def _answer(self, h: Any, body: dict) -> None:
+        with self.lock:
+            idx = self.requests
+            self.requests += 1
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            fault = self.faults.get(idx, self.always)
+        entry: dict[str, Any] = {"index": idx, "fault": fault, "key": request_key(body),
+                                 "prompt_hash": _digest(json.dumps(body.get("messages"), sort_keys=True)),
+                                 "seed": body.get("seed"), "tokens_in": 0, "tokens_out": 0, "content": None,
+                                 "messages": body.get("messages"), "response_format": body.get("response_format")}
+        try:
+            if self.latency:
+                time.sleep(self.latency)
+            if fault in ("429", "500", "503"):
+                entry["status"] = int(fault)
+                h._send(int(fault), {"error": {"message": f"injected {fault}", "type": "injected",
+                                               "code": fault}},
+                        {"Retry-After": "0"} if fault == "429" else None)
+                return
+            if fault in ("timeout", "slow"):
+                time.sleep(self.timeout_sleep)
+                if fault == "timeout":
+                    entry["status"] = 504
+                    h._send(504, {"error": {"message": "injected timeout", "type": "injected"}})
+                    return
+            ans = deterministic_answer(body)
+            if fault in ("missing", "range"):
+                ans = _break(ans, fault)
+            content = json.dumps(ans, ensure_ascii=False)
+            if fault == "malformed":
+                content = content[: len(content) // 2]
+            tin = len(prompt_text(body)) // 4 + 7
+            tout = len(content) // 4 + 1
+            entry.update(status=200, tokens_in=tin, tokens_out=tout, content=content)
+            with self.lock:
+                self.tokens_in += tin
+                self.tokens_out += tout
+            h._send(200, {
+                "id": f"chatcmpl-fake-{idx}", "object": "chat.completion", "created": 1767225600,
+                "model": self.model,
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": content}}],
+                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+            })
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+                self.log.append(entry)
+
+
+# --------------------------------------------------------------------------- network guard
+
+_VIOLATIONS: list[str] = []
+_GUARD_FILE_ENV = "EVALCORE_TEST_GUARD_FILE"
+
+
+def _is_loopback(host: Any) -> bool:
+    if host in ("localhost", "", None):
+        return True
+    try:
+        return ipaddress.ip_address(str(host).split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def _record(what: str) -> None:
+    _VIOLATIONS.append(what)
+    path = os.environ.get(_GUARD_FILE_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(what + "\n")
+
+
+def install_guard() -> None:
+    """Refuse (and record) any connection or name lookup that is not loopback, in this process."""
+    if getattr(socket.socket, "_evalcore_guard", False):
+        return
+    orig_connect, orig_connect_ex, orig_gai = socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo
+
+    def _check(sock: socket.socket, address: Any) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+            _record(f"connect {address!r}")
+            raise ConnectionRefusedError(f"test guard: non-loopback connection to {address!r} refused")
+
+    def connect(self, address):  # type: ignore[no-untyped-def]
+        _check(self, address)
+        return orig_connect(self, address)
+
+    def connect_ex(self, address):  # type: ignore[no-untyped-def]
+        _check(self, address)
+        return orig_connect_ex(self, address)
+
+    def getaddrinfo(host, *a, **k):  # type: ignore[no-untyped-def]
+        h = host.decode() if isinstance(host, bytes) else host
+        if not _is_loopback(h):
+            _record(f"getaddrinfo {h!r}")
+            raise socket.gaierror(socket.EAI_NONAME, f"test guard: lookup of {h!r} refused")
+        return orig_gai(host, *a, **k)
+
+    socket.socket.connect = connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+    socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+    socket.socket._evalcore_guard = True  # type: ignore[attr-defined]
+    socket.socket._evalcore_orig = (orig_connect, orig_connect_ex, orig_gai)  # type: ignore[attr-defined]
+
+
+def uninstall_guard() -> None:
+    orig = getattr(socket.socket, "_evalcore_orig", None)
+    if orig is None:
+        return
+    socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo = orig  # type: ignore[method-assign]
+    del socket.socket._evalcore_guard  # type: ignore[attr-defined]
+    del socket.socket._evalcore_orig  # type: ignore[attr-defined]
+
+
+def violations() -> list[str]:
+    return list(_VIOLATIONS)
+
+
+def clear_violations() -> None:
+    _VIOLATIONS.clear()
+
+
+def guard_env(tmp: Path, env: dict | None = None) -> tuple[dict, Path]:
+    """An environment for a subprocess with the guard installed at start-up (a sitecustomize on
+    PYTHONPATH) and the file its violations are written to."""
+    d = Path(tmp) / "guard-site"
+    d.mkdir(parents=True, exist_ok=True)
+    here = str(Path(__file__).resolve().parent)
+    (d / "sitecustomize.py").write_text(
+        f"import sys\nsys.path.insert(0, {here!r})\nimport fakellm\nfakellm.install_guard()\n", encoding="utf-8")
+    out = dict(os.environ if env is None else env)
+    out["PYTHONPATH"] = os.pathsep.join([str(d), *filter(None, [out.get("PYTHONPATH")])])
+    vfile = Path(tmp) / "guard-violations.txt"
+    out[_GUARD_FILE_ENV] = str(vfile)
+    return out, vfile
+
+
+# --------------------------------------------------------------------------- a small world to judge
+
+
+def make_world(data: Path, n_items: int = 20, gen_rounds: int = 1, *, suite_id: str = "s", gen_id: str = "g",
+               session: bool = False) -> None:
+    """A data directory with a suite of ``n_items`` items (context, reference, must_have, wrong_if,
+    expected_doc_ids), one generation of ``gen_rounds`` rounds (every 7th answer abstained, retrieved
+    documents recorded) and optionally a pairwise session over its items, written through the store."""
+    from evalcore import schema as S
+    from evalcore.store import Store
+
+    data = Path(data)
+    data.mkdir(parents=True, exist_ok=True)
+    st = Store(data, data.parent / "world-unused-state")
+    items = [{"item_id": f"q{k:03d}", "input": f"How do I do task {k}?",
+              "context": f"[d{k % 5}] Task {k} is done in settings. [d{(k + 1) % 5}] Refunds take {k} days.",
+              "reference": f"Open settings and run task {k}; a refund takes {k} days.",
+              "must_have": [f"open settings for task {k}", f"refund takes {k} days"],
+              "wrong_if": ["says to call support"], "expected_doc_ids": [f"d{k % 5}", f"d{(k + 1) % 5}"],
+              "class": "billing" if k % 2 else "account", "holdout": False} for k in range(n_items)]
+    sm = S.SuiteManifest(suite_id=suite_id, created_at="2026-01-01T00:00:00Z", content_hash=S.suite_hash(items),
+                         n_items=len(items))
+    st.write_suite(sm, items)
+    outputs = []
+    for k in range(n_items):
+        for r in range(1, gen_rounds + 1):
+            outputs.append({"item_id": f"q{k:03d}", "round": r,
+                            "output": f"Step {k}: open settings and run task {k}. A refund takes {k + r - 1} days.",
+                            "abstained": k % 7 == 3, "retrieved_doc_ids": [f"d{(k + r) % 5}", f"d{k % 5}"],
+                            "tokens_in": 50, "tokens_out": 20, "latency_ms": 100.0})
+    gm = S.GenerationManifest(gen_id=gen_id, suite_id=suite_id, suite_hash=sm.content_hash,
+                              created_at="2026-01-01T00:00:00Z", source="imported",
+                              outputs_hash=S.outputs_hash(outputs), rounds=gen_rounds)
+    st.write_generation(gm, outputs)
+    if session:
+        pairs = [{"pair_id": f"p{k:03d}", "item_id": f"q{k:03d}", "left_text": f"Left answer {k}.",
+                  "right_text": f"Right answer {k}, longer.", "holdout": False} for k in range(min(n_items, 6))]
+        pm = S.SessionManifest(session_id="sess", suite_id=suite_id, created_at="2026-01-01T00:00:00Z",
+                               n_pairs=len(pairs), source="made")
+        st.write_session(pm, pairs)
+
+
+# --------------------------------------------------------------------------- pytest fixtures
+# Test modules import these names (``from fakellm import fake, no_network``) so pytest finds them.
+
+try:
+    import pytest
+except ImportError:  # pragma: no cover - the benchmark runs this file without pytest
+    pytest = None  # type: ignore[assignment]
+
+if pytest is not None:
+
+    @pytest.fixture(scope="session")
+    def fake_server():
+        """One local server for the session (reset before every test that uses ``fake``)."""
+        srv = FakeLLM().start()
+        yield srv
+        srv.stop()
+
+    @pytest.fixture
+    def fake(fake_server):
+        """The local server with its counters cleared, no faults and a small latency."""
+        fake_server.configure(latency=0.005, faults={}, always=None, timeout_sleep=1.0)
+        fake_server.reset()
+        yield fake_server
+        fake_server.configure(latency=0.005, faults={}, always=None)
+
+    @pytest.fixture
+    def no_network():
+        """Fail the test if anything in this process tried to reach a non-loopback address."""
+        install_guard()
+        clear_violations()
+        yield
+        found = violations()
+        clear_violations()
+        uninstall_guard()
+        assert not found, f"non-loopback network access attempted: {found}"
+
+
+# --------------------------------------------------------------------------- script (the benchmark)
+
+
+def main(argv: list[str] | None = None) -> None:
+    import argparse
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--latency", type=float, default=0.2)
+    p.add_argument("--port-file", default=None, help="write the base URL here once listening")
+    a = p.parse_args(argv)
+    fake = FakeLLM(latency=a.latency).start()
+    if a.port_file:
+        Path(a.port_file).write_text(fake.url, encoding="utf-8")
+    print(fake.url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
