@@ -13,7 +13,7 @@ Errored verdicts (``passed`` null) are excluded from rates and counted apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 

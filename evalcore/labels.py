@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import schema as S
-from .errors import InputError, LabelError, PathEscapeError
-from .store import Store, utcnow
+from .errors import InputError, LabelError
+from .store import Store, open_state_db, utcnow, writable_state
 
 DB_NAME = "labels.sqlite"
 LABELS_SCHEMA_VERSION = 1
@@ -146,11 +146,7 @@ class LabelStore:
 
     def __init__(self, store: Store):
         self.store = store
-        state = Path(store.state).resolve()
-        if state == store.data or state.is_relative_to(store.data):
-            raise PathEscapeError("the state directory must not be inside the data directory (data is read-only)",
-                                  file=state, field="--state")
-        self.path = state / DB_NAME
+        self.path = writable_state(store, DB_NAME)
         self._local = threading.local()  # one connection per thread, kept open (closing the last one checkpoints)
         self._criteria: dict[str, tuple[tuple, list[str], dict[str, S.Criterion]]] = {}
         self._seen: set[tuple] = set()  # (gen_id, item_id[, round]) found in the data: checked once
@@ -173,16 +169,7 @@ class LabelStore:
             con.close()
 
     def _connect(self, create: bool = True) -> sqlite3.Connection:
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        con.row_factory = sqlite3.Row
-        con.execute("PRAGMA busy_timeout = 30000")
-        mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if mode.lower() != "wal":  # pragma: no cover - only on file systems without shared memory
-            raise LabelError(f"could not switch to WAL mode (got {mode})", file=self.path, field="journal_mode")
-        con.execute("PRAGMA synchronous = FULL")
-        con.execute("PRAGMA foreign_keys = ON")
+        con = open_state_db(self.path, create)
         have = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
         if not _SCHEMA_OBJECTS <= have:  # first use (or an older store): create what is missing
             con.executescript(_DDL)

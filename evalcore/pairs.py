@@ -60,7 +60,7 @@ from scipy import stats as _st
 from . import blinding
 from . import schema as S
 from .errors import FormatError, InputError, NotFoundError, PathEscapeError
-from .store import Store, atomic_write_bytes, check_id, inside, read_json_model, utcnow
+from .store import Store, atomic_write_bytes, check_id, inside, open_state_db, read_json_model, utcnow, writable_state
 
 DB_NAME = "pairs.sqlite"
 PAIRS_DB_VERSION = 1
@@ -458,22 +458,10 @@ class JudgmentStore:
 
     def __init__(self, store: Store):
         self.store = store
-        state = Path(store.state).resolve()
-        if state == store.data or state.is_relative_to(store.data):
-            raise PathEscapeError("the state directory must not be inside the data directory (data is read-only)",
-                                  file=state, field="--state")
-        self.path = state / DB_NAME
+        self.path = writable_state(store, DB_NAME)
 
     def _connect(self, create: bool = True) -> sqlite3.Connection:
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        con = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        con.row_factory = sqlite3.Row
-        con.execute("PRAGMA busy_timeout = 30000")
-        mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-        if mode.lower() != "wal":  # pragma: no cover - only on file systems without shared memory
-            raise InputError(f"could not switch to WAL mode (got {mode})", file=self.path, field="journal_mode")
-        con.execute("PRAGMA synchronous = FULL")
+        con = open_state_db(self.path, create)
         con.executescript(_DDL)
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None:

@@ -627,7 +627,7 @@ def session_agreement(store: Store, session_id: str, *, seed: int = 0, n_boot: i
     pairs_out = []
     for a in range(len(graders)):
         for b in range(a + 1, len(graders)):
-            (ra, ma, ca), (rb, mb, cb) = graders[a], graders[b]
+            (ra, _, ca), (rb, _, cb) = graders[a], graders[b]
             x = [(code[ca[(p, "as_shown")]], code[cb[(p, "as_shown")]]) for p in pairs
                  if ca.get((p, "as_shown")) in code and cb.get((p, "as_shown")) in code]
             xa = np.array([t[0] for t in x], dtype=np.int64)
