@@ -377,31 +377,34 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
         if people is not None and inst["name"] != PEOPLE:
             on_people[inst["name"]] = _matrix(people, inst["tag"], common, kinds, fails, scores)
 
+    # one paired draw of resampled answers serves every pair and every run (the same seed gives the
+    # same resamples, so this equals drawing per pair, at a fraction of the cost); people apart
+    index = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    machine_cols = {(inst["name"], i, j): (fails(machines, inst["tag"], i), fails(machines, inst["tag"], j))
+                    for inst in instruments if inst["name"] != PEOPLE for i, j in index}
+    all_ivs = stats.phi_intervals_paired(machine_cols, seed=seed, n_boot=n_boot, level=level,
+                                         analytic_above=analytic_above) if n_m else {}
+    if people is not None and n_p:
+        all_ivs.update(stats.phi_intervals_paired(
+            {(PEOPLE, i, j): (fails(people, "hp", i), fails(people, "hp", j)) for i, j in index},
+            seed=seed, n_boot=n_boot, level=level, analytic_above=analytic_above))
     pairs_out = []
-    for i, a in enumerate(common):
-        for j in range(i + 1, k):
-            b = common[j]
-            cols = {inst["name"]: (fails(machines, inst["tag"], i), fails(machines, inst["tag"], j))
-                    for inst in instruments if inst["name"] != PEOPLE}
-            ivs = stats.phi_intervals_paired(cols, seed=seed, n_boot=n_boot, level=level,
-                                             analytic_above=analytic_above) if n_m else {}
-            if people is not None and n_p:
-                ivs[PEOPLE] = stats.phi_intervals_paired(
-                    {PEOPLE: (fails(people, "hp", i), fails(people, "hp", j))}, seed=seed, n_boot=n_boot, level=level,
-                    analytic_above=analytic_above)[PEOPLE]
-            evidence, per_inst = [], {}
-            for inst in instruments:
-                name = inst["name"]
-                cell = matrices[name]["phi"][a][b]
-                iv = ivs.get(name)
-                lo, hi = (iv[0], iv[1]) if iv else (None, None)
-                n = n_p if name == PEOPLE else n_m
-                call = _pair_kind(inst["mode"], inst["groups"], a, b)
-                per_inst[name] = {"phi": cell["value"], "phi_reason": cell["reason"], "lo": lo, "hi": hi, "n": n,
-                                  "call": call}
-                evidence.append(stats.InstrumentEvidence(name=name, kind=call, value=cell["value"], lo=lo, hi=hi, n=n))
-            cls = stats.classify_association(evidence)
-            pairs_out.append({"a": a, "b": b, "class": cls.cls, "reason": cls.reason, "instruments": per_inst})
+    for i, j in index:
+        a, b = common[i], common[j]
+        ivs = {inst["name"]: all_ivs.get((inst["name"], i, j)) for inst in instruments}
+        evidence, per_inst = [], {}
+        for inst in instruments:
+            name = inst["name"]
+            cell = matrices[name]["phi"][a][b]
+            iv = ivs.get(name)
+            lo, hi = (iv[0], iv[1]) if iv else (None, None)
+            n = n_p if name == PEOPLE else n_m
+            call = _pair_kind(inst["mode"], inst["groups"], a, b)
+            per_inst[name] = {"phi": cell["value"], "phi_reason": cell["reason"], "lo": lo, "hi": hi, "n": n,
+                              "call": call}
+            evidence.append(stats.InstrumentEvidence(name=name, kind=call, value=cell["value"], lo=lo, hi=hi, n=n))
+        cls = stats.classify_association(evidence)
+        pairs_out.append({"a": a, "b": b, "class": cls.cls, "reason": cls.reason, "instruments": per_inst})
     for inst in instruments:
         inst.pop("tag")
     return {
@@ -492,23 +495,32 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = Selection()) ->
         raise InputError(f"{run_a} and {run_b} share no criterion", field="RUN_B")
     base, params = _sel_sql(sel)
     pa_, pb_ = store.path_of("run", run_a, "verdicts"), store.path_of("run", run_b, "verdicts")
-    rows = store.records(
-        f"WITH a AS ({base}), b AS ({base}), j AS (SELECT criterion, a.passed AS pa, b.passed AS pb, item_id, gen_round "
-        "FROM a JOIN b USING (item_id, gen_round, criterion) WHERE a.passed IS NOT NULL AND b.passed IS NOT NULL "
-        "AND list_contains(?::VARCHAR[], criterion)) "
-        "SELECT criterion, count(*) AS n, count(*) FILTER (WHERE NOT pa) AS fail_a, count(*) FILTER (WHERE NOT pb) AS fail_b, "
-        "count(*) FILTER (WHERE NOT pa AND pb) AS fail_a_pass_b, count(*) FILTER (WHERE pa AND NOT pb) AS pass_a_fail_b, "
-        "count(*) FILTER (WHERE NOT pa AND NOT pb) AS fail_both FROM j GROUP BY criterion",
-        [pa_, *params, pb_, *params, common])
-    allp = store.records(
-        f"WITH a AS ({base}), b AS ({base}), j AS (SELECT item_id, gen_round, a.passed AS pa, b.passed AS pb "
-        "FROM a JOIN b USING (item_id, gen_round, criterion) WHERE list_contains(?::VARCHAR[], criterion)), "
-        "per AS (SELECT item_id, gen_round, count(*) AS k, count(pa) AS ka, count(pb) AS kb, bool_and(pa) AS all_a, "
-        "bool_and(pb) AS all_b FROM j GROUP BY item_id, gen_round) "
-        "SELECT count(*) FILTER (WHERE k = ? AND ka = k AND kb = k) AS answers, "
-        "count(*) FILTER (WHERE k = ? AND ka = k AND kb = k AND all_a) AS all_pass_a, "
-        "count(*) FILTER (WHERE k = ? AND ka = k AND kb = k AND all_b) AS all_pass_b FROM per",
-        [pa_, *params, pb_, *params, common, len(common), len(common), len(common)])[0]
+    k = len(common)
+    # pivot each run to one row per answer first, then join the two pivots: one pass, and a join of
+    # answers rather than of verdict rows (docs/BENCHMARKS.md, findings)
+    pivot_cols = ", ".join(f"bool_or(passed) FILTER (WHERE criterion = ?) AS c{j}" for j in range(k))
+    pivot = f"SELECT item_id, gen_round, {pivot_cols} FROM ({base}) GROUP BY item_id, gen_round"
+    aggs = []
+    for j in range(k):
+        a, b = f"a.c{j}", f"b.c{j}"
+        aggs += [f"count(*) FILTER (WHERE {a} IS NOT NULL AND {b} IS NOT NULL) AS n{j}",
+                 f"count(*) FILTER (WHERE NOT {a} AND {b} IS NOT NULL) AS fail_a{j}",
+                 f"count(*) FILTER (WHERE NOT {b} AND {a} IS NOT NULL) AS fail_b{j}",
+                 f"count(*) FILTER (WHERE NOT {a} AND {b}) AS fail_a_pass_b{j}",
+                 f"count(*) FILTER (WHERE {a} AND NOT {b}) AS pass_a_fail_b{j}",
+                 f"count(*) FILTER (WHERE NOT {a} AND NOT {b}) AS fail_both{j}"]
+    complete = " AND ".join(f"a.c{j} IS NOT NULL AND b.c{j} IS NOT NULL" for j in range(k))
+    all_a = " AND ".join(f"a.c{j}" for j in range(k))
+    all_b = " AND ".join(f"b.c{j}" for j in range(k))
+    aggs += [f"count(*) FILTER (WHERE {complete}) AS answers",
+             f"count(*) FILTER (WHERE {complete} AND {all_a}) AS all_pass_a",
+             f"count(*) FILTER (WHERE {complete} AND {all_b}) AS all_pass_b"]
+    got = store.records(
+        f"WITH a AS ({pivot}), b AS ({pivot}) SELECT {', '.join(aggs)} FROM a JOIN b USING (item_id, gen_round)",
+        [*common, pa_, *params, *common, pb_, *params])[0]
+    keys = ("n", "fail_a", "fail_b", "fail_a_pass_b", "pass_a_fail_b", "fail_both")
+    rows = [{"criterion": c, **{key: got[f"{key}{j}"] for key in keys}} for j, c in enumerate(common)]
+    allp = {key: got[key] for key in ("answers", "all_pass_a", "all_pass_b")}
     by = {r["criterion"]: r for r in rows}
     tot_a = sum(r["fail_a"] for r in rows)
     tot_b = sum(r["fail_b"] for r in rows)

@@ -72,7 +72,7 @@ gen_round = c_round.selectbox("Generation round", rounds, key="attr_round", on_c
 sel = analysis.parse_selection(judge, gen_round)
 
 with _ui.boundary():
-    r = analysis.attribution(store, run_id, sel)
+    r = _ui.analysis_call("attribution", run_id, sel)
     if r.get("warning"):
         st.warning(_ui.md_escape(r["warning"]))
     crits = r["criteria"]

@@ -112,7 +112,7 @@ if not chosen:
     st.stop()
 
 with _ui.boundary():
-    res = analysis.association(store, chosen, human=human, sel=sel)
+    res = _ui.analysis_call("association", list(chosen), human=human, sel=sel)
     for w in res["warnings"]:
         st.warning(_ui.md_escape(w))
     criteria = res["criteria"]
@@ -140,7 +140,7 @@ with _ui.boundary():
     elif inst == PEOPLE:
         ct = analysis.people_crosstab(store, res["gen_id"], a, b, sel)
     else:
-        ct = analysis.crosstab(store, inst, a, b, sel)
+        ct = _ui.analysis_call("crosstab", inst, a, b, sel)
     if ct is not None:
         t = ct["table"]
         grid = pd.DataFrame(
@@ -270,7 +270,7 @@ with _ui.boundary():
         st.caption("No single-call run among the instruments: add one to see how verdicts depend on the position "
                    "a field is emitted at.")
     else:
-        effects = [analysis.position_effect(store, rid, reference, sel) for rid in singles]
+        effects = [_ui.analysis_call("position_effect", rid, reference, sel) for rid in singles]
         st.altair_chart(charts.position_lines(effects))
         st.caption(_ui.md_escape(
             "By the position a verdict was emitted at in its call: the fail rate, the fail rate when the field "

@@ -98,7 +98,7 @@ with _ui.boundary():
     if run_a == run_b:
         st.info("Choose two different runs.")
         st.stop()
-    fl = analysis.flips(store, run_a, run_b, sel)
+    fl = _ui.analysis_call("flips", run_a, run_b, sel)
     for w in fl["warnings"]:
         st.warning(_ui.md_escape(w))
     crits = fl["criteria"]

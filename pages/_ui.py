@@ -105,6 +105,31 @@ def summary(name: str) -> Any:
 # --------------------------------------------------------------------------- errors
 
 
+def state_fingerprint(data_store: evalcore.Store) -> tuple:
+    """Changes whenever the label store is written (WAL mode appends to the -wal file)."""
+    out = []
+    for name in ("labels.sqlite", "labels.sqlite-wal"):
+        try:
+            out.append((name, (Path(data_store.state) / name).stat().st_mtime_ns))
+        except FileNotFoundError:
+            out.append((name, None))
+    return tuple(out)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _analysis(name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
+    from evalcore import analysis
+    return getattr(analysis, name)(open_store(data, state), *args, **dict(kwargs))
+
+
+def analysis_call(name: str, *args: Any, **kwargs: Any) -> Any:
+    """``evalcore.analysis.<name>(store, *args, **kwargs)``, cached until the data or the label
+    store changes, so that a widget click does not recompute an 18M-row aggregate."""
+    s = store()
+    return _analysis(name, str(s.data), str(s.state), fingerprint(s) + state_fingerprint(s), tuple(args),
+                     tuple(sorted(kwargs.items())))
+
+
 def md_escape(text: Any) -> str:
     """Make any string inert for a markdown-rendering element (st.error, st.warning, st.table...).
 
