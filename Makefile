@@ -38,3 +38,8 @@ screenshot: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache
+
+# Benchmarks (docs/BENCHMARKS.md): 18M-row analytics (~15 min) and the judge harness (~3 min).
+bench: $(STAMP)
+	$(BIN)/python bench/analytics.py all
+	$(BIN)/python bench/judge.py

@@ -359,7 +359,15 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
             raise NotFoundError(f"no human labels for generation {gen_id} (label sets or the label store)",
                                 field="--human")
         psql, pparams = _pivot_sql(ps[0], ps[1], common, "hp", numeric)
-        people = _joined(store, [("hp", psql, pparams)] + parts, k)
+        # the runs restricted to the labelled items before pivoting (not 1M answers for 2,000 labels)
+        labelled = f"SELECT DISTINCT item_id FROM ({ps[0]})"
+        people_parts = []
+        for i, rid in enumerate(run_ids):
+            rsql, rparams = _verdict_rows_sql(store, rid, sel)
+            rsql = f"SELECT * FROM ({rsql}) WHERE item_id IN ({labelled})"
+            qsql, qparams = _pivot_sql(rsql, [*rparams, *ps[1]], common, f"i{i}", numeric)
+            people_parts.append((f"i{i}", qsql, qparams))
+        people = _joined(store, [("hp", psql, pparams)] + people_parts, k)
         instruments.append({"name": PEOPLE, "tag": "hp", "mode": PEOPLE, "groups": None, "status": "complete"})
 
     def fails(data: dict[str, np.ndarray], tag: str, j: int) -> np.ndarray:
