@@ -27,8 +27,8 @@ from typing import Any
 
 from . import schema as S
 from .errors import InputError, NotFoundError
-from .judge import (NONE_TEXT, Built, RunOptions, _new_id, _seed, _settings, _totals, check_resume_matches,
-                    dry_run_report, json_object, load_template, parse_template, prompt_hash, run_calls,
+from .judge import (NONE_TEXT, Built, RunOptions, _new_id, _seed, _totals, check_resume_matches,
+                    dry_run_report, json_object, load_template, parse_template, prompt_hash, run_planned,
                     template_text)
 from .models import CallSpec, ParseError, WorkDir, call_hash, model_family, resolve_price
 from .rubric import RubricSpec
@@ -171,15 +171,8 @@ def generate(store: Store, req: GenerateRequest, opts: RunOptions) -> dict:
     built = build_generation(store, plan)
     if req.dry_run:
         return dry_run_report(built, local_verdicts=0, kind="generation")
-    plan["retry_policy"] = _settings(opts, plan).policy()
-    if not req.resume:
-        wd.create(plan)
-    wd.lock()
-    try:
-        done = run_calls(wd, built, opts, f"generate {plan['gen_id']}")
-        return finish_generation(store, wd, built, done)
-    finally:
-        wd.unlock()
+    return run_planned(store, wd, built, opts, resume=req.resume, label=f"generate {plan['gen_id']}",
+                       finish=finish_generation)
 
 
 def finish_generation(store: Store, wd: WorkDir, built: Built, done: dict[str, dict]) -> dict:

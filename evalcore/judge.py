@@ -969,13 +969,21 @@ def judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
     n_local = len(built.spec.local_criteria()) * len(built.outputs) * int(plan["rounds"])
     if req.dry_run:
         return dry_run_report(built, local_verdicts=n_local)
+    return run_planned(store, wd, built, opts, resume=req.resume, label=f"judge {plan['run_id']}",
+                       finish=finish_judge)
+
+
+def run_planned(store: Store, wd: WorkDir, built: Built, opts: RunOptions, *, resume: bool, label: str,
+                finish) -> dict:
+    """Record the plan (unless resuming), hold the work directory's lock, make every call not yet
+    journaled, then write the result with ``finish(store, wd, built, done)``."""
+    plan = built.plan
     plan["retry_policy"] = _settings(opts, plan).policy()
-    if not req.resume:
+    if not resume:
         wd.create(plan)
     wd.lock()
     try:
-        done = run_calls(wd, built, opts, f"judge {plan['run_id']}")
-        return finish_judge(store, wd, built, done)
+        return finish(store, wd, built, run_calls(wd, built, opts, label))
     finally:
         wd.unlock()
 

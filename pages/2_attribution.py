@@ -34,11 +34,8 @@ def _keep(key: str, options: list) -> None:
 
 st.title("Failure attribution")
 store = _ui.store()
-runs = [r for r in _ui.summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]
+runs = _ui.criteria_runs()
 gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}
-if not runs:
-    st.info("No runs with criterion verdicts in this data directory.")
-    st.stop()
 run_ids = [r["run_id"] for r in runs]
 by_id = {r["run_id"]: r for r in runs}
 

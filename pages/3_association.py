@@ -54,10 +54,7 @@ def _default_runs(runs: list[dict]) -> list[str]:
 
 st.title("Criteria association")
 store = _ui.store()
-runs = [r for r in _ui.summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]
-if not runs:
-    st.info("No runs with criterion verdicts in this data directory.")
-    st.stop()
+runs = _ui.criteria_runs()
 by_id = {r["run_id"]: r for r in runs}
 run_ids = list(by_id)
 

@@ -51,10 +51,7 @@ def _defaults(runs: list[dict]) -> tuple[str, str]:
 
 st.title("Harness comparison")
 store = _ui.store()
-runs = [r for r in _ui.summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]
-if not runs:
-    st.info("No runs with criterion verdicts in this data directory.")
-    st.stop()
+runs = _ui.criteria_runs()
 by_id = {r["run_id"]: r for r in runs}
 run_ids = list(by_id)
 gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}

@@ -130,6 +130,16 @@ def analysis_call(name: str, *args: Any, **kwargs: Any) -> Any:
                      tuple(sorted(kwargs.items())))
 
 
+def criteria_runs() -> list[dict]:
+    """Runs with per-criterion verdicts (not pairwise graders); stops the page with a note when
+    there are none."""
+    runs = [r for r in summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]
+    if not runs:
+        st.info("No runs with criterion verdicts in this data directory.")
+        st.stop()
+    return runs
+
+
 def md_escape(text: Any) -> str:
     """Make any string inert for a markdown-rendering element (st.error, st.warning, st.table...).
 
