@@ -40,6 +40,7 @@ nav = st.navigation({
         page("5_review.py", "Review queue", "review"),
         page("6_agreement.py", "Agreement and judge report card", "agreement"),
         page("12_labels.py", "Labels", "labels"),
+        page("13_suite.py", "Suites", "suites"),
     ],
     "Pairwise": [
         page("7_pairwise_grading.py", "Pairwise grading", "pairwise_grading"),

@@ -1010,6 +1010,18 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n
     emit(r, as_json, _agreement_text(r))
 
 
+# --------------------------------------------------------------------------- commands in their own modules
+# Each module's register(cli) adds its commands; heavy imports stay inside the commands.
+
+
+def _register_modules() -> None:
+    from . import compare_cli
+    compare_cli.register(cli)
+
+
+_register_modules()
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: typed errors become one line on stderr and exit code 2."""
     try:

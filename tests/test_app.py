@@ -36,6 +36,7 @@ PAGES = [
     ("10_cost.py", "Cost", 7),
     ("11_ledger.py", "Ledger", 7),
     ("12_labels.py", "Labels", None),
+    ("13_suite.py", "Suites", 8),
 ]
 
 
