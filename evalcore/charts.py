@@ -9,6 +9,10 @@ without rendering anything.
 * :func:`position_lines`: failure rate, P(fail | previous failed) and agreement by emission position.
 * :func:`flip_bars`: per criterion, failures under A only, under both, under B only (diverging).
 * :func:`composition_bars`: the composition of failures under each of two runs (stacked shares).
+* :func:`cost_by_criterion`: a run's cost (or tokens, latency) per criterion by the sharing rule.
+* :func:`projection_bars`: calls, tokens and cost of the single / grouped / split projection.
+* :func:`trend_lines`: a headline over time, the line broken where the measurement changed.
+* :func:`round_dots`: figures per generation round with their mean, for two configurations.
 """
 
 from __future__ import annotations
@@ -18,8 +22,8 @@ from typing import Any, Iterable, Mapping
 
 import altair as alt
 
-__all__ = ["UNDEFINED", "class_heatmap", "composition_bars", "failure_shares", "flip_bars", "phi_heatmaps",
-           "position_lines"]
+__all__ = ["UNDEFINED", "class_heatmap", "composition_bars", "cost_by_criterion", "failure_shares", "flip_bars",
+           "phi_heatmaps", "position_lines", "projection_bars", "round_dots", "trend_lines"]
 
 #: What a cell whose statistic is undefined shows.
 UNDEFINED = "undefined"
@@ -201,3 +205,102 @@ def composition_bars(criteria: list[Mapping[str, Any]], a: str = "A", b: str = "
     ).transform_calculate(
         order_index=f"indexof({json.dumps(order)}, datum.criterion)",
     ).properties(height=_height(2, extra=170) + 22 * ((len(order) + 1) // 2), title="Composition of failures")
+
+
+#: What :func:`cost_by_criterion` can draw, with its axis title.
+COST_MEASURES = {"cost_usd": "cost (US dollars, equal shares of each call)",
+                 "tokens_in": "tokens in (equal shares of each call)",
+                 "tokens_out": "tokens out (equal shares of each call)",
+                 "latency_ms_total": "latency (ms, equal shares of each call)"}
+#: The figures of :func:`projection_bars`, in the order drawn: key in a projection row -> label.
+PROJECTION_METRICS = {"calls": "calls", "tokens_in": "tokens in", "tokens_out": "tokens out", "cost_usd": "cost (USD)"}
+
+
+def cost_by_criterion(criteria: list[Mapping[str, Any]], measure: str = "cost_usd") -> alt.Chart:
+    """One horizontal bar per criterion (order kept) of ``measure`` from
+    :func:`evalcore.cost.run_cost`'s ``per_criterion`` (a call's tokens, cost and latency shared
+    equally among its criteria). One row per criterion: criterion, value (None when unknown, e.g.
+    a cost no call priced), calls, tokens_in, tokens_out, cost_usd, cost_unknown_calls."""
+    if measure not in COST_MEASURES:
+        raise ValueError(f"measure must be one of {', '.join(COST_MEASURES)}")
+    rows = [{"criterion": c["criterion"], "value": c[measure], "calls": c["calls"], "tokens_in": c["tokens_in"],
+             "tokens_out": c["tokens_out"], "cost_usd": c["cost_usd"], "cost_unknown_calls": c["cost_unknown_calls"]}
+            for c in criteria]
+    order = [r["criterion"] for r in rows]
+    return alt.Chart(_data(rows)).mark_bar(color="#4c78a8").encode(
+        x=alt.X("value:Q", title=COST_MEASURES[measure]),
+        y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)),
+        tooltip=[alt.Tooltip("criterion:N"), alt.Tooltip("calls:Q", title="calls that asked it"),
+                 alt.Tooltip("tokens_in:Q", format=",.0f", title="tokens in (share)"),
+                 alt.Tooltip("tokens_out:Q", format=",.0f", title="tokens out (share)"),
+                 alt.Tooltip("cost_usd:Q", format="$.4f", title="cost (share)"),
+                 alt.Tooltip("cost_unknown_calls:Q", title="calls with unknown cost")],
+    ).properties(height=_height(len(rows)), title="Per criterion")
+
+
+def projection_bars(rows: list[Mapping[str, Any]]) -> alt.FacetChart:
+    """Calls, tokens in, tokens out and cost of each harness mode, from
+    :func:`evalcore.cost.project`'s rows: one panel per figure (its own scale), one bar per mode.
+    One row per (mode, figure) whose value is known (an unknown cost has no bar): mode, metric,
+    value, x_single (the figure as a multiple of the single call's)."""
+    modes = [r["mode"] for r in rows]
+    data = [{"mode": r["mode"], "metric": label, "value": r[key], "x_single": r.get(f"{key}_x_single")}
+            for key, label in PROJECTION_METRICS.items() for r in rows if r[key] is not None]
+    return alt.Chart(_data(data)).mark_bar().encode(
+        x=alt.X("value:Q", title=None),
+        y=alt.Y("mode:N", sort=modes, title=None),
+        color=alt.Color("mode:N", sort=modes, legend=None),
+        tooltip=[alt.Tooltip("mode:N"), alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=",.4~f"),
+                 alt.Tooltip("x_single:Q", format=".2f", title="x single")],
+    ).properties(height=30 * max(len(modes), 1), width=420).facet(
+        row=alt.Row("metric:N", sort=list(PROJECTION_METRICS.values()), title=None,
+                    header=alt.Header(labelAngle=0, labelAlign="left")),
+    ).resolve_scale(x="independent")
+
+
+def trend_lines(points: list[Mapping[str, Any]], metric: str = "all_pass") -> alt.LayerChart:
+    """A headline across runs over time from :func:`evalcore.compare.trend`: one line per segment
+    (the line breaks where the judge model, judge prompt, rubric or suite changed) and a labelled
+    rule at each break. Points carry run, value, spread and status as tooltips."""
+    rows = [{"run": p["run_id"], "created": p["created_at"], "value": p["value"], "segment": str(p["segment"]),
+             "spread": p.get("spread"), "status": p.get("status"), "judge": p.get("judge_model"),
+             "break": "; ".join(p.get("breaks") or [])} for p in points]
+    base = alt.Chart(_data(rows)).encode(
+        x=alt.X("created:T", title="run created"),
+        y=alt.Y("value:Q", title=metric, axis=alt.Axis(format="%"), scale=alt.Scale(zero=False)))
+    lines = base.mark_line(point=True).encode(
+        detail="segment:N", color=alt.Color("segment:N", title="unbroken line", legend=None),
+        tooltip=[alt.Tooltip("run:N"), alt.Tooltip("value:Q", format=".1%"), alt.Tooltip("spread:Q", format=".1%"),
+                 alt.Tooltip("status:N"), alt.Tooltip("judge:N"), alt.Tooltip("break:N", title="break before")])
+    breaks = [r for r in rows if r["break"]]
+    rules = alt.Chart(_data(breaks)).mark_rule(strokeDash=[4, 3], color="#888").encode(
+        x="created:T", tooltip=[alt.Tooltip("break:N", title="line broken: measurement changed")])
+    labels = alt.Chart(_data(breaks)).mark_text(angle=270, align="left", dx=4, dy=-4, fontSize=10,
+                                                color="#666").encode(
+        x="created:T", y=alt.value(5), text=alt.Text("break:N"))
+    return alt.layer(lines, rules, labels).properties(height=280, title=f"{metric} over time")
+
+
+def round_dots(figures: Mapping[str, Mapping[str, Any]], a: str = "baseline", b: str = "candidate") -> alt.Chart:
+    """Each figure per generation round for two configurations (dots) with the mean (tick): the
+    spread is visible beside every headline. ``figures`` is :func:`evalcore.compare.compare`'s."""
+    rows = []
+    for name, f in figures.items():
+        for who, side in ((a, "a"), (b, "b")):
+            for r, v in enumerate(f[side]["by_round"], 1):
+                if v is not None:
+                    rows.append({"figure": name, "config": who, "round": f"r{r}", "value": v, "kind": "round"})
+            if f[side]["mean"] is not None:
+                rows.append({"figure": name, "config": who, "round": "mean", "value": f[side]["mean"], "kind": "mean"})
+    order = list(figures)
+    base = alt.Chart(_data(rows)).encode(
+        x=alt.X("value:Q", title="rate", axis=alt.Axis(format="%")),
+        y=alt.Y("config:N", title=None),
+        color=alt.Color("config:N", title=None, sort=[a, b]),
+        tooltip=[alt.Tooltip("figure:N"), alt.Tooltip("config:N"), alt.Tooltip("round:N"),
+                 alt.Tooltip("value:Q", format=".1%")])
+    dots = base.transform_filter(alt.datum.kind == "round").mark_circle(size=60, opacity=0.7)
+    ticks = base.transform_filter(alt.datum.kind == "mean").mark_tick(thickness=3, size=22)
+    return alt.layer(dots, ticks, data=_data(rows)).facet(
+        row=alt.Row("figure:N", sort=order, title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
+    ).properties(title="Per generation round (dots) and mean (tick)")

@@ -1,11 +1,207 @@
-"""Compare configurations: knob diff, per-round figures with spread, paired deltas, stable wins and
-regressions, noise floor, gate verdict.
+"""Compare configurations: "did my change help?". The knob diff first (held, differs, one side, not
+recorded), with a warning naming each rival explanation and a measurement change labelled as such;
+then each figure per generation round (r1 / r2 / r3, mean, spread), paired per-item deltas with a
+seeded bootstrap interval and the noise floor beside each, stable wins and regressions, the
+two-sided bar, the power of the comparison, cost beside score, and the trend across runs.
 
-Placeholder: built in issue 7."""
+Deep link: ``?a=BASELINE&b=CANDIDATE[&metric=all_pass|CRITERION]``.
 
+Figures: evalcore.compare (``evalcore diff A B --json``, ``evalcore compare A B --json``,
+``evalcore trend --suite S --json``).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
 import streamlit as st
 
+from evalcore import charts
+from evalcore.compare import markdown
 from pages import _ui
 
+PCT = st.column_config.NumberColumn(format="%.1f%%")
+PTS = st.column_config.NumberColumn(format="%+.1f pts")
+
+
+def _p100(v):
+    return None if v is None else 100 * v
+
+
+def _defaults(runs: list[dict], gens: dict) -> tuple[str, str]:
+    """Two complete runs on different generations of one suite with the same judge (a system
+    change), else any two runs on one suite, else the first two."""
+    complete = [r for r in runs if r["status"] == "complete"] or runs
+    for r in complete:
+        for s in complete:
+            if (s["run_id"] != r["run_id"] and s["suite_id"] == r["suite_id"] and s["gen_id"] != r["gen_id"]
+                    and s["judge_model"] == r["judge_model"] and s["mode"] == r["mode"]):
+                return r["run_id"], s["run_id"]
+    for r in complete:
+        other = [s for s in complete if s["suite_id"] == r["suite_id"] and s["run_id"] != r["run_id"]]
+        if other:
+            return r["run_id"], other[0]["run_id"]
+    ids = [r["run_id"] for r in runs]
+    return ids[0], ids[-1]
+
+
 st.title("Compare configurations")
-_ui.not_built(7, "the compare configurations page")
+store = _ui.store()
+runs = _ui.criteria_runs()
+by_id = {r["run_id"]: r for r in runs}
+run_ids = list(by_id)
+gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}
+if len(run_ids) < 2:
+    st.info("Comparing needs two runs with criterion verdicts.")
+    st.stop()
+
+for param in ("a", "b"):
+    asked = _ui.qp(param)
+    if asked is not None and asked not in by_id:
+        with _ui.boundary():
+            store.run(asked)  # a bad or unknown id is one st.error
+            st.warning(_ui.md_escape(f"Run {asked} has no criterion verdicts."))
+default_a, default_b = _defaults(runs, gens)
+for key, param, default in (("cmp_a", "a", default_a), ("cmp_b", "b", default_b)):
+    _ui.sync_widget(key, param, run_ids)
+    st.session_state.setdefault(key, default)
+fmt = lambda r: f"{r} ({by_id[r]['gen_id']}, {by_id[r]['mode']})" + (  # noqa: E731
+    "" if by_id[r]["status"] == "complete" else f" ⚠ {by_id[r]['status']}")
+c_a, c_b, c_m = st.columns([2, 2, 1])
+run_a = c_a.selectbox("Baseline", run_ids, key="cmp_a", on_change=_ui.widget_to_qp, args=("cmp_a", "a"), format_func=fmt)
+run_b = c_b.selectbox("Candidate", run_ids, key="cmp_b", on_change=_ui.widget_to_qp, args=("cmp_b", "b"), format_func=fmt)
+if run_a == run_b:
+    st.info("Pick two different runs.")
+    st.stop()
+with _ui.boundary():
+    metrics = _ui.cached_call("compare", "metrics_of", run_a, run_b)
+    _ui.sync_widget("cmp_metric", "metric", metrics)
+    st.session_state.setdefault("cmp_metric", "all_pass")
+    metric = c_m.selectbox("Headline", metrics, key="cmp_metric", on_change=_ui.widget_to_qp,
+                           args=("cmp_metric", "metric"))
+    include_holdout = st.toggle("Include holdout items", value=False,
+                                help="Holdout items are never used to tune, so they are left out by default.")
+    d = _ui.cached_call("compare", "diff", run_a, run_b)
+    c = _ui.cached_call("compare", "compare", run_a, run_b, headline=metric, include_holdout=include_holdout)
+
+if c.get("simulated"):
+    st.badge("SIMULATED data: made by evalcore's simulator, not by a real system", color="orange")
+
+# ---------------------------------------------------------------- 1. what differs
+st.subheader("What differs")
+kind = d["kind"]
+if d["measurement_change"]:
+    st.warning("**Measurement change, not a system change**: only the judge changed and the answers are identical "
+               "(same outputs hash). Levels on either side are different measurements.", icon="📏")
+else:
+    st.markdown(f"This is a **{_ui.md_escape(kind)}**.")
+for w in d["warnings"]:
+    if "rival explanation" in w:
+        st.warning(_ui.md_escape("Rival explanations: " + w), icon="⚠️")
+    elif "measurement change" not in w:
+        st.info(_ui.md_escape(w))
+counts = d["counts"]
+st.caption(f"{counts['differs']} differ, {counts['one side']} recorded on one side only, {counts['held']} held, "
+           f"{counts['not recorded']} not recorded on either side (never counted as held).")
+show_held = st.toggle("Show held and unrecorded knobs", value=False)
+krows = [{"knob": r["label"], "side": r["side"], "status": r["status"],
+          "baseline": "" if r["a"] is None else str(r["a"]), "candidate": "" if r["b"] is None else str(r["b"])}
+         for r in d["knobs"] if show_held or r["status"] in ("differs", "one side")]
+if krows:
+    st.dataframe(pd.DataFrame(krows), hide_index=True, width="stretch")
+else:
+    st.write("Every recorded knob is held.")
+
+# ---------------------------------------------------------------- 2. verdict
+st.subheader("Verdict")
+v = c["verdict"]
+if v["holds"]:
+    st.success(_ui.md_escape(v["text"]), icon="✅")
+else:  # a verdict, not an error of the page: st.error is kept for what went wrong
+    st.warning(_ui.md_escape(v["text"]), icon="❌")
+for n in v["notes"] + c["notes"]:
+    st.caption(_ui.md_escape(n))
+
+# ---------------------------------------------------------------- 3. per round and deltas
+st.subheader("Per generation round, paired deltas and the noise floor")
+rows = []
+for name in c["metrics"]:
+    f = c["figures"][name]
+    row = {"figure": name}
+    for side, who in (("a", "baseline"), ("b", "candidate")):
+        for r, val in enumerate(f[side]["by_round"], 1):
+            row[f"{who} r{r}"] = _p100(val)
+        row[f"{who} mean"] = _p100(f[side]["mean"])
+        row[f"{who} spread"] = _p100(f[side]["spread"])
+    dl = f["delta"]
+    row.update({"paired delta": _p100(dl["mean"]), "CI low": _p100(dl["ci95"][0]), "CI high": _p100(dl["ci95"][1]),
+                "noise floor": _p100(f["noise_floor"]),
+                "within noise": None if f["within_noise"] is None else ("yes" if f["within_noise"] else "no"),
+                "stable wins": f["stable_wins"], "stable regressions": f["stable_regressions"]})
+    rows.append(row)
+df = pd.DataFrame(rows)
+cfg = {col: (PTS if col in ("paired delta", "CI low", "CI high") else PCT) for col in df.columns
+       if col not in ("figure", "within noise", "stable wins", "stable regressions")}
+st.dataframe(df, hide_index=True, width="stretch", column_config=cfg)
+h = c["figures"][metric]
+st.caption(f"Items paired: {h['delta']['items']}; interval: {h['delta']['method']}. Stable win = better in every one "
+           f"of the {c['rounds_paired']} paired generation rounds; stable regression = worse in every one. Noise floor = "
+           "the largest round-to-round spread of the figure within either configuration.")
+st.altair_chart(charts.round_dots(c["figures"]), width="stretch")
+
+w_col, r_col, m_col = st.columns(3)
+with w_col:
+    st.markdown(f"**Stable wins ({_ui.md_escape(metric)}): {h['stable_wins']}**")
+    st.dataframe(pd.DataFrame({"item": h["stable_win_items"]}), hide_index=True, height=160)
+with r_col:
+    st.markdown(f"**Stable regressions: {h['stable_regressions']}**")
+    st.dataframe(pd.DataFrame({"item": h["stable_regression_items"]}), hide_index=True, height=160)
+with m_col:
+    st.markdown(f"**New misses: {c['new_miss_count']}** (failed in every round by the candidate, not by the baseline)")
+    st.dataframe(pd.DataFrame({"item": c["new_misses"]}), hide_index=True, height=160)
+
+# ---------------------------------------------------------------- 4. power
+st.subheader("How small a change can this comparison see?")
+effect_pts = st.slider("Effect to detect (points)", 1.0, 30.0, 5.0, 0.5)
+with _ui.boundary():
+    pw = _ui.cached_call("compare", "compare", run_a, run_b, headline=metric, include_holdout=include_holdout,
+                         effect=effect_pts / 100)["figures"][metric]["power"]
+if pw.get("mde") is None:
+    st.info(_ui.md_escape(pw.get("reason") or "not enough data to size the comparison"))
+else:
+    a1, a2, a3 = st.columns(3)
+    a1.metric("Minimum detectable effect", f"{100 * pw['mde']:.1f} pts",
+              help=f"paired t-test, alpha {pw['alpha']}, power {pw['power']}, {pw['items']} items")
+    a2.metric(f"Rounds needed for {effect_pts:g} pts at {pw['items']} items",
+              "-" if pw["rounds_needed"] is None else str(pw["rounds_needed"]))
+    a3.metric("Item-to-item spread (sd)", f"{100 * pw['tau2'] ** 0.5:.1f} pts")
+    if pw.get("rounds_note"):
+        st.caption(_ui.md_escape(pw["rounds_note"]))
+    st.dataframe(pd.DataFrame([{"generation rounds": int(k), f"items needed for {effect_pts:g} pts": n}
+                               for k, n in pw["items_needed"].items()]), hide_index=True)
+
+# ---------------------------------------------------------------- 5. cost beside score
+st.subheader("Cost beside score")
+crow = []
+for who, key in (("baseline", "baseline"), ("candidate", "candidate")):
+    cc = c["cost"][key]
+    crow.append({"configuration": f"{who}: {c[key]}", metric + " mean": _p100(c["figures"][metric]["a" if key == "baseline" else "b"]["mean"]),
+                 "system calls": cc["system"]["calls"], "system tokens": cc["system"]["tokens_in"] + cc["system"]["tokens_out"],
+                 "system cost (USD)": cc["system"]["cost_usd"], "judge calls": cc["judge"]["calls"],
+                 "judge tokens": cc["judge"]["tokens_in"] + cc["judge"]["tokens_out"],
+                 "judge cost (USD)": cc["judge"]["cost_usd"]})
+st.dataframe(pd.DataFrame(crow), hide_index=True, width="stretch",
+             column_config={metric + " mean": PCT,
+                            "system cost (USD)": st.column_config.NumberColumn(format="$%.4f"),
+                            "judge cost (USD)": st.column_config.NumberColumn(format="$%.4f")})
+st.download_button("Download the Markdown summary (for a pull request)", markdown(c),
+                   file_name=f"compare-{run_a}-{run_b}.md", mime="text/markdown")
+
+# ---------------------------------------------------------------- 6. trend
+st.subheader("Trend across runs")
+suite = by_id[run_b]["suite_id"]
+with _ui.boundary():
+    t = _ui.cached_call("compare", "trend", suite_id=suite, metric=metric, include_holdout=include_holdout)
+if t["points"]:
+    st.caption(f"Runs over suite {suite}, in the order they were made. The line breaks where the judge model, the "
+               f"judge prompt, the rubric or the suite changed: {t['segments']} unbroken stretch(es).")
+    st.altair_chart(charts.trend_lines(t["points"], metric), width="stretch")

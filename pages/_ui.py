@@ -130,6 +130,20 @@ def analysis_call(name: str, *args: Any, **kwargs: Any) -> Any:
                      tuple(sorted(kwargs.items())))
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def _module_call(module: str, name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
+    import importlib
+    return getattr(importlib.import_module(f"evalcore.{module}"), name)(open_store(data, state), *args, **dict(kwargs))
+
+
+def cached_call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
+    """``evalcore.<module>.<name>(store, *args, **kwargs)``, cached like :func:`analysis_call`
+    (arguments must be hashable)."""
+    s = store()
+    return _module_call(module, name, str(s.data), str(s.state), fingerprint(s) + state_fingerprint(s), tuple(args),
+                        tuple(sorted(kwargs.items())))
+
+
 def criteria_runs() -> list[dict]:
     """Runs with per-criterion verdicts (not pairwise graders); stops the page with a note when
     there are none."""
