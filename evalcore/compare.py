@@ -271,6 +271,9 @@ def per_round(store: Store, run_id: str, *, sel: Selection = Selection(), includ
 
 
 def _item_sql(store: Store, run_a: str, run_b: str, crits: list[str], sel: Selection, include_holdout: bool):
+    """A ``WITH ... per_item AS (...)`` prefix: per item and figure j, the paired rounds judged on
+    both sides (nn{j}), rounds better (up{j}) and worse (down{j}), the mean delta d{j}, whether each
+    side failed every judged round (amiss{j}, bmiss{j}) and each side's variance across rounds."""
     na = len(store.run(run_a).manifest.rubric.criteria)
     nb = len(store.run(run_b).manifest.rubric.criteria)
     pa, qa = _pivot_sql(store, run_a, crits, sel, include_holdout, na)
@@ -280,34 +283,52 @@ def _item_sql(store: Store, run_a: str, run_b: str, crits: list[str], sel: Selec
     aggs = []
     for j in range(len(names)):
         both = f"a{j} IS NOT NULL AND b{j} IS NOT NULL"
-        aggs.append(f"count(*) FILTER (WHERE {both}) AS n{j}, count(*) FILTER (WHERE b{j}::INT > a{j}::INT) AS up{j}, "
+        aggs.append(f"count(*) FILTER (WHERE {both}) AS nn{j}, count(*) FILTER (WHERE b{j}::INT > a{j}::INT) AS up{j}, "
                     f"count(*) FILTER (WHERE b{j}::INT < a{j}::INT) AS down{j}, avg(b{j}::INT - a{j}::INT) AS d{j}, "
                     f"bool_and(NOT a{j}) AS amiss{j}, bool_and(NOT b{j}) AS bmiss{j}, "
                     f"var_samp(a{j}::DOUBLE) AS va{j}, var_samp(b{j}::DOUBLE) AS vb{j}")
-    sql = (f"WITH a AS ({pa}), b AS ({pb}), j AS (SELECT item_id, gen_round, {sel_cols} FROM a JOIN b "
-           f"USING (item_id, gen_round)) SELECT item_id, count(*) AS paired, {', '.join(aggs)} FROM j "
-           "GROUP BY item_id ORDER BY item_id")
-    return sql, [*qa, *qb], names
+    cte = (f"WITH a AS ({pa}), b AS ({pb}), j AS (SELECT item_id, gen_round, {sel_cols} FROM a JOIN b "
+           f"USING (item_id, gen_round)), per_item AS (SELECT item_id, count(*) AS paired, {', '.join(aggs)} FROM j "
+           "GROUP BY item_id)")
+    return cte, [*qa, *qb], names
 
 
-def _interval(d: np.ndarray, seed: int, n_boot: int, level: float = 0.95) -> dict[str, Any]:
-    """Seeded percentile bootstrap of the mean paired delta (scipy), analytic t interval past
-    20,000 items."""
+def _summary_sql(n_metrics: int) -> str:
+    """Per figure over items: n, mean and sd of the deltas, the stable wins and regressions (better or
+    worse in every one of the ``?`` paired rounds), new and fixed misses, mean within-item variances."""
+    cols = []
+    for j in range(n_metrics):
+        full = f"nn{j} = paired AND paired = $rounds AND paired > 0"
+        cols.append(
+            f"count(d{j}) AS n{j}, avg(d{j}) AS mean{j}, stddev_samp(d{j}) AS sd{j}, "
+            f"coalesce(list(item_id ORDER BY item_id) FILTER (WHERE {full} AND up{j} = paired), []) AS wins{j}, "
+            f"coalesce(list(item_id ORDER BY item_id) FILTER (WHERE {full} AND down{j} = paired), []) AS regs{j}, "
+            f"coalesce(list(item_id ORDER BY item_id) FILTER (WHERE bmiss{j} AND NOT amiss{j}), []) AS new{j}, "
+            f"coalesce(list(item_id ORDER BY item_id) FILTER (WHERE amiss{j} AND NOT bmiss{j}), []) AS fixed{j}, "
+            f"avg(va{j}) AS va{j}, avg(vb{j}) AS vb{j}")
+    return "SELECT " + ", ".join(cols) + " FROM per_item"
+
+
+BOOTSTRAP_MAX_ITEMS = 20000
+
+
+def _interval(d: np.ndarray | None, n: int, mean: float | None, sd: float | None, seed: int, n_boot: int,
+              level: float = 0.95) -> dict[str, Any]:
+    """Seeded percentile bootstrap of the mean paired delta (scipy) up to 20,000 items (``d`` holds
+    the deltas), an analytic t interval from ``n``, ``mean`` and ``sd`` above."""
     from scipy import stats as sst
-    n = len(d)
-    if n == 0:
+    if n == 0 or mean is None:
         return {"low": None, "high": None, "method": None, "reason": "no item judged in both"}
-    mean = float(d.mean())
-    if n == 1 or float(np.ptp(d)) == 0.0:
+    if n == 1 or not sd:
         return {"low": mean, "high": mean, "method": "degenerate",
                 "reason": "every item has the same delta" if n > 1 else "one item"}
-    if n <= 20000:
+    if d is not None:
         r = sst.bootstrap((d,), np.mean, n_resamples=n_boot, confidence_level=level, method="percentile",
                           random_state=np.random.default_rng(seed), vectorized=True)
         return {"low": float(r.confidence_interval.low), "high": float(r.confidence_interval.high),
                 "method": f"bootstrap (percentile, {n_boot} resamples, seed {seed})"}
-    half = float(sst.t.ppf(0.5 + level / 2, n - 1) * d.std(ddof=1) / math.sqrt(n))
-    return {"low": mean - half, "high": mean + half, "method": "analytic (t, n > 20,000)"}
+    half = float(sst.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n))
+    return {"low": mean - half, "high": mean + half, "method": f"analytic (t, more than {BOOTSTRAP_MAX_ITEMS:,} items)"}
 
 
 def power(sd_delta: float | None, within_var: float | None, rounds: int, n_items: int, effect: float,
@@ -374,47 +395,39 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection = Selection(
     d = diff(store, run_a, run_b)
     fa = per_round(store, run_a, sel=sel, include_holdout=include_holdout, metrics=metrics)
     fb = per_round(store, run_b, sel=sel, include_holdout=include_holdout, metrics=metrics)
-    sql, params, names = _item_sql(store, run_a, run_b, crits, sel, include_holdout)
-    rows = store.sql(sql, params)
+    cte, params, names = _item_sql(store, run_a, run_b, crits, sel, include_holdout)
     allow = set(allow)
     rounds_paired = min(len(fa["rounds"]), len(fb["rounds"]))
+    summary = store.records(cte + " " + _summary_sql(len(metrics)).replace("$rounds", str(int(rounds_paired))), params)[0]
+    vectors = None
+    if 0 < max(summary[f"n{j}"] for j in range(len(metrics))) <= BOOTSTRAP_MAX_ITEMS:
+        rows = store.sql(cte + " SELECT " + ", ".join(f"d{j}" for j in range(len(metrics))) + " FROM per_item", params)
+        vectors = np.array([[np.nan if x is None else float(x) for x in r] for r in rows], dtype=float).reshape(
+            len(rows), len(metrics))
     per_metric = {}
     for j, name in enumerate(metrics):
-        k = 2 + 8 * j  # item_id, paired, then 8 columns per metric
-        n_col, up, down, dcol, amiss, bmiss, va, vb = (np.array([r[k + i] for r in rows], dtype=object) for i in range(8))
-        paired = np.array([r[1] for r in rows])
-        ids = np.array([r[0] for r in rows], dtype=object)
-        judged = np.array([x is not None for x in dcol])
-        deltas = np.array([float(x) for x in dcol[judged]], dtype=float)
-        full = (n_col.astype(int) == paired) & (paired == rounds_paired) & (paired > 0)
-        wins = ids[full & (up.astype(int) == paired)].tolist()
-        regs = ids[full & (down.astype(int) == paired)].tolist()
-        wv = [float(x) for x in va if x is not None]
-        wb = [float(x) for x in vb if x is not None]
-        within = (float(np.mean(wv)) if wv else 0.0) + (float(np.mean(wb)) if wb else 0.0) if (wv or wb) else None
+        n, mean_delta, sd = int(summary[f"n{j}"]), summary[f"mean{j}"], summary[f"sd{j}"]
+        mean_delta = None if mean_delta is None else float(mean_delta)
+        dv = None if vectors is None else vectors[~np.isnan(vectors[:, j]), j]
+        iv = _interval(dv, n, mean_delta, None if sd is None else float(sd), seed, n_boot)
+        wins, regs = list(summary[f"wins{j}"]), list(summary[f"regs{j}"])
+        va, vb = summary[f"va{j}"], summary[f"vb{j}"]
+        within = None if va is None and vb is None else float(va or 0.0) + float(vb or 0.0)
         spreads = [x for x in (fa["figures"][name]["spread"], fb["figures"][name]["spread"]) if x is not None]
         noise = max(spreads) if spreads else None
-        mean_delta = float(deltas.mean()) if len(deltas) else None
-        iv = _interval(deltas, seed, n_boot)
-        # misses: failed in every round (judged rounds)
-        new_miss = ids[np.array([bool(b) and not bool(a) for a, b in zip(amiss, bmiss)], dtype=bool)].tolist() \
-            if len(ids) else []
-        fixed = ids[np.array([bool(a) and not bool(b) for a, b in zip(amiss, bmiss)], dtype=bool)].tolist() \
-            if len(ids) else []
         per_metric[name] = {
             "a": fa["figures"][name], "b": fb["figures"][name],
             "delta": {"mean": mean_delta,
                       "of_means": (None if fa["figures"][name]["mean"] is None or fb["figures"][name]["mean"] is None
                                    else fb["figures"][name]["mean"] - fa["figures"][name]["mean"]),
-                      "ci95": [iv["low"], iv["high"]], "method": iv["method"], "items": int(len(deltas)),
+                      "ci95": [iv["low"], iv["high"]], "method": iv["method"], "items": n,
                       **({"reason": iv["reason"]} if iv.get("reason") else {})},
             "noise_floor": noise,
             "within_noise": (None if noise is None or mean_delta is None else abs(mean_delta) <= noise),
             "stable_wins": len(wins), "stable_regressions": len(regs),
             "stable_win_items": wins[:list_limit], "stable_regression_items": regs[:list_limit],
-            "_wins": wins, "_regs": regs, "_new_miss": new_miss, "_fixed": fixed,
-            "power": power(float(deltas.std(ddof=1)) if len(deltas) > 1 else None, within,
-                           max(rounds_paired, 1), int(len(deltas)), effect),
+            "_wins": wins, "_regs": regs, "_new_miss": list(summary[f"new{j}"]), "_fixed": list(summary[f"fixed{j}"]),
+            "power": power(None if sd is None else float(sd), within, max(rounds_paired, 1), n, effect),
         }
     h = per_metric[headline]
     verdict = two_sided_bar(h["delta"]["mean"], h["delta"]["ci95"][0], h["_wins"], h["_regs"], allow,

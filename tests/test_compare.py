@@ -360,3 +360,16 @@ def test_trend_on_the_fixture_keeps_one_line_until_the_judge_changes(store):
     assert [p["segment"] for p in t["points"]] == [0, 0, 1]
     assert t["points"][2]["breaks"] == ["judge model: judge-2026-01-01 -> judge-2026-06-01"]
     assert t["points"][0]["value"] == pytest.approx((18 + 18 + 15) / 90)
+
+
+def test_past_the_bootstrap_limit_the_interval_is_analytic(store, monkeypatch):
+    import numpy as np
+    from scipy import stats as sst
+
+    import evalcore.compare as C
+    monkeypatch.setattr(C, "BOOTSTRAP_MAX_ITEMS", 10)
+    f = compare_runs(store, "r-base", "r-cand")["figures"]["all_pass"]["delta"]
+    d = np.array([2 / 3] * 12 + [-1.0] + [1 / 3] * 3 + [0.0] * 14)  # the fixture's per-item deltas
+    half = sst.t.ppf(0.975, 29) * d.std(ddof=1) / np.sqrt(30)
+    assert f["method"].startswith("analytic")
+    assert f["ci95"] == pytest.approx([8 / 30 - half, 8 / 30 + half])
