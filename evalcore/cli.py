@@ -1017,6 +1017,8 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n
 def _register_modules() -> None:
     from . import compare_cli
     compare_cli.register(cli)
+    from . import cost_cli
+    cost_cli.register(cli)
 
 
 _register_modules()

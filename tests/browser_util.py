@@ -223,3 +223,13 @@ def wait_idle(page, timeout: float = 20_000) -> None:
     page.wait_for_function(
         "() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
         " return !s || !/Running|Connecting/i.test(s.innerText); }", timeout=timeout)
+
+
+def unavailable(reason: str):
+    """Skip a browser test, or fail it when EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run)."""
+    import os
+
+    import pytest
+    if os.environ.get("EVALCORE_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason} (EVALCORE_REQUIRE_BROWSER=1, so browser tests must run)")
+    pytest.skip(reason)

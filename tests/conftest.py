@@ -83,3 +83,20 @@ def _no_user_env(monkeypatch):
     for k in ("EVALCORE_DATA", "EVALCORE_STATE"):
         monkeypatch.delenv(k, raising=False)
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's chromium through Playwright (never `playwright install`); skips without it unless
+    EVALCORE_REQUIRE_BROWSER=1, where it fails."""
+    from browser_util import chromium_path, launch, unavailable
+    if chromium_path() is None:
+        unavailable("Debian chromium is not installed (/usr/bin/chromium or `chromium` on PATH): apt-get install chromium")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("the playwright Python package is not installed (pip install -e '.[dev]')")
+    with sync_playwright() as p:
+        b = launch(p)
+        yield b
+        b.close()

@@ -32,9 +32,9 @@ PAGES = [
     ("6_agreement.py", "Agreement and judge report card", None),
     ("7_pairwise_grading.py", "Pairwise grading", None),
     ("8_pairwise_results.py", "Pairwise results", None),
-    ("9_compare.py", "Compare configurations", 7),
-    ("10_cost.py", "Cost", 7),
-    ("11_ledger.py", "Ledger", 7),
+    ("9_compare.py", "Compare configurations", None),
+    ("10_cost.py", "Cost", None),
+    ("11_ledger.py", "Ledger", None),
     ("12_labels.py", "Labels", None),
     ("13_suite.py", "Suites", 8),
 ]

@@ -13,7 +13,6 @@ EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run), where they fail.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,34 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from browser_util import (REPO, RUN_POLLUTED, RUN_SINGLE, VENV_BIN, chromium_path, guard_page, launch, make_world,
+from browser_util import (REPO, RUN_POLLUTED, RUN_SINGLE, VENV_BIN, guard_page, make_world,
                           start_app, wait_idle)
 
 pytestmark = pytest.mark.browser
 
 DEMO = REPO / "data" / "demo"
-REQUIRE = os.environ.get("EVALCORE_REQUIRE_BROWSER") == "1"
 
 
-def _unavailable(reason: str):
-    if REQUIRE:
-        pytest.fail(f"{reason} (EVALCORE_REQUIRE_BROWSER=1, so browser tests must run)")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if chromium_path() is None:
-        _unavailable("Debian chromium is not installed (/usr/bin/chromium or `chromium` on PATH): "
-                     "apt-get install chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("the playwright Python package is not installed (pip install -e '.[dev]')")
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -6,11 +6,10 @@ Skips without chromium unless EVALCORE_REQUIRE_BROWSER=1."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
-from browser_util import REPO, chromium_path, guard_page, launch, start_app, wait_idle
+from browser_util import REPO, guard_page, start_app, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -18,24 +17,6 @@ DEMO = REPO / "data" / "demo"
 LINK = "/association?runs=support-single,support-split&a=cites_source&b=answers_question&human=1"
 
 
-def _unavailable(reason: str):
-    if os.environ.get("EVALCORE_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason} (EVALCORE_REQUIRE_BROWSER=1, so browser tests must run)")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if chromium_path() is None:
-        _unavailable("Debian chromium is not installed (/usr/bin/chromium or `chromium` on PATH)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("the playwright Python package is not installed (pip install -e '.[dev]')")
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

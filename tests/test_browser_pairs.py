@@ -9,40 +9,20 @@ EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run).
 
 from __future__ import annotations
 
-import os
 import shutil
 import uuid
 
 import pytest
 
-from browser_util import chromium_path, guard_page, launch, start_app, wait_idle
+from browser_util import guard_page, start_app, wait_idle
 from evalcore import pairs as P
 from evalcore.store import default_keys_dir
 from test_pairs import make_world
 
 pytestmark = pytest.mark.browser
 
-REQUIRE = os.environ.get("EVALCORE_REQUIRE_BROWSER") == "1"
 
 
-def _unavailable(reason: str):
-    if REQUIRE:
-        pytest.fail(f"{reason} (EVALCORE_REQUIRE_BROWSER=1, so browser tests must run)")
-    pytest.skip(reason)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if chromium_path() is None:
-        _unavailable("Debian chromium is not installed: apt-get install chromium")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        _unavailable("the playwright Python package is not installed (pip install -e '.[dev]')")
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
 
 
 def no_arm(html: str, arms) -> None:
