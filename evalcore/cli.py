@@ -587,6 +587,7 @@ def _register_importers() -> None:
         return
     from .importer import register
     register(import_)
+    importlib.import_module("evalcore.import_tools").register(import_)  # inspect, promptfoo (issue 8)
 
 
 _register_importers()

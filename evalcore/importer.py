@@ -55,12 +55,13 @@ GENERATION_KNOBS = ("generator_model", "generator", "system", "temperature", "to
 
 # pairwise choices: a/b name the file's columns (output_a is shown on the left); left/right name
 # the position the grader saw; tie words mean "same".
-CHOICE_A = {"a", "model_a", "output_a", "answer_a"}
-CHOICE_B = {"b", "model_b", "output_b", "answer_b"}
+CHOICE_A = {"a", "model_a", "output_a", "answer_a", "model_1"}
+CHOICE_B = {"b", "model_b", "output_b", "answer_b", "model_2"}
 CHOICE_LEFT = {"left", "l"}
 CHOICE_RIGHT = {"right", "r"}
 CHOICE_SAME = {"tie", "same", "equal", "draw", "both", "neither", "tie (bothbad)", "tie_bothbad", "both_bad",
                "bothbad"}
+CHOICE_ERROR = {"error"}  # a model grader whose verdict could not be parsed (MT-Bench): kept as an errored verdict
 
 POSTPROCESS_VERSION = "import-1"
 PAIR_CRITERION = "preference"
@@ -709,6 +710,7 @@ class Plan:
     suite: tuple[S.SuiteManifest, list[dict]] | None = None         # None: attached to an existing suite
     generations: list[tuple[S.GenerationManifest, list[dict]]] = field(default_factory=list)
     run: tuple[S.RunManifest, list[dict], list[dict], list[dict] | None] | None = None
+    more_runs: list[tuple[S.RunManifest, list[dict], list[dict], list[dict] | None]] = field(default_factory=list)
     labelset: tuple[S.LabelSetManifest, list[dict]] | None = None
     session: tuple[S.SessionManifest, list[dict], list[dict] | None] | None = None
     key: tuple[S.KeyManifest, list[dict], Path] | None = None
@@ -721,10 +723,10 @@ class Plan:
         if self.suite:
             tables.append((self.suite[1], "items"))
         tables += [(rows, "outputs") for _, rows in self.generations]
-        if self.run:
-            tables += [(self.run[1], "verdicts"), (self.run[2], "calls")]
-            if self.run[3] is not None:
-                tables.append((self.run[3], "pair_verdicts"))
+        for run in ([self.run] if self.run else []) + self.more_runs:
+            tables += [(run[1], "verdicts"), (run[2], "calls")]
+            if run[3] is not None:
+                tables.append((run[3], "pair_verdicts"))
         if self.labelset:
             tables.append((self.labelset[1], "labels"))
         if self.session:
@@ -771,8 +773,7 @@ class Plan:
                 m, pairs, judgments = self.session
                 claim("session", m.session_id)
                 store.write_session(m, pairs, judgments)
-            if self.run:
-                m, verdicts, calls, pv = self.run
+            for m, verdicts, calls, pv in ([self.run] if self.run else []) + self.more_runs:
                 claim("run", m.run_id)
                 store.write_run(m, verdicts, calls, pv)
             if self.key:
@@ -869,11 +870,12 @@ def plan_suite(plan: Plan, frame: Frame, items: dict[str, dict], attach: str | N
 
 def plan_generation(plan: Plan, frame: Frame, suite: SuiteTarget, outputs: dict[tuple[str, int], str],
                     gen_id: str | None, base: str, taken: set, knobs: dict[str, Any],
-                    option: str = "--gen-id") -> tuple[str, bool]:
+                    option: str = "--gen-id", extra: dict[tuple[str, int], dict] | None = None) -> tuple[str, bool]:
     """Reuse a generation of the suite with the same outputs_hash, or plan a new one.
-    Returns (gen_id, reused)."""
+    ``extra`` adds output columns per (item, round) (tokens_in, tokens_out, cost_usd, latency_ms,
+    error, abstained) to a new generation. Returns (gen_id, reused)."""
     from .store import utcnow
-    rows = [{"item_id": iid, "round": r, "output": o, "abstained": False}
+    rows = [{"item_id": iid, "round": r, "output": o, "abstained": False, **(extra or {}).get((iid, r), {})}
             for (iid, r), o in sorted(outputs.items())]
     h = outputs_hash(rows)
     if not suite.new:
@@ -1255,11 +1257,17 @@ class PairOpts:
     judge_model: str
     seed: int | None
     keys: str | None
+    run_knobs: dict[str, Any] = field(default_factory=dict)  # recorded on the model grader's run
 
 
-def import_pairs(obj, path: str, o: PairOpts) -> dict[str, Any]:
+def import_pairs(obj, path: str, o: PairOpts,
+                 prepare: Callable[[Frame, PairOpts], tuple[Frame, PairOpts]] | None = None) -> dict[str, Any]:
+    """``prepare`` may rewrite the frame and the options first (the Arena / MT-Bench presets and the
+    conversation / answer-file columns of evalcore.import_tools)."""
     from .store import default_keys_dir, utcnow
     frame = read_frame(path, o.input_format)
+    if prepare is not None:
+        frame, o = prepare(frame, o)
     rc = lambda opt, given, default, req: resolve_column(frame, opt, given, default, required=req)  # noqa: E731
     item_col = rc("--item-col", o.item_col, "item_id", True)
     input_col = rc("--input-col", o.input_col, "input", True)
@@ -1307,7 +1315,7 @@ def import_pairs(obj, path: str, o: PairOpts) -> dict[str, Any]:
     out_a = col_text(frame, a_col, required=True, what="an answer", allow_empty=True)
     out_b = col_text(frame, b_col, required=True, what="an answer", allow_empty=True)
 
-    def choices(col: str | None, swapped: bool) -> list[str | None]:
+    def choices(col: str | None, swapped: bool, model: bool = False) -> list[str | None]:
         if col is None:
             return [None] * frame.n
         out = []
@@ -1315,13 +1323,16 @@ def import_pairs(obj, path: str, o: PairOpts) -> dict[str, Any]:
             if _is_missing(v):
                 out.append(None)
                 continue
+            if model and _token(v) in CHOICE_ERROR:
+                out.append("error")  # the grader's verdict could not be parsed: an errored verdict
+                continue
             try:
                 out.append(_choice(v, swapped))
             except ValueError as e:
                 raise frame.err(str(e), col, i) from None
         return out
 
-    m_shown, m_swapped = choices(ms_col, False), choices(mw_col, True)
+    m_shown, m_swapped = choices(ms_col, False, True), choices(mw_col, True, True)
     r_shown = col_text(frame, msr_col, required=False)
     r_swapped = col_text(frame, mwr_col, required=False)
     human = {c: choices(c, False) for c in human_cols}
@@ -1436,7 +1447,8 @@ def import_pairs(obj, path: str, o: PairOpts) -> dict[str, Any]:
                                 p["rows"][-1])
             if vals:
                 choice, reason = sorted(vals, key=lambda v: v[1] or "")[-1]
-                pv.append({"pair_id": p["pair_id"], "order": order, "choice": choice, "reason": reason})
+                pv.append({"pair_id": p["pair_id"], "order": order, "choice": None if choice == "error" else choice,
+                           "reason": reason})
     pv.sort(key=lambda r: (r["pair_id"], r["order"]))
     judgments.sort(key=lambda r: (r["pair_id"], r["reviewer"]))  # file order could hint at the arms
     settings = S.SessionSettings(seed=seed)
@@ -1447,7 +1459,8 @@ def import_pairs(obj, path: str, o: PairOpts) -> dict[str, Any]:
                                "session_id": sid, "gen_ids": list(gen_of_arm.values()),
                                "gen_reused": [gen_of_arm[a] for a in arms if reused[a]], "pairs": len(pairs),
                                "judgments": len(judgments), "reviewers": sorted({j["reviewer"] for j in judgments}),
-                               "pair_verdicts": len(pv), "run_id": None, "keys": str(kdir / sid), "seed": seed}
+                               "pair_verdicts": len(pv), "errored_pair_verdicts": sum(r["choice"] is None for r in pv),
+                               "run_id": None, "keys": str(kdir / sid), "seed": seed}
     if pv:
         rid = (_explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, frame.name) if o.run_id
                else _fresh_id(data, "runs", f"{sid}-grader", taken))
@@ -1457,7 +1470,8 @@ def import_pairs(obj, path: str, o: PairOpts) -> dict[str, Any]:
         plan.run = (S.RunManifest(run_id=rid, gen_id=gen_of_arm[arms[0]], created_at=now, rubric=rubric,
                                   rubric_hash=rubric.hash(), mode="imported", field_order=rubric.names(),
                                   judge_model=o.judge_model, source="imported",
-                                  postprocess_version=POSTPROCESS_VERSION, knobs={"session_id": sid},
+                                  status="polluted" if any(r["choice"] is None for r in pv) else "complete",
+                                  postprocess_version=POSTPROCESS_VERSION, knobs={**o.run_knobs, "session_id": sid},
                                   description=f"model grader of session {sid} (imported)"),
                     [], [], pv)
         summary["run_id"] = rid
@@ -1623,6 +1637,21 @@ def register(group: click.Group) -> None:
     @click.option("--seed", type=int, default=None, help="Seed of the pair ids (default: drawn, and recorded in session.json).")
     @click.option("--keys", type=click.Path(file_okay=False), default=None,
                   help="Keys directory (default: <data>-keys, beside the data directory; never inside it).")
+    # Arena / MT-Bench shapes (evalcore/import_tools.py; docs/IMPORT.md)
+    @click.option("--preset", type=click.Choice(("arena", "mt-bench")), default=None,
+                  help="Column defaults of a known shape: arena (model_a/model_b/winner/judge/conversation_a/b) or "
+                  "mt-bench (model_1/model_2/g1_winner/g2_winner/judge with --questions and --answers).")
+    @click.option("--conversation-a-col", default=None,
+                  help="Column of conversation a (a list of {role, content} messages): input and output_a come from it.")
+    @click.option("--conversation-b-col", default=None, help="Column of conversation b: output_b comes from it.")
+    @click.option("--turn-col", default=None,
+                  help="Column of the turn judged (1, 2, ...): conversations are cut after it; turn k > 1 is item <id>-turn<k>.")
+    @click.option("--questions", type=click.Path(dir_okay=False), default=None,
+                  help="MT-Bench question.jsonl (question_id, turns, category, reference): the inputs.")
+    @click.option("--answers", type=click.Path(), default=None,
+                  help="MT-Bench model_answer directory (<model>.jsonl) or one answers .jsonl: the outputs.")
+    @click.option("--judge-col", default=None,
+                  help="Column naming the model grader per row (a list [model, prompt] as in MT-Bench, or a name).")
     @click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
     @click.pass_obj
     def import_pairs_cmd(obj, file: str, as_json: bool, **kw) -> None:
@@ -1637,7 +1666,11 @@ def register(group: click.Group) -> None:
                      context_col=kw["context_col"], reference_col=kw["reference_col"], class_col=kw["class_col"],
                      suite=kw["attach"], suite_id=kw["suite_id"], session_id=kw["session_id"], run_id=kw["run_id"],
                      judge_model=kw["judge_model"], seed=kw["seed"], keys=kw["keys"])
-        s = import_pairs(obj, file, o)
+        from .import_tools import PairExtras, pairs_preparer
+        extras = PairExtras(preset=kw["preset"], conversation_a_col=kw["conversation_a_col"],
+                            conversation_b_col=kw["conversation_b_col"], turn_col=kw["turn_col"],
+                            questions=kw["questions"], answers=kw["answers"], judge_col=kw["judge_col"])
+        s = import_pairs(obj, file, o, pairs_preparer(extras))
         _emit(s, as_json, (f"imported {s['file']}: session {s['session_id']} (closed, {s['pairs']} pairs, "
                            f"{s['judgments']} human choices, {s['pair_verdicts']} model verdicts), suite "
                            f"{s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}"))
