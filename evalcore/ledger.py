@@ -153,32 +153,18 @@ class Ledger:
         payload = {"title": title, "type": t, "note": note, "baseline": baseline, "candidate": candidate,
                    "runs": list(runs), "metric": metric, "seed": seed, "figures": fig, "flags": fig["flags"],
                    "type_automatic": bool(fig.get("measurement_change"))}
-        con = self._con()
-        try:
-            con.execute("BEGIN IMMEDIATE")
-            n = con.execute("SELECT count(*) FROM ledger_events WHERE action = 'add'").fetchone()[0]
-            entry_id = f"L{n + 1}"
-            con.execute("INSERT INTO ledger_events (entry_id, action, at, by, payload) VALUES (?, 'add', ?, ?, ?)",
-                        (entry_id, utcnow().isoformat(), by, json.dumps(payload, default=str)))
-            con.execute("COMMIT")
-        except BaseException:
-            if con.in_transaction:
-                con.execute("ROLLBACK")
-            raise
-        finally:
-            con.close()
+        entry_id = self._insert(None, "add", by, payload)
         return {**payload, "entry_id": entry_id, "added_by": by, "status": "active"}
 
-    def _append(self, entry_id: str, action: str, by: str, payload: dict[str, Any]) -> dict[str, Any]:
-        by = (by or "").strip()
-        if not by:
-            raise LabelError("who is required", field="--by")
-        ent = self.get(entry_id)
-        if ent["status"] == "retired":
-            raise InputError(f"entry {entry_id} is retired", field="entry id")
+    def _insert(self, entry_id: str | None, action: str, by: str, payload: dict[str, Any]) -> str:
+        """Append one event in its own immediate transaction; a new entry (``entry_id`` None) takes
+        the next id inside it, so concurrent writers never share one."""
         con = self._con()
         try:
             con.execute("BEGIN IMMEDIATE")
+            if entry_id is None:
+                n = con.execute("SELECT count(*) FROM ledger_events WHERE action = 'add'").fetchone()[0]
+                entry_id = f"L{n + 1}"
             con.execute("INSERT INTO ledger_events (entry_id, action, at, by, payload) VALUES (?, ?, ?, ?, ?)",
                         (entry_id, action, utcnow().isoformat(), by, json.dumps(payload, default=str)))
             con.execute("COMMIT")
@@ -188,6 +174,16 @@ class Ledger:
             raise
         finally:
             con.close()
+        return entry_id
+
+    def _append(self, entry_id: str, action: str, by: str, payload: dict[str, Any]) -> dict[str, Any]:
+        by = (by or "").strip()
+        if not by:
+            raise LabelError("who is required", field="--by")
+        ent = self.get(entry_id)
+        if ent["status"] == "retired":
+            raise InputError(f"entry {entry_id} is retired", field="entry id")
+        self._insert(entry_id, action, by, payload)
         return self.get(entry_id)
 
     def amend(self, entry_id: str, *, by: str, title: str | None = None, type_: str | None = None,
