@@ -12,7 +12,7 @@ Errored verdicts (``passed`` null) are excluded from rates and counted apart.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,6 +21,7 @@ from . import stats
 from .errors import EvalcoreError, InputError, NotFoundError
 from .labels import LabelStore
 from .store import Store
+from .suite import holdout_filter, include_holdout_default, suite_of_run
 
 PEOPLE = "people"
 
@@ -30,24 +31,36 @@ PEOPLE = "people"
 
 @dataclass(frozen=True)
 class Selection:
-    """Which verdicts stand for a run's answer."""
+    """Which verdicts stand for a run's answer. Holdout items of the run's suite are left out
+    unless ``include_holdout`` (default False; True inside :func:`evalcore.suite.holdout_included`,
+    which the command line's ``--include-holdout`` uses)."""
 
     judge_round: int | None = 1
     majority: bool = False
     gen_round: int | None = None
+    include_holdout: bool = field(default_factory=include_holdout_default)
 
     def describe(self) -> dict[str, Any]:
         return {"judge_round": None if self.majority else self.judge_round, "majority": self.majority,
-                "gen_round": self.gen_round}
+                "gen_round": self.gen_round, "include_holdout": self.include_holdout}
 
 
-def _sel_sql(sel: Selection) -> tuple[str, list[Any]]:
+def _hold(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:
+    """The condition leaving out the holdout items of the run's suite (none when included)."""
+    return holdout_filter(store, suite_of_run(store, run_id), sel.include_holdout)
+
+
+def _sel_sql(sel: Selection, hold: tuple[str, list[Any]] = ("", [])) -> tuple[str, list[Any]]:
     """SQL over ``read_parquet(?)`` giving (item_id, gen_round, criterion, passed, label, score, position)
-    per answer and criterion; the path is the first parameter."""
+    per answer and criterion; the path is the first parameter. ``hold`` is :func:`_hold`'s
+    condition leaving out holdout items."""
     where, params = [], []
     if sel.gen_round is not None:
         where.append("gen_round = ?")
         params.append(int(sel.gen_round))
+    if hold[0]:
+        where.append(hold[0])
+        params += hold[1]
     if sel.majority:
         w = ("WHERE " + " AND ".join(where)) if where else ""
         sql = ("SELECT item_id, gen_round, criterion, "
@@ -99,7 +112,7 @@ def attribution(store: Store, run_id: str, sel: Selection = Selection()) -> dict
     vpath = store.path_of("run", run_id, "verdicts")
     gen = store.generation(m.gen_id)
     ipath = store.path_of("suite", gen.manifest.suite_id, "items")
-    base, params = _sel_sql(sel)
+    base, params = _sel_sql(sel, _hold(store, run_id, sel))
     per_crit = store.records(
         f"WITH sel AS ({base}) SELECT criterion, count(*) AS verdicts, count(passed) AS judged, "
         "count(*) FILTER (WHERE NOT passed) AS failed, count(*) - count(passed) AS errored, "
@@ -178,7 +191,7 @@ def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = Selecti
     _check_judge_round(store, run_id, sel)
     if a == b:
         raise InputError("--a and --b name the same criterion", field="--b")
-    base, params = _sel_sql(sel)
+    base, params = _sel_sql(sel, _hold(store, run_id, sel))
     row = store.records(
         f"WITH sel AS ({base}), ab AS (SELECT item_id, gen_round, "
         "bool_or(passed) FILTER (WHERE criterion = ?) AS a, bool_or(passed) FILTER (WHERE criterion = ?) AS b "
@@ -230,7 +243,7 @@ def _pair_kind(mode: str, groups: list[list[str]] | None, a: str, b: str) -> str
 
 
 def _verdict_rows_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:
-    base, params = _sel_sql(sel)
+    base, params = _sel_sql(sel, _hold(store, run_id, sel))
     return (f"SELECT item_id, gen_round, criterion, passed, score FROM ({base})",
             [store.path_of("run", run_id, "verdicts"), *params])
 
@@ -358,6 +371,7 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
         if ps is None:
             raise NotFoundError(f"no human labels for generation {gen_id} (label sets or the label store)",
                                 field="--human")
+        ps = _people_hold(store, gen_id, sel, ps)
         psql, pparams = _pivot_sql(ps[0], ps[1], common, "hp", numeric)
         # the runs restricted to the labelled items before pivoting (not 1M answers for 2,000 labels)
         labelled = f"SELECT DISTINCT item_id FROM ({ps[0]})"
@@ -456,7 +470,7 @@ def position_effect(store: Store, run_id: str, reference_run: str | None = None,
     m = store.run(run_id).manifest
     if m.mode not in ("single", "grouped"):
         raise InputError(f"run {run_id} is {m.mode}: the position effect needs a single-call run", field="RUN")
-    base, params = _sel_sql(sel)
+    base, params = _sel_sql(sel, _hold(store, run_id, sel))
     vpath = store.path_of("run", run_id, "verdicts")
     rows = store.records(
         f"WITH sel AS ({base}), v AS (SELECT *, lag(passed) OVER (PARTITION BY item_id, gen_round ORDER BY position) "
@@ -470,7 +484,7 @@ def position_effect(store: Store, run_id: str, reference_run: str | None = None,
         if rm.gen_id != m.gen_id:
             raise InputError(f"{reference_run} judges {rm.gen_id}, {run_id} judges {m.gen_id}: not the same answers",
                              field="--reference")
-        rbase, rparams = _sel_sql(sel)
+        rbase, rparams = _sel_sql(sel, _hold(store, reference_run, sel))
         for r in store.records(
                 f"WITH a AS ({base}), b AS ({rbase}) SELECT a.position, count(*) AS n, "
                 "count(*) FILTER (WHERE a.passed = b.passed) AS agree FROM a JOIN b USING (item_id, gen_round, criterion) "
@@ -501,7 +515,7 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = Selection()) ->
     common = [c for c in ma.rubric.names() if c in mb.rubric.names()]
     if not common:
         raise InputError(f"{run_a} and {run_b} share no criterion", field="RUN_B")
-    base, params = _sel_sql(sel)
+    base, params = _sel_sql(sel, _hold(store, run_a, sel))
     pa_, pb_ = store.path_of("run", run_a, "verdicts"), store.path_of("run", run_b, "verdicts")
     k = len(common)
     # pivot each run to one row per answer first, then join the two pivots: one pass, and a join of
@@ -562,10 +576,11 @@ MAX_LIMIT = 500
 DIRECTIONS = ("fail_a_pass_b", "pass_a_fail_b", "fail_both")
 
 
-def parse_selection(judge: str | int | None = None, gen_round: str | int | None = None) -> Selection:
+def parse_selection(judge: str | int | None = None, gen_round: str | int | None = None,
+                    include_holdout: bool | None = None) -> Selection:
     """A :class:`Selection` from link or widget values: ``judge`` is ``"majority"`` or a judge
     round number (default 1); ``gen_round`` a generation round number, or None / ``"all"`` for
-    every round."""
+    every round; ``include_holdout`` the "Show holdout items" toggle (None: the default, off)."""
     if isinstance(judge, str) and judge.strip().lower() == "majority":
         sel_judge, majority = None, True
     else:
@@ -580,7 +595,9 @@ def parse_selection(judge: str | int | None = None, gen_round: str | int | None 
             g = int(gen_round)
         except (TypeError, ValueError):
             raise InputError(f"generation round must be a number or 'all', not {gen_round!r}", field="round") from None
-    return Selection(judge_round=sel_judge if not majority else None, majority=majority, gen_round=g)
+    hold = include_holdout_default() if include_holdout is None else bool(include_holdout)
+    return Selection(judge_round=sel_judge if not majority else None, majority=majority, gen_round=g,
+                     include_holdout=hold)
 
 
 def _check_page(limit: int, offset: int) -> None:
@@ -676,7 +693,7 @@ def answers_failing(store: Store, run_id: str, criterion: str, only: bool = Fals
     _check_page(limit, offset)
     m = store.run(run_id).manifest
     vpath = store.path_of("run", run_id, "verdicts")
-    base, params = _sel_sql(sel)
+    base, params = _sel_sql(sel, _hold(store, run_id, sel))
     if only:
         members = (f"WITH sel AS ({base}), per AS (SELECT item_id, gen_round, count(*) AS present, "
                    "count(*) - count(passed) AS errored, count(*) FILTER (WHERE NOT passed) AS fails, "
@@ -712,11 +729,20 @@ def _same_generation(store: Store, run_ids: list[str]) -> str:
     return next(iter(gens.values()))
 
 
+def _people_hold(store: Store, gen_id: str, sel: Selection, ps: tuple[str, list[Any]]) -> tuple[str, list[Any]]:
+    """People's rows without the holdout items of the generation's suite (unless included)."""
+    cond, cparams = holdout_filter(store, store.generation(gen_id).manifest.suite_id, sel.include_holdout)
+    if not cond:
+        return ps
+    return f"SELECT * FROM ({ps[0]}) WHERE {cond}", [*ps[1], *cparams]
+
+
 def _people_sql(store: Store, gen_id: str, sel: Selection) -> tuple[str, list[Any]]:
     ps = _people_rows_sql(store, gen_id)
     if ps is None:
         raise NotFoundError(f"no human labels for generation {gen_id} (label sets or the label store)",
                             field="--human")
+    ps = _people_hold(store, gen_id, sel, ps)
     if sel.gen_round is None:
         return ps
     return f"SELECT * FROM ({ps[0]}) WHERE gen_round = ?", [*ps[1], int(sel.gen_round)]
@@ -771,7 +797,7 @@ def cell_answers(store: Store, run_ids: list[str], a: str, b: str, a_failed: boo
     if in_run == PEOPLE:
         rows_sql, rparams = _people_sql(store, gen_id, sel)
     else:
-        base, params = _sel_sql(sel)
+        base, params = _sel_sql(sel, _hold(store, in_run, sel))
         rows_sql, rparams = base, [store.path_of("run", in_run, "verdicts"), *params]
     members = f"SELECT item_id, gen_round FROM ({_ab_sql(rows_sql)}) WHERE a = ? AND b = ?"
     total, keys = _page_of(store, members, [*rparams, a, b, a, b, not a_failed, not b_failed], limit, offset)
@@ -815,7 +841,7 @@ def flip_answers(store: Store, run_a: str, run_b: str, criterion: str, direction
     _check_judge_round(store, run_b, sel)
     _check_page(limit, offset)
     cond = {"fail_a_pass_b": "NOT pa AND pb", "pass_a_fail_b": "pa AND NOT pb", "fail_both": "NOT pa AND NOT pb"}[direction]
-    base, params = _sel_sql(sel)
+    base, params = _sel_sql(sel, _hold(store, run_a, sel))
     members = (f"WITH a AS ({base}), b AS ({base}) SELECT item_id, gen_round FROM (SELECT item_id, gen_round, "
                "a.passed AS pa, b.passed AS pb FROM a JOIN b USING (item_id, gen_round, criterion) WHERE criterion = ? "
                f"AND a.passed IS NOT NULL AND b.passed IS NOT NULL) WHERE {cond}")

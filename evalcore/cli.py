@@ -1018,6 +1018,8 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n
 def _register_modules() -> None:
     from . import compare_cli
     compare_cli.register(cli)
+    from . import suite_cli
+    suite_cli.register(cli)
     from . import cost_cli
     cost_cli.register(cli)
 

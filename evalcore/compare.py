@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
@@ -29,7 +29,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import schema as S
-from .analysis import Selection, _sel_sql
+from .analysis import Selection, _hold, _sel_sql
 from .errors import InputError, NotFoundError
 from .store import Store
 
@@ -227,34 +227,31 @@ def metrics_of(store: Store, run_a: str, run_b: str | None = None) -> list[str]:
     return ["all_pass", *ca]
 
 
-def _holdout_filter(store: Store, gen: S.GenerationManifest, include_holdout: bool) -> tuple[str, list[Any]]:
-    if include_holdout:
-        return "", []
-    path = store.path_of("suite", gen.suite_id, "items")
-    return "WHERE item_id NOT IN (SELECT item_id FROM read_parquet(?) WHERE holdout)", [path]
+def _selection(sel: Selection, include_holdout: bool | None) -> Selection:
+    """``sel`` with holdout items included or not (None: as ``sel`` says, which is the command
+    line's ``--include-holdout`` or hidden)."""
+    return sel if include_holdout is None else replace(sel, include_holdout=bool(include_holdout))
 
 
-def _pivot_sql(store: Store, run_id: str, criteria: list[str], sel: Selection, include_holdout: bool,
-               n_crit: int) -> tuple[str, list[Any]]:
+def _pivot_sql(store: Store, run_id: str, criteria: list[str], sel: Selection, n_crit: int) -> tuple[str, list[Any]]:
     """(item_id, gen_round, all_pass, c0..ck) per answer: all_pass is null when a verdict errored
     or is missing; ci is that criterion's derived pass (null when errored)."""
-    m = store.run(run_id).manifest
-    base, params = _sel_sql(sel)
-    hold, hparams = _holdout_filter(store, store.generation(m.gen_id).manifest, include_holdout)
+    base, params = _sel_sql(sel, _hold(store, run_id, sel))
     cols = ", ".join(f"bool_or(passed) FILTER (WHERE criterion = ?) AS c{i}" for i in range(len(criteria)))
     sql = (f"SELECT item_id, gen_round, CASE WHEN count(passed) < ? THEN NULL ELSE bool_and(passed) END AS all_pass"
-           f"{', ' + cols if cols else ''} FROM ({base}) {hold} GROUP BY item_id, gen_round")
-    return sql, [n_crit, *criteria, store.path_of("run", run_id, "verdicts"), *params, *hparams]
+           f"{', ' + cols if cols else ''} FROM ({base}) GROUP BY item_id, gen_round")
+    return sql, [n_crit, *criteria, store.path_of("run", run_id, "verdicts"), *params]
 
 
-def per_round(store: Store, run_id: str, *, sel: Selection = Selection(), include_holdout: bool = False,
+def per_round(store: Store, run_id: str, *, sel: Selection | None = None, include_holdout: bool | None = None,
               metrics: list[str] | None = None) -> dict[str, Any]:
     """Each figure per generation round (r1, r2, ...), then the mean over rounds and the spread
     (max - min) that the noise floor is made of."""
     m = store.run(run_id).manifest
+    sel = _selection(sel or Selection(), include_holdout)
     metrics = metrics or metrics_of(store, run_id)
     crits = [x for x in metrics if x != "all_pass"]
-    piv, params = _pivot_sql(store, run_id, crits, sel, include_holdout, len(m.rubric.criteria))
+    piv, params = _pivot_sql(store, run_id, crits, sel, len(m.rubric.criteria))
     cols = ["avg(all_pass::INT) AS all_pass"] + [f"avg(c{i}::INT) AS c{i}" for i in range(len(crits))]
     rows = store.sql(f"SELECT gen_round, count(*) AS answers, {', '.join(cols)} FROM ({piv}) GROUP BY gen_round "
                      "ORDER BY gen_round", params)
@@ -270,14 +267,14 @@ def per_round(store: Store, run_id: str, *, sel: Selection = Selection(), includ
             "figures": {k: figures[k] for k in metrics if k in figures}}
 
 
-def _item_sql(store: Store, run_a: str, run_b: str, crits: list[str], sel: Selection, include_holdout: bool):
+def _item_sql(store: Store, run_a: str, run_b: str, crits: list[str], sel: Selection):
     """A ``WITH ... per_item AS (...)`` prefix: per item and figure j, the paired rounds judged on
     both sides (nn{j}), rounds better (up{j}) and worse (down{j}), the mean delta d{j}, whether each
     side failed every judged round (amiss{j}, bmiss{j}) and each side's variance across rounds."""
     na = len(store.run(run_a).manifest.rubric.criteria)
     nb = len(store.run(run_b).manifest.rubric.criteria)
-    pa, qa = _pivot_sql(store, run_a, crits, sel, include_holdout, na)
-    pb, qb = _pivot_sql(store, run_b, crits, sel, include_holdout, nb)
+    pa, qa = _pivot_sql(store, run_a, crits, sel, na)
+    pb, qb = _pivot_sql(store, run_b, crits, sel, nb)
     names = ["all_pass"] + [f"c{i}" for i in range(len(crits))]
     sel_cols = ", ".join(f"a.{n} AS a{j}, b.{n} AS b{j}" for j, n in enumerate(names))
     aggs = []
@@ -378,12 +375,13 @@ def power(sd_delta: float | None, within_var: float | None, rounds: int, n_items
     return out
 
 
-def compare(store: Store, run_a: str, run_b: str, *, sel: Selection = Selection(), include_holdout: bool = False,
+def compare(store: Store, run_a: str, run_b: str, *, sel: Selection | None = None, include_holdout: bool | None = None,
             seed: int = 0, n_boot: int = 2000, effect: float = 0.05, headline: str = "all_pass",
             allow: Iterable[str] = (), list_limit: int = 50) -> dict[str, Any]:
     """Everything the compare page shows for baseline ``run_a`` and candidate ``run_b``."""
     if n_boot < 1:
         raise InputError("must be at least 1", field="--n-boot")
+    sel = _selection(sel or Selection(), include_holdout)
     ma, mb = store.run(run_a).manifest, store.run(run_b).manifest
     for rid, m in ((run_a, ma), (run_b, mb)):
         if m.mode == "imported" and not m.rubric.criteria:
@@ -393,9 +391,9 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection = Selection(
         raise InputError(f"{headline!r} is not a figure of both runs; figures: {', '.join(metrics)}", field="--metric")
     crits = metrics[1:]
     d = diff(store, run_a, run_b)
-    fa = per_round(store, run_a, sel=sel, include_holdout=include_holdout, metrics=metrics)
-    fb = per_round(store, run_b, sel=sel, include_holdout=include_holdout, metrics=metrics)
-    cte, params, names = _item_sql(store, run_a, run_b, crits, sel, include_holdout)
+    fa = per_round(store, run_a, sel=sel, metrics=metrics)
+    fb = per_round(store, run_b, sel=sel, metrics=metrics)
+    cte, params, names = _item_sql(store, run_a, run_b, crits, sel)
     allow = set(allow)
     rounds_paired = min(len(fa["rounds"]), len(fb["rounds"]))
     summary = store.records(cte + " " + _summary_sql(len(metrics)).replace("$rounds", str(int(rounds_paired))), params)[0]
@@ -441,7 +439,7 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection = Selection(
                      f"only the {rounds_paired} they share are paired")
     return {
         "baseline": run_a, "candidate": run_b, "headline": headline, "metrics": metrics,
-        "selection": sel.describe(), "include_holdout": include_holdout, "seed": seed, "n_boot": n_boot,
+        "selection": sel.describe(), "include_holdout": sel.include_holdout, "seed": seed, "n_boot": n_boot,
         "rounds_paired": rounds_paired, "diff": d, "figures": out_metrics, "verdict": verdict,
         "new_misses": h["_new_miss"][:list_limit], "new_miss_count": len(h["_new_miss"]),
         "fixed_misses": h["_fixed"][:list_limit], "fixed_miss_count": len(h["_fixed"]),
@@ -526,19 +524,20 @@ def read_allowlist(path: str | Path) -> list[dict[str, Any]]:
 
 
 def gate(store: Store, baseline: str, candidate: str, *, allowlist: str | Path | None = None,
-         sel: Selection = Selection(), include_holdout: bool = False, seed: int = 0, n_boot: int = 2000,
+         sel: Selection | None = None, include_holdout: bool | None = None, seed: int = 0, n_boot: int = 2000,
          headline: str = "all_pass", today: date | None = None) -> dict[str, Any]:
     """Passes only when the two-sided bar holds and no new miss appears outside the allowlist;
     reports the allowlist's upkeep (entries now passing, their age)."""
     entries = read_allowlist(allowlist) if allowlist else []
     allow = {e["item_id"] for e in entries}
-    c = compare(store, baseline, candidate, sel=sel, include_holdout=include_holdout, seed=seed, n_boot=n_boot,
+    sel = _selection(sel or Selection(), include_holdout)
+    c = compare(store, baseline, candidate, sel=sel, seed=seed, n_boot=n_boot,
                 headline=headline, allow=allow)
     all_ = c.pop("_all")
     new_miss_own = [i for i in all_["new_miss"] if i not in allow]
     today = today or datetime.now(timezone.utc).date()
     # upkeep: an allowlisted item the candidate does not miss (passes in some round) can come off
-    cand_miss = _misses(store, candidate, headline, sel, include_holdout)
+    cand_miss = _misses(store, candidate, headline, sel)
     items = set(_item_ids(store, candidate))
     upkeep = []
     for e in entries:
@@ -556,10 +555,10 @@ def gate(store: Store, baseline: str, candidate: str, *, allowlist: str | Path |
     return c
 
 
-def _misses(store: Store, run_id: str, metric: str, sel: Selection, include_holdout: bool) -> set[str]:
+def _misses(store: Store, run_id: str, metric: str, sel: Selection) -> set[str]:
     m = store.run(run_id).manifest
     crits = [] if metric == "all_pass" else [metric]
-    piv, params = _pivot_sql(store, run_id, crits, sel, include_holdout, len(m.rubric.criteria))
+    piv, params = _pivot_sql(store, run_id, crits, sel, len(m.rubric.criteria))
     col = "all_pass" if metric == "all_pass" else "c0"
     return {r[0] for r in store.sql(f"SELECT item_id FROM ({piv}) GROUP BY item_id HAVING bool_and(NOT {col})", params)}
 
@@ -648,10 +647,11 @@ BREAK_KNOBS = (("judge_model", "judge model"), ("prompt_hash", "judge prompt"), 
 # a change of suite breaks the line too: different items are a different measurement
 
 
-def trend(store: Store, *, suite_id: str | None = None, metric: str = "all_pass", sel: Selection = Selection(),
-          include_holdout: bool = False) -> dict[str, Any]:
+def trend(store: Store, *, suite_id: str | None = None, metric: str = "all_pass", sel: Selection | None = None,
+          include_holdout: bool | None = None) -> dict[str, Any]:
     """A headline over time across runs (by created_at), broken where the judge model, the judge
     prompt or the rubric changed: levels on either side of a break are different measurements."""
+    sel = _selection(sel or Selection(), include_holdout)
     runs = []
     for e in store.all("run"):
         m = e.manifest
@@ -668,7 +668,7 @@ def trend(store: Store, *, suite_id: str | None = None, metric: str = "all_pass"
     runs.sort(key=lambda t: (t[0], t[1]))
     points, segment, prev = [], 0, None
     for created, rid, m, g in runs:
-        pr = per_round(store, rid, sel=sel, include_holdout=include_holdout,
+        pr = per_round(store, rid, sel=sel,
                        metrics=["all_pass"] if metric == "all_pass" else ["all_pass", metric])
         f = pr["figures"][metric]
         if f["mean"] is None:  # no verdicts (a pairwise grader's run) or none under this selection

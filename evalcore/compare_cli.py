@@ -38,6 +38,14 @@ def _val(v) -> str:
     return s if len(s) <= 48 else s[:45] + "..."
 
 
+def _looks(obj: Ctx, command: str, run_ids: list[str], include_holdout: bool) -> None:
+    """With --include-holdout, one logged look per suite read (after the command succeeded)."""
+    if include_holdout:
+        from .suite import suite_of_run
+        from .suite_cli import log_cli_looks
+        log_cli_looks(obj.store, command, list(dict.fromkeys(suite_of_run(obj.store, r) for r in run_ids)))
+
+
 def _strip(c: dict) -> dict:
     c = dict(c)
     c.pop("_all", None)
@@ -73,7 +81,9 @@ def register(cli: click.Group) -> None:
         two-sided bar, cost beside score."""
         from .compare import compare, markdown
         c = _strip(compare(obj.store, baseline, candidate, sel=_selection(judge_round, majority, gen_round),
-                           include_holdout=include_holdout, seed=seed, n_boot=n_boot, effect=effect, headline=metric))
+                           include_holdout=include_holdout or None, seed=seed, n_boot=n_boot, effect=effect,
+                           headline=metric))
+        _looks(obj, "compare", [baseline, candidate], include_holdout)
         emit(c, as_json, markdown(c))
 
     @cli.command("gate")
@@ -93,7 +103,8 @@ def register(cli: click.Group) -> None:
         (exit 1 otherwise; 2 for bad input)."""
         from .compare import gate, markdown
         g = _strip(gate(obj.store, baseline, candidate, allowlist=allowlist, sel=_selection(judge_round, majority, gen_round),
-                        include_holdout=include_holdout, seed=seed, n_boot=n_boot, headline=metric))
+                        include_holdout=include_holdout or None, seed=seed, n_boot=n_boot, headline=metric))
+        _looks(obj, "gate", [baseline, candidate], include_holdout)
         text = markdown(g)
         if md_file:
             Path(md_file).write_text(text, encoding="utf-8")
@@ -110,8 +121,9 @@ def register(cli: click.Group) -> None:
     def trend_cmd(obj: Ctx, suite_id, metric, include_holdout, judge_round, majority, gen_round, as_json) -> None:
         """A headline over time across runs, broken where the judge model, judge prompt, rubric or suite changed."""
         from .compare import trend
-        t = trend(obj.store, suite_id=suite_id, metric=metric, include_holdout=include_holdout,
+        t = trend(obj.store, suite_id=suite_id, metric=metric, include_holdout=include_holdout or None,
                   sel=_selection(judge_round, majority, gen_round))
+        _looks(obj, "trend", [p["run_id"] for p in t["points"]], include_holdout)
         rows = [{"segment": p["segment"], "run": p["run_id"], "created": p["created_at"][:16], "value": p["value"],
                  "spread": p["spread"], "breaks": "; ".join(p["breaks"])} for p in t["points"]]
         emit(t, as_json, _table(rows, [("segment", "line", False), ("run", "run", False), ("created", "created", False),

@@ -9,15 +9,20 @@ from __future__ import annotations
 from typing import Any
 
 from .store import Store
+from .suite import holdout_filter, include_holdout_default, suite_mark, versions
 
 
-def _rate_rows(store: Store, verdicts_path: str) -> list[tuple]:
+def _include(include_holdout: bool | None) -> bool:
+    return include_holdout_default() if include_holdout is None else bool(include_holdout)
+
+
+def _rate_rows(store: Store, verdicts_path: str, hold: tuple[str, list[Any]] = ("", [])) -> list[tuple]:
     return store.sql(
         "SELECT judge_round, count(*) AS n, count(passed) AS judged, "
         "avg(CASE WHEN passed THEN 1.0 WHEN NOT passed THEN 0.0 END) AS pass_rate, "
         "count(DISTINCT item_id) AS items "
-        "FROM read_parquet(?) GROUP BY judge_round ORDER BY judge_round",
-        [verdicts_path])
+        f"FROM read_parquet(?) {'WHERE ' + hold[0] if hold[0] else ''} GROUP BY judge_round ORDER BY judge_round",
+        [verdicts_path, *hold[1]])
 
 
 def _call_totals(store: Store, calls_path: str) -> dict[str, Any]:
@@ -36,14 +41,19 @@ def _call_totals(store: Store, calls_path: str) -> dict[str, Any]:
     return out
 
 
-def run_summary(store: Store, run_id: str) -> dict[str, Any]:
+def run_summary(store: Store, run_id: str, include_holdout: bool | None = None,
+                _versions: dict[str, list[dict]] | None = None) -> dict[str, Any]:
     """One run: its configuration, status, per-judge-round pass rates with mean and spread
-    (spread = max - min over judge rounds), calls, tokens, cost and latency."""
+    (spread = max - min over judge rounds), calls, tokens, cost and latency; the version of the
+    suite its generation answered (``suite_mark``: "suite v1, superseded by v2" when a repair made
+    a newer one). Pass rates, items and verdict counts leave the suite's holdout items out unless
+    ``include_holdout``; calls, tokens, cost and latency are what the run spent, on every item."""
     entry = store.run(run_id)
     m = entry.manifest
     gen = store.generation(m.gen_id).manifest
+    include = _include(include_holdout)
     vpath = store.path_of("run", run_id, "verdicts")
-    rounds = _rate_rows(store, vpath)
+    rounds = _rate_rows(store, vpath, holdout_filter(store, gen.suite_id, include))
     per_round = [r[3] for r in rounds]
     rated = [r for r in per_round if r is not None]
     n = sum(r[1] for r in rounds)
@@ -51,6 +61,9 @@ def run_summary(store: Store, run_id: str) -> dict[str, Any]:
     calls = _call_totals(store, store.path_of("run", run_id, "calls"))
     out_lat = store.sql("SELECT avg(latency_ms) FROM read_parquet(?)",
                         [store.path_of("generation", m.gen_id, "outputs")])[0][0]
+    vs = (_versions or {}).get(gen.suite_id) or versions(store, gen.suite_id)
+    if _versions is not None:
+        _versions[gen.suite_id] = vs
     pair_rows = 0
     if (entry.path / "pair_verdicts.parquet").exists():
         pair_rows = store.sql("SELECT count(*) FROM read_parquet(?)",
@@ -65,6 +78,8 @@ def run_summary(store: Store, run_id: str) -> dict[str, Any]:
         "run_id": run_id,
         "gen_id": m.gen_id,
         "suite_id": gen.suite_id,
+        **suite_mark(store, gen.suite_id, gen.suite_hash, vs),
+        "include_holdout": include,
         "status": m.status,
         "source": m.source,
         "simulated": m.simulated,
@@ -88,22 +103,35 @@ def run_summary(store: Store, run_id: str) -> dict[str, Any]:
     }
 
 
-def runs_summary(store: Store) -> list[dict[str, Any]]:
+def runs_summary(store: Store, include_holdout: bool | None = None) -> list[dict[str, Any]]:
     """Every run in the store, in id order."""
-    return [run_summary(store, rid) for rid in store.ids("run")]
+    cache: dict[str, list[dict]] = {}
+    return [run_summary(store, rid, include_holdout, cache) for rid in store.ids("run")]
 
 
-def generations_summary(store: Store) -> list[dict[str, Any]]:
+def generations_summary(store: Store, include_holdout: bool | None = None) -> list[dict[str, Any]]:
+    """Every generation: items, outputs, abstention and errors leave the suite's holdout items out
+    unless ``include_holdout``; tokens, cost and latency count every output (what was spent)."""
     out = []
+    include = _include(include_holdout)
+    cache: dict[str, list[dict]] = {}
     for gid in store.ids("generation"):
         m = store.generation(gid).manifest
+        cond, cparams = holdout_filter(store, m.suite_id, include)
+        keep = f"FILTER (WHERE {cond})" if cond else ""
+        path = store.path_of("generation", gid, "outputs")
         row = store.sql(
-            "SELECT count(DISTINCT item_id), count(*), avg(CASE WHEN abstained THEN 1.0 ELSE 0.0 END), "
+            f"SELECT count(DISTINCT item_id) {keep}, count(*) {keep}, "
+            f"avg(CASE WHEN abstained THEN 1.0 ELSE 0.0 END) {keep}, "
             "sum(tokens_in), sum(tokens_out), "
-            "CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END, avg(latency_ms), count(error) "
-            "FROM read_parquet(?)", [store.path_of("generation", gid, "outputs")])[0]
+            "CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END, avg(latency_ms), "
+            f"count(error) {keep} FROM read_parquet(?)",
+            [*(cparams * 4 if cond else []), path])[0]
+        if m.suite_id not in cache:
+            cache[m.suite_id] = versions(store, m.suite_id)
         out.append({
-            "gen_id": gid, "suite_id": m.suite_id, "status": m.status, "source": m.source,
+            "gen_id": gid, "suite_id": m.suite_id, **suite_mark(store, m.suite_id, m.suite_hash, cache[m.suite_id]),
+            "include_holdout": include, "status": m.status, "source": m.source,
             "simulated": m.simulated, "rounds": m.rounds, "items": row[0], "outputs": row[1],
             "abstained_rate": row[2], "tokens_in": int(row[3] or 0), "tokens_out": int(row[4] or 0),
             "cost_usd": row[5], "latency_ms_mean": row[6], "errored_outputs": row[7],
@@ -125,9 +153,11 @@ def suites_summary(store: Store) -> list[dict[str, Any]]:
     return out
 
 
-def item_view(store: Store, run_id: str, item_id: str, gen_round: int = 1) -> dict[str, Any]:
-    """One answer with its item and every verdict on it in a run (for drill-downs and deep links)."""
-    from .errors import NotFoundError
+def item_view(store: Store, run_id: str, item_id: str, gen_round: int = 1,
+              include_holdout: bool | None = None) -> dict[str, Any]:
+    """One answer with its item and every verdict on it in a run (for drill-downs and deep links).
+    A holdout item is refused unless ``include_holdout``."""
+    from .errors import InputError, NotFoundError
 
     run = store.run(run_id)
     gen = store.generation(run.manifest.gen_id)
@@ -135,6 +165,10 @@ def item_view(store: Store, run_id: str, item_id: str, gen_round: int = 1) -> di
                      [store.path_of("suite", gen.manifest.suite_id, "items"), item_id])
     if not items:
         raise NotFoundError(f"no item {item_id!r} in suite {gen.manifest.suite_id!r}", field="item")
+    if items[0].get("holdout") and not _include(include_holdout):
+        raise InputError(f"item {item_id!r} is a holdout item of suite {gen.manifest.suite_id!r}: hidden unless "
+                         "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
+                         field="item")
     outs = store.records("SELECT output, abstained FROM read_parquet(?) WHERE item_id = ? AND round = ?",
                     [store.path_of("generation", gen.id, "outputs"), item_id, int(gen_round)])
     verdicts = store.records(
@@ -169,14 +203,16 @@ def data_overview(store: Store) -> dict[str, Any]:
     return {"data_dir": str(store.data), "state_dir": str(store.state), "simulated": simulated, **counts}
 
 
-def run_item_ids(store: Store, run_id: str, limit: int = 500) -> dict[str, Any]:
+def run_item_ids(store: Store, run_id: str, limit: int = 500, include_holdout: bool | None = None) -> dict[str, Any]:
     """The first ``limit`` item ids (in id order) answered in a run's generation, with the
     generation's number of rounds and of items: enough to offer a picker without loading a
-    million ids."""
+    million ids. Holdout items are left out unless ``include_holdout``."""
     run = store.run(run_id)
     gen = store.generation(run.manifest.gen_id)
     path = store.path_of("generation", gen.id, "outputs")
-    ids = [r[0] for r in store.sql("SELECT DISTINCT item_id FROM read_parquet(?) ORDER BY 1 LIMIT ?",
-                                   [path, int(limit)])]
-    n = store.sql("SELECT count(DISTINCT item_id) FROM read_parquet(?)", [path])[0][0]
+    cond, cparams = holdout_filter(store, gen.manifest.suite_id, include_holdout)
+    where = f"WHERE {cond}" if cond else ""
+    ids = [r[0] for r in store.sql(f"SELECT DISTINCT item_id FROM read_parquet(?) {where} ORDER BY 1 LIMIT ?",
+                                   [path, *cparams, int(limit)])]
+    n = store.sql(f"SELECT count(DISTINCT item_id) FROM read_parquet(?) {where}", [path, *cparams])[0][0]
     return {"run_id": run_id, "gen_id": gen.id, "rounds": gen.manifest.rounds, "items": n, "item_ids": ids}

@@ -44,7 +44,7 @@ from __future__ import annotations
 import math
 import string
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -53,6 +53,7 @@ from . import schema as S
 from .errors import InputError, LabelError, NotFoundError
 from .labels import LabelStore
 from .store import Store, utcnow
+from .suite import holdout_ids, include_holdout_default
 
 DETECTOR_VERSION = "queue-1"
 
@@ -332,17 +333,21 @@ def get_queue(store: Store, queue_id: str | None = None, *, gen_id: str | None =
 class Filters:
     """What the reviewer narrows the queue to. Each field is a tuple of accepted values (empty:
     any): reason codes (``audit`` for the audit stratum), criteria, runs (cases that run is involved
-    in), item classes (``(none)`` for items without one)."""
+    in), item classes (``(none)`` for items without one). Cases on holdout items of the suite are
+    left out unless ``include_holdout`` (default False; True inside
+    :func:`evalcore.suite.holdout_included`, the command line's ``--include-holdout``)."""
 
     reasons: tuple[str, ...] = ()
     criteria: tuple[str, ...] = ()
     runs: tuple[str, ...] = ()
     classes: tuple[str, ...] = ()
+    include_holdout: bool = field(default_factory=include_holdout_default)
 
     @classmethod
     def of(cls, reasons: Iterable[str] = (), criteria: Iterable[str] = (), runs: Iterable[str] = (),
-           classes: Iterable[str] = ()) -> "Filters":
-        return cls(tuple(reasons or ()), tuple(criteria or ()), tuple(runs or ()), tuple(classes or ()))
+           classes: Iterable[str] = (), include_holdout: bool | None = None) -> "Filters":
+        hold = include_holdout_default() if include_holdout is None else bool(include_holdout)
+        return cls(tuple(reasons or ()), tuple(criteria or ()), tuple(runs or ()), tuple(classes or ()), hold)
 
 
 def filter_sql(f: Filters | None) -> tuple[str, list[Any]]:
@@ -403,6 +408,9 @@ def cases(store: Store, queue_id: str, filters: Filters | None = None, reviewer:
     q = get_queue(store, queue_id)
     where, params = filter_sql(filters)
     rows = labels.queue_cases(q["queue_id"], where, params)
+    if not (filters.include_holdout if filters is not None else include_holdout_default()):
+        hidden = set(holdout_ids(store, store.generation(q["gen_id"]).manifest.suite_id))
+        rows = [r for r in rows if r["item_id"] not in hidden]
     by = _reviews(labels, q["gen_id"])
     who = reviewer.strip() if reviewer else None
     for r in rows:
@@ -470,16 +478,22 @@ def _criterion(store: Store, run_ids: Sequence[str], gen_id: str, name: str) -> 
 
 
 def case_view(store: Store, queue_id: str, item_id: str, gen_round: int, criterion: str, reviewer: str, *,
-              blind: bool = True, hide_judges: bool = False) -> dict[str, Any]:
+              blind: bool = True, hide_judges: bool = False, include_holdout: bool | None = None) -> dict[str, Any]:
     """What the reviewer sees of one case. The item (input, context, reference, must-have and
     wrong-if items) and the output always. The judges' verdicts and reasons and the reason codes only
     once the reviewer has decided the case, or from the start with ``blind=False``. Other
     reviewers' decisions (and labels shipped with the data) only once this reviewer has decided: the
-    core holds them back, whatever the page does. ``hide_judges`` names runs ``judge A``, ``judge B``..."""
+    core holds them back, whatever the page does. ``hide_judges`` names runs ``judge A``, ``judge B``...
+    A case on a holdout item is refused unless ``include_holdout``."""
     who = _need_reviewer(reviewer)
     q = get_queue(store, queue_id)
     case = find_case(store, q["queue_id"], item_id, gen_round, criterion)
     gen = store.generation(q["gen_id"])
+    hold = include_holdout_default() if include_holdout is None else bool(include_holdout)
+    if not hold and item_id in set(holdout_ids(store, gen.manifest.suite_id)):
+        raise InputError(f"item {item_id!r} is a holdout item of suite {gen.manifest.suite_id!r}: hidden unless "
+                         "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
+                         field="item")
     labels = LabelStore(store)
     item = store.records("SELECT * FROM read_parquet(?) WHERE item_id = ?",
                          [store.path_of("suite", gen.manifest.suite_id, "items"), item_id])

@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Any, Literal, Optional
 
 import pyarrow as pa
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 SCHEMA_VERSION = 1
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
@@ -161,8 +161,56 @@ class Totals(_Model):
     latency_ms_p95: Optional[float] = Field(None, description="95th percentile latency in milliseconds")
 
 
+class QuotaBound(_Model):
+    """One target of a suite quota (docs/SUITES.md): shares of the suite's items (``min`` /
+    ``max``, 0-1) and/or counts of items (``min_count`` / ``max_count``). Every bound given must
+    hold; at least one is given."""
+
+    min: Optional[float] = Field(None, ge=0, le=1, description="smallest allowed share of the suite's items (0-1)")
+    max: Optional[float] = Field(None, ge=0, le=1, description="largest allowed share of the suite's items (0-1)")
+    min_count: Optional[int] = Field(None, ge=0, description="smallest allowed number of items")
+    max_count: Optional[int] = Field(None, ge=0, description="largest allowed number of items")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "QuotaBound":
+        if all(v is None for v in (self.min, self.max, self.min_count, self.max_count)):
+            raise ValueError("a quota needs at least one of min, max, min_count, max_count")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        if self.min_count is not None and self.max_count is not None and self.min_count > self.max_count:
+            raise ValueError(f"min_count {self.min_count} is above max_count {self.max_count}")
+        return self
+
+
+class SuiteQuotas(_Model):
+    """``quotas`` in a suite manifest: targets per item class and per difficulty tier, checked by
+    ``evalcore suite check``. A value not named is unconstrained; items without a class or
+    difficulty count as ``(none)``. Shares are of all the suite's items, holdout included."""
+
+    class_: dict[str, QuotaBound] = Field(default_factory=dict, alias="class",
+                                          description="class -> bounds, e.g. {\"billing\": {\"max\": 0.3}}")
+    difficulty: dict[str, QuotaBound] = Field(default_factory=dict,
+                                              description="difficulty tier -> bounds, e.g. {\"hard\": {\"min\": 0.2}}")
+
+
+class SuiteChange(_Model):
+    """One repair recorded in a suite version's manifest: which item and field changed, from what
+    to what, who made it, why, and the \"test is wrong\" flag it resolves."""
+
+    item_id: str = Field(description="the item repaired")
+    field: str = Field(description="the column changed (input, context, reference, must_have, nice_to_have, "
+                       "wrong_if, expected_doc_ids, class, difficulty)")
+    before: Optional[str | list[str]] = Field(None, description="the value in the previous version")
+    after: Optional[str | list[str]] = Field(None, description="the value in this version")
+    by: str = Field(description="who made the repair")
+    why: str = Field(description="why the test was wrong")
+    at: datetime = Field(description="when the repair was made (UTC)")
+    flag: Optional[int] = Field(None, description="the label-store edit (outcome test_wrong) this repair resolves")
+
+
 class SuiteManifest(_Model):
-    """``suites/<suite_id>/manifest.json``."""
+    """``suites/<suite_id>/manifest.json``. A repaired version (2, 3, ...) has the same shape and
+    lives in the state directory: ``<state>/suites/<suite_id>/v<N>/`` (docs/SUITES.md)."""
 
     schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
     suite_id: str = Field(description="suite id (the directory name)")
@@ -173,6 +221,25 @@ class SuiteManifest(_Model):
     curated: bool = Field(False, description="items were picked by hand: absolute rates are labelled as from a curated suite")
     simulated: bool = Field(False, description="made by evalcore's simulator, not by a real system")
     source: str = Field("", description="where the items came from (a command, a data set)")
+    version: int = Field(1, ge=1, description="suite version: 1 is the suite in the data directory; each repair "
+                         "makes the next one in the state directory (omitted when 1)")
+    supersedes: Optional[str] = Field(None, description="content_hash of the version this one replaces (omitted "
+                                      "for version 1)")
+    changes: list[SuiteChange] = Field(default_factory=list, description="the repairs that make this version from "
+                                       "the previous one (omitted for version 1)")
+    quotas: Optional[SuiteQuotas] = Field(None, description="class and difficulty targets checked by `evalcore "
+                                          "suite check` (docs/SUITES.md; omitted when there are none)")
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: Any) -> Any:
+        """``version``, ``supersedes``, ``changes`` and ``quotas`` are written only when they say
+        something: a version-1 suite without quotas is written exactly as before they existed."""
+        out = handler(self)
+        if isinstance(out, dict):
+            for key, default in (("version", 1), ("supersedes", None), ("changes", []), ("quotas", None)):
+                if key in out and out[key] == default:
+                    del out[key]
+        return out
 
 
 class GenerationManifest(_Model):
@@ -485,6 +552,7 @@ def format_markdown() -> str:
         "<keys>/  (a sibling of <data> by default; never inside it, never given to the app)",
         "  <session_id>/key.json, key.parquet",
         "<state>/  (writable; labels.sqlite and everything people and commands write later)",
+        "  suites/<suite_id>/v<N>/manifest.json, items.parquet  (repaired suite versions 2, 3, ...)",
         "```",
         "",
         "Ids (suite, generation, run, session, label set, criterion) are 1-128 characters of letters,",
@@ -504,7 +572,7 @@ def format_markdown() -> str:
 
     for model in (SuiteManifest, GenerationManifest, RunManifest, SessionManifest,
                   LabelSetManifest, KeyManifest, Totals, SessionSettings, Rubric, Criterion,
-                  CheckSpec):
+                  CheckSpec, SuiteChange, SuiteQuotas, QuotaBound):
         out += [f"### {model.__name__}", "", (model.__doc__ or "").strip(), ""] + table(model) + [""]
     out += ["## Tables (Parquet)", ""]
     for fname, (model, keys) in TABLES.items():

@@ -44,6 +44,7 @@ if not table:
     st.stop()
 by_id = {r["run_id"]: r for r in table}
 run_ids = list(by_id)
+_ui.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
 
 # ---------------------------------------------------------------- per configuration
 st.subheader("Per configuration")

@@ -20,6 +20,7 @@ store = _ui.store()
 ledger = Ledger(store)
 runs = [r for r in _ui.summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]
 run_ids = [r["run_id"] for r in runs]
+_ui.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
 
 with _ui.boundary():
     entries = ledger.entries()

@@ -3,7 +3,9 @@ pass rate per judge round with mean and spread, calls, tokens, cost and latency;
 view that deep links open: ``?run=RUN&item=ITEM[&round=N]``.
 
 Every figure comes from evalcore.suites_summary / generations_summary / runs_summary, the same
-functions behind ``evalcore suites|generations|runs --json``.
+functions behind ``evalcore suites|generations|runs --json``. Holdout items are left out of the
+figures and the item picker unless "Show holdout items" is on (``--include-holdout``; the look is
+logged); a run on an older version of its suite is marked "suite v1, superseded by v2".
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ def _pct100(rate: float | None) -> float | None:
 st.title("Runs")
 store = _ui.store()
 suites = _ui.summary("suites_summary")  # evalcore.suites_summary, cached until the data changes
-gens = _ui.summary("generations_summary")
-runs = _ui.summary("runs_summary")
+hold = _ui.holdout_toggle("runs", [s["suite_id"] for s in suites])
+gens = _ui.summary("generations_summary", include_holdout=hold)
+runs = _ui.summary("runs_summary", include_holdout=hold)
 run_ids = [r["run_id"] for r in runs]
+by_id = {r["run_id"]: r for r in runs}
 
 # ---------------------------------------------------------------- flags first
 flagged = [r for r in runs if r["status"] != "complete"]
@@ -43,6 +47,7 @@ flagged_gens = [g for g in gens if g["status"] != "complete"]
 if flagged_gens:
     st.warning("Generations not complete: " + "; ".join(
         _ui.md_escape(f"{g['gen_id']} is {g['status']}") for g in flagged_gens))
+_ui.suite_version_warning(run_ids)
 
 # ---------------------------------------------------------------- runs
 st.subheader("Runs")
@@ -63,6 +68,7 @@ else:
             "unpriced calls": r.get("cost_unknown_calls"),
             "judge latency": r["latency_ms_mean"], "system latency": r["system_latency_ms_mean"],
             "judge model": r["judge_model"], "generation": r["gen_id"],
+            "suite version": r["suite_mark"] or f"v{r['suite_version']}",
         })
     table = pd.DataFrame(rows)
     config = {**{f"pass r{i + 1}": PCT for i in range(n_rounds)}, "pass mean": PCT, "pass spread": PCT,
@@ -78,7 +84,9 @@ else:
             _ui.set_qp(run=run_ids[picked[0]])
     st.caption("Pass rate per judge round, then their mean and spread (max - min). Cost sums the calls whose "
                "price is known; unpriced calls counts the others (never taken as 0). Select a row to open its "
-               "answers below.")
+               "answers below."
+               + ("" if hold else " Pass rates leave the suites' holdout items out; cost and tokens count every call."))
+    _ui.curated_note([r["suite_id"] for r in runs])
     with st.expander("Runs as a plain table (copyable text)"):
         plain = pd.DataFrame([{
             "run": r["run_id"], "status": FLAG.get(r["status"], r["status"]), "mode": r["mode"],
@@ -87,6 +95,7 @@ else:
                 r["pass_rate_by_round"] + [None] * (n_rounds - len(r["pass_rate_by_round"])))},
             "pass mean": _ui.pct(r["pass_rate_mean"]), "pass spread": _ui.pct(r["pass_rate_spread"]),
             "errored verdicts": str(r["errored_verdicts"]), "calls": str(r["calls"]),
+            "suite version": r["suite_mark"] or f"v{r['suite_version']}",
         } for r in runs])
         st.table(plain.map(_ui.md_escape), hide_index=True)
 
@@ -94,7 +103,8 @@ else:
 st.subheader("Generations")
 if gens:
     st.dataframe(pd.DataFrame([{
-        "generation": g["gen_id"], "suite": g["suite_id"], "status": FLAG.get(g["status"], g["status"]),
+        "generation": g["gen_id"], "suite": g["suite_id"], "suite version": g["suite_mark"] or f"v{g['suite_version']}",
+        "status": FLAG.get(g["status"], g["status"]),
         "source": g["source"], "rounds": g["rounds"], "items": g["items"], "outputs": g["outputs"],
         "abstained": _pct100(g["abstained_rate"]), "errored outputs": g["errored_outputs"],
         "tokens in": g["tokens_in"], "tokens out": g["tokens_out"], "cost": g["cost_usd"],
@@ -112,8 +122,7 @@ if suites:
         "curated": s["curated"], "simulated": s["simulated"], "content hash": s["content_hash"],
         "created": s["created_at"], "description": s["description"],
     } for s in suites]), hide_index=True)
-    if any(s["curated"] for s in suites):
-        st.caption("Absolute rates from a curated suite describe the picked items, not a population.")
+    _ui.curated_note([s["suite_id"] for s in suites])
 else:
     st.info("No suites in this data directory.")
 
@@ -123,16 +132,17 @@ st.caption("Link to one answer with ?run=RUN&item=ITEM&round=N; everything below
 _ui.sync_widget("answer_run", "run", run_ids)
 c_run, c_item, c_round = st.columns([2, 2, 1])
 c_run.selectbox("Run", run_ids, index=None, key="answer_run", placeholder="choose a run",
-                on_change=_ui.widget_to_qp, args=("answer_run", "run"))
+                on_change=_ui.widget_to_qp, args=("answer_run", "run"), format_func=lambda r: r + _ui.suite_suffix(by_id[r]))
 run_q, item_q, round_q = _ui.qp("run"), _ui.qp("item"), _ui.qp_int("round", 1)
 
 with _ui.boundary():
     if run_q is None:
         st.stop()
-    picker = run_item_ids(store, run_q)
+    picker = run_item_ids(store, run_q, include_holdout=hold)
     options = picker["item_ids"] + ([item_q] if item_q and item_q not in picker["item_ids"] else [])
     _ui.sync_widget("answer_item", "item", options)
-    item_label = f"Item ({picker['items']} in {_ui.md_escape(picker['gen_id'])}; type any id)"
+    item_label = (f"Item ({picker['items']} in {_ui.md_escape(picker['gen_id'])}"
+                  + ("" if hold else ", holdout items hidden") + "; type any id)")
     c_item.selectbox(item_label, options, index=None, key="answer_item", placeholder="choose or type an item id",
                      accept_new_options=True, on_change=_ui.widget_to_qp, args=("answer_item", "item"))
     rounds = max(picker["rounds"], 1)
@@ -147,7 +157,10 @@ with _ui.boundary():
                          key="answer_round", on_change=_ui.widget_to_qp, args=("answer_round", "round"))
     if item_q is None:
         st.stop()
-    view = evalcore.item_view(store, run_q, item_q, round_q)
+    view = evalcore.item_view(store, run_q, item_q, round_q, include_holdout=hold)
+    if by_id.get(run_q, {}).get("suite_mark"):
+        st.warning(_ui.md_escape(f"Run {run_q} is on {by_id[run_q]['suite_mark']}: this item may have been repaired "
+                                 "since (evalcore suite versions)."))
     status = next((r["status"] for r in runs if r["run_id"] == run_q), "complete")
     if status != "complete":
         st.warning(_ui.md_escape(f"Run {run_q} is {status}: verdicts may be missing or errored, and its figures "

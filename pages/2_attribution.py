@@ -50,7 +50,8 @@ if "attr_run" not in st.session_state:
     st.session_state["attr_run"] = next((r["run_id"] for r in runs if r["status"] == "complete"), run_ids[0])
 c_run, c_judge, c_round = st.columns([3, 2, 2])
 run_id = c_run.selectbox("Run", run_ids, key="attr_run", on_change=_ui.widget_to_qp, args=("attr_run", "run"),
-                         format_func=lambda r: r if by_id[r]["status"] == "complete" else f"{r} (⚠ {by_id[r]['status']})")
+                         format_func=lambda r: _ui.run_label(by_id[r]))
+hold = _ui.holdout_toggle("attribution", [by_id[run_id]["suite_id"]])
 k = max(1, by_id[run_id]["judge_rounds"] or 1)
 judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
 _keep("attr_judge", judges)
@@ -66,12 +67,13 @@ _ui.sync_widget("attr_round", "round", rounds)
 gen_round = c_round.selectbox("Generation round", rounds, key="attr_round", on_change=_ui.widget_to_qp,
                               args=("attr_round", "round"),
                               format_func=lambda v: "every round" if v == "all" else f"round {v}")
-sel = analysis.parse_selection(judge, gen_round)
+sel = analysis.parse_selection(judge, gen_round, include_holdout=hold)
 
 with _ui.boundary():
     r = _ui.analysis_call("attribution", run_id, sel)
     if r.get("warning"):
         st.warning(_ui.md_escape(r["warning"]))
+    _ui.curated_note([by_id[run_id]["suite_id"]])
     crits = r["criteria"]
     names = [c["criterion"] for c in crits]
 
@@ -155,7 +157,7 @@ with _ui.boundary():
         st.caption(f"{res['total']} answers; {first} to {res['offset'] + len(res['answers'])} shown. The reason is "
                    "the judge's own words" + ("; the label is the verdict after post-processing" if labels else "")
                    + ". Select a row to read the answer.")
-        key = f"attr_answers|{run_id}|{crit}|{int(only)}|{judge}|{gen_round}|{page}"
+        key = f"attr_answers|{run_id}|{crit}|{int(only)}|{judge}|{gen_round}|{page}|{int(hold)}"
         ev = st.dataframe(rows, key=key, hide_index=True, on_select="rerun", selection_mode="single-row",
                           placeholder="-")
         chosen = list(ev.selection.rows) if ev is not None else []

@@ -74,7 +74,8 @@ elif "assoc_runs" not in st.session_state:
     st.session_state["assoc_runs"] = _default_runs(runs)
 c_runs, c_human = st.columns([5, 1])
 chosen = c_runs.multiselect("Runs (instruments on one generation)", run_ids, key="assoc_runs", on_change=_runs_to_qp,
-                            format_func=lambda r: f"{r} ({by_id[r]['mode']})")
+                            format_func=lambda r: f"{r} ({by_id[r]['mode']})" + _ui.suite_suffix(by_id[r]))
+hold = _ui.holdout_toggle("association", [by_id[r]["suite_id"] for r in chosen])
 gen_ids = {by_id[r]["gen_id"] for r in chosen}
 labelled = {store.labelset(lid).manifest.gen_id for lid in store.ids("labelset")}
 human_q = _ui.qp("human")
@@ -102,7 +103,7 @@ judge = c_judge.selectbox("Judge verdict", judges, key="assoc_judge", on_change=
 gen_round = c_round.selectbox("Generation round", rounds, key="assoc_round", on_change=_ui.widget_to_qp,
                               args=("assoc_round", "round"),
                               format_func=lambda v: "every round" if v == "all" else f"round {v}")
-sel = analysis.parse_selection(judge, gen_round)
+sel = analysis.parse_selection(judge, gen_round, include_holdout=hold)
 
 if not chosen:
     st.info("Choose one or more runs on the same generation.")
@@ -112,6 +113,7 @@ with _ui.boundary():
     res = _ui.analysis_call("association", list(chosen), human=human, sel=sel)
     for w in res["warnings"]:
         st.warning(_ui.md_escape(w))
+    _ui.curated_note([by_id[r]["suite_id"] for r in chosen])
     criteria = res["criteria"]
     names = [i["name"] for i in res["instruments"]]
     st.caption(_ui.md_escape(

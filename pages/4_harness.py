@@ -69,7 +69,7 @@ for key, param, default in (("harness_a", "a", default_a), ("harness_b", "b", de
     st.session_state.setdefault(key, default)
 c_a, c_b = st.columns(2)
 fmt = lambda r: f"{r} ({by_id[r]['mode']}, {by_id[r]['gen_id']})" + (  # noqa: E731
-    "" if by_id[r]["status"] == "complete" else f" ⚠ {by_id[r]['status']}")
+    "" if by_id[r]["status"] == "complete" else f" ⚠ {by_id[r]['status']}") + _ui.suite_suffix(by_id[r])
 run_a = c_a.selectbox("A", run_ids, key="harness_a", on_change=_ui.widget_to_qp, args=("harness_a", "a"),
                       format_func=fmt)
 run_b = c_b.selectbox("B", run_ids, key="harness_b", on_change=_ui.widget_to_qp, args=("harness_b", "b"),
@@ -89,7 +89,8 @@ judge = c_judge.selectbox("Judge verdict", judges, key="harness_judge", on_chang
 gen_round = c_round.selectbox("Generation round", rounds, key="harness_round", on_change=_ui.widget_to_qp,
                               args=("harness_round", "round"),
                               format_func=lambda v: "every round" if v == "all" else f"round {v}")
-sel = analysis.parse_selection(judge, gen_round)
+hold = _ui.holdout_toggle("harness", [by_id[r]["suite_id"] for r in (run_a, run_b)])
+sel = analysis.parse_selection(judge, gen_round, include_holdout=hold)
 
 with _ui.boundary():
     if run_a == run_b:
@@ -98,6 +99,7 @@ with _ui.boundary():
     fl = _ui.analysis_call("flips", run_a, run_b, sel)
     for w in fl["warnings"]:
         st.warning(_ui.md_escape(w))
+    _ui.curated_note([by_id[r]["suite_id"] for r in (run_a, run_b)])
     crits = fl["criteria"]
     names = [c["criterion"] for c in crits]
     shift = analysis.composition_shift(fl)

@@ -32,7 +32,12 @@ def decision_key(value: str) -> str | None:
 def _filters() -> Q.Filters:
     s = st.session_state
     return Q.Filters.of(s.get("review_f_reason", []), s.get("review_f_criterion", []), s.get("review_f_run", []),
-                        s.get("review_f_class", []))
+                        s.get("review_f_class", []), include_holdout=bool(s.get("holdout|review")))
+
+
+def _run_label(run_id: str) -> str:
+    run = next((r for r in _ui.summary("runs_summary") if r["run_id"] == run_id), None)
+    return run_id + (_ui.suite_suffix(run) if run else "")
 
 
 def _reviewer() -> str:
@@ -124,6 +129,8 @@ with _ui.boundary():
                           args=("review_gen", "gen"), kwargs={"clear": ("queue", "item", "round", "criterion")})
     st.text_input("Reviewer (required: decisions are recorded under this name)", key="review_reviewer",
                   placeholder="your name")
+    hold = _ui.holdout_toggle("review", [store.generation(gen_id).manifest.suite_id])
+    _ui.suite_version_warning(Q.runs_on(store, gen_id))
     qs = Q.queues(store, gen_id)
     if not qs:
         det = Q.detect(store, gen_id)
@@ -152,7 +159,7 @@ with _ui.boundary():
     f1, f2, f3, f4 = st.columns(4)
     f1.multiselect("Reason", [*Q.PRIORITY, Q.AUDIT], key="review_f_reason")
     f2.multiselect("Criterion", sorted({c["criterion"] for c in all_cases}), key="review_f_criterion")
-    f3.multiselect("Run", q["runs"], key="review_f_run")
+    f3.multiselect("Run", q["runs"], key="review_f_run", format_func=_run_label)
     f4.multiselect("Class", sorted({c["class"] or "(none)" for c in all_cases}), key="review_f_class")
     o1, o2 = st.columns(2)
     blind = o1.toggle("Blind first: hide the judges' verdicts until I decide", value=True, key="review_blind")
@@ -182,7 +189,7 @@ with _ui.boundary():
     if item_q is not None and crit_q is not None:
         round_q = _ui.qp_int("round", 1)
         case = (item_q, round_q, crit_q)
-        view = Q.case_view(store, queue_id, *case, reviewer, blind=blind, hide_judges=hide)
+        view = Q.case_view(store, queue_id, *case, reviewer, blind=blind, hide_judges=hide, include_holdout=hold)
         st.subheader(f"Case {view['rank']}: {view['criterion']}")
         st.caption(_ui.md_escape(f"Link: ?gen={gen_id}&queue={queue_id}&item={item_q}&round={round_q}"
                                  f"&criterion={crit_q}"))

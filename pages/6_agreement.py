@@ -150,6 +150,11 @@ with _ui.boundary():
     link = {"gen": name if kind == "generation" else None, "session": name if kind == "session" else None}
     if any(_ui.qp(k) != v for k, v in link.items()):
         _ui.set_qp(**link)
+    if kind == "generation":
+        _ui.suite_version_warning(Q.runs_on(store, name))
+        _ui.curated_note([store.generation(name).manifest.suite_id])
+        st.caption("These figures include the suite's holdout items: the report card is not filtered for them "
+                   "yet (docs/SUITES.md).")
     with st.spinner("Computing agreement..."):
         if kind == "generation":
             show_generation(R.report_card(store, name))

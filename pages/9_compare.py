@@ -78,8 +78,7 @@ with _ui.boundary():
     st.session_state.setdefault("cmp_metric", "all_pass")
     metric = c_m.selectbox("Headline", metrics, key="cmp_metric", on_change=_ui.widget_to_qp,
                            args=("cmp_metric", "metric"))
-    include_holdout = st.toggle("Include holdout items", value=False,
-                                help="Holdout items are never used to tune, so they are left out by default.")
+    include_holdout = _ui.holdout_toggle("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
     d = _ui.cached_call("compare", "diff", run_a, run_b)
     c = _ui.cached_call("compare", "compare", run_a, run_b, headline=metric, include_holdout=include_holdout)
 

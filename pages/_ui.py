@@ -25,6 +25,7 @@ import streamlit as st
 
 import evalcore
 from evalcore import queries
+from evalcore import suite as suites
 
 _DIRS_KEY = "_evalcore_dirs"
 _MD_SPECIAL = frozenset(string.punctuation)
@@ -91,15 +92,17 @@ _SUMMARIES = {"runs_summary": queries.runs_summary, "generations_summary": queri
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _summary(name: str, data: str, state: str, fp: tuple) -> Any:
-    return _SUMMARIES[name](open_store(data, state))
+def _summary(name: str, data: str, state: str, fp: tuple, kwargs: tuple = ()) -> Any:
+    return _SUMMARIES[name](open_store(data, state), **dict(kwargs))
 
 
-def summary(name: str) -> Any:
+def summary(name: str, **kwargs: Any) -> Any:
     """One of the store-wide summaries (runs, generations, suites, overview), cached until the
-    data directory changes: widgets rerun the page, and these scan every run."""
+    data directory or the suite versions in the state directory change: widgets rerun the page,
+    and these scan every run. ``kwargs``: e.g. ``include_holdout`` for runs and generations."""
     s = store()
-    return _summary(name, str(s.data), str(s.state), fingerprint(s))
+    return _summary(name, str(s.data), str(s.state), fingerprint(s) + suite_fingerprint(s),
+                    tuple(sorted(kwargs.items())))
 
 
 # --------------------------------------------------------------------------- errors
@@ -145,12 +148,14 @@ def cached_call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
 
 
 def criteria_runs() -> list[dict]:
-    """Runs with per-criterion verdicts (not pairwise graders); stops the page with a note when
-    there are none."""
+    """Runs with per-criterion verdicts (not pairwise graders) for a page's run pickers; stops the
+    page with a note when there are none, and warns about the runs whose generation answered an
+    older version of its suite (show them in a picker with :func:`run_label`)."""
     runs = [r for r in summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]
     if not runs:
         st.info("No runs with criterion verdicts in this data directory.")
         st.stop()
+    suite_version_warning([r["run_id"] for r in runs])
     return runs
 
 
@@ -253,6 +258,95 @@ def labelled_text(label: str, text: Any, *, empty: str = "(none)") -> None:
     """A fixed caption (our own words) above a block of text from the data."""
     st.caption(label)
     show_text(text, empty=empty)
+
+
+# --------------------------------------------------------------------------- suites: versions, holdout, curated
+
+
+def suite_fingerprint(data_store: evalcore.Store) -> tuple:
+    """Changes whenever a suite version is written to the state directory (a repair renames a
+    whole version directory into ``<state>/suites/<suite_id>/``)."""
+    root = Path(data_store.state) / suites.VERSIONS_DIR
+    try:
+        return (("suites", root.stat().st_mtime_ns),
+                *sorted((p.name, p.stat().st_mtime_ns) for p in root.iterdir() if p.is_dir()))
+    except FileNotFoundError:
+        return (("suites", None),)
+
+
+def suite_suffix(run: dict) -> str:
+    """What a run picker appends to a run on an older version of its suite: `` (⚠ suite v1,
+    superseded by v2)``; nothing for a run on the current version."""
+    return f" (⚠ {run['suite_mark']})" if run.get("suite_mark") else ""
+
+
+def run_label(run: dict) -> str:
+    """A run as a picker shows it: its id, ``(⚠ partial)`` / ``(⚠ polluted)`` when it is not
+    complete, and :func:`suite_suffix`."""
+    status = "" if run.get("status") in (None, "complete") else f" (⚠ {run['status']})"
+    return run["run_id"] + status + suite_suffix(run)
+
+
+def suite_version_warning(run_ids: Sequence[str] | None = None) -> None:
+    """One st.warning naming the runs (of ``run_ids``, default all) whose generation answered an
+    older version of its suite: their items were repaired since, so their figures may rest on a
+    wrong test."""
+    runs = summary("runs_summary")
+    wanted = None if run_ids is None else set(run_ids)
+    marked = [r for r in runs if r.get("suite_mark") and (wanted is None or r["run_id"] in wanted)]
+    if marked:
+        st.warning("On an old suite version (items repaired since; evalcore suite versions): " + "; ".join(
+            md_escape(f"{r['run_id']}: {r['suite_mark']}") for r in marked))
+
+
+def curated_note(suite_ids: Sequence[str]) -> None:
+    """A caption beside absolute rates when they come from a curated suite."""
+    cur = suites.curated_suites(store(), list(dict.fromkeys(suite_ids)))
+    if cur:
+        st.caption(md_escape(f"From a curated suite ({', '.join(cur)}): absolute rates describe the items picked "
+                             "by hand, not a population."))
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def _suite_fn(name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
+    return getattr(suites, name)(open_store(data, state), *args, **dict(kwargs))
+
+
+def suite_call(name: str, *args: Any, **kwargs: Any) -> Any:
+    """``evalcore.suite.<name>(store, *args, **kwargs)`` (e.g. ``check``), cached until the data,
+    the label store or the suite versions change."""
+    s = store()
+    return _suite_fn(name, str(s.data), str(s.state), fingerprint(s) + state_fingerprint(s) + suite_fingerprint(s),
+                     tuple(args), tuple(sorted(kwargs.items())))
+
+
+HOLDOUT_LABEL = "Show holdout items"
+_WHO_KEYS = ("review_reviewer", "pw_reviewer", "suite_by")
+
+
+def holdout_toggle(page: str, suite_ids: Sequence[str]) -> bool:
+    """The sidebar toggle "Show holdout items" of one page (off by default, and off again on every
+    other page). While it is on, every render of the page appends one look per suite in view
+    that has holdout items to the state directory (evalcore.suite.log_look; ``evalcore suite
+    looks SUITE``), with the viewer's name when known."""
+    on = st.sidebar.toggle(HOLDOUT_LABEL, key=f"holdout|{page}",
+                           help="Holdout items are never used to tune; every look at them is logged.")
+    if not on:
+        st.sidebar.caption("Holdout items are hidden from lists and figures.")
+        return False
+    typed = st.sidebar.text_input("Your name (logged with each look)", key=f"holdout_who|{page}")
+    who = (typed or "").strip() or next((str(st.session_state[k]).strip() for k in _WHO_KEYS
+                                         if str(st.session_state.get(k) or "").strip()), None)
+    s = store()
+    logged = []
+    with boundary():
+        for sid in dict.fromkeys(suite_ids):
+            if suites.holdout_count(s, sid):
+                suites.log_look(s, sid, page, who)
+                logged.append(sid)
+    st.sidebar.caption(md_escape("Holdout items are shown; this view is logged"
+                                 + (f" for {', '.join(logged)}" if logged else "") + "."))
+    return True
 
 
 def not_built(issue: int, what: str) -> None:

@@ -36,7 +36,7 @@ PAGES = [
     ("10_cost.py", "Cost", None),
     ("11_ledger.py", "Ledger", None),
     ("12_labels.py", "Labels", None),
-    ("13_suite.py", "Suites", 8),
+    ("13_suite.py", "Suites", None),
 ]
 
 

@@ -1,7 +1,8 @@
 """The Criteria association page in a real browser (Debian's chromium through Playwright) over the
-bundled demo: its deep link opens the two harnesses with people, the pairs table classes
-answers_question x cites_source as induced and grounded x no_fabrication as real (read from the
-table's accessible grid cells, as a person would see them), and no request leaves 127.0.0.1.
+bundled demo: its deep link opens the two harnesses with people; with the suite's holdout items
+hidden (the default) answers_question x cites_source is undetermined, and once "Show holdout items"
+is on the pairs table classes it as induced and grounded x no_fabrication as real (read from the
+table's accessible grid cells, as a person would see them); no request leaves 127.0.0.1.
 Skips without chromium unless EVALCORE_REQUIRE_BROWSER=1."""
 
 from __future__ import annotations
@@ -53,6 +54,22 @@ def test_association_deep_link_shows_induced_and_real_and_stays_local(browser, d
         page.wait_for_function(
             "() => [...document.querySelectorAll('[role=\"gridcell\"]')].some(c => c.innerText.trim() === 'real')",
             timeout=15_000)
+        # by default the suite's holdout items are hidden: on 540 answers (55 labelled by people) people's
+        # interval on answers_question x cites_source reaches past T (tests/test_analysis.py)
+        classes = pair_classes(table)
+        assert classes[("answers_question", "cites_source")] == "undetermined"
+        assert classes[("grounded", "no_fabrication")] == "real"
+        body = page.inner_text("body")
+        assert "B fails | A fails" in body and "55.4%" in body and "x9.9" in body
+        # shown (the look is logged): the demo's story on all 600 answers
+        page.get_by_text("Show holdout items").click()
+        wait_idle(page, timeout=60_000)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('[role=\"row\"]')].some(r => { const c = [...r.querySelectorAll("
+            "'[role=\"gridcell\"]')].map(x => x.innerText.trim()); return c[0] === 'answers_question' && "
+            "c[1] === 'cites_source' && c[2] === 'induced'; })", timeout=60_000)
+        wait_idle(page, timeout=60_000)
+        table = page.locator('[data-testid="stDataFrame"]').filter(has_text="grounded").last
         classes = pair_classes(table)
         assert classes[("answers_question", "cites_source")] == "induced"
         assert classes[("grounded", "no_fabrication")] == "real"

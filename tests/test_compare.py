@@ -373,3 +373,18 @@ def test_past_the_bootstrap_limit_the_interval_is_analytic(store, monkeypatch):
     half = sst.t.ppf(0.975, 29) * d.std(ddof=1) / np.sqrt(30)
     assert f["method"].startswith("analytic")
     assert f["ci95"] == pytest.approx([8 / 30 - half, 8 / 30 + half])
+
+
+def test_include_holdout_on_the_command_line_is_a_logged_look(tmp_path):
+    from evalcore.suite import looks
+    data, state = tmp_path / "data", tmp_path / "state"
+    make_compare_world(data, holdout=(12,))
+    hidden = json.loads(_cli(data, state, "compare", "r-base", "r-cand", "--json", check=0).stdout)
+    assert hidden["include_holdout"] is False and hidden["figures"]["all_pass"]["delta"]["items"] == N - 1
+    assert looks(Store(data, state)) == []
+    for cmd in (("compare", "r-base", "r-cand"), ("gate", "r-base", "r-cand"), ("trend",)):
+        p = _cli(data, state, *cmd, "--include-holdout", "--json")
+        assert p.returncode in (0, 1), p.stderr
+        assert json.loads(p.stdout).get("include_holdout", True) is True
+    got = looks(Store(data, state), "s")
+    assert [g["page"] for g in got] == ["cli:compare", "cli:gate", "cli:trend"]

@@ -99,7 +99,7 @@ def test_holdout_toggle_changes_the_items_paired(tmp_path, monkeypatch):
     monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "state"))
     at = _open(AppTest.from_file(APP, default_timeout=60), COMPARE, a="r-base", b="r-cand")
     assert any(w.startswith("Items paired: 29") for w in (c.value for c in at.caption))
-    at.toggle[0].set_value(True).run()
+    at.toggle(key="holdout|compare").set_value(True).run()
     assert any(w.startswith("Items paired: 30") for w in (c.value for c in at.caption))
 
 
@@ -120,3 +120,17 @@ def test_ledger_page_adds_an_entry_with_figures_from_the_runs(app, world, tmp_pa
     lst = json.loads(subprocess.run([EVALCORE, "--data", str(world), "--state", str(tmp_path / "state"), "ledger",
                                      "list", "--json"], capture_output=True, text=True, check=True).stdout)
     assert [e["title"] for e in lst] == ["judge snapshot"] and lst[0]["added_by"] == "ana"
+
+
+def test_showing_holdout_items_on_the_compare_page_is_logged(tmp_path, monkeypatch):
+    from evalcore.store import Store
+    from evalcore.suite import looks
+    data, state = tmp_path / "data", tmp_path / "state"
+    make_compare_world(data, holdout=(12,))
+    monkeypatch.setenv("EVALCORE_DATA", str(data))
+    monkeypatch.setenv("EVALCORE_STATE", str(state))
+    at = _open(AppTest.from_file(APP, default_timeout=60), COMPARE, a="r-base", b="r-cand")
+    assert looks(Store(data, state)) == []
+    at.toggle(key="holdout|compare").set_value(True).run()
+    got = looks(Store(data, state), "s")
+    assert len(got) == 1 and got[0]["page"] == "compare"

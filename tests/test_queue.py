@@ -17,6 +17,7 @@ import pytest
 from conftest import DEMO, EVALCORE, tree_hash
 from evalcore import InputError, LabelError, LabelStore, Store
 from evalcore import queue as Q
+from evalcore.suite import holdout_ids
 from queue_world import EXPECTED, NEGATIVE, NOTE_PROSE, make_queue_world
 
 
@@ -244,10 +245,18 @@ def test_the_demo_queue_holds_the_planted_post_processing_contradictions(tmp_pat
     rewritten = {r[0] for r in duckdb.sql(f"SELECT item_id FROM '{vpath}' WHERE raw_verdict <> label").fetchall()}
     assert len(planted) == 23 and len(rewritten) == 29
     q = Q.build_queue(st, "support-g1", audit_rate=0.05, seed=0)
-    cases = Q.cases(st, q["queue_id"], Q.Filters.of(criteria=["correctness"]))
+    cases = Q.cases(st, q["queue_id"], Q.Filters.of(criteria=["correctness"], include_holdout=True))
     by = _by_code([c for c in cases if c["stratum"] == "disagreement"])
     assert {i for i, _ in by["statement_contradicts"]} == planted
     assert {i for i, _ in by["postprocess_rewrite"]} == rewritten
+    # the reviewer's view leaves the suite's holdout items out by default: one planted contradiction
+    # (and its rewrite) sits on a holdout item
+    held = set(holdout_ids(st, "support"))
+    assert planted & held == {"sup-0306"} and rewritten & held == {"sup-0306"}
+    shown = _by_code([c for c in Q.cases(st, q["queue_id"], Q.Filters.of(criteria=["correctness"]))
+                      if c["stratum"] == "disagreement"])
+    assert {i for i, _ in shown["statement_contradicts"]} == planted - held
+    assert {i for i, _ in shown["postprocess_rewrite"]} == rewritten - held
     # they lead the queue
     first = LabelStore(st).queue_cases(q["queue_id"])[:23]
     assert {c["item_id"] for c in first} <= planted | {c["item_id"] for c in first if c["stratum"] == "audit"}
