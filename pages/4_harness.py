@@ -57,23 +57,7 @@ run_ids = list(by_id)
 gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}
 
 # ---------------------------------------------------------------- the two runs
-for param in ("a", "b"):
-    asked = _ui.qp(param)
-    if asked is not None and asked not in by_id:
-        with _ui.boundary():
-            store.run(asked)  # a bad or unknown id is one st.error
-            st.warning(_ui.md_escape(f"Run {asked} has no criterion verdicts."))
-default_a, default_b = _defaults(runs)
-for key, param, default in (("harness_a", "a", default_a), ("harness_b", "b", default_b)):
-    _ui.sync_widget(key, param, run_ids)
-    st.session_state.setdefault(key, default)
-c_a, c_b = st.columns(2)
-fmt = lambda r: f"{r} ({by_id[r]['mode']}, {by_id[r]['gen_id']})" + (  # noqa: E731
-    "" if by_id[r]["status"] == "complete" else f" ⚠ {by_id[r]['status']}") + _ui.suite_suffix(by_id[r])
-run_a = c_a.selectbox("A", run_ids, key="harness_a", on_change=_ui.widget_to_qp, args=("harness_a", "a"),
-                      format_func=fmt)
-run_b = c_b.selectbox("B", run_ids, key="harness_b", on_change=_ui.widget_to_qp, args=("harness_b", "b"),
-                      format_func=fmt)
+run_a, run_b = _ui.two_runs(by_id, _defaults(runs), ("harness_a", "harness_b"), ("A", "B"), st.columns(2))
 k = min(max(1, by_id[r]["judge_rounds"] or 1) for r in (run_a, run_b))
 judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
 n_rounds = max(gens.get(by_id[r]["gen_id"], {}).get("rounds") or 1 for r in (run_a, run_b))

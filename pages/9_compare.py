@@ -54,21 +54,8 @@ if len(run_ids) < 2:
     st.info("Comparing needs two runs with criterion verdicts.")
     st.stop()
 
-for param in ("a", "b"):
-    asked = _ui.qp(param)
-    if asked is not None and asked not in by_id:
-        with _ui.boundary():
-            store.run(asked)  # a bad or unknown id is one st.error
-            st.warning(_ui.md_escape(f"Run {asked} has no criterion verdicts."))
-default_a, default_b = _defaults(runs, gens)
-for key, param, default in (("cmp_a", "a", default_a), ("cmp_b", "b", default_b)):
-    _ui.sync_widget(key, param, run_ids)
-    st.session_state.setdefault(key, default)
-fmt = lambda r: f"{r} ({by_id[r]['gen_id']}, {by_id[r]['mode']})" + (  # noqa: E731
-    "" if by_id[r]["status"] == "complete" else f" ⚠ {by_id[r]['status']}")
 c_a, c_b, c_m = st.columns([2, 2, 1])
-run_a = c_a.selectbox("Baseline", run_ids, key="cmp_a", on_change=_ui.widget_to_qp, args=("cmp_a", "a"), format_func=fmt)
-run_b = c_b.selectbox("Candidate", run_ids, key="cmp_b", on_change=_ui.widget_to_qp, args=("cmp_b", "b"), format_func=fmt)
+run_a, run_b = _ui.two_runs(by_id, _defaults(runs, gens), ("cmp_a", "cmp_b"), ("Baseline", "Candidate"), (c_a, c_b))
 if run_a == run_b:
     st.info("Pick two different runs.")
     st.stop()

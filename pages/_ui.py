@@ -320,6 +320,33 @@ def suite_call(name: str, *args: Any, **kwargs: Any) -> Any:
                      tuple(args), tuple(sorted(kwargs.items())))
 
 
+def two_runs(by_id: dict[str, dict], defaults: tuple[str, str], keys: tuple[str, str], labels: tuple[str, str],
+             columns: Sequence[Any]) -> tuple[str, str]:
+    """Two run pickers bound to the query parameters ``a`` and ``b`` (a link naming an unknown run
+    is one st.error, a run without criterion verdicts one warning); each option shows the run's
+    mode, generation, status and suite-version mark."""
+    s = store()
+    run_ids = list(by_id)
+    for param in ("a", "b"):
+        asked = qp(param)
+        if asked is not None and asked not in by_id:
+            with boundary():
+                s.run(asked)  # a bad or unknown id is one st.error
+                st.warning(md_escape(f"Run {asked} has no criterion verdicts."))
+    for key, param, default in zip(keys, ("a", "b"), defaults):
+        sync_widget(key, param, run_ids)
+        st.session_state.setdefault(key, default)
+
+    def fmt(r: str) -> str:
+        run = by_id[r]
+        return (f"{r} ({run['mode']}, {run['gen_id']})" + ("" if run["status"] == "complete" else f" ⚠ {run['status']}")
+                + suite_suffix(run))
+
+    picked = [col.selectbox(label, run_ids, key=key, on_change=widget_to_qp, args=(key, param), format_func=fmt)
+              for col, label, key, param in zip(columns, labels, keys, ("a", "b"))]
+    return picked[0], picked[1]
+
+
 HOLDOUT_LABEL = "Show holdout items"
 _WHO_KEYS = ("review_reviewer", "pw_reviewer", "suite_by")
 
