@@ -573,7 +573,7 @@ def pairs_report(obj: Ctx, session_id, seed, as_json) -> None:
 
 
 # --------------------------------------------------------------------------- import
-# (commands are added by evalcore.importer.register)
+# (commands are added by evalcore.importer.register and evalcore.import_tools.register)
 
 
 @cli.group("import")
@@ -582,12 +582,9 @@ def import_() -> None:
 
 
 def _register_importers() -> None:
-    import importlib.util
-    if importlib.util.find_spec("evalcore.importer") is None:  # pragma: no cover - during development only
-        return
-    from .importer import register
-    register(import_)
-    importlib.import_module("evalcore.import_tools").register(import_)  # inspect, promptfoo (issue 8)
+    from . import import_tools, importer
+    importer.register(import_)  # long, wide, pairs, hanna, summeval, pandalm
+    import_tools.register(import_)  # inspect, promptfoo (issue 8)
 
 
 _register_importers()
