@@ -77,12 +77,12 @@ st.subheader("What differs")
 kind = d["kind"]
 if d["measurement_change"]:
     st.warning("**Measurement change, not a system change**: only the judge changed and the answers are identical "
-               "(same outputs hash). Levels on either side are different measurements.", icon="📏")
+               "(same outputs hash). Levels on either side are different measurements.", icon=":material/straighten:")
 else:
     st.markdown(f"This is a **{_ui.md_escape(kind)}**.")
 for w in d["warnings"]:
     if "rival explanation" in w:
-        st.warning(_ui.md_escape("Rival explanations: " + w), icon="⚠️")
+        st.warning(_ui.md_escape("Rival explanations: " + w), icon=":material/warning:")
     elif "measurement change" not in w:
         st.info(_ui.md_escape(w))
 counts = d["counts"]
@@ -101,9 +101,9 @@ else:
 st.subheader("Verdict")
 v = c["verdict"]
 if v["holds"]:
-    st.success(_ui.md_escape(v["text"]), icon="✅")
+    st.success(_ui.md_escape(v["text"]), icon=":material/check_circle:")
 else:  # a verdict, not an error of the page: st.error is kept for what went wrong
-    st.warning(_ui.md_escape(v["text"]), icon="❌")
+    st.warning(_ui.md_escape(v["text"]), icon=":material/cancel:")
 for n in v["notes"] + c["notes"]:
     st.caption(_ui.md_escape(n))
 
