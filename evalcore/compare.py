@@ -255,16 +255,21 @@ def per_round(store: Store, run_id: str, *, sel: Selection | None = None, includ
     cols = ["avg(all_pass::INT) AS all_pass"] + [f"avg(c{i}::INT) AS c{i}" for i in range(len(crits))]
     rows = store.sql(f"SELECT gen_round, count(*) AS answers, {', '.join(cols)} FROM ({piv}) GROUP BY gen_round "
                      "ORDER BY gen_round", params)
+    return {"run_id": run_id, "status": m.status, **_round_figures(rows, metrics)}
+
+
+def _round_figures(rows: list[tuple], metrics: list[str]) -> dict[str, Any]:
+    """Rows (gen_round, answers, all_pass, c0, c1, ...) -> rounds, answers per round, and per figure
+    its value per round, mean, spread (max - min) and sd."""
     rounds = [int(r[0]) for r in rows]
     figures = {}
-    for j, name in enumerate(["all_pass", *crits]):
+    for j, name in enumerate(metrics):
         vals = [None if r[2 + j] is None else float(r[2 + j]) for r in rows]
         got = [v for v in vals if v is not None]
         figures[name] = {"by_round": vals, "mean": float(np.mean(got)) if got else None,
                          "spread": (max(got) - min(got)) if len(got) > 1 else None,
                          "sd": float(np.std(got, ddof=1)) if len(got) > 1 else None}
-    return {"run_id": run_id, "status": m.status, "rounds": rounds, "answers_by_round": [int(r[1]) for r in rows],
-            "figures": {k: figures[k] for k in metrics if k in figures}}
+    return {"rounds": rounds, "answers_by_round": [int(r[1]) for r in rows], "figures": figures}
 
 
 def _item_sql(store: Store, run_a: str, run_b: str, crits: list[str], sel: Selection):
@@ -284,26 +289,36 @@ def _item_sql(store: Store, run_a: str, run_b: str, crits: list[str], sel: Selec
                     f"count(*) FILTER (WHERE b{j}::INT < a{j}::INT) AS down{j}, avg(b{j}::INT - a{j}::INT) AS d{j}, "
                     f"bool_and(NOT a{j}) AS amiss{j}, bool_and(NOT b{j}) AS bmiss{j}, "
                     f"var_samp(a{j}::DOUBLE) AS va{j}, var_samp(b{j}::DOUBLE) AS vb{j}")
-    cte = (f"WITH a AS ({pa}), b AS ({pb}), j AS (SELECT item_id, gen_round, {sel_cols} FROM a JOIN b "
+    cte = (f"WITH a AS MATERIALIZED ({pa}), b AS MATERIALIZED ({pb}), j AS (SELECT item_id, gen_round, {sel_cols} FROM a JOIN b "
            f"USING (item_id, gen_round)), per_item AS (SELECT item_id, count(*) AS paired, {', '.join(aggs)} FROM j "
            "GROUP BY item_id)")
     return cte, [*qa, *qb], names
 
 
-def _summary_sql(n_metrics: int) -> str:
+def _summary_sql(n_metrics: int, rounds: int, limit: int, full: int | None) -> str:
     """Per figure over items: n, mean and sd of the deltas, the stable wins and regressions (better or
-    worse in every one of the ``?`` paired rounds), new and fixed misses, mean within-item variances."""
+    worse in every one of the ``rounds`` paired rounds), new and fixed misses (counts, and the first
+    ``limit`` ids; every id for figure ``full``), mean within-item variances; then each side's
+    figures per generation round (from the same pivots: each run is read once)."""
     cols = []
     for j in range(n_metrics):
-        full = f"nn{j} = paired AND paired = $rounds AND paired > 0"
-        cols.append(
-            f"count(d{j}) AS n{j}, avg(d{j}) AS mean{j}, stddev_samp(d{j}) AS sd{j}, "
-            f"coalesce(list(item_id ORDER BY item_id) FILTER (WHERE {full} AND up{j} = paired), []) AS wins{j}, "
-            f"coalesce(list(item_id ORDER BY item_id) FILTER (WHERE {full} AND down{j} = paired), []) AS regs{j}, "
-            f"coalesce(list(item_id ORDER BY item_id) FILTER (WHERE bmiss{j} AND NOT amiss{j}), []) AS new{j}, "
-            f"coalesce(list(item_id ORDER BY item_id) FILTER (WHERE amiss{j} AND NOT bmiss{j}), []) AS fixed{j}, "
-            f"avg(va{j}) AS va{j}, avg(vb{j}) AS vb{j}")
-    return "SELECT " + ", ".join(cols) + " FROM per_item"
+        cond = {"wins": f"nn{j} = paired AND paired = {int(rounds)} AND paired > 0 AND up{j} = paired",
+                "regs": f"nn{j} = paired AND paired = {int(rounds)} AND paired > 0 AND down{j} = paired",
+                "new": f"bmiss{j} AND NOT amiss{j}", "fixed": f"amiss{j} AND NOT bmiss{j}"}
+        cols.append(f"count(d{j}) AS n{j}, avg(d{j}) AS mean{j}, stddev_samp(d{j}) AS sd{j}, "
+                    f"avg(va{j}) AS va{j}, avg(vb{j}) AS vb{j}")
+        for key, c in cond.items():
+            ids = f"list(item_id ORDER BY item_id) FILTER (WHERE {c})"
+            ids = ids if j == full else f"list_slice({ids}, 1, {int(limit)})"
+            cols.append(f"count(*) FILTER (WHERE {c}) AS count_{key}{j}, coalesce({ids}, []) AS {key}{j}")
+    per_round = ", ".join(["count(*) AS answers", "avg(all_pass::INT) AS m0"]
+                          + [f"avg(c{j - 1}::INT) AS m{j}" for j in range(1, n_metrics)])
+    return (f", rounds AS (SELECT side, gen_round, {per_round} FROM (SELECT 'a' AS side, * FROM a UNION ALL "
+            "SELECT 'b' AS side, * FROM b) GROUP BY side, gen_round), "
+            f"summary AS (SELECT {', '.join(cols)} FROM per_item) "
+            "SELECT (SELECT list(struct_pack(side, gen_round, answers, "
+            + ", ".join(f"m{j}" for j in range(n_metrics))
+            + ") ORDER BY side, gen_round) FROM rounds) AS per_round, * FROM summary")
 
 
 BOOTSTRAP_MAX_ITEMS = 20000
@@ -391,12 +406,20 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection | None = Non
         raise InputError(f"{headline!r} is not a figure of both runs; figures: {', '.join(metrics)}", field="--metric")
     crits = metrics[1:]
     d = diff(store, run_a, run_b)
-    fa = per_round(store, run_a, sel=sel, metrics=metrics)
-    fb = per_round(store, run_b, sel=sel, metrics=metrics)
     cte, params, names = _item_sql(store, run_a, run_b, crits, sel)
     allow = set(allow)
+    g = store.generation
+    rounds_paired = min(g(ma.gen_id).manifest.rounds, g(mb.gen_id).manifest.rounds)
+    hi = metrics.index(headline)
+    summary = store.records(cte + " " + _summary_sql(len(metrics), rounds_paired, list_limit,
+                                                     hi if allow else None), params)[0]
+    sides = {}
+    for side, m in (("a", ma), ("b", mb)):
+        rows = [(r["gen_round"], r["answers"], *(r[f"m{j}"] for j in range(len(metrics))))
+                for r in (summary["per_round"] or []) if r["side"] == side]
+        sides[side] = {"run_id": m.run_id, "status": m.status, **_round_figures(rows, metrics)}
+    fa, fb = sides["a"], sides["b"]
     rounds_paired = min(len(fa["rounds"]), len(fb["rounds"]))
-    summary = store.records(cte + " " + _summary_sql(len(metrics)).replace("$rounds", str(int(rounds_paired))), params)[0]
     vectors = None
     if 0 < max(summary[f"n{j}"] for j in range(len(metrics))) <= BOOTSTRAP_MAX_ITEMS:
         rows = store.sql(cte + " SELECT " + ", ".join(f"d{j}" for j in range(len(metrics))) + " FROM per_item", params)
@@ -419,16 +442,19 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection | None = Non
                       "of_means": (None if fa["figures"][name]["mean"] is None or fb["figures"][name]["mean"] is None
                                    else fb["figures"][name]["mean"] - fa["figures"][name]["mean"]),
                       "ci95": [iv["low"], iv["high"]], "method": iv["method"], "items": n,
+                      "sd": None if sd is None else float(sd),
                       **({"reason": iv["reason"]} if iv.get("reason") else {})},
             "noise_floor": noise,
             "within_noise": (None if noise is None or mean_delta is None else abs(mean_delta) <= noise),
-            "stable_wins": len(wins), "stable_regressions": len(regs),
+            "stable_wins": int(summary[f"count_wins{j}"]), "stable_regressions": int(summary[f"count_regs{j}"]),
             "stable_win_items": wins[:list_limit], "stable_regression_items": regs[:list_limit],
             "_wins": wins, "_regs": regs, "_new_miss": list(summary[f"new{j}"]), "_fixed": list(summary[f"fixed{j}"]),
+            "_counts": {k: int(summary[f"count_{k}{j}"]) for k in ("wins", "regs", "new", "fixed")},
             "power": power(None if sd is None else float(sd), within, max(rounds_paired, 1), n, effect),
         }
     h = per_metric[headline]
-    verdict = two_sided_bar(h["delta"]["mean"], h["delta"]["ci95"][0], h["_wins"], h["_regs"], allow,
+    verdict = two_sided_bar(h["delta"]["mean"], h["delta"]["ci95"][0], h["_counts"]["wins"], h["_regs"],
+                            h["_counts"]["regs"], allow,
                             rounds_paired, [(run_a, ma.status), (run_b, mb.status)])
     out_metrics = {}
     for name, v in per_metric.items():
@@ -441,29 +467,31 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection | None = Non
         "baseline": run_a, "candidate": run_b, "headline": headline, "metrics": metrics,
         "selection": sel.describe(), "include_holdout": sel.include_holdout, "seed": seed, "n_boot": n_boot,
         "rounds_paired": rounds_paired, "diff": d, "figures": out_metrics, "verdict": verdict,
-        "new_misses": h["_new_miss"][:list_limit], "new_miss_count": len(h["_new_miss"]),
-        "fixed_misses": h["_fixed"][:list_limit], "fixed_miss_count": len(h["_fixed"]),
+        "new_misses": h["_new_miss"][:list_limit], "new_miss_count": h["_counts"]["new"],
+        "fixed_misses": h["_fixed"][:list_limit], "fixed_miss_count": h["_counts"]["fixed"],
         "cost": {"baseline": _cost(store, ma), "candidate": _cost(store, mb)},
         "simulated": bool(d["a"]["simulated"] or d["b"]["simulated"]), "notes": notes,
-        "_all": {"regs": h["_regs"], "new_miss": h["_new_miss"], "wins": h["_wins"]},
+        "_all": {"regs": h["_regs"], "new_miss": h["_new_miss"], "new_miss_count": h["_counts"]["new"]},
     }
 
 
-def two_sided_bar(mean_delta: float | None, ci_low: float | None, wins: list[str], regs: list[str],
+def two_sided_bar(mean_delta: float | None, ci_low: float | None, n_wins: int, regs: list[str], n_regs: int,
                   allow: set[str], rounds: int, statuses: list[tuple[str, str]]) -> dict[str, Any]:
     """A gain (interval above zero, or a stable win with a positive mean) and no stable regression
-    outside the allowlist; a polluted or partial run fails it. Pure."""
-    own = [i for i in regs if i not in allow]
+    outside the allowlist; a polluted or partial run fails it. ``regs`` holds every stable
+    regression when ``allow`` is not empty, else the first few of the ``n_regs``. Pure."""
     allowed = [i for i in regs if i in allow]
-    gain = mean_delta is not None and ((ci_low is not None and ci_low > 0) or (len(wins) > 0 and mean_delta > 0))
+    own = [i for i in regs if i not in allow]
+    n_own = n_regs - len(allowed)
+    gain = mean_delta is not None and ((ci_low is not None and ci_low > 0) or (n_wins > 0 and mean_delta > 0))
     reasons = []
     if not gain:
         reasons.append("no gain: " + ("no item judged in both runs" if mean_delta is None else
                                       f"mean delta {mean_delta:+.3f} with its interval reaching {ci_low:+.3f} and "
-                                      f"{len(wins)} stable wins"))
-    if own:
-        reasons.append(f"{len(own)} stable regression{'s' if len(own) != 1 else ''} of its own: "
-                       + ", ".join(own[:10]) + (" ..." if len(own) > 10 else ""))
+                                      f"{n_wins} stable wins"))
+    if n_own:
+        reasons.append(f"{n_own} stable regression{'s' if n_own != 1 else ''} of its own: "
+                       + ", ".join(own[:10]) + (" ..." if n_own > 10 else ""))
     bad = [f"{r} is {s}" for r, s in statuses if s != "complete"]
     if bad:
         reasons.append("not a measurement to gate on: " + "; ".join(bad))
@@ -472,9 +500,9 @@ def two_sided_bar(mean_delta: float | None, ci_low: float | None, wins: list[str
         notes.append("rests on one generation round: a stable win or regression is a single comparison here")
     if allowed:
         notes.append(f"{len(allowed)} stable regression(s) on the allowlist: {', '.join(allowed[:10])}")
-    holds = gain and not own and not bad
-    return {"holds": holds, "gain": gain, "regressions_own": own, "regressions_allowed": allowed,
-            "reasons": reasons, "notes": notes,
+    holds = gain and not n_own and not bad
+    return {"holds": holds, "gain": gain, "regressions_own": own[:50], "regressions_own_count": n_own,
+            "regressions_allowed": allowed, "reasons": reasons, "notes": notes,
             "text": ("PASSES the two-sided bar: a gain and no regression of its own" if holds
                      else "FAILS the two-sided bar: " + "; ".join(reasons))}
 
@@ -534,38 +562,51 @@ def gate(store: Store, baseline: str, candidate: str, *, allowlist: str | Path |
     c = compare(store, baseline, candidate, sel=sel, seed=seed, n_boot=n_boot,
                 headline=headline, allow=allow)
     all_ = c.pop("_all")
+    # with an allowlist the lists are complete; without one, every new miss is the candidate's own
     new_miss_own = [i for i in all_["new_miss"] if i not in allow]
+    n_new_own = all_["new_miss_count"] - (len(all_["new_miss"]) - len(new_miss_own))
     today = today or datetime.now(timezone.utc).date()
     # upkeep: an allowlisted item the candidate does not miss (passes in some round) can come off
-    cand_miss = _misses(store, candidate, headline, sel)
-    items = set(_item_ids(store, candidate))
+    listed = [e["item_id"] for e in entries]
+    cand_miss = _misses(store, candidate, headline, sel, listed)
+    items = _known_items(store, candidate, listed)
     upkeep = []
     for e in entries:
         age = (today - date.fromisoformat(e["added"])).days if e["added"] else None
         state = ("not in the suite" if e["item_id"] not in items
                  else "still missed" if e["item_id"] in cand_miss else "now passing: remove it")
         upkeep.append({**e, "age_days": age, "state": state})
-    passed = bool(c["verdict"]["holds"]) and not new_miss_own
+    passed = bool(c["verdict"]["holds"]) and not n_new_own
     reasons = list(c["verdict"]["reasons"])
-    if new_miss_own:
-        reasons.append(f"{len(new_miss_own)} new miss(es) outside the allowlist: {', '.join(new_miss_own[:10])}")
-    c.update(gate={"passed": passed, "reasons": reasons, "new_misses_own": new_miss_own,
+    if n_new_own:
+        reasons.append(f"{n_new_own} new miss(es) outside the allowlist: {', '.join(new_miss_own[:10])}"
+                       + (" ..." if n_new_own > 10 else ""))
+    c.update(gate={"passed": passed, "reasons": reasons, "new_misses_own": new_miss_own[:50],
+                   "new_misses_own_count": n_new_own,
                    "allowlist": allowlist and str(allowlist), "allowlist_entries": upkeep,
                    "allowlist_now_passing": [u["item_id"] for u in upkeep if u["state"].startswith("now passing")]})
     return c
 
 
-def _misses(store: Store, run_id: str, metric: str, sel: Selection) -> set[str]:
+def _misses(store: Store, run_id: str, metric: str, sel: Selection, ids: list[str]) -> set[str]:
+    """Which of ``ids`` the run fails in every generation round (for the allowlist's upkeep)."""
+    if not ids:
+        return set()
     m = store.run(run_id).manifest
     crits = [] if metric == "all_pass" else [metric]
     piv, params = _pivot_sql(store, run_id, crits, sel, len(m.rubric.criteria))
     col = "all_pass" if metric == "all_pass" else "c0"
-    return {r[0] for r in store.sql(f"SELECT item_id FROM ({piv}) GROUP BY item_id HAVING bool_and(NOT {col})", params)}
+    return {r[0] for r in store.sql(f"SELECT item_id FROM ({piv}) WHERE list_contains(?::VARCHAR[], item_id) "
+                                    f"GROUP BY item_id HAVING bool_and(NOT {col})", [*params, ids])}
 
 
-def _item_ids(store: Store, run_id: str) -> list[str]:
+def _known_items(store: Store, run_id: str, ids: list[str]) -> set[str]:
+    """Which of ``ids`` are items of the run's suite."""
+    if not ids:
+        return set()
     gen = store.generation(store.run(run_id).manifest.gen_id).manifest
-    return [r[0] for r in store.sql("SELECT item_id FROM read_parquet(?)", [store.path_of("suite", gen.suite_id, "items")])]
+    return {r[0] for r in store.sql("SELECT item_id FROM read_parquet(?) WHERE list_contains(?::VARCHAR[], item_id)",
+                                    [store.path_of("suite", gen.suite_id, "items"), ids])}
 
 
 # --------------------------------------------------------------------------- text and markdown

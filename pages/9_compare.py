@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import charts
-from evalcore.compare import markdown
+from evalcore.compare import markdown, power
 from pages import _ui
 
 PCT = st.column_config.NumberColumn(format="%.1f%%")
@@ -148,9 +148,9 @@ with m_col:
 # ---------------------------------------------------------------- 4. power
 st.subheader("How small a change can this comparison see?")
 effect_pts = st.slider("Effect to detect (points)", 1.0, 30.0, 5.0, 0.5)
-with _ui.boundary():
-    pw = _ui.cached_call("compare", "compare", run_a, run_b, headline=metric, include_holdout=include_holdout,
-                         effect=effect_pts / 100)["figures"][metric]["power"]
+pw0 = h["power"]
+pw = pw0 if pw0.get("mde") is None else power(h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"],
+                                              effect_pts / 100)  # no new pass over the runs
 if pw.get("mde") is None:
     st.info(_ui.md_escape(pw.get("reason") or "not enough data to size the comparison"))
 else:

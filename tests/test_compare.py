@@ -195,16 +195,24 @@ def test_bootstrap_interval_is_seeded(store):
 
 def test_two_sided_bar_rules():
     ok = [("a", "complete"), ("b", "complete")]
-    assert two_sided_bar(0.1, 0.02, [], [], set(), 3, ok)["holds"] is True
-    assert two_sided_bar(0.1, -0.01, ["q1"], [], set(), 3, ok)["holds"] is True  # a stable win and a positive mean
-    assert two_sided_bar(0.1, -0.01, [], [], set(), 3, ok)["gain"] is False
-    assert two_sided_bar(-0.1, -0.2, ["q1"], [], set(), 3, ok)["gain"] is False
-    v = two_sided_bar(0.1, 0.02, [], ["q2"], set(), 3, ok)
-    assert v["holds"] is False and v["regressions_own"] == ["q2"]
-    v = two_sided_bar(0.1, 0.02, [], ["q2"], {"q2"}, 3, ok)
-    assert v["holds"] is True and v["regressions_allowed"] == ["q2"]
-    assert two_sided_bar(0.1, 0.02, [], [], set(), 3, [("a", "complete"), ("b", "polluted")])["holds"] is False
-    assert "one generation round" in two_sided_bar(0.1, 0.02, [], [], set(), 1, ok)["notes"][0]
+    assert two_sided_bar(0.1, 0.02, 0, [], 0, set(), 3, ok)["holds"] is True
+    assert two_sided_bar(0.1, -0.01, 1, [], 0, set(), 3, ok)["holds"] is True  # a stable win and a positive mean
+    assert two_sided_bar(0.1, -0.01, 0, [], 0, set(), 3, ok)["gain"] is False
+    assert two_sided_bar(-0.1, -0.2, 1, [], 0, set(), 3, ok)["gain"] is False
+    v = two_sided_bar(0.1, 0.02, 0, ["q2"], 1, set(), 3, ok)
+    assert v["holds"] is False and v["regressions_own"] == ["q2"] and v["regressions_own_count"] == 1
+    v = two_sided_bar(0.1, 0.02, 0, ["q2"], 1, {"q2"}, 3, ok)
+    assert v["holds"] is True and v["regressions_allowed"] == ["q2"] and v["regressions_own_count"] == 0
+    # without an allowlist the list may be the first few: the count decides
+    v = two_sided_bar(0.1, 0.02, 0, ["q2", "q3"], 120, set(), 3, ok)
+    assert v["regressions_own_count"] == 120 and "120 stable regressions of its own: q2, q3 ..." in v["text"]
+    assert two_sided_bar(0.1, 0.02, 0, [], 0, set(), 3, [("a", "complete"), ("b", "polluted")])["holds"] is False
+    assert "one generation round" in two_sided_bar(0.1, 0.02, 0, [], 0, set(), 1, ok)["notes"][0]
+
+
+def test_lists_are_cut_to_the_limit_but_counts_are_not(store):
+    c = compare_runs(store, "r-cand", "r-base", list_limit=1)  # reversed: q00-q11 are fixed misses of r-cand
+    assert c["new_miss_count"] == 12 and len(c["new_misses"]) == 1
 
 
 def test_power_matches_the_normal_approximation():
