@@ -295,10 +295,11 @@ def _item_sql(store: Store, run_a: str, run_b: str, crits: list[str], sel: Selec
     return cte, [*qa, *qb], names
 
 
-def _summary_sql(n_metrics: int, rounds: int, limit: int, full: int | None) -> str:
-    """Per figure over items: n, mean and sd of the deltas, the stable wins and regressions (better or
-    worse in every one of the ``rounds`` paired rounds), new and fixed misses (counts, and the first
-    ``limit`` ids; every id for figure ``full``), mean within-item variances; then each side's
+def _summary_sql(n_metrics: int, rounds: int, limit: int, listed: int, full: bool) -> str:
+    """Per figure over items: n, mean and sd of the deltas, counts of stable wins and regressions
+    (better or worse in every one of the ``rounds`` paired rounds) and of new and fixed misses, mean
+    within-item variances; for figure ``listed`` (the headline) also the ids: the first ``limit``
+    in id order, or every one when ``full`` (the gate's allowlist needs them all); then each side's
     figures per generation round (from the same pivots: each run is read once)."""
     cols = []
     for j in range(n_metrics):
@@ -308,9 +309,10 @@ def _summary_sql(n_metrics: int, rounds: int, limit: int, full: int | None) -> s
         cols.append(f"count(d{j}) AS n{j}, avg(d{j}) AS mean{j}, stddev_samp(d{j}) AS sd{j}, "
                     f"avg(va{j}) AS va{j}, avg(vb{j}) AS vb{j}")
         for key, c in cond.items():
-            ids = f"list(item_id ORDER BY item_id) FILTER (WHERE {c})"
-            ids = ids if j == full else f"list_slice({ids}, 1, {int(limit)})"
-            cols.append(f"count(*) FILTER (WHERE {c}) AS count_{key}{j}, coalesce({ids}, []) AS {key}{j}")
+            cols.append(f"count(*) FILTER (WHERE {c}) AS count_{key}{j}")
+            if j == listed:
+                ids = f"list(item_id) FILTER (WHERE {c})" if full else f"min(item_id, {int(limit)}) FILTER (WHERE {c})"
+                cols.append(f"coalesce({ids}, []) AS {key}{j}")
     per_round = ", ".join(["count(*) AS answers", "avg(all_pass::INT) AS m0"]
                           + [f"avg(c{j - 1}::INT) AS m{j}" for j in range(1, n_metrics)])
     return (f", rounds AS (SELECT side, gen_round, {per_round} FROM (SELECT 'a' AS side, * FROM a UNION ALL "
@@ -411,8 +413,8 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection | None = Non
     g = store.generation
     rounds_paired = min(g(ma.gen_id).manifest.rounds, g(mb.gen_id).manifest.rounds)
     hi = metrics.index(headline)
-    summary = store.records(cte + " " + _summary_sql(len(metrics), rounds_paired, list_limit,
-                                                     hi if allow else None), params)[0]
+    summary = store.records(cte + " " + _summary_sql(len(metrics), rounds_paired, list_limit, hi, bool(allow)),
+                            params)[0]
     sides = {}
     for side, m in (("a", ma), ("b", mb)):
         rows = [(r["gen_round"], r["answers"], *(r[f"m{j}"] for j in range(len(metrics))))
@@ -431,7 +433,7 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection | None = Non
         mean_delta = None if mean_delta is None else float(mean_delta)
         dv = None if vectors is None else vectors[~np.isnan(vectors[:, j]), j]
         iv = _interval(dv, n, mean_delta, None if sd is None else float(sd), seed, n_boot)
-        wins, regs = list(summary[f"wins{j}"]), list(summary[f"regs{j}"])
+        wins, regs, new, fixed = (sorted(summary.get(f"{k}{j}") or []) for k in ("wins", "regs", "new", "fixed"))
         va, vb = summary[f"va{j}"], summary[f"vb{j}"]
         within = None if va is None and vb is None else float(va or 0.0) + float(vb or 0.0)
         spreads = [x for x in (fa["figures"][name]["spread"], fb["figures"][name]["spread"]) if x is not None]
@@ -447,8 +449,10 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection | None = Non
             "noise_floor": noise,
             "within_noise": (None if noise is None or mean_delta is None else abs(mean_delta) <= noise),
             "stable_wins": int(summary[f"count_wins{j}"]), "stable_regressions": int(summary[f"count_regs{j}"]),
-            "stable_win_items": wins[:list_limit], "stable_regression_items": regs[:list_limit],
-            "_wins": wins, "_regs": regs, "_new_miss": list(summary[f"new{j}"]), "_fixed": list(summary[f"fixed{j}"]),
+            # ids for the headline figure only (counts for every figure)
+            "stable_win_items": wins[:list_limit] if j == hi else None,
+            "stable_regression_items": regs[:list_limit] if j == hi else None,
+            "_wins": wins, "_regs": regs, "_new_miss": new, "_fixed": fixed,
             "_counts": {k: int(summary[f"count_{k}{j}"]) for k in ("wins", "regs", "new", "fixed")},
             "power": power(None if sd is None else float(sd), within, max(rounds_paired, 1), n, effect),
         }

@@ -396,3 +396,10 @@ def test_include_holdout_on_the_command_line_is_a_logged_look(tmp_path):
         assert json.loads(p.stdout).get("include_holdout", True) is True
     got = looks(Store(data, state), "s")
     assert [g["page"] for g in got] == ["cli:compare", "cli:gate", "cli:trend"]
+
+
+def test_ids_are_listed_for_the_headline_figure_counts_for_every_figure(store):
+    c = compare_runs(store, "r-base", "r-cand", headline="ok")
+    assert c["figures"]["ok"]["stable_regression_items"] == ["q12"]
+    assert c["figures"]["all_pass"]["stable_regression_items"] is None
+    assert c["figures"]["all_pass"]["stable_regressions"] == 1
