@@ -424,7 +424,7 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection | None = Non
     rounds_paired = min(len(fa["rounds"]), len(fb["rounds"]))
     vectors = None
     if 0 < max(summary[f"n{j}"] for j in range(len(metrics))) <= BOOTSTRAP_MAX_ITEMS:
-        rows = store.sql(cte + " SELECT " + ", ".join(f"d{j}" for j in range(len(metrics))) + " FROM per_item", params)
+        rows = store.sql(cte + " SELECT " + ", ".join(f"d{j}" for j in range(len(metrics))) + " FROM per_item ORDER BY item_id", params)
         vectors = np.array([[np.nan if x is None else float(x) for x in r] for r in rows], dtype=float).reshape(
             len(rows), len(metrics))
     per_metric = {}

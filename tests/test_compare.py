@@ -403,3 +403,10 @@ def test_ids_are_listed_for_the_headline_figure_counts_for_every_figure(store):
     assert c["figures"]["ok"]["stable_regression_items"] == ["q12"]
     assert c["figures"]["all_pass"]["stable_regression_items"] is None
     assert c["figures"]["all_pass"]["stable_regressions"] == 1
+
+
+def test_the_seeded_interval_is_the_same_in_every_process(world, tmp_path):
+    # the per-item deltas reach the bootstrap in item order, whatever order DuckDB's threads finish in
+    got = {tuple(json.loads(_cli(world, tmp_path / "s", "compare", "r-base", "r-cand", "--json", check=0).stdout)
+                 ["figures"]["all_pass"]["delta"]["ci95"]) for _ in range(4)}
+    assert len(got) == 1

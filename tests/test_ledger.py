@@ -3,6 +3,7 @@ flags, append-only history, Markdown export, concurrent writers."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import sqlite3
 import subprocess
@@ -121,7 +122,7 @@ def test_export_md_lists_the_figures_as_the_runs_hold_them(world, tmp_path):
     assert [e["entry_id"] for e in lst] == ["L1", "L2"] and lst[0]["figures_source"] == "runs"
     out = tmp_path / "ledger.md"
     _cli(world, state, "ledger", "export", "--format", "md", "--output", str(out), check=0)
-    assert out.read_text() == md
+    assert out.read_text() == md, "\n".join(difflib.unified_diff(md.splitlines(), out.read_text().splitlines(), lineterm=""))
 
 
 def test_export_falls_back_to_the_snapshot_when_a_run_is_gone(tmp_path):
