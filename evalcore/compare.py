@@ -272,7 +272,7 @@ def _round_figures(rows: list[tuple], metrics: list[str]) -> dict[str, Any]:
     return {"rounds": rounds, "answers_by_round": [int(r[1]) for r in rows], "figures": figures}
 
 
-def _item_sql(store: Store, run_a: str, run_b: str, crits: list[str], sel: Selection):
+def _item_sql(store: Store, run_a: str, run_b: str, crits: list[str], sel: Selection, variances: bool = True):
     """A ``WITH ... per_item AS (...)`` prefix: per item and figure j, the paired rounds judged on
     both sides (nn{j}), rounds better (up{j}) and worse (down{j}), the mean delta d{j}, whether each
     side failed every judged round (amiss{j}, bmiss{j}) and each side's variance across rounds."""
@@ -288,7 +288,8 @@ def _item_sql(store: Store, run_a: str, run_b: str, crits: list[str], sel: Selec
         aggs.append(f"count(*) FILTER (WHERE {both}) AS nn{j}, count(*) FILTER (WHERE b{j}::INT > a{j}::INT) AS up{j}, "
                     f"count(*) FILTER (WHERE b{j}::INT < a{j}::INT) AS down{j}, avg(b{j}::INT - a{j}::INT) AS d{j}, "
                     f"bool_and(NOT a{j}) AS amiss{j}, bool_and(NOT b{j}) AS bmiss{j}, "
-                    f"var_samp(a{j}::DOUBLE) AS va{j}, var_samp(b{j}::DOUBLE) AS vb{j}")
+                    + (f"var_samp(a{j}::DOUBLE) AS va{j}, var_samp(b{j}::DOUBLE) AS vb{j}" if variances
+                       else f"NULL::DOUBLE AS va{j}, NULL::DOUBLE AS vb{j}"))
     cte = (f"WITH a AS MATERIALIZED ({pa}), b AS MATERIALIZED ({pb}), j AS (SELECT item_id, gen_round, {sel_cols} FROM a JOIN b "
            f"USING (item_id, gen_round)), per_item AS (SELECT item_id, count(*) AS paired, {', '.join(aggs)} FROM j "
            "GROUP BY item_id)")
@@ -408,10 +409,11 @@ def compare(store: Store, run_a: str, run_b: str, *, sel: Selection | None = Non
         raise InputError(f"{headline!r} is not a figure of both runs; figures: {', '.join(metrics)}", field="--metric")
     crits = metrics[1:]
     d = diff(store, run_a, run_b)
-    cte, params, names = _item_sql(store, run_a, run_b, crits, sel)
     allow = set(allow)
     g = store.generation
-    rounds_paired = min(g(ma.gen_id).manifest.rounds, g(mb.gen_id).manifest.rounds)
+    rounds_paired = 1 if sel.gen_round is not None else min(g(ma.gen_id).manifest.rounds, g(mb.gen_id).manifest.rounds)
+    # within-item variance across rounds feeds the power figures only, and needs two rounds
+    cte, params, names = _item_sql(store, run_a, run_b, crits, sel, variances=rounds_paired > 1)
     hi = metrics.index(headline)
     summary = store.records(cte + " " + _summary_sql(len(metrics), rounds_paired, list_limit, hi, bool(allow)),
                             params)[0]

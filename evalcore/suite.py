@@ -60,6 +60,13 @@ CHECKS = ("schema", "quotes", "duplicates", "quotas", "flags")
 #: near duplicates: Jaccard similarity of the sets of character 4-grams of the normalised inputs
 SHINGLE = 4
 NEAR_DUPLICATE_THRESHOLD = 0.75
+#: above this many items the near-duplicate join is skipped (exact duplicates are still found): it
+#: holds every item's shingles in memory (10,000 items: 2.4 s), and a million items did not finish
+#: in 10 minutes at 20 GB (docs/BENCHMARKS.md). Said in the result's notes, never silently.
+NEAR_DUPLICATE_MAX_ITEMS = 50_000
+#: the join stops after this many near-duplicate pairs (a suite of templated items can hold a
+#: quadratic number of them); said in the notes.
+NEAR_DUPLICATE_MAX_PAIRS = 10_000
 #: the fields a repair may change, and how a value is read (`holdout` and `item_id` are not repairable)
 REPAIRABLE: dict[str, str] = {"input": "text", "context": "text", "reference": "text", "must_have": "list",
                               "nice_to_have": "list", "wrong_if": "list", "expected_doc_ids": "list",
@@ -522,7 +529,7 @@ def shingles(text: str, k: int = SHINGLE) -> set[str]:
 
 
 def near_duplicate_pairs(texts: dict[str, str], threshold: float = NEAR_DUPLICATE_THRESHOLD,
-                         k: int = SHINGLE) -> list[tuple[str, str, float]]:
+                         k: int = SHINGLE, max_pairs: int | None = None) -> list[tuple[str, str, float]]:
     """Every pair of texts whose shingle sets have Jaccard similarity >= ``threshold``, as
     (first id, second id, similarity) in id order. Exact, not sampled: the PPJoin similarity join
     (Xiao et al., "Efficient similarity joins for near duplicate detection", WWW 2008). Shingles
@@ -581,13 +588,17 @@ def near_duplicate_pairs(texts: dict[str, str], threshold: float = NEAR_DUPLICAT
                 if jac >= t - 1e-12:
                     first, second = sorted((ids[x], ids[y]))
                     out.append((first, second, jac))
+                    if max_pairs is not None and len(out) >= max_pairs:
+                        return sorted(out)
     return sorted(out)
 
 
-def duplicate_findings(items: list[dict[str, Any]], threshold: float = NEAR_DUPLICATE_THRESHOLD
-                       ) -> list[dict[str, Any]]:
+def duplicate_findings(items: list[dict[str, Any]], threshold: float = NEAR_DUPLICATE_THRESHOLD,
+                       notes: list[str] | None = None) -> list[dict[str, Any]]:
     """Exact duplicates (the same normalised input: one finding per item after the first of its
-    group) and near duplicates among the rest (one finding per pair, on the later item)."""
+    group) and near duplicates among the rest (one finding per pair, on the later item). The near
+    duplicate join is skipped above NEAR_DUPLICATE_MAX_ITEMS distinct inputs and stops after
+    NEAR_DUPLICATE_MAX_PAIRS pairs; either is appended to ``notes``."""
     groups: dict[str, list[str]] = defaultdict(list)
     for it in sorted(items, key=lambda r: r["item_id"]):
         groups[normalise(it.get("input"))].append(it["item_id"])
@@ -598,7 +609,16 @@ def duplicate_findings(items: list[dict[str, Any]], threshold: float = NEAR_DUPL
         for other in ids[1:]:
             out.append(_finding("duplicates", other, "input", "exact duplicate",
                                 f"the same input as {ids[0]} (after case and whitespace normalisation)"))
-    for a, b, jac in near_duplicate_pairs(reps, threshold):
+    notes = notes if notes is not None else []
+    if len(reps) > NEAR_DUPLICATE_MAX_ITEMS:
+        notes.append(f"near duplicates not checked: {len(reps):,} distinct inputs is more than "
+                     f"{NEAR_DUPLICATE_MAX_ITEMS:,} (exact duplicates were checked)")
+        pairs = []
+    else:
+        pairs = near_duplicate_pairs(reps, threshold, max_pairs=NEAR_DUPLICATE_MAX_PAIRS)
+        if len(pairs) >= NEAR_DUPLICATE_MAX_PAIRS:
+            notes.append(f"near duplicates: stopped after {NEAR_DUPLICATE_MAX_PAIRS:,} pairs; there may be more")
+    for a, b, jac in pairs:
         out.append(_finding("duplicates", b, "input", "near duplicate",
                             f"input {jac:.2f} similar to {a}'s (Jaccard of character {SHINGLE}-grams; threshold "
                             f"{threshold:g})"))
@@ -654,7 +674,9 @@ def check(store: Store, suite_id: str, version: int | None = None,
     if not store.dir_of("suite", suite_id).is_dir():
         raise NotFoundError(f"no suite {suite_id!r} in {store.data}", field="suite id")
     findings: list[dict[str, Any]] = []
-    out = {"suite_id": suite_id, "version": version, "items": None, "shingle": SHINGLE, "threshold": threshold}
+    notes: list[str] = []
+    out = {"suite_id": suite_id, "version": version, "items": None, "shingle": SHINGLE, "threshold": threshold,
+           "notes": notes}
     try:
         vs = _all_versions(store, suite_id)
     except FormatError as e:
@@ -683,7 +705,7 @@ def check(store: Store, suite_id: str, version: int | None = None,
             if not normalise(it.get("input")):
                 findings.append(_finding("schema", it["item_id"], "input", "empty input"))
         findings += quote_findings(items)
-        findings += duplicate_findings(items, threshold)
+        findings += duplicate_findings(items, threshold, notes)
         findings += quota_findings(items, man.quotas)
     for f in flags(store, suite_id, [v for v, _ in vs]):
         if f["resolved_by"] is None:

@@ -129,6 +129,8 @@ def suite_check(suite_id: str, version: int | None, threshold: float | None, inc
         f"ok: no findings in suite {suite_id} v{r['version']}"
     if r["holdout_findings_hidden"] and not as_json:
         text += f"\n({r['holdout_findings_hidden']} findings on holdout items hidden: --include-holdout)"
+    for note in r.get("notes") or []:
+        text += f"\nnote: {note}"
     _emit(r, as_json, text)
     if r["findings"]:
         sys.exit(1)

@@ -91,6 +91,8 @@ with _ui.boundary():
         f"Admission checks on v{res['version']}: " + ", ".join(f"{k} {v}" for k, v in res["counts"].items())
         + (f"; {res['holdout_findings_hidden']} findings on holdout items hidden" if res["holdout_findings_hidden"]
            else "") + f". Near duplicates: Jaccard of character {res['shingle']}-grams >= {res['threshold']:g}."))
+    for note in res.get("notes") or []:
+        st.info(_ui.md_escape(note))
     if res["findings"]:
         st.dataframe(pd.DataFrame(res["findings"])[["check", "item_id", "field", "problem", "detail"]],
                      hide_index=True, key="suite_findings")

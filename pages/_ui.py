@@ -101,6 +101,9 @@ def summary(name: str, **kwargs: Any) -> Any:
     data directory or the suite versions in the state directory change: widgets rerun the page,
     and these scan every run. ``kwargs``: e.g. ``include_holdout`` for runs and generations."""
     s = store()
+    if name in ("runs_summary", "generations_summary"):
+        # one cache entry whether a page says include_holdout=False or nothing (the default)
+        kwargs["include_holdout"] = bool(kwargs.get("include_holdout", False))
     return _summary(name, str(s.data), str(s.state), fingerprint(s) + suite_fingerprint(s),
                     tuple(sorted(kwargs.items())))
 

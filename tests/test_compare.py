@@ -18,6 +18,7 @@ from evalcore import schema as S
 from evalcore.compare import (diff_knobs, gate, knob_values, meaning, power, read_allowlist, trend,
                               two_sided_bar)
 from evalcore.compare import compare as compare_runs
+from evalcore.analysis import Selection
 from evalcore.errors import InputError
 from evalcore.store import Store
 
@@ -410,3 +411,12 @@ def test_the_seeded_interval_is_the_same_in_every_process(world, tmp_path):
     got = {tuple(json.loads(_cli(world, tmp_path / "s", "compare", "r-base", "r-cand", "--json", check=0).stdout)
                  ["figures"]["all_pass"]["delta"]["ci95"]) for _ in range(4)}
     assert len(got) == 1
+
+
+def test_one_generation_round_selected_is_one_paired_round(store):
+    c = compare_runs(store, "r-base", "r-cand", sel=Selection(gen_round=3))
+    f = c["figures"]["all_pass"]
+    # round 3: baseline 15/30, candidate 17/30; q12 worse, q13-q15 better
+    assert c["rounds_paired"] == 1 and f["a"]["by_round"] == pytest.approx([0.5])
+    assert f["stable_regression_items"] == ["q12"] and f["stable_wins"] == 3
+    assert "one generation round" in c["verdict"]["notes"][0]

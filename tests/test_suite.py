@@ -14,7 +14,6 @@ import random
 import sqlite3
 import subprocess
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -213,9 +212,9 @@ def test_near_duplicate_join_equals_brute_force():
         assert {(a, b) for a, b, _ in SU.near_duplicate_pairs(texts, t, k)} == want, (trial, t, k)
 
 
-def test_ten_thousand_items_take_seconds_not_minutes():
+def test_ten_thousand_items_find_exactly_the_planted_pairs():
     """10,000 questions over a 3,000-word vocabulary with 25 planted near copies: exactly the 25
-    pairs, in well under the 220 s a brute-force comparison of the 50M pairs takes (docs/SUITES.md)."""
+    pairs (no timing asserted here: speed is measured in bench/, docs/SUITES.md)."""
     rng = random.Random(3)
     syll = ["ka", "lo", "mi", "ne", "ru", "sa", "te", "vo", "pi", "da", "ge", "hu", "zo", "be", "fi"]
     vocab = sorted({"".join(rng.choice(syll) for _ in range(rng.randint(2, 4))) for _ in range(3000)})
@@ -226,12 +225,27 @@ def test_ten_thousand_items_take_seconds_not_minutes():
     for k in range(25):
         items[9_999 - k]["input"] = items[k]["input"].replace("?", " please?")
         planted.add((items[k]["item_id"], items[9_999 - k]["item_id"]))
-    start = time.perf_counter()
     found = SU.duplicate_findings(items)
-    elapsed = time.perf_counter() - start
     assert {(f["detail"].split(" similar to ")[1][:6], f["item_id"]) for f in found} == planted
     assert {f["problem"] for f in found} == {"near duplicate"}
-    assert elapsed < 30, elapsed
+
+
+def test_the_near_duplicate_join_has_limits_and_says_so(monkeypatch):
+    items = [{"item_id": f"i{k}", "input": f"how do I reset my password on device {k}"} for k in range(6)]
+    items.append({"item_id": "i9", "input": "how do I reset my password on device 0"})  # an exact duplicate
+    notes: list[str] = []
+    full = SU.duplicate_findings(items, notes=notes)
+    assert notes == [] and sum(f["problem"] == "near duplicate" for f in full) == 15  # 6 choose 2
+    monkeypatch.setattr(SU, "NEAR_DUPLICATE_MAX_PAIRS", 4)
+    notes = []
+    capped = SU.duplicate_findings(items, notes=notes)
+    assert sum(f["problem"] == "near duplicate" for f in capped) == 4
+    assert notes == ["near duplicates: stopped after 4 pairs; there may be more"]
+    monkeypatch.setattr(SU, "NEAR_DUPLICATE_MAX_ITEMS", 5)
+    notes = []
+    skipped = SU.duplicate_findings(items, notes=notes)
+    assert [f["problem"] for f in skipped] == ["exact duplicate"]
+    assert notes == ["near duplicates not checked: 6 distinct inputs is more than 5 (exact duplicates were checked)"]
 
 
 # --------------------------------------------------------------------------- repair and versions
