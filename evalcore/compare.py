@@ -174,7 +174,6 @@ def diff(store: Store, a: str, b: str, *, under_test: str | None = None) -> dict
     known = {r["knob"] for r in rows}
     if under_test is not None and under_test not in known:
         raise InputError(f"unknown knob {under_test!r}; knobs here: {', '.join(sorted(known))}", field="--under-test")
-    changed = [r for r in rows if r["status"] in ("differs", "one side")]
     return {"a": {"kind": ca.kind, "id": a, "gen_id": ca.gen.gen_id, "outputs_hash": ca.gen.outputs_hash,
                   "simulated": bool(ca.gen.simulated or (ca.run and ca.run.simulated))},
             "b": {"kind": cb.kind, "id": b, "gen_id": cb.gen.gen_id, "outputs_hash": cb.gen.outputs_hash,

@@ -84,12 +84,14 @@ def call_totals(store: Store, calls_path: str) -> dict[str, Any]:
 def _call_scan(store: Store, calls_path: str) -> tuple[dict[str, Any], dict[str, int]]:
     """:func:`call_totals` and the run's counts (items, answers, judgings per item, generation
     rounds) from one scan."""
-    row = store.sql(
-        "SELECT count(*), count(error), count(DISTINCT (item_id, gen_round)), sum(tokens_in), sum(tokens_out), "
-        "sum(cost_usd), count(*) - count(cost_usd), " + _LAT + ", count(*) FILTER (WHERE cache_hit), "
-        "count(DISTINCT item_id), count(DISTINCT (gen_round, judge_round)), count(DISTINCT gen_round) "
-        "FROM read_parquet(?)", [calls_path])[0]
-    calls, failed, answers, tin, tout, cost, unknown, mean, p50, p95, total, hits, items, rounds, gen_rounds = row
+    # two queries: the distinct counts beside the sums and quantiles in one query cost 3x the memory
+    # (docs/BENCHMARKS.md, probe cost-callscan)
+    calls, failed, tin, tout, cost, unknown, mean, p50, p95, total, hits = store.sql(
+        "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), sum(cost_usd), count(*) - count(cost_usd), "
+        + _LAT + ", count(*) FILTER (WHERE cache_hit) FROM read_parquet(?)", [calls_path])[0]
+    answers, items, rounds, gen_rounds = store.sql(
+        "SELECT count(DISTINCT (item_id, gen_round)), count(DISTINCT item_id), count(DISTINCT (gen_round, judge_round)), "
+        "count(DISTINCT gen_round) FROM read_parquet(?)", [calls_path])[0]
     counts = {"items": items, "answers": answers, "rounds": rounds, "gen_rounds": gen_rounds}
     return {"calls": calls, "failed_calls": failed, "answers": answers, "tokens_in": int(tin or 0),
             "tokens_out": int(tout or 0), "cost_usd": _num(cost), "cost_unknown_calls": unknown,
