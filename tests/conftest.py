@@ -100,3 +100,21 @@ def browser():
         b = launch(p)
         yield b
         b.close()
+
+
+@pytest.fixture
+def ev(capsys):
+    """Run ``evalcore ARGS`` in-process through ``evalcore.cli.main`` (typed errors become one line
+    on stderr and exit 2): returns (exit code, stdout, stderr)."""
+    from evalcore.cli import main
+
+    def run(*args):
+        capsys.readouterr()
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as e:
+            code = e.code
+        out = capsys.readouterr()
+        return code, out.out, out.err
+    return run

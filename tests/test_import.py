@@ -46,24 +46,6 @@ PAIR_ARGS = ["--arm-a", "concise", "--arm-b", "detailed", "--model-as-shown-col"
 
 
 @pytest.fixture
-def ev(capsys):
-    """Run ``evalcore ARGS`` in-process through ``evalcore.cli.main`` (typed errors become one line
-    on stderr and exit 2): returns (exit code, stdout, stderr)."""
-    from evalcore.cli import main
-
-    def run(*args):
-        capsys.readouterr()
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as e:
-            code = e.code
-        out = capsys.readouterr()
-        return code, out.out, out.err
-    return run
-
-
-@pytest.fixture
 def imp(ev):
     """``evalcore --data D import KIND FILE ARGS --json`` that must succeed: returns the JSON."""
     def run(data: Path, kind: str, file: Path, *args):

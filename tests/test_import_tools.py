@@ -84,23 +84,6 @@ SUT, GRADER = "openai/gpt-4o-mini-2024-07-18", "openai/gpt-4o-2024-08-06"
 
 
 @pytest.fixture
-def ev(capsys):
-    """Run ``evalcore ARGS`` in-process through ``evalcore.cli.main``: (exit code, stdout, stderr)."""
-    from evalcore.cli import main
-
-    def run(*args):
-        capsys.readouterr()
-        try:
-            main([str(a) for a in args])
-            code = 0
-        except SystemExit as e:
-            code = e.code
-        out = capsys.readouterr()
-        return code, out.out, out.err
-    return run
-
-
-@pytest.fixture
 def cli(ev):
     """``evalcore --data D [--state S] ARGS --json`` that must succeed: the parsed JSON."""
     def run(data: Path, *args, state: Path | None = None):
