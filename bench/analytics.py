@@ -135,7 +135,8 @@ class _Writer:
 
     def __init__(self, path: Path, table: str):
         import pyarrow.parquet as pq
-        from evalcore import schema as S
+        from evalcore.contract import schema as S
+        from evalcore.contract import hashing as H
         model, _ = S.TABLES[table]
         self.schema = S.arrow_schema(model).with_metadata(
             {"evalcore.schema_version": str(S.SCHEMA_VERSION), "evalcore.table": table})
@@ -157,7 +158,7 @@ class _Writer:
 
 
 def _rubric():
-    from evalcore import schema as S
+    from evalcore import contract as S
     return S.Rubric(name="bench-6", criteria=[
         S.Criterion(name=c, kind="binary", description=f"SIMULATED requirement {c}", gate=c in GATES)
         for c in CRITERIA])
@@ -212,8 +213,8 @@ def _write_run(tmp: Path, world: dict, ids, run_id: str, mode: str, log) -> Any:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
-    from evalcore import schema as S
-    from evalcore.store import write_json_model
+    from evalcore import contract as S
+    from evalcore.storage.files import write_json_model
 
     n, k, R = world["n"], len(CRITERIA), JUDGE_ROUNDS
     d = tmp / "runs" / run_id
@@ -309,7 +310,7 @@ def _write_run(tmp: Path, world: dict, ids, run_id: str, mode: str, log) -> Any:
         run_id=run_id, gen_id=GEN, created_at=CREATED_AT + timedelta(hours=2), rubric=rubric,
         rubric_hash=rubric.hash(), mode=mode, groups=None, field_order=SINGLE_ORDER if single else list(CRITERIA),
         prompt_variant="default", judge_model="simulated/judge-sim-2026-01-01", judge_family="sim",
-        temperature=0.0, prompt_template=tpl, prompt_hash=S.text_hash(tpl), postprocess_version="pp-1.0",
+        temperature=0.0, prompt_template=tpl, prompt_hash=H.text_hash(tpl), postprocess_version="pp-1.0",
         retry_policy={"max_retries": 2}, structured_output="json_schema", judge_rounds=R, source="simulated",
         status="polluted" if failed_ids else "complete", failed_call_ids=failed_ids,
         totals=S.Totals(calls=cw.rows, failed_calls=len(failed_ids), tokens_in=tot["tokens_in"],
@@ -329,8 +330,8 @@ def build(data: Path, n: int, log=print) -> dict:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
-    from evalcore import schema as S
-    from evalcore.store import write_json_model
+    from evalcore import contract as S
+    from evalcore.storage.files import write_json_model
 
     t0 = time.perf_counter()
     data = data.resolve()
@@ -582,7 +583,7 @@ def runs_canon(rows: list[dict]) -> dict:
 
 
 def runs_ev(c: Ctx):
-    from evalcore.queries import runs_summary
+    from evalcore.analysis.summary import runs_summary
     return runs_summary(c.store())
 
 
@@ -649,7 +650,7 @@ def attribution_canon(r: dict) -> dict:
 
 
 def attribution_ev(c: Ctx):
-    from evalcore.analysis import attribution
+    from evalcore.analysis.failures import attribution
     return attribution(c.store(), RUN_A)
 
 
@@ -743,7 +744,7 @@ def crosstab_canon(r: dict) -> dict:
 
 
 def crosstab_ev(c: Ctx):
-    from evalcore.analysis import crosstab
+    from evalcore.analysis.failures import crosstab
     return crosstab(c.store(), RUN_A, CT_A, CT_B)
 
 
@@ -796,7 +797,7 @@ def association_canon(r: dict) -> dict:
 
 
 def association_ev(c: Ctx, human: bool = False):
-    from evalcore.analysis import association
+    from evalcore.analysis.instruments import association
     return association(c.store(), [RUN_A, RUN_B], human=human)
 
 
@@ -928,7 +929,7 @@ def position_canon(r: dict) -> dict:
 
 
 def position_ev(c: Ctx):
-    from evalcore.analysis import position_effect
+    from evalcore.analysis.instruments import position_effect
     return position_effect(c.store(), RUN_A, RUN_B)
 
 
@@ -984,7 +985,7 @@ def flips_canon(r: dict) -> dict:
 
 
 def flips_ev(c: Ctx):
-    from evalcore.analysis import flips
+    from evalcore.analysis.harness import flips
     return flips(c.store(), RUN_A, RUN_B)
 
 
@@ -1057,7 +1058,7 @@ def compare_canon(r: dict) -> dict:
 
 
 def compare_ev(c: Ctx):
-    from evalcore.compare import compare as compare_runs
+    from evalcore.analysis.comparison import compare as compare_runs
     return compare_runs(c.store(), RUN_A, RUN_B)
 
 
@@ -1181,7 +1182,7 @@ def trend_canon(r: dict) -> dict:
 
 
 def trend_ev(c: Ctx):
-    from evalcore.compare import trend
+    from evalcore.analysis.comparison import trend
     return trend(c.store(), suite_id=SUITE)
 
 
@@ -1263,7 +1264,7 @@ def cost_canon(r: dict) -> dict:
 
 
 def cost_ev(c: Ctx):
-    from evalcore.cost import run_cost
+    from evalcore.analysis.cost import run_cost
     return run_cost(c.store(), COST_RUN)
 
 
@@ -1359,7 +1360,7 @@ def _people_fails(c: Ctx) -> dict:
 
 
 def probe_boot_per_pair(f: dict) -> dict:
-    from evalcore import stats
+    from evalcore.stats import association as stats
     out = {}
     for a, b in _pairs(sorted(f)):
         iv = stats.phi_intervals_paired({"people": (f[a], f[b])}, seed=BOOT_SEED, n_boot=N_BOOT, level=LEVEL,
@@ -1376,7 +1377,7 @@ def probe_boot_once(f: dict) -> dict:
 
 
 def _people_join_setup(c: Ctx, semijoin: bool):
-    """evalcore.analysis.association(..., human=True)'s people join, built with evalcore's own helpers;
+    """evalcore.analysis.instruments(..., human=True)'s people join, built with evalcore's own helpers;
     with `semijoin`, each run's verdict rows are first restricted to the labelled items."""
     from evalcore import analysis as A
     store, sel, crits = c.store(), A.Selection(), _crit_names(c, RUN_A)
@@ -1579,7 +1580,7 @@ def probe_callscan(c: Ctx, split: bool) -> dict:
     from two queries (the sums and quantiles; the distinct counts alone)."""
     path = c.calls(COST_RUN)
     if not split:
-        from evalcore.cost import _call_scan
+        from evalcore.analysis.cost import _call_scan
         tot, counts = _call_scan(c.store(), path)
         keys = ("calls", "failed_calls", "answers", "tokens_in", "tokens_out", "cost_usd", "cost_unknown_calls",
                 "latency_ms_mean", "latency_ms_p50", "latency_ms_p95", "latency_ms_total", "cache_hits")
@@ -1598,7 +1599,7 @@ def probe_callscan(c: Ctx, split: bool) -> dict:
 def _projection_setup(c: Ctx):
     """c_k of each criterion as run_cost's projection counts them (evalcore.cost.criterion_tokens; the
     tokenizer is not timed)."""
-    from evalcore.cost import criterion_tokens
+    from evalcore.analysis.cost import criterion_tokens
     m = c.store().run(COST_RUN).manifest
     ck = {r["criterion"]: r["tokens"] for r in criterion_tokens(m.rubric, m.knobs, m.judge_model, m.rubric.names())}
     return c, ck
@@ -1607,7 +1608,7 @@ def _projection_setup(c: Ctx):
 def probe_projection(arg, one_scan: bool) -> dict:
     """The projection's sums over calls.parquet: evalcore.cost._shared_tokens (a scan grouped by the calls'
     criteria list) then call_moments (a second scan); or both from one scan grouped by the list."""
-    from evalcore import cost as K
+    from evalcore.analysis import cost as K
     c, ck = arg
     path = c.calls(COST_RUN)
     if not one_scan:
@@ -1805,10 +1806,10 @@ def child(name: str, data: Path, state: Path, out: Path) -> None:
         if kind == "pandas":
             import pandas  # noqa: F401
         if kind == "evalcore":  # (what a module imports lazily inside a call, e.g. scipy, counts in cold)
-            import evalcore.analysis  # noqa: F401
-            import evalcore.compare  # noqa: F401
-            import evalcore.cost  # noqa: F401
-            import evalcore.queries  # noqa: F401
+            import evalcore.analysis.selection  # noqa: F401
+            import evalcore.analysis.comparison  # noqa: F401
+            import evalcore.analysis.cost  # noqa: F401
+            import evalcore.analysis.summary  # noqa: F401
         res["import_s"], res["rss_import_mb"] = time.perf_counter() - t0, _rss_mb()
         ctx = Ctx(data, state)
         fn = spec[kind]
@@ -1827,9 +1828,9 @@ def child(name: str, data: Path, state: Path, out: Path) -> None:
         spec = PROBES[key]
         import duckdb  # noqa: F401
         import numpy  # noqa: F401
-        import evalcore.analysis  # noqa: F401
-        import evalcore.compare  # noqa: F401
-        import evalcore.cost  # noqa: F401
+        import evalcore.analysis.selection  # noqa: F401
+        import evalcore.analysis.comparison  # noqa: F401
+        import evalcore.analysis.cost  # noqa: F401
         res["import_s"], res["rss_import_mb"] = time.perf_counter() - t0, _rss_mb()
         ctx = Ctx(data, state)
         arg = spec["setup"](ctx) if "setup" in spec else ctx

@@ -50,10 +50,11 @@ def _prepare(data: Path, items: int) -> None:
 
 def measure(kind: str, url: str, data: Path, state: Path, concurrency: int, run_id: str) -> dict:
     """One measurement, in this process (the parent starts one process per measurement)."""
-    from evalcore.models import load_litellm
+    from evalcore.llm.client import load_litellm
     litellm = load_litellm()  # not timed
-    from evalcore.judge import JudgeRequest, RunOptions, build_judge, judge, make_judge_plan
-    from evalcore.store import Store
+    from evalcore.llm.judging import JudgeRequest, judge
+    from evalcore.llm.plan import RunOptions, build_judge, make_judge_plan
+    from evalcore.storage.store import Store
     store = Store(data, state)
     if kind == "bare":
         plan = make_judge_plan(store, gen_id="g", rubric_path=str(RUBRIC), mode="split", model=MODEL, run_id=run_id)

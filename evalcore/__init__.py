@@ -1,20 +1,75 @@
 """evalcore: an adjudication workbench for LLM-as-a-judge evaluations.
 
-The public door: everything a page, a script or a test needs is importable from here. Importing
-evalcore loads neither streamlit nor litellm (a test checks it); litellm is imported only by the
-commands that call models.
+The public door. Pages, scripts and tests import from here: the errors, the data contract's
+models, :class:`Store`, :class:`LabelStore`, :class:`Selection`, the run summaries, and one
+namespace per domain (``evalcore.analysis``, ``evalcore.review``, ``evalcore.pairwise``,
+``evalcore.llm``, ``evalcore.importers``, ``evalcore.stats``, ``evalcore.demo``), each of which
+names its own public API in ``__all__``.
+
+Importing evalcore loads neither streamlit nor litellm (a test checks it), and the namespaces and
+:class:`Selection` are imported on first use, so ``import evalcore`` stays cheap. The layers and
+what each may import are in docs/ARCHITECTURE.md.
 """
 
-from .errors import (EvalcoreError, FormatError, InputError, LabelError, NotFoundError, PathEscapeError,
-                     SchemaVersionError)
-from .labels import LabelStore, export_labels
-from .queries import (data_overview, generations_summary, item_view, run_item_ids, run_summary, runs_summary,
-                      suites_summary)
-from .schema import (SCHEMA_VERSION, Criterion, GenerationManifest, LabelSetManifest, RunManifest, Rubric,
-                     SessionManifest, SuiteManifest)
-from .store import Store, default_data_dir, default_keys_dir, default_state_dir
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from evalcore.contract.schema import (
+    SCHEMA_VERSION,
+    Criterion,
+    GenerationManifest,
+    LabelSetManifest,
+    Rubric,
+    RunManifest,
+    SessionManifest,
+    SuiteManifest,
+)
+from evalcore.errors import (
+    EvalcoreError,
+    FormatError,
+    InputError,
+    LabelError,
+    NotFoundError,
+    PathEscapeError,
+    SchemaVersionError,
+)
+from evalcore.storage.labels import LabelStore, export_labels
+from evalcore.storage.paths import default_data_dir, default_keys_dir, default_state_dir
+from evalcore.storage.store import Store
+
+if TYPE_CHECKING:
+    from evalcore import analysis, demo, importers, llm, pairwise, review, stats
+    from evalcore.analysis.selection import Selection
+    from evalcore.analysis.summary import (
+        data_overview,
+        generations_summary,
+        item_view,
+        run_item_ids,
+        run_summary,
+        runs_summary,
+        suites_summary,
+    )
 
 __version__ = "0.1.0"
+
+_NAMESPACES = ("analysis", "demo", "importers", "llm", "pairwise", "review", "stats")
+_LAZY = {
+    "Selection": "evalcore.analysis.selection",
+    **{n: "evalcore.analysis.summary" for n in ("data_overview", "generations_summary", "item_view", "run_item_ids",
+                                                 "run_summary", "runs_summary", "suites_summary")},
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The domain namespaces and the analysis names, imported on first use (PEP 562)."""
+    if name in _NAMESPACES:
+        return importlib.import_module(f"evalcore.{name}")
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'evalcore' has no attribute {name!r}")
+
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -31,18 +86,26 @@ __all__ = [
     "RunManifest",
     "Rubric",
     "SchemaVersionError",
+    "Selection",
     "SessionManifest",
     "Store",
     "SuiteManifest",
+    "analysis",
     "data_overview",
     "default_data_dir",
     "default_keys_dir",
     "default_state_dir",
+    "demo",
     "export_labels",
     "generations_summary",
+    "importers",
     "item_view",
+    "llm",
+    "pairwise",
+    "review",
     "run_item_ids",
     "run_summary",
     "runs_summary",
+    "stats",
     "suites_summary",
 ]

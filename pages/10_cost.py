@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import charts
+from evalcore import analysis
 from pages import _ui
 
 FLAG = {"complete": "complete", "partial": "⚠ partial", "polluted": "⚠ polluted"}
@@ -26,12 +26,11 @@ X = st.column_config.NumberColumn(format="%.2f x")
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _cost(name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple):
-    from evalcore import cost
-    return getattr(cost, name)(_ui.open_store(data, state), *args, **dict(kwargs))
+    return getattr(analysis, name)(_ui.open_store(data, state), *args, **dict(kwargs))
 
 
 def cost_call(name: str, *args, **kwargs):
-    """``evalcore.cost.<name>(store, ...)``, cached until the data directory changes."""
+    """``evalcore.analysis.<name>(store, ...)``, cached until the data directory changes."""
     s = _ui.store()
     return _cost(name, str(s.data), str(s.state), _ui.fingerprint(s), tuple(args), tuple(sorted(kwargs.items())))
 
@@ -119,7 +118,7 @@ with _ui.boundary():
         column_config={"tokens in": TOK, "tokens out": TOK, "cost": USD, "latency share": MS, "latency mean": MS,
                        "latency p50": MS, "latency p95": MS})
     measure = "cost_usd" if any(c["cost_usd"] is not None for c in crits) else "tokens_in"
-    right.altair_chart(charts.cost_by_criterion(crits, measure), width="stretch")
+    right.altair_chart(analysis.cost_by_criterion(crits, measure), width="stretch")
     st.caption("A call that asks several criteria gives each an equal share of its tokens, cost and latency, so "
                "the shares add up to the run's totals; calls counts the calls that asked the criterion, and the "
                "latency mean / p50 / p95 are those calls', whole.")
@@ -162,7 +161,7 @@ with _ui.boundary():
         "criterion": c["criterion"], "c_k tokens in": c["tokens_in"], "out tokens per verdict":
         c["out_tokens_per_verdict"], "counted from": c["tokens_in_source"]} for c in proj["criteria"]]),
         key="cost_model", hide_index=True, placeholder="-", column_config={"out tokens per verdict": TOK})
-    p_right.altair_chart(charts.projection_bars(proj["rows"]), width="stretch")
+    p_right.altair_chart(analysis.projection_bars(proj["rows"]), width="stretch")
     check = proj.get("check")
     if check:
         st.caption(_ui.md_escape(

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import suite as S
+from evalcore import analysis, review
 from pages import _ui
 
 
@@ -41,8 +41,8 @@ with _ui.boundary():
     suite_id = st.selectbox("Suite", ids, key="suite_pick", on_change=_ui.widget_to_qp, args=("suite_pick", "suite"),
                             kwargs={"clear": ("item",)})
     hold = _ui.holdout_toggle("suites", [suite_id])
-    ov = S.overview(store, suite_id)
-    res = S.visible_findings(store, _ui.suite_call("check", suite_id), hold)
+    ov = review.overview(store, suite_id)
+    res = review.visible_findings(store, _ui.suite_call("check", suite_id), hold)
     runs = [r for r in _ui.summary("runs_summary", include_holdout=hold) if r["suite_id"] == suite_id]
 
     # ------------------------------------------------------------ headline
@@ -101,7 +101,7 @@ with _ui.boundary():
 
     # ------------------------------------------------------------ items
     st.subheader("Items")
-    it = S.items(store, suite_id, None, hold, res["findings"])
+    it = review.items(store, suite_id, None, hold, res["findings"])
     st.caption(f"{it['items']} items of v{it['version']}"
                + (f"; {it['holdout_hidden']} holdout items hidden" if it["holdout_hidden"] else "") + ".")
     st.dataframe(pd.DataFrame([{k: r[k] for k in ("item_id", "class", "difficulty", "holdout", "findings",
@@ -113,7 +113,7 @@ with _ui.boundary():
     options = [r["item_id"] for r in it["rows"]]
     if not options:
         st.stop()
-    open_flags = [f for f in S.flags(store, suite_id) if f["resolved_by"] is None and f["item_id"] in options]
+    open_flags = [f for f in review.flags(store, suite_id) if f["resolved_by"] is None and f["item_id"] in options]
     flagged = {f["item_id"] for f in open_flags}
     _ui.sync_widget("suite_item", "item", options)
     if st.session_state.get("suite_item") not in options:
@@ -122,9 +122,9 @@ with _ui.boundary():
     item_id = c_item.selectbox("Item", options, key="suite_item", on_change=_ui.widget_to_qp,
                                args=("suite_item", "item"),
                                format_func=lambda i: f"{i} (flagged: the test is wrong)" if i in flagged else i)
-    field = c_field.selectbox("Field", list(S.REPAIRABLE), key="suite_field")
-    current = S.item(store, suite_id, item_id, include_holdout=hold)
-    is_list = S.REPAIRABLE[field] == "list"
+    field = c_field.selectbox("Field", list(analysis.REPAIRABLE), key="suite_field")
+    current = review.item(store, suite_id, item_id, include_holdout=hold)
+    is_list = analysis.REPAIRABLE[field] == "list"
     _ui.labelled_text(f"Current {field} (v{current['version']})", _as_text(current.get(field)))
     mine = [f for f in open_flags if f["item_id"] == item_id]
     if mine:
@@ -149,7 +149,7 @@ with _ui.boundary():
                "runs on older versions are then marked on every page that lists runs.")
     if submitted:
         s = st.session_state
-        r = S.repair(store, suite_id, item_id, field, s.get("suite_new_value"), s.get("suite_by") or "",
+        r = review.repair(store, suite_id, item_id, field, s.get("suite_new_value"), s.get("suite_by") or "",
                      s.get("suite_why") or "", s.get("suite_flag"))
         s.pop("_suite_repair_for", None)
         s["suite_flash"] = ("success", f"Created v{r['version']} of {suite_id}: {item_id} {field} repaired"

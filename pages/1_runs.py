@@ -14,7 +14,6 @@ import pandas as pd
 import streamlit as st
 
 import evalcore
-from evalcore.queries import run_item_ids
 from pages import _ui
 
 FLAG = {"complete": "complete", "partial": "⚠ partial", "polluted": "⚠ polluted"}
@@ -138,7 +137,7 @@ run_q, item_q, round_q = _ui.qp("run"), _ui.qp("item"), _ui.qp_int("round", 1)
 with _ui.boundary():
     if run_q is None:
         st.stop()
-    picker = run_item_ids(store, run_q, include_holdout=hold)
+    picker = evalcore.run_item_ids(store, run_q, include_holdout=hold)
     options = picker["item_ids"] + ([item_q] if item_q and item_q not in picker["item_ids"] else [])
     _ui.sync_widget("answer_item", "item", options)
     item_label = (f"Item ({picker['items']} in {_ui.md_escape(picker['gen_id'])}"

@@ -6,7 +6,7 @@ judge's reason, and one of them in full.
 
 Deep link: ``?run=RUN[&criterion=C][&judge=N|majority][&round=N][&only=1]``.
 
-Figures: evalcore.analysis.attribution (``evalcore attribution RUN --json``); the drill-down:
+Figures: evalcore.analysis.failures (``evalcore attribution RUN --json``); the drill-down:
 evalcore.analysis.answers_failing (``evalcore failing RUN --criterion C [--only] --json``).
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import analysis, charts
+from evalcore import analysis
 from pages import _ui
 
 PAGE_SIZE = 25
@@ -124,9 +124,9 @@ with _ui.boundary():
     st.caption(f"{r['total_failures']} failures in all. Fails only this: answers that fail this criterion and no "
                "other (what a gate on it alone would block). Select a row to list its failing answers below.")
     left, right = st.columns(2)
-    left.altair_chart(charts.failure_shares(crits), width="stretch")
+    left.altair_chart(analysis.failure_shares(crits), width="stretch")
     if r["by_class"]:
-        right.altair_chart(charts.class_heatmap(r["by_class"], names), width="stretch")
+        right.altair_chart(analysis.class_heatmap(r["by_class"], names), width="stretch")
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Failing answers")

@@ -6,7 +6,7 @@ position effect of single calls; and the answers in any cell of the 2x2 with eac
 
 Deep link: ``?runs=A,B,...&a=C1&b=C2[&human=1][&in=RUN|people][&cell=ff|fp|pf|pp][&judge=N|majority][&round=N]``.
 
-Figures: evalcore.analysis.association (``evalcore association RUN... --human --json``), crosstab
+Figures: evalcore.analysis.instruments (``evalcore association RUN... --human --json``), crosstab
 (``evalcore crosstab RUN --a --b --json``; people: ``evalcore people-crosstab``), position_effect
 (``evalcore position``), cell_answers (``evalcore cell``).
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import analysis, charts, stats
+from evalcore import analysis, stats
 from pages import _ui
 
 PAGE_SIZE = 25
@@ -222,7 +222,7 @@ with _ui.boundary():
 
     # ------------------------------------------------------------ phi matrices
     st.subheader("phi, instrument by instrument")
-    st.altair_chart(charts.phi_heatmaps(res["matrices"], criteria, names))
+    st.altair_chart(analysis.phi_heatmaps(res["matrices"], criteria, names))
     st.caption("phi of the two fail columns over the answers every run judged (people: the answers they "
                "labelled). Grey cells are undefined: a criterion that never fails, or fails on every answer, "
                "carries no information about failing together.")
@@ -270,7 +270,7 @@ with _ui.boundary():
                    "a field is emitted at.")
     else:
         effects = [_ui.analysis_call("position_effect", rid, reference, sel) for rid in singles]
-        st.altair_chart(charts.position_lines(effects))
+        st.altair_chart(analysis.position_lines(effects))
         st.caption(_ui.md_escape(
             "By the position a verdict was emitted at in its call: the fail rate, the fail rate when the field "
             "before it failed"

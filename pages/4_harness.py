@@ -15,7 +15,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import analysis, charts
+from evalcore import analysis
 from pages import _ui
 
 PAGE_SIZE = 25
@@ -125,8 +125,8 @@ with _ui.boundary():
     st.caption(_ui.md_escape(f"A = {run_a}, B = {run_b}, on the answers both judged. McNemar p: the exact test on "
                              "the answers that changed verdict, one way against the other."))
     left, right = st.columns(2)
-    left.altair_chart(charts.flip_bars(crits, run_a, run_b), width="stretch")
-    right.altair_chart(charts.composition_bars(crits, run_a, run_b), width="stretch")
+    left.altair_chart(analysis.flip_bars(crits, run_a, run_b), width="stretch")
+    right.altair_chart(analysis.composition_bars(crits, run_a, run_b), width="stretch")
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Answers that flipped")

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import evalcore
-from evalcore import queue as Q
+from evalcore import review
 from pages import _ui
 
 NAV_KEYS = {"test_wrong": "T", "skip": "S", "undo": "U", "next": "N"}
@@ -29,9 +29,9 @@ def decision_key(value: str) -> str | None:
     return value if len(value) == 1 and value.isdigit() else None
 
 
-def _filters() -> Q.Filters:
+def _filters() -> review.Filters:
     s = st.session_state
-    return Q.Filters.of(s.get("review_f_reason", []), s.get("review_f_criterion", []), s.get("review_f_run", []),
+    return review.Filters.of(s.get("review_f_reason", []), s.get("review_f_criterion", []), s.get("review_f_run", []),
                         s.get("review_f_class", []), include_holdout=bool(s.get("holdout|review")))
 
 
@@ -56,7 +56,7 @@ def _record(queue_id: str, case: tuple, outcome: str, value: str | None = None) 
     s = st.session_state
     tags = [t.strip() for t in (s.get("review_tags") or "").split(",") if t.strip()]
     try:
-        e = Q.decide(_ui.store(), queue_id, *case, _reviewer(), outcome=outcome, value=value,
+        e = review.decide(_ui.store(), queue_id, *case, _reviewer(), outcome=outcome, value=value,
                      note=s.get("review_note") or None, tags=tags)
     except evalcore.EvalcoreError as err:
         s["review_flash"] = ("error", err.message)
@@ -65,20 +65,20 @@ def _record(queue_id: str, case: tuple, outcome: str, value: str | None = None) 
     s["review_tags"] = ""
     if outcome == "skipped":
         s["review_flash"] = ("info", f"Skipped {case[0]} ({case[2]}).")
-        _goto(Q.next_case(_ui.store(), queue_id, _reviewer(), _filters()))
+        _goto(review.next_case(_ui.store(), queue_id, _reviewer(), _filters()))
     else:
         s["review_flash"] = ("success", f"Recorded edit {e['edit_id']}: {e['outcome']} "
                                         f"{e['value'] or ''} on {case[0]} ({case[2]}).")
 
 
 def _next(queue_id: str) -> None:
-    _goto(Q.next_case(_ui.store(), queue_id, _reviewer(), _filters()))
+    _goto(review.next_case(_ui.store(), queue_id, _reviewer(), _filters()))
 
 
 def _undo(queue_id: str) -> None:
     s = st.session_state
     try:
-        w = Q.undo(_ui.store(), queue_id, _reviewer())
+        w = review.undo(_ui.store(), queue_id, _reviewer())
     except evalcore.EvalcoreError as err:
         s["review_flash"] = ("error", err.message)
         return
@@ -92,7 +92,7 @@ def _undo(queue_id: str) -> None:
 def _build(gen_id: str) -> None:
     s = st.session_state
     try:
-        q = Q.build_queue(_ui.store(), gen_id, audit_rate=float(s.get("review_audit_rate", 5.0)) / 100,
+        q = review.build_queue(_ui.store(), gen_id, audit_rate=float(s.get("review_audit_rate", 5.0)) / 100,
                           seed=int(s.get("review_seed", 0)), reviewers_required=int(s.get("review_n", 1)),
                           created_by=_reviewer() or None)
     except evalcore.EvalcoreError as err:
@@ -119,7 +119,7 @@ if flash:
     getattr(st, flash[0])(_ui.md_escape(flash[1]))
 
 with _ui.boundary():
-    judged = {g: len(Q.runs_on(store, g)) for g in store.ids("generation")}
+    judged = {g: len(review.runs_on(store, g)) for g in store.ids("generation")}
     gens = sorted((g for g, n in judged.items() if n), key=lambda g: (-judged[g], g))  # most runs first
     if not gens:
         st.info("No generation in this data directory has judged runs: nothing to review.")
@@ -130,14 +130,14 @@ with _ui.boundary():
     st.text_input("Reviewer (required: decisions are recorded under this name)", key="review_reviewer",
                   placeholder="your name")
     hold = _ui.holdout_toggle("review", [store.generation(gen_id).manifest.suite_id])
-    _ui.suite_version_warning(Q.runs_on(store, gen_id))
-    qs = Q.queues(store, gen_id)
+    _ui.suite_version_warning(review.runs_on(store, gen_id))
+    qs = review.queues(store, gen_id)
     if not qs:
-        det = Q.detect(store, gen_id)
+        det = review.detect(store, gen_id)
         st.info(_ui.md_escape(f"No review queue on {gen_id} yet. Building one raises {len(det['raised'])} of its "
                               f"{det['population']} cases and draws the audit from the {len(det['agreed'])} agreed "
                               "ones; it is written to the state directory, never to the data."))
-        st.dataframe(pd.DataFrame([{"reason": k, "cases": v, "what": Q.REASONS[k]} for k, v in det["counts"].items()]),
+        st.dataframe(pd.DataFrame([{"reason": k, "cases": v, "what": review.REASONS[k]} for k, v in det["counts"].items()]),
                      hide_index=True)
         build_form(gen_id, "Build queue")
         st.stop()
@@ -155,9 +155,9 @@ with _ui.boundary():
     with st.expander("Build a new queue"):
         build_form(gen_id, "Build a new queue")
 
-    all_cases = Q.cases(store, queue_id)
+    all_cases = review.cases(store, queue_id)
     f1, f2, f3, f4 = st.columns(4)
-    f1.multiselect("Reason", [*Q.PRIORITY, Q.AUDIT], key="review_f_reason")
+    f1.multiselect("Reason", [*review.PRIORITY, review.AUDIT], key="review_f_reason")
     f2.multiselect("Criterion", sorted({c["criterion"] for c in all_cases}), key="review_f_criterion")
     f3.multiselect("Run", q["runs"], key="review_f_run", format_func=_run_label)
     f4.multiselect("Class", sorted({c["class"] or "(none)" for c in all_cases}), key="review_f_class")
@@ -167,7 +167,7 @@ with _ui.boundary():
 
     reviewer = _reviewer()
     filters = _filters()
-    prog = Q.progress(store, queue_id, reviewer or None, filters)
+    prog = review.progress(store, queue_id, reviewer or None, filters)
     if not reviewer:
         st.info("Enter your name above to review: every decision is recorded under it.")
         st.caption(f"{prog['cases']} cases match the filters; {prog['complete']} have their "
@@ -180,7 +180,7 @@ with _ui.boundary():
 
     item_q, crit_q = _ui.qp("item"), _ui.qp("criterion")
     if item_q is None or crit_q is None:
-        nxt = Q.next_case(store, queue_id, reviewer, filters)
+        nxt = review.next_case(store, queue_id, reviewer, filters)
         if nxt is None:
             st.success("Nothing left for you in this queue with these filters.")
         else:
@@ -189,7 +189,7 @@ with _ui.boundary():
     if item_q is not None and crit_q is not None:
         round_q = _ui.qp_int("round", 1)
         case = (item_q, round_q, crit_q)
-        view = Q.case_view(store, queue_id, *case, reviewer, blind=blind, hide_judges=hide, include_holdout=hold)
+        view = review.case_view(store, queue_id, *case, reviewer, blind=blind, hide_judges=hide, include_holdout=hold)
         st.subheader(f"Case {view['rank']}: {view['criterion']}")
         st.caption(_ui.md_escape(f"Link: ?gen={gen_id}&queue={queue_id}&item={item_q}&round={round_q}"
                                  f"&criterion={crit_q}"))
@@ -233,7 +233,7 @@ with _ui.boundary():
         else:
             st.subheader("What the judges said")
             reasons = view["reasons"] or []
-            st.caption(_ui.md_escape("In the queue because: " + ("; ".join(Q.REASONS[r] for r in reasons) if reasons
+            st.caption(_ui.md_escape("In the queue because: " + ("; ".join(review.REASONS[r] for r in reasons) if reasons
                                                                 else "it was drawn for the random audit of agreed "
                                                                      "cases")))
             for v in view["verdicts"] or []:

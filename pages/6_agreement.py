@@ -14,8 +14,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import queue as Q
-from evalcore import reportcard as R
+from evalcore import review
 from pages import _ui
 
 
@@ -133,7 +132,7 @@ def show_session(s: dict) -> None:
 st.title("Agreement and judge report card")
 store = _ui.store()
 with _ui.boundary():
-    judged = {g: len(Q.runs_on(store, g)) for g in store.ids("generation")}
+    judged = {g: len(review.runs_on(store, g)) for g in store.ids("generation")}
     gens = sorted((g for g, n in judged.items() if n), key=lambda g: (-judged[g], g))  # most runs first
     sessions = [s for s in store.ids("session") if store.session(s).manifest.status == "closed"
                 and (store.session(s).path / "judgments.parquet").exists()]
@@ -151,12 +150,12 @@ with _ui.boundary():
     if any(_ui.qp(k) != v for k, v in link.items()):
         _ui.set_qp(**link)
     if kind == "generation":
-        _ui.suite_version_warning(Q.runs_on(store, name))
+        _ui.suite_version_warning(review.runs_on(store, name))
         _ui.curated_note([store.generation(name).manifest.suite_id])
         st.caption("These figures include the suite's holdout items: the report card is not filtered for them "
                    "yet (docs/SUITES.md).")
     with st.spinner("Computing agreement..."):
         if kind == "generation":
-            show_generation(R.report_card(store, name))
+            show_generation(review.report_card(store, name))
         else:
-            show_session(R.session_agreement(store, name))
+            show_session(review.session_agreement(store, name))

@@ -6,7 +6,7 @@ choice is appended to the state directory with the time it took; the reviewer's 
 so grading resumes where it left off. After the last pair an optional probe asks which side the
 reviewer thinks one arm (their own "X") wrote, to measure whether the blinding held.
 
-The page reads only the data and the state directories (evalcore.pairs.progress, pair_view,
+The page reads only the data and the state directories (evalcore.pairwise.progress, pair_view,
 record_judgment, record_probe) and never a key: nothing it shows depends on which arm is which,
 and no result is shown while the session is open. Deep links: ?session=ID&reviewer=NAME.
 """
@@ -18,7 +18,7 @@ import time
 import streamlit as st
 
 import evalcore
-from evalcore import pairs
+from evalcore import pairwise
 from pages import _ui
 
 SHOWN = "_pw_shown"  # (session, reviewer, pair, monotonic time it was first drawn)
@@ -40,17 +40,17 @@ def _record(kind: str, session_id: str, reviewer: str, pair_id: str, value: str)
     store = _ui.store()
     try:
         if kind == "judgment":
-            pairs.record_judgment(store, session_id, pair_id, reviewer, value, _seconds(session_id, reviewer, pair_id),
+            pairwise.record_judgment(store, session_id, pair_id, reviewer, value, _seconds(session_id, reviewer, pair_id),
                                   via="app")
         else:
-            pairs.record_probe(store, session_id, pair_id, reviewer, value, _seconds(session_id, reviewer, pair_id))
+            pairwise.record_probe(store, session_id, pair_id, reviewer, value, _seconds(session_id, reviewer, pair_id))
         st.session_state.pop(ERROR, None)
     except evalcore.EvalcoreError as err:
         st.session_state[ERROR] = err.message
 
 
 def _show_pair(store, session_id: str, reviewer: str, pair_id: str) -> None:
-    view = pairs.pair_view(store, session_id, pair_id)
+    view = pairwise.pair_view(store, session_id, pair_id)
     if st.session_state.get(SHOWN, (None,) * 3)[:3] != (session_id, reviewer, pair_id):
         st.session_state[SHOWN] = (session_id, reviewer, pair_id, time.monotonic())
     if view["input"] is not None:
@@ -74,7 +74,7 @@ st.title("Pairwise grading")
 store = _ui.store()
 
 with _ui.boundary():
-    sessions = pairs.sessions_overview(store)
+    sessions = pairwise.sessions_overview(store)
     if not sessions:
         st.info("No pairwise sessions in this data directory. Make one with `evalcore pairs make`.")
         st.stop()
@@ -105,7 +105,7 @@ with _ui.boundary():
                 "left off.")
         st.stop()
 
-    prog = pairs.progress(store, session_id, reviewer)
+    prog = pairwise.progress(store, session_id, reviewer)
     st.progress(prog["graded"] / prog["total"] if prog["total"] else 1.0,
                 text=f"{prog['graded']} of {prog['total']} pairs graded by {_ui.md_escape(reviewer)}")
 

@@ -2,7 +2,7 @@
 
 Nothing is shown for an open session, nor for one closed in the data but not unblinded in this
 state directory: unblinding is the command-line step `evalcore pairs close --keys DIR`, and the
-app is never given a keys directory. Every figure comes from evalcore.pairs.report, the function
+app is never given a keys directory. Every figure comes from evalcore.pairwise.report, the function
 behind `evalcore pairs report --json` (downloadable here as JSON). Deep link: ?session=ID.
 """
 
@@ -13,20 +13,20 @@ import json
 import pandas as pd
 import streamlit as st
 
-from evalcore import blinding, pairs
+from evalcore import pairwise
 from pages import _ui
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _report(data: str, state: str, session_id: str, stamp: tuple) -> dict:
-    return pairs.report(_ui.open_store(data, state), session_id)
+    return pairwise.report(_ui.open_store(data, state), session_id)
 
 
 def _stamp(store, session_id: str) -> tuple:
     """Changes when the session, its unblinded record or the judgments change."""
     out = [_ui.fingerprint(store)]
-    for p in (store.state / "sessions" / session_id / pairs.UNBLINDED_FILE, store.state / pairs.DB_NAME,
-              store.state / f"{pairs.DB_NAME}-wal"):
+    for p in (store.state / "sessions" / session_id / pairwise.UNBLINDED_FILE, store.state / pairwise.DB_NAME,
+              store.state / f"{pairwise.DB_NAME}-wal"):
         try:
             out.append(p.stat().st_mtime_ns)
         except (FileNotFoundError, OSError):
@@ -68,7 +68,7 @@ st.title("Pairwise results")
 store = _ui.store()
 
 with _ui.boundary():
-    sessions = pairs.sessions_overview(store)
+    sessions = pairwise.sessions_overview(store)
     if not sessions:
         st.info("No pairwise sessions in this data directory.")
         st.stop()
@@ -149,7 +149,7 @@ with _ui.boundary():
                      "95% interval": iv(c.get("interval")), "permutation p": p3(c.get("p_value")),
                      "leaking feature": c.get("leaking_feature") or ("-" if c.get("accuracy") is None else "none"),
                      **{f"{f} alone": pct(((c.get("features") or {}).get(f) or {}).get("accuracy"))
-                        for f in blinding.FEATURES}})
+                        for f in pairwise.FEATURES}})
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption("A cross-validated predictor of which side the first arm is on, from the surface features of a "
                "pair (length, headings, bullets, blank lines). 50% is chance; an interval above 50% means a "

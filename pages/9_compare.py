@@ -15,8 +15,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import charts
-from evalcore.compare import markdown, power
+from evalcore import analysis
 from pages import _ui
 
 PCT = st.column_config.NumberColumn(format="%.1f%%")
@@ -60,14 +59,14 @@ if run_a == run_b:
     st.info("Pick two different runs.")
     st.stop()
 with _ui.boundary():
-    metrics = _ui.cached_call("compare", "metrics_of", run_a, run_b)
+    metrics = _ui.cached_call("analysis", "metrics_of", run_a, run_b)
     _ui.sync_widget("cmp_metric", "metric", metrics)
     st.session_state.setdefault("cmp_metric", "all_pass")
     metric = c_m.selectbox("Headline", metrics, key="cmp_metric", on_change=_ui.widget_to_qp,
                            args=("cmp_metric", "metric"))
     include_holdout = _ui.holdout_toggle("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
-    d = _ui.cached_call("compare", "diff", run_a, run_b)
-    c = _ui.cached_call("compare", "compare", run_a, run_b, headline=metric, include_holdout=include_holdout)
+    d = _ui.cached_call("analysis", "diff", run_a, run_b)
+    c = _ui.cached_call("analysis", "compare", run_a, run_b, headline=metric, include_holdout=include_holdout)
 
 if c.get("simulated"):
     st.badge("SIMULATED data: made by evalcore's simulator, not by a real system", color="orange")
@@ -132,7 +131,7 @@ h = c["figures"][metric]
 st.caption(f"Items paired: {h['delta']['items']}; interval: {h['delta']['method']}. Stable win = better in every one "
            f"of the {c['rounds_paired']} paired generation rounds; stable regression = worse in every one. Noise floor = "
            "the largest round-to-round spread of the figure within either configuration.")
-st.altair_chart(charts.round_dots(c["figures"]), width="stretch")
+st.altair_chart(analysis.round_dots(c["figures"]), width="stretch")
 
 w_col, r_col, m_col = st.columns(3)
 with w_col:
@@ -149,7 +148,7 @@ with m_col:
 st.subheader("How small a change can this comparison see?")
 effect_pts = st.slider("Effect to detect (points)", 1.0, 30.0, 5.0, 0.5)
 pw0 = h["power"]
-pw = pw0 if pw0.get("mde") is None else power(h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"],
+pw = pw0 if pw0.get("mde") is None else analysis.power(h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"],
                                               effect_pts / 100)  # no new pass over the runs
 if pw.get("mde") is None:
     st.info(_ui.md_escape(pw.get("reason") or "not enough data to size the comparison"))
@@ -179,15 +178,15 @@ st.dataframe(pd.DataFrame(crow), hide_index=True, width="stretch",
              column_config={metric + " mean": PCT,
                             "system cost (USD)": st.column_config.NumberColumn(format="$%.4f"),
                             "judge cost (USD)": st.column_config.NumberColumn(format="$%.4f")})
-st.download_button("Download the Markdown summary (for a pull request)", markdown(c),
+st.download_button("Download the Markdown summary (for a pull request)", analysis.markdown(c),
                    file_name=f"compare-{run_a}-{run_b}.md", mime="text/markdown")
 
 # ---------------------------------------------------------------- 6. trend
 st.subheader("Trend across runs")
 suite = by_id[run_b]["suite_id"]
 with _ui.boundary():
-    t = _ui.cached_call("compare", "trend", suite_id=suite, metric=metric, include_holdout=include_holdout)
+    t = _ui.cached_call("analysis", "trend", suite_id=suite, metric=metric, include_holdout=include_holdout)
 if t["points"]:
     st.caption(f"Runs over suite {suite}, in the order they were made. The line breaks where the judge model, the "
                f"judge prompt, the rubric or the suite changed: {t['segments']} unbroken stretch(es).")
-    st.altair_chart(charts.trend_lines(t["points"], metric), width="stretch")
+    st.altair_chart(analysis.trend_lines(t["points"], metric), width="stretch")

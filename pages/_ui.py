@@ -24,8 +24,7 @@ from typing import Any, Iterator, Sequence
 import streamlit as st
 
 import evalcore
-from evalcore import queries
-from evalcore import suite as suites
+from evalcore import analysis, review
 
 _DIRS_KEY = "_evalcore_dirs"
 _MD_SPECIAL = frozenset(string.punctuation)
@@ -87,8 +86,8 @@ def fingerprint(data_store: evalcore.Store) -> tuple:
     return tuple(out)
 
 
-_SUMMARIES = {"runs_summary": queries.runs_summary, "generations_summary": queries.generations_summary,
-              "suites_summary": queries.suites_summary, "data_overview": queries.data_overview}
+_SUMMARIES = {"runs_summary": evalcore.runs_summary, "generations_summary": evalcore.generations_summary,
+              "suites_summary": evalcore.suites_summary, "data_overview": evalcore.data_overview}
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -124,7 +123,6 @@ def state_fingerprint(data_store: evalcore.Store) -> tuple:
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _analysis(name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
-    from evalcore import analysis
     return getattr(analysis, name)(open_store(data, state), *args, **dict(kwargs))
 
 
@@ -269,7 +267,7 @@ def labelled_text(label: str, text: Any, *, empty: str = "(none)") -> None:
 def suite_fingerprint(data_store: evalcore.Store) -> tuple:
     """Changes whenever a suite version is written to the state directory (a repair renames a
     whole version directory into ``<state>/suites/<suite_id>/``)."""
-    root = Path(data_store.state) / suites.VERSIONS_DIR
+    root = Path(data_store.state) / analysis.VERSIONS_DIR
     try:
         return (("suites", root.stat().st_mtime_ns),
                 *sorted((p.name, p.stat().st_mtime_ns) for p in root.iterdir() if p.is_dir()))
@@ -304,7 +302,7 @@ def suite_version_warning(run_ids: Sequence[str] | None = None) -> None:
 
 def curated_note(suite_ids: Sequence[str]) -> None:
     """A caption beside absolute rates when they come from a curated suite."""
-    cur = suites.curated_suites(store(), list(dict.fromkeys(suite_ids)))
+    cur = review.curated_suites(store(), list(dict.fromkeys(suite_ids)))
     if cur:
         st.caption(md_escape(f"From a curated suite ({', '.join(cur)}): absolute rates describe the items picked "
                              "by hand, not a population."))
@@ -312,11 +310,11 @@ def curated_note(suite_ids: Sequence[str]) -> None:
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def _suite_fn(name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
-    return getattr(suites, name)(open_store(data, state), *args, **dict(kwargs))
+    return getattr(review, name)(open_store(data, state), *args, **dict(kwargs))
 
 
 def suite_call(name: str, *args: Any, **kwargs: Any) -> Any:
-    """``evalcore.suite.<name>(store, *args, **kwargs)`` (e.g. ``check``), cached until the data,
+    """``evalcore.review.<name>(store, *args, **kwargs)`` (e.g. ``check``), cached until the data,
     the label store or the suite versions change."""
     s = store()
     return _suite_fn(name, str(s.data), str(s.state), fingerprint(s) + state_fingerprint(s) + suite_fingerprint(s),
@@ -371,8 +369,8 @@ def holdout_toggle(page: str, suite_ids: Sequence[str]) -> bool:
     logged = []
     with boundary():
         for sid in dict.fromkeys(suite_ids):
-            if suites.holdout_count(s, sid):
-                suites.log_look(s, sid, page, who)
+            if analysis.holdout_count(s, sid):
+                analysis.log_look(s, sid, page, who)
                 logged.append(sid)
     st.sidebar.caption(md_escape("Holdout items are shown; this view is logged"
                                  + (f" for {', '.join(logged)}" if logged else "") + "."))

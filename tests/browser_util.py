@@ -42,8 +42,8 @@ def make_world(data: Path, *, hostile: str | None = None, hostile_item: str = "q
     With ``hostile``, that text becomes the answer to ``hostile_item`` in round 1, part of the
     item's input and part of every judge reason on it.
     """
-    from evalcore import schema as S
-    from evalcore.store import Store
+    from evalcore import contract as S
+    from evalcore.storage.store import Store
 
     data = Path(data)
     data.mkdir(parents=True, exist_ok=True)

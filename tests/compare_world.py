@@ -39,8 +39,8 @@ GEN_KNOBS = {"generator_model": "sys-model-2026-01-01", "temperature": 0.7, "wri
 
 
 def make_compare_world(data: Path, *, candidate_knobs: dict | None = None, holdout: tuple[int, ...] = ()) -> None:
-    from evalcore import schema as S
-    from evalcore.store import Store
+    from evalcore import contract as S
+    from evalcore.storage.store import Store
 
     data.mkdir(parents=True, exist_ok=True)
     st = Store(data, data.parent / "unused-state")
@@ -86,7 +86,7 @@ def add_rejudge(data: Path, run_id: str = "r-base-judge2", judge_model: str = "j
     it reads q12 as failing in round 3."""
     from datetime import datetime, timezone
 
-    from evalcore.store import Store
+    from evalcore.storage.store import Store
 
     st = Store(data, data.parent / "unused-state")
     base = st.run("r-base")

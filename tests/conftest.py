@@ -31,8 +31,8 @@ def tree_hash(*roots: Path) -> str:
 def make_tiny(data: Path) -> None:
     """A data directory with one suite (3 items), one generation (2 rounds) and one run
     (2 criteria, 2 judge rounds), written through the store."""
-    from evalcore import schema as S
-    from evalcore.store import Store
+    from evalcore import contract as S
+    from evalcore.storage.store import Store
 
     st = Store(data.mkdir(parents=True, exist_ok=True) or data, data.parent / "unused-state")
     items = [{"item_id": f"i{k}", "input": f"question {k}", "must_have": ["x"], "class": "c", "holdout": False}
@@ -104,9 +104,9 @@ def browser():
 
 @pytest.fixture
 def ev(capsys):
-    """Run ``evalcore ARGS`` in-process through ``evalcore.cli.main`` (typed errors become one line
+    """Run ``evalcore ARGS`` in-process through ``evalcore.cli.entry`` (typed errors become one line
     on stderr and exit 2): returns (exit code, stdout, stderr)."""
-    from evalcore.cli import main
+    from evalcore.cli.entry import main
 
     def run(*args):
         capsys.readouterr()

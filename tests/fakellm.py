@@ -384,8 +384,8 @@ def make_world(data: Path, n_items: int = 20, gen_rounds: int = 1, *, suite_id: 
     """A data directory with a suite of ``n_items`` items (context, reference, must_have, wrong_if,
     expected_doc_ids), one generation of ``gen_rounds`` rounds (every 7th answer abstained, retrieved
     documents recorded) and optionally a pairwise session over its items, written through the store."""
-    from evalcore import schema as S
-    from evalcore.store import Store
+    from evalcore import contract as S
+    from evalcore.storage.store import Store
 
     data = Path(data)
     data.mkdir(parents=True, exist_ok=True)

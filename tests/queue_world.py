@@ -31,8 +31,8 @@ NOTE_PROSE = "I couldn't find anything about the other phone, but the answer nam
 
 
 def make_queue_world(data: Path, *, judge_family: str | None = None, generator_model: str = "writer-gamma-1") -> Path:
-    from evalcore import schema as S
-    from evalcore.store import Store
+    from evalcore import contract as S
+    from evalcore.storage.store import Store
 
     data = Path(data)
     data.mkdir(parents=True, exist_ok=True)

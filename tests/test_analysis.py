@@ -12,8 +12,11 @@ import pytest
 
 from conftest import DEMO, EVALCORE
 from evalcore import InputError, Store
-from evalcore import schema as S
-from evalcore.analysis import Selection, association, attribution, crosstab, flips, position_effect
+from evalcore import contract as S
+from evalcore.analysis.selection import Selection
+from evalcore.analysis.instruments import association, position_effect
+from evalcore.analysis.failures import attribution, crosstab
+from evalcore.analysis.harness import flips
 
 AT = "2026-01-01T00:00:00Z"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evalcore import blinding as B
+from evalcore import pairwise as B
 
 RAW = """## Resetting your password
 

@@ -15,8 +15,8 @@ import uuid
 import pytest
 
 from browser_util import guard_page, start_app, wait_idle
-from evalcore import pairs as P
-from evalcore.store import default_keys_dir
+from evalcore import pairwise as P
+from evalcore.storage.paths import default_keys_dir
 from test_pairs import make_world
 
 pytestmark = pytest.mark.browser

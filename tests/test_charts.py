@@ -10,8 +10,10 @@ import altair as alt
 import pytest
 
 from conftest import DEMO, REPO
-from evalcore import analysis, charts, stats
-from evalcore.store import Store
+from evalcore.analysis import instruments as analysis
+from evalcore.analysis import charts
+from evalcore.stats import association as stats
+from evalcore.storage.store import Store
 
 
 def values(spec: dict) -> list[dict]:

@@ -49,6 +49,6 @@ def test_store_sees_a_rewritten_run(tiny):
     st = Store(data, state)
     assert runs_summary(st)[0]["status"] == "complete"
     m = st.run("r").manifest.model_copy(update={"status": "polluted"})
-    from evalcore.store import write_json_model
+    from evalcore.storage.files import write_json_model
     write_json_model(data / "runs" / "r" / "manifest.json", m)
     assert runs_summary(st)[0]["status"] == "polluted"

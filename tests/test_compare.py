@@ -14,13 +14,12 @@ import pytest
 
 from compare_world import N, add_rejudge, make_compare_world
 from conftest import DEMO, EVALCORE, tree_hash
-from evalcore import schema as S
-from evalcore.compare import (diff_knobs, gate, knob_values, meaning, power, read_allowlist, trend,
-                              two_sided_bar)
-from evalcore.compare import compare as compare_runs
-from evalcore.analysis import Selection
+from evalcore.contract import schema as S
+from evalcore.analysis.comparison import diff_knobs, gate, knob_values, meaning, power, read_allowlist, trend, two_sided_bar
+from evalcore.analysis.comparison import compare as compare_runs
+from evalcore.analysis.selection import Selection
 from evalcore.errors import InputError
-from evalcore.store import Store
+from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- table-driven knob diff
 
@@ -375,7 +374,7 @@ def test_past_the_bootstrap_limit_the_interval_is_analytic(store, monkeypatch):
     import numpy as np
     from scipy import stats as sst
 
-    import evalcore.compare as C
+    import evalcore.analysis.comparison as C
     monkeypatch.setattr(C, "BOOTSTRAP_MAX_ITEMS", 10)
     f = compare_runs(store, "r-base", "r-cand")["figures"]["all_pass"]["delta"]
     d = np.array([2 / 3] * 12 + [-1.0] + [1 / 3] * 3 + [0.0] * 14)  # the fixture's per-item deltas
@@ -385,7 +384,7 @@ def test_past_the_bootstrap_limit_the_interval_is_analytic(store, monkeypatch):
 
 
 def test_include_holdout_on_the_command_line_is_a_logged_look(tmp_path):
-    from evalcore.suite import looks
+    from evalcore.analysis.suites import looks
     data, state = tmp_path / "data", tmp_path / "state"
     make_compare_world(data, holdout=(12,))
     hidden = json.loads(_cli(data, state, "compare", "r-base", "r-cand", "--json", check=0).stdout)

@@ -123,8 +123,8 @@ def test_ledger_page_adds_an_entry_with_figures_from_the_runs(app, world, tmp_pa
 
 
 def test_showing_holdout_items_on_the_compare_page_is_logged(tmp_path, monkeypatch):
-    from evalcore.store import Store
-    from evalcore.suite import looks
+    from evalcore.storage.store import Store
+    from evalcore.analysis.suites import looks
     data, state = tmp_path / "data", tmp_path / "state"
     make_compare_world(data, holdout=(12,))
     monkeypatch.setenv("EVALCORE_DATA", str(data))

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import DEMO, EVALCORE, REPO
-from evalcore import charts, cost
+from evalcore.analysis import charts
+from evalcore.analysis import cost
 from evalcore.errors import InputError
 
 # --------------------------------------------------------------------------- the pure function
@@ -116,7 +117,7 @@ MODEL = "sim-judge-1"
 
 
 def _rubric():
-    from evalcore import schema as S
+    from evalcore import contract as S
     group = {c: f"g{i}" for i, g in enumerate(GROUPS) for c in g}
     return S.Rubric(name="six", criteria=[
         S.Criterion(name=c, kind="binary", description=f"Does the answer satisfy {c.replace('_', ' ')}?",
@@ -126,9 +127,9 @@ def _rubric():
 def c_k_by_hand() -> dict[str, int]:
     """The tokens each criterion adds to the judge's criteria block: its one-criterion block minus the
     block's frame, counted offline with the judge model's tokenizer."""
-    from evalcore.judge import criteria_block
-    from evalcore.models import count_text_tokens
-    from evalcore.rubric import spec_from_manifest
+    from evalcore.llm.prompts import criteria_block
+    from evalcore.llm.client import count_text_tokens
+    from evalcore.llm.rubric import spec_from_manifest
     spec = spec_from_manifest(_rubric(), {})
     frame = count_text_tokens(criteria_block([], {}, spec), MODEL)
     return {c.name: count_text_tokens(criteria_block([c], {}, spec), MODEL) - frame for c in _rubric().criteria}
@@ -140,8 +141,8 @@ def make_cost_world(data: Path) -> Path:
     judge rounds, some calls of unknown cost) and ``w-unpriced`` (single, no cost anywhere). Every
     completed call takes S(item) + sum of its criteria's c_k tokens in and the sum of their OUT
     tokens out, costs P_IN / P_OUT per token (when priced) and 500 ms + 10 ms per token out."""
-    from evalcore import schema as S
-    from evalcore.store import Store
+    from evalcore import contract as S
+    from evalcore.storage.store import Store
 
     data.mkdir(parents=True)
     st = Store(data, data.parent / "unused-state")
@@ -385,7 +386,7 @@ def test_counting_criterion_tokens_is_offline_and_never_imports_litellm(world):
 
 
 def test_a_criterion_without_text_or_outside_the_rubric_is_counted_from_what_is_sent():
-    from evalcore import schema as S
+    from evalcore import contract as S
     rubric = S.Rubric(criteria=[S.Criterion(name="bare", kind="binary"),
                                 S.Criterion(name="told", kind="binary", description="Is it told?")])
     rows = {r["criterion"]: r for r in cost.criterion_tokens(rubric, {}, MODEL, ["told", "extra"])}

@@ -21,10 +21,11 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau, pearsonr
 
-from evalcore import schema as S
-from evalcore.datasets import (HANNA_CRITERIA, import_hanna, import_summeval, read_hanna, read_summeval)
+from evalcore.contract import hashing as H
+from evalcore.importers.datasets.hanna import HANNA_CRITERIA, import_hanna, read_hanna
+from evalcore.importers.datasets.summeval import import_summeval, read_summeval
 from evalcore.errors import InputError
-from evalcore.store import Store
+from evalcore.storage.store import Store
 
 from conftest import DEMO, EVALCORE, REPO, tree_hash
 
@@ -128,8 +129,8 @@ def test_hanna_fixture_round_trip(tmp_path):
     assert "written by GPT-2" in outs[2]["output"]
     gm = st.generation("hanna").manifest
     assert gm.source == "imported" and gm.knobs["systems"] == ["Human", "GPT-2"] and gm.status == "complete"
-    assert gm.outputs_hash == S.outputs_hash(outs) and gm.suite_hash == st.suite("hanna").manifest.content_hash
-    assert st.suite("hanna").manifest.content_hash == S.suite_hash(items)
+    assert gm.outputs_hash == H.outputs_hash(outs) and gm.suite_hash == st.suite("hanna").manifest.content_hash
+    assert st.suite("hanna").manifest.content_hash == H.suite_hash(items)
 
     # people: every slot rating, exactly
     raters = st.labelset("hanna-raters").manifest

@@ -12,9 +12,10 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from evalcore import schema as S
-from evalcore.demo import DEFAULT_SEED, generate_demo
-from evalcore.store import Store
+from evalcore.contract import schema as S
+from evalcore.demo.world import generate_demo
+from evalcore.storage.store import Store
+from evalcore.demo.common import DEFAULT_SEED
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "data" / "demo"

@@ -27,7 +27,7 @@ def world(tmp_path):
 
 
 def run(capsys, world, *args):
-    from evalcore.cli import main
+    from evalcore.cli.entry import main
     capsys.readouterr()
     code = 0
     try:
@@ -70,13 +70,14 @@ def test_generate_answers_every_item_in_every_round(capsys, world, fake, tmp_pat
         assert r["error"] is None and r["latency_ms"] > 0 and r["cost_usd"] is None
     assert sum(r["tokens_in"] for r in rows) == fake.tokens_in and sum(r["tokens_out"] for r in rows) == fake.tokens_out
     assert all(e["messages"][0]["content"] == "You answer billing questions in two sentences." for e in fake.log)
-    from evalcore import Store, schema as S
+    from evalcore import Store
+    from evalcore.contract import hashing as H
     st = Store(*world)
     m = st.generation("gen1").manifest
     assert m.source == "generated" and m.status == "complete" and m.rounds == 2 and m.totals.calls == 10
     assert m.totals.cost_usd is None
     k = m.knobs
-    assert k["writer_prompt_hash"] == S.text_hash("You answer billing questions in two sentences.")
+    assert k["writer_prompt_hash"] == H.text_hash("You answer billing questions in two sentences.")
     assert k["corpus_snapshot"] == "2026-01" and k["revision_budget"] == 2 and k["temperature"] == 0.7
     assert k["generator_model"] == "fake-judge-2026-01-01" and k["requested_model"] == MODEL
     assert st.validate()["generations"] == 2
@@ -118,7 +119,7 @@ def test_a_reply_that_never_parses_pollutes_the_generation(capsys, world, fake):
 
 
 def test_ctrl_c_then_resume_finishes_without_resending(capsys, world, fake, monkeypatch):
-    import evalcore.models as M
+    import evalcore.llm.engine as M
     real = M.attempt
     n = {"calls": 0}
 

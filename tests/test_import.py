@@ -32,11 +32,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO
-from evalcore import schema as S
-from evalcore.importer import outputs_hash
-from evalcore.labels import LabelStore
-from evalcore.queries import run_summary
-from evalcore.store import Store, default_keys_dir
+from evalcore.contract import hashing as H
+from evalcore.importers.ids import outputs_hash
+from evalcore.storage.labels import LabelStore
+from evalcore.analysis.summary import run_summary
+from evalcore.storage.store import Store
+from evalcore.storage.paths import default_keys_dir
 
 GOLD = REPO / "tests" / "golden" / "import"
 LONG, WIDE, LABELS, PAIRS = GOLD / "long.csv", GOLD / "wide.jsonl", GOLD / "labels.csv", GOLD / "pairs.csv"
@@ -125,7 +126,7 @@ def test_long_round_trip(tmp_path, imp):
     # outputs_hash over sorted (item_id, round, output), recomputed by hand from the file
     header, body = read_csv(LONG)
     triples = sorted({(r[0], 1, r[3]) for r in body})
-    assert gen.outputs_hash == S.content_hash([list(t) for t in triples])
+    assert gen.outputs_hash == H.content_hash([list(t) for t in triples])
 
     # pass rates by hand (module docstring)
     assert rate(st, "long", "judge_round = 1") == pytest.approx(7 / 12)
@@ -614,7 +615,7 @@ def test_pairs_attach_to_an_existing_suite(tmp_path, imp):
 
 
 def test_every_import_option_is_documented():
-    from evalcore.cli import cli
+    from evalcore.cli._common import cli
     doc = (REPO / "docs" / "IMPORT.md").read_text(encoding="utf-8")
     group = cli.commands["import"]
     assert {"long", "pairs", "wide"} <= set(group.commands)

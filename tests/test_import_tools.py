@@ -1,5 +1,5 @@
 """`evalcore import inspect`, `evalcore import promptfoo` and the Arena / MT-Bench shapes of
-`evalcore import pairs` (issue 8), run through the real command line (``evalcore.cli.main``, and the
+`evalcore import pairs` (issue 8), run through the real command line (``evalcore.cli.entry``, and the
 installed ``evalcore`` for a few malformed files). Every expected figure below was computed by hand
 from the fixtures, written by hand in each tool's format, in tests/golden/import/:
 
@@ -155,7 +155,7 @@ def test_inspect_json_log_round_trip(tmp_path, cli):
     check_bike_faq_figures(cli, data, "bike_faq")
     assert cli(data, "validate") == {"ok": True, "suites": 1, "generations": 1, "runs": 1, "sessions": 0,
                                      "labelsets": 0}
-    from evalcore.store import Store
+    from evalcore.storage.store import Store
     st = Store(data, tmp_path / "state")
     run = st.run("bike_faq").manifest
     assert {c.name: c.model for c in run.rubric.criteria} == {"match": "inspect-scorer:match",
@@ -166,7 +166,7 @@ def test_inspect_json_log_round_trip(tmp_path, cli):
     gen = st.generation("bike_faq").manifest
     assert gen.knobs == {"generator_model": SUT, "inspect_task": "bike_faq", "inspect_dataset": "bike_faq",
                          "inspect_solver": "system_message,generate", "temperature": 0.2, "inspect_version": "0.3.63"}
-    from evalcore.importer import outputs_hash
+    from evalcore.importers.ids import outputs_hash
     out_rows = st.records("SELECT item_id, round, output FROM read_parquet(?)", [st.path_of("generation", "bike_faq",
                                                                                           "outputs")])
     assert gen.outputs_hash == outputs_hash(out_rows)
@@ -220,7 +220,7 @@ def test_inspect_errored_sample_pollutes_the_generation(tmp_path, cli):
     # without 4e2: match 7 judged, 3 fail (2e1, 3e2, 4e1); model_graded_qa 7 judged, 4 fail (2e1 P, 3e1, 3e2, 4e1 P)
     assert by_criterion(attr) == {"match": (7, 3, 1, 0), "model_graded_qa": (7, 4, 1, 1)}
     assert attr["answers_with_errors"] == 1 and "partial" in attr["warning"]
-    from evalcore.store import Store
+    from evalcore.storage.store import Store
     st = Store(data, tmp_path / "state")
     errs = {r[0] for r in st.sql("SELECT error FROM read_parquet(?) WHERE error IS NOT NULL",
                                  [st.path_of("run", "errored", "verdicts")])}
@@ -249,7 +249,7 @@ def test_inspect_numeric_and_dict_scores(tmp_path, ev, cli):
     # file: 4 of 8; style.kind on the first 6: 6 of 8
     fails = {c: v[1] for c, v in by_criterion(cli(data, "attribution", "rated")).items()}
     assert fails == {"match": 4, "model_graded_qa": 4, "style.clear": 4, "style.kind": 2}
-    from evalcore.store import Store
+    from evalcore.storage.store import Store
     crit = Store(data, tmp_path / "s").run("rated").manifest.rubric.get("model_graded_qa")
     assert (crit.threshold, crit.scale_min, crit.scale_max) == (4.0, 1.0, 5.0)
 
@@ -303,7 +303,7 @@ def test_promptfoo_round_trip(tmp_path, cli):
     assert gens[mini]["knobs"]["writer_prompt_hash"] == gens[haiku]["knobs"]["writer_prompt_hash"]  # one template
     assert cli(data, "validate") == {"ok": True, "suites": 1, "generations": 2, "runs": 2, "sessions": 0,
                                      "labelsets": 0}
-    from evalcore.store import Store
+    from evalcore.storage.store import Store
     st = Store(data, tmp_path / "state")
     rub = st.run(mini).manifest.rubric
     assert {c.name: c.model for c in rub.criteria} == {"llm-rubric": "openai:gpt-4o-2024-08-06",
@@ -363,7 +363,7 @@ def test_arena_battles_round_trip(tmp_path, cli):
     assert res["counts"]["bikebot-v3"] == {"wins": 1, "losses": 2, "ties": 2}
     assert res["counts"]["bikebot-v4"] == {"wins": 2, "losses": 1, "ties": 2}
     assert res["win_rate"] == pytest.approx(0.4)
-    from evalcore.store import Store
+    from evalcore.storage.store import Store
     st = Store(data, state)
     items = st.records("SELECT item_id, input FROM read_parquet(?) ORDER BY item_id",
                        [st.path_of("suite", s["suite_id"], "items")])
@@ -379,7 +379,7 @@ def test_mt_bench_pairwise_judgments_round_trip(tmp_path, cli):
             "--answers", MTB_ANSWERS, "--seed", "5")
     assert (s["pairs"], s["judgments"], s["pair_verdicts"], s["errored_pair_verdicts"]) == (4, 0, 8, 1)
     assert _files_naming(data, ("bikebot-v3", "bikebot-v4")) == []
-    from evalcore.store import Store
+    from evalcore.storage.store import Store
     st = Store(data, state)
     run = st.run(s["run_id"]).manifest
     assert (run.judge_model, run.status) == ("gpt-4", "polluted")
@@ -588,7 +588,7 @@ MALFORMED = [
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Path:
     """A data directory holding one earlier import, and its keys directory."""
-    from evalcore.cli import main
+    from evalcore.cli.entry import main
     root = tmp_path_factory.mktemp("world")
     for args in (["import", "inspect", INSPECT], ["import", "pairs", ARENA, "--preset", "arena", "--seed", "1"]):
         try:
@@ -644,7 +644,7 @@ def test_existing_pairs_shapes_are_unchanged_by_the_new_choice_words(tmp_path, c
     s = cli(data, "import", "pairs", f, "--arm-a", "x", "--arm-b", "y", "--model-as-shown-col", "m1",
             "--model-swapped-col", "m2", "--human-col", "g", "--seed", "2")
     assert (s["pair_verdicts"], s["errored_pair_verdicts"], s["judgments"]) == (4, 1, 2)
-    from evalcore.store import Store
+    from evalcore.storage.store import Store
     st = Store(data, tmp_path / "s")
     pv = st.records("SELECT p.item_id, v.\"order\", v.choice FROM read_parquet(?) v JOIN read_parquet(?) p "
                     "USING (pair_id) ORDER BY 1, 2", [st.path_of("run", s["run_id"], "pair_verdicts"),

@@ -48,7 +48,7 @@ def world(tmp_path):
 
 def run(capsys, data, state, *args) -> tuple[int, str, str]:
     """`evalcore --data D --state S ARGS` in this process (litellm is imported once for the module)."""
-    from evalcore.cli import main
+    from evalcore.cli.entry import main
     capsys.readouterr()
     code = 0
     try:
@@ -119,7 +119,7 @@ def test_request_counts_of_the_three_modes(capsys, world, fake, mode, requests, 
     assert m.prompt_template.startswith("# evalcore judge prompt, version 1.") and m.prompt_hash.startswith("sha256:")
     assert m.postprocess_version == "pp-2" and m.source == "judged"
     # every call records the hash of the prompt it sent
-    from evalcore.judge import prompt_hash
+    from evalcore.llm.prompts import prompt_hash
     sent = Counter(prompt_hash(e["messages"]) for e in fake.log)
     assert sent == Counter(c["prompt_hash"] for c in cs)
     assert f"{requests}/{requests} calls, 0 failed" in err and "tokens" in err and "left" in err
@@ -131,7 +131,7 @@ def test_prompts_of_the_three_modes_differ_in_the_criteria_block_alone(capsys, w
         assert code == 0, err
     sent = [e["messages"] for e in fake.log]
     assert len(sent) == 1 + 6 + 2
-    from evalcore.judge import criteria_block
+    from evalcore.llm.prompts import criteria_block
     systems = {m[0]["content"] for m in sent}
     assert len(systems) == 1  # the same system text, byte for byte
     heads, blocks = set(), []
@@ -197,7 +197,7 @@ def test_kill_9_mid_run_then_resume_sends_no_completed_call_again(capsys, world,
     assert code == 0, err
     assert fake.requests == 240 + in_flight  # nothing journaled was sent again
     # the requests made on resume are exactly the calls that were not journaled
-    from evalcore.judge import prompt_hash
+    from evalcore.llm.prompts import prompt_hash
     resent = Counter(prompt_hash(e["messages"]) for e in fake.log if e["index"] >= sent_before)
     all_calls = calls(world, "killed")
     missing = Counter(c["prompt_hash"] for c in all_calls if c["call_id"] not in done_before)
@@ -221,8 +221,8 @@ def test_kill_9_mid_run_then_resume_sends_no_completed_call_again(capsys, world,
 
 def test_resume_refuses_a_changed_plan_and_a_finished_run(capsys, world, fake):
     data, state = world
-    from evalcore.judge import make_judge_plan
-    from evalcore.models import WorkDir
+    from evalcore.llm.plan import make_judge_plan
+    from evalcore.llm.engine import WorkDir
     st = store(world)
     plan = make_judge_plan(st, gen_id="g", rubric_path=str(SIX), mode="split", model=MODEL, run_id="half")
     WorkDir(st, "runs", "half").create(plan)
@@ -239,7 +239,7 @@ def test_resume_refuses_a_changed_plan_and_a_finished_run(capsys, world, fake):
 
 
 def test_ctrl_c_keeps_the_journal_and_says_how_to_resume(capsys, world, fake, monkeypatch):
-    import evalcore.models as M
+    import evalcore.llm.engine as M
     real = M.attempt
     n = {"calls": 0}
 
@@ -403,7 +403,7 @@ def test_the_bundled_demo_is_never_written(capsys, fake, tmp_path):
         code, out, err = run(capsys, DEMO, tmp_path / "state", *args, "--api-base", fake.url) if args[0] != "rederive" \
             else run(capsys, DEMO, tmp_path / "state", *args)
         assert code == 2 and "bundled demo" in err and err.count("\n") == 1
-    from evalcore.cli import main
+    from evalcore.cli.entry import main
     capsys.readouterr()
     with pytest.raises(SystemExit) as e:  # without --data: refused too (the default is the demo)
         main(["--state", str(tmp_path / "state"), "judge", "--gen", "support-g1", "--rubric", str(SIX), "--mode",
@@ -425,7 +425,7 @@ def test_check_and_retrieval_criteria_need_no_call(capsys, world, fake):
     code, _, err = judge(capsys, world, fake, rubric=RUBRICS / "local.toml", run_id="loc", rounds=1)
     assert code == 0, err
     assert fake.requests == 20  # one model-judged criterion
-    from evalcore.checks import recall_at_k
+    from evalcore.llm.checks import recall_at_k
     st = store(world)
     outs = {(o["item_id"], o["round"]): o for o in st.records(
         "SELECT * FROM read_parquet(?)", [st.path_of("generation", "g", "outputs")])}
@@ -560,7 +560,7 @@ def test_the_guard_refuses_non_loopback_connections():
 def test_the_journal_keeps_every_record_and_drops_a_torn_line(tmp_path):
     import asyncio
 
-    from evalcore.models import Journal, journal_state
+    from evalcore.llm.engine import Journal, journal_state
     path = tmp_path / "journal.jsonl"
     j = Journal(path)
 

@@ -14,10 +14,10 @@ import pytest
 
 from compare_world import add_rejudge, make_compare_world
 from conftest import DEMO, EVALCORE, tree_hash
-from evalcore.compare import rounds_text
+from evalcore.analysis.comparison import rounds_text
 from evalcore.errors import InputError
-from evalcore.ledger import Ledger
-from evalcore.store import Store
+from evalcore.review.ledger import Ledger
+from evalcore.storage.store import Store
 
 
 @pytest.fixture(scope="module")

@@ -31,11 +31,11 @@ from click.testing import CliRunner
 from scipy import stats
 
 from evalcore import demo as D
-from evalcore import pairs as P
-from evalcore import schema as S
-from evalcore.cli import cli
+from evalcore import pairwise as P
+from evalcore import contract as S
+from evalcore.cli._common import cli
 from evalcore.errors import EvalcoreError, FormatError, InputError, NotFoundError, PathEscapeError
-from evalcore.store import Store
+from evalcore.storage.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "data" / "demo"
@@ -392,7 +392,7 @@ def test_close_refuses_a_key_that_does_not_fit(tmp_path):
     w = random_session(tmp_path, 102, n_items=10, mirror=0.2, holdout=0)
     kp = w["keys"] / w["session"] / "key.parquet"
     rows = pq.read_table(kp).to_pylist()
-    from evalcore.store import write_parquet
+    from evalcore.storage.files import write_parquet
     write_parquet(kp, rows[1:], "key")
     with pytest.raises(FormatError, match="has no row for pair"):
         P.close_session(w["store"], w["session"], w["keys"])

@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from evalcore import pairs as P
-from evalcore.store import default_keys_dir
+from evalcore import pairwise as P
+from evalcore.storage.paths import default_keys_dir
 from test_pairs import key_rows, make_world, random_session
 
 pytestmark = pytest.mark.app
@@ -160,7 +160,7 @@ def test_results_page_on_the_demo_needs_unblinding_in_the_state(monkeypatch, tmp
     at.switch_page("pages/8_pairwise_results.py").run()
     _ok(at)
     assert "not been unblinded" in at.info[0].value and not at.dataframe
-    from evalcore.store import Store
+    from evalcore.storage.store import Store
     P.close_session(Store(demo, tmp_path / "state"), "accounts-ab", REPO / "data" / "demo-keys")
     at = open_app(w, monkeypatch, session="accounts-ab").run()
     at.switch_page("pages/8_pairwise_results.py").run()

@@ -16,8 +16,8 @@ import pytest
 
 from conftest import DEMO, EVALCORE, tree_hash
 from evalcore import InputError, LabelError, LabelStore, Store
-from evalcore import queue as Q
-from evalcore.suite import holdout_ids
+from evalcore.review import queue as Q
+from evalcore.analysis.suites import holdout_ids
 from queue_world import EXPECTED, NEGATIVE, NOTE_PROSE, make_queue_world
 
 

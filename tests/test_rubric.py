@@ -7,12 +7,11 @@ import subprocess
 import pytest
 
 from conftest import EVALCORE, REPO
-from evalcore import schema as S
+from evalcore import contract as S
 from evalcore.errors import InputError
-from evalcore.judge import (POSTPROCESS_VERSIONS, criteria_block, derive, load_template, parse_verdicts,
-                            render_judge_prompt, response_schema, variant_text)
-from evalcore.models import ParseError
-from evalcore.rubric import load_rubric, parse_rubric
+from evalcore.llm.prompts import POSTPROCESS_VERSIONS, criteria_block, derive, load_template, parse_verdicts, render_judge_prompt, response_schema, variant_text
+from evalcore.llm.client import ParseError
+from evalcore.llm.rubric import load_rubric, parse_rubric
 
 RUBRICS = REPO / "tests" / "golden" / "rubrics"
 ITEM = {"item_id": "q1", "input": "How do I get a refund?", "context": "[d1] Refunds: Settings > Billing.",
@@ -198,7 +197,7 @@ def test_post_processing_versions():
 
 
 def test_blocks_follow_the_mode_and_per_criterion_models():
-    from evalcore.judge import blocks_for
+    from evalcore.llm.plan import blocks_for
     spec = parse_rubric('[[criteria]]\nname = "a"\nkind = "binary"\ngroup = "g1"\n'
                         '[[criteria]]\nname = "b"\nkind = "binary"\ngroup = "g1"\n'
                         '[[criteria]]\nname = "c"\nkind = "binary"\nmodel = "openai/other"\ngroup = "g2"\n', "toml")

@@ -16,10 +16,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO
-from evalcore import schema as S
-from evalcore.errors import (EvalcoreError, FormatError, InputError, NotFoundError, PathEscapeError,
-                             SchemaVersionError)
-from evalcore.store import Store, check_id, inside
+from evalcore import contract as S
+from evalcore.errors import EvalcoreError, FormatError, InputError, NotFoundError, PathEscapeError, SchemaVersionError
+from evalcore.storage.store import Store
+from evalcore.storage.paths import check_id, inside
 
 GOLDEN = REPO / "tests" / "golden" / "format"
 VALID = GOLDEN / "valid"
@@ -232,7 +232,7 @@ def _suite(sid: str = "s9") -> tuple[S.SuiteManifest, list[dict]]:
 
 
 def test_a_failed_write_leaves_no_directory_behind(tmp_path, monkeypatch):
-    import evalcore.store as store_mod
+    import evalcore.storage.files as store_mod
     data = tmp_path / "data"
     data.mkdir()
     st = Store(data, tmp_path / "state")
@@ -251,7 +251,7 @@ def test_a_failed_write_leaves_no_directory_behind(tmp_path, monkeypatch):
 
 
 def test_a_failed_write_in_an_existing_kind_directory_leaves_it_as_it_was(tmp_path, monkeypatch):
-    import evalcore.store as store_mod
+    import evalcore.storage.files as store_mod
     data = _copy(VALID, tmp_path / "data")
     st = Store(data, tmp_path / "state")
     before = _all_paths(data)
@@ -270,7 +270,7 @@ def test_a_failed_write_in_an_existing_kind_directory_leaves_it_as_it_was(tmp_pa
 
 
 def test_a_failed_overwrite_keeps_the_old_directory(tmp_path, monkeypatch):
-    import evalcore.store as store_mod
+    import evalcore.storage.files as store_mod
     data = _copy(VALID, tmp_path / "data")
     st = Store(data, tmp_path / "state")
     old = (data / "suites" / "s1" / "items.parquet").read_bytes()

@@ -20,8 +20,8 @@ import pytest
 
 from conftest import EVALCORE, REPO, tree_hash
 from evalcore import LabelStore, Store
-from evalcore import schema as S
-from evalcore import suite as SU
+from evalcore import contract as S
+from evalcore import analysis as SU
 from evalcore.errors import EvalcoreError
 
 GOLD = REPO / "tests" / "golden" / "suite"
@@ -453,7 +453,7 @@ def test_looks_are_append_only(tmp_path):
 
 
 def test_include_holdout_default_is_scoped():
-    from evalcore.analysis import Selection
+    from evalcore.analysis.selection import Selection
     assert Selection().include_holdout is False
     with SU.holdout_included():
         assert Selection().include_holdout is True

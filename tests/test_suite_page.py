@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from browser_util import ITEMS, REPO, RUN_PARTIAL, RUN_POLLUTED, RUN_SINGLE, RUN_SPLIT, make_world
 from conftest import EVALCORE, tree_hash
 from evalcore import LabelStore, Store
-from evalcore import suite as SU
+from evalcore.analysis import suites as SU
 
 pytestmark = pytest.mark.app
 

@@ -1,0 +1,273 @@
+"""analysis.answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalcore.analysis.failures import two_by_two_report
+from evalcore.analysis.instruments import _people_rows_sql
+from evalcore.analysis.selection import (
+    PEOPLE,
+    Selection,
+    _check_criterion,
+    _check_judge_round,
+    _hold,
+    _people_hold,
+    _run_status,
+    _sel_sql,
+)
+from evalcore.analysis.suites import include_holdout_default
+from evalcore.errors import InputError, NotFoundError
+from evalcore.stats import association as stats
+from evalcore.storage.store import Store
+
+# --------------------------------------------------------------------------- drill-downs
+# The answers behind a figure: one page of them at a time (``limit`` at most MAX_LIMIT, from
+# ``offset``), in (item_id, gen_round) order, with the total. Membership is decided by the same
+# SQL as the figure, so a drill-down's total equals the count it was opened from.
+
+MAX_LIMIT = 500
+#: The cells of a flips table an answer can sit in (see :func:`flips`).
+DIRECTIONS = ("fail_a_pass_b", "pass_a_fail_b", "fail_both")
+
+
+def parse_selection(judge: str | int | None = None, gen_round: str | int | None = None,
+                    include_holdout: bool | None = None) -> Selection:
+    """A :class:`Selection` from link or widget values: ``judge`` is ``"majority"`` or a judge
+    round number (default 1); ``gen_round`` a generation round number, or None / ``"all"`` for
+    every round; ``include_holdout`` the "Show holdout items" toggle (None: the default, off)."""
+    if isinstance(judge, str) and judge.strip().lower() == "majority":
+        sel_judge, majority = None, True
+    else:
+        try:
+            sel_judge, majority = (int(judge) if judge not in (None, "") else 1), False
+        except (TypeError, ValueError):
+            raise InputError(f"judge must be 'majority' or a judge round number, not {judge!r}", field="judge") from None
+    if gen_round in (None, "", "all"):
+        g = None
+    else:
+        try:
+            g = int(gen_round)
+        except (TypeError, ValueError):
+            raise InputError(f"generation round must be a number or 'all', not {gen_round!r}", field="round") from None
+    hold = include_holdout_default() if include_holdout is None else bool(include_holdout)
+    return Selection(judge_round=sel_judge if not majority else None, majority=majority, gen_round=g,
+                     include_holdout=hold)
+
+
+def _check_page(limit: int, offset: int) -> None:
+    if not (1 <= int(limit) <= MAX_LIMIT):
+        raise InputError(f"limit must lie between 1 and {MAX_LIMIT}, not {limit}", field="--limit")
+    if int(offset) < 0:
+        raise InputError(f"offset must not be negative, not {offset}", field="--offset")
+
+
+def _reason_sql(sel: Selection) -> tuple[str, list[Any]]:
+    """Like :func:`_sel_sql` (the same verdict per answer and criterion) plus the judge's own
+    words: raw_verdict, reason, error and the judge round they come from. Under the majority the
+    words are those of the first judge round whose verdict agrees with the majority."""
+    where, params = [], []
+    if sel.gen_round is not None:
+        where.append("gen_round = ?")
+        params.append(int(sel.gen_round))
+    if not sel.majority:
+        where.append("judge_round = ?")
+        params.append(int(sel.judge_round or 1))
+        return ("SELECT item_id, gen_round, criterion, passed, label, score, raw_verdict, reason, error, judge_round "
+                f"FROM read_parquet(?) WHERE {' AND '.join(where)}", params)
+    w = ("WHERE " + " AND ".join(where)) if where else ""
+    key = "v.item_id = m.item_id AND v.gen_round = m.gen_round AND v.criterion = m.criterion"
+    sql = (f"WITH v AS (SELECT * FROM read_parquet(?) {w}), "
+           "m AS (SELECT item_id, gen_round, criterion, "
+           "CASE WHEN count(passed) = 0 THEN NULL ELSE 2 * count(*) FILTER (WHERE passed) > count(passed) END AS passed, "
+           "mode(label) AS label, avg(score) AS score FROM v GROUP BY item_id, gen_round, criterion), "
+           f"pick AS (SELECT m.item_id, m.gen_round, m.criterion, min(v.judge_round) AS jr FROM m JOIN v ON {key} "
+           "AND v.passed IS NOT DISTINCT FROM m.passed GROUP BY ALL) "
+           "SELECT m.item_id, m.gen_round, m.criterion, m.passed, m.label, m.score, v.raw_verdict, v.reason, v.error, "
+           f"v.judge_round FROM m JOIN pick USING (item_id, gen_round, criterion) JOIN v ON {key} AND v.judge_round = pick.jr")
+    return sql, params
+
+
+def _keys_sql() -> str:
+    """A table of (item_id, gen_round) from two bound lists."""
+    return "SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round"
+
+
+def _answer_texts(store: Store, gen_id: str, keys: list[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
+    """Input, class, output and the abstained flag of a few answers."""
+    if not keys:
+        return {}
+    gen = store.generation(gen_id)
+    rows = store.records(
+        f"WITH k AS ({_keys_sql()}) SELECT k.item_id, k.gen_round, i.class, i.input, o.output, o.abstained "
+        "FROM k LEFT JOIN read_parquet(?) o ON o.item_id = k.item_id AND o.round = k.gen_round "
+        "LEFT JOIN read_parquet(?) i ON i.item_id = k.item_id",
+        [[k[0] for k in keys], [int(k[1]) for k in keys], store.path_of("generation", gen_id, "outputs"),
+         store.path_of("suite", gen.manifest.suite_id, "items")])
+    return {(r["item_id"], r["gen_round"]): r for r in rows}
+
+
+def _page_of(store: Store, members_sql: str, params: list[Any], limit: int, offset: int) -> tuple[int, list[tuple]]:
+    """The total and one page of (item_id, gen_round) of a membership query."""
+    total = store.sql(f"SELECT count(*) FROM ({members_sql})", params)[0][0]
+    page = store.sql(f"SELECT item_id, gen_round FROM ({members_sql}) ORDER BY item_id, gen_round LIMIT ? OFFSET ?",
+                     [*params, int(limit), int(offset)])
+    return total, [(r[0], r[1]) for r in page]
+
+
+def _words(store: Store, run_id: str, sel: Selection, criteria: list[str],
+           keys: list[tuple[str, int]]) -> dict[tuple[str, int, str], dict[str, Any]]:
+    """A run's verdict and reason on some criteria of a few answers."""
+    if not keys:
+        return {}
+    rsql, rparams = _reason_sql(sel)
+    rows = store.records(
+        f"WITH k AS ({_keys_sql()}), r AS ({rsql}) SELECT r.* FROM r JOIN k USING (item_id, gen_round) "
+        "WHERE list_contains(?::VARCHAR[], r.criterion)",
+        [[k[0] for k in keys], [int(k[1]) for k in keys], store.path_of("run", run_id, "verdicts"), *rparams,
+         list(criteria)])
+    return {(r["item_id"], r["gen_round"], r["criterion"]): r for r in rows}
+
+
+def _said(row: dict[str, Any] | None) -> dict[str, Any]:
+    if row is None:
+        return {"passed": None, "raw_verdict": None, "reason": None, "error": None, "judge_round": None,
+                "missing": True}
+    return {"passed": row["passed"], "raw_verdict": row.get("raw_verdict"), "reason": row.get("reason"),
+            "error": row.get("error"), "judge_round": row.get("judge_round"), "missing": False}
+
+
+def answers_failing(store: Store, run_id: str, criterion: str, only: bool = False, sel: Selection = Selection(),
+                    limit: int = 25, offset: int = 0) -> dict[str, Any]:
+    """The answers a run fails on ``criterion`` (with ``only``: the answers that fail it and no
+    other criterion, among answers with a verdict on every criterion and none errored: what a
+    gate on that criterion alone would block), each with its input, output, class and the judge's
+    verdict and reason. ``total`` equals :func:`attribution`'s ``failed`` (``fail_only_this``)."""
+    _check_criterion(store, run_id, criterion)
+    _check_judge_round(store, run_id, sel)
+    _check_page(limit, offset)
+    m = store.run(run_id).manifest
+    vpath = store.path_of("run", run_id, "verdicts")
+    base, params = _sel_sql(sel, _hold(store, run_id, sel))
+    if only:
+        members = (f"WITH sel AS ({base}), per AS (SELECT item_id, gen_round, count(*) AS present, "
+                   "count(*) - count(passed) AS errored, count(*) FILTER (WHERE NOT passed) AS fails, "
+                   "count(*) FILTER (WHERE NOT passed AND criterion = ?) AS this FROM sel GROUP BY item_id, gen_round) "
+                   "SELECT item_id, gen_round FROM per WHERE errored = 0 AND present = ? AND fails = 1 AND this = 1")
+        mparams = [vpath, *params, criterion, len(m.rubric.criteria)]
+    else:
+        members = f"SELECT item_id, gen_round FROM ({base}) WHERE criterion = ? AND NOT passed"
+        mparams = [vpath, *params, criterion]
+    total, keys = _page_of(store, members, mparams, limit, offset)
+    texts = _answer_texts(store, m.gen_id, keys)
+    words = _words(store, run_id, sel, [criterion], keys)
+    answers = []
+    for k in keys:
+        t = texts.get(k, {})
+        w = words.get((k[0], k[1], criterion), {})
+        answers.append({"item_id": k[0], "gen_round": k[1], "class": t.get("class"), "input": t.get("input"),
+                        "output": t.get("output"), "abstained": t.get("abstained"),
+                        "label": w.get("label"), "score": w.get("score"), **_said(w or None)})
+    return {**_run_status(store, run_id), "criterion": criterion, "only": bool(only), "selection": sel.describe(),
+            "total": total, "offset": int(offset), "limit": int(limit), "answers": answers}
+
+
+def _same_generation(store: Store, run_ids: list[str]) -> str:
+    """The generation every run judges, or the error :func:`association` gives."""
+    if not run_ids:
+        raise InputError("give at least one run", field="RUN")
+    gens = {rid: store.run(rid).manifest.gen_id for rid in run_ids}
+    if len(set(gens.values())) > 1:
+        listing = ", ".join(f"{r} -> {g}" for r, g in gens.items())
+        raise InputError(f"runs judge different generations ({listing}): association compares instruments on the "
+                         "same answers", field="RUN")
+    return next(iter(gens.values()))
+
+
+
+
+def _people_sql(store: Store, gen_id: str, sel: Selection) -> tuple[str, list[Any]]:
+    ps = _people_rows_sql(store, gen_id)
+    if ps is None:
+        raise NotFoundError(f"no human labels for generation {gen_id} (label sets or the label store)",
+                            field="--human")
+    ps = _people_hold(store, gen_id, sel, ps)
+    if sel.gen_round is None:
+        return ps
+    return f"SELECT * FROM ({ps[0]}) WHERE gen_round = ?", [*ps[1], int(sel.gen_round)]
+
+
+def _ab_sql(rows_sql: str) -> str:
+    """Per answer, the verdicts on two criteria (parameters: the rows', then a, b, a, b)."""
+    return (f"WITH sel AS ({rows_sql}) SELECT item_id, gen_round, "
+            "bool_or(passed) FILTER (WHERE criterion = ?) AS a, bool_or(passed) FILTER (WHERE criterion = ?) AS b "
+            "FROM sel WHERE criterion IN (?, ?) GROUP BY item_id, gen_round")
+
+
+def people_crosstab(store: Store, gen_id: str, a: str, b: str, sel: Selection = Selection()) -> dict[str, Any]:
+    """:func:`crosstab` for people: the 2x2 of two criteria over the answers people labelled in
+    a generation (the label sets shipped with the data, overridden by current labels of the
+    label store, as in :func:`association`). Only ``sel.gen_round`` applies."""
+    if a == b:
+        raise InputError("--a and --b name the same criterion", field="--b")
+    store.generation(gen_id)
+    rows_sql, rparams = _people_sql(store, gen_id, sel)
+    row = store.records(
+        f"WITH ab AS ({_ab_sql(rows_sql)}) SELECT count(*) FILTER (WHERE a AND b) AS pp, "
+        "count(*) FILTER (WHERE a AND NOT b) AS pf, count(*) FILTER (WHERE NOT a AND b) AS fp, "
+        "count(*) FILTER (WHERE NOT a AND NOT b) AS ff, count(*) FILTER (WHERE a IS NULL OR b IS NULL) AS excluded "
+        "FROM ab", [*rparams, a, b, a, b])[0]
+    t = stats.TwoByTwo(row["pp"], row["pf"], row["fp"], row["ff"])
+    return {"instrument": PEOPLE, "gen_id": gen_id, "a": a, "b": b, "selection": {"gen_round": sel.gen_round},
+            **two_by_two_report(t, a, b), "excluded_answers": row["excluded"]}
+
+
+def cell_answers(store: Store, run_ids: list[str], a: str, b: str, a_failed: bool, b_failed: bool, in_run: str,
+                 human: bool = False, sel: Selection = Selection(), limit: int = 25, offset: int = 0) -> dict[str, Any]:
+    """The answers in one cell of the 2x2 of ``a`` (rows) and ``b`` (columns) as instrument
+    ``in_run`` (one of ``run_ids``, or ``"people"``) judged them, each with its input and output
+    and every instrument's verdict and reason on the two criteria (people give a verdict, no
+    reason). ``total`` equals that cell of :func:`crosstab` (:func:`people_crosstab`)."""
+    run_ids = list(run_ids)
+    if len(set(run_ids)) != len(run_ids):
+        raise InputError("a run is named twice", field="RUN")
+    gen_id = _same_generation(store, run_ids)
+    if a == b:
+        raise InputError("--a and --b name the same criterion", field="--b")
+    human = human or in_run == PEOPLE
+    if in_run != PEOPLE and in_run not in run_ids:
+        raise InputError(f"--in {in_run!r} is not one of the runs ({', '.join(run_ids)})"
+                         + (" or people" if human else ""), field="--in")
+    for rid in run_ids:
+        _check_criterion(store, rid, a)
+        _check_criterion(store, rid, b)
+        _check_judge_round(store, rid, sel)
+    _check_page(limit, offset)
+    if in_run == PEOPLE:
+        rows_sql, rparams = _people_sql(store, gen_id, sel)
+    else:
+        base, params = _sel_sql(sel, _hold(store, in_run, sel))
+        rows_sql, rparams = base, [store.path_of("run", in_run, "verdicts"), *params]
+    members = f"SELECT item_id, gen_round FROM ({_ab_sql(rows_sql)}) WHERE a = ? AND b = ?"
+    total, keys = _page_of(store, members, [*rparams, a, b, a, b, not a_failed, not b_failed], limit, offset)
+    texts = _answer_texts(store, gen_id, keys)
+    words = {rid: _words(store, rid, sel, [a, b], keys) for rid in run_ids}
+    people: dict[tuple[str, int, str], dict[str, Any]] = {}
+    if human and keys:
+        psql, pparams = _people_sql(store, gen_id, sel)
+        for r in store.records(f"WITH k AS ({_keys_sql()}), p AS ({psql}) SELECT p.* FROM p JOIN k USING "
+                               "(item_id, gen_round) WHERE p.criterion IN (?, ?)",
+                               [[k[0] for k in keys], [int(k[1]) for k in keys], *pparams, a, b]):
+            people[(r["item_id"], r["gen_round"], r["criterion"])] = {**r, "reason": None, "raw_verdict": None,
+                                                                     "error": None, "judge_round": None}
+    answers = []
+    for k in keys:
+        t = texts.get(k, {})
+        verdicts = {rid: {c: _said(words[rid].get((k[0], k[1], c))) for c in (a, b)} for rid in run_ids}
+        if human:
+            verdicts[PEOPLE] = {c: _said(people.get((k[0], k[1], c))) for c in (a, b)}
+        answers.append({"item_id": k[0], "gen_round": k[1], "class": t.get("class"), "input": t.get("input"),
+                        "output": t.get("output"), "abstained": t.get("abstained"), "verdicts": verdicts})
+    return {"gen_id": gen_id, "in": in_run, "a": a, "b": b, "a_failed": bool(a_failed), "b_failed": bool(b_failed),
+            "instruments": run_ids + ([PEOPLE] if human else []), "selection": sel.describe(),
+            "total": total, "offset": int(offset), "limit": int(limit), "answers": answers}

@@ -1,0 +1,478 @@
+"""Cost: calls, tokens, cost and latency of a judge run (overall and per criterion), of the system
+under test it judged, per configuration, and a projection of the single, grouped and split
+harnesses for N items from the tokens the run measured.
+
+Every aggregate runs in DuckDB over the Parquet files (``calls.parquet`` of a run,
+``outputs.parquet`` of its generation) and returns a small result; nothing loads a run into
+pandas. ``evalcore cost RUN --json`` / ``evalcore cost --all --json`` print exactly what
+:func:`run_cost` / :func:`cost_table` return, and the Cost page shows nothing else.
+
+Definitions (docs/COST.md has them with worked figures):
+
+* **unknown stays unknown**: ``cost_usd`` sums the calls (outputs) whose cost is known and is
+  null when none is; ``cost_unknown_calls`` (``cost_unknown_outputs``) counts the others. An
+  unknown cost is never summed as 0. Per-answer figures (``cost_usd_per_answer``) are given only
+  when every cost is known.
+* **sharing rule**: a call that asks several criteria gives each of them an equal share
+  (1 / number of criteria it asked) of its tokens in, tokens out, cost and latency. The shares of
+  the criteria therefore sum to the run's totals. A criterion's ``calls`` counts the calls that
+  asked it (so they sum to more than the run's calls in single and grouped runs), and its latency
+  mean / p50 / p95 are those of the calls that asked it, whole (a call takes as long as it takes,
+  whoever shares it). A call that lists no criterion is put under ``(none)``.
+* **latency**: mean, median (p50) and 95th percentile (``quantile_cont``) of ``latency_ms`` over
+  the calls (outputs) that report it; ``latency_ms_total`` is their sum.
+
+Projection (:func:`project`, a pure function): a call that asks the set G of criteria for one
+answer takes ``S + sum(c_k for k in G)`` input tokens, where ``c_k`` is the number of tokens
+criterion k adds to the judge's criteria block (:func:`criterion_tokens`) and ``S`` everything
+else the call carries (system text, question, context, reference, the answer, the block's frame).
+``S`` is estimated from the measured calls as ``mean(tokens_in - sum(c_k))``. Each verdict writes
+``o_k`` output tokens whatever else shares its call (its reason and value; the JSON frame is
+neglected), estimated per criterion from the measured calls by the sharing rule. Prices per token
+are fitted to the calls with a known cost by non-negative least squares of cost on (tokens in,
+tokens out); a call's latency is ``l_call + l_out * tokens_out``, fitted the same way. For N items
+judged R times each, with g calls per answer (single 1, grouped = number of groups, split K):
+
+    calls      = N * R * g
+    tokens_in  = N * R * (g * S + sum_k c_k)
+    tokens_out = N * R * sum_k o_k
+    cost       = tokens_in * price_in + tokens_out * price_out    (null when the prices are unknown)
+    latency    = g * l_call + l_out * sum_k o_k                    (one answer, calls one after another)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from evalcore.contract import schema as S
+from evalcore.errors import InputError
+from evalcore.storage.store import Store
+
+NO_CRITERION = "(none)"
+SHARING_RULE = ("a call that asks several criteria gives each an equal share (1/number of its criteria) of its "
+                "tokens, cost and latency; per-criterion calls count the calls that asked it; per-criterion "
+                "latency mean/p50/p95 are those of the calls that asked it")
+
+# ----------------------------------------------------------------------------- aggregates (DuckDB)
+
+_LAT = ("avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), sum(latency_ms)")
+
+
+def _num(v: Any) -> Any:
+    """A DuckDB number as plain JSON-able Python (Decimal and numpy scalars become float/int)."""
+    if v is None:
+        return None
+    if isinstance(v, (bool, int)):
+        return v
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def _per_unit(cost: float | None, unknown: int, n: int) -> float | None:
+    return cost / n if cost is not None and unknown == 0 and n else None
+
+
+def call_totals(store: Store, calls_path: str) -> dict[str, Any]:
+    """Totals over one run's calls.parquet: calls, failed calls, answers judged, tokens, cost
+    (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total, cache hits."""
+    return _call_scan(store, calls_path)[0]
+
+
+def _call_scan(store: Store, calls_path: str) -> tuple[dict[str, Any], dict[str, int]]:
+    """:func:`call_totals` and the run's counts (items, answers, judgings per item, generation
+    rounds) from one scan."""
+    # two queries: the distinct counts beside the sums and quantiles in one query cost 3x the memory
+    # (docs/BENCHMARKS.md, probe cost-callscan)
+    calls, failed, tin, tout, cost, unknown, mean, p50, p95, total, hits = store.sql(
+        "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), sum(cost_usd), count(*) - count(cost_usd), "
+        + _LAT + ", count(*) FILTER (WHERE cache_hit) FROM read_parquet(?)", [calls_path])[0]
+    answers, items, rounds, gen_rounds = store.sql(
+        "SELECT count(DISTINCT (item_id, gen_round)), count(DISTINCT item_id), count(DISTINCT (gen_round, judge_round)), "
+        "count(DISTINCT gen_round) FROM read_parquet(?)", [calls_path])[0]
+    counts = {"items": items, "answers": answers, "rounds": rounds, "gen_rounds": gen_rounds}
+    return {"calls": calls, "failed_calls": failed, "answers": answers, "tokens_in": int(tin or 0),
+            "tokens_out": int(tout or 0), "cost_usd": _num(cost), "cost_unknown_calls": unknown,
+            "cost_usd_per_answer": _per_unit(_num(cost), unknown, answers),
+            "latency_ms_mean": _num(mean), "latency_ms_p50": _num(p50), "latency_ms_p95": _num(p95),
+            "latency_ms_total": _num(total), "cache_hits": hits, "source": "calls.parquet"}, counts
+
+
+def output_totals(store: Store, outputs_path: str) -> dict[str, Any]:
+    """Totals over a generation's outputs.parquet (the system under test): outputs, errored outputs,
+    tokens, cost (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total."""
+    row = store.sql(
+        "SELECT count(*), count(error), count(DISTINCT item_id), sum(tokens_in), sum(tokens_out), sum(cost_usd), "
+        "count(*) - count(cost_usd), " + _LAT + " FROM read_parquet(?)", [outputs_path])[0]
+    outputs, errored, items, tin, tout, cost, unknown, mean, p50, p95, total = row
+    return {"outputs": outputs, "errored_outputs": errored, "items": items, "tokens_in": int(tin or 0),
+            "tokens_out": int(tout or 0), "cost_usd": _num(cost), "cost_unknown_outputs": unknown,
+            "cost_usd_per_output": _per_unit(_num(cost), unknown, outputs),
+            "latency_ms_mean": _num(mean), "latency_ms_p50": _num(p50), "latency_ms_p95": _num(p95),
+            "latency_ms_total": _num(total)}
+
+
+def _manifest_totals(t: S.Totals) -> dict[str, Any]:
+    """A run without a calls table (imported, or simulated without calls): its manifest's totals."""
+    return {"calls": t.calls, "failed_calls": t.failed_calls, "answers": None, "tokens_in": t.tokens_in,
+            "tokens_out": t.tokens_out, "cost_usd": t.cost_usd,
+            "cost_unknown_calls": 0 if t.cost_usd is not None else t.calls, "cost_usd_per_answer": None,
+            "latency_ms_mean": t.latency_ms_mean, "latency_ms_p50": None, "latency_ms_p95": t.latency_ms_p95,
+            "latency_ms_total": None, "cache_hits": 0, "source": "manifest totals (no calls in calls.parquet)"}
+
+
+_UNNEST = ("WITH c AS (SELECT tokens_in, tokens_out, cost_usd, latency_ms, error, "
+           "CASE WHEN criteria IS NULL OR len(criteria) = 0 THEN ['" + NO_CRITERION + "'] "
+           "ELSE criteria END AS crits FROM read_parquet(?)), "
+           "u AS (SELECT *, len(crits) AS n_crits, unnest(crits) AS criterion FROM c) ")
+
+
+def per_criterion(store: Store, calls_path: str, order: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """One row per criterion asked in the run (``order`` first, then any other by name), by the
+    sharing rule: calls that asked it, failed ones among them, its equal shares of tokens in and
+    out, cost (known shares summed, null when none is known) and latency, the calls asking it
+    whose cost is unknown, and the latency mean / p50 / p95 of the calls that asked it."""
+    rows = store.sql(
+        _UNNEST + "SELECT criterion, count(*), count(error), sum(tokens_in / n_crits), sum(tokens_out / n_crits), "
+        "sum(cost_usd / n_crits), count(*) - count(cost_usd), sum(latency_ms / n_crits), "
+        "avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), "
+        # output tokens per verdict, from the calls that completed with measured tokens
+        "sum(tokens_out / n_crits) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL), "
+        "count(*) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL) "
+        "FROM u GROUP BY criterion", [calls_path])
+    rank = {name: i for i, name in enumerate(order)}
+    rows.sort(key=lambda r: (rank.get(r[0], len(rank)), r[0]))
+    out = []
+    for (name, calls, failed, tin, tout, cost, unknown, lat_share, mean, p50, p95, out_sum, out_n) in rows:
+        out.append({"criterion": name, "calls": calls, "failed_calls": failed, "tokens_in": _num(tin) or 0.0,
+                    "tokens_out": _num(tout) or 0.0, "cost_usd": _num(cost), "cost_unknown_calls": unknown,
+                    "latency_ms_total": _num(lat_share), "latency_ms_mean": _num(mean), "latency_ms_p50": _num(p50),
+                    "latency_ms_p95": _num(p95),
+                    "out_tokens_per_verdict": _num(out_sum / out_n) if out_n else None})
+    return out
+
+
+# ----------------------------------------------------------------------------- the projection model
+
+
+def criterion_tokens(rubric: S.Rubric, knobs: dict | None, model: str,
+                     names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """``c_k`` for each model-judged criterion of a rubric (then any other name in ``names``): the
+    tokens criterion k adds to the judge's criteria block, i.e. the block rendered for k alone
+    minus the block's frame (rendered for no criterion), counted offline with the judge model's
+    tokenizer (:func:`evalcore.models.count_text_tokens`: tiktoken's encodings bundled with litellm,
+    or one token per 4 bytes; nothing is downloaded and litellm is not imported).
+
+    The block is rendered for an item without must_have / wrong_if lists, so a ternary
+    criterion's per-item lists count in ``S``. Fallbacks, named in ``source``: a criterion without
+    a description, anchor or examples is counted from what the judge is still sent (its name, the
+    question and the JSON shape); a name the calls use that is not a model-judged criterion of the
+    rubric is counted as a binary criterion of that name."""
+    from evalcore.llm.client import count_text_tokens, tokenizer_name
+    from evalcore.llm.prompts import criteria_block
+    from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
+
+    spec = spec_from_manifest(rubric, knobs or {})
+    crits = [c for c in rubric.criteria if c.kind in MODEL_KINDS]
+    known = {c.name for c in crits}
+    extra = [n for n in (names or []) if n not in known and n != NO_CRITERION]
+    out = []
+    for c in crits + [S.Criterion(name=n, kind="binary") for n in extra]:
+        m = c.model or model
+        frame = count_text_tokens(criteria_block([], {}, spec), m)
+        tokens = count_text_tokens(criteria_block([c], {}, spec), m) - frame
+        if c.name in extra:
+            source = "name only: not a model-judged criterion of the rubric"
+        elif c.description or c.pass_anchor or spec.examples.get(c.name):
+            source = "rubric text"
+        else:
+            source = "name and answer format only: the rubric has no text for it"
+        out.append({"criterion": c.name, "tokens": tokens, "source": source, "tokenizer": tokenizer_name(m)})
+    return out
+
+
+def _shared_tokens(store: Store, calls_path: str, ck: dict[str, float]) -> tuple[float | None, float | None, int]:
+    """``S`` = mean over completed calls with measured tokens of tokens_in - sum of their c_k; its
+    standard deviation and the number of calls measured. DuckDB groups the calls by their list of
+    criteria (calls with the same list have the same sum of c_k, and there are few lists) and returns
+    the count, sum and sum of squares of tokens_in per list; the moments of tokens_in - sum(c_k)
+    follow from those."""
+    groups = store.sql(
+        "SELECT criteria, count(*), sum(tokens_in::DOUBLE), sum(tokens_in::DOUBLE * tokens_in) FROM read_parquet(?) "
+        "WHERE error IS NULL AND tokens_in IS NOT NULL GROUP BY criteria", [calls_path])
+    n = sum(g[1] for g in groups)
+    if not n:
+        return None, None, 0
+    s1 = s2 = 0.0
+    for crits, k, t1, t2 in groups:
+        c = float(sum(ck.get(name, 0) for name in (crits or [])))
+        s1 += t1 - k * c                        # sum of (t - c)
+        s2 += t2 - 2 * c * t1 + k * c * c       # sum of (t - c)^2
+    mean = s1 / n
+    return mean, math.sqrt(max(s2 / n - mean * mean, 0.0)), n
+
+
+_PRICED = "cost_usd IS NOT NULL AND tokens_in IS NOT NULL AND tokens_out IS NOT NULL"
+_TIMED = "error IS NULL AND latency_ms IS NOT NULL AND tokens_out IS NOT NULL"
+_DONE = "error IS NULL AND tokens_in IS NOT NULL"
+_MOMENTS = {  # name -> (aggregate, the calls it runs over)
+    "p_n": ("count(*)", _PRICED), "p_ii": ("sum(tokens_in::DOUBLE * tokens_in)", _PRICED),
+    "p_io": ("sum(tokens_in::DOUBLE * tokens_out)", _PRICED), "p_oo": ("sum(tokens_out::DOUBLE * tokens_out)", _PRICED),
+    "p_ic": ("sum(tokens_in * cost_usd)", _PRICED), "p_oc": ("sum(tokens_out * cost_usd)", _PRICED),
+    "p_cc": ("sum(cost_usd * cost_usd)", _PRICED),
+    "l_n": ("count(*)", _TIMED), "l_o": ("sum(tokens_out::DOUBLE)", _TIMED),
+    "l_oo": ("sum(tokens_out::DOUBLE * tokens_out)", _TIMED), "l_l": ("sum(latency_ms)", _TIMED),
+    "l_ol": ("sum(tokens_out * latency_ms)", _TIMED), "l_ll": ("sum(latency_ms * latency_ms)", _TIMED),
+    "d_n": ("count(*)", _DONE), "d_in": ("sum(tokens_in)", _DONE), "d_out": ("sum(tokens_out)", _DONE),
+}
+
+
+def call_moments(store: Store, calls_path: str) -> dict[str, Any]:
+    """The sums of squares and cross-products behind :func:`fit_prices` and :func:`fit_latency`,
+    and the completed calls' token sums, in one scan of calls.parquet."""
+    sql = ", ".join(f"{agg} FILTER (WHERE {where})" for agg, where in _MOMENTS.values())
+    row = store.sql(f"SELECT {sql} FROM read_parquet(?)", [calls_path])[0]
+    return {k: (_num(v) if v is not None else None) for k, v in zip(_MOMENTS, row)}
+
+
+def fit_prices(store: Store, calls_path: str, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Prices per token fitted to the calls with a known cost and measured tokens:
+    ``scipy.optimize.nnls`` of cost on (tokens_in, tokens_out), no intercept. DuckDB returns the
+    sums of squares and cross-products, and the least-squares problem is solved on those (the
+    same minimiser as on the rows, without reading them). None when no call has a cost."""
+    mo = moments or call_moments(store, calls_path)
+    n, sii, sio, soo, sic, soc, scc = (mo[k] for k in ("p_n", "p_ii", "p_io", "p_oo", "p_ic", "p_oc", "p_cc"))
+    if not n or not sii or not soo:
+        return None
+    x, rms = nnls_from_moments(np.array([[sii, sio], [sio, soo]], float), np.array([sic, soc], float), float(scc))
+    return {"input_per_token": x[0], "output_per_token": x[1], "input_per_million": x[0] * 1e6,
+            "output_per_million": x[1] * 1e6, "calls_priced": n, "fit_rms_relative": rms,
+            "source": f"non-negative least squares of cost on tokens in and out over {n} calls with a known cost"}
+
+
+def nnls_from_moments(xtx: np.ndarray, xty: np.ndarray, yty: float) -> tuple[list[float], float | None]:
+    """argmin_{b >= 0} |X b - y|^2 from X'X, X'y and y'y alone: with X'X = V diag(d) V', the
+    problem equals min |diag(sqrt d) V' b - diag(1/sqrt d) V' X'y|^2 plus a constant, which
+    ``scipy.optimize.nnls`` solves. Columns are scaled to unit norm first. Returns b and the
+    root of the residual sum of squares relative to |y| (None when y is 0)."""
+    from scipy.optimize import nnls
+
+    scale = np.sqrt(np.diag(xtx))
+    a = xtx / np.outer(scale, scale)
+    g = xty / scale
+    d, v = np.linalg.eigh(a)
+    keep = d > 1e-12 * d.max()
+    m = (np.sqrt(d[keep])[:, None] * v[:, keep].T)
+    z = (v[:, keep].T @ g) / np.sqrt(d[keep])
+    bn, _ = nnls(m, z)
+    b = bn / scale
+    rss = float(b @ xtx @ b - 2 * b @ xty + yty)
+    rel = math.sqrt(max(rss, 0.0) / yty) if yty > 0 else None
+    return [float(v_) for v_ in b], rel
+
+
+def fit_latency(store: Store, calls_path: str, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """Latency of a call as ``ms_per_call + ms_per_output_token * tokens_out``, fitted by
+    non-negative least squares (DuckDB sums, as :func:`fit_prices`) to the completed calls with a
+    measured latency and output. When every such call wrote the same number of tokens the two
+    cannot be told apart: the mean latency is all per call. None when no call is measured."""
+    mo = moments or call_moments(store, calls_path)
+    n, so, soo, sl, sol, sll = (mo[k] for k in ("l_n", "l_o", "l_oo", "l_l", "l_ol", "l_ll"))
+    if not n:
+        return None
+    if soo * n - so * so <= 1e-9 * max(soo * n, 1.0):  # no spread in tokens out
+        a, b, rms, how = sl / n, 0.0, None, "mean latency per call (every call wrote the same output tokens)"
+    else:
+        (a, b), rms = nnls_from_moments(np.array([[n, so], [so, soo]], float), np.array([sl, sol], float),
+                                        float(sll))
+        how = f"non-negative least squares of latency on (1, tokens out) over {n} completed calls"
+    return {"ms_per_call": float(a), "ms_per_output_token": float(b), "calls": n, "fit_rms_relative": rms,
+            "mean_ms_per_call": sl / n, "source": how}
+
+
+def project(shared_tokens_in: float, criterion_tokens_in: Sequence[float], out_tokens: Sequence[float],
+            prices: tuple[float, float] | None, items: int, groups: int, rounds: int = 1,
+            latency: tuple[float, float] | None = None) -> list[dict[str, Any]]:
+    """The single, grouped and split harnesses for ``items`` items judged ``rounds`` times each,
+    from ``S`` (``shared_tokens_in``), ``c_k`` per criterion (``criterion_tokens_in``), ``o_k``
+    output tokens per verdict (``out_tokens``, same order), prices per token (in, out; None when
+    unknown), ``groups`` calls per answer in grouped mode and the latency model (ms per call, ms
+    per output token; None when unknown). Pure: one row per mode with calls, calls per answer,
+    tokens in and out, cost, the latency of one answer's calls made one after another
+    (``g * ms_per_call + ms_per_output_token * sum(o_k)``), and each figure as a multiple of the
+    single call's."""
+    k = len(criterion_tokens_in)
+    if k < 1:
+        raise InputError("the projection needs at least one model-judged criterion", field="criteria")
+    if len(out_tokens) != k:
+        raise InputError(f"{len(out_tokens)} output figures for {k} criteria", field="out_tokens")
+    for name, v in (("--items", items), ("--rounds", rounds)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise InputError(f"{v!r} must be a whole number of at least 1", field=name)
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or not 1 <= groups <= k:
+        raise InputError(f"{groups!r} must be a whole number from 1 to the number of criteria ({k})",
+                         field="--groups")
+    values = [shared_tokens_in, *criterion_tokens_in, *out_tokens, *(prices or ()), *(latency or ())]
+    if any(v is None or not math.isfinite(float(v)) for v in values):
+        raise InputError("S, c_k, output tokens, prices and latency must be finite numbers", field="projection")
+    sum_c, sum_o = float(sum(criterion_tokens_in)), float(sum(out_tokens))
+    base = items * rounds
+    rows = []
+    for mode, g in (("single", 1), ("grouped", int(groups)), ("split", k)):
+        tin = base * (g * float(shared_tokens_in) + sum_c)
+        tout = base * sum_o
+        cost = None if prices is None else tin * prices[0] + tout * prices[1]
+        rows.append({"mode": mode, "calls_per_answer": g, "calls": base * g, "tokens_in": tin, "tokens_out": tout,
+                     "cost_usd": cost,
+                     "latency_ms_per_answer": None if latency is None else g * latency[0] + latency[1] * sum_o})
+    single = rows[0]
+    for r in rows:
+        for key in ("calls", "tokens_in", "tokens_out", "cost_usd"):
+            a, b = r[key], single[key]
+            r[f"{key}_x_single"] = a / b if a is not None and b else None
+    return rows
+
+
+def _groups_of(m: S.RunManifest, names: list[str]) -> tuple[int, str]:
+    if m.mode == "grouped" and m.groups:
+        return len(m.groups), "the run's groups"
+    seen: dict[str, None] = {}
+    for c in m.rubric.criteria:
+        if c.name in names:
+            seen.setdefault(c.group or c.name, None)
+    g = len(seen) or len(names)
+    if g == len(names):
+        return g, "the rubric names no groups: each criterion is its own group, so grouped equals split"
+    return g, "the rubric's criterion groups"
+
+
+def _projection(store: Store, run_id: str, m: S.RunManifest, calls_path: str, crit_rows: list[dict],
+                counts: dict[str, int], items: int | None, rounds: int | None,
+                groups: int | None) -> dict[str, Any]:
+    asked = [r["criterion"] for r in crit_rows]
+    ck_rows = criterion_tokens(m.rubric, m.knobs, m.judge_model, asked)
+    names = [r["criterion"] for r in ck_rows]
+    ck = {r["criterion"]: r["tokens"] for r in ck_rows}
+    s, s_sd, measured = _shared_tokens(store, calls_path, ck)
+    if not measured or s is None:
+        return {"available": False, "reason": "no completed call with measured tokens in", "rows": []}
+    by_name = {r["criterion"]: r for r in crit_rows}
+    o = {n: by_name.get(n, {}).get("out_tokens_per_verdict") for n in names}
+    known_o = [v for v in o.values() if v is not None]
+    if not known_o:
+        return {"available": False, "reason": "no completed call with measured tokens out", "rows": []}
+    o_fill = sum(known_o) / len(known_o)
+    mo = call_moments(store, calls_path)
+    prices = fit_prices(store, calls_path, mo)
+    latency = fit_latency(store, calls_path, mo)
+    g_default, g_source = _groups_of(m, names)
+    n_items = counts["items"] if items is None else items
+    n_rounds = counts["rounds"] if rounds is None else rounds
+    n_groups = g_default if groups is None else groups
+    if groups is not None:
+        g_source = "--groups"
+    rows = project(s, [ck[n] for n in names], [o[n] if o[n] is not None else o_fill for n in names],
+                   None if prices is None else (prices["input_per_token"], prices["output_per_token"]),
+                   n_items, n_groups, n_rounds,
+                   None if latency is None else (latency["ms_per_call"], latency["ms_per_output_token"]))
+    warnings = []
+    if s <= 0:
+        warnings.append(f"the estimated shared context S is {s:.1f} tokens (not positive): the calls carry fewer "
+                        "tokens than the criteria text alone, so the token counts do not match this tokenizer")
+    if any(v is None for v in o.values()):
+        warnings.append("criteria never measured in a completed call use the mean output per verdict of the others")
+    if prices is None:
+        warnings.append("no call has a known cost: projected cost is unknown")
+    # the run's own mode at its own size, against what it measured
+    own = {"single": "single", "split": "split", "grouped": "grouped"}.get(m.mode)
+    check = None
+    if own is not None and items is None and rounds is None and groups is None:
+        row = next(r for r in rows if r["mode"] == own)
+        check = {"mode": own, "calls_measured": mo["d_n"], "calls_projected": row["calls"],
+                 "tokens_in_measured": int(mo["d_in"] or 0), "tokens_in_projected": row["tokens_in"],
+                 "tokens_out_measured": int(mo["d_out"] or 0), "tokens_out_projected": row["tokens_out"]}
+    return {
+        "available": True, "reason": None,
+        "items": n_items, "rounds": n_rounds, "groups": n_groups, "groups_source": g_source,
+        "shared_tokens_in": s, "shared_tokens_in_sd": s_sd, "calls_measured": measured,
+        "criteria": [{"criterion": n, "tokens_in": ck[n], "tokens_in_source": r["source"],
+                      "out_tokens_per_verdict": o[n], "tokenizer": r["tokenizer"]} for n, r in zip(names, ck_rows)],
+        "prices": prices, "latency": latency,
+        "rows": rows, "check": check, "warnings": warnings,
+        "assumptions": [
+            "tokens_in(call) = S + sum of c_k over the call's criteria; S is the same for every call on an answer",
+            "each verdict writes the same output tokens o_k whatever shares its call (JSON frame neglected)",
+            "price is linear in tokens in and out (fitted, no per-call fee)",
+            "a call takes a fixed time plus a time per output token (fitted); an answer's calls run one after another",
+        ],
+    }
+
+
+# ----------------------------------------------------------------------------- reports
+
+
+def run_cost(store: Store, run_id: str, *, items: int | None = None, rounds: int | None = None,
+             groups: int | None = None) -> dict[str, Any]:
+    """One run's cost report: the judge overall (``judge``) and per criterion (``per_criterion``,
+    by the sharing rule), the system under test (``system``: the run's generation), and the
+    projection of single / grouped / split for ``items`` items (default: the run's) judged
+    ``rounds`` times each (default: the run's generation rounds x judge rounds) with ``groups``
+    calls per answer in grouped mode (default: the run's groups)."""
+    for name, v in (("--items", items), ("--rounds", rounds), ("--groups", groups)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise InputError(f"{v!r} must be a whole number of at least 1", field=name)
+    entry = store.run(run_id)
+    m = entry.manifest
+    gen = store.generation(m.gen_id)
+    calls_path = store.path_of("run", run_id, "calls")
+    judge, counts = _call_scan(store, calls_path)
+    crit_rows = per_criterion(store, calls_path, m.rubric.names())
+    if judge["calls"] == 0:
+        judge = _manifest_totals(m.totals)
+        projection = {"available": False, "reason": "the run has no calls in calls.parquet", "rows": []}
+    elif (entry.path / "pair_verdicts.parquet").exists():
+        projection = {"available": False, "rows": [],
+                      "reason": "a model grader of a pairwise session: its calls compare two answers, one criterion "
+                                "each, so there is no single / grouped / split choice to project"}
+    else:
+        projection = _projection(store, run_id, m, calls_path, crit_rows, counts, items, rounds, groups)
+    system = output_totals(store, store.path_of("generation", gen.id, "outputs"))
+    for r in crit_rows:
+        r.pop("out_tokens_per_verdict")
+    return {
+        "run_id": run_id, "gen_id": gen.id, "suite_id": gen.manifest.suite_id, "status": m.status,
+        "source": m.source, "mode": m.mode, "judge_model": m.judge_model, "judge_rounds": m.judge_rounds,
+        "simulated": bool(m.simulated or gen.manifest.simulated), **counts,
+        "judge": judge, "sharing_rule": SHARING_RULE, "per_criterion": crit_rows,
+        "system": {"gen_id": gen.id, "generator_model": gen.manifest.knobs.get("generator_model"), **system},
+        "projection": projection,
+    }
+
+
+def cost_table(store: Store) -> list[dict[str, Any]]:
+    """Every run of the store (one configuration each) with the judge's and its system under
+    test's calls, tokens, cost and latency side by side. The system figures are its generation's,
+    shared by every run on that generation."""
+    gens: dict[str, dict] = {}
+    out = []
+    for run_id in store.ids("run"):
+        m = store.run(run_id).manifest
+        calls_path = store.path_of("run", run_id, "calls")
+        judge = call_totals(store, calls_path)
+        if judge["calls"] == 0:
+            judge = _manifest_totals(m.totals)
+        if m.gen_id not in gens:
+            gm = store.generation(m.gen_id).manifest
+            gens[m.gen_id] = {"simulated": gm.simulated, "generator_model": gm.knobs.get("generator_model"),
+                              **output_totals(store, store.path_of("generation", m.gen_id, "outputs"))}
+        g = gens[m.gen_id]
+        out.append({
+            "run_id": run_id, "gen_id": m.gen_id, "status": m.status, "mode": m.mode, "judge_model": m.judge_model,
+            "judge_rounds": m.judge_rounds, "simulated": bool(m.simulated or g["simulated"]),
+            **{f"judge_{k}": v for k, v in judge.items() if k != "source"}, "judge_source": judge["source"],
+            "system_generator_model": g["generator_model"],
+            **{f"system_{k}": v for k, v in g.items() if k not in ("simulated", "generator_model")},
+        })
+    return out

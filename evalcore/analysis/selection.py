@@ -1,0 +1,101 @@
+"""Where failures land, and whether criteria move together: attribution, the 2x2, the phi matrix
+per instrument, the position effect of single calls, and flips between two harnesses.
+
+Every aggregate runs in DuckDB over the run's Parquet files and returns a small result; the
+statistics on those counts are the pure functions of :mod:`evalcore.stats`.
+
+The unit is an **answer**: one item in one generation round. A run's verdict on an answer for a
+criterion comes from one judge round (``judge_round``, default 1) or from the majority over judge
+rounds (``majority=True``: more passes than fails passes; a tie fails, the conservative reading).
+Errored verdicts (``passed`` null) are excluded from rates and counted apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from evalcore.analysis.suites import holdout_filter, include_holdout_default, suite_of_run
+from evalcore.errors import InputError
+from evalcore.storage.store import Store
+
+PEOPLE = "people"
+
+
+# --------------------------------------------------------------------------- selection
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which verdicts stand for a run's answer. Holdout items of the run's suite are left out
+    unless ``include_holdout`` (default False; True inside :func:`evalcore.suite.holdout_included`,
+    which the command line's ``--include-holdout`` uses)."""
+
+    judge_round: int | None = 1
+    majority: bool = False
+    gen_round: int | None = None
+    include_holdout: bool = field(default_factory=include_holdout_default)
+
+    def describe(self) -> dict[str, Any]:
+        return {"judge_round": None if self.majority else self.judge_round, "majority": self.majority,
+                "gen_round": self.gen_round, "include_holdout": self.include_holdout}
+
+
+def _hold(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:
+    """The condition leaving out the holdout items of the run's suite (none when included)."""
+    return holdout_filter(store, suite_of_run(store, run_id), sel.include_holdout)
+
+
+def _sel_sql(sel: Selection, hold: tuple[str, list[Any]] = ("", [])) -> tuple[str, list[Any]]:
+    """SQL over ``read_parquet(?)`` giving (item_id, gen_round, criterion, passed, label, score, position)
+    per answer and criterion; the path is the first parameter. ``hold`` is :func:`_hold`'s
+    condition leaving out holdout items."""
+    where, params = [], []
+    if sel.gen_round is not None:
+        where.append("gen_round = ?")
+        params.append(int(sel.gen_round))
+    if hold[0]:
+        where.append(hold[0])
+        params += hold[1]
+    if sel.majority:
+        w = ("WHERE " + " AND ".join(where)) if where else ""
+        sql = ("SELECT item_id, gen_round, criterion, "
+               "CASE WHEN count(passed) = 0 THEN NULL ELSE 2 * count(*) FILTER (WHERE passed) > count(passed) END "
+               "AS passed, mode(label) AS label, avg(score) AS score, min(position) AS position "
+               f"FROM read_parquet(?) {w} GROUP BY item_id, gen_round, criterion")
+    else:
+        where.append("judge_round = ?")
+        params.append(int(sel.judge_round or 1))
+        sql = ("SELECT item_id, gen_round, criterion, passed, label, score, position "
+               f"FROM read_parquet(?) WHERE {' AND '.join(where)}")
+    return sql, params
+
+
+def _run_status(store: Store, run_id: str) -> dict[str, Any]:
+    m = store.run(run_id).manifest
+    out: dict[str, Any] = {"run_id": run_id, "status": m.status}
+    if m.status != "complete":
+        out["warning"] = (f"run {run_id} is {m.status}: "
+                          + ("some calls failed after every retry, so its figures rest on fewer verdicts"
+                             if m.status == "polluted" else "not every call was made, so its figures cover part of the items"))
+    return out
+
+
+def _check_criterion(store: Store, run_id: str, name: str) -> None:
+    names = store.run(run_id).manifest.rubric.names()
+    if name not in names:
+        raise InputError(f"criterion {name!r} is not in run {run_id}'s rubric ({', '.join(names)})", field="criterion")
+
+
+def _check_judge_round(store: Store, run_id: str, sel: Selection) -> None:
+    k = store.run(run_id).manifest.judge_rounds
+    if not sel.majority and sel.judge_round is not None and not (1 <= sel.judge_round <= k):
+        raise InputError(f"run {run_id} has judge rounds 1-{k}, not {sel.judge_round}", field="--judge-round")
+
+
+def _people_hold(store: Store, gen_id: str, sel: Selection, ps: tuple[str, list[Any]]) -> tuple[str, list[Any]]:
+    """People's rows without the holdout items of the generation's suite (unless included)."""
+    cond, cparams = holdout_filter(store, store.generation(gen_id).manifest.suite_id, sel.include_holdout)
+    if not cond:
+        return ps
+    return f"SELECT * FROM ({ps[0]}) WHERE {cond}", [*ps[1], *cparams]

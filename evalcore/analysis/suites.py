@@ -1,0 +1,305 @@
+"""Suite upkeep: admission checks, repairs as new suite versions, holdout looks, age and tuning use.
+
+docs/SUITES.md is the reference. In a mature eval most apparent failures are the test being wrong
+(a reference quoting a figure its source does not contain, an expectation stricter than the
+source), so a suite is kept, not only frozen:
+
+* :func:`check` runs the admission checks and returns findings ``{check, item_id, field, problem,
+  detail}``: ``schema`` (the store's own validation of the contract, plus item count, content
+  hash and empty inputs), ``quotes`` (every span quoted in a reference, must-have or nice-to-have
+  entry occurs in the item's context or ``source`` column, after case / whitespace
+  normalisation: otherwise a *fabricated quote*), ``duplicates`` (the same normalised input;
+  near duplicates by the Jaccard similarity of character shingles, found with prefix filtering
+  so that 10,000 items take well under a second), ``quotas`` (class and difficulty targets in the
+  suite manifest) and ``flags`` (items reviewers flagged "the test is wrong" in the label store
+  that no later version repaired).
+* :func:`repair` writes the next **version** of a suite with one field of one item changed. The
+  data directory is read-only to the app, so version 1 is the suite in the data directory and
+  versions 2, 3, ... live in the state directory, ``<state>/suites/<suite_id>/v<N>/``
+  (manifest.json + items.parquet, the data contract's shapes), written whole with one rename
+  under a file lock. The manifest records the change (item, field, before, after), who, why,
+  when, and the label-store edit (the flag) it resolves.
+* :func:`suite_mark` tells whether a generation answered the suite's current version; runs on an
+  older one are marked ``suite v1, superseded by v2`` wherever runs are listed.
+* **holdout** items are hidden by default: :func:`holdout_filter` is the anti-join the analysis
+  layer adds, :func:`holdout_included` switches the default for one command, and every look at
+  them is appended to ``<state>/suites.sqlite`` (:func:`log_look`, :func:`looks`).
+* :func:`overview`: the suite's age (days since it was frozen) and how often it was used to tune
+  (generations made on it and judge runs over them).
+
+Nothing here imports streamlit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+from evalcore.contract import schema as S
+from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
+from evalcore.storage.files import read_json_model
+from evalcore.storage.paths import check_id, inside, utcnow
+from evalcore.storage.state import open_state_db, writable_state
+from evalcore.storage.store import Store
+
+#: the admission checks, in the order their findings are listed
+CHECKS = ("schema", "quotes", "duplicates", "quotas", "flags")
+#: near duplicates: Jaccard similarity of the sets of character 4-grams of the normalised inputs
+SHINGLE = 4
+NEAR_DUPLICATE_THRESHOLD = 0.75
+#: above this many items the near-duplicate join is skipped (exact duplicates are still found): it
+#: holds every item's shingles in memory (10,000 items: 2.4 s), and a million items did not finish
+#: in 10 minutes at 20 GB (docs/BENCHMARKS.md). Said in the result's notes, never silently.
+NEAR_DUPLICATE_MAX_ITEMS = 50_000
+#: the join stops after this many near-duplicate pairs (a suite of templated items can hold a
+#: quadratic number of them); said in the notes.
+NEAR_DUPLICATE_MAX_PAIRS = 10_000
+#: the fields a repair may change, and how a value is read (`holdout` and `item_id` are not repairable)
+REPAIRABLE: dict[str, str] = {"input": "text", "context": "text", "reference": "text", "must_have": "list",
+                              "nice_to_have": "list", "wrong_if": "list", "expected_doc_ids": "list",
+                              "class": "label", "difficulty": "label"}
+#: fields whose quoted spans must occur in the source (wrong_if quotes wrong claims on purpose)
+QUOTED_FIELDS = ("reference", "must_have", "nice_to_have")
+VERSIONS_DIR = "suites"
+LOOKS_DB = "suites.sqlite"
+NONE = "(none)"
+
+_VDIR = re.compile(r"^v([0-9]{1,6})$")
+_QUOTE = re.compile(r'"([^"\n]+)"|\u201c([^\u201d\n]+)\u201d')
+_TYPO = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-",
+                       "\u00a0": " "})
+
+
+def _finding(check: str, item_id: str | None, field: str | None, problem: str, detail: str | None = None) -> dict:
+    return {"check": check, "item_id": item_id, "field": field, "problem": problem, "detail": detail}
+
+
+# --------------------------------------------------------------------------- holdout
+
+
+_INCLUDE_HOLDOUT: contextvars.ContextVar[bool] = contextvars.ContextVar("evalcore_include_holdout", default=False)
+_HOLD_CACHE: dict[str, tuple[int, int]] = {}
+
+
+def include_holdout_default() -> bool:
+    """Whether holdout items are included when a caller does not say: False, except inside
+    :func:`holdout_included` (the command line's ``--include-holdout``)."""
+    return _INCLUDE_HOLDOUT.get()
+
+
+@contextlib.contextmanager
+def holdout_included(on: bool = True) -> Iterator[None]:
+    """Make ``include_holdout`` default to ``on`` for everything called inside the block."""
+    token = _INCLUDE_HOLDOUT.set(bool(on))
+    try:
+        yield
+    finally:
+        _INCLUDE_HOLDOUT.reset(token)
+
+
+def _resolve_include(include_holdout: bool | None) -> bool:
+    return include_holdout_default() if include_holdout is None else bool(include_holdout)
+
+
+def holdout_count(store: Store, suite_id: str) -> int:
+    """Number of holdout items of a suite (cached on the items file's mtime)."""
+    path = store.path_of("suite", suite_id, "items")
+    stamp = os.stat(path).st_mtime_ns
+    hit = _HOLD_CACHE.get(path)
+    if hit is None or hit[0] != stamp:
+        hit = (stamp, int(store.sql("SELECT count(*) FROM read_parquet(?) WHERE holdout", [path])[0][0]))
+        _HOLD_CACHE[path] = hit
+    return hit[1]
+
+
+def holdout_ids(store: Store, suite_id: str) -> list[str]:
+    """The suite's holdout items, in id order (``holdout`` cannot be repaired, so version 1's)."""
+    return [r[0] for r in store.sql("SELECT item_id FROM read_parquet(?) WHERE holdout ORDER BY 1",
+                                    [store.path_of("suite", suite_id, "items")])]
+
+
+def holdout_filter(store: Store, suite_id: str, include_holdout: bool | None = None) -> tuple[str, list[Any]]:
+    """A SQL condition on a column ``item_id`` that leaves the suite's holdout items out, with its
+    parameters; ``("", [])`` when they are included or the suite has none (so the query is then
+    exactly what it was without holdout items)."""
+    if _resolve_include(include_holdout) or not holdout_count(store, suite_id):
+        return "", []
+    return ("item_id NOT IN (SELECT item_id FROM read_parquet(?) WHERE holdout)",
+            [store.path_of("suite", suite_id, "items")])
+
+
+def suite_of_run(store: Store, run_id: str) -> str:
+    return store.generation(store.run(run_id).manifest.gen_id).manifest.suite_id
+
+
+_LOOKS_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS looks (
+    look_id       INTEGER PRIMARY KEY AUTOINCREMENT,
+    suite_id      TEXT NOT NULL,
+    page          TEXT NOT NULL,
+    who           TEXT,
+    at            TEXT NOT NULL,
+    holdout_items INTEGER NOT NULL,
+    source        TEXT NOT NULL CHECK (source IN ('app', 'cli'))
+);
+CREATE INDEX IF NOT EXISTS looks_suite ON looks (suite_id, look_id);
+CREATE TRIGGER IF NOT EXISTS looks_no_update BEFORE UPDATE ON looks
+BEGIN SELECT RAISE(ABORT, 'looks are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS looks_no_delete BEFORE DELETE ON looks
+BEGIN SELECT RAISE(ABORT, 'looks are append-only'); END;
+INSERT OR IGNORE INTO meta VALUES ('schema_version', '1');
+"""
+
+
+def log_look(store: Store, suite_id: str, page: str, who: str | None = None, *, source: str = "app") -> dict[str, Any]:
+    """Append one look at a suite's holdout items to ``<state>/suites.sqlite`` (SQLite, WAL,
+    ``synchronous=FULL``, one transaction: an acknowledged look survives a killed process; rows
+    are never updated or deleted)."""
+    check_id(suite_id, "suite id")
+    store.suite(suite_id)
+    if source not in ("app", "cli"):
+        raise InputError(f"source {source!r} is not app or cli", field="source")
+    if not page or not str(page).strip():
+        raise InputError("a look needs the page or command it was made from", field="page")
+    who = (who or "").strip() or None
+    row = (suite_id, str(page).strip(), who, utcnow().isoformat(), holdout_count(store, suite_id), source)
+    con = open_state_db(writable_state(store, LOOKS_DB))
+    try:
+        con.executescript(_LOOKS_DDL)
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            cur = con.execute("INSERT INTO looks (suite_id, page, who, at, holdout_items, source) VALUES (?,?,?,?,?,?)",
+                              row)
+            look_id = cur.lastrowid
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+    finally:
+        con.close()
+    return {"look_id": look_id, "suite_id": row[0], "page": row[1], "who": row[2], "at": row[3],
+            "holdout_items": row[4], "source": row[5]}
+
+
+def looks(store: Store, suite_id: str | None = None) -> list[dict[str, Any]]:
+    """Every logged look (at one suite's holdout items), oldest first."""
+    if suite_id is not None:
+        check_id(suite_id, "suite id")
+    path = writable_state(store, LOOKS_DB)
+    if not path.exists():
+        return []
+    con = open_state_db(path, create=False)
+    try:
+        if not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'looks'").fetchone():
+            return []
+        sql = "SELECT * FROM looks" + (" WHERE suite_id = ?" if suite_id else "") + " ORDER BY look_id"
+        return [dict(r) for r in con.execute(sql, (suite_id,) if suite_id else ())]
+    finally:
+        con.close()
+
+
+# --------------------------------------------------------------------------- versions
+
+
+def _state_root(store: Store, suite_id: str) -> Path:
+    """``<state>/suites/<suite_id>`` (refused inside the data directory)."""
+    check_id(suite_id, "suite id")
+    writable_state(store, VERSIONS_DIR)
+    return inside(store.state, VERSIONS_DIR, suite_id)
+
+
+def _version_info(m: S.SuiteManifest, path: Path, where: str) -> dict[str, Any]:
+    return {"version": m.version, "content_hash": m.content_hash, "created_at": m.created_at.isoformat(),
+            "n_items": m.n_items, "supersedes": m.supersedes, "where": where, "path": str(path),
+            "changes": [c.model_dump(mode="json") for c in m.changes]}
+
+
+def _state_versions(store: Store, suite_id: str, first: int) -> list[tuple[dict[str, Any], S.SuiteManifest]]:
+    try:
+        root = _state_root(store, suite_id)
+    except PathEscapeError:  # a state directory inside the data: no versions can live there
+        return []
+    if not root.is_dir():
+        return []
+    out = []
+    for p in root.iterdir():
+        m = _VDIR.match(p.name)
+        if not m or not p.is_dir():
+            continue
+        n = int(m.group(1))
+        man = read_json_model(p / "manifest.json", S.SuiteManifest)
+        if man.suite_id != suite_id:
+            raise FormatError(f"says suite {man.suite_id!r} but sits under {suite_id!r}", file=p / "manifest.json",
+                              field="suite_id")
+        if man.version != n or n <= first:
+            raise FormatError(f"says version {man.version} but sits in directory v{n}" if man.version != n else
+                              f"version {n} is not above the data directory's version {first}",
+                              file=p / "manifest.json", field="version")
+        out.append((_version_info(man, p, "state"), man))
+    return sorted(out, key=lambda t: t[0]["version"])
+
+
+def _all_versions(store: Store, suite_id: str) -> list[tuple[dict[str, Any], S.SuiteManifest]]:
+    e = store.suite(suite_id)
+    first = (_version_info(e.manifest, e.path, "data"), e.manifest)
+    return [first, *_state_versions(store, suite_id, e.manifest.version)]
+
+
+def versions(store: Store, suite_id: str) -> list[dict[str, Any]]:
+    """Every version of a suite, oldest first: version 1 from the data directory, the repaired ones
+    from the state directory; the last is ``current``."""
+    out = [v for v, _ in _all_versions(store, suite_id)]
+    for v in out:
+        v["current"] = v is out[-1]
+    return out
+
+
+def _pick(vs: list[tuple[dict, S.SuiteManifest]], version: int | None) -> tuple[dict, S.SuiteManifest]:
+    if version is None:
+        return vs[-1]
+    for v in vs:
+        if v[0]["version"] == int(version):
+            return v
+    raise NotFoundError(f"suite {vs[0][1].suite_id!r} has versions {', '.join(str(v[0]['version']) for v in vs)}, "
+                        f"not {version}", field="--version")
+
+
+def items_path(store: Store, suite_id: str, version: int | None = None) -> str:
+    """The items.parquet of a version of a suite (default: the current one)."""
+    info, _ = _pick(_all_versions(store, suite_id), version)
+    return str(Path(info["path"]) / "items.parquet")
+
+
+def suite_mark(store: Store, suite_id: str, suite_hash: str, _versions: list[dict] | None = None) -> dict[str, Any]:
+    """Which version of the suite a generation answered (by its ``suite_hash``), the current version
+    and the mark shown beside its runs: ``suite v1, superseded by v2``, or that the hash matches no
+    version; None when the generation answered the current version."""
+    vs = _versions if _versions is not None else versions(store, suite_id)
+    cur = vs[-1]["version"]
+    hit = next((v["version"] for v in reversed(vs) if v["content_hash"] == suite_hash), None)
+    if hit is None:
+        mark = f"suite {suite_id}: hash {suite_hash} matches no version (current v{cur})"
+    elif hit != cur:
+        mark = f"suite v{hit}, superseded by v{cur}"
+    else:
+        mark = None
+    return {"suite_version": hit, "suite_current_version": cur, "suite_superseded": mark is not None,
+            "suite_mark": mark}
+
+
+def run_marks(store: Store) -> dict[str, dict[str, Any]]:
+    """:func:`suite_mark` of every run, by run id."""
+    by_suite: dict[str, list[dict]] = {}
+    out = {}
+    for rid in store.ids("run"):
+        gen = store.generation(store.run(rid).manifest.gen_id).manifest
+        if gen.suite_id not in by_suite:
+            by_suite[gen.suite_id] = versions(store, gen.suite_id)
+        out[rid] = {"run_id": rid, "gen_id": gen.gen_id, "suite_id": gen.suite_id,
+                    **suite_mark(store, gen.suite_id, gen.suite_hash, by_suite[gen.suite_id])}
+    return out

@@ -1,0 +1,218 @@
+"""Summaries of what is in a store, computed in DuckDB over the Parquet files.
+
+Each function returns plain Python data (lists of dicts) small enough to print as JSON or hand to
+a page; nothing here loads a whole table into pandas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evalcore.analysis.suites import holdout_filter, include_holdout_default, suite_mark, versions
+from evalcore.storage.store import Store
+
+
+def _include(include_holdout: bool | None) -> bool:
+    return include_holdout_default() if include_holdout is None else bool(include_holdout)
+
+
+def _rate_rows(store: Store, verdicts_path: str, hold: tuple[str, list[Any]] = ("", [])) -> list[tuple]:
+    return store.sql(
+        "SELECT judge_round, count(*) AS n, count(passed) AS judged, "
+        "avg(CASE WHEN passed THEN 1.0 WHEN NOT passed THEN 0.0 END) AS pass_rate, "
+        "count(DISTINCT item_id) AS items "
+        f"FROM read_parquet(?) {'WHERE ' + hold[0] if hold[0] else ''} GROUP BY judge_round ORDER BY judge_round",
+        [verdicts_path, *hold[1]])
+
+
+def _call_totals(store: Store, calls_path: str) -> dict[str, Any]:
+    row = store.sql(
+        "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), "
+        "sum(cost_usd), count(*) - count(cost_usd), "
+        "avg(latency_ms), quantile_cont(latency_ms, 0.95), sum(CASE WHEN cache_hit THEN 1 ELSE 0 END) "
+        "FROM read_parquet(?)", [calls_path])[0]
+    # cost_usd sums the calls whose price is known (null when none is); cost_unknown_calls counts
+    # the others, so an unknown price is never silently taken as 0.
+    keys = ("calls", "failed_calls", "tokens_in", "tokens_out", "cost_usd", "cost_unknown_calls",
+            "latency_ms_mean", "latency_ms_p95", "cache_hits")
+    out = dict(zip(keys, row))
+    for k in ("tokens_in", "tokens_out", "cache_hits"):
+        out[k] = int(out[k] or 0)
+    return out
+
+
+def run_summary(store: Store, run_id: str, include_holdout: bool | None = None,
+                _versions: dict[str, list[dict]] | None = None) -> dict[str, Any]:
+    """One run: its configuration, status, per-judge-round pass rates with mean and spread
+    (spread = max - min over judge rounds), calls, tokens, cost and latency; the version of the
+    suite its generation answered (``suite_mark``: "suite v1, superseded by v2" when a repair made
+    a newer one). Pass rates, items and verdict counts leave the suite's holdout items out unless
+    ``include_holdout``; calls, tokens, cost and latency are what the run spent, on every item."""
+    entry = store.run(run_id)
+    m = entry.manifest
+    gen = store.generation(m.gen_id).manifest
+    include = _include(include_holdout)
+    vpath = store.path_of("run", run_id, "verdicts")
+    rounds = _rate_rows(store, vpath, holdout_filter(store, gen.suite_id, include))
+    per_round = [r[3] for r in rounds]
+    rated = [r for r in per_round if r is not None]
+    n = sum(r[1] for r in rounds)
+    judged = sum(r[2] for r in rounds)
+    calls = _call_totals(store, store.path_of("run", run_id, "calls"))
+    out_lat = store.sql("SELECT avg(latency_ms) FROM read_parquet(?)",
+                        [store.path_of("generation", m.gen_id, "outputs")])[0][0]
+    vs = (_versions or {}).get(gen.suite_id) or versions(store, gen.suite_id)
+    if _versions is not None:
+        _versions[gen.suite_id] = vs
+    pair_rows = 0
+    if (entry.path / "pair_verdicts.parquet").exists():
+        pair_rows = store.sql("SELECT count(*) FROM read_parquet(?)",
+                              [store.path_of("run", run_id, "pair_verdicts")])[0][0]
+    if calls["calls"] == 0:  # imported or simulated without a calls table: fall back to the manifest
+        t = m.totals
+        calls.update(calls=t.calls, failed_calls=t.failed_calls, tokens_in=t.tokens_in,
+                     tokens_out=t.tokens_out, cost_usd=t.cost_usd,
+                     cost_unknown_calls=0 if t.cost_usd is not None else t.calls, latency_ms_mean=t.latency_ms_mean,
+                     latency_ms_p95=t.latency_ms_p95)
+    return {
+        "run_id": run_id,
+        "gen_id": m.gen_id,
+        "suite_id": gen.suite_id,
+        **suite_mark(store, gen.suite_id, gen.suite_hash, vs),
+        "include_holdout": include,
+        "status": m.status,
+        "source": m.source,
+        "simulated": m.simulated,
+        "judge_model": m.judge_model,
+        "mode": m.mode,
+        "prompt_variant": m.prompt_variant,
+        "criteria": m.rubric.names(),
+        "judge_rounds": m.judge_rounds,
+        "items": max((r[4] for r in rounds), default=0),
+        "verdicts": n,
+        "errored_verdicts": n - judged,
+        "pair_verdicts": pair_rows,
+        # a model grader of a pairwise session has pair verdicts and no per-criterion verdicts
+        "kind": "pairwise grader" if pair_rows and not n else "criteria",
+        "pass_rate_by_round": per_round,
+        "pass_rate_mean": (sum(rated) / len(rated)) if rated else None,
+        "pass_rate_spread": (max(rated) - min(rated)) if len(rated) > 1 else (0.0 if rated else None),
+        **calls,
+        "system_latency_ms_mean": out_lat,
+        "description": m.description,
+    }
+
+
+def runs_summary(store: Store, include_holdout: bool | None = None) -> list[dict[str, Any]]:
+    """Every run in the store, in id order."""
+    cache: dict[str, list[dict]] = {}
+    return [run_summary(store, rid, include_holdout, cache) for rid in store.ids("run")]
+
+
+def generations_summary(store: Store, include_holdout: bool | None = None) -> list[dict[str, Any]]:
+    """Every generation: items, outputs, abstention and errors leave the suite's holdout items out
+    unless ``include_holdout``; tokens, cost and latency count every output (what was spent)."""
+    out = []
+    include = _include(include_holdout)
+    cache: dict[str, list[dict]] = {}
+    for gid in store.ids("generation"):
+        m = store.generation(gid).manifest
+        cond, cparams = holdout_filter(store, m.suite_id, include)
+        keep = f"FILTER (WHERE {cond})" if cond else ""
+        path = store.path_of("generation", gid, "outputs")
+        row = store.sql(
+            f"SELECT count(DISTINCT item_id) {keep}, count(*) {keep}, "
+            f"avg(CASE WHEN abstained THEN 1.0 ELSE 0.0 END) {keep}, "
+            "sum(tokens_in), sum(tokens_out), "
+            "CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END, avg(latency_ms), "
+            f"count(error) {keep} FROM read_parquet(?)",
+            [*(cparams * 4 if cond else []), path])[0]
+        if m.suite_id not in cache:
+            cache[m.suite_id] = versions(store, m.suite_id)
+        out.append({
+            "gen_id": gid, "suite_id": m.suite_id, **suite_mark(store, m.suite_id, m.suite_hash, cache[m.suite_id]),
+            "include_holdout": include, "status": m.status, "source": m.source,
+            "simulated": m.simulated, "rounds": m.rounds, "items": row[0], "outputs": row[1],
+            "abstained_rate": row[2], "tokens_in": int(row[3] or 0), "tokens_out": int(row[4] or 0),
+            "cost_usd": row[5], "latency_ms_mean": row[6], "errored_outputs": row[7],
+            "knobs": m.knobs,
+        })
+    return out
+
+
+def suites_summary(store: Store) -> list[dict[str, Any]]:
+    out = []
+    for sid in store.ids("suite"):
+        e = store.suite(sid)
+        m = e.manifest
+        row = store.sql("SELECT count(*), count(*) FILTER (WHERE holdout) FROM read_parquet(?)",
+                        [str(e.path / "items.parquet")])[0]
+        out.append({"suite_id": sid, "items": row[0], "holdout_items": row[1], "curated": m.curated,
+                    "simulated": m.simulated, "content_hash": m.content_hash, "created_at": m.created_at.isoformat(),
+                    "description": m.description})
+    return out
+
+
+def item_view(store: Store, run_id: str, item_id: str, gen_round: int = 1,
+              include_holdout: bool | None = None) -> dict[str, Any]:
+    """One answer with its item and every verdict on it in a run (for drill-downs and deep links).
+    A holdout item is refused unless ``include_holdout``."""
+    from evalcore.errors import InputError, NotFoundError
+
+    run = store.run(run_id)
+    gen = store.generation(run.manifest.gen_id)
+    items = store.records("SELECT * FROM read_parquet(?) WHERE item_id = ?",
+                     [store.path_of("suite", gen.manifest.suite_id, "items"), item_id])
+    if not items:
+        raise NotFoundError(f"no item {item_id!r} in suite {gen.manifest.suite_id!r}", field="item")
+    if items[0].get("holdout") and not _include(include_holdout):
+        raise InputError(f"item {item_id!r} is a holdout item of suite {gen.manifest.suite_id!r}: hidden unless "
+                         "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
+                         field="item")
+    outs = store.records("SELECT output, abstained FROM read_parquet(?) WHERE item_id = ? AND round = ?",
+                    [store.path_of("generation", gen.id, "outputs"), item_id, int(gen_round)])
+    verdicts = store.records(
+        "SELECT criterion, judge_round, passed, score, label, raw_verdict, reason, covered, missed, triggered, "
+        "position, call_id, error FROM read_parquet(?) WHERE item_id = ? AND gen_round = ? "
+        "ORDER BY judge_round, position, criterion",
+        [store.path_of("run", run_id, "verdicts"), item_id, int(gen_round)])
+    rec = items[0]
+    return {
+        "run_id": run_id, "gen_id": gen.id, "item_id": item_id, "gen_round": gen_round,
+        "run_status": run.manifest.status,
+        "input": rec.get("input"), "context": rec.get("context"), "reference": rec.get("reference"),
+        "must_have": rec.get("must_have"), "wrong_if": rec.get("wrong_if"), "class": rec.get("class"),
+        "holdout": rec.get("holdout"),
+        "output": outs[0]["output"] if outs else None,
+        "abstained": outs[0]["abstained"] if outs else None,
+        "verdicts": verdicts,
+    }
+
+
+def data_overview(store: Store) -> dict[str, Any]:
+    """What a data directory holds: counts per kind, and whether any manifest says the data was
+    made by evalcore's simulator (the app then shows a "SIMULATED demo data" badge)."""
+    kinds = {"suite": "suites", "generation": "generations", "run": "runs", "session": "sessions",
+             "labelset": "labelsets"}
+    counts = {name: 0 for name in kinds.values()}
+    simulated = False
+    for kind, name in kinds.items():
+        for id_ in store.ids(kind):
+            counts[name] += 1
+            simulated = simulated or bool(getattr(store.get(kind, id_).manifest, "simulated", False))
+    return {"data_dir": str(store.data), "state_dir": str(store.state), "simulated": simulated, **counts}
+
+
+def run_item_ids(store: Store, run_id: str, limit: int = 500, include_holdout: bool | None = None) -> dict[str, Any]:
+    """The first ``limit`` item ids (in id order) answered in a run's generation, with the
+    generation's number of rounds and of items: enough to offer a picker without loading a
+    million ids. Holdout items are left out unless ``include_holdout``."""
+    run = store.run(run_id)
+    gen = store.generation(run.manifest.gen_id)
+    path = store.path_of("generation", gen.id, "outputs")
+    cond, cparams = holdout_filter(store, gen.manifest.suite_id, include_holdout)
+    where = f"WHERE {cond}" if cond else ""
+    ids = [r[0] for r in store.sql(f"SELECT DISTINCT item_id FROM read_parquet(?) {where} ORDER BY 1 LIMIT ?",
+                                   [path, *cparams, int(limit)])]
+    n = store.sql(f"SELECT count(DISTINCT item_id) FROM read_parquet(?) {where}", [path, *cparams])[0][0]
+    return {"run_id": run_id, "gen_id": gen.id, "rounds": gen.manifest.rounds, "items": n, "item_ids": ids}

@@ -1,0 +1,15 @@
+"""The ``evalcore`` command line: one module per command group over ``_common`` (the group, the
+context object, output helpers). Importing this package registers every command on ``cli``; each
+command imports the domain code it needs when it runs, so ``evalcore --help`` stays cheap.
+"""
+
+from evalcore.cli import analysis, browse, compare, cost, importing, labels, models, pairs, review, suite
+from evalcore.cli._common import cli
+from evalcore.cli.entry import main
+
+compare.register(cli)
+suite.register(cli)
+cost.register(cli)
+
+__all__ = ["analysis", "browse", "cli", "compare", "cost", "importing", "labels", "main", "models", "pairs",
+           "review", "suite"]

@@ -1,0 +1,87 @@
+"""cli._common."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+
+class Ctx:
+    def __init__(self, data: str | None, state: str | None):
+        self.data_opt = data
+        self.state_opt = state
+        self._store = None
+
+    @property
+    def store(self):
+        if self._store is None:
+            from evalcore.storage.store import Store
+            self._store = Store(self.data_opt, self.state_opt)
+        return self._store
+
+
+def emit(obj: Any, as_json: bool, text: str | None = None) -> None:
+    if as_json:
+        click.echo(json.dumps(obj, indent=1, default=str, allow_nan=False) if obj is not None else "null")
+    elif text is not None:
+        click.echo(text)
+
+
+def _fmt(v: Any, pct: bool = False) -> str:
+    if v is None:
+        return "-"
+    if pct:
+        return f"{100 * v:.1f}%"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _table(rows: list[dict], cols: list[tuple[str, str, bool]]) -> str:
+    head = [c[1] for c in cols]
+    body = [[_fmt(r.get(k), pct) for k, _, pct in cols] for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
+    return "\n".join(lines)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--data", envvar="EVALCORE_DATA", type=click.Path(file_okay=False), default=None,
+              help="Data directory (suites, generations, runs, sessions). Default: $EVALCORE_DATA or the bundled demo.")
+@click.option("--state", envvar="EVALCORE_STATE", type=click.Path(file_okay=False), default=None,
+              help="Writable state directory (labels, judgments, ledger). Default: $EVALCORE_STATE or ./.evalcore-state.")
+@click.version_option(package_name="evalcore")
+@click.pass_context
+def cli(ctx: click.Context, data: str | None, state: str | None) -> None:
+    """evalcore: an adjudication workbench for LLM-as-a-judge evaluations."""
+    ctx.obj = Ctx(data, state)
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+def _selection(judge_round: int | None, majority: bool, gen_round: int | None):
+    from evalcore.analysis.selection import Selection
+    if majority and judge_round is not None:
+        raise click.UsageError("--judge-round and --majority exclude each other")
+    return Selection(judge_round=judge_round or 1, majority=majority, gen_round=gen_round)
+
+
+def selection_options(f):
+    f = click.option("--gen-round", type=int, default=None, help="Only this generation round (default: all).")(f)
+    f = click.option("--majority", is_flag=True, help="Majority over judge rounds (a tie fails).")(f)
+    f = click.option("--judge-round", type=int, default=None, help="Judge round to read (default 1).")(f)
+    return f
+
+
+# --------------------------------------------------------------------------- drill-downs
+# The answers behind a figure of the analysis commands, one page at a time.
+
+
+def page_options(f):
+    f = click.option("--offset", type=int, default=0, show_default=True, help="Skip this many answers.")(f)
+    f = click.option("--limit", type=int, default=25, show_default=True, help="Answers per page (at most 500).")(f)
+    return f

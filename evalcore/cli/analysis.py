@@ -1,0 +1,239 @@
+"""cli.analysis."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from evalcore.cli._common import Ctx, _fmt, _selection, _table, cli, emit, page_options, selection_options
+
+
+@cli.command()
+@click.argument("run_id")
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> None:
+    """Failures per criterion, their share, the all-pass and gate rates, failures by class."""
+    from evalcore.analysis.failures import attribution as attr
+    r = attr(obj.store, run_id, _selection(judge_round, majority, gen_round))
+    lines = []
+    if r.get("warning"):
+        lines.append(f"WARNING: {r['warning']}")
+    lines.append(_table(r["criteria"], [("criterion", "criterion", False), ("gate", "gate", False),
+                                        ("judged", "judged", False), ("failed", "failed", False),
+                                        ("fail_rate", "fail rate", True), ("share_of_failures", "share", True),
+                                        ("fail_only_this", "only this", False), ("errored", "errored", False)]))
+    ap = r["all_pass"]
+    lines.append(f"all-pass: {ap['passed']}/{ap['of']} = {_fmt(ap['rate'], True)} of complete answers "
+                 f"({r['answers_with_errors']} with errored verdicts, {r['answers_incomplete']} incomplete, excluded)")
+    if r["gates"]["criteria"]:
+        g = r["gates"]
+        lines.append(f"through the gates ({', '.join(g['criteria'])}): {g['passed']}/{g['of']} = {_fmt(g['rate'], True)}")
+    for t in r["ternary"]:
+        lines.append(f"{t['criterion']}: correct {t['correct']}, partial {t['partial']}, wrong {t['wrong']}; "
+                     f"headline (correct + 0.5 partial) / N = {_fmt(t['headline'], True)}")
+    emit(r, as_json, "\n".join(lines))
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option("--a", "a", required=True, help="Criterion in the rows.")
+@click.option("--b", "b", required=True, help="Criterion in the columns.")
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) -> None:
+    """The 2x2 of two criteria, B's failure rate within each row of A, their ratio, phi."""
+    from evalcore.analysis.failures import crosstab as ct
+    r = ct(obj.store, run_id, a, b, _selection(judge_round, majority, gen_round))
+    t = r["table"]
+    w = max(len(a), 8)
+    lines = ([f"WARNING: {r['warning']}"] if r.get("warning") else []) + [
+        f"{'':{w}}  {b + ' pass':>14}  {b + ' fail':>14}  {'total':>7}  {b} fails",
+        f"{a + ' pass':{w}}  {t['a_pass']['b_pass']:>14}  {t['a_pass']['b_fail']:>14}  {t['a_pass']['total']:>7}  "
+        f"{_fmt(r['b_fail_rate_given_a_pass'], True)}",
+        f"{a + ' fail':{w}}  {t['a_fail']['b_pass']:>14}  {t['a_fail']['b_fail']:>14}  {t['a_fail']['total']:>7}  "
+        f"{_fmt(r['b_fail_rate_given_a_fail'], True)}",
+        f"{'total':{w}}  {t['total']['b_pass']:>14}  {t['total']['b_fail']:>14}  {t['total']['total']:>7}",
+        f"ratio {_fmt(r['ratio'])}" + (f" ({r['ratio_reason']})" if r["ratio_reason"] else "")
+        + f"; phi {_fmt(r['phi'])}" + (f" ({r['phi_reason']})" if r["phi_reason"] else "")]
+    emit(r, as_json, "\n".join(lines))
+
+
+@cli.command()
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option("--human", is_flag=True, help="Add people (label sets and the label store) as an instrument.")
+@selection_options
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--n-boot", type=int, default=2000, show_default=True, help="Bootstrap resamples.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed, n_boot, as_json) -> None:
+    """phi for every criterion pair per instrument, side by side, classed induced / real / undetermined."""
+    from evalcore.analysis.instruments import association as assoc
+    r = assoc(obj.store, list(run_ids), human=human, sel=_selection(judge_round, majority, gen_round), seed=seed,
+              n_boot=n_boot)
+    names = [i["name"] for i in r["instruments"]]
+    rows = []
+    for p in r["pairs"]:
+        row = {"pair": f"{p['a']} x {p['b']}", "class": p["class"]}
+        for n in names:
+            v = p["instruments"][n]
+            iv = "" if v["lo"] is None else f" [{v['lo']:.2f}, {v['hi']:.2f}]"
+            row[n] = "undefined" if v["phi"] is None else f"{v['phi']:.2f}{iv}"
+        rows.append(row)
+    head = (f"{r['shared_answers']} shared answers" + (f", {r['people_answers']} labelled by people" if human else "")
+            + f"; {int(100 * r['level'])}% intervals, threshold {r['threshold']}")
+    text = "\n".join([*(f"WARNING: {w}" for w in r["warnings"]), head,
+                      _table(rows, [("pair", "pair", False), *((n, n, False) for n in names), ("class", "class", False)])])
+    emit(r, as_json, text)
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option("--reference", default=None, help="A one-criterion (split) run on the same generation.")
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def position(obj: Ctx, run_id, reference, judge_round, majority, gen_round, as_json) -> None:
+    """The position effect in a single-call run: failure rate and agreement with a split run by position."""
+    from evalcore.analysis.instruments import position_effect
+    r = position_effect(obj.store, run_id, reference, _selection(judge_round, majority, gen_round))
+    emit(r, as_json, _table(r["positions"], [("position", "position", False), ("judged", "judged", False),
+                                             ("fail_rate", "fail rate", True),
+                                             ("fail_rate_after_fail", "fail | previous failed", True),
+                                             ("agreement_with_reference", "agrees with reference", True)]))
+
+
+@cli.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> None:
+    """Per criterion: fail under A and pass under B, the reverse, both; composition; all-pass under each."""
+    from evalcore.analysis.harness import flips as fl
+    r = fl(obj.store, run_a, run_b, _selection(judge_round, majority, gen_round))
+    ap = r["all_pass"]
+    text = "\n".join([*(f"WARNING: {w}" for w in r["warnings"]),
+                      _table(r["criteria"], [("criterion", "criterion", False), ("fail_a", "fail A", False),
+                                             ("fail_b", "fail B", False), ("fail_a_pass_b", "A fail, B pass", False),
+                                             ("pass_a_fail_b", "A pass, B fail", False), ("fail_both", "both", False),
+                                             ("share_of_failures_a", "share A", True),
+                                             ("share_of_failures_b", "share B", True)]),
+                      f"all-pass on {ap['answers']} answers: A {_fmt(ap['a'], True)}, B {_fmt(ap['b'], True)}"])
+    emit(r, as_json, text)
+
+
+def _verdict_word(passed: Any) -> str:
+    return "ERROR" if passed is None else ("pass" if passed else "FAIL")
+
+
+def _answer_lines(a: dict, said: list[tuple[str, dict]]) -> list[str]:
+    lines = [f"- {a['item_id']} (round {a['gen_round']}, class {a.get('class') or '-'})"]
+    for who, s in said:
+        if s.get("missing"):
+            lines.append(f"    {who}: no verdict")
+            continue
+        lines.append(f"    {who}: {_verdict_word(s['passed'])}" + (f": {s['reason']}" if s.get("reason") else ""))
+    lines.append(f"    output: {a.get('output')}")
+    return lines
+
+
+def _page_line(r: dict) -> str:
+    shown = len(r["answers"])
+    first = r["offset"] + 1 if shown else r["offset"]
+    return f"{r['total']} answers; showing {first}-{r['offset'] + shown}"
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option("--criterion", required=True, help="The criterion whose failures to list.")
+@click.option("--only", is_flag=True, help="Only answers that fail this criterion and no other.")
+@selection_options
+@page_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def failing(obj: Ctx, run_id, criterion, only, judge_round, majority, gen_round, limit, offset, as_json) -> None:
+    """The answers RUN_ID fails on a criterion, with the judge's reason (attribution drill-down)."""
+    from evalcore.analysis.answers import answers_failing
+    r = answers_failing(obj.store, run_id, criterion, only, _selection(judge_round, majority, gen_round), limit, offset)
+    lines = ([f"WARNING: {r['warning']}"] if r.get("warning") else []) + [_page_line(r)]
+    for a in r["answers"]:
+        lines += _answer_lines(a, [(criterion, a)])
+    emit(r, as_json, "\n".join(lines))
+
+
+@cli.command("people-crosstab")
+@click.argument("gen_id")
+@click.option("--a", "a", required=True, help="Criterion in the rows.")
+@click.option("--b", "b", required=True, help="Criterion in the columns.")
+@click.option("--gen-round", type=int, default=None, help="Only this generation round (default: all).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def people_crosstab_cmd(obj: Ctx, gen_id, a, b, gen_round, as_json) -> None:
+    """The 2x2 of two criteria as people labelled them in GEN_ID (label sets and the label store)."""
+    from evalcore.analysis.answers import people_crosstab
+    from evalcore.analysis.selection import Selection
+    r = people_crosstab(obj.store, gen_id, a, b, Selection(gen_round=gen_round))
+    t = r["table"]
+    text = "\n".join([
+        f"people on {gen_id}: {r['n']} answers",
+        f"{a} pass: {b} pass {t['a_pass']['b_pass']}, {b} fail {t['a_pass']['b_fail']}; "
+        f"{b} fails {_fmt(r['b_fail_rate_given_a_pass'], True)}",
+        f"{a} fail: {b} pass {t['a_fail']['b_pass']}, {b} fail {t['a_fail']['b_fail']}; "
+        f"{b} fails {_fmt(r['b_fail_rate_given_a_fail'], True)}",
+        f"ratio {_fmt(r['ratio'])}" + (f" ({r['ratio_reason']})" if r["ratio_reason"] else "")
+        + f"; phi {_fmt(r['phi'])}" + (f" ({r['phi_reason']})" if r["phi_reason"] else "")])
+    emit(r, as_json, text)
+
+
+@cli.command()
+@click.argument("run_ids", nargs=-1, required=True)
+@click.option("--a", "a", required=True, help="Criterion in the rows.")
+@click.option("--b", "b", required=True, help="Criterion in the columns.")
+@click.option("--a-verdict", type=click.Choice(["pass", "fail"]), default="fail", show_default=True,
+              help="The row of the cell.")
+@click.option("--b-verdict", type=click.Choice(["pass", "fail"]), default="fail", show_default=True,
+              help="The column of the cell.")
+@click.option("--in", "in_run", default=None, help="Whose 2x2: one of the runs, or 'people' (default: the first run).")
+@click.option("--human", is_flag=True, help="Also show people's verdicts.")
+@selection_options
+@page_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def cell(obj: Ctx, run_ids, a, b, a_verdict, b_verdict, in_run, human, judge_round, majority, gen_round, limit, offset,
+         as_json) -> None:
+    """The answers in one cell of a 2x2, with every instrument's verdict and reason on both criteria."""
+    from evalcore.analysis.answers import cell_answers
+    r = cell_answers(obj.store, list(run_ids), a, b, a_verdict == "fail", b_verdict == "fail", in_run or run_ids[0],
+                     human, _selection(judge_round, majority, gen_round), limit, offset)
+    lines = [f"{a} {a_verdict}, {b} {b_verdict} under {r['in']}: {_page_line(r)}"]
+    for ans in r["answers"]:
+        lines += _answer_lines(ans, [(f"{who} {c}", s) for who, per in ans["verdicts"].items() for c, s in per.items()])
+    emit(r, as_json, "\n".join(lines))
+
+
+@cli.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--criterion", required=True, help="The criterion whose verdicts changed.")
+@click.option("--direction", type=click.Choice(["fail_a_pass_b", "pass_a_fail_b", "fail_both"]), default="fail_a_pass_b",
+              show_default=True, help="Which cell of the flips table.")
+@selection_options
+@page_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def flipped(obj: Ctx, run_a, run_b, criterion, direction, judge_round, majority, gen_round, limit, offset,
+            as_json) -> None:
+    """The answers behind one cell of `flips` on a criterion, with both runs' verdicts and reasons."""
+    from evalcore.analysis.harness import flip_answers
+    r = flip_answers(obj.store, run_a, run_b, criterion, direction, _selection(judge_round, majority, gen_round),
+                     limit, offset)
+    lines = [*(f"WARNING: {w}" for w in r["warnings"]), f"{criterion}, {direction}: {_page_line(r)}"]
+    for ans in r["answers"]:
+        lines += _answer_lines(ans, [(f"A {run_a}", ans["a"]), (f"B {run_b}", ans["b"])])
+    emit(r, as_json, "\n".join(lines))

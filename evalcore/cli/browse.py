@@ -1,0 +1,97 @@
+"""cli.browse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from evalcore.cli._common import Ctx, _table, cli, emit
+from evalcore.demo.common import DEFAULT_SEED
+
+# --------------------------------------------------------------------------- browsing
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def runs(obj: Ctx, as_json: bool) -> None:
+    """List runs: status, judge, mode, pass rate per judge round, calls, tokens, cost, latency."""
+    from evalcore.analysis.summary import runs_summary
+    rows = runs_summary(obj.store)
+    text = _table(rows, [("run_id", "run", False), ("status", "status", False), ("mode", "mode", False),
+                         ("judge_model", "judge", False), ("judge_rounds", "rounds", False),
+                         ("items", "items", False), ("pass_rate_mean", "pass", True),
+                         ("pass_rate_spread", "spread", True), ("calls", "calls", False),
+                         ("cost_usd", "cost $", False)])
+    emit(rows, as_json, text)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def generations(obj: Ctx, as_json: bool) -> None:
+    """List generations: suite, rounds, outputs, abstention, tokens, cost, latency, knobs."""
+    from evalcore.analysis.summary import generations_summary
+    rows = generations_summary(obj.store)
+    emit(rows, as_json, _table(rows, [("gen_id", "generation", False), ("suite_id", "suite", False),
+                                      ("status", "status", False), ("rounds", "rounds", False),
+                                      ("outputs", "outputs", False), ("abstained_rate", "abstained", True),
+                                      ("cost_usd", "cost $", False)]))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def suites(obj: Ctx, as_json: bool) -> None:
+    """List suites: items, holdout items, curated, content hash."""
+    from evalcore.analysis.summary import suites_summary
+    rows = suites_summary(obj.store)
+    emit(rows, as_json, _table(rows, [("suite_id", "suite", False), ("items", "items", False),
+                                      ("holdout_items", "holdout", False), ("curated", "curated", False),
+                                      ("content_hash", "hash", False)]))
+
+
+@cli.command()
+@click.argument("run_id")
+@click.argument("item_id")
+@click.option("--gen-round", type=int, default=1, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def show(obj: Ctx, run_id: str, item_id: str, gen_round: int, as_json: bool) -> None:
+    """Show one answer with its item and every verdict on it in RUN_ID."""
+    from evalcore.analysis.summary import item_view
+    v = item_view(obj.store, run_id, item_id, gen_round)
+    lines = [f"item {item_id} (round {gen_round}) in run {run_id}", "", "INPUT:", str(v["input"]), "",
+             "OUTPUT:", str(v["output"]), "", "VERDICTS:"]
+    for d in v["verdicts"]:
+        lines.append(f"  r{d['judge_round']} {d['criterion']}: {d['raw_verdict']} -> passed={d['passed']}  {d['reason'] or ''}")
+    emit(v, as_json, "\n".join(lines))
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def validate(obj: Ctx, as_json: bool) -> None:
+    """Check every file in the data directory against the data contract."""
+    counts = obj.store.validate()
+    emit({"ok": True, **counts}, as_json, "ok: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+
+
+@cli.command()
+@click.option("--markdown", is_flag=True, help="Print docs/FORMAT.md (the default).")
+def schema(markdown: bool) -> None:
+    """Print the data contract (docs/FORMAT.md is this command's output)."""
+    from evalcore.contract.schema import format_markdown
+    click.echo(format_markdown(), nl=False)
+
+
+@cli.command()
+@click.option("--out", type=click.Path(file_okay=False), required=True, help="Data directory to write.")
+@click.option("--seed", type=int, default=None, help="Seed of the simulated world (default: the demo's).")
+@click.option("--keys", type=click.Path(file_okay=False), default=None, help="Keys directory (default: <out>-keys).")
+def demo(out: str, seed: int | None, keys: str | None) -> None:
+    """Write the SIMULATED demo world (suites, generations, runs, labels, sessions)."""
+    from evalcore.demo.world import generate_demo
+    summary = generate_demo(Path(out), DEFAULT_SEED if seed is None else seed, Path(keys) if keys else None)
+    click.echo(f"wrote simulated demo to {out}: " + ", ".join(f"{k}={v}" for k, v in summary.items()))

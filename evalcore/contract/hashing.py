@@ -1,0 +1,42 @@
+"""Ids and content hashes of the data contract: what a valid id is, and the sha256 of a canonical JSON
+form that makes two suites, two sets of outputs or two texts compare equal exactly when their
+content does."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+_ID_RE = re.compile(ID_PATTERN)
+
+
+def is_valid_id(value: str) -> bool:
+    """True for ids of 1-128 letters, digits, dot, dash and underscore, not starting with a dot
+    or dash (so no id is ``..`` or a hidden file)."""
+    return bool(_ID_RE.match(value or "")) and ".." not in value
+
+
+def content_hash(obj: Any) -> str:
+    """sha256 of the canonical JSON of ``obj`` (sorted keys), as ``sha256:<hex16>``."""
+    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def text_hash(text: str) -> str:
+    """sha256 of a text, as ``sha256:<hex16>`` (prompt templates, rendered prompts)."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def outputs_hash(rows: Any) -> str:
+    """A generation's ``outputs_hash``: content_hash over sorted (item_id, round, output), so
+    equal hashes mean identical answers whatever the row order."""
+    return content_hash(sorted([r["item_id"], int(r["round"]), r["output"]] for r in rows))
+
+
+def suite_hash(items: Any) -> str:
+    """A suite's ``content_hash``: ids, inputs, context, references and requirement lists."""
+    keys = ("item_id", "input", "context", "reference", "must_have", "nice_to_have", "wrong_if", "expected_doc_ids")
+    return content_hash(sorted(([it.get(k) for k in keys] for it in items), key=lambda r: r[0]))

@@ -1,0 +1,565 @@
+"""The data contract, version 1: every file evalcore writes or reads, as pydantic models.
+
+Three levels keep a change of the system under test apart from a change of judge:
+
+* a **suite** is frozen items (``suites/<suite_id>/``),
+* a **generation** is one configuration of the system under test answering a suite, possibly
+  several times (generation rounds; ``generations/<gen_id>/``),
+* a **run** is one judge configuration applied to one generation (``runs/<run_id>/``).
+
+Pairwise **sessions** (``sessions/<session_id>/``) show two arms' answers blind; their **key**
+lives in a separate keys directory. **Label sets** (``labels/<labelset_id>/``) are human labels
+that ship with the data (simulated people in the demo, annotators of an imported data set).
+
+Manifests are JSON files validated by the ``*Manifest`` models. Tables are Parquet files whose
+columns are described by the ``*Row`` models: their pyarrow schema is derived from the model, and
+the ``schema_version`` sits in the Parquet key-value metadata (``evalcore.schema_version``).
+docs/FORMAT.md is generated from this module (``evalcore schema --markdown``) and a test keeps
+the two identical.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from datetime import datetime
+from typing import Any, Literal, Optional
+
+import pyarrow as pa
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+
+from evalcore.contract.hashing import content_hash, is_valid_id
+
+SCHEMA_VERSION = 1
+
+CriterionKind = Literal["binary", "ordinal", "ternary", "continuous", "check", "retrieval"]
+HarnessMode = Literal["single", "split", "grouped", "imported"]
+Status = Literal["complete", "partial", "polluted"]
+TERNARY_LABELS = ("correct", "partial", "wrong")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+# --------------------------------------------------------------------------- rubric
+
+
+class CheckSpec(_Model):
+    """How a deterministic ``check`` criterion is computed without a model call."""
+
+    type: Literal["regex", "contains", "equals", "numeric", "json"] = Field(
+        description="regex: pattern found; contains/equals: text test; numeric: |x - value| <= "
+        "tolerance; json: output parses as JSON")
+    pattern: Optional[str] = Field(None, description="regex pattern or text to look for")
+    value: Optional[float] = Field(None, description="expected number for `numeric`")
+    tolerance: Optional[float] = Field(None, description="allowed absolute difference for `numeric`")
+    case_sensitive: bool = Field(False, description="whether text tests respect case")
+
+
+class Criterion(_Model):
+    """One requirement of a rubric."""
+
+    name: str = Field(description="criterion id, unique in the rubric (letters, digits, _ . -)")
+    kind: CriterionKind = Field(
+        description="binary (pass/fail); ordinal (integer scale, pass at threshold); ternary "
+        "(correct/partial/wrong: partial counts half in the headline and fails the all-pass "
+        "rate); continuous (mean of ratings, pass at threshold); check (deterministic, no model "
+        "call); retrieval (recall@k / MRR against expected_doc_ids)")
+    description: str = Field("", description="what the judge is asked, in plain words")
+    pass_anchor: Optional[str] = Field(None, description="what a passing answer looks like")
+    scale_min: Optional[float] = Field(None, description="lowest score on the scale (ordinal, continuous)")
+    scale_max: Optional[float] = Field(None, description="highest score on the scale (ordinal, continuous)")
+    threshold: Optional[float] = Field(
+        None, description="score at or above which the criterion passes (ordinal, continuous, "
+        "retrieval)")
+    gate: bool = Field(False, description="a hard gate: failing it fails the answer whatever else holds")
+    group: Optional[str] = Field(None, description="group name for the `grouped` harness")
+    model: Optional[str] = Field(None, description="judge model for this criterion alone, if not the run's")
+    check: Optional[CheckSpec] = Field(None, description="the deterministic test of a `check` criterion")
+    k: Optional[int] = Field(None, description="cut-off for a `retrieval` criterion (recall@k)")
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_id(cls, v: str) -> str:
+        if not is_valid_id(v):
+            raise ValueError(f"criterion name {v!r} is not a valid id")
+        return v
+
+
+class Rubric(_Model):
+    """The criteria a run judges, in their declared order."""
+
+    name: str = Field("rubric", description="rubric name")
+    criteria: list[Criterion] = Field(description="criteria in declared order")
+
+    @field_validator("criteria")
+    @classmethod
+    def _unique(cls, v: list[Criterion]) -> list[Criterion]:
+        names = [c.name for c in v]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate criterion names: {', '.join(dupes)}")
+        if not v:
+            raise ValueError("a rubric needs at least one criterion")
+        return v
+
+    def names(self) -> list[str]:
+        return [c.name for c in self.criteria]
+
+    def get(self, name: str) -> Criterion | None:
+        return next((c for c in self.criteria if c.name == name), None)
+
+    def hash(self) -> str:
+        return content_hash(self.model_dump(mode="json"))
+
+
+# --------------------------------------------------------------------------- manifests
+
+
+class Totals(_Model):
+    """Sums over the calls of a generation or a run."""
+
+    calls: int = Field(0, description="model calls made (0 for imported or simulated data without calls)")
+    failed_calls: int = Field(0, description="calls that still failed after every retry")
+    tokens_in: int = Field(0, description="prompt tokens over all calls")
+    tokens_out: int = Field(0, description="completion tokens over all calls")
+    cost_usd: Optional[float] = Field(None, description="total cost in US dollars; null when any price is unknown, never 0 for unknown")
+    latency_ms_mean: Optional[float] = Field(None, description="mean latency of one call in milliseconds")
+    latency_ms_p95: Optional[float] = Field(None, description="95th percentile latency in milliseconds")
+
+
+class QuotaBound(_Model):
+    """One target of a suite quota (docs/SUITES.md): shares of the suite's items (``min`` /
+    ``max``, 0-1) and/or counts of items (``min_count`` / ``max_count``). Every bound given must
+    hold; at least one is given."""
+
+    min: Optional[float] = Field(None, ge=0, le=1, description="smallest allowed share of the suite's items (0-1)")
+    max: Optional[float] = Field(None, ge=0, le=1, description="largest allowed share of the suite's items (0-1)")
+    min_count: Optional[int] = Field(None, ge=0, description="smallest allowed number of items")
+    max_count: Optional[int] = Field(None, ge=0, description="largest allowed number of items")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "QuotaBound":
+        if all(v is None for v in (self.min, self.max, self.min_count, self.max_count)):
+            raise ValueError("a quota needs at least one of min, max, min_count, max_count")
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min} is above max {self.max}")
+        if self.min_count is not None and self.max_count is not None and self.min_count > self.max_count:
+            raise ValueError(f"min_count {self.min_count} is above max_count {self.max_count}")
+        return self
+
+
+class SuiteQuotas(_Model):
+    """``quotas`` in a suite manifest: targets per item class and per difficulty tier, checked by
+    ``evalcore suite check``. A value not named is unconstrained; items without a class or
+    difficulty count as ``(none)``. Shares are of all the suite's items, holdout included."""
+
+    class_: dict[str, QuotaBound] = Field(default_factory=dict, alias="class",
+                                          description="class -> bounds, e.g. {\"billing\": {\"max\": 0.3}}")
+    difficulty: dict[str, QuotaBound] = Field(default_factory=dict,
+                                              description="difficulty tier -> bounds, e.g. {\"hard\": {\"min\": 0.2}}")
+
+
+class SuiteChange(_Model):
+    """One repair recorded in a suite version's manifest: which item and field changed, from what
+    to what, who made it, why, and the \"test is wrong\" flag it resolves."""
+
+    item_id: str = Field(description="the item repaired")
+    field: str = Field(description="the column changed (input, context, reference, must_have, nice_to_have, "
+                       "wrong_if, expected_doc_ids, class, difficulty)")
+    before: Optional[str | list[str]] = Field(None, description="the value in the previous version")
+    after: Optional[str | list[str]] = Field(None, description="the value in this version")
+    by: str = Field(description="who made the repair")
+    why: str = Field(description="why the test was wrong")
+    at: datetime = Field(description="when the repair was made (UTC)")
+    flag: Optional[int] = Field(None, description="the label-store edit (outcome test_wrong) this repair resolves")
+
+
+class SuiteManifest(_Model):
+    """``suites/<suite_id>/manifest.json``. A repaired version (2, 3, ...) has the same shape and
+    lives in the state directory: ``<state>/suites/<suite_id>/v<N>/`` (docs/SUITES.md)."""
+
+    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    suite_id: str = Field(description="suite id (the directory name)")
+    description: str = Field("", description="what the items are")
+    created_at: datetime = Field(description="when the suite was frozen (UTC)")
+    content_hash: str = Field(description="hash of the items (ids, inputs, references and requirement lists)")
+    n_items: int = Field(description="number of items")
+    curated: bool = Field(False, description="items were picked by hand: absolute rates are labelled as from a curated suite")
+    simulated: bool = Field(False, description="made by evalcore's simulator, not by a real system")
+    source: str = Field("", description="where the items came from (a command, a data set)")
+    version: int = Field(1, ge=1, description="suite version: 1 is the suite in the data directory; each repair "
+                         "makes the next one in the state directory (omitted when 1)")
+    supersedes: Optional[str] = Field(None, description="content_hash of the version this one replaces (omitted "
+                                      "for version 1)")
+    changes: list[SuiteChange] = Field(default_factory=list, description="the repairs that make this version from "
+                                       "the previous one (omitted for version 1)")
+    quotas: Optional[SuiteQuotas] = Field(None, description="class and difficulty targets checked by `evalcore "
+                                          "suite check` (docs/SUITES.md; omitted when there are none)")
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: Any) -> Any:
+        """``version``, ``supersedes``, ``changes`` and ``quotas`` are written only when they say
+        something: a version-1 suite without quotas is written exactly as before they existed."""
+        out = handler(self)
+        if isinstance(out, dict):
+            for key, default in (("version", 1), ("supersedes", None), ("changes", []), ("quotas", None)):
+                if key in out and out[key] == default:
+                    del out[key]
+        return out
+
+
+class GenerationManifest(_Model):
+    """``generations/<gen_id>/manifest.json``: one configuration of the system under test."""
+
+    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    gen_id: str = Field(description="generation id (the directory name)")
+    suite_id: str = Field(description="the suite answered")
+    suite_hash: str = Field(description="content_hash of the suite when it was answered")
+    created_at: datetime = Field(description="when the generation was written (UTC)")
+    knobs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="settings of the system under test: generator_model, temperature, "
+        "writer_prompt_hash, revision_budget, token_budget, corpus_snapshot, retrieval, and any "
+        "key=value the user recorded")
+    rounds: int = Field(1, description="generation rounds (each item answered this many times)")
+    status: Status = Field("complete", description="complete, partial (items missing) or polluted (errored outputs)")
+    source: Literal["generated", "imported", "simulated"] = Field(description="how the outputs came to be")
+    outputs_hash: str = Field(description="hash of (item_id, round, output) for every row: equal hashes mean identical answers")
+    totals: Totals = Field(default_factory=Totals, description="calls, tokens, cost and latency of the system under test")
+    simulated: bool = Field(False, description="made by evalcore's simulator")
+
+
+class RunManifest(_Model):
+    """``runs/<run_id>/manifest.json``: one judge configuration applied to one generation."""
+
+    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    run_id: str = Field(description="run id (the directory name)")
+    gen_id: str = Field(description="the generation judged")
+    created_at: datetime = Field(description="when the run was written (UTC)")
+    rubric: Rubric = Field(description="the criteria judged")
+    rubric_hash: str = Field(description="hash of the rubric")
+    mode: HarnessMode = Field(description="single (one call returns every criterion), split (one call per criterion), grouped (one call per group), imported")
+    groups: Optional[list[list[str]]] = Field(None, description="criteria per call in `grouped` mode")
+    field_order: list[str] | Literal["rotate"] = Field(description="order the criteria are asked and emitted in, or `rotate` per item")
+    prompt_variant: str = Field("default", description="named prompt variant, e.g. `independent` for the evaluate-each-criterion-independently instruction")
+    judge_model: str = Field(description="judge model as a pinned snapshot")
+    judge_family: Optional[str] = Field(None, description="model family of the judge (for same-family warnings)")
+    temperature: Optional[float] = Field(None, description="judge sampling temperature")
+    seed: Optional[int] = Field(None, description="judge sampling seed, where the provider takes one")
+    prompt_template: str = Field("", description="prompt template text")
+    prompt_hash: str = Field("", description="hash of the prompt template text")
+    postprocess_version: str = Field("none", description="version of the post-processing that derived `passed` from the judge's raw verdict")
+    retry_policy: dict[str, Any] = Field(default_factory=dict, description="max retries, backoff, timeout")
+    structured_output: str = Field("none", description="json_schema, tolerant-parse or none")
+    reuse_cache: bool = Field(False, description="whether identical calls could be served from the cache (off by default)")
+    cache_hits: int = Field(0, description="calls served from the cache")
+    judge_rounds: int = Field(1, description="independent judge rounds over each output")
+    source: Literal["judged", "imported", "simulated"] = Field(description="judged by evalcore, imported from a file, or simulated")
+    status: Status = Field("complete", description="complete; partial (not every call made); polluted (some calls failed after retries: every aggregate says so)")
+    failed_call_ids: list[str] = Field(default_factory=list, description="calls that failed after every retry")
+    totals: Totals = Field(default_factory=Totals, description="calls, tokens, cost and latency of the judge")
+    knobs: dict[str, Any] = Field(default_factory=dict, description="any other key=value the user recorded about the judge")
+    price_map_version: Optional[str] = Field(None, description="version of the price table used for cost")
+    simulated: bool = Field(False, description="made by evalcore's simulator")
+    description: str = Field("", description="free text shown beside the run")
+
+
+class SessionSettings(_Model):
+    """How a pairwise session's pairs were made (``settings`` in session.json)."""
+
+    normalise: list[str] = Field(default_factory=list, description="normalisations applied: headings, bullets, blank-lines")
+    length_match: bool = Field(False, description="whether answer lengths were matched")
+    mirror_fraction: float = Field(0.0, description="share of pairs shown again in swapped order")
+    holdout: int = Field(0, description="pairs held out of the headline")
+    seed: int = Field(0, description="seed of the left/right draw")
+
+
+class SessionManifest(_Model):
+    """``sessions/<session_id>/session.json``: a blinded pairwise session. No arm name appears
+    here or in pairs.parquet; the key is in the keys directory."""
+
+    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    session_id: str = Field(description="session id (the directory name)")
+    suite_id: Optional[str] = Field(None, description="the suite whose items are paired")
+    created_at: datetime = Field(description="when the session was made (UTC)")
+    settings: SessionSettings = Field(default_factory=SessionSettings, description="how the pairs were made")
+    status: Literal["open", "closed"] = Field("open", description="open (grading, no results shown) or closed")
+    n_pairs: int = Field(description="number of pairs, mirrors included")
+    source: Literal["made", "imported", "simulated"] = Field(description="how the session came to be")
+    simulated: bool = Field(False, description="made by evalcore's simulator")
+
+
+class LabelSetManifest(_Model):
+    """``labels/<labelset_id>/manifest.json``: human labels shipped with the data."""
+
+    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    labelset_id: str = Field(description="label set id (the directory name)")
+    gen_id: str = Field(description="the generation whose outputs were labelled")
+    created_at: datetime = Field(description="when the labels were written (UTC)")
+    annotators: list[str] = Field(default_factory=list, description="annotator ids")
+    rubric: Optional[Rubric] = Field(None, description="the criteria labelled, when they are not a run's")
+    description: str = Field("", description="who labelled what, how")
+    simulated: bool = Field(False, description="labels of simulated people")
+
+
+class KeyManifest(_Model):
+    """``<keys>/<session_id>/key.json``: the unblinding key's header; outside the data directory."""
+
+    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    session_id: str = Field(description="the session this key unblinds")
+    arms: dict[str, str] = Field(description="arm name -> generation id or file it came from")
+    created_at: datetime = Field(description="when the key was written (UTC)")
+
+
+# --------------------------------------------------------------------------- table rows
+
+
+class ItemRow(_Model):
+    """``suites/<suite_id>/items.parquet``: one row per item."""
+
+    item_id: str = Field(description="item id, unique in the suite")
+    input: str = Field(description="the question or task")
+    context: Optional[str] = Field(None, description="passages the answer may use")
+    reference: Optional[str] = Field(None, description="a reference answer")
+    must_have: Optional[list[str]] = Field(None, description="short statements a correct answer must contain")
+    nice_to_have: Optional[list[str]] = Field(None, description="statements that improve an answer")
+    wrong_if: Optional[list[str]] = Field(None, description="statements that make an answer wrong")
+    expected_doc_ids: Optional[list[str]] = Field(None, description="documents retrieval should find")
+    class_: Optional[str] = Field(None, alias="class", description="item class, for breakdowns")
+    difficulty: Optional[str] = Field(None, description="difficulty tier")
+    holdout: bool = Field(False, description="held out: hidden by default, never used to tune")
+
+
+class OutputRow(_Model):
+    """``generations/<gen_id>/outputs.parquet``: one row per item and generation round."""
+
+    item_id: str = Field(description="the item answered")
+    round: int = Field(description="generation round, from 1")
+    output: str = Field(description="the system's answer, shown as text only")
+    abstained: bool = Field(False, description="the system's own 'could not answer' flag")
+    retrieved_doc_ids: Optional[list[str]] = Field(None, description="documents the system retrieved, in rank order")
+    tokens_in: Optional[int] = Field(None, description="prompt tokens of the system under test")
+    tokens_out: Optional[int] = Field(None, description="completion tokens of the system under test")
+    cost_usd: Optional[float] = Field(None, description="cost of the answer; null when unknown")
+    latency_ms: Optional[float] = Field(None, description="latency of the answer in milliseconds")
+    error: Optional[str] = Field(None, description="why no answer was produced")
+
+
+class VerdictRow(_Model):
+    """``runs/<run_id>/verdicts.parquet``: one row per item, generation round, criterion and judge round."""
+
+    run_id: str = Field(description="the run")
+    item_id: str = Field(description="the item")
+    gen_round: int = Field(description="generation round of the output judged, from 1")
+    criterion: str = Field(description="criterion name from the run's rubric")
+    judge_round: int = Field(description="judge round, from 1")
+    passed: Optional[bool] = Field(None, description="derived pass/fail after post-processing; null when the call errored")
+    score: Optional[float] = Field(None, description="numeric score (ordinal, continuous, retrieval)")
+    label: Optional[str] = Field(None, description="derived ternary label: correct, partial or wrong")
+    raw_verdict: Optional[str] = Field(None, description="the judge's own value, before post-processing")
+    reason: Optional[str] = Field(None, description="the judge's reason, shown as text only")
+    covered: Optional[list[str]] = Field(None, description="must_have items the judge says are covered")
+    missed: Optional[list[str]] = Field(None, description="must_have items the judge says are missing")
+    triggered: Optional[list[str]] = Field(None, description="wrong_if items the judge says are triggered")
+    position: int = Field(0, description="order emitted within its call (0 for a one-criterion call)")
+    call_id: Optional[str] = Field(None, description="the call that produced this verdict")
+    error: Optional[str] = Field(None, description="why there is no verdict")
+
+
+class CallRow(_Model):
+    """``runs/<run_id>/calls.parquet``: one row per judge call."""
+
+    call_id: str = Field(description="call id, unique in the run")
+    item_id: str = Field(description="the item")
+    gen_round: int = Field(description="generation round of the output judged")
+    judge_round: int = Field(description="judge round")
+    criteria: list[str] = Field(description="criteria this call judged")
+    model: Optional[str] = Field(None, description="model as the provider reported it")
+    prompt_hash: Optional[str] = Field(None, description="hash of the rendered prompt")
+    tokens_in: Optional[int] = Field(None, description="prompt tokens")
+    tokens_out: Optional[int] = Field(None, description="completion tokens")
+    cost_usd: Optional[float] = Field(None, description="cost; null when the price is unknown, never 0")
+    latency_ms: Optional[float] = Field(None, description="latency in milliseconds")
+    attempts: int = Field(1, description="attempts, retries included")
+    cache_hit: bool = Field(False, description="served from the cache (only with --reuse)")
+    error: Optional[str] = Field(None, description="why the call failed after every retry")
+    started_at: Optional[datetime] = Field(None, description="when the first attempt started (UTC)")
+
+
+class PairVerdictRow(_Model):
+    """``runs/<run_id>/pair_verdicts.parquet``: a model grader's choices in a pairwise session."""
+
+    pair_id: str = Field(description="the pair")
+    order: Literal["as_shown", "swapped"] = Field(description="whether the grader saw the pair as shown or swapped")
+    choice: Optional[Literal["left", "right", "same"]] = Field(None, description="choice in as-shown terms; null when the call errored")
+    reason: Optional[str] = Field(None, description="the grader's reason")
+    call_id: Optional[str] = Field(None, description="the call")
+
+
+class PairRow(_Model):
+    """``sessions/<session_id>/pairs.parquet``: what a grader sees. Encodes no arm."""
+
+    pair_id: str = Field(description="random id that encodes nothing")
+    item_id: str = Field(description="the item both answers respond to")
+    left_text: str = Field(description="answer shown on the left, after normalisation")
+    right_text: str = Field(description="answer shown on the right, after normalisation")
+    mirror_of: Optional[str] = Field(None, description="pair this one repeats in swapped order")
+    holdout: bool = Field(False, description="held out of the headline")
+
+
+class JudgmentRow(_Model):
+    """``sessions/<session_id>/judgments.parquet``: people's choices that ship with the data
+    (simulated people in the demo, annotators in an import). Choices made in the app go to the
+    state directory instead."""
+
+    pair_id: str = Field(description="the pair")
+    reviewer: str = Field(description="who chose")
+    choice: Literal["left", "right", "same"] = Field(description="choice in as-shown terms")
+    seconds: Optional[float] = Field(None, description="time taken")
+
+
+class KeyRow(_Model):
+    """``<keys>/<session_id>/key.parquet``: which arm is on which side. Never in the data directory."""
+
+    pair_id: str = Field(description="the pair")
+    left_arm: str = Field(description="arm shown on the left")
+    right_arm: str = Field(description="arm shown on the right")
+
+
+class LabelRow(_Model):
+    """``labels/<labelset_id>/labels.parquet``: one row per item, round, criterion and annotator."""
+
+    item_id: str = Field(description="the item")
+    gen_round: int = Field(1, description="generation round of the output labelled")
+    criterion: str = Field(description="criterion name")
+    annotator: str = Field(description="annotator id (or `mean` for a published mean of several people)")
+    value: Optional[str] = Field(None, description="the label as given (pass/fail, a score, correct/partial/wrong)")
+    passed: Optional[bool] = Field(None, description="derived pass/fail")
+    score: Optional[float] = Field(None, description="numeric value, when the label is a score")
+
+
+# --------------------------------------------------------------------------- arrow schemas
+
+
+def _arrow_type(annotation: Any) -> tuple[pa.DataType, bool]:
+    """Map a row field's annotation to (arrow type, nullable)."""
+    nullable = False
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        nullable = len(args) < len(typing.get_args(annotation))
+        annotation = args[0]
+        origin = typing.get_origin(annotation)
+    if origin is list:
+        return pa.list_(pa.string()), nullable
+    if origin is Literal or annotation is str:
+        return pa.string(), nullable
+    if annotation is bool:
+        return pa.bool_(), nullable
+    if annotation is int:
+        return pa.int64(), nullable
+    if annotation is float:
+        return pa.float64(), nullable
+    if annotation is datetime:
+        return pa.timestamp("us", tz="UTC"), nullable
+    raise TypeError(f"no arrow type for {annotation!r}")  # pragma: no cover - a bug in this file
+
+
+def arrow_schema(row: type[_Model]) -> pa.Schema:
+    """The pyarrow schema of a ``*Row`` model (column names use the field aliases)."""
+    fields = []
+    for name, info in row.model_fields.items():
+        typ, nullable = _arrow_type(info.annotation)
+        fields.append(pa.field(info.alias or name, typ, nullable=nullable))
+    return pa.schema(fields)
+
+
+# Tables by file name: (row model, key columns that must be unique).
+TABLES: dict[str, tuple[type[_Model], tuple[str, ...]]] = {
+    "items": (ItemRow, ("item_id",)),
+    "outputs": (OutputRow, ("item_id", "round")),
+    "verdicts": (VerdictRow, ("item_id", "gen_round", "criterion", "judge_round")),
+    "calls": (CallRow, ("call_id",)),
+    "pair_verdicts": (PairVerdictRow, ("pair_id", "order", "call_id")),
+    "pairs": (PairRow, ("pair_id",)),
+    "judgments": (JudgmentRow, ("pair_id", "reviewer")),
+    "key": (KeyRow, ("pair_id",)),
+    "labels": (LabelRow, ("item_id", "gen_round", "criterion", "annotator")),
+}
+
+MANIFESTS: dict[str, type[_Model]] = {
+    "suite": SuiteManifest,
+    "generation": GenerationManifest,
+    "run": RunManifest,
+    "session": SessionManifest,
+    "labelset": LabelSetManifest,
+    "key": KeyManifest,
+}
+
+
+def format_markdown() -> str:
+    """docs/FORMAT.md, generated from the models above."""
+    out = [
+        "# The evalcore data format, version %d" % SCHEMA_VERSION,
+        "",
+        "Generated by `evalcore schema --markdown` from `evalcore/schema.py`; a test keeps this file",
+        "identical to the generator's output. Every JSON manifest has a `schema_version` field; every",
+        "Parquet table carries `evalcore.schema_version` and `evalcore.table` in its key-value metadata.",
+        "A reader refuses a file whose version is newer than the one it knows, with a message naming",
+        "the file.",
+        "",
+        "```",
+        "<data>/",
+        "  suites/<suite_id>/manifest.json, items.parquet",
+        "  generations/<gen_id>/manifest.json, outputs.parquet",
+        "  runs/<run_id>/manifest.json, verdicts.parquet, calls.parquet[, pair_verdicts.parquet]",
+        "  sessions/<session_id>/session.json, pairs.parquet[, judgments.parquet]",
+        "  labels/<labelset_id>/manifest.json, labels.parquet",
+        "<keys>/  (a sibling of <data> by default; never inside it, never given to the app)",
+        "  <session_id>/key.json, key.parquet",
+        "<state>/  (writable; labels.sqlite and everything people and commands write later)",
+        "  suites/<suite_id>/v<N>/manifest.json, items.parquet  (repaired suite versions 2, 3, ...)",
+        "```",
+        "",
+        "Ids (suite, generation, run, session, label set, criterion) are 1-128 characters of letters,",
+        "digits, `.`, `_` and `-`, starting with a letter or digit and never containing `..`.",
+        "",
+        "## Manifests",
+        "",
+    ]
+
+    def table(model: type[_Model]) -> list[str]:
+        rows = ["| field | type | description |", "|---|---|---|"]
+        for name, info in model.model_fields.items():
+            ann = str(info.annotation).replace("typing.", "").replace("evalcore.schema.", "")
+            ann = ann.replace("|", "or")
+            rows.append(f"| `{info.alias or name}` | `{ann}` | {info.description or ''} |")
+        return rows
+
+    for model in (SuiteManifest, GenerationManifest, RunManifest, SessionManifest,
+                  LabelSetManifest, KeyManifest, Totals, SessionSettings, Rubric, Criterion,
+                  CheckSpec, SuiteChange, SuiteQuotas, QuotaBound):
+        out += [f"### {model.__name__}", "", (model.__doc__ or "").strip(), ""] + table(model) + [""]
+    out += ["## Tables (Parquet)", ""]
+    for fname, (model, keys) in TABLES.items():
+        out += [f"### {fname}.parquet ({model.__name__})", "", (model.__doc__ or "").strip(), "",
+                f"Unique key: ({', '.join(keys)}).", "", "| column | arrow type | nullable | description |",
+                "|---|---|---|---|"]
+        schema = arrow_schema(model)
+        for (name, info), fld in zip(model.model_fields.items(), schema):
+            out.append(f"| `{fld.name}` | `{fld.type}` | {'yes' if fld.nullable else 'no'} | {info.description or ''} |")
+        out.append("")
+    out += [
+        "## Derived values",
+        "",
+        "* `passed` is derived from the judge's `raw_verdict` by the run's post-processing, whose",
+        "  version is in the manifest; the raw verdict and reason are never overwritten.",
+        "* ternary: `correct` passes, `partial` and `wrong` fail; the headline counts partial as half:",
+        "  (correct + 0.5 partial) / N. The all-pass rate counts partial as a failure.",
+        "* ordinal and continuous: `passed = score >= threshold`.",
+        "* an errored verdict has `passed` null and `error` set; aggregates exclude and count it.",
+        "",
+    ]
+    return "\n".join(out)

@@ -1,0 +1,614 @@
+"""demo.support."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from evalcore.contract import hashing as H
+from evalcore.contract import schema as S
+from evalcore.demo.common import (
+    BORDERLINE_WEIGHT,
+    BUG_PATTERN,
+    CARRYOVER,
+    CRITERIA,
+    GROUP_CARRYOVER,
+    GROUPS,
+    HOLDOUT_SHARE,
+    HUMAN_OVERLAP,
+    HUMAN_SLIP,
+    INDEPENDENT_SCALE,
+    JUDGE_A,
+    JUDGE_B,
+    JUDGE_ROUNDS,
+    N_HUMAN_ITEMS,
+    N_PARTIAL_ITEMS,
+    N_POLLUTED_ITEMS,
+    N_SUPPORT_ITEMS,
+    NOTE_SHARE,
+    P_GROUNDED_FAIL,
+    P_NOFAB_FAIL_IF_GROUNDED,
+    P_NOFAB_FAIL_IF_UNGROUNDED,
+    POLLUTED_FAIL_SHARE,
+    POSTPROCESS_BUGGY,
+    PRICE_MAP_VERSION,
+    SINGLE_FIELD_ORDER,
+    SOURCE,
+    SUPPORT,
+    TERNARY_NOISE,
+    TRUTH_FAIL,
+    UNANSWERABLE_SHARE,
+    _at,
+    _call_row,
+    _Cols,
+    _fill,
+    _pick,
+    _rng,
+    _template,
+    _totals,
+    _words,
+)
+from evalcore.demo.text import (
+    CARRYOVER_REASONS,
+    CLOSINGS_OK,
+    CLOSINGS_RUDE,
+    CRITERION_TEXT,
+    GREETINGS_OK,
+    GREETINGS_RUDE,
+    NOTE,
+    NOTE_SIDES,
+    OVER_REFUSAL,
+    REASONS,
+    SLOTS,
+    TOPICS,
+    UNANSWERABLE_MUST_HAVE,
+    UNANSWERABLE_QUESTIONS,
+    UNANSWERABLE_WRONG_IF,
+)
+from evalcore.storage.store import Store
+
+# --------------------------------------------------------------------------- support: truth and items
+
+
+def support_truth(seed: int, n: int = N_SUPPORT_ITEMS) -> np.ndarray:
+    """True FAIL flags, shape (n, 6) in CRITERIA order. grounded and no_fabrication are drawn
+    jointly (no_fabrication fails far more often when the answer is ungrounded); every other
+    criterion is an independent coin with its TRUTH_FAIL rate. The (grounded, no_fabrication)
+    cells have exact counts (71 / 43 / 36 / 450 of 600; phi 0.56), assigned to items at random."""
+    rng = _rng(seed, "support-truth")
+    fail = np.zeros((n, len(CRITERIA)), dtype=bool)
+    for j, c in enumerate(CRITERIA):
+        if c in TRUTH_FAIL:
+            fail[:, j] = rng.random(n) < TRUTH_FAIL[c]
+    # exact cell counts, seeded assignment: the suite's phi is the designed one, not a lucky draw
+    n_g = int(round(P_GROUNDED_FAIL * n))
+    n_both = int(round(P_NOFAB_FAIL_IF_UNGROUNDED * n_g))
+    n_nf_only = int(round(P_NOFAB_FAIL_IF_GROUNDED * (n - n_g)))
+    perm = rng.permutation(n)
+    g = np.zeros(n, dtype=bool)
+    nf = np.zeros(n, dtype=bool)
+    g[perm[:n_g]] = True
+    nf[perm[:n_both]] = True
+    nf[perm[n_g:n_g + n_nf_only]] = True
+    fail[:, CRITERIA.index("grounded")] = g
+    fail[:, CRITERIA.index("no_fabrication")] = nf
+    return fail
+
+
+def _slots(rng: np.random.Generator) -> dict[str, Any]:
+    s = {k: _pick(rng, v) for k, v in SLOTS.items()}
+    s["order"] = f"#{int(rng.integers(100000, 999999))}"
+    s["amount2"] = _pick(rng, SLOTS["amount"])
+    return s
+
+
+def support_items(seed: int, fail: np.ndarray) -> tuple[list[dict], list[dict]]:
+    """The 600 items (ItemRow dicts) and, per item, what the simulator needs to write answers
+    (topic, slots, doc ids, whether it is unanswerable, whether its answer carries a note)."""
+    rng = _rng(seed, "support-items")
+    n = fail.shape[0]
+    doc_of_topic = {t: f"doc-{11 + 3 * t}" for t in range(len(TOPICS))}
+    holdout = np.zeros(n, dtype=bool)
+    holdout[rng.choice(n, int(round(HOLDOUT_SHARE * n)), replace=False)] = True
+    unanswerable = rng.random(n) < UNANSWERABLE_SHARE
+    items, info = [], []
+    for i in range(n):
+        s = _slots(rng)
+        topic = int(rng.integers(len(TOPICS)))
+        other = (topic + 1 + int(rng.integers(len(TOPICS) - 1))) % len(TOPICS)
+        t, o = TOPICS[topic], TOPICS[other]
+        difficulty = _pick(rng, ["easy", "easy", "medium", "medium", "hard"])
+        if unanswerable[i]:
+            q, subject = UNANSWERABLE_QUESTIONS[int(rng.integers(len(UNANSWERABLE_QUESTIONS)))]
+            question = _fill(q, s)
+            context = (f"[{doc_of_topic[topic]}] {_fill(t['passage'], s)}\n\n"
+                       f"[{doc_of_topic[other]}] {_fill(o['passage'], s)}")
+            reference = f"Our help articles don't cover {subject}; I can pass this to a support agent."
+            must_have, wrong_if, expected = list(UNANSWERABLE_MUST_HAVE), list(UNANSWERABLE_WRONG_IF), []
+            cls = t["cls"]
+            difficulty = "hard"
+        else:
+            subject = t["subject"]
+            question = _fill(_pick(rng, t["q"]), s)
+            docs = [(doc_of_topic[topic], t), (doc_of_topic[other], o)]
+            if rng.random() < 0.5:
+                docs.reverse()
+            context = "\n\n".join(f"[{d}] {_fill(tt['passage'], s)}" for d, tt in docs)
+            reference = _fill(t["reference"], s)
+            must_have = [_fill(m, s) for m in t["must_have"]]
+            wrong_if = [_fill(w, s) for w in t["wrong_if"]]
+            expected = [doc_of_topic[topic]]
+            cls = t["cls"]
+        items.append({"item_id": f"sup-{i + 1:04d}", "input": question, "context": context,
+                      "reference": reference, "must_have": must_have, "wrong_if": wrong_if,
+                      "expected_doc_ids": expected, "class": cls, "difficulty": difficulty,
+                      "holdout": bool(holdout[i])})
+        info.append({"topic": topic, "other": other, "slots": s, "subject": subject,
+                     "doc": doc_of_topic[topic], "other_doc": doc_of_topic[other],
+                     "unanswerable": bool(unanswerable[i])})
+    # the honest trailing note (which the buggy post-processing later mistakes for a bail):
+    # only on answered items whose answer is on topic
+    aq = fail[:, CRITERIA.index("answers_question")]
+    eligible = np.flatnonzero(~unanswerable & ~aq)
+    noted = rng.choice(eligible, int(round(NOTE_SHARE * n)), replace=False)
+    for i in range(n):
+        info[i]["note"] = False
+    for i in noted:
+        info[i]["note"] = True
+    return items, info
+
+
+def write_support_suite(store: Store, items: list[dict]) -> S.SuiteManifest:
+    m = S.SuiteManifest(
+        suite_id=SUPPORT, created_at=_at(0), content_hash=H.suite_hash(items), n_items=len(items),
+        description="SIMULATED customer-support questions (billing, shipping, account, returns, "
+                    "subscriptions) with help-article passages, reference answers, must-have and "
+                    "wrong-if statements. Made by evalcore's seeded simulator; no real customer wrote them.",
+        curated=False, simulated=True, source=SOURCE)
+    store.write_suite(m, items, overwrite=True)
+    return m
+
+
+# --------------------------------------------------------------------------- support: generation
+
+
+def _join(parts: list[str]) -> str:
+    """Sentences joined with spaces; a part after a trailing comma starts in lower case."""
+    parts = [x for x in parts if x]
+    for k in range(1, len(parts)):
+        if parts[k - 1].endswith(","):
+            parts[k] = parts[k][:1].lower() + parts[k][1:]
+    return " ".join(parts)
+
+
+def _support_answer(rng: np.random.Generator, item: dict, info: dict, fails: dict[str, bool]) -> tuple[str, bool]:
+    """An answer consistent with the item's truth where that is cheap to express in text.
+    Returns (text, abstained)."""
+    s, t = info["slots"], TOPICS[info["topic"]]
+    rude = fails["on_tone"]
+    greet = _pick(rng, GREETINGS_RUDE if rude else GREETINGS_OK)
+    close = _pick(rng, CLOSINGS_RUDE if rude else CLOSINGS_OK)
+    if info["unanswerable"] and not fails["refuses_when_unanswerable"]:
+        body = (f"Sorry, our help articles don't cover {info['subject']}. I can hand this over to a support "
+                f"agent who can check for you.")
+        return _join([greet, body]), True
+    parts = [greet]
+    if info["unanswerable"]:  # should have declined; answers with a confident guess instead
+        ref = _fill(t["reference"], s)
+        parts.append(f"Yes, that's possible: {ref[:1].lower() + ref[1:]}")
+    elif fails["answers_question"]:
+        parts.append(_fill(TOPICS[info["other"]]["reference"], s))
+    else:
+        parts.append(item["reference"])
+    if not fails["cites_source"]:
+        parts[-1] = parts[-1].rstrip(".") + f" [{info['doc']}]."
+    if fails["grounded"]:
+        parts.append(t["stray"].format(**s))
+    if fails["no_fabrication"]:
+        parts.append(_fill(t["fab"], s))
+    if fails["refuses_when_unanswerable"] and not info["unanswerable"]:
+        parts.append(OVER_REFUSAL)
+    if info.get("note"):
+        parts.append(NOTE.format(side=_pick(rng, NOTE_SIDES)))
+    parts.append(close)
+    return _join(parts), False
+
+
+def write_support_generation(store: Store, seed: int, suite: S.SuiteManifest, items: list[dict],
+                             info: list[dict], fail: np.ndarray) -> tuple[S.GenerationManifest, list[dict]]:
+    """`support-g1`: one generation round over the support suite."""
+    rng = _rng(seed, "support-g1")
+    out = _Cols("outputs")
+    outputs = []
+    for i, item in enumerate(items):
+        fails = {c: bool(fail[i, j]) for j, c in enumerate(CRITERIA)}
+        text, abstained = _support_answer(rng, item, info[i], fails)
+        tin = int(220 + 1.3 * _words(item["input"]) + 1.3 * _words(item["context"]) + rng.integers(0, 40))
+        tout = int(1.35 * _words(text) + rng.integers(2, 12))
+        retrieved = [info[i]["doc"], info[i]["other_doc"]]
+        if rng.random() >= 0.85:  # retrieval ranks the distractor first now and then
+            retrieved.reverse()
+        row = dict(item_id=item["item_id"], round=1, output=text, abstained=abstained,
+                   retrieved_doc_ids=retrieved, tokens_in=tin, tokens_out=tout,
+                   cost_usd=round((tin * 0.15 + tout * 0.6) / 1e6, 8),
+                   latency_ms=round(float(350 + 18 * tout + rng.lognormal(5.0, 0.5)), 1))
+        out.add(**row)
+        outputs.append(row)
+    lat = np.array(out.cols["latency_ms"])
+    m = S.GenerationManifest(
+        gen_id="support-g1", suite_id=SUPPORT, suite_hash=suite.content_hash, created_at=_at(1),
+        knobs={"generator_model": "simulated/writer-gamma-2025-05-20", "temperature": 0.3,
+               "writer_prompt_hash": H.text_hash("support writer v3"), "revision_budget": 0,
+               "token_budget": 400, "corpus_snapshot": "help-center-2025-12", "retrieval": "bm25 top-2",
+               "description": "SIMULATED answers written by evalcore's simulator"},
+        rounds=1, status="complete", source=SOURCE,
+        outputs_hash=H.outputs_hash(outputs),
+        totals=S.Totals(calls=out.n, tokens_in=int(sum(out.cols["tokens_in"])),
+                        tokens_out=int(sum(out.cols["tokens_out"])),
+                        cost_usd=round(float(sum(out.cols["cost_usd"])), 6),
+                        latency_ms_mean=round(float(lat.mean()), 1),
+                        latency_ms_p95=round(float(np.percentile(lat, 95)), 1)),
+        simulated=True)
+    store.write_generation(m, out.arrow(), overwrite=True)
+    return m, outputs
+
+
+# --------------------------------------------------------------------------- support: judges
+
+
+def judge_readings(seed: int, judge: dict, fail: np.ndarray, rounds: int) -> np.ndarray:
+    """A judge's own reading of every (item, judge round, criterion) as FAIL flags, shape
+    (n, rounds, 6): the truth with a few fixed misreadings (the judge misses some failures and
+    invents a few), except borderline cells, which are a fresh coin in every round."""
+    rng = _rng(seed, "reading", judge["model"])
+    n, k = fail.shape
+    miss = rng.random((n, k)) < judge["miss_fail"]
+    false = rng.random((n, k)) < judge["false_fail"]
+    fixed = np.where(fail, ~miss, false)
+    weight = np.array([BORDERLINE_WEIGHT[c] for c in CRITERIA])
+    borderline = rng.random((n, k)) < judge["borderline"] * weight
+    coins = rng.random((n, rounds, k)) < 0.5
+    return np.where(borderline[:, None, :], coins, fixed[:, None, :])
+
+
+def carryover_draws(seed: int, judge: dict, n: int, k: int) -> np.ndarray:
+    """One uniform per item and emission position, fixed across judge rounds (and harnesses of
+    the same judge): the carryover fires when it is below c_k."""
+    return _rng(seed, "carryover", judge["model"]).random((n, k))
+
+
+def emit(reading: np.ndarray, calls: list[list[str]], carry: tuple[float, ...], u: np.ndarray,
+         scale: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Turn readings (n, rounds, 6; CRITERIA order) into emitted FAIL flags for a harness whose
+    calls hold the given criteria in emission order. Within a call, after a failed field the next
+    field is forced to fail when u < scale * c_k (k = position in the call). Returns (emitted fail,
+    forced, position), each (n, rounds, 6) / (6,) in CRITERIA order."""
+    out = reading.copy()
+    forced = np.zeros_like(reading)
+    position = np.zeros(len(CRITERIA), dtype=int)
+    for crits in calls:
+        for k, c in enumerate(crits):
+            j = CRITERIA.index(c)
+            position[j] = k if len(crits) > 1 else 0
+            if k == 0:
+                continue
+            prev = out[:, :, CRITERIA.index(crits[k - 1])]
+            fire = (u[:, k] < scale * carry[k])[:, None]
+            push = prev & fire & ~reading[:, :, j]
+            out[:, :, j] |= push
+            forced[:, :, j] = push
+    return out, forced, position
+
+
+def _rubric_binary() -> S.Rubric:
+    return S.Rubric(name="support-6", criteria=[
+        S.Criterion(name=c, kind="binary", description=CRITERION_TEXT[c],
+                    gate=c in ("no_fabrication",),
+                    group=next(f"g{gi + 1}" for gi, g in enumerate(GROUPS) if c in g)) for c in CRITERIA])
+
+
+
+
+
+
+def _reason(rng: np.random.Generator, c: str, failed: bool, forced: bool, subject: str) -> str:
+    if forced:
+        return _pick(rng, CARRYOVER_REASONS)
+    return _pick(rng, REASONS[c][1 if failed else 0]).format(s=subject)
+
+
+
+
+def write_binary_run(store: Store, seed: int, run_id: str, judge: dict, mode: str, calls_spec: list[list[str]],
+                     emitted: np.ndarray, forced: np.ndarray, position: np.ndarray, items: list[dict],
+                     info: list[dict], outputs: list[dict], *, item_idx: Iterable[int] | None = None,
+                     rounds: int = JUDGE_ROUNDS, variant: str = "default", status: str = "complete",
+                     fail_share: float = 0.0, description: str = "", hours: float = 2,
+                     knobs: dict | None = None) -> dict:
+    """Write verdicts, calls and manifest of one binary six-criterion run from emitted FAIL flags
+    (n, rounds, 6). `item_idx` restricts the run to some items; `fail_share` makes that share of
+    calls fail after every retry (their verdicts errored, passed null)."""
+    rng = _rng(seed, "run", run_id)
+    tpl = _template(mode, variant)
+    tpl_hash = H.text_hash(tpl)
+    idx = list(range(len(items))) if item_idx is None else list(item_idx)
+    v, c = _Cols("verdicts"), _Cols("calls")
+    failed_ids: list[str] = []
+    call_no = 0
+    for i in idx:
+        item, out = items[i], outputs[i]
+        for r in range(rounds):
+            for crits in calls_spec:
+                call_no += 1
+                err = None
+                if fail_share and rng.random() < fail_share:
+                    err = _pick(rng, ["timeout after 3 attempts", "rate limited (429) after 3 attempts",
+                                      "unparseable JSON after 3 attempts"])
+                row = _call_row(rng, judge, run_id, call_no, item, out["output"], 1, r + 1, crits, tpl_hash,
+                                hours, err)
+                c.add(**row)
+                if err:
+                    failed_ids.append(row["call_id"])
+                for c_name in crits:
+                    j = CRITERIA.index(c_name)
+                    f = bool(emitted[i, r, j])
+                    if err:
+                        v.add(run_id=run_id, item_id=item["item_id"], gen_round=1, criterion=c_name,
+                              judge_round=r + 1, passed=None, raw_verdict=None, reason=None,
+                              position=int(position[j]), call_id=row["call_id"], error=err)
+                        continue
+                    v.add(run_id=run_id, item_id=item["item_id"], gen_round=1, criterion=c_name,
+                          judge_round=r + 1, passed=not f, raw_verdict="fail" if f else "pass",
+                          reason=_reason(rng, c_name, f, bool(forced[i, r, j]), info[i]["subject"]),
+                          position=int(position[j]), call_id=row["call_id"])
+    rubric = _rubric_binary()
+    if failed_ids and status == "complete":
+        status = "polluted"
+    field_order = [x for crits in calls_spec for x in crits] if mode != "split" else list(CRITERIA)
+    m = S.RunManifest(
+        run_id=run_id, gen_id="support-g1", created_at=_at(hours), rubric=rubric, rubric_hash=rubric.hash(),
+        mode=mode, groups=[list(g) for g in calls_spec] if mode == "grouped" else None,
+        field_order=field_order, prompt_variant=variant, judge_model=judge["model"],
+        judge_family=judge["family"], temperature=0.0, seed=None, prompt_template=tpl, prompt_hash=tpl_hash,
+        postprocess_version="pp-1.0", retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60},
+        structured_output="json_schema", reuse_cache=False, cache_hits=0, judge_rounds=rounds, source=SOURCE,
+        status=status, failed_call_ids=failed_ids, totals=_totals(c), knobs=dict(knobs or {}),
+        price_map_version=PRICE_MAP_VERSION, simulated=True, description=description)
+    store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
+    return {"verdicts": v.n, "calls": c.n}
+
+
+def write_support_judged_runs(store: Store, seed: int, items, info, outputs, fail) -> dict:
+    """The six-criterion runs over `support-g1`: single, single-indep, grouped, split (judge A),
+    split with judge B, and the small polluted and partial runs."""
+    n = len(items)
+    read_a = judge_readings(seed, JUDGE_A, fail, JUDGE_ROUNDS)
+    read_b = judge_readings(seed, JUDGE_B, fail, JUDGE_ROUNDS)
+    u = carryover_draws(seed, JUDGE_A, n, len(CRITERIA))
+    single = [SINGLE_FIELD_ORDER]
+    split = [[c] for c in CRITERIA]
+    counts = {"verdicts": 0, "calls": 0}
+
+    def add(d):
+        counts["verdicts"] += d["verdicts"]
+        counts["calls"] += d["calls"]
+
+    sim = "SIMULATED: made by evalcore's seeded simulator, not by a real judge. "
+    e, f, p = emit(read_a, single, CARRYOVER, u)
+    add(write_binary_run(store, seed, "support-single", JUDGE_A, "single", single, e, f, p, items, info, outputs,
+                         hours=2, description=sim + "One call per answer returns all six criteria in a fixed "
+                         "field order; later fields lean on the ones already written."))
+    e, f, p = emit(read_a, single, CARRYOVER, u, scale=INDEPENDENT_SCALE)
+    add(write_binary_run(store, seed, "support-single-indep", JUDGE_A, "single", single, e, f, p, items, info,
+                         outputs, variant="independent", hours=3,
+                         description=sim + "Single call with an 'evaluate each criterion independently' "
+                         "instruction; barely different from the plain single call."))
+    # grouped: carryover only inside each group's call (positions within the group)
+    ug = u[:, :len(GROUP_CARRYOVER)]
+    e, f, p = emit(read_a, GROUPS, GROUP_CARRYOVER, ug)
+    add(write_binary_run(store, seed, "support-grouped", JUDGE_A, "grouped", GROUPS, e, f, p, items, info,
+                         outputs, hours=4, description=sim + "One call per group of related criteria."))
+    e, f, p = emit(read_a, split, CARRYOVER, u)
+    add(write_binary_run(store, seed, "support-split", JUDGE_A, "split", split, e, f, p, items, info, outputs,
+                         hours=5, description=sim + "One call per criterion: no verdict is written with "
+                         "another in front of it."))
+    e, f, p = emit(read_b, split, CARRYOVER, u)
+    add(write_binary_run(store, seed, "support-split-judgeB", JUDGE_B, "split", split, e, f, p, items, info,
+                         outputs, hours=6, description=sim + "One call per criterion with a second, cheaper "
+                         "and more lenient judge model."))
+    rng = _rng(seed, "support-small-runs")
+    polluted_idx = sorted(rng.choice(n, N_POLLUTED_ITEMS, replace=False).tolist())
+    e, f, p = emit(read_a[:, :1], split, CARRYOVER, u)
+    add(write_binary_run(store, seed, "support-polluted", JUDGE_A, "split", split, e, f, p, items, info, outputs,
+                         item_idx=polluted_idx, rounds=1, fail_share=POLLUTED_FAIL_SHARE, hours=7,
+                         description=sim + f"A small split run over {N_POLLUTED_ITEMS} items in which some "
+                         "calls still failed after every retry: the run is polluted."))
+    partial_idx = sorted(rng.choice(n, N_PARTIAL_ITEMS, replace=False).tolist())
+    add(write_binary_run(store, seed, "support-partial", JUDGE_B, "split", split, *emit(read_b[:, :1], split,
+                         CARRYOVER, u), items, info, outputs, item_idx=partial_idx, rounds=1, status="partial",
+                         hours=8, knobs={"planned_items": n, "judged_items": N_PARTIAL_ITEMS},
+                         description=sim + f"Stopped early: only {N_PARTIAL_ITEMS} of {n} items were judged."))
+    counts["runs"] = 7
+    return counts
+
+
+def support_ternary_truth(seed: int, fail: np.ndarray, info: list[dict]) -> list[tuple[str, list[int], bool]]:
+    """Per item: (true label, indices of must_have items covered, wrong_if triggered).
+    Off-topic answers are wrong; a fabricated answer trips its wrong-if half the time; otherwise
+    an answer misses one must-have now and then (partial)."""
+    rng = _rng(seed, "support-ternary-truth")
+    out = []
+    aq, nf = fail[:, CRITERIA.index("answers_question")], fail[:, CRITERIA.index("no_fabrication")]
+    ref = fail[:, CRITERIA.index("refuses_when_unanswerable")]
+    for i in range(fail.shape[0]):
+        k = len(TOPICS[info[i]["topic"]]["must_have"]) if not info[i]["unanswerable"] else 2
+        allc = list(range(k))
+        if info[i]["unanswerable"]:
+            out.append(("correct", allc, False) if not ref[i] else ("wrong", [], True))
+        elif aq[i]:
+            out.append(("wrong", [] if rng.random() < 0.6 else [0], False))
+        elif nf[i] and rng.random() < 0.5:
+            out.append(("wrong", allc, True))
+        elif rng.random() < 0.15:
+            miss = int(rng.integers(k))
+            out.append(("partial", [x for x in allc if x != miss], False))
+        else:
+            out.append(("correct", allc, False))
+    return out
+
+
+def write_support_ternary(store: Store, seed: int, items, info, outputs, fail) -> dict:
+    """`support-ternary`: correct/partial/wrong against must_have / wrong_if, post-processed by a
+    buggy rule that forces `wrong` whenever the answer contains a "couldn't find" phrase, even
+    when the judge said correct and listed every must-have as covered."""
+    rng = _rng(seed, "support-ternary")
+    truth = support_ternary_truth(seed, fail, info)
+    run_id = "support-ternary"
+    crit = S.Criterion(name="correctness", kind="ternary",
+                       description="Correct if every must-have is covered and no wrong-if is triggered; "
+                                   "partial if some must-have is missed; wrong otherwise.")
+    rubric = S.Rubric(name="support-ternary", criteria=[crit])
+    tpl = ("Grade the answer correct, partial or wrong against the must-have and wrong-if lists. Return "
+           "reason, verdict, covered, missed, triggered.\n\nQuestion:\n{input}\n\nMust have:\n{must_have}\n\n"
+           "Wrong if:\n{wrong_if}\n\nAnswer:\n{output}")
+    tpl_hash = H.text_hash(tpl)
+    v, c = _Cols("verdicts"), _Cols("calls")
+    order = list(S.TERNARY_LABELS)
+    for i, item in enumerate(items):
+        label, cov, trig = truth[i]
+        raw = label
+        if rng.random() < TERNARY_NOISE:  # the judge moves one step
+            k = order.index(label)
+            raw = order[k + 1] if k == 0 else order[k - 1] if k == 2 else order[int(rng.integers(2)) * 2]
+        mh = item["must_have"]
+        if raw == "correct":
+            covered, triggered = list(mh), []
+        elif raw == "partial":
+            covered = [mh[x] for x in cov] if len(cov) < len(mh) and cov else mh[:-1]
+            triggered = []
+        else:
+            covered = [mh[x] for x in cov] if len(cov) < len(mh) else []
+            triggered = [item["wrong_if"][0]] if trig or not covered else []
+        missed = [m for m in mh if m not in covered]
+        bug = bool(BUG_PATTERN.search(outputs[i]["output"]))
+        derived = "wrong" if bug else raw
+        reason = {"correct": "Covers every must-have point and triggers nothing on the wrong-if list.",
+                  "partial": f"Misses: {missed[0] if missed else 'one point'}.",
+                  "wrong": (f"Triggers: {triggered[0]}." if triggered else "Does not cover the required points.")}[raw]
+        row = _call_row(rng, JUDGE_A, run_id, i + 1, item, outputs[i]["output"], 1, 1, ["correctness"], tpl_hash, 9)
+        c.add(**row)
+        v.add(run_id=run_id, item_id=item["item_id"], gen_round=1, criterion="correctness", judge_round=1,
+              passed=derived == "correct", label=derived, raw_verdict=raw, reason=reason, covered=covered,
+              missed=missed, triggered=triggered, position=0, call_id=row["call_id"])
+    m = S.RunManifest(
+        run_id=run_id, gen_id="support-g1", created_at=_at(9), rubric=rubric, rubric_hash=rubric.hash(),
+        mode="split", field_order=["correctness"], judge_model=JUDGE_A["model"], judge_family=JUDGE_A["family"],
+        temperature=0.0, prompt_template=tpl, prompt_hash=tpl_hash, postprocess_version=POSTPROCESS_BUGGY,
+        retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60}, structured_output="json_schema",
+        judge_rounds=1, source=SOURCE, status="complete", totals=_totals(c), price_map_version=PRICE_MAP_VERSION,
+        simulated=True,
+        description="SIMULATED: made by evalcore's seeded simulator. Ternary correctness against must-have "
+                    "items. The post-processing (pp-2.1-buggy) forces 'wrong' whenever the answer contains "
+                    "\"couldn't find\", even where the judge said correct and listed every must-have as covered.")
+    store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
+    return {"verdicts": v.n, "calls": c.n}
+
+
+def write_support_ordinal(store: Store, seed: int, items, info, outputs, fail) -> dict:
+    """`support-ordinal`: 0-5 scores (helpfulness pass at 3; accuracy and safety pass at 4 and are
+    hard gates). Scores follow the truth: off-topic or rude answers are less helpful, ungrounded or
+    fabricated ones less accurate; safety is nearly always high."""
+    rng = _rng(seed, "support-ordinal")
+    run_id = "support-ordinal"
+    thresholds = {"helpfulness": 3, "accuracy": 4, "safety": 4}
+    rubric = S.Rubric(name="support-ordinal", criteria=[
+        S.Criterion(name="helpfulness", kind="ordinal", description="How useful is the answer to the customer?",
+                    scale_min=0, scale_max=5, threshold=3),
+        S.Criterion(name="accuracy", kind="ordinal", description="Are the facts right and supported?",
+                    scale_min=0, scale_max=5, threshold=4, gate=True),
+        S.Criterion(name="safety", kind="ordinal", description="Free of harmful or privacy-risking advice?",
+                    scale_min=0, scale_max=5, threshold=4, gate=True)])
+    tpl = "Score the answer 0-5 on {criterion}. Reason first, then the score.\n\n{input}\n\n{context}\n\n{output}"
+    tpl_hash = H.text_hash(tpl)
+    v, c = _Cols("verdicts"), _Cols("calls")
+    col = {x: CRITERIA.index(x) for x in CRITERIA}
+    call_no = 0
+    for i, item in enumerate(items):
+        f = fail[i]
+        base = {
+            "helpfulness": 4.3 - 2.3 * f[col["answers_question"]] - 1.0 * f[col["on_tone"]],
+            "accuracy": 4.6 - 1.3 * f[col["grounded"]] - 1.5 * f[col["no_fabrication"]],
+            "safety": 4.8 - (1.8 if rng.random() < 0.03 else 0.0),
+        }
+        for k, (name, mu) in enumerate(base.items()):
+            call_no += 1
+            score = float(np.clip(np.rint(mu + rng.normal(0, 0.6)), 0, 5))
+            row = _call_row(rng, JUDGE_A, run_id, call_no, item, outputs[i]["output"], 1, 1, [name], tpl_hash, 10)
+            c.add(**row)
+            v.add(run_id=run_id, item_id=item["item_id"], gen_round=1, criterion=name, judge_round=1,
+                  passed=score >= thresholds[name], score=score, raw_verdict=str(int(score)),
+                  reason=f"Scored {int(score)} of 5 on {name} for {info[i]['subject']}.", position=0,
+                  call_id=row["call_id"])
+    m = S.RunManifest(
+        run_id=run_id, gen_id="support-g1", created_at=_at(10), rubric=rubric, rubric_hash=rubric.hash(),
+        mode="split", field_order=rubric.names(), judge_model=JUDGE_A["model"], judge_family=JUDGE_A["family"],
+        temperature=0.0, prompt_template=tpl, prompt_hash=tpl_hash, postprocess_version="pp-1.0",
+        retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60}, structured_output="json_schema",
+        judge_rounds=1, source=SOURCE, status="complete", totals=_totals(c), price_map_version=PRICE_MAP_VERSION,
+        simulated=True,
+        description="SIMULATED: made by evalcore's seeded simulator. Ordinal 0-5 scores with pass thresholds; "
+                    "accuracy and safety are hard gates.")
+    store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
+    return {"verdicts": v.n, "calls": c.n}
+
+
+def _cells(fail: np.ndarray, names: tuple[str, str]) -> np.ndarray:
+    """Cell number 0-3 of each item in the 2x2 of two criteria's true verdicts."""
+    return fail[:, CRITERIA.index(names[0])].astype(int) * 2 + fail[:, CRITERIA.index(names[1])].astype(int)
+
+
+def _quotas(counts: np.ndarray, total: int) -> np.ndarray:
+    """Largest-remainder allocation of ``total`` draws proportional to ``counts``."""
+    exact = counts / counts.sum() * total
+    q = np.floor(exact).astype(int)
+    q[np.argsort(-(exact - q), kind="stable")[:total - q.sum()]] += 1
+    return np.minimum(q, counts)
+
+
+def write_support_labels(store: Store, seed: int, items, fail) -> dict:
+    """`support-human`: 60 items labelled by two simulated annotators (a second one relabels a
+    few of the first one's items), the truth with about 1% slips. The 60 are a seeded sample
+    stratified by the true (grounded, no_fabrication) cell and, within it, by the true
+    (answers_question, cites_source) cell, so the small set keeps the suite's real association
+    (and real independence)."""
+    rng = _rng(seed, "support-human")
+    outer = _cells(fail, ("grounded", "no_fabrication"))
+    inner = _cells(fail, ("answers_question", "cites_source"))
+    chosen = []
+    for k, q in enumerate(_quotas(np.bincount(outer, minlength=4), N_HUMAN_ITEMS)):
+        members = np.flatnonzero(outer == k)
+        for kk, qq in enumerate(_quotas(np.bincount(inner[members], minlength=4), q)):
+            chosen += rng.choice(members[inner[members] == kk], qq, replace=False).tolist()
+    chosen = sorted(int(x) for x in chosen)
+    first = {i: ("sim-annotator-1" if j % 2 == 0 else "sim-annotator-2") for j, i in
+             enumerate(rng.permutation(chosen).tolist())}
+    ann1 = [i for i in chosen if first[i] == "sim-annotator-1"]
+    overlap = set(rng.choice(ann1, HUMAN_OVERLAP, replace=False).tolist())
+    lab = _Cols("labels")
+    for i in chosen:
+        who = [first[i]] + (["sim-annotator-2"] if i in overlap else [])
+        for a in who:
+            for j, c in enumerate(CRITERIA):
+                f = bool(fail[i, j]) ^ bool(rng.random() < HUMAN_SLIP)
+                lab.add(item_id=items[i]["item_id"], gen_round=1, criterion=c, annotator=a,
+                        value="fail" if f else "pass", passed=not f)
+    m = S.LabelSetManifest(
+        labelset_id="support-human", gen_id="support-g1", created_at=_at(11),
+        annotators=["sim-annotator-1", "sim-annotator-2"], rubric=_rubric_binary(), simulated=True,
+        description=f"SIMULATED people: {N_HUMAN_ITEMS} answers of support-g1 labelled pass/fail on the six "
+                    f"criteria by two simulated annotators ({HUMAN_OVERLAP} items by both). Equal to the "
+                    "simulator's truth except for about 1% slips. The items are a seeded sample stratified "
+                    "by the true verdicts on grounded, no_fabrication, answers_question and cites_source.")
+    store.write_labelset(m, lab.arrow(), overwrite=True)
+    return {"labels": lab.n}

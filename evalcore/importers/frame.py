@@ -1,0 +1,378 @@
+"""Import evaluation data from CSV, JSONL or Parquet: ``evalcore import long|wide|pairs FILE``.
+
+* ``long``: one row per item x criterion [x generation round] [x judge round] (or x annotator).
+* ``wide``: one row per item [x round] [x annotator], one column per criterion.
+* ``pairs``: one row per pair of answers (two arms), with model verdicts in either order and
+  people's choices; written as a closed, blinded session plus its key in the keys directory.
+
+``long`` and ``wide`` write a suite (unless ``--suite`` attaches to an existing one), a generation
+(reused when a generation of that suite holds exactly the same outputs) and a run (mode and source
+``imported``) or, with ``--human``, a label set.
+
+Everything is read and checked before anything is written: bad input raises one
+:class:`~evalcore.errors.InputError` / :class:`~evalcore.errors.FormatError` naming the file, the
+column and the problem, and the data directory is left untouched. The directories written are each
+atomic (see :meth:`Store._write_dir`); if a later one fails, the earlier ones of the same import are
+removed again. docs/IMPORT.md documents every option.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalcore.errors import EvalcoreError, FormatError, InputError
+
+# --------------------------------------------------------------------------- constants
+
+FORMAT_BY_EXT = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
+                 ".parquet": "parquet", ".pq": "parquet"}
+INPUT_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
+
+BINARY_TRUE = {"pass", "passed", "true", "yes", "y", "1"}
+BINARY_FALSE = {"fail", "failed", "false", "no", "n", "0"}
+KIND_CHOICES = ("binary", "ordinal", "ternary", "continuous")
+KIND_ORDER = ("binary", "ternary", "ordinal", "continuous")  # preference when several kinds fit
+
+# --knob keys that describe the system under test (recorded on the generation); every other key
+# describes the judge (recorded on the run). `gen.KEY=V` / `run.KEY=V` force the side.
+GENERATION_KNOBS = ("generator_model", "generator", "system", "temperature", "top_p", "max_tokens",
+                    "seed", "writer_prompt", "writer_prompt_hash", "system_prompt_hash", "revision_budget",
+                    "token_budget", "corpus_snapshot", "retrieval", "retriever", "retrieval_k", "top_k",
+                    "embedding_model", "reranker", "chunk_size")
+
+# pairwise choices: a/b name the file's columns (output_a is shown on the left); left/right name
+# the position the grader saw; tie words mean "same".
+CHOICE_A = {"a", "model_a", "output_a", "answer_a", "model_1"}
+CHOICE_B = {"b", "model_b", "output_b", "answer_b", "model_2"}
+CHOICE_LEFT = {"left", "l"}
+CHOICE_RIGHT = {"right", "r"}
+CHOICE_SAME = {"tie", "same", "equal", "draw", "both", "neither", "tie (bothbad)", "tie_bothbad", "both_bad",
+               "bothbad"}
+CHOICE_ERROR = {"error"}  # a model grader whose verdict could not be parsed (MT-Bench): kept as an errored verdict
+
+POSTPROCESS_VERSION = "import-1"
+PAIR_CRITERION = "preference"
+WHOLE_FILE = "(whole file)"  # the field named when the problem is the file itself (empty, unreadable)
+
+
+# --------------------------------------------------------------------------- reading a file
+
+
+@dataclass
+class Frame:
+    """A file read into columns of Python values (str / int / float / bool / None)."""
+
+    name: str                       # the path as given: every message names it
+    fmt: str
+    columns: list[str]
+    data: dict[str, list[Any]]
+    where_: list[str]               # "line 7" (CSV, JSONL) or "row 3" (Parquet) for each row
+    types: dict[str, str] = field(default_factory=dict)  # Parquet column types, for messages
+    value_col: str | None = None    # long format: the column holding every criterion's value
+    criterion_col: str | None = None  # long format: the column naming the criterion
+
+    @property
+    def n(self) -> int:
+        return len(self.where_)
+
+    def where(self, i: int) -> str:
+        return self.where_[i]
+
+    def err(self, problem: str, column: str | None = None, row: int | None = None,
+            cls: type[EvalcoreError] = InputError) -> EvalcoreError:
+        if row is not None:
+            problem = f"{self.where(row)}: {problem}"
+        return cls(problem, file=self.name, field=column)
+
+
+def detect_format(path: Path, fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    ext = path.suffix.lower()
+    if ext not in FORMAT_BY_EXT:
+        raise InputError(f"cannot tell the format from the extension {ext or '(none)'!r}: name the file "
+                         f"*.csv, *.tsv, *.jsonl, *.json or *.parquet, or pass --input-format",
+                         file=str(path), field="--input-format")
+    return FORMAT_BY_EXT[ext]
+
+
+def read_frame(path: str | Path, fmt: str | None = None) -> Frame:
+    """Read a CSV / TSV / JSONL / JSON / Parquet file, refusing what cannot be read cleanly."""
+    name = str(path)
+    path = Path(path)
+    if not path.exists():
+        raise InputError("file does not exist", file=name, field="FILE")
+    if not path.is_file():
+        raise InputError("is not a file", file=name, field="FILE")
+    fmt = detect_format(path, fmt)
+    if path.stat().st_size == 0:
+        raise InputError("file is empty (0 bytes)", file=name, field=WHOLE_FILE)
+    if fmt == "parquet":
+        return _read_parquet(path, name)
+    raw = path.read_bytes()
+    if fmt in ("csv", "tsv"):
+        return _read_csv(raw, name, "\t" if fmt == "tsv" else ",", fmt)
+    return _read_json(raw, name, fmt)
+
+
+def _bad_utf8(name: str, raw: bytes, e: UnicodeDecodeError, column: str, unit: str = "line") -> InputError:
+    line = raw.count(b"\n", 0, e.start) + 1
+    return InputError(f"{unit} {line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); "
+                      f"save the file as UTF-8", file=name, field=column)
+
+
+def _decode(raw: bytes) -> str:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    return raw.decode("utf-8", errors="strict")
+
+
+def _read_csv(raw: bytes, name: str, delim: str, fmt: str) -> Frame:
+    try:
+        text = _decode(raw)
+    except UnicodeDecodeError as e:
+        raise _csv_utf8_error(raw, name, delim, e) from None
+    if not text.strip():
+        raise InputError("file has no text: expected a header row and data rows", file=name, field=WHOLE_FILE)
+    csv.field_size_limit(2**31 - 1)  # answers and contexts can be long
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim, strict=True)
+    try:
+        header = next(reader)
+    except csv.Error as e:
+        raise InputError(f"line 1: does not parse as {fmt.upper()}: {e}", file=name, field="header") from None
+    header = [h.strip() for h in header]
+    _check_header(header, name)
+    data: dict[str, list[Any]] = {h: [] for h in header}
+    where: list[str] = []
+    start = reader.line_num + 1
+    while True:
+        try:
+            rec = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            raise InputError(f"line {reader.line_num}: does not parse as {fmt.upper()}: {e}", file=name,
+                             field="row") from None
+        line = start
+        start = reader.line_num + 1
+        if not rec or (len(rec) == 1 and rec[0] == "" and len(header) > 1):
+            continue  # blank line
+        if len(rec) != len(header):
+            col = header[len(rec)] if len(rec) < len(header) else "(extra field)"
+            raise InputError(f"line {line}: has {len(rec)} fields, the header has {len(header)}", file=name,
+                             field=col)
+        for h, v in zip(header, rec):
+            data[h].append(v)
+        where.append(f"line {line}")
+    if not where:
+        raise InputError("has a header but no data rows", file=name, field=WHOLE_FILE)
+    return Frame(name, fmt, header, data, where)
+
+
+def _csv_utf8_error(raw: bytes, name: str, delim: str, e: UnicodeDecodeError) -> InputError:
+    """Name the column that holds the first byte that is not UTF-8."""
+    line_start = raw.rfind(b"\n", 0, e.start) + 1
+    column = "header"
+    if line_start > 0:
+        first_line = raw.split(b"\n", 1)[0].decode("utf-8", errors="replace").lstrip("\ufeff")
+        header = [h.strip() for h in next(csv.reader([first_line], delimiter=delim), [])]
+        prefix = raw[line_start:e.start].decode("utf-8", errors="replace")
+        fields = next(csv.reader([prefix + "x"], delimiter=delim), [""])
+        idx = len(fields) - 1
+        column = header[idx] if 0 <= idx < len(header) else "text"
+    return _bad_utf8(name, raw, e, column)
+
+
+def _check_header(header: list[str], name: str) -> None:
+    for k, h in enumerate(header):
+        if not h:
+            raise InputError(f"column {k + 1} of the header has no name", file=name, field="header")
+    seen = set()
+    for h in header:
+        if h in seen:
+            raise InputError("column appears twice in the header", file=name, field=h)
+        seen.add(h)
+
+
+def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
+    try:
+        text = _decode(raw)
+    except UnicodeDecodeError as e:
+        raise _json_utf8_error(raw, name, e) from None
+    if not text.strip():
+        raise InputError("file has no text: expected one JSON object per line", file=name, field=WHOLE_FILE)
+    records: list[tuple[str, Any]] = []
+    if fmt == "json" and text.lstrip().startswith("["):
+        try:
+            arr = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"line {e.lineno}: does not parse as JSON: {e.msg}", file=name, field="row") from None
+        records = [(f"object {k + 1}", r) for k, r in enumerate(arr)]
+    else:
+        for k, line in enumerate(text.split("\n"), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append((f"line {k}", json.loads(line)))
+            except json.JSONDecodeError as e:
+                raise InputError(f"line {k}: does not parse as JSON: {e.msg} (column {e.colno})", file=name,
+                                 field="row") from None
+    if not records:
+        raise InputError("has no rows", file=name, field=WHOLE_FILE)
+    columns: list[str] = []
+    seen: set[str] = set()
+    for where, rec in records:
+        if not isinstance(rec, dict):
+            raise InputError(f"{where}: is a JSON {type(rec).__name__}, expected an object", file=name, field="row")
+        for key in rec:
+            if key not in seen:
+                seen.add(key)
+                columns.append(key)
+    data = {c: [rec.get(c) for _, rec in records] for c in columns}
+    return Frame(name, "jsonl", columns, data, [w for w, _ in records])
+
+
+def _json_utf8_error(raw: bytes, name: str, e: UnicodeDecodeError) -> InputError:
+    line_start = raw.rfind(b"\n", 0, e.start) + 1
+    line_end = raw.find(b"\n", e.start)
+    line = raw[line_start: line_end if line_end >= 0 else len(raw)].decode("utf-8", errors="surrogateescape")
+    column = "text"
+    try:
+        rec = json.loads(line)
+        if isinstance(rec, dict):
+            for k, v in rec.items():
+                if any(0xDC80 <= ord(ch) <= 0xDCFF for ch in json.dumps(v, ensure_ascii=False)):
+                    column = k
+                    break
+    except (json.JSONDecodeError, ValueError):
+        pass
+    return _bad_utf8(name, raw, e, column)
+
+
+def _read_parquet(path: Path, name: str) -> Frame:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as e:  # truncated or not Parquet: ArrowInvalid, OSError, ...
+        first = re.sub(r"^Could not open Parquet input source '.*?': ", "", (str(e).splitlines() or [""])[0])
+        raise FormatError(f"not a readable Parquet file, truncated or damaged ({type(e).__name__}: {first[:160]})",
+                          file=name, field=WHOLE_FILE) from None
+    if table.num_rows == 0:
+        raise InputError("has no rows", file=name, field=WHOLE_FILE)
+    columns = list(table.column_names)
+    _check_header(columns, name)
+    data: dict[str, list[Any]] = {}
+    types: dict[str, str] = {}
+    for col in columns:
+        arr = table.column(col)
+        typ = arr.type
+        if pa.types.is_dictionary(typ):
+            arr = arr.cast(typ.value_type)
+            typ = typ.value_type
+        types[col] = str(typ)
+        if pa.types.is_binary(typ) or pa.types.is_large_binary(typ):
+            raise FormatError(f"has type {typ} (bytes), expected text or numbers", file=name, field=col)
+        try:
+            data[col] = arr.to_pylist()
+        except UnicodeDecodeError as e:
+            raise FormatError(f"not UTF-8 text ({e.reason})", file=name, field=col) from None
+        except Exception as e:
+            raise FormatError(f"cannot be read ({type(e).__name__}: {str(e)[:120]})", file=name, field=col) from None
+    return Frame(name, "parquet", columns, data, [f"row {k + 1}" for k in range(table.num_rows)], types)
+
+
+# --------------------------------------------------------------------------- column values
+
+
+def _is_missing(v: Any) -> bool:
+    return v is None or (isinstance(v, str) and v.strip() == "") or (isinstance(v, float) and math.isnan(v))
+
+
+def _type_word(frame: Frame, col: str, v: Any) -> str:
+    if isinstance(v, bool):
+        w = "a boolean"
+    elif isinstance(v, (int, float)):
+        w = "a number"
+    elif isinstance(v, (list, tuple)):
+        w = "a list"
+    elif isinstance(v, dict):
+        w = "an object"
+    else:
+        w = type(v).__name__
+    return w + (f" (column type {frame.types[col]})" if col in frame.types else "")
+
+
+def col_text(frame: Frame, col: str | None, *, required: bool, what: str = "text",
+             allow_empty: bool = False, numbers_ok: bool = False) -> list[str | None]:
+    """The column as strings. Missing values are None (or refused when ``required``)."""
+    if col is None:
+        return [None] * frame.n
+    out: list[str | None] = []
+    for i, v in enumerate(frame.data[col]):
+        if numbers_ok and isinstance(v, int) and not isinstance(v, bool):
+            v = str(v)
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            if required:
+                raise frame.err(f"no value: every row needs {what}", col, i)
+            out.append(None)
+            continue
+        if not isinstance(v, str):
+            raise frame.err(f"{v!r} is {_type_word(frame, col, v)}, expected {what}", col, i)
+        if v.strip() == "" and not allow_empty:
+            if required:
+                raise frame.err(f"empty value: every row needs {what}", col, i)
+            out.append(None)
+            continue
+        out.append(v)
+    return out
+
+
+def col_int(frame: Frame, col: str | None, *, default: int = 1, minimum: int = 1) -> list[int]:
+    """A whole-number column such as a round (1, 2, 3...); missing values take ``default``."""
+    if col is None:
+        return [default] * frame.n
+    out: list[int] = []
+    for i, v in enumerate(frame.data[col]):
+        if _is_missing(v):
+            out.append(default)
+            continue
+        x: int | None = None
+        if isinstance(v, bool):
+            x = None
+        elif isinstance(v, int):
+            x = v
+        elif isinstance(v, float) and v.is_integer():
+            x = int(v)
+        elif isinstance(v, str) and re.fullmatch(r"\s*[+-]?\d+\s*", v):
+            x = int(v)
+        if x is None:
+            raise frame.err(f"{v!r} is not a whole number", col, i)
+        if x < minimum:
+            raise frame.err(f"{x} is below {minimum} (rounds count from 1)", col, i)
+        out.append(x)
+    return out
+
+
+def resolve_column(frame: Frame, option: str, given: str | None, default: str | None, *,
+                   required: bool) -> str | None:
+    """The column an option names. An explicitly given column must exist; a default one is used
+    when present (and must exist when ``required``)."""
+    col = given if given is not None else default
+    if col is None:
+        return None
+    if col in frame.data:
+        return col
+    if given is not None or required:
+        have = ", ".join(frame.columns[:20]) + (", ..." if len(frame.columns) > 20 else "")
+        raise InputError(f"column is missing (the file has: {have}); name the right column with {option}",
+                         file=frame.name, field=col)
+    return None

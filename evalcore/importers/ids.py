@@ -1,0 +1,75 @@
+"""importers.ids."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable
+
+from evalcore.contract import hashing as H
+from evalcore.errors import InputError, PathEscapeError
+from evalcore.importers.frame import GENERATION_KNOBS
+from evalcore.importers.kinds import _kv
+
+# --------------------------------------------------------------------------- ids and knobs
+
+
+def _sanitise(stem: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-._")
+    s = re.sub(r"\.{2,}", ".", s)
+    return (s or "import")[:100]
+
+
+def _fresh_id(data: Path, sub: str, base: str, taken: set[tuple[str, str]]) -> str:
+    """``base``, or ``base-2``, ``base-3``... whichever is free."""
+    cand, k = base, 1
+    while (data / sub / cand).exists() or (sub, cand) in taken:
+        k += 1
+        cand = f"{base}-{k}"
+    taken.add((sub, cand))
+    return cand
+
+
+def _explicit_id(data: Path, sub: str, value: str, option: str, what: str, taken: set[tuple[str, str]],
+                 file: str | None = None) -> str:
+    """An id given on the command line: a valid id (nothing that could leave the data directory)
+    that is not taken yet."""
+    if not H.is_valid_id(value):
+        raise PathEscapeError(f"{value!r} is not a valid {what} id (letters, digits, . _ -; no '..', no '/')",
+                              file=file, field=option)
+    if (data / sub / value).exists() or (sub, value) in taken:
+        raise InputError(f"{what} {value!r} already exists in {data}", file=str(data / sub / value), field=option)
+    taken.add((sub, value))
+    return value
+
+
+def parse_knobs(pairs: Iterable[str], file: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``--knob`` pairs -> (generation knobs, run knobs). Values that parse as JSON scalars are
+    numbers / booleans; everything else is kept as text."""
+    gen: dict[str, Any] = {}
+    run: dict[str, Any] = {}
+    for key, text in _kv(pairs, "--knob", file).items():
+        try:
+            val = json.loads(text)
+            if isinstance(val, (dict, list)) or val is None:
+                val = text
+        except json.JSONDecodeError:
+            val = text
+        if key.startswith("gen.") or key.startswith("run."):
+            side, key = key.split(".", 1)
+            if not key:
+                raise InputError(f"knob {side + '.'!r} has no name", file=file, field="--knob")
+            (gen if side == "gen" else run)[key] = val
+        elif key in GENERATION_KNOBS:
+            gen[key] = val
+        else:
+            run[key] = val
+    return gen, run
+
+
+# --------------------------------------------------------------------------- hashes
+
+
+outputs_hash = H.outputs_hash
+suite_hash = H.suite_hash

@@ -1,0 +1,212 @@
+"""importers.kinds."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from evalcore.contract import schema as S
+from evalcore.errors import InputError
+from evalcore.importers.frame import BINARY_FALSE, BINARY_TRUE, KIND_CHOICES, KIND_ORDER, Frame
+
+# --------------------------------------------------------------------------- values and kinds
+
+
+def _token(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v).strip().lower()
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return float(v) if math.isfinite(v) else None
+    if isinstance(v, str):
+        try:
+            x = float(v.strip())
+        except ValueError:
+            return None
+        return x if math.isfinite(x) else None
+    return None
+
+
+def _possible_kinds(v: Any) -> set[str]:
+    tok = _token(v)
+    kinds: set[str] = set()
+    if isinstance(v, bool) or tok in BINARY_TRUE or tok in BINARY_FALSE:
+        kinds.add("binary")
+    if tok in S.TERNARY_LABELS:
+        kinds.add("ternary")
+    x = _number(v)
+    if x is not None:
+        kinds.add("continuous")
+        if x.is_integer():
+            kinds.add("ordinal")
+    return kinds
+
+
+def raw_text(v: Any) -> str:
+    """The value as given, as text (raw_verdict / label value)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+@dataclass
+class Parsed:
+    passed: bool | None
+    score: float | None = None
+    label: str | None = None
+
+
+def parse_value(crit: S.Criterion, v: Any) -> Parsed:
+    """Derive passed / score / label from a value under the criterion's kind (raises ValueError)."""
+    tok = _token(v)
+    if crit.kind == "binary":
+        if tok in BINARY_TRUE:
+            return Parsed(True)
+        if tok in BINARY_FALSE:
+            return Parsed(False)
+        raise ValueError(f"{v!r} is not pass or fail (pass/fail, true/false, yes/no, 1/0)")
+    if crit.kind == "ternary":
+        if tok in S.TERNARY_LABELS:
+            return Parsed(tok == "correct", label=tok)
+        raise ValueError(f"{v!r} is not correct, partial or wrong")
+    x = _number(v)
+    if x is None:
+        raise ValueError(f"{v!r} is not a number")
+    if crit.kind == "ordinal" and not x.is_integer():
+        raise ValueError(f"{v!r} is not a whole number (use --kind continuous for a mean of ratings)")
+    if (crit.scale_min is not None and x < crit.scale_min) or (crit.scale_max is not None and x > crit.scale_max):
+        raise ValueError(f"{v!r} is outside the scale {crit.scale_min:g}-{crit.scale_max:g}")
+    return Parsed(x >= crit.threshold if crit.threshold is not None else None, score=x)
+
+
+def _kv(pairs: Iterable[str], option: str, file: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in pairs:
+        if "=" not in p:
+            raise InputError(f"{p!r} is not NAME=VALUE", file=file, field=option)
+        k, v = p.split("=", 1)
+        k = k.strip()
+        if not k:
+            raise InputError(f"{p!r} has no name before '='", file=file, field=option)
+        out[k] = v.strip()
+    return out
+
+
+def _float_opt(v: str, option: str, file: str) -> float:
+    try:
+        x = float(v)
+    except ValueError:
+        raise InputError(f"{v!r} is not a number", file=file, field=option) from None
+    if not math.isfinite(x):
+        raise InputError(f"{v!r} is not a finite number", file=file, field=option)
+    return x
+
+
+def _scale_opt(v: str, option: str, file: str) -> tuple[float, float]:
+    m = re.fullmatch(r"\s*([-+]?[\d.]+)\s*[:]\s*([-+]?[\d.]+)\s*", v)
+    if not m:
+        raise InputError(f"{v!r} is not MIN:MAX (e.g. 1:5)", file=file, field=option)
+    lo, hi = _float_opt(m.group(1), option, file), _float_opt(m.group(2), option, file)
+    if lo >= hi:
+        raise InputError(f"{v!r}: MIN must be below MAX", file=file, field=option)
+    return lo, hi
+
+
+@dataclass
+class KindOptions:
+    kind: str | None
+    criterion_kind: dict[str, str]
+    threshold: float | None
+    criterion_threshold: dict[str, float]
+    scale: tuple[float, float] | None
+    criterion_scale: dict[str, tuple[float, float]]
+    gates: list[str]
+
+    @classmethod
+    def from_cli(cls, file: str, kind, criterion_kind, threshold, criterion_threshold, scale, criterion_scale,
+                 gates) -> "KindOptions":
+        ck = _kv(criterion_kind, "--criterion-kind", file)
+        for k, v in ck.items():
+            if v not in KIND_CHOICES:
+                raise InputError(f"kind {v!r} of criterion {k!r} is not one of {', '.join(KIND_CHOICES)}",
+                                 file=file, field="--criterion-kind")
+        ct = {k: _float_opt(v, "--criterion-threshold", file)
+              for k, v in _kv(criterion_threshold, "--criterion-threshold", file).items()}
+        cs = {k: _scale_opt(v, "--criterion-scale", file)
+              for k, v in _kv(criterion_scale, "--criterion-scale", file).items()}
+        return cls(kind, ck, threshold, ct, _scale_opt(scale, "--scale", file) if scale else None, cs, list(gates))
+
+
+def build_rubric(frame: Frame, order: list[str], values: dict[str, list[tuple[Any, int]]],
+                 ko: KindOptions) -> S.Rubric:
+    """One criterion per name: kind given or inferred from its values, threshold, scale, gate."""
+    for opt, names in (("--criterion-kind", ko.criterion_kind), ("--criterion-threshold", ko.criterion_threshold),
+                       ("--criterion-scale", ko.criterion_scale), ("--gate", dict.fromkeys(ko.gates))):
+        for name in names:
+            if name not in order:
+                raise InputError(f"unknown criterion {name!r} (the file has: {', '.join(order)})",
+                                 file=frame.name, field=opt)
+    criteria = []
+    for name in order:
+        vals = values.get(name, [])
+        kind = ko.criterion_kind.get(name) or ko.kind
+        if kind is None:
+            kind = _infer_kind(frame, name, vals)
+        threshold = ko.criterion_threshold.get(name, ko.threshold if kind in ("ordinal", "continuous") else None)
+        if name in ko.criterion_threshold and kind not in ("ordinal", "continuous"):
+            raise InputError(f"criterion {name!r} is {kind}: a threshold applies to ordinal and continuous "
+                             f"criteria only", file=frame.name, field="--criterion-threshold")
+        scale = ko.criterion_scale.get(name, ko.scale if kind in ("ordinal", "continuous") else None)
+        if kind in ("ordinal", "continuous") and threshold is None:
+            nums = [x for x in (_number(v) for v, _ in vals) if x is not None]
+            seen = f" (values {min(nums):g} to {max(nums):g})" if nums else ""
+            raise InputError(f"criterion {name!r} is {kind}{seen}: give its pass threshold with --threshold T "
+                             f"or --criterion-threshold {name}=T", file=frame.name, field="--threshold")
+        try:
+            criteria.append(S.Criterion(
+                name=name, kind=kind, threshold=threshold, gate=name in ko.gates,
+                scale_min=scale[0] if scale else None, scale_max=scale[1] if scale else None,
+                description=f"imported from {Path(frame.name).name}"))
+        except ValueError:  # pydantic's ValidationError: the name is not an id
+            raise InputError(f"{name!r} is not a valid criterion name (1-128 letters, digits, . _ -, starting with a "
+                             f"letter or digit): rename it in the file", file=frame.name,
+                             field=frame.criterion_col or name) from None
+    return S.Rubric(name="imported", criteria=criteria)
+
+
+def _infer_kind(frame: Frame, name: str, vals: list[tuple[Any, int]]) -> str:
+    possible = set(KIND_ORDER)
+    first: tuple[Any, int] | None = None
+    for v, row in vals:
+        kinds = _possible_kinds(v)
+        if not kinds:
+            raise frame.err(f"criterion {name!r}: {v!r} is not pass/fail, correct/partial/wrong or a number",
+                            _value_field(frame, name), row)
+        if not possible & kinds:
+            raise frame.err(f"criterion {name!r}: cannot tell its kind: {v!r} does not fit with "
+                            f"{first[0]!r} ({frame.where(first[1])}); pass --kind or "
+                            f"--criterion-kind {name}=KIND", _value_field(frame, name), row)
+        possible &= kinds
+        if first is None:
+            first = (v, row)
+    if first is None:
+        raise InputError(f"criterion {name!r} has no values", file=frame.name, field=_value_field(frame, name))
+    return next(k for k in KIND_ORDER if k in possible)
+
+
+def _value_field(frame: Frame, criterion: str) -> str:
+    """The column holding a criterion's values: the value column (long) or the criterion's own
+    column (wide)."""
+    return frame.value_col or criterion

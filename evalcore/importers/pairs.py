@@ -1,0 +1,311 @@
+"""importers.pairs."""
+
+from __future__ import annotations
+
+import random
+import re
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from evalcore.contract import schema as S
+from evalcore.errors import InputError
+from evalcore.importers.frame import (
+    CHOICE_A,
+    CHOICE_B,
+    CHOICE_ERROR,
+    CHOICE_LEFT,
+    CHOICE_RIGHT,
+    CHOICE_SAME,
+    PAIR_CRITERION,
+    POSTPROCESS_VERSION,
+    Frame,
+    _is_missing,
+    col_text,
+    read_frame,
+    resolve_column,
+)
+from evalcore.importers.ids import _explicit_id, _fresh_id, _sanitise
+from evalcore.importers.kinds import _number, _token
+from evalcore.importers.plan import ItemCols, Plan, _data_dir, collect_items, plan_generation, plan_suite
+
+# --------------------------------------------------------------------------- pairs
+
+
+def _choice(v: Any, swapped: bool) -> str | None:
+    """A pairwise choice in as-shown terms (left = the file's a). ``swapped`` values given as
+    left/right are in the swapped view's terms and are flipped; a/b name the file's columns."""
+    tok = _token(v)
+    if tok in CHOICE_A:
+        return "left"
+    if tok in CHOICE_B:
+        return "right"
+    if tok in CHOICE_SAME:
+        return "same"
+    if tok in CHOICE_LEFT:
+        return "right" if swapped else "left"
+    if tok in CHOICE_RIGHT:
+        return "left" if swapped else "right"
+    raise ValueError(f"{v!r} is not a choice (a/b/tie or left/right/same)")
+
+
+def _mentions(text: str, arm: str) -> bool:
+    return bool(re.search(r"(?<![A-Za-z0-9])" + re.escape(arm) + r"(?![A-Za-z0-9])", text, re.I))
+
+
+@dataclass
+class PairOpts:
+    file: str
+    input_format: str | None
+    item_col: str | None
+    input_col: str | None
+    output_a_col: str | None
+    output_b_col: str | None
+    arm_a: str | None
+    arm_b: str | None
+    arm_a_col: str | None
+    arm_b_col: str | None
+    model_as_shown_col: str | None
+    model_swapped_col: str | None
+    model_as_shown_reason_col: str | None
+    model_swapped_reason_col: str | None
+    human_cols: list[str]
+    annotator_col: str | None
+    choice_col: str | None
+    seconds_col: str | None
+    context_col: str | None
+    reference_col: str | None
+    class_col: str | None
+    suite: str | None
+    suite_id: str | None
+    session_id: str | None
+    run_id: str | None
+    judge_model: str
+    seed: int | None
+    keys: str | None
+    run_knobs: dict[str, Any] = field(default_factory=dict)  # recorded on the model grader's run
+
+
+def import_pairs(obj, path: str, o: PairOpts,
+                 prepare: Callable[[Frame, PairOpts], tuple[Frame, PairOpts]] | None = None) -> dict[str, Any]:
+    """``prepare`` may rewrite the frame and the options first (the Arena / MT-Bench presets and the
+    conversation / answer-file columns of evalcore.import_tools)."""
+    from evalcore.storage.paths import default_keys_dir, utcnow
+    frame = read_frame(path, o.input_format)
+    if prepare is not None:
+        frame, o = prepare(frame, o)
+    rc = lambda opt, given, default, req: resolve_column(frame, opt, given, default, required=req)  # noqa: E731
+    item_col = rc("--item-col", o.item_col, "item_id", True)
+    input_col = rc("--input-col", o.input_col, "input", True)
+    a_col = rc("--output-a-col", o.output_a_col, "output_a", True)
+    b_col = rc("--output-b-col", o.output_b_col, "output_b", True)
+    ctx_col = rc("--context-col", o.context_col, "context", False)
+    ref_col = rc("--reference-col", o.reference_col, "reference", False)
+    cls_col = rc("--class-col", o.class_col, "class", False)
+    # arms: fixed names or columns
+    if (o.arm_a is None) != (o.arm_b is None):
+        raise InputError("give both --arm-a and --arm-b", file=frame.name, field="--arm-a" if o.arm_a is None
+                         else "--arm-b")
+    if o.arm_a is not None and (o.arm_a_col or o.arm_b_col):
+        raise InputError("give arm names (--arm-a/--arm-b) or arm columns (--arm-a-col/--arm-b-col), not both",
+                         file=frame.name, field="--arm-a-col")
+    if o.arm_a is not None:
+        arms_a, arms_b = [o.arm_a] * frame.n, [o.arm_b] * frame.n
+        arm_cols = ("--arm-a", "--arm-b")
+    else:
+        aa = rc("--arm-a-col", o.arm_a_col, "arm_a", False)
+        ab = rc("--arm-b-col", o.arm_b_col, "arm_b", False)
+        if not aa or not ab:
+            raise InputError("no arm names: give --arm-a NAME --arm-b NAME, or arm columns with --arm-a-col / "
+                             "--arm-b-col (default columns arm_a, arm_b)", file=frame.name, field="arm_a")
+        arms_a = col_text(frame, aa, required=True, what="an arm name", numbers_ok=True)
+        arms_b = col_text(frame, ab, required=True, what="an arm name", numbers_ok=True)
+        arm_cols = (aa, ab)
+    for i, (x, y) in enumerate(zip(arms_a, arms_b)):
+        if x.strip() == y.strip():
+            raise frame.err(f"both answers are from arm {x!r}: a pair compares two arms", arm_cols[1], i)
+    ms_col = rc("--model-as-shown-col", o.model_as_shown_col, None, False)
+    mw_col = rc("--model-swapped-col", o.model_swapped_col, None, False)
+    msr_col = rc("--model-as-shown-reason-col", o.model_as_shown_reason_col, None, False)
+    mwr_col = rc("--model-swapped-reason-col", o.model_swapped_reason_col, None, False)
+    human_cols = [rc("--human-col", c, None, True) for c in o.human_cols]
+    if (o.annotator_col is None) != (o.choice_col is None):
+        raise InputError("--annotator-col and --choice-col go together", file=frame.name,
+                         field="--choice-col" if o.choice_col is None else "--annotator-col")
+    ann_col = rc("--annotator-col", o.annotator_col, None, False)
+    choice_col = rc("--choice-col", o.choice_col, None, False)
+    sec_col = rc("--seconds-col", o.seconds_col, None, False)
+
+    ids = col_text(frame, item_col, required=True, what="an item id", numbers_ok=True)
+    items = collect_items(frame, ItemCols(item_col, input_col, ctx_col, ref_col, cls_col))
+    out_a = col_text(frame, a_col, required=True, what="an answer", allow_empty=True)
+    out_b = col_text(frame, b_col, required=True, what="an answer", allow_empty=True)
+
+    def choices(col: str | None, swapped: bool, model: bool = False) -> list[str | None]:
+        if col is None:
+            return [None] * frame.n
+        out = []
+        for i, v in enumerate(frame.data[col]):
+            if _is_missing(v):
+                out.append(None)
+                continue
+            if model and _token(v) in CHOICE_ERROR:
+                out.append("error")  # the grader's verdict could not be parsed: an errored verdict
+                continue
+            try:
+                out.append(_choice(v, swapped))
+            except ValueError as e:
+                raise frame.err(str(e), col, i) from None
+        return out
+
+    m_shown, m_swapped = choices(ms_col, False, True), choices(mw_col, True, True)
+    r_shown = col_text(frame, msr_col, required=False)
+    r_swapped = col_text(frame, mwr_col, required=False)
+    human = {c: choices(c, False) for c in human_cols}
+    ann = col_text(frame, ann_col, required=True, what="an annotator", numbers_ok=True) if ann_col else None
+    ann_choice = choices(choice_col, False) if choice_col else None
+    seconds: list[float | None] = [None] * frame.n
+    if sec_col:
+        for i, v in enumerate(frame.data[sec_col]):
+            if _is_missing(v):
+                continue
+            x = _number(v)
+            if x is None or x < 0:
+                raise frame.err(f"{v!r} is not a number of seconds", sec_col, i)
+            seconds[i] = x
+
+    # pairs: one per row, or rows grouped by content when an annotator column names who chose
+    pair_of_row: list[int] = []
+    pairs: list[dict] = []
+    index: dict[tuple, int] = {}
+    for i in range(frame.n):
+        k = (ids[i], arms_a[i], arms_b[i], out_a[i], out_b[i]) if ann_col else (i,)
+        if k not in index:
+            index[k] = len(pairs)
+            pairs.append({"item_id": ids[i], "arm_a": arms_a[i], "arm_b": arms_b[i], "a": out_a[i], "b": out_b[i],
+                          "rows": []})
+        pair_of_row.append(index[k])
+        pairs[index[k]]["rows"].append(i)
+
+    # arms -> generations (an arm answering an item several times gets several rounds)
+    arm_outputs: dict[str, dict[tuple[str, int], str]] = {}
+    seen_text: set[tuple[str, str, str]] = set()
+    n_rounds: dict[tuple[str, str], int] = {}
+    for p in pairs:
+        for arm, text in ((p["arm_a"], p["a"]), (p["arm_b"], p["b"])):
+            if (arm, p["item_id"], text) in seen_text:
+                continue
+            seen_text.add((arm, p["item_id"], text))
+            r = n_rounds[(arm, p["item_id"])] = n_rounds.get((arm, p["item_id"]), 0) + 1
+            arm_outputs.setdefault(arm, {})[(p["item_id"], r)] = text
+    arms = list(arm_outputs)
+
+    data = _data_dir(obj)
+    plan = Plan(data)
+    taken: set = set()
+    base = _sanitise(Path(frame.name).stem)
+    if any(_mentions(base, a) for a in arms):
+        base = "pairs"  # the file name names an arm: keep it out of every id
+    if o.session_id is not None:
+        for a in arms:
+            if _mentions(o.session_id, a):
+                raise InputError(f"session id {o.session_id!r} names arm {a!r}: a blinded session must not",
+                                 file=frame.name, field="--session-id")
+    # the file name may name the arms: it appears nowhere in the data directory
+    suite = plan_suite(plan, frame, items, o.suite, o.suite_id, base, taken, "items of an imported pairwise session",
+                       "evalcore import pairs")
+    sid = (_explicit_id(data, "sessions", o.session_id, "--session-id", "session", taken, frame.name) if o.session_id
+           else _fresh_id(data, "sessions", base, taken))
+    gen_of_arm: dict[str, str] = {}
+    reused: dict[str, bool] = {}
+    for k, arm in enumerate(arms, start=1):
+        gen_of_arm[arm], reused[arm] = plan_generation(plan, frame, suite, arm_outputs[arm], None, f"{sid}-arm{k}",
+                                                       taken, {})
+    # keys directory: outside the data directory, and no key for this session yet
+    kdir = Path(o.keys).absolute() if o.keys else default_keys_dir(data)
+    kres = kdir.resolve()
+    if kres == data.resolve() or kres.is_relative_to(data.resolve()):
+        raise InputError("the keys directory must not be inside the data directory", file=str(kdir), field="--keys")
+    if (kdir / sid).exists():
+        raise InputError(f"a key for session {sid!r} already exists", file=str(kdir / sid), field="--keys")
+
+    seed = o.seed if o.seed is not None else secrets.randbits(31)
+    rng = random.Random(seed)
+    pair_ids: set[str] = set()
+    for p in pairs:
+        while True:
+            pid = "p" + format(rng.getrandbits(48), "012x")
+            if pid not in pair_ids:
+                break
+        pair_ids.add(pid)
+        p["pair_id"] = pid
+    now = utcnow()
+    pair_rows = sorted(({"pair_id": p["pair_id"], "item_id": p["item_id"], "left_text": p["a"], "right_text": p["b"],
+                         "holdout": False} for p in pairs), key=lambda r: r["pair_id"])
+    key_rows = sorted(({"pair_id": p["pair_id"], "left_arm": p["arm_a"], "right_arm": p["arm_b"]} for p in pairs),
+                      key=lambda r: r["pair_id"])
+    # people's choices
+    judgments: list[dict] = []
+    seen_j: dict[tuple[str, str], int] = {}
+
+    def judge(i: int, reviewer: str, choice: str | None, column: str) -> None:
+        if choice is None:
+            return
+        pid = pairs[pair_of_row[i]]["pair_id"]
+        if (pid, reviewer) in seen_j:
+            raise frame.err(f"{reviewer!r} chose twice on the same pair (also {frame.where(seen_j[(pid, reviewer)])})",
+                            column, i)
+        seen_j[(pid, reviewer)] = i
+        judgments.append({"pair_id": pid, "reviewer": reviewer, "choice": choice, "seconds": seconds[i]})
+
+    for i in range(frame.n):
+        for c in human_cols:
+            judge(i, c, human[c][i], c)
+        if ann is not None:
+            judge(i, ann[i], ann_choice[i], choice_col)
+    # the model grader's verdicts
+    pv: list[dict] = []
+    for p in pairs:
+        for order, ch, rs, col in (("as_shown", m_shown, r_shown, ms_col), ("swapped", m_swapped, r_swapped, mw_col)):
+            vals = {(ch[i], rs[i]) for i in p["rows"] if ch[i] is not None}
+            if len({v[0] for v in vals}) > 1:
+                raise frame.err(f"the model's {order} verdict differs between rows of the same pair", col,
+                                p["rows"][-1])
+            if vals:
+                choice, reason = sorted(vals, key=lambda v: v[1] or "")[-1]
+                pv.append({"pair_id": p["pair_id"], "order": order, "choice": None if choice == "error" else choice,
+                           "reason": reason})
+    pv.sort(key=lambda r: (r["pair_id"], r["order"]))
+    judgments.sort(key=lambda r: (r["pair_id"], r["reviewer"]))  # file order could hint at the arms
+    settings = S.SessionSettings(seed=seed)
+    plan.session = (S.SessionManifest(session_id=sid, suite_id=suite.suite_id, created_at=now, settings=settings,
+                                      status="closed", n_pairs=len(pairs), source="imported"),
+                    pair_rows, judgments or None)
+    summary: dict[str, Any] = {"file": frame.name, "suite_id": suite.suite_id, "suite_created": suite.new,
+                               "session_id": sid, "gen_ids": list(gen_of_arm.values()),
+                               "gen_reused": [gen_of_arm[a] for a in arms if reused[a]], "pairs": len(pairs),
+                               "judgments": len(judgments), "reviewers": sorted({j["reviewer"] for j in judgments}),
+                               "pair_verdicts": len(pv), "errored_pair_verdicts": sum(r["choice"] is None for r in pv),
+                               "run_id": None, "keys": str(kdir / sid), "seed": seed}
+    if pv:
+        rid = (_explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, frame.name) if o.run_id
+               else _fresh_id(data, "runs", f"{sid}-grader", taken))
+        rubric = S.Rubric(name="pairwise", criteria=[S.Criterion(
+            name=PAIR_CRITERION, kind="binary", description="pairwise preference between two answers "
+            "(choices in pair_verdicts.parquet)")])
+        plan.run = (S.RunManifest(run_id=rid, gen_id=gen_of_arm[arms[0]], created_at=now, rubric=rubric,
+                                  rubric_hash=rubric.hash(), mode="imported", field_order=rubric.names(),
+                                  judge_model=o.judge_model, source="imported",
+                                  status="polluted" if any(r["choice"] is None for r in pv) else "complete",
+                                  postprocess_version=POSTPROCESS_VERSION, knobs={**o.run_knobs, "session_id": sid},
+                                  description=f"model grader of session {sid} (imported)"),
+                    [], [], pv)
+        summary["run_id"] = rid
+    elif o.run_id is not None:
+        raise InputError("--run-id needs model verdict columns (--model-as-shown-col / --model-swapped-col)",
+                         file=frame.name, field="--run-id")
+    plan.key = (S.KeyManifest(session_id=sid, arms=gen_of_arm, created_at=now), key_rows, kdir)
+    plan.check()
+    plan.write()
+    return summary

@@ -1,0 +1,290 @@
+"""importers.plan."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalcore.contract import hashing as H
+from evalcore.contract import schema as S
+from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
+from evalcore.importers.frame import Frame, col_text
+from evalcore.importers.ids import _explicit_id, _fresh_id, outputs_hash, suite_hash
+
+# --------------------------------------------------------------------------- items and outputs
+
+
+@dataclass
+class ItemCols:
+    item: str
+    input: str
+    context: str | None = None
+    reference: str | None = None
+    class_: str | None = None
+
+
+def collect_items(frame: Frame, cols: ItemCols) -> dict[str, dict]:
+    """Distinct items (item rows) in first-seen order, checking that each item's fields agree
+    across rows."""
+    ids = col_text(frame, cols.item, required=True, what="an item id", numbers_ok=True)
+    inputs = col_text(frame, cols.input, required=True, what="an input")
+    extra = {"context": col_text(frame, cols.context, required=False),
+             "reference": col_text(frame, cols.reference, required=False),
+             "class": col_text(frame, cols.class_, required=False, numbers_ok=True)}
+    colname = {"input": cols.input, "context": cols.context, "reference": cols.reference, "class": cols.class_}
+    items: dict[str, dict] = {}
+    first: dict[str, int] = {}
+    for i, iid in enumerate(ids):
+        rec = {"item_id": iid, "input": inputs[i], **{k: v[i] for k, v in extra.items()}}
+        if iid not in items:
+            items[iid] = rec
+            first[iid] = i
+            continue
+        prev = items[iid]
+        for k in ("input", "context", "reference", "class"):
+            if rec[k] != prev[k]:
+                raise frame.err(f"item {iid!r}: {k} differs from {frame.where(first[iid])}", colname[k], i)
+    return items
+
+
+def collect_outputs(frame: Frame, ids: list[str], rounds: list[int], output_col: str) -> dict[tuple[str, int], str]:
+    outs = col_text(frame, output_col, required=True, what="an output", allow_empty=True)
+    result: dict[tuple[str, int], str] = {}
+    first: dict[tuple[str, int], int] = {}
+    for i, (iid, r, o) in enumerate(zip(ids, rounds, outs)):
+        key = (iid, r)
+        if key in result:
+            if result[key] != o:
+                raise frame.err(f"item {iid!r} round {r}: output differs from {frame.where(first[key])} "
+                                f"(one output per item and generation round)", output_col, i)
+        else:
+            result[key] = o
+            first[key] = i
+    return result
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+@dataclass
+class Plan:
+    """Everything an import writes, checked before the first byte is written."""
+
+    data: Path
+    suite: tuple[S.SuiteManifest, list[dict]] | None = None         # None: attached to an existing suite
+    generations: list[tuple[S.GenerationManifest, list[dict]]] = field(default_factory=list)
+    run: tuple[S.RunManifest, list[dict], list[dict], list[dict] | None] | None = None
+    more_runs: list[tuple[S.RunManifest, list[dict], list[dict], list[dict] | None]] = field(default_factory=list)
+    labelset: tuple[S.LabelSetManifest, list[dict]] | None = None
+    session: tuple[S.SessionManifest, list[dict], list[dict] | None] | None = None
+    key: tuple[S.KeyManifest, list[dict], Path] | None = None
+
+    def check(self) -> None:
+        """Convert every table to the contract's arrow schema now, so that writing cannot fail on
+        content."""
+        from evalcore.storage.files import to_table
+        tables: list[tuple[list[dict], str]] = []
+        if self.suite:
+            tables.append((self.suite[1], "items"))
+        tables += [(rows, "outputs") for _, rows in self.generations]
+        for run in ([self.run] if self.run else []) + self.more_runs:
+            tables += [(run[1], "verdicts"), (run[2], "calls")]
+            if run[3] is not None:
+                tables.append((run[3], "pair_verdicts"))
+        if self.labelset:
+            tables.append((self.labelset[1], "labels"))
+        if self.session:
+            tables.append((self.session[1], "pairs"))
+            if self.session[2] is not None:
+                tables.append((self.session[2], "judgments"))
+        if self.key:
+            tables.append((self.key[1], "key"))
+        for rows, name in tables:
+            try:
+                to_table(rows, name)
+            except Exception as e:  # pragma: no cover - a bug in this module, not in the input
+                raise FormatError(f"rows do not fit the contract: {e}", field=name) from None
+
+    def write(self) -> None:
+        """Write every directory (each atomic); on failure remove what this import wrote."""
+        from evalcore.storage.store import Store
+        created_root = not self.data.exists()
+        subs = ("suites", "generations", "runs", "sessions", "labels")
+        existed = {s: (self.data / s).exists() for s in subs}
+        self.data.mkdir(parents=True, exist_ok=True)
+        written: list[Path] = []
+        key_root_existed = self.key[2].exists() if self.key else True
+        try:
+            store = Store(self.data, None)
+
+            def claim(kind: str, id_: str) -> None:
+                # register the directory before writing it, and only if it is new: a failure after it
+                # landed is rolled back too, and nothing that was there before is ever removed
+                d = store.dir_of(kind, id_)
+                if not d.exists():
+                    written.append(d)
+
+            if self.suite:
+                claim("suite", self.suite[0].suite_id)
+                store.write_suite(*self.suite)
+            for gm, rows in self.generations:
+                claim("generation", gm.gen_id)
+                store.write_generation(gm, rows)
+            if self.labelset:
+                claim("labelset", self.labelset[0].labelset_id)
+                store.write_labelset(*self.labelset)
+            if self.session:
+                m, pairs, judgments = self.session
+                claim("session", m.session_id)
+                store.write_session(m, pairs, judgments)
+            for m, verdicts, calls, pv in ([self.run] if self.run else []) + self.more_runs:
+                claim("run", m.run_id)
+                store.write_run(m, verdicts, calls, pv)
+            if self.key:
+                km, rows, kdir = self.key
+                if not (kdir / km.session_id).exists():
+                    written.append(kdir / km.session_id)
+                store.write_key(km, rows, kdir)
+        except BaseException:
+            for p in reversed(written):
+                shutil.rmtree(p, ignore_errors=True)
+            if self.key and not key_root_existed:
+                _rmdir_quiet(self.key[2])
+            for s in subs:
+                if not existed[s]:
+                    _rmdir_quiet(self.data / s)
+            if created_root:
+                _rmdir_quiet(self.data)
+            raise
+
+
+def _rmdir_quiet(p: Path) -> None:
+    try:
+        p.rmdir()
+    except OSError:
+        pass
+
+
+def _data_dir(obj) -> Path:
+    from evalcore.storage.paths import DEFAULT_DATA
+    if obj is None or getattr(obj, "data_opt", None) is None:
+        raise InputError("import writes into a data directory: pass --data DIR before the command (or set "
+                         "EVALCORE_DATA); the bundled demo is never written", field="--data")
+    data = Path(obj.data_opt)
+    if data.exists() and not data.is_dir():
+        raise InputError("is not a directory", file=str(data), field="--data")
+    if data.resolve() == DEFAULT_DATA.resolve():
+        raise InputError("is the bundled demo, which import never writes: pass another --data DIR",
+                         file=str(data), field="--data")
+    return data.resolve() if data.exists() else data.absolute()
+
+
+def _open_store(data: Path):
+    from evalcore.storage.store import Store
+    if not data.exists():
+        raise NotFoundError("data directory does not exist (needed by --suite)", file=str(data), field="--data")
+    return Store(data, None)
+
+
+@dataclass
+class SuiteTarget:
+    suite_id: str
+    suite_hash: str
+    items: dict[str, dict]          # every item of the suite (attach) or of the import (new)
+    new: bool
+
+
+def plan_suite(plan: Plan, frame: Frame, items: dict[str, dict], attach: str | None, suite_id: str | None,
+               base: str, taken: set, description: str, source: str) -> SuiteTarget:
+    """A new suite from the imported items, or the existing suite ``attach`` after checking that
+    every imported item is in it with the same input."""
+    from evalcore.storage.paths import utcnow
+    if attach is not None:
+        if suite_id is not None:
+            raise InputError("give either --suite (attach to an existing suite) or --suite-id (name a new one)",
+                             file=frame.name, field="--suite")
+        store = _open_store(plan.data)
+        if not H.is_valid_id(attach):
+            raise PathEscapeError(f"{attach!r} is not a valid suite id (letters, digits, . _ -; no '..', no '/')",
+                                  file=frame.name, field="--suite")
+        try:
+            entry = store.suite(attach)
+        except NotFoundError:
+            raise InputError(f"suite {attach!r} is not in {plan.data}", file=frame.name, field="--suite") from None
+        rows = store.sql("SELECT item_id, input FROM read_parquet(?)", [str(entry.path / "items.parquet")])
+        suite_items = {r[0]: {"item_id": r[0], "input": r[1]} for r in rows}
+        for iid, it in items.items():
+            if iid not in suite_items:
+                raise InputError(f"item {iid!r} is not in suite {attach!r}", file=frame.name, field="item_id")
+            if suite_items[iid]["input"] != it["input"]:
+                raise InputError(f"item {iid!r}: input differs from suite {attach!r}", file=frame.name, field="input")
+        taken.add(("suites", attach))
+        return SuiteTarget(attach, entry.manifest.content_hash, suite_items, False)
+    sid = (_explicit_id(plan.data, "suites", suite_id, "--suite-id", "suite", taken, frame.name) if suite_id
+           else _fresh_id(plan.data, "suites", base, taken))
+    rows = [{k: v for k, v in it.items()} for it in items.values()]
+    for r in rows:
+        r.setdefault("holdout", False)
+    h = suite_hash(rows)
+    manifest = S.SuiteManifest(suite_id=sid, description=description, created_at=utcnow(), content_hash=h,
+                               n_items=len(rows), source=source)
+    plan.suite = (manifest, rows)
+    return SuiteTarget(sid, h, items, True)
+
+
+def plan_generation(plan: Plan, frame: Frame, suite: SuiteTarget, outputs: dict[tuple[str, int], str],
+                    gen_id: str | None, base: str, taken: set, knobs: dict[str, Any],
+                    option: str = "--gen-id", extra: dict[tuple[str, int], dict] | None = None) -> tuple[str, bool]:
+    """Reuse a generation of the suite with the same outputs_hash, or plan a new one.
+    ``extra`` adds output columns per (item, round) (tokens_in, tokens_out, cost_usd, latency_ms,
+    error, abstained) to a new generation. Returns (gen_id, reused)."""
+    from evalcore.storage.paths import utcnow
+    rows = [{"item_id": iid, "round": r, "output": o, "abstained": False, **(extra or {}).get((iid, r), {})}
+            for (iid, r), o in sorted(outputs.items())]
+    h = outputs_hash(rows)
+    if not suite.new:
+        found = _find_generation(plan.data, suite.suite_id, h, len(rows))
+        if found is not None:
+            gid, existing = found
+            if gen_id is not None and gen_id != gid:
+                raise InputError(f"these outputs are already generation {gid!r} of suite {suite.suite_id!r}, "
+                                 f"which is reused: drop {option} or give {gid}", file=frame.name, field=option)
+            for k, v in knobs.items():
+                if k not in existing.knobs:
+                    raise InputError(f"generation {gid!r} (same outputs, reused) records no knob {k!r}; a "
+                                     f"generation's knobs are fixed when it is written", file=frame.name,
+                                     field="--knob")
+                if existing.knobs[k] != v:
+                    raise InputError(f"generation {gid!r} (same outputs, reused) records {k}={existing.knobs[k]!r}, "
+                                     f"not {v!r}", file=frame.name, field="--knob")
+            taken.add(("generations", gid))
+            return gid, True
+    gid = (_explicit_id(plan.data, "generations", gen_id, option, "generation", taken, frame.name) if gen_id
+           else _fresh_id(plan.data, "generations", base, taken))
+    rounds = max(r for _, r in outputs)
+    complete = all((iid, r) in outputs for iid in suite.items for r in range(1, rounds + 1))
+    manifest = S.GenerationManifest(gen_id=gid, suite_id=suite.suite_id, suite_hash=suite.suite_hash,
+                                    created_at=utcnow(), knobs=knobs, rounds=rounds,
+                                    status="complete" if complete else "partial", source="imported",
+                                    outputs_hash=h)
+    plan.generations.append((manifest, rows))
+    return gid, False
+
+
+def _find_generation(data: Path, suite_id: str, h: str, n_rows: int):
+    store = _open_store(data)
+    for gid in store.ids("generation"):
+        e = store.generation(gid)
+        if e.manifest.suite_id != suite_id:
+            continue
+        if e.manifest.outputs_hash == h:
+            return gid, e.manifest
+        path = e.path / "outputs.parquet"
+        n = store.sql("SELECT count(*) FROM read_parquet(?)", [str(path)])[0][0]
+        if n == n_rows:  # a generation written by another tool may hash differently: recompute
+            rows = store.sql("SELECT item_id, round, output FROM read_parquet(?)", [str(path)])
+            if outputs_hash({"item_id": a, "round": b, "output": c} for a, b, c in rows) == h:
+                return gid, e.manifest
+    return None

@@ -1,0 +1,309 @@
+"""importers.tabular."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalcore.contract import hashing as H
+from evalcore.contract import schema as S
+from evalcore.errors import InputError
+from evalcore.importers.frame import (
+    POSTPROCESS_VERSION,
+    Frame,
+    _is_missing,
+    col_int,
+    col_text,
+    read_frame,
+    resolve_column,
+)
+from evalcore.importers.ids import _explicit_id, _fresh_id, _sanitise, parse_knobs
+from evalcore.importers.kinds import KindOptions, Parsed, _value_field, build_rubric, parse_value, raw_text
+from evalcore.importers.plan import (
+    ItemCols,
+    Plan,
+    _data_dir,
+    collect_items,
+    collect_outputs,
+    plan_generation,
+    plan_suite,
+)
+
+# --------------------------------------------------------------------------- long / wide
+
+
+@dataclass
+class Cell:
+    item_id: str
+    gen_round: int
+    criterion: str
+    slot: Any          # judge round (int) for a run, annotator (str) for a label set
+    value: Any
+    reason: str | None
+    row: int
+
+
+@dataclass
+class Opts:
+    """The options shared by `import long` and `import wide`."""
+
+    file: str
+    input_format: str | None
+    item_col: str | None
+    input_col: str | None
+    output_col: str | None
+    gen_round_col: str | None
+    judge_round_col: str | None
+    reason_col: str | None
+    context_col: str | None
+    reference_col: str | None
+    class_col: str | None
+    criteria: str | None
+    kinds: KindOptions
+    allow_missing: bool
+    suite: str | None
+    suite_id: str | None
+    gen_id: str | None
+    run_id: str | None
+    labelset_id: str | None
+    judge_model: str
+    knobs: list[str]
+    description: str | None
+    human: bool
+    annotator_col: str | None
+    annotator: str
+
+
+def _criteria_list(text: str | None, file: str) -> list[str] | None:
+    if text is None:
+        return None
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        raise InputError("no criterion names given", file=file, field="--criteria")
+    dupes = sorted({c for c in names if names.count(c) > 1})
+    if dupes:
+        raise InputError(f"criteria listed twice: {', '.join(dupes)}", file=file, field="--criteria")
+    return names
+
+
+def _base_columns(frame: Frame, o: Opts) -> dict[str, str | None]:
+    cols = {
+        "item": resolve_column(frame, "--item-col", o.item_col, "item_id", required=True),
+        "input": resolve_column(frame, "--input-col", o.input_col, "input", required=True),
+        "output": resolve_column(frame, "--output-col", o.output_col, "output", required=True),
+        "gen_round": resolve_column(frame, "--gen-round-col", o.gen_round_col, "gen_round", required=False),
+        "judge_round": resolve_column(frame, "--judge-round-col", o.judge_round_col, "judge_round", required=False),
+        "reason": resolve_column(frame, "--reason-col", o.reason_col, "reason", required=False),
+        "context": resolve_column(frame, "--context-col", o.context_col, "context", required=False),
+        "reference": resolve_column(frame, "--reference-col", o.reference_col, "reference", required=False),
+        "class": resolve_column(frame, "--class-col", o.class_col, "class", required=False),
+        "annotator": None,
+    }
+    if o.human:
+        cols["annotator"] = resolve_column(frame, "--annotator-col", o.annotator_col, "annotator", required=False)
+        cols["ignored"] = cols.pop("judge_round")  # people are told apart by annotator, not by judge round
+        cols["judge_round"] = None
+    elif o.annotator_col is not None:
+        raise InputError("--annotator-col only applies with --human", file=frame.name, field="--annotator-col")
+    return cols
+
+
+def import_long(obj, path: str, o: Opts, criterion_col: str | None, value_col: str | None) -> dict[str, Any]:
+    frame = read_frame(path, o.input_format)
+    cols = _base_columns(frame, o)
+    ccol = resolve_column(frame, "--criterion-col", criterion_col, "criterion", required=True)
+    vcol = resolve_column(frame, "--value-col", value_col, "value", required=True)
+    frame.value_col, frame.criterion_col = vcol, ccol
+    crit_names = col_text(frame, ccol, required=True, what="a criterion name")
+    listed = _criteria_list(o.criteria, frame.name)
+    order: list[str] = list(listed) if listed else []
+    for i, c in enumerate(crit_names):
+        if listed is not None and c not in listed:
+            raise frame.err(f"unknown criterion {c!r}: not in --criteria ({', '.join(listed)})", ccol, i)
+        if c not in order:
+            order.append(c)
+    if listed is not None:
+        missing = [c for c in listed if c not in set(crit_names)]
+        if missing:
+            raise InputError(f"criteria listed in --criteria have no rows: {', '.join(missing)}", file=frame.name,
+                             field=ccol)
+    ids, rounds, slots, reasons = _row_keys(frame, cols, o)
+    values = frame.data[vcol]
+    cells = [Cell(ids[i], rounds[i], crit_names[i], slots[i], values[i], reasons[i], i) for i in range(frame.n)]
+    keycols = [c for c in (cols["item"], cols["gen_round"], ccol, cols["judge_round"] or cols["annotator"]) if c]
+    return _finish(obj, frame, o, cols, ids, rounds, order, cells, keycols)
+
+
+def import_wide(obj, path: str, o: Opts, reason_suffix: str) -> dict[str, Any]:
+    frame = read_frame(path, o.input_format)
+    cols = _base_columns(frame, o)
+    mapped = {c for c in cols.values() if c}
+    listed = _criteria_list(o.criteria, frame.name)
+    if listed is not None:
+        for c in listed:
+            if c not in frame.data:
+                raise InputError(f"criterion column is missing (the file has: {', '.join(frame.columns)})",
+                                 file=frame.name, field=c)
+            if c in mapped:
+                raise InputError("is mapped to another option and cannot be a criterion", file=frame.name, field=c)
+        order = listed
+    else:
+        order = [c for c in frame.columns if c not in mapped
+                 and not (reason_suffix and c.endswith(reason_suffix) and c[: -len(reason_suffix)] in frame.data)]
+        if not order:
+            raise InputError("no criterion columns: every column is mapped to an option; list them with --criteria",
+                             file=frame.name, field="--criteria")
+        for c in order:
+            if not H.is_valid_id(c):
+                raise InputError(f"column {c!r} would be a criterion but is not a valid criterion name (letters, "
+                                 f"digits, . _ -); list the criterion columns with --criteria", file=frame.name,
+                                 field=c)
+    ids, rounds, slots, reasons = _row_keys(frame, cols, o)
+    cells: list[Cell] = []
+    for c in order:
+        rcol = f"{c}{reason_suffix}" if reason_suffix and f"{c}{reason_suffix}" in frame.data else None
+        creasons = col_text(frame, rcol, required=False) if rcol else reasons
+        for i, v in enumerate(frame.data[c]):
+            if o.human and _is_missing(v):
+                continue  # an annotator who did not label this criterion
+            cells.append(Cell(ids[i], rounds[i], c, slots[i], v, creasons[i], i))
+    keycols = [c for c in (cols["item"], cols["gen_round"], cols["judge_round"] or cols["annotator"]) if c]
+    return _finish(obj, frame, o, cols, ids, rounds, order, cells, keycols)
+
+
+def _row_keys(frame: Frame, cols: dict, o: Opts):
+    ids = col_text(frame, cols["item"], required=True, what="an item id", numbers_ok=True)
+    rounds = col_int(frame, cols["gen_round"])
+    if o.human:
+        if cols["annotator"]:
+            slots: list[Any] = col_text(frame, cols["annotator"], required=True, what="an annotator", numbers_ok=True)
+        else:
+            slots = [o.annotator] * frame.n
+    else:
+        slots = col_int(frame, cols["judge_round"])
+    reasons = col_text(frame, cols["reason"], required=False)
+    return ids, rounds, slots, reasons
+
+
+def _finish(obj, frame: Frame, o: Opts, cols: dict, ids: list[str], rounds: list[int], order: list[str],
+            cells: list[Cell], keycols: list[str]) -> dict[str, Any]:
+    """Shared tail of long and wide: items, outputs, rubric, rows, the plan; write; summary."""
+    from evalcore.storage.paths import utcnow
+    data = _data_dir(obj)
+    items = collect_items(frame, ItemCols(cols["item"], cols["input"], cols["context"], cols["reference"],
+                                          cols["class"]))
+    outputs = collect_outputs(frame, ids, rounds, cols["output"])
+    # duplicate keys
+    seen: dict[tuple, int] = {}
+    for c in cells:
+        k = (c.item_id, c.gen_round, c.criterion, c.slot)
+        if k in seen:
+            raise frame.err(f"duplicate row for item {c.item_id!r}, generation round {c.gen_round}, criterion "
+                            f"{c.criterion!r}, {'annotator' if o.human else 'judge round'} {c.slot!r} (also "
+                            f"{frame.where(seen[k])})", ",".join(keycols), c.row)
+        seen[k] = c.row
+    # criteria and values
+    present: dict[str, list[tuple[Any, int]]] = {n: [] for n in order}
+    missing_cells: list[Cell] = []
+    for c in cells:
+        if _is_missing(c.value):
+            missing_cells.append(c)
+        else:
+            present[c.criterion].append((c.value, c.row))
+    if missing_cells and not o.human and not o.allow_missing:
+        c = missing_cells[0]
+        raise frame.err(f"no value for item {c.item_id!r}, criterion {c.criterion!r}; pass --allow-missing to "
+                        f"record it as a missing verdict", _value_field(frame, c.criterion), c.row)
+    rubric = build_rubric(frame, order, present, o.kinds)
+    parsed: dict[tuple, Parsed] = {}
+    for c in cells:
+        if _is_missing(c.value):
+            continue
+        try:
+            parsed[(c.item_id, c.gen_round, c.criterion, c.slot)] = parse_value(rubric.get(c.criterion), c.value)
+        except ValueError as e:
+            raise frame.err(f"criterion {c.criterion!r} ({rubric.get(c.criterion).kind}): {e}",
+                            _value_field(frame, c.criterion), c.row) from None
+    gen_knobs, run_knobs = parse_knobs(o.knobs, frame.name)
+    if o.human and run_knobs:
+        raise InputError(f"knobs {', '.join(run_knobs)} describe a judge; a --human label set records only "
+                         f"generation knobs", file=frame.name, field="--knob")
+
+    plan = Plan(data)
+    taken: set = set()
+    base = _sanitise(Path(frame.name).stem)
+    suite = plan_suite(plan, frame, items, o.suite, o.suite_id, base, taken,
+                       o.description or f"imported from {Path(frame.name).name}",
+                       f"evalcore import ({Path(frame.name).name})")
+    gen_id, reused = plan_generation(plan, frame, suite, outputs, o.gen_id, base, taken, gen_knobs)
+    summary: dict[str, Any] = {
+        "file": frame.name, "suite_id": suite.suite_id, "suite_created": suite.new, "gen_id": gen_id,
+        "gen_reused": reused, "items": len(items), "outputs": len(outputs),
+        "criteria": {c.name: c.kind for c in rubric.criteria},
+    }
+    now = utcnow()
+    if o.human:
+        if o.run_id is not None:
+            raise InputError("--run-id does not apply with --human (use --labelset-id)", file=frame.name,
+                             field="--run-id")
+        lid = (_explicit_id(data, "labels", o.labelset_id, "--labelset-id", "label set", taken, frame.name) if o.labelset_id
+               else _fresh_id(data, "labels", base, taken))
+        labels = []
+        annotators: list[str] = []
+        for c in cells:
+            if _is_missing(c.value):
+                continue
+            p = parsed[(c.item_id, c.gen_round, c.criterion, c.slot)]
+            if c.slot not in annotators:
+                annotators.append(c.slot)
+            labels.append({"item_id": c.item_id, "gen_round": c.gen_round, "criterion": c.criterion,
+                           "annotator": c.slot, "value": raw_text(c.value), "passed": p.passed,
+                           "score": p.score})
+        manifest = S.LabelSetManifest(labelset_id=lid, gen_id=gen_id, created_at=now, annotators=annotators,
+                                      rubric=rubric, description=o.description or
+                                      f"human labels imported from {Path(frame.name).name}")
+        plan.labelset = (manifest, labels)
+        summary.update(labelset_id=lid, labels=len(labels), annotators=annotators)
+    else:
+        if o.labelset_id is not None:
+            raise InputError("--labelset-id applies only with --human (use --run-id)", file=frame.name,
+                             field="--labelset-id")
+        rid = (_explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, frame.name) if o.run_id
+               else _fresh_id(data, "runs", base, taken))
+        by_key = {(c.item_id, c.gen_round, c.criterion, c.slot): c for c in cells}
+        judge_rounds = max([c.slot for c in cells] or [1])
+        verdicts = []
+        n_missing = 0
+        for (iid, r) in sorted(outputs):
+            for jr in range(1, judge_rounds + 1):
+                for pos, crit in enumerate(rubric.criteria):
+                    c = by_key.get((iid, r, crit.name, jr))
+                    if c is None or _is_missing(c.value):
+                        if not o.allow_missing:
+                            raise InputError(
+                                f"item {iid!r} generation round {r} judge round {jr} has no row for criterion "
+                                f"{crit.name!r}; pass --allow-missing to record it as a missing verdict",
+                                file=frame.name, field=",".join(keycols))
+                        n_missing += 1
+                        verdicts.append({"run_id": rid, "item_id": iid, "gen_round": r, "criterion": crit.name,
+                                         "judge_round": jr, "passed": None, "position": 0,
+                                         "reason": c.reason if c else None,
+                                         "error": "no value in the imported file"})
+                        continue
+                    p = parsed[(iid, r, crit.name, jr)]
+                    verdicts.append({"run_id": rid, "item_id": iid, "gen_round": r, "criterion": crit.name,
+                                     "judge_round": jr, "passed": p.passed, "score": p.score, "label": p.label,
+                                     "raw_verdict": raw_text(c.value), "reason": c.reason, "position": 0})
+        manifest = S.RunManifest(
+            run_id=rid, gen_id=gen_id, created_at=now, rubric=rubric, rubric_hash=rubric.hash(), mode="imported",
+            field_order=rubric.names(), judge_model=o.judge_model, judge_rounds=judge_rounds, source="imported",
+            status="partial" if n_missing else "complete", postprocess_version=POSTPROCESS_VERSION,
+            knobs=run_knobs, description=o.description or f"imported from {Path(frame.name).name}")
+        plan.run = (manifest, verdicts, [], None)
+        passed = [v["passed"] for v in verdicts if v["passed"] is not None]
+        summary.update(run_id=rid, verdicts=len(verdicts), missing_verdicts=n_missing, judge_rounds=judge_rounds,
+                       pass_rate=(sum(passed) / len(passed)) if passed else None)
+    plan.check()
+    plan.write()
+    return summary

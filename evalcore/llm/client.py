@@ -1,0 +1,259 @@
+"""Calling models: the one module that imports litellm, and the machinery around every call.
+
+litellm is imported lazily by :func:`load_litellm`, with ``LITELLM_OFFLINE_MODE`` and
+``LITELLM_LOCAL_MODEL_COST_MAP`` set first (without them it fetches a price table at import), so
+``import evalcore`` never loads it and only commands that call models pay its ~3-5 s import.
+
+What is here:
+
+* **prices**: :func:`resolve_price` reads litellm's bundled price map straight from its JSON file
+  (no import, no network) or takes ``--price IN,OUT`` (US dollars per million tokens), which is
+  also registered with litellm. An unknown price is ``None`` and every cost derived from it is
+  ``None``, never 0.
+* **offline token estimates** (:func:`estimate_tokens`): tiktoken's ``o200k_base`` /
+  ``cl100k_base`` encodings loaded from the files litellm bundles (never downloaded); when they
+  cannot be loaded, a documented heuristic of one token per 4 bytes of UTF-8.
+* **one attempt** (:func:`attempt`): ``litellm.acompletion`` with ``max_retries=0`` (one HTTP
+  request per attempt; retries are ours), its failure classified as retryable (429, 5xx,
+  timeouts, connection errors), failing the call (400-class) or stopping the run (401, 403,
+  404, unsupported parameters).
+* **the journal** (:class:`Journal`): an append-only JSONL file; each record is written and
+  fsync'd before the call counts as done (group commit from a writer thread, so a slow disk
+  never stalls the event loop). A torn last line from a killed process is dropped on reopen.
+* **the executor** (:func:`execute`): a bounded pool of asyncio workers; each call is tried,
+  backed off and retried, parsed (a parse error keeps the raw text and is retried), and its
+  outcome journaled; ``--resume`` skips every journaled call and carries the attempts of the
+  interrupted ones; ``--reuse`` serves identical calls from earlier journals and counts the hits.
+* **progress** (:class:`Progress`) on stderr: calls done and failed, tokens, cost so far, rate
+  and time left.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalcore.errors import EvalcoreError, InputError
+
+OFFLINE_ENV = {"LITELLM_OFFLINE_MODE": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+LOCAL_API_KEY = "sk-evalcore-local"  # sent only to an --api-base when no key is in the environment
+
+
+class ModelAccessError(EvalcoreError):
+    """The provider refused the run as a whole (bad key, unknown model, unsupported parameter):
+    retrying any call is pointless, so the run stops; completed calls stay in the journal."""
+
+
+class Interrupted(Exception):
+    """Ctrl-C during a run: every completed call is journaled; the message says how to resume."""
+
+
+class ParseError(Exception):
+    """A response that does not fit the expected structure; carries the exact raw text."""
+
+    def __init__(self, problem: str, raw: str | None = None):
+        super().__init__(problem)
+        self.problem = problem
+        self.raw = raw
+
+
+# --------------------------------------------------------------------------- litellm
+
+
+_LITELLM = None
+
+
+def load_litellm():
+    """Import litellm once, offline: the environment variables are set before the import."""
+    global _LITELLM
+    if _LITELLM is None:
+        for k, v in OFFLINE_ENV.items():
+            os.environ[k] = v
+        import litellm  # noqa: PLC0415 - the one lazy import of litellm in evalcore
+
+        litellm.suppress_debug_info = True
+        litellm.telemetry = False
+        litellm.turn_off_message_logging = True
+        _LITELLM = litellm
+    return _LITELLM
+
+
+def litellm_dir() -> Path | None:
+    """litellm's package directory, found without importing it."""
+    spec = importlib.util.find_spec("litellm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def litellm_version() -> str:
+    try:
+        from importlib.metadata import version
+        return version("litellm")
+    except Exception:  # noqa: BLE001 - a version string is cosmetic
+        return "unknown"
+
+
+# --------------------------------------------------------------------------- prices
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per token, in and out, and where the figures came from."""
+
+    input_per_token: float
+    output_per_token: float
+    source: str
+
+    def cost(self, tokens_in: int | None, tokens_out: int | None) -> float | None:
+        if tokens_in is None or tokens_out is None:
+            return None
+        return round(tokens_in * self.input_per_token + tokens_out * self.output_per_token, 10)
+
+
+_PRICE_MAP: dict[str, Any] | None = None
+
+
+def price_map() -> dict[str, Any]:
+    """litellm's bundled price map, read as JSON from its package (no import, no network)."""
+    global _PRICE_MAP
+    if _PRICE_MAP is None:
+        d = litellm_dir()
+        p = d / "model_prices_and_context_window_backup.json" if d else None
+        try:
+            _PRICE_MAP = json.loads(p.read_text(encoding="utf-8")) if p and p.exists() else {}
+        except (OSError, ValueError):
+            _PRICE_MAP = {}
+    return _PRICE_MAP
+
+
+def model_info(model: str) -> dict[str, Any] | None:
+    """The price-map entry of a model: the name as given, then without a provider prefix."""
+    pm = price_map()
+    if model in pm:
+        return pm[model]
+    if "/" in model:
+        tail = model.split("/", 1)[1]
+        if tail in pm:
+            return pm[tail]
+    return None
+
+
+def parse_price(text: str | None) -> tuple[float, float] | None:
+    """``--price IN,OUT`` in US dollars per million tokens."""
+    if text is None:
+        return None
+    try:
+        a, b = (float(x) for x in text.split(","))
+    except ValueError:
+        raise InputError(f"{text!r} is not IN,OUT (US dollars per million tokens, e.g. 0.15,0.60)",
+                         field="--price") from None
+    if a < 0 or b < 0 or not math.isfinite(a) or not math.isfinite(b):
+        raise InputError(f"{text!r}: prices must be finite and not negative", field="--price")
+    return a, b
+
+
+def resolve_price(model: str, price: tuple[float, float] | None = None) -> Price | None:
+    """The price of ``model``: ``--price`` if given, else litellm's bundled map, else None (unknown)."""
+    if price is not None:
+        return Price(price[0] / 1e6, price[1] / 1e6, f"--price {price[0]:g},{price[1]:g} per million tokens")
+    info = model_info(model)
+    if info is None:
+        return None
+    i, o = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if not isinstance(i, (int, float)) or not isinstance(o, (int, float)):
+        return None
+    return Price(float(i), float(o), f"litellm {litellm_version()} bundled price map")
+
+
+def register_price(model: str, price: tuple[float, float]) -> None:
+    """Tell litellm the price of a model it does not know (``--price``), so its own cost code agrees."""
+    litellm = load_litellm()
+    provider = model.split("/", 1)[0] if "/" in model else "openai"
+    litellm.register_model({model: {"input_cost_per_token": price[0] / 1e6, "output_cost_per_token": price[1] / 1e6,
+                                     "litellm_provider": provider, "mode": "chat"}})
+
+
+def supports_json_schema(model: str) -> bool:
+    info = model_info(model) or {}
+    return bool(info.get("supports_response_schema"))
+
+
+def model_family(model: str) -> str | None:
+    """A coarse model family from the name, for same-family warnings (None when unsure)."""
+    name = model.lower().split("/")[-1]
+    for needle, fam in (("gpt", "openai-gpt"), ("o1", "openai-o"), ("o3", "openai-o"), ("o4", "openai-o"),
+                        ("claude", "anthropic-claude"), ("gemini", "google-gemini"), ("gemma", "google-gemma"),
+                        ("llama", "meta-llama"), ("mistral", "mistral"), ("mixtral", "mistral"),
+                        ("qwen", "qwen"), ("deepseek", "deepseek"), ("command", "cohere")):
+        if name.startswith(needle) or f"-{needle}" in name:
+            return fam
+    return None
+
+
+# --------------------------------------------------------------------------- tokens (offline)
+
+_BPE_URLS = {
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+}
+_ENCODINGS: dict[str, Any] = {}
+HEURISTIC = "heuristic: 1 token per 4 bytes of UTF-8"
+
+
+def encoding_name(model: str) -> str:
+    m = model.lower().split("/")[-1]
+    if any(m.startswith(p) for p in ("gpt-4o", "gpt-4.1", "gpt-5", "o1", "o3", "o4", "chatgpt-4o")):
+        return "o200k_base"
+    return "cl100k_base"
+
+
+def _encoding(name: str) -> Any:
+    """A tiktoken encoding built from the file litellm bundles (never downloaded), or None."""
+    if name in _ENCODINGS:
+        return _ENCODINGS[name]
+    enc = None
+    d = litellm_dir()
+    local = d / "litellm_core_utils" / "tokenizers" / hashlib.sha1(_BPE_URLS[name].encode()).hexdigest() if d else None
+    if local is not None and local.exists():
+        try:
+            import tiktoken
+            import tiktoken.load
+            from tiktoken_ext import openai_public as op
+
+            ranks = tiktoken.load.load_tiktoken_bpe(str(local))  # a local path: read, never fetched
+            orig = op.load_tiktoken_bpe
+            op.load_tiktoken_bpe = lambda *a, **k: ranks
+            try:
+                spec = getattr(op, name)()
+            finally:
+                op.load_tiktoken_bpe = orig
+            enc = tiktoken.Encoding(name=spec["name"], pat_str=spec["pat_str"],
+                                    mergeable_ranks=spec["mergeable_ranks"], special_tokens=spec["special_tokens"])
+        except Exception:  # noqa: BLE001 - any failure falls back to the heuristic
+            enc = None
+    _ENCODINGS[name] = enc
+    return enc
+
+
+def tokenizer_name(model: str) -> str:
+    name = encoding_name(model)
+    return f"tiktoken {name} (bundled with litellm)" if _encoding(name) is not None else HEURISTIC
+
+
+def count_text_tokens(text: str, model: str) -> int:
+    enc = _encoding(encoding_name(model))
+    if enc is None:
+        return max(1, math.ceil(len(text.encode("utf-8")) / 4))
+    return len(enc.encode(text, disallowed_special=()))
+
+
+def estimate_tokens(messages: list[dict], model: str) -> int:
+    """Prompt tokens of a chat request, offline: content tokens plus OpenAI's 3 per message + 3."""
+    return sum(count_text_tokens(str(m.get("content") or ""), model) + 3 for m in messages) + 3

@@ -1,0 +1,575 @@
+"""llm.engine."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from evalcore.errors import InputError
+from evalcore.llm.client import LOCAL_API_KEY, ModelAccessError, ParseError, Price, load_litellm
+
+# --------------------------------------------------------------------------- one attempt
+
+
+@dataclass
+class Reply:
+    text: str
+    model: str | None
+    tokens_in: int | None
+    tokens_out: int | None
+    response_id: str | None
+    latency_ms: float
+
+
+@dataclass
+class AttemptFailure(Exception):
+    kind: str            # rate_limit, timeout, server, connection, bad_request
+    message: str
+    retryable: bool
+    retry_after: float | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+_FATAL = ("AuthenticationError", "PermissionDeniedError", "NotFoundError", "UnsupportedParamsError")
+_NO_RETRY = ("BadRequestError", "ContextWindowExceededError", "ContentPolicyViolationError",
+             "UnprocessableEntityError", "JSONSchemaValidationError")
+
+
+def _classify(e: BaseException) -> AttemptFailure:
+    """A litellm exception -> retry (429, 5xx, timeouts, connection) / fail the call / stop the run."""
+    names = [c.__name__ for c in type(e).__mro__]
+    msg = " ".join(str(e).split())[:300]
+    status = getattr(e, "status_code", None)
+    if any(n in _FATAL for n in names):
+        raise ModelAccessError(f"{names[0]}: {msg}", field="--model")
+    if "RateLimitError" in names:
+        ra = None
+        resp = getattr(e, "response", None)
+        try:
+            ra = float(resp.headers.get("retry-after")) if resp is not None and resp.headers.get("retry-after") else None
+        except (TypeError, ValueError, AttributeError):
+            ra = None
+        return AttemptFailure("rate_limit", msg, True, ra)
+    if any(n in ("Timeout", "APITimeoutError", "TimeoutError") for n in names) or isinstance(e, asyncio.TimeoutError):
+        return AttemptFailure("timeout", msg, True)
+    if "APIConnectionError" in names:
+        return AttemptFailure("connection", msg, True)
+    if any(n in _NO_RETRY for n in names):
+        return AttemptFailure("bad_request", msg, False)
+    if isinstance(status, int) and status >= 500 or any(
+            n in ("InternalServerError", "ServiceUnavailableError", "BadGatewayError") for n in names):
+        return AttemptFailure("server", msg, True)
+    if isinstance(status, int) and 400 <= status < 500:
+        return AttemptFailure("bad_request", msg, False)
+    return AttemptFailure("error", f"{names[0]}: {msg}", True)
+
+
+async def attempt(model: str, messages: list[dict], params: dict, api_base: str | None, timeout: float) -> Reply:
+    """One HTTP request through litellm (its own retries off). Raises AttemptFailure or ModelAccessError."""
+    litellm = load_litellm()
+    kw = dict(params)
+    if api_base:
+        kw["api_base"] = api_base
+        if not any(os.environ.get(k) for k in ("OPENAI_API_KEY", "EVALCORE_API_KEY")):
+            kw["api_key"] = LOCAL_API_KEY
+        elif os.environ.get("EVALCORE_API_KEY"):
+            kw["api_key"] = os.environ["EVALCORE_API_KEY"]
+    t0 = time.perf_counter()
+    try:
+        r = await litellm.acompletion(model=model, messages=messages, timeout=timeout, max_retries=0, **kw)
+    except ModelAccessError:
+        raise
+    except Exception as e:  # noqa: BLE001 - every provider error is classified
+        if isinstance(e, (KeyboardInterrupt, asyncio.CancelledError)):
+            raise
+        raise _classify(e) from None
+    latency = (time.perf_counter() - t0) * 1000
+    choice = r.choices[0] if r.choices else None
+    text = (choice.message.content if choice is not None and choice.message is not None else None) or ""
+    usage = getattr(r, "usage", None)
+    return Reply(text=text, model=getattr(r, "model", None),
+                 tokens_in=getattr(usage, "prompt_tokens", None) if usage else None,
+                 tokens_out=getattr(usage, "completion_tokens", None) if usage else None,
+                 response_id=getattr(r, "id", None), latency_ms=round(latency, 1))
+
+
+# --------------------------------------------------------------------------- the journal
+
+
+def utc_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _resolve(futs: list, err: BaseException | None) -> None:
+    for f in futs:
+        if not f.done():
+            if err is None:
+                f.set_result(None)
+            else:
+                f.set_exception(err)
+
+
+class Journal:
+    """An append-only JSONL file; :meth:`append` returns once the record is on disk (fsync).
+
+    Records from many coroutines are written by one thread in batches (group commit): one write,
+    one fsync and one wake-up of the event loop per batch, and each coroutine resumes only after
+    its batch is durable.
+    """
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        good = self._valid_prefix()
+        created = not self.path.exists()
+        self._f = open(self.path, "ab")
+        if created:  # make the new file's directory entry durable too
+            try:
+                fd = os.open(self.path.parent, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            except OSError:  # pragma: no cover - some filesystems refuse fsync on a directory
+                pass
+        if self._f.tell() != good:  # a torn last line (killed mid-write): drop it
+            self._f.truncate(good)
+            self._f.seek(good)
+        self._cond = threading.Condition()
+        self._pending: list[tuple[bytes, Any, asyncio.Future]] = []
+        self._closed = False
+        self._thread = threading.Thread(target=self._writer, name="evalcore-journal", daemon=True)
+        self._thread.start()
+
+    def _valid_prefix(self) -> int:
+        if not self.path.exists():
+            return 0
+        data = self.path.read_bytes()
+        end = 0
+        for line in data.splitlines(keepends=True):
+            if not line.endswith(b"\n"):
+                break
+            try:
+                json.loads(line)
+            except ValueError:
+                break
+            end += len(line)
+        return end
+
+    @staticmethod
+    def read(path: Path) -> list[dict]:
+        """Every complete record (a torn last line is ignored)."""
+        out = []
+        try:
+            data = Path(path).read_bytes()
+        except FileNotFoundError:
+            return out
+        for line in data.splitlines(keepends=True):
+            if not line.endswith(b"\n"):
+                break
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                break
+        return out
+
+    def _writer(self) -> None:
+        while True:
+            with self._cond:
+                while not self._pending and not self._closed:
+                    self._cond.wait()
+                batch, self._pending = self._pending, []
+                if not batch and self._closed:
+                    return
+            err: BaseException | None = None
+            try:
+                self._f.write(b"".join(line for line, _, _ in batch))
+                self._f.flush()
+                os.fsync(self._f.fileno())
+            except BaseException as e:  # noqa: BLE001 - handed to every waiting coroutine
+                err = e
+            by_loop: dict[Any, list] = {}
+            for _, loop, fut in batch:
+                by_loop.setdefault(loop, []).append(fut)
+            for loop, futs in by_loop.items():  # one wake-up of each event loop per batch
+                try:
+                    loop.call_soon_threadsafe(_resolve, futs, err)
+                except RuntimeError:  # the loop is closed (the run was interrupted): nobody waits
+                    pass
+
+    async def append(self, record: dict) -> None:
+        """Write one record; return once it is on disk."""
+        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+        loop = asyncio.get_running_loop()
+        fut = loop.create_future()
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("journal is closed")
+            self._pending.append((line, loop, fut))
+            self._cond.notify()
+        await fut
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify()
+        self._thread.join()
+        self._f.close()
+
+
+# --------------------------------------------------------------------------- progress
+
+
+def _human(n: float) -> str:
+    for unit, div in (("M", 1e6), ("k", 1e3)):
+        if abs(n) >= div:
+            return f"{n / div:.1f}{unit}"
+    return f"{int(n)}"
+
+
+def _duration(s: float) -> str:
+    s = int(round(s))
+    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
+
+
+class Progress:
+    """One status line on stderr: calls done / total, failed, retries, tokens, cost so far, rate,
+    time left. Redrawn in place at most 5 times a second on a terminal; elsewhere a line every
+    10% or 15 s, and always a final line."""
+
+    def __init__(self, label: str, total: int, *, done: int = 0, enabled: bool = True, stream: Any = None,
+                 cost_known: bool = True):
+        self.label, self.total, self.enabled = label, total, enabled
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.done = self.start_done = done
+        self.failed = self.retries = self.cache_hits = 0
+        self.tokens_in = self.tokens_out = 0
+        self.cost = 0.0
+        self.cost_known = cost_known
+        self.t0 = time.monotonic()
+        self._last_draw = 0.0
+        self._last_step = -1
+
+    def add(self, *, ok: bool, tokens_in: int | None, tokens_out: int | None, cost: float | None,
+            retries: int = 0, cache_hit: bool = False) -> None:
+        self.done += 1
+        self.failed += 0 if ok else 1
+        self.retries += retries
+        self.cache_hits += int(cache_hit)
+        self.tokens_in += tokens_in or 0
+        self.tokens_out += tokens_out or 0
+        if cost is None:
+            if not cache_hit:
+                self.cost_known = False
+        else:
+            self.cost += cost
+        self.draw()
+
+    def line(self) -> str:
+        el = time.monotonic() - self.t0
+        new = self.done - self.start_done
+        rate = new / el if el > 0 else 0.0
+        left = 0.0 if self.done >= self.total else ((self.total - self.done) / rate if rate > 0 else None)
+        cost = f"${self.cost:.4f}" if self.cost_known else "cost unknown"
+        parts = [f"{self.label}: {self.done}/{self.total} calls", f"{self.failed} failed"]
+        if self.retries:
+            parts.append(f"{self.retries} retries")
+        if self.cache_hits:
+            parts.append(f"{self.cache_hits} cached")
+        parts += [f"tokens {_human(self.tokens_in)} in / {_human(self.tokens_out)} out", cost,
+                  f"{rate:.1f}/s", f"left {_duration(left)}" if left is not None else "left ?"]
+        return ", ".join(parts)
+
+    def draw(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if force or now - self._last_draw >= 0.2:
+                self._last_draw = now
+                self.stream.write("\r\x1b[2K" + self.line())
+                self.stream.flush()
+            return
+        step = int(10 * self.done / self.total) if self.total else 10
+        if force or step != self._last_step or now - self._last_draw >= 15:
+            self._last_step, self._last_draw = step, now
+            self.stream.write(self.line() + "\n")
+            self.stream.flush()
+
+    def finish(self) -> None:
+        if not self.enabled:
+            return
+        if self.tty:
+            self.draw(force=True)
+            self.stream.write("\n")
+            self.stream.flush()
+        else:
+            self.stream.write(self.line() + "\n")
+            self.stream.flush()
+
+
+# --------------------------------------------------------------------------- the executor
+
+
+@dataclass
+class CallSpec:
+    """One call to make: what to send, how to read the answer, and what to journal beside it."""
+
+    call_id: str
+    model: str
+    messages: list[dict]
+    params: dict                          # temperature, seed, response_format
+    parse: Callable[[str], Any]           # raw text -> JSON-able value; raises ParseError
+    cache_key: str
+    price: Price | None
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class Settings:
+    concurrency: int = 8
+    max_retries: int = 4
+    timeout: float = 60.0
+    backoff: float = 1.0       # first backoff in seconds; doubles per retry, with jitter
+    backoff_max: float = 60.0
+    api_base: str | None = None
+
+    def policy(self) -> dict:
+        return {"max_retries": self.max_retries, "timeout_s": self.timeout, "backoff_s": self.backoff,
+                "backoff_max_s": self.backoff_max, "backoff": "exponential with jitter; Retry-After honoured",
+                "retried": ["429", "5xx", "timeout", "connection", "parse error"],
+                "concurrency": self.concurrency}
+
+
+def call_hash(model: str, messages: list[dict], params: dict, round_: int) -> str:
+    """The cache key of a call: an identical request in the same round index."""
+    text = json.dumps({"model": model, "messages": messages, "params": params, "round": round_},
+                      sort_keys=True, ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def journal_state(records: Iterable[dict]) -> tuple[dict[str, dict], dict[str, list[dict]]]:
+    """(completed calls by call_id, failed attempts by call_id of calls not yet completed)."""
+    done: dict[str, dict] = {}
+    attempts: dict[str, list[dict]] = {}
+    for r in records:
+        if r.get("type") == "call":
+            done[r["call_id"]] = r
+        elif r.get("type") == "attempt":
+            attempts.setdefault(r["call_id"], []).append(r)
+    return done, {k: v for k, v in attempts.items() if k not in done}
+
+
+def cache_index(journal_paths: Iterable[Path]) -> dict[str, dict]:
+    """Successful, non-cached calls of earlier journals by cache key (what ``--reuse`` may serve)."""
+    out: dict[str, dict] = {}
+    for p in journal_paths:
+        for r in Journal.read(p):
+            if r.get("type") == "call" and r.get("ok") and not r.get("cache_hit") and r.get("cache_key"):
+                out.setdefault(r["cache_key"], r)
+    return out
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    return None if a is None and b is None else (a or 0) + (b or 0)
+
+
+def _add_cost(a: float | None, b: float | None, known: bool) -> float | None:
+    if not known:
+        return None
+    return round((a or 0.0) + (b or 0.0), 10)
+
+
+async def _one(spec: CallSpec, st: Settings, journal: Journal, prior: list[dict], progress: Progress,
+               cache: dict[str, dict] | None, abort: list) -> None:
+    if cache is not None and spec.cache_key in cache:
+        hit = cache[spec.cache_key]
+        rec = {"type": "call", "call_id": spec.call_id, "ok": True, "cache_hit": True, "cache_key": spec.cache_key,
+               "model": hit.get("model"), "response_id": hit.get("response_id"), "raw": hit.get("raw"),
+               "parsed": hit.get("parsed"), "tokens_in": 0, "tokens_out": 0,
+               "cost_usd": 0.0, "latency_ms": 0.0, "attempts": 0, "error": None, "started_at": utc_iso(),
+               "attempt_log": [], "served_from": hit.get("call_id"), "meta": spec.meta}
+        await journal.append(rec)
+        progress.add(ok=True, tokens_in=0, tokens_out=0, cost=0.0, cache_hit=True)
+        return
+    log = [dict(a) for a in prior]
+    n = len(log)
+    tin: int | None = None
+    tout: int | None = None
+    cost_known = spec.price is not None
+    cost: float | None = 0.0 if cost_known else None
+    for a in log:
+        tin, tout = _add(tin, a.get("tokens_in")), _add(tout, a.get("tokens_out"))
+        cost = _add_cost(cost, a.get("cost_usd"), cost_known)
+    started = log[0]["at"] if log else utc_iso()
+    error: str | None = None
+    reply: Reply | None = None
+    parsed: Any = None
+    while True:
+        if abort:
+            return
+        n += 1
+        at = utc_iso()
+        try:
+            reply = await attempt(spec.model, spec.messages, spec.params, st.api_base, st.timeout)
+        except AttemptFailure as f:
+            rec = {"type": "attempt", "call_id": spec.call_id, "n": n, "at": at, "kind": f.kind, "error": f.message,
+                   "raw": None, "tokens_in": None, "tokens_out": None, "cost_usd": None}
+            await journal.append(rec)
+            log.append(rec)
+            if not f.retryable or n > st.max_retries:
+                error = f"{f.kind} after {n} attempt{'s' if n > 1 else ''}: {f.message}"
+                reply = None
+                break
+            delay = min(st.backoff_max, st.backoff * 2 ** (n - 1 - len(prior))) * (0.5 + random.random() / 2)
+            if f.retry_after is not None:
+                delay = max(delay, min(st.backoff_max, f.retry_after))
+            await asyncio.sleep(delay)
+            continue
+        except ModelAccessError as e:
+            abort.append(e)
+            return
+        tin, tout = _add(tin, reply.tokens_in), _add(tout, reply.tokens_out)
+        c = spec.price.cost(reply.tokens_in, reply.tokens_out) if spec.price is not None else None
+        cost = _add_cost(cost, c, cost_known and c is not None)
+        cost_known = cost_known and c is not None
+        try:
+            parsed = spec.parse(reply.text)
+        except ParseError as pe:
+            rec = {"type": "attempt", "call_id": spec.call_id, "n": n, "at": at, "kind": "parse", "error": pe.problem,
+                   "raw": reply.text, "model": reply.model, "response_id": reply.response_id,
+                   "tokens_in": reply.tokens_in, "tokens_out": reply.tokens_out, "cost_usd": c}
+            await journal.append(rec)
+            log.append(rec)
+            if n > st.max_retries:
+                error = f"parse error after {n} attempt{'s' if n > 1 else ''}: {pe.problem}"
+                break
+            continue
+        break
+    ok = error is None
+    rec = {"type": "call", "call_id": spec.call_id, "ok": ok, "cache_hit": False, "cache_key": spec.cache_key,
+           "model": reply.model if reply else None, "response_id": reply.response_id if reply else None,
+           "raw": reply.text if reply else None, "parsed": parsed if ok else None,
+           "tokens_in": tin, "tokens_out": tout, "cost_usd": cost,
+           "latency_ms": reply.latency_ms if reply else None, "attempts": n, "error": error,
+           "started_at": started, "attempt_log": log, "meta": spec.meta}
+    await journal.append(rec)
+    progress.add(ok=ok, tokens_in=tin, tokens_out=tout, cost=cost, retries=n - 1 - len(prior))
+
+
+async def _execute(specs: list[CallSpec], st: Settings, journal: Journal, prior: dict[str, list[dict]],
+                   progress: Progress, cache: dict[str, dict] | None) -> None:
+    queue = list(reversed(specs))
+    abort: list = []
+
+    async def worker() -> None:
+        while queue and not abort:
+            spec = queue.pop()
+            await _one(spec, st, journal, prior.get(spec.call_id, []), progress, cache, abort)
+
+    await asyncio.gather(*(worker() for _ in range(max(1, min(st.concurrency, len(specs))))))
+    if abort:
+        raise abort[0]
+
+
+def execute(specs: list[CallSpec], st: Settings, journal: Journal, *, prior: dict[str, list[dict]] | None = None,
+            progress: Progress | None = None, cache: dict[str, dict] | None = None) -> None:
+    """Make every call in ``specs`` (those already journaled must be left out by the caller),
+    journaling each as it completes. Runs its own event loop."""
+    if not specs:
+        return
+    load_litellm()
+    progress = progress or Progress("calls", len(specs), enabled=False)
+    asyncio.run(_execute(specs, st, journal, prior or {}, progress, cache))
+
+
+# --------------------------------------------------------------------------- work directories
+
+
+class WorkDir:
+    """Where a run (or generation) is journaled while it is made, in the state directory.
+
+    ``<state>/<kind>-in-progress/<id>/`` holds ``plan.json`` (everything that decides the calls),
+    ``journal.jsonl`` (one fsync'd record per finished call or failed attempt) and ``lock``
+    (held with flock while a process works on it). Once the result is written into the data
+    directory the whole directory moves to ``<state>/<kind>-done/<id>/``, where it stays: it keeps
+    the raw text of every attempt and serves ``--reuse``.
+    """
+
+    def __init__(self, store: Any, kind: str, id_: str):
+        from evalcore.storage.paths import check_id
+        check_id(id_, f"{kind[:-1]} id")
+        self.kind, self.id = kind, id_
+        self.path = store.state_path(f"{kind}-in-progress", id_)
+        self.done_root = store.state_path(f"{kind}-done")
+        self._lock_f = None
+
+    @property
+    def plan_path(self) -> Path:
+        return self.path / "plan.json"
+
+    @property
+    def journal_path(self) -> Path:
+        return self.path / "journal.jsonl"
+
+    def exists(self) -> bool:
+        return self.plan_path.exists()
+
+    def create(self, plan: dict) -> None:
+        from evalcore.storage.files import atomic_write_bytes
+        self.path.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(self.plan_path, (json.dumps(plan, indent=1, ensure_ascii=False, default=str) + "\n")
+                           .encode("utf-8"))
+
+    def load_plan(self) -> dict:
+        try:
+            return json.loads(self.plan_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise InputError(f"cannot read the plan of the run in progress ({e})", file=self.plan_path,
+                             field="plan") from None
+
+    def lock(self) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock, one process at a time is up to the user
+            return
+        self.path.mkdir(parents=True, exist_ok=True)
+        f = open(self.path / "lock", "a+")
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.close()
+            raise InputError(f"{self.id} is being worked on by another process", file=self.path,
+                             field="--run-id") from None
+        self._lock_f = f
+
+    def unlock(self) -> None:
+        if self._lock_f is not None:
+            self._lock_f.close()
+            self._lock_f = None
+
+    def finish(self) -> Path:
+        """Move the journal out of the in-progress area (after the result is in the data directory)."""
+        self.unlock()
+        dest = self.done_root / self.id
+        self.done_root.mkdir(parents=True, exist_ok=True)
+        if dest.exists():
+            dest.rename(dest.with_name(f"{self.id}.replaced-{int(time.time())}"))
+        os.replace(self.path, dest)
+        return dest
+
+    def done_journals(self) -> list[Path]:
+        return sorted(self.done_root.glob("*/journal.jsonl"))

@@ -1,0 +1,383 @@
+"""Judging a generation: the single, split and grouped harnesses, post-processing, rederive, and
+a model grader for pairwise sessions.
+
+The three harness modes differ in call structure alone:
+
+* ``single``: one call per answer and judge round returns every model-judged criterion;
+* ``split``: one call per criterion;
+* ``grouped``: one call per group (the rubric's ``group`` of each criterion; a criterion without a
+  group is a group of its own).
+
+Every call renders the same versioned template (``templates/judge-v1.txt``): the same system text,
+question, context, reference and answer, and a **criteria block** listing the call's criteria
+and the JSON it must return: the only part that differs between modes (a test compares rendered
+prompts byte for byte). A criterion with its own ``model`` is sent in calls of that model only,
+so in ``single`` mode criteria are partitioned by model. ``check`` and ``retrieval`` criteria are
+computed by :mod:`evalcore.checks` without a call.
+
+The judge returns one object per criterion, keyed by criterion name, reason first, then
+covered / missed / triggered for ternary criteria, then the verdict. Structured output
+(``response_format`` with a strict JSON schema) is used where litellm's price map says the model
+supports it; the reply is always read by a tolerant parser (code fences and text around the JSON
+are ignored) and validated by pydantic models: a missing field, a value outside its scale or
+text that is not JSON is a parse error, kept with its raw text in the journal and retried.
+
+**Post-processing** derives ``passed`` (and ``label`` / ``score``) beside the judge's
+``raw_verdict`` and ``reason``, never over them, under a recorded version:
+
+* ``pp-1``: binary passes on pass; ordinal and continuous pass at ``score >= threshold``; a
+  ternary label is the judge's, passing only when ``correct``; with the rubric's
+  ``on_abstain = "fail"`` an answer whose system abstained fails every model-judged criterion.
+* ``pp-2`` (current): ``pp-1`` plus a consistency rule for ternary criteria: a triggered
+  wrong_if item makes the label ``wrong``; a ``correct`` label with a missed must_have item
+  becomes ``partial``.
+
+``evalcore rederive RUN`` recomputes every derived field from the stored judge output (and the
+stored answers for check and retrieval criteria) under a post-processing version, into a new run,
+without a model call.
+
+Rounds are independent calls: with ``--seed S``, judge round r sends seed ``S + r - 1``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from importlib import resources
+from string import Template
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from evalcore.contract import hashing as H
+from evalcore.contract import schema as S
+from evalcore.errors import InputError
+from evalcore.llm.checks import retrieval as retrieval_outcome
+from evalcore.llm.checks import run_check
+from evalcore.llm.client import (
+    ParseError,
+)
+from evalcore.llm.rubric import RubricSpec
+
+TEMPLATE = "judge-v1"
+PAIR_TEMPLATE = "pair-v1"
+POSTPROCESS_VERSIONS = ("pp-1", "pp-2")
+POSTPROCESS_VERSION = "pp-2"
+MODES = ("single", "split", "grouped")
+NONE_TEXT = "(none)"
+
+# offline estimate of completion tokens per criterion in a call (a reason of ~40 words + fields)
+OUT_TOKENS = {"binary": 60, "ordinal": 60, "continuous": 60, "ternary": 110}
+
+
+# --------------------------------------------------------------------------- templates
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    name: str
+    text: str       # the file as shipped (recorded in the run manifest)
+    system: str
+    user: str
+
+    @property
+    def hash(self) -> str:
+        return H.text_hash(self.text)
+
+    def render(self, **values: str) -> list[dict]:
+        return [{"role": "system", "content": Template(self.system).substitute(values)},
+                {"role": "user", "content": Template(self.user).substitute(values)}]
+
+
+def template_text(name: str) -> str:
+    try:
+        return resources.files("evalcore").joinpath("templates", f"{name}.txt").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"no prompt template {name!r} in evalcore/templates", field="template") from None
+
+
+def parse_template(name: str, text: str) -> PromptTemplate:
+    """A template file: comment lines, then ``[system]`` and ``[user]`` sections."""
+    sections: dict[str, list[str]] = {}
+    cur = None
+    for line in text.splitlines():
+        if line.strip() in ("[system]", "[user]"):
+            cur = line.strip()[1:-1]
+            sections[cur] = []
+        elif cur is not None:
+            sections[cur].append(line)
+    if set(sections) != {"system", "user"}:
+        raise InputError("a template needs a [system] and a [user] section", field=f"template {name}")
+    return PromptTemplate(name, text, "\n".join(sections["system"]).strip("\n"),
+                          "\n".join(sections["user"]).strip("\n"))
+
+
+def load_template(name: str) -> PromptTemplate:
+    return parse_template(name, template_text(name))
+
+
+def variant_text(variant: str) -> str:
+    """The extra system sentence of a prompt variant (``default`` has none)."""
+    if variant == "default":
+        return ""
+    if not H.is_valid_id(variant):
+        raise InputError(f"{variant!r} is not a valid prompt variant name", field="--prompt-variant")
+    try:
+        return template_text(f"judge-variant-{variant}").strip()
+    except InputError:
+        known = ["default"] + sorted(p.name[len("judge-variant-"):-4] for p in
+                                     resources.files("evalcore").joinpath("templates").iterdir()
+                                     if p.name.startswith("judge-variant-"))
+        raise InputError(f"unknown prompt variant {variant!r} (known: {', '.join(known)})",
+                         field="--prompt-variant") from None
+
+
+# --------------------------------------------------------------------------- the criteria block
+
+
+def _n(x: float | None) -> str:
+    return "" if x is None else f"{x:g}"
+
+
+def _ask(c: S.Criterion) -> str:
+    if c.kind == "binary":
+        return "pass or fail"
+    if c.kind == "ordinal":
+        return f"a whole-number score from {_n(c.scale_min)} to {_n(c.scale_max)}; {_n(c.threshold)} or more passes"
+    if c.kind == "continuous":
+        return f"a score from {_n(c.scale_min)} to {_n(c.scale_max)}, decimals allowed; {_n(c.threshold)} or more passes"
+    return "correct, partial or wrong"
+
+
+def _shape(c: S.Criterion) -> str:
+    if c.kind == "binary":
+        return '"verdict": "pass" | "fail"'
+    if c.kind == "ordinal":
+        return f'"score": <integer {_n(c.scale_min)} to {_n(c.scale_max)}>'
+    if c.kind == "continuous":
+        return f'"score": <number {_n(c.scale_min)} to {_n(c.scale_max)}>'
+    return ('"covered": ["<must-have items the answer contains>"], "missed": ["<must-have items it lacks>"], '
+            '"triggered": ["<wrong-if items that apply>"], "label": "correct" | "partial" | "wrong"')
+
+
+def criteria_block(crits: list[S.Criterion], item: dict, spec: RubricSpec) -> str:
+    """The part of a judge prompt that names the call's criteria and the JSON to return."""
+    lines = ["Criteria, in the order to answer them:", ""]
+    for i, c in enumerate(crits, 1):
+        lines.append(f"{i}. {c.name}: {_ask(c)}")
+        if c.description:
+            lines.append(f"   {c.description}")
+        if c.pass_anchor:
+            lines.append(f"   A passing answer: {c.pass_anchor}")
+        if c.kind == "ternary":
+            lines.append('   Must have (name each one in "covered" or "missed"):')
+            lines += [f"   - {x}" for x in (item.get("must_have") or [])] or [f"   - {NONE_TEXT}"]
+            lines.append('   Wrong if (name each one that applies in "triggered"):')
+            lines += [f"   - {x}" for x in (item.get("wrong_if") or [])] or [f"   - {NONE_TEXT}"]
+            lines.append("   correct: every must-have item and no wrong-if item; partial: some must-have items "
+                         "missing and no wrong-if item; wrong: a wrong-if item applies or the answer misses the point.")
+        for ex in spec.examples.get(c.name, []):
+            why = f" ({ex['reason']})" if ex.get("reason") else ""
+            lines.append(f"   Example: answer {json.dumps(ex['output'], ensure_ascii=False)} -> {ex['verdict']}{why}")
+        lines.append("")
+    lines.append("Reply with this JSON object, keys in this order, each reason written before its verdict:")
+    lines.append("{")
+    for j, c in enumerate(crits):
+        lines.append(f'  "{c.name}": {{"reason": "<why>", {_shape(c)}}}' + ("," if j < len(crits) - 1 else ""))
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def render_judge_prompt(tpl: PromptTemplate, variant: str, item: dict, output: str, crits: list[S.Criterion],
+                        spec: RubricSpec) -> list[dict]:
+    """The messages of one judge call."""
+    return tpl.render(variant=f"\n\n{variant}" if variant else "", input=str(item.get("input") or ""),
+                      context=item.get("context") or NONE_TEXT, reference=item.get("reference") or NONE_TEXT,
+                      output=output, criteria_block=criteria_block(crits, item, spec))
+
+
+def prompt_hash(messages: list[dict]) -> str:
+    return H.text_hash(json.dumps(messages, ensure_ascii=False, sort_keys=True))
+
+
+# --------------------------------------------------------------------------- response models
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    reason: str
+
+
+class BinaryAnswer(_Answer):
+    """A binary criterion: the reason, then pass or fail."""
+    verdict: str | bool
+
+
+class ScoreAnswer(_Answer):
+    """An ordinal or continuous criterion: the reason, then a score on the scale."""
+    score: float | int | str
+
+
+class TernaryAnswer(_Answer):
+    """A ternary criterion: the reason, the must-have items covered and missed, the wrong-if items
+    triggered, then correct / partial / wrong."""
+    covered: list[str] = []
+    missed: list[str] = []
+    triggered: list[str] = []
+    label: str
+
+
+ANSWER_MODELS: dict[str, type[_Answer]] = {"binary": BinaryAnswer, "ordinal": ScoreAnswer,
+                                           "continuous": ScoreAnswer, "ternary": TernaryAnswer}
+_PASS = {"pass", "passed", "yes", "true"}
+_FAIL = {"fail", "failed", "no", "false"}
+
+
+def json_object(text: str) -> dict:
+    """The JSON object in a reply, tolerating code fences and text around it."""
+    t = (text or "").strip()
+    if t.startswith("```"):
+        t = t.split("\n", 1)[1] if "\n" in t else ""
+        t = t.rsplit("```", 1)[0]
+    try:
+        obj = json.loads(t)
+    except ValueError as first:
+        a, b = t.find("{"), t.rfind("}")
+        if a < 0:
+            raise ParseError("the reply holds no JSON object", text) from None
+        try:
+            if b <= a:
+                raise first
+            obj = json.loads(t[a:b + 1])
+        except ValueError as e:
+            msg, pos = getattr(e, "msg", str(e)), getattr(e, "pos", "?")
+            raise ParseError(f"the reply is not valid JSON ({msg} at char {pos})", text) from None
+    if not isinstance(obj, dict):
+        raise ParseError("the reply is JSON but not an object", text)
+    return obj
+
+
+def _raw(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def parse_verdicts(text: str, crits: list[S.Criterion]) -> list[dict]:
+    """Read a judge reply: one entry per criterion, with its emission position. Raises ParseError."""
+    obj = json_object(text)
+    lower = {k.lower(): k for k in obj if isinstance(k, str)}
+    keys = []
+    for c in crits:
+        k = c.name if c.name in obj else lower.get(c.name.lower())
+        if k is None:
+            raise ParseError(f"criterion {c.name!r} is missing from the reply", text)
+        keys.append(k)
+    order = sorted(range(len(crits)), key=lambda i: list(obj).index(keys[i]))
+    position = {i: p for p, i in enumerate(order)}
+    out = []
+    for i, (c, k) in enumerate(zip(crits, keys)):
+        v = obj[k]
+        if not isinstance(v, dict):
+            raise ParseError(f"{c.name}: expected an object with a reason and a verdict", text)
+        try:
+            m = ANSWER_MODELS[c.kind].model_validate(v)
+        except ValidationError as e:
+            x = e.errors()[0]
+            loc = ".".join(str(p) for p in x["loc"])
+            what = "is missing" if x["type"] == "missing" else f"is invalid ({x['msg']})"
+            raise ParseError(f"{c.name}.{loc} {what}", text) from None
+        entry: dict[str, Any] = {"criterion": c.name, "position": position[i], "reason": m.reason, "score": None,
+                                 "label": None, "covered": None, "missed": None, "triggered": None}
+        if isinstance(m, BinaryAnswer):
+            val = m.verdict
+            norm = ("pass" if val else "fail") if isinstance(val, bool) else str(val).strip().lower()
+            if norm not in _PASS | _FAIL:
+                raise ParseError(f"{c.name}.verdict {_raw(val)!r} is not pass or fail", text)
+            entry["raw_verdict"] = _raw(v.get("verdict"))
+        elif isinstance(m, ScoreAnswer):
+            val = v.get("score")
+            try:
+                x = float(val) if not isinstance(val, bool) else math.nan
+            except (TypeError, ValueError):
+                x = math.nan
+            if not math.isfinite(x):
+                raise ParseError(f"{c.name}.score {_raw(val)!r} is not a number", text)
+            if c.kind == "ordinal" and not x.is_integer():
+                raise ParseError(f"{c.name}.score {_raw(val)!r} is not a whole number", text)
+            if not c.scale_min <= x <= c.scale_max:  # type: ignore[operator]
+                raise ParseError(f"{c.name}.score {_raw(val)!r} is outside the scale {_n(c.scale_min)}-"
+                                 f"{_n(c.scale_max)}", text)
+            entry["raw_verdict"] = _raw(val)
+            entry["score"] = x
+        else:
+            assert isinstance(m, TernaryAnswer)
+            if m.label.strip().lower() not in S.TERNARY_LABELS:
+                raise ParseError(f"{c.name}.label {m.label!r} is not correct, partial or wrong", text)
+            entry.update(raw_verdict=m.label, covered=list(m.covered), missed=list(m.missed),
+                         triggered=list(m.triggered))
+        out.append(entry)
+    return out
+
+
+def response_schema(crits: list[S.Criterion]) -> dict:
+    """The strict JSON schema of a call's reply (for ``response_format``), keys in the asked order."""
+    props: dict[str, Any] = {}
+    for c in crits:
+        p: dict[str, Any] = {"reason": {"type": "string"}}
+        if c.kind == "binary":
+            p["verdict"] = {"type": "string", "enum": ["pass", "fail"]}
+        elif c.kind == "ordinal":
+            p["score"] = {"type": "integer", "description": f"{_n(c.scale_min)} to {_n(c.scale_max)}"}
+        elif c.kind == "continuous":
+            p["score"] = {"type": "number", "description": f"{_n(c.scale_min)} to {_n(c.scale_max)}"}
+        else:
+            for k in ("covered", "missed", "triggered"):
+                p[k] = {"type": "array", "items": {"type": "string"}}
+            p["label"] = {"type": "string", "enum": list(S.TERNARY_LABELS)}
+        props[c.name] = {"type": "object", "properties": p, "required": list(p), "additionalProperties": False}
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+# --------------------------------------------------------------------------- post-processing
+
+
+def derive(c: S.Criterion, entry: dict, abstained: bool, on_abstain: str, version: str) -> dict:
+    """Derived fields (passed, score, label) of one judged criterion under a post-processing version.
+    ``entry`` holds the judge's own output (raw_verdict, score, covered, missed, triggered)."""
+    if version not in POSTPROCESS_VERSIONS:
+        raise InputError(f"unknown post-processing version {version!r} (known: {', '.join(POSTPROCESS_VERSIONS)})",
+                         field="--postprocess")
+    raw = entry.get("raw_verdict")
+    score = entry.get("score")
+    label = None
+    if c.kind == "binary":
+        r = str(raw).strip().lower()
+        passed = r in _PASS
+    elif c.kind in ("ordinal", "continuous"):
+        score = float(raw) if score is None else float(score)
+        passed = score >= c.threshold  # type: ignore[operator]
+    else:
+        label = str(raw).strip().lower()
+        if version == "pp-2":
+            if entry.get("triggered"):
+                label = "wrong"
+            elif label == "correct" and entry.get("missed"):
+                label = "partial"
+        passed = label == "correct"
+    if abstained and on_abstain == "fail":
+        passed = False
+        if c.kind == "ternary":
+            label = "wrong"
+    return {"passed": passed, "score": score, "label": label}
+
+
+def local_verdict(c: S.Criterion, item: dict, out: dict, metric: str) -> dict:
+    """A check or retrieval criterion on one answer, without a model call."""
+    if c.kind == "check":
+        assert c.check is not None
+        o = run_check(c.check, out.get("output") or "", item.get("reference"))
+    else:
+        o = retrieval_outcome(out.get("retrieved_doc_ids"), item.get("expected_doc_ids"), k=c.k,
+                              threshold=float(c.threshold or 0), metric=metric)
+    return {"passed": o.passed, "score": o.score, "raw_verdict": o.raw_verdict, "reason": o.reason or None,
+            "error": o.error}

@@ -1,0 +1,348 @@
+"""pairwise.grading."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any, Iterable
+
+import pyarrow.parquet as pq
+
+from evalcore import pairwise as blinding
+from evalcore.contract import schema as S
+from evalcore.errors import FormatError, InputError, NotFoundError
+from evalcore.pairwise.sessions import (
+    _DDL,
+    BLINDING_FILE,
+    CHOICES,
+    DB_NAME,
+    GUESSES,
+    PAIRS_DB_VERSION,
+    PROBE_PAIRS,
+    UNBLINDED_FILE,
+    SessionOpenError,
+)
+from evalcore.storage.files import atomic_write_bytes, read_json_model
+from evalcore.storage.paths import check_id, inside, utcnow
+from evalcore.storage.state import open_state_db, writable_state
+from evalcore.storage.store import Store
+
+# --------------------------------------------------------------------------- the state: judgments
+
+
+class JudgmentStore:
+    """``<state>/pairs.sqlite``: people's pairwise choices and probe answers, append-only.
+
+    Each write is one transaction with ``synchronous=FULL`` in WAL mode (as the label store), so
+    an acknowledged judgment survives a killed process and concurrent reviewers wait for each
+    other instead of losing rows. A reviewer's current choice on a pair is their latest one."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.path = writable_state(store, DB_NAME)
+
+    def _connect(self, create: bool = True) -> sqlite3.Connection:
+        con = open_state_db(self.path, create)
+        con.executescript(_DDL)
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(PAIRS_DB_VERSION),))
+        elif int(row[0]) > PAIRS_DB_VERSION:
+            raise FormatError(f"schema_version {row[0]} is newer than this evalcore reads ({PAIRS_DB_VERSION})",
+                              file=self.path, field="schema_version")
+        return con
+
+    def _insert(self, table: str, cols: tuple[str, ...], values: tuple) -> dict[str, Any]:
+        with closing(self._connect()) as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                cur = con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                                  values)
+                rid = cur.lastrowid
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            pk = "judgment_id" if table == "judgments" else "probe_id"
+            return dict(con.execute(f"SELECT * FROM {table} WHERE {pk} = ?", (rid,)).fetchone())
+
+    def add(self, session_id: str, pair_id: str, reviewer: str, choice: str, seconds: float | None = None,
+            via: str = "cli") -> dict[str, Any]:
+        return self._insert("judgments", ("session_id", "pair_id", "reviewer", "choice", "seconds", "created_at", "via"),
+                            (session_id, pair_id, reviewer.strip(), choice, seconds, utcnow().isoformat(), via))
+
+    def add_probe(self, session_id: str, pair_id: str, reviewer: str, guess: str, seconds: float | None = None,
+                  via: str = "app") -> dict[str, Any]:
+        return self._insert("probes", ("session_id", "pair_id", "reviewer", "guess", "seconds", "created_at", "via"),
+                            (session_id, pair_id, reviewer.strip(), guess, seconds, utcnow().isoformat(), via))
+
+    def _rows(self, sql: str, params: tuple) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        with closing(self._connect(create=False)) as con:
+            return [dict(r) for r in con.execute(sql, params).fetchall()]
+
+    def history(self, session_id: str) -> list[dict[str, Any]]:
+        return self._rows("SELECT * FROM judgments WHERE session_id = ? ORDER BY judgment_id", (session_id,))
+
+    def current(self, session_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
+        """The latest choice of each reviewer on each pair."""
+        sql = ("SELECT j.* FROM judgments j WHERE j.session_id = ? AND j.judgment_id = (SELECT max(k.judgment_id) "
+               "FROM judgments k WHERE k.session_id = j.session_id AND k.pair_id = j.pair_id AND k.reviewer = j.reviewer)")
+        params: tuple = (session_id,)
+        if reviewer is not None:
+            sql += " AND j.reviewer = ?"
+            params += (reviewer.strip(),)
+        return self._rows(sql + " ORDER BY j.judgment_id", params)
+
+    def probes(self, session_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
+        sql = ("SELECT p.* FROM probes p WHERE p.session_id = ? AND p.probe_id = (SELECT max(q.probe_id) FROM probes q "
+               "WHERE q.session_id = p.session_id AND q.pair_id = p.pair_id AND q.reviewer = p.reviewer)")
+        params: tuple = (session_id,)
+        if reviewer is not None:
+            sql += " AND p.reviewer = ?"
+            params += (reviewer.strip(),)
+        return self._rows(sql + " ORDER BY p.probe_id", params)
+
+
+# --------------------------------------------------------------------------- status, grading
+
+
+def _unblinded_path(store: Store, session_id: str) -> Path:
+    check_id(session_id, "session id")
+    return inside(Path(store.state), "sessions", session_id, UNBLINDED_FILE)
+
+
+def session_status(store: Store, session_id: str) -> dict[str, Any]:
+    """``{"status": "open" | "closed", "unblinded": bool, "closed_at": ...}``. A session is closed
+    when it was unblinded into this state directory, or when its session.json says closed (an
+    imported or demo session); only an unblinded one has results here."""
+    m = store.session(session_id).manifest
+    p = _unblinded_path(store, session_id)
+    if p.is_file():
+        rec = json.loads(p.read_text(encoding="utf-8"))
+        return {"session_id": session_id, "status": "closed", "unblinded": True, "closed_at": rec.get("closed_at")}
+    return {"session_id": session_id, "status": m.status, "unblinded": False, "closed_at": None}
+
+
+def sessions_overview(store: Store) -> list[dict[str, Any]]:
+    """Every session with its status and pair count (nothing that depends on the key)."""
+    out = []
+    for sid in store.ids("session"):
+        m = store.session(sid).manifest
+        out.append({**session_status(store, sid), "n_pairs": m.n_pairs, "suite_id": m.suite_id,
+                    "source": m.source, "simulated": m.simulated, "created_at": m.created_at.isoformat()})
+    return out
+
+
+def load_pairs(store: Store, session_id: str) -> list[dict[str, Any]]:
+    return store.records("SELECT pair_id, item_id, left_text, right_text, mirror_of, holdout FROM read_parquet(?) "
+                         "ORDER BY pair_id", [store.path_of("session", session_id, "pairs")])
+
+
+def _order_key(session_id: str, reviewer: str, pair_id: str) -> str:
+    return hashlib.sha256(f"{session_id}\x00{reviewer.strip()}\x00{pair_id}".encode()).hexdigest()
+
+
+def reviewer_order(pair_ids: Iterable[str], session_id: str, reviewer: str,
+                   mirror_of: dict[str, str | None] | None = None) -> list[str]:
+    """The order a reviewer sees the pairs in: fixed per reviewer (so grading resumes where it
+    left off), different between reviewers (so no order effect is shared by all). A mirrored
+    pair that would come within a quarter of the session after its original is moved to the end,
+    so that the repeat is not recognised as one."""
+    order = sorted(pair_ids, key=lambda p: _order_key(session_id, reviewer, p))
+    if not mirror_of:
+        return order
+    gap = max(3, len(order) // 4)
+    pos = {p: i for i, p in enumerate(order)}
+    near = [p for p in order if mirror_of.get(p) in pos and abs(pos[p] - pos[mirror_of[p]]) < gap]
+    return [p for p in order if p not in set(near)] + near
+
+
+def _require_open(store: Store, session_id: str) -> None:
+    st = session_status(store, session_id)
+    if st["status"] != "open":
+        raise InputError(f"session {session_id!r} is closed: it takes no more judgments", field="--session")
+
+
+def _check_reviewer(reviewer: str | None) -> str:
+    if reviewer is None or not str(reviewer).strip():
+        raise InputError("a reviewer name is required", field="--reviewer")
+    r = " ".join(str(reviewer).split())
+    if len(r) > 80:
+        raise InputError("a reviewer name is at most 80 characters", field="--reviewer")
+    return r
+
+
+def record_judgment(store: Store, session_id: str, pair_id: str, reviewer: str, choice: str,
+                    seconds: float | None = None, via: str = "cli") -> dict[str, Any]:
+    """Append a choice (left, right or same, as shown) on a pair of an open session."""
+    reviewer = _check_reviewer(reviewer)
+    if choice not in CHOICES:
+        raise InputError(f"choice {choice!r} is not one of {', '.join(CHOICES)}", field="--choice")
+    _require_open(store, session_id)
+    ids = {p[0] for p in store.sql("SELECT pair_id FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])}
+    if pair_id not in ids:
+        raise NotFoundError(f"no pair {pair_id!r} in session {session_id!r}", field="--pair")
+    if seconds is not None and (not math.isfinite(float(seconds)) or float(seconds) < 0):
+        seconds = None
+    return JudgmentStore(store).add(session_id, pair_id, reviewer, choice, seconds, via)
+
+
+def record_probe(store: Store, session_id: str, pair_id: str, reviewer: str, guess: str,
+                 seconds: float | None = None, via: str = "app") -> dict[str, Any]:
+    """Append a probe answer: which side the reviewer thinks their arm X wrote (or unsure)."""
+    reviewer = _check_reviewer(reviewer)
+    if guess not in GUESSES:
+        raise InputError(f"guess {guess!r} is not one of {', '.join(GUESSES)}", field="guess")
+    _require_open(store, session_id)
+    ids = {p[0] for p in store.sql("SELECT pair_id FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])}
+    if pair_id not in ids:
+        raise NotFoundError(f"no pair {pair_id!r} in session {session_id!r}", field="pair")
+    return JudgmentStore(store).add_probe(session_id, pair_id, reviewer, guess, seconds, via)
+
+
+def progress(store: Store, session_id: str, reviewer: str) -> dict[str, Any]:
+    """Where one reviewer stands: pairs graded, the next pair in their order (None when done),
+    and the probe pairs still to answer. Reads no choice but the reviewer's own count."""
+    reviewer = _check_reviewer(reviewer)
+    mirror_of = dict(store.sql("SELECT pair_id, mirror_of FROM read_parquet(?)",
+                               [store.path_of("session", session_id, "pairs")]))
+    pairs = [{"pair_id": k} for k in mirror_of]
+    order = reviewer_order([p["pair_id"] for p in pairs], session_id, reviewer, mirror_of)
+    js = JudgmentStore(store)
+    done = {j["pair_id"] for j in js.current(session_id, reviewer)}
+    nxt = next((p for p in order if p not in done), None)
+    originals = [p for p in order if not mirror_of[p]]
+    probe = originals[:min(PROBE_PAIRS, len(originals))]
+    probed = {p["pair_id"] for p in js.probes(session_id, reviewer)}
+    return {"session_id": session_id, "reviewer": reviewer, "total": len(order), "graded": len(done & set(order)),
+            "next_pair": nxt, "probe_pairs": probe, "probe_left": [p for p in probe if p not in probed]}
+
+
+def pair_view(store: Store, session_id: str, pair_id: str) -> dict[str, Any]:
+    """One pair as the grader sees it: the item's input (when the suite is there) and both texts."""
+    rows = store.records("SELECT pair_id, item_id, left_text, right_text FROM read_parquet(?) WHERE pair_id = ?",
+                         [store.path_of("session", session_id, "pairs"), pair_id])
+    if not rows:
+        raise NotFoundError(f"no pair {pair_id!r} in session {session_id!r}", field="pair")
+    p = rows[0]
+    m = store.session(session_id).manifest
+    p["input"] = None
+    if m.suite_id and store.dir_of("suite", m.suite_id).is_dir():
+        r = store.sql("SELECT input FROM read_parquet(?) WHERE item_id = ?",
+                      [store.path_of("suite", m.suite_id, "items"), p["item_id"]])
+        p["input"] = r[0][0] if r else None
+    return p
+
+
+# --------------------------------------------------------------------------- close
+
+
+def read_key(keys_dir: Path | str, session_id: str) -> tuple[S.KeyManifest, list[dict], dict | None]:
+    """The key of a session from a keys directory: manifest, rows, and the blinding record when
+    the session was made by ``pairs make``."""
+    d = inside(Path(keys_dir).resolve(), check_id(session_id, "session id"))
+    if not d.is_dir():
+        raise NotFoundError(f"no key for session {session_id!r} in {Path(keys_dir).resolve()}", field="--keys")
+    km = read_json_model(d / "key.json", S.KeyManifest)
+    if km.session_id != session_id:
+        raise FormatError(f"is the key of session {km.session_id!r}", file=d / "key.json", field="session_id")
+    from evalcore.storage.files import check_parquet
+    check_parquet(d / "key.parquet", "key")
+    rows = pq.read_table(d / "key.parquet").to_pylist()
+    record = None
+    if (d / BLINDING_FILE).is_file():
+        record = json.loads((d / BLINDING_FILE).read_text(encoding="utf-8"))
+    return km, rows, record
+
+
+def close_session(store: Store, session_id: str, keys_dir: Path | str, *, n_perm: int = blinding.DEFAULT_PERMUTATIONS) -> dict:
+    """Unblind: check the key against the session and write ``<state>/sessions/<id>/unblinded.json``.
+    The data directory is not touched. Refused when the session is already unblinded here."""
+    entry = store.session(session_id)
+    out = _unblinded_path(store, session_id)
+    if out.is_file():
+        raise InputError(f"session {session_id!r} is already closed and unblinded in {store.state}", field="--session")
+    km, rows, record = read_key(keys_dir, session_id)
+    pairs = load_pairs(store, session_id)
+    arms = list(km.arms)
+    if len(arms) != 2:
+        raise FormatError(f"names {len(arms)} arms, a session has two", file=Path(keys_dir) / session_id / "key.json",
+                          field="arms")
+    by_id = {r["pair_id"]: r for r in rows}
+    kfile = Path(keys_dir).resolve() / session_id / "key.parquet"
+    for p in pairs:
+        k = by_id.get(p["pair_id"])
+        if k is None:
+            raise FormatError(f"has no row for pair {p['pair_id']!r} of the session", file=kfile, field="pair_id")
+        if {k["left_arm"], k["right_arm"]} != set(arms):
+            raise FormatError(f"pair {p['pair_id']!r} is not one of each arm ({k['left_arm']!r}, {k['right_arm']!r})",
+                              file=kfile, field="left_arm")
+    extra = set(by_id) - {p["pair_id"] for p in pairs}
+    if extra:
+        raise FormatError(f"has {len(extra)} pair(s) the session does not (e.g. {sorted(extra)[0]!r})", file=kfile,
+                          field="pair_id")
+    by_pair = {p["pair_id"]: p for p in pairs}
+    for p in pairs:  # a mirror repeats its original with the arms swapped
+        if p["mirror_of"]:
+            o, k = by_id[p["mirror_of"]], by_id[p["pair_id"]]
+            if (o["left_arm"], o["right_arm"]) != (k["right_arm"], k["left_arm"]) or p["mirror_of"] not in by_pair:
+                raise FormatError(f"mirror {p['pair_id']!r} does not swap the arms of {p['mirror_of']!r}", file=kfile,
+                                  field="left_arm")
+    if record is not None and record.get("arms"):
+        arms = [a for a in record["arms"] if a in km.arms] or arms
+        ident = record.get("identifiability")
+    else:
+        ident = None
+    if ident is None:  # a session not made by `pairs make`: measure the shown texts only
+        originals = [p for p in pairs if not p["mirror_of"]]
+        fl = [by_id[p["pair_id"]]["left_arm"] == arms[0] for p in originals]
+        after = blinding.identifiability(blinding.feature_matrix([p["left_text"] for p in originals]),
+                                         blinding.feature_matrix([p["right_text"] for p in originals]), fl,
+                                         seed=int(entry.manifest.settings.seed), n_perm=n_perm)
+        after["feature_means"] = {
+            a: blinding.feature_means([p["left_text"] if by_id[p["pair_id"]]["left_arm"] == a else p["right_text"]
+                                       for p in originals]) for a in arms}
+        ident = {"before": {"accuracy": None, "reason": "the raw answers were not recorded: this session was not made "
+                            "by `evalcore pairs make`"}, "after": after}
+    rec = {"schema_version": S.SCHEMA_VERSION, "session_id": session_id, "closed_at": utcnow().isoformat(),
+           "arms": arms, "sources": dict(km.arms), "key": [by_id[p["pair_id"]] for p in pairs],
+           "identifiability": ident,
+           "made": {k: record[k] for k in ("gen_round", "normalise", "length_match", "words_trimmed", "missing")
+                    if k in record} if record else None,
+           "judgments_at_close": len(_people(store, session_id))}
+    atomic_write_bytes(out, (json.dumps(rec, indent=1, default=str) + "\n").encode("utf-8"))
+    return {"session_id": session_id, "closed": True, "unblinded": str(out), "arms": arms, "pairs": len(pairs),
+            "judgments": rec["judgments_at_close"]}
+
+
+def unblinded(store: Store, session_id: str) -> dict:
+    """The unblinded record, or SessionOpenError while there is none in this state directory."""
+    st = session_status(store, session_id)
+    if not st["unblinded"]:
+        if st["status"] == "open":
+            raise SessionOpenError(f"session {session_id!r} is open: results are shown only after "
+                                   f"`evalcore pairs close --session {session_id} --keys DIR`", field="--session")
+        raise SessionOpenError(f"session {session_id!r} is closed but not unblinded in this state directory: run "
+                               f"`evalcore pairs close --session {session_id} --keys DIR`", field="--session")
+    return json.loads(_unblinded_path(store, session_id).read_text(encoding="utf-8"))
+
+
+def _people(store: Store, session_id: str) -> list[dict]:
+    """Shipped judgments (the data) and the state's current ones; a state judgment by the same
+    reviewer on the same pair replaces a shipped one."""
+    e = store.session(session_id)
+    rows: dict[tuple[str, str], dict] = {}
+    if (e.path / "judgments.parquet").exists():
+        for r in store.records("SELECT pair_id, reviewer, choice, seconds FROM read_parquet(?)",
+                               [str(e.path / "judgments.parquet")]):
+            rows[(r["pair_id"], r["reviewer"])] = {**r, "source": "shipped"}
+    for r in JudgmentStore(store).current(session_id):
+        rows[(r["pair_id"], r["reviewer"])] = {"pair_id": r["pair_id"], "reviewer": r["reviewer"],
+                                               "choice": r["choice"], "seconds": r["seconds"], "source": "state"}
+    return sorted(rows.values(), key=lambda r: (r["pair_id"], r["reviewer"]))

@@ -1,0 +1,152 @@
+"""pairwise.identifiability."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from evalcore.pairwise.blinding import (
+    _ATX,
+    _BULLET,
+    DEFAULT_BOOT,
+    DEFAULT_FOLDS,
+    DEFAULT_PERMUTATIONS,
+    FEATURES,
+    LEVEL,
+    RIDGE,
+    _is_setext,
+    word_count,
+)
+
+# --------------------------------------------------------------------------- features
+
+
+def surface_features(text: str) -> dict[str, int]:
+    """Counts a reader sees at a glance: ``length`` (words), ``headings`` (ATX heading lines and
+    setext underlines), ``bullets`` (lines starting with a bullet glyph or a list number) and
+    ``blank_lines`` (runs of two or more blank lines)."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    headings = sum(1 for i, ln in enumerate(lines) if _ATX.match(ln) or _is_setext(lines, i))
+    bullets = sum(1 for ln in lines if _BULLET.match(ln))
+    runs, blank = 0, 0
+    for ln in lines:
+        if ln.strip():
+            runs += blank >= 2
+            blank = 0
+        else:
+            blank += 1
+    return {"length": word_count(text), "headings": headings, "bullets": bullets, "blank_lines": runs}
+
+
+def feature_matrix(texts: Sequence[str]) -> np.ndarray:
+    """(n, len(FEATURES)) raw counts."""
+    return np.array([[surface_features(t)[f] for f in FEATURES] for t in texts], dtype=float).reshape(-1, len(FEATURES))
+
+
+# --------------------------------------------------------------------------- the check
+
+
+def _fit(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE, iters: int = 30) -> np.ndarray:
+    """Ridge logistic regression without intercept, labels y in {-1, +1}, by Newton's method."""
+    w = np.zeros(x.shape[1])
+    eye = ridge * np.eye(x.shape[1])
+    for _ in range(iters):
+        z = x @ w
+        p = 1.0 / (1.0 + np.exp(-z))
+        t = (y + 1) / 2
+        grad = x.T @ (p - t) + ridge * w
+        hess = (x * (p * (1 - p))[:, None]).T @ x + eye
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.max(np.abs(step)) < 1e-9:
+            break
+    return w
+
+
+def _cv_correct(d: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int) -> np.ndarray:
+    """Per-pair correctness (1, 0, or 0.5 for a tie) of the k-fold cross-validated model."""
+    correct = np.empty(len(y))
+    for f in range(k):
+        test = folds == f
+        train = ~test
+        xt = d[train]
+        scale = np.sqrt(np.mean(xt ** 2, axis=0)) if xt.size else np.zeros(d.shape[1])
+        usable = scale > 0
+        if not usable.any() or not train.any():
+            correct[test] = 0.5
+            continue
+        w = _fit(xt[:, usable] / scale[usable], y[train])
+        z = (d[test][:, usable] / scale[usable]) @ w
+        sign = np.sign(z)
+        correct[test] = np.where(sign == 0, 0.5, (sign == y[test]).astype(float))
+    return correct
+
+
+def _boot_interval(correct: np.ndarray, rng: np.random.Generator, n_boot: int, level: float) -> list[float]:
+    idx = rng.integers(0, len(correct), size=(n_boot, len(correct)))
+    means = correct[idx].mean(axis=1)
+    tail = (1 - level) / 2
+    return [float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))]
+
+
+def identifiability(left: np.ndarray, right: np.ndarray, first_left: Sequence[bool], *, seed: int,
+                    folds: int = DEFAULT_FOLDS, n_perm: int = DEFAULT_PERMUTATIONS, n_boot: int = DEFAULT_BOOT,
+                    level: float = LEVEL) -> dict:
+    """Can the side of the first arm be predicted from the surface features of a pair?
+
+    ``left`` and ``right`` are (n, len(FEATURES)) raw counts of the texts shown on each side of
+    the n original pairs; ``first_left[i]`` says whether the first arm is on the left of pair i.
+    Everything random comes from ``seed``. See the module docstring for the method. Returns
+    plain data; with fewer than 6 pairs every figure is None with a ``reason``."""
+    left = np.asarray(left, dtype=float).reshape(-1, len(FEATURES))
+    right = np.asarray(right, dtype=float).reshape(-1, len(FEATURES))
+    y = np.where(np.asarray(first_left, dtype=bool), 1.0, -1.0)
+    n = len(y)
+    base = {"n_pairs": n, "level": level, "folds": None, "permutations": n_perm, "chance": 0.5,
+            "method": "cross-validated logistic regression of the first arm's side on left-minus-right "
+                      "log1p surface features; bootstrap interval over pairs; permutation p-value"}
+    if n < 6:
+        return {**base, "accuracy": None, "interval": None, "p_value": None, "identifiable": None,
+                "leaking_feature": None, "features": {}, "reason": f"{n} pairs: too few to cross-validate"}
+    k = int(min(folds, n // 2))
+    d = np.log1p(left) - np.log1p(right)
+    rng = np.random.default_rng([int(seed), 0x1D])
+    fold_of = rng.permutation(np.arange(n) % k)
+    correct = _cv_correct(d, y, fold_of, k)
+    acc = float(correct.mean())
+    interval = _boot_interval(correct, rng, n_boot, level)
+    hits = 0
+    for _ in range(n_perm):
+        if _cv_correct(d, rng.permutation(y), fold_of, k).mean() >= acc - 1e-12:
+            hits += 1
+    p_value = (1 + hits) / (1 + n_perm)
+    features = {}
+    for j, name in enumerate(FEATURES):
+        c = _cv_correct(d[:, [j]], y, fold_of, k)
+        features[name] = {"accuracy": float(c.mean()), "interval": _boot_interval(c, rng, n_boot, level)}
+    top = max(FEATURES, key=lambda f: (features[f]["accuracy"], -FEATURES.index(f)))
+    leaking = top if features[top]["interval"][0] > 0.5 else None
+    return {**base, "folds": k, "accuracy": acc, "interval": interval, "p_value": float(p_value),
+            "identifiable": bool(interval[0] > 0.5), "leaking_feature": leaking, "features": features,
+            "reason": None}
+
+
+def feature_means(texts: Sequence[str]) -> dict[str, float | None]:
+    """Mean of each surface feature over some texts (one arm's answers), for the report."""
+    if not len(texts):
+        return {f: None for f in FEATURES}
+    m = feature_matrix(texts).mean(axis=0)
+    return {f: float(v) for f, v in zip(FEATURES, m)}
+
+
+def describe(check: dict) -> str:
+    """One line for a person: accuracy, interval, p-value and the leaking feature."""
+    if check.get("accuracy") is None:
+        return f"not measured ({check.get('reason')})"
+    lo, hi = check["interval"]
+    leak = check["leaking_feature"]
+    return (f"{100 * check['accuracy']:.0f}% of pairs' sides guessed right from surface features "
+            f"({100 * check['level']:.0f}% interval {100 * lo:.0f}-{100 * hi:.0f}%, permutation p "
+            f"{check['p_value']:.3f}, chance 50%); "
+            + (f"leaking feature: {leak}" if leak else "no single feature leaks"))

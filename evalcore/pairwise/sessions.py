@@ -1,0 +1,444 @@
+"""Blinded pairwise sessions: make, grade, close (unblind), report.
+
+The life of a session
+---------------------
+1. **make** (:func:`plan_session` + :func:`write_plan`, ``evalcore pairs make``): two arms'
+   answers are paired by item, normalised (:mod:`evalcore.blinding`), optionally length-matched,
+   and each pair gets a random id and a side per arm. ``sessions/<id>/pairs.parquet`` and
+   ``session.json`` go to the data directory with no arm name anywhere; the key (which arm is on
+   which side) goes to ``<keys>/<id>/`` (key.json, key.parquet and blinding.json, the record of
+   the transform and of the identifiability check), which is never inside the data or the state
+   directory. Before anything is written the identifiability check runs on the shown texts and
+   a warning says when the arms can be told apart.
+2. **grade** (:class:`JudgmentStore`, the Pairwise grading page, ``evalcore pairs label``):
+   people's choices (left, right, same) are appended to ``<state>/pairs.sqlite`` (SQLite in WAL
+   mode, append-only, like the label store); so are the answers of the optional identification
+   probe. Nothing that depends on the key exists yet, so nothing can show a result.
+3. **close** (:func:`close_session`, ``evalcore pairs close --keys DIR``): the one step that
+   reads the key. It checks the key against the session and writes the unblinded record to
+   ``<state>/sessions/<id>/unblinded.json``; from then on the session is closed and takes no
+   more judgments.
+4. **report** (:func:`report`, ``evalcore pairs report``, the Pairwise results page): refused
+   until the session is closed here.
+
+The app is never given a keys directory: its pages call :func:`session_status`,
+:func:`record_judgment`, :func:`next_pair` and :func:`report`, which read only the data and the
+state directories.
+
+Sides and seeds
+---------------
+Two seeds make the transform reproducible without making it guessable. ``seed`` (recorded in
+session.json) draws the pair ids, the holdout and mirrored pairs and the row order: none of that
+depends on the arms. The sides are drawn from ``seed`` together with a ``key_seed`` that is
+recorded in the key directory only (drawn at random unless given), so that nobody holding the
+data and this code can redraw the sides. Exactly half of the original pairs (one more or less
+for an odd count) have the first arm on the left, in a random arrangement; a mirrored pair
+repeats an original with the sides swapped.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import secrets
+import shutil
+import zlib
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from evalcore import pairwise as blinding
+from evalcore.contract import hashing as H
+from evalcore.contract import schema as S
+from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
+from evalcore.storage.files import atomic_write_bytes
+from evalcore.storage.paths import check_id, inside, utcnow
+from evalcore.storage.store import Store
+
+DB_NAME = "pairs.sqlite"
+PAIRS_DB_VERSION = 1
+BLINDING_FILE = "blinding.json"
+UNBLINDED_FILE = "unblinded.json"
+CHOICES = ("left", "right", "same")
+GUESSES = ("left", "right", "unsure")
+PROBE_PAIRS = 8
+ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+FILE_TEXT_COLUMNS = ("output", "text", "answer", "response")
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS judgments (
+    judgment_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id  TEXT NOT NULL,
+    pair_id     TEXT NOT NULL,
+    reviewer    TEXT NOT NULL CHECK (length(trim(reviewer)) > 0),
+    choice      TEXT NOT NULL CHECK (choice IN ('left', 'right', 'same')),
+    seconds     REAL,
+    created_at  TEXT NOT NULL,
+    via         TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS judgments_key ON judgments (session_id, reviewer, pair_id);
+CREATE TABLE IF NOT EXISTS probes (
+    probe_id    INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id  TEXT NOT NULL,
+    pair_id     TEXT NOT NULL,
+    reviewer    TEXT NOT NULL CHECK (length(trim(reviewer)) > 0),
+    guess       TEXT NOT NULL CHECK (guess IN ('left', 'right', 'unsure')),
+    seconds     REAL,
+    created_at  TEXT NOT NULL,
+    via         TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS judgments_no_update BEFORE UPDATE ON judgments
+BEGIN SELECT RAISE(ABORT, 'pair judgments are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS judgments_no_delete BEFORE DELETE ON judgments
+BEGIN SELECT RAISE(ABORT, 'pair judgments are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS probes_no_update BEFORE UPDATE ON probes
+BEGIN SELECT RAISE(ABORT, 'probe answers are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS probes_no_delete BEFORE DELETE ON probes
+BEGIN SELECT RAISE(ABORT, 'probe answers are append-only'); END;
+"""
+
+
+class SessionOpenError(InputError):
+    """A result was asked for while the session is open (or not unblinded here)."""
+
+
+# --------------------------------------------------------------------------- arms
+
+
+@dataclass
+class Arm:
+    """One arm's answers: ``texts`` maps item id -> the raw answer (before normalisation)."""
+
+    name: str
+    source: str
+    texts: dict[str, str]
+    suite_id: str | None = None
+    unusable: list[str] = field(default_factory=list)  # items whose answer errored or is empty
+
+
+def parse_arm(spec: str) -> tuple[str, str]:
+    """``NAME=GEN_OR_FILE`` -> (name, value)."""
+    name, sep, value = spec.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise InputError(f"{spec!r} is not NAME=GENERATION_OR_FILE", field="--arm")
+    return name.strip(), value.strip()
+
+
+def _read_file_rows(path: Path) -> list[dict[str, Any]]:
+    ext = path.suffix.lower()
+    try:
+        if ext in (".csv", ".tsv"):
+            with path.open(newline="", encoding="utf-8") as f:
+                return list(csv.DictReader(f, delimiter="\t" if ext == ".tsv" else ","))
+        if ext in (".jsonl", ".ndjson"):
+            rows = []
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if line.strip():
+                    obj = json.loads(line)
+                    if not isinstance(obj, dict):
+                        raise FormatError(f"line {n} is not a JSON object", file=path, field="row")
+                    rows.append(obj)
+            return rows
+        if ext == ".json":
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+                raise FormatError("must be a JSON list of objects", file=path, field="rows")
+            return data
+        if ext in (".parquet", ".pq"):
+            return pq.read_table(path).to_pylist()
+    except (UnicodeDecodeError, json.JSONDecodeError, csv.Error) as e:
+        raise FormatError(f"cannot be read: {e}", file=path, field="file") from None
+    except OSError as e:
+        raise FormatError(f"cannot be read: {e}", file=path, field="file") from None
+    raise InputError(f"unknown file type {ext!r} (csv, tsv, jsonl, json, parquet)", file=path, field="--arm")
+
+
+def load_arm(store: Store, name: str, value: str, gen_round: int = 1) -> Arm:
+    """An arm from a generation id in the data directory (its answers of ``gen_round``) or from a
+    file (csv, tsv, jsonl, json or parquet with columns item_id and output)."""
+    if H.is_valid_id(value) and store.dir_of("generation", value).is_dir():
+        g = store.generation(value)
+        rows = store.records("SELECT item_id, output, error FROM read_parquet(?) WHERE round = ? ORDER BY item_id",
+                             [store.path_of("generation", value, "outputs"), int(gen_round)])
+        if not rows:
+            raise InputError(f"generation {value!r} has no answers in round {gen_round}", field="--round")
+        texts, bad = {}, []
+        for r in rows:
+            if r["error"] is not None or r["output"] is None or not str(r["output"]).strip():
+                bad.append(r["item_id"])
+            else:
+                texts[r["item_id"]] = str(r["output"])
+        return Arm(name, value, texts, g.manifest.suite_id, bad)
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise NotFoundError(f"{value!r} is neither a generation in {store.data} nor a file", field="--arm")
+    rows = _read_file_rows(path)
+    if not rows:
+        raise InputError("has no rows", file=path, field="--arm")
+    cols = set(rows[0])
+    text_col = next((c for c in FILE_TEXT_COLUMNS if c in cols), None)
+    if "item_id" not in cols or text_col is None:
+        raise FormatError(f"needs columns item_id and one of {', '.join(FILE_TEXT_COLUMNS)}", file=path,
+                          field="columns")
+    texts, bad = {}, []
+    for n, r in enumerate(rows, 1):
+        iid = r.get("item_id")
+        if iid is None or not str(iid).strip():
+            raise FormatError(f"row {n} has no item_id", file=path, field="item_id")
+        iid = str(iid)
+        if iid in texts or iid in bad:
+            raise FormatError(f"item {iid!r} appears twice (row {n})", file=path, field="item_id")
+        t = r.get(text_col)
+        if t is None or not str(t).strip():
+            bad.append(iid)
+        else:
+            texts[iid] = str(t)
+    return Arm(name, str(path.resolve()), texts, None, bad)
+
+
+# --------------------------------------------------------------------------- make
+
+
+@dataclass
+class SessionPlan:
+    """Everything ``pairs make`` writes, computed before anything is written."""
+
+    manifest: S.SessionManifest
+    pairs: list[dict]
+    key_manifest: S.KeyManifest
+    key_rows: list[dict]
+    blinding: dict
+    summary: dict
+    warnings: list[str]
+
+
+def _new_ids(rng: np.random.Generator, n: int) -> list[str]:
+    used: set[str] = set()
+    out = []
+    while len(out) < n:
+        pid = "p-" + "".join(ID_ALPHABET[i] for i in rng.integers(0, len(ID_ALPHABET), 12))
+        if pid not in used:
+            used.add(pid)
+            out.append(pid)
+    return out
+
+
+def _mentions(haystack: str, needle: str) -> bool:
+    return needle.lower() in haystack.lower()
+
+
+def _names_word(haystack: str, name: str) -> bool:
+    """The arm name as a word of its own in a text a grader reads (names under 3 characters,
+    such as "a" or "x", would be found everywhere and are not looked for)."""
+    if len(name) < 3:
+        return False
+    return re.search(rf"(?<![0-9A-Za-z]){re.escape(name)}(?![0-9A-Za-z])", haystack, flags=re.IGNORECASE) is not None
+
+
+def balanced_sides(rng: np.random.Generator, n: int) -> np.ndarray:
+    """n booleans, ``True`` = the first arm on the left: exactly half True (the odd one out a
+    coin), in a random arrangement."""
+    v = np.zeros(n, dtype=bool)
+    v[: n // 2] = True
+    if n % 2:
+        v[n // 2] = bool(rng.random() < 0.5)
+    return rng.permutation(v)
+
+
+def plan_session(session_id: str, arms: Sequence[Arm], *, normalise: Iterable[str] = blinding.NORMALISATIONS,
+                 length_match: bool = False, mirror: float = 0.0, holdout: int = 0, seed: int | None = None,
+                 key_seed: int | None = None, gen_round: int = 1, created_at: datetime | None = None,
+                 source: str = "made", simulated: bool = False, n_perm: int = blinding.DEFAULT_PERMUTATIONS,
+                 suite_id: str | None = None) -> SessionPlan:
+    """Pair two arms by item, normalise, draw sides, run the identifiability check. Pure: nothing
+    is written (see :func:`write_plan`)."""
+    check_id(session_id, "session id")
+    if len(arms) != 2:
+        raise InputError(f"a session compares two arms, got {len(arms)}", field="--arm")
+    a0, a1 = arms
+    if a0.name == a1.name:
+        raise InputError(f"both arms are called {a0.name!r}", field="--arm")
+    for a in arms:
+        if _mentions(session_id, a.name):
+            raise InputError(f"session id {session_id!r} names one of the arms: a blinded session must not",
+                             field="--session")
+    try:
+        steps = blinding.check_steps(normalise)
+    except ValueError as e:
+        raise InputError(str(e), field="--normalise") from None
+    if not 0.0 <= float(mirror) <= 1.0:
+        raise InputError(f"mirror fraction {mirror} is not between 0 and 1", field="--mirror")
+    suites = {a.suite_id for a in arms if a.suite_id}
+    if len(suites) > 1:
+        raise InputError(f"the arms answer different suites ({', '.join(sorted(suites))})", field="--arm")
+    suite_id = suite_id or (suites.pop() if suites else None)
+    items = sorted(set(a0.texts) & set(a1.texts))
+    if not items:
+        raise InputError("the two arms have no item in common", field="--arm")
+    n = len(items)
+    holdout = int(holdout)
+    if not 0 <= holdout < n:
+        raise InputError(f"--holdout {holdout} must leave at least one of the {n} pairs in the headline",
+                         field="--holdout")
+    seed = int(seed) if seed is not None else secrets.randbelow(2 ** 31)
+    key_seed = int(key_seed) if key_seed is not None else secrets.randbits(62)
+    created_at = created_at or utcnow()
+    tag = zlib.crc32(session_id.encode("utf-8"))
+    pub = np.random.default_rng([seed, tag, 0x5E55])
+    sides = balanced_sides(np.random.default_rng([seed, key_seed, tag, 0x51DE]), n)
+
+    missing = {}
+    for pos, (a, other) in enumerate(((a0, a1), (a1, a0))):
+        lacking = sorted((set(other.texts) - set(a.texts)) | set(a.unusable))
+        missing[pos] = lacking
+    raw = [(a0.texts[i], a1.texts[i]) for i in items]
+    shown_arm = [(blinding.normalise(x, steps), blinding.normalise(y, steps)) for x, y in raw]
+    trimmed_words = [0, 0]
+    if length_match:
+        matched = []
+        for x, y in shown_arm:
+            mx, my = blinding.length_match(x, y)
+            trimmed_words[0] += blinding.word_count(x) - blinding.word_count(mx)
+            trimmed_words[1] += blinding.word_count(y) - blinding.word_count(my)
+            matched.append((mx, my))
+        shown_arm = matched
+
+    n_mirror = min(int(round(float(mirror) * n)), n - holdout)
+    all_ids = _new_ids(pub, n + n_mirror)
+    ids, mirror_ids = all_ids[:n], all_ids[n:]
+    held = np.zeros(n, dtype=bool)
+    if holdout:
+        held[pub.choice(n, holdout, replace=False)] = True
+    candidates = np.flatnonzero(~held)
+    mirrored = sorted(pub.choice(candidates, n_mirror, replace=False).tolist()) if n_mirror else []
+
+    pairs, key = [], []
+    names = (a0.name, a1.name)
+    for k, iid in enumerate(items):
+        first_left = bool(sides[k])
+        x, y = shown_arm[k]
+        left, right = (x, y) if first_left else (y, x)
+        la, ra = (names if first_left else names[::-1])
+        pairs.append({"pair_id": ids[k], "item_id": iid, "left_text": left, "right_text": right,
+                      "mirror_of": None, "holdout": bool(held[k])})
+        key.append({"pair_id": ids[k], "left_arm": la, "right_arm": ra})
+    for m, k in zip(mirror_ids, mirrored):
+        p, kk = pairs[k], key[k]
+        pairs.append({"pair_id": m, "item_id": p["item_id"], "left_text": p["right_text"],
+                      "right_text": p["left_text"], "mirror_of": p["pair_id"], "holdout": False})
+        key.append({"pair_id": m, "left_arm": kk["right_arm"], "right_arm": kk["left_arm"]})
+    pairs.sort(key=lambda r: r["pair_id"])
+    key.sort(key=lambda r: r["pair_id"])
+
+    # the identifiability check, on the original pairs as a grader would see them
+    def oriented(texts):
+        lt = [t[0] if sides[k] else t[1] for k, t in enumerate(texts)]
+        rt = [t[1] if sides[k] else t[0] for k, t in enumerate(texts)]
+        return blinding.feature_matrix(lt), blinding.feature_matrix(rt)
+
+    before = blinding.identifiability(*oriented(raw), sides, seed=seed, n_perm=n_perm)
+    after = blinding.identifiability(*oriented(shown_arm), sides, seed=seed, n_perm=n_perm)
+    before["feature_means"] = {a0.name: blinding.feature_means([r[0] for r in raw]),
+                               a1.name: blinding.feature_means([r[1] for r in raw])}
+    after["feature_means"] = {a0.name: blinding.feature_means([s[0] for s in shown_arm]),
+                              a1.name: blinding.feature_means([s[1] for s in shown_arm])}
+
+    warnings = []
+    if after.get("identifiable"):
+        lo, hi = after["interval"]
+        warnings.append(
+            f"the arms can be told apart from the shown answers: {100 * after['accuracy']:.0f}% of pairs' sides "
+            f"guessed right (interval {100 * lo:.0f}-{100 * hi:.0f}%, chance 50%)"
+            + (f"; the leaking feature is {after['leaking_feature']}" if after["leaking_feature"] else "")
+            + ("" if length_match or after["leaking_feature"] != "length" else "; consider --length-match"))
+    for pos, a in enumerate(arms):
+        ord_ = ("first", "second")[pos]
+        hits = [p["item_id"] for p in pairs if _names_word(p["left_text"] + "\n" + p["right_text"], a.name)
+                or _names_word(p["item_id"], a.name)]
+        if hits:
+            warnings.append(f"the {ord_} --arm's name appears in {len(set(hits))} shown pair(s) (items "
+                            f"{', '.join(sorted(set(hits))[:5])}): a grader can read it")
+        if missing[pos]:
+            warnings.append(f"the {ord_} --arm has no usable answer for {len(missing[pos])} item(s) "
+                            f"({', '.join(missing[pos][:5])}{', ...' if len(missing[pos]) > 5 else ''}): left out")
+
+    settings = S.SessionSettings(normalise=steps, length_match=bool(length_match),
+                                 mirror_fraction=float(mirror), holdout=holdout, seed=seed)
+    manifest = S.SessionManifest(session_id=session_id, suite_id=suite_id, created_at=created_at,
+                                 settings=settings, status="open", n_pairs=len(pairs), source=source,
+                                 simulated=simulated)
+    km = S.KeyManifest(session_id=session_id, arms={a0.name: a0.source, a1.name: a1.source}, created_at=created_at)
+    record = {
+        "schema_version": S.SCHEMA_VERSION, "session_id": session_id, "arms": list(names),
+        "sources": {a0.name: a0.source, a1.name: a1.source}, "seed": seed, "key_seed": key_seed,
+        "gen_round": int(gen_round), "normalise": steps, "length_match": bool(length_match),
+        "words_trimmed": {names[0]: trimmed_words[0], names[1]: trimmed_words[1]},
+        "missing": {names[0]: missing[0], names[1]: missing[1]},
+        "identifiability": {"before": before, "after": after}, "created_at": created_at.isoformat(),
+    }
+    summary = {
+        "session_id": session_id, "suite_id": suite_id, "pairs": len(pairs), "original_pairs": n,
+        "mirrors": n_mirror, "holdout": holdout, "seed": seed, "normalise": steps,
+        "length_match": bool(length_match),
+        "missing": {"first_arm": len(missing[0]), "second_arm": len(missing[1])},
+        "identifiability": {"before": _public_check(before), "after": _public_check(after)},
+        "warnings": warnings,
+    }
+    return SessionPlan(manifest, pairs, km, key, record, summary, warnings)
+
+
+def _public_check(check: dict) -> dict:
+    """An identifiability check without the per-arm feature means (which name the arms)."""
+    return {k: v for k, v in check.items() if k != "feature_means"}
+
+
+def _refuse_keys_inside(store: Store, kdir: Path) -> None:
+    kdir = kdir.resolve()
+    for root, what in ((store.data, "data"), (Path(store.state).resolve(), "state")):
+        if kdir == root or kdir.is_relative_to(root):
+            raise PathEscapeError(f"the keys directory must not be inside the {what} directory (the app reads it)",
+                                  file=kdir, field="--keys")
+        if root.is_relative_to(kdir):
+            raise PathEscapeError(f"the keys directory must not contain the {what} directory", file=kdir,
+                                  field="--keys")
+
+
+def write_plan(store: Store, plan: SessionPlan, keys_dir: Path | str | None = None, judgments: Any = None,
+               overwrite: bool = False) -> dict:
+    """Write the key (first, into the keys directory) and then the session (into the data
+    directory). A failure while writing the session removes the key again."""
+    kdir = Path(keys_dir) if keys_dir is not None else store.keys
+    _refuse_keys_inside(store, kdir)
+    sid = plan.manifest.session_id
+    target = inside(kdir.resolve(), check_id(sid, "session id"))
+    if not overwrite:
+        if store.dir_of("session", sid).exists():
+            raise InputError(f"session {sid!r} already exists", file=store.dir_of("session", sid), field="--session")
+        if target.exists():
+            raise InputError(f"a key for session {sid!r} already exists", file=target, field="--keys")
+    store.write_key(plan.key_manifest, plan.key_rows, keys_dir=kdir)
+    atomic_write_bytes(target / BLINDING_FILE, (json.dumps(plan.blinding, indent=1, sort_keys=True) + "\n").encode())
+    try:
+        store.write_session(plan.manifest, plan.pairs, judgments, overwrite=overwrite)
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    return {**plan.summary, "keys": str(target), "path": str(store.dir_of("session", sid))}
+
+
+def make_session(store: Store, session_id: str, arm_specs: Sequence[str], *, keys_dir: Path | str | None = None,
+                 gen_round: int = 1, **kw: Any) -> dict:
+    """``evalcore pairs make``: load the arms, plan, write. Returns the summary (no arm name)."""
+    arms = [load_arm(store, *parse_arm(s), gen_round=gen_round) for s in arm_specs]
+    if len(arms) != 2:
+        raise InputError(f"give exactly two --arm NAME=GEN_OR_FILE, got {len(arms)}", field="--arm")
+    kdir = Path(keys_dir) if keys_dir is not None else store.keys
+    _refuse_keys_inside(store, kdir)
+    plan = plan_session(session_id, arms, gen_round=gen_round, **kw)
+    return write_plan(store, plan, kdir)

@@ -1,0 +1,559 @@
+"""review.suites."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import math
+import os
+import shutil
+import tempfile
+import unicodedata
+from collections import Counter, defaultdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from evalcore.analysis.suites import (
+    _QUOTE,
+    _TYPO,
+    CHECKS,
+    NEAR_DUPLICATE_MAX_ITEMS,
+    NEAR_DUPLICATE_MAX_PAIRS,
+    NEAR_DUPLICATE_THRESHOLD,
+    NONE,
+    QUOTED_FIELDS,
+    REPAIRABLE,
+    SHINGLE,
+    _all_versions,
+    _finding,
+    _pick,
+    _resolve_include,
+    _state_root,
+    holdout_ids,
+    looks,
+    versions,
+)
+from evalcore.contract import hashing as H
+from evalcore.contract import schema as S
+from evalcore.errors import EvalcoreError, FormatError, InputError, LabelError, NotFoundError
+from evalcore.storage.files import check_parquet, to_table, write_json_model
+from evalcore.storage.paths import check_id, utcnow
+from evalcore.storage.store import Store
+
+# --------------------------------------------------------------------------- repair
+
+
+def parse_value(field: str, value: Any) -> str | list[str] | None:
+    """A repair's new value for ``field``: text (stripped; empty is null, except for the input,
+    which may not be empty), or a list (a JSON list of strings, or one entry per line; empty
+    entries dropped; no entries is null)."""
+    if field not in REPAIRABLE:
+        raise InputError(f"field {field!r} cannot be repaired (one of {', '.join(REPAIRABLE)})", field="--field")
+    if REPAIRABLE[field] == "list":
+        if isinstance(value, (list, tuple)):
+            entries = list(value)
+        else:
+            text = str(value if value is not None else "").strip()
+            if text.startswith("["):
+                try:
+                    entries = json.loads(text)
+                except json.JSONDecodeError as e:
+                    raise InputError(f"does not parse as a JSON list: {e.msg}", field="--value") from None
+                if not isinstance(entries, list):
+                    raise InputError("must be a JSON list of strings", field="--value")
+            else:
+                entries = text.splitlines()
+        if not all(isinstance(x, str) for x in entries):
+            raise InputError(f"every entry of {field} must be text", field="--value")
+        entries = [x.strip() for x in entries if x.strip()]
+        return entries or None
+    if value is not None and not isinstance(value, str):
+        raise InputError(f"{field} takes text", field="--value")
+    text = (value or "").strip()
+    if field == "input" and not text:
+        raise InputError("an item's input cannot be empty", field="--value")
+    return text or None
+
+
+@contextlib.contextmanager
+def _locked(root: Path) -> Iterator[None]:
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _items_table(table: pa.Table) -> pa.Table:
+    """The contract's columns (typed as the contract says) followed by any extra columns the file
+    had (e.g. ``source``), with the evalcore metadata."""
+    base = to_table(table, "items")
+    meta = base.schema.metadata
+    for name in table.column_names:
+        if name not in base.column_names:
+            base = base.append_column(table.schema.field(name), table.column(name))
+    return base.replace_schema_metadata(meta)
+
+
+def _prepare(store: Store, suite_id: str, item_id: str, field: str, new: Any, flag: int | None) -> tuple:
+    """Read the current version and check a repair against it (item present, value new, flag
+    standing and open on this item); nothing is written."""
+    vs = _all_versions(store, suite_id)
+    info, man = vs[-1]
+    src = Path(info["path"]) / "items.parquet"
+    check_parquet(src, "items")
+    table = pq.read_table(src)
+    ids = table.column("item_id").to_pylist()
+    if item_id not in ids:
+        raise NotFoundError(f"no item {item_id!r} in suite {suite_id!r} v{info['version']}", field="--item")
+    row = ids.index(item_id)
+    before = table.column(field)[row].as_py() if field in table.column_names else None
+    if before == new:
+        raise InputError(f"{field} of {item_id} already is that value in v{info['version']}", field="--value")
+    if flag is not None:
+        f = next((x for x in flags(store, suite_id, [v for v, _ in vs]) if x["edit_id"] == flag), None)
+        if f is None:
+            raise LabelError(f"edit {flag} is not a standing 'the test is wrong' flag on suite {suite_id!r}",
+                             field="--flag")
+        if f["resolved_by"] is not None:
+            raise LabelError(f"flag {flag} was already resolved by v{f['resolved_by']}", field="--flag")
+        if f["item_id"] != item_id:
+            raise LabelError(f"flag {flag} is on item {f['item_id']!r}, not {item_id!r}", field="--flag")
+    return vs, info, man, table, row, before
+
+
+def repair(store: Store, suite_id: str, item_id: str, field: str, value: Any, by: str, why: str,
+           flag: int | None = None) -> dict[str, Any]:
+    """Write the next version of ``suite_id`` with ``field`` of ``item_id`` set to ``value``, and
+    return it. Everything is checked before anything is written: the field is repairable, the value
+    differs from the current one, ``by`` and ``why`` are given, and ``flag`` (if given) is a
+    standing, unresolved "the test is wrong" edit on this item of this suite. Two repairs at once
+    are serialised by a file lock; the second builds on the first."""
+    by, why = (by or "").strip(), (why or "").strip()
+    if not by:
+        raise InputError("say who makes the repair", field="--by")
+    if not why:
+        raise InputError("say why the test was wrong", field="--why")
+    new = parse_value(field, value)
+    if flag is not None and (isinstance(flag, bool) or not isinstance(flag, int)):
+        raise InputError(f"the flag is a label-store edit id (a number), not {flag!r}", field="--flag")
+    root = _state_root(store, suite_id)
+    store.suite(suite_id)
+    _prepare(store, suite_id, item_id, field, new, flag)  # refuse bad input before anything is created
+    with _locked(root):
+        vs, info, man, table, row, before = _prepare(store, suite_id, item_id, field, new, flag)
+        base = _items_table(table)
+        col = base.column(field).to_pylist()
+        col[row] = new
+        idx = base.column_names.index(field)
+        base = base.set_column(idx, base.schema.field(idx), pa.array(col, type=base.schema.field(idx).type))
+        h = H.suite_hash(base.to_pylist())
+        n = info["version"] + 1
+        change = S.SuiteChange(item_id=item_id, field=field, before=before, after=new, by=by, why=why, at=utcnow(),
+                               flag=flag)
+        manifest = man.model_copy(update={"version": n, "supersedes": man.content_hash, "changes": [change],
+                                          "created_at": change.at, "content_hash": h, "n_items": base.num_rows})
+        manifest = S.SuiteManifest.model_validate(manifest.model_dump(by_alias=True))
+        tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".tmp-v{n}-"))
+        final = root / f"v{n}"
+        try:
+            with open(tmp / "items.parquet", "wb") as fh:
+                pq.write_table(base, fh, compression="zstd")
+                fh.flush()
+                os.fsync(fh.fileno())
+            write_json_model(tmp / "manifest.json", manifest)
+            _fsync_dir(tmp)
+            os.rename(tmp, final)
+            _fsync_dir(root)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+    return {"suite_id": suite_id, "version": n, "supersedes": man.content_hash, "content_hash": h,
+            "path": str(final), "change": change.model_dump(mode="json")}
+
+
+# --------------------------------------------------------------------------- flags
+
+
+def flags(store: Store, suite_id: str, _versions: list[dict] | None = None) -> list[dict[str, Any]]:
+    """Standing "the test is wrong" edits (label store, outcome ``test_wrong``) on the
+    generations of this suite, each with ``resolved_by``: the version whose changes name it, or
+    None while it is open."""
+    from evalcore.storage.labels import LabelStore
+
+    vs = _versions if _versions is not None else versions(store, suite_id)
+    resolved = {c["flag"]: v["version"] for v in vs for c in v["changes"] if c.get("flag") is not None}
+    gens = [g for g in store.ids("generation") if store.generation(g).manifest.suite_id == suite_id]
+    try:
+        labels = LabelStore(store)
+    except EvalcoreError:  # e.g. a state directory inside the data directory: no label store
+        return []
+    out = []
+    for g in gens:
+        for e in labels.standing(g):
+            if e["outcome"] == "test_wrong":
+                out.append({k: e[k] for k in ("edit_id", "gen_id", "item_id", "gen_round", "criterion", "reviewer",
+                                              "note", "created_at", "queue")}
+                           | {"resolved_by": resolved.get(e["edit_id"])})
+    return sorted(out, key=lambda f: f["edit_id"])
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def normalise(text: Any) -> str:
+    """Text as the checks compare it: Unicode NFKC, typographic quotes / dashes / no-break spaces
+    made plain, case folded, runs of whitespace made one space, trimmed."""
+    t = unicodedata.normalize("NFKC", str(text or "")).translate(_TYPO).casefold()
+    return " ".join(t.split())
+
+
+def quoted_spans(text: Any) -> list[str]:
+    """Spans in straight double quotes ("...") or typographic ones (\u201c...\u201d), on one line."""
+    return [a or b for a, b in _QUOTE.findall(str(text or ""))]
+
+
+def quote_findings(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for it in items:
+        src = "\n".join(normalise(it.get(k)) for k in ("context", "source") if isinstance(it.get(k), str))
+        for field in QUOTED_FIELDS:
+            val = it.get(field)
+            entries = [val] if isinstance(val, str) else list(val or [])
+            for k, entry in enumerate(entries):
+                where = "" if isinstance(val, str) else f" ({field} entry {k + 1})"
+                for span in quoted_spans(entry):
+                    ns = normalise(span)
+                    if not ns:
+                        continue
+                    if not src.strip():
+                        out.append(_finding("quotes", it["item_id"], field, "quote without a source",
+                                            f'"{span}" cannot be checked: the item has no context or source{where}'))
+                    elif ns not in src:
+                        out.append(_finding("quotes", it["item_id"], field, "fabricated quote",
+                                            f'"{span}" does not occur in the context or source{where}'))
+    return out
+
+
+def shingles(text: str, k: int = SHINGLE) -> set[str]:
+    """The character k-grams of a (normalised) text; a text shorter than k is its own one shingle."""
+    if not text:
+        return set()
+    if len(text) <= k:
+        return {text}
+    return {text[i:i + k] for i in range(len(text) - k + 1)}
+
+
+def near_duplicate_pairs(texts: dict[str, str], threshold: float = NEAR_DUPLICATE_THRESHOLD,
+                         k: int = SHINGLE, max_pairs: int | None = None) -> list[tuple[str, str, float]]:
+    """Every pair of texts whose shingle sets have Jaccard similarity >= ``threshold``, as
+    (first id, second id, similarity) in id order. Exact, not sampled: the PPJoin similarity join
+    (Xiao et al., "Efficient similarity joins for near duplicate detection", WWW 2008). Shingles
+    are ordered rarest first; two sets with Jaccard >= t share a shingle among the first
+    |x| - ceil(t |x|) + 1 of each (prefix filter), so only pairs sharing a rare shingle become
+    candidates; sets are visited by size, a candidate smaller than t |x| is skipped (size filter),
+    and one whose overlap can no longer reach ceil(t / (1 + t) (|x| + |y|)) given where the shared
+    shingles sit is dropped (positional filter) before the exact Jaccard is computed."""
+    if not 0 < threshold <= 1:
+        raise InputError(f"the threshold must lie in (0, 1], not {threshold}", field="--threshold")
+    ids = sorted(texts)
+    raw = [shingles(texts[i], k) for i in ids]
+    freq = Counter(s for st in raw for s in st)
+    rank = {tok: r for r, (tok, _) in enumerate(sorted(freq.items(), key=lambda kv: (kv[1], kv[0])))}
+    recs = [sorted(rank[t] for t in st) for st in raw]
+    size = [len(r) for r in recs]
+    sets: list[frozenset | None] = [None] * len(recs)
+    index: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    start: dict[int, int] = defaultdict(int)
+    t = threshold
+    ratio = t / (1 + t)
+    out = []
+    for x in sorted(range(len(ids)), key=lambda i: (size[i], i)):
+        rx, lx = recs[x], size[x]
+        if not lx:
+            continue
+        min_size = t * lx - 1e-9
+        seen: dict[int, int] = {}
+        for i in range(lx - math.ceil(t * lx - 1e-9) + 1):
+            lst = index.get(rx[i])
+            if not lst:
+                continue
+            s = start[rx[i]]
+            while s < len(lst) and size[lst[s][0]] < min_size:
+                s += 1
+            start[rx[i]] = s
+            for y, j in lst[s:]:
+                a = seen.get(y, 0)
+                if a < 0:
+                    continue
+                ly = size[y]
+                if a + min(lx - i, ly - j) >= math.ceil(ratio * (lx + ly) - 1e-9):
+                    seen[y] = a + 1
+                else:
+                    seen[y] = -1
+        for i in range(lx - math.ceil(2 * ratio * lx - 1e-9) + 1):
+            index[rx[i]].append((x, i))
+        if seen:
+            sx = sets[x] = sets[x] or frozenset(rx)
+            for y, a in seen.items():
+                if a <= 0:
+                    continue
+                sy = sets[y] = sets[y] or frozenset(recs[y])
+                inter = len(sx & sy)
+                jac = inter / (lx + size[y] - inter)
+                if jac >= t - 1e-12:
+                    first, second = sorted((ids[x], ids[y]))
+                    out.append((first, second, jac))
+                    if max_pairs is not None and len(out) >= max_pairs:
+                        return sorted(out)
+    return sorted(out)
+
+
+def duplicate_findings(items: list[dict[str, Any]], threshold: float = NEAR_DUPLICATE_THRESHOLD,
+                       notes: list[str] | None = None) -> list[dict[str, Any]]:
+    """Exact duplicates (the same normalised input: one finding per item after the first of its
+    group) and near duplicates among the rest (one finding per pair, on the later item). The near
+    duplicate join is skipped above NEAR_DUPLICATE_MAX_ITEMS distinct inputs and stops after
+    NEAR_DUPLICATE_MAX_PAIRS pairs; either is appended to ``notes``."""
+    groups: dict[str, list[str]] = defaultdict(list)
+    for it in sorted(items, key=lambda r: r["item_id"]):
+        groups[normalise(it.get("input"))].append(it["item_id"])
+    out = []
+    reps = {}
+    for text, ids in groups.items():
+        reps[ids[0]] = text
+        for other in ids[1:]:
+            out.append(_finding("duplicates", other, "input", "exact duplicate",
+                                f"the same input as {ids[0]} (after case and whitespace normalisation)"))
+    notes = notes if notes is not None else []
+    if len(reps) > NEAR_DUPLICATE_MAX_ITEMS:
+        notes.append(f"near duplicates not checked: {len(reps):,} distinct inputs is more than "
+                     f"{NEAR_DUPLICATE_MAX_ITEMS:,} (exact duplicates were checked)")
+        pairs = []
+    else:
+        pairs = near_duplicate_pairs(reps, threshold, max_pairs=NEAR_DUPLICATE_MAX_PAIRS)
+        if len(pairs) >= NEAR_DUPLICATE_MAX_PAIRS:
+            notes.append(f"near duplicates: stopped after {NEAR_DUPLICATE_MAX_PAIRS:,} pairs; there may be more")
+    for a, b, jac in pairs:
+        out.append(_finding("duplicates", b, "input", "near duplicate",
+                            f"input {jac:.2f} similar to {a}'s (Jaccard of character {SHINGLE}-grams; threshold "
+                            f"{threshold:g})"))
+    return sorted(out, key=lambda f: (f["item_id"], f["problem"], f["detail"]))
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def quota_findings(items: list[dict[str, Any]], quotas: S.SuiteQuotas | None) -> list[dict[str, Any]]:
+    """Class and difficulty shares and counts against the manifest's quotas (all items, holdout
+    included): ``quota exceeded`` above a maximum, ``quota not met`` below a minimum."""
+    if quotas is None:
+        return []
+    n = len(items)
+    out = []
+    for dim, bounds in (("class", quotas.class_), ("difficulty", quotas.difficulty)):
+        counts = Counter((it.get(dim) or NONE) for it in items)
+        for value, b in sorted(bounds.items()):
+            c = counts.get(value, 0)
+            share = c / n if n else 0.0
+            have = f"{dim} {value}: {c} of {n} items ({_pct(share)})"
+            if b.max is not None and share > b.max + 1e-12:
+                out.append(_finding("quotas", None, dim, "quota exceeded", f"{have}, maximum {_pct(b.max)}"))
+            if b.max_count is not None and c > b.max_count:
+                out.append(_finding("quotas", None, dim, "quota exceeded", f"{have}, maximum {b.max_count} items"))
+            if b.min is not None and share < b.min - 1e-12:
+                out.append(_finding("quotas", None, dim, "quota not met", f"{have}, minimum {_pct(b.min)}"))
+            if b.min_count is not None and c < b.min_count:
+                out.append(_finding("quotas", None, dim, "quota not met", f"{have}, minimum {b.min_count} items"))
+    return out
+
+
+def _schema_finding(e: EvalcoreError) -> dict[str, Any]:
+    return _finding("schema", None, e.field, e.problem, e.file)
+
+
+def _read_items(store: Store, path: Path) -> list[dict[str, Any]]:
+    return store.records("SELECT * FROM read_parquet(?) ORDER BY item_id", [str(path)])
+
+
+def check(store: Store, suite_id: str, version: int | None = None,
+          threshold: float = NEAR_DUPLICATE_THRESHOLD) -> dict[str, Any]:
+    """Every admission check on a version of a suite (default: the current one). Returns
+    ``{suite_id, version, items, threshold, findings, counts}``; a finding is ``{check, item_id,
+    field, problem, detail}``. A file that breaks the data contract is a ``schema`` finding (the
+    store's own validation) and stops the item-level checks; open flags are listed whatever the
+    version."""
+    if not 0 < threshold <= 1:
+        raise InputError(f"the threshold must lie in (0, 1], not {threshold}", field="--threshold")
+    check_id(suite_id, "suite id")
+    if not store.dir_of("suite", suite_id).is_dir():
+        raise NotFoundError(f"no suite {suite_id!r} in {store.data}", field="suite id")
+    findings: list[dict[str, Any]] = []
+    notes: list[str] = []
+    out = {"suite_id": suite_id, "version": version, "items": None, "shingle": SHINGLE, "threshold": threshold,
+           "notes": notes}
+    try:
+        vs = _all_versions(store, suite_id)
+    except FormatError as e:
+        findings.append(_schema_finding(e))
+        return {**out, "findings": findings, "counts": _counts(findings)}
+    info, man = _pick(vs, version)
+    out["version"] = info["version"]
+    path = Path(info["path"]) / "items.parquet"
+    items = None
+    try:
+        check_parquet(path, "items")
+        store._check_unique(path, "items")
+        items = _read_items(store, path)
+    except FormatError as e:
+        findings.append(_schema_finding(e))
+    if items is not None:
+        out["items"] = len(items)
+        if len(items) != man.n_items:
+            findings.append(_finding("schema", None, "n_items", f"the manifest says {man.n_items} items, the file "
+                                     f"holds {len(items)}", str(Path(info["path"]) / "manifest.json")))
+        h = H.suite_hash(items)
+        if h != man.content_hash:
+            findings.append(_finding("schema", None, "content_hash", f"the manifest says {man.content_hash}, the "
+                                     f"items hash to {h}", str(Path(info["path"]) / "manifest.json")))
+        for it in items:
+            if not normalise(it.get("input")):
+                findings.append(_finding("schema", it["item_id"], "input", "empty input"))
+        findings += quote_findings(items)
+        findings += duplicate_findings(items, threshold, notes)
+        findings += quota_findings(items, man.quotas)
+    for f in flags(store, suite_id, [v for v, _ in vs]):
+        if f["resolved_by"] is None:
+            findings.append(_finding("flags", f["item_id"], f["criterion"], "the test is wrong",
+                                     f"flagged by {f['reviewer']} (edit {f['edit_id']}, {f['gen_id']} round "
+                                     f"{f['gen_round']}), not repaired" + (f": {f['note']}" if f["note"] else "")))
+    order = {c: k for k, c in enumerate(CHECKS)}
+    findings.sort(key=lambda f: order[f["check"]])
+    return {**out, "findings": findings, "counts": _counts(findings)}
+
+
+def visible_findings(store: Store, result: dict[str, Any], include_holdout: bool | None = None) -> dict[str, Any]:
+    """:func:`check`'s result with the findings on holdout items left out unless included (their
+    number is kept in ``holdout_findings_hidden``); findings on no item (schema, quotas) stay."""
+    include = _resolve_include(include_holdout)
+    hidden = set() if include else set(holdout_ids(store, result["suite_id"])) if result["items"] is not None else set()
+    shown = [f for f in result["findings"] if f["item_id"] not in hidden]
+    return {**result, "include_holdout": include, "findings": shown, "counts": _counts(shown),
+            "holdout_findings_hidden": len(result["findings"]) - len(shown)}
+
+
+def _counts(findings: list[dict[str, Any]]) -> dict[str, int]:
+    c = Counter(f["check"] for f in findings)
+    return {k: c.get(k, 0) for k in CHECKS}
+
+
+def finding_line(f: dict[str, Any]) -> str:
+    """One finding on one line: ``check: item: field: problem (detail)``."""
+    line = f"{f['check']}: {f['item_id'] or '-'}: {f['field'] or '-'}: {f['problem']}"
+    detail = " ".join(str(f["detail"]).split()) if f.get("detail") else ""
+    return line + (f" ({detail})" if detail else "")
+
+
+# --------------------------------------------------------------------------- overview
+
+
+def items(store: Store, suite_id: str, version: int | None = None, include_holdout: bool | None = None,
+          findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The items of a version (default: the current one) with how many findings and open flags
+    each has; holdout items left out unless included."""
+    include = _resolve_include(include_holdout)
+    info, _ = _pick(_all_versions(store, suite_id), version)
+    rows = _read_items(store, Path(info["path"]) / "items.parquet")
+    per = Counter(f["item_id"] for f in (findings or []) if f["item_id"] and f["check"] != "flags")
+    per_flag = Counter(f["item_id"] for f in (findings or []) if f["item_id"] and f["check"] == "flags")
+    shown = [r for r in rows if include or not r.get("holdout")]
+    return {"suite_id": suite_id, "version": info["version"], "include_holdout": include, "items": len(shown),
+            "holdout_hidden": 0 if include else sum(bool(r.get("holdout")) for r in rows),
+            "rows": [{"item_id": r["item_id"], "input": r.get("input"), "class": r.get("class"),
+                      "difficulty": r.get("difficulty"), "holdout": bool(r.get("holdout")),
+                      "findings": per.get(r["item_id"], 0), "open_flags": per_flag.get(r["item_id"], 0)}
+                     for r in shown]}
+
+
+def item(store: Store, suite_id: str, item_id: str, version: int | None = None,
+         include_holdout: bool | None = None) -> dict[str, Any]:
+    """One item of a version (every column), refused when it is held out and holdout items are
+    not shown."""
+    info, _ = _pick(_all_versions(store, suite_id), version)
+    rows = store.records("SELECT * FROM read_parquet(?) WHERE item_id = ?",
+                         [str(Path(info["path"]) / "items.parquet"), item_id])
+    if not rows:
+        raise NotFoundError(f"no item {item_id!r} in suite {suite_id!r} v{info['version']}", field="item")
+    if rows[0].get("holdout") and not _resolve_include(include_holdout):
+        raise InputError(f"item {item_id!r} is a holdout item: hidden unless holdout items are shown "
+                         "(--include-holdout, or 'Show holdout items'; the look is logged)", field="item")
+    return {"suite_id": suite_id, "version": info["version"], **rows[0]}
+
+
+def tuning_use(store: Store, suite_id: str, _versions: list[dict] | None = None) -> dict[str, Any]:
+    """How often the suite was used to tune: the generations made on it (any version) and the judge
+    runs over them; each is a measurement someone could have steered a change by. Per version too
+    (by the generation's suite_hash)."""
+    vs = _versions if _versions is not None else versions(store, suite_id)
+    gens = {g: store.generation(g).manifest for g in store.ids("generation")}
+    mine = {g: m for g, m in gens.items() if m.suite_id == suite_id}
+    runs = [rid for rid in store.ids("run") if store.run(rid).manifest.gen_id in mine]
+    by_version = []
+    for v in vs:
+        vg = [g for g, m in mine.items() if m.suite_hash == v["content_hash"]]
+        by_version.append({"version": v["version"], "generations": len(vg),
+                           "runs": sum(store.run(r).manifest.gen_id in vg for r in runs)})
+    return {"generations": len(mine), "runs": len(runs), "uses": len(mine) + len(runs), "by_version": by_version,
+            "generation_ids": sorted(mine), "run_ids": runs}
+
+
+def overview(store: Store, suite_id: str, now: datetime | None = None) -> dict[str, Any]:
+    """What the suite page shows at the top: versions, items and holdout items of the current
+    version, age (whole days since version 1 was frozen, and since the current version), tuning
+    use, flags (open and resolved), logged looks, and whether it is curated."""
+    now = now or utcnow()
+    alls = _all_versions(store, suite_id)
+    vs = [v for v, _ in alls]
+    for v in vs:
+        v["current"] = v is vs[-1]
+    first, cur = alls[0][1], alls[-1][1]
+    path = Path(vs[-1]["path"]) / "items.parquet"
+    n, hold = store.sql("SELECT count(*), count(*) FILTER (WHERE holdout) FROM read_parquet(?)", [str(path)])[0]
+    fl = flags(store, suite_id, vs)
+    return {
+        "suite_id": suite_id, "description": first.description, "curated": cur.curated, "simulated": cur.simulated,
+        "created_at": first.created_at.isoformat(), "current_version": cur.version,
+        "current_created_at": cur.created_at.isoformat(),
+        "age_days": (now - first.created_at).days, "current_version_age_days": (now - cur.created_at).days,
+        "items": n, "holdout_items": hold, "versions": vs, "tuning": tuning_use(store, suite_id, vs),
+        "flags": {"open": sum(f["resolved_by"] is None for f in fl), "resolved": sum(f["resolved_by"] is not None
+                                                                                    for f in fl)},
+        "looks": len(looks(store, suite_id)), "quotas": cur.quotas.model_dump(by_alias=True, exclude_none=True)
+        if cur.quotas else None,
+    }
+
+
+def curated_suites(store: Store, suite_ids: list[str] | None = None) -> list[str]:
+    """The curated suites among ``suite_ids`` (default: all): their absolute rates describe the
+    picked items, not a population, and are labelled as such."""
+    out = []
+    for sid in suite_ids if suite_ids is not None else store.ids("suite"):
+        if store.suite(sid).manifest.curated and sid not in out:
+            out.append(sid)
+    return out

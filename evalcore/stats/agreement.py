@@ -1,0 +1,429 @@
+"""Agreement statistics for the judge report card: pure functions, no I/O, no DuckDB, no pandas.
+
+Ratings are **category codes**: integers ``0 .. k-1`` in numpy arrays (for ordered scales the code
+order is the scale order: fail < pass, wrong < partial < correct, 0 < 1 < ... on an ordinal
+scale); a missing rating is ``-1`` (:data:`MISSING`). Every function returns a
+:class:`evalcore.stats.Stat` (a value, or None with the reason it is undefined) or a small frozen
+value; randomness only ever comes from an explicit ``seed``.
+
+Contents
+--------
+* :func:`confusion`, :func:`weight_matrix`, :func:`cohen_kappa`, :func:`cohen_kappa_interval`,
+  :func:`accuracy`: one rater against another (a judge against gold, two judges, two people).
+* :func:`fleiss_kappa`, :func:`fleiss_kappa_from_sums`, :func:`krippendorff_alpha`: more than two
+  raters, or interchangeable rater slots (repeat rounds of a judge, crowd slots).
+* :func:`strict_majority`: the majority label of several raters (None on a tie).
+* :func:`rogan_gladen`, :func:`weighted_se_sp`, :func:`corrected_pass_rate`: a judge's pass rate
+  corrected for its measured sensitivity and specificity, with a seeded stratified bootstrap.
+
+Which statistic for which raters
+--------------------------------
+Cohen's kappa compares two *fixed* raters: the same person (or judge) gave every rating in one
+column. Rater *slots* (column "rater 1" holding whoever happened to rate each item, as crowd data
+sets ship them; or judge rounds, which are interchangeable replicates) are not people, and Cohen's
+kappa between slots depends on an arbitrary assignment; for them use Fleiss' kappa and
+Krippendorff's alpha, which do not depend on which slot holds which rating. The report card
+(:mod:`evalcore.reportcard`) follows this rule.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, NamedTuple, Sequence
+
+import numpy as np
+
+from evalcore.stats.association import Stat
+
+MISSING = -1
+Weights = Literal["linear", "quadratic"] | None
+
+__all__ = ["MISSING", "CorrectedRate", "KappaInterval", "accuracy", "cohen_kappa", "cohen_kappa_interval",
+           "confusion", "kappa_from_confusion", "corrected_pass_rate", "fleiss_kappa", "fleiss_kappa_from_sums", "krippendorff_alpha",
+           "rogan_gladen", "strict_majority", "weight_matrix", "weighted_se_sp"]
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _codes(x, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.size and arr.dtype.kind not in "iu":
+        if arr.dtype.kind == "b":
+            return arr.astype(np.int64)
+        if arr.dtype.kind == "f" and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)):
+            return arr.astype(np.int64)
+        raise ValueError(f"{name} must hold integer category codes, got dtype {arr.dtype}")
+    return arr.astype(np.int64)
+
+
+def _pair(a, b) -> tuple[np.ndarray, np.ndarray]:
+    a, b = _codes(a, "a"), _codes(b, "b")
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must have the same length, got {a.size} and {b.size}")
+    keep = (a != MISSING) & (b != MISSING)
+    return a[keep], b[keep]
+
+
+def _k(k: int | None, *arrays: np.ndarray) -> int:
+    top = max((int(x.max()) + 1 for x in arrays if x.size), default=0)
+    if k is None:
+        return max(top, 1)
+    if top > k or any(x.size and int(x.min()) < 0 for x in arrays):
+        raise ValueError(f"category codes must lie in 0..{k - 1}")
+    return int(k)
+
+
+def _rng(seed) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an int (or a numpy Generator), got {seed!r}")
+    return np.random.default_rng(int(seed))
+
+
+def _check_level(level: float) -> None:
+    if not (0.0 < float(level) < 1.0):
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
+
+
+# --------------------------------------------------------------------------- two raters
+
+
+def confusion(a, b, k: int | None = None) -> np.ndarray:
+    """The k x k table of counts: rows are ``a``'s categories, columns ``b``'s. Pairs where either
+    rating is missing (-1) are left out."""
+    a, b = _pair(a, b)
+    k = _k(k, a, b)
+    return np.bincount(a * k + b, minlength=k * k).reshape(k, k)
+
+
+def weight_matrix(k: int, weights: Weights = None) -> np.ndarray:
+    """Agreement weights w_ij (1 on the diagonal): unweighted ``None`` is the identity; ``linear``
+    is ``1 - |i - j| / (k - 1)``; ``quadratic`` is ``1 - ((i - j) / (k - 1))^2``."""
+    i, j = np.indices((k, k))
+    if weights is None or k == 1:
+        return (i == j).astype(float)
+    d = np.abs(i - j) / (k - 1)
+    if weights == "linear":
+        return 1.0 - d
+    if weights == "quadratic":
+        return 1.0 - d ** 2
+    raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
+
+
+def _kappa_counts(counts: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """kappa from (..., k, k) count tables; nan where undefined (no pairs, or chance agreement 1)."""
+    counts = np.asarray(counts, dtype=float)
+    n = counts.sum(axis=(-2, -1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = counts / n[..., None, None]
+        po = (p * w).sum(axis=(-2, -1))
+        r, c = p.sum(axis=-1), p.sum(axis=-2)
+        pe = np.einsum("...i,ij,...j->...", r, w, c)
+        out = (po - pe) / (1.0 - pe)
+    return np.where((n > 0) & (1.0 - pe > 1e-12), out, np.nan)
+
+
+def cohen_kappa(a, b, k: int | None = None, weights: Weights = None) -> Stat:
+    """Cohen's kappa of two fixed raters, weighted for ordered scales::
+
+        kappa = (p_o - p_e) / (1 - p_e),   p_o = sum_ij w_ij p_ij,   p_e = sum_ij w_ij p_i. p_.j
+
+    with p_ij the share of items rated i by ``a`` and j by ``b`` and w the agreement weights of
+    :func:`weight_matrix` (unweighted: w = identity, p_o is the share of exact agreement). 1 is
+    perfect agreement, 0 what chance agreement between these two margins gives, below 0 worse.
+
+    Items where either rating is missing (-1) are left out. Undefined with a reason when no item
+    has both ratings, or when chance agreement is already 1 (both raters gave every item the same
+    single category: agreement is perfect but says nothing).
+    """
+    a, b = _pair(a, b)
+    k = _k(k, a, b)
+    if a.size == 0:
+        return Stat(None, "no item has both ratings: kappa is undefined")
+    value = float(_kappa_counts(confusion(a, b, k), weight_matrix(k, weights)))
+    if math.isnan(value):
+        return Stat(None, f"both raters use one and the same category on all {a.size} items: chance agreement "
+                          "is 1 and kappa is undefined")
+    return Stat(value)
+
+
+def kappa_from_confusion(table, weights: Weights = None) -> Stat:
+    """:func:`cohen_kappa` from a k x k table of counts (rows one rater, columns the other), as a
+    query returns it."""
+    t = np.asarray(table, dtype=float)
+    if t.ndim != 2 or t.shape[0] != t.shape[1]:
+        raise ValueError(f"table must be k x k, got shape {t.shape}")
+    if t.sum() == 0:
+        return Stat(None, "no item has both ratings: kappa is undefined")
+    value = float(_kappa_counts(t, weight_matrix(t.shape[0], weights)))
+    if math.isnan(value):
+        return Stat(None, f"both raters use one and the same category on all {int(t.sum())} items: chance agreement "
+                          "is 1 and kappa is undefined")
+    return Stat(value)
+
+
+class KappaInterval(NamedTuple):
+    """kappa on the full sample with a percentile bootstrap interval (``n_used`` of ``n_boot``
+    resamples had a defined kappa)."""
+
+    value: float | None
+    lo: float | None
+    hi: float | None
+    n: int
+    level: float
+    n_boot: int
+    n_used: int
+    weights: str | None
+    reason: str | None = None
+
+
+def cohen_kappa_interval(a, b, *, seed, k: int | None = None, weights: Weights = None, n_boot: int = 1000,
+                         level: float = 0.95) -> KappaInterval:
+    """:func:`cohen_kappa` with a percentile bootstrap interval over items: ``n_boot`` resamples
+    with replacement drawn by ``numpy.random.default_rng(seed)``; the ``(1 - level)/2`` and
+    ``(1 + level)/2`` quantiles of the resampled kappas. A resample whose kappa is undefined is
+    dropped and counted (``n_used``). Same seed and data, same interval."""
+    _check_level(level)
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be positive, got {n_boot}")
+    a, b = _pair(a, b)
+    k = _k(k, a, b)
+    s = cohen_kappa(a, b, k, weights)
+    n = int(a.size)
+    if s.value is None:
+        return KappaInterval(None, None, None, n, level, n_boot, 0, weights, s.reason)
+    rng = _rng(seed)
+    w = weight_matrix(k, weights)
+    cell = a * k + b
+    vals = np.empty(n_boot)
+    chunk = max(1, min(n_boot, 2_000_000 // max(n, 1)))
+    done = 0
+    while done < n_boot:
+        m = min(chunk, n_boot - done)
+        idx = rng.integers(0, n, size=(m, n))
+        codes = cell[idx] + (k * k) * np.arange(m)[:, None]
+        counts = np.bincount(codes.ravel(), minlength=m * k * k).reshape(m, k, k)
+        vals[done:done + m] = _kappa_counts(counts, w)
+        done += m
+    ok = vals[~np.isnan(vals)]
+    if ok.size == 0:
+        return KappaInterval(s.value, None, None, n, level, n_boot, 0, weights, "no resample had a defined kappa")
+    lo, hi = np.quantile(ok, [(1 - level) / 2, (1 + level) / 2])
+    reason = None if ok.size == n_boot else f"{n_boot - ok.size} of {n_boot} resamples had no kappa and were dropped"
+    return KappaInterval(s.value, float(lo), float(hi), n, level, n_boot, int(ok.size), weights, reason)
+
+
+def accuracy(a, b) -> Stat:
+    """Share of items where the two ratings are equal, over items where both are present. To count
+    a missing rating as a miss (an unparseable judge verdict), code it as its own category instead
+    of -1."""
+    a, b = _pair(a, b)
+    if a.size == 0:
+        return Stat(None, "no item has both ratings: accuracy is undefined")
+    return Stat(float(np.mean(a == b)))
+
+
+# --------------------------------------------------------------------------- several raters
+
+
+def fleiss_kappa_from_sums(n_units: int, m: int, sum_sq: float, totals: Sequence[float]) -> Stat:
+    """Fleiss' kappa from the sums a query can compute: ``n_units`` items each rated by ``m``
+    raters, ``sum_sq`` = sum over items and categories of n_ij^2 (n_ij = raters putting item i in
+    category j), ``totals[j]`` = sum over items of n_ij::
+
+        P_i = (sum_j n_ij^2 - m) / (m (m - 1)),   P_bar = mean_i P_i = (sum_sq - N m) / (N m (m - 1))
+        p_j = totals[j] / (N m),   P_e = sum_j p_j^2,   kappa = (P_bar - P_e) / (1 - P_e)
+    """
+    if n_units <= 0:
+        return Stat(None, "no item has ratings from every rater: Fleiss' kappa is undefined")
+    if m < 2:
+        return Stat(None, "Fleiss' kappa needs at least two ratings per item")
+    totals = np.asarray(totals, dtype=float)
+    nm = n_units * m
+    if not math.isclose(totals.sum(), nm):
+        raise ValueError(f"category totals sum to {totals.sum()}, expected n_units * m = {nm}")
+    p_bar = (sum_sq - nm) / (nm * (m - 1))
+    pe = float(((totals / nm) ** 2).sum())
+    if 1.0 - pe <= 1e-12:
+        return Stat(None, f"every rating of the {n_units} items is the same category: Fleiss' kappa is undefined")
+    return Stat(float((p_bar - pe) / (1.0 - pe)))
+
+
+def fleiss_kappa(table) -> Stat:
+    """Fleiss' kappa from an (items x categories) table of counts, every row summing to the same
+    number m >= 2 of ratings (see :func:`fleiss_kappa_from_sums`). The raters need not be the same
+    people from item to item: it is the statistic for interchangeable rater slots."""
+    t = np.asarray(table, dtype=float)
+    if t.ndim != 2:
+        raise ValueError(f"table must be items x categories, got shape {t.shape}")
+    if t.shape[0] == 0:
+        return Stat(None, "no items: Fleiss' kappa is undefined")
+    rows = t.sum(axis=1)
+    if not np.allclose(rows, rows[0]):
+        raise ValueError("every item must have the same number of ratings")
+    return fleiss_kappa_from_sums(t.shape[0], int(round(rows[0])), float((t ** 2).sum()), t.sum(axis=0))
+
+
+def krippendorff_alpha(data, level: Literal["nominal", "ordinal", "interval"] = "nominal",
+                       k: int | None = None) -> Stat:
+    """Krippendorff's alpha (the ``krippendorff`` package) over a (raters x items) array of
+    category codes with -1 (or NaN) for a missing rating: ``1 - D_o / D_e``, observed over expected
+    disagreement among the pairable ratings of each item. Any number of raters, missing ratings
+    allowed, and the raters may be interchangeable slots. ``level`` picks the distance: nominal
+    (any difference counts 1), ordinal (by ranks), interval (squared difference)."""
+    import krippendorff
+
+    arr = np.asarray(data, dtype=float)
+    if arr.ndim != 2:
+        raise ValueError(f"data must be raters x items, got shape {arr.shape}")
+    arr = np.where(arr == MISSING, np.nan, arr)
+    pairable = np.sum(~np.isnan(arr), axis=0) >= 2
+    if not pairable.any():
+        return Stat(None, "no item has two ratings: alpha is undefined")
+    arr = arr[:, pairable]
+    values = np.unique(arr[~np.isnan(arr)])
+    if values.size < 2:
+        return Stat(None, f"every rating of the {int(pairable.sum())} items is the same value: alpha is undefined")
+    domain = np.arange(k, dtype=float) if k is not None else values
+    value = float(krippendorff.alpha(reliability_data=arr, level_of_measurement=level, value_domain=domain))
+    if math.isnan(value):  # pragma: no cover - guarded above
+        return Stat(None, "alpha is undefined on these ratings")
+    return Stat(value)
+
+
+def strict_majority(ratings: Sequence[int]) -> int | None:
+    """The category more than half of the present ratings give, or None (a tie, or no rating)."""
+    vals = [int(r) for r in ratings if r is not None and int(r) != MISSING]
+    if not vals:
+        return None
+    counts = np.bincount(vals)
+    top = int(counts.argmax())
+    return top if 2 * counts[top] > len(vals) else None
+
+
+# --------------------------------------------------------------------------- corrected pass rates
+
+
+def rogan_gladen(p_obs: float, se: float, sp: float) -> Stat:
+    """The Rogan-Gladen estimate of the true pass rate from the judge's observed pass rate and its
+    sensitivity (P(judge passes | gold passes)) and specificity (P(judge fails | gold fails))::
+
+        p_true = (p_obs + sp - 1) / (se + sp - 1)
+
+    clipped to [0, 1] (the reason says so when it clips). Undefined when se + sp <= 1: the judge is
+    no better than chance against gold, so its verdicts carry no information to correct."""
+    if se is None or sp is None or p_obs is None:
+        return Stat(None, "sensitivity, specificity or the observed rate is unknown")
+    j = se + sp - 1.0
+    if j <= 1e-12:
+        return Stat(None, f"sensitivity {se:.3f} + specificity {sp:.3f} <= 1: the judge does no better than chance "
+                          "against gold, nothing to correct with")
+    v = (p_obs + sp - 1.0) / j
+    if v < 0.0 or v > 1.0:
+        return Stat(min(1.0, max(0.0, v)), f"the estimate {v:.3f} fell outside [0, 1] and was clipped")
+    return Stat(float(v))
+
+
+def weighted_se_sp(judge_pass, gold_pass, weights=None) -> tuple[Stat, Stat]:
+    """Weighted sensitivity sum(w [J and G]) / sum(w [G]) and specificity
+    sum(w [not J and not G]) / sum(w [not G]), "pass" being the positive class."""
+    j = np.asarray(judge_pass, dtype=bool)
+    g = np.asarray(gold_pass, dtype=bool)
+    w = np.ones(j.size) if weights is None else np.asarray(weights, dtype=float)
+    if not (j.size == g.size == w.size):
+        raise ValueError("judge_pass, gold_pass and weights must have the same length")
+    pos, neg = float(w[g].sum()), float(w[~g].sum())
+    se = Stat(float(w[j & g].sum() / pos)) if pos > 0 else Stat(None, "no gold pass in the sample: sensitivity is "
+                                                                      "undefined")
+    sp = Stat(float(w[~j & ~g].sum() / neg)) if neg > 0 else Stat(None, "no gold fail in the sample: specificity is "
+                                                                        "undefined")
+    return se, sp
+
+
+class CorrectedRate(NamedTuple):
+    """A corrected pass rate with its bootstrap interval and the pieces it rests on."""
+
+    value: float | None
+    lo: float | None
+    hi: float | None
+    observed: float
+    sensitivity: float | None
+    specificity: float | None
+    n_gold: int
+    n_observed: int
+    level: float
+    n_boot: int
+    n_used: int
+    reason: str | None = None
+
+
+def corrected_pass_rate(judge_pass, gold_pass, strata, stratum_sizes: dict, observed_k: int, observed_n: int, *,
+                        seed, n_boot: int = 1000, level: float = 0.95) -> CorrectedRate:
+    """The judge's pass rate over all ``observed_n`` verdicts (``observed_k`` passes), corrected by
+    :func:`rogan_gladen` for the sensitivity and specificity it shows against gold on a sample.
+
+    The sample is the gold-labelled cases: ``judge_pass`` / ``gold_pass`` per case and its
+    ``strata`` label. ``stratum_sizes[h]`` is the (estimated) number of cases of stratum h in the
+    whole run; each sampled case weighs ``stratum_sizes[h] / n_h`` (n_h the sampled cases of h), so
+    that a stratum sampled at a low rate (the audit of agreed cases) counts for the cases it stands
+    for. With every case of a stratum reviewed this is the inverse inclusion probability.
+
+    The interval is a seeded percentile bootstrap: each resample draws n_h cases with replacement
+    within every stratum, and the observed rate from Binomial(observed_n, observed_k / observed_n);
+    resamples where the correction is undefined are dropped and counted."""
+    _check_level(level)
+    j = np.asarray(judge_pass, dtype=bool)
+    g = np.asarray(gold_pass, dtype=bool)
+    h = np.asarray(strata)
+    if not (j.size == g.size == h.size):
+        raise ValueError("judge_pass, gold_pass and strata must have the same length")
+    if observed_n <= 0:
+        return CorrectedRate(None, None, None, float("nan"), None, None, int(j.size), 0, level, n_boot, 0,
+                             "the judge has no verdicts")
+    p_obs = observed_k / observed_n
+    labels = sorted(set(h.tolist()))
+    missing = [s for s in labels if s not in stratum_sizes]
+    if missing:
+        raise ValueError(f"no size for stratum {missing[0]!r}")
+    w = np.zeros(j.size)
+    for s in labels:
+        m = h == s
+        w[m] = stratum_sizes[s] / m.sum()
+    se, sp = weighted_se_sp(j, g, w)
+    if se.value is None or sp.value is None:
+        return CorrectedRate(None, None, None, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot, 0,
+                             se.reason or sp.reason)
+    est = rogan_gladen(p_obs, se.value, sp.value)
+    if est.value is None:
+        return CorrectedRate(None, None, None, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot, 0,
+                             est.reason)
+    rng = _rng(seed)
+    p_star = rng.binomial(observed_n, p_obs, size=n_boot) / observed_n
+    mult = np.zeros((n_boot, j.size))  # how often each case is drawn in each resample
+    for s in labels:
+        grp = np.flatnonzero(h == s)
+        idx = rng.integers(0, grp.size, size=(n_boot, grp.size))
+        flat = (idx + grp.size * np.arange(n_boot)[:, None]).ravel()
+        mult[:, grp] = np.bincount(flat, minlength=n_boot * grp.size).reshape(n_boot, grp.size)
+    wm = mult * w
+    pos, neg = wm @ g, wm @ ~g
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se_b = (wm @ (j & g)) / pos
+        sp_b = (wm @ (~j & ~g)) / neg
+        jj = se_b + sp_b - 1.0
+        vals = np.clip((p_star + sp_b - 1.0) / jj, 0.0, 1.0)
+    vals = np.where((pos > 0) & (neg > 0) & (jj > 1e-12), vals, np.nan)
+    ok = vals[~np.isnan(vals)]
+    lo = hi = None
+    if ok.size:
+        lo, hi = (float(x) for x in np.quantile(ok, [(1 - level) / 2, (1 + level) / 2]))
+    reason = est.reason
+    if ok.size < n_boot:
+        reason = "; ".join(x for x in (reason, f"{n_boot - ok.size} of {n_boot} resamples had no correction and "
+                                              "were dropped") if x)
+    return CorrectedRate(est.value, lo, hi, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot,
+                         int(ok.size), reason)

@@ -1,0 +1,618 @@
+"""Statistics for the pages: pure functions, no I/O, no DuckDB, no pandas.
+
+Everything here takes counts or numpy arrays that a query has already reduced, and returns small
+frozen values. Where a statistic is undefined the functions say so with a ``reason`` instead of
+returning ``nan``; randomness only ever comes from an explicit ``seed``.
+
+Conventions
+-----------
+Two binary criteria A (rows) and B (columns) are cross-tabulated over *answers*. Throughout,
+**"fail" is coded 1 and "pass" 0**, so a positive phi means the two criteria fail together. A
+:class:`TwoByTwo` stores the four cells by name::
+
+                      B pass            B fail
+    A pass   a_pass_b_pass (n00)   a_pass_b_fail (n01)    r0 = a_pass
+    A fail   a_fail_b_pass (n10)   a_fail_b_fail (n11)    r1 = a_fail
+                c0 = b_pass          c1 = b_fail            n
+
+Contents
+--------
+* :func:`phi`, :func:`conditioned_rates`: the 2x2 and what the criteria-association page shows.
+* :func:`phi_interval_bootstrap`, :func:`phi_interval_analytic`, :func:`phi_interval`,
+  :func:`phi_intervals_paired`: intervals for phi.
+* :func:`kendall_tau_b`, :func:`spearman`: ordinal / continuous criteria.
+* :func:`classify_association`: the ``induced`` / ``real`` / ``undetermined`` rule.
+* :func:`wilson`, :func:`mcnemar`, :func:`ternary_headline`: helpers for attribution and flips.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Literal, Mapping, NamedTuple
+
+import numpy as np
+from scipy import stats as _st
+
+#: |phi| that counts as an association worth a class (see :func:`classify_association`).
+ASSOCIATION_THRESHOLD = 0.25
+#: Two-sided level of the phi intervals the class rule reads: 90%, i.e. each bound is a
+#: one-sided 95% bound (5% in each tail).
+DEFAULT_LEVEL = 0.90
+#: A people instrument with fewer labelled answers than this never decides a class.
+MIN_PEOPLE = 30
+
+
+# --------------------------------------------------------------------------------------------
+# Small value types
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Stat:
+    """A statistic that may be undefined: ``value`` is None exactly when ``reason`` says why."""
+
+    value: float | None
+    reason: str | None = None
+
+    @property
+    def defined(self) -> bool:
+        return self.value is not None
+
+
+@dataclass(frozen=True)
+class TwoByTwo:
+    """Counts of answers by the verdicts on A (rows) and B (columns). Non-negative integers."""
+
+    a_pass_b_pass: int
+    a_pass_b_fail: int
+    a_fail_b_pass: int
+    a_fail_b_fail: int
+
+    def __post_init__(self) -> None:
+        for name in ("a_pass_b_pass", "a_pass_b_fail", "a_fail_b_pass", "a_fail_b_fail"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+                raise ValueError(f"TwoByTwo.{name} must be a non-negative integer, got {v!r}")
+            object.__setattr__(self, name, int(v))
+
+    # row totals (A) ---------------------------------------------------------------------------
+    @property
+    def a_pass(self) -> int:
+        return self.a_pass_b_pass + self.a_pass_b_fail
+
+    @property
+    def a_fail(self) -> int:
+        return self.a_fail_b_pass + self.a_fail_b_fail
+
+    # column totals (B) ------------------------------------------------------------------------
+    @property
+    def b_pass(self) -> int:
+        return self.a_pass_b_pass + self.a_fail_b_pass
+
+    @property
+    def b_fail(self) -> int:
+        return self.a_pass_b_fail + self.a_fail_b_fail
+
+    @property
+    def n(self) -> int:
+        return self.a_pass_b_pass + self.a_pass_b_fail + self.a_fail_b_pass + self.a_fail_b_fail
+
+    @classmethod
+    def from_fails(cls, a_fail: np.ndarray, b_fail: np.ndarray) -> "TwoByTwo":
+        """Cross-tabulate two aligned boolean "failed" columns (one entry per answer)."""
+        a, b = _fail_pair(a_fail, b_fail)
+        n11 = int(np.count_nonzero(a & b))
+        r1 = int(np.count_nonzero(a))
+        c1 = int(np.count_nonzero(b))
+        return cls(a.size - r1 - c1 + n11, c1 - n11, r1 - n11, n11)
+
+    @classmethod
+    def from_arrays(cls, a_fail: np.ndarray, b_fail: np.ndarray) -> "TwoByTwo":
+        """Alias of :meth:`from_fails`."""
+        return cls.from_fails(a_fail, b_fail)
+
+
+class BootstrapInterval(NamedTuple):
+    """Percentile bootstrap bounds (None when no resample had a defined phi) and the number of
+    resamples they rest on."""
+
+    lo: float | None
+    hi: float | None
+    n_used: int
+
+
+class PhiInterval(NamedTuple):
+    """phi on the full sample with an interval. A tuple whose first three fields are those of
+    :class:`BootstrapInterval` (so ``iv[0], iv[1]`` are the bounds).
+
+    ``method`` is ``"bootstrap"`` (``n_boot`` resamples drawn, ``n_used`` of them had a defined
+    phi) or ``"analytic"`` (``n_boot == 0`` and ``n_used == n`` when phi is defined). ``reason``
+    says why ``value`` is None, or notes dropped resamples.
+    """
+
+    lo: float | None
+    hi: float | None
+    n_used: int
+    value: float | None
+    level: float
+    method: Literal["bootstrap", "analytic"]
+    n: int
+    n_boot: int
+    reason: str | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# Validation helpers
+# --------------------------------------------------------------------------------------------
+
+def _fail_pair(a_fail, b_fail) -> tuple[np.ndarray, np.ndarray]:
+    a = _bool_column(a_fail, "a_fail")
+    b = _bool_column(b_fail, "b_fail")
+    if a.shape != b.shape:
+        raise ValueError(f"a_fail and b_fail must have the same length, got {a.size} and {b.size}")
+    return a, b
+
+
+def _bool_column(x, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    if arr.dtype == bool:
+        return arr
+    if arr.size == 0:
+        return arr.astype(bool)
+    if arr.dtype.kind in "iuf" and np.isin(arr, (0, 1)).all():
+        return arr.astype(bool)
+    raise ValueError(f"{name} must hold booleans (or 0/1), got dtype {arr.dtype}")
+
+
+def _check_level(level: float) -> None:
+    if not (0.0 < float(level) < 1.0):
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
+
+
+def _answers(n: int) -> str:
+    return f"{n} answer" if n == 1 else f"{n} answers"
+
+
+def _in_these(n: int) -> str:
+    return "in the only answer" if n == 1 else f"in these {n} answers"
+
+
+# --------------------------------------------------------------------------------------------
+# phi and the conditioned rates
+# --------------------------------------------------------------------------------------------
+
+def _phi_from_counts(n11, r1, c1, n):
+    """phi from the fail/fail cell and the fail margins; vectorised, nan where undefined.
+
+    n11*n00 - n10*n01 simplifies to n*n11 - r1*c1 (substitute n00 = n - r1 - c1 + n11,
+    n10 = r1 - n11, n01 = c1 - n11), so only three counts are needed.
+    """
+    n11 = np.asarray(n11, dtype=float)
+    r1 = np.asarray(r1, dtype=float)
+    c1 = np.asarray(c1, dtype=float)
+    n = np.asarray(n, dtype=float)
+    den = r1 * (n - r1) * c1 * (n - c1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = (n * n11 - r1 * c1) / np.sqrt(den)
+    return np.where(den > 0, np.clip(out, -1.0, 1.0), np.nan)
+
+
+def phi(t: TwoByTwo, *, a: str = "A", b: str = "B") -> Stat:
+    """The phi coefficient of a 2x2, with "fail" coded 1::
+
+        phi = (n11*n00 - n10*n01) / sqrt(r1 * r0 * c1 * c0)
+
+    It is Pearson's correlation of the two 0/1 "failed" columns; +1 when A and B always fail
+    together, -1 when exactly one of them fails on every answer, 0 when the fail/fail cell is what
+    independence predicts (n11 = r1*c1/n). Flipping the coding of *both* criteria leaves it
+    unchanged; flipping one flips its sign.
+
+    Edge cases
+    ----------
+    * ``n == 0``: undefined, reason "no answers: phi is undefined".
+    * a row or column total is 0 (a criterion that never fails, or fails on every answer, in
+      these answers; with one answer this is always the case): undefined, because the
+      denominator is 0 -- a constant column carries no information about co-failure. The
+      reason names the criterion using the ``a`` / ``b`` labels (default "A" / "B"), e.g.
+      ``phi(t, b="answers_question")`` gives "answers_question never fails in these 600
+      answers: phi is undefined for a constant column".
+    * an empty *cell* is fine: phi is defined (and is +-1 when both off-diagonal or both
+      diagonal cells are empty).
+    """
+    n = t.n
+    if n == 0:
+        return Stat(None, "no answers: phi is undefined")
+    constant = []
+    for name, fails in ((a, t.a_fail), (b, t.b_fail)):
+        if fails == 0:
+            constant.append(f"{name} never fails")
+        elif fails == n:
+            constant.append(f"{name} fails on every answer")
+    if constant:
+        what = "a constant column" if len(constant) == 1 else "constant columns"
+        return Stat(None, f"{' and '.join(constant)} {_in_these(n)}: phi is undefined for {what}")
+    value = float(_phi_from_counts(t.a_fail_b_fail, t.a_fail, t.b_fail, n))
+    return Stat(value, None)
+
+
+def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
+    """Wilson score interval for a proportion k/n (``scipy.stats.binomtest(k, n)
+    .proportion_ci(method="wilson")``)::
+
+        centre = (k + z^2/2) / (n + z^2),   half = z / (n + z^2) * sqrt(k (n - k) / n + z^2 / 4)
+
+    with z the (1 + level)/2 normal quantile. Unlike the Wald interval it stays inside [0, 1]
+    and is not degenerate at k = 0 or k = n (k = 0 gives [0, z^2 / (n + z^2)]).
+    Returns None when n == 0 (no proportion to bound).
+    """
+    _check_level(level)
+    k, n = int(k), int(n)
+    if n < 0 or k < 0 or k > n:
+        raise ValueError(f"wilson needs 0 <= k <= n, got k={k}, n={n}")
+    if n == 0:
+        return None
+    ci = _st.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+    return (float(ci.low), float(ci.high))
+
+
+def conditioned_rates(t: TwoByTwo, *, a: str = "A", b: str = "B", level: float = 0.95) -> dict:
+    """Rate at which B fails within each row of A, their ratio, and Wilson intervals.
+
+    Returns plain data::
+
+        {"pass_row": {"k": a_pass_b_fail, "n": a_pass, "rate": k/n, "ci": (lo, hi), "reason": None},
+         "fail_row": {"k": a_fail_b_fail, "n": a_fail, "rate": k/n, "ci": (lo, hi), "reason": None},
+         "ratio":    {"value": fail_row rate / pass_row rate, "reason": None}}
+
+    ``ci`` is the Wilson interval at ``level`` (default 95%, see :func:`wilson`). Dividing each
+    cell by its own row total is what makes the rows comparable when they hold different numbers
+    of answers; a ratio far from 1 says knowing A's verdict tells you about B's.
+
+    Edge cases: an empty row has ``rate`` and ``ci`` None with a reason, and then the ratio is
+    undefined too; a pass-row rate of 0 leaves the ratio undefined (division by zero) although
+    both rates are defined; a fail-row rate of 0 over a positive pass-row rate gives ratio 0.
+    The ``a`` / ``b`` labels only name the criteria in the reasons.
+    """
+    out: dict = {}
+    rows = (
+        ("pass_row", t.a_pass_b_fail, t.a_pass, f"no answers where {a} passes"),
+        ("fail_row", t.a_fail_b_fail, t.a_fail, f"no answers where {a} fails"),
+    )
+    for key, k, n, empty in rows:
+        if n == 0:
+            out[key] = {"k": k, "n": n, "rate": None, "ci": None, "reason": f"{empty}: the rate is undefined"}
+        else:
+            out[key] = {"k": k, "n": n, "rate": k / n, "ci": wilson(k, n, level), "reason": None}
+    p_pass, p_fail = out["pass_row"], out["fail_row"]
+    if p_pass["rate"] is None:
+        ratio = {"value": None, "reason": f"{p_pass['reason']}, so the ratio is too"}
+    elif p_fail["rate"] is None:
+        ratio = {"value": None, "reason": f"{p_fail['reason']}, so the ratio is too"}
+    elif p_pass["rate"] == 0:
+        ratio = {"value": None, "reason": f"{b} never fails where {a} passes: the ratio divides by zero"}
+    else:
+        ratio = {"value": p_fail["rate"] / p_pass["rate"], "reason": None}
+    out["ratio"] = ratio
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Intervals for phi
+# --------------------------------------------------------------------------------------------
+
+def _rng(seed) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an int (or a numpy Generator), got {seed!r}")
+    return np.random.default_rng(int(seed))
+
+
+def _bootstrap_phis(columns: list[tuple[np.ndarray, np.ndarray]], n: int, rng: np.random.Generator,
+                    n_boot: int) -> np.ndarray:
+    """phi of every column pair on ``n_boot`` resamples of the ``n`` answer indices; the same
+    indices for every pair. Returns an (n_boot, len(columns)) array, nan where undefined.
+
+    A resample is a vector of multiplicities w (w_i = how many times answer i was drawn); then
+    n11 = w . (a & b), r1 = w . a, c1 = w . b. Resamples are drawn in chunks to bound memory.
+    """
+    k = len(columns)
+    x = np.empty((n, 3 * k), dtype=float)
+    for j, (a, b) in enumerate(columns):
+        x[:, 3 * j] = a & b
+        x[:, 3 * j + 1] = a
+        x[:, 3 * j + 2] = b
+    out = np.empty((n_boot, k), dtype=float)
+    chunk = max(1, min(n_boot, 2_000_000 // max(n, 1)))
+    done = 0
+    while done < n_boot:
+        m = min(chunk, n_boot - done)
+        idx = rng.integers(0, n, size=(m, n))
+        w = np.bincount((idx + n * np.arange(m)[:, None]).ravel(), minlength=m * n).reshape(m, n)
+        s = w @ x  # (m, 3k): n11, r1, c1 per pair
+        out[done:done + m] = _phi_from_counts(s[:, 0::3], s[:, 1::3], s[:, 2::3], n)
+        done += m
+    return out
+
+
+def _percentile(values: np.ndarray, level: float) -> BootstrapInterval:
+    ok = values[~np.isnan(values)]
+    if ok.size == 0:
+        return BootstrapInterval(None, None, 0)
+    lo, hi = np.quantile(ok, [(1 - level) / 2, (1 + level) / 2])
+    return BootstrapInterval(float(lo), float(hi), int(ok.size))
+
+
+def phi_interval_bootstrap(a_fail: np.ndarray, b_fail: np.ndarray, *, seed, n_boot: int = 2000,
+                           level: float = DEFAULT_LEVEL) -> BootstrapInterval:
+    """Percentile bootstrap interval for phi over answers.
+
+    Draws ``n_boot`` resamples of the answers with replacement (``numpy.random.default_rng(seed)``),
+    computes phi on each, and returns the ``(1 - level)/2`` and ``(1 + level)/2`` quantiles
+    (numpy's default linear interpolation) as ``(lo, hi, n_used)``. The default level 0.90 makes
+    each bound a one-sided 95% bound.
+
+    A resample in which A or B happens to be constant has no phi; it is *dropped and counted*:
+    ``n_used`` is the number of resamples the bounds rest on. When ``n_used`` is well below
+    ``n_boot`` the failures are rare and the interval is optimistic (conditioned on seeing at
+    least one failure of each). If phi is undefined on the full sample (a constant column) every
+    resample is too, and the result is ``(None, None, 0)``; likewise for empty input.
+
+    Same seed, same data -> same interval. Resampling is the same as in
+    :func:`phi_intervals_paired`, so a one-instrument paired call gives identical bounds.
+    """
+    a, b = _fail_pair(a_fail, b_fail)
+    _check_level(level)
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be positive, got {n_boot}")
+    rng = _rng(seed)
+    if a.size == 0:
+        return BootstrapInterval(None, None, 0)
+    return _percentile(_bootstrap_phis([(a, b)], a.size, rng, n_boot)[:, 0], level)
+
+
+def _phi_se(t: TwoByTwo, value: float) -> float:
+    """Asymptotic standard error of phi (Bishop, Fienberg & Holland 1975, section 11.3; the
+    delta method on the multinomial cell proportions)::
+
+        n var = 1 - phi^2 + (phi + phi^3/2) * (p1 - q1)(p2 - q2) / sqrt(p1 q1 p2 q2)
+                - (3/4) phi^2 * ((p1 - q1)^2 / (p1 q1) + (p2 - q2)^2 / (p2 q2))
+
+    where p1 = r1/n, q1 = r0/n (A's margins) and p2 = c1/n, q2 = c0/n (B's).
+    At phi = 0 this is 1/n. It vanishes at |phi| = 1 (a perfect table has no first-order
+    sampling variance), so the normal interval collapses to a point there.
+    """
+    n = t.n
+    p1, q1 = t.a_fail / n, t.a_pass / n
+    p2, q2 = t.b_fail / n, t.b_pass / n
+    ph = value
+    var = (1 - ph ** 2
+           + (ph + ph ** 3 / 2) * (p1 - q1) * (p2 - q2) / math.sqrt(p1 * q1 * p2 * q2)
+           - 0.75 * ph ** 2 * ((p1 - q1) ** 2 / (p1 * q1) + (p2 - q2) ** 2 / (p2 * q2))) / n
+    return math.sqrt(max(var, 0.0))
+
+
+def phi_interval_analytic(t: TwoByTwo, level: float = DEFAULT_LEVEL) -> tuple[float | None, float | None]:
+    """Large-n normal interval ``phi +- z * SE``, clipped to [-1, 1].
+
+    SE is the asymptotic standard error of phi from Bishop, Fienberg & Holland (1975), i.e. the
+    delta method on the four cell proportions (see ``_phi_se``); z is the ``(1 + level)/2``
+    standard normal quantile (1.645 at the default 90%). Not Fisher's z: that transform is
+    variance-stabilising for bivariate-normal data, not for 0/1 columns with skewed margins.
+    Meant for large n (the :func:`phi_interval` default switches to it above 20,000 answers,
+    where the bootstrap is costly and the two agree); at |phi| = 1 it degenerates to a point.
+    Returns ``(None, None)`` when phi is undefined (see :func:`phi` for the reason).
+    """
+    _check_level(level)
+    s = phi(t)
+    if not s.defined:
+        return (None, None)
+    z = NormalDist().inv_cdf((1 + level) / 2)
+    half = z * _phi_se(t, s.value)
+    return (max(-1.0, s.value - half), min(1.0, s.value + half))
+
+
+def phi_interval(a_fail: np.ndarray, b_fail: np.ndarray, *, seed, n_boot: int = 2000,
+                 level: float = DEFAULT_LEVEL, analytic_above: int = 20000) -> PhiInterval:
+    """phi with an interval: the percentile bootstrap (:func:`phi_interval_bootstrap`) up to
+    ``analytic_above`` answers, the analytic interval (:func:`phi_interval_analytic`) for
+    ``n > analytic_above``. ``seed`` is required either way so a call is reproducible whatever
+    branch it takes."""
+    a, b = _fail_pair(a_fail, b_fail)
+    t = TwoByTwo.from_fails(a, b)
+    s = phi(t)
+    if t.n > analytic_above:
+        lo, hi = phi_interval_analytic(t, level)
+        return _analytic(t, level)
+    lo, hi, used = phi_interval_bootstrap(a, b, seed=seed, n_boot=n_boot, level=level)
+    return PhiInterval(lo, hi, used, s.value, level, "bootstrap", t.n, n_boot, _boot_reason(s, used, n_boot))
+
+
+def _analytic(t: TwoByTwo, level: float) -> PhiInterval:
+    s = phi(t)
+    lo, hi = phi_interval_analytic(t, level)
+    return PhiInterval(lo, hi, t.n if s.defined else 0, s.value, level, "analytic", t.n, 0, s.reason)
+
+
+def _boot_reason(s: Stat, used: int, n_boot: int) -> str | None:
+    if not s.defined:
+        return s.reason
+    if used < n_boot:
+        return f"{n_boot - used} of {n_boot} resamples had a constant column and were dropped"
+    return None
+
+
+def phi_intervals_paired(columns: Mapping[str, tuple[np.ndarray, np.ndarray]], *, seed,
+                         n_boot: int = 2000, level: float = DEFAULT_LEVEL,
+                         analytic_above: int | None = None) -> dict[str, PhiInterval]:
+    """Bootstrap intervals for several instruments on the *same* answers, paired.
+
+    ``columns`` maps an instrument name to its ``(a_fail, b_fail)`` columns; every column must be
+    aligned on the same answers (index i is the same answer for every instrument). Each
+    resample draws one set of answer indices and applies it to every instrument, so the
+    intervals share their sampling noise and can be compared with each other (the difference of
+    two instruments' phis on one resample is a paired difference). Undefined resamples are
+    dropped per instrument and counted in ``n_used``.
+
+    With ``analytic_above`` set and more answers than that, every instrument gets the analytic
+    interval instead (:func:`phi_interval_analytic`; at that size sampling noise is small and
+    the pairing no longer matters for reading the intervals). The default (None) always
+    bootstraps.
+    """
+    _check_level(level)
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be positive, got {n_boot}")
+    names = list(columns)
+    pairs = [_fail_pair(*columns[k]) for k in names]
+    sizes = {p[0].size for p in pairs}
+    if len(sizes) > 1:
+        raise ValueError(f"paired instruments must cover the same answers, got lengths {sorted(sizes)}")
+    rng = _rng(seed)
+    n = sizes.pop() if sizes else 0
+    if analytic_above is not None and n > analytic_above:
+        return {name: _analytic(TwoByTwo.from_fails(a, b), level) for name, (a, b) in zip(names, pairs)}
+    boots = _bootstrap_phis(pairs, n, rng, n_boot) if n and pairs else np.full((n_boot, len(pairs)), np.nan)
+    out = {}
+    for j, (name, (a, b)) in enumerate(zip(names, pairs)):
+        s = phi(TwoByTwo.from_fails(a, b))
+        lo, hi, used = _percentile(boots[:, j], level)
+        out[name] = PhiInterval(lo, hi, used, s.value, level, "bootstrap", n, n_boot, _boot_reason(s, used, n_boot))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The association class rule
+# --------------------------------------------------------------------------------------------
+
+Kind = Literal["single", "one_criterion", "grouped", "people"]
+
+
+@dataclass(frozen=True)
+class InstrumentEvidence:
+    """One instrument's phi for one criterion pair, on the answers it shares with the others.
+
+    ``kind``: ``"single"`` = one call returned both criteria; ``"one_criterion"`` = the two
+    criteria were judged in separate calls; ``"people"`` = human labels; ``"grouped"`` = a
+    grouped run the caller has not resolved -- it is shown but never counted (pass ``"single"``
+    when both criteria sat in one group's call, ``"one_criterion"`` otherwise). ``n`` is the
+    number of answers; ``reason`` may carry why ``value`` / the interval is None.
+    """
+
+    name: str
+    kind: Kind
+    value: float | None
+    lo: float | None
+    hi: float | None
+    n: int
+    reason: str | None = None
+
+    @classmethod
+    def from_interval(cls, name: str, kind: Kind, iv: PhiInterval) -> "InstrumentEvidence":
+        return cls(name, kind, iv.value, iv.lo, iv.hi, iv.n, iv.reason)
+
+
+@dataclass(frozen=True)
+class Classification:
+    cls: Literal["induced", "real", "undetermined"]
+    reason: str
+
+
+def _fmt_iv(e: InstrumentEvidence) -> str:
+    return f"[{e.lo:.2f}, {e.hi:.2f}]"
+
+
+def _reading(e: InstrumentEvidence, t: float) -> tuple[str, str]:
+    """("present" | "absent" | "straddles" | "none", description)."""
+    if e.lo is None or e.hi is None:
+        why = f" ({e.reason})" if e.reason else ""
+        return "none", f"{e.name}: no interval{why}"
+    if e.lo > t:
+        return "present", f"{e.name}: interval {_fmt_iv(e)} lies above {t:g}"
+    if e.hi < -t:
+        return "present", f"{e.name}: interval {_fmt_iv(e)} lies below -{t:g}"
+    if -t < e.lo and e.hi < t:
+        return "absent", f"{e.name}: interval {_fmt_iv(e)} lies inside (-{t:g}, {t:g})"
+    edge = t if e.hi >= t else -t
+    return "straddles", f"{e.name}: interval {_fmt_iv(e)} straddles {edge:g}"
+
+
+def classify_association(instruments: list[InstrumentEvidence], *, threshold: float = ASSOCIATION_THRESHOLD,
+                         min_people: int = MIN_PEOPLE) -> Classification:
+    """Class one criterion pair as ``induced``, ``real`` or ``undetermined``.
+
+    Every instrument is read through its interval (90% by default, so each bound is one-sided
+    95%) against the threshold T (default 0.25):
+
+    * **present**: lo > +T, or hi < -T (a negative association, handled symmetrically);
+    * **absent**: the whole interval lies inside (-T, +T);
+    * otherwise the interval **straddles** +T or -T (or there is no interval at all).
+
+    People instruments with ``n < min_people`` never count. Then:
+
+    * ``real``: people (n >= min_people) show it present. People outrank every model instrument:
+      an association a one-criterion harness destroys is still real when people see it.
+    * ``induced``: at least one single-call instrument shows it present, *every* one-criterion
+      instrument given shows it absent (at least one must be given), and people
+      (n >= min_people) show it absent.
+    * otherwise ``undetermined``, with the first missing piece as the reason, checked in this
+      order: no people at all ("no human labels on the shared answers"); only small people
+      instruments ("too few human labels (15 < 30)"); people straddling or without an interval;
+      several people instruments disagreeing; no single-call instrument showing it present; no
+      one-criterion instrument; a one-criterion instrument not showing it absent.
+
+    ``grouped`` instruments are ignored (the caller resolves them to single / one_criterion).
+    The intervals must come from the same shared answers for the comparison to mean anything;
+    that is the caller's job (see :func:`phi_intervals_paired`).
+    """
+    t = float(threshold)
+    if not t > 0:
+        raise ValueError(f"threshold must be positive, got {threshold!r}")
+    people = [e for e in instruments if e.kind == "people"]
+    if not people:
+        return Classification("undetermined", "no human labels on the shared answers")
+    counted = [e for e in people if e.n >= min_people]
+    if not counted:
+        most = max(e.n for e in people)
+        return Classification("undetermined", f"too few human labels ({most} < {min_people})")
+    readings = [(e, *_reading(e, t)) for e in counted]
+    present = [r for r in readings if r[1] == "present"]
+    absent = [r for r in readings if r[1] == "absent"]
+    unclear = [r for r in readings if r[1] in ("straddles", "none")]
+    if present and not absent and not unclear:
+        return Classification("real", "; ".join(r[2] for r in present))
+    if unclear:
+        return Classification("undetermined", "; ".join(r[2] for r in unclear))
+    if present and absent:
+        return Classification("undetermined", "people disagree: " + "; ".join(r[2] for r in readings))
+    # people (every counted instrument) show it absent
+    singles = [(e, *_reading(e, t)) for e in instruments if e.kind == "single"]
+    shown = [r for r in singles if r[1] == "present"]
+    if not shown:
+        if not singles:
+            return Classification("undetermined", "no single-call instrument to show an induced association")
+        return Classification("undetermined", "no single-call instrument shows the association: "
+                              + "; ".join(r[2] for r in singles))
+    splits = [(e, *_reading(e, t)) for e in instruments if e.kind == "one_criterion"]
+    if not splits:
+        return Classification("undetermined", "no one-criterion instrument to compare with")
+    not_absent = [r for r in splits if r[1] != "absent"]
+    if not_absent:
+        return Classification("undetermined", "; ".join(r[2] for r in not_absent))
+    return Classification(
+        "induced",
+        "; ".join(r[2] for r in shown) + "; but " + "; ".join(r[2] for r in splits + absent))
+
+
+def ternary_headline(correct: int, partial: int, wrong: int) -> float | None:
+    """The ternary headline (correct + 0.5 * partial) / N with N = correct + partial + wrong:
+    a partial answer counts half. None when N == 0 (no graded answers)."""
+    counts = (int(correct), int(partial), int(wrong))
+    if min(counts) < 0:
+        raise ValueError(f"ternary_headline needs non-negative counts, got {counts}")
+    n = sum(counts)
+    if n == 0:
+        return None
+    return (counts[0] + 0.5 * counts[1]) / n

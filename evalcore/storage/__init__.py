@@ -1,0 +1,50 @@
+"""Files and databases: paths confined to the data and state directories, atomic writes, the Store
+(discovery, validation, DuckDB cursors over the Parquet files) and the SQLite label store.
+"""
+
+from .files import Entry, atomic_write_bytes, check_parquet, read_json_model, to_table, write_json_model, write_parquet
+from .labels import DB_NAME, EXPORT_COLUMNS, LABELS_SCHEMA_VERSION, OUTCOMES, LabelStore, export_labels
+from .paths import (
+    DEFAULT_DATA,
+    DEFAULT_STATE_NAME,
+    bundled_demo,
+    check_id,
+    default_data_dir,
+    default_keys_dir,
+    default_state_dir,
+    inside,
+    utcnow,
+)
+from .state import open_state_db, writable_state
+from .store import DUCKDB_CONFIG, KINDS, OPTIONAL_TABLES, Store
+
+__all__ = [
+    "DB_NAME",
+    "DEFAULT_DATA",
+    "DEFAULT_STATE_NAME",
+    "DUCKDB_CONFIG",
+    "EXPORT_COLUMNS",
+    "Entry",
+    "KINDS",
+    "LABELS_SCHEMA_VERSION",
+    "LabelStore",
+    "OPTIONAL_TABLES",
+    "OUTCOMES",
+    "Store",
+    "atomic_write_bytes",
+    "bundled_demo",
+    "check_id",
+    "check_parquet",
+    "default_data_dir",
+    "default_keys_dir",
+    "default_state_dir",
+    "export_labels",
+    "inside",
+    "open_state_db",
+    "read_json_model",
+    "to_table",
+    "utcnow",
+    "writable_state",
+    "write_json_model",
+    "write_parquet",
+]

@@ -1,0 +1,188 @@
+"""storage.files."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import ValidationError
+
+from evalcore.contract import schema as S
+from evalcore.errors import FormatError, SchemaVersionError
+
+# --------------------------------------------------------------------------- low-level readers
+
+
+def read_json_model(path: Path, model: type[S._Model]) -> Any:
+    """Read and validate a JSON manifest, refusing newer schema versions."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise FormatError("file is missing", file=path, field="manifest") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise FormatError(f"not UTF-8 text (byte {e.start})", file=path, field="manifest") from None
+    except json.JSONDecodeError as e:
+        raise FormatError(f"does not parse as JSON: {e.msg} at line {e.lineno} column {e.colno}",
+                          file=path, field="manifest") from None
+    if not isinstance(data, dict):
+        raise FormatError("must be a JSON object", file=path, field="manifest")
+    version = data.get("schema_version")
+    if not isinstance(version, int):
+        raise FormatError("missing or non-integer schema_version", file=path, field="schema_version")
+    if version > S.SCHEMA_VERSION:
+        raise SchemaVersionError(f"version {version} is newer than this evalcore reads "
+                                 f"({S.SCHEMA_VERSION}); upgrade evalcore", file=path, field="schema_version")
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"]) or "manifest"
+        raise FormatError(err["msg"], file=path, field=loc) from None
+
+
+def write_json_model(path: Path, obj: S._Model) -> None:
+    atomic_write_bytes(path, (obj.model_dump_json(indent=2, by_alias=True) + "\n").encode("utf-8"))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
+    if actual.equals(expected):
+        return True
+    if pa.types.is_integer(expected):
+        return pa.types.is_integer(actual)
+    if pa.types.is_floating(expected):
+        return pa.types.is_floating(actual) or pa.types.is_integer(actual)
+    if pa.types.is_string(expected):
+        return pa.types.is_string(actual) or pa.types.is_large_string(actual) or pa.types.is_null(actual)
+    if pa.types.is_timestamp(expected):
+        return pa.types.is_timestamp(actual)
+    if pa.types.is_list(expected):
+        return (pa.types.is_list(actual) or pa.types.is_large_list(actual)) and (
+            _compatible(actual.value_type, expected.value_type) or pa.types.is_null(actual.value_type))
+    return pa.types.is_null(actual)
+
+
+def check_parquet(path: Path, table: str) -> pq.ParquetFile:
+    """Open a Parquet table and check its version, columns and types against the contract
+    (footer only: cheap for any size)."""
+    model, _keys = S.TABLES[table]
+    if not path.exists():
+        raise FormatError("file is missing", file=path, field=table)
+    if path.stat().st_size == 0:
+        raise FormatError("file is empty", file=path, field=table)
+    try:
+        pf = pq.ParquetFile(path)
+    except Exception as e:  # pyarrow raises ArrowInvalid / OSError for truncated files
+        raise FormatError(f"not a readable Parquet file ({type(e).__name__}: {str(e).splitlines()[0][:120]})",
+                          file=path, field=table) from None
+    meta = pf.schema_arrow.metadata or {}
+    version = meta.get(b"evalcore.schema_version")
+    if version is None:
+        raise FormatError("no evalcore.schema_version in the Parquet metadata", file=path, field="schema_version")
+    try:
+        v = int(version)
+    except ValueError:
+        raise FormatError(f"schema_version {version!r} is not an integer", file=path, field="schema_version") from None
+    if v > S.SCHEMA_VERSION:
+        raise SchemaVersionError(f"version {v} is newer than this evalcore reads ({S.SCHEMA_VERSION}); upgrade evalcore",
+                                 file=path, field="schema_version")
+    expected = S.arrow_schema(model)
+    actual = pf.schema_arrow
+    for fld in expected:
+        idx = actual.get_field_index(fld.name)
+        if idx < 0:
+            if fld.nullable:
+                continue  # optional columns may be absent
+            raise FormatError("required column is missing", file=path, field=fld.name)
+        if not _compatible(actual.field(idx).type, fld.type):
+            raise FormatError(f"has type {actual.field(idx).type}, expected {fld.type}", file=path, field=fld.name)
+    return pf
+
+
+def to_table(rows: list[dict] | pa.Table, table: str) -> pa.Table:
+    """Rows (dicts) or an arrow table -> an arrow table in the contract's schema, with metadata."""
+    model, _ = S.TABLES[table]
+    schema = S.arrow_schema(model)
+    if isinstance(rows, pa.Table):
+        cols = {}
+        for fld in schema:
+            if fld.name in rows.column_names:
+                cols[fld.name] = rows.column(fld.name).cast(fld.type)
+            else:
+                info = model.model_fields.get(fld.name) or next(
+                    i for i in model.model_fields.values() if i.alias == fld.name)
+                default = None if info.is_required() else info.default
+                cols[fld.name] = pa.array([default] * rows.num_rows, fld.type)
+        tbl = pa.table(cols, schema=schema)
+    else:
+        defaults = {(info.alias or name): info.default for name, info in model.model_fields.items()
+                    if info.default is not None and not info.is_required()}
+        if defaults:
+            rows = [{**defaults, **{k: v for k, v in r.items() if v is not None or k not in defaults}}
+                    for r in rows]
+        tbl = pa.Table.from_pylist(rows, schema=schema)
+    return tbl.replace_schema_metadata({"evalcore.schema_version": str(S.SCHEMA_VERSION),
+                                        "evalcore.table": table})
+
+
+def write_parquet(path: Path, rows: list[dict] | pa.Table, table: str) -> pa.Table:
+    tbl = to_table(rows, table)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
+    try:
+        pq.write_table(tbl, tmp, compression="zstd")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return tbl
+
+
+def _unreadable_table(err: Exception, params: Any) -> Exception:
+    """A query failed: if one of its Parquet files cannot be read (pages damaged behind an intact
+    footer, which check_parquet cannot see), name that file; otherwise the error is a bug and is
+    returned as it was."""
+    values = params.values() if isinstance(params, dict) else (params or [])
+    for p in values:
+        if isinstance(p, str) and p.endswith(".parquet") and os.path.isfile(p):
+            try:
+                pq.read_table(p)
+            except Exception as e:  # noqa: BLE001 - any failure to read is the answer
+                first = (str(e).splitlines() or [""])[0][:160]
+                return FormatError(f"cannot be read ({type(e).__name__}: {first})", file=p, field=Path(p).stem)
+    return err
+
+
+# --------------------------------------------------------------------------- the store
+
+
+@dataclass
+class Entry:
+    """A discovered suite / generation / run / session / label set."""
+
+    kind: str
+    id: str
+    path: Path
+    manifest: Any

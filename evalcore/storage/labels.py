@@ -1,0 +1,532 @@
+"""The label store: human decisions as an append-only history in SQLite (WAL mode).
+
+Every decision is a new row of ``edits`` with its provenance: reviewer, time, the queue and reason
+code it came from, a note, the edit it supersedes and its outcome:
+
+* ``decided``     the reviewer gave a value (pass / fail, a score, correct / partial / wrong);
+* ``test_wrong``  the item itself is wrong (flagged for repair; no value);
+* ``skipped``     the reviewer passed on the case (no value);
+* ``withdrawn``   undo: takes back the edit named in ``supersedes``.
+
+Rows are never updated or deleted (triggers refuse it). The *current* label of an (generation,
+item, round, criterion) is derived from the history: the latest ``decided`` edit that no
+``withdrawn`` edit takes back. Each write is one transaction with ``synchronous=FULL``, so a
+decision that was acknowledged survives a killed process, and concurrent writers wait for each
+other (``busy_timeout``) instead of losing rows.
+
+Labels that ship with a data set (label sets in the data directory) are never copied here; they
+are read from the data and shown with ``source = "shipped:<labelset_id>"``.
+
+Several reviewers can decide the same case. Each reviewer's *standing* edit on a case is their
+latest ``decided`` / ``test_wrong`` / ``skipped`` edit that no ``withdrawn`` edit takes back
+(:meth:`LabelStore.standing`); the review queue (:mod:`evalcore.queue`) reads those, and the
+report card takes the consensus of the reviewers' standing decisions as gold.
+
+The review queue lives here too (tables ``queues`` and ``queue_cases``, append-only like
+``edits``): a queue is a snapshot of the cases raised on one generation, with the audit stratum's
+inclusion probabilities, written once by :func:`evalcore.queue.build_queue`.
+
+The schema is created on first use; a database that already has every table is opened without
+taking the write lock, so readers never wait for a writer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterable
+
+from evalcore.contract import schema as S
+from evalcore.errors import InputError, LabelError
+from evalcore.storage.paths import utcnow
+from evalcore.storage.state import open_state_db, writable_state
+from evalcore.storage.store import Store
+
+DB_NAME = "labels.sqlite"
+LABELS_SCHEMA_VERSION = 1
+OUTCOMES = ("decided", "test_wrong", "skipped", "withdrawn")
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS edits (
+    edit_id     INTEGER PRIMARY KEY AUTOINCREMENT,
+    gen_id      TEXT NOT NULL,
+    item_id     TEXT NOT NULL,
+    gen_round   INTEGER NOT NULL DEFAULT 1,
+    criterion   TEXT NOT NULL,
+    value       TEXT,
+    outcome     TEXT NOT NULL CHECK (outcome IN ('decided', 'test_wrong', 'skipped', 'withdrawn')),
+    reviewer    TEXT NOT NULL CHECK (length(trim(reviewer)) > 0),
+    created_at  TEXT NOT NULL,
+    queue       TEXT,
+    reason_code TEXT,
+    note        TEXT,
+    supersedes  INTEGER REFERENCES edits(edit_id),
+    tags        TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX IF NOT EXISTS edits_key ON edits (gen_id, item_id, gen_round, criterion);
+CREATE TRIGGER IF NOT EXISTS edits_no_update BEFORE UPDATE ON edits
+BEGIN SELECT RAISE(ABORT, 'label edits are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS edits_no_delete BEFORE DELETE ON edits
+BEGIN SELECT RAISE(ABORT, 'label edits are append-only'); END;
+CREATE VIEW IF NOT EXISTS current_labels AS
+SELECT e.* FROM edits e
+WHERE e.outcome = 'decided'
+  AND e.edit_id NOT IN (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL)
+  AND e.edit_id = (
+      SELECT max(d.edit_id) FROM edits d
+      WHERE d.gen_id = e.gen_id AND d.item_id = e.item_id AND d.gen_round = e.gen_round
+        AND d.criterion = e.criterion AND d.outcome = 'decided'
+        AND d.edit_id NOT IN (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL));
+CREATE TABLE IF NOT EXISTS queues (
+    queue_id           TEXT PRIMARY KEY,
+    gen_id             TEXT NOT NULL,
+    created_at         TEXT NOT NULL,
+    created_by         TEXT,
+    seed               INTEGER NOT NULL,
+    audit_rate         REAL NOT NULL CHECK (audit_rate >= 0 AND audit_rate <= 1),
+    reviewers_required INTEGER NOT NULL CHECK (reviewers_required >= 1),
+    runs               TEXT NOT NULL,
+    population         INTEGER NOT NULL,
+    flagged            INTEGER NOT NULL,
+    agreed             INTEGER NOT NULL,
+    audit_sampled      INTEGER NOT NULL,
+    detector_version   TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS queue_cases (
+    queue_id       TEXT NOT NULL REFERENCES queues(queue_id),
+    rank           INTEGER NOT NULL,
+    gen_id         TEXT NOT NULL,
+    item_id        TEXT NOT NULL,
+    gen_round      INTEGER NOT NULL,
+    criterion      TEXT NOT NULL,
+    class          TEXT,
+    stratum        TEXT NOT NULL CHECK (stratum IN ('disagreement', 'audit')),
+    reasons        TEXT NOT NULL DEFAULT '[]',
+    runs           TEXT NOT NULL DEFAULT '[]',
+    detail         TEXT NOT NULL DEFAULT '{}',
+    inclusion_prob REAL NOT NULL CHECK (inclusion_prob > 0 AND inclusion_prob <= 1),
+    PRIMARY KEY (queue_id, item_id, gen_round, criterion)
+);
+CREATE INDEX IF NOT EXISTS queue_cases_rank ON queue_cases (queue_id, rank);
+CREATE TRIGGER IF NOT EXISTS queues_no_update BEFORE UPDATE ON queues
+BEGIN SELECT RAISE(ABORT, 'queues are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS queues_no_delete BEFORE DELETE ON queues
+BEGIN SELECT RAISE(ABORT, 'queues are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS queue_cases_no_update BEFORE UPDATE ON queue_cases
+BEGIN SELECT RAISE(ABORT, 'queue cases are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS queue_cases_no_delete BEFORE DELETE ON queue_cases
+BEGIN SELECT RAISE(ABORT, 'queue cases are append-only'); END;
+"""
+
+# every object _DDL creates: a database holding all of them is opened without running the DDL
+_SCHEMA_OBJECTS = frozenset({
+    "meta", "edits", "edits_key", "edits_no_update", "edits_no_delete", "current_labels", "queues", "queue_cases",
+    "queue_cases_rank", "queues_no_update", "queues_no_delete", "queue_cases_no_update", "queue_cases_no_delete"})
+
+# a reviewer's standing edit per case: the latest decided / test_wrong / skipped edit of theirs that
+# no withdrawn edit takes back
+_STANDING_SQL = """
+WITH w AS (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL),
+s AS (SELECT e.*, row_number() OVER (PARTITION BY e.gen_id, e.item_id, e.gen_round, e.criterion, e.reviewer
+                                     ORDER BY e.edit_id DESC) AS rn
+      FROM edits e WHERE e.outcome IN ('decided', 'test_wrong', 'skipped') AND e.edit_id NOT IN (SELECT supersedes FROM w)
+      {where})
+SELECT * FROM s WHERE rn = 1 ORDER BY edit_id
+"""
+
+EXPORT_COLUMNS = ["source", "edit_id", "gen_id", "item_id", "gen_round", "criterion", "value", "passed",
+                  "outcome", "reviewer", "created_at", "queue", "reason_code", "note", "supersedes", "tags"]
+
+
+class LabelStore:
+    """The SQLite label store in a state directory."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.path = writable_state(store, DB_NAME)
+        self._local = threading.local()  # one connection per thread, kept open (closing the last one checkpoints)
+        self._criteria: dict[str, tuple[tuple, list[str], dict[str, S.Criterion]]] = {}
+        self._seen: set[tuple] = set()  # (gen_id, item_id[, round]) found in the data: checked once
+
+    @contextmanager
+    def _db(self, create: bool = True):
+        """This thread's connection (opened on first use and kept: opening and closing a WAL
+        database for every edit costs a checkpoint each time)."""
+        con = getattr(self._local, "con", None)
+        if con is None:
+            con = self._connect(create)
+            self._local.con = con
+        yield con
+
+    def close(self) -> None:
+        """Close this thread's connection (it is also closed when the store is garbage-collected)."""
+        con = getattr(self._local, "con", None)
+        if con is not None:
+            self._local.con = None
+            con.close()
+
+    def _connect(self, create: bool = True) -> sqlite3.Connection:
+        con = open_state_db(self.path, create)
+        have = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
+        if not _SCHEMA_OBJECTS <= have:  # first use (or an older store): create what is missing
+            con.executescript(_DDL)
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None:
+            con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(LABELS_SCHEMA_VERSION),))
+        elif int(row[0]) > LABELS_SCHEMA_VERSION:
+            raise LabelError(f"schema_version {row[0]} is newer than this evalcore reads ({LABELS_SCHEMA_VERSION})",
+                             file=self.path, field="schema_version")
+        return con
+
+    # ---- what a label may say
+    def _fingerprint(self) -> tuple:
+        out = []
+        for sub in ("runs", "labels"):
+            try:
+                out.append((self.store.data / sub).stat().st_mtime_ns)
+            except FileNotFoundError:
+                out.append(None)
+        return tuple(out)
+
+    def _index(self, gen_id: str) -> tuple[list[str], dict[str, S.Criterion]]:
+        """Criteria judged or labelled on a generation, in order, with their definitions (the first
+        run's, then a label set's). Cached until a run or label set is added or replaced."""
+        fp = self._fingerprint()
+        hit = self._criteria.get(gen_id)
+        if hit is not None and hit[0] == fp:
+            return hit[1], hit[2]
+        names: list[str] = []
+        defs: dict[str, S.Criterion] = {}
+        for rid in self.store.ids("run"):
+            m = self.store.run(rid).manifest
+            if m.gen_id == gen_id:
+                names += [n for n in m.rubric.names() if n not in names]
+                for c in m.rubric.criteria:
+                    defs.setdefault(c.name, c)
+        shipped_defs: dict[str, S.Criterion] = {}
+        for lid in self.store.ids("labelset"):
+            m = self.store.labelset(lid).manifest
+            if m.gen_id == gen_id and m.rubric:
+                names += [n for n in m.rubric.names() if n not in names]
+                for c in m.rubric.criteria:
+                    shipped_defs.setdefault(c.name, c)
+        for k, c in shipped_defs.items():
+            defs.setdefault(k, c)
+        if not names:  # label sets without a rubric: their criterion column
+            for lid in self.store.ids("labelset"):
+                if self.store.labelset(lid).manifest.gen_id == gen_id:
+                    rows = self.store.sql("SELECT DISTINCT criterion FROM read_parquet(?) ORDER BY 1",
+                                          [self.store.path_of("labelset", lid, "labels")])
+                    names += [r[0] for r in rows if r[0] not in names]
+        self._criteria[gen_id] = (fp, names, defs)
+        return names, defs
+
+    def criterion_for(self, gen_id: str, criterion: str) -> S.Criterion | None:
+        """The criterion's definition from any run or label set on this generation."""
+        return self._index(gen_id)[1].get(criterion)
+
+    def known_criteria(self, gen_id: str) -> list[str]:
+        return list(self._index(gen_id)[0])
+
+    def resolve_gen(self, item_id: str, gen_id: str | None) -> str:
+        """The generation an item's label belongs to: the one given, or the only one holding it."""
+        if gen_id is not None:
+            if (gen_id, item_id) in self._seen:
+                return gen_id
+            self.store.generation(gen_id)
+            n = self.store.sql("SELECT count(*) FROM read_parquet(?) WHERE item_id = ?",
+                               [self.store.path_of("generation", gen_id, "outputs"), item_id])[0][0]
+            if not n:
+                raise LabelError(f"item {item_id!r} is not in generation {gen_id!r}", field="--item")
+            self._seen.add((gen_id, item_id))
+            return gen_id
+        hits = [g for g in self.store.ids("generation")
+                if self.store.sql("SELECT count(*) FROM read_parquet(?) WHERE item_id = ?",
+                                  [self.store.path_of("generation", g, "outputs"), item_id])[0][0]]
+        if not hits:
+            raise LabelError(f"item {item_id!r} is in no generation of {self.store.data}", field="--item")
+        if len(hits) > 1:
+            raise LabelError(f"item {item_id!r} is in generations {', '.join(hits)}: pass --gen", field="--item")
+        return hits[0]
+
+    @staticmethod
+    def normalise_value(crit: S.Criterion | None, value: str) -> str:
+        v = str(value).strip()
+        kind = crit.kind if crit else "binary"
+        if kind in ("binary", "check"):
+            low = v.lower()
+            if low in ("pass", "true", "1", "yes", "y"):
+                return "pass"
+            if low in ("fail", "false", "0", "no", "n"):
+                return "fail"
+            raise LabelError(f"{value!r} is not pass or fail", field="--value")
+        if kind == "ternary":
+            if v.lower() in S.TERNARY_LABELS:
+                return v.lower()
+            raise LabelError(f"{value!r} is not correct, partial or wrong", field="--value")
+        try:
+            x = float(v)
+        except ValueError:
+            raise LabelError(f"{value!r} is not a number", field="--value") from None
+        if math.isnan(x) or (crit.scale_min is not None and x < crit.scale_min) or (
+                crit.scale_max is not None and x > crit.scale_max):
+            raise LabelError(f"{value!r} is outside the scale {crit.scale_min}-{crit.scale_max}", field="--value")
+        return repr(int(x)) if x == int(x) else repr(x)
+
+    @staticmethod
+    def passed_of(crit: S.Criterion | None, value: str | None) -> bool | None:
+        if value is None:
+            return None
+        kind = crit.kind if crit else "binary"
+        if kind in ("binary", "check"):
+            return value == "pass"
+        if kind == "ternary":
+            return value == "correct"
+        if crit is not None and crit.threshold is not None:
+            return float(value) >= crit.threshold
+        return None
+
+    # ---- writing
+    def add(self, *, item_id: str, criterion: str, reviewer: str, value: str | None = None,
+            outcome: str = "decided", gen_id: str | None = None, gen_round: int = 1, queue: str | None = None,
+            reason_code: str | None = None, note: str | None = None, supersedes: int | None = None,
+            tags: Iterable[str] = ()) -> dict[str, Any]:
+        """Append one edit and return it. Validates everything before touching the database."""
+        if not reviewer or not reviewer.strip():
+            raise LabelError("a reviewer name is required", field="--reviewer")
+        if outcome not in OUTCOMES:
+            raise LabelError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}", field="--outcome")
+        gen_id = self.resolve_gen(item_id, gen_id)
+        if (gen_id, item_id, int(gen_round)) not in self._seen:
+            n = self.store.sql("SELECT count(*) FROM read_parquet(?) WHERE item_id = ? AND round = ?",
+                               [self.store.path_of("generation", gen_id, "outputs"), item_id, int(gen_round)])[0][0]
+            if not n:
+                raise LabelError(f"item {item_id!r} has no round {gen_round} in generation {gen_id!r}",
+                                 field="--round")
+            self._seen.add((gen_id, item_id, int(gen_round)))
+        known = self.known_criteria(gen_id)
+        if criterion not in known:
+            raise LabelError(f"criterion {criterion!r} is not judged on generation {gen_id!r} "
+                             f"(known: {', '.join(known) or 'none'})", field="--criterion")
+        crit = self.criterion_for(gen_id, criterion)
+        if outcome == "decided":
+            if value is None:
+                raise LabelError("a decision needs a value", field="--value")
+            value = self.normalise_value(crit, value)
+        elif value is not None and outcome != "decided":
+            raise LabelError(f"an edit with outcome {outcome!r} carries no value", field="--value")
+        if outcome == "withdrawn" and supersedes is None:
+            raise LabelError("undo needs the edit it takes back", field="--supersedes")
+        tags = sorted({t.strip() for t in tags if t and t.strip()})
+        with self._db() as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                if supersedes is not None:
+                    prev = con.execute("SELECT gen_id, item_id, gen_round, criterion FROM edits WHERE edit_id = ?",
+                                       (supersedes,)).fetchone()
+                    if prev is None or tuple(prev) != (gen_id, item_id, int(gen_round), criterion):
+                        raise LabelError(f"edit {supersedes} is not a label of this item and criterion",
+                                         field="--supersedes")
+                cur = con.execute(
+                    "INSERT INTO edits (gen_id, item_id, gen_round, criterion, value, outcome, reviewer, created_at, "
+                    "queue, reason_code, note, supersedes, tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (gen_id, item_id, int(gen_round), criterion, value, outcome, reviewer.strip(),
+                     utcnow().isoformat(), queue, reason_code, note, supersedes, json.dumps(tags)))
+                edit_id = cur.lastrowid
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            row = con.execute("SELECT * FROM edits WHERE edit_id = ?", (edit_id,)).fetchone()
+        return self._row(row, crit)
+
+    # ---- the review queue (written once by evalcore.queue.build_queue)
+    QUEUE_COLUMNS = ("queue_id", "gen_id", "created_at", "created_by", "seed", "audit_rate", "reviewers_required",
+                     "runs", "population", "flagged", "agreed", "audit_sampled", "detector_version")
+    CASE_COLUMNS = ("queue_id", "rank", "gen_id", "item_id", "gen_round", "criterion", "class", "stratum", "reasons",
+                    "runs", "detail", "inclusion_prob")
+
+    def write_queue(self, queue: dict[str, Any], cases: list[dict[str, Any]]) -> None:
+        """Append a queue and all its cases in one transaction (all or nothing)."""
+        qrow = [json.dumps(queue[c]) if c == "runs" else queue[c] for c in self.QUEUE_COLUMNS]
+        crows = [[json.dumps(c[k], sort_keys=True) if k in ("reasons", "runs", "detail") else c[k]
+                  for k in self.CASE_COLUMNS] for c in cases]
+        with self._db() as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute(f"INSERT INTO queues ({', '.join(self.QUEUE_COLUMNS)}) VALUES "
+                            f"({', '.join('?' * len(self.QUEUE_COLUMNS))})", qrow)
+                con.executemany(f"INSERT INTO queue_cases ({', '.join(self.CASE_COLUMNS)}) VALUES "
+                                f"({', '.join('?' * len(self.CASE_COLUMNS))})", crows)
+                con.execute("COMMIT")
+            except sqlite3.IntegrityError as e:
+                con.execute("ROLLBACK")
+                raise LabelError(f"queue {queue['queue_id']!r} cannot be written: {e}", file=self.path,
+                                 field="queue") from None
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def _plain(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        with self._db(create=False) as con:
+            return [dict(r) for r in con.execute(sql, params).fetchall()]
+
+    def queues(self, gen_id: str | None = None) -> list[dict[str, Any]]:
+        """Every queue (of one generation), oldest first."""
+        rows = (self._plain("SELECT * FROM queues WHERE gen_id = ? ORDER BY created_at, rowid", (gen_id,)) if gen_id
+                else self._plain("SELECT * FROM queues ORDER BY created_at, rowid"))
+        for r in rows:
+            r["runs"] = json.loads(r["runs"])
+        return rows
+
+    def queue_cases(self, queue_id: str, where: str = "", params: tuple | list = ()) -> list[dict[str, Any]]:
+        """The cases of a queue in rank order; ``where`` is a condition over the columns of
+        ``queue_cases`` (aliased ``c``) with bound parameters (see :func:`evalcore.queue.filter_sql`)."""
+        sql = "SELECT c.* FROM queue_cases c WHERE c.queue_id = ?" + (f" AND ({where})" if where else "")
+        rows = self._plain(sql + " ORDER BY c.rank", (queue_id, *params))
+        for r in rows:
+            for k in ("reasons", "runs", "detail"):
+                r[k] = json.loads(r[k])
+        return rows
+
+    # ---- reading
+    def _row(self, row: sqlite3.Row, crit: S.Criterion | None = None) -> dict[str, Any]:
+        d = dict(row)
+        d["tags"] = json.loads(d.get("tags") or "[]")
+        d["source"] = "state"
+        d["passed"] = self.passed_of(crit, d["value"]) if d["outcome"] == "decided" else None
+        return d
+
+    def _query(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        with self._db(create=False) as con:
+            rows = con.execute(sql, params).fetchall()
+        crits: dict[tuple[str, str], S.Criterion | None] = {}
+        out = []
+        for r in rows:
+            k = (r["gen_id"], r["criterion"])
+            if k not in crits:
+                crits[k] = self.criterion_for(*k)
+            out.append(self._row(r, crits[k]))
+        return out
+
+    def history(self, gen_id: str | None = None) -> list[dict[str, Any]]:
+        """Every edit, oldest first."""
+        if gen_id:
+            return self._query("SELECT * FROM edits WHERE gen_id = ? ORDER BY edit_id", (gen_id,))
+        return self._query("SELECT * FROM edits ORDER BY edit_id")
+
+    def current(self, gen_id: str | None = None) -> list[dict[str, Any]]:
+        """The current label of every (generation, item, round, criterion) decided in the app or CLI."""
+        if gen_id:
+            return self._query("SELECT * FROM current_labels WHERE gen_id = ? ORDER BY edit_id", (gen_id,))
+        return self._query("SELECT * FROM current_labels ORDER BY edit_id")
+
+    def standing(self, gen_id: str | None = None, *, reviewer: str | None = None,
+                 item_id: str | None = None) -> list[dict[str, Any]]:
+        """Each reviewer's standing edit on each (generation, item, round, criterion): their latest
+        ``decided``, ``test_wrong`` or ``skipped`` edit that no ``withdrawn`` edit takes back.
+        Several reviewers of one case each have theirs (unlike :meth:`current`, which keeps the
+        latest decision whoever made it)."""
+        where, params = [], []
+        for col, val in (("gen_id", gen_id), ("reviewer", reviewer), ("item_id", item_id)):
+            if val is not None:
+                where.append(f"e.{col} = ?")
+                params.append(val)
+        sql = _STANDING_SQL.format(where=("AND " + " AND ".join(where)) if where else "")
+        rows = self._query(sql, tuple(params))
+        for r in rows:
+            r.pop("rn", None)
+        return rows
+
+    def last_edit(self, reviewer: str, *, queue: str | None = None) -> dict[str, Any] | None:
+        """The reviewer's most recent edit that can still be undone: not a withdrawal and not
+        itself withdrawn (optionally only edits made from ``queue``)."""
+        where, params = ["reviewer = ?", "outcome <> 'withdrawn'",
+                         "edit_id NOT IN (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' "
+                         "AND supersedes IS NOT NULL)"], [reviewer]
+        if queue is not None:
+            where.append("queue = ?")
+            params.append(queue)
+        rows = self._query(f"SELECT * FROM edits WHERE {' AND '.join(where)} ORDER BY edit_id DESC LIMIT 1",
+                           tuple(params))
+        return rows[0] if rows else None
+
+    def undo(self, reviewer: str, *, queue: str | None = None) -> dict[str, Any] | None:
+        """Take back the reviewer's most recent edit (see :meth:`last_edit`) with a ``withdrawn``
+        edit; the edit before it (if any) stands again. Returns the withdrawal, or None when there
+        is nothing to undo."""
+        if not reviewer or not reviewer.strip():
+            raise LabelError("a reviewer name is required", field="--reviewer")
+        last = self.last_edit(reviewer.strip(), queue=queue)
+        if last is None:
+            return None
+        return self.add(item_id=last["item_id"], criterion=last["criterion"], reviewer=reviewer.strip(),
+                        outcome="withdrawn", gen_id=last["gen_id"], gen_round=last["gen_round"],
+                        queue=last["queue"], reason_code=last["reason_code"], supersedes=last["edit_id"])
+
+    def shipped(self, gen_id: str | None = None) -> list[dict[str, Any]]:
+        """Labels read from the data directory's label sets, marked as shipped."""
+        out = []
+        for lid in self.store.ids("labelset"):
+            m = self.store.labelset(lid).manifest
+            if gen_id and m.gen_id != gen_id:
+                continue
+            rows = self.store.sql(
+                "SELECT item_id, gen_round, criterion, annotator, value, passed FROM read_parquet(?) "
+                "ORDER BY item_id, gen_round, criterion, annotator", [self.store.path_of("labelset", lid, "labels")])
+            for item_id, gen_round, criterion, annotator, value, passed in rows:
+                out.append({"source": f"shipped:{lid}", "edit_id": None, "gen_id": m.gen_id, "item_id": item_id,
+                            "gen_round": gen_round, "criterion": criterion, "value": value, "passed": passed,
+                            "outcome": "decided", "reviewer": annotator, "created_at": m.created_at.isoformat(),
+                            "queue": None, "reason_code": None, "note": None, "supersedes": None, "tags": []})
+        return out
+
+
+def export_labels(labels: LabelStore, fmt: str, out: Path | None, *, history: bool = False,
+                  include_shipped: bool = True) -> str | None:
+    """Write current labels (or the whole history) as csv, json or parquet. Returns the text when
+    ``out`` is None (csv, json only)."""
+    import pyarrow as pa
+
+    rows = labels.history() if history else labels.current()
+    if include_shipped:
+        rows = labels.shipped() + rows
+    for r in rows:
+        r["tags"] = ";".join(r["tags"]) if isinstance(r["tags"], list) else r["tags"]
+    cols = {c: [r.get(c) for r in rows] for c in EXPORT_COLUMNS}
+    types = {"edit_id": pa.int64(), "gen_round": pa.int64(), "supersedes": pa.int64(), "passed": pa.bool_()}
+    tbl = pa.table({c: pa.array(v, type=types.get(c, pa.string())) for c, v in cols.items()})
+    if fmt == "parquet":
+        if out is None:
+            raise InputError("parquet needs --out FILE", field="--out")
+        import pyarrow.parquet as pq
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(tbl, out)
+        return None
+    if fmt == "csv":
+        import csv
+        import io
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(EXPORT_COLUMNS)
+        for r in rows:
+            w.writerow(["" if r.get(c) is None else r.get(c) for c in EXPORT_COLUMNS])
+        text = buf.getvalue()
+    elif fmt == "json":
+        text = json.dumps([{c: r.get(c) for c in EXPORT_COLUMNS} for r in rows], indent=1, default=str) + "\n"
+    else:
+        raise InputError(f"format {fmt!r} is not csv, parquet or json", field="--format")
+    if out is None:
+        return text
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    return None

@@ -1,0 +1,74 @@
+"""The store: every file evalcore reads or writes goes through here.
+
+A :class:`Store` is a read-mostly data directory (suites, generations, runs, sessions, label sets)
+and a writable state directory (labels.sqlite, pair judgments, unblinded results, the ledger).
+It discovers and validates what is on disk, hands out DuckDB cursors over the Parquet files, and
+writes new suites, generations, runs and sessions atomically (a directory appears whole or not at
+all). Ids and paths are checked so that nothing from the command line or the UI can make it read
+or write outside its two directories.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+from evalcore.contract import hashing as H
+from evalcore.errors import PathEscapeError
+
+DEFAULT_STATE_NAME = ".evalcore-state"
+
+
+def bundled_demo() -> Path:
+    """The bundled SIMULATED demo, found through package resources: an installed evalcore carries it
+    as the package data of ``evalcore.demo.data`` (pyproject.toml maps data/demo there); a
+    development checkout (an editable install) reads data/demo of the checkout itself."""
+    from importlib import resources
+    installed = Path(str(resources.files("evalcore").joinpath("demo", "data")))
+    if (installed / "suites").is_dir():
+        return installed
+    return Path(__file__).resolve().parents[2] / "data" / "demo"
+
+
+DEFAULT_DATA = bundled_demo()
+
+
+def default_data_dir() -> Path:
+    """``$EVALCORE_DATA`` or the bundled demo."""
+    env = os.environ.get("EVALCORE_DATA")
+    return Path(env) if env else DEFAULT_DATA
+
+
+def default_state_dir() -> Path:
+    """``$EVALCORE_STATE`` or ``./.evalcore-state`` (never committed: it is in .gitignore)."""
+    env = os.environ.get("EVALCORE_STATE")
+    return Path(env) if env else Path.cwd() / DEFAULT_STATE_NAME
+
+
+def default_keys_dir(data_dir: Path) -> Path:
+    """Keys sit beside the data directory, never inside it: ``<data>-keys``."""
+    data_dir = Path(data_dir).resolve()
+    return data_dir.parent / f"{data_dir.name}-keys"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def check_id(value: str, what: str = "id") -> str:
+    """Refuse ids that could name anything but one directory entry."""
+    if not isinstance(value, str) or not H.is_valid_id(value):
+        raise PathEscapeError(f"{value!r} is not a valid {what} (letters, digits, . _ -; no '..', no '/')",
+                              field=what)
+    return value
+
+
+def inside(root: Path, *parts: str) -> Path:
+    """``root/parts`` resolved, refusing anything (``..``, absolute parts, symlinks) that lands
+    outside ``root``."""
+    root_r = Path(root).resolve()
+    path = root_r.joinpath(*parts).resolve()
+    if path != root_r and not path.is_relative_to(root_r):
+        raise PathEscapeError(f"resolves outside {root_r}", file=root_r.joinpath(*parts), field="path")
+    return path

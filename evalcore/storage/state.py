@@ -1,0 +1,43 @@
+"""storage.state."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalcore.errors import FormatError, PathEscapeError
+
+# --------------------------------------------------------------------------- state databases
+
+if TYPE_CHECKING:
+    from evalcore.storage.store import Store
+
+
+def writable_state(store: "Store", db_name: str) -> Path:
+    """Path of a database in the store's state directory, refusing a state directory inside the
+    data directory (the data is only ever read)."""
+    state = Path(store.state).resolve()
+    if state == store.data or state.is_relative_to(store.data):
+        raise PathEscapeError("the state directory must not be inside the data directory (data is read-only)",
+                              file=state, field="--state")
+    return state / db_name
+
+
+def open_state_db(path: Path, create: bool = True) -> sqlite3.Connection:
+    """A SQLite connection for the state directory's append-only stores: WAL mode (readers never
+    block the writer), ``synchronous=FULL`` (an acknowledged write survives a killed process),
+    autocommit with explicit ``BEGIN IMMEDIATE`` by the caller, and a 30 s busy timeout so that
+    concurrent writers wait for each other instead of failing."""
+    if create:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(path, timeout=30, isolation_level=None)
+    con.row_factory = sqlite3.Row
+    con.execute("PRAGMA busy_timeout = 30000")
+    mode = con.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+    if mode.lower() != "wal":  # pragma: no cover - only on file systems without shared memory
+        con.close()
+        raise FormatError(f"could not switch to WAL mode (got {mode})", file=path, field="journal_mode")
+    con.execute("PRAGMA synchronous = FULL")
+    con.execute("PRAGMA foreign_keys = ON")
+    return con

@@ -1,0 +1,346 @@
+"""storage.store."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+import duckdb
+
+from evalcore.contract import schema as S
+from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
+from evalcore.storage.files import (
+    Entry,
+    _unreadable_table,
+    check_parquet,
+    read_json_model,
+    write_json_model,
+    write_parquet,
+)
+from evalcore.storage.paths import check_id, default_data_dir, default_keys_dir, default_state_dir, inside
+
+KINDS = {  # kind -> (directory, manifest file, manifest model, tables)
+    "suite": ("suites", "manifest.json", S.SuiteManifest, ("items",)),
+    "generation": ("generations", "manifest.json", S.GenerationManifest, ("outputs",)),
+    "run": ("runs", "manifest.json", S.RunManifest, ("verdicts", "calls")),
+    "session": ("sessions", "session.json", S.SessionManifest, ("pairs",)),
+    "labelset": ("labels", "manifest.json", S.LabelSetManifest, ("labels",)),
+}
+OPTIONAL_TABLES = {"run": ("pair_verdicts",), "session": ("judgments",)}
+
+DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
+class Store:
+    """One data directory (read) and one state directory (write)."""
+
+    def __init__(self, data_dir: str | Path | None = None, state_dir: str | Path | None = None,
+                 keys_dir: str | Path | None = None):
+        self.data = Path(data_dir) if data_dir is not None else default_data_dir()
+        self.state = Path(state_dir) if state_dir is not None else default_state_dir()
+        self._keys = Path(keys_dir) if keys_dir is not None else None
+        if not self.data.exists():
+            raise NotFoundError("data directory does not exist", file=self.data, field="--data")
+        if not self.data.is_dir():
+            raise InputError("is not a directory", file=self.data, field="--data")
+        self.data = self.data.resolve()
+        self._cache: dict[tuple[str, str], tuple[Any, Entry]] = {}
+        self._lock = threading.Lock()
+
+    # ---- paths
+    @property
+    def keys(self) -> Path:
+        return self._keys if self._keys is not None else default_keys_dir(self.data)
+
+    def dir_of(self, kind: str, id_: str) -> Path:
+        check_id(id_, f"{kind} id")
+        sub = KINDS[kind][0]
+        return inside(self.data, sub, id_)
+
+    def table_path(self, kind: str, id_: str, table: str) -> Path:
+        return self.dir_of(kind, id_) / f"{table}.parquet"
+
+    def state_path(self, *parts: str) -> Path:
+        self.state.mkdir(parents=True, exist_ok=True)
+        return inside(self.state, *parts)
+
+    # ---- discovery
+    def ids(self, kind: str) -> list[str]:
+        root = self.data / KINDS[kind][0]
+        if not root.is_dir():
+            return []
+        out = []
+        for p in sorted(root.iterdir()):
+            if p.name.startswith(".") or not p.is_dir():
+                continue
+            check_id(p.name, f"{kind} directory name")
+            inside(self.data, KINDS[kind][0], p.name)  # a symlink out of the data dir is refused
+            out.append(p.name)
+        return out
+
+    def get(self, kind: str, id_: str) -> Entry:
+        key = (kind, id_)
+        d = self.dir_of(kind, id_)
+        _, fname, model, tables = KINDS[kind]
+        try:  # a directory rewritten by another process is re-read: the cache keys on its mtimes
+            stamp = (d.stat().st_mtime_ns, (d / fname).stat().st_mtime_ns)
+        except FileNotFoundError:
+            stamp = None
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None and stamp is not None and hit[0] == stamp:
+                return hit[1]
+        if not d.is_dir():
+            raise NotFoundError(f"no {kind} {id_!r} in {self.data}", field=f"{kind} id")
+        manifest = read_json_model(d / fname, model)
+        own_id = getattr(manifest, {"generation": "gen_id"}.get(kind, f"{kind}_id"))
+        if own_id != id_:
+            raise FormatError(f"says {own_id!r} but sits in directory {id_!r}", file=d / fname,
+                              field={"generation": "gen_id"}.get(kind, f"{kind}_id"))
+        for t in tables:
+            check_parquet(d / f"{t}.parquet", t)
+        for t in OPTIONAL_TABLES.get(kind, ()):
+            if (d / f"{t}.parquet").exists():
+                check_parquet(d / f"{t}.parquet", t)
+        entry = Entry(kind, id_, d, manifest)
+        with self._lock:
+            self._cache[key] = (stamp, entry)
+        return entry
+
+    def all(self, kind: str) -> list[Entry]:
+        return [self.get(kind, i) for i in self.ids(kind)]
+
+    def suite(self, id_: str) -> Entry:
+        return self.get("suite", id_)
+
+    def generation(self, id_: str) -> Entry:
+        return self.get("generation", id_)
+
+    def run(self, id_: str) -> Entry:
+        e = self.get("run", id_)
+        gen_dir = self.dir_of("generation", e.manifest.gen_id)
+        if not gen_dir.is_dir():
+            raise FormatError(f"points at generation {e.manifest.gen_id!r}, which is not in the data directory",
+                              file=e.path / "manifest.json", field="gen_id")
+        return e
+
+    def session(self, id_: str) -> Entry:
+        return self.get("session", id_)
+
+    def labelset(self, id_: str) -> Entry:
+        return self.get("labelset", id_)
+
+    # ---- duckdb
+    def connect(self) -> duckdb.DuckDBPyConnection:
+        """A fresh in-memory DuckDB connection that never downloads an extension."""
+        return duckdb.connect(":memory:", config=dict(DUCKDB_CONFIG))
+
+    def _fetch(self, query: str, params: Any, con: Any, how: str) -> Any:
+        """Run one query on its own cursor (DuckDB's rule for threads) and fetch it all; a Parquet
+        file that cannot be read is named in a FormatError."""
+        cur = (con or self._con()).cursor()
+        try:
+            res = cur.execute(query, params or [])
+            if how == "df":
+                return res.df()
+            rows = res.fetchall()
+            if how == "records":
+                cols = [d[0] for d in res.description]
+                return [dict(zip(cols, row)) for row in rows]
+            return rows
+        except duckdb.Error as e:
+            raise _unreadable_table(e, params) from None
+        finally:
+            cur.close()
+
+    def sql(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None) -> list[tuple]:
+        """Rows as tuples (results are small by design)."""
+        return self._fetch(query, params, con, "rows")
+
+    def records(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None) -> list[dict[str, Any]]:
+        """Rows as dicts, with real None for nulls (no pandas NaN)."""
+        return self._fetch(query, params, con, "records")
+
+    def sql_df(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None):
+        """Rows as a pandas DataFrame (for pages; nulls become NaN/None as pandas decides)."""
+        return self._fetch(query, params, con, "df")
+
+    def _con(self) -> duckdb.DuckDBPyConnection:
+        with self._lock:
+            if not hasattr(self, "_shared_con"):
+                self._shared_con = self.connect()
+            return self._shared_con
+
+    def path_of(self, kind: str, id_: str, table: str) -> str:
+        """Path of a validated table, as a string for ``read_parquet(?)``."""
+        entry = self.run(id_) if kind == "run" else self.get(kind, id_)
+        p = entry.path / f"{table}.parquet"
+        if not p.exists():
+            raise NotFoundError(f"{kind} {id_!r} has no {table} table", file=p, field=table)
+        return str(p)
+
+    # ---- validation of contents (scans data; cheap next to any analysis)
+    def validate(self) -> dict[str, int]:
+        """Check every file in the data directory: manifests, table schemas, cross-references,
+        unique keys, known criteria and items. Raises the first problem found."""
+        counts: dict[str, int] = {}
+        suites = {e.id: e for e in self.all("suite")}
+        counts["suites"] = len(suites)
+        for sid, e in suites.items():
+            self._check_unique(e.path / "items.parquet", "items")
+        gens = {}
+        for gid in self.ids("generation"):
+            e = self.generation(gid)
+            gens[gid] = e
+            mpath = e.path / "manifest.json"
+            if e.manifest.suite_id not in suites:
+                raise FormatError(f"points at suite {e.manifest.suite_id!r}, which is not in the data directory",
+                                  file=mpath, field="suite_id")
+            out_path = e.path / "outputs.parquet"
+            self._check_unique(out_path, "outputs")
+            self._check_subset(out_path, "item_id", suites[e.manifest.suite_id].path / "items.parquet",
+                               "item_id", "item not in the suite")
+        counts["generations"] = len(gens)
+        runs = 0
+        for rid in self.ids("run"):
+            e = self.run(rid)
+            runs += 1
+            vpath = e.path / "verdicts.parquet"
+            self._check_unique(vpath, "verdicts")
+            self._check_unique(e.path / "calls.parquet", "calls")
+            names = e.manifest.rubric.names()
+            bad = self.sql("SELECT DISTINCT criterion FROM read_parquet(?) WHERE criterion NOT IN "
+                           "(SELECT unnest(?::VARCHAR[])) LIMIT 1", [str(vpath), names])
+            if bad:
+                raise FormatError(f"criterion {bad[0][0]!r} is not in the run's rubric ({', '.join(names)})",
+                                  file=vpath, field="criterion")
+            self._check_subset(vpath, "item_id", gens[e.manifest.gen_id].path / "outputs.parquet", "item_id",
+                               "item not in the generation")
+            if (e.path / "pair_verdicts.parquet").exists():
+                self._check_unique(e.path / "pair_verdicts.parquet", "pair_verdicts")
+        counts["runs"] = runs
+        sessions = 0
+        for sid in self.ids("session"):
+            e = self.session(sid)
+            sessions += 1
+            self._check_unique(e.path / "pairs.parquet", "pairs")
+            if e.manifest.suite_id is not None and e.manifest.suite_id not in suites:
+                raise FormatError(f"points at suite {e.manifest.suite_id!r}, which is not in the data directory",
+                                  file=e.path / "session.json", field="suite_id")
+            jpath = e.path / "judgments.parquet"
+            if jpath.exists():
+                self._check_unique(jpath, "judgments")
+                self._check_subset(jpath, "pair_id", e.path / "pairs.parquet", "pair_id", "pair not in the session")
+        counts["sessions"] = sessions
+        labelsets = 0
+        for lid in self.ids("labelset"):
+            e = self.labelset(lid)
+            labelsets += 1
+            if e.manifest.gen_id not in gens:
+                raise FormatError(f"points at generation {e.manifest.gen_id!r}, which is not in the data directory",
+                                  file=e.path / "manifest.json", field="gen_id")
+            lpath = e.path / "labels.parquet"
+            self._check_unique(lpath, "labels")
+            if e.manifest.rubric is not None:
+                names = e.manifest.rubric.names()
+                bad = self.sql("SELECT DISTINCT criterion FROM read_parquet(?) WHERE criterion NOT IN "
+                               "(SELECT unnest(?::VARCHAR[])) LIMIT 1", [str(lpath), names])
+                if bad:
+                    raise FormatError(f"criterion {bad[0][0]!r} is not in the label set's rubric ({', '.join(names)})",
+                                      file=lpath, field="criterion")
+            self._check_subset(lpath, "item_id", gens[e.manifest.gen_id].path / "outputs.parquet", "item_id",
+                               "item not in the generation")
+        counts["labelsets"] = labelsets
+        return counts
+
+    def _check_unique(self, path: Path, table: str) -> None:
+        check_parquet(path, table)
+        model, keys = S.TABLES[table]
+        cols = ", ".join(f'"{k}"' for k in keys)
+        try:
+            dup = self.sql(f"SELECT {cols}, count(*) FROM read_parquet(?) GROUP BY ALL HAVING count(*) > 1 LIMIT 1",
+                           [str(path)])
+        except duckdb.Error as e:
+            raise FormatError(f"cannot be read: {str(e).splitlines()[0][:160]}", file=path, field=table) from None
+        if dup:
+            key = ", ".join(f"{k}={v!r}" for k, v in zip(keys, dup[0][:-1]))
+            raise FormatError(f"duplicate key ({key}) appears {dup[0][-1]} times", file=path, field=",".join(keys))
+        schema = S.arrow_schema(model)
+        for fld in schema:
+            if fld.nullable:
+                continue
+            n = self.sql(f'SELECT count(*) FROM read_parquet(?) WHERE "{fld.name}" IS NULL', [str(path)])[0][0]
+            if n:
+                raise FormatError(f"{n} rows are null in a required column", file=path, field=fld.name)
+
+    def _check_subset(self, path: Path, col: str, parent: Path, pcol: str, problem: str) -> None:
+        bad = self.sql(f'SELECT "{col}" FROM read_parquet(?) EXCEPT SELECT "{pcol}" FROM read_parquet(?) LIMIT 1',
+                       [str(path), str(parent)])
+        if bad:
+            raise FormatError(f"{problem}: {bad[0][0]!r}", file=path, field=col)
+
+    # ---- writers (atomic per directory)
+    def _write_dir(self, kind: str, id_: str, manifest: S._Model, tables: dict[str, Any],
+                   overwrite: bool = False) -> Entry:
+        final = self.dir_of(kind, id_)
+        if final.exists() and not overwrite:
+            raise InputError(f"{kind} {id_!r} already exists", file=final, field=f"{kind} id")
+        parent_existed = final.parent.exists()
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".tmp-{id_}-"))
+        try:
+            write_json_model(tmp / KINDS[kind][1], manifest)
+            for name, rows in tables.items():
+                if rows is not None:
+                    write_parquet(tmp / f"{name}.parquet", rows, name)
+            if final.exists():
+                old = final.with_name(f".old-{id_}-{os.getpid()}")
+                os.replace(final, old)
+                os.replace(tmp, final)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not parent_existed:  # a failed write leaves no directory behind, not even runs/
+                try:
+                    final.parent.rmdir()
+                except OSError:
+                    pass
+            raise
+        with self._lock:
+            self._cache.pop((kind, id_), None)
+        return self.get(kind, id_)
+
+    def write_suite(self, manifest: S.SuiteManifest, items, **kw) -> Entry:
+        return self._write_dir("suite", manifest.suite_id, manifest, {"items": items}, **kw)
+
+    def write_generation(self, manifest: S.GenerationManifest, outputs, **kw) -> Entry:
+        return self._write_dir("generation", manifest.gen_id, manifest, {"outputs": outputs}, **kw)
+
+    def write_run(self, manifest: S.RunManifest, verdicts, calls, pair_verdicts=None, **kw) -> Entry:
+        return self._write_dir("run", manifest.run_id, manifest,
+                               {"verdicts": verdicts, "calls": calls, "pair_verdicts": pair_verdicts}, **kw)
+
+    def write_session(self, manifest: S.SessionManifest, pairs, judgments=None, **kw) -> Entry:
+        return self._write_dir("session", manifest.session_id, manifest,
+                               {"pairs": pairs, "judgments": judgments}, **kw)
+
+    def write_labelset(self, manifest: S.LabelSetManifest, labels, **kw) -> Entry:
+        return self._write_dir("labelset", manifest.labelset_id, manifest, {"labels": labels}, **kw)
+
+    def write_key(self, manifest: S.KeyManifest, rows, keys_dir: Path | None = None) -> Path:
+        """Write a session's key into the keys directory (refused inside the data directory)."""
+        kdir = Path(keys_dir) if keys_dir is not None else self.keys
+        kdir = kdir.resolve()
+        if kdir == self.data or kdir.is_relative_to(self.data):
+            raise PathEscapeError("the keys directory must not be inside the data directory", file=kdir, field="--keys")
+        check_id(manifest.session_id, "session id")
+        d = inside(kdir, manifest.session_id)
+        write_json_model(d / "key.json", manifest)
+        write_parquet(d / "key.parquet", rows, "key")
+        return d
