@@ -109,7 +109,7 @@ def _hashes(keys):
 
 
 def _list_hash(rows: Callable[[int, int], list], n: int) -> str:
-    """evalcore.schema.content_hash of a list of n rows (already in sorted order), streamed in
+    """evalcore.contract.hashing.content_hash of a list of n rows (already in sorted order), streamed in
     chunks: the JSON of a list is "[" + ",".join(JSON of each row) + "]", so hashing the pieces gives
     the same digest without a million-row Python list (suite_hash / outputs_hash of the contract)."""
     import hashlib
@@ -130,7 +130,7 @@ def _take(values: list, idx, mask=None):
 
 
 class _Writer:
-    """A Parquet table in the contract's schema (evalcore.schema + the version metadata), written
+    """A Parquet table in the contract's schema (evalcore.contract.schema + the version metadata), written
     chunk by chunk so that memory stays bounded."""
 
     def __init__(self, path: Path, table: str):
@@ -1037,7 +1037,7 @@ def flips_pandas(c: Ctx) -> dict:
 
 
 
-# ---- compare RUN_A RUN_B (evalcore.compare.compare). The bench generation has ONE generation round, so a
+# ---- compare RUN_A RUN_B (evalcore.analysis.comparison.compare). The bench generation has ONE generation round, so a
 # stable win (regression) is an item that is better (worse) in B than in A in that single round.
 
 CMP_METRICS = ["all_pass", *CRITERIA]
@@ -1063,7 +1063,7 @@ def compare_ev(c: Ctx):
 
 
 def t_interval(n: int, mean: float | None, sd: float | None, level: float = 0.95):
-    """The analytic t interval of a mean paired delta (evalcore.compare's past 20,000 items)."""
+    """The analytic t interval of a mean paired delta (evalcore.analysis.comparison's past 20,000 items)."""
     from scipy.stats import t
     if not n or mean is None:
         return None, None
@@ -1169,7 +1169,7 @@ def compare_pandas(c: Ctx) -> dict:
     return _cmp_out(rounds, summary, n_rounds)
 
 
-# ---- trend --suite SUITE (evalcore.compare.trend: all_pass of every run over the suite, by created_at, the
+# ---- trend --suite SUITE (evalcore.analysis.comparison.trend: all_pass of every run over the suite, by created_at, the
 # line broken where the judge model, judge prompt, rubric or suite changed)
 
 def trend_canon(r: dict) -> dict:
@@ -1243,7 +1243,7 @@ def trend_pandas(c: Ctx) -> dict:
     return _trend_out(runs, by_round)
 
 
-# ---- cost RUN_B (evalcore.cost.run_cost over calls.parquet: the judge's totals and each criterion's share
+# ---- cost RUN_B (evalcore.analysis.cost.run_cost over calls.parquet: the judge's totals and each criterion's share
 # by the equal sharing rule; its projection and the system-under-test totals are not in the canon)
 
 COST_RUN = SPLIT
@@ -1463,7 +1463,7 @@ def probe_flips_pivot_sql(c: Ctx) -> dict:
     return out
 
 
-# evalcore.compare's SQL at 89b9eb5 (the commit whose compare is measured above), copied so that the probe
+# evalcore.analysis.comparison's SQL at 89b9eb5 (the commit whose compare is measured above), copied so that the probe
 # stays what it was while evalcore moves on: _pivot_sql over _sel_sql (judge round 1; the bench suite has no
 # holdout items, so no holdout condition), per_round, _item_sql and _summary_sql.
 
@@ -1575,7 +1575,7 @@ def probe_compare_sql(c: Ctx, form: str) -> dict:
 
 
 def probe_callscan(c: Ctx, split: bool) -> dict:
-    """run_cost's (and cost_table's) scan of calls.parquet: evalcore.cost._call_scan, one query with the
+    """run_cost's (and cost_table's) scan of calls.parquet: evalcore.analysis.cost._call_scan, one query with the
     count(DISTINCT ...) of answers, items and rounds beside the sums and quantiles; or the same numbers
     from two queries (the sums and quantiles; the distinct counts alone)."""
     path = c.calls(COST_RUN)
@@ -1597,7 +1597,7 @@ def probe_callscan(c: Ctx, split: bool) -> dict:
 
 
 def _projection_setup(c: Ctx):
-    """c_k of each criterion as run_cost's projection counts them (evalcore.cost.criterion_tokens; the
+    """c_k of each criterion as run_cost's projection counts them (evalcore.analysis.cost.criterion_tokens; the
     tokenizer is not timed)."""
     from evalcore.analysis.cost import criterion_tokens
     m = c.store().run(COST_RUN).manifest
@@ -1606,7 +1606,7 @@ def _projection_setup(c: Ctx):
 
 
 def probe_projection(arg, one_scan: bool) -> dict:
-    """The projection's sums over calls.parquet: evalcore.cost._shared_tokens (a scan grouped by the calls'
+    """The projection's sums over calls.parquet: evalcore.analysis.cost._shared_tokens (a scan grouped by the calls'
     criteria list) then call_moments (a second scan); or both from one scan grouped by the list."""
     from evalcore.analysis import cost as K
     c, ck = arg
@@ -1665,7 +1665,7 @@ PROBES: dict[str, dict[str, Any]] = {
                                what="the same without the per-item variances across generation rounds (var_samp, "
                                     "for power only; null with one round)"),
     "cost-callscan-evalcore": dict(group="cost-callscan", run=lambda c: probe_callscan(c, False),
-                                   what="run_cost's scan of calls.parquet (evalcore.cost._call_scan): one query, "
+                                   what="run_cost's scan of calls.parquet (evalcore.analysis.cost._call_scan): one query, "
                                         "count(DISTINCT) of answers, items, rounds beside the sums and quantiles"),
     "cost-callscan-split": dict(group="cost-callscan", run=lambda c: probe_callscan(c, True),
                                 what="the same numbers from two queries: sums and quantiles; the distinct counts alone"),
@@ -1735,11 +1735,11 @@ PAGES: dict[str, tuple[str, dict[str, str]]] = {
     "ledger": ("pages/11_ledger.py", {}),
 }
 # Pages left out, and why (printed under the pages table). The Suites page was being finished while this
-# bench was extended; with ?suite=bench its first render ran evalcore.suite.check, which did not finish.
+# bench was extended; with ?suite=bench its first render ran evalcore.review.suites.check, which did not finish.
 NOT_MEASURED = {
     "pages/13_suite.py": "not measured: its first render (`?suite=bench`) did not finish within the 600 s a measurement "
                          "is allowed, and its memory kept growing until it was stopped by hand. It calls "
-                         "`evalcore.suite.check`, whose near-duplicate check is an exact similarity join in Python over "
+                         "`evalcore.review.suites.check`, whose near-duplicate check is an exact similarity join in Python over "
                          "every input of the suite; the bench suite's 1,000,000 SIMULATED inputs differ only in their id "
                          "(`SIMULATED <class> question i0000001`), so nearly every pair is a candidate. A suite this size "
                          "needs the check run once when the suite is written (its findings stored with the version), "
@@ -2511,7 +2511,7 @@ def _findings_new(res: dict, s: dict, n: int) -> list[str]:
               f"peak RSS {page['rss_mb']:.0f} MiB; at {git_of('page:compare')}). It calls `compare` once "
               f"({_f(g('evalcore:compare', 'cold'))} s cold in-process) and `trend` ({_f(g('evalcore:trend', 'cold'))} s "
               "cold) for the line at the bottom; since ed192d5 the power section sizes other effects with "
-              "`evalcore.compare.power` from the first result instead of a second comparison. Its peak memory is "
+              "`evalcore.analysis.comparison.power` from the first result instead of a second comparison. Its peak memory is "
               "`compare`'s" + (f" (finding {cmp_n})" if cmp_n else "") + ".", ""]
         n += 1
     r, status = verdict("cost")

@@ -13,7 +13,7 @@ the machine may be shared:
 
 * **bare**: the same 2,400 prompts sent with ``litellm.acompletion`` under ``asyncio.gather`` and an
   ``asyncio.Semaphore(concurrency)``, nothing else;
-* **harness split**: ``evalcore.judge.judge`` end to end: planning and rendering every prompt,
+* **harness split**: ``evalcore.llm.judging.judge`` end to end: planning and rendering every prompt,
   the calls through the same litellm with retries armed, parsing and validating every reply,
   journaling each call with fsync, the progress line, and writing the run (Parquet);
 * **harness single**: the same answers in ``--mode single`` (one call per answer).

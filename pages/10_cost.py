@@ -4,7 +4,7 @@ projection for N items.
 
 Deep link: ``?run=RUN[&items=N]``.
 
-Figures: evalcore.cost.cost_table (``evalcore cost --all --json``) and evalcore.cost.run_cost
+Figures: evalcore.analysis.cost.cost_table (``evalcore cost --all --json``) and evalcore.analysis.cost.run_cost
 (``evalcore cost RUN [--items N] --json``); nothing on this page is computed here.
 """
 

@@ -3,7 +3,7 @@ figures pulled from the runs (never typed) and the automatic flags (one round, w
 floor, a judge-only change typed as a measurement correction). Entries are added, amended and
 retired here or with ``evalcore ledger``; nothing is ever rewritten (the history stays).
 
-Figures: evalcore.ledger (``evalcore ledger list --json``, ``evalcore ledger export --format md``).
+Figures: evalcore.review.ledger (``evalcore ledger list --json``, ``evalcore ledger export --format md``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import streamlit as st
 from evalcore import analysis, review
 from pages import _ui
 
-st.title("review.Ledger")
+st.title("Ledger")
 store = _ui.store()
 ledger = review.Ledger(store)
 runs = [r for r in _ui.summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]

@@ -6,9 +6,9 @@ a form that repairs one field of one item as a new suite version. Holdout items 
 
 Deep link: ``?suite=SUITE[&item=ITEM]``.
 
-Figures: evalcore.suite.overview (``evalcore suite show SUITE --json``), check (``evalcore suite
+Figures: evalcore.review.suites.overview (``evalcore suite show SUITE --json``), check (``evalcore suite
 check SUITE --json``), versions (``evalcore suite versions SUITE --json``), items (``evalcore
-suite items SUITE --json``); the form calls evalcore.suite.repair (``evalcore suite repair``).
+suite items SUITE --json``); the form calls evalcore.review.suites.repair (``evalcore suite repair``).
 """
 
 from __future__ import annotations

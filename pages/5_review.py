@@ -3,7 +3,7 @@ a random audit of agreed cases), decided blind first; decisions are appended to 
 
 Deep link to a case: ``?gen=GEN&queue=QUEUE&item=ITEM&round=N&criterion=C``. Keyboard: the
 decision keys shown on the buttons (P / F, 1 2 3, or the score), T (the test is wrong), S (skip),
-U (undo), N (next). Everything here calls evalcore.queue; docs/REVIEW.md explains the queue.
+U (undo), N (next). Everything here calls evalcore.review.queue; docs/REVIEW.md explains the queue.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ consistency and majority-of-k, judge against judge (a low kappa flags an ambiguo
 same-family warnings, post-processing contradictions and failure tags; for a closed pairwise
 session, people against each other and each model grader against the majority of people.
 
-Deep links: ``?gen=GEN`` or ``?session=SESSION``. The figures are evalcore.reportcard's, the same as
+Deep links: ``?gen=GEN`` or ``?session=SESSION``. The figures are evalcore.review.reportcard's, the same as
 ``evalcore agreement --json``.
 """
 

@@ -6,7 +6,7 @@ two-sided bar, the power of the comparison, cost beside score, and the trend acr
 
 Deep link: ``?a=BASELINE&b=CANDIDATE[&metric=all_pass|CRITERION]``.
 
-Figures: evalcore.compare (``evalcore diff A B --json``, ``evalcore compare A B --json``,
+Figures: evalcore.analysis.comparison (``evalcore diff A B --json``, ``evalcore compare A B --json``,
 ``evalcore trend --suite S --json``).
 """
 

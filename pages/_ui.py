@@ -355,7 +355,7 @@ _WHO_KEYS = ("review_reviewer", "pw_reviewer", "suite_by")
 def holdout_toggle(page: str, suite_ids: Sequence[str]) -> bool:
     """The sidebar toggle "Show holdout items" of one page (off by default, and off again on every
     other page). While it is on, every render of the page appends one look per suite in view
-    that has holdout items to the state directory (evalcore.suite.log_look; ``evalcore suite
+    that has holdout items to the state directory (evalcore.analysis.suites.log_look; ``evalcore suite
     looks SUITE``), with the viewer's name when known."""
     on = st.sidebar.toggle(HOLDOUT_LABEL, key=f"holdout|{page}",
                            help="Holdout items are never used to tune; every look at them is logged.")

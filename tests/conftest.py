@@ -104,9 +104,9 @@ def browser():
 
 @pytest.fixture
 def ev(capsys):
-    """Run ``evalcore ARGS`` in-process through ``evalcore.cli.entry`` (typed errors become one line
+    """Run ``evalcore ARGS`` in-process through ``evalcore.cli.main`` (typed errors become one line
     on stderr and exit 2): returns (exit code, stdout, stderr)."""
-    from evalcore.cli.entry import main
+    from evalcore.cli import main
 
     def run(*args):
         capsys.readouterr()

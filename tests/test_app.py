@@ -240,7 +240,7 @@ def test_labels_page_marks_shipped_labels_and_exports_csv(app):
 
 
 def test_import_evalcore_loads_neither_streamlit_nor_litellm():
-    code = ("import sys, evalcore, evalcore.queries, evalcore.labels, evalcore.cli; "
+    code = ("import sys, evalcore, evalcore.analysis, evalcore.review, evalcore.pairwise, evalcore.storage, evalcore.cli; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('streamlit', 'litellm')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "[]"

@@ -1,4 +1,4 @@
-"""evalcore.blinding: normalisation, length matching, surface features and the identifiability
+"""evalcore.pairwise.blinding: normalisation, length matching, surface features and the identifiability
 check, on texts whose tells are planted by hand."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""evalcore.charts: each builder is a pure function whose chart is checked through to_dict(): the
+"""evalcore.analysis.charts: each builder is a pure function whose chart is checked through to_dict(): the
 mark, the encodings and the data values it carries (inline, so nothing needs rendering)."""
 
 from __future__ import annotations
@@ -180,6 +180,6 @@ def test_builders_return_altair_charts_that_validate(build):
 
 
 def test_charts_do_not_import_streamlit():
-    code = "import sys, evalcore.charts; print('streamlit' in sys.modules)"
+    code = "import sys, evalcore.analysis.charts; print('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "False"

@@ -1,4 +1,4 @@
-"""Deterministic criteria (evalcore/checks.py): pure functions, values worked out by hand."""
+"""Deterministic criteria (evalcore/llm/checks.py): pure functions, values worked out by hand."""
 
 from __future__ import annotations
 

@@ -374,7 +374,7 @@ def test_counting_criterion_tokens_is_offline_and_never_imports_litellm(world):
         "import socket, sys\n"
         "def refuse(*a, **k): raise RuntimeError('network access')\n"
         "socket.socket.connect = refuse; socket.create_connection = refuse\n"
-        "from evalcore import Store\nfrom evalcore.cost import run_cost\n"
+        "from evalcore import Store\nfrom evalcore.analysis import run_cost\n"
         f"r = run_cost(Store({str(world)!r}, {str(world.parent / 'st')!r}), 'w-split')\n"
         "print(r['projection']['shared_tokens_in'], r['projection']['criteria'][0]['tokenizer'])\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'litellm', 'streamlit', 'requests', 'httpx'}))\n")

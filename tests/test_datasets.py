@@ -524,7 +524,7 @@ def _hanna_csv_rows() -> list[list[str]]:
 
 def _hanna_csv_column(name: str) -> dict[str, float]:
     """One column of the authors' file, keyed by story id (row r, position k -> r * 96 + k),
-    read straight from the source, independently of evalcore.datasets."""
+    read straight from the source, independently of evalcore.importers.datasets.hanna."""
     rows = _hanna_csv_rows()
     col = rows[0].index(name)
     out = {}

@@ -27,7 +27,7 @@ def world(tmp_path):
 
 
 def run(capsys, world, *args):
-    from evalcore.cli.entry import main
+    from evalcore.cli import main
     capsys.readouterr()
     code = 0
     try:

@@ -1,5 +1,5 @@
 """`evalcore import inspect`, `evalcore import promptfoo` and the Arena / MT-Bench shapes of
-`evalcore import pairs` (issue 8), run through the real command line (``evalcore.cli.entry``, and the
+`evalcore import pairs` (issue 8), run through the real command line (``evalcore.cli.main``, and the
 installed ``evalcore`` for a few malformed files). Every expected figure below was computed by hand
 from the fixtures, written by hand in each tool's format, in tests/golden/import/:
 
@@ -588,7 +588,7 @@ MALFORMED = [
 @pytest.fixture(scope="module")
 def world(tmp_path_factory) -> Path:
     """A data directory holding one earlier import, and its keys directory."""
-    from evalcore.cli.entry import main
+    from evalcore.cli import main
     root = tmp_path_factory.mktemp("world")
     for args in (["import", "inspect", INSPECT], ["import", "pairs", ARENA, "--preset", "arena", "--seed", "1"]):
         try:

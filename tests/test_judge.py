@@ -48,7 +48,7 @@ def world(tmp_path):
 
 def run(capsys, data, state, *args) -> tuple[int, str, str]:
     """`evalcore --data D --state S ARGS` in this process (litellm is imported once for the module)."""
-    from evalcore.cli.entry import main
+    from evalcore.cli import main
     capsys.readouterr()
     code = 0
     try:
@@ -403,7 +403,7 @@ def test_the_bundled_demo_is_never_written(capsys, fake, tmp_path):
         code, out, err = run(capsys, DEMO, tmp_path / "state", *args, "--api-base", fake.url) if args[0] != "rederive" \
             else run(capsys, DEMO, tmp_path / "state", *args)
         assert code == 2 and "bundled demo" in err and err.count("\n") == 1
-    from evalcore.cli.entry import main
+    from evalcore.cli import main
     capsys.readouterr()
     with pytest.raises(SystemExit) as e:  # without --data: refused too (the default is the demo)
         main(["--state", str(tmp_path / "state"), "judge", "--gen", "support-g1", "--rubric", str(SIX), "--mode",
@@ -536,8 +536,8 @@ def test_json_schema_structured_output_is_sent_when_asked(capsys, world, fake):
 
 
 def test_evalcore_modules_do_not_import_litellm_until_a_call():
-    code = ("import sys, evalcore, evalcore.cli, evalcore.judge, evalcore.generate, evalcore.models, evalcore.checks, "
-            "evalcore.rubric; print(sorted(m for m in sys.modules if m.split('.')[0] == 'litellm'))")
+    code = ("import sys, evalcore, evalcore.cli, evalcore.llm, evalcore.analysis, evalcore.review, evalcore.importers, "
+            "evalcore.pairwise, evalcore.demo.world; print(sorted(m for m in sys.modules if m.split('.')[0] == 'litellm'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

@@ -1,4 +1,4 @@
-"""Blinded pairwise sessions (evalcore.pairs) end to end, without the app.
+"""Blinded pairwise sessions (evalcore.pairwise.sessions) end to end, without the app.
 
 * Property tests over random sessions whose arm names are random UUIDs: the sides are balanced
   and independent of item order; no arm name reaches the data directory, the state directory or

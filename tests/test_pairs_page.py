@@ -8,7 +8,7 @@ reach.
 * The optional probe at the end; a closed session takes no judgment and shows its results.
 * A Python audit hook (``sys.addaudithook``, events ``open``, ``os.listdir``, ``os.scandir``)
   sees no access to any path under the keys directory while the app runs with the keys present
-  beside the data (the default place); the same hook does see ``evalcore.pairs.read_key``.
+  beside the data (the default place); the same hook does see ``evalcore.pairwise.grading.read_key``.
 * No page or app.py source names a key reader, and the app takes no keys option.
 """
 
@@ -202,8 +202,8 @@ AUDIT = textwrap.dedent('''
     exceptions = [str(e.value) for e in at.exception]
     app_hits, app_seen = list(hits), seen[0]
     if "--control" in sys.argv:
-        from evalcore import pairs
-        pairs.read_key(keys, closed_sid)  # the control: a key reader is seen by the same hook
+        from evalcore import pairwise
+        pairwise.read_key(keys, closed_sid)  # the control: a key reader is seen by the same hook
     print(json.dumps({"app_hits": app_hits, "seen": app_seen, "control_hits": len(hits) - len(app_hits),
                       "frames": frames, "exceptions": exceptions}))
 ''')

@@ -31,7 +31,7 @@ class _Result:
 @pytest.fixture
 def cli(capsys):
     """The command line in this process (the same entry point as `evalcore`, without the start-up)."""
-    from evalcore.cli.entry import main
+    from evalcore.cli import main
 
     def run(*args, data: Path | None = None, state: Path | None = None) -> _Result:
         argv = (["--data", str(data)] if data else []) + (["--state", str(state)] if state else [])

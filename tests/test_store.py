@@ -232,7 +232,7 @@ def _suite(sid: str = "s9") -> tuple[S.SuiteManifest, list[dict]]:
 
 
 def test_a_failed_write_leaves_no_directory_behind(tmp_path, monkeypatch):
-    import evalcore.storage.files as store_mod
+    import evalcore.storage.store as store_mod
     data = tmp_path / "data"
     data.mkdir()
     st = Store(data, tmp_path / "state")
@@ -251,7 +251,7 @@ def test_a_failed_write_leaves_no_directory_behind(tmp_path, monkeypatch):
 
 
 def test_a_failed_write_in_an_existing_kind_directory_leaves_it_as_it_was(tmp_path, monkeypatch):
-    import evalcore.storage.files as store_mod
+    import evalcore.storage.store as store_mod
     data = _copy(VALID, tmp_path / "data")
     st = Store(data, tmp_path / "state")
     before = _all_paths(data)
@@ -270,7 +270,7 @@ def test_a_failed_write_in_an_existing_kind_directory_leaves_it_as_it_was(tmp_pa
 
 
 def test_a_failed_overwrite_keeps_the_old_directory(tmp_path, monkeypatch):
-    import evalcore.storage.files as store_mod
+    import evalcore.storage.store as store_mod
     data = _copy(VALID, tmp_path / "data")
     st = Store(data, tmp_path / "state")
     old = (data / "suites" / "s1" / "items.parquet").read_bytes()

@@ -21,7 +21,8 @@ import pytest
 from conftest import EVALCORE, REPO, tree_hash
 from evalcore import LabelStore, Store
 from evalcore import contract as S
-from evalcore import analysis as SU
+from evalcore.analysis import suites as SU
+from evalcore.review import suites as SR
 from evalcore.errors import EvalcoreError
 
 GOLD = REPO / "tests" / "golden" / "suite"
@@ -115,7 +116,7 @@ def test_a_clean_suite_exits_zero_and_a_lower_threshold_finds_more(tmp_path):
     r = cli(data, state, "suite", "check", "help")
     assert r.returncode == 0 and r.stdout.strip() == "ok: no findings in suite help v1"
     low = cli_json(data, state, "suite", "check", "help", "--threshold", "0.04", rc=1)
-    pairs = SU.near_duplicate_pairs({i["item_id"]: SU.normalise(i["input"]) for i in items}, 0.04)
+    pairs = SR.near_duplicate_pairs({i["item_id"]: SR.normalise(i["input"]) for i in items}, 0.04)
     # one finding per pair, on its second item; the one on i09 (held out) is hidden
     assert [(a, b) for a, b, _ in pairs] == [("i01", "i03"), ("i01", "i05"), ("i03", "i09"), ("i08", "i10")]
     assert [(f["item_id"], f["problem"]) for f in low["findings"]] == [
@@ -181,7 +182,7 @@ def test_quota_bounds_by_count_and_minimum():
              for k in range(10)]
     q = S.SuiteQuotas.model_validate({"class": {"a": {"max_count": 2}, "(none)": {"min": 0.8}},
                                       "difficulty": {"hard": {"min": 0.2, "min_count": 1}}})
-    got = [(f["field"], f["problem"], f["detail"]) for f in SU.quota_findings(items, q)]
+    got = [(f["field"], f["problem"], f["detail"]) for f in SR.quota_findings(items, q)]
     assert got == [("class", "quota not met", "class (none): 7 of 10 items (70.0%), minimum 80.0%"),
                    ("class", "quota exceeded", "class a: 3 of 10 items (30.0%), maximum 2 items"),
                    ("difficulty", "quota not met", "difficulty hard: 1 of 10 items (10.0%), minimum 20.0%")]
@@ -206,10 +207,10 @@ def test_near_duplicate_join_equals_brute_force():
         k = rng.choice([2, 3, 4])
         want = set()
         for a, b in itertools.combinations(sorted(texts), 2):
-            sa, sb = SU.shingles(texts[a], k), SU.shingles(texts[b], k)
+            sa, sb = SR.shingles(texts[a], k), SR.shingles(texts[b], k)
             if sa and sb and len(sa & sb) / len(sa | sb) >= t - 1e-12:
                 want.add((a, b))
-        assert {(a, b) for a, b, _ in SU.near_duplicate_pairs(texts, t, k)} == want, (trial, t, k)
+        assert {(a, b) for a, b, _ in SR.near_duplicate_pairs(texts, t, k)} == want, (trial, t, k)
 
 
 def test_ten_thousand_items_find_exactly_the_planted_pairs():
@@ -225,7 +226,7 @@ def test_ten_thousand_items_find_exactly_the_planted_pairs():
     for k in range(25):
         items[9_999 - k]["input"] = items[k]["input"].replace("?", " please?")
         planted.add((items[k]["item_id"], items[9_999 - k]["item_id"]))
-    found = SU.duplicate_findings(items)
+    found = SR.duplicate_findings(items)
     assert {(f["detail"].split(" similar to ")[1][:6], f["item_id"]) for f in found} == planted
     assert {f["problem"] for f in found} == {"near duplicate"}
 
@@ -234,16 +235,16 @@ def test_the_near_duplicate_join_has_limits_and_says_so(monkeypatch):
     items = [{"item_id": f"i{k}", "input": f"how do I reset my password on device {k}"} for k in range(6)]
     items.append({"item_id": "i9", "input": "how do I reset my password on device 0"})  # an exact duplicate
     notes: list[str] = []
-    full = SU.duplicate_findings(items, notes=notes)
+    full = SR.duplicate_findings(items, notes=notes)
     assert notes == [] and sum(f["problem"] == "near duplicate" for f in full) == 15  # 6 choose 2
-    monkeypatch.setattr(SU, "NEAR_DUPLICATE_MAX_PAIRS", 4)
+    monkeypatch.setattr(SR, "NEAR_DUPLICATE_MAX_PAIRS", 4)
     notes = []
-    capped = SU.duplicate_findings(items, notes=notes)
+    capped = SR.duplicate_findings(items, notes=notes)
     assert sum(f["problem"] == "near duplicate" for f in capped) == 4
     assert notes == ["near duplicates: stopped after 4 pairs; there may be more"]
-    monkeypatch.setattr(SU, "NEAR_DUPLICATE_MAX_ITEMS", 5)
+    monkeypatch.setattr(SR, "NEAR_DUPLICATE_MAX_ITEMS", 5)
     notes = []
-    skipped = SU.duplicate_findings(items, notes=notes)
+    skipped = SR.duplicate_findings(items, notes=notes)
     assert [f["problem"] for f in skipped] == ["exact duplicate"]
     assert notes == ["near duplicates not checked: 6 distinct inputs is more than 5 (exact duplicates were checked)"]
 
@@ -322,14 +323,14 @@ def test_repair_writes_the_next_version_and_resolves_the_flag(tmp_path):
 def test_list_fields_take_json_or_lines_and_the_next_repair_builds_on_the_last(tmp_path):
     data, state = write_world(tmp_path)
     st = Store(data, state)
-    SU.repair(st, "help", "i08", "must_have", '["Pause for up to three months", " Settings > Billing "]', "ana", "w")
-    r = SU.repair(st, "help", "i08", "class", "billing", "bo", "it is a billing question")
+    SR.repair(st, "help", "i08", "must_have", '["Pause for up to three months", " Settings > Billing "]', "ana", "w")
+    r = SR.repair(st, "help", "i08", "class", "billing", "bo", "it is a billing question")
     assert r["version"] == 3
-    got = SU.item(st, "help", "i08")
+    got = SR.item(st, "help", "i08")
     assert got["must_have"] == ["Pause for up to three months", "Settings > Billing"] and got["class"] == "billing"
-    assert SU.item(st, "help", "i08", version=1)["class"] == "subscriptions"
-    SU.repair(st, "help", "i08", "must_have", "one\n\n two \n", "cy", "lines")
-    assert SU.item(st, "help", "i08")["must_have"] == ["one", "two"]
+    assert SR.item(st, "help", "i08", version=1)["class"] == "subscriptions"
+    SR.repair(st, "help", "i08", "must_have", "one\n\n two \n", "cy", "lines")
+    assert SR.item(st, "help", "i08")["must_have"] == ["one", "two"]
     assert [v["version"] for v in SU.versions(st, "help")] == [1, 2, 3, 4]
 
 
@@ -339,7 +340,7 @@ def test_concurrent_repairs_are_serialised(tmp_path):
 
     def work(item: str, value: str) -> None:
         try:
-            SU.repair(Store(data, state), "help", item, "context", value, "ana", "concurrent")
+            SR.repair(Store(data, state), "help", item, "context", value, "ana", "concurrent")
         except Exception as e:  # noqa: BLE001 - recorded and asserted below
             errors.append(e)
 
@@ -351,7 +352,7 @@ def test_concurrent_repairs_are_serialised(tmp_path):
     assert errors == []
     st = Store(data, state)
     assert [v["version"] for v in SU.versions(st, "help")] == [1, 2, 3, 4, 5]
-    last = {i: SU.item(st, "help", i)["context"] for i in ("i05", "i06", "i07", "i08")}
+    last = {i: SR.item(st, "help", i)["context"] for i in ("i05", "i06", "i07", "i08")}
     assert last == {f"i0{k}": f"new context {k}" for k in range(5, 9)}  # no repair lost another's change
 
 
@@ -388,9 +389,9 @@ def test_a_resolved_flag_cannot_be_resolved_again(tmp_path):
     data, state = write_world(tmp_path)
     flag = _flag(data, state)
     st = Store(data, state)
-    SU.repair(st, "help", "i02", "reference", FIXED_REF, "ana", "fixed", flag)
+    SR.repair(st, "help", "i02", "reference", FIXED_REF, "ana", "fixed", flag)
     with pytest.raises(EvalcoreError, match=f"flag {flag} was already resolved by v2"):
-        SU.repair(st, "help", "i02", "reference", "another", "ana", "again", flag)
+        SR.repair(st, "help", "i02", "reference", "another", "ana", "again", flag)
     assert [v["version"] for v in SU.versions(st, "help")] == [1, 2]
 
 

@@ -21,7 +21,7 @@ from browser_util import ITEMS, REPO, RUN_PARTIAL, RUN_POLLUTED, RUN_SINGLE, RUN
 from conftest import EVALCORE, tree_hash
 from evalcore import LabelStore, Store
 from evalcore.analysis import suites as SU
-
+from evalcore.review import suites as SR
 pytestmark = pytest.mark.app
 
 APP = str(REPO / "app.py")

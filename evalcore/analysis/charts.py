@@ -218,7 +218,7 @@ PROJECTION_METRICS = {"calls": "calls", "tokens_in": "tokens in", "tokens_out": 
 
 def cost_by_criterion(criteria: list[Mapping[str, Any]], measure: str = "cost_usd") -> alt.Chart:
     """One horizontal bar per criterion (order kept) of ``measure`` from
-    :func:`evalcore.cost.run_cost`'s ``per_criterion`` (a call's tokens, cost and latency shared
+    :func:`evalcore.analysis.cost.run_cost`'s ``per_criterion`` (a call's tokens, cost and latency shared
     equally among its criteria). One row per criterion: criterion, value (None when unknown, e.g.
     a cost no call priced), calls, tokens_in, tokens_out, cost_usd, cost_unknown_calls."""
     if measure not in COST_MEASURES:
@@ -240,7 +240,7 @@ def cost_by_criterion(criteria: list[Mapping[str, Any]], measure: str = "cost_us
 
 def projection_bars(rows: list[Mapping[str, Any]]) -> alt.FacetChart:
     """Calls, tokens in, tokens out and cost of each harness mode, from
-    :func:`evalcore.cost.project`'s rows: one panel per figure (its own scale), one bar per mode.
+    :func:`evalcore.analysis.cost.project`'s rows: one panel per figure (its own scale), one bar per mode.
     One row per (mode, figure) whose value is known (an unknown cost has no bar): mode, metric,
     value, x_single (the figure as a multiple of the single call's)."""
     modes = [r["mode"] for r in rows]
@@ -259,7 +259,7 @@ def projection_bars(rows: list[Mapping[str, Any]]) -> alt.FacetChart:
 
 
 def trend_lines(points: list[Mapping[str, Any]], metric: str = "all_pass") -> alt.LayerChart:
-    """A headline across runs over time from :func:`evalcore.compare.trend`: one line per segment
+    """A headline across runs over time from :func:`evalcore.analysis.comparison.trend`: one line per segment
     (the line breaks where the judge model, judge prompt, rubric or suite changed) and a labelled
     rule at each break. Points carry run, value, spread and status as tooltips."""
     rows = [{"run": p["run_id"], "created": p["created_at"], "value": p["value"], "segment": str(p["segment"]),
@@ -283,7 +283,7 @@ def trend_lines(points: list[Mapping[str, Any]], metric: str = "all_pass") -> al
 
 def round_dots(figures: Mapping[str, Mapping[str, Any]], a: str = "baseline", b: str = "candidate") -> alt.Chart:
     """Each figure per generation round for two configurations (dots) with the mean (tick): the
-    spread is visible beside every headline. ``figures`` is :func:`evalcore.compare.compare`'s."""
+    spread is visible beside every headline. ``figures`` is :func:`evalcore.analysis.comparison.compare`'s."""
     rows = []
     for name, f in figures.items():
         for who, side in ((a, "a"), (b, "b")):

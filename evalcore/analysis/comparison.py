@@ -159,7 +159,7 @@ def config_of(store: Store, id_: str, kind: str | None = None) -> Config:
     raise NotFoundError(f"no {what} {id_!r} in {store.data}", field=f"{what} id")
 
 
-def _fmt_value(v: Any) -> str:
+def fmt_value(v: Any) -> str:
     return "(not recorded)" if _missing(v) else (", ".join(map(str, v)) if isinstance(v, list) else str(v))
 
 
@@ -197,7 +197,7 @@ def meaning(rows: list[dict[str, Any]], same_outputs: bool, under_test: str | No
         warnings.append(
             (f"{len(changed)} knobs differ" if under_test is None else f"besides {under_test}, {len(rivals)} more differ")
             + "; each is a rival explanation of any difference: "
-            + "; ".join(f"{r['label']} ({_fmt_value(r['a'])} → {_fmt_value(r['b'])})" for r in rivals))
+            + "; ".join(f"{r['label']} ({fmt_value(r['a'])} → {fmt_value(r['b'])})" for r in rivals))
     if same_outputs and judge_side and not system_side:
         kind = "measurement change"
         warnings.append("only the judge changed and the answers are identical (same outputs hash): this is a "

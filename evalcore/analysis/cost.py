@@ -162,7 +162,7 @@ def criterion_tokens(rubric: S.Rubric, knobs: dict | None, model: str,
     """``c_k`` for each model-judged criterion of a rubric (then any other name in ``names``): the
     tokens criterion k adds to the judge's criteria block, i.e. the block rendered for k alone
     minus the block's frame (rendered for no criterion), counted offline with the judge model's
-    tokenizer (:func:`evalcore.models.count_text_tokens`: tiktoken's encodings bundled with litellm,
+    tokenizer (:func:`evalcore.llm.client.count_text_tokens`: tiktoken's encodings bundled with litellm,
     or one token per 4 bytes; nothing is downloaded and litellm is not imported).
 
     The block is rendered for an item without must_have / wrong_if lists, so a ternary

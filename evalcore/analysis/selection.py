@@ -28,7 +28,7 @@ PEOPLE = "people"
 @dataclass(frozen=True)
 class Selection:
     """Which verdicts stand for a run's answer. Holdout items of the run's suite are left out
-    unless ``include_holdout`` (default False; True inside :func:`evalcore.suite.holdout_included`,
+    unless ``include_holdout`` (default False; True inside :func:`evalcore.analysis.suites.holdout_included`,
     which the command line's ``--include-holdout`` uses)."""
 
     judge_round: int | None = 1

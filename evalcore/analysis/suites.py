@@ -46,36 +46,17 @@ from evalcore.storage.paths import check_id, inside, utcnow
 from evalcore.storage.state import open_state_db, writable_state
 from evalcore.storage.store import Store
 
-#: the admission checks, in the order their findings are listed
-CHECKS = ("schema", "quotes", "duplicates", "quotas", "flags")
-#: near duplicates: Jaccard similarity of the sets of character 4-grams of the normalised inputs
-SHINGLE = 4
-NEAR_DUPLICATE_THRESHOLD = 0.75
-#: above this many items the near-duplicate join is skipped (exact duplicates are still found): it
-#: holds every item's shingles in memory (10,000 items: 2.4 s), and a million items did not finish
-#: in 10 minutes at 20 GB (docs/BENCHMARKS.md). Said in the result's notes, never silently.
-NEAR_DUPLICATE_MAX_ITEMS = 50_000
-#: the join stops after this many near-duplicate pairs (a suite of templated items can hold a
-#: quadratic number of them); said in the notes.
-NEAR_DUPLICATE_MAX_PAIRS = 10_000
 #: the fields a repair may change, and how a value is read (`holdout` and `item_id` are not repairable)
 REPAIRABLE: dict[str, str] = {"input": "text", "context": "text", "reference": "text", "must_have": "list",
                               "nice_to_have": "list", "wrong_if": "list", "expected_doc_ids": "list",
                               "class": "label", "difficulty": "label"}
-#: fields whose quoted spans must occur in the source (wrong_if quotes wrong claims on purpose)
-QUOTED_FIELDS = ("reference", "must_have", "nice_to_have")
 VERSIONS_DIR = "suites"
 LOOKS_DB = "suites.sqlite"
 NONE = "(none)"
 
 _VDIR = re.compile(r"^v([0-9]{1,6})$")
-_QUOTE = re.compile(r'"([^"\n]+)"|\u201c([^\u201d\n]+)\u201d')
-_TYPO = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-",
-                       "\u00a0": " "})
 
 
-def _finding(check: str, item_id: str | None, field: str | None, problem: str, detail: str | None = None) -> dict:
-    return {"check": check, "item_id": item_id, "field": field, "problem": problem, "detail": detail}
 
 
 # --------------------------------------------------------------------------- holdout
@@ -101,7 +82,7 @@ def holdout_included(on: bool = True) -> Iterator[None]:
         _INCLUDE_HOLDOUT.reset(token)
 
 
-def _resolve_include(include_holdout: bool | None) -> bool:
+def resolve_include(include_holdout: bool | None) -> bool:
     return include_holdout_default() if include_holdout is None else bool(include_holdout)
 
 
@@ -126,7 +107,7 @@ def holdout_filter(store: Store, suite_id: str, include_holdout: bool | None = N
     """A SQL condition on a column ``item_id`` that leaves the suite's holdout items out, with its
     parameters; ``("", [])`` when they are included or the suite has none (so the query is then
     exactly what it was without holdout items)."""
-    if _resolve_include(include_holdout) or not holdout_count(store, suite_id):
+    if resolve_include(include_holdout) or not holdout_count(store, suite_id):
         return "", []
     return ("item_id NOT IN (SELECT item_id FROM read_parquet(?) WHERE holdout)",
             [store.path_of("suite", suite_id, "items")])
@@ -206,7 +187,7 @@ def looks(store: Store, suite_id: str | None = None) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- versions
 
 
-def _state_root(store: Store, suite_id: str) -> Path:
+def state_root(store: Store, suite_id: str) -> Path:
     """``<state>/suites/<suite_id>`` (refused inside the data directory)."""
     check_id(suite_id, "suite id")
     writable_state(store, VERSIONS_DIR)
@@ -221,7 +202,7 @@ def _version_info(m: S.SuiteManifest, path: Path, where: str) -> dict[str, Any]:
 
 def _state_versions(store: Store, suite_id: str, first: int) -> list[tuple[dict[str, Any], S.SuiteManifest]]:
     try:
-        root = _state_root(store, suite_id)
+        root = state_root(store, suite_id)
     except PathEscapeError:  # a state directory inside the data: no versions can live there
         return []
     if not root.is_dir():
@@ -244,7 +225,7 @@ def _state_versions(store: Store, suite_id: str, first: int) -> list[tuple[dict[
     return sorted(out, key=lambda t: t[0]["version"])
 
 
-def _all_versions(store: Store, suite_id: str) -> list[tuple[dict[str, Any], S.SuiteManifest]]:
+def all_versions(store: Store, suite_id: str) -> list[tuple[dict[str, Any], S.SuiteManifest]]:
     e = store.suite(suite_id)
     first = (_version_info(e.manifest, e.path, "data"), e.manifest)
     return [first, *_state_versions(store, suite_id, e.manifest.version)]
@@ -253,13 +234,13 @@ def _all_versions(store: Store, suite_id: str) -> list[tuple[dict[str, Any], S.S
 def versions(store: Store, suite_id: str) -> list[dict[str, Any]]:
     """Every version of a suite, oldest first: version 1 from the data directory, the repaired ones
     from the state directory; the last is ``current``."""
-    out = [v for v, _ in _all_versions(store, suite_id)]
+    out = [v for v, _ in all_versions(store, suite_id)]
     for v in out:
         v["current"] = v is out[-1]
     return out
 
 
-def _pick(vs: list[tuple[dict, S.SuiteManifest]], version: int | None) -> tuple[dict, S.SuiteManifest]:
+def pick_version(vs: list[tuple[dict, S.SuiteManifest]], version: int | None) -> tuple[dict, S.SuiteManifest]:
     if version is None:
         return vs[-1]
     for v in vs:
@@ -271,7 +252,7 @@ def _pick(vs: list[tuple[dict, S.SuiteManifest]], version: int | None) -> tuple[
 
 def items_path(store: Store, suite_id: str, version: int | None = None) -> str:
     """The items.parquet of a version of a suite (default: the current one)."""
-    info, _ = _pick(_all_versions(store, suite_id), version)
+    info, _ = pick_version(all_versions(store, suite_id), version)
     return str(Path(info["path"]) / "items.parquet")
 
 

@@ -1,4 +1,4 @@
-"""cli.browse."""
+"""Browsing: runs, generations, suites, one answer, validation, the data contract and the demo."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Command-line commands of issue 7: ``diff``, ``compare``, ``gate``, ``trend`` and ``ledger``
-(registered on the CLI group by evalcore.cli; the work is in evalcore.compare and evalcore.ledger)."""
+(registered on the CLI group by evalcore.cli; the work is in evalcore.analysis.comparison and evalcore.review.ledger)."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def _diff_text(d: dict) -> str:
 
 
 def _val(v) -> str:
-    from evalcore.analysis.comparison import _fmt_value
-    s = _fmt_value(v)
+    from evalcore.analysis.comparison import fmt_value
+    s = fmt_value(v)
     return s if len(s) <= 48 else s[:45] + "..."
 
 

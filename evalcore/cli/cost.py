@@ -1,7 +1,7 @@
 """``evalcore cost``: calls, tokens, cost and latency of a run (overall, per criterion, its system
 under test) with the single / grouped / split projection, or of every run side by side
 (``--all``). Registered on the CLI group by evalcore.cli; the figures are
-:func:`evalcore.cost.run_cost` and :func:`evalcore.cost.cost_table`."""
+:func:`evalcore.analysis.cost.run_cost` and :func:`evalcore.analysis.cost.cost_table`."""
 
 from __future__ import annotations
 

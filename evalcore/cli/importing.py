@@ -295,7 +295,7 @@ def register(group: click.Group) -> None:
     @click.option("--seed", type=int, default=None, help="Seed of the pair ids (default: drawn, and recorded in session.json).")
     @click.option("--keys", type=click.Path(file_okay=False), default=None,
                   help="Keys directory (default: <data>-keys, beside the data directory; never inside it).")
-    # Arena / MT-Bench shapes (evalcore/import_tools.py; docs/IMPORT.md)
+    # Arena / MT-Bench shapes (evalcore/importers/common.py; docs/IMPORT.md)
     @click.option("--preset", type=click.Choice(("arena", "mt-bench")), default=None,
                   help="Column defaults of a known shape: arena (model_a/model_b/winner/judge/conversation_a/b) or "
                   "mt-bench (model_1/model_2/g1_winner/g2_winner/judge with --questions and --answers).")
@@ -334,11 +334,11 @@ def register(group: click.Group) -> None:
                            f"{s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}"))
 
 
-    # published data sets (evalcore/datasets.py; docs/DATASETS.md)
+    # published data sets (evalcore/importers/datasets/hanna.py; docs/DATASETS.md)
     group.add_command(import_hanna_cmd)
     group.add_command(import_summeval_cmd)
 
-    # PandaLM's pairwise test set with its two judges (evalcore/pandalm.py; docs/REVIEW.md)
+    # PandaLM's pairwise test set with its two judges (evalcore/importers/datasets/pandalm.py; docs/REVIEW.md)
     group.add_command(import_pandalm_cmd)
 
 

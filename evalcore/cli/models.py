@@ -10,7 +10,7 @@ from evalcore.cli._common import Ctx, cli, emit
 
 # --------------------------------------------------------------------------- models (issue 4)
 # generate, judge, judge-pairs, rederive: the commands that call models (litellm is imported by
-# evalcore.models only when a call is about to be made). See docs/JUDGE.md.
+# evalcore.llm.client only when a call is about to be made). See docs/JUDGE.md.
 
 
 def _run_options(f):

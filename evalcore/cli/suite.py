@@ -3,7 +3,7 @@ looks | show | items | item``, and ``--include-holdout`` on every command that l
 shows figures over them (registered on the CLI group by evalcore.cli; docs/SUITES.md).
 
 Holdout items are hidden by default. ``--include-holdout`` runs the command with
-:func:`evalcore.suite.holdout_included` and, once it has succeeded, appends one look per suite
+:func:`evalcore.analysis.suites.holdout_included` and, once it has succeeded, appends one look per suite
 with holdout items it read to ``<state>/suites.sqlite`` (who: ``$EVALCORE_USER``, else ``$USER``).
 """
 
@@ -119,8 +119,7 @@ def suite_check(suite_id: str, version: int | None, threshold: float | None, inc
                 as_json: bool) -> None:
     """Admission checks: schema, quoted spans, duplicates, quotas, open "test is wrong" flags.
     One line per finding; exit code 1 when there is any, 0 when there is none."""
-    from evalcore.analysis.suites import NEAR_DUPLICATE_THRESHOLD
-    from evalcore.review.suites import check, finding_line, visible_findings
+    from evalcore.review.suites import NEAR_DUPLICATE_THRESHOLD, check, finding_line, visible_findings
     store = _obj().store
     r = check(store, suite_id, version, NEAR_DUPLICATE_THRESHOLD if threshold is None else threshold)
     r = visible_findings(store, r, include_holdout)

@@ -244,7 +244,7 @@ def _choose(rng: np.random.Generator, p_left: float, bias: float) -> str:
 
 
 def _arms_of(gens, items, gen_round: int, idx: Iterable[int] | None = None):
-    """The two arms as :class:`evalcore.pairs.Arm`: raw answers of one generation round."""
+    """The two arms as :class:`evalcore.pairwise.sessions.Arm`: raw answers of one generation round."""
     from evalcore.pairwise.sessions import Arm
     idx = list(range(len(items))) if idx is None else list(idx)
     return [Arm(name, ARMS[name], {items[i]["item_id"]: gens[name][i][gen_round - 1]["output"] for i in idx}, ACCOUNTS)
@@ -253,7 +253,7 @@ def _arms_of(gens, items, gen_round: int, idx: Iterable[int] | None = None):
 
 def write_accounts_sessions(store: Store, seed: int, items, gens, keys: Path) -> dict:
     """`accounts-ab` (closed, with simulated reviewers' choices and a model grader run) and
-    `accounts-practice` (open, no choices), both made by :func:`evalcore.pairs.plan_session` (the
+    `accounts-practice` (open, no choices), both made by :func:`evalcore.pairwise.sessions.plan_session` (the
     code path of `evalcore pairs make`). Keys go to the keys directory only."""
     from evalcore.pairwise.blinding import NORMALISATIONS
     from evalcore.pairwise.sessions import plan_session, write_plan

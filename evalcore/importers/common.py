@@ -9,12 +9,12 @@
   assertion -> criterion.
 * ``evalcore import pairs --preset arena|mt-bench`` (and the conversation / answer-file columns):
   :func:`pairs_preparer` turns Chatbot Arena battles and MT-Bench pairwise judgments into the columns
-  ``import pairs`` reads (evalcore/importer.py does the rest).
+  ``import pairs`` reads (evalcore/importers/frame.py does the rest).
 
 As for every import: the whole file is read and checked first, bad input raises one
 :class:`~evalcore.errors.InputError` naming the file, the field (a JSON path such as
 ``samples[3].scores.match.value``) and the problem, nothing is written then, and each directory is
-written atomically through :class:`evalcore.importer.Plan`.
+written atomically through :class:`evalcore.importers.plan.Plan`.
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ class PairOpts:
 def import_pairs(obj, path: str, o: PairOpts,
                  prepare: Callable[[Frame, PairOpts], tuple[Frame, PairOpts]] | None = None) -> dict[str, Any]:
     """``prepare`` may rewrite the frame and the options first (the Arena / MT-Bench presets and the
-    conversation / answer-file columns of evalcore.import_tools)."""
+    conversation / answer-file columns of evalcore.importers.common)."""
     from evalcore.storage.paths import default_keys_dir, utcnow
     frame = read_frame(path, o.input_format)
     if prepare is not None:

@@ -1,6 +1,6 @@
 """Deterministic criteria, computed without a model call: pure functions of an answer and its item.
 
-``check`` criteria (a :class:`~evalcore.schema.CheckSpec`):
+``check`` criteria (a :class:`~evalcore.contract.schema.CheckSpec`):
 
 * ``regex``: ``re.search(pattern, output)`` finds a match (case-insensitive unless
   ``case_sensitive``).

@@ -15,7 +15,7 @@ with ``error`` set (and its last raw text as the output) and the generation ``po
 The manifest's knobs record the generator model (as the provider reported it, and as asked),
 temperature, seed, the writer prompt hash, the template, the price source and any
 ``--knob key=value``; totals hold calls, tokens, cost (null when a price is unknown) and latency.
-Calls are journaled, resumable and cached exactly as judge calls are (:mod:`evalcore.models`).
+Calls are journaled, resumable and cached exactly as judge calls are (:mod:`evalcore.llm.client`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ question, context, reference and answer, and a **criteria block** listing the ca
 and the JSON it must return: the only part that differs between modes (a test compares rendered
 prompts byte for byte). A criterion with its own ``model`` is sent in calls of that model only,
 so in ``single`` mode criteria are partitioned by model. ``check`` and ``retrieval`` criteria are
-computed by :mod:`evalcore.checks` without a call.
+computed by :mod:`evalcore.llm.checks` without a call.
 
 The judge returns one object per criterion, keyed by criterion name, reason first, then
 covered / missed / triggered for ternary criteria, then the verdict. Structured output

@@ -1,6 +1,6 @@
 """Rubric files: the criteria a judge run asks about, in TOML or YAML.
 
-A rubric file holds what the data contract's :class:`~evalcore.schema.Rubric` records (name,
+A rubric file holds what the data contract's :class:`~evalcore.contract.schema.Rubric` records (name,
 criteria with kind, description, pass anchor, scale, threshold, gate, group, model, check, k)
 plus what only shapes the prompt or the post-processing, recorded in the run manifest's
 ``knobs["rubric_extras"]``:

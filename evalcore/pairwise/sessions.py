@@ -3,7 +3,7 @@
 The life of a session
 ---------------------
 1. **make** (:func:`plan_session` + :func:`write_plan`, ``evalcore pairs make``): two arms'
-   answers are paired by item, normalised (:mod:`evalcore.blinding`), optionally length-matched,
+   answers are paired by item, normalised (:mod:`evalcore.pairwise.blinding`), optionally length-matched,
    and each pair gets a random id and a side per arm. ``sessions/<id>/pairs.parquet`` and
    ``session.json`` go to the data directory with no arm name anywhere; the key (which arm is on
    which side) goes to ``<keys>/<id>/`` (key.json, key.parquet and blinding.json, the record of

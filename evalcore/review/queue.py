@@ -336,7 +336,7 @@ class Filters:
     any): reason codes (``audit`` for the audit stratum), criteria, runs (cases that run is involved
     in), item classes (``(none)`` for items without one). Cases on holdout items of the suite are
     left out unless ``include_holdout`` (default False; True inside
-    :func:`evalcore.suite.holdout_included`, the command line's ``--include-holdout``)."""
+    :func:`evalcore.analysis.suites.holdout_included`, the command line's ``--include-holdout``)."""
 
     reasons: tuple[str, ...] = ()
     criteria: tuple[str, ...] = ()

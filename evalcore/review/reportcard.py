@@ -2,7 +2,7 @@
 other, judges against themselves and each other, and pass rates corrected for what the judge gets
 wrong. ``evalcore agreement [--json]`` prints :func:`agreement`; the Agreement page shows it.
 docs/REVIEW.md defines every figure; the statistics are the pure functions of
-:mod:`evalcore.agreement`.
+:mod:`evalcore.stats.agreement`.
 
 **Gold** for a case (an answer on a criterion) is, in this order:
 
@@ -394,7 +394,7 @@ def _corrected(rid: str, name: str, ckeys: list[tuple], jv: list[str | None], go
                design: dict | None, judged: set, k_obs: int, n_obs: int, *, seed: int, n_boot: int,
                level: float) -> dict:
     """The run's pass rate on ``name`` corrected for its sensitivity and specificity against gold
-    (see :func:`evalcore.agreement.corrected_pass_rate`). Gold decided in the review queue is
+    (see :func:`evalcore.stats.agreement.corrected_pass_rate`). Gold decided in the review queue is
     weighted by the queue's design, each stratum standing for the queue cases of the criterion that
     this run judged; without it, shipped labels are used unweighted."""
     base = {"method": "rogan-gladen", "observed": k_obs / n_obs if n_obs else None}

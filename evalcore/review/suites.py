@@ -7,6 +7,7 @@ import fcntl
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 import unicodedata
@@ -19,23 +20,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from evalcore.analysis.suites import (
-    _QUOTE,
-    _TYPO,
-    CHECKS,
-    NEAR_DUPLICATE_MAX_ITEMS,
-    NEAR_DUPLICATE_MAX_PAIRS,
-    NEAR_DUPLICATE_THRESHOLD,
     NONE,
-    QUOTED_FIELDS,
     REPAIRABLE,
-    SHINGLE,
-    _all_versions,
-    _finding,
-    _pick,
-    _resolve_include,
-    _state_root,
+    all_versions,
     holdout_ids,
     looks,
+    pick_version,
+    resolve_include,
+    state_root,
     versions,
 )
 from evalcore.contract import hashing as H
@@ -44,6 +36,28 @@ from evalcore.errors import EvalcoreError, FormatError, InputError, LabelError, 
 from evalcore.storage.files import check_parquet, to_table, write_json_model
 from evalcore.storage.paths import check_id, utcnow
 from evalcore.storage.store import Store
+
+
+def _finding(check: str, item_id: str | None, field: str | None, problem: str, detail: str | None = None) -> dict:
+    return {"check": check, "item_id": item_id, "field": field, "problem": problem, "detail": detail}
+
+#: the admission checks, in the order their findings are listed
+CHECKS = ("schema", "quotes", "duplicates", "quotas", "flags")
+#: near duplicates: Jaccard similarity of the sets of character 4-grams of the normalised inputs
+SHINGLE = 4
+NEAR_DUPLICATE_THRESHOLD = 0.75
+#: above this many items the near-duplicate join is skipped (exact duplicates are still found): it
+#: holds every item's shingles in memory (10,000 items: 2.4 s), and a million items did not finish
+#: in 10 minutes at 20 GB (docs/BENCHMARKS.md). Said in the result's notes, never silently.
+NEAR_DUPLICATE_MAX_ITEMS = 50_000
+#: the join stops after this many near-duplicate pairs (a suite of templated items can hold a
+#: quadratic number of them); said in the notes.
+NEAR_DUPLICATE_MAX_PAIRS = 10_000
+#: fields whose quoted spans must occur in the source (wrong_if quotes wrong claims on purpose)
+QUOTED_FIELDS = ("reference", "must_have", "nice_to_have")
+_QUOTE = re.compile(r'"([^"\n]+)"|\u201c([^\u201d\n]+)\u201d')
+_TYPO = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-",
+                       "\u00a0": " "})
 
 # --------------------------------------------------------------------------- repair
 
@@ -113,7 +127,7 @@ def _items_table(table: pa.Table) -> pa.Table:
 def _prepare(store: Store, suite_id: str, item_id: str, field: str, new: Any, flag: int | None) -> tuple:
     """Read the current version and check a repair against it (item present, value new, flag
     standing and open on this item); nothing is written."""
-    vs = _all_versions(store, suite_id)
+    vs = all_versions(store, suite_id)
     info, man = vs[-1]
     src = Path(info["path"]) / "items.parquet"
     check_parquet(src, "items")
@@ -152,7 +166,7 @@ def repair(store: Store, suite_id: str, item_id: str, field: str, value: Any, by
     new = parse_value(field, value)
     if flag is not None and (isinstance(flag, bool) or not isinstance(flag, int)):
         raise InputError(f"the flag is a label-store edit id (a number), not {flag!r}", field="--flag")
-    root = _state_root(store, suite_id)
+    root = state_root(store, suite_id)
     store.suite(suite_id)
     _prepare(store, suite_id, item_id, field, new, flag)  # refuse bad input before anything is created
     with _locked(root):
@@ -409,11 +423,11 @@ def check(store: Store, suite_id: str, version: int | None = None,
     out = {"suite_id": suite_id, "version": version, "items": None, "shingle": SHINGLE, "threshold": threshold,
            "notes": notes}
     try:
-        vs = _all_versions(store, suite_id)
+        vs = all_versions(store, suite_id)
     except FormatError as e:
         findings.append(_schema_finding(e))
         return {**out, "findings": findings, "counts": _counts(findings)}
-    info, man = _pick(vs, version)
+    info, man = pick_version(vs, version)
     out["version"] = info["version"]
     path = Path(info["path"]) / "items.parquet"
     items = None
@@ -451,7 +465,7 @@ def check(store: Store, suite_id: str, version: int | None = None,
 def visible_findings(store: Store, result: dict[str, Any], include_holdout: bool | None = None) -> dict[str, Any]:
     """:func:`check`'s result with the findings on holdout items left out unless included (their
     number is kept in ``holdout_findings_hidden``); findings on no item (schema, quotas) stay."""
-    include = _resolve_include(include_holdout)
+    include = resolve_include(include_holdout)
     hidden = set() if include else set(holdout_ids(store, result["suite_id"])) if result["items"] is not None else set()
     shown = [f for f in result["findings"] if f["item_id"] not in hidden]
     return {**result, "include_holdout": include, "findings": shown, "counts": _counts(shown),
@@ -477,8 +491,8 @@ def items(store: Store, suite_id: str, version: int | None = None, include_holdo
           findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The items of a version (default: the current one) with how many findings and open flags
     each has; holdout items left out unless included."""
-    include = _resolve_include(include_holdout)
-    info, _ = _pick(_all_versions(store, suite_id), version)
+    include = resolve_include(include_holdout)
+    info, _ = pick_version(all_versions(store, suite_id), version)
     rows = _read_items(store, Path(info["path"]) / "items.parquet")
     per = Counter(f["item_id"] for f in (findings or []) if f["item_id"] and f["check"] != "flags")
     per_flag = Counter(f["item_id"] for f in (findings or []) if f["item_id"] and f["check"] == "flags")
@@ -495,12 +509,12 @@ def item(store: Store, suite_id: str, item_id: str, version: int | None = None,
          include_holdout: bool | None = None) -> dict[str, Any]:
     """One item of a version (every column), refused when it is held out and holdout items are
     not shown."""
-    info, _ = _pick(_all_versions(store, suite_id), version)
+    info, _ = pick_version(all_versions(store, suite_id), version)
     rows = store.records("SELECT * FROM read_parquet(?) WHERE item_id = ?",
                          [str(Path(info["path"]) / "items.parquet"), item_id])
     if not rows:
         raise NotFoundError(f"no item {item_id!r} in suite {suite_id!r} v{info['version']}", field="item")
-    if rows[0].get("holdout") and not _resolve_include(include_holdout):
+    if rows[0].get("holdout") and not resolve_include(include_holdout):
         raise InputError(f"item {item_id!r} is a holdout item: hidden unless holdout items are shown "
                          "(--include-holdout, or 'Show holdout items'; the look is logged)", field="item")
     return {"suite_id": suite_id, "version": info["version"], **rows[0]}
@@ -528,7 +542,7 @@ def overview(store: Store, suite_id: str, now: datetime | None = None) -> dict[s
     version, age (whole days since version 1 was frozen, and since the current version), tuning
     use, flags (open and resolved), logged looks, and whether it is curated."""
     now = now or utcnow()
-    alls = _all_versions(store, suite_id)
+    alls = all_versions(store, suite_id)
     vs = [v for v, _ in alls]
     for v in vs:
         v["current"] = v is vs[-1]

@@ -23,7 +23,7 @@ column. Rater *slots* (column "rater 1" holding whoever happened to rate each it
 sets ship them; or judge rounds, which are interchangeable replicates) are not people, and Cohen's
 kappa between slots depends on an arbitrary assignment; for them use Fleiss' kappa and
 Krippendorff's alpha, which do not depend on which slot holds which rating. The report card
-(:mod:`evalcore.reportcard`) follows this rule.
+(:mod:`evalcore.review.reportcard`) follows this rule.
 """
 
 from __future__ import annotations

@@ -19,12 +19,12 @@ are read from the data and shown with ``source = "shipped:<labelset_id>"``.
 
 Several reviewers can decide the same case. Each reviewer's *standing* edit on a case is their
 latest ``decided`` / ``test_wrong`` / ``skipped`` edit that no ``withdrawn`` edit takes back
-(:meth:`LabelStore.standing`); the review queue (:mod:`evalcore.queue`) reads those, and the
+(:meth:`LabelStore.standing`); the review queue (:mod:`evalcore.review.queue`) reads those, and the
 report card takes the consensus of the reviewers' standing decisions as gold.
 
 The review queue lives here too (tables ``queues`` and ``queue_cases``, append-only like
 ``edits``): a queue is a snapshot of the cases raised on one generation, with the audit stratum's
-inclusion probabilities, written once by :func:`evalcore.queue.build_queue`.
+inclusion probabilities, written once by :func:`evalcore.review.queue.build_queue`.
 
 The schema is created on first use; a database that already has every table is opened without
 taking the write lock, so readers never wait for a writer.
@@ -345,7 +345,7 @@ class LabelStore:
             row = con.execute("SELECT * FROM edits WHERE edit_id = ?", (edit_id,)).fetchone()
         return self._row(row, crit)
 
-    # ---- the review queue (written once by evalcore.queue.build_queue)
+    # ---- the review queue (written once by evalcore.review.queue.build_queue)
     QUEUE_COLUMNS = ("queue_id", "gen_id", "created_at", "created_by", "seed", "audit_rate", "reviewers_required",
                      "runs", "population", "flagged", "agreed", "audit_sampled", "detector_version")
     CASE_COLUMNS = ("queue_id", "rank", "gen_id", "item_id", "gen_round", "criterion", "class", "stratum", "reasons",
@@ -388,7 +388,7 @@ class LabelStore:
 
     def queue_cases(self, queue_id: str, where: str = "", params: tuple | list = ()) -> list[dict[str, Any]]:
         """The cases of a queue in rank order; ``where`` is a condition over the columns of
-        ``queue_cases`` (aliased ``c``) with bound parameters (see :func:`evalcore.queue.filter_sql`)."""
+        ``queue_cases`` (aliased ``c``) with bound parameters (see :func:`evalcore.review.queue.filter_sql`)."""
         sql = "SELECT c.* FROM queue_cases c WHERE c.queue_id = ?" + (f" AND ({where})" if where else "")
         rows = self._plain(sql + " ORDER BY c.rank", (queue_id, *params))
         for r in rows:

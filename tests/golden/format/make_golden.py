@@ -28,8 +28,9 @@ import pyarrow.parquet as pq
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent.parent))
 
-from evalcore import schema as S  # noqa: E402
-from evalcore.store import Store, to_table  # noqa: E402
+from evalcore import contract as S  # noqa: E402
+from evalcore.storage.files import to_table  # noqa: E402
+from evalcore.storage.store import Store  # noqa: E402
 
 T0 = "2026-01-02T03:04:05Z"
 T0_DT = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
