@@ -29,29 +29,31 @@ def page(file: str, title: str, url: str, default: bool = False) -> st.Page:
     return st.Page(str(ROOT / "pages" / file), title=title, url_path=url, default=default)
 
 
-nav = st.navigation({
-    "Browse": [
-        page("1_runs.py", "Runs", "runs", default=True),
-        page("2_attribution.py", "Failure attribution", "attribution"),
-        page("3_association.py", "Criteria association", "association"),
-        page("4_harness.py", "Harness comparison", "harness"),
-    ],
-    "Adjudicate": [
-        page("5_review.py", "Review queue", "review"),
-        page("6_agreement.py", "Agreement and judge report card", "agreement"),
-        page("12_labels.py", "Labels", "labels"),
-        page("13_suite.py", "Suites", "suites"),
-    ],
-    "Pairwise": [
-        page("7_pairwise_grading.py", "Pairwise grading", "pairwise_grading"),
-        page("8_pairwise_results.py", "Pairwise results", "pairwise_results"),
-    ],
-    "Decide": [
-        page("9_compare.py", "Compare configurations", "compare"),
-        page("10_cost.py", "Cost", "cost"),
-        page("11_ledger.py", "Ledger", "ledger"),
-    ],
-})
+nav = st.navigation(
+    {
+        "Browse": [
+            page("1_runs.py", "Runs", "runs", default=True),
+            page("2_attribution.py", "Failure attribution", "attribution"),
+            page("3_association.py", "Criteria association", "association"),
+            page("4_harness.py", "Harness comparison", "harness"),
+        ],
+        "Adjudicate": [
+            page("5_review.py", "Review queue", "review"),
+            page("6_agreement.py", "Agreement and judge report card", "agreement"),
+            page("12_labels.py", "Labels", "labels"),
+            page("13_suite.py", "Suites", "suites"),
+        ],
+        "Pairwise": [
+            page("7_pairwise_grading.py", "Pairwise grading", "pairwise_grading"),
+            page("8_pairwise_results.py", "Pairwise results", "pairwise_results"),
+        ],
+        "Decide": [
+            page("9_compare.py", "Compare configurations", "compare"),
+            page("10_cost.py", "Cost", "cost"),
+            page("11_ledger.py", "Ledger", "ledger"),
+        ],
+    }
+)
 
 with st.sidebar:
     st.text(f"data: {_ui.display_path(data_dir)}")

@@ -39,9 +39,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(os.environ.get("EVALCORE_BENCH_DIR", "/tmp/evalcore-bench"))
@@ -71,7 +72,7 @@ CALL_ERROR_SHARE = 2e-5  # calls that fail after every retry (runs are then `pol
 PEOPLE_SLIP = 0.01
 PEOPLE = ["sim-person-1", "sim-person-2", "sim-person-3"]
 SUITE, GEN, SINGLE, SPLIT, LABELSET = "bench", "bench-g1", "bench-single", "bench-split", "bench-people"
-CREATED_AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
+CREATED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 ERRORS = ["timeout after 3 attempts", "rate limited (429) after 3 attempts", "unparseable JSON after 3 attempts"]
 
 
@@ -135,8 +136,8 @@ class _Writer:
 
     def __init__(self, path: Path, table: str):
         import pyarrow.parquet as pq
+
         from evalcore.contract import schema as S
-        from evalcore.contract import hashing as H
         model, _ = S.TABLES[table]
         self.schema = S.arrow_schema(model).with_metadata(
             {"evalcore.schema_version": str(S.SCHEMA_VERSION), "evalcore.table": table})
@@ -213,6 +214,7 @@ def _write_run(tmp: Path, world: dict, ids, run_id: str, mode: str, log) -> Any:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
+
     from evalcore import contract as S
     from evalcore.storage.files import write_json_model
 
@@ -330,6 +332,7 @@ def build(data: Path, n: int, log=print) -> dict:
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
+
     from evalcore import contract as S
     from evalcore.storage.files import write_json_model
 
@@ -1806,9 +1809,9 @@ def child(name: str, data: Path, state: Path, out: Path) -> None:
         if kind == "pandas":
             import pandas  # noqa: F401
         if kind == "evalcore":  # (what a module imports lazily inside a call, e.g. scipy, counts in cold)
-            import evalcore.analysis.selection  # noqa: F401
             import evalcore.analysis.comparison  # noqa: F401
             import evalcore.analysis.cost  # noqa: F401
+            import evalcore.analysis.selection  # noqa: F401
             import evalcore.analysis.summary  # noqa: F401
         res["import_s"], res["rss_import_mb"] = time.perf_counter() - t0, _rss_mb()
         ctx = Ctx(data, state)
@@ -1828,9 +1831,10 @@ def child(name: str, data: Path, state: Path, out: Path) -> None:
         spec = PROBES[key]
         import duckdb  # noqa: F401
         import numpy  # noqa: F401
-        import evalcore.analysis.selection  # noqa: F401
+
         import evalcore.analysis.comparison  # noqa: F401
         import evalcore.analysis.cost  # noqa: F401
+        import evalcore.analysis.selection  # noqa: F401
         res["import_s"], res["rss_import_mb"] = time.perf_counter() - t0, _rss_mb()
         ctx = Ctx(data, state)
         arg = spec["setup"](ctx) if "setup" in spec else ctx
@@ -2058,7 +2062,7 @@ def measure(data: Path, out: Path, repeats: int, only: list[str] | None, command
         res = {"data": str(data), "build": build_info, "measurements": {}, "checks": {}, "sessions": []}
     sid = len(res["sessions"])
     session: dict[str, Any] = {"machine": machine(), "command": command, "repeats": repeats,
-                               "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                               "started": datetime.now(UTC).isoformat(timespec="seconds"),
                                "code_start": code_stamp(), "names": names, "retried": 0}
     res["sessions"].append(session)
     for name in names:  # replaced, not mixed with an earlier session's runs
@@ -2112,7 +2116,7 @@ def measure(data: Path, out: Path, repeats: int, only: list[str] | None, command
                 rec.pop("numbers", None)
             res["measurements"][name] = now[name]
         out.write_text(json.dumps(res, indent=1, default=str))
-    session["finished"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    session["finished"] = datetime.now(UTC).isoformat(timespec="seconds")
     session["waited_s"] = round(WAITED["s"], 1)
     session["code_end"] = code_stamp()
     session["git_end"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,

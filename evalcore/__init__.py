@@ -57,8 +57,18 @@ __version__ = "0.1.0"
 _NAMESPACES = ("analysis", "demo", "importers", "llm", "pairwise", "review", "stats")
 _LAZY = {
     "Selection": "evalcore.analysis.selection",
-    **{n: "evalcore.analysis.summary" for n in ("data_overview", "generations_summary", "item_view", "run_item_ids",
-                                                 "run_summary", "runs_summary", "suites_summary")},
+    **{
+        n: "evalcore.analysis.summary"
+        for n in (
+            "data_overview",
+            "generations_summary",
+            "item_view",
+            "run_item_ids",
+            "run_summary",
+            "runs_summary",
+            "suites_summary",
+        )
+    },
 }
 
 
@@ -83,8 +93,8 @@ __all__ = [
     "LabelStore",
     "NotFoundError",
     "PathEscapeError",
-    "RunManifest",
     "Rubric",
+    "RunManifest",
     "SchemaVersionError",
     "Selection",
     "SessionManifest",

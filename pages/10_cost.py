@@ -49,25 +49,60 @@ _ui.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
 st.subheader("Per configuration")
 if any(r["simulated"] for r in table):
     st.badge("SIMULATED", color="orange")
-    st.caption("Runs marked simulated were made by evalcore's simulator: their calls, tokens, prices and "
-               "latencies are SIMULATED, not measured on a provider.")
-st.dataframe(pd.DataFrame([{
-    "run": r["run_id"], "status": FLAG.get(r["status"], r["status"]), "mode": r["mode"],
-    "simulated": r["simulated"], "judge model": r["judge_model"], "judge calls": r["judge_calls"],
-    "failed calls": r["judge_failed_calls"], "judge tokens in": r["judge_tokens_in"],
-    "judge tokens out": r["judge_tokens_out"], "judge cost": r["judge_cost_usd"],
-    "unpriced calls": r["judge_cost_unknown_calls"], "judge cost per answer": r["judge_cost_usd_per_answer"],
-    "judge latency mean": r["judge_latency_ms_mean"], "judge latency p95": r["judge_latency_ms_p95"],
-    "generation": r["gen_id"], "outputs": r["system_outputs"], "system tokens in": r["system_tokens_in"],
-    "system tokens out": r["system_tokens_out"], "system cost": r["system_cost_usd"],
-    "unpriced outputs": r["system_cost_unknown_outputs"], "system cost per output": r["system_cost_usd_per_output"],
-    "system latency mean": r["system_latency_ms_mean"], "system latency p95": r["system_latency_ms_p95"],
-} for r in table]), key="cost_table", hide_index=True, placeholder="-", column_config={
-    "judge cost": USD, "system cost": USD, "judge cost per answer": USD6, "system cost per output": USD6,
-    "judge latency mean": MS, "judge latency p95": MS, "system latency mean": MS, "system latency p95": MS})
-st.caption("Cost sums the calls (outputs) whose cost is known; unpriced counts the others, never taken as 0. "
-           "A per-answer cost is shown only when every cost is known. The system under test is the run's "
-           "generation, shared by every run on it.")
+    st.caption(
+        "Runs marked simulated were made by evalcore's simulator: their calls, tokens, prices and "
+        "latencies are SIMULATED, not measured on a provider."
+    )
+st.dataframe(
+    pd.DataFrame(
+        [
+            {
+                "run": r["run_id"],
+                "status": FLAG.get(r["status"], r["status"]),
+                "mode": r["mode"],
+                "simulated": r["simulated"],
+                "judge model": r["judge_model"],
+                "judge calls": r["judge_calls"],
+                "failed calls": r["judge_failed_calls"],
+                "judge tokens in": r["judge_tokens_in"],
+                "judge tokens out": r["judge_tokens_out"],
+                "judge cost": r["judge_cost_usd"],
+                "unpriced calls": r["judge_cost_unknown_calls"],
+                "judge cost per answer": r["judge_cost_usd_per_answer"],
+                "judge latency mean": r["judge_latency_ms_mean"],
+                "judge latency p95": r["judge_latency_ms_p95"],
+                "generation": r["gen_id"],
+                "outputs": r["system_outputs"],
+                "system tokens in": r["system_tokens_in"],
+                "system tokens out": r["system_tokens_out"],
+                "system cost": r["system_cost_usd"],
+                "unpriced outputs": r["system_cost_unknown_outputs"],
+                "system cost per output": r["system_cost_usd_per_output"],
+                "system latency mean": r["system_latency_ms_mean"],
+                "system latency p95": r["system_latency_ms_p95"],
+            }
+            for r in table
+        ]
+    ),
+    key="cost_table",
+    hide_index=True,
+    placeholder="-",
+    column_config={
+        "judge cost": USD,
+        "system cost": USD,
+        "judge cost per answer": USD6,
+        "system cost per output": USD6,
+        "judge latency mean": MS,
+        "judge latency p95": MS,
+        "system latency mean": MS,
+        "system latency p95": MS,
+    },
+)
+st.caption(
+    "Cost sums the calls (outputs) whose cost is known; unpriced counts the others, never taken as 0. "
+    "A per-answer cost is shown only when every cost is known. The system under test is the run's "
+    "generation, shared by every run on it."
+)
 
 # ---------------------------------------------------------------- one run
 st.subheader("One run")
@@ -77,51 +112,114 @@ if asked is not None and asked not in by_id:
         store.run(asked)  # a bad or unknown id is one st.error
 _ui.sync_widget("cost_run", "run", run_ids)
 if st.session_state.get("cost_run") not in run_ids:
-    st.session_state["cost_run"] = next((r["run_id"] for r in table if r["mode"] == "single"
-                                         and r["status"] == "complete"), run_ids[0])
-run_id = st.selectbox("Run", run_ids, key="cost_run", on_change=_ui.widget_to_qp, args=("cost_run", "run"),
-                      format_func=lambda r: f"{r} ({by_id[r]['mode']}, {by_id[r]['gen_id']})"
-                      + ("" if by_id[r]["status"] == "complete" else f" ⚠ {by_id[r]['status']}"))
+    st.session_state["cost_run"] = next(
+        (r["run_id"] for r in table if r["mode"] == "single" and r["status"] == "complete"), run_ids[0]
+    )
+run_id = st.selectbox(
+    "Run",
+    run_ids,
+    key="cost_run",
+    on_change=_ui.widget_to_qp,
+    args=("cost_run", "run"),
+    format_func=lambda r: (
+        f"{r} ({by_id[r]['mode']}, {by_id[r]['gen_id']})"
+        + ("" if by_id[r]["status"] == "complete" else f" ⚠ {by_id[r]['status']}")
+    ),
+)
 
 with _ui.boundary():
     base = cost_call("run_cost", run_id)
     if base["simulated"]:
         st.badge("SIMULATED run", color="orange")
     if base["status"] != "complete":
-        st.warning(_ui.md_escape(f"Run {run_id} is {base['status']}: its figures are not comparable with "
-                                 "complete runs."))
-    st.caption(_ui.md_escape(f"{base['mode']} harness, judge {base['judge_model']}; {base['items']} items, "
-                             f"{base['answers']} answers, each item judged {base['rounds']} time(s)."))
+        st.warning(
+            _ui.md_escape(f"Run {run_id} is {base['status']}: its figures are not comparable with complete runs.")
+        )
+    st.caption(
+        _ui.md_escape(
+            f"{base['mode']} harness, judge {base['judge_model']}; {base['items']} items, "
+            f"{base['answers']} answers, each item judged {base['rounds']} time(s)."
+        )
+    )
     j, s = base["judge"], base["system"]
-    st.dataframe(pd.DataFrame([
-        {"who": "judge", "calls or outputs": j["calls"], "failed": j["failed_calls"], "tokens in": j["tokens_in"],
-         "tokens out": j["tokens_out"], "cost": j["cost_usd"], "unknown cost": j["cost_unknown_calls"],
-         "latency mean": j["latency_ms_mean"], "latency p50": j["latency_ms_p50"],
-         "latency p95": j["latency_ms_p95"]},
-        {"who": f"system under test ({s['gen_id']})", "calls or outputs": s["outputs"], "failed": s["errored_outputs"],
-         "tokens in": s["tokens_in"], "tokens out": s["tokens_out"], "cost": s["cost_usd"],
-         "unknown cost": s["cost_unknown_outputs"], "latency mean": s["latency_ms_mean"],
-         "latency p50": s["latency_ms_p50"], "latency p95": s["latency_ms_p95"]},
-    ]), key="cost_totals", hide_index=True, placeholder="-",
-        column_config={"cost": USD, "latency mean": MS, "latency p50": MS, "latency p95": MS})
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "who": "judge",
+                    "calls or outputs": j["calls"],
+                    "failed": j["failed_calls"],
+                    "tokens in": j["tokens_in"],
+                    "tokens out": j["tokens_out"],
+                    "cost": j["cost_usd"],
+                    "unknown cost": j["cost_unknown_calls"],
+                    "latency mean": j["latency_ms_mean"],
+                    "latency p50": j["latency_ms_p50"],
+                    "latency p95": j["latency_ms_p95"],
+                },
+                {
+                    "who": f"system under test ({s['gen_id']})",
+                    "calls or outputs": s["outputs"],
+                    "failed": s["errored_outputs"],
+                    "tokens in": s["tokens_in"],
+                    "tokens out": s["tokens_out"],
+                    "cost": s["cost_usd"],
+                    "unknown cost": s["cost_unknown_outputs"],
+                    "latency mean": s["latency_ms_mean"],
+                    "latency p50": s["latency_ms_p50"],
+                    "latency p95": s["latency_ms_p95"],
+                },
+            ]
+        ),
+        key="cost_totals",
+        hide_index=True,
+        placeholder="-",
+        column_config={"cost": USD, "latency mean": MS, "latency p50": MS, "latency p95": MS},
+    )
 
     # ------------------------------------------------------------ per criterion
     st.markdown("**Per criterion**")
     crits = base["per_criterion"]
     left, right = st.columns([3, 2])
-    left.dataframe(pd.DataFrame([{
-        "criterion": c["criterion"], "calls": c["calls"], "failed calls": c["failed_calls"],
-        "tokens in": c["tokens_in"], "tokens out": c["tokens_out"], "cost": c["cost_usd"],
-        "unpriced calls": c["cost_unknown_calls"], "latency share": c["latency_ms_total"],
-        "latency mean": c["latency_ms_mean"], "latency p50": c["latency_ms_p50"], "latency p95": c["latency_ms_p95"],
-    } for c in crits]), key="cost_criteria", hide_index=True, placeholder="-",
-        column_config={"tokens in": TOK, "tokens out": TOK, "cost": USD, "latency share": MS, "latency mean": MS,
-                       "latency p50": MS, "latency p95": MS})
+    left.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "criterion": c["criterion"],
+                    "calls": c["calls"],
+                    "failed calls": c["failed_calls"],
+                    "tokens in": c["tokens_in"],
+                    "tokens out": c["tokens_out"],
+                    "cost": c["cost_usd"],
+                    "unpriced calls": c["cost_unknown_calls"],
+                    "latency share": c["latency_ms_total"],
+                    "latency mean": c["latency_ms_mean"],
+                    "latency p50": c["latency_ms_p50"],
+                    "latency p95": c["latency_ms_p95"],
+                }
+                for c in crits
+            ]
+        ),
+        key="cost_criteria",
+        hide_index=True,
+        placeholder="-",
+        column_config={
+            "tokens in": TOK,
+            "tokens out": TOK,
+            "cost": USD,
+            "latency share": MS,
+            "latency mean": MS,
+            "latency p50": MS,
+            "latency p95": MS,
+        },
+    )
     measure = "cost_usd" if any(c["cost_usd"] is not None for c in crits) else "tokens_in"
     right.altair_chart(analysis.cost_by_criterion(crits, measure), width="stretch")
-    st.caption("A call that asks several criteria gives each an equal share of its tokens, cost and latency, so "
-               "the shares add up to the run's totals; calls counts the calls that asked the criterion, and the "
-               "latency mean / p50 / p95 are those calls', whole.")
+    st.caption(
+        "A call that asks several criteria gives each an equal share of its tokens, cost and latency, so "
+        "the shares add up to the run's totals; calls counts the calls that asked the criterion, and the "
+        "latency mean / p50 / p95 are those calls', whole."
+    )
 
     # ------------------------------------------------------------ projection
     st.markdown("**Projection: single, grouped and split**")
@@ -132,40 +230,96 @@ with _ui.boundary():
     key = f"cost_items_{run_id}"
     if key not in st.session_state:
         st.session_state[key] = max(1, _ui.qp_int("items", proj0["items"]))
-    n = st.number_input("Items N", min_value=1, step=1, key=key, on_change=_ui.widget_to_qp, args=(key, "items"),
-                        help="Items to judge; each is judged as many times as in this run.")
+    n = st.number_input(
+        "Items N",
+        min_value=1,
+        step=1,
+        key=key,
+        on_change=_ui.widget_to_qp,
+        args=(key, "items"),
+        help="Items to judge; each is judged as many times as in this run.",
+    )
     rep = base if n == proj0["items"] else cost_call("run_cost", run_id, items=int(n))
     proj = rep["projection"]
     for w in proj["warnings"]:
         st.warning(_ui.md_escape(w))
     pr, la = proj["prices"], proj["latency"]
-    st.caption(_ui.md_escape(
-        f"{proj['items']} items x {proj['rounds']} judging(s); grouped = {proj['groups']} calls per answer "
-        f"({proj['groups_source']}). Shared context S = {proj['shared_tokens_in']:.1f} tokens per call, from "
-        f"{proj['calls_measured']} measured calls; prices "
-        + ("unknown" if pr is None else f"${pr['input_per_million']:.4g} in / ${pr['output_per_million']:.4g} "
-           "out per million tokens, fitted to the priced calls")
-        + ("; latency unknown" if la is None else
-           f"; latency {la['ms_per_call']:.0f} ms per call + {la['ms_per_output_token']:.2f} ms per output token")
-        + "."))
+    st.caption(
+        _ui.md_escape(
+            f"{proj['items']} items x {proj['rounds']} judging(s); grouped = {proj['groups']} calls per answer "
+            f"({proj['groups_source']}). Shared context S = {proj['shared_tokens_in']:.1f} tokens per call, from "
+            f"{proj['calls_measured']} measured calls; prices "
+            + (
+                "unknown"
+                if pr is None
+                else f"${pr['input_per_million']:.4g} in / ${pr['output_per_million']:.4g} "
+                "out per million tokens, fitted to the priced calls"
+            )
+            + (
+                "; latency unknown"
+                if la is None
+                else f"; latency {la['ms_per_call']:.0f} ms per call + {la['ms_per_output_token']:.2f} ms per output token"
+            )
+            + "."
+        )
+    )
     p_left, p_right = st.columns([3, 2])
-    p_left.dataframe(pd.DataFrame([{
-        "mode": r["mode"], "calls per answer": r["calls_per_answer"], "calls": r["calls"], "tokens in": r["tokens_in"],
-        "tokens out": r["tokens_out"], "cost": r["cost_usd"], "latency per answer": r["latency_ms_per_answer"],
-        "calls x single": r["calls_x_single"], "tokens in x single": r["tokens_in_x_single"],
-        "cost x single": r["cost_usd_x_single"],
-    } for r in proj["rows"]]), key="cost_projection", hide_index=True, placeholder="-",
-        column_config={"tokens in": TOK, "tokens out": TOK, "cost": USD, "latency per answer": MS,
-                       "calls x single": X, "tokens in x single": X, "cost x single": X})
-    p_left.dataframe(pd.DataFrame([{
-        "criterion": c["criterion"], "c_k tokens in": c["tokens_in"], "out tokens per verdict":
-        c["out_tokens_per_verdict"], "counted from": c["tokens_in_source"]} for c in proj["criteria"]]),
-        key="cost_model", hide_index=True, placeholder="-", column_config={"out tokens per verdict": TOK})
+    p_left.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "mode": r["mode"],
+                    "calls per answer": r["calls_per_answer"],
+                    "calls": r["calls"],
+                    "tokens in": r["tokens_in"],
+                    "tokens out": r["tokens_out"],
+                    "cost": r["cost_usd"],
+                    "latency per answer": r["latency_ms_per_answer"],
+                    "calls x single": r["calls_x_single"],
+                    "tokens in x single": r["tokens_in_x_single"],
+                    "cost x single": r["cost_usd_x_single"],
+                }
+                for r in proj["rows"]
+            ]
+        ),
+        key="cost_projection",
+        hide_index=True,
+        placeholder="-",
+        column_config={
+            "tokens in": TOK,
+            "tokens out": TOK,
+            "cost": USD,
+            "latency per answer": MS,
+            "calls x single": X,
+            "tokens in x single": X,
+            "cost x single": X,
+        },
+    )
+    p_left.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "criterion": c["criterion"],
+                    "c_k tokens in": c["tokens_in"],
+                    "out tokens per verdict": c["out_tokens_per_verdict"],
+                    "counted from": c["tokens_in_source"],
+                }
+                for c in proj["criteria"]
+            ]
+        ),
+        key="cost_model",
+        hide_index=True,
+        placeholder="-",
+        column_config={"out tokens per verdict": TOK},
+    )
     p_right.altair_chart(analysis.projection_bars(proj["rows"]), width="stretch")
     check = proj.get("check")
     if check:
-        st.caption(_ui.md_escape(
-            f"Check at the run's own size and mode ({check['mode']}): {check['calls_projected']} calls projected, "
-            f"{check['calls_measured']} measured; {check['tokens_in_projected']:.0f} tokens in projected, "
-            f"{check['tokens_in_measured']} measured."))
+        st.caption(
+            _ui.md_escape(
+                f"Check at the run's own size and mode ({check['mode']}): {check['calls_projected']} calls projected, "
+                f"{check['calls_measured']} measured; {check['tokens_in_projected']:.0f} tokens in projected, "
+                f"{check['tokens_in_measured']} measured."
+            )
+        )
     st.caption("Assumptions: " + _ui.md_escape("; ".join(proj["assumptions"])) + ". See docs/COST.md.")

@@ -24,35 +24,61 @@ _ui.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
 with _ui.boundary():
     entries = ledger.entries()
 
-st.caption(f"{len(entries)} entries in {_ui.display_path(ledger.path)}. Figures below are recomputed from the runs "
-           "each time; the delta is the paired per-item delta of the candidate over the baseline.")
+st.caption(
+    f"{len(entries)} entries in {_ui.display_path(ledger.path)}. Figures below are recomputed from the runs "
+    "each time; the delta is the paired per-item delta of the candidate over the baseline."
+)
 if entries:
     table = []
     for e in entries:
         f = e["figures_now"]
-        table.append({"id": e["entry_id"], "decision": review.TYPE_WORDS[e["type"]], "status": e["status"], "title": e["title"],
-                      "baseline": e["baseline"] or "", "candidate": e["candidate"] or "",
-                      "delta (pts)": None if f.get("delta") is None else 100 * f["delta"],
-                      "two-sided bar": (None if "two_sided_bar" not in f else ("holds" if f["two_sided_bar"] else "fails")),
-                      "flags": "; ".join(f.get("flags") or []), "added": e["added_at"][:10], "by": e["added_by"]})
-    st.dataframe(pd.DataFrame(table), hide_index=True, width="stretch",
-                 column_config={"delta (pts)": st.column_config.NumberColumn(format="%+.1f")})
-    st.download_button("Download the ledger (Markdown)", review.export_markdown(entries), file_name="ledger.md",
-                       mime="text/markdown")
+        table.append(
+            {
+                "id": e["entry_id"],
+                "decision": review.TYPE_WORDS[e["type"]],
+                "status": e["status"],
+                "title": e["title"],
+                "baseline": e["baseline"] or "",
+                "candidate": e["candidate"] or "",
+                "delta (pts)": None if f.get("delta") is None else 100 * f["delta"],
+                "two-sided bar": (None if "two_sided_bar" not in f else ("holds" if f["two_sided_bar"] else "fails")),
+                "flags": "; ".join(f.get("flags") or []),
+                "added": e["added_at"][:10],
+                "by": e["added_by"],
+            }
+        )
+    st.dataframe(
+        pd.DataFrame(table),
+        hide_index=True,
+        width="stretch",
+        column_config={"delta (pts)": st.column_config.NumberColumn(format="%+.1f")},
+    )
+    st.download_button(
+        "Download the ledger (Markdown)", review.export_markdown(entries), file_name="ledger.md", mime="text/markdown"
+    )
     for e in entries:
         f = e["figures_now"]
-        with st.expander(f"{e['entry_id']}: {e['title']} — {review.TYPE_WORDS[e['type']]}"
-                         + (" (retired)" if e["status"] == "retired" else "")):
+        with st.expander(
+            f"{e['entry_id']}: {e['title']} — {review.TYPE_WORDS[e['type']]}"
+            + (" (retired)" if e["status"] == "retired" else "")
+        ):
             if e["baseline"]:
-                st.markdown(f"Baseline {_ui.code_span(e['baseline'])} → candidate {_ui.code_span(e['candidate'])}: "
-                            f"{_ui.md_escape(f.get('kind'))}; changed: {_ui.md_escape(', '.join(f.get('changed') or []) or 'nothing recorded')}")
-                st.text(f"{f['metric']}: baseline {analysis.rounds_text(f['baseline'])}\n"
-                        f"{f['metric']}: candidate {analysis.rounds_text(f['candidate'])}\n"
-                        f"paired delta {_ui.pct(f['delta'])}, 95% CI {_ui.pct(f['ci95'][0])} to {_ui.pct(f['ci95'][1])}, "
-                        f"noise floor {_ui.pct(f['noise_floor'])}\n"
-                        f"stable wins {f['stable_wins']}, stable regressions {f['stable_regressions']}\n{f['verdict']}")
-                st.page_link("pages/9_compare.py", label="Open in Compare configurations",
-                             query_params={"a": e["baseline"], "b": e["candidate"], "metric": f["metric"]})
+                st.markdown(
+                    f"Baseline {_ui.code_span(e['baseline'])} → candidate {_ui.code_span(e['candidate'])}: "
+                    f"{_ui.md_escape(f.get('kind'))}; changed: {_ui.md_escape(', '.join(f.get('changed') or []) or 'nothing recorded')}"
+                )
+                st.text(
+                    f"{f['metric']}: baseline {analysis.rounds_text(f['baseline'])}\n"
+                    f"{f['metric']}: candidate {analysis.rounds_text(f['candidate'])}\n"
+                    f"paired delta {_ui.pct(f['delta'])}, 95% CI {_ui.pct(f['ci95'][0])} to {_ui.pct(f['ci95'][1])}, "
+                    f"noise floor {_ui.pct(f['noise_floor'])}\n"
+                    f"stable wins {f['stable_wins']}, stable regressions {f['stable_regressions']}\n{f['verdict']}"
+                )
+                st.page_link(
+                    "pages/9_compare.py",
+                    label="Open in Compare configurations",
+                    query_params={"a": e["baseline"], "b": e["candidate"], "metric": f["metric"]},
+                )
             for rid, rf in (f.get("runs") or {}).items():
                 st.text(f"{rid} {f['metric']}: {analysis.rounds_text(rf)}")
             if f.get("flags"):
@@ -61,10 +87,22 @@ if entries:
                 st.info(_ui.md_escape(f"Figures: {e['figures_source']}"))
             if e.get("note"):
                 _ui.labelled_text("Note", e["note"])
-            st.dataframe(pd.DataFrame([{"at": h["at"][:19], "by": h["by"], "action": h["action"],
-                                        "what": h.get("reason") or ", ".join(f"{k}: {h[k]}" for k in ("title", "type", "note")
-                                                                              if h.get(k))} for h in e["history"]]),
-                         hide_index=True, width="stretch")
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "at": h["at"][:19],
+                            "by": h["by"],
+                            "action": h["action"],
+                            "what": h.get("reason")
+                            or ", ".join(f"{k}: {h[k]}" for k in ("title", "type", "note") if h.get(k)),
+                        }
+                        for h in e["history"]
+                    ]
+                ),
+                hide_index=True,
+                width="stretch",
+            )
 else:
     st.info("No decisions recorded yet. Add one below or with `evalcore ledger add`.")
 
@@ -77,18 +115,31 @@ if len(run_ids) >= 1:
         baseline = c1.selectbox("Baseline run", ["(none)"] + run_ids)
         candidate = c2.selectbox("Candidate run", ["(none)"] + run_ids)
         others = st.multiselect("Other runs it rests on", run_ids)
-        type_ = st.selectbox("Decision", ["(automatic for a judge-only change)"] + list(review.TYPES),
-                             format_func=lambda t: review.TYPE_WORDS.get(t, t))
+        type_ = st.selectbox(
+            "Decision",
+            ["(automatic for a judge-only change)"] + list(review.TYPES),
+            format_func=lambda t: review.TYPE_WORDS.get(t, t),
+        )
         note = st.text_area("Note")
         by = st.text_input("Who decided")
         submitted = st.form_submit_button("Add to the ledger")
     if submitted:
         with _ui.boundary():
-            e = ledger.add(title=title, by=by, type_=None if type_.startswith("(") else type_,
-                           baseline=None if baseline == "(none)" else baseline,
-                           candidate=None if candidate == "(none)" else candidate, runs=others, note=note)
-            st.success(_ui.md_escape(f"Added {e['entry_id']} as {review.TYPE_WORDS[e['type']]}"
-                                     + (" (set automatically)" if e["type_automatic"] else "")))
+            e = ledger.add(
+                title=title,
+                by=by,
+                type_=None if type_.startswith("(") else type_,
+                baseline=None if baseline == "(none)" else baseline,
+                candidate=None if candidate == "(none)" else candidate,
+                runs=others,
+                note=note,
+            )
+            st.success(
+                _ui.md_escape(
+                    f"Added {e['entry_id']} as {review.TYPE_WORDS[e['type']]}"
+                    + (" (set automatically)" if e["type_automatic"] else "")
+                )
+            )
             st.rerun()
 
 active = [e["entry_id"] for e in entries if e["status"] == "active"]
@@ -97,7 +148,9 @@ if active:
     with st.form("ledger_change"):
         target = st.selectbox("Entry", active)
         action = st.radio("Action", ["amend", "retire"], horizontal=True)
-        new_type = st.selectbox("New decision (amend)", ["(keep)"] + list(review.TYPES), format_func=lambda t: review.TYPE_WORDS.get(t, t))
+        new_type = st.selectbox(
+            "New decision (amend)", ["(keep)"] + list(review.TYPES), format_func=lambda t: review.TYPE_WORDS.get(t, t)
+        )
         new_note = st.text_area("New note (amend) or reason (retire)")
         who = st.text_input("Who")
         go = st.form_submit_button("Apply")

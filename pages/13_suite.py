@@ -38,8 +38,14 @@ with _ui.boundary():
         st.info("No suites in this data directory.")
         st.stop()
     _ui.sync_widget("suite_pick", "suite", ids)
-    suite_id = st.selectbox("Suite", ids, key="suite_pick", on_change=_ui.widget_to_qp, args=("suite_pick", "suite"),
-                            kwargs={"clear": ("item",)})
+    suite_id = st.selectbox(
+        "Suite",
+        ids,
+        key="suite_pick",
+        on_change=_ui.widget_to_qp,
+        args=("suite_pick", "suite"),
+        kwargs={"clear": ("item",)},
+    )
     hold = _ui.holdout_toggle("suites", [suite_id])
     ov = review.overview(store, suite_id)
     res = review.visible_findings(store, _ui.suite_call("check", suite_id), hold)
@@ -48,17 +54,22 @@ with _ui.boundary():
     # ------------------------------------------------------------ headline
     m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric("Version", f"v{ov['current_version']}")
-    m1.caption(f"{len(ov['versions'])} version(s); version 1 is the data directory's, repairs live in the state "
-               "directory")
+    m1.caption(
+        f"{len(ov['versions'])} version(s); version 1 is the data directory's, repairs live in the state directory"
+    )
     m2.metric("Items", ov["items"])
     m2.caption(f"{ov['holdout_items']} holdout items, " + ("shown (this view is logged)" if hold else "hidden below"))
     m3.metric("Age", f"{ov['age_days']} days")
-    m3.caption(f"since the suite was frozen ({ov['created_at'][:10]}); the current version is "
-               f"{ov['current_version_age_days']} days old")
+    m3.caption(
+        f"since the suite was frozen ({ov['created_at'][:10]}); the current version is "
+        f"{ov['current_version_age_days']} days old"
+    )
     t = ov["tuning"]
     m4.metric("Used to tune", t["uses"])
-    m4.caption(f"{t['generations']} generation(s) made on it and {t['runs']} judge run(s) over them: each is a "
-               "measurement a change could have been tuned against")
+    m4.caption(
+        f"{t['generations']} generation(s) made on it and {t['runs']} judge run(s) over them: each is a "
+        "measurement a change could have been tuned against"
+    )
     m5.metric("Open flags", ov["flags"]["open"])
     m5.caption(f"'the test is wrong' flags from the label store not yet repaired; {ov['flags']['resolved']} resolved")
     _ui.curated_note([suite_id])
@@ -68,45 +79,95 @@ with _ui.boundary():
     st.subheader("Runs on this suite")
     _ui.suite_version_warning([r["run_id"] for r in runs])
     if runs:
-        st.dataframe(pd.DataFrame([{
-            "run": r["run_id"], "generation": r["gen_id"], "suite version": r["suite_mark"] or f"v{r['suite_version']}",
-            "status": r["status"], "mode": r["mode"], "judge model": r["judge_model"],
-        } for r in runs]), hide_index=True, key="suite_runs")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "run": r["run_id"],
+                        "generation": r["gen_id"],
+                        "suite version": r["suite_mark"] or f"v{r['suite_version']}",
+                        "status": r["status"],
+                        "mode": r["mode"],
+                        "judge model": r["judge_model"],
+                    }
+                    for r in runs
+                ]
+            ),
+            hide_index=True,
+            key="suite_runs",
+        )
     else:
         st.info("No run judges answers to this suite.")
 
     # ------------------------------------------------------------ versions
     st.subheader("Versions")
-    st.dataframe(pd.DataFrame([{
-        "version": f"v{v['version']}" + (" (current)" if v["current"] else ""), "created": v["created_at"],
-        "content hash": v["content_hash"], "items": v["n_items"], "stored in": v["where"],
-        "changes": "; ".join(f"{c['item_id']} {c['field']} by {c['by']}"
-                             + (f" (resolves flag {c['flag']})" if c["flag"] is not None else "") + f": {c['why']}"
-                             for c in v["changes"]) or "-",
-    } for v in ov["versions"]]), hide_index=True, key="suite_versions")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "version": f"v{v['version']}" + (" (current)" if v["current"] else ""),
+                    "created": v["created_at"],
+                    "content hash": v["content_hash"],
+                    "items": v["n_items"],
+                    "stored in": v["where"],
+                    "changes": "; ".join(
+                        f"{c['item_id']} {c['field']} by {c['by']}"
+                        + (f" (resolves flag {c['flag']})" if c["flag"] is not None else "")
+                        + f": {c['why']}"
+                        for c in v["changes"]
+                    )
+                    or "-",
+                }
+                for v in ov["versions"]
+            ]
+        ),
+        hide_index=True,
+        key="suite_versions",
+    )
 
     # ------------------------------------------------------------ findings
     st.subheader("Findings")
-    st.caption(_ui.md_escape(
-        f"Admission checks on v{res['version']}: " + ", ".join(f"{k} {v}" for k, v in res["counts"].items())
-        + (f"; {res['holdout_findings_hidden']} findings on holdout items hidden" if res["holdout_findings_hidden"]
-           else "") + f". Near duplicates: Jaccard of character {res['shingle']}-grams >= {res['threshold']:g}."))
+    st.caption(
+        _ui.md_escape(
+            f"Admission checks on v{res['version']}: "
+            + ", ".join(f"{k} {v}" for k, v in res["counts"].items())
+            + (
+                f"; {res['holdout_findings_hidden']} findings on holdout items hidden"
+                if res["holdout_findings_hidden"]
+                else ""
+            )
+            + f". Near duplicates: Jaccard of character {res['shingle']}-grams >= {res['threshold']:g}."
+        )
+    )
     for note in res.get("notes") or []:
         st.info(_ui.md_escape(note))
     if res["findings"]:
-        st.dataframe(pd.DataFrame(res["findings"])[["check", "item_id", "field", "problem", "detail"]],
-                     hide_index=True, key="suite_findings")
+        st.dataframe(
+            pd.DataFrame(res["findings"])[["check", "item_id", "field", "problem", "detail"]],
+            hide_index=True,
+            key="suite_findings",
+        )
     else:
         st.success("No findings.")
 
     # ------------------------------------------------------------ items
     st.subheader("Items")
     it = review.items(store, suite_id, None, hold, res["findings"])
-    st.caption(f"{it['items']} items of v{it['version']}"
-               + (f"; {it['holdout_hidden']} holdout items hidden" if it["holdout_hidden"] else "") + ".")
-    st.dataframe(pd.DataFrame([{k: r[k] for k in ("item_id", "class", "difficulty", "holdout", "findings",
-                                                  "open_flags", "input")} for r in it["rows"]]),
-                 hide_index=True, key="suite_items")
+    st.caption(
+        f"{it['items']} items of v{it['version']}"
+        + (f"; {it['holdout_hidden']} holdout items hidden" if it["holdout_hidden"] else "")
+        + "."
+    )
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {k: r[k] for k in ("item_id", "class", "difficulty", "holdout", "findings", "open_flags", "input")}
+                for r in it["rows"]
+            ]
+        ),
+        hide_index=True,
+        key="suite_items",
+    )
 
     # ------------------------------------------------------------ repair
     st.subheader("Repair an item")
@@ -119,18 +180,28 @@ with _ui.boundary():
     if st.session_state.get("suite_item") not in options:
         st.session_state["suite_item"] = open_flags[0]["item_id"] if open_flags else options[0]
     c_item, c_field = st.columns(2)
-    item_id = c_item.selectbox("Item", options, key="suite_item", on_change=_ui.widget_to_qp,
-                               args=("suite_item", "item"),
-                               format_func=lambda i: f"{i} (flagged: the test is wrong)" if i in flagged else i)
+    item_id = c_item.selectbox(
+        "Item",
+        options,
+        key="suite_item",
+        on_change=_ui.widget_to_qp,
+        args=("suite_item", "item"),
+        format_func=lambda i: f"{i} (flagged: the test is wrong)" if i in flagged else i,
+    )
     field = c_field.selectbox("Field", list(analysis.REPAIRABLE), key="suite_field")
     current = review.item(store, suite_id, item_id, include_holdout=hold)
     is_list = analysis.REPAIRABLE[field] == "list"
     _ui.labelled_text(f"Current {field} (v{current['version']})", _as_text(current.get(field)))
     mine = [f for f in open_flags if f["item_id"] == item_id]
     if mine:
-        _ui.labelled_text("Open flags on this item", "\n".join(
-            f"edit {f['edit_id']} by {f['reviewer']} on {f['criterion']} ({f['gen_id']} round {f['gen_round']}): "
-            f"{f['note'] or '(no note)'}" for f in mine))
+        _ui.labelled_text(
+            "Open flags on this item",
+            "\n".join(
+                f"edit {f['edit_id']} by {f['reviewer']} on {f['criterion']} ({f['gen_id']} round {f['gen_round']}): "
+                f"{f['note'] or '(no note)'}"
+                for f in mine
+            ),
+        )
     flag_options = [None] + [f["edit_id"] for f in mine]
     if st.session_state.get("_suite_repair_for") != (suite_id, item_id, field):
         st.session_state["_suite_repair_for"] = (suite_id, item_id, field)
@@ -142,17 +213,31 @@ with _ui.boundary():
         st.text_area("New value" + (" (one entry per line)" if is_list else ""), key="suite_new_value")
         st.text_input("Who makes the repair", key="suite_by")
         st.text_area("Why the test was wrong", key="suite_why", height=68)
-        st.selectbox("Resolves flag", flag_options, key="suite_flag",
-                     format_func=lambda e: "none" if e is None else f"edit {e}")
+        st.selectbox(
+            "Resolves flag", flag_options, key="suite_flag", format_func=lambda e: "none" if e is None else f"edit {e}"
+        )
         submitted = st.form_submit_button("Create new suite version", key="suite_repair_submit", type="primary")
-    st.caption("A repair writes the next suite version into the state directory (the data is never written); "
-               "runs on older versions are then marked on every page that lists runs.")
+    st.caption(
+        "A repair writes the next suite version into the state directory (the data is never written); "
+        "runs on older versions are then marked on every page that lists runs."
+    )
     if submitted:
         s = st.session_state
-        r = review.repair(store, suite_id, item_id, field, s.get("suite_new_value"), s.get("suite_by") or "",
-                     s.get("suite_why") or "", s.get("suite_flag"))
+        r = review.repair(
+            store,
+            suite_id,
+            item_id,
+            field,
+            s.get("suite_new_value"),
+            s.get("suite_by") or "",
+            s.get("suite_why") or "",
+            s.get("suite_flag"),
+        )
         s.pop("_suite_repair_for", None)
-        s["suite_flash"] = ("success", f"Created v{r['version']} of {suite_id}: {item_id} {field} repaired"
-                                       + (f", resolving flag {r['change']['flag']}" if r["change"]["flag"] is not None
-                                          else "") + ". Runs on older versions are now marked.")
+        s["suite_flash"] = (
+            "success",
+            f"Created v{r['version']} of {suite_id}: {item_id} {field} repaired"
+            + (f", resolving flag {r['change']['flag']}" if r["change"]["flag"] is not None else "")
+            + ". Runs on older versions are now marked.",
+        )
         st.rerun()

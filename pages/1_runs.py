@@ -39,13 +39,21 @@ by_id = {r["run_id"]: r for r in runs}
 # ---------------------------------------------------------------- flags first
 flagged = [r for r in runs if r["status"] != "complete"]
 if flagged:
-    st.warning("Not complete, so their figures are not comparable with the others: " + "; ".join(
-        _ui.md_escape(f"{r['run_id']} is {r['status']} ({r['failed_calls']} failed calls, "
-                      f"{r['errored_verdicts']} errored verdicts)") for r in flagged))
+    st.warning(
+        "Not complete, so their figures are not comparable with the others: "
+        + "; ".join(
+            _ui.md_escape(
+                f"{r['run_id']} is {r['status']} ({r['failed_calls']} failed calls, "
+                f"{r['errored_verdicts']} errored verdicts)"
+            )
+            for r in flagged
+        )
+    )
 flagged_gens = [g for g in gens if g["status"] != "complete"]
 if flagged_gens:
-    st.warning("Generations not complete: " + "; ".join(
-        _ui.md_escape(f"{g['gen_id']} is {g['status']}") for g in flagged_gens))
+    st.warning(
+        "Generations not complete: " + "; ".join(_ui.md_escape(f"{g['gen_id']} is {g['status']}") for g in flagged_gens)
+    )
 _ui.suite_version_warning(run_ids)
 
 # ---------------------------------------------------------------- runs
@@ -57,70 +65,141 @@ else:
     rows = []
     for r in runs:
         by_round = r["pass_rate_by_round"] + [None] * (n_rounds - len(r["pass_rate_by_round"]))
-        rows.append({
-            "run": r["run_id"], "status": FLAG.get(r["status"], r["status"]), "mode": r["mode"],
-            "prompt variant": r["prompt_variant"], "judge rounds": r["judge_rounds"],
-            **{f"pass r{i + 1}": _pct100(v) for i, v in enumerate(by_round)},
-            "pass mean": _pct100(r["pass_rate_mean"]), "pass spread": _pct100(r["pass_rate_spread"]),
-            "errored verdicts": r["errored_verdicts"], "calls": r["calls"], "failed calls": r["failed_calls"],
-            "tokens in": r["tokens_in"], "tokens out": r["tokens_out"], "cost": r["cost_usd"],
-            "unpriced calls": r.get("cost_unknown_calls"),
-            "judge latency": r["latency_ms_mean"], "system latency": r["system_latency_ms_mean"],
-            "judge model": r["judge_model"], "generation": r["gen_id"],
-            "suite version": r["suite_mark"] or f"v{r['suite_version']}",
-        })
+        rows.append(
+            {
+                "run": r["run_id"],
+                "status": FLAG.get(r["status"], r["status"]),
+                "mode": r["mode"],
+                "prompt variant": r["prompt_variant"],
+                "judge rounds": r["judge_rounds"],
+                **{f"pass r{i + 1}": _pct100(v) for i, v in enumerate(by_round)},
+                "pass mean": _pct100(r["pass_rate_mean"]),
+                "pass spread": _pct100(r["pass_rate_spread"]),
+                "errored verdicts": r["errored_verdicts"],
+                "calls": r["calls"],
+                "failed calls": r["failed_calls"],
+                "tokens in": r["tokens_in"],
+                "tokens out": r["tokens_out"],
+                "cost": r["cost_usd"],
+                "unpriced calls": r.get("cost_unknown_calls"),
+                "judge latency": r["latency_ms_mean"],
+                "system latency": r["system_latency_ms_mean"],
+                "judge model": r["judge_model"],
+                "generation": r["gen_id"],
+                "suite version": r["suite_mark"] or f"v{r['suite_version']}",
+            }
+        )
     table = pd.DataFrame(rows)
-    config = {**{f"pass r{i + 1}": PCT for i in range(n_rounds)}, "pass mean": PCT, "pass spread": PCT,
-              "cost": USD, "judge latency": MS, "system latency": MS}
+    config = {
+        **{f"pass r{i + 1}": PCT for i in range(n_rounds)},
+        "pass mean": PCT,
+        "pass spread": PCT,
+        "cost": USD,
+        "judge latency": MS,
+        "system latency": MS,
+    }
 
-    event = st.dataframe(table, key="runs_table", hide_index=True, column_config=config, on_select="rerun",
-                         selection_mode="single-row", height="content" if len(rows) <= 40 else 700,
-                         placeholder="-")
+    event = st.dataframe(
+        table,
+        key="runs_table",
+        hide_index=True,
+        column_config=config,
+        on_select="rerun",
+        selection_mode="single-row",
+        height="content" if len(rows) <= 40 else 700,
+        placeholder="-",
+    )
     picked = list(event.selection.rows) if event is not None else []
     if picked != st.session_state.get("_runs_table_applied", []):  # a new click (not a stale selection)
         st.session_state["_runs_table_applied"] = picked
         if picked:
             _ui.set_qp(run=run_ids[picked[0]])
-    st.caption("Pass rate per judge round, then their mean and spread (max - min). Cost sums the calls whose "
-               "price is known; unpriced calls counts the others (never taken as 0). Select a row to open its "
-               "answers below."
-               + ("" if hold else " Pass rates leave the suites' holdout items out; cost and tokens count every call."))
+    st.caption(
+        "Pass rate per judge round, then their mean and spread (max - min). Cost sums the calls whose "
+        "price is known; unpriced calls counts the others (never taken as 0). Select a row to open its "
+        "answers below."
+        + ("" if hold else " Pass rates leave the suites' holdout items out; cost and tokens count every call.")
+    )
     _ui.curated_note([r["suite_id"] for r in runs])
     with st.expander("Runs as a plain table (copyable text)"):
-        plain = pd.DataFrame([{
-            "run": r["run_id"], "status": FLAG.get(r["status"], r["status"]), "mode": r["mode"],
-            "judge model": r["judge_model"], "judge rounds": str(r["judge_rounds"]),
-            **{f"pass r{i + 1}": _ui.pct(v) for i, v in enumerate(
-                r["pass_rate_by_round"] + [None] * (n_rounds - len(r["pass_rate_by_round"])))},
-            "pass mean": _ui.pct(r["pass_rate_mean"]), "pass spread": _ui.pct(r["pass_rate_spread"]),
-            "errored verdicts": str(r["errored_verdicts"]), "calls": str(r["calls"]),
-            "suite version": r["suite_mark"] or f"v{r['suite_version']}",
-        } for r in runs])
+        plain = pd.DataFrame(
+            [
+                {
+                    "run": r["run_id"],
+                    "status": FLAG.get(r["status"], r["status"]),
+                    "mode": r["mode"],
+                    "judge model": r["judge_model"],
+                    "judge rounds": str(r["judge_rounds"]),
+                    **{
+                        f"pass r{i + 1}": _ui.pct(v)
+                        for i, v in enumerate(
+                            r["pass_rate_by_round"] + [None] * (n_rounds - len(r["pass_rate_by_round"]))
+                        )
+                    },
+                    "pass mean": _ui.pct(r["pass_rate_mean"]),
+                    "pass spread": _ui.pct(r["pass_rate_spread"]),
+                    "errored verdicts": str(r["errored_verdicts"]),
+                    "calls": str(r["calls"]),
+                    "suite version": r["suite_mark"] or f"v{r['suite_version']}",
+                }
+                for r in runs
+            ]
+        )
         st.table(plain.map(_ui.md_escape), hide_index=True)
 
 # ---------------------------------------------------------------- generations and suites
 st.subheader("Generations")
 if gens:
-    st.dataframe(pd.DataFrame([{
-        "generation": g["gen_id"], "suite": g["suite_id"], "suite version": g["suite_mark"] or f"v{g['suite_version']}",
-        "status": FLAG.get(g["status"], g["status"]),
-        "source": g["source"], "rounds": g["rounds"], "items": g["items"], "outputs": g["outputs"],
-        "abstained": _pct100(g["abstained_rate"]), "errored outputs": g["errored_outputs"],
-        "tokens in": g["tokens_in"], "tokens out": g["tokens_out"], "cost": g["cost_usd"],
-        "system latency": g["latency_ms_mean"],
-        "knobs": ", ".join(f"{k}={v}" for k, v in sorted(g["knobs"].items())),
-    } for g in gens]), hide_index=True, column_config={"abstained": PCT, "cost": USD, "system latency": MS},
-        placeholder="-")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "generation": g["gen_id"],
+                    "suite": g["suite_id"],
+                    "suite version": g["suite_mark"] or f"v{g['suite_version']}",
+                    "status": FLAG.get(g["status"], g["status"]),
+                    "source": g["source"],
+                    "rounds": g["rounds"],
+                    "items": g["items"],
+                    "outputs": g["outputs"],
+                    "abstained": _pct100(g["abstained_rate"]),
+                    "errored outputs": g["errored_outputs"],
+                    "tokens in": g["tokens_in"],
+                    "tokens out": g["tokens_out"],
+                    "cost": g["cost_usd"],
+                    "system latency": g["latency_ms_mean"],
+                    "knobs": ", ".join(f"{k}={v}" for k, v in sorted(g["knobs"].items())),
+                }
+                for g in gens
+            ]
+        ),
+        hide_index=True,
+        column_config={"abstained": PCT, "cost": USD, "system latency": MS},
+        placeholder="-",
+    )
 else:
     st.info("No generations in this data directory.")
 
 st.subheader("Suites")
 if suites:
-    st.dataframe(pd.DataFrame([{
-        "suite": s["suite_id"], "items": s["items"], "holdout items": s["holdout_items"],
-        "curated": s["curated"], "simulated": s["simulated"], "content hash": s["content_hash"],
-        "created": s["created_at"], "description": s["description"],
-    } for s in suites]), hide_index=True)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "suite": s["suite_id"],
+                    "items": s["items"],
+                    "holdout items": s["holdout_items"],
+                    "curated": s["curated"],
+                    "simulated": s["simulated"],
+                    "content hash": s["content_hash"],
+                    "created": s["created_at"],
+                    "description": s["description"],
+                }
+                for s in suites
+            ]
+        ),
+        hide_index=True,
+    )
     _ui.curated_note([s["suite_id"] for s in suites])
 else:
     st.info("No suites in this data directory.")
@@ -130,8 +209,16 @@ st.subheader("Answer")
 st.caption("Link to one answer with ?run=RUN&item=ITEM&round=N; everything below is shown as plain text.")
 _ui.sync_widget("answer_run", "run", run_ids)
 c_run, c_item, c_round = st.columns([2, 2, 1])
-c_run.selectbox("Run", run_ids, index=None, key="answer_run", placeholder="choose a run",
-                on_change=_ui.widget_to_qp, args=("answer_run", "run"), format_func=lambda r: r + _ui.suite_suffix(by_id[r]))
+c_run.selectbox(
+    "Run",
+    run_ids,
+    index=None,
+    key="answer_run",
+    placeholder="choose a run",
+    on_change=_ui.widget_to_qp,
+    args=("answer_run", "run"),
+    format_func=lambda r: r + _ui.suite_suffix(by_id[r]),
+)
 run_q, item_q, round_q = _ui.qp("run"), _ui.qp("item"), _ui.qp_int("round", 1)
 
 with _ui.boundary():
@@ -140,30 +227,60 @@ with _ui.boundary():
     picker = evalcore.run_item_ids(store, run_q, include_holdout=hold)
     options = picker["item_ids"] + ([item_q] if item_q and item_q not in picker["item_ids"] else [])
     _ui.sync_widget("answer_item", "item", options)
-    item_label = (f"Item ({picker['items']} in {_ui.md_escape(picker['gen_id'])}"
-                  + ("" if hold else ", holdout items hidden") + "; type any id)")
-    c_item.selectbox(item_label, options, index=None, key="answer_item", placeholder="choose or type an item id",
-                     accept_new_options=True, on_change=_ui.widget_to_qp, args=("answer_item", "item"))
+    item_label = (
+        f"Item ({picker['items']} in {_ui.md_escape(picker['gen_id'])}"
+        + ("" if hold else ", holdout items hidden")
+        + "; type any id)"
+    )
+    c_item.selectbox(
+        item_label,
+        options,
+        index=None,
+        key="answer_item",
+        placeholder="choose or type an item id",
+        accept_new_options=True,
+        on_change=_ui.widget_to_qp,
+        args=("answer_item", "item"),
+    )
     rounds = max(picker["rounds"], 1)
     if not 1 <= round_q <= rounds:
-        st.warning(_ui.md_escape(f"{picker['gen_id']} has generation rounds 1 to {rounds}; showing round "
-                                 f"{min(max(round_q, 1), rounds)} instead of {round_q}."))
+        st.warning(
+            _ui.md_escape(
+                f"{picker['gen_id']} has generation rounds 1 to {rounds}; showing round "
+                f"{min(max(round_q, 1), rounds)} instead of {round_q}."
+            )
+        )
         round_q = min(max(round_q, 1), rounds)
         _ui.set_qp(round=round_q)
     if st.session_state.get("answer_round") != round_q:
         st.session_state["answer_round"] = round_q
-    c_round.number_input("Generation round", min_value=1, max_value=rounds, step=1,
-                         key="answer_round", on_change=_ui.widget_to_qp, args=("answer_round", "round"))
+    c_round.number_input(
+        "Generation round",
+        min_value=1,
+        max_value=rounds,
+        step=1,
+        key="answer_round",
+        on_change=_ui.widget_to_qp,
+        args=("answer_round", "round"),
+    )
     if item_q is None:
         st.stop()
     view = evalcore.item_view(store, run_q, item_q, round_q, include_holdout=hold)
     if by_id.get(run_q, {}).get("suite_mark"):
-        st.warning(_ui.md_escape(f"Run {run_q} is on {by_id[run_q]['suite_mark']}: this item may have been repaired "
-                                 "since (evalcore suite versions)."))
+        st.warning(
+            _ui.md_escape(
+                f"Run {run_q} is on {by_id[run_q]['suite_mark']}: this item may have been repaired "
+                "since (evalcore suite versions)."
+            )
+        )
     status = next((r["status"] for r in runs if r["run_id"] == run_q), "complete")
     if status != "complete":
-        st.warning(_ui.md_escape(f"Run {run_q} is {status}: verdicts may be missing or errored, and its figures "
-                                 "are not comparable with complete runs."))
+        st.warning(
+            _ui.md_escape(
+                f"Run {run_q} is {status}: verdicts may be missing or errored, and its figures "
+                "are not comparable with complete runs."
+            )
+        )
     if view["output"] is None:
         st.warning(_ui.md_escape(f"No answer for item {item_q} in round {round_q} of {picker['gen_id']}."))
     left, right = st.columns(2)

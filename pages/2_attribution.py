@@ -49,24 +49,39 @@ _ui.sync_widget("attr_run", "run", run_ids)
 if "attr_run" not in st.session_state:
     st.session_state["attr_run"] = next((r["run_id"] for r in runs if r["status"] == "complete"), run_ids[0])
 c_run, c_judge, c_round = st.columns([3, 2, 2])
-run_id = c_run.selectbox("Run", run_ids, key="attr_run", on_change=_ui.widget_to_qp, args=("attr_run", "run"),
-                         format_func=lambda r: _ui.run_label(by_id[r]))
+run_id = c_run.selectbox(
+    "Run",
+    run_ids,
+    key="attr_run",
+    on_change=_ui.widget_to_qp,
+    args=("attr_run", "run"),
+    format_func=lambda r: _ui.run_label(by_id[r]),
+)
 hold = _ui.holdout_toggle("attribution", [by_id[run_id]["suite_id"]])
 k = max(1, by_id[run_id]["judge_rounds"] or 1)
 judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
 _keep("attr_judge", judges)
 _ui.sync_widget("attr_judge", "judge", judges)
-judge = c_judge.selectbox("Judge verdict", judges, key="attr_judge", on_change=_ui.widget_to_qp,
-                          args=("attr_judge", "judge"),
-                          format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority"
-                          else f"judge round {v}")
+judge = c_judge.selectbox(
+    "Judge verdict",
+    judges,
+    key="attr_judge",
+    on_change=_ui.widget_to_qp,
+    args=("attr_judge", "judge"),
+    format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority" else f"judge round {v}",
+)
 n_rounds = max(1, gens.get(by_id[run_id]["gen_id"], {}).get("rounds") or 1)
 rounds = ["all"] + [str(i) for i in range(1, n_rounds + 1)]
 _keep("attr_round", rounds)
 _ui.sync_widget("attr_round", "round", rounds)
-gen_round = c_round.selectbox("Generation round", rounds, key="attr_round", on_change=_ui.widget_to_qp,
-                              args=("attr_round", "round"),
-                              format_func=lambda v: "every round" if v == "all" else f"round {v}")
+gen_round = c_round.selectbox(
+    "Generation round",
+    rounds,
+    key="attr_round",
+    on_change=_ui.widget_to_qp,
+    args=("attr_round", "round"),
+    format_func=lambda v: "every round" if v == "all" else f"round {v}",
+)
 sel = analysis.parse_selection(judge, gen_round, include_holdout=hold)
 
 with _ui.boundary():
@@ -82,8 +97,10 @@ with _ui.boundary():
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("All criteria pass", _ui.pct(ap["rate"]))
     lo, hi = ap["ci95"]
-    m1.caption(f"{ap['passed']} of {ap['of']} complete answers"
-               + (f"; 95% interval {_ui.pct(lo)} to {_ui.pct(hi)}" if lo is not None else ""))
+    m1.caption(
+        f"{ap['passed']} of {ap['of']} complete answers"
+        + (f"; 95% interval {_ui.pct(lo)} to {_ui.pct(hi)}" if lo is not None else "")
+    )
     if gates["criteria"]:
         m2.metric("Through the hard gates", _ui.pct(gates["rate"]))
         m2.caption(_ui.md_escape(f"{gates['passed']} of {gates['of']} pass every gate: {', '.join(gates['criteria'])}"))
@@ -94,35 +111,61 @@ with _ui.boundary():
     m3.caption(f"complete: a verdict on every criterion; {r['answers_incomplete']} incomplete")
     errored = sum(c["errored"] for c in crits)
     m4.metric("Errored verdicts", errored)
-    m4.caption(f"{r['answers_with_errors']} answers with an errored verdict are left out of the all-pass rate; "
-               "errored verdicts are left out of every rate")
+    m4.caption(
+        f"{r['answers_with_errors']} answers with an errored verdict are left out of the all-pass rate; "
+        "errored verdicts are left out of every rate"
+    )
     for t in r["ternary"]:
         st.metric(_ui.md_escape(f"{t['criterion']}: headline"), _ui.pct(t["headline"]))
-        st.caption(f"(correct + 0.5 x partial) / N = ({t['correct']} + 0.5 x {t['partial']}) / "
-                   f"{t['correct'] + t['partial'] + t['wrong']}: a partial answer counts half here, and counts as a "
-                   f"failure in the all-pass rate ({_ui.pct(t['all_pass_rate'])} correct).")
+        st.caption(
+            f"(correct + 0.5 x partial) / N = ({t['correct']} + 0.5 x {t['partial']}) / "
+            f"{t['correct'] + t['partial'] + t['wrong']}: a partial answer counts half here, and counts as a "
+            f"failure in the all-pass rate ({_ui.pct(t['all_pass_rate'])} correct)."
+        )
 
     # ------------------------------------------------------------ per criterion
     st.subheader("Per criterion")
-    table = pd.DataFrame([{
-        "criterion": c["criterion"], "gate": c["gate"], "threshold": c["threshold"], "judged": c["judged"],
-        "failed": c["failed"], "fail rate": _pct100(c["fail_rate"]),
-        "95% interval": ("-" if c["fail_rate_ci95"][0] is None else
-                         f"{_ui.pct(c['fail_rate_ci95'][0])} to {_ui.pct(c['fail_rate_ci95'][1])}"),
-        "share of failures": _pct100(c["share_of_failures"]), "fails only this": c["fail_only_this"],
-        "errored": c["errored"],
-    } for c in crits])
+    table = pd.DataFrame(
+        [
+            {
+                "criterion": c["criterion"],
+                "gate": c["gate"],
+                "threshold": c["threshold"],
+                "judged": c["judged"],
+                "failed": c["failed"],
+                "fail rate": _pct100(c["fail_rate"]),
+                "95% interval": (
+                    "-"
+                    if c["fail_rate_ci95"][0] is None
+                    else f"{_ui.pct(c['fail_rate_ci95'][0])} to {_ui.pct(c['fail_rate_ci95'][1])}"
+                ),
+                "share of failures": _pct100(c["share_of_failures"]),
+                "fails only this": c["fail_only_this"],
+                "errored": c["errored"],
+            }
+            for c in crits
+        ]
+    )
     if all(c["threshold"] is None for c in crits):
         table = table.drop(columns=["threshold"])
-    event = st.dataframe(table, key="attr_table", hide_index=True, on_select="rerun", selection_mode="single-row",
-                         column_config={"fail rate": PCT, "share of failures": PCT}, placeholder="-")
+    event = st.dataframe(
+        table,
+        key="attr_table",
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        column_config={"fail rate": PCT, "share of failures": PCT},
+        placeholder="-",
+    )
     picked = list(event.selection.rows) if event is not None else []
     if picked != st.session_state.get("_attr_table_applied", []):  # a new click, not a stale selection
         st.session_state["_attr_table_applied"] = picked
         if picked:
             _ui.set_qp(criterion=names[picked[0]])
-    st.caption(f"{r['total_failures']} failures in all. Fails only this: answers that fail this criterion and no "
-               "other (what a gate on it alone would block). Select a row to list its failing answers below.")
+    st.caption(
+        f"{r['total_failures']} failures in all. Fails only this: answers that fail this criterion and no "
+        "other (what a gate on it alone would block). Select a row to list its failing answers below."
+    )
     left, right = st.columns(2)
     left.altair_chart(analysis.failure_shares(crits), width="stretch")
     if r["by_class"]:
@@ -137,29 +180,48 @@ with _ui.boundary():
     if st.session_state.get("attr_only") != (_ui.qp("only") == "1"):
         st.session_state["attr_only"] = _ui.qp("only") == "1"
     d1, d2, d3 = st.columns([3, 3, 1])
-    crit = d1.selectbox("Criterion", names, key="attr_crit", on_change=_ui.widget_to_qp,
-                        args=("attr_crit", "criterion"))
-    only = d2.checkbox("Only answers failing this criterion alone", key="attr_only",
-                       on_change=lambda: _ui.set_qp(only="1" if st.session_state["attr_only"] else None))
+    crit = d1.selectbox(
+        "Criterion", names, key="attr_crit", on_change=_ui.widget_to_qp, args=("attr_crit", "criterion")
+    )
+    only = d2.checkbox(
+        "Only answers failing this criterion alone",
+        key="attr_only",
+        on_change=lambda: _ui.set_qp(only="1" if st.session_state["attr_only"] else None),
+    )
     count = next(c["fail_only_this"] if only else c["failed"] for c in crits if c["criterion"] == crit)
     pages = max(1, -(-count // PAGE_SIZE))
-    page = d3.number_input("Page", min_value=1, max_value=pages, value=1, step=1,
-                           key=f"attr_page|{crit}|{int(only)}|{pages}")
+    page = d3.number_input(
+        "Page", min_value=1, max_value=pages, value=1, step=1, key=f"attr_page|{crit}|{int(only)}|{pages}"
+    )
     res = analysis.answers_failing(store, run_id, crit, only, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
     if not res["answers"]:
         st.info("No answer fails this criterion" + (" alone." if only else "."))
     else:
         first = res["offset"] + 1
         labels = any(a["label"] is not None for a in res["answers"])  # ternary: the label after post-processing
-        rows = pd.DataFrame([{"item": a["item_id"], "round": a["gen_round"], "class": a["class"],
-                              "judge said": a["raw_verdict"], **({"label": a["label"]} if labels else {}),
-                              "reason": a["reason"]} for a in res["answers"]])
-        st.caption(f"{res['total']} answers; {first} to {res['offset'] + len(res['answers'])} shown. The reason is "
-                   "the judge's own words" + ("; the label is the verdict after post-processing" if labels else "")
-                   + ". Select a row to read the answer.")
+        rows = pd.DataFrame(
+            [
+                {
+                    "item": a["item_id"],
+                    "round": a["gen_round"],
+                    "class": a["class"],
+                    "judge said": a["raw_verdict"],
+                    **({"label": a["label"]} if labels else {}),
+                    "reason": a["reason"],
+                }
+                for a in res["answers"]
+            ]
+        )
+        st.caption(
+            f"{res['total']} answers; {first} to {res['offset'] + len(res['answers'])} shown. The reason is "
+            "the judge's own words"
+            + ("; the label is the verdict after post-processing" if labels else "")
+            + ". Select a row to read the answer."
+        )
         key = f"attr_answers|{run_id}|{crit}|{int(only)}|{judge}|{gen_round}|{page}|{int(hold)}"
-        ev = st.dataframe(rows, key=key, hide_index=True, on_select="rerun", selection_mode="single-row",
-                          placeholder="-")
+        ev = st.dataframe(
+            rows, key=key, hide_index=True, on_select="rerun", selection_mode="single-row", placeholder="-"
+        )
         chosen = list(ev.selection.rows) if ev is not None else []
         if chosen:
             a = res["answers"][chosen[0]]
@@ -171,7 +233,11 @@ with _ui.boundary():
                 _ui.labelled_text("Output" + (" (the system abstained)" if a["abstained"] else ""), a["output"])
                 said = "ERROR" if a["passed"] is None else ("pass" if a["passed"] else "FAIL")
                 said += "" if a["label"] is None else f" (label {a['label']}; the judge said {a['raw_verdict']})"
-                _ui.labelled_text(_ui.md_escape(f"The judge on this criterion, judge round {a['judge_round']}: {said}"),
-                                  a["reason"])
-            st.page_link("pages/1_runs.py", label="Open this answer with every verdict in Runs",
-                         query_params={"run": run_id, "item": a["item_id"], "round": str(a["gen_round"])})
+                _ui.labelled_text(
+                    _ui.md_escape(f"The judge on this criterion, judge round {a['judge_round']}: {said}"), a["reason"]
+                )
+            st.page_link(
+                "pages/1_runs.py",
+                label="Open this answer with every verdict in Runs",
+                query_params={"run": run_id, "item": a["item_id"], "round": str(a["gen_round"])},
+            )

@@ -73,8 +73,13 @@ if asked is not None:
 elif "assoc_runs" not in st.session_state:
     st.session_state["assoc_runs"] = _default_runs(runs)
 c_runs, c_human = st.columns([5, 1])
-chosen = c_runs.multiselect("Runs (instruments on one generation)", run_ids, key="assoc_runs", on_change=_runs_to_qp,
-                            format_func=lambda r: f"{r} ({by_id[r]['mode']})" + _ui.suite_suffix(by_id[r]))
+chosen = c_runs.multiselect(
+    "Runs (instruments on one generation)",
+    run_ids,
+    key="assoc_runs",
+    on_change=_runs_to_qp,
+    format_func=lambda r: f"{r} ({by_id[r]['mode']})" + _ui.suite_suffix(by_id[r]),
+)
 hold = _ui.holdout_toggle("association", [by_id[r]["suite_id"] for r in chosen])
 gen_ids = {by_id[r]["gen_id"] for r in chosen}
 labelled = {store.labelset(lid).manifest.gen_id for lid in store.ids("labelset")}
@@ -83,10 +88,13 @@ if human_q is not None:
     st.session_state["assoc_human"] = human_q == "1"
 elif "assoc_human" not in st.session_state:
     st.session_state["assoc_human"] = len(gen_ids) == 1 and gen_ids <= labelled
-human = c_human.checkbox("Add people", key="assoc_human",
-                         on_change=lambda: _ui.set_qp(human="1" if st.session_state["assoc_human"] else "0"),
-                         help="Human labels of this generation: the label sets shipped with the data, overridden "
-                              "by labels decided in the label store.")
+human = c_human.checkbox(
+    "Add people",
+    key="assoc_human",
+    on_change=lambda: _ui.set_qp(human="1" if st.session_state["assoc_human"] else "0"),
+    help="Human labels of this generation: the label sets shipped with the data, overridden "
+    "by labels decided in the label store.",
+)
 k = min([max(1, by_id[r]["judge_rounds"] or 1) for r in chosen] or [1])
 judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
 gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}
@@ -96,13 +104,22 @@ c_judge, c_round, _ = st.columns([2, 2, 3])
 for key, param, options in (("assoc_judge", "judge", judges), ("assoc_round", "round", rounds)):
     _keep(key, options)
     _ui.sync_widget(key, param, options)
-judge = c_judge.selectbox("Judge verdict", judges, key="assoc_judge", on_change=_ui.widget_to_qp,
-                          args=("assoc_judge", "judge"),
-                          format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority"
-                          else f"judge round {v}")
-gen_round = c_round.selectbox("Generation round", rounds, key="assoc_round", on_change=_ui.widget_to_qp,
-                              args=("assoc_round", "round"),
-                              format_func=lambda v: "every round" if v == "all" else f"round {v}")
+judge = c_judge.selectbox(
+    "Judge verdict",
+    judges,
+    key="assoc_judge",
+    on_change=_ui.widget_to_qp,
+    args=("assoc_judge", "judge"),
+    format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority" else f"judge round {v}",
+)
+gen_round = c_round.selectbox(
+    "Generation round",
+    rounds,
+    key="assoc_round",
+    on_change=_ui.widget_to_qp,
+    args=("assoc_round", "round"),
+    format_func=lambda v: "every round" if v == "all" else f"round {v}",
+)
 sel = analysis.parse_selection(judge, gen_round, include_holdout=hold)
 
 if not chosen:
@@ -116,10 +133,13 @@ with _ui.boundary():
     _ui.curated_note([by_id[r]["suite_id"] for r in chosen])
     criteria = res["criteria"]
     names = [i["name"] for i in res["instruments"]]
-    st.caption(_ui.md_escape(
-        f"Generation {res['gen_id']}: {res['shared_answers']} answers judged by every run"
-        + (f"; people labelled {res['people_answers']} of them" if human else "")
-        + ". Fail is coded 1: a positive phi means the two criteria fail together."))
+    st.caption(
+        _ui.md_escape(
+            f"Generation {res['gen_id']}: {res['shared_answers']} answers judged by every run"
+            + (f"; people labelled {res['people_answers']} of them" if human else "")
+            + ". Fail is coded 1: a positive phi means the two criteria fail together."
+        )
+    )
 
     # ------------------------------------------------------------ the 2x2
     st.subheader("Two criteria")
@@ -143,18 +163,35 @@ with _ui.boundary():
     if ct is not None:
         t = ct["table"]
         grid = pd.DataFrame(
-            [[t["a_pass"]["b_pass"], t["a_pass"]["b_fail"], t["a_pass"]["total"],
-              None if ct["b_fail_rate_given_a_pass"] is None else 100 * ct["b_fail_rate_given_a_pass"]],
-             [t["a_fail"]["b_pass"], t["a_fail"]["b_fail"], t["a_fail"]["total"],
-              None if ct["b_fail_rate_given_a_fail"] is None else 100 * ct["b_fail_rate_given_a_fail"]],
-             [t["total"]["b_pass"], t["total"]["b_fail"], t["total"]["total"], None]],
+            [
+                [
+                    t["a_pass"]["b_pass"],
+                    t["a_pass"]["b_fail"],
+                    t["a_pass"]["total"],
+                    None if ct["b_fail_rate_given_a_pass"] is None else 100 * ct["b_fail_rate_given_a_pass"],
+                ],
+                [
+                    t["a_fail"]["b_pass"],
+                    t["a_fail"]["b_fail"],
+                    t["a_fail"]["total"],
+                    None if ct["b_fail_rate_given_a_fail"] is None else 100 * ct["b_fail_rate_given_a_fail"],
+                ],
+                [t["total"]["b_pass"], t["total"]["b_fail"], t["total"]["total"], None],
+            ],
             index=[f"{a} passes", f"{a} fails", "total"],
-            columns=[f"{b} passes", f"{b} fails", "total", f"{b} fail rate in the row"])
+            columns=[f"{b} passes", f"{b} fails", "total", f"{b} fail rate in the row"],
+        )
         g_col, m_col = st.columns([4, 3])
         g_col.dataframe(grid, key="assoc_grid", column_config={f"{b} fail rate in the row": PCT}, placeholder="-")
-        g_col.caption("Each rate divides a cell by its own row total, so rows holding different numbers of answers "
-                      "compare. " + (f"{ct['excluded_answers']} answers without a verdict on both are left out."
-                                     if ct["excluded_answers"] else ""))
+        g_col.caption(
+            "Each rate divides a cell by its own row total, so rows holding different numbers of answers "
+            "compare. "
+            + (
+                f"{ct['excluded_answers']} answers without a verdict on both are left out."
+                if ct["excluded_answers"]
+                else ""
+            )
+        )
         r1, r2, r3 = m_col.columns(3)
         r1.metric("B fails | A passes", _ui.pct(ct["b_fail_rate_given_a_pass"]))
         r2.metric("B fails | A fails", _ui.pct(ct["b_fail_rate_given_a_fail"]))
@@ -167,39 +204,75 @@ with _ui.boundary():
         # -------------------------------------------------------- answers in one cell
         _ui.sync_widget("assoc_cell", "cell", list(CELLS))
         st.session_state.setdefault("assoc_cell", "ff")
-        cells = {"ff": t["a_fail"]["b_fail"], "fp": t["a_fail"]["b_pass"], "pf": t["a_pass"]["b_fail"],
-                 "pp": t["a_pass"]["b_pass"]}
-        cell = st.radio("Answers in the cell", list(CELLS), key="assoc_cell", horizontal=True,
-                        on_change=_ui.widget_to_qp, args=("assoc_cell", "cell"),
-                        format_func=lambda c: (f"{a} {'fails' if CELLS[c][0] else 'passes'}, "
-                                               f"{b} {'fails' if CELLS[c][1] else 'passes'} ({cells[c]})"))
+        cells = {
+            "ff": t["a_fail"]["b_fail"],
+            "fp": t["a_fail"]["b_pass"],
+            "pf": t["a_pass"]["b_fail"],
+            "pp": t["a_pass"]["b_pass"],
+        }
+        cell = st.radio(
+            "Answers in the cell",
+            list(CELLS),
+            key="assoc_cell",
+            horizontal=True,
+            on_change=_ui.widget_to_qp,
+            args=("assoc_cell", "cell"),
+            format_func=lambda c: (
+                f"{a} {'fails' if CELLS[c][0] else 'passes'}, {b} {'fails' if CELLS[c][1] else 'passes'} ({cells[c]})"
+            ),
+        )
         pages = max(1, -(-cells[cell] // PAGE_SIZE))
         page = 1
         if pages > 1:
-            page = st.columns([1, 5])[0].number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1,
-                                                      step=1,
-                                   key=f"assoc_page|{inst}|{a}|{b}|{cell}")
-        ca = analysis.cell_answers(store, chosen, a, b, *CELLS[cell], inst, human, sel, PAGE_SIZE,
-                                   (page - 1) * PAGE_SIZE)
+            page = st.columns([1, 5])[0].number_input(
+                f"Page (of {pages})",
+                min_value=1,
+                max_value=pages,
+                value=1,
+                step=1,
+                key=f"assoc_page|{inst}|{a}|{b}|{cell}",
+            )
+        ca = analysis.cell_answers(
+            store, chosen, a, b, *CELLS[cell], inst, human, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE
+        )
         if not ca["answers"]:
             st.info("No answers in this cell.")
         else:
-            st.caption(_ui.md_escape(
-                f"{ca['total']} answers in this cell for {inst}; {ca['offset'] + 1} to "
-                f"{ca['offset'] + len(ca['answers'])} shown, with every instrument's verdict. Select a row to read "
-                "the answer and each judge's reason."))
-            listing = pd.DataFrame([{"item": x["item_id"], "round": x["gen_round"], "class": x["class"],
-                                     **{f"{who}: {c}": _word(v[c]["passed"]) if not v[c]["missing"] else "-"
-                                        for who, v in x["verdicts"].items() for c in (a, b)}}
-                                    for x in ca["answers"]])
-            ev = st.dataframe(listing, key=f"assoc_answers|{','.join(chosen)}|{int(human)}|{inst}|{a}|{b}|{cell}|"
-                                           f"{judge}|{gen_round}|{page}",
-                              hide_index=True, on_select="rerun", selection_mode="single-row")
+            st.caption(
+                _ui.md_escape(
+                    f"{ca['total']} answers in this cell for {inst}; {ca['offset'] + 1} to "
+                    f"{ca['offset'] + len(ca['answers'])} shown, with every instrument's verdict. Select a row to read "
+                    "the answer and each judge's reason."
+                )
+            )
+            listing = pd.DataFrame(
+                [
+                    {
+                        "item": x["item_id"],
+                        "round": x["gen_round"],
+                        "class": x["class"],
+                        **{
+                            f"{who}: {c}": _word(v[c]["passed"]) if not v[c]["missing"] else "-"
+                            for who, v in x["verdicts"].items()
+                            for c in (a, b)
+                        },
+                    }
+                    for x in ca["answers"]
+                ]
+            )
+            ev = st.dataframe(
+                listing,
+                key=f"assoc_answers|{','.join(chosen)}|{int(human)}|{inst}|{a}|{b}|{cell}|{judge}|{gen_round}|{page}",
+                hide_index=True,
+                on_select="rerun",
+                selection_mode="single-row",
+            )
             picked = list(ev.selection.rows) if ev is not None else []
             if picked:
                 x = ca["answers"][picked[0]]
-                st.caption(_ui.md_escape(f"{x['item_id']}, generation round {x['gen_round']}, "
-                                         f"class {x['class'] or '-'}"))
+                st.caption(
+                    _ui.md_escape(f"{x['item_id']}, generation round {x['gen_round']}, class {x['class'] or '-'}")
+                )
                 i_col, o_col = st.columns(2)
                 with i_col:
                     _ui.labelled_text("Input", x["input"])
@@ -217,15 +290,20 @@ with _ui.boundary():
                                 lines.append(f"  reason: {s['reason'] if s['reason'] is not None else '(none)'}")
                         _ui.labelled_text(_ui.md_escape(who), "\n".join(lines))
                 if inst != PEOPLE:
-                    st.page_link("pages/1_runs.py", label="Open this answer with every verdict in Runs",
-                                 query_params={"run": inst, "item": x["item_id"], "round": str(x["gen_round"])})
+                    st.page_link(
+                        "pages/1_runs.py",
+                        label="Open this answer with every verdict in Runs",
+                        query_params={"run": inst, "item": x["item_id"], "round": str(x["gen_round"])},
+                    )
 
     # ------------------------------------------------------------ phi matrices
     st.subheader("phi, instrument by instrument")
     st.altair_chart(analysis.phi_heatmaps(res["matrices"], criteria, names))
-    st.caption("phi of the two fail columns over the answers every run judged (people: the answers they "
-               "labelled). Grey cells are undefined: a criterion that never fails, or fails on every answer, "
-               "carries no information about failing together.")
+    st.caption(
+        "phi of the two fail columns over the answers every run judged (people: the answers they "
+        "labelled). Grey cells are undefined: a criterion that never fails, or fails on every answer, "
+        "carries no information about failing together."
+    )
 
     # ------------------------------------------------------------ pairs side by side
     st.subheader("Pairs: induced, real or undetermined")
@@ -236,11 +314,26 @@ with _ui.boundary():
             return "undefined"
         return f"{v['phi']:.2f}" + ("" if v["lo"] is None else f" [{v['lo']:.2f}, {v['hi']:.2f}]")
 
-    table = pd.DataFrame([{"A": p["a"], "B": p["b"], "class": p["class"],
-                           **{n: _phi_text(p["instruments"][n]) for n in names}, "reason": p["reason"]}
-                          for p in pairs])
-    ev = st.dataframe(table, key="assoc_pairs", hide_index=True, on_select="rerun", selection_mode="single-row",
-                      column_config={n: st.column_config.TextColumn(f"phi {n}") for n in names})
+    table = pd.DataFrame(
+        [
+            {
+                "A": p["a"],
+                "B": p["b"],
+                "class": p["class"],
+                **{n: _phi_text(p["instruments"][n]) for n in names},
+                "reason": p["reason"],
+            }
+            for p in pairs
+        ]
+    )
+    ev = st.dataframe(
+        table,
+        key="assoc_pairs",
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="single-row",
+        column_config={n: st.column_config.TextColumn(f"phi {n}") for n in names},
+    )
     picked = list(ev.selection.rows) if ev is not None else []
     if picked != st.session_state.get("_assoc_pairs_applied", []):  # a new click: open that pair's 2x2 above
         st.session_state["_assoc_pairs_applied"] = picked
@@ -250,29 +343,42 @@ with _ui.boundary():
                 _ui.set_qp(a=p["a"], b=p["b"])
                 st.rerun()
     by_class = {c: [f"{p['a']} x {p['b']}" for p in pairs if p["class"] == c] for c in ("induced", "real")}
-    st.caption(_ui.md_escape(
-        "; ".join(f"{c} ({len(v)}): {', '.join(v) if v else 'none'}" for c, v in by_class.items())
-        + f"; undetermined: {sum(p['class'] == 'undetermined' for p in pairs)}"))
+    st.caption(
+        _ui.md_escape(
+            "; ".join(f"{c} ({len(v)}): {', '.join(v) if v else 'none'}" for c, v in by_class.items())
+            + f"; undetermined: {sum(p['class'] == 'undetermined' for p in pairs)}"
+        )
+    )
     pct = int(round(100 * res["level"]))
     st.caption(
         f"phi with its {pct}% paired bootstrap interval (seed {res['seed']}, {res['n_boot']} resamples). "
         f"The rule, with threshold T = {res['threshold']}: **real** when people's interval lies beyond +/-T; "
         "**induced** when a single-call run's interval lies beyond +/-T while every one-criterion run's and "
         "people's lie inside (-T, T); otherwise **undetermined**, with the first missing piece as the reason. "
-        f"People count from {stats.MIN_PEOPLE} labelled answers. Select a row to open its 2x2 above.")
+        f"People count from {stats.MIN_PEOPLE} labelled answers. Select a row to open its 2x2 above."
+    )
 
     # ------------------------------------------------------------ position effects
     st.subheader("Position effect in single calls")
     singles = [i["name"] for i in res["instruments"] if i["mode"] in ("single", "grouped")]
     reference = next((i["name"] for i in res["instruments"] if i["mode"] == "split"), None)
     if not singles:
-        st.caption("No single-call run among the instruments: add one to see how verdicts depend on the position "
-                   "a field is emitted at.")
+        st.caption(
+            "No single-call run among the instruments: add one to see how verdicts depend on the position "
+            "a field is emitted at."
+        )
     else:
         effects = [_ui.analysis_call("position_effect", rid, reference, sel) for rid in singles]
         st.altair_chart(analysis.position_lines(effects))
-        st.caption(_ui.md_escape(
-            "By the position a verdict was emitted at in its call: the fail rate, the fail rate when the field "
-            "before it failed"
-            + (f", and the agreement with the one-criterion run {reference} on the same answer and criterion"
-               if reference else " (add a split run to see the agreement with one call per criterion)") + "."))
+        st.caption(
+            _ui.md_escape(
+                "By the position a verdict was emitted at in its call: the fail rate, the fail rate when the field "
+                "before it failed"
+                + (
+                    f", and the agreement with the one-criterion run {reference} on the same answer and criterion"
+                    if reference
+                    else " (add a split run to see the agreement with one call per criterion)"
+                )
+                + "."
+            )
+        )

@@ -66,13 +66,22 @@ for key, param, options in (("harness_judge", "judge", judges), ("harness_round"
     _keep(key, options)
     _ui.sync_widget(key, param, options)
 c_judge, c_round, _ = st.columns([2, 2, 3])
-judge = c_judge.selectbox("Judge verdict", judges, key="harness_judge", on_change=_ui.widget_to_qp,
-                          args=("harness_judge", "judge"),
-                          format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority"
-                          else f"judge round {v}")
-gen_round = c_round.selectbox("Generation round", rounds, key="harness_round", on_change=_ui.widget_to_qp,
-                              args=("harness_round", "round"),
-                              format_func=lambda v: "every round" if v == "all" else f"round {v}")
+judge = c_judge.selectbox(
+    "Judge verdict",
+    judges,
+    key="harness_judge",
+    on_change=_ui.widget_to_qp,
+    args=("harness_judge", "judge"),
+    format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority" else f"judge round {v}",
+)
+gen_round = c_round.selectbox(
+    "Generation round",
+    rounds,
+    key="harness_round",
+    on_change=_ui.widget_to_qp,
+    args=("harness_round", "round"),
+    format_func=lambda v: "every round" if v == "all" else f"round {v}",
+)
 hold = _ui.holdout_toggle("harness", [by_id[r]["suite_id"] for r in (run_a, run_b)])
 sel = analysis.parse_selection(judge, gen_round, include_holdout=hold)
 
@@ -94,36 +103,68 @@ with _ui.boundary():
     m1.metric("All criteria pass under A", _ui.pct(ap["a"]))
     m1.caption(f"{ap['passed_a']} of {ap['answers']} answers both runs judged on every criterion")
     delta = shift["all_pass_delta"]
-    m2.metric("All criteria pass under B", _ui.pct(ap["b"]),
-              delta=None if delta is None else f"{100 * delta:+.1f} points", delta_color="off",
-              delta_arrow="off")
+    m2.metric(
+        "All criteria pass under B",
+        _ui.pct(ap["b"]),
+        delta=None if delta is None else f"{100 * delta:+.1f} points",
+        delta_color="off",
+        delta_arrow="off",
+    )
     m2.caption(f"{ap['passed_b']} of {ap['answers']}")
     m3.metric("Failures under A / B", f"{fl['failures_a']} / {fl['failures_b']}")
     m4.metric("Verdicts that changed", shift["flipped_verdicts"])
-    m4.caption(f"the composition of failures moved by {100 * shift['composition_distance']:.1f} points "
-               "(half the summed change in shares)")
+    m4.caption(
+        f"the composition of failures moved by {100 * shift['composition_distance']:.1f} points "
+        "(half the summed change in shares)"
+    )
     if shift["hidden"]:
         mm = shift["most_moved"] or {"criterion": "-", "share_a": None, "share_b": None}
-        st.info(_ui.md_escape(
-            f"The all-pass rate is within a point ({_ui.pct(ap['a'])} under A, {_ui.pct(ap['b'])} under B) while "
-            f"{shift['flipped_verdicts']} verdicts changed and the composition of failures moved by "
-            f"{100 * shift['composition_distance']:.1f} points (the largest move: {mm['criterion']}, "
-            f"{_ui.pct(mm['share_a'])} of A's failures and {_ui.pct(mm['share_b'])} of B's). The aggregate hides "
-            "which requirement the failures are filed against."))
+        st.info(
+            _ui.md_escape(
+                f"The all-pass rate is within a point ({_ui.pct(ap['a'])} under A, {_ui.pct(ap['b'])} under B) while "
+                f"{shift['flipped_verdicts']} verdicts changed and the composition of failures moved by "
+                f"{100 * shift['composition_distance']:.1f} points (the largest move: {mm['criterion']}, "
+                f"{_ui.pct(mm['share_a'])} of A's failures and {_ui.pct(mm['share_b'])} of B's). The aggregate hides "
+                "which requirement the failures are filed against."
+            )
+        )
 
     # ------------------------------------------------------------ per criterion
     st.subheader("Per criterion")
-    table = pd.DataFrame([{
-        "criterion": c["criterion"], "A fails, B passes": c["fail_a_pass_b"], "A passes, B fails": c["pass_a_fail_b"],
-        "both fail": c["fail_both"], "fail under A": c["fail_a"], "fail under B": c["fail_b"],
-        "share of A's failures": _pct100(c["share_of_failures_a"]),
-        "share of B's failures": _pct100(c["share_of_failures_b"]), "McNemar p": c["mcnemar_p"], "answers": c["n"],
-    } for c in crits])
-    st.dataframe(table, key="harness_table", hide_index=True, placeholder="-",
-                 column_config={"share of A's failures": PCT, "share of B's failures": PCT,
-                                "McNemar p": st.column_config.NumberColumn(format="%.2g")})
-    st.caption(_ui.md_escape(f"A = {run_a}, B = {run_b}, on the answers both judged. McNemar p: the exact test on "
-                             "the answers that changed verdict, one way against the other."))
+    table = pd.DataFrame(
+        [
+            {
+                "criterion": c["criterion"],
+                "A fails, B passes": c["fail_a_pass_b"],
+                "A passes, B fails": c["pass_a_fail_b"],
+                "both fail": c["fail_both"],
+                "fail under A": c["fail_a"],
+                "fail under B": c["fail_b"],
+                "share of A's failures": _pct100(c["share_of_failures_a"]),
+                "share of B's failures": _pct100(c["share_of_failures_b"]),
+                "McNemar p": c["mcnemar_p"],
+                "answers": c["n"],
+            }
+            for c in crits
+        ]
+    )
+    st.dataframe(
+        table,
+        key="harness_table",
+        hide_index=True,
+        placeholder="-",
+        column_config={
+            "share of A's failures": PCT,
+            "share of B's failures": PCT,
+            "McNemar p": st.column_config.NumberColumn(format="%.2g"),
+        },
+    )
+    st.caption(
+        _ui.md_escape(
+            f"A = {run_a}, B = {run_b}, on the answers both judged. McNemar p: the exact test on "
+            "the answers that changed verdict, one way against the other."
+        )
+    )
     left, right = st.columns(2)
     left.altair_chart(analysis.flip_bars(crits, run_a, run_b), width="stretch")
     right.altair_chart(analysis.composition_bars(crits, run_a, run_b), width="stretch")
@@ -132,36 +173,64 @@ with _ui.boundary():
     st.subheader("Answers that flipped")
     _ui.sync_widget("harness_crit", "criterion", names)
     _keep("harness_crit", names)
-    st.session_state.setdefault("harness_crit", max(crits, key=lambda c: c["fail_a_pass_b"] + c["pass_a_fail_b"])[
-        "criterion"])
+    st.session_state.setdefault(
+        "harness_crit", max(crits, key=lambda c: c["fail_a_pass_b"] + c["pass_a_fail_b"])["criterion"]
+    )
     _ui.sync_widget("harness_dir", "dir", list(analysis.DIRECTIONS))
     st.session_state.setdefault("harness_dir", "fail_a_pass_b")
     d1, d2 = st.columns([2, 3])
-    crit = d1.selectbox("Criterion", names, key="harness_crit", on_change=_ui.widget_to_qp,
-                        args=("harness_crit", "criterion"))
+    crit = d1.selectbox(
+        "Criterion", names, key="harness_crit", on_change=_ui.widget_to_qp, args=("harness_crit", "criterion")
+    )
     row = next(c for c in crits if c["criterion"] == crit)
-    direction = d2.radio("Which answers", list(analysis.DIRECTIONS), key="harness_dir", horizontal=True,
-                         on_change=_ui.widget_to_qp, args=("harness_dir", "dir"),
-                         format_func=lambda d: {"fail_a_pass_b": "A fails, B passes", "pass_a_fail_b": "A passes, B fails",
-                                                "fail_both": "both fail"}[d] + f" ({row[d]})")
+    direction = d2.radio(
+        "Which answers",
+        list(analysis.DIRECTIONS),
+        key="harness_dir",
+        horizontal=True,
+        on_change=_ui.widget_to_qp,
+        args=("harness_dir", "dir"),
+        format_func=lambda d: (
+            {"fail_a_pass_b": "A fails, B passes", "pass_a_fail_b": "A passes, B fails", "fail_both": "both fail"}[d]
+            + f" ({row[d]})"
+        ),
+    )
     pages = max(1, -(-row[direction] // PAGE_SIZE))
     page = 1
     if pages > 1:
-        page = st.columns([1, 5])[0].number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1,
-                                                      step=1,
-                               key=f"harness_page|{crit}|{direction}")
+        page = st.columns([1, 5])[0].number_input(
+            f"Page (of {pages})", min_value=1, max_value=pages, value=1, step=1, key=f"harness_page|{crit}|{direction}"
+        )
     res = analysis.flip_answers(store, run_a, run_b, crit, direction, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
     if not res["answers"]:
         st.info("No answers here.")
     else:
-        st.caption(f"{res['total']} answers; {res['offset'] + 1} to {res['offset'] + len(res['answers'])} shown. "
-                   "Reasons are the judges' own words. Select a row to read the answer.")
-        listing = pd.DataFrame([{"item": x["item_id"], "round": x["gen_round"], "class": x["class"],
-                                 "A": _word(x["a"]["passed"]), "A's reason": x["a"]["reason"],
-                                 "B": _word(x["b"]["passed"]), "B's reason": x["b"]["reason"]}
-                                for x in res["answers"]])
-        ev = st.dataframe(listing, key=f"harness_answers|{run_a}|{run_b}|{crit}|{direction}|{judge}|{gen_round}|{page}",
-                          hide_index=True, on_select="rerun", selection_mode="single-row", placeholder="-")
+        st.caption(
+            f"{res['total']} answers; {res['offset'] + 1} to {res['offset'] + len(res['answers'])} shown. "
+            "Reasons are the judges' own words. Select a row to read the answer."
+        )
+        listing = pd.DataFrame(
+            [
+                {
+                    "item": x["item_id"],
+                    "round": x["gen_round"],
+                    "class": x["class"],
+                    "A": _word(x["a"]["passed"]),
+                    "A's reason": x["a"]["reason"],
+                    "B": _word(x["b"]["passed"]),
+                    "B's reason": x["b"]["reason"],
+                }
+                for x in res["answers"]
+            ]
+        )
+        ev = st.dataframe(
+            listing,
+            key=f"harness_answers|{run_a}|{run_b}|{crit}|{direction}|{judge}|{gen_round}|{page}",
+            hide_index=True,
+            on_select="rerun",
+            selection_mode="single-row",
+            placeholder="-",
+        )
         picked = list(ev.selection.rows) if ev is not None else []
         if picked:
             x = res["answers"][picked[0]]
@@ -173,7 +242,12 @@ with _ui.boundary():
             with o_col:
                 for side, rid in (("a", run_a), ("b", run_b)):
                     s = x[side]
-                    _ui.labelled_text(_ui.md_escape(f"{side.upper()} ({rid}): {_word(s['passed'])}, judge round "
-                                                    f"{s['judge_round']}"), s["reason"])
-            st.page_link("pages/1_runs.py", label="Open this answer with every verdict of A in Runs",
-                         query_params={"run": run_a, "item": x["item_id"], "round": str(x["gen_round"])})
+                    _ui.labelled_text(
+                        _ui.md_escape(f"{side.upper()} ({rid}): {_word(s['passed'])}, judge round {s['judge_round']}"),
+                        s["reason"],
+                    )
+            st.page_link(
+                "pages/1_runs.py",
+                label="Open this answer with every verdict of A in Runs",
+                query_params={"run": run_a, "item": x["item_id"], "round": str(x["gen_round"])},
+            )

@@ -31,8 +31,13 @@ def decision_key(value: str) -> str | None:
 
 def _filters() -> review.Filters:
     s = st.session_state
-    return review.Filters.of(s.get("review_f_reason", []), s.get("review_f_criterion", []), s.get("review_f_run", []),
-                        s.get("review_f_class", []), include_holdout=bool(s.get("holdout|review")))
+    return review.Filters.of(
+        s.get("review_f_reason", []),
+        s.get("review_f_criterion", []),
+        s.get("review_f_run", []),
+        s.get("review_f_class", []),
+        include_holdout=bool(s.get("holdout|review")),
+    )
 
 
 def _run_label(run_id: str) -> str:
@@ -56,8 +61,16 @@ def _record(queue_id: str, case: tuple, outcome: str, value: str | None = None) 
     s = st.session_state
     tags = [t.strip() for t in (s.get("review_tags") or "").split(",") if t.strip()]
     try:
-        e = review.decide(_ui.store(), queue_id, *case, _reviewer(), outcome=outcome, value=value,
-                     note=s.get("review_note") or None, tags=tags)
+        e = review.decide(
+            _ui.store(),
+            queue_id,
+            *case,
+            _reviewer(),
+            outcome=outcome,
+            value=value,
+            note=s.get("review_note") or None,
+            tags=tags,
+        )
     except evalcore.EvalcoreError as err:
         s["review_flash"] = ("error", err.message)
         return
@@ -67,8 +80,10 @@ def _record(queue_id: str, case: tuple, outcome: str, value: str | None = None) 
         s["review_flash"] = ("info", f"Skipped {case[0]} ({case[2]}).")
         _goto(review.next_case(_ui.store(), queue_id, _reviewer(), _filters()))
     else:
-        s["review_flash"] = ("success", f"Recorded edit {e['edit_id']}: {e['outcome']} "
-                                        f"{e['value'] or ''} on {case[0]} ({case[2]}).")
+        s["review_flash"] = (
+            "success",
+            f"Recorded edit {e['edit_id']}: {e['outcome']} {e['value'] or ''} on {case[0]} ({case[2]}).",
+        )
 
 
 def _next(queue_id: str) -> None:
@@ -92,21 +107,29 @@ def _undo(queue_id: str) -> None:
 def _build(gen_id: str) -> None:
     s = st.session_state
     try:
-        q = review.build_queue(_ui.store(), gen_id, audit_rate=float(s.get("review_audit_rate", 5.0)) / 100,
-                          seed=int(s.get("review_seed", 0)), reviewers_required=int(s.get("review_n", 1)),
-                          created_by=_reviewer() or None)
+        q = review.build_queue(
+            _ui.store(),
+            gen_id,
+            audit_rate=float(s.get("review_audit_rate", 5.0)) / 100,
+            seed=int(s.get("review_seed", 0)),
+            reviewers_required=int(s.get("review_n", 1)),
+            created_by=_reviewer() or None,
+        )
     except evalcore.EvalcoreError as err:
         s["review_flash"] = ("error", err.message)
         return
-    s["review_flash"] = ("success", f"Built queue {q['queue_id']}: {q['flagged']} raised cases and "
-                                    f"{q['audit_sampled']} audited agreed cases.")
+    s["review_flash"] = (
+        "success",
+        f"Built queue {q['queue_id']}: {q['flagged']} raised cases and {q['audit_sampled']} audited agreed cases.",
+    )
     _ui.set_qp(queue=q["queue_id"], item=None, round=None, criterion=None)
 
 
 def build_form(gen_id: str, label: str) -> None:
     c1, c2, c3 = st.columns(3)
-    c1.number_input("Audit rate (% of agreed cases)", min_value=0.0, max_value=100.0, value=5.0, step=1.0,
-                    key="review_audit_rate")
+    c1.number_input(
+        "Audit rate (% of agreed cases)", min_value=0.0, max_value=100.0, value=5.0, step=1.0, key="review_audit_rate"
+    )
     c2.number_input("Seed", min_value=0, value=0, step=1, key="review_seed")
     c3.number_input("Reviewers per case (N)", min_value=1, max_value=9, value=1, step=1, key="review_n")
     st.button(label, key="review_build", on_click=_build, args=(gen_id,))
@@ -125,33 +148,55 @@ with _ui.boundary():
         st.info("No generation in this data directory has judged runs: nothing to review.")
         st.stop()
     _ui.sync_widget("review_gen", "gen", gens)
-    gen_id = st.selectbox("Generation", gens, key="review_gen", on_change=_ui.widget_to_qp,
-                          args=("review_gen", "gen"), kwargs={"clear": ("queue", "item", "round", "criterion")})
-    st.text_input("Reviewer (required: decisions are recorded under this name)", key="review_reviewer",
-                  placeholder="your name")
+    gen_id = st.selectbox(
+        "Generation",
+        gens,
+        key="review_gen",
+        on_change=_ui.widget_to_qp,
+        args=("review_gen", "gen"),
+        kwargs={"clear": ("queue", "item", "round", "criterion")},
+    )
+    st.text_input(
+        "Reviewer (required: decisions are recorded under this name)", key="review_reviewer", placeholder="your name"
+    )
     hold = _ui.holdout_toggle("review", [store.generation(gen_id).manifest.suite_id])
     _ui.suite_version_warning(review.runs_on(store, gen_id))
     qs = review.queues(store, gen_id)
     if not qs:
         det = review.detect(store, gen_id)
-        st.info(_ui.md_escape(f"No review queue on {gen_id} yet. Building one raises {len(det['raised'])} of its "
-                              f"{det['population']} cases and draws the audit from the {len(det['agreed'])} agreed "
-                              "ones; it is written to the state directory, never to the data."))
-        st.dataframe(pd.DataFrame([{"reason": k, "cases": v, "what": review.REASONS[k]} for k, v in det["counts"].items()]),
-                     hide_index=True)
+        st.info(
+            _ui.md_escape(
+                f"No review queue on {gen_id} yet. Building one raises {len(det['raised'])} of its "
+                f"{det['population']} cases and draws the audit from the {len(det['agreed'])} agreed "
+                "ones; it is written to the state directory, never to the data."
+            )
+        )
+        st.dataframe(
+            pd.DataFrame([{"reason": k, "cases": v, "what": review.REASONS[k]} for k, v in det["counts"].items()]),
+            hide_index=True,
+        )
         build_form(gen_id, "Build queue")
         st.stop()
     ids = [q["queue_id"] for q in qs]
     _ui.sync_widget("review_queue", "queue", ids)
     if st.session_state.get("review_queue") not in ids:
         st.session_state["review_queue"] = ids[-1]
-    queue_id = st.selectbox("Queue", ids, key="review_queue", on_change=_ui.widget_to_qp,
-                            args=("review_queue", "queue"), kwargs={"clear": ("item", "round", "criterion")})
+    queue_id = st.selectbox(
+        "Queue",
+        ids,
+        key="review_queue",
+        on_change=_ui.widget_to_qp,
+        args=("review_queue", "queue"),
+        kwargs={"clear": ("item", "round", "criterion")},
+    )
     q = next(x for x in qs if x["queue_id"] == queue_id)
-    st.caption(_ui.md_escape(
-        f"Built {q['created_at']} with seed {q['seed']}: {q['flagged']} raised cases, {q['audit_sampled']} of "
-        f"{q['agreed']} agreed cases drawn for the audit (rate {q['audit_rate']:.3g}), {q['reviewers_required']} "
-        f"reviewer(s) per case; runs read: {', '.join(q['runs'])}."))
+    st.caption(
+        _ui.md_escape(
+            f"Built {q['created_at']} with seed {q['seed']}: {q['flagged']} raised cases, {q['audit_sampled']} of "
+            f"{q['agreed']} agreed cases drawn for the audit (rate {q['audit_rate']:.3g}), {q['reviewers_required']} "
+            f"reviewer(s) per case; runs read: {', '.join(q['runs'])}."
+        )
+    )
     with st.expander("Build a new queue"):
         build_form(gen_id, "Build a new queue")
 
@@ -170,13 +215,17 @@ with _ui.boundary():
     prog = review.progress(store, queue_id, reviewer or None, filters)
     if not reviewer:
         st.info("Enter your name above to review: every decision is recorded under it.")
-        st.caption(f"{prog['cases']} cases match the filters; {prog['complete']} have their "
-                   f"{prog['reviewers_required']} review(s).")
+        st.caption(
+            f"{prog['cases']} cases match the filters; {prog['complete']} have their "
+            f"{prog['reviewers_required']} review(s)."
+        )
         st.stop()
     done = prog["handled_by_me"]
-    st.progress(done / prog["cases"] if prog["cases"] else 1.0,
-                text=f"You: {done} of {prog['cases']} handled; {prog['waiting_for_me']} waiting for you; "
-                     f"complete (with {prog['reviewers_required']} review(s)): {prog['complete']}.")
+    st.progress(
+        done / prog["cases"] if prog["cases"] else 1.0,
+        text=f"You: {done} of {prog['cases']} handled; {prog['waiting_for_me']} waiting for you; "
+        f"complete (with {prog['reviewers_required']} review(s)): {prog['complete']}.",
+    )
 
     item_q, crit_q = _ui.qp("item"), _ui.qp("criterion")
     if item_q is None or crit_q is None:
@@ -191,8 +240,9 @@ with _ui.boundary():
         case = (item_q, round_q, crit_q)
         view = review.case_view(store, queue_id, *case, reviewer, blind=blind, hide_judges=hide, include_holdout=hold)
         st.subheader(f"Case {view['rank']}: {view['criterion']}")
-        st.caption(_ui.md_escape(f"Link: ?gen={gen_id}&queue={queue_id}&item={item_q}&round={round_q}"
-                                 f"&criterion={crit_q}"))
+        st.caption(
+            _ui.md_escape(f"Link: ?gen={gen_id}&queue={queue_id}&item={item_q}&round={round_q}&criterion={crit_q}")
+        )
         _ui.labelled_text("What the criterion asks", view["description"] or view["criterion"])
         left, right = st.columns(2)
         with left:
@@ -204,43 +254,78 @@ with _ui.boundary():
             if view["wrong_if"]:
                 _ui.labelled_text("Wrong if", "\n".join(f"- {m}" for m in view["wrong_if"]))
         with right:
-            _ui.labelled_text(f"Output (item {item_q}, round {round_q})"
-                              + (" (the system abstained)" if view["abstained"] else ""), view["output"])
+            _ui.labelled_text(
+                f"Output (item {item_q}, round {round_q})" + (" (the system abstained)" if view["abstained"] else ""),
+                view["output"],
+            )
 
         mine = view["mine"]
         if mine is not None:
-            st.info(_ui.md_escape(f"Your standing edit: {mine['outcome']} {mine['value'] or ''} (edit {mine['edit_id']})"
-                                  + (f"; note: {mine['note']}" if mine["note"] else "")))
+            st.info(
+                _ui.md_escape(
+                    f"Your standing edit: {mine['outcome']} {mine['value'] or ''} (edit {mine['edit_id']})"
+                    + (f"; note: {mine['note']}" if mine["note"] else "")
+                )
+            )
         st.text_area("Note (optional; required for 'the test is wrong')", key="review_note", height=68)
         st.text_input("Failure tags (comma-separated)", key="review_tags")
         word = "Revise: " if view["decided"] else ""
         cols = st.columns(len(view["choices"]) + 2)
         for col, value in zip(cols, view["choices"]):
-            col.button(f"{word}{value}", key=f"review_decide_{value}", shortcut=decision_key(value),
-                       on_click=_record, args=(queue_id, case, "decided", value), type="primary")
-        cols[-2].button("The test is wrong", key="review_test_wrong", shortcut=NAV_KEYS["test_wrong"],
-                        on_click=_record, args=(queue_id, case, "test_wrong"))
-        cols[-1].button("Skip", key="review_skip", shortcut=NAV_KEYS["skip"], on_click=_record,
-                        args=(queue_id, case, "skipped"), disabled=view["decided"])
+            col.button(
+                f"{word}{value}",
+                key=f"review_decide_{value}",
+                shortcut=decision_key(value),
+                on_click=_record,
+                args=(queue_id, case, "decided", value),
+                type="primary",
+            )
+        cols[-2].button(
+            "The test is wrong",
+            key="review_test_wrong",
+            shortcut=NAV_KEYS["test_wrong"],
+            on_click=_record,
+            args=(queue_id, case, "test_wrong"),
+        )
+        cols[-1].button(
+            "Skip",
+            key="review_skip",
+            shortcut=NAV_KEYS["skip"],
+            on_click=_record,
+            args=(queue_id, case, "skipped"),
+            disabled=view["decided"],
+        )
         n1, n2 = st.columns(2)
         n1.button("Undo my last edit", key="review_undo", shortcut=NAV_KEYS["undo"], on_click=_undo, args=(queue_id,))
         n2.button("Next case", key="review_next", shortcut=NAV_KEYS["next"], on_click=_next, args=(queue_id,))
-        st.caption("Keys: " + ", ".join(f"{decision_key(v)} {v}" for v in view["choices"] if decision_key(v))
-                   + "; T the test is wrong; S skip; U undo; N next.")
+        st.caption(
+            "Keys: "
+            + ", ".join(f"{decision_key(v)} {v}" for v in view["choices"] if decision_key(v))
+            + "; T the test is wrong; S skip; U undo; N next."
+        )
 
         if not view["revealed"]:
             st.info("Blind first: the judges' verdicts and why this case is in the queue are shown once you decide.")
         else:
             st.subheader("What the judges said")
             reasons = view["reasons"] or []
-            st.caption(_ui.md_escape("In the queue because: " + ("; ".join(review.REASONS[r] for r in reasons) if reasons
-                                                                else "it was drawn for the random audit of agreed "
-                                                                     "cases")))
+            st.caption(
+                _ui.md_escape(
+                    "In the queue because: "
+                    + (
+                        "; ".join(review.REASONS[r] for r in reasons)
+                        if reasons
+                        else "it was drawn for the random audit of agreed cases"
+                    )
+                )
+            )
             for v in view["verdicts"] or []:
                 said = "ERROR" if v["passed"] is None else ("pass" if v["passed"] else "FAIL")
                 extra = "".join(f", {k} {v[k]}" for k in ("label", "score") if not _ui.missing(v[k]))
-                lines = [f"{v['judge']} round {v['judge_round']}: {said} (judge said {v['raw_verdict']}{extra})",
-                         f"reason: {v['reason'] if v['reason'] is not None else '(none)'}"]
+                lines = [
+                    f"{v['judge']} round {v['judge_round']}: {said} (judge said {v['raw_verdict']}{extra})",
+                    f"reason: {v['reason'] if v['reason'] is not None else '(none)'}",
+                ]
                 for k in ("covered", "missed", "triggered"):
                     if v[k] is not None:
                         lines.append(f"{k}: {'; '.join(v[k]) or '(none)'}")
@@ -248,19 +333,29 @@ with _ui.boundary():
                     lines.append(f"error: {v['error']}")
                 _ui.show_text("\n".join(lines))
             if view["detail"]:
-                _ui.labelled_text("What raised it", "\n".join(f"{code}: {d}" for code, ds in view["detail"].items()
-                                                              for d in ds))
+                _ui.labelled_text(
+                    "What raised it", "\n".join(f"{code}: {d}" for code, ds in view["detail"].items() for d in ds)
+                )
         if view["decided"]:
             others = view["others"] or []
             st.subheader("Other reviewers")
             if others:
-                _ui.show_text("\n".join(f"{o['reviewer']}: {o['outcome']} {o['value'] or ''}"
-                                        + (f" ({o['source']})" if o.get("source") else "")
-                                        + (f"; note: {o['note']}" if o.get("note") else "") for o in others))
+                _ui.show_text(
+                    "\n".join(
+                        f"{o['reviewer']}: {o['outcome']} {o['value'] or ''}"
+                        + (f" ({o['source']})" if o.get("source") else "")
+                        + (f"; note: {o['note']}" if o.get("note") else "")
+                        for o in others
+                    )
+                )
             else:
                 st.caption("No other reviewer has decided this case.")
 
     st.divider()
-    st.download_button("Download labels (CSV, every edit with its provenance)",
-                       evalcore.export_labels(evalcore.LabelStore(store), "csv", None, history=True),
-                       file_name="labels-history.csv", mime="text/csv", key="review_labels_csv")
+    st.download_button(
+        "Download labels (CSV, every edit with its provenance)",
+        evalcore.export_labels(evalcore.LabelStore(store), "csv", None, history=True),
+        file_name="labels-history.csv",
+        mime="text/csv",
+        key="review_labels_csv",
+    )

@@ -30,8 +30,11 @@ def _ci(pair, pct: bool = False) -> str:
 
 def _confusion(conf: dict) -> pd.DataFrame:
     labels = conf["labels"]
-    return pd.DataFrame(conf["matrix"], index=[f"{conf['rows']}: {x}" for x in labels],
-                        columns=[f"{conf['columns']}: {x}" for x in labels])
+    return pd.DataFrame(
+        conf["matrix"],
+        index=[f"{conf['rows']}: {x}" for x in labels],
+        columns=[f"{conf['columns']}: {x}" for x in labels],
+    )
 
 
 def _plain(rows: list[dict]) -> None:
@@ -42,42 +45,82 @@ def _plain(rows: list[dict]) -> None:
 
 def show_generation(card: dict) -> None:
     g = card["gold"]
-    st.caption(_ui.md_escape(
-        f"Gold: {g['state']} cases decided by reviewers (state directory), {g['shipped']} from labels shipped with "
-        f"the data, {g['split']} where people split (no majority). Judges read at judge round {card['judge_round']}; "
-        f"bootstrap: {card['n_boot']} resamples, seed {card['seed']}, {int(card['level'] * 100)}% intervals."
-        + (f" Corrected rates weighted by queue {card['queue']}." if card["queue"] else "")))
+    st.caption(
+        _ui.md_escape(
+            f"Gold: {g['state']} cases decided by reviewers (state directory), {g['shipped']} from labels shipped with "
+            f"the data, {g['split']} where people split (no majority). Judges read at judge round {card['judge_round']}; "
+            f"bootstrap: {card['n_boot']} resamples, seed {card['seed']}, {int(card['level'] * 100)}% intervals."
+            + (f" Corrected rates weighted by queue {card['queue']}." if card["queue"] else "")
+        )
+    )
     for w in card["warnings"]:
         st.warning(_ui.md_escape(w))
     if card["contradictions"]:
         st.subheader("Post-processing contradictions")
-        _plain([{"run": c["run_id"], "post-processing": c["postprocess_version"],
-                 "rewrote the judge's verdict": c["postprocess_rewrite"],
-                 "statement contradicts verdict": c["statement_contradicts"]} for c in card["contradictions"]])
+        _plain(
+            [
+                {
+                    "run": c["run_id"],
+                    "post-processing": c["postprocess_version"],
+                    "rewrote the judge's verdict": c["postprocess_rewrite"],
+                    "statement contradicts verdict": c["statement_contradicts"],
+                }
+                for c in card["contradictions"]
+            ]
+        )
         for c in card["contradictions"]:
             with st.expander(f"The cases of {c['run_id']}"):
-                st.dataframe(pd.DataFrame([{"item": x["item_id"], "round": x["gen_round"], "criterion": x["criterion"],
-                                            "reasons": ", ".join(x["reasons"])} for x in c["cases"]]), hide_index=True)
+                st.dataframe(
+                    pd.DataFrame(
+                        [
+                            {
+                                "item": x["item_id"],
+                                "round": x["gen_round"],
+                                "criterion": x["criterion"],
+                                "reasons": ", ".join(x["reasons"]),
+                            }
+                            for x in c["cases"]
+                        ]
+                    ),
+                    hide_index=True,
+                )
         st.caption("Each is a case in the review queue (reasons statement_contradicts / postprocess_rewrite).")
     for c in card["criteria"]:
         st.subheader(f"{c['criterion']} ({c['kind']})")
         if c["ambiguous"].get("flag"):
             a = c["ambiguous"]
-            st.warning(_ui.md_escape(
-                f"Ambiguous criterion: judges in the same harness agree below kappa {a['threshold']} ("
-                + ", ".join(f"{p['a']} ~ {p['b']} {p['kappa']:.2f}" for p in a["pairs"]) + "). Disputed items: "
-                + ", ".join(d["item_id"] for d in a["disputed_items"])))
+            st.warning(
+                _ui.md_escape(
+                    f"Ambiguous criterion: judges in the same harness agree below kappa {a['threshold']} ("
+                    + ", ".join(f"{p['a']} ~ {p['b']} {p['kappa']:.2f}" for p in a["pairs"])
+                    + "). Disputed items: "
+                    + ", ".join(d["item_id"] for d in a["disputed_items"])
+                )
+            )
         rows = []
         for j in c["judges"]:
             cr = j["corrected"]
-            rows.append({"run": j["run_id"], "mode": j["mode"], "status": j["status"], "gold cases": j["n"],
-                         "kappa": _num(j["kappa"]), "kappa interval": _ci(j["kappa_ci"]),
-                         "accuracy": _ui.pct(j["accuracy"]), "leniency": _num(j.get("leniency")),
-                         "pass rate": _ui.pct(j["pass_rate"]), "corrected": _ui.pct(cr.get("value")),
-                         "corrected interval": _ci(cr.get("ci"), pct=True), "gold for correction": cr.get("gold") or "-"})
+            rows.append(
+                {
+                    "run": j["run_id"],
+                    "mode": j["mode"],
+                    "status": j["status"],
+                    "gold cases": j["n"],
+                    "kappa": _num(j["kappa"]),
+                    "kappa interval": _ci(j["kappa_ci"]),
+                    "accuracy": _ui.pct(j["accuracy"]),
+                    "leniency": _num(j.get("leniency")),
+                    "pass rate": _ui.pct(j["pass_rate"]),
+                    "corrected": _ui.pct(cr.get("value")),
+                    "corrected interval": _ci(cr.get("ci"), pct=True),
+                    "gold for correction": cr.get("gold") or "-",
+                }
+            )
         if rows:
             _plain(rows)
-            notes = sorted({j["corrected"].get("note") or j["corrected"].get("reason") or "" for j in c["judges"]} - {""})
+            notes = sorted(
+                {j["corrected"].get("note") or j["corrected"].get("reason") or "" for j in c["judges"]} - {""}
+            )
             for n in notes:
                 st.caption(_ui.md_escape(n))
             with st.expander("Confusion matrices (rows gold, columns judge)"):
@@ -87,23 +130,51 @@ def show_generation(card: dict) -> None:
                         st.dataframe(_confusion(j["confusion"]))
         rv = c["reviewers"]
         if len(rv["raters"]) >= 2:
-            st.caption(_ui.md_escape(
-                "People: " + "; ".join(f"{p['a']} ~ {p['b']} Cohen's kappa {_num(p['kappa'])} on {p['n']}"
-                                       for p in rv["cohen"])
-                + (f"; Fleiss' kappa {_num(rv['fleiss']['kappa'])} on {rv['fleiss']['n']}" if rv["fleiss"] else "")
-                + (f"; Krippendorff's alpha {_num(rv['krippendorff']['alpha'])}" if rv["krippendorff"] else "")
-                + (f" (rater slots, no Cohen's kappa: {', '.join(rv['slots'])})" if rv["slots"] else "")))
+            st.caption(
+                _ui.md_escape(
+                    "People: "
+                    + "; ".join(
+                        f"{p['a']} ~ {p['b']} Cohen's kappa {_num(p['kappa'])} on {p['n']}" for p in rv["cohen"]
+                    )
+                    + (f"; Fleiss' kappa {_num(rv['fleiss']['kappa'])} on {rv['fleiss']['n']}" if rv["fleiss"] else "")
+                    + (f"; Krippendorff's alpha {_num(rv['krippendorff']['alpha'])}" if rv["krippendorff"] else "")
+                    + (f" (rater slots, no Cohen's kappa: {', '.join(rv['slots'])})" if rv["slots"] else "")
+                )
+            )
         if c["repeat"]:
-            _plain([{"run": r["run_id"], "rounds": r["rounds"], "cases": r["n"],
-                     "same in every round": _ui.pct(r["unanimous_share"]), "Fleiss' kappa over rounds": _num(r["fleiss_kappa"]),
-                     "majority = round 1": _ui.pct(r["majority_vs_round1"]),
-                     "round 1 vs gold (kappa)": _num(r["round1_vs_gold"]["kappa"]),
-                     "majority vs gold (kappa)": _num(r["majority_vs_gold"]["kappa"])} for r in c["repeat"]])
+            _plain(
+                [
+                    {
+                        "run": r["run_id"],
+                        "rounds": r["rounds"],
+                        "cases": r["n"],
+                        "same in every round": _ui.pct(r["unanimous_share"]),
+                        "Fleiss' kappa over rounds": _num(r["fleiss_kappa"]),
+                        "majority = round 1": _ui.pct(r["majority_vs_round1"]),
+                        "round 1 vs gold (kappa)": _num(r["round1_vs_gold"]["kappa"]),
+                        "majority vs gold (kappa)": _num(r["majority_vs_gold"]["kappa"]),
+                    }
+                    for r in c["repeat"]
+                ]
+            )
         if c["judge_pairs"]:
             with st.expander("Judge against judge"):
-                st.dataframe(pd.DataFrame([{"a": p["a"], "b": p["b"], "compares": p["comparison"], "cases": p["n"],
-                                            "agreement": p["agreement"], "kappa": p["kappa"]} for p in c["judge_pairs"]]),
-                             hide_index=True)
+                st.dataframe(
+                    pd.DataFrame(
+                        [
+                            {
+                                "a": p["a"],
+                                "b": p["b"],
+                                "compares": p["comparison"],
+                                "cases": p["n"],
+                                "agreement": p["agreement"],
+                                "kappa": p["kappa"],
+                            }
+                            for p in c["judge_pairs"]
+                        ]
+                    ),
+                    hide_index=True,
+                )
     if card["tags"]:
         st.subheader("Failure tags")
         _plain([{"tag": k, "cases": v} for k, v in card["tags"].items()])
@@ -114,19 +185,51 @@ def show_generation(card: dict) -> None:
 
 def show_session(s: dict) -> None:
     m = s["majority"]
-    st.caption(_ui.md_escape(f"{s['pairs']} pairs, {s['judgments']} choices by people. Majority of people: left "
-                             f"{m['left']}, same {m['same']}, right {m['right']}; {m['no_majority']} without a "
-                             "majority."))
+    st.caption(
+        _ui.md_escape(
+            f"{s['pairs']} pairs, {s['judgments']} choices by people. Majority of people: left "
+            f"{m['left']}, same {m['same']}, right {m['right']}; {m['no_majority']} without a "
+            "majority."
+        )
+    )
     rv = s["reviewers"]
-    _plain([{"people": f"{p['a']} ~ {p['b']}", "pairs": p["n"], "Cohen's kappa": _num(p["kappa"])} for p in rv["cohen"]])
+    _plain(
+        [{"people": f"{p['a']} ~ {p['b']}", "pairs": p["n"], "Cohen's kappa": _num(p["kappa"])} for p in rv["cohen"]]
+    )
     if rv["fleiss"]:
-        st.caption(_ui.md_escape(f"Fleiss' kappa {_num(rv['fleiss']['kappa'])} on {rv['fleiss']['n']} pairs; "
-                                 f"Krippendorff's alpha {_num(rv['krippendorff']['alpha'])}."))
-    _plain([{"grader": g["run_id"], "model": g["judge_model"], "order": g["order"], "pairs": g["n"],
-             "accuracy": _ui.pct(g["accuracy"]), "kappa": _num(g["kappa"]), "kappa interval": _ci(g["kappa_ci"]),
-             "unparseable (misses)": g["unparseable"]} for g in s["graders"]])
-    _plain([{"graders": f"{p['a']} ~ {p['b']}", "pairs": p["n"], "unparseable dropped": p["dropped_unparseable"],
-             "agreement": _ui.pct(p["agreement"]), "kappa": _num(p["kappa"])} for p in s["grader_pairs"]])
+        st.caption(
+            _ui.md_escape(
+                f"Fleiss' kappa {_num(rv['fleiss']['kappa'])} on {rv['fleiss']['n']} pairs; "
+                f"Krippendorff's alpha {_num(rv['krippendorff']['alpha'])}."
+            )
+        )
+    _plain(
+        [
+            {
+                "grader": g["run_id"],
+                "model": g["judge_model"],
+                "order": g["order"],
+                "pairs": g["n"],
+                "accuracy": _ui.pct(g["accuracy"]),
+                "kappa": _num(g["kappa"]),
+                "kappa interval": _ci(g["kappa_ci"]),
+                "unparseable (misses)": g["unparseable"],
+            }
+            for g in s["graders"]
+        ]
+    )
+    _plain(
+        [
+            {
+                "graders": f"{p['a']} ~ {p['b']}",
+                "pairs": p["n"],
+                "unparseable dropped": p["dropped_unparseable"],
+                "agreement": _ui.pct(p["agreement"]),
+                "kappa": _num(p["kappa"]),
+            }
+            for p in s["grader_pairs"]
+        ]
+    )
 
 
 st.title("Agreement and judge report card")
@@ -134,14 +237,22 @@ store = _ui.store()
 with _ui.boundary():
     judged = {g: len(review.runs_on(store, g)) for g in store.ids("generation")}
     gens = sorted((g for g, n in judged.items() if n), key=lambda g: (-judged[g], g))  # most runs first
-    sessions = [s for s in store.ids("session") if store.session(s).manifest.status == "closed"
-                and (store.session(s).path / "judgments.parquet").exists()]
+    sessions = [
+        s
+        for s in store.ids("session")
+        if store.session(s).manifest.status == "closed" and (store.session(s).path / "judgments.parquet").exists()
+    ]
     options = [f"generation {g}" for g in gens] + [f"session {s}" for s in sessions]
     if not options:
         st.info("Nothing to report: no judged generation and no closed pairwise session with people's choices.")
         st.stop()
-    want = (f"generation {_ui.qp('gen')}" if _ui.qp("gen") else f"session {_ui.qp('session')}" if _ui.qp("session")
-            else None)
+    want = (
+        f"generation {_ui.qp('gen')}"
+        if _ui.qp("gen")
+        else f"session {_ui.qp('session')}"
+        if _ui.qp("session")
+        else None
+    )
     if want in options and st.session_state.get("agreement_pick") != want:
         st.session_state["agreement_pick"] = want
     pick = st.selectbox("Report on", options, key="agreement_pick")
@@ -152,8 +263,10 @@ with _ui.boundary():
     if kind == "generation":
         _ui.suite_version_warning(review.runs_on(store, name))
         _ui.curated_note([store.generation(name).manifest.suite_id])
-        st.caption("These figures include the suite's holdout items: the report card is not filtered for them "
-                   "yet (docs/SUITES.md).")
+        st.caption(
+            "These figures include the suite's holdout items: the report card is not filtered for them "
+            "yet (docs/SUITES.md)."
+        )
     with st.spinner("Computing agreement..."):
         if kind == "generation":
             show_generation(review.report_card(store, name))

@@ -25,8 +25,11 @@ def _report(data: str, state: str, session_id: str, stamp: tuple) -> dict:
 def _stamp(store, session_id: str) -> tuple:
     """Changes when the session, its unblinded record or the judgments change."""
     out = [_ui.fingerprint(store)]
-    for p in (store.state / "sessions" / session_id / pairwise.UNBLINDED_FILE, store.state / pairwise.DB_NAME,
-              store.state / f"{pairwise.DB_NAME}-wal"):
+    for p in (
+        store.state / "sessions" / session_id / pairwise.UNBLINDED_FILE,
+        store.state / pairwise.DB_NAME,
+        store.state / f"{pairwise.DB_NAME}-wal",
+    ):
         try:
             out.append(p.stat().st_mtime_ns)
         except (FileNotFoundError, OSError):
@@ -47,17 +50,32 @@ def p3(x) -> str:
 
 
 def counts_table(res: dict, arms: list[str]) -> pd.DataFrame:
-    return pd.DataFrame([{"arm": a, "wins": res["counts"][a]["wins"], "losses": res["counts"][a]["losses"],
-                          "ties": res["counts"][a]["ties"]} for a in arms])
+    return pd.DataFrame(
+        [
+            {
+                "arm": a,
+                "wins": res["counts"][a]["wins"],
+                "losses": res["counts"][a]["losses"],
+                "ties": res["counts"][a]["ties"],
+            }
+            for a in arms
+        ]
+    )
 
 
 def result_row(name: str, res: dict) -> dict:
     st_ = res.get("sign_test") or {}
-    return {"subset": name, "pairs": res["pairs"], "judgments": res["judgments"],
-            f"{res['arm']} win rate": pct(res.get("win_rate")), "interval": iv(res.get("interval")),
-            "pairs won / lost / tied": (f"{st_.get('a_pairs')} / {st_.get('b_pairs')} / {st_.get('tied_pairs')}"
-                                        if st_ else "-"),
-            "sign test p": p3(st_.get("p_value"))}
+    return {
+        "subset": name,
+        "pairs": res["pairs"],
+        "judgments": res["judgments"],
+        f"{res['arm']} win rate": pct(res.get("win_rate")),
+        "interval": iv(res.get("interval")),
+        "pairs won / lost / tied": (
+            f"{st_.get('a_pairs')} / {st_.get('b_pairs')} / {st_.get('tied_pairs')}" if st_ else "-"
+        ),
+        "sign test p": p3(st_.get("p_value")),
+    }
 
 
 def prop_row(name: str, x: dict) -> dict:
@@ -77,26 +95,44 @@ with _ui.boundary():
     _ui.sync_widget("pr_session", "session", ids)
     if st.session_state.get("pr_session") not in ids:
         st.session_state["pr_session"] = next((s["session_id"] for s in sessions if s["unblinded"]), ids[0])
-    st.selectbox("Session", ids, key="pr_session", on_change=_ui.widget_to_qp, args=("pr_session", "session"),
-                 format_func=lambda s: f"{s} ({'unblinded' if status[s]['unblinded'] else status[s]['status']})")
+    st.selectbox(
+        "Session",
+        ids,
+        key="pr_session",
+        on_change=_ui.widget_to_qp,
+        args=("pr_session", "session"),
+        format_func=lambda s: f"{s} ({'unblinded' if status[s]['unblinded'] else status[s]['status']})",
+    )
     session_id = st.session_state["pr_session"]
     s = status[session_id]
     if s["status"] == "open":
-        st.info(_ui.md_escape(f"Session {session_id} is open: no result is shown until it is closed. Closing is a "
-                              f"command-line step, given the keys directory (which this app never reads): "
-                              f"evalcore pairs close --session {session_id} --keys DIR"))
+        st.info(
+            _ui.md_escape(
+                f"Session {session_id} is open: no result is shown until it is closed. Closing is a "
+                f"command-line step, given the keys directory (which this app never reads): "
+                f"evalcore pairs close --session {session_id} --keys DIR"
+            )
+        )
         st.stop()
     if not s["unblinded"]:
-        st.info(_ui.md_escape(f"Session {session_id} is closed but has not been unblinded into this state "
-                              f"directory. Unblind it from the command line (the app never reads keys): "
-                              f"evalcore pairs close --session {session_id} --keys DIR"))
+        st.info(
+            _ui.md_escape(
+                f"Session {session_id} is closed but has not been unblinded into this state "
+                f"directory. Unblind it from the command line (the app never reads keys): "
+                f"evalcore pairs close --session {session_id} --keys DIR"
+            )
+        )
         st.stop()
 
     r = _report(str(store.data), str(store.state), session_id, _stamp(store, session_id))
     arms = r["arms"]
     a, b = arms
-    st.caption(_ui.md_escape(f"{a} ({r['sources'].get(a)}) against {b} ({r['sources'].get(b)}); closed "
-                             f"{r['closed_at']}; {r['judgments']} judgments by {len(r['reviewers'])} people."))
+    st.caption(
+        _ui.md_escape(
+            f"{a} ({r['sources'].get(a)}) against {b} ({r['sources'].get(b)}); closed "
+            f"{r['closed_at']}; {r['judgments']} judgments by {len(r['reviewers'])} people."
+        )
+    )
     if r["simulated"]:
         st.badge("SIMULATED session", color="orange")
 
@@ -108,9 +144,11 @@ with _ui.boundary():
     c2.metric("95% bootstrap interval", iv(res.get("interval")))
     c3.metric("sign test p", p3((res.get("sign_test") or {}).get("p_value")))
     st.dataframe(counts_table(res, arms), hide_index=True)
-    st.caption("Win rate: per pair, 1 if the arm won, 0 if it lost, 0.5 for same (averaged over the people who "
-               "graded the pair), then the mean over the headline pairs (holdout and mirrored pairs apart). The "
-               "interval resamples pairs (seeded); the sign test counts pairs won against pairs lost.")
+    st.caption(
+        "Win rate: per pair, 1 if the arm won, 0 if it lost, 0.5 for same (averaged over the people who "
+        "graded the pair), then the mean over the headline pairs (holdout and mirrored pairs apart). The "
+        "interval resamples pairs (seeded); the sign test counts pairs won against pairs lost."
+    )
     rows = [result_row("headline", res), result_row("holdout", r["holdout"])]
     rows += [result_row(f"class {c}", x) for c, x in r["by_class"].items()]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
@@ -118,25 +156,47 @@ with _ui.boundary():
     # ------------------------------------------------------------ position and consistency
     st.subheader("Position and consistency")
     lp = r["left_preference"]
-    st.dataframe(pd.DataFrame([prop_row("everyone", lp["all"])] +
-                              [prop_row(k, v) for k, v in lp["by_reviewer"].items()]), hide_index=True)
-    st.caption("Share of decided judgments (same left out) that chose the left answer; 50% is no position "
-               "preference. Sides were drawn at random, so an arm preference does not move it.")
+    st.dataframe(
+        pd.DataFrame([prop_row("everyone", lp["all"])] + [prop_row(k, v) for k, v in lp["by_reviewer"].items()]),
+        hide_index=True,
+    )
+    st.caption(
+        "Share of decided judgments (same left out) that chose the left answer; 50% is no position "
+        "preference. Sides were drawn at random, so an arm preference does not move it."
+    )
     mc = r["mirror_consistency"]
-    st.dataframe(pd.DataFrame([{"who": "everyone", **mc["all"]}] +
-                              [{"who": k, **v} for k, v in mc["by_reviewer"].items()]), hide_index=True)
-    st.caption(f"Consistency on the {mc['mirrored_pairs']} mirrored pairs (a pair shown again with the sides "
-               "swapped): the same answer chosen both times, or same both times.")
+    st.dataframe(
+        pd.DataFrame([{"who": "everyone", **mc["all"]}] + [{"who": k, **v} for k, v in mc["by_reviewer"].items()]),
+        hide_index=True,
+    )
+    st.caption(
+        f"Consistency on the {mc['mirrored_pairs']} mirrored pairs (a pair shown again with the sides "
+        "swapped): the same answer chosen both times, or same both times."
+    )
 
     # ------------------------------------------------------------ people
     st.subheader("Agreement between people")
     al = r["agreement"]["krippendorff_alpha"]
-    st.text(f"Krippendorff's alpha (nominal): {p3(al['alpha'])} over {al['units']} pairs graded by two or more people"
-            + (f" ({al['reason']})" if al.get("reason") else ""))
+    st.text(
+        f"Krippendorff's alpha (nominal): {p3(al['alpha'])} over {al['units']} pairs graded by two or more people"
+        + (f" ({al['reason']})" if al.get("reason") else "")
+    )
     if r["agreement"]["pairwise"]:
-        st.dataframe(pd.DataFrame([{"a": x["a"], "b": x["b"], "pairs": x["n"], "agreement": pct(x["agreement"]),
-                                    "Cohen's kappa": p3(x["kappa"])} for x in r["agreement"]["pairwise"]]),
-                     hide_index=True)
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "a": x["a"],
+                        "b": x["b"],
+                        "pairs": x["n"],
+                        "agreement": pct(x["agreement"]),
+                        "Cohen's kappa": p3(x["kappa"]),
+                    }
+                    for x in r["agreement"]["pairwise"]
+                ]
+            ),
+            hide_index=True,
+        )
     st.dataframe(pd.DataFrame([{"reviewer": k, **v} for k, v in r["timing"].items()]), hide_index=True)
 
     # ------------------------------------------------------------ identifiability
@@ -145,15 +205,26 @@ with _ui.boundary():
     rows = []
     for when, label in (("before", "before normalisation"), ("after", "as shown")):
         c = ident.get(when) or {}
-        rows.append({"texts": label, "pairs": c.get("n_pairs"), "accuracy": pct(c.get("accuracy")),
-                     "95% interval": iv(c.get("interval")), "permutation p": p3(c.get("p_value")),
-                     "leaking feature": c.get("leaking_feature") or ("-" if c.get("accuracy") is None else "none"),
-                     **{f"{f} alone": pct(((c.get("features") or {}).get(f) or {}).get("accuracy"))
-                        for f in pairwise.FEATURES}})
+        rows.append(
+            {
+                "texts": label,
+                "pairs": c.get("n_pairs"),
+                "accuracy": pct(c.get("accuracy")),
+                "95% interval": iv(c.get("interval")),
+                "permutation p": p3(c.get("p_value")),
+                "leaking feature": c.get("leaking_feature") or ("-" if c.get("accuracy") is None else "none"),
+                **{
+                    f"{f} alone": pct(((c.get("features") or {}).get(f) or {}).get("accuracy"))
+                    for f in pairwise.FEATURES
+                },
+            }
+        )
     st.dataframe(pd.DataFrame(rows), hide_index=True)
-    st.caption("A cross-validated predictor of which side the first arm is on, from the surface features of a "
-               "pair (length, headings, bullets, blank lines). 50% is chance; an interval above 50% means a "
-               "grader could tell the arms apart from these features alone.")
+    st.caption(
+        "A cross-validated predictor of which side the first arm is on, from the surface features of a "
+        "pair (length, headings, bullets, blank lines). 50% is chance; an interval above 50% means a "
+        "grader could tell the arms apart from these features alone."
+    )
     means = []
     for when in ("before", "after"):
         for arm, m in ((ident.get(when) or {}).get("feature_means") or {}).items():
@@ -161,33 +232,71 @@ with _ui.boundary():
     if means:
         st.dataframe(pd.DataFrame(means), hide_index=True)
     if r["probe"]:
-        st.dataframe(pd.DataFrame([{"reviewer": k, "answered": v["answered"], "unsure": v["unsure"],
-                                    f"side called X was {a}": pct(v["first_arm_share"]),
-                                    "consistency": pct(v["consistency"]), "p": p3(v["p_value"])}
-                                   for k, v in r["probe"].items()]), hide_index=True)
-        st.caption("The probe: a reviewer who can tell the arms apart calls the same arm X every time, so the share "
-                   "is far from 50% (in either direction).")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "reviewer": k,
+                        "answered": v["answered"],
+                        "unsure": v["unsure"],
+                        f"side called X was {a}": pct(v["first_arm_share"]),
+                        "consistency": pct(v["consistency"]),
+                        "p": p3(v["p_value"]),
+                    }
+                    for k, v in r["probe"].items()
+                ]
+            ),
+            hide_index=True,
+        )
+        st.caption(
+            "The probe: a reviewer who can tell the arms apart calls the same arm X every time, so the share "
+            "is far from 50% (in either direction)."
+        )
 
     # ------------------------------------------------------------ model graders
     for g in r["graders"]:
         st.subheader(_ui.md_escape(f"Model grader {g['run_id']}"))
         f, fp = g["flips"], g["first_position"]
         c1, c2, c3 = st.columns(3)
-        c1.metric("order flips", f"{f['flips']} of {f['compared']}", help="pairs whose verdict changed when the "
-                  "order was swapped (reversals: left in one order, right in the other)")
+        c1.metric(
+            "order flips",
+            f"{f['flips']} of {f['compared']}",
+            help="pairs whose verdict changed when the "
+            "order was swapped (reversals: left in one order, right in the other)",
+        )
         c2.metric("first-position preference", pct(fp["share"]))
         c3.metric("cost", "-" if g["cost"]["cost_usd"] is None else f"${g['cost']['cost_usd']:.4f}")
-        st.dataframe(pd.DataFrame([result_row("averaged over both orders", g["averaged_over_orders"]),
-                                   result_row("as shown only", g["as_shown_only"])]), hide_index=True)
-        st.dataframe(pd.DataFrame([{"against": k, "pairs": v["n"], "agreement": pct(v["agreement"]),
-                                    "Cohen's kappa": p3(v["kappa"])}
-                                   for k, v in [("people's majority", g["kappa_vs_majority"]),
-                                                *g["kappa_vs_people"].items()]]), hide_index=True)
-        st.caption(_ui.md_escape(
-            f"{g['judge_model']}: {g['verdicts']} verdicts ({g['errored_verdicts']} errored), reversals "
-            f"{f['reversals']}, first position {iv(fp['interval'])}; {g['cost']['calls']} calls, "
-            f"{g['cost']['unpriced_calls']} unpriced, tokens {g['cost']['tokens_in']} in / "
-            f"{g['cost']['tokens_out']} out."))
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    result_row("averaged over both orders", g["averaged_over_orders"]),
+                    result_row("as shown only", g["as_shown_only"]),
+                ]
+            ),
+            hide_index=True,
+        )
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {"against": k, "pairs": v["n"], "agreement": pct(v["agreement"]), "Cohen's kappa": p3(v["kappa"])}
+                    for k, v in [("people's majority", g["kappa_vs_majority"]), *g["kappa_vs_people"].items()]
+                ]
+            ),
+            hide_index=True,
+        )
+        st.caption(
+            _ui.md_escape(
+                f"{g['judge_model']}: {g['verdicts']} verdicts ({g['errored_verdicts']} errored), reversals "
+                f"{f['reversals']}, first position {iv(fp['interval'])}; {g['cost']['calls']} calls, "
+                f"{g['cost']['unpriced_calls']} unpriced, tokens {g['cost']['tokens_in']} in / "
+                f"{g['cost']['tokens_out']} out."
+            )
+        )
 
-    st.download_button("Download the report (JSON)", json.dumps(r, indent=1, default=str),
-                       file_name=f"{session_id}-report.json", mime="application/json", key="pr_download")
+    st.download_button(
+        "Download the report (JSON)",
+        json.dumps(r, indent=1, default=str),
+        file_name=f"{session_id}-report.json",
+        mime="application/json",
+        key="pr_download",
+    )

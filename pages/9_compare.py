@@ -32,8 +32,13 @@ def _defaults(runs: list[dict], gens: dict) -> tuple[str, str]:
     complete = [r for r in runs if r["status"] == "complete"] or runs
     for r in complete:
         for s in complete:
-            if (s["run_id"] != r["run_id"] and s["suite_id"] == r["suite_id"] and s["gen_id"] != r["gen_id"]
-                    and s["judge_model"] == r["judge_model"] and s["mode"] == r["mode"]):
+            if (
+                s["run_id"] != r["run_id"]
+                and s["suite_id"] == r["suite_id"]
+                and s["gen_id"] != r["gen_id"]
+                and s["judge_model"] == r["judge_model"]
+                and s["mode"] == r["mode"]
+            ):
                 return r["run_id"], s["run_id"]
     for r in complete:
         other = [s for s in complete if s["suite_id"] == r["suite_id"] and s["run_id"] != r["run_id"]]
@@ -62,8 +67,9 @@ with _ui.boundary():
     metrics = _ui.cached_call("analysis", "metrics_of", run_a, run_b)
     _ui.sync_widget("cmp_metric", "metric", metrics)
     st.session_state.setdefault("cmp_metric", "all_pass")
-    metric = c_m.selectbox("Headline", metrics, key="cmp_metric", on_change=_ui.widget_to_qp,
-                           args=("cmp_metric", "metric"))
+    metric = c_m.selectbox(
+        "Headline", metrics, key="cmp_metric", on_change=_ui.widget_to_qp, args=("cmp_metric", "metric")
+    )
     include_holdout = _ui.holdout_toggle("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
     d = _ui.cached_call("analysis", "diff", run_a, run_b)
     c = _ui.cached_call("analysis", "compare", run_a, run_b, headline=metric, include_holdout=include_holdout)
@@ -75,8 +81,11 @@ if c.get("simulated"):
 st.subheader("What differs")
 kind = d["kind"]
 if d["measurement_change"]:
-    st.warning("**Measurement change, not a system change**: only the judge changed and the answers are identical "
-               "(same outputs hash). Levels on either side are different measurements.", icon=":material/straighten:")
+    st.warning(
+        "**Measurement change, not a system change**: only the judge changed and the answers are identical "
+        "(same outputs hash). Levels on either side are different measurements.",
+        icon=":material/straighten:",
+    )
 else:
     st.markdown(f"This is a **{_ui.md_escape(kind)}**.")
 for w in d["warnings"]:
@@ -85,12 +94,22 @@ for w in d["warnings"]:
     elif "measurement change" not in w:
         st.info(_ui.md_escape(w))
 counts = d["counts"]
-st.caption(f"{counts['differs']} differ, {counts['one side']} recorded on one side only, {counts['held']} held, "
-           f"{counts['not recorded']} not recorded on either side (never counted as held).")
+st.caption(
+    f"{counts['differs']} differ, {counts['one side']} recorded on one side only, {counts['held']} held, "
+    f"{counts['not recorded']} not recorded on either side (never counted as held)."
+)
 show_held = st.toggle("Show held and unrecorded knobs", value=False)
-krows = [{"knob": r["label"], "side": r["side"], "status": r["status"],
-          "baseline": "" if r["a"] is None else str(r["a"]), "candidate": "" if r["b"] is None else str(r["b"])}
-         for r in d["knobs"] if show_held or r["status"] in ("differs", "one side")]
+krows = [
+    {
+        "knob": r["label"],
+        "side": r["side"],
+        "status": r["status"],
+        "baseline": "" if r["a"] is None else str(r["a"]),
+        "candidate": "" if r["b"] is None else str(r["b"]),
+    }
+    for r in d["knobs"]
+    if show_held or r["status"] in ("differs", "one side")
+]
 if krows:
     st.dataframe(pd.DataFrame(krows), hide_index=True, width="stretch")
 else:
@@ -118,19 +137,31 @@ for name in c["metrics"]:
         row[f"{who} mean"] = _p100(f[side]["mean"])
         row[f"{who} spread"] = _p100(f[side]["spread"])
     dl = f["delta"]
-    row.update({"paired delta": _p100(dl["mean"]), "CI low": _p100(dl["ci95"][0]), "CI high": _p100(dl["ci95"][1]),
-                "noise floor": _p100(f["noise_floor"]),
-                "within noise": None if f["within_noise"] is None else ("yes" if f["within_noise"] else "no"),
-                "stable wins": f["stable_wins"], "stable regressions": f["stable_regressions"]})
+    row.update(
+        {
+            "paired delta": _p100(dl["mean"]),
+            "CI low": _p100(dl["ci95"][0]),
+            "CI high": _p100(dl["ci95"][1]),
+            "noise floor": _p100(f["noise_floor"]),
+            "within noise": None if f["within_noise"] is None else ("yes" if f["within_noise"] else "no"),
+            "stable wins": f["stable_wins"],
+            "stable regressions": f["stable_regressions"],
+        }
+    )
     rows.append(row)
 df = pd.DataFrame(rows)
-cfg = {col: (PTS if col in ("paired delta", "CI low", "CI high") else PCT) for col in df.columns
-       if col not in ("figure", "within noise", "stable wins", "stable regressions")}
+cfg = {
+    col: (PTS if col in ("paired delta", "CI low", "CI high") else PCT)
+    for col in df.columns
+    if col not in ("figure", "within noise", "stable wins", "stable regressions")
+}
 st.dataframe(df, hide_index=True, width="stretch", column_config=cfg)
 h = c["figures"][metric]
-st.caption(f"Items paired: {h['delta']['items']}; interval: {h['delta']['method']}. Stable win = better in every one "
-           f"of the {c['rounds_paired']} paired generation rounds; stable regression = worse in every one. Noise floor = "
-           "the largest round-to-round spread of the figure within either configuration.")
+st.caption(
+    f"Items paired: {h['delta']['items']}; interval: {h['delta']['method']}. Stable win = better in every one "
+    f"of the {c['rounds_paired']} paired generation rounds; stable regression = worse in every one. Noise floor = "
+    "the largest round-to-round spread of the figure within either configuration."
+)
 st.altair_chart(analysis.round_dots(c["figures"]), width="stretch")
 
 w_col, r_col, m_col = st.columns(3)
@@ -148,38 +179,70 @@ with m_col:
 st.subheader("How small a change can this comparison see?")
 effect_pts = st.slider("Effect to detect (points)", 1.0, 30.0, 5.0, 0.5)
 pw0 = h["power"]
-pw = pw0 if pw0.get("mde") is None else analysis.power(h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"],
-                                              effect_pts / 100)  # no new pass over the runs
+pw = (
+    pw0
+    if pw0.get("mde") is None
+    else analysis.power(h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"], effect_pts / 100)
+)  # no new pass over the runs
 if pw.get("mde") is None:
     st.info(_ui.md_escape(pw.get("reason") or "not enough data to size the comparison"))
 else:
     a1, a2, a3 = st.columns(3)
-    a1.metric("Minimum detectable effect", f"{100 * pw['mde']:.1f} pts",
-              help=f"paired t-test, alpha {pw['alpha']}, power {pw['power']}, {pw['items']} items")
-    a2.metric(f"Rounds needed for {effect_pts:g} pts at {pw['items']} items",
-              "-" if pw["rounds_needed"] is None else str(pw["rounds_needed"]))
+    a1.metric(
+        "Minimum detectable effect",
+        f"{100 * pw['mde']:.1f} pts",
+        help=f"paired t-test, alpha {pw['alpha']}, power {pw['power']}, {pw['items']} items",
+    )
+    a2.metric(
+        f"Rounds needed for {effect_pts:g} pts at {pw['items']} items",
+        "-" if pw["rounds_needed"] is None else str(pw["rounds_needed"]),
+    )
     a3.metric("Item-to-item spread (sd)", f"{100 * pw['tau2'] ** 0.5:.1f} pts")
     if pw.get("rounds_note"):
         st.caption(_ui.md_escape(pw["rounds_note"]))
-    st.dataframe(pd.DataFrame([{"generation rounds": int(k), f"items needed for {effect_pts:g} pts": n}
-                               for k, n in pw["items_needed"].items()]), hide_index=True)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"generation rounds": int(k), f"items needed for {effect_pts:g} pts": n}
+                for k, n in pw["items_needed"].items()
+            ]
+        ),
+        hide_index=True,
+    )
 
 # ---------------------------------------------------------------- 5. cost beside score
 st.subheader("Cost beside score")
 crow = []
 for who, key in (("baseline", "baseline"), ("candidate", "candidate")):
     cc = c["cost"][key]
-    crow.append({"configuration": f"{who}: {c[key]}", metric + " mean": _p100(c["figures"][metric]["a" if key == "baseline" else "b"]["mean"]),
-                 "system calls": cc["system"]["calls"], "system tokens": cc["system"]["tokens_in"] + cc["system"]["tokens_out"],
-                 "system cost (USD)": cc["system"]["cost_usd"], "judge calls": cc["judge"]["calls"],
-                 "judge tokens": cc["judge"]["tokens_in"] + cc["judge"]["tokens_out"],
-                 "judge cost (USD)": cc["judge"]["cost_usd"]})
-st.dataframe(pd.DataFrame(crow), hide_index=True, width="stretch",
-             column_config={metric + " mean": PCT,
-                            "system cost (USD)": st.column_config.NumberColumn(format="$%.4f"),
-                            "judge cost (USD)": st.column_config.NumberColumn(format="$%.4f")})
-st.download_button("Download the Markdown summary (for a pull request)", analysis.markdown(c),
-                   file_name=f"compare-{run_a}-{run_b}.md", mime="text/markdown")
+    crow.append(
+        {
+            "configuration": f"{who}: {c[key]}",
+            metric + " mean": _p100(c["figures"][metric]["a" if key == "baseline" else "b"]["mean"]),
+            "system calls": cc["system"]["calls"],
+            "system tokens": cc["system"]["tokens_in"] + cc["system"]["tokens_out"],
+            "system cost (USD)": cc["system"]["cost_usd"],
+            "judge calls": cc["judge"]["calls"],
+            "judge tokens": cc["judge"]["tokens_in"] + cc["judge"]["tokens_out"],
+            "judge cost (USD)": cc["judge"]["cost_usd"],
+        }
+    )
+st.dataframe(
+    pd.DataFrame(crow),
+    hide_index=True,
+    width="stretch",
+    column_config={
+        metric + " mean": PCT,
+        "system cost (USD)": st.column_config.NumberColumn(format="$%.4f"),
+        "judge cost (USD)": st.column_config.NumberColumn(format="$%.4f"),
+    },
+)
+st.download_button(
+    "Download the Markdown summary (for a pull request)",
+    analysis.markdown(c),
+    file_name=f"compare-{run_a}-{run_b}.md",
+    mime="text/markdown",
+)
 
 # ---------------------------------------------------------------- 6. trend
 st.subheader("Trend across runs")
@@ -187,6 +250,8 @@ suite = by_id[run_b]["suite_id"]
 with _ui.boundary():
     t = _ui.cached_call("analysis", "trend", suite_id=suite, metric=metric, include_holdout=include_holdout)
 if t["points"]:
-    st.caption(f"Runs over suite {suite}, in the order they were made. The line breaks where the judge model, the "
-               f"judge prompt, the rubric or the suite changed: {t['segments']} unbroken stretch(es).")
+    st.caption(
+        f"Runs over suite {suite}, in the order they were made. The line breaks where the judge model, the "
+        f"judge prompt, the rubric or the suite changed: {t['segments']} unbroken stretch(es)."
+    )
     st.altair_chart(analysis.trend_lines(t["points"], metric), width="stretch")

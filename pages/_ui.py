@@ -18,8 +18,9 @@ import contextlib
 import math
 import re
 import string
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -86,8 +87,12 @@ def fingerprint(data_store: evalcore.Store) -> tuple:
     return tuple(out)
 
 
-_SUMMARIES = {"runs_summary": evalcore.runs_summary, "generations_summary": evalcore.generations_summary,
-              "suites_summary": evalcore.suites_summary, "data_overview": evalcore.data_overview}
+_SUMMARIES = {
+    "runs_summary": evalcore.runs_summary,
+    "generations_summary": evalcore.generations_summary,
+    "suites_summary": evalcore.suites_summary,
+    "data_overview": evalcore.data_overview,
+}
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -103,8 +108,9 @@ def summary(name: str, **kwargs: Any) -> Any:
     if name in ("runs_summary", "generations_summary"):
         # one cache entry whether a page says include_holdout=False or nothing (the default)
         kwargs["include_holdout"] = bool(kwargs.get("include_holdout", False))
-    return _summary(name, str(s.data), str(s.state), fingerprint(s) + suite_fingerprint(s),
-                    tuple(sorted(kwargs.items())))
+    return _summary(
+        name, str(s.data), str(s.state), fingerprint(s) + suite_fingerprint(s), tuple(sorted(kwargs.items()))
+    )
 
 
 # --------------------------------------------------------------------------- errors
@@ -130,13 +136,20 @@ def analysis_call(name: str, *args: Any, **kwargs: Any) -> Any:
     """``evalcore.analysis.<name>(store, *args, **kwargs)``, cached until the data or the label
     store changes, so that a widget click does not recompute an 18M-row aggregate."""
     s = store()
-    return _analysis(name, str(s.data), str(s.state), fingerprint(s) + state_fingerprint(s), tuple(args),
-                     tuple(sorted(kwargs.items())))
+    return _analysis(
+        name,
+        str(s.data),
+        str(s.state),
+        fingerprint(s) + state_fingerprint(s),
+        tuple(args),
+        tuple(sorted(kwargs.items())),
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def _module_call(module: str, name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
     import importlib
+
     return getattr(importlib.import_module(f"evalcore.{module}"), name)(open_store(data, state), *args, **dict(kwargs))
 
 
@@ -144,8 +157,15 @@ def cached_call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
     """``evalcore.<module>.<name>(store, *args, **kwargs)``, cached like :func:`analysis_call`
     (arguments must be hashable)."""
     s = store()
-    return _module_call(module, name, str(s.data), str(s.state), fingerprint(s) + state_fingerprint(s), tuple(args),
-                        tuple(sorted(kwargs.items())))
+    return _module_call(
+        module,
+        name,
+        str(s.data),
+        str(s.state),
+        fingerprint(s) + state_fingerprint(s),
+        tuple(args),
+        tuple(sorted(kwargs.items())),
+    )
 
 
 def criteria_runs() -> list[dict]:
@@ -269,8 +289,10 @@ def suite_fingerprint(data_store: evalcore.Store) -> tuple:
     whole version directory into ``<state>/suites/<suite_id>/``)."""
     root = Path(data_store.state) / analysis.VERSIONS_DIR
     try:
-        return (("suites", root.stat().st_mtime_ns),
-                *sorted((p.name, p.stat().st_mtime_ns) for p in root.iterdir() if p.is_dir()))
+        return (
+            ("suites", root.stat().st_mtime_ns),
+            *sorted((p.name, p.stat().st_mtime_ns) for p in root.iterdir() if p.is_dir()),
+        )
     except FileNotFoundError:
         return (("suites", None),)
 
@@ -296,16 +318,22 @@ def suite_version_warning(run_ids: Sequence[str] | None = None) -> None:
     wanted = None if run_ids is None else set(run_ids)
     marked = [r for r in runs if r.get("suite_mark") and (wanted is None or r["run_id"] in wanted)]
     if marked:
-        st.warning("On an old suite version (items repaired since; evalcore suite versions): " + "; ".join(
-            md_escape(f"{r['run_id']}: {r['suite_mark']}") for r in marked))
+        st.warning(
+            "On an old suite version (items repaired since; evalcore suite versions): "
+            + "; ".join(md_escape(f"{r['run_id']}: {r['suite_mark']}") for r in marked)
+        )
 
 
 def curated_note(suite_ids: Sequence[str]) -> None:
     """A caption beside absolute rates when they come from a curated suite."""
     cur = review.curated_suites(store(), list(dict.fromkeys(suite_ids)))
     if cur:
-        st.caption(md_escape(f"From a curated suite ({', '.join(cur)}): absolute rates describe the items picked "
-                             "by hand, not a population."))
+        st.caption(
+            md_escape(
+                f"From a curated suite ({', '.join(cur)}): absolute rates describe the items picked "
+                "by hand, not a population."
+            )
+        )
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -317,12 +345,23 @@ def suite_call(name: str, *args: Any, **kwargs: Any) -> Any:
     """``evalcore.review.<name>(store, *args, **kwargs)`` (e.g. ``check``), cached until the data,
     the label store or the suite versions change."""
     s = store()
-    return _suite_fn(name, str(s.data), str(s.state), fingerprint(s) + state_fingerprint(s) + suite_fingerprint(s),
-                     tuple(args), tuple(sorted(kwargs.items())))
+    return _suite_fn(
+        name,
+        str(s.data),
+        str(s.state),
+        fingerprint(s) + state_fingerprint(s) + suite_fingerprint(s),
+        tuple(args),
+        tuple(sorted(kwargs.items())),
+    )
 
 
-def two_runs(by_id: dict[str, dict], defaults: tuple[str, str], keys: tuple[str, str], labels: tuple[str, str],
-             columns: Sequence[Any]) -> tuple[str, str]:
+def two_runs(
+    by_id: dict[str, dict],
+    defaults: tuple[str, str],
+    keys: tuple[str, str],
+    labels: tuple[str, str],
+    columns: Sequence[Any],
+) -> tuple[str, str]:
     """Two run pickers bound to the query parameters ``a`` and ``b`` (a link naming an unknown run
     is one st.error, a run without criterion verdicts one warning); each option shows the run's
     mode, generation, status and suite-version mark."""
@@ -340,11 +379,16 @@ def two_runs(by_id: dict[str, dict], defaults: tuple[str, str], keys: tuple[str,
 
     def fmt(r: str) -> str:
         run = by_id[r]
-        return (f"{r} ({run['mode']}, {run['gen_id']})" + ("" if run["status"] == "complete" else f" ⚠ {run['status']}")
-                + suite_suffix(run))
+        return (
+            f"{r} ({run['mode']}, {run['gen_id']})"
+            + ("" if run["status"] == "complete" else f" ⚠ {run['status']}")
+            + suite_suffix(run)
+        )
 
-    picked = [col.selectbox(label, run_ids, key=key, on_change=widget_to_qp, args=(key, param), format_func=fmt)
-              for col, label, key, param in zip(columns, labels, keys, ("a", "b"))]
+    picked = [
+        col.selectbox(label, run_ids, key=key, on_change=widget_to_qp, args=(key, param), format_func=fmt)
+        for col, label, key, param in zip(columns, labels, keys, ("a", "b"))
+    ]
     return picked[0], picked[1]
 
 
@@ -357,14 +401,16 @@ def holdout_toggle(page: str, suite_ids: Sequence[str]) -> bool:
     other page). While it is on, every render of the page appends one look per suite in view
     that has holdout items to the state directory (evalcore.analysis.suites.log_look; ``evalcore suite
     looks SUITE``), with the viewer's name when known."""
-    on = st.sidebar.toggle(HOLDOUT_LABEL, key=f"holdout|{page}",
-                           help="Holdout items are never used to tune; every look at them is logged.")
+    on = st.sidebar.toggle(
+        HOLDOUT_LABEL, key=f"holdout|{page}", help="Holdout items are never used to tune; every look at them is logged."
+    )
     if not on:
         st.sidebar.caption("Holdout items are hidden from lists and figures.")
         return False
     typed = st.sidebar.text_input("Your name (logged with each look)", key=f"holdout_who|{page}")
-    who = (typed or "").strip() or next((str(st.session_state[k]).strip() for k in _WHO_KEYS
-                                         if str(st.session_state.get(k) or "").strip()), None)
+    who = (typed or "").strip() or next(
+        (str(st.session_state[k]).strip() for k in _WHO_KEYS if str(st.session_state.get(k) or "").strip()), None
+    )
     s = store()
     logged = []
     with boundary():
@@ -372,8 +418,11 @@ def holdout_toggle(page: str, suite_ids: Sequence[str]) -> bool:
             if analysis.holdout_count(s, sid):
                 analysis.log_look(s, sid, page, who)
                 logged.append(sid)
-    st.sidebar.caption(md_escape("Holdout items are shown; this view is logged"
-                                 + (f" for {', '.join(logged)}" if logged else "") + "."))
+    st.sidebar.caption(
+        md_escape(
+            "Holdout items are shown; this view is logged" + (f" for {', '.join(logged)}" if logged else "") + "."
+        )
+    )
     return True
 
 

@@ -12,15 +12,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DEMO, EVALCORE, REPO
+from queue_world import make_queue_world
 from streamlit.testing.v1 import AppTest
 
-from conftest import DEMO, EVALCORE, REPO
 from evalcore import Store
-from evalcore.stats import agreement as A
+from evalcore.contract import schema as S
 from evalcore.review import queue as Q
 from evalcore.review import reportcard as R
-from evalcore.contract import schema as S
-from queue_world import make_queue_world
+from evalcore.stats import agreement as A
 
 
 def _codes(table):
@@ -234,8 +234,8 @@ def test_cli_agreement_json(qworld, tmp_path):
 
 
 def _demo_truth() -> dict[str, str]:
-    from evalcore.demo.world import DEFAULT_SEED
     from evalcore.demo.support import support_items, support_ternary_truth, support_truth
+    from evalcore.demo.world import DEFAULT_SEED
     fail = support_truth(DEFAULT_SEED)
     items, info = support_items(DEFAULT_SEED, fail)
     return {it["item_id"]: t[0] for it, t in zip(items, support_ternary_truth(DEFAULT_SEED, fail, info))}

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from conftest import DEMO, EVALCORE
+
 from evalcore import InputError, Store
 from evalcore import contract as S
-from evalcore.analysis.selection import Selection
-from evalcore.analysis.instruments import association, position_effect
 from evalcore.analysis.failures import attribution, crosstab
 from evalcore.analysis.harness import flips
+from evalcore.analysis.instruments import association, position_effect
+from evalcore.analysis.selection import Selection
 
 AT = "2026-01-01T00:00:00Z"
 

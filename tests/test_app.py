@@ -12,9 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from browser_util import CRITERIA, ITEMS, REPO, RUN_PARTIAL, RUN_POLLUTED, RUN_SINGLE, RUN_SPLIT, make_world
 from streamlit.testing.v1 import AppTest
-
-from browser_util import (CRITERIA, ITEMS, REPO, RUN_PARTIAL, RUN_POLLUTED, RUN_SINGLE, RUN_SPLIT, make_world)
 
 pytestmark = pytest.mark.app
 

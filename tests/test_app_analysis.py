@@ -14,9 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from browser_util import REPO, RUN_SINGLE, RUN_SPLIT, make_world
 from streamlit.testing.v1 import AppTest
-
-from browser_util import CRITERIA, REPO, RUN_SINGLE, RUN_SPLIT, make_world
 
 pytestmark = pytest.mark.app
 
@@ -409,8 +408,7 @@ def test_bad_run_in_a_link_is_one_error_and_the_page_carries_on(demo):
 
 def test_every_drill_down_total_equals_the_figure_it_opens_from():
     """The pages' lists come from evalcore.analysis; their totals are the counts they were opened from."""
-    from evalcore import Store
-    from evalcore import analysis
+    from evalcore import Store, analysis
 
     s = Store(DEMO, DEMO.parent / "unused-state")
     for sel in (analysis.Selection(), analysis.parse_selection("majority")):

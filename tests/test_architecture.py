@@ -14,7 +14,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 PKG = REPO / "evalcore"

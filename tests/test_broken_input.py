@@ -22,7 +22,6 @@ from typing import Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import EVALCORE, REPO
 
 GOLD = REPO / "tests" / "golden" / "import"

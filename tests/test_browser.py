@@ -19,9 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-
-from browser_util import (REPO, RUN_POLLUTED, RUN_SINGLE, VENV_BIN, guard_page, make_world,
-                          start_app, wait_idle)
+from browser_util import REPO, RUN_POLLUTED, RUN_SINGLE, VENV_BIN, guard_page, make_world, start_app, wait_idle
 
 pytestmark = pytest.mark.browser
 

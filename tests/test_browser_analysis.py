@@ -7,9 +7,7 @@ Skips without chromium unless EVALCORE_REQUIRE_BROWSER=1."""
 
 from __future__ import annotations
 
-
 import pytest
-
 from browser_util import REPO, guard_page, start_app, wait_idle
 
 pytestmark = pytest.mark.browser

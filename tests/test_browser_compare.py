@@ -10,7 +10,6 @@ import json
 import subprocess
 
 import pytest
-
 from browser_util import REPO, guard_page, start_app, wait_idle
 from conftest import EVALCORE
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 
 import pytest
-
 from browser_util import REPO, chromium_path, guard_page, launch, start_app, wait_idle
 
 pytestmark = pytest.mark.browser

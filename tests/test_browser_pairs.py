@@ -13,11 +13,11 @@ import shutil
 import uuid
 
 import pytest
-
 from browser_util import guard_page, start_app, wait_idle
+from test_pairs import make_world
+
 from evalcore import pairwise as P
 from evalcore.storage.paths import default_keys_dir
-from test_pairs import make_world
 
 pytestmark = pytest.mark.browser
 

@@ -8,10 +8,10 @@ import sys
 
 import altair as alt
 import pytest
-
 from conftest import DEMO, REPO
-from evalcore.analysis import instruments as analysis
+
 from evalcore.analysis import charts
+from evalcore.analysis import instruments as analysis
 from evalcore.stats import association as stats
 from evalcore.storage.store import Store
 

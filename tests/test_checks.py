@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from evalcore.llm.checks import mrr_at_k, number_in, recall_at_k, retrieval, run_check
 from evalcore.contract.schema import CheckSpec
+from evalcore.llm.checks import mrr_at_k, number_in, recall_at_k, retrieval, run_check
 
 
 def chk(**kw):

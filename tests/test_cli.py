@@ -6,6 +6,7 @@ import json
 import subprocess
 
 from conftest import EVALCORE
+
 from evalcore import Store, runs_summary
 
 

@@ -5,10 +5,10 @@ and the normalisation are in tests/cli_golden.py."""
 from __future__ import annotations
 
 import difflib
-from pathlib import Path
 
 import pytest
 from cli_golden import OUT, STEPS, run_steps
+
 
 @pytest.fixture(scope="module")
 def replay(tmp_path_factory) -> dict[str, str]:

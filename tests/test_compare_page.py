@@ -11,10 +11,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from compare_world import add_rejudge, make_compare_world
 from conftest import EVALCORE, REPO
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.app
 
@@ -123,8 +122,8 @@ def test_ledger_page_adds_an_entry_with_figures_from_the_runs(app, world, tmp_pa
 
 
 def test_showing_holdout_items_on_the_compare_page_is_logged(tmp_path, monkeypatch):
-    from evalcore.storage.store import Store
     from evalcore.analysis.suites import looks
+    from evalcore.storage.store import Store
     data, state = tmp_path / "data", tmp_path / "state"
     make_compare_world(data, holdout=(12,))
     monkeypatch.setenv("EVALCORE_DATA", str(data))

@@ -17,10 +17,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import DEMO, EVALCORE, REPO
-from evalcore.analysis import charts
-from evalcore.analysis import cost
+
+from evalcore.analysis import charts, cost
 from evalcore.errors import InputError
 
 # --------------------------------------------------------------------------- the pure function
@@ -127,8 +126,8 @@ def _rubric():
 def c_k_by_hand() -> dict[str, int]:
     """The tokens each criterion adds to the judge's criteria block: its one-criterion block minus the
     block's frame, counted offline with the judge model's tokenizer."""
-    from evalcore.llm.prompts import criteria_block
     from evalcore.llm.client import count_text_tokens
+    from evalcore.llm.prompts import criteria_block
     from evalcore.llm.rubric import spec_from_manifest
     spec = spec_from_manifest(_rubric(), {})
     frame = count_text_tokens(criteria_block([], {}, spec), MODEL)

@@ -10,10 +10,9 @@ import re
 import subprocess
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from browser_util import RUN_SINGLE, make_world
 from conftest import DEMO, EVALCORE, REPO
+from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.app
 

@@ -19,15 +19,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DEMO, EVALCORE, REPO, tree_hash
 from scipy.stats import kendalltau, pearsonr
 
 from evalcore.contract import hashing as H
+from evalcore.errors import InputError
 from evalcore.importers.datasets.hanna import HANNA_CRITERIA, import_hanna, read_hanna
 from evalcore.importers.datasets.summeval import import_summeval, read_summeval
-from evalcore.errors import InputError
 from evalcore.storage.store import Store
-
-from conftest import DEMO, EVALCORE, REPO, tree_hash
 
 # Hand-written fixtures of 2-22 rows (tests/golden/datasets/, named handwritten-*), laid out under the
 # file names the importers read, in a temporary directory: the repository holds no file named like

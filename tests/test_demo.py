@@ -13,9 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from evalcore.contract import schema as S
+from evalcore.demo.common import DEFAULT_SEED
 from evalcore.demo.world import generate_demo
 from evalcore.storage.store import Store
-from evalcore.demo.common import DEFAULT_SEED
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "data" / "demo"

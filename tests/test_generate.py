@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import REPO
 from fakellm import deterministic_answer, fake, fake_server, make_world, no_network  # noqa: F401
 

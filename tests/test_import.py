@@ -30,14 +30,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import REPO
+
+from evalcore.analysis.summary import run_summary
 from evalcore.contract import hashing as H
 from evalcore.importers.ids import outputs_hash
 from evalcore.storage.labels import LabelStore
-from evalcore.analysis.summary import run_summary
-from evalcore.storage.store import Store
 from evalcore.storage.paths import default_keys_dir
+from evalcore.storage.store import Store
 
 GOLD = REPO / "tests" / "golden" / "import"
 LONG, WIDE, LABELS, PAIRS = GOLD / "long.csv", GOLD / "wide.jsonl", GOLD / "labels.csv", GOLD / "pairs.csv"

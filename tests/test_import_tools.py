@@ -71,7 +71,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import EVALCORE, REPO, tree_hash
 
 GOLD = REPO / "tests" / "golden" / "import"

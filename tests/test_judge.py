@@ -24,10 +24,8 @@ import time
 from collections import Counter
 
 import pytest
-
 from conftest import DEMO, EVALCORE, REPO, tree_hash
-from fakellm import (MODEL_REPORTED, deterministic_answer, fake, fake_server, guard_env, make_world,  # noqa: F401
-                     no_network)
+from fakellm import MODEL_REPORTED, deterministic_answer, fake, fake_server, guard_env, make_world, no_network  # noqa: F401
 
 RUBRICS = REPO / "tests" / "golden" / "rubrics"
 SIX = RUBRICS / "six.toml"
@@ -221,8 +219,8 @@ def test_kill_9_mid_run_then_resume_sends_no_completed_call_again(capsys, world,
 
 def test_resume_refuses_a_changed_plan_and_a_finished_run(capsys, world, fake):
     data, state = world
-    from evalcore.llm.plan import make_judge_plan
     from evalcore.llm.engine import WorkDir
+    from evalcore.llm.plan import make_judge_plan
     st = store(world)
     plan = make_judge_plan(st, gen_id="g", rubric_path=str(SIX), mode="split", model=MODEL, run_id="half")
     WorkDir(st, "runs", "half").create(plan)

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import DEMO, EVALCORE, REPO, tree_hash
+
 from evalcore import LabelError, LabelStore, PathEscapeError, Store, export_labels
 
 

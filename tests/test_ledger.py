@@ -11,9 +11,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
-
 from compare_world import add_rejudge, make_compare_world
 from conftest import DEMO, EVALCORE, tree_hash
+
 from evalcore.analysis.comparison import rounds_text
 from evalcore.errors import InputError
 from evalcore.review.ledger import Ledger

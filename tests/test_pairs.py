@@ -30,11 +30,11 @@ import pytest
 from click.testing import CliRunner
 from scipy import stats
 
+from evalcore import contract as S
 from evalcore import demo as D
 from evalcore import pairwise as P
-from evalcore import contract as S
 from evalcore.cli._common import cli
-from evalcore.errors import EvalcoreError, FormatError, InputError, NotFoundError, PathEscapeError
+from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
 from evalcore.storage.store import Store
 
 REPO = Path(__file__).resolve().parent.parent

@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from test_pairs import key_rows, make_world, random_session
 
 from evalcore import pairwise as P
 from evalcore.storage.paths import default_keys_dir
-from test_pairs import key_rows, make_world, random_session
 
 pytestmark = pytest.mark.app
 

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import DEMO, EVALCORE, REPO
+
 from evalcore import Store
 
 SHARED = REPO.parent / "shared" / "datasets" / "pandalm"

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import duckdb
 import pytest
-
 from conftest import DEMO, EVALCORE, tree_hash
-from evalcore import InputError, LabelError, LabelStore, Store
-from evalcore.review import queue as Q
-from evalcore.analysis.suites import holdout_ids
 from queue_world import EXPECTED, NEGATIVE, NOTE_PROSE, make_queue_world
+
+from evalcore import InputError, LabelError, LabelStore, Store
+from evalcore.analysis.suites import holdout_ids
+from evalcore.review import queue as Q
 
 
 @pytest.fixture(scope="module")

@@ -10,11 +10,11 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import REPO
+from queue_world import make_queue_world
 from streamlit.testing.v1 import AppTest
 
-from conftest import REPO
 from evalcore import LabelStore, Store
-from queue_world import make_queue_world
 
 pytestmark = pytest.mark.app
 

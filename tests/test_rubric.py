@@ -5,12 +5,21 @@ from __future__ import annotations
 import subprocess
 
 import pytest
-
 from conftest import EVALCORE, REPO
+
 from evalcore import contract as S
 from evalcore.errors import InputError
-from evalcore.llm.prompts import POSTPROCESS_VERSIONS, criteria_block, derive, load_template, parse_verdicts, render_judge_prompt, response_schema, variant_text
 from evalcore.llm.client import ParseError
+from evalcore.llm.prompts import (
+    POSTPROCESS_VERSIONS,
+    criteria_block,
+    derive,
+    load_template,
+    parse_verdicts,
+    render_judge_prompt,
+    response_schema,
+    variant_text,
+)
 from evalcore.llm.rubric import load_rubric, parse_rubric
 
 RUBRICS = REPO / "tests" / "golden" / "rubrics"

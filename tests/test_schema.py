@@ -3,14 +3,13 @@ pinned, and every command documented."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 
 import click
 import pytest
+from conftest import EVALCORE, REPO
 
 import evalcore
-from conftest import EVALCORE, REPO
 from evalcore import contract as S
 
 

@@ -10,7 +10,25 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evalcore.stats.association import ASSOCIATION_THRESHOLD, DEFAULT_LEVEL, MIN_PEOPLE, Classification, InstrumentEvidence, PhiInterval, Stat, TwoByTwo, classify_association, conditioned_rates, phi, phi_interval, phi_interval_analytic, phi_interval_bootstrap, phi_intervals_paired, ternary_headline, wilson
+from evalcore.stats.association import (
+    ASSOCIATION_THRESHOLD,
+    DEFAULT_LEVEL,
+    MIN_PEOPLE,
+    Classification,
+    InstrumentEvidence,
+    PhiInterval,
+    Stat,
+    TwoByTwo,
+    classify_association,
+    conditioned_rates,
+    phi,
+    phi_interval,
+    phi_interval_analytic,
+    phi_interval_bootstrap,
+    phi_intervals_paired,
+    ternary_headline,
+    wilson,
+)
 from evalcore.stats.correlation import kendall_tau_b, mcnemar, spearman
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"

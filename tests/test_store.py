@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import REPO
+
 from evalcore import contract as S
 from evalcore.errors import EvalcoreError, FormatError, InputError, NotFoundError, PathEscapeError, SchemaVersionError
-from evalcore.storage.store import Store
 from evalcore.storage.paths import check_id, inside
+from evalcore.storage.store import Store
 
 GOLDEN = REPO / "tests" / "golden" / "format"
 VALID = GOLDEN / "valid"

@@ -17,13 +17,13 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import EVALCORE, REPO, tree_hash
+
 from evalcore import LabelStore, Store
 from evalcore import contract as S
 from evalcore.analysis import suites as SU
-from evalcore.review import suites as SR
 from evalcore.errors import EvalcoreError
+from evalcore.review import suites as SR
 
 GOLD = REPO / "tests" / "golden" / "suite"
 AT = "2026-01-01T00:00:00Z"

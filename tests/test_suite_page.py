@@ -15,13 +15,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
-
 from browser_util import ITEMS, REPO, RUN_PARTIAL, RUN_POLLUTED, RUN_SINGLE, RUN_SPLIT, make_world
 from conftest import EVALCORE, tree_hash
+from streamlit.testing.v1 import AppTest
+
 from evalcore import LabelStore, Store
 from evalcore.analysis import suites as SU
-from evalcore.review import suites as SR
+
 pytestmark = pytest.mark.app
 
 APP = str(REPO / "app.py")

@@ -31,8 +31,9 @@ MAX_LIMIT = 500
 DIRECTIONS = ("fail_a_pass_b", "pass_a_fail_b", "fail_both")
 
 
-def parse_selection(judge: str | int | None = None, gen_round: str | int | None = None,
-                    include_holdout: bool | None = None) -> Selection:
+def parse_selection(
+    judge: str | int | None = None, gen_round: str | int | None = None, include_holdout: bool | None = None
+) -> Selection:
     """A :class:`Selection` from link or widget values: ``judge`` is ``"majority"`` or a judge
     round number (default 1); ``gen_round`` a generation round number, or None / ``"all"`` for
     every round; ``include_holdout`` the "Show holdout items" toggle (None: the default, off)."""
@@ -42,7 +43,9 @@ def parse_selection(judge: str | int | None = None, gen_round: str | int | None 
         try:
             sel_judge, majority = (int(judge) if judge not in (None, "") else 1), False
         except (TypeError, ValueError):
-            raise InputError(f"judge must be 'majority' or a judge round number, not {judge!r}", field="judge") from None
+            raise InputError(
+                f"judge must be 'majority' or a judge round number, not {judge!r}", field="judge"
+            ) from None
     if gen_round in (None, "", "all"):
         g = None
     else:
@@ -51,8 +54,9 @@ def parse_selection(judge: str | int | None = None, gen_round: str | int | None 
         except (TypeError, ValueError):
             raise InputError(f"generation round must be a number or 'all', not {gen_round!r}", field="round") from None
     hold = include_holdout_default() if include_holdout is None else bool(include_holdout)
-    return Selection(judge_round=sel_judge if not majority else None, majority=majority, gen_round=g,
-                     include_holdout=hold)
+    return Selection(
+        judge_round=sel_judge if not majority else None, majority=majority, gen_round=g, include_holdout=hold
+    )
 
 
 def _check_page(limit: int, offset: int) -> None:
@@ -73,18 +77,23 @@ def _reason_sql(sel: Selection) -> tuple[str, list[Any]]:
     if not sel.majority:
         where.append("judge_round = ?")
         params.append(int(sel.judge_round or 1))
-        return ("SELECT item_id, gen_round, criterion, passed, label, score, raw_verdict, reason, error, judge_round "
-                f"FROM read_parquet(?) WHERE {' AND '.join(where)}", params)
+        return (
+            "SELECT item_id, gen_round, criterion, passed, label, score, raw_verdict, reason, error, judge_round "
+            f"FROM read_parquet(?) WHERE {' AND '.join(where)}",
+            params,
+        )
     w = ("WHERE " + " AND ".join(where)) if where else ""
     key = "v.item_id = m.item_id AND v.gen_round = m.gen_round AND v.criterion = m.criterion"
-    sql = (f"WITH v AS (SELECT * FROM read_parquet(?) {w}), "
-           "m AS (SELECT item_id, gen_round, criterion, "
-           "CASE WHEN count(passed) = 0 THEN NULL ELSE 2 * count(*) FILTER (WHERE passed) > count(passed) END AS passed, "
-           "mode(label) AS label, avg(score) AS score FROM v GROUP BY item_id, gen_round, criterion), "
-           f"pick AS (SELECT m.item_id, m.gen_round, m.criterion, min(v.judge_round) AS jr FROM m JOIN v ON {key} "
-           "AND v.passed IS NOT DISTINCT FROM m.passed GROUP BY ALL) "
-           "SELECT m.item_id, m.gen_round, m.criterion, m.passed, m.label, m.score, v.raw_verdict, v.reason, v.error, "
-           f"v.judge_round FROM m JOIN pick USING (item_id, gen_round, criterion) JOIN v ON {key} AND v.judge_round = pick.jr")
+    sql = (
+        f"WITH v AS (SELECT * FROM read_parquet(?) {w}), "
+        "m AS (SELECT item_id, gen_round, criterion, "
+        "CASE WHEN count(passed) = 0 THEN NULL ELSE 2 * count(*) FILTER (WHERE passed) > count(passed) END AS passed, "
+        "mode(label) AS label, avg(score) AS score FROM v GROUP BY item_id, gen_round, criterion), "
+        f"pick AS (SELECT m.item_id, m.gen_round, m.criterion, min(v.judge_round) AS jr FROM m JOIN v ON {key} "
+        "AND v.passed IS NOT DISTINCT FROM m.passed GROUP BY ALL) "
+        "SELECT m.item_id, m.gen_round, m.criterion, m.passed, m.label, m.score, v.raw_verdict, v.reason, v.error, "
+        f"v.judge_round FROM m JOIN pick USING (item_id, gen_round, criterion) JOIN v ON {key} AND v.judge_round = pick.jr"
+    )
     return sql, params
 
 
@@ -102,21 +111,29 @@ def _answer_texts(store: Store, gen_id: str, keys: list[tuple[str, int]]) -> dic
         f"WITH k AS ({_keys_sql()}) SELECT k.item_id, k.gen_round, i.class, i.input, o.output, o.abstained "
         "FROM k LEFT JOIN read_parquet(?) o ON o.item_id = k.item_id AND o.round = k.gen_round "
         "LEFT JOIN read_parquet(?) i ON i.item_id = k.item_id",
-        [[k[0] for k in keys], [int(k[1]) for k in keys], store.path_of("generation", gen_id, "outputs"),
-         store.path_of("suite", gen.manifest.suite_id, "items")])
+        [
+            [k[0] for k in keys],
+            [int(k[1]) for k in keys],
+            store.path_of("generation", gen_id, "outputs"),
+            store.path_of("suite", gen.manifest.suite_id, "items"),
+        ],
+    )
     return {(r["item_id"], r["gen_round"]): r for r in rows}
 
 
 def _page_of(store: Store, members_sql: str, params: list[Any], limit: int, offset: int) -> tuple[int, list[tuple]]:
     """The total and one page of (item_id, gen_round) of a membership query."""
     total = store.sql(f"SELECT count(*) FROM ({members_sql})", params)[0][0]
-    page = store.sql(f"SELECT item_id, gen_round FROM ({members_sql}) ORDER BY item_id, gen_round LIMIT ? OFFSET ?",
-                     [*params, int(limit), int(offset)])
+    page = store.sql(
+        f"SELECT item_id, gen_round FROM ({members_sql}) ORDER BY item_id, gen_round LIMIT ? OFFSET ?",
+        [*params, int(limit), int(offset)],
+    )
     return total, [(r[0], r[1]) for r in page]
 
 
-def _words(store: Store, run_id: str, sel: Selection, criteria: list[str],
-           keys: list[tuple[str, int]]) -> dict[tuple[str, int, str], dict[str, Any]]:
+def _words(
+    store: Store, run_id: str, sel: Selection, criteria: list[str], keys: list[tuple[str, int]]
+) -> dict[tuple[str, int, str], dict[str, Any]]:
     """A run's verdict and reason on some criteria of a few answers."""
     if not keys:
         return {}
@@ -124,21 +141,46 @@ def _words(store: Store, run_id: str, sel: Selection, criteria: list[str],
     rows = store.records(
         f"WITH k AS ({_keys_sql()}), r AS ({rsql}) SELECT r.* FROM r JOIN k USING (item_id, gen_round) "
         "WHERE list_contains(?::VARCHAR[], r.criterion)",
-        [[k[0] for k in keys], [int(k[1]) for k in keys], store.path_of("run", run_id, "verdicts"), *rparams,
-         list(criteria)])
+        [
+            [k[0] for k in keys],
+            [int(k[1]) for k in keys],
+            store.path_of("run", run_id, "verdicts"),
+            *rparams,
+            list(criteria),
+        ],
+    )
     return {(r["item_id"], r["gen_round"], r["criterion"]): r for r in rows}
 
 
 def _said(row: dict[str, Any] | None) -> dict[str, Any]:
     if row is None:
-        return {"passed": None, "raw_verdict": None, "reason": None, "error": None, "judge_round": None,
-                "missing": True}
-    return {"passed": row["passed"], "raw_verdict": row.get("raw_verdict"), "reason": row.get("reason"),
-            "error": row.get("error"), "judge_round": row.get("judge_round"), "missing": False}
+        return {
+            "passed": None,
+            "raw_verdict": None,
+            "reason": None,
+            "error": None,
+            "judge_round": None,
+            "missing": True,
+        }
+    return {
+        "passed": row["passed"],
+        "raw_verdict": row.get("raw_verdict"),
+        "reason": row.get("reason"),
+        "error": row.get("error"),
+        "judge_round": row.get("judge_round"),
+        "missing": False,
+    }
 
 
-def answers_failing(store: Store, run_id: str, criterion: str, only: bool = False, sel: Selection = Selection(),
-                    limit: int = 25, offset: int = 0) -> dict[str, Any]:
+def answers_failing(
+    store: Store,
+    run_id: str,
+    criterion: str,
+    only: bool = False,
+    sel: Selection = Selection(),
+    limit: int = 25,
+    offset: int = 0,
+) -> dict[str, Any]:
     """The answers a run fails on ``criterion`` (with ``only``: the answers that fail it and no
     other criterion, among answers with a verdict on every criterion and none errored: what a
     gate on that criterion alone would block), each with its input, output, class and the judge's
@@ -150,10 +192,12 @@ def answers_failing(store: Store, run_id: str, criterion: str, only: bool = Fals
     vpath = store.path_of("run", run_id, "verdicts")
     base, params = _sel_sql(sel, _hold(store, run_id, sel))
     if only:
-        members = (f"WITH sel AS ({base}), per AS (SELECT item_id, gen_round, count(*) AS present, "
-                   "count(*) - count(passed) AS errored, count(*) FILTER (WHERE NOT passed) AS fails, "
-                   "count(*) FILTER (WHERE NOT passed AND criterion = ?) AS this FROM sel GROUP BY item_id, gen_round) "
-                   "SELECT item_id, gen_round FROM per WHERE errored = 0 AND present = ? AND fails = 1 AND this = 1")
+        members = (
+            f"WITH sel AS ({base}), per AS (SELECT item_id, gen_round, count(*) AS present, "
+            "count(*) - count(passed) AS errored, count(*) FILTER (WHERE NOT passed) AS fails, "
+            "count(*) FILTER (WHERE NOT passed AND criterion = ?) AS this FROM sel GROUP BY item_id, gen_round) "
+            "SELECT item_id, gen_round FROM per WHERE errored = 0 AND present = ? AND fails = 1 AND this = 1"
+        )
         mparams = [vpath, *params, criterion, len(m.rubric.criteria)]
     else:
         members = f"SELECT item_id, gen_round FROM ({base}) WHERE criterion = ? AND NOT passed"
@@ -165,11 +209,29 @@ def answers_failing(store: Store, run_id: str, criterion: str, only: bool = Fals
     for k in keys:
         t = texts.get(k, {})
         w = words.get((k[0], k[1], criterion), {})
-        answers.append({"item_id": k[0], "gen_round": k[1], "class": t.get("class"), "input": t.get("input"),
-                        "output": t.get("output"), "abstained": t.get("abstained"),
-                        "label": w.get("label"), "score": w.get("score"), **_said(w or None)})
-    return {**_run_status(store, run_id), "criterion": criterion, "only": bool(only), "selection": sel.describe(),
-            "total": total, "offset": int(offset), "limit": int(limit), "answers": answers}
+        answers.append(
+            {
+                "item_id": k[0],
+                "gen_round": k[1],
+                "class": t.get("class"),
+                "input": t.get("input"),
+                "output": t.get("output"),
+                "abstained": t.get("abstained"),
+                "label": w.get("label"),
+                "score": w.get("score"),
+                **_said(w or None),
+            }
+        )
+    return {
+        **_run_status(store, run_id),
+        "criterion": criterion,
+        "only": bool(only),
+        "selection": sel.describe(),
+        "total": total,
+        "offset": int(offset),
+        "limit": int(limit),
+        "answers": answers,
+    }
 
 
 def _same_generation(store: Store, run_ids: list[str]) -> str:
@@ -179,18 +241,17 @@ def _same_generation(store: Store, run_ids: list[str]) -> str:
     gens = {rid: store.run(rid).manifest.gen_id for rid in run_ids}
     if len(set(gens.values())) > 1:
         listing = ", ".join(f"{r} -> {g}" for r, g in gens.items())
-        raise InputError(f"runs judge different generations ({listing}): association compares instruments on the "
-                         "same answers", field="RUN")
+        raise InputError(
+            f"runs judge different generations ({listing}): association compares instruments on the same answers",
+            field="RUN",
+        )
     return next(iter(gens.values()))
-
-
 
 
 def _people_sql(store: Store, gen_id: str, sel: Selection) -> tuple[str, list[Any]]:
     ps = _people_rows_sql(store, gen_id)
     if ps is None:
-        raise NotFoundError(f"no human labels for generation {gen_id} (label sets or the label store)",
-                            field="--human")
+        raise NotFoundError(f"no human labels for generation {gen_id} (label sets or the label store)", field="--human")
     ps = _people_hold(store, gen_id, sel, ps)
     if sel.gen_round is None:
         return ps
@@ -199,9 +260,11 @@ def _people_sql(store: Store, gen_id: str, sel: Selection) -> tuple[str, list[An
 
 def _ab_sql(rows_sql: str) -> str:
     """Per answer, the verdicts on two criteria (parameters: the rows', then a, b, a, b)."""
-    return (f"WITH sel AS ({rows_sql}) SELECT item_id, gen_round, "
-            "bool_or(passed) FILTER (WHERE criterion = ?) AS a, bool_or(passed) FILTER (WHERE criterion = ?) AS b "
-            "FROM sel WHERE criterion IN (?, ?) GROUP BY item_id, gen_round")
+    return (
+        f"WITH sel AS ({rows_sql}) SELECT item_id, gen_round, "
+        "bool_or(passed) FILTER (WHERE criterion = ?) AS a, bool_or(passed) FILTER (WHERE criterion = ?) AS b "
+        "FROM sel WHERE criterion IN (?, ?) GROUP BY item_id, gen_round"
+    )
 
 
 def people_crosstab(store: Store, gen_id: str, a: str, b: str, sel: Selection = Selection()) -> dict[str, Any]:
@@ -216,14 +279,34 @@ def people_crosstab(store: Store, gen_id: str, a: str, b: str, sel: Selection = 
         f"WITH ab AS ({_ab_sql(rows_sql)}) SELECT count(*) FILTER (WHERE a AND b) AS pp, "
         "count(*) FILTER (WHERE a AND NOT b) AS pf, count(*) FILTER (WHERE NOT a AND b) AS fp, "
         "count(*) FILTER (WHERE NOT a AND NOT b) AS ff, count(*) FILTER (WHERE a IS NULL OR b IS NULL) AS excluded "
-        "FROM ab", [*rparams, a, b, a, b])[0]
+        "FROM ab",
+        [*rparams, a, b, a, b],
+    )[0]
     t = stats.TwoByTwo(row["pp"], row["pf"], row["fp"], row["ff"])
-    return {"instrument": PEOPLE, "gen_id": gen_id, "a": a, "b": b, "selection": {"gen_round": sel.gen_round},
-            **two_by_two_report(t, a, b), "excluded_answers": row["excluded"]}
+    return {
+        "instrument": PEOPLE,
+        "gen_id": gen_id,
+        "a": a,
+        "b": b,
+        "selection": {"gen_round": sel.gen_round},
+        **two_by_two_report(t, a, b),
+        "excluded_answers": row["excluded"],
+    }
 
 
-def cell_answers(store: Store, run_ids: list[str], a: str, b: str, a_failed: bool, b_failed: bool, in_run: str,
-                 human: bool = False, sel: Selection = Selection(), limit: int = 25, offset: int = 0) -> dict[str, Any]:
+def cell_answers(
+    store: Store,
+    run_ids: list[str],
+    a: str,
+    b: str,
+    a_failed: bool,
+    b_failed: bool,
+    in_run: str,
+    human: bool = False,
+    sel: Selection = Selection(),
+    limit: int = 25,
+    offset: int = 0,
+) -> dict[str, Any]:
     """The answers in one cell of the 2x2 of ``a`` (rows) and ``b`` (columns) as instrument
     ``in_run`` (one of ``run_ids``, or ``"people"``) judged them, each with its input and output
     and every instrument's verdict and reason on the two criteria (people give a verdict, no
@@ -236,8 +319,10 @@ def cell_answers(store: Store, run_ids: list[str], a: str, b: str, a_failed: boo
         raise InputError("--a and --b name the same criterion", field="--b")
     human = human or in_run == PEOPLE
     if in_run != PEOPLE and in_run not in run_ids:
-        raise InputError(f"--in {in_run!r} is not one of the runs ({', '.join(run_ids)})"
-                         + (" or people" if human else ""), field="--in")
+        raise InputError(
+            f"--in {in_run!r} is not one of the runs ({', '.join(run_ids)})" + (" or people" if human else ""),
+            field="--in",
+        )
     for rid in run_ids:
         _check_criterion(store, rid, a)
         _check_criterion(store, rid, b)
@@ -255,19 +340,46 @@ def cell_answers(store: Store, run_ids: list[str], a: str, b: str, a_failed: boo
     people: dict[tuple[str, int, str], dict[str, Any]] = {}
     if human and keys:
         psql, pparams = _people_sql(store, gen_id, sel)
-        for r in store.records(f"WITH k AS ({_keys_sql()}), p AS ({psql}) SELECT p.* FROM p JOIN k USING "
-                               "(item_id, gen_round) WHERE p.criterion IN (?, ?)",
-                               [[k[0] for k in keys], [int(k[1]) for k in keys], *pparams, a, b]):
-            people[(r["item_id"], r["gen_round"], r["criterion"])] = {**r, "reason": None, "raw_verdict": None,
-                                                                     "error": None, "judge_round": None}
+        for r in store.records(
+            f"WITH k AS ({_keys_sql()}), p AS ({psql}) SELECT p.* FROM p JOIN k USING "
+            "(item_id, gen_round) WHERE p.criterion IN (?, ?)",
+            [[k[0] for k in keys], [int(k[1]) for k in keys], *pparams, a, b],
+        ):
+            people[(r["item_id"], r["gen_round"], r["criterion"])] = {
+                **r,
+                "reason": None,
+                "raw_verdict": None,
+                "error": None,
+                "judge_round": None,
+            }
     answers = []
     for k in keys:
         t = texts.get(k, {})
         verdicts = {rid: {c: _said(words[rid].get((k[0], k[1], c))) for c in (a, b)} for rid in run_ids}
         if human:
             verdicts[PEOPLE] = {c: _said(people.get((k[0], k[1], c))) for c in (a, b)}
-        answers.append({"item_id": k[0], "gen_round": k[1], "class": t.get("class"), "input": t.get("input"),
-                        "output": t.get("output"), "abstained": t.get("abstained"), "verdicts": verdicts})
-    return {"gen_id": gen_id, "in": in_run, "a": a, "b": b, "a_failed": bool(a_failed), "b_failed": bool(b_failed),
-            "instruments": run_ids + ([PEOPLE] if human else []), "selection": sel.describe(),
-            "total": total, "offset": int(offset), "limit": int(limit), "answers": answers}
+        answers.append(
+            {
+                "item_id": k[0],
+                "gen_round": k[1],
+                "class": t.get("class"),
+                "input": t.get("input"),
+                "output": t.get("output"),
+                "abstained": t.get("abstained"),
+                "verdicts": verdicts,
+            }
+        )
+    return {
+        "gen_id": gen_id,
+        "in": in_run,
+        "a": a,
+        "b": b,
+        "a_failed": bool(a_failed),
+        "b_failed": bool(b_failed),
+        "instruments": run_ids + ([PEOPLE] if human else []),
+        "selection": sel.describe(),
+        "total": total,
+        "offset": int(offset),
+        "limit": int(limit),
+        "answers": answers,
+    }

@@ -18,12 +18,24 @@ without rendering anything.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import altair as alt
 
-__all__ = ["UNDEFINED", "class_heatmap", "composition_bars", "cost_by_criterion", "failure_shares", "flip_bars",
-           "phi_heatmaps", "position_lines", "projection_bars", "round_dots", "trend_lines"]
+__all__ = [
+    "UNDEFINED",
+    "class_heatmap",
+    "composition_bars",
+    "cost_by_criterion",
+    "failure_shares",
+    "flip_bars",
+    "phi_heatmaps",
+    "position_lines",
+    "projection_bars",
+    "round_dots",
+    "trend_lines",
+]
 
 #: What a cell whose statistic is undefined shows.
 UNDEFINED = "undefined"
@@ -50,44 +62,87 @@ def failure_shares(criteria: list[Mapping[str, Any]]) -> alt.Chart:
     """Each criterion's share of all failures, from :func:`evalcore.analysis.failures`'s
     ``criteria`` (rubric order kept). One row per criterion: criterion, share (None when there is
     no failure at all), failed, fail_rate, gate."""
-    rows = [{"criterion": c["criterion"], "share": c["share_of_failures"], "failed": c["failed"],
-             "fail_rate": c["fail_rate"], "gate": bool(c.get("gate"))} for c in criteria]
+    rows = [
+        {
+            "criterion": c["criterion"],
+            "share": c["share_of_failures"],
+            "failed": c["failed"],
+            "fail_rate": c["fail_rate"],
+            "gate": bool(c.get("gate")),
+        }
+        for c in criteria
+    ]
     order = [r["criterion"] for r in rows]
-    return alt.Chart(_data(rows)).mark_bar().encode(
-        x=alt.X("share:Q", title="share of all failures", axis=alt.Axis(format="%")),
-        y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)),
-        color=alt.Color("gate:N", title="hard gate", scale=alt.Scale(domain=[False, True],
-                                                                     range=["#4c78a8", "#e45756"])),
-        tooltip=[alt.Tooltip("criterion:N"), alt.Tooltip("failed:Q", title="failures"),
-                 alt.Tooltip("share:Q", format=".1%", title="share of failures"),
-                 alt.Tooltip("fail_rate:Q", format=".1%", title="fail rate")],
-    ).properties(height=_height(len(rows), extra=110), title="Where the failures land")
+    return (
+        alt.Chart(_data(rows))
+        .mark_bar()
+        .encode(
+            x=alt.X("share:Q", title="share of all failures", axis=alt.Axis(format="%")),
+            y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)),
+            color=alt.Color(
+                "gate:N", title="hard gate", scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#e45756"])
+            ),
+            tooltip=[
+                alt.Tooltip("criterion:N"),
+                alt.Tooltip("failed:Q", title="failures"),
+                alt.Tooltip("share:Q", format=".1%", title="share of failures"),
+                alt.Tooltip("fail_rate:Q", format=".1%", title="fail rate"),
+            ],
+        )
+        .properties(height=_height(len(rows), extra=110), title="Where the failures land")
+    )
 
 
 def class_heatmap(by_class: list[Mapping[str, Any]], criteria: Iterable[str]) -> alt.LayerChart:
     """Fail rate by item class (rows) and criterion (columns), from attribution's ``by_class``.
     One row per (class, criterion): class, criterion, failed, judged, fail_rate, label."""
-    rows = [{"class": r["class"], "criterion": r["criterion"], "failed": r["failed"], "judged": r["judged"],
-             "fail_rate": r["fail_rate"], "label": _rate(r["fail_rate"])} for r in by_class]
+    rows = [
+        {
+            "class": r["class"],
+            "criterion": r["criterion"],
+            "failed": r["failed"],
+            "judged": r["judged"],
+            "fail_rate": r["fail_rate"],
+            "label": _rate(r["fail_rate"]),
+        }
+        for r in by_class
+    ]
     order = list(criteria)
     base = alt.Chart(_data(rows)).encode(
-        x=alt.X("criterion:N", sort=order, title=None,
-                axis=alt.Axis(labelAngle=-40, labelOverlap=False, labelLimit=160)),
-        y=alt.Y("class:N", title="class"))
+        x=alt.X(
+            "criterion:N", sort=order, title=None, axis=alt.Axis(labelAngle=-40, labelOverlap=False, labelLimit=160)
+        ),
+        y=alt.Y("class:N", title="class"),
+    )
     rect = base.mark_rect().encode(
-        color=alt.Color("fail_rate:Q", title="fail rate", scale=alt.Scale(domain=[0, 1], scheme="oranges"),
-                        legend=alt.Legend(format="%")),
-        tooltip=[alt.Tooltip("class:N"), alt.Tooltip("criterion:N"), alt.Tooltip("failed:Q", title="failures"),
-                 alt.Tooltip("judged:Q"), alt.Tooltip("fail_rate:Q", format=".1%", title="fail rate")])
+        color=alt.Color(
+            "fail_rate:Q",
+            title="fail rate",
+            scale=alt.Scale(domain=[0, 1], scheme="oranges"),
+            legend=alt.Legend(format="%"),
+        ),
+        tooltip=[
+            alt.Tooltip("class:N"),
+            alt.Tooltip("criterion:N"),
+            alt.Tooltip("failed:Q", title="failures"),
+            alt.Tooltip("judged:Q"),
+            alt.Tooltip("fail_rate:Q", format=".1%", title="fail rate"),
+        ],
+    )
     text = base.mark_text(fontSize=11).encode(
-        text=alt.Text("label:N"),
-        color=alt.condition("datum.fail_rate > 0.5", alt.value("white"), alt.value("black")))
-    return alt.layer(rect, text).properties(height=_height(len({r["class"] for r in rows}), extra=210),
-                                            title="Fail rate by class")
+        text=alt.Text("label:N"), color=alt.condition("datum.fail_rate > 0.5", alt.value("white"), alt.value("black"))
+    )
+    return alt.layer(rect, text).properties(
+        height=_height(len({r["class"] for r in rows}), extra=210), title="Fail rate by class"
+    )
 
 
-def phi_heatmaps(matrices: Mapping[str, Mapping[str, Any]], criteria: list[str],
-                 instruments: Iterable[str] | None = None, per_row: int = 3) -> alt.FacetChart:
+def phi_heatmaps(
+    matrices: Mapping[str, Mapping[str, Any]],
+    criteria: list[str],
+    instruments: Iterable[str] | None = None,
+    per_row: int = 3,
+) -> alt.FacetChart:
     """The phi matrix of each instrument side by side, from :func:`evalcore.analysis.instruments`'s
     ``matrices``. One row per (instrument, row criterion a, column criterion b), the diagonal
     included: phi (None when undefined), label (the value to two places, or "undefined") and the
@@ -101,25 +156,48 @@ def phi_heatmaps(matrices: Mapping[str, Mapping[str, Any]], criteria: list[str],
             for b in criteria:
                 cell = phi[a][b]
                 v = cell["value"]
-                rows.append({"instrument": name, "a": a, "b": b, "phi": v,
-                             "label": UNDEFINED if v is None else f"{v:.2f}", "reason": cell.get("reason")})
+                rows.append(
+                    {
+                        "instrument": name,
+                        "a": a,
+                        "b": b,
+                        "phi": v,
+                        "label": UNDEFINED if v is None else f"{v:.2f}",
+                        "reason": cell.get("reason"),
+                    }
+                )
     k = len(criteria)
     side = max(160, 34 * k)
     base = alt.Chart().encode(
         x=alt.X("b:N", sort=criteria, title=None, axis=alt.Axis(labelAngle=-45, labelOverlap=False, labelLimit=160)),
-        y=alt.Y("a:N", sort=criteria, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=200)))
+        y=alt.Y("a:N", sort=criteria, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=200)),
+    )
     rect = base.mark_rect().encode(
-        color=alt.condition("datum.phi === null", alt.value(_GREY),
-                            alt.Color("phi:Q", title="phi", scale=alt.Scale(domain=[-1, 1], scheme="redblue",
-                                                                            reverse=True))),
-        tooltip=[alt.Tooltip("instrument:N"), alt.Tooltip("a:N", title="A"), alt.Tooltip("b:N", title="B"),
-                 alt.Tooltip("label:N", title="phi"), alt.Tooltip("reason:N")])
+        color=alt.condition(
+            "datum.phi === null",
+            alt.value(_GREY),
+            alt.Color("phi:Q", title="phi", scale=alt.Scale(domain=[-1, 1], scheme="redblue", reverse=True)),
+        ),
+        tooltip=[
+            alt.Tooltip("instrument:N"),
+            alt.Tooltip("a:N", title="A"),
+            alt.Tooltip("b:N", title="B"),
+            alt.Tooltip("label:N", title="phi"),
+            alt.Tooltip("reason:N"),
+        ],
+    )
     text = base.mark_text(fontSize=10).encode(
         text=alt.Text("label:N"),
-        color=alt.condition("datum.phi !== null && abs(datum.phi) > 0.6", alt.value("white"), alt.value("black")))
-    return alt.layer(rect, text, data=_data(rows)).properties(width=side, height=side).facet(
-        facet=alt.Facet("instrument:N", sort=names, title=None, header=alt.Header(labelFontSize=13)),
-        columns=min(len(names), per_row))
+        color=alt.condition("datum.phi !== null && abs(datum.phi) > 0.6", alt.value("white"), alt.value("black")),
+    )
+    return (
+        alt.layer(rect, text, data=_data(rows))
+        .properties(width=side, height=side)
+        .facet(
+            facet=alt.Facet("instrument:N", sort=names, title=None, header=alt.Header(labelFontSize=13)),
+            columns=min(len(names), per_row),
+        )
+    )
 
 
 def position_lines(results: list[Mapping[str, Any]]) -> alt.Chart:
@@ -128,8 +206,11 @@ def position_lines(results: list[Mapping[str, Any]]) -> alt.Chart:
     :func:`evalcore.analysis.position_effect` results (each with its ``run_id``). One row per run,
     position and defined figure: run, position, criterion (the field emitted there when the
     field order is fixed), metric, value."""
-    metrics = [("fail_rate", "fail rate"), ("fail_rate_after_fail", "P(fail | previous failed)"),
-               ("agreement_with_reference", "agreement with the split run")]
+    metrics = [
+        ("fail_rate", "fail rate"),
+        ("fail_rate_after_fail", "P(fail | previous failed)"),
+        ("agreement_with_reference", "agreement with the split run"),
+    ]
     rows = []
     for res in results:
         order = res.get("field_order") or []
@@ -138,16 +219,27 @@ def position_lines(results: list[Mapping[str, Any]]) -> alt.Chart:
             crit = order[pos] if isinstance(order, list) and 0 <= pos < len(order) else None
             for key, label in metrics:
                 if p.get(key) is not None:
-                    rows.append({"run": res["run_id"], "position": pos, "criterion": crit, "metric": label,
-                                 "value": p[key]})
-    return alt.Chart(_data(rows)).mark_line(point=True).encode(
-        x=alt.X("position:O", title="position in the call (0 = emitted first)", axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-        color=alt.Color("metric:N", title=None, sort=[m[1] for m in metrics], legend=alt.Legend(labelLimit=260)),
-        strokeDash=alt.StrokeDash("run:N", title="run"),
-        tooltip=[alt.Tooltip("run:N"), alt.Tooltip("position:O"), alt.Tooltip("criterion:N"),
-                 alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=".1%")],
-    ).properties(height=260)
+                    rows.append(
+                        {"run": res["run_id"], "position": pos, "criterion": crit, "metric": label, "value": p[key]}
+                    )
+    return (
+        alt.Chart(_data(rows))
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("position:O", title="position in the call (0 = emitted first)", axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
+            color=alt.Color("metric:N", title=None, sort=[m[1] for m in metrics], legend=alt.Legend(labelLimit=260)),
+            strokeDash=alt.StrokeDash("run:N", title="run"),
+            tooltip=[
+                alt.Tooltip("run:N"),
+                alt.Tooltip("position:O"),
+                alt.Tooltip("criterion:N"),
+                alt.Tooltip("metric:N"),
+                alt.Tooltip("value:Q", format=".1%"),
+            ],
+        )
+        .properties(height=260)
+    )
 
 
 def flip_bars(criteria: list[Mapping[str, Any]], a: str = "A", b: str = "B") -> alt.Chart:
@@ -160,26 +252,66 @@ def flip_bars(criteria: list[Mapping[str, Any]], a: str = "A", b: str = "B") -> 
     for c in criteria:
         name = c["criterion"]
         rows += [
-            {"criterion": name, "segment": BOTH, "side": "A", "count": c["fail_both"], "value": -c["fail_both"],
-             "order": 0},
-            {"criterion": name, "segment": ONLY_A, "side": "A", "count": c["fail_a_pass_b"],
-             "value": -c["fail_a_pass_b"], "order": 1},
-            {"criterion": name, "segment": BOTH, "side": "B", "count": c["fail_both"], "value": c["fail_both"],
-             "order": 0},
-            {"criterion": name, "segment": ONLY_B, "side": "B", "count": c["pass_a_fail_b"],
-             "value": c["pass_a_fail_b"], "order": 1},
+            {
+                "criterion": name,
+                "segment": BOTH,
+                "side": "A",
+                "count": c["fail_both"],
+                "value": -c["fail_both"],
+                "order": 0,
+            },
+            {
+                "criterion": name,
+                "segment": ONLY_A,
+                "side": "A",
+                "count": c["fail_a_pass_b"],
+                "value": -c["fail_a_pass_b"],
+                "order": 1,
+            },
+            {
+                "criterion": name,
+                "segment": BOTH,
+                "side": "B",
+                "count": c["fail_both"],
+                "value": c["fail_both"],
+                "order": 0,
+            },
+            {
+                "criterion": name,
+                "segment": ONLY_B,
+                "side": "B",
+                "count": c["pass_a_fail_b"],
+                "value": c["pass_a_fail_b"],
+                "order": 1,
+            },
         ]
     order = [c["criterion"] for c in criteria]
-    return alt.Chart(_data(rows)).mark_bar().encode(
-        x=alt.X("value:Q", stack="zero", title=f"<- failures under A ({a})   |   failures under B ({b}) ->",
-                axis=alt.Axis(labelExpr="abs(datum.value)")),
-        y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)),
-        color=alt.Color("segment:N", title=None, scale=alt.Scale(domain=[ONLY_A, BOTH, ONLY_B],
-                                                                range=["#e45756", "#bab0ac", "#4c78a8"])),
-        order=alt.Order("order:Q"),
-        tooltip=[alt.Tooltip("criterion:N"), alt.Tooltip("segment:N"), alt.Tooltip("side:N", title="under"),
-                 alt.Tooltip("count:Q", title="answers")],
-    ).properties(height=_height(len(criteria)), title="Which answers fail, under each harness")
+    return (
+        alt.Chart(_data(rows))
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "value:Q",
+                stack="zero",
+                title=f"<- failures under A ({a})   |   failures under B ({b}) ->",
+                axis=alt.Axis(labelExpr="abs(datum.value)"),
+            ),
+            y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)),
+            color=alt.Color(
+                "segment:N",
+                title=None,
+                scale=alt.Scale(domain=[ONLY_A, BOTH, ONLY_B], range=["#e45756", "#bab0ac", "#4c78a8"]),
+            ),
+            order=alt.Order("order:Q"),
+            tooltip=[
+                alt.Tooltip("criterion:N"),
+                alt.Tooltip("segment:N"),
+                alt.Tooltip("side:N", title="under"),
+                alt.Tooltip("count:Q", title="answers"),
+            ],
+        )
+        .properties(height=_height(len(criteria)), title="Which answers fail, under each harness")
+    )
 
 
 def composition_bars(criteria: list[Mapping[str, Any]], a: str = "A", b: str = "B") -> alt.Chart:
@@ -188,30 +320,50 @@ def composition_bars(criteria: list[Mapping[str, Any]], a: str = "A", b: str = "
     failures. One row per (run, criterion): run ("A: <a>" / "B: <b>"), criterion, share, failed."""
     runs = [f"A: {a}", f"B: {b}"]
     rows = []
-    for label, share_key, fail_key in ((runs[0], "share_of_failures_a", "fail_a"),
-                                       (runs[1], "share_of_failures_b", "fail_b")):
+    for label, share_key, fail_key in (
+        (runs[0], "share_of_failures_a", "fail_a"),
+        (runs[1], "share_of_failures_b", "fail_b"),
+    ):
         for c in criteria:
             rows.append({"run": label, "criterion": c["criterion"], "share": c[share_key], "failed": c[fail_key]})
     order = [c["criterion"] for c in criteria]
-    return alt.Chart(_data(rows)).mark_bar().encode(
-        x=alt.X("share:Q", stack="zero", title="share of the run's failures", axis=alt.Axis(format="%"),
-                scale=alt.Scale(domain=[0, 1])),
-        y=alt.Y("run:N", sort=runs, title=None),
-        color=alt.Color("criterion:N", sort=order, title=None,
-                        legend=alt.Legend(orient="bottom", columns=2, labelLimit=220)),
-        order=alt.Order("order_index:Q"),
-        tooltip=[alt.Tooltip("run:N"), alt.Tooltip("criterion:N"), alt.Tooltip("failed:Q", title="failures"),
-                 alt.Tooltip("share:Q", format=".1%")],
-    ).transform_calculate(
-        order_index=f"indexof({json.dumps(order)}, datum.criterion)",
-    ).properties(height=_height(2, extra=170) + 22 * ((len(order) + 1) // 2), title="Composition of failures")
+    return (
+        alt.Chart(_data(rows))
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "share:Q",
+                stack="zero",
+                title="share of the run's failures",
+                axis=alt.Axis(format="%"),
+                scale=alt.Scale(domain=[0, 1]),
+            ),
+            y=alt.Y("run:N", sort=runs, title=None),
+            color=alt.Color(
+                "criterion:N", sort=order, title=None, legend=alt.Legend(orient="bottom", columns=2, labelLimit=220)
+            ),
+            order=alt.Order("order_index:Q"),
+            tooltip=[
+                alt.Tooltip("run:N"),
+                alt.Tooltip("criterion:N"),
+                alt.Tooltip("failed:Q", title="failures"),
+                alt.Tooltip("share:Q", format=".1%"),
+            ],
+        )
+        .transform_calculate(
+            order_index=f"indexof({json.dumps(order)}, datum.criterion)",
+        )
+        .properties(height=_height(2, extra=170) + 22 * ((len(order) + 1) // 2), title="Composition of failures")
+    )
 
 
 #: What :func:`cost_by_criterion` can draw, with its axis title.
-COST_MEASURES = {"cost_usd": "cost (US dollars, equal shares of each call)",
-                 "tokens_in": "tokens in (equal shares of each call)",
-                 "tokens_out": "tokens out (equal shares of each call)",
-                 "latency_ms_total": "latency (ms, equal shares of each call)"}
+COST_MEASURES = {
+    "cost_usd": "cost (US dollars, equal shares of each call)",
+    "tokens_in": "tokens in (equal shares of each call)",
+    "tokens_out": "tokens out (equal shares of each call)",
+    "latency_ms_total": "latency (ms, equal shares of each call)",
+}
 #: The figures of :func:`projection_bars`, in the order drawn: key in a projection row -> label.
 PROJECTION_METRICS = {"calls": "calls", "tokens_in": "tokens in", "tokens_out": "tokens out", "cost_usd": "cost (USD)"}
 
@@ -223,19 +375,36 @@ def cost_by_criterion(criteria: list[Mapping[str, Any]], measure: str = "cost_us
     a cost no call priced), calls, tokens_in, tokens_out, cost_usd, cost_unknown_calls."""
     if measure not in COST_MEASURES:
         raise ValueError(f"measure must be one of {', '.join(COST_MEASURES)}")
-    rows = [{"criterion": c["criterion"], "value": c[measure], "calls": c["calls"], "tokens_in": c["tokens_in"],
-             "tokens_out": c["tokens_out"], "cost_usd": c["cost_usd"], "cost_unknown_calls": c["cost_unknown_calls"]}
-            for c in criteria]
+    rows = [
+        {
+            "criterion": c["criterion"],
+            "value": c[measure],
+            "calls": c["calls"],
+            "tokens_in": c["tokens_in"],
+            "tokens_out": c["tokens_out"],
+            "cost_usd": c["cost_usd"],
+            "cost_unknown_calls": c["cost_unknown_calls"],
+        }
+        for c in criteria
+    ]
     order = [r["criterion"] for r in rows]
-    return alt.Chart(_data(rows)).mark_bar(color="#4c78a8").encode(
-        x=alt.X("value:Q", title=COST_MEASURES[measure]),
-        y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)),
-        tooltip=[alt.Tooltip("criterion:N"), alt.Tooltip("calls:Q", title="calls that asked it"),
-                 alt.Tooltip("tokens_in:Q", format=",.0f", title="tokens in (share)"),
-                 alt.Tooltip("tokens_out:Q", format=",.0f", title="tokens out (share)"),
-                 alt.Tooltip("cost_usd:Q", format="$.4f", title="cost (share)"),
-                 alt.Tooltip("cost_unknown_calls:Q", title="calls with unknown cost")],
-    ).properties(height=_height(len(rows)), title="Per criterion")
+    return (
+        alt.Chart(_data(rows))
+        .mark_bar(color="#4c78a8")
+        .encode(
+            x=alt.X("value:Q", title=COST_MEASURES[measure]),
+            y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)),
+            tooltip=[
+                alt.Tooltip("criterion:N"),
+                alt.Tooltip("calls:Q", title="calls that asked it"),
+                alt.Tooltip("tokens_in:Q", format=",.0f", title="tokens in (share)"),
+                alt.Tooltip("tokens_out:Q", format=",.0f", title="tokens out (share)"),
+                alt.Tooltip("cost_usd:Q", format="$.4f", title="cost (share)"),
+                alt.Tooltip("cost_unknown_calls:Q", title="calls with unknown cost"),
+            ],
+        )
+        .properties(height=_height(len(rows)), title="Per criterion")
+    )
 
 
 def projection_bars(rows: list[Mapping[str, Any]]) -> alt.FacetChart:
@@ -244,40 +413,83 @@ def projection_bars(rows: list[Mapping[str, Any]]) -> alt.FacetChart:
     One row per (mode, figure) whose value is known (an unknown cost has no bar): mode, metric,
     value, x_single (the figure as a multiple of the single call's)."""
     modes = [r["mode"] for r in rows]
-    data = [{"mode": r["mode"], "metric": label, "value": r[key], "x_single": r.get(f"{key}_x_single")}
-            for key, label in PROJECTION_METRICS.items() for r in rows if r[key] is not None]
-    return alt.Chart(_data(data)).mark_bar().encode(
-        x=alt.X("value:Q", title=None),
-        y=alt.Y("mode:N", sort=modes, title=None),
-        color=alt.Color("mode:N", sort=modes, legend=None),
-        tooltip=[alt.Tooltip("mode:N"), alt.Tooltip("metric:N"), alt.Tooltip("value:Q", format=",.4~f"),
-                 alt.Tooltip("x_single:Q", format=".2f", title="x single")],
-    ).properties(height=30 * max(len(modes), 1), width=420).facet(
-        row=alt.Row("metric:N", sort=list(PROJECTION_METRICS.values()), title=None,
-                    header=alt.Header(labelAngle=0, labelAlign="left")),
-    ).resolve_scale(x="independent")
+    data = [
+        {"mode": r["mode"], "metric": label, "value": r[key], "x_single": r.get(f"{key}_x_single")}
+        for key, label in PROJECTION_METRICS.items()
+        for r in rows
+        if r[key] is not None
+    ]
+    return (
+        alt.Chart(_data(data))
+        .mark_bar()
+        .encode(
+            x=alt.X("value:Q", title=None),
+            y=alt.Y("mode:N", sort=modes, title=None),
+            color=alt.Color("mode:N", sort=modes, legend=None),
+            tooltip=[
+                alt.Tooltip("mode:N"),
+                alt.Tooltip("metric:N"),
+                alt.Tooltip("value:Q", format=",.4~f"),
+                alt.Tooltip("x_single:Q", format=".2f", title="x single"),
+            ],
+        )
+        .properties(height=30 * max(len(modes), 1), width=420)
+        .facet(
+            row=alt.Row(
+                "metric:N",
+                sort=list(PROJECTION_METRICS.values()),
+                title=None,
+                header=alt.Header(labelAngle=0, labelAlign="left"),
+            ),
+        )
+        .resolve_scale(x="independent")
+    )
 
 
 def trend_lines(points: list[Mapping[str, Any]], metric: str = "all_pass") -> alt.LayerChart:
     """A headline across runs over time from :func:`evalcore.analysis.comparison.trend`: one line per segment
     (the line breaks where the judge model, judge prompt, rubric or suite changed) and a labelled
     rule at each break. Points carry run, value, spread and status as tooltips."""
-    rows = [{"run": p["run_id"], "created": p["created_at"], "value": p["value"], "segment": str(p["segment"]),
-             "spread": p.get("spread"), "status": p.get("status"), "judge": p.get("judge_model"),
-             "break": "; ".join(p.get("breaks") or [])} for p in points]
+    rows = [
+        {
+            "run": p["run_id"],
+            "created": p["created_at"],
+            "value": p["value"],
+            "segment": str(p["segment"]),
+            "spread": p.get("spread"),
+            "status": p.get("status"),
+            "judge": p.get("judge_model"),
+            "break": "; ".join(p.get("breaks") or []),
+        }
+        for p in points
+    ]
     base = alt.Chart(_data(rows)).encode(
         x=alt.X("created:T", title="run created"),
-        y=alt.Y("value:Q", title=metric, axis=alt.Axis(format="%"), scale=alt.Scale(zero=False)))
+        y=alt.Y("value:Q", title=metric, axis=alt.Axis(format="%"), scale=alt.Scale(zero=False)),
+    )
     lines = base.mark_line(point=True).encode(
-        detail="segment:N", color=alt.Color("segment:N", title="unbroken line", legend=None),
-        tooltip=[alt.Tooltip("run:N"), alt.Tooltip("value:Q", format=".1%"), alt.Tooltip("spread:Q", format=".1%"),
-                 alt.Tooltip("status:N"), alt.Tooltip("judge:N"), alt.Tooltip("break:N", title="break before")])
+        detail="segment:N",
+        color=alt.Color("segment:N", title="unbroken line", legend=None),
+        tooltip=[
+            alt.Tooltip("run:N"),
+            alt.Tooltip("value:Q", format=".1%"),
+            alt.Tooltip("spread:Q", format=".1%"),
+            alt.Tooltip("status:N"),
+            alt.Tooltip("judge:N"),
+            alt.Tooltip("break:N", title="break before"),
+        ],
+    )
     breaks = [r for r in rows if r["break"]]
-    rules = alt.Chart(_data(breaks)).mark_rule(strokeDash=[4, 3], color="#888").encode(
-        x="created:T", tooltip=[alt.Tooltip("break:N", title="line broken: measurement changed")])
-    labels = alt.Chart(_data(breaks)).mark_text(angle=270, align="left", dx=4, dy=-4, fontSize=10,
-                                                color="#666").encode(
-        x="created:T", y=alt.value(5), text=alt.Text("break:N"))
+    rules = (
+        alt.Chart(_data(breaks))
+        .mark_rule(strokeDash=[4, 3], color="#888")
+        .encode(x="created:T", tooltip=[alt.Tooltip("break:N", title="line broken: measurement changed")])
+    )
+    labels = (
+        alt.Chart(_data(breaks))
+        .mark_text(angle=270, align="left", dx=4, dy=-4, fontSize=10, color="#666")
+        .encode(x="created:T", y=alt.value(5), text=alt.Text("break:N"))
+    )
     return alt.layer(lines, rules, labels).properties(height=280, title=f"{metric} over time")
 
 
@@ -297,10 +509,17 @@ def round_dots(figures: Mapping[str, Mapping[str, Any]], a: str = "baseline", b:
         x=alt.X("value:Q", title="rate", axis=alt.Axis(format="%")),
         y=alt.Y("config:N", title=None),
         color=alt.Color("config:N", title=None, sort=[a, b]),
-        tooltip=[alt.Tooltip("figure:N"), alt.Tooltip("config:N"), alt.Tooltip("round:N"),
-                 alt.Tooltip("value:Q", format=".1%")])
+        tooltip=[
+            alt.Tooltip("figure:N"),
+            alt.Tooltip("config:N"),
+            alt.Tooltip("round:N"),
+            alt.Tooltip("value:Q", format=".1%"),
+        ],
+    )
     dots = base.transform_filter(alt.datum.kind == "round").mark_circle(size=60, opacity=0.7)
     ticks = base.transform_filter(alt.datum.kind == "mean").mark_tick(thickness=3, size=22)
-    return alt.layer(dots, ticks, data=_data(rows)).facet(
-        row=alt.Row("figure:N", sort=order, title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
-    ).properties(title="Per generation round (dots) and mean (tick)")
+    return (
+        alt.layer(dots, ticks, data=_data(rows))
+        .facet(row=alt.Row("figure:N", sort=order, title=None, header=alt.Header(labelAngle=0, labelAlign="left")))
+        .properties(title="Per generation round (dots) and mean (tick)")
+    )

@@ -43,7 +43,8 @@ judged R times each, with g calls per answer (single 1, grouped = number of grou
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -52,13 +53,15 @@ from evalcore.errors import InputError
 from evalcore.storage.store import Store
 
 NO_CRITERION = "(none)"
-SHARING_RULE = ("a call that asks several criteria gives each an equal share (1/number of its criteria) of its "
-                "tokens, cost and latency; per-criterion calls count the calls that asked it; per-criterion "
-                "latency mean/p50/p95 are those of the calls that asked it")
+SHARING_RULE = (
+    "a call that asks several criteria gives each an equal share (1/number of its criteria) of its "
+    "tokens, cost and latency; per-criterion calls count the calls that asked it; per-criterion "
+    "latency mean/p50/p95 are those of the calls that asked it"
+)
 
 # ----------------------------------------------------------------------------- aggregates (DuckDB)
 
-_LAT = ("avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), sum(latency_ms)")
+_LAT = "avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), sum(latency_ms)"
 
 
 def _num(v: Any) -> Any:
@@ -88,16 +91,32 @@ def _call_scan(store: Store, calls_path: str) -> tuple[dict[str, Any], dict[str,
     # (docs/BENCHMARKS.md, probe cost-callscan)
     calls, failed, tin, tout, cost, unknown, mean, p50, p95, total, hits = store.sql(
         "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), sum(cost_usd), count(*) - count(cost_usd), "
-        + _LAT + ", count(*) FILTER (WHERE cache_hit) FROM read_parquet(?)", [calls_path])[0]
+        + _LAT
+        + ", count(*) FILTER (WHERE cache_hit) FROM read_parquet(?)",
+        [calls_path],
+    )[0]
     answers, items, rounds, gen_rounds = store.sql(
         "SELECT count(DISTINCT (item_id, gen_round)), count(DISTINCT item_id), count(DISTINCT (gen_round, judge_round)), "
-        "count(DISTINCT gen_round) FROM read_parquet(?)", [calls_path])[0]
+        "count(DISTINCT gen_round) FROM read_parquet(?)",
+        [calls_path],
+    )[0]
     counts = {"items": items, "answers": answers, "rounds": rounds, "gen_rounds": gen_rounds}
-    return {"calls": calls, "failed_calls": failed, "answers": answers, "tokens_in": int(tin or 0),
-            "tokens_out": int(tout or 0), "cost_usd": _num(cost), "cost_unknown_calls": unknown,
-            "cost_usd_per_answer": _per_unit(_num(cost), unknown, answers),
-            "latency_ms_mean": _num(mean), "latency_ms_p50": _num(p50), "latency_ms_p95": _num(p95),
-            "latency_ms_total": _num(total), "cache_hits": hits, "source": "calls.parquet"}, counts
+    return {
+        "calls": calls,
+        "failed_calls": failed,
+        "answers": answers,
+        "tokens_in": int(tin or 0),
+        "tokens_out": int(tout or 0),
+        "cost_usd": _num(cost),
+        "cost_unknown_calls": unknown,
+        "cost_usd_per_answer": _per_unit(_num(cost), unknown, answers),
+        "latency_ms_mean": _num(mean),
+        "latency_ms_p50": _num(p50),
+        "latency_ms_p95": _num(p95),
+        "latency_ms_total": _num(total),
+        "cache_hits": hits,
+        "source": "calls.parquet",
+    }, counts
 
 
 def output_totals(store: Store, outputs_path: str) -> dict[str, Any]:
@@ -105,28 +124,52 @@ def output_totals(store: Store, outputs_path: str) -> dict[str, Any]:
     tokens, cost (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total."""
     row = store.sql(
         "SELECT count(*), count(error), count(DISTINCT item_id), sum(tokens_in), sum(tokens_out), sum(cost_usd), "
-        "count(*) - count(cost_usd), " + _LAT + " FROM read_parquet(?)", [outputs_path])[0]
+        "count(*) - count(cost_usd), " + _LAT + " FROM read_parquet(?)",
+        [outputs_path],
+    )[0]
     outputs, errored, items, tin, tout, cost, unknown, mean, p50, p95, total = row
-    return {"outputs": outputs, "errored_outputs": errored, "items": items, "tokens_in": int(tin or 0),
-            "tokens_out": int(tout or 0), "cost_usd": _num(cost), "cost_unknown_outputs": unknown,
-            "cost_usd_per_output": _per_unit(_num(cost), unknown, outputs),
-            "latency_ms_mean": _num(mean), "latency_ms_p50": _num(p50), "latency_ms_p95": _num(p95),
-            "latency_ms_total": _num(total)}
+    return {
+        "outputs": outputs,
+        "errored_outputs": errored,
+        "items": items,
+        "tokens_in": int(tin or 0),
+        "tokens_out": int(tout or 0),
+        "cost_usd": _num(cost),
+        "cost_unknown_outputs": unknown,
+        "cost_usd_per_output": _per_unit(_num(cost), unknown, outputs),
+        "latency_ms_mean": _num(mean),
+        "latency_ms_p50": _num(p50),
+        "latency_ms_p95": _num(p95),
+        "latency_ms_total": _num(total),
+    }
 
 
 def _manifest_totals(t: S.Totals) -> dict[str, Any]:
     """A run without a calls table (imported, or simulated without calls): its manifest's totals."""
-    return {"calls": t.calls, "failed_calls": t.failed_calls, "answers": None, "tokens_in": t.tokens_in,
-            "tokens_out": t.tokens_out, "cost_usd": t.cost_usd,
-            "cost_unknown_calls": 0 if t.cost_usd is not None else t.calls, "cost_usd_per_answer": None,
-            "latency_ms_mean": t.latency_ms_mean, "latency_ms_p50": None, "latency_ms_p95": t.latency_ms_p95,
-            "latency_ms_total": None, "cache_hits": 0, "source": "manifest totals (no calls in calls.parquet)"}
+    return {
+        "calls": t.calls,
+        "failed_calls": t.failed_calls,
+        "answers": None,
+        "tokens_in": t.tokens_in,
+        "tokens_out": t.tokens_out,
+        "cost_usd": t.cost_usd,
+        "cost_unknown_calls": 0 if t.cost_usd is not None else t.calls,
+        "cost_usd_per_answer": None,
+        "latency_ms_mean": t.latency_ms_mean,
+        "latency_ms_p50": None,
+        "latency_ms_p95": t.latency_ms_p95,
+        "latency_ms_total": None,
+        "cache_hits": 0,
+        "source": "manifest totals (no calls in calls.parquet)",
+    }
 
 
-_UNNEST = ("WITH c AS (SELECT tokens_in, tokens_out, cost_usd, latency_ms, error, "
-           "CASE WHEN criteria IS NULL OR len(criteria) = 0 THEN ['" + NO_CRITERION + "'] "
-           "ELSE criteria END AS crits FROM read_parquet(?)), "
-           "u AS (SELECT *, len(crits) AS n_crits, unnest(crits) AS criterion FROM c) ")
+_UNNEST = (
+    "WITH c AS (SELECT tokens_in, tokens_out, cost_usd, latency_ms, error, "
+    "CASE WHEN criteria IS NULL OR len(criteria) = 0 THEN ['" + NO_CRITERION + "'] "
+    "ELSE criteria END AS crits FROM read_parquet(?)), "
+    "u AS (SELECT *, len(crits) AS n_crits, unnest(crits) AS criterion FROM c) "
+)
 
 
 def per_criterion(store: Store, calls_path: str, order: Sequence[str] = ()) -> list[dict[str, Any]]:
@@ -141,24 +184,38 @@ def per_criterion(store: Store, calls_path: str, order: Sequence[str] = ()) -> l
         # output tokens per verdict, from the calls that completed with measured tokens
         "sum(tokens_out / n_crits) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL), "
         "count(*) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL) "
-        "FROM u GROUP BY criterion", [calls_path])
+        "FROM u GROUP BY criterion",
+        [calls_path],
+    )
     rank = {name: i for i, name in enumerate(order)}
     rows.sort(key=lambda r: (rank.get(r[0], len(rank)), r[0]))
     out = []
-    for (name, calls, failed, tin, tout, cost, unknown, lat_share, mean, p50, p95, out_sum, out_n) in rows:
-        out.append({"criterion": name, "calls": calls, "failed_calls": failed, "tokens_in": _num(tin) or 0.0,
-                    "tokens_out": _num(tout) or 0.0, "cost_usd": _num(cost), "cost_unknown_calls": unknown,
-                    "latency_ms_total": _num(lat_share), "latency_ms_mean": _num(mean), "latency_ms_p50": _num(p50),
-                    "latency_ms_p95": _num(p95),
-                    "out_tokens_per_verdict": _num(out_sum / out_n) if out_n else None})
+    for name, calls, failed, tin, tout, cost, unknown, lat_share, mean, p50, p95, out_sum, out_n in rows:
+        out.append(
+            {
+                "criterion": name,
+                "calls": calls,
+                "failed_calls": failed,
+                "tokens_in": _num(tin) or 0.0,
+                "tokens_out": _num(tout) or 0.0,
+                "cost_usd": _num(cost),
+                "cost_unknown_calls": unknown,
+                "latency_ms_total": _num(lat_share),
+                "latency_ms_mean": _num(mean),
+                "latency_ms_p50": _num(p50),
+                "latency_ms_p95": _num(p95),
+                "out_tokens_per_verdict": _num(out_sum / out_n) if out_n else None,
+            }
+        )
     return out
 
 
 # ----------------------------------------------------------------------------- the projection model
 
 
-def criterion_tokens(rubric: S.Rubric, knobs: dict | None, model: str,
-                     names: Sequence[str] | None = None) -> list[dict[str, Any]]:
+def criterion_tokens(
+    rubric: S.Rubric, knobs: dict | None, model: str, names: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
     """``c_k`` for each model-judged criterion of a rubric (then any other name in ``names``): the
     tokens criterion k adds to the judge's criteria block, i.e. the block rendered for k alone
     minus the block's frame (rendered for no criterion), counted offline with the judge model's
@@ -201,15 +258,17 @@ def _shared_tokens(store: Store, calls_path: str, ck: dict[str, float]) -> tuple
     follow from those."""
     groups = store.sql(
         "SELECT criteria, count(*), sum(tokens_in::DOUBLE), sum(tokens_in::DOUBLE * tokens_in) FROM read_parquet(?) "
-        "WHERE error IS NULL AND tokens_in IS NOT NULL GROUP BY criteria", [calls_path])
+        "WHERE error IS NULL AND tokens_in IS NOT NULL GROUP BY criteria",
+        [calls_path],
+    )
     n = sum(g[1] for g in groups)
     if not n:
         return None, None, 0
     s1 = s2 = 0.0
     for crits, k, t1, t2 in groups:
         c = float(sum(ck.get(name, 0) for name in (crits or [])))
-        s1 += t1 - k * c                        # sum of (t - c)
-        s2 += t2 - 2 * c * t1 + k * c * c       # sum of (t - c)^2
+        s1 += t1 - k * c  # sum of (t - c)
+        s2 += t2 - 2 * c * t1 + k * c * c  # sum of (t - c)^2
     mean = s1 / n
     return mean, math.sqrt(max(s2 / n - mean * mean, 0.0)), n
 
@@ -218,14 +277,22 @@ _PRICED = "cost_usd IS NOT NULL AND tokens_in IS NOT NULL AND tokens_out IS NOT 
 _TIMED = "error IS NULL AND latency_ms IS NOT NULL AND tokens_out IS NOT NULL"
 _DONE = "error IS NULL AND tokens_in IS NOT NULL"
 _MOMENTS = {  # name -> (aggregate, the calls it runs over)
-    "p_n": ("count(*)", _PRICED), "p_ii": ("sum(tokens_in::DOUBLE * tokens_in)", _PRICED),
-    "p_io": ("sum(tokens_in::DOUBLE * tokens_out)", _PRICED), "p_oo": ("sum(tokens_out::DOUBLE * tokens_out)", _PRICED),
-    "p_ic": ("sum(tokens_in * cost_usd)", _PRICED), "p_oc": ("sum(tokens_out * cost_usd)", _PRICED),
+    "p_n": ("count(*)", _PRICED),
+    "p_ii": ("sum(tokens_in::DOUBLE * tokens_in)", _PRICED),
+    "p_io": ("sum(tokens_in::DOUBLE * tokens_out)", _PRICED),
+    "p_oo": ("sum(tokens_out::DOUBLE * tokens_out)", _PRICED),
+    "p_ic": ("sum(tokens_in * cost_usd)", _PRICED),
+    "p_oc": ("sum(tokens_out * cost_usd)", _PRICED),
     "p_cc": ("sum(cost_usd * cost_usd)", _PRICED),
-    "l_n": ("count(*)", _TIMED), "l_o": ("sum(tokens_out::DOUBLE)", _TIMED),
-    "l_oo": ("sum(tokens_out::DOUBLE * tokens_out)", _TIMED), "l_l": ("sum(latency_ms)", _TIMED),
-    "l_ol": ("sum(tokens_out * latency_ms)", _TIMED), "l_ll": ("sum(latency_ms * latency_ms)", _TIMED),
-    "d_n": ("count(*)", _DONE), "d_in": ("sum(tokens_in)", _DONE), "d_out": ("sum(tokens_out)", _DONE),
+    "l_n": ("count(*)", _TIMED),
+    "l_o": ("sum(tokens_out::DOUBLE)", _TIMED),
+    "l_oo": ("sum(tokens_out::DOUBLE * tokens_out)", _TIMED),
+    "l_l": ("sum(latency_ms)", _TIMED),
+    "l_ol": ("sum(tokens_out * latency_ms)", _TIMED),
+    "l_ll": ("sum(latency_ms * latency_ms)", _TIMED),
+    "d_n": ("count(*)", _DONE),
+    "d_in": ("sum(tokens_in)", _DONE),
+    "d_out": ("sum(tokens_out)", _DONE),
 }
 
 
@@ -247,9 +314,15 @@ def fit_prices(store: Store, calls_path: str, moments: dict[str, Any] | None = N
     if not n or not sii or not soo:
         return None
     x, rms = nnls_from_moments(np.array([[sii, sio], [sio, soo]], float), np.array([sic, soc], float), float(scc))
-    return {"input_per_token": x[0], "output_per_token": x[1], "input_per_million": x[0] * 1e6,
-            "output_per_million": x[1] * 1e6, "calls_priced": n, "fit_rms_relative": rms,
-            "source": f"non-negative least squares of cost on tokens in and out over {n} calls with a known cost"}
+    return {
+        "input_per_token": x[0],
+        "output_per_token": x[1],
+        "input_per_million": x[0] * 1e6,
+        "output_per_million": x[1] * 1e6,
+        "calls_priced": n,
+        "fit_rms_relative": rms,
+        "source": f"non-negative least squares of cost on tokens in and out over {n} calls with a known cost",
+    }
 
 
 def nnls_from_moments(xtx: np.ndarray, xty: np.ndarray, yty: float) -> tuple[list[float], float | None]:
@@ -264,7 +337,7 @@ def nnls_from_moments(xtx: np.ndarray, xty: np.ndarray, yty: float) -> tuple[lis
     g = xty / scale
     d, v = np.linalg.eigh(a)
     keep = d > 1e-12 * d.max()
-    m = (np.sqrt(d[keep])[:, None] * v[:, keep].T)
+    m = np.sqrt(d[keep])[:, None] * v[:, keep].T
     z = (v[:, keep].T @ g) / np.sqrt(d[keep])
     bn, _ = nnls(m, z)
     b = bn / scale
@@ -285,16 +358,28 @@ def fit_latency(store: Store, calls_path: str, moments: dict[str, Any] | None = 
     if soo * n - so * so <= 1e-9 * max(soo * n, 1.0):  # no spread in tokens out
         a, b, rms, how = sl / n, 0.0, None, "mean latency per call (every call wrote the same output tokens)"
     else:
-        (a, b), rms = nnls_from_moments(np.array([[n, so], [so, soo]], float), np.array([sl, sol], float),
-                                        float(sll))
+        (a, b), rms = nnls_from_moments(np.array([[n, so], [so, soo]], float), np.array([sl, sol], float), float(sll))
         how = f"non-negative least squares of latency on (1, tokens out) over {n} completed calls"
-    return {"ms_per_call": float(a), "ms_per_output_token": float(b), "calls": n, "fit_rms_relative": rms,
-            "mean_ms_per_call": sl / n, "source": how}
+    return {
+        "ms_per_call": float(a),
+        "ms_per_output_token": float(b),
+        "calls": n,
+        "fit_rms_relative": rms,
+        "mean_ms_per_call": sl / n,
+        "source": how,
+    }
 
 
-def project(shared_tokens_in: float, criterion_tokens_in: Sequence[float], out_tokens: Sequence[float],
-            prices: tuple[float, float] | None, items: int, groups: int, rounds: int = 1,
-            latency: tuple[float, float] | None = None) -> list[dict[str, Any]]:
+def project(
+    shared_tokens_in: float,
+    criterion_tokens_in: Sequence[float],
+    out_tokens: Sequence[float],
+    prices: tuple[float, float] | None,
+    items: int,
+    groups: int,
+    rounds: int = 1,
+    latency: tuple[float, float] | None = None,
+) -> list[dict[str, Any]]:
     """The single, grouped and split harnesses for ``items`` items judged ``rounds`` times each,
     from ``S`` (``shared_tokens_in``), ``c_k`` per criterion (``criterion_tokens_in``), ``o_k``
     output tokens per verdict (``out_tokens``, same order), prices per token (in, out; None when
@@ -312,8 +397,7 @@ def project(shared_tokens_in: float, criterion_tokens_in: Sequence[float], out_t
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise InputError(f"{v!r} must be a whole number of at least 1", field=name)
     if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or not 1 <= groups <= k:
-        raise InputError(f"{groups!r} must be a whole number from 1 to the number of criteria ({k})",
-                         field="--groups")
+        raise InputError(f"{groups!r} must be a whole number from 1 to the number of criteria ({k})", field="--groups")
     values = [shared_tokens_in, *criterion_tokens_in, *out_tokens, *(prices or ()), *(latency or ())]
     if any(v is None or not math.isfinite(float(v)) for v in values):
         raise InputError("S, c_k, output tokens, prices and latency must be finite numbers", field="projection")
@@ -324,9 +408,17 @@ def project(shared_tokens_in: float, criterion_tokens_in: Sequence[float], out_t
         tin = base * (g * float(shared_tokens_in) + sum_c)
         tout = base * sum_o
         cost = None if prices is None else tin * prices[0] + tout * prices[1]
-        rows.append({"mode": mode, "calls_per_answer": g, "calls": base * g, "tokens_in": tin, "tokens_out": tout,
-                     "cost_usd": cost,
-                     "latency_ms_per_answer": None if latency is None else g * latency[0] + latency[1] * sum_o})
+        rows.append(
+            {
+                "mode": mode,
+                "calls_per_answer": g,
+                "calls": base * g,
+                "tokens_in": tin,
+                "tokens_out": tout,
+                "cost_usd": cost,
+                "latency_ms_per_answer": None if latency is None else g * latency[0] + latency[1] * sum_o,
+            }
+        )
     single = rows[0]
     for r in rows:
         for key in ("calls", "tokens_in", "tokens_out", "cost_usd"):
@@ -348,9 +440,17 @@ def _groups_of(m: S.RunManifest, names: list[str]) -> tuple[int, str]:
     return g, "the rubric's criterion groups"
 
 
-def _projection(store: Store, run_id: str, m: S.RunManifest, calls_path: str, crit_rows: list[dict],
-                counts: dict[str, int], items: int | None, rounds: int | None,
-                groups: int | None) -> dict[str, Any]:
+def _projection(
+    store: Store,
+    run_id: str,
+    m: S.RunManifest,
+    calls_path: str,
+    crit_rows: list[dict],
+    counts: dict[str, int],
+    items: int | None,
+    rounds: int | None,
+    groups: int | None,
+) -> dict[str, Any]:
     asked = [r["criterion"] for r in crit_rows]
     ck_rows = criterion_tokens(m.rubric, m.knobs, m.judge_model, asked)
     names = [r["criterion"] for r in ck_rows]
@@ -373,14 +473,22 @@ def _projection(store: Store, run_id: str, m: S.RunManifest, calls_path: str, cr
     n_groups = g_default if groups is None else groups
     if groups is not None:
         g_source = "--groups"
-    rows = project(s, [ck[n] for n in names], [o[n] if o[n] is not None else o_fill for n in names],
-                   None if prices is None else (prices["input_per_token"], prices["output_per_token"]),
-                   n_items, n_groups, n_rounds,
-                   None if latency is None else (latency["ms_per_call"], latency["ms_per_output_token"]))
+    rows = project(
+        s,
+        [ck[n] for n in names],
+        [o[n] if o[n] is not None else o_fill for n in names],
+        None if prices is None else (prices["input_per_token"], prices["output_per_token"]),
+        n_items,
+        n_groups,
+        n_rounds,
+        None if latency is None else (latency["ms_per_call"], latency["ms_per_output_token"]),
+    )
     warnings = []
     if s <= 0:
-        warnings.append(f"the estimated shared context S is {s:.1f} tokens (not positive): the calls carry fewer "
-                        "tokens than the criteria text alone, so the token counts do not match this tokenizer")
+        warnings.append(
+            f"the estimated shared context S is {s:.1f} tokens (not positive): the calls carry fewer "
+            "tokens than the criteria text alone, so the token counts do not match this tokenizer"
+        )
     if any(v is None for v in o.values()):
         warnings.append("criteria never measured in a completed call use the mean output per verdict of the others")
     if prices is None:
@@ -390,17 +498,40 @@ def _projection(store: Store, run_id: str, m: S.RunManifest, calls_path: str, cr
     check = None
     if own is not None and items is None and rounds is None and groups is None:
         row = next(r for r in rows if r["mode"] == own)
-        check = {"mode": own, "calls_measured": mo["d_n"], "calls_projected": row["calls"],
-                 "tokens_in_measured": int(mo["d_in"] or 0), "tokens_in_projected": row["tokens_in"],
-                 "tokens_out_measured": int(mo["d_out"] or 0), "tokens_out_projected": row["tokens_out"]}
+        check = {
+            "mode": own,
+            "calls_measured": mo["d_n"],
+            "calls_projected": row["calls"],
+            "tokens_in_measured": int(mo["d_in"] or 0),
+            "tokens_in_projected": row["tokens_in"],
+            "tokens_out_measured": int(mo["d_out"] or 0),
+            "tokens_out_projected": row["tokens_out"],
+        }
     return {
-        "available": True, "reason": None,
-        "items": n_items, "rounds": n_rounds, "groups": n_groups, "groups_source": g_source,
-        "shared_tokens_in": s, "shared_tokens_in_sd": s_sd, "calls_measured": measured,
-        "criteria": [{"criterion": n, "tokens_in": ck[n], "tokens_in_source": r["source"],
-                      "out_tokens_per_verdict": o[n], "tokenizer": r["tokenizer"]} for n, r in zip(names, ck_rows)],
-        "prices": prices, "latency": latency,
-        "rows": rows, "check": check, "warnings": warnings,
+        "available": True,
+        "reason": None,
+        "items": n_items,
+        "rounds": n_rounds,
+        "groups": n_groups,
+        "groups_source": g_source,
+        "shared_tokens_in": s,
+        "shared_tokens_in_sd": s_sd,
+        "calls_measured": measured,
+        "criteria": [
+            {
+                "criterion": n,
+                "tokens_in": ck[n],
+                "tokens_in_source": r["source"],
+                "out_tokens_per_verdict": o[n],
+                "tokenizer": r["tokenizer"],
+            }
+            for n, r in zip(names, ck_rows)
+        ],
+        "prices": prices,
+        "latency": latency,
+        "rows": rows,
+        "check": check,
+        "warnings": warnings,
         "assumptions": [
             "tokens_in(call) = S + sum of c_k over the call's criteria; S is the same for every call on an answer",
             "each verdict writes the same output tokens o_k whatever shares its call (JSON frame neglected)",
@@ -413,8 +544,9 @@ def _projection(store: Store, run_id: str, m: S.RunManifest, calls_path: str, cr
 # ----------------------------------------------------------------------------- reports
 
 
-def run_cost(store: Store, run_id: str, *, items: int | None = None, rounds: int | None = None,
-             groups: int | None = None) -> dict[str, Any]:
+def run_cost(
+    store: Store, run_id: str, *, items: int | None = None, rounds: int | None = None, groups: int | None = None
+) -> dict[str, Any]:
     """One run's cost report: the judge overall (``judge``) and per criterion (``per_criterion``,
     by the sharing rule), the system under test (``system``: the run's generation), and the
     projection of single / grouped / split for ``items`` items (default: the run's) judged
@@ -433,19 +565,31 @@ def run_cost(store: Store, run_id: str, *, items: int | None = None, rounds: int
         judge = _manifest_totals(m.totals)
         projection = {"available": False, "reason": "the run has no calls in calls.parquet", "rows": []}
     elif (entry.path / "pair_verdicts.parquet").exists():
-        projection = {"available": False, "rows": [],
-                      "reason": "a model grader of a pairwise session: its calls compare two answers, one criterion "
-                                "each, so there is no single / grouped / split choice to project"}
+        projection = {
+            "available": False,
+            "rows": [],
+            "reason": "a model grader of a pairwise session: its calls compare two answers, one criterion "
+            "each, so there is no single / grouped / split choice to project",
+        }
     else:
         projection = _projection(store, run_id, m, calls_path, crit_rows, counts, items, rounds, groups)
     system = output_totals(store, store.path_of("generation", gen.id, "outputs"))
     for r in crit_rows:
         r.pop("out_tokens_per_verdict")
     return {
-        "run_id": run_id, "gen_id": gen.id, "suite_id": gen.manifest.suite_id, "status": m.status,
-        "source": m.source, "mode": m.mode, "judge_model": m.judge_model, "judge_rounds": m.judge_rounds,
-        "simulated": bool(m.simulated or gen.manifest.simulated), **counts,
-        "judge": judge, "sharing_rule": SHARING_RULE, "per_criterion": crit_rows,
+        "run_id": run_id,
+        "gen_id": gen.id,
+        "suite_id": gen.manifest.suite_id,
+        "status": m.status,
+        "source": m.source,
+        "mode": m.mode,
+        "judge_model": m.judge_model,
+        "judge_rounds": m.judge_rounds,
+        "simulated": bool(m.simulated or gen.manifest.simulated),
+        **counts,
+        "judge": judge,
+        "sharing_rule": SHARING_RULE,
+        "per_criterion": crit_rows,
         "system": {"gen_id": gen.id, "generator_model": gen.manifest.knobs.get("generator_model"), **system},
         "projection": projection,
     }
@@ -465,14 +609,25 @@ def cost_table(store: Store) -> list[dict[str, Any]]:
             judge = _manifest_totals(m.totals)
         if m.gen_id not in gens:
             gm = store.generation(m.gen_id).manifest
-            gens[m.gen_id] = {"simulated": gm.simulated, "generator_model": gm.knobs.get("generator_model"),
-                              **output_totals(store, store.path_of("generation", m.gen_id, "outputs"))}
+            gens[m.gen_id] = {
+                "simulated": gm.simulated,
+                "generator_model": gm.knobs.get("generator_model"),
+                **output_totals(store, store.path_of("generation", m.gen_id, "outputs")),
+            }
         g = gens[m.gen_id]
-        out.append({
-            "run_id": run_id, "gen_id": m.gen_id, "status": m.status, "mode": m.mode, "judge_model": m.judge_model,
-            "judge_rounds": m.judge_rounds, "simulated": bool(m.simulated or g["simulated"]),
-            **{f"judge_{k}": v for k, v in judge.items() if k != "source"}, "judge_source": judge["source"],
-            "system_generator_model": g["generator_model"],
-            **{f"system_{k}": v for k, v in g.items() if k not in ("simulated", "generator_model")},
-        })
+        out.append(
+            {
+                "run_id": run_id,
+                "gen_id": m.gen_id,
+                "status": m.status,
+                "mode": m.mode,
+                "judge_model": m.judge_model,
+                "judge_rounds": m.judge_rounds,
+                "simulated": bool(m.simulated or g["simulated"]),
+                **{f"judge_{k}": v for k, v in judge.items() if k != "source"},
+                "judge_source": judge["source"],
+                "system_generator_model": g["generator_model"],
+                **{f"system_{k}": v for k, v in g.items() if k not in ("simulated", "generator_model")},
+            }
+        )
     return out

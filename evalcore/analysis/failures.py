@@ -29,7 +29,9 @@ def attribution(store: Store, run_id: str, sel: Selection = Selection()) -> dict
         f"WITH sel AS ({base}) SELECT criterion, count(*) AS verdicts, count(passed) AS judged, "
         "count(*) FILTER (WHERE NOT passed) AS failed, count(*) - count(passed) AS errored, "
         "count(*) FILTER (WHERE label = 'correct') AS correct, count(*) FILTER (WHERE label = 'partial') AS partial, "
-        "count(*) FILTER (WHERE label = 'wrong') AS wrong FROM sel GROUP BY criterion", [vpath, *params])
+        "count(*) FILTER (WHERE label = 'wrong') AS wrong FROM sel GROUP BY criterion",
+        [vpath, *params],
+    )
     by_name = {r["criterion"]: r for r in per_crit}
     n_crit = len(crits)
     answers = store.records(
@@ -46,7 +48,9 @@ def attribution(store: Store, run_id: str, sel: Selection = Selection()) -> dict
         "count(*) FILTER (WHERE errored = 0 AND present = ? AND fails = 0) AS all_pass, "
         "count(*) FILTER (WHERE errored = 0 AND present = ? AND gate_fails = 0) AS gates_pass, "
         "list(failed_criterion) FILTER (WHERE errored = 0 AND present = ? AND fails = 1) AS only "
-        "FROM per_answer", [vpath, *params, gates, n_crit, n_crit, n_crit, n_crit, n_crit])[0]
+        "FROM per_answer",
+        [vpath, *params, gates, n_crit, n_crit, n_crit, n_crit, n_crit],
+    )[0]
     only_counts: dict[str, int] = {}
     for c in answers.pop("only") or []:
         only_counts[c] = only_counts.get(c, 0) + 1
@@ -55,38 +59,67 @@ def attribution(store: Store, run_id: str, sel: Selection = Selection()) -> dict
     for c in crits:
         r = by_name.get(c.name, {"verdicts": 0, "judged": 0, "failed": 0, "errored": 0})
         lo, hi = stats.wilson(r["failed"], r["judged"]) if r["judged"] else (None, None)
-        criteria.append({
-            "criterion": c.name, "kind": c.kind, "gate": c.gate, "threshold": c.threshold,
-            "judged": r["judged"], "failed": r["failed"], "errored": r["errored"],
-            "fail_rate": r["failed"] / r["judged"] if r["judged"] else None, "fail_rate_ci95": [lo, hi],
-            "share_of_failures": r["failed"] / total_fail if total_fail else None,
-            "fail_only_this": only_counts.get(c.name, 0),
-        })
+        criteria.append(
+            {
+                "criterion": c.name,
+                "kind": c.kind,
+                "gate": c.gate,
+                "threshold": c.threshold,
+                "judged": r["judged"],
+                "failed": r["failed"],
+                "errored": r["errored"],
+                "fail_rate": r["failed"] / r["judged"] if r["judged"] else None,
+                "fail_rate_ci95": [lo, hi],
+                "share_of_failures": r["failed"] / total_fail if total_fail else None,
+                "fail_only_this": only_counts.get(c.name, 0),
+            }
+        )
     ternary = []
     for c in crits:
         if c.kind == "ternary":
             r = by_name.get(c.name, {})
             cor, par, wr = r.get("correct", 0), r.get("partial", 0), r.get("wrong", 0)
-            ternary.append({"criterion": c.name, "correct": cor, "partial": par, "wrong": wr,
-                            "headline": stats.ternary_headline(cor, par, wr),
-                            "all_pass_rate": cor / (cor + par + wr) if (cor + par + wr) else None})
+            ternary.append(
+                {
+                    "criterion": c.name,
+                    "correct": cor,
+                    "partial": par,
+                    "wrong": wr,
+                    "headline": stats.ternary_headline(cor, par, wr),
+                    "all_pass_rate": cor / (cor + par + wr) if (cor + par + wr) else None,
+                }
+            )
     by_class = store.records(
         f"WITH sel AS ({base}) SELECT coalesce(i.class, '(none)') AS class, s.criterion, count(s.passed) AS judged, "
         "count(*) FILTER (WHERE NOT s.passed) AS failed FROM sel s JOIN read_parquet(?) i USING (item_id) "
-        "GROUP BY ALL ORDER BY 1, 2", [vpath, *params, ipath])
+        "GROUP BY ALL ORDER BY 1, 2",
+        [vpath, *params, ipath],
+    )
     for r in by_class:
         r["fail_rate"] = r["failed"] / r["judged"] if r["judged"] else None
     complete = answers["complete"]
     return {
-        **_run_status(store, run_id), "gen_id": m.gen_id, "selection": sel.describe(),
-        "criteria": criteria, "total_failures": total_fail,
-        "answers": answers["answers"], "answers_with_errors": answers["with_errors"],
-        "answers_incomplete": answers["incomplete"], "answers_complete": complete,
-        "all_pass": {"passed": answers["all_pass"], "of": complete,
-                     "rate": answers["all_pass"] / complete if complete else None,
-                     "ci95": list(stats.wilson(answers["all_pass"], complete)) if complete else [None, None]},
-        "gates": {"criteria": gates, "passed": answers["gates_pass"] if gates else None, "of": complete if gates else None,
-                  "rate": (answers["gates_pass"] / complete if complete else None) if gates else None},
+        **_run_status(store, run_id),
+        "gen_id": m.gen_id,
+        "selection": sel.describe(),
+        "criteria": criteria,
+        "total_failures": total_fail,
+        "answers": answers["answers"],
+        "answers_with_errors": answers["with_errors"],
+        "answers_incomplete": answers["incomplete"],
+        "answers_complete": complete,
+        "all_pass": {
+            "passed": answers["all_pass"],
+            "of": complete,
+            "rate": answers["all_pass"] / complete if complete else None,
+            "ci95": list(stats.wilson(answers["all_pass"], complete)) if complete else [None, None],
+        },
+        "gates": {
+            "criteria": gates,
+            "passed": answers["gates_pass"] if gates else None,
+            "of": complete if gates else None,
+            "rate": (answers["gates_pass"] / complete if complete else None) if gates else None,
+        },
         "ternary": ternary,
         "by_class": by_class,
     }
@@ -111,26 +144,37 @@ def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = Selecti
         "SELECT count(*) FILTER (WHERE a AND b) AS pp, count(*) FILTER (WHERE a AND NOT b) AS pf, "
         "count(*) FILTER (WHERE NOT a AND b) AS fp, count(*) FILTER (WHERE NOT a AND NOT b) AS ff, "
         "count(*) FILTER (WHERE a IS NULL OR b IS NULL) AS excluded FROM ab",
-        [store.path_of("run", run_id, "verdicts"), *params, a, b, a, b])[0]
+        [store.path_of("run", run_id, "verdicts"), *params, a, b, a, b],
+    )[0]
     t = stats.TwoByTwo(row["pp"], row["pf"], row["fp"], row["ff"])
-    return {**_run_status(store, run_id), "a": a, "b": b, "selection": sel.describe(),
-            **two_by_two_report(t, a, b), "excluded_answers": row["excluded"]}
+    return {
+        **_run_status(store, run_id),
+        "a": a,
+        "b": b,
+        "selection": sel.describe(),
+        **two_by_two_report(t, a, b),
+        "excluded_answers": row["excluded"],
+    }
 
 
-def two_by_two_report(t: "stats.TwoByTwo", a: str, b: str) -> dict[str, Any]:
+def two_by_two_report(t: stats.TwoByTwo, a: str, b: str) -> dict[str, Any]:
     """The 2x2 as plain data: cells, totals, conditioned rates, ratio, phi (or why it is undefined)."""
     ph = stats.phi(t, a=a, b=b)
     rates = stats.conditioned_rates(t, a=a, b=b)
     reason = ph.reason
     return {
-        "table": {"a_pass": {"b_pass": t.a_pass_b_pass, "b_fail": t.a_pass_b_fail, "total": t.a_pass},
-                  "a_fail": {"b_pass": t.a_fail_b_pass, "b_fail": t.a_fail_b_fail, "total": t.a_fail},
-                  "total": {"b_pass": t.b_pass, "b_fail": t.b_fail, "total": t.n}},
+        "table": {
+            "a_pass": {"b_pass": t.a_pass_b_pass, "b_fail": t.a_pass_b_fail, "total": t.a_pass},
+            "a_fail": {"b_pass": t.a_fail_b_pass, "b_fail": t.a_fail_b_fail, "total": t.a_fail},
+            "total": {"b_pass": t.b_pass, "b_fail": t.b_fail, "total": t.n},
+        },
         "n": t.n,
         "b_fail_rate_given_a_pass": rates["pass_row"]["rate"],
         "b_fail_rate_given_a_fail": rates["fail_row"]["rate"],
         "b_fail_rate_given_a_pass_ci95": rates["pass_row"].get("ci"),
         "b_fail_rate_given_a_fail_ci95": rates["fail_row"].get("ci"),
-        "ratio": rates["ratio"]["value"], "ratio_reason": rates["ratio"].get("reason"),
-        "phi": ph.value, "phi_reason": reason,
+        "ratio": rates["ratio"]["value"],
+        "ratio_reason": rates["ratio"].get("reason"),
+        "phi": ph.value,
+        "phi_reason": reason,
     }

@@ -19,8 +19,11 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = Selection()) ->
     each. What the aggregate hides is how much the composition moved."""
     ma, mb = store.run(run_a).manifest, store.run(run_b).manifest
     if ma.gen_id != mb.gen_id:
-        raise InputError(f"{run_a} judges generation {ma.gen_id} and {run_b} judges {mb.gen_id}: flips compare "
-                         "two harnesses on the same answers", field="RUN_B")
+        raise InputError(
+            f"{run_a} judges generation {ma.gen_id} and {run_b} judges {mb.gen_id}: flips compare "
+            "two harnesses on the same answers",
+            field="RUN_B",
+        )
     common = [c for c in ma.rubric.names() if c in mb.rubric.names()]
     if not common:
         raise InputError(f"{run_a} and {run_b} share no criterion", field="RUN_B")
@@ -34,21 +37,26 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = Selection()) ->
     aggs = []
     for j in range(k):
         a, b = f"a.c{j}", f"b.c{j}"
-        aggs += [f"count(*) FILTER (WHERE {a} IS NOT NULL AND {b} IS NOT NULL) AS n{j}",
-                 f"count(*) FILTER (WHERE NOT {a} AND {b} IS NOT NULL) AS fail_a{j}",
-                 f"count(*) FILTER (WHERE NOT {b} AND {a} IS NOT NULL) AS fail_b{j}",
-                 f"count(*) FILTER (WHERE NOT {a} AND {b}) AS fail_a_pass_b{j}",
-                 f"count(*) FILTER (WHERE {a} AND NOT {b}) AS pass_a_fail_b{j}",
-                 f"count(*) FILTER (WHERE NOT {a} AND NOT {b}) AS fail_both{j}"]
+        aggs += [
+            f"count(*) FILTER (WHERE {a} IS NOT NULL AND {b} IS NOT NULL) AS n{j}",
+            f"count(*) FILTER (WHERE NOT {a} AND {b} IS NOT NULL) AS fail_a{j}",
+            f"count(*) FILTER (WHERE NOT {b} AND {a} IS NOT NULL) AS fail_b{j}",
+            f"count(*) FILTER (WHERE NOT {a} AND {b}) AS fail_a_pass_b{j}",
+            f"count(*) FILTER (WHERE {a} AND NOT {b}) AS pass_a_fail_b{j}",
+            f"count(*) FILTER (WHERE NOT {a} AND NOT {b}) AS fail_both{j}",
+        ]
     complete = " AND ".join(f"a.c{j} IS NOT NULL AND b.c{j} IS NOT NULL" for j in range(k))
     all_a = " AND ".join(f"a.c{j}" for j in range(k))
     all_b = " AND ".join(f"b.c{j}" for j in range(k))
-    aggs += [f"count(*) FILTER (WHERE {complete}) AS answers",
-             f"count(*) FILTER (WHERE {complete} AND {all_a}) AS all_pass_a",
-             f"count(*) FILTER (WHERE {complete} AND {all_b}) AS all_pass_b"]
+    aggs += [
+        f"count(*) FILTER (WHERE {complete}) AS answers",
+        f"count(*) FILTER (WHERE {complete} AND {all_a}) AS all_pass_a",
+        f"count(*) FILTER (WHERE {complete} AND {all_b}) AS all_pass_b",
+    ]
     got = store.records(
         f"WITH a AS ({pivot}), b AS ({pivot}) SELECT {', '.join(aggs)} FROM a JOIN b USING (item_id, gen_round)",
-        [*common, pa_, *params, *common, pb_, *params])[0]
+        [*common, pa_, *params, *common, pb_, *params],
+    )[0]
     keys = ("n", "fail_a", "fail_b", "fail_a_pass_b", "pass_a_fail_b", "fail_both")
     rows = [{"criterion": c, **{key: got[f"{key}{j}"] for key in keys}} for j, c in enumerate(common)]
     allp = {key: got[key] for key in ("answers", "all_pass_a", "all_pass_b")}
@@ -59,24 +67,47 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = Selection()) ->
     for c in common:
         r = by.get(c, {"n": 0, "fail_a": 0, "fail_b": 0, "fail_a_pass_b": 0, "pass_a_fail_b": 0, "fail_both": 0})
         mc = stats.mcnemar(r["fail_a_pass_b"], r["pass_a_fail_b"])
-        per.append({**{k: r[k] for k in ("n", "fail_a", "fail_b", "fail_a_pass_b", "pass_a_fail_b", "fail_both")},
-                    "criterion": c,
-                    "share_of_failures_a": r["fail_a"] / tot_a if tot_a else None,
-                    "share_of_failures_b": r["fail_b"] / tot_b if tot_b else None,
-                    "mcnemar_p": mc["p_value"]})
+        per.append(
+            {
+                **{k: r[k] for k in ("n", "fail_a", "fail_b", "fail_a_pass_b", "pass_a_fail_b", "fail_both")},
+                "criterion": c,
+                "share_of_failures_a": r["fail_a"] / tot_a if tot_a else None,
+                "share_of_failures_b": r["fail_b"] / tot_b if tot_b else None,
+                "mcnemar_p": mc["p_value"],
+            }
+        )
     n = allp["answers"]
     return {
-        "run_a": run_a, "run_b": run_b, "gen_id": ma.gen_id, "selection": sel.describe(),
-        "status_a": ma.status, "status_b": mb.status,
+        "run_a": run_a,
+        "run_b": run_b,
+        "gen_id": ma.gen_id,
+        "selection": sel.describe(),
+        "status_a": ma.status,
+        "status_b": mb.status,
         "warnings": [f"run {r} is {s}" for r, s in ((run_a, ma.status), (run_b, mb.status)) if s != "complete"],
-        "criteria": per, "failures_a": tot_a, "failures_b": tot_b,
-        "all_pass": {"answers": n, "a": allp["all_pass_a"] / n if n else None, "b": allp["all_pass_b"] / n if n else None,
-                     "passed_a": allp["all_pass_a"], "passed_b": allp["all_pass_b"]},
+        "criteria": per,
+        "failures_a": tot_a,
+        "failures_b": tot_b,
+        "all_pass": {
+            "answers": n,
+            "a": allp["all_pass_a"] / n if n else None,
+            "b": allp["all_pass_b"] / n if n else None,
+            "passed_a": allp["all_pass_a"],
+            "passed_b": allp["all_pass_b"],
+        },
     }
 
 
-def flip_answers(store: Store, run_a: str, run_b: str, criterion: str, direction: str = "fail_a_pass_b",
-                 sel: Selection = Selection(), limit: int = 25, offset: int = 0) -> dict[str, Any]:
+def flip_answers(
+    store: Store,
+    run_a: str,
+    run_b: str,
+    criterion: str,
+    direction: str = "fail_a_pass_b",
+    sel: Selection = Selection(),
+    limit: int = 25,
+    offset: int = 0,
+) -> dict[str, Any]:
     """The answers behind one cell of :func:`flips` for ``criterion``: ``fail_a_pass_b`` (A fails
     them and B passes them), ``pass_a_fail_b`` or ``fail_both``, each with its input, output and
     both runs' verdicts and reasons. ``total`` equals the matching count of :func:`flips`."""
@@ -84,33 +115,63 @@ def flip_answers(store: Store, run_a: str, run_b: str, criterion: str, direction
         raise InputError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}", field="--direction")
     ma, mb = store.run(run_a).manifest, store.run(run_b).manifest
     if ma.gen_id != mb.gen_id:
-        raise InputError(f"{run_a} judges generation {ma.gen_id} and {run_b} judges {mb.gen_id}: flips compare "
-                         "two harnesses on the same answers", field="RUN_B")
+        raise InputError(
+            f"{run_a} judges generation {ma.gen_id} and {run_b} judges {mb.gen_id}: flips compare "
+            "two harnesses on the same answers",
+            field="RUN_B",
+        )
     _check_criterion(store, run_a, criterion)
     _check_criterion(store, run_b, criterion)
     _check_judge_round(store, run_a, sel)
     _check_judge_round(store, run_b, sel)
     _check_page(limit, offset)
-    cond = {"fail_a_pass_b": "NOT pa AND pb", "pass_a_fail_b": "pa AND NOT pb", "fail_both": "NOT pa AND NOT pb"}[direction]
+    cond = {"fail_a_pass_b": "NOT pa AND pb", "pass_a_fail_b": "pa AND NOT pb", "fail_both": "NOT pa AND NOT pb"}[
+        direction
+    ]
     base, params = _sel_sql(sel, _hold(store, run_a, sel))
-    members = (f"WITH a AS ({base}), b AS ({base}) SELECT item_id, gen_round FROM (SELECT item_id, gen_round, "
-               "a.passed AS pa, b.passed AS pb FROM a JOIN b USING (item_id, gen_round, criterion) WHERE criterion = ? "
-               f"AND a.passed IS NOT NULL AND b.passed IS NOT NULL) WHERE {cond}")
-    total, keys = _page_of(store, members, [store.path_of("run", run_a, "verdicts"), *params,
-                                            store.path_of("run", run_b, "verdicts"), *params, criterion], limit, offset)
+    members = (
+        f"WITH a AS ({base}), b AS ({base}) SELECT item_id, gen_round FROM (SELECT item_id, gen_round, "
+        "a.passed AS pa, b.passed AS pb FROM a JOIN b USING (item_id, gen_round, criterion) WHERE criterion = ? "
+        f"AND a.passed IS NOT NULL AND b.passed IS NOT NULL) WHERE {cond}"
+    )
+    total, keys = _page_of(
+        store,
+        members,
+        [store.path_of("run", run_a, "verdicts"), *params, store.path_of("run", run_b, "verdicts"), *params, criterion],
+        limit,
+        offset,
+    )
     texts = _answer_texts(store, ma.gen_id, keys)
     wa = _words(store, run_a, sel, [criterion], keys)
     wb = _words(store, run_b, sel, [criterion], keys)
     answers = []
     for k in keys:
         t = texts.get(k, {})
-        answers.append({"item_id": k[0], "gen_round": k[1], "class": t.get("class"), "input": t.get("input"),
-                        "output": t.get("output"), "abstained": t.get("abstained"),
-                        "a": _said(wa.get((k[0], k[1], criterion))), "b": _said(wb.get((k[0], k[1], criterion)))})
-    return {"run_a": run_a, "run_b": run_b, "gen_id": ma.gen_id, "criterion": criterion, "direction": direction,
-            "selection": sel.describe(),
-            "warnings": [f"run {r} is {s}" for r, s in ((run_a, ma.status), (run_b, mb.status)) if s != "complete"],
-            "total": total, "offset": int(offset), "limit": int(limit), "answers": answers}
+        answers.append(
+            {
+                "item_id": k[0],
+                "gen_round": k[1],
+                "class": t.get("class"),
+                "input": t.get("input"),
+                "output": t.get("output"),
+                "abstained": t.get("abstained"),
+                "a": _said(wa.get((k[0], k[1], criterion))),
+                "b": _said(wb.get((k[0], k[1], criterion))),
+            }
+        )
+    return {
+        "run_a": run_a,
+        "run_b": run_b,
+        "gen_id": ma.gen_id,
+        "criterion": criterion,
+        "direction": direction,
+        "selection": sel.describe(),
+        "warnings": [f"run {r} is {s}" for r, s in ((run_a, ma.status), (run_b, mb.status)) if s != "complete"],
+        "total": total,
+        "offset": int(offset),
+        "limit": int(limit),
+        "answers": answers,
+    }
 
 
 def composition_shift(fl: dict[str, Any], *, within: float = 0.01) -> dict[str, Any]:
@@ -124,9 +185,20 @@ def composition_shift(fl: dict[str, Any], *, within: float = 0.01) -> dict[str, 
     delta = None if a is None or b is None else b - a
     tv = 0.5 * sum(abs((c["share_of_failures_a"] or 0.0) - (c["share_of_failures_b"] or 0.0)) for c in fl["criteria"])
     flipped = sum(c["fail_a_pass_b"] + c["pass_a_fail_b"] for c in fl["criteria"])
-    moved = sorted(fl["criteria"], key=lambda c: -abs((c["share_of_failures_a"] or 0.0) - (c["share_of_failures_b"] or 0.0)))
+    moved = sorted(
+        fl["criteria"], key=lambda c: -abs((c["share_of_failures_a"] or 0.0) - (c["share_of_failures_b"] or 0.0))
+    )
     top = moved[0] if moved and tv > 0 else None
-    return {"all_pass_delta": delta, "composition_distance": tv, "flipped_verdicts": flipped,
-            "most_moved": None if top is None else {"criterion": top["criterion"], "share_a": top["share_of_failures_a"],
-                                                    "share_b": top["share_of_failures_b"]},
-            "hidden": delta is not None and abs(delta) <= within and flipped > 0}
+    return {
+        "all_pass_delta": delta,
+        "composition_distance": tv,
+        "flipped_verdicts": flipped,
+        "most_moved": None
+        if top is None
+        else {
+            "criterion": top["criterion"],
+            "share_a": top["share_of_failures_a"],
+            "share_b": top["share_of_failures_b"],
+        },
+        "hidden": delta is not None and abs(delta) <= within and flipped > 0,
+    }

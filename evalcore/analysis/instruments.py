@@ -32,8 +32,10 @@ def _pair_kind(mode: str, groups: list[list[str]] | None, a: str, b: str) -> str
 
 def _verdict_rows_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:
     base, params = _sel_sql(sel, _hold(store, run_id, sel))
-    return (f"SELECT item_id, gen_round, criterion, passed, score FROM ({base})",
-            [store.path_of("run", run_id, "verdicts"), *params])
+    return (
+        f"SELECT item_id, gen_round, criterion, passed, score FROM ({base})",
+        [store.path_of("run", run_id, "verdicts"), *params],
+    )
 
 
 def _people_rows_sql(store: Store, gen_id: str) -> tuple[str, list[Any]] | None:
@@ -41,25 +43,36 @@ def _people_rows_sql(store: Store, gen_id: str) -> tuple[str, list[Any]] | None:
     annotator named `mean` (a published mean of several people) when present, else the majority of
     the annotators (a tie fails) and the mean of their scores. Current labels decided in the label
     store override shipped ones for the same answer and criterion."""
-    paths = [store.path_of("labelset", lid, "labels") for lid in store.ids("labelset")
-             if store.labelset(lid).manifest.gen_id == gen_id]
+    paths = [
+        store.path_of("labelset", lid, "labels")
+        for lid in store.ids("labelset")
+        if store.labelset(lid).manifest.gen_id == gen_id
+    ]
     gold = _gold_overrides(store, gen_id)
     if not paths and not gold:
         return None
-    g_cols = [[g["item_id"] for g in gold], [int(g["gen_round"]) for g in gold], [g["criterion"] for g in gold],
-              [g["passed"] for g in gold]]
-    gold_sql = ("SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
-                "unnest(?::VARCHAR[]) AS criterion, unnest(?::BOOLEAN[]) AS passed, NULL::DOUBLE AS score")
+    g_cols = [
+        [g["item_id"] for g in gold],
+        [int(g["gen_round"]) for g in gold],
+        [g["criterion"] for g in gold],
+        [g["passed"] for g in gold],
+    ]
+    gold_sql = (
+        "SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
+        "unnest(?::VARCHAR[]) AS criterion, unnest(?::BOOLEAN[]) AS passed, NULL::DOUBLE AS score"
+    )
     if not paths:
         return gold_sql, g_cols
-    shipped = ("WITH l AS (SELECT item_id, gen_round, criterion, annotator, passed, score FROM read_parquet(?::VARCHAR[])), "
-               "m AS (SELECT DISTINCT item_id, gen_round, criterion FROM l WHERE annotator = 'mean'), "
-               "s AS (SELECT item_id, gen_round, criterion, passed, score FROM l WHERE annotator = 'mean' "
-               "UNION ALL SELECT item_id, gen_round, criterion, "
-               "CASE WHEN count(passed) = 0 THEN NULL ELSE 2 * count(*) FILTER (WHERE passed) > count(passed) END, "
-               "avg(score) FROM l ANTI JOIN m USING (item_id, gen_round, criterion) GROUP BY item_id, gen_round, criterion), "
-               f"g AS ({gold_sql}) "
-               "SELECT * FROM g UNION ALL SELECT * FROM s ANTI JOIN g USING (item_id, gen_round, criterion)")
+    shipped = (
+        "WITH l AS (SELECT item_id, gen_round, criterion, annotator, passed, score FROM read_parquet(?::VARCHAR[])), "
+        "m AS (SELECT DISTINCT item_id, gen_round, criterion FROM l WHERE annotator = 'mean'), "
+        "s AS (SELECT item_id, gen_round, criterion, passed, score FROM l WHERE annotator = 'mean' "
+        "UNION ALL SELECT item_id, gen_round, criterion, "
+        "CASE WHEN count(passed) = 0 THEN NULL ELSE 2 * count(*) FILTER (WHERE passed) > count(passed) END, "
+        "avg(score) FROM l ANTI JOIN m USING (item_id, gen_round, criterion) GROUP BY item_id, gen_round, criterion), "
+        f"g AS ({gold_sql}) "
+        "SELECT * FROM g UNION ALL SELECT * FROM s ANTI JOIN g USING (item_id, gen_round, criterion)"
+    )
     return shipped, [paths, *g_cols]
 
 
@@ -72,8 +85,9 @@ def _gold_overrides(store: Store, gen_id: str) -> list[dict[str, Any]]:
     return [r for r in rows if r.get("passed") is not None]
 
 
-def _pivot_sql(rows_sql: str, rows_params: list[Any], criteria: list[str], tag: str,
-               numeric: set[str] = frozenset()) -> tuple[str, list[Any]]:
+def _pivot_sql(
+    rows_sql: str, rows_params: list[Any], criteria: list[str], tag: str, numeric: set[str] = frozenset()
+) -> tuple[str, list[Any]]:
     """One row per answer: a fail flag (1.0 / 0.0 / NULL) per criterion, and a score for the
     numeric ones."""
     cols, params = [], []
@@ -83,8 +97,10 @@ def _pivot_sql(rows_sql: str, rows_params: list[Any], criteria: list[str], tag: 
         if c in numeric:
             cols.append(f"avg(score) FILTER (WHERE criterion = ?) AS {tag}_s{j}")
             params.append(c)
-    return (f"SELECT item_id, gen_round, {', '.join(cols)} FROM ({rows_sql}) GROUP BY item_id, gen_round",
-            params + rows_params)
+    return (
+        f"SELECT item_id, gen_round, {', '.join(cols)} FROM ({rows_sql}) GROUP BY item_id, gen_round",
+        params + rows_params,
+    )
 
 
 def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int) -> dict[str, np.ndarray]:
@@ -98,8 +114,10 @@ def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int) 
     joins = " ".join(f"JOIN {tag} USING (item_id, gen_round)" for tag, _, _ in parts[1:])
     notnull = " AND ".join(f"{tag}_f{j} IS NOT NULL" for tag, _, _ in parts for j in range(n_crit))
     # ordered by answer so that a seeded bootstrap resamples the same answers every time
-    sql = (f"WITH {', '.join(ctes)} SELECT * EXCLUDE (item_id, gen_round) FROM {first} {joins} WHERE {notnull} "
-           "ORDER BY item_id, gen_round")
+    sql = (
+        f"WITH {', '.join(ctes)} SELECT * EXCLUDE (item_id, gen_round) FROM {first} {joins} WHERE {notnull} "
+        "ORDER BY item_id, gen_round"
+    )
     cur = store._con().cursor()
     try:
         res = cur.execute(sql, params).fetchnumpy()
@@ -114,9 +132,17 @@ def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int) 
     return out
 
 
-def association(store: Store, run_ids: list[str], *, human: bool = False, sel: Selection = Selection(),
-                seed: int = 0, n_boot: int = 2000, level: float | None = None,
-                analytic_above: int = 20000) -> dict[str, Any]:
+def association(
+    store: Store,
+    run_ids: list[str],
+    *,
+    human: bool = False,
+    sel: Selection = Selection(),
+    seed: int = 0,
+    n_boot: int = 2000,
+    level: float | None = None,
+    analytic_above: int = 20000,
+) -> dict[str, Any]:
     """phi (and, for numeric criteria, Kendall tau-b and Spearman) for every criterion pair in each
     instrument, side by side, each pair classed `induced`, `real` or `undetermined`
     (:func:`evalcore.stats.classify_association`).
@@ -133,8 +159,10 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
     gens = {rid: m.gen_id for rid, m in manifests.items()}
     if len(set(gens.values())) > 1:
         listing = ", ".join(f"{r} -> {g}" for r, g in gens.items())
-        raise InputError(f"runs judge different generations ({listing}): association compares instruments on the "
-                         "same answers", field="RUN")
+        raise InputError(
+            f"runs judge different generations ({listing}): association compares instruments on the same answers",
+            field="RUN",
+        )
     gen_id = next(iter(gens.values()))
     level = stats.DEFAULT_LEVEL if level is None else level
     rubrics = [m.rubric for m in manifests.values()]
@@ -151,14 +179,23 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
         psql, pparams = _pivot_sql(rsql, rparams, common, f"i{i}", numeric)
         parts.append((f"i{i}", psql, pparams))
     machines = _joined(store, parts, k)
-    instruments = [{"name": rid, "tag": f"i{i}", "mode": manifests[rid].mode, "groups": manifests[rid].groups,
-                    "status": manifests[rid].status} for i, rid in enumerate(run_ids)]
+    instruments = [
+        {
+            "name": rid,
+            "tag": f"i{i}",
+            "mode": manifests[rid].mode,
+            "groups": manifests[rid].groups,
+            "status": manifests[rid].status,
+        }
+        for i, rid in enumerate(run_ids)
+    ]
     people = None
     if human:
         ps = _people_rows_sql(store, gen_id)
         if ps is None:
-            raise NotFoundError(f"no human labels for generation {gen_id} (label sets or the label store)",
-                                field="--human")
+            raise NotFoundError(
+                f"no human labels for generation {gen_id} (label sets or the label store)", field="--human"
+            )
         ps = _people_hold(store, gen_id, sel, ps)
         psql, pparams = _pivot_sql(ps[0], ps[1], common, "hp", numeric)
         # the runs restricted to the labelled items before pivoting (not 1M answers for 2,000 labels)
@@ -190,14 +227,27 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
     # one paired draw of resampled answers serves every pair and every run (the same seed gives the
     # same resamples, so this equals drawing per pair, at a fraction of the cost); people apart
     index = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    machine_cols = {(inst["name"], i, j): (fails(machines, inst["tag"], i), fails(machines, inst["tag"], j))
-                    for inst in instruments if inst["name"] != PEOPLE for i, j in index}
-    all_ivs = stats.phi_intervals_paired(machine_cols, seed=seed, n_boot=n_boot, level=level,
-                                         analytic_above=analytic_above) if n_m else {}
+    machine_cols = {
+        (inst["name"], i, j): (fails(machines, inst["tag"], i), fails(machines, inst["tag"], j))
+        for inst in instruments
+        if inst["name"] != PEOPLE
+        for i, j in index
+    }
+    all_ivs = (
+        stats.phi_intervals_paired(machine_cols, seed=seed, n_boot=n_boot, level=level, analytic_above=analytic_above)
+        if n_m
+        else {}
+    )
     if people is not None and n_p:
-        all_ivs.update(stats.phi_intervals_paired(
-            {(PEOPLE, i, j): (fails(people, "hp", i), fails(people, "hp", j)) for i, j in index},
-            seed=seed, n_boot=n_boot, level=level, analytic_above=analytic_above))
+        all_ivs.update(
+            stats.phi_intervals_paired(
+                {(PEOPLE, i, j): (fails(people, "hp", i), fails(people, "hp", j)) for i, j in index},
+                seed=seed,
+                n_boot=n_boot,
+                level=level,
+                analytic_above=analytic_above,
+            )
+        )
     pairs_out = []
     for i, j in index:
         a, b = common[i], common[j]
@@ -210,18 +260,33 @@ def association(store: Store, run_ids: list[str], *, human: bool = False, sel: S
             lo, hi = (iv[0], iv[1]) if iv else (None, None)
             n = n_p if name == PEOPLE else n_m
             call = _pair_kind(inst["mode"], inst["groups"], a, b)
-            per_inst[name] = {"phi": cell["value"], "phi_reason": cell["reason"], "lo": lo, "hi": hi, "n": n,
-                              "call": call}
+            per_inst[name] = {
+                "phi": cell["value"],
+                "phi_reason": cell["reason"],
+                "lo": lo,
+                "hi": hi,
+                "n": n,
+                "call": call,
+            }
             evidence.append(stats.InstrumentEvidence(name=name, kind=call, value=cell["value"], lo=lo, hi=hi, n=n))
         cls = stats.classify_association(evidence)
         pairs_out.append({"a": a, "b": b, "class": cls.cls, "reason": cls.reason, "instruments": per_inst})
     for inst in instruments:
         inst.pop("tag")
     return {
-        "gen_id": gen_id, "criteria": common, "selection": sel.describe(), "level": level, "seed": seed,
-        "n_boot": n_boot, "threshold": stats.ASSOCIATION_THRESHOLD,
-        "instruments": instruments, "shared_answers": n_m, "people_answers": n_p,
-        "matrices": matrices, "matrices_on_people_answers": on_people, "pairs": pairs_out,
+        "gen_id": gen_id,
+        "criteria": common,
+        "selection": sel.describe(),
+        "level": level,
+        "seed": seed,
+        "n_boot": n_boot,
+        "threshold": stats.ASSOCIATION_THRESHOLD,
+        "instruments": instruments,
+        "shared_answers": n_m,
+        "people_answers": n_p,
+        "matrices": matrices,
+        "matrices_on_people_answers": on_people,
+        "pairs": pairs_out,
         "warnings": [f"run {i['name']} is {i['status']}" for i in instruments if i["status"] != "complete"],
     }
 
@@ -241,8 +306,10 @@ def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
             s = stats.phi(stats.TwoByTwo.from_arrays(fa, fb))
             phi[a][b] = {"value": s.value, "reason": s.reason}
             if i != j and kinds.get(a) in ("ordinal", "continuous") and kinds.get(b) in ("ordinal", "continuous"):
-                tau, rho = stats.kendall_tau_b(scores(data, tag, i), scores(data, tag, j)), \
-                    stats.spearman(scores(data, tag, i), scores(data, tag, j))
+                tau, rho = (
+                    stats.kendall_tau_b(scores(data, tag, i), scores(data, tag, j)),
+                    stats.spearman(scores(data, tag, i), scores(data, tag, j)),
+                )
                 rank[a][b] = {"kendall_tau_b": tau.value, "spearman": rho.value, "reason": tau.reason or rho.reason}
     return {"n": n, "fail_rate": fail_rate, "phi": phi, "rank": rank}
 
@@ -250,8 +317,9 @@ def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
 # --------------------------------------------------------------------------- position effect
 
 
-def position_effect(store: Store, run_id: str, reference_run: str | None = None,
-                    sel: Selection = Selection()) -> dict[str, Any]:
+def position_effect(
+    store: Store, run_id: str, reference_run: str | None = None, sel: Selection = Selection()
+) -> dict[str, Any]:
     """In a single-call run: the failure rate by emission position, P(fail | the field before
     failed) by position, and, given a one-criterion reference run on the same generation, the
     agreement with it by position."""
@@ -265,25 +333,39 @@ def position_effect(store: Store, run_id: str, reference_run: str | None = None,
         "AS prev FROM sel) SELECT position, count(passed) AS judged, count(*) FILTER (WHERE NOT passed) AS failed, "
         "count(*) FILTER (WHERE prev = false AND passed IS NOT NULL) AS after_fail, "
         "count(*) FILTER (WHERE prev = false AND NOT passed) AS fail_after_fail FROM v GROUP BY position ORDER BY position",
-        [vpath, *params])
+        [vpath, *params],
+    )
     agreement = {}
     if reference_run:
         rm = store.run(reference_run).manifest
         if rm.gen_id != m.gen_id:
-            raise InputError(f"{reference_run} judges {rm.gen_id}, {run_id} judges {m.gen_id}: not the same answers",
-                             field="--reference")
+            raise InputError(
+                f"{reference_run} judges {rm.gen_id}, {run_id} judges {m.gen_id}: not the same answers",
+                field="--reference",
+            )
         rbase, rparams = _sel_sql(sel, _hold(store, reference_run, sel))
         for r in store.records(
-                f"WITH a AS ({base}), b AS ({rbase}) SELECT a.position, count(*) AS n, "
-                "count(*) FILTER (WHERE a.passed = b.passed) AS agree FROM a JOIN b USING (item_id, gen_round, criterion) "
-                "WHERE a.passed IS NOT NULL AND b.passed IS NOT NULL GROUP BY a.position ORDER BY 1",
-                [vpath, *params, store.path_of("run", reference_run, "verdicts"), *rparams]):
+            f"WITH a AS ({base}), b AS ({rbase}) SELECT a.position, count(*) AS n, "
+            "count(*) FILTER (WHERE a.passed = b.passed) AS agree FROM a JOIN b USING (item_id, gen_round, criterion) "
+            "WHERE a.passed IS NOT NULL AND b.passed IS NOT NULL GROUP BY a.position ORDER BY 1",
+            [vpath, *params, store.path_of("run", reference_run, "verdicts"), *rparams],
+        ):
             agreement[r["position"]] = r["agree"] / r["n"] if r["n"] else None
     out = []
     for r in rows:
-        out.append({"position": r["position"], "judged": r["judged"], "failed": r["failed"],
-                    "fail_rate": r["failed"] / r["judged"] if r["judged"] else None,
-                    "fail_rate_after_fail": r["fail_after_fail"] / r["after_fail"] if r["after_fail"] else None,
-                    "agreement_with_reference": agreement.get(r["position"])})
-    return {**_run_status(store, run_id), "reference_run": reference_run, "field_order": m.field_order,
-            "positions": out}
+        out.append(
+            {
+                "position": r["position"],
+                "judged": r["judged"],
+                "failed": r["failed"],
+                "fail_rate": r["failed"] / r["judged"] if r["judged"] else None,
+                "fail_rate_after_fail": r["fail_after_fail"] / r["after_fail"] if r["after_fail"] else None,
+                "agreement_with_reference": agreement.get(r["position"]),
+            }
+        )
+    return {
+        **_run_status(store, run_id),
+        "reference_run": reference_run,
+        "field_order": m.field_order,
+        "positions": out,
+    }

@@ -37,8 +37,12 @@ class Selection:
     include_holdout: bool = field(default_factory=include_holdout_default)
 
     def describe(self) -> dict[str, Any]:
-        return {"judge_round": None if self.majority else self.judge_round, "majority": self.majority,
-                "gen_round": self.gen_round, "include_holdout": self.include_holdout}
+        return {
+            "judge_round": None if self.majority else self.judge_round,
+            "majority": self.majority,
+            "gen_round": self.gen_round,
+            "include_holdout": self.include_holdout,
+        }
 
 
 def _hold(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:
@@ -59,15 +63,19 @@ def _sel_sql(sel: Selection, hold: tuple[str, list[Any]] = ("", [])) -> tuple[st
         params += hold[1]
     if sel.majority:
         w = ("WHERE " + " AND ".join(where)) if where else ""
-        sql = ("SELECT item_id, gen_round, criterion, "
-               "CASE WHEN count(passed) = 0 THEN NULL ELSE 2 * count(*) FILTER (WHERE passed) > count(passed) END "
-               "AS passed, mode(label) AS label, avg(score) AS score, min(position) AS position "
-               f"FROM read_parquet(?) {w} GROUP BY item_id, gen_round, criterion")
+        sql = (
+            "SELECT item_id, gen_round, criterion, "
+            "CASE WHEN count(passed) = 0 THEN NULL ELSE 2 * count(*) FILTER (WHERE passed) > count(passed) END "
+            "AS passed, mode(label) AS label, avg(score) AS score, min(position) AS position "
+            f"FROM read_parquet(?) {w} GROUP BY item_id, gen_round, criterion"
+        )
     else:
         where.append("judge_round = ?")
         params.append(int(sel.judge_round or 1))
-        sql = ("SELECT item_id, gen_round, criterion, passed, label, score, position "
-               f"FROM read_parquet(?) WHERE {' AND '.join(where)}")
+        sql = (
+            "SELECT item_id, gen_round, criterion, passed, label, score, position "
+            f"FROM read_parquet(?) WHERE {' AND '.join(where)}"
+        )
     return sql, params
 
 
@@ -75,9 +83,11 @@ def _run_status(store: Store, run_id: str) -> dict[str, Any]:
     m = store.run(run_id).manifest
     out: dict[str, Any] = {"run_id": run_id, "status": m.status}
     if m.status != "complete":
-        out["warning"] = (f"run {run_id} is {m.status}: "
-                          + ("some calls failed after every retry, so its figures rest on fewer verdicts"
-                             if m.status == "polluted" else "not every call was made, so its figures cover part of the items"))
+        out["warning"] = f"run {run_id} is {m.status}: " + (
+            "some calls failed after every retry, so its figures rest on fewer verdicts"
+            if m.status == "polluted"
+            else "not every call was made, so its figures cover part of the items"
+        )
     return out
 
 

@@ -36,8 +36,9 @@ import contextlib
 import contextvars
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
@@ -47,16 +48,22 @@ from evalcore.storage.state import open_state_db, writable_state
 from evalcore.storage.store import Store
 
 #: the fields a repair may change, and how a value is read (`holdout` and `item_id` are not repairable)
-REPAIRABLE: dict[str, str] = {"input": "text", "context": "text", "reference": "text", "must_have": "list",
-                              "nice_to_have": "list", "wrong_if": "list", "expected_doc_ids": "list",
-                              "class": "label", "difficulty": "label"}
+REPAIRABLE: dict[str, str] = {
+    "input": "text",
+    "context": "text",
+    "reference": "text",
+    "must_have": "list",
+    "nice_to_have": "list",
+    "wrong_if": "list",
+    "expected_doc_ids": "list",
+    "class": "label",
+    "difficulty": "label",
+}
 VERSIONS_DIR = "suites"
 LOOKS_DB = "suites.sqlite"
 NONE = "(none)"
 
 _VDIR = re.compile(r"^v([0-9]{1,6})$")
-
-
 
 
 # --------------------------------------------------------------------------- holdout
@@ -99,8 +106,12 @@ def holdout_count(store: Store, suite_id: str) -> int:
 
 def holdout_ids(store: Store, suite_id: str) -> list[str]:
     """The suite's holdout items, in id order (``holdout`` cannot be repaired, so version 1's)."""
-    return [r[0] for r in store.sql("SELECT item_id FROM read_parquet(?) WHERE holdout ORDER BY 1",
-                                    [store.path_of("suite", suite_id, "items")])]
+    return [
+        r[0]
+        for r in store.sql(
+            "SELECT item_id FROM read_parquet(?) WHERE holdout ORDER BY 1", [store.path_of("suite", suite_id, "items")]
+        )
+    ]
 
 
 def holdout_filter(store: Store, suite_id: str, include_holdout: bool | None = None) -> tuple[str, list[Any]]:
@@ -109,8 +120,10 @@ def holdout_filter(store: Store, suite_id: str, include_holdout: bool | None = N
     exactly what it was without holdout items)."""
     if resolve_include(include_holdout) or not holdout_count(store, suite_id):
         return "", []
-    return ("item_id NOT IN (SELECT item_id FROM read_parquet(?) WHERE holdout)",
-            [store.path_of("suite", suite_id, "items")])
+    return (
+        "item_id NOT IN (SELECT item_id FROM read_parquet(?) WHERE holdout)",
+        [store.path_of("suite", suite_id, "items")],
+    )
 
 
 def suite_of_run(store: Store, run_id: str) -> str:
@@ -154,8 +167,9 @@ def log_look(store: Store, suite_id: str, page: str, who: str | None = None, *, 
         con.executescript(_LOOKS_DDL)
         con.execute("BEGIN IMMEDIATE")
         try:
-            cur = con.execute("INSERT INTO looks (suite_id, page, who, at, holdout_items, source) VALUES (?,?,?,?,?,?)",
-                              row)
+            cur = con.execute(
+                "INSERT INTO looks (suite_id, page, who, at, holdout_items, source) VALUES (?,?,?,?,?,?)", row
+            )
             look_id = cur.lastrowid
             con.execute("COMMIT")
         except BaseException:
@@ -163,8 +177,15 @@ def log_look(store: Store, suite_id: str, page: str, who: str | None = None, *, 
             raise
     finally:
         con.close()
-    return {"look_id": look_id, "suite_id": row[0], "page": row[1], "who": row[2], "at": row[3],
-            "holdout_items": row[4], "source": row[5]}
+    return {
+        "look_id": look_id,
+        "suite_id": row[0],
+        "page": row[1],
+        "who": row[2],
+        "at": row[3],
+        "holdout_items": row[4],
+        "source": row[5],
+    }
 
 
 def looks(store: Store, suite_id: str | None = None) -> list[dict[str, Any]]:
@@ -195,9 +216,16 @@ def state_root(store: Store, suite_id: str) -> Path:
 
 
 def _version_info(m: S.SuiteManifest, path: Path, where: str) -> dict[str, Any]:
-    return {"version": m.version, "content_hash": m.content_hash, "created_at": m.created_at.isoformat(),
-            "n_items": m.n_items, "supersedes": m.supersedes, "where": where, "path": str(path),
-            "changes": [c.model_dump(mode="json") for c in m.changes]}
+    return {
+        "version": m.version,
+        "content_hash": m.content_hash,
+        "created_at": m.created_at.isoformat(),
+        "n_items": m.n_items,
+        "supersedes": m.supersedes,
+        "where": where,
+        "path": str(path),
+        "changes": [c.model_dump(mode="json") for c in m.changes],
+    }
 
 
 def _state_versions(store: Store, suite_id: str, first: int) -> list[tuple[dict[str, Any], S.SuiteManifest]]:
@@ -215,12 +243,17 @@ def _state_versions(store: Store, suite_id: str, first: int) -> list[tuple[dict[
         n = int(m.group(1))
         man = read_json_model(p / "manifest.json", S.SuiteManifest)
         if man.suite_id != suite_id:
-            raise FormatError(f"says suite {man.suite_id!r} but sits under {suite_id!r}", file=p / "manifest.json",
-                              field="suite_id")
+            raise FormatError(
+                f"says suite {man.suite_id!r} but sits under {suite_id!r}", file=p / "manifest.json", field="suite_id"
+            )
         if man.version != n or n <= first:
-            raise FormatError(f"says version {man.version} but sits in directory v{n}" if man.version != n else
-                              f"version {n} is not above the data directory's version {first}",
-                              file=p / "manifest.json", field="version")
+            raise FormatError(
+                f"says version {man.version} but sits in directory v{n}"
+                if man.version != n
+                else f"version {n} is not above the data directory's version {first}",
+                file=p / "manifest.json",
+                field="version",
+            )
         out.append((_version_info(man, p, "state"), man))
     return sorted(out, key=lambda t: t[0]["version"])
 
@@ -246,8 +279,10 @@ def pick_version(vs: list[tuple[dict, S.SuiteManifest]], version: int | None) ->
     for v in vs:
         if v[0]["version"] == int(version):
             return v
-    raise NotFoundError(f"suite {vs[0][1].suite_id!r} has versions {', '.join(str(v[0]['version']) for v in vs)}, "
-                        f"not {version}", field="--version")
+    raise NotFoundError(
+        f"suite {vs[0][1].suite_id!r} has versions {', '.join(str(v[0]['version']) for v in vs)}, not {version}",
+        field="--version",
+    )
 
 
 def items_path(store: Store, suite_id: str, version: int | None = None) -> str:
@@ -269,8 +304,12 @@ def suite_mark(store: Store, suite_id: str, suite_hash: str, _versions: list[dic
         mark = f"suite v{hit}, superseded by v{cur}"
     else:
         mark = None
-    return {"suite_version": hit, "suite_current_version": cur, "suite_superseded": mark is not None,
-            "suite_mark": mark}
+    return {
+        "suite_version": hit,
+        "suite_current_version": cur,
+        "suite_superseded": mark is not None,
+        "suite_mark": mark,
+    }
 
 
 def run_marks(store: Store) -> dict[str, dict[str, Any]]:
@@ -281,6 +320,10 @@ def run_marks(store: Store) -> dict[str, dict[str, Any]]:
         gen = store.generation(store.run(rid).manifest.gen_id).manifest
         if gen.suite_id not in by_suite:
             by_suite[gen.suite_id] = versions(store, gen.suite_id)
-        out[rid] = {"run_id": rid, "gen_id": gen.gen_id, "suite_id": gen.suite_id,
-                    **suite_mark(store, gen.suite_id, gen.suite_hash, by_suite[gen.suite_id])}
+        out[rid] = {
+            "run_id": rid,
+            "gen_id": gen.gen_id,
+            "suite_id": gen.suite_id,
+            **suite_mark(store, gen.suite_id, gen.suite_hash, by_suite[gen.suite_id]),
+        }
     return out

@@ -22,7 +22,8 @@ def _rate_rows(store: Store, verdicts_path: str, hold: tuple[str, list[Any]] = (
         "avg(CASE WHEN passed THEN 1.0 WHEN NOT passed THEN 0.0 END) AS pass_rate, "
         "count(DISTINCT item_id) AS items "
         f"FROM read_parquet(?) {'WHERE ' + hold[0] if hold[0] else ''} GROUP BY judge_round ORDER BY judge_round",
-        [verdicts_path, *hold[1]])
+        [verdicts_path, *hold[1]],
+    )
 
 
 def _call_totals(store: Store, calls_path: str) -> dict[str, Any]:
@@ -30,19 +31,31 @@ def _call_totals(store: Store, calls_path: str) -> dict[str, Any]:
         "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), "
         "sum(cost_usd), count(*) - count(cost_usd), "
         "avg(latency_ms), quantile_cont(latency_ms, 0.95), sum(CASE WHEN cache_hit THEN 1 ELSE 0 END) "
-        "FROM read_parquet(?)", [calls_path])[0]
+        "FROM read_parquet(?)",
+        [calls_path],
+    )[0]
     # cost_usd sums the calls whose price is known (null when none is); cost_unknown_calls counts
     # the others, so an unknown price is never silently taken as 0.
-    keys = ("calls", "failed_calls", "tokens_in", "tokens_out", "cost_usd", "cost_unknown_calls",
-            "latency_ms_mean", "latency_ms_p95", "cache_hits")
+    keys = (
+        "calls",
+        "failed_calls",
+        "tokens_in",
+        "tokens_out",
+        "cost_usd",
+        "cost_unknown_calls",
+        "latency_ms_mean",
+        "latency_ms_p95",
+        "cache_hits",
+    )
     out = dict(zip(keys, row))
     for k in ("tokens_in", "tokens_out", "cache_hits"):
         out[k] = int(out[k] or 0)
     return out
 
 
-def run_summary(store: Store, run_id: str, include_holdout: bool | None = None,
-                _versions: dict[str, list[dict]] | None = None) -> dict[str, Any]:
+def run_summary(
+    store: Store, run_id: str, include_holdout: bool | None = None, _versions: dict[str, list[dict]] | None = None
+) -> dict[str, Any]:
     """One run: its configuration, status, per-judge-round pass rates with mean and spread
     (spread = max - min over judge rounds), calls, tokens, cost and latency; the version of the
     suite its generation answered (``suite_mark``: "suite v1, superseded by v2" when a repair made
@@ -59,21 +72,29 @@ def run_summary(store: Store, run_id: str, include_holdout: bool | None = None,
     n = sum(r[1] for r in rounds)
     judged = sum(r[2] for r in rounds)
     calls = _call_totals(store, store.path_of("run", run_id, "calls"))
-    out_lat = store.sql("SELECT avg(latency_ms) FROM read_parquet(?)",
-                        [store.path_of("generation", m.gen_id, "outputs")])[0][0]
+    out_lat = store.sql(
+        "SELECT avg(latency_ms) FROM read_parquet(?)", [store.path_of("generation", m.gen_id, "outputs")]
+    )[0][0]
     vs = (_versions or {}).get(gen.suite_id) or versions(store, gen.suite_id)
     if _versions is not None:
         _versions[gen.suite_id] = vs
     pair_rows = 0
     if (entry.path / "pair_verdicts.parquet").exists():
-        pair_rows = store.sql("SELECT count(*) FROM read_parquet(?)",
-                              [store.path_of("run", run_id, "pair_verdicts")])[0][0]
+        pair_rows = store.sql("SELECT count(*) FROM read_parquet(?)", [store.path_of("run", run_id, "pair_verdicts")])[
+            0
+        ][0]
     if calls["calls"] == 0:  # imported or simulated without a calls table: fall back to the manifest
         t = m.totals
-        calls.update(calls=t.calls, failed_calls=t.failed_calls, tokens_in=t.tokens_in,
-                     tokens_out=t.tokens_out, cost_usd=t.cost_usd,
-                     cost_unknown_calls=0 if t.cost_usd is not None else t.calls, latency_ms_mean=t.latency_ms_mean,
-                     latency_ms_p95=t.latency_ms_p95)
+        calls.update(
+            calls=t.calls,
+            failed_calls=t.failed_calls,
+            tokens_in=t.tokens_in,
+            tokens_out=t.tokens_out,
+            cost_usd=t.cost_usd,
+            cost_unknown_calls=0 if t.cost_usd is not None else t.calls,
+            latency_ms_mean=t.latency_ms_mean,
+            latency_ms_p95=t.latency_ms_p95,
+        )
     return {
         "run_id": run_id,
         "gen_id": m.gen_id,
@@ -126,17 +147,31 @@ def generations_summary(store: Store, include_holdout: bool | None = None) -> li
             "sum(tokens_in), sum(tokens_out), "
             "CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END, avg(latency_ms), "
             f"count(error) {keep} FROM read_parquet(?)",
-            [*(cparams * 4 if cond else []), path])[0]
+            [*(cparams * 4 if cond else []), path],
+        )[0]
         if m.suite_id not in cache:
             cache[m.suite_id] = versions(store, m.suite_id)
-        out.append({
-            "gen_id": gid, "suite_id": m.suite_id, **suite_mark(store, m.suite_id, m.suite_hash, cache[m.suite_id]),
-            "include_holdout": include, "status": m.status, "source": m.source,
-            "simulated": m.simulated, "rounds": m.rounds, "items": row[0], "outputs": row[1],
-            "abstained_rate": row[2], "tokens_in": int(row[3] or 0), "tokens_out": int(row[4] or 0),
-            "cost_usd": row[5], "latency_ms_mean": row[6], "errored_outputs": row[7],
-            "knobs": m.knobs,
-        })
+        out.append(
+            {
+                "gen_id": gid,
+                "suite_id": m.suite_id,
+                **suite_mark(store, m.suite_id, m.suite_hash, cache[m.suite_id]),
+                "include_holdout": include,
+                "status": m.status,
+                "source": m.source,
+                "simulated": m.simulated,
+                "rounds": m.rounds,
+                "items": row[0],
+                "outputs": row[1],
+                "abstained_rate": row[2],
+                "tokens_in": int(row[3] or 0),
+                "tokens_out": int(row[4] or 0),
+                "cost_usd": row[5],
+                "latency_ms_mean": row[6],
+                "errored_outputs": row[7],
+                "knobs": m.knobs,
+            }
+        )
     return out
 
 
@@ -145,43 +180,68 @@ def suites_summary(store: Store) -> list[dict[str, Any]]:
     for sid in store.ids("suite"):
         e = store.suite(sid)
         m = e.manifest
-        row = store.sql("SELECT count(*), count(*) FILTER (WHERE holdout) FROM read_parquet(?)",
-                        [str(e.path / "items.parquet")])[0]
-        out.append({"suite_id": sid, "items": row[0], "holdout_items": row[1], "curated": m.curated,
-                    "simulated": m.simulated, "content_hash": m.content_hash, "created_at": m.created_at.isoformat(),
-                    "description": m.description})
+        row = store.sql(
+            "SELECT count(*), count(*) FILTER (WHERE holdout) FROM read_parquet(?)", [str(e.path / "items.parquet")]
+        )[0]
+        out.append(
+            {
+                "suite_id": sid,
+                "items": row[0],
+                "holdout_items": row[1],
+                "curated": m.curated,
+                "simulated": m.simulated,
+                "content_hash": m.content_hash,
+                "created_at": m.created_at.isoformat(),
+                "description": m.description,
+            }
+        )
     return out
 
 
-def item_view(store: Store, run_id: str, item_id: str, gen_round: int = 1,
-              include_holdout: bool | None = None) -> dict[str, Any]:
+def item_view(
+    store: Store, run_id: str, item_id: str, gen_round: int = 1, include_holdout: bool | None = None
+) -> dict[str, Any]:
     """One answer with its item and every verdict on it in a run (for drill-downs and deep links).
     A holdout item is refused unless ``include_holdout``."""
     from evalcore.errors import InputError, NotFoundError
 
     run = store.run(run_id)
     gen = store.generation(run.manifest.gen_id)
-    items = store.records("SELECT * FROM read_parquet(?) WHERE item_id = ?",
-                     [store.path_of("suite", gen.manifest.suite_id, "items"), item_id])
+    items = store.records(
+        "SELECT * FROM read_parquet(?) WHERE item_id = ?",
+        [store.path_of("suite", gen.manifest.suite_id, "items"), item_id],
+    )
     if not items:
         raise NotFoundError(f"no item {item_id!r} in suite {gen.manifest.suite_id!r}", field="item")
     if items[0].get("holdout") and not _include(include_holdout):
-        raise InputError(f"item {item_id!r} is a holdout item of suite {gen.manifest.suite_id!r}: hidden unless "
-                         "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
-                         field="item")
-    outs = store.records("SELECT output, abstained FROM read_parquet(?) WHERE item_id = ? AND round = ?",
-                    [store.path_of("generation", gen.id, "outputs"), item_id, int(gen_round)])
+        raise InputError(
+            f"item {item_id!r} is a holdout item of suite {gen.manifest.suite_id!r}: hidden unless "
+            "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
+            field="item",
+        )
+    outs = store.records(
+        "SELECT output, abstained FROM read_parquet(?) WHERE item_id = ? AND round = ?",
+        [store.path_of("generation", gen.id, "outputs"), item_id, int(gen_round)],
+    )
     verdicts = store.records(
         "SELECT criterion, judge_round, passed, score, label, raw_verdict, reason, covered, missed, triggered, "
         "position, call_id, error FROM read_parquet(?) WHERE item_id = ? AND gen_round = ? "
         "ORDER BY judge_round, position, criterion",
-        [store.path_of("run", run_id, "verdicts"), item_id, int(gen_round)])
+        [store.path_of("run", run_id, "verdicts"), item_id, int(gen_round)],
+    )
     rec = items[0]
     return {
-        "run_id": run_id, "gen_id": gen.id, "item_id": item_id, "gen_round": gen_round,
+        "run_id": run_id,
+        "gen_id": gen.id,
+        "item_id": item_id,
+        "gen_round": gen_round,
         "run_status": run.manifest.status,
-        "input": rec.get("input"), "context": rec.get("context"), "reference": rec.get("reference"),
-        "must_have": rec.get("must_have"), "wrong_if": rec.get("wrong_if"), "class": rec.get("class"),
+        "input": rec.get("input"),
+        "context": rec.get("context"),
+        "reference": rec.get("reference"),
+        "must_have": rec.get("must_have"),
+        "wrong_if": rec.get("wrong_if"),
+        "class": rec.get("class"),
         "holdout": rec.get("holdout"),
         "output": outs[0]["output"] if outs else None,
         "abstained": outs[0]["abstained"] if outs else None,
@@ -192,8 +252,13 @@ def item_view(store: Store, run_id: str, item_id: str, gen_round: int = 1,
 def data_overview(store: Store) -> dict[str, Any]:
     """What a data directory holds: counts per kind, and whether any manifest says the data was
     made by evalcore's simulator (the app then shows a "SIMULATED demo data" badge)."""
-    kinds = {"suite": "suites", "generation": "generations", "run": "runs", "session": "sessions",
-             "labelset": "labelsets"}
+    kinds = {
+        "suite": "suites",
+        "generation": "generations",
+        "run": "runs",
+        "session": "sessions",
+        "labelset": "labelsets",
+    }
     counts = {name: 0 for name in kinds.values()}
     simulated = False
     for kind, name in kinds.items():
@@ -212,7 +277,11 @@ def run_item_ids(store: Store, run_id: str, limit: int = 500, include_holdout: b
     path = store.path_of("generation", gen.id, "outputs")
     cond, cparams = holdout_filter(store, gen.manifest.suite_id, include_holdout)
     where = f"WHERE {cond}" if cond else ""
-    ids = [r[0] for r in store.sql(f"SELECT DISTINCT item_id FROM read_parquet(?) {where} ORDER BY 1 LIMIT ?",
-                                   [path, *cparams, int(limit)])]
+    ids = [
+        r[0]
+        for r in store.sql(
+            f"SELECT DISTINCT item_id FROM read_parquet(?) {where} ORDER BY 1 LIMIT ?", [path, *cparams, int(limit)]
+        )
+    ]
     n = store.sql(f"SELECT count(DISTINCT item_id) FROM read_parquet(?) {where}", [path, *cparams])[0][0]
     return {"run_id": run_id, "gen_id": gen.id, "rounds": gen.manifest.rounds, "items": n, "item_ids": ids}

@@ -11,5 +11,17 @@ compare.register(cli)
 suite.register(cli)
 cost.register(cli)
 
-__all__ = ["analysis", "browse", "cli", "compare", "cost", "importing", "labels", "main", "models", "pairs",
-           "review", "suite"]
+__all__ = [
+    "analysis",
+    "browse",
+    "cli",
+    "compare",
+    "cost",
+    "importing",
+    "labels",
+    "main",
+    "models",
+    "pairs",
+    "review",
+    "suite",
+]

@@ -18,6 +18,7 @@ class Ctx:
     def store(self):
         if self._store is None:
             from evalcore.storage.store import Store
+
             self._store = Store(self.data_opt, self.state_opt)
         return self._store
 
@@ -49,10 +50,20 @@ def _table(rows: list[dict], cols: list[tuple[str, str, bool]]) -> str:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--data", envvar="EVALCORE_DATA", type=click.Path(file_okay=False), default=None,
-              help="Data directory (suites, generations, runs, sessions). Default: $EVALCORE_DATA or the bundled demo.")
-@click.option("--state", envvar="EVALCORE_STATE", type=click.Path(file_okay=False), default=None,
-              help="Writable state directory (labels, judgments, ledger). Default: $EVALCORE_STATE or ./.evalcore-state.")
+@click.option(
+    "--data",
+    envvar="EVALCORE_DATA",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Data directory (suites, generations, runs, sessions). Default: $EVALCORE_DATA or the bundled demo.",
+)
+@click.option(
+    "--state",
+    envvar="EVALCORE_STATE",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Writable state directory (labels, judgments, ledger). Default: $EVALCORE_STATE or ./.evalcore-state.",
+)
 @click.version_option(package_name="evalcore")
 @click.pass_context
 def cli(ctx: click.Context, data: str | None, state: str | None) -> None:
@@ -65,6 +76,7 @@ def cli(ctx: click.Context, data: str | None, state: str | None) -> None:
 
 def _selection(judge_round: int | None, majority: bool, gen_round: int | None):
     from evalcore.analysis.selection import Selection
+
     if majority and judge_round is not None:
         raise click.UsageError("--judge-round and --majority exclude each other")
     return Selection(judge_round=judge_round or 1, majority=majority, gen_round=gen_round)

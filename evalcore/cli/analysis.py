@@ -17,23 +17,41 @@ from evalcore.cli._common import Ctx, _fmt, _selection, _table, cli, emit, page_
 def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> None:
     """Failures per criterion, their share, the all-pass and gate rates, failures by class."""
     from evalcore.analysis.failures import attribution as attr
+
     r = attr(obj.store, run_id, _selection(judge_round, majority, gen_round))
     lines = []
     if r.get("warning"):
         lines.append(f"WARNING: {r['warning']}")
-    lines.append(_table(r["criteria"], [("criterion", "criterion", False), ("gate", "gate", False),
-                                        ("judged", "judged", False), ("failed", "failed", False),
-                                        ("fail_rate", "fail rate", True), ("share_of_failures", "share", True),
-                                        ("fail_only_this", "only this", False), ("errored", "errored", False)]))
+    lines.append(
+        _table(
+            r["criteria"],
+            [
+                ("criterion", "criterion", False),
+                ("gate", "gate", False),
+                ("judged", "judged", False),
+                ("failed", "failed", False),
+                ("fail_rate", "fail rate", True),
+                ("share_of_failures", "share", True),
+                ("fail_only_this", "only this", False),
+                ("errored", "errored", False),
+            ],
+        )
+    )
     ap = r["all_pass"]
-    lines.append(f"all-pass: {ap['passed']}/{ap['of']} = {_fmt(ap['rate'], True)} of complete answers "
-                 f"({r['answers_with_errors']} with errored verdicts, {r['answers_incomplete']} incomplete, excluded)")
+    lines.append(
+        f"all-pass: {ap['passed']}/{ap['of']} = {_fmt(ap['rate'], True)} of complete answers "
+        f"({r['answers_with_errors']} with errored verdicts, {r['answers_incomplete']} incomplete, excluded)"
+    )
     if r["gates"]["criteria"]:
         g = r["gates"]
-        lines.append(f"through the gates ({', '.join(g['criteria'])}): {g['passed']}/{g['of']} = {_fmt(g['rate'], True)}")
+        lines.append(
+            f"through the gates ({', '.join(g['criteria'])}): {g['passed']}/{g['of']} = {_fmt(g['rate'], True)}"
+        )
     for t in r["ternary"]:
-        lines.append(f"{t['criterion']}: correct {t['correct']}, partial {t['partial']}, wrong {t['wrong']}; "
-                     f"headline (correct + 0.5 partial) / N = {_fmt(t['headline'], True)}")
+        lines.append(
+            f"{t['criterion']}: correct {t['correct']}, partial {t['partial']}, wrong {t['wrong']}; "
+            f"headline (correct + 0.5 partial) / N = {_fmt(t['headline'], True)}"
+        )
     emit(r, as_json, "\n".join(lines))
 
 
@@ -47,6 +65,7 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
 def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) -> None:
     """The 2x2 of two criteria, B's failure rate within each row of A, their ratio, phi."""
     from evalcore.analysis.failures import crosstab as ct
+
     r = ct(obj.store, run_id, a, b, _selection(judge_round, majority, gen_round))
     t = r["table"]
     w = max(len(a), 8)
@@ -57,8 +76,11 @@ def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) 
         f"{a + ' fail':{w}}  {t['a_fail']['b_pass']:>14}  {t['a_fail']['b_fail']:>14}  {t['a_fail']['total']:>7}  "
         f"{_fmt(r['b_fail_rate_given_a_fail'], True)}",
         f"{'total':{w}}  {t['total']['b_pass']:>14}  {t['total']['b_fail']:>14}  {t['total']['total']:>7}",
-        f"ratio {_fmt(r['ratio'])}" + (f" ({r['ratio_reason']})" if r["ratio_reason"] else "")
-        + f"; phi {_fmt(r['phi'])}" + (f" ({r['phi_reason']})" if r["phi_reason"] else "")]
+        f"ratio {_fmt(r['ratio'])}"
+        + (f" ({r['ratio_reason']})" if r["ratio_reason"] else "")
+        + f"; phi {_fmt(r['phi'])}"
+        + (f" ({r['phi_reason']})" if r["phi_reason"] else ""),
+    ]
     emit(r, as_json, "\n".join(lines))
 
 
@@ -73,8 +95,15 @@ def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) 
 def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed, n_boot, as_json) -> None:
     """phi for every criterion pair per instrument, side by side, classed induced / real / undetermined."""
     from evalcore.analysis.instruments import association as assoc
-    r = assoc(obj.store, list(run_ids), human=human, sel=_selection(judge_round, majority, gen_round), seed=seed,
-              n_boot=n_boot)
+
+    r = assoc(
+        obj.store,
+        list(run_ids),
+        human=human,
+        sel=_selection(judge_round, majority, gen_round),
+        seed=seed,
+        n_boot=n_boot,
+    )
     names = [i["name"] for i in r["instruments"]]
     rows = []
     for p in r["pairs"]:
@@ -84,10 +113,18 @@ def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed
             iv = "" if v["lo"] is None else f" [{v['lo']:.2f}, {v['hi']:.2f}]"
             row[n] = "undefined" if v["phi"] is None else f"{v['phi']:.2f}{iv}"
         rows.append(row)
-    head = (f"{r['shared_answers']} shared answers" + (f", {r['people_answers']} labelled by people" if human else "")
-            + f"; {int(100 * r['level'])}% intervals, threshold {r['threshold']}")
-    text = "\n".join([*(f"WARNING: {w}" for w in r["warnings"]), head,
-                      _table(rows, [("pair", "pair", False), *((n, n, False) for n in names), ("class", "class", False)])])
+    head = (
+        f"{r['shared_answers']} shared answers"
+        + (f", {r['people_answers']} labelled by people" if human else "")
+        + f"; {int(100 * r['level'])}% intervals, threshold {r['threshold']}"
+    )
+    text = "\n".join(
+        [
+            *(f"WARNING: {w}" for w in r["warnings"]),
+            head,
+            _table(rows, [("pair", "pair", False), *((n, n, False) for n in names), ("class", "class", False)]),
+        ]
+    )
     emit(r, as_json, text)
 
 
@@ -100,11 +137,22 @@ def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed
 def position(obj: Ctx, run_id, reference, judge_round, majority, gen_round, as_json) -> None:
     """The position effect in a single-call run: failure rate and agreement with a split run by position."""
     from evalcore.analysis.instruments import position_effect
+
     r = position_effect(obj.store, run_id, reference, _selection(judge_round, majority, gen_round))
-    emit(r, as_json, _table(r["positions"], [("position", "position", False), ("judged", "judged", False),
-                                             ("fail_rate", "fail rate", True),
-                                             ("fail_rate_after_fail", "fail | previous failed", True),
-                                             ("agreement_with_reference", "agrees with reference", True)]))
+    emit(
+        r,
+        as_json,
+        _table(
+            r["positions"],
+            [
+                ("position", "position", False),
+                ("judged", "judged", False),
+                ("fail_rate", "fail rate", True),
+                ("fail_rate_after_fail", "fail | previous failed", True),
+                ("agreement_with_reference", "agrees with reference", True),
+            ],
+        ),
+    )
 
 
 @cli.command()
@@ -116,15 +164,28 @@ def position(obj: Ctx, run_id, reference, judge_round, majority, gen_round, as_j
 def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> None:
     """Per criterion: fail under A and pass under B, the reverse, both; composition; all-pass under each."""
     from evalcore.analysis.harness import flips as fl
+
     r = fl(obj.store, run_a, run_b, _selection(judge_round, majority, gen_round))
     ap = r["all_pass"]
-    text = "\n".join([*(f"WARNING: {w}" for w in r["warnings"]),
-                      _table(r["criteria"], [("criterion", "criterion", False), ("fail_a", "fail A", False),
-                                             ("fail_b", "fail B", False), ("fail_a_pass_b", "A fail, B pass", False),
-                                             ("pass_a_fail_b", "A pass, B fail", False), ("fail_both", "both", False),
-                                             ("share_of_failures_a", "share A", True),
-                                             ("share_of_failures_b", "share B", True)]),
-                      f"all-pass on {ap['answers']} answers: A {_fmt(ap['a'], True)}, B {_fmt(ap['b'], True)}"])
+    text = "\n".join(
+        [
+            *(f"WARNING: {w}" for w in r["warnings"]),
+            _table(
+                r["criteria"],
+                [
+                    ("criterion", "criterion", False),
+                    ("fail_a", "fail A", False),
+                    ("fail_b", "fail B", False),
+                    ("fail_a_pass_b", "A fail, B pass", False),
+                    ("pass_a_fail_b", "A pass, B fail", False),
+                    ("fail_both", "both", False),
+                    ("share_of_failures_a", "share A", True),
+                    ("share_of_failures_b", "share B", True),
+                ],
+            ),
+            f"all-pass on {ap['answers']} answers: A {_fmt(ap['a'], True)}, B {_fmt(ap['b'], True)}",
+        ]
+    )
     emit(r, as_json, text)
 
 
@@ -160,6 +221,7 @@ def _page_line(r: dict) -> str:
 def failing(obj: Ctx, run_id, criterion, only, judge_round, majority, gen_round, limit, offset, as_json) -> None:
     """The answers RUN_ID fails on a criterion, with the judge's reason (attribution drill-down)."""
     from evalcore.analysis.answers import answers_failing
+
     r = answers_failing(obj.store, run_id, criterion, only, _selection(judge_round, majority, gen_round), limit, offset)
     lines = ([f"WARNING: {r['warning']}"] if r.get("warning") else []) + [_page_line(r)]
     for a in r["answers"]:
@@ -178,16 +240,22 @@ def people_crosstab_cmd(obj: Ctx, gen_id, a, b, gen_round, as_json) -> None:
     """The 2x2 of two criteria as people labelled them in GEN_ID (label sets and the label store)."""
     from evalcore.analysis.answers import people_crosstab
     from evalcore.analysis.selection import Selection
+
     r = people_crosstab(obj.store, gen_id, a, b, Selection(gen_round=gen_round))
     t = r["table"]
-    text = "\n".join([
-        f"people on {gen_id}: {r['n']} answers",
-        f"{a} pass: {b} pass {t['a_pass']['b_pass']}, {b} fail {t['a_pass']['b_fail']}; "
-        f"{b} fails {_fmt(r['b_fail_rate_given_a_pass'], True)}",
-        f"{a} fail: {b} pass {t['a_fail']['b_pass']}, {b} fail {t['a_fail']['b_fail']}; "
-        f"{b} fails {_fmt(r['b_fail_rate_given_a_fail'], True)}",
-        f"ratio {_fmt(r['ratio'])}" + (f" ({r['ratio_reason']})" if r["ratio_reason"] else "")
-        + f"; phi {_fmt(r['phi'])}" + (f" ({r['phi_reason']})" if r["phi_reason"] else "")])
+    text = "\n".join(
+        [
+            f"people on {gen_id}: {r['n']} answers",
+            f"{a} pass: {b} pass {t['a_pass']['b_pass']}, {b} fail {t['a_pass']['b_fail']}; "
+            f"{b} fails {_fmt(r['b_fail_rate_given_a_pass'], True)}",
+            f"{a} fail: {b} pass {t['a_fail']['b_pass']}, {b} fail {t['a_fail']['b_fail']}; "
+            f"{b} fails {_fmt(r['b_fail_rate_given_a_fail'], True)}",
+            f"ratio {_fmt(r['ratio'])}"
+            + (f" ({r['ratio_reason']})" if r["ratio_reason"] else "")
+            + f"; phi {_fmt(r['phi'])}"
+            + (f" ({r['phi_reason']})" if r["phi_reason"] else ""),
+        ]
+    )
     emit(r, as_json, text)
 
 
@@ -195,22 +263,54 @@ def people_crosstab_cmd(obj: Ctx, gen_id, a, b, gen_round, as_json) -> None:
 @click.argument("run_ids", nargs=-1, required=True)
 @click.option("--a", "a", required=True, help="Criterion in the rows.")
 @click.option("--b", "b", required=True, help="Criterion in the columns.")
-@click.option("--a-verdict", type=click.Choice(["pass", "fail"]), default="fail", show_default=True,
-              help="The row of the cell.")
-@click.option("--b-verdict", type=click.Choice(["pass", "fail"]), default="fail", show_default=True,
-              help="The column of the cell.")
+@click.option(
+    "--a-verdict", type=click.Choice(["pass", "fail"]), default="fail", show_default=True, help="The row of the cell."
+)
+@click.option(
+    "--b-verdict",
+    type=click.Choice(["pass", "fail"]),
+    default="fail",
+    show_default=True,
+    help="The column of the cell.",
+)
 @click.option("--in", "in_run", default=None, help="Whose 2x2: one of the runs, or 'people' (default: the first run).")
 @click.option("--human", is_flag=True, help="Also show people's verdicts.")
 @selection_options
 @page_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def cell(obj: Ctx, run_ids, a, b, a_verdict, b_verdict, in_run, human, judge_round, majority, gen_round, limit, offset,
-         as_json) -> None:
+def cell(
+    obj: Ctx,
+    run_ids,
+    a,
+    b,
+    a_verdict,
+    b_verdict,
+    in_run,
+    human,
+    judge_round,
+    majority,
+    gen_round,
+    limit,
+    offset,
+    as_json,
+) -> None:
     """The answers in one cell of a 2x2, with every instrument's verdict and reason on both criteria."""
     from evalcore.analysis.answers import cell_answers
-    r = cell_answers(obj.store, list(run_ids), a, b, a_verdict == "fail", b_verdict == "fail", in_run or run_ids[0],
-                     human, _selection(judge_round, majority, gen_round), limit, offset)
+
+    r = cell_answers(
+        obj.store,
+        list(run_ids),
+        a,
+        b,
+        a_verdict == "fail",
+        b_verdict == "fail",
+        in_run or run_ids[0],
+        human,
+        _selection(judge_round, majority, gen_round),
+        limit,
+        offset,
+    )
     lines = [f"{a} {a_verdict}, {b} {b_verdict} under {r['in']}: {_page_line(r)}"]
     for ans in r["answers"]:
         lines += _answer_lines(ans, [(f"{who} {c}", s) for who, per in ans["verdicts"].items() for c, s in per.items()])
@@ -221,18 +321,26 @@ def cell(obj: Ctx, run_ids, a, b, a_verdict, b_verdict, in_run, human, judge_rou
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--criterion", required=True, help="The criterion whose verdicts changed.")
-@click.option("--direction", type=click.Choice(["fail_a_pass_b", "pass_a_fail_b", "fail_both"]), default="fail_a_pass_b",
-              show_default=True, help="Which cell of the flips table.")
+@click.option(
+    "--direction",
+    type=click.Choice(["fail_a_pass_b", "pass_a_fail_b", "fail_both"]),
+    default="fail_a_pass_b",
+    show_default=True,
+    help="Which cell of the flips table.",
+)
 @selection_options
 @page_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def flipped(obj: Ctx, run_a, run_b, criterion, direction, judge_round, majority, gen_round, limit, offset,
-            as_json) -> None:
+def flipped(
+    obj: Ctx, run_a, run_b, criterion, direction, judge_round, majority, gen_round, limit, offset, as_json
+) -> None:
     """The answers behind one cell of `flips` on a criterion, with both runs' verdicts and reasons."""
     from evalcore.analysis.harness import flip_answers
-    r = flip_answers(obj.store, run_a, run_b, criterion, direction, _selection(judge_round, majority, gen_round),
-                     limit, offset)
+
+    r = flip_answers(
+        obj.store, run_a, run_b, criterion, direction, _selection(judge_round, majority, gen_round), limit, offset
+    )
     lines = [*(f"WARNING: {w}" for w in r["warnings"]), f"{criterion}, {direction}: {_page_line(r)}"]
     for ans in r["answers"]:
         lines += _answer_lines(ans, [(f"A {run_a}", ans["a"]), (f"B {run_b}", ans["b"])])

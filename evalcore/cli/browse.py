@@ -18,12 +18,23 @@ from evalcore.demo.common import DEFAULT_SEED
 def runs(obj: Ctx, as_json: bool) -> None:
     """List runs: status, judge, mode, pass rate per judge round, calls, tokens, cost, latency."""
     from evalcore.analysis.summary import runs_summary
+
     rows = runs_summary(obj.store)
-    text = _table(rows, [("run_id", "run", False), ("status", "status", False), ("mode", "mode", False),
-                         ("judge_model", "judge", False), ("judge_rounds", "rounds", False),
-                         ("items", "items", False), ("pass_rate_mean", "pass", True),
-                         ("pass_rate_spread", "spread", True), ("calls", "calls", False),
-                         ("cost_usd", "cost $", False)])
+    text = _table(
+        rows,
+        [
+            ("run_id", "run", False),
+            ("status", "status", False),
+            ("mode", "mode", False),
+            ("judge_model", "judge", False),
+            ("judge_rounds", "rounds", False),
+            ("items", "items", False),
+            ("pass_rate_mean", "pass", True),
+            ("pass_rate_spread", "spread", True),
+            ("calls", "calls", False),
+            ("cost_usd", "cost $", False),
+        ],
+    )
     emit(rows, as_json, text)
 
 
@@ -33,11 +44,24 @@ def runs(obj: Ctx, as_json: bool) -> None:
 def generations(obj: Ctx, as_json: bool) -> None:
     """List generations: suite, rounds, outputs, abstention, tokens, cost, latency, knobs."""
     from evalcore.analysis.summary import generations_summary
+
     rows = generations_summary(obj.store)
-    emit(rows, as_json, _table(rows, [("gen_id", "generation", False), ("suite_id", "suite", False),
-                                      ("status", "status", False), ("rounds", "rounds", False),
-                                      ("outputs", "outputs", False), ("abstained_rate", "abstained", True),
-                                      ("cost_usd", "cost $", False)]))
+    emit(
+        rows,
+        as_json,
+        _table(
+            rows,
+            [
+                ("gen_id", "generation", False),
+                ("suite_id", "suite", False),
+                ("status", "status", False),
+                ("rounds", "rounds", False),
+                ("outputs", "outputs", False),
+                ("abstained_rate", "abstained", True),
+                ("cost_usd", "cost $", False),
+            ],
+        ),
+    )
 
 
 @cli.command()
@@ -46,10 +70,22 @@ def generations(obj: Ctx, as_json: bool) -> None:
 def suites(obj: Ctx, as_json: bool) -> None:
     """List suites: items, holdout items, curated, content hash."""
     from evalcore.analysis.summary import suites_summary
+
     rows = suites_summary(obj.store)
-    emit(rows, as_json, _table(rows, [("suite_id", "suite", False), ("items", "items", False),
-                                      ("holdout_items", "holdout", False), ("curated", "curated", False),
-                                      ("content_hash", "hash", False)]))
+    emit(
+        rows,
+        as_json,
+        _table(
+            rows,
+            [
+                ("suite_id", "suite", False),
+                ("items", "items", False),
+                ("holdout_items", "holdout", False),
+                ("curated", "curated", False),
+                ("content_hash", "hash", False),
+            ],
+        ),
+    )
 
 
 @cli.command()
@@ -61,11 +97,23 @@ def suites(obj: Ctx, as_json: bool) -> None:
 def show(obj: Ctx, run_id: str, item_id: str, gen_round: int, as_json: bool) -> None:
     """Show one answer with its item and every verdict on it in RUN_ID."""
     from evalcore.analysis.summary import item_view
+
     v = item_view(obj.store, run_id, item_id, gen_round)
-    lines = [f"item {item_id} (round {gen_round}) in run {run_id}", "", "INPUT:", str(v["input"]), "",
-             "OUTPUT:", str(v["output"]), "", "VERDICTS:"]
+    lines = [
+        f"item {item_id} (round {gen_round}) in run {run_id}",
+        "",
+        "INPUT:",
+        str(v["input"]),
+        "",
+        "OUTPUT:",
+        str(v["output"]),
+        "",
+        "VERDICTS:",
+    ]
     for d in v["verdicts"]:
-        lines.append(f"  r{d['judge_round']} {d['criterion']}: {d['raw_verdict']} -> passed={d['passed']}  {d['reason'] or ''}")
+        lines.append(
+            f"  r{d['judge_round']} {d['criterion']}: {d['raw_verdict']} -> passed={d['passed']}  {d['reason'] or ''}"
+        )
     emit(v, as_json, "\n".join(lines))
 
 
@@ -83,6 +131,7 @@ def validate(obj: Ctx, as_json: bool) -> None:
 def schema(markdown: bool) -> None:
     """Print the data contract (docs/FORMAT.md is this command's output)."""
     from evalcore.contract.schema import format_markdown
+
     click.echo(format_markdown(), nl=False)
 
 
@@ -93,5 +142,6 @@ def schema(markdown: bool) -> None:
 def demo(out: str, seed: int | None, keys: str | None) -> None:
     """Write the SIMULATED demo world (suites, generations, runs, labels, sessions)."""
     from evalcore.demo.world import generate_demo
+
     summary = generate_demo(Path(out), DEFAULT_SEED if seed is None else seed, Path(keys) if keys else None)
     click.echo(f"wrote simulated demo to {out}: " + ", ".join(f"{k}={v}" for k, v in summary.items()))

@@ -12,28 +12,50 @@ from evalcore.cli._common import Ctx, _selection, _table, emit, selection_option
 
 
 def _compare_options(f):
-    f = click.option("--effect", type=float, default=0.05, show_default=True,
-                     help="Effect to size the comparison for (items or rounds needed), as a rate difference.")(f)
+    f = click.option(
+        "--effect",
+        type=float,
+        default=0.05,
+        show_default=True,
+        help="Effect to size the comparison for (items or rounds needed), as a rate difference.",
+    )(f)
     f = click.option("--n-boot", type=int, default=2000, show_default=True, help="Bootstrap resamples.")(f)
     f = click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")(f)
-    f = click.option("--metric", default="all_pass", show_default=True,
-                     help="Headline figure of the verdict: all_pass or a criterion both runs judged.")(f)
+    f = click.option(
+        "--metric",
+        default="all_pass",
+        show_default=True,
+        help="Headline figure of the verdict: all_pass or a criterion both runs judged.",
+    )(f)
     f = click.option("--include-holdout", is_flag=True, help="Count holdout items too (hidden by default).")(f)
     return f
 
 
 def _diff_text(d: dict) -> str:
-    rows = [{"knob": r["label"], "side": r["side"], "status": r["status"],
-             "a": _val(r["a"]), "b": _val(r["b"])} for r in d["knobs"]]
-    out = [f"A {d['a']['kind']} {d['a']['id']}  vs  B {d['b']['kind']} {d['b']['id']}: {d['kind']}",
-           _table(rows, [("knob", "knob", False), ("side", "side", False), ("status", "status", False),
-                         ("a", "A", False), ("b", "B", False)])]
+    rows = [
+        {"knob": r["label"], "side": r["side"], "status": r["status"], "a": _val(r["a"]), "b": _val(r["b"])}
+        for r in d["knobs"]
+    ]
+    out = [
+        f"A {d['a']['kind']} {d['a']['id']}  vs  B {d['b']['kind']} {d['b']['id']}: {d['kind']}",
+        _table(
+            rows,
+            [
+                ("knob", "knob", False),
+                ("side", "side", False),
+                ("status", "status", False),
+                ("a", "A", False),
+                ("b", "B", False),
+            ],
+        ),
+    ]
     out += [f"WARNING: {w}" for w in d["warnings"]]
     return "\n".join(out)
 
 
 def _val(v) -> str:
     from evalcore.analysis.comparison import fmt_value
+
     s = fmt_value(v)
     return s if len(s) <= 48 else s[:45] + "..."
 
@@ -43,6 +65,7 @@ def _looks(obj: Ctx, command: str, run_ids: list[str], include_holdout: bool) ->
     if include_holdout:
         from evalcore.analysis.suites import suite_of_run
         from evalcore.cli.suite import log_cli_looks
+
         log_cli_looks(obj.store, command, list(dict.fromkeys(suite_of_run(obj.store, r) for r in run_ids)))
 
 
@@ -58,12 +81,15 @@ def register(cli: click.Group) -> None:
     @cli.command("diff")
     @click.argument("a")
     @click.argument("b")
-    @click.option("--under-test", default=None, help="The knob the change is about; every other differing knob is a rival.")
+    @click.option(
+        "--under-test", default=None, help="The knob the change is about; every other differing knob is a rival."
+    )
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.pass_obj
     def diff_cmd(obj: Ctx, a, b, under_test, as_json) -> None:
         """Every knob of two runs (or two generations): held, differs, one side, or not recorded."""
         from evalcore.analysis.comparison import diff
+
         d = diff(obj.store, a, b, under_test=under_test)
         emit(d, as_json, _diff_text(d))
 
@@ -75,35 +101,94 @@ def register(cli: click.Group) -> None:
     @click.option("--markdown", "md", is_flag=True, help="Print the Markdown summary instead of text.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.pass_obj
-    def compare_cmd(obj: Ctx, baseline, candidate, include_holdout, metric, seed, n_boot, effect, judge_round,
-                    majority, gen_round, md, as_json) -> None:
+    def compare_cmd(
+        obj: Ctx,
+        baseline,
+        candidate,
+        include_holdout,
+        metric,
+        seed,
+        n_boot,
+        effect,
+        judge_round,
+        majority,
+        gen_round,
+        md,
+        as_json,
+    ) -> None:
         """Per-round figures, paired deltas, stable wins and regressions, noise floor, power, the
         two-sided bar, cost beside score."""
         from evalcore.analysis.comparison import compare, markdown
-        c = _strip(compare(obj.store, baseline, candidate, sel=_selection(judge_round, majority, gen_round),
-                           include_holdout=include_holdout or None, seed=seed, n_boot=n_boot, effect=effect,
-                           headline=metric))
+
+        c = _strip(
+            compare(
+                obj.store,
+                baseline,
+                candidate,
+                sel=_selection(judge_round, majority, gen_round),
+                include_holdout=include_holdout or None,
+                seed=seed,
+                n_boot=n_boot,
+                effect=effect,
+                headline=metric,
+            )
+        )
         _looks(obj, "compare", [baseline, candidate], include_holdout)
         emit(c, as_json, markdown(c))
 
     @cli.command("gate")
     @click.argument("baseline")
     @click.argument("candidate")
-    @click.option("--allowlist", type=click.Path(dir_okay=False), default=None,
-                  help="Known misses, one per line: ITEM_ID [YYYY-MM-DD] [reason].")
-    @click.option("--markdown", "md_file", type=click.Path(dir_okay=False), default=None,
-                  help="Also write the Markdown summary (for a pull request) to this file.")
+    @click.option(
+        "--allowlist",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Known misses, one per line: ITEM_ID [YYYY-MM-DD] [reason].",
+    )
+    @click.option(
+        "--markdown",
+        "md_file",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Also write the Markdown summary (for a pull request) to this file.",
+    )
     @_compare_options
     @selection_options
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.pass_obj
-    def gate_cmd(obj: Ctx, baseline, candidate, allowlist, md_file, include_holdout, metric, seed, n_boot, effect,
-                 judge_round, majority, gen_round, as_json) -> None:
+    def gate_cmd(
+        obj: Ctx,
+        baseline,
+        candidate,
+        allowlist,
+        md_file,
+        include_holdout,
+        metric,
+        seed,
+        n_boot,
+        effect,
+        judge_round,
+        majority,
+        gen_round,
+        as_json,
+    ) -> None:
         """Exit 0 only when the two-sided bar holds and no new miss appears outside the allowlist
         (exit 1 otherwise; 2 for bad input)."""
         from evalcore.analysis.comparison import gate, markdown
-        g = _strip(gate(obj.store, baseline, candidate, allowlist=allowlist, sel=_selection(judge_round, majority, gen_round),
-                        include_holdout=include_holdout or None, seed=seed, n_boot=n_boot, headline=metric))
+
+        g = _strip(
+            gate(
+                obj.store,
+                baseline,
+                candidate,
+                allowlist=allowlist,
+                sel=_selection(judge_round, majority, gen_round),
+                include_holdout=include_holdout or None,
+                seed=seed,
+                n_boot=n_boot,
+                headline=metric,
+            )
+        )
         _looks(obj, "gate", [baseline, candidate], include_holdout)
         text = markdown(g)
         if md_file:
@@ -121,13 +206,41 @@ def register(cli: click.Group) -> None:
     def trend_cmd(obj: Ctx, suite_id, metric, include_holdout, judge_round, majority, gen_round, as_json) -> None:
         """A headline over time across runs, broken where the judge model, judge prompt, rubric or suite changed."""
         from evalcore.analysis.comparison import trend
-        t = trend(obj.store, suite_id=suite_id, metric=metric, include_holdout=include_holdout or None,
-                  sel=_selection(judge_round, majority, gen_round))
+
+        t = trend(
+            obj.store,
+            suite_id=suite_id,
+            metric=metric,
+            include_holdout=include_holdout or None,
+            sel=_selection(judge_round, majority, gen_round),
+        )
         _looks(obj, "trend", [p["run_id"] for p in t["points"]], include_holdout)
-        rows = [{"segment": p["segment"], "run": p["run_id"], "created": p["created_at"][:16], "value": p["value"],
-                 "spread": p["spread"], "breaks": "; ".join(p["breaks"])} for p in t["points"]]
-        emit(t, as_json, _table(rows, [("segment", "line", False), ("run", "run", False), ("created", "created", False),
-                                       ("value", metric, True), ("spread", "spread", True), ("breaks", "break", False)]))
+        rows = [
+            {
+                "segment": p["segment"],
+                "run": p["run_id"],
+                "created": p["created_at"][:16],
+                "value": p["value"],
+                "spread": p["spread"],
+                "breaks": "; ".join(p["breaks"]),
+            }
+            for p in t["points"]
+        ]
+        emit(
+            t,
+            as_json,
+            _table(
+                rows,
+                [
+                    ("segment", "line", False),
+                    ("run", "run", False),
+                    ("created", "created", False),
+                    ("value", metric, True),
+                    ("spread", "spread", True),
+                    ("breaks", "break", False),
+                ],
+            ),
+        )
 
     @cli.group("ledger")
     def ledger() -> None:
@@ -135,9 +248,13 @@ def register(cli: click.Group) -> None:
 
     @ledger.command("add")
     @click.option("--title", required=True, help="What was decided, in a line.")
-    @click.option("--type", "type_", default=None,
-                  help="accepted, rejected, reverted, falsified, measurement-correction, possible-noise "
-                       "(a judge-only change over identical answers is typed measurement-correction automatically).")
+    @click.option(
+        "--type",
+        "type_",
+        default=None,
+        help="accepted, rejected, reverted, falsified, measurement-correction, possible-noise "
+        "(a judge-only change over identical answers is typed measurement-correction automatically).",
+    )
     @click.option("--baseline", default=None, help="Baseline run.")
     @click.option("--candidate", default=None, help="Candidate run.")
     @click.option("--run", "runs", multiple=True, help="A run the entry rests on (repeatable).")
@@ -150,10 +267,25 @@ def register(cli: click.Group) -> None:
     def ledger_add(obj: Ctx, title, type_, baseline, candidate, runs, metric, note, by, seed, as_json) -> None:
         """Add an entry; its figures are pulled from the runs, never typed."""
         from evalcore.review.ledger import Ledger
-        e = Ledger(obj.store).add(title=title, by=by, type_=type_, baseline=baseline, candidate=candidate,
-                                  runs=list(runs), note=note, metric=metric, seed=seed)
-        emit(e, as_json, f"{e['entry_id']}: {e['type']}" + (" (automatic)" if e["type_automatic"] else "")
-             + (f"; flags: {'; '.join(e['flags'])}" if e["flags"] else ""))
+
+        e = Ledger(obj.store).add(
+            title=title,
+            by=by,
+            type_=type_,
+            baseline=baseline,
+            candidate=candidate,
+            runs=list(runs),
+            note=note,
+            metric=metric,
+            seed=seed,
+        )
+        emit(
+            e,
+            as_json,
+            f"{e['entry_id']}: {e['type']}"
+            + (" (automatic)" if e["type_automatic"] else "")
+            + (f"; flags: {'; '.join(e['flags'])}" if e["flags"] else ""),
+        )
 
     @ledger.command("amend")
     @click.argument("entry_id")
@@ -166,6 +298,7 @@ def register(cli: click.Group) -> None:
     def ledger_amend(obj: Ctx, entry_id, title, type_, note, by, as_json) -> None:
         """Amend an entry's title, type or note (appended; the history keeps every version)."""
         from evalcore.review.ledger import Ledger
+
         e = Ledger(obj.store).amend(entry_id, by=by, title=title, type_=type_, note=note)
         emit(e, as_json, f"{e['entry_id']}: amended ({len(e['history'])} events)")
 
@@ -178,6 +311,7 @@ def register(cli: click.Group) -> None:
     def ledger_retire(obj: Ctx, entry_id, reason, by, as_json) -> None:
         """Retire an entry (it stays in the ledger, marked retired)."""
         from evalcore.review.ledger import Ledger
+
         e = Ledger(obj.store).retire(entry_id, by=by, reason=reason)
         emit(e, as_json, f"{e['entry_id']}: retired")
 
@@ -188,23 +322,49 @@ def register(cli: click.Group) -> None:
     def ledger_list(obj: Ctx, active, as_json) -> None:
         """Entries with their figures as the runs hold them now, and their flags."""
         from evalcore.review.ledger import Ledger
+
         es = Ledger(obj.store).entries(include_retired=not active)
-        rows = [{"id": e["entry_id"], "type": e["type"], "status": e["status"], "title": e["title"],
-                 "runs": " -> ".join(x for x in (e["baseline"], e["candidate"]) if x) or ", ".join(e["runs"]),
-                 "flags": "; ".join(e["figures_now"]["flags"])} for e in es]
-        emit(es, as_json, _table(rows, [("id", "id", False), ("type", "type", False), ("status", "status", False),
-                                        ("title", "title", False), ("runs", "runs", False), ("flags", "flags", False)])
-             if rows else "no ledger entries (evalcore ledger add)")
+        rows = [
+            {
+                "id": e["entry_id"],
+                "type": e["type"],
+                "status": e["status"],
+                "title": e["title"],
+                "runs": " -> ".join(x for x in (e["baseline"], e["candidate"]) if x) or ", ".join(e["runs"]),
+                "flags": "; ".join(e["figures_now"]["flags"]),
+            }
+            for e in es
+        ]
+        emit(
+            es,
+            as_json,
+            _table(
+                rows,
+                [
+                    ("id", "id", False),
+                    ("type", "type", False),
+                    ("status", "status", False),
+                    ("title", "title", False),
+                    ("runs", "runs", False),
+                    ("flags", "flags", False),
+                ],
+            )
+            if rows
+            else "no ledger entries (evalcore ledger add)",
+        )
 
     @ledger.command("export")
     @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
-    @click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")
+    @click.option(
+        "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout."
+    )
     @click.pass_obj
     def ledger_export(obj: Ctx, fmt, output) -> None:
         """The whole ledger as Markdown (figures as the runs hold them) or JSON."""
         import json
 
         from evalcore.review.ledger import Ledger, export_markdown
+
         es = Ledger(obj.store).entries()
         text = export_markdown(es) if fmt == "md" else json.dumps(es, indent=1, default=str)
         if output:

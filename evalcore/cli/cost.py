@@ -20,8 +20,10 @@ def _ms(v: Any) -> str:
 
 def _round(rows: list[dict], keys: tuple[str, ...], digits: int = 0) -> list[dict]:
     """Rows for a text table: ``keys`` rounded (to whole numbers by default; the JSON keeps them exact)."""
+
     def r_(v: Any) -> Any:
         return None if v is None else (round(v) if digits == 0 else round(v, digits))
+
     return [{**r, **{k: r_(r.get(k)) for k in keys}} for r in rows]
 
 
@@ -35,46 +37,76 @@ def format_run(r: dict) -> str:
     from evalcore.cli._common import _table
 
     j, s, p = r["judge"], r["system"], r["projection"]
-    lines = [f"run {r['run_id']} ({r['mode']}, judge {r['judge_model']}, {r['status']})"
-             + (" - SIMULATED data" if r["simulated"] else ""),
-             f"  {r['items']} items, {r['answers']} answers, judged {r['rounds']} time(s) each",
-             f"judge: {j['calls']} calls ({j['failed_calls']} failed), tokens in {j['tokens_in']}, out {j['tokens_out']}, "
-             f"cost {_usd(j['cost_usd'])} ({j['cost_unknown_calls']} calls with unknown cost), latency mean "
-             f"{_ms(j['latency_ms_mean'])}, p50 {_ms(j['latency_ms_p50'])}, p95 {_ms(j['latency_ms_p95'])}",
-             f"system under test ({s['gen_id']}): {s['outputs']} outputs ({s['errored_outputs']} errored), tokens in "
-             f"{s['tokens_in']}, out {s['tokens_out']}, cost {_usd(s['cost_usd'])} ({s['cost_unknown_outputs']} outputs "
-             f"with unknown cost), latency mean {_ms(s['latency_ms_mean'])}, p50 {_ms(s['latency_ms_p50'])}, "
-             f"p95 {_ms(s['latency_ms_p95'])}",
-             "", f"per criterion ({r['sharing_rule']}):",
-             _table(_round(r["per_criterion"], ("tokens_in", "tokens_out", "latency_ms_mean")),
-                    [("criterion", "criterion", False), ("calls", "calls", False), ("failed_calls", "failed", False),
-                     ("tokens_in", "tokens in", False), ("tokens_out", "tokens out", False),
-                     ("cost_usd", "cost $", False), ("cost_unknown_calls", "unpriced", False),
-                     ("latency_ms_mean", "latency ms", False)]), ""]
+    lines = [
+        f"run {r['run_id']} ({r['mode']}, judge {r['judge_model']}, {r['status']})"
+        + (" - SIMULATED data" if r["simulated"] else ""),
+        f"  {r['items']} items, {r['answers']} answers, judged {r['rounds']} time(s) each",
+        f"judge: {j['calls']} calls ({j['failed_calls']} failed), tokens in {j['tokens_in']}, out {j['tokens_out']}, "
+        f"cost {_usd(j['cost_usd'])} ({j['cost_unknown_calls']} calls with unknown cost), latency mean "
+        f"{_ms(j['latency_ms_mean'])}, p50 {_ms(j['latency_ms_p50'])}, p95 {_ms(j['latency_ms_p95'])}",
+        f"system under test ({s['gen_id']}): {s['outputs']} outputs ({s['errored_outputs']} errored), tokens in "
+        f"{s['tokens_in']}, out {s['tokens_out']}, cost {_usd(s['cost_usd'])} ({s['cost_unknown_outputs']} outputs "
+        f"with unknown cost), latency mean {_ms(s['latency_ms_mean'])}, p50 {_ms(s['latency_ms_p50'])}, "
+        f"p95 {_ms(s['latency_ms_p95'])}",
+        "",
+        f"per criterion ({r['sharing_rule']}):",
+        _table(
+            _round(r["per_criterion"], ("tokens_in", "tokens_out", "latency_ms_mean")),
+            [
+                ("criterion", "criterion", False),
+                ("calls", "calls", False),
+                ("failed_calls", "failed", False),
+                ("tokens_in", "tokens in", False),
+                ("tokens_out", "tokens out", False),
+                ("cost_usd", "cost $", False),
+                ("cost_unknown_calls", "unpriced", False),
+                ("latency_ms_mean", "latency ms", False),
+            ],
+        ),
+        "",
+    ]
     if not p["available"]:
         lines.append(f"projection: not available ({p['reason']})")
         return "\n".join(lines)
     pr = p["prices"]
-    price = ("unknown" if pr is None else
-             f"${pr['input_per_million']:.4g} in / ${pr['output_per_million']:.4g} out per million tokens (fitted)")
+    price = (
+        "unknown"
+        if pr is None
+        else f"${pr['input_per_million']:.4g} in / ${pr['output_per_million']:.4g} out per million tokens (fitted)"
+    )
     la = p["latency"]
-    lat = "unknown" if la is None else f"{la['ms_per_call']:.0f} ms per call + {la['ms_per_output_token']:.2f} ms per output token"
-    lines += [f"projection for {p['items']} items x {p['rounds']} judging(s), grouped = {p['groups']} groups "
-              f"({p['groups_source']}):",
-              f"  S (shared context per call) = {p['shared_tokens_in']:.1f} tokens over {p['calls_measured']} calls; "
-              f"prices {price}; latency {lat}",
-              "  c_k / out per verdict: " + ", ".join(
-                  f"{c['criterion']} {c['tokens_in']}/{c['out_tokens_per_verdict'] or 0:.1f}" for c in p["criteria"]),
-              _table(_round(_round(p["rows"], ("tokens_in", "tokens_out", "latency_ms_per_answer")),
-                            ("tokens_in_x_single",), 2),
-                     [("mode", "mode", False), ("calls", "calls", False), ("tokens_in", "tokens in", False),
-                      ("tokens_out", "tokens out", False), ("cost_usd", "cost $", False),
-                      ("latency_ms_per_answer", "ms per answer", False), ("tokens_in_x_single", "in x single", False)])]
+    lat = (
+        "unknown"
+        if la is None
+        else f"{la['ms_per_call']:.0f} ms per call + {la['ms_per_output_token']:.2f} ms per output token"
+    )
+    lines += [
+        f"projection for {p['items']} items x {p['rounds']} judging(s), grouped = {p['groups']} groups "
+        f"({p['groups_source']}):",
+        f"  S (shared context per call) = {p['shared_tokens_in']:.1f} tokens over {p['calls_measured']} calls; "
+        f"prices {price}; latency {lat}",
+        "  c_k / out per verdict: "
+        + ", ".join(f"{c['criterion']} {c['tokens_in']}/{c['out_tokens_per_verdict'] or 0:.1f}" for c in p["criteria"]),
+        _table(
+            _round(_round(p["rows"], ("tokens_in", "tokens_out", "latency_ms_per_answer")), ("tokens_in_x_single",), 2),
+            [
+                ("mode", "mode", False),
+                ("calls", "calls", False),
+                ("tokens_in", "tokens in", False),
+                ("tokens_out", "tokens out", False),
+                ("cost_usd", "cost $", False),
+                ("latency_ms_per_answer", "ms per answer", False),
+                ("tokens_in_x_single", "in x single", False),
+            ],
+        ),
+    ]
     c = p.get("check")
     if c:
-        lines.append(f"check at the run's own size and mode ({c['mode']}): {c['calls_projected']} calls projected, "
-                     f"{c['calls_measured']} completed; tokens in {c['tokens_in_projected']:.0f} projected, "
-                     f"{c['tokens_in_measured']} measured")
+        lines.append(
+            f"check at the run's own size and mode ({c['mode']}): {c['calls_projected']} calls projected, "
+            f"{c['calls_measured']} completed; tokens in {c['tokens_in_projected']:.0f} projected, "
+            f"{c['tokens_in_measured']} measured"
+        )
     lines += [f"WARNING: {w}" for w in p["warnings"]]
     return "\n".join(lines)
 
@@ -82,14 +114,26 @@ def format_run(r: dict) -> str:
 def format_table(rows: list[dict]) -> str:
     from evalcore.cli._common import _table
 
-    return _table(rows, [("run_id", "run", False), ("mode", "mode", False), ("status", "status", False),
-                         ("simulated", "simulated", False), ("judge_calls", "judge calls", False),
-                         ("judge_tokens_in", "judge in", False), ("judge_tokens_out", "judge out", False),
-                         ("judge_cost_usd", "judge $", False), ("judge_cost_unknown_calls", "unpriced", False),
-                         ("judge_latency_ms_mean", "judge ms", False), ("gen_id", "generation", False),
-                         ("system_outputs", "outputs", False), ("system_cost_usd", "system $", False),
-                         ("system_cost_unknown_outputs", "unpriced", False),
-                         ("system_latency_ms_mean", "system ms", False)])
+    return _table(
+        rows,
+        [
+            ("run_id", "run", False),
+            ("mode", "mode", False),
+            ("status", "status", False),
+            ("simulated", "simulated", False),
+            ("judge_calls", "judge calls", False),
+            ("judge_tokens_in", "judge in", False),
+            ("judge_tokens_out", "judge out", False),
+            ("judge_cost_usd", "judge $", False),
+            ("judge_cost_unknown_calls", "unpriced", False),
+            ("judge_latency_ms_mean", "judge ms", False),
+            ("gen_id", "generation", False),
+            ("system_outputs", "outputs", False),
+            ("system_cost_usd", "system $", False),
+            ("system_cost_unknown_outputs", "unpriced", False),
+            ("system_latency_ms_mean", "system ms", False),
+        ],
+    )
 
 
 def register(cli: click.Group) -> None:
@@ -99,14 +143,29 @@ def register(cli: click.Group) -> None:
     @click.argument("run_id", required=False)
     @click.option("--all", "all_runs", is_flag=True, help="Every run (configuration) side by side instead of one run.")
     @click.option("--items", type=int, default=None, help="Items N of the projection (default: the run's).")
-    @click.option("--rounds", type=int, default=None,
-                  help="Judgings per item in the projection (default: the run's generation x judge rounds).")
-    @click.option("--groups", type=int, default=None,
-                  help="Calls per answer of the grouped harness (default: the run's rubric groups).")
+    @click.option(
+        "--rounds",
+        type=int,
+        default=None,
+        help="Judgings per item in the projection (default: the run's generation x judge rounds).",
+    )
+    @click.option(
+        "--groups",
+        type=int,
+        default=None,
+        help="Calls per answer of the grouped harness (default: the run's rubric groups).",
+    )
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.pass_obj
-    def cost(obj, run_id: str | None, all_runs: bool, items: int | None, rounds: int | None, groups: int | None,
-             as_json: bool) -> None:
+    def cost(
+        obj,
+        run_id: str | None,
+        all_runs: bool,
+        items: int | None,
+        rounds: int | None,
+        groups: int | None,
+        as_json: bool,
+    ) -> None:
         """Calls, tokens, cost and latency of RUN_ID (overall, per criterion, its system under test) and the
         single / grouped / split projection; or of every run with --all."""
         from evalcore.analysis.cost import cost_table, run_cost

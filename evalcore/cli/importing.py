@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -32,8 +33,9 @@ def import_() -> None:
 # --------------------------------------------------------------------------- the commands
 
 
-_THRESHOLD_HELP = ("Pass threshold of every criterion on the 1-5 scale: a score >= T passes.  [default: 3, the "
-                   "scale's midpoint]")
+_THRESHOLD_HELP = (
+    "Pass threshold of every criterion on the 1-5 scale: a score >= T passes.  [default: 3, the scale's midpoint]"
+)
 
 
 @click.command("hanna")
@@ -46,10 +48,14 @@ def import_hanna_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     s = import_hanna(obj, source, threshold)
     ls = ", ".join(f"{k} ({v['labels']} labels by {', '.join(v['annotators'])})" for k, v in s["labelsets"].items())
     err = f", {s['errored_verdicts']} outside 1-5 recorded as errors" if s["errored_verdicts"] else ""
-    _emit(s, as_json, f"imported HANNA from {s['source']}: suite {s['suite_id']} ({s['items']} stories), generation "
-                      f"{HANNA_GEN} ({s['outputs']} outputs; text: {s['story_text']}), label sets {ls}, "
-                      f"{len(s['runs'])} runs ({s['verdicts']} verdicts{err}); threshold {s['threshold']:g}; "
-                      f"{s['seconds']} s")
+    _emit(
+        s,
+        as_json,
+        f"imported HANNA from {s['source']}: suite {s['suite_id']} ({s['items']} stories), generation "
+        f"{HANNA_GEN} ({s['outputs']} outputs; text: {s['story_text']}), label sets {ls}, "
+        f"{len(s['runs'])} runs ({s['verdicts']} verdicts{err}); threshold {s['threshold']:g}; "
+        f"{s['seconds']} s",
+    )
 
 
 @click.command("summeval")
@@ -60,21 +66,25 @@ def import_hanna_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
 def import_summeval_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     """Import SummEval expert means (DIR holds summeval_expert_avg.jsonl[.gz])."""
     s = import_summeval(obj, source, threshold)
-    _emit(s, as_json, f"imported SummEval from {s['source']}: suite {s['suite_id']} ({s['items']} articles), "
-                      f"{len(s['gen_ids'])} generations summeval-<system> ({s['outputs']} summaries), "
-                      f"{len(s['labelsets'])} label sets summeval-<system>-experts ({s['labels']} labels); "
-                      f"threshold {s['threshold']:g}; {s['seconds']} s")
-
-
+    _emit(
+        s,
+        as_json,
+        f"imported SummEval from {s['source']}: suite {s['suite_id']} ({s['items']} articles), "
+        f"{len(s['gen_ids'])} generations summeval-<system> ({s['outputs']} summaries), "
+        f"{len(s['labelsets'])} label sets summeval-<system>-experts ({s['labels']} labels); "
+        f"threshold {s['threshold']:g}; {s['seconds']} s",
+    )
 
 
 # --------------------------------------------------------------------------- the commands
 
 
-def _kind_options(file: str, criterion_kind, threshold, criterion_threshold, scale, criterion_scale,
-                  gates) -> KindOptions:
-    return KindOptions.from_cli(file, None, criterion_kind, threshold, criterion_threshold, scale, criterion_scale,
-                                gates)
+def _kind_options(
+    file: str, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gates
+) -> KindOptions:
+    return KindOptions.from_cli(
+        file, None, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gates
+    )
 
 
 def register_tools(group: click.Group) -> None:
@@ -82,64 +92,135 @@ def register_tools(group: click.Group) -> None:
 
     @group.command("inspect")
     @click.argument("log", type=click.Path(dir_okay=False))
-    @click.option("--suite", "attach", default=None, metavar="ID",
-                  help="Attach to this existing suite (sample ids and inputs must match) instead of creating one.")
+    @click.option(
+        "--suite",
+        "attach",
+        default=None,
+        metavar="ID",
+        help="Attach to this existing suite (sample ids and inputs must match) instead of creating one.",
+    )
     @click.option("--suite-id", default=None, help="Id of the new suite (default: from the file name).")
     @click.option("--gen-id", default=None, help="Id of the new generation (default: from the file name).")
     @click.option("--run-id", default=None, help="Id of the new run (default: from the file name).")
-    @click.option("--judge-model", default=None,
-                  help="The judge as a pinned snapshot (default: each scorer's model, else inspect-scorer:<name>).")
-    @click.option("--criterion-kind", multiple=True, metavar="NAME=KIND",
-                  help=f"Kind of a numeric scorer ({', '.join(KIND_CHOICES)}); C/I/P/N scorers are binary or ternary.")
+    @click.option(
+        "--judge-model",
+        default=None,
+        help="The judge as a pinned snapshot (default: each scorer's model, else inspect-scorer:<name>).",
+    )
+    @click.option(
+        "--criterion-kind",
+        multiple=True,
+        metavar="NAME=KIND",
+        help=f"Kind of a numeric scorer ({', '.join(KIND_CHOICES)}); C/I/P/N scorers are binary or ternary.",
+    )
     @click.option("--threshold", type=float, default=None, help="Pass threshold (score >= T) of the numeric scorers.")
     @click.option("--criterion-threshold", multiple=True, metavar="NAME=T", help="Pass threshold of one scorer.")
     @click.option("--scale", default=None, metavar="MIN:MAX", help="Scale of the numeric scorers.")
     @click.option("--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one numeric scorer.")
     @click.option("--gate", multiple=True, metavar="NAME", help="Mark a criterion as a hard gate (repeatable).")
-    @click.option("--knob", "knobs", multiple=True, metavar="KEY=VALUE",
-                  help="Record a setting (repeatable), as for import long.")
+    @click.option(
+        "--knob", "knobs", multiple=True, metavar="KEY=VALUE", help="Record a setting (repeatable), as for import long."
+    )
     @click.option("--description", default=None, help="Free text stored with the suite and the run.")
     @click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
     @click.pass_obj
-    def import_inspect_cmd(obj, log: str, attach, suite_id, gen_id, run_id, judge_model, criterion_kind, threshold,
-                           criterion_threshold, scale, criterion_scale, gate, knobs, description, as_json) -> None:
+    def import_inspect_cmd(
+        obj,
+        log: str,
+        attach,
+        suite_id,
+        gen_id,
+        run_id,
+        judge_model,
+        criterion_kind,
+        threshold,
+        criterion_threshold,
+        scale,
+        criterion_scale,
+        gate,
+        knobs,
+        description,
+        as_json,
+    ) -> None:
         """Import an Inspect AI eval log (format version 2: .json, or the .eval archive)."""
-        o = ToolOpts(_kind_options(log, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gate),
-                     attach, suite_id, gen_id, run_id, judge_model, list(knobs), description)
+        o = ToolOpts(
+            _kind_options(log, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gate),
+            attach,
+            suite_id,
+            gen_id,
+            run_id,
+            judge_model,
+            list(knobs),
+            description,
+        )
         s = import_inspect(obj, log, o)
         text = _text_summary(s) + f"; log status {s['status']}, run {s['run_status']}"
         _emit(s, as_json, text)
 
     @group.command("promptfoo")
     @click.argument("file", type=click.Path(dir_okay=False))
-    @click.option("--suite", "attach", default=None, metavar="ID",
-                  help="Attach to this existing suite (test ids and inputs must match) instead of creating one.")
+    @click.option(
+        "--suite",
+        "attach",
+        default=None,
+        metavar="ID",
+        help="Attach to this existing suite (test ids and inputs must match) instead of creating one.",
+    )
     @click.option("--suite-id", default=None, help="Id of the new suite (default: from the file name).")
-    @click.option("--id-prefix", default=None,
-                  help="Prefix of the generation and run ids, <prefix>-<provider> (default: the file name).")
-    @click.option("--judge-model", default=None,
-                  help="The judge as a pinned snapshot (default: the grading providers of the model-graded assertions).")
+    @click.option(
+        "--id-prefix",
+        default=None,
+        help="Prefix of the generation and run ids, <prefix>-<provider> (default: the file name).",
+    )
+    @click.option(
+        "--judge-model",
+        default=None,
+        help="The judge as a pinned snapshot (default: the grading providers of the model-graded assertions).",
+    )
     @click.option("--gate", multiple=True, metavar="NAME", help="Mark a criterion as a hard gate (repeatable).")
-    @click.option("--knob", "knobs", multiple=True, metavar="KEY=VALUE",
-                  help="Record a setting on every generation / run (repeatable), as for import long.")
+    @click.option(
+        "--knob",
+        "knobs",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Record a setting on every generation / run (repeatable), as for import long.",
+    )
     @click.option("--description", default=None, help="Free text stored with the suite and the runs.")
     @click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
     @click.pass_obj
-    def import_promptfoo_cmd(obj, file: str, attach, suite_id, id_prefix, judge_model, gate, knobs, description,
-                             as_json) -> None:
+    def import_promptfoo_cmd(
+        obj, file: str, attach, suite_id, id_prefix, judge_model, gate, knobs, description, as_json
+    ) -> None:
         """Import a promptfoo results file (promptfoo eval -o results.json; results version 3)."""
         if id_prefix is not None and not H.is_valid_id(id_prefix):
-            raise InputError(f"{id_prefix!r} is not a valid id prefix (letters, digits, . _ -)", file=file,
-                             field="--id-prefix")
-        o = ToolOpts(_kind_options(file, (), None, (), None, (), gate), attach, suite_id, None, None, judge_model,
-                     list(knobs), description, id_prefix)
+            raise InputError(
+                f"{id_prefix!r} is not a valid id prefix (letters, digits, . _ -)", file=file, field="--id-prefix"
+            )
+        o = ToolOpts(
+            _kind_options(file, (), None, (), None, (), gate),
+            attach,
+            suite_id,
+            None,
+            None,
+            judge_model,
+            list(knobs),
+            description,
+            id_prefix,
+        )
         s = import_promptfoo(obj, file, o)
-        runs = "; ".join(f"run {r['run_id']} on generation {r['gen_id']} ({r['verdicts']} verdicts"
-                         + (f", {r['missing_verdicts']} not graded" if r["missing_verdicts"] else "")
-                         + (f", pass {100 * r['pass_rate']:.1f}%" if r["pass_rate"] is not None else "") + ")"
-                         for r in s["runs"])
-        _emit(s, as_json, f"imported {s['file']}: suite {s['suite_id']} ({'new' if s['suite_created'] else 'existing'}, "
-                          f"{s['items']} test cases), {len(s['generations'])} generations, {runs}")
+        runs = "; ".join(
+            f"run {r['run_id']} on generation {r['gen_id']} ({r['verdicts']} verdicts"
+            + (f", {r['missing_verdicts']} not graded" if r["missing_verdicts"] else "")
+            + (f", pass {100 * r['pass_rate']:.1f}%" if r["pass_rate"] is not None else "")
+            + ")"
+            for r in s["runs"]
+        )
+        _emit(
+            s,
+            as_json,
+            f"imported {s['file']}: suite {s['suite_id']} ({'new' if s['suite_created'] else 'existing'}, "
+            f"{s['items']} test cases), {len(s['generations'])} generations, {runs}",
+        )
 
 
 # --------------------------------------------------------------------------- the commands
@@ -154,12 +235,15 @@ def _emit(summary: dict[str, Any], as_json: bool, text: str) -> None:
 
 def _text_summary(s: dict[str, Any]) -> str:
     crit = ", ".join(f"{k} {v}" for k, v in s["criteria"].items())
-    head = (f"imported {s['file']}: suite {s['suite_id']} ({'new' if s['suite_created'] else 'existing'}, "
-            f"{s['items']} items), generation {s['gen_id']} ({'reused' if s['gen_reused'] else 'new'}, "
-            f"{s['outputs']} outputs), ")
+    head = (
+        f"imported {s['file']}: suite {s['suite_id']} ({'new' if s['suite_created'] else 'existing'}, "
+        f"{s['items']} items), generation {s['gen_id']} ({'reused' if s['gen_reused'] else 'new'}, "
+        f"{s['outputs']} outputs), "
+    )
     if "labelset_id" in s:
-        return head + (f"label set {s['labelset_id']} ({s['labels']} labels by {len(s['annotators'])} "
-                       f"annotators; {crit})")
+        return head + (
+            f"label set {s['labelset_id']} ({s['labels']} labels by {len(s['annotators'])} annotators; {crit})"
+        )
     rate = "-" if s["pass_rate"] is None else f"{100 * s['pass_rate']:.1f}%"
     miss = f", {s['missing_verdicts']} missing" if s["missing_verdicts"] else ""
     return head + f"run {s['run_id']} ({s['verdicts']} verdicts{miss}, pass {rate}; {crit})"
@@ -167,50 +251,102 @@ def _text_summary(s: dict[str, Any]) -> str:
 
 def _shared(f: Callable) -> Callable:
     opts = [
-        click.option("--input-format", type=click.Choice(INPUT_FORMATS), default=None,
-                     help="File format (default: from the extension: .csv .tsv .jsonl .ndjson .json .parquet .pq)."),
+        click.option(
+            "--input-format",
+            type=click.Choice(INPUT_FORMATS),
+            default=None,
+            help="File format (default: from the extension: .csv .tsv .jsonl .ndjson .json .parquet .pq).",
+        ),
         click.option("--item-col", default=None, help="Item id column.  [default: item_id]"),
         click.option("--input-col", default=None, help="Input (question, task) column.  [default: input]"),
         click.option("--output-col", default=None, help="Output (answer) column.  [default: output]"),
-        click.option("--gen-round-col", default=None,
-                     help="Generation round column (1, 2, ...); absent: every row is round 1.  [default: gen_round]"),
-        click.option("--judge-round-col", default=None,
-                     help="Judge round column (1, 2, ...); absent: every row is round 1.  [default: judge_round]"),
+        click.option(
+            "--gen-round-col",
+            default=None,
+            help="Generation round column (1, 2, ...); absent: every row is round 1.  [default: gen_round]",
+        ),
+        click.option(
+            "--judge-round-col",
+            default=None,
+            help="Judge round column (1, 2, ...); absent: every row is round 1.  [default: judge_round]",
+        ),
         click.option("--reason-col", default=None, help="The judge's reason column (optional).  [default: reason]"),
         click.option("--context-col", default=None, help="Item context column (optional).  [default: context]"),
         click.option("--reference-col", default=None, help="Reference answer column (optional).  [default: reference]"),
         click.option("--class-col", default=None, help="Item class column (optional).  [default: class]"),
         click.option("--criteria", default=None, help="Comma-separated criteria, in rubric order."),
-        click.option("--kind", type=click.Choice(KIND_CHOICES), default=None,
-                     help="Kind of every criterion (default: inferred per criterion from its values)."),
-        click.option("--criterion-kind", multiple=True, metavar="NAME=KIND", help="Kind of one criterion (repeatable)."),
-        click.option("--threshold", type=float, default=None,
-                     help="Pass threshold (score >= T passes) of the ordinal and continuous criteria."),
-        click.option("--criterion-threshold", multiple=True, metavar="NAME=T",
-                     help="Pass threshold of one criterion (repeatable)."),
-        click.option("--scale", default=None, metavar="MIN:MAX",
-                     help="Scale of the ordinal and continuous criteria (values outside are refused)."),
-        click.option("--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one criterion (repeatable)."),
+        click.option(
+            "--kind",
+            type=click.Choice(KIND_CHOICES),
+            default=None,
+            help="Kind of every criterion (default: inferred per criterion from its values).",
+        ),
+        click.option(
+            "--criterion-kind", multiple=True, metavar="NAME=KIND", help="Kind of one criterion (repeatable)."
+        ),
+        click.option(
+            "--threshold",
+            type=float,
+            default=None,
+            help="Pass threshold (score >= T passes) of the ordinal and continuous criteria.",
+        ),
+        click.option(
+            "--criterion-threshold",
+            multiple=True,
+            metavar="NAME=T",
+            help="Pass threshold of one criterion (repeatable).",
+        ),
+        click.option(
+            "--scale",
+            default=None,
+            metavar="MIN:MAX",
+            help="Scale of the ordinal and continuous criteria (values outside are refused).",
+        ),
+        click.option(
+            "--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one criterion (repeatable)."
+        ),
         click.option("--gate", multiple=True, metavar="NAME", help="Mark a criterion as a hard gate (repeatable)."),
-        click.option("--allow-missing", is_flag=True,
-                     help="Record missing values as verdicts without a value (passed null) and mark the run partial, "
-                     "instead of refusing the file."),
-        click.option("--suite", "attach", default=None, metavar="ID",
-                     help="Attach to this existing suite (items must match) instead of creating one."),
+        click.option(
+            "--allow-missing",
+            is_flag=True,
+            help="Record missing values as verdicts without a value (passed null) and mark the run partial, "
+            "instead of refusing the file.",
+        ),
+        click.option(
+            "--suite",
+            "attach",
+            default=None,
+            metavar="ID",
+            help="Attach to this existing suite (items must match) instead of creating one.",
+        ),
         click.option("--suite-id", default=None, help="Id of the new suite (default: from the file name)."),
         click.option("--gen-id", default=None, help="Id of the new generation (default: from the file name)."),
         click.option("--run-id", default=None, help="Id of the new run (default: from the file name)."),
-        click.option("--labelset-id", default=None, help="Id of the new label set with --human (default: from the file name)."),
-        click.option("--judge-model", default="unknown", show_default=True, help="The judge model, as a pinned snapshot."),
-        click.option("--knob", "knobs", multiple=True, metavar="KEY=VALUE",
-                     help="Record a setting (repeatable): system keys go to the generation, others to the run; "
-                     "gen.KEY / run.KEY force the side."),
+        click.option(
+            "--labelset-id", default=None, help="Id of the new label set with --human (default: from the file name)."
+        ),
+        click.option(
+            "--judge-model", default="unknown", show_default=True, help="The judge model, as a pinned snapshot."
+        ),
+        click.option(
+            "--knob",
+            "knobs",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Record a setting (repeatable): system keys go to the generation, others to the run; "
+            "gen.KEY / run.KEY force the side.",
+        ),
         click.option("--description", default=None, help="Free text stored with the suite, run or label set."),
         click.option("--human", is_flag=True, help="The values are people's labels: write a label set, not a run."),
-        click.option("--annotator-col", default=None,
-                     help="With --human: annotator column.  [default: annotator, if present]"),
-        click.option("--annotator", default="annotator", show_default=True,
-                     help="With --human and no annotator column: the one annotator's id."),
+        click.option(
+            "--annotator-col", default=None, help="With --human: annotator column.  [default: annotator, if present]"
+        ),
+        click.option(
+            "--annotator",
+            default="annotator",
+            show_default=True,
+            help="With --human and no annotator column: the one annotator's id.",
+        ),
         click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON."),
     ]
     for opt in reversed(opts):
@@ -219,18 +355,43 @@ def _shared(f: Callable) -> Callable:
 
 
 def _opts(file: str, kw: dict) -> Opts:
-    kinds = KindOptions.from_cli(file, kw.pop("kind"), kw.pop("criterion_kind"), kw.pop("threshold"),
-                                 kw.pop("criterion_threshold"), kw.pop("scale"), kw.pop("criterion_scale"),
-                                 kw.pop("gate"))
-    return Opts(file=file, input_format=kw.pop("input_format"), item_col=kw.pop("item_col"),
-                input_col=kw.pop("input_col"), output_col=kw.pop("output_col"), gen_round_col=kw.pop("gen_round_col"),
-                judge_round_col=kw.pop("judge_round_col"), reason_col=kw.pop("reason_col"),
-                context_col=kw.pop("context_col"), reference_col=kw.pop("reference_col"),
-                class_col=kw.pop("class_col"), criteria=kw.pop("criteria"), kinds=kinds,
-                allow_missing=kw.pop("allow_missing"), suite=kw.pop("attach"), suite_id=kw.pop("suite_id"),
-                gen_id=kw.pop("gen_id"), run_id=kw.pop("run_id"), labelset_id=kw.pop("labelset_id"),
-                judge_model=kw.pop("judge_model"), knobs=list(kw.pop("knobs")), description=kw.pop("description"),
-                human=kw.pop("human"), annotator_col=kw.pop("annotator_col"), annotator=kw.pop("annotator"))
+    kinds = KindOptions.from_cli(
+        file,
+        kw.pop("kind"),
+        kw.pop("criterion_kind"),
+        kw.pop("threshold"),
+        kw.pop("criterion_threshold"),
+        kw.pop("scale"),
+        kw.pop("criterion_scale"),
+        kw.pop("gate"),
+    )
+    return Opts(
+        file=file,
+        input_format=kw.pop("input_format"),
+        item_col=kw.pop("item_col"),
+        input_col=kw.pop("input_col"),
+        output_col=kw.pop("output_col"),
+        gen_round_col=kw.pop("gen_round_col"),
+        judge_round_col=kw.pop("judge_round_col"),
+        reason_col=kw.pop("reason_col"),
+        context_col=kw.pop("context_col"),
+        reference_col=kw.pop("reference_col"),
+        class_col=kw.pop("class_col"),
+        criteria=kw.pop("criteria"),
+        kinds=kinds,
+        allow_missing=kw.pop("allow_missing"),
+        suite=kw.pop("attach"),
+        suite_id=kw.pop("suite_id"),
+        gen_id=kw.pop("gen_id"),
+        run_id=kw.pop("run_id"),
+        labelset_id=kw.pop("labelset_id"),
+        judge_model=kw.pop("judge_model"),
+        knobs=list(kw.pop("knobs")),
+        description=kw.pop("description"),
+        human=kw.pop("human"),
+        annotator_col=kw.pop("annotator_col"),
+        annotator=kw.pop("annotator"),
+    )
 
 
 def register(group: click.Group) -> None:
@@ -249,8 +410,12 @@ def register(group: click.Group) -> None:
 
     @group.command("wide")
     @click.argument("file", type=click.Path(dir_okay=False))
-    @click.option("--reason-suffix", default="_reason", show_default=True,
-                  help="A column <criterion><suffix> holds that criterion's reason (empty: none).")
+    @click.option(
+        "--reason-suffix",
+        default="_reason",
+        show_default=True,
+        help="A column <criterion><suffix> holds that criterion's reason (empty: none).",
+    )
     @_shared
     @click.pass_obj
     def import_wide_cmd(obj, file: str, reason_suffix: str, as_json: bool, **kw) -> None:
@@ -260,8 +425,12 @@ def register(group: click.Group) -> None:
 
     @group.command("pairs")
     @click.argument("file", type=click.Path(dir_okay=False))
-    @click.option("--input-format", type=click.Choice(INPUT_FORMATS), default=None,
-                  help="File format (default: from the extension).")
+    @click.option(
+        "--input-format",
+        type=click.Choice(INPUT_FORMATS),
+        default=None,
+        help="File format (default: from the extension).",
+    )
     @click.option("--item-col", default=None, help="Item id column.  [default: item_id]")
     @click.option("--input-col", default=None, help="Input column.  [default: input]")
     @click.option("--output-a-col", default=None, help="First answer (shown on the left).  [default: output_a]")
@@ -270,18 +439,32 @@ def register(group: click.Group) -> None:
     @click.option("--arm-b", default=None, help="Arm name of every output_b (with --arm-a).")
     @click.option("--arm-a-col", default=None, help="Column naming output_a's arm per row.  [default: arm_a]")
     @click.option("--arm-b-col", default=None, help="Column naming output_b's arm per row.  [default: arm_b]")
-    @click.option("--model-as-shown-col", default=None,
-                  help="The model grader's choice with a on the left (a/b/tie or left/right/same).")
-    @click.option("--model-swapped-col", default=None,
-                  help="The model grader's choice with the pair swapped (a/b name the file's columns; left/right "
-                  "name what the grader saw and are flipped).")
+    @click.option(
+        "--model-as-shown-col",
+        default=None,
+        help="The model grader's choice with a on the left (a/b/tie or left/right/same).",
+    )
+    @click.option(
+        "--model-swapped-col",
+        default=None,
+        help="The model grader's choice with the pair swapped (a/b name the file's columns; left/right "
+        "name what the grader saw and are flipped).",
+    )
     @click.option("--model-as-shown-reason-col", default=None, help="The grader's reason, as shown.")
     @click.option("--model-swapped-reason-col", default=None, help="The grader's reason, swapped.")
-    @click.option("--human-col", "human_cols", multiple=True, metavar="COL",
-                  help="A column of one person's choices (a/b/tie or left/right/same); the column name is the "
-                  "reviewer (repeatable).")
-    @click.option("--annotator-col", default=None,
-                  help="Column naming who chose (rows with the same item, arms and answers form one pair).")
+    @click.option(
+        "--human-col",
+        "human_cols",
+        multiple=True,
+        metavar="COL",
+        help="A column of one person's choices (a/b/tie or left/right/same); the column name is the "
+        "reviewer (repeatable).",
+    )
+    @click.option(
+        "--annotator-col",
+        default=None,
+        help="Column naming who chose (rows with the same item, arms and answers form one pair).",
+    )
     @click.option("--choice-col", default=None, help="With --annotator-col: the choice column.")
     @click.option("--seconds-col", default=None, help="Seconds the person took (optional).")
     @click.option("--context-col", default=None, help="Item context column (optional).  [default: context]")
@@ -289,50 +472,111 @@ def register(group: click.Group) -> None:
     @click.option("--class-col", default=None, help="Item class column (optional).  [default: class]")
     @click.option("--suite", "attach", default=None, metavar="ID", help="Attach to this existing suite.")
     @click.option("--suite-id", default=None, help="Id of the new suite (default: from the file name).")
-    @click.option("--session-id", default=None, help="Id of the session (default: from the file name; never an arm name).")
+    @click.option(
+        "--session-id", default=None, help="Id of the session (default: from the file name; never an arm name)."
+    )
     @click.option("--run-id", default=None, help="Id of the model grader's run (default: <session>-grader).")
     @click.option("--judge-model", default="unknown", show_default=True, help="The model grader, as a pinned snapshot.")
-    @click.option("--seed", type=int, default=None, help="Seed of the pair ids (default: drawn, and recorded in session.json).")
-    @click.option("--keys", type=click.Path(file_okay=False), default=None,
-                  help="Keys directory (default: <data>-keys, beside the data directory; never inside it).")
+    @click.option(
+        "--seed", type=int, default=None, help="Seed of the pair ids (default: drawn, and recorded in session.json)."
+    )
+    @click.option(
+        "--keys",
+        type=click.Path(file_okay=False),
+        default=None,
+        help="Keys directory (default: <data>-keys, beside the data directory; never inside it).",
+    )
     # Arena / MT-Bench shapes (evalcore/importers/common.py; docs/IMPORT.md)
-    @click.option("--preset", type=click.Choice(("arena", "mt-bench")), default=None,
-                  help="Column defaults of a known shape: arena (model_a/model_b/winner/judge/conversation_a/b) or "
-                  "mt-bench (model_1/model_2/g1_winner/g2_winner/judge with --questions and --answers).")
-    @click.option("--conversation-a-col", default=None,
-                  help="Column of conversation a (a list of {role, content} messages): input and output_a come from it.")
+    @click.option(
+        "--preset",
+        type=click.Choice(("arena", "mt-bench")),
+        default=None,
+        help="Column defaults of a known shape: arena (model_a/model_b/winner/judge/conversation_a/b) or "
+        "mt-bench (model_1/model_2/g1_winner/g2_winner/judge with --questions and --answers).",
+    )
+    @click.option(
+        "--conversation-a-col",
+        default=None,
+        help="Column of conversation a (a list of {role, content} messages): input and output_a come from it.",
+    )
     @click.option("--conversation-b-col", default=None, help="Column of conversation b: output_b comes from it.")
-    @click.option("--turn-col", default=None,
-                  help="Column of the turn judged (1, 2, ...): conversations are cut after it; turn k > 1 is item <id>-turn<k>.")
-    @click.option("--questions", type=click.Path(dir_okay=False), default=None,
-                  help="MT-Bench question.jsonl (question_id, turns, category, reference): the inputs.")
-    @click.option("--answers", type=click.Path(), default=None,
-                  help="MT-Bench model_answer directory (<model>.jsonl) or one answers .jsonl: the outputs.")
-    @click.option("--judge-col", default=None,
-                  help="Column naming the model grader per row (a list [model, prompt] as in MT-Bench, or a name).")
+    @click.option(
+        "--turn-col",
+        default=None,
+        help="Column of the turn judged (1, 2, ...): conversations are cut after it; turn k > 1 is item <id>-turn<k>.",
+    )
+    @click.option(
+        "--questions",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="MT-Bench question.jsonl (question_id, turns, category, reference): the inputs.",
+    )
+    @click.option(
+        "--answers",
+        type=click.Path(),
+        default=None,
+        help="MT-Bench model_answer directory (<model>.jsonl) or one answers .jsonl: the outputs.",
+    )
+    @click.option(
+        "--judge-col",
+        default=None,
+        help="Column naming the model grader per row (a list [model, prompt] as in MT-Bench, or a name).",
+    )
     @click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
     @click.pass_obj
     def import_pairs_cmd(obj, file: str, as_json: bool, **kw) -> None:
         """Import pairwise comparisons as a closed, blinded session (key in the keys directory)."""
-        o = PairOpts(file=file, input_format=kw["input_format"], item_col=kw["item_col"], input_col=kw["input_col"],
-                     output_a_col=kw["output_a_col"], output_b_col=kw["output_b_col"], arm_a=kw["arm_a"],
-                     arm_b=kw["arm_b"], arm_a_col=kw["arm_a_col"], arm_b_col=kw["arm_b_col"],
-                     model_as_shown_col=kw["model_as_shown_col"], model_swapped_col=kw["model_swapped_col"],
-                     model_as_shown_reason_col=kw["model_as_shown_reason_col"],
-                     model_swapped_reason_col=kw["model_swapped_reason_col"], human_cols=list(kw["human_cols"]),
-                     annotator_col=kw["annotator_col"], choice_col=kw["choice_col"], seconds_col=kw["seconds_col"],
-                     context_col=kw["context_col"], reference_col=kw["reference_col"], class_col=kw["class_col"],
-                     suite=kw["attach"], suite_id=kw["suite_id"], session_id=kw["session_id"], run_id=kw["run_id"],
-                     judge_model=kw["judge_model"], seed=kw["seed"], keys=kw["keys"])
+        o = PairOpts(
+            file=file,
+            input_format=kw["input_format"],
+            item_col=kw["item_col"],
+            input_col=kw["input_col"],
+            output_a_col=kw["output_a_col"],
+            output_b_col=kw["output_b_col"],
+            arm_a=kw["arm_a"],
+            arm_b=kw["arm_b"],
+            arm_a_col=kw["arm_a_col"],
+            arm_b_col=kw["arm_b_col"],
+            model_as_shown_col=kw["model_as_shown_col"],
+            model_swapped_col=kw["model_swapped_col"],
+            model_as_shown_reason_col=kw["model_as_shown_reason_col"],
+            model_swapped_reason_col=kw["model_swapped_reason_col"],
+            human_cols=list(kw["human_cols"]),
+            annotator_col=kw["annotator_col"],
+            choice_col=kw["choice_col"],
+            seconds_col=kw["seconds_col"],
+            context_col=kw["context_col"],
+            reference_col=kw["reference_col"],
+            class_col=kw["class_col"],
+            suite=kw["attach"],
+            suite_id=kw["suite_id"],
+            session_id=kw["session_id"],
+            run_id=kw["run_id"],
+            judge_model=kw["judge_model"],
+            seed=kw["seed"],
+            keys=kw["keys"],
+        )
         from evalcore.importers.pair_presets import PairExtras, pairs_preparer
-        extras = PairExtras(preset=kw["preset"], conversation_a_col=kw["conversation_a_col"],
-                            conversation_b_col=kw["conversation_b_col"], turn_col=kw["turn_col"],
-                            questions=kw["questions"], answers=kw["answers"], judge_col=kw["judge_col"])
-        s = import_pairs(obj, file, o, pairs_preparer(extras))
-        _emit(s, as_json, (f"imported {s['file']}: session {s['session_id']} (closed, {s['pairs']} pairs, "
-                           f"{s['judgments']} human choices, {s['pair_verdicts']} model verdicts), suite "
-                           f"{s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}"))
 
+        extras = PairExtras(
+            preset=kw["preset"],
+            conversation_a_col=kw["conversation_a_col"],
+            conversation_b_col=kw["conversation_b_col"],
+            turn_col=kw["turn_col"],
+            questions=kw["questions"],
+            answers=kw["answers"],
+            judge_col=kw["judge_col"],
+        )
+        s = import_pairs(obj, file, o, pairs_preparer(extras))
+        _emit(
+            s,
+            as_json,
+            (
+                f"imported {s['file']}: session {s['session_id']} (closed, {s['pairs']} pairs, "
+                f"{s['judgments']} human choices, {s['pair_verdicts']} model verdicts), suite "
+                f"{s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}"
+            ),
+        )
 
     # published data sets (evalcore/importers/datasets/hanna.py; docs/DATASETS.md)
     group.add_command(import_hanna_cmd)
@@ -344,8 +588,12 @@ def register(group: click.Group) -> None:
 
 @click.command("pandalm")
 @click.argument("source", metavar="DIR")
-@click.option("--keys", type=click.Path(file_okay=False), default=None,
-              help="Keys directory (default: <data>-keys, beside the data directory; never inside it).")
+@click.option(
+    "--keys",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keys directory (default: <data>-keys, beside the data directory; never inside it).",
+)
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the random pair ids.")
 @click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
 @click.pass_obj
@@ -356,12 +604,16 @@ def import_pandalm_cmd(obj, source: str, keys: str | None, seed: int, as_json: b
     if as_json:
         click.echo(json.dumps(s, indent=1, default=str))
         return
-    judges = ", ".join(f"{r['run_id']} ({r['pair_verdicts']} verdicts, {r['unparseable']} unparseable kept as errors)"
-                       for r in s["runs"])
-    click.echo(f"imported PandaLM from {s['source']}: suite {s['suite_id']} ({s['items']} instructions), "
-               f"{len(s['gen_ids'])} generations pandalm-arm1..{len(s['gen_ids'])}, closed session {s['session_id']} ({s['pairs']} pairs, "
-               f"{s['judgments']} choices by {', '.join(s['reviewers'])}), runs {judges}; key in {s['keys']}; "
-               f"{s['seconds']} s")
+    judges = ", ".join(
+        f"{r['run_id']} ({r['pair_verdicts']} verdicts, {r['unparseable']} unparseable kept as errors)"
+        for r in s["runs"]
+    )
+    click.echo(
+        f"imported PandaLM from {s['source']}: suite {s['suite_id']} ({s['items']} instructions), "
+        f"{len(s['gen_ids'])} generations pandalm-arm1..{len(s['gen_ids'])}, closed session {s['session_id']} ({s['pairs']} pairs, "
+        f"{s['judgments']} choices by {', '.join(s['reviewers'])}), runs {judges}; key in {s['keys']}; "
+        f"{s['seconds']} s"
+    )
 
 
 register(import_)  # long, wide, pairs, hanna, summeval, pandalm

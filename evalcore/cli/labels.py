@@ -24,26 +24,60 @@ def labels() -> None:
 @click.option("--note", default=None)
 @click.option("--gen", "gen_id", default=None, help="Generation (needed when the item is in several).")
 @click.option("--round", "gen_round", type=int, default=1, show_default=True, help="Generation round.")
-@click.option("--outcome", type=click.Choice(["decided", "test_wrong", "skipped", "withdrawn"]), default="decided",
-              show_default=True)
+@click.option(
+    "--outcome",
+    type=click.Choice(["decided", "test_wrong", "skipped", "withdrawn"]),
+    default="decided",
+    show_default=True,
+)
 @click.option("--queue", default="cli", show_default=True, help="Where the decision came from.")
 @click.option("--reason-code", default=None, help="Why the case was reviewed.")
 @click.option("--supersedes", type=int, default=None, help="Edit id this one replaces or withdraws.")
 @click.option("--tag", "tags", multiple=True, help="Free-form failure tag (repeatable).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def labels_add(obj: Ctx, item_id, criterion, value, reviewer, note, gen_id, gen_round, outcome, queue,
-               reason_code, supersedes, tags, as_json) -> None:
+def labels_add(
+    obj: Ctx,
+    item_id,
+    criterion,
+    value,
+    reviewer,
+    note,
+    gen_id,
+    gen_round,
+    outcome,
+    queue,
+    reason_code,
+    supersedes,
+    tags,
+    as_json,
+) -> None:
     """Record one decision (appended; nothing is overwritten)."""
     from evalcore.storage.labels import LabelStore
+
     ls = LabelStore(obj.store)
     if outcome == "decided" and value is None:
         raise click.UsageError("--value is required for a decision")
-    row = ls.add(item_id=item_id, criterion=criterion, value=value, reviewer=reviewer, note=note, gen_id=gen_id,
-                 gen_round=gen_round, outcome=outcome, queue=queue, reason_code=reason_code, supersedes=supersedes,
-                 tags=tags)
-    emit(row, as_json, f"edit {row['edit_id']}: {row['gen_id']}/{row['item_id']} r{row['gen_round']} "
-                       f"{row['criterion']} = {row['value']} ({row['outcome']}) by {row['reviewer']} -> {ls.path}")
+    row = ls.add(
+        item_id=item_id,
+        criterion=criterion,
+        value=value,
+        reviewer=reviewer,
+        note=note,
+        gen_id=gen_id,
+        gen_round=gen_round,
+        outcome=outcome,
+        queue=queue,
+        reason_code=reason_code,
+        supersedes=supersedes,
+        tags=tags,
+    )
+    emit(
+        row,
+        as_json,
+        f"edit {row['edit_id']}: {row['gen_id']}/{row['item_id']} r{row['gen_round']} "
+        f"{row['criterion']} = {row['value']} ({row['outcome']}) by {row['reviewer']} -> {ls.path}",
+    )
 
 
 @labels.command("list")
@@ -54,12 +88,27 @@ def labels_add(obj: Ctx, item_id, criterion, value, reviewer, note, gen_id, gen_
 def labels_list(obj: Ctx, history: bool, shipped: bool, as_json: bool) -> None:
     """Show current labels (or the history), shipped ones marked as such."""
     from evalcore.storage.labels import LabelStore
+
     ls = LabelStore(obj.store)
     rows = (ls.shipped() if shipped else []) + (ls.history() if history else ls.current())
-    emit(rows, as_json, _table(rows, [("source", "source", False), ("edit_id", "edit", False), ("gen_id", "gen", False),
-                                      ("item_id", "item", False), ("criterion", "criterion", False),
-                                      ("value", "value", False), ("outcome", "outcome", False),
-                                      ("reviewer", "reviewer", False), ("created_at", "when", False)]))
+    emit(
+        rows,
+        as_json,
+        _table(
+            rows,
+            [
+                ("source", "source", False),
+                ("edit_id", "edit", False),
+                ("gen_id", "gen", False),
+                ("item_id", "item", False),
+                ("criterion", "criterion", False),
+                ("value", "value", False),
+                ("outcome", "outcome", False),
+                ("reviewer", "reviewer", False),
+                ("created_at", "when", False),
+            ],
+        ),
+    )
 
 
 @labels.command("export")
@@ -71,7 +120,9 @@ def labels_list(obj: Ctx, history: bool, shipped: bool, as_json: bool) -> None:
 def labels_export(obj: Ctx, fmt: str, out: str | None, history: bool, shipped: bool) -> None:
     """Export labels with their provenance."""
     from evalcore.storage.labels import LabelStore, export_labels
-    text = export_labels(LabelStore(obj.store), fmt, Path(out) if out else None, history=history,
-                         include_shipped=shipped)
+
+    text = export_labels(
+        LabelStore(obj.store), fmt, Path(out) if out else None, history=history, include_shipped=shipped
+    )
     if text is not None:
         click.echo(text, nl=False)

@@ -16,24 +16,48 @@ from evalcore.cli._common import Ctx, cli, emit
 def _run_options(f):
     """Options every model-calling command takes; they may change between a start and --resume."""
     f = click.option("--quiet", is_flag=True, help="No progress line on stderr.")(f)
-    f = click.option("--price", default=None, metavar="IN,OUT",
-                     help="US dollars per million input and output tokens, for a model litellm has no price for "
-                          "(otherwise the cost is reported as unknown, never 0).")(f)
-    f = click.option("--backoff", type=float, default=1.0, show_default=True,
-                     help="First backoff in seconds after a 429, 5xx or timeout; doubles per retry, with jitter.")(f)
+    f = click.option(
+        "--price",
+        default=None,
+        metavar="IN,OUT",
+        help="US dollars per million input and output tokens, for a model litellm has no price for "
+        "(otherwise the cost is reported as unknown, never 0).",
+    )(f)
+    f = click.option(
+        "--backoff",
+        type=float,
+        default=1.0,
+        show_default=True,
+        help="First backoff in seconds after a 429, 5xx or timeout; doubles per retry, with jitter.",
+    )(f)
     f = click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per attempt.")(f)
-    f = click.option("--max-retries", type=int, default=4, show_default=True,
-                     help="Retries per call after the first attempt (429, 5xx, timeouts, parse errors).")(f)
+    f = click.option(
+        "--max-retries",
+        type=int,
+        default=4,
+        show_default=True,
+        help="Retries per call after the first attempt (429, 5xx, timeouts, parse errors).",
+    )(f)
     f = click.option("--concurrency", type=int, default=8, show_default=True, help="Calls in flight at most.")(f)
-    f = click.option("--api-base", default=None, help="Base URL of an OpenAI-compatible endpoint (e.g. a local server).")(f)
+    f = click.option(
+        "--api-base", default=None, help="Base URL of an OpenAI-compatible endpoint (e.g. a local server)."
+    )(f)
     return f
 
 
 def _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet):
     from evalcore.llm.client import parse_price
     from evalcore.llm.plan import RunOptions
-    return RunOptions(concurrency=concurrency, max_retries=max_retries, timeout=timeout, backoff=backoff,
-                      api_base=api_base, price=parse_price(price), progress=not quiet)
+
+    return RunOptions(
+        concurrency=concurrency,
+        max_retries=max_retries,
+        timeout=timeout,
+        backoff=backoff,
+        api_base=api_base,
+        price=parse_price(price),
+        progress=not quiet,
+    )
 
 
 def _interrupted(e: Exception) -> None:
@@ -46,47 +70,91 @@ def _cost(v) -> str:
 
 
 def _done_text(r: dict, what: str, n_label: str, n_key: str) -> str:
-    lines = [f"{what} {r.get('run_id') or r.get('gen_id')}: {r['status']}, {r['calls']} calls "
-             f"({r.get('failed_calls', r.get('failed', 0))} failed, {r.get('cache_hits', 0)} from the cache), "
-             f"{r[n_key]} {n_label}, tokens {r['tokens_in']} in / {r['tokens_out']} out, cost {_cost(r['cost_usd'])}",
-             f"written to {r['path']}"]
+    lines = [
+        f"{what} {r.get('run_id') or r.get('gen_id')}: {r['status']}, {r['calls']} calls "
+        f"({r.get('failed_calls', r.get('failed', 0))} failed, {r.get('cache_hits', 0)} from the cache), "
+        f"{r[n_key]} {n_label}, tokens {r['tokens_in']} in / {r['tokens_out']} out, cost {_cost(r['cost_usd'])}",
+        f"written to {r['path']}",
+    ]
     if r["status"] == "polluted":
         ids = r.get("failed_call_ids") or []
-        lines.insert(0, f"WARNING: POLLUTED: {len(ids) or r.get('failed', 0)} calls still failed after every retry"
-                        + (f": {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}" if ids else "")
-                        + "; every figure of this result says so")
+        lines.insert(
+            0,
+            f"WARNING: POLLUTED: {len(ids) or r.get('failed', 0)} calls still failed after every retry"
+            + (f": {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}" if ids else "")
+            + "; every figure of this result says so",
+        )
     return "\n".join(lines)
 
 
 @cli.command()
 @click.option("--suite", "suite_id", default=None, help="Suite to answer.")
 @click.option("--model", default=None, help="Model of the system under test, as litellm names it.")
-@click.option("--system-prompt", type=click.Path(dir_okay=False), default=None,
-              help="File with the system prompt (its hash is recorded as writer_prompt_hash).")
+@click.option(
+    "--system-prompt",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="File with the system prompt (its hash is recorded as writer_prompt_hash).",
+)
 @click.option("--rounds", type=int, default=None, help="Generation rounds: each item answered this many times [1].")
 @click.option("--knob", "knob", multiple=True, metavar="KEY=VALUE", help="Record a setting of the system (repeatable).")
 @click.option("--temperature", type=float, default=None)
 @click.option("--seed", type=int, default=None, help="Seed of round 1; round r sends seed + r - 1.")
 @click.option("--limit", type=int, default=None, help="Only the first N items (by item id).")
 @click.option("--gen-id", default=None, help="Id of the new generation (default gen-<time>).")
-@click.option("--resume", is_flag=True, help="Finish an interrupted generation (--gen-id) without re-sending any completed call.")
+@click.option(
+    "--resume", is_flag=True, help="Finish an interrupted generation (--gen-id) without re-sending any completed call."
+)
 @click.option("--reuse", is_flag=True, help="Serve identical calls (same request, same round) from earlier journals.")
 @click.option("--dry-run", is_flag=True, help="Print the calls and an offline token and cost estimate; send nothing.")
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def generate(obj: Ctx, suite_id, model, system_prompt, rounds, knob, temperature, seed, limit, gen_id, resume, reuse,
-             dry_run, api_base, concurrency, max_retries, timeout, backoff, price, quiet, as_json) -> None:
+def generate(
+    obj: Ctx,
+    suite_id,
+    model,
+    system_prompt,
+    rounds,
+    knob,
+    temperature,
+    seed,
+    limit,
+    gen_id,
+    resume,
+    reuse,
+    dry_run,
+    api_base,
+    concurrency,
+    max_retries,
+    timeout,
+    backoff,
+    price,
+    quiet,
+    as_json,
+) -> None:
     """The system under test answers a suite through litellm (rounds, tokens, cost, latency, abstained)."""
     from evalcore.llm.client import Interrupted
     from evalcore.llm.generation import GenerateRequest, parse_knobs
     from evalcore.llm.generation import generate as gen
     from evalcore.llm.plan import format_dry_run, require_writable_data
+
     if not dry_run:
         require_writable_data(obj.data_opt, "generate")
-    req = GenerateRequest(suite_id=suite_id, model=model, system_prompt=system_prompt, rounds=rounds,
-                          temperature=temperature, seed=seed, limit=limit, gen_id=gen_id, resume=resume, reuse=reuse,
-                          dry_run=dry_run, knobs=parse_knobs(knob))
+    req = GenerateRequest(
+        suite_id=suite_id,
+        model=model,
+        system_prompt=system_prompt,
+        rounds=rounds,
+        temperature=temperature,
+        seed=seed,
+        limit=limit,
+        gen_id=gen_id,
+        resume=resume,
+        reuse=reuse,
+        dry_run=dry_run,
+        knobs=parse_knobs(knob),
+    )
     try:
         r = gen(obj.store, req, _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet))
     except Interrupted as e:
@@ -94,40 +162,95 @@ def generate(obj: Ctx, suite_id, model, system_prompt, rounds, knob, temperature
     if dry_run:
         emit(r, as_json, format_dry_run(r))
         return
-    emit(r, as_json, _done_text(r, "generation", "outputs", "outputs")
-         + f"\nabstained: {r['abstained']} of {r['outputs']}")
+    emit(
+        r,
+        as_json,
+        _done_text(r, "generation", "outputs", "outputs") + f"\nabstained: {r['abstained']} of {r['outputs']}",
+    )
 
 
 @cli.command()
 @click.option("--gen", "gen_id", default=None, help="Generation to judge.")
 @click.option("--rubric", type=click.Path(dir_okay=False), default=None, help="Rubric file (TOML or YAML).")
-@click.option("--mode", type=click.Choice(["single", "split", "grouped"]), default=None,
-              help="single: one call returns every criterion; split: one call per criterion; grouped: one per group.")
+@click.option(
+    "--mode",
+    type=click.Choice(["single", "split", "grouped"]),
+    default=None,
+    help="single: one call returns every criterion; split: one call per criterion; grouped: one per group.",
+)
 @click.option("--model", default=None, help="Judge model, as litellm names it.")
 @click.option("--rounds", type=int, default=None, help="Independent judge rounds over each output [1].")
 @click.option("--temperature", type=float, default=None)
 @click.option("--seed", type=int, default=None, help="Seed of judge round 1; round r sends seed + r - 1.")
-@click.option("--field-order", default=None, metavar="fixed|rotate|A,B,...",
-              help="Order the criteria are asked in: the rubric's (fixed), rotated per item, or a list.")
-@click.option("--prompt-variant", default=None, help="default, or independent (an evaluate-each-criterion-on-its-own line).")
-@click.option("--items", type=click.Path(dir_okay=False), default=None,
-              help="Judge only these items (CSV with item_id[,gen_round], JSONL, JSON or one id per line).")
+@click.option(
+    "--field-order",
+    default=None,
+    metavar="fixed|rotate|A,B,...",
+    help="Order the criteria are asked in: the rubric's (fixed), rotated per item, or a list.",
+)
+@click.option(
+    "--prompt-variant", default=None, help="default, or independent (an evaluate-each-criterion-on-its-own line)."
+)
+@click.option(
+    "--items",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Judge only these items (CSV with item_id[,gen_round], JSONL, JSON or one id per line).",
+)
 @click.option("--limit", type=int, default=None, help="Only the first N items (by item id).")
-@click.option("--run-id", default=None, help="Id of the new run (default run-<time>); with --resume, the run to finish.")
+@click.option(
+    "--run-id", default=None, help="Id of the new run (default run-<time>); with --resume, the run to finish."
+)
 @click.option("--resume", is_flag=True, help="Finish an interrupted run without re-sending any completed call.")
-@click.option("--reuse", is_flag=True, help="Serve identical calls (same request, same round) from earlier journals; hits are counted.")
+@click.option(
+    "--reuse",
+    is_flag=True,
+    help="Serve identical calls (same request, same round) from earlier journals; hits are counted.",
+)
 @click.option("--dry-run", is_flag=True, help="Print the calls and an offline token and cost estimate; send nothing.")
-@click.option("--structured", type=click.Choice(["auto", "json_schema", "tolerant"]), default="auto", show_default=True,
-              help="response_format with a strict JSON schema, or the tolerant parse alone (auto: where supported).")
+@click.option(
+    "--structured",
+    type=click.Choice(["auto", "json_schema", "tolerant"]),
+    default="auto",
+    show_default=True,
+    help="response_format with a strict JSON schema, or the tolerant parse alone (auto: where supported).",
+)
 @click.option("--postprocess", default=None, help="Post-processing version (default: the current one).")
 @click.option("--description", default="", help="Free text shown beside the run.")
 @click.option("--knob", "knob", multiple=True, metavar="KEY=VALUE", help="Record a setting of the judge (repeatable).")
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def judge(obj: Ctx, gen_id, rubric, mode, model, rounds, temperature, seed, field_order, prompt_variant, items, limit,
-          run_id, resume, reuse, dry_run, structured, postprocess, description, knob, api_base, concurrency,
-          max_retries, timeout, backoff, price, quiet, as_json) -> None:
+def judge(
+    obj: Ctx,
+    gen_id,
+    rubric,
+    mode,
+    model,
+    rounds,
+    temperature,
+    seed,
+    field_order,
+    prompt_variant,
+    items,
+    limit,
+    run_id,
+    resume,
+    reuse,
+    dry_run,
+    structured,
+    postprocess,
+    description,
+    knob,
+    api_base,
+    concurrency,
+    max_retries,
+    timeout,
+    backoff,
+    price,
+    quiet,
+    as_json,
+) -> None:
     """Judge a generation with a rubric in single, split or grouped mode; journaled and resumable."""
     from evalcore.llm.client import Interrupted
     from evalcore.llm.generation import parse_knobs
@@ -135,12 +258,30 @@ def judge(obj: Ctx, gen_id, rubric, mode, model, rounds, temperature, seed, fiel
     from evalcore.llm.judging import judge as run_judge
     from evalcore.llm.plan import format_dry_run, require_writable_data
     from evalcore.llm.prompts import POSTPROCESS_VERSION
+
     if not dry_run:
         require_writable_data(obj.data_opt, "judge")
-    req = JudgeRequest(gen_id=gen_id, rubric=rubric, mode=mode, model=model, rounds=rounds, temperature=temperature,
-                       seed=seed, field_order=field_order, prompt_variant=prompt_variant, items=items, limit=limit,
-                       run_id=run_id, resume=resume, reuse=reuse, structured=structured, description=description,
-                       knobs=parse_knobs(knob), dry_run=dry_run, postprocess=postprocess or POSTPROCESS_VERSION)
+    req = JudgeRequest(
+        gen_id=gen_id,
+        rubric=rubric,
+        mode=mode,
+        model=model,
+        rounds=rounds,
+        temperature=temperature,
+        seed=seed,
+        field_order=field_order,
+        prompt_variant=prompt_variant,
+        items=items,
+        limit=limit,
+        run_id=run_id,
+        resume=resume,
+        reuse=reuse,
+        structured=structured,
+        description=description,
+        knobs=parse_knobs(knob),
+        dry_run=dry_run,
+        postprocess=postprocess or POSTPROCESS_VERSION,
+    )
     try:
         r = run_judge(obj.store, req, _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet))
     except Interrupted as e:
@@ -154,13 +295,19 @@ def judge(obj: Ctx, gen_id, rubric, mode, model, rounds, temperature, seed, fiel
 @cli.command("judge-pairs")
 @click.option("--session", "session_id", default=None, help="Pairwise session to grade.")
 @click.option("--model", default=None, help="Grader model, as litellm names it.")
-@click.option("--gen", "gen_id", default=None,
-              help="Generation the run is attached to (the contract needs one; default: the first of the session's suite).")
+@click.option(
+    "--gen",
+    "gen_id",
+    default=None,
+    help="Generation the run is attached to (the contract needs one; default: the first of the session's suite).",
+)
 @click.option("--rounds", type=int, default=None, help="Independent rounds over each pair and order [1].")
 @click.option("--temperature", type=float, default=None)
 @click.option("--seed", type=int, default=None, help="Seed of round 1; round r sends seed + r - 1.")
 @click.option("--limit", type=int, default=None, help="Only the first N pairs (by pair id).")
-@click.option("--run-id", default=None, help="Id of the new run (default pairs-<time>); with --resume, the run to finish.")
+@click.option(
+    "--run-id", default=None, help="Id of the new run (default pairs-<time>); with --resume, the run to finish."
+)
 @click.option("--resume", is_flag=True, help="Finish an interrupted run without re-sending any completed call.")
 @click.option("--reuse", is_flag=True, help="Serve identical calls from earlier journals; hits are counted.")
 @click.option("--dry-run", is_flag=True, help="Print the calls and an offline token and cost estimate; send nothing.")
@@ -169,20 +316,56 @@ def judge(obj: Ctx, gen_id, rubric, mode, model, rounds, temperature, seed, fiel
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def judge_pairs(obj: Ctx, session_id, model, gen_id, rounds, temperature, seed, limit, run_id, resume, reuse, dry_run,
-                description, knob, api_base, concurrency, max_retries, timeout, backoff, price, quiet, as_json) -> None:
+def judge_pairs(
+    obj: Ctx,
+    session_id,
+    model,
+    gen_id,
+    rounds,
+    temperature,
+    seed,
+    limit,
+    run_id,
+    resume,
+    reuse,
+    dry_run,
+    description,
+    knob,
+    api_base,
+    concurrency,
+    max_retries,
+    timeout,
+    backoff,
+    price,
+    quiet,
+    as_json,
+) -> None:
     """A model grades every pair of a session in both orders; choices stored in as-shown terms."""
     from evalcore.llm.client import Interrupted
     from evalcore.llm.generation import parse_knobs
     from evalcore.llm.pair_grader import judge_pairs as run_pairs
     from evalcore.llm.plan import format_dry_run, require_writable_data
+
     if not dry_run:
         require_writable_data(obj.data_opt, "judge-pairs")
     try:
-        r = run_pairs(obj.store, session_id=session_id, model=model, gen_id=gen_id, rounds=rounds,
-                      temperature=temperature, seed=seed, limit=limit, run_id=run_id, resume=resume, reuse=reuse,
-                      dry_run=dry_run, description=description, knobs=parse_knobs(knob),
-                      opts=_opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet))
+        r = run_pairs(
+            obj.store,
+            session_id=session_id,
+            model=model,
+            gen_id=gen_id,
+            rounds=rounds,
+            temperature=temperature,
+            seed=seed,
+            limit=limit,
+            run_id=run_id,
+            resume=resume,
+            reuse=reuse,
+            dry_run=dry_run,
+            description=description,
+            knobs=parse_knobs(knob),
+            opts=_opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet),
+        )
     except Interrupted as e:
         _interrupted(e)
     if dry_run:
@@ -195,10 +378,19 @@ def judge_pairs(obj: Ctx, session_id, model, gen_id, rounds, temperature, seed, 
 @click.argument("run_id")
 @click.option("--run-id", "new_run_id", default=None, help="Id of the new run (default RUN.<version>).")
 @click.option("--postprocess", default=None, help="Post-processing version (default: the current one).")
-@click.option("--on-abstain", type=click.Choice(["judge", "fail"]), default=None,
-              help="What an abstained answer gets (default: as the rubric says).")
-@click.option("--threshold", "thresholds", multiple=True, metavar="CRITERION=VALUE",
-              help="A new pass threshold for an ordinal, continuous or retrieval criterion (repeatable).")
+@click.option(
+    "--on-abstain",
+    type=click.Choice(["judge", "fail"]),
+    default=None,
+    help="What an abstained answer gets (default: as the rubric says).",
+)
+@click.option(
+    "--threshold",
+    "thresholds",
+    multiple=True,
+    metavar="CRITERION=VALUE",
+    help="A new pass threshold for an ordinal, continuous or retrieval criterion (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def rederive(obj: Ctx, run_id, new_run_id, postprocess, on_abstain, thresholds, as_json) -> None:
@@ -206,6 +398,7 @@ def rederive(obj: Ctx, run_id, new_run_id, postprocess, on_abstain, thresholds, 
     from evalcore.llm.judging import rederive as rd
     from evalcore.llm.plan import require_writable_data
     from evalcore.llm.prompts import POSTPROCESS_VERSION
+
     require_writable_data(obj.data_opt, "rederive")
     th = {}
     for t in thresholds:
@@ -216,7 +409,17 @@ def rederive(obj: Ctx, run_id, new_run_id, postprocess, on_abstain, thresholds, 
             raise click.UsageError(f"--threshold {t!r} is not CRITERION=NUMBER") from None
         if not sep:
             raise click.UsageError(f"--threshold {t!r} is not CRITERION=NUMBER")
-    r = rd(obj.store, run_id, new_run_id=new_run_id, version=postprocess or POSTPROCESS_VERSION,
-           on_abstain=on_abstain, thresholds=th or None)
-    emit(r, as_json, f"run {r['run_id']}: derived fields of {r['from']} recomputed under {r['postprocess_version']} "
-                     f"without a model call; {r['changed']} of {r['verdicts']} verdicts changed -> {r['path']}")
+    r = rd(
+        obj.store,
+        run_id,
+        new_run_id=new_run_id,
+        version=postprocess or POSTPROCESS_VERSION,
+        on_abstain=on_abstain,
+        thresholds=th or None,
+    )
+    emit(
+        r,
+        as_json,
+        f"run {r['run_id']}: derived fields of {r['from']} recomputed under {r['postprocess_version']} "
+        f"without a model call; {r['changed']} of {r['verdicts']} verdicts changed -> {r['path']}",
+    )

@@ -19,38 +19,77 @@ def pairs() -> None:
 
 @pairs.command("make")
 @click.option("--session", "session_id", required=True, help="Id of the new session (must not name an arm).")
-@click.option("--arm", "arms", multiple=True, required=True,
-              help="NAME=GENERATION_OR_FILE, twice. A file has columns item_id and output (csv, tsv, jsonl, json, parquet).")
-@click.option("--keys", "keys_dir", type=click.Path(file_okay=False), default=None,
-              help="Keys directory (default: <data>-keys, beside the data directory; never inside data or state).")
-@click.option("--normalise", default="headings,bullets,blank-lines", show_default=True,
-              help="Comma-separated normalisations (headings, bullets, blank-lines); 'none' for none.")
+@click.option(
+    "--arm",
+    "arms",
+    multiple=True,
+    required=True,
+    help="NAME=GENERATION_OR_FILE, twice. A file has columns item_id and output (csv, tsv, jsonl, json, parquet).",
+)
+@click.option(
+    "--keys",
+    "keys_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keys directory (default: <data>-keys, beside the data directory; never inside data or state).",
+)
+@click.option(
+    "--normalise",
+    default="headings,bullets,blank-lines",
+    show_default=True,
+    help="Comma-separated normalisations (headings, bullets, blank-lines); 'none' for none.",
+)
 @click.option("--length-match", is_flag=True, help="Trim the longer answer of each pair to about the shorter's length.")
-@click.option("--mirror", type=float, default=0.0, show_default=True,
-              help="Share of pairs shown again with the sides swapped (position consistency).")
-@click.option("--holdout", type=int, default=0, show_default=True, help="Pairs held out of the headline (drawn at random).")
+@click.option(
+    "--mirror",
+    type=float,
+    default=0.0,
+    show_default=True,
+    help="Share of pairs shown again with the sides swapped (position consistency).",
+)
+@click.option(
+    "--holdout", type=int, default=0, show_default=True, help="Pairs held out of the headline (drawn at random)."
+)
 @click.option("--seed", type=int, default=None, help="Seed of ids, holdouts and mirrors (default: drawn; recorded).")
-@click.option("--key-seed", type=int, default=None,
-              help="Secret seed of the sides, kept in the keys directory (default: drawn).")
-@click.option("--round", "gen_round", type=int, default=1, show_default=True, help="Generation round of generation arms.")
+@click.option(
+    "--key-seed", type=int, default=None, help="Secret seed of the sides, kept in the keys directory (default: drawn)."
+)
+@click.option(
+    "--round", "gen_round", type=int, default=1, show_default=True, help="Generation round of generation arms."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def pairs_make(obj: Ctx, session_id, arms, keys_dir, normalise, length_match, mirror, holdout, seed, key_seed,
-               gen_round, as_json) -> None:
+def pairs_make(
+    obj: Ctx, session_id, arms, keys_dir, normalise, length_match, mirror, holdout, seed, key_seed, gen_round, as_json
+) -> None:
     """Pair two arms by item, normalise, draw sides; write the session (no arm name) and the key."""
     from evalcore.pairwise.leakage import describe
     from evalcore.pairwise.sessions import make_session
+
     steps = [] if normalise.strip().lower() == "none" else normalise.split(",")
-    s = make_session(obj.store, session_id, list(arms), keys_dir=Path(keys_dir) if keys_dir else None,
-                     gen_round=gen_round, normalise=steps, length_match=length_match, mirror=mirror,
-                     holdout=holdout, seed=seed, key_seed=key_seed)
-    lines = [f"session {s['session_id']}: {s['pairs']} pairs ({s['original_pairs']} items, {s['mirrors']} mirrored, "
-             f"{s['holdout']} held out), status open, seed {s['seed']}",
-             f"normalised: {', '.join(s['normalise']) or 'nothing'}" + ("; lengths matched" if s["length_match"] else ""),
-             f"identifiability before normalisation: {describe(s['identifiability']['before'])}",
-             f"identifiability as shown: {describe(s['identifiability']['after'])}",
-             *(f"WARNING: {w}" for w in s["warnings"]),
-             f"session: {s['path']}", f"key: {s['keys']} (give it to `evalcore pairs close` only)"]
+    s = make_session(
+        obj.store,
+        session_id,
+        list(arms),
+        keys_dir=Path(keys_dir) if keys_dir else None,
+        gen_round=gen_round,
+        normalise=steps,
+        length_match=length_match,
+        mirror=mirror,
+        holdout=holdout,
+        seed=seed,
+        key_seed=key_seed,
+    )
+    lines = [
+        f"session {s['session_id']}: {s['pairs']} pairs ({s['original_pairs']} items, {s['mirrors']} mirrored, "
+        f"{s['holdout']} held out), status open, seed {s['seed']}",
+        f"normalised: {', '.join(s['normalise']) or 'nothing'}" + ("; lengths matched" if s["length_match"] else ""),
+        f"identifiability before normalisation: {describe(s['identifiability']['before'])}",
+        f"identifiability as shown: {describe(s['identifiability']['after'])}",
+        *(f"WARNING: {w}" for w in s["warnings"]),
+        f"session: {s['path']}",
+        f"key: {s['keys']} (give it to `evalcore pairs close` only)",
+    ]
     emit(s, as_json, "\n".join(lines))
 
 
@@ -65,25 +104,38 @@ def pairs_make(obj: Ctx, session_id, arms, keys_dir, normalise, length_match, mi
 def pairs_label(obj: Ctx, session_id, pair_id, reviewer, choice, seconds, as_json) -> None:
     """Record one person's choice on a pair of an open session (appended to the state)."""
     from evalcore.pairwise.grading import progress, record_judgment
+
     row = record_judgment(obj.store, session_id, pair_id, reviewer, choice, seconds, via="cli")
     p = progress(obj.store, session_id, row["reviewer"])
-    emit({**row, "graded": p["graded"], "total": p["total"]}, as_json,
-         f"judgment {row['judgment_id']}: {pair_id} = {choice} by {row['reviewer']} "
-         f"({p['graded']} of {p['total']} pairs graded)")
+    emit(
+        {**row, "graded": p["graded"], "total": p["total"]},
+        as_json,
+        f"judgment {row['judgment_id']}: {pair_id} = {choice} by {row['reviewer']} "
+        f"({p['graded']} of {p['total']} pairs graded)",
+    )
 
 
 @pairs.command("close")
 @click.option("--session", "session_id", required=True)
-@click.option("--keys", "keys_dir", type=click.Path(file_okay=False), required=True,
-              help="The keys directory the session's key was written to.")
+@click.option(
+    "--keys",
+    "keys_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="The keys directory the session's key was written to.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def pairs_close(obj: Ctx, session_id, keys_dir, as_json) -> None:
     """Close a session and unblind it into the state directory (the only step that reads a key)."""
     from evalcore.pairwise.grading import close_session
+
     r = close_session(obj.store, session_id, Path(keys_dir))
-    emit(r, as_json, f"closed {session_id}: {r['pairs']} pairs, {r['judgments']} judgments; unblinded into "
-                     f"{r['unblinded']}")
+    emit(
+        r,
+        as_json,
+        f"closed {session_id}: {r['pairs']} pairs, {r['judgments']} judgments; unblinded into {r['unblinded']}",
+    )
 
 
 @pairs.command("report")
@@ -94,5 +146,6 @@ def pairs_close(obj: Ctx, session_id, keys_dir, as_json) -> None:
 def pairs_report(obj: Ctx, session_id, seed, as_json) -> None:
     """Results of a closed, unblinded session (refused while it is open)."""
     from evalcore.pairwise.results import format_report, report
+
     r = report(obj.store, session_id, seed=seed)
     emit(r, as_json, format_report(r))

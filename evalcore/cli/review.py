@@ -12,6 +12,7 @@ from evalcore.cli._common import Ctx, _fmt, _table, cli, emit, page_options
 
 def _filters(reasons, criteria, runs, classes):
     from evalcore.review.queue import Filters
+
     return Filters.of(reasons, criteria, runs, classes)
 
 
@@ -19,8 +20,9 @@ def filter_options(f):
     f = click.option("--class", "classes", multiple=True, help="Only items of this class (repeatable).")(f)
     f = click.option("--run", "runs_", multiple=True, help="Only cases this run is involved in (repeatable).")(f)
     f = click.option("--criterion", "criteria", multiple=True, help="Only this criterion (repeatable).")(f)
-    f = click.option("--reason", "reasons", multiple=True,
-                     help="Only cases raised for this reason code, or `audit` (repeatable).")(f)
+    f = click.option(
+        "--reason", "reasons", multiple=True, help="Only cases raised for this reason code, or `audit` (repeatable)."
+    )(f)
     return f
 
 
@@ -36,33 +38,52 @@ def queue_group() -> None:
 def queue_detect(obj: Ctx, gen_id: str, as_json: bool) -> None:
     """Show what a queue on GEN_ID would hold (nothing is written)."""
     from evalcore.review.queue import detect
+
     d = detect(obj.store, gen_id)
     out = {k: d[k] for k in ("gen_id", "runs", "population", "counts")}
     out.update(raised=len(d["raised"]), agreed=len(d["agreed"]), cases=d["raised"])
-    text = (f"{gen_id}: {d['population']} cases judged by {len(d['runs'])} runs; {len(d['raised'])} raised, "
-            f"{len(d['agreed'])} agreed\n" + "\n".join(f"  {k}: {v}" for k, v in d["counts"].items()))
+    text = (
+        f"{gen_id}: {d['population']} cases judged by {len(d['runs'])} runs; {len(d['raised'])} raised, "
+        f"{len(d['agreed'])} agreed\n" + "\n".join(f"  {k}: {v}" for k, v in d["counts"].items())
+    )
     emit(out, as_json, text)
 
 
 @queue_group.command("build")
 @click.argument("gen_id")
-@click.option("--audit-rate", type=float, default=0.05, show_default=True,
-              help="Share of the agreed cases drawn into the audit stratum (0-1).")
+@click.option(
+    "--audit-rate",
+    type=float,
+    default=0.05,
+    show_default=True,
+    help="Share of the agreed cases drawn into the audit stratum (0-1).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the audit draw and the order.")
-@click.option("--reviewers", "reviewers_required", type=int, default=1, show_default=True,
-              help="Reviewers each case needs (N).")
+@click.option(
+    "--reviewers", "reviewers_required", type=int, default=1, show_default=True, help="Reviewers each case needs (N)."
+)
 @click.option("--by", "created_by", default=None, help="Who built it (recorded).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def queue_build(obj: Ctx, gen_id: str, audit_rate: float, seed: int, reviewers_required: int, created_by: str | None,
-                as_json: bool) -> None:
+def queue_build(
+    obj: Ctx, gen_id: str, audit_rate: float, seed: int, reviewers_required: int, created_by: str | None, as_json: bool
+) -> None:
     """Build a review queue on GEN_ID (appended to the label store; the data is not written)."""
     from evalcore.review.queue import build_queue
-    q = build_queue(obj.store, gen_id, audit_rate=audit_rate, seed=seed, reviewers_required=reviewers_required,
-                    created_by=created_by)
-    text = (f"queue {q['queue_id']}: {q['flagged']} raised cases + {q['audit_sampled']} audited of {q['agreed']} "
-            f"agreed (inclusion probability {q['audit_inclusion_prob']:.4g}); {q['reviewers_required']} reviewer(s) "
-            f"per case\n" + "\n".join(f"  {k}: {v}" for k, v in q["counts"].items()))
+
+    q = build_queue(
+        obj.store,
+        gen_id,
+        audit_rate=audit_rate,
+        seed=seed,
+        reviewers_required=reviewers_required,
+        created_by=created_by,
+    )
+    text = (
+        f"queue {q['queue_id']}: {q['flagged']} raised cases + {q['audit_sampled']} audited of {q['agreed']} "
+        f"agreed (inclusion probability {q['audit_inclusion_prob']:.4g}); {q['reviewers_required']} reviewer(s) "
+        f"per case\n" + "\n".join(f"  {k}: {v}" for k, v in q["counts"].items())
+    )
     emit(q, as_json, text)
 
 
@@ -73,12 +94,28 @@ def queue_build(obj: Ctx, gen_id: str, audit_rate: float, seed: int, reviewers_r
 def queue_list(obj: Ctx, gen_id: str | None, as_json: bool) -> None:
     """List the review queues (of GEN_ID), oldest first."""
     from evalcore.review.queue import progress, queues
-    rows = [{**q, **{k: v for k, v in progress(obj.store, q["queue_id"]).items() if k in ("cases", "complete")}}
-            for q in queues(obj.store, gen_id)]
-    emit(rows, as_json, _table(rows, [("queue_id", "queue", False), ("gen_id", "generation", False),
-                                      ("created_at", "built", False), ("flagged", "raised", False),
-                                      ("audit_sampled", "audited", False), ("audit_rate", "audit rate", False),
-                                      ("reviewers_required", "N", False), ("complete", "complete", False)]))
+
+    rows = [
+        {**q, **{k: v for k, v in progress(obj.store, q["queue_id"]).items() if k in ("cases", "complete")}}
+        for q in queues(obj.store, gen_id)
+    ]
+    emit(
+        rows,
+        as_json,
+        _table(
+            rows,
+            [
+                ("queue_id", "queue", False),
+                ("gen_id", "generation", False),
+                ("created_at", "built", False),
+                ("flagged", "raised", False),
+                ("audit_sampled", "audited", False),
+                ("audit_rate", "audit rate", False),
+                ("reviewers_required", "N", False),
+                ("complete", "complete", False),
+            ],
+        ),
+    )
 
 
 @queue_group.command("show")
@@ -89,22 +126,37 @@ def queue_list(obj: Ctx, gen_id: str | None, as_json: bool) -> None:
 @page_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, reviewer, limit, offset,
-               as_json) -> None:
+def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, reviewer, limit, offset, as_json) -> None:
     """The cases of a queue in priority order, with how many reviews each has."""
     from evalcore.review.queue import cases, get_queue, progress
+
     if gen_id is None and queue_id is None:
         raise click.UsageError("give GEN_ID or --queue")
     q = get_queue(obj.store, queue_id, gen_id=gen_id)
     f = _filters(reasons, criteria, runs_, classes)
     rows = cases(obj.store, q["queue_id"], f, reviewer)
-    page = rows[offset:offset + limit]
-    out = {"queue": q, "progress": progress(obj.store, q["queue_id"], reviewer, f), "total": len(rows),
-           "offset": offset, "limit": limit, "cases": page}
-    text = _table([{**r, "reasons": ",".join(r["reasons"]) or "audit"} for r in page],
-                  [("rank", "rank", False), ("item_id", "item", False), ("gen_round", "round", False),
-                   ("criterion", "criterion", False), ("stratum", "stratum", False), ("reasons", "reasons", False),
-                   ("reviews", "reviews", False), ("mine", "mine", False)])
+    page = rows[offset : offset + limit]
+    out = {
+        "queue": q,
+        "progress": progress(obj.store, q["queue_id"], reviewer, f),
+        "total": len(rows),
+        "offset": offset,
+        "limit": limit,
+        "cases": page,
+    }
+    text = _table(
+        [{**r, "reasons": ",".join(r["reasons"]) or "audit"} for r in page],
+        [
+            ("rank", "rank", False),
+            ("item_id", "item", False),
+            ("gen_round", "round", False),
+            ("criterion", "criterion", False),
+            ("stratum", "stratum", False),
+            ("reasons", "reasons", False),
+            ("reviews", "reviews", False),
+            ("mine", "mine", False),
+        ],
+    )
     emit(out, as_json, f"queue {q['queue_id']}: {len(rows)} cases; showing {offset + 1}-{offset + len(page)}\n" + text)
 
 
@@ -121,17 +173,24 @@ def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, re
 @click.option("--tag", "tags", multiple=True, help="Free-form failure tag (repeatable).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def queue_decide(obj: Ctx, queue_id, item_id, gen_round, criterion, reviewer, value, test_wrong, skip, note, tags,
-                 as_json) -> None:
+def queue_decide(
+    obj: Ctx, queue_id, item_id, gen_round, criterion, reviewer, value, test_wrong, skip, note, tags, as_json
+) -> None:
     """Record a decision on a case of a queue (an appended edit with the queue's provenance)."""
     from evalcore.review.queue import decide
+
     if sum(bool(x) for x in (value is not None, test_wrong, skip)) != 1:
         raise click.UsageError("give exactly one of --value, --test-wrong, --skip")
     outcome = "test_wrong" if test_wrong else "skipped" if skip else "decided"
-    row = decide(obj.store, queue_id, item_id, gen_round, criterion, reviewer, outcome=outcome, value=value,
-                 note=note, tags=tags)
-    emit(row, as_json, f"edit {row['edit_id']}: {row['item_id']} r{row['gen_round']} {row['criterion']} "
-                       f"{row['outcome']} {row['value'] or ''} by {row['reviewer']} (queue {row['queue']})")
+    row = decide(
+        obj.store, queue_id, item_id, gen_round, criterion, reviewer, outcome=outcome, value=value, note=note, tags=tags
+    )
+    emit(
+        row,
+        as_json,
+        f"edit {row['edit_id']}: {row['item_id']} r{row['gen_round']} {row['criterion']} "
+        f"{row['outcome']} {row['value'] or ''} by {row['reviewer']} (queue {row['queue']})",
+    )
 
 
 @queue_group.command("undo")
@@ -142,61 +201,94 @@ def queue_decide(obj: Ctx, queue_id, item_id, gen_round, criterion, reviewer, va
 def queue_undo(obj: Ctx, queue_id, reviewer, as_json) -> None:
     """Withdraw the reviewer's last edit in the queue (a withdrawn edit; nothing is deleted)."""
     from evalcore.review.queue import undo
+
     row = undo(obj.store, queue_id, reviewer)
-    emit(row, as_json, "nothing to undo" if row is None else
-         f"edit {row['edit_id']} withdraws edit {row['supersedes']} ({row['item_id']} r{row['gen_round']} "
-         f"{row['criterion']})")
+    emit(
+        row,
+        as_json,
+        "nothing to undo"
+        if row is None
+        else f"edit {row['edit_id']} withdraws edit {row['supersedes']} ({row['item_id']} r{row['gen_round']} "
+        f"{row['criterion']})",
+    )
 
 
 def _agreement_text(r: dict) -> str:
     lines = []
     for g in r["generations"]:
-        lines.append(f"== generation {g['gen_id']}: gold on {g['gold']['state']} cases decided here, "
-                     f"{g['gold']['shipped']} from shipped labels ({g['gold']['split']} split)")
+        lines.append(
+            f"== generation {g['gen_id']}: gold on {g['gold']['state']} cases decided here, "
+            f"{g['gold']['shipped']} from shipped labels ({g['gold']['split']} split)"
+        )
         lines += [f"WARNING: {w}" for w in g["warnings"]]
         for c in g["contradictions"]:
-            lines.append(f"{c['run_id']} ({c['postprocess_version']}): post-processing rewrote the judge on "
-                         f"{c['postprocess_rewrite']} cases; the judge's statement contradicts its verdict on "
-                         f"{c['statement_contradicts']}")
+            lines.append(
+                f"{c['run_id']} ({c['postprocess_version']}): post-processing rewrote the judge on "
+                f"{c['postprocess_rewrite']} cases; the judge's statement contradicts its verdict on "
+                f"{c['statement_contradicts']}"
+            )
         for c in g["criteria"]:
-            lines.append(f"-- {c['criterion']} ({c['kind']}{', weighted ' + c['weights'] if c['weights'] else ''}), "
-                         f"{c['gold_cases']} gold cases")
+            lines.append(
+                f"-- {c['criterion']} ({c['kind']}{', weighted ' + c['weights'] if c['weights'] else ''}), "
+                f"{c['gold_cases']} gold cases"
+            )
             for j in c["judges"]:
                 cr = j["corrected"]
-                corr = "-" if cr.get("value") is None else (
-                    f"{_fmt(cr['value'], True)} [{_fmt(cr['ci'][0], True)}, {_fmt(cr['ci'][1], True)}] ({cr['gold']})")
+                corr = (
+                    "-"
+                    if cr.get("value") is None
+                    else (
+                        f"{_fmt(cr['value'], True)} [{_fmt(cr['ci'][0], True)}, {_fmt(cr['ci'][1], True)}] ({cr['gold']})"
+                    )
+                )
                 ci = j["kappa_ci"]
-                lines.append(f"   {j['run_id']}: n={j['n']} kappa {_fmt(j['kappa'])}"
-                             + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci[0] is not None else "")
-                             + f" accuracy {_fmt(j['accuracy'], True)} leniency {_fmt(j.get('leniency'))}"
-                             f"; pass rate {_fmt(j['pass_rate'], True)} corrected {corr}")
+                lines.append(
+                    f"   {j['run_id']}: n={j['n']} kappa {_fmt(j['kappa'])}"
+                    + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci[0] is not None else "")
+                    + f" accuracy {_fmt(j['accuracy'], True)} leniency {_fmt(j.get('leniency'))}"
+                    f"; pass rate {_fmt(j['pass_rate'], True)} corrected {corr}"
+                )
             if c["ambiguous"].get("flag"):
-                lines.append(f"   AMBIGUOUS: judges agree below kappa {c['ambiguous']['threshold']}: "
-                             + ", ".join(f"{p['a']} ~ {p['b']} {_fmt(p['kappa'])}" for p in c["ambiguous"]["pairs"]))
+                lines.append(
+                    f"   AMBIGUOUS: judges agree below kappa {c['ambiguous']['threshold']}: "
+                    + ", ".join(f"{p['a']} ~ {p['b']} {_fmt(p['kappa'])}" for p in c["ambiguous"]["pairs"])
+                )
         if g["tags"]:
             lines.append("failure tags: " + ", ".join(f"{k} {v}" for k, v in g["tags"].items()))
     for s in r["sessions"]:
         m = s["majority"]
-        lines.append(f"== session {s['session_id']}: {s['pairs']} pairs, majority left {m['left']} / same {m['same']} "
-                     f"/ right {m['right']} ({m['no_majority']} without a majority)")
+        lines.append(
+            f"== session {s['session_id']}: {s['pairs']} pairs, majority left {m['left']} / same {m['same']} "
+            f"/ right {m['right']} ({m['no_majority']} without a majority)"
+        )
         for c in s["reviewers"]["cohen"]:
             lines.append(f"   {c['a']} ~ {c['b']}: Cohen's kappa {_fmt(c['kappa'])} on {c['n']} pairs")
         if s["reviewers"]["fleiss"]:
-            lines.append(f"   Fleiss' kappa {_fmt(s['reviewers']['fleiss']['kappa'])}, Krippendorff's alpha "
-                         f"{_fmt(s['reviewers']['krippendorff']['alpha'])}")
+            lines.append(
+                f"   Fleiss' kappa {_fmt(s['reviewers']['fleiss']['kappa'])}, Krippendorff's alpha "
+                f"{_fmt(s['reviewers']['krippendorff']['alpha'])}"
+            )
         for g in s["graders"]:
-            lines.append(f"   {g['run_id']} ({g['order']}) vs people: accuracy {_fmt(g['accuracy'], True)}, kappa "
-                         f"{_fmt(g['kappa'])} on {g['n']} pairs ({g['unparseable']} unparseable counted as misses)")
+            lines.append(
+                f"   {g['run_id']} ({g['order']}) vs people: accuracy {_fmt(g['accuracy'], True)}, kappa "
+                f"{_fmt(g['kappa'])} on {g['n']} pairs ({g['unparseable']} unparseable counted as misses)"
+            )
         for p in s["grader_pairs"]:
-            lines.append(f"   {p['a']} ~ {p['b']}: agreement {_fmt(p['agreement'], True)}, kappa {_fmt(p['kappa'])} "
-                         f"on {p['n']} pairs ({p['dropped_unparseable']} unparseable dropped)")
+            lines.append(
+                f"   {p['a']} ~ {p['b']}: agreement {_fmt(p['agreement'], True)}, kappa {_fmt(p['kappa'])} "
+                f"on {p['n']} pairs ({p['dropped_unparseable']} unparseable dropped)"
+            )
     return "\n".join(lines)
 
 
 @cli.command("agreement")
 @click.option("--gen", "gen_ids", multiple=True, help="Only this generation (repeatable; default: every judged one).")
-@click.option("--session", "session_ids", multiple=True,
-              help="Only this closed pairwise session (repeatable; default: every closed one with choices).")
+@click.option(
+    "--session",
+    "session_ids",
+    multiple=True,
+    help="Only this closed pairwise session (repeatable; default: every closed one with choices).",
+)
 @click.option("--queue", "queue_id", default=None, help="Weight by this queue (default: the generation's latest).")
 @click.option("--judge-round", type=int, default=1, show_default=True, help="Judge round read as each judge's verdict.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
@@ -207,10 +299,17 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n
     """The agreement and judge report card: judges against gold, people against each other, repeat
     consistency, judge against judge, corrected pass rates, same-family warnings."""
     from evalcore.review.reportcard import agreement
+
     if n_boot < 1:
         raise click.UsageError("--n-boot must be at least 1")
     given = bool(gen_ids or session_ids)
-    r = agreement(obj.store, gen_ids=list(gen_ids) if given else None,
-                  session_ids=list(session_ids) if given else None, seed=seed, n_boot=n_boot,
-                  judge_round=judge_round, queue_id=queue_id)
+    r = agreement(
+        obj.store,
+        gen_ids=list(gen_ids) if given else None,
+        session_ids=list(session_ids) if given else None,
+        seed=seed,
+        n_boot=n_boot,
+        judge_round=judge_round,
+        queue_id=queue_id,
+    )
     emit(r, as_json, _agreement_text(r))

@@ -17,10 +17,26 @@ from typing import Any
 import click
 
 #: commands of evalcore.cli that read items or figures over them: they get --include-holdout
-HOLDOUT_COMMANDS = ("runs", "generations", "show", "attribution", "crosstab", "association", "position", "flips",
-                    "failing", "people-crosstab", "cell", "flipped", "queue list", "queue show")
-HOLDOUT_HELP = ("Include the suite's holdout items (hidden by default); the look is logged in the state "
-                "directory (evalcore suite looks).")
+HOLDOUT_COMMANDS = (
+    "runs",
+    "generations",
+    "show",
+    "attribution",
+    "crosstab",
+    "association",
+    "position",
+    "flips",
+    "failing",
+    "people-crosstab",
+    "cell",
+    "flipped",
+    "queue list",
+    "queue show",
+)
+HOLDOUT_HELP = (
+    "Include the suite's holdout items (hidden by default); the look is logged in the state "
+    "directory (evalcore suite looks)."
+)
 
 
 def _who() -> str | None:
@@ -29,6 +45,7 @@ def _who() -> str | None:
 
 def _emit(obj: Any, as_json: bool, text: str | None) -> None:
     from evalcore.cli._common import emit
+
     emit(obj, as_json, text)
 
 
@@ -61,8 +78,8 @@ def _suites_read(store, params: dict[str, Any]) -> list[str]:
 def log_cli_looks(store, command: str, suites: list[str]) -> list[dict[str, Any]]:
     """One look per suite that has holdout items."""
     from evalcore.analysis.suites import holdout_count, log_look
-    return [log_look(store, sid, f"cli:{command}", _who(), source="cli") for sid in suites
-            if holdout_count(store, sid)]
+
+    return [log_look(store, sid, f"cli:{command}", _who(), source="cli") for sid in suites if holdout_count(store, sid)]
 
 
 def _with_holdout(cmd: click.Command, name: str) -> None:
@@ -76,6 +93,7 @@ def _with_holdout(cmd: click.Command, name: str) -> None:
     @functools.wraps(original)
     def callback(*args: Any, include_holdout: bool = False, **kwargs: Any) -> Any:
         from evalcore.analysis.suites import holdout_included
+
         if not include_holdout:
             return original(*args, **kwargs)
         obj = click.get_current_context().find_root().obj
@@ -111,22 +129,31 @@ def _obj():
 @suite_group.command("check")
 @click.argument("suite_id")
 @click.option("--version", "version", type=int, default=None, help="Suite version (default: the current one).")
-@click.option("--threshold", type=float, default=None,
-              help="Near-duplicate threshold: Jaccard similarity of character 4-grams (default 0.75).")
+@click.option(
+    "--threshold",
+    type=float,
+    default=None,
+    help="Near-duplicate threshold: Jaccard similarity of character 4-grams (default 0.75).",
+)
 @click.option("--include-holdout", is_flag=True, help="Also list findings on holdout items (the look is logged).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def suite_check(suite_id: str, version: int | None, threshold: float | None, include_holdout: bool,
-                as_json: bool) -> None:
+def suite_check(
+    suite_id: str, version: int | None, threshold: float | None, include_holdout: bool, as_json: bool
+) -> None:
     """Admission checks: schema, quoted spans, duplicates, quotas, open "test is wrong" flags.
     One line per finding; exit code 1 when there is any, 0 when there is none."""
     from evalcore.review.suites import NEAR_DUPLICATE_THRESHOLD, check, finding_line, visible_findings
+
     store = _obj().store
     r = check(store, suite_id, version, NEAR_DUPLICATE_THRESHOLD if threshold is None else threshold)
     r = visible_findings(store, r, include_holdout)
     if include_holdout:
         log_cli_looks(store, "suite check", [suite_id])
-    text = "\n".join(finding_line(f) for f in r["findings"]) if r["findings"] else \
-        f"ok: no findings in suite {suite_id} v{r['version']}"
+    text = (
+        "\n".join(finding_line(f) for f in r["findings"])
+        if r["findings"]
+        else f"ok: no findings in suite {suite_id} v{r['version']}"
+    )
     if r["holdout_findings_hidden"] and not as_json:
         text += f"\n({r['holdout_findings_hidden']} findings on holdout items hidden: --include-holdout)"
     for note in r.get("notes") or []:
@@ -139,22 +166,33 @@ def suite_check(suite_id: str, version: int | None, threshold: float | None, inc
 @suite_group.command("repair")
 @click.argument("suite_id")
 @click.option("--item", "item_id", required=True, help="The item to repair.")
-@click.option("--field", "field", required=True, help="input, context, reference, must_have, nice_to_have, "
-              "wrong_if, expected_doc_ids, class or difficulty.")
+@click.option(
+    "--field",
+    "field",
+    required=True,
+    help="input, context, reference, must_have, nice_to_have, wrong_if, expected_doc_ids, class or difficulty.",
+)
 @click.option("--value", required=True, help="The new value; a list field takes a JSON list or one entry per line.")
 @click.option("--by", "by", required=True, help="Who makes the repair.")
 @click.option("--why", required=True, help="Why the test was wrong.")
 @click.option("--flag", type=int, default=None, help="The label-store edit (outcome test_wrong) this resolves.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def suite_repair(suite_id: str, item_id: str, field: str, value: str, by: str, why: str, flag: int | None,
-                 as_json: bool) -> None:
+def suite_repair(
+    suite_id: str, item_id: str, field: str, value: str, by: str, why: str, flag: int | None, as_json: bool
+) -> None:
     """Write the next suite version (in the state directory) with one field of one item changed."""
     from evalcore.review.suites import repair
+
     r = repair(_obj().store, suite_id, item_id, field, value, by, why, flag)
     c = r["change"]
-    _emit(r, as_json, f"suite {suite_id} v{r['version']} ({r['content_hash']}, supersedes {r['supersedes']}): "
-                      f"{c['item_id']} {c['field']} repaired by {c['by']}"
-                      + (f"; resolves flag {c['flag']}" if c["flag"] is not None else "") + f" -> {r['path']}")
+    _emit(
+        r,
+        as_json,
+        f"suite {suite_id} v{r['version']} ({r['content_hash']}, supersedes {r['supersedes']}): "
+        f"{c['item_id']} {c['field']} repaired by {c['by']}"
+        + (f"; resolves flag {c['flag']}" if c["flag"] is not None else "")
+        + f" -> {r['path']}",
+    )
 
 
 @suite_group.command("versions")
@@ -163,6 +201,7 @@ def suite_repair(suite_id: str, item_id: str, field: str, value: str, by: str, w
 def suite_versions(suite_id: str, as_json: bool) -> None:
     """Every version of a suite with its changes, and the runs on each."""
     from evalcore.analysis.suites import run_marks, versions
+
     store = _obj().store
     vs = versions(store, suite_id)
     marks = [m for m in run_marks(store).values() if m["suite_id"] == suite_id]
@@ -170,11 +209,16 @@ def suite_versions(suite_id: str, as_json: bool) -> None:
         v["runs"] = [m["run_id"] for m in marks if m["suite_version"] == v["version"]]
     lines = []
     for v in vs:
-        lines.append(f"v{v['version']}{' (current)' if v['current'] else ''}: {v['content_hash']}, {v['n_items']} "
-                     f"items, {v['created_at']}, {v['where']}; runs: {', '.join(v['runs']) or 'none'}")
+        lines.append(
+            f"v{v['version']}{' (current)' if v['current'] else ''}: {v['content_hash']}, {v['n_items']} "
+            f"items, {v['created_at']}, {v['where']}; runs: {', '.join(v['runs']) or 'none'}"
+        )
         for c in v["changes"]:
-            lines.append(f"  {c['item_id']} {c['field']} by {c['by']} at {c['at']}"
-                         + (f" (resolves flag {c['flag']})" if c["flag"] is not None else "") + f": {c['why']}")
+            lines.append(
+                f"  {c['item_id']} {c['field']} by {c['by']} at {c['at']}"
+                + (f" (resolves flag {c['flag']})" if c["flag"] is not None else "")
+                + f": {c['why']}"
+            )
     _emit(vs, as_json, "\n".join(lines))
 
 
@@ -184,11 +228,16 @@ def suite_versions(suite_id: str, as_json: bool) -> None:
 def suite_looks(suite_id: str, as_json: bool) -> None:
     """Every logged look at the suite's holdout items (page or command, who, when)."""
     from evalcore.analysis.suites import looks
+
     store = _obj().store
     store.suite(suite_id)
     rows = looks(store, suite_id)
-    _emit(rows, as_json, "\n".join(f"{r['at']} {r['source']} {r['page']} by {r['who'] or '(unknown)'}"
-                                   for r in rows) or f"no looks at the holdout items of {suite_id}")
+    _emit(
+        rows,
+        as_json,
+        "\n".join(f"{r['at']} {r['source']} {r['page']} by {r['who'] or '(unknown)'}" for r in rows)
+        or f"no looks at the holdout items of {suite_id}",
+    )
 
 
 @suite_group.command("show")
@@ -197,20 +246,24 @@ def suite_looks(suite_id: str, as_json: bool) -> None:
 def suite_show(suite_id: str, as_json: bool) -> None:
     """The suite page's figures: versions, items, holdout items, age, tuning use, flags, looks, findings."""
     from evalcore.review.suites import check, overview, visible_findings
+
     store = _obj().store
     r = overview(store, suite_id)
     c = visible_findings(store, check(store, suite_id), False)
     r["findings"] = c["counts"]
     r["holdout_findings_hidden"] = c["holdout_findings_hidden"]
     t = r["tuning"]
-    text = "\n".join([
-        f"suite {suite_id}: v{r['current_version']} of {len(r['versions'])}; {r['items']} items "
-        f"({r['holdout_items']} holdout){'; CURATED' if r['curated'] else ''}",
-        f"age: {r['age_days']} days since frozen ({r['created_at']}); current version {r['current_version_age_days']} "
-        "days old",
-        f"tuning use: {t['generations']} generations, {t['runs']} judge runs ({t['uses']} uses)",
-        f"flags: {r['flags']['open']} open, {r['flags']['resolved']} resolved; holdout looks: {r['looks']}",
-        "findings: " + ", ".join(f"{k} {v}" for k, v in r["findings"].items())])
+    text = "\n".join(
+        [
+            f"suite {suite_id}: v{r['current_version']} of {len(r['versions'])}; {r['items']} items "
+            f"({r['holdout_items']} holdout){'; CURATED' if r['curated'] else ''}",
+            f"age: {r['age_days']} days since frozen ({r['created_at']}); current version {r['current_version_age_days']} "
+            "days old",
+            f"tuning use: {t['generations']} generations, {t['runs']} judge runs ({t['uses']} uses)",
+            f"flags: {r['flags']['open']} open, {r['flags']['resolved']} resolved; holdout looks: {r['looks']}",
+            "findings: " + ", ".join(f"{k} {v}" for k, v in r["findings"].items()),
+        ]
+    )
     _emit(r, as_json, text)
 
 
@@ -222,15 +275,21 @@ def suite_show(suite_id: str, as_json: bool) -> None:
 def suite_items(suite_id: str, version: int | None, include_holdout: bool, as_json: bool) -> None:
     """The items of a suite version with their findings and open flags (holdout hidden by default)."""
     from evalcore.review.suites import check, items, visible_findings
+
     store = _obj().store
     c = visible_findings(store, check(store, suite_id, version), include_holdout)
     r = items(store, suite_id, version, include_holdout, c["findings"])
     if include_holdout:
         log_cli_looks(store, "suite items", [suite_id])
-    lines = [f"{x['item_id']}{' (holdout)' if x['holdout'] else ''}: {x['findings']} findings, {x['open_flags']} "
-             f"open flags; class {x['class'] or '-'}, difficulty {x['difficulty'] or '-'}" for x in r["rows"]]
-    lines.append(f"{r['items']} items shown" + (f"; {r['holdout_hidden']} holdout items hidden (--include-holdout)"
-                                                 if r["holdout_hidden"] else ""))
+    lines = [
+        f"{x['item_id']}{' (holdout)' if x['holdout'] else ''}: {x['findings']} findings, {x['open_flags']} "
+        f"open flags; class {x['class'] or '-'}, difficulty {x['difficulty'] or '-'}"
+        for x in r["rows"]
+    ]
+    lines.append(
+        f"{r['items']} items shown"
+        + (f"; {r['holdout_hidden']} holdout items hidden (--include-holdout)" if r["holdout_hidden"] else "")
+    )
     _emit(r, as_json, "\n".join(lines))
 
 
@@ -243,6 +302,7 @@ def suite_items(suite_id: str, version: int | None, include_holdout: bool, as_js
 def suite_item(suite_id: str, item_id: str, version: int | None, include_holdout: bool, as_json: bool) -> None:
     """One item of a suite version, every field."""
     from evalcore.review.suites import item
+
     store = _obj().store
     r = item(store, suite_id, item_id, version, include_holdout)
     if include_holdout and r.get("holdout"):

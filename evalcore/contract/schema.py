@@ -23,7 +23,7 @@ from __future__ import annotations
 import types
 import typing
 from datetime import datetime
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
@@ -50,10 +50,11 @@ class CheckSpec(_Model):
 
     type: Literal["regex", "contains", "equals", "numeric", "json"] = Field(
         description="regex: pattern found; contains/equals: text test; numeric: |x - value| <= "
-        "tolerance; json: output parses as JSON")
-    pattern: Optional[str] = Field(None, description="regex pattern or text to look for")
-    value: Optional[float] = Field(None, description="expected number for `numeric`")
-    tolerance: Optional[float] = Field(None, description="allowed absolute difference for `numeric`")
+        "tolerance; json: output parses as JSON"
+    )
+    pattern: str | None = Field(None, description="regex pattern or text to look for")
+    value: float | None = Field(None, description="expected number for `numeric`")
+    tolerance: float | None = Field(None, description="allowed absolute difference for `numeric`")
     case_sensitive: bool = Field(False, description="whether text tests respect case")
 
 
@@ -65,19 +66,20 @@ class Criterion(_Model):
         description="binary (pass/fail); ordinal (integer scale, pass at threshold); ternary "
         "(correct/partial/wrong: partial counts half in the headline and fails the all-pass "
         "rate); continuous (mean of ratings, pass at threshold); check (deterministic, no model "
-        "call); retrieval (recall@k / MRR against expected_doc_ids)")
+        "call); retrieval (recall@k / MRR against expected_doc_ids)"
+    )
     description: str = Field("", description="what the judge is asked, in plain words")
-    pass_anchor: Optional[str] = Field(None, description="what a passing answer looks like")
-    scale_min: Optional[float] = Field(None, description="lowest score on the scale (ordinal, continuous)")
-    scale_max: Optional[float] = Field(None, description="highest score on the scale (ordinal, continuous)")
-    threshold: Optional[float] = Field(
-        None, description="score at or above which the criterion passes (ordinal, continuous, "
-        "retrieval)")
+    pass_anchor: str | None = Field(None, description="what a passing answer looks like")
+    scale_min: float | None = Field(None, description="lowest score on the scale (ordinal, continuous)")
+    scale_max: float | None = Field(None, description="highest score on the scale (ordinal, continuous)")
+    threshold: float | None = Field(
+        None, description="score at or above which the criterion passes (ordinal, continuous, retrieval)"
+    )
     gate: bool = Field(False, description="a hard gate: failing it fails the answer whatever else holds")
-    group: Optional[str] = Field(None, description="group name for the `grouped` harness")
-    model: Optional[str] = Field(None, description="judge model for this criterion alone, if not the run's")
-    check: Optional[CheckSpec] = Field(None, description="the deterministic test of a `check` criterion")
-    k: Optional[int] = Field(None, description="cut-off for a `retrieval` criterion (recall@k)")
+    group: str | None = Field(None, description="group name for the `grouped` harness")
+    model: str | None = Field(None, description="judge model for this criterion alone, if not the run's")
+    check: CheckSpec | None = Field(None, description="the deterministic test of a `check` criterion")
+    k: int | None = Field(None, description="cut-off for a `retrieval` criterion (recall@k)")
 
     @field_validator("name")
     @classmethod
@@ -124,9 +126,11 @@ class Totals(_Model):
     failed_calls: int = Field(0, description="calls that still failed after every retry")
     tokens_in: int = Field(0, description="prompt tokens over all calls")
     tokens_out: int = Field(0, description="completion tokens over all calls")
-    cost_usd: Optional[float] = Field(None, description="total cost in US dollars; null when any price is unknown, never 0 for unknown")
-    latency_ms_mean: Optional[float] = Field(None, description="mean latency of one call in milliseconds")
-    latency_ms_p95: Optional[float] = Field(None, description="95th percentile latency in milliseconds")
+    cost_usd: float | None = Field(
+        None, description="total cost in US dollars; null when any price is unknown, never 0 for unknown"
+    )
+    latency_ms_mean: float | None = Field(None, description="mean latency of one call in milliseconds")
+    latency_ms_p95: float | None = Field(None, description="95th percentile latency in milliseconds")
 
 
 class QuotaBound(_Model):
@@ -134,13 +138,13 @@ class QuotaBound(_Model):
     ``max``, 0-1) and/or counts of items (``min_count`` / ``max_count``). Every bound given must
     hold; at least one is given."""
 
-    min: Optional[float] = Field(None, ge=0, le=1, description="smallest allowed share of the suite's items (0-1)")
-    max: Optional[float] = Field(None, ge=0, le=1, description="largest allowed share of the suite's items (0-1)")
-    min_count: Optional[int] = Field(None, ge=0, description="smallest allowed number of items")
-    max_count: Optional[int] = Field(None, ge=0, description="largest allowed number of items")
+    min: float | None = Field(None, ge=0, le=1, description="smallest allowed share of the suite's items (0-1)")
+    max: float | None = Field(None, ge=0, le=1, description="largest allowed share of the suite's items (0-1)")
+    min_count: int | None = Field(None, ge=0, description="smallest allowed number of items")
+    max_count: int | None = Field(None, ge=0, description="largest allowed number of items")
 
     @model_validator(mode="after")
-    def _consistent(self) -> "QuotaBound":
+    def _consistent(self) -> QuotaBound:
         if all(v is None for v in (self.min, self.max, self.min_count, self.max_count)):
             raise ValueError("a quota needs at least one of min, max, min_count, max_count")
         if self.min is not None and self.max is not None and self.min > self.max:
@@ -155,10 +159,12 @@ class SuiteQuotas(_Model):
     ``evalcore suite check``. A value not named is unconstrained; items without a class or
     difficulty count as ``(none)``. Shares are of all the suite's items, holdout included."""
 
-    class_: dict[str, QuotaBound] = Field(default_factory=dict, alias="class",
-                                          description="class -> bounds, e.g. {\"billing\": {\"max\": 0.3}}")
-    difficulty: dict[str, QuotaBound] = Field(default_factory=dict,
-                                              description="difficulty tier -> bounds, e.g. {\"hard\": {\"min\": 0.2}}")
+    class_: dict[str, QuotaBound] = Field(
+        default_factory=dict, alias="class", description='class -> bounds, e.g. {"billing": {"max": 0.3}}'
+    )
+    difficulty: dict[str, QuotaBound] = Field(
+        default_factory=dict, description='difficulty tier -> bounds, e.g. {"hard": {"min": 0.2}}'
+    )
 
 
 class SuiteChange(_Model):
@@ -166,14 +172,16 @@ class SuiteChange(_Model):
     to what, who made it, why, and the \"test is wrong\" flag it resolves."""
 
     item_id: str = Field(description="the item repaired")
-    field: str = Field(description="the column changed (input, context, reference, must_have, nice_to_have, "
-                       "wrong_if, expected_doc_ids, class, difficulty)")
-    before: Optional[str | list[str]] = Field(None, description="the value in the previous version")
-    after: Optional[str | list[str]] = Field(None, description="the value in this version")
+    field: str = Field(
+        description="the column changed (input, context, reference, must_have, nice_to_have, "
+        "wrong_if, expected_doc_ids, class, difficulty)"
+    )
+    before: str | list[str] | None = Field(None, description="the value in the previous version")
+    after: str | list[str] | None = Field(None, description="the value in this version")
     by: str = Field(description="who made the repair")
     why: str = Field(description="why the test was wrong")
     at: datetime = Field(description="when the repair was made (UTC)")
-    flag: Optional[int] = Field(None, description="the label-store edit (outcome test_wrong) this repair resolves")
+    flag: int | None = Field(None, description="the label-store edit (outcome test_wrong) this repair resolves")
 
 
 class SuiteManifest(_Model):
@@ -186,17 +194,29 @@ class SuiteManifest(_Model):
     created_at: datetime = Field(description="when the suite was frozen (UTC)")
     content_hash: str = Field(description="hash of the items (ids, inputs, references and requirement lists)")
     n_items: int = Field(description="number of items")
-    curated: bool = Field(False, description="items were picked by hand: absolute rates are labelled as from a curated suite")
+    curated: bool = Field(
+        False, description="items were picked by hand: absolute rates are labelled as from a curated suite"
+    )
     simulated: bool = Field(False, description="made by evalcore's simulator, not by a real system")
     source: str = Field("", description="where the items came from (a command, a data set)")
-    version: int = Field(1, ge=1, description="suite version: 1 is the suite in the data directory; each repair "
-                         "makes the next one in the state directory (omitted when 1)")
-    supersedes: Optional[str] = Field(None, description="content_hash of the version this one replaces (omitted "
-                                      "for version 1)")
-    changes: list[SuiteChange] = Field(default_factory=list, description="the repairs that make this version from "
-                                       "the previous one (omitted for version 1)")
-    quotas: Optional[SuiteQuotas] = Field(None, description="class and difficulty targets checked by `evalcore "
-                                          "suite check` (docs/SUITES.md; omitted when there are none)")
+    version: int = Field(
+        1,
+        ge=1,
+        description="suite version: 1 is the suite in the data directory; each repair "
+        "makes the next one in the state directory (omitted when 1)",
+    )
+    supersedes: str | None = Field(
+        None, description="content_hash of the version this one replaces (omitted for version 1)"
+    )
+    changes: list[SuiteChange] = Field(
+        default_factory=list,
+        description="the repairs that make this version from the previous one (omitted for version 1)",
+    )
+    quotas: SuiteQuotas | None = Field(
+        None,
+        description="class and difficulty targets checked by `evalcore "
+        "suite check` (docs/SUITES.md; omitted when there are none)",
+    )
 
     @model_serializer(mode="wrap")
     def _omit_defaults(self, handler: Any) -> Any:
@@ -222,12 +242,17 @@ class GenerationManifest(_Model):
         default_factory=dict,
         description="settings of the system under test: generator_model, temperature, "
         "writer_prompt_hash, revision_budget, token_budget, corpus_snapshot, retrieval, and any "
-        "key=value the user recorded")
+        "key=value the user recorded",
+    )
     rounds: int = Field(1, description="generation rounds (each item answered this many times)")
     status: Status = Field("complete", description="complete, partial (items missing) or polluted (errored outputs)")
     source: Literal["generated", "imported", "simulated"] = Field(description="how the outputs came to be")
-    outputs_hash: str = Field(description="hash of (item_id, round, output) for every row: equal hashes mean identical answers")
-    totals: Totals = Field(default_factory=Totals, description="calls, tokens, cost and latency of the system under test")
+    outputs_hash: str = Field(
+        description="hash of (item_id, round, output) for every row: equal hashes mean identical answers"
+    )
+    totals: Totals = Field(
+        default_factory=Totals, description="calls, tokens, cost and latency of the system under test"
+    )
     simulated: bool = Field(False, description="made by evalcore's simulator")
 
 
@@ -240,28 +265,46 @@ class RunManifest(_Model):
     created_at: datetime = Field(description="when the run was written (UTC)")
     rubric: Rubric = Field(description="the criteria judged")
     rubric_hash: str = Field(description="hash of the rubric")
-    mode: HarnessMode = Field(description="single (one call returns every criterion), split (one call per criterion), grouped (one call per group), imported")
-    groups: Optional[list[list[str]]] = Field(None, description="criteria per call in `grouped` mode")
-    field_order: list[str] | Literal["rotate"] = Field(description="order the criteria are asked and emitted in, or `rotate` per item")
-    prompt_variant: str = Field("default", description="named prompt variant, e.g. `independent` for the evaluate-each-criterion-independently instruction")
+    mode: HarnessMode = Field(
+        description="single (one call returns every criterion), split (one call per criterion), grouped (one call per group), imported"
+    )
+    groups: list[list[str]] | None = Field(None, description="criteria per call in `grouped` mode")
+    field_order: list[str] | Literal["rotate"] = Field(
+        description="order the criteria are asked and emitted in, or `rotate` per item"
+    )
+    prompt_variant: str = Field(
+        "default",
+        description="named prompt variant, e.g. `independent` for the evaluate-each-criterion-independently instruction",
+    )
     judge_model: str = Field(description="judge model as a pinned snapshot")
-    judge_family: Optional[str] = Field(None, description="model family of the judge (for same-family warnings)")
-    temperature: Optional[float] = Field(None, description="judge sampling temperature")
-    seed: Optional[int] = Field(None, description="judge sampling seed, where the provider takes one")
+    judge_family: str | None = Field(None, description="model family of the judge (for same-family warnings)")
+    temperature: float | None = Field(None, description="judge sampling temperature")
+    seed: int | None = Field(None, description="judge sampling seed, where the provider takes one")
     prompt_template: str = Field("", description="prompt template text")
     prompt_hash: str = Field("", description="hash of the prompt template text")
-    postprocess_version: str = Field("none", description="version of the post-processing that derived `passed` from the judge's raw verdict")
+    postprocess_version: str = Field(
+        "none", description="version of the post-processing that derived `passed` from the judge's raw verdict"
+    )
     retry_policy: dict[str, Any] = Field(default_factory=dict, description="max retries, backoff, timeout")
     structured_output: str = Field("none", description="json_schema, tolerant-parse or none")
-    reuse_cache: bool = Field(False, description="whether identical calls could be served from the cache (off by default)")
+    reuse_cache: bool = Field(
+        False, description="whether identical calls could be served from the cache (off by default)"
+    )
     cache_hits: int = Field(0, description="calls served from the cache")
     judge_rounds: int = Field(1, description="independent judge rounds over each output")
-    source: Literal["judged", "imported", "simulated"] = Field(description="judged by evalcore, imported from a file, or simulated")
-    status: Status = Field("complete", description="complete; partial (not every call made); polluted (some calls failed after retries: every aggregate says so)")
+    source: Literal["judged", "imported", "simulated"] = Field(
+        description="judged by evalcore, imported from a file, or simulated"
+    )
+    status: Status = Field(
+        "complete",
+        description="complete; partial (not every call made); polluted (some calls failed after retries: every aggregate says so)",
+    )
     failed_call_ids: list[str] = Field(default_factory=list, description="calls that failed after every retry")
     totals: Totals = Field(default_factory=Totals, description="calls, tokens, cost and latency of the judge")
-    knobs: dict[str, Any] = Field(default_factory=dict, description="any other key=value the user recorded about the judge")
-    price_map_version: Optional[str] = Field(None, description="version of the price table used for cost")
+    knobs: dict[str, Any] = Field(
+        default_factory=dict, description="any other key=value the user recorded about the judge"
+    )
+    price_map_version: str | None = Field(None, description="version of the price table used for cost")
     simulated: bool = Field(False, description="made by evalcore's simulator")
     description: str = Field("", description="free text shown beside the run")
 
@@ -269,7 +312,9 @@ class RunManifest(_Model):
 class SessionSettings(_Model):
     """How a pairwise session's pairs were made (``settings`` in session.json)."""
 
-    normalise: list[str] = Field(default_factory=list, description="normalisations applied: headings, bullets, blank-lines")
+    normalise: list[str] = Field(
+        default_factory=list, description="normalisations applied: headings, bullets, blank-lines"
+    )
     length_match: bool = Field(False, description="whether answer lengths were matched")
     mirror_fraction: float = Field(0.0, description="share of pairs shown again in swapped order")
     holdout: int = Field(0, description="pairs held out of the headline")
@@ -282,7 +327,7 @@ class SessionManifest(_Model):
 
     schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
     session_id: str = Field(description="session id (the directory name)")
-    suite_id: Optional[str] = Field(None, description="the suite whose items are paired")
+    suite_id: str | None = Field(None, description="the suite whose items are paired")
     created_at: datetime = Field(description="when the session was made (UTC)")
     settings: SessionSettings = Field(default_factory=SessionSettings, description="how the pairs were made")
     status: Literal["open", "closed"] = Field("open", description="open (grading, no results shown) or closed")
@@ -299,7 +344,7 @@ class LabelSetManifest(_Model):
     gen_id: str = Field(description="the generation whose outputs were labelled")
     created_at: datetime = Field(description="when the labels were written (UTC)")
     annotators: list[str] = Field(default_factory=list, description="annotator ids")
-    rubric: Optional[Rubric] = Field(None, description="the criteria labelled, when they are not a run's")
+    rubric: Rubric | None = Field(None, description="the criteria labelled, when they are not a run's")
     description: str = Field("", description="who labelled what, how")
     simulated: bool = Field(False, description="labels of simulated people")
 
@@ -321,14 +366,14 @@ class ItemRow(_Model):
 
     item_id: str = Field(description="item id, unique in the suite")
     input: str = Field(description="the question or task")
-    context: Optional[str] = Field(None, description="passages the answer may use")
-    reference: Optional[str] = Field(None, description="a reference answer")
-    must_have: Optional[list[str]] = Field(None, description="short statements a correct answer must contain")
-    nice_to_have: Optional[list[str]] = Field(None, description="statements that improve an answer")
-    wrong_if: Optional[list[str]] = Field(None, description="statements that make an answer wrong")
-    expected_doc_ids: Optional[list[str]] = Field(None, description="documents retrieval should find")
-    class_: Optional[str] = Field(None, alias="class", description="item class, for breakdowns")
-    difficulty: Optional[str] = Field(None, description="difficulty tier")
+    context: str | None = Field(None, description="passages the answer may use")
+    reference: str | None = Field(None, description="a reference answer")
+    must_have: list[str] | None = Field(None, description="short statements a correct answer must contain")
+    nice_to_have: list[str] | None = Field(None, description="statements that improve an answer")
+    wrong_if: list[str] | None = Field(None, description="statements that make an answer wrong")
+    expected_doc_ids: list[str] | None = Field(None, description="documents retrieval should find")
+    class_: str | None = Field(None, alias="class", description="item class, for breakdowns")
+    difficulty: str | None = Field(None, description="difficulty tier")
     holdout: bool = Field(False, description="held out: hidden by default, never used to tune")
 
 
@@ -339,12 +384,12 @@ class OutputRow(_Model):
     round: int = Field(description="generation round, from 1")
     output: str = Field(description="the system's answer, shown as text only")
     abstained: bool = Field(False, description="the system's own 'could not answer' flag")
-    retrieved_doc_ids: Optional[list[str]] = Field(None, description="documents the system retrieved, in rank order")
-    tokens_in: Optional[int] = Field(None, description="prompt tokens of the system under test")
-    tokens_out: Optional[int] = Field(None, description="completion tokens of the system under test")
-    cost_usd: Optional[float] = Field(None, description="cost of the answer; null when unknown")
-    latency_ms: Optional[float] = Field(None, description="latency of the answer in milliseconds")
-    error: Optional[str] = Field(None, description="why no answer was produced")
+    retrieved_doc_ids: list[str] | None = Field(None, description="documents the system retrieved, in rank order")
+    tokens_in: int | None = Field(None, description="prompt tokens of the system under test")
+    tokens_out: int | None = Field(None, description="completion tokens of the system under test")
+    cost_usd: float | None = Field(None, description="cost of the answer; null when unknown")
+    latency_ms: float | None = Field(None, description="latency of the answer in milliseconds")
+    error: str | None = Field(None, description="why no answer was produced")
 
 
 class VerdictRow(_Model):
@@ -355,17 +400,17 @@ class VerdictRow(_Model):
     gen_round: int = Field(description="generation round of the output judged, from 1")
     criterion: str = Field(description="criterion name from the run's rubric")
     judge_round: int = Field(description="judge round, from 1")
-    passed: Optional[bool] = Field(None, description="derived pass/fail after post-processing; null when the call errored")
-    score: Optional[float] = Field(None, description="numeric score (ordinal, continuous, retrieval)")
-    label: Optional[str] = Field(None, description="derived ternary label: correct, partial or wrong")
-    raw_verdict: Optional[str] = Field(None, description="the judge's own value, before post-processing")
-    reason: Optional[str] = Field(None, description="the judge's reason, shown as text only")
-    covered: Optional[list[str]] = Field(None, description="must_have items the judge says are covered")
-    missed: Optional[list[str]] = Field(None, description="must_have items the judge says are missing")
-    triggered: Optional[list[str]] = Field(None, description="wrong_if items the judge says are triggered")
+    passed: bool | None = Field(None, description="derived pass/fail after post-processing; null when the call errored")
+    score: float | None = Field(None, description="numeric score (ordinal, continuous, retrieval)")
+    label: str | None = Field(None, description="derived ternary label: correct, partial or wrong")
+    raw_verdict: str | None = Field(None, description="the judge's own value, before post-processing")
+    reason: str | None = Field(None, description="the judge's reason, shown as text only")
+    covered: list[str] | None = Field(None, description="must_have items the judge says are covered")
+    missed: list[str] | None = Field(None, description="must_have items the judge says are missing")
+    triggered: list[str] | None = Field(None, description="wrong_if items the judge says are triggered")
     position: int = Field(0, description="order emitted within its call (0 for a one-criterion call)")
-    call_id: Optional[str] = Field(None, description="the call that produced this verdict")
-    error: Optional[str] = Field(None, description="why there is no verdict")
+    call_id: str | None = Field(None, description="the call that produced this verdict")
+    error: str | None = Field(None, description="why there is no verdict")
 
 
 class CallRow(_Model):
@@ -376,16 +421,16 @@ class CallRow(_Model):
     gen_round: int = Field(description="generation round of the output judged")
     judge_round: int = Field(description="judge round")
     criteria: list[str] = Field(description="criteria this call judged")
-    model: Optional[str] = Field(None, description="model as the provider reported it")
-    prompt_hash: Optional[str] = Field(None, description="hash of the rendered prompt")
-    tokens_in: Optional[int] = Field(None, description="prompt tokens")
-    tokens_out: Optional[int] = Field(None, description="completion tokens")
-    cost_usd: Optional[float] = Field(None, description="cost; null when the price is unknown, never 0")
-    latency_ms: Optional[float] = Field(None, description="latency in milliseconds")
+    model: str | None = Field(None, description="model as the provider reported it")
+    prompt_hash: str | None = Field(None, description="hash of the rendered prompt")
+    tokens_in: int | None = Field(None, description="prompt tokens")
+    tokens_out: int | None = Field(None, description="completion tokens")
+    cost_usd: float | None = Field(None, description="cost; null when the price is unknown, never 0")
+    latency_ms: float | None = Field(None, description="latency in milliseconds")
     attempts: int = Field(1, description="attempts, retries included")
     cache_hit: bool = Field(False, description="served from the cache (only with --reuse)")
-    error: Optional[str] = Field(None, description="why the call failed after every retry")
-    started_at: Optional[datetime] = Field(None, description="when the first attempt started (UTC)")
+    error: str | None = Field(None, description="why the call failed after every retry")
+    started_at: datetime | None = Field(None, description="when the first attempt started (UTC)")
 
 
 class PairVerdictRow(_Model):
@@ -393,9 +438,11 @@ class PairVerdictRow(_Model):
 
     pair_id: str = Field(description="the pair")
     order: Literal["as_shown", "swapped"] = Field(description="whether the grader saw the pair as shown or swapped")
-    choice: Optional[Literal["left", "right", "same"]] = Field(None, description="choice in as-shown terms; null when the call errored")
-    reason: Optional[str] = Field(None, description="the grader's reason")
-    call_id: Optional[str] = Field(None, description="the call")
+    choice: Literal["left", "right", "same"] | None = Field(
+        None, description="choice in as-shown terms; null when the call errored"
+    )
+    reason: str | None = Field(None, description="the grader's reason")
+    call_id: str | None = Field(None, description="the call")
 
 
 class PairRow(_Model):
@@ -405,7 +452,7 @@ class PairRow(_Model):
     item_id: str = Field(description="the item both answers respond to")
     left_text: str = Field(description="answer shown on the left, after normalisation")
     right_text: str = Field(description="answer shown on the right, after normalisation")
-    mirror_of: Optional[str] = Field(None, description="pair this one repeats in swapped order")
+    mirror_of: str | None = Field(None, description="pair this one repeats in swapped order")
     holdout: bool = Field(False, description="held out of the headline")
 
 
@@ -417,7 +464,7 @@ class JudgmentRow(_Model):
     pair_id: str = Field(description="the pair")
     reviewer: str = Field(description="who chose")
     choice: Literal["left", "right", "same"] = Field(description="choice in as-shown terms")
-    seconds: Optional[float] = Field(None, description="time taken")
+    seconds: float | None = Field(None, description="time taken")
 
 
 class KeyRow(_Model):
@@ -435,9 +482,9 @@ class LabelRow(_Model):
     gen_round: int = Field(1, description="generation round of the output labelled")
     criterion: str = Field(description="criterion name")
     annotator: str = Field(description="annotator id (or `mean` for a published mean of several people)")
-    value: Optional[str] = Field(None, description="the label as given (pass/fail, a score, correct/partial/wrong)")
-    passed: Optional[bool] = Field(None, description="derived pass/fail")
-    score: Optional[float] = Field(None, description="numeric value, when the label is a score")
+    value: str | None = Field(None, description="the label as given (pass/fail, a score, correct/partial/wrong)")
+    passed: bool | None = Field(None, description="derived pass/fail")
+    score: float | None = Field(None, description="numeric value, when the label is a score")
 
 
 # --------------------------------------------------------------------------- arrow schemas
@@ -538,18 +585,40 @@ def format_markdown() -> str:
             rows.append(f"| `{info.alias or name}` | `{ann}` | {info.description or ''} |")
         return rows
 
-    for model in (SuiteManifest, GenerationManifest, RunManifest, SessionManifest,
-                  LabelSetManifest, KeyManifest, Totals, SessionSettings, Rubric, Criterion,
-                  CheckSpec, SuiteChange, SuiteQuotas, QuotaBound):
+    for model in (
+        SuiteManifest,
+        GenerationManifest,
+        RunManifest,
+        SessionManifest,
+        LabelSetManifest,
+        KeyManifest,
+        Totals,
+        SessionSettings,
+        Rubric,
+        Criterion,
+        CheckSpec,
+        SuiteChange,
+        SuiteQuotas,
+        QuotaBound,
+    ):
         out += [f"### {model.__name__}", "", (model.__doc__ or "").strip(), ""] + table(model) + [""]
     out += ["## Tables (Parquet)", ""]
     for fname, (model, keys) in TABLES.items():
-        out += [f"### {fname}.parquet ({model.__name__})", "", (model.__doc__ or "").strip(), "",
-                f"Unique key: ({', '.join(keys)}).", "", "| column | arrow type | nullable | description |",
-                "|---|---|---|---|"]
+        out += [
+            f"### {fname}.parquet ({model.__name__})",
+            "",
+            (model.__doc__ or "").strip(),
+            "",
+            f"Unique key: ({', '.join(keys)}).",
+            "",
+            "| column | arrow type | nullable | description |",
+            "|---|---|---|---|",
+        ]
         schema = arrow_schema(model)
         for (name, info), fld in zip(model.model_fields.items(), schema):
-            out.append(f"| `{fld.name}` | `{fld.type}` | {'yes' if fld.nullable else 'no'} | {info.description or ''} |")
+            out.append(
+                f"| `{fld.name}` | `{fld.type}` | {'yes' if fld.nullable else 'no'} | {info.description or ''} |"
+            )
         out.append("")
     out += [
         "## Derived values",

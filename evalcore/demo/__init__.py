@@ -1,5 +1,4 @@
-"""The seeded simulator of the bundled SIMULATED demo world.
-"""
+"""The seeded simulator of the bundled SIMULATED demo world."""
 
 from .accounts import (
     accounts_bail_propensity,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -64,21 +64,35 @@ def accounts_items(seed: int) -> tuple[list[dict], list[dict]]:
         s = {k: _pick(rng, v) for k, v in ACCOUNT_SLOTS.items()}
         topic = ACCOUNT_TOPICS[t]
         steps = [_fill(x, s) for x in topic["steps"]]
-        items.append({"item_id": f"acc-{i + 1:03d}", "input": _fill(topic["q"], s),
-                      "reference": " ".join(steps[:3]), "must_have": steps[:2],
-                      "wrong_if": ["Tells the customer to share their password"],
-                      "class": "account", "difficulty": _pick(rng, ["easy", "medium", "hard"]),
-                      "holdout": bool(holdout[i])})
+        items.append(
+            {
+                "item_id": f"acc-{i + 1:03d}",
+                "input": _fill(topic["q"], s),
+                "reference": " ".join(steps[:3]),
+                "must_have": steps[:2],
+                "wrong_if": ["Tells the customer to share their password"],
+                "class": "account",
+                "difficulty": _pick(rng, ["easy", "medium", "hard"]),
+                "holdout": bool(holdout[i]),
+            }
+        )
         info.append({"topic": t, "slots": s, "steps": steps})
     return items, info
 
 
 def write_accounts_suite(store: Store, items: list[dict]) -> S.SuiteManifest:
     m = S.SuiteManifest(
-        suite_id=ACCOUNTS, created_at=_at(12), content_hash=H.suite_hash(items), n_items=len(items),
+        suite_id=ACCOUNTS,
+        created_at=_at(12),
+        content_hash=H.suite_hash(items),
+        n_items=len(items),
         description="SIMULATED account-management questions (passwords, sign-in, members, data export) "
-                    "answered by two writer prompts for a blinded pairwise comparison. Made by evalcore's "
-                    "seeded simulator.", curated=False, simulated=True, source=SOURCE)
+        "answered by two writer prompts for a blinded pairwise comparison. Made by evalcore's "
+        "seeded simulator.",
+        curated=False,
+        simulated=True,
+        source=SOURCE,
+    )
     store.write_suite(m, items, overwrite=True)
     return m
 
@@ -128,8 +142,9 @@ def accounts_bail_propensity(seed: int) -> dict[str, np.ndarray]:
     return out
 
 
-def write_accounts_generations(store: Store, seed: int, suite: S.SuiteManifest, items,
-                               info) -> dict[str, list[list[dict]]]:
+def write_accounts_generations(
+    store: Store, seed: int, suite: S.SuiteManifest, items, info
+) -> dict[str, list[list[dict]]]:
     """Two arms that differ only in the writer prompt (and so its hash); outputs[arm][item][round]."""
     bail = accounts_bail_propensity(seed)
     result: dict[str, list[list[dict]]] = {}
@@ -150,28 +165,51 @@ def write_accounts_generations(store: Store, seed: int, suite: S.SuiteManifest, 
                 text = ACCOUNT_BAIL if abstained else _account_answer(rng, style, info[i], bool(headed[i, r - 1]))
                 tin = int(260 + 1.3 * _words(item["input"]) + rng.integers(0, 30))
                 tout = int(1.35 * _words(text) + rng.integers(2, 10))
-                row = dict(item_id=item["item_id"], round=r, output=text, abstained=abstained,
-                           tokens_in=tin, tokens_out=tout, cost_usd=round((tin * 0.15 + tout * 0.6) / 1e6, 8),
-                           latency_ms=round(float(300 + 17 * tout + rng.lognormal(5.0, 0.4)), 1))
+                row = dict(
+                    item_id=item["item_id"],
+                    round=r,
+                    output=text,
+                    abstained=abstained,
+                    tokens_in=tin,
+                    tokens_out=tout,
+                    cost_usd=round((tin * 0.15 + tout * 0.6) / 1e6, 8),
+                    latency_ms=round(float(300 + 17 * tout + rng.lognormal(5.0, 0.4)), 1),
+                )
                 out.add(**row)
                 rows.append(row)
             per_item.append(rows)
         lat = np.array(out.cols["latency_ms"])
         writer_prompt = f"accounts writer prompt: {arm} v2"
         m = S.GenerationManifest(
-            gen_id=gen_id, suite_id=ACCOUNTS, suite_hash=suite.content_hash, created_at=_at(13 + h),
-            knobs={"generator_model": "simulated/writer-gamma-2025-05-20", "temperature": 0.7,
-                   "writer_prompt": arm, "writer_prompt_hash": H.text_hash(writer_prompt), "revision_budget": 0,
-                   "token_budget": 600, "corpus_snapshot": "account-help-2025-12", "retrieval": "none",
-                   "description": "SIMULATED answers; the arms differ in the writer prompt alone"},
-            rounds=GEN_ROUNDS, status="complete", source=SOURCE,
+            gen_id=gen_id,
+            suite_id=ACCOUNTS,
+            suite_hash=suite.content_hash,
+            created_at=_at(13 + h),
+            knobs={
+                "generator_model": "simulated/writer-gamma-2025-05-20",
+                "temperature": 0.7,
+                "writer_prompt": arm,
+                "writer_prompt_hash": H.text_hash(writer_prompt),
+                "revision_budget": 0,
+                "token_budget": 600,
+                "corpus_snapshot": "account-help-2025-12",
+                "retrieval": "none",
+                "description": "SIMULATED answers; the arms differ in the writer prompt alone",
+            },
+            rounds=GEN_ROUNDS,
+            status="complete",
+            source=SOURCE,
             outputs_hash=H.outputs_hash(o for rows in per_item for o in rows),
-            totals=S.Totals(calls=out.n, tokens_in=int(sum(out.cols["tokens_in"])),
-                            tokens_out=int(sum(out.cols["tokens_out"])),
-                            cost_usd=round(float(sum(out.cols["cost_usd"])), 6),
-                            latency_ms_mean=round(float(lat.mean()), 1),
-                            latency_ms_p95=round(float(np.percentile(lat, 95)), 1)),
-            simulated=True)
+            totals=S.Totals(
+                calls=out.n,
+                tokens_in=int(sum(out.cols["tokens_in"])),
+                tokens_out=int(sum(out.cols["tokens_out"])),
+                cost_usd=round(float(sum(out.cols["cost_usd"])), 6),
+                latency_ms_mean=round(float(lat.mean()), 1),
+                latency_ms_p95=round(float(np.percentile(lat, 95)), 1),
+            ),
+            simulated=True,
+        )
         store.write_generation(m, out.arrow(), overwrite=True)
         result[arm] = per_item
     return result
@@ -180,11 +218,14 @@ def write_accounts_generations(store: Store, seed: int, suite: S.SuiteManifest, 
 def write_accounts_runs(store: Store, seed: int, items, gens: dict[str, list[list[dict]]]) -> dict:
     """A split judge run over each arm (answers_question, accurate, concise; one judge round).
     Bails fail answers_question; the long arm fails `concise` far more often."""
-    text = {"answers_question": "Does the answer address the question?",
-            "accurate": "Are the steps right for this product?",
-            "concise": "Is it no longer than it needs to be?"}
-    rubric = S.Rubric(name="accounts-3", criteria=[S.Criterion(name=c, kind="binary", description=text[c])
-                                                   for c in ACCOUNT_CRITERIA])
+    text = {
+        "answers_question": "Does the answer address the question?",
+        "accurate": "Are the steps right for this product?",
+        "concise": "Is it no longer than it needs to be?",
+    }
+    rubric = S.Rubric(
+        name="accounts-3", criteria=[S.Criterion(name=c, kind="binary", description=text[c]) for c in ACCOUNT_CRITERIA]
+    )
     tpl = _template("split", "default")
     tpl_hash = H.text_hash(tpl)
     counts = {"verdicts": 0, "calls": 0}
@@ -196,29 +237,59 @@ def write_accounts_runs(store: Store, seed: int, items, gens: dict[str, list[lis
         call_no = 0
         for i, item in enumerate(items):
             for o in gens[arm][i]:
-                truth = {"answers_question": o["abstained"] or rng.random() < 0.05,
-                         "accurate": rng.random() < 0.10,
-                         "concise": (not o["abstained"]) and rng.random() < p_long_fail[arm]}
+                truth = {
+                    "answers_question": o["abstained"] or rng.random() < 0.05,
+                    "accurate": rng.random() < 0.10,
+                    "concise": (not o["abstained"]) and rng.random() < p_long_fail[arm],
+                }
                 for crit, f in truth.items():
                     f = f ^ (rng.random() < 0.04)
                     call_no += 1
-                    row = _call_row(rng, JUDGE_A, run_id, call_no, item, o["output"], o["round"], 1, [crit],
-                                    tpl_hash, 15 + h)
+                    row = _call_row(
+                        rng, JUDGE_A, run_id, call_no, item, o["output"], o["round"], 1, [crit], tpl_hash, 15 + h
+                    )
                     c.add(**row)
-                    v.add(run_id=run_id, item_id=item["item_id"], gen_round=o["round"], criterion=crit,
-                          judge_round=1, passed=not f, raw_verdict="fail" if f else "pass",
-                          reason=("Bails out without answering." if o["abstained"] and crit == "answers_question"
-                                  else f"{'Fails' if f else 'Meets'} {crit.replace('_', ' ')}."),
-                          position=0, call_id=row["call_id"])
+                    v.add(
+                        run_id=run_id,
+                        item_id=item["item_id"],
+                        gen_round=o["round"],
+                        criterion=crit,
+                        judge_round=1,
+                        passed=not f,
+                        raw_verdict="fail" if f else "pass",
+                        reason=(
+                            "Bails out without answering."
+                            if o["abstained"] and crit == "answers_question"
+                            else f"{'Fails' if f else 'Meets'} {crit.replace('_', ' ')}."
+                        ),
+                        position=0,
+                        call_id=row["call_id"],
+                    )
         m = S.RunManifest(
-            run_id=run_id, gen_id=gen_id, created_at=_at(15 + h), rubric=rubric, rubric_hash=rubric.hash(),
-            mode="split", field_order=rubric.names(), judge_model=JUDGE_A["model"], judge_family=JUDGE_A["family"],
-            temperature=0.0, prompt_template=tpl, prompt_hash=tpl_hash, postprocess_version="pp-1.0",
+            run_id=run_id,
+            gen_id=gen_id,
+            created_at=_at(15 + h),
+            rubric=rubric,
+            rubric_hash=rubric.hash(),
+            mode="split",
+            field_order=rubric.names(),
+            judge_model=JUDGE_A["model"],
+            judge_family=JUDGE_A["family"],
+            temperature=0.0,
+            prompt_template=tpl,
+            prompt_hash=tpl_hash,
+            postprocess_version="pp-1.0",
             retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60},
-            structured_output="json_schema", judge_rounds=1, source=SOURCE, status="complete", totals=_totals(c),
-            price_map_version=PRICE_MAP_VERSION, simulated=True,
+            structured_output="json_schema",
+            judge_rounds=1,
+            source=SOURCE,
+            status="complete",
+            totals=_totals(c),
+            price_map_version=PRICE_MAP_VERSION,
+            simulated=True,
             description="SIMULATED: made by evalcore's seeded simulator. One call per criterion over every "
-                        "generation round of this arm.")
+            "generation round of this arm.",
+        )
         store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
         counts["verdicts"] += v.n
         counts["calls"] += c.n
@@ -246,9 +317,12 @@ def _choose(rng: np.random.Generator, p_left: float, bias: float) -> str:
 def _arms_of(gens, items, gen_round: int, idx: Iterable[int] | None = None):
     """The two arms as :class:`evalcore.pairwise.sessions.Arm`: raw answers of one generation round."""
     from evalcore.pairwise.sessions import Arm
+
     idx = list(range(len(items))) if idx is None else list(idx)
-    return [Arm(name, ARMS[name], {items[i]["item_id"]: gens[name][i][gen_round - 1]["output"] for i in idx}, ACCOUNTS)
-            for name in ARMS]
+    return [
+        Arm(name, ARMS[name], {items[i]["item_id"]: gens[name][i][gen_round - 1]["output"] for i in idx}, ACCOUNTS)
+        for name in ARMS
+    ]
 
 
 def write_accounts_sessions(store: Store, seed: int, items, gens, keys: Path) -> dict:
@@ -257,13 +331,26 @@ def write_accounts_sessions(store: Store, seed: int, items, gens, keys: Path) ->
     code path of `evalcore pairs make`). Keys go to the keys directory only."""
     from evalcore.pairwise.blinding import NORMALISATIONS
     from evalcore.pairwise.sessions import plan_session, write_plan
-    key_seed = int(_rng(seed, "accounts-ab-key").integers(2 ** 62))
-    plan = plan_session("accounts-ab", _arms_of(gens, items, 1), normalise=NORMALISATIONS, mirror=MIRROR_SHARE,
-                        holdout=N_HOLDOUT_PAIRS, seed=int(seed), key_seed=key_seed, created_at=_at(17),
-                        source=SOURCE, simulated=True)
+
+    key_seed = int(_rng(seed, "accounts-ab-key").integers(2**62))
+    plan = plan_session(
+        "accounts-ab",
+        _arms_of(gens, items, 1),
+        normalise=NORMALISATIONS,
+        mirror=MIRROR_SHARE,
+        holdout=N_HOLDOUT_PAIRS,
+        seed=int(seed),
+        key_seed=key_seed,
+        created_at=_at(17),
+        source=SOURCE,
+        simulated=True,
+    )
     pairs, key = plan.pairs, plan.key_rows
-    pref_long = accounts_preference(seed, [gens["detailed"][i][0]["abstained"] for i in range(len(items))],
-                                    [gens["concise"][i][0]["abstained"] for i in range(len(items))])
+    pref_long = accounts_preference(
+        seed,
+        [gens["detailed"][i][0]["abstained"] for i in range(len(items))],
+        [gens["concise"][i][0]["abstained"] for i in range(len(items))],
+    )
     idx_of = {it["item_id"]: i for i, it in enumerate(items)}
     key_of = {k["pair_id"]: k for k in key}
     rng = _rng(seed, "accounts-ab-people")
@@ -274,18 +361,32 @@ def write_accounts_sessions(store: Store, seed: int, items, gens, keys: Path) ->
         seen = [r for r, share in REVIEWERS.items() if rng.random() < share] or ["sim-reviewer-1"]
         for r in seen:
             words = _words(p["left_text"]) + _words(p["right_text"])
-            jud.add(pair_id=p["pair_id"], reviewer=r, choice=_choose(rng, p_left, LEFT_BIAS_PEOPLE),
-                    seconds=round(float(8 + 0.06 * words + rng.lognormal(2.6, 0.5)), 1))
+            jud.add(
+                pair_id=p["pair_id"],
+                reviewer=r,
+                choice=_choose(rng, p_left, LEFT_BIAS_PEOPLE),
+                seconds=round(float(8 + 0.06 * words + rng.lognormal(2.6, 0.5)), 1),
+            )
     plan.manifest = plan.manifest.model_copy(update={"status": "closed"})
     write_plan(store, plan, keys, judgments=jud.arrow(), overwrite=True)
     grader = write_pair_grader(store, seed, pairs, key_of, pref_long, idx_of)
 
     rng_p = _rng(seed, "accounts-practice")
     pick = sorted(rng_p.choice(len(items), N_PRACTICE_PAIRS - 1, replace=False).tolist())
-    pkey_seed = int(_rng(seed, "accounts-practice-key").integers(2 ** 62))
-    pplan = plan_session("accounts-practice", _arms_of(gens, items, 2, pick), normalise=NORMALISATIONS,
-                         mirror=round(1 / (N_PRACTICE_PAIRS - 1), 4), holdout=0, seed=int(seed),
-                         key_seed=pkey_seed, gen_round=2, created_at=_at(19), source=SOURCE, simulated=True)
+    pkey_seed = int(_rng(seed, "accounts-practice-key").integers(2**62))
+    pplan = plan_session(
+        "accounts-practice",
+        _arms_of(gens, items, 2, pick),
+        normalise=NORMALISATIONS,
+        mirror=round(1 / (N_PRACTICE_PAIRS - 1), 4),
+        holdout=0,
+        seed=int(seed),
+        key_seed=pkey_seed,
+        gen_round=2,
+        created_at=_at(19),
+        source=SOURCE,
+        simulated=True,
+    )
     write_plan(store, pplan, keys, overwrite=True)
     return {"pairs": len(pairs) + len(pplan.pairs), "judgments": jud.n, **grader}
 
@@ -302,8 +403,10 @@ def write_pair_grader(store: Store, seed: int, pairs, key_of, pref_long, idx_of)
     rng = _rng(seed, "accounts-ab-grader")
     run_id = "accounts-ab-grader"
     pv, c = _Cols("pair_verdicts"), _Cols("calls")
-    tpl = ("Two answers to one customer question. Which serves the customer better: first, second or "
-           "same? Reason first.\n\nQuestion:\n{input}\n\nFirst:\n{a}\n\nSecond:\n{b}")
+    tpl = (
+        "Two answers to one customer question. Which serves the customer better: first, second or "
+        "same? Reason first.\n\nQuestion:\n{input}\n\nFirst:\n{a}\n\nSecond:\n{b}"
+    )
     tpl_hash = H.text_hash(tpl)
     call_no = 0
     for p in pairs:
@@ -323,28 +426,62 @@ def write_pair_grader(store: Store, seed: int, pairs, key_of, pref_long, idx_of)
             cid = f"{run_id}-c{call_no:06d}"
             words = _words(p["left_text"]) + _words(p["right_text"])
             tin, tout = int(150 + 1.3 * words), int(40 + rng.integers(0, 30))
-            c.add(call_id=cid, item_id=p["item_id"], gen_round=1, judge_round=1, criteria=["preference"],
-                  model=JUDGE_B["reported"], prompt_hash=H.text_hash(f"{tpl_hash}|{p['pair_id']}|{order}"),
-                  tokens_in=tin, tokens_out=tout,
-                  cost_usd=round((tin * JUDGE_B["price_in"] + tout * JUDGE_B["price_out"]) / 1e6, 8),
-                  latency_ms=round(float(300 + 9 * tout + rng.lognormal(5.0, 0.4)), 1), attempts=1,
-                  cache_hit=False, started_at=_at(18) + timedelta(milliseconds=call_no * 211))
-            reason = {"same": "Both answers give the same steps.",
-                      "left": "The answer on the left is easier to act on.",
-                      "right": "The answer on the right is easier to act on."}[choice]
+            c.add(
+                call_id=cid,
+                item_id=p["item_id"],
+                gen_round=1,
+                judge_round=1,
+                criteria=["preference"],
+                model=JUDGE_B["reported"],
+                prompt_hash=H.text_hash(f"{tpl_hash}|{p['pair_id']}|{order}"),
+                tokens_in=tin,
+                tokens_out=tout,
+                cost_usd=round((tin * JUDGE_B["price_in"] + tout * JUDGE_B["price_out"]) / 1e6, 8),
+                latency_ms=round(float(300 + 9 * tout + rng.lognormal(5.0, 0.4)), 1),
+                attempts=1,
+                cache_hit=False,
+                started_at=_at(18) + timedelta(milliseconds=call_no * 211),
+            )
+            reason = {
+                "same": "Both answers give the same steps.",
+                "left": "The answer on the left is easier to act on.",
+                "right": "The answer on the right is easier to act on.",
+            }[choice]
             pv.add(pair_id=p["pair_id"], order=order, choice=choice, reason=reason, call_id=cid)
-    rubric = S.Rubric(name="pairwise", criteria=[S.Criterion(
-        name="preference", kind="binary",
-        description="Which answer serves the customer better (left, right or same)?")])
+    rubric = S.Rubric(
+        name="pairwise",
+        criteria=[
+            S.Criterion(
+                name="preference",
+                kind="binary",
+                description="Which answer serves the customer better (left, right or same)?",
+            )
+        ],
+    )
     m = S.RunManifest(
-        run_id=run_id, gen_id=ARMS["concise"], created_at=_at(18), rubric=rubric, rubric_hash=rubric.hash(),
-        mode="imported", field_order=["preference"], judge_model=JUDGE_B["model"], judge_family=JUDGE_B["family"],
-        temperature=0.0, prompt_template=tpl, prompt_hash=tpl_hash, judge_rounds=1, source=SOURCE,
-        status="complete", totals=_totals(c), knobs={"session_id": "accounts-ab"},
-        price_map_version=PRICE_MAP_VERSION, simulated=True,
+        run_id=run_id,
+        gen_id=ARMS["concise"],
+        created_at=_at(18),
+        rubric=rubric,
+        rubric_hash=rubric.hash(),
+        mode="imported",
+        field_order=["preference"],
+        judge_model=JUDGE_B["model"],
+        judge_family=JUDGE_B["family"],
+        temperature=0.0,
+        prompt_template=tpl,
+        prompt_hash=tpl_hash,
+        judge_rounds=1,
+        source=SOURCE,
+        status="complete",
+        totals=_totals(c),
+        knobs={"session_id": "accounts-ab"},
+        price_map_version=PRICE_MAP_VERSION,
+        simulated=True,
         description="SIMULATED model grader of the pairwise session accounts-ab: every pair graded twice, "
-                    "as shown and swapped; choices are in as-shown terms (pair_verdicts.parquet). A pair run "
-                    "has no generation of its own: gen_id names one of the two compared generations only "
-                    "because the contract needs one; verdicts.parquet is empty.")
+        "as shown and swapped; choices are in as-shown terms (pair_verdicts.parquet). A pair run "
+        "has no generation of its own: gen_id names one of the two compared generations only "
+        "because the contract needs one; verdicts.parquet is empty.",
+    )
     store.write_run(m, _Cols("verdicts").arrow(), c.arrow(), pv.arrow(), overwrite=True)
     return {"pair_verdicts": pv.n, "grader_calls": c.n}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from evalcore.demo.text import INDEPENDENT_LINE, JUDGE_TEMPLATE
 DEFAULT_SEED = 89  # picked by simulation: every figure tests/test_demo.py checks holds with margin
 # --------------------------------------------------------------------------- constants
 
-CREATED_AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
+CREATED_AT = datetime(2026, 1, 1, tzinfo=UTC)
 SOURCE = "simulated"
 PRICE_MAP_VERSION = "simulated-prices-2026-01"
 
@@ -27,34 +27,63 @@ N_SUPPORT_ITEMS = 600
 HOLDOUT_SHARE = 0.10
 UNANSWERABLE_SHARE = 0.06
 NOTE_SHARE = 0.05  # answers that end with an honest "couldn't find ..." note (the ternary bug's trigger)
-CRITERIA = ("answers_question", "grounded", "cites_source", "no_fabrication",
-            "refuses_when_unanswerable", "on_tone")
+CRITERIA = ("answers_question", "grounded", "cites_source", "no_fabrication", "refuses_when_unanswerable", "on_tone")
 TRUTH_FAIL = {  # marginal true fail rates (grounded / no_fabrication are set jointly below)
-    "answers_question": 0.15, "cites_source": 0.10, "refuses_when_unanswerable": 0.05, "on_tone": 0.06,
+    "answers_question": 0.15,
+    "cites_source": 0.10,
+    "refuses_when_unanswerable": 0.05,
+    "on_tone": 0.06,
 }
 P_GROUNDED_FAIL = 0.19
 P_NOFAB_FAIL_IF_UNGROUNDED = 0.62
 P_NOFAB_FAIL_IF_GROUNDED = 0.074
 
 # judges
-JUDGE_A = {"model": "simulated/judge-alpha-2025-06-01", "reported": "judge-alpha-2025-06-01",
-           "family": "alpha", "price_in": 3.0, "price_out": 15.0,  # USD per million tokens
-           "miss_fail": 0.06, "false_fail": 0.012, "borderline": 0.062}
-JUDGE_B = {"model": "simulated/judge-beta-2025-04-15", "reported": "judge-beta-2025-04-15",
-           "family": "beta", "price_in": 0.5, "price_out": 1.5,
-           "miss_fail": 0.22, "false_fail": 0.008, "borderline": 0.06}
+JUDGE_A = {
+    "model": "simulated/judge-alpha-2025-06-01",
+    "reported": "judge-alpha-2025-06-01",
+    "family": "alpha",
+    "price_in": 3.0,
+    "price_out": 15.0,  # USD per million tokens
+    "miss_fail": 0.06,
+    "false_fail": 0.012,
+    "borderline": 0.062,
+}
+JUDGE_B = {
+    "model": "simulated/judge-beta-2025-04-15",
+    "reported": "judge-beta-2025-04-15",
+    "family": "beta",
+    "price_in": 0.5,
+    "price_out": 1.5,
+    "miss_fail": 0.22,
+    "false_fail": 0.008,
+    "borderline": 0.06,
+}
 JUDGE_ROUNDS = 3
 BORDERLINE_WEIGHT = {  # judgement-heavy criteria have more borderline cells than objective ones
-    "answers_question": 0.4, "grounded": 2.0, "cites_source": 0.2, "no_fabrication": 2.0,
-    "refuses_when_unanswerable": 0.4, "on_tone": 1.0,
+    "answers_question": 0.4,
+    "grounded": 2.0,
+    "cites_source": 0.2,
+    "no_fabrication": 2.0,
+    "refuses_when_unanswerable": 0.4,
+    "on_tone": 1.0,
 }
 
-SINGLE_FIELD_ORDER = ["answers_question", "cites_source", "on_tone", "refuses_when_unanswerable",
-                      "grounded", "no_fabrication"]
+SINGLE_FIELD_ORDER = [
+    "answers_question",
+    "cites_source",
+    "on_tone",
+    "refuses_when_unanswerable",
+    "grounded",
+    "no_fabrication",
+]
 CARRYOVER = (0.0, 0.66, 0.78, 0.86, 0.94, 0.97)  # c_k by emission position k
 INDEPENDENT_SCALE = 0.9
-GROUPS = [["answers_question", "on_tone"], ["grounded", "no_fabrication", "cites_source"],
-          ["refuses_when_unanswerable"]]
+GROUPS = [
+    ["answers_question", "on_tone"],
+    ["grounded", "no_fabrication", "cites_source"],
+    ["refuses_when_unanswerable"],
+]
 GROUP_CARRYOVER = (0.0, 0.30, 0.40)
 
 TERNARY_NOISE = 0.04  # the ternary judge moves a label one step this often
@@ -120,8 +149,11 @@ class _Cols:
 
     def arrow(self) -> pa.Table:
         model = S.TABLES[self.table][0]
-        defaults = {(i.alias or k): i.default for k, i in model.model_fields.items()
-                    if not i.is_required() and i.default is not None}
+        defaults = {
+            (i.alias or k): i.default
+            for k, i in model.model_fields.items()
+            if not i.is_required() and i.default is not None
+        }
         arrays = []
         for f in self.schema:
             vals = self.cols[f.name]
@@ -149,42 +181,62 @@ def _totals(calls: _Cols) -> S.Totals:
     lat = np.array([x for x in c["latency_ms"] if x is not None], dtype=float)
     cost = [x for x in c["cost_usd"] if x is not None]
     return S.Totals(
-        calls=n, failed_calls=failed,
+        calls=n,
+        failed_calls=failed,
         tokens_in=int(sum(x for x in c["tokens_in"] if x is not None)),
         tokens_out=int(sum(x for x in c["tokens_out"] if x is not None)),
         cost_usd=round(float(sum(cost)), 6) if cost else None,
         latency_ms_mean=round(float(lat.mean()), 1) if lat.size else None,
-        latency_ms_p95=round(float(np.percentile(lat, 95)), 1) if lat.size else None)
+        latency_ms_p95=round(float(np.percentile(lat, 95)), 1) if lat.size else None,
+    )
 
 
 def _words(text: str | None) -> int:
     return len(text.split()) if text else 0
 
 
-def _call_row(rng, judge, run_id, call_no, item, output, gen_round, judge_round, crits, tpl_hash, hours,
-              error: str | None = None) -> dict:
+def _call_row(
+    rng, judge, run_id, call_no, item, output, gen_round, judge_round, crits, tpl_hash, hours, error: str | None = None
+) -> dict:
     tin, tout = _judge_tokens(rng, item, output, len(crits))
     latency = float(400 + 11 * tout + rng.lognormal(5.3, 0.45))
-    row = dict(call_id=f"{run_id}-c{call_no:06d}", item_id=item["item_id"], gen_round=gen_round,
-               judge_round=judge_round, criteria=list(crits), model=judge["reported"],
-               prompt_hash=H.text_hash(f"{tpl_hash}|{item['item_id']}|{gen_round}|{','.join(crits)}"),
-               tokens_in=tin, tokens_out=tout,
-               cost_usd=round((tin * judge["price_in"] + tout * judge["price_out"]) / 1e6, 8),
-               latency_ms=round(latency, 1), attempts=1, cache_hit=False, error=None,
-               started_at=_at(hours) + timedelta(milliseconds=int(call_no) * 137))
+    row = dict(
+        call_id=f"{run_id}-c{call_no:06d}",
+        item_id=item["item_id"],
+        gen_round=gen_round,
+        judge_round=judge_round,
+        criteria=list(crits),
+        model=judge["reported"],
+        prompt_hash=H.text_hash(f"{tpl_hash}|{item['item_id']}|{gen_round}|{','.join(crits)}"),
+        tokens_in=tin,
+        tokens_out=tout,
+        cost_usd=round((tin * judge["price_in"] + tout * judge["price_out"]) / 1e6, 8),
+        latency_ms=round(latency, 1),
+        attempts=1,
+        cache_hit=False,
+        error=None,
+        started_at=_at(hours) + timedelta(milliseconds=int(call_no) * 137),
+    )
     if error:
-        row.update(tokens_in=None, tokens_out=None, cost_usd=None, attempts=3, error=error,
-                   latency_ms=round(latency * 6, 1))
+        row.update(
+            tokens_in=None, tokens_out=None, cost_usd=None, attempts=3, error=error, latency_ms=round(latency * 6, 1)
+        )
     return row
 
 
 def _template(mode: str, variant: str) -> str:
-    return JUDGE_TEMPLATE.replace("{variant_line}", INDEPENDENT_LINE if variant == "independent" else "") + \
-        f"\n[harness: {mode}]"
+    return (
+        JUDGE_TEMPLATE.replace("{variant_line}", INDEPENDENT_LINE if variant == "independent" else "")
+        + f"\n[harness: {mode}]"
+    )
 
 
 def _judge_tokens(rng: np.random.Generator, item: dict, output: str, n_crit: int) -> tuple[int, int]:
-    tin = int(180 + 1.3 * (_words(item["input"]) + _words(item.get("context")) + _words(output)) + 45 * n_crit
-              + rng.integers(0, 25))
+    tin = int(
+        180
+        + 1.3 * (_words(item["input"]) + _words(item.get("context")) + _words(output))
+        + 45 * n_crit
+        + rng.integers(0, 25)
+    )
     tout = int(n_crit * (28 + rng.integers(0, 14)) + 12)
     return tin, tout

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
@@ -90,7 +91,7 @@ def support_truth(seed: int, n: int = N_SUPPORT_ITEMS) -> np.ndarray:
     nf = np.zeros(n, dtype=bool)
     g[perm[:n_g]] = True
     nf[perm[:n_both]] = True
-    nf[perm[n_g:n_g + n_nf_only]] = True
+    nf[perm[n_g : n_g + n_nf_only]] = True
     fail[:, CRITERIA.index("grounded")] = g
     fail[:, CRITERIA.index("no_fabrication")] = nf
     return fail
@@ -122,8 +123,9 @@ def support_items(seed: int, fail: np.ndarray) -> tuple[list[dict], list[dict]]:
         if unanswerable[i]:
             q, subject = UNANSWERABLE_QUESTIONS[int(rng.integers(len(UNANSWERABLE_QUESTIONS)))]
             question = _fill(q, s)
-            context = (f"[{doc_of_topic[topic]}] {_fill(t['passage'], s)}\n\n"
-                       f"[{doc_of_topic[other]}] {_fill(o['passage'], s)}")
+            context = (
+                f"[{doc_of_topic[topic]}] {_fill(t['passage'], s)}\n\n[{doc_of_topic[other]}] {_fill(o['passage'], s)}"
+            )
             reference = f"Our help articles don't cover {subject}; I can pass this to a support agent."
             must_have, wrong_if, expected = list(UNANSWERABLE_MUST_HAVE), list(UNANSWERABLE_WRONG_IF), []
             cls = t["cls"]
@@ -140,13 +142,31 @@ def support_items(seed: int, fail: np.ndarray) -> tuple[list[dict], list[dict]]:
             wrong_if = [_fill(w, s) for w in t["wrong_if"]]
             expected = [doc_of_topic[topic]]
             cls = t["cls"]
-        items.append({"item_id": f"sup-{i + 1:04d}", "input": question, "context": context,
-                      "reference": reference, "must_have": must_have, "wrong_if": wrong_if,
-                      "expected_doc_ids": expected, "class": cls, "difficulty": difficulty,
-                      "holdout": bool(holdout[i])})
-        info.append({"topic": topic, "other": other, "slots": s, "subject": subject,
-                     "doc": doc_of_topic[topic], "other_doc": doc_of_topic[other],
-                     "unanswerable": bool(unanswerable[i])})
+        items.append(
+            {
+                "item_id": f"sup-{i + 1:04d}",
+                "input": question,
+                "context": context,
+                "reference": reference,
+                "must_have": must_have,
+                "wrong_if": wrong_if,
+                "expected_doc_ids": expected,
+                "class": cls,
+                "difficulty": difficulty,
+                "holdout": bool(holdout[i]),
+            }
+        )
+        info.append(
+            {
+                "topic": topic,
+                "other": other,
+                "slots": s,
+                "subject": subject,
+                "doc": doc_of_topic[topic],
+                "other_doc": doc_of_topic[other],
+                "unanswerable": bool(unanswerable[i]),
+            }
+        )
     # the honest trailing note (which the buggy post-processing later mistakes for a bail):
     # only on answered items whose answer is on topic
     aq = fail[:, CRITERIA.index("answers_question")]
@@ -161,11 +181,17 @@ def support_items(seed: int, fail: np.ndarray) -> tuple[list[dict], list[dict]]:
 
 def write_support_suite(store: Store, items: list[dict]) -> S.SuiteManifest:
     m = S.SuiteManifest(
-        suite_id=SUPPORT, created_at=_at(0), content_hash=H.suite_hash(items), n_items=len(items),
+        suite_id=SUPPORT,
+        created_at=_at(0),
+        content_hash=H.suite_hash(items),
+        n_items=len(items),
         description="SIMULATED customer-support questions (billing, shipping, account, returns, "
-                    "subscriptions) with help-article passages, reference answers, must-have and "
-                    "wrong-if statements. Made by evalcore's seeded simulator; no real customer wrote them.",
-        curated=False, simulated=True, source=SOURCE)
+        "subscriptions) with help-article passages, reference answers, must-have and "
+        "wrong-if statements. Made by evalcore's seeded simulator; no real customer wrote them.",
+        curated=False,
+        simulated=True,
+        source=SOURCE,
+    )
     store.write_suite(m, items, overwrite=True)
     return m
 
@@ -190,8 +216,10 @@ def _support_answer(rng: np.random.Generator, item: dict, info: dict, fails: dic
     greet = _pick(rng, GREETINGS_RUDE if rude else GREETINGS_OK)
     close = _pick(rng, CLOSINGS_RUDE if rude else CLOSINGS_OK)
     if info["unanswerable"] and not fails["refuses_when_unanswerable"]:
-        body = (f"Sorry, our help articles don't cover {info['subject']}. I can hand this over to a support "
-                f"agent who can check for you.")
+        body = (
+            f"Sorry, our help articles don't cover {info['subject']}. I can hand this over to a support "
+            f"agent who can check for you."
+        )
         return _join([greet, body]), True
     parts = [greet]
     if info["unanswerable"]:  # should have declined; answers with a confident guess instead
@@ -215,8 +243,9 @@ def _support_answer(rng: np.random.Generator, item: dict, info: dict, fails: dic
     return _join(parts), False
 
 
-def write_support_generation(store: Store, seed: int, suite: S.SuiteManifest, items: list[dict],
-                             info: list[dict], fail: np.ndarray) -> tuple[S.GenerationManifest, list[dict]]:
+def write_support_generation(
+    store: Store, seed: int, suite: S.SuiteManifest, items: list[dict], info: list[dict], fail: np.ndarray
+) -> tuple[S.GenerationManifest, list[dict]]:
     """`support-g1`: one generation round over the support suite."""
     rng = _rng(seed, "support-g1")
     out = _Cols("outputs")
@@ -229,27 +258,49 @@ def write_support_generation(store: Store, seed: int, suite: S.SuiteManifest, it
         retrieved = [info[i]["doc"], info[i]["other_doc"]]
         if rng.random() >= 0.85:  # retrieval ranks the distractor first now and then
             retrieved.reverse()
-        row = dict(item_id=item["item_id"], round=1, output=text, abstained=abstained,
-                   retrieved_doc_ids=retrieved, tokens_in=tin, tokens_out=tout,
-                   cost_usd=round((tin * 0.15 + tout * 0.6) / 1e6, 8),
-                   latency_ms=round(float(350 + 18 * tout + rng.lognormal(5.0, 0.5)), 1))
+        row = dict(
+            item_id=item["item_id"],
+            round=1,
+            output=text,
+            abstained=abstained,
+            retrieved_doc_ids=retrieved,
+            tokens_in=tin,
+            tokens_out=tout,
+            cost_usd=round((tin * 0.15 + tout * 0.6) / 1e6, 8),
+            latency_ms=round(float(350 + 18 * tout + rng.lognormal(5.0, 0.5)), 1),
+        )
         out.add(**row)
         outputs.append(row)
     lat = np.array(out.cols["latency_ms"])
     m = S.GenerationManifest(
-        gen_id="support-g1", suite_id=SUPPORT, suite_hash=suite.content_hash, created_at=_at(1),
-        knobs={"generator_model": "simulated/writer-gamma-2025-05-20", "temperature": 0.3,
-               "writer_prompt_hash": H.text_hash("support writer v3"), "revision_budget": 0,
-               "token_budget": 400, "corpus_snapshot": "help-center-2025-12", "retrieval": "bm25 top-2",
-               "description": "SIMULATED answers written by evalcore's simulator"},
-        rounds=1, status="complete", source=SOURCE,
+        gen_id="support-g1",
+        suite_id=SUPPORT,
+        suite_hash=suite.content_hash,
+        created_at=_at(1),
+        knobs={
+            "generator_model": "simulated/writer-gamma-2025-05-20",
+            "temperature": 0.3,
+            "writer_prompt_hash": H.text_hash("support writer v3"),
+            "revision_budget": 0,
+            "token_budget": 400,
+            "corpus_snapshot": "help-center-2025-12",
+            "retrieval": "bm25 top-2",
+            "description": "SIMULATED answers written by evalcore's simulator",
+        },
+        rounds=1,
+        status="complete",
+        source=SOURCE,
         outputs_hash=H.outputs_hash(outputs),
-        totals=S.Totals(calls=out.n, tokens_in=int(sum(out.cols["tokens_in"])),
-                        tokens_out=int(sum(out.cols["tokens_out"])),
-                        cost_usd=round(float(sum(out.cols["cost_usd"])), 6),
-                        latency_ms_mean=round(float(lat.mean()), 1),
-                        latency_ms_p95=round(float(np.percentile(lat, 95)), 1)),
-        simulated=True)
+        totals=S.Totals(
+            calls=out.n,
+            tokens_in=int(sum(out.cols["tokens_in"])),
+            tokens_out=int(sum(out.cols["tokens_out"])),
+            cost_usd=round(float(sum(out.cols["cost_usd"])), 6),
+            latency_ms_mean=round(float(lat.mean()), 1),
+            latency_ms_p95=round(float(np.percentile(lat, 95)), 1),
+        ),
+        simulated=True,
+    )
     store.write_generation(m, out.arrow(), overwrite=True)
     return m, outputs
 
@@ -278,8 +329,9 @@ def carryover_draws(seed: int, judge: dict, n: int, k: int) -> np.ndarray:
     return _rng(seed, "carryover", judge["model"]).random((n, k))
 
 
-def emit(reading: np.ndarray, calls: list[list[str]], carry: tuple[float, ...], u: np.ndarray,
-         scale: float = 1.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def emit(
+    reading: np.ndarray, calls: list[list[str]], carry: tuple[float, ...], u: np.ndarray, scale: float = 1.0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Turn readings (n, rounds, 6; CRITERIA order) into emitted FAIL flags for a harness whose
     calls hold the given criteria in emission order. Within a call, after a failed field the next
     field is forced to fail when u < scale * c_k (k = position in the call). Returns (emitted fail,
@@ -302,14 +354,19 @@ def emit(reading: np.ndarray, calls: list[list[str]], carry: tuple[float, ...], 
 
 
 def _rubric_binary() -> S.Rubric:
-    return S.Rubric(name="support-6", criteria=[
-        S.Criterion(name=c, kind="binary", description=CRITERION_TEXT[c],
-                    gate=c in ("no_fabrication",),
-                    group=next(f"g{gi + 1}" for gi, g in enumerate(GROUPS) if c in g)) for c in CRITERIA])
-
-
-
-
+    return S.Rubric(
+        name="support-6",
+        criteria=[
+            S.Criterion(
+                name=c,
+                kind="binary",
+                description=CRITERION_TEXT[c],
+                gate=c in ("no_fabrication",),
+                group=next(f"g{gi + 1}" for gi, g in enumerate(GROUPS) if c in g),
+            )
+            for c in CRITERIA
+        ],
+    )
 
 
 def _reason(rng: np.random.Generator, c: str, failed: bool, forced: bool, subject: str) -> str:
@@ -318,14 +375,29 @@ def _reason(rng: np.random.Generator, c: str, failed: bool, forced: bool, subjec
     return _pick(rng, REASONS[c][1 if failed else 0]).format(s=subject)
 
 
-
-
-def write_binary_run(store: Store, seed: int, run_id: str, judge: dict, mode: str, calls_spec: list[list[str]],
-                     emitted: np.ndarray, forced: np.ndarray, position: np.ndarray, items: list[dict],
-                     info: list[dict], outputs: list[dict], *, item_idx: Iterable[int] | None = None,
-                     rounds: int = JUDGE_ROUNDS, variant: str = "default", status: str = "complete",
-                     fail_share: float = 0.0, description: str = "", hours: float = 2,
-                     knobs: dict | None = None) -> dict:
+def write_binary_run(
+    store: Store,
+    seed: int,
+    run_id: str,
+    judge: dict,
+    mode: str,
+    calls_spec: list[list[str]],
+    emitted: np.ndarray,
+    forced: np.ndarray,
+    position: np.ndarray,
+    items: list[dict],
+    info: list[dict],
+    outputs: list[dict],
+    *,
+    item_idx: Iterable[int] | None = None,
+    rounds: int = JUDGE_ROUNDS,
+    variant: str = "default",
+    status: str = "complete",
+    fail_share: float = 0.0,
+    description: str = "",
+    hours: float = 2,
+    knobs: dict | None = None,
+) -> dict:
     """Write verdicts, calls and manifest of one binary six-criterion run from emitted FAIL flags
     (n, rounds, 6). `item_idx` restricts the run to some items; `fail_share` makes that share of
     calls fail after every retry (their verdicts errored, passed null)."""
@@ -343,10 +415,15 @@ def write_binary_run(store: Store, seed: int, run_id: str, judge: dict, mode: st
                 call_no += 1
                 err = None
                 if fail_share and rng.random() < fail_share:
-                    err = _pick(rng, ["timeout after 3 attempts", "rate limited (429) after 3 attempts",
-                                      "unparseable JSON after 3 attempts"])
-                row = _call_row(rng, judge, run_id, call_no, item, out["output"], 1, r + 1, crits, tpl_hash,
-                                hours, err)
+                    err = _pick(
+                        rng,
+                        [
+                            "timeout after 3 attempts",
+                            "rate limited (429) after 3 attempts",
+                            "unparseable JSON after 3 attempts",
+                        ],
+                    )
+                row = _call_row(rng, judge, run_id, call_no, item, out["output"], 1, r + 1, crits, tpl_hash, hours, err)
                 c.add(**row)
                 if err:
                     failed_ids.append(row["call_id"])
@@ -354,27 +431,67 @@ def write_binary_run(store: Store, seed: int, run_id: str, judge: dict, mode: st
                     j = CRITERIA.index(c_name)
                     f = bool(emitted[i, r, j])
                     if err:
-                        v.add(run_id=run_id, item_id=item["item_id"], gen_round=1, criterion=c_name,
-                              judge_round=r + 1, passed=None, raw_verdict=None, reason=None,
-                              position=int(position[j]), call_id=row["call_id"], error=err)
+                        v.add(
+                            run_id=run_id,
+                            item_id=item["item_id"],
+                            gen_round=1,
+                            criterion=c_name,
+                            judge_round=r + 1,
+                            passed=None,
+                            raw_verdict=None,
+                            reason=None,
+                            position=int(position[j]),
+                            call_id=row["call_id"],
+                            error=err,
+                        )
                         continue
-                    v.add(run_id=run_id, item_id=item["item_id"], gen_round=1, criterion=c_name,
-                          judge_round=r + 1, passed=not f, raw_verdict="fail" if f else "pass",
-                          reason=_reason(rng, c_name, f, bool(forced[i, r, j]), info[i]["subject"]),
-                          position=int(position[j]), call_id=row["call_id"])
+                    v.add(
+                        run_id=run_id,
+                        item_id=item["item_id"],
+                        gen_round=1,
+                        criterion=c_name,
+                        judge_round=r + 1,
+                        passed=not f,
+                        raw_verdict="fail" if f else "pass",
+                        reason=_reason(rng, c_name, f, bool(forced[i, r, j]), info[i]["subject"]),
+                        position=int(position[j]),
+                        call_id=row["call_id"],
+                    )
     rubric = _rubric_binary()
     if failed_ids and status == "complete":
         status = "polluted"
     field_order = [x for crits in calls_spec for x in crits] if mode != "split" else list(CRITERIA)
     m = S.RunManifest(
-        run_id=run_id, gen_id="support-g1", created_at=_at(hours), rubric=rubric, rubric_hash=rubric.hash(),
-        mode=mode, groups=[list(g) for g in calls_spec] if mode == "grouped" else None,
-        field_order=field_order, prompt_variant=variant, judge_model=judge["model"],
-        judge_family=judge["family"], temperature=0.0, seed=None, prompt_template=tpl, prompt_hash=tpl_hash,
-        postprocess_version="pp-1.0", retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60},
-        structured_output="json_schema", reuse_cache=False, cache_hits=0, judge_rounds=rounds, source=SOURCE,
-        status=status, failed_call_ids=failed_ids, totals=_totals(c), knobs=dict(knobs or {}),
-        price_map_version=PRICE_MAP_VERSION, simulated=True, description=description)
+        run_id=run_id,
+        gen_id="support-g1",
+        created_at=_at(hours),
+        rubric=rubric,
+        rubric_hash=rubric.hash(),
+        mode=mode,
+        groups=[list(g) for g in calls_spec] if mode == "grouped" else None,
+        field_order=field_order,
+        prompt_variant=variant,
+        judge_model=judge["model"],
+        judge_family=judge["family"],
+        temperature=0.0,
+        seed=None,
+        prompt_template=tpl,
+        prompt_hash=tpl_hash,
+        postprocess_version="pp-1.0",
+        retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60},
+        structured_output="json_schema",
+        reuse_cache=False,
+        cache_hits=0,
+        judge_rounds=rounds,
+        source=SOURCE,
+        status=status,
+        failed_call_ids=failed_ids,
+        totals=_totals(c),
+        knobs=dict(knobs or {}),
+        price_map_version=PRICE_MAP_VERSION,
+        simulated=True,
+        description=description,
+    )
     store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
     return {"verdicts": v.n, "calls": c.n}
 
@@ -396,39 +513,151 @@ def write_support_judged_runs(store: Store, seed: int, items, info, outputs, fai
 
     sim = "SIMULATED: made by evalcore's seeded simulator, not by a real judge. "
     e, f, p = emit(read_a, single, CARRYOVER, u)
-    add(write_binary_run(store, seed, "support-single", JUDGE_A, "single", single, e, f, p, items, info, outputs,
-                         hours=2, description=sim + "One call per answer returns all six criteria in a fixed "
-                         "field order; later fields lean on the ones already written."))
+    add(
+        write_binary_run(
+            store,
+            seed,
+            "support-single",
+            JUDGE_A,
+            "single",
+            single,
+            e,
+            f,
+            p,
+            items,
+            info,
+            outputs,
+            hours=2,
+            description=sim + "One call per answer returns all six criteria in a fixed "
+            "field order; later fields lean on the ones already written.",
+        )
+    )
     e, f, p = emit(read_a, single, CARRYOVER, u, scale=INDEPENDENT_SCALE)
-    add(write_binary_run(store, seed, "support-single-indep", JUDGE_A, "single", single, e, f, p, items, info,
-                         outputs, variant="independent", hours=3,
-                         description=sim + "Single call with an 'evaluate each criterion independently' "
-                         "instruction; barely different from the plain single call."))
+    add(
+        write_binary_run(
+            store,
+            seed,
+            "support-single-indep",
+            JUDGE_A,
+            "single",
+            single,
+            e,
+            f,
+            p,
+            items,
+            info,
+            outputs,
+            variant="independent",
+            hours=3,
+            description=sim + "Single call with an 'evaluate each criterion independently' "
+            "instruction; barely different from the plain single call.",
+        )
+    )
     # grouped: carryover only inside each group's call (positions within the group)
-    ug = u[:, :len(GROUP_CARRYOVER)]
+    ug = u[:, : len(GROUP_CARRYOVER)]
     e, f, p = emit(read_a, GROUPS, GROUP_CARRYOVER, ug)
-    add(write_binary_run(store, seed, "support-grouped", JUDGE_A, "grouped", GROUPS, e, f, p, items, info,
-                         outputs, hours=4, description=sim + "One call per group of related criteria."))
+    add(
+        write_binary_run(
+            store,
+            seed,
+            "support-grouped",
+            JUDGE_A,
+            "grouped",
+            GROUPS,
+            e,
+            f,
+            p,
+            items,
+            info,
+            outputs,
+            hours=4,
+            description=sim + "One call per group of related criteria.",
+        )
+    )
     e, f, p = emit(read_a, split, CARRYOVER, u)
-    add(write_binary_run(store, seed, "support-split", JUDGE_A, "split", split, e, f, p, items, info, outputs,
-                         hours=5, description=sim + "One call per criterion: no verdict is written with "
-                         "another in front of it."))
+    add(
+        write_binary_run(
+            store,
+            seed,
+            "support-split",
+            JUDGE_A,
+            "split",
+            split,
+            e,
+            f,
+            p,
+            items,
+            info,
+            outputs,
+            hours=5,
+            description=sim + "One call per criterion: no verdict is written with another in front of it.",
+        )
+    )
     e, f, p = emit(read_b, split, CARRYOVER, u)
-    add(write_binary_run(store, seed, "support-split-judgeB", JUDGE_B, "split", split, e, f, p, items, info,
-                         outputs, hours=6, description=sim + "One call per criterion with a second, cheaper "
-                         "and more lenient judge model."))
+    add(
+        write_binary_run(
+            store,
+            seed,
+            "support-split-judgeB",
+            JUDGE_B,
+            "split",
+            split,
+            e,
+            f,
+            p,
+            items,
+            info,
+            outputs,
+            hours=6,
+            description=sim + "One call per criterion with a second, cheaper and more lenient judge model.",
+        )
+    )
     rng = _rng(seed, "support-small-runs")
     polluted_idx = sorted(rng.choice(n, N_POLLUTED_ITEMS, replace=False).tolist())
     e, f, p = emit(read_a[:, :1], split, CARRYOVER, u)
-    add(write_binary_run(store, seed, "support-polluted", JUDGE_A, "split", split, e, f, p, items, info, outputs,
-                         item_idx=polluted_idx, rounds=1, fail_share=POLLUTED_FAIL_SHARE, hours=7,
-                         description=sim + f"A small split run over {N_POLLUTED_ITEMS} items in which some "
-                         "calls still failed after every retry: the run is polluted."))
+    add(
+        write_binary_run(
+            store,
+            seed,
+            "support-polluted",
+            JUDGE_A,
+            "split",
+            split,
+            e,
+            f,
+            p,
+            items,
+            info,
+            outputs,
+            item_idx=polluted_idx,
+            rounds=1,
+            fail_share=POLLUTED_FAIL_SHARE,
+            hours=7,
+            description=sim + f"A small split run over {N_POLLUTED_ITEMS} items in which some "
+            "calls still failed after every retry: the run is polluted.",
+        )
+    )
     partial_idx = sorted(rng.choice(n, N_PARTIAL_ITEMS, replace=False).tolist())
-    add(write_binary_run(store, seed, "support-partial", JUDGE_B, "split", split, *emit(read_b[:, :1], split,
-                         CARRYOVER, u), items, info, outputs, item_idx=partial_idx, rounds=1, status="partial",
-                         hours=8, knobs={"planned_items": n, "judged_items": N_PARTIAL_ITEMS},
-                         description=sim + f"Stopped early: only {N_PARTIAL_ITEMS} of {n} items were judged."))
+    add(
+        write_binary_run(
+            store,
+            seed,
+            "support-partial",
+            JUDGE_B,
+            "split",
+            split,
+            *emit(read_b[:, :1], split, CARRYOVER, u),
+            items,
+            info,
+            outputs,
+            item_idx=partial_idx,
+            rounds=1,
+            status="partial",
+            hours=8,
+            knobs={"planned_items": n, "judged_items": N_PARTIAL_ITEMS},
+            description=sim + f"Stopped early: only {N_PARTIAL_ITEMS} of {n} items were judged.",
+        )
+    )
     counts["runs"] = 7
     return counts
 
@@ -465,13 +694,18 @@ def write_support_ternary(store: Store, seed: int, items, info, outputs, fail) -
     rng = _rng(seed, "support-ternary")
     truth = support_ternary_truth(seed, fail, info)
     run_id = "support-ternary"
-    crit = S.Criterion(name="correctness", kind="ternary",
-                       description="Correct if every must-have is covered and no wrong-if is triggered; "
-                                   "partial if some must-have is missed; wrong otherwise.")
+    crit = S.Criterion(
+        name="correctness",
+        kind="ternary",
+        description="Correct if every must-have is covered and no wrong-if is triggered; "
+        "partial if some must-have is missed; wrong otherwise.",
+    )
     rubric = S.Rubric(name="support-ternary", criteria=[crit])
-    tpl = ("Grade the answer correct, partial or wrong against the must-have and wrong-if lists. Return "
-           "reason, verdict, covered, missed, triggered.\n\nQuestion:\n{input}\n\nMust have:\n{must_have}\n\n"
-           "Wrong if:\n{wrong_if}\n\nAnswer:\n{output}")
+    tpl = (
+        "Grade the answer correct, partial or wrong against the must-have and wrong-if lists. Return "
+        "reason, verdict, covered, missed, triggered.\n\nQuestion:\n{input}\n\nMust have:\n{must_have}\n\n"
+        "Wrong if:\n{wrong_if}\n\nAnswer:\n{output}"
+    )
     tpl_hash = H.text_hash(tpl)
     v, c = _Cols("verdicts"), _Cols("calls")
     order = list(S.TERNARY_LABELS)
@@ -493,24 +727,55 @@ def write_support_ternary(store: Store, seed: int, items, info, outputs, fail) -
         missed = [m for m in mh if m not in covered]
         bug = bool(BUG_PATTERN.search(outputs[i]["output"]))
         derived = "wrong" if bug else raw
-        reason = {"correct": "Covers every must-have point and triggers nothing on the wrong-if list.",
-                  "partial": f"Misses: {missed[0] if missed else 'one point'}.",
-                  "wrong": (f"Triggers: {triggered[0]}." if triggered else "Does not cover the required points.")}[raw]
+        reason = {
+            "correct": "Covers every must-have point and triggers nothing on the wrong-if list.",
+            "partial": f"Misses: {missed[0] if missed else 'one point'}.",
+            "wrong": (f"Triggers: {triggered[0]}." if triggered else "Does not cover the required points."),
+        }[raw]
         row = _call_row(rng, JUDGE_A, run_id, i + 1, item, outputs[i]["output"], 1, 1, ["correctness"], tpl_hash, 9)
         c.add(**row)
-        v.add(run_id=run_id, item_id=item["item_id"], gen_round=1, criterion="correctness", judge_round=1,
-              passed=derived == "correct", label=derived, raw_verdict=raw, reason=reason, covered=covered,
-              missed=missed, triggered=triggered, position=0, call_id=row["call_id"])
+        v.add(
+            run_id=run_id,
+            item_id=item["item_id"],
+            gen_round=1,
+            criterion="correctness",
+            judge_round=1,
+            passed=derived == "correct",
+            label=derived,
+            raw_verdict=raw,
+            reason=reason,
+            covered=covered,
+            missed=missed,
+            triggered=triggered,
+            position=0,
+            call_id=row["call_id"],
+        )
     m = S.RunManifest(
-        run_id=run_id, gen_id="support-g1", created_at=_at(9), rubric=rubric, rubric_hash=rubric.hash(),
-        mode="split", field_order=["correctness"], judge_model=JUDGE_A["model"], judge_family=JUDGE_A["family"],
-        temperature=0.0, prompt_template=tpl, prompt_hash=tpl_hash, postprocess_version=POSTPROCESS_BUGGY,
-        retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60}, structured_output="json_schema",
-        judge_rounds=1, source=SOURCE, status="complete", totals=_totals(c), price_map_version=PRICE_MAP_VERSION,
+        run_id=run_id,
+        gen_id="support-g1",
+        created_at=_at(9),
+        rubric=rubric,
+        rubric_hash=rubric.hash(),
+        mode="split",
+        field_order=["correctness"],
+        judge_model=JUDGE_A["model"],
+        judge_family=JUDGE_A["family"],
+        temperature=0.0,
+        prompt_template=tpl,
+        prompt_hash=tpl_hash,
+        postprocess_version=POSTPROCESS_BUGGY,
+        retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60},
+        structured_output="json_schema",
+        judge_rounds=1,
+        source=SOURCE,
+        status="complete",
+        totals=_totals(c),
+        price_map_version=PRICE_MAP_VERSION,
         simulated=True,
         description="SIMULATED: made by evalcore's seeded simulator. Ternary correctness against must-have "
-                    "items. The post-processing (pp-2.1-buggy) forces 'wrong' whenever the answer contains "
-                    "\"couldn't find\", even where the judge said correct and listed every must-have as covered.")
+        "items. The post-processing (pp-2.1-buggy) forces 'wrong' whenever the answer contains "
+        '"couldn\'t find", even where the judge said correct and listed every must-have as covered.',
+    )
     store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
     return {"verdicts": v.n, "calls": c.n}
 
@@ -522,13 +787,37 @@ def write_support_ordinal(store: Store, seed: int, items, info, outputs, fail) -
     rng = _rng(seed, "support-ordinal")
     run_id = "support-ordinal"
     thresholds = {"helpfulness": 3, "accuracy": 4, "safety": 4}
-    rubric = S.Rubric(name="support-ordinal", criteria=[
-        S.Criterion(name="helpfulness", kind="ordinal", description="How useful is the answer to the customer?",
-                    scale_min=0, scale_max=5, threshold=3),
-        S.Criterion(name="accuracy", kind="ordinal", description="Are the facts right and supported?",
-                    scale_min=0, scale_max=5, threshold=4, gate=True),
-        S.Criterion(name="safety", kind="ordinal", description="Free of harmful or privacy-risking advice?",
-                    scale_min=0, scale_max=5, threshold=4, gate=True)])
+    rubric = S.Rubric(
+        name="support-ordinal",
+        criteria=[
+            S.Criterion(
+                name="helpfulness",
+                kind="ordinal",
+                description="How useful is the answer to the customer?",
+                scale_min=0,
+                scale_max=5,
+                threshold=3,
+            ),
+            S.Criterion(
+                name="accuracy",
+                kind="ordinal",
+                description="Are the facts right and supported?",
+                scale_min=0,
+                scale_max=5,
+                threshold=4,
+                gate=True,
+            ),
+            S.Criterion(
+                name="safety",
+                kind="ordinal",
+                description="Free of harmful or privacy-risking advice?",
+                scale_min=0,
+                scale_max=5,
+                threshold=4,
+                gate=True,
+            ),
+        ],
+    )
     tpl = "Score the answer 0-5 on {criterion}. Reason first, then the score.\n\n{input}\n\n{context}\n\n{output}"
     tpl_hash = H.text_hash(tpl)
     v, c = _Cols("verdicts"), _Cols("calls")
@@ -546,19 +835,44 @@ def write_support_ordinal(store: Store, seed: int, items, info, outputs, fail) -
             score = float(np.clip(np.rint(mu + rng.normal(0, 0.6)), 0, 5))
             row = _call_row(rng, JUDGE_A, run_id, call_no, item, outputs[i]["output"], 1, 1, [name], tpl_hash, 10)
             c.add(**row)
-            v.add(run_id=run_id, item_id=item["item_id"], gen_round=1, criterion=name, judge_round=1,
-                  passed=score >= thresholds[name], score=score, raw_verdict=str(int(score)),
-                  reason=f"Scored {int(score)} of 5 on {name} for {info[i]['subject']}.", position=0,
-                  call_id=row["call_id"])
+            v.add(
+                run_id=run_id,
+                item_id=item["item_id"],
+                gen_round=1,
+                criterion=name,
+                judge_round=1,
+                passed=score >= thresholds[name],
+                score=score,
+                raw_verdict=str(int(score)),
+                reason=f"Scored {int(score)} of 5 on {name} for {info[i]['subject']}.",
+                position=0,
+                call_id=row["call_id"],
+            )
     m = S.RunManifest(
-        run_id=run_id, gen_id="support-g1", created_at=_at(10), rubric=rubric, rubric_hash=rubric.hash(),
-        mode="split", field_order=rubric.names(), judge_model=JUDGE_A["model"], judge_family=JUDGE_A["family"],
-        temperature=0.0, prompt_template=tpl, prompt_hash=tpl_hash, postprocess_version="pp-1.0",
-        retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60}, structured_output="json_schema",
-        judge_rounds=1, source=SOURCE, status="complete", totals=_totals(c), price_map_version=PRICE_MAP_VERSION,
+        run_id=run_id,
+        gen_id="support-g1",
+        created_at=_at(10),
+        rubric=rubric,
+        rubric_hash=rubric.hash(),
+        mode="split",
+        field_order=rubric.names(),
+        judge_model=JUDGE_A["model"],
+        judge_family=JUDGE_A["family"],
+        temperature=0.0,
+        prompt_template=tpl,
+        prompt_hash=tpl_hash,
+        postprocess_version="pp-1.0",
+        retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60},
+        structured_output="json_schema",
+        judge_rounds=1,
+        source=SOURCE,
+        status="complete",
+        totals=_totals(c),
+        price_map_version=PRICE_MAP_VERSION,
         simulated=True,
         description="SIMULATED: made by evalcore's seeded simulator. Ordinal 0-5 scores with pass thresholds; "
-                    "accuracy and safety are hard gates.")
+        "accuracy and safety are hard gates.",
+    )
     store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
     return {"verdicts": v.n, "calls": c.n}
 
@@ -572,7 +886,7 @@ def _quotas(counts: np.ndarray, total: int) -> np.ndarray:
     """Largest-remainder allocation of ``total`` draws proportional to ``counts``."""
     exact = counts / counts.sum() * total
     q = np.floor(exact).astype(int)
-    q[np.argsort(-(exact - q), kind="stable")[:total - q.sum()]] += 1
+    q[np.argsort(-(exact - q), kind="stable")[: total - q.sum()]] += 1
     return np.minimum(q, counts)
 
 
@@ -591,8 +905,10 @@ def write_support_labels(store: Store, seed: int, items, fail) -> dict:
         for kk, qq in enumerate(_quotas(np.bincount(inner[members], minlength=4), q)):
             chosen += rng.choice(members[inner[members] == kk], qq, replace=False).tolist()
     chosen = sorted(int(x) for x in chosen)
-    first = {i: ("sim-annotator-1" if j % 2 == 0 else "sim-annotator-2") for j, i in
-             enumerate(rng.permutation(chosen).tolist())}
+    first = {
+        i: ("sim-annotator-1" if j % 2 == 0 else "sim-annotator-2")
+        for j, i in enumerate(rng.permutation(chosen).tolist())
+    }
     ann1 = [i for i in chosen if first[i] == "sim-annotator-1"]
     overlap = set(rng.choice(ann1, HUMAN_OVERLAP, replace=False).tolist())
     lab = _Cols("labels")
@@ -601,14 +917,25 @@ def write_support_labels(store: Store, seed: int, items, fail) -> dict:
         for a in who:
             for j, c in enumerate(CRITERIA):
                 f = bool(fail[i, j]) ^ bool(rng.random() < HUMAN_SLIP)
-                lab.add(item_id=items[i]["item_id"], gen_round=1, criterion=c, annotator=a,
-                        value="fail" if f else "pass", passed=not f)
+                lab.add(
+                    item_id=items[i]["item_id"],
+                    gen_round=1,
+                    criterion=c,
+                    annotator=a,
+                    value="fail" if f else "pass",
+                    passed=not f,
+                )
     m = S.LabelSetManifest(
-        labelset_id="support-human", gen_id="support-g1", created_at=_at(11),
-        annotators=["sim-annotator-1", "sim-annotator-2"], rubric=_rubric_binary(), simulated=True,
+        labelset_id="support-human",
+        gen_id="support-g1",
+        created_at=_at(11),
+        annotators=["sim-annotator-1", "sim-annotator-2"],
+        rubric=_rubric_binary(),
+        simulated=True,
         description=f"SIMULATED people: {N_HUMAN_ITEMS} answers of support-g1 labelled pass/fail on the six "
-                    f"criteria by two simulated annotators ({HUMAN_OVERLAP} items by both). Equal to the "
-                    "simulator's truth except for about 1% slips. The items are a seeded sample stratified "
-                    "by the true verdicts on grounded, no_fabrication, answers_question and cites_source.")
+        f"criteria by two simulated annotators ({HUMAN_OVERLAP} items by both). Equal to the "
+        "simulator's truth except for about 1% slips. The items are a seeded sample stratified "
+        "by the true verdicts on grounded, no_fabrication, answers_question and cites_source.",
+    )
     store.write_labelset(m, lab.arrow(), overwrite=True)
     return {"labels": lab.n}

@@ -66,9 +66,19 @@ from evalcore.storage.store import Store
 OWNED = {
     "suites": [SUPPORT, ACCOUNTS],
     "generations": ["support-g1", *ARMS.values()],
-    "runs": ["support-single", "support-single-indep", "support-grouped", "support-split",
-             "support-split-judgeB", "support-ternary", "support-polluted", "support-partial", "support-ordinal",
-             *(f"{g}-split" for g in ARMS.values()), "accounts-ab-grader"],
+    "runs": [
+        "support-single",
+        "support-single-indep",
+        "support-grouped",
+        "support-split",
+        "support-split-judgeB",
+        "support-ternary",
+        "support-polluted",
+        "support-partial",
+        "support-ordinal",
+        *(f"{g}-split" for g in ARMS.values()),
+        "accounts-ab-grader",
+    ],
     "sessions": ["accounts-ab", "accounts-practice"],
     "labels": ["support-human"],
 }
@@ -102,9 +112,11 @@ def generate_demo(out: Path, seed: int = DEFAULT_SEED, keys: Path | None = None)
         suite = write_support_suite(store, items)
         _, outputs = write_support_generation(store, seed, suite, items, info, fail)
         counts = {"verdicts": 0, "calls": 0}
-        parts = [write_support_judged_runs(store, seed, items, info, outputs, fail),
-                 write_support_ternary(store, seed, items, info, outputs, fail),
-                 write_support_ordinal(store, seed, items, info, outputs, fail)]
+        parts = [
+            write_support_judged_runs(store, seed, items, info, outputs, fail),
+            write_support_ternary(store, seed, items, info, outputs, fail),
+            write_support_ordinal(store, seed, items, info, outputs, fail),
+        ]
         labels = write_support_labels(store, seed, items, fail)
         acc_items, acc_info = accounts_items(seed)
         acc_suite = write_accounts_suite(store, acc_items)
@@ -116,11 +128,17 @@ def generate_demo(out: Path, seed: int = DEFAULT_SEED, keys: Path | None = None)
             counts["calls"] += d["calls"]
         return {
             "seed": int(seed),
-            "suites": len(OWNED["suites"]), "generations": len(OWNED["generations"]),
-            "runs": len(OWNED["runs"]), "sessions": len(OWNED["sessions"]), "labelsets": len(OWNED["labels"]),
+            "suites": len(OWNED["suites"]),
+            "generations": len(OWNED["generations"]),
+            "runs": len(OWNED["runs"]),
+            "sessions": len(OWNED["sessions"]),
+            "labelsets": len(OWNED["labels"]),
             "items": len(items) + len(acc_items),
             "outputs": len(outputs) + sum(len(r) for g in gens.values() for r in g),
-            "verdicts": counts["verdicts"], "calls": counts["calls"] + sess["grader_calls"],
-            "labels": labels["labels"], "pairs": sess["pairs"], "judgments": sess["judgments"],
+            "verdicts": counts["verdicts"],
+            "calls": counts["calls"] + sess["grader_calls"],
+            "labels": labels["labels"],
+            "pairs": sess["pairs"],
+            "judgments": sess["judgments"],
             "pair_verdicts": sess["pair_verdicts"],
         }

@@ -41,9 +41,22 @@ PROMPTFOO_POSTPROCESS = "promptfoo-1"
 # promptfoo assertion types that call a model (docs: configuration/expected-outputs/model-graded);
 # a `not-` prefix negates the same grader
 PROMPTFOO_MODEL_GRADED = {
-    "llm-rubric", "search-rubric", "model-graded-closedqa", "model-graded-factuality", "factuality", "g-eval",
-    "answer-relevance", "context-faithfulness", "context-recall", "context-relevance", "conversation-relevance",
-    "select-best", "similar", "pi", "classifier", "moderation",
+    "llm-rubric",
+    "search-rubric",
+    "model-graded-closedqa",
+    "model-graded-factuality",
+    "factuality",
+    "g-eval",
+    "answer-relevance",
+    "context-faithfulness",
+    "context-recall",
+    "context-relevance",
+    "conversation-relevance",
+    "select-best",
+    "similar",
+    "pi",
+    "classifier",
+    "moderation",
 }
 PROMPTFOO_DEFAULT_GRADER = "promptfoo-default-grader"  # the file does not record promptfoo's default grader
 
@@ -107,7 +120,7 @@ def _parse_json_bytes(doc: _Doc, raw: bytes, field_: str, what: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        rest = text[e.pos:].rstrip()
+        rest = text[e.pos :].rstrip()
         cut = e.pos >= len(text.rstrip()) or (e.msg.startswith("Unterminated string") and "\n" not in rest)
         end = " (the file ends early: truncated?)" if cut else ""
         raise doc.err(field_, f"does not parse as JSON at line {e.lineno} column {e.colno}: {e.msg}{end}") from None
@@ -190,7 +203,10 @@ def _totals(rows: list[dict]) -> S.Totals:
     costs = [r.get("cost_usd") for r in rows]
     lats = sorted(r["latency_ms"] for r in rows if r.get("latency_ms") is not None)
     p95 = lats[min(len(lats) - 1, math.ceil(0.95 * len(lats)) - 1)] if lats else None
-    return S.Totals(tokens_in=sum(r.get("tokens_in") or 0 for r in rows),
-                    tokens_out=sum(r.get("tokens_out") or 0 for r in rows),
-                    cost_usd=sum(costs) if costs and all(c is not None for c in costs) else None,
-                    latency_ms_mean=sum(lats) / len(lats) if lats else None, latency_ms_p95=p95)
+    return S.Totals(
+        tokens_in=sum(r.get("tokens_in") or 0 for r in rows),
+        tokens_out=sum(r.get("tokens_out") or 0 for r in rows),
+        cost_usd=sum(costs) if costs and all(c is not None for c in costs) else None,
+        latency_ms_mean=sum(lats) / len(lats) if lats else None,
+        latency_ms_p95=p95,
+    )

@@ -31,8 +31,15 @@ from evalcore.errors import EvalcoreError, FormatError, InputError
 
 # --------------------------------------------------------------------------- constants
 
-FORMAT_BY_EXT = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
-                 ".parquet": "parquet", ".pq": "parquet"}
+FORMAT_BY_EXT = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 INPUT_FORMATS = ("csv", "tsv", "jsonl", "json", "parquet")
 
 BINARY_TRUE = {"pass", "passed", "true", "yes", "y", "1"}
@@ -42,10 +49,28 @@ KIND_ORDER = ("binary", "ternary", "ordinal", "continuous")  # preference when s
 
 # --knob keys that describe the system under test (recorded on the generation); every other key
 # describes the judge (recorded on the run). `gen.KEY=V` / `run.KEY=V` force the side.
-GENERATION_KNOBS = ("generator_model", "generator", "system", "temperature", "top_p", "max_tokens",
-                    "seed", "writer_prompt", "writer_prompt_hash", "system_prompt_hash", "revision_budget",
-                    "token_budget", "corpus_snapshot", "retrieval", "retriever", "retrieval_k", "top_k",
-                    "embedding_model", "reranker", "chunk_size")
+GENERATION_KNOBS = (
+    "generator_model",
+    "generator",
+    "system",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "seed",
+    "writer_prompt",
+    "writer_prompt_hash",
+    "system_prompt_hash",
+    "revision_budget",
+    "token_budget",
+    "corpus_snapshot",
+    "retrieval",
+    "retriever",
+    "retrieval_k",
+    "top_k",
+    "embedding_model",
+    "reranker",
+    "chunk_size",
+)
 
 # pairwise choices: a/b name the file's columns (output_a is shown on the left); left/right name
 # the position the grader saw; tie words mean "same".
@@ -53,8 +78,7 @@ CHOICE_A = {"a", "model_a", "output_a", "answer_a", "model_1"}
 CHOICE_B = {"b", "model_b", "output_b", "answer_b", "model_2"}
 CHOICE_LEFT = {"left", "l"}
 CHOICE_RIGHT = {"right", "r"}
-CHOICE_SAME = {"tie", "same", "equal", "draw", "both", "neither", "tie (bothbad)", "tie_bothbad", "both_bad",
-               "bothbad"}
+CHOICE_SAME = {"tie", "same", "equal", "draw", "both", "neither", "tie (bothbad)", "tie_bothbad", "both_bad", "bothbad"}
 CHOICE_ERROR = {"error"}  # a model grader whose verdict could not be parsed (MT-Bench): kept as an errored verdict
 
 POSTPROCESS_VERSION = "import-1"
@@ -69,13 +93,13 @@ WHOLE_FILE = "(whole file)"  # the field named when the problem is the file itse
 class Frame:
     """A file read into columns of Python values (str / int / float / bool / None)."""
 
-    name: str                       # the path as given: every message names it
+    name: str  # the path as given: every message names it
     fmt: str
     columns: list[str]
     data: dict[str, list[Any]]
-    where_: list[str]               # "line 7" (CSV, JSONL) or "row 3" (Parquet) for each row
+    where_: list[str]  # "line 7" (CSV, JSONL) or "row 3" (Parquet) for each row
     types: dict[str, str] = field(default_factory=dict)  # Parquet column types, for messages
-    value_col: str | None = None    # long format: the column holding every criterion's value
+    value_col: str | None = None  # long format: the column holding every criterion's value
     criterion_col: str | None = None  # long format: the column naming the criterion
 
     @property
@@ -85,8 +109,9 @@ class Frame:
     def where(self, i: int) -> str:
         return self.where_[i]
 
-    def err(self, problem: str, column: str | None = None, row: int | None = None,
-            cls: type[EvalcoreError] = InputError) -> EvalcoreError:
+    def err(
+        self, problem: str, column: str | None = None, row: int | None = None, cls: type[EvalcoreError] = InputError
+    ) -> EvalcoreError:
         if row is not None:
             problem = f"{self.where(row)}: {problem}"
         return cls(problem, file=self.name, field=column)
@@ -97,9 +122,12 @@ def detect_format(path: Path, fmt: str | None) -> str:
         return fmt
     ext = path.suffix.lower()
     if ext not in FORMAT_BY_EXT:
-        raise InputError(f"cannot tell the format from the extension {ext or '(none)'!r}: name the file "
-                         f"*.csv, *.tsv, *.jsonl, *.json or *.parquet, or pass --input-format",
-                         file=str(path), field="--input-format")
+        raise InputError(
+            f"cannot tell the format from the extension {ext or '(none)'!r}: name the file "
+            f"*.csv, *.tsv, *.jsonl, *.json or *.parquet, or pass --input-format",
+            file=str(path),
+            field="--input-format",
+        )
     return FORMAT_BY_EXT[ext]
 
 
@@ -124,8 +152,11 @@ def read_frame(path: str | Path, fmt: str | None = None) -> Frame:
 
 def _bad_utf8(name: str, raw: bytes, e: UnicodeDecodeError, column: str, unit: str = "line") -> InputError:
     line = raw.count(b"\n", 0, e.start) + 1
-    return InputError(f"{unit} {line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); "
-                      f"save the file as UTF-8", file=name, field=column)
+    return InputError(
+        f"{unit} {line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); save the file as UTF-8",
+        file=name,
+        field=column,
+    )
 
 
 def _decode(raw: bytes) -> str:
@@ -158,16 +189,16 @@ def _read_csv(raw: bytes, name: str, delim: str, fmt: str) -> Frame:
         except StopIteration:
             break
         except csv.Error as e:
-            raise InputError(f"line {reader.line_num}: does not parse as {fmt.upper()}: {e}", file=name,
-                             field="row") from None
+            raise InputError(
+                f"line {reader.line_num}: does not parse as {fmt.upper()}: {e}", file=name, field="row"
+            ) from None
         line = start
         start = reader.line_num + 1
         if not rec or (len(rec) == 1 and rec[0] == "" and len(header) > 1):
             continue  # blank line
         if len(rec) != len(header):
             col = header[len(rec)] if len(rec) < len(header) else "(extra field)"
-            raise InputError(f"line {line}: has {len(rec)} fields, the header has {len(header)}", file=name,
-                             field=col)
+            raise InputError(f"line {line}: has {len(rec)} fields, the header has {len(header)}", file=name, field=col)
         for h, v in zip(header, rec):
             data[h].append(v)
         where.append(f"line {line}")
@@ -183,7 +214,7 @@ def _csv_utf8_error(raw: bytes, name: str, delim: str, e: UnicodeDecodeError) ->
     if line_start > 0:
         first_line = raw.split(b"\n", 1)[0].decode("utf-8", errors="replace").lstrip("\ufeff")
         header = [h.strip() for h in next(csv.reader([first_line], delimiter=delim), [])]
-        prefix = raw[line_start:e.start].decode("utf-8", errors="replace")
+        prefix = raw[line_start : e.start].decode("utf-8", errors="replace")
         fields = next(csv.reader([prefix + "x"], delimiter=delim), [""])
         idx = len(fields) - 1
         column = header[idx] if 0 <= idx < len(header) else "text"
@@ -222,8 +253,9 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
             try:
                 records.append((f"line {k}", json.loads(line)))
             except json.JSONDecodeError as e:
-                raise InputError(f"line {k}: does not parse as JSON: {e.msg} (column {e.colno})", file=name,
-                                 field="row") from None
+                raise InputError(
+                    f"line {k}: does not parse as JSON: {e.msg} (column {e.colno})", file=name, field="row"
+                ) from None
     if not records:
         raise InputError("has no rows", file=name, field=WHOLE_FILE)
     columns: list[str] = []
@@ -242,7 +274,7 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
 def _json_utf8_error(raw: bytes, name: str, e: UnicodeDecodeError) -> InputError:
     line_start = raw.rfind(b"\n", 0, e.start) + 1
     line_end = raw.find(b"\n", e.start)
-    line = raw[line_start: line_end if line_end >= 0 else len(raw)].decode("utf-8", errors="surrogateescape")
+    line = raw[line_start : line_end if line_end >= 0 else len(raw)].decode("utf-8", errors="surrogateescape")
     column = "text"
     try:
         rec = json.loads(line)
@@ -264,8 +296,11 @@ def _read_parquet(path: Path, name: str) -> Frame:
         table = pq.read_table(path)
     except Exception as e:  # truncated or not Parquet: ArrowInvalid, OSError, ...
         first = re.sub(r"^Could not open Parquet input source '.*?': ", "", (str(e).splitlines() or [""])[0])
-        raise FormatError(f"not a readable Parquet file, truncated or damaged ({type(e).__name__}: {first[:160]})",
-                          file=name, field=WHOLE_FILE) from None
+        raise FormatError(
+            f"not a readable Parquet file, truncated or damaged ({type(e).__name__}: {first[:160]})",
+            file=name,
+            field=WHOLE_FILE,
+        ) from None
     if table.num_rows == 0:
         raise InputError("has no rows", file=name, field=WHOLE_FILE)
     columns = list(table.column_names)
@@ -311,8 +346,15 @@ def _type_word(frame: Frame, col: str, v: Any) -> str:
     return w + (f" (column type {frame.types[col]})" if col in frame.types else "")
 
 
-def col_text(frame: Frame, col: str | None, *, required: bool, what: str = "text",
-             allow_empty: bool = False, numbers_ok: bool = False) -> list[str | None]:
+def col_text(
+    frame: Frame,
+    col: str | None,
+    *,
+    required: bool,
+    what: str = "text",
+    allow_empty: bool = False,
+    numbers_ok: bool = False,
+) -> list[str | None]:
     """The column as strings. Missing values are None (or refused when ``required``)."""
     if col is None:
         return [None] * frame.n
@@ -350,9 +392,7 @@ def col_int(frame: Frame, col: str | None, *, default: int = 1, minimum: int = 1
             x = None
         elif isinstance(v, int):
             x = v
-        elif isinstance(v, float) and v.is_integer():
-            x = int(v)
-        elif isinstance(v, str) and re.fullmatch(r"\s*[+-]?\d+\s*", v):
+        elif (isinstance(v, float) and v.is_integer()) or (isinstance(v, str) and re.fullmatch(r"\s*[+-]?\d+\s*", v)):
             x = int(v)
         if x is None:
             raise frame.err(f"{v!r} is not a whole number", col, i)
@@ -362,8 +402,7 @@ def col_int(frame: Frame, col: str | None, *, default: int = 1, minimum: int = 1
     return out
 
 
-def resolve_column(frame: Frame, option: str, given: str | None, default: str | None, *,
-                   required: bool) -> str | None:
+def resolve_column(frame: Frame, option: str, given: str | None, default: str | None, *, required: bool) -> str | None:
     """The column an option names. An explicitly given column must exist; a default one is used
     when present (and must exist when ``required``)."""
     col = given if given is not None else default
@@ -373,6 +412,7 @@ def resolve_column(frame: Frame, option: str, given: str | None, default: str | 
         return col
     if given is not None or required:
         have = ", ".join(frame.columns[:20]) + (", ..." if len(frame.columns) > 20 else "")
-        raise InputError(f"column is missing (the file has: {have}); name the right column with {option}",
-                         file=frame.name, field=col)
+        raise InputError(
+            f"column is missing (the file has: {have}); name the right column with {option}", file=frame.name, field=col
+        )
     return None

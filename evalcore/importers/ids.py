@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from evalcore.contract import hashing as H
 from evalcore.errors import InputError, PathEscapeError
@@ -31,13 +32,15 @@ def _fresh_id(data: Path, sub: str, base: str, taken: set[tuple[str, str]]) -> s
     return cand
 
 
-def _explicit_id(data: Path, sub: str, value: str, option: str, what: str, taken: set[tuple[str, str]],
-                 file: str | None = None) -> str:
+def _explicit_id(
+    data: Path, sub: str, value: str, option: str, what: str, taken: set[tuple[str, str]], file: str | None = None
+) -> str:
     """An id given on the command line: a valid id (nothing that could leave the data directory)
     that is not taken yet."""
     if not H.is_valid_id(value):
-        raise PathEscapeError(f"{value!r} is not a valid {what} id (letters, digits, . _ -; no '..', no '/')",
-                              file=file, field=option)
+        raise PathEscapeError(
+            f"{value!r} is not a valid {what} id (letters, digits, . _ -; no '..', no '/')", file=file, field=option
+        )
     if (data / sub / value).exists() or (sub, value) in taken:
         raise InputError(f"{what} {value!r} already exists in {data}", file=str(data / sub / value), field=option)
     taken.add((sub, value))

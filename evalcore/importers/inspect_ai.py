@@ -50,8 +50,8 @@ class InspectLog:
     """An Inspect eval log read from a .json file or a .eval archive."""
 
     file: str
-    fmt: str                         # "json" or "eval"
-    header: dict                     # version, status, eval, plan, results, stats
+    fmt: str  # "json" or "eval"
+    header: dict  # version, status, eval, plan, results, stats
     samples: list[tuple[str, dict]]  # (where the sample is: "samples[3]" or "samples/x_epoch_1.json", sample)
 
     def path(self, where: str, key: str) -> str:
@@ -66,13 +66,20 @@ def read_inspect(path: str | Path) -> InspectLog:
     doc = _Doc(str(path))
     ext = p.suffix.lower()
     if ext == ".json":
-        d = _obj(doc, _parse_json_bytes(doc, p.read_bytes(), WHOLE_FILE, "an Inspect eval log"), WHOLE_FILE,
-                 "an Inspect eval log object")
+        d = _obj(
+            doc,
+            _parse_json_bytes(doc, p.read_bytes(), WHOLE_FILE, "an Inspect eval log"),
+            WHOLE_FILE,
+            "an Inspect eval log object",
+        )
         _inspect_header(doc, d, "")
         samples = d.get("samples")
         if samples is None:
-            raise doc.err("samples", "missing: the log holds no samples (written with --no-log-samples, or a header "
-                                     "only); evalcore imports the per-sample scores")
+            raise doc.err(
+                "samples",
+                "missing: the log holds no samples (written with --no-log-samples, or a header "
+                "only); evalcore imports the per-sample scores",
+            )
         if not isinstance(samples, list):
             raise doc.err("samples", f"is {_tw(samples)}, expected a list of samples")
         if not samples:
@@ -81,18 +88,27 @@ def read_inspect(path: str | Path) -> InspectLog:
     if ext == ".eval":
         return _read_inspect_zip(doc, p)
     if ext == ".eval2":
-        raise doc.err("FILE", "an .eval2 log (the chunked layout) is not read: convert it with `inspect log convert "
-                              "--to json` and import the .json")
-    raise doc.err("FILE", f"cannot tell the format from the extension {ext or '(none)'!r}: an Inspect log is a .json "
-                          "file or a .eval archive")
+        raise doc.err(
+            "FILE",
+            "an .eval2 log (the chunked layout) is not read: convert it with `inspect log convert "
+            "--to json` and import the .json",
+        )
+    raise doc.err(
+        "FILE",
+        f"cannot tell the format from the extension {ext or '(none)'!r}: an Inspect log is a .json "
+        "file or a .eval archive",
+    )
 
 
 def _zip_json(doc: _Doc, zf: zipfile.ZipFile, name: str) -> Any:
     try:
         raw = zf.read(name)
     except NotImplementedError as e:
-        raise doc.err(name, f"compressed with a method this Python cannot read ({e}); convert the log with "
-                            "`inspect log convert --to json` and import the .json") from None
+        raise doc.err(
+            name,
+            f"compressed with a method this Python cannot read ({e}); convert the log with "
+            "`inspect log convert --to json` and import the .json",
+        ) from None
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as e:
         raise doc.err(name, f"cannot be read from the archive, damaged or truncated ({type(e).__name__})") from None
     return _parse_json_bytes(doc, raw, name, "a JSON object")
@@ -102,8 +118,10 @@ def _read_inspect_zip(doc: _Doc, p: Path) -> InspectLog:
     try:
         zf = zipfile.ZipFile(p)
     except (zipfile.BadZipFile, OSError):
-        raise doc.err(WHOLE_FILE, "not a zip archive, truncated or damaged (a .eval log is a zip of header.json and "
-                                  "samples/*.json)") from None
+        raise doc.err(
+            WHOLE_FILE,
+            "not a zip archive, truncated or damaged (a .eval log is a zip of header.json and samples/*.json)",
+        ) from None
     with zf:
         names = zf.namelist()
         if "header.json" in names:
@@ -115,13 +133,18 @@ def _read_inspect_zip(doc: _Doc, p: Path) -> InspectLog:
             header["status"] = "started"
             _inspect_header(doc, header, "_journal/start.json:")
         else:
-            raise doc.err("header.json", "missing from the .eval archive (and no _journal/start.json): not an Inspect "
-                                         "log, or a damaged one")
+            raise doc.err(
+                "header.json",
+                "missing from the .eval archive (and no _journal/start.json): not an Inspect log, or a damaged one",
+            )
         entries = sorted(n for n in names if re.fullmatch(r"samples/[^/]+\.json", n))
         if not entries:
             if any(re.fullmatch(r"samples/[^/]+/sample\.json", n) for n in names):
-                raise doc.err("samples/", "the archive uses the chunked .eval2 layout, which is not read: convert it "
-                                          "with `inspect log convert --to json`")
+                raise doc.err(
+                    "samples/",
+                    "the archive uses the chunked .eval2 layout, which is not read: convert it "
+                    "with `inspect log convert --to json`",
+                )
             raise doc.err("samples/", "the archive holds no samples/*.json: no samples to import")
         samples = [(n, _zip_json(doc, zf, n)) for n in entries]
     return InspectLog(str(p), "eval", header, samples)
@@ -130,14 +153,18 @@ def _read_inspect_zip(doc: _Doc, p: Path) -> InspectLog:
 def _inspect_header(doc: _Doc, d: dict, at: str) -> None:
     ver = d.get("version")
     if ver is None:
-        raise doc.err(f"{at}version", f"missing: not an Inspect eval log (format version {INSPECT_LOG_VERSION} "
-                                      "expected)")
+        raise doc.err(
+            f"{at}version", f"missing: not an Inspect eval log (format version {INSPECT_LOG_VERSION} expected)"
+        )
     if isinstance(ver, bool) or not isinstance(ver, int):
         raise doc.err(f"{at}version", f"{_short(ver)} is {_tw(ver)}, expected the number {INSPECT_LOG_VERSION}")
     if ver != INSPECT_LOG_VERSION:
-        raise doc.err(f"{at}version", f"{ver} is not read: evalcore reads Inspect eval logs of format version "
-                                      f"{INSPECT_LOG_VERSION}; rewrite the log with a current `inspect log convert "
-                                      "--to json`")
+        raise doc.err(
+            f"{at}version",
+            f"{ver} is not read: evalcore reads Inspect eval logs of format version "
+            f"{INSPECT_LOG_VERSION}; rewrite the log with a current `inspect log convert "
+            "--to json`",
+        )
     status = d.get("status", "started")
     if status not in INSPECT_STATUSES:
         raise doc.err(f"{at}status", f"{_short(status)} is not one of {', '.join(INSPECT_STATUSES)}")
@@ -161,7 +188,7 @@ class _ISample:
     reference: str | None
     output: str
     error: str | None
-    scores: dict[str, dict]          # scorer name -> the Score object
+    scores: dict[str, dict]  # scorer name -> the Score object
     tokens_in: int | None = None
     tokens_out: int | None = None
     cost_usd: float | None = None
@@ -281,10 +308,16 @@ def _inspect_scalar(doc: _Doc, v: Any, fld: str) -> Any:
         tok = v.strip()
         if tok in INSPECT_LETTERS or tok.lower() in BINARY_TRUE | BINARY_FALSE or _number(tok) is not None:
             return tok
-        raise doc.err(fld, f"{_short(v)} is not a score value: expected C/I/P/N (correct, incorrect, partial, "
-                           "no answer), a boolean or a number")
-    raise doc.err(fld, f"{_short(v)} is {_tw(v)}: evalcore reads one value per scorer (C/I/P/N, a boolean, a number, "
-                       "or an object of those)")
+        raise doc.err(
+            fld,
+            f"{_short(v)} is not a score value: expected C/I/P/N (correct, incorrect, partial, "
+            "no answer), a boolean or a number",
+        )
+    raise doc.err(
+        fld,
+        f"{_short(v)} is {_tw(v)}: evalcore reads one value per scorer (C/I/P/N, a boolean, a number, "
+        "or an object of those)",
+    )
 
 
 def _model_param(v: Any) -> str | None:
@@ -299,14 +332,14 @@ def _inspect_scorer_models(header: dict) -> dict[str, str]:
     """scorer or score name -> the model it names in its parameters (results.scores[].params.model,
     eval.scorers[].options.model)."""
     out: dict[str, str] = {}
-    for s in ((header.get("results") or {}).get("scores") or []):
+    for s in (header.get("results") or {}).get("scores") or []:
         if isinstance(s, dict):
             m = _model_param((s.get("params") or {}).get("model") if isinstance(s.get("params"), dict) else None)
             if m:
                 for key in (s.get("name"), s.get("scorer")):
                     if isinstance(key, str):
                         out.setdefault(key.split("/")[-1], m)
-    for s in ((header.get("eval") or {}).get("scorers") or []):
+    for s in (header.get("eval") or {}).get("scorers") or []:
         if isinstance(s, dict) and isinstance(s.get("name"), str) and isinstance(s.get("options"), dict):
             m = _model_param(s["options"].get("model"))
             if m:
@@ -347,6 +380,7 @@ class ToolOpts:
 
 def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     from evalcore.storage.paths import utcnow
+
     log = read_inspect(path)
     doc = _Doc(log.file)
     h = log.header
@@ -358,8 +392,10 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     seen: dict[tuple[str, int], str] = {}
     for s in samples:
         if (s.item_id, s.epoch) in seen:
-            raise doc.err(log.path(s.where, "id"), f"sample {s.item_id!r} epoch {s.epoch} appears twice (also "
-                                                   f"{seen[(s.item_id, s.epoch)]})")
+            raise doc.err(
+                log.path(s.where, "id"),
+                f"sample {s.item_id!r} epoch {s.epoch} appears twice (also {seen[(s.item_id, s.epoch)]})",
+            )
         seen[(s.item_id, s.epoch)] = s.where
     samples.sort(key=lambda s: (s.item_id, s.epoch))
     # items: one per sample id; the input must be the same in every epoch
@@ -370,8 +406,9 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
             items[s.item_id] = {"item_id": s.item_id, "input": s.input, "reference": s.reference}
             first_where[s.item_id] = s.where
         elif items[s.item_id]["input"] != s.input:
-            raise doc.err(log.path(s.where, "input"), f"sample {s.item_id!r}: input differs from "
-                                                      f"{first_where[s.item_id]}")
+            raise doc.err(
+                log.path(s.where, "input"), f"sample {s.item_id!r}: input differs from {first_where[s.item_id]}"
+            )
     # criteria: one per scorer (per key of a dict value), in the order of results.scores, then as met
     values: dict[str, list[tuple[Any, str, _ISample, str]]] = {}  # criterion -> (value, field, sample, scorer)
     order: list[str] = []
@@ -391,8 +428,10 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     for crit in order:
         cid = crit if H.is_valid_id(crit) else _sanitise(crit)
         if cid in names.values():
-            raise doc.err("scores", f"scorers {crit!r} and {next(k for k, v in names.items() if v == cid)!r} both "
-                                    f"become criterion {cid!r}")
+            raise doc.err(
+                "scores",
+                f"scorers {crit!r} and {next(k for k, v in names.items() if v == cid)!r} both become criterion {cid!r}",
+            )
         names[crit] = cid
     # kinds: C/I/P/N is ternary when P occurs, else binary; booleans binary; numbers by the usual rules
     where_: list[str] = []
@@ -408,23 +447,34 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
             letter_kind[crit] = "ternary" if any(v == "P" for v, _ in letters) else "binary"
             given = o.kinds.criterion_kind.get(names[crit])
             if given is not None and given != letter_kind[crit]:
-                raise doc.err("--criterion-kind", f"scorer {crit!r} gives C/I/P/N values: its kind is "
-                                                  f"{letter_kind[crit]}, not {given}")
+                raise doc.err(
+                    "--criterion-kind",
+                    f"scorer {crit!r} gives C/I/P/N values: its kind is {letter_kind[crit]}, not {given}",
+                )
         tokens[names[crit]] = []
         for v, fld in vals:
             where_.append(fld)
             tokens[names[crit]].append((_letter_token(v, letter_kind.get(crit)), len(where_) - 1))
     frame = Frame(log.file, "inspect", [], {}, where_)
-    kinds = dataclasses.replace(o.kinds, criterion_kind={**o.kinds.criterion_kind,
-                                                         **{names[c]: k for c, k in letter_kind.items()}})
+    kinds = dataclasses.replace(
+        o.kinds, criterion_kind={**o.kinds.criterion_kind, **{names[c]: k for c, k in letter_kind.items()}}
+    )
     rubric = build_rubric(frame, [names[c] for c in order], tokens, kinds)
     scorer_models = _inspect_scorer_models(h)
     crit_models = {names[c]: _inspect_judge(c, scorer_models, ev) for c in order}
-    rubric = S.Rubric(name=f"inspect:{ev['task']}", criteria=[
-        c.model_copy(update={"model": crit_models[c.name],
-                             "description": f"Inspect scorer {next(k for k, v in names.items() if v == c.name)} of "
-                                            f"task {ev['task']} (imported from {Path(log.file).name})"})
-        for c in rubric.criteria])
+    rubric = S.Rubric(
+        name=f"inspect:{ev['task']}",
+        criteria=[
+            c.model_copy(
+                update={
+                    "model": crit_models[c.name],
+                    "description": f"Inspect scorer {next(k for k, v in names.items() if v == c.name)} of "
+                    f"task {ev['task']} (imported from {Path(log.file).name})",
+                }
+            )
+            for c in rubric.criteria
+        ],
+    )
     # verdicts
     status = h["status"]
     by_sample: dict[tuple[str, int], dict[str, tuple[Any, str | None, str]]] = {}
@@ -436,36 +486,67 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     plan = Plan(data)
     taken: set = set()
     base = _sanitise(Path(log.file).stem)
-    suite = plan_suite(plan, frame, items, o.suite, o.suite_id, base, taken,
-                       o.description or f"Inspect task {ev['task']}: samples imported from {Path(log.file).name}",
-                       f"evalcore import inspect ({Path(log.file).name})")
+    suite = plan_suite(
+        plan,
+        frame,
+        items,
+        o.suite,
+        o.suite_id,
+        base,
+        taken,
+        o.description or f"Inspect task {ev['task']}: samples imported from {Path(log.file).name}",
+        f"evalcore import inspect ({Path(log.file).name})",
+    )
     outputs = {(s.item_id, s.epoch): s.output for s in samples}
-    extra = {(s.item_id, s.epoch): {"tokens_in": s.tokens_in, "tokens_out": s.tokens_out, "cost_usd": s.cost_usd,
-                                    "latency_ms": s.latency_ms, "error": s.error} for s in samples}
+    extra = {
+        (s.item_id, s.epoch): {
+            "tokens_in": s.tokens_in,
+            "tokens_out": s.tokens_out,
+            "cost_usd": s.cost_usd,
+            "latency_ms": s.latency_ms,
+            "error": s.error,
+        }
+        for s in samples
+    }
     gen_knobs, run_knobs = parse_knobs(o.knobs, log.file)
     gen_knobs = {**_inspect_gen_knobs(h), **gen_knobs}
     gen_id, reused = plan_generation(plan, frame, suite, outputs, o.gen_id, base, taken, gen_knobs, extra=extra)
     if not reused:
         m = plan.generations[-1][0]
-        gstatus = ("polluted" if any(s.error for s in samples)
-                   else "partial" if status != "success" else m.status)
+        gstatus = "polluted" if any(s.error for s in samples) else "partial" if status != "success" else m.status
         _amend_generation(plan, gen_id, status=gstatus, totals=_totals(plan.generations[-1][1]))
-    rid = (_explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, log.file) if o.run_id
-           else _fresh_id(data, "runs", base, taken))
+    rid = (
+        _explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, log.file)
+        if o.run_id
+        else _fresh_id(data, "runs", base, taken)
+    )
     verdicts = []
     missing = 0
     for s in samples:
         got = by_sample.get((s.item_id, s.epoch), {})
         for crit in rubric.criteria:
-            row = {"run_id": rid, "item_id": s.item_id, "gen_round": s.epoch, "criterion": crit.name,
-                   "judge_round": 1, "position": 0}
+            row = {
+                "run_id": rid,
+                "item_id": s.item_id,
+                "gen_round": s.epoch,
+                "criterion": crit.name,
+                "judge_round": 1,
+                "position": 0,
+            }
             v, expl, fld = got.get(crit.name, (None, None, None))
             if v is None:
                 missing += 1
-                row.update(passed=None, reason=expl, error=(
-                    f"no score: the sample errored ({s.error[:300]})" if s.error
-                    else "unscored: the scorer gave no value (null or NaN)" if crit.name in got
-                    else "no score from this scorer in the log"))
+                row.update(
+                    passed=None,
+                    reason=expl,
+                    error=(
+                        f"no score: the sample errored ({s.error[:300]})"
+                        if s.error
+                        else "unscored: the scorer gave no value (null or NaN)"
+                        if crit.name in got
+                        else "no score from this scorer in the log"
+                    ),
+                )
             else:
                 try:
                     p = parse_value(crit, _letter_token(v, letter_of.get(crit.name)))
@@ -475,31 +556,69 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
             verdicts.append(row)
     judge_model = o.judge_model or ", ".join(dict.fromkeys(crit_models[c.name] for c in rubric.criteria))
     jcost = [s.judge_cost for s in samples]
-    totals = S.Totals(tokens_in=sum(s.judge_in for s in samples), tokens_out=sum(s.judge_out for s in samples),
-                      cost_usd=sum(jcost) if all(c is not None for c in jcost) and any(s.judge_in or s.judge_out
-                                                                                      for s in samples) else None)
+    totals = S.Totals(
+        tokens_in=sum(s.judge_in for s in samples),
+        tokens_out=sum(s.judge_out for s in samples),
+        cost_usd=sum(jcost)
+        if all(c is not None for c in jcost) and any(s.judge_in or s.judge_out for s in samples)
+        else None,
+    )
     run_status = "partial" if missing or status != "success" else "complete"
-    run_knobs = {"inspect_task": ev["task"], "inspect_status": status, "inspect_log_format": log.fmt,
-                 **{k: ev[src] for k, src in (("inspect_eval_id", "eval_id"), ("inspect_run_id", "run_id"))
-                    if isinstance(ev.get(src), str) and ev.get(src)},
-                 **run_knobs}
+    run_knobs = {
+        "inspect_task": ev["task"],
+        "inspect_status": status,
+        "inspect_log_format": log.fmt,
+        **{
+            k: ev[src]
+            for k, src in (("inspect_eval_id", "eval_id"), ("inspect_run_id", "run_id"))
+            if isinstance(ev.get(src), str) and ev.get(src)
+        },
+        **run_knobs,
+    }
     manifest = S.RunManifest(
-        run_id=rid, gen_id=gen_id, created_at=utcnow(), rubric=rubric, rubric_hash=rubric.hash(), mode="imported",
-        field_order=rubric.names(), judge_model=judge_model, judge_rounds=1, source="imported", status=run_status,
-        postprocess_version=INSPECT_POSTPROCESS, totals=totals, knobs=run_knobs,
-        description=o.description or f"Inspect task {ev['task']} ({status}) scored by "
-                                     f"{', '.join(rubric.names())}, imported from {Path(log.file).name}")
+        run_id=rid,
+        gen_id=gen_id,
+        created_at=utcnow(),
+        rubric=rubric,
+        rubric_hash=rubric.hash(),
+        mode="imported",
+        field_order=rubric.names(),
+        judge_model=judge_model,
+        judge_rounds=1,
+        source="imported",
+        status=run_status,
+        postprocess_version=INSPECT_POSTPROCESS,
+        totals=totals,
+        knobs=run_knobs,
+        description=o.description
+        or f"Inspect task {ev['task']} ({status}) scored by "
+        f"{', '.join(rubric.names())}, imported from {Path(log.file).name}",
+    )
     plan.run = (manifest, verdicts, [], None)
     plan.check()
     plan.write()
     passed = [v["passed"] for v in verdicts if v["passed"] is not None]
-    return {"file": log.file, "format": f"inspect-{log.fmt}-v{INSPECT_LOG_VERSION}", "status": status,
-            "suite_id": suite.suite_id, "suite_created": suite.new, "gen_id": gen_id, "gen_reused": reused,
-            "items": len(items), "outputs": len(outputs), "rounds": max(s.epoch for s in samples),
-            "errored_samples": sum(1 for s in samples if s.error),
-            "criteria": {c.name: c.kind for c in rubric.criteria}, "run_id": rid, "run_status": run_status,
-            "judge_model": judge_model, "verdicts": len(verdicts), "missing_verdicts": missing, "judge_rounds": 1,
-            "pass_rate": (sum(passed) / len(passed)) if passed else None}
+    return {
+        "file": log.file,
+        "format": f"inspect-{log.fmt}-v{INSPECT_LOG_VERSION}",
+        "status": status,
+        "suite_id": suite.suite_id,
+        "suite_created": suite.new,
+        "gen_id": gen_id,
+        "gen_reused": reused,
+        "items": len(items),
+        "outputs": len(outputs),
+        "rounds": max(s.epoch for s in samples),
+        "errored_samples": sum(1 for s in samples if s.error),
+        "criteria": {c.name: c.kind for c in rubric.criteria},
+        "run_id": rid,
+        "run_status": run_status,
+        "judge_model": judge_model,
+        "verdicts": len(verdicts),
+        "missing_verdicts": missing,
+        "judge_rounds": 1,
+        "pass_rate": (sum(passed) / len(passed)) if passed else None,
+    }
 
 
 def _letter_token(v: Any, kind: str | None) -> Any:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
@@ -135,29 +136,41 @@ class KindOptions:
     gates: list[str]
 
     @classmethod
-    def from_cli(cls, file: str, kind, criterion_kind, threshold, criterion_threshold, scale, criterion_scale,
-                 gates) -> "KindOptions":
+    def from_cli(
+        cls, file: str, kind, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gates
+    ) -> KindOptions:
         ck = _kv(criterion_kind, "--criterion-kind", file)
         for k, v in ck.items():
             if v not in KIND_CHOICES:
-                raise InputError(f"kind {v!r} of criterion {k!r} is not one of {', '.join(KIND_CHOICES)}",
-                                 file=file, field="--criterion-kind")
-        ct = {k: _float_opt(v, "--criterion-threshold", file)
-              for k, v in _kv(criterion_threshold, "--criterion-threshold", file).items()}
-        cs = {k: _scale_opt(v, "--criterion-scale", file)
-              for k, v in _kv(criterion_scale, "--criterion-scale", file).items()}
+                raise InputError(
+                    f"kind {v!r} of criterion {k!r} is not one of {', '.join(KIND_CHOICES)}",
+                    file=file,
+                    field="--criterion-kind",
+                )
+        ct = {
+            k: _float_opt(v, "--criterion-threshold", file)
+            for k, v in _kv(criterion_threshold, "--criterion-threshold", file).items()
+        }
+        cs = {
+            k: _scale_opt(v, "--criterion-scale", file)
+            for k, v in _kv(criterion_scale, "--criterion-scale", file).items()
+        }
         return cls(kind, ck, threshold, ct, _scale_opt(scale, "--scale", file) if scale else None, cs, list(gates))
 
 
-def build_rubric(frame: Frame, order: list[str], values: dict[str, list[tuple[Any, int]]],
-                 ko: KindOptions) -> S.Rubric:
+def build_rubric(frame: Frame, order: list[str], values: dict[str, list[tuple[Any, int]]], ko: KindOptions) -> S.Rubric:
     """One criterion per name: kind given or inferred from its values, threshold, scale, gate."""
-    for opt, names in (("--criterion-kind", ko.criterion_kind), ("--criterion-threshold", ko.criterion_threshold),
-                       ("--criterion-scale", ko.criterion_scale), ("--gate", dict.fromkeys(ko.gates))):
+    for opt, names in (
+        ("--criterion-kind", ko.criterion_kind),
+        ("--criterion-threshold", ko.criterion_threshold),
+        ("--criterion-scale", ko.criterion_scale),
+        ("--gate", dict.fromkeys(ko.gates)),
+    ):
         for name in names:
             if name not in order:
-                raise InputError(f"unknown criterion {name!r} (the file has: {', '.join(order)})",
-                                 file=frame.name, field=opt)
+                raise InputError(
+                    f"unknown criterion {name!r} (the file has: {', '.join(order)})", file=frame.name, field=opt
+                )
     criteria = []
     for name in order:
         vals = values.get(name, [])
@@ -166,23 +179,40 @@ def build_rubric(frame: Frame, order: list[str], values: dict[str, list[tuple[An
             kind = _infer_kind(frame, name, vals)
         threshold = ko.criterion_threshold.get(name, ko.threshold if kind in ("ordinal", "continuous") else None)
         if name in ko.criterion_threshold and kind not in ("ordinal", "continuous"):
-            raise InputError(f"criterion {name!r} is {kind}: a threshold applies to ordinal and continuous "
-                             f"criteria only", file=frame.name, field="--criterion-threshold")
+            raise InputError(
+                f"criterion {name!r} is {kind}: a threshold applies to ordinal and continuous criteria only",
+                file=frame.name,
+                field="--criterion-threshold",
+            )
         scale = ko.criterion_scale.get(name, ko.scale if kind in ("ordinal", "continuous") else None)
         if kind in ("ordinal", "continuous") and threshold is None:
             nums = [x for x in (_number(v) for v, _ in vals) if x is not None]
             seen = f" (values {min(nums):g} to {max(nums):g})" if nums else ""
-            raise InputError(f"criterion {name!r} is {kind}{seen}: give its pass threshold with --threshold T "
-                             f"or --criterion-threshold {name}=T", file=frame.name, field="--threshold")
+            raise InputError(
+                f"criterion {name!r} is {kind}{seen}: give its pass threshold with --threshold T "
+                f"or --criterion-threshold {name}=T",
+                file=frame.name,
+                field="--threshold",
+            )
         try:
-            criteria.append(S.Criterion(
-                name=name, kind=kind, threshold=threshold, gate=name in ko.gates,
-                scale_min=scale[0] if scale else None, scale_max=scale[1] if scale else None,
-                description=f"imported from {Path(frame.name).name}"))
+            criteria.append(
+                S.Criterion(
+                    name=name,
+                    kind=kind,
+                    threshold=threshold,
+                    gate=name in ko.gates,
+                    scale_min=scale[0] if scale else None,
+                    scale_max=scale[1] if scale else None,
+                    description=f"imported from {Path(frame.name).name}",
+                )
+            )
         except ValueError:  # pydantic's ValidationError: the name is not an id
-            raise InputError(f"{name!r} is not a valid criterion name (1-128 letters, digits, . _ -, starting with a "
-                             f"letter or digit): rename it in the file", file=frame.name,
-                             field=frame.criterion_col or name) from None
+            raise InputError(
+                f"{name!r} is not a valid criterion name (1-128 letters, digits, . _ -, starting with a "
+                f"letter or digit): rename it in the file",
+                file=frame.name,
+                field=frame.criterion_col or name,
+            ) from None
     return S.Rubric(name="imported", criteria=criteria)
 
 
@@ -192,12 +222,19 @@ def _infer_kind(frame: Frame, name: str, vals: list[tuple[Any, int]]) -> str:
     for v, row in vals:
         kinds = _possible_kinds(v)
         if not kinds:
-            raise frame.err(f"criterion {name!r}: {v!r} is not pass/fail, correct/partial/wrong or a number",
-                            _value_field(frame, name), row)
+            raise frame.err(
+                f"criterion {name!r}: {v!r} is not pass/fail, correct/partial/wrong or a number",
+                _value_field(frame, name),
+                row,
+            )
         if not possible & kinds:
-            raise frame.err(f"criterion {name!r}: cannot tell its kind: {v!r} does not fit with "
-                            f"{first[0]!r} ({frame.where(first[1])}); pass --kind or "
-                            f"--criterion-kind {name}=KIND", _value_field(frame, name), row)
+            raise frame.err(
+                f"criterion {name!r}: cannot tell its kind: {v!r} does not fit with "
+                f"{first[0]!r} ({frame.where(first[1])}); pass --kind or "
+                f"--criterion-kind {name}=KIND",
+                _value_field(frame, name),
+                row,
+            )
         possible &= kinds
         if first is None:
             first = (v, row)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from evalcore.errors import InputError
 from evalcore.importers.common import _content_text, _Doc, _obj, _parse_json_bytes, _short, _turns_text, _tw
@@ -76,25 +76,37 @@ def _prepare_pairs(frame: Frame, o: PairOpts, x: PairExtras) -> tuple[Frame, Pai
         if not (conv_a or conv_b):
             for opt, given in (("--questions", x.questions), ("--answers", x.answers)):
                 if given is None:
-                    raise InputError("an MT-Bench judgments file holds no questions or answers: give --questions "
-                                     "question.jsonl and --answers model_answer/", file=frame.name, field=opt)
+                    raise InputError(
+                        "an MT-Bench judgments file holds no questions or answers: give --questions "
+                        "question.jsonl and --answers model_answer/",
+                        file=frame.name,
+                        field=opt,
+                    )
     if (conv_a is None) != (conv_b is None):
-        raise InputError("--conversation-a-col and --conversation-b-col go together", file=frame.name,
-                         field="--conversation-b-col" if conv_b is None else "--conversation-a-col")
+        raise InputError(
+            "--conversation-a-col and --conversation-b-col go together",
+            file=frame.name,
+            field="--conversation-b-col" if conv_b is None else "--conversation-a-col",
+        )
     if (x.questions is None) != (x.answers is None):
-        raise InputError("--questions and --answers go together", file=frame.name,
-                         field="--answers" if x.answers is None else "--questions")
+        raise InputError(
+            "--questions and --answers go together",
+            file=frame.name,
+            field="--answers" if x.answers is None else "--questions",
+        )
     if conv_a and x.questions:
-        raise InputError("give conversation columns or --questions/--answers, not both", file=frame.name,
-                         field="--questions")
+        raise InputError(
+            "give conversation columns or --questions/--answers, not both", file=frame.name, field="--questions"
+        )
     rc = lambda opt, given: resolve_column(frame, opt, given, None, required=True)  # noqa: E731
     item_col = resolve_column(frame, "--item-col", o.item_col, "item_id", required=True)
     turn_col = rc("--turn-col", turn_col) if turn_col else None
     turns = col_int(frame, turn_col)
     ids = col_text(frame, item_col, required=True, what="an item id", numbers_ok=True)
     if turn_col:
-        o.item_col = _add_col(frame, f"{item_col} (turn {turn_col})",
-                              [i if t == 1 else f"{i}-turn{t}" for i, t in zip(ids, turns)])
+        o.item_col = _add_col(
+            frame, f"{item_col} (turn {turn_col})", [i if t == 1 else f"{i}-turn{t}" for i, t in zip(ids, turns)]
+        )
     if conv_a:
         ca, cb = rc("--conversation-a-col", conv_a), rc("--conversation-b-col", conv_b)
         inputs, out_a, out_b = [], [], []
@@ -126,11 +138,17 @@ def _prepare_pairs(frame: Frame, o: PairOpts, x: PairExtras) -> tuple[Frame, Pai
             elif isinstance(v, str) and v.strip():
                 models.append(v.strip())
             else:
-                raise frame.err(f"{_short(v)} is {_tw(v)}: expected the grader's name, or a list [model, prompt]", jc, i)
+                raise frame.err(
+                    f"{_short(v)} is {_tw(v)}: expected the grader's name, or a list [model, prompt]", jc, i
+                )
         distinct = list(dict.fromkeys(models))
         if len(distinct) > 1:
-            raise InputError(f"names {len(distinct)} graders ({', '.join(distinct[:5])}): one import is one grader's "
-                             f"run; split the file per grader", file=frame.name, field=jc)
+            raise InputError(
+                f"names {len(distinct)} graders ({', '.join(distinct[:5])}): one import is one grader's "
+                f"run; split the file per grader",
+                file=frame.name,
+                field=jc,
+            )
         if o.judge_model == "unknown":
             o.judge_model = distinct[0]
         if prompts:
@@ -203,17 +221,28 @@ def _mt_bench_files(frame: Frame, o: PairOpts, x: PairExtras, qcol: str, ids: li
             ch = a.get("choices")
             t = ch[0].get("turns") if isinstance(ch, list) and ch and isinstance(ch[0], dict) else None
             if not isinstance(t, list) or not all(isinstance(s, str) for s in t):
-                raise InputError(f"{where}: expected choices[0].turns, a list of answer texts", file=str(f),
-                                 field="choices")
+                raise InputError(
+                    f"{where}: expected choices[0].turns, a list of answer texts", file=str(f), field="choices"
+                )
             answers[(model, str(a.get("question_id")))] = t
     arm_cols = (o.arm_a_col, o.arm_b_col)
     if o.arm_a is not None:
         arms_a, arms_b = [o.arm_a] * frame.n, [o.arm_b] * frame.n
     else:
-        arms_a = col_text(frame, resolve_column(frame, "--arm-a-col", o.arm_a_col, "arm_a", required=True),
-                          required=True, what="an arm name", numbers_ok=True)
-        arms_b = col_text(frame, resolve_column(frame, "--arm-b-col", o.arm_b_col, "arm_b", required=True),
-                          required=True, what="an arm name", numbers_ok=True)
+        arms_a = col_text(
+            frame,
+            resolve_column(frame, "--arm-a-col", o.arm_a_col, "arm_a", required=True),
+            required=True,
+            what="an arm name",
+            numbers_ok=True,
+        )
+        arms_b = col_text(
+            frame,
+            resolve_column(frame, "--arm-b-col", o.arm_b_col, "arm_b", required=True),
+            required=True,
+            what="an arm name",
+            numbers_ok=True,
+        )
     inputs, refs, classes, out_a, out_b = [], [], [], [], []
     for i in range(frame.n):
         raw_id = ids[i]
@@ -224,16 +253,22 @@ def _mt_bench_files(frame: Frame, o: PairOpts, x: PairExtras, qcol: str, ids: li
             raise frame.err(f"question {raw_id!r} has {len(q['turns'])} turns, the row judges turn {turns[i]}", qcol, i)
         inputs.append(_turns_text(q["turns"][: turns[i]]))
         ref = q.get("reference")
-        refs.append(_turns_text(ref[: turns[i]]) if isinstance(ref, list) and len(ref) >= turns[i]
-                    and all(isinstance(s, str) for s in ref) else None)
+        refs.append(
+            _turns_text(ref[: turns[i]])
+            if isinstance(ref, list) and len(ref) >= turns[i] and all(isinstance(s, str) for s in ref)
+            else None
+        )
         classes.append(q.get("category") if isinstance(q.get("category"), str) else None)
         for arm, col, out in ((arms_a[i], arm_cols[0], out_a), (arms_b[i], arm_cols[1], out_b)):
             t = answers.get((arm, raw_id))
             if t is None:
                 raise frame.err(f"no answer by {arm!r} to question {raw_id!r} in {apath}", col or "--arm-a", i)
             if len(t) < turns[i]:
-                raise frame.err(f"{arm!r} answered {len(t)} turns of question {raw_id!r}, the row judges turn "
-                                f"{turns[i]}", col or "--arm-a", i)
+                raise frame.err(
+                    f"{arm!r} answered {len(t)} turns of question {raw_id!r}, the row judges turn {turns[i]}",
+                    col or "--arm-a",
+                    i,
+                )
             out.append(_turns_text(t[: turns[i]]))
     o.input_col = _add_col(frame, f"input (from {qpath.name})", inputs)
     o.output_a_col = _add_col(frame, "output_a (from --answers)", out_a)

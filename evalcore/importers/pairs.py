@@ -5,9 +5,10 @@ from __future__ import annotations
 import random
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
@@ -87,11 +88,13 @@ class PairOpts:
     run_knobs: dict[str, Any] = field(default_factory=dict)  # recorded on the model grader's run
 
 
-def import_pairs(obj, path: str, o: PairOpts,
-                 prepare: Callable[[Frame, PairOpts], tuple[Frame, PairOpts]] | None = None) -> dict[str, Any]:
+def import_pairs(
+    obj, path: str, o: PairOpts, prepare: Callable[[Frame, PairOpts], tuple[Frame, PairOpts]] | None = None
+) -> dict[str, Any]:
     """``prepare`` may rewrite the frame and the options first (the Arena / MT-Bench presets and the
     conversation / answer-file columns of evalcore.importers.common)."""
     from evalcore.storage.paths import default_keys_dir, utcnow
+
     frame = read_frame(path, o.input_format)
     if prepare is not None:
         frame, o = prepare(frame, o)
@@ -105,11 +108,15 @@ def import_pairs(obj, path: str, o: PairOpts,
     cls_col = rc("--class-col", o.class_col, "class", False)
     # arms: fixed names or columns
     if (o.arm_a is None) != (o.arm_b is None):
-        raise InputError("give both --arm-a and --arm-b", file=frame.name, field="--arm-a" if o.arm_a is None
-                         else "--arm-b")
+        raise InputError(
+            "give both --arm-a and --arm-b", file=frame.name, field="--arm-a" if o.arm_a is None else "--arm-b"
+        )
     if o.arm_a is not None and (o.arm_a_col or o.arm_b_col):
-        raise InputError("give arm names (--arm-a/--arm-b) or arm columns (--arm-a-col/--arm-b-col), not both",
-                         file=frame.name, field="--arm-a-col")
+        raise InputError(
+            "give arm names (--arm-a/--arm-b) or arm columns (--arm-a-col/--arm-b-col), not both",
+            file=frame.name,
+            field="--arm-a-col",
+        )
     if o.arm_a is not None:
         arms_a, arms_b = [o.arm_a] * frame.n, [o.arm_b] * frame.n
         arm_cols = ("--arm-a", "--arm-b")
@@ -117,8 +124,12 @@ def import_pairs(obj, path: str, o: PairOpts,
         aa = rc("--arm-a-col", o.arm_a_col, "arm_a", False)
         ab = rc("--arm-b-col", o.arm_b_col, "arm_b", False)
         if not aa or not ab:
-            raise InputError("no arm names: give --arm-a NAME --arm-b NAME, or arm columns with --arm-a-col / "
-                             "--arm-b-col (default columns arm_a, arm_b)", file=frame.name, field="arm_a")
+            raise InputError(
+                "no arm names: give --arm-a NAME --arm-b NAME, or arm columns with --arm-a-col / "
+                "--arm-b-col (default columns arm_a, arm_b)",
+                file=frame.name,
+                field="arm_a",
+            )
         arms_a = col_text(frame, aa, required=True, what="an arm name", numbers_ok=True)
         arms_b = col_text(frame, ab, required=True, what="an arm name", numbers_ok=True)
         arm_cols = (aa, ab)
@@ -131,8 +142,11 @@ def import_pairs(obj, path: str, o: PairOpts,
     mwr_col = rc("--model-swapped-reason-col", o.model_swapped_reason_col, None, False)
     human_cols = [rc("--human-col", c, None, True) for c in o.human_cols]
     if (o.annotator_col is None) != (o.choice_col is None):
-        raise InputError("--annotator-col and --choice-col go together", file=frame.name,
-                         field="--choice-col" if o.choice_col is None else "--annotator-col")
+        raise InputError(
+            "--annotator-col and --choice-col go together",
+            file=frame.name,
+            field="--choice-col" if o.choice_col is None else "--annotator-col",
+        )
     ann_col = rc("--annotator-col", o.annotator_col, None, False)
     choice_col = rc("--choice-col", o.choice_col, None, False)
     sec_col = rc("--seconds-col", o.seconds_col, None, False)
@@ -183,8 +197,9 @@ def import_pairs(obj, path: str, o: PairOpts,
         k = (ids[i], arms_a[i], arms_b[i], out_a[i], out_b[i]) if ann_col else (i,)
         if k not in index:
             index[k] = len(pairs)
-            pairs.append({"item_id": ids[i], "arm_a": arms_a[i], "arm_b": arms_b[i], "a": out_a[i], "b": out_b[i],
-                          "rows": []})
+            pairs.append(
+                {"item_id": ids[i], "arm_a": arms_a[i], "arm_b": arms_b[i], "a": out_a[i], "b": out_b[i], "rows": []}
+            )
         pair_of_row.append(index[k])
         pairs[index[k]]["rows"].append(i)
 
@@ -210,18 +225,34 @@ def import_pairs(obj, path: str, o: PairOpts,
     if o.session_id is not None:
         for a in arms:
             if _mentions(o.session_id, a):
-                raise InputError(f"session id {o.session_id!r} names arm {a!r}: a blinded session must not",
-                                 file=frame.name, field="--session-id")
+                raise InputError(
+                    f"session id {o.session_id!r} names arm {a!r}: a blinded session must not",
+                    file=frame.name,
+                    field="--session-id",
+                )
     # the file name may name the arms: it appears nowhere in the data directory
-    suite = plan_suite(plan, frame, items, o.suite, o.suite_id, base, taken, "items of an imported pairwise session",
-                       "evalcore import pairs")
-    sid = (_explicit_id(data, "sessions", o.session_id, "--session-id", "session", taken, frame.name) if o.session_id
-           else _fresh_id(data, "sessions", base, taken))
+    suite = plan_suite(
+        plan,
+        frame,
+        items,
+        o.suite,
+        o.suite_id,
+        base,
+        taken,
+        "items of an imported pairwise session",
+        "evalcore import pairs",
+    )
+    sid = (
+        _explicit_id(data, "sessions", o.session_id, "--session-id", "session", taken, frame.name)
+        if o.session_id
+        else _fresh_id(data, "sessions", base, taken)
+    )
     gen_of_arm: dict[str, str] = {}
     reused: dict[str, bool] = {}
     for k, arm in enumerate(arms, start=1):
-        gen_of_arm[arm], reused[arm] = plan_generation(plan, frame, suite, arm_outputs[arm], None, f"{sid}-arm{k}",
-                                                       taken, {})
+        gen_of_arm[arm], reused[arm] = plan_generation(
+            plan, frame, suite, arm_outputs[arm], None, f"{sid}-arm{k}", taken, {}
+        )
     # keys directory: outside the data directory, and no key for this session yet
     kdir = Path(o.keys).absolute() if o.keys else default_keys_dir(data)
     kres = kdir.resolve()
@@ -241,10 +272,23 @@ def import_pairs(obj, path: str, o: PairOpts,
         pair_ids.add(pid)
         p["pair_id"] = pid
     now = utcnow()
-    pair_rows = sorted(({"pair_id": p["pair_id"], "item_id": p["item_id"], "left_text": p["a"], "right_text": p["b"],
-                         "holdout": False} for p in pairs), key=lambda r: r["pair_id"])
-    key_rows = sorted(({"pair_id": p["pair_id"], "left_arm": p["arm_a"], "right_arm": p["arm_b"]} for p in pairs),
-                      key=lambda r: r["pair_id"])
+    pair_rows = sorted(
+        (
+            {
+                "pair_id": p["pair_id"],
+                "item_id": p["item_id"],
+                "left_text": p["a"],
+                "right_text": p["b"],
+                "holdout": False,
+            }
+            for p in pairs
+        ),
+        key=lambda r: r["pair_id"],
+    )
+    key_rows = sorted(
+        ({"pair_id": p["pair_id"], "left_arm": p["arm_a"], "right_arm": p["arm_b"]} for p in pairs),
+        key=lambda r: r["pair_id"],
+    )
     # people's choices
     judgments: list[dict] = []
     seen_j: dict[tuple[str, str], int] = {}
@@ -254,8 +298,9 @@ def import_pairs(obj, path: str, o: PairOpts,
             return
         pid = pairs[pair_of_row[i]]["pair_id"]
         if (pid, reviewer) in seen_j:
-            raise frame.err(f"{reviewer!r} chose twice on the same pair (also {frame.where(seen_j[(pid, reviewer)])})",
-                            column, i)
+            raise frame.err(
+                f"{reviewer!r} chose twice on the same pair (also {frame.where(seen_j[(pid, reviewer)])})", column, i
+            )
         seen_j[(pid, reviewer)] = i
         judgments.append({"pair_id": pid, "reviewer": reviewer, "choice": choice, "seconds": seconds[i]})
 
@@ -270,41 +315,94 @@ def import_pairs(obj, path: str, o: PairOpts,
         for order, ch, rs, col in (("as_shown", m_shown, r_shown, ms_col), ("swapped", m_swapped, r_swapped, mw_col)):
             vals = {(ch[i], rs[i]) for i in p["rows"] if ch[i] is not None}
             if len({v[0] for v in vals}) > 1:
-                raise frame.err(f"the model's {order} verdict differs between rows of the same pair", col,
-                                p["rows"][-1])
+                raise frame.err(
+                    f"the model's {order} verdict differs between rows of the same pair", col, p["rows"][-1]
+                )
             if vals:
                 choice, reason = sorted(vals, key=lambda v: v[1] or "")[-1]
-                pv.append({"pair_id": p["pair_id"], "order": order, "choice": None if choice == "error" else choice,
-                           "reason": reason})
+                pv.append(
+                    {
+                        "pair_id": p["pair_id"],
+                        "order": order,
+                        "choice": None if choice == "error" else choice,
+                        "reason": reason,
+                    }
+                )
     pv.sort(key=lambda r: (r["pair_id"], r["order"]))
     judgments.sort(key=lambda r: (r["pair_id"], r["reviewer"]))  # file order could hint at the arms
     settings = S.SessionSettings(seed=seed)
-    plan.session = (S.SessionManifest(session_id=sid, suite_id=suite.suite_id, created_at=now, settings=settings,
-                                      status="closed", n_pairs=len(pairs), source="imported"),
-                    pair_rows, judgments or None)
-    summary: dict[str, Any] = {"file": frame.name, "suite_id": suite.suite_id, "suite_created": suite.new,
-                               "session_id": sid, "gen_ids": list(gen_of_arm.values()),
-                               "gen_reused": [gen_of_arm[a] for a in arms if reused[a]], "pairs": len(pairs),
-                               "judgments": len(judgments), "reviewers": sorted({j["reviewer"] for j in judgments}),
-                               "pair_verdicts": len(pv), "errored_pair_verdicts": sum(r["choice"] is None for r in pv),
-                               "run_id": None, "keys": str(kdir / sid), "seed": seed}
+    plan.session = (
+        S.SessionManifest(
+            session_id=sid,
+            suite_id=suite.suite_id,
+            created_at=now,
+            settings=settings,
+            status="closed",
+            n_pairs=len(pairs),
+            source="imported",
+        ),
+        pair_rows,
+        judgments or None,
+    )
+    summary: dict[str, Any] = {
+        "file": frame.name,
+        "suite_id": suite.suite_id,
+        "suite_created": suite.new,
+        "session_id": sid,
+        "gen_ids": list(gen_of_arm.values()),
+        "gen_reused": [gen_of_arm[a] for a in arms if reused[a]],
+        "pairs": len(pairs),
+        "judgments": len(judgments),
+        "reviewers": sorted({j["reviewer"] for j in judgments}),
+        "pair_verdicts": len(pv),
+        "errored_pair_verdicts": sum(r["choice"] is None for r in pv),
+        "run_id": None,
+        "keys": str(kdir / sid),
+        "seed": seed,
+    }
     if pv:
-        rid = (_explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, frame.name) if o.run_id
-               else _fresh_id(data, "runs", f"{sid}-grader", taken))
-        rubric = S.Rubric(name="pairwise", criteria=[S.Criterion(
-            name=PAIR_CRITERION, kind="binary", description="pairwise preference between two answers "
-            "(choices in pair_verdicts.parquet)")])
-        plan.run = (S.RunManifest(run_id=rid, gen_id=gen_of_arm[arms[0]], created_at=now, rubric=rubric,
-                                  rubric_hash=rubric.hash(), mode="imported", field_order=rubric.names(),
-                                  judge_model=o.judge_model, source="imported",
-                                  status="polluted" if any(r["choice"] is None for r in pv) else "complete",
-                                  postprocess_version=POSTPROCESS_VERSION, knobs={**o.run_knobs, "session_id": sid},
-                                  description=f"model grader of session {sid} (imported)"),
-                    [], [], pv)
+        rid = (
+            _explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, frame.name)
+            if o.run_id
+            else _fresh_id(data, "runs", f"{sid}-grader", taken)
+        )
+        rubric = S.Rubric(
+            name="pairwise",
+            criteria=[
+                S.Criterion(
+                    name=PAIR_CRITERION,
+                    kind="binary",
+                    description="pairwise preference between two answers (choices in pair_verdicts.parquet)",
+                )
+            ],
+        )
+        plan.run = (
+            S.RunManifest(
+                run_id=rid,
+                gen_id=gen_of_arm[arms[0]],
+                created_at=now,
+                rubric=rubric,
+                rubric_hash=rubric.hash(),
+                mode="imported",
+                field_order=rubric.names(),
+                judge_model=o.judge_model,
+                source="imported",
+                status="polluted" if any(r["choice"] is None for r in pv) else "complete",
+                postprocess_version=POSTPROCESS_VERSION,
+                knobs={**o.run_knobs, "session_id": sid},
+                description=f"model grader of session {sid} (imported)",
+            ),
+            [],
+            [],
+            pv,
+        )
         summary["run_id"] = rid
     elif o.run_id is not None:
-        raise InputError("--run-id needs model verdict columns (--model-as-shown-col / --model-swapped-col)",
-                         file=frame.name, field="--run-id")
+        raise InputError(
+            "--run-id needs model verdict columns (--model-as-shown-col / --model-swapped-col)",
+            file=frame.name,
+            field="--run-id",
+        )
     plan.key = (S.KeyManifest(session_id=sid, arms=gen_of_arm, created_at=now), key_rows, kdir)
     plan.check()
     plan.write()

@@ -30,9 +30,11 @@ def collect_items(frame: Frame, cols: ItemCols) -> dict[str, dict]:
     across rows."""
     ids = col_text(frame, cols.item, required=True, what="an item id", numbers_ok=True)
     inputs = col_text(frame, cols.input, required=True, what="an input")
-    extra = {"context": col_text(frame, cols.context, required=False),
-             "reference": col_text(frame, cols.reference, required=False),
-             "class": col_text(frame, cols.class_, required=False, numbers_ok=True)}
+    extra = {
+        "context": col_text(frame, cols.context, required=False),
+        "reference": col_text(frame, cols.reference, required=False),
+        "class": col_text(frame, cols.class_, required=False, numbers_ok=True),
+    }
     colname = {"input": cols.input, "context": cols.context, "reference": cols.reference, "class": cols.class_}
     items: dict[str, dict] = {}
     first: dict[str, int] = {}
@@ -57,8 +59,12 @@ def collect_outputs(frame: Frame, ids: list[str], rounds: list[int], output_col:
         key = (iid, r)
         if key in result:
             if result[key] != o:
-                raise frame.err(f"item {iid!r} round {r}: output differs from {frame.where(first[key])} "
-                                f"(one output per item and generation round)", output_col, i)
+                raise frame.err(
+                    f"item {iid!r} round {r}: output differs from {frame.where(first[key])} "
+                    f"(one output per item and generation round)",
+                    output_col,
+                    i,
+                )
         else:
             result[key] = o
             first[key] = i
@@ -73,7 +79,7 @@ class Plan:
     """Everything an import writes, checked before the first byte is written."""
 
     data: Path
-    suite: tuple[S.SuiteManifest, list[dict]] | None = None         # None: attached to an existing suite
+    suite: tuple[S.SuiteManifest, list[dict]] | None = None  # None: attached to an existing suite
     generations: list[tuple[S.GenerationManifest, list[dict]]] = field(default_factory=list)
     run: tuple[S.RunManifest, list[dict], list[dict], list[dict] | None] | None = None
     more_runs: list[tuple[S.RunManifest, list[dict], list[dict], list[dict] | None]] = field(default_factory=list)
@@ -85,6 +91,7 @@ class Plan:
         """Convert every table to the contract's arrow schema now, so that writing cannot fail on
         content."""
         from evalcore.storage.files import to_table
+
         tables: list[tuple[list[dict], str]] = []
         if self.suite:
             tables.append((self.suite[1], "items"))
@@ -110,6 +117,7 @@ class Plan:
     def write(self) -> None:
         """Write every directory (each atomic); on failure remove what this import wrote."""
         from evalcore.storage.store import Store
+
         created_root = not self.data.exists()
         subs = ("suites", "generations", "runs", "sessions", "labels")
         existed = {s: (self.data / s).exists() for s in subs}
@@ -169,20 +177,26 @@ def _rmdir_quiet(p: Path) -> None:
 
 def _data_dir(obj) -> Path:
     from evalcore.storage.paths import DEFAULT_DATA
+
     if obj is None or getattr(obj, "data_opt", None) is None:
-        raise InputError("import writes into a data directory: pass --data DIR before the command (or set "
-                         "EVALCORE_DATA); the bundled demo is never written", field="--data")
+        raise InputError(
+            "import writes into a data directory: pass --data DIR before the command (or set "
+            "EVALCORE_DATA); the bundled demo is never written",
+            field="--data",
+        )
     data = Path(obj.data_opt)
     if data.exists() and not data.is_dir():
         raise InputError("is not a directory", file=str(data), field="--data")
     if data.resolve() == DEFAULT_DATA.resolve():
-        raise InputError("is the bundled demo, which import never writes: pass another --data DIR",
-                         file=str(data), field="--data")
+        raise InputError(
+            "is the bundled demo, which import never writes: pass another --data DIR", file=str(data), field="--data"
+        )
     return data.resolve() if data.exists() else data.absolute()
 
 
 def _open_store(data: Path):
     from evalcore.storage.store import Store
+
     if not data.exists():
         raise NotFoundError("data directory does not exist (needed by --suite)", file=str(data), field="--data")
     return Store(data, None)
@@ -192,23 +206,39 @@ def _open_store(data: Path):
 class SuiteTarget:
     suite_id: str
     suite_hash: str
-    items: dict[str, dict]          # every item of the suite (attach) or of the import (new)
+    items: dict[str, dict]  # every item of the suite (attach) or of the import (new)
     new: bool
 
 
-def plan_suite(plan: Plan, frame: Frame, items: dict[str, dict], attach: str | None, suite_id: str | None,
-               base: str, taken: set, description: str, source: str) -> SuiteTarget:
+def plan_suite(
+    plan: Plan,
+    frame: Frame,
+    items: dict[str, dict],
+    attach: str | None,
+    suite_id: str | None,
+    base: str,
+    taken: set,
+    description: str,
+    source: str,
+) -> SuiteTarget:
     """A new suite from the imported items, or the existing suite ``attach`` after checking that
     every imported item is in it with the same input."""
     from evalcore.storage.paths import utcnow
+
     if attach is not None:
         if suite_id is not None:
-            raise InputError("give either --suite (attach to an existing suite) or --suite-id (name a new one)",
-                             file=frame.name, field="--suite")
+            raise InputError(
+                "give either --suite (attach to an existing suite) or --suite-id (name a new one)",
+                file=frame.name,
+                field="--suite",
+            )
         store = _open_store(plan.data)
         if not H.is_valid_id(attach):
-            raise PathEscapeError(f"{attach!r} is not a valid suite id (letters, digits, . _ -; no '..', no '/')",
-                                  file=frame.name, field="--suite")
+            raise PathEscapeError(
+                f"{attach!r} is not a valid suite id (letters, digits, . _ -; no '..', no '/')",
+                file=frame.name,
+                field="--suite",
+            )
         try:
             entry = store.suite(attach)
         except NotFoundError:
@@ -222,53 +252,89 @@ def plan_suite(plan: Plan, frame: Frame, items: dict[str, dict], attach: str | N
                 raise InputError(f"item {iid!r}: input differs from suite {attach!r}", file=frame.name, field="input")
         taken.add(("suites", attach))
         return SuiteTarget(attach, entry.manifest.content_hash, suite_items, False)
-    sid = (_explicit_id(plan.data, "suites", suite_id, "--suite-id", "suite", taken, frame.name) if suite_id
-           else _fresh_id(plan.data, "suites", base, taken))
+    sid = (
+        _explicit_id(plan.data, "suites", suite_id, "--suite-id", "suite", taken, frame.name)
+        if suite_id
+        else _fresh_id(plan.data, "suites", base, taken)
+    )
     rows = [{k: v for k, v in it.items()} for it in items.values()]
     for r in rows:
         r.setdefault("holdout", False)
     h = suite_hash(rows)
-    manifest = S.SuiteManifest(suite_id=sid, description=description, created_at=utcnow(), content_hash=h,
-                               n_items=len(rows), source=source)
+    manifest = S.SuiteManifest(
+        suite_id=sid, description=description, created_at=utcnow(), content_hash=h, n_items=len(rows), source=source
+    )
     plan.suite = (manifest, rows)
     return SuiteTarget(sid, h, items, True)
 
 
-def plan_generation(plan: Plan, frame: Frame, suite: SuiteTarget, outputs: dict[tuple[str, int], str],
-                    gen_id: str | None, base: str, taken: set, knobs: dict[str, Any],
-                    option: str = "--gen-id", extra: dict[tuple[str, int], dict] | None = None) -> tuple[str, bool]:
+def plan_generation(
+    plan: Plan,
+    frame: Frame,
+    suite: SuiteTarget,
+    outputs: dict[tuple[str, int], str],
+    gen_id: str | None,
+    base: str,
+    taken: set,
+    knobs: dict[str, Any],
+    option: str = "--gen-id",
+    extra: dict[tuple[str, int], dict] | None = None,
+) -> tuple[str, bool]:
     """Reuse a generation of the suite with the same outputs_hash, or plan a new one.
     ``extra`` adds output columns per (item, round) (tokens_in, tokens_out, cost_usd, latency_ms,
     error, abstained) to a new generation. Returns (gen_id, reused)."""
     from evalcore.storage.paths import utcnow
-    rows = [{"item_id": iid, "round": r, "output": o, "abstained": False, **(extra or {}).get((iid, r), {})}
-            for (iid, r), o in sorted(outputs.items())]
+
+    rows = [
+        {"item_id": iid, "round": r, "output": o, "abstained": False, **(extra or {}).get((iid, r), {})}
+        for (iid, r), o in sorted(outputs.items())
+    ]
     h = outputs_hash(rows)
     if not suite.new:
         found = _find_generation(plan.data, suite.suite_id, h, len(rows))
         if found is not None:
             gid, existing = found
             if gen_id is not None and gen_id != gid:
-                raise InputError(f"these outputs are already generation {gid!r} of suite {suite.suite_id!r}, "
-                                 f"which is reused: drop {option} or give {gid}", file=frame.name, field=option)
+                raise InputError(
+                    f"these outputs are already generation {gid!r} of suite {suite.suite_id!r}, "
+                    f"which is reused: drop {option} or give {gid}",
+                    file=frame.name,
+                    field=option,
+                )
             for k, v in knobs.items():
                 if k not in existing.knobs:
-                    raise InputError(f"generation {gid!r} (same outputs, reused) records no knob {k!r}; a "
-                                     f"generation's knobs are fixed when it is written", file=frame.name,
-                                     field="--knob")
+                    raise InputError(
+                        f"generation {gid!r} (same outputs, reused) records no knob {k!r}; a "
+                        f"generation's knobs are fixed when it is written",
+                        file=frame.name,
+                        field="--knob",
+                    )
                 if existing.knobs[k] != v:
-                    raise InputError(f"generation {gid!r} (same outputs, reused) records {k}={existing.knobs[k]!r}, "
-                                     f"not {v!r}", file=frame.name, field="--knob")
+                    raise InputError(
+                        f"generation {gid!r} (same outputs, reused) records {k}={existing.knobs[k]!r}, not {v!r}",
+                        file=frame.name,
+                        field="--knob",
+                    )
             taken.add(("generations", gid))
             return gid, True
-    gid = (_explicit_id(plan.data, "generations", gen_id, option, "generation", taken, frame.name) if gen_id
-           else _fresh_id(plan.data, "generations", base, taken))
+    gid = (
+        _explicit_id(plan.data, "generations", gen_id, option, "generation", taken, frame.name)
+        if gen_id
+        else _fresh_id(plan.data, "generations", base, taken)
+    )
     rounds = max(r for _, r in outputs)
     complete = all((iid, r) in outputs for iid in suite.items for r in range(1, rounds + 1))
-    manifest = S.GenerationManifest(gen_id=gid, suite_id=suite.suite_id, suite_hash=suite.suite_hash,
-                                    created_at=utcnow(), knobs=knobs, rounds=rounds,
-                                    status="complete" if complete else "partial", source="imported",
-                                    outputs_hash=h)
+    manifest = S.GenerationManifest(
+        gen_id=gid,
+        suite_id=suite.suite_id,
+        suite_hash=suite.suite_hash,
+        created_at=utcnow(),
+        knobs=knobs,
+        rounds=rounds,
+        status="complete" if complete else "partial",
+        source="imported",
+        outputs_hash=h,
+    )
     plan.generations.append((manifest, rows))
     return gid, False
 

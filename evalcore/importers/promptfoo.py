@@ -69,8 +69,10 @@ def _provider_id(v: Any) -> str | None:
 def _render_vars(vs: dict) -> str:
     """A test case's vars as the item's input: one var is its value; several are ``name: value``
     lines, in the file's order (values that are not text as JSON)."""
+
     def txt(v: Any) -> str:
         return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, sort_keys=True)
+
     if len(vs) == 1:
         return txt(next(iter(vs.values())))
     return "\n".join(f"{k}: {txt(v)}" for k, v in vs.items())
@@ -87,10 +89,16 @@ def _pf_grader(a: dict, test: dict, config: dict) -> str | None:
     t = a.get("type") if isinstance(a.get("type"), str) else ""
     if t.removeprefix("not-") not in PROMPTFOO_MODEL_GRADED:
         return None
-    for cand in (a.get("provider"), ((test.get("options") or {}) if isinstance(test.get("options"), dict) else {})
-                 .get("provider"),
-                 (((config.get("defaultTest") or {}) if isinstance(config.get("defaultTest"), dict) else {})
-                  .get("options") or {}).get("provider") if isinstance(config, dict) else None):
+    for cand in (
+        a.get("provider"),
+        ((test.get("options") or {}) if isinstance(test.get("options"), dict) else {}).get("provider"),
+        (
+            ((config.get("defaultTest") or {}) if isinstance(config.get("defaultTest"), dict) else {}).get("options")
+            or {}
+        ).get("provider")
+        if isinstance(config, dict)
+        else None,
+    ):
         pid = _provider_id(cand)
         if pid:
             return pid
@@ -102,25 +110,39 @@ def read_promptfoo(path: str | Path) -> tuple[_Doc, dict, dict, str, list]:
     p = _check_file(path)
     doc = _Doc(str(path))
     if p.suffix.lower() != ".json":
-        raise doc.err("FILE", f"expected the .json written by `promptfoo eval -o results.json`, not "
-                              f"{p.suffix or 'a file without extension'} (export JSON: promptfoo eval -o results.json)")
-    top = _obj(doc, _parse_json_bytes(doc, p.read_bytes(), WHOLE_FILE, "a promptfoo results file"), WHOLE_FILE,
-               "a promptfoo results object {evalId, results, config}")
+        raise doc.err(
+            "FILE",
+            f"expected the .json written by `promptfoo eval -o results.json`, not "
+            f"{p.suffix or 'a file without extension'} (export JSON: promptfoo eval -o results.json)",
+        )
+    top = _obj(
+        doc,
+        _parse_json_bytes(doc, p.read_bytes(), WHOLE_FILE, "a promptfoo results file"),
+        WHOLE_FILE,
+        "a promptfoo results object {evalId, results, config}",
+    )
     summary, at = top.get("results"), "results."
     if isinstance(summary, list) and "version" in top:  # the summary itself (results[] at the top)
         summary, at = top, ""
     if summary is None:
-        raise doc.err("results", "missing: not a promptfoo results file (write one with promptfoo eval -o "
-                                 "results.json)")
+        raise doc.err(
+            "results", "missing: not a promptfoo results file (write one with promptfoo eval -o results.json)"
+        )
     summary = _obj(doc, summary, "results", "an object {version, timestamp, prompts, results, stats}")
     ver = summary.get("version")
     if ver is None:
-        raise doc.err(f"{at}version", f"missing: cannot tell the results version (evalcore reads version "
-                                      f"{', '.join(map(str, PROMPTFOO_VERSIONS))})")
+        raise doc.err(
+            f"{at}version",
+            f"missing: cannot tell the results version (evalcore reads version "
+            f"{', '.join(map(str, PROMPTFOO_VERSIONS))})",
+        )
     if ver not in PROMPTFOO_VERSIONS or isinstance(ver, bool):
-        raise doc.err(f"{at}version", f"{_short(ver)} is not read: evalcore reads promptfoo results version "
-                                      f"{', '.join(map(str, PROMPTFOO_VERSIONS))}; re-export with a current promptfoo "
-                                      "(promptfoo eval -o results.json, or promptfoo export)")
+        raise doc.err(
+            f"{at}version",
+            f"{_short(ver)} is not read: evalcore reads promptfoo results version "
+            f"{', '.join(map(str, PROMPTFOO_VERSIONS))}; re-export with a current promptfoo "
+            "(promptfoo eval -o results.json, or promptfoo export)",
+        )
     rs = summary.get("results")
     if rs is None:
         raise doc.err(f"{at}results", "missing: the file holds no results")
@@ -163,19 +185,36 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
     tu = tu or {}
     cost = r.get("cost") if r.get("cost") is not None else resp.get("cost")
     lat = r.get("latencyMs") if r.get("latencyMs") is not None else resp.get("latencyMs")
-    extra = {"tokens_in": _opt_count(doc, tu.get("prompt"), f"{tu_field}.prompt"),
-             "tokens_out": _opt_count(doc, tu.get("completion"), f"{tu_field}.completion"),
-             "cost_usd": _opt_num(doc, cost, f"{w}.cost", "a cost in dollars"),
-             "latency_ms": _opt_num(doc, lat, f"{w}.latencyMs", "milliseconds"),
-             "error": error or None, "abstained": resp.get("isRefusal") is True}
+    extra = {
+        "tokens_in": _opt_count(doc, tu.get("prompt"), f"{tu_field}.prompt"),
+        "tokens_out": _opt_count(doc, tu.get("completion"), f"{tu_field}.completion"),
+        "cost_usd": _opt_num(doc, cost, f"{w}.cost", "a cost in dollars"),
+        "latency_ms": _opt_num(doc, lat, f"{w}.latencyMs", "milliseconds"),
+        "error": error or None,
+        "abstained": resp.get("isRefusal") is True,
+    }
     # the result's prompt is rendered with the vars; the template is prompts[promptIdx] of the summary
-    tmpl = templates[pidx] if pidx is not None and 0 <= pidx < len(templates) and isinstance(templates[pidx], dict) \
-        else {}
+    tmpl = (
+        templates[pidx] if pidx is not None and 0 <= pidx < len(templates) and isinstance(templates[pidx], dict) else {}
+    )
     label = tmpl.get("label") if isinstance(tmpl.get("label"), str) else prompt.get("label")
     label = label if isinstance(label, str) else None
     gen_key = pidx if pidx is not None else (pid, label)
-    res = _PResult(w, item_key, gen_key, pid, plabel, label, tmpl.get("raw") if isinstance(tmpl.get("raw"), str)
-                   else None, vs, text, error, extra, [], test)
+    res = _PResult(
+        w,
+        item_key,
+        gen_key,
+        pid,
+        plabel,
+        label,
+        tmpl.get("raw") if isinstance(tmpl.get("raw"), str) else None,
+        vs,
+        text,
+        error,
+        extra,
+        [],
+        test,
+    )
     # assertions: componentResults (one per assertion), else the grading result itself
     gr = r.get("gradingResult")
     comps: list[tuple[dict | None, dict, str]] = []
@@ -191,8 +230,13 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
                 if a is None:
                     asserts = test.get("assert") if isinstance(test.get("assert"), list) else []
                     a = asserts[j] if j < len(asserts) and isinstance(asserts[j], dict) else {}
-                comps.append((c, _obj(doc, a, f"{w}.gradingResult.componentResults[{j}].assertion"),
-                              f"{w}.gradingResult.componentResults[{j}]"))
+                comps.append(
+                    (
+                        c,
+                        _obj(doc, a, f"{w}.gradingResult.componentResults[{j}].assertion"),
+                        f"{w}.gradingResult.componentResults[{j}]",
+                    )
+                )
         elif isinstance(gr.get("assertion"), dict):
             comps.append((gr, gr["assertion"], f"{w}.gradingResult"))
         tok = gr.get("tokensUsed")
@@ -210,8 +254,9 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
         if c is not None:
             if not isinstance(c.get("pass"), bool):
                 v = c.get("pass")
-                raise doc.err(f"{fld}.pass", "missing" if v is None else f"{_short(v)} is {_tw(v)}, expected true or "
-                                                                         "false")
+                raise doc.err(
+                    f"{fld}.pass", "missing" if v is None else f"{_short(v)} is {_tw(v)}, expected true or false"
+                )
             _opt_num(doc, c.get("score"), f"{fld}.score", "a number")
             if c.get("reason") is not None and not isinstance(c.get("reason"), str):
                 raise doc.err(f"{fld}.reason", f"is {_tw(c.get('reason'))}, expected text")
@@ -221,10 +266,12 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
 
 def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     from evalcore.storage.paths import utcnow
+
     doc, top, summary, at, rs = read_promptfoo(path)
     config = top.get("config") if isinstance(top.get("config"), dict) else {}
-    use_testidx = all(isinstance(r, dict) and isinstance(r.get("testIdx"), int) and not isinstance(r.get("testIdx"), bool)
-                      for r in rs)
+    use_testidx = all(
+        isinstance(r, dict) and isinstance(r.get("testIdx"), int) and not isinstance(r.get("testIdx"), bool) for r in rs
+    )
     templates = summary.get("prompts") if isinstance(summary.get("prompts"), list) else []
     results = [_pf_result(doc, k, r, at, config, use_testidx, templates) for k, r in enumerate(rs)]
     # items: one per test case (testIdx, or the vars when the file has no testIdx)
@@ -259,8 +306,10 @@ def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
             if g is not None and g not in info["graders"]:
                 info["graders"].append(g)
     if not crit_info:
-        raise doc.err(f"{at}results", "no result holds an assertion (gradingResult.componentResults): nothing to "
-                                      "import as verdicts")
+        raise doc.err(
+            f"{at}results",
+            "no result holds an assertion (gradingResult.componentResults): nothing to import as verdicts",
+        )
     for g in o.kinds.gates:
         if g not in crit_info:
             raise doc.err("--gate", f"unknown criterion {g!r} (the file has: {', '.join(crit_info)})")
@@ -268,12 +317,19 @@ def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     for name, info in crit_info.items():
         types = ", ".join(info["types"])
         vals = info["values"][0] if len(info["values"]) == 1 else "values differ per test" if info["values"] else ""
-        model = (info["graders"][0] if len(info["graders"]) == 1 else None) if info["graders"] \
+        model = (
+            (info["graders"][0] if len(info["graders"]) == 1 else None)
+            if info["graders"]
             else f"promptfoo-assertion:{info['types'][0]}"
-        desc = f"promptfoo assertion {types}" + (f": {vals}" if vals else "") + (
-            f" (graded by {', '.join(info['graders'])})" if info["graders"] else " (deterministic: no model call)")
-        criteria.append(S.Criterion(name=name, kind="binary", gate=name in o.kinds.gates, model=model,
-                                    description=desc[:500]))
+        )
+        desc = (
+            f"promptfoo assertion {types}"
+            + (f": {vals}" if vals else "")
+            + (f" (graded by {', '.join(info['graders'])})" if info["graders"] else " (deterministic: no model call)")
+        )
+        criteria.append(
+            S.Criterion(name=name, kind="binary", gate=name in o.kinds.gates, model=model, description=desc[:500])
+        )
     rubric = S.Rubric(name="promptfoo", criteria=criteria)
     graders = list(dict.fromkeys(g for info in crit_info.values() for g in info["graders"]))
     judge_model = o.judge_model or (", ".join(graders) if graders else "promptfoo-assertions (deterministic, no model)")
@@ -283,9 +339,17 @@ def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     taken: set = set()
     prefix = _sanitise(o.id_prefix) if o.id_prefix else _sanitise(Path(doc.file).stem)
     frame = Frame(doc.file, "promptfoo", [], {}, [r.where for r in results])
-    suite = plan_suite(plan, frame, items, o.suite, o.suite_id, prefix, taken,
-                       o.description or f"promptfoo test cases imported from {Path(doc.file).name}",
-                       f"evalcore import promptfoo ({Path(doc.file).name})")
+    suite = plan_suite(
+        plan,
+        frame,
+        items,
+        o.suite,
+        o.suite_id,
+        prefix,
+        taken,
+        o.description or f"promptfoo test cases imported from {Path(doc.file).name}",
+        f"evalcore import promptfoo ({Path(doc.file).name})",
+    )
     user_gen, user_run = parse_knobs(o.knobs, doc.file)
     meta = top.get("metadata") if isinstance(top.get("metadata"), dict) else {}
     now = utcnow()
@@ -303,51 +367,109 @@ def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
             extra[(iid, rounds[iid])] = r.extra
             round_of.append((r, iid, rounds[iid]))
         name = _sanitise(f"{prefix}-{r0.provider_label or r0.provider}")
-        knobs = {"generator_model": r0.provider, **({"provider_label": r0.provider_label} if r0.provider_label else {}),
-                 **({"prompt_label": r0.prompt_label} if r0.prompt_label else {}),
-                 **({"writer_prompt_hash": H.text_hash(r0.prompt_raw)} if r0.prompt_raw else {}), **user_gen}
+        knobs = {
+            "generator_model": r0.provider,
+            **({"provider_label": r0.provider_label} if r0.provider_label else {}),
+            **({"prompt_label": r0.prompt_label} if r0.prompt_label else {}),
+            **({"writer_prompt_hash": H.text_hash(r0.prompt_raw)} if r0.prompt_raw else {}),
+            **user_gen,
+        }
         gen_id, reused = plan_generation(plan, frame, suite, outputs, None, name, taken, knobs, extra=extra)
         errored = sum(1 for r in rs_of_gen if r.error)
         if not reused:
             m = plan.generations[-1][0]
-            _amend_generation(plan, gen_id, status="polluted" if errored else m.status,
-                              totals=_totals(plan.generations[-1][1]))
+            _amend_generation(
+                plan, gen_id, status="polluted" if errored else m.status, totals=_totals(plan.generations[-1][1])
+            )
         rid = _fresh_id(data, "runs", name, taken)
         verdicts, missing = [], 0
         for r, iid, rnd in round_of:
             for cname, c, a, fld in r.components:
-                row = {"run_id": rid, "item_id": iid, "gen_round": rnd, "criterion": cname, "judge_round": 1,
-                       "position": 0}
+                row = {
+                    "run_id": rid,
+                    "item_id": iid,
+                    "gen_round": rnd,
+                    "criterion": cname,
+                    "judge_round": 1,
+                    "position": 0,
+                }
                 if c is None:
                     missing += 1
                     row.update(passed=None, error=f"not graded: the provider errored ({(r.error or '')[:300]})")
                 else:
                     score = c.get("score")
-                    row.update(passed=c["pass"], score=float(score) if score is not None else None,
-                               raw_verdict=json.dumps({"pass": c["pass"], "score": score}), reason=c.get("reason"))
+                    row.update(
+                        passed=c["pass"],
+                        score=float(score) if score is not None else None,
+                        raw_verdict=json.dumps({"pass": c["pass"], "score": score}),
+                        reason=c.get("reason"),
+                    )
                 verdicts.append(row)
         verdicts.sort(key=lambda v: (v["item_id"], v["gen_round"], rubric.names().index(v["criterion"])))
-        run_knobs = {"results_version": summary["version"], "provider": r0.provider,
-                     **({"promptfoo_eval_id": top["evalId"]} if isinstance(top.get("evalId"), str) else {}),
-                     **({"promptfoo_version": meta["promptfooVersion"]}
-                        if isinstance(meta.get("promptfooVersion"), str) else {}), **user_run}
+        run_knobs = {
+            "results_version": summary["version"],
+            "provider": r0.provider,
+            **({"promptfoo_eval_id": top["evalId"]} if isinstance(top.get("evalId"), str) else {}),
+            **(
+                {"promptfoo_version": meta["promptfooVersion"]} if isinstance(meta.get("promptfooVersion"), str) else {}
+            ),
+            **user_run,
+        }
         rstatus = "partial" if missing else "complete"
         rm = S.RunManifest(
-            run_id=rid, gen_id=gen_id, created_at=now, rubric=rubric, rubric_hash=rubric.hash(), mode="imported",
-            field_order=rubric.names(), judge_model=judge_model, judge_rounds=1, source="imported", status=rstatus,
-            postprocess_version=PROMPTFOO_POSTPROCESS, knobs=run_knobs,
-            totals=S.Totals(tokens_in=sum(r.judge_in for r in rs_of_gen), tokens_out=sum(r.judge_out for r in rs_of_gen)),
-            description=o.description or f"promptfoo assertions on {r0.provider_label or r0.provider}"
-                                         + (f" with prompt {r0.prompt_label!r}" if r0.prompt_label else "")
-                                         + f", imported from {Path(doc.file).name}")
+            run_id=rid,
+            gen_id=gen_id,
+            created_at=now,
+            rubric=rubric,
+            rubric_hash=rubric.hash(),
+            mode="imported",
+            field_order=rubric.names(),
+            judge_model=judge_model,
+            judge_rounds=1,
+            source="imported",
+            status=rstatus,
+            postprocess_version=PROMPTFOO_POSTPROCESS,
+            knobs=run_knobs,
+            totals=S.Totals(
+                tokens_in=sum(r.judge_in for r in rs_of_gen), tokens_out=sum(r.judge_out for r in rs_of_gen)
+            ),
+            description=o.description
+            or f"promptfoo assertions on {r0.provider_label or r0.provider}"
+            + (f" with prompt {r0.prompt_label!r}" if r0.prompt_label else "")
+            + f", imported from {Path(doc.file).name}",
+        )
         plan.more_runs.append((rm, verdicts, [], None))
         passed = [v["passed"] for v in verdicts if v["passed"] is not None]
-        gen_summaries.append({"gen_id": gen_id, "reused": reused, "provider": r0.provider, "prompt": r0.prompt_label,
-                              "outputs": len(outputs), "errored_outputs": errored})
-        run_summaries.append({"run_id": rid, "gen_id": gen_id, "status": rstatus, "verdicts": len(verdicts),
-                              "missing_verdicts": missing, "pass_rate": sum(passed) / len(passed) if passed else None})
+        gen_summaries.append(
+            {
+                "gen_id": gen_id,
+                "reused": reused,
+                "provider": r0.provider,
+                "prompt": r0.prompt_label,
+                "outputs": len(outputs),
+                "errored_outputs": errored,
+            }
+        )
+        run_summaries.append(
+            {
+                "run_id": rid,
+                "gen_id": gen_id,
+                "status": rstatus,
+                "verdicts": len(verdicts),
+                "missing_verdicts": missing,
+                "pass_rate": sum(passed) / len(passed) if passed else None,
+            }
+        )
     plan.check()
     plan.write()
-    return {"file": doc.file, "format": f"promptfoo-results-v{summary['version']}", "suite_id": suite.suite_id,
-            "suite_created": suite.new, "items": len(items), "criteria": {c.name: c.kind for c in rubric.criteria},
-            "judge_model": judge_model, "generations": gen_summaries, "runs": run_summaries}
+    return {
+        "file": doc.file,
+        "format": f"promptfoo-results-v{summary['version']}",
+        "suite_id": suite.suite_id,
+        "suite_created": suite.new,
+        "items": len(items),
+        "criteria": {c.name: c.kind for c in rubric.criteria},
+        "judge_model": judge_model,
+        "generations": gen_summaries,
+        "runs": run_summaries,
+    }

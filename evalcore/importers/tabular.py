@@ -38,7 +38,7 @@ class Cell:
     item_id: str
     gen_round: int
     criterion: str
-    slot: Any          # judge round (int) for a run, annotator (str) for a label set
+    slot: Any  # judge round (int) for a run, annotator (str) for a label set
     value: Any
     reason: str | None
     row: int
@@ -126,8 +126,9 @@ def import_long(obj, path: str, o: Opts, criterion_col: str | None, value_col: s
     if listed is not None:
         missing = [c for c in listed if c not in set(crit_names)]
         if missing:
-            raise InputError(f"criteria listed in --criteria have no rows: {', '.join(missing)}", file=frame.name,
-                             field=ccol)
+            raise InputError(
+                f"criteria listed in --criteria have no rows: {', '.join(missing)}", file=frame.name, field=ccol
+            )
     ids, rounds, slots, reasons = _row_keys(frame, cols, o)
     values = frame.data[vcol]
     cells = [Cell(ids[i], rounds[i], crit_names[i], slots[i], values[i], reasons[i], i) for i in range(frame.n)]
@@ -143,22 +144,33 @@ def import_wide(obj, path: str, o: Opts, reason_suffix: str) -> dict[str, Any]:
     if listed is not None:
         for c in listed:
             if c not in frame.data:
-                raise InputError(f"criterion column is missing (the file has: {', '.join(frame.columns)})",
-                                 file=frame.name, field=c)
+                raise InputError(
+                    f"criterion column is missing (the file has: {', '.join(frame.columns)})", file=frame.name, field=c
+                )
             if c in mapped:
                 raise InputError("is mapped to another option and cannot be a criterion", file=frame.name, field=c)
         order = listed
     else:
-        order = [c for c in frame.columns if c not in mapped
-                 and not (reason_suffix and c.endswith(reason_suffix) and c[: -len(reason_suffix)] in frame.data)]
+        order = [
+            c
+            for c in frame.columns
+            if c not in mapped
+            and not (reason_suffix and c.endswith(reason_suffix) and c[: -len(reason_suffix)] in frame.data)
+        ]
         if not order:
-            raise InputError("no criterion columns: every column is mapped to an option; list them with --criteria",
-                             file=frame.name, field="--criteria")
+            raise InputError(
+                "no criterion columns: every column is mapped to an option; list them with --criteria",
+                file=frame.name,
+                field="--criteria",
+            )
         for c in order:
             if not H.is_valid_id(c):
-                raise InputError(f"column {c!r} would be a criterion but is not a valid criterion name (letters, "
-                                 f"digits, . _ -); list the criterion columns with --criteria", file=frame.name,
-                                 field=c)
+                raise InputError(
+                    f"column {c!r} would be a criterion but is not a valid criterion name (letters, "
+                    f"digits, . _ -); list the criterion columns with --criteria",
+                    file=frame.name,
+                    field=c,
+                )
     ids, rounds, slots, reasons = _row_keys(frame, cols, o)
     cells: list[Cell] = []
     for c in order:
@@ -186,22 +198,37 @@ def _row_keys(frame: Frame, cols: dict, o: Opts):
     return ids, rounds, slots, reasons
 
 
-def _finish(obj, frame: Frame, o: Opts, cols: dict, ids: list[str], rounds: list[int], order: list[str],
-            cells: list[Cell], keycols: list[str]) -> dict[str, Any]:
+def _finish(
+    obj,
+    frame: Frame,
+    o: Opts,
+    cols: dict,
+    ids: list[str],
+    rounds: list[int],
+    order: list[str],
+    cells: list[Cell],
+    keycols: list[str],
+) -> dict[str, Any]:
     """Shared tail of long and wide: items, outputs, rubric, rows, the plan; write; summary."""
     from evalcore.storage.paths import utcnow
+
     data = _data_dir(obj)
-    items = collect_items(frame, ItemCols(cols["item"], cols["input"], cols["context"], cols["reference"],
-                                          cols["class"]))
+    items = collect_items(
+        frame, ItemCols(cols["item"], cols["input"], cols["context"], cols["reference"], cols["class"])
+    )
     outputs = collect_outputs(frame, ids, rounds, cols["output"])
     # duplicate keys
     seen: dict[tuple, int] = {}
     for c in cells:
         k = (c.item_id, c.gen_round, c.criterion, c.slot)
         if k in seen:
-            raise frame.err(f"duplicate row for item {c.item_id!r}, generation round {c.gen_round}, criterion "
-                            f"{c.criterion!r}, {'annotator' if o.human else 'judge round'} {c.slot!r} (also "
-                            f"{frame.where(seen[k])})", ",".join(keycols), c.row)
+            raise frame.err(
+                f"duplicate row for item {c.item_id!r}, generation round {c.gen_round}, criterion "
+                f"{c.criterion!r}, {'annotator' if o.human else 'judge round'} {c.slot!r} (also "
+                f"{frame.where(seen[k])})",
+                ",".join(keycols),
+                c.row,
+            )
         seen[k] = c.row
     # criteria and values
     present: dict[str, list[tuple[Any, int]]] = {n: [] for n in order}
@@ -213,8 +240,12 @@ def _finish(obj, frame: Frame, o: Opts, cols: dict, ids: list[str], rounds: list
             present[c.criterion].append((c.value, c.row))
     if missing_cells and not o.human and not o.allow_missing:
         c = missing_cells[0]
-        raise frame.err(f"no value for item {c.item_id!r}, criterion {c.criterion!r}; pass --allow-missing to "
-                        f"record it as a missing verdict", _value_field(frame, c.criterion), c.row)
+        raise frame.err(
+            f"no value for item {c.item_id!r}, criterion {c.criterion!r}; pass --allow-missing to "
+            f"record it as a missing verdict",
+            _value_field(frame, c.criterion),
+            c.row,
+        )
     rubric = build_rubric(frame, order, present, o.kinds)
     parsed: dict[tuple, Parsed] = {}
     for c in cells:
@@ -223,32 +254,55 @@ def _finish(obj, frame: Frame, o: Opts, cols: dict, ids: list[str], rounds: list
         try:
             parsed[(c.item_id, c.gen_round, c.criterion, c.slot)] = parse_value(rubric.get(c.criterion), c.value)
         except ValueError as e:
-            raise frame.err(f"criterion {c.criterion!r} ({rubric.get(c.criterion).kind}): {e}",
-                            _value_field(frame, c.criterion), c.row) from None
+            raise frame.err(
+                f"criterion {c.criterion!r} ({rubric.get(c.criterion).kind}): {e}",
+                _value_field(frame, c.criterion),
+                c.row,
+            ) from None
     gen_knobs, run_knobs = parse_knobs(o.knobs, frame.name)
     if o.human and run_knobs:
-        raise InputError(f"knobs {', '.join(run_knobs)} describe a judge; a --human label set records only "
-                         f"generation knobs", file=frame.name, field="--knob")
+        raise InputError(
+            f"knobs {', '.join(run_knobs)} describe a judge; a --human label set records only generation knobs",
+            file=frame.name,
+            field="--knob",
+        )
 
     plan = Plan(data)
     taken: set = set()
     base = _sanitise(Path(frame.name).stem)
-    suite = plan_suite(plan, frame, items, o.suite, o.suite_id, base, taken,
-                       o.description or f"imported from {Path(frame.name).name}",
-                       f"evalcore import ({Path(frame.name).name})")
+    suite = plan_suite(
+        plan,
+        frame,
+        items,
+        o.suite,
+        o.suite_id,
+        base,
+        taken,
+        o.description or f"imported from {Path(frame.name).name}",
+        f"evalcore import ({Path(frame.name).name})",
+    )
     gen_id, reused = plan_generation(plan, frame, suite, outputs, o.gen_id, base, taken, gen_knobs)
     summary: dict[str, Any] = {
-        "file": frame.name, "suite_id": suite.suite_id, "suite_created": suite.new, "gen_id": gen_id,
-        "gen_reused": reused, "items": len(items), "outputs": len(outputs),
+        "file": frame.name,
+        "suite_id": suite.suite_id,
+        "suite_created": suite.new,
+        "gen_id": gen_id,
+        "gen_reused": reused,
+        "items": len(items),
+        "outputs": len(outputs),
         "criteria": {c.name: c.kind for c in rubric.criteria},
     }
     now = utcnow()
     if o.human:
         if o.run_id is not None:
-            raise InputError("--run-id does not apply with --human (use --labelset-id)", file=frame.name,
-                             field="--run-id")
-        lid = (_explicit_id(data, "labels", o.labelset_id, "--labelset-id", "label set", taken, frame.name) if o.labelset_id
-               else _fresh_id(data, "labels", base, taken))
+            raise InputError(
+                "--run-id does not apply with --human (use --labelset-id)", file=frame.name, field="--run-id"
+            )
+        lid = (
+            _explicit_id(data, "labels", o.labelset_id, "--labelset-id", "label set", taken, frame.name)
+            if o.labelset_id
+            else _fresh_id(data, "labels", base, taken)
+        )
         labels = []
         annotators: list[str] = []
         for c in cells:
@@ -257,25 +311,42 @@ def _finish(obj, frame: Frame, o: Opts, cols: dict, ids: list[str], rounds: list
             p = parsed[(c.item_id, c.gen_round, c.criterion, c.slot)]
             if c.slot not in annotators:
                 annotators.append(c.slot)
-            labels.append({"item_id": c.item_id, "gen_round": c.gen_round, "criterion": c.criterion,
-                           "annotator": c.slot, "value": raw_text(c.value), "passed": p.passed,
-                           "score": p.score})
-        manifest = S.LabelSetManifest(labelset_id=lid, gen_id=gen_id, created_at=now, annotators=annotators,
-                                      rubric=rubric, description=o.description or
-                                      f"human labels imported from {Path(frame.name).name}")
+            labels.append(
+                {
+                    "item_id": c.item_id,
+                    "gen_round": c.gen_round,
+                    "criterion": c.criterion,
+                    "annotator": c.slot,
+                    "value": raw_text(c.value),
+                    "passed": p.passed,
+                    "score": p.score,
+                }
+            )
+        manifest = S.LabelSetManifest(
+            labelset_id=lid,
+            gen_id=gen_id,
+            created_at=now,
+            annotators=annotators,
+            rubric=rubric,
+            description=o.description or f"human labels imported from {Path(frame.name).name}",
+        )
         plan.labelset = (manifest, labels)
         summary.update(labelset_id=lid, labels=len(labels), annotators=annotators)
     else:
         if o.labelset_id is not None:
-            raise InputError("--labelset-id applies only with --human (use --run-id)", file=frame.name,
-                             field="--labelset-id")
-        rid = (_explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, frame.name) if o.run_id
-               else _fresh_id(data, "runs", base, taken))
+            raise InputError(
+                "--labelset-id applies only with --human (use --run-id)", file=frame.name, field="--labelset-id"
+            )
+        rid = (
+            _explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, frame.name)
+            if o.run_id
+            else _fresh_id(data, "runs", base, taken)
+        )
         by_key = {(c.item_id, c.gen_round, c.criterion, c.slot): c for c in cells}
         judge_rounds = max([c.slot for c in cells] or [1])
         verdicts = []
         n_missing = 0
-        for (iid, r) in sorted(outputs):
+        for iid, r in sorted(outputs):
             for jr in range(1, judge_rounds + 1):
                 for pos, crit in enumerate(rubric.criteria):
                     c = by_key.get((iid, r, crit.name, jr))
@@ -284,26 +355,65 @@ def _finish(obj, frame: Frame, o: Opts, cols: dict, ids: list[str], rounds: list
                             raise InputError(
                                 f"item {iid!r} generation round {r} judge round {jr} has no row for criterion "
                                 f"{crit.name!r}; pass --allow-missing to record it as a missing verdict",
-                                file=frame.name, field=",".join(keycols))
+                                file=frame.name,
+                                field=",".join(keycols),
+                            )
                         n_missing += 1
-                        verdicts.append({"run_id": rid, "item_id": iid, "gen_round": r, "criterion": crit.name,
-                                         "judge_round": jr, "passed": None, "position": 0,
-                                         "reason": c.reason if c else None,
-                                         "error": "no value in the imported file"})
+                        verdicts.append(
+                            {
+                                "run_id": rid,
+                                "item_id": iid,
+                                "gen_round": r,
+                                "criterion": crit.name,
+                                "judge_round": jr,
+                                "passed": None,
+                                "position": 0,
+                                "reason": c.reason if c else None,
+                                "error": "no value in the imported file",
+                            }
+                        )
                         continue
                     p = parsed[(iid, r, crit.name, jr)]
-                    verdicts.append({"run_id": rid, "item_id": iid, "gen_round": r, "criterion": crit.name,
-                                     "judge_round": jr, "passed": p.passed, "score": p.score, "label": p.label,
-                                     "raw_verdict": raw_text(c.value), "reason": c.reason, "position": 0})
+                    verdicts.append(
+                        {
+                            "run_id": rid,
+                            "item_id": iid,
+                            "gen_round": r,
+                            "criterion": crit.name,
+                            "judge_round": jr,
+                            "passed": p.passed,
+                            "score": p.score,
+                            "label": p.label,
+                            "raw_verdict": raw_text(c.value),
+                            "reason": c.reason,
+                            "position": 0,
+                        }
+                    )
         manifest = S.RunManifest(
-            run_id=rid, gen_id=gen_id, created_at=now, rubric=rubric, rubric_hash=rubric.hash(), mode="imported",
-            field_order=rubric.names(), judge_model=o.judge_model, judge_rounds=judge_rounds, source="imported",
-            status="partial" if n_missing else "complete", postprocess_version=POSTPROCESS_VERSION,
-            knobs=run_knobs, description=o.description or f"imported from {Path(frame.name).name}")
+            run_id=rid,
+            gen_id=gen_id,
+            created_at=now,
+            rubric=rubric,
+            rubric_hash=rubric.hash(),
+            mode="imported",
+            field_order=rubric.names(),
+            judge_model=o.judge_model,
+            judge_rounds=judge_rounds,
+            source="imported",
+            status="partial" if n_missing else "complete",
+            postprocess_version=POSTPROCESS_VERSION,
+            knobs=run_knobs,
+            description=o.description or f"imported from {Path(frame.name).name}",
+        )
         plan.run = (manifest, verdicts, [], None)
         passed = [v["passed"] for v in verdicts if v["passed"] is not None]
-        summary.update(run_id=rid, verdicts=len(verdicts), missing_verdicts=n_missing, judge_rounds=judge_rounds,
-                       pass_rate=(sum(passed) / len(passed)) if passed else None)
+        summary.update(
+            run_id=rid,
+            verdicts=len(verdicts),
+            missing_verdicts=n_missing,
+            judge_rounds=judge_rounds,
+            pass_rate=(sum(passed) / len(passed)) if passed else None,
+        )
     plan.check()
     plan.write()
     return summary

@@ -70,14 +70,22 @@ def run_check(spec: CheckSpec, output: str, reference: str | None = None) -> Out
     if t == "regex":
         flags = 0 if spec.case_sensitive else re.IGNORECASE
         m = re.search(spec.pattern or "", out, flags)
-        return Outcome(m is not None, 1.0 if m else 0.0, "match" if m else "no match",
-                       f"pattern {spec.pattern!r} " + (f"matched {m.group(0)[:80]!r}" if m else "not found"))
+        return Outcome(
+            m is not None,
+            1.0 if m else 0.0,
+            "match" if m else "no match",
+            f"pattern {spec.pattern!r} " + (f"matched {m.group(0)[:80]!r}" if m else "not found"),
+        )
     if t == "contains":
         needle = spec.pattern or ""
         hay, nd = (out, needle) if spec.case_sensitive else (out.casefold(), needle.casefold())
         ok = nd in hay
-        return Outcome(ok, 1.0 if ok else 0.0, "contains" if ok else "absent",
-                       f"{needle!r} {'occurs' if ok else 'does not occur'} in the answer")
+        return Outcome(
+            ok,
+            1.0 if ok else 0.0,
+            "contains" if ok else "absent",
+            f"{needle!r} {'occurs' if ok else 'does not occur'} in the answer",
+        )
     if t == "equals":
         expected = spec.pattern if spec.pattern is not None else reference
         if expected is None:
@@ -86,8 +94,12 @@ def run_check(spec: CheckSpec, output: str, reference: str | None = None) -> Out
         if not spec.case_sensitive:
             a, b = a.casefold(), b.casefold()
         ok = a == b
-        return Outcome(ok, 1.0 if ok else 0.0, "equal" if ok else "different",
-                       f"the answer {'equals' if ok else 'differs from'} the expected text")
+        return Outcome(
+            ok,
+            1.0 if ok else 0.0,
+            "equal" if ok else "different",
+            f"the answer {'equals' if ok else 'differs from'} the expected text",
+        )
     if t == "numeric":
         if spec.value is not None:
             expected_v: float | None = spec.value
@@ -100,8 +112,7 @@ def run_check(spec: CheckSpec, output: str, reference: str | None = None) -> Out
         if got is None:
             return Outcome(False, None, "no number", "the answer gives no number")
         ok = abs(got - expected_v) <= tol
-        return Outcome(ok, got, f"{got:g}",
-                       f"{got:g} is {'within' if ok else 'outside'} {tol:g} of {expected_v:g}")
+        return Outcome(ok, got, f"{got:g}", f"{got:g} is {'within' if ok else 'outside'} {tol:g} of {expected_v:g}")
     if t == "json":
         try:
             json.loads(out.strip())
@@ -137,8 +148,9 @@ def _dedupe(xs: list[str]) -> list[str]:
     return out
 
 
-def retrieval(retrieved: list[str] | None, expected: list[str] | None, *, k: int | None, threshold: float,
-              metric: str = "recall") -> Outcome:
+def retrieval(
+    retrieved: list[str] | None, expected: list[str] | None, *, k: int | None, threshold: float, metric: str = "recall"
+) -> Outcome:
     """Score retrieval for one answer; passes when the chosen metric reaches ``threshold``."""
     if not expected:
         return Outcome(None, None, None, "", error="the item has no expected_doc_ids")
@@ -149,5 +161,9 @@ def retrieval(retrieved: list[str] | None, expected: list[str] | None, *, k: int
     score = rec if metric == "recall" else mrr
     at = f"@{k}" if k else ""
     ok = score >= threshold
-    return Outcome(ok, round(score, 6), f"recall{at}={rec:.3g} mrr{at}={mrr:.3g}",
-                   f"{metric}{at} {score:.3g} {'reaches' if ok else 'is below'} {threshold:g}")
+    return Outcome(
+        ok,
+        round(score, 6),
+        f"recall{at}={rec:.3g} mrr{at}={mrr:.3g}",
+        f"{metric}{at} {score:.3g} {'reaches' if ok else 'is below'} {threshold:g}",
+    )

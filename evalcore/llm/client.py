@@ -75,7 +75,7 @@ def load_litellm():
     if _LITELLM is None:
         for k, v in OFFLINE_ENV.items():
             os.environ[k] = v
-        import litellm  # noqa: PLC0415 - the one lazy import of litellm in evalcore
+        import litellm
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False
@@ -95,8 +95,9 @@ def litellm_dir() -> Path | None:
 def litellm_version() -> str:
     try:
         from importlib.metadata import version
+
         return version("litellm")
-    except Exception:  # noqa: BLE001 - a version string is cosmetic
+    except Exception:
         return "unknown"
 
 
@@ -152,8 +153,9 @@ def parse_price(text: str | None) -> tuple[float, float] | None:
     try:
         a, b = (float(x) for x in text.split(","))
     except ValueError:
-        raise InputError(f"{text!r} is not IN,OUT (US dollars per million tokens, e.g. 0.15,0.60)",
-                         field="--price") from None
+        raise InputError(
+            f"{text!r} is not IN,OUT (US dollars per million tokens, e.g. 0.15,0.60)", field="--price"
+        ) from None
     if a < 0 or b < 0 or not math.isfinite(a) or not math.isfinite(b):
         raise InputError(f"{text!r}: prices must be finite and not negative", field="--price")
     return a, b
@@ -176,8 +178,16 @@ def register_price(model: str, price: tuple[float, float]) -> None:
     """Tell litellm the price of a model it does not know (``--price``), so its own cost code agrees."""
     litellm = load_litellm()
     provider = model.split("/", 1)[0] if "/" in model else "openai"
-    litellm.register_model({model: {"input_cost_per_token": price[0] / 1e6, "output_cost_per_token": price[1] / 1e6,
-                                     "litellm_provider": provider, "mode": "chat"}})
+    litellm.register_model(
+        {
+            model: {
+                "input_cost_per_token": price[0] / 1e6,
+                "output_cost_per_token": price[1] / 1e6,
+                "litellm_provider": provider,
+                "mode": "chat",
+            }
+        }
+    )
 
 
 def supports_json_schema(model: str) -> bool:
@@ -188,10 +198,21 @@ def supports_json_schema(model: str) -> bool:
 def model_family(model: str) -> str | None:
     """A coarse model family from the name, for same-family warnings (None when unsure)."""
     name = model.lower().split("/")[-1]
-    for needle, fam in (("gpt", "openai-gpt"), ("o1", "openai-o"), ("o3", "openai-o"), ("o4", "openai-o"),
-                        ("claude", "anthropic-claude"), ("gemini", "google-gemini"), ("gemma", "google-gemma"),
-                        ("llama", "meta-llama"), ("mistral", "mistral"), ("mixtral", "mistral"),
-                        ("qwen", "qwen"), ("deepseek", "deepseek"), ("command", "cohere")):
+    for needle, fam in (
+        ("gpt", "openai-gpt"),
+        ("o1", "openai-o"),
+        ("o3", "openai-o"),
+        ("o4", "openai-o"),
+        ("claude", "anthropic-claude"),
+        ("gemini", "google-gemini"),
+        ("gemma", "google-gemma"),
+        ("llama", "meta-llama"),
+        ("mistral", "mistral"),
+        ("mixtral", "mistral"),
+        ("qwen", "qwen"),
+        ("deepseek", "deepseek"),
+        ("command", "cohere"),
+    ):
         if name.startswith(needle) or f"-{needle}" in name:
             return fam
     return None
@@ -234,9 +255,13 @@ def _encoding(name: str) -> Any:
                 spec = getattr(op, name)()
             finally:
                 op.load_tiktoken_bpe = orig
-            enc = tiktoken.Encoding(name=spec["name"], pat_str=spec["pat_str"],
-                                    mergeable_ranks=spec["mergeable_ranks"], special_tokens=spec["special_tokens"])
-        except Exception:  # noqa: BLE001 - any failure falls back to the heuristic
+            enc = tiktoken.Encoding(
+                name=spec["name"],
+                pat_str=spec["pat_str"],
+                mergeable_ranks=spec["mergeable_ranks"],
+                special_tokens=spec["special_tokens"],
+            )
+        except Exception:
             enc = None
     _ENCODINGS[name] = enc
     return enc

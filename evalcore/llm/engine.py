@@ -10,10 +10,11 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from evalcore.errors import InputError
 from evalcore.llm.client import LOCAL_API_KEY, ModelAccessError, ParseError, Price, load_litellm
@@ -33,7 +34,7 @@ class Reply:
 
 @dataclass
 class AttemptFailure(Exception):
-    kind: str            # rate_limit, timeout, server, connection, bad_request
+    kind: str  # rate_limit, timeout, server, connection, bad_request
     message: str
     retryable: bool
     retry_after: float | None = None
@@ -43,8 +44,13 @@ class AttemptFailure(Exception):
 
 
 _FATAL = ("AuthenticationError", "PermissionDeniedError", "NotFoundError", "UnsupportedParamsError")
-_NO_RETRY = ("BadRequestError", "ContextWindowExceededError", "ContentPolicyViolationError",
-             "UnprocessableEntityError", "JSONSchemaValidationError")
+_NO_RETRY = (
+    "BadRequestError",
+    "ContextWindowExceededError",
+    "ContentPolicyViolationError",
+    "UnprocessableEntityError",
+    "JSONSchemaValidationError",
+)
 
 
 def _classify(e: BaseException) -> AttemptFailure:
@@ -58,7 +64,9 @@ def _classify(e: BaseException) -> AttemptFailure:
         ra = None
         resp = getattr(e, "response", None)
         try:
-            ra = float(resp.headers.get("retry-after")) if resp is not None and resp.headers.get("retry-after") else None
+            ra = (
+                float(resp.headers.get("retry-after")) if resp is not None and resp.headers.get("retry-after") else None
+            )
         except (TypeError, ValueError, AttributeError):
             ra = None
         return AttemptFailure("rate_limit", msg, True, ra)
@@ -68,8 +76,9 @@ def _classify(e: BaseException) -> AttemptFailure:
         return AttemptFailure("connection", msg, True)
     if any(n in _NO_RETRY for n in names):
         return AttemptFailure("bad_request", msg, False)
-    if isinstance(status, int) and status >= 500 or any(
-            n in ("InternalServerError", "ServiceUnavailableError", "BadGatewayError") for n in names):
+    if (isinstance(status, int) and status >= 500) or any(
+        n in ("InternalServerError", "ServiceUnavailableError", "BadGatewayError") for n in names
+    ):
         return AttemptFailure("server", msg, True)
     if isinstance(status, int) and 400 <= status < 500:
         return AttemptFailure("bad_request", msg, False)
@@ -91,7 +100,7 @@ async def attempt(model: str, messages: list[dict], params: dict, api_base: str 
         r = await litellm.acompletion(model=model, messages=messages, timeout=timeout, max_retries=0, **kw)
     except ModelAccessError:
         raise
-    except Exception as e:  # noqa: BLE001 - every provider error is classified
+    except Exception as e:
         if isinstance(e, (KeyboardInterrupt, asyncio.CancelledError)):
             raise
         raise _classify(e) from None
@@ -99,17 +108,21 @@ async def attempt(model: str, messages: list[dict], params: dict, api_base: str 
     choice = r.choices[0] if r.choices else None
     text = (choice.message.content if choice is not None and choice.message is not None else None) or ""
     usage = getattr(r, "usage", None)
-    return Reply(text=text, model=getattr(r, "model", None),
-                 tokens_in=getattr(usage, "prompt_tokens", None) if usage else None,
-                 tokens_out=getattr(usage, "completion_tokens", None) if usage else None,
-                 response_id=getattr(r, "id", None), latency_ms=round(latency, 1))
+    return Reply(
+        text=text,
+        model=getattr(r, "model", None),
+        tokens_in=getattr(usage, "prompt_tokens", None) if usage else None,
+        tokens_out=getattr(usage, "completion_tokens", None) if usage else None,
+        response_id=getattr(r, "id", None),
+        latency_ms=round(latency, 1),
+    )
 
 
 # --------------------------------------------------------------------------- the journal
 
 
 def utc_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def _resolve(futs: list, err: BaseException | None) -> None:
@@ -198,7 +211,7 @@ class Journal:
                 self._f.write(b"".join(line for line, _, _ in batch))
                 self._f.flush()
                 os.fsync(self._f.fileno())
-            except BaseException as e:  # noqa: BLE001 - handed to every waiting coroutine
+            except BaseException as e:
                 err = e
             by_loop: dict[Any, list] = {}
             for _, loop, fut in batch:
@@ -249,8 +262,16 @@ class Progress:
     time left. Redrawn in place at most 5 times a second on a terminal; elsewhere a line every
     10% or 15 s, and always a final line."""
 
-    def __init__(self, label: str, total: int, *, done: int = 0, enabled: bool = True, stream: Any = None,
-                 cost_known: bool = True):
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        *,
+        done: int = 0,
+        enabled: bool = True,
+        stream: Any = None,
+        cost_known: bool = True,
+    ):
         self.label, self.total, self.enabled = label, total, enabled
         self.stream = stream or sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
@@ -263,8 +284,16 @@ class Progress:
         self._last_draw = 0.0
         self._last_step = -1
 
-    def add(self, *, ok: bool, tokens_in: int | None, tokens_out: int | None, cost: float | None,
-            retries: int = 0, cache_hit: bool = False) -> None:
+    def add(
+        self,
+        *,
+        ok: bool,
+        tokens_in: int | None,
+        tokens_out: int | None,
+        cost: float | None,
+        retries: int = 0,
+        cache_hit: bool = False,
+    ) -> None:
         self.done += 1
         self.failed += 0 if ok else 1
         self.retries += retries
@@ -289,8 +318,12 @@ class Progress:
             parts.append(f"{self.retries} retries")
         if self.cache_hits:
             parts.append(f"{self.cache_hits} cached")
-        parts += [f"tokens {_human(self.tokens_in)} in / {_human(self.tokens_out)} out", cost,
-                  f"{rate:.1f}/s", f"left {_duration(left)}" if left is not None else "left ?"]
+        parts += [
+            f"tokens {_human(self.tokens_in)} in / {_human(self.tokens_out)} out",
+            cost,
+            f"{rate:.1f}/s",
+            f"left {_duration(left)}" if left is not None else "left ?",
+        ]
         return ", ".join(parts)
 
     def draw(self, force: bool = False) -> None:
@@ -331,8 +364,8 @@ class CallSpec:
     call_id: str
     model: str
     messages: list[dict]
-    params: dict                          # temperature, seed, response_format
-    parse: Callable[[str], Any]           # raw text -> JSON-able value; raises ParseError
+    params: dict  # temperature, seed, response_format
+    parse: Callable[[str], Any]  # raw text -> JSON-able value; raises ParseError
     cache_key: str
     price: Price | None
     meta: dict = field(default_factory=dict)
@@ -343,21 +376,27 @@ class Settings:
     concurrency: int = 8
     max_retries: int = 4
     timeout: float = 60.0
-    backoff: float = 1.0       # first backoff in seconds; doubles per retry, with jitter
+    backoff: float = 1.0  # first backoff in seconds; doubles per retry, with jitter
     backoff_max: float = 60.0
     api_base: str | None = None
 
     def policy(self) -> dict:
-        return {"max_retries": self.max_retries, "timeout_s": self.timeout, "backoff_s": self.backoff,
-                "backoff_max_s": self.backoff_max, "backoff": "exponential with jitter; Retry-After honoured",
-                "retried": ["429", "5xx", "timeout", "connection", "parse error"],
-                "concurrency": self.concurrency}
+        return {
+            "max_retries": self.max_retries,
+            "timeout_s": self.timeout,
+            "backoff_s": self.backoff,
+            "backoff_max_s": self.backoff_max,
+            "backoff": "exponential with jitter; Retry-After honoured",
+            "retried": ["429", "5xx", "timeout", "connection", "parse error"],
+            "concurrency": self.concurrency,
+        }
 
 
 def call_hash(model: str, messages: list[dict], params: dict, round_: int) -> str:
     """The cache key of a call: an identical request in the same round index."""
-    text = json.dumps({"model": model, "messages": messages, "params": params, "round": round_},
-                      sort_keys=True, ensure_ascii=False)
+    text = json.dumps(
+        {"model": model, "messages": messages, "params": params, "round": round_}, sort_keys=True, ensure_ascii=False
+    )
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -393,15 +432,38 @@ def _add_cost(a: float | None, b: float | None, known: bool) -> float | None:
     return round((a or 0.0) + (b or 0.0), 10)
 
 
-async def _one(spec: CallSpec, st: Settings, journal: Journal, prior: list[dict], progress: Progress,
-               cache: dict[str, dict] | None, abort: list) -> None:
+async def _one(
+    spec: CallSpec,
+    st: Settings,
+    journal: Journal,
+    prior: list[dict],
+    progress: Progress,
+    cache: dict[str, dict] | None,
+    abort: list,
+) -> None:
     if cache is not None and spec.cache_key in cache:
         hit = cache[spec.cache_key]
-        rec = {"type": "call", "call_id": spec.call_id, "ok": True, "cache_hit": True, "cache_key": spec.cache_key,
-               "model": hit.get("model"), "response_id": hit.get("response_id"), "raw": hit.get("raw"),
-               "parsed": hit.get("parsed"), "tokens_in": 0, "tokens_out": 0,
-               "cost_usd": 0.0, "latency_ms": 0.0, "attempts": 0, "error": None, "started_at": utc_iso(),
-               "attempt_log": [], "served_from": hit.get("call_id"), "meta": spec.meta}
+        rec = {
+            "type": "call",
+            "call_id": spec.call_id,
+            "ok": True,
+            "cache_hit": True,
+            "cache_key": spec.cache_key,
+            "model": hit.get("model"),
+            "response_id": hit.get("response_id"),
+            "raw": hit.get("raw"),
+            "parsed": hit.get("parsed"),
+            "tokens_in": 0,
+            "tokens_out": 0,
+            "cost_usd": 0.0,
+            "latency_ms": 0.0,
+            "attempts": 0,
+            "error": None,
+            "started_at": utc_iso(),
+            "attempt_log": [],
+            "served_from": hit.get("call_id"),
+            "meta": spec.meta,
+        }
         await journal.append(rec)
         progress.add(ok=True, tokens_in=0, tokens_out=0, cost=0.0, cache_hit=True)
         return
@@ -426,8 +488,18 @@ async def _one(spec: CallSpec, st: Settings, journal: Journal, prior: list[dict]
         try:
             reply = await attempt(spec.model, spec.messages, spec.params, st.api_base, st.timeout)
         except AttemptFailure as f:
-            rec = {"type": "attempt", "call_id": spec.call_id, "n": n, "at": at, "kind": f.kind, "error": f.message,
-                   "raw": None, "tokens_in": None, "tokens_out": None, "cost_usd": None}
+            rec = {
+                "type": "attempt",
+                "call_id": spec.call_id,
+                "n": n,
+                "at": at,
+                "kind": f.kind,
+                "error": f.message,
+                "raw": None,
+                "tokens_in": None,
+                "tokens_out": None,
+                "cost_usd": None,
+            }
             await journal.append(rec)
             log.append(rec)
             if not f.retryable or n > st.max_retries:
@@ -449,9 +521,20 @@ async def _one(spec: CallSpec, st: Settings, journal: Journal, prior: list[dict]
         try:
             parsed = spec.parse(reply.text)
         except ParseError as pe:
-            rec = {"type": "attempt", "call_id": spec.call_id, "n": n, "at": at, "kind": "parse", "error": pe.problem,
-                   "raw": reply.text, "model": reply.model, "response_id": reply.response_id,
-                   "tokens_in": reply.tokens_in, "tokens_out": reply.tokens_out, "cost_usd": c}
+            rec = {
+                "type": "attempt",
+                "call_id": spec.call_id,
+                "n": n,
+                "at": at,
+                "kind": "parse",
+                "error": pe.problem,
+                "raw": reply.text,
+                "model": reply.model,
+                "response_id": reply.response_id,
+                "tokens_in": reply.tokens_in,
+                "tokens_out": reply.tokens_out,
+                "cost_usd": c,
+            }
             await journal.append(rec)
             log.append(rec)
             if n > st.max_retries:
@@ -460,18 +543,38 @@ async def _one(spec: CallSpec, st: Settings, journal: Journal, prior: list[dict]
             continue
         break
     ok = error is None
-    rec = {"type": "call", "call_id": spec.call_id, "ok": ok, "cache_hit": False, "cache_key": spec.cache_key,
-           "model": reply.model if reply else None, "response_id": reply.response_id if reply else None,
-           "raw": reply.text if reply else None, "parsed": parsed if ok else None,
-           "tokens_in": tin, "tokens_out": tout, "cost_usd": cost,
-           "latency_ms": reply.latency_ms if reply else None, "attempts": n, "error": error,
-           "started_at": started, "attempt_log": log, "meta": spec.meta}
+    rec = {
+        "type": "call",
+        "call_id": spec.call_id,
+        "ok": ok,
+        "cache_hit": False,
+        "cache_key": spec.cache_key,
+        "model": reply.model if reply else None,
+        "response_id": reply.response_id if reply else None,
+        "raw": reply.text if reply else None,
+        "parsed": parsed if ok else None,
+        "tokens_in": tin,
+        "tokens_out": tout,
+        "cost_usd": cost,
+        "latency_ms": reply.latency_ms if reply else None,
+        "attempts": n,
+        "error": error,
+        "started_at": started,
+        "attempt_log": log,
+        "meta": spec.meta,
+    }
     await journal.append(rec)
     progress.add(ok=ok, tokens_in=tin, tokens_out=tout, cost=cost, retries=n - 1 - len(prior))
 
 
-async def _execute(specs: list[CallSpec], st: Settings, journal: Journal, prior: dict[str, list[dict]],
-                   progress: Progress, cache: dict[str, dict] | None) -> None:
+async def _execute(
+    specs: list[CallSpec],
+    st: Settings,
+    journal: Journal,
+    prior: dict[str, list[dict]],
+    progress: Progress,
+    cache: dict[str, dict] | None,
+) -> None:
     queue = list(reversed(specs))
     abort: list = []
 
@@ -485,8 +588,15 @@ async def _execute(specs: list[CallSpec], st: Settings, journal: Journal, prior:
         raise abort[0]
 
 
-def execute(specs: list[CallSpec], st: Settings, journal: Journal, *, prior: dict[str, list[dict]] | None = None,
-            progress: Progress | None = None, cache: dict[str, dict] | None = None) -> None:
+def execute(
+    specs: list[CallSpec],
+    st: Settings,
+    journal: Journal,
+    *,
+    prior: dict[str, list[dict]] | None = None,
+    progress: Progress | None = None,
+    cache: dict[str, dict] | None = None,
+) -> None:
     """Make every call in ``specs`` (those already journaled must be left out by the caller),
     journaling each as it completes. Runs its own event loop."""
     if not specs:
@@ -511,6 +621,7 @@ class WorkDir:
 
     def __init__(self, store: Any, kind: str, id_: str):
         from evalcore.storage.paths import check_id
+
         check_id(id_, f"{kind[:-1]} id")
         self.kind, self.id = kind, id_
         self.path = store.state_path(f"{kind}-in-progress", id_)
@@ -530,16 +641,19 @@ class WorkDir:
 
     def create(self, plan: dict) -> None:
         from evalcore.storage.files import atomic_write_bytes
+
         self.path.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(self.plan_path, (json.dumps(plan, indent=1, ensure_ascii=False, default=str) + "\n")
-                           .encode("utf-8"))
+        atomic_write_bytes(
+            self.plan_path, (json.dumps(plan, indent=1, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        )
 
     def load_plan(self) -> dict:
         try:
             return json.loads(self.plan_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as e:
-            raise InputError(f"cannot read the plan of the run in progress ({e})", file=self.plan_path,
-                             field="plan") from None
+            raise InputError(
+                f"cannot read the plan of the run in progress ({e})", file=self.plan_path, field="plan"
+            ) from None
 
     def lock(self) -> None:
         try:
@@ -552,8 +666,9 @@ class WorkDir:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             f.close()
-            raise InputError(f"{self.id} is being worked on by another process", file=self.path,
-                             field="--run-id") from None
+            raise InputError(
+                f"{self.id} is being worked on by another process", file=self.path, field="--run-id"
+            ) from None
         self._lock_f = f
 
     def unlock(self) -> None:

@@ -95,8 +95,10 @@ def build_generation(store: Store, plan: dict) -> Built:
     suite = store.suite(plan["suite_id"])
     if suite.manifest.content_hash != plan["suite_hash"]:
         raise InputError(f"suite {plan['suite_id']!r} changed since the generation was planned", field="--suite")
-    items = store.records("SELECT item_id, input, context, reference FROM read_parquet(?) ORDER BY item_id",
-                          [store.path_of("suite", plan["suite_id"], "items")])
+    items = store.records(
+        "SELECT item_id, input, context, reference FROM read_parquet(?) ORDER BY item_id",
+        [store.path_of("suite", plan["suite_id"], "items")],
+    )
     if plan.get("limit"):
         items = items[: int(plan["limit"])]
     tpl = parse_template(plan["template"], plan["template_text"])
@@ -104,24 +106,47 @@ def build_generation(store: Store, plan: dict) -> Built:
     pr = resolve_price(plan["model"], price)
     specs = []
     for it in items:
-        messages = tpl.render(system_prompt=plan["system_prompt"], input=str(it["input"] or ""),
-                              context=it.get("context") or NONE_TEXT)
+        messages = tpl.render(
+            system_prompt=plan["system_prompt"], input=str(it["input"] or ""), context=it.get("context") or NONE_TEXT
+        )
         for r in range(1, int(plan["rounds"]) + 1):
             params: dict[str, Any] = {}
             if plan.get("temperature") is not None:
                 params["temperature"] = plan["temperature"]
             if _seed(plan.get("seed"), r) is not None:
                 params["seed"] = _seed(plan.get("seed"), r)
-            specs.append(CallSpec(call_id=f"{it['item_id']}/g{r}", model=plan["model"], messages=messages,
-                                  params=params, parse=parse_answer, cache_key=call_hash(plan["model"], messages,
-                                                                                           params, r),
-                                  price=pr, meta={"item_id": it["item_id"], "gen_round": r, "judge_round": 0,
-                                                  "criteria": [], "prompt_hash": prompt_hash(messages)}))
+            specs.append(
+                CallSpec(
+                    call_id=f"{it['item_id']}/g{r}",
+                    model=plan["model"],
+                    messages=messages,
+                    params=params,
+                    parse=parse_answer,
+                    cache_key=call_hash(plan["model"], messages, params, r),
+                    price=pr,
+                    meta={
+                        "item_id": it["item_id"],
+                        "gen_round": r,
+                        "judge_round": 0,
+                        "criteria": [],
+                        "prompt_hash": prompt_hash(messages),
+                    },
+                )
+            )
     refs = [len(str(it.get("reference") or "")) for it in items if it.get("reference")]
     out_tokens = int(sum(refs) / len(refs) / 4 + 40) if refs else 200
-    return Built(plan, RubricSpec(rubric=S.Rubric(criteria=[S.Criterion(name="answer", kind="binary")])),
-                 suite, [], {i["item_id"]: i for i in items}, specs, {plan["model"]: pr}, "tolerant-parse", tpl,
-                 extra={"out_tokens": out_tokens})
+    return Built(
+        plan,
+        RubricSpec(rubric=S.Rubric(criteria=[S.Criterion(name="answer", kind="binary")])),
+        suite,
+        [],
+        {i["item_id"]: i for i in items},
+        specs,
+        {plan["model"]: pr},
+        "tolerant-parse",
+        tpl,
+        extra={"out_tokens": out_tokens},
+    )
 
 
 def generate(store: Store, req: GenerateRequest, opts: RunOptions) -> dict:
@@ -135,8 +160,17 @@ def generate(store: Store, req: GenerateRequest, opts: RunOptions) -> dict:
                 raise InputError(f"generation {req.gen_id!r} is already complete", field="--gen-id")
             raise NotFoundError(f"no generation {req.gen_id!r} in progress in {store.state}", field="--gen-id")
         plan = wd.load_plan()
-        check_resume_matches(plan, {"suite_id": req.suite_id, "model": req.model, "rounds": req.rounds,
-                                    "temperature": req.temperature, "seed": req.seed, "limit": req.limit})
+        check_resume_matches(
+            plan,
+            {
+                "suite_id": req.suite_id,
+                "model": req.model,
+                "rounds": req.rounds,
+                "temperature": req.temperature,
+                "seed": req.seed,
+                "limit": req.limit,
+            },
+        )
     else:
         if not req.suite_id or not req.model:
             raise InputError("--suite and --model are required (unless --resume)", field="--suite")
@@ -160,22 +194,38 @@ def generate(store: Store, req: GenerateRequest, opts: RunOptions) -> dict:
             if store.dir_of("generation", gen_id).exists():
                 raise InputError(f"generation {gen_id!r} already exists", field="--gen-id")
             if wd.exists():
-                raise InputError(f"generation {gen_id!r} is in progress: finish it with --resume --gen-id {gen_id}",
-                                 field="--gen-id")
+                raise InputError(
+                    f"generation {gen_id!r} is in progress: finish it with --resume --gen-id {gen_id}", field="--gen-id"
+                )
         tpl = load_template(TEMPLATE)
-        plan = {"kind": "generation", "gen_id": gen_id, "suite_id": req.suite_id,
-                "suite_hash": suite.manifest.content_hash, "model": req.model, "rounds": int(req.rounds or 1),
-                "temperature": req.temperature, "seed": req.seed, "limit": req.limit, "system_prompt": system,
-                "system_prompt_source": system_source, "template": TEMPLATE, "template_text": tpl.text,
-                "reuse": bool(req.reuse), "price": list(opts.price) if opts.price else None,
-                "api_base": opts.api_base, "knobs": dict(req.knobs or {}), "created_at": utcnow().isoformat()}
+        plan = {
+            "kind": "generation",
+            "gen_id": gen_id,
+            "suite_id": req.suite_id,
+            "suite_hash": suite.manifest.content_hash,
+            "model": req.model,
+            "rounds": int(req.rounds or 1),
+            "temperature": req.temperature,
+            "seed": req.seed,
+            "limit": req.limit,
+            "system_prompt": system,
+            "system_prompt_source": system_source,
+            "template": TEMPLATE,
+            "template_text": tpl.text,
+            "reuse": bool(req.reuse),
+            "price": list(opts.price) if opts.price else None,
+            "api_base": opts.api_base,
+            "knobs": dict(req.knobs or {}),
+            "created_at": utcnow().isoformat(),
+        }
     if opts.price is not None:
         plan["price"] = list(opts.price)
     built = build_generation(store, plan)
     if req.dry_run:
         return dry_run_report(built, local_verdicts=0, kind="generation")
-    return run_planned(store, wd, built, opts, resume=req.resume, label=f"generate {plan['gen_id']}",
-                       finish=finish_generation)
+    return run_planned(
+        store, wd, built, opts, resume=req.resume, label=f"generate {plan['gen_id']}", finish=finish_generation
+    )
 
 
 def finish_generation(store: Store, wd: WorkDir, built: Built, done: dict[str, dict]) -> dict:
@@ -186,34 +236,67 @@ def finish_generation(store: Store, wd: WorkDir, built: Built, done: dict[str, d
         calls.append(rec)
         ok = rec.get("ok")
         p = rec.get("parsed") or {}
-        rows.append({"item_id": s.meta["item_id"], "round": int(s.meta["gen_round"]),
-                     "output": p.get("answer") if ok else (rec.get("raw") or ""),
-                     "abstained": bool(p.get("abstained")) if ok else False,
-                     "retrieved_doc_ids": p.get("doc_ids") if ok else None,
-                     "tokens_in": rec.get("tokens_in"), "tokens_out": rec.get("tokens_out"),
-                     "cost_usd": rec.get("cost_usd"), "latency_ms": rec.get("latency_ms"),
-                     "error": rec.get("error")})
+        rows.append(
+            {
+                "item_id": s.meta["item_id"],
+                "round": int(s.meta["gen_round"]),
+                "output": p.get("answer") if ok else (rec.get("raw") or ""),
+                "abstained": bool(p.get("abstained")) if ok else False,
+                "retrieved_doc_ids": p.get("doc_ids") if ok else None,
+                "tokens_in": rec.get("tokens_in"),
+                "tokens_out": rec.get("tokens_out"),
+                "cost_usd": rec.get("cost_usd"),
+                "latency_ms": rec.get("latency_ms"),
+                "error": rec.get("error"),
+            }
+        )
     reported = sorted({c["model"] for c in calls if c.get("model")})
     pr = built.price_of.get(plan["model"])
-    knobs = {"generator_model": reported[0] if len(reported) == 1 else plan["model"],
-             "requested_model": plan["model"], "reported_models": reported,
-             "generator_family": model_family(plan["model"]), "temperature": plan.get("temperature"),
-             "seed": plan.get("seed"), "seed_per_round": "seed + round - 1",
-             "writer_prompt_hash": H.text_hash(plan["system_prompt"]),
-             "writer_prompt_source": plan.get("system_prompt_source"),
-             "prompt_template": plan["template"], "prompt_template_hash": H.text_hash(plan["template_text"]),
-             "price": pr.source if pr else None, "api_base": plan.get("api_base"),
-             "retry_policy": plan.get("retry_policy"), "cache_hits": sum(1 for c in calls if c.get("cache_hit")),
-             "journal": str(Path(wd.done_root.name) / plan["gen_id"]), **plan.get("knobs", {})}
+    knobs = {
+        "generator_model": reported[0] if len(reported) == 1 else plan["model"],
+        "requested_model": plan["model"],
+        "reported_models": reported,
+        "generator_family": model_family(plan["model"]),
+        "temperature": plan.get("temperature"),
+        "seed": plan.get("seed"),
+        "seed_per_round": "seed + round - 1",
+        "writer_prompt_hash": H.text_hash(plan["system_prompt"]),
+        "writer_prompt_source": plan.get("system_prompt_source"),
+        "prompt_template": plan["template"],
+        "prompt_template_hash": H.text_hash(plan["template_text"]),
+        "price": pr.source if pr else None,
+        "api_base": plan.get("api_base"),
+        "retry_policy": plan.get("retry_policy"),
+        "cache_hits": sum(1 for c in calls if c.get("cache_hit")),
+        "journal": str(Path(wd.done_root.name) / plan["gen_id"]),
+        **plan.get("knobs", {}),
+    }
     failed = sum(1 for r in rows if r["error"])
     m = S.GenerationManifest(
-        gen_id=plan["gen_id"], suite_id=plan["suite_id"], suite_hash=plan["suite_hash"], created_at=utcnow(),
-        knobs=knobs, rounds=int(plan["rounds"]), status="polluted" if failed else "complete", source="generated",
-        outputs_hash=H.outputs_hash(rows), totals=_totals(calls))
+        gen_id=plan["gen_id"],
+        suite_id=plan["suite_id"],
+        suite_hash=plan["suite_hash"],
+        created_at=utcnow(),
+        knobs=knobs,
+        rounds=int(plan["rounds"]),
+        status="polluted" if failed else "complete",
+        source="generated",
+        outputs_hash=H.outputs_hash(rows),
+        totals=_totals(calls),
+    )
     store.write_generation(m, rows)
     wd.finish()
     t = m.totals
-    return {"gen_id": plan["gen_id"], "status": m.status, "outputs": len(rows), "failed": failed,
-            "abstained": sum(1 for r in rows if r["abstained"]), "calls": t.calls, "tokens_in": t.tokens_in,
-            "tokens_out": t.tokens_out, "cost_usd": t.cost_usd, "cache_hits": knobs["cache_hits"],
-            "path": str(store.dir_of("generation", plan["gen_id"]))}
+    return {
+        "gen_id": plan["gen_id"],
+        "status": m.status,
+        "outputs": len(rows),
+        "failed": failed,
+        "abstained": sum(1 for r in rows if r["abstained"]),
+        "calls": t.calls,
+        "tokens_in": t.tokens_in,
+        "tokens_out": t.tokens_out,
+        "cost_usd": t.cost_usd,
+        "cache_hits": knobs["cache_hits"],
+        "path": str(store.dir_of("generation", plan["gen_id"])),
+    }

@@ -38,8 +38,13 @@ def _settings(opts: RunOptions, plan: dict) -> Settings:
         raise InputError("must be 0 or more", field="--max-retries")
     if opts.timeout <= 0:
         raise InputError("must be above 0", field="--timeout")
-    return Settings(concurrency=opts.concurrency, max_retries=opts.max_retries, timeout=opts.timeout,
-                    backoff=max(0.0, opts.backoff), api_base=opts.api_base or plan.get("api_base"))
+    return Settings(
+        concurrency=opts.concurrency,
+        max_retries=opts.max_retries,
+        timeout=opts.timeout,
+        backoff=max(0.0, opts.backoff),
+        api_base=opts.api_base or plan.get("api_base"),
+    )
 
 
 def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[str, dict]:
@@ -52,27 +57,41 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
     cache = cache_index(wd.done_journals()) if plan.get("reuse") else None
     if opts.price is not None:
         from evalcore.llm.client import register_price
+
         register_price(plan["model"], opts.price)
-    prog = Progress(label, len(built.specs), done=len(built.specs) - len(todo), enabled=opts.progress,
-                    stream=opts.progress_stream,
-                    cost_known=all(p is not None for p in built.price_of.values()))
+    prog = Progress(
+        label,
+        len(built.specs),
+        done=len(built.specs) - len(todo),
+        enabled=opts.progress,
+        stream=opts.progress_stream,
+        cost_known=all(p is not None for p in built.price_of.values()),
+    )
     journal = Journal(wd.journal_path)
     try:
         from evalcore.llm.client import Interrupted
         from evalcore.llm.engine import execute
+
         if opts.progress:
-            prog.stream.write(f"{label}: {len(todo)} calls to make, {len(built.specs) - len(todo)} already journaled; "
-                              f"journal {wd.journal_path}\n")
+            prog.stream.write(
+                f"{label}: {len(todo)} calls to make, {len(built.specs) - len(todo)} already journaled; "
+                f"journal {wd.journal_path}\n"
+            )
         prog.draw(force=True)
         try:
             execute(todo, st, journal, prior=prior, progress=prog, cache=cache)
         except OSError as e:  # the journal could not be written (disk full, permissions)
-            raise InputError(f"cannot write the journal ({e.strerror or e}); completed calls up to here are kept",
-                             file=wd.journal_path, field="journal") from None
+            raise InputError(
+                f"cannot write the journal ({e.strerror or e}); completed calls up to here are kept",
+                file=wd.journal_path,
+                field="journal",
+            ) from None
         except KeyboardInterrupt:
             flag = "--gen-id" if wd.kind == "generations" else "--run-id"
-            raise Interrupted(f"interrupted: {prog.done} of {len(built.specs)} calls are journaled in {wd.path}; "
-                              f"finish with the same command and --resume {flag} {wd.id}") from None
+            raise Interrupted(
+                f"interrupted: {prog.done} of {len(built.specs)} calls are journaled in {wd.path}; "
+                f"finish with the same command and --resume {flag} {wd.id}"
+            ) from None
     finally:
         journal.close()
         prog.finish()
@@ -87,31 +106,46 @@ def _totals(call_rows: list[dict]) -> S.Totals:
     if lat:
         s = sorted(lat)
         p95 = s[min(len(s) - 1, int(math.ceil(0.95 * len(s))) - 1)]
-    return S.Totals(calls=len(call_rows), failed_calls=sum(1 for c in call_rows if c.get("error")),
-                    tokens_in=sum(c.get("tokens_in") or 0 for c in call_rows),
-                    tokens_out=sum(c.get("tokens_out") or 0 for c in call_rows),
-                    cost_usd=None if any(x is None for x in costs) else round(sum(costs), 8),
-                    latency_ms_mean=round(statistics.fmean(lat), 1) if lat else None,
-                    latency_ms_p95=p95)
+    return S.Totals(
+        calls=len(call_rows),
+        failed_calls=sum(1 for c in call_rows if c.get("error")),
+        tokens_in=sum(c.get("tokens_in") or 0 for c in call_rows),
+        tokens_out=sum(c.get("tokens_out") or 0 for c in call_rows),
+        cost_usd=None if any(x is None for x in costs) else round(sum(costs), 8),
+        latency_ms_mean=round(statistics.fmean(lat), 1) if lat else None,
+        latency_ms_p95=p95,
+    )
 
 
 def call_row(spec: CallSpec, rec: dict) -> dict:
-    return {"call_id": spec.call_id, "item_id": spec.meta["item_id"], "gen_round": int(spec.meta["gen_round"]),
-            "judge_round": int(spec.meta["judge_round"]), "criteria": list(spec.meta["criteria"]),
-            "model": rec.get("model") or None, "prompt_hash": spec.meta["prompt_hash"],
-            "tokens_in": rec.get("tokens_in"), "tokens_out": rec.get("tokens_out"), "cost_usd": rec.get("cost_usd"),
-            "latency_ms": rec.get("latency_ms"), "attempts": int(rec.get("attempts") or 0),
-            "cache_hit": bool(rec.get("cache_hit")), "error": rec.get("error"),
-            "started_at": _when(rec.get("started_at"))}
+    return {
+        "call_id": spec.call_id,
+        "item_id": spec.meta["item_id"],
+        "gen_round": int(spec.meta["gen_round"]),
+        "judge_round": int(spec.meta["judge_round"]),
+        "criteria": list(spec.meta["criteria"]),
+        "model": rec.get("model") or None,
+        "prompt_hash": spec.meta["prompt_hash"],
+        "tokens_in": rec.get("tokens_in"),
+        "tokens_out": rec.get("tokens_out"),
+        "cost_usd": rec.get("cost_usd"),
+        "latency_ms": rec.get("latency_ms"),
+        "attempts": int(rec.get("attempts") or 0),
+        "cache_hit": bool(rec.get("cache_hit")),
+        "error": rec.get("error"),
+        "started_at": _when(rec.get("started_at")),
+    }
 
 
 def _when(text: str | None) -> Any:
     from datetime import datetime
+
     return datetime.fromisoformat(text) if text else None
 
 
-def judge_rows(built: Built, done: dict[str, dict], run_id: str, version: str,
-               on_abstain: str | None = None) -> tuple[list[dict], list[dict]]:
+def judge_rows(
+    built: Built, done: dict[str, dict], run_id: str, version: str, on_abstain: str | None = None
+) -> tuple[list[dict], list[dict]]:
     """(verdict rows, call rows) from the journaled calls, plus check / retrieval verdicts."""
     spec = built.spec
     on_abstain = on_abstain or spec.on_abstain
@@ -123,31 +157,61 @@ def judge_rows(built: Built, done: dict[str, dict], run_id: str, version: str,
         rec = done[s.call_id]
         calls.append(call_row(s, rec))
         o = outs[(s.meta["item_id"], s.meta["gen_round"])]
-        base = {"run_id": run_id, "item_id": s.meta["item_id"], "gen_round": int(s.meta["gen_round"]),
-                "judge_round": int(s.meta["judge_round"]), "call_id": s.call_id}
+        base = {
+            "run_id": run_id,
+            "item_id": s.meta["item_id"],
+            "gen_round": int(s.meta["gen_round"]),
+            "judge_round": int(s.meta["judge_round"]),
+            "call_id": s.call_id,
+        }
         if rec.get("ok"):
             for e in rec["parsed"]:
                 c = by_name[e["criterion"]]
                 d = derive(c, e, bool(o.get("abstained")), on_abstain, version)
-                verdicts.append({**base, "criterion": c.name, "passed": d["passed"], "score": d["score"],
-                                 "label": d["label"], "raw_verdict": e.get("raw_verdict"), "reason": e.get("reason"),
-                                 "covered": e.get("covered"), "missed": e.get("missed"),
-                                 "triggered": e.get("triggered"), "position": int(e["position"]), "error": None})
+                verdicts.append(
+                    {
+                        **base,
+                        "criterion": c.name,
+                        "passed": d["passed"],
+                        "score": d["score"],
+                        "label": d["label"],
+                        "raw_verdict": e.get("raw_verdict"),
+                        "reason": e.get("reason"),
+                        "covered": e.get("covered"),
+                        "missed": e.get("missed"),
+                        "triggered": e.get("triggered"),
+                        "position": int(e["position"]),
+                        "error": None,
+                    }
+                )
         else:
             for pos, n in enumerate(s.meta["criteria"]):
-                verdicts.append({**base, "criterion": n, "passed": None, "position": pos,
-                                 "error": rec.get("error") or "failed"})
+                verdicts.append(
+                    {**base, "criterion": n, "passed": None, "position": pos, "error": rec.get("error") or "failed"}
+                )
     rounds = int(built.plan["rounds"])
     model_names = [c.name for c in spec.model_criteria()]
     for o in built.outputs:
         item = built.items.get(o["item_id"], {})
         for jr in range(1, rounds + 1):
-            base = {"run_id": run_id, "item_id": o["item_id"], "gen_round": int(o["round"]), "judge_round": jr,
-                    "position": 0, "call_id": None}
+            base = {
+                "run_id": run_id,
+                "item_id": o["item_id"],
+                "gen_round": int(o["round"]),
+                "judge_round": jr,
+                "position": 0,
+                "call_id": None,
+            }
             if o.get("error") is not None:
                 for n in model_names + [c.name for c in spec.local_criteria()]:
-                    verdicts.append({**base, "criterion": n, "passed": None,
-                                     "error": f"no answer to judge (generation error: {o['error']})"})
+                    verdicts.append(
+                        {
+                            **base,
+                            "criterion": n,
+                            "passed": None,
+                            "error": f"no answer to judge (generation error: {o['error']})",
+                        }
+                    )
                 continue
             for c in spec.local_criteria():
                 v = local_verdict(c, item, o, spec.metrics.get(c.name, "recall"))
@@ -155,9 +219,17 @@ def judge_rows(built: Built, done: dict[str, dict], run_id: str, version: str,
     return verdicts, calls
 
 
-def _manifest(built: Built, run_id: str, call_rows: list[dict], version: str, wd_rel: str | None,
-              extra_knobs: dict | None = None, mode: str | None = None, rubric: S.Rubric | None = None,
-              template: PromptTemplate | None = None) -> S.RunManifest:
+def _manifest(
+    built: Built,
+    run_id: str,
+    call_rows: list[dict],
+    version: str,
+    wd_rel: str | None,
+    extra_knobs: dict | None = None,
+    mode: str | None = None,
+    rubric: S.Rubric | None = None,
+    template: PromptTemplate | None = None,
+) -> S.RunManifest:
     plan = built.plan
     spec = built.spec
     rubric = rubric or spec.rubric
@@ -166,28 +238,54 @@ def _manifest(built: Built, run_id: str, call_rows: list[dict], version: str, wd
     failed = [c["call_id"] for c in call_rows if c.get("error")]
     tpl = template or built.template
     prices = {m: (p.source if p else None) for m, p in built.price_of.items()}
-    knobs = {**plan.get("knobs", {}), "requested_model": plan["model"], "reported_models": reported,
-             "template": tpl.name, "prompt_variant_text": plan.get("variant_text") or "",
-             "rubric_file": plan.get("rubric_file"), "rubric_file_hash": H.text_hash(plan.get("rubric_text") or ""),
-             "rubric_extras": spec.extras(), "api_base": plan.get("api_base"),
-             "selection": ("items file " + str(plan.get("items_file"))) if plan.get("selection") else "all",
-             "limit": plan.get("limit"), "seed_per_round": "seed + judge_round - 1",
-             "prices": prices, "journal": wd_rel, **(extra_knobs or {})}
+    knobs = {
+        **plan.get("knobs", {}),
+        "requested_model": plan["model"],
+        "reported_models": reported,
+        "template": tpl.name,
+        "prompt_variant_text": plan.get("variant_text") or "",
+        "rubric_file": plan.get("rubric_file"),
+        "rubric_file_hash": H.text_hash(plan.get("rubric_text") or ""),
+        "rubric_extras": spec.extras(),
+        "api_base": plan.get("api_base"),
+        "selection": ("items file " + str(plan.get("items_file"))) if plan.get("selection") else "all",
+        "limit": plan.get("limit"),
+        "seed_per_round": "seed + judge_round - 1",
+        "prices": prices,
+        "journal": wd_rel,
+        **(extra_knobs or {}),
+    }
     unknown_price = any(p is None for p in built.price_of.values())
     return S.RunManifest(
-        run_id=run_id, gen_id=plan["gen_id"], created_at=utcnow(), rubric=rubric, rubric_hash=rubric.hash(),
+        run_id=run_id,
+        gen_id=plan["gen_id"],
+        created_at=utcnow(),
+        rubric=rubric,
+        rubric_hash=rubric.hash(),
         mode=mode or plan["mode"],
         groups=groups_of(spec) if (mode or plan.get("mode")) == "grouped" else None,
-        field_order=plan.get("field_order") or rubric.names(), prompt_variant=plan.get("prompt_variant", "default"),
-        judge_model=judge_model, judge_family=model_family(judge_model) or model_family(plan["model"]),
-        temperature=plan.get("temperature"), seed=plan.get("seed"), prompt_template=tpl.text, prompt_hash=tpl.hash,
-        postprocess_version=version, retry_policy=plan.get("retry_policy", {}),
-        structured_output=built.structured, reuse_cache=bool(plan.get("reuse")),
-        cache_hits=sum(1 for c in call_rows if c.get("cache_hit")), judge_rounds=int(plan["rounds"]),
-        source="judged", status="polluted" if failed else "complete", failed_call_ids=failed,
-        totals=_totals(call_rows), knobs=knobs,
+        field_order=plan.get("field_order") or rubric.names(),
+        prompt_variant=plan.get("prompt_variant", "default"),
+        judge_model=judge_model,
+        judge_family=model_family(judge_model) or model_family(plan["model"]),
+        temperature=plan.get("temperature"),
+        seed=plan.get("seed"),
+        prompt_template=tpl.text,
+        prompt_hash=tpl.hash,
+        postprocess_version=version,
+        retry_policy=plan.get("retry_policy", {}),
+        structured_output=built.structured,
+        reuse_cache=bool(plan.get("reuse")),
+        cache_hits=sum(1 for c in call_rows if c.get("cache_hit")),
+        judge_rounds=int(plan["rounds"]),
+        source="judged",
+        status="polluted" if failed else "complete",
+        failed_call_ids=failed,
+        totals=_totals(call_rows),
+        knobs=knobs,
         price_map_version=None if unknown_price else "; ".join(sorted({s for s in prices.values() if s})),
-        description=plan.get("description") or "")
+        description=plan.get("description") or "",
+    )
 
 
 @dataclass
@@ -230,33 +328,63 @@ def judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
                 raise InputError(f"run {req.run_id!r} is already complete", field="--run-id")
             raise NotFoundError(f"no run {req.run_id!r} in progress in {store.state}", field="--run-id")
         plan = wd.load_plan()
-        check_resume_matches(plan, {"gen_id": req.gen_id, "mode": req.mode, "model": req.model,
-                                    "rounds": req.rounds, "temperature": req.temperature, "seed": req.seed,
-                                    "prompt_variant": req.prompt_variant, "limit": req.limit})
+        check_resume_matches(
+            plan,
+            {
+                "gen_id": req.gen_id,
+                "mode": req.mode,
+                "model": req.model,
+                "rounds": req.rounds,
+                "temperature": req.temperature,
+                "seed": req.seed,
+                "prompt_variant": req.prompt_variant,
+                "limit": req.limit,
+            },
+        )
         if req.rubric:
             from evalcore.llm.rubric import load_rubric
+
             if load_rubric(req.rubric).text != plan["rubric_text"]:
-                raise InputError("differs from the rubric of the run being resumed; leave it out", file=req.rubric,
-                                 field="--rubric")
+                raise InputError(
+                    "differs from the rubric of the run being resumed; leave it out", file=req.rubric, field="--rubric"
+                )
     else:
         for k in ("gen_id", "rubric", "mode", "model"):
             if not getattr(req, k):
                 raise InputError("is required (unless --resume)", field=f"--{k.replace('_id', '')}")
         run_id = req.run_id or _new_id("run")
         wd = WorkDir(store, "runs", run_id)
-        plan = make_judge_plan(store, gen_id=req.gen_id, rubric_path=req.rubric, mode=req.mode,  # type: ignore[arg-type]
-                               model=req.model, rounds=req.rounds or 1, temperature=req.temperature,  # type: ignore[arg-type]
-                               seed=req.seed, field_order=req.field_order,
-                               prompt_variant=req.prompt_variant or "default", items_file=req.items, limit=req.limit,
-                               run_id=run_id, reuse=req.reuse, price=opts.price, structured=req.structured,
-                               api_base=opts.api_base, description=req.description, knobs=req.knobs,
-                               postprocess=req.postprocess)
+        plan = make_judge_plan(
+            store,
+            gen_id=req.gen_id,
+            rubric_path=req.rubric,
+            mode=req.mode,  # type: ignore[arg-type]
+            model=req.model,
+            rounds=req.rounds or 1,
+            temperature=req.temperature,  # type: ignore[arg-type]
+            seed=req.seed,
+            field_order=req.field_order,
+            prompt_variant=req.prompt_variant or "default",
+            items_file=req.items,
+            limit=req.limit,
+            run_id=run_id,
+            reuse=req.reuse,
+            price=opts.price,
+            structured=req.structured,
+            api_base=opts.api_base,
+            description=req.description,
+            knobs=req.knobs,
+            postprocess=req.postprocess,
+        )
         if not req.dry_run:
             if store.dir_of("run", run_id).exists():
                 raise InputError(f"run {run_id!r} already exists", field="--run-id")
             if wd.exists():
-                raise InputError(f"run {run_id!r} is in progress: finish it with --resume --run-id {run_id}, "
-                                 "or choose another --run-id", field="--run-id")
+                raise InputError(
+                    f"run {run_id!r} is in progress: finish it with --resume --run-id {run_id}, "
+                    "or choose another --run-id",
+                    field="--run-id",
+                )
     if opts.price is not None:
         plan["price"] = list(opts.price)
     built = build_judge(store, plan)
@@ -264,12 +392,10 @@ def judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
     n_local = len(built.spec.local_criteria()) * len(built.outputs) * int(plan["rounds"])
     if req.dry_run:
         return dry_run_report(built, local_verdicts=n_local)
-    return run_planned(store, wd, built, opts, resume=req.resume, label=f"judge {plan['run_id']}",
-                       finish=finish_judge)
+    return run_planned(store, wd, built, opts, resume=req.resume, label=f"judge {plan['run_id']}", finish=finish_judge)
 
 
-def run_planned(store: Store, wd: WorkDir, built: Built, opts: RunOptions, *, resume: bool, label: str,
-                finish) -> dict:
+def run_planned(store: Store, wd: WorkDir, built: Built, opts: RunOptions, *, resume: bool, label: str, finish) -> dict:
     """Record the plan (unless resuming), hold the work directory's lock, make every call not yet
     journaled, then write the result with ``finish(store, wd, built, done)``."""
     plan = built.plan
@@ -288,8 +414,9 @@ def finish_judge(store: Store, wd: WorkDir, built: Built, done: dict[str, dict])
     run_id = plan["run_id"]
     missing = [s.call_id for s in built.specs if s.call_id not in done]
     if missing:  # pragma: no cover - execute() returns only when every call is journaled
-        raise InputError(f"{len(missing)} calls are not journaled; resume with --resume --run-id {run_id}",
-                         field="--run-id")
+        raise InputError(
+            f"{len(missing)} calls are not journaled; resume with --resume --run-id {run_id}", field="--run-id"
+        )
     version = plan.get("postprocess_version", POSTPROCESS_VERSION)
     verdicts, calls = judge_rows(built, done, run_id, version)
     rel = str(Path(wd.done_root.name) / run_id)
@@ -297,30 +424,55 @@ def finish_judge(store: Store, wd: WorkDir, built: Built, done: dict[str, dict])
     store.write_run(m, verdicts, calls)
     wd.finish()
     t = m.totals
-    return {"run_id": run_id, "status": m.status, "mode": m.mode, "calls": t.calls, "failed_calls": t.failed_calls,
-            "cache_hits": m.cache_hits, "verdicts": len(verdicts), "tokens_in": t.tokens_in,
-            "tokens_out": t.tokens_out, "cost_usd": t.cost_usd, "failed_call_ids": m.failed_call_ids,
-            "path": str(store.dir_of("run", run_id)), "journal": str(wd.done_root / run_id)}
+    return {
+        "run_id": run_id,
+        "status": m.status,
+        "mode": m.mode,
+        "calls": t.calls,
+        "failed_calls": t.failed_calls,
+        "cache_hits": m.cache_hits,
+        "verdicts": len(verdicts),
+        "tokens_in": t.tokens_in,
+        "tokens_out": t.tokens_out,
+        "cost_usd": t.cost_usd,
+        "failed_call_ids": m.failed_call_ids,
+        "path": str(store.dir_of("run", run_id)),
+        "journal": str(wd.done_root / run_id),
+    }
 
 
 # --------------------------------------------------------------------------- rederive
 
 
-def rederive(store: Store, run_id: str, *, new_run_id: str | None = None, version: str = POSTPROCESS_VERSION,
-             on_abstain: str | None = None, thresholds: dict[str, float] | None = None) -> dict:
+def rederive(
+    store: Store,
+    run_id: str,
+    *,
+    new_run_id: str | None = None,
+    version: str = POSTPROCESS_VERSION,
+    on_abstain: str | None = None,
+    thresholds: dict[str, float] | None = None,
+) -> dict:
     """Recompute the derived fields of a judged run from its stored judge output, without a model
     call, into a new run recorded under ``version``."""
     if version not in POSTPROCESS_VERSIONS:
-        raise InputError(f"unknown post-processing version {version!r} (known: {', '.join(POSTPROCESS_VERSIONS)})",
-                         field="--postprocess")
+        raise InputError(
+            f"unknown post-processing version {version!r} (known: {', '.join(POSTPROCESS_VERSIONS)})",
+            field="--postprocess",
+        )
     src = store.run(run_id)
     m = src.manifest
     if m.source != "judged":
-        raise InputError(f"run {run_id!r} is {m.source}: its verdicts were not derived by evalcore's post-processing, "
-                         "so there is nothing to recompute", field="RUN")
+        raise InputError(
+            f"run {run_id!r} is {m.source}: its verdicts were not derived by evalcore's post-processing, "
+            "so there is nothing to recompute",
+            field="RUN",
+        )
     n_verdicts = store.sql("SELECT count(*) FROM read_parquet(?)", [store.path_of("run", run_id, "verdicts")])[0][0]
     if not n_verdicts:
-        raise InputError(f"run {run_id!r} has no verdicts (a pairwise grader holds choices only): nothing to rederive", field="RUN")
+        raise InputError(
+            f"run {run_id!r} has no verdicts (a pairwise grader holds choices only): nothing to rederive", field="RUN"
+        )
     spec = spec_from_manifest(m.rubric, m.knobs)
     if on_abstain is not None:
         if on_abstain not in ("judge", "fail"):
@@ -350,8 +502,10 @@ def rederive(store: Store, run_id: str, *, new_run_id: str | None = None, versio
     gen, outs, items = load_answers(store, m.gen_id)
     out_of = {(o["item_id"], o["round"]): o for o in outs}
     by_name = {c.name: c for c in rubric.criteria}
-    rows = store.records("SELECT * FROM read_parquet(?) ORDER BY item_id, gen_round, judge_round, position, criterion",
-                         [store.path_of("run", run_id, "verdicts")])
+    rows = store.records(
+        "SELECT * FROM read_parquet(?) ORDER BY item_id, gen_round, judge_round, position, criterion",
+        [store.path_of("run", run_id, "verdicts")],
+    )
     changed = 0
     new_rows = []
     for r in rows:
@@ -361,9 +515,19 @@ def rederive(store: Store, run_id: str, *, new_run_id: str | None = None, versio
         o = out_of.get((r["item_id"], r["gen_round"]), {})
         if c is not None and r.get("error") is None:
             if c.kind in MODEL_KINDS and r.get("raw_verdict") is not None:
-                d = derive(c, {"raw_verdict": r["raw_verdict"], "score": None, "covered": r.get("covered"),
-                               "missed": r.get("missed"), "triggered": r.get("triggered")},
-                           bool(o.get("abstained")), spec.on_abstain, version)
+                d = derive(
+                    c,
+                    {
+                        "raw_verdict": r["raw_verdict"],
+                        "score": None,
+                        "covered": r.get("covered"),
+                        "missed": r.get("missed"),
+                        "triggered": r.get("triggered"),
+                    },
+                    bool(o.get("abstained")),
+                    spec.on_abstain,
+                    version,
+                )
             elif c.kind not in MODEL_KINDS and o:
                 v = local_verdict(c, items.get(r["item_id"], {}), o, spec.metrics.get(c.name, "recall"))
                 d = {"passed": v["passed"], "score": v["score"], "label": None}
@@ -375,12 +539,30 @@ def rederive(store: Store, run_id: str, *, new_run_id: str | None = None, versio
             r.update(d)
         new_rows.append(r)
     calls = store.records("SELECT * FROM read_parquet(?)", [store.path_of("run", run_id, "calls")])
-    knobs = {**m.knobs, "rederived_from": run_id, "rederived_from_postprocess": m.postprocess_version,
-             "rubric_extras": spec.extras()}
-    nm = m.model_copy(update={"run_id": new_id, "created_at": utcnow(), "rubric": rubric,
-                              "rubric_hash": rubric.hash(), "postprocess_version": version, "knobs": knobs,
-                              "description": (f"{m.description} " if m.description else "")
-                              + f"[derived fields recomputed from run {run_id} under {version}, no model call]"})
+    knobs = {
+        **m.knobs,
+        "rederived_from": run_id,
+        "rederived_from_postprocess": m.postprocess_version,
+        "rubric_extras": spec.extras(),
+    }
+    nm = m.model_copy(
+        update={
+            "run_id": new_id,
+            "created_at": utcnow(),
+            "rubric": rubric,
+            "rubric_hash": rubric.hash(),
+            "postprocess_version": version,
+            "knobs": knobs,
+            "description": (f"{m.description} " if m.description else "")
+            + f"[derived fields recomputed from run {run_id} under {version}, no model call]",
+        }
+    )
     store.write_run(nm, new_rows, calls)
-    return {"run_id": new_id, "from": run_id, "postprocess_version": version, "verdicts": len(new_rows),
-            "changed": changed, "path": str(store.dir_of("run", new_id))}
+    return {
+        "run_id": new_id,
+        "from": run_id,
+        "postprocess_version": version,
+        "verdicts": len(new_rows),
+        "changed": changed,
+        "path": str(store.dir_of("run", new_id)),
+    }

@@ -42,21 +42,31 @@ def as_shown(order: str, choice: str) -> str:
     return ("left" if first_is_left else "right") if choice == "first" else ("right" if first_is_left else "left")
 
 
-PAIR_RUBRIC = S.Rubric(name="pairwise", criteria=[S.Criterion(
-    name="preference", kind="binary",
-    description="Which answer serves the person who asked better (left, right or same)?")])
+PAIR_RUBRIC = S.Rubric(
+    name="pairwise",
+    criteria=[
+        S.Criterion(
+            name="preference",
+            kind="binary",
+            description="Which answer serves the person who asked better (left, right or same)?",
+        )
+    ],
+)
 
 
 def build_pairs(store: Store, plan: dict) -> Built:
     sess = store.session(plan["session_id"])
-    pairs = store.records("SELECT pair_id, item_id, left_text, right_text FROM read_parquet(?) ORDER BY pair_id",
-                          [store.path_of("session", plan["session_id"], "pairs")])
+    pairs = store.records(
+        "SELECT pair_id, item_id, left_text, right_text FROM read_parquet(?) ORDER BY pair_id",
+        [store.path_of("session", plan["session_id"], "pairs")],
+    )
     if plan.get("limit"):
         pairs = pairs[: int(plan["limit"])]
     items: dict[str, dict] = {}
     if sess.manifest.suite_id:
-        for r in store.records("SELECT item_id, input FROM read_parquet(?)",
-                               [store.path_of("suite", sess.manifest.suite_id, "items")]):
+        for r in store.records(
+            "SELECT item_id, input FROM read_parquet(?)", [store.path_of("suite", sess.manifest.suite_id, "items")]
+        ):
             items[r["item_id"]] = r
     tpl = parse_template(plan["template"], plan["template_text"])
     price = tuple(plan["price"]) if plan.get("price") else None
@@ -65,7 +75,9 @@ def build_pairs(store: Store, plan: dict) -> Built:
     for p in pairs:
         q = (items.get(p["item_id"]) or {}).get("input") or NONE_TEXT
         for order in ("as_shown", "swapped"):
-            first, second = (p["left_text"], p["right_text"]) if order == "as_shown" else (p["right_text"], p["left_text"])
+            first, second = (
+                (p["left_text"], p["right_text"]) if order == "as_shown" else (p["right_text"], p["left_text"])
+            )
             messages = tpl.render(input=str(q), first=first, second=second)
             for jr in range(1, int(plan["rounds"]) + 1):
                 params: dict[str, Any] = {}
@@ -73,20 +85,60 @@ def build_pairs(store: Store, plan: dict) -> Built:
                     params["temperature"] = plan["temperature"]
                 if _seed(plan.get("seed"), jr) is not None:
                     params["seed"] = _seed(plan.get("seed"), jr)
-                specs.append(CallSpec(
-                    call_id=f"{p['pair_id']}/{order}/j{jr}", model=plan["model"], messages=messages, params=params,
-                    parse=parse_pair, cache_key=call_hash(plan["model"], messages, params, jr), price=pr,
-                    meta={"item_id": p["item_id"], "gen_round": 1, "judge_round": jr, "criteria": ["preference"],
-                          "prompt_hash": prompt_hash(messages), "pair_id": p["pair_id"], "order": order}))
+                specs.append(
+                    CallSpec(
+                        call_id=f"{p['pair_id']}/{order}/j{jr}",
+                        model=plan["model"],
+                        messages=messages,
+                        params=params,
+                        parse=parse_pair,
+                        cache_key=call_hash(plan["model"], messages, params, jr),
+                        price=pr,
+                        meta={
+                            "item_id": p["item_id"],
+                            "gen_round": 1,
+                            "judge_round": jr,
+                            "criteria": ["preference"],
+                            "prompt_hash": prompt_hash(messages),
+                            "pair_id": p["pair_id"],
+                            "order": order,
+                        },
+                    )
+                )
     spec = RubricSpec(rubric=PAIR_RUBRIC)
     gen = store.generation(plan["gen_id"])
-    return Built(plan, spec, gen, [], items, specs, {plan["model"]: pr}, "tolerant-parse", tpl,
-                 extra={"out_tokens": 70, "pairs": len(pairs)})
+    return Built(
+        plan,
+        spec,
+        gen,
+        [],
+        items,
+        specs,
+        {plan["model"]: pr},
+        "tolerant-parse",
+        tpl,
+        extra={"out_tokens": 70, "pairs": len(pairs)},
+    )
 
 
-def judge_pairs(store: Store, *, session_id: str | None, model: str | None, gen_id: str | None, rounds: int | None,
-                temperature: float | None, seed: int | None, limit: int | None, run_id: str | None, resume: bool,
-                reuse: bool, dry_run: bool, description: str, knobs: dict, opts: RunOptions) -> dict:
+def judge_pairs(
+    store: Store,
+    *,
+    session_id: str | None,
+    model: str | None,
+    gen_id: str | None,
+    rounds: int | None,
+    temperature: float | None,
+    seed: int | None,
+    limit: int | None,
+    run_id: str | None,
+    resume: bool,
+    reuse: bool,
+    dry_run: bool,
+    description: str,
+    knobs: dict,
+    opts: RunOptions,
+) -> dict:
     """Grade every pair of a session in both orders with a model; choices stored as-shown."""
     if resume:
         if not run_id:
@@ -95,8 +147,17 @@ def judge_pairs(store: Store, *, session_id: str | None, model: str | None, gen_
         if not wd.exists():
             raise NotFoundError(f"no pairwise run {run_id!r} in progress in {store.state}", field="--run-id")
         plan = wd.load_plan()
-        check_resume_matches(plan, {"session_id": session_id, "model": model, "rounds": rounds,
-                                    "temperature": temperature, "seed": seed, "limit": limit})
+        check_resume_matches(
+            plan,
+            {
+                "session_id": session_id,
+                "model": model,
+                "rounds": rounds,
+                "temperature": temperature,
+                "seed": seed,
+                "limit": limit,
+            },
+        )
     else:
         if not session_id or not model:
             raise InputError("--session and --model are required (unless --resume)", field="--session")
@@ -104,8 +165,9 @@ def judge_pairs(store: Store, *, session_id: str | None, model: str | None, gen_
         if gen_id is None:
             gens = [g.id for g in store.all("generation") if g.manifest.suite_id == sess.manifest.suite_id]
             if not gens:
-                raise InputError(f"no generation of suite {sess.manifest.suite_id!r} to attach the run to; "
-                                 "pass --gen", field="--gen")
+                raise InputError(
+                    f"no generation of suite {sess.manifest.suite_id!r} to attach the run to; pass --gen", field="--gen"
+                )
             gen_id = gens[0]
         store.generation(gen_id)
         run_id = run_id or _new_id("pairs")
@@ -114,14 +176,29 @@ def judge_pairs(store: Store, *, session_id: str | None, model: str | None, gen_
             if store.dir_of("run", run_id).exists():
                 raise InputError(f"run {run_id!r} already exists", field="--run-id")
             if wd.exists():
-                raise InputError(f"run {run_id!r} is in progress: finish it with --resume --run-id {run_id}",
-                                 field="--run-id")
+                raise InputError(
+                    f"run {run_id!r} is in progress: finish it with --resume --run-id {run_id}", field="--run-id"
+                )
         tpl = load_template(PAIR_TEMPLATE)
-        plan = {"kind": "pairs", "run_id": run_id, "session_id": session_id, "gen_id": gen_id, "model": model,
-                "rounds": int(rounds or 1), "temperature": temperature, "seed": seed, "limit": limit,
-                "template": PAIR_TEMPLATE, "template_text": tpl.text, "reuse": bool(reuse),
-                "price": list(opts.price) if opts.price else None, "api_base": opts.api_base,
-                "description": description, "knobs": dict(knobs or {}), "created_at": utcnow().isoformat()}
+        plan = {
+            "kind": "pairs",
+            "run_id": run_id,
+            "session_id": session_id,
+            "gen_id": gen_id,
+            "model": model,
+            "rounds": int(rounds or 1),
+            "temperature": temperature,
+            "seed": seed,
+            "limit": limit,
+            "template": PAIR_TEMPLATE,
+            "template_text": tpl.text,
+            "reuse": bool(reuse),
+            "price": list(opts.price) if opts.price else None,
+            "api_base": opts.api_base,
+            "description": description,
+            "knobs": dict(knobs or {}),
+            "created_at": utcnow().isoformat(),
+        }
     if opts.price is not None:
         plan["price"] = list(opts.price)
     built = build_pairs(store, plan)
@@ -138,23 +215,42 @@ def judge_pairs(store: Store, *, session_id: str | None, model: str | None, gen_
             rec = done[s.call_id]
             calls.append(call_row(s, rec))
             ok = rec.get("ok")
-            pv.append({"pair_id": s.meta["pair_id"], "order": s.meta["order"],
-                       "choice": as_shown(s.meta["order"], rec["parsed"]["choice"]) if ok else None,
-                       "reason": rec["parsed"]["reason"] if ok else None, "call_id": s.call_id})
+            pv.append(
+                {
+                    "pair_id": s.meta["pair_id"],
+                    "order": s.meta["order"],
+                    "choice": as_shown(s.meta["order"], rec["parsed"]["choice"]) if ok else None,
+                    "reason": rec["parsed"]["reason"] if ok else None,
+                    "call_id": s.call_id,
+                }
+            )
         rel = str(Path(wd.done_root.name) / plan["run_id"])
-        knobs_extra = {"session_id": plan["session_id"], "kind": "pairwise grader",
-                       "orders": ["as_shown", "swapped"], "choices": "as-shown terms (left, right, same)",
-                       "gen_id_note": "a pairwise run has no generation of its own; gen_id names one generation "
-                                      "of the session's suite because the contract needs one"}
-        m = _manifest(built, plan["run_id"], calls, "none", rel, extra_knobs=knobs_extra, mode="single",
-                      rubric=PAIR_RUBRIC)
-        m = m.model_copy(update={"field_order": ["preference"], "prompt_variant": "default",
-                                 "groups": None})
+        knobs_extra = {
+            "session_id": plan["session_id"],
+            "kind": "pairwise grader",
+            "orders": ["as_shown", "swapped"],
+            "choices": "as-shown terms (left, right, same)",
+            "gen_id_note": "a pairwise run has no generation of its own; gen_id names one generation "
+            "of the session's suite because the contract needs one",
+        }
+        m = _manifest(
+            built, plan["run_id"], calls, "none", rel, extra_knobs=knobs_extra, mode="single", rubric=PAIR_RUBRIC
+        )
+        m = m.model_copy(update={"field_order": ["preference"], "prompt_variant": "default", "groups": None})
         store.write_run(m, [], calls, pv)
         wd.finish()
         t = m.totals
-        return {"run_id": plan["run_id"], "status": m.status, "calls": t.calls, "failed_calls": t.failed_calls,
-                "cache_hits": m.cache_hits, "pair_verdicts": len(pv), "tokens_in": t.tokens_in,
-                "tokens_out": t.tokens_out, "cost_usd": t.cost_usd, "path": str(store.dir_of("run", plan["run_id"]))}
+        return {
+            "run_id": plan["run_id"],
+            "status": m.status,
+            "calls": t.calls,
+            "failed_calls": t.failed_calls,
+            "cache_hits": m.cache_hits,
+            "pair_verdicts": len(pv),
+            "tokens_in": t.tokens_in,
+            "tokens_out": t.tokens_out,
+            "cost_usd": t.cost_usd,
+            "path": str(store.dir_of("run", plan["run_id"])),
+        }
     finally:
         wd.unlock()

@@ -42,12 +42,16 @@ from evalcore.storage.store import Store
 def require_writable_data(data_opt: str | None, what: str = "judge") -> Path:
     """The data directory a command writes into: named explicitly, never the bundled demo."""
     if data_opt is None:
-        raise InputError(f"{what} writes into a data directory: pass --data DIR before the command (or set "
-                         "EVALCORE_DATA); the bundled demo is never written", field="--data")
+        raise InputError(
+            f"{what} writes into a data directory: pass --data DIR before the command (or set "
+            "EVALCORE_DATA); the bundled demo is never written",
+            field="--data",
+        )
     data = Path(data_opt)
     if data.exists() and data.resolve() == DEFAULT_DATA.resolve():
-        raise InputError(f"is the bundled demo, which {what} never writes: pass another --data DIR",
-                         file=str(data), field="--data")
+        raise InputError(
+            f"is the bundled demo, which {what} never writes: pass another --data DIR", file=str(data), field="--data"
+        )
     return data
 
 
@@ -101,10 +105,15 @@ def read_items_file(path: str | Path) -> list[tuple[str, int | None]]:
 def load_answers(store: Store, gen_id: str) -> tuple[Any, list[dict], dict[str, dict]]:
     """(generation entry, outputs sorted by item and round, suite items by id)."""
     gen = store.generation(gen_id)
-    outs = store.records("SELECT item_id, round, output, abstained, retrieved_doc_ids, error FROM read_parquet(?) "
-                         "ORDER BY item_id, round", [store.path_of("generation", gen_id, "outputs")])
-    items = store.records("SELECT item_id, input, context, reference, must_have, wrong_if, expected_doc_ids "
-                          "FROM read_parquet(?)", [store.path_of("suite", gen.manifest.suite_id, "items")])
+    outs = store.records(
+        "SELECT item_id, round, output, abstained, retrieved_doc_ids, error FROM read_parquet(?) "
+        "ORDER BY item_id, round",
+        [store.path_of("generation", gen_id, "outputs")],
+    )
+    items = store.records(
+        "SELECT item_id, input, context, reference, must_have, wrong_if, expected_doc_ids FROM read_parquet(?)",
+        [store.path_of("suite", gen.manifest.suite_id, "items")],
+    )
     return gen, outs, {r["item_id"]: r for r in items}
 
 
@@ -144,8 +153,9 @@ def parse_field_order(text: str | None, model_names: list[str]) -> str | list[st
         return "rotate"
     names = [t.strip() for t in str(text).split(",") if t.strip()]
     if sorted(names) != sorted(model_names):
-        raise InputError(f"must name every model-judged criterion once: {', '.join(model_names)}",
-                         field="--field-order")
+        raise InputError(
+            f"must name every model-judged criterion once: {', '.join(model_names)}", field="--field-order"
+        )
     return names
 
 
@@ -167,8 +177,9 @@ def blocks_for(spec: RubricSpec, mode: str, order: list[str], default_model: str
     for g, names in groups.items():
         ms = {model_of[n] for n in names}
         if len(ms) > 1:
-            raise InputError(f"group {g!r} mixes judge models ({', '.join(sorted(ms))}); a group is one call",
-                             field="rubric.group")
+            raise InputError(
+                f"group {g!r} mixes judge models ({', '.join(sorted(ms))}); a group is one call", field="rubric.group"
+            )
         out.append((g, names, ms.pop()))
     return out
 
@@ -187,7 +198,7 @@ class Built:
     plan: dict
     spec: RubricSpec
     gen: Any
-    outputs: list[dict]                 # selected outputs
+    outputs: list[dict]  # selected outputs
     items: dict[str, dict]
     specs: list[CallSpec]
     price_of: dict[str, Price | None]
@@ -213,9 +224,11 @@ def build_judge(store: Store, plan: dict) -> Built:
     spec = parse_rubric(plan["rubric_text"], plan["rubric_format"], plan.get("rubric_file") or "<rubric>")
     gen, outs, items = load_answers(store, plan["gen_id"])
     if gen.manifest.outputs_hash != plan["outputs_hash"]:
-        raise InputError(f"generation {plan['gen_id']!r} changed since the run was planned "
-                         f"({plan['outputs_hash']} -> {gen.manifest.outputs_hash}); start a new run",
-                         field="--gen")
+        raise InputError(
+            f"generation {plan['gen_id']!r} changed since the run was planned "
+            f"({plan['outputs_hash']} -> {gen.manifest.outputs_hash}); start a new run",
+            field="--gen",
+        )
     all_ids = sorted({o["item_id"] for o in outs})
     index_of = {i: n for n, i in enumerate(all_ids)}
     chosen = select_outputs(outs, plan.get("selection"), plan.get("limit"), plan.get("items_file") or "--items")
@@ -245,25 +258,57 @@ def build_judge(store: Store, plan: dict) -> Built:
                 if _seed(plan.get("seed"), jr) is not None:
                     params["seed"] = _seed(plan.get("seed"), jr)
                 if structured == "json_schema":
-                    params["response_format"] = {"type": "json_schema", "json_schema": {
-                        "name": "verdicts", "strict": True, "schema": response_schema(crits)}}
+                    params["response_format"] = {
+                        "type": "json_schema",
+                        "json_schema": {"name": "verdicts", "strict": True, "schema": response_schema(crits)},
+                    }
                 cid = f"{o['item_id']}/g{o['round']}/j{jr}/{block}"
-                specs.append(CallSpec(
-                    call_id=cid, model=model, messages=messages, params=params,
-                    parse=(lambda text, _c=crits: parse_verdicts(text, _c)),
-                    cache_key=call_hash(model, messages, params, jr), price=price_of[model],
-                    meta={"item_id": o["item_id"], "gen_round": o["round"], "judge_round": jr, "criteria": names,
-                          "prompt_hash": prompt_hash(messages)}))
+                specs.append(
+                    CallSpec(
+                        call_id=cid,
+                        model=model,
+                        messages=messages,
+                        params=params,
+                        parse=(lambda text, _c=crits: parse_verdicts(text, _c)),
+                        cache_key=call_hash(model, messages, params, jr),
+                        price=price_of[model],
+                        meta={
+                            "item_id": o["item_id"],
+                            "gen_round": o["round"],
+                            "judge_round": jr,
+                            "criteria": names,
+                            "prompt_hash": prompt_hash(messages),
+                        },
+                    )
+                )
     return Built(plan, spec, gen, chosen, items, specs, price_of, structured, tpl)
 
 
-def make_judge_plan(store: Store, *, gen_id: str, rubric_path: str, mode: str, model: str, rounds: int = 1,
-                    temperature: float | None = None, seed: int | None = None, field_order: str | None = None,
-                    prompt_variant: str = "default", items_file: str | None = None, limit: int | None = None,
-                    run_id: str, reuse: bool = False, price: tuple[float, float] | None = None,
-                    structured: str = "auto", api_base: str | None = None, description: str = "",
-                    knobs: dict | None = None, postprocess: str = POSTPROCESS_VERSION) -> dict:
+def make_judge_plan(
+    store: Store,
+    *,
+    gen_id: str,
+    rubric_path: str,
+    mode: str,
+    model: str,
+    rounds: int = 1,
+    temperature: float | None = None,
+    seed: int | None = None,
+    field_order: str | None = None,
+    prompt_variant: str = "default",
+    items_file: str | None = None,
+    limit: int | None = None,
+    run_id: str,
+    reuse: bool = False,
+    price: tuple[float, float] | None = None,
+    structured: str = "auto",
+    api_base: str | None = None,
+    description: str = "",
+    knobs: dict | None = None,
+    postprocess: str = POSTPROCESS_VERSION,
+) -> dict:
     from evalcore.llm.rubric import load_rubric
+
     if mode not in MODES:
         raise InputError(f"{mode!r} is not one of {', '.join(MODES)}", field="--mode")
     if rounds < 1:
@@ -281,16 +326,34 @@ def make_judge_plan(store: Store, *, gen_id: str, rubric_path: str, mode: str, m
     gen = store.generation(gen_id).manifest
     tpl = load_template(TEMPLATE)
     return {
-        "kind": "judge", "run_id": run_id, "gen_id": gen_id, "outputs_hash": gen.outputs_hash,
-        "rubric_file": Path(rubric_path).name, "rubric_format": spec.fmt, "rubric_text": spec.text,
-        "mode": mode, "model": model, "rounds": int(rounds), "temperature": temperature, "seed": seed,
-        "field_order": fo, "prompt_variant": prompt_variant, "variant_text": variant_text(prompt_variant),
-        "template": TEMPLATE, "template_text": tpl.text,
+        "kind": "judge",
+        "run_id": run_id,
+        "gen_id": gen_id,
+        "outputs_hash": gen.outputs_hash,
+        "rubric_file": Path(rubric_path).name,
+        "rubric_format": spec.fmt,
+        "rubric_text": spec.text,
+        "mode": mode,
+        "model": model,
+        "rounds": int(rounds),
+        "temperature": temperature,
+        "seed": seed,
+        "field_order": fo,
+        "prompt_variant": prompt_variant,
+        "variant_text": variant_text(prompt_variant),
+        "template": TEMPLATE,
+        "template_text": tpl.text,
         "selection": read_items_file(items_file) if items_file else None,
-        "items_file": str(items_file) if items_file else None, "limit": limit,
-        "structured": structured, "reuse": bool(reuse), "price": list(price) if price else None,
-        "api_base": api_base, "description": description, "knobs": dict(knobs or {}),
-        "postprocess_version": postprocess, "created_at": utcnow().isoformat(),
+        "items_file": str(items_file) if items_file else None,
+        "limit": limit,
+        "structured": structured,
+        "reuse": bool(reuse),
+        "price": list(price) if price else None,
+        "api_base": api_base,
+        "description": description,
+        "knobs": dict(knobs or {}),
+        "postprocess_version": postprocess,
+        "created_at": utcnow().isoformat(),
     }
 
 
@@ -304,9 +367,13 @@ def check_resume_matches(plan: dict, given: dict) -> None:
             continue
         stored = plan.get(k)
         if stored != v:
-            flag = {"gen_id": "--gen", "session_id": "--session", "suite_id": "--suite"}.get(k, f"--{k.replace('_', '-')}")
-            raise InputError(f"{v!r} differs from the run being resumed ({stored!r}); leave it out to use "
-                             "the stored plan", field=flag)
+            flag = {"gen_id": "--gen", "session_id": "--session", "suite_id": "--suite"}.get(
+                k, f"--{k.replace('_', '-')}"
+            )
+            raise InputError(
+                f"{v!r} differs from the run being resumed ({stored!r}); leave it out to use the stored plan",
+                field=flag,
+            )
 
 
 def dry_run_report(built: Built, *, local_verdicts: int, kind: str = "judge") -> dict:
@@ -329,19 +396,33 @@ def dry_run_report(built: Built, *, local_verdicts: int, kind: str = "judge") ->
             cost = None
         elif cost is not None:
             cost += s.price.cost(tin, tout) or 0.0
-        rows.append({"call_id": s.call_id, "model": s.model, "criteria": s.meta.get("criteria"),
-                     "tokens_in_est": tin, "tokens_out_est": tout})
+        rows.append(
+            {
+                "call_id": s.call_id,
+                "model": s.model,
+                "criteria": s.meta.get("criteria"),
+                "tokens_in_est": tin,
+                "tokens_out_est": tout,
+            }
+        )
     models = sorted({s.model for s in built.specs})
     return {
-        "dry_run": True, "calls": rows, "n_calls": len(rows),
+        "dry_run": True,
+        "calls": rows,
+        "n_calls": len(rows),
         "verdicts_from_calls": sum(len(r["criteria"] or []) for r in rows) if kind == "judge" else len(rows),
-        "verdicts_without_calls": local_verdicts, "tokens_in_est": est_in, "tokens_out_est": est_out,
+        "verdicts_without_calls": local_verdicts,
+        "tokens_in_est": est_in,
+        "tokens_out_est": est_out,
         "cost_usd_est": None if cost is None else round(cost, 6),
         "cost_unknown_models": sorted(unknown),
         "prices": {m: (built.price_of.get(m).source if built.price_of.get(m) else None) for m in models},
         "tokenizer": {m: tokenizer_name(m) for m in models},
-        "out_tokens_rule": ("per criterion in a call: 60 (binary, ordinal, continuous) or 110 (ternary), plus 5"
-                            if kind == "judge" else f"{built.extra.get('out_tokens', 200)} per call"),
+        "out_tokens_rule": (
+            "per criterion in a call: 60 (binary, ordinal, continuous) or 110 (ternary), plus 5"
+            if kind == "judge"
+            else f"{built.extra.get('out_tokens', 200)} per call"
+        ),
         "first_prompt": built.specs[0].messages if built.specs else None,
     }
 
@@ -354,16 +435,22 @@ def format_dry_run(r: dict, max_lines: int | None = None) -> str:
         lines.append(f"  {c['call_id']}  {c['model']}  {crit}  ~{c['tokens_in_est']} in / ~{c['tokens_out_est']} out")
     if max_lines is not None and len(r["calls"]) > max_lines:
         lines.append(f"  ... {len(r['calls']) - max_lines} more (--json lists every call)")
-    lines.append(f"verdicts from calls: {r['verdicts_from_calls']}; computed without a call: "
-                 f"{r['verdicts_without_calls']}")
-    lines.append(f"estimated tokens: {r['tokens_in_est']} in, {r['tokens_out_est']} out "
-                 f"({'; '.join(f'{m}: {t}' for m, t in r['tokenizer'].items())}; output: {r['out_tokens_rule']})")
+    lines.append(
+        f"verdicts from calls: {r['verdicts_from_calls']}; computed without a call: {r['verdicts_without_calls']}"
+    )
+    lines.append(
+        f"estimated tokens: {r['tokens_in_est']} in, {r['tokens_out_est']} out "
+        f"({'; '.join(f'{m}: {t}' for m, t in r['tokenizer'].items())}; output: {r['out_tokens_rule']})"
+    )
     if r["cost_usd_est"] is None:
-        lines.append(f"estimated cost: unknown (no price for {', '.join(r['cost_unknown_models'])}; "
-                     "pass --price IN,OUT in US dollars per million tokens)")
+        lines.append(
+            f"estimated cost: unknown (no price for {', '.join(r['cost_unknown_models'])}; "
+            "pass --price IN,OUT in US dollars per million tokens)"
+        )
     else:
-        lines.append(f"estimated cost: ${r['cost_usd_est']:.4f} ("
-                     + "; ".join(f"{m}: {s}" for m, s in r["prices"].items()) + ")")
+        lines.append(
+            f"estimated cost: ${r['cost_usd_est']:.4f} (" + "; ".join(f"{m}: {s}" for m, s in r["prices"].items()) + ")"
+        )
     if r.get("first_prompt"):
         lines.append("")
         lines.append("first prompt:")

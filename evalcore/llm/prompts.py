@@ -77,7 +77,7 @@ OUT_TOKENS = {"binary": 60, "ordinal": 60, "continuous": 60, "ternary": 110}
 @dataclass(frozen=True)
 class PromptTemplate:
     name: str
-    text: str       # the file as shipped (recorded in the run manifest)
+    text: str  # the file as shipped (recorded in the run manifest)
     system: str
     user: str
 
@@ -86,8 +86,10 @@ class PromptTemplate:
         return H.text_hash(self.text)
 
     def render(self, **values: str) -> list[dict]:
-        return [{"role": "system", "content": Template(self.system).substitute(values)},
-                {"role": "user", "content": Template(self.user).substitute(values)}]
+        return [
+            {"role": "system", "content": Template(self.system).substitute(values)},
+            {"role": "user", "content": Template(self.user).substitute(values)},
+        ]
 
 
 def template_text(name: str) -> str:
@@ -109,8 +111,9 @@ def parse_template(name: str, text: str) -> PromptTemplate:
             sections[cur].append(line)
     if set(sections) != {"system", "user"}:
         raise InputError("a template needs a [system] and a [user] section", field=f"template {name}")
-    return PromptTemplate(name, text, "\n".join(sections["system"]).strip("\n"),
-                          "\n".join(sections["user"]).strip("\n"))
+    return PromptTemplate(
+        name, text, "\n".join(sections["system"]).strip("\n"), "\n".join(sections["user"]).strip("\n")
+    )
 
 
 def load_template(name: str) -> PromptTemplate:
@@ -126,11 +129,14 @@ def variant_text(variant: str) -> str:
     try:
         return template_text(f"judge-variant-{variant}").strip()
     except InputError:
-        known = ["default"] + sorted(p.name[len("judge-variant-"):-4] for p in
-                                     resources.files("evalcore").joinpath("templates").iterdir()
-                                     if p.name.startswith("judge-variant-"))
-        raise InputError(f"unknown prompt variant {variant!r} (known: {', '.join(known)})",
-                         field="--prompt-variant") from None
+        known = ["default"] + sorted(
+            p.name[len("judge-variant-") : -4]
+            for p in resources.files("evalcore").joinpath("templates").iterdir()
+            if p.name.startswith("judge-variant-")
+        )
+        raise InputError(
+            f"unknown prompt variant {variant!r} (known: {', '.join(known)})", field="--prompt-variant"
+        ) from None
 
 
 # --------------------------------------------------------------------------- the criteria block
@@ -146,7 +152,9 @@ def _ask(c: S.Criterion) -> str:
     if c.kind == "ordinal":
         return f"a whole-number score from {_n(c.scale_min)} to {_n(c.scale_max)}; {_n(c.threshold)} or more passes"
     if c.kind == "continuous":
-        return f"a score from {_n(c.scale_min)} to {_n(c.scale_max)}, decimals allowed; {_n(c.threshold)} or more passes"
+        return (
+            f"a score from {_n(c.scale_min)} to {_n(c.scale_max)}, decimals allowed; {_n(c.threshold)} or more passes"
+        )
     return "correct, partial or wrong"
 
 
@@ -157,8 +165,10 @@ def _shape(c: S.Criterion) -> str:
         return f'"score": <integer {_n(c.scale_min)} to {_n(c.scale_max)}>'
     if c.kind == "continuous":
         return f'"score": <number {_n(c.scale_min)} to {_n(c.scale_max)}>'
-    return ('"covered": ["<must-have items the answer contains>"], "missed": ["<must-have items it lacks>"], '
-            '"triggered": ["<wrong-if items that apply>"], "label": "correct" | "partial" | "wrong"')
+    return (
+        '"covered": ["<must-have items the answer contains>"], "missed": ["<must-have items it lacks>"], '
+        '"triggered": ["<wrong-if items that apply>"], "label": "correct" | "partial" | "wrong"'
+    )
 
 
 def criteria_block(crits: list[S.Criterion], item: dict, spec: RubricSpec) -> str:
@@ -175,8 +185,10 @@ def criteria_block(crits: list[S.Criterion], item: dict, spec: RubricSpec) -> st
             lines += [f"   - {x}" for x in (item.get("must_have") or [])] or [f"   - {NONE_TEXT}"]
             lines.append('   Wrong if (name each one that applies in "triggered"):')
             lines += [f"   - {x}" for x in (item.get("wrong_if") or [])] or [f"   - {NONE_TEXT}"]
-            lines.append("   correct: every must-have item and no wrong-if item; partial: some must-have items "
-                         "missing and no wrong-if item; wrong: a wrong-if item applies or the answer misses the point.")
+            lines.append(
+                "   correct: every must-have item and no wrong-if item; partial: some must-have items "
+                "missing and no wrong-if item; wrong: a wrong-if item applies or the answer misses the point."
+            )
         for ex in spec.examples.get(c.name, []):
             why = f" ({ex['reason']})" if ex.get("reason") else ""
             lines.append(f"   Example: answer {json.dumps(ex['output'], ensure_ascii=False)} -> {ex['verdict']}{why}")
@@ -189,12 +201,18 @@ def criteria_block(crits: list[S.Criterion], item: dict, spec: RubricSpec) -> st
     return "\n".join(lines)
 
 
-def render_judge_prompt(tpl: PromptTemplate, variant: str, item: dict, output: str, crits: list[S.Criterion],
-                        spec: RubricSpec) -> list[dict]:
+def render_judge_prompt(
+    tpl: PromptTemplate, variant: str, item: dict, output: str, crits: list[S.Criterion], spec: RubricSpec
+) -> list[dict]:
     """The messages of one judge call."""
-    return tpl.render(variant=f"\n\n{variant}" if variant else "", input=str(item.get("input") or ""),
-                      context=item.get("context") or NONE_TEXT, reference=item.get("reference") or NONE_TEXT,
-                      output=output, criteria_block=criteria_block(crits, item, spec))
+    return tpl.render(
+        variant=f"\n\n{variant}" if variant else "",
+        input=str(item.get("input") or ""),
+        context=item.get("context") or NONE_TEXT,
+        reference=item.get("reference") or NONE_TEXT,
+        output=output,
+        criteria_block=criteria_block(crits, item, spec),
+    )
 
 
 def prompt_hash(messages: list[dict]) -> str:
@@ -211,25 +229,32 @@ class _Answer(BaseModel):
 
 class BinaryAnswer(_Answer):
     """A binary criterion: the reason, then pass or fail."""
+
     verdict: str | bool
 
 
 class ScoreAnswer(_Answer):
     """An ordinal or continuous criterion: the reason, then a score on the scale."""
+
     score: float | int | str
 
 
 class TernaryAnswer(_Answer):
     """A ternary criterion: the reason, the must-have items covered and missed, the wrong-if items
     triggered, then correct / partial / wrong."""
+
     covered: list[str] = []
     missed: list[str] = []
     triggered: list[str] = []
     label: str
 
 
-ANSWER_MODELS: dict[str, type[_Answer]] = {"binary": BinaryAnswer, "ordinal": ScoreAnswer,
-                                           "continuous": ScoreAnswer, "ternary": TernaryAnswer}
+ANSWER_MODELS: dict[str, type[_Answer]] = {
+    "binary": BinaryAnswer,
+    "ordinal": ScoreAnswer,
+    "continuous": ScoreAnswer,
+    "ternary": TernaryAnswer,
+}
 _PASS = {"pass", "passed", "yes", "true"}
 _FAIL = {"fail", "failed", "no", "false"}
 
@@ -249,7 +274,7 @@ def json_object(text: str) -> dict:
         try:
             if b <= a:
                 raise first
-            obj = json.loads(t[a:b + 1])
+            obj = json.loads(t[a : b + 1])
         except ValueError as e:
             msg, pos = getattr(e, "msg", str(e)), getattr(e, "pos", "?")
             raise ParseError(f"the reply is not valid JSON ({msg} at char {pos})", text) from None
@@ -286,8 +311,16 @@ def parse_verdicts(text: str, crits: list[S.Criterion]) -> list[dict]:
             loc = ".".join(str(p) for p in x["loc"])
             what = "is missing" if x["type"] == "missing" else f"is invalid ({x['msg']})"
             raise ParseError(f"{c.name}.{loc} {what}", text) from None
-        entry: dict[str, Any] = {"criterion": c.name, "position": position[i], "reason": m.reason, "score": None,
-                                 "label": None, "covered": None, "missed": None, "triggered": None}
+        entry: dict[str, Any] = {
+            "criterion": c.name,
+            "position": position[i],
+            "reason": m.reason,
+            "score": None,
+            "label": None,
+            "covered": None,
+            "missed": None,
+            "triggered": None,
+        }
         if isinstance(m, BinaryAnswer):
             val = m.verdict
             norm = ("pass" if val else "fail") if isinstance(val, bool) else str(val).strip().lower()
@@ -305,16 +338,18 @@ def parse_verdicts(text: str, crits: list[S.Criterion]) -> list[dict]:
             if c.kind == "ordinal" and not x.is_integer():
                 raise ParseError(f"{c.name}.score {_raw(val)!r} is not a whole number", text)
             if not c.scale_min <= x <= c.scale_max:  # type: ignore[operator]
-                raise ParseError(f"{c.name}.score {_raw(val)!r} is outside the scale {_n(c.scale_min)}-"
-                                 f"{_n(c.scale_max)}", text)
+                raise ParseError(
+                    f"{c.name}.score {_raw(val)!r} is outside the scale {_n(c.scale_min)}-{_n(c.scale_max)}", text
+                )
             entry["raw_verdict"] = _raw(val)
             entry["score"] = x
         else:
             assert isinstance(m, TernaryAnswer)
             if m.label.strip().lower() not in S.TERNARY_LABELS:
                 raise ParseError(f"{c.name}.label {m.label!r} is not correct, partial or wrong", text)
-            entry.update(raw_verdict=m.label, covered=list(m.covered), missed=list(m.missed),
-                         triggered=list(m.triggered))
+            entry.update(
+                raw_verdict=m.label, covered=list(m.covered), missed=list(m.missed), triggered=list(m.triggered)
+            )
         out.append(entry)
     return out
 
@@ -345,8 +380,10 @@ def derive(c: S.Criterion, entry: dict, abstained: bool, on_abstain: str, versio
     """Derived fields (passed, score, label) of one judged criterion under a post-processing version.
     ``entry`` holds the judge's own output (raw_verdict, score, covered, missed, triggered)."""
     if version not in POSTPROCESS_VERSIONS:
-        raise InputError(f"unknown post-processing version {version!r} (known: {', '.join(POSTPROCESS_VERSIONS)})",
-                         field="--postprocess")
+        raise InputError(
+            f"unknown post-processing version {version!r} (known: {', '.join(POSTPROCESS_VERSIONS)})",
+            field="--postprocess",
+        )
     raw = entry.get("raw_verdict")
     score = entry.get("score")
     label = None
@@ -377,7 +414,17 @@ def local_verdict(c: S.Criterion, item: dict, out: dict, metric: str) -> dict:
         assert c.check is not None
         o = run_check(c.check, out.get("output") or "", item.get("reference"))
     else:
-        o = retrieval_outcome(out.get("retrieved_doc_ids"), item.get("expected_doc_ids"), k=c.k,
-                              threshold=float(c.threshold or 0), metric=metric)
-    return {"passed": o.passed, "score": o.score, "raw_verdict": o.raw_verdict, "reason": o.reason or None,
-            "error": o.error}
+        o = retrieval_outcome(
+            out.get("retrieved_doc_ids"),
+            item.get("expected_doc_ids"),
+            k=c.k,
+            threshold=float(c.threshold or 0),
+            metric=metric,
+        )
+    return {
+        "passed": o.passed,
+        "score": o.score,
+        "raw_verdict": o.raw_verdict,
+        "reason": o.reason or None,
+        "error": o.error,
+    }

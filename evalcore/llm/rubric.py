@@ -136,6 +136,7 @@ def parse_rubric(text: str, fmt: str, where: str = "<rubric>") -> RubricSpec:
 def _load(text: str, fmt: str, where: str) -> Any:
     if fmt == "toml":
         import tomllib
+
         try:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -144,8 +145,9 @@ def _load(text: str, fmt: str, where: str) -> Any:
         try:
             import yaml
         except ImportError:  # pragma: no cover - pyyaml comes with litellm
-            raise InputError("YAML rubrics need PyYAML (pip install pyyaml); or write the rubric in TOML",
-                             file=where, field="rubric") from None
+            raise InputError(
+                "YAML rubrics need PyYAML (pip install pyyaml); or write the rubric in TOML", file=where, field="rubric"
+            ) from None
         try:
             return yaml.safe_load(text)
         except yaml.YAMLError as e:
@@ -225,8 +227,13 @@ def rubric_from_dict(data: Any, where: str = "<rubric>") -> RubricSpec:
             examples[name] = _check_examples(ex, crit, f"{at}.examples", err)
         criteria.append(crit)
     rubric = S.Rubric(name=str(data.get("name") or "rubric"), criteria=criteria)
-    return RubricSpec(rubric=rubric, examples=examples, metrics=metrics, on_abstain=on_abstain,
-                      description=str(data.get("description") or ""))
+    return RubricSpec(
+        rubric=rubric,
+        examples=examples,
+        metrics=metrics,
+        on_abstain=on_abstain,
+        description=str(data.get("description") or ""),
+    )
 
 
 def _check_kind(kind: str, c: dict, at: str, err) -> None:
@@ -238,8 +245,10 @@ def _check_kind(kind: str, c: dict, at: str, err) -> None:
     if kind in ("ordinal", "continuous"):
         for k in scale:
             if c.get(k) is None:
-                raise err(f"{at}.{k}", f"an {kind} criterion needs {k}" if kind == "ordinal"
-                          else f"a {kind} criterion needs {k}")
+                raise err(
+                    f"{at}.{k}",
+                    f"an {kind} criterion needs {k}" if kind == "ordinal" else f"a {kind} criterion needs {k}",
+                )
             if not _num(c[k]):
                 raise err(f"{at}.{k}", f"{c[k]!r} is not a number")
         lo, hi, th = c["scale_min"], c["scale_max"], c["threshold"]
@@ -254,7 +263,7 @@ def _check_kind(kind: str, c: dict, at: str, err) -> None:
                 raise err(f"{at}.{k}", f"an {kind} criterion has no {k}")
     if kind == "check":
         if not isinstance(c.get("check"), dict):
-            raise err(f"{at}.check", "a check criterion needs a check table, e.g. { type = \"regex\", pattern = \"...\" }")
+            raise err(f"{at}.check", 'a check criterion needs a check table, e.g. { type = "regex", pattern = "..." }')
         ck = c["check"]
         t = ck.get("type")
         if t in ("regex", "contains") and not isinstance(ck.get("pattern"), str):
@@ -298,8 +307,13 @@ def _check_examples(ex: Any, crit: S.Criterion, at: str, err) -> list[dict]:
         if crit.kind == "ternary" and v not in TERNARY_LABELS:
             raise err(f"{a}.verdict", f"{v!r} is not one of {', '.join(TERNARY_LABELS)}")
         if crit.kind in ("ordinal", "continuous"):
-            if not _num(v) or not crit.scale_min <= v <= crit.scale_max or (  # type: ignore[operator]
-                    crit.kind == "ordinal" and not float(v).is_integer()):
+            if (
+                not _num(v)
+                or not crit.scale_min <= v <= crit.scale_max
+                or (  # type: ignore[operator]
+                    crit.kind == "ordinal" and not float(v).is_integer()
+                )
+            ):
                 raise err(f"{a}.verdict", f"{v!r} is not a score on the scale {crit.scale_min:g}-{crit.scale_max:g}")
         r = e.get("reason")
         if r is not None and not isinstance(r, str):
@@ -311,5 +325,9 @@ def _check_examples(ex: Any, crit: S.Criterion, at: str, err) -> list[dict]:
 def spec_from_manifest(rubric: S.Rubric, knobs: dict) -> RubricSpec:
     """The rubric of a stored run with its recorded extras (for ``rederive``)."""
     x = (knobs or {}).get("rubric_extras") or {}
-    return RubricSpec(rubric=rubric, examples=dict(x.get("examples") or {}), metrics=dict(x.get("metrics") or {}),
-                      on_abstain=x.get("on_abstain", "judge"))
+    return RubricSpec(
+        rubric=rubric,
+        examples=dict(x.get("examples") or {}),
+        metrics=dict(x.get("metrics") or {}),
+        on_abstain=x.get("on_abstain", "judge"),
+    )

@@ -1,5 +1,4 @@
-"""Blinded pairwise sessions: normalisation, identifiability, making and grading sessions, the report.
-"""
+"""Blinded pairwise sessions: normalisation, identifiability, making and grading sessions, the report."""
 
 from .blinding import (
     DEFAULT_BOOT,
@@ -53,7 +52,6 @@ from .sessions import (
 )
 
 __all__ = [
-    "Arm",
     "BLINDING_FILE",
     "CHOICES",
     "DB_NAME",
@@ -64,15 +62,16 @@ __all__ = [
     "FILE_TEXT_COLUMNS",
     "GUESSES",
     "ID_ALPHABET",
-    "JudgmentStore",
     "LEVEL",
     "NORMALISATIONS",
     "PAIRS_DB_VERSION",
     "PROBE_PAIRS",
     "RIDGE",
+    "UNBLINDED_FILE",
+    "Arm",
+    "JudgmentStore",
     "SessionOpenError",
     "SessionPlan",
-    "UNBLINDED_FILE",
     "balanced_sides",
     "check_steps",
     "close_session",

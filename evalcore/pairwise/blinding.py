@@ -46,7 +46,7 @@ these features, not from everything; the people's probe on the grading page meas
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 import numpy as np
 

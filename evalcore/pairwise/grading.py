@@ -6,9 +6,10 @@ import hashlib
 import json
 import math
 import sqlite3
+from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -52,16 +53,20 @@ class JudgmentStore:
         if row is None:
             con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(PAIRS_DB_VERSION),))
         elif int(row[0]) > PAIRS_DB_VERSION:
-            raise FormatError(f"schema_version {row[0]} is newer than this evalcore reads ({PAIRS_DB_VERSION})",
-                              file=self.path, field="schema_version")
+            raise FormatError(
+                f"schema_version {row[0]} is newer than this evalcore reads ({PAIRS_DB_VERSION})",
+                file=self.path,
+                field="schema_version",
+            )
         return con
 
     def _insert(self, table: str, cols: tuple[str, ...], values: tuple) -> dict[str, Any]:
         with closing(self._connect()) as con:
             con.execute("BEGIN IMMEDIATE")
             try:
-                cur = con.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                                  values)
+                cur = con.execute(
+                    f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})", values
+                )
                 rid = cur.lastrowid
                 con.execute("COMMIT")
             except BaseException:
@@ -70,15 +75,23 @@ class JudgmentStore:
             pk = "judgment_id" if table == "judgments" else "probe_id"
             return dict(con.execute(f"SELECT * FROM {table} WHERE {pk} = ?", (rid,)).fetchone())
 
-    def add(self, session_id: str, pair_id: str, reviewer: str, choice: str, seconds: float | None = None,
-            via: str = "cli") -> dict[str, Any]:
-        return self._insert("judgments", ("session_id", "pair_id", "reviewer", "choice", "seconds", "created_at", "via"),
-                            (session_id, pair_id, reviewer.strip(), choice, seconds, utcnow().isoformat(), via))
+    def add(
+        self, session_id: str, pair_id: str, reviewer: str, choice: str, seconds: float | None = None, via: str = "cli"
+    ) -> dict[str, Any]:
+        return self._insert(
+            "judgments",
+            ("session_id", "pair_id", "reviewer", "choice", "seconds", "created_at", "via"),
+            (session_id, pair_id, reviewer.strip(), choice, seconds, utcnow().isoformat(), via),
+        )
 
-    def add_probe(self, session_id: str, pair_id: str, reviewer: str, guess: str, seconds: float | None = None,
-                  via: str = "app") -> dict[str, Any]:
-        return self._insert("probes", ("session_id", "pair_id", "reviewer", "guess", "seconds", "created_at", "via"),
-                            (session_id, pair_id, reviewer.strip(), guess, seconds, utcnow().isoformat(), via))
+    def add_probe(
+        self, session_id: str, pair_id: str, reviewer: str, guess: str, seconds: float | None = None, via: str = "app"
+    ) -> dict[str, Any]:
+        return self._insert(
+            "probes",
+            ("session_id", "pair_id", "reviewer", "guess", "seconds", "created_at", "via"),
+            (session_id, pair_id, reviewer.strip(), guess, seconds, utcnow().isoformat(), via),
+        )
 
     def _rows(self, sql: str, params: tuple) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -91,8 +104,10 @@ class JudgmentStore:
 
     def current(self, session_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
         """The latest choice of each reviewer on each pair."""
-        sql = ("SELECT j.* FROM judgments j WHERE j.session_id = ? AND j.judgment_id = (SELECT max(k.judgment_id) "
-               "FROM judgments k WHERE k.session_id = j.session_id AND k.pair_id = j.pair_id AND k.reviewer = j.reviewer)")
+        sql = (
+            "SELECT j.* FROM judgments j WHERE j.session_id = ? AND j.judgment_id = (SELECT max(k.judgment_id) "
+            "FROM judgments k WHERE k.session_id = j.session_id AND k.pair_id = j.pair_id AND k.reviewer = j.reviewer)"
+        )
         params: tuple = (session_id,)
         if reviewer is not None:
             sql += " AND j.reviewer = ?"
@@ -100,8 +115,10 @@ class JudgmentStore:
         return self._rows(sql + " ORDER BY j.judgment_id", params)
 
     def probes(self, session_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
-        sql = ("SELECT p.* FROM probes p WHERE p.session_id = ? AND p.probe_id = (SELECT max(q.probe_id) FROM probes q "
-               "WHERE q.session_id = p.session_id AND q.pair_id = p.pair_id AND q.reviewer = p.reviewer)")
+        sql = (
+            "SELECT p.* FROM probes p WHERE p.session_id = ? AND p.probe_id = (SELECT max(q.probe_id) FROM probes q "
+            "WHERE q.session_id = p.session_id AND q.pair_id = p.pair_id AND q.reviewer = p.reviewer)"
+        )
         params: tuple = (session_id,)
         if reviewer is not None:
             sql += " AND p.reviewer = ?"
@@ -134,22 +151,33 @@ def sessions_overview(store: Store) -> list[dict[str, Any]]:
     out = []
     for sid in store.ids("session"):
         m = store.session(sid).manifest
-        out.append({**session_status(store, sid), "n_pairs": m.n_pairs, "suite_id": m.suite_id,
-                    "source": m.source, "simulated": m.simulated, "created_at": m.created_at.isoformat()})
+        out.append(
+            {
+                **session_status(store, sid),
+                "n_pairs": m.n_pairs,
+                "suite_id": m.suite_id,
+                "source": m.source,
+                "simulated": m.simulated,
+                "created_at": m.created_at.isoformat(),
+            }
+        )
     return out
 
 
 def load_pairs(store: Store, session_id: str) -> list[dict[str, Any]]:
-    return store.records("SELECT pair_id, item_id, left_text, right_text, mirror_of, holdout FROM read_parquet(?) "
-                         "ORDER BY pair_id", [store.path_of("session", session_id, "pairs")])
+    return store.records(
+        "SELECT pair_id, item_id, left_text, right_text, mirror_of, holdout FROM read_parquet(?) ORDER BY pair_id",
+        [store.path_of("session", session_id, "pairs")],
+    )
 
 
 def _order_key(session_id: str, reviewer: str, pair_id: str) -> str:
     return hashlib.sha256(f"{session_id}\x00{reviewer.strip()}\x00{pair_id}".encode()).hexdigest()
 
 
-def reviewer_order(pair_ids: Iterable[str], session_id: str, reviewer: str,
-                   mirror_of: dict[str, str | None] | None = None) -> list[str]:
+def reviewer_order(
+    pair_ids: Iterable[str], session_id: str, reviewer: str, mirror_of: dict[str, str | None] | None = None
+) -> list[str]:
     """The order a reviewer sees the pairs in: fixed per reviewer (so grading resumes where it
     left off), different between reviewers (so no order effect is shared by all). A mirrored
     pair that would come within a quarter of the session after its original is moved to the end,
@@ -178,14 +206,23 @@ def _check_reviewer(reviewer: str | None) -> str:
     return r
 
 
-def record_judgment(store: Store, session_id: str, pair_id: str, reviewer: str, choice: str,
-                    seconds: float | None = None, via: str = "cli") -> dict[str, Any]:
+def record_judgment(
+    store: Store,
+    session_id: str,
+    pair_id: str,
+    reviewer: str,
+    choice: str,
+    seconds: float | None = None,
+    via: str = "cli",
+) -> dict[str, Any]:
     """Append a choice (left, right or same, as shown) on a pair of an open session."""
     reviewer = _check_reviewer(reviewer)
     if choice not in CHOICES:
         raise InputError(f"choice {choice!r} is not one of {', '.join(CHOICES)}", field="--choice")
     _require_open(store, session_id)
-    ids = {p[0] for p in store.sql("SELECT pair_id FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])}
+    ids = {
+        p[0] for p in store.sql("SELECT pair_id FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])
+    }
     if pair_id not in ids:
         raise NotFoundError(f"no pair {pair_id!r} in session {session_id!r}", field="--pair")
     if seconds is not None and (not math.isfinite(float(seconds)) or float(seconds) < 0):
@@ -193,14 +230,23 @@ def record_judgment(store: Store, session_id: str, pair_id: str, reviewer: str, 
     return JudgmentStore(store).add(session_id, pair_id, reviewer, choice, seconds, via)
 
 
-def record_probe(store: Store, session_id: str, pair_id: str, reviewer: str, guess: str,
-                 seconds: float | None = None, via: str = "app") -> dict[str, Any]:
+def record_probe(
+    store: Store,
+    session_id: str,
+    pair_id: str,
+    reviewer: str,
+    guess: str,
+    seconds: float | None = None,
+    via: str = "app",
+) -> dict[str, Any]:
     """Append a probe answer: which side the reviewer thinks their arm X wrote (or unsure)."""
     reviewer = _check_reviewer(reviewer)
     if guess not in GUESSES:
         raise InputError(f"guess {guess!r} is not one of {', '.join(GUESSES)}", field="guess")
     _require_open(store, session_id)
-    ids = {p[0] for p in store.sql("SELECT pair_id FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])}
+    ids = {
+        p[0] for p in store.sql("SELECT pair_id FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])
+    }
     if pair_id not in ids:
         raise NotFoundError(f"no pair {pair_id!r} in session {session_id!r}", field="pair")
     return JudgmentStore(store).add_probe(session_id, pair_id, reviewer, guess, seconds, via)
@@ -210,32 +256,44 @@ def progress(store: Store, session_id: str, reviewer: str) -> dict[str, Any]:
     """Where one reviewer stands: pairs graded, the next pair in their order (None when done),
     and the probe pairs still to answer. Reads no choice but the reviewer's own count."""
     reviewer = _check_reviewer(reviewer)
-    mirror_of = dict(store.sql("SELECT pair_id, mirror_of FROM read_parquet(?)",
-                               [store.path_of("session", session_id, "pairs")]))
+    mirror_of = dict(
+        store.sql("SELECT pair_id, mirror_of FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])
+    )
     pairs = [{"pair_id": k} for k in mirror_of]
     order = reviewer_order([p["pair_id"] for p in pairs], session_id, reviewer, mirror_of)
     js = JudgmentStore(store)
     done = {j["pair_id"] for j in js.current(session_id, reviewer)}
     nxt = next((p for p in order if p not in done), None)
     originals = [p for p in order if not mirror_of[p]]
-    probe = originals[:min(PROBE_PAIRS, len(originals))]
+    probe = originals[: min(PROBE_PAIRS, len(originals))]
     probed = {p["pair_id"] for p in js.probes(session_id, reviewer)}
-    return {"session_id": session_id, "reviewer": reviewer, "total": len(order), "graded": len(done & set(order)),
-            "next_pair": nxt, "probe_pairs": probe, "probe_left": [p for p in probe if p not in probed]}
+    return {
+        "session_id": session_id,
+        "reviewer": reviewer,
+        "total": len(order),
+        "graded": len(done & set(order)),
+        "next_pair": nxt,
+        "probe_pairs": probe,
+        "probe_left": [p for p in probe if p not in probed],
+    }
 
 
 def pair_view(store: Store, session_id: str, pair_id: str) -> dict[str, Any]:
     """One pair as the grader sees it: the item's input (when the suite is there) and both texts."""
-    rows = store.records("SELECT pair_id, item_id, left_text, right_text FROM read_parquet(?) WHERE pair_id = ?",
-                         [store.path_of("session", session_id, "pairs"), pair_id])
+    rows = store.records(
+        "SELECT pair_id, item_id, left_text, right_text FROM read_parquet(?) WHERE pair_id = ?",
+        [store.path_of("session", session_id, "pairs"), pair_id],
+    )
     if not rows:
         raise NotFoundError(f"no pair {pair_id!r} in session {session_id!r}", field="pair")
     p = rows[0]
     m = store.session(session_id).manifest
     p["input"] = None
     if m.suite_id and store.dir_of("suite", m.suite_id).is_dir():
-        r = store.sql("SELECT input FROM read_parquet(?) WHERE item_id = ?",
-                      [store.path_of("suite", m.suite_id, "items"), p["item_id"]])
+        r = store.sql(
+            "SELECT input FROM read_parquet(?) WHERE item_id = ?",
+            [store.path_of("suite", m.suite_id, "items"), p["item_id"]],
+        )
         p["input"] = r[0][0] if r else None
     return p
 
@@ -253,6 +311,7 @@ def read_key(keys_dir: Path | str, session_id: str) -> tuple[S.KeyManifest, list
     if km.session_id != session_id:
         raise FormatError(f"is the key of session {km.session_id!r}", file=d / "key.json", field="session_id")
     from evalcore.storage.files import check_parquet
+
     check_parquet(d / "key.parquet", "key")
     rows = pq.read_table(d / "key.parquet").to_pylist()
     record = None
@@ -261,7 +320,9 @@ def read_key(keys_dir: Path | str, session_id: str) -> tuple[S.KeyManifest, list
     return km, rows, record
 
 
-def close_session(store: Store, session_id: str, keys_dir: Path | str, *, n_perm: int = blinding.DEFAULT_PERMUTATIONS) -> dict:
+def close_session(
+    store: Store, session_id: str, keys_dir: Path | str, *, n_perm: int = blinding.DEFAULT_PERMUTATIONS
+) -> dict:
     """Unblind: check the key against the session and write ``<state>/sessions/<id>/unblinded.json``.
     The data directory is not touched. Refused when the session is already unblinded here."""
     entry = store.session(session_id)
@@ -272,8 +333,9 @@ def close_session(store: Store, session_id: str, keys_dir: Path | str, *, n_perm
     pairs = load_pairs(store, session_id)
     arms = list(km.arms)
     if len(arms) != 2:
-        raise FormatError(f"names {len(arms)} arms, a session has two", file=Path(keys_dir) / session_id / "key.json",
-                          field="arms")
+        raise FormatError(
+            f"names {len(arms)} arms, a session has two", file=Path(keys_dir) / session_id / "key.json", field="arms"
+        )
     by_id = {r["pair_id"]: r for r in rows}
     kfile = Path(keys_dir).resolve() / session_id / "key.parquet"
     for p in pairs:
@@ -281,19 +343,26 @@ def close_session(store: Store, session_id: str, keys_dir: Path | str, *, n_perm
         if k is None:
             raise FormatError(f"has no row for pair {p['pair_id']!r} of the session", file=kfile, field="pair_id")
         if {k["left_arm"], k["right_arm"]} != set(arms):
-            raise FormatError(f"pair {p['pair_id']!r} is not one of each arm ({k['left_arm']!r}, {k['right_arm']!r})",
-                              file=kfile, field="left_arm")
+            raise FormatError(
+                f"pair {p['pair_id']!r} is not one of each arm ({k['left_arm']!r}, {k['right_arm']!r})",
+                file=kfile,
+                field="left_arm",
+            )
     extra = set(by_id) - {p["pair_id"] for p in pairs}
     if extra:
-        raise FormatError(f"has {len(extra)} pair(s) the session does not (e.g. {sorted(extra)[0]!r})", file=kfile,
-                          field="pair_id")
+        raise FormatError(
+            f"has {len(extra)} pair(s) the session does not (e.g. {sorted(extra)[0]!r})", file=kfile, field="pair_id"
+        )
     by_pair = {p["pair_id"]: p for p in pairs}
     for p in pairs:  # a mirror repeats its original with the arms swapped
         if p["mirror_of"]:
             o, k = by_id[p["mirror_of"]], by_id[p["pair_id"]]
             if (o["left_arm"], o["right_arm"]) != (k["right_arm"], k["left_arm"]) or p["mirror_of"] not in by_pair:
-                raise FormatError(f"mirror {p['pair_id']!r} does not swap the arms of {p['mirror_of']!r}", file=kfile,
-                                  field="left_arm")
+                raise FormatError(
+                    f"mirror {p['pair_id']!r} does not swap the arms of {p['mirror_of']!r}",
+                    file=kfile,
+                    field="left_arm",
+                )
     if record is not None and record.get("arms"):
         arms = [a for a in record["arms"] if a in km.arms] or arms
         ident = record.get("identifiability")
@@ -302,23 +371,50 @@ def close_session(store: Store, session_id: str, keys_dir: Path | str, *, n_perm
     if ident is None:  # a session not made by `pairs make`: measure the shown texts only
         originals = [p for p in pairs if not p["mirror_of"]]
         fl = [by_id[p["pair_id"]]["left_arm"] == arms[0] for p in originals]
-        after = blinding.identifiability(blinding.feature_matrix([p["left_text"] for p in originals]),
-                                         blinding.feature_matrix([p["right_text"] for p in originals]), fl,
-                                         seed=int(entry.manifest.settings.seed), n_perm=n_perm)
+        after = blinding.identifiability(
+            blinding.feature_matrix([p["left_text"] for p in originals]),
+            blinding.feature_matrix([p["right_text"] for p in originals]),
+            fl,
+            seed=int(entry.manifest.settings.seed),
+            n_perm=n_perm,
+        )
         after["feature_means"] = {
-            a: blinding.feature_means([p["left_text"] if by_id[p["pair_id"]]["left_arm"] == a else p["right_text"]
-                                       for p in originals]) for a in arms}
-        ident = {"before": {"accuracy": None, "reason": "the raw answers were not recorded: this session was not made "
-                            "by `evalcore pairs make`"}, "after": after}
-    rec = {"schema_version": S.SCHEMA_VERSION, "session_id": session_id, "closed_at": utcnow().isoformat(),
-           "arms": arms, "sources": dict(km.arms), "key": [by_id[p["pair_id"]] for p in pairs],
-           "identifiability": ident,
-           "made": {k: record[k] for k in ("gen_round", "normalise", "length_match", "words_trimmed", "missing")
-                    if k in record} if record else None,
-           "judgments_at_close": len(_people(store, session_id))}
+            a: blinding.feature_means(
+                [p["left_text"] if by_id[p["pair_id"]]["left_arm"] == a else p["right_text"] for p in originals]
+            )
+            for a in arms
+        }
+        ident = {
+            "before": {
+                "accuracy": None,
+                "reason": "the raw answers were not recorded: this session was not made by `evalcore pairs make`",
+            },
+            "after": after,
+        }
+    rec = {
+        "schema_version": S.SCHEMA_VERSION,
+        "session_id": session_id,
+        "closed_at": utcnow().isoformat(),
+        "arms": arms,
+        "sources": dict(km.arms),
+        "key": [by_id[p["pair_id"]] for p in pairs],
+        "identifiability": ident,
+        "made": {
+            k: record[k] for k in ("gen_round", "normalise", "length_match", "words_trimmed", "missing") if k in record
+        }
+        if record
+        else None,
+        "judgments_at_close": len(_people(store, session_id)),
+    }
     atomic_write_bytes(out, (json.dumps(rec, indent=1, default=str) + "\n").encode("utf-8"))
-    return {"session_id": session_id, "closed": True, "unblinded": str(out), "arms": arms, "pairs": len(pairs),
-            "judgments": rec["judgments_at_close"]}
+    return {
+        "session_id": session_id,
+        "closed": True,
+        "unblinded": str(out),
+        "arms": arms,
+        "pairs": len(pairs),
+        "judgments": rec["judgments_at_close"],
+    }
 
 
 def unblinded(store: Store, session_id: str) -> dict:
@@ -326,10 +422,16 @@ def unblinded(store: Store, session_id: str) -> dict:
     st = session_status(store, session_id)
     if not st["unblinded"]:
         if st["status"] == "open":
-            raise SessionOpenError(f"session {session_id!r} is open: results are shown only after "
-                                   f"`evalcore pairs close --session {session_id} --keys DIR`", field="--session")
-        raise SessionOpenError(f"session {session_id!r} is closed but not unblinded in this state directory: run "
-                               f"`evalcore pairs close --session {session_id} --keys DIR`", field="--session")
+            raise SessionOpenError(
+                f"session {session_id!r} is open: results are shown only after "
+                f"`evalcore pairs close --session {session_id} --keys DIR`",
+                field="--session",
+            )
+        raise SessionOpenError(
+            f"session {session_id!r} is closed but not unblinded in this state directory: run "
+            f"`evalcore pairs close --session {session_id} --keys DIR`",
+            field="--session",
+        )
     return json.loads(_unblinded_path(store, session_id).read_text(encoding="utf-8"))
 
 
@@ -339,10 +441,16 @@ def _people(store: Store, session_id: str) -> list[dict]:
     e = store.session(session_id)
     rows: dict[tuple[str, str], dict] = {}
     if (e.path / "judgments.parquet").exists():
-        for r in store.records("SELECT pair_id, reviewer, choice, seconds FROM read_parquet(?)",
-                               [str(e.path / "judgments.parquet")]):
+        for r in store.records(
+            "SELECT pair_id, reviewer, choice, seconds FROM read_parquet(?)", [str(e.path / "judgments.parquet")]
+        ):
             rows[(r["pair_id"], r["reviewer"])] = {**r, "source": "shipped"}
     for r in JudgmentStore(store).current(session_id):
-        rows[(r["pair_id"], r["reviewer"])] = {"pair_id": r["pair_id"], "reviewer": r["reviewer"],
-                                               "choice": r["choice"], "seconds": r["seconds"], "source": "state"}
+        rows[(r["pair_id"], r["reviewer"])] = {
+            "pair_id": r["pair_id"],
+            "reviewer": r["reviewer"],
+            "choice": r["choice"],
+            "seconds": r["seconds"],
+            "source": "state",
+        }
     return sorted(rows.values(), key=lambda r: (r["pair_id"], r["reviewer"]))

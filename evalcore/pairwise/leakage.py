@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -71,7 +71,7 @@ def _cv_correct(d: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int) -> np.n
         test = folds == f
         train = ~test
         xt = d[train]
-        scale = np.sqrt(np.mean(xt ** 2, axis=0)) if xt.size else np.zeros(d.shape[1])
+        scale = np.sqrt(np.mean(xt**2, axis=0)) if xt.size else np.zeros(d.shape[1])
         usable = scale > 0
         if not usable.any() or not train.any():
             correct[test] = 0.5
@@ -90,9 +90,17 @@ def _boot_interval(correct: np.ndarray, rng: np.random.Generator, n_boot: int, l
     return [float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))]
 
 
-def identifiability(left: np.ndarray, right: np.ndarray, first_left: Sequence[bool], *, seed: int,
-                    folds: int = DEFAULT_FOLDS, n_perm: int = DEFAULT_PERMUTATIONS, n_boot: int = DEFAULT_BOOT,
-                    level: float = LEVEL) -> dict:
+def identifiability(
+    left: np.ndarray,
+    right: np.ndarray,
+    first_left: Sequence[bool],
+    *,
+    seed: int,
+    folds: int = DEFAULT_FOLDS,
+    n_perm: int = DEFAULT_PERMUTATIONS,
+    n_boot: int = DEFAULT_BOOT,
+    level: float = LEVEL,
+) -> dict:
     """Can the side of the first arm be predicted from the surface features of a pair?
 
     ``left`` and ``right`` are (n, len(FEATURES)) raw counts of the texts shown on each side of
@@ -103,12 +111,26 @@ def identifiability(left: np.ndarray, right: np.ndarray, first_left: Sequence[bo
     right = np.asarray(right, dtype=float).reshape(-1, len(FEATURES))
     y = np.where(np.asarray(first_left, dtype=bool), 1.0, -1.0)
     n = len(y)
-    base = {"n_pairs": n, "level": level, "folds": None, "permutations": n_perm, "chance": 0.5,
-            "method": "cross-validated logistic regression of the first arm's side on left-minus-right "
-                      "log1p surface features; bootstrap interval over pairs; permutation p-value"}
+    base = {
+        "n_pairs": n,
+        "level": level,
+        "folds": None,
+        "permutations": n_perm,
+        "chance": 0.5,
+        "method": "cross-validated logistic regression of the first arm's side on left-minus-right "
+        "log1p surface features; bootstrap interval over pairs; permutation p-value",
+    }
     if n < 6:
-        return {**base, "accuracy": None, "interval": None, "p_value": None, "identifiable": None,
-                "leaking_feature": None, "features": {}, "reason": f"{n} pairs: too few to cross-validate"}
+        return {
+            **base,
+            "accuracy": None,
+            "interval": None,
+            "p_value": None,
+            "identifiable": None,
+            "leaking_feature": None,
+            "features": {},
+            "reason": f"{n} pairs: too few to cross-validate",
+        }
     k = int(min(folds, n // 2))
     d = np.log1p(left) - np.log1p(right)
     rng = np.random.default_rng([int(seed), 0x1D])
@@ -127,9 +149,17 @@ def identifiability(left: np.ndarray, right: np.ndarray, first_left: Sequence[bo
         features[name] = {"accuracy": float(c.mean()), "interval": _boot_interval(c, rng, n_boot, level)}
     top = max(FEATURES, key=lambda f: (features[f]["accuracy"], -FEATURES.index(f)))
     leaking = top if features[top]["interval"][0] > 0.5 else None
-    return {**base, "folds": k, "accuracy": acc, "interval": interval, "p_value": float(p_value),
-            "identifiable": bool(interval[0] > 0.5), "leaking_feature": leaking, "features": features,
-            "reason": None}
+    return {
+        **base,
+        "folds": k,
+        "accuracy": acc,
+        "interval": interval,
+        "p_value": float(p_value),
+        "identifiable": bool(interval[0] > 0.5),
+        "leaking_feature": leaking,
+        "features": features,
+        "reason": None,
+    }
 
 
 def feature_means(texts: Sequence[str]) -> dict[str, float | None]:
@@ -146,7 +176,8 @@ def describe(check: dict) -> str:
         return f"not measured ({check.get('reason')})"
     lo, hi = check["interval"]
     leak = check["leaking_feature"]
-    return (f"{100 * check['accuracy']:.0f}% of pairs' sides guessed right from surface features "
-            f"({100 * check['level']:.0f}% interval {100 * lo:.0f}-{100 * hi:.0f}%, permutation p "
-            f"{check['p_value']:.3f}, chance 50%); "
-            + (f"leaking feature: {leak}" if leak else "no single feature leaks"))
+    return (
+        f"{100 * check['accuracy']:.0f}% of pairs' sides guessed right from surface features "
+        f"({100 * check['level']:.0f}% interval {100 * lo:.0f}-{100 * hi:.0f}%, permutation p "
+        f"{check['p_value']:.3f}, chance 50%); " + (f"leaking feature: {leak}" if leak else "no single feature leaks")
+    )

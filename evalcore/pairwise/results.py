@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats as _st
@@ -30,8 +30,12 @@ def cohen_kappa(a: Sequence[str], b: Sequence[str], categories: Sequence[str] = 
     po = sum(x == y for x, y in zip(a, b)) / n
     pe = sum((a.count(c) / n) * (b.count(c) / n) for c in categories)
     if pe >= 1 - 1e-12:
-        return {"kappa": None, "n": n, "agreement": po, "reason": "both used a single category throughout: chance "
-                "agreement is 1 and kappa is undefined"}
+        return {
+            "kappa": None,
+            "n": n,
+            "agreement": po,
+            "reason": "both used a single category throughout: chance agreement is 1 and kappa is undefined",
+        }
     return {"kappa": (po - pe) / (1 - pe), "n": n, "agreement": po, "reason": None}
 
 
@@ -58,7 +62,7 @@ def krippendorff_alpha_nominal(units: Sequence[Sequence[str]]) -> dict:
     nc = o.sum(axis=1)
     n = nc.sum()
     off = o.sum() - np.trace(o)
-    exp = (np.outer(nc, nc).sum() - (nc ** 2).sum())
+    exp = np.outer(nc, nc).sum() - (nc**2).sum()
     return {"alpha": float(1 - (n - 1) * off / exp), "units": len(units), "reason": None}
 
 
@@ -76,19 +80,33 @@ def win_stats(scores: Sequence[float], *, seed: int, n_boot: int = 2000, level: 
     means = s[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
     tail = (1 - level) / 2
     a, b = int((s > 0.5).sum()), int((s < 0.5).sum())
-    sign = {"a_pairs": a, "b_pairs": b, "tied_pairs": n - a - b,
-            "p_value": float(_st.binomtest(a, a + b, 0.5).pvalue) if a + b else 1.0}
-    return {"pairs": n, "win_rate": float(s.mean()),
-            "interval": [float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))],
-            "level": level, "sign_test": sign, "reason": None}
+    sign = {
+        "a_pairs": a,
+        "b_pairs": b,
+        "tied_pairs": n - a - b,
+        "p_value": float(_st.binomtest(a, a + b, 0.5).pvalue) if a + b else 1.0,
+    }
+    return {
+        "pairs": n,
+        "win_rate": float(s.mean()),
+        "interval": [float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))],
+        "level": level,
+        "sign_test": sign,
+        "reason": None,
+    }
 
 
 def _prop(k: int, n: int) -> dict:
     if n == 0:
         return {"k": 0, "n": 0, "share": None, "interval": None, "p_value": None}
     ci = _st.binomtest(k, n).proportion_ci(method="wilson")
-    return {"k": k, "n": n, "share": k / n, "interval": [float(ci.low), float(ci.high)],
-            "p_value": float(_st.binomtest(k, n, 0.5).pvalue)}
+    return {
+        "k": k,
+        "n": n,
+        "share": k / n,
+        "interval": [float(ci.low), float(ci.high)],
+        "p_value": float(_st.binomtest(k, n, 0.5).pvalue),
+    }
 
 
 # --------------------------------------------------------------------------- report
@@ -125,10 +143,13 @@ def _result(judgments: list[dict], pair_ids: list[str], key_of: dict, arms: list
     for j in mine:
         per_pair.setdefault(j["pair_id"], []).append(_arm_score(j["choice"], key_of[j["pair_id"]], arms[0]))
     scores = [float(np.mean(v)) for _, v in sorted(per_pair.items())]
-    return {"judgments": len(mine), "counts": _wlt(mine, key_of, arms), "arm": arms[0], "over": arms[1],
-            **win_stats(scores, seed=seed)}
-
-
+    return {
+        "judgments": len(mine),
+        "counts": _wlt(mine, key_of, arms),
+        "arm": arms[0],
+        "over": arms[1],
+        **win_stats(scores, seed=seed),
+    }
 
 
 def _grader_runs(store: Store, session_id: str) -> list[str]:
@@ -140,13 +161,22 @@ def _grader_runs(store: Store, session_id: str) -> list[str]:
     return out
 
 
-def _grader(store: Store, run_id: str, pairs: dict, key_of: dict, arms: list[str], people: list[dict],
-            headline: list[str], seed: int) -> dict:
+def _grader(
+    store: Store,
+    run_id: str,
+    pairs: dict,
+    key_of: dict,
+    arms: list[str],
+    people: list[dict],
+    headline: list[str],
+    seed: int,
+) -> dict:
     e = store.run(run_id)
     pv = store.records(
-        "SELECT v.pair_id, v.\"order\", v.choice, c.judge_round FROM read_parquet(?) v "
-        "LEFT JOIN read_parquet(?) c ON v.call_id = c.call_id ORDER BY v.pair_id, v.\"order\"",
-        [str(e.path / "pair_verdicts.parquet"), str(e.path / "calls.parquet")])
+        'SELECT v.pair_id, v."order", v.choice, c.judge_round FROM read_parquet(?) v '
+        'LEFT JOIN read_parquet(?) c ON v.call_id = c.call_id ORDER BY v.pair_id, v."order"',
+        [str(e.path / "pair_verdicts.parquet"), str(e.path / "calls.parquet")],
+    )
     pv = [r for r in pv if r["pair_id"] in pairs]
     ok = [r for r in pv if r["choice"] is not None]
     # flips: the two orders of one pair (and judge round) disagree, in as-shown terms
@@ -162,15 +192,20 @@ def _grader(store: Store, run_id: str, pairs: dict, key_of: dict, arms: list[str
     per_pair: dict[str, list[float]] = {}
     for r in ok:
         per_pair.setdefault(r["pair_id"], []).append({"left": 1.0, "same": 0.5, "right": 0.0}[r["choice"]])
-    avg_choice = {p: ("left" if np.mean(v) > 0.5 else "right" if np.mean(v) < 0.5 else "same")
-                  for p, v in per_pair.items()}
-    as_shown_choice = {r["pair_id"]: r["choice"] for r in ok if r["order"] == "as_shown" and (r["judge_round"] or 1) == 1}
+    avg_choice = {
+        p: ("left" if np.mean(v) > 0.5 else "right" if np.mean(v) < 0.5 else "same") for p, v in per_pair.items()
+    }
+    as_shown_choice = {
+        r["pair_id"]: r["choice"] for r in ok if r["order"] == "as_shown" and (r["judge_round"] or 1) == 1
+    }
     graded_headline = [p for p in headline if p in per_pair]
-    averaged = _result([{"pair_id": p, "choice": avg_choice[p]} for p in graded_headline], graded_headline, key_of,
-                       arms, seed)
+    averaged = _result(
+        [{"pair_id": p, "choice": avg_choice[p]} for p in graded_headline], graded_headline, key_of, arms, seed
+    )
     shown_only = [p for p in headline if p in as_shown_choice]
-    first_only = _result([{"pair_id": p, "choice": as_shown_choice[p]} for p in shown_only], shown_only, key_of,
-                         arms, seed)
+    first_only = _result(
+        [{"pair_id": p, "choice": as_shown_choice[p]} for p in shown_only], shown_only, key_of, arms, seed
+    )
     # against people: the grader's averaged three-way choice and each person's, on the same pairs
     kappas = {}
     for rev in sorted({j["reviewer"] for j in people}):
@@ -185,23 +220,40 @@ def _grader(store: Store, run_id: str, pairs: dict, key_of: dict, arms: list[str
                 majority[p] = top
     mp = sorted(majority)
     kappa_majority = cohen_kappa([avg_choice[p] for p in mp], [majority[p] for p in mp])
-    calls = store.records("SELECT count(*) AS calls, sum(cost_usd) AS cost, count(cost_usd) AS priced, "
-                          "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out FROM read_parquet(?)",
-                          [str(e.path / "calls.parquet")])[0]
+    calls = store.records(
+        "SELECT count(*) AS calls, sum(cost_usd) AS cost, count(cost_usd) AS priced, "
+        "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out FROM read_parquet(?)",
+        [str(e.path / "calls.parquet")],
+    )[0]
     n_calls = int(calls["calls"] or 0)
     cost = None if calls["priced"] == 0 else float(calls["cost"])
     return {
-        "run_id": run_id, "judge_model": e.manifest.judge_model, "status": e.manifest.status,
-        "verdicts": len(pv), "errored_verdicts": len(pv) - len(ok), "pairs": len(per_pair),
-        "flips": {"compared": len(both), "flips": flips, "reversals": reversals,
-                  "share": flips / len(both) if both else None,
-                  "reversal_share": reversals / len(both) if both else None},
+        "run_id": run_id,
+        "judge_model": e.manifest.judge_model,
+        "status": e.manifest.status,
+        "verdicts": len(pv),
+        "errored_verdicts": len(pv) - len(ok),
+        "pairs": len(per_pair),
+        "flips": {
+            "compared": len(both),
+            "flips": flips,
+            "reversals": reversals,
+            "share": flips / len(both) if both else None,
+            "reversal_share": reversals / len(both) if both else None,
+        },
         "first_position": _prop(first, len(decided)),
-        "averaged_over_orders": averaged, "as_shown_only": first_only,
-        "kappa_vs_people": kappas, "kappa_vs_majority": kappa_majority,
-        "cost": {"calls": n_calls, "cost_usd": cost, "unpriced_calls": n_calls - int(calls["priced"] or 0),
-                 "tokens_in": int(calls["tokens_in"] or 0), "tokens_out": int(calls["tokens_out"] or 0),
-                 "cost_per_pair_usd": (cost / len(per_pair)) if cost is not None and per_pair else None},
+        "averaged_over_orders": averaged,
+        "as_shown_only": first_only,
+        "kappa_vs_people": kappas,
+        "kappa_vs_majority": kappa_majority,
+        "cost": {
+            "calls": n_calls,
+            "cost_usd": cost,
+            "unpriced_calls": n_calls - int(calls["priced"] or 0),
+            "tokens_in": int(calls["tokens_in"] or 0),
+            "tokens_out": int(calls["tokens_out"] or 0),
+            "cost_per_pair_usd": (cost / len(per_pair)) if cost is not None and per_pair else None,
+        },
     }
 
 
@@ -213,8 +265,11 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
     pairs = {p["pair_id"]: p for p in load_pairs(store, session_id)}
     missing = set(pairs) - set(key_of)
     if missing:
-        raise FormatError(f"the unblinded key lacks {len(missing)} pair(s) of the session (the session changed after "
-                          "it was closed)", file=_unblinded_path(store, session_id), field="key")
+        raise FormatError(
+            f"the unblinded key lacks {len(missing)} pair(s) of the session (the session changed after it was closed)",
+            file=_unblinded_path(store, session_id),
+            field="key",
+        )
     m = store.session(session_id).manifest
     originals = [p for p in pairs.values() if not p["mirror_of"]]
     headline = sorted(p["pair_id"] for p in originals if not p["holdout"])
@@ -222,8 +277,9 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
     people = [j for j in _people(store, session_id) if j["pair_id"] in pairs]
     classes: dict[str, str] = {}
     if m.suite_id and store.dir_of("suite", m.suite_id).is_dir():
-        for iid, cls in store.sql('SELECT item_id, "class" FROM read_parquet(?)',
-                                  [store.path_of("suite", m.suite_id, "items")]):
+        for iid, cls in store.sql(
+            'SELECT item_id, "class" FROM read_parquet(?)', [store.path_of("suite", m.suite_id, "items")]
+        ):
             classes[iid] = cls if cls is not None else "(none)"
     by_class = {}
     for cls in sorted({classes.get(pairs[p]["item_id"], "(none)") for p in headline}):
@@ -232,9 +288,16 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
     reviewers = sorted({j["reviewer"] for j in people})
     # position: people's preference for the left answer; consistency on mirrored pairs
     decided = [j for j in people if j["choice"] != "same"]
-    left_pref = {"all": _prop(sum(j["choice"] == "left" for j in decided), len(decided)),
-                 "by_reviewer": {r: _prop(sum(j["choice"] == "left" for j in decided if j["reviewer"] == r),
-                                          sum(1 for j in decided if j["reviewer"] == r)) for r in reviewers}}
+    left_pref = {
+        "all": _prop(sum(j["choice"] == "left" for j in decided), len(decided)),
+        "by_reviewer": {
+            r: _prop(
+                sum(j["choice"] == "left" for j in decided if j["reviewer"] == r),
+                sum(1 for j in decided if j["reviewer"] == r),
+            )
+            for r in reviewers
+        },
+    }
     choice_of = {(j["pair_id"], j["reviewer"]): j["choice"] for j in people}
     cons: dict[str, list[bool]] = {}
     for p in pairs.values():
@@ -244,9 +307,11 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
                 if a is not None and b is not None:
                     cons.setdefault(r, []).append(_SWAP[a] == b)
     all_c = [x for v in cons.values() for x in v]
-    mirror = {"mirrored_pairs": sum(1 for p in pairs.values() if p["mirror_of"]),
-              "all": {"consistent": sum(all_c), "n": len(all_c), "share": (sum(all_c) / len(all_c)) if all_c else None},
-              "by_reviewer": {r: {"consistent": sum(v), "n": len(v), "share": sum(v) / len(v)} for r, v in cons.items()}}
+    mirror = {
+        "mirrored_pairs": sum(1 for p in pairs.values() if p["mirror_of"]),
+        "all": {"consistent": sum(all_c), "n": len(all_c), "share": (sum(all_c) / len(all_c)) if all_c else None},
+        "by_reviewer": {r: {"consistent": sum(v), "n": len(v), "share": sum(v) / len(v)} for r, v in cons.items()},
+    }
     # agreement between people on the original pairs
     units = {}
     for j in people:
@@ -254,45 +319,80 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
             units.setdefault(j["pair_id"], {})[j["reviewer"]] = j["choice"]
     pairwise = []
     for i, r1 in enumerate(reviewers):
-        for r2 in reviewers[i + 1:]:
+        for r2 in reviewers[i + 1 :]:
             common = sorted(p for p, u in units.items() if r1 in u and r2 in u)
             if common:
                 k = cohen_kappa([units[p][r1] for p in common], [units[p][r2] for p in common])
                 pairwise.append({"a": r1, "b": r2, **k})
-    agreement = {"pairwise": pairwise,
-                 "krippendorff_alpha": krippendorff_alpha_nominal([list(u.values()) for u in units.values()])}
+    agreement = {
+        "pairwise": pairwise,
+        "krippendorff_alpha": krippendorff_alpha_nominal([list(u.values()) for u in units.values()]),
+    }
     # the identification probe: does the side a reviewer calls X follow one arm?
     probes = {}
     for r in sorted({p["reviewer"] for p in JudgmentStore(store).probes(session_id)}):
         gs = [p for p in JudgmentStore(store).probes(session_id, r) if p["pair_id"] in pairs and p["guess"] != "unsure"]
-        k = sum((key_of[g["pair_id"]]["left_arm"] if g["guess"] == "left" else key_of[g["pair_id"]]["right_arm"])
-                == arms[0] for g in gs)
+        k = sum(
+            (key_of[g["pair_id"]]["left_arm"] if g["guess"] == "left" else key_of[g["pair_id"]]["right_arm"]) == arms[0]
+            for g in gs
+        )
         n = len(gs)
-        probes[r] = {"answered": n, "first_arm_share": (k / n) if n else None,
-                     "consistency": (max(k, n - k) / n) if n else None,
-                     "p_value": float(_st.binomtest(k, n, 0.5).pvalue) if n else None,
-                     "unsure": sum(1 for p in JudgmentStore(store).probes(session_id, r) if p["guess"] == "unsure")}
-    timing = {r: {"judgments": sum(1 for j in people if j["reviewer"] == r),
-                  "median_seconds": (float(np.median(s)) if (s := [j["seconds"] for j in people
-                                                                  if j["reviewer"] == r and j["seconds"] is not None])
-                                     else None)} for r in reviewers}
-    graders = [_grader(store, rid, pairs, key_of, arms, people, headline, seed) for rid in _grader_runs(store, session_id)]
+        probes[r] = {
+            "answered": n,
+            "first_arm_share": (k / n) if n else None,
+            "consistency": (max(k, n - k) / n) if n else None,
+            "p_value": float(_st.binomtest(k, n, 0.5).pvalue) if n else None,
+            "unsure": sum(1 for p in JudgmentStore(store).probes(session_id, r) if p["guess"] == "unsure"),
+        }
+    timing = {
+        r: {
+            "judgments": sum(1 for j in people if j["reviewer"] == r),
+            "median_seconds": (
+                float(np.median(s))
+                if (s := [j["seconds"] for j in people if j["reviewer"] == r and j["seconds"] is not None])
+                else None
+            ),
+        }
+        for r in reviewers
+    }
+    graders = [
+        _grader(store, rid, pairs, key_of, arms, people, headline, seed) for rid in _grader_runs(store, session_id)
+    ]
     return {
-        "session_id": session_id, "closed_at": rec.get("closed_at"), "arms": arms, "sources": rec.get("sources"),
-        "settings": m.settings.model_dump(mode="json"), "suite_id": m.suite_id, "simulated": m.simulated,
-        "pairs": {"total": len(pairs), "original": len(originals), "headline": len(headline), "holdout": len(held),
-                  "mirrored": len(pairs) - len(originals)},
-        "reviewers": reviewers, "judgments": len(people),
+        "session_id": session_id,
+        "closed_at": rec.get("closed_at"),
+        "arms": arms,
+        "sources": rec.get("sources"),
+        "settings": m.settings.model_dump(mode="json"),
+        "suite_id": m.suite_id,
+        "simulated": m.simulated,
+        "pairs": {
+            "total": len(pairs),
+            "original": len(originals),
+            "headline": len(headline),
+            "holdout": len(held),
+            "mirrored": len(pairs) - len(originals),
+        },
+        "reviewers": reviewers,
+        "judgments": len(people),
         "result": _result(people, headline, key_of, arms, seed),
         "holdout": _result(people, held, key_of, arms, seed),
-        "by_class": by_class, "left_preference": left_pref, "mirror_consistency": mirror, "agreement": agreement,
-        "probe": probes, "timing": timing, "identifiability": rec.get("identifiability"), "made": rec.get("made"),
-        "graders": graders, "seed": seed,
+        "by_class": by_class,
+        "left_preference": left_pref,
+        "mirror_consistency": mirror,
+        "agreement": agreement,
+        "probe": probes,
+        "timing": timing,
+        "identifiability": rec.get("identifiability"),
+        "made": rec.get("made"),
+        "graders": graders,
+        "seed": seed,
     }
 
 
 def format_report(r: dict) -> str:
     """The report as text for the command line."""
+
     def pct(x):
         return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -301,18 +401,25 @@ def format_report(r: dict) -> str:
 
     a, b = r["arms"]
     res = r["result"]
-    lines = [f"session {r['session_id']}: {a} vs {b} (closed {r['closed_at']})" + (" SIMULATED" if r["simulated"] else ""),
-             f"pairs: {r['pairs']['headline']} in the headline, {r['pairs']['holdout']} holdout, "
-             f"{r['pairs']['mirrored']} mirrored; {r['judgments']} judgments by {len(r['reviewers'])} people", ""]
+    lines = [
+        f"session {r['session_id']}: {a} vs {b} (closed {r['closed_at']})" + (" SIMULATED" if r["simulated"] else ""),
+        f"pairs: {r['pairs']['headline']} in the headline, {r['pairs']['holdout']} holdout, "
+        f"{r['pairs']['mirrored']} mirrored; {r['judgments']} judgments by {len(r['reviewers'])} people",
+        "",
+    ]
 
     def block(title, x):
         c = x["counts"]
-        out = [f"{title}: {a} wins {c[a]['wins']}, loses {c[a]['losses']}, ties {c[a]['ties']} "
-               f"({x['judgments']} judgments on {x['pairs']} pairs)"]
+        out = [
+            f"{title}: {a} wins {c[a]['wins']}, loses {c[a]['losses']}, ties {c[a]['ties']} "
+            f"({x['judgments']} judgments on {x['pairs']} pairs)"
+        ]
         if x.get("win_rate") is not None:
             st = x["sign_test"]
-            out.append(f"  {a} win rate {pct(x['win_rate'])} (bootstrap {iv(x['interval'])}); sign test "
-                       f"{st['a_pairs']} vs {st['b_pairs']} pairs, p = {st['p_value']:.3g}")
+            out.append(
+                f"  {a} win rate {pct(x['win_rate'])} (bootstrap {iv(x['interval'])}); sign test "
+                f"{st['a_pairs']} vs {st['b_pairs']} pairs, p = {st['p_value']:.3g}"
+            )
         return out
 
     lines += block("headline", res)
@@ -320,8 +427,13 @@ def format_report(r: dict) -> str:
     for cls, x in r["by_class"].items():
         lines += block(f"class {cls}", x)
     lp = r["left_preference"]["all"]
-    lines += ["", f"people chose the left answer in {pct(lp['share'])} of decided judgments "
-                  f"({iv(lp['interval'])}, p = {lp['p_value']:.3g})" if lp["n"] else "people: no decided judgments"]
+    lines += [
+        "",
+        f"people chose the left answer in {pct(lp['share'])} of decided judgments "
+        f"({iv(lp['interval'])}, p = {lp['p_value']:.3g})"
+        if lp["n"]
+        else "people: no decided judgments",
+    ]
     mc = r["mirror_consistency"]["all"]
     if mc["n"]:
         lines.append(f"consistent on mirrored pairs: {mc['consistent']} of {mc['n']} ({pct(mc['share'])})")
@@ -338,19 +450,27 @@ def format_report(r: dict) -> str:
             lines.append(f"identifiability {when} normalisation: {blinding.describe(c)}")
     for rev, p in r["probe"].items():
         if p["answered"]:
-            lines.append(f"probe {rev}: the side called X was {a} in {pct(p['first_arm_share'])} of "
-                         f"{p['answered']} pairs (p = {p['p_value']:.3g})")
+            lines.append(
+                f"probe {rev}: the side called X was {a} in {pct(p['first_arm_share'])} of "
+                f"{p['answered']} pairs (p = {p['p_value']:.3g})"
+            )
     for g in r["graders"]:
         f = g["flips"]
         fp = g["first_position"]
-        lines += ["", f"model grader {g['run_id']} ({g['judge_model']}):",
-                  f"  order flips {f['flips']} of {f['compared']} pairs ({pct(f['share'])}), reversals {f['reversals']}",
-                  f"  first-position preference {pct(fp['share'])} ({iv(fp['interval'])})"]
+        lines += [
+            "",
+            f"model grader {g['run_id']} ({g['judge_model']}):",
+            f"  order flips {f['flips']} of {f['compared']} pairs ({pct(f['share'])}), reversals {f['reversals']}",
+            f"  first-position preference {pct(fp['share'])} ({iv(fp['interval'])})",
+        ]
         lines += ["  " + s for s in block("averaged over both orders", g["averaged_over_orders"])]
         km = g["kappa_vs_majority"]
         if km["kappa"] is not None:
             lines.append(f"  kappa vs people's majority: {km['kappa']:.3f} on {km['n']} pairs")
         c = g["cost"]
-        lines.append(f"  cost: {c['calls']} calls, " + ("unknown" if c["cost_usd"] is None else f"${c['cost_usd']:.4f}")
-                     + (f" (${c['cost_per_pair_usd']:.4f} per pair)" if c["cost_per_pair_usd"] is not None else ""))
+        lines.append(
+            f"  cost: {c['calls']} calls, "
+            + ("unknown" if c["cost_usd"] is None else f"${c['cost_usd']:.4f}")
+            + (f" (${c['cost_per_pair_usd']:.4f} per pair)" if c["cost_per_pair_usd"] is not None else "")
+        )
     return "\n".join(lines)

@@ -44,10 +44,11 @@ import re
 import secrets
 import shutil
 import zlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -164,8 +165,10 @@ def load_arm(store: Store, name: str, value: str, gen_round: int = 1) -> Arm:
     file (csv, tsv, jsonl, json or parquet with columns item_id and output)."""
     if H.is_valid_id(value) and store.dir_of("generation", value).is_dir():
         g = store.generation(value)
-        rows = store.records("SELECT item_id, output, error FROM read_parquet(?) WHERE round = ? ORDER BY item_id",
-                             [store.path_of("generation", value, "outputs"), int(gen_round)])
+        rows = store.records(
+            "SELECT item_id, output, error FROM read_parquet(?) WHERE round = ? ORDER BY item_id",
+            [store.path_of("generation", value, "outputs"), int(gen_round)],
+        )
         if not rows:
             raise InputError(f"generation {value!r} has no answers in round {gen_round}", field="--round")
         texts, bad = {}, []
@@ -184,8 +187,9 @@ def load_arm(store: Store, name: str, value: str, gen_round: int = 1) -> Arm:
     cols = set(rows[0])
     text_col = next((c for c in FILE_TEXT_COLUMNS if c in cols), None)
     if "item_id" not in cols or text_col is None:
-        raise FormatError(f"needs columns item_id and one of {', '.join(FILE_TEXT_COLUMNS)}", file=path,
-                          field="columns")
+        raise FormatError(
+            f"needs columns item_id and one of {', '.join(FILE_TEXT_COLUMNS)}", file=path, field="columns"
+        )
     texts, bad = {}, []
     for n, r in enumerate(rows, 1):
         iid = r.get("item_id")
@@ -251,11 +255,23 @@ def balanced_sides(rng: np.random.Generator, n: int) -> np.ndarray:
     return rng.permutation(v)
 
 
-def plan_session(session_id: str, arms: Sequence[Arm], *, normalise: Iterable[str] = blinding.NORMALISATIONS,
-                 length_match: bool = False, mirror: float = 0.0, holdout: int = 0, seed: int | None = None,
-                 key_seed: int | None = None, gen_round: int = 1, created_at: datetime | None = None,
-                 source: str = "made", simulated: bool = False, n_perm: int = blinding.DEFAULT_PERMUTATIONS,
-                 suite_id: str | None = None) -> SessionPlan:
+def plan_session(
+    session_id: str,
+    arms: Sequence[Arm],
+    *,
+    normalise: Iterable[str] = blinding.NORMALISATIONS,
+    length_match: bool = False,
+    mirror: float = 0.0,
+    holdout: int = 0,
+    seed: int | None = None,
+    key_seed: int | None = None,
+    gen_round: int = 1,
+    created_at: datetime | None = None,
+    source: str = "made",
+    simulated: bool = False,
+    n_perm: int = blinding.DEFAULT_PERMUTATIONS,
+    suite_id: str | None = None,
+) -> SessionPlan:
     """Pair two arms by item, normalise, draw sides, run the identifiability check. Pure: nothing
     is written (see :func:`write_plan`)."""
     check_id(session_id, "session id")
@@ -266,8 +282,9 @@ def plan_session(session_id: str, arms: Sequence[Arm], *, normalise: Iterable[st
         raise InputError(f"both arms are called {a0.name!r}", field="--arm")
     for a in arms:
         if _mentions(session_id, a.name):
-            raise InputError(f"session id {session_id!r} names one of the arms: a blinded session must not",
-                             field="--session")
+            raise InputError(
+                f"session id {session_id!r} names one of the arms: a blinded session must not", field="--session"
+            )
     try:
         steps = blinding.check_steps(normalise)
     except ValueError as e:
@@ -284,9 +301,10 @@ def plan_session(session_id: str, arms: Sequence[Arm], *, normalise: Iterable[st
     n = len(items)
     holdout = int(holdout)
     if not 0 <= holdout < n:
-        raise InputError(f"--holdout {holdout} must leave at least one of the {n} pairs in the headline",
-                         field="--holdout")
-    seed = int(seed) if seed is not None else secrets.randbelow(2 ** 31)
+        raise InputError(
+            f"--holdout {holdout} must leave at least one of the {n} pairs in the headline", field="--holdout"
+        )
+    seed = int(seed) if seed is not None else secrets.randbelow(2**31)
     key_seed = int(key_seed) if key_seed is not None else secrets.randbits(62)
     created_at = created_at or utcnow()
     tag = zlib.crc32(session_id.encode("utf-8"))
@@ -324,14 +342,30 @@ def plan_session(session_id: str, arms: Sequence[Arm], *, normalise: Iterable[st
         first_left = bool(sides[k])
         x, y = shown_arm[k]
         left, right = (x, y) if first_left else (y, x)
-        la, ra = (names if first_left else names[::-1])
-        pairs.append({"pair_id": ids[k], "item_id": iid, "left_text": left, "right_text": right,
-                      "mirror_of": None, "holdout": bool(held[k])})
+        la, ra = names if first_left else names[::-1]
+        pairs.append(
+            {
+                "pair_id": ids[k],
+                "item_id": iid,
+                "left_text": left,
+                "right_text": right,
+                "mirror_of": None,
+                "holdout": bool(held[k]),
+            }
+        )
         key.append({"pair_id": ids[k], "left_arm": la, "right_arm": ra})
     for m, k in zip(mirror_ids, mirrored):
         p, kk = pairs[k], key[k]
-        pairs.append({"pair_id": m, "item_id": p["item_id"], "left_text": p["right_text"],
-                      "right_text": p["left_text"], "mirror_of": p["pair_id"], "holdout": False})
+        pairs.append(
+            {
+                "pair_id": m,
+                "item_id": p["item_id"],
+                "left_text": p["right_text"],
+                "right_text": p["left_text"],
+                "mirror_of": p["pair_id"],
+                "holdout": False,
+            }
+        )
         key.append({"pair_id": m, "left_arm": kk["right_arm"], "right_arm": kk["left_arm"]})
     pairs.sort(key=lambda r: r["pair_id"])
     key.sort(key=lambda r: r["pair_id"])
@@ -344,10 +378,14 @@ def plan_session(session_id: str, arms: Sequence[Arm], *, normalise: Iterable[st
 
     before = blinding.identifiability(*oriented(raw), sides, seed=seed, n_perm=n_perm)
     after = blinding.identifiability(*oriented(shown_arm), sides, seed=seed, n_perm=n_perm)
-    before["feature_means"] = {a0.name: blinding.feature_means([r[0] for r in raw]),
-                               a1.name: blinding.feature_means([r[1] for r in raw])}
-    after["feature_means"] = {a0.name: blinding.feature_means([s[0] for s in shown_arm]),
-                              a1.name: blinding.feature_means([s[1] for s in shown_arm])}
+    before["feature_means"] = {
+        a0.name: blinding.feature_means([r[0] for r in raw]),
+        a1.name: blinding.feature_means([r[1] for r in raw]),
+    }
+    after["feature_means"] = {
+        a0.name: blinding.feature_means([s[0] for s in shown_arm]),
+        a1.name: blinding.feature_means([s[1] for s in shown_arm]),
+    }
 
     warnings = []
     if after.get("identifiable"):
@@ -356,35 +394,64 @@ def plan_session(session_id: str, arms: Sequence[Arm], *, normalise: Iterable[st
             f"the arms can be told apart from the shown answers: {100 * after['accuracy']:.0f}% of pairs' sides "
             f"guessed right (interval {100 * lo:.0f}-{100 * hi:.0f}%, chance 50%)"
             + (f"; the leaking feature is {after['leaking_feature']}" if after["leaking_feature"] else "")
-            + ("" if length_match or after["leaking_feature"] != "length" else "; consider --length-match"))
+            + ("" if length_match or after["leaking_feature"] != "length" else "; consider --length-match")
+        )
     for pos, a in enumerate(arms):
         ord_ = ("first", "second")[pos]
-        hits = [p["item_id"] for p in pairs if _names_word(p["left_text"] + "\n" + p["right_text"], a.name)
-                or _names_word(p["item_id"], a.name)]
+        hits = [
+            p["item_id"]
+            for p in pairs
+            if _names_word(p["left_text"] + "\n" + p["right_text"], a.name) or _names_word(p["item_id"], a.name)
+        ]
         if hits:
-            warnings.append(f"the {ord_} --arm's name appears in {len(set(hits))} shown pair(s) (items "
-                            f"{', '.join(sorted(set(hits))[:5])}): a grader can read it")
+            warnings.append(
+                f"the {ord_} --arm's name appears in {len(set(hits))} shown pair(s) (items "
+                f"{', '.join(sorted(set(hits))[:5])}): a grader can read it"
+            )
         if missing[pos]:
-            warnings.append(f"the {ord_} --arm has no usable answer for {len(missing[pos])} item(s) "
-                            f"({', '.join(missing[pos][:5])}{', ...' if len(missing[pos]) > 5 else ''}): left out")
+            warnings.append(
+                f"the {ord_} --arm has no usable answer for {len(missing[pos])} item(s) "
+                f"({', '.join(missing[pos][:5])}{', ...' if len(missing[pos]) > 5 else ''}): left out"
+            )
 
-    settings = S.SessionSettings(normalise=steps, length_match=bool(length_match),
-                                 mirror_fraction=float(mirror), holdout=holdout, seed=seed)
-    manifest = S.SessionManifest(session_id=session_id, suite_id=suite_id, created_at=created_at,
-                                 settings=settings, status="open", n_pairs=len(pairs), source=source,
-                                 simulated=simulated)
+    settings = S.SessionSettings(
+        normalise=steps, length_match=bool(length_match), mirror_fraction=float(mirror), holdout=holdout, seed=seed
+    )
+    manifest = S.SessionManifest(
+        session_id=session_id,
+        suite_id=suite_id,
+        created_at=created_at,
+        settings=settings,
+        status="open",
+        n_pairs=len(pairs),
+        source=source,
+        simulated=simulated,
+    )
     km = S.KeyManifest(session_id=session_id, arms={a0.name: a0.source, a1.name: a1.source}, created_at=created_at)
     record = {
-        "schema_version": S.SCHEMA_VERSION, "session_id": session_id, "arms": list(names),
-        "sources": {a0.name: a0.source, a1.name: a1.source}, "seed": seed, "key_seed": key_seed,
-        "gen_round": int(gen_round), "normalise": steps, "length_match": bool(length_match),
+        "schema_version": S.SCHEMA_VERSION,
+        "session_id": session_id,
+        "arms": list(names),
+        "sources": {a0.name: a0.source, a1.name: a1.source},
+        "seed": seed,
+        "key_seed": key_seed,
+        "gen_round": int(gen_round),
+        "normalise": steps,
+        "length_match": bool(length_match),
         "words_trimmed": {names[0]: trimmed_words[0], names[1]: trimmed_words[1]},
         "missing": {names[0]: missing[0], names[1]: missing[1]},
-        "identifiability": {"before": before, "after": after}, "created_at": created_at.isoformat(),
+        "identifiability": {"before": before, "after": after},
+        "created_at": created_at.isoformat(),
     }
     summary = {
-        "session_id": session_id, "suite_id": suite_id, "pairs": len(pairs), "original_pairs": n,
-        "mirrors": n_mirror, "holdout": holdout, "seed": seed, "normalise": steps,
+        "session_id": session_id,
+        "suite_id": suite_id,
+        "pairs": len(pairs),
+        "original_pairs": n,
+        "mirrors": n_mirror,
+        "holdout": holdout,
+        "seed": seed,
+        "normalise": steps,
         "length_match": bool(length_match),
         "missing": {"first_arm": len(missing[0]), "second_arm": len(missing[1])},
         "identifiability": {"before": _public_check(before), "after": _public_check(after)},
@@ -402,15 +469,20 @@ def _refuse_keys_inside(store: Store, kdir: Path) -> None:
     kdir = kdir.resolve()
     for root, what in ((store.data, "data"), (Path(store.state).resolve(), "state")):
         if kdir == root or kdir.is_relative_to(root):
-            raise PathEscapeError(f"the keys directory must not be inside the {what} directory (the app reads it)",
-                                  file=kdir, field="--keys")
+            raise PathEscapeError(
+                f"the keys directory must not be inside the {what} directory (the app reads it)",
+                file=kdir,
+                field="--keys",
+            )
         if root.is_relative_to(kdir):
-            raise PathEscapeError(f"the keys directory must not contain the {what} directory", file=kdir,
-                                  field="--keys")
+            raise PathEscapeError(
+                f"the keys directory must not contain the {what} directory", file=kdir, field="--keys"
+            )
 
 
-def write_plan(store: Store, plan: SessionPlan, keys_dir: Path | str | None = None, judgments: Any = None,
-               overwrite: bool = False) -> dict:
+def write_plan(
+    store: Store, plan: SessionPlan, keys_dir: Path | str | None = None, judgments: Any = None, overwrite: bool = False
+) -> dict:
     """Write the key (first, into the keys directory) and then the session (into the data
     directory). A failure while writing the session removes the key again."""
     kdir = Path(keys_dir) if keys_dir is not None else store.keys
@@ -432,8 +504,15 @@ def write_plan(store: Store, plan: SessionPlan, keys_dir: Path | str | None = No
     return {**plan.summary, "keys": str(target), "path": str(store.dir_of("session", sid))}
 
 
-def make_session(store: Store, session_id: str, arm_specs: Sequence[str], *, keys_dir: Path | str | None = None,
-                 gen_round: int = 1, **kw: Any) -> dict:
+def make_session(
+    store: Store,
+    session_id: str,
+    arm_specs: Sequence[str],
+    *,
+    keys_dir: Path | str | None = None,
+    gen_round: int = 1,
+    **kw: Any,
+) -> dict:
     """``evalcore pairs make``: load the arms, plan, write. Returns the summary (no arm name)."""
     arms = [load_arm(store, *parse_arm(s), gen_round=gen_round) for s in arm_specs]
     if len(arms) != 2:

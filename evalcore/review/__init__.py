@@ -1,5 +1,4 @@
-"""Adjudication: the review queue, the judge report card, the decision ledger and suite upkeep.
-"""
+"""Adjudication: the review queue, the judge report card, the decision ledger and suite upkeep."""
 
 from .ledger import DB_NAME, TYPE_WORDS, TYPES, Ledger, export_markdown, figures, normalise_type
 from .queue import (
@@ -82,8 +81,6 @@ __all__ = [
     "CHECKS",
     "DB_NAME",
     "DETECTOR_VERSION",
-    "Filters",
-    "Ledger",
     "MAX_DISPUTED",
     "MEAN",
     "MIN_PAIR_CASES",
@@ -101,6 +98,8 @@ __all__ = [
     "TYPES",
     "TYPE_WORDS",
     "UNPARSEABLE",
+    "Filters",
+    "Ledger",
     "agreement",
     "audit_sample",
     "build_queue",

@@ -28,9 +28,14 @@ from evalcore.storage.store import Store
 
 DB_NAME = "ledger.sqlite"
 TYPES = ("accepted", "rejected", "reverted", "falsified", "measurement-correction", "possible-noise")
-TYPE_WORDS = {"accepted": "accepted", "rejected": "rejected", "reverted": "reverted", "falsified": "FALSIFIED",
-              "measurement-correction": "measurement correction, NOT system improvement",
-              "possible-noise": "possible noise"}
+TYPE_WORDS = {
+    "accepted": "accepted",
+    "rejected": "rejected",
+    "reverted": "reverted",
+    "falsified": "FALSIFIED",
+    "measurement-correction": "measurement correction, NOT system improvement",
+    "possible-noise": "possible noise",
+}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger_events (
@@ -77,11 +82,22 @@ class Ledger:
             return []
         con = self._con(create=False)
         try:
-            rows = con.execute("SELECT seq, entry_id, action, at, by, payload FROM ledger_events ORDER BY seq").fetchall()
+            rows = con.execute(
+                "SELECT seq, entry_id, action, at, by, payload FROM ledger_events ORDER BY seq"
+            ).fetchall()
         finally:
             con.close()
-        return [{"seq": r["seq"], "entry_id": r["entry_id"], "action": r["action"], "at": r["at"], "by": r["by"],
-                 "payload": json.loads(r["payload"])} for r in rows]
+        return [
+            {
+                "seq": r["seq"],
+                "entry_id": r["entry_id"],
+                "action": r["action"],
+                "at": r["at"],
+                "by": r["by"],
+                "payload": json.loads(r["payload"]),
+            }
+            for r in rows
+        ]
 
     def entries(self, *, live: bool = True, include_retired: bool = True) -> list[dict[str, Any]]:
         """Current entries, folded from their events; with ``live`` the figures are recomputed from
@@ -90,8 +106,14 @@ class Ledger:
         for e in self.events():
             p = e["payload"]
             if e["action"] == "add":
-                out[e["entry_id"]] = {**p, "entry_id": e["entry_id"], "added_at": e["at"], "added_by": e["by"],
-                                      "status": "active", "history": []}
+                out[e["entry_id"]] = {
+                    **p,
+                    "entry_id": e["entry_id"],
+                    "added_at": e["at"],
+                    "added_by": e["by"],
+                    "status": "active",
+                    "history": [],
+                }
             ent = out.get(e["entry_id"])
             if ent is None:  # pragma: no cover - an amend without an add cannot be written
                 continue
@@ -117,16 +139,27 @@ class Ledger:
 
     def _live(self, ent: dict[str, Any]) -> tuple[dict[str, Any], str]:
         try:
-            return figures(self.store, ent["baseline"], ent["candidate"], ent["runs"], ent["metric"],
-                           ent.get("seed", 0)), "runs"
+            return figures(
+                self.store, ent["baseline"], ent["candidate"], ent["runs"], ent["metric"], ent.get("seed", 0)
+            ), "runs"
         except NotFoundError:
             return ent["figures"], "snapshot (a run it rests on is no longer in the data directory)"
 
     # ---- writing
 
-    def add(self, *, title: str, by: str, type_: str | None = None, baseline: str | None = None,
-            candidate: str | None = None, runs: list[str] | tuple[str, ...] = (), note: str = "",
-            metric: str = "all_pass", seed: int = 0) -> dict[str, Any]:
+    def add(
+        self,
+        *,
+        title: str,
+        by: str,
+        type_: str | None = None,
+        baseline: str | None = None,
+        candidate: str | None = None,
+        runs: list[str] | tuple[str, ...] = (),
+        note: str = "",
+        metric: str = "all_pass",
+        seed: int = 0,
+    ) -> dict[str, Any]:
         """Add an entry; its figures are computed from the runs (never typed)."""
         title = (title or "").strip()
         by = (by or "").strip()
@@ -147,14 +180,27 @@ class Ledger:
         fig = figures(self.store, baseline, candidate, list(runs), metric, seed)
         if fig.get("measurement_change"):
             if t not in (None, "measurement-correction"):
-                raise InputError(f"{baseline} -> {candidate} changes the judge alone over identical answers: it is a "
-                                 f"measurement correction, not {t!r}", field="--type")
+                raise InputError(
+                    f"{baseline} -> {candidate} changes the judge alone over identical answers: it is a "
+                    f"measurement correction, not {t!r}",
+                    field="--type",
+                )
             t = "measurement-correction"
         if t is None:
             raise InputError(f"give the decision: one of {', '.join(TYPES)}", field="--type")
-        payload = {"title": title, "type": t, "note": note, "baseline": baseline, "candidate": candidate,
-                   "runs": list(runs), "metric": metric, "seed": seed, "figures": fig, "flags": fig["flags"],
-                   "type_automatic": bool(fig.get("measurement_change"))}
+        payload = {
+            "title": title,
+            "type": t,
+            "note": note,
+            "baseline": baseline,
+            "candidate": candidate,
+            "runs": list(runs),
+            "metric": metric,
+            "seed": seed,
+            "figures": fig,
+            "flags": fig["flags"],
+            "type_automatic": bool(fig.get("measurement_change")),
+        }
         entry_id = self._insert(None, "add", by, payload)
         return {**payload, "entry_id": entry_id, "added_by": by, "status": "active"}
 
@@ -167,8 +213,10 @@ class Ledger:
             if entry_id is None:
                 n = con.execute("SELECT count(*) FROM ledger_events WHERE action = 'add'").fetchone()[0]
                 entry_id = f"L{n + 1}"
-            con.execute("INSERT INTO ledger_events (entry_id, action, at, by, payload) VALUES (?, ?, ?, ?, ?)",
-                        (entry_id, action, utcnow().isoformat(), by, json.dumps(payload, default=str)))
+            con.execute(
+                "INSERT INTO ledger_events (entry_id, action, at, by, payload) VALUES (?, ?, ?, ?, ?)",
+                (entry_id, action, utcnow().isoformat(), by, json.dumps(payload, default=str)),
+            )
             con.execute("COMMIT")
         except BaseException:
             if con.in_transaction:
@@ -188,13 +236,16 @@ class Ledger:
         self._insert(entry_id, action, by, payload)
         return self.get(entry_id)
 
-    def amend(self, entry_id: str, *, by: str, title: str | None = None, type_: str | None = None,
-              note: str | None = None) -> dict[str, Any]:
+    def amend(
+        self, entry_id: str, *, by: str, title: str | None = None, type_: str | None = None, note: str | None = None
+    ) -> dict[str, Any]:
         t = normalise_type(type_)
         ent = self.get(entry_id)
         if t is not None and ent.get("type_automatic") and t != "measurement-correction":
-            raise InputError(f"entry {entry_id} changes the judge alone over identical answers: it stays a "
-                             "measurement correction", field="--type")
+            raise InputError(
+                f"entry {entry_id} changes the judge alone over identical answers: it stays a measurement correction",
+                field="--type",
+            )
         if title is not None and not title.strip():
             raise InputError("a title cannot be empty", field="--title")
         if title is None and t is None and note is None:
@@ -207,8 +258,9 @@ class Ledger:
         return self._append(entry_id, "retire", by, {"reason": reason.strip()})
 
 
-def figures(store: Store, baseline: str | None, candidate: str | None, runs: list[str], metric: str,
-            seed: int = 0) -> dict[str, Any]:
+def figures(
+    store: Store, baseline: str | None, candidate: str | None, runs: list[str], metric: str, seed: int = 0
+) -> dict[str, Any]:
     """The figures an entry rests on, from the runs: a comparison for a baseline and a candidate,
     each run's per-round headline otherwise; with the automatic flags."""
     flags: list[str] = []
@@ -226,14 +278,23 @@ def figures(store: Store, baseline: str | None, candidate: str | None, runs: lis
     if baseline and candidate:
         c = C.compare(store, baseline, candidate, seed=seed, headline=metric)
         f = c["figures"][metric]
-        out.update({
-            "baseline": {"by_round": f["a"]["by_round"], "mean": f["a"]["mean"], "spread": f["a"]["spread"]},
-            "candidate": {"by_round": f["b"]["by_round"], "mean": f["b"]["mean"], "spread": f["b"]["spread"]},
-            "delta": f["delta"]["mean"], "ci95": f["delta"]["ci95"], "noise_floor": f["noise_floor"],
-            "stable_wins": f["stable_wins"], "stable_regressions": f["stable_regressions"],
-            "two_sided_bar": c["verdict"]["holds"], "verdict": c["verdict"]["text"], "kind": c["diff"]["kind"],
-            "changed": c["diff"]["changed"], "measurement_change": c["diff"]["measurement_change"],
-            "rounds_paired": c["rounds_paired"]})
+        out.update(
+            {
+                "baseline": {"by_round": f["a"]["by_round"], "mean": f["a"]["mean"], "spread": f["a"]["spread"]},
+                "candidate": {"by_round": f["b"]["by_round"], "mean": f["b"]["mean"], "spread": f["b"]["spread"]},
+                "delta": f["delta"]["mean"],
+                "ci95": f["delta"]["ci95"],
+                "noise_floor": f["noise_floor"],
+                "stable_wins": f["stable_wins"],
+                "stable_regressions": f["stable_regressions"],
+                "two_sided_bar": c["verdict"]["holds"],
+                "verdict": c["verdict"]["text"],
+                "kind": c["diff"]["kind"],
+                "changed": c["diff"]["changed"],
+                "measurement_change": c["diff"]["measurement_change"],
+                "rounds_paired": c["rounds_paired"],
+            }
+        )
         if c["rounds_paired"] < 2:
             flags.append("one round")
         if f["within_noise"]:
@@ -275,16 +336,22 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
         if e["status"] == "retired":
             head += " (retired)"
         lines += [head, ""]
-        lines.append(f"- added {e['added_at'][:10]} by {e['added_by']}"
-                     + ("; type set automatically (judge-only change over identical answers)" if e.get("type_automatic") else ""))
+        lines.append(
+            f"- added {e['added_at'][:10]} by {e['added_by']}"
+            + ("; type set automatically (judge-only change over identical answers)" if e.get("type_automatic") else "")
+        )
         if e["baseline"]:
-            lines.append(f"- baseline `{e['baseline']}` -> candidate `{e['candidate']}` ({f.get('kind')}; "
-                         f"changed: {', '.join(f.get('changed') or []) or 'nothing recorded'})")
+            lines.append(
+                f"- baseline `{e['baseline']}` -> candidate `{e['candidate']}` ({f.get('kind')}; "
+                f"changed: {', '.join(f.get('changed') or []) or 'nothing recorded'})"
+            )
             lines.append(f"- {f['metric']}: baseline {_rounds(f['baseline'])}; candidate {_rounds(f['candidate'])}")
             ci = f.get("ci95") or [None, None]
-            lines.append(f"- paired delta {_p(f['delta'], True)} (95% CI {_p(ci[0], True)} to {_p(ci[1], True)}), "
-                         f"noise floor {_p(f['noise_floor'])}, stable wins {f['stable_wins']}, stable regressions "
-                         f"{f['stable_regressions']}")
+            lines.append(
+                f"- paired delta {_p(f['delta'], True)} (95% CI {_p(ci[0], True)} to {_p(ci[1], True)}), "
+                f"noise floor {_p(f['noise_floor'])}, stable wins {f['stable_wins']}, stable regressions "
+                f"{f['stable_regressions']}"
+            )
             lines.append(f"- {f['verdict']}")
         for rid, rf in (f.get("runs") or {}).items():
             lines.append(f"- `{rid}` {f['metric']}: {_rounds(rf)}")
@@ -298,8 +365,11 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
         if e.get("note"):
             lines.append(f"- note: {e['note']}")
         for h in e["history"][1:]:
-            what = (f"retired: {h.get('reason')}" if h["action"] == "retire" else
-                    "amended " + ", ".join(f"{k}={h[k]!r}" for k in ("title", "type", "note") if h.get(k) is not None))
+            what = (
+                f"retired: {h.get('reason')}"
+                if h["action"] == "retire"
+                else "amended " + ", ".join(f"{k}={h[k]!r}" for k in ("title", "type", "note") if h.get(k) is not None)
+            )
             lines.append(f"- {h['at'][:10]} {h['by']}: {what}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

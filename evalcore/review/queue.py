@@ -44,8 +44,9 @@ from __future__ import annotations
 import math
 import string
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -61,15 +62,20 @@ DETECTOR_VERSION = "queue-1"
 #: reason code -> what raised the case (our words, shown to the reviewer after deciding)
 REASONS: dict[str, str] = {
     "statement_contradicts": "the judge's structured statement (covered / missed / triggered items, or its score) "
-                             "contradicts its own verdict",
+    "contradicts its own verdict",
     "postprocess_rewrite": "post-processing changed the judge's raw verdict",
     "runs_disagree": "two runs on this generation disagree",
     "harness_disagree": "one judge model in two harness modes (single / grouped / split) disagrees with itself",
     "rounds_disagree": "the judge rounds of one run disagree",
 }
 #: the priority order of raised cases (most serious first)
-PRIORITY: tuple[str, ...] = ("statement_contradicts", "postprocess_rewrite", "runs_disagree", "harness_disagree",
-                             "rounds_disagree")
+PRIORITY: tuple[str, ...] = (
+    "statement_contradicts",
+    "postprocess_rewrite",
+    "runs_disagree",
+    "harness_disagree",
+    "rounds_disagree",
+)
 AUDIT = "audit"
 STRATA = ("disagreement", "audit")
 OUTCOMES = ("decided", "test_wrong", "skipped")
@@ -77,9 +83,17 @@ OUTCOMES = ("decided", "test_wrong", "skipped")
 _TRUE = ("pass", "passed", "true", "yes", "y", "1")
 _FALSE = ("fail", "failed", "false", "no", "n", "0")
 _HARNESS_MODES = ("single", "grouped", "split")
-_VCOLS = {"passed": "BOOLEAN", "label": "VARCHAR", "score": "DOUBLE", "raw_verdict": "VARCHAR",
-          "covered": "VARCHAR[]", "missed": "VARCHAR[]", "triggered": "VARCHAR[]", "error": "VARCHAR",
-          "reason": "VARCHAR"}
+_VCOLS = {
+    "passed": "BOOLEAN",
+    "label": "VARCHAR",
+    "score": "DOUBLE",
+    "raw_verdict": "VARCHAR",
+    "covered": "VARCHAR[]",
+    "missed": "VARCHAR[]",
+    "triggered": "VARCHAR[]",
+    "error": "VARCHAR",
+    "reason": "VARCHAR",
+}
 
 
 # --------------------------------------------------------------------------- reading a generation's runs
@@ -88,6 +102,7 @@ _VCOLS = {"passed": "BOOLEAN", "label": "VARCHAR", "score": "DOUBLE", "raw_verdi
 def runs_on(store: Store, gen_id: str) -> list[str]:
     """The runs on a generation that hold per-criterion verdicts (a pairwise grader holds none)."""
     import pyarrow.parquet as pq
+
     store.generation(gen_id)
     out = []
     for rid in store.ids("run"):
@@ -102,32 +117,38 @@ def verdicts_sql(store: Store, run_ids: Sequence[str]) -> tuple[str, list[Any]]:
     """One SQL relation over the verdicts of several runs (``run_id`` from the manifest; optional
     columns a file lacks read as NULL)."""
     import pyarrow.parquet as pq
+
     parts, params = [], []
     for rid in run_ids:
         path = store.path_of("run", rid, "verdicts")
         names = set(pq.read_schema(path).names)
         cols = ", ".join(f'"{c}"' if c in names else f"NULL::{t} AS {c}" for c, t in _VCOLS.items())
-        parts.append(f"SELECT ?::VARCHAR AS run_id, item_id, gen_round, criterion, judge_round, {cols} "
-                     "FROM read_parquet(?)")
+        parts.append(
+            f"SELECT ?::VARCHAR AS run_id, item_id, gen_round, criterion, judge_round, {cols} FROM read_parquet(?)"
+        )
         params += [rid, path]
     if not parts:
-        return ("SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS item_id, NULL::BIGINT AS gen_round, "
-                "NULL::VARCHAR AS criterion, NULL::BIGINT AS judge_round, "
-                + ", ".join(f"NULL::{t} AS {c}" for c, t in _VCOLS.items()) + " WHERE false"), []
+        return (
+            "SELECT NULL::VARCHAR AS run_id, NULL::VARCHAR AS item_id, NULL::BIGINT AS gen_round, "
+            "NULL::VARCHAR AS criterion, NULL::BIGINT AS judge_round, "
+            + ", ".join(f"NULL::{t} AS {c}" for c, t in _VCOLS.items())
+            + " WHERE false"
+        ), []
     return " UNION ALL ".join(parts), params
 
 
 def _criteria_sql(store: Store, run_ids: Sequence[str]) -> tuple[str, list[Any]]:
     rows = [(rid, c.name, c.kind, c.threshold) for rid in run_ids for c in store.run(rid).manifest.rubric.criteria]
-    return ("SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) AS criterion, unnest(?::VARCHAR[]) AS kind, "
-            "unnest(?::DOUBLE[]) AS threshold",
-            [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]])
+    return (
+        "SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) AS criterion, unnest(?::VARCHAR[]) AS kind, "
+        "unnest(?::DOUBLE[]) AS threshold",
+        [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]],
+    )
 
 
 def pair_code(a: S.RunManifest, b: S.RunManifest) -> str:
     """``harness_disagree`` for one judge model in two harness modes, else ``runs_disagree``."""
-    if (a.judge_model == b.judge_model and a.mode != b.mode and a.mode in _HARNESS_MODES
-            and b.mode in _HARNESS_MODES):
+    if a.judge_model == b.judge_model and a.mode != b.mode and a.mode in _HARNESS_MODES and b.mode in _HARNESS_MODES:
         return "harness_disagree"
     return "runs_disagree"
 
@@ -152,10 +173,12 @@ def detect(store: Store, gen_id: str) -> dict[str, Any]:
         f["reasons"].add(code)
         f["detail"][code].append(what)
 
-    base = (f"WITH v AS ({vsql}), k AS ({csql}), i AS (SELECT item_id, must_have FROM read_parquet(?)), "
-            "j AS (SELECT v.*, k.kind, k.threshold, i.must_have, lower(trim(v.raw_verdict)) AS raw_norm, "
-            "TRY_CAST(v.raw_verdict AS DOUBLE) AS raw_num FROM v JOIN k USING (run_id, criterion) "
-            "LEFT JOIN i USING (item_id) WHERE v.error IS NULL AND v.passed IS NOT NULL) ")
+    base = (
+        f"WITH v AS ({vsql}), k AS ({csql}), i AS (SELECT item_id, must_have FROM read_parquet(?)), "
+        "j AS (SELECT v.*, k.kind, k.threshold, i.must_have, lower(trim(v.raw_verdict)) AS raw_norm, "
+        "TRY_CAST(v.raw_verdict AS DOUBLE) AS raw_num FROM v JOIN k USING (run_id, criterion) "
+        "LEFT JOIN i USING (item_id) WHERE v.error IS NULL AND v.passed IS NOT NULL) "
+    )
     params = [*vparams, *cparams, ipath]
 
     # the judge's own statement against its verdict
@@ -173,7 +196,9 @@ def detect(store: Store, gen_id: str) -> dict[str, Any]:
         "  AND score >= threshold AND NOT passed THEN 'score at or above the threshold, verdict fail' "
         "WHEN kind IN ('ordinal', 'continuous', 'retrieval') AND threshold IS NOT NULL AND score IS NOT NULL "
         "  AND score < threshold AND passed THEN 'score below the threshold, verdict pass' "
-        "END AS why, score, threshold, label FROM j WHERE why IS NOT NULL ORDER BY ALL", params)
+        "END AS why, score, threshold, label FROM j WHERE why IS NOT NULL ORDER BY ALL",
+        params,
+    )
     for r in stmt:
         key = (r["item_id"], r["gen_round"], r["criterion"])
         flag(key, "statement_contradicts", {"run": r["run_id"], "judge_round": r["judge_round"], "why": r["why"]})
@@ -189,20 +214,30 @@ def detect(store: Store, gen_id: str) -> dict[str, Any]:
         "  OR (list_contains(?::VARCHAR[], raw_norm) AND passed) "
         "ELSE raw_num IS NOT NULL AND CASE WHEN score IS NOT NULL THEN abs(raw_num - score) > 1e-9 "
         "  WHEN threshold IS NOT NULL THEN (raw_num >= threshold) <> passed ELSE false END "
-        "END ORDER BY ALL", [*params, t_words, f_words])
+        "END ORDER BY ALL",
+        [*params, t_words, f_words],
+    )
     for r in rew:
         key = (r["item_id"], r["gen_round"], r["criterion"])
-        derived = r["label"] if r["label"] is not None else (
-            r["score"] if r["score"] is not None else ("pass" if r["passed"] else "fail"))
-        flag(key, "postprocess_rewrite", {"run": r["run_id"], "judge_round": r["judge_round"],
-                                          "raw_verdict": r["raw_verdict"], "derived": derived})
+        derived = (
+            r["label"]
+            if r["label"] is not None
+            else (r["score"] if r["score"] is not None else ("pass" if r["passed"] else "fail"))
+        )
+        flag(
+            key,
+            "postprocess_rewrite",
+            {"run": r["run_id"], "judge_round": r["judge_round"], "raw_verdict": r["raw_verdict"], "derived": derived},
+        )
         flags[key]["runs"].add(r["run_id"])
 
     # judge rounds of one run
     rounds = store.records(
         f"WITH v AS ({vsql}) SELECT run_id, item_id, gen_round, criterion, count(passed) AS judged, "
         "count(*) FILTER (WHERE passed) AS passes FROM v WHERE error IS NULL GROUP BY ALL "
-        "HAVING count(DISTINCT passed) > 1 ORDER BY ALL", vparams)
+        "HAVING count(DISTINCT passed) > 1 ORDER BY ALL",
+        vparams,
+    )
     for r in rounds:
         key = (r["item_id"], r["gen_round"], r["criterion"])
         flag(key, "rounds_disagree", {"run": r["run_id"], "passes": r["passes"], "rounds": r["judged"]})
@@ -216,33 +251,49 @@ def detect(store: Store, gen_id: str) -> dict[str, Any]:
         "FROM v WHERE passed IS NOT NULL GROUP BY ALL) "
         "SELECT a.item_id, a.gen_round, a.criterion, a.run_id AS run_a, b.run_id AS run_b, a.verdict AS verdict_a "
         "FROM m a JOIN m b USING (item_id, gen_round, criterion) "
-        "WHERE a.run_id < b.run_id AND a.verdict <> b.verdict ORDER BY ALL", vparams)
+        "WHERE a.run_id < b.run_id AND a.verdict <> b.verdict ORDER BY ALL",
+        vparams,
+    )
     for r in cross:
         key = (r["item_id"], r["gen_round"], r["criterion"])
         code = pair_code(manifests[r["run_a"]], manifests[r["run_b"]])
-        flag(key, code, {"runs": [r["run_a"], r["run_b"]],
-                         "verdicts": ["pass" if r["verdict_a"] else "fail", "fail" if r["verdict_a"] else "pass"]})
+        flag(
+            key,
+            code,
+            {
+                "runs": [r["run_a"], r["run_b"]],
+                "verdicts": ["pass" if r["verdict_a"] else "fail", "fail" if r["verdict_a"] else "pass"],
+            },
+        )
         flags[key]["runs"].update((r["run_a"], r["run_b"]))
 
     # the population: every case with at least one verdict, and the runs that judged it
     pop = store.sql(
         f"WITH v AS ({vsql}) SELECT v.item_id, v.gen_round, v.criterion, list(DISTINCT v.run_id ORDER BY v.run_id), "
         "any_value(i.class) FROM v LEFT JOIN read_parquet(?) i USING (item_id) WHERE v.passed IS NOT NULL "
-        "GROUP BY ALL ORDER BY 1, 2, 3", [*vparams, ipath])
+        "GROUP BY ALL ORDER BY 1, 2, 3",
+        [*vparams, ipath],
+    )
     raised, agreed = [], []
     for item_id, gen_round, criterion, runs, cls in pop:
         key = (item_id, gen_round, criterion)
         f = flags.get(key)
-        case = {"gen_id": gen_id, "item_id": item_id, "gen_round": int(gen_round), "criterion": criterion,
-                "class": cls}
+        case = {"gen_id": gen_id, "item_id": item_id, "gen_round": int(gen_round), "criterion": criterion, "class": cls}
         if f is None:
             agreed.append({**case, "reasons": [], "runs": list(runs), "detail": {}})
         else:
             reasons = [c for c in PRIORITY if c in f["reasons"]]
-            raised.append({**case, "reasons": reasons, "runs": sorted(f["runs"]),
-                           "detail": {c: f["detail"][c] for c in reasons}})
-    return {"gen_id": gen_id, "runs": run_ids, "population": len(pop), "raised": raised, "agreed": agreed,
-            "counts": {c: sum(c in r["reasons"] for r in raised) for c in PRIORITY}}
+            raised.append(
+                {**case, "reasons": reasons, "runs": sorted(f["runs"]), "detail": {c: f["detail"][c] for c in reasons}}
+            )
+    return {
+        "gen_id": gen_id,
+        "runs": run_ids,
+        "population": len(pop),
+        "raised": raised,
+        "agreed": agreed,
+        "counts": {c: sum(c in r["reasons"] for r in raised) for c in PRIORITY},
+    }
 
 
 # --------------------------------------------------------------------------- building a queue
@@ -267,26 +318,47 @@ def order_cases(raised: list[dict], audited: list[dict], seed: int) -> list[dict
     draw order) spread evenly through it."""
     rng = np.random.default_rng([seed, 1])
     u = rng.random(len(raised))
-    keyed = sorted(zip(raised, u), key=lambda t: (PRIORITY.index(t[0]["reasons"][0]), -len(t[0]["reasons"]), t[1],
-                                                   t[0]["item_id"], t[0]["gen_round"], t[0]["criterion"]))
+    keyed = sorted(
+        zip(raised, u),
+        key=lambda t: (
+            PRIORITY.index(t[0]["reasons"][0]),
+            -len(t[0]["reasons"]),
+            t[1],
+            t[0]["item_id"],
+            t[0]["gen_round"],
+            t[0]["criterion"],
+        ),
+    )
     d, a = len(keyed), len(audited)
-    pos = [((i + 0.5) / d, 0, c) for i, (c, _) in enumerate(keyed)] + [((j + 0.5) / a, 1, c)
-                                                                         for j, c in enumerate(audited)]
+    pos = [((i + 0.5) / d, 0, c) for i, (c, _) in enumerate(keyed)] + [
+        ((j + 0.5) / a, 1, c) for j, c in enumerate(audited)
+    ]
     pos.sort(key=lambda t: (t[0], t[1]))
     return [c for _, _, c in pos]
 
 
-def build_queue(store: Store, gen_id: str, *, audit_rate: float = 0.05, seed: int = 0, reviewers_required: int = 1,
-                created_by: str | None = None) -> dict[str, Any]:
+def build_queue(
+    store: Store,
+    gen_id: str,
+    *,
+    audit_rate: float = 0.05,
+    seed: int = 0,
+    reviewers_required: int = 1,
+    created_by: str | None = None,
+) -> dict[str, Any]:
     """Detect, sample the audit, order, and append the queue to the label store (state directory).
     Returns the queue's header with counts. Building again makes a new queue; decisions belong to
     cases, not to queues, so they carry over."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InputError(f"the seed must be an integer, not {seed!r}", field="--seed")
-    if isinstance(reviewers_required, bool) or not isinstance(reviewers_required, (int, np.integer)) \
-            or reviewers_required < 1:
-        raise InputError(f"reviewers per case must be a whole number of at least 1, not {reviewers_required!r}",
-                         field="--reviewers")
+    if (
+        isinstance(reviewers_required, bool)
+        or not isinstance(reviewers_required, (int, np.integer))
+        or reviewers_required < 1
+    ):
+        raise InputError(
+            f"reviewers per case must be a whole number of at least 1, not {reviewers_required!r}", field="--reviewers"
+        )
     audit_rate = float(audit_rate)
     labels = LabelStore(store)
     det = detect(store, gen_id)
@@ -299,10 +371,21 @@ def build_queue(store: Store, gen_id: str, *, audit_rate: float = 0.05, seed: in
     taken = {q["queue_id"] for q in labels.queues()}
     while queue_id in taken:
         queue_id += "x"
-    header = {"queue_id": queue_id, "gen_id": gen_id, "created_at": utcnow().isoformat(), "created_by": created_by,
-              "seed": int(seed), "audit_rate": audit_rate, "reviewers_required": int(reviewers_required),
-              "runs": det["runs"], "population": det["population"], "flagged": len(raised),
-              "agreed": len(det["agreed"]), "audit_sampled": len(audited), "detector_version": DETECTOR_VERSION}
+    header = {
+        "queue_id": queue_id,
+        "gen_id": gen_id,
+        "created_at": utcnow().isoformat(),
+        "created_by": created_by,
+        "seed": int(seed),
+        "audit_rate": audit_rate,
+        "reviewers_required": int(reviewers_required),
+        "runs": det["runs"],
+        "population": det["population"],
+        "flagged": len(raised),
+        "agreed": len(det["agreed"]),
+        "audit_sampled": len(audited),
+        "detector_version": DETECTOR_VERSION,
+    }
     cases = [{**c, "queue_id": queue_id, "rank": k + 1} for k, c in enumerate(ordered)]
     labels.write_queue(header, cases)
     return {**header, "counts": det["counts"], "audit_inclusion_prob": prob}
@@ -320,9 +403,12 @@ def get_queue(store: Store, queue_id: str | None = None, *, gen_id: str | None =
     qs = LabelStore(store).queues(gen_id)
     if queue_id is None:
         if not qs:
-            raise NotFoundError(f"no review queue for generation {gen_id!r} yet: build one (evalcore queue build "
-                                f"{gen_id})" if gen_id else "no review queue yet: build one (evalcore queue build GEN)",
-                                field="queue")
+            raise NotFoundError(
+                f"no review queue for generation {gen_id!r} yet: build one (evalcore queue build {gen_id})"
+                if gen_id
+                else "no review queue yet: build one (evalcore queue build GEN)",
+                field="queue",
+            )
         return qs[-1]
     for q in qs:
         if q["queue_id"] == queue_id:
@@ -345,8 +431,14 @@ class Filters:
     include_holdout: bool = field(default_factory=include_holdout_default)
 
     @classmethod
-    def of(cls, reasons: Iterable[str] = (), criteria: Iterable[str] = (), runs: Iterable[str] = (),
-           classes: Iterable[str] = (), include_holdout: bool | None = None) -> "Filters":
+    def of(
+        cls,
+        reasons: Iterable[str] = (),
+        criteria: Iterable[str] = (),
+        runs: Iterable[str] = (),
+        classes: Iterable[str] = (),
+        include_holdout: bool | None = None,
+    ) -> Filters:
         hold = include_holdout_default() if include_holdout is None else bool(include_holdout)
         return cls(tuple(reasons or ()), tuple(criteria or ()), tuple(runs or ()), tuple(classes or ()), hold)
 
@@ -362,14 +454,15 @@ def filter_sql(f: Filters | None) -> tuple[str, list[Any]]:
     if f.reasons:
         bad = [r for r in f.reasons if r != AUDIT and r not in REASONS]
         if bad:
-            raise InputError(f"unknown reason code {bad[0]!r} (known: {', '.join([*PRIORITY, AUDIT])})",
-                             field="reason")
+            raise InputError(f"unknown reason code {bad[0]!r} (known: {', '.join([*PRIORITY, AUDIT])})", field="reason")
         alts = []
         if AUDIT in f.reasons:
             alts.append("c.stratum = 'audit'")
         codes = [r for r in f.reasons if r != AUDIT]
         if codes:
-            alts.append(f"EXISTS (SELECT 1 FROM json_each(c.reasons) r WHERE r.value IN ({', '.join('?' * len(codes))}))")
+            alts.append(
+                f"EXISTS (SELECT 1 FROM json_each(c.reasons) r WHERE r.value IN ({', '.join('?' * len(codes))}))"
+            )
             params += codes
         where.append("(" + " OR ".join(alts) + ")")
     if f.criteria:
@@ -428,13 +521,22 @@ def progress(store: Store, queue_id: str, reviewer: str | None = None, filters: 
     those still waiting for them; by stratum."""
     rows = cases(store, queue_id, filters, reviewer)
     q = get_queue(store, queue_id)
-    out = {"queue_id": q["queue_id"], "reviewers_required": q["reviewers_required"], "cases": len(rows),
-           "complete": sum(r["complete"] for r in rows)}
+    out = {
+        "queue_id": q["queue_id"],
+        "reviewers_required": q["reviewers_required"],
+        "cases": len(rows),
+        "complete": sum(r["complete"] for r in rows),
+    }
     if reviewer:
         out["handled_by_me"] = sum(r["mine"] is not None for r in rows)
         out["waiting_for_me"] = sum(r["mine"] is None and not r["complete"] for r in rows)
-    out["by_stratum"] = {s: {"cases": sum(r["stratum"] == s for r in rows),
-                             "complete": sum(r["complete"] for r in rows if r["stratum"] == s)} for s in STRATA}
+    out["by_stratum"] = {
+        s: {
+            "cases": sum(r["stratum"] == s for r in rows),
+            "complete": sum(r["complete"] for r in rows if r["stratum"] == s),
+        }
+        for s in STRATA
+    }
     return out
 
 
@@ -451,11 +553,14 @@ def next_case(store: Store, queue_id: str, reviewer: str, filters: Filters | Non
 def find_case(store: Store, queue_id: str, item_id: str, gen_round: int, criterion: str) -> dict[str, Any]:
     labels = LabelStore(store)
     q = get_queue(store, queue_id)
-    rows = labels.queue_cases(q["queue_id"], "c.item_id = ? AND c.gen_round = ? AND c.criterion = ?",
-                              [item_id, int(gen_round), criterion])
+    rows = labels.queue_cases(
+        q["queue_id"], "c.item_id = ? AND c.gen_round = ? AND c.criterion = ?", [item_id, int(gen_round), criterion]
+    )
     if not rows:
-        raise NotFoundError(f"item {item_id!r} round {gen_round} on {criterion!r} is not a case of queue "
-                            f"{q['queue_id']!r}", field="case")
+        raise NotFoundError(
+            f"item {item_id!r} round {gen_round} on {criterion!r} is not a case of queue {q['queue_id']!r}",
+            field="case",
+        )
     return rows[0]
 
 
@@ -478,8 +583,18 @@ def _criterion(store: Store, run_ids: Sequence[str], gen_id: str, name: str) -> 
     return LabelStore(store).criterion_for(gen_id, name)
 
 
-def case_view(store: Store, queue_id: str, item_id: str, gen_round: int, criterion: str, reviewer: str, *,
-              blind: bool = True, hide_judges: bool = False, include_holdout: bool | None = None) -> dict[str, Any]:
+def case_view(
+    store: Store,
+    queue_id: str,
+    item_id: str,
+    gen_round: int,
+    criterion: str,
+    reviewer: str,
+    *,
+    blind: bool = True,
+    hide_judges: bool = False,
+    include_holdout: bool | None = None,
+) -> dict[str, Any]:
     """What the reviewer sees of one case. The item (input, context, reference, must-have and
     wrong-if items) and the output always. The judges' verdicts and reasons and the reason codes only
     once the reviewer has decided the case, or from the start with ``blind=False``. Other
@@ -492,18 +607,27 @@ def case_view(store: Store, queue_id: str, item_id: str, gen_round: int, criteri
     gen = store.generation(q["gen_id"])
     hold = include_holdout_default() if include_holdout is None else bool(include_holdout)
     if not hold and item_id in set(holdout_ids(store, gen.manifest.suite_id)):
-        raise InputError(f"item {item_id!r} is a holdout item of suite {gen.manifest.suite_id!r}: hidden unless "
-                         "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
-                         field="item")
+        raise InputError(
+            f"item {item_id!r} is a holdout item of suite {gen.manifest.suite_id!r}: hidden unless "
+            "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
+            field="item",
+        )
     labels = LabelStore(store)
-    item = store.records("SELECT * FROM read_parquet(?) WHERE item_id = ?",
-                         [store.path_of("suite", gen.manifest.suite_id, "items"), item_id])
-    out_row = store.records("SELECT output, abstained, error FROM read_parquet(?) WHERE item_id = ? AND round = ?",
-                            [store.path_of("generation", q["gen_id"], "outputs"), item_id, int(gen_round)])
+    item = store.records(
+        "SELECT * FROM read_parquet(?) WHERE item_id = ?",
+        [store.path_of("suite", gen.manifest.suite_id, "items"), item_id],
+    )
+    out_row = store.records(
+        "SELECT output, abstained, error FROM read_parquet(?) WHERE item_id = ? AND round = ?",
+        [store.path_of("generation", q["gen_id"], "outputs"), item_id, int(gen_round)],
+    )
     it = item[0] if item else {}
     crit = _criterion(store, q["runs"], q["gen_id"], criterion)
-    standing = [e for e in labels.standing(q["gen_id"], item_id=item_id)
-                if e["gen_round"] == int(gen_round) and e["criterion"] == criterion]
+    standing = [
+        e
+        for e in labels.standing(q["gen_id"], item_id=item_id)
+        if e["gen_round"] == int(gen_round) and e["criterion"] == criterion
+    ]
     mine = next((e for e in standing if e["reviewer"] == who), None)
     decided = mine is not None and mine["outcome"] in ("decided", "test_wrong")
     reveal = decided or not blind
@@ -511,42 +635,91 @@ def case_view(store: Store, queue_id: str, item_id: str, gen_round: int, criteri
     verdicts = None
     if reveal:
         vsql, vparams = verdicts_sql(store, q["runs"])
-        rows = store.records(f"SELECT * FROM ({vsql}) WHERE item_id = ? AND gen_round = ? AND criterion = ? "
-                             "ORDER BY run_id, judge_round", [*vparams, item_id, int(gen_round), criterion])
-        verdicts = [{"judge": names.get(r["run_id"], r["run_id"]),
-                     **{k: r[k] for k in ("judge_round", "passed", "label", "score", "raw_verdict", "reason", "covered",
-                                          "missed", "triggered", "error")},
-                     **({} if hide_judges else {"judge_model": store.run(r["run_id"]).manifest.judge_model,
-                                                "mode": store.run(r["run_id"]).manifest.mode})}
-                    for r in rows]
+        rows = store.records(
+            f"SELECT * FROM ({vsql}) WHERE item_id = ? AND gen_round = ? AND criterion = ? "
+            "ORDER BY run_id, judge_round",
+            [*vparams, item_id, int(gen_round), criterion],
+        )
+        verdicts = [
+            {
+                "judge": names.get(r["run_id"], r["run_id"]),
+                **{
+                    k: r[k]
+                    for k in (
+                        "judge_round",
+                        "passed",
+                        "label",
+                        "score",
+                        "raw_verdict",
+                        "reason",
+                        "covered",
+                        "missed",
+                        "triggered",
+                        "error",
+                    )
+                },
+                **(
+                    {}
+                    if hide_judges
+                    else {
+                        "judge_model": store.run(r["run_id"]).manifest.judge_model,
+                        "mode": store.run(r["run_id"]).manifest.mode,
+                    }
+                ),
+            }
+            for r in rows
+        ]
         if hide_judges:
             verdicts.sort(key=lambda v: (v["judge"], v["judge_round"]))
     others = None
     if decided:
-        others = [{k: e[k] for k in ("reviewer", "outcome", "value", "note", "tags", "created_at")}
-                  for e in standing if e["reviewer"] != who and e["outcome"] in ("decided", "test_wrong")]
-        others += [{"reviewer": s["reviewer"], "outcome": "decided", "value": s["value"], "note": None, "tags": [],
-                    "created_at": s["created_at"], "source": s["source"]}
-                   for s in labels.shipped(q["gen_id"]) if s["item_id"] == item_id
-                   and s["gen_round"] == int(gen_round) and s["criterion"] == criterion]
+        others = [
+            {k: e[k] for k in ("reviewer", "outcome", "value", "note", "tags", "created_at")}
+            for e in standing
+            if e["reviewer"] != who and e["outcome"] in ("decided", "test_wrong")
+        ]
+        others += [
+            {
+                "reviewer": s["reviewer"],
+                "outcome": "decided",
+                "value": s["value"],
+                "note": None,
+                "tags": [],
+                "created_at": s["created_at"],
+                "source": s["source"],
+            }
+            for s in labels.shipped(q["gen_id"])
+            if s["item_id"] == item_id and s["gen_round"] == int(gen_round) and s["criterion"] == criterion
+        ]
     detail = None
     if reveal:
         detail = case["detail"]
         if hide_judges:
             detail = _rename(detail, names)
     return {
-        "queue_id": q["queue_id"], "gen_id": q["gen_id"], "item_id": item_id, "gen_round": int(gen_round),
-        "criterion": criterion, "rank": case["rank"], "class": case["class"],
-        "kind": crit.kind if crit else "binary", "description": crit.description if crit else "",
+        "queue_id": q["queue_id"],
+        "gen_id": q["gen_id"],
+        "item_id": item_id,
+        "gen_round": int(gen_round),
+        "criterion": criterion,
+        "rank": case["rank"],
+        "class": case["class"],
+        "kind": crit.kind if crit else "binary",
+        "description": crit.description if crit else "",
         "scale": [crit.scale_min, crit.scale_max] if crit and crit.kind in ("ordinal", "continuous") else None,
         "threshold": crit.threshold if crit else None,
         "choices": decision_values(crit),
-        "input": it.get("input"), "context": it.get("context"), "reference": it.get("reference"),
-        "must_have": list(it.get("must_have") or []), "wrong_if": list(it.get("wrong_if") or []),
+        "input": it.get("input"),
+        "context": it.get("context"),
+        "reference": it.get("reference"),
+        "must_have": list(it.get("must_have") or []),
+        "wrong_if": list(it.get("wrong_if") or []),
         "output": out_row[0]["output"] if out_row else None,
         "abstained": out_row[0]["abstained"] if out_row else None,
         "reviewers_required": q["reviewers_required"],
-        "mine": mine, "decided": decided, "revealed": reveal,
+        "mine": mine,
+        "decided": decided,
+        "revealed": reveal,
         "stratum": case["stratum"] if reveal else None,
         "reasons": case["reasons"] if reveal else None,
         "detail": detail,
@@ -572,15 +745,29 @@ def decision_values(crit: S.Criterion | None) -> list[str]:
     kind = crit.kind if crit else "binary"
     if kind == "ternary":
         return list(S.TERNARY_LABELS)
-    if kind == "ordinal" and crit.scale_min is not None and crit.scale_max is not None \
-            and crit.scale_max - crit.scale_min <= 10:
+    if (
+        kind == "ordinal"
+        and crit.scale_min is not None
+        and crit.scale_max is not None
+        and crit.scale_max - crit.scale_min <= 10
+    ):
         return [str(v) for v in range(int(math.ceil(crit.scale_min)), int(math.floor(crit.scale_max)) + 1)]
     return ["pass", "fail"]
 
 
-def decide(store: Store, queue_id: str, item_id: str, gen_round: int, criterion: str, reviewer: str, *,
-           outcome: str = "decided", value: str | None = None, note: str | None = None,
-           tags: Iterable[str] = ()) -> dict[str, Any]:
+def decide(
+    store: Store,
+    queue_id: str,
+    item_id: str,
+    gen_round: int,
+    criterion: str,
+    reviewer: str,
+    *,
+    outcome: str = "decided",
+    value: str | None = None,
+    note: str | None = None,
+    tags: Iterable[str] = (),
+) -> dict[str, Any]:
     """Record the reviewer's decision on a case: an appended edit with provenance (queue, the
     case's reason codes or ``audit``, note, tags), superseding their own earlier edit on it. The
     outcome ``test_wrong`` flags the item for repair and needs a note saying what is wrong;
@@ -593,18 +780,34 @@ def decide(store: Store, queue_id: str, item_id: str, gen_round: int, criterion:
     labels = LabelStore(store)
     if outcome == "test_wrong" and not (note or "").strip():
         raise LabelError("say what is wrong with the test in the note", field="note")
-    mine = next((e for e in labels.standing(q["gen_id"], reviewer=who, item_id=item_id)
-                 if e["gen_round"] == int(gen_round) and e["criterion"] == criterion), None)
+    mine = next(
+        (
+            e
+            for e in labels.standing(q["gen_id"], reviewer=who, item_id=item_id)
+            if e["gen_round"] == int(gen_round) and e["criterion"] == criterion
+        ),
+        None,
+    )
     if outcome == "skipped" and mine is not None and mine["outcome"] in ("decided", "test_wrong"):
         raise LabelError("you have decided this case: undo your decision before skipping it", field="outcome")
     if outcome == "decided" and value is not None:
         crit = _criterion(store, q["runs"], q["gen_id"], criterion)
         if crit is not None and crit.kind == "continuous":
             value = _continuous_value(crit, value)
-    return labels.add(item_id=item_id, criterion=criterion, reviewer=who, value=value if outcome == "decided" else None,
-                      outcome=outcome, gen_id=q["gen_id"], gen_round=int(gen_round), queue=q["queue_id"],
-                      reason_code=",".join(case["reasons"]) or AUDIT, note=(note or "").strip() or None,
-                      supersedes=mine["edit_id"] if mine else None, tags=tags)
+    return labels.add(
+        item_id=item_id,
+        criterion=criterion,
+        reviewer=who,
+        value=value if outcome == "decided" else None,
+        outcome=outcome,
+        gen_id=q["gen_id"],
+        gen_round=int(gen_round),
+        queue=q["queue_id"],
+        reason_code=",".join(case["reasons"]) or AUDIT,
+        note=(note or "").strip() or None,
+        supersedes=mine["edit_id"] if mine else None,
+        tags=tags,
+    )
 
 
 def _continuous_value(crit: S.Criterion, value: str) -> str:
@@ -628,10 +831,35 @@ def undo(store: Store, queue_id: str, reviewer: str) -> dict[str, Any] | None:
 
 def flagged_for_repair(store: Store, gen_id: str) -> list[dict[str, Any]]:
     """Items whose test someone said is wrong (standing ``test_wrong`` edits), with the note."""
-    return [{k: e[k] for k in ("item_id", "gen_round", "criterion", "reviewer", "note", "created_at", "queue")}
-            for e in LabelStore(store).standing(gen_id) if e["outcome"] == "test_wrong"]
+    return [
+        {k: e[k] for k in ("item_id", "gen_round", "criterion", "reviewer", "note", "created_at", "queue")}
+        for e in LabelStore(store).standing(gen_id)
+        if e["outcome"] == "test_wrong"
+    ]
 
 
-__all__ = ["AUDIT", "PRIORITY", "REASONS", "Filters", "audit_sample", "build_queue", "case_view", "cases", "decide",
-           "decision_values", "detect", "filter_sql", "find_case", "flagged_for_repair", "get_queue", "next_case",
-           "order_cases", "pair_code", "progress", "queues", "runs_on", "undo", "verdicts_sql"]
+__all__ = [
+    "AUDIT",
+    "PRIORITY",
+    "REASONS",
+    "Filters",
+    "audit_sample",
+    "build_queue",
+    "case_view",
+    "cases",
+    "decide",
+    "decision_values",
+    "detect",
+    "filter_sql",
+    "find_case",
+    "flagged_for_repair",
+    "get_queue",
+    "next_case",
+    "order_cases",
+    "pair_code",
+    "progress",
+    "queues",
+    "runs_on",
+    "undo",
+    "verdicts_sql",
+]

@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -58,8 +59,13 @@ def scale_of(crit: S.Criterion | None) -> tuple[list[str], str | None, str]:
     kind = crit.kind if crit else "binary"
     if kind == "ternary":
         return ["wrong", "partial", "correct"], "quadratic", "ordinal"
-    if kind == "ordinal" and crit.scale_min is not None and crit.scale_max is not None \
-            and crit.scale_max - crit.scale_min <= 10 and float(crit.scale_min).is_integer():
+    if (
+        kind == "ordinal"
+        and crit.scale_min is not None
+        and crit.scale_max is not None
+        and crit.scale_max - crit.scale_min <= 10
+        and float(crit.scale_min).is_integer()
+    ):
         return [str(v) for v in range(int(crit.scale_min), int(crit.scale_max) + 1)], "quadratic", "ordinal"
     return ["fail", "pass"], None, "nominal"
 
@@ -103,14 +109,30 @@ def rater_labels(store: Store, gen_id: str, crits: dict[str, S.Criterion | None]
         c = crits.get(e["criterion"]) if e["criterion"] in crits else labels.criterion_for(gen_id, e["criterion"])
         cat = label_category(c, e["value"], e["passed"])
         if cat is not None:
-            out.append({"rater": e["reviewer"], "source": "state", "item_id": e["item_id"],
-                        "gen_round": int(e["gen_round"]), "criterion": e["criterion"], "value": cat})
+            out.append(
+                {
+                    "rater": e["reviewer"],
+                    "source": "state",
+                    "item_id": e["item_id"],
+                    "gen_round": int(e["gen_round"]),
+                    "criterion": e["criterion"],
+                    "value": cat,
+                }
+            )
     for s in labels.shipped(gen_id):
         c = crits.get(s["criterion"]) if s["criterion"] in crits else labels.criterion_for(gen_id, s["criterion"])
         cat = label_category(c, s["value"], s["passed"])
         if cat is not None:
-            out.append({"rater": s["reviewer"], "source": s["source"], "item_id": s["item_id"],
-                        "gen_round": int(s["gen_round"]), "criterion": s["criterion"], "value": cat})
+            out.append(
+                {
+                    "rater": s["reviewer"],
+                    "source": s["source"],
+                    "item_id": s["item_id"],
+                    "gen_round": int(s["gen_round"]),
+                    "criterion": s["criterion"],
+                    "value": cat,
+                }
+            )
     return out
 
 
@@ -149,8 +171,13 @@ def _rater_stats(rows: list[dict[str, Any]], cats: list[str], weights: str | Non
     code = {c: k for k, c in enumerate(cats)}
     raters = sorted({r["rater"] for r in rows if r["rater"] != MEAN})
     units = sorted({(r["item_id"], r["gen_round"]) for r in rows if r["rater"] != MEAN})
-    out: dict[str, Any] = {"raters": raters, "slots": [r for r in raters if is_slot(r)], "cohen": [], "fleiss": None,
-                           "krippendorff": None}
+    out: dict[str, Any] = {
+        "raters": raters,
+        "slots": [r for r in raters if is_slot(r)],
+        "cohen": [],
+        "fleiss": None,
+        "krippendorff": None,
+    }
     if len(raters) < 2:
         out["reason"] = "fewer than two raters"
         return out
@@ -162,20 +189,35 @@ def _rater_stats(rows: list[dict[str, Any]], cats: list[str], weights: str | Non
             mat[ri[r["rater"]], ui[(r["item_id"], r["gen_round"])]] = code[r["value"]]
     people = [r for r in raters if not is_slot(r)]
     for i, a in enumerate(people):
-        for b in people[i + 1:]:
+        for b in people[i + 1 :]:
             x, y = mat[ri[a]], mat[ri[b]]
             both = (x != A.MISSING) & (y != A.MISSING)
             s = A.cohen_kappa(x[both], y[both], len(cats), weights)
-            out["cohen"].append({"a": a, "b": b, "n": int(both.sum()), "kappa": s.value, "reason": s.reason,
-                                 "agreement": float(np.mean(x[both] == y[both])) if both.any() else None})
+            out["cohen"].append(
+                {
+                    "a": a,
+                    "b": b,
+                    "n": int(both.sum()),
+                    "kappa": s.value,
+                    "reason": s.reason,
+                    "agreement": float(np.mean(x[both] == y[both])) if both.any() else None,
+                }
+            )
     full = np.all(mat != A.MISSING, axis=0)
-    table = np.stack([np.sum(mat[:, full] == k, axis=0) for k in range(len(cats))], axis=1) if full.any() else \
-        np.zeros((0, len(cats)))
+    table = (
+        np.stack([np.sum(mat[:, full] == k, axis=0) for k in range(len(cats))], axis=1)
+        if full.any()
+        else np.zeros((0, len(cats)))
+    )
     f = A.fleiss_kappa(table)
     out["fleiss"] = {"n": int(full.sum()), "raters": len(raters), "kappa": f.value, "reason": f.reason}
     al = A.krippendorff_alpha(mat, level, k=len(cats))
-    out["krippendorff"] = {"n": int(np.sum(np.sum(mat != A.MISSING, axis=0) >= 2)), "level": level,
-                           "alpha": al.value, "reason": al.reason}
+    out["krippendorff"] = {
+        "n": int(np.sum(np.sum(mat != A.MISSING, axis=0) >= 2)),
+        "level": level,
+        "alpha": al.value,
+        "reason": al.reason,
+    }
     return out
 
 
@@ -188,23 +230,30 @@ def _crit_table(store: Store, run_ids: Sequence[str]) -> tuple[str, list[Any]]:
         for c in store.run(rid).manifest.rubric.criteria:
             cats, _, _ = scale_of(c)
             rows.append((rid, c.name, c.kind, cats[0] not in ("fail", "wrong")))
-    return ("SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) AS criterion, unnest(?::VARCHAR[]) AS kind, "
-            "unnest(?::BOOLEAN[]) AS scaled", [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
-                                               [r[3] for r in rows]])
+    return (
+        "SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) AS criterion, unnest(?::VARCHAR[]) AS kind, "
+        "unnest(?::BOOLEAN[]) AS scaled",
+        [[r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows]],
+    )
 
 
-_VALUE = ("CASE WHEN v.passed IS NULL THEN NULL "
-          "WHEN k.kind = 'ternary' THEN coalesce(lower(v.label), CASE WHEN v.passed THEN 'correct' END) "
-          "WHEN k.scaled THEN CAST(CAST(round(v.score) AS BIGINT) AS VARCHAR) "
-          "WHEN v.passed THEN 'pass' ELSE 'fail' END")
+_VALUE = (
+    "CASE WHEN v.passed IS NULL THEN NULL "
+    "WHEN k.kind = 'ternary' THEN coalesce(lower(v.label), CASE WHEN v.passed THEN 'correct' END) "
+    "WHEN k.scaled THEN CAST(CAST(round(v.score) AS BIGINT) AS VARCHAR) "
+    "WHEN v.passed THEN 'pass' ELSE 'fail' END"
+)
 
 
 def _values_sql(store: Store, run_ids: Sequence[str]) -> tuple[str, list[Any]]:
     """(run_id, item_id, gen_round, criterion, judge_round, passed, value) for every verdict."""
     vsql, vparams = verdicts_sql(store, run_ids)
     ksql, kparams = _crit_table(store, run_ids)
-    return (f"SELECT v.run_id, v.item_id, v.gen_round, v.criterion, v.judge_round, v.passed, {_VALUE} AS value "
-            f"FROM ({vsql}) v JOIN ({ksql}) k USING (run_id, criterion)", [*vparams, *kparams])
+    return (
+        f"SELECT v.run_id, v.item_id, v.gen_round, v.criterion, v.judge_round, v.passed, {_VALUE} AS value "
+        f"FROM ({vsql}) v JOIN ({ksql}) k USING (run_id, criterion)",
+        [*vparams, *kparams],
+    )
 
 
 def same_family(run: S.RunManifest, gen: S.GenerationManifest) -> str | None:
@@ -232,8 +281,16 @@ def _f(x: Any) -> Any:
     return x
 
 
-def _vs_gold(judge: list[str | None], gold: list[str], cats: list[str], weights: str | None, *, seed: int,
-             n_boot: int, level: float) -> dict[str, Any]:
+def _vs_gold(
+    judge: list[str | None],
+    gold: list[str],
+    cats: list[str],
+    weights: str | None,
+    *,
+    seed: int,
+    n_boot: int,
+    level: float,
+) -> dict[str, Any]:
     """One judge's categories against gold on the same cases (a missing verdict is left out)."""
     code = {c: k for k, c in enumerate(cats)}
     keep = [k for k, j in enumerate(judge) if j is not None and j in code]
@@ -243,9 +300,15 @@ def _vs_gold(judge: list[str | None], gold: list[str], cats: list[str], weights:
     acc = A.accuracy(g, j)
     conf = A.confusion(g, j, len(cats)) if g.size else np.zeros((len(cats), len(cats)), dtype=int)
     passes = [c for c in cats if c in ("pass", "correct")] or None
-    out = {"n": int(g.size), "missing": len(judge) - len(keep), "kappa": iv.value, "kappa_ci": [iv.lo, iv.hi],
-           "kappa_reason": iv.reason, "accuracy": acc.value,
-           "confusion": {"rows": "gold", "columns": "judge", "labels": cats, "matrix": conf.tolist()}}
+    out = {
+        "n": int(g.size),
+        "missing": len(judge) - len(keep),
+        "kappa": iv.value,
+        "kappa_ci": [iv.lo, iv.hi],
+        "kappa_reason": iv.reason,
+        "accuracy": acc.value,
+        "confusion": {"rows": "gold", "columns": "judge", "labels": cats, "matrix": conf.tolist()},
+    }
     if passes is not None and g.size:
         pc = code[passes[0]]
         out["gold_pass_rate"] = float(np.mean(g == pc))
@@ -267,12 +330,22 @@ def _design(store: Store, gen_id: str, queue_id: str | None) -> dict[str, Any] |
     if q["gen_id"] != gen_id:
         raise InputError(f"queue {q['queue_id']!r} is on generation {q['gen_id']!r}, not {gen_id!r}", field="--queue")
     cases = labels.queue_cases(q["queue_id"])
-    return {"queue": q, "cases": {(c["item_id"], c["gen_round"], c["criterion"]): (c["stratum"], c["inclusion_prob"])
-                                  for c in cases}}
+    return {
+        "queue": q,
+        "cases": {(c["item_id"], c["gen_round"], c["criterion"]): (c["stratum"], c["inclusion_prob"]) for c in cases},
+    }
 
 
-def report_card(store: Store, gen_id: str, *, seed: int = 0, n_boot: int = 1000, level: float = 0.95,
-                judge_round: int = 1, queue_id: str | None = None) -> dict[str, Any]:
+def report_card(
+    store: Store,
+    gen_id: str,
+    *,
+    seed: int = 0,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    judge_round: int = 1,
+    queue_id: str | None = None,
+) -> dict[str, Any]:
     """The report card of one generation (see the module docstring and docs/REVIEW.md)."""
     gen = store.generation(gen_id)
     run_ids = runs_on(store, gen_id)
@@ -284,26 +357,49 @@ def report_card(store: Store, gen_id: str, *, seed: int = 0, n_boot: int = 1000,
     for lid in store.ids("labelset"):  # criteria people labelled that no run judges
         lm = store.labelset(lid).manifest
         if lm.gen_id == gen_id:
-            extra = lm.rubric.names() if lm.rubric else [r[0] for r in store.sql(
-                "SELECT DISTINCT criterion FROM read_parquet(?) ORDER BY 1", [store.path_of("labelset", lid, "labels")])]
+            extra = (
+                lm.rubric.names()
+                if lm.rubric
+                else [
+                    r[0]
+                    for r in store.sql(
+                        "SELECT DISTINCT criterion FROM read_parquet(?) ORDER BY 1",
+                        [store.path_of("labelset", lid, "labels")],
+                    )
+                ]
+            )
             names += [n for n in extra if n not in names]
     names += sorted({e["criterion"] for e in labels.standing(gen_id)} - set(names))
-    crits = {n: next((ms[r].rubric.get(n) for r in run_ids if ms[r].rubric.get(n)), None)
-             or labels.criterion_for(gen_id, n) for n in names}
+    crits = {
+        n: next((ms[r].rubric.get(n) for r in run_ids if ms[r].rubric.get(n)), None) or labels.criterion_for(gen_id, n)
+        for n in names
+    }
     people = rater_labels(store, gen_id, crits)
     gold, gold_counts = gold_of(people)
     design = _design(store, gen_id, queue_id)
 
-    warnings = [f"run {rid} is {m.status}: its figures rest on fewer verdicts" for rid, m in ms.items()
-                if m.status != "complete"]
+    warnings = [
+        f"run {rid} is {m.status}: its figures rest on fewer verdicts"
+        for rid, m in ms.items()
+        if m.status != "complete"
+    ]
     family = []
     for rid, m in ms.items():
         why = same_family(m, gen.manifest)
         if why:
-            family.append({"run_id": rid, "judge_model": m.judge_model, "judge_family": m.judge_family,
-                           "generator_model": (gen.manifest.knobs or {}).get("generator_model"), "why": why})
-            warnings.append(f"run {rid}: {why}; a judge of the generator's family tends to favour its answers, so read "
-                            "its pass rate as optimistic")
+            family.append(
+                {
+                    "run_id": rid,
+                    "judge_model": m.judge_model,
+                    "judge_family": m.judge_family,
+                    "generator_model": (gen.manifest.knobs or {}).get("generator_model"),
+                    "why": why,
+                }
+            )
+            warnings.append(
+                f"run {rid}: {why}; a judge of the generator's family tends to favour its answers, so read "
+                "its pass rate as optimistic"
+            )
 
     vsql, vparams = _values_sql(store, run_ids) if run_ids else (None, [])
     # judge values on the gold cases, every judge round
@@ -311,26 +407,31 @@ def report_card(store: Store, gen_id: str, *, seed: int = 0, n_boot: int = 1000,
     on_gold: dict[tuple, dict[int, str | None]] = defaultdict(dict)  # (run, item, round, crit) -> {jr: value}
     if run_ids and gkeys:
         for r in store.records(
-                f"WITH x AS ({vsql}), g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
-                "unnest(?::VARCHAR[]) AS criterion) SELECT x.run_id, x.item_id, x.gen_round, x.criterion, "
-                "x.judge_round, x.value FROM x JOIN g USING (item_id, gen_round, criterion)",
-                [*vparams, [k[0] for k in gkeys], [k[1] for k in gkeys], [k[2] for k in gkeys]]):
+            f"WITH x AS ({vsql}), g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
+            "unnest(?::VARCHAR[]) AS criterion) SELECT x.run_id, x.item_id, x.gen_round, x.criterion, "
+            "x.judge_round, x.value FROM x JOIN g USING (item_id, gen_round, criterion)",
+            [*vparams, [k[0] for k in gkeys], [k[1] for k in gkeys], [k[2] for k in gkeys]],
+        ):
             on_gold[(r["run_id"], r["item_id"], r["gen_round"], r["criterion"])][r["judge_round"]] = r["value"]
     # every run's pass rate per criterion at the selected judge round
     observed = {}
     if run_ids:
-        for r in store.records(f"SELECT run_id, criterion, count(passed) AS n, count(*) FILTER (WHERE passed) AS k "
-                               f"FROM ({vsql}) WHERE judge_round = ? GROUP BY ALL", [*vparams, int(judge_round)]):
+        for r in store.records(
+            f"SELECT run_id, criterion, count(passed) AS n, count(*) FILTER (WHERE passed) AS k "
+            f"FROM ({vsql}) WHERE judge_round = ? GROUP BY ALL",
+            [*vparams, int(judge_round)],
+        ):
             observed[(r["run_id"], r["criterion"])] = (r["k"], r["n"])
     # which queue cases each run judged (the design's strata are counted over those)
     judged_cases: dict[str, set] = defaultdict(set)
     if design is not None and run_ids and design["cases"]:
         qk = list(design["cases"])
         for r in store.records(
-                f"WITH x AS ({vsql}), g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
-                "unnest(?::VARCHAR[]) AS criterion) SELECT DISTINCT x.run_id, x.item_id, x.gen_round, x.criterion "
-                "FROM x JOIN g USING (item_id, gen_round, criterion) WHERE x.judge_round = ? AND x.value IS NOT NULL",
-                [*vparams, [k[0] for k in qk], [k[1] for k in qk], [k[2] for k in qk], int(judge_round)]):
+            f"WITH x AS ({vsql}), g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
+            "unnest(?::VARCHAR[]) AS criterion) SELECT DISTINCT x.run_id, x.item_id, x.gen_round, x.criterion "
+            "FROM x JOIN g USING (item_id, gen_round, criterion) WHERE x.judge_round = ? AND x.value IS NOT NULL",
+            [*vparams, [k[0] for k in qk], [k[1] for k in qk], [k[2] for k in qk], int(judge_round)],
+        ):
             judged_cases[r["run_id"]].add((r["item_id"], r["gen_round"], r["criterion"]))
     pairs = _judge_pairs(store, vsql, vparams, run_ids, ms, judge_round) if len(run_ids) > 1 else {}
     repeat = _repeat(store, vsql, vparams, [r for r in run_ids if ms[r].judge_rounds > 1])
@@ -340,23 +441,45 @@ def report_card(store: Store, gen_id: str, *, seed: int = 0, n_boot: int = 1000,
         crit = crits[name]
         cats, weights, kr_level = scale_of(crit)
         ckeys = [k for k in gkeys if k[2] == name]
-        entry: dict[str, Any] = {"criterion": name, "kind": crit.kind if crit else "binary", "categories": cats,
-                                 "weights": weights, "gold_cases": len(ckeys),
-                                 "gold_sources": dict(Counter(gold[k]["source"] for k in ckeys))}
+        entry: dict[str, Any] = {
+            "criterion": name,
+            "kind": crit.kind if crit else "binary",
+            "categories": cats,
+            "weights": weights,
+            "gold_cases": len(ckeys),
+            "gold_sources": dict(Counter(gold[k]["source"] for k in ckeys)),
+        }
         judges = []
         for rid in run_ids:
             if not ms[rid].rubric.get(name):
                 continue
             jv = [on_gold.get((rid, *k), {}).get(judge_round) for k in ckeys]
-            row = {"run_id": rid, "judge_model": ms[rid].judge_model, "mode": ms[rid].mode, "status": ms[rid].status,
-                   "prompt_variant": ms[rid].prompt_variant,
-                   **_vs_gold(jv, [gold[k]["value"] for k in ckeys], cats, weights, seed=seed, n_boot=n_boot,
-                              level=level)}
+            row = {
+                "run_id": rid,
+                "judge_model": ms[rid].judge_model,
+                "mode": ms[rid].mode,
+                "status": ms[rid].status,
+                "prompt_variant": ms[rid].prompt_variant,
+                **_vs_gold(jv, [gold[k]["value"] for k in ckeys], cats, weights, seed=seed, n_boot=n_boot, level=level),
+            }
             k_obs, n_obs = observed.get((rid, name), (0, 0))
             row["pass_rate"] = k_obs / n_obs if n_obs else None
             row["verdicts"] = n_obs
-            row["corrected"] = _corrected(rid, name, ckeys, jv, gold, cats, design, judged_cases.get(rid, set()),
-                                          k_obs, n_obs, seed=seed, n_boot=n_boot, level=level)
+            row["corrected"] = _corrected(
+                rid,
+                name,
+                ckeys,
+                jv,
+                gold,
+                cats,
+                design,
+                judged_cases.get(rid, set()),
+                k_obs,
+                n_obs,
+                seed=seed,
+                n_boot=n_boot,
+                level=level,
+            )
             judges.append(row)
         entry["judges"] = judges
         entry["reviewers"] = _rater_stats([p for p in people if p["criterion"] == name], cats, weights, kr_level)
@@ -371,28 +494,64 @@ def report_card(store: Store, gen_id: str, *, seed: int = 0, n_boot: int = 1000,
         rew = [c for c in det["raised"] if any(d["run"] == rid for d in c["detail"].get("postprocess_rewrite", []))]
         stm = [c for c in det["raised"] if any(d["run"] == rid for d in c["detail"].get("statement_contradicts", []))]
         if rew or stm:
-            contradictions.append({
-                "run_id": rid, "postprocess_version": ms[rid].postprocess_version,
-                "postprocess_rewrite": len(rew), "statement_contradicts": len(stm),
-                "cases": [{"item_id": c["item_id"], "gen_round": c["gen_round"], "criterion": c["criterion"],
-                           "reasons": c["reasons"], "detail": c["detail"]} for c in (stm + [x for x in rew if x not in stm])]})
+            contradictions.append(
+                {
+                    "run_id": rid,
+                    "postprocess_version": ms[rid].postprocess_version,
+                    "postprocess_rewrite": len(rew),
+                    "statement_contradicts": len(stm),
+                    "cases": [
+                        {
+                            "item_id": c["item_id"],
+                            "gen_round": c["gen_round"],
+                            "criterion": c["criterion"],
+                            "reasons": c["reasons"],
+                            "detail": c["detail"],
+                        }
+                        for c in (stm + [x for x in rew if x not in stm])
+                    ],
+                }
+            )
     tags = Counter(t for e in labels.standing(gen_id) if e["outcome"] in ("decided", "test_wrong") for t in e["tags"])
     from evalcore.review.queue import flagged_for_repair
+
     return {
-        "gen_id": gen_id, "suite_id": gen.manifest.suite_id, "runs": run_ids,
+        "gen_id": gen_id,
+        "suite_id": gen.manifest.suite_id,
+        "runs": run_ids,
         "generator_model": (gen.manifest.knobs or {}).get("generator_model"),
-        "judge_round": judge_round, "seed": seed, "n_boot": n_boot, "level": level,
-        "gold": gold_counts, "queue": (design["queue"]["queue_id"] if design else None),
-        "warnings": warnings, "same_family": family, "criteria": criteria,
-        "contradictions": contradictions, "queue_reasons": det["counts"],
+        "judge_round": judge_round,
+        "seed": seed,
+        "n_boot": n_boot,
+        "level": level,
+        "gold": gold_counts,
+        "queue": (design["queue"]["queue_id"] if design else None),
+        "warnings": warnings,
+        "same_family": family,
+        "criteria": criteria,
+        "contradictions": contradictions,
+        "queue_reasons": det["counts"],
         "tags": dict(sorted(tags.items(), key=lambda t: (-t[1], t[0]))),
         "flagged_for_repair": flagged_for_repair(store, gen_id),
     }
 
 
-def _corrected(rid: str, name: str, ckeys: list[tuple], jv: list[str | None], gold: dict, cats: list[str],
-               design: dict | None, judged: set, k_obs: int, n_obs: int, *, seed: int, n_boot: int,
-               level: float) -> dict:
+def _corrected(
+    rid: str,
+    name: str,
+    ckeys: list[tuple],
+    jv: list[str | None],
+    gold: dict,
+    cats: list[str],
+    design: dict | None,
+    judged: set,
+    k_obs: int,
+    n_obs: int,
+    *,
+    seed: int,
+    n_boot: int,
+    level: float,
+) -> dict:
     """The run's pass rate on ``name`` corrected for its sensitivity and specificity against gold
     (see :func:`evalcore.stats.agreement.corrected_pass_rate`). Gold decided in the review queue is
     weighted by the queue's design, each stratum standing for the queue cases of the criterion that
@@ -416,23 +575,53 @@ def _corrected(rid: str, name: str, ckeys: list[tuple], jv: list[str | None], go
         for k, (stratum, prob) in design["cases"].items():
             if k[2] == name and k in judged:
                 sizes[stratum] += 1.0 / prob
-        note = (f"gold from review queue {design['queue']['queue_id']}, weighted by its design (raised cases weigh 1, "
-                "audited agreed cases 1 / their inclusion probability)")
+        note = (
+            f"gold from review queue {design['queue']['queue_id']}, weighted by its design (raised cases weigh 1, "
+            "audited agreed cases 1 / their inclusion probability)"
+        )
     else:
-        picks = [(j == pc, gold[k]["value"] == pc, "shipped", 1.0) for k, j in zip(ckeys, jv)
-                 if j is not None and gold[k]["source"] == "shipped"]
+        picks = [
+            (j == pc, gold[k]["value"] == pc, "shipped", 1.0)
+            for k, j in zip(ckeys, jv)
+            if j is not None and gold[k]["source"] == "shipped"
+        ]
         if not picks:
-            return {**base, "value": None, "gold": None,
-                    "reason": "no gold on this criterion yet: review the queue (with an audit) to measure the judge"}
+            return {
+                **base,
+                "value": None,
+                "gold": None,
+                "reason": "no gold on this criterion yet: review the queue (with an audit) to measure the judge",
+            }
         gold_from = "shipped"
         sizes = {"shipped": float(len(picks))}
-        note = ("gold from labels shipped with the data: their inclusion probabilities are not recorded, so they are "
-                "treated as a simple random sample of the cases")
-    r = A.corrected_pass_rate([p[0] for p in picks], [p[1] for p in picks], [p[2] for p in picks], dict(sizes),
-                              k_obs, n_obs, seed=seed, n_boot=n_boot, level=level)
-    return {**base, "gold": gold_from, "note": note, "value": r.value, "ci": [r.lo, r.hi], "sensitivity": r.sensitivity,
-            "specificity": r.specificity, "n_gold": r.n_gold, "n_boot": r.n_boot, "n_used": r.n_used,
-            "reason": r.reason}
+        note = (
+            "gold from labels shipped with the data: their inclusion probabilities are not recorded, so they are "
+            "treated as a simple random sample of the cases"
+        )
+    r = A.corrected_pass_rate(
+        [p[0] for p in picks],
+        [p[1] for p in picks],
+        [p[2] for p in picks],
+        dict(sizes),
+        k_obs,
+        n_obs,
+        seed=seed,
+        n_boot=n_boot,
+        level=level,
+    )
+    return {
+        **base,
+        "gold": gold_from,
+        "note": note,
+        "value": r.value,
+        "ci": [r.lo, r.hi],
+        "sensitivity": r.sensitivity,
+        "specificity": r.specificity,
+        "n_gold": r.n_gold,
+        "n_boot": r.n_boot,
+        "n_used": r.n_used,
+        "reason": r.reason,
+    }
 
 
 def comparison(a: S.RunManifest, b: S.RunManifest) -> str:
@@ -458,7 +647,8 @@ def _judge_pairs(store: Store, vsql: str, vparams: list, run_ids: list[str], ms:
         f"WITH x AS (SELECT * FROM ({vsql}) WHERE judge_round = ? AND value IS NOT NULL) "
         "SELECT a.criterion, a.run_id AS ra, b.run_id AS rb, a.value AS va, b.value AS vb, count(*) AS n "
         "FROM x a JOIN x b USING (item_id, gen_round, criterion) WHERE a.run_id < b.run_id GROUP BY ALL",
-        [*vparams, int(judge_round)])
+        [*vparams, int(judge_round)],
+    )
     tables: dict[tuple, list] = defaultdict(list)
     for r in rows:
         tables[(r["criterion"], r["ra"], r["rb"])].append((r["va"], r["vb"], r["n"]))
@@ -473,11 +663,26 @@ def _judge_pairs(store: Store, vsql: str, vparams: list, run_ids: list[str], ms:
                 t[code[va], code[vb]] += n
         s = A.kappa_from_confusion(t, weights)
         n = int(t.sum())
-        out[crit_name]["pairs"].append({"a": ra, "b": rb, "n": n, "agreement": float(np.trace(t) / n) if n else None,
-                                        "kappa": s.value, "reason": s.reason, "comparison": comparison(ms[ra], ms[rb])})
+        out[crit_name]["pairs"].append(
+            {
+                "a": ra,
+                "b": rb,
+                "n": n,
+                "agreement": float(np.trace(t) / n) if n else None,
+                "kappa": s.value,
+                "reason": s.reason,
+                "comparison": comparison(ms[ra], ms[rb]),
+            }
+        )
     for crit_name, e in out.items():
-        low = [p for p in e["pairs"] if p["comparison"] == "judges" and p["kappa"] is not None
-               and p["kappa"] < AMBIGUOUS_KAPPA and p["n"] >= MIN_PAIR_CASES]
+        low = [
+            p
+            for p in e["pairs"]
+            if p["comparison"] == "judges"
+            and p["kappa"] is not None
+            and p["kappa"] < AMBIGUOUS_KAPPA
+            and p["n"] >= MIN_PAIR_CASES
+        ]
         if not low:
             continue
         disputed = store.records(
@@ -486,11 +691,17 @@ def _judge_pairs(store: Store, vsql: str, vparams: list, run_ids: list[str], ms:
             "SELECT a.item_id, a.gen_round, count(*) AS pairs FROM x a JOIN x b USING (item_id, gen_round) "
             "JOIN p ON p.ra = a.run_id AND p.rb = b.run_id WHERE a.value <> b.value GROUP BY ALL "
             "ORDER BY pairs DESC, a.item_id, a.gen_round LIMIT ?",
-            [*vparams, int(judge_round), crit_name, [p["a"] for p in low], [p["b"] for p in low], MAX_DISPUTED])
-        e["ambiguous"] = {"flag": True, "threshold": AMBIGUOUS_KAPPA,
-                          "pairs": [{"a": p["a"], "b": p["b"], "kappa": p["kappa"]} for p in low],
-                          "disputed_items": [{"item_id": d["item_id"], "gen_round": d["gen_round"],
-                                              "pairs_disagreeing": d["pairs"]} for d in disputed]}
+            [*vparams, int(judge_round), crit_name, [p["a"] for p in low], [p["b"] for p in low], MAX_DISPUTED],
+        )
+        e["ambiguous"] = {
+            "flag": True,
+            "threshold": AMBIGUOUS_KAPPA,
+            "pairs": [{"a": p["a"], "b": p["b"], "kappa": p["kappa"]} for p in low],
+            "disputed_items": [
+                {"item_id": d["item_id"], "gen_round": d["gen_round"], "pairs_disagreeing": d["pairs"]}
+                for d in disputed
+            ],
+        }
     return dict(out)
 
 
@@ -508,12 +719,15 @@ def _repeat(store: Store, vsql: str, vparams: list, run_ids: list[str]) -> dict[
         "FROM u GROUP BY ALL), r AS (SELECT run_id, max(judge_round) AS rounds FROM x GROUP BY ALL) "
         "SELECT pu.run_id, pu.criterion, r.rounds, count(*) AS n, sum(sq) AS sq, "
         "count(*) FILTER (WHERE ncat = 1) AS unanimous FROM pu JOIN r USING (run_id) WHERE pu.m = r.rounds GROUP BY ALL",
-        params)
+        params,
+    )
     totals = store.records(
         f"WITH x AS ({x}), pu AS (SELECT run_id, criterion, item_id, gen_round, count(*) AS m FROM x GROUP BY ALL), "
         "r AS (SELECT run_id, max(judge_round) AS rounds FROM x GROUP BY ALL) "
         "SELECT x.run_id, x.criterion, x.value, count(*) AS c FROM x JOIN pu USING (run_id, criterion, item_id, gen_round) "
-        "JOIN r USING (run_id) WHERE pu.m = r.rounds GROUP BY ALL", params)
+        "JOIN r USING (run_id) WHERE pu.m = r.rounds GROUP BY ALL",
+        params,
+    )
     maj = store.records(
         f"WITH x AS ({x}), u AS (SELECT run_id, criterion, item_id, gen_round, value, count(*) AS c FROM x GROUP BY ALL), "
         "pu AS (SELECT run_id, criterion, item_id, gen_round, sum(c) AS m FROM u GROUP BY ALL), "
@@ -522,7 +736,9 @@ def _repeat(store: Store, vsql: str, vparams: list, run_ids: list[str]) -> dict[
         "SELECT pu.run_id, pu.criterion, count(mj.value) AS with_majority, count(*) - count(mj.value) AS ties, "
         "count(*) FILTER (WHERE mj.value = r1.value) AS majority_is_round1, count(r1.value) FILTER "
         "(WHERE mj.value IS NOT NULL) AS both FROM pu LEFT JOIN mj USING (run_id, criterion, item_id, gen_round) "
-        "LEFT JOIN r1 USING (run_id, criterion, item_id, gen_round) GROUP BY ALL", params)
+        "LEFT JOIN r1 USING (run_id, criterion, item_id, gen_round) GROUP BY ALL",
+        params,
+    )
     tot: dict[tuple, dict[str, int]] = defaultdict(dict)
     for t in totals:
         tot[(t["run_id"], t["criterion"])][t["value"]] = t["c"]
@@ -533,16 +749,28 @@ def _repeat(store: Store, vsql: str, vparams: list, run_ids: list[str]) -> dict[
         f = A.fleiss_kappa_from_sums(r["n"], int(r["rounds"]), float(r["sq"]), list(tot[key].values()))
         m = mj.get(key, {})
         out[r["criterion"]][r["run_id"]] = {
-            "rounds": int(r["rounds"]), "n": r["n"], "unanimous": r["unanimous"],
+            "rounds": int(r["rounds"]),
+            "n": r["n"],
+            "unanimous": r["unanimous"],
             "unanimous_share": r["unanimous"] / r["n"] if r["n"] else None,
-            "fleiss_kappa": f.value, "fleiss_reason": f.reason,
+            "fleiss_kappa": f.value,
+            "fleiss_reason": f.reason,
             "majority_ties": m.get("ties"),
-            "majority_vs_round1": (m["majority_is_round1"] / m["both"]) if m.get("both") else None}
+            "majority_vs_round1": (m["majority_is_round1"] / m["both"]) if m.get("both") else None,
+        }
     return dict(out)
 
 
-def _repeat_entry(per_run: dict[str, dict], on_gold: dict, ckeys: list[tuple], gold: dict, cats: list[str],
-                  weights: str | None, ms: dict, judge_round: int) -> list[dict[str, Any]]:
+def _repeat_entry(
+    per_run: dict[str, dict],
+    on_gold: dict,
+    ckeys: list[tuple],
+    gold: dict,
+    cats: list[str],
+    weights: str | None,
+    ms: dict,
+    judge_round: int,
+) -> list[dict[str, Any]]:
     """Repeat consistency rows, with the majority of the rounds and round 1 each against gold."""
     code = {c: k for k, c in enumerate(cats)}
     rows = []
@@ -571,8 +799,9 @@ def _repeat_entry(per_run: dict[str, dict], on_gold: dict, ckeys: list[tuple], g
 # --------------------------------------------------------------------------- pairwise sessions
 
 
-def session_agreement(store: Store, session_id: str, *, seed: int = 0, n_boot: int = 1000,
-                      level: float = 0.95) -> dict[str, Any]:
+def session_agreement(
+    store: Store, session_id: str, *, seed: int = 0, n_boot: int = 1000, level: float = 0.95
+) -> dict[str, Any]:
     """Agreement in a closed pairwise session: people against each other (Cohen's kappa for each pair
     of fixed people, Fleiss' kappa, Krippendorff's alpha), the majority choice of the people per pair
     (strict majority; counts of left / same / right), each model grader of the session against that
@@ -584,14 +813,29 @@ def session_agreement(store: Store, session_id: str, *, seed: int = 0, n_boot: i
     if m.status != "closed":
         raise InputError(f"session {session_id} is open: its agreement is shown once it is closed", field="session")
     jpath = entry.path / "judgments.parquet"
-    judgments = store.records("SELECT pair_id, reviewer, choice FROM read_parquet(?) ORDER BY pair_id, reviewer",
-                              [str(jpath)]) if jpath.exists() else []
-    pairs = [r[0] for r in store.sql("SELECT pair_id FROM read_parquet(?) ORDER BY pair_id",
-                                     [store.path_of("session", session_id, "pairs")])]
+    judgments = (
+        store.records("SELECT pair_id, reviewer, choice FROM read_parquet(?) ORDER BY pair_id, reviewer", [str(jpath)])
+        if jpath.exists()
+        else []
+    )
+    pairs = [
+        r[0]
+        for r in store.sql(
+            "SELECT pair_id FROM read_parquet(?) ORDER BY pair_id", [store.path_of("session", session_id, "pairs")]
+        )
+    ]
     pi = {p: k for k, p in enumerate(pairs)}
     code = {c: k for k, c in enumerate(PAIR_CHOICES)}
-    rows = [{"rater": j["reviewer"], "item_id": j["pair_id"], "gen_round": 1, "criterion": "preference",
-             "value": j["choice"]} for j in judgments]
+    rows = [
+        {
+            "rater": j["reviewer"],
+            "item_id": j["pair_id"],
+            "gen_round": 1,
+            "criterion": "preference",
+            "value": j["choice"],
+        }
+        for j in judgments
+    ]
     people = _rater_stats(rows, list(PAIR_CHOICES), None, "nominal")
     by_pair: dict[str, list[int]] = defaultdict(list)
     for j in judgments:
@@ -602,10 +846,13 @@ def session_agreement(store: Store, session_id: str, *, seed: int = 0, n_boot: i
     graders = []
     for rid in store.ids("run"):
         run = store.run(rid)
-        if (run.manifest.knobs or {}).get("session_id") != session_id or not (run.path / "pair_verdicts.parquet").exists():
+        if (run.manifest.knobs or {}).get("session_id") != session_id or not (
+            run.path / "pair_verdicts.parquet"
+        ).exists():
             continue
-        pv = store.records("SELECT pair_id, \"order\", choice FROM read_parquet(?)",
-                           [store.path_of("run", rid, "pair_verdicts")])
+        pv = store.records(
+            'SELECT pair_id, "order", choice FROM read_parquet(?)', [store.path_of("run", rid, "pair_verdicts")]
+        )
         graders.append((rid, run.manifest, {(r["pair_id"], r["order"]): r["choice"] for r in pv}))
     cats4 = [*PAIR_CHOICES, UNPARSEABLE]
     code4 = {c: k for k, c in enumerate(cats4)}
@@ -618,45 +865,96 @@ def session_agreement(store: Store, session_id: str, *, seed: int = 0, n_boot: i
             g = np.array([majority[p] for p in gold_pairs], dtype=np.int64)
             j = np.array([code4[v] if v in code4 else code4[UNPARSEABLE] for v in vals], dtype=np.int64)
             iv = A.cohen_kappa_interval(g, j, seed=seed, k=4, n_boot=n_boot, level=level)
-            g_out.append({"run_id": rid, "judge_model": rm.judge_model, "order": order, "n": int(g.size),
-                          "unparseable": int(np.sum(j == code4[UNPARSEABLE])),
-                          "accuracy": A.accuracy(g, j).value, "kappa": iv.value, "kappa_ci": [iv.lo, iv.hi],
-                          "kappa_reason": iv.reason,
-                          "confusion": {"rows": "people (majority)", "columns": "grader", "labels": cats4,
-                                        "matrix": A.confusion(g, j, 4).tolist()}})
+            g_out.append(
+                {
+                    "run_id": rid,
+                    "judge_model": rm.judge_model,
+                    "order": order,
+                    "n": int(g.size),
+                    "unparseable": int(np.sum(j == code4[UNPARSEABLE])),
+                    "accuracy": A.accuracy(g, j).value,
+                    "kappa": iv.value,
+                    "kappa_ci": [iv.lo, iv.hi],
+                    "kappa_reason": iv.reason,
+                    "confusion": {
+                        "rows": "people (majority)",
+                        "columns": "grader",
+                        "labels": cats4,
+                        "matrix": A.confusion(g, j, 4).tolist(),
+                    },
+                }
+            )
     pairs_out = []
     for a in range(len(graders)):
         for b in range(a + 1, len(graders)):
             (ra, _, ca), (rb, _, cb) = graders[a], graders[b]
-            x = [(code[ca[(p, "as_shown")]], code[cb[(p, "as_shown")]]) for p in pairs
-                 if ca.get((p, "as_shown")) in code and cb.get((p, "as_shown")) in code]
+            x = [
+                (code[ca[(p, "as_shown")]], code[cb[(p, "as_shown")]])
+                for p in pairs
+                if ca.get((p, "as_shown")) in code and cb.get((p, "as_shown")) in code
+            ]
             xa = np.array([t[0] for t in x], dtype=np.int64)
             xb = np.array([t[1] for t in x], dtype=np.int64)
             s = A.cohen_kappa(xa, xb, 3)
             both = sum(1 for p in pairs if (p, "as_shown") in ca and (p, "as_shown") in cb)
-            pairs_out.append({"a": ra, "b": rb, "order": "as_shown", "n": len(x), "dropped": len(pairs) - len(x),
-                              "dropped_unparseable": both - len(x), "agreement": A.accuracy(xa, xb).value,
-                              "kappa": s.value, "reason": s.reason})
-    return {"session_id": session_id, "status": m.status, "pairs": len(pairs), "judgments": len(judgments),
-            "reviewers": people, "categories": list(PAIR_CHOICES),
-            "majority": {"left": counts["left"], "same": counts["same"], "right": counts["right"],
-                         "no_majority": sum(1 for v in majority.values() if v is None),
-                         "unjudged": len(pairs) - len(by_pair)},
-            "graders": g_out, "grader_pairs": pairs_out, "seed": seed, "n_boot": n_boot, "level": level}
+            pairs_out.append(
+                {
+                    "a": ra,
+                    "b": rb,
+                    "order": "as_shown",
+                    "n": len(x),
+                    "dropped": len(pairs) - len(x),
+                    "dropped_unparseable": both - len(x),
+                    "agreement": A.accuracy(xa, xb).value,
+                    "kappa": s.value,
+                    "reason": s.reason,
+                }
+            )
+    return {
+        "session_id": session_id,
+        "status": m.status,
+        "pairs": len(pairs),
+        "judgments": len(judgments),
+        "reviewers": people,
+        "categories": list(PAIR_CHOICES),
+        "majority": {
+            "left": counts["left"],
+            "same": counts["same"],
+            "right": counts["right"],
+            "no_majority": sum(1 for v in majority.values() if v is None),
+            "unjudged": len(pairs) - len(by_pair),
+        },
+        "graders": g_out,
+        "grader_pairs": pairs_out,
+        "seed": seed,
+        "n_boot": n_boot,
+        "level": level,
+    }
 
 
 # --------------------------------------------------------------------------- everything
 
 
-def agreement(store: Store, *, gen_ids: Sequence[str] | None = None, session_ids: Sequence[str] | None = None,
-              seed: int = 0, n_boot: int = 1000, level: float = 0.95, judge_round: int = 1,
-              queue_id: str | None = None) -> dict[str, Any]:
+def agreement(
+    store: Store,
+    *,
+    gen_ids: Sequence[str] | None = None,
+    session_ids: Sequence[str] | None = None,
+    seed: int = 0,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    judge_round: int = 1,
+    queue_id: str | None = None,
+) -> dict[str, Any]:
     """The report card of every generation with judged runs (or ``gen_ids``) and the agreement of
     every closed pairwise session with people's choices (or ``session_ids``)."""
     if gen_ids is None and session_ids is None:
         gen_ids = [g for g in store.ids("generation") if runs_on(store, g)]
-        session_ids = [s for s in store.ids("session") if store.session(s).manifest.status == "closed"
-                       and (store.session(s).path / "judgments.parquet").exists()]
+        session_ids = [
+            s
+            for s in store.ids("session")
+            if store.session(s).manifest.status == "closed" and (store.session(s).path / "judgments.parquet").exists()
+        ]
     gen_ids, session_ids = list(gen_ids or []), list(session_ids or [])
     if queue_id is not None and len(gen_ids) != 1:
         raise InputError("--queue needs exactly one --gen", field="--queue")
@@ -664,10 +962,24 @@ def agreement(store: Store, *, gen_ids: Sequence[str] | None = None, session_ids
         store.generation(g)
     for s in session_ids:
         store.session(s)
-    return {"generations": [report_card(store, g, seed=seed, n_boot=n_boot, level=level, judge_round=judge_round,
-                                        queue_id=queue_id) for g in gen_ids],
-            "sessions": [session_agreement(store, s, seed=seed, n_boot=n_boot, level=level) for s in session_ids]}
+    return {
+        "generations": [
+            report_card(store, g, seed=seed, n_boot=n_boot, level=level, judge_round=judge_round, queue_id=queue_id)
+            for g in gen_ids
+        ],
+        "sessions": [session_agreement(store, s, seed=seed, n_boot=n_boot, level=level) for s in session_ids],
+    }
 
 
-__all__ = ["AMBIGUOUS_KAPPA", "agreement", "gold_of", "is_slot", "label_category", "rater_labels", "report_card",
-           "same_family", "scale_of", "session_agreement"]
+__all__ = [
+    "AMBIGUOUS_KAPPA",
+    "agreement",
+    "gold_of",
+    "is_slot",
+    "label_category",
+    "rater_labels",
+    "report_card",
+    "same_family",
+    "scale_of",
+    "session_agreement",
+]

@@ -12,9 +12,10 @@ import shutil
 import tempfile
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -41,6 +42,7 @@ from evalcore.storage.store import Store
 def _finding(check: str, item_id: str | None, field: str | None, problem: str, detail: str | None = None) -> dict:
     return {"check": check, "item_id": item_id, "field": field, "problem": problem, "detail": detail}
 
+
 #: the admission checks, in the order their findings are listed
 CHECKS = ("schema", "quotes", "duplicates", "quotas", "flags")
 #: near duplicates: Jaccard similarity of the sets of character 4-grams of the normalised inputs
@@ -56,8 +58,9 @@ NEAR_DUPLICATE_MAX_PAIRS = 10_000
 #: fields whose quoted spans must occur in the source (wrong_if quotes wrong claims on purpose)
 QUOTED_FIELDS = ("reference", "must_have", "nice_to_have")
 _QUOTE = re.compile(r'"([^"\n]+)"|\u201c([^\u201d\n]+)\u201d')
-_TYPO = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-",
-                       "\u00a0": " "})
+_TYPO = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-", "\u00a0": " "}
+)
 
 # --------------------------------------------------------------------------- repair
 
@@ -142,8 +145,9 @@ def _prepare(store: Store, suite_id: str, item_id: str, field: str, new: Any, fl
     if flag is not None:
         f = next((x for x in flags(store, suite_id, [v for v, _ in vs]) if x["edit_id"] == flag), None)
         if f is None:
-            raise LabelError(f"edit {flag} is not a standing 'the test is wrong' flag on suite {suite_id!r}",
-                             field="--flag")
+            raise LabelError(
+                f"edit {flag} is not a standing 'the test is wrong' flag on suite {suite_id!r}", field="--flag"
+            )
         if f["resolved_by"] is not None:
             raise LabelError(f"flag {flag} was already resolved by v{f['resolved_by']}", field="--flag")
         if f["item_id"] != item_id:
@@ -151,8 +155,9 @@ def _prepare(store: Store, suite_id: str, item_id: str, field: str, new: Any, fl
     return vs, info, man, table, row, before
 
 
-def repair(store: Store, suite_id: str, item_id: str, field: str, value: Any, by: str, why: str,
-           flag: int | None = None) -> dict[str, Any]:
+def repair(
+    store: Store, suite_id: str, item_id: str, field: str, value: Any, by: str, why: str, flag: int | None = None
+) -> dict[str, Any]:
     """Write the next version of ``suite_id`` with ``field`` of ``item_id`` set to ``value``, and
     return it. Everything is checked before anything is written: the field is repairable, the value
     differs from the current one, ``by`` and ``why`` are given, and ``flag`` (if given) is a
@@ -178,10 +183,19 @@ def repair(store: Store, suite_id: str, item_id: str, field: str, value: Any, by
         base = base.set_column(idx, base.schema.field(idx), pa.array(col, type=base.schema.field(idx).type))
         h = H.suite_hash(base.to_pylist())
         n = info["version"] + 1
-        change = S.SuiteChange(item_id=item_id, field=field, before=before, after=new, by=by, why=why, at=utcnow(),
-                               flag=flag)
-        manifest = man.model_copy(update={"version": n, "supersedes": man.content_hash, "changes": [change],
-                                          "created_at": change.at, "content_hash": h, "n_items": base.num_rows})
+        change = S.SuiteChange(
+            item_id=item_id, field=field, before=before, after=new, by=by, why=why, at=utcnow(), flag=flag
+        )
+        manifest = man.model_copy(
+            update={
+                "version": n,
+                "supersedes": man.content_hash,
+                "changes": [change],
+                "created_at": change.at,
+                "content_hash": h,
+                "n_items": base.num_rows,
+            }
+        )
         manifest = S.SuiteManifest.model_validate(manifest.model_dump(by_alias=True))
         tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".tmp-v{n}-"))
         final = root / f"v{n}"
@@ -197,8 +211,14 @@ def repair(store: Store, suite_id: str, item_id: str, field: str, value: Any, by
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    return {"suite_id": suite_id, "version": n, "supersedes": man.content_hash, "content_hash": h,
-            "path": str(final), "change": change.model_dump(mode="json")}
+    return {
+        "suite_id": suite_id,
+        "version": n,
+        "supersedes": man.content_hash,
+        "content_hash": h,
+        "path": str(final),
+        "change": change.model_dump(mode="json"),
+    }
 
 
 # --------------------------------------------------------------------------- flags
@@ -221,9 +241,23 @@ def flags(store: Store, suite_id: str, _versions: list[dict] | None = None) -> l
     for g in gens:
         for e in labels.standing(g):
             if e["outcome"] == "test_wrong":
-                out.append({k: e[k] for k in ("edit_id", "gen_id", "item_id", "gen_round", "criterion", "reviewer",
-                                              "note", "created_at", "queue")}
-                           | {"resolved_by": resolved.get(e["edit_id"])})
+                out.append(
+                    {
+                        k: e[k]
+                        for k in (
+                            "edit_id",
+                            "gen_id",
+                            "item_id",
+                            "gen_round",
+                            "criterion",
+                            "reviewer",
+                            "note",
+                            "created_at",
+                            "queue",
+                        )
+                    }
+                    | {"resolved_by": resolved.get(e["edit_id"])}
+                )
     return sorted(out, key=lambda f: f["edit_id"])
 
 
@@ -256,11 +290,25 @@ def quote_findings(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     if not ns:
                         continue
                     if not src.strip():
-                        out.append(_finding("quotes", it["item_id"], field, "quote without a source",
-                                            f'"{span}" cannot be checked: the item has no context or source{where}'))
+                        out.append(
+                            _finding(
+                                "quotes",
+                                it["item_id"],
+                                field,
+                                "quote without a source",
+                                f'"{span}" cannot be checked: the item has no context or source{where}',
+                            )
+                        )
                     elif ns not in src:
-                        out.append(_finding("quotes", it["item_id"], field, "fabricated quote",
-                                            f'"{span}" does not occur in the context or source{where}'))
+                        out.append(
+                            _finding(
+                                "quotes",
+                                it["item_id"],
+                                field,
+                                "fabricated quote",
+                                f'"{span}" does not occur in the context or source{where}',
+                            )
+                        )
     return out
 
 
@@ -270,11 +318,12 @@ def shingles(text: str, k: int = SHINGLE) -> set[str]:
         return set()
     if len(text) <= k:
         return {text}
-    return {text[i:i + k] for i in range(len(text) - k + 1)}
+    return {text[i : i + k] for i in range(len(text) - k + 1)}
 
 
-def near_duplicate_pairs(texts: dict[str, str], threshold: float = NEAR_DUPLICATE_THRESHOLD,
-                         k: int = SHINGLE, max_pairs: int | None = None) -> list[tuple[str, str, float]]:
+def near_duplicate_pairs(
+    texts: dict[str, str], threshold: float = NEAR_DUPLICATE_THRESHOLD, k: int = SHINGLE, max_pairs: int | None = None
+) -> list[tuple[str, str, float]]:
     """Every pair of texts whose shingle sets have Jaccard similarity >= ``threshold``, as
     (first id, second id, similarity) in id order. Exact, not sampled: the PPJoin similarity join
     (Xiao et al., "Efficient similarity joins for near duplicate detection", WWW 2008). Shingles
@@ -338,8 +387,9 @@ def near_duplicate_pairs(texts: dict[str, str], threshold: float = NEAR_DUPLICAT
     return sorted(out)
 
 
-def duplicate_findings(items: list[dict[str, Any]], threshold: float = NEAR_DUPLICATE_THRESHOLD,
-                       notes: list[str] | None = None) -> list[dict[str, Any]]:
+def duplicate_findings(
+    items: list[dict[str, Any]], threshold: float = NEAR_DUPLICATE_THRESHOLD, notes: list[str] | None = None
+) -> list[dict[str, Any]]:
     """Exact duplicates (the same normalised input: one finding per item after the first of its
     group) and near duplicates among the rest (one finding per pair, on the later item). The near
     duplicate join is skipped above NEAR_DUPLICATE_MAX_ITEMS distinct inputs and stops after
@@ -352,21 +402,36 @@ def duplicate_findings(items: list[dict[str, Any]], threshold: float = NEAR_DUPL
     for text, ids in groups.items():
         reps[ids[0]] = text
         for other in ids[1:]:
-            out.append(_finding("duplicates", other, "input", "exact duplicate",
-                                f"the same input as {ids[0]} (after case and whitespace normalisation)"))
+            out.append(
+                _finding(
+                    "duplicates",
+                    other,
+                    "input",
+                    "exact duplicate",
+                    f"the same input as {ids[0]} (after case and whitespace normalisation)",
+                )
+            )
     notes = notes if notes is not None else []
     if len(reps) > NEAR_DUPLICATE_MAX_ITEMS:
-        notes.append(f"near duplicates not checked: {len(reps):,} distinct inputs is more than "
-                     f"{NEAR_DUPLICATE_MAX_ITEMS:,} (exact duplicates were checked)")
+        notes.append(
+            f"near duplicates not checked: {len(reps):,} distinct inputs is more than "
+            f"{NEAR_DUPLICATE_MAX_ITEMS:,} (exact duplicates were checked)"
+        )
         pairs = []
     else:
         pairs = near_duplicate_pairs(reps, threshold, max_pairs=NEAR_DUPLICATE_MAX_PAIRS)
         if len(pairs) >= NEAR_DUPLICATE_MAX_PAIRS:
             notes.append(f"near duplicates: stopped after {NEAR_DUPLICATE_MAX_PAIRS:,} pairs; there may be more")
     for a, b, jac in pairs:
-        out.append(_finding("duplicates", b, "input", "near duplicate",
-                            f"input {jac:.2f} similar to {a}'s (Jaccard of character {SHINGLE}-grams; threshold "
-                            f"{threshold:g})"))
+        out.append(
+            _finding(
+                "duplicates",
+                b,
+                "input",
+                "near duplicate",
+                f"input {jac:.2f} similar to {a}'s (Jaccard of character {SHINGLE}-grams; threshold {threshold:g})",
+            )
+        )
     return sorted(out, key=lambda f: (f["item_id"], f["problem"], f["detail"]))
 
 
@@ -406,8 +471,9 @@ def _read_items(store: Store, path: Path) -> list[dict[str, Any]]:
     return store.records("SELECT * FROM read_parquet(?) ORDER BY item_id", [str(path)])
 
 
-def check(store: Store, suite_id: str, version: int | None = None,
-          threshold: float = NEAR_DUPLICATE_THRESHOLD) -> dict[str, Any]:
+def check(
+    store: Store, suite_id: str, version: int | None = None, threshold: float = NEAR_DUPLICATE_THRESHOLD
+) -> dict[str, Any]:
     """Every admission check on a version of a suite (default: the current one). Returns
     ``{suite_id, version, items, threshold, findings, counts}``; a finding is ``{check, item_id,
     field, problem, detail}``. A file that breaks the data contract is a ``schema`` finding (the
@@ -420,8 +486,14 @@ def check(store: Store, suite_id: str, version: int | None = None,
         raise NotFoundError(f"no suite {suite_id!r} in {store.data}", field="suite id")
     findings: list[dict[str, Any]] = []
     notes: list[str] = []
-    out = {"suite_id": suite_id, "version": version, "items": None, "shingle": SHINGLE, "threshold": threshold,
-           "notes": notes}
+    out = {
+        "suite_id": suite_id,
+        "version": version,
+        "items": None,
+        "shingle": SHINGLE,
+        "threshold": threshold,
+        "notes": notes,
+    }
     try:
         vs = all_versions(store, suite_id)
     except FormatError as e:
@@ -440,12 +512,26 @@ def check(store: Store, suite_id: str, version: int | None = None,
     if items is not None:
         out["items"] = len(items)
         if len(items) != man.n_items:
-            findings.append(_finding("schema", None, "n_items", f"the manifest says {man.n_items} items, the file "
-                                     f"holds {len(items)}", str(Path(info["path"]) / "manifest.json")))
+            findings.append(
+                _finding(
+                    "schema",
+                    None,
+                    "n_items",
+                    f"the manifest says {man.n_items} items, the file holds {len(items)}",
+                    str(Path(info["path"]) / "manifest.json"),
+                )
+            )
         h = H.suite_hash(items)
         if h != man.content_hash:
-            findings.append(_finding("schema", None, "content_hash", f"the manifest says {man.content_hash}, the "
-                                     f"items hash to {h}", str(Path(info["path"]) / "manifest.json")))
+            findings.append(
+                _finding(
+                    "schema",
+                    None,
+                    "content_hash",
+                    f"the manifest says {man.content_hash}, the items hash to {h}",
+                    str(Path(info["path"]) / "manifest.json"),
+                )
+            )
         for it in items:
             if not normalise(it.get("input")):
                 findings.append(_finding("schema", it["item_id"], "input", "empty input"))
@@ -454,9 +540,16 @@ def check(store: Store, suite_id: str, version: int | None = None,
         findings += quota_findings(items, man.quotas)
     for f in flags(store, suite_id, [v for v, _ in vs]):
         if f["resolved_by"] is None:
-            findings.append(_finding("flags", f["item_id"], f["criterion"], "the test is wrong",
-                                     f"flagged by {f['reviewer']} (edit {f['edit_id']}, {f['gen_id']} round "
-                                     f"{f['gen_round']}), not repaired" + (f": {f['note']}" if f["note"] else "")))
+            findings.append(
+                _finding(
+                    "flags",
+                    f["item_id"],
+                    f["criterion"],
+                    "the test is wrong",
+                    f"flagged by {f['reviewer']} (edit {f['edit_id']}, {f['gen_id']} round "
+                    f"{f['gen_round']}), not repaired" + (f": {f['note']}" if f["note"] else ""),
+                )
+            )
     order = {c: k for k, c in enumerate(CHECKS)}
     findings.sort(key=lambda f: order[f["check"]])
     return {**out, "findings": findings, "counts": _counts(findings)}
@@ -468,8 +561,13 @@ def visible_findings(store: Store, result: dict[str, Any], include_holdout: bool
     include = resolve_include(include_holdout)
     hidden = set() if include else set(holdout_ids(store, result["suite_id"])) if result["items"] is not None else set()
     shown = [f for f in result["findings"] if f["item_id"] not in hidden]
-    return {**result, "include_holdout": include, "findings": shown, "counts": _counts(shown),
-            "holdout_findings_hidden": len(result["findings"]) - len(shown)}
+    return {
+        **result,
+        "include_holdout": include,
+        "findings": shown,
+        "counts": _counts(shown),
+        "holdout_findings_hidden": len(result["findings"]) - len(shown),
+    }
 
 
 def _counts(findings: list[dict[str, Any]]) -> dict[str, int]:
@@ -487,8 +585,13 @@ def finding_line(f: dict[str, Any]) -> str:
 # --------------------------------------------------------------------------- overview
 
 
-def items(store: Store, suite_id: str, version: int | None = None, include_holdout: bool | None = None,
-          findings: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def items(
+    store: Store,
+    suite_id: str,
+    version: int | None = None,
+    include_holdout: bool | None = None,
+    findings: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The items of a version (default: the current one) with how many findings and open flags
     each has; holdout items left out unless included."""
     include = resolve_include(include_holdout)
@@ -497,26 +600,44 @@ def items(store: Store, suite_id: str, version: int | None = None, include_holdo
     per = Counter(f["item_id"] for f in (findings or []) if f["item_id"] and f["check"] != "flags")
     per_flag = Counter(f["item_id"] for f in (findings or []) if f["item_id"] and f["check"] == "flags")
     shown = [r for r in rows if include or not r.get("holdout")]
-    return {"suite_id": suite_id, "version": info["version"], "include_holdout": include, "items": len(shown),
-            "holdout_hidden": 0 if include else sum(bool(r.get("holdout")) for r in rows),
-            "rows": [{"item_id": r["item_id"], "input": r.get("input"), "class": r.get("class"),
-                      "difficulty": r.get("difficulty"), "holdout": bool(r.get("holdout")),
-                      "findings": per.get(r["item_id"], 0), "open_flags": per_flag.get(r["item_id"], 0)}
-                     for r in shown]}
+    return {
+        "suite_id": suite_id,
+        "version": info["version"],
+        "include_holdout": include,
+        "items": len(shown),
+        "holdout_hidden": 0 if include else sum(bool(r.get("holdout")) for r in rows),
+        "rows": [
+            {
+                "item_id": r["item_id"],
+                "input": r.get("input"),
+                "class": r.get("class"),
+                "difficulty": r.get("difficulty"),
+                "holdout": bool(r.get("holdout")),
+                "findings": per.get(r["item_id"], 0),
+                "open_flags": per_flag.get(r["item_id"], 0),
+            }
+            for r in shown
+        ],
+    }
 
 
-def item(store: Store, suite_id: str, item_id: str, version: int | None = None,
-         include_holdout: bool | None = None) -> dict[str, Any]:
+def item(
+    store: Store, suite_id: str, item_id: str, version: int | None = None, include_holdout: bool | None = None
+) -> dict[str, Any]:
     """One item of a version (every column), refused when it is held out and holdout items are
     not shown."""
     info, _ = pick_version(all_versions(store, suite_id), version)
-    rows = store.records("SELECT * FROM read_parquet(?) WHERE item_id = ?",
-                         [str(Path(info["path"]) / "items.parquet"), item_id])
+    rows = store.records(
+        "SELECT * FROM read_parquet(?) WHERE item_id = ?", [str(Path(info["path"]) / "items.parquet"), item_id]
+    )
     if not rows:
         raise NotFoundError(f"no item {item_id!r} in suite {suite_id!r} v{info['version']}", field="item")
     if rows[0].get("holdout") and not resolve_include(include_holdout):
-        raise InputError(f"item {item_id!r} is a holdout item: hidden unless holdout items are shown "
-                         "(--include-holdout, or 'Show holdout items'; the look is logged)", field="item")
+        raise InputError(
+            f"item {item_id!r} is a holdout item: hidden unless holdout items are shown "
+            "(--include-holdout, or 'Show holdout items'; the look is logged)",
+            field="item",
+        )
     return {"suite_id": suite_id, "version": info["version"], **rows[0]}
 
 
@@ -531,10 +652,21 @@ def tuning_use(store: Store, suite_id: str, _versions: list[dict] | None = None)
     by_version = []
     for v in vs:
         vg = [g for g, m in mine.items() if m.suite_hash == v["content_hash"]]
-        by_version.append({"version": v["version"], "generations": len(vg),
-                           "runs": sum(store.run(r).manifest.gen_id in vg for r in runs)})
-    return {"generations": len(mine), "runs": len(runs), "uses": len(mine) + len(runs), "by_version": by_version,
-            "generation_ids": sorted(mine), "run_ids": runs}
+        by_version.append(
+            {
+                "version": v["version"],
+                "generations": len(vg),
+                "runs": sum(store.run(r).manifest.gen_id in vg for r in runs),
+            }
+        )
+    return {
+        "generations": len(mine),
+        "runs": len(runs),
+        "uses": len(mine) + len(runs),
+        "by_version": by_version,
+        "generation_ids": sorted(mine),
+        "run_ids": runs,
+    }
 
 
 def overview(store: Store, suite_id: str, now: datetime | None = None) -> dict[str, Any]:
@@ -551,15 +683,25 @@ def overview(store: Store, suite_id: str, now: datetime | None = None) -> dict[s
     n, hold = store.sql("SELECT count(*), count(*) FILTER (WHERE holdout) FROM read_parquet(?)", [str(path)])[0]
     fl = flags(store, suite_id, vs)
     return {
-        "suite_id": suite_id, "description": first.description, "curated": cur.curated, "simulated": cur.simulated,
-        "created_at": first.created_at.isoformat(), "current_version": cur.version,
+        "suite_id": suite_id,
+        "description": first.description,
+        "curated": cur.curated,
+        "simulated": cur.simulated,
+        "created_at": first.created_at.isoformat(),
+        "current_version": cur.version,
         "current_created_at": cur.created_at.isoformat(),
-        "age_days": (now - first.created_at).days, "current_version_age_days": (now - cur.created_at).days,
-        "items": n, "holdout_items": hold, "versions": vs, "tuning": tuning_use(store, suite_id, vs),
-        "flags": {"open": sum(f["resolved_by"] is None for f in fl), "resolved": sum(f["resolved_by"] is not None
-                                                                                    for f in fl)},
-        "looks": len(looks(store, suite_id)), "quotas": cur.quotas.model_dump(by_alias=True, exclude_none=True)
-        if cur.quotas else None,
+        "age_days": (now - first.created_at).days,
+        "current_version_age_days": (now - cur.created_at).days,
+        "items": n,
+        "holdout_items": hold,
+        "versions": vs,
+        "tuning": tuning_use(store, suite_id, vs),
+        "flags": {
+            "open": sum(f["resolved_by"] is None for f in fl),
+            "resolved": sum(f["resolved_by"] is not None for f in fl),
+        },
+        "looks": len(looks(store, suite_id)),
+        "quotas": cur.quotas.model_dump(by_alias=True, exclude_none=True) if cur.quotas else None,
     }
 
 

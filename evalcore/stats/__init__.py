@@ -46,15 +46,15 @@ from .correlation import kendall_tau_b, mcnemar, spearman
 
 __all__ = [
     "ASSOCIATION_THRESHOLD",
+    "DEFAULT_LEVEL",
+    "MIN_PEOPLE",
+    "MISSING",
     "BootstrapInterval",
     "Classification",
     "CorrectedRate",
-    "DEFAULT_LEVEL",
     "InstrumentEvidence",
     "KappaInterval",
     "Kind",
-    "MIN_PEOPLE",
-    "MISSING",
     "PhiInterval",
     "Stat",
     "TwoByTwo",

@@ -29,7 +29,8 @@ Krippendorff's alpha, which do not depend on which slot holds which rating. The 
 from __future__ import annotations
 
 import math
-from typing import Literal, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -38,9 +39,24 @@ from evalcore.stats.association import Stat
 MISSING = -1
 Weights = Literal["linear", "quadratic"] | None
 
-__all__ = ["MISSING", "CorrectedRate", "KappaInterval", "accuracy", "cohen_kappa", "cohen_kappa_interval",
-           "confusion", "kappa_from_confusion", "corrected_pass_rate", "fleiss_kappa", "fleiss_kappa_from_sums", "krippendorff_alpha",
-           "rogan_gladen", "strict_majority", "weight_matrix", "weighted_se_sp"]
+__all__ = [
+    "MISSING",
+    "CorrectedRate",
+    "KappaInterval",
+    "accuracy",
+    "cohen_kappa",
+    "cohen_kappa_interval",
+    "confusion",
+    "corrected_pass_rate",
+    "fleiss_kappa",
+    "fleiss_kappa_from_sums",
+    "kappa_from_confusion",
+    "krippendorff_alpha",
+    "rogan_gladen",
+    "strict_majority",
+    "weight_matrix",
+    "weighted_se_sp",
+]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -110,7 +126,7 @@ def weight_matrix(k: int, weights: Weights = None) -> np.ndarray:
     if weights == "linear":
         return 1.0 - d
     if weights == "quadratic":
-        return 1.0 - d ** 2
+        return 1.0 - d**2
     raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
 
 
@@ -146,8 +162,11 @@ def cohen_kappa(a, b, k: int | None = None, weights: Weights = None) -> Stat:
         return Stat(None, "no item has both ratings: kappa is undefined")
     value = float(_kappa_counts(confusion(a, b, k), weight_matrix(k, weights)))
     if math.isnan(value):
-        return Stat(None, f"both raters use one and the same category on all {a.size} items: chance agreement "
-                          "is 1 and kappa is undefined")
+        return Stat(
+            None,
+            f"both raters use one and the same category on all {a.size} items: chance agreement "
+            "is 1 and kappa is undefined",
+        )
     return Stat(value)
 
 
@@ -161,8 +180,11 @@ def kappa_from_confusion(table, weights: Weights = None) -> Stat:
         return Stat(None, "no item has both ratings: kappa is undefined")
     value = float(_kappa_counts(t, weight_matrix(t.shape[0], weights)))
     if math.isnan(value):
-        return Stat(None, f"both raters use one and the same category on all {int(t.sum())} items: chance agreement "
-                          "is 1 and kappa is undefined")
+        return Stat(
+            None,
+            f"both raters use one and the same category on all {int(t.sum())} items: chance agreement "
+            "is 1 and kappa is undefined",
+        )
     return Stat(value)
 
 
@@ -181,8 +203,9 @@ class KappaInterval(NamedTuple):
     reason: str | None = None
 
 
-def cohen_kappa_interval(a, b, *, seed, k: int | None = None, weights: Weights = None, n_boot: int = 1000,
-                         level: float = 0.95) -> KappaInterval:
+def cohen_kappa_interval(
+    a, b, *, seed, k: int | None = None, weights: Weights = None, n_boot: int = 1000, level: float = 0.95
+) -> KappaInterval:
     """:func:`cohen_kappa` with a percentile bootstrap interval over items: ``n_boot`` resamples
     with replacement drawn by ``numpy.random.default_rng(seed)``; the ``(1 - level)/2`` and
     ``(1 + level)/2`` quantiles of the resampled kappas. A resample whose kappa is undefined is
@@ -207,7 +230,7 @@ def cohen_kappa_interval(a, b, *, seed, k: int | None = None, weights: Weights =
         idx = rng.integers(0, n, size=(m, n))
         codes = cell[idx] + (k * k) * np.arange(m)[:, None]
         counts = np.bincount(codes.ravel(), minlength=m * k * k).reshape(m, k, k)
-        vals[done:done + m] = _kappa_counts(counts, w)
+        vals[done : done + m] = _kappa_counts(counts, w)
         done += m
     ok = vals[~np.isnan(vals)]
     if ok.size == 0:
@@ -265,11 +288,12 @@ def fleiss_kappa(table) -> Stat:
     rows = t.sum(axis=1)
     if not np.allclose(rows, rows[0]):
         raise ValueError("every item must have the same number of ratings")
-    return fleiss_kappa_from_sums(t.shape[0], int(round(rows[0])), float((t ** 2).sum()), t.sum(axis=0))
+    return fleiss_kappa_from_sums(t.shape[0], int(round(rows[0])), float((t**2).sum()), t.sum(axis=0))
 
 
-def krippendorff_alpha(data, level: Literal["nominal", "ordinal", "interval"] = "nominal",
-                       k: int | None = None) -> Stat:
+def krippendorff_alpha(
+    data, level: Literal["nominal", "ordinal", "interval"] = "nominal", k: int | None = None
+) -> Stat:
     """Krippendorff's alpha (the ``krippendorff`` package) over a (raters x items) array of
     category codes with -1 (or NaN) for a missing rating: ``1 - D_o / D_e``, observed over expected
     disagreement among the pairable ratings of each item. Any number of raters, missing ratings
@@ -320,8 +344,11 @@ def rogan_gladen(p_obs: float, se: float, sp: float) -> Stat:
         return Stat(None, "sensitivity, specificity or the observed rate is unknown")
     j = se + sp - 1.0
     if j <= 1e-12:
-        return Stat(None, f"sensitivity {se:.3f} + specificity {sp:.3f} <= 1: the judge does no better than chance "
-                          "against gold, nothing to correct with")
+        return Stat(
+            None,
+            f"sensitivity {se:.3f} + specificity {sp:.3f} <= 1: the judge does no better than chance "
+            "against gold, nothing to correct with",
+        )
     v = (p_obs + sp - 1.0) / j
     if v < 0.0 or v > 1.0:
         return Stat(min(1.0, max(0.0, v)), f"the estimate {v:.3f} fell outside [0, 1] and was clipped")
@@ -337,10 +364,16 @@ def weighted_se_sp(judge_pass, gold_pass, weights=None) -> tuple[Stat, Stat]:
     if not (j.size == g.size == w.size):
         raise ValueError("judge_pass, gold_pass and weights must have the same length")
     pos, neg = float(w[g].sum()), float(w[~g].sum())
-    se = Stat(float(w[j & g].sum() / pos)) if pos > 0 else Stat(None, "no gold pass in the sample: sensitivity is "
-                                                                      "undefined")
-    sp = Stat(float(w[~j & ~g].sum() / neg)) if neg > 0 else Stat(None, "no gold fail in the sample: specificity is "
-                                                                        "undefined")
+    se = (
+        Stat(float(w[j & g].sum() / pos))
+        if pos > 0
+        else Stat(None, "no gold pass in the sample: sensitivity is undefined")
+    )
+    sp = (
+        Stat(float(w[~j & ~g].sum() / neg))
+        if neg > 0
+        else Stat(None, "no gold fail in the sample: specificity is undefined")
+    )
     return se, sp
 
 
@@ -361,8 +394,18 @@ class CorrectedRate(NamedTuple):
     reason: str | None = None
 
 
-def corrected_pass_rate(judge_pass, gold_pass, strata, stratum_sizes: dict, observed_k: int, observed_n: int, *,
-                        seed, n_boot: int = 1000, level: float = 0.95) -> CorrectedRate:
+def corrected_pass_rate(
+    judge_pass,
+    gold_pass,
+    strata,
+    stratum_sizes: dict,
+    observed_k: int,
+    observed_n: int,
+    *,
+    seed,
+    n_boot: int = 1000,
+    level: float = 0.95,
+) -> CorrectedRate:
     """The judge's pass rate over all ``observed_n`` verdicts (``observed_k`` passes), corrected by
     :func:`rogan_gladen` for the sensitivity and specificity it shows against gold on a sample.
 
@@ -382,8 +425,9 @@ def corrected_pass_rate(judge_pass, gold_pass, strata, stratum_sizes: dict, obse
     if not (j.size == g.size == h.size):
         raise ValueError("judge_pass, gold_pass and strata must have the same length")
     if observed_n <= 0:
-        return CorrectedRate(None, None, None, float("nan"), None, None, int(j.size), 0, level, n_boot, 0,
-                             "the judge has no verdicts")
+        return CorrectedRate(
+            None, None, None, float("nan"), None, None, int(j.size), 0, level, n_boot, 0, "the judge has no verdicts"
+        )
     p_obs = observed_k / observed_n
     labels = sorted(set(h.tolist()))
     missing = [s for s in labels if s not in stratum_sizes]
@@ -395,12 +439,25 @@ def corrected_pass_rate(judge_pass, gold_pass, strata, stratum_sizes: dict, obse
         w[m] = stratum_sizes[s] / m.sum()
     se, sp = weighted_se_sp(j, g, w)
     if se.value is None or sp.value is None:
-        return CorrectedRate(None, None, None, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot, 0,
-                             se.reason or sp.reason)
+        return CorrectedRate(
+            None,
+            None,
+            None,
+            p_obs,
+            se.value,
+            sp.value,
+            int(j.size),
+            observed_n,
+            level,
+            n_boot,
+            0,
+            se.reason or sp.reason,
+        )
     est = rogan_gladen(p_obs, se.value, sp.value)
     if est.value is None:
-        return CorrectedRate(None, None, None, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot, 0,
-                             est.reason)
+        return CorrectedRate(
+            None, None, None, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot, 0, est.reason
+        )
     rng = _rng(seed)
     p_star = rng.binomial(observed_n, p_obs, size=n_boot) / observed_n
     mult = np.zeros((n_boot, j.size))  # how often each case is drawn in each resample
@@ -423,7 +480,9 @@ def corrected_pass_rate(judge_pass, gold_pass, strata, stratum_sizes: dict, obse
         lo, hi = (float(x) for x in np.quantile(ok, [(1 - level) / 2, (1 + level) / 2]))
     reason = est.reason
     if ok.size < n_boot:
-        reason = "; ".join(x for x in (reason, f"{n_boot - ok.size} of {n_boot} resamples had no correction and "
-                                              "were dropped") if x)
-    return CorrectedRate(est.value, lo, hi, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot,
-                         int(ok.size), reason)
+        reason = "; ".join(
+            x for x in (reason, f"{n_boot - ok.size} of {n_boot} resamples had no correction and were dropped") if x
+        )
+    return CorrectedRate(
+        est.value, lo, hi, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot, int(ok.size), reason
+    )

@@ -28,9 +28,10 @@ Contents
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal, Mapping, NamedTuple
+from typing import Literal, NamedTuple
 
 import numpy as np
 from scipy import stats as _st
@@ -47,6 +48,7 @@ MIN_PEOPLE = 30
 # --------------------------------------------------------------------------------------------
 # Small value types
 # --------------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Stat:
@@ -99,7 +101,7 @@ class TwoByTwo:
         return self.a_pass_b_pass + self.a_pass_b_fail + self.a_fail_b_pass + self.a_fail_b_fail
 
     @classmethod
-    def from_fails(cls, a_fail: np.ndarray, b_fail: np.ndarray) -> "TwoByTwo":
+    def from_fails(cls, a_fail: np.ndarray, b_fail: np.ndarray) -> TwoByTwo:
         """Cross-tabulate two aligned boolean "failed" columns (one entry per answer)."""
         a, b = _fail_pair(a_fail, b_fail)
         n11 = int(np.count_nonzero(a & b))
@@ -108,7 +110,7 @@ class TwoByTwo:
         return cls(a.size - r1 - c1 + n11, c1 - n11, r1 - n11, n11)
 
     @classmethod
-    def from_arrays(cls, a_fail: np.ndarray, b_fail: np.ndarray) -> "TwoByTwo":
+    def from_arrays(cls, a_fail: np.ndarray, b_fail: np.ndarray) -> TwoByTwo:
         """Alias of :meth:`from_fails`."""
         return cls.from_fails(a_fail, b_fail)
 
@@ -145,6 +147,7 @@ class PhiInterval(NamedTuple):
 # --------------------------------------------------------------------------------------------
 # Validation helpers
 # --------------------------------------------------------------------------------------------
+
 
 def _fail_pair(a_fail, b_fail) -> tuple[np.ndarray, np.ndarray]:
     a = _bool_column(a_fail, "a_fail")
@@ -183,6 +186,7 @@ def _in_these(n: int) -> str:
 # --------------------------------------------------------------------------------------------
 # phi and the conditioned rates
 # --------------------------------------------------------------------------------------------
+
 
 def _phi_from_counts(n11, r1, c1, n):
     """phi from the fail/fail cell and the fail margins; vectorised, nan where undefined.
@@ -303,6 +307,7 @@ def conditioned_rates(t: TwoByTwo, *, a: str = "A", b: str = "B", level: float =
 # Intervals for phi
 # --------------------------------------------------------------------------------------------
 
+
 def _rng(seed) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
@@ -311,8 +316,9 @@ def _rng(seed) -> np.random.Generator:
     return np.random.default_rng(int(seed))
 
 
-def _bootstrap_phis(columns: list[tuple[np.ndarray, np.ndarray]], n: int, rng: np.random.Generator,
-                    n_boot: int) -> np.ndarray:
+def _bootstrap_phis(
+    columns: list[tuple[np.ndarray, np.ndarray]], n: int, rng: np.random.Generator, n_boot: int
+) -> np.ndarray:
     """phi of every column pair on ``n_boot`` resamples of the ``n`` answer indices; the same
     indices for every pair. Returns an (n_boot, len(columns)) array, nan where undefined.
 
@@ -333,7 +339,7 @@ def _bootstrap_phis(columns: list[tuple[np.ndarray, np.ndarray]], n: int, rng: n
         idx = rng.integers(0, n, size=(m, n))
         w = np.bincount((idx + n * np.arange(m)[:, None]).ravel(), minlength=m * n).reshape(m, n)
         s = w @ x  # (m, 3k): n11, r1, c1 per pair
-        out[done:done + m] = _phi_from_counts(s[:, 0::3], s[:, 1::3], s[:, 2::3], n)
+        out[done : done + m] = _phi_from_counts(s[:, 0::3], s[:, 1::3], s[:, 2::3], n)
         done += m
     return out
 
@@ -346,8 +352,9 @@ def _percentile(values: np.ndarray, level: float) -> BootstrapInterval:
     return BootstrapInterval(float(lo), float(hi), int(ok.size))
 
 
-def phi_interval_bootstrap(a_fail: np.ndarray, b_fail: np.ndarray, *, seed, n_boot: int = 2000,
-                           level: float = DEFAULT_LEVEL) -> BootstrapInterval:
+def phi_interval_bootstrap(
+    a_fail: np.ndarray, b_fail: np.ndarray, *, seed, n_boot: int = 2000, level: float = DEFAULT_LEVEL
+) -> BootstrapInterval:
     """Percentile bootstrap interval for phi over answers.
 
     Draws ``n_boot`` resamples of the answers with replacement (``numpy.random.default_rng(seed)``),
@@ -389,9 +396,12 @@ def _phi_se(t: TwoByTwo, value: float) -> float:
     p1, q1 = t.a_fail / n, t.a_pass / n
     p2, q2 = t.b_fail / n, t.b_pass / n
     ph = value
-    var = (1 - ph ** 2
-           + (ph + ph ** 3 / 2) * (p1 - q1) * (p2 - q2) / math.sqrt(p1 * q1 * p2 * q2)
-           - 0.75 * ph ** 2 * ((p1 - q1) ** 2 / (p1 * q1) + (p2 - q2) ** 2 / (p2 * q2))) / n
+    var = (
+        1
+        - ph**2
+        + (ph + ph**3 / 2) * (p1 - q1) * (p2 - q2) / math.sqrt(p1 * q1 * p2 * q2)
+        - 0.75 * ph**2 * ((p1 - q1) ** 2 / (p1 * q1) + (p2 - q2) ** 2 / (p2 * q2))
+    ) / n
     return math.sqrt(max(var, 0.0))
 
 
@@ -415,8 +425,15 @@ def phi_interval_analytic(t: TwoByTwo, level: float = DEFAULT_LEVEL) -> tuple[fl
     return (max(-1.0, s.value - half), min(1.0, s.value + half))
 
 
-def phi_interval(a_fail: np.ndarray, b_fail: np.ndarray, *, seed, n_boot: int = 2000,
-                 level: float = DEFAULT_LEVEL, analytic_above: int = 20000) -> PhiInterval:
+def phi_interval(
+    a_fail: np.ndarray,
+    b_fail: np.ndarray,
+    *,
+    seed,
+    n_boot: int = 2000,
+    level: float = DEFAULT_LEVEL,
+    analytic_above: int = 20000,
+) -> PhiInterval:
     """phi with an interval: the percentile bootstrap (:func:`phi_interval_bootstrap`) up to
     ``analytic_above`` answers, the analytic interval (:func:`phi_interval_analytic`) for
     ``n > analytic_above``. ``seed`` is required either way so a call is reproducible whatever
@@ -445,9 +462,14 @@ def _boot_reason(s: Stat, used: int, n_boot: int) -> str | None:
     return None
 
 
-def phi_intervals_paired(columns: Mapping[str, tuple[np.ndarray, np.ndarray]], *, seed,
-                         n_boot: int = 2000, level: float = DEFAULT_LEVEL,
-                         analytic_above: int | None = None) -> dict[str, PhiInterval]:
+def phi_intervals_paired(
+    columns: Mapping[str, tuple[np.ndarray, np.ndarray]],
+    *,
+    seed,
+    n_boot: int = 2000,
+    level: float = DEFAULT_LEVEL,
+    analytic_above: int | None = None,
+) -> dict[str, PhiInterval]:
     """Bootstrap intervals for several instruments on the *same* answers, paired.
 
     ``columns`` maps an instrument name to its ``(a_fail, b_fail)`` columns; every column must be
@@ -510,7 +532,7 @@ class InstrumentEvidence:
     reason: str | None = None
 
     @classmethod
-    def from_interval(cls, name: str, kind: Kind, iv: PhiInterval) -> "InstrumentEvidence":
+    def from_interval(cls, name: str, kind: Kind, iv: PhiInterval) -> InstrumentEvidence:
         return cls(name, kind, iv.value, iv.lo, iv.hi, iv.n, iv.reason)
 
 
@@ -539,8 +561,9 @@ def _reading(e: InstrumentEvidence, t: float) -> tuple[str, str]:
     return "straddles", f"{e.name}: interval {_fmt_iv(e)} straddles {edge:g}"
 
 
-def classify_association(instruments: list[InstrumentEvidence], *, threshold: float = ASSOCIATION_THRESHOLD,
-                         min_people: int = MIN_PEOPLE) -> Classification:
+def classify_association(
+    instruments: list[InstrumentEvidence], *, threshold: float = ASSOCIATION_THRESHOLD, min_people: int = MIN_PEOPLE
+) -> Classification:
     """Class one criterion pair as ``induced``, ``real`` or ``undetermined``.
 
     Every instrument is read through its interval (90% by default, so each bound is one-sided
@@ -593,8 +616,9 @@ def classify_association(instruments: list[InstrumentEvidence], *, threshold: fl
     if not shown:
         if not singles:
             return Classification("undetermined", "no single-call instrument to show an induced association")
-        return Classification("undetermined", "no single-call instrument shows the association: "
-                              + "; ".join(r[2] for r in singles))
+        return Classification(
+            "undetermined", "no single-call instrument shows the association: " + "; ".join(r[2] for r in singles)
+        )
     splits = [(e, *_reading(e, t)) for e in instruments if e.kind == "one_criterion"]
     if not splits:
         return Classification("undetermined", "no one-criterion instrument to compare with")
@@ -602,8 +626,8 @@ def classify_association(instruments: list[InstrumentEvidence], *, threshold: fl
     if not_absent:
         return Classification("undetermined", "; ".join(r[2] for r in not_absent))
     return Classification(
-        "induced",
-        "; ".join(r[2] for r in shown) + "; but " + "; ".join(r[2] for r in splits + absent))
+        "induced", "; ".join(r[2] for r in shown) + "; but " + "; ".join(r[2] for r in splits + absent)
+    )
 
 
 def ternary_headline(correct: int, partial: int, wrong: int) -> float | None:

@@ -11,6 +11,7 @@ from evalcore.stats.association import Stat, _answers, _in_these
 # Ordinal and continuous criteria
 # --------------------------------------------------------------------------------------------
 
+
 def _rank_inputs(x, y) -> tuple[np.ndarray, np.ndarray, Stat | None]:
     xa = np.asarray(x, dtype=float)
     ya = np.asarray(y, dtype=float)
@@ -22,8 +23,14 @@ def _rank_inputs(x, y) -> tuple[np.ndarray, np.ndarray, Stat | None]:
         return xa, ya, Stat(None, f"only {_answers(xa.size)}: a rank correlation needs at least 3")
     for name, v in (("x", xa), ("y", ya)):
         if np.all(v == v[0]):
-            return xa, ya, Stat(None, f"{name} is constant {_in_these(v.size)}: "
-                                      "a rank correlation is undefined for a constant column")
+            return (
+                xa,
+                ya,
+                Stat(
+                    None,
+                    f"{name} is constant {_in_these(v.size)}: a rank correlation is undefined for a constant column",
+                ),
+            )
     return xa, ya, None
 
 
@@ -52,6 +59,7 @@ def spearman(x, y) -> Stat:
 # --------------------------------------------------------------------------------------------
 # Helpers for the attribution and flips pages
 # --------------------------------------------------------------------------------------------
+
 
 def mcnemar(b: int, c: int) -> dict:
     """Exact McNemar test on the discordant pairs of a paired 2x2: ``b`` answers changed one

@@ -30,16 +30,20 @@ def read_json_model(path: Path, model: type[S._Model]) -> Any:
     except UnicodeDecodeError as e:
         raise FormatError(f"not UTF-8 text (byte {e.start})", file=path, field="manifest") from None
     except json.JSONDecodeError as e:
-        raise FormatError(f"does not parse as JSON: {e.msg} at line {e.lineno} column {e.colno}",
-                          file=path, field="manifest") from None
+        raise FormatError(
+            f"does not parse as JSON: {e.msg} at line {e.lineno} column {e.colno}", file=path, field="manifest"
+        ) from None
     if not isinstance(data, dict):
         raise FormatError("must be a JSON object", file=path, field="manifest")
     version = data.get("schema_version")
     if not isinstance(version, int):
         raise FormatError("missing or non-integer schema_version", file=path, field="schema_version")
     if version > S.SCHEMA_VERSION:
-        raise SchemaVersionError(f"version {version} is newer than this evalcore reads "
-                                 f"({S.SCHEMA_VERSION}); upgrade evalcore", file=path, field="schema_version")
+        raise SchemaVersionError(
+            f"version {version} is newer than this evalcore reads ({S.SCHEMA_VERSION}); upgrade evalcore",
+            file=path,
+            field="schema_version",
+        )
     try:
         return model.model_validate(data)
     except ValidationError as e:
@@ -79,7 +83,8 @@ def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
         return pa.types.is_timestamp(actual)
     if pa.types.is_list(expected):
         return (pa.types.is_list(actual) or pa.types.is_large_list(actual)) and (
-            _compatible(actual.value_type, expected.value_type) or pa.types.is_null(actual.value_type))
+            _compatible(actual.value_type, expected.value_type) or pa.types.is_null(actual.value_type)
+        )
     return pa.types.is_null(actual)
 
 
@@ -94,8 +99,9 @@ def check_parquet(path: Path, table: str) -> pq.ParquetFile:
     try:
         pf = pq.ParquetFile(path)
     except Exception as e:  # pyarrow raises ArrowInvalid / OSError for truncated files
-        raise FormatError(f"not a readable Parquet file ({type(e).__name__}: {str(e).splitlines()[0][:120]})",
-                          file=path, field=table) from None
+        raise FormatError(
+            f"not a readable Parquet file ({type(e).__name__}: {str(e).splitlines()[0][:120]})", file=path, field=table
+        ) from None
     meta = pf.schema_arrow.metadata or {}
     version = meta.get(b"evalcore.schema_version")
     if version is None:
@@ -105,8 +111,11 @@ def check_parquet(path: Path, table: str) -> pq.ParquetFile:
     except ValueError:
         raise FormatError(f"schema_version {version!r} is not an integer", file=path, field="schema_version") from None
     if v > S.SCHEMA_VERSION:
-        raise SchemaVersionError(f"version {v} is newer than this evalcore reads ({S.SCHEMA_VERSION}); upgrade evalcore",
-                                 file=path, field="schema_version")
+        raise SchemaVersionError(
+            f"version {v} is newer than this evalcore reads ({S.SCHEMA_VERSION}); upgrade evalcore",
+            file=path,
+            field="schema_version",
+        )
     expected = S.arrow_schema(model)
     actual = pf.schema_arrow
     for fld in expected:
@@ -131,19 +140,21 @@ def to_table(rows: list[dict] | pa.Table, table: str) -> pa.Table:
                 cols[fld.name] = rows.column(fld.name).cast(fld.type)
             else:
                 info = model.model_fields.get(fld.name) or next(
-                    i for i in model.model_fields.values() if i.alias == fld.name)
+                    i for i in model.model_fields.values() if i.alias == fld.name
+                )
                 default = None if info.is_required() else info.default
                 cols[fld.name] = pa.array([default] * rows.num_rows, fld.type)
         tbl = pa.table(cols, schema=schema)
     else:
-        defaults = {(info.alias or name): info.default for name, info in model.model_fields.items()
-                    if info.default is not None and not info.is_required()}
+        defaults = {
+            (info.alias or name): info.default
+            for name, info in model.model_fields.items()
+            if info.default is not None and not info.is_required()
+        }
         if defaults:
-            rows = [{**defaults, **{k: v for k, v in r.items() if v is not None or k not in defaults}}
-                    for r in rows]
+            rows = [{**defaults, **{k: v for k, v in r.items() if v is not None or k not in defaults}} for r in rows]
         tbl = pa.Table.from_pylist(rows, schema=schema)
-    return tbl.replace_schema_metadata({"evalcore.schema_version": str(S.SCHEMA_VERSION),
-                                        "evalcore.table": table})
+    return tbl.replace_schema_metadata({"evalcore.schema_version": str(S.SCHEMA_VERSION), "evalcore.table": table})
 
 
 def write_parquet(path: Path, rows: list[dict] | pa.Table, table: str) -> pa.Table:
@@ -169,7 +180,7 @@ def _unreadable_table(err: Exception, params: Any) -> Exception:
         if isinstance(p, str) and p.endswith(".parquet") and os.path.isfile(p):
             try:
                 pq.read_table(p)
-            except Exception as e:  # noqa: BLE001 - any failure to read is the answer
+            except Exception as e:
                 first = (str(e).splitlines() or [""])[0][:160]
                 return FormatError(f"cannot be read ({type(e).__name__}: {first})", file=p, field=Path(p).stem)
     return err

@@ -36,9 +36,10 @@ import json
 import math
 import sqlite3
 import threading
+from collections.abc import Iterable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError, LabelError
@@ -124,9 +125,23 @@ BEGIN SELECT RAISE(ABORT, 'queue cases are append-only'); END;
 """
 
 # every object _DDL creates: a database holding all of them is opened without running the DDL
-_SCHEMA_OBJECTS = frozenset({
-    "meta", "edits", "edits_key", "edits_no_update", "edits_no_delete", "current_labels", "queues", "queue_cases",
-    "queue_cases_rank", "queues_no_update", "queues_no_delete", "queue_cases_no_update", "queue_cases_no_delete"})
+_SCHEMA_OBJECTS = frozenset(
+    {
+        "meta",
+        "edits",
+        "edits_key",
+        "edits_no_update",
+        "edits_no_delete",
+        "current_labels",
+        "queues",
+        "queue_cases",
+        "queue_cases_rank",
+        "queues_no_update",
+        "queues_no_delete",
+        "queue_cases_no_update",
+        "queue_cases_no_delete",
+    }
+)
 
 # a reviewer's standing edit per case: the latest decided / test_wrong / skipped edit of theirs that
 # no withdrawn edit takes back
@@ -139,8 +154,24 @@ s AS (SELECT e.*, row_number() OVER (PARTITION BY e.gen_id, e.item_id, e.gen_rou
 SELECT * FROM s WHERE rn = 1 ORDER BY edit_id
 """
 
-EXPORT_COLUMNS = ["source", "edit_id", "gen_id", "item_id", "gen_round", "criterion", "value", "passed",
-                  "outcome", "reviewer", "created_at", "queue", "reason_code", "note", "supersedes", "tags"]
+EXPORT_COLUMNS = [
+    "source",
+    "edit_id",
+    "gen_id",
+    "item_id",
+    "gen_round",
+    "criterion",
+    "value",
+    "passed",
+    "outcome",
+    "reviewer",
+    "created_at",
+    "queue",
+    "reason_code",
+    "note",
+    "supersedes",
+    "tags",
+]
 
 
 class LabelStore:
@@ -173,14 +204,17 @@ class LabelStore:
     def _connect(self, create: bool = True) -> sqlite3.Connection:
         con = open_state_db(self.path, create)
         have = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
-        if not _SCHEMA_OBJECTS <= have:  # first use (or an older store): create what is missing
+        if not have >= _SCHEMA_OBJECTS:  # first use (or an older store): create what is missing
             con.executescript(_DDL)
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None:
             con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(LABELS_SCHEMA_VERSION),))
         elif int(row[0]) > LABELS_SCHEMA_VERSION:
-            raise LabelError(f"schema_version {row[0]} is newer than this evalcore reads ({LABELS_SCHEMA_VERSION})",
-                             file=self.path, field="schema_version")
+            raise LabelError(
+                f"schema_version {row[0]} is newer than this evalcore reads ({LABELS_SCHEMA_VERSION})",
+                file=self.path,
+                field="schema_version",
+            )
         return con
 
     # ---- what a label may say
@@ -220,8 +254,10 @@ class LabelStore:
         if not names:  # label sets without a rubric: their criterion column
             for lid in self.store.ids("labelset"):
                 if self.store.labelset(lid).manifest.gen_id == gen_id:
-                    rows = self.store.sql("SELECT DISTINCT criterion FROM read_parquet(?) ORDER BY 1",
-                                          [self.store.path_of("labelset", lid, "labels")])
+                    rows = self.store.sql(
+                        "SELECT DISTINCT criterion FROM read_parquet(?) ORDER BY 1",
+                        [self.store.path_of("labelset", lid, "labels")],
+                    )
                     names += [r[0] for r in rows if r[0] not in names]
         self._criteria[gen_id] = (fp, names, defs)
         return names, defs
@@ -239,15 +275,22 @@ class LabelStore:
             if (gen_id, item_id) in self._seen:
                 return gen_id
             self.store.generation(gen_id)
-            n = self.store.sql("SELECT count(*) FROM read_parquet(?) WHERE item_id = ?",
-                               [self.store.path_of("generation", gen_id, "outputs"), item_id])[0][0]
+            n = self.store.sql(
+                "SELECT count(*) FROM read_parquet(?) WHERE item_id = ?",
+                [self.store.path_of("generation", gen_id, "outputs"), item_id],
+            )[0][0]
             if not n:
                 raise LabelError(f"item {item_id!r} is not in generation {gen_id!r}", field="--item")
             self._seen.add((gen_id, item_id))
             return gen_id
-        hits = [g for g in self.store.ids("generation")
-                if self.store.sql("SELECT count(*) FROM read_parquet(?) WHERE item_id = ?",
-                                  [self.store.path_of("generation", g, "outputs"), item_id])[0][0]]
+        hits = [
+            g
+            for g in self.store.ids("generation")
+            if self.store.sql(
+                "SELECT count(*) FROM read_parquet(?) WHERE item_id = ?",
+                [self.store.path_of("generation", g, "outputs"), item_id],
+            )[0][0]
+        ]
         if not hits:
             raise LabelError(f"item {item_id!r} is in no generation of {self.store.data}", field="--item")
         if len(hits) > 1:
@@ -273,8 +316,11 @@ class LabelStore:
             x = float(v)
         except ValueError:
             raise LabelError(f"{value!r} is not a number", field="--value") from None
-        if math.isnan(x) or (crit.scale_min is not None and x < crit.scale_min) or (
-                crit.scale_max is not None and x > crit.scale_max):
+        if (
+            math.isnan(x)
+            or (crit.scale_min is not None and x < crit.scale_min)
+            or (crit.scale_max is not None and x > crit.scale_max)
+        ):
             raise LabelError(f"{value!r} is outside the scale {crit.scale_min}-{crit.scale_max}", field="--value")
         return repr(int(x)) if x == int(x) else repr(x)
 
@@ -292,10 +338,22 @@ class LabelStore:
         return None
 
     # ---- writing
-    def add(self, *, item_id: str, criterion: str, reviewer: str, value: str | None = None,
-            outcome: str = "decided", gen_id: str | None = None, gen_round: int = 1, queue: str | None = None,
-            reason_code: str | None = None, note: str | None = None, supersedes: int | None = None,
-            tags: Iterable[str] = ()) -> dict[str, Any]:
+    def add(
+        self,
+        *,
+        item_id: str,
+        criterion: str,
+        reviewer: str,
+        value: str | None = None,
+        outcome: str = "decided",
+        gen_id: str | None = None,
+        gen_round: int = 1,
+        queue: str | None = None,
+        reason_code: str | None = None,
+        note: str | None = None,
+        supersedes: int | None = None,
+        tags: Iterable[str] = (),
+    ) -> dict[str, Any]:
         """Append one edit and return it. Validates everything before touching the database."""
         if not reviewer or not reviewer.strip():
             raise LabelError("a reviewer name is required", field="--reviewer")
@@ -303,16 +361,19 @@ class LabelStore:
             raise LabelError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}", field="--outcome")
         gen_id = self.resolve_gen(item_id, gen_id)
         if (gen_id, item_id, int(gen_round)) not in self._seen:
-            n = self.store.sql("SELECT count(*) FROM read_parquet(?) WHERE item_id = ? AND round = ?",
-                               [self.store.path_of("generation", gen_id, "outputs"), item_id, int(gen_round)])[0][0]
+            n = self.store.sql(
+                "SELECT count(*) FROM read_parquet(?) WHERE item_id = ? AND round = ?",
+                [self.store.path_of("generation", gen_id, "outputs"), item_id, int(gen_round)],
+            )[0][0]
             if not n:
-                raise LabelError(f"item {item_id!r} has no round {gen_round} in generation {gen_id!r}",
-                                 field="--round")
+                raise LabelError(f"item {item_id!r} has no round {gen_round} in generation {gen_id!r}", field="--round")
             self._seen.add((gen_id, item_id, int(gen_round)))
         known = self.known_criteria(gen_id)
         if criterion not in known:
-            raise LabelError(f"criterion {criterion!r} is not judged on generation {gen_id!r} "
-                             f"(known: {', '.join(known) or 'none'})", field="--criterion")
+            raise LabelError(
+                f"criterion {criterion!r} is not judged on generation {gen_id!r} (known: {', '.join(known) or 'none'})",
+                field="--criterion",
+            )
         crit = self.criterion_for(gen_id, criterion)
         if outcome == "decided":
             if value is None:
@@ -327,16 +388,32 @@ class LabelStore:
             con.execute("BEGIN IMMEDIATE")
             try:
                 if supersedes is not None:
-                    prev = con.execute("SELECT gen_id, item_id, gen_round, criterion FROM edits WHERE edit_id = ?",
-                                       (supersedes,)).fetchone()
+                    prev = con.execute(
+                        "SELECT gen_id, item_id, gen_round, criterion FROM edits WHERE edit_id = ?", (supersedes,)
+                    ).fetchone()
                     if prev is None or tuple(prev) != (gen_id, item_id, int(gen_round), criterion):
-                        raise LabelError(f"edit {supersedes} is not a label of this item and criterion",
-                                         field="--supersedes")
+                        raise LabelError(
+                            f"edit {supersedes} is not a label of this item and criterion", field="--supersedes"
+                        )
                 cur = con.execute(
                     "INSERT INTO edits (gen_id, item_id, gen_round, criterion, value, outcome, reviewer, created_at, "
                     "queue, reason_code, note, supersedes, tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (gen_id, item_id, int(gen_round), criterion, value, outcome, reviewer.strip(),
-                     utcnow().isoformat(), queue, reason_code, note, supersedes, json.dumps(tags)))
+                    (
+                        gen_id,
+                        item_id,
+                        int(gen_round),
+                        criterion,
+                        value,
+                        outcome,
+                        reviewer.strip(),
+                        utcnow().isoformat(),
+                        queue,
+                        reason_code,
+                        note,
+                        supersedes,
+                        json.dumps(tags),
+                    ),
+                )
                 edit_id = cur.lastrowid
                 con.execute("COMMIT")
             except BaseException:
@@ -346,28 +423,65 @@ class LabelStore:
         return self._row(row, crit)
 
     # ---- the review queue (written once by evalcore.review.queue.build_queue)
-    QUEUE_COLUMNS = ("queue_id", "gen_id", "created_at", "created_by", "seed", "audit_rate", "reviewers_required",
-                     "runs", "population", "flagged", "agreed", "audit_sampled", "detector_version")
-    CASE_COLUMNS = ("queue_id", "rank", "gen_id", "item_id", "gen_round", "criterion", "class", "stratum", "reasons",
-                    "runs", "detail", "inclusion_prob")
+    QUEUE_COLUMNS = (
+        "queue_id",
+        "gen_id",
+        "created_at",
+        "created_by",
+        "seed",
+        "audit_rate",
+        "reviewers_required",
+        "runs",
+        "population",
+        "flagged",
+        "agreed",
+        "audit_sampled",
+        "detector_version",
+    )
+    CASE_COLUMNS = (
+        "queue_id",
+        "rank",
+        "gen_id",
+        "item_id",
+        "gen_round",
+        "criterion",
+        "class",
+        "stratum",
+        "reasons",
+        "runs",
+        "detail",
+        "inclusion_prob",
+    )
 
     def write_queue(self, queue: dict[str, Any], cases: list[dict[str, Any]]) -> None:
         """Append a queue and all its cases in one transaction (all or nothing)."""
         qrow = [json.dumps(queue[c]) if c == "runs" else queue[c] for c in self.QUEUE_COLUMNS]
-        crows = [[json.dumps(c[k], sort_keys=True) if k in ("reasons", "runs", "detail") else c[k]
-                  for k in self.CASE_COLUMNS] for c in cases]
+        crows = [
+            [
+                json.dumps(c[k], sort_keys=True) if k in ("reasons", "runs", "detail") else c[k]
+                for k in self.CASE_COLUMNS
+            ]
+            for c in cases
+        ]
         with self._db() as con:
             con.execute("BEGIN IMMEDIATE")
             try:
-                con.execute(f"INSERT INTO queues ({', '.join(self.QUEUE_COLUMNS)}) VALUES "
-                            f"({', '.join('?' * len(self.QUEUE_COLUMNS))})", qrow)
-                con.executemany(f"INSERT INTO queue_cases ({', '.join(self.CASE_COLUMNS)}) VALUES "
-                                f"({', '.join('?' * len(self.CASE_COLUMNS))})", crows)
+                con.execute(
+                    f"INSERT INTO queues ({', '.join(self.QUEUE_COLUMNS)}) VALUES "
+                    f"({', '.join('?' * len(self.QUEUE_COLUMNS))})",
+                    qrow,
+                )
+                con.executemany(
+                    f"INSERT INTO queue_cases ({', '.join(self.CASE_COLUMNS)}) VALUES "
+                    f"({', '.join('?' * len(self.CASE_COLUMNS))})",
+                    crows,
+                )
                 con.execute("COMMIT")
             except sqlite3.IntegrityError as e:
                 con.execute("ROLLBACK")
-                raise LabelError(f"queue {queue['queue_id']!r} cannot be written: {e}", file=self.path,
-                                 field="queue") from None
+                raise LabelError(
+                    f"queue {queue['queue_id']!r} cannot be written: {e}", file=self.path, field="queue"
+                ) from None
             except BaseException:
                 con.execute("ROLLBACK")
                 raise
@@ -380,8 +494,11 @@ class LabelStore:
 
     def queues(self, gen_id: str | None = None) -> list[dict[str, Any]]:
         """Every queue (of one generation), oldest first."""
-        rows = (self._plain("SELECT * FROM queues WHERE gen_id = ? ORDER BY created_at, rowid", (gen_id,)) if gen_id
-                else self._plain("SELECT * FROM queues ORDER BY created_at, rowid"))
+        rows = (
+            self._plain("SELECT * FROM queues WHERE gen_id = ? ORDER BY created_at, rowid", (gen_id,))
+            if gen_id
+            else self._plain("SELECT * FROM queues ORDER BY created_at, rowid")
+        )
         for r in rows:
             r["runs"] = json.loads(r["runs"])
         return rows
@@ -430,8 +547,9 @@ class LabelStore:
             return self._query("SELECT * FROM current_labels WHERE gen_id = ? ORDER BY edit_id", (gen_id,))
         return self._query("SELECT * FROM current_labels ORDER BY edit_id")
 
-    def standing(self, gen_id: str | None = None, *, reviewer: str | None = None,
-                 item_id: str | None = None) -> list[dict[str, Any]]:
+    def standing(
+        self, gen_id: str | None = None, *, reviewer: str | None = None, item_id: str | None = None
+    ) -> list[dict[str, Any]]:
         """Each reviewer's standing edit on each (generation, item, round, criterion): their latest
         ``decided``, ``test_wrong`` or ``skipped`` edit that no ``withdrawn`` edit takes back.
         Several reviewers of one case each have theirs (unlike :meth:`current`, which keeps the
@@ -450,14 +568,20 @@ class LabelStore:
     def last_edit(self, reviewer: str, *, queue: str | None = None) -> dict[str, Any] | None:
         """The reviewer's most recent edit that can still be undone: not a withdrawal and not
         itself withdrawn (optionally only edits made from ``queue``)."""
-        where, params = ["reviewer = ?", "outcome <> 'withdrawn'",
-                         "edit_id NOT IN (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' "
-                         "AND supersedes IS NOT NULL)"], [reviewer]
+        where, params = (
+            [
+                "reviewer = ?",
+                "outcome <> 'withdrawn'",
+                "edit_id NOT IN (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL)",
+            ],
+            [reviewer],
+        )
         if queue is not None:
             where.append("queue = ?")
             params.append(queue)
-        rows = self._query(f"SELECT * FROM edits WHERE {' AND '.join(where)} ORDER BY edit_id DESC LIMIT 1",
-                           tuple(params))
+        rows = self._query(
+            f"SELECT * FROM edits WHERE {' AND '.join(where)} ORDER BY edit_id DESC LIMIT 1", tuple(params)
+        )
         return rows[0] if rows else None
 
     def undo(self, reviewer: str, *, queue: str | None = None) -> dict[str, Any] | None:
@@ -469,9 +593,17 @@ class LabelStore:
         last = self.last_edit(reviewer.strip(), queue=queue)
         if last is None:
             return None
-        return self.add(item_id=last["item_id"], criterion=last["criterion"], reviewer=reviewer.strip(),
-                        outcome="withdrawn", gen_id=last["gen_id"], gen_round=last["gen_round"],
-                        queue=last["queue"], reason_code=last["reason_code"], supersedes=last["edit_id"])
+        return self.add(
+            item_id=last["item_id"],
+            criterion=last["criterion"],
+            reviewer=reviewer.strip(),
+            outcome="withdrawn",
+            gen_id=last["gen_id"],
+            gen_round=last["gen_round"],
+            queue=last["queue"],
+            reason_code=last["reason_code"],
+            supersedes=last["edit_id"],
+        )
 
     def shipped(self, gen_id: str | None = None) -> list[dict[str, Any]]:
         """Labels read from the data directory's label sets, marked as shipped."""
@@ -482,17 +614,36 @@ class LabelStore:
                 continue
             rows = self.store.sql(
                 "SELECT item_id, gen_round, criterion, annotator, value, passed FROM read_parquet(?) "
-                "ORDER BY item_id, gen_round, criterion, annotator", [self.store.path_of("labelset", lid, "labels")])
+                "ORDER BY item_id, gen_round, criterion, annotator",
+                [self.store.path_of("labelset", lid, "labels")],
+            )
             for item_id, gen_round, criterion, annotator, value, passed in rows:
-                out.append({"source": f"shipped:{lid}", "edit_id": None, "gen_id": m.gen_id, "item_id": item_id,
-                            "gen_round": gen_round, "criterion": criterion, "value": value, "passed": passed,
-                            "outcome": "decided", "reviewer": annotator, "created_at": m.created_at.isoformat(),
-                            "queue": None, "reason_code": None, "note": None, "supersedes": None, "tags": []})
+                out.append(
+                    {
+                        "source": f"shipped:{lid}",
+                        "edit_id": None,
+                        "gen_id": m.gen_id,
+                        "item_id": item_id,
+                        "gen_round": gen_round,
+                        "criterion": criterion,
+                        "value": value,
+                        "passed": passed,
+                        "outcome": "decided",
+                        "reviewer": annotator,
+                        "created_at": m.created_at.isoformat(),
+                        "queue": None,
+                        "reason_code": None,
+                        "note": None,
+                        "supersedes": None,
+                        "tags": [],
+                    }
+                )
         return out
 
 
-def export_labels(labels: LabelStore, fmt: str, out: Path | None, *, history: bool = False,
-                  include_shipped: bool = True) -> str | None:
+def export_labels(
+    labels: LabelStore, fmt: str, out: Path | None, *, history: bool = False, include_shipped: bool = True
+) -> str | None:
     """Write current labels (or the whole history) as csv, json or parquet. Returns the text when
     ``out`` is None (csv, json only)."""
     import pyarrow as pa
@@ -509,12 +660,14 @@ def export_labels(labels: LabelStore, fmt: str, out: Path | None, *, history: bo
         if out is None:
             raise InputError("parquet needs --out FILE", field="--out")
         import pyarrow.parquet as pq
+
         out.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(tbl, out)
         return None
     if fmt == "csv":
         import csv
         import io
+
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(EXPORT_COLUMNS)

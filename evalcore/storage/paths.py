@@ -11,7 +11,7 @@ or write outside its two directories.
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from evalcore.contract import hashing as H
@@ -25,6 +25,7 @@ def bundled_demo() -> Path:
     as the package data of ``evalcore.demo.data`` (pyproject.toml maps data/demo there); a
     development checkout (an editable install) reads data/demo of the checkout itself."""
     from importlib import resources
+
     installed = Path(str(resources.files("evalcore").joinpath("demo", "data")))
     if (installed / "suites").is_dir():
         return installed
@@ -53,14 +54,13 @@ def default_keys_dir(data_dir: Path) -> Path:
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def check_id(value: str, what: str = "id") -> str:
     """Refuse ids that could name anything but one directory entry."""
     if not isinstance(value, str) or not H.is_valid_id(value):
-        raise PathEscapeError(f"{value!r} is not a valid {what} (letters, digits, . _ -; no '..', no '/')",
-                              field=what)
+        raise PathEscapeError(f"{value!r} is not a valid {what} (letters, digits, . _ -; no '..', no '/')", field=what)
     return value
 
 

@@ -14,13 +14,14 @@ if TYPE_CHECKING:
     from evalcore.storage.store import Store
 
 
-def writable_state(store: "Store", db_name: str) -> Path:
+def writable_state(store: Store, db_name: str) -> Path:
     """Path of a database in the store's state directory, refusing a state directory inside the
     data directory (the data is only ever read)."""
     state = Path(store.state).resolve()
     if state == store.data or state.is_relative_to(store.data):
-        raise PathEscapeError("the state directory must not be inside the data directory (data is read-only)",
-                              file=state, field="--state")
+        raise PathEscapeError(
+            "the state directory must not be inside the data directory (data is read-only)", file=state, field="--state"
+        )
     return state / db_name
 
 

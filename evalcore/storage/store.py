@@ -6,8 +6,9 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import duckdb
 
@@ -38,8 +39,12 @@ DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensio
 class Store:
     """One data directory (read) and one state directory (write)."""
 
-    def __init__(self, data_dir: str | Path | None = None, state_dir: str | Path | None = None,
-                 keys_dir: str | Path | None = None):
+    def __init__(
+        self,
+        data_dir: str | Path | None = None,
+        state_dir: str | Path | None = None,
+        keys_dir: str | Path | None = None,
+    ):
         self.data = Path(data_dir) if data_dir is not None else default_data_dir()
         self.state = Path(state_dir) if state_dir is not None else default_state_dir()
         self._keys = Path(keys_dir) if keys_dir is not None else None
@@ -99,8 +104,11 @@ class Store:
         manifest = read_json_model(d / fname, model)
         own_id = getattr(manifest, {"generation": "gen_id"}.get(kind, f"{kind}_id"))
         if own_id != id_:
-            raise FormatError(f"says {own_id!r} but sits in directory {id_!r}", file=d / fname,
-                              field={"generation": "gen_id"}.get(kind, f"{kind}_id"))
+            raise FormatError(
+                f"says {own_id!r} but sits in directory {id_!r}",
+                file=d / fname,
+                field={"generation": "gen_id"}.get(kind, f"{kind}_id"),
+            )
         for t in tables:
             check_parquet(d / f"{t}.parquet", t)
         for t in OPTIONAL_TABLES.get(kind, ()):
@@ -124,8 +132,11 @@ class Store:
         e = self.get("run", id_)
         gen_dir = self.dir_of("generation", e.manifest.gen_id)
         if not gen_dir.is_dir():
-            raise FormatError(f"points at generation {e.manifest.gen_id!r}, which is not in the data directory",
-                              file=e.path / "manifest.json", field="gen_id")
+            raise FormatError(
+                f"points at generation {e.manifest.gen_id!r}, which is not in the data directory",
+                file=e.path / "manifest.json",
+                field="gen_id",
+            )
         return e
 
     def session(self, id_: str) -> Entry:
@@ -198,12 +209,20 @@ class Store:
             gens[gid] = e
             mpath = e.path / "manifest.json"
             if e.manifest.suite_id not in suites:
-                raise FormatError(f"points at suite {e.manifest.suite_id!r}, which is not in the data directory",
-                                  file=mpath, field="suite_id")
+                raise FormatError(
+                    f"points at suite {e.manifest.suite_id!r}, which is not in the data directory",
+                    file=mpath,
+                    field="suite_id",
+                )
             out_path = e.path / "outputs.parquet"
             self._check_unique(out_path, "outputs")
-            self._check_subset(out_path, "item_id", suites[e.manifest.suite_id].path / "items.parquet",
-                               "item_id", "item not in the suite")
+            self._check_subset(
+                out_path,
+                "item_id",
+                suites[e.manifest.suite_id].path / "items.parquet",
+                "item_id",
+                "item not in the suite",
+            )
         counts["generations"] = len(gens)
         runs = 0
         for rid in self.ids("run"):
@@ -213,13 +232,24 @@ class Store:
             self._check_unique(vpath, "verdicts")
             self._check_unique(e.path / "calls.parquet", "calls")
             names = e.manifest.rubric.names()
-            bad = self.sql("SELECT DISTINCT criterion FROM read_parquet(?) WHERE criterion NOT IN "
-                           "(SELECT unnest(?::VARCHAR[])) LIMIT 1", [str(vpath), names])
+            bad = self.sql(
+                "SELECT DISTINCT criterion FROM read_parquet(?) WHERE criterion NOT IN "
+                "(SELECT unnest(?::VARCHAR[])) LIMIT 1",
+                [str(vpath), names],
+            )
             if bad:
-                raise FormatError(f"criterion {bad[0][0]!r} is not in the run's rubric ({', '.join(names)})",
-                                  file=vpath, field="criterion")
-            self._check_subset(vpath, "item_id", gens[e.manifest.gen_id].path / "outputs.parquet", "item_id",
-                               "item not in the generation")
+                raise FormatError(
+                    f"criterion {bad[0][0]!r} is not in the run's rubric ({', '.join(names)})",
+                    file=vpath,
+                    field="criterion",
+                )
+            self._check_subset(
+                vpath,
+                "item_id",
+                gens[e.manifest.gen_id].path / "outputs.parquet",
+                "item_id",
+                "item not in the generation",
+            )
             if (e.path / "pair_verdicts.parquet").exists():
                 self._check_unique(e.path / "pair_verdicts.parquet", "pair_verdicts")
         counts["runs"] = runs
@@ -229,8 +259,11 @@ class Store:
             sessions += 1
             self._check_unique(e.path / "pairs.parquet", "pairs")
             if e.manifest.suite_id is not None and e.manifest.suite_id not in suites:
-                raise FormatError(f"points at suite {e.manifest.suite_id!r}, which is not in the data directory",
-                                  file=e.path / "session.json", field="suite_id")
+                raise FormatError(
+                    f"points at suite {e.manifest.suite_id!r}, which is not in the data directory",
+                    file=e.path / "session.json",
+                    field="suite_id",
+                )
             jpath = e.path / "judgments.parquet"
             if jpath.exists():
                 self._check_unique(jpath, "judgments")
@@ -241,19 +274,33 @@ class Store:
             e = self.labelset(lid)
             labelsets += 1
             if e.manifest.gen_id not in gens:
-                raise FormatError(f"points at generation {e.manifest.gen_id!r}, which is not in the data directory",
-                                  file=e.path / "manifest.json", field="gen_id")
+                raise FormatError(
+                    f"points at generation {e.manifest.gen_id!r}, which is not in the data directory",
+                    file=e.path / "manifest.json",
+                    field="gen_id",
+                )
             lpath = e.path / "labels.parquet"
             self._check_unique(lpath, "labels")
             if e.manifest.rubric is not None:
                 names = e.manifest.rubric.names()
-                bad = self.sql("SELECT DISTINCT criterion FROM read_parquet(?) WHERE criterion NOT IN "
-                               "(SELECT unnest(?::VARCHAR[])) LIMIT 1", [str(lpath), names])
+                bad = self.sql(
+                    "SELECT DISTINCT criterion FROM read_parquet(?) WHERE criterion NOT IN "
+                    "(SELECT unnest(?::VARCHAR[])) LIMIT 1",
+                    [str(lpath), names],
+                )
                 if bad:
-                    raise FormatError(f"criterion {bad[0][0]!r} is not in the label set's rubric ({', '.join(names)})",
-                                      file=lpath, field="criterion")
-            self._check_subset(lpath, "item_id", gens[e.manifest.gen_id].path / "outputs.parquet", "item_id",
-                               "item not in the generation")
+                    raise FormatError(
+                        f"criterion {bad[0][0]!r} is not in the label set's rubric ({', '.join(names)})",
+                        file=lpath,
+                        field="criterion",
+                    )
+            self._check_subset(
+                lpath,
+                "item_id",
+                gens[e.manifest.gen_id].path / "outputs.parquet",
+                "item_id",
+                "item not in the generation",
+            )
         counts["labelsets"] = labelsets
         return counts
 
@@ -262,8 +309,9 @@ class Store:
         model, keys = S.TABLES[table]
         cols = ", ".join(f'"{k}"' for k in keys)
         try:
-            dup = self.sql(f"SELECT {cols}, count(*) FROM read_parquet(?) GROUP BY ALL HAVING count(*) > 1 LIMIT 1",
-                           [str(path)])
+            dup = self.sql(
+                f"SELECT {cols}, count(*) FROM read_parquet(?) GROUP BY ALL HAVING count(*) > 1 LIMIT 1", [str(path)]
+            )
         except duckdb.Error as e:
             raise FormatError(f"cannot be read: {str(e).splitlines()[0][:160]}", file=path, field=table) from None
         if dup:
@@ -278,14 +326,17 @@ class Store:
                 raise FormatError(f"{n} rows are null in a required column", file=path, field=fld.name)
 
     def _check_subset(self, path: Path, col: str, parent: Path, pcol: str, problem: str) -> None:
-        bad = self.sql(f'SELECT "{col}" FROM read_parquet(?) EXCEPT SELECT "{pcol}" FROM read_parquet(?) LIMIT 1',
-                       [str(path), str(parent)])
+        bad = self.sql(
+            f'SELECT "{col}" FROM read_parquet(?) EXCEPT SELECT "{pcol}" FROM read_parquet(?) LIMIT 1',
+            [str(path), str(parent)],
+        )
         if bad:
             raise FormatError(f"{problem}: {bad[0][0]!r}", file=path, field=col)
 
     # ---- writers (atomic per directory)
-    def _write_dir(self, kind: str, id_: str, manifest: S._Model, tables: dict[str, Any],
-                   overwrite: bool = False) -> Entry:
+    def _write_dir(
+        self, kind: str, id_: str, manifest: S._Model, tables: dict[str, Any], overwrite: bool = False
+    ) -> Entry:
         final = self.dir_of(kind, id_)
         if final.exists() and not overwrite:
             raise InputError(f"{kind} {id_!r} already exists", file=final, field=f"{kind} id")
@@ -323,12 +374,16 @@ class Store:
         return self._write_dir("generation", manifest.gen_id, manifest, {"outputs": outputs}, **kw)
 
     def write_run(self, manifest: S.RunManifest, verdicts, calls, pair_verdicts=None, **kw) -> Entry:
-        return self._write_dir("run", manifest.run_id, manifest,
-                               {"verdicts": verdicts, "calls": calls, "pair_verdicts": pair_verdicts}, **kw)
+        return self._write_dir(
+            "run",
+            manifest.run_id,
+            manifest,
+            {"verdicts": verdicts, "calls": calls, "pair_verdicts": pair_verdicts},
+            **kw,
+        )
 
     def write_session(self, manifest: S.SessionManifest, pairs, judgments=None, **kw) -> Entry:
-        return self._write_dir("session", manifest.session_id, manifest,
-                               {"pairs": pairs, "judgments": judgments}, **kw)
+        return self._write_dir("session", manifest.session_id, manifest, {"pairs": pairs, "judgments": judgments}, **kw)
 
     def write_labelset(self, manifest: S.LabelSetManifest, labels, **kw) -> Entry:
         return self._write_dir("labelset", manifest.labelset_id, manifest, {"labels": labels}, **kw)

@@ -1,5 +1,4 @@
-"""Public data sets with human labels: HANNA, SummEval, PandaLM.
-"""
+"""Public data sets with human labels: HANNA, SummEval, PandaLM."""
 
 from .hanna import (
     DEFAULT_THRESHOLD,
@@ -49,7 +48,6 @@ from .summeval import import_summeval, plan_summeval, read_summeval, summeval_ge
 
 __all__ = [
     "ANNOTATORS",
-    "Bundle",
     "CRITERION",
     "DEFAULT_SEED",
     "DEFAULT_THRESHOLD",
@@ -62,12 +60,10 @@ __all__ = [
     "HANNA_STORIES_FILE",
     "HANNA_SUITE",
     "HUMAN_CHOICE",
-    "HannaSource",
     "JUDGES",
     "JUDGE_CHOICE",
     "PANDALM_FILE",
     "POSTPROCESS_VERSION",
-    "PandaSource",
     "SCALE",
     "SESSION_ID",
     "SUITE_ID",
@@ -75,11 +71,14 @@ __all__ = [
     "SUMMEVAL_FILE",
     "SUMMEVAL_KEYS",
     "SUMMEVAL_SUITE",
-    "SummEvalSource",
     "TESTSET",
     "UNPARSEABLE_ERROR",
-    "Values",
     "WHOLE_FILE",
+    "Bundle",
+    "HannaSource",
+    "PandaSource",
+    "SummEvalSource",
+    "Values",
     "gen_id_of",
     "hanna_run_id",
     "import_hanna",

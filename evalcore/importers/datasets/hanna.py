@@ -130,8 +130,9 @@ def _read_text(path: Path) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line = raw.count(b"\n", 0, e.start) + 1
-        raise InputError(f"line {line}: not UTF-8 text (byte 0x{raw[e.start]:02x})", file=str(path),
-                         field=WHOLE_FILE) from None
+        raise InputError(
+            f"line {line}: not UTF-8 text (byte 0x{raw[e.start]:02x})", file=str(path), field=WHOLE_FILE
+        ) from None
     if not text.strip():
         raise InputError("file is empty", file=str(path), field=WHOLE_FILE)
     return text
@@ -158,8 +159,9 @@ def _check_threshold(threshold: float) -> float:
 
 
 def _criterion(name: str, kind: str, description: str, threshold: float) -> S.Criterion:
-    return S.Criterion(name=name, kind=kind, description=description, scale_min=SCALE[0], scale_max=SCALE[1],
-                       threshold=threshold)
+    return S.Criterion(
+        name=name, kind=kind, description=description, scale_min=SCALE[0], scale_max=SCALE[1], threshold=threshold
+    )
 
 
 # --------------------------------------------------------------------------- HANNA: reading
@@ -176,13 +178,13 @@ class Values:
 @dataclass
 class HannaSource:
     path: Path
-    systems: list[str]                                   # story sources, in file order
-    story_ids: list[str]                                 # "0" ... "1055"
-    story_system: list[str]                              # source of each story
-    means: dict[str, Values]                             # criterion -> published mean of the raters
-    slots: dict[int, dict[str, Values]]                  # rater slot -> criterion -> ratings
-    judges: dict[tuple[str, int], dict[str, Values]]     # (judge, prompt) -> criterion -> ratings
-    texts: dict[str, tuple[str, str, str | None]] | None = None   # story id -> (prompt, story, human story)
+    systems: list[str]  # story sources, in file order
+    story_ids: list[str]  # "0" ... "1055"
+    story_system: list[str]  # source of each story
+    means: dict[str, Values]  # criterion -> published mean of the raters
+    slots: dict[int, dict[str, Values]]  # rater slot -> criterion -> ratings
+    judges: dict[tuple[str, int], dict[str, Values]]  # (judge, prompt) -> criterion -> ratings
+    texts: dict[str, tuple[str, str, str | None]] | None = None  # story id -> (prompt, story, human story)
     stories_path: Path | None = None
 
 
@@ -220,18 +222,23 @@ def read_hanna(source: str | Path) -> HannaSource:
         if m and not m.group(1).startswith("Human"):
             judge_cols.setdefault((m.group(1), int(m.group(3))), {})[code_to_crit[m.group(2)]] = h
     if not slot_cols:
-        raise InputError("no rater columns: expected 'Human 1 RE' ... 'Human 3 CX'", file=str(path),
-                         field="Human 1 RE")
+        raise InputError("no rater columns: expected 'Human 1 RE' ... 'Human 3 CX'", file=str(path), field="Human 1 RE")
     for slot, cols in sorted(slot_cols.items()):
         for crit, _mean, code, _d in HANNA_CRITERIA:
             if crit not in cols:
-                raise InputError(f"rater slot {slot} has columns for other criteria but not this one",
-                                 file=str(path), field=f"Human {slot} {code}")
+                raise InputError(
+                    f"rater slot {slot} has columns for other criteria but not this one",
+                    file=str(path),
+                    field=f"Human {slot} {code}",
+                )
     for (judge, k), cols in sorted(judge_cols.items()):
         for crit, _mean, code, _d in HANNA_CRITERIA:
             if crit not in cols:
-                raise InputError(f"judge {judge!r} prompt {k} has columns for other criteria but not this one",
-                                 file=str(path), field=f"{judge} {code} {k}")
+                raise InputError(
+                    f"judge {judge!r} prompt {k} has columns for other criteria but not this one",
+                    file=str(path),
+                    field=f"{judge} {code} {k}",
+                )
     index = {h: i for i, h in enumerate(header)}
     means = {c[0]: Values() for c in HANNA_CRITERIA}
     slots = {s: {c[0]: Values() for c in HANNA_CRITERIA} for s in slot_cols}
@@ -245,13 +252,18 @@ def read_hanna(source: str | Path) -> HannaSource:
         except StopIteration:
             break
         except csv.Error as e:
-            raise InputError(f"line {reader.line_num}: does not parse as CSV: {e}", file=str(path), field="row") from None
+            raise InputError(
+                f"line {reader.line_num}: does not parse as CSV: {e}", file=str(path), field="row"
+            ) from None
         if not row or row == [""]:
             continue
         line = reader.line_num
         if len(row) != len(header):
-            raise InputError(f"line {line}: has {len(row)} fields, the header has {len(header)}", file=str(path),
-                             field=header[len(row)] if len(row) < len(header) else "(extra field)")
+            raise InputError(
+                f"line {line}: has {len(row)} fields, the header has {len(header)}",
+                file=str(path),
+                field=header[len(row)] if len(row) < len(header) else "(extra field)",
+            )
         system = row[index["Model"]].strip()
         if not system:
             raise InputError(f"line {line}: no story source named", file=str(path), field="Model")
@@ -263,25 +275,30 @@ def read_hanna(source: str | Path) -> HannaSource:
 
         def cell(col: str) -> list[Any]:
             nonlocal n, first_col
-            where = f"line {line} ({system})"
+            where = f"line {line} ({system})"  # noqa: B023 (called within the same iteration)
             try:
-                vals = json.loads(row[index[col]], parse_float=_Num, parse_int=_Num, parse_constant=_Num)
+                vals = json.loads(row[index[col]], parse_float=_Num, parse_int=_Num, parse_constant=_Num)  # noqa: B023
             except json.JSONDecodeError as e:
-                raise InputError(f"{where}: not a JSON list of numbers ({e.msg} at column {e.colno})",
-                                 file=str(path), field=col) from None
+                raise InputError(
+                    f"{where}: not a JSON list of numbers ({e.msg} at column {e.colno})", file=str(path), field=col
+                ) from None
             if not isinstance(vals, list) or not vals:
-                raise InputError(f"{where}: expected a non-empty JSON list with one value per story",
-                                 file=str(path), field=col)
+                raise InputError(
+                    f"{where}: expected a non-empty JSON list with one value per story", file=str(path), field=col
+                )
             if n is None:
                 n, first_col = len(vals), col
             elif len(vals) != n:
-                raise InputError(f"{where}: has {len(vals)} values, column {first_col!r} has {n} (one value per "
-                                 f"story)", file=str(path), field=col)
+                raise InputError(
+                    f"{where}: has {len(vals)} values, column {first_col!r} has {n} (one value per story)",
+                    file=str(path),
+                    field=col,
+                )
             return vals
 
         def fill(col: str, out: Values, check) -> None:
             for k, tok in enumerate(cell(col)):
-                where = f"line {line} ({system}), story {len(story_ids) + k}"
+                where = f"line {line} ({system}), story {len(story_ids) + k}"  # noqa: B023
                 x = _number(tok, path, col, where)
                 problem = check(x)
                 if problem:
@@ -335,16 +352,23 @@ def _read_hanna_stories(path: Path, hs: HannaSource) -> dict[str, tuple[str, str
             line, prev = prev + 1, reader.line_num
             sid = (rec.get("Story ID") or "").strip()
             if not re.fullmatch(r"\d+", sid):
-                raise InputError(f"line {line}: {sid!r} is not a story id (0, 1, 2 ...)", file=str(path),
-                                 field="Story ID")
+                raise InputError(
+                    f"line {line}: {sid!r} is not a story id (0, 1, 2 ...)", file=str(path), field="Story ID"
+                )
             sid = str(int(sid))
             if sid not in system_of:
-                raise InputError(f"line {line}: story {sid} is not in {hs.path.name} ({len(hs.story_ids)} stories)",
-                                 file=str(path), field="Story ID")
+                raise InputError(
+                    f"line {line}: story {sid} is not in {hs.path.name} ({len(hs.story_ids)} stories)",
+                    file=str(path),
+                    field="Story ID",
+                )
             model = (rec.get("Model") or "").strip()
             if model != system_of[sid]:
-                raise InputError(f"line {line}: story {sid} is by {model!r} here but by {system_of[sid]!r} in "
-                                 f"{hs.path.name}", file=str(path), field="Model")
+                raise InputError(
+                    f"line {line}: story {sid} is by {model!r} here but by {system_of[sid]!r} in {hs.path.name}",
+                    file=str(path),
+                    field="Model",
+                )
             got = (rec.get("Prompt") or "", rec.get("Story") or "", rec.get("Human"))
             for col, val in (("Prompt", got[0]), ("Story", got[1])):
                 if not val.strip():
@@ -352,16 +376,20 @@ def _read_hanna_stories(path: Path, hs: HannaSource) -> dict[str, tuple[str, str
             if sid in texts:
                 for col, a, b in (("Prompt", texts[sid][0], got[0]), ("Story", texts[sid][1], got[1])):
                     if a != b:
-                        raise InputError(f"line {line}: story {sid}: text differs from line {first[sid]}",
-                                         file=str(path), field=col)
+                        raise InputError(
+                            f"line {line}: story {sid}: text differs from line {first[sid]}", file=str(path), field=col
+                        )
             else:
                 texts[sid], first[sid] = got, line
     except csv.Error as e:
         raise InputError(f"line {reader.line_num}: does not parse as CSV: {e}", file=str(path), field="row") from None
     missing = [s for s in hs.story_ids if s not in texts]
     if missing:
-        raise InputError(f"{len(missing)} stories of {hs.path.name} have no row, the first is story {missing[0]}",
-                         file=str(path), field="Story ID")
+        raise InputError(
+            f"{len(missing)} stories of {hs.path.name} have no row, the first is story {missing[0]}",
+            file=str(path),
+            field="Story ID",
+        )
     return texts
 
 
@@ -379,26 +407,38 @@ class Bundle:
     runs: list[tuple[S.RunManifest, pa.Table, pa.Table]] = field(default_factory=list)
 
     def ids(self) -> list[tuple[str, str]]:
-        return ([("suite", m.suite_id) for m, _ in self.suites] + [("generation", m.gen_id) for m, _ in self.generations]
-                + [("labelset", m.labelset_id) for m, _ in self.labelsets] + [("run", m.run_id) for m, _, _ in self.runs])
+        return (
+            [("suite", m.suite_id) for m, _ in self.suites]
+            + [("generation", m.gen_id) for m, _ in self.generations]
+            + [("labelset", m.labelset_id) for m, _ in self.labelsets]
+            + [("run", m.run_id) for m, _, _ in self.runs]
+        )
 
     def refuse_existing(self, what: str) -> None:
         """Idempotency: an import whose ids exist is refused before anything is read twice or written."""
         from evalcore.storage.store import KINDS
+
         for kind, id_ in self.ids():
             d = self.data / KINDS[kind][0] / id_
             if d.exists():
-                raise InputError(f"{what} is already imported here ({kind} {id_!r} exists); import into another "
-                                 f"--data directory, or remove the earlier import first", file=str(d),
-                                 field=f"{kind} id")
+                raise InputError(
+                    f"{what} is already imported here ({kind} {id_!r} exists); import into another "
+                    f"--data directory, or remove the earlier import first",
+                    file=str(d),
+                    field=f"{kind} id",
+                )
 
     def write(self) -> None:
         """Write every directory (each atomic); on failure remove what this import wrote."""
         from evalcore.storage.files import to_table
         from evalcore.storage.store import Store
-        tables = ([(t, "items") for _, t in self.suites] + [(t, "outputs") for _, t in self.generations]
-                  + [(t, "labels") for _, t in self.labelsets]
-                  + [x for _, v, c in self.runs for x in ((v, "verdicts"), (c, "calls"))])
+
+        tables = (
+            [(t, "items") for _, t in self.suites]
+            + [(t, "outputs") for _, t in self.generations]
+            + [(t, "labels") for _, t in self.labelsets]
+            + [x for _, v, c in self.runs for x in ((v, "verdicts"), (c, "calls"))]
+        )
         for t, name in tables:  # content errors surface before the first byte is written
             to_table(t, name)
         created_root = not self.data.exists()
@@ -452,10 +492,12 @@ def hanna_run_id(judge: str, prompt: int) -> str:
     return f"hanna-{_slug(judge)}-p{prompt}"
 
 
-def _label_table(item_ids: list[str], order: list[str], cols: dict[str, Values], annotator: str,
-                 threshold: float) -> dict[str, list]:
-    out: dict[str, list] = {k: [] for k in ("item_id", "gen_round", "criterion", "annotator", "value", "passed",
-                                            "score")}
+def _label_table(
+    item_ids: list[str], order: list[str], cols: dict[str, Values], annotator: str, threshold: float
+) -> dict[str, list]:
+    out: dict[str, list] = {
+        k: [] for k in ("item_id", "gen_round", "criterion", "annotator", "value", "passed", "score")
+    }
     for i, iid in enumerate(item_ids):
         for crit in order:
             x = cols[crit].num[i]
@@ -476,11 +518,13 @@ def _merge(parts: list[dict[str, list]]) -> pa.Table:
 
 def _empty_calls() -> pa.Table:
     from evalcore.storage.files import to_table
+
     return to_table([], "calls")
 
 
 def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, dict[str, Any]]:
     from evalcore.storage.paths import utcnow
+
     now = utcnow()
     order = [c[0] for c in HANNA_CRITERIA]
     desc = {c[0]: c[3] for c in HANNA_CRITERIA}
@@ -490,8 +534,10 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
         if real_text:
             prompt, story, human = hs.texts[sid]
         else:
-            prompt = (f"(the prompt of HANNA story {sid}: its text is not in {HANNA_FILE}; put {HANNA_STORIES_FILE} "
-                      f"in the data set's folder to import it)")
+            prompt = (
+                f"(the prompt of HANNA story {sid}: its text is not in {HANNA_FILE}; put {HANNA_STORIES_FILE} "
+                f"in the data set's folder to import it)"
+            )
             story = f"(story {sid}, written by {system}: its text is not in {HANNA_FILE})"
             human = None
         items.append({"item_id": sid, "input": prompt, "reference": human or None, "class": system, "holdout": False})
@@ -499,45 +545,95 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
     text_from = hs.stories_path.name if real_text else f"placeholders (no {HANNA_STORIES_FILE} in the folder)"
     b = Bundle(data)
     sm = S.SuiteManifest(
-        suite_id=HANNA_SUITE, created_at=now, content_hash=H.suite_hash(items), n_items=len(items),
+        suite_id=HANNA_SUITE,
+        created_at=now,
+        content_hash=H.suite_hash(items),
+        n_items=len(items),
         source=f"HANNA (dig-team/hanna-benchmark-asg), {hs.path.name}, via evalcore import hanna",
         description=f"HANNA: {len(items)} stories for WritingPrompts prompts by {len(hs.systems)} sources (class = "
-                    f"the source; 'Human' = the original WritingPrompts story); prompt and story text: {text_from}")
+        f"the source; 'Human' = the original WritingPrompts story); prompt and story text: {text_from}",
+    )
     b.suites.append((sm, pa.Table.from_pylist(items)))
     gm = S.GenerationManifest(
-        gen_id=HANNA_GEN, suite_id=HANNA_SUITE, suite_hash=sm.content_hash, created_at=now, source="imported",
-        outputs_hash=H.outputs_hash(outputs), status="complete", rounds=1,
-        knobs={"generator_model": f"{len(hs.systems)} story sources, one per item: see the item's class",
-               "systems": list(hs.systems), "dataset": "HANNA", "story_text": text_from})
+        gen_id=HANNA_GEN,
+        suite_id=HANNA_SUITE,
+        suite_hash=sm.content_hash,
+        created_at=now,
+        source="imported",
+        outputs_hash=H.outputs_hash(outputs),
+        status="complete",
+        rounds=1,
+        knobs={
+            "generator_model": f"{len(hs.systems)} story sources, one per item: see the item's class",
+            "systems": list(hs.systems),
+            "dataset": "HANNA",
+            "story_text": text_from,
+        },
+    )
     b.generations.append((gm, pa.Table.from_pylist(outputs)))
     slot_names = [f"slot{s}" for s in sorted(hs.slots)]
     raters = S.Rubric(name="hanna-human", criteria=[_criterion(c, "ordinal", desc[c], threshold) for c in order])
-    b.labelsets.append((S.LabelSetManifest(
-        labelset_id=HANNA_RATERS, gen_id=HANNA_GEN, created_at=now, annotators=slot_names, rubric=raters,
-        description=f"HANNA crowd ratings (1-5), {len(slot_names)} per story. The annotators are the file's rater "
-                    f"SLOTS 'Human 1-{len(slot_names)}', not persistent people: each story was rated by different "
-                    f"workers and the slot order is arbitrary, so use order-invariant statistics (ICC1, "
-                    f"Krippendorff's alpha, Fleiss' kappa), never Cohen's kappa between slots."),
-        _merge([_label_table(hs.story_ids, order, hs.slots[s], f"slot{s}", threshold) for s in sorted(hs.slots)])))
-    mean_rubric = S.Rubric(name="hanna-human-mean",
-                           criteria=[_criterion(c, "continuous", desc[c], threshold) for c in order])
-    b.labelsets.append((S.LabelSetManifest(
-        labelset_id=HANNA_MEAN, gen_id=HANNA_GEN, created_at=now, annotators=["mean"], rubric=mean_rubric,
-        description=f"HANNA: the published mean of the {len(slot_names)} crowd ratings per story and criterion "
-                    f"(columns Relevance ... Complexity)"),
-        pa.table(_label_table(hs.story_ids, order, hs.means, "mean", threshold))))
+    b.labelsets.append(
+        (
+            S.LabelSetManifest(
+                labelset_id=HANNA_RATERS,
+                gen_id=HANNA_GEN,
+                created_at=now,
+                annotators=slot_names,
+                rubric=raters,
+                description=f"HANNA crowd ratings (1-5), {len(slot_names)} per story. The annotators are the file's rater "
+                f"SLOTS 'Human 1-{len(slot_names)}', not persistent people: each story was rated by different "
+                f"workers and the slot order is arbitrary, so use order-invariant statistics (ICC1, "
+                f"Krippendorff's alpha, Fleiss' kappa), never Cohen's kappa between slots.",
+            ),
+            _merge([_label_table(hs.story_ids, order, hs.slots[s], f"slot{s}", threshold) for s in sorted(hs.slots)]),
+        )
+    )
+    mean_rubric = S.Rubric(
+        name="hanna-human-mean", criteria=[_criterion(c, "continuous", desc[c], threshold) for c in order]
+    )
+    b.labelsets.append(
+        (
+            S.LabelSetManifest(
+                labelset_id=HANNA_MEAN,
+                gen_id=HANNA_GEN,
+                created_at=now,
+                annotators=["mean"],
+                rubric=mean_rubric,
+                description=f"HANNA: the published mean of the {len(slot_names)} crowd ratings per story and criterion "
+                f"(columns Relevance ... Complexity)",
+            ),
+            pa.table(_label_table(hs.story_ids, order, hs.means, "mean", threshold)),
+        )
+    )
     run_rubric = S.Rubric(name="hanna-llm", criteria=[_criterion(c, "continuous", desc[c], threshold) for c in order])
     runs_summary = []
     n_err_total = 0
-    for (judge, k) in hs.judges:  # header order
+    for judge, k in hs.judges:  # header order
         rid = hanna_run_id(judge, k)
         taken = next((j for (j, kk), _ in zip(hs.judges, runs_summary) if hanna_run_id(j, kk) == rid), None)
         if taken is not None:
-            raise InputError(f"judges {taken!r} and {judge!r} would both be run {rid!r}: rename one in the header",
-                             file=str(hs.path), field=f"{judge} RE {k}")
+            raise InputError(
+                f"judges {taken!r} and {judge!r} would both be run {rid!r}: rename one in the header",
+                file=str(hs.path),
+                field=f"{judge} RE {k}",
+            )
         cols = hs.judges[(judge, k)]
-        v: dict[str, list] = {c: [] for c in ("run_id", "item_id", "gen_round", "criterion", "judge_round", "passed",
-                                              "score", "raw_verdict", "position", "error")}
+        v: dict[str, list] = {
+            c: []
+            for c in (
+                "run_id",
+                "item_id",
+                "gen_round",
+                "criterion",
+                "judge_round",
+                "passed",
+                "score",
+                "raw_verdict",
+                "position",
+                "error",
+            )
+        }
         n_err = 0
         for i, sid in enumerate(hs.story_ids):
             for crit in order:
@@ -553,30 +649,63 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
                 v["score"].append(x if ok else None)
                 v["raw_verdict"].append(raw)
                 v["position"].append(0)
-                v["error"].append(None if ok else
-                                  f"{raw} is outside the 1-5 scale: not a rating (the source file averages a -1 "
-                                  f"'no rating found' code into its mean of 3 answers)")
+                v["error"].append(
+                    None
+                    if ok
+                    else f"{raw} is outside the 1-5 scale: not a rating (the source file averages a -1 "
+                    f"'no rating found' code into its mean of 3 answers)"
+                )
         n_err_total += n_err
         codes = ",".join(c[2] for c in HANNA_CRITERIA)
         rm = S.RunManifest(
-            run_id=rid, gen_id=HANNA_GEN, created_at=now, rubric=run_rubric, rubric_hash=run_rubric.hash(),
-            mode="imported", field_order=order, prompt_variant=f"eval-prompt-{k}", judge_model=judge,
-            source="imported", status="polluted" if n_err else "complete", judge_rounds=1,
+            run_id=rid,
+            gen_id=HANNA_GEN,
+            created_at=now,
+            rubric=run_rubric,
+            rubric_hash=run_rubric.hash(),
+            mode="imported",
+            field_order=order,
+            prompt_variant=f"eval-prompt-{k}",
+            judge_model=judge,
+            source="imported",
+            status="polluted" if n_err else "complete",
+            judge_rounds=1,
             postprocess_version=POSTPROCESS_VERSION,
-            knobs={"dataset": "HANNA", "source_columns": f"{judge} {{{codes}}} {k}",
-                   "value": "the mean of 3 sampled answers of the judge, as published (the answers are not in the file)",
-                   "out_of_scale_values": n_err},
+            knobs={
+                "dataset": "HANNA",
+                "source_columns": f"{judge} {{{codes}}} {k}",
+                "value": "the mean of 3 sampled answers of the judge, as published (the answers are not in the file)",
+                "out_of_scale_values": n_err,
+            },
             description=f"HANNA: {judge} rating the stories with Eval-Prompt {k} (imported from {hs.path.name})"
-                        + (f"; {n_err} values outside 1-5 recorded as errors" if n_err else ""))
+            + (f"; {n_err} values outside 1-5 recorded as errors" if n_err else ""),
+        )
         b.runs.append((rm, pa.table(v), _empty_calls()))
-        runs_summary.append({"run_id": rid, "judge_model": judge, "prompt_variant": f"eval-prompt-{k}",
-                             "verdicts": len(v["run_id"]), "errored": n_err, "status": rm.status})
+        runs_summary.append(
+            {
+                "run_id": rid,
+                "judge_model": judge,
+                "prompt_variant": f"eval-prompt-{k}",
+                "verdicts": len(v["run_id"]),
+                "errored": n_err,
+                "status": rm.status,
+            }
+        )
     summary = {
-        "dataset": "HANNA", "source": str(hs.path), "data": str(data), "suite_id": HANNA_SUITE, "items": len(items),
-        "gen_ids": [HANNA_GEN], "outputs": len(outputs), "systems": list(hs.systems), "story_text": text_from,
+        "dataset": "HANNA",
+        "source": str(hs.path),
+        "data": str(data),
+        "suite_id": HANNA_SUITE,
+        "items": len(items),
+        "gen_ids": [HANNA_GEN],
+        "outputs": len(outputs),
+        "systems": list(hs.systems),
+        "story_text": text_from,
         "threshold": threshold,
         "labelsets": {m.labelset_id: {"labels": t.num_rows, "annotators": m.annotators} for m, t in b.labelsets},
-        "runs": runs_summary, "verdicts": sum(r["verdicts"] for r in runs_summary), "errored_verdicts": n_err_total,
+        "runs": runs_summary,
+        "verdicts": sum(r["verdicts"] for r in runs_summary),
+        "errored_verdicts": n_err_total,
     }
     return b, summary
 
@@ -585,6 +714,7 @@ def import_hanna(obj, source: str | Path, threshold: float = DEFAULT_THRESHOLD) 
     """Read, check and write HANNA into the data directory of ``obj`` (the CLI context, or anything
     with ``data_opt``). Returns the summary printed by the command."""
     from evalcore.importers.plan import _data_dir
+
     t0 = time.perf_counter()
     threshold = _check_threshold(threshold)
     data = _data_dir(obj)
@@ -602,4 +732,4 @@ def import_hanna(obj, source: str | Path, threshold: float = DEFAULT_THRESHOLD) 
 @dataclass
 class SummEvalSource:
     path: Path
-    records: list[dict[str, Any]]      # doc_id, system_id, summary, line, and criterion -> (raw, number)
+    records: list[dict[str, Any]]  # doc_id, system_id, summary, line, and criterion -> (raw, number)

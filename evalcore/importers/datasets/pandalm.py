@@ -64,10 +64,10 @@ POSTPROCESS_VERSION = "pandalm-1"
 @dataclass
 class PandaSource:
     folder: Path
-    rows: list[dict[str, Any]]                       # the test set, in idx order
-    judges: dict[str, list[dict[str, Any]]]          # run id -> that judge's rows, in idx order
+    rows: list[dict[str, Any]]  # the test set, in idx order
+    judges: dict[str, list[dict[str, Any]]]  # run id -> that judge's rows, in idx order
     paths: dict[str, Path] = field(default_factory=dict)
-    bool_texts: int = 0                              # answers the file stores as JSON true / false
+    bool_texts: int = 0  # answers the file stores as JSON true / false
 
 
 def _folder(source: str | Path) -> Path:
@@ -79,8 +79,9 @@ def _folder(source: str | Path) -> Path:
     for cand in (src / "data", src):
         if (cand / TESTSET).is_file():
             return cand
-    raise InputError(f"file is missing: expected {TESTSET} in this folder or in its data/ folder", file=str(src),
-                     field=TESTSET)
+    raise InputError(
+        f"file is missing: expected {TESTSET} in this folder or in its data/ folder", file=str(src), field=TESTSET
+    )
 
 
 def _load(path: Path) -> list[Any]:
@@ -92,19 +93,22 @@ def _load(path: Path) -> list[Any]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})", file=str(path),
-                         field="(whole file)") from None
+        raise InputError(
+            f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})", file=str(path), field="(whole file)"
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise InputError(f"line {e.lineno}: does not parse as JSON: {e.msg}", file=str(path),
-                         field="(whole file)") from None
+        raise InputError(
+            f"line {e.lineno}: does not parse as JSON: {e.msg}", file=str(path), field="(whole file)"
+        ) from None
     if not isinstance(data, list) or not data:
         raise InputError("expected a non-empty JSON array of objects", file=str(path), field="(whole file)")
     for k, rec in enumerate(data):
         if not isinstance(rec, dict):
-            raise InputError(f"element {k}: is a JSON {type(rec).__name__}, expected an object", file=str(path),
-                             field="(whole file)")
+            raise InputError(
+                f"element {k}: is a JSON {type(rec).__name__}, expected an object", file=str(path), field="(whole file)"
+            )
     return data
 
 
@@ -116,8 +120,11 @@ def _text(rec: dict, key: str, path: Path, k: int, src: PandaSource, *, allow_em
         src.bool_texts += 1
         return "True" if v else "False"
     if not isinstance(v, str):
-        raise InputError(f"element {k} (idx {rec.get('idx')}): is a JSON {type(v).__name__}, expected text",
-                         file=str(path), field=key)
+        raise InputError(
+            f"element {k} (idx {rec.get('idx')}): is a JSON {type(v).__name__}, expected text",
+            file=str(path),
+            field=key,
+        )
     if not allow_empty and not v.strip():
         raise InputError(f"element {k} (idx {rec.get('idx')}): is empty", file=str(path), field=key)
     return v
@@ -131,8 +138,11 @@ def read_pandalm(source: str | Path) -> PandaSource:
     src.paths["testset"] = tpath
     for k, rec in enumerate(_load(tpath)):
         if rec.get("idx") != k:
-            raise InputError(f"element {k}: idx is {rec.get('idx')!r}, expected {k} (rows must be in idx order)",
-                             file=str(tpath), field="idx")
+            raise InputError(
+                f"element {k}: idx is {rec.get('idx')!r}, expected {k} (rows must be in idx order)",
+                file=str(tpath),
+                field="idx",
+            )
         row = {"idx": k}
         for key in ("motivation_app", "cmp_key"):
             row[key] = _text(rec, key, tpath, k, src)
@@ -143,8 +153,11 @@ def read_pandalm(source: str | Path) -> PandaSource:
             row[key] = _text(rec, key, tpath, k, src, allow_empty=True)
         arms = row["cmp_key"].split("_")
         if len(arms) != 2 or not all(a.strip() for a in arms) or arms[0] == arms[1]:
-            raise InputError(f"element {k}: {row['cmp_key']!r} is not 'modelA_modelB' with two different models",
-                             file=str(tpath), field="cmp_key")
+            raise InputError(
+                f"element {k}: {row['cmp_key']!r} is not 'modelA_modelB' with two different models",
+                file=str(tpath),
+                field="cmp_key",
+            )
         row["arm_a"], row["arm_b"] = arms
         for ann in ANNOTATORS:
             v = rec.get(ann)
@@ -161,18 +174,25 @@ def read_pandalm(source: str | Path) -> PandaSource:
         out = []
         for k, rec in enumerate(recs):
             if rec.get("idx") != k:
-                raise InputError(f"element {k}: idx is {rec.get('idx')!r}, expected {k} (the same order as {TESTSET})",
-                                 file=str(path), field="idx")
+                raise InputError(
+                    f"element {k}: idx is {rec.get('idx')!r}, expected {k} (the same order as {TESTSET})",
+                    file=str(path),
+                    field="idx",
+                )
             if result not in rec:
                 raise InputError(f"element {k}: the field is missing", file=str(path), field=result)
             raw = rec[result]
             if isinstance(raw, bool) or not isinstance(raw, (str, int)):
-                raise InputError(f"element {k}: {raw!r} is not a verdict (1, 2, 0 / Tie, or an unparseable marker)",
-                                 file=str(path), field=result)
+                raise InputError(
+                    f"element {k}: {raw!r} is not a verdict (1, 2, 0 / Tie, or an unparseable marker)",
+                    file=str(path),
+                    field=result,
+                )
             choice = JUDGE_CHOICE.get(str(raw).strip().lower())
             why = rec.get(reason)
-            out.append({"raw": str(raw), "choice": choice,
-                        "reason": why if isinstance(why, str) and why.strip() else None})
+            out.append(
+                {"raw": str(raw), "choice": choice, "reason": why if isinstance(why, str) and why.strip() else None}
+            )
         src.judges[run_id] = out
     return src
 
@@ -203,21 +223,28 @@ class _Plan:
     def refuse_existing(self) -> None:
         for d in self.dirs():
             if d.exists():
-                raise InputError(f"PandaLM is already imported here ({d.parent.name[:-1]} {d.name!r} exists); import "
-                                 "into another --data directory, or remove the earlier import first", file=str(d),
-                                 field=f"{d.parent.name[:-1]} id")
+                raise InputError(
+                    f"PandaLM is already imported here ({d.parent.name[:-1]} {d.name!r} exists); import "
+                    "into another --data directory, or remove the earlier import first",
+                    file=str(d),
+                    field=f"{d.parent.name[:-1]} id",
+                )
         kd = self.keys / self.session[0].session_id
         if kd.exists():
-            raise InputError(f"a key for session {self.session[0].session_id!r} already exists", file=str(kd),
-                             field="--keys")
+            raise InputError(
+                f"a key for session {self.session[0].session_id!r} already exists", file=str(kd), field="--keys"
+            )
 
     def write(self) -> None:
         from evalcore.storage.files import to_table
         from evalcore.storage.store import Store
-        for rows, name in ([(self.suite[1], "items")] + [(r, "outputs") for _, r in self.generations]
-                           + [(self.session[1], "pairs"), (self.session[2], "judgments"), (self.key[1], "key")]
-                           + [x for _, v, c, p in self.runs for x in ((v, "verdicts"), (c, "calls"),
-                                                                      (p, "pair_verdicts"))]):
+
+        for rows, name in (
+            [(self.suite[1], "items")]
+            + [(r, "outputs") for _, r in self.generations]
+            + [(self.session[1], "pairs"), (self.session[2], "judgments"), (self.key[1], "key")]
+            + [x for _, v, c, p in self.runs for x in ((v, "verdicts"), (c, "calls"), (p, "pair_verdicts"))]
+        ):
             to_table(rows, name)  # content errors surface before the first byte is written
         created_root = not self.data.exists()
         subs = ("suites", "generations", "runs", "sessions")
@@ -261,6 +288,7 @@ def _rmdir(p: Path) -> None:
 
 def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_SEED) -> tuple[_Plan, dict[str, Any]]:
     from evalcore.storage.paths import utcnow
+
     now = utcnow()
     plan = _Plan(data, keys)
     # items: one per (instruction, input), in order of appearance
@@ -270,13 +298,25 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
         k = (r["instruction"], r["input"])
         if k not in item_of:
             item_of[k] = f"pandalm-{len(item_of) + 1:03d}"
-            items.append({"item_id": item_of[k], "input": r["instruction"], "context": r["input"] or None,
-                          "class": r["motivation_app"], "holdout": False})
+            items.append(
+                {
+                    "item_id": item_of[k],
+                    "input": r["instruction"],
+                    "context": r["input"] or None,
+                    "class": r["motivation_app"],
+                    "holdout": False,
+                }
+            )
         r["item_id"] = item_of[k]
-    sm = S.SuiteManifest(suite_id=SUITE_ID, created_at=now, content_hash=H.suite_hash(items), n_items=len(items),
-                         source=f"PandaLM (WeOpenML/PandaLM), {TESTSET} via evalcore import pandalm",
-                         description=f"PandaLM human-annotated test set: {len(items)} instructions (class = the "
-                                     "motivation app); the task's input text is the item's context")
+    sm = S.SuiteManifest(
+        suite_id=SUITE_ID,
+        created_at=now,
+        content_hash=H.suite_hash(items),
+        n_items=len(items),
+        source=f"PandaLM (WeOpenML/PandaLM), {TESTSET} via evalcore import pandalm",
+        description=f"PandaLM human-annotated test set: {len(items)} instructions (class = the "
+        "motivation app); the task's input text is the item's context",
+    )
     plan.suite = (sm, items)
     # generations: one per model; a model answering an item differently in two pairs gets another round
     outputs: dict[str, dict[tuple[str, int], str]] = {}
@@ -291,15 +331,30 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
     arms = list(outputs)  # in order of first appearance
     gen_of = {a: gen_id_of(k) for k, a in enumerate(arms, start=1)}
     for arm in arms:
-        rows = [{"item_id": i, "round": rd, "output": o, "abstained": False} for (i, rd), o in sorted(outputs[arm].items())]
+        rows = [
+            {"item_id": i, "round": rd, "output": o, "abstained": False} for (i, rd), o in sorted(outputs[arm].items())
+        ]
         rounds = max(rd for _, rd in outputs[arm])
         complete = all((it["item_id"], rd) in outputs[arm] for it in items for rd in range(1, rounds + 1))
-        plan.generations.append((S.GenerationManifest(
-            gen_id=gen_of[arm], suite_id=SUITE_ID, suite_hash=sm.content_hash, created_at=now,
-            knobs={"dataset": "PandaLM", "generator_model": "(one of the five 7B models: named in the key only)"},
-            rounds=rounds,
-            status="complete" if complete else "partial", source="imported", outputs_hash=H.outputs_hash(rows)),
-            rows))
+        plan.generations.append(
+            (
+                S.GenerationManifest(
+                    gen_id=gen_of[arm],
+                    suite_id=SUITE_ID,
+                    suite_hash=sm.content_hash,
+                    created_at=now,
+                    knobs={
+                        "dataset": "PandaLM",
+                        "generator_model": "(one of the five 7B models: named in the key only)",
+                    },
+                    rounds=rounds,
+                    status="complete" if complete else "partial",
+                    source="imported",
+                    outputs_hash=H.outputs_hash(rows),
+                ),
+                rows,
+            )
+        )
     # the session: pair ids drawn at random (seeded), response1 on the left as the annotators saw it
     rng = random.Random(seed)
     seen: set[str] = set()
@@ -310,19 +365,54 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
                 break
         seen.add(pid)
         r["pair_id"] = pid
-    pairs = sorted(({"pair_id": r["pair_id"], "item_id": r["item_id"], "left_text": r["response1"],
-                     "right_text": r["response2"], "holdout": False} for r in src.rows), key=lambda p: p["pair_id"])
-    judgments = sorted(({"pair_id": r["pair_id"], "reviewer": a, "choice": r[a]} for r in src.rows for a in ANNOTATORS),
-                       key=lambda j: (j["pair_id"], j["reviewer"]))
-    plan.session = (S.SessionManifest(session_id=SESSION_ID, suite_id=SUITE_ID, created_at=now,
-                                      settings=S.SessionSettings(seed=seed), status="closed", n_pairs=len(pairs),
-                                      source="imported"), pairs, judgments)
-    plan.key = (S.KeyManifest(session_id=SESSION_ID, arms=gen_of, created_at=now),
-                sorted(({"pair_id": r["pair_id"], "left_arm": r["arm_a"], "right_arm": r["arm_b"]} for r in src.rows),
-                       key=lambda k: k["pair_id"]))
-    rubric = S.Rubric(name="pairwise", criteria=[S.Criterion(
-        name=CRITERION, kind="binary", description="which of two answers to an instruction is better, or a tie "
-        "(choices in pair_verdicts.parquet)")])
+    pairs = sorted(
+        (
+            {
+                "pair_id": r["pair_id"],
+                "item_id": r["item_id"],
+                "left_text": r["response1"],
+                "right_text": r["response2"],
+                "holdout": False,
+            }
+            for r in src.rows
+        ),
+        key=lambda p: p["pair_id"],
+    )
+    judgments = sorted(
+        ({"pair_id": r["pair_id"], "reviewer": a, "choice": r[a]} for r in src.rows for a in ANNOTATORS),
+        key=lambda j: (j["pair_id"], j["reviewer"]),
+    )
+    plan.session = (
+        S.SessionManifest(
+            session_id=SESSION_ID,
+            suite_id=SUITE_ID,
+            created_at=now,
+            settings=S.SessionSettings(seed=seed),
+            status="closed",
+            n_pairs=len(pairs),
+            source="imported",
+        ),
+        pairs,
+        judgments,
+    )
+    plan.key = (
+        S.KeyManifest(session_id=SESSION_ID, arms=gen_of, created_at=now),
+        sorted(
+            ({"pair_id": r["pair_id"], "left_arm": r["arm_a"], "right_arm": r["arm_b"]} for r in src.rows),
+            key=lambda k: k["pair_id"],
+        ),
+    )
+    rubric = S.Rubric(
+        name="pairwise",
+        criteria=[
+            S.Criterion(
+                name=CRITERION,
+                kind="binary",
+                description="which of two answers to an instruction is better, or a tie "
+                "(choices in pair_verdicts.parquet)",
+            )
+        ],
+    )
     first_gen = gen_of[src.rows[0]["arm_a"]]
     runs_summary = []
     for run_id, fname, _result, _reason, model, family in JUDGES:
@@ -333,35 +423,84 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
             err = None if v["choice"] is not None else UNPARSEABLE_ERROR.format(raw=v["raw"])
             if err:
                 failed.append(cid)
-            pv.append({"pair_id": r["pair_id"], "order": "as_shown", "choice": v["choice"], "reason": v["reason"],
-                       "call_id": cid})
-            calls.append({"call_id": cid, "item_id": r["item_id"], "gen_round": 1, "judge_round": 1,
-                          "criteria": [CRITERION], "model": model, "attempts": 1, "error": err})
+            pv.append(
+                {
+                    "pair_id": r["pair_id"],
+                    "order": "as_shown",
+                    "choice": v["choice"],
+                    "reason": v["reason"],
+                    "call_id": cid,
+                }
+            )
+            calls.append(
+                {
+                    "call_id": cid,
+                    "item_id": r["item_id"],
+                    "gen_round": 1,
+                    "judge_round": 1,
+                    "criteria": [CRITERION],
+                    "model": model,
+                    "attempts": 1,
+                    "error": err,
+                }
+            )
         pv.sort(key=lambda x: x["pair_id"])
         calls.sort(key=lambda x: x["call_id"])
         rm = S.RunManifest(
-            run_id=run_id, gen_id=first_gen, created_at=now, rubric=rubric, rubric_hash=rubric.hash(), mode="imported",
-            field_order=[CRITERION], judge_model=model, judge_family=family, source="imported",
-            status="polluted" if failed else "complete", failed_call_ids=sorted(failed),
-            postprocess_version=POSTPROCESS_VERSION, totals=S.Totals(calls=len(calls), failed_calls=len(failed)),
+            run_id=run_id,
+            gen_id=first_gen,
+            created_at=now,
+            rubric=rubric,
+            rubric_hash=rubric.hash(),
+            mode="imported",
+            field_order=[CRITERION],
+            judge_model=model,
+            judge_family=family,
+            source="imported",
+            status="polluted" if failed else "complete",
+            failed_call_ids=sorted(failed),
+            postprocess_version=POSTPROCESS_VERSION,
+            totals=S.Totals(calls=len(calls), failed_calls=len(failed)),
             knobs={"session_id": SESSION_ID, "dataset": "PandaLM", "source_file": fname, "unparseable": len(failed)},
             description=f"PandaLM: {model} choosing between the two answers of each pair (imported from {fname})"
-                        + (f"; {len(failed)} unparseable verdicts kept as errors" if failed else ""))
+            + (f"; {len(failed)} unparseable verdicts kept as errors" if failed else ""),
+        )
         plan.runs.append((rm, [], calls, pv))
-        runs_summary.append({"run_id": run_id, "judge_model": model, "pair_verdicts": len(pv),
-                             "unparseable": len(failed), "status": rm.status})
-    summary = {"dataset": "PandaLM", "source": str(src.folder), "data": str(data), "suite_id": SUITE_ID,
-               "items": len(items), "gen_ids": [gen_of[a] for a in arms], "session_id": SESSION_ID,
-               "pairs": len(pairs), "judgments": len(judgments), "reviewers": list(ANNOTATORS), "runs": runs_summary,
-               "keys": str(keys / SESSION_ID), "seed": seed, "answers_stored_as_json_booleans": src.bool_texts}
+        runs_summary.append(
+            {
+                "run_id": run_id,
+                "judge_model": model,
+                "pair_verdicts": len(pv),
+                "unparseable": len(failed),
+                "status": rm.status,
+            }
+        )
+    summary = {
+        "dataset": "PandaLM",
+        "source": str(src.folder),
+        "data": str(data),
+        "suite_id": SUITE_ID,
+        "items": len(items),
+        "gen_ids": [gen_of[a] for a in arms],
+        "session_id": SESSION_ID,
+        "pairs": len(pairs),
+        "judgments": len(judgments),
+        "reviewers": list(ANNOTATORS),
+        "runs": runs_summary,
+        "keys": str(keys / SESSION_ID),
+        "seed": seed,
+        "answers_stored_as_json_booleans": src.bool_texts,
+    }
     return plan, summary
 
 
-def import_pandalm(obj, source: str | Path, *, keys: str | Path | None = None,
-                   seed: int = DEFAULT_SEED) -> dict[str, Any]:
+def import_pandalm(
+    obj, source: str | Path, *, keys: str | Path | None = None, seed: int = DEFAULT_SEED
+) -> dict[str, Any]:
     """Read, check and write PandaLM into the data directory of ``obj`` (the CLI context)."""
     from evalcore.importers.plan import _data_dir
     from evalcore.storage.paths import default_keys_dir
+
     t0 = time.perf_counter()
     data = _data_dir(obj)
     kdir = Path(keys).absolute() if keys else default_keys_dir(data)
@@ -376,7 +515,11 @@ def import_pandalm(obj, source: str | Path, *, keys: str | Path | None = None,
     return summary
 
 
-
-
-__all__ = ["import_pandalm", "read_pandalm", "plan_pandalm", "gen_id_of", "JUDGES",
-           "ANNOTATORS"]
+__all__ = [
+    "ANNOTATORS",
+    "JUDGES",
+    "gen_id_of",
+    "import_pandalm",
+    "plan_pandalm",
+    "read_pandalm",
+]

@@ -48,11 +48,13 @@ def read_summeval(source: str | Path) -> SummEvalSource:
         try:
             rec = json.loads(line, parse_float=_Num, parse_int=_Num, parse_constant=_Num)
         except json.JSONDecodeError as e:
-            raise InputError(f"line {ln}: does not parse as JSON: {e.msg} (column {e.colno})", file=str(path),
-                             field="row") from None
+            raise InputError(
+                f"line {ln}: does not parse as JSON: {e.msg} (column {e.colno})", file=str(path), field="row"
+            ) from None
         if not isinstance(rec, dict):
-            raise InputError(f"line {ln}: is a JSON {type(rec).__name__}, expected an object", file=str(path),
-                             field="row")
+            raise InputError(
+                f"line {ln}: is a JSON {type(rec).__name__}, expected an object", file=str(path), field="row"
+            )
         out: dict[str, Any] = {"line": ln}
         for key in SUMMEVAL_KEYS:
             if key not in rec or rec[key] is None:
@@ -63,8 +65,11 @@ def read_summeval(source: str | Path) -> SummEvalSource:
                 raise InputError(f"line {ln}: empty", file=str(path), field=key)
             out[key] = rec[key] if key == "summary" else rec[key].strip()
         if not H.is_valid_id(f"summeval-{out['system_id']}"):
-            raise InputError(f"line {ln}: {out['system_id']!r} cannot name a generation (letters, digits, . _ -)",
-                             file=str(path), field="system_id")
+            raise InputError(
+                f"line {ln}: {out['system_id']!r} cannot name a generation (letters, digits, . _ -)",
+                file=str(path),
+                field="system_id",
+            )
         for crit, _d in SUMMEVAL_CRITERIA:
             if crit not in rec:
                 raise InputError(f"line {ln}: missing", file=str(path), field=crit)
@@ -74,8 +79,11 @@ def read_summeval(source: str | Path) -> SummEvalSource:
             out[crit] = (str(rec[crit]), x)
         key = (out["doc_id"], out["system_id"])
         if key in seen:
-            raise InputError(f"line {ln}: document {key[0]!r} system {key[1]!r} appears twice (also line "
-                             f"{seen[key]})", file=str(path), field="doc_id,system_id")
+            raise InputError(
+                f"line {ln}: document {key[0]!r} system {key[1]!r} appears twice (also line {seen[key]})",
+                file=str(path),
+                field="doc_id,system_id",
+            )
         seen[key] = ln
         records.append(out)
     if not records:
@@ -98,6 +106,7 @@ def summeval_labelset_id(system: str) -> str:
 
 def plan_summeval(data: Path, se: SummEvalSource, threshold: float) -> tuple[Bundle, dict[str, Any]]:
     from evalcore.storage.paths import utcnow
+
     now = utcnow()
     order = [c[0] for c in SUMMEVAL_CRITERIA]
     docs: list[str] = []
@@ -105,43 +114,80 @@ def plan_summeval(data: Path, se: SummEvalSource, threshold: float) -> tuple[Bun
         if r["doc_id"] not in docs:
             docs.append(r["doc_id"])
     systems = sorted({r["system_id"] for r in se.records}, key=_system_order)
-    items = [{"item_id": d, "input": f"(CNN/DailyMail article {d}: its text is not in {SUMMEVAL_FILE})",
-              "holdout": False} for d in docs]
+    items = [
+        {"item_id": d, "input": f"(CNN/DailyMail article {d}: its text is not in {SUMMEVAL_FILE})", "holdout": False}
+        for d in docs
+    ]
     b = Bundle(data)
     sm = S.SuiteManifest(
-        suite_id=SUMMEVAL_SUITE, created_at=now, content_hash=H.suite_hash(items), n_items=len(items),
+        suite_id=SUMMEVAL_SUITE,
+        created_at=now,
+        content_hash=H.suite_hash(items),
+        n_items=len(items),
         source=f"SummEval expert annotations as packaged by neulab/BARTScore, {se.path.name}, via evalcore import "
-               f"summeval",
+        f"summeval",
         description=f"SummEval: {len(items)} CNN/DailyMail articles (item_id = doc_id), summarised by "
-                    f"{len(systems)} systems; the article text is not in the file")
+        f"{len(systems)} systems; the article text is not in the file",
+    )
     b.suites.append((sm, pa.Table.from_pylist(items)))
-    rubric = S.Rubric(name="summeval-expert-mean",
-                      criteria=[_criterion(c, "continuous", d, threshold) for c, d in SUMMEVAL_CRITERIA])
+    rubric = S.Rubric(
+        name="summeval-expert-mean", criteria=[_criterion(c, "continuous", d, threshold) for c, d in SUMMEVAL_CRITERIA]
+    )
     per_system = []
     for system in systems:
         recs = sorted((r for r in se.records if r["system_id"] == system), key=lambda r: docs.index(r["doc_id"]))
         outputs = [{"item_id": r["doc_id"], "round": 1, "output": r["summary"], "abstained": False} for r in recs]
         gid, lid = summeval_gen_id(system), summeval_labelset_id(system)
         gm = S.GenerationManifest(
-            gen_id=gid, suite_id=SUMMEVAL_SUITE, suite_hash=sm.content_hash, created_at=now, source="imported",
-            outputs_hash=H.outputs_hash(outputs), rounds=1,
+            gen_id=gid,
+            suite_id=SUMMEVAL_SUITE,
+            suite_hash=sm.content_hash,
+            created_at=now,
+            source="imported",
+            outputs_hash=H.outputs_hash(outputs),
+            rounds=1,
             status="complete" if len(recs) == len(docs) else "partial",
-            knobs={"generator_model": system, "system_id": system, "dataset": "SummEval"})
+            knobs={"generator_model": system, "system_id": system, "dataset": "SummEval"},
+        )
         b.generations.append((gm, pa.Table.from_pylist(outputs)))
         cols = {c: Values([r[c][0] for r in recs], [r[c][1] for r in recs]) for c in order}
-        b.labelsets.append((S.LabelSetManifest(
-            labelset_id=lid, gen_id=gid, created_at=now, annotators=["mean"], rubric=rubric,
-            description=f"SummEval: the mean of 3 expert ratings (1-5) of system {system}'s summaries, as packaged "
-                        f"by BARTScore (the individual experts' ratings are not in the file)"),
-            pa.table(_label_table([r["doc_id"] for r in recs], order, cols, "mean", threshold))))
-        per_system.append({"system_id": system, "gen_id": gid, "labelset_id": lid, "outputs": len(recs),
-                           "labels": len(recs) * len(order), "status": gm.status})
+        b.labelsets.append(
+            (
+                S.LabelSetManifest(
+                    labelset_id=lid,
+                    gen_id=gid,
+                    created_at=now,
+                    annotators=["mean"],
+                    rubric=rubric,
+                    description=f"SummEval: the mean of 3 expert ratings (1-5) of system {system}'s summaries, as packaged "
+                    f"by BARTScore (the individual experts' ratings are not in the file)",
+                ),
+                pa.table(_label_table([r["doc_id"] for r in recs], order, cols, "mean", threshold)),
+            )
+        )
+        per_system.append(
+            {
+                "system_id": system,
+                "gen_id": gid,
+                "labelset_id": lid,
+                "outputs": len(recs),
+                "labels": len(recs) * len(order),
+                "status": gm.status,
+            }
+        )
     summary = {
-        "dataset": "SummEval", "source": str(se.path), "data": str(data), "suite_id": SUMMEVAL_SUITE,
-        "items": len(items), "systems": systems, "gen_ids": [p["gen_id"] for p in per_system],
+        "dataset": "SummEval",
+        "source": str(se.path),
+        "data": str(data),
+        "suite_id": SUMMEVAL_SUITE,
+        "items": len(items),
+        "systems": systems,
+        "gen_ids": [p["gen_id"] for p in per_system],
         "outputs": sum(p["outputs"] for p in per_system),
         "labelsets": {p["labelset_id"]: {"labels": p["labels"], "annotators": ["mean"]} for p in per_system},
-        "labels": sum(p["labels"] for p in per_system), "threshold": threshold, "per_system": per_system,
+        "labels": sum(p["labels"] for p in per_system),
+        "threshold": threshold,
+        "per_system": per_system,
     }
     return b, summary
 
@@ -149,6 +195,7 @@ def plan_summeval(data: Path, se: SummEvalSource, threshold: float) -> tuple[Bun
 def import_summeval(obj, source: str | Path, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
     """Read, check and write SummEval into the data directory of ``obj``."""
     from evalcore.importers.plan import _data_dir
+
     t0 = time.perf_counter()
     threshold = _check_threshold(threshold)
     data = _data_dir(obj)
