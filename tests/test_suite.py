@@ -453,10 +453,22 @@ def test_looks_are_append_only(tmp_path):
     assert [(x["page"], x["who"], x["source"]) for x in SU.looks(st, "help")] == [("attribution", "ana", "app")]
 
 
-def test_include_holdout_default_is_scoped():
+def test_holdout_is_an_explicit_argument_with_no_hidden_default(tmp_path):
+    """Issue 12: ``Selection()`` used to read a context variable once, at import, as a default
+    argument, so ``attribution(store, run)`` inside the "include holdout" block still hid holdout
+    items. Now the library has no such state: what the caller passes is what it gets."""
+    import inspect
+
+    from evalcore import analysis
     from evalcore.analysis.selection import Selection
+    data, state = write_world(tmp_path)
+    st = Store(data, state)
+    assert not hasattr(SU, "holdout_included") and not hasattr(SU, "include_holdout_default")
     assert Selection().include_holdout is False
-    with SU.holdout_included():
-        assert Selection().include_holdout is True
-        assert Selection(include_holdout=False).include_holdout is False
-    assert Selection().include_holdout is False
+    hidden = analysis.attribution(st, "help-r1")["answers"]
+    shown = analysis.attribution(st, "help-r1", Selection(include_holdout=True))["answers"]
+    assert shown > hidden
+    for fn in (analysis.attribution, analysis.crosstab, analysis.flips, analysis.association,
+               analysis.position_effect, analysis.answers_failing, analysis.cell_answers):
+        default = inspect.signature(fn).parameters["sel"].default
+        assert default is inspect.Parameter.empty or default.include_holdout is False, fn.__name__

@@ -62,7 +62,7 @@ from .cost import (
 from .failures import attribution, crosstab, two_by_two_report
 from .harness import composition_shift, flip_answers, flips
 from .instruments import association, position_effect
-from .selection import PEOPLE, Selection
+from .selection import DEFAULT_SELECTION, PEOPLE, Selection
 from .suites import (
     LOOKS_DB,
     NONE,
@@ -72,13 +72,10 @@ from .suites import (
     holdout_count,
     holdout_filter,
     holdout_ids,
-    holdout_included,
-    include_holdout_default,
     items_path,
     log_look,
     looks,
     pick_version,
-    resolve_include,
     run_marks,
     state_root,
     suite_mark,
@@ -99,6 +96,7 @@ __all__ = [
     "BOOTSTRAP_MAX_ITEMS",
     "BREAK_KNOBS",
     "COST_MEASURES",
+    "DEFAULT_SELECTION",
     "DIRECTIONS",
     "GEN_IGNORED",
     "GEN_KNOBS",
@@ -148,8 +146,6 @@ __all__ = [
     "holdout_count",
     "holdout_filter",
     "holdout_ids",
-    "holdout_included",
-    "include_holdout_default",
     "item_view",
     "items_path",
     "knob_values",
@@ -172,7 +168,6 @@ __all__ = [
     "project",
     "projection_bars",
     "read_allowlist",
-    "resolve_include",
     "round_dots",
     "rounds_text",
     "run_cost",

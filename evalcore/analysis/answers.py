@@ -7,6 +7,7 @@ from typing import Any
 from evalcore.analysis.failures import two_by_two_report
 from evalcore.analysis.instruments import _people_rows_sql
 from evalcore.analysis.selection import (
+    DEFAULT_SELECTION,
     PEOPLE,
     Selection,
     _check_criterion,
@@ -16,7 +17,6 @@ from evalcore.analysis.selection import (
     _run_status,
     _sel_sql,
 )
-from evalcore.analysis.suites import include_holdout_default
 from evalcore.errors import InputError, NotFoundError
 from evalcore.stats import association as stats
 from evalcore.storage.store import Store
@@ -53,7 +53,7 @@ def parse_selection(
             g = int(gen_round)
         except (TypeError, ValueError):
             raise InputError(f"generation round must be a number or 'all', not {gen_round!r}", field="round") from None
-    hold = include_holdout_default() if include_holdout is None else bool(include_holdout)
+    hold = bool(include_holdout)
     return Selection(
         judge_round=sel_judge if not majority else None, majority=majority, gen_round=g, include_holdout=hold
     )
@@ -177,7 +177,7 @@ def answers_failing(
     run_id: str,
     criterion: str,
     only: bool = False,
-    sel: Selection = Selection(),
+    sel: Selection = DEFAULT_SELECTION,
     limit: int = 25,
     offset: int = 0,
 ) -> dict[str, Any]:
@@ -267,7 +267,7 @@ def _ab_sql(rows_sql: str) -> str:
     )
 
 
-def people_crosstab(store: Store, gen_id: str, a: str, b: str, sel: Selection = Selection()) -> dict[str, Any]:
+def people_crosstab(store: Store, gen_id: str, a: str, b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
     """:func:`crosstab` for people: the 2x2 of two criteria over the answers people labelled in
     a generation (the label sets shipped with the data, overridden by current labels of the
     label store, as in :func:`association`). Only ``sel.gen_round`` applies."""
@@ -303,7 +303,7 @@ def cell_answers(
     b_failed: bool,
     in_run: str,
     human: bool = False,
-    sel: Selection = Selection(),
+    sel: Selection = DEFAULT_SELECTION,
     limit: int = 25,
     offset: int = 0,
 ) -> dict[str, Any]:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.analysis.selection import Selection, _check_criterion, _check_judge_round, _hold, _run_status, _sel_sql
+from evalcore.analysis.selection import (
+    DEFAULT_SELECTION,
+    Selection,
+    _check_criterion,
+    _check_judge_round,
+    _hold,
+    _run_status,
+    _sel_sql,
+)
 from evalcore.errors import InputError
 from evalcore.stats import association as stats
 from evalcore.storage.store import Store
@@ -12,7 +20,7 @@ from evalcore.storage.store import Store
 # --------------------------------------------------------------------------- attribution
 
 
-def attribution(store: Store, run_id: str, sel: Selection = Selection()) -> dict[str, Any]:
+def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
     """Failures per criterion and their share of all failures; the all-pass rate and the rate
     through the hard gates; the ternary headline; failures by class; answers failing one criterion
     only (what a gate on that criterion alone would block)."""
@@ -128,7 +136,7 @@ def attribution(store: Store, run_id: str, sel: Selection = Selection()) -> dict
 # --------------------------------------------------------------------------- the 2x2
 
 
-def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = Selection()) -> dict[str, Any]:
+def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
     """The 2x2 of two criteria over the answers where both have a verdict: A in rows, B in columns,
     the rate at which B fails within each row of A, their ratio, and phi."""
     _check_criterion(store, run_id, a)

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from evalcore.analysis.answers import DIRECTIONS, _answer_texts, _check_page, _page_of, _said, _words
-from evalcore.analysis.selection import Selection, _check_criterion, _check_judge_round, _hold, _sel_sql
+from evalcore.analysis.selection import (
+    DEFAULT_SELECTION,
+    Selection,
+    _check_criterion,
+    _check_judge_round,
+    _hold,
+    _sel_sql,
+)
 from evalcore.errors import InputError
 from evalcore.stats import correlation as stats
 from evalcore.storage.store import Store
@@ -13,7 +20,7 @@ from evalcore.storage.store import Store
 # --------------------------------------------------------------------------- flips
 
 
-def flips(store: Store, run_a: str, run_b: str, sel: Selection = Selection()) -> dict[str, Any]:
+def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
     """Per criterion, on the answers both runs judged: fail under A and pass under B (rescued), the
     reverse (new), fail under both; the composition of failures under each; the all-pass rate under
     each. What the aggregate hides is how much the composition moved."""
@@ -104,7 +111,7 @@ def flip_answers(
     run_b: str,
     criterion: str,
     direction: str = "fail_a_pass_b",
-    sel: Selection = Selection(),
+    sel: Selection = DEFAULT_SELECTION,
     limit: int = 25,
     offset: int = 0,
 ) -> dict[str, Any]:

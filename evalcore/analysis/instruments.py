@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from evalcore import stats
-from evalcore.analysis.selection import PEOPLE, Selection, _hold, _people_hold, _run_status, _sel_sql
+from evalcore.analysis.selection import DEFAULT_SELECTION, PEOPLE, Selection, _hold, _people_hold, _run_status, _sel_sql
 from evalcore.errors import EvalcoreError, InputError, NotFoundError
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
@@ -137,7 +137,7 @@ def association(
     run_ids: list[str],
     *,
     human: bool = False,
-    sel: Selection = Selection(),
+    sel: Selection = DEFAULT_SELECTION,
     seed: int = 0,
     n_boot: int = 2000,
     level: float | None = None,
@@ -318,7 +318,7 @@ def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
 
 
 def position_effect(
-    store: Store, run_id: str, reference_run: str | None = None, sel: Selection = Selection()
+    store: Store, run_id: str, reference_run: str | None = None, sel: Selection = DEFAULT_SELECTION
 ) -> dict[str, Any]:
     """In a single-call run: the failure rate by emission position, P(fail | the field before
     failed) by position, and, given a one-criterion reference run on the same generation, the

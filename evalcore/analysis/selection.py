@@ -12,10 +12,10 @@ Errored verdicts (``passed`` null) are excluded from rates and counted apart.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from evalcore.analysis.suites import holdout_filter, include_holdout_default, suite_of_run
+from evalcore.analysis.suites import holdout_filter, suite_of_run
 from evalcore.errors import InputError
 from evalcore.storage.store import Store
 
@@ -28,13 +28,14 @@ PEOPLE = "people"
 @dataclass(frozen=True)
 class Selection:
     """Which verdicts stand for a run's answer. Holdout items of the run's suite are left out
-    unless ``include_holdout`` (default False; True inside :func:`evalcore.analysis.suites.holdout_included`,
-    which the command line's ``--include-holdout`` uses)."""
+    unless ``include_holdout`` (default False). Every caller says which it wants: the command line
+    passes ``--include-holdout``, a page its "Show holdout items" toggle; nothing reads a hidden
+    default."""
 
     judge_round: int | None = 1
     majority: bool = False
     gen_round: int | None = None
-    include_holdout: bool = field(default_factory=include_holdout_default)
+    include_holdout: bool = False
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -43,6 +44,11 @@ class Selection:
             "gen_round": self.gen_round,
             "include_holdout": self.include_holdout,
         }
+
+
+#: The selection a caller gets when it names none: judge round 1, every generation round, holdout
+#: items hidden. A frozen value, so one instance serves every default argument.
+DEFAULT_SELECTION = Selection()
 
 
 def _hold(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:

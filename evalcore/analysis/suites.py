@@ -22,7 +22,8 @@ source), so a suite is kept, not only frozen:
 * :func:`suite_mark` tells whether a generation answered the suite's current version; runs on an
   older one are marked ``suite v1, superseded by v2`` wherever runs are listed.
 * **holdout** items are hidden by default: :func:`holdout_filter` is the anti-join the analysis
-  layer adds, :func:`holdout_included` switches the default for one command, and every look at
+  layer adds when a caller does not pass ``include_holdout=True`` (there is no hidden default:
+  every function takes it as an argument), and every look at
   them is appended to ``<state>/suites.sqlite`` (:func:`log_look`, :func:`looks`).
 * :func:`overview`: the suite's age (days since it was frozen) and how often it was used to tune
   (generations made on it and judge runs over them).
@@ -32,11 +33,8 @@ Nothing here imports streamlit.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import os
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,28 +67,7 @@ _VDIR = re.compile(r"^v([0-9]{1,6})$")
 # --------------------------------------------------------------------------- holdout
 
 
-_INCLUDE_HOLDOUT: contextvars.ContextVar[bool] = contextvars.ContextVar("evalcore_include_holdout", default=False)
 _HOLD_CACHE: dict[str, tuple[int, int]] = {}
-
-
-def include_holdout_default() -> bool:
-    """Whether holdout items are included when a caller does not say: False, except inside
-    :func:`holdout_included` (the command line's ``--include-holdout``)."""
-    return _INCLUDE_HOLDOUT.get()
-
-
-@contextlib.contextmanager
-def holdout_included(on: bool = True) -> Iterator[None]:
-    """Make ``include_holdout`` default to ``on`` for everything called inside the block."""
-    token = _INCLUDE_HOLDOUT.set(bool(on))
-    try:
-        yield
-    finally:
-        _INCLUDE_HOLDOUT.reset(token)
-
-
-def resolve_include(include_holdout: bool | None) -> bool:
-    return include_holdout_default() if include_holdout is None else bool(include_holdout)
 
 
 def holdout_count(store: Store, suite_id: str) -> int:
@@ -118,7 +95,7 @@ def holdout_filter(store: Store, suite_id: str, include_holdout: bool | None = N
     """A SQL condition on a column ``item_id`` that leaves the suite's holdout items out, with its
     parameters; ``("", [])`` when they are included or the suite has none (so the query is then
     exactly what it was without holdout items)."""
-    if resolve_include(include_holdout) or not holdout_count(store, suite_id):
+    if bool(include_holdout) or not holdout_count(store, suite_id):
         return "", []
     return (
         "item_id NOT IN (SELECT item_id FROM read_parquet(?) WHERE holdout)",

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.analysis.suites import holdout_filter, include_holdout_default, suite_mark, versions
+from evalcore.analysis.suites import holdout_filter, suite_mark, versions
 from evalcore.storage.store import Store
 
 
 def _include(include_holdout: bool | None) -> bool:
-    return include_holdout_default() if include_holdout is None else bool(include_holdout)
+    return bool(include_holdout)
 
 
 def _rate_rows(store: Store, verdicts_path: str, hold: tuple[str, list[Any]] = ("", [])) -> list[tuple]:

@@ -12,6 +12,8 @@ class Ctx:
     def __init__(self, data: str | None, state: str | None):
         self.data_opt = data
         self.state_opt = state
+        # set by --include-holdout (evalcore.cli.suite): every command passes it on explicitly
+        self.include_holdout = False
         self._store = None
 
     @property
@@ -74,12 +76,14 @@ def cli(ctx: click.Context, data: str | None, state: str | None) -> None:
 # --------------------------------------------------------------------------- analysis
 
 
-def _selection(judge_round: int | None, majority: bool, gen_round: int | None):
+def _selection(obj: Ctx, judge_round: int | None, majority: bool, gen_round: int | None):
     from evalcore.analysis.selection import Selection
 
     if majority and judge_round is not None:
         raise click.UsageError("--judge-round and --majority exclude each other")
-    return Selection(judge_round=judge_round or 1, majority=majority, gen_round=gen_round)
+    return Selection(
+        judge_round=judge_round or 1, majority=majority, gen_round=gen_round, include_holdout=obj.include_holdout
+    )
 
 
 def selection_options(f):

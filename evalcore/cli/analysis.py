@@ -18,7 +18,7 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
     """Failures per criterion, their share, the all-pass and gate rates, failures by class."""
     from evalcore.analysis.failures import attribution as attr
 
-    r = attr(obj.store, run_id, _selection(judge_round, majority, gen_round))
+    r = attr(obj.store, run_id, _selection(obj, judge_round, majority, gen_round))
     lines = []
     if r.get("warning"):
         lines.append(f"WARNING: {r['warning']}")
@@ -66,7 +66,7 @@ def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) 
     """The 2x2 of two criteria, B's failure rate within each row of A, their ratio, phi."""
     from evalcore.analysis.failures import crosstab as ct
 
-    r = ct(obj.store, run_id, a, b, _selection(judge_round, majority, gen_round))
+    r = ct(obj.store, run_id, a, b, _selection(obj, judge_round, majority, gen_round))
     t = r["table"]
     w = max(len(a), 8)
     lines = ([f"WARNING: {r['warning']}"] if r.get("warning") else []) + [
@@ -100,7 +100,7 @@ def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed
         obj.store,
         list(run_ids),
         human=human,
-        sel=_selection(judge_round, majority, gen_round),
+        sel=_selection(obj, judge_round, majority, gen_round),
         seed=seed,
         n_boot=n_boot,
     )
@@ -138,7 +138,7 @@ def position(obj: Ctx, run_id, reference, judge_round, majority, gen_round, as_j
     """The position effect in a single-call run: failure rate and agreement with a split run by position."""
     from evalcore.analysis.instruments import position_effect
 
-    r = position_effect(obj.store, run_id, reference, _selection(judge_round, majority, gen_round))
+    r = position_effect(obj.store, run_id, reference, _selection(obj, judge_round, majority, gen_round))
     emit(
         r,
         as_json,
@@ -165,7 +165,7 @@ def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> 
     """Per criterion: fail under A and pass under B, the reverse, both; composition; all-pass under each."""
     from evalcore.analysis.harness import flips as fl
 
-    r = fl(obj.store, run_a, run_b, _selection(judge_round, majority, gen_round))
+    r = fl(obj.store, run_a, run_b, _selection(obj, judge_round, majority, gen_round))
     ap = r["all_pass"]
     text = "\n".join(
         [
@@ -222,7 +222,9 @@ def failing(obj: Ctx, run_id, criterion, only, judge_round, majority, gen_round,
     """The answers RUN_ID fails on a criterion, with the judge's reason (attribution drill-down)."""
     from evalcore.analysis.answers import answers_failing
 
-    r = answers_failing(obj.store, run_id, criterion, only, _selection(judge_round, majority, gen_round), limit, offset)
+    r = answers_failing(
+        obj.store, run_id, criterion, only, _selection(obj, judge_round, majority, gen_round), limit, offset
+    )
     lines = ([f"WARNING: {r['warning']}"] if r.get("warning") else []) + [_page_line(r)]
     for a in r["answers"]:
         lines += _answer_lines(a, [(criterion, a)])
@@ -241,7 +243,7 @@ def people_crosstab_cmd(obj: Ctx, gen_id, a, b, gen_round, as_json) -> None:
     from evalcore.analysis.answers import people_crosstab
     from evalcore.analysis.selection import Selection
 
-    r = people_crosstab(obj.store, gen_id, a, b, Selection(gen_round=gen_round))
+    r = people_crosstab(obj.store, gen_id, a, b, Selection(gen_round=gen_round, include_holdout=obj.include_holdout))
     t = r["table"]
     text = "\n".join(
         [
@@ -307,7 +309,7 @@ def cell(
         b_verdict == "fail",
         in_run or run_ids[0],
         human,
-        _selection(judge_round, majority, gen_round),
+        _selection(obj, judge_round, majority, gen_round),
         limit,
         offset,
     )
@@ -339,7 +341,7 @@ def flipped(
     from evalcore.analysis.harness import flip_answers
 
     r = flip_answers(
-        obj.store, run_a, run_b, criterion, direction, _selection(judge_round, majority, gen_round), limit, offset
+        obj.store, run_a, run_b, criterion, direction, _selection(obj, judge_round, majority, gen_round), limit, offset
     )
     lines = [*(f"WARNING: {w}" for w in r["warnings"]), f"{criterion}, {direction}: {_page_line(r)}"]
     for ans in r["answers"]:

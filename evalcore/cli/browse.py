@@ -19,7 +19,7 @@ def runs(obj: Ctx, as_json: bool) -> None:
     """List runs: status, judge, mode, pass rate per judge round, calls, tokens, cost, latency."""
     from evalcore.analysis.summary import runs_summary
 
-    rows = runs_summary(obj.store)
+    rows = runs_summary(obj.store, obj.include_holdout)
     text = _table(
         rows,
         [
@@ -45,7 +45,7 @@ def generations(obj: Ctx, as_json: bool) -> None:
     """List generations: suite, rounds, outputs, abstention, tokens, cost, latency, knobs."""
     from evalcore.analysis.summary import generations_summary
 
-    rows = generations_summary(obj.store)
+    rows = generations_summary(obj.store, obj.include_holdout)
     emit(
         rows,
         as_json,
@@ -98,7 +98,7 @@ def show(obj: Ctx, run_id: str, item_id: str, gen_round: int, as_json: bool) -> 
     """Show one answer with its item and every verdict on it in RUN_ID."""
     from evalcore.analysis.summary import item_view
 
-    v = item_view(obj.store, run_id, item_id, gen_round)
+    v = item_view(obj.store, run_id, item_id, gen_round, obj.include_holdout)
     lines = [
         f"item {item_id} (round {gen_round}) in run {run_id}",
         "",

@@ -125,7 +125,7 @@ def register(cli: click.Group) -> None:
                 obj.store,
                 baseline,
                 candidate,
-                sel=_selection(judge_round, majority, gen_round),
+                sel=_selection(obj, judge_round, majority, gen_round),
                 include_holdout=include_holdout or None,
                 seed=seed,
                 n_boot=n_boot,
@@ -182,7 +182,7 @@ def register(cli: click.Group) -> None:
                 baseline,
                 candidate,
                 allowlist=allowlist,
-                sel=_selection(judge_round, majority, gen_round),
+                sel=_selection(obj, judge_round, majority, gen_round),
                 include_holdout=include_holdout or None,
                 seed=seed,
                 n_boot=n_boot,
@@ -212,7 +212,7 @@ def register(cli: click.Group) -> None:
             suite_id=suite_id,
             metric=metric,
             include_holdout=include_holdout or None,
-            sel=_selection(judge_round, majority, gen_round),
+            sel=_selection(obj, judge_round, majority, gen_round),
         )
         _looks(obj, "trend", [p["run_id"] for p in t["points"]], include_holdout)
         rows = [

@@ -10,10 +10,10 @@ from evalcore.cli._common import Ctx, _fmt, _table, cli, emit, page_options
 # The review queue and the agreement / judge report card; docs/REVIEW.md.
 
 
-def _filters(reasons, criteria, runs, classes):
+def _filters(reasons, criteria, runs, classes, include_holdout: bool = False):
     from evalcore.review.queue import Filters
 
-    return Filters.of(reasons, criteria, runs, classes)
+    return Filters.of(reasons, criteria, runs, classes, include_holdout)
 
 
 def filter_options(f):
@@ -93,10 +93,14 @@ def queue_build(
 @click.pass_obj
 def queue_list(obj: Ctx, gen_id: str | None, as_json: bool) -> None:
     """List the review queues (of GEN_ID), oldest first."""
-    from evalcore.review.queue import progress, queues
+    from evalcore.review.queue import Filters, progress, queues
 
+    shown = Filters(include_holdout=obj.include_holdout)
     rows = [
-        {**q, **{k: v for k, v in progress(obj.store, q["queue_id"]).items() if k in ("cases", "complete")}}
+        {
+            **q,
+            **{k: v for k, v in progress(obj.store, q["queue_id"], None, shown).items() if k in ("cases", "complete")},
+        }
         for q in queues(obj.store, gen_id)
     ]
     emit(
@@ -133,7 +137,7 @@ def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, re
     if gen_id is None and queue_id is None:
         raise click.UsageError("give GEN_ID or --queue")
     q = get_queue(obj.store, queue_id, gen_id=gen_id)
-    f = _filters(reasons, criteria, runs_, classes)
+    f = _filters(reasons, criteria, runs_, classes, obj.include_holdout)
     rows = cases(obj.store, q["queue_id"], f, reviewer)
     page = rows[offset : offset + limit]
     out = {

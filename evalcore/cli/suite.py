@@ -3,7 +3,7 @@ looks | show | items | item``, and ``--include-holdout`` on every command that l
 shows figures over them (registered on the CLI group by evalcore.cli; docs/SUITES.md).
 
 Holdout items are hidden by default. ``--include-holdout`` runs the command with
-:func:`evalcore.analysis.suites.holdout_included` and, once it has succeeded, appends one look per suite
+``include_holdout=True`` handed to the library explicitly and, once it has succeeded, appends one look per suite
 with holdout items it read to ``<state>/suites.sqlite`` (who: ``$EVALCORE_USER``, else ``$USER``).
 """
 
@@ -92,13 +92,11 @@ def _with_holdout(cmd: click.Command, name: str) -> None:
 
     @functools.wraps(original)
     def callback(*args: Any, include_holdout: bool = False, **kwargs: Any) -> Any:
-        from evalcore.analysis.suites import holdout_included
-
         if not include_holdout:
             return original(*args, **kwargs)
         obj = click.get_current_context().find_root().obj
-        with holdout_included():
-            result = original(*args, **kwargs)
+        obj.include_holdout = True  # each command hands it to the library explicitly
+        result = original(*args, **kwargs)
         log_cli_looks(obj.store, name, _suites_read(obj.store, kwargs))
         return result
 

@@ -45,12 +45,12 @@ import math
 import string
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from evalcore.analysis.suites import holdout_ids, include_holdout_default
+from evalcore.analysis.suites import holdout_ids
 from evalcore.contract import schema as S
 from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.storage.labels import LabelStore
@@ -421,14 +421,14 @@ class Filters:
     """What the reviewer narrows the queue to. Each field is a tuple of accepted values (empty:
     any): reason codes (``audit`` for the audit stratum), criteria, runs (cases that run is involved
     in), item classes (``(none)`` for items without one). Cases on holdout items of the suite are
-    left out unless ``include_holdout`` (default False; True inside
-    :func:`evalcore.analysis.suites.holdout_included`, the command line's ``--include-holdout``)."""
+    left out unless ``include_holdout`` (default False; the command line's ``--include-holdout``
+    and the page's toggle set it)."""
 
     reasons: tuple[str, ...] = ()
     criteria: tuple[str, ...] = ()
     runs: tuple[str, ...] = ()
     classes: tuple[str, ...] = ()
-    include_holdout: bool = field(default_factory=include_holdout_default)
+    include_holdout: bool = False
 
     @classmethod
     def of(
@@ -439,7 +439,7 @@ class Filters:
         classes: Iterable[str] = (),
         include_holdout: bool | None = None,
     ) -> Filters:
-        hold = include_holdout_default() if include_holdout is None else bool(include_holdout)
+        hold = bool(include_holdout)
         return cls(tuple(reasons or ()), tuple(criteria or ()), tuple(runs or ()), tuple(classes or ()), hold)
 
 
@@ -502,7 +502,7 @@ def cases(store: Store, queue_id: str, filters: Filters | None = None, reviewer:
     q = get_queue(store, queue_id)
     where, params = filter_sql(filters)
     rows = labels.queue_cases(q["queue_id"], where, params)
-    if not (filters.include_holdout if filters is not None else include_holdout_default()):
+    if not (filters is not None and filters.include_holdout):
         hidden = set(holdout_ids(store, store.generation(q["gen_id"]).manifest.suite_id))
         rows = [r for r in rows if r["item_id"] not in hidden]
     by = _reviews(labels, q["gen_id"])
@@ -605,7 +605,7 @@ def case_view(
     q = get_queue(store, queue_id)
     case = find_case(store, q["queue_id"], item_id, gen_round, criterion)
     gen = store.generation(q["gen_id"])
-    hold = include_holdout_default() if include_holdout is None else bool(include_holdout)
+    hold = bool(include_holdout)
     if not hold and item_id in set(holdout_ids(store, gen.manifest.suite_id)):
         raise InputError(
             f"item {item_id!r} is a holdout item of suite {gen.manifest.suite_id!r}: hidden unless "

@@ -27,7 +27,6 @@ from evalcore.analysis.suites import (
     holdout_ids,
     looks,
     pick_version,
-    resolve_include,
     state_root,
     versions,
 )
@@ -558,7 +557,7 @@ def check(
 def visible_findings(store: Store, result: dict[str, Any], include_holdout: bool | None = None) -> dict[str, Any]:
     """:func:`check`'s result with the findings on holdout items left out unless included (their
     number is kept in ``holdout_findings_hidden``); findings on no item (schema, quotas) stay."""
-    include = resolve_include(include_holdout)
+    include = bool(include_holdout)
     hidden = set() if include else set(holdout_ids(store, result["suite_id"])) if result["items"] is not None else set()
     shown = [f for f in result["findings"] if f["item_id"] not in hidden]
     return {
@@ -594,7 +593,7 @@ def items(
 ) -> dict[str, Any]:
     """The items of a version (default: the current one) with how many findings and open flags
     each has; holdout items left out unless included."""
-    include = resolve_include(include_holdout)
+    include = bool(include_holdout)
     info, _ = pick_version(all_versions(store, suite_id), version)
     rows = _read_items(store, Path(info["path"]) / "items.parquet")
     per = Counter(f["item_id"] for f in (findings or []) if f["item_id"] and f["check"] != "flags")
@@ -632,7 +631,7 @@ def item(
     )
     if not rows:
         raise NotFoundError(f"no item {item_id!r} in suite {suite_id!r} v{info['version']}", field="item")
-    if rows[0].get("holdout") and not resolve_include(include_holdout):
+    if rows[0].get("holdout") and not bool(include_holdout):
         raise InputError(
             f"item {item_id!r} is a holdout item: hidden unless holdout items are shown "
             "(--include-holdout, or 'Show holdout items'; the look is logged)",
