@@ -7,12 +7,13 @@ PORT    ?= 8501
 DATA    ?= data/demo
 STATE   ?= .evalcore-state
 
-.PHONY: run test setup demo docs screenshot bench clean
+.PHONY: run test check setup demo docs screenshot bench clean lock
 
-$(STAMP): pyproject.toml
+# constraints.txt pins what CI last passed with; `make lock` upgrades it deliberately.
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
 setup: $(STAMP)
@@ -22,8 +23,21 @@ run: $(STAMP)
 	  --server.headless true --server.address 127.0.0.1 --server.port $(PORT) \
 	  --browser.gatherUsageStats false
 
-test: $(STAMP)
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+# Every check, then every test on both cores (docs/ARCHITECTURE.md records the wall time).
+test: $(STAMP) check
+	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider $(PYTEST_ARGS)
+
+# Lint, format, types and the import contracts of docs/ARCHITECTURE.md: any failure fails `make test`.
+check: $(STAMP)
+	$(BIN)/ruff check evalcore pages app.py tests bench docs/screenshot.py
+	$(BIN)/ruff format --check evalcore pages app.py
+	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
+
+# Rewrite constraints.txt from the current .venv (after a deliberate upgrade: pip install -U ...).
+lock: $(STAMP)
+	{ head -2 constraints.txt; $(BIN)/python -m pip freeze --exclude-editable | grep -v '^evalcore'; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 # Regenerate the bundled SIMULATED demo (a test checks the committed copy matches).
 demo: $(STAMP)

@@ -25,7 +25,7 @@ import typing
 from datetime import datetime
 from typing import Any, Literal
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from evalcore.contract.hashing import content_hash, is_valid_id
@@ -52,10 +52,10 @@ class CheckSpec(_Model):
         description="regex: pattern found; contains/equals: text test; numeric: |x - value| <= "
         "tolerance; json: output parses as JSON"
     )
-    pattern: str | None = Field(None, description="regex pattern or text to look for")
-    value: float | None = Field(None, description="expected number for `numeric`")
-    tolerance: float | None = Field(None, description="allowed absolute difference for `numeric`")
-    case_sensitive: bool = Field(False, description="whether text tests respect case")
+    pattern: str | None = Field(default=None, description="regex pattern or text to look for")
+    value: float | None = Field(default=None, description="expected number for `numeric`")
+    tolerance: float | None = Field(default=None, description="allowed absolute difference for `numeric`")
+    case_sensitive: bool = Field(default=False, description="whether text tests respect case")
 
 
 class Criterion(_Model):
@@ -68,18 +68,18 @@ class Criterion(_Model):
         "rate); continuous (mean of ratings, pass at threshold); check (deterministic, no model "
         "call); retrieval (recall@k / MRR against expected_doc_ids)"
     )
-    description: str = Field("", description="what the judge is asked, in plain words")
-    pass_anchor: str | None = Field(None, description="what a passing answer looks like")
-    scale_min: float | None = Field(None, description="lowest score on the scale (ordinal, continuous)")
-    scale_max: float | None = Field(None, description="highest score on the scale (ordinal, continuous)")
+    description: str = Field(default="", description="what the judge is asked, in plain words")
+    pass_anchor: str | None = Field(default=None, description="what a passing answer looks like")
+    scale_min: float | None = Field(default=None, description="lowest score on the scale (ordinal, continuous)")
+    scale_max: float | None = Field(default=None, description="highest score on the scale (ordinal, continuous)")
     threshold: float | None = Field(
-        None, description="score at or above which the criterion passes (ordinal, continuous, retrieval)"
+        default=None, description="score at or above which the criterion passes (ordinal, continuous, retrieval)"
     )
-    gate: bool = Field(False, description="a hard gate: failing it fails the answer whatever else holds")
-    group: str | None = Field(None, description="group name for the `grouped` harness")
-    model: str | None = Field(None, description="judge model for this criterion alone, if not the run's")
-    check: CheckSpec | None = Field(None, description="the deterministic test of a `check` criterion")
-    k: int | None = Field(None, description="cut-off for a `retrieval` criterion (recall@k)")
+    gate: bool = Field(default=False, description="a hard gate: failing it fails the answer whatever else holds")
+    group: str | None = Field(default=None, description="group name for the `grouped` harness")
+    model: str | None = Field(default=None, description="judge model for this criterion alone, if not the run's")
+    check: CheckSpec | None = Field(default=None, description="the deterministic test of a `check` criterion")
+    k: int | None = Field(default=None, description="cut-off for a `retrieval` criterion (recall@k)")
 
     @field_validator("name")
     @classmethod
@@ -92,7 +92,7 @@ class Criterion(_Model):
 class Rubric(_Model):
     """The criteria a run judges, in their declared order."""
 
-    name: str = Field("rubric", description="rubric name")
+    name: str = Field(default="rubric", description="rubric name")
     criteria: list[Criterion] = Field(description="criteria in declared order")
 
     @field_validator("criteria")
@@ -122,15 +122,15 @@ class Rubric(_Model):
 class Totals(_Model):
     """Sums over the calls of a generation or a run."""
 
-    calls: int = Field(0, description="model calls made (0 for imported or simulated data without calls)")
-    failed_calls: int = Field(0, description="calls that still failed after every retry")
-    tokens_in: int = Field(0, description="prompt tokens over all calls")
-    tokens_out: int = Field(0, description="completion tokens over all calls")
+    calls: int = Field(default=0, description="model calls made (0 for imported or simulated data without calls)")
+    failed_calls: int = Field(default=0, description="calls that still failed after every retry")
+    tokens_in: int = Field(default=0, description="prompt tokens over all calls")
+    tokens_out: int = Field(default=0, description="completion tokens over all calls")
     cost_usd: float | None = Field(
-        None, description="total cost in US dollars; null when any price is unknown, never 0 for unknown"
+        default=None, description="total cost in US dollars; null when any price is unknown, never 0 for unknown"
     )
-    latency_ms_mean: float | None = Field(None, description="mean latency of one call in milliseconds")
-    latency_ms_p95: float | None = Field(None, description="95th percentile latency in milliseconds")
+    latency_ms_mean: float | None = Field(default=None, description="mean latency of one call in milliseconds")
+    latency_ms_p95: float | None = Field(default=None, description="95th percentile latency in milliseconds")
 
 
 class QuotaBound(_Model):
@@ -138,10 +138,10 @@ class QuotaBound(_Model):
     ``max``, 0-1) and/or counts of items (``min_count`` / ``max_count``). Every bound given must
     hold; at least one is given."""
 
-    min: float | None = Field(None, ge=0, le=1, description="smallest allowed share of the suite's items (0-1)")
-    max: float | None = Field(None, ge=0, le=1, description="largest allowed share of the suite's items (0-1)")
-    min_count: int | None = Field(None, ge=0, description="smallest allowed number of items")
-    max_count: int | None = Field(None, ge=0, description="largest allowed number of items")
+    min: float | None = Field(default=None, ge=0, le=1, description="smallest allowed share of the suite's items (0-1)")
+    max: float | None = Field(default=None, ge=0, le=1, description="largest allowed share of the suite's items (0-1)")
+    min_count: int | None = Field(default=None, ge=0, description="smallest allowed number of items")
+    max_count: int | None = Field(default=None, ge=0, description="largest allowed number of items")
 
     @model_validator(mode="after")
     def _consistent(self) -> QuotaBound:
@@ -176,44 +176,44 @@ class SuiteChange(_Model):
         description="the column changed (input, context, reference, must_have, nice_to_have, "
         "wrong_if, expected_doc_ids, class, difficulty)"
     )
-    before: str | list[str] | None = Field(None, description="the value in the previous version")
-    after: str | list[str] | None = Field(None, description="the value in this version")
+    before: str | list[str] | None = Field(default=None, description="the value in the previous version")
+    after: str | list[str] | None = Field(default=None, description="the value in this version")
     by: str = Field(description="who made the repair")
     why: str = Field(description="why the test was wrong")
     at: datetime = Field(description="when the repair was made (UTC)")
-    flag: int | None = Field(None, description="the label-store edit (outcome test_wrong) this repair resolves")
+    flag: int | None = Field(default=None, description="the label-store edit (outcome test_wrong) this repair resolves")
 
 
 class SuiteManifest(_Model):
     """``suites/<suite_id>/manifest.json``. A repaired version (2, 3, ...) has the same shape and
     lives in the state directory: ``<state>/suites/<suite_id>/v<N>/`` (docs/SUITES.md)."""
 
-    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="data contract version this file follows")
     suite_id: str = Field(description="suite id (the directory name)")
-    description: str = Field("", description="what the items are")
+    description: str = Field(default="", description="what the items are")
     created_at: datetime = Field(description="when the suite was frozen (UTC)")
     content_hash: str = Field(description="hash of the items (ids, inputs, references and requirement lists)")
     n_items: int = Field(description="number of items")
     curated: bool = Field(
-        False, description="items were picked by hand: absolute rates are labelled as from a curated suite"
+        default=False, description="items were picked by hand: absolute rates are labelled as from a curated suite"
     )
-    simulated: bool = Field(False, description="made by evalcore's simulator, not by a real system")
-    source: str = Field("", description="where the items came from (a command, a data set)")
+    simulated: bool = Field(default=False, description="made by evalcore's simulator, not by a real system")
+    source: str = Field(default="", description="where the items came from (a command, a data set)")
     version: int = Field(
-        1,
+        default=1,
         ge=1,
         description="suite version: 1 is the suite in the data directory; each repair "
         "makes the next one in the state directory (omitted when 1)",
     )
     supersedes: str | None = Field(
-        None, description="content_hash of the version this one replaces (omitted for version 1)"
+        default=None, description="content_hash of the version this one replaces (omitted for version 1)"
     )
     changes: list[SuiteChange] = Field(
         default_factory=list,
         description="the repairs that make this version from the previous one (omitted for version 1)",
     )
     quotas: SuiteQuotas | None = Field(
-        None,
+        default=None,
         description="class and difficulty targets checked by `evalcore "
         "suite check` (docs/SUITES.md; omitted when there are none)",
     )
@@ -233,7 +233,7 @@ class SuiteManifest(_Model):
 class GenerationManifest(_Model):
     """``generations/<gen_id>/manifest.json``: one configuration of the system under test."""
 
-    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="data contract version this file follows")
     gen_id: str = Field(description="generation id (the directory name)")
     suite_id: str = Field(description="the suite answered")
     suite_hash: str = Field(description="content_hash of the suite when it was answered")
@@ -244,8 +244,10 @@ class GenerationManifest(_Model):
         "writer_prompt_hash, revision_budget, token_budget, corpus_snapshot, retrieval, and any "
         "key=value the user recorded",
     )
-    rounds: int = Field(1, description="generation rounds (each item answered this many times)")
-    status: Status = Field("complete", description="complete, partial (items missing) or polluted (errored outputs)")
+    rounds: int = Field(default=1, description="generation rounds (each item answered this many times)")
+    status: Status = Field(
+        default="complete", description="complete, partial (items missing) or polluted (errored outputs)"
+    )
     source: Literal["generated", "imported", "simulated"] = Field(description="how the outputs came to be")
     outputs_hash: str = Field(
         description="hash of (item_id, round, output) for every row: equal hashes mean identical answers"
@@ -253,13 +255,13 @@ class GenerationManifest(_Model):
     totals: Totals = Field(
         default_factory=Totals, description="calls, tokens, cost and latency of the system under test"
     )
-    simulated: bool = Field(False, description="made by evalcore's simulator")
+    simulated: bool = Field(default=False, description="made by evalcore's simulator")
 
 
 class RunManifest(_Model):
     """``runs/<run_id>/manifest.json``: one judge configuration applied to one generation."""
 
-    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="data contract version this file follows")
     run_id: str = Field(description="run id (the directory name)")
     gen_id: str = Field(description="the generation judged")
     created_at: datetime = Field(description="when the run was written (UTC)")
@@ -268,35 +270,35 @@ class RunManifest(_Model):
     mode: HarnessMode = Field(
         description="single (one call returns every criterion), split (one call per criterion), grouped (one call per group), imported"
     )
-    groups: list[list[str]] | None = Field(None, description="criteria per call in `grouped` mode")
+    groups: list[list[str]] | None = Field(default=None, description="criteria per call in `grouped` mode")
     field_order: list[str] | Literal["rotate"] = Field(
         description="order the criteria are asked and emitted in, or `rotate` per item"
     )
     prompt_variant: str = Field(
-        "default",
+        default="default",
         description="named prompt variant, e.g. `independent` for the evaluate-each-criterion-independently instruction",
     )
     judge_model: str = Field(description="judge model as a pinned snapshot")
-    judge_family: str | None = Field(None, description="model family of the judge (for same-family warnings)")
-    temperature: float | None = Field(None, description="judge sampling temperature")
-    seed: int | None = Field(None, description="judge sampling seed, where the provider takes one")
-    prompt_template: str = Field("", description="prompt template text")
-    prompt_hash: str = Field("", description="hash of the prompt template text")
+    judge_family: str | None = Field(default=None, description="model family of the judge (for same-family warnings)")
+    temperature: float | None = Field(default=None, description="judge sampling temperature")
+    seed: int | None = Field(default=None, description="judge sampling seed, where the provider takes one")
+    prompt_template: str = Field(default="", description="prompt template text")
+    prompt_hash: str = Field(default="", description="hash of the prompt template text")
     postprocess_version: str = Field(
-        "none", description="version of the post-processing that derived `passed` from the judge's raw verdict"
+        default="none", description="version of the post-processing that derived `passed` from the judge's raw verdict"
     )
     retry_policy: dict[str, Any] = Field(default_factory=dict, description="max retries, backoff, timeout")
-    structured_output: str = Field("none", description="json_schema, tolerant-parse or none")
+    structured_output: str = Field(default="none", description="json_schema, tolerant-parse or none")
     reuse_cache: bool = Field(
-        False, description="whether identical calls could be served from the cache (off by default)"
+        default=False, description="whether identical calls could be served from the cache (off by default)"
     )
-    cache_hits: int = Field(0, description="calls served from the cache")
-    judge_rounds: int = Field(1, description="independent judge rounds over each output")
+    cache_hits: int = Field(default=0, description="calls served from the cache")
+    judge_rounds: int = Field(default=1, description="independent judge rounds over each output")
     source: Literal["judged", "imported", "simulated"] = Field(
         description="judged by evalcore, imported from a file, or simulated"
     )
     status: Status = Field(
-        "complete",
+        default="complete",
         description="complete; partial (not every call made); polluted (some calls failed after retries: every aggregate says so)",
     )
     failed_call_ids: list[str] = Field(default_factory=list, description="calls that failed after every retry")
@@ -304,9 +306,9 @@ class RunManifest(_Model):
     knobs: dict[str, Any] = Field(
         default_factory=dict, description="any other key=value the user recorded about the judge"
     )
-    price_map_version: str | None = Field(None, description="version of the price table used for cost")
-    simulated: bool = Field(False, description="made by evalcore's simulator")
-    description: str = Field("", description="free text shown beside the run")
+    price_map_version: str | None = Field(default=None, description="version of the price table used for cost")
+    simulated: bool = Field(default=False, description="made by evalcore's simulator")
+    description: str = Field(default="", description="free text shown beside the run")
 
 
 class SessionSettings(_Model):
@@ -315,44 +317,44 @@ class SessionSettings(_Model):
     normalise: list[str] = Field(
         default_factory=list, description="normalisations applied: headings, bullets, blank-lines"
     )
-    length_match: bool = Field(False, description="whether answer lengths were matched")
-    mirror_fraction: float = Field(0.0, description="share of pairs shown again in swapped order")
-    holdout: int = Field(0, description="pairs held out of the headline")
-    seed: int = Field(0, description="seed of the left/right draw")
+    length_match: bool = Field(default=False, description="whether answer lengths were matched")
+    mirror_fraction: float = Field(default=0.0, description="share of pairs shown again in swapped order")
+    holdout: int = Field(default=0, description="pairs held out of the headline")
+    seed: int = Field(default=0, description="seed of the left/right draw")
 
 
 class SessionManifest(_Model):
     """``sessions/<session_id>/session.json``: a blinded pairwise session. No arm name appears
     here or in pairs.parquet; the key is in the keys directory."""
 
-    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="data contract version this file follows")
     session_id: str = Field(description="session id (the directory name)")
-    suite_id: str | None = Field(None, description="the suite whose items are paired")
+    suite_id: str | None = Field(default=None, description="the suite whose items are paired")
     created_at: datetime = Field(description="when the session was made (UTC)")
     settings: SessionSettings = Field(default_factory=SessionSettings, description="how the pairs were made")
-    status: Literal["open", "closed"] = Field("open", description="open (grading, no results shown) or closed")
+    status: Literal["open", "closed"] = Field(default="open", description="open (grading, no results shown) or closed")
     n_pairs: int = Field(description="number of pairs, mirrors included")
     source: Literal["made", "imported", "simulated"] = Field(description="how the session came to be")
-    simulated: bool = Field(False, description="made by evalcore's simulator")
+    simulated: bool = Field(default=False, description="made by evalcore's simulator")
 
 
 class LabelSetManifest(_Model):
     """``labels/<labelset_id>/manifest.json``: human labels shipped with the data."""
 
-    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="data contract version this file follows")
     labelset_id: str = Field(description="label set id (the directory name)")
     gen_id: str = Field(description="the generation whose outputs were labelled")
     created_at: datetime = Field(description="when the labels were written (UTC)")
     annotators: list[str] = Field(default_factory=list, description="annotator ids")
-    rubric: Rubric | None = Field(None, description="the criteria labelled, when they are not a run's")
-    description: str = Field("", description="who labelled what, how")
-    simulated: bool = Field(False, description="labels of simulated people")
+    rubric: Rubric | None = Field(default=None, description="the criteria labelled, when they are not a run's")
+    description: str = Field(default="", description="who labelled what, how")
+    simulated: bool = Field(default=False, description="labels of simulated people")
 
 
 class KeyManifest(_Model):
     """``<keys>/<session_id>/key.json``: the unblinding key's header; outside the data directory."""
 
-    schema_version: int = Field(SCHEMA_VERSION, description="data contract version this file follows")
+    schema_version: int = Field(default=SCHEMA_VERSION, description="data contract version this file follows")
     session_id: str = Field(description="the session this key unblinds")
     arms: dict[str, str] = Field(description="arm name -> generation id or file it came from")
     created_at: datetime = Field(description="when the key was written (UTC)")
@@ -366,15 +368,15 @@ class ItemRow(_Model):
 
     item_id: str = Field(description="item id, unique in the suite")
     input: str = Field(description="the question or task")
-    context: str | None = Field(None, description="passages the answer may use")
-    reference: str | None = Field(None, description="a reference answer")
-    must_have: list[str] | None = Field(None, description="short statements a correct answer must contain")
-    nice_to_have: list[str] | None = Field(None, description="statements that improve an answer")
-    wrong_if: list[str] | None = Field(None, description="statements that make an answer wrong")
-    expected_doc_ids: list[str] | None = Field(None, description="documents retrieval should find")
-    class_: str | None = Field(None, alias="class", description="item class, for breakdowns")
-    difficulty: str | None = Field(None, description="difficulty tier")
-    holdout: bool = Field(False, description="held out: hidden by default, never used to tune")
+    context: str | None = Field(default=None, description="passages the answer may use")
+    reference: str | None = Field(default=None, description="a reference answer")
+    must_have: list[str] | None = Field(default=None, description="short statements a correct answer must contain")
+    nice_to_have: list[str] | None = Field(default=None, description="statements that improve an answer")
+    wrong_if: list[str] | None = Field(default=None, description="statements that make an answer wrong")
+    expected_doc_ids: list[str] | None = Field(default=None, description="documents retrieval should find")
+    class_: str | None = Field(default=None, alias="class", description="item class, for breakdowns")
+    difficulty: str | None = Field(default=None, description="difficulty tier")
+    holdout: bool = Field(default=False, description="held out: hidden by default, never used to tune")
 
 
 class OutputRow(_Model):
@@ -383,13 +385,15 @@ class OutputRow(_Model):
     item_id: str = Field(description="the item answered")
     round: int = Field(description="generation round, from 1")
     output: str = Field(description="the system's answer, shown as text only")
-    abstained: bool = Field(False, description="the system's own 'could not answer' flag")
-    retrieved_doc_ids: list[str] | None = Field(None, description="documents the system retrieved, in rank order")
-    tokens_in: int | None = Field(None, description="prompt tokens of the system under test")
-    tokens_out: int | None = Field(None, description="completion tokens of the system under test")
-    cost_usd: float | None = Field(None, description="cost of the answer; null when unknown")
-    latency_ms: float | None = Field(None, description="latency of the answer in milliseconds")
-    error: str | None = Field(None, description="why no answer was produced")
+    abstained: bool = Field(default=False, description="the system's own 'could not answer' flag")
+    retrieved_doc_ids: list[str] | None = Field(
+        default=None, description="documents the system retrieved, in rank order"
+    )
+    tokens_in: int | None = Field(default=None, description="prompt tokens of the system under test")
+    tokens_out: int | None = Field(default=None, description="completion tokens of the system under test")
+    cost_usd: float | None = Field(default=None, description="cost of the answer; null when unknown")
+    latency_ms: float | None = Field(default=None, description="latency of the answer in milliseconds")
+    error: str | None = Field(default=None, description="why no answer was produced")
 
 
 class VerdictRow(_Model):
@@ -400,17 +404,19 @@ class VerdictRow(_Model):
     gen_round: int = Field(description="generation round of the output judged, from 1")
     criterion: str = Field(description="criterion name from the run's rubric")
     judge_round: int = Field(description="judge round, from 1")
-    passed: bool | None = Field(None, description="derived pass/fail after post-processing; null when the call errored")
-    score: float | None = Field(None, description="numeric score (ordinal, continuous, retrieval)")
-    label: str | None = Field(None, description="derived ternary label: correct, partial or wrong")
-    raw_verdict: str | None = Field(None, description="the judge's own value, before post-processing")
-    reason: str | None = Field(None, description="the judge's reason, shown as text only")
-    covered: list[str] | None = Field(None, description="must_have items the judge says are covered")
-    missed: list[str] | None = Field(None, description="must_have items the judge says are missing")
-    triggered: list[str] | None = Field(None, description="wrong_if items the judge says are triggered")
-    position: int = Field(0, description="order emitted within its call (0 for a one-criterion call)")
-    call_id: str | None = Field(None, description="the call that produced this verdict")
-    error: str | None = Field(None, description="why there is no verdict")
+    passed: bool | None = Field(
+        default=None, description="derived pass/fail after post-processing; null when the call errored"
+    )
+    score: float | None = Field(default=None, description="numeric score (ordinal, continuous, retrieval)")
+    label: str | None = Field(default=None, description="derived ternary label: correct, partial or wrong")
+    raw_verdict: str | None = Field(default=None, description="the judge's own value, before post-processing")
+    reason: str | None = Field(default=None, description="the judge's reason, shown as text only")
+    covered: list[str] | None = Field(default=None, description="must_have items the judge says are covered")
+    missed: list[str] | None = Field(default=None, description="must_have items the judge says are missing")
+    triggered: list[str] | None = Field(default=None, description="wrong_if items the judge says are triggered")
+    position: int = Field(default=0, description="order emitted within its call (0 for a one-criterion call)")
+    call_id: str | None = Field(default=None, description="the call that produced this verdict")
+    error: str | None = Field(default=None, description="why there is no verdict")
 
 
 class CallRow(_Model):
@@ -421,16 +427,16 @@ class CallRow(_Model):
     gen_round: int = Field(description="generation round of the output judged")
     judge_round: int = Field(description="judge round")
     criteria: list[str] = Field(description="criteria this call judged")
-    model: str | None = Field(None, description="model as the provider reported it")
-    prompt_hash: str | None = Field(None, description="hash of the rendered prompt")
-    tokens_in: int | None = Field(None, description="prompt tokens")
-    tokens_out: int | None = Field(None, description="completion tokens")
-    cost_usd: float | None = Field(None, description="cost; null when the price is unknown, never 0")
-    latency_ms: float | None = Field(None, description="latency in milliseconds")
-    attempts: int = Field(1, description="attempts, retries included")
-    cache_hit: bool = Field(False, description="served from the cache (only with --reuse)")
-    error: str | None = Field(None, description="why the call failed after every retry")
-    started_at: datetime | None = Field(None, description="when the first attempt started (UTC)")
+    model: str | None = Field(default=None, description="model as the provider reported it")
+    prompt_hash: str | None = Field(default=None, description="hash of the rendered prompt")
+    tokens_in: int | None = Field(default=None, description="prompt tokens")
+    tokens_out: int | None = Field(default=None, description="completion tokens")
+    cost_usd: float | None = Field(default=None, description="cost; null when the price is unknown, never 0")
+    latency_ms: float | None = Field(default=None, description="latency in milliseconds")
+    attempts: int = Field(default=1, description="attempts, retries included")
+    cache_hit: bool = Field(default=False, description="served from the cache (only with --reuse)")
+    error: str | None = Field(default=None, description="why the call failed after every retry")
+    started_at: datetime | None = Field(default=None, description="when the first attempt started (UTC)")
 
 
 class PairVerdictRow(_Model):
@@ -439,10 +445,10 @@ class PairVerdictRow(_Model):
     pair_id: str = Field(description="the pair")
     order: Literal["as_shown", "swapped"] = Field(description="whether the grader saw the pair as shown or swapped")
     choice: Literal["left", "right", "same"] | None = Field(
-        None, description="choice in as-shown terms; null when the call errored"
+        default=None, description="choice in as-shown terms; null when the call errored"
     )
-    reason: str | None = Field(None, description="the grader's reason")
-    call_id: str | None = Field(None, description="the call")
+    reason: str | None = Field(default=None, description="the grader's reason")
+    call_id: str | None = Field(default=None, description="the call")
 
 
 class PairRow(_Model):
@@ -452,8 +458,8 @@ class PairRow(_Model):
     item_id: str = Field(description="the item both answers respond to")
     left_text: str = Field(description="answer shown on the left, after normalisation")
     right_text: str = Field(description="answer shown on the right, after normalisation")
-    mirror_of: str | None = Field(None, description="pair this one repeats in swapped order")
-    holdout: bool = Field(False, description="held out of the headline")
+    mirror_of: str | None = Field(default=None, description="pair this one repeats in swapped order")
+    holdout: bool = Field(default=False, description="held out of the headline")
 
 
 class JudgmentRow(_Model):
@@ -464,7 +470,7 @@ class JudgmentRow(_Model):
     pair_id: str = Field(description="the pair")
     reviewer: str = Field(description="who chose")
     choice: Literal["left", "right", "same"] = Field(description="choice in as-shown terms")
-    seconds: float | None = Field(None, description="time taken")
+    seconds: float | None = Field(default=None, description="time taken")
 
 
 class KeyRow(_Model):
@@ -479,12 +485,14 @@ class LabelRow(_Model):
     """``labels/<labelset_id>/labels.parquet``: one row per item, round, criterion and annotator."""
 
     item_id: str = Field(description="the item")
-    gen_round: int = Field(1, description="generation round of the output labelled")
+    gen_round: int = Field(default=1, description="generation round of the output labelled")
     criterion: str = Field(description="criterion name")
     annotator: str = Field(description="annotator id (or `mean` for a published mean of several people)")
-    value: str | None = Field(None, description="the label as given (pass/fail, a score, correct/partial/wrong)")
-    passed: bool | None = Field(None, description="derived pass/fail")
-    score: float | None = Field(None, description="numeric value, when the label is a score")
+    value: str | None = Field(
+        default=None, description="the label as given (pass/fail, a score, correct/partial/wrong)"
+    )
+    passed: bool | None = Field(default=None, description="derived pass/fail")
+    score: float | None = Field(default=None, description="numeric value, when the label is a score")
 
 
 # --------------------------------------------------------------------------- arrow schemas
@@ -585,6 +593,7 @@ def format_markdown() -> str:
             rows.append(f"| `{info.alias or name}` | `{ann}` | {info.description or ''} |")
         return rows
 
+    model: type[_Model]
     for model in (
         SuiteManifest,
         GenerationManifest,

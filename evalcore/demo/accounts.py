@@ -155,7 +155,7 @@ def write_accounts_generations(
         per_item: list[list[dict]] = []
         bails = rng.random((len(items), GEN_ROUNDS)) < bail[arm][:, None]
         answered = np.flatnonzero(~bails.ravel())
-        headed = np.zeros(bails.size, dtype=bool)  # exactly the arm's share of answers get a heading
+        headed: np.ndarray = np.zeros(bails.size, dtype=bool)  # exactly the arm's share of answers get a heading
         headed[rng.choice(answered, int(round(style["heading"] * answered.size)), replace=False)] = True
         headed = headed.reshape(bails.shape)
         for i, item in enumerate(items):

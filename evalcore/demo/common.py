@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 import zlib
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
@@ -18,7 +18,7 @@ DEFAULT_SEED = 89  # picked by simulation: every figure tests/test_demo.py check
 # --------------------------------------------------------------------------- constants
 
 CREATED_AT = datetime(2026, 1, 1, tzinfo=UTC)
-SOURCE = "simulated"
+SOURCE: Final = "simulated"
 PRICE_MAP_VERSION = "simulated-prices-2026-01"
 
 # support suite
@@ -39,7 +39,7 @@ P_NOFAB_FAIL_IF_UNGROUNDED = 0.62
 P_NOFAB_FAIL_IF_GROUNDED = 0.074
 
 # judges
-JUDGE_A = {
+JUDGE_A: dict[str, Any] = {
     "model": "simulated/judge-alpha-2025-06-01",
     "reported": "judge-alpha-2025-06-01",
     "family": "alpha",
@@ -49,7 +49,7 @@ JUDGE_A = {
     "false_fail": 0.012,
     "borderline": 0.062,
 }
-JUDGE_B = {
+JUDGE_B: dict[str, Any] = {
     "model": "simulated/judge-beta-2025-04-15",
     "reported": "judge-beta-2025-04-15",
     "family": "beta",
@@ -101,7 +101,8 @@ ACCOUNTS = "accounts"
 N_ACCOUNTS_ITEMS = 120
 GEN_ROUNDS = 3
 ARMS = {"concise": "accounts-concise", "detailed": "accounts-detailed"}  # arm name -> gen id
-ARM_STYLE = {  # share of answers with a heading, bullet probability, steps, range of extra sentences
+# share of answers with a heading, bullet probability, steps, range of extra sentences
+ARM_STYLE: dict[str, dict[str, Any]] = {
     # Lengths overlap (SD ~75 words in each arm, means ~94 apart) so that, before normalisation,
     # the heading (a title, and sub-headings in the long arm) is the strongest tell and length the
     # second; normalisation strips the first and leaves the second (docs/PAIRWISE.md).

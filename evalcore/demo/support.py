@@ -108,7 +108,7 @@ def support_items(seed: int, fail: np.ndarray) -> tuple[list[dict], list[dict]]:
     """The 600 items (ItemRow dicts) and, per item, what the simulator needs to write answers
     (topic, slots, doc ids, whether it is unanswerable, whether its answer carries a note)."""
     rng = _rng(seed, "support-items")
-    n = fail.shape[0]
+    n: int = fail.shape[0]
     doc_of_topic = {t: f"doc-{11 + 3 * t}" for t in range(len(TOPICS))}
     holdout = np.zeros(n, dtype=bool)
     holdout[rng.choice(n, int(round(HOLDOUT_SHARE * n)), replace=False)] = True
@@ -380,7 +380,7 @@ def write_binary_run(
     seed: int,
     run_id: str,
     judge: dict,
-    mode: str,
+    mode: S.HarnessMode,
     calls_spec: list[list[str]],
     emitted: np.ndarray,
     forced: np.ndarray,
@@ -392,7 +392,7 @@ def write_binary_run(
     item_idx: Iterable[int] | None = None,
     rounds: int = JUDGE_ROUNDS,
     variant: str = "default",
-    status: str = "complete",
+    status: S.Status = "complete",
     fail_share: float = 0.0,
     description: str = "",
     hours: float = 2,
@@ -716,6 +716,7 @@ def write_support_ternary(store: Store, seed: int, items, info, outputs, fail) -
             k = order.index(label)
             raw = order[k + 1] if k == 0 else order[k - 1] if k == 2 else order[int(rng.integers(2)) * 2]
         mh = item["must_have"]
+        triggered: list[str]
         if raw == "correct":
             covered, triggered = list(mh), []
         elif raw == "partial":

@@ -7,7 +7,7 @@ from typing import Any
 # --------------------------------------------------------------------------- text banks
 
 # Slot values the templates draw from.
-SLOTS = {
+SLOTS: dict[str, list[Any]] = {
     "days": [3, 5, 7],
     "days2": [5, 7, 10],
     "window": [14, 30, 60],
@@ -528,7 +528,7 @@ ACCOUNT_TOPICS: list[dict[str, Any]] = [
         ],
     ),
 ]
-ACCOUNT_SLOTS = {
+ACCOUNT_SLOTS: dict[str, list[Any]] = {
     "device": ["the iPhone app", "the Android app", "the web app", "a shared laptop"],
     "plan": ["Basic", "Plus", "Pro", "Team"],
     "hours": [2, 24, 48],

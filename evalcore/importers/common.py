@@ -23,7 +23,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
@@ -206,7 +206,7 @@ def _totals(rows: list[dict]) -> S.Totals:
     return S.Totals(
         tokens_in=sum(r.get("tokens_in") or 0 for r in rows),
         tokens_out=sum(r.get("tokens_out") or 0 for r in rows),
-        cost_usd=sum(costs) if costs and all(c is not None for c in costs) else None,
+        cost_usd=sum(cast("list[float]", costs)) if costs and all(c is not None for c in costs) else None,
         latency_ms_mean=sum(lats) / len(lats) if lats else None,
         latency_ms_p95=p95,
     )

@@ -25,7 +25,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from evalcore.errors import EvalcoreError, FormatError, InputError
 
@@ -289,8 +289,8 @@ def _json_utf8_error(raw: bytes, name: str, e: UnicodeDecodeError) -> InputError
 
 
 def _read_parquet(path: Path, name: str) -> Frame:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     try:
         table = pq.read_table(path)
@@ -346,6 +346,26 @@ def _type_word(frame: Frame, col: str, v: Any) -> str:
     return w + (f" (column type {frame.types[col]})" if col in frame.types else "")
 
 
+@overload
+def col_text(
+    frame: Frame,
+    col: str,
+    *,
+    required: Literal[True],
+    what: str = ...,
+    allow_empty: bool = ...,
+    numbers_ok: bool = ...,
+) -> list[str]: ...
+@overload
+def col_text(
+    frame: Frame,
+    col: str | None,
+    *,
+    required: bool,
+    what: str = ...,
+    allow_empty: bool = ...,
+    numbers_ok: bool = ...,
+) -> list[str | None]: ...
 def col_text(
     frame: Frame,
     col: str | None,
@@ -354,7 +374,7 @@ def col_text(
     what: str = "text",
     allow_empty: bool = False,
     numbers_ok: bool = False,
-) -> list[str | None]:
+) -> list[Any]:
     """The column as strings. Missing values are None (or refused when ``required``)."""
     if col is None:
         return [None] * frame.n
@@ -402,6 +422,14 @@ def col_int(frame: Frame, col: str | None, *, default: int = 1, minimum: int = 1
     return out
 
 
+@overload
+def resolve_column(frame: Frame, option: str, given: str, default: str | None, *, required: bool) -> str: ...
+@overload
+def resolve_column(frame: Frame, option: str, given: str | None, default: str, *, required: Literal[True]) -> str: ...
+@overload
+def resolve_column(
+    frame: Frame, option: str, given: str | None, default: str | None, *, required: bool
+) -> str | None: ...
 def resolve_column(frame: Frame, option: str, given: str | None, default: str | None, *, required: bool) -> str | None:
     """The column an option names. An explicitly given column must exist; a default one is used
     when present (and must exist when ``required``)."""

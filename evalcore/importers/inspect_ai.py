@@ -9,7 +9,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
@@ -412,6 +412,8 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     # criteria: one per scorer (per key of a dict value), in the order of results.scores, then as met
     values: dict[str, list[tuple[Any, str, _ISample, str]]] = {}  # criterion -> (value, field, sample, scorer)
     order: list[str] = []
+    crit: str | S.Criterion  # a scorer's criterion name here, the rubric's criterion below
+    fld: str | None  # None below: no score for the criterion
     for s in samples:
         for name, sc in s.scores.items():
             for crit, v, fld in _inspect_values(log, doc, s, name, sc):
@@ -520,7 +522,7 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
         if o.run_id
         else _fresh_id(data, "runs", base, taken)
     )
-    verdicts = []
+    verdicts: list[dict[str, Any]] = []
     missing = 0
     for s in samples:
         got = by_sample.get((s.item_id, s.epoch), {})
@@ -548,6 +550,7 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
                     ),
                 )
             else:
+                assert fld is not None  # a value comes with its field
                 try:
                     p = parse_value(crit, _letter_token(v, letter_of.get(crit.name)))
                 except ValueError as e:
@@ -559,11 +562,11 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     totals = S.Totals(
         tokens_in=sum(s.judge_in for s in samples),
         tokens_out=sum(s.judge_out for s in samples),
-        cost_usd=sum(jcost)
+        cost_usd=sum(cast("list[float]", jcost))
         if all(c is not None for c in jcost) and any(s.judge_in or s.judge_out for s in samples)
         else None,
     )
-    run_status = "partial" if missing or status != "success" else "complete"
+    run_status: S.Status = "partial" if missing or status != "success" else "complete"
     run_knobs = {
         "inspect_task": ev["task"],
         "inspect_status": status,
@@ -643,7 +646,7 @@ def _inspect_gen_knobs(h: dict) -> dict[str, Any]:
     if isinstance(steps, list):
         solvers = [st.get("solver") for st in steps if isinstance(st, dict) and isinstance(st.get("solver"), str)]
         if solvers:
-            knobs["inspect_solver"] = ",".join(solvers)
+            knobs["inspect_solver"] = ",".join(cast("list[str]", solvers))
     for cfg in (ev.get("model_generate_config"), plan.get("config") if isinstance(plan, dict) else None):
         if isinstance(cfg, dict):
             for k in ("temperature", "top_p", "max_tokens", "seed"):

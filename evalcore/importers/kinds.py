@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
@@ -198,7 +198,7 @@ def build_rubric(frame: Frame, order: list[str], values: dict[str, list[tuple[An
             criteria.append(
                 S.Criterion(
                     name=name,
-                    kind=kind,
+                    kind=cast(S.CriterionKind, kind),
                     threshold=threshold,
                     gate=name in ko.gates,
                     scale_min=scale[0] if scale else None,
@@ -228,6 +228,7 @@ def _infer_kind(frame: Frame, name: str, vals: list[tuple[Any, int]]) -> str:
                 row,
             )
         if not possible & kinds:
+            assert first is not None  # the first value's kinds always meet KIND_ORDER
             raise frame.err(
                 f"criterion {name!r}: cannot tell its kind: {v!r} does not fit with "
                 f"{first[0]!r} ({frame.where(first[1])}); pass --kind or "

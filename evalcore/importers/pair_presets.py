@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -198,8 +198,10 @@ def _read_jsonl(path: Path, what: str) -> list[tuple[str, dict]]:
 
 def _mt_bench_files(frame: Frame, o: PairOpts, x: PairExtras, qcol: str, ids: list[str], turns: list[int]) -> None:
     """Inputs from MT-Bench's question.jsonl, outputs from model_answer/<model>.jsonl."""
+    assert x.questions is not None and x.answers is not None  # the caller: given, and together
     qpath = Path(x.questions)
     questions: dict[str, dict] = {}
+    q: dict | None
     for where, q in _read_jsonl(qpath, "question file"):
         qid = q.get("question_id")
         t = q.get("turns")
@@ -212,7 +214,7 @@ def _mt_bench_files(frame: Frame, o: PairOpts, x: PairExtras, qcol: str, ids: li
     files = sorted(apath.glob("*.jsonl")) if apath.is_dir() else [apath]
     if apath.is_dir() and not files:
         raise InputError("holds no <model>.jsonl answer files", file=str(apath), field="--answers")
-    answers: dict[tuple[str, str], list[str]] = {}
+    answers: dict[tuple[str | None, str], list[str]] = {}  # arm None (no --arm-b): no answer
     for f in files:
         for where, a in _read_jsonl(f, "answer file"):
             model = f.stem if apath.is_dir() else a.get("model_id")
@@ -226,6 +228,7 @@ def _mt_bench_files(frame: Frame, o: PairOpts, x: PairExtras, qcol: str, ids: li
                 )
             answers[(model, str(a.get("question_id")))] = t
     arm_cols = (o.arm_a_col, o.arm_b_col)
+    arms_b: Sequence[str | None]
     if o.arm_a is not None:
         arms_a, arms_b = [o.arm_a] * frame.n, [o.arm_b] * frame.n
     else:
@@ -243,6 +246,8 @@ def _mt_bench_files(frame: Frame, o: PairOpts, x: PairExtras, qcol: str, ids: li
             what="an arm name",
             numbers_ok=True,
         )
+    out_a: list[str]
+    out_b: list[str]
     inputs, refs, classes, out_a, out_b = [], [], [], [], []
     for i in range(frame.n):
         raw_id = ids[i]

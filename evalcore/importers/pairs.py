@@ -117,7 +117,10 @@ def import_pairs(
             file=frame.name,
             field="--arm-a-col",
         )
+    arms_a: list[str]
+    arms_b: list[str]
     if o.arm_a is not None:
+        assert o.arm_b is not None  # both or neither (checked above)
         arms_a, arms_b = [o.arm_a] * frame.n, [o.arm_b] * frame.n
         arm_cols = ("--arm-a", "--arm-b")
     else:
@@ -133,6 +136,7 @@ def import_pairs(
         arms_a = col_text(frame, aa, required=True, what="an arm name", numbers_ok=True)
         arms_b = col_text(frame, ab, required=True, what="an arm name", numbers_ok=True)
         arm_cols = (aa, ab)
+    x: str | float | None
     for i, (x, y) in enumerate(zip(arms_a, arms_b)):
         if x.strip() == y.strip():
             raise frame.err(f"both answers are from arm {x!r}: a pair compares two arms", arm_cols[1], i)
@@ -159,7 +163,7 @@ def import_pairs(
     def choices(col: str | None, swapped: bool, model: bool = False) -> list[str | None]:
         if col is None:
             return [None] * frame.n
-        out = []
+        out: list[str | None] = []
         for i, v in enumerate(frame.data[col]):
             if _is_missing(v):
                 out.append(None)
@@ -193,6 +197,7 @@ def import_pairs(
     pair_of_row: list[int] = []
     pairs: list[dict] = []
     index: dict[tuple, int] = {}
+    k: tuple | int
     for i in range(frame.n):
         k = (ids[i], arms_a[i], arms_b[i], out_a[i], out_b[i]) if ann_col else (i,)
         if k not in index:
@@ -308,6 +313,7 @@ def import_pairs(
         for c in human_cols:
             judge(i, c, human[c][i], c)
         if ann is not None:
+            assert ann_choice is not None  # --annotator-col and --choice-col go together
             judge(i, ann[i], ann_choice[i], choice_col)
     # the model grader's verdicts
     pv: list[dict] = []

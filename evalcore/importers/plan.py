@@ -124,6 +124,7 @@ class Plan:
         self.data.mkdir(parents=True, exist_ok=True)
         written: list[Path] = []
         key_root_existed = self.key[2].exists() if self.key else True
+        m: S.SessionManifest | S.RunManifest
         try:
             store = Store(self.data, None)
 

@@ -6,7 +6,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
@@ -80,13 +80,17 @@ def _render_vars(vs: dict) -> str:
 
 def _pf_assertion_name(a: dict) -> str:
     m = a.get("metric")
-    base = m if isinstance(m, str) and m.strip() else (a.get("type") if isinstance(a.get("type"), str) else "assertion")
+    base = (
+        m
+        if isinstance(m, str) and m.strip()
+        else (cast(str, a.get("type")) if isinstance(a.get("type"), str) else "assertion")
+    )
     return base if H.is_valid_id(base) else _sanitise(base)
 
 
 def _pf_grader(a: dict, test: dict, config: dict) -> str | None:
     """The model grading one assertion, or None for a deterministic one."""
-    t = a.get("type") if isinstance(a.get("type"), str) else ""
+    t = cast(str, a.get("type")) if isinstance(a.get("type"), str) else ""
     if t.removeprefix("not-") not in PROMPTFOO_MODEL_GRADED:
         return None
     for cand in (
@@ -228,7 +232,7 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
                 c = _obj(doc, c, f"{w}.gradingResult.componentResults[{j}]")
                 a = c.get("assertion")
                 if a is None:
-                    asserts = test.get("assert") if isinstance(test.get("assert"), list) else []
+                    asserts = cast("list[Any]", test.get("assert")) if isinstance(test.get("assert"), list) else []
                     a = asserts[j] if j < len(asserts) and isinstance(asserts[j], dict) else {}
                 comps.append(
                     (
@@ -244,7 +248,7 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
             res.judge_in = _opt_count(doc, tok.get("prompt"), f"{w}.gradingResult.tokensUsed.prompt") or 0
             res.judge_out = _opt_count(doc, tok.get("completion"), f"{w}.gradingResult.tokensUsed.completion") or 0
     elif error:  # the provider failed: the test's assertions were never run
-        asserts = test.get("assert") if isinstance(test.get("assert"), list) else []
+        asserts = cast("list[Any]", test.get("assert")) if isinstance(test.get("assert"), list) else []
         comps = [(None, a, f"{w}.testCase.assert[{j}]") for j, a in enumerate(asserts) if isinstance(a, dict)]
     seen: dict[str, int] = {}
     for c, a, fld in comps:
@@ -268,11 +272,11 @@ def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     from evalcore.storage.paths import utcnow
 
     doc, top, summary, at, rs = read_promptfoo(path)
-    config = top.get("config") if isinstance(top.get("config"), dict) else {}
+    config = cast(dict, top.get("config")) if isinstance(top.get("config"), dict) else {}
     use_testidx = all(
         isinstance(r, dict) and isinstance(r.get("testIdx"), int) and not isinstance(r.get("testIdx"), bool) for r in rs
     )
-    templates = summary.get("prompts") if isinstance(summary.get("prompts"), list) else []
+    templates = cast("list[Any]", summary.get("prompts")) if isinstance(summary.get("prompts"), list) else []
     results = [_pf_result(doc, k, r, at, config, use_testidx, templates) for k, r in enumerate(rs)]
     # items: one per test case (testIdx, or the vars when the file has no testIdx)
     item_ids: dict[Any, str] = {}
@@ -351,7 +355,7 @@ def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
         f"evalcore import promptfoo ({Path(doc.file).name})",
     )
     user_gen, user_run = parse_knobs(o.knobs, doc.file)
-    meta = top.get("metadata") if isinstance(top.get("metadata"), dict) else {}
+    meta = cast(dict, top.get("metadata")) if isinstance(top.get("metadata"), dict) else {}
     now = utcnow()
     gen_summaries, run_summaries = [], []
     for rs_of_gen in gens.values():
@@ -382,6 +386,7 @@ def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
                 plan, gen_id, status="polluted" if errored else m.status, totals=_totals(plan.generations[-1][1])
             )
         rid = _fresh_id(data, "runs", name, taken)
+        verdicts: list[dict[str, Any]]
         verdicts, missing = [], 0
         for r, iid, rnd in round_of:
             for cname, c, a, fld in r.components:
@@ -415,7 +420,7 @@ def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
             ),
             **user_run,
         }
-        rstatus = "partial" if missing else "complete"
+        rstatus: S.Status = "partial" if missing else "complete"
         rm = S.RunManifest(
             run_id=rid,
             gen_id=gen_id,

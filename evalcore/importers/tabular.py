@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
@@ -219,6 +219,7 @@ def _finish(
     outputs = collect_outputs(frame, ids, rounds, cols["output"])
     # duplicate keys
     seen: dict[tuple, int] = {}
+    c: Cell | None
     for c in cells:
         k = (c.item_id, c.gen_round, c.criterion, c.slot)
         if k in seen:
@@ -252,10 +253,12 @@ def _finish(
         if _is_missing(c.value):
             continue
         try:
-            parsed[(c.item_id, c.gen_round, c.criterion, c.slot)] = parse_value(rubric.get(c.criterion), c.value)
+            parsed[(c.item_id, c.gen_round, c.criterion, c.slot)] = parse_value(
+                cast(S.Criterion, rubric.get(c.criterion)), c.value
+            )
         except ValueError as e:
             raise frame.err(
-                f"criterion {c.criterion!r} ({rubric.get(c.criterion).kind}): {e}",
+                f"criterion {c.criterion!r} ({cast(S.Criterion, rubric.get(c.criterion)).kind}): {e}",
                 _value_field(frame, c.criterion),
                 c.row,
             ) from None
@@ -293,6 +296,7 @@ def _finish(
         "criteria": {c.name: c.kind for c in rubric.criteria},
     }
     now = utcnow()
+    manifest: S.LabelSetManifest | S.RunManifest
     if o.human:
         if o.run_id is not None:
             raise InputError(
@@ -344,7 +348,7 @@ def _finish(
         )
         by_key = {(c.item_id, c.gen_round, c.criterion, c.slot): c for c in cells}
         judge_rounds = max([c.slot for c in cells] or [1])
-        verdicts = []
+        verdicts: list[dict[str, Any]] = []
         n_missing = 0
         for iid, r in sorted(outputs):
             for jr in range(1, judge_rounds + 1):

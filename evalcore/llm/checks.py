@@ -111,6 +111,7 @@ def run_check(spec: CheckSpec, output: str, reference: str | None = None) -> Out
         tol = spec.tolerance or 0.0
         if got is None:
             return Outcome(False, None, "no number", "the answer gives no number")
+        assert expected_v is not None
         ok = abs(got - expected_v) <= tol
         return Outcome(ok, got, f"{got:g}", f"{got:g} is {'within' if ok else 'outside'} {tol:g} of {expected_v:g}")
     if t == "json":

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from evalcore.errors import InputError
 from evalcore.llm.client import LOCAL_API_KEY, ModelAccessError, ParseError, Price, load_litellm
@@ -184,7 +184,7 @@ class Journal:
     @staticmethod
     def read(path: Path) -> list[dict]:
         """Every complete record (a torn last line is ignored)."""
-        out = []
+        out: list[dict] = []
         try:
             data = Path(path).read_bytes()
         except FileNotFoundError:
@@ -443,7 +443,7 @@ async def _one(
 ) -> None:
     if cache is not None and spec.cache_key in cache:
         hit = cache[spec.cache_key]
-        rec = {
+        rec: dict[str, Any] = {
             "type": "call",
             "call_id": spec.call_id,
             "ok": True,
@@ -626,7 +626,7 @@ class WorkDir:
         self.kind, self.id = kind, id_
         self.path = store.state_path(f"{kind}-in-progress", id_)
         self.done_root = store.state_path(f"{kind}-done")
-        self._lock_f = None
+        self._lock_f: IO[str] | None = None
 
     @property
     def plan_path(self) -> Path:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from evalcore.llm.plan import (
 )
 from evalcore.llm.prompts import POSTPROCESS_VERSION, POSTPROCESS_VERSIONS, PromptTemplate, derive, local_verdict
 from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
+from evalcore.stats.descriptive import percentile
 from evalcore.storage.paths import utcnow
 from evalcore.storage.store import Store
 
@@ -101,11 +101,8 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
 
 def _totals(call_rows: list[dict]) -> S.Totals:
     lat = [c["latency_ms"] for c in call_rows if c.get("latency_ms") is not None and not c.get("cache_hit")]
-    costs = [c.get("cost_usd") for c in call_rows]
-    p95 = None
-    if lat:
-        s = sorted(lat)
-        p95 = s[min(len(s) - 1, int(math.ceil(0.95 * len(s))) - 1)]
+    costs: list[Any] = [c.get("cost_usd") for c in call_rows]
+    p95 = percentile(lat, 95)
     return S.Totals(
         calls=len(call_rows),
         failed_calls=sum(1 for c in call_rows if c.get("error")),
@@ -226,7 +223,7 @@ def _manifest(
     version: str,
     wd_rel: str | None,
     extra_knobs: dict | None = None,
-    mode: str | None = None,
+    mode: S.HarnessMode | None = None,
     rubric: S.Rubric | None = None,
     template: PromptTemplate | None = None,
 ) -> S.RunManifest:
@@ -352,6 +349,7 @@ def judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
         for k in ("gen_id", "rubric", "mode", "model"):
             if not getattr(req, k):
                 raise InputError("is required (unless --resume)", field=f"--{k.replace('_id', '')}")
+        assert req.gen_id is not None and req.rubric is not None and req.model is not None
         run_id = req.run_id or _new_id("run")
         wd = WorkDir(store, "runs", run_id)
         plan = make_judge_plan(
@@ -361,7 +359,7 @@ def judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
             mode=req.mode,  # type: ignore[arg-type]
             model=req.model,
             rounds=req.rounds or 1,
-            temperature=req.temperature,  # type: ignore[arg-type]
+            temperature=req.temperature,
             seed=req.seed,
             field_order=req.field_order,
             prompt_variant=req.prompt_variant or "default",
@@ -487,7 +485,7 @@ def rederive(
                     raise InputError(f"criterion {c.name!r} ({c.kind}) has no threshold", field="--threshold")
                 t = thresholds[c.name]
                 lo, hi = (0.0, 1.0) if c.kind == "retrieval" else (c.scale_min, c.scale_max)
-                if not lo <= t <= hi:  # type: ignore[operator]
+                if not lo <= t <= hi:
                     raise InputError(f"{c.name}={t:g} is outside {lo:g}-{hi:g}", field="--threshold")
                 c = c.model_copy(update={"threshold": t})
             crits.append(c)

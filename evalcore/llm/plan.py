@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from evalcore.errors import InputError
 from evalcore.llm.client import (
@@ -76,12 +77,14 @@ def read_items_file(path: str | Path) -> list[tuple[str, int | None]]:
                 try:
                     rows.append(json.loads(line))
                 except ValueError as e:
-                    raise InputError(f"line {n} is not JSON ({e.msg})", file=p, field="items") from None
+                    raise InputError(
+                        f"line {n} is not JSON ({cast(json.JSONDecodeError, e).msg})", file=p, field="items"
+                    ) from None
     elif ext == ".json":
         try:
             data = json.loads(text)
         except ValueError as e:
-            raise InputError(f"not JSON ({e.msg})", file=p, field="items") from None
+            raise InputError(f"not JSON ({cast(json.JSONDecodeError, e).msg})", file=p, field="items") from None
         rows = data if isinstance(data, list) else [data]
     else:
         rows = [{"item_id": ln.strip()} for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
@@ -269,7 +272,7 @@ def build_judge(store: Store, plan: dict) -> Built:
                         model=model,
                         messages=messages,
                         params=params,
-                        parse=(lambda text, _c=crits: parse_verdicts(text, _c)),
+                        parse=cast(Callable[[str], Any], lambda text, _c=crits: parse_verdicts(text, _c)),
                         cache_key=call_hash(model, messages, params, jr),
                         price=price_of[model],
                         meta={
@@ -378,7 +381,7 @@ def check_resume_matches(plan: dict, given: dict) -> None:
 
 def dry_run_report(built: Built, *, local_verdicts: int, kind: str = "judge") -> dict:
     """Calls and an offline token and cost estimate; nothing is sent."""
-    rows = []
+    rows: list[dict[str, Any]] = []
     est_in = est_out = 0
     cost: float | None = 0.0
     unknown: set[str] = set()
@@ -416,7 +419,7 @@ def dry_run_report(built: Built, *, local_verdicts: int, kind: str = "judge") ->
         "tokens_out_est": est_out,
         "cost_usd_est": None if cost is None else round(cost, 6),
         "cost_unknown_models": sorted(unknown),
-        "prices": {m: (built.price_of.get(m).source if built.price_of.get(m) else None) for m in models},
+        "prices": {m: (cast(Price, built.price_of.get(m)).source if built.price_of.get(m) else None) for m in models},
         "tokenizer": {m: tokenizer_name(m) for m in models},
         "out_tokens_rule": (
             "per criterion in a call: 60 (binary, ordinal, continuous) or 110 (ternary), plus 5"

@@ -307,9 +307,9 @@ def parse_verdicts(text: str, crits: list[S.Criterion]) -> list[dict]:
         try:
             m = ANSWER_MODELS[c.kind].model_validate(v)
         except ValidationError as e:
-            x = e.errors()[0]
-            loc = ".".join(str(p) for p in x["loc"])
-            what = "is missing" if x["type"] == "missing" else f"is invalid ({x['msg']})"
+            detail = e.errors()[0]
+            loc = ".".join(str(p) for p in detail["loc"])
+            what = "is missing" if detail["type"] == "missing" else f"is invalid ({detail['msg']})"
             raise ParseError(f"{c.name}.{loc} {what}", text) from None
         entry: dict[str, Any] = {
             "criterion": c.name,
@@ -322,7 +322,7 @@ def parse_verdicts(text: str, crits: list[S.Criterion]) -> list[dict]:
             "triggered": None,
         }
         if isinstance(m, BinaryAnswer):
-            val = m.verdict
+            val: Any = m.verdict
             norm = ("pass" if val else "fail") if isinstance(val, bool) else str(val).strip().lower()
             if norm not in _PASS | _FAIL:
                 raise ParseError(f"{c.name}.verdict {_raw(val)!r} is not pass or fail", text)
@@ -384,7 +384,7 @@ def derive(c: S.Criterion, entry: dict, abstained: bool, on_abstain: str, versio
             f"unknown post-processing version {version!r} (known: {', '.join(POSTPROCESS_VERSIONS)})",
             field="--postprocess",
         )
-    raw = entry.get("raw_verdict")
+    raw: Any = entry.get("raw_verdict")
     score = entry.get("score")
     label = None
     if c.kind == "binary":

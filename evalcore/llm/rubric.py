@@ -59,7 +59,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pydantic import ValidationError
 
@@ -158,7 +158,7 @@ def _load(text: str, fmt: str, where: str) -> Any:
         raise InputError(f"does not parse as JSON: {e}", file=where, field="rubric") from None
 
 
-def _num(v: Any) -> bool:
+def _num(v: Any) -> TypeGuard[int | float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -277,9 +277,9 @@ def _check_kind(kind: str, c: dict, at: str, err) -> None:
         th = c.get("threshold")
         if th is None or not _num(th) or not 0 <= th <= 1:
             raise err(f"{at}.threshold", "a retrieval criterion needs a threshold between 0 and 1")
-        k = c.get("k")
-        if k is not None and (not isinstance(k, int) or isinstance(k, bool) or k < 1):
-            raise err(f"{at}.k", f"{k!r} is not a whole number >= 1")
+        cut = c.get("k")
+        if cut is not None and (not isinstance(cut, int) or isinstance(cut, bool) or cut < 1):
+            raise err(f"{at}.k", f"{cut!r} is not a whole number >= 1")
         if c.get("check") is not None:
             raise err(f"{at}.check", "a retrieval criterion has no check")
     if kind in LOCAL_KINDS:
@@ -309,10 +309,8 @@ def _check_examples(ex: Any, crit: S.Criterion, at: str, err) -> list[dict]:
         if crit.kind in ("ordinal", "continuous"):
             if (
                 not _num(v)
-                or not crit.scale_min <= v <= crit.scale_max
-                or (  # type: ignore[operator]
-                    crit.kind == "ordinal" and not float(v).is_integer()
-                )
+                or not crit.scale_min <= v <= crit.scale_max  # type: ignore[operator]
+                or (crit.kind == "ordinal" and not float(v).is_integer())
             ):
                 raise err(f"{a}.verdict", f"{v!r} is not a score on the scale {crit.scale_min:g}-{crit.scale_max:g}")
         r = e.get("reason")

@@ -9,9 +9,9 @@ import sqlite3
 from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-import pyarrow.parquet as pq
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from evalcore import pairwise as blinding
 from evalcore.contract import schema as S
@@ -187,7 +187,7 @@ def reviewer_order(
         return order
     gap = max(3, len(order) // 4)
     pos = {p: i for i, p in enumerate(order)}
-    near = [p for p in order if mirror_of.get(p) in pos and abs(pos[p] - pos[mirror_of[p]]) < gap]
+    near = [p for p in order if mirror_of.get(p) in pos and abs(pos[p] - pos[cast(str, mirror_of[p])]) < gap]
     return [p for p in order if p not in set(near)] + near
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -93,7 +94,7 @@ def _boot_interval(correct: np.ndarray, rng: np.random.Generator, n_boot: int, l
 def identifiability(
     left: np.ndarray,
     right: np.ndarray,
-    first_left: Sequence[bool],
+    first_left: Sequence[bool] | np.ndarray,
     *,
     seed: int,
     folds: int = DEFAULT_FOLDS,
@@ -143,7 +144,7 @@ def identifiability(
         if _cv_correct(d, rng.permutation(y), fold_of, k).mean() >= acc - 1e-12:
             hits += 1
     p_value = (1 + hits) / (1 + n_perm)
-    features = {}
+    features: dict[str, dict[str, Any]] = {}
     for j, name in enumerate(FEATURES):
         c = _cv_correct(d[:, [j]], y, fold_of, k)
         features[name] = {"accuracy": float(c.mean()), "interval": _boot_interval(c, rng, n_boot, level)}

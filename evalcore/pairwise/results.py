@@ -1,4 +1,6 @@
-"""pairwise.report."""
+"""The report of a closed pairwise session: win rates with paired intervals, people's and model
+graders' position consistency and agreement, identifiability of the arms (docs/PAIRWISE.md).
+The statistics are evalcore.stats' (kappa, alpha) and a seeded bootstrap over pairs."""
 
 from __future__ import annotations
 
@@ -11,59 +13,53 @@ from evalcore.errors import FormatError
 from evalcore.pairwise import leakage as blinding
 from evalcore.pairwise.grading import JudgmentStore, _people, _unblinded_path, load_pairs, unblinded
 from evalcore.pairwise.sessions import CHOICES
+from evalcore.stats import agreement
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- statistics (pure)
 
 
 def cohen_kappa(a: Sequence[str], b: Sequence[str], categories: Sequence[str] = CHOICES) -> dict:
-    """Cohen's kappa of two raters over the same units: (p_o - p_e) / (1 - p_e), with p_o the
-    share of agreement and p_e = sum_c p_a(c) p_b(c) the agreement expected from the raters'
-    marginals. Undefined (None with a reason) with no units or when p_e = 1 (both raters used
-    one and the same category throughout)."""
+    """Cohen's kappa of two raters' choices over the same pairs, as a report row: the statistic is
+    :func:`evalcore.stats.agreement.cohen_kappa` (unweighted) on the choices coded by
+    ``categories``. Undefined (None with a reason) with no pairs or when both raters used one and
+    the same choice throughout (chance agreement 1)."""
     n = len(a)
     if n != len(b):
         raise ValueError("cohen_kappa needs two equally long sequences")
     if n == 0:
         return {"kappa": None, "n": 0, "agreement": None, "reason": "no units rated by both"}
-    a, b = list(a), list(b)
-    po = sum(x == y for x, y in zip(a, b)) / n
-    pe = sum((a.count(c) / n) * (b.count(c) / n) for c in categories)
-    if pe >= 1 - 1e-12:
+    code = {c: i for i, c in enumerate(categories)}
+    po = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    s = agreement.cohen_kappa([code[x] for x in a], [code[y] for y in b], len(categories))
+    if s.value is None:
         return {
             "kappa": None,
             "n": n,
             "agreement": po,
             "reason": "both used a single category throughout: chance agreement is 1 and kappa is undefined",
         }
-    return {"kappa": (po - pe) / (1 - pe), "n": n, "agreement": po, "reason": None}
+    return {"kappa": s.value, "n": n, "agreement": po, "reason": None}
 
 
 def krippendorff_alpha_nominal(units: Sequence[Sequence[str]]) -> dict:
-    """Krippendorff's alpha for nominal values, any number of raters per unit (units with fewer
-    than two values are left out). With o_ck the coincidence counts (each ordered pair of values
-    within a unit weighted 1 / (m_u - 1)), n_c = sum_k o_ck and n = sum_c n_c:
-    alpha = 1 - (n - 1) * sum_{c != k} o_ck / sum_{c != k} n_c n_k. Undefined when a single value
-    occurs (no disagreement is possible)."""
-    units = [list(u) for u in units if len(u) >= 2]
-    cats = sorted({v for u in units for v in u})
-    if not units:
+    """Krippendorff's alpha for nominal choices, any number of people per pair (pairs with fewer
+    than two choices are left out), as a report row: the statistic is
+    :func:`evalcore.stats.agreement.krippendorff_alpha` (the ``krippendorff`` package) over a
+    slots x pairs array (alpha depends on the values within each unit, not on who gave them).
+    Undefined when a single value occurs (no disagreement is possible)."""
+    kept = [list(u) for u in units if len(u) >= 2]
+    cats = sorted({v for u in kept for v in u})
+    if not kept:
         return {"alpha": None, "units": 0, "reason": "no unit was rated by two or more people"}
     if len(cats) < 2:
-        return {"alpha": None, "units": len(units), "reason": "only one value occurs: alpha is undefined"}
-    idx = {c: i for i, c in enumerate(cats)}
-    o = np.zeros((len(cats), len(cats)))
-    for u in units:
-        m = len(u)
-        counts = np.zeros(len(cats))
-        for v in u:
-            counts[idx[v]] += 1
-        o += (np.outer(counts, counts) - np.diag(counts)) / (m - 1)
-    nc = o.sum(axis=1)
-    n = nc.sum()
-    off = o.sum() - np.trace(o)
-    exp = np.outer(nc, nc).sum() - (nc**2).sum()
-    return {"alpha": float(1 - (n - 1) * off / exp), "units": len(units), "reason": None}
+        return {"alpha": None, "units": len(kept), "reason": "only one value occurs: alpha is undefined"}
+    code = {c: i for i, c in enumerate(cats)}
+    data = np.full((max(len(u) for u in kept), len(kept)), float(agreement.MISSING))
+    for j, u in enumerate(kept):
+        data[: len(u), j] = [code[v] for v in u]
+    s = agreement.krippendorff_alpha(data, "nominal", len(cats))
+    return {"alpha": s.value, "units": len(kept), "reason": s.reason}
 
 
 def win_stats(scores: Sequence[float], *, seed: int, n_boot: int = 2000, level: float = 0.95) -> dict:
@@ -313,7 +309,7 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
         "by_reviewer": {r: {"consistent": sum(v), "n": len(v), "share": sum(v) / len(v)} for r, v in cons.items()},
     }
     # agreement between people on the original pairs
-    units = {}
+    units: dict[str, dict[str, str]] = {}
     for j in people:
         if not pairs[j["pair_id"]]["mirror_of"]:
             units.setdefault(j["pair_id"], {})[j["reviewer"]] = j["choice"]

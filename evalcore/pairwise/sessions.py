@@ -48,10 +48,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
-import pyarrow.parquet as pq
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from evalcore import pairwise as blinding
 from evalcore.contract import hashing as H
@@ -224,7 +224,7 @@ class SessionPlan:
 
 def _new_ids(rng: np.random.Generator, n: int) -> list[str]:
     used: set[str] = set()
-    out = []
+    out: list[str] = []
     while len(out) < n:
         pid = "p-" + "".join(ID_ALPHABET[i] for i in rng.integers(0, len(ID_ALPHABET), 12))
         if pid not in used:
@@ -336,7 +336,8 @@ def plan_session(
     candidates = np.flatnonzero(~held)
     mirrored = sorted(pub.choice(candidates, n_mirror, replace=False).tolist()) if n_mirror else []
 
-    pairs, key = [], []
+    pairs: list[dict[str, Any]] = []
+    key: list[dict[str, str]] = []
     names = (a0.name, a1.name)
     for k, iid in enumerate(items):
         first_left = bool(sides[k])
@@ -371,7 +372,7 @@ def plan_session(
     key.sort(key=lambda r: r["pair_id"])
 
     # the identifiability check, on the original pairs as a grader would see them
-    def oriented(texts):
+    def oriented(texts: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
         lt = [t[0] if sides[k] else t[1] for k, t in enumerate(texts)]
         rt = [t[1] if sides[k] else t[0] for k, t in enumerate(texts)]
         return blinding.feature_matrix(lt), blinding.feature_matrix(rt)
@@ -424,7 +425,7 @@ def plan_session(
         settings=settings,
         status="open",
         n_pairs=len(pairs),
-        source=source,
+        source=cast(Literal["made", "imported", "simulated"], source),
         simulated=simulated,
     )
     km = S.KeyManifest(session_id=session_id, arms={a0.name: a0.source, a1.name: a1.source}, created_at=created_at)

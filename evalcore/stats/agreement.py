@@ -265,12 +265,12 @@ def fleiss_kappa_from_sums(n_units: int, m: int, sum_sq: float, totals: Sequence
         return Stat(None, "no item has ratings from every rater: Fleiss' kappa is undefined")
     if m < 2:
         return Stat(None, "Fleiss' kappa needs at least two ratings per item")
-    totals = np.asarray(totals, dtype=float)
+    tot = np.asarray(totals, dtype=float)
     nm = n_units * m
-    if not math.isclose(totals.sum(), nm):
-        raise ValueError(f"category totals sum to {totals.sum()}, expected n_units * m = {nm}")
+    if not math.isclose(tot.sum(), nm):
+        raise ValueError(f"category totals sum to {tot.sum()}, expected n_units * m = {nm}")
     p_bar = (sum_sq - nm) / (nm * (m - 1))
-    pe = float(((totals / nm) ** 2).sum())
+    pe = float(((tot / nm) ** 2).sum())
     if 1.0 - pe <= 1e-12:
         return Stat(None, f"every rating of the {n_units} items is the same category: Fleiss' kappa is undefined")
     return Stat(float((p_bar - pe) / (1.0 - pe)))

@@ -420,6 +420,7 @@ def phi_interval_analytic(t: TwoByTwo, level: float = DEFAULT_LEVEL) -> tuple[fl
     s = phi(t)
     if not s.defined:
         return (None, None)
+    assert s.value is not None
     z = NormalDist().inv_cdf((1 + level) / 2)
     half = z * _phi_se(t, s.value)
     return (max(-1.0, s.value - half), min(1.0, s.value + half))

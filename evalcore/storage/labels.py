@@ -219,7 +219,7 @@ class LabelStore:
 
     # ---- what a label may say
     def _fingerprint(self) -> tuple:
-        out = []
+        out: list[int | None] = []
         for sub in ("runs", "labels"):
             try:
                 out.append((self.store.data / sub).stat().st_mtime_ns)
@@ -312,6 +312,7 @@ class LabelStore:
             if v.lower() in S.TERNARY_LABELS:
                 return v.lower()
             raise LabelError(f"{value!r} is not correct, partial or wrong", field="--value")
+        assert crit is not None
         try:
             x = float(v)
         except ValueError:
@@ -646,7 +647,7 @@ def export_labels(
 ) -> str | None:
     """Write current labels (or the whole history) as csv, json or parquet. Returns the text when
     ``out`` is None (csv, json only)."""
-    import pyarrow as pa
+    import pyarrow as pa  # type: ignore[import-untyped]
 
     rows = labels.history() if history else labels.current()
     if include_shipped:
@@ -659,7 +660,7 @@ def export_labels(
     if fmt == "parquet":
         if out is None:
             raise InputError("parquet needs --out FILE", field="--out")
-        import pyarrow.parquet as pq
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
         out.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(tbl, out)

@@ -24,7 +24,8 @@ from evalcore.storage.files import (
 )
 from evalcore.storage.paths import check_id, default_data_dir, default_keys_dir, default_state_dir, inside
 
-KINDS = {  # kind -> (directory, manifest file, manifest model, tables)
+# kind -> (directory, manifest file, manifest model, tables)
+KINDS: dict[str, tuple[str, str, type[S._Model], tuple[str, ...]]] = {
     "suite": ("suites", "manifest.json", S.SuiteManifest, ("items",)),
     "generation": ("generations", "manifest.json", S.GenerationManifest, ("outputs",)),
     "run": ("runs", "manifest.json", S.RunManifest, ("verdicts", "calls")),

@@ -46,9 +46,9 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
@@ -158,7 +158,7 @@ def _check_threshold(threshold: float) -> float:
     return float(threshold)
 
 
-def _criterion(name: str, kind: str, description: str, threshold: float) -> S.Criterion:
+def _criterion(name: str, kind: S.CriterionKind, description: str, threshold: float) -> S.Criterion:
     return S.Criterion(
         name=name, kind=kind, description=description, scale_min=SCALE[0], scale_max=SCALE[1], threshold=threshold
     )
@@ -446,6 +446,7 @@ class Bundle:
         existed = {s: (self.data / s).exists() for s in subs}
         self.data.mkdir(parents=True, exist_ok=True)
         written: list[Path] = []
+        m: S.SuiteManifest | S.GenerationManifest | S.LabelSetManifest | S.RunManifest
         try:
             store = Store(self.data, None)
 
@@ -532,6 +533,7 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
     items, outputs = [], []
     for sid, system in zip(hs.story_ids, hs.story_system):
         if real_text:
+            assert hs.texts is not None
             prompt, story, human = hs.texts[sid]
         else:
             prompt = (
@@ -542,7 +544,9 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
             human = None
         items.append({"item_id": sid, "input": prompt, "reference": human or None, "class": system, "holdout": False})
         outputs.append({"item_id": sid, "round": 1, "output": story, "abstained": False})
-    text_from = hs.stories_path.name if real_text else f"placeholders (no {HANNA_STORIES_FILE} in the folder)"
+    text_from = (
+        cast(Path, hs.stories_path).name if real_text else f"placeholders (no {HANNA_STORIES_FILE} in the folder)"
+    )
     b = Bundle(data)
     sm = S.SuiteManifest(
         suite_id=HANNA_SUITE,
@@ -607,7 +611,7 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
         )
     )
     run_rubric = S.Rubric(name="hanna-llm", criteria=[_criterion(c, "continuous", desc[c], threshold) for c in order])
-    runs_summary = []
+    runs_summary: list[dict[str, Any]] = []
     n_err_total = 0
     for judge, k in hs.judges:  # header order
         rid = hanna_run_id(judge, k)

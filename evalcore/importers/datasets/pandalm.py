@@ -143,7 +143,7 @@ def read_pandalm(source: str | Path) -> PandaSource:
                 file=str(tpath),
                 field="idx",
             )
-        row = {"idx": k}
+        row: dict[str, Any] = {"idx": k}
         for key in ("motivation_app", "cmp_key"):
             row[key] = _text(rec, key, tpath, k, src)
         # one instruction in the published file is a single space (its task is all in `input`): kept as given
@@ -214,6 +214,7 @@ class _Plan:
     key: tuple[S.KeyManifest, list[dict]] | None = None
 
     def dirs(self) -> list[Path]:
+        assert self.suite is not None and self.session is not None  # plan_pandalm sets every part
         out = [self.data / "suites" / self.suite[0].suite_id]
         out += [self.data / "generations" / m.gen_id for m, _ in self.generations]
         out += [self.data / "sessions" / self.session[0].session_id]
@@ -229,6 +230,7 @@ class _Plan:
                     file=str(d),
                     field=f"{d.parent.name[:-1]} id",
                 )
+        assert self.session is not None
         kd = self.keys / self.session[0].session_id
         if kd.exists():
             raise InputError(
@@ -239,6 +241,9 @@ class _Plan:
         from evalcore.storage.files import to_table
         from evalcore.storage.store import Store
 
+        assert self.suite is not None and self.session is not None and self.key is not None  # set by plan_pandalm
+        m: S.GenerationManifest | S.RunManifest
+        p: list[dict] | Path
         for rows, name in (
             [(self.suite[1], "items")]
             + [(r, "outputs") for _, r in self.generations]

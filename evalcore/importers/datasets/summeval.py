@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
@@ -42,6 +42,7 @@ def read_summeval(source: str | Path) -> SummEvalSource:
     text = _read_text(path)
     records: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], int] = {}
+    key: str | tuple[str, str]  # a field name, then the record's (doc_id, system_id)
     for ln, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
