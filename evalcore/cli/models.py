@@ -134,8 +134,9 @@ def generate(
     as_json,
 ) -> None:
     """The system under test answers a suite through litellm (rounds, tokens, cost, latency, abstained)."""
+    from evalcore.contract.knobs import parse_knobs
     from evalcore.llm.client import Interrupted
-    from evalcore.llm.generation import GenerateRequest, parse_knobs
+    from evalcore.llm.generation import GenerateRequest
     from evalcore.llm.generation import generate as gen
     from evalcore.llm.plan import format_dry_run, require_writable_data
 
@@ -252,8 +253,8 @@ def judge(
     as_json,
 ) -> None:
     """Judge a generation with a rubric in single, split or grouped mode; journaled and resumable."""
+    from evalcore.contract.knobs import parse_knobs
     from evalcore.llm.client import Interrupted
-    from evalcore.llm.generation import parse_knobs
     from evalcore.llm.judging import JudgeRequest
     from evalcore.llm.judging import judge as run_judge
     from evalcore.llm.plan import format_dry_run, require_writable_data
@@ -341,8 +342,8 @@ def judge_pairs(
     as_json,
 ) -> None:
     """A model grades every pair of a session in both orders; choices stored in as-shown terms."""
+    from evalcore.contract.knobs import parse_knobs
     from evalcore.llm.client import Interrupted
-    from evalcore.llm.generation import parse_knobs
     from evalcore.llm.pair_grader import judge_pairs as run_pairs
     from evalcore.llm.plan import format_dry_run, require_writable_data
 

@@ -3,6 +3,7 @@ from them, content hashes and ids. The bottom layer: imports nothing of evalcore
 """
 
 from .hashing import ID_PATTERN, content_hash, is_valid_id, outputs_hash, suite_hash, text_hash
+from .knobs import knob_value, parse_knobs
 from .schema import (
     MANIFESTS,
     SCHEMA_VERSION,
@@ -39,42 +40,44 @@ from .schema import (
 )
 
 __all__ = [
-    "ID_PATTERN",
-    "MANIFESTS",
-    "SCHEMA_VERSION",
-    "TABLES",
-    "TERNARY_LABELS",
     "CallRow",
     "CheckSpec",
     "Criterion",
     "CriterionKind",
     "GenerationManifest",
     "HarnessMode",
+    "ID_PATTERN",
     "ItemRow",
     "JudgmentRow",
     "KeyManifest",
     "KeyRow",
     "LabelRow",
     "LabelSetManifest",
+    "MANIFESTS",
     "OutputRow",
     "PairRow",
     "PairVerdictRow",
     "QuotaBound",
     "Rubric",
     "RunManifest",
+    "SCHEMA_VERSION",
     "SessionManifest",
     "SessionSettings",
     "Status",
     "SuiteChange",
     "SuiteManifest",
     "SuiteQuotas",
+    "TABLES",
+    "TERNARY_LABELS",
     "Totals",
     "VerdictRow",
     "arrow_schema",
     "content_hash",
     "format_markdown",
     "is_valid_id",
+    "knob_value",
     "outputs_hash",
+    "parse_knobs",
     "suite_hash",
     "text_hash",
 ]

@@ -49,6 +49,7 @@ from evalcore.demo.text import (
     ACCOUNT_SLOTS,
     ACCOUNT_TOPICS,
 )
+from evalcore.stats.descriptive import percentile
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- accounts
@@ -206,7 +207,7 @@ def write_accounts_generations(
                 tokens_out=int(sum(out.cols["tokens_out"])),
                 cost_usd=round(float(sum(out.cols["cost_usd"])), 6),
                 latency_ms_mean=round(float(lat.mean()), 1),
-                latency_ms_p95=round(float(np.percentile(lat, 95)), 1),
+                latency_ms_p95=round(float(percentile(lat, 95) or 0.0), 1),
             ),
             simulated=True,
         )

@@ -31,6 +31,7 @@ from evalcore.importers.frame import (
     WHOLE_FILE,
 )
 from evalcore.importers.plan import Plan
+from evalcore.stats.descriptive import percentile
 
 INSPECT_LOG_VERSION = 2
 INSPECT_STATUSES = ("started", "success", "cancelled", "error")
@@ -202,7 +203,7 @@ def _totals(rows: list[dict]) -> S.Totals:
     any output's cost is unknown)."""
     costs = [r.get("cost_usd") for r in rows]
     lats = sorted(r["latency_ms"] for r in rows if r.get("latency_ms") is not None)
-    p95 = lats[min(len(lats) - 1, math.ceil(0.95 * len(lats)) - 1)] if lats else None
+    p95 = percentile(lats, 95)
     return S.Totals(
         tokens_in=sum(r.get("tokens_in") or 0 for r in rows),
         tokens_out=sum(r.get("tokens_out") or 0 for r in rows),

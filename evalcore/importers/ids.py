@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from evalcore.contract import hashing as H
+from evalcore.contract.knobs import parse_knobs as parse_knobs_text
 from evalcore.errors import InputError, PathEscapeError
 from evalcore.importers.frame import GENERATION_KNOBS
-from evalcore.importers.kinds import _kv
 
 # --------------------------------------------------------------------------- ids and knobs
 
@@ -48,17 +47,13 @@ def _explicit_id(
 
 
 def parse_knobs(pairs: Iterable[str], file: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``--knob`` pairs -> (generation knobs, run knobs). Values that parse as JSON scalars are
-    numbers / booleans; everything else is kept as text."""
+    """``--knob`` pairs -> (generation knobs, run knobs), values read by
+    :func:`evalcore.contract.knobs.parse_knobs` (the same reading as generate and judge). A key
+    ``gen.K`` or ``run.K`` names its side; otherwise the generation's known knobs go to it and the
+    rest to the run."""
     gen: dict[str, Any] = {}
     run: dict[str, Any] = {}
-    for key, text in _kv(pairs, "--knob", file).items():
-        try:
-            val = json.loads(text)
-            if isinstance(val, (dict, list)) or val is None:
-                val = text
-        except json.JSONDecodeError:
-            val = text
+    for key, val in parse_knobs_text(pairs, field="--knob", file=file).items():
         if key.startswith("gen.") or key.startswith("run."):
             side, key = key.split(".", 1)
             if not key:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
 from evalcore.importers.frame import Frame, col_text
 from evalcore.importers.ids import _explicit_id, _fresh_id, outputs_hash, suite_hash
+from evalcore.storage.writer import DataWriter
 
 # --------------------------------------------------------------------------- items and outputs
 
@@ -115,65 +115,22 @@ class Plan:
                 raise FormatError(f"rows do not fit the contract: {e}", field=name) from None
 
     def write(self) -> None:
-        """Write every directory (each atomic); on failure remove what this import wrote."""
-        from evalcore.storage.store import Store
-
-        created_root = not self.data.exists()
-        subs = ("suites", "generations", "runs", "sessions", "labels")
-        existed = {s: (self.data / s).exists() for s in subs}
-        self.data.mkdir(parents=True, exist_ok=True)
-        written: list[Path] = []
-        key_root_existed = self.key[2].exists() if self.key else True
-        m: S.SessionManifest | S.RunManifest
-        try:
-            store = Store(self.data, None)
-
-            def claim(kind: str, id_: str) -> None:
-                # register the directory before writing it, and only if it is new: a failure after it
-                # landed is rolled back too, and nothing that was there before is ever removed
-                d = store.dir_of(kind, id_)
-                if not d.exists():
-                    written.append(d)
-
+        """Write every directory (each atomic); on failure remove what this import wrote
+        (:class:`evalcore.storage.writer.DataWriter`)."""
+        with DataWriter(self.data, self.key[2] if self.key else None) as w:
             if self.suite:
-                claim("suite", self.suite[0].suite_id)
-                store.write_suite(*self.suite)
+                w.suite(*self.suite)
             for gm, rows in self.generations:
-                claim("generation", gm.gen_id)
-                store.write_generation(gm, rows)
+                w.generation(gm, rows)
             if self.labelset:
-                claim("labelset", self.labelset[0].labelset_id)
-                store.write_labelset(*self.labelset)
+                w.labelset(*self.labelset)
             if self.session:
-                m, pairs, judgments = self.session
-                claim("session", m.session_id)
-                store.write_session(m, pairs, judgments)
+                w.session(*self.session)
             for m, verdicts, calls, pv in ([self.run] if self.run else []) + self.more_runs:
-                claim("run", m.run_id)
-                store.write_run(m, verdicts, calls, pv)
+                w.run(m, verdicts, calls, pv)
             if self.key:
                 km, rows, kdir = self.key
-                if not (kdir / km.session_id).exists():
-                    written.append(kdir / km.session_id)
-                store.write_key(km, rows, kdir)
-        except BaseException:
-            for p in reversed(written):
-                shutil.rmtree(p, ignore_errors=True)
-            if self.key and not key_root_existed:
-                _rmdir_quiet(self.key[2])
-            for s in subs:
-                if not existed[s]:
-                    _rmdir_quiet(self.data / s)
-            if created_root:
-                _rmdir_quiet(self.data)
-            raise
-
-
-def _rmdir_quiet(p: Path) -> None:
-    try:
-        p.rmdir()
-    except OSError:
-        pass
+                w.key(km, rows, kdir)
 
 
 def _data_dir(obj) -> Path:

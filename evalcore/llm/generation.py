@@ -20,7 +20,6 @@ Calls are journaled, resumable and cached exactly as judge calls are (:mod:`eval
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,23 +38,6 @@ from evalcore.storage.store import Store
 
 TEMPLATE = "generate-v1"
 DEFAULT_SYSTEM = "generate-default-system"
-
-
-def parse_knobs(pairs: tuple[str, ...] | list[str]) -> dict[str, Any]:
-    """``--knob key=value``: values read as JSON when they parse (numbers, true/false, lists), else text."""
-    out: dict[str, Any] = {}
-    for p in pairs:
-        if "=" not in p:
-            raise InputError(f"{p!r} is not key=value", field="--knob")
-        k, v = p.split("=", 1)
-        k = k.strip()
-        if not k:
-            raise InputError(f"{p!r} has an empty key", field="--knob")
-        try:
-            out[k] = json.loads(v)
-        except ValueError:
-            out[k] = v
-    return out
 
 
 def parse_answer(text: str) -> dict:

@@ -6,10 +6,7 @@ import contextlib
 import fcntl
 import json
 import math
-import os
 import re
-import shutil
-import tempfile
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -17,8 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from evalcore.analysis.suites import (
     NONE,
@@ -33,7 +30,7 @@ from evalcore.analysis.suites import (
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import EvalcoreError, FormatError, InputError, LabelError, NotFoundError
-from evalcore.storage.files import check_parquet, to_table, write_json_model
+from evalcore.storage.files import atomic_directory, check_parquet, to_table, write_json_model
 from evalcore.storage.paths import check_id, utcnow
 from evalcore.storage.store import Store
 
@@ -105,14 +102,6 @@ def _locked(root: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _items_table(table: pa.Table) -> pa.Table:
@@ -196,20 +185,11 @@ def repair(
             }
         )
         manifest = S.SuiteManifest.model_validate(manifest.model_dump(by_alias=True))
-        tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".tmp-v{n}-"))
         final = root / f"v{n}"
-        try:
+        with atomic_directory(final) as tmp:
             with open(tmp / "items.parquet", "wb") as fh:
                 pq.write_table(base, fh, compression="zstd")
-                fh.flush()
-                os.fsync(fh.fileno())
             write_json_model(tmp / "manifest.json", manifest)
-            _fsync_dir(tmp)
-            os.rename(tmp, final)
-            _fsync_dir(root)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
     return {
         "suite_id": suite_id,
         "version": n,

@@ -43,18 +43,19 @@ from .association import (
     wilson,
 )
 from .correlation import kendall_tau_b, mcnemar, spearman
+from .descriptive import percentile
 
 __all__ = [
     "ASSOCIATION_THRESHOLD",
-    "DEFAULT_LEVEL",
-    "MIN_PEOPLE",
-    "MISSING",
     "BootstrapInterval",
     "Classification",
     "CorrectedRate",
+    "DEFAULT_LEVEL",
     "InstrumentEvidence",
     "KappaInterval",
     "Kind",
+    "MIN_PEOPLE",
+    "MISSING",
     "PhiInterval",
     "Stat",
     "TwoByTwo",
@@ -72,6 +73,7 @@ __all__ = [
     "kendall_tau_b",
     "krippendorff_alpha",
     "mcnemar",
+    "percentile",
     "phi",
     "phi_interval",
     "phi_interval_analytic",

@@ -2,7 +2,18 @@
 (discovery, validation, DuckDB cursors over the Parquet files) and the SQLite label store.
 """
 
-from .files import Entry, atomic_write_bytes, check_parquet, read_json_model, to_table, write_json_model, write_parquet
+from .files import (
+    Entry,
+    atomic_directory,
+    atomic_write_bytes,
+    check_parquet,
+    fsync_dir,
+    read_json_model,
+    rmdir_quiet,
+    to_table,
+    write_json_model,
+    write_parquet,
+)
 from .labels import DB_NAME, EXPORT_COLUMNS, LABELS_SCHEMA_VERSION, OUTCOMES, LabelStore, export_labels
 from .paths import (
     DEFAULT_DATA,
@@ -17,20 +28,24 @@ from .paths import (
 )
 from .state import open_state_db, writable_state
 from .store import DUCKDB_CONFIG, KINDS, OPTIONAL_TABLES, Store
+from .writer import KIND_DIRS, DataWriter
 
 __all__ = [
     "DB_NAME",
     "DEFAULT_DATA",
     "DEFAULT_STATE_NAME",
     "DUCKDB_CONFIG",
+    "DataWriter",
     "EXPORT_COLUMNS",
+    "Entry",
     "KINDS",
+    "KIND_DIRS",
     "LABELS_SCHEMA_VERSION",
+    "LabelStore",
     "OPTIONAL_TABLES",
     "OUTCOMES",
-    "Entry",
-    "LabelStore",
     "Store",
+    "atomic_directory",
     "atomic_write_bytes",
     "bundled_demo",
     "check_id",
@@ -39,9 +54,11 @@ __all__ = [
     "default_keys_dir",
     "default_state_dir",
     "export_labels",
+    "fsync_dir",
     "inside",
     "open_state_db",
     "read_json_model",
+    "rmdir_quiet",
     "to_table",
     "utcnow",
     "writable_state",

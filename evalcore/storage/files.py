@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -197,3 +200,50 @@ class Entry:
     id: str
     path: Path
     manifest: Any
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new entry in ``path`` durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def rmdir_quiet(p: Path) -> None:
+    with contextlib.suppress(OSError):
+        p.rmdir()
+
+
+@contextlib.contextmanager
+def atomic_directory(final: Path, *, overwrite: bool = False) -> Iterator[Path]:
+    """Yield an empty temporary directory beside ``final``; when the block ends without an error
+    it replaces ``final`` in one rename (an existing ``final`` only with ``overwrite``; the caller
+    refuses otherwise). On an error the temporary directory is removed, and so is ``final``'s
+    parent if this call created it."""
+    parent_existed = final.parent.exists()
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".tmp-{final.name}-"))
+    try:
+        yield tmp
+        for p in tmp.iterdir():
+            if p.is_file():
+                with open(p, "rb") as fh:
+                    os.fsync(fh.fileno())
+        fsync_dir(tmp)
+        if final.exists():
+            if not overwrite:
+                raise FileExistsError(final)
+            old = final.with_name(f".old-{final.name}-{os.getpid()}")
+            os.replace(final, old)
+            os.replace(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, final)
+        fsync_dir(final.parent)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not parent_existed:  # a failed write leaves no directory behind, not even runs/
+            rmdir_quiet(final.parent)
+        raise

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,6 +14,7 @@ from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeEr
 from evalcore.storage.files import (
     Entry,
     _unreadable_table,
+    atomic_directory,
     check_parquet,
     read_json_model,
     write_json_model,
@@ -341,29 +339,11 @@ class Store:
         final = self.dir_of(kind, id_)
         if final.exists() and not overwrite:
             raise InputError(f"{kind} {id_!r} already exists", file=final, field=f"{kind} id")
-        parent_existed = final.parent.exists()
-        final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".tmp-{id_}-"))
-        try:
+        with atomic_directory(final, overwrite=overwrite) as tmp:
             write_json_model(tmp / KINDS[kind][1], manifest)
             for name, rows in tables.items():
                 if rows is not None:
                     write_parquet(tmp / f"{name}.parquet", rows, name)
-            if final.exists():
-                old = final.with_name(f".old-{id_}-{os.getpid()}")
-                os.replace(final, old)
-                os.replace(tmp, final)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            if not parent_existed:  # a failed write leaves no directory behind, not even runs/
-                try:
-                    final.parent.rmdir()
-                except OSError:
-                    pass
-            raise
         with self._lock:
             self._cache.pop((kind, id_), None)
         return self.get(kind, id_)
@@ -397,6 +377,9 @@ class Store:
             raise PathEscapeError("the keys directory must not be inside the data directory", file=kdir, field="--keys")
         check_id(manifest.session_id, "session id")
         d = inside(kdir, manifest.session_id)
-        write_json_model(d / "key.json", manifest)
-        write_parquet(d / "key.parquet", rows, "key")
+        if d.exists():
+            raise InputError(f"a key for session {manifest.session_id!r} already exists", file=d, field="--keys")
+        with atomic_directory(d) as tmp:
+            write_json_model(tmp / "key.json", manifest)
+            write_parquet(tmp / "key.parquet", rows, "key")
         return d

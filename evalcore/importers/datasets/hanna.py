@@ -42,7 +42,6 @@ import io
 import json
 import math
 import re
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -431,7 +430,7 @@ class Bundle:
     def write(self) -> None:
         """Write every directory (each atomic); on failure remove what this import wrote."""
         from evalcore.storage.files import to_table
-        from evalcore.storage.store import Store
+        from evalcore.storage.writer import DataWriter
 
         tables = (
             [(t, "items") for _, t in self.suites]
@@ -441,47 +440,15 @@ class Bundle:
         )
         for t, name in tables:  # content errors surface before the first byte is written
             to_table(t, name)
-        created_root = not self.data.exists()
-        subs = ("suites", "generations", "runs", "labels")
-        existed = {s: (self.data / s).exists() for s in subs}
-        self.data.mkdir(parents=True, exist_ok=True)
-        written: list[Path] = []
-        m: S.SuiteManifest | S.GenerationManifest | S.LabelSetManifest | S.RunManifest
-        try:
-            store = Store(self.data, None)
-
-            def claim(kind: str, id_: str) -> None:
-                d = store.dir_of(kind, id_)
-                if not d.exists():
-                    written.append(d)
-
-            for m, t in self.suites:
-                claim("suite", m.suite_id)
-                store.write_suite(m, t)
-            for m, t in self.generations:
-                claim("generation", m.gen_id)
-                store.write_generation(m, t)
-            for m, t in self.labelsets:
-                claim("labelset", m.labelset_id)
-                store.write_labelset(m, t)
-            for m, v, c in self.runs:
-                claim("run", m.run_id)
-                store.write_run(m, v, c)
-        except BaseException:
-            for p in reversed(written):
-                shutil.rmtree(p, ignore_errors=True)
-            for s in subs:
-                if not existed[s]:
-                    try:
-                        (self.data / s).rmdir()
-                    except OSError:
-                        pass
-            if created_root:
-                try:
-                    self.data.rmdir()
-                except OSError:
-                    pass
-            raise
+        with DataWriter(self.data) as w:
+            for sm, items in self.suites:
+                w.suite(sm, items)
+            for gm, outputs in self.generations:
+                w.generation(gm, outputs)
+            for lm, labels in self.labelsets:
+                w.labelset(lm, labels)
+            for rm, v, c in self.runs:
+                w.run(rm, v, c)
 
 
 def _slug(name: str) -> str:

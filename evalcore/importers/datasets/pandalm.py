@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,11 +238,9 @@ class _Plan:
 
     def write(self) -> None:
         from evalcore.storage.files import to_table
-        from evalcore.storage.store import Store
+        from evalcore.storage.writer import DataWriter
 
         assert self.suite is not None and self.session is not None and self.key is not None  # set by plan_pandalm
-        m: S.GenerationManifest | S.RunManifest
-        p: list[dict] | Path
         for rows, name in (
             [(self.suite[1], "items")]
             + [(r, "outputs") for _, r in self.generations]
@@ -251,44 +248,14 @@ class _Plan:
             + [x for _, v, c, p in self.runs for x in ((v, "verdicts"), (c, "calls"), (p, "pair_verdicts"))]
         ):
             to_table(rows, name)  # content errors surface before the first byte is written
-        created_root = not self.data.exists()
-        subs = ("suites", "generations", "runs", "sessions")
-        existed = {s: (self.data / s).exists() for s in subs}
-        keys_existed = self.keys.exists()
-        self.data.mkdir(parents=True, exist_ok=True)
-        written: list[Path] = []
-        try:
-            store = Store(self.data, None, keys_dir=self.keys)
-            written.append(self.data / "suites" / self.suite[0].suite_id)
-            store.write_suite(*self.suite)
-            for m, rows in self.generations:
-                written.append(self.data / "generations" / m.gen_id)
-                store.write_generation(m, rows)
-            written.append(self.data / "sessions" / self.session[0].session_id)
-            store.write_session(*self.session)
-            for m, v, c, p in self.runs:
-                written.append(self.data / "runs" / m.run_id)
-                store.write_run(m, v, c, p)
-            written.append(self.keys / self.key[0].session_id)
-            store.write_key(self.key[0], self.key[1], self.keys)
-        except BaseException:
-            for p in reversed(written):
-                shutil.rmtree(p, ignore_errors=True)
-            for s in subs:
-                if not existed[s]:
-                    _rmdir(self.data / s)
-            if not keys_existed:
-                _rmdir(self.keys)
-            if created_root:
-                _rmdir(self.data)
-            raise
-
-
-def _rmdir(p: Path) -> None:
-    try:
-        p.rmdir()
-    except OSError:
-        pass
+        with DataWriter(self.data, self.keys) as w:
+            w.suite(*self.suite)
+            for gm, rows in self.generations:
+                w.generation(gm, rows)
+            w.session(*self.session)
+            for rm, v, c, pv in self.runs:
+                w.run(rm, v, c, pv)
+            w.key(self.key[0], self.key[1], self.keys)
 
 
 def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_SEED) -> tuple[_Plan, dict[str, Any]]:
