@@ -95,3 +95,41 @@ def test_pairwise_kappa_and_alpha_are_the_statistics_packages():
         data[: len(u), j] = [code[v] for v in u]
     want = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=[0, 1, 2])
     assert pairwise.krippendorff_alpha_nominal(units)["alpha"] == pytest.approx(want)
+
+
+# --------------------------------------------------------------------------- the bootstrap engine
+
+
+def test_the_engine_draws_what_scipy_draws_and_refuses_hidden_seeds():
+    from scipy import stats as sst
+
+    from evalcore.stats.bootstrap import generator, percentile_interval, resample
+    d = np.random.default_rng(0).normal(0.1, 1.0, 120)
+    ours = percentile_interval(resample(lambda idx: d[idx].mean(axis=-1), d.size, 999, generator(7)), 0.95)
+    theirs = sst.bootstrap((d,), np.mean, n_resamples=999, confidence_level=0.95, method="percentile",
+                           random_state=np.random.default_rng(7), vectorized=True).confidence_interval
+    assert (ours.lo, ours.hi) == pytest.approx((theirs.low, theirs.high))
+    assert ours.used == 999
+    again = percentile_interval(resample(lambda idx: d[idx].mean(axis=-1), d.size, 999, generator(7)), 0.95)
+    assert again == ours
+    for bad in (None, True, 1.5, "7", []):
+        with pytest.raises(ValueError):
+            generator(bad)
+    undefined = percentile_interval(np.array([np.nan, 1.0, 2.0, np.nan]), 0.5)
+    assert undefined.used == 2
+
+
+def test_every_resampling_interval_goes_through_the_engine():
+    """No module draws resample indices of its own (the stratified audit correction draws per
+    stratum with the engine's generator; the queue's audit and the session ids are draws, not
+    resamples)."""
+    import re
+    root = Path(__file__).resolve().parent.parent / "evalcore"
+    offenders = []
+    for p in root.rglob("*.py"):
+        text = p.read_text()
+        if p.name == "bootstrap.py" or "demo" in p.parts:
+            continue
+        if re.search(r"\.integers\(0, n, size=\(", text) or "stats.bootstrap(" in text.replace("evalcore.stats.bootstrap", ""):
+            offenders.append(str(p.relative_to(root)))
+    assert offenders == []

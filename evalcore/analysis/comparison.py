@@ -33,6 +33,7 @@ from evalcore.analysis.selection import Selection, _hold, _sel_sql
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import InputError, NotFoundError
+from evalcore.stats.bootstrap import generator, percentile_interval, resample
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- knobs
@@ -168,6 +169,7 @@ def diff_knobs(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> list[dict[st
         ma, mb = _missing(va), _missing(vb)
         status = "not recorded" if ma and mb else "one side" if ma or mb else "held" if va == vb else "differs"
         r0 = ra or rb
+        assert r0 is not None  # every name is a knob of a or b
         out.append({"knob": n, "label": r0["label"], "side": r0["side"], "status": status, "a": va, "b": vb})
     return out
 
@@ -434,18 +436,11 @@ def _interval(
             "reason": "every item has the same delta" if n > 1 else "one item",
         }
     if d is not None:
-        r = sst.bootstrap(
-            (d,),
-            np.mean,
-            n_resamples=n_boot,
-            confidence_level=level,
-            method="percentile",
-            random_state=np.random.default_rng(seed),
-            vectorized=True,
-        )
+        dd = np.asarray(d, dtype=float)
+        iv = percentile_interval(resample(lambda idx: dd[idx].mean(axis=-1), dd.size, n_boot, generator(seed)), level)
         return {
-            "low": float(r.confidence_interval.low),
-            "high": float(r.confidence_interval.high),
+            "low": iv.lo,
+            "high": iv.hi,
             "method": f"bootstrap (percentile, {n_boot} resamples, seed {seed})",
         }
     half = float(sst.t.ppf(0.5 + level / 2, n - 1) * sd / math.sqrt(n))
@@ -980,7 +975,7 @@ def trend(
         f = pr["figures"][metric]
         if f["mean"] is None:  # no verdicts (a pairwise grader's run) or none under this selection
             continue
-        breaks = []
+        breaks: list[str] = []
         if prev is not None:
             for key, label in BREAK_KNOBS:
                 if getattr(prev[0], key) != getattr(m, key):

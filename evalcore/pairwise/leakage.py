@@ -19,6 +19,7 @@ from evalcore.pairwise.blinding import (
     _is_setext,
     word_count,
 )
+from evalcore.stats.bootstrap import percentile_interval, resample
 
 # --------------------------------------------------------------------------- features
 
@@ -85,10 +86,8 @@ def _cv_correct(d: np.ndarray, y: np.ndarray, folds: np.ndarray, k: int) -> np.n
 
 
 def _boot_interval(correct: np.ndarray, rng: np.random.Generator, n_boot: int, level: float) -> list[float]:
-    idx = rng.integers(0, len(correct), size=(n_boot, len(correct)))
-    means = correct[idx].mean(axis=1)
-    tail = (1 - level) / 2
-    return [float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))]
+    p = percentile_interval(resample(lambda idx: correct[idx].mean(axis=1), len(correct), n_boot, rng), level)
+    return [float(p.lo or 0.0), float(p.hi or 0.0)]
 
 
 def identifiability(

@@ -14,6 +14,7 @@ from evalcore.pairwise import leakage as blinding
 from evalcore.pairwise.grading import JudgmentStore, _people, _unblinded_path, load_pairs, unblinded
 from evalcore.pairwise.sessions import CHOICES
 from evalcore.stats import agreement
+from evalcore.stats.bootstrap import generator, percentile_interval, resample
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- statistics (pure)
@@ -72,9 +73,9 @@ def win_stats(scores: Sequence[float], *, seed: int, n_boot: int = 2000, level: 
     n = len(s)
     if n == 0:
         return {"pairs": 0, "win_rate": None, "interval": None, "sign_test": None, "reason": "no graded pairs"}
-    rng = np.random.default_rng([int(seed), 0xB007])
-    means = s[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
-    tail = (1 - level) / 2
+    iv = percentile_interval(
+        resample(lambda idx: s[idx].mean(axis=1), n, n_boot, generator([int(seed), 0xB007])), level
+    )
     a, b = int((s > 0.5).sum()), int((s < 0.5).sum())
     sign = {
         "a_pairs": a,
@@ -85,7 +86,7 @@ def win_stats(scores: Sequence[float], *, seed: int, n_boot: int = 2000, level: 
     return {
         "pairs": n,
         "win_rate": float(s.mean()),
-        "interval": [float(np.quantile(means, tail)), float(np.quantile(means, 1 - tail))],
+        "interval": [iv.lo, iv.hi],
         "level": level,
         "sign_test": sign,
         "reason": None,

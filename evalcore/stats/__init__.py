@@ -42,11 +42,13 @@ from .association import (
     ternary_headline,
     wilson,
 )
+from .bootstrap import BLOCK, Percentiles, Seed, generator, percentile_interval, resample
 from .correlation import kendall_tau_b, mcnemar, spearman
 from .descriptive import percentile
 
 __all__ = [
     "ASSOCIATION_THRESHOLD",
+    "BLOCK",
     "BootstrapInterval",
     "Classification",
     "CorrectedRate",
@@ -56,7 +58,9 @@ __all__ = [
     "Kind",
     "MIN_PEOPLE",
     "MISSING",
+    "Percentiles",
     "PhiInterval",
+    "Seed",
     "Stat",
     "TwoByTwo",
     "Weights",
@@ -69,16 +73,19 @@ __all__ = [
     "corrected_pass_rate",
     "fleiss_kappa",
     "fleiss_kappa_from_sums",
+    "generator",
     "kappa_from_confusion",
     "kendall_tau_b",
     "krippendorff_alpha",
     "mcnemar",
     "percentile",
+    "percentile_interval",
     "phi",
     "phi_interval",
     "phi_interval_analytic",
     "phi_interval_bootstrap",
     "phi_intervals_paired",
+    "resample",
     "rogan_gladen",
     "spearman",
     "strict_majority",

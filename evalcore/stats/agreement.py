@@ -35,6 +35,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from evalcore.stats.association import Stat
+from evalcore.stats.bootstrap import generator, percentile_interval, resample
 
 MISSING = -1
 Weights = Literal["linear", "quadratic"] | None
@@ -90,14 +91,6 @@ def _k(k: int | None, *arrays: np.ndarray) -> int:
     if top > k or any(x.size and int(x.min()) < 0 for x in arrays):
         raise ValueError(f"category codes must lie in 0..{k - 1}")
     return int(k)
-
-
-def _rng(seed) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an int (or a numpy Generator), got {seed!r}")
-    return np.random.default_rng(int(seed))
 
 
 def _check_level(level: float) -> None:
@@ -207,7 +200,7 @@ def cohen_kappa_interval(
     a, b, *, seed, k: int | None = None, weights: Weights = None, n_boot: int = 1000, level: float = 0.95
 ) -> KappaInterval:
     """:func:`cohen_kappa` with a percentile bootstrap interval over items: ``n_boot`` resamples
-    with replacement drawn by ``numpy.random.default_rng(seed)``; the ``(1 - level)/2`` and
+    with replacement drawn by ``numpy.random.defaultgenerator(seed)``; the ``(1 - level)/2`` and
     ``(1 + level)/2`` quantiles of the resampled kappas. A resample whose kappa is undefined is
     dropped and counted (``n_used``). Same seed and data, same interval."""
     _check_level(level)
@@ -219,25 +212,19 @@ def cohen_kappa_interval(
     n = int(a.size)
     if s.value is None:
         return KappaInterval(None, None, None, n, level, n_boot, 0, weights, s.reason)
-    rng = _rng(seed)
     w = weight_matrix(k, weights)
     cell = a * k + b
-    vals = np.empty(n_boot)
-    chunk = max(1, min(n_boot, 2_000_000 // max(n, 1)))
-    done = 0
-    while done < n_boot:
-        m = min(chunk, n_boot - done)
-        idx = rng.integers(0, n, size=(m, n))
+
+    def kappas(idx: np.ndarray) -> np.ndarray:
+        m = idx.shape[0]
         codes = cell[idx] + (k * k) * np.arange(m)[:, None]
-        counts = np.bincount(codes.ravel(), minlength=m * k * k).reshape(m, k, k)
-        vals[done : done + m] = _kappa_counts(counts, w)
-        done += m
-    ok = vals[~np.isnan(vals)]
-    if ok.size == 0:
+        return _kappa_counts(np.bincount(codes.ravel(), minlength=m * k * k).reshape(m, k, k), w)
+
+    p = percentile_interval(resample(kappas, n, n_boot, generator(seed)), level)
+    if p.lo is None or p.hi is None:
         return KappaInterval(s.value, None, None, n, level, n_boot, 0, weights, "no resample had a defined kappa")
-    lo, hi = np.quantile(ok, [(1 - level) / 2, (1 + level) / 2])
-    reason = None if ok.size == n_boot else f"{n_boot - ok.size} of {n_boot} resamples had no kappa and were dropped"
-    return KappaInterval(s.value, float(lo), float(hi), n, level, n_boot, int(ok.size), weights, reason)
+    reason = None if p.used == n_boot else f"{n_boot - p.used} of {n_boot} resamples had no kappa and were dropped"
+    return KappaInterval(s.value, p.lo, p.hi, n, level, n_boot, p.used, weights, reason)
 
 
 def accuracy(a, b) -> Stat:
@@ -458,7 +445,7 @@ def corrected_pass_rate(
         return CorrectedRate(
             None, None, None, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot, 0, est.reason
         )
-    rng = _rng(seed)
+    rng = generator(seed)
     p_star = rng.binomial(observed_n, p_obs, size=n_boot) / observed_n
     mult = np.zeros((n_boot, j.size))  # how often each case is drawn in each resample
     for s in labels:
@@ -474,10 +461,9 @@ def corrected_pass_rate(
         jj = se_b + sp_b - 1.0
         vals = np.clip((p_star + sp_b - 1.0) / jj, 0.0, 1.0)
     vals = np.where((pos > 0) & (neg > 0) & (jj > 1e-12), vals, np.nan)
+    iv = percentile_interval(vals, level)
+    lo, hi = iv.lo, iv.hi
     ok = vals[~np.isnan(vals)]
-    lo = hi = None
-    if ok.size:
-        lo, hi = (float(x) for x in np.quantile(ok, [(1 - level) / 2, (1 + level) / 2]))
     reason = est.reason
     if ok.size < n_boot:
         reason = "; ".join(

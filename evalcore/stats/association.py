@@ -36,6 +36,8 @@ from typing import Literal, NamedTuple
 import numpy as np
 from scipy import stats as _st
 
+from evalcore.stats.bootstrap import generator, percentile_interval, resample
+
 #: |phi| that counts as an association worth a class (see :func:`classify_association`).
 ASSOCIATION_THRESHOLD = 0.25
 #: Two-sided level of the phi intervals the class rule reads: 90%, i.e. each bound is a
@@ -308,14 +310,6 @@ def conditioned_rates(t: TwoByTwo, *, a: str = "A", b: str = "B", level: float =
 # --------------------------------------------------------------------------------------------
 
 
-def _rng(seed) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise ValueError(f"seed must be an int (or a numpy Generator), got {seed!r}")
-    return np.random.default_rng(int(seed))
-
-
 def _bootstrap_phis(
     columns: list[tuple[np.ndarray, np.ndarray]], n: int, rng: np.random.Generator, n_boot: int
 ) -> np.ndarray:
@@ -331,25 +325,19 @@ def _bootstrap_phis(
         x[:, 3 * j] = a & b
         x[:, 3 * j + 1] = a
         x[:, 3 * j + 2] = b
-    out = np.empty((n_boot, k), dtype=float)
-    chunk = max(1, min(n_boot, 2_000_000 // max(n, 1)))
-    done = 0
-    while done < n_boot:
-        m = min(chunk, n_boot - done)
-        idx = rng.integers(0, n, size=(m, n))
+
+    def phis(idx: np.ndarray) -> np.ndarray:
+        m = idx.shape[0]
         w = np.bincount((idx + n * np.arange(m)[:, None]).ravel(), minlength=m * n).reshape(m, n)
         s = w @ x  # (m, 3k): n11, r1, c1 per pair
-        out[done : done + m] = _phi_from_counts(s[:, 0::3], s[:, 1::3], s[:, 2::3], n)
-        done += m
-    return out
+        return _phi_from_counts(s[:, 0::3], s[:, 1::3], s[:, 2::3], n)
+
+    return resample(phis, n, n_boot, rng).reshape(n_boot, k)
 
 
 def _percentile(values: np.ndarray, level: float) -> BootstrapInterval:
-    ok = values[~np.isnan(values)]
-    if ok.size == 0:
-        return BootstrapInterval(None, None, 0)
-    lo, hi = np.quantile(ok, [(1 - level) / 2, (1 + level) / 2])
-    return BootstrapInterval(float(lo), float(hi), int(ok.size))
+    p = percentile_interval(values, level)
+    return BootstrapInterval(p.lo, p.hi, p.used)
 
 
 def phi_interval_bootstrap(
@@ -357,7 +345,7 @@ def phi_interval_bootstrap(
 ) -> BootstrapInterval:
     """Percentile bootstrap interval for phi over answers.
 
-    Draws ``n_boot`` resamples of the answers with replacement (``numpy.random.default_rng(seed)``),
+    Draws ``n_boot`` resamples of the answers with replacement (``numpy.random.defaultgenerator(seed)``),
     computes phi on each, and returns the ``(1 - level)/2`` and ``(1 + level)/2`` quantiles
     (numpy's default linear interpolation) as ``(lo, hi, n_used)``. The default level 0.90 makes
     each bound a one-sided 95% bound.
@@ -375,7 +363,7 @@ def phi_interval_bootstrap(
     _check_level(level)
     if n_boot < 1:
         raise ValueError(f"n_boot must be positive, got {n_boot}")
-    rng = _rng(seed)
+    rng = generator(seed)
     if a.size == 0:
         return BootstrapInterval(None, None, 0)
     return _percentile(_bootstrap_phis([(a, b)], a.size, rng, n_boot)[:, 0], level)
@@ -493,7 +481,7 @@ def phi_intervals_paired(
     sizes = {p[0].size for p in pairs}
     if len(sizes) > 1:
         raise ValueError(f"paired instruments must cover the same answers, got lengths {sorted(sizes)}")
-    rng = _rng(seed)
+    rng = generator(seed)
     n = sizes.pop() if sizes else 0
     if analytic_above is not None and n > analytic_above:
         return {name: _analytic(TwoByTwo.from_fails(a, b), level) for name, (a, b) in zip(names, pairs)}
