@@ -97,7 +97,7 @@ def test_no_module_imports_a_package_door_of_its_own_package():
     mods = _modules()
     bad = []
     for m, p in mods.items():
-        if p.name == "__init__.py":
+        if p.name == "__init__.py" or m == "evalcore.__main__":  # `python -m evalcore` runs the CLI's door
             continue
         for target, names, line in _imports(p):
             if target in mods and mods[target].name == "__init__.py" and target != "evalcore":
@@ -141,3 +141,20 @@ def test_import_linter_contracts_hold():
     r = subprocess.run([str(exe), "--no-cache"], cwd=REPO, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "Contracts: 4 kept, 0 broken." in r.stdout
+
+
+def test_no_domain_function_takes_the_command_lines_context_object():
+    """The importers took ``obj`` (the CLI's context) to find --data; now every function outside
+    evalcore.cli takes plain values."""
+    bad = []
+    for m, p in _modules().items():
+        if m.startswith("evalcore.cli"):
+            continue
+        for n in ast.walk(ast.parse(p.read_text())):
+            if isinstance(n, ast.Attribute) and n.attr in ("data_opt", "state_opt", "find_root", "ensure_object"):
+                bad.append(f"{p.relative_to(REPO)}:{n.lineno}: .{n.attr}")
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                a.arg == "ctx" for a in n.args.args + n.args.kwonlyargs
+            ):
+                bad.append(f"{p.relative_to(REPO)}:{n.lineno}: {n.name}(ctx)")
+    assert bad == []

@@ -52,12 +52,6 @@ CODES = [c[2] for c in HANNA_CRITERIA]
 SE_CRIT = ["coherence", "consistency", "fluency", "relevance"]
 
 
-class Obj:
-    """What the CLI hands an importer: the --data option."""
-
-    def __init__(self, data):
-        self.data_opt = None if data is None else str(data)
-
 
 def _store(data: Path) -> Store:
     return Store(data, data.parent / "state-unused")
@@ -110,7 +104,7 @@ def _hanna(tmp_path: Path, threshold: float = 3.0, stories: bool = False) -> tup
         shutil.copy(GOLDEN / "hanna" / "hanna_metric_scores_llm.csv", src)
         shutil.copy(GOLDEN / "hanna-stories" / "hanna_stories_annotations.csv", src)
     data = tmp_path / "data"
-    return data, import_hanna(Obj(data), src, threshold)
+    return data, import_hanna(data, src, threshold)
 
 
 def test_hanna_fixture_round_trip(tmp_path):
@@ -203,7 +197,7 @@ def test_hanna_threshold_option(tmp_path):
                      [st.path_of("labelset", "hanna-mean", "labels")])
     assert row == [{"passed": False}]  # 3.666... < 4
     with pytest.raises(InputError, match="--threshold"):
-        import_hanna(Obj(tmp_path / "d2"), GOLDEN / "hanna", 7)
+        import_hanna(tmp_path / "d2", GOLDEN / "hanna", 7)
 
 
 # --------------------------------------------------------------------------- SummEval fixture
@@ -225,7 +219,7 @@ SE = [  # (doc, system, summary, coherence, consistency, fluency, relevance) as 
 
 def test_summeval_fixture_round_trip(tmp_path):
     data = tmp_path / "data"
-    s = import_summeval(Obj(data), GOLDEN / "summeval")
+    s = import_summeval(data, GOLDEN / "summeval")
     assert (s["items"], s["outputs"], s["labels"]) == (3, 6, 24)
     assert s["gen_ids"] == ["summeval-M2", "summeval-M11"]  # natural order of the system ids
     st = _store(data)
@@ -313,7 +307,7 @@ def test_hanna_malformed_input_is_refused_and_nothing_written(tmp_path, label, e
     _edit_hanna(src, edit)
     data = tmp_path / "data"
     with pytest.raises(InputError) as e:
-        import_hanna(Obj(data), src)
+        import_hanna(data, src)
     msg = e.value.message
     assert "\n" not in msg
     assert msg.startswith(f"{src / 'hanna_metric_scores_llm.csv'}: {field}: "), msg
@@ -342,7 +336,7 @@ def test_hanna_stories_file_mismatch_is_refused(tmp_path, row, col, value, probl
     shutil.copy(GOLDEN / "hanna-stories" / "hanna_stories_annotations.csv", src)
     _edit_stories(src, row, col, value)
     with pytest.raises(InputError) as e:
-        import_hanna(Obj(tmp_path / "data"), src)
+        import_hanna(tmp_path / "data", src)
     assert e.value.message.startswith(f"{src / 'hanna_stories_annotations.csv'}: {col}: ")
     assert problem in e.value.message
     assert not (tmp_path / "data").exists()
@@ -382,7 +376,7 @@ def test_summeval_malformed_input_is_refused_and_nothing_written(tmp_path, label
     (src / "summeval_expert_avg.jsonl").write_text("\n".join(edit(_se_lines())), encoding="utf-8")
     data = tmp_path / "data"
     with pytest.raises(InputError) as e:
-        import_summeval(Obj(data), src)
+        import_summeval(data, src)
     msg = e.value.message
     assert "\n" not in msg and msg.startswith(f"{src / 'summeval_expert_avg.jsonl'}: {field}: "), msg
     assert problem in msg, msg
@@ -393,16 +387,16 @@ def test_missing_files_and_folders(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(InputError, match="hanna_metric_scores_llm.csv: file is missing"):
-        import_hanna(Obj(tmp_path / "d"), empty)
+        import_hanna(tmp_path / "d", empty)
     with pytest.raises(InputError, match="summeval_expert_avg.jsonl: file is missing"):
-        import_summeval(Obj(tmp_path / "d"), empty)
+        import_summeval(tmp_path / "d", empty)
     with pytest.raises(InputError, match="DIR: folder does not exist"):
-        import_hanna(Obj(tmp_path / "d"), tmp_path / "nope")
+        import_hanna(tmp_path / "d", tmp_path / "nope")
     with pytest.raises(InputError, match="is not a folder"):
-        import_summeval(Obj(tmp_path / "d"), GOLDEN / "summeval" / "summeval_expert_avg.jsonl")
+        import_summeval(tmp_path / "d", GOLDEN / "summeval" / "summeval_expert_avg.jsonl")
     (empty / "summeval_expert_avg.jsonl").write_text("\n\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"\(whole file\): file is empty"):
-        import_summeval(Obj(tmp_path / "d"), empty)
+        import_summeval(tmp_path / "d", empty)
     assert not (tmp_path / "d").exists()
 
 
@@ -418,25 +412,25 @@ def test_gzipped_sources_are_read(tmp_path):
 
 def test_refuses_demo_missing_data_and_a_second_import(tmp_path):
     with pytest.raises(InputError, match="bundled demo"):
-        import_hanna(Obj(DEMO), GOLDEN / "hanna")
+        import_hanna(DEMO, GOLDEN / "hanna")
     with pytest.raises(InputError, match="pass --data DIR"):
-        import_summeval(Obj(None), GOLDEN / "summeval")
+        import_summeval(None, GOLDEN / "summeval")
     data = tmp_path / "data"
-    import_hanna(Obj(data), GOLDEN / "hanna")
-    import_summeval(Obj(data), GOLDEN / "summeval")
+    import_hanna(data, GOLDEN / "hanna")
+    import_summeval(data, GOLDEN / "summeval")
     before = tree_hash(data)
     with pytest.raises(InputError) as e:
-        import_hanna(Obj(data), GOLDEN / "hanna")
+        import_hanna(data, GOLDEN / "hanna")
     assert e.value.message == (f"{data / 'suites' / 'hanna'}: suite id: HANNA is already imported here (suite "
                                f"'hanna' exists); import into another --data directory, or remove the earlier "
                                f"import first")
     with pytest.raises(InputError, match="SummEval is already imported here"):
-        import_summeval(Obj(data), GOLDEN / "summeval")
+        import_summeval(data, GOLDEN / "summeval")
     # any one id already taken is enough (here a run left by someone else)
     other = tmp_path / "other"
     (other / "runs" / "hanna-chatgpt-p1").mkdir(parents=True)
     with pytest.raises(InputError, match="run 'hanna-chatgpt-p1' exists"):
-        import_hanna(Obj(other), GOLDEN / "hanna")
+        import_hanna(other, GOLDEN / "hanna")
     assert tree_hash(data) == before and sorted(p.name for p in other.rglob("*")) == ["hanna-chatgpt-p1", "runs"]
 
 
@@ -453,7 +447,7 @@ def test_a_failed_write_leaves_nothing_behind(tmp_path, monkeypatch):
     monkeypatch.setattr(Store, "write_run", flaky)
     data = tmp_path / "data"
     with pytest.raises(OSError, match="disk full"):
-        import_hanna(Obj(data), GOLDEN / "hanna")
+        import_hanna(data, GOLDEN / "hanna")
     assert not data.exists()
 
 
@@ -507,9 +501,9 @@ TOL = 1e-9
 def real(tmp_path_factory):
     data = tmp_path_factory.mktemp("real") / "data"
     t0 = time.perf_counter()
-    h = import_hanna(Obj(data), SHARED / "hanna")
+    h = import_hanna(data, SHARED / "hanna")
     t1 = time.perf_counter()
-    s = import_summeval(Obj(data), SHARED / "summeval_bartscore")
+    s = import_summeval(data, SHARED / "summeval_bartscore")
     t2 = time.perf_counter()
     return data, h, s, (t1 - t0, t2 - t1)
 

@@ -45,7 +45,7 @@ _THRESHOLD_HELP = (
 @click.pass_obj
 def import_hanna_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     """Import HANNA (DIR holds hanna_metric_scores_llm.csv[.gz]): stories, crowd ratings, LLM judges."""
-    s = import_hanna(obj, source, threshold)
+    s = import_hanna(obj.data_opt, source, threshold)
     ls = ", ".join(f"{k} ({v['labels']} labels by {', '.join(v['annotators'])})" for k, v in s["labelsets"].items())
     err = f", {s['errored_verdicts']} outside 1-5 recorded as errors" if s["errored_verdicts"] else ""
     _emit(
@@ -65,7 +65,7 @@ def import_hanna_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
 @click.pass_obj
 def import_summeval_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     """Import SummEval expert means (DIR holds summeval_expert_avg.jsonl[.gz])."""
-    s = import_summeval(obj, source, threshold)
+    s = import_summeval(obj.data_opt, source, threshold)
     _emit(
         s,
         as_json,
@@ -153,7 +153,7 @@ def register_tools(group: click.Group) -> None:
             list(knobs),
             description,
         )
-        s = import_inspect(obj, log, o)
+        s = import_inspect(obj.data_opt, log, o)
         text = _text_summary(s) + f"; log status {s['status']}, run {s['run_status']}"
         _emit(s, as_json, text)
 
@@ -207,7 +207,7 @@ def register_tools(group: click.Group) -> None:
             description,
             id_prefix,
         )
-        s = import_promptfoo(obj, file, o)
+        s = import_promptfoo(obj.data_opt, file, o)
         runs = "; ".join(
             f"run {r['run_id']} on generation {r['gen_id']} ({r['verdicts']} verdicts"
             + (f", {r['missing_verdicts']} not graded" if r["missing_verdicts"] else "")
@@ -405,7 +405,7 @@ def register(group: click.Group) -> None:
     @click.pass_obj
     def import_long_cmd(obj, file: str, criterion_col, value_col, as_json: bool, **kw) -> None:
         """Import one row per item x criterion [x generation round] [x judge round]."""
-        s = import_long(obj, file, _opts(file, kw), criterion_col, value_col)
+        s = import_long(obj.data_opt, file, _opts(file, kw), criterion_col, value_col)
         _emit(s, as_json, _text_summary(s))
 
     @group.command("wide")
@@ -420,7 +420,7 @@ def register(group: click.Group) -> None:
     @click.pass_obj
     def import_wide_cmd(obj, file: str, reason_suffix: str, as_json: bool, **kw) -> None:
         """Import one row per item [x round], one column per criterion."""
-        s = import_wide(obj, file, _opts(file, kw), reason_suffix)
+        s = import_wide(obj.data_opt, file, _opts(file, kw), reason_suffix)
         _emit(s, as_json, _text_summary(s))
 
     @group.command("pairs")
@@ -567,7 +567,7 @@ def register(group: click.Group) -> None:
             answers=kw["answers"],
             judge_col=kw["judge_col"],
         )
-        s = import_pairs(obj, file, o, pairs_preparer(extras))
+        s = import_pairs(obj.data_opt, file, o, pairs_preparer(extras))
         _emit(
             s,
             as_json,
@@ -600,7 +600,7 @@ def register(group: click.Group) -> None:
 def import_pandalm_cmd(obj, source: str, keys: str | None, seed: int, as_json: bool) -> None:
     """Import PandaLM (DIR holds testset-v1.json and the two judges' files): a closed pairwise
     session with three annotators, and gpt-3.5-turbo and PandaLM-7B as model graders."""
-    s = import_pandalm(obj, source, keys=keys, seed=seed)
+    s = import_pandalm(obj.data_opt, source, keys=keys, seed=seed)
     if as_json:
         click.echo(json.dumps(s, indent=1, default=str))
         return

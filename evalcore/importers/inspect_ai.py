@@ -40,7 +40,7 @@ from evalcore.importers.frame import (
 )
 from evalcore.importers.ids import _explicit_id, _fresh_id, _sanitise, parse_knobs
 from evalcore.importers.kinds import KindOptions, _number, build_rubric, parse_value, raw_text
-from evalcore.importers.plan import Plan, _data_dir, plan_generation, plan_suite
+from evalcore.importers.plan import Plan, plan_generation, plan_suite, target_data_dir
 
 # --------------------------------------------------------------------------- Inspect AI
 
@@ -378,7 +378,7 @@ class ToolOpts:
     id_prefix: str | None = None
 
 
-def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
+def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[str, Any]:
     from evalcore.storage.paths import utcnow
 
     log = read_inspect(path)
@@ -484,7 +484,7 @@ def import_inspect(obj, path: str, o: ToolOpts) -> dict[str, Any]:
         for v, fld, s, scorer in values[crit]:
             by_sample.setdefault((s.item_id, s.epoch), {})[names[crit]] = (v, s.scores[scorer].get("explanation"), fld)
     letter_of = {names[c]: k for c, k in letter_kind.items()}
-    data = _data_dir(obj)
+    data = target_data_dir(data_opt)
     plan = Plan(data)
     taken: set = set()
     base = _sanitise(Path(log.file).stem)

@@ -29,7 +29,7 @@ from evalcore.importers.frame import (
 )
 from evalcore.importers.ids import _explicit_id, _fresh_id, _sanitise
 from evalcore.importers.kinds import _number, _token
-from evalcore.importers.plan import ItemCols, Plan, _data_dir, collect_items, plan_generation, plan_suite
+from evalcore.importers.plan import ItemCols, Plan, collect_items, plan_generation, plan_suite, target_data_dir
 
 # --------------------------------------------------------------------------- pairs
 
@@ -89,7 +89,10 @@ class PairOpts:
 
 
 def import_pairs(
-    obj, path: str, o: PairOpts, prepare: Callable[[Frame, PairOpts], tuple[Frame, PairOpts]] | None = None
+    data_opt: str | Path | None,
+    path: str,
+    o: PairOpts,
+    prepare: Callable[[Frame, PairOpts], tuple[Frame, PairOpts]] | None = None,
 ) -> dict[str, Any]:
     """``prepare`` may rewrite the frame and the options first (the Arena / MT-Bench presets and the
     conversation / answer-file columns of evalcore.importers.common)."""
@@ -221,7 +224,7 @@ def import_pairs(
             arm_outputs.setdefault(arm, {})[(p["item_id"], r)] = text
     arms = list(arm_outputs)
 
-    data = _data_dir(obj)
+    data = target_data_dir(data_opt)
     plan = Plan(data)
     taken: set = set()
     base = _sanitise(Path(frame.name).stem)

@@ -133,16 +133,18 @@ class Plan:
                 w.key(km, rows, kdir)
 
 
-def _data_dir(obj) -> Path:
+def target_data_dir(data_opt: str | Path | None) -> Path:
+    """The data directory an import writes into: the --data option's value, refused when absent,
+    not a directory, or the bundled demo (which is never written)."""
     from evalcore.storage.paths import DEFAULT_DATA
 
-    if obj is None or getattr(obj, "data_opt", None) is None:
+    if data_opt is None:
         raise InputError(
             "import writes into a data directory: pass --data DIR before the command (or set "
             "EVALCORE_DATA); the bundled demo is never written",
             field="--data",
         )
-    data = Path(obj.data_opt)
+    data = Path(data_opt)
     if data.exists() and not data.is_dir():
         raise InputError("is not a directory", file=str(data), field="--data")
     if data.resolve() == DEFAULT_DATA.resolve():

@@ -34,7 +34,7 @@ from evalcore.importers.frame import (
 )
 from evalcore.importers.ids import _fresh_id, _sanitise, parse_knobs
 from evalcore.importers.inspect_ai import ToolOpts
-from evalcore.importers.plan import Plan, _data_dir, plan_generation, plan_suite
+from evalcore.importers.plan import Plan, plan_generation, plan_suite, target_data_dir
 
 # --------------------------------------------------------------------------- promptfoo
 
@@ -268,7 +268,7 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
     return res
 
 
-def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
+def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[str, Any]:
     from evalcore.storage.paths import utcnow
 
     doc, top, summary, at, rs = read_promptfoo(path)
@@ -338,7 +338,7 @@ def import_promptfoo(obj, path: str, o: ToolOpts) -> dict[str, Any]:
     graders = list(dict.fromkeys(g for info in crit_info.values() for g in info["graders"]))
     judge_model = o.judge_model or (", ".join(graders) if graders else "promptfoo-assertions (deterministic, no model)")
 
-    data = _data_dir(obj)
+    data = target_data_dir(data_opt)
     plan = Plan(data)
     taken: set = set()
     prefix = _sanitise(o.id_prefix) if o.id_prefix else _sanitise(Path(doc.file).stem)

@@ -23,11 +23,11 @@ from evalcore.importers.kinds import KindOptions, Parsed, _value_field, build_ru
 from evalcore.importers.plan import (
     ItemCols,
     Plan,
-    _data_dir,
     collect_items,
     collect_outputs,
     plan_generation,
     plan_suite,
+    target_data_dir,
 )
 
 # --------------------------------------------------------------------------- long / wide
@@ -109,7 +109,9 @@ def _base_columns(frame: Frame, o: Opts) -> dict[str, str | None]:
     return cols
 
 
-def import_long(obj, path: str, o: Opts, criterion_col: str | None, value_col: str | None) -> dict[str, Any]:
+def import_long(
+    data_opt: str | Path | None, path: str, o: Opts, criterion_col: str | None, value_col: str | None
+) -> dict[str, Any]:
     frame = read_frame(path, o.input_format)
     cols = _base_columns(frame, o)
     ccol = resolve_column(frame, "--criterion-col", criterion_col, "criterion", required=True)
@@ -133,10 +135,10 @@ def import_long(obj, path: str, o: Opts, criterion_col: str | None, value_col: s
     values = frame.data[vcol]
     cells = [Cell(ids[i], rounds[i], crit_names[i], slots[i], values[i], reasons[i], i) for i in range(frame.n)]
     keycols = [c for c in (cols["item"], cols["gen_round"], ccol, cols["judge_round"] or cols["annotator"]) if c]
-    return _finish(obj, frame, o, cols, ids, rounds, order, cells, keycols)
+    return _finish(data_opt, frame, o, cols, ids, rounds, order, cells, keycols)
 
 
-def import_wide(obj, path: str, o: Opts, reason_suffix: str) -> dict[str, Any]:
+def import_wide(data_opt: str | Path | None, path: str, o: Opts, reason_suffix: str) -> dict[str, Any]:
     frame = read_frame(path, o.input_format)
     cols = _base_columns(frame, o)
     mapped = {c for c in cols.values() if c}
@@ -181,7 +183,7 @@ def import_wide(obj, path: str, o: Opts, reason_suffix: str) -> dict[str, Any]:
                 continue  # an annotator who did not label this criterion
             cells.append(Cell(ids[i], rounds[i], c, slots[i], v, creasons[i], i))
     keycols = [c for c in (cols["item"], cols["gen_round"], cols["judge_round"] or cols["annotator"]) if c]
-    return _finish(obj, frame, o, cols, ids, rounds, order, cells, keycols)
+    return _finish(data_opt, frame, o, cols, ids, rounds, order, cells, keycols)
 
 
 def _row_keys(frame: Frame, cols: dict, o: Opts):
@@ -199,7 +201,7 @@ def _row_keys(frame: Frame, cols: dict, o: Opts):
 
 
 def _finish(
-    obj,
+    data_opt: str | Path | None,
     frame: Frame,
     o: Opts,
     cols: dict,
@@ -212,7 +214,7 @@ def _finish(
     """Shared tail of long and wide: items, outputs, rubric, rows, the plan; write; summary."""
     from evalcore.storage.paths import utcnow
 
-    data = _data_dir(obj)
+    data = target_data_dir(data_opt)
     items = collect_items(
         frame, ItemCols(cols["item"], cols["input"], cols["context"], cols["reference"], cols["class"])
     )

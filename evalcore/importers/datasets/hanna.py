@@ -681,14 +681,16 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
     return b, summary
 
 
-def import_hanna(obj, source: str | Path, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
-    """Read, check and write HANNA into the data directory of ``obj`` (the CLI context, or anything
+def import_hanna(
+    data_opt: str | Path | None, source: str | Path, threshold: float = DEFAULT_THRESHOLD
+) -> dict[str, Any]:
+    """Read, check and write HANNA into the data directory ``data_opt`` (the --data option; anything
     with ``data_opt``). Returns the summary printed by the command."""
-    from evalcore.importers.plan import _data_dir
+    from evalcore.importers.plan import target_data_dir
 
     t0 = time.perf_counter()
     threshold = _check_threshold(threshold)
-    data = _data_dir(obj)
+    data = target_data_dir(data_opt)
     hs = read_hanna(source)
     bundle, summary = plan_hanna(data, hs, threshold)
     bundle.refuse_existing("HANNA")

@@ -467,14 +467,14 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
 
 
 def import_pandalm(
-    obj, source: str | Path, *, keys: str | Path | None = None, seed: int = DEFAULT_SEED
+    data_opt: str | Path | None, source: str | Path, *, keys: str | Path | None = None, seed: int = DEFAULT_SEED
 ) -> dict[str, Any]:
-    """Read, check and write PandaLM into the data directory of ``obj`` (the CLI context)."""
-    from evalcore.importers.plan import _data_dir
+    """Read, check and write PandaLM into the data directory ``data_opt`` (the --data option)."""
+    from evalcore.importers.plan import target_data_dir
     from evalcore.storage.paths import default_keys_dir
 
     t0 = time.perf_counter()
-    data = _data_dir(obj)
+    data = target_data_dir(data_opt)
     kdir = Path(keys).absolute() if keys else default_keys_dir(data)
     kres = kdir.resolve()
     if kres == data.resolve() or kres.is_relative_to(data.resolve()):

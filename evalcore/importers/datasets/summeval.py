@@ -193,13 +193,15 @@ def plan_summeval(data: Path, se: SummEvalSource, threshold: float) -> tuple[Bun
     return b, summary
 
 
-def import_summeval(obj, source: str | Path, threshold: float = DEFAULT_THRESHOLD) -> dict[str, Any]:
-    """Read, check and write SummEval into the data directory of ``obj``."""
-    from evalcore.importers.plan import _data_dir
+def import_summeval(
+    data_opt: str | Path | None, source: str | Path, threshold: float = DEFAULT_THRESHOLD
+) -> dict[str, Any]:
+    """Read, check and write SummEval into the data directory ``data_opt`` (the --data option)."""
+    from evalcore.importers.plan import target_data_dir
 
     t0 = time.perf_counter()
     threshold = _check_threshold(threshold)
-    data = _data_dir(obj)
+    data = target_data_dir(data_opt)
     se = read_summeval(source)
     bundle, summary = plan_summeval(data, se, threshold)
     bundle.refuse_existing("SummEval")
