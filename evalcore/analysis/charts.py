@@ -93,7 +93,7 @@ def failure_shares(criteria: list[Mapping[str, Any]]) -> alt.Chart:
     )
 
 
-def class_heatmap(by_class: list[Mapping[str, Any]], criteria: Iterable[str]) -> alt.LayerChart:
+def class_heatmap(by_class: list[Mapping[str, Any]], criteria: Iterable[str]) -> alt.LayerChart | alt.FacetChart:
     """Fail rate by item class (rows) and criterion (columns), from attribution's ``by_class``.
     One row per (class, criterion): class, criterion, failed, judged, fail_rate, label."""
     rows = [
@@ -446,7 +446,7 @@ def projection_bars(rows: list[Mapping[str, Any]]) -> alt.FacetChart:
     )
 
 
-def trend_lines(points: list[Mapping[str, Any]], metric: str = "all_pass") -> alt.LayerChart:
+def trend_lines(points: list[Mapping[str, Any]], metric: str = "all_pass") -> alt.LayerChart | alt.FacetChart:
     """A headline across runs over time from :func:`evalcore.analysis.comparison.trend`: one line per segment
     (the line breaks where the judge model, judge prompt, rubric or suite changed) and a labelled
     rule at each break. Points carry run, value, spread and status as tooltips."""
@@ -493,7 +493,7 @@ def trend_lines(points: list[Mapping[str, Any]], metric: str = "all_pass") -> al
     return alt.layer(lines, rules, labels).properties(height=280, title=f"{metric} over time")
 
 
-def round_dots(figures: Mapping[str, Mapping[str, Any]], a: str = "baseline", b: str = "candidate") -> alt.Chart:
+def round_dots(figures: Mapping[str, Mapping[str, Any]], a: str = "baseline", b: str = "candidate") -> alt.FacetChart:
     """Each figure per generation round for two configurations (dots) with the mean (tick): the
     spread is visible beside every headline. ``figures`` is :func:`evalcore.analysis.comparison.compare`'s."""
     rows = []

@@ -403,7 +403,7 @@ def project(
         raise InputError("S, c_k, output tokens, prices and latency must be finite numbers", field="projection")
     sum_c, sum_o = float(sum(criterion_tokens_in)), float(sum(out_tokens))
     base = items * rounds
-    rows = []
+    rows: list[dict[str, Any]] = []
     for mode, g in (("single", 1), ("grouped", int(groups)), ("split", k)):
         tin = base * (g * float(shared_tokens_in) + sum_c)
         tout = base * sum_o
@@ -459,7 +459,7 @@ def _projection(
     if not measured or s is None:
         return {"available": False, "reason": "no completed call with measured tokens in", "rows": []}
     by_name = {r["criterion"]: r for r in crit_rows}
-    o = {n: by_name.get(n, {}).get("out_tokens_per_verdict") for n in names}
+    o: dict[str, Any] = {n: by_name.get(n, {}).get("out_tokens_per_verdict") for n in names}
     known_o = [v for v in o.values() if v is not None]
     if not known_o:
         return {"available": False, "reason": "no completed call with measured tokens out", "rows": []}

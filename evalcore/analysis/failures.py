@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
@@ -66,7 +66,7 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
     criteria = []
     for c in crits:
         r = by_name.get(c.name, {"verdicts": 0, "judged": 0, "failed": 0, "errored": 0})
-        lo, hi = stats.wilson(r["failed"], r["judged"]) if r["judged"] else (None, None)
+        lo, hi = cast(tuple[float, float], stats.wilson(r["failed"], r["judged"])) if r["judged"] else (None, None)
         criteria.append(
             {
                 "criterion": c.name,
@@ -120,7 +120,9 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
             "passed": answers["all_pass"],
             "of": complete,
             "rate": answers["all_pass"] / complete if complete else None,
-            "ci95": list(stats.wilson(answers["all_pass"], complete)) if complete else [None, None],
+            "ci95": list(cast(tuple[float, float], stats.wilson(answers["all_pass"], complete)))
+            if complete
+            else [None, None],
         },
         "gates": {
             "criteria": gates,

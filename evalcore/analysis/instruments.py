@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -15,7 +15,9 @@ from evalcore.storage.store import Store
 # --------------------------------------------------------------------------- instruments
 
 
-def _pair_kind(mode: str, groups: list[list[str]] | None, a: str, b: str) -> str:
+def _pair_kind(
+    mode: str, groups: list[list[str]] | None, a: str, b: str
+) -> Literal["single", "one_criterion", "people", "other"]:
     """How two criteria were judged in an instrument: in one call (`single`), in separate calls
     (`one_criterion`), by `people`, or unknown (`other`: an imported run)."""
     if mode == "single":
@@ -86,7 +88,11 @@ def _gold_overrides(store: Store, gen_id: str) -> list[dict[str, Any]]:
 
 
 def _pivot_sql(
-    rows_sql: str, rows_params: list[Any], criteria: list[str], tag: str, numeric: set[str] = frozenset()
+    rows_sql: str,
+    rows_params: list[Any],
+    criteria: list[str],
+    tag: str,
+    numeric: set[str] | frozenset[str] = frozenset(),
 ) -> tuple[str, list[Any]]:
     """One row per answer: a fail flag (1.0 / 0.0 / NULL) per criterion, and a score for the
     numeric ones."""
@@ -103,7 +109,7 @@ def _pivot_sql(
     )
 
 
-def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int) -> dict[str, np.ndarray]:
+def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int) -> dict[str, Any]:
     """Join the pivots of several instruments on the answers where every one has a verdict on every
     criterion; return the columns as numpy arrays."""
     ctes, params = [], []
@@ -123,10 +129,10 @@ def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int) 
         res = cur.execute(sql, params).fetchnumpy()
     finally:
         cur.close()
-    out = {}
+    out: dict[str, Any] = {}  # the columns, and "n" the number of answers
     for k, v in res.items():
         if isinstance(v, np.ma.MaskedArray):
-            v = v.astype(float).filled(np.nan)
+            v = cast(np.ma.MaskedArray, v.astype(float)).filled(np.nan)  # numpy's stubs type astype as ndarray
         out[k] = np.asarray(v)
     out["n"] = len(next(iter(out.values()))) if out else 0
     return out
@@ -227,13 +233,14 @@ def association(
     # one paired draw of resampled answers serves every pair and every run (the same seed gives the
     # same resamples, so this equals drawing per pair, at a fraction of the cost); people apart
     index = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    machine_cols = {
+    # keyed (instrument, i, j): stats.phi_intervals_paired types its keys as str but takes any key
+    machine_cols: dict[Any, tuple[np.ndarray, np.ndarray]] = {
         (inst["name"], i, j): (fails(machines, inst["tag"], i), fails(machines, inst["tag"], j))
         for inst in instruments
         if inst["name"] != PEOPLE
         for i, j in index
     }
-    all_ivs = (
+    all_ivs: dict[Any, stats.PhiInterval] = (
         stats.phi_intervals_paired(machine_cols, seed=seed, n_boot=n_boot, level=level, analytic_above=analytic_above)
         if n_m
         else {}
@@ -241,7 +248,10 @@ def association(
     if people is not None and n_p:
         all_ivs.update(
             stats.phi_intervals_paired(
-                {(PEOPLE, i, j): (fails(people, "hp", i), fails(people, "hp", j)) for i, j in index},
+                cast(
+                    dict[Any, tuple[np.ndarray, np.ndarray]],
+                    {(PEOPLE, i, j): (fails(people, "hp", i), fails(people, "hp", j)) for i, j in index},
+                ),
                 seed=seed,
                 n_boot=n_boot,
                 level=level,

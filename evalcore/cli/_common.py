@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from evalcore.storage.store import Store
 
 
 class Ctx:
@@ -14,10 +17,10 @@ class Ctx:
         self.state_opt = state
         # set by --include-holdout (evalcore.cli.suite): every command passes it on explicitly
         self.include_holdout = False
-        self._store = None
+        self._store: Store | None = None
 
     @property
-    def store(self):
+    def store(self) -> Store:
         if self._store is None:
             from evalcore.storage.store import Store
 

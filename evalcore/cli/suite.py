@@ -89,6 +89,7 @@ def _with_holdout(cmd: click.Command, name: str) -> None:
         return
     cmd.params.append(click.Option(["--include-holdout"], is_flag=True, default=False, help=HOLDOUT_HELP))
     original = cmd.callback
+    assert original is not None  # every command in HOLDOUT_COMMANDS has one
 
     @functools.wraps(original)
     def callback(*args: Any, include_holdout: bool = False, **kwargs: Any) -> Any:

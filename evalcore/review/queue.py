@@ -101,7 +101,7 @@ _VCOLS = {
 
 def runs_on(store: Store, gen_id: str) -> list[str]:
     """The runs on a generation that hold per-criterion verdicts (a pairwise grader holds none)."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     store.generation(gen_id)
     out = []
@@ -747,6 +747,7 @@ def decision_values(crit: S.Criterion | None) -> list[str]:
         return list(S.TERNARY_LABELS)
     if (
         kind == "ordinal"
+        and crit is not None
         and crit.scale_min is not None
         and crit.scale_max is not None
         and crit.scale_max - crit.scale_min <= 10

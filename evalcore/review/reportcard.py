@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, cast
 
 import numpy as np
 
@@ -54,13 +54,14 @@ UNPARSEABLE = "unparseable"
 # --------------------------------------------------------------------------- coding the values
 
 
-def scale_of(crit: S.Criterion | None) -> tuple[list[str], str | None, str]:
+def scale_of(crit: S.Criterion | None) -> tuple[list[str], A.Weights, Literal["nominal", "ordinal", "interval"]]:
     """(categories in order, kappa weights, Krippendorff level) of a criterion."""
     kind = crit.kind if crit else "binary"
     if kind == "ternary":
         return ["wrong", "partial", "correct"], "quadratic", "ordinal"
     if (
         kind == "ordinal"
+        and crit is not None
         and crit.scale_min is not None
         and crit.scale_max is not None
         and crit.scale_max - crit.scale_min <= 10
@@ -149,7 +150,7 @@ def gold_of(rows: list[dict[str, Any]]) -> tuple[dict[tuple, dict[str, Any]], di
         else:
             by[key]["shipped"].append(r["value"])
     gold: dict[tuple, dict[str, Any]] = {}
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for key, srcs in by.items():
         for source, vals in (("state", srcs["state"]), ("shipped", srcs["mean"] or srcs["shipped"])):
             if not vals:
@@ -164,7 +165,9 @@ def gold_of(rows: list[dict[str, Any]]) -> tuple[dict[tuple, dict[str, Any]], di
     return gold, {"state": counts["state"], "shipped": counts["shipped"], "split": counts["split"]}
 
 
-def _rater_stats(rows: list[dict[str, Any]], cats: list[str], weights: str | None, level: str) -> dict[str, Any]:
+def _rater_stats(
+    rows: list[dict[str, Any]], cats: list[str], weights: A.Weights, level: Literal["nominal", "ordinal", "interval"]
+) -> dict[str, Any]:
     """Agreement between people on one criterion: Cohen's kappa for each pair of fixed people
     (on the cases both labelled), Fleiss' kappa on the cases every rater labelled, Krippendorff's
     alpha on every case with two labels or more."""
@@ -285,7 +288,7 @@ def _vs_gold(
     judge: list[str | None],
     gold: list[str],
     cats: list[str],
-    weights: str | None,
+    weights: A.Weights,
     *,
     seed: int,
     n_boot: int,
@@ -295,12 +298,12 @@ def _vs_gold(
     code = {c: k for k, c in enumerate(cats)}
     keep = [k for k, j in enumerate(judge) if j is not None and j in code]
     g = np.array([code[gold[k]] for k in keep], dtype=np.int64)
-    j = np.array([code[judge[k]] for k in keep], dtype=np.int64)
+    j = np.array([code[cast(str, judge[k])] for k in keep], dtype=np.int64)
     iv = A.cohen_kappa_interval(g, j, seed=seed, k=len(cats), weights=weights, n_boot=n_boot, level=level)
     acc = A.accuracy(g, j)
     conf = A.confusion(g, j, len(cats)) if g.size else np.zeros((len(cats), len(cats)), dtype=int)
     passes = [c for c in cats if c in ("pass", "correct")] or None
-    out = {
+    out: dict[str, Any] = {
         "n": int(g.size),
         "missing": len(judge) - len(keep),
         "kappa": iv.value,
@@ -569,6 +572,7 @@ def _corrected(
             stratum, prob = design["cases"][k]
             picks.append((j == pc, gold[k]["value"] == pc, stratum, prob))
     if picks:
+        assert design is not None  # picks are only taken from a design
         gold_from = "queue"
         # each stratum stands for the cases of the queue it holds: the raised ones all, the audited ones 1 / p each
         sizes: dict[str, float] = defaultdict(float)
@@ -637,7 +641,7 @@ def comparison(a: S.RunManifest, b: S.RunManifest) -> str:
     return "mixed"
 
 
-def _judge_pairs(store: Store, vsql: str, vparams: list, run_ids: list[str], ms: dict, judge_round: int) -> dict:
+def _judge_pairs(store: Store, vsql: str | None, vparams: list, run_ids: list[str], ms: dict, judge_round: int) -> dict:
     """Per criterion, Cohen's kappa between every two runs (runs are fixed raters) on the cases both
     judged, from confusion counts computed in DuckDB. The criterion is flagged ambiguous when two
     judges in the same harness (:func:`comparison` ``judges``) agree below :data:`AMBIGUOUS_KAPPA` on
@@ -705,7 +709,7 @@ def _judge_pairs(store: Store, vsql: str, vparams: list, run_ids: list[str], ms:
     return dict(out)
 
 
-def _repeat(store: Store, vsql: str, vparams: list, run_ids: list[str]) -> dict[str, dict[str, dict]]:
+def _repeat(store: Store, vsql: str | None, vparams: list, run_ids: list[str]) -> dict[str, dict[str, dict]]:
     """Per criterion and run with several judge rounds: cases with every round judged, how many agree
     in every round, Fleiss' kappa over the rounds (interchangeable replicates), and the majority of
     the rounds against round 1."""
@@ -767,7 +771,7 @@ def _repeat_entry(
     ckeys: list[tuple],
     gold: dict,
     cats: list[str],
-    weights: str | None,
+    weights: A.Weights,
     ms: dict,
     judge_round: int,
 ) -> list[dict[str, Any]]:
@@ -838,11 +842,12 @@ def session_agreement(
     ]
     people = _rater_stats(rows, list(PAIR_CHOICES), None, "nominal")
     by_pair: dict[str, list[int]] = defaultdict(list)
+    j: Any  # a judgment row here, a grader's codes below
     for j in judgments:
         by_pair[j["pair_id"]].append(code[j["choice"]])
     majority = {p: A.strict_majority(v) for p, v in by_pair.items()}
     counts = Counter(PAIR_CHOICES[v] for v in majority.values() if v is not None)
-    gold_pairs = sorted((p for p, v in majority.items() if v is not None), key=pi.get)
+    gold_pairs = sorted((p for p, v in majority.items() if v is not None), key=cast(Callable[[str], int], pi.get))
     graders = []
     for rid in store.ids("run"):
         run = store.run(rid)

@@ -498,7 +498,7 @@ def phi_intervals_paired(
 # The association class rule
 # --------------------------------------------------------------------------------------------
 
-Kind = Literal["single", "one_criterion", "grouped", "people"]
+Kind = Literal["single", "one_criterion", "grouped", "people", "other"]  # "other": an imported run, passed over
 
 
 @dataclass(frozen=True)
