@@ -337,3 +337,28 @@ def test_size_budget():
 if __name__ == "__main__":  # figures quoted in docs/DEMO.md: `.venv/bin/python tests/test_demo.py`
     for key, value in measure(DEMO).items():
         print(f"{key:32s} {value:.3f}")
+
+
+def test_the_scaled_world_is_the_demos_model_at_any_size(tmp_path, ev):
+    """`evalcore demo --items N` (evalcore.demo.scale, what the benchmarks build): the demo's
+    criteria and field order, its single-call carryover, valid under the contract, and the same
+    bytes for the same seed."""
+    from evalcore.demo import common
+    from evalcore.demo.scale import write_scaled
+    code, out, err = ev("demo", "--out", tmp_path / "a", "--items", "2000")
+    assert code == 0, err
+    code, out, err = ev("--data", tmp_path / "a", "validate", "--json")
+    assert code == 0 and json.loads(out)["runs"] == 2, err
+    st = Store(tmp_path / "a", tmp_path / "st")
+    single = st.run("bench-single").manifest
+    assert [c.name for c in single.rubric.criteria] == list(common.CRITERIA)
+    assert single.field_order == list(common.SINGLE_FIELD_ORDER) and single.simulated
+    code, out, _ = ev("--data", tmp_path / "a", "position", "bench-single", "--reference", "bench-split", "--json")
+    pos = json.loads(out)["positions"]
+    assert pos[1]["fail_rate_after_fail"] > 0.6 > pos[1]["fail_rate"]  # carryover after a failed field
+    code, out, _ = ev("--data", tmp_path / "a", "runs", "--json")
+    rate = {r["run_id"]: r["pass_rate_mean"] for r in json.loads(out)}
+    assert rate["bench-single"] < rate["bench-split"]
+    write_scaled(tmp_path / "b", 2000, log=lambda _m: None)
+    for rel in ("runs/bench-single/verdicts.parquet", "suites/bench/items.parquet", "labels/bench-people/labels.parquet"):
+        assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel

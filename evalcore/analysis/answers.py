@@ -1,4 +1,14 @@
-"""analysis.answers."""
+"""Drill-downs: the answers behind a figure, one page at a time (``limit`` at most
+:data:`MAX_LIMIT`, from ``offset``), in (item_id, gen_round) order, with the total. Membership is
+decided by the same SQL as the figure, so a drill-down's total equals the count it was opened from.
+
+* :func:`answers_failing`: the answers a run fails on a criterion (or fails on it alone), with the
+  judge's own words (:func:`_reason_sql`).
+* :func:`people_crosstab`: the 2x2 of two criteria as people labelled a generation, and
+  :func:`cell_answers`: the answers in one cell of a 2x2 with every instrument's verdict and reason.
+* :func:`parse_selection`: a :class:`~evalcore.analysis.selection.Selection` from link or widget
+  values.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,15 @@
-"""analysis.attribution."""
+"""Where a run's failures land, and the 2x2 of two criteria.
+
+* :func:`attribution`: failures per criterion and their share of all failures; the all-pass rate
+  and the rate through the hard gates; the ternary headline; failures by class; answers failing
+  one criterion only (what a gate on that criterion alone would block).
+* :func:`crosstab` / :func:`two_by_two_report`: the 2x2 of two criteria over the answers where both
+  have a verdict (A in rows, B in columns; fail is coded 1), B's failure rate within each row of
+  A, their ratio, and phi (:func:`evalcore.stats.association.phi`).
+
+Every aggregate runs in DuckDB over the run's Parquet files, on the verdicts a
+:class:`~evalcore.analysis.selection.Selection` picks; errored verdicts are counted apart.
+"""
 
 from __future__ import annotations
 

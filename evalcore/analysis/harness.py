@@ -1,4 +1,14 @@
-"""analysis.harness."""
+"""Flips between two harnesses (or any two runs on the same answers): what the aggregate hides.
+
+* :func:`flips`: per criterion, on the answers both runs judged, the answers failing under A and
+  passing under B (rescued), the reverse (new) and failing under both, with McNemar's exact test
+  on the discordant pairs (:func:`evalcore.stats.correlation.mcnemar`); the composition of
+  failures and the all-pass rate under each run.
+* :func:`composition_shift`: the change in the all-pass rate and how far the composition of
+  failures moved (total variation distance between the two shares).
+* :func:`flip_answers`: the answers behind one cell of :func:`flips`, one page at a time, with
+  both runs' verdicts and reasons.
+"""
 
 from __future__ import annotations
 

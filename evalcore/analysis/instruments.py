@@ -1,4 +1,18 @@
-"""analysis.association."""
+"""Whether criteria move together, per instrument: the phi matrices and the position effect of
+single calls.
+
+An **instrument** is one judge run, or the people who labelled the generation (label sets shipped
+with the data, with the label store's current decisions overriding them).
+
+* :func:`association`: phi (and, for numeric criteria, Kendall tau-b and Spearman) for every
+  criterion pair in each instrument, side by side on the answers they all share, each pair classed
+  ``induced``, ``real`` or ``undetermined`` by how the two criteria were judged (in one call, in
+  separate calls, by people) and
+  :func:`~evalcore.stats.association.classify_association`; intervals from a seeded paired
+  bootstrap over answers.
+* :func:`position_effect`: in a single-call run, the failure rate and P(fail | the field before
+  failed) by emission position, and the agreement with a one-criterion reference run by position.
+"""
 
 from __future__ import annotations
 

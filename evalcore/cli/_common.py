@@ -1,4 +1,13 @@
-"""cli._common."""
+"""What every command module of the ``evalcore`` command line shares.
+
+* :func:`cli`: the click group, with ``--data`` (``EVALCORE_DATA``) and ``--state``
+  (``EVALCORE_STATE``); its context object is a :class:`Ctx`, which opens the
+  :class:`~evalcore.storage.store.Store` on first use and carries ``--include-holdout``.
+* :func:`emit` prints a result as JSON (``--json``) or as text; ``_table`` lays rows out in columns.
+* :func:`selection_options` (``--judge-round``, ``--majority``, ``--gen-round``) and ``_selection``
+  build the :class:`~evalcore.analysis.selection.Selection` of the analysis commands;
+  :func:`page_options` (``--offset``, ``--limit``) page their drill-downs.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,12 @@
-"""cli.analysis."""
+"""The analysis commands: ``evalcore attribution``, ``crosstab``, ``association``, ``position``,
+``flips`` and their drill-downs ``failing``, ``people-crosstab``, ``cell`` and ``flipped``.
+
+Each reads a :class:`~evalcore.analysis.selection.Selection` (``--judge-round``, ``--majority``,
+``--gen-round``) and prints what the function of :mod:`evalcore.analysis.failures`,
+:mod:`evalcore.analysis.instruments`, :mod:`evalcore.analysis.harness` or
+:mod:`evalcore.analysis.answers` returns, as JSON with ``--json``; the drill-downs list the
+answers behind a figure one page at a time.
+"""
 
 from __future__ import annotations
 

@@ -139,8 +139,23 @@ def schema(markdown: bool) -> None:
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Data directory to write.")
 @click.option("--seed", type=int, default=None, help="Seed of the simulated world (default: the demo's).")
 @click.option("--keys", type=click.Path(file_okay=False), default=None, help="Keys directory (default: <out>-keys).")
-def demo(out: str, seed: int | None, keys: str | None) -> None:
+@click.option(
+    "--items",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Write the demo's support model at this many items instead (vectorised: a single and a split run, "
+    "people's labels; no texts, sessions or keys). The benchmarks use it.",
+)
+def demo(out: str, seed: int | None, keys: str | None, items: int | None) -> None:
     """Write the SIMULATED demo world (suites, generations, runs, labels, sessions)."""
+    if items is not None:
+        from evalcore.demo.scale import SEED, write_scaled
+
+        if keys is not None:
+            raise click.UsageError("--keys goes with the full demo; the scaled world has no sessions")
+        info = write_scaled(Path(out), items, SEED if seed is None else seed, log=lambda _m: None)
+        click.echo(f"wrote the scaled simulated world to {out}: " + ", ".join(f"{k}={v}" for k, v in info.items()))
+        return
     from evalcore.demo.world import generate_demo
 
     summary = generate_demo(Path(out), DEFAULT_SEED if seed is None else seed, Path(keys) if keys else None)

@@ -1,4 +1,10 @@
-"""cli.labels."""
+"""``evalcore labels add | list | export``: human labels, an append-only history in the state
+directory (:mod:`evalcore.storage.labels`).
+
+``add`` records one decision (appended; nothing is overwritten), ``list`` shows the current labels
+or the whole history, with labels shipped in the data directory marked as such, and ``export``
+writes them with their provenance.
+"""
 
 from __future__ import annotations
 

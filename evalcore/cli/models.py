@@ -1,4 +1,13 @@
-"""cli.models."""
+"""The commands that call models: ``evalcore generate``, ``judge``, ``judge-pairs`` and
+``rederive`` (which calls none). docs/JUDGE.md is the reference.
+
+They run :func:`evalcore.llm.generation.generate`, :func:`evalcore.llm.judging.judge`,
+:func:`evalcore.llm.pair_grader.judge_pairs` and :func:`evalcore.llm.judging.rederive`, imported
+inside each command so that litellm is loaded only when a call is about to be made.
+``_run_options`` adds the options that may change between a start and ``--resume``
+(concurrency, retries, timeout, backoff, price, quiet); ``_done_text`` is the text summary of a
+finished run or generation (a polluted one says so first).
+"""
 
 from __future__ import annotations
 

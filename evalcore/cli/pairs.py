@@ -1,4 +1,12 @@
-"""cli.pairs."""
+"""``evalcore pairs make | label | close | report``: blinded pairwise sessions.
+
+``make`` pairs two arms by item, normalises and draws sides, and writes the session (no arm name)
+and its key (:func:`evalcore.pairwise.sessions.make_session`, with the identifiability check of
+:mod:`evalcore.pairwise.leakage`); ``label`` appends one person's choice on a pair of an open
+session to the state and ``close`` unblinds a session into the state directory, the only step
+that reads a key (:mod:`evalcore.pairwise.grading`); ``report`` shows the results of a closed
+session (:mod:`evalcore.pairwise.results`).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,11 @@
-"""cli.review."""
+"""Review commands: ``evalcore queue detect | build | list | show | decide | undo`` and
+``evalcore agreement``.
+
+The ``queue`` group works the adjudication queue of :mod:`evalcore.review.queue` (built queues and
+decisions are appended to the label store in the state directory; the data is never written);
+:func:`filter_options` adds the reason, criterion, run and class filters of ``queue show``.
+``agreement`` prints the judge report card of :func:`evalcore.review.reportcard.agreement`.
+"""
 
 from __future__ import annotations
 

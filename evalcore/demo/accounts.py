@@ -1,4 +1,15 @@
-"""demo.accounts."""
+"""The accounts part of the SIMULATED demo world: a 120-item suite answered by two arms that
+differ in the writer prompt alone, and the blinded pairwise sessions that compare them.
+
+* :func:`write_accounts_generations`: one arm writes long, heading-and-bullet answers, the other
+  short ones (:func:`_account_answer`); both sometimes bail, and whether they bail flips across
+  generation rounds for a few items (:func:`accounts_bail_propensity`).
+* :func:`write_accounts_runs`: a split judge run over each arm.
+* :func:`write_accounts_sessions`: ``accounts-ab`` (closed, with simulated reviewers' choices drawn
+  from :func:`accounts_preference`) and ``accounts-practice`` (open), made by the code path of
+  ``evalcore pairs make``; :func:`write_pair_grader` adds a model grader with a first-position
+  preference.
+"""
 
 from __future__ import annotations
 

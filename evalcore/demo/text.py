@@ -1,4 +1,14 @@
-"""demo.text."""
+"""The text banks of the SIMULATED demo world: no code, only the words its answers, reasons and
+prompts are drawn from.
+
+* Support suite: :data:`TOPICS` (one help article each: question variants, passage, reference,
+  must-have and wrong-if entries, an invented detail and a stray claim) filled from :data:`SLOTS`;
+  the unanswerable questions, greetings and closings, the honest "couldn't find" :data:`NOTE`,
+  the judges' :data:`REASONS` and :data:`CARRYOVER_REASONS`, and the judge prompt
+  (:data:`CRITERION_TEXT`, :data:`JUDGE_TEMPLATE`, :data:`INDEPENDENT_LINE`).
+* Accounts suite: :data:`ACCOUNT_TOPICS`, :data:`ACCOUNT_SLOTS`, :data:`ACCOUNT_EXTRAS` and the
+  pieces of the long and short arms' answers, with :data:`ACCOUNT_CRITERIA`.
+"""
 
 from __future__ import annotations
 

@@ -42,7 +42,16 @@ from .inspect_ai import InspectLog, ToolOpts, import_inspect, read_inspect
 from .kinds import KindOptions, Parsed, build_rubric, parse_value, raw_text
 from .pair_presets import PairExtras, pairs_preparer
 from .pairs import PairOpts, import_pairs
-from .plan import ItemCols, Plan, SuiteTarget, collect_items, collect_outputs, plan_generation, plan_suite
+from .plan import (
+    ItemCols,
+    Plan,
+    SuiteTarget,
+    collect_items,
+    collect_outputs,
+    plan_generation,
+    plan_suite,
+    target_data_dir,
+)
 from .promptfoo import import_promptfoo, read_promptfoo
 from .tabular import Cell, Opts, import_long, import_wide
 
@@ -55,34 +64,34 @@ __all__ = [
     "CHOICE_LEFT",
     "CHOICE_RIGHT",
     "CHOICE_SAME",
+    "Cell",
     "FORMAT_BY_EXT",
+    "Frame",
     "GENERATION_KNOBS",
     "INPUT_FORMATS",
     "INSPECT_LETTERS",
     "INSPECT_LOG_VERSION",
     "INSPECT_POSTPROCESS",
     "INSPECT_STATUSES",
+    "InspectLog",
+    "ItemCols",
     "KIND_CHOICES",
     "KIND_ORDER",
+    "KindOptions",
+    "Opts",
     "PAIR_CRITERION",
     "POSTPROCESS_VERSION",
     "PROMPTFOO_DEFAULT_GRADER",
     "PROMPTFOO_MODEL_GRADED",
     "PROMPTFOO_POSTPROCESS",
     "PROMPTFOO_VERSIONS",
-    "WHOLE_FILE",
-    "Cell",
-    "Frame",
-    "InspectLog",
-    "ItemCols",
-    "KindOptions",
-    "Opts",
     "PairExtras",
     "PairOpts",
     "Parsed",
     "Plan",
     "SuiteTarget",
     "ToolOpts",
+    "WHOLE_FILE",
     "build_rubric",
     "col_int",
     "col_text",
@@ -107,4 +116,5 @@ __all__ = [
     "read_promptfoo",
     "resolve_column",
     "suite_hash",
+    "target_data_dir",
 ]

@@ -1,4 +1,13 @@
-"""importers.ids."""
+"""Ids and knobs of an import.
+
+* ``_fresh_id`` picks a free id for what an import writes (``base``, else ``base-2``,
+  ``base-3`` ...); ``_explicit_id`` checks an id given on the command line: a valid id that
+  cannot leave the data directory and is not taken yet.
+* :func:`parse_knobs` splits ``--knob`` pairs (read by :func:`evalcore.contract.knobs.parse_knobs`,
+  as generate and judge read them) into generation knobs and run knobs: ``gen.K`` / ``run.K`` name
+  the side, otherwise the generation's known knobs go to it and the rest to the run.
+* ``outputs_hash`` and ``suite_hash`` are the contract's hashes, named here for the importers.
+"""
 
 from __future__ import annotations
 

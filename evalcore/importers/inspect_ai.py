@@ -1,4 +1,15 @@
-"""importers.inspect_ai."""
+"""``evalcore import inspect LOG``: an Inspect AI (UK AISI ``inspect_ai``) evaluation log, format
+version 2: the ``.json`` log, or the ``.eval`` zip (``header.json`` + ``samples/*.json``).
+
+:func:`read_inspect` reads the log into an :class:`InspectLog` and checks its header;
+:func:`import_inspect` maps it onto the data contract: sample -> item, epoch -> generation round,
+scorer (or each key of a dict-valued score) -> criterion, explanation -> reason, the model under
+test's usage -> tokens of the generation, and every scorer's verdicts -> one imported run whose
+judge is the model each scorer names (C / I / P / N letters read as pass / fail or
+correct / partial / wrong). :class:`ToolOpts` holds the options of ``import inspect`` and
+``import promptfoo``. Bad input raises one error naming the file and the field as a JSON path
+(``samples[3].scores.match.value``); docs/IMPORT.md documents the format.
+"""
 
 from __future__ import annotations
 

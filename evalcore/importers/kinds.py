@@ -1,4 +1,13 @@
-"""importers.kinds."""
+"""Criterion kinds and values of imported verdicts and labels.
+
+* :func:`parse_value` reads one value under a criterion's kind: binary (pass/fail, true/false,
+  yes/no, 1/0), ternary (correct / partial / wrong), ordinal (a whole number on the scale) or
+  continuous; ordinal and continuous pass at ``score >= threshold``. :func:`raw_text` is the
+  value as given, kept as the raw verdict.
+* :class:`KindOptions` holds ``--kind``, ``--threshold``, ``--scale``, ``--gate`` and their
+  per-criterion forms; :func:`build_rubric` makes one criterion per name, with its kind given or
+  inferred from its values (the first of binary, ternary, ordinal, continuous that fits them all).
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,15 @@
-"""importers.pair_presets."""
+"""Chatbot Arena and MT-Bench shapes for ``evalcore import pairs`` (``--preset arena|mt-bench``,
+the conversation and answer-file options).
+
+:func:`pairs_preparer` turns the options of :class:`PairExtras` into a ``prepare`` step for
+:func:`~evalcore.importers.pairs.import_pairs` (None when none is given): it fills in the presets'
+default columns (Arena's ``model_a`` / ``conversation_a`` / ``winner``, MT-Bench's ``model_1`` /
+``g1_winner`` / ``g2_winner``), turns two conversations into one input and two outputs (cut after
+``--turn-col``'s turn; a later turn becomes item ``<id>-turn<N>``), reads MT-Bench's
+``question.jsonl`` and ``model_answer/<model>.jsonl`` when the judgments file holds no text, and
+takes the grader's name from the judge column (one grader per import). ``import pairs`` does
+the rest.
+"""
 
 from __future__ import annotations
 

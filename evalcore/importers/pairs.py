@@ -1,4 +1,13 @@
-"""importers.pairs."""
+"""``evalcore import pairs FILE``: one row per pair of answers by two arms, with a model grader's
+verdicts in either order and people's choices.
+
+:func:`import_pairs` writes a suite (or attaches to one), one generation per arm, a closed,
+blinded session (pair ids drawn from a seeded ``random.Random``, no arm name in any id, people's
+choices as its judgments, in as-shown terms: left is the file's ``a``), a run holding the model
+grader's verdicts when the file has them, and the session's key in the keys directory, never in
+the data directory. :class:`PairOpts` holds the command's options; ``prepare`` lets the presets
+of :mod:`evalcore.importers.pair_presets` rewrite the file first.
+"""
 
 from __future__ import annotations
 
@@ -95,7 +104,7 @@ def import_pairs(
     prepare: Callable[[Frame, PairOpts], tuple[Frame, PairOpts]] | None = None,
 ) -> dict[str, Any]:
     """``prepare`` may rewrite the frame and the options first (the Arena / MT-Bench presets and the
-    conversation / answer-file columns of evalcore.importers.common)."""
+    conversation / answer-file columns of evalcore.importers.pair_presets)."""
     from evalcore.storage.paths import default_keys_dir, utcnow
 
     frame = read_frame(path, o.input_format)

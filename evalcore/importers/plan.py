@@ -1,4 +1,15 @@
-"""importers.plan."""
+"""The write plan of an import: everything is read and checked before anything is written.
+
+* :func:`collect_items` and :func:`collect_outputs` gather the distinct items and the one output
+  per (item, generation round) of a frame, refusing rows that disagree with an earlier one.
+* :func:`plan_suite` plans a new suite or attaches to an existing one (``--suite``: every imported
+  item must be in it with the same input); :func:`plan_generation` reuses a generation of the
+  suite with the same outputs hash, or plans a new one.
+* :class:`Plan` holds every directory an import writes; :meth:`Plan.check` converts each table to
+  the contract's schema first, :meth:`Plan.write` writes them through
+  :class:`~evalcore.storage.writer.DataWriter` (what it wrote is removed again if one fails).
+* :func:`target_data_dir` is the ``--data`` directory an import writes into, never the bundled demo.
+"""
 
 from __future__ import annotations
 

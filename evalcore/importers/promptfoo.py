@@ -1,4 +1,13 @@
-"""importers.promptfoo."""
+"""``evalcore import promptfoo FILE``: a promptfoo results file (``promptfoo eval -o
+results.json``), results ``version`` 3.
+
+:func:`read_promptfoo` reads and checks the file; :func:`import_promptfoo` maps it onto the data
+contract: test case -> item (its vars rendered as the input), prompt x provider -> one generation
+and one imported run, assertion (``gradingResult.componentResults``) -> criterion. A model-graded
+assertion's judge is its grader (the test's or promptfoo's default provider); a deterministic one
+is named ``promptfoo-assertion:<type>``. Bad input raises one error naming the file and the field
+as a JSON path, and nothing is written then; docs/IMPORT.md documents the format.
+"""
 
 from __future__ import annotations
 

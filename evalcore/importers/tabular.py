@@ -1,4 +1,17 @@
-"""importers.tabular."""
+"""``evalcore import long|wide FILE``: a user's own verdicts or labels from a CSV, JSONL or
+Parquet table.
+
+* :func:`import_long`: one row per item x criterion [x generation round] [x judge round] (or x
+  annotator), the criterion and its value in two columns.
+* :func:`import_wide`: one row per item [x round] [x annotator], one column per criterion (and an
+  optional ``<criterion><suffix>`` reason column).
+
+Both (:class:`Opts` holds their shared options) write a suite (unless ``--suite`` attaches to an
+existing one), a generation (reused when a generation of that suite holds exactly the same
+outputs) and a run (mode and source ``imported``) or, with ``--human``, a label set, through one
+:class:`~evalcore.importers.plan.Plan`: bad input raises one error naming the file, the column and
+the problem, and nothing is written then. docs/IMPORT.md documents every option.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,17 @@
-"""llm.judge."""
+"""Running a judge: ``evalcore judge`` and ``evalcore rederive``.
+
+* :func:`judge` plans (:mod:`evalcore.llm.plan`), runs or resumes, and writes a judge run for a
+  :class:`JudgeRequest`; with ``dry_run`` it only reports the calls. :func:`run_planned` holds the
+  work directory's lock, makes every call not yet journaled (:func:`run_calls`, through
+  :func:`evalcore.llm.engine.execute`) and hands the journal to a finishing step
+  (:func:`finish_judge` here, the pairwise grader's in :mod:`evalcore.llm.pair_grader`).
+* :func:`judge_rows` turns the journaled calls into verdict rows and call rows
+  (:func:`call_row`), with the post-processing version's derived fields beside the judge's raw
+  verdict and the check and retrieval criteria computed without a call.
+* :func:`rederive` recomputes every derived field of a judged run from its stored judge output
+  (and the stored answers for check and retrieval criteria) under a post-processing version,
+  into a new run, without a model call.
+"""
 
 from __future__ import annotations
 

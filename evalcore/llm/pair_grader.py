@@ -1,4 +1,13 @@
-"""llm.pair_grader."""
+"""A model grader for blinded pairwise sessions: ``evalcore pairs judge``.
+
+:func:`judge_pairs` asks a model about every pair of a session in both orders (``as_shown`` and
+``swapped``) and judge round, through the pair template: shown the question and a first and a
+second answer, it replies ``{"reason": ..., "choice": "first" | "second" | "same"}``
+(:func:`parse_pair`; anything else is a parse error, retried). :func:`build_pairs` turns a plan
+into those calls; the calls are journaled, resumable and cached like judge calls
+(:mod:`evalcore.llm.engine`). The run stores each choice in as-shown left / right terms
+(:func:`as_shown`) in ``pair_verdicts.parquet``, with the one criterion of :data:`PAIR_RUBRIC`.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,19 @@
-"""llm.plan."""
+"""Planning a judge run: which answers are judged, which calls ask which criteria, and what each
+call sends, decided once and recorded so that ``--resume`` rebuilds the same calls.
+
+* :func:`make_judge_plan` records everything that decides the calls (generation, rubric, mode,
+  model, rounds, temperature, seed, field order, prompt variant, items, price, structured output,
+  post-processing version); :func:`check_resume_matches` refuses a ``--resume`` that would change
+  it; :class:`RunOptions` holds what may change between a start and a resume.
+* :func:`blocks_for` splits the criteria of one answer into calls by harness mode (``single``:
+  one call per judge model, ``split``: one per criterion, ``grouped``: one per rubric group);
+  :func:`parse_field_order` / :func:`field_order_for` give the order they are asked in (fixed,
+  rotate or a list); judge round r sends seed ``S + r - 1``.
+* :func:`build_judge` turns a plan into the :class:`~evalcore.llm.engine.CallSpec` of every call
+  (a :class:`Built`); :func:`dry_run_report` counts them with an offline token and cost estimate.
+* :func:`require_writable_data`, :func:`read_items_file` (``--items FILE``) and
+  :func:`load_answers` read the command's inputs.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,16 @@
-"""pairwise.grading."""
+"""Grading and closing a blinded pairwise session (steps 2 and 3 of
+:mod:`evalcore.pairwise.sessions`).
+
+* **grade**: :class:`JudgmentStore` is ``<state>/pairs.sqlite``, where people's choices (left,
+  right or same, as shown: :func:`record_judgment`) and the identification probe's answers
+  (:func:`record_probe`) are appended (SQLite in WAL mode, append-only, like the label store).
+  :func:`reviewer_order`, :func:`progress` and :func:`pair_view` are what the grading page shows;
+  none of them reads the key.
+* **close**: :func:`close_session` reads the key (:func:`read_key`), checks it against the session
+  and writes ``<state>/sessions/<id>/unblinded.json``; the data directory is not touched.
+  :func:`session_status`, :func:`sessions_overview` and :func:`unblinded` say where a session
+  stands.
+"""
 
 from __future__ import annotations
 

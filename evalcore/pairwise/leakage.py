@@ -1,4 +1,18 @@
-"""pairwise.identifiability."""
+"""The identifiability check: can the arms of a blinded session still be told apart from the
+surface of the shown texts? (:func:`identifiability`; :func:`describe` is its one line.)
+
+Each original pair (mirrors left out) is one observation: its features are left minus right of
+:func:`surface_features` (``length`` in words, ``headings``, ``bullets``, ``blank_lines``), each
+as ``log1p``; its label is whether the first arm is on the left, so chance is 50% whatever the
+arms. A ridge logistic regression without intercept (swapping the sides flips the prediction;
+penalty ``RIDGE`` on standardised columns, Newton's method) is cross-validated over ``folds``
+seeded folds of pairs (a prediction of exactly one half counts as half right). Reported:
+``accuracy``; ``interval``, a percentile bootstrap over pairs (:mod:`evalcore.stats.bootstrap`);
+``p_value``, a permutation test, (1 + #{permuted accuracy >= observed}) / (1 + n_perm); the same
+per feature alone, with ``leaking_feature`` named only when its interval excludes 50%; and
+``identifiable``: the full model's interval excludes 50%. The check sees surface features only,
+so 50% bounds what a grader can do from these features, not from everything.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,22 @@
-"""review.suites."""
+"""Suite upkeep: admission checks, repairs as new suite versions, flags, and the suite page's
+overview (age and tuning use). docs/SUITES.md is the reference; what reading needs (versions,
+holdout filters, the look log) is :mod:`evalcore.analysis.suites`.
+
+* :func:`check` runs the admission checks (:data:`CHECKS`) and returns findings ``{check, item_id,
+  field, problem, detail}``: ``schema`` (the contract, item count, content hash, empty inputs),
+  ``quotes`` (every span quoted in a reference, must-have or nice-to-have entry occurs in the
+  item's context or ``source`` column after :func:`normalise`: otherwise a *fabricated quote*),
+  ``duplicates`` (the same normalised input; near duplicates by the Jaccard similarity of
+  character shingles, :func:`near_duplicate_pairs`), ``quotas`` (class and difficulty targets in
+  the manifest) and ``flags`` (items reviewers flagged "the test is wrong" that no later version
+  repaired, :func:`flags`).
+* :func:`repair` writes the next **version** of a suite with one field of one item changed, to
+  ``<state>/suites/<suite_id>/v<N>/`` (the data directory is read-only; version 1 is the suite
+  there), whole with one rename under a file lock; the manifest records the change, who, why,
+  when, and the flag it resolves.
+* :func:`items`, :func:`item`, :func:`tuning_use`, :func:`overview` and :func:`curated_suites`
+  are what the suite page and ``evalcore suite`` show.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,12 @@
-"""stats.correlation."""
+"""Rank correlations and McNemar's test: pure functions, no I/O, numbers in and a
+:class:`~evalcore.stats.association.Stat` (a value, or None with the reason it is undefined) out.
+
+* :func:`kendall_tau_b` and :func:`spearman`: the association of two ordinal or continuous
+  criteria over the same answers (scipy's ``kendalltau`` variant b and ``spearmanr``); undefined
+  for fewer than 3 answers or a constant side, ValueError on mismatched lengths or nan.
+* :func:`mcnemar`: the exact test on the discordant pairs of a paired 2x2 (answers that changed
+  one way, and the other), as flips between two harnesses use it.
+"""
 
 from __future__ import annotations
 

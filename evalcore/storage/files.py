@@ -1,4 +1,14 @@
-"""storage.files."""
+"""Files on disk in the data contract's shapes, each written atomically.
+
+* :func:`read_json_model` / :func:`write_json_model`: a JSON manifest, validated by its pydantic
+  model (a newer ``schema_version`` than this evalcore reads is refused); written through
+  :func:`atomic_write_bytes` (a temporary sibling, fsynced, renamed into place).
+* :func:`check_parquet` checks a Parquet table's version, columns and types against the contract
+  from its footer alone; :func:`to_table` / :func:`write_parquet` turn rows into the contract's
+  arrow schema (with the ``evalcore.schema_version`` metadata) and write them atomically.
+* :func:`atomic_directory` builds a directory in a ``.tmp-*`` sibling and renames it into place,
+  so a reader sees all of it or none; :class:`Entry` is one discovered directory and its manifest.
+"""
 
 from __future__ import annotations
 

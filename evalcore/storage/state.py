@@ -1,4 +1,11 @@
-"""storage.state."""
+"""The state directory's SQLite databases (labels, pair judgments, the ledger, suite looks).
+
+* :func:`writable_state` is the path of one database in a store's state directory, refused when
+  the state directory lies inside the data directory (the data is only ever read).
+* :func:`open_state_db` opens it the one way every append-only store does: WAL mode,
+  ``synchronous=FULL``, autocommit with an explicit ``BEGIN IMMEDIATE`` by the caller, foreign
+  keys on and a 30 s busy timeout, so concurrent writers wait for each other instead of failing.
+"""
 
 from __future__ import annotations
 

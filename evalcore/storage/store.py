@@ -1,4 +1,14 @@
-"""storage.store."""
+"""The :class:`Store`: one read-mostly data directory (suites, generations, runs, sessions, label
+sets), one writable state directory and the keys directory of pairwise sessions.
+
+It discovers what is on disk (:meth:`Store.ids`, :meth:`Store.get`, cached on the directory's
+mtimes) and validates it (:meth:`Store.validate`: manifests, table schemas, cross-references,
+unique keys); it runs DuckDB queries over the Parquet files on a fresh cursor each
+(:meth:`Store.sql`, :meth:`Store.records`, :meth:`Store.sql_df`) and names a damaged file when a
+query fails; and it writes new suites, generations, runs, sessions and label sets atomically
+(:meth:`Store.write_suite` ..., :meth:`Store.write_key`). Ids and paths are checked so that nothing
+from the command line or the UI can make it read or write outside its directories.
+"""
 
 from __future__ import annotations
 

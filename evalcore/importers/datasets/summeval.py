@@ -1,4 +1,15 @@
-"""importers.datasets.summeval."""
+"""``evalcore import summeval DIR``: SummEval (Fabbri et al., TACL 2021) as packaged by BARTScore:
+100 CNN/DailyMail articles x 16 summarisers = 1,600 summaries with the mean of 3 expert ratings x
+4 criteria (1-5), read from ``summeval_expert_avg.jsonl`` (or ``.jsonl.gz``), one JSON object per
+summary (:func:`read_summeval`).
+
+:func:`plan_summeval` makes suite ``summeval`` (one item per article, item_id = doc_id; the article
+text is not in the file), one generation ``summeval-<system>`` per summariser (knobs
+generator_model = the system id) and its label set ``summeval-<system>-experts`` (annotator
+``mean``, continuous criteria); no run, since the file has no judge scores. :func:`import_summeval`
+reads and checks everything first, refuses ids that already exist, and writes; docs/DATASETS.md
+gives the reasons for each mapping.
+"""
 
 from __future__ import annotations
 
