@@ -23,20 +23,6 @@ from typing import Any
 
 import altair as alt
 
-__all__ = [
-    "UNDEFINED",
-    "class_heatmap",
-    "composition_bars",
-    "cost_by_criterion",
-    "failure_shares",
-    "flip_bars",
-    "phi_heatmaps",
-    "position_lines",
-    "projection_bars",
-    "round_dots",
-    "trend_lines",
-]
-
 #: What a cell whose statistic is undefined shows.
 UNDEFINED = "undefined"
 _GREY = "#d9d9d9"

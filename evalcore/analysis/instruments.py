@@ -20,9 +20,10 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from evalcore import stats
 from evalcore.analysis.selection import DEFAULT_SELECTION, PEOPLE, Selection, _hold, _people_hold, _run_status, _sel_sql
 from evalcore.errors import EvalcoreError, InputError, NotFoundError
+from evalcore.stats import association as stats
+from evalcore.stats import correlation
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
@@ -331,8 +332,8 @@ def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
             phi[a][b] = {"value": s.value, "reason": s.reason}
             if i != j and kinds.get(a) in ("ordinal", "continuous") and kinds.get(b) in ("ordinal", "continuous"):
                 tau, rho = (
-                    stats.kendall_tau_b(scores(data, tag, i), scores(data, tag, j)),
-                    stats.spearman(scores(data, tag, i), scores(data, tag, j)),
+                    correlation.kendall_tau_b(scores(data, tag, i), scores(data, tag, j)),
+                    correlation.spearman(scores(data, tag, i), scores(data, tag, j)),
                 )
                 rank[a][b] = {"kendall_tau_b": tau.value, "spearman": rho.value, "reason": tau.reason or rho.reason}
     return {"n": n, "fail_rate": fail_rate, "phi": phi, "rank": rank}

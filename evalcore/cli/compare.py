@@ -54,7 +54,7 @@ def _diff_text(d: dict) -> str:
 
 
 def _val(v) -> str:
-    from evalcore.analysis.comparison import fmt_value
+    from evalcore.analysis.configs import fmt_value
 
     s = fmt_value(v)
     return s if len(s) <= 48 else s[:45] + "..."
@@ -88,7 +88,7 @@ def register(cli: click.Group) -> None:
     @click.pass_obj
     def diff_cmd(obj: Ctx, a, b, under_test, as_json) -> None:
         """Every knob of two runs (or two generations): held, differs, one side, or not recorded."""
-        from evalcore.analysis.comparison import diff
+        from evalcore.analysis.configs import diff
 
         d = diff(obj.store, a, b, under_test=under_test)
         emit(d, as_json, _diff_text(d))

@@ -44,7 +44,7 @@ def queue_group() -> None:
 @click.pass_obj
 def queue_detect(obj: Ctx, gen_id: str, as_json: bool) -> None:
     """Show what a queue on GEN_ID would hold (nothing is written)."""
-    from evalcore.review.queue import detect
+    from evalcore.review.detect import detect
 
     d = detect(obj.store, gen_id)
     out = {k: d[k] for k in ("gen_id", "runs", "population", "counts")}
@@ -309,7 +309,7 @@ def _agreement_text(r: dict) -> str:
 def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n_boot, as_json) -> None:
     """The agreement and judge report card: judges against gold, people against each other, repeat
     consistency, judge against judge, corrected pass rates, same-family warnings."""
-    from evalcore.review.reportcard import agreement
+    from evalcore.review.agreement import agreement
 
     if n_boot < 1:
         raise click.UsageError("--n-boot must be at least 1")

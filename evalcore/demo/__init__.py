@@ -75,20 +75,17 @@ from .scale import (
     simulate,
     write_scaled,
 )
+from .scales import support_ternary_truth, write_support_labels, write_support_ordinal, write_support_ternary
 from .support import (
     carryover_draws,
     emit,
     judge_readings,
     support_items,
-    support_ternary_truth,
     support_truth,
     write_binary_run,
     write_support_generation,
     write_support_judged_runs,
-    write_support_labels,
-    write_support_ordinal,
     write_support_suite,
-    write_support_ternary,
 )
 from .text import (
     ACCOUNT_BAIL,

@@ -48,15 +48,13 @@ from evalcore.demo.accounts import (
     write_accounts_suite,
 )
 from evalcore.demo.common import ACCOUNTS, ARMS, DEFAULT_SEED, SUPPORT
+from evalcore.demo.scales import write_support_labels, write_support_ordinal, write_support_ternary
 from evalcore.demo.support import (
     support_items,
     support_truth,
     write_support_generation,
     write_support_judged_runs,
-    write_support_labels,
-    write_support_ordinal,
     write_support_suite,
-    write_support_ternary,
 )
 from evalcore.storage.paths import default_keys_dir
 from evalcore.storage.store import Store

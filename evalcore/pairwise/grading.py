@@ -25,9 +25,9 @@ from typing import Any, cast
 
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from evalcore import pairwise as blinding
 from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError
+from evalcore.pairwise import blinding, leakage
 from evalcore.pairwise.sessions import (
     _DDL,
     BLINDING_FILE,
@@ -383,15 +383,15 @@ def close_session(
     if ident is None:  # a session not made by `pairs make`: measure the shown texts only
         originals = [p for p in pairs if not p["mirror_of"]]
         fl = [by_id[p["pair_id"]]["left_arm"] == arms[0] for p in originals]
-        after = blinding.identifiability(
-            blinding.feature_matrix([p["left_text"] for p in originals]),
-            blinding.feature_matrix([p["right_text"] for p in originals]),
+        after = leakage.identifiability(
+            leakage.feature_matrix([p["left_text"] for p in originals]),
+            leakage.feature_matrix([p["right_text"] for p in originals]),
             fl,
             seed=int(entry.manifest.settings.seed),
             n_perm=n_perm,
         )
         after["feature_means"] = {
-            a: blinding.feature_means(
+            a: leakage.feature_means(
                 [p["left_text"] if by_id[p["pair_id"]]["left_arm"] == a else p["right_text"] for p in originals]
             )
             for a in arms

@@ -53,10 +53,10 @@ from typing import Any, Literal, cast
 import numpy as np
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from evalcore import pairwise as blinding
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
+from evalcore.pairwise import blinding, leakage
 from evalcore.storage.files import atomic_write_bytes
 from evalcore.storage.paths import check_id, inside, utcnow
 from evalcore.storage.store import Store
@@ -375,17 +375,17 @@ def plan_session(
     def oriented(texts: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
         lt = [t[0] if sides[k] else t[1] for k, t in enumerate(texts)]
         rt = [t[1] if sides[k] else t[0] for k, t in enumerate(texts)]
-        return blinding.feature_matrix(lt), blinding.feature_matrix(rt)
+        return leakage.feature_matrix(lt), leakage.feature_matrix(rt)
 
-    before = blinding.identifiability(*oriented(raw), sides, seed=seed, n_perm=n_perm)
-    after = blinding.identifiability(*oriented(shown_arm), sides, seed=seed, n_perm=n_perm)
+    before = leakage.identifiability(*oriented(raw), sides, seed=seed, n_perm=n_perm)
+    after = leakage.identifiability(*oriented(shown_arm), sides, seed=seed, n_perm=n_perm)
     before["feature_means"] = {
-        a0.name: blinding.feature_means([r[0] for r in raw]),
-        a1.name: blinding.feature_means([r[1] for r in raw]),
+        a0.name: leakage.feature_means([r[0] for r in raw]),
+        a1.name: leakage.feature_means([r[1] for r in raw]),
     }
     after["feature_means"] = {
-        a0.name: blinding.feature_means([s[0] for s in shown_arm]),
-        a1.name: blinding.feature_means([s[1] for s in shown_arm]),
+        a0.name: leakage.feature_means([s[0] for s in shown_arm]),
+        a1.name: leakage.feature_means([s[1] for s in shown_arm]),
     }
 
     warnings = []

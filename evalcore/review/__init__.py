@@ -1,12 +1,12 @@
 """Adjudication: the review queue, the judge report card, the decision ledger and suite upkeep."""
 
+from .agreement import agreement, session_agreement
+from .detect import DETECTOR_VERSION, PRIORITY, REASONS, detect, pair_code, runs_on, verdicts_sql
+from .judges import AMBIGUOUS_KAPPA, MAX_DISPUTED, MIN_PAIR_CASES, comparison, scale_of
 from .ledger import DB_NAME, TYPE_WORDS, TYPES, Ledger, export_markdown, figures, normalise_type
 from .queue import (
     AUDIT,
-    DETECTOR_VERSION,
     OUTCOMES,
-    PRIORITY,
-    REASONS,
     STRATA,
     Filters,
     audit_sample,
@@ -15,38 +15,27 @@ from .queue import (
     cases,
     decide,
     decision_values,
-    detect,
     filter_sql,
     find_case,
     flagged_for_repair,
     get_queue,
     next_case,
     order_cases,
-    pair_code,
     progress,
     queues,
-    runs_on,
     undo,
-    verdicts_sql,
 )
 from .reportcard import (
-    AMBIGUOUS_KAPPA,
-    MAX_DISPUTED,
     MEAN,
-    MIN_PAIR_CASES,
     PAIR_CHOICES,
     SLOT_RE,
     UNPARSEABLE,
-    agreement,
-    comparison,
     gold_of,
     is_slot,
     label_category,
     rater_labels,
     report_card,
     same_family,
-    scale_of,
-    session_agreement,
 )
 from .suites import (
     CHECKS,

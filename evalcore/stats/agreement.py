@@ -40,25 +40,6 @@ from evalcore.stats.bootstrap import generator, percentile_interval, resample
 MISSING = -1
 Weights = Literal["linear", "quadratic"] | None
 
-__all__ = [
-    "MISSING",
-    "CorrectedRate",
-    "KappaInterval",
-    "accuracy",
-    "cohen_kappa",
-    "cohen_kappa_interval",
-    "confusion",
-    "corrected_pass_rate",
-    "fleiss_kappa",
-    "fleiss_kappa_from_sums",
-    "kappa_from_confusion",
-    "krippendorff_alpha",
-    "rogan_gladen",
-    "strict_majority",
-    "weight_matrix",
-    "weighted_se_sp",
-]
-
 
 # --------------------------------------------------------------------------- helpers
 

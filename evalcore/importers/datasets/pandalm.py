@@ -485,13 +485,3 @@ def import_pandalm(
     plan.write()
     summary["seconds"] = round(time.perf_counter() - t0, 2)
     return summary
-
-
-__all__ = [
-    "ANNOTATORS",
-    "JUDGES",
-    "gen_id_of",
-    "import_pandalm",
-    "plan_pandalm",
-    "read_pandalm",
-]

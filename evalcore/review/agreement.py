@@ -1,0 +1,187 @@
+"""The agreement page's figures beyond the report card: people's and model graders' agreement in
+closed pairwise sessions (``session_agreement``), and ``agreement``, everything ``evalcore
+agreement`` prints: the report card of every judged generation and every session."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+import numpy as np
+
+from evalcore.errors import InputError
+from evalcore.review.detect import runs_on
+from evalcore.review.reportcard import PAIR_CHOICES, UNPARSEABLE, _rater_stats, report_card
+from evalcore.stats import agreement as A
+from evalcore.storage.store import Store
+
+
+def session_agreement(
+    store: Store, session_id: str, *, seed: int = 0, n_boot: int = 1000, level: float = 0.95
+) -> dict[str, Any]:
+    """Agreement in a closed pairwise session: people against each other (Cohen's kappa for each pair
+    of fixed people, Fleiss' kappa, Krippendorff's alpha), the majority choice of the people per pair
+    (strict majority; counts of left / same / right), each model grader of the session against that
+    majority (three classes, ties included; an unparseable or missing verdict counts as a miss: it is
+    its own category), and the graders against each other (pairs where either is unparseable
+    dropped). Choices are in as-shown terms; the key is never read."""
+    entry = store.session(session_id)
+    m = entry.manifest
+    if m.status != "closed":
+        raise InputError(f"session {session_id} is open: its agreement is shown once it is closed", field="session")
+    jpath = entry.path / "judgments.parquet"
+    judgments = (
+        store.records("SELECT pair_id, reviewer, choice FROM read_parquet(?) ORDER BY pair_id, reviewer", [str(jpath)])
+        if jpath.exists()
+        else []
+    )
+    pairs = [
+        r[0]
+        for r in store.sql(
+            "SELECT pair_id FROM read_parquet(?) ORDER BY pair_id", [store.path_of("session", session_id, "pairs")]
+        )
+    ]
+    pi = {p: k for k, p in enumerate(pairs)}
+    code = {c: k for k, c in enumerate(PAIR_CHOICES)}
+    rows = [
+        {
+            "rater": j["reviewer"],
+            "item_id": j["pair_id"],
+            "gen_round": 1,
+            "criterion": "preference",
+            "value": j["choice"],
+        }
+        for j in judgments
+    ]
+    people = _rater_stats(rows, list(PAIR_CHOICES), None, "nominal")
+    by_pair: dict[str, list[int]] = defaultdict(list)
+    j: Any  # a judgment row here, a grader's codes below
+    for j in judgments:
+        by_pair[j["pair_id"]].append(code[j["choice"]])
+    majority = {p: A.strict_majority(v) for p, v in by_pair.items()}
+    counts = Counter(PAIR_CHOICES[v] for v in majority.values() if v is not None)
+    gold_pairs = sorted((p for p, v in majority.items() if v is not None), key=cast(Callable[[str], int], pi.get))
+    graders = []
+    for rid in store.ids("run"):
+        run = store.run(rid)
+        if (run.manifest.knobs or {}).get("session_id") != session_id or not (
+            run.path / "pair_verdicts.parquet"
+        ).exists():
+            continue
+        pv = store.records(
+            'SELECT pair_id, "order", choice FROM read_parquet(?)', [store.path_of("run", rid, "pair_verdicts")]
+        )
+        graders.append((rid, run.manifest, {(r["pair_id"], r["order"]): r["choice"] for r in pv}))
+    cats4 = [*PAIR_CHOICES, UNPARSEABLE]
+    code4 = {c: k for k, c in enumerate(cats4)}
+    g_out = []
+    for rid, rm, ch in graders:
+        for order in ("as_shown", "swapped"):
+            if not any(k[1] == order for k in ch):
+                continue
+            vals = [ch.get((p, order)) for p in gold_pairs]
+            g = np.array([majority[p] for p in gold_pairs], dtype=np.int64)
+            j = np.array([code4[v] if v in code4 else code4[UNPARSEABLE] for v in vals], dtype=np.int64)
+            iv = A.cohen_kappa_interval(g, j, seed=seed, k=4, n_boot=n_boot, level=level)
+            g_out.append(
+                {
+                    "run_id": rid,
+                    "judge_model": rm.judge_model,
+                    "order": order,
+                    "n": int(g.size),
+                    "unparseable": int(np.sum(j == code4[UNPARSEABLE])),
+                    "accuracy": A.accuracy(g, j).value,
+                    "kappa": iv.value,
+                    "kappa_ci": [iv.lo, iv.hi],
+                    "kappa_reason": iv.reason,
+                    "confusion": {
+                        "rows": "people (majority)",
+                        "columns": "grader",
+                        "labels": cats4,
+                        "matrix": A.confusion(g, j, 4).tolist(),
+                    },
+                }
+            )
+    pairs_out = []
+    for a in range(len(graders)):
+        for b in range(a + 1, len(graders)):
+            (ra, _, ca), (rb, _, cb) = graders[a], graders[b]
+            x = [
+                (code[ca[(p, "as_shown")]], code[cb[(p, "as_shown")]])
+                for p in pairs
+                if ca.get((p, "as_shown")) in code and cb.get((p, "as_shown")) in code
+            ]
+            xa = np.array([t[0] for t in x], dtype=np.int64)
+            xb = np.array([t[1] for t in x], dtype=np.int64)
+            s = A.cohen_kappa(xa, xb, 3)
+            both = sum(1 for p in pairs if (p, "as_shown") in ca and (p, "as_shown") in cb)
+            pairs_out.append(
+                {
+                    "a": ra,
+                    "b": rb,
+                    "order": "as_shown",
+                    "n": len(x),
+                    "dropped": len(pairs) - len(x),
+                    "dropped_unparseable": both - len(x),
+                    "agreement": A.accuracy(xa, xb).value,
+                    "kappa": s.value,
+                    "reason": s.reason,
+                }
+            )
+    return {
+        "session_id": session_id,
+        "status": m.status,
+        "pairs": len(pairs),
+        "judgments": len(judgments),
+        "reviewers": people,
+        "categories": list(PAIR_CHOICES),
+        "majority": {
+            "left": counts["left"],
+            "same": counts["same"],
+            "right": counts["right"],
+            "no_majority": sum(1 for v in majority.values() if v is None),
+            "unjudged": len(pairs) - len(by_pair),
+        },
+        "graders": g_out,
+        "grader_pairs": pairs_out,
+        "seed": seed,
+        "n_boot": n_boot,
+        "level": level,
+    }
+
+
+def agreement(
+    store: Store,
+    *,
+    gen_ids: Sequence[str] | None = None,
+    session_ids: Sequence[str] | None = None,
+    seed: int = 0,
+    n_boot: int = 1000,
+    level: float = 0.95,
+    judge_round: int = 1,
+    queue_id: str | None = None,
+) -> dict[str, Any]:
+    """The report card of every generation with judged runs (or ``gen_ids``) and the agreement of
+    every closed pairwise session with people's choices (or ``session_ids``)."""
+    if gen_ids is None and session_ids is None:
+        gen_ids = [g for g in store.ids("generation") if runs_on(store, g)]
+        session_ids = [
+            s
+            for s in store.ids("session")
+            if store.session(s).manifest.status == "closed" and (store.session(s).path / "judgments.parquet").exists()
+        ]
+    gen_ids, session_ids = list(gen_ids or []), list(session_ids or [])
+    if queue_id is not None and len(gen_ids) != 1:
+        raise InputError("--queue needs exactly one --gen", field="--queue")
+    for g in gen_ids:
+        store.generation(g)
+    for s in session_ids:
+        store.session(s)
+    return {
+        "generations": [
+            report_card(store, g, seed=seed, n_boot=n_boot, level=level, judge_round=judge_round, queue_id=queue_id)
+            for g in gen_ids
+        ],
+        "sessions": [session_agreement(store, s, seed=seed, n_boot=n_boot, level=level) for s in session_ids],
+    }
