@@ -234,7 +234,8 @@ def test_cli_agreement_json(qworld, tmp_path):
 
 
 def _demo_truth() -> dict[str, str]:
-    from evalcore.demo.support import support_items, support_ternary_truth, support_truth
+    from evalcore.demo.scales import support_ternary_truth
+    from evalcore.demo.support import support_items, support_truth
     from evalcore.demo.world import DEFAULT_SEED
     fail = support_truth(DEFAULT_SEED)
     items, info = support_items(DEFAULT_SEED, fail)

@@ -15,16 +15,8 @@ from compare_world import N, add_rejudge, make_compare_world
 from conftest import DEMO, EVALCORE, tree_hash
 
 from evalcore.analysis.comparison import compare as compare_runs
-from evalcore.analysis.comparison import (
-    diff_knobs,
-    gate,
-    knob_values,
-    meaning,
-    power,
-    read_allowlist,
-    trend,
-    two_sided_bar,
-)
+from evalcore.analysis.comparison import gate, power, read_allowlist, trend, two_sided_bar
+from evalcore.analysis.configs import diff_knobs, knob_values, meaning
 from evalcore.analysis.selection import Selection
 from evalcore.contract import schema as S
 from evalcore.errors import InputError

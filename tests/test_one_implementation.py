@@ -11,7 +11,7 @@ import duckdb
 import numpy as np
 import pytest
 
-from evalcore.analysis.comparison import diff_knobs, knob_values
+from evalcore.analysis.configs import diff_knobs, knob_values
 from evalcore.contract.knobs import knob_value, parse_knobs
 from evalcore.stats import agreement
 from evalcore.stats.descriptive import percentile

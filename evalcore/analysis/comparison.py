@@ -1,13 +1,21 @@
-"""Compare two configurations: which knobs differ, per-round figures with their spread, paired
-per-item deltas, stable wins and regressions, the noise floor, the two-sided bar, the power of
-the comparison, a CI gate and a trend across runs. See docs/COMPARE.md for every definition.
+"""Compare two configurations: per-round figures with their spread, paired per-item deltas,
+stable wins and regressions, the noise floor, the two-sided bar, the power of the comparison, a
+CI gate and a trend across runs. Which knobs differ is :mod:`evalcore.analysis.configs`
+(:func:`~evalcore.analysis.configs.diff`, where compare and gate start). See docs/COMPARE.md for
+every definition.
+
+* :func:`compare` is everything the compare page shows for a baseline and a candidate run:
+  :func:`per_round` figures (``all_pass`` then every criterion both runs judged,
+  :func:`metrics_of`), the paired deltas with a seeded percentile bootstrap interval
+  (:mod:`evalcore.stats.bootstrap`; an analytic t interval past :data:`BOOTSTRAP_MAX_ITEMS`
+  items), stable wins and regressions, the noise floor and :func:`power`.
+* :func:`two_sided_bar`, and :func:`gate` on top of it with a known-miss allowlist
+  (:func:`read_allowlist`); :func:`markdown` and :func:`rounds_text` write them for a pull request.
+* :func:`trend`: a headline over time across runs, broken where the judge model, the judge prompt
+  or the rubric changed (:data:`BREAK_KNOBS`) or the suite did.
 
 Vocabulary (tested in tests/test_compare.py):
 
-* a **knob** is one recorded setting of the system under test (on the generation) or of the
-  judge (on the run). Between two configurations a knob is ``held`` (equal), ``differs``,
-  ``one side`` (recorded on one side only: it cannot be ruled out) or ``not recorded`` (missing on
-  both sides: never counted as held).
 * generation round r of A is paired with generation round r of B. An item is a **stable win**
   when B is better than A in every paired round, a **stable regression** when it is worse in every
   paired round (a round where either side errored breaks stability).
@@ -183,8 +191,9 @@ BOOTSTRAP_MAX_ITEMS = 20000
 def _interval(
     d: np.ndarray | None, n: int, mean: float | None, sd: float | None, seed: int, n_boot: int, level: float = 0.95
 ) -> dict[str, Any]:
-    """Seeded percentile bootstrap of the mean paired delta (scipy) up to 20,000 items (``d`` holds
-    the deltas), an analytic t interval from ``n``, ``mean`` and ``sd`` above."""
+    """Seeded percentile bootstrap of the mean paired delta (:mod:`evalcore.stats.bootstrap`) up to
+    20,000 items (``d`` holds the deltas), an analytic t interval from ``n``, ``mean`` and ``sd``
+    above."""
     from scipy import stats as sst
 
     if n == 0 or mean is None:

@@ -1,13 +1,25 @@
-"""Where failures land, and whether criteria move together: attribution, the 2x2, the phi matrix
-per instrument, the position effect of single calls, and flips between two harnesses.
-
-Every aggregate runs in DuckDB over the run's Parquet files and returns a small result; the
-statistics on those counts are the pure functions of :mod:`evalcore.stats`.
+"""The selection: which verdicts stand for a run's answer, as one SQL over the run's verdicts
+that every figure of :mod:`evalcore.analysis` starts from. The figures are elsewhere:
+attribution and the 2x2 in :mod:`evalcore.analysis.failures`, the phi matrix per instrument and
+the position effect in :mod:`evalcore.analysis.instruments`, flips between two harnesses in
+:mod:`evalcore.analysis.harness`.
 
 The unit is an **answer**: one item in one generation round. A run's verdict on an answer for a
 criterion comes from one judge round (``judge_round``, default 1) or from the majority over judge
 rounds (``majority=True``: more passes than fails passes; a tie fails, the conservative reading).
-Errored verdicts (``passed`` null) are excluded from rates and counted apart.
+Errored verdicts (``passed`` null) stay null here; the figures exclude them from rates and count
+them apart.
+
+* :class:`Selection` holds ``judge_round``, ``majority``, ``gen_round`` (one generation round, or
+  all) and ``include_holdout``: holdout items of the run's suite are left out unless the caller
+  asks for them (there is no hidden default). :data:`DEFAULT_SELECTION` is judge round 1, every
+  generation round, holdout items hidden.
+* ``_sel_sql`` is the selection as SQL over ``read_parquet(?)`` giving (item_id, gen_round,
+  criterion, passed, label, score, position) per answer and criterion; ``_hold`` and
+  ``_people_hold`` are the conditions leaving out holdout items
+  (:func:`evalcore.analysis.suites.holdout_filter`) of a run's verdicts and of people's labels.
+* ``_run_status`` warns when a run is not complete; ``_check_criterion`` and
+  ``_check_judge_round`` refuse a criterion or judge round the run does not have.
 """
 
 from __future__ import annotations

@@ -1,32 +1,22 @@
-"""Suite upkeep: admission checks, repairs as new suite versions, holdout looks, age and tuning use.
+"""What reading a suite needs: its holdout items, its versions and the log of looks at the
+holdout. Suite upkeep (admission checks, repairs as new suite versions, flags, the suite page's
+overview) is :mod:`evalcore.review.suites`; docs/SUITES.md is the reference.
 
-docs/SUITES.md is the reference. In a mature eval most apparent failures are the test being wrong
-(a reference quoting a figure its source does not contain, an expectation stricter than the
-source), so a suite is kept, not only frozen:
-
-* :func:`check` runs the admission checks and returns findings ``{check, item_id, field, problem,
-  detail}``: ``schema`` (the store's own validation of the contract, plus item count, content
-  hash and empty inputs), ``quotes`` (every span quoted in a reference, must-have or nice-to-have
-  entry occurs in the item's context or ``source`` column, after case / whitespace
-  normalisation: otherwise a *fabricated quote*), ``duplicates`` (the same normalised input;
-  near duplicates by the Jaccard similarity of character shingles, found with prefix filtering
-  so that 10,000 items take well under a second), ``quotas`` (class and difficulty targets in the
-  suite manifest) and ``flags`` (items reviewers flagged "the test is wrong" in the label store
-  that no later version repaired).
-* :func:`repair` writes the next **version** of a suite with one field of one item changed. The
-  data directory is read-only to the app, so version 1 is the suite in the data directory and
-  versions 2, 3, ... live in the state directory, ``<state>/suites/<suite_id>/v<N>/``
-  (manifest.json + items.parquet, the data contract's shapes), written whole with one rename
-  under a file lock. The manifest records the change (item, field, before, after), who, why,
-  when, and the label-store edit (the flag) it resolves.
-* :func:`suite_mark` tells whether a generation answered the suite's current version; runs on an
-  older one are marked ``suite v1, superseded by v2`` wherever runs are listed.
 * **holdout** items are hidden by default: :func:`holdout_filter` is the anti-join the analysis
   layer adds when a caller does not pass ``include_holdout=True`` (there is no hidden default:
-  every function takes it as an argument), and every look at
-  them is appended to ``<state>/suites.sqlite`` (:func:`log_look`, :func:`looks`).
-* :func:`overview`: the suite's age (days since it was frozen) and how often it was used to tune
-  (generations made on it and judge runs over them).
+  every function takes it as an argument); :func:`holdout_ids` and :func:`holdout_count` (cached on
+  the items file's mtime) list and count them, :func:`suite_of_run` names a run's suite. Every
+  look at them is appended to ``<state>/suites.sqlite`` (:func:`log_look`, :func:`looks`; SQLite,
+  WAL, ``synchronous=FULL``, rows never updated or deleted).
+* **versions**: version 1 is the suite in the data directory (read-only to the app) and versions
+  2, 3, ... live in the state directory, ``<state>/suites/<suite_id>/v<N>/`` (:func:`state_root`;
+  manifest.json + items.parquet, the data contract's shapes). :func:`versions` and
+  :func:`all_versions` list them oldest first (the last is current), :func:`pick_version` picks one
+  and :func:`items_path` is a version's items file. :data:`REPAIRABLE` names the fields a repair
+  may change and how each value is read.
+* :func:`suite_mark` tells whether a generation answered the suite's current version; runs on an
+  older one are marked ``suite v1, superseded by v2`` wherever runs are listed
+  (:func:`run_marks`).
 
 Nothing here imports streamlit.
 """

@@ -1,4 +1,22 @@
-"""Constants and small helpers of the SIMULATED demo world, shared by its support and accounts parts."""
+"""Constants and small helpers of the SIMULATED demo world, shared by its parts
+(:mod:`evalcore.demo.support`, :mod:`evalcore.demo.scales`, :mod:`evalcore.demo.scale`,
+:mod:`evalcore.demo.accounts` and :mod:`evalcore.demo.world`, which writes the whole).
+
+* the settings of the model of truth: :data:`DEFAULT_SEED`, the fixed :data:`CREATED_AT` and
+  simulated prices; for the support suite its size, holdout, unanswerable and note shares, its six
+  :data:`CRITERIA` and their true failure rates (``grounded`` and ``no_fabrication`` drawn
+  jointly), the two judges (:data:`JUDGE_A`, :data:`JUDGE_B`), judge rounds and borderline
+  weights, the single call's field order and the carryover by emission position
+  (:data:`CARRYOVER`, :data:`INDEPENDENT_SCALE`, :data:`GROUPS`, :data:`GROUP_CARRYOVER`), the
+  buggy post-processing rule, the polluted and partial runs and the human labels; for the accounts
+  suite its size, generation rounds, :data:`ARMS` and their styles, bail mix, mirrored, holdout and
+  practice pairs, the simulated reviewers and the people's and the grader's position preferences.
+* ``_rng``: an independent, deterministic stream per world piece,
+  ``default_rng([seed, crc32(tag), ...])``, so tuning one piece never reshuffles another.
+* ``_Cols`` collects rows column-wise into an arrow table in the contract's schema; ``_totals``
+  computes a manifest's totals from its calls table; ``_call_row``, ``_judge_tokens`` and
+  ``_template`` make a simulated judge call's row, token counts and template.
+"""
 
 from __future__ import annotations
 

@@ -1,18 +1,20 @@
 """The support part of the SIMULATED demo world: the 600-item customer-support suite, its one
-generation ``support-g1``, the judge runs over it and the human labels.
+generation ``support-g1`` and the binary judge runs over it. Its ternary and ordinal runs and its
+human labels are :mod:`evalcore.demo.scales`; the same world at any size is
+:mod:`evalcore.demo.scale`.
 
 * :func:`support_truth`: each item's true pass/fail on six binary criteria; ``grounded`` and
   ``no_fabrication`` are drawn jointly (phi about 0.55), every other criterion is an independent
-  coin.
+  coin. :func:`support_items` makes the items, :func:`write_support_suite` and
+  :func:`write_support_generation` write the suite and ``support-g1`` (answers consistent with the
+  truth where that is cheap to express in text).
 * :func:`judge_readings`: a judge reads the truth, except for a few fixed misreadings and
   "borderline" cells that are a fresh coin in every judge round; :func:`emit` turns readings into
   verdicts per harness, forcing the field after a failed one to fail with a probability that rises
   with its position in the call (:func:`carryover_draws`, fixed per item).
   :func:`write_support_judged_runs` writes the single, single-indep, grouped and split runs
   (split: no carryover, only the real association is left), a second judge, and the small
-  polluted and partial runs.
-* :func:`write_support_ternary` (with a buggy post-processing rule), :func:`write_support_ordinal`
-  and :func:`write_support_labels` (60 items, the truth with about 1% slips) write the rest.
+  polluted and partial runs, each through :func:`write_binary_run`.
 """
 
 from __future__ import annotations

@@ -1,37 +1,23 @@
-"""The seeded, SIMULATED demo world that ships in ``data/demo``.
+"""The seeded, SIMULATED demo world that ships in ``data/demo``: :func:`generate_demo` writes the
+whole of it.
 
 Nothing here came from a real system, a real judge or a real person. Every suite, generation,
 run, label set and session is drawn from ONE model of truth with ``numpy.random.default_rng``
 seeded by ``seed`` (each world piece gets its own stream, ``default_rng([seed, <piece tag>])``,
-so tuning one piece never reshuffles another). Timestamps are fixed, so two calls with one seed
-write identical content.
+from :mod:`evalcore.demo.common`, so tuning one piece never reshuffles another). Timestamps are
+fixed, so two calls with one seed write identical content.
 
-The model of truth
-------------------
-*Support suite* (600 customer-support items). Each item has a true pass/fail on six binary
-criteria. ``grounded`` and ``no_fabrication`` are genuinely associated (an answer that strays
-from the passage tends to invent details: phi about 0.55); every other pair is independent.
-
-*Judges* read each (item, criterion) as the truth, except for a few fixed misreadings, and a
-few "borderline" cells whose reading is a fresh coin in every judge round (round-to-round flips).
-
-*Harnesses* then turn readings into verdicts:
-
-* ``single``: one call emits all six fields in a fixed order. After a failed field the next one
-  is forced to fail with probability ``c_k`` that rises with emission position ``k`` (the call
-  conditions each field on what it already wrote). The carryover draw is fixed per item, so it
-  does not itself add round-to-round flips. This manufactures association between unrelated
-  criteria (answers_question and cites_source) and a position effect.
-* ``single`` with the ``independent`` prompt variant: the same carryover, scaled by 0.9.
-* ``grouped``: carryover only inside a group's call, and weaker.
-* ``split``: one call per criterion, no carryover: what is left is the real association.
-
-*Human labels* (60 items) are the truth with about 1% slips.
-
-*Accounts suite* (120 items) is answered by two arms that differ in the writer prompt alone:
-one writes long, heading-and-bullet answers, the other short ones; both sometimes bail, and
-whether they bail flips across generation rounds for a few items. A blinded pairwise session
-compares them; simulated reviewers and a model grader (with a first-position preference) choose.
+* :func:`generate_demo` removes what the demo owns (:data:`OWNED`: its suites, generations, runs,
+  sessions and label set, and the sessions' keys) together with leftovers of interrupted writes,
+  then writes, in this order, the support suite, its generation, its binary, ternary and ordinal
+  judge runs and its human labels, then the accounts suite, its two arms' generations, their judge
+  runs and the pairwise sessions, and returns a summary of counts.
+* the support part (600 customer-support items, the model of truth, the judges and the harnesses'
+  carryover) is :mod:`evalcore.demo.support`, its ternary and ordinal runs and its people
+  :mod:`evalcore.demo.scales`; the accounts part (120 items, two arms that differ in the writer
+  prompt alone, a blinded pairwise session) is :mod:`evalcore.demo.accounts`; the settings of the
+  model of truth are the constants of :mod:`evalcore.demo.common`, and the words are
+  :mod:`evalcore.demo.text`.
 """
 
 from __future__ import annotations

@@ -1,20 +1,28 @@
-"""Importers for the tools people already use (issue 8); docs/IMPORT.md documents each format.
+"""What the importers of other tools' files share: reading a JSON document field by field, and
+the constants of the Inspect AI and promptfoo formats. The importers themselves are
+:mod:`evalcore.importers.inspect_ai` (``evalcore import inspect LOG``),
+:mod:`evalcore.importers.promptfoo` (``evalcore import promptfoo FILE``) and
+:mod:`evalcore.importers.pair_presets` (``evalcore import pairs --preset arena|mt-bench``);
+docs/IMPORT.md documents each format.
 
-* ``evalcore import inspect LOG``: an Inspect AI (UK AISI ``inspect_ai``) evaluation log, format
-  version 2: the ``.json`` log, or the ``.eval`` zip (``header.json`` + ``samples/*.json``).
-  Sample -> item, epoch -> generation round, scorer -> criterion, explanation -> reason, the model
-  under test's usage -> tokens of the generation.
-* ``evalcore import promptfoo FILE``: a promptfoo results file (``promptfoo eval -o results.json``),
-  results ``version`` 3. Test case -> item, prompt x provider -> one generation and one run,
-  assertion -> criterion.
-* ``evalcore import pairs --preset arena|mt-bench`` (and the conversation / answer-file columns):
-  :func:`pairs_preparer` turns Chatbot Arena battles and MT-Bench pairwise judgments into the columns
-  ``import pairs`` reads (evalcore/importers/frame.py does the rest).
+* ``_Doc`` is the file being read: every error it raises is one
+  :class:`~evalcore.errors.InputError` naming the file, the field (a JSON path such as
+  ``samples[3].scores.match.value``) and the problem. ``_check_file`` refuses a missing or empty
+  file, ``_parse_json_bytes`` reads UTF-8 JSON (saying when the file ends early), and ``_obj``,
+  ``_opt_str``, ``_opt_count`` (a whole number of tokens >= 0) and ``_opt_num`` read one field of
+  an expected type; ``_tw`` and ``_short`` describe a value in a message.
+* ``_content_text`` is a chat message's content as text (non-text parts named in brackets,
+  reasoning parts left out) and ``_turns_text`` joins several turns into ``[turn N]`` blocks.
+* ``_amend_generation`` sets the status and totals of a generation an import writes (a reused one
+  is left alone); ``_totals`` sums the tokens, cost (null when any is unknown) and latency (mean
+  and 95th percentile) of the system under test.
+* the formats' constants: the Inspect AI log version, statuses, score letters and post-processing
+  version (``INSPECT_*``); the promptfoo results versions, post-processing version, the assertion
+  types that call a model (:data:`PROMPTFOO_MODEL_GRADED`) and the name given to its default
+  grader (``PROMPTFOO_*``).
 
-As for every import: the whole file is read and checked first, bad input raises one
-:class:`~evalcore.errors.InputError` naming the file, the field (a JSON path such as
-``samples[3].scores.match.value``) and the problem, nothing is written then, and each directory is
-written atomically through :class:`evalcore.importers.plan.Plan`.
+As for every import, the whole file is read and checked first, nothing is written when it is
+refused, and each directory is written atomically through :class:`evalcore.importers.plan.Plan`.
 """
 
 from __future__ import annotations

@@ -1,19 +1,25 @@
-"""Import evaluation data from CSV, JSONL or Parquet: ``evalcore import long|wide|pairs FILE``.
+"""Reading a user's file into a :class:`Frame`, and the constants every importer shares. What is
+imported from it: ``long`` / ``wide`` tables are :mod:`evalcore.importers.tabular`, ``pairs`` is
+:mod:`evalcore.importers.pairs`; the write plan is :mod:`evalcore.importers.plan`.
 
-* ``long``: one row per item x criterion [x generation round] [x judge round] (or x annotator).
-* ``wide``: one row per item [x round] [x annotator], one column per criterion.
-* ``pairs``: one row per pair of answers (two arms), with model verdicts in either order and
-  people's choices; written as a closed, blinded session plus its key in the keys directory.
+* :func:`read_frame` reads a CSV, TSV, JSONL, JSON or Parquet file (:data:`INPUT_FORMATS`; the
+  format from the extension by :func:`detect_format`, or ``--input-format``) into a
+  :class:`Frame`: columns of Python values (str / int / float / bool / None) with where each row
+  came from (``line 7`` or ``row 3``). What cannot be read cleanly is refused with one
+  :class:`~evalcore.errors.InputError` naming the file, the column and the problem: an empty file,
+  text that is not UTF-8 (naming the column that holds the first bad byte), a row with more or
+  fewer fields than the header, a header column without a name, a header without data rows.
+* :func:`col_text`, :func:`col_int` and :func:`resolve_column` read the columns an option names
+  (an explicitly given column must exist; a default one is used when present);
+  :meth:`Frame.err` is the error that names the file, the column and the row.
+* the shared vocabulary: the binary words (:data:`BINARY_TRUE`, :data:`BINARY_FALSE`), the kinds
+  (:data:`KIND_CHOICES`, and :data:`KIND_ORDER`, the preference when several fit), the
+  ``--knob`` keys recorded on the generation (:data:`GENERATION_KNOBS`), the pairwise choice words
+  (``CHOICE_*``), the post-processing version ``import-1`` of imported verdicts, the criterion of
+  an imported pairwise session (:data:`PAIR_CRITERION`) and :data:`WHOLE_FILE`, the field named
+  when the problem is the file itself.
 
-``long`` and ``wide`` write a suite (unless ``--suite`` attaches to an existing one), a generation
-(reused when a generation of that suite holds exactly the same outputs) and a run (mode and source
-``imported``) or, with ``--human``, a label set.
-
-Everything is read and checked before anything is written: bad input raises one
-:class:`~evalcore.errors.InputError` / :class:`~evalcore.errors.FormatError` naming the file, the
-column and the problem, and the data directory is left untouched. The directories written are each
-atomic (see :meth:`Store._write_dir`); if a later one fails, the earlier ones of the same import are
-removed again. docs/IMPORT.md documents every option.
+docs/IMPORT.md documents every option.
 """
 
 from __future__ import annotations

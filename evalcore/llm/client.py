@@ -1,31 +1,26 @@
-"""Calling models: the one module that imports litellm, and the machinery around every call.
+"""Loading litellm, prices and offline token estimates: what every model call needs before it is
+made (the executor that makes, retries and journals the calls is :mod:`evalcore.llm.engine`).
 
 litellm is imported lazily by :func:`load_litellm`, with ``LITELLM_OFFLINE_MODE`` and
-``LITELLM_LOCAL_MODEL_COST_MAP`` set first (without them it fetches a price table at import), so
-``import evalcore`` never loads it and only commands that call models pay its ~3-5 s import.
-
-What is here:
+``LITELLM_LOCAL_MODEL_COST_MAP`` set first (:data:`OFFLINE_ENV`; without them it fetches a price
+table at import), so ``import evalcore`` never loads it and only commands that call models pay its
+~3-5 s import. Every other module reaches litellm through :func:`load_litellm`.
 
 * **prices**: :func:`resolve_price` reads litellm's bundled price map straight from its JSON file
-  (no import, no network) or takes ``--price IN,OUT`` (US dollars per million tokens), which is
-  also registered with litellm. An unknown price is ``None`` and every cost derived from it is
-  ``None``, never 0.
-* **offline token estimates** (:func:`estimate_tokens`): tiktoken's ``o200k_base`` /
-  ``cl100k_base`` encodings loaded from the files litellm bundles (never downloaded); when they
-  cannot be loaded, a documented heuristic of one token per 4 bytes of UTF-8.
-* **one attempt** (:func:`attempt`): ``litellm.acompletion`` with ``max_retries=0`` (one HTTP
-  request per attempt; retries are ours), its failure classified as retryable (429, 5xx,
-  timeouts, connection errors), failing the call (400-class) or stopping the run (401, 403,
-  404, unsupported parameters).
-* **the journal** (:class:`Journal`): an append-only JSONL file; each record is written and
-  fsync'd before the call counts as done (group commit from a writer thread, so a slow disk
-  never stalls the event loop). A torn last line from a killed process is dropped on reopen.
-* **the executor** (:func:`execute`): a bounded pool of asyncio workers; each call is tried,
-  backed off and retried, parsed (a parse error keeps the raw text and is retried), and its
-  outcome journaled; ``--resume`` skips every journaled call and carries the attempts of the
-  interrupted ones; ``--reuse`` serves identical calls from earlier journals and counts the hits.
-* **progress** (:class:`Progress`) on stderr: calls done and failed, tokens, cost so far, rate
-  and time left.
+  (:func:`price_map`, :func:`model_info`; no import, no network) or takes ``--price IN,OUT``
+  (:func:`parse_price`, US dollars per million tokens), which is also registered with litellm
+  (:func:`register_price`). A :class:`Price` is US dollars per token in and out and where the
+  figures came from. An unknown price is ``None`` and every cost derived from it is ``None``,
+  never 0. :func:`supports_json_schema` reads from the same map whether a model takes structured
+  output.
+* **offline token estimates** (:func:`estimate_tokens`, :func:`count_text_tokens`): tiktoken's
+  ``o200k_base`` / ``cl100k_base`` encodings (:func:`encoding_name`) loaded from the files litellm
+  bundles (never downloaded); when they cannot be loaded, a documented heuristic of one token per
+  4 bytes of UTF-8 (:data:`HEURISTIC`). :func:`tokenizer_name` says which was used.
+* :func:`model_family`: a coarse model family from the name, for same-family warnings.
+* the errors of a call: :class:`ModelAccessError` (the provider refused the run as a whole),
+  :class:`Interrupted` (Ctrl-C during a run) and :class:`ParseError` (a reply that does not fit,
+  with its raw text).
 """
 
 from __future__ import annotations

@@ -1,42 +1,42 @@
-"""Judging a generation: the single, split and grouped harnesses, post-processing, rederive, and
-a model grader for pairwise sessions.
+"""Judge prompts and their replies: the templates, the criteria block, parsing a reply, and
+post-processing. Which calls ask which criteria (the ``single``, ``split`` and ``grouped``
+harness modes, field order, seeds per round) is :mod:`evalcore.llm.plan`; running a judge and
+``evalcore rederive`` are :mod:`evalcore.llm.judging`; the pairwise grader is
+:mod:`evalcore.llm.pair_grader`.
 
-The three harness modes differ in call structure alone:
+* **templates**: :func:`load_template` reads a versioned template from ``evalcore/templates``
+  (:data:`TEMPLATE` ``judge-v1``, :data:`PAIR_TEMPLATE` ``pair-v1``) into a
+  :class:`PromptTemplate`: comment lines, then ``[system]`` and ``[user]`` sections
+  (:func:`parse_template`); :func:`variant_text` is the extra system sentence of a prompt variant.
+* **the prompt**: :func:`render_judge_prompt` fills the template with the same system text,
+  question, context, reference and answer in every mode, and a **criteria block**
+  (:func:`criteria_block`) listing the call's criteria and the JSON it must return: the only part
+  that differs between modes (a test compares rendered prompts byte for byte).
+  :func:`prompt_hash` is the hash of the rendered messages.
+* **the reply**: the judge returns one object per criterion, keyed by criterion name, reason first,
+  then covered / missed / triggered for ternary criteria, then the verdict. :func:`response_schema`
+  is the strict JSON schema sent as ``response_format`` when structured output is used;
+  :func:`parse_verdicts` always reads the reply with a tolerant parser (:func:`json_object`: code
+  fences and text around the JSON are ignored) and validates it by the pydantic models of
+  :data:`ANSWER_MODELS` (:class:`BinaryAnswer`, :class:`ScoreAnswer`, :class:`TernaryAnswer`): a
+  missing field, a value outside its scale or text that is not JSON is a
+  :class:`~evalcore.llm.client.ParseError`, kept with its raw text in the journal and retried.
+* **post-processing** (:func:`derive`) derives ``passed`` (and ``label`` / ``score``) beside the
+  judge's ``raw_verdict`` and ``reason``, never over them, under a recorded version
+  (:data:`POSTPROCESS_VERSIONS`):
 
-* ``single``: one call per answer and judge round returns every model-judged criterion;
-* ``split``: one call per criterion;
-* ``grouped``: one call per group (the rubric's ``group`` of each criterion; a criterion without a
-  group is a group of its own).
+  * ``pp-1``: binary passes on pass; ordinal and continuous pass at ``score >= threshold``; a
+    ternary label is the judge's, passing only when ``correct``; with the rubric's
+    ``on_abstain = "fail"`` an answer whose system abstained fails every model-judged criterion.
+  * ``pp-2`` (current): ``pp-1`` plus a consistency rule for ternary criteria: a triggered
+    wrong_if item makes the label ``wrong``; a ``correct`` label with a missed must_have item
+    becomes ``partial``.
 
-Every call renders the same versioned template (``templates/judge-v1.txt``): the same system text,
-question, context, reference and answer, and a **criteria block** listing the call's criteria
-and the JSON it must return: the only part that differs between modes (a test compares rendered
-prompts byte for byte). A criterion with its own ``model`` is sent in calls of that model only,
-so in ``single`` mode criteria are partitioned by model. ``check`` and ``retrieval`` criteria are
-computed by :mod:`evalcore.llm.checks` without a call.
+* :func:`local_verdict`: a ``check`` or ``retrieval`` criterion on one answer, computed by
+  :mod:`evalcore.llm.checks` without a call.
 
-The judge returns one object per criterion, keyed by criterion name, reason first, then
-covered / missed / triggered for ternary criteria, then the verdict. Structured output
-(``response_format`` with a strict JSON schema) is used where litellm's price map says the model
-supports it; the reply is always read by a tolerant parser (code fences and text around the JSON
-are ignored) and validated by pydantic models: a missing field, a value outside its scale or
-text that is not JSON is a parse error, kept with its raw text in the journal and retried.
-
-**Post-processing** derives ``passed`` (and ``label`` / ``score``) beside the judge's
-``raw_verdict`` and ``reason``, never over them, under a recorded version:
-
-* ``pp-1``: binary passes on pass; ordinal and continuous pass at ``score >= threshold``; a
-  ternary label is the judge's, passing only when ``correct``; with the rubric's
-  ``on_abstain = "fail"`` an answer whose system abstained fails every model-judged criterion.
-* ``pp-2`` (current): ``pp-1`` plus a consistency rule for ternary criteria: a triggered
-  wrong_if item makes the label ``wrong``; a ``correct`` label with a missed must_have item
-  becomes ``partial``.
-
-``evalcore rederive RUN`` recomputes every derived field from the stored judge output (and the
-stored answers for check and retrieval criteria) under a post-processing version, into a new run,
-without a model call.
-
-Rounds are independent calls: with ``--seed S``, judge round r sends seed ``S + r - 1``.
+:data:`MODES` (the harness modes) and :data:`OUT_TOKENS` (the offline estimate of completion
+tokens per criterion) are defined here for the plan.
 """
 
 from __future__ import annotations

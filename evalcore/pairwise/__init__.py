@@ -52,7 +52,6 @@ from .sessions import (
 )
 
 __all__ = [
-    "Arm",
     "BLINDING_FILE",
     "CHOICES",
     "DB_NAME",
@@ -63,15 +62,16 @@ __all__ = [
     "FILE_TEXT_COLUMNS",
     "GUESSES",
     "ID_ALPHABET",
-    "JudgmentStore",
     "LEVEL",
     "NORMALISATIONS",
     "PAIRS_DB_VERSION",
     "PROBE_PAIRS",
     "RIDGE",
+    "UNBLINDED_FILE",
+    "Arm",
+    "JudgmentStore",
     "SessionOpenError",
     "SessionPlan",
-    "UNBLINDED_FILE",
     "balanced_sides",
     "check_steps",
     "close_session",

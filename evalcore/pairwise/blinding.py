@@ -1,8 +1,13 @@
-"""Blinding: the normalisation that strips formatting tells, length matching, and the
-identifiability check that measures whether the arms can still be told apart.
+"""Blinding: the normalisation that strips formatting tells, and length matching. The
+identifiability check that measures whether the arms can still be told apart is
+:mod:`evalcore.pairwise.leakage`; its settings (:data:`FEATURES`, :data:`RIDGE`,
+:data:`DEFAULT_FOLDS`, :data:`DEFAULT_PERMUTATIONS`, :data:`DEFAULT_BOOT`, :data:`LEVEL`) are
+defined here.
 
 Normalisation (:func:`normalise`) is the transform a blinded session applies to both arms'
-answers before anyone sees them. Each step is named, and a session records the steps it used:
+answers before anyone sees them. Each step is named (:data:`NORMALISATIONS`;
+:func:`check_steps` puts them in canonical order and refuses unknown ones), and a session records
+the steps it used:
 
 * ``headings``     heading markers go (``## Title`` -> ``Title``; a setext ``===`` / ``---``
   underline under a line of text goes), the heading's words stay;
@@ -11,36 +16,10 @@ answers before anyone sees them. Each step is named, and a session records the s
 * ``blank-lines``  trailing spaces go, runs of blank lines become one blank line, and blank lines
   at either end go.
 
-Length passes straight through normalisation: that is the point of the check below.
-:func:`length_match` trims the longer answer of a pair to about the shorter's word count (at the
-nearest sentence end), which removes the length tell at the price of the trimmed text.
-
-The identifiability check (:func:`identifiability`)
-----------------------------------------------------
-The question is the one a grader faces: shown a pair, can you tell which side is which arm? Each
-original pair (mirrors left out: they repeat a pair) is one observation. Its features are the
-difference left minus right of the surface features of :func:`surface_features` (``length`` in
-words, ``headings``, ``bullets``, ``blank_lines``: counts of lines or runs), each as ``log1p``; its
-label is whether the first arm is on the left. Because the sides were drawn at random, guessing
-is right half the time, and 50% is the chance level whatever the arms are.
-
-A logistic regression without intercept (so that swapping the sides flips the prediction; ridge
-penalty ``RIDGE`` on standardised columns, fitted by Newton's method) is cross-validated over
-``folds`` seeded folds of pairs; a prediction of exactly one half (both sides have the same
-features, such as two identical refusals) counts as half right. Reported:
-
-* ``accuracy``: the cross-validated share of pairs whose side is guessed right;
-* ``interval``: a seeded percentile bootstrap over pairs of the per-pair correctness (level 95%);
-* ``p_value``: a permutation test: the labels are shuffled ``n_perm`` times and the whole
-  cross-validation rerun; p = (1 + #{permuted accuracy >= observed}) / (1 + n_perm);
-* ``features``: the same cross-validated accuracy and interval with each feature alone, and
-  ``leaking_feature``: the one with the highest accuracy, named only when its own interval
-  excludes 50%;
-* ``identifiable``: the interval of the full model excludes 50%.
-
-The check sees surface features only. A reader sees more (a short title line left after its
-``##`` was stripped, the tone of a prompt), so a check at 50% bounds what a grader can do from
-these features, not from everything; the people's probe on the grading page measures the rest.
+Length passes straight through normalisation: that is what the identifiability check measures.
+:func:`length_match` trims the longer answer of a pair to about the shorter's word count
+(:func:`word_count`; :func:`trim_to_words` cuts at the nearest sentence end), which removes the
+length tell at the price of the trimmed text.
 """
 
 from __future__ import annotations

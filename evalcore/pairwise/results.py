@@ -1,6 +1,15 @@
-"""The report of a closed pairwise session: win rates with paired intervals, people's and model
-graders' position consistency and agreement, identifiability of the arms (docs/PAIRWISE.md).
-The statistics are evalcore.stats' (kappa, alpha) and a seeded bootstrap over pairs."""
+"""The report of a closed pairwise session (docs/PAIRWISE.md): win rates with paired intervals,
+people's and model graders' position consistency and agreement, identifiability of the arms.
+
+* :func:`report` is every figure of a closed, unblinded session (refused while it is open: the
+  unblinded record comes from :mod:`evalcore.pairwise.grading`); :func:`format_report` is the
+  report as text for ``evalcore pairs report``.
+* :func:`win_stats`: the paired result of arm A over arm B from per-pair scores, with a seeded
+  percentile bootstrap over pairs (:mod:`evalcore.stats.bootstrap`).
+* :func:`cohen_kappa` and :func:`krippendorff_alpha_nominal`: agreement on the choices as report
+  rows, the statistics being :mod:`evalcore.stats.agreement`'s; identifiability is
+  :mod:`evalcore.pairwise.leakage`'s check.
+"""
 
 from __future__ import annotations
 

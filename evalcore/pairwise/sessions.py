@@ -1,29 +1,27 @@
-"""Blinded pairwise sessions: make, grade, close (unblind), report.
+"""Making a blinded pairwise session (``evalcore pairs make``), and the definitions its later
+steps share. Grading and closing (unblinding) are :mod:`evalcore.pairwise.grading`, the report of
+a closed session is :mod:`evalcore.pairwise.results`, the normalisation
+:mod:`evalcore.pairwise.blinding` and the identifiability check :mod:`evalcore.pairwise.leakage`.
 
-The life of a session
----------------------
-1. **make** (:func:`plan_session` + :func:`write_plan`, ``evalcore pairs make``): two arms'
-   answers are paired by item, normalised (:mod:`evalcore.pairwise.blinding`), optionally length-matched,
-   and each pair gets a random id and a side per arm. ``sessions/<id>/pairs.parquet`` and
-   ``session.json`` go to the data directory with no arm name anywhere; the key (which arm is on
-   which side) goes to ``<keys>/<id>/`` (key.json, key.parquet and blinding.json, the record of
-   the transform and of the identifiability check), which is never inside the data or the state
-   directory. Before anything is written the identifiability check runs on the shown texts and
-   a warning says when the arms can be told apart.
-2. **grade** (:class:`JudgmentStore`, the Pairwise grading page, ``evalcore pairs label``):
-   people's choices (left, right, same) are appended to ``<state>/pairs.sqlite`` (SQLite in WAL
-   mode, append-only, like the label store); so are the answers of the optional identification
-   probe. Nothing that depends on the key exists yet, so nothing can show a result.
-3. **close** (:func:`close_session`, ``evalcore pairs close --keys DIR``): the one step that
-   reads the key. It checks the key against the session and writes the unblinded record to
-   ``<state>/sessions/<id>/unblinded.json``; from then on the session is closed and takes no
-   more judgments.
-4. **report** (:func:`report`, ``evalcore pairs report``, the Pairwise results page): refused
-   until the session is closed here.
+Making a session
+----------------
+:func:`make_session` loads the two arms (:func:`parse_arm`, :func:`load_arm`: an :class:`Arm` from
+a generation id in the data directory or from a file), plans (:func:`plan_session`) and writes
+(:func:`write_plan`). The two arms' answers are paired by item, normalised
+(:mod:`evalcore.pairwise.blinding`), optionally length-matched, and each pair gets a random id
+and a side per arm; everything is computed into a :class:`SessionPlan` before anything is
+written. ``sessions/<id>/pairs.parquet`` and ``session.json`` go to the data directory with no
+arm name anywhere; the key (which arm is on which side) goes to ``<keys>/<id>/`` (key.json,
+key.parquet and blinding.json, the record of the transform and of the identifiability check),
+which is never inside the data or the state directory, and is written first. Before anything is
+written the identifiability check runs on the shown texts and a warning says when the arms can be
+told apart.
 
-The app is never given a keys directory: its pages call :func:`session_status`,
-:func:`record_judgment`, :func:`next_pair` and :func:`report`, which read only the data and the
-state directories.
+Of the later steps only closing reads the key, so the app is never given a keys directory. Their
+shared definitions are here: the name and schema of ``<state>/pairs.sqlite`` (:data:`DB_NAME`,
+``_DDL``), the choices (:data:`CHOICES`: left, right, same) and probe guesses
+(:data:`GUESSES`), and :class:`SessionOpenError`, raised when a result is asked for while the
+session is open.
 
 Sides and seeds
 ---------------
@@ -32,8 +30,8 @@ session.json) draws the pair ids, the holdout and mirrored pairs and the row ord
 depends on the arms. The sides are drawn from ``seed`` together with a ``key_seed`` that is
 recorded in the key directory only (drawn at random unless given), so that nobody holding the
 data and this code can redraw the sides. Exactly half of the original pairs (one more or less
-for an odd count) have the first arm on the left, in a random arrangement; a mirrored pair
-repeats an original with the sides swapped.
+for an odd count) have the first arm on the left, in a random arrangement
+(:func:`balanced_sides`); a mirrored pair repeats an original with the sides swapped.
 """
 
 from __future__ import annotations

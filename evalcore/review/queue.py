@@ -2,25 +2,20 @@
 cases everyone agreed on, for people to decide. docs/REVIEW.md is the reference.
 
 A **case** is one answer (an item in one generation round) on one criterion: the unit the label
-store records. :func:`detect` reads every run on a generation and raises a case, with one or more
-reason codes, when
+store records. Which cases are raised, and with which reason codes (a judge's statement against
+its own verdict, post-processing against the raw verdict, two runs, two harnesses, judge rounds),
+is :func:`evalcore.review.detect.detect`; this module builds the queue from them and records the
+decisions.
 
-* ``statement_contradicts``: the judge's structured statement contradicts its own verdict: a
-  ternary verdict ``wrong`` although ``covered`` holds every must-have item of the item and
-  ``triggered`` is empty (or ``correct`` although something is missed or triggered); a score at or
-  above the criterion's threshold with the verdict fail (or below it with pass);
-* ``postprocess_rewrite``: the derived verdict (``passed`` / ``label`` / ``score``) differs from the
-  judge's ``raw_verdict``: post-processing rewrote the judge;
-* ``runs_disagree``: two runs on the generation reach different verdicts (each run's majority over
-  its judge rounds; a tie is no verdict);
-* ``harness_disagree``: the same, between two runs of one judge model in different harness modes
-  (single, grouped, split): a pair of runs is one or the other, never both;
-* ``rounds_disagree``: the judge rounds of one run disagree.
-
-Only structured fields raise a case: ``passed``, ``label``, ``score``, ``raw_verdict``, ``covered``,
-``missed``, ``triggered`` and the item's ``must_have``. The judge's reason and the answer are prose
-and are never read here (no keyword matching), so a reason saying "couldn't find" next to fields
-that say the answer covers everything raises nothing.
+* :func:`build_queue` detects, samples the audit (:func:`audit_sample`), orders the cases
+  (:func:`order_cases`) and appends the queue to the label store; :func:`queues` and
+  :func:`get_queue` read queues back.
+* :func:`cases`, :func:`progress`, :func:`next_case`, :func:`find_case` and :func:`case_view` are
+  what the review page and ``evalcore queue list | show`` read, narrowed by :class:`Filters`
+  (:func:`filter_sql`).
+* :func:`decide` records a reviewer's decision (:func:`decision_values` are the values a criterion
+  takes), :func:`undo` withdraws the last one, and :func:`flagged_for_repair` lists the items
+  someone said the test is wrong for.
 
 **Audit stratum.** The agreed cases (judged by at least one run, raised by nothing) are sampled
 without replacement, ``ceil(rate * N)`` of ``N``, by ``numpy.random.default_rng(seed)`` over the
@@ -28,10 +23,10 @@ sorted case keys. Each audited case records its inclusion probability ``n / N``;
 is in the queue with probability 1. So a weighted estimate (weight = 1 / inclusion probability,
 post-stratified when a stratum is only partly reviewed) speaks for the whole generation.
 
-**Priority order.** Raised cases by their most serious reason, in the order of :data:`PRIORITY`
-(a contradiction in the judge's own record first, then a rewrite by post-processing, then two runs
-disagreeing, then two harnesses, then judge rounds); within a reason, cases with more reason codes
-first, then a seeded random order. The audited cases are spread evenly through that order (so a
+**Priority order.** Raised cases by their most serious reason, in the order of
+:data:`~evalcore.review.detect.PRIORITY` (a contradiction in the judge's own record first, then a
+rewrite by post-processing, then two runs disagreeing, then two harnesses, then judge rounds);
+within a reason, cases with more reason codes first, then a seeded random order. The audited cases are spread evenly through that order (so a
 queue worked half-way has half its audit done), and are not told apart from raised cases before
 the reviewer decides.
 
@@ -61,12 +56,6 @@ from evalcore.storage.store import Store
 AUDIT = "audit"
 STRATA = ("disagreement", "audit")
 OUTCOMES = ("decided", "test_wrong", "skipped")
-
-
-# --------------------------------------------------------------------------- reading a generation's runs
-
-
-# --------------------------------------------------------------------------- detection
 
 
 # --------------------------------------------------------------------------- building a queue

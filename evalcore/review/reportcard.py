@@ -1,8 +1,19 @@
-"""The agreement and judge report card: every judge and harness against gold, people against each
-other, judges against themselves and each other, and pass rates corrected for what the judge gets
-wrong. ``evalcore agreement [--json]`` prints :func:`agreement`; the Agreement page shows it.
+"""The judge report card of one generation (:func:`report_card`): every judge and harness against
+gold, people against each other, judges against themselves and each other, and pass rates
+corrected for what the judge gets wrong. The judges-against-judges and repeat-consistency sections
+are computed by :mod:`evalcore.review.judges`, the cases by :mod:`evalcore.review.detect`;
+``evalcore agreement [--json]`` and the Agreement page show it through
+:func:`evalcore.review.agreement.agreement`, with the pairwise sessions' agreement.
 docs/REVIEW.md defines every figure; the statistics are the pure functions of
 :mod:`evalcore.stats.agreement`.
+
+* :func:`rater_labels` is every person's label on the generation as a category
+  (:func:`label_category`), :func:`gold_of` the gold it gives (below), :func:`is_slot` tells a
+  rater slot from a fixed person.
+* :func:`same_family` says why a judge and the generator share a model family, and ``_corrected``
+  is a run's pass rate corrected for its sensitivity and specificity against gold (Rogan-Gladen,
+  :func:`evalcore.stats.agreement.corrected_pass_rate`), weighted by the review queue's design
+  when gold was decided there.
 
 **Gold** for a case (an answer on a criterion) is, in this order:
 

@@ -1,11 +1,16 @@
-"""The store: every file evalcore reads or writes goes through here.
+"""Where evalcore's directories are, and the checks that keep every path inside them (the
+:class:`~evalcore.storage.store.Store` that reads and writes them is :mod:`evalcore.storage.store`;
+atomic files and directories are :mod:`evalcore.storage.files`).
 
-A :class:`Store` is a read-mostly data directory (suites, generations, runs, sessions, label sets)
-and a writable state directory (labels.sqlite, pair judgments, unblinded results, the ledger).
-It discovers and validates what is on disk, hands out DuckDB cursors over the Parquet files, and
-writes new suites, generations, runs and sessions atomically (a directory appears whole or not at
-all). Ids and paths are checked so that nothing from the command line or the UI can make it read
-or write outside its two directories.
+* the three directories: :func:`default_data_dir` (``$EVALCORE_DATA`` or the bundled demo,
+  :data:`DEFAULT_DATA`, found by :func:`bundled_demo` through package resources),
+  :func:`default_state_dir` (``$EVALCORE_STATE`` or ``./.evalcore-state``) and
+  :func:`default_keys_dir` (``<data>-keys``, beside the data directory, never inside it).
+* :func:`check_id` refuses an id that could name anything but one directory entry, and
+  :func:`inside` resolves ``root/parts`` and refuses anything (``..``, absolute parts, symlinks)
+  that lands outside ``root``, so that nothing from the command line or the UI can make evalcore
+  read or write outside its directories.
+* :func:`utcnow`: the current UTC time to the second, as manifests record it.
 """
 
 from __future__ import annotations
