@@ -112,6 +112,19 @@ def _keys_sql() -> str:
     return "SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round"
 
 
+def answer_row(key: tuple[str, int], texts: dict[str, Any]) -> dict[str, Any]:
+    """The head of every drill-down row: the answer's key, class, input, output and abstained flag
+    (``texts`` is :func:`_answer_texts`' entry for it; empty when the text is missing)."""
+    return {
+        "item_id": key[0],
+        "gen_round": key[1],
+        "class": texts.get("class"),
+        "input": texts.get("input"),
+        "output": texts.get("output"),
+        "abstained": texts.get("abstained"),
+    }
+
+
 def _answer_texts(store: Store, gen_id: str, keys: list[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
     """Input, class, output and the abstained flag of a few answers."""
     if not keys:
@@ -219,19 +232,7 @@ def answers_failing(
     for k in keys:
         t = texts.get(k, {})
         w = words.get((k[0], k[1], criterion), {})
-        answers.append(
-            {
-                "item_id": k[0],
-                "gen_round": k[1],
-                "class": t.get("class"),
-                "input": t.get("input"),
-                "output": t.get("output"),
-                "abstained": t.get("abstained"),
-                "label": w.get("label"),
-                "score": w.get("score"),
-                **_said(w or None),
-            }
-        )
+        answers.append({**answer_row(k, t), "label": w.get("label"), "score": w.get("score"), **_said(w or None)})
     return {
         **_run_status(store, run_id),
         "criterion": criterion,
@@ -368,17 +369,7 @@ def cell_answers(
         verdicts = {rid: {c: _said(words[rid].get((k[0], k[1], c))) for c in (a, b)} for rid in run_ids}
         if human:
             verdicts[PEOPLE] = {c: _said(people.get((k[0], k[1], c))) for c in (a, b)}
-        answers.append(
-            {
-                "item_id": k[0],
-                "gen_round": k[1],
-                "class": t.get("class"),
-                "input": t.get("input"),
-                "output": t.get("output"),
-                "abstained": t.get("abstained"),
-                "verdicts": verdicts,
-            }
-        )
+        answers.append({**answer_row(k, t), "verdicts": verdicts})
     return {
         "gen_id": gen_id,
         "in": in_run,

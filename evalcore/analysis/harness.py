@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.analysis.answers import DIRECTIONS, _answer_texts, _check_page, _page_of, _said, _words
+from evalcore.analysis.answers import DIRECTIONS, _answer_texts, _check_page, _page_of, _said, _words, answer_row
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
     Selection,
@@ -23,6 +23,7 @@ from evalcore.analysis.selection import (
     _hold,
     _sel_sql,
 )
+from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.stats import correlation as stats
 from evalcore.storage.store import Store
@@ -30,10 +31,9 @@ from evalcore.storage.store import Store
 # --------------------------------------------------------------------------- flips
 
 
-def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
-    """Per criterion, on the answers both runs judged: fail under A and pass under B (rescued), the
-    reverse (new), fail under both; the composition of failures under each; the all-pass rate under
-    each. What the aggregate hides is how much the composition moved."""
+def _two_harnesses(store: Store, run_a: str, run_b: str) -> tuple[S.RunManifest, S.RunManifest]:
+    """The manifests of two runs over one generation (flips compare two harnesses on the same
+    answers); refused naming RUN_B otherwise."""
     ma, mb = store.run(run_a).manifest, store.run(run_b).manifest
     if ma.gen_id != mb.gen_id:
         raise InputError(
@@ -41,6 +41,14 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
             "two harnesses on the same answers",
             field="RUN_B",
         )
+    return ma, mb
+
+
+def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
+    """Per criterion, on the answers both runs judged: fail under A and pass under B (rescued), the
+    reverse (new), fail under both; the composition of failures under each; the all-pass rate under
+    each. What the aggregate hides is how much the composition moved."""
+    ma, mb = _two_harnesses(store, run_a, run_b)
     common = [c for c in ma.rubric.names() if c in mb.rubric.names()]
     if not common:
         raise InputError(f"{run_a} and {run_b} share no criterion", field="RUN_B")
@@ -130,13 +138,7 @@ def flip_answers(
     both runs' verdicts and reasons. ``total`` equals the matching count of :func:`flips`."""
     if direction not in DIRECTIONS:
         raise InputError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}", field="--direction")
-    ma, mb = store.run(run_a).manifest, store.run(run_b).manifest
-    if ma.gen_id != mb.gen_id:
-        raise InputError(
-            f"{run_a} judges generation {ma.gen_id} and {run_b} judges {mb.gen_id}: flips compare "
-            "two harnesses on the same answers",
-            field="RUN_B",
-        )
+    ma, mb = _two_harnesses(store, run_a, run_b)
     _check_criterion(store, run_a, criterion)
     _check_criterion(store, run_b, criterion)
     _check_judge_round(store, run_a, sel)
@@ -166,12 +168,7 @@ def flip_answers(
         t = texts.get(k, {})
         answers.append(
             {
-                "item_id": k[0],
-                "gen_round": k[1],
-                "class": t.get("class"),
-                "input": t.get("input"),
-                "output": t.get("output"),
-                "abstained": t.get("abstained"),
+                **answer_row(k, t),
                 "a": _said(wa.get((k[0], k[1], criterion))),
                 "b": _said(wb.get((k[0], k[1], criterion))),
             }
