@@ -159,3 +159,9 @@ def test_no_domain_function_takes_the_command_lines_context_object():
             ):
                 bad.append(f"{p.relative_to(REPO)}:{n.lineno}: {n.name}(ctx)")
     assert bad == []
+
+
+def test_nothing_in_evalcore_imports_the_pages():
+    hits = [str(p.relative_to(REPO)) for p in _modules().values()
+            if re.search(r"^\s*(from|import)\s+(pages|_ui|app)\b", p.read_text(), re.M)]
+    assert hits == []
