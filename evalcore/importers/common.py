@@ -14,7 +14,7 @@ docs/IMPORT.md documents each format.
 * ``_content_text`` is a chat message's content as text (non-text parts named in brackets,
   reasoning parts left out) and ``_turns_text`` joins several turns into ``[turn N]`` blocks.
 * ``_amend_generation`` sets the status and totals of a generation an import writes (a reused one
-  is left alone); ``_totals`` sums the tokens, cost (null when any is unknown) and latency (mean
+  is left alone), ``_settle_generation`` sets them as the tools' importers do; ``_totals`` sums the tokens, cost (null when any is unknown) and latency (mean
   and 95th percentile) of the system under test.
 * the formats' constants: the Inspect AI log version, statuses, score letters and post-processing
   version (``INSPECT_*``); the promptfoo results versions, post-processing version, the assertion
@@ -204,6 +204,16 @@ def _amend_generation(plan: Plan, gen_id: str, **updates) -> None:
     for k, (m, rows) in enumerate(plan.generations):
         if m.gen_id == gen_id:
             plan.generations[k] = (m.model_copy(update=updates), rows)
+
+
+def _settle_generation(plan: Plan, gen_id: str, reused: bool, polluted: bool, partial: bool = False) -> None:
+    """A generation this import writes (not a reused one): status polluted when an output errored,
+    else partial when ``partial``, else as planned; totals over its outputs (:func:`_totals`)."""
+    if reused:
+        return
+    m, rows = plan.generations[-1]
+    status = "polluted" if polluted else "partial" if partial else m.status
+    _amend_generation(plan, gen_id, status=status, totals=_totals(rows))
 
 
 def _totals(rows: list[dict]) -> S.Totals:

@@ -29,7 +29,6 @@ from evalcore.importers.common import (
     INSPECT_LOG_VERSION,
     INSPECT_POSTPROCESS,
     INSPECT_STATUSES,
-    _amend_generation,
     _check_file,
     _content_text,
     _Doc,
@@ -39,8 +38,8 @@ from evalcore.importers.common import (
     _opt_str,
     _parse_json_bytes,
     _scalar_knob,
+    _settle_generation,
     _short,
-    _totals,
     _tw,
 )
 from evalcore.importers.frame import (
@@ -49,9 +48,9 @@ from evalcore.importers.frame import (
     WHOLE_FILE,
     Frame,
 )
-from evalcore.importers.ids import _explicit_id, _fresh_id, _sanitise, parse_knobs
+from evalcore.importers.ids import _sanitise, parse_knobs
 from evalcore.importers.kinds import KindOptions, _number, build_rubric, parse_value, raw_text
-from evalcore.importers.plan import Plan, plan_generation, plan_suite, target_data_dir
+from evalcore.importers.plan import imported_run, pass_rate, plan_generation, plan_id, start_plan, target_data_dir
 
 # --------------------------------------------------------------------------- Inspect AI
 
@@ -496,17 +495,14 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
             by_sample.setdefault((s.item_id, s.epoch), {})[names[crit]] = (v, s.scores[scorer].get("explanation"), fld)
     letter_of = {names[c]: k for c, k in letter_kind.items()}
     data = target_data_dir(data_opt)
-    plan = Plan(data)
-    taken: set = set()
     base = _sanitise(Path(log.file).stem)
-    suite = plan_suite(
-        plan,
+    plan, taken, suite = start_plan(
+        data,
         frame,
         items,
         o.suite,
         o.suite_id,
         base,
-        taken,
         o.description or f"Inspect task {ev['task']}: samples imported from {Path(log.file).name}",
         f"evalcore import inspect ({Path(log.file).name})",
     )
@@ -524,15 +520,8 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
     gen_knobs, run_knobs = parse_knobs(o.knobs, log.file)
     gen_knobs = {**_inspect_gen_knobs(h), **gen_knobs}
     gen_id, reused = plan_generation(plan, frame, suite, outputs, o.gen_id, base, taken, gen_knobs, extra=extra)
-    if not reused:
-        m = plan.generations[-1][0]
-        gstatus = "polluted" if any(s.error for s in samples) else "partial" if status != "success" else m.status
-        _amend_generation(plan, gen_id, status=gstatus, totals=_totals(plan.generations[-1][1]))
-    rid = (
-        _explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, log.file)
-        if o.run_id
-        else _fresh_id(data, "runs", base, taken)
-    )
+    _settle_generation(plan, gen_id, reused, any(s.error for s in samples), partial=status != "success")
+    rid = plan_id(data, "runs", o.run_id, "--run-id", "run", base, taken, log.file)
     verdicts: list[dict[str, Any]] = []
     missing = 0
     for s in samples:
@@ -589,17 +578,13 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
         },
         **run_knobs,
     }
-    manifest = S.RunManifest(
+    manifest = imported_run(
+        rubric,
         run_id=rid,
         gen_id=gen_id,
         created_at=utcnow(),
-        rubric=rubric,
-        rubric_hash=rubric.hash(),
-        mode="imported",
-        field_order=rubric.names(),
         judge_model=judge_model,
         judge_rounds=1,
-        source="imported",
         status=run_status,
         postprocess_version=INSPECT_POSTPROCESS,
         totals=totals,
@@ -611,7 +596,6 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
     plan.run = (manifest, verdicts, [], None)
     plan.check()
     plan.write()
-    passed = [v["passed"] for v in verdicts if v["passed"] is not None]
     return {
         "file": log.file,
         "format": f"inspect-{log.fmt}-v{INSPECT_LOG_VERSION}",
@@ -631,7 +615,7 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
         "verdicts": len(verdicts),
         "missing_verdicts": missing,
         "judge_rounds": 1,
-        "pass_rate": (sum(passed) / len(passed)) if passed else None,
+        "pass_rate": pass_rate(verdicts),
     }
 
 

@@ -36,9 +36,19 @@ from evalcore.importers.frame import (
     read_frame,
     resolve_column,
 )
-from evalcore.importers.ids import _explicit_id, _fresh_id, _sanitise
+from evalcore.importers.ids import _sanitise
 from evalcore.importers.kinds import _number, _token
-from evalcore.importers.plan import ItemCols, Plan, collect_items, plan_generation, plan_suite, target_data_dir
+from evalcore.importers.plan import (
+    ItemCols,
+    collect_items,
+    draw_pair_ids,
+    imported_run,
+    keys_directory,
+    plan_generation,
+    plan_id,
+    start_plan,
+    target_data_dir,
+)
 
 # --------------------------------------------------------------------------- pairs
 
@@ -105,7 +115,7 @@ def import_pairs(
 ) -> dict[str, Any]:
     """``prepare`` may rewrite the frame and the options first (the Arena / MT-Bench presets and the
     conversation / answer-file columns of evalcore.importers.pair_presets)."""
-    from evalcore.storage.paths import default_keys_dir, utcnow
+    from evalcore.storage.paths import utcnow
 
     frame = read_frame(path, o.input_format)
     if prepare is not None:
@@ -234,8 +244,6 @@ def import_pairs(
     arms = list(arm_outputs)
 
     data = target_data_dir(data_opt)
-    plan = Plan(data)
-    taken: set = set()
     base = _sanitise(Path(frame.name).stem)
     if any(_mentions(base, a) for a in arms):
         base = "pairs"  # the file name names an arm: keep it out of every id
@@ -248,22 +256,10 @@ def import_pairs(
                     field="--session-id",
                 )
     # the file name may name the arms: it appears nowhere in the data directory
-    suite = plan_suite(
-        plan,
-        frame,
-        items,
-        o.suite,
-        o.suite_id,
-        base,
-        taken,
-        "items of an imported pairwise session",
-        "evalcore import pairs",
+    plan, taken, suite = start_plan(
+        data, frame, items, o.suite, o.suite_id, base, "items of an imported pairwise session", "evalcore import pairs"
     )
-    sid = (
-        _explicit_id(data, "sessions", o.session_id, "--session-id", "session", taken, frame.name)
-        if o.session_id
-        else _fresh_id(data, "sessions", base, taken)
-    )
+    sid = plan_id(data, "sessions", o.session_id, "--session-id", "session", base, taken, frame.name)
     gen_of_arm: dict[str, str] = {}
     reused: dict[str, bool] = {}
     for k, arm in enumerate(arms, start=1):
@@ -271,23 +267,13 @@ def import_pairs(
             plan, frame, suite, arm_outputs[arm], None, f"{sid}-arm{k}", taken, {}
         )
     # keys directory: outside the data directory, and no key for this session yet
-    kdir = Path(o.keys).absolute() if o.keys else default_keys_dir(data)
-    kres = kdir.resolve()
-    if kres == data.resolve() or kres.is_relative_to(data.resolve()):
-        raise InputError("the keys directory must not be inside the data directory", file=str(kdir), field="--keys")
+    kdir = keys_directory(data, o.keys)
     if (kdir / sid).exists():
         raise InputError(f"a key for session {sid!r} already exists", file=str(kdir / sid), field="--keys")
 
     seed = o.seed if o.seed is not None else secrets.randbits(31)
     rng = random.Random(seed)
-    pair_ids: set[str] = set()
-    for p in pairs:
-        while True:
-            pid = "p" + format(rng.getrandbits(48), "012x")
-            if pid not in pair_ids:
-                break
-        pair_ids.add(pid)
-        p["pair_id"] = pid
+    draw_pair_ids(rng, pairs)
     now = utcnow()
     pair_rows = sorted(
         (
@@ -379,11 +365,7 @@ def import_pairs(
         "seed": seed,
     }
     if pv:
-        rid = (
-            _explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, frame.name)
-            if o.run_id
-            else _fresh_id(data, "runs", f"{sid}-grader", taken)
-        )
+        rid = plan_id(data, "runs", o.run_id, "--run-id", "run", f"{sid}-grader", taken, frame.name)
         rubric = S.Rubric(
             name="pairwise",
             criteria=[
@@ -395,16 +377,12 @@ def import_pairs(
             ],
         )
         plan.run = (
-            S.RunManifest(
+            imported_run(
+                rubric,
                 run_id=rid,
                 gen_id=gen_of_arm[arms[0]],
                 created_at=now,
-                rubric=rubric,
-                rubric_hash=rubric.hash(),
-                mode="imported",
-                field_order=rubric.names(),
                 judge_model=o.judge_model,
-                source="imported",
                 status="polluted" if any(r["choice"] is None for r in pv) else "complete",
                 postprocess_version=POSTPROCESS_VERSION,
                 knobs={**o.run_knobs, "session_id": sid},

@@ -8,12 +8,19 @@
 * :class:`Plan` holds every directory an import writes; :meth:`Plan.check` converts each table to
   the contract's schema first, :meth:`Plan.write` writes them through
   :class:`~evalcore.storage.writer.DataWriter` (what it wrote is removed again if one fails).
-* :func:`target_data_dir` is the ``--data`` directory an import writes into, never the bundled demo.
+* :func:`target_data_dir` is the ``--data`` directory an import writes into, never the bundled demo;
+  :func:`keys_directory` is the ``--keys`` directory of a blinded session, never inside it.
+* :func:`start_plan` opens the plan of a file's import and plans its suite; :func:`plan_id` is an id
+  given on the command line (checked) or a fresh one; :func:`imported_run` is the manifest of an
+  imported run; :func:`draw_pair_ids` gives rows random pair ids; :func:`pass_rate` is the share of
+  passing verdicts among those with a value.
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +172,79 @@ def target_data_dir(data_opt: str | Path | None) -> Path:
     return data.resolve() if data.exists() else data.absolute()
 
 
+def keys_directory(data: Path, keys: str | Path | None) -> Path:
+    """The keys directory of a blinded session: the --keys option's value (or the default one next
+    to ``data``), refused when it is inside the data directory."""
+    from evalcore.storage.paths import default_keys_dir
+
+    kdir = Path(keys).absolute() if keys else default_keys_dir(data)
+    kres = kdir.resolve()
+    if kres == data.resolve() or kres.is_relative_to(data.resolve()):
+        raise InputError("the keys directory must not be inside the data directory", file=str(kdir), field="--keys")
+    return kdir
+
+
+def plan_id(
+    data: Path, sub: str, given: str | None, option: str, what: str, base: str, taken: set, file: str | None
+) -> str:
+    """The id of a directory an import writes: ``given`` (the value of ``option``) checked, or a
+    fresh one from ``base`` when none is given."""
+    if given:
+        return _explicit_id(data, sub, given, option, what, taken, file)
+    return _fresh_id(data, sub, base, taken)
+
+
+def draw_pair_ids(rng: random.Random, rows: list[dict]) -> None:
+    """Give each row a distinct random ``pair_id`` (``p`` and 12 hex digits) drawn from ``rng``."""
+    seen: set[str] = set()
+    for r in rows:
+        while True:
+            pid = "p" + format(rng.getrandbits(48), "012x")
+            if pid not in seen:
+                break
+        seen.add(pid)
+        r["pair_id"] = pid
+
+
+def imported_run(rubric: S.Rubric, field_order: list[str] | None = None, **fields: Any) -> S.RunManifest:
+    """The manifest of an imported run judged with ``rubric`` (its hash, and its criteria's order
+    unless ``field_order`` is given); ``fields`` are the run's other fields."""
+    return S.RunManifest(
+        rubric=rubric,
+        rubric_hash=rubric.hash(),
+        mode="imported",
+        field_order=rubric.names() if field_order is None else field_order,
+        source="imported",
+        **fields,
+    )
+
+
+def suite_manifest(
+    suite_id: str, rows: list[dict], created_at: datetime, source: str, description: str
+) -> S.SuiteManifest:
+    """The manifest of a suite of item ``rows`` (its content hash and size)."""
+    return S.SuiteManifest(
+        suite_id=suite_id,
+        description=description,
+        created_at=created_at,
+        content_hash=suite_hash(rows),
+        n_items=len(rows),
+        source=source,
+    )
+
+
+def imported_generation(rows: list[dict], **fields: Any) -> S.GenerationManifest:
+    """The manifest of an imported generation of output ``rows`` (its outputs hash); ``fields``
+    are its other fields."""
+    return S.GenerationManifest(source="imported", outputs_hash=outputs_hash(rows), **fields)
+
+
+def pass_rate(verdicts: list[dict]) -> float | None:
+    """The share of verdicts that passed among those with a value (None when none has one)."""
+    passed = [v["passed"] for v in verdicts if v["passed"] is not None]
+    return (sum(passed) / len(passed)) if passed else None
+
+
 def _open_store(data: Path):
     from evalcore.storage.store import Store
 
@@ -179,6 +259,24 @@ class SuiteTarget:
     suite_hash: str
     items: dict[str, dict]  # every item of the suite (attach) or of the import (new)
     new: bool
+
+
+def start_plan(
+    data: Path,
+    frame: Frame,
+    items: dict[str, dict],
+    attach: str | None,
+    suite_id: str | None,
+    base: str,
+    description: str,
+    source: str,
+) -> tuple[Plan, set, SuiteTarget]:
+    """The plan of an import into ``data``, the ids it has taken so far and its suite
+    (:func:`plan_suite`)."""
+    plan = Plan(data)
+    taken: set = set()
+    suite = plan_suite(plan, frame, items, attach, suite_id, base, taken, description, source)
+    return plan, taken, suite
 
 
 def plan_suite(
@@ -223,20 +321,13 @@ def plan_suite(
                 raise InputError(f"item {iid!r}: input differs from suite {attach!r}", file=frame.name, field="input")
         taken.add(("suites", attach))
         return SuiteTarget(attach, entry.manifest.content_hash, suite_items, False)
-    sid = (
-        _explicit_id(plan.data, "suites", suite_id, "--suite-id", "suite", taken, frame.name)
-        if suite_id
-        else _fresh_id(plan.data, "suites", base, taken)
-    )
+    sid = plan_id(plan.data, "suites", suite_id, "--suite-id", "suite", base, taken, frame.name)
     rows = [{k: v for k, v in it.items()} for it in items.values()]
     for r in rows:
         r.setdefault("holdout", False)
-    h = suite_hash(rows)
-    manifest = S.SuiteManifest(
-        suite_id=sid, description=description, created_at=utcnow(), content_hash=h, n_items=len(rows), source=source
-    )
+    manifest = suite_manifest(sid, rows, utcnow(), source, description)
     plan.suite = (manifest, rows)
-    return SuiteTarget(sid, h, items, True)
+    return SuiteTarget(sid, manifest.content_hash, items, True)
 
 
 def plan_generation(
@@ -288,14 +379,11 @@ def plan_generation(
                     )
             taken.add(("generations", gid))
             return gid, True
-    gid = (
-        _explicit_id(plan.data, "generations", gen_id, option, "generation", taken, frame.name)
-        if gen_id
-        else _fresh_id(plan.data, "generations", base, taken)
-    )
+    gid = plan_id(plan.data, "generations", gen_id, option, "generation", base, taken, frame.name)
     rounds = max(r for _, r in outputs)
     complete = all((iid, r) in outputs for iid in suite.items for r in range(1, rounds + 1))
-    manifest = S.GenerationManifest(
+    manifest = imported_generation(
+        rows,
         gen_id=gid,
         suite_id=suite.suite_id,
         suite_hash=suite.suite_hash,
@@ -303,8 +391,6 @@ def plan_generation(
         knobs=knobs,
         rounds=rounds,
         status="complete" if complete else "partial",
-        source="imported",
-        outputs_hash=h,
     )
     plan.generations.append((manifest, rows))
     return gid, False

@@ -24,7 +24,6 @@ from evalcore.importers.common import (
     PROMPTFOO_MODEL_GRADED,
     PROMPTFOO_POSTPROCESS,
     PROMPTFOO_VERSIONS,
-    _amend_generation,
     _check_file,
     _Doc,
     _obj,
@@ -33,8 +32,8 @@ from evalcore.importers.common import (
     _opt_str,
     _parse_json_bytes,
     _scalar_knob,
+    _settle_generation,
     _short,
-    _totals,
     _tw,
 )
 from evalcore.importers.frame import (
@@ -43,7 +42,7 @@ from evalcore.importers.frame import (
 )
 from evalcore.importers.ids import _fresh_id, _sanitise, parse_knobs
 from evalcore.importers.inspect_ai import ToolOpts
-from evalcore.importers.plan import Plan, plan_generation, plan_suite, target_data_dir
+from evalcore.importers.plan import imported_run, pass_rate, plan_generation, start_plan, target_data_dir
 
 # --------------------------------------------------------------------------- promptfoo
 
@@ -348,18 +347,15 @@ def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dic
     judge_model = o.judge_model or (", ".join(graders) if graders else "promptfoo-assertions (deterministic, no model)")
 
     data = target_data_dir(data_opt)
-    plan = Plan(data)
-    taken: set = set()
     prefix = _sanitise(o.id_prefix) if o.id_prefix else _sanitise(Path(doc.file).stem)
     frame = Frame(doc.file, "promptfoo", [], {}, [r.where for r in results])
-    suite = plan_suite(
-        plan,
+    plan, taken, suite = start_plan(
+        data,
         frame,
         items,
         o.suite,
         o.suite_id,
         prefix,
-        taken,
         o.description or f"promptfoo test cases imported from {Path(doc.file).name}",
         f"evalcore import promptfoo ({Path(doc.file).name})",
     )
@@ -389,11 +385,7 @@ def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dic
         }
         gen_id, reused = plan_generation(plan, frame, suite, outputs, None, name, taken, knobs, extra=extra)
         errored = sum(1 for r in rs_of_gen if r.error)
-        if not reused:
-            m = plan.generations[-1][0]
-            _amend_generation(
-                plan, gen_id, status="polluted" if errored else m.status, totals=_totals(plan.generations[-1][1])
-            )
+        _settle_generation(plan, gen_id, reused, bool(errored))
         rid = _fresh_id(data, "runs", name, taken)
         verdicts: list[dict[str, Any]]
         verdicts, missing = [], 0
@@ -430,17 +422,13 @@ def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dic
             **user_run,
         }
         rstatus: S.Status = "partial" if missing else "complete"
-        rm = S.RunManifest(
+        rm = imported_run(
+            rubric,
             run_id=rid,
             gen_id=gen_id,
             created_at=now,
-            rubric=rubric,
-            rubric_hash=rubric.hash(),
-            mode="imported",
-            field_order=rubric.names(),
             judge_model=judge_model,
             judge_rounds=1,
-            source="imported",
             status=rstatus,
             postprocess_version=PROMPTFOO_POSTPROCESS,
             knobs=run_knobs,
@@ -453,7 +441,6 @@ def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dic
             + f", imported from {Path(doc.file).name}",
         )
         plan.more_runs.append((rm, verdicts, [], None))
-        passed = [v["passed"] for v in verdicts if v["passed"] is not None]
         gen_summaries.append(
             {
                 "gen_id": gen_id,
@@ -471,7 +458,7 @@ def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dic
                 "status": rstatus,
                 "verdicts": len(verdicts),
                 "missing_verdicts": missing,
-                "pass_rate": sum(passed) / len(passed) if passed else None,
+                "pass_rate": pass_rate(verdicts),
             }
         )
     plan.check()

@@ -31,15 +31,17 @@ from evalcore.importers.frame import (
     read_frame,
     resolve_column,
 )
-from evalcore.importers.ids import _explicit_id, _fresh_id, _sanitise, parse_knobs
+from evalcore.importers.ids import _sanitise, parse_knobs
 from evalcore.importers.kinds import KindOptions, Parsed, _value_field, build_rubric, parse_value, raw_text
 from evalcore.importers.plan import (
     ItemCols,
-    Plan,
     collect_items,
     collect_outputs,
+    imported_run,
+    pass_rate,
     plan_generation,
-    plan_suite,
+    plan_id,
+    start_plan,
     target_data_dir,
 )
 
@@ -285,17 +287,14 @@ def _finish(
             field="--knob",
         )
 
-    plan = Plan(data)
-    taken: set = set()
     base = _sanitise(Path(frame.name).stem)
-    suite = plan_suite(
-        plan,
+    plan, taken, suite = start_plan(
+        data,
         frame,
         items,
         o.suite,
         o.suite_id,
         base,
-        taken,
         o.description or f"imported from {Path(frame.name).name}",
         f"evalcore import ({Path(frame.name).name})",
     )
@@ -317,11 +316,7 @@ def _finish(
             raise InputError(
                 "--run-id does not apply with --human (use --labelset-id)", file=frame.name, field="--run-id"
             )
-        lid = (
-            _explicit_id(data, "labels", o.labelset_id, "--labelset-id", "label set", taken, frame.name)
-            if o.labelset_id
-            else _fresh_id(data, "labels", base, taken)
-        )
+        lid = plan_id(data, "labels", o.labelset_id, "--labelset-id", "label set", base, taken, frame.name)
         labels = []
         annotators: list[str] = []
         for c in cells:
@@ -356,11 +351,7 @@ def _finish(
             raise InputError(
                 "--labelset-id applies only with --human (use --run-id)", file=frame.name, field="--labelset-id"
             )
-        rid = (
-            _explicit_id(data, "runs", o.run_id, "--run-id", "run", taken, frame.name)
-            if o.run_id
-            else _fresh_id(data, "runs", base, taken)
-        )
+        rid = plan_id(data, "runs", o.run_id, "--run-id", "run", base, taken, frame.name)
         by_key = {(c.item_id, c.gen_round, c.criterion, c.slot): c for c in cells}
         judge_rounds = max([c.slot for c in cells] or [1])
         verdicts: list[dict[str, Any]] = []
@@ -369,6 +360,7 @@ def _finish(
             for jr in range(1, judge_rounds + 1):
                 for pos, crit in enumerate(rubric.criteria):
                     c = by_key.get((iid, r, crit.name, jr))
+                    key = {"run_id": rid, "item_id": iid, "gen_round": r, "criterion": crit.name, "judge_round": jr}
                     if c is None or _is_missing(c.value):
                         if not o.allow_missing:
                             raise InputError(
@@ -380,11 +372,7 @@ def _finish(
                         n_missing += 1
                         verdicts.append(
                             {
-                                "run_id": rid,
-                                "item_id": iid,
-                                "gen_round": r,
-                                "criterion": crit.name,
-                                "judge_round": jr,
+                                **key,
                                 "passed": None,
                                 "position": 0,
                                 "reason": c.reason if c else None,
@@ -395,11 +383,7 @@ def _finish(
                     p = parsed[(iid, r, crit.name, jr)]
                     verdicts.append(
                         {
-                            "run_id": rid,
-                            "item_id": iid,
-                            "gen_round": r,
-                            "criterion": crit.name,
-                            "judge_round": jr,
+                            **key,
                             "passed": p.passed,
                             "score": p.score,
                             "label": p.label,
@@ -408,30 +392,25 @@ def _finish(
                             "position": 0,
                         }
                     )
-        manifest = S.RunManifest(
+        manifest = imported_run(
+            rubric,
             run_id=rid,
             gen_id=gen_id,
             created_at=now,
-            rubric=rubric,
-            rubric_hash=rubric.hash(),
-            mode="imported",
-            field_order=rubric.names(),
             judge_model=o.judge_model,
             judge_rounds=judge_rounds,
-            source="imported",
             status="partial" if n_missing else "complete",
             postprocess_version=POSTPROCESS_VERSION,
             knobs=run_knobs,
             description=o.description or f"imported from {Path(frame.name).name}",
         )
         plan.run = (manifest, verdicts, [], None)
-        passed = [v["passed"] for v in verdicts if v["passed"] is not None]
         summary.update(
             run_id=rid,
             verdicts=len(verdicts),
             missing_verdicts=n_missing,
             judge_rounds=judge_rounds,
-            pass_rate=(sum(passed) / len(passed)) if passed else None,
+            pass_rate=pass_rate(verdicts),
         )
     plan.check()
     plan.write()

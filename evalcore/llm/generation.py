@@ -22,16 +22,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
-from evalcore.errors import InputError, NotFoundError
+from evalcore.errors import InputError
 from evalcore.llm.client import ParseError, model_family, resolve_price
-from evalcore.llm.engine import CallSpec, WorkDir, call_hash
+from evalcore.llm.engine import WorkDir
 from evalcore.llm.judging import _new_id, _totals, run_planned
-from evalcore.llm.plan import Built, RunOptions, _seed, check_resume_matches, dry_run_report
-from evalcore.llm.prompts import NONE_TEXT, json_object, load_template, parse_template, prompt_hash, template_text
+from evalcore.llm.plan import (
+    Built,
+    RunOptions,
+    dry_run_report,
+    planned_call,
+    refuse_existing,
+    resume_work,
+    round_params,
+)
+from evalcore.llm.prompts import NONE_TEXT, json_object, load_template, parse_template, template_text
 from evalcore.llm.rubric import RubricSpec
 from evalcore.storage.paths import utcnow
 from evalcore.storage.store import Store
@@ -92,27 +99,19 @@ def build_generation(store: Store, plan: dict) -> Built:
             system_prompt=plan["system_prompt"], input=str(it["input"] or ""), context=it.get("context") or NONE_TEXT
         )
         for r in range(1, int(plan["rounds"]) + 1):
-            params: dict[str, Any] = {}
-            if plan.get("temperature") is not None:
-                params["temperature"] = plan["temperature"]
-            if _seed(plan.get("seed"), r) is not None:
-                params["seed"] = _seed(plan.get("seed"), r)
             specs.append(
-                CallSpec(
-                    call_id=f"{it['item_id']}/g{r}",
-                    model=plan["model"],
-                    messages=messages,
-                    params=params,
-                    parse=parse_answer,
-                    cache_key=call_hash(plan["model"], messages, params, r),
-                    price=pr,
-                    meta={
-                        "item_id": it["item_id"],
-                        "gen_round": r,
-                        "judge_round": 0,
-                        "criteria": [],
-                        "prompt_hash": prompt_hash(messages),
-                    },
+                planned_call(
+                    f"{it['item_id']}/g{r}",
+                    plan["model"],
+                    messages,
+                    round_params(plan, r),
+                    parse_answer,
+                    r,
+                    pr,
+                    item_id=it["item_id"],
+                    gen_round=r,
+                    judge_round=0,
+                    criteria=[],
                 )
             )
     refs = [len(str(it.get("reference") or "")) for it in items if it.get("reference")]
@@ -134,16 +133,10 @@ def build_generation(store: Store, plan: dict) -> Built:
 def generate(store: Store, req: GenerateRequest, opts: RunOptions) -> dict:
     """Plan, run (or resume) and write a generation; with ``dry_run`` only report the calls."""
     if req.resume:
-        if not req.gen_id:
-            raise InputError("--resume needs the --gen-id of the generation to finish", field="--gen-id")
-        wd = WorkDir(store, "generations", req.gen_id)
-        if not wd.exists():
-            if store.dir_of("generation", req.gen_id).exists():
-                raise InputError(f"generation {req.gen_id!r} is already complete", field="--gen-id")
-            raise NotFoundError(f"no generation {req.gen_id!r} in progress in {store.state}", field="--gen-id")
-        plan = wd.load_plan()
-        check_resume_matches(
-            plan,
+        wd, plan = resume_work(
+            store,
+            "generations",
+            req.gen_id,
             {
                 "suite_id": req.suite_id,
                 "model": req.model,
@@ -173,12 +166,7 @@ def generate(store: Store, req: GenerateRequest, opts: RunOptions) -> dict:
         gen_id = req.gen_id or _new_id("gen")
         wd = WorkDir(store, "generations", gen_id)
         if not req.dry_run:
-            if store.dir_of("generation", gen_id).exists():
-                raise InputError(f"generation {gen_id!r} already exists", field="--gen-id")
-            if wd.exists():
-                raise InputError(
-                    f"generation {gen_id!r} is in progress: finish it with --resume --gen-id {gen_id}", field="--gen-id"
-                )
+            refuse_existing(store, wd)
         tpl = load_template(TEMPLATE)
         plan = {
             "kind": "generation",

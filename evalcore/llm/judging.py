@@ -22,7 +22,7 @@ from typing import Any
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
-from evalcore.errors import InputError, NotFoundError
+from evalcore.errors import InputError
 from evalcore.llm.client import (
     model_family,
 )
@@ -30,12 +30,14 @@ from evalcore.llm.engine import CallSpec, Journal, Progress, Settings, WorkDir, 
 from evalcore.llm.plan import (
     Built,
     RunOptions,
+    _work_names,
     build_judge,
-    check_resume_matches,
     dry_run_report,
     groups_of,
     load_answers,
     make_judge_plan,
+    refuse_existing,
+    resume_work,
 )
 from evalcore.llm.prompts import POSTPROCESS_VERSION, POSTPROCESS_VERSIONS, PromptTemplate, derive, local_verdict
 from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
@@ -100,10 +102,9 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
                 field="journal",
             ) from None
         except KeyboardInterrupt:
-            flag = "--gen-id" if wd.kind == "generations" else "--run-id"
             raise Interrupted(
                 f"interrupted: {prog.done} of {len(built.specs)} calls are journaled in {wd.path}; "
-                f"finish with the same command and --resume {flag} {wd.id}"
+                f"finish with the same command and --resume {_work_names(wd.kind)[1]} {wd.id}"
             ) from None
     finally:
         journal.close()
@@ -330,16 +331,10 @@ def _new_id(prefix: str) -> str:
 def judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
     """Plan, run (or resume) and write a judge run; with ``dry_run`` only report the calls."""
     if req.resume:
-        if not req.run_id:
-            raise InputError("--resume needs the --run-id of the run to finish", field="--run-id")
-        wd = WorkDir(store, "runs", req.run_id)
-        if not wd.exists():
-            if store.dir_of("run", req.run_id).exists():
-                raise InputError(f"run {req.run_id!r} is already complete", field="--run-id")
-            raise NotFoundError(f"no run {req.run_id!r} in progress in {store.state}", field="--run-id")
-        plan = wd.load_plan()
-        check_resume_matches(
-            plan,
+        wd, plan = resume_work(
+            store,
+            "runs",
+            req.run_id,
             {
                 "gen_id": req.gen_id,
                 "mode": req.mode,
@@ -388,14 +383,7 @@ def judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
             postprocess=req.postprocess,
         )
         if not req.dry_run:
-            if store.dir_of("run", run_id).exists():
-                raise InputError(f"run {run_id!r} already exists", field="--run-id")
-            if wd.exists():
-                raise InputError(
-                    f"run {run_id!r} is in progress: finish it with --resume --run-id {run_id}, "
-                    "or choose another --run-id",
-                    field="--run-id",
-                )
+            refuse_existing(store, wd, or_another=True)
     if opts.price is not None:
         plan["price"] = list(opts.price)
     built = build_judge(store, plan)

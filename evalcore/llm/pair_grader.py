@@ -12,18 +12,25 @@ into those calls; the calls are journaled, resumable and cached like judge calls
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from evalcore.contract import schema as S
-from evalcore.errors import InputError, NotFoundError
+from evalcore.errors import InputError
 from evalcore.llm.client import (
     ParseError,
     resolve_price,
 )
-from evalcore.llm.engine import CallSpec, WorkDir, call_hash
-from evalcore.llm.judging import _manifest, _new_id, _settings, call_row, run_calls
-from evalcore.llm.plan import Built, RunOptions, _seed, check_resume_matches, dry_run_report
-from evalcore.llm.prompts import NONE_TEXT, PAIR_TEMPLATE, json_object, load_template, parse_template, prompt_hash
+from evalcore.llm.engine import WorkDir
+from evalcore.llm.judging import _manifest, _new_id, call_row, run_planned
+from evalcore.llm.plan import (
+    Built,
+    RunOptions,
+    dry_run_report,
+    planned_call,
+    refuse_existing,
+    resume_work,
+    round_params,
+)
+from evalcore.llm.prompts import NONE_TEXT, PAIR_TEMPLATE, json_object, load_template, parse_template
 from evalcore.llm.rubric import RubricSpec
 from evalcore.storage.paths import utcnow
 from evalcore.storage.store import Store
@@ -89,29 +96,21 @@ def build_pairs(store: Store, plan: dict) -> Built:
             )
             messages = tpl.render(input=str(q), first=first, second=second)
             for jr in range(1, int(plan["rounds"]) + 1):
-                params: dict[str, Any] = {}
-                if plan.get("temperature") is not None:
-                    params["temperature"] = plan["temperature"]
-                if _seed(plan.get("seed"), jr) is not None:
-                    params["seed"] = _seed(plan.get("seed"), jr)
                 specs.append(
-                    CallSpec(
-                        call_id=f"{p['pair_id']}/{order}/j{jr}",
-                        model=plan["model"],
-                        messages=messages,
-                        params=params,
-                        parse=parse_pair,
-                        cache_key=call_hash(plan["model"], messages, params, jr),
-                        price=pr,
-                        meta={
-                            "item_id": p["item_id"],
-                            "gen_round": 1,
-                            "judge_round": jr,
-                            "criteria": ["preference"],
-                            "prompt_hash": prompt_hash(messages),
-                            "pair_id": p["pair_id"],
-                            "order": order,
-                        },
+                    planned_call(
+                        f"{p['pair_id']}/{order}/j{jr}",
+                        plan["model"],
+                        messages,
+                        round_params(plan, jr),
+                        parse_pair,
+                        jr,
+                        pr,
+                        item_id=p["item_id"],
+                        gen_round=1,
+                        judge_round=jr,
+                        criteria=["preference"],
+                        pair_id=p["pair_id"],
+                        order=order,
                     )
                 )
     spec = RubricSpec(rubric=PAIR_RUBRIC)
@@ -150,14 +149,11 @@ def judge_pairs(
 ) -> dict:
     """Grade every pair of a session in both orders with a model; choices stored as-shown."""
     if resume:
-        if not run_id:
-            raise InputError("--resume needs the --run-id of the run to finish", field="--run-id")
-        wd = WorkDir(store, "runs", run_id)
-        if not wd.exists():
-            raise NotFoundError(f"no pairwise run {run_id!r} in progress in {store.state}", field="--run-id")
-        plan = wd.load_plan()
-        check_resume_matches(
-            plan,
+        # a finished run is reported as not in progress (no "already complete" check, unlike judge)
+        wd, plan = resume_work(
+            store,
+            "runs",
+            run_id,
             {
                 "session_id": session_id,
                 "model": model,
@@ -166,6 +162,8 @@ def judge_pairs(
                 "seed": seed,
                 "limit": limit,
             },
+            what="pairwise run",
+            complete_check=False,
         )
     else:
         if not session_id or not model:
@@ -182,12 +180,7 @@ def judge_pairs(
         run_id = run_id or _new_id("pairs")
         wd = WorkDir(store, "runs", run_id)
         if not dry_run:
-            if store.dir_of("run", run_id).exists():
-                raise InputError(f"run {run_id!r} already exists", field="--run-id")
-            if wd.exists():
-                raise InputError(
-                    f"run {run_id!r} is in progress: finish it with --resume --run-id {run_id}", field="--run-id"
-                )
+            refuse_existing(store, wd)
         tpl = load_template(PAIR_TEMPLATE)
         plan = {
             "kind": "pairs",
@@ -213,53 +206,51 @@ def judge_pairs(
     built = build_pairs(store, plan)
     if dry_run:
         return dry_run_report(built, local_verdicts=0, kind="pairs")
-    plan["retry_policy"] = _settings(opts, plan).policy()
-    if not resume:
-        wd.create(plan)
-    wd.lock()
-    try:
-        done = run_calls(wd, built, opts, f"judge-pairs {plan['run_id']}")
-        calls, pv = [], []
-        for s in built.specs:
-            rec = done[s.call_id]
-            calls.append(call_row(s, rec))
-            ok = rec.get("ok")
-            pv.append(
-                {
-                    "pair_id": s.meta["pair_id"],
-                    "order": s.meta["order"],
-                    "choice": as_shown(s.meta["order"], rec["parsed"]["choice"]) if ok else None,
-                    "reason": rec["parsed"]["reason"] if ok else None,
-                    "call_id": s.call_id,
-                }
-            )
-        rel = str(Path(wd.done_root.name) / plan["run_id"])
-        knobs_extra = {
-            "session_id": plan["session_id"],
-            "kind": "pairwise grader",
-            "orders": ["as_shown", "swapped"],
-            "choices": "as-shown terms (left, right, same)",
-            "gen_id_note": "a pairwise run has no generation of its own; gen_id names one generation "
-            "of the session's suite because the contract needs one",
-        }
-        m = _manifest(
-            built, plan["run_id"], calls, "none", rel, extra_knobs=knobs_extra, mode="single", rubric=PAIR_RUBRIC
+    return run_planned(
+        store, wd, built, opts, resume=resume, label=f"judge-pairs {plan['run_id']}", finish=finish_pairs
+    )
+
+
+def finish_pairs(store: Store, wd: WorkDir, built: Built, done: dict[str, dict]) -> dict:
+    """Write a pairwise grader's run from its journaled calls: the choices in as-shown terms."""
+    plan = built.plan
+    calls, pv = [], []
+    for s in built.specs:
+        rec = done[s.call_id]
+        calls.append(call_row(s, rec))
+        ok = rec.get("ok")
+        pv.append(
+            {
+                "pair_id": s.meta["pair_id"],
+                "order": s.meta["order"],
+                "choice": as_shown(s.meta["order"], rec["parsed"]["choice"]) if ok else None,
+                "reason": rec["parsed"]["reason"] if ok else None,
+                "call_id": s.call_id,
+            }
         )
-        m = m.model_copy(update={"field_order": ["preference"], "prompt_variant": "default", "groups": None})
-        store.write_run(m, [], calls, pv)
-        wd.finish()
-        t = m.totals
-        return {
-            "run_id": plan["run_id"],
-            "status": m.status,
-            "calls": t.calls,
-            "failed_calls": t.failed_calls,
-            "cache_hits": m.cache_hits,
-            "pair_verdicts": len(pv),
-            "tokens_in": t.tokens_in,
-            "tokens_out": t.tokens_out,
-            "cost_usd": t.cost_usd,
-            "path": str(store.dir_of("run", plan["run_id"])),
-        }
-    finally:
-        wd.unlock()
+    rel = str(Path(wd.done_root.name) / plan["run_id"])
+    knobs_extra = {
+        "session_id": plan["session_id"],
+        "kind": "pairwise grader",
+        "orders": ["as_shown", "swapped"],
+        "choices": "as-shown terms (left, right, same)",
+        "gen_id_note": "a pairwise run has no generation of its own; gen_id names one generation "
+        "of the session's suite because the contract needs one",
+    }
+    m = _manifest(built, plan["run_id"], calls, "none", rel, extra_knobs=knobs_extra, mode="single", rubric=PAIR_RUBRIC)
+    m = m.model_copy(update={"field_order": ["preference"], "prompt_variant": "default", "groups": None})
+    store.write_run(m, [], calls, pv)
+    wd.finish()
+    t = m.totals
+    return {
+        "run_id": plan["run_id"],
+        "status": m.status,
+        "calls": t.calls,
+        "failed_calls": t.failed_calls,
+        "cache_hits": m.cache_hits,
+        "pair_verdicts": len(pv),
+        "tokens_in": t.tokens_in,
+        "tokens_out": t.tokens_out,
+        "cost_usd": t.cost_usd,
+        "path": str(store.dir_of("run", plan["run_id"])),
+    }

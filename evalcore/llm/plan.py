@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from evalcore.errors import InputError
+from evalcore.errors import InputError, NotFoundError
 from evalcore.llm.client import (
     Price,
     estimate_tokens,
@@ -32,7 +32,7 @@ from evalcore.llm.client import (
     supports_json_schema,
     tokenizer_name,
 )
-from evalcore.llm.engine import CallSpec, call_hash
+from evalcore.llm.engine import CallSpec, WorkDir, call_hash
 from evalcore.llm.prompts import (
     MODES,
     OUT_TOKENS,
@@ -237,6 +237,54 @@ def _seed(seed: int | None, judge_round: int) -> int | None:
     return None if seed is None else int(seed) + judge_round - 1
 
 
+def round_params(plan: dict, round_: int) -> dict[str, Any]:
+    """The sampling parameters of a call in round ``round_``: the plan's temperature (if set) and
+    its seed moved to ``S + round - 1`` (if set)."""
+    params: dict[str, Any] = {}
+    if plan.get("temperature") is not None:
+        params["temperature"] = plan["temperature"]
+    if _seed(plan.get("seed"), round_) is not None:
+        params["seed"] = _seed(plan.get("seed"), round_)
+    return params
+
+
+def planned_call(
+    call_id: str,
+    model: str,
+    messages: list[dict],
+    params: dict[str, Any],
+    parse: Callable[[str], Any],
+    round_: int,
+    price: Price | None,
+    *,
+    item_id: str,
+    gen_round: int,
+    judge_round: int,
+    criteria: list[str],
+    **meta: Any,
+) -> CallSpec:
+    """One call of a judge run, generation or pairwise grader: its cache key hashes the model,
+    messages, params and round; its meta names the answer and criteria, then the prompt hash, then
+    ``meta``."""
+    return CallSpec(
+        call_id=call_id,
+        model=model,
+        messages=messages,
+        params=params,
+        parse=parse,
+        cache_key=call_hash(model, messages, params, round_),
+        price=price,
+        meta={
+            "item_id": item_id,
+            "gen_round": gen_round,
+            "judge_round": judge_round,
+            "criteria": criteria,
+            "prompt_hash": prompt_hash(messages),
+            **meta,
+        },
+    )
+
+
 def build_judge(store: Store, plan: dict) -> Built:
     """Every call of a judge run, from its plan (the same plan always gives the same calls)."""
     spec = parse_rubric(plan["rubric_text"], plan["rubric_format"], plan.get("rubric_file") or "<rubric>")
@@ -270,11 +318,7 @@ def build_judge(store: Store, plan: dict) -> Built:
             for block, names, model in blocks_for(spec, plan["mode"], order, plan["model"]):
                 crits = [by_name[n] for n in names]
                 messages = render_judge_prompt(tpl, variant, item, o["output"] or "", crits, spec)
-                params: dict[str, Any] = {}
-                if plan.get("temperature") is not None:
-                    params["temperature"] = plan["temperature"]
-                if _seed(plan.get("seed"), jr) is not None:
-                    params["seed"] = _seed(plan.get("seed"), jr)
+                params = round_params(plan, jr)
                 if structured == "json_schema":
                     params["response_format"] = {
                         "type": "json_schema",
@@ -282,21 +326,18 @@ def build_judge(store: Store, plan: dict) -> Built:
                     }
                 cid = f"{o['item_id']}/g{o['round']}/j{jr}/{block}"
                 specs.append(
-                    CallSpec(
-                        call_id=cid,
-                        model=model,
-                        messages=messages,
-                        params=params,
-                        parse=cast(Callable[[str], Any], lambda text, _c=crits: parse_verdicts(text, _c)),
-                        cache_key=call_hash(model, messages, params, jr),
-                        price=price_of[model],
-                        meta={
-                            "item_id": o["item_id"],
-                            "gen_round": o["round"],
-                            "judge_round": jr,
-                            "criteria": names,
-                            "prompt_hash": prompt_hash(messages),
-                        },
+                    planned_call(
+                        cid,
+                        model,
+                        messages,
+                        params,
+                        cast(Callable[[str], Any], lambda text, _c=crits: parse_verdicts(text, _c)),
+                        jr,
+                        price_of[model],
+                        item_id=o["item_id"],
+                        gen_round=o["round"],
+                        judge_round=jr,
+                        criteria=names,
                     )
                 )
     return Built(plan, spec, gen, chosen, items, specs, price_of, structured, tpl)
@@ -392,6 +433,46 @@ def check_resume_matches(plan: dict, given: dict) -> None:
                 f"{v!r} differs from the run being resumed ({stored!r}); leave it out to use the stored plan",
                 field=flag,
             )
+
+
+def resume_work(
+    store: Store, kind: str, id_: str | None, given: dict, *, what: str | None = None, complete_check: bool = True
+) -> tuple[WorkDir, dict]:
+    """On --resume: the work directory (``kind`` "runs" or "generations") of the run or generation
+    ``id_`` in progress and its stored plan, refused when the id is missing, nothing is in
+    progress under it (or, with ``complete_check``, it is already complete) or an option in
+    ``given`` differs from the plan (:func:`check_resume_matches`). ``what`` names it in the
+    not-found message (default: run or generation)."""
+    noun, flag = _work_names(kind)
+    if not id_:
+        raise InputError(f"--resume needs the {flag} of the {noun} to finish", field=flag)
+    wd = WorkDir(store, kind, id_)
+    if not wd.exists():
+        if complete_check and store.dir_of(noun, id_).exists():
+            raise InputError(f"{noun} {id_!r} is already complete", field=flag)
+        raise NotFoundError(f"no {what or noun} {id_!r} in progress in {store.state}", field=flag)
+    plan = wd.load_plan()
+    check_resume_matches(plan, given)
+    return wd, plan
+
+
+def refuse_existing(store: Store, wd: WorkDir, *, or_another: bool = False) -> None:
+    """A new run or generation may not take the id of a finished one or of one in progress
+    (``or_another``: the in-progress message also suggests choosing another id)."""
+    noun, flag = _work_names(wd.kind)
+    if store.dir_of(noun, wd.id).exists():
+        raise InputError(f"{noun} {wd.id!r} already exists", field=flag)
+    if wd.exists():
+        raise InputError(
+            f"{noun} {wd.id!r} is in progress: finish it with --resume {flag} {wd.id}"
+            + (f", or choose another {flag}" if or_another else ""),
+            field=flag,
+        )
+
+
+def _work_names(kind: str) -> tuple[str, str]:
+    """(noun, id flag) of a work directory kind: ("run", "--run-id") or ("generation", "--gen-id")."""
+    return ("generation", "--gen-id") if kind == "generations" else ("run", "--run-id")
 
 
 def dry_run_report(built: Built, *, local_verdicts: int, kind: str = "judge") -> dict:

@@ -49,9 +49,9 @@ from typing import Any, cast
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
+from evalcore.importers.plan import imported_generation, imported_run, suite_manifest
 
 # --------------------------------------------------------------------------- constants
 
@@ -515,23 +515,21 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
         cast(Path, hs.stories_path).name if real_text else f"placeholders (no {HANNA_STORIES_FILE} in the folder)"
     )
     b = Bundle(data)
-    sm = S.SuiteManifest(
-        suite_id=HANNA_SUITE,
-        created_at=now,
-        content_hash=H.suite_hash(items),
-        n_items=len(items),
+    sm = suite_manifest(
+        HANNA_SUITE,
+        items,
+        now,
         source=f"HANNA (dig-team/hanna-benchmark-asg), {hs.path.name}, via evalcore import hanna",
         description=f"HANNA: {len(items)} stories for WritingPrompts prompts by {len(hs.systems)} sources (class = "
         f"the source; 'Human' = the original WritingPrompts story); prompt and story text: {text_from}",
     )
     b.suites.append((sm, pa.Table.from_pylist(items)))
-    gm = S.GenerationManifest(
+    gm = imported_generation(
+        outputs,
         gen_id=HANNA_GEN,
         suite_id=HANNA_SUITE,
         suite_hash=sm.content_hash,
         created_at=now,
-        source="imported",
-        outputs_hash=H.outputs_hash(outputs),
         status="complete",
         rounds=1,
         knobs={
@@ -628,17 +626,13 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
                 )
         n_err_total += n_err
         codes = ",".join(c[2] for c in HANNA_CRITERIA)
-        rm = S.RunManifest(
+        rm = imported_run(
+            run_rubric,
             run_id=rid,
             gen_id=HANNA_GEN,
             created_at=now,
-            rubric=run_rubric,
-            rubric_hash=run_rubric.hash(),
-            mode="imported",
-            field_order=order,
             prompt_variant=f"eval-prompt-{k}",
             judge_model=judge,
-            source="imported",
             status="polluted" if n_err else "complete",
             judge_rounds=1,
             postprocess_version=POSTPROCESS_VERSION,

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
+from evalcore.importers.plan import draw_pair_ids, imported_generation, imported_run, suite_manifest
 
 TESTSET = "testset-v1.json"
 GPT_FILE = "gpt-3.5-turbo-testset-v1.json"
@@ -280,11 +280,10 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
                 }
             )
         r["item_id"] = item_of[k]
-    sm = S.SuiteManifest(
-        suite_id=SUITE_ID,
-        created_at=now,
-        content_hash=H.suite_hash(items),
-        n_items=len(items),
+    sm = suite_manifest(
+        SUITE_ID,
+        items,
+        now,
         source=f"PandaLM (WeOpenML/PandaLM), {TESTSET} via evalcore import pandalm",
         description=f"PandaLM human-annotated test set: {len(items)} instructions (class = the "
         "motivation app); the task's input text is the item's context",
@@ -310,7 +309,8 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
         complete = all((it["item_id"], rd) in outputs[arm] for it in items for rd in range(1, rounds + 1))
         plan.generations.append(
             (
-                S.GenerationManifest(
+                imported_generation(
+                    rows,
                     gen_id=gen_of[arm],
                     suite_id=SUITE_ID,
                     suite_hash=sm.content_hash,
@@ -321,22 +321,12 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
                     },
                     rounds=rounds,
                     status="complete" if complete else "partial",
-                    source="imported",
-                    outputs_hash=H.outputs_hash(rows),
                 ),
                 rows,
             )
         )
     # the session: pair ids drawn at random (seeded), response1 on the left as the annotators saw it
-    rng = random.Random(seed)
-    seen: set[str] = set()
-    for r in src.rows:
-        while True:
-            pid = "p" + format(rng.getrandbits(48), "012x")
-            if pid not in seen:
-                break
-        seen.add(pid)
-        r["pair_id"] = pid
+    draw_pair_ids(random.Random(seed), src.rows)
     pairs = sorted(
         (
             {
@@ -418,17 +408,13 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
             )
         pv.sort(key=lambda x: x["pair_id"])
         calls.sort(key=lambda x: x["call_id"])
-        rm = S.RunManifest(
+        rm = imported_run(
+            rubric,
             run_id=run_id,
             gen_id=first_gen,
             created_at=now,
-            rubric=rubric,
-            rubric_hash=rubric.hash(),
-            mode="imported",
-            field_order=[CRITERION],
             judge_model=model,
             judge_family=family,
-            source="imported",
             status="polluted" if failed else "complete",
             failed_call_ids=sorted(failed),
             postprocess_version=POSTPROCESS_VERSION,
@@ -470,15 +456,11 @@ def import_pandalm(
     data_opt: str | Path | None, source: str | Path, *, keys: str | Path | None = None, seed: int = DEFAULT_SEED
 ) -> dict[str, Any]:
     """Read, check and write PandaLM into the data directory ``data_opt`` (the --data option)."""
-    from evalcore.importers.plan import target_data_dir
-    from evalcore.storage.paths import default_keys_dir
+    from evalcore.importers.plan import keys_directory, target_data_dir
 
     t0 = time.perf_counter()
     data = target_data_dir(data_opt)
-    kdir = Path(keys).absolute() if keys else default_keys_dir(data)
-    kres = kdir.resolve()
-    if kres == data.resolve() or kres.is_relative_to(data.resolve()):
-        raise InputError("the keys directory must not be inside the data directory", file=str(kdir), field="--keys")
+    kdir = keys_directory(data, keys)
     src = read_pandalm(source)
     plan, summary = plan_pandalm(data, kdir, src, seed)
     plan.refuse_existing()

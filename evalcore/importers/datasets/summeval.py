@@ -44,6 +44,7 @@ from evalcore.importers.datasets.hanna import (
     _read_text,
     _source_dir,
 )
+from evalcore.importers.plan import imported_generation, suite_manifest
 
 
 def read_summeval(source: str | Path) -> SummEvalSource:
@@ -131,11 +132,10 @@ def plan_summeval(data: Path, se: SummEvalSource, threshold: float) -> tuple[Bun
         for d in docs
     ]
     b = Bundle(data)
-    sm = S.SuiteManifest(
-        suite_id=SUMMEVAL_SUITE,
-        created_at=now,
-        content_hash=H.suite_hash(items),
-        n_items=len(items),
+    sm = suite_manifest(
+        SUMMEVAL_SUITE,
+        items,
+        now,
         source=f"SummEval expert annotations as packaged by neulab/BARTScore, {se.path.name}, via evalcore import "
         f"summeval",
         description=f"SummEval: {len(items)} CNN/DailyMail articles (item_id = doc_id), summarised by "
@@ -150,13 +150,12 @@ def plan_summeval(data: Path, se: SummEvalSource, threshold: float) -> tuple[Bun
         recs = sorted((r for r in se.records if r["system_id"] == system), key=lambda r: docs.index(r["doc_id"]))
         outputs = [{"item_id": r["doc_id"], "round": 1, "output": r["summary"], "abstained": False} for r in recs]
         gid, lid = summeval_gen_id(system), summeval_labelset_id(system)
-        gm = S.GenerationManifest(
+        gm = imported_generation(
+            outputs,
             gen_id=gid,
             suite_id=SUMMEVAL_SUITE,
             suite_hash=sm.content_hash,
             created_at=now,
-            source="imported",
-            outputs_hash=H.outputs_hash(outputs),
             rounds=1,
             status="complete" if len(recs) == len(docs) else "partial",
             knobs={"generator_model": system, "system_id": system, "dataset": "SummEval"},
