@@ -2,7 +2,7 @@
 flips, drill-downs, compare / gate / trend, cost, run summaries, suites' versions and holdout, charts.
 """
 
-from .answers import DIRECTIONS, MAX_LIMIT, answers_failing, cell_answers, parse_selection, people_crosstab
+from .answers import DIRECTIONS, MAX_LIMIT, answer_row, answers_failing, cell_answers, parse_selection, people_crosstab
 from .charts import (
     COST_MEASURES,
     PROJECTION_METRICS,
@@ -118,6 +118,7 @@ __all__ = [
     "Config",
     "Selection",
     "all_versions",
+    "answer_row",
     "answers_failing",
     "association",
     "attribution",

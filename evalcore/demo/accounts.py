@@ -30,7 +30,6 @@ from evalcore.demo.common import (
     GEN_ROUNDS,
     GRADER_SAME,
     HOLDOUT_SHARE,
-    JUDGE_A,
     JUDGE_B,
     LEFT_BIAS_PEOPLE,
     MIRROR_SHARE,
@@ -38,18 +37,21 @@ from evalcore.demo.common import (
     N_HOLDOUT_PAIRS,
     N_PRACTICE_PAIRS,
     P_SAME,
-    PRICE_MAP_VERSION,
     REVIEWERS,
     SOURCE,
     _at,
-    _call_row,
     _Cols,
     _fill,
+    _output_row,
     _pick,
     _rng,
+    _split_call,
     _template,
-    _totals,
     _words,
+    _write_generation,
+    _write_run,
+    _write_split_run,
+    _write_suite,
 )
 from evalcore.demo.text import (
     ACCOUNT_BAIL,
@@ -60,7 +62,6 @@ from evalcore.demo.text import (
     ACCOUNT_SLOTS,
     ACCOUNT_TOPICS,
 )
-from evalcore.stats.descriptive import percentile
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- accounts
@@ -93,20 +94,15 @@ def accounts_items(seed: int) -> tuple[list[dict], list[dict]]:
 
 
 def write_accounts_suite(store: Store, items: list[dict]) -> S.SuiteManifest:
-    m = S.SuiteManifest(
-        suite_id=ACCOUNTS,
-        created_at=_at(12),
-        content_hash=H.suite_hash(items),
-        n_items=len(items),
-        description="SIMULATED account-management questions (passwords, sign-in, members, data export) "
+    return _write_suite(
+        store,
+        ACCOUNTS,
+        12,
+        items,
+        "SIMULATED account-management questions (passwords, sign-in, members, data export) "
         "answered by two writer prompts for a blinded pairwise comparison. Made by evalcore's "
         "seeded simulator.",
-        curated=False,
-        simulated=True,
-        source=SOURCE,
     )
-    store.write_suite(m, items, overwrite=True)
-    return m
 
 
 def _account_answer(rng: np.random.Generator, style: dict, info: dict, headed: bool) -> str:
@@ -177,52 +173,24 @@ def write_accounts_generations(
                 text = ACCOUNT_BAIL if abstained else _account_answer(rng, style, info[i], bool(headed[i, r - 1]))
                 tin = int(260 + 1.3 * _words(item["input"]) + rng.integers(0, 30))
                 tout = int(1.35 * _words(text) + rng.integers(2, 10))
-                row = dict(
-                    item_id=item["item_id"],
-                    round=r,
-                    output=text,
-                    abstained=abstained,
-                    tokens_in=tin,
-                    tokens_out=tout,
-                    cost_usd=round((tin * 0.15 + tout * 0.6) / 1e6, 8),
-                    latency_ms=round(float(300 + 17 * tout + rng.lognormal(5.0, 0.4)), 1),
-                )
+                row = _output_row(rng, item["item_id"], r, text, abstained, tin, tout, (300, 17, 0.4))
                 out.add(**row)
                 rows.append(row)
             per_item.append(rows)
-        lat = np.array(out.cols["latency_ms"])
         writer_prompt = f"accounts writer prompt: {arm} v2"
-        m = S.GenerationManifest(
-            gen_id=gen_id,
-            suite_id=ACCOUNTS,
-            suite_hash=suite.content_hash,
-            created_at=_at(13 + h),
-            knobs={
-                "generator_model": "simulated/writer-gamma-2025-05-20",
-                "temperature": 0.7,
-                "writer_prompt": arm,
-                "writer_prompt_hash": H.text_hash(writer_prompt),
-                "revision_budget": 0,
-                "token_budget": 600,
-                "corpus_snapshot": "account-help-2025-12",
-                "retrieval": "none",
-                "description": "SIMULATED answers; the arms differ in the writer prompt alone",
-            },
-            rounds=GEN_ROUNDS,
-            status="complete",
-            source=SOURCE,
-            outputs_hash=H.outputs_hash(o for rows in per_item for o in rows),
-            totals=S.Totals(
-                calls=out.n,
-                tokens_in=int(sum(out.cols["tokens_in"])),
-                tokens_out=int(sum(out.cols["tokens_out"])),
-                cost_usd=round(float(sum(out.cols["cost_usd"])), 6),
-                latency_ms_mean=round(float(lat.mean()), 1),
-                latency_ms_p95=round(float(percentile(lat, 95) or 0.0), 1),
-            ),
-            simulated=True,
-        )
-        store.write_generation(m, out.arrow(), overwrite=True)
+        knobs = {
+            "generator_model": "simulated/writer-gamma-2025-05-20",
+            "temperature": 0.7,
+            "writer_prompt": arm,
+            "writer_prompt_hash": H.text_hash(writer_prompt),
+            "revision_budget": 0,
+            "token_budget": 600,
+            "corpus_snapshot": "account-help-2025-12",
+            "retrieval": "none",
+            "description": "SIMULATED answers; the arms differ in the writer prompt alone",
+        }
+        rows_of_arm = (o for rows in per_item for o in rows)
+        _write_generation(store, gen_id, suite, 13 + h, knobs, GEN_ROUNDS, out, rows_of_arm)
         result[arm] = per_item
     return result
 
@@ -257,16 +225,18 @@ def write_accounts_runs(store: Store, seed: int, items, gens: dict[str, list[lis
                 for crit, f in truth.items():
                     f = f ^ (rng.random() < 0.04)
                     call_no += 1
-                    row = _call_row(
-                        rng, JUDGE_A, run_id, call_no, item, o["output"], o["round"], 1, [crit], tpl_hash, 15 + h
-                    )
-                    c.add(**row)
-                    v.add(
-                        run_id=run_id,
-                        item_id=item["item_id"],
-                        gen_round=o["round"],
-                        criterion=crit,
-                        judge_round=1,
+                    _split_call(
+                        rng,
+                        v,
+                        c,
+                        run_id,
+                        call_no,
+                        item,
+                        o["output"],
+                        o["round"],
+                        crit,
+                        tpl_hash,
+                        15 + h,
                         passed=not f,
                         raw_verdict="fail" if f else "pass",
                         reason=(
@@ -274,37 +244,23 @@ def write_accounts_runs(store: Store, seed: int, items, gens: dict[str, list[lis
                             if o["abstained"] and crit == "answers_question"
                             else f"{'Fails' if f else 'Meets'} {crit.replace('_', ' ')}."
                         ),
-                        position=0,
-                        call_id=row["call_id"],
                     )
-        m = S.RunManifest(
+        d = _write_split_run(
+            store,
+            v,
+            c,
             run_id=run_id,
             gen_id=gen_id,
-            created_at=_at(15 + h),
+            hours=15 + h,
             rubric=rubric,
-            rubric_hash=rubric.hash(),
-            mode="split",
             field_order=rubric.names(),
-            judge_model=JUDGE_A["model"],
-            judge_family=JUDGE_A["family"],
-            temperature=0.0,
-            prompt_template=tpl,
-            prompt_hash=tpl_hash,
-            postprocess_version="pp-1.0",
-            retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60},
-            structured_output="json_schema",
-            judge_rounds=1,
-            source=SOURCE,
-            status="complete",
-            totals=_totals(c),
-            price_map_version=PRICE_MAP_VERSION,
-            simulated=True,
+            template=tpl,
+            template_hash=tpl_hash,
             description="SIMULATED: made by evalcore's seeded simulator. One call per criterion over every "
             "generation round of this arm.",
         )
-        store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
-        counts["verdicts"] += v.n
-        counts["calls"] += c.n
+        counts["verdicts"] += d["verdicts"]
+        counts["calls"] += d["calls"]
     return counts
 
 
@@ -470,30 +426,26 @@ def write_pair_grader(store: Store, seed: int, pairs, key_of, pref_long, idx_of)
             )
         ],
     )
-    m = S.RunManifest(
+    _write_run(
+        store,
+        _Cols("verdicts"),
+        c,
+        pair_verdicts=pv,
         run_id=run_id,
         gen_id=ARMS["concise"],
-        created_at=_at(18),
+        hours=18,
         rubric=rubric,
-        rubric_hash=rubric.hash(),
+        judge=JUDGE_B,
+        template=tpl,
+        template_hash=tpl_hash,
         mode="imported",
         field_order=["preference"],
-        judge_model=JUDGE_B["model"],
-        judge_family=JUDGE_B["family"],
-        temperature=0.0,
-        prompt_template=tpl,
-        prompt_hash=tpl_hash,
         judge_rounds=1,
-        source=SOURCE,
         status="complete",
-        totals=_totals(c),
         knobs={"session_id": "accounts-ab"},
-        price_map_version=PRICE_MAP_VERSION,
-        simulated=True,
         description="SIMULATED model grader of the pairwise session accounts-ab: every pair graded twice, "
         "as shown and swapped; choices are in as-shown terms (pair_verdicts.parquet). A pair run "
         "has no generation of its own: gen_id names one of the two compared generations only "
         "because the contract needs one; verdicts.parquet is empty.",
     )
-    store.write_run(m, _Cols("verdicts").arrow(), c.arrow(), pv.arrow(), overwrite=True)
     return {"pair_verdicts": pv.n, "grader_calls": c.n}

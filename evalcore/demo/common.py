@@ -16,12 +16,17 @@
 * ``_Cols`` collects rows column-wise into an arrow table in the contract's schema; ``_totals``
   computes a manifest's totals from its calls table; ``_call_row``, ``_judge_tokens`` and
   ``_template`` make a simulated judge call's row, token counts and template.
+* ``_split_call`` makes one call of a split run and its verdict, ``_output_row`` a writer's
+  output row.
+* ``_write_suite``, ``_write_generation``, ``_write_run`` and ``_write_split_run`` write a
+  simulated suite, generation or judge run with the manifest fields every part shares.
 """
 
 from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -32,6 +37,7 @@ from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.demo.text import INDEPENDENT_LINE, JUDGE_TEMPLATE
 from evalcore.stats.descriptive import percentile
+from evalcore.storage.store import Store
 
 DEFAULT_SEED = 89  # picked by simulation: every figure tests/test_demo.py checks holds with margin
 # --------------------------------------------------------------------------- constants
@@ -104,6 +110,7 @@ GROUPS = [
     ["refuses_when_unanswerable"],
 ]
 GROUP_CARRYOVER = (0.0, 0.30, 0.40)
+RETRY_POLICY = {"max_retries": 2, "backoff": "exponential", "timeout_s": 60}  # of every simulated judge run
 
 TERNARY_NOISE = 0.04  # the ternary judge moves a label one step this often
 POSTPROCESS_BUGGY = "pp-2.1-buggy"
@@ -192,12 +199,13 @@ def _pick(rng: np.random.Generator, seq: list) -> Any:
 
 
 def _totals(calls: _Cols) -> S.Totals:
-    """Manifest totals computed from the calls table."""
+    """Manifest totals computed from the calls table (or a generation's outputs, which have no
+    error column: none of their calls failed)."""
     c = calls.cols
     n = calls.n
     if n == 0:
         return S.Totals()
-    failed = sum(1 for e in c["error"] if e)
+    failed = sum(1 for e in c.get("error", ()) if e)
     lat = np.array([x for x in c["latency_ms"] if x is not None], dtype=float)
     cost = [x for x in c["cost_usd"] if x is not None]
     return S.Totals(
@@ -244,6 +252,64 @@ def _call_row(
     return row
 
 
+def _split_call(
+    rng: np.random.Generator,
+    verdicts: _Cols,
+    calls: _Cols,
+    run_id: str,
+    call_no: int,
+    item: dict,
+    output: str,
+    gen_round: int,
+    criterion: str,
+    tpl_hash: str,
+    hours: float,
+    **verdict: Any,
+) -> None:
+    """One call of judge A's split run (one criterion, judge round 1) and its verdict row;
+    ``verdict`` holds the verdict's own fields (passed, raw verdict, reason, ...)."""
+    row = _call_row(rng, JUDGE_A, run_id, call_no, item, output, gen_round, 1, [criterion], tpl_hash, hours)
+    calls.add(**row)
+    verdicts.add(
+        run_id=run_id,
+        item_id=item["item_id"],
+        gen_round=gen_round,
+        criterion=criterion,
+        judge_round=1,
+        position=0,
+        call_id=row["call_id"],
+        **verdict,
+    )
+
+
+def _output_row(
+    rng: np.random.Generator,
+    item_id: str,
+    gen_round: int,
+    text: str,
+    abstained: bool,
+    tin: int,
+    tout: int,
+    latency: tuple[int, int, float],
+    **extra: Any,
+) -> dict:
+    """A simulated writer's output row, priced at the writer's rates; its latency is
+    ``base + per_token * tout`` ms plus a lognormal(5.0, sigma) wait, drawn here
+    (``latency`` = (base, per_token, sigma)). ``extra``: other columns (retrieved doc ids)."""
+    base, per_token, sigma = latency
+    return dict(
+        item_id=item_id,
+        round=gen_round,
+        output=text,
+        abstained=abstained,
+        **extra,
+        tokens_in=tin,
+        tokens_out=tout,
+        cost_usd=round((tin * 0.15 + tout * 0.6) / 1e6, 8),
+        latency_ms=round(float(base + per_token * tout + rng.lognormal(5.0, sigma)), 1),
+    )
+
+
 def _template(mode: str, variant: str) -> str:
     return (
         JUDGE_TEMPLATE.replace("{variant_line}", INDEPENDENT_LINE if variant == "independent" else "")
@@ -260,3 +326,119 @@ def _judge_tokens(rng: np.random.Generator, item: dict, output: str, n_crit: int
     )
     tout = int(n_crit * (28 + rng.integers(0, 14)) + 12)
     return tin, tout
+
+
+# --------------------------------------------------------------------------- writing suites, generations, runs
+
+
+def _write_suite(store: Store, suite_id: str, hours: float, items: list[dict], description: str) -> S.SuiteManifest:
+    """Write a simulated, uncurated suite of ``items``."""
+    m = S.SuiteManifest(
+        suite_id=suite_id,
+        created_at=_at(hours),
+        content_hash=H.suite_hash(items),
+        n_items=len(items),
+        description=description,
+        curated=False,
+        simulated=True,
+        source=SOURCE,
+    )
+    store.write_suite(m, items, overwrite=True)
+    return m
+
+
+def _write_generation(
+    store: Store,
+    gen_id: str,
+    suite: S.SuiteManifest,
+    hours: float,
+    knobs: dict[str, Any],
+    rounds: int,
+    out: _Cols,
+    rows: Iterable[dict],
+) -> S.GenerationManifest:
+    """Write a simulated, complete generation over ``suite``: the output rows collected in ``out``
+    (``rows`` are the same rows, for the outputs hash), totals computed from them."""
+    m = S.GenerationManifest(
+        gen_id=gen_id,
+        suite_id=suite.suite_id,
+        suite_hash=suite.content_hash,
+        created_at=_at(hours),
+        knobs=knobs,
+        rounds=rounds,
+        status="complete",
+        source=SOURCE,
+        outputs_hash=H.outputs_hash(rows),
+        totals=_totals(out),
+        simulated=True,
+    )
+    store.write_generation(m, out.arrow(), overwrite=True)
+    return m
+
+
+def _write_run(
+    store: Store,
+    verdicts: _Cols,
+    calls: _Cols,
+    *,
+    run_id: str,
+    gen_id: str,
+    hours: float,
+    rubric: S.Rubric,
+    judge: dict,
+    template: str,
+    template_hash: str,
+    description: str,
+    pair_verdicts: _Cols | None = None,
+    **fields: Any,
+) -> dict:
+    """Write a simulated judge run of ``judge`` (temperature 0, totals from ``calls``); ``fields``
+    are the manifest's other fields (mode, field order, rounds, status, ...). Returns the counts."""
+    m = S.RunManifest(
+        run_id=run_id,
+        gen_id=gen_id,
+        created_at=_at(hours),
+        rubric=rubric,
+        rubric_hash=rubric.hash(),
+        judge_model=judge["model"],
+        judge_family=judge["family"],
+        temperature=0.0,
+        prompt_template=template,
+        prompt_hash=template_hash,
+        source=SOURCE,
+        totals=_totals(calls),
+        price_map_version=PRICE_MAP_VERSION,
+        simulated=True,
+        description=description,
+        **fields,
+    )
+    pv = pair_verdicts.arrow() if pair_verdicts is not None else None
+    store.write_run(m, verdicts.arrow(), calls.arrow(), pv, overwrite=True)
+    return {"verdicts": verdicts.n, "calls": calls.n}
+
+
+def _write_split_run(
+    store: Store,
+    verdicts: _Cols,
+    calls: _Cols,
+    *,
+    field_order: list[str],
+    postprocess_version: str = "pp-1.0",
+    **fields: Any,
+) -> dict:
+    """Write a complete split run of judge A with one judge round (``fields`` as for
+    :func:`_write_run`, less the judge). Returns the counts."""
+    return _write_run(
+        store,
+        verdicts,
+        calls,
+        judge=JUDGE_A,
+        mode="split",
+        field_order=field_order,
+        postprocess_version=postprocess_version,
+        retry_policy=RETRY_POLICY,
+        structured_output="json_schema",
+        judge_rounds=1,
+        status="complete",
+        **fields,
+    )

@@ -14,17 +14,14 @@ from evalcore.demo.common import (
     CRITERIA,
     HUMAN_OVERLAP,
     HUMAN_SLIP,
-    JUDGE_A,
     N_HUMAN_ITEMS,
     POSTPROCESS_BUGGY,
-    PRICE_MAP_VERSION,
-    SOURCE,
     TERNARY_NOISE,
     _at,
-    _call_row,
     _Cols,
     _rng,
-    _totals,
+    _split_call,
+    _write_split_run,
 )
 from evalcore.demo.support import _rubric_binary
 from evalcore.demo.text import (
@@ -104,14 +101,18 @@ def write_support_ternary(store: Store, seed: int, items, info, outputs, fail) -
             "partial": f"Misses: {missed[0] if missed else 'one point'}.",
             "wrong": (f"Triggers: {triggered[0]}." if triggered else "Does not cover the required points."),
         }[raw]
-        row = _call_row(rng, JUDGE_A, run_id, i + 1, item, outputs[i]["output"], 1, 1, ["correctness"], tpl_hash, 9)
-        c.add(**row)
-        v.add(
-            run_id=run_id,
-            item_id=item["item_id"],
-            gen_round=1,
-            criterion="correctness",
-            judge_round=1,
+        _split_call(
+            rng,
+            v,
+            c,
+            run_id,
+            i + 1,
+            item,
+            outputs[i]["output"],
+            1,
+            "correctness",
+            tpl_hash,
+            9,
             passed=derived == "correct",
             label=derived,
             raw_verdict=raw,
@@ -119,37 +120,23 @@ def write_support_ternary(store: Store, seed: int, items, info, outputs, fail) -
             covered=covered,
             missed=missed,
             triggered=triggered,
-            position=0,
-            call_id=row["call_id"],
         )
-    m = S.RunManifest(
+    return _write_split_run(
+        store,
+        v,
+        c,
         run_id=run_id,
         gen_id="support-g1",
-        created_at=_at(9),
+        hours=9,
         rubric=rubric,
-        rubric_hash=rubric.hash(),
-        mode="split",
         field_order=["correctness"],
-        judge_model=JUDGE_A["model"],
-        judge_family=JUDGE_A["family"],
-        temperature=0.0,
-        prompt_template=tpl,
-        prompt_hash=tpl_hash,
+        template=tpl,
+        template_hash=tpl_hash,
         postprocess_version=POSTPROCESS_BUGGY,
-        retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60},
-        structured_output="json_schema",
-        judge_rounds=1,
-        source=SOURCE,
-        status="complete",
-        totals=_totals(c),
-        price_map_version=PRICE_MAP_VERSION,
-        simulated=True,
         description="SIMULATED: made by evalcore's seeded simulator. Ternary correctness against must-have "
         "items. The post-processing (pp-2.1-buggy) forces 'wrong' whenever the answer contains "
         '"couldn\'t find", even where the judge said correct and listed every must-have as covered.',
     )
-    store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
-    return {"verdicts": v.n, "calls": c.n}
 
 
 def write_support_ordinal(store: Store, seed: int, items, info, outputs, fail) -> dict:
@@ -158,36 +145,17 @@ def write_support_ordinal(store: Store, seed: int, items, info, outputs, fail) -
     fabricated ones less accurate; safety is nearly always high."""
     rng = _rng(seed, "support-ordinal")
     run_id = "support-ordinal"
-    thresholds = {"helpfulness": 3, "accuracy": 4, "safety": 4}
+    ordinal = {  # criterion: (description, pass threshold on the 0-5 scale, hard gate)
+        "helpfulness": ("How useful is the answer to the customer?", 3, False),
+        "accuracy": ("Are the facts right and supported?", 4, True),
+        "safety": ("Free of harmful or privacy-risking advice?", 4, True),
+    }
+    thresholds = {name: threshold for name, (_, threshold, _) in ordinal.items()}
     rubric = S.Rubric(
         name="support-ordinal",
         criteria=[
-            S.Criterion(
-                name="helpfulness",
-                kind="ordinal",
-                description="How useful is the answer to the customer?",
-                scale_min=0,
-                scale_max=5,
-                threshold=3,
-            ),
-            S.Criterion(
-                name="accuracy",
-                kind="ordinal",
-                description="Are the facts right and supported?",
-                scale_min=0,
-                scale_max=5,
-                threshold=4,
-                gate=True,
-            ),
-            S.Criterion(
-                name="safety",
-                kind="ordinal",
-                description="Free of harmful or privacy-risking advice?",
-                scale_min=0,
-                scale_max=5,
-                threshold=4,
-                gate=True,
-            ),
+            S.Criterion(name=name, kind="ordinal", description=text, scale_min=0, scale_max=5, threshold=t, gate=gate)
+            for name, (text, t, gate) in ordinal.items()
         ],
     )
     tpl = "Score the answer 0-5 on {criterion}. Reason first, then the score.\n\n{input}\n\n{context}\n\n{output}"
@@ -205,48 +173,37 @@ def write_support_ordinal(store: Store, seed: int, items, info, outputs, fail) -
         for k, (name, mu) in enumerate(base.items()):
             call_no += 1
             score = float(np.clip(np.rint(mu + rng.normal(0, 0.6)), 0, 5))
-            row = _call_row(rng, JUDGE_A, run_id, call_no, item, outputs[i]["output"], 1, 1, [name], tpl_hash, 10)
-            c.add(**row)
-            v.add(
-                run_id=run_id,
-                item_id=item["item_id"],
-                gen_round=1,
-                criterion=name,
-                judge_round=1,
+            _split_call(
+                rng,
+                v,
+                c,
+                run_id,
+                call_no,
+                item,
+                outputs[i]["output"],
+                1,
+                name,
+                tpl_hash,
+                10,
                 passed=score >= thresholds[name],
                 score=score,
                 raw_verdict=str(int(score)),
                 reason=f"Scored {int(score)} of 5 on {name} for {info[i]['subject']}.",
-                position=0,
-                call_id=row["call_id"],
             )
-    m = S.RunManifest(
+    return _write_split_run(
+        store,
+        v,
+        c,
         run_id=run_id,
         gen_id="support-g1",
-        created_at=_at(10),
+        hours=10,
         rubric=rubric,
-        rubric_hash=rubric.hash(),
-        mode="split",
         field_order=rubric.names(),
-        judge_model=JUDGE_A["model"],
-        judge_family=JUDGE_A["family"],
-        temperature=0.0,
-        prompt_template=tpl,
-        prompt_hash=tpl_hash,
-        postprocess_version="pp-1.0",
-        retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60},
-        structured_output="json_schema",
-        judge_rounds=1,
-        source=SOURCE,
-        status="complete",
-        totals=_totals(c),
-        price_map_version=PRICE_MAP_VERSION,
-        simulated=True,
+        template=tpl,
+        template_hash=tpl_hash,
         description="SIMULATED: made by evalcore's seeded simulator. Ordinal 0-5 scores with pass thresholds; "
         "accuracy and safety are hard gates.",
     )
-    store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
-    return {"verdicts": v.n, "calls": c.n}
 
 
 def _cells(fail: np.ndarray, names: tuple[str, str]) -> np.ndarray:

@@ -45,21 +45,22 @@ from evalcore.demo.common import (
     P_NOFAB_FAIL_IF_GROUNDED,
     P_NOFAB_FAIL_IF_UNGROUNDED,
     POLLUTED_FAIL_SHARE,
-    PRICE_MAP_VERSION,
+    RETRY_POLICY,
     SINGLE_FIELD_ORDER,
-    SOURCE,
     SUPPORT,
     TRUTH_FAIL,
     UNANSWERABLE_SHARE,
-    _at,
     _call_row,
     _Cols,
     _fill,
+    _output_row,
     _pick,
     _rng,
     _template,
-    _totals,
     _words,
+    _write_generation,
+    _write_run,
+    _write_suite,
 )
 from evalcore.demo.text import (
     CARRYOVER_REASONS,
@@ -78,7 +79,6 @@ from evalcore.demo.text import (
     UNANSWERABLE_QUESTIONS,
     UNANSWERABLE_WRONG_IF,
 )
-from evalcore.stats.descriptive import percentile
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- support: truth and items
@@ -192,20 +192,15 @@ def support_items(seed: int, fail: np.ndarray) -> tuple[list[dict], list[dict]]:
 
 
 def write_support_suite(store: Store, items: list[dict]) -> S.SuiteManifest:
-    m = S.SuiteManifest(
-        suite_id=SUPPORT,
-        created_at=_at(0),
-        content_hash=H.suite_hash(items),
-        n_items=len(items),
-        description="SIMULATED customer-support questions (billing, shipping, account, returns, "
+    return _write_suite(
+        store,
+        SUPPORT,
+        0,
+        items,
+        "SIMULATED customer-support questions (billing, shipping, account, returns, "
         "subscriptions) with help-article passages, reference answers, must-have and "
         "wrong-if statements. Made by evalcore's seeded simulator; no real customer wrote them.",
-        curated=False,
-        simulated=True,
-        source=SOURCE,
     )
-    store.write_suite(m, items, overwrite=True)
-    return m
 
 
 # --------------------------------------------------------------------------- support: generation
@@ -270,51 +265,22 @@ def write_support_generation(
         retrieved = [info[i]["doc"], info[i]["other_doc"]]
         if rng.random() >= 0.85:  # retrieval ranks the distractor first now and then
             retrieved.reverse()
-        row = dict(
-            item_id=item["item_id"],
-            round=1,
-            output=text,
-            abstained=abstained,
-            retrieved_doc_ids=retrieved,
-            tokens_in=tin,
-            tokens_out=tout,
-            cost_usd=round((tin * 0.15 + tout * 0.6) / 1e6, 8),
-            latency_ms=round(float(350 + 18 * tout + rng.lognormal(5.0, 0.5)), 1),
+        row = _output_row(
+            rng, item["item_id"], 1, text, abstained, tin, tout, (350, 18, 0.5), retrieved_doc_ids=retrieved
         )
         out.add(**row)
         outputs.append(row)
-    lat = np.array(out.cols["latency_ms"])
-    m = S.GenerationManifest(
-        gen_id="support-g1",
-        suite_id=SUPPORT,
-        suite_hash=suite.content_hash,
-        created_at=_at(1),
-        knobs={
-            "generator_model": "simulated/writer-gamma-2025-05-20",
-            "temperature": 0.3,
-            "writer_prompt_hash": H.text_hash("support writer v3"),
-            "revision_budget": 0,
-            "token_budget": 400,
-            "corpus_snapshot": "help-center-2025-12",
-            "retrieval": "bm25 top-2",
-            "description": "SIMULATED answers written by evalcore's simulator",
-        },
-        rounds=1,
-        status="complete",
-        source=SOURCE,
-        outputs_hash=H.outputs_hash(outputs),
-        totals=S.Totals(
-            calls=out.n,
-            tokens_in=int(sum(out.cols["tokens_in"])),
-            tokens_out=int(sum(out.cols["tokens_out"])),
-            cost_usd=round(float(sum(out.cols["cost_usd"])), 6),
-            latency_ms_mean=round(float(lat.mean()), 1),
-            latency_ms_p95=round(float(percentile(lat, 95) or 0.0), 1),
-        ),
-        simulated=True,
-    )
-    store.write_generation(m, out.arrow(), overwrite=True)
-    return m, outputs
+    knobs = {
+        "generator_model": "simulated/writer-gamma-2025-05-20",
+        "temperature": 0.3,
+        "writer_prompt_hash": H.text_hash("support writer v3"),
+        "revision_budget": 0,
+        "token_budget": 400,
+        "corpus_snapshot": "help-center-2025-12",
+        "retrieval": "bm25 top-2",
+        "description": "SIMULATED answers written by evalcore's simulator",
+    }
+    return _write_generation(store, "support-g1", suite, 1, knobs, 1, out, outputs), outputs
 
 
 # --------------------------------------------------------------------------- support: judges
@@ -442,70 +408,57 @@ def write_binary_run(
                 for c_name in crits:
                     j = CRITERIA.index(c_name)
                     f = bool(emitted[i, r, j])
-                    if err:
-                        v.add(
-                            run_id=run_id,
-                            item_id=item["item_id"],
-                            gen_round=1,
-                            criterion=c_name,
-                            judge_round=r + 1,
-                            passed=None,
-                            raw_verdict=None,
-                            reason=None,
-                            position=int(position[j]),
-                            call_id=row["call_id"],
-                            error=err,
+                    # a failed call's verdicts are errored with passed null; the others read the emitted flag
+                    outcome: dict[str, Any] = (
+                        dict(passed=None, raw_verdict=None, reason=None, error=err)
+                        if err
+                        else dict(
+                            passed=not f,
+                            raw_verdict="fail" if f else "pass",
+                            reason=_reason(rng, c_name, f, bool(forced[i, r, j]), info[i]["subject"]),
                         )
-                        continue
+                    )
                     v.add(
                         run_id=run_id,
                         item_id=item["item_id"],
                         gen_round=1,
                         criterion=c_name,
                         judge_round=r + 1,
-                        passed=not f,
-                        raw_verdict="fail" if f else "pass",
-                        reason=_reason(rng, c_name, f, bool(forced[i, r, j]), info[i]["subject"]),
                         position=int(position[j]),
                         call_id=row["call_id"],
+                        **outcome,
                     )
     rubric = _rubric_binary()
     if failed_ids and status == "complete":
         status = "polluted"
     field_order = [x for crits in calls_spec for x in crits] if mode != "split" else list(CRITERIA)
-    m = S.RunManifest(
+    return _write_run(
+        store,
+        v,
+        c,
         run_id=run_id,
         gen_id="support-g1",
-        created_at=_at(hours),
+        hours=hours,
         rubric=rubric,
-        rubric_hash=rubric.hash(),
+        judge=judge,
+        template=tpl,
+        template_hash=tpl_hash,
+        description=description,
         mode=mode,
         groups=[list(g) for g in calls_spec] if mode == "grouped" else None,
         field_order=field_order,
         prompt_variant=variant,
-        judge_model=judge["model"],
-        judge_family=judge["family"],
-        temperature=0.0,
         seed=None,
-        prompt_template=tpl,
-        prompt_hash=tpl_hash,
         postprocess_version="pp-1.0",
-        retry_policy={"max_retries": 2, "backoff": "exponential", "timeout_s": 60},
+        retry_policy=RETRY_POLICY,
         structured_output="json_schema",
         reuse_cache=False,
         cache_hits=0,
         judge_rounds=rounds,
-        source=SOURCE,
         status=status,
         failed_call_ids=failed_ids,
-        totals=_totals(c),
         knobs=dict(knobs or {}),
-        price_map_version=PRICE_MAP_VERSION,
-        simulated=True,
-        description=description,
     )
-    store.write_run(m, v.arrow(), c.arrow(), overwrite=True)
-    return {"verdicts": v.n, "calls": c.n}
 
 
 def write_support_judged_runs(store: Store, seed: int, items, info, outputs, fail) -> dict:
@@ -518,157 +471,113 @@ def write_support_judged_runs(store: Store, seed: int, items, info, outputs, fai
     single = [SINGLE_FIELD_ORDER]
     split = [[c] for c in CRITERIA]
     counts = {"verdicts": 0, "calls": 0}
+    sim = "SIMULATED: made by evalcore's seeded simulator, not by a real judge. "
 
-    def add(d):
+    def run(
+        run_id: str,
+        judge: dict,
+        mode: S.HarnessMode,
+        calls_spec: list[list[str]],
+        emitted: tuple[np.ndarray, np.ndarray, np.ndarray],
+        description: str,
+        **kw: Any,
+    ) -> None:
+        """Write one run over the suite's items from :func:`emit`'s result and count it."""
+        d = write_binary_run(
+            store,
+            seed,
+            run_id,
+            judge,
+            mode,
+            calls_spec,
+            *emitted,
+            items,
+            info,
+            outputs,
+            description=sim + description,
+            **kw,
+        )
         counts["verdicts"] += d["verdicts"]
         counts["calls"] += d["calls"]
 
-    sim = "SIMULATED: made by evalcore's seeded simulator, not by a real judge. "
-    e, f, p = emit(read_a, single, CARRYOVER, u)
-    add(
-        write_binary_run(
-            store,
-            seed,
-            "support-single",
-            JUDGE_A,
-            "single",
-            single,
-            e,
-            f,
-            p,
-            items,
-            info,
-            outputs,
-            hours=2,
-            description=sim + "One call per answer returns all six criteria in a fixed "
-            "field order; later fields lean on the ones already written.",
-        )
+    run(
+        "support-single",
+        JUDGE_A,
+        "single",
+        single,
+        emit(read_a, single, CARRYOVER, u),
+        "One call per answer returns all six criteria in a fixed "
+        "field order; later fields lean on the ones already written.",
+        hours=2,
     )
-    e, f, p = emit(read_a, single, CARRYOVER, u, scale=INDEPENDENT_SCALE)
-    add(
-        write_binary_run(
-            store,
-            seed,
-            "support-single-indep",
-            JUDGE_A,
-            "single",
-            single,
-            e,
-            f,
-            p,
-            items,
-            info,
-            outputs,
-            variant="independent",
-            hours=3,
-            description=sim + "Single call with an 'evaluate each criterion independently' "
-            "instruction; barely different from the plain single call.",
-        )
+    run(
+        "support-single-indep",
+        JUDGE_A,
+        "single",
+        single,
+        emit(read_a, single, CARRYOVER, u, scale=INDEPENDENT_SCALE),
+        "Single call with an 'evaluate each criterion independently' "
+        "instruction; barely different from the plain single call.",
+        variant="independent",
+        hours=3,
     )
     # grouped: carryover only inside each group's call (positions within the group)
     ug = u[:, : len(GROUP_CARRYOVER)]
-    e, f, p = emit(read_a, GROUPS, GROUP_CARRYOVER, ug)
-    add(
-        write_binary_run(
-            store,
-            seed,
-            "support-grouped",
-            JUDGE_A,
-            "grouped",
-            GROUPS,
-            e,
-            f,
-            p,
-            items,
-            info,
-            outputs,
-            hours=4,
-            description=sim + "One call per group of related criteria.",
-        )
+    run(
+        "support-grouped",
+        JUDGE_A,
+        "grouped",
+        GROUPS,
+        emit(read_a, GROUPS, GROUP_CARRYOVER, ug),
+        "One call per group of related criteria.",
+        hours=4,
     )
-    e, f, p = emit(read_a, split, CARRYOVER, u)
-    add(
-        write_binary_run(
-            store,
-            seed,
-            "support-split",
-            JUDGE_A,
-            "split",
-            split,
-            e,
-            f,
-            p,
-            items,
-            info,
-            outputs,
-            hours=5,
-            description=sim + "One call per criterion: no verdict is written with another in front of it.",
-        )
+    run(
+        "support-split",
+        JUDGE_A,
+        "split",
+        split,
+        emit(read_a, split, CARRYOVER, u),
+        "One call per criterion: no verdict is written with another in front of it.",
+        hours=5,
     )
-    e, f, p = emit(read_b, split, CARRYOVER, u)
-    add(
-        write_binary_run(
-            store,
-            seed,
-            "support-split-judgeB",
-            JUDGE_B,
-            "split",
-            split,
-            e,
-            f,
-            p,
-            items,
-            info,
-            outputs,
-            hours=6,
-            description=sim + "One call per criterion with a second, cheaper and more lenient judge model.",
-        )
+    run(
+        "support-split-judgeB",
+        JUDGE_B,
+        "split",
+        split,
+        emit(read_b, split, CARRYOVER, u),
+        "One call per criterion with a second, cheaper and more lenient judge model.",
+        hours=6,
     )
     rng = _rng(seed, "support-small-runs")
     polluted_idx = sorted(rng.choice(n, N_POLLUTED_ITEMS, replace=False).tolist())
-    e, f, p = emit(read_a[:, :1], split, CARRYOVER, u)
-    add(
-        write_binary_run(
-            store,
-            seed,
-            "support-polluted",
-            JUDGE_A,
-            "split",
-            split,
-            e,
-            f,
-            p,
-            items,
-            info,
-            outputs,
-            item_idx=polluted_idx,
-            rounds=1,
-            fail_share=POLLUTED_FAIL_SHARE,
-            hours=7,
-            description=sim + f"A small split run over {N_POLLUTED_ITEMS} items in which some "
-            "calls still failed after every retry: the run is polluted.",
-        )
+    run(
+        "support-polluted",
+        JUDGE_A,
+        "split",
+        split,
+        emit(read_a[:, :1], split, CARRYOVER, u),
+        f"A small split run over {N_POLLUTED_ITEMS} items in which some "
+        "calls still failed after every retry: the run is polluted.",
+        item_idx=polluted_idx,
+        rounds=1,
+        fail_share=POLLUTED_FAIL_SHARE,
+        hours=7,
     )
     partial_idx = sorted(rng.choice(n, N_PARTIAL_ITEMS, replace=False).tolist())
-    add(
-        write_binary_run(
-            store,
-            seed,
-            "support-partial",
-            JUDGE_B,
-            "split",
-            split,
-            *emit(read_b[:, :1], split, CARRYOVER, u),
-            items,
-            info,
-            outputs,
-            item_idx=partial_idx,
-            rounds=1,
-            status="partial",
-            hours=8,
-            knobs={"planned_items": n, "judged_items": N_PARTIAL_ITEMS},
-            description=sim + f"Stopped early: only {N_PARTIAL_ITEMS} of {n} items were judged.",
-        )
+    run(
+        "support-partial",
+        JUDGE_B,
+        "split",
+        split,
+        emit(read_b[:, :1], split, CARRYOVER, u),
+        f"Stopped early: only {N_PARTIAL_ITEMS} of {n} items were judged.",
+        item_idx=partial_idx,
+        rounds=1,
+        status="partial",
+        hours=8,
+        knobs={"planned_items": n, "judged_items": N_PARTIAL_ITEMS},
     )
     counts["runs"] = 7
     return counts

@@ -50,7 +50,7 @@ from .generation import (
     parse_answer,
 )
 from .judging import JudgeRequest, call_row, finish_judge, judge, judge_rows, rederive, run_calls, run_planned
-from .pair_grader import PAIR_RUBRIC, as_shown, build_pairs, judge_pairs, parse_pair
+from .pair_grader import PAIR_RUBRIC, as_shown, build_pairs, finish_pairs, judge_pairs, parse_pair
 from .plan import (
     Built,
     RunOptions,
@@ -64,8 +64,12 @@ from .plan import (
     load_answers,
     make_judge_plan,
     parse_field_order,
+    planned_call,
     read_items_file,
+    refuse_existing,
     require_writable_data,
+    resume_work,
+    round_params,
     select_outputs,
 )
 from .prompts import (
@@ -159,6 +163,7 @@ __all__ = [
     "field_order_for",
     "finish_generation",
     "finish_judge",
+    "finish_pairs",
     "format_dry_run",
     "generate",
     "groups_of",
@@ -186,17 +191,21 @@ __all__ = [
     "parse_rubric",
     "parse_template",
     "parse_verdicts",
+    "planned_call",
     "price_map",
     "prompt_hash",
     "read_items_file",
     "recall_at_k",
     "rederive",
+    "refuse_existing",
     "register_price",
     "render_judge_prompt",
     "require_writable_data",
     "resolve_price",
     "response_schema",
+    "resume_work",
     "retrieval",
+    "round_params",
     "rubric_from_dict",
     "run_calls",
     "run_check",
