@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from typing import Any
@@ -30,19 +31,58 @@ def import_() -> None:
     """Import evaluation data from CSV, JSONL or Parquet."""
 
 
+# --------------------------------------------------------------------------- options
+# Options several import commands take, defined once (each application makes a new click.Option).
+
+
+def _options(*opts: Callable) -> Callable:
+    """One decorator applying ``opts`` in the order given (the first is the first in --help)."""
+
+    def apply(f: Callable) -> Callable:
+        for opt in reversed(opts):
+            f = opt(f)
+        return f
+
+    return apply
+
+
+_json_option = click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
+_gate_option = click.option(
+    "--gate", multiple=True, metavar="NAME", help="Mark a criterion as a hard gate (repeatable)."
+)
+_suite_id_option = click.option("--suite-id", default=None, help="Id of the new suite (default: from the file name).")
+_gen_id_option = click.option("--gen-id", default=None, help="Id of the new generation (default: from the file name).")
+_run_id_option = click.option("--run-id", default=None, help="Id of the new run (default: from the file name).")
+_item_col_option = click.option("--item-col", default=None, help="Item id column.  [default: item_id]")
+_item_extra_col_options = _options(
+    click.option("--context-col", default=None, help="Item context column (optional).  [default: context]"),
+    click.option("--reference-col", default=None, help="Reference answer column (optional).  [default: reference]"),
+    click.option("--class-col", default=None, help="Item class column (optional).  [default: class]"),
+)
+_keys_option = click.option(
+    "--keys",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Keys directory (default: <data>-keys, beside the data directory; never inside it).",
+)
+
 # --------------------------------------------------------------------------- the commands
 
 
 _THRESHOLD_HELP = (
     "Pass threshold of every criterion on the 1-5 scale: a score >= T passes.  [default: 3, the scale's midpoint]"
 )
+# hanna and summeval: a directory and the threshold on their 1-5 scale
+_scored_dataset_options = _options(
+    click.argument("source", metavar="DIR"),
+    click.option("--threshold", type=float, default=DEFAULT_THRESHOLD, help=_THRESHOLD_HELP),
+    _json_option,
+    click.pass_obj,
+)
 
 
 @click.command("hanna")
-@click.argument("source", metavar="DIR")
-@click.option("--threshold", type=float, default=DEFAULT_THRESHOLD, help=_THRESHOLD_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
-@click.pass_obj
+@_scored_dataset_options
 def import_hanna_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     """Import HANNA (DIR holds hanna_metric_scores_llm.csv[.gz]): stories, crowd ratings, LLM judges."""
     s = import_hanna(obj.data_opt, source, threshold)
@@ -59,10 +99,7 @@ def import_hanna_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
 
 
 @click.command("summeval")
-@click.argument("source", metavar="DIR")
-@click.option("--threshold", type=float, default=DEFAULT_THRESHOLD, help=_THRESHOLD_HELP)
-@click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
-@click.pass_obj
+@_scored_dataset_options
 def import_summeval_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     """Import SummEval expert means (DIR holds summeval_expert_avg.jsonl[.gz])."""
     s = import_summeval(obj.data_opt, source, threshold)
@@ -79,11 +116,22 @@ def import_summeval_cmd(obj, source: str, threshold: float, as_json: bool) -> No
 # --------------------------------------------------------------------------- the commands
 
 
+_KIND_KEYS = ("kind", "criterion_kind", "threshold", "criterion_threshold", "scale", "criterion_scale", "gate")
+
+
 def _kind_options(
-    file: str, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gates
+    file: str,
+    kind=None,
+    criterion_kind=(),
+    threshold=None,
+    criterion_threshold=(),
+    scale=None,
+    criterion_scale=(),
+    gate=(),
 ) -> KindOptions:
+    """The kinds, thresholds, scales and gates of the options named in ``_KIND_KEYS``."""
     return KindOptions.from_cli(
-        file, None, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gates
+        file, kind, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gate
     )
 
 
@@ -99,9 +147,9 @@ def register_tools(group: click.Group) -> None:
         metavar="ID",
         help="Attach to this existing suite (sample ids and inputs must match) instead of creating one.",
     )
-    @click.option("--suite-id", default=None, help="Id of the new suite (default: from the file name).")
-    @click.option("--gen-id", default=None, help="Id of the new generation (default: from the file name).")
-    @click.option("--run-id", default=None, help="Id of the new run (default: from the file name).")
+    @_suite_id_option
+    @_gen_id_option
+    @_run_id_option
     @click.option(
         "--judge-model",
         default=None,
@@ -117,12 +165,12 @@ def register_tools(group: click.Group) -> None:
     @click.option("--criterion-threshold", multiple=True, metavar="NAME=T", help="Pass threshold of one scorer.")
     @click.option("--scale", default=None, metavar="MIN:MAX", help="Scale of the numeric scorers.")
     @click.option("--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one numeric scorer.")
-    @click.option("--gate", multiple=True, metavar="NAME", help="Mark a criterion as a hard gate (repeatable).")
+    @_gate_option
     @click.option(
         "--knob", "knobs", multiple=True, metavar="KEY=VALUE", help="Record a setting (repeatable), as for import long."
     )
     @click.option("--description", default=None, help="Free text stored with the suite and the run.")
-    @click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
+    @_json_option
     @click.pass_obj
     def import_inspect_cmd(
         obj,
@@ -144,7 +192,15 @@ def register_tools(group: click.Group) -> None:
     ) -> None:
         """Import an Inspect AI eval log (format version 2: .json, or the .eval archive)."""
         o = ToolOpts(
-            _kind_options(log, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gate),
+            _kind_options(
+                log,
+                criterion_kind=criterion_kind,
+                threshold=threshold,
+                criterion_threshold=criterion_threshold,
+                scale=scale,
+                criterion_scale=criterion_scale,
+                gate=gate,
+            ),
             attach,
             suite_id,
             gen_id,
@@ -166,7 +222,7 @@ def register_tools(group: click.Group) -> None:
         metavar="ID",
         help="Attach to this existing suite (test ids and inputs must match) instead of creating one.",
     )
-    @click.option("--suite-id", default=None, help="Id of the new suite (default: from the file name).")
+    @_suite_id_option
     @click.option(
         "--id-prefix",
         default=None,
@@ -177,7 +233,7 @@ def register_tools(group: click.Group) -> None:
         default=None,
         help="The judge as a pinned snapshot (default: the grading providers of the model-graded assertions).",
     )
-    @click.option("--gate", multiple=True, metavar="NAME", help="Mark a criterion as a hard gate (repeatable).")
+    @_gate_option
     @click.option(
         "--knob",
         "knobs",
@@ -186,7 +242,7 @@ def register_tools(group: click.Group) -> None:
         help="Record a setting on every generation / run (repeatable), as for import long.",
     )
     @click.option("--description", default=None, help="Free text stored with the suite and the runs.")
-    @click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
+    @_json_option
     @click.pass_obj
     def import_promptfoo_cmd(
         obj, file: str, attach, suite_id, id_prefix, judge_model, gate, knobs, description, as_json
@@ -197,7 +253,7 @@ def register_tools(group: click.Group) -> None:
                 f"{id_prefix!r} is not a valid id prefix (letters, digits, . _ -)", file=file, field="--id-prefix"
             )
         o = ToolOpts(
-            _kind_options(file, (), None, (), None, (), gate),
+            _kind_options(file, gate=gate),
             attach,
             suite_id,
             None,
@@ -257,7 +313,7 @@ def _shared(f: Callable) -> Callable:
             default=None,
             help="File format (default: from the extension: .csv .tsv .jsonl .ndjson .json .parquet .pq).",
         ),
-        click.option("--item-col", default=None, help="Item id column.  [default: item_id]"),
+        _item_col_option,
         click.option("--input-col", default=None, help="Input (question, task) column.  [default: input]"),
         click.option("--output-col", default=None, help="Output (answer) column.  [default: output]"),
         click.option(
@@ -271,9 +327,7 @@ def _shared(f: Callable) -> Callable:
             help="Judge round column (1, 2, ...); absent: every row is round 1.  [default: judge_round]",
         ),
         click.option("--reason-col", default=None, help="The judge's reason column (optional).  [default: reason]"),
-        click.option("--context-col", default=None, help="Item context column (optional).  [default: context]"),
-        click.option("--reference-col", default=None, help="Reference answer column (optional).  [default: reference]"),
-        click.option("--class-col", default=None, help="Item class column (optional).  [default: class]"),
+        _item_extra_col_options,
         click.option("--criteria", default=None, help="Comma-separated criteria, in rubric order."),
         click.option(
             "--kind",
@@ -305,7 +359,7 @@ def _shared(f: Callable) -> Callable:
         click.option(
             "--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one criterion (repeatable)."
         ),
-        click.option("--gate", multiple=True, metavar="NAME", help="Mark a criterion as a hard gate (repeatable)."),
+        _gate_option,
         click.option(
             "--allow-missing",
             is_flag=True,
@@ -319,9 +373,9 @@ def _shared(f: Callable) -> Callable:
             metavar="ID",
             help="Attach to this existing suite (items must match) instead of creating one.",
         ),
-        click.option("--suite-id", default=None, help="Id of the new suite (default: from the file name)."),
-        click.option("--gen-id", default=None, help="Id of the new generation (default: from the file name)."),
-        click.option("--run-id", default=None, help="Id of the new run (default: from the file name)."),
+        _suite_id_option,
+        _gen_id_option,
+        _run_id_option,
         click.option(
             "--labelset-id", default=None, help="Id of the new label set with --human (default: from the file name)."
         ),
@@ -347,51 +401,15 @@ def _shared(f: Callable) -> Callable:
             show_default=True,
             help="With --human and no annotator column: the one annotator's id.",
         ),
-        click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON."),
+        _json_option,
     ]
-    for opt in reversed(opts):
-        f = opt(f)
-    return f
+    return _options(*opts)(f)
 
 
 def _opts(file: str, kw: dict) -> Opts:
-    kinds = KindOptions.from_cli(
-        file,
-        kw.pop("kind"),
-        kw.pop("criterion_kind"),
-        kw.pop("threshold"),
-        kw.pop("criterion_threshold"),
-        kw.pop("scale"),
-        kw.pop("criterion_scale"),
-        kw.pop("gate"),
-    )
-    return Opts(
-        file=file,
-        input_format=kw.pop("input_format"),
-        item_col=kw.pop("item_col"),
-        input_col=kw.pop("input_col"),
-        output_col=kw.pop("output_col"),
-        gen_round_col=kw.pop("gen_round_col"),
-        judge_round_col=kw.pop("judge_round_col"),
-        reason_col=kw.pop("reason_col"),
-        context_col=kw.pop("context_col"),
-        reference_col=kw.pop("reference_col"),
-        class_col=kw.pop("class_col"),
-        criteria=kw.pop("criteria"),
-        kinds=kinds,
-        allow_missing=kw.pop("allow_missing"),
-        suite=kw.pop("attach"),
-        suite_id=kw.pop("suite_id"),
-        gen_id=kw.pop("gen_id"),
-        run_id=kw.pop("run_id"),
-        labelset_id=kw.pop("labelset_id"),
-        judge_model=kw.pop("judge_model"),
-        knobs=list(kw.pop("knobs")),
-        description=kw.pop("description"),
-        human=kw.pop("human"),
-        annotator_col=kw.pop("annotator_col"),
-        annotator=kw.pop("annotator"),
-    )
+    """The options of `import long` / `wide` (``kw``: what ``_shared`` added, less --json)."""
+    kinds = _kind_options(file, **{k: kw.pop(k) for k in _KIND_KEYS})
+    return Opts(file=file, kinds=kinds, suite=kw.pop("attach"), knobs=list(kw.pop("knobs")), **kw)
 
 
 def register(group: click.Group) -> None:
@@ -431,7 +449,7 @@ def register(group: click.Group) -> None:
         default=None,
         help="File format (default: from the extension).",
     )
-    @click.option("--item-col", default=None, help="Item id column.  [default: item_id]")
+    @_item_col_option
     @click.option("--input-col", default=None, help="Input column.  [default: input]")
     @click.option("--output-a-col", default=None, help="First answer (shown on the left).  [default: output_a]")
     @click.option("--output-b-col", default=None, help="Second answer (shown on the right).  [default: output_b]")
@@ -467,11 +485,9 @@ def register(group: click.Group) -> None:
     )
     @click.option("--choice-col", default=None, help="With --annotator-col: the choice column.")
     @click.option("--seconds-col", default=None, help="Seconds the person took (optional).")
-    @click.option("--context-col", default=None, help="Item context column (optional).  [default: context]")
-    @click.option("--reference-col", default=None, help="Reference answer column (optional).  [default: reference]")
-    @click.option("--class-col", default=None, help="Item class column (optional).  [default: class]")
+    @_item_extra_col_options
     @click.option("--suite", "attach", default=None, metavar="ID", help="Attach to this existing suite.")
-    @click.option("--suite-id", default=None, help="Id of the new suite (default: from the file name).")
+    @_suite_id_option
     @click.option(
         "--session-id", default=None, help="Id of the session (default: from the file name; never an arm name)."
     )
@@ -480,12 +496,7 @@ def register(group: click.Group) -> None:
     @click.option(
         "--seed", type=int, default=None, help="Seed of the pair ids (default: drawn, and recorded in session.json)."
     )
-    @click.option(
-        "--keys",
-        type=click.Path(file_okay=False),
-        default=None,
-        help="Keys directory (default: <data>-keys, beside the data directory; never inside it).",
-    )
+    @_keys_option
     # Arena / MT-Bench shapes (evalcore/importers/common.py; docs/IMPORT.md)
     @click.option(
         "--preset",
@@ -522,51 +533,15 @@ def register(group: click.Group) -> None:
         default=None,
         help="Column naming the model grader per row (a list [model, prompt] as in MT-Bench, or a name).",
     )
-    @click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
+    @_json_option
     @click.pass_obj
     def import_pairs_cmd(obj, file: str, as_json: bool, **kw) -> None:
         """Import pairwise comparisons as a closed, blinded session (key in the keys directory)."""
-        o = PairOpts(
-            file=file,
-            input_format=kw["input_format"],
-            item_col=kw["item_col"],
-            input_col=kw["input_col"],
-            output_a_col=kw["output_a_col"],
-            output_b_col=kw["output_b_col"],
-            arm_a=kw["arm_a"],
-            arm_b=kw["arm_b"],
-            arm_a_col=kw["arm_a_col"],
-            arm_b_col=kw["arm_b_col"],
-            model_as_shown_col=kw["model_as_shown_col"],
-            model_swapped_col=kw["model_swapped_col"],
-            model_as_shown_reason_col=kw["model_as_shown_reason_col"],
-            model_swapped_reason_col=kw["model_swapped_reason_col"],
-            human_cols=list(kw["human_cols"]),
-            annotator_col=kw["annotator_col"],
-            choice_col=kw["choice_col"],
-            seconds_col=kw["seconds_col"],
-            context_col=kw["context_col"],
-            reference_col=kw["reference_col"],
-            class_col=kw["class_col"],
-            suite=kw["attach"],
-            suite_id=kw["suite_id"],
-            session_id=kw["session_id"],
-            run_id=kw["run_id"],
-            judge_model=kw["judge_model"],
-            seed=kw["seed"],
-            keys=kw["keys"],
-        )
         from evalcore.importers.pair_presets import PairExtras, pairs_preparer
 
-        extras = PairExtras(
-            preset=kw["preset"],
-            conversation_a_col=kw["conversation_a_col"],
-            conversation_b_col=kw["conversation_b_col"],
-            turn_col=kw["turn_col"],
-            questions=kw["questions"],
-            answers=kw["answers"],
-            judge_col=kw["judge_col"],
-        )
+        # the Arena / MT-Bench options go to PairExtras, the others (under their own names) to PairOpts
+        extras = PairExtras(**{f.name: kw.pop(f.name) for f in dataclasses.fields(PairExtras)})
+        o = PairOpts(file=file, suite=kw.pop("attach"), human_cols=list(kw.pop("human_cols")), **kw)
         s = import_pairs(obj.data_opt, file, o, pairs_preparer(extras))
         _emit(
             s,
@@ -588,31 +563,25 @@ def register(group: click.Group) -> None:
 
 @click.command("pandalm")
 @click.argument("source", metavar="DIR")
-@click.option(
-    "--keys",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="Keys directory (default: <data>-keys, beside the data directory; never inside it).",
-)
+@_keys_option
 @click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the random pair ids.")
-@click.option("--json", "as_json", is_flag=True, help="Print ids and counts as JSON.")
+@_json_option
 @click.pass_obj
 def import_pandalm_cmd(obj, source: str, keys: str | None, seed: int, as_json: bool) -> None:
     """Import PandaLM (DIR holds testset-v1.json and the two judges' files): a closed pairwise
     session with three annotators, and gpt-3.5-turbo and PandaLM-7B as model graders."""
     s = import_pandalm(obj.data_opt, source, keys=keys, seed=seed)
-    if as_json:
-        click.echo(json.dumps(s, indent=1, default=str))
-        return
     judges = ", ".join(
         f"{r['run_id']} ({r['pair_verdicts']} verdicts, {r['unparseable']} unparseable kept as errors)"
         for r in s["runs"]
     )
-    click.echo(
+    _emit(
+        s,
+        as_json,
         f"imported PandaLM from {s['source']}: suite {s['suite_id']} ({s['items']} instructions), "
         f"{len(s['gen_ids'])} generations pandalm-arm1..{len(s['gen_ids'])}, closed session {s['session_id']} ({s['pairs']} pairs, "
         f"{s['judgments']} choices by {', '.join(s['reviewers'])}), runs {judges}; key in {s['keys']}; "
-        f"{s['seconds']} s"
+        f"{s['seconds']} s",
     )
 
 

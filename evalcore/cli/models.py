@@ -5,13 +5,16 @@ They run :func:`evalcore.llm.generation.generate`, :func:`evalcore.llm.judging.j
 :func:`evalcore.llm.pair_grader.judge_pairs` and :func:`evalcore.llm.judging.rederive`, imported
 inside each command so that litellm is loaded only when a call is about to be made.
 ``_run_options`` adds the options that may change between a start and ``--resume``
-(concurrency, retries, timeout, backoff, price, quiet); ``_done_text`` is the text summary of a
-finished run or generation (a polluted one says so first).
+(concurrency, retries, timeout, backoff, price, quiet); ``_run`` makes the calls and prints the
+result, and ``_done_text`` is the text summary of a finished run or generation (a polluted one says
+so first).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import click
 
@@ -69,9 +72,47 @@ def _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet):
     )
 
 
-def _interrupted(e: Exception) -> None:
+_dry_run_option = click.option(
+    "--dry-run", is_flag=True, help="Print the calls and an offline token and cost estimate; send nothing."
+)
+
+
+def _interrupted(e: Exception) -> NoReturn:
     click.echo(str(e), err=True)
     sys.exit(130)
+
+
+_RUN_OPTION_NAMES = ("api_base", "concurrency", "max_retries", "timeout", "backoff", "price", "quiet")
+
+
+def _run(
+    obj: Ctx,
+    command: str,
+    as_json: bool,
+    kw: dict[str, Any],
+    call: Callable[[dict[str, Any], Any], dict],
+    done: Callable[[dict], str],
+) -> None:
+    """What every model-calling command does with its options ``kw`` (``--dry-run``, ``--knob``, the
+    ``_run_options`` and its own): refuse read-only data (unless --dry-run); ``call(fields, opts)``
+    with the command's own options, ``dry_run`` and the parsed ``knobs`` as ``fields`` and the
+    :class:`~evalcore.llm.plan.RunOptions` as ``opts`` (an interrupt exits 130); print the dry-run
+    plan or the ``done`` text of the result."""
+    from evalcore.contract.knobs import parse_knobs
+    from evalcore.llm.client import Interrupted
+    from evalcore.llm.plan import format_dry_run, require_writable_data
+
+    dry_run = kw["dry_run"]
+    if not dry_run:
+        require_writable_data(obj.data_opt, command)
+    run = {k: kw.pop(k) for k in _RUN_OPTION_NAMES}
+    knobs = parse_knobs(kw.pop("knob"))
+    fields = {**kw, "knobs": knobs}
+    try:
+        r = call(fields, _opts(**run))
+    except Interrupted as e:
+        _interrupted(e)
+    emit(r, as_json, format_dry_run(r) if dry_run else done(r))
 
 
 def _cost(v) -> str:
@@ -115,67 +156,24 @@ def _done_text(r: dict, what: str, n_label: str, n_key: str) -> str:
     "--resume", is_flag=True, help="Finish an interrupted generation (--gen-id) without re-sending any completed call."
 )
 @click.option("--reuse", is_flag=True, help="Serve identical calls (same request, same round) from earlier journals.")
-@click.option("--dry-run", is_flag=True, help="Print the calls and an offline token and cost estimate; send nothing.")
+@_dry_run_option
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def generate(
-    obj: Ctx,
-    suite_id,
-    model,
-    system_prompt,
-    rounds,
-    knob,
-    temperature,
-    seed,
-    limit,
-    gen_id,
-    resume,
-    reuse,
-    dry_run,
-    api_base,
-    concurrency,
-    max_retries,
-    timeout,
-    backoff,
-    price,
-    quiet,
-    as_json,
-) -> None:
+def generate(obj: Ctx, as_json: bool, **kw) -> None:
     """The system under test answers a suite through litellm (rounds, tokens, cost, latency, abstained)."""
-    from evalcore.contract.knobs import parse_knobs
-    from evalcore.llm.client import Interrupted
     from evalcore.llm.generation import GenerateRequest
     from evalcore.llm.generation import generate as gen
-    from evalcore.llm.plan import format_dry_run, require_writable_data
 
-    if not dry_run:
-        require_writable_data(obj.data_opt, "generate")
-    req = GenerateRequest(
-        suite_id=suite_id,
-        model=model,
-        system_prompt=system_prompt,
-        rounds=rounds,
-        temperature=temperature,
-        seed=seed,
-        limit=limit,
-        gen_id=gen_id,
-        resume=resume,
-        reuse=reuse,
-        dry_run=dry_run,
-        knobs=parse_knobs(knob),
-    )
-    try:
-        r = gen(obj.store, req, _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet))
-    except Interrupted as e:
-        _interrupted(e)
-    if dry_run:
-        emit(r, as_json, format_dry_run(r))
-        return
-    emit(
-        r,
+    _run(
+        obj,
+        "generate",
         as_json,
-        _done_text(r, "generation", "outputs", "outputs") + f"\nabstained: {r['abstained']} of {r['outputs']}",
+        kw,
+        lambda fields, opts: gen(obj.store, GenerateRequest(**fields), opts),
+        lambda r: (
+            _done_text(r, "generation", "outputs", "outputs") + f"\nabstained: {r['abstained']} of {r['outputs']}"
+        ),
     )
 
 
@@ -217,7 +215,7 @@ def generate(
     is_flag=True,
     help="Serve identical calls (same request, same round) from earlier journals; hits are counted.",
 )
-@click.option("--dry-run", is_flag=True, help="Print the calls and an offline token and cost estimate; send nothing.")
+@_dry_run_option
 @click.option(
     "--structured",
     type=click.Choice(["auto", "json_schema", "tolerant"]),
@@ -231,75 +229,21 @@ def generate(
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def judge(
-    obj: Ctx,
-    gen_id,
-    rubric,
-    mode,
-    model,
-    rounds,
-    temperature,
-    seed,
-    field_order,
-    prompt_variant,
-    items,
-    limit,
-    run_id,
-    resume,
-    reuse,
-    dry_run,
-    structured,
-    postprocess,
-    description,
-    knob,
-    api_base,
-    concurrency,
-    max_retries,
-    timeout,
-    backoff,
-    price,
-    quiet,
-    as_json,
-) -> None:
+def judge(obj: Ctx, as_json: bool, **kw) -> None:
     """Judge a generation with a rubric in single, split or grouped mode; journaled and resumable."""
-    from evalcore.contract.knobs import parse_knobs
-    from evalcore.llm.client import Interrupted
     from evalcore.llm.judging import JudgeRequest
     from evalcore.llm.judging import judge as run_judge
-    from evalcore.llm.plan import format_dry_run, require_writable_data
     from evalcore.llm.prompts import POSTPROCESS_VERSION
 
-    if not dry_run:
-        require_writable_data(obj.data_opt, "judge")
-    req = JudgeRequest(
-        gen_id=gen_id,
-        rubric=rubric,
-        mode=mode,
-        model=model,
-        rounds=rounds,
-        temperature=temperature,
-        seed=seed,
-        field_order=field_order,
-        prompt_variant=prompt_variant,
-        items=items,
-        limit=limit,
-        run_id=run_id,
-        resume=resume,
-        reuse=reuse,
-        structured=structured,
-        description=description,
-        knobs=parse_knobs(knob),
-        dry_run=dry_run,
-        postprocess=postprocess or POSTPROCESS_VERSION,
+    kw["postprocess"] = kw["postprocess"] or POSTPROCESS_VERSION
+    _run(
+        obj,
+        "judge",
+        as_json,
+        kw,
+        lambda fields, opts: run_judge(obj.store, JudgeRequest(**fields), opts),
+        lambda r: _done_text(r, "run", "verdicts", "verdicts"),
     )
-    try:
-        r = run_judge(obj.store, req, _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet))
-    except Interrupted as e:
-        _interrupted(e)
-    if dry_run:
-        emit(r, as_json, format_dry_run(r))
-        return
-    emit(r, as_json, _done_text(r, "run", "verdicts", "verdicts"))
 
 
 @cli.command("judge-pairs")
@@ -320,68 +264,24 @@ def judge(
 )
 @click.option("--resume", is_flag=True, help="Finish an interrupted run without re-sending any completed call.")
 @click.option("--reuse", is_flag=True, help="Serve identical calls from earlier journals; hits are counted.")
-@click.option("--dry-run", is_flag=True, help="Print the calls and an offline token and cost estimate; send nothing.")
+@_dry_run_option
 @click.option("--description", default="", help="Free text shown beside the run.")
 @click.option("--knob", "knob", multiple=True, metavar="KEY=VALUE", help="Record a setting (repeatable).")
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def judge_pairs(
-    obj: Ctx,
-    session_id,
-    model,
-    gen_id,
-    rounds,
-    temperature,
-    seed,
-    limit,
-    run_id,
-    resume,
-    reuse,
-    dry_run,
-    description,
-    knob,
-    api_base,
-    concurrency,
-    max_retries,
-    timeout,
-    backoff,
-    price,
-    quiet,
-    as_json,
-) -> None:
+def judge_pairs(obj: Ctx, as_json: bool, **kw) -> None:
     """A model grades every pair of a session in both orders; choices stored in as-shown terms."""
-    from evalcore.contract.knobs import parse_knobs
-    from evalcore.llm.client import Interrupted
     from evalcore.llm.pair_grader import judge_pairs as run_pairs
-    from evalcore.llm.plan import format_dry_run, require_writable_data
 
-    if not dry_run:
-        require_writable_data(obj.data_opt, "judge-pairs")
-    try:
-        r = run_pairs(
-            obj.store,
-            session_id=session_id,
-            model=model,
-            gen_id=gen_id,
-            rounds=rounds,
-            temperature=temperature,
-            seed=seed,
-            limit=limit,
-            run_id=run_id,
-            resume=resume,
-            reuse=reuse,
-            dry_run=dry_run,
-            description=description,
-            knobs=parse_knobs(knob),
-            opts=_opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet),
-        )
-    except Interrupted as e:
-        _interrupted(e)
-    if dry_run:
-        emit(r, as_json, format_dry_run(r))
-        return
-    emit(r, as_json, _done_text(r, "pairwise run", "pair verdicts", "pair_verdicts"))
+    _run(
+        obj,
+        "judge-pairs",
+        as_json,
+        kw,
+        lambda fields, opts: run_pairs(obj.store, **fields, opts=opts),
+        lambda r: _done_text(r, "pairwise run", "pair verdicts", "pair_verdicts"),
+    )
 
 
 @cli.command()
