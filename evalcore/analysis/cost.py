@@ -50,6 +50,9 @@ import numpy as np
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
+from evalcore.llm.client import count_text_tokens, tokenizer_name
+from evalcore.llm.prompts import criteria_block
+from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
 from evalcore.storage.store import Store
 
 NO_CRITERION = "(none)"
@@ -227,9 +230,6 @@ def criterion_tokens(
     a description, anchor or examples is counted from what the judge is still sent (its name, the
     question and the JSON shape); a name the calls use that is not a model-judged criterion of the
     rubric is counted as a binary criterion of that name."""
-    from evalcore.llm.client import count_text_tokens, tokenizer_name
-    from evalcore.llm.prompts import criteria_block
-    from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
 
     spec = spec_from_manifest(rubric, knobs or {})
     crits = [c for c in rubric.criteria if c.kind in MODEL_KINDS]

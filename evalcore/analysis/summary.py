@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalcore.analysis.suites import holdout_filter, suite_mark, versions
+from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.store import Store
 
 
@@ -203,7 +204,6 @@ def item_view(
 ) -> dict[str, Any]:
     """One answer with its item and every verdict on it in a run (for drill-downs and deep links).
     A holdout item is refused unless ``include_holdout``."""
-    from evalcore.errors import InputError, NotFoundError
 
     run = store.run(run_id)
     gen = store.generation(run.manifest.gen_id)

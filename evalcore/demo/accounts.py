@@ -62,6 +62,8 @@ from evalcore.demo.text import (
     ACCOUNT_SLOTS,
     ACCOUNT_TOPICS,
 )
+from evalcore.pairwise.blinding import NORMALISATIONS
+from evalcore.pairwise.sessions import Arm, plan_session, write_plan
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- accounts
@@ -284,7 +286,6 @@ def _choose(rng: np.random.Generator, p_left: float, bias: float) -> str:
 
 def _arms_of(gens, items, gen_round: int, idx: Iterable[int] | None = None):
     """The two arms as :class:`evalcore.pairwise.sessions.Arm`: raw answers of one generation round."""
-    from evalcore.pairwise.sessions import Arm
 
     idx = list(range(len(items))) if idx is None else list(idx)
     return [
@@ -297,8 +298,6 @@ def write_accounts_sessions(store: Store, seed: int, items, gens, keys: Path) ->
     """`accounts-ab` (closed, with simulated reviewers' choices and a model grader run) and
     `accounts-practice` (open, no choices), both made by :func:`evalcore.pairwise.sessions.plan_session` (the
     code path of `evalcore pairs make`). Keys go to the keys directory only."""
-    from evalcore.pairwise.blinding import NORMALISATIONS
-    from evalcore.pairwise.sessions import plan_session, write_plan
 
     key_seed = int(_rng(seed, "accounts-ab-key").integers(2**62))
     plan = plan_session(

@@ -51,6 +51,7 @@ from evalcore.importers.frame import (
 from evalcore.importers.ids import _sanitise, parse_knobs
 from evalcore.importers.kinds import KindOptions, _number, build_rubric, parse_value, raw_text
 from evalcore.importers.plan import imported_run, pass_rate, plan_generation, plan_id, start_plan, target_data_dir
+from evalcore.storage.paths import utcnow
 
 # --------------------------------------------------------------------------- Inspect AI
 
@@ -389,7 +390,6 @@ class ToolOpts:
 
 
 def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[str, Any]:
-    from evalcore.storage.paths import utcnow
 
     log = read_inspect(path)
     doc = _Doc(log.file)

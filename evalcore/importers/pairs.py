@@ -49,6 +49,7 @@ from evalcore.importers.plan import (
     start_plan,
     target_data_dir,
 )
+from evalcore.storage.paths import utcnow
 
 # --------------------------------------------------------------------------- pairs
 
@@ -115,7 +116,6 @@ def import_pairs(
 ) -> dict[str, Any]:
     """``prepare`` may rewrite the frame and the options first (the Arena / MT-Bench presets and the
     conversation / answer-file columns of evalcore.importers.pair_presets)."""
-    from evalcore.storage.paths import utcnow
 
     frame = read_frame(path, o.input_format)
     if prepare is not None:

@@ -29,6 +29,9 @@ from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
 from evalcore.importers.frame import Frame, col_text
 from evalcore.importers.ids import _explicit_id, _fresh_id, outputs_hash, suite_hash
+from evalcore.storage.files import to_table
+from evalcore.storage.paths import DEFAULT_DATA, default_keys_dir, utcnow
+from evalcore.storage.store import Store
 from evalcore.storage.writer import DataWriter
 
 # --------------------------------------------------------------------------- items and outputs
@@ -108,7 +111,6 @@ class Plan:
     def check(self) -> None:
         """Convert every table to the contract's arrow schema now, so that writing cannot fail on
         content."""
-        from evalcore.storage.files import to_table
 
         tables: list[tuple[list[dict], str]] = []
         if self.suite:
@@ -154,7 +156,6 @@ class Plan:
 def target_data_dir(data_opt: str | Path | None) -> Path:
     """The data directory an import writes into: the --data option's value, refused when absent,
     not a directory, or the bundled demo (which is never written)."""
-    from evalcore.storage.paths import DEFAULT_DATA
 
     if data_opt is None:
         raise InputError(
@@ -175,7 +176,6 @@ def target_data_dir(data_opt: str | Path | None) -> Path:
 def keys_directory(data: Path, keys: str | Path | None) -> Path:
     """The keys directory of a blinded session: the --keys option's value (or the default one next
     to ``data``), refused when it is inside the data directory."""
-    from evalcore.storage.paths import default_keys_dir
 
     kdir = Path(keys).absolute() if keys else default_keys_dir(data)
     kres = kdir.resolve()
@@ -246,7 +246,6 @@ def pass_rate(verdicts: list[dict]) -> float | None:
 
 
 def _open_store(data: Path):
-    from evalcore.storage.store import Store
 
     if not data.exists():
         raise NotFoundError("data directory does not exist (needed by --suite)", file=str(data), field="--data")
@@ -292,7 +291,6 @@ def plan_suite(
 ) -> SuiteTarget:
     """A new suite from the imported items, or the existing suite ``attach`` after checking that
     every imported item is in it with the same input."""
-    from evalcore.storage.paths import utcnow
 
     if attach is not None:
         if suite_id is not None:
@@ -345,7 +343,6 @@ def plan_generation(
     """Reuse a generation of the suite with the same outputs_hash, or plan a new one.
     ``extra`` adds output columns per (item, round) (tokens_in, tokens_out, cost_usd, latency_ms,
     error, abstained) to a new generation. Returns (gen_id, reused)."""
-    from evalcore.storage.paths import utcnow
 
     rows = [
         {"item_id": iid, "round": r, "output": o, "abstained": False, **(extra or {}).get((iid, r), {})}

@@ -43,6 +43,7 @@ from evalcore.importers.frame import (
 from evalcore.importers.ids import _fresh_id, _sanitise, parse_knobs
 from evalcore.importers.inspect_ai import ToolOpts
 from evalcore.importers.plan import imported_run, pass_rate, plan_generation, start_plan, target_data_dir
+from evalcore.storage.paths import utcnow
 
 # --------------------------------------------------------------------------- promptfoo
 
@@ -277,7 +278,6 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
 
 
 def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[str, Any]:
-    from evalcore.storage.paths import utcnow
 
     doc, top, summary, at, rs = read_promptfoo(path)
     config = cast(dict, top.get("config")) if isinstance(top.get("config"), dict) else {}

@@ -44,6 +44,7 @@ from evalcore.importers.plan import (
     start_plan,
     target_data_dir,
 )
+from evalcore.storage.paths import utcnow
 
 # --------------------------------------------------------------------------- long / wide
 
@@ -227,7 +228,6 @@ def _finish(
     keycols: list[str],
 ) -> dict[str, Any]:
     """Shared tail of long and wide: items, outputs, rubric, rows, the plan; write; summary."""
-    from evalcore.storage.paths import utcnow
 
     data = target_data_dir(data_opt)
     items = collect_items(

@@ -35,6 +35,8 @@ from typing import IO, Any
 
 from evalcore.errors import InputError
 from evalcore.llm.client import LOCAL_API_KEY, ModelAccessError, ParseError, Price, load_litellm
+from evalcore.storage.files import atomic_write_bytes
+from evalcore.storage.paths import check_id
 
 # --------------------------------------------------------------------------- one attempt
 
@@ -637,7 +639,6 @@ class WorkDir:
     """
 
     def __init__(self, store: Any, kind: str, id_: str):
-        from evalcore.storage.paths import check_id
 
         check_id(id_, f"{kind[:-1]} id")
         self.kind, self.id = kind, id_
@@ -657,7 +658,6 @@ class WorkDir:
         return self.plan_path.exists()
 
     def create(self, plan: dict) -> None:
-        from evalcore.storage.files import atomic_write_bytes
 
         self.path.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(

@@ -48,7 +48,7 @@ from evalcore.llm.prompts import (
     response_schema,
     variant_text,
 )
-from evalcore.llm.rubric import RubricSpec, parse_rubric
+from evalcore.llm.rubric import RubricSpec, load_rubric, parse_rubric
 from evalcore.storage.paths import DEFAULT_DATA, utcnow
 from evalcore.storage.store import Store
 
@@ -366,7 +366,6 @@ def make_judge_plan(
     knobs: dict | None = None,
     postprocess: str = POSTPROCESS_VERSION,
 ) -> dict:
-    from evalcore.llm.rubric import load_rubric
 
     if mode not in MODES:
         raise InputError(f"{mode!r} is not one of {', '.join(MODES)}", field="--mode")

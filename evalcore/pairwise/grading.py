@@ -39,7 +39,7 @@ from evalcore.pairwise.sessions import (
     UNBLINDED_FILE,
     SessionOpenError,
 )
-from evalcore.storage.files import atomic_write_bytes, read_json_model
+from evalcore.storage.files import atomic_write_bytes, check_parquet, read_json_model
 from evalcore.storage.paths import check_id, inside, utcnow
 from evalcore.storage.state import open_state_db, writable_state
 from evalcore.storage.store import Store
@@ -322,7 +322,6 @@ def read_key(keys_dir: Path | str, session_id: str) -> tuple[S.KeyManifest, list
     km = read_json_model(d / "key.json", S.KeyManifest)
     if km.session_id != session_id:
         raise FormatError(f"is the key of session {km.session_id!r}", file=d / "key.json", field="session_id")
-    from evalcore.storage.files import check_parquet
 
     check_parquet(d / "key.parquet", "key")
     rows = pq.read_table(d / "key.parquet").to_pylist()

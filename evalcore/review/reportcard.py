@@ -47,7 +47,7 @@ from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.review.detect import detect, runs_on, verdicts_sql
 from evalcore.review.judges import _judge_pairs, _repeat, _repeat_entry, scale_of
-from evalcore.review.queue import get_queue
+from evalcore.review.queue import flagged_for_repair, get_queue
 from evalcore.stats import agreement as A
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
@@ -506,7 +506,6 @@ def report_card(
                 }
             )
     tags = Counter(t for e in labels.standing(gen_id) if e["outcome"] in ("decided", "test_wrong") for t in e["tags"])
-    from evalcore.review.queue import flagged_for_repair
 
     return {
         "gen_id": gen_id,

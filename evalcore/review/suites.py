@@ -49,6 +49,7 @@ from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import EvalcoreError, FormatError, InputError, LabelError, NotFoundError
 from evalcore.storage.files import atomic_directory, check_parquet, to_table, write_json_model
+from evalcore.storage.labels import LabelStore
 from evalcore.storage.paths import check_id, utcnow
 from evalcore.storage.store import Store
 
@@ -225,7 +226,6 @@ def flags(store: Store, suite_id: str, _versions: list[dict] | None = None) -> l
     """Standing "the test is wrong" edits (label store, outcome ``test_wrong``) on the
     generations of this suite, each with ``resolved_by``: the version whose changes name it, or
     None while it is open."""
-    from evalcore.storage.labels import LabelStore
 
     vs = _versions if _versions is not None else versions(store, suite_id)
     resolved = {c["flag"]: v["version"] for v in vs for c in v["changes"] if c.get("flag") is not None}

@@ -51,7 +51,11 @@ import pyarrow as pa  # type: ignore[import-untyped]
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
-from evalcore.importers.plan import imported_generation, imported_run, suite_manifest
+from evalcore.importers.plan import imported_generation, imported_run, suite_manifest, target_data_dir
+from evalcore.storage.files import to_table
+from evalcore.storage.paths import utcnow
+from evalcore.storage.store import KINDS
+from evalcore.storage.writer import DataWriter
 
 # --------------------------------------------------------------------------- constants
 
@@ -415,7 +419,6 @@ class Bundle:
 
     def refuse_existing(self, what: str) -> None:
         """Idempotency: an import whose ids exist is refused before anything is read twice or written."""
-        from evalcore.storage.store import KINDS
 
         for kind, id_ in self.ids():
             d = self.data / KINDS[kind][0] / id_
@@ -429,8 +432,6 @@ class Bundle:
 
     def write(self) -> None:
         """Write every directory (each atomic); on failure remove what this import wrote."""
-        from evalcore.storage.files import to_table
-        from evalcore.storage.writer import DataWriter
 
         tables = (
             [(t, "items") for _, t in self.suites]
@@ -485,13 +486,11 @@ def _merge(parts: list[dict[str, list]]) -> pa.Table:
 
 
 def _empty_calls() -> pa.Table:
-    from evalcore.storage.files import to_table
 
     return to_table([], "calls")
 
 
 def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, dict[str, Any]]:
-    from evalcore.storage.paths import utcnow
 
     now = utcnow()
     order = [c[0] for c in HANNA_CRITERIA]
@@ -680,7 +679,6 @@ def import_hanna(
 ) -> dict[str, Any]:
     """Read, check and write HANNA into the data directory ``data_opt`` (the --data option; anything
     with ``data_opt``). Returns the summary printed by the command."""
-    from evalcore.importers.plan import target_data_dir
 
     t0 = time.perf_counter()
     threshold = _check_threshold(threshold)

@@ -39,7 +39,17 @@ from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
-from evalcore.importers.plan import draw_pair_ids, imported_generation, imported_run, suite_manifest
+from evalcore.importers.plan import (
+    draw_pair_ids,
+    imported_generation,
+    imported_run,
+    keys_directory,
+    suite_manifest,
+    target_data_dir,
+)
+from evalcore.storage.files import to_table
+from evalcore.storage.paths import utcnow
+from evalcore.storage.writer import DataWriter
 
 TESTSET = "testset-v1.json"
 GPT_FILE = "gpt-3.5-turbo-testset-v1.json"
@@ -237,8 +247,6 @@ class _Plan:
             )
 
     def write(self) -> None:
-        from evalcore.storage.files import to_table
-        from evalcore.storage.writer import DataWriter
 
         assert self.suite is not None and self.session is not None and self.key is not None  # set by plan_pandalm
         for rows, name in (
@@ -259,7 +267,6 @@ class _Plan:
 
 
 def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_SEED) -> tuple[_Plan, dict[str, Any]]:
-    from evalcore.storage.paths import utcnow
 
     now = utcnow()
     plan = _Plan(data, keys)
@@ -456,7 +463,6 @@ def import_pandalm(
     data_opt: str | Path | None, source: str | Path, *, keys: str | Path | None = None, seed: int = DEFAULT_SEED
 ) -> dict[str, Any]:
     """Read, check and write PandaLM into the data directory ``data_opt`` (the --data option)."""
-    from evalcore.importers.plan import keys_directory, target_data_dir
 
     t0 = time.perf_counter()
     data = target_data_dir(data_opt)

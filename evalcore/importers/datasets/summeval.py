@@ -44,7 +44,8 @@ from evalcore.importers.datasets.hanna import (
     _read_text,
     _source_dir,
 )
-from evalcore.importers.plan import imported_generation, suite_manifest
+from evalcore.importers.plan import imported_generation, suite_manifest, target_data_dir
+from evalcore.storage.paths import utcnow
 
 
 def read_summeval(source: str | Path) -> SummEvalSource:
@@ -118,7 +119,6 @@ def summeval_labelset_id(system: str) -> str:
 
 
 def plan_summeval(data: Path, se: SummEvalSource, threshold: float) -> tuple[Bundle, dict[str, Any]]:
-    from evalcore.storage.paths import utcnow
 
     now = utcnow()
     order = [c[0] for c in SUMMEVAL_CRITERIA]
@@ -207,7 +207,6 @@ def import_summeval(
     data_opt: str | Path | None, source: str | Path, threshold: float = DEFAULT_THRESHOLD
 ) -> dict[str, Any]:
     """Read, check and write SummEval into the data directory ``data_opt`` (the --data option)."""
-    from evalcore.importers.plan import target_data_dir
 
     t0 = time.perf_counter()
     threshold = _check_threshold(threshold)
