@@ -29,6 +29,14 @@ def decision_key(value: str) -> str | None:
     return value if len(value) == 1 and value.isdigit() else None
 
 
+def key_caption(choices: list[str]) -> str:
+    """The decision keys in words: a score scale as "1 to 5 (the score)", otherwise each key and
+    what it decides ("P pass, F fail")."""
+    if choices and all(c.isdigit() and len(c) == 1 for c in choices):
+        return f"{choices[0]} to {choices[-1]} (the score)"
+    return ", ".join(f"{decision_key(v)} {v}" for v in choices if decision_key(v))
+
+
 def _filters() -> review.Filters:
     s = st.session_state
     return review.Filters.of(
@@ -298,11 +306,7 @@ with _ui.boundary():
         n1, n2 = st.columns(2)
         n1.button("Undo my last edit", key="review_undo", shortcut=NAV_KEYS["undo"], on_click=_undo, args=(queue_id,))
         n2.button("Next case", key="review_next", shortcut=NAV_KEYS["next"], on_click=_next, args=(queue_id,))
-        st.caption(
-            "Keys: "
-            + ", ".join(f"{decision_key(v)} {v}" for v in view["choices"] if decision_key(v))
-            + "; T the test is wrong; S skip; U undo; N next."
-        )
+        st.caption("Keys: " + key_caption(view["choices"]) + "; T the test is wrong; S skip; U undo; N next.")
 
         if not view["revealed"]:
             st.info("Blind first: the judges' verdicts and why this case is in the queue are shown once you decide.")
@@ -334,7 +338,8 @@ with _ui.boundary():
                 _ui.show_text("\n".join(lines))
             if view["detail"]:
                 _ui.labelled_text(
-                    "What raised it", "\n".join(f"{code}: {d}" for code, ds in view["detail"].items() for d in ds)
+                    "What raised it",
+                    "\n".join(review.describe_detail(code, d) for code, ds in view["detail"].items() for d in ds),
                 )
         if view["decided"]:
             others = view["others"] or []

@@ -209,3 +209,39 @@ def test_the_labels_download_and_the_queue_lives_in_the_state(app, world, tmp_pa
     assert "Download labels" in dl.label
     assert tree_hash(world) == before  # the queue and the decision went to the state directory
     assert (tmp_path / "state" / "labels.sqlite").exists()
+
+
+def test_what_raised_a_case_is_said_in_words_and_a_score_scale_shows_its_range(app):
+    at = _start(app, "ann")
+    _decide(at)
+    text = _texts(at)
+    assert "What raised it" in text
+    assert "{'" not in text and "'run':" not in text  # no raw Python dicts
+    assert re.search(r"round \d+: ", text)  # "<run> round 1: <why>"
+    # step to an ordinal case (score, 0-5): its keys read as the scale, not "0 0, 1 1"
+    for _ in range(40):
+        if _case(at)[2] == "score":
+            break
+        at.button(key="review_next").click().run()
+        _ok(at)
+    assert _case(at)[2] == "score", "the queue world has ordinal cases among its first 40"
+    keys = next(c.value for c in at.caption if c.value.startswith("Keys: "))
+    assert keys.startswith("Keys: 0 to 5 (the score)") and "0 0" not in keys
+
+
+@pytest.mark.parametrize(
+    ("code", "what", "words"),
+    [
+        ("runs_disagree", {"runs": ["r1", "r2"], "verdicts": ["fail", "pass"]}, "r1 says fail, r2 says pass"),
+        ("harness_disagree", {"runs": ["single", "split"], "verdicts": ["pass", "fail"]},
+         "single says pass, split says fail"),
+        ("rounds_disagree", {"run": "r1", "passes": 1, "rounds": 3}, "r1: 1 of 3 judge rounds pass"),
+        ("statement_contradicts", {"run": "t", "judge_round": 2, "why": "verdict wrong, but every item is covered"},
+         "t round 2: verdict wrong, but every item is covered"),
+        ("postprocess_rewrite", {"run": "t", "judge_round": 1, "raw_verdict": "correct", "derived": "wrong"},
+         "t round 1: the judge said correct, post-processing made it wrong"),
+    ],
+)
+def test_every_reason_has_words(code, what, words):
+    from evalcore import review
+    assert review.describe_detail(code, what) == words

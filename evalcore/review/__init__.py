@@ -1,7 +1,7 @@
 """Adjudication: the review queue, the judge report card, the decision ledger and suite upkeep."""
 
 from .agreement import agreement, session_agreement
-from .detect import DETECTOR_VERSION, PRIORITY, REASONS, detect, pair_code, runs_on, verdicts_sql
+from .detect import DETECTOR_VERSION, PRIORITY, REASONS, describe_detail, detect, pair_code, runs_on, verdicts_sql
 from .judges import AMBIGUOUS_KAPPA, MAX_DISPUTED, MIN_PAIR_CASES, comparison, scale_of
 from .ledger import DB_NAME, TYPE_WORDS, TYPES, Ledger, export_markdown, figures, normalise_type
 from .queue import (
@@ -99,6 +99,7 @@ __all__ = [
     "curated_suites",
     "decide",
     "decision_values",
+    "describe_detail",
     "detect",
     "duplicate_findings",
     "export_markdown",

@@ -101,6 +101,27 @@ def pair_code(a: S.RunManifest, b: S.RunManifest) -> str:
     return "runs_disagree"
 
 
+def describe_detail(code: str, what: dict[str, Any]) -> str:
+    """One raised reason's evidence in words, as the review page shows it after a decision (the
+    structured form stays in the case, as ``evalcore queue show --json`` prints it)."""
+
+    def said(runs: list[str], verdicts: list[str]) -> str:
+        return ", ".join(f"{r} says {v}" for r, v in zip(runs, verdicts, strict=False))
+
+    if code in ("runs_disagree", "harness_disagree"):
+        return said(list(what.get("runs", [])), list(what.get("verdicts", [])))
+    if code == "rounds_disagree":
+        return f"{what.get('run')}: {what.get('passes')} of {what.get('rounds')} judge rounds pass"
+    if code == "postprocess_rewrite":
+        return (
+            f"{what.get('run')} round {what.get('judge_round')}: the judge said {what.get('raw_verdict')}, "
+            f"post-processing made it {what.get('derived')}"
+        )
+    if code == "statement_contradicts":
+        return f"{what.get('run')} round {what.get('judge_round')}: {what.get('why')}"
+    return "; ".join(f"{k} {v}" for k, v in what.items())
+
+
 def detect(store: Store, gen_id: str) -> dict[str, Any]:
     """Every case raised on a generation, with its reason codes, the runs involved and what raised
     it; and the agreed cases (the audit's population). Reads structured fields only."""
