@@ -362,3 +362,10 @@ def test_the_scaled_world_is_the_demos_model_at_any_size(tmp_path, ev):
     write_scaled(tmp_path / "b", 2000, log=lambda _m: None)
     for rel in ("runs/bench-single/verdicts.parquet", "suites/bench/items.parquet", "labels/bench-people/labels.parquet"):
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel
+    # the seed is an argument, not module state: another seed gives another world, and the
+    # default seed still gives the first one afterwards
+    write_scaled(tmp_path / "c", 2000, seed=7, log=lambda _m: None)
+    write_scaled(tmp_path / "d", 2000, log=lambda _m: None)
+    rel = "runs/bench-single/verdicts.parquet"
+    assert (tmp_path / "c" / rel).read_bytes() != (tmp_path / "a" / rel).read_bytes()
+    assert (tmp_path / "d" / rel).read_bytes() == (tmp_path / "a" / rel).read_bytes()

@@ -56,11 +56,10 @@ SUITE, GEN, SINGLE, SPLIT, LABELSET = "bench", "bench-g1", "bench-single", "benc
 CREATED_AT = D.CREATED_AT
 ERRORS = ["timeout after 3 attempts", "rate limited (429) after 3 attempts", "unparseable JSON after 3 attempts"]
 
-_SEED = [SEED]
 
-
-def _rng(*tags: int) -> np.random.Generator:
-    return np.random.default_rng([_SEED[0], *tags])
+def _rng(seed: int, *tags: int) -> np.random.Generator:
+    """An independent stream per piece of the world, from the world's seed and the piece's tags."""
+    return np.random.default_rng([seed, *tags])
 
 
 def _ids(prefix: str, numbers, width: int):
@@ -142,11 +141,11 @@ def _rubric():
     )
 
 
-def simulate(n: int) -> dict:
+def simulate(n: int, seed: int = SEED) -> dict:
     """The whole SIMULATED world as small numpy arrays (about 150 MB for a million items): class,
     true fails, each harness's emitted fails (n, rounds, 6) and call errors."""
     k = len(CRITERIA)
-    rng = _rng(1)
+    rng = _rng(seed, 1)
     cls = rng.choice(len(CLASSES), size=n, p=CLASS_P).astype(np.int8)
     factor = np.asarray(CLASS_FACTOR)[cls]
     u = rng.random((n, k))
@@ -157,7 +156,7 @@ def simulate(n: int) -> dict:
     c2, c4 = CRITERIA.index("grounded"), CRITERIA.index("no_fabrication")
     fail[:, c4] = u[:, c4] < np.where(fail[:, c2], NOFAB_IF_UNGROUNDED, NOFAB_IF_GROUNDED) * factor
     # the judge's reading: a few fixed misreadings, and borderline cells that are a fresh coin per call
-    rng = _rng(2)
+    rng = _rng(seed, 2)
     miss = rng.random((n, k)) < MISS_FAIL
     false = rng.random((n, k)) < FALSE_FAIL
     fixed = np.where(fail, ~miss, false)
@@ -165,13 +164,13 @@ def simulate(n: int) -> dict:
     del miss, false, u
 
     def reading(tag: int):
-        coins = _rng(3, tag).random((n, JUDGE_ROUNDS, k)) < 0.5
+        coins = _rng(seed, 3, tag).random((n, JUDGE_ROUNDS, k)) < 0.5
         return np.where(borderline[:, None, :], coins, fixed[:, None, :])
 
     # single: one call emits all six fields in SINGLE_ORDER; after a failed field the next is forced
     # to fail when u < CARRYOVER[position] (u fixed per item across rounds): induced association
     single = reading(1)
-    carry = _rng(4).random((n, k))
+    carry = _rng(seed, 4).random((n, k))
     forced = np.zeros_like(single)
     for pos in range(1, k):
         j, prev = CRITERIA.index(SINGLE_ORDER[pos]), CRITERIA.index(SINGLE_ORDER[pos - 1])
@@ -179,8 +178,9 @@ def simulate(n: int) -> dict:
         single[:, :, j] |= push
         forced[:, :, j] = push
     split = reading(2)  # one call per criterion: no carryover
-    err_rng = _rng(5)
+    err_rng = _rng(seed, 5)
     return {
+        "seed": seed,
         "n": n,
         "cls": cls,
         "truth": fail,
@@ -214,7 +214,7 @@ def _write_run(tmp: Path, world: dict, ids: Any, run_id: str, mode: S.HarnessMod
     for lo in range(0, n, CHUNK_ITEMS):
         hi = min(n, lo + CHUNK_ITEMS)
         m = hi - lo
-        rng = _rng(6, 1 if single else 2, lo)
+        rng = _rng(world["seed"], 6, 1 if single else 2, lo)
         # verdict rows: item, judge round, then emission order (single) or criterion order (split)
         item = np.repeat(np.arange(lo, hi), R * k)
         jround = np.tile(np.repeat(np.arange(1, R + 1), k), m)
@@ -336,7 +336,6 @@ def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any]
     renamed into place; an existing ``data`` is replaced). Returns what was written."""
     if n < 1:
         raise ValueError("n must be at least 1")
-    _SEED[0] = int(seed)
 
     t0 = time.perf_counter()
     data = Path(data).resolve()
@@ -344,7 +343,7 @@ def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any]
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     log(f"building the scaled SIMULATED world: {n:,} items -> {data}")
-    world = simulate(n)
+    world = simulate(n, int(seed))
     log(f"  simulated in {time.perf_counter() - t0:.1f} s")
     ids = _ids("i", np.arange(n), 7)
     cls_names = _take(CLASSES, world["cls"])
@@ -376,7 +375,7 @@ def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any]
         ),
     )
     # generation (one round, short outputs)
-    rng = _rng(7)
+    rng = _rng(seed, 7)
     outputs = pc.binary_join_element_wise("SIMULATED answer to ", ids, ".", "")
     abstained = rng.random(n) < 0.02
     tin = 220 + rng.integers(0, 40, n)
@@ -429,7 +428,7 @@ def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any]
     _write_run(tmp, world, ids, SPLIT, "split", log)
     log(f"  {SPLIT} written at {time.perf_counter() - t0:.1f} s")
     # people: three simulated people label 2,000 answers: the truth with about 1% slips
-    rng = _rng(8)
+    rng = _rng(seed, 8)
     chosen = np.sort(rng.choice(n, min(N_PEOPLE_ITEMS, n), replace=False))
     k, p = len(CRITERIA), len(PEOPLE)
     fails = world["truth"][chosen][:, :, None] ^ (rng.random((len(chosen), k, p)) < PEOPLE_SLIP)
