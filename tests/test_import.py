@@ -34,7 +34,7 @@ from conftest import REPO
 
 from evalcore.analysis.summary import run_summary
 from evalcore.contract import hashing as H
-from evalcore.importers.ids import outputs_hash
+from evalcore.contract.hashing import outputs_hash
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.paths import default_keys_dir
 from evalcore.storage.store import Store

@@ -37,7 +37,7 @@ from .frame import (
     read_frame,
     resolve_column,
 )
-from .ids import outputs_hash, parse_knobs, suite_hash
+from .ids import parse_knobs
 from .inspect_ai import InspectLog, ToolOpts, import_inspect, read_inspect
 from .kinds import KindOptions, Parsed, build_rubric, parse_value, raw_text
 from .pair_presets import PairExtras, pairs_preparer
@@ -116,7 +116,6 @@ __all__ = [
     "imported_generation",
     "imported_run",
     "keys_directory",
-    "outputs_hash",
     "pairs_preparer",
     "parse_knobs",
     "parse_value",
@@ -130,7 +129,6 @@ __all__ = [
     "read_promptfoo",
     "resolve_column",
     "start_plan",
-    "suite_hash",
     "suite_manifest",
     "target_data_dir",
 ]

@@ -6,7 +6,6 @@
 * :func:`parse_knobs` splits ``--knob`` pairs (read by :func:`evalcore.contract.knobs.parse_knobs`,
   as generate and judge read them) into generation knobs and run knobs: ``gen.K`` / ``run.K`` name
   the side, otherwise the generation's known knobs go to it and the rest to the run.
-* ``outputs_hash`` and ``suite_hash`` are the contract's hashes, named here for the importers.
 """
 
 from __future__ import annotations
@@ -73,10 +72,3 @@ def parse_knobs(pairs: Iterable[str], file: str) -> tuple[dict[str, Any], dict[s
         else:
             run[key] = val
     return gen, run
-
-
-# --------------------------------------------------------------------------- hashes
-
-
-outputs_hash = H.outputs_hash
-suite_hash = H.suite_hash

@@ -26,9 +26,10 @@ from typing import Any
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
+from evalcore.contract.hashing import outputs_hash, suite_hash
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
 from evalcore.importers.frame import Frame, col_text
-from evalcore.importers.ids import _explicit_id, _fresh_id, outputs_hash, suite_hash
+from evalcore.importers.ids import _explicit_id, _fresh_id
 from evalcore.storage.files import to_table
 from evalcore.storage.paths import DEFAULT_DATA, default_keys_dir, utcnow
 from evalcore.storage.store import Store
