@@ -133,3 +133,26 @@ def test_every_resampling_interval_goes_through_the_engine():
         if re.search(r"\.integers\(0, n, size=\(", text) or "stats.bootstrap(" in text.replace("evalcore.stats.bootstrap", ""):
             offenders.append(str(p.relative_to(root)))
     assert offenders == []
+
+
+# --------------------------------------------------------------------------- an ordinal criterion's categories
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "scores"),
+    [(1, 5, ["1", "2", "3", "4", "5"]), (0, 10, [str(v) for v in range(11)]), (0.5, 5, None), (0, 20, None),
+     (1, 5.5, ["1", "2", "3", "4", "5"])],
+)
+def test_the_queue_offers_the_categories_the_report_card_counts(lo, hi, scores):
+    """A reviewer's decision values and the report card's categories are one definition (the queue
+    offered 1..5 on a 0.5-5 scale that the report card counted as pass / fail)."""
+    from evalcore.contract.schema import Criterion
+    from evalcore.review.judges import scale_of
+    from evalcore.review.queue import decision_values
+    c = Criterion(name="s", kind="ordinal", scale_min=lo, scale_max=hi, threshold=lo)
+    cats, _, level = scale_of(c)
+    offered = decision_values(c)
+    if scores is None:
+        assert cats == ["fail", "pass"] and level == "nominal" and sorted(offered) == ["fail", "pass"]
+    else:
+        assert cats == scores == offered and level == "ordinal"

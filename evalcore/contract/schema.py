@@ -88,6 +88,15 @@ class Criterion(_Model):
             raise ValueError(f"criterion name {v!r} is not a valid id")
         return v
 
+    def whole_scores(self) -> list[int] | None:
+        """The scores of an ordinal criterion on a scale of whole numbers that starts at a whole
+        number and spans at most 10 points (what a reviewer decides and what agreement counts as
+        categories); None for any other criterion, which is decided and counted as pass / fail."""
+        lo, hi = self.scale_min, self.scale_max
+        if self.kind != "ordinal" or lo is None or hi is None or hi - lo > 10 or not float(lo).is_integer():
+            return None
+        return list(range(int(lo), int(hi) + 1))
+
 
 class Rubric(_Model):
     """The criteria a run judges, in their declared order."""

@@ -28,15 +28,9 @@ def scale_of(crit: S.Criterion | None) -> tuple[list[str], A.Weights, Literal["n
     kind = crit.kind if crit else "binary"
     if kind == "ternary":
         return ["wrong", "partial", "correct"], "quadratic", "ordinal"
-    if (
-        kind == "ordinal"
-        and crit is not None
-        and crit.scale_min is not None
-        and crit.scale_max is not None
-        and crit.scale_max - crit.scale_min <= 10
-        and float(crit.scale_min).is_integer()
-    ):
-        return [str(v) for v in range(int(crit.scale_min), int(crit.scale_max) + 1)], "quadratic", "ordinal"
+    scores = crit.whole_scores() if crit is not None else None
+    if scores is not None:
+        return [str(v) for v in scores], "quadratic", "ordinal"
     return ["fail", "pass"], None, "nominal"
 
 

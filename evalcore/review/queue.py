@@ -502,19 +502,15 @@ def _rename(obj: Any, names: dict[str, str]) -> Any:
 
 def decision_values(crit: S.Criterion | None) -> list[str]:
     """The values a reviewer can give on a criterion: pass / fail; correct / partial / wrong; every
-    whole score on an ordinal scale (a continuous criterion is decided pass / fail against its
-    threshold: people give a verdict, not a mean of ratings)."""
+    whole score of a small ordinal scale (:meth:`~evalcore.contract.schema.Criterion.whole_scores`,
+    the same categories the report card counts); any other criterion is decided pass / fail
+    against its threshold (people give a verdict, not a mean of ratings)."""
     kind = crit.kind if crit else "binary"
     if kind == "ternary":
         return list(S.TERNARY_LABELS)
-    if (
-        kind == "ordinal"
-        and crit is not None
-        and crit.scale_min is not None
-        and crit.scale_max is not None
-        and crit.scale_max - crit.scale_min <= 10
-    ):
-        return [str(v) for v in range(int(math.ceil(crit.scale_min)), int(math.floor(crit.scale_max)) + 1)]
+    scores = crit.whole_scores() if crit is not None else None
+    if scores is not None:
+        return [str(v) for v in scores]
     return ["pass", "fail"]
 
 
