@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 
 from evalcore import Store
 from evalcore.contract import schema as S
-from evalcore.review import queue as Q
+from evalcore import review as Q
 from evalcore.review import reportcard as R
 from evalcore.stats import agreement as A
 

@@ -18,7 +18,7 @@ from queue_world import EXPECTED, NEGATIVE, NOTE_PROSE, make_queue_world
 
 from evalcore import InputError, LabelError, LabelStore, Store
 from evalcore.analysis.suites import holdout_ids
-from evalcore.review import queue as Q
+from evalcore import review as Q
 
 
 @pytest.fixture(scope="module")

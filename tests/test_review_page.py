@@ -182,7 +182,7 @@ def test_every_decision_skip_undo_and_next_has_a_shortcut(app):
 
 
 def test_a_deep_link_opens_the_case(world, tmp_path, monkeypatch):
-    from evalcore.review.queue import build_queue
+    from evalcore.review.build import build_queue
     monkeypatch.setenv("EVALCORE_DATA", str(world))
     monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "state"))
     q = build_queue(Store(world, tmp_path / "state"), "qg", audit_rate=0.5, seed=3)

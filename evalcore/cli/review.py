@@ -76,7 +76,7 @@ def queue_build(
     obj: Ctx, gen_id: str, audit_rate: float, seed: int, reviewers_required: int, created_by: str | None, as_json: bool
 ) -> None:
     """Build a review queue on GEN_ID (appended to the label store; the data is not written)."""
-    from evalcore.review.queue import build_queue
+    from evalcore.review.build import build_queue
 
     q = build_queue(
         obj.store,

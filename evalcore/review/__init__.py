@@ -1,6 +1,7 @@
 """Adjudication: the review queue, the judge report card, the decision ledger and suite upkeep."""
 
 from .agreement import agreement, session_agreement
+from .build import audit_sample, build_queue, order_cases
 from .detect import DETECTOR_VERSION, PRIORITY, REASONS, describe_detail, detect, pair_code, runs_on, verdicts_sql
 from .judges import AMBIGUOUS_KAPPA, MAX_DISPUTED, MIN_PAIR_CASES, comparison, scale_of
 from .ledger import DB_NAME, TYPE_WORDS, TYPES, Ledger, export_markdown, figures, normalise_type
@@ -9,8 +10,6 @@ from .queue import (
     OUTCOMES,
     STRATA,
     Filters,
-    audit_sample,
-    build_queue,
     case_view,
     cases,
     decide,
@@ -20,7 +19,6 @@ from .queue import (
     flagged_for_repair,
     get_queue,
     next_case,
-    order_cases,
     progress,
     queues,
     undo,

@@ -24,7 +24,7 @@ report card takes the consensus of the reviewers' standing decisions as gold.
 
 The review queue lives here too (tables ``queues`` and ``queue_cases``, append-only like
 ``edits``): a queue is a snapshot of the cases raised on one generation, with the audit stratum's
-inclusion probabilities, written once by :func:`evalcore.review.queue.build_queue`.
+inclusion probabilities, written once by :func:`evalcore.review.build.build_queue`.
 
 The schema is created on first use; a database that already has every table is opened without
 taking the write lock, so readers never wait for a writer.
@@ -423,7 +423,7 @@ class LabelStore:
             row = con.execute("SELECT * FROM edits WHERE edit_id = ?", (edit_id,)).fetchone()
         return self._row(row, crit)
 
-    # ---- the review queue (written once by evalcore.review.queue.build_queue)
+    # ---- the review queue (written once by evalcore.review.build.build_queue)
     QUEUE_COLUMNS = (
         "queue_id",
         "gen_id",
