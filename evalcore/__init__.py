@@ -35,7 +35,9 @@ from evalcore.errors import (
     PathEscapeError,
     SchemaVersionError,
 )
-from evalcore.storage.labels import LabelStore, export_labels
+from evalcore.storage.export import export_labels
+from evalcore.storage.gold import gold
+from evalcore.storage.labels import LabelStore
 from evalcore.storage.paths import default_data_dir, default_keys_dir, default_state_dir
 from evalcore.storage.store import Store
 
@@ -108,6 +110,7 @@ __all__ = [
     "demo",
     "export_labels",
     "generations_summary",
+    "gold",
     "importers",
     "item_view",
     "llm",

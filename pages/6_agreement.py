@@ -48,7 +48,8 @@ def show_generation(card: dict) -> None:
     st.caption(
         _ui.md_escape(
             f"Gold: {g['state']} cases decided by reviewers (state directory), {g['shipped']} from labels shipped with "
-            f"the data, {g['split']} where people split (no majority). Judges read at judge round {card['judge_round']}; "
+            f"the data, {g['split']} where people disagree (no gold until an adjudicator settles it), {g['pending']} "
+            f"waiting for more reviewers. Judges read at judge round {card['judge_round']}; "
             f"bootstrap: {card['n_boot']} resamples, seed {card['seed']}, {int(card['level'] * 100)}% intervals."
             + (f" Corrected rates weighted by queue {card['queue']}." if card["queue"] else "")
         )

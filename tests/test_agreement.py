@@ -154,8 +154,8 @@ def test_report_card_reviewers_slots_and_tags(qworld, tmp_path):
     card = R.report_card(st, "qg", n_boot=200)
     crit = {c["criterion"]: c for c in card["criteria"]}
     ok = crit["ok"]
-    assert ok["gold_cases"] == 10  # ann and bob split on i02 and i03: a tie of two is no majority
-    assert card["gold"] == {"state": 10, "shipped": 4, "split": 2 + 8}  # the slots disagree on 8 of 12
+    assert ok["gold_cases"] == 10  # ann and bob split on i02 and i03: reviewers who disagree give no gold
+    assert card["gold"] == {"state": 10, "shipped": 4, "split": 2 + 8, "pending": 0}  # the slots disagree on 8 of 12
     (pair,) = ok["reviewers"]["cohen"]
     assert (pair["a"], pair["b"], pair["n"]) == ("ann", "bob", 12)
     # 12 cases: both fail on i01, ann alone on i02, bob alone on i03: p_o = 10/12, p_e = (2/12)^2 + (10/12)^2

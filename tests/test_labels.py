@@ -92,9 +92,11 @@ def test_export_formats_round_trip(tiny, tmp_path):
     ls.add(item_id="i0", criterion="ok", value="fail", reviewer="ann", note="a, note with \"quotes\"", tags=["tone", "x"])
     ls.add(item_id="i2", criterion="ok", value="pass", reviewer="bob")
     rows = list(csv.DictReader(io.StringIO(export_labels(ls, "csv", None))))
-    assert [(r["item_id"], r["value"], r["reviewer"], r["passed"]) for r in rows] == [
-        ("i0", "fail", "ann", "False"), ("i2", "pass", "bob", "True")]
-    assert rows[0]["note"] == 'a, note with "quotes"' and rows[0]["tags"] == "tone;x"
+    assert [(r["item_id"], r["value"], json.loads(r["reviewers"]), r["passed"], r["status"]) for r in rows] == [
+        ("i0", "fail", {"ann": "fail"}, "False", "gold"), ("i2", "pass", {"bob": "pass"}, "True", "gold")]
+    assert json.loads(rows[0]["notes"]) == {"ann": 'a, note with "quotes"'} and rows[0]["tags"] == "tone;x"
+    hist = list(csv.DictReader(io.StringIO(export_labels(ls, "csv", None, history=True))))
+    assert hist[0]["note"] == 'a, note with "quotes"' and hist[0]["reviewer"] == "ann" and hist[0]["role"] == "reviewer"
     js = json.loads(export_labels(ls, "json", None))
     assert [r["value"] for r in js] == ["fail", "pass"] and js[0]["source"] == "state"
     export_labels(ls, "parquet", tmp_path / "l.parquet")
@@ -157,7 +159,7 @@ def test_labels_add_on_the_bundled_demo_leaves_data_clean(tmp_path):
     assert st.stdout == git_before
     out = subprocess.run([EVALCORE, "labels", "list", "--json"], cwd=REPO, env=env, capture_output=True, text=True)
     rows = json.loads(out.stdout)
-    assert any(r["source"] == "state" and r["reviewer"] == "tester" for r in rows)
+    assert any(r["source"] == "state" and r["reviewers"] == {"tester": "fail"} for r in rows)
     assert any(r["source"].startswith("shipped:") for r in rows)
 
 
@@ -180,4 +182,5 @@ def test_cli_labels_add_and_export(tiny, tmp_path):
     r = subprocess.run(base + ["labels", "export", "--format", "parquet", "--out", str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    assert [(x["item_id"], x["value"], x["note"]) for x in pq.read_table(out).to_pylist()] == [("i1", "fail", "wrong")]
+    assert [(x["item_id"], x["value"], json.loads(x["notes"])) for x in pq.read_table(out).to_pylist()] == [
+        ("i1", "fail", {"ann": "wrong"})]

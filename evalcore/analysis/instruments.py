@@ -24,6 +24,7 @@ from evalcore.analysis.selection import DEFAULT_SELECTION, PEOPLE, Selection, _h
 from evalcore.errors import EvalcoreError, InputError, NotFoundError
 from evalcore.stats import association as stats
 from evalcore.stats import correlation
+from evalcore.storage.gold import settled
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
@@ -58,7 +59,7 @@ def _verdict_rows_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, l
 def _people_rows_sql(store: Store, gen_id: str) -> tuple[str, list[Any]] | None:
     """People's verdict per answer and criterion. From the label sets shipped with the data: an
     annotator named `mean` (a published mean of several people) when present, else the majority of
-    the annotators (a tie fails) and the mean of their scores. Current labels decided in the label
+    the annotators (a tie fails) and the mean of their scores. Gold decided in the label
     store override shipped ones for the same answer and criterion."""
     paths = [
         store.path_of("labelset", lid, "labels")
@@ -94,9 +95,10 @@ def _people_rows_sql(store: Store, gen_id: str) -> tuple[str, list[Any]] | None:
 
 
 def _gold_overrides(store: Store, gen_id: str) -> list[dict[str, Any]]:
-    """Current labels decided in the label store, with a derived pass/fail."""
+    """Gold decided in the label store (the policy of :mod:`evalcore.storage.gold`), with a derived
+    pass/fail."""
     try:
-        rows = LabelStore(store).current(gen_id)
+        rows = settled(LabelStore(store), gen_id)
     except EvalcoreError:  # e.g. a state directory inside the data directory: no overrides
         return []
     return [r for r in rows if r.get("passed") is not None]

@@ -1,9 +1,9 @@
 """``evalcore labels add | list | export``: human labels, an append-only history in the state
 directory (:mod:`evalcore.storage.labels`).
 
-``add`` records one decision (appended; nothing is overwritten), ``list`` shows the current labels
-or the whole history, with labels shipped in the data directory marked as such, and ``export``
-writes them with their provenance.
+``add`` records one decision (appended; nothing is overwritten), ``list`` shows each decided
+case's gold and status (:mod:`evalcore.storage.gold`) or the whole history, with labels shipped in
+the data directory marked as such, and ``export`` writes them with their provenance.
 """
 
 from __future__ import annotations
@@ -40,6 +40,13 @@ def labels() -> None:
 @click.option("--reason-code", default=None, help="Why the case was reviewed.")
 @click.option("--supersedes", type=int, default=None, help="Edit id this one replaces or withdraws.")
 @click.option("--tag", "tags", multiple=True, help="Free-form failure tag (repeatable).")
+@click.option(
+    "--role",
+    type=click.Choice(["reviewer", "adjudicator"]),
+    default="reviewer",
+    show_default=True,
+    help="An adjudicator's decision settles the case (docs/REVIEW.md, gold).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def labels_add(
@@ -56,6 +63,7 @@ def labels_add(
     reason_code,
     supersedes,
     tags,
+    role,
     as_json,
 ) -> None:
     """Record one decision (appended; nothing is overwritten)."""
@@ -77,6 +85,7 @@ def labels_add(
         reason_code=reason_code,
         supersedes=supersedes,
         tags=tags,
+        role=role,
     )
     emit(
         row,
@@ -87,48 +96,59 @@ def labels_add(
 
 
 @labels.command("list")
-@click.option("--history", is_flag=True, help="Every edit, not only the current labels.")
+@click.option("--history", is_flag=True, help="Every edit, not the gold each case has.")
 @click.option("--shipped/--no-shipped", default=True, show_default=True, help="Include labels shipped with the data.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def labels_list(obj: Ctx, history: bool, shipped: bool, as_json: bool) -> None:
-    """Show current labels (or the history), shipped ones marked as such."""
+    """Show each decided case's gold and status (or every edit), shipped labels marked as such."""
+    from evalcore.storage.export import label_rows
     from evalcore.storage.labels import LabelStore
 
-    ls = LabelStore(obj.store)
-    rows = (ls.shipped() if shipped else []) + (ls.history() if history else ls.current())
-    emit(
-        rows,
-        as_json,
-        _table(
-            rows,
-            [
-                ("source", "source", False),
-                ("edit_id", "edit", False),
-                ("gen_id", "gen", False),
-                ("item_id", "item", False),
-                ("criterion", "criterion", False),
-                ("value", "value", False),
-                ("outcome", "outcome", False),
-                ("reviewer", "reviewer", False),
-                ("created_at", "when", False),
-            ],
-        ),
-    )
+    _cols, rows = label_rows(LabelStore(obj.store), history=history, include_shipped=shipped)
+    if history:
+        cols = [
+            ("source", "source", False),
+            ("edit_id", "edit", False),
+            ("gen_id", "gen", False),
+            ("item_id", "item", False),
+            ("criterion", "criterion", False),
+            ("value", "value", False),
+            ("outcome", "outcome", False),
+            ("reviewer", "reviewer", False),
+            ("role", "role", False),
+            ("created_at", "when", False),
+        ]
+    else:
+        for r in rows:
+            r["said"] = "; ".join(f"{k} {v}" for k, v in r["reviewers"].items())
+        cols = [
+            ("source", "source", False),
+            ("gen_id", "gen", False),
+            ("item_id", "item", False),
+            ("criterion", "criterion", False),
+            ("status", "status", False),
+            ("value", "gold", False),
+            ("gold_from", "from", False),
+            ("said", "reviewers said", False),
+        ]
+    emit(rows, as_json, _table(rows, cols))
 
 
 @labels.command("export")
 @click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "json"]), default="csv", show_default=True)
 @click.option("--out", type=click.Path(dir_okay=False), default=None, help="File to write (stdout for csv/json).")
-@click.option("--history", is_flag=True, help="Every edit instead of the current labels.")
+@click.option("--history", is_flag=True, help="Every edit instead of each case's gold.")
+@click.option("--wide", is_flag=True, help="Also one column per reviewer (reviewer:NAME) beside gold.")
 @click.option("--shipped/--no-shipped", default=True, show_default=True)
 @click.pass_obj
-def labels_export(obj: Ctx, fmt: str, out: str | None, history: bool, shipped: bool) -> None:
-    """Export labels with their provenance."""
-    from evalcore.storage.labels import LabelStore, export_labels
+def labels_export(obj: Ctx, fmt: str, out: str | None, history: bool, wide: bool, shipped: bool) -> None:
+    """Export gold with its provenance (status, who decided, the policy's source), or every edit."""
+    from evalcore.storage.export import export_labels
+    from evalcore.storage.labels import LabelStore
 
     text = export_labels(
-        LabelStore(obj.store), fmt, Path(out) if out else None, history=history, include_shipped=shipped
+        LabelStore(obj.store), fmt, Path(out) if out else None, history=history, include_shipped=shipped, wide=wide
     )
     if text is not None:
         click.echo(text, nl=False)

@@ -229,7 +229,7 @@ def _agreement_text(r: dict) -> str:
     for g in r["generations"]:
         lines.append(
             f"== generation {g['gen_id']}: gold on {g['gold']['state']} cases decided here, "
-            f"{g['gold']['shipped']} from shipped labels ({g['gold']['split']} split)"
+            f"{g['gold']['shipped']} from shipped labels ({g['gold']['split']} split, {g['gold']['pending']} pending)"
         )
         lines += [f"WARNING: {w}" for w in g["warnings"]]
         for c in g["contradictions"]:

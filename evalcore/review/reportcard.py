@@ -17,9 +17,10 @@ docs/REVIEW.md defines every figure; the statistics are the pure functions of
 
 **Gold** for a case (an answer on a criterion) is, in this order:
 
-1. the reviewers' decisions in the label store (state directory): the value a strict majority of
-   the reviewers' standing decisions give (one reviewer is a majority of one); a tie leaves the
-   case without gold and is counted as ``split``;
+1. the label store's gold (state directory) by the policy of :mod:`evalcore.storage.gold`: an
+   adjudicator's decision, else the reviewers' unanimous decision once as many decided as the
+   case needs; reviewers who disagree leave the case without gold, counted as ``split`` (it waits
+   for an adjudicator), too few reviewers as ``pending``;
 2. else the labels shipped with the data: an annotator named ``mean`` (a published mean) when there
    is one, else the strict majority of the annotators.
 
@@ -49,6 +50,7 @@ from evalcore.review.detect import detect, runs_on, verdicts_sql
 from evalcore.review.judges import _judge_pairs, _repeat, _repeat_entry, scale_of
 from evalcore.review.queue import flagged_for_repair, get_queue
 from evalcore.stats import agreement as A
+from evalcore.storage.gold import gold as settle
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
@@ -95,7 +97,7 @@ def rater_labels(store: Store, gen_id: str, crits: dict[str, S.Criterion | None]
     labels = LabelStore(store)
     out = []
     for e in labels.standing(gen_id):
-        if e["outcome"] != "decided":
+        if e["outcome"] != "decided" or e.get("role") == "adjudicator":  # adjudicators settle, they are no rater
             continue
         c = crits.get(e["criterion"]) if e["criterion"] in crits else labels.criterion_for(gen_id, e["criterion"])
         cat = label_category(c, e["value"], e["passed"])
@@ -127,32 +129,49 @@ def rater_labels(store: Store, gen_id: str, crits: dict[str, S.Criterion | None]
     return out
 
 
-def gold_of(rows: list[dict[str, Any]]) -> tuple[dict[tuple, dict[str, Any]], dict[str, int]]:
-    """Gold per (item, round, criterion) from :func:`rater_labels` rows (see the module docstring),
-    and counts: cases with gold from the state, from shipped labels, and split (no majority)."""
-    by: dict[tuple, dict[str, list[str]]] = defaultdict(lambda: {"state": [], "shipped": [], "mean": []})
-    for r in rows:
-        key = (r["item_id"], r["gen_round"], r["criterion"])
-        if r["source"] == "state":
-            by[key]["state"].append(r["value"])
-        elif r["rater"] == MEAN:
-            by[key]["mean"].append(r["value"])
-        else:
-            by[key]["shipped"].append(r["value"])
+def gold_of(
+    rows: list[dict[str, Any]], state: list[dict[str, Any]], crits: dict[str, S.Criterion | None]
+) -> tuple[dict[tuple, dict[str, Any]], dict[str, int]]:
+    """Gold per (item, round, criterion) as a category: the label store's gold by its stated policy
+    (``state``: :func:`evalcore.storage.gold.gold` rows), else the shipped labels of
+    :func:`rater_labels` rows (see the module docstring); and counts: cases with gold from the
+    state, from shipped labels, ``split`` (reviewers disagree: waiting for an adjudicator) and
+    ``pending`` (fewer reviewers than the case needs)."""
     gold: dict[tuple, dict[str, Any]] = {}
     counts: Counter[str] = Counter()
+    decided_here = set()
+    for g in state:
+        key = (g["item_id"], int(g["gen_round"]), g["criterion"])
+        decided_here.add(key)
+        if g["status"] == "gold":
+            cat = label_category(crits.get(g["criterion"]), g["value"], g["passed"])
+            if cat is not None:
+                gold[key] = {
+                    "value": cat,
+                    "source": "state",
+                    "raters": g["decided"],
+                    "gold_from": g["gold_from"],
+                }
+                counts["state"] += 1
+        elif g["status"] == "reviewers_disagree":
+            counts["split"] += 1
+        elif g["status"] == "pending":
+            counts["pending"] += 1
+    by: dict[tuple, dict[str, list[str]]] = defaultdict(lambda: {"shipped": [], "mean": []})
+    for r in rows:
+        key = (r["item_id"], r["gen_round"], r["criterion"])
+        if r["source"] == "state" or key in decided_here:
+            continue
+        by[key]["mean" if r["rater"] == MEAN else "shipped"].append(r["value"])
     for key, srcs in by.items():
-        for source, vals in (("state", srcs["state"]), ("shipped", srcs["mean"] or srcs["shipped"])):
-            if not vals:
-                continue
-            c = Counter(vals).most_common()
-            if 2 * c[0][1] > len(vals):
-                gold[key] = {"value": c[0][0], "source": source, "raters": len(vals)}
-                counts[source] += 1
-            else:
-                counts["split"] += 1
-            break
-    return gold, {"state": counts["state"], "shipped": counts["shipped"], "split": counts["split"]}
+        vals = srcs["mean"] or srcs["shipped"]
+        c = Counter(vals).most_common()
+        if 2 * c[0][1] > len(vals):
+            gold[key] = {"value": c[0][0], "source": "shipped", "raters": len(vals), "gold_from": "shipped"}
+            counts["shipped"] += 1
+        else:
+            counts["split"] += 1
+    return gold, {k: counts[k] for k in ("state", "shipped", "split", "pending")}
 
 
 def _rater_stats(
@@ -368,7 +387,7 @@ def report_card(
         for n in names
     }
     people = rater_labels(store, gen_id, crits)
-    gold, gold_counts = gold_of(people)
+    gold, gold_counts = gold_of(people, settle(labels, gen_id), crits)
     design = _design(store, gen_id, queue_id)
 
     warnings = [

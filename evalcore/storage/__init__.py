@@ -2,6 +2,7 @@
 (discovery, validation, DuckDB cursors over the Parquet files) and the SQLite label store.
 """
 
+from .export import FORMATS, REVIEWER_PREFIX, export_labels, label_rows
 from .files import (
     Entry,
     atomic_directory,
@@ -14,7 +15,8 @@ from .files import (
     write_json_model,
     write_parquet,
 )
-from .labels import DB_NAME, EXPORT_COLUMNS, LABELS_SCHEMA_VERSION, OUTCOMES, LabelStore, export_labels
+from .gold import GOLD_COLUMNS, STATUSES, category, gold, required_reviewers, settled
+from .labels import DB_NAME, EXPORT_COLUMNS, LABELS_SCHEMA_VERSION, OUTCOMES, ROLES, LabelStore
 from .paths import (
     DEFAULT_DATA,
     DEFAULT_STATE_NAME,
@@ -36,11 +38,16 @@ __all__ = [
     "DEFAULT_STATE_NAME",
     "DUCKDB_CONFIG",
     "EXPORT_COLUMNS",
+    "FORMATS",
+    "GOLD_COLUMNS",
     "KINDS",
     "KIND_DIRS",
     "LABELS_SCHEMA_VERSION",
     "OPTIONAL_TABLES",
     "OUTCOMES",
+    "REVIEWER_PREFIX",
+    "ROLES",
+    "STATUSES",
     "DataWriter",
     "Entry",
     "LabelStore",
@@ -48,6 +55,7 @@ __all__ = [
     "atomic_directory",
     "atomic_write_bytes",
     "bundled_demo",
+    "category",
     "check_id",
     "check_parquet",
     "default_data_dir",
@@ -55,10 +63,14 @@ __all__ = [
     "default_state_dir",
     "export_labels",
     "fsync_dir",
+    "gold",
     "inside",
+    "label_rows",
     "open_state_db",
     "read_json_model",
+    "required_reviewers",
     "rmdir_quiet",
+    "settled",
     "to_table",
     "utcnow",
     "writable_state",

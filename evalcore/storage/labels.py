@@ -38,18 +38,18 @@ import sqlite3
 import threading
 from collections.abc import Iterable
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from evalcore.contract import schema as S
-from evalcore.errors import InputError, LabelError
+from evalcore.errors import LabelError
 from evalcore.storage.paths import utcnow
 from evalcore.storage.state import open_state_db, writable_state
 from evalcore.storage.store import Store
 
 DB_NAME = "labels.sqlite"
-LABELS_SCHEMA_VERSION = 1
+LABELS_SCHEMA_VERSION = 2
 OUTCOMES = ("decided", "test_wrong", "skipped", "withdrawn")
+ROLES = ("reviewer", "adjudicator")  # the capacity an edit was made in (edits.role)
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,7 +67,8 @@ CREATE TABLE IF NOT EXISTS edits (
     reason_code TEXT,
     note        TEXT,
     supersedes  INTEGER REFERENCES edits(edit_id),
-    tags        TEXT NOT NULL DEFAULT '[]'
+    tags        TEXT NOT NULL DEFAULT '[]',
+    role        TEXT NOT NULL DEFAULT 'reviewer' CHECK (role IN ('reviewer', 'adjudicator'))
 );
 CREATE INDEX IF NOT EXISTS edits_key ON edits (gen_id, item_id, gen_round, criterion);
 CREATE TRIGGER IF NOT EXISTS edits_no_update BEFORE UPDATE ON edits
@@ -114,6 +115,19 @@ CREATE TABLE IF NOT EXISTS queue_cases (
     PRIMARY KEY (queue_id, item_id, gen_round, criterion)
 );
 CREATE INDEX IF NOT EXISTS queue_cases_rank ON queue_cases (queue_id, rank);
+CREATE INDEX IF NOT EXISTS queue_cases_key ON queue_cases (gen_id, item_id, gen_round, criterion);
+CREATE TABLE IF NOT EXISTS leases (
+    gen_id      TEXT NOT NULL,
+    item_id     TEXT NOT NULL,
+    gen_round   INTEGER NOT NULL,
+    criterion   TEXT NOT NULL,
+    reviewer    TEXT NOT NULL,
+    queue_id    TEXT NOT NULL,
+    taken_at    TEXT NOT NULL,
+    expires_at  TEXT NOT NULL,
+    PRIMARY KEY (gen_id, item_id, gen_round, criterion, reviewer)
+);
+CREATE INDEX IF NOT EXISTS leases_reviewer ON leases (reviewer, queue_id);
 CREATE TRIGGER IF NOT EXISTS queues_no_update BEFORE UPDATE ON queues
 BEGIN SELECT RAISE(ABORT, 'queues are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS queues_no_delete BEFORE DELETE ON queues
@@ -136,6 +150,9 @@ _SCHEMA_OBJECTS = frozenset(
         "queues",
         "queue_cases",
         "queue_cases_rank",
+        "queue_cases_key",
+        "leases",
+        "leases_reviewer",
         "queues_no_update",
         "queues_no_delete",
         "queue_cases_no_update",
@@ -171,6 +188,7 @@ EXPORT_COLUMNS = [
     "note",
     "supersedes",
     "tags",
+    "role",
 ]
 
 
@@ -207,15 +225,50 @@ class LabelStore:
         if not have >= _SCHEMA_OBJECTS:  # first use (or an older store): create what is missing
             con.executescript(_DDL)
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is None:
-            con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(LABELS_SCHEMA_VERSION),))
-        elif int(row[0]) > LABELS_SCHEMA_VERSION:
+        if row is not None and int(row[0]) > LABELS_SCHEMA_VERSION:
             raise LabelError(
                 f"schema_version {row[0]} is newer than this evalcore reads ({LABELS_SCHEMA_VERSION})",
                 file=self.path,
                 field="schema_version",
             )
+        if row is None or int(row[0]) < LABELS_SCHEMA_VERSION:
+            self._upgrade(con)
         return con
+
+    @staticmethod
+    def _upgrade(con: sqlite3.Connection) -> None:
+        """Bring an older store to this schema in one transaction: version 2 adds ``edits.role``
+        (every earlier edit was a reviewer's) and the leases (created by the DDL above)."""
+        con.execute("BEGIN IMMEDIATE")
+        try:
+            cols = {r[1] for r in con.execute("PRAGMA table_info(edits)")}
+            if "role" not in cols:
+                con.execute(
+                    "ALTER TABLE edits ADD COLUMN role TEXT NOT NULL DEFAULT 'reviewer' "
+                    "CHECK (role IN ('reviewer', 'adjudicator'))"
+                )
+            con.execute(
+                "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(LABELS_SCHEMA_VERSION),),
+            )
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def transaction(self):
+        """This thread's connection inside a write transaction (``BEGIN IMMEDIATE``: one writer at
+        a time, the others wait up to the busy timeout); committed on leaving, rolled back on an
+        error. For the review queue's leases, which read and write in one step."""
+        with self._db() as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                yield con
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
 
     # ---- what a label may say
     def _fingerprint(self) -> tuple:
@@ -354,10 +407,15 @@ class LabelStore:
         note: str | None = None,
         supersedes: int | None = None,
         tags: Iterable[str] = (),
+        role: str = "reviewer",
     ) -> dict[str, Any]:
-        """Append one edit and return it. Validates everything before touching the database."""
+        """Append one edit and return it. Validates everything before touching the database.
+        ``role`` is the capacity the edit is made in: a reviewer's decision, or an adjudicator's,
+        which settles the case (see :mod:`evalcore.storage.gold`)."""
         if not reviewer or not reviewer.strip():
             raise LabelError("a reviewer name is required", field="--reviewer")
+        if role not in ROLES:
+            raise LabelError(f"role {role!r} is not one of {', '.join(ROLES)}", field="--role")
         if outcome not in OUTCOMES:
             raise LabelError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}", field="--outcome")
         gen_id = self.resolve_gen(item_id, gen_id)
@@ -398,7 +456,7 @@ class LabelStore:
                         )
                 cur = con.execute(
                     "INSERT INTO edits (gen_id, item_id, gen_round, criterion, value, outcome, reviewer, created_at, "
-                    "queue, reason_code, note, supersedes, tags) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    "queue, reason_code, note, supersedes, tags, role) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         gen_id,
                         item_id,
@@ -413,6 +471,7 @@ class LabelStore:
                         note,
                         supersedes,
                         json.dumps(tags),
+                        role,
                     ),
                 )
                 edit_id = cur.lastrowid
@@ -477,6 +536,35 @@ class LabelStore:
                     f"({', '.join('?' * len(self.CASE_COLUMNS))})",
                     crows,
                 )
+                con.execute("COMMIT")
+            except sqlite3.IntegrityError as e:
+                con.execute("ROLLBACK")
+                raise LabelError(
+                    f"queue {queue['queue_id']!r} cannot be written: {e}", file=self.path, field="queue"
+                ) from None
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+
+    def write_queue_rows(self, queue: dict[str, Any], batches: Iterable[Iterable[tuple[Any, ...]]]) -> None:
+        """Append a queue and its cases streamed in batches, in one transaction (all or nothing):
+        each row holds the values of ``CASE_COLUMNS`` in that order, with reasons, runs and detail
+        already JSON text as :meth:`write_queue` writes them (``json.dumps(value, sort_keys=True)``)."""
+        qrow = [json.dumps(queue[c]) if c == "runs" else queue[c] for c in self.QUEUE_COLUMNS]
+        insert = (
+            f"INSERT INTO queue_cases ({', '.join(self.CASE_COLUMNS)}) VALUES "
+            f"({', '.join('?' * len(self.CASE_COLUMNS))})"
+        )
+        with self._db() as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute(
+                    f"INSERT INTO queues ({', '.join(self.QUEUE_COLUMNS)}) VALUES "
+                    f"({', '.join('?' * len(self.QUEUE_COLUMNS))})",
+                    qrow,
+                )
+                for batch in batches:
+                    con.executemany(insert, batch)
                 con.execute("COMMIT")
             except sqlite3.IntegrityError as e:
                 con.execute("ROLLBACK")
@@ -604,6 +692,7 @@ class LabelStore:
             queue=last["queue"],
             reason_code=last["reason_code"],
             supersedes=last["edit_id"],
+            role=last.get("role") or "reviewer",
         )
 
     def shipped(self, gen_id: str | None = None) -> list[dict[str, Any]]:
@@ -637,50 +726,7 @@ class LabelStore:
                         "note": None,
                         "supersedes": None,
                         "tags": [],
+                        "role": None,
                     }
                 )
         return out
-
-
-def export_labels(
-    labels: LabelStore, fmt: str, out: Path | None, *, history: bool = False, include_shipped: bool = True
-) -> str | None:
-    """Write current labels (or the whole history) as csv, json or parquet. Returns the text when
-    ``out`` is None (csv, json only)."""
-    import pyarrow as pa  # type: ignore[import-untyped]
-
-    rows = labels.history() if history else labels.current()
-    if include_shipped:
-        rows = labels.shipped() + rows
-    for r in rows:
-        r["tags"] = ";".join(r["tags"]) if isinstance(r["tags"], list) else r["tags"]
-    cols = {c: [r.get(c) for r in rows] for c in EXPORT_COLUMNS}
-    types = {"edit_id": pa.int64(), "gen_round": pa.int64(), "supersedes": pa.int64(), "passed": pa.bool_()}
-    tbl = pa.table({c: pa.array(v, type=types.get(c, pa.string())) for c, v in cols.items()})
-    if fmt == "parquet":
-        if out is None:
-            raise InputError("parquet needs --out FILE", field="--out")
-        import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
-        out.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(tbl, out)
-        return None
-    if fmt == "csv":
-        import csv
-        import io
-
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(EXPORT_COLUMNS)
-        for r in rows:
-            w.writerow(["" if r.get(c) is None else r.get(c) for c in EXPORT_COLUMNS])
-        text = buf.getvalue()
-    elif fmt == "json":
-        text = json.dumps([{c: r.get(c) for c in EXPORT_COLUMNS} for r in rows], indent=1, default=str) + "\n"
-    else:
-        raise InputError(f"format {fmt!r} is not csv, parquet or json", field="--format")
-    if out is None:
-        return text
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text, encoding="utf-8")
-    return None
