@@ -256,6 +256,12 @@ class LabelStore:
             con.execute("ROLLBACK")
             raise
 
+    @staticmethod
+    def json_values(expr: str, alias: str = "r") -> str:
+        """SQL for a table of the text values of the JSON array in ``expr``, one column ``value``,
+        aliased ``alias``: for the queue's filters over a case's reasons and runs."""
+        return f"json_each({expr}) {alias}"
+
     @contextmanager
     def transaction(self):
         """This thread's connection inside a write transaction (``BEGIN IMMEDIATE``: one writer at
