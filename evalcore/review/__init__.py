@@ -2,6 +2,7 @@
 
 from .agreement import agreement, session_agreement
 from .build import audit_sample, build_queue, order_cases
+from .claims import LEASE_SECONDS, REVIEWERS_DISAGREE, leases, next_case, release
 from .detect import DETECTOR_VERSION, PRIORITY, REASONS, describe_detail, detect, pair_code, runs_on, verdicts_sql
 from .judges import AMBIGUOUS_KAPPA, MAX_DISPUTED, MIN_PAIR_CASES, comparison, scale_of
 from .ledger import DB_NAME, TYPE_WORDS, TYPES, Ledger, export_markdown, figures, normalise_type
@@ -14,11 +15,11 @@ from .queue import (
     cases,
     decide,
     decision_values,
+    facets,
     filter_sql,
     find_case,
     flagged_for_repair,
     get_queue,
-    next_case,
     progress,
     queues,
     undo,
@@ -68,6 +69,7 @@ __all__ = [
     "CHECKS",
     "DB_NAME",
     "DETECTOR_VERSION",
+    "LEASE_SECONDS",
     "MAX_DISPUTED",
     "MEAN",
     "MIN_PAIR_CASES",
@@ -79,6 +81,7 @@ __all__ = [
     "PRIORITY",
     "QUOTED_FIELDS",
     "REASONS",
+    "REVIEWERS_DISAGREE",
     "SHINGLE",
     "SLOT_RE",
     "STRATA",
@@ -101,6 +104,7 @@ __all__ = [
     "detect",
     "duplicate_findings",
     "export_markdown",
+    "facets",
     "figures",
     "filter_sql",
     "find_case",
@@ -113,6 +117,7 @@ __all__ = [
     "item",
     "items",
     "label_category",
+    "leases",
     "near_duplicate_pairs",
     "next_case",
     "normalise",
@@ -127,6 +132,7 @@ __all__ = [
     "quote_findings",
     "quoted_spans",
     "rater_labels",
+    "release",
     "repair",
     "report_card",
     "runs_on",

@@ -36,8 +36,8 @@ never into the data directory; decisions are edits of the label store with ``que
 
 from __future__ import annotations
 
+import json
 import string
-from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +46,7 @@ from evalcore.analysis.suites import holdout_ids
 from evalcore.contract import schema as S
 from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.review.detect import _FALSE, _TRUE, PRIORITY, REASONS, verdicts_sql
+from evalcore.storage.gold import gold
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
@@ -124,7 +125,8 @@ def filter_sql(f: Filters | None) -> tuple[str, list[Any]]:
         codes = [r for r in f.reasons if r != AUDIT]
         if codes:
             alts.append(
-                f"EXISTS (SELECT 1 FROM json_each(c.reasons) r WHERE r.value IN ({', '.join('?' * len(codes))}))"
+                f"EXISTS (SELECT 1 FROM {LabelStore.json_values('c.reasons')} "
+                f"WHERE r.value IN ({', '.join('?' * len(codes))}))"
             )
             params += codes
         where.append("(" + " OR ".join(alts) + ")")
@@ -132,7 +134,9 @@ def filter_sql(f: Filters | None) -> tuple[str, list[Any]]:
         where.append(f"c.criterion IN ({', '.join('?' * len(f.criteria))})")
         params += list(f.criteria)
     if f.runs:
-        where.append(f"EXISTS (SELECT 1 FROM json_each(c.runs) r WHERE r.value IN ({', '.join('?' * len(f.runs))}))")
+        where.append(
+            f"EXISTS (SELECT 1 FROM {LabelStore.json_values('c.runs')} WHERE r.value IN ({', '.join('?' * len(f.runs))}))"
+        )
         params += list(f.runs)
     if f.classes:
         named = [c for c in f.classes if c != "(none)"]
@@ -146,71 +150,138 @@ def filter_sql(f: Filters | None) -> tuple[str, list[Any]]:
     return " AND ".join(where), params
 
 
-def _key(c: dict[str, Any]) -> tuple[str, int, str]:
-    return (c["item_id"], int(c["gen_round"]), c["criterion"])
+# a case's key columns matched between queue_cases c and another table
+def _on(t: str, c: str = "c") -> str:
+    return " AND ".join(f"{t}.{k} = {c}.{k}" for k in ("gen_id", "item_id", "gen_round", "criterion"))
 
 
-def _reviews(labels: LabelStore, gen_id: str) -> dict[tuple, list[dict[str, Any]]]:
-    by: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
-    for e in labels.standing(gen_id):
-        by[_key(e)].append(e)
-    return by
+WITHDRAWN = "SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL"
 
 
-def cases(store: Store, queue_id: str, filters: Filters | None = None, reviewer: str | None = None) -> list[dict]:
-    """The queue's cases in priority order, each with ``reviews`` (how many reviewers have
-    decided it, or said the test is wrong), ``complete`` (reviews reached the queue's N) and, for
-    ``reviewer``, ``mine``: their standing outcome on it (None, decided, test_wrong, skipped)."""
+def _standing_sql(gen_param: bool = True) -> str:
+    """Each reviewer's standing edit (decided / test_wrong / skipped, not withdrawn) per case of a
+    generation: columns item_id, gen_round, criterion, gen_id, reviewer, outcome, role."""
+    return (
+        "SELECT gen_id, item_id, gen_round, criterion, reviewer, outcome, role FROM ("
+        "SELECT e.*, row_number() OVER (PARTITION BY e.item_id, e.gen_round, e.criterion, e.reviewer "
+        "ORDER BY e.edit_id DESC) AS rn FROM edits e WHERE e.gen_id = ? "
+        "AND e.outcome IN ('decided', 'test_wrong', 'skipped') "
+        f"AND e.edit_id NOT IN ({WITHDRAWN})) s WHERE rn = 1"
+    )
+
+
+def _per_case_sql() -> str:
+    """Per decided case of a generation: ``reviews`` (reviewers, not adjudicators, who decided or
+    said the test is wrong) and ``mine`` (the given reviewer's standing outcome). Parameters: the
+    reviewer (or None), the generation."""
+    return (
+        "SELECT gen_id, item_id, gen_round, criterion, "
+        "sum(CASE WHEN outcome IN ('decided', 'test_wrong') AND role = 'reviewer' THEN 1 ELSE 0 END) AS reviews, "
+        "max(CASE WHEN reviewer = ? THEN outcome END) AS mine "
+        f"FROM ({_standing_sql()}) st GROUP BY gen_id, item_id, gen_round, criterion"
+    )
+
+
+def _scope(store: Store, q: dict[str, Any], filters: Filters | None) -> tuple[str, list[Any]]:
+    """The condition over ``queue_cases c`` for a queue, the filters and the holdout rule."""
+    where, params = filter_sql(filters)
+    cond, args = ["c.queue_id = ?"], [q["queue_id"]]
+    if where:
+        cond.append(f"({where})")
+        args += params
+    if not (filters is not None and filters.include_holdout):
+        hidden = sorted(holdout_ids(store, store.generation(q["gen_id"]).manifest.suite_id))
+        if hidden:
+            cond.append(f"c.item_id NOT IN (SELECT h.value FROM {LabelStore.json_values('?', 'h')})")
+            args.append(json.dumps(hidden))
+    return " AND ".join(cond), args
+
+
+def _decode(r: dict[str, Any]) -> dict[str, Any]:
+    for k in ("reasons", "runs", "detail"):
+        if isinstance(r.get(k), str):
+            r[k] = json.loads(r[k])
+    return r
+
+
+def cases(
+    store: Store,
+    queue_id: str,
+    filters: Filters | None = None,
+    reviewer: str | None = None,
+    *,
+    limit: int | None = None,
+    offset: int = 0,
+) -> list[dict]:
+    """The queue's cases in priority order (one page of them with ``limit`` / ``offset``, read
+    with SQL), each with ``reviews`` (how many reviewers have decided it, or said the test is
+    wrong), ``complete`` (reviews reached the queue's N) and, for ``reviewer``, ``mine``: their
+    standing outcome on it (None, decided, test_wrong, skipped)."""
     labels = LabelStore(store)
     q = get_queue(store, queue_id)
-    where, params = filter_sql(filters)
-    rows = labels.queue_cases(q["queue_id"], where, params)
-    if not (filters is not None and filters.include_holdout):
-        hidden = set(holdout_ids(store, store.generation(q["gen_id"]).manifest.suite_id))
-        rows = [r for r in rows if r["item_id"] not in hidden]
-    by = _reviews(labels, q["gen_id"])
+    cond, args = _scope(store, q, filters)
     who = reviewer.strip() if reviewer else None
+    page = ""
+    if limit is not None:
+        page = f" LIMIT {int(limit)} OFFSET {int(offset)}"
+    rows = labels.rows(
+        f"WITH k AS ({_per_case_sql()}) SELECT c.*, coalesce(k.reviews, 0) AS reviews, k.mine AS mine "
+        f"FROM queue_cases c LEFT JOIN k ON {_on('k')} WHERE {cond} ORDER BY c.rank{page}",
+        (who, q["gen_id"], *args),
+    )
     for r in rows:
-        edits = by.get(_key(r), [])
-        r["reviews"] = len({e["reviewer"] for e in edits if e["outcome"] in ("decided", "test_wrong")})
+        _decode(r)
+        r["reviews"] = int(r["reviews"])
         r["complete"] = r["reviews"] >= q["reviewers_required"]
-        mine = next((e for e in edits if e["reviewer"] == who), None) if who else None
-        r["mine"] = mine["outcome"] if mine else None
     return rows
 
 
-def progress(store: Store, queue_id: str, reviewer: str | None = None, filters: Filters | None = None) -> dict:
-    """Counts over the (filtered) queue: cases, complete cases, those this reviewer handled, and
-    those still waiting for them; by stratum."""
-    rows = cases(store, queue_id, filters, reviewer)
+def facets(store: Store, queue_id: str) -> dict[str, list[str]]:
+    """What the queue's filters can choose from: its criteria and item classes (``(none)`` for
+    items without one), by SQL."""
+    labels = LabelStore(store)
     q = get_queue(store, queue_id)
-    out = {
+    crits = labels.rows(
+        "SELECT DISTINCT criterion FROM queue_cases WHERE queue_id = ? ORDER BY criterion", (q["queue_id"],)
+    )
+    classes = labels.rows("SELECT DISTINCT class FROM queue_cases WHERE queue_id = ?", (q["queue_id"],))
+    return {
+        "criteria": [r["criterion"] for r in crits],
+        "classes": sorted(r["class"] or "(none)" for r in classes),
+    }
+
+
+def progress(store: Store, queue_id: str, reviewer: str | None = None, filters: Filters | None = None) -> dict:
+    """Counts over the (filtered) queue, by SQL: cases, complete cases, those this reviewer
+    handled, and those still waiting for them; by stratum."""
+    labels = LabelStore(store)
+    q = get_queue(store, queue_id)
+    n = int(q["reviewers_required"])
+    cond, args = _scope(store, q, filters)
+    who = reviewer.strip() if reviewer else None
+    rows = labels.rows(
+        f"WITH k AS ({_per_case_sql()}) SELECT c.stratum AS stratum, count(*) AS cases, "
+        "sum(CASE WHEN coalesce(k.reviews, 0) >= ? THEN 1 ELSE 0 END) AS complete, "
+        "sum(CASE WHEN k.mine IS NOT NULL THEN 1 ELSE 0 END) AS mine, "
+        "sum(CASE WHEN k.mine IS NULL AND coalesce(k.reviews, 0) < ? THEN 1 ELSE 0 END) AS waiting "
+        f"FROM queue_cases c LEFT JOIN k ON {_on('k')} WHERE {cond} GROUP BY c.stratum",
+        (who, q["gen_id"], n, n, *args),
+    )
+    by = {r["stratum"]: r for r in rows}
+    out: dict[str, Any] = {
         "queue_id": q["queue_id"],
-        "reviewers_required": q["reviewers_required"],
-        "cases": len(rows),
-        "complete": sum(r["complete"] for r in rows),
+        "reviewers_required": n,
+        "cases": sum(int(r["cases"]) for r in rows),
+        "complete": sum(int(r["complete"] or 0) for r in rows),
     }
     if reviewer:
-        out["handled_by_me"] = sum(r["mine"] is not None for r in rows)
-        out["waiting_for_me"] = sum(r["mine"] is None and not r["complete"] for r in rows)
+        out["handled_by_me"] = sum(int(r["mine"] or 0) for r in rows)
+        out["waiting_for_me"] = sum(int(r["waiting"] or 0) for r in rows)
     out["by_stratum"] = {
-        s: {
-            "cases": sum(r["stratum"] == s for r in rows),
-            "complete": sum(r["complete"] for r in rows if r["stratum"] == s),
-        }
+        s: {"cases": int(by[s]["cases"]) if s in by else 0, "complete": int(by[s]["complete"] or 0) if s in by else 0}
         for s in STRATA
     }
     return out
-
-
-def next_case(store: Store, queue_id: str, reviewer: str, filters: Filters | None = None) -> dict | None:
-    """The first case in priority order that this reviewer has not handled and that still needs a
-    reviewer; None when there is none."""
-    _need_reviewer(reviewer)
-    for r in cases(store, queue_id, filters, reviewer):
-        if r["mine"] is None and not r["complete"]:
-            return r
-    return None
 
 
 def find_case(store: Store, queue_id: str, item_id: str, gen_round: int, criterion: str) -> dict[str, Any]:
@@ -257,8 +328,10 @@ def case_view(
     blind: bool = True,
     hide_judges: bool = False,
     include_holdout: bool | None = None,
+    role: str = "reviewer",
 ) -> dict[str, Any]:
-    """What the reviewer sees of one case. The item (input, context, reference, must-have and
+    """What the reviewer sees of one case (an adjudicator, ``role="adjudicator"``, sees the
+    reviewers' decisions and the judges from the start: settling them is the task). The item (input, context, reference, must-have and
     wrong-if items) and the output always. The judges' verdicts and reasons and the reason codes only
     once the reviewer has decided the case, or from the start with ``blind=False``. Other
     reviewers' decisions (and labels shipped with the data) only once this reviewer has decided: the
@@ -291,9 +364,10 @@ def case_view(
         for e in labels.standing(q["gen_id"], item_id=item_id)
         if e["gen_round"] == int(gen_round) and e["criterion"] == criterion
     ]
-    mine = next((e for e in standing if e["reviewer"] == who), None)
+    adjudicating = role == "adjudicator"
+    mine = next((e for e in standing if e["reviewer"] == who and (e.get("role") or "reviewer") == role), None)
     decided = mine is not None and mine["outcome"] in ("decided", "test_wrong")
-    reveal = decided or not blind
+    reveal = decided or not blind or adjudicating
     names = _aliases(q["runs"]) if hide_judges else {r: r for r in q["runs"]}
     verdicts = None
     if reveal:
@@ -335,11 +409,12 @@ def case_view(
         if hide_judges:
             verdicts.sort(key=lambda v: (v["judge"], v["judge_round"]))
     others = None
-    if decided:
+    if decided or adjudicating:
         others = [
-            {k: e[k] for k in ("reviewer", "outcome", "value", "note", "tags", "created_at")}
+            {k: e[k] for k in ("reviewer", "outcome", "value", "note", "tags", "created_at", "role")}
             for e in standing
-            if e["reviewer"] != who and e["outcome"] in ("decided", "test_wrong")
+            if (e["reviewer"] != who or (e.get("role") or "reviewer") != role)
+            and e["outcome"] in ("decided", "test_wrong")
         ]
         others += [
             {
@@ -380,6 +455,8 @@ def case_view(
         "output": out_row[0]["output"] if out_row else None,
         "abstained": out_row[0]["abstained"] if out_row else None,
         "reviewers_required": q["reviewers_required"],
+        "role": role,
+        "gold": _gold_status(labels, q["gen_id"], item_id, int(gen_round), criterion) if reveal else None,
         "mine": mine,
         "decided": decided,
         "revealed": reveal,
@@ -389,6 +466,14 @@ def case_view(
         "verdicts": verdicts,
         "others": others,
     }
+
+
+def _gold_status(labels: LabelStore, gen_id: str, item_id: str, gen_round: int, criterion: str) -> dict | None:
+    """The case's row of :func:`evalcore.storage.gold.gold` (status, value, who settled it)."""
+    for g in gold(labels, gen_id):
+        if (g["item_id"], int(g["gen_round"]), g["criterion"]) == (item_id, gen_round, criterion):
+            return {k: g[k] for k in ("status", "value", "gold_from", "adjudicator", "decided", "required")}
+    return None
 
 
 def _rename(obj: Any, names: dict[str, str]) -> Any:
@@ -427,14 +512,22 @@ def decide(
     value: str | None = None,
     note: str | None = None,
     tags: Iterable[str] = (),
+    role: str = "reviewer",
 ) -> dict[str, Any]:
     """Record the reviewer's decision on a case: an appended edit with provenance (queue, the
     case's reason codes or ``audit``, note, tags), superseding their own earlier edit on it. The
     outcome ``test_wrong`` flags the item for repair and needs a note saying what is wrong;
-    ``skipped`` passes on the case (refused once the reviewer has decided it: undo first)."""
+    ``skipped`` passes on the case (refused once the reviewer has decided it: undo first). With
+    ``role="adjudicator"`` the decision settles the case whatever the reviewers said (reason code
+    ``reviewers_disagree``; see :mod:`evalcore.storage.gold`). Either way the reviewer's lease on
+    the case (:mod:`evalcore.review.claims`) is given up."""
     who = _need_reviewer(reviewer)
     if outcome not in OUTCOMES:
         raise LabelError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}", field="outcome")
+    if role not in ("reviewer", "adjudicator"):
+        raise LabelError(f"role {role!r} is not reviewer or adjudicator", field="role")
+    if role == "adjudicator" and outcome == "skipped":
+        raise LabelError("an adjudicator settles a case or leaves it: there is no skip", field="outcome")
     q = get_queue(store, queue_id)
     case = find_case(store, q["queue_id"], item_id, gen_round, criterion)
     labels = LabelStore(store)
@@ -444,7 +537,9 @@ def decide(
         (
             e
             for e in labels.standing(q["gen_id"], reviewer=who, item_id=item_id)
-            if e["gen_round"] == int(gen_round) and e["criterion"] == criterion
+            if e["gen_round"] == int(gen_round)
+            and e["criterion"] == criterion
+            and (e.get("role") or "reviewer") == role
         ),
         None,
     )
@@ -454,7 +549,7 @@ def decide(
         crit = _criterion(store, q["runs"], q["gen_id"], criterion)
         if crit is not None and crit.kind == "continuous":
             value = _continuous_value(crit, value)
-    return labels.add(
+    edit = labels.add(
         item_id=item_id,
         criterion=criterion,
         reviewer=who,
@@ -463,11 +558,18 @@ def decide(
         gen_id=q["gen_id"],
         gen_round=int(gen_round),
         queue=q["queue_id"],
-        reason_code=",".join(case["reasons"]) or AUDIT,
+        reason_code="reviewers_disagree" if role == "adjudicator" else (",".join(case["reasons"]) or AUDIT),
         note=(note or "").strip() or None,
         supersedes=mine["edit_id"] if mine else None,
         tags=tags,
+        role=role,
     )
+    with labels.transaction() as con:
+        con.execute(
+            "DELETE FROM leases WHERE reviewer = ? AND gen_id = ? AND item_id = ? AND gen_round = ? AND criterion = ?",
+            (who, q["gen_id"], item_id, int(gen_round), criterion),
+        )
+    return edit
 
 
 def _continuous_value(crit: S.Criterion, value: str) -> str:

@@ -587,6 +587,10 @@ class LabelStore:
         with self._db(create=False) as con:
             return [dict(r) for r in con.execute(sql, params).fetchall()]
 
+    def rows(self, sql: str, params: tuple | list = ()) -> list[dict[str, Any]]:
+        """Rows of a read-only query over the label store as dicts (none before the store exists)."""
+        return self._plain(sql, tuple(params))
+
     def queues(self, gen_id: str | None = None) -> list[dict[str, Any]]:
         """Every queue (of one generation), oldest first."""
         rows = (
