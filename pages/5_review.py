@@ -1,9 +1,11 @@
 """Review queue: one case at a time from the adjudication queue of a generation (disagreements plus
 a random audit of agreed cases), decided blind first; decisions are appended to the label store.
 
-Deep link to a case: ``?gen=GEN&queue=QUEUE&item=ITEM&round=N&criterion=C``. Keyboard: the
-decision keys shown on the buttons (P / F, 1 2 3, or the score), T (the test is wrong), S (skip),
-U (undo), N (next). Everything here calls evalcore.review.queue; docs/REVIEW.md explains the queue.
+Deep link to a case: ``?gen=GEN&queue=QUEUE&item=ITEM&round=N&criterion=C``. Keyboard: one key
+per decision (P / F, 1 2 3, or the score), after which the next case comes at once; T (the test
+is wrong), S (skip), M (write a note; Esc leaves it), B (previous case), U (undo), N (next). A case
+handed out is leased to the reviewer (evalcore.review.claims), so a team can work one queue at
+once. Everything here calls evalcore.review; docs/REVIEW.md explains the queue.
 """
 
 from __future__ import annotations
@@ -15,7 +17,27 @@ import evalcore
 from evalcore import review
 from pages import _ui
 
-NAV_KEYS = {"test_wrong": "T", "skip": "S", "undo": "U", "next": "N"}
+NAV_KEYS = {"test_wrong": "T", "skip": "S", "undo": "U", "next": "N", "back": "B"}
+NOTE_LABEL = "Note (M to write, Esc to leave; required for 'the test is wrong')"
+TRAIL = "review_trail"  # the cases this browser session was on, for "previous case"
+# M focuses the note box and Esc leaves it, so a note takes one key and the decision keys work again
+NOTE_KEYS_JS = """<script>
+(() => {
+  const doc = window.document;
+  if (doc.__evalcoreNoteKeys) return;
+  doc.__evalcoreNoteKeys = true;
+  doc.addEventListener("keydown", (e) => {
+    const t = e.target;
+    const typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.isContentEditable);
+    if (e.key === "Escape" && typing) { t.blur(); return; }
+    if (typing || e.ctrlKey || e.metaKey || e.altKey) return;
+    if (e.key === "m" || e.key === "M") {
+      const box = doc.querySelector('textarea[aria-label^="Note"]');
+      if (box) { e.preventDefault(); e.stopPropagation(); box.focus(); }
+    }
+  }, true);
+})();
+</script>"""
 TERNARY_KEYS = {"correct": "1", "partial": "2", "wrong": "3"}
 BINARY_KEYS = {"pass": "P", "fail": "F"}
 
@@ -54,7 +76,18 @@ def _run_label(run_id: str) -> str:
 
 
 def _reviewer() -> str:
-    return (st.session_state.get("review_reviewer") or "").strip()
+    return _ui.current_name()
+
+
+def _role() -> str:
+    return "adjudicator" if st.session_state.get("review_adjudicate") else "reviewer"
+
+
+def _remember(case: tuple) -> None:
+    trail = st.session_state.setdefault(TRAIL, [])
+    if not trail or trail[-1] != case:
+        trail.append(case)
+        del trail[:-50]
 
 
 def _goto(case: dict | None) -> None:
@@ -65,7 +98,8 @@ def _goto(case: dict | None) -> None:
 
 
 def _record(queue_id: str, case: tuple, outcome: str, value: str | None = None) -> None:
-    """on_click of a decision, test-is-wrong or skip button."""
+    """on_click of a decision, test-is-wrong or skip button: record it, then go straight on to
+    the next case (unless the reviewer asked to see the judges after each decision)."""
     s = st.session_state
     tags = [t.strip() for t in (s.get("review_tags") or "").split(",") if t.strip()]
     try:
@@ -78,24 +112,39 @@ def _record(queue_id: str, case: tuple, outcome: str, value: str | None = None) 
             value=value,
             note=s.get("review_note") or None,
             tags=tags,
+            role=_role(),
         )
     except evalcore.EvalcoreError as err:
         s["review_flash"] = ("error", err.message)
         return
     s["review_note"] = ""
     s["review_tags"] = ""
+    _remember(case)
     if outcome == "skipped":
         s["review_flash"] = ("info", f"Skipped {case[0]} ({case[2]}).")
-        _goto(review.next_case(_ui.store(), queue_id, _reviewer(), _filters()))
     else:
         s["review_flash"] = (
             "success",
             f"Recorded edit {e['edit_id']}: {e['outcome']} {e['value'] or ''} on {case[0]} ({case[2]}).",
         )
+    if outcome == "skipped" or not s.get("review_reveal_after"):
+        _next(queue_id)
 
 
 def _next(queue_id: str) -> None:
-    _goto(review.next_case(_ui.store(), queue_id, _reviewer(), _filters()))
+    try:
+        _goto(review.next_case(_ui.store(), queue_id, _reviewer(), _filters(), role=_role()))
+    except evalcore.EvalcoreError as err:
+        st.session_state["review_flash"] = ("error", err.message)
+
+
+def _back() -> None:
+    trail = st.session_state.get(TRAIL) or []
+    if not trail:
+        st.session_state["review_flash"] = ("info", "No earlier case in this browser session.")
+        return
+    item, gen_round, crit = trail.pop()
+    _goto({"item_id": item, "gen_round": gen_round, "criterion": crit})
 
 
 def _undo(queue_id: str) -> None:
@@ -150,13 +199,19 @@ if flash:
     getattr(st, flash[0])(_ui.md_escape(flash[1]))
 
 with _ui.boundary():
+    me = _ui.identity("review", verb="Reviewing")
+    if me is None:
+        st.caption("Every decision is recorded under your name.")
+        st.stop()
+    reviewer = me.name
     judged = {g: len(review.runs_on(store, g)) for g in store.ids("generation")}
     gens = sorted((g for g, n in judged.items() if n), key=lambda g: (-judged[g], g))  # most runs first
     if not gens:
         st.info("No generation in this data directory has judged runs: nothing to review.")
         st.stop()
     _ui.sync_widget("review_gen", "gen", gens)
-    gen_id = st.selectbox(
+    c_gen, c_queue = st.columns(2)
+    gen_id = c_gen.selectbox(
         "Generation",
         gens,
         key="review_gen",
@@ -164,18 +219,15 @@ with _ui.boundary():
         args=("review_gen", "gen"),
         kwargs={"clear": ("queue", "item", "round", "criterion")},
     )
-    st.text_input(
-        "Reviewer (required: decisions are recorded under this name)", key="review_reviewer", placeholder="your name"
-    )
     hold = _ui.holdout_toggle("review", [store.generation(gen_id).manifest.suite_id])
     _ui.suite_version_warning(review.runs_on(store, gen_id))
     qs = review.queues(store, gen_id)
     if not qs:
-        det = review.detect(store, gen_id)
+        det = review.detection_summary(store, gen_id)
         st.info(
             _ui.md_escape(
-                f"No review queue on {gen_id} yet. Building one raises {len(det['raised'])} of its "
-                f"{det['population']} cases and draws the audit from the {len(det['agreed'])} agreed "
+                f"No review queue on {gen_id} yet. Building one raises {det['raised']} of its "
+                f"{det['population']} cases and draws the audit from the {det['agreed']} agreed "
                 "ones; it is written to the state directory, never to the data."
             )
         )
@@ -189,7 +241,7 @@ with _ui.boundary():
     _ui.sync_widget("review_queue", "queue", ids)
     if st.session_state.get("review_queue") not in ids:
         st.session_state["review_queue"] = ids[-1]
-    queue_id = st.selectbox(
+    queue_id = c_queue.selectbox(
         "Queue",
         ids,
         key="review_queue",
@@ -198,36 +250,41 @@ with _ui.boundary():
         kwargs={"clear": ("item", "round", "criterion")},
     )
     q = next(x for x in qs if x["queue_id"] == queue_id)
-    st.caption(
-        _ui.md_escape(
-            f"Built {q['created_at']} with seed {q['seed']}: {q['flagged']} raised cases, {q['audit_sampled']} of "
-            f"{q['agreed']} agreed cases drawn for the audit (rate {q['audit_rate']:.3g}), {q['reviewers_required']} "
-            f"reviewer(s) per case; runs read: {', '.join(q['runs'])}."
+    with st.expander("Queue, filters and options"):
+        st.caption(
+            _ui.md_escape(
+                f"Built {q['created_at']} with seed {q['seed']}: {q['flagged']} raised cases, {q['audit_sampled']} of "
+                f"{q['agreed']} agreed cases drawn for the audit (rate {q['audit_rate']:.3g}), "
+                f"{q['reviewers_required']} reviewer(s) per case; runs read: {', '.join(q['runs'])}."
+            )
         )
-    )
-    with st.expander("Build a new queue"):
+        facets = review.facets(store, queue_id)
+        f1, f2, f3, f4 = st.columns(4)
+        f1.multiselect("Reason", [*review.PRIORITY, review.AUDIT], key="review_f_reason")
+        f2.multiselect("Criterion", facets["criteria"], key="review_f_criterion")
+        f3.multiselect("Run", q["runs"], key="review_f_run", format_func=_run_label)
+        f4.multiselect("Class", facets["classes"], key="review_f_class")
+        o1, o2, o3 = st.columns(3)
+        blind = o1.toggle("Blind first: hide the judges' verdicts until I decide", value=True, key="review_blind")
+        hide = o2.toggle("Hide judge identities", value=False, key="review_hide_judges")
+        o3.toggle(
+            "Show the judges after each decision (then N for the next case)", value=False, key="review_reveal_after"
+        )
+        st.markdown("**Build a new queue**")
         build_form(gen_id, "Build a new queue")
 
-    all_cases = review.cases(store, queue_id)
-    f1, f2, f3, f4 = st.columns(4)
-    f1.multiselect("Reason", [*review.PRIORITY, review.AUDIT], key="review_f_reason")
-    f2.multiselect("Criterion", sorted({c["criterion"] for c in all_cases}), key="review_f_criterion")
-    f3.multiselect("Run", q["runs"], key="review_f_run", format_func=_run_label)
-    f4.multiselect("Class", sorted({c["class"] or "(none)" for c in all_cases}), key="review_f_class")
-    o1, o2 = st.columns(2)
-    blind = o1.toggle("Blind first: hide the judges' verdicts until I decide", value=True, key="review_blind")
-    hide = o2.toggle("Hide judge identities", value=False, key="review_hide_judges")
-
-    reviewer = _reviewer()
-    filters = _filters()
-    prog = review.progress(store, queue_id, reviewer or None, filters)
-    if not reviewer:
-        st.info("Enter your name above to review: every decision is recorded under it.")
-        st.caption(
-            f"{prog['cases']} cases match the filters; {prog['complete']} have their "
-            f"{prog['reviewers_required']} review(s)."
+    adjudicating = False
+    if "adjudicator" in me.roles:
+        d = review.disputes(store, queue_id)
+        adjudicating = st.toggle(
+            f"Adjudicate: cases whose reviewers disagree ({d['waiting']} waiting, {d['settled']} settled)",
+            key="review_adjudicate",
+            on_change=_ui.set_qp,
+            kwargs={"item": None, "round": None, "criterion": None},
         )
-        st.stop()
+    role = "adjudicator" if adjudicating else "reviewer"
+    filters = _filters()
+    prog = review.progress(store, queue_id, reviewer, filters)
     done = prog["handled_by_me"]
     st.progress(
         done / prog["cases"] if prog["cases"] else 1.0,
@@ -237,20 +294,94 @@ with _ui.boundary():
 
     item_q, crit_q = _ui.qp("item"), _ui.qp("criterion")
     if item_q is None or crit_q is None:
-        nxt = review.next_case(store, queue_id, reviewer, filters)
+        nxt = review.next_case(store, queue_id, reviewer, filters, role=role)
         if nxt is None:
-            st.success("Nothing left for you in this queue with these filters.")
+            st.success(
+                "No disagreement waits for an adjudicator in this queue."
+                if adjudicating
+                else "Nothing left for you in this queue with these filters."
+            )
+            n0, n1 = st.columns(2)
+            n0.button("Previous case", key="review_back", shortcut=NAV_KEYS["back"], on_click=_back)
+            n1.button(
+                "Undo my last edit", key="review_undo", shortcut=NAV_KEYS["undo"], on_click=_undo, args=(queue_id,)
+            )
         else:
             _goto(nxt)
             item_q, crit_q = nxt["item_id"], nxt["criterion"]
     if item_q is not None and crit_q is not None:
         round_q = _ui.qp_int("round", 1)
         case = (item_q, round_q, crit_q)
-        view = review.case_view(store, queue_id, *case, reviewer, blind=blind, hide_judges=hide, include_holdout=hold)
-        st.subheader(f"Case {view['rank']}: {view['criterion']}")
-        st.caption(
-            _ui.md_escape(f"Link: ?gen={gen_id}&queue={queue_id}&item={item_q}&round={round_q}&criterion={crit_q}")
+        view = review.case_view(
+            store, queue_id, *case, reviewer, blind=blind, hide_judges=hide, include_holdout=hold, role=role
         )
+        st.subheader(f"Case {view['rank']}: {view['criterion']}" + (" (adjudication)" if adjudicating else ""))
+        busy = [
+            x["reviewer"]
+            for x in review.leases(store, queue_id)
+            if (x["item_id"], x["gen_round"], x["criterion"]) == case and x["reviewer"] != reviewer
+        ]
+        if busy and not view["decided"]:
+            st.warning(_ui.md_escape(f"{', '.join(busy)} has this case open right now."))
+        word = "Revise: " if view["decided"] else ""
+        cols = st.columns(len(view["choices"]) + 2)
+        for col, value in zip(cols, view["choices"]):
+            col.button(
+                f"{word}{value}",
+                key=f"review_decide_{value}",
+                shortcut=decision_key(value),
+                on_click=_record,
+                args=(queue_id, case, "decided", value),
+                type="primary",
+                width="stretch",
+            )
+        cols[-2].button(
+            "The test is wrong",
+            key="review_test_wrong",
+            shortcut=NAV_KEYS["test_wrong"],
+            on_click=_record,
+            args=(queue_id, case, "test_wrong"),
+            width="stretch",
+        )
+        cols[-1].button(
+            "Skip",
+            key="review_skip",
+            shortcut=NAV_KEYS["skip"],
+            on_click=_record,
+            args=(queue_id, case, "skipped"),
+            disabled=view["decided"] or adjudicating,
+            width="stretch",
+        )
+        n0, n1, n2 = st.columns(3)
+        n0.button("Previous case", key="review_back", shortcut=NAV_KEYS["back"], on_click=_back, width="stretch")
+        n1.button(
+            "Undo my last edit",
+            key="review_undo",
+            shortcut=NAV_KEYS["undo"],
+            on_click=_undo,
+            args=(queue_id,),
+            width="stretch",
+        )
+        n2.button(
+            "Next case", key="review_next", shortcut=NAV_KEYS["next"], on_click=_next, args=(queue_id,), width="stretch"
+        )
+        st.caption(
+            "Keys: "
+            + key_caption(view["choices"])
+            + "; T the test is wrong; S skip; M note; B previous; U undo; N next."
+        )
+        c_note, c_tags = st.columns([3, 1])
+        c_note.text_area(NOTE_LABEL, key="review_note", height=68)
+        c_tags.text_input("Failure tags (comma-separated)", key="review_tags")
+        st.html(NOTE_KEYS_JS, unsafe_allow_javascript=True)
+        mine = view["mine"]
+        if mine is not None:
+            st.info(
+                _ui.md_escape(
+                    f"Your standing edit: {mine['outcome']} {mine['value'] or ''} (edit {mine['edit_id']})"
+                    + (f"; note: {mine['note']}" if mine["note"] else "")
+                )
+            )
         _ui.labelled_text("What the criterion asks", view["description"] or view["criterion"])
         left, right = st.columns(2)
         with left:
@@ -266,47 +397,9 @@ with _ui.boundary():
                 f"Output (item {item_q}, round {round_q})" + (" (the system abstained)" if view["abstained"] else ""),
                 view["output"],
             )
-
-        mine = view["mine"]
-        if mine is not None:
-            st.info(
-                _ui.md_escape(
-                    f"Your standing edit: {mine['outcome']} {mine['value'] or ''} (edit {mine['edit_id']})"
-                    + (f"; note: {mine['note']}" if mine["note"] else "")
-                )
-            )
-        st.text_area("Note (optional; required for 'the test is wrong')", key="review_note", height=68)
-        st.text_input("Failure tags (comma-separated)", key="review_tags")
-        word = "Revise: " if view["decided"] else ""
-        cols = st.columns(len(view["choices"]) + 2)
-        for col, value in zip(cols, view["choices"]):
-            col.button(
-                f"{word}{value}",
-                key=f"review_decide_{value}",
-                shortcut=decision_key(value),
-                on_click=_record,
-                args=(queue_id, case, "decided", value),
-                type="primary",
-            )
-        cols[-2].button(
-            "The test is wrong",
-            key="review_test_wrong",
-            shortcut=NAV_KEYS["test_wrong"],
-            on_click=_record,
-            args=(queue_id, case, "test_wrong"),
+        st.caption(
+            _ui.md_escape(f"Link: ?gen={gen_id}&queue={queue_id}&item={item_q}&round={round_q}&criterion={crit_q}")
         )
-        cols[-1].button(
-            "Skip",
-            key="review_skip",
-            shortcut=NAV_KEYS["skip"],
-            on_click=_record,
-            args=(queue_id, case, "skipped"),
-            disabled=view["decided"],
-        )
-        n1, n2 = st.columns(2)
-        n1.button("Undo my last edit", key="review_undo", shortcut=NAV_KEYS["undo"], on_click=_undo, args=(queue_id,))
-        n2.button("Next case", key="review_next", shortcut=NAV_KEYS["next"], on_click=_next, args=(queue_id,))
-        st.caption("Keys: " + key_caption(view["choices"]) + "; T the test is wrong; S skip; U undo; N next.")
 
         if not view["revealed"]:
             st.info("Blind first: the judges' verdicts and why this case is in the queue are shown once you decide.")
@@ -341,13 +434,14 @@ with _ui.boundary():
                     "What raised it",
                     "\n".join(review.describe_detail(code, d) for code, ds in view["detail"].items() for d in ds),
                 )
-        if view["decided"]:
-            others = view["others"] or []
+        if view["others"] is not None:
+            others = view["others"]
             st.subheader("Other reviewers")
             if others:
                 _ui.show_text(
                     "\n".join(
-                        f"{o['reviewer']}: {o['outcome']} {o['value'] or ''}"
+                        f"{o['reviewer']}{' (adjudicator)' if o.get('role') == 'adjudicator' else ''}: "
+                        f"{o['outcome']} {o['value'] or ''}"
                         + (f" ({o['source']})" if o.get("source") else "")
                         + (f"; note: {o['note']}" if o.get("note") else "")
                         for o in others
@@ -355,12 +449,23 @@ with _ui.boundary():
                 )
             else:
                 st.caption("No other reviewer has decided this case.")
+            g = view["gold"]
+            if g is not None:
+                st.caption(
+                    _ui.md_escape(
+                        f"Gold: {g['status']}"
+                        + (f" = {g['value']}" if g["value"] is not None else "")
+                        + (f" (settled by {g['adjudicator']})" if g["adjudicator"] else "")
+                        + f"; {g['decided']} of {g['required']} reviewer(s) decided."
+                    )
+                )
 
     st.divider()
     st.download_button(
         "Download labels (CSV, every edit with its provenance)",
-        evalcore.export_labels(evalcore.LabelStore(store), "csv", None, history=True),
+        lambda: evalcore.export_labels(evalcore.LabelStore(store), "csv", None, history=True),
         file_name="labels-history.csv",
         mime="text/csv",
         key="review_labels_csv",
+        on_click="ignore",
     )

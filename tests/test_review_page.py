@@ -54,8 +54,25 @@ def _labels(world: Path, state: Path) -> LabelStore:
     return LabelStore(Store(world, state))
 
 
+def _name(at: AppTest, reviewer: str) -> AppTest:
+    """Give the page a reviewer's name (the name step of pages/_ui.identity), changing the name
+    first when one is set."""
+    change = [b for b in at.button if b.key == "review_change_name"]
+    if change:
+        change[0].click().run()
+    box = next(t for t in at.text_input if (t.key or "").startswith("review_name_"))
+    box.input(reviewer).run()
+    return at
+
+
+def _reveal_after(at: AppTest) -> AppTest:
+    """Stay on a case after deciding it (the option; by default the next case comes at once)."""
+    at.toggle(key="review_reveal_after").set_value(True).run()
+    return at
+
+
 def _start(at: AppTest, reviewer: str, *, n: int = 1) -> AppTest:
-    at.text_input(key="review_reviewer").input(reviewer).run()
+    _name(at, reviewer)
     if at.number_input(key="review_n") is not None and n != 1:
         at.number_input(key="review_n").set_value(n).run()
     at.button(key="review_build").click().run()
@@ -96,12 +113,28 @@ def test_a_decision_is_recorded_with_its_provenance(app, world, tmp_path):
     assert _case(at) != (item, gen_round, crit)
 
 
+def test_one_key_decides_and_the_next_case_comes_at_once_and_b_goes_back(app, world, tmp_path):
+    at = _start(app, "ann")
+    first = _case(at)
+    _decide(at)
+    second = _case(at)
+    assert second != first  # no second key: the next case is on screen
+    assert [e["item_id"] for e in _labels(world, tmp_path / "state").history()] == [first[0]]
+    at.button(key="review_back").click().run()
+    _ok(at)
+    assert _case(at) == first and any(b.label.startswith("Revise: ") for b in at.button)
+    # the next case is the one leased to ann, not a fresh one
+    at.button(key="review_next").click().run()
+    assert _case(at) == second
+
+
 def test_blind_first_hides_the_verdicts_until_a_decision(app):
     at = _start(app, "ann")
     before = _texts(at)
     assert "What the judges said" not in before and "reason:" not in before and "judge said" not in before
     assert "statement" not in before  # why the case is in the queue is hidden too
     assert any("Blind first" in i.value for i in at.info)
+    _reveal_after(at)
     _decide(at)
     after = _texts(at)
     assert "What the judges said" in after and "reason:" in after and "judge said" in after
@@ -115,12 +148,12 @@ def test_blind_first_hides_the_verdicts_until_a_decision(app):
 
 
 def test_with_two_reviewers_the_second_sees_nothing_of_the_first(app, world, tmp_path):
-    at = _start(app, "ann", n=2)
+    at = _reveal_after(_start(app, "ann", n=2))
     case = _case(at)
     at.text_area(key="review_note").input("ann-private-note").run()
     first = _decide(at)
     assert "Other reviewers" in _texts(at)  # ann sees the (empty) list of others once she decided
-    at.text_input(key="review_reviewer").input("bob").run()
+    _name(at, "bob")
     _ok(at)
     assert _case(at) == case  # the same case: it still needs a second reviewer
     seen = _texts(at)
@@ -137,7 +170,7 @@ def test_with_two_reviewers_the_second_sees_nothing_of_the_first(app, world, tmp
 
 
 def test_undo_restores_the_previous_label_in_the_history(app, world, tmp_path):
-    at = _start(app, "ann")
+    at = _reveal_after(_start(app, "ann"))
     item, gen_round, crit = _case(at)
     keys = [b.key for b in at.button if (b.key or "").startswith("review_decide_")]
     first, second = keys[0].removeprefix("review_decide_"), keys[1].removeprefix("review_decide_")
@@ -176,6 +209,7 @@ def test_every_decision_skip_undo_and_next_has_a_shortcut(app):
     shortcuts = {b.key: b.proto.shortcut for b in at.button}
     nav = {k: v for k, v in shortcuts.items() if k in ("review_skip", "review_undo", "review_next", "review_test_wrong")}
     assert nav == {"review_skip": "s", "review_undo": "u", "review_next": "n", "review_test_wrong": "t"}
+    assert shortcuts["review_back"] == "b"
     decisions = {k: v for k, v in shortcuts.items() if k.startswith("review_decide_")}
     assert decisions and all(decisions.values())
     assert len(set(shortcuts.values()) - {""}) == len([v for v in shortcuts.values() if v])  # no key used twice
@@ -190,7 +224,7 @@ def test_a_deep_link_opens_the_case(world, tmp_path, monkeypatch):
     at.query_params.update(gen="qg", queue=q["queue_id"], item="i04", round="1", criterion="ok")
     at.run()
     at.switch_page("pages/5_review.py").run()
-    at.text_input(key="review_reviewer").input("cy").run()
+    _name(at, "cy")
     _ok(at)
     assert _case(at) == ("i04", 1, "ok")
     assert "Output (item i04, round 1)" in _texts(at)
@@ -212,7 +246,7 @@ def test_the_labels_download_and_the_queue_lives_in_the_state(app, world, tmp_pa
 
 
 def test_what_raised_a_case_is_said_in_words_and_a_score_scale_shows_its_range(app):
-    at = _start(app, "ann")
+    at = _reveal_after(_start(app, "ann"))
     _decide(at)
     text = _texts(at)
     assert "What raised it" in text

@@ -2,8 +2,18 @@
 
 from .agreement import agreement, session_agreement
 from .build import audit_sample, build_queue, order_cases
-from .claims import LEASE_SECONDS, REVIEWERS_DISAGREE, leases, next_case, release
-from .detect import DETECTOR_VERSION, PRIORITY, REASONS, describe_detail, detect, pair_code, runs_on, verdicts_sql
+from .claims import LEASE_SECONDS, REVIEWERS_DISAGREE, disputes, leases, next_case, release
+from .detect import (
+    DETECTOR_VERSION,
+    PRIORITY,
+    REASONS,
+    describe_detail,
+    detect,
+    detection_summary,
+    pair_code,
+    runs_on,
+    verdicts_sql,
+)
 from .judges import AMBIGUOUS_KAPPA, MAX_DISPUTED, MIN_PAIR_CASES, comparison, scale_of
 from .ledger import DB_NAME, TYPE_WORDS, TYPES, Ledger, export_markdown, figures, normalise_type
 from .queue import (
@@ -102,6 +112,8 @@ __all__ = [
     "decision_values",
     "describe_detail",
     "detect",
+    "detection_summary",
+    "disputes",
     "duplicate_findings",
     "export_markdown",
     "facets",

@@ -178,3 +178,27 @@ def leases(store: Store, queue_id: str | None = None) -> list[dict[str, Any]]:
         "SELECT * FROM leases WHERE expires_at > ? AND queue_id = ? ORDER BY taken_at",
         (now, get_queue(store, queue_id)["queue_id"]),
     )
+
+
+def _in_queue(labels: LabelStore, queue_id: str, keys: list[tuple]) -> int:
+    """How many of these (item, round, criterion) keys are cases of the queue (by SQL)."""
+    if not keys:
+        return 0
+    sep = "'\x1f'"
+    rows = labels.rows(
+        f"SELECT count(*) AS n FROM queue_cases c WHERE c.queue_id = ? AND (c.item_id || {sep} || "
+        f"CAST(c.gen_round AS TEXT) || {sep} || c.criterion) IN (SELECT k.value FROM {LabelStore.json_values('?', 'k')})",
+        (queue_id, json.dumps(["\x1f".join(map(str, k)) for k in keys])),
+    )
+    return int(rows[0]["n"]) if rows else 0
+
+
+def disputes(store: Store, queue_id: str) -> dict[str, int]:
+    """For adjudicators: how many of the queue's cases have reviewers who disagree, and how many
+    an adjudicator has settled."""
+    q = get_queue(store, queue_id)
+    labels = LabelStore(store)
+    rows = gold(labels, q["gen_id"])
+    waiting = [(g["item_id"], int(g["gen_round"]), g["criterion"]) for g in rows if g["status"] == REVIEWERS_DISAGREE]
+    settled = [(g["item_id"], int(g["gen_round"]), g["criterion"]) for g in rows if g["gold_from"] == "adjudicator"]
+    return {"waiting": _in_queue(labels, q["queue_id"], waiting), "settled": _in_queue(labels, q["queue_id"], settled)}
