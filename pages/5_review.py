@@ -20,7 +20,8 @@ from pages import _ui
 NAV_KEYS = {"test_wrong": "T", "skip": "S", "undo": "U", "next": "N", "back": "B"}
 NOTE_LABEL = "Note (M to write, Esc to leave; required for 'the test is wrong')"
 TRAIL = "review_trail"  # the cases this browser session was on, for "previous case"
-# M focuses the note box and Esc leaves it, so a note takes one key and the decision keys work again
+# M focuses the note box and Esc leaves it, so a note takes one key and the decision keys work again;
+# a toggle let go of after a click, since Streamlit's shortcut keys do not fire while one has the focus
 NOTE_KEYS_JS = """<script>
 (() => {
   const doc = window.document;
@@ -35,6 +36,12 @@ NOTE_KEYS_JS = """<script>
       const box = doc.querySelector('textarea[aria-label^="Note"]');
       if (box) { e.preventDefault(); e.stopPropagation(); box.focus(); }
     }
+  }, true);
+  doc.addEventListener("click", () => {
+    setTimeout(() => {
+      const a = doc.activeElement;
+      if (a && a.tagName === "INPUT" && a.type === "checkbox") a.blur();
+    }, 50);
   }, true);
 })();
 </script>"""
