@@ -17,8 +17,8 @@ from queue_world import make_queue_world
 from streamlit.testing.v1 import AppTest
 
 from evalcore import Store
-from evalcore.contract import schema as S
 from evalcore import review as Q
+from evalcore.contract import schema as S
 from evalcore.review import reportcard as R
 from evalcore.stats import agreement as A
 

@@ -17,8 +17,8 @@ from conftest import DEMO, EVALCORE, tree_hash
 from queue_world import EXPECTED, NEGATIVE, NOTE_PROSE, make_queue_world
 
 from evalcore import InputError, LabelError, LabelStore, Store
-from evalcore.analysis.suites import holdout_ids
 from evalcore import review as Q
+from evalcore.analysis.suites import holdout_ids
 
 
 @pytest.fixture(scope="module")

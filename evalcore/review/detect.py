@@ -2,15 +2,29 @@
 ``verdicts_sql``) and raising a case wherever judges disagree: two runs, one judge in two harness
 modes, the rounds of one run, post-processing against the raw verdict, or a judge's structured
 statement against its own verdict (``detect``; the reasons and their priority in ``REASONS`` and
-``PRIORITY``). Building, reading and deciding a queue is :mod:`evalcore.review.queue`."""
+``PRIORITY``). Building, reading and deciding a queue is :mod:`evalcore.review.queue`.
+
+``detect`` turns every case into a Python dict and is meant for small callers (the CLI's ``queue
+detect``, the report card). At scale the queue uses the *stored detection*
+(:func:`stored_detection`): the same cases computed entirely in DuckDB and written once per set of
+runs as one Parquet file in the state directory, keyed by :func:`detection_key`, with
+:func:`detection_summary` giving the counts in SQL over it."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evalcore.contract import schema as S
+from evalcore.contract.hashing import content_hash
+from evalcore.errors import FormatError
+from evalcore.storage.files import atomic_directory, atomic_write_bytes
+from evalcore.storage.state import writable_state
 from evalcore.storage.store import Store
 
 DETECTOR_VERSION = "queue-1"
@@ -259,4 +273,362 @@ def detect(store: Store, gen_id: str) -> dict[str, Any]:
         "raised": raised,
         "agreed": agreed,
         "counts": {c: sum(c in r["reasons"] for r in raised) for c in PRIORITY},
+    }
+
+
+# --------------------------------------------------------------------------- stored detection
+# The same cases as detect(), computed entirely in DuckDB and written once per set of runs into
+# the state directory (<state>/detect/<key>/cases.parquet), so that building a queue and the review
+# page never turn every case into a Python object. The JSON text columns (reasons_json, runs_json,
+# detail) are byte for byte what ``json.dumps(value, sort_keys=True)`` makes of detect()'s values,
+# which is how the label store writes a queue's cases.
+
+DETECT_DIR = "detect"
+CASES_FILE = "cases.parquet"
+META_FILE = "detection.json"
+#: DuckDB's memory while detecting (it spills to ``detect/.tmp`` past it): 18M verdict rows per run
+#: in about 1.3 GB of peak RSS (docs/BENCHMARKS.md)
+DETECT_MEMORY_LIMIT = "1GB"
+
+# JSON text in SQL as Python's json.dumps writes it (ensure_ascii, ", " and ": " separators)
+_JSON_MACROS = r"""
+CREATE OR REPLACE MACRO ec_jchar(c) AS CASE
+    WHEN c = '"' THEN '\"' WHEN c = '\' THEN '\\' WHEN c = chr(10) THEN '\n' WHEN c = chr(13) THEN '\r'
+    WHEN c = chr(9) THEN '\t' WHEN c = chr(8) THEN '\b' WHEN c = chr(12) THEN '\f'
+    WHEN unicode(c) BETWEEN 32 AND 126 THEN c
+    WHEN unicode(c) < 65536 THEN printf('\u%04x', unicode(c))
+    ELSE printf('\u%04x\u%04x', 55296 + ((unicode(c) - 65536) >> 10), 56320 + ((unicode(c) - 65536) & 1023)) END;
+CREATE OR REPLACE MACRO ec_jstr(s) AS CASE WHEN s IS NULL THEN 'null'
+    WHEN regexp_full_match(s, '[ !#-\[\]-~]*') THEN '"' || s || '"'
+    ELSE '"' || array_to_string(list_transform(regexp_extract_all(s, '(?s).'), lambda c: ec_jchar(c)), '') || '"' END;
+CREATE OR REPLACE MACRO ec_jnum(x) AS CASE WHEN x IS NULL THEN 'null' WHEN isnan(x) THEN 'NaN'
+    WHEN x = 'inf'::DOUBLE THEN 'Infinity' WHEN x = '-inf'::DOUBLE THEN '-Infinity' ELSE CAST(x AS VARCHAR) END;
+CREATE OR REPLACE MACRO ec_jint(x) AS coalesce(CAST(x AS VARCHAR), 'null');
+"""
+_STATEMENT_WHY = (
+    "CASE WHEN kind = 'ternary' AND label = 'wrong' AND covered IS NOT NULL AND len(coalesce(must_have, [])) > 0 "
+    "  AND list_has_all(covered, must_have) AND len(coalesce(triggered, [])) = 0 "
+    "  THEN 'verdict wrong, but the judge lists every must-have item as covered and nothing triggered' "
+    "WHEN kind = 'ternary' AND label = 'correct' AND len(coalesce(triggered, [])) > 0 "
+    "  THEN 'verdict correct, but the judge lists a wrong-if item as triggered' "
+    "WHEN kind = 'ternary' AND label = 'correct' AND (len(coalesce(missed, [])) > 0 OR (covered IS NOT NULL "
+    "  AND len(coalesce(must_have, [])) > 0 AND NOT list_has_all(covered, must_have))) "
+    "  THEN 'verdict correct, but the judge lists a must-have item as not covered' "
+    "WHEN kind IN ('ordinal', 'continuous', 'retrieval') AND threshold IS NOT NULL AND score IS NOT NULL "
+    "  AND score >= threshold AND NOT passed THEN 'score at or above the threshold, verdict fail' "
+    "WHEN kind IN ('ordinal', 'continuous', 'retrieval') AND threshold IS NOT NULL AND score IS NOT NULL "
+    "  AND score < threshold AND passed THEN 'score below the threshold, verdict pass' END"
+)
+_REWRITTEN = (
+    "raw_verdict IS NOT NULL AND CASE "
+    "WHEN kind = 'ternary' THEN raw_norm IN ('correct', 'partial', 'wrong') AND "
+    "  (CASE WHEN label IS NOT NULL THEN raw_norm <> lower(label) ELSE (raw_norm = 'correct') <> passed END) "
+    "WHEN kind IN ('binary', 'check') THEN (list_contains(?::VARCHAR[], raw_norm) AND NOT passed) "
+    "  OR (list_contains(?::VARCHAR[], raw_norm) AND passed) "
+    "ELSE raw_num IS NOT NULL AND CASE WHEN score IS NOT NULL THEN abs(raw_num - score) > 1e-9 "
+    "  WHEN threshold IS NOT NULL THEN (raw_num >= threshold) <> passed ELSE false END END"
+)
+_KEY = "item_id, gen_round, criterion"
+
+
+@dataclass(frozen=True)
+class Detection:
+    """A generation's stored detection: one Parquet file of every case (``path``), the key it is
+    stored under, the runs read and the counts (computed in SQL when the file was written)."""
+
+    gen_id: str
+    key: str
+    path: Path
+    runs: list[str]
+    population: int
+    raised: int
+    agreed: int
+    counts: dict[str, int]
+    reused: bool = False
+
+
+def detection_key(store: Store, gen_id: str, run_ids: Sequence[str]) -> str:
+    """The key a detection is stored under: a hash of DETECTOR_VERSION, the generation (its id,
+    manifest hash and outputs hash), its suite's manifest hash, and each run read (sorted: its id,
+    its manifest's content hash, and its verdict file's size and modification time, which catch a
+    table rewritten under an unchanged manifest). A run added or replaced changes the key."""
+    gen = store.generation(gen_id)
+    suite = store.suite(gen.manifest.suite_id)
+
+    def stamp(p: str | Path) -> list[int]:
+        st = Path(p).stat()
+        return [st.st_size, st.st_mtime_ns]
+
+    runs = sorted(
+        [
+            rid,
+            content_hash(store.run(rid).manifest.model_dump(mode="json")),
+            *stamp(store.path_of("run", rid, "verdicts")),
+        ]
+        for rid in run_ids
+    )
+    return content_hash(
+        {
+            "detector": DETECTOR_VERSION,
+            "gen_id": gen_id,
+            "generation": content_hash(gen.manifest.model_dump(mode="json")),
+            "outputs_hash": gen.manifest.outputs_hash,
+            "suite": content_hash(suite.manifest.model_dump(mode="json")),
+            "items": stamp(store.path_of("suite", gen.manifest.suite_id, "items")),
+            "runs": runs,
+        }
+    ).removeprefix("sha256:")
+
+
+_NO_CASES = (
+    "SELECT ?::VARCHAR AS gen_id, NULL::VARCHAR AS item_id, NULL::BIGINT AS gen_round, NULL::VARCHAR AS criterion, "
+    "NULL::VARCHAR AS class, []::VARCHAR[] AS reasons, []::VARCHAR[] AS runs, '{}' AS detail, false AS raised, "
+    "-1 AS priority, 0 AS n_reasons, '[]' AS reasons_json, '[]' AS runs_json WHERE false"
+)
+
+
+def _parquet_names(path: str) -> list[str]:
+    import pyarrow.parquet as pq
+
+    return list(pq.read_schema(path).names)
+
+
+def _lit(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _strings(exprs: Sequence[str]) -> str:
+    """A VARCHAR list of the non-NULL values of ``exprs`` (SQL)."""
+    if not exprs:
+        return "[]::VARCHAR[]"
+    return f"list_filter([{', '.join(exprs)}], lambda s: s IS NOT NULL)"
+
+
+def _detection_query(store: Store, gen_id: str, run_ids: Sequence[str]) -> tuple[str, list[Any]]:
+    """One SELECT of every case of the generation in key order (the columns of
+    :func:`stored_detection`), with its parameters.
+
+    The verdicts of every run are aggregated once per case (one hash aggregate with four counts
+    per run: verdicts and passes for the run's majority, un-errored verdicts and passes for its
+    judge rounds), so the cross-run and rounds reasons are expressions over one row per case. The
+    judge's statement and post-processing reasons are a filtered scan of the verdicts (few rows),
+    joined to the cases by key. Run ids are valid ids (letters, digits, ``._-``), so they go into
+    the SQL and the JSON as they are."""
+    gen = store.generation(gen_id)
+    run_ids = sorted(run_ids)
+    manifests = {rid: store.run(rid).manifest for rid in run_ids}
+    vsql, vparams = verdicts_sql(store, run_ids)
+    csql, cparams = _criteria_sql(store, run_ids)
+    ipath = store.path_of("suite", gen.manifest.suite_id, "items")
+    wparts, wparams = [], []
+    for x, rid in enumerate(run_ids):
+        path = store.path_of("run", rid, "verdicts")
+        names = set(_parquet_names(path))
+        passed = "passed" if "passed" in names else "NULL::BOOLEAN"
+        ok = "error IS NULL" if "error" in names else "true"
+        wparts.append(f"SELECT {x} AS r, {_KEY}, {passed} AS passed, {ok} AS ok FROM read_parquet(?)")
+        wparams.append(path)
+    counts = ", ".join(
+        f"count(*) FILTER (WHERE r = {x}) AS n{x}, count(*) FILTER (WHERE r = {x} AND passed) AS p{x}, "
+        f"count(*) FILTER (WHERE r = {x} AND ok) AS rj{x}, count(*) FILTER (WHERE r = {x} AND ok AND passed) AS rp{x}"
+        for x in range(len(run_ids))
+    )
+    jid = {x: json.dumps(rid) for x, rid in enumerate(run_ids)}
+    verdict = {x: f"(CASE WHEN 2 * p{x} > n{x} THEN true WHEN 2 * p{x} < n{x} THEN false END)" for x in jid}
+    rounds = {x: f"coalesce(rp{x} > 0 AND rp{x} < rj{x}, false)" for x in jid}
+    pairs = [(x, y) for x in jid for y in jid if x < y]
+    differ = {(x, y): f"coalesce({verdict[x]} <> {verdict[y]}, false)" for x, y in pairs}
+
+    def cross_what(x: int, y: int) -> str:
+        what = (
+            f'\'{{"runs": [{jid[x]}, {jid[y]}], "verdicts": [\' || CASE WHEN {verdict[x]} '
+            'THEN \'"pass", "fail"\' ELSE \'"fail", "pass"\' END || \']}\''
+        )
+        return f"CASE WHEN {differ[(x, y)]} THEN {what} END"
+
+    code = {(x, y): pair_code(manifests[run_ids[x]], manifests[run_ids[y]]) for x, y in pairs}
+    rounds_w = _strings(
+        [
+            f"CASE WHEN {rounds[x]} THEN '{{\"passes\": ' || rp{x} || ', \"rounds\": ' || rj{x} || "
+            f"', \"run\": {jid[x]}}}' END"
+            for x in jid
+        ]
+    )
+    runs_w = _strings([cross_what(x, y) for x, y in pairs if code[(x, y)] == "runs_disagree"])
+    harness_w = _strings([cross_what(x, y) for x, y in pairs if code[(x, y)] == "harness_disagree"])
+    involved = _strings(
+        [
+            f"CASE WHEN {' OR '.join([rounds[x], *(differ[p] for p in pairs if x in p)])} THEN {_lit(run_ids[x])} END"
+            for x in jid
+        ]
+    )
+    judged = _strings([f"CASE WHEN n{x} > 0 THEN {_lit(run_ids[x])} END" for x in jid])
+    lists = {
+        "statement_contradicts": "st_w",
+        "postprocess_rewrite": "rw_w",
+        "runs_disagree": "runs_w",
+        "harness_disagree": "harness_w",
+        "rounds_disagree": "rounds_w",
+    }
+    reasons = _strings([f"CASE WHEN len({lists[c]}) > 0 THEN '{c}' END" for c in PRIORITY])
+    detail = _strings(
+        [
+            f"CASE WHEN len({lists[c]}) > 0 THEN '\"{c}\": [' || array_to_string({lists[c]}, ', ') || ']' END"
+            for c in sorted(PRIORITY)
+        ]
+    )
+    prio = "[" + ", ".join(f"'{c}'" for c in PRIORITY) + "]"
+    if not run_ids:
+        return _NO_CASES, [gen_id]
+    w = " UNION ALL ".join(wparts)
+    sql = (
+        f"WITH v AS ({vsql}), k AS ({csql}), i AS (SELECT item_id, must_have, class FROM read_parquet(?)), "
+        "ic AS (SELECT item_id, any_value(class) AS class FROM i GROUP BY item_id), "
+        "j AS (SELECT v.*, k.kind, k.threshold, i.must_have, lower(trim(v.raw_verdict)) AS raw_norm, "
+        "TRY_CAST(v.raw_verdict AS DOUBLE) AS raw_num FROM v JOIN k USING (run_id, criterion) "
+        "LEFT JOIN i USING (item_id) WHERE v.error IS NULL AND v.passed IS NOT NULL), "
+        f"st AS (SELECT {_KEY}, list(run_id) AS st_runs, list('{{\"judge_round\": ' || ec_jint(judge_round) "
+        "|| ', \"run\": ' || ec_jstr(run_id) || ', \"why\": ' || ec_jstr(why) || '}' "
+        f"ORDER BY run_id, judge_round, why, score, threshold, label) AS st_w FROM (SELECT run_id, {_KEY}, "
+        f"judge_round, {_STATEMENT_WHY} AS why, score, threshold, label FROM j) WHERE why IS NOT NULL GROUP BY {_KEY}), "
+        f"rw AS (SELECT {_KEY}, list(run_id) AS rw_runs, list('{{\"derived\": ' || CASE "
+        "WHEN label IS NOT NULL THEN ec_jstr(label) WHEN score IS NOT NULL THEN ec_jnum(score) "
+        "WHEN passed THEN '\"pass\"' ELSE '\"fail\"' END || ', \"judge_round\": ' || ec_jint(judge_round) "
+        "|| ', \"raw_verdict\": ' || ec_jstr(raw_verdict) || ', \"run\": ' || ec_jstr(run_id) || '}' "
+        f"ORDER BY run_id, judge_round, raw_verdict, passed, label, score) AS rw_w FROM j WHERE {_REWRITTEN} "
+        f"GROUP BY {_KEY}), "
+        f"w AS ({w}), "
+        f"agg AS (SELECT {_KEY}, {counts} FROM w WHERE passed IS NOT NULL GROUP BY {_KEY}), "
+        f"x AS (SELECT {_KEY}, st_runs, st_w, rw_runs, rw_w, {rounds_w} AS rounds_w, {runs_w} AS runs_w, "
+        f"{harness_w} AS harness_w, {involved} AS involved, {judged} AS judged "
+        f"FROM agg LEFT JOIN st USING ({_KEY}) LEFT JOIN rw USING ({_KEY})), "
+        f"y AS (SELECT *, {reasons} AS reasons FROM x), "
+        "z AS (SELECT ?::VARCHAR AS gen_id, item_id, gen_round::BIGINT AS gen_round, criterion, ic.class, reasons, "
+        "CASE WHEN len(reasons) > 0 THEN list_sort(list_distinct(list_concat(involved, coalesce(st_runs, []), "
+        "coalesce(rw_runs, [])))) ELSE judged END AS runs, "
+        f"CASE WHEN len(reasons) > 0 THEN '{{' || array_to_string({detail}, ', ') || '}}' ELSE '{{}}' END AS detail, "
+        f"len(reasons) > 0 AS raised FROM y LEFT JOIN ic USING (item_id)) "
+        "SELECT gen_id, item_id, gen_round, criterion, class, reasons, runs, detail, raised, "
+        f"(coalesce(list_position({prio}, reasons[1]), 0) - 1)::INTEGER AS priority, "
+        "len(reasons)::INTEGER AS n_reasons, "
+        "'[' || array_to_string(list_transform(reasons, lambda c: '\"' || c || '\"'), ', ') || ']' AS reasons_json, "
+        "'[' || array_to_string(list_transform(runs, lambda c: '\"' || c || '\"'), ', ') || ']' AS runs_json "
+        f"FROM z ORDER BY {_KEY}"
+    )
+    params = [*vparams, *cparams, ipath, list(_TRUE), list(_FALSE), *wparams, gen_id]
+    return sql, params
+
+
+def _read_meta(path: Path) -> dict[str, Any] | None:
+    try:
+        meta = json.loads((path / META_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) and (path / CASES_FILE).is_file() else None
+
+
+def stored_detection(store: Store, gen_id: str, *, memory_limit: str | None = DETECT_MEMORY_LIMIT) -> Detection:
+    """The generation's detection, computed once per set of runs and stored in the state
+    directory as ``detect/<key>/cases.parquet`` (key: :func:`detection_key`); a stored one with
+    the same key is reused, a run added or replaced makes a new key and so a new file.
+
+    The file has one row per case (every (item, generation round, criterion) with a verdict), in
+    key order: gen_id, item_id, gen_round, criterion, class, reasons (VARCHAR[], PRIORITY order,
+    empty for agreed), runs (VARCHAR[]), detail (JSON text, ``{code: [what, ...]}`` as
+    :func:`detect` gives it), raised (BOOLEAN), seq (0-based position among the raised or among
+    the agreed cases), priority (index of the first reason in PRIORITY, -1 for agreed), n_reasons,
+    and reasons_json / runs_json (the lists as JSON text). Everything is computed by DuckDB; only
+    the counts come back to Python. ``memory_limit`` caps DuckDB's memory (it spills to
+    ``detect/.tmp``; None: DuckDB's default, 80% of RAM)."""
+    run_ids = runs_on(store, gen_id)
+    key = detection_key(store, gen_id, run_ids)
+    root = writable_state(store, DETECT_DIR)
+    final = root / key
+    meta = _read_meta(final)
+    if meta is None:
+        with contextlib.suppress(FileExistsError), atomic_directory(final) as tmp:
+            _write_detection(store, gen_id, run_ids, key, tmp, root / ".tmp", memory_limit)
+        meta = _read_meta(final)
+        if meta is None:
+            raise FormatError("the stored detection could not be read back", file=final / META_FILE, field="detect")
+        reused = False
+    else:
+        reused = True
+    return Detection(
+        gen_id=gen_id,
+        key=key,
+        path=final / CASES_FILE,
+        runs=list(meta["runs"]),
+        population=int(meta["population"]),
+        raised=int(meta["raised"]),
+        agreed=int(meta["agreed"]),
+        counts={c: int(meta["counts"].get(c, 0)) for c in PRIORITY},
+        reused=reused,
+    )
+
+
+def _write_detection(
+    store: Store, gen_id: str, run_ids: list[str], key: str, out: Path, spill: Path, memory_limit: str | None
+) -> None:
+    sql, params = _detection_query(store, gen_id, run_ids)
+    cases = out / CASES_FILE
+    spill.mkdir(parents=True, exist_ok=True)
+    con = store.connect()
+    try:
+        con.execute(f"SET temp_directory = '{_sql_text(str(spill))}'")
+        con.execute("SET preserve_insertion_order = true")
+        if memory_limit:
+            con.execute(f"SET memory_limit = '{_sql_text(memory_limit)}'")
+        con.execute(_JSON_MACROS)
+        store.sql(
+            f"COPY ({sql}) TO '{_sql_text(str(cases))}' (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)",
+            params,
+            con=con,
+        )
+        (pop, raised), *_ = store.sql(
+            "SELECT count(*), count(*) FILTER (WHERE raised) FROM read_parquet(?)", [str(cases)], con=con
+        )
+        counts = dict(
+            store.sql(
+                "SELECT r, count(*) FROM (SELECT unnest(reasons) AS r FROM read_parquet(?)) GROUP BY r",
+                [str(cases)],
+                con=con,
+            )
+        )
+    finally:
+        con.close()
+    meta = {
+        "gen_id": gen_id,
+        "key": key,
+        "detector_version": DETECTOR_VERSION,
+        "runs": run_ids,
+        "population": int(pop),
+        "raised": int(raised),
+        "agreed": int(pop - raised),
+        "counts": {c: int(counts.get(c, 0)) for c in PRIORITY},
+    }
+    atomic_write_bytes(out / META_FILE, (json.dumps(meta, indent=1) + "\n").encode("utf-8"))
+
+
+def _sql_text(s: str) -> str:
+    return s.replace("'", "''")
+
+
+def detection_summary(store: Store, gen_id: str) -> dict[str, Any]:
+    """What a queue on the generation would hold, from SQL over the stored detection:
+    ``{"gen_id", "runs", "population", "raised", "agreed", "counts": {code: n}}`` (counts in
+    PRIORITY order)."""
+    det = stored_detection(store, gen_id)
+    path = str(det.path)
+    (pop, raised), *_ = store.sql("SELECT count(*), count(*) FILTER (WHERE raised) FROM read_parquet(?)", [path])
+    counts = dict(
+        store.sql("SELECT r, count(*) FROM (SELECT unnest(reasons) AS r FROM read_parquet(?)) GROUP BY r", [path])
+    )
+    return {
+        "gen_id": gen_id,
+        "runs": det.runs,
+        "population": int(pop),
+        "raised": int(raised),
+        "agreed": int(pop - raised),
+        "counts": {c: int(counts.get(c, 0)) for c in PRIORITY},
     }
