@@ -80,9 +80,63 @@ def tiny(tmp_path: Path) -> tuple[Path, Path]:
 @pytest.fixture(autouse=True)
 def _no_user_env(monkeypatch):
     """Tests never read the developer's EVALCORE_* settings by accident."""
-    for k in ("EVALCORE_DATA", "EVALCORE_STATE"):
-        monkeypatch.delenv(k, raising=False)
+    for k in ("EVALCORE_DATA", "EVALCORE_STATE", "EVALCORE_DB"):
+        monkeypatch.setenv(k, "")  # (recorded, so a test's own setting is undone too)
+        monkeypatch.delenv(k)
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+
+
+def pytest_configure(config):
+    """The controlling process names the directory of the session's PostgreSQL cluster (started
+    by the first test that needs it, shared by the xdist workers: tests/pg_util.py)."""
+    if not hasattr(config, "workerinput"):
+        import pg_util
+        os.environ[pg_util.ROOT_ENV] = pg_util.new_root()
+
+
+def pytest_unconfigure(config):
+    if not hasattr(config, "workerinput"):
+        import pg_util
+        pg_util.stop(os.environ.pop(pg_util.ROOT_ENV, None))
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> str:
+    """The URL of this worker's database on the session's PostgreSQL server (skips without the
+    binaries, fails under EVALCORE_REQUIRE_PG=1)."""
+    import pg_util
+    return pg_util.server_url()
+
+
+@pytest.fixture
+def pg_url(pg_server):
+    """A URL of an empty schema of its own on the test server (dropped afterwards)."""
+    import pg_util
+    url, name = pg_util.new_schema(pg_server)
+    yield url
+    pg_util.drop_schema(pg_server, name)
+
+
+class Backend:
+    """The label store's database in a test: ``name`` (sqlite / postgres) and its ``url``
+    (None for SQLite in the state directory)."""
+
+    def __init__(self, name: str, url: str | None):
+        self.name, self.url = name, url
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request, monkeypatch) -> Backend:
+    """Each test that uses it runs on SQLite and on PostgreSQL (EVALCORE_DB set to a fresh schema,
+    so LabelStore, the ledger, the CLI and subprocesses all use it)."""
+    if request.param == "sqlite":
+        return Backend("sqlite", None)
+    url = request.getfixturevalue("pg_url")
+    monkeypatch.setenv("EVALCORE_DB", url)
+    return Backend("postgres", url)
 
 
 @pytest.fixture(scope="module")

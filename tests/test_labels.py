@@ -1,5 +1,6 @@
 """The label store: append-only history, derived current label, WAL durability, concurrency,
-export, and that the data directory is never written."""
+export, and that the data directory is never written. Every test runs on SQLite and on PostgreSQL
+(the ``backend`` fixture of conftest.py sets EVALCORE_DB to a fresh schema of the test server)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ import pytest
 from conftest import DEMO, EVALCORE, REPO, tree_hash
 
 from evalcore import LabelError, LabelStore, PathEscapeError, Store, export_labels
+
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 def test_history_is_appended_and_current_is_derived(tiny):
@@ -42,10 +45,19 @@ def test_history_is_appended_and_current_is_derived(tiny):
     assert all(h["created_at"] and h["reviewer"] for h in hist)
 
 
-def test_edits_cannot_be_updated_or_deleted(tiny):
+def test_edits_cannot_be_updated_or_deleted(tiny, backend):
     data, state = tiny
     ls = LabelStore(Store(data, state))
     ls.add(item_id="i0", criterion="ok", value="pass", reviewer="ann")
+    if backend.name == "postgres":
+        import psycopg
+        assert ls.url == backend.url and not ls.path.exists()  # nothing in the state directory
+        with psycopg.connect(backend.url, autocommit=True) as con:
+            for sql in ("UPDATE edits SET value = 'fail'", "DELETE FROM edits", "TRUNCATE edits"):
+                with pytest.raises(psycopg.errors.RestrictViolation, match="label edits are append-only"):
+                    con.execute(sql)
+        assert [h["value"] for h in ls.history()] == ["pass"]
+        return
     con = sqlite3.connect(ls.path)
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
@@ -127,7 +139,7 @@ def test_concurrent_writers_lose_nothing(tiny):
     assert {h["reviewer"] for h in hist} == {f"r{w}" for w in range(writers)}
 
 
-def test_killed_writer_keeps_every_acknowledged_label(tiny):
+def test_killed_writer_keeps_every_acknowledged_label(tiny, backend):
     data, state = tiny
     p = subprocess.Popen([sys.executable, "-c", _WRITER, str(data), str(state), "k", "100000"],
                          stdout=subprocess.PIPE, text=True)
@@ -140,7 +152,10 @@ def test_killed_writer_keeps_every_acknowledged_label(tiny):
     hist = LabelStore(Store(data, state)).history()
     # every edit the writer printed as done is there (it may have committed one more before dying)
     assert len(hist) >= acknowledged + 1
-    assert sqlite3.connect(LabelStore(Store(data, state)).path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    if backend.name == "sqlite":
+        con = sqlite3.connect(LabelStore(Store(data, state)).path)
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        con.close()
 
 
 @pytest.mark.skipif(not DEMO.exists(), reason="the bundled demo (data/demo) is not generated")

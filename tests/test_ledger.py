@@ -1,5 +1,6 @@
 """The decision ledger: entries linked to runs, figures pulled from the runs, automatic typing and
-flags, append-only history, Markdown export, concurrent writers."""
+flags, append-only history, Markdown export, concurrent writers; on SQLite and on PostgreSQL (the
+``backend`` fixture of conftest.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ from evalcore.analysis.comparison import rounds_text
 from evalcore.errors import InputError
 from evalcore.review.ledger import Ledger
 from evalcore.storage.store import Store
+
+pytestmark = pytest.mark.usefixtures("backend")
 
 
 @pytest.fixture(scope="module")
@@ -86,7 +89,7 @@ def test_an_entry_on_one_round_is_flagged(tmp_path):
     assert "one round" not in e3["flags"]
 
 
-def test_amend_retire_keep_history_and_the_store_refuses_rewrites(world, tmp_path):
+def test_amend_retire_keep_history_and_the_store_refuses_rewrites(world, tmp_path, backend):
     led = Ledger(Store(world, tmp_path / "state"))
     e = led.add(title="t", by="ana", type_="accepted", baseline="r-base", candidate="r-cand")
     led.amend(e["entry_id"], by="bo", type_="reverted", note="rolled back after the incident")
@@ -97,6 +100,15 @@ def test_amend_retire_keep_history_and_the_store_refuses_rewrites(world, tmp_pat
     assert [h["by"] for h in got["history"]] == ["ana", "bo", "cy"]
     with pytest.raises(InputError, match="is retired"):
         led.amend(e["entry_id"], by="bo", note="again")
+    if backend.name == "postgres":
+        import psycopg
+        assert not led.path.exists()
+        with psycopg.connect(backend.url, autocommit=True) as pg:
+            for sql in ("UPDATE ledger_events SET by = 'mallory'", "DELETE FROM ledger_events", "TRUNCATE ledger_events"):
+                with pytest.raises(psycopg.errors.RestrictViolation, match="the ledger is append-only"):
+                    pg.execute(sql)
+        assert [h["by"] for h in led.get(e["entry_id"])["history"]] == ["ana", "bo", "cy"]
+        return
     con = sqlite3.connect(led.path)
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
         con.execute("UPDATE ledger_events SET by = 'mallory'")

@@ -1,8 +1,9 @@
 """What every command module of the ``evalcore`` command line shares.
 
-* :func:`cli`: the click group, with ``--data`` (``EVALCORE_DATA``) and ``--state``
-  (``EVALCORE_STATE``); its context object is a :class:`Ctx`, which opens the
-  :class:`~evalcore.storage.store.Store` on first use and carries ``--include-holdout``.
+* :func:`cli`: the click group, with ``--data`` (``EVALCORE_DATA``), ``--state``
+  (``EVALCORE_STATE``) and ``--db`` (``EVALCORE_DB``: the label store and ledger on PostgreSQL); its
+  context object is a :class:`Ctx`, which opens the :class:`~evalcore.storage.store.Store` on first
+  use (bound to ``--db``) and carries ``--include-holdout``.
 * :func:`emit` prints a result as JSON (``--json``) or as text; ``_table`` lays rows out in columns.
 * :func:`selection_options` (``--judge-round``, ``--majority``, ``--gen-round``) and ``_selection``
   build the :class:`~evalcore.analysis.selection.Selection` of the analysis commands;
@@ -21,9 +22,10 @@ if TYPE_CHECKING:
 
 
 class Ctx:
-    def __init__(self, data: str | None, state: str | None):
+    def __init__(self, data: str | None, state: str | None, db: str | None = None):
         self.data_opt = data
         self.state_opt = state
+        self.db_opt = db
         # set by --include-holdout (evalcore.cli.suite): every command passes it on explicitly
         self.include_holdout = False
         self._store: Store | None = None
@@ -31,9 +33,11 @@ class Ctx:
     @property
     def store(self) -> Store:
         if self._store is None:
+            from evalcore.storage.db import use_database
             from evalcore.storage.store import Store
 
             self._store = Store(self.data_opt, self.state_opt)
+            use_database(self._store, self.db_opt)  # LabelStore(store) and Ledger(store) use it
         return self._store
 
 
@@ -78,11 +82,19 @@ def _table(rows: list[dict], cols: list[tuple[str, str, bool]]) -> str:
     default=None,
     help="Writable state directory (labels, judgments, ledger). Default: $EVALCORE_STATE or ./.evalcore-state.",
 )
+@click.option(
+    "--db",
+    envvar="EVALCORE_DB",
+    default=None,
+    metavar="URL",
+    help="The label store and ledger on PostgreSQL (postgresql://user:password@host/db, a team server). "
+    "Default: $EVALCORE_DB or SQLite in the state directory.",
+)
 @click.version_option(package_name="evalcore")
 @click.pass_context
-def cli(ctx: click.Context, data: str | None, state: str | None) -> None:
+def cli(ctx: click.Context, data: str | None, state: str | None, db: str | None) -> None:
     """evalcore: an adjudication workbench for LLM-as-a-judge evaluations."""
-    ctx.obj = Ctx(data, state)
+    ctx.obj = Ctx(data, state, db)
 
 
 # --------------------------------------------------------------------------- analysis

@@ -77,7 +77,7 @@ def required_reviewers(labels: LabelStore, gen_id: str | None = None) -> dict[Ke
         f"{where}) SELECT c.gen_id, c.item_id, c.gen_round, c.criterion, q.reviewers_required "
         "FROM k JOIN queue_cases c ON c.gen_id = k.gen_id AND c.item_id = k.item_id "
         "AND c.gen_round = k.gen_round AND c.criterion = k.criterion "
-        "JOIN queues q ON q.queue_id = c.queue_id ORDER BY q.created_at, q.rowid",
+        "JOIN queues q ON q.queue_id = c.queue_id ORDER BY q.created_at, q.queue_id",
         params,
     )
     return {_key(r): int(r["reviewers_required"]) for r in rows}  # the latest queue's wins

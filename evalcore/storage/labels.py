@@ -1,4 +1,5 @@
-"""The label store: human decisions as an append-only history in SQLite (WAL mode).
+"""The label store: human decisions as an append-only history, in SQLite (WAL mode) in the state
+directory or on a team PostgreSQL server (``EVALCORE_DB`` / ``--db``; :mod:`evalcore.storage.db`).
 
 Every decision is a new row of ``edits`` with its provenance: reviewer, time, the queue and reason
 code it came from, a note, the edit it supersedes and its outcome:
@@ -12,7 +13,7 @@ Rows are never updated or deleted (triggers refuse it). The *current* label of a
 item, round, criterion) is derived from the history: the latest ``decided`` edit that no
 ``withdrawn`` edit takes back. Each write is one transaction with ``synchronous=FULL``, so a
 decision that was acknowledged survives a killed process, and concurrent writers wait for each
-other (``busy_timeout``) instead of losing rows.
+other (``busy_timeout``; an advisory lock on PostgreSQL) instead of losing rows.
 
 Labels that ship with a data set (label sets in the data directory) are never copied here; they
 are read from the data and shown with ``source = "shipped:<labelset_id>"``.
@@ -34,131 +35,23 @@ from __future__ import annotations
 
 import json
 import math
-import sqlite3
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import LabelError
+from evalcore.storage.db import LABELS_DDL, LABELS_OBJECTS, Database, connect, database_url, mask
 from evalcore.storage.paths import utcnow
-from evalcore.storage.state import open_state_db, writable_state
+from evalcore.storage.state import writable_state
 from evalcore.storage.store import Store
 
 DB_NAME = "labels.sqlite"
 LABELS_SCHEMA_VERSION = 2
 OUTCOMES = ("decided", "test_wrong", "skipped", "withdrawn")
 ROLES = ("reviewer", "adjudicator")  # the capacity an edit was made in (edits.role)
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS edits (
-    edit_id     INTEGER PRIMARY KEY AUTOINCREMENT,
-    gen_id      TEXT NOT NULL,
-    item_id     TEXT NOT NULL,
-    gen_round   INTEGER NOT NULL DEFAULT 1,
-    criterion   TEXT NOT NULL,
-    value       TEXT,
-    outcome     TEXT NOT NULL CHECK (outcome IN ('decided', 'test_wrong', 'skipped', 'withdrawn')),
-    reviewer    TEXT NOT NULL CHECK (length(trim(reviewer)) > 0),
-    created_at  TEXT NOT NULL,
-    queue       TEXT,
-    reason_code TEXT,
-    note        TEXT,
-    supersedes  INTEGER REFERENCES edits(edit_id),
-    tags        TEXT NOT NULL DEFAULT '[]',
-    role        TEXT NOT NULL DEFAULT 'reviewer' CHECK (role IN ('reviewer', 'adjudicator'))
-);
-CREATE INDEX IF NOT EXISTS edits_key ON edits (gen_id, item_id, gen_round, criterion);
-CREATE TRIGGER IF NOT EXISTS edits_no_update BEFORE UPDATE ON edits
-BEGIN SELECT RAISE(ABORT, 'label edits are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS edits_no_delete BEFORE DELETE ON edits
-BEGIN SELECT RAISE(ABORT, 'label edits are append-only'); END;
-CREATE VIEW IF NOT EXISTS current_labels AS
-SELECT e.* FROM edits e
-WHERE e.outcome = 'decided'
-  AND e.edit_id NOT IN (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL)
-  AND e.edit_id = (
-      SELECT max(d.edit_id) FROM edits d
-      WHERE d.gen_id = e.gen_id AND d.item_id = e.item_id AND d.gen_round = e.gen_round
-        AND d.criterion = e.criterion AND d.outcome = 'decided'
-        AND d.edit_id NOT IN (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL));
-CREATE TABLE IF NOT EXISTS queues (
-    queue_id           TEXT PRIMARY KEY,
-    gen_id             TEXT NOT NULL,
-    created_at         TEXT NOT NULL,
-    created_by         TEXT,
-    seed               INTEGER NOT NULL,
-    audit_rate         REAL NOT NULL CHECK (audit_rate >= 0 AND audit_rate <= 1),
-    reviewers_required INTEGER NOT NULL CHECK (reviewers_required >= 1),
-    runs               TEXT NOT NULL,
-    population         INTEGER NOT NULL,
-    flagged            INTEGER NOT NULL,
-    agreed             INTEGER NOT NULL,
-    audit_sampled      INTEGER NOT NULL,
-    detector_version   TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS queue_cases (
-    queue_id       TEXT NOT NULL REFERENCES queues(queue_id),
-    rank           INTEGER NOT NULL,
-    gen_id         TEXT NOT NULL,
-    item_id        TEXT NOT NULL,
-    gen_round      INTEGER NOT NULL,
-    criterion      TEXT NOT NULL,
-    class          TEXT,
-    stratum        TEXT NOT NULL CHECK (stratum IN ('disagreement', 'audit')),
-    reasons        TEXT NOT NULL DEFAULT '[]',
-    runs           TEXT NOT NULL DEFAULT '[]',
-    detail         TEXT NOT NULL DEFAULT '{}',
-    inclusion_prob REAL NOT NULL CHECK (inclusion_prob > 0 AND inclusion_prob <= 1),
-    PRIMARY KEY (queue_id, item_id, gen_round, criterion)
-);
-CREATE INDEX IF NOT EXISTS queue_cases_rank ON queue_cases (queue_id, rank);
-CREATE INDEX IF NOT EXISTS queue_cases_key ON queue_cases (gen_id, item_id, gen_round, criterion);
-CREATE TABLE IF NOT EXISTS leases (
-    gen_id      TEXT NOT NULL,
-    item_id     TEXT NOT NULL,
-    gen_round   INTEGER NOT NULL,
-    criterion   TEXT NOT NULL,
-    reviewer    TEXT NOT NULL,
-    queue_id    TEXT NOT NULL,
-    taken_at    TEXT NOT NULL,
-    expires_at  TEXT NOT NULL,
-    PRIMARY KEY (gen_id, item_id, gen_round, criterion, reviewer)
-);
-CREATE INDEX IF NOT EXISTS leases_reviewer ON leases (reviewer, queue_id);
-CREATE TRIGGER IF NOT EXISTS queues_no_update BEFORE UPDATE ON queues
-BEGIN SELECT RAISE(ABORT, 'queues are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS queues_no_delete BEFORE DELETE ON queues
-BEGIN SELECT RAISE(ABORT, 'queues are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS queue_cases_no_update BEFORE UPDATE ON queue_cases
-BEGIN SELECT RAISE(ABORT, 'queue cases are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS queue_cases_no_delete BEFORE DELETE ON queue_cases
-BEGIN SELECT RAISE(ABORT, 'queue cases are append-only'); END;
-"""
-
-# every object _DDL creates: a database holding all of them is opened without running the DDL
-_SCHEMA_OBJECTS = frozenset(
-    {
-        "meta",
-        "edits",
-        "edits_key",
-        "edits_no_update",
-        "edits_no_delete",
-        "current_labels",
-        "queues",
-        "queue_cases",
-        "queue_cases_rank",
-        "queue_cases_key",
-        "leases",
-        "leases_reviewer",
-        "queues_no_update",
-        "queues_no_delete",
-        "queue_cases_no_update",
-        "queue_cases_no_delete",
-    }
-)
+_READY: set[str] = set()  # PostgreSQL URLs whose tables this process found (their version is read each time)
 
 # a reviewer's standing edit per case: the latest decided / test_wrong / skipped edit of theirs that
 # no withdrawn edit takes back
@@ -193,17 +86,29 @@ EXPORT_COLUMNS = [
 
 
 class LabelStore:
-    """The SQLite label store in a state directory."""
+    """The label store of a state directory: SQLite there (``labels.sqlite``), or the PostgreSQL
+    database of ``url`` (default: the Store's ``--db``, else ``EVALCORE_DB``; see
+    :mod:`evalcore.storage.db`)."""
 
-    def __init__(self, store: Store):
+    def __init__(self, store: Store, url: str | None = None):
         self.store = store
-        self.path = writable_state(store, DB_NAME)
+        self.path = writable_state(store, DB_NAME)  # (the state directory is checked on both backends)
+        self.url = database_url(store, url)
+        self.where = mask(self.url) if self.url else str(self.path)  # for messages
         self._local = threading.local()  # one connection per thread, kept open (closing the last one checkpoints)
         self._criteria: dict[str, tuple[tuple, list[str], dict[str, S.Criterion]]] = {}
         self._seen: set[tuple] = set()  # (gen_id, item_id[, round]) found in the data: checked once
 
+    @property
+    def dialect(self) -> str:
+        return "postgres" if self.url else "sqlite"
+
+    def _absent(self) -> bool:
+        """Nothing was ever written (a SQLite store not yet created): readers return nothing."""
+        return self.url is None and not self.path.exists()
+
     @contextmanager
-    def _db(self, create: bool = True):
+    def _db(self, create: bool = True) -> Iterator[Database]:
         """This thread's connection (opened on first use and kept: opening and closing a WAL
         database for every edit costs a checkpoint each time)."""
         con = getattr(self._local, "con", None)
@@ -219,30 +124,34 @@ class LabelStore:
             self._local.con = None
             con.close()
 
-    def _connect(self, create: bool = True) -> sqlite3.Connection:
-        con = open_state_db(self.path, create)
-        have = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
-        if not have >= _SCHEMA_OBJECTS:  # first use (or an older store): create what is missing
-            con.executescript(_DDL)
-        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        if row is not None and int(row[0]) > LABELS_SCHEMA_VERSION:
-            raise LabelError(
-                f"schema_version {row[0]} is newer than this evalcore reads ({LABELS_SCHEMA_VERSION})",
-                file=self.path,
-                field="schema_version",
-            )
-        if row is None or int(row[0]) < LABELS_SCHEMA_VERSION:
-            self._upgrade(con)
+    def _connect(self, create: bool = True) -> Database:
+        con = connect(self.url or self.path, lock="labels", create=create)
+        try:
+            if self.url not in _READY:  # first use: create what is missing
+                con.ensure(LABELS_DDL[con.dialect], LABELS_OBJECTS[con.dialect])
+            row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is not None and int(row[0]) > LABELS_SCHEMA_VERSION:
+                raise LabelError(
+                    f"schema_version {row[0]} is newer than this evalcore reads ({LABELS_SCHEMA_VERSION})",
+                    file=self.where,
+                    field="schema_version",
+                )
+            if row is None or int(row[0]) < LABELS_SCHEMA_VERSION:
+                self._upgrade(con)
+        except BaseException:
+            con.close()
+            raise
+        if self.url:
+            _READY.add(self.url)
         return con
 
     @staticmethod
-    def _upgrade(con: sqlite3.Connection) -> None:
+    def _upgrade(con: Database) -> None:
         """Bring an older store to this schema in one transaction: version 2 adds ``edits.role``
-        (every earlier edit was a reviewer's) and the leases (created by the DDL above)."""
-        con.execute("BEGIN IMMEDIATE")
+        (every earlier edit was a reviewer's) and the leases (created by the DDL)."""
+        con.begin()
         try:
-            cols = {r[1] for r in con.execute("PRAGMA table_info(edits)")}
-            if "role" not in cols:
+            if "role" not in con.columns("edits"):
                 con.execute(
                     "ALTER TABLE edits ADD COLUMN role TEXT NOT NULL DEFAULT 'reviewer' "
                     "CHECK (role IN ('reviewer', 'adjudicator'))"
@@ -251,29 +160,33 @@ class LabelStore:
                 "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (str(LABELS_SCHEMA_VERSION),),
             )
-            con.execute("COMMIT")
+            con.commit()
         except BaseException:
-            con.execute("ROLLBACK")
+            con.rollback()
             raise
 
     @staticmethod
     def json_values(expr: str, alias: str = "r") -> str:
         """SQL for a table of the text values of the JSON array in ``expr``, one column ``value``,
-        aliased ``alias``: for the queue's filters over a case's reasons and runs."""
+        aliased ``alias``: for the queue's filters over a case's reasons and runs. Written as
+        SQLite's ``json_each``; the PostgreSQL connection runs it as ``jsonb_array_elements_text``
+        (:func:`evalcore.storage.db.to_postgres`), so the same SQL serves both."""
         return f"json_each({expr}) {alias}"
 
     @contextmanager
-    def transaction(self):
-        """This thread's connection inside a write transaction (``BEGIN IMMEDIATE``: one writer at
-        a time, the others wait up to the busy timeout); committed on leaving, rolled back on an
-        error. For the review queue's leases, which read and write in one step."""
+    def transaction(self) -> Iterator[Database]:
+        """This thread's connection inside a write transaction (one writer at a time: ``BEGIN
+        IMMEDIATE`` on SQLite, the others wait up to the busy timeout; an advisory transaction lock
+        on PostgreSQL); committed on leaving, rolled back on an error. For the review queue's
+        leases, which read and write in one step. ``con.execute(sql, params)`` takes ``?``
+        placeholders on both backends; rows read as ``row["column"]`` and ``dict(row)``."""
         with self._db() as con:
-            con.execute("BEGIN IMMEDIATE")
+            con.begin()
             try:
                 yield con
-                con.execute("COMMIT")
+                con.commit()
             except BaseException:
-                con.execute("ROLLBACK")
+                con.rollback()
                 raise
 
     # ---- what a label may say
@@ -450,41 +363,35 @@ class LabelStore:
             raise LabelError("undo needs the edit it takes back", field="--supersedes")
         tags = sorted({t.strip() for t in tags if t and t.strip()})
         with self._db() as con:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                if supersedes is not None:
-                    prev = con.execute(
-                        "SELECT gen_id, item_id, gen_round, criterion FROM edits WHERE edit_id = ?", (supersedes,)
-                    ).fetchone()
-                    if prev is None or tuple(prev) != (gen_id, item_id, int(gen_round), criterion):
-                        raise LabelError(
-                            f"edit {supersedes} is not a label of this item and criterion", field="--supersedes"
-                        )
-                cur = con.execute(
-                    "INSERT INTO edits (gen_id, item_id, gen_round, criterion, value, outcome, reviewer, created_at, "
-                    "queue, reason_code, note, supersedes, tags, role) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        gen_id,
-                        item_id,
-                        int(gen_round),
-                        criterion,
-                        value,
-                        outcome,
-                        reviewer.strip(),
-                        utcnow().isoformat(),
-                        queue,
-                        reason_code,
-                        note,
-                        supersedes,
-                        json.dumps(tags),
-                        role,
-                    ),
-                )
-                edit_id = cur.lastrowid
-                con.execute("COMMIT")
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+            if supersedes is not None:  # (edits never change: checked before taking the write lock)
+                prev = con.execute(
+                    "SELECT gen_id, item_id, gen_round, criterion FROM edits WHERE edit_id = ?", (supersedes,)
+                ).fetchone()
+                if prev is None or tuple(prev) != (gen_id, item_id, int(gen_round), criterion):
+                    raise LabelError(
+                        f"edit {supersedes} is not a label of this item and criterion", field="--supersedes"
+                    )
+            edit_id = con.append(
+                "INSERT INTO edits (gen_id, item_id, gen_round, criterion, value, outcome, reviewer, created_at, "
+                "queue, reason_code, note, supersedes, tags, role) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    gen_id,
+                    item_id,
+                    int(gen_round),
+                    criterion,
+                    value,
+                    outcome,
+                    reviewer.strip(),
+                    utcnow().isoformat(),
+                    queue,
+                    reason_code,
+                    note,
+                    supersedes,
+                    json.dumps(tags),
+                    role,
+                ),
+                "edit_id",
+            )
             row = con.execute("SELECT * FROM edits WHERE edit_id = ?", (edit_id,)).fetchone()
         return self._row(row, crit)
 
@@ -521,36 +428,14 @@ class LabelStore:
 
     def write_queue(self, queue: dict[str, Any], cases: list[dict[str, Any]]) -> None:
         """Append a queue and all its cases in one transaction (all or nothing)."""
-        qrow = [json.dumps(queue[c]) if c == "runs" else queue[c] for c in self.QUEUE_COLUMNS]
         crows = [
-            [
+            tuple(
                 json.dumps(c[k], sort_keys=True) if k in ("reasons", "runs", "detail") else c[k]
                 for k in self.CASE_COLUMNS
-            ]
+            )
             for c in cases
         ]
-        with self._db() as con:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                con.execute(
-                    f"INSERT INTO queues ({', '.join(self.QUEUE_COLUMNS)}) VALUES "
-                    f"({', '.join('?' * len(self.QUEUE_COLUMNS))})",
-                    qrow,
-                )
-                con.executemany(
-                    f"INSERT INTO queue_cases ({', '.join(self.CASE_COLUMNS)}) VALUES "
-                    f"({', '.join('?' * len(self.CASE_COLUMNS))})",
-                    crows,
-                )
-                con.execute("COMMIT")
-            except sqlite3.IntegrityError as e:
-                con.execute("ROLLBACK")
-                raise LabelError(
-                    f"queue {queue['queue_id']!r} cannot be written: {e}", file=self.path, field="queue"
-                ) from None
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
+        self.write_queue_rows(queue, [crows])
 
     def write_queue_rows(self, queue: dict[str, Any], batches: Iterable[Iterable[tuple[Any, ...]]]) -> None:
         """Append a queue and its cases streamed in batches, in one transaction (all or nothing):
@@ -562,27 +447,22 @@ class LabelStore:
             f"({', '.join('?' * len(self.CASE_COLUMNS))})"
         )
         with self._db() as con:
-            con.execute("BEGIN IMMEDIATE")
             try:
-                con.execute(
-                    f"INSERT INTO queues ({', '.join(self.QUEUE_COLUMNS)}) VALUES "
-                    f"({', '.join('?' * len(self.QUEUE_COLUMNS))})",
-                    qrow,
-                )
-                for batch in batches:
-                    con.executemany(insert, batch)
-                con.execute("COMMIT")
-            except sqlite3.IntegrityError as e:
-                con.execute("ROLLBACK")
+                with self.transaction():
+                    con.execute(
+                        f"INSERT INTO queues ({', '.join(self.QUEUE_COLUMNS)}) VALUES "
+                        f"({', '.join('?' * len(self.QUEUE_COLUMNS))})",
+                        qrow,
+                    )
+                    for batch in batches:
+                        con.executemany(insert, batch)
+            except con.integrity_errors as e:
                 raise LabelError(
-                    f"queue {queue['queue_id']!r} cannot be written: {e}", file=self.path, field="queue"
+                    f"queue {queue['queue_id']!r} cannot be written: {e}", file=self.where, field="queue"
                 ) from None
-            except BaseException:
-                con.execute("ROLLBACK")
-                raise
 
     def _plain(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
-        if not self.path.exists():
+        if self._absent():
             return []
         with self._db(create=False) as con:
             return [dict(r) for r in con.execute(sql, params).fetchall()]
@@ -594,9 +474,9 @@ class LabelStore:
     def queues(self, gen_id: str | None = None) -> list[dict[str, Any]]:
         """Every queue (of one generation), oldest first."""
         rows = (
-            self._plain("SELECT * FROM queues WHERE gen_id = ? ORDER BY created_at, rowid", (gen_id,))
+            self._plain("SELECT * FROM queues WHERE gen_id = ? ORDER BY created_at, queue_id", (gen_id,))
             if gen_id
-            else self._plain("SELECT * FROM queues ORDER BY created_at, rowid")
+            else self._plain("SELECT * FROM queues ORDER BY created_at, queue_id")
         )
         for r in rows:
             r["runs"] = json.loads(r["runs"])
@@ -613,7 +493,7 @@ class LabelStore:
         return rows
 
     # ---- reading
-    def _row(self, row: sqlite3.Row, crit: S.Criterion | None = None) -> dict[str, Any]:
+    def _row(self, row: Any, crit: S.Criterion | None = None) -> dict[str, Any]:
         d = dict(row)
         d["tags"] = json.loads(d.get("tags") or "[]")
         d["source"] = "state"
@@ -621,7 +501,7 @@ class LabelStore:
         return d
 
     def _query(self, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
-        if not self.path.exists():
+        if self._absent():
             return []
         with self._db(create=False) as con:
             rows = con.execute(sql, params).fetchall()
