@@ -4,6 +4,10 @@
 
 Without either, the app opens the bundled SIMULATED demo (data/demo) and keeps its writable state
 in ./.evalcore-state. Pages are thin: they read widgets, call evalcore and render.
+
+With ``[auth]`` in the secrets (Streamlit's st.login), the pages registered for a session are those
+its roles may open (the claims and ``<state>/roles.toml``); every other page's URL gives a refusal,
+and a grader gets the Pairwise grading page alone (docs/ACCESS.md).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ if str(ROOT) not in sys.path:  # so that pages can `from pages import _ui` howev
 
 import streamlit as st  # noqa: E402
 
+import evalcore  # noqa: E402
 from pages import _ui  # noqa: E402
 
 st.set_page_config(page_title="evalcore", layout="wide")
@@ -25,41 +30,84 @@ data_dir, state_dir = _ui.resolve_dirs(sys.argv[1:])
 _ui.set_dirs(data_dir, state_dir)
 
 
-def page(file: str, title: str, url: str, default: bool = False) -> st.Page:
-    return st.Page(str(ROOT / "pages" / file), title=title, url_path=url, default=default)
+READ = ("reviewer", "adjudicator", "admin")  # every page but upkeep and the ledger
+KEEP = ("adjudicator", "admin")  # suites' repairs and the decision ledger
+GRADE = ("grader", *READ)
+
+# (section, file, title, URL path, roles that may open it): docs/ACCESS.md
+PAGES = [
+    ("Browse", "1_runs.py", "Runs", "runs", READ),
+    ("Browse", "2_attribution.py", "Failure attribution", "attribution", READ),
+    ("Browse", "3_association.py", "Criteria association", "association", READ),
+    ("Browse", "4_harness.py", "Harness comparison", "harness", READ),
+    ("Adjudicate", "5_review.py", "Review queue", "review", READ),
+    ("Adjudicate", "6_agreement.py", "Agreement and judge report card", "agreement", READ),
+    ("Adjudicate", "12_labels.py", "Labels", "labels", READ),
+    ("Adjudicate", "13_suite.py", "Suites", "suites", KEEP),
+    ("Pairwise", "7_pairwise_grading.py", "Pairwise grading", "pairwise_grading", GRADE),
+    ("Pairwise", "8_pairwise_results.py", "Pairwise results", "pairwise_results", READ),
+    ("Decide", "9_compare.py", "Compare configurations", "compare", READ),
+    ("Decide", "10_cost.py", "Cost", "cost", READ),
+    ("Decide", "11_ledger.py", "Ledger", "ledger", KEEP),
+]
 
 
-nav = st.navigation(
-    {
-        "Browse": [
-            page("1_runs.py", "Runs", "runs", default=True),
-            page("2_attribution.py", "Failure attribution", "attribution"),
-            page("3_association.py", "Criteria association", "association"),
-            page("4_harness.py", "Harness comparison", "harness"),
-        ],
-        "Adjudicate": [
-            page("5_review.py", "Review queue", "review"),
-            page("6_agreement.py", "Agreement and judge report card", "agreement"),
-            page("12_labels.py", "Labels", "labels"),
-            page("13_suite.py", "Suites", "suites"),
-        ],
-        "Pairwise": [
-            page("7_pairwise_grading.py", "Pairwise grading", "pairwise_grading"),
-            page("8_pairwise_results.py", "Pairwise results", "pairwise_results"),
-        ],
-        "Decide": [
-            page("9_compare.py", "Compare configurations", "compare"),
-            page("10_cost.py", "Cost", "cost"),
-            page("11_ledger.py", "Ledger", "ledger"),
-        ],
-    }
-)
+def stubs(show, urls, title: str) -> list[st.Page]:
+    """One hidden page per URL path that only runs ``show``: the real page is not registered, so
+    its script never runs for this session, and its URL gives ``show`` instead."""
+    return [st.Page(show, title=title, url_path=url, visibility="hidden") for url in urls]
 
-with st.sidebar:
-    st.text(f"data: {_ui.display_path(data_dir)}")
-    with _ui.boundary():
-        if _ui.summary("data_overview")["simulated"]:
-            st.badge("SIMULATED demo data", color="orange")
+
+def navigation(roles: frozenset[str] | None) -> tuple[st.navigation, bool]:
+    """The pages this session may open (all of them when ``roles`` is None: no login configured),
+    every other URL a refusal; and whether the full sidebar (data directory, demo badge) shows."""
+    allowed = [p for p in PAGES if roles is None or roles & set(p[4])]
+    if roles is not None and roles == {"grader"}:
+        allowed = [p for p in PAGES if p[3] == "pairwise_grading"]
+    sections: dict[str, list[st.Page]] = {}
+    for k, (section, file, title, url, _roles) in enumerate(allowed):
+        sections.setdefault(section, []).append(
+            st.Page(str(ROOT / "pages" / file), title=title, url_path=url, default=k == 0)
+        )
+    refused = [p[3] for p in PAGES if p not in allowed]
+    if refused:
+        sections.setdefault("", []).extend(stubs(_ui.refusal, refused, "Not available"))
+    return st.navigation(sections), roles is None or not roles <= {"grader"}
+
+
+def only(show, title: str) -> st.navigation:
+    """Every URL shows ``show`` (nobody logged in, no role, a broken roles file)."""
+    first = st.Page(show, title=title, url_path="welcome", default=True)
+    return st.navigation([first, *stubs(show, [p[3] for p in PAGES], title)], position="hidden")
+
+
+full = True
+if not _ui.login_configured():
+    nav, full = navigation(None)
+else:
+    try:
+        access = _ui.login_access()
+    except evalcore.EvalcoreError as err:
+        access, problem = None, err
+    else:
+        problem = None
+    if problem is not None:
+        nav, full = only(lambda: _ui.show_error(problem), "Roles file"), False
+    elif access is None:
+        nav, full = only(_ui.login_page, "Log in"), False
+    elif not access.roles:
+        nav, full = only(_ui.no_role_page, "No role"), False
+    else:
+        nav, full = navigation(access.roles)
+        st.sidebar.caption(_ui.md_escape(f"Logged in as {access.display}"))
+        st.sidebar.button("Log out", key="logout", on_click=st.logout)
+
+if full:  # a grader sees nothing of the data directory but the pairs they grade
+    with st.sidebar:
+        st.text(f"data: {_ui.display_path(data_dir)}")
+        with _ui.boundary():
+            if _ui.summary("data_overview")["simulated"]:
+                st.badge("SIMULATED demo data", color="orange")
 
 with _ui.boundary():
     nav.run()

@@ -39,6 +39,7 @@ from evalcore.storage.export import export_labels
 from evalcore.storage.gold import gold
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.paths import default_data_dir, default_keys_dir, default_state_dir
+from evalcore.storage.roles import ACCESS_ROLES, ROLES_FILE, Access, RolesFile, load_roles, resolve_access
 from evalcore.storage.store import Store
 
 if TYPE_CHECKING:
@@ -84,7 +85,10 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ACCESS_ROLES",
+    "ROLES_FILE",
     "SCHEMA_VERSION",
+    "Access",
     "Criterion",
     "EvalcoreError",
     "FormatError",
@@ -95,6 +99,7 @@ __all__ = [
     "LabelStore",
     "NotFoundError",
     "PathEscapeError",
+    "RolesFile",
     "Rubric",
     "RunManifest",
     "SchemaVersionError",
@@ -114,7 +119,9 @@ __all__ = [
     "importers",
     "item_view",
     "llm",
+    "load_roles",
     "pairwise",
+    "resolve_access",
     "review",
     "run_item_ids",
     "run_summary",

@@ -1,14 +1,19 @@
 """Pairwise grading: the blinded side-by-side session, one pair at a time.
 
-A reviewer gives their name, reads the question and the two answers (plain text, same width and
-style) and chooses Left better / Same / Right better, by button or by keyboard (A / S / D). Each
-choice is appended to the state directory with the time it took; the reviewer's order is fixed,
-so grading resumes where it left off. After the last pair an optional probe asks which side the
-reviewer thinks one arm (their own "X") wrote, to measure whether the blinding held.
+The reviewer is known from the login (st.login) or gives their name once per browser session
+(pages/_ui.py identity); a grader-only login sees its assigned sessions alone. They read the
+question and the two answers (plain text, same width and style) and choose Left better / Same /
+Right better, by button or by keyboard (A / S / D); U takes back their last choice. Each choice is
+appended to the state directory with the time it took (an undo appends a withdrawal); the
+reviewer's order is fixed, so grading resumes where it left off. After the last pair an optional
+probe asks which side the reviewer thinks one arm (their own "X") wrote, to measure whether the
+blinding held: a step of its own, entered with a button, whose buttons have no keys, so a grading
+key pressed once too often answers nothing.
 
 The page reads only the data and the state directories (evalcore.pairwise.progress, pair_view,
-record_judgment, record_probe) and never a key: nothing it shows depends on which arm is which,
-and no result is shown while the session is open. Deep links: ?session=ID&reviewer=NAME.
+record_judgment, undo_judgment, record_probe) and never a key: nothing it shows depends on which
+arm is which, and no result is shown while the session is open. Deep links:
+?session=ID&reviewer=NAME (no login) and &step=probe.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ from pages import _ui
 SHOWN = "_pw_shown"  # (session, reviewer, pair, monotonic time it was first drawn)
 ERROR = "_pw_error"
 SKIP_PROBE = "_pw_skip_probe"
+PROBING = "_pw_probing"  # (session, reviewer) whose probe step was entered with its button
+UNDONE = "_pw_undone"  # what the last undo took back
 CHOICES = [("Left better", "left", "A"), ("Same", "same", "S"), ("Right better", "right", "D")]
 GUESSES = [
     ("X wrote the left one", "left", "A"),
@@ -43,6 +50,10 @@ def _record(kind: str, session_id: str, reviewer: str, pair_id: str, value: str)
     """Button callback: append the judgment (or probe answer); an error is shown on the rerun."""
     store = _ui.store()
     try:
+        prog = pairwise.progress(store, session_id, reviewer)
+        shown = prog["next_pair"] if kind == "judgment" else (prog["probe_left"] or [None])[0]
+        if pair_id != shown:  # a key or click on a button of a pair already answered (a stale one)
+            return
         if kind == "judgment":
             pairwise.record_judgment(
                 store, session_id, pair_id, reviewer, value, _seconds(session_id, reviewer, pair_id), via="app"
@@ -50,6 +61,7 @@ def _record(kind: str, session_id: str, reviewer: str, pair_id: str, value: str)
         else:
             pairwise.record_probe(store, session_id, pair_id, reviewer, value, _seconds(session_id, reviewer, pair_id))
         st.session_state.pop(ERROR, None)
+        st.session_state.pop(UNDONE, None)
     except evalcore.EvalcoreError as err:
         st.session_state[ERROR] = err.message
 
@@ -69,16 +81,64 @@ def _show_pair(store, session_id: str, reviewer: str, pair_id: str) -> None:
         _ui.show_text(view["right_text"])
 
 
-def _buttons(kind: str, options, session_id: str, reviewer: str, pair_id: str) -> None:
+def _buttons(kind: str, options, session_id: str, reviewer: str, pair_id: str, *, shortcuts: bool) -> None:
     for col, (label, value, key) in zip(st.columns(len(options)), options):
         col.button(
             label,
             key=f"pw_{kind}_{value}",
-            shortcut=key,
+            shortcut=key if shortcuts else None,
             width="stretch",
             on_click=_record,
             args=(kind, session_id, reviewer, pair_id, value),
         )
+
+
+def _undo(session_id: str, reviewer: str, judgment_id: int) -> None:
+    """Button callback: take back the judgment the button was drawn for (appended as a
+    withdrawal); a second press of the same button takes back nothing more."""
+    try:
+        took = pairwise.undo_judgment(_ui.store(), session_id, reviewer, via="app", judgment_id=judgment_id)
+        if took is None:
+            return
+        st.session_state[UNDONE] = f"Took back your choice on pair {took['pair_id']}: grade it again."
+        st.session_state.pop(ERROR, None)
+        _leave_probe()
+    except evalcore.EvalcoreError as err:
+        st.session_state[ERROR] = err.message
+
+
+def _undo_button(prog: dict, session_id: str, reviewer: str) -> None:
+    if prog["can_undo"]:
+        st.button(
+            "Undo my last choice",
+            key="pw_undo",
+            shortcut="U",
+            on_click=_undo,
+            args=(session_id, reviewer, prog["last_judgment"]),
+        )
+
+
+def _in_probe(session_id: str, reviewer: str) -> bool:
+    """The probe step was entered with its button (kept in the link: ``?step=probe``)."""
+    if _ui.qp("step") == "probe":
+        st.session_state[PROBING] = (session_id, reviewer)
+    return st.session_state.get(PROBING) == (session_id, reviewer)
+
+
+def _enter_probe(session_id: str, reviewer: str) -> None:
+    st.session_state[PROBING] = (session_id, reviewer)
+    st.session_state.pop(UNDONE, None)
+    _ui.set_qp(step="probe")
+
+
+def _leave_probe() -> None:
+    st.session_state.pop(PROBING, None)
+    _ui.set_qp(step=None)
+
+
+def _skip_probe(session_id: str, reviewer: str) -> None:
+    st.session_state[SKIP_PROBE] = (session_id, reviewer)
+    _leave_probe()
 
 
 st.title("Pairwise grading")
@@ -86,6 +146,14 @@ store = _ui.store()
 
 with _ui.boundary():
     sessions = pairwise.sessions_overview(store)
+    who = _ui.identity("pw", verb="Grading")
+    if who is None and _ui.login_configured():
+        st.stop()
+    if who is not None and who.grader_only:
+        sessions = [s for s in sessions if who.may_grade(s["session_id"])]
+        if not sessions:
+            st.info("No pairwise session is assigned to you yet.")
+            st.stop()
     if not sessions:
         st.info("No pairwise sessions in this data directory. Make one with `evalcore pairs make`.")
         st.stop()
@@ -94,9 +162,7 @@ with _ui.boundary():
     _ui.sync_widget("pw_session", "session", ids)
     if st.session_state.get("pw_session") not in ids:
         st.session_state["pw_session"] = next((s["session_id"] for s in sessions if s["status"] == "open"), ids[0])
-    _ui.sync_widget("pw_reviewer", "reviewer")
-    c_session, c_name = st.columns([1, 1])
-    c_session.selectbox(
+    st.selectbox(
         "Session",
         ids,
         key="pw_session",
@@ -104,65 +170,82 @@ with _ui.boundary():
         args=("pw_session", "session"),
         format_func=lambda s: f"{s} ({status[s]['status']}, {status[s]['n_pairs']} pairs)",
     )
-    c_name.text_input(
-        "Your name",
-        key="pw_reviewer",
-        max_chars=80,
-        placeholder="who is grading",
-        on_change=_ui.widget_to_qp,
-        args=("pw_reviewer", "reviewer"),
-    )
     session_id = st.session_state["pw_session"]
-    reviewer = " ".join(str(st.session_state.get("pw_reviewer") or "").split())
+    _ui.set_qp(session=session_id)  # a reload comes back to this session
     if st.session_state.get(ERROR):
         st.error(_ui.code_span(st.session_state[ERROR]))
     if status[session_id]["status"] != "open":
-        st.info("This session is closed and takes no more judgments; its results are on the Pairwise results page.")
+        st.info(
+            "This session is closed and takes no more judgments"
+            + ("." if who is not None and who.grader_only else "; its results are on the Pairwise results page.")
+        )
         st.stop()
     if status[session_id]["simulated"]:
         st.caption("A SIMULATED demo session: its answers were written by evalcore's simulator.")
-    if not reviewer:
+    if who is None:
         st.info(
             "Type your name and press Enter to start. You will see one pair of answers at a time, without "
             "knowing which system wrote which; choose with the buttons or the keys A (left better), "
-            "S (same) and D (right better). You can stop at any time and come back: grading resumes where you "
-            "left off."
+            "S (same) and D (right better), U takes back your last choice. You can stop at any time and come "
+            "back: grading resumes where you left off."
         )
         st.stop()
+    reviewer = who.name
 
     prog = pairwise.progress(store, session_id, reviewer)
     st.progress(
         prog["graded"] / prog["total"] if prog["total"] else 1.0,
-        text=f"{prog['graded']} of {prog['total']} pairs graded by {_ui.md_escape(reviewer)}",
+        text=f"{prog['graded']} of {prog['total']} pairs graded by {_ui.md_escape(who.display)}",
     )
+    if st.session_state.get(UNDONE):
+        st.caption(_ui.md_escape(st.session_state[UNDONE]))
 
-    if prog["next_pair"] is not None:
+    if prog["step"] == "grade":
         pid = prog["next_pair"]
         _show_pair(store, session_id, reviewer, pid)
-        _buttons("judgment", CHOICES, session_id, reviewer, pid)
+        _buttons("judgment", CHOICES, session_id, reviewer, pid, shortcuts=True)
+        _undo_button(prog, session_id, reviewer)
         st.caption(
-            f"Pair {_ui.md_escape(pid)}. Keys: A = left better, S = same, D = right better. Judge the "
+            f"Pair {_ui.md_escape(pid)}. Keys: A = left better, S = same, D = right better, U = undo. Judge the "
             "answers on what they say; the sides were drawn at random for every pair."
         )
         st.stop()
 
     st.success("You have graded every pair of this session. Thank you.")
-    if not prog["probe_left"] or st.session_state.get(SKIP_PROBE) == (session_id, reviewer):
+    probing = _in_probe(session_id, reviewer)
+    if prog["step"] == "done" or st.session_state.get(SKIP_PROBE) == (session_id, reviewer):
+        _undo_button(prog, session_id, reviewer)
         st.info("Results are shown on the Pairwise results page once the session has been closed.")
+        st.stop()
+    if not probing:
+        # the probe is a step of its own, entered on purpose: no grading key reaches it
+        _undo_button(prog, session_id, reviewer)
+        st.markdown(
+            "One optional step is left: a short probe of whether you could tell the two systems apart. "
+            "It does not change your judgments."
+        )
+        c_start, c_skip = st.columns(2)
+        c_start.button(
+            "Answer the probe",
+            key="pw_probe_start",
+            on_click=_enter_probe,
+            args=(session_id, reviewer),
+            width="stretch",
+        )
+        c_skip.button(
+            "Skip the probe", key="pw_skip_probe", on_click=_skip_probe, args=(session_id, reviewer), width="stretch"
+        )
         st.stop()
     st.subheader("Could you tell the two systems apart? (optional)")
     st.markdown(
         "Two systems wrote these answers. If you think you can recognise one of them, call it **X**, and "
         "for each pair below say which side X wrote. Keep the same X throughout. Your answers only measure "
-        "whether the blinding held; they do not change your judgments."
+        "whether the blinding held; they do not change your judgments. Choose with the mouse: this step "
+        "has no keys."
     )
     done = len(prog["probe_pairs"]) - len(prog["probe_left"])
     st.progress(done / len(prog["probe_pairs"]), text=f"{done} of {len(prog['probe_pairs'])} probe pairs")
     pid = prog["probe_left"][0]
     _show_pair(store, session_id, reviewer, pid)
-    _buttons("probe", GUESSES, session_id, reviewer, pid)
-    st.button(
-        "Skip the probe",
-        key="pw_skip_probe",
-        on_click=lambda: st.session_state.__setitem__(SKIP_PROBE, (session_id, reviewer)),
-    )
+    _buttons("probe", GUESSES, session_id, reviewer, pid, shortcuts=False)
+    st.button("Skip the probe", key="pw_skip_probe", on_click=_skip_probe, args=(session_id, reviewer))

@@ -4,8 +4,13 @@
   one generation with two rounds, four runs: complete single, complete split, polluted, partial;
   one shipped label set), optionally with a hostile answer.
 * :func:`start_app` starts ``streamlit run app.py`` on a free loopback port and waits for
-  ``/_stcore/health``; :func:`chromium_path` finds Debian's chromium; :func:`guard_page` routes
+  ``/_stcore/health`` (with ``secrets``, a secrets.toml of the test's own passed through
+  ``--secrets.files``); :func:`chromium_path` finds Debian's chromium; :func:`guard_page` routes
   every request of a Playwright page and aborts (and records) any that would leave 127.0.0.1.
+* :func:`start_oidc_provider` runs a real OpenID Connect provider (the ``oidc-provider-mock``
+  package) on 127.0.0.1 in a thread, and :func:`auth_secrets` is the ``[auth]`` section that points
+  Streamlit's st.login at it; :func:`log_in` goes through the provider's sign-in form.
+* :func:`press_when_ready` presses a shortcut key once the buttons are drawn and the run is idle.
 """
 
 from __future__ import annotations
@@ -145,16 +150,25 @@ def streamlit_bin() -> str:
 
 @contextmanager
 def start_app(data: Path, state: Path, *, port: int | None = None, timeout: float = 30.0,
-              extra_args: list[str] = ()) -> Iterator[str]:
-    """Run ``streamlit run app.py`` on 127.0.0.1 and yield its base URL; stop it afterwards."""
+              extra_args: list[str] = (), secrets: str | None = None) -> Iterator[str]:
+    """Run ``streamlit run app.py`` on 127.0.0.1 and yield its base URL; stop it afterwards.
+
+    ``secrets``: the text of a secrets.toml (e.g. :func:`auth_secrets`), written beside the state
+    directory and given to Streamlit as its only secrets file (``--secrets.files``), so neither
+    the repository's nor the user's ``.streamlit/secrets.toml`` is read."""
     port = port or free_port()
     env = {**os.environ, "EVALCORE_DATA": str(data), "EVALCORE_STATE": str(state),
            "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    log = Path(state).parent / f"streamlit-{port}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    if secrets is not None:
+        sfile = Path(state).parent / f"secrets-{port}" / "secrets.toml"
+        sfile.parent.mkdir(parents=True, exist_ok=True)
+        sfile.write_text(secrets, encoding="utf-8")
+        extra_args = [*extra_args, "--secrets.files", str(sfile)]
     cmd = [streamlit_bin(), "run", str(REPO / "app.py"), "--server.headless", "true", "--server.address", "127.0.0.1",
            "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
            *extra_args]
-    log = Path(state).parent / f"streamlit-{port}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as out:
         proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
@@ -180,6 +194,61 @@ def start_app(data: Path, state: Path, *, port: int | None = None, timeout: floa
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+# --------------------------------------------------------------------------- a local OIDC provider
+
+
+@contextmanager
+def start_oidc_provider(users: dict[str, dict]) -> Iterator[str]:
+    """A real OpenID Connect provider (``oidc_provider_mock``, Authlib underneath) on 127.0.0.1:
+    ``users`` maps a subject to its claims (email, name, roles...), each offered on the sign-in
+    form. Yields the issuer URL; the server stops afterwards."""
+    import threading
+
+    import oidc_provider_mock
+    import werkzeug.serving
+
+    app = oidc_provider_mock.app(require_nonce=True, user_claims=[
+        oidc_provider_mock.User(sub=sub, claims=claims) for sub, claims in users.items()])
+    server = werkzeug.serving.make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def auth_secrets(issuer: str) -> str:
+    """The ``[auth]`` section of secrets.toml for st.login against ``issuer`` (Streamlit fills in
+    ``{port}`` of the redirect URI with its own port)."""
+    import secrets as _secrets
+
+    return "\n".join([
+        "[auth]",
+        'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"',
+        f'cookie_secret = "{_secrets.token_hex(16)}"',
+        'client_id = "evalcore-tests"',
+        f'client_secret = "{_secrets.token_hex(8)}"',
+        f'server_metadata_url = "{issuer}/.well-known/openid-configuration"',
+        "",
+    ])
+
+
+def log_in(page, base: str, sub: str, timeout: float = 30_000) -> None:
+    """Open the app, press its "Log in" button (st.login), choose ``sub`` on the provider's form
+    and wait until the app is back with someone logged in."""
+    page.goto(base)
+    page.get_by_role("button", name="Log in").first.wait_for(timeout=timeout)
+    wait_idle(page)
+    page.get_by_role("button", name="Log in").first.click()
+    page.get_by_role("button", name=sub, exact=True).click(timeout=timeout)  # the provider's form
+    page.wait_for_url(lambda u: u.startswith(base), timeout=timeout)
+    page.get_by_text("Logged in as").wait_for(timeout=timeout)
+    wait_idle(page)
 
 
 # --------------------------------------------------------------------------- the browser
@@ -218,11 +287,29 @@ def launch(playwright):
 
 
 def wait_idle(page, timeout: float = 20_000) -> None:
-    """Wait until the Streamlit script run is over (the app's status widget says nothing)."""
+    """Wait until the Streamlit script run is over: the app's status widget says nothing, and no
+    element of the previous run is left on the page (``data-stale``: Streamlit removes those at
+    the end of a run, and a stale button still answers its shortcut key)."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
     page.wait_for_function(
         "() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
-        " return !s || !/Running|Connecting/i.test(s.innerText); }", timeout=timeout)
+        " return (!s || !/Running|Connecting/i.test(s.innerText))"
+        " && !document.querySelector('[data-stale=\"true\"]'); }", timeout=timeout)
+
+
+def press_when_ready(page, key: str, button: str, timeout: float = 20_000) -> None:
+    """Press ``key`` once the button whose label starts with ``button`` is drawn (its accessible
+    name also holds the shortcut key), the script run is idle and the focus is not in a text field
+    (where Streamlit ignores shortcut keys)."""
+    import re
+
+    page.get_by_role("button", name=re.compile("^" + re.escape(button))).first.wait_for(
+        state="visible", timeout=timeout)
+    wait_idle(page, timeout)
+    page.wait_for_function(
+        "() => { const a = document.activeElement;"
+        " return !a || !['INPUT', 'TEXTAREA'].includes(a.tagName); }", timeout=timeout)
+    page.keyboard.press(key)
 
 
 def unavailable(reason: str):

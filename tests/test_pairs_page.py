@@ -89,9 +89,11 @@ def test_grading_by_button_shows_no_arm_and_resumes(tmp_path, monkeypatch, seed)
     at = grading(open_app(w, monkeypatch, session=sid))
     assert [t.value for t in at.title] == ["Pairwise grading"]
     assert "Type your name" in at.info[0].value and not at.button
-    at.text_input(key="pw_reviewer").set_value("Ann Reviewer").run()
+    at.text_input(key="pw_name_0").set_value("Ann Reviewer").run()
     _ok(at)
     assert at.query_params.get("reviewer") == "Ann Reviewer"
+    assert not at.text_input  # the name field is gone once named: no shortcut key can type into it
+    assert any("Grading as **Ann Reviewer**" in m.value for m in at.markdown)
     total = len(P.load_pairs(w["store"], sid))
     seen = []
     for k, choice in enumerate(["left", "same", "right", "left"]):
@@ -99,8 +101,10 @@ def test_grading_by_button_shows_no_arm_and_resumes(tmp_path, monkeypatch, seed)
         view = P.pair_view(w["store"], sid, shown)
         codes = [c.value for c in at.code]
         assert view["left_text"] in codes and view["right_text"] in codes  # both answers, as text
-        assert [b.label for b in at.button] == ["Left better", "Same", "Right better"]
-        assert [b.proto.shortcut for b in at.button] == ["a", "s", "d"]
+        grading_buttons = [b for b in at.button if b.key.startswith("pw_judgment")]
+        assert [b.label for b in grading_buttons] == ["Left better", "Same", "Right better"]
+        assert [b.proto.shortcut for b in grading_buttons] == ["a", "s", "d"]
+        assert [b.key for b in at.button if b.key == "pw_undo"] == (["pw_undo"] if k else [])
         assert at.get("progress")[0].proto.text.startswith(f"{k} of {total} pairs graded")
         no_arm(rendered(at) + state_text(at), arms)
         at.button(key=f"pw_judgment_{choice}").click().run()
@@ -130,8 +134,16 @@ def test_probe_at_the_end_then_closed(tmp_path, monkeypatch):
         at.button(key="pw_judgment_same").click().run()
         _ok(at)
     assert any("graded every pair" in s.value for s in at.success)
-    assert [b.label for b in at.button] == ["X wrote the left one", "Can't tell", "X wrote the right one",
-                                            "Skip the probe"]
+    # the probe is its own step: entered with a button, and nothing on the way has a grading key
+    assert [b.label for b in at.button] == ["Change name", "Undo my last choice", "Answer the probe", "Skip the probe"]
+    assert [b.proto.shortcut for b in at.button if b.key != "pw_undo"] == ["", "", ""]
+    assert not [b for b in at.button if b.key.startswith(("pw_probe_left", "pw_probe_right", "pw_probe_unsure"))]
+    at.button(key="pw_probe_start").click().run()
+    _ok(at)
+    assert at.query_params.get("step") == "probe"
+    assert [b.label for b in at.button] == ["Change name", "X wrote the left one", "Can't tell",
+                                            "X wrote the right one", "Skip the probe"]
+    assert [b.proto.shortcut for b in at.button] == [""] * 5  # no key answers a probe
     at.button(key="pw_probe_left").click().run()
     at.button(key="pw_probe_unsure").click().run()
     _ok(at)
@@ -143,7 +155,7 @@ def test_probe_at_the_end_then_closed(tmp_path, monkeypatch):
     # close from the command line's function; the grading page then refuses, results appear
     P.close_session(st, sid, w["keys"], n_perm=9)
     at = grading(open_app(w, monkeypatch, session=sid, reviewer="bo"))
-    assert "closed" in at.info[0].value and not at.button
+    assert "closed" in at.info[0].value and [b.key for b in at.button] == ["pw_change_name"]
     at.switch_page("pages/8_pairwise_results.py").run()
     _ok(at)
     assert [t.value for t in at.title] == ["Pairwise results"] and at.dataframe
@@ -151,6 +163,30 @@ def test_probe_at_the_end_then_closed(tmp_path, monkeypatch):
     assert [b.label for b in at.get("download_button")] == ["Download the report (JSON)"]
     text = rendered(at)
     assert all(a in text for a in w["arms"])  # unblinded now: the checker above would have seen them
+
+
+def test_undo_takes_back_the_last_choice_and_the_pair_comes_back(tmp_path, monkeypatch):
+    w = random_session(tmp_path, 23, n_items=6, mirror=0.0, holdout=0)
+    sid, st = w["session"], w["store"]
+    at = grading(open_app(w, monkeypatch, session=sid, reviewer="cy"))
+    first = P.progress(st, sid, "cy")["next_pair"]
+    assert not [b for b in at.button if b.key == "pw_undo"]  # nothing to undo yet
+    at.button(key="pw_judgment_left").click().run()
+    second = P.progress(st, sid, "cy")["next_pair"]
+    at.button(key="pw_judgment_right").click().run()
+    _ok(at)
+    assert at.button(key="pw_undo").proto.shortcut == "u"
+    at.button(key="pw_undo").click().run()
+    _ok(at)
+    assert any("Took back your choice on pair" in c.value for c in at.caption)
+    assert at.get("progress")[0].proto.text.startswith("1 of 6 pairs graded")
+    assert P.progress(st, sid, "cy")["next_pair"] == second  # the undone pair is shown again
+    at.button(key="pw_judgment_same").click().run()
+    cur = P.JudgmentStore(st).current(sid, "cy")
+    assert [(j["pair_id"], j["choice"]) for j in cur] == [(first, "left"), (second, "same")]
+    hist = P.JudgmentStore(st).history(sid)
+    assert [(j["choice"], j["withdrawn"]) for j in hist] == [("left", 0), ("right", 1), ("same", 0)]
+    no_arm(rendered(at) + state_text(at), w["arms"])
 
 
 def test_results_page_on_the_demo_needs_unblinding_in_the_state(monkeypatch, tmp_path):
@@ -193,9 +229,10 @@ AUDIT = textwrap.dedent('''
     app, open_sid, closed_sid = sys.argv[2], sys.argv[3], sys.argv[4]
     at = AppTest.from_file(app, default_timeout=60).run()
     at.switch_page("pages/7_pairwise_grading.py").run()
-    at.text_input(key="pw_reviewer").set_value("audit").run()
+    at.text_input(key="pw_name_0").set_value("audit").run()
     for _ in range(3):
         at.button(key="pw_judgment_left").click().run()
+    at.query_params.clear()  # as a page switch in the browser does
     at.switch_page("pages/8_pairwise_results.py").run()
     frames = len(at.dataframe)
     at.selectbox(key="pr_session").set_value(open_sid).run()

@@ -46,6 +46,7 @@ def test_every_table_has_version_metadata(tiny):
 
 def test_public_api_is_pinned():
     assert sorted(evalcore.__all__) == sorted([
+        "ACCESS_ROLES", "ROLES_FILE", "Access", "RolesFile", "load_roles", "resolve_access",
         "SCHEMA_VERSION", "Criterion", "EvalcoreError", "FormatError", "GenerationManifest", "InputError",
         "LabelError", "LabelSetManifest", "LabelStore", "NotFoundError", "PathEscapeError", "RunManifest",
         "Rubric", "SchemaVersionError", "Selection", "SessionManifest", "Store", "SuiteManifest", "data_overview",

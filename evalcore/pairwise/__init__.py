@@ -27,6 +27,7 @@ from .grading import (
     session_status,
     sessions_overview,
     unblinded,
+    undo_judgment,
 )
 from .leakage import describe, feature_matrix, feature_means, identifiability, surface_features
 from .results import cohen_kappa, format_report, krippendorff_alpha_nominal, report, win_stats
@@ -101,6 +102,7 @@ __all__ = [
     "surface_features",
     "trim_to_words",
     "unblinded",
+    "undo_judgment",
     "win_stats",
     "word_count",
     "write_plan",

@@ -4,8 +4,11 @@
 * **grade**: :class:`JudgmentStore` is ``<state>/pairs.sqlite``, where people's choices (left,
   right or same, as shown: :func:`record_judgment`) and the identification probe's answers
   (:func:`record_probe`) are appended (SQLite in WAL mode, append-only, like the label store).
+  :func:`undo_judgment` takes back a reviewer's latest judgment by appending a row to
+  ``withdrawals`` (nothing is updated or deleted, as a ``withdrawn`` edit of the label store).
   :func:`reviewer_order`, :func:`progress` and :func:`pair_view` are what the grading page shows;
-  none of them reads the key.
+  none of them reads the key. The probe is a step of its own (``progress()["step"]``): it starts
+  only once every pair is graded, and the page enters it with a button of its own.
 * **close**: :func:`close_session` reads the key (:func:`read_key`), checks it against the session
   and writes ``<state>/sessions/<id>/unblinded.json``; the data directory is not touched.
   :func:`session_status`, :func:`sessions_overview` and :func:`unblinded` say where a session
@@ -46,6 +49,24 @@ from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- the state: judgments
 
+# An undo appends a withdrawal naming the judgment it takes back (judgments themselves are never
+# updated or deleted); a withdrawn judgment is in no reviewer's current choices.
+_UNDO_DDL = """
+CREATE TABLE IF NOT EXISTS withdrawals (
+    withdrawal_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    judgment_id   INTEGER NOT NULL UNIQUE REFERENCES judgments(judgment_id),
+    session_id    TEXT NOT NULL,
+    reviewer      TEXT NOT NULL CHECK (length(trim(reviewer)) > 0),
+    created_at    TEXT NOT NULL,
+    via           TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS withdrawals_no_update BEFORE UPDATE ON withdrawals
+BEGIN SELECT RAISE(ABORT, 'withdrawals are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS withdrawals_no_delete BEFORE DELETE ON withdrawals
+BEGIN SELECT RAISE(ABORT, 'withdrawals are append-only'); END;
+"""
+_LIVE = "judgment_id NOT IN (SELECT w.judgment_id FROM withdrawals w)"
+
 
 class JudgmentStore:
     """``<state>/pairs.sqlite``: people's pairwise choices and probe answers, append-only.
@@ -60,7 +81,7 @@ class JudgmentStore:
 
     def _connect(self, create: bool = True) -> sqlite3.Connection:
         con = open_state_db(self.path, create)
-        con.executescript(_DDL)
+        con.executescript(_DDL + _UNDO_DDL)
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None:
             con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(PAIRS_DB_VERSION),))
@@ -105,6 +126,34 @@ class JudgmentStore:
             (session_id, pair_id, reviewer.strip(), guess, seconds, utcnow().isoformat(), via),
         )
 
+    def withdraw_last(
+        self, session_id: str, reviewer: str, via: str = "app", expect: int | None = None
+    ) -> dict[str, Any] | None:
+        """Append a withdrawal of the reviewer's latest judgment in the session that is not
+        withdrawn yet (one transaction); the judgment taken back, or None when there is none,
+        or when ``expect`` is given and the latest one is another judgment (a second press of an
+        undo button that was drawn for a judgment already taken back)."""
+        with closing(self._connect()) as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                row = con.execute(
+                    f"SELECT * FROM judgments WHERE session_id = ? AND reviewer = ? AND {_LIVE} "
+                    "ORDER BY judgment_id DESC LIMIT 1",
+                    (session_id, reviewer.strip()),
+                ).fetchone()
+                if row is not None and expect is not None and row["judgment_id"] != expect:
+                    row = None
+                if row is not None:
+                    con.execute(
+                        "INSERT INTO withdrawals (judgment_id, session_id, reviewer, created_at, via) VALUES (?, ?, ?, ?, ?)",
+                        (row["judgment_id"], session_id, reviewer.strip(), utcnow().isoformat(), via),
+                    )
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            return dict(row) if row is not None else None
+
     def _rows(self, sql: str, params: tuple) -> list[dict[str, Any]]:
         if not self.path.exists():
             return []
@@ -112,13 +161,19 @@ class JudgmentStore:
             return [dict(r) for r in con.execute(sql, params).fetchall()]
 
     def history(self, session_id: str) -> list[dict[str, Any]]:
-        return self._rows("SELECT * FROM judgments WHERE session_id = ? ORDER BY judgment_id", (session_id,))
+        """Every judgment of the session in the order given, each with ``withdrawn`` (0 or 1)."""
+        return self._rows(
+            "SELECT j.*, CAST(j.judgment_id IN (SELECT w.judgment_id FROM withdrawals w) AS INTEGER) AS withdrawn "
+            "FROM judgments j WHERE j.session_id = ? ORDER BY j.judgment_id",
+            (session_id,),
+        )
 
     def current(self, session_id: str, reviewer: str | None = None) -> list[dict[str, Any]]:
-        """The latest choice of each reviewer on each pair."""
+        """The latest choice of each reviewer on each pair that no withdrawal takes back."""
         sql = (
-            "SELECT j.* FROM judgments j WHERE j.session_id = ? AND j.judgment_id = (SELECT max(k.judgment_id) "
-            "FROM judgments k WHERE k.session_id = j.session_id AND k.pair_id = j.pair_id AND k.reviewer = j.reviewer)"
+            f"SELECT j.* FROM judgments j WHERE j.session_id = ? AND j.{_LIVE} AND j.judgment_id = "
+            "(SELECT max(k.judgment_id) FROM judgments k WHERE k.session_id = j.session_id "
+            f"AND k.pair_id = j.pair_id AND k.reviewer = j.reviewer AND k.{_LIVE})"
         )
         params: tuple = (session_id,)
         if reviewer is not None:
@@ -264,9 +319,25 @@ def record_probe(
     return JudgmentStore(store).add_probe(session_id, pair_id, reviewer, guess, seconds, via)
 
 
+def undo_judgment(
+    store: Store, session_id: str, reviewer: str, via: str = "app", *, judgment_id: int | None = None
+) -> dict[str, Any] | None:
+    """Take back the reviewer's latest judgment in an open session (appended as a withdrawal; the
+    pair is then theirs to grade again). With ``judgment_id`` (``progress()["last_judgment"]``
+    when the undo was offered), only that judgment is taken back. Returns ``{"pair_id", "choice",
+    "judgment_id"}`` of the judgment taken back, or None when there is nothing (else) to undo."""
+    reviewer = _check_reviewer(reviewer)
+    _require_open(store, session_id)
+    row = JudgmentStore(store).withdraw_last(session_id, reviewer, via, expect=judgment_id)
+    return None if row is None else {k: row[k] for k in ("pair_id", "choice", "judgment_id")}
+
+
 def progress(store: Store, session_id: str, reviewer: str) -> dict[str, Any]:
     """Where one reviewer stands: pairs graded, the next pair in their order (None when done),
-    and the probe pairs still to answer. Reads no choice but the reviewer's own count."""
+    the probe pairs still to answer, whether there is a judgment to undo (and its id), and the step:
+    ``"grade"`` while a pair is left, then ``"probe"`` while probe pairs are left (the page
+    enters it only on an explicit request), then ``"done"``. Reads no choice but the
+    reviewer's own."""
     reviewer = _check_reviewer(reviewer)
     mirror_of = dict(
         store.sql("SELECT pair_id, mirror_of FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])
@@ -274,11 +345,13 @@ def progress(store: Store, session_id: str, reviewer: str) -> dict[str, Any]:
     pairs = [{"pair_id": k} for k in mirror_of]
     order = reviewer_order([p["pair_id"] for p in pairs], session_id, reviewer, mirror_of)
     js = JudgmentStore(store)
-    done = {j["pair_id"] for j in js.current(session_id, reviewer)}
+    mine = js.current(session_id, reviewer)
+    done = {j["pair_id"] for j in mine}
     nxt = next((p for p in order if p not in done), None)
     originals = [p for p in order if not mirror_of[p]]
     probe = originals[: min(PROBE_PAIRS, len(originals))]
     probed = {p["pair_id"] for p in js.probes(session_id, reviewer)}
+    left = [p for p in probe if p not in probed]
     return {
         "session_id": session_id,
         "reviewer": reviewer,
@@ -286,7 +359,10 @@ def progress(store: Store, session_id: str, reviewer: str) -> dict[str, Any]:
         "graded": len(done & set(order)),
         "next_pair": nxt,
         "probe_pairs": probe,
-        "probe_left": [p for p in probe if p not in probed],
+        "probe_left": left,
+        "can_undo": bool(mine),
+        "last_judgment": max((j["judgment_id"] for j in mine), default=None),
+        "step": "grade" if nxt is not None else ("probe" if left else "done"),
     }
 
 

@@ -1,7 +1,9 @@
 """Files and databases: paths confined to the data and state directories, atomic writes, the Store
-(discovery, validation, DuckDB cursors over the Parquet files) and the SQLite label store.
+(discovery, validation, DuckDB cursors over the Parquet files), the label store (SQLite, or
+PostgreSQL through ``db``) and the roles file of the app's logins.
 """
 
+from .db import Database, connect, database_url, mask, use_database
 from .export import FORMATS, REVIEWER_PREFIX, export_labels, label_rows
 from .files import (
     Entry,
@@ -28,11 +30,25 @@ from .paths import (
     inside,
     utcnow,
 )
+from .roles import (
+    ACCESS_ROLES,
+    ROLES_FILE,
+    Access,
+    RolesFile,
+    UserEntry,
+    claim_roles,
+    load_roles,
+    login_name,
+    parse_roles,
+    resolve_access,
+    roles_path,
+)
 from .state import open_state_db, writable_state
 from .store import DUCKDB_CONFIG, KINDS, OPTIONAL_TABLES, Store
 from .writer import KIND_DIRS, DataWriter
 
 __all__ = [
+    "ACCESS_ROLES",
     "DB_NAME",
     "DEFAULT_DATA",
     "DEFAULT_STATE_NAME",
@@ -47,17 +63,25 @@ __all__ = [
     "OUTCOMES",
     "REVIEWER_PREFIX",
     "ROLES",
+    "ROLES_FILE",
     "STATUSES",
+    "Access",
     "DataWriter",
+    "Database",
     "Entry",
     "LabelStore",
+    "RolesFile",
     "Store",
+    "UserEntry",
     "atomic_directory",
     "atomic_write_bytes",
     "bundled_demo",
     "category",
     "check_id",
     "check_parquet",
+    "claim_roles",
+    "connect",
+    "database_url",
     "default_data_dir",
     "default_keys_dir",
     "default_state_dir",
@@ -66,12 +90,19 @@ __all__ = [
     "gold",
     "inside",
     "label_rows",
+    "load_roles",
+    "login_name",
+    "mask",
     "open_state_db",
+    "parse_roles",
     "read_json_model",
     "required_reviewers",
+    "resolve_access",
     "rmdir_quiet",
+    "roles_path",
     "settled",
     "to_table",
+    "use_database",
     "utcnow",
     "writable_state",
     "write_json_model",
