@@ -21,7 +21,6 @@ not append-only; decisions are never leased away (they are edits, :mod:`evalcore
 from __future__ import annotations
 
 import datetime as dt
-import json
 from typing import Any
 
 from evalcore.errors import LabelError
@@ -92,8 +91,9 @@ def next_case(
     handled = _HANDLED.format(on=_on("e"), who="?")
     with labels.transaction() as con:
         held = con.execute(
-            f"SELECT c.* FROM leases l JOIN queue_cases c ON c.queue_id = l.queue_id AND {_on('l')} "
-            f"WHERE l.reviewer = ? AND l.queue_id = ? AND l.expires_at > ? AND {cond} AND NOT {handled} "
+            # CROSS JOIN: SQLite starts from the reviewer's leases, not from the queue's cases in rank order
+            f"SELECT c.* FROM leases l CROSS JOIN queue_cases c WHERE c.queue_id = l.queue_id AND {_on('l')} "
+            f"AND l.reviewer = ? AND l.queue_id = ? AND l.expires_at > ? AND {cond} AND NOT {handled} "
             "ORDER BY c.rank LIMIT 1",
             (who, q["queue_id"], live, *args, who),
         ).fetchone()
@@ -136,16 +136,17 @@ def _next_dispute(
     if not disputed:
         return None
     now = _now()
-    keys = json.dumps(["\x1f".join(map(str, k)) for k in disputed])
-    sep = "'\x1f'"
     with labels.transaction() as con:
-        rows = con.execute(
-            f"SELECT c.*, (SELECT count(*) FROM leases l WHERE {_on('l')} AND l.reviewer <> ? AND l.expires_at > ?) "
-            f"AS taken, (SELECT count(*) FROM leases l WHERE {_on('l')} AND l.reviewer = ? AND l.expires_at > ?) "
-            f"AS mine FROM queue_cases c WHERE {cond} AND (c.item_id || {sep} || CAST(c.gen_round AS TEXT) || {sep} "
-            f"|| c.criterion) IN (SELECT k.value FROM {LabelStore.json_values('?', 'k')}) ORDER BY c.rank",
-            (who, _iso(now), who, _iso(now), *args, keys),
-        ).fetchall()
+        rows = []
+        for item_id, gen_round, criterion in disputed:  # few: one index lookup each
+            rows += con.execute(
+                f"SELECT c.*, (SELECT count(*) FROM leases l WHERE {_on('l')} AND l.reviewer <> ? "
+                f"AND l.expires_at > ?) AS taken, (SELECT count(*) FROM leases l WHERE {_on('l')} "
+                "AND l.reviewer = ? AND l.expires_at > ?) AS mine FROM queue_cases c "
+                f"WHERE {cond} AND c.item_id = ? AND c.gen_round = ? AND c.criterion = ?",
+                (who, _iso(now), who, _iso(now), *args, item_id, gen_round, criterion),
+            ).fetchall()
+        rows.sort(key=lambda r: r["rank"])
         pick = next((r for r in rows if r["mine"]), None) or next((r for r in rows if not r["taken"]), None)
         if pick is None:
             return None
@@ -181,16 +182,17 @@ def leases(store: Store, queue_id: str | None = None) -> list[dict[str, Any]]:
 
 
 def _in_queue(labels: LabelStore, queue_id: str, keys: list[tuple]) -> int:
-    """How many of these (item, round, criterion) keys are cases of the queue (by SQL)."""
-    if not keys:
-        return 0
-    sep = "'\x1f'"
-    rows = labels.rows(
-        f"SELECT count(*) AS n FROM queue_cases c WHERE c.queue_id = ? AND (c.item_id || {sep} || "
-        f"CAST(c.gen_round AS TEXT) || {sep} || c.criterion) IN (SELECT k.value FROM {LabelStore.json_values('?', 'k')})",
-        (queue_id, json.dumps(["\x1f".join(map(str, k)) for k in keys])),
-    )
-    return int(rows[0]["n"]) if rows else 0
+    """How many of these (item, round, criterion) keys are cases of the queue (few keys: one
+    index lookup each)."""
+    n = 0
+    for item_id, gen_round, criterion in keys:
+        n += bool(
+            labels.rows(
+                "SELECT 1 AS x FROM queue_cases WHERE queue_id = ? AND item_id = ? AND gen_round = ? AND criterion = ?",
+                (queue_id, item_id, gen_round, criterion),
+            )
+        )
+    return n
 
 
 def disputes(store: Store, queue_id: str) -> dict[str, int]:

@@ -236,51 +236,68 @@ def cases(
     return rows
 
 
+_FACETS: dict[tuple, dict[str, list[str]]] = {}  # a queue's cases never change: its facets neither
+
+
 def facets(store: Store, queue_id: str) -> dict[str, list[str]]:
     """What the queue's filters can choose from: its criteria and item classes (``(none)`` for
-    items without one), by SQL."""
+    items without one), by SQL once per queue and process (a queue is written once)."""
     labels = LabelStore(store)
     q = get_queue(store, queue_id)
-    crits = labels.rows(
-        "SELECT DISTINCT criterion FROM queue_cases WHERE queue_id = ? ORDER BY criterion", (q["queue_id"],)
-    )
-    classes = labels.rows("SELECT DISTINCT class FROM queue_cases WHERE queue_id = ?", (q["queue_id"],))
-    return {
-        "criteria": [r["criterion"] for r in crits],
-        "classes": sorted(r["class"] or "(none)" for r in classes),
-    }
+    key = (labels.where, q["queue_id"], q["created_at"])
+    if key not in _FACETS:
+        rows = labels.rows("SELECT DISTINCT criterion, class FROM queue_cases WHERE queue_id = ?", (q["queue_id"],))
+        _FACETS[key] = {
+            "criteria": sorted({r["criterion"] for r in rows}),
+            "classes": sorted({r["class"] or "(none)" for r in rows}),
+        }
+    return {k: list(v) for k, v in _FACETS[key].items()}
 
 
 def progress(store: Store, queue_id: str, reviewer: str | None = None, filters: Filters | None = None) -> dict:
     """Counts over the (filtered) queue, by SQL: cases, complete cases, those this reviewer
-    handled, and those still waiting for them; by stratum."""
+    handled, and those still waiting for them; by stratum. The cases are counted on the queue's
+    index; complete and handled ones from the edits' side (a queue holds far more cases than any
+    team decides)."""
     labels = LabelStore(store)
     q = get_queue(store, queue_id)
     n = int(q["reviewers_required"])
     cond, args = _scope(store, q, filters)
     who = reviewer.strip() if reviewer else None
-    rows = labels.rows(
-        f"WITH k AS ({_per_case_sql()}) SELECT c.stratum AS stratum, count(*) AS cases, "
-        "sum(CASE WHEN coalesce(k.reviews, 0) >= ? THEN 1 ELSE 0 END) AS complete, "
-        "sum(CASE WHEN k.mine IS NOT NULL THEN 1 ELSE 0 END) AS mine, "
-        "sum(CASE WHEN k.mine IS NULL AND coalesce(k.reviews, 0) < ? THEN 1 ELSE 0 END) AS waiting "
-        f"FROM queue_cases c LEFT JOIN k ON {_on('k')} WHERE {cond} GROUP BY c.stratum",
-        (who, q["gen_id"], n, n, *args),
-    )
-    by = {r["stratum"]: r for r in rows}
+    totals = {
+        r["stratum"]: int(r["n"])
+        for r in labels.rows(
+            f"SELECT c.stratum AS stratum, count(*) AS n FROM queue_cases c WHERE {cond} GROUP BY c.stratum", args
+        )
+    }
+    done = {
+        r["stratum"]: r
+        for r in labels.rows(
+            f"WITH k AS ({_per_case_sql()}) SELECT c.stratum AS stratum, "
+            "sum(CASE WHEN k.reviews >= ? THEN 1 ELSE 0 END) AS complete, "
+            "sum(CASE WHEN k.mine IS NOT NULL THEN 1 ELSE 0 END) AS mine, "
+            "sum(CASE WHEN k.mine IS NULL AND k.reviews >= ? THEN 1 ELSE 0 END) AS complete_not_mine "
+            # CROSS JOIN: SQLite keeps k (the decided cases) as the outer loop, one index lookup each
+            "FROM k CROSS JOIN queue_cases c WHERE c.queue_id = ? AND c.item_id = k.item_id "
+            f"AND c.gen_round = k.gen_round AND c.criterion = k.criterion AND c.gen_id = k.gen_id AND {cond} "
+            "GROUP BY c.stratum",
+            (who, q["gen_id"], n, n, q["queue_id"], *args),
+        )
+    }
+
+    def of(s: str, k: str) -> int:
+        return int(done[s][k] or 0) if s in done else 0
+
     out: dict[str, Any] = {
         "queue_id": q["queue_id"],
         "reviewers_required": n,
-        "cases": sum(int(r["cases"]) for r in rows),
-        "complete": sum(int(r["complete"] or 0) for r in rows),
+        "cases": sum(totals.values()),
+        "complete": sum(of(s, "complete") for s in totals),
     }
     if reviewer:
-        out["handled_by_me"] = sum(int(r["mine"] or 0) for r in rows)
-        out["waiting_for_me"] = sum(int(r["waiting"] or 0) for r in rows)
-    out["by_stratum"] = {
-        s: {"cases": int(by[s]["cases"]) if s in by else 0, "complete": int(by[s]["complete"] or 0) if s in by else 0}
-        for s in STRATA
-    }
+        out["handled_by_me"] = sum(of(s, "mine") for s in totals)
+        out["waiting_for_me"] = sum(totals[s] - of(s, "mine") - of(s, "complete_not_mine") for s in totals)
+    out["by_stratum"] = {s: {"cases": totals.get(s, 0), "complete": of(s, "complete")} for s in STRATA}
     return out
 
 

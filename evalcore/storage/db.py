@@ -454,6 +454,7 @@ CREATE TABLE IF NOT EXISTS queue_cases (
 );
 CREATE INDEX IF NOT EXISTS queue_cases_rank ON queue_cases (queue_id, rank);
 CREATE INDEX IF NOT EXISTS queue_cases_key ON queue_cases (gen_id, item_id, gen_round, criterion);
+CREATE INDEX IF NOT EXISTS queue_cases_stratum ON queue_cases (queue_id, stratum, criterion, class);
 CREATE TABLE IF NOT EXISTS leases (
     gen_id      TEXT NOT NULL,
     item_id     TEXT NOT NULL,
@@ -535,6 +536,7 @@ LABELS_DDL = {
 }
 _LABELS_TABLES = frozenset(
     {"meta", "edits", "edits_key", "current_labels", "queues", "queue_cases", "queue_cases_rank", "queue_cases_key"}
+    | {"queue_cases_stratum"}
     | {"leases", "leases_reviewer"}
 )
 # every object the DDL creates: a database holding all of them is opened without running it
