@@ -1,7 +1,7 @@
 """A team on one queue: cases leased so that nobody is offered a case another is deciding, N
 reviewers per case, disagreements settled by an adjudicator, and gold from that one policy
 everywhere (export, report card). On the queue world of tests/queue_world.py, through the
-library, with real processes for the concurrent part."""
+library, with real processes for the concurrent part; on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ def qworld(tmp_path_factory) -> Path:
 
 
 @pytest.fixture
-def store(qworld, tmp_path) -> Store:
+def store(qworld, tmp_path, backend) -> Store:
+    """Every test here runs on SQLite and on PostgreSQL (conftest's ``backend``)."""
     return Store(qworld, tmp_path / "state")
 
 
