@@ -37,6 +37,7 @@ scales (ternary, ordinal) and unweighted on pass / fail.
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
@@ -46,7 +47,7 @@ import numpy as np
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
-from evalcore.review.detect import detect, runs_on, verdicts_sql
+from evalcore.review.detect import runs_on, stored_detection, verdicts_sql
 from evalcore.review.judges import _judge_pairs, _repeat, _repeat_entry, scale_of
 from evalcore.review.queue import flagged_for_repair, get_queue
 from evalcore.stats import agreement as A
@@ -285,6 +286,23 @@ def same_family(run: S.RunManifest, gen: S.GenerationManifest) -> str | None:
     return None
 
 
+def _contradicting_cases(store: Store, gen_id: str) -> list[dict[str, Any]]:
+    """The raised cases with a contradiction in a judge's own record (its statement, or
+    post-processing against its raw verdict), read from the stored detection by SQL."""
+    det = stored_detection(store, gen_id)
+    rows = store.records(
+        "SELECT item_id, gen_round, criterion, reasons, detail FROM read_parquet(?) WHERE raised AND "
+        "(list_contains(reasons, 'postprocess_rewrite') OR list_contains(reasons, 'statement_contradicts')) "
+        "ORDER BY item_id, gen_round, criterion",
+        [str(det.path)],
+    )
+    for r in rows:
+        r["gen_round"] = int(r["gen_round"])
+        r["reasons"] = list(r["reasons"])
+        r["detail"] = json.loads(r["detail"])
+    return rows
+
+
 def _f(x: Any) -> Any:
     if isinstance(x, (np.floating, float)):
         return None if np.isnan(x) else float(x)
@@ -500,11 +518,12 @@ def report_card(
         entry["ambiguous"] = pairs.get(name, {}).get("ambiguous", {"flag": False})
         criteria.append(entry)
 
-    det = detect(store, gen_id) if run_ids else {"raised": [], "counts": {}}
+    raised = _contradicting_cases(store, gen_id) if run_ids else []
+    queue_reasons = dict(stored_detection(store, gen_id).counts) if run_ids else {}
     contradictions = []
     for rid in run_ids:
-        rew = [c for c in det["raised"] if any(d["run"] == rid for d in c["detail"].get("postprocess_rewrite", []))]
-        stm = [c for c in det["raised"] if any(d["run"] == rid for d in c["detail"].get("statement_contradicts", []))]
+        rew = [c for c in raised if any(d["run"] == rid for d in c["detail"].get("postprocess_rewrite", []))]
+        stm = [c for c in raised if any(d["run"] == rid for d in c["detail"].get("statement_contradicts", []))]
         if rew or stm:
             contradictions.append(
                 {
@@ -541,7 +560,7 @@ def report_card(
         "same_family": family,
         "criteria": criteria,
         "contradictions": contradictions,
-        "queue_reasons": det["counts"],
+        "queue_reasons": queue_reasons,
         "tags": dict(sorted(tags.items(), key=lambda t: (-t[1], t[0]))),
         "flagged_for_repair": flagged_for_repair(store, gen_id),
     }
