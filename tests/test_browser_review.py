@@ -1,0 +1,94 @@
+"""The Review queue page in a real browser (Debian chromium, Playwright), without login, as one
+reviewer works it: a name and Enter, then a decision key right away (it must decide, not end up in
+the name); the decision controls in view without scrolling at 1400x900 and at 1024 px wide; a note
+in one key (M, then Esc to leave it); a reload keeps the reviewer and the case.
+
+Without chromium the tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from browser_util import guard_page, start_app, wait_idle
+from queue_world import make_queue_world
+
+from evalcore import LabelStore, Store
+from evalcore import review as R
+
+pytestmark = pytest.mark.browser
+
+KEYS = {"pass": "p", "fail": "f", "correct": "1", "partial": "2", "wrong": "3"}
+
+
+def case_of(page) -> tuple[str, str, str]:
+    q = parse_qs(urlsplit(page.url).query)
+    return q["item"][0], q.get("round", ["1"])[0], q["criterion"][0]
+
+
+def first_key(page) -> str:
+    label = page.locator('[data-testid="stBaseButton-primary"]').first.inner_text().split("\n")[0]
+    value = label.removeprefix("Revise: ").strip()
+    return KEYS.get(value, value)
+
+
+@pytest.fixture
+def world(tmp_path):
+    data = make_queue_world(tmp_path / "data")
+    state = tmp_path / "state"
+    R.build_queue(Store(data, state), "qg", audit_rate=1.0, seed=3)
+    return data, state
+
+
+@pytest.mark.parametrize("width", [1400, 1024])
+def test_name_enter_key_layout_note_and_reload(browser, world, width):
+    data, state = world
+    outside: list[str] = []
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    page = ctx.new_page()
+    guard_page(page, outside)
+    with start_app(data, state) as base:
+        page.goto(f"{base}/review?gen=qg")
+        box = page.get_by_label("Your name")
+        box.wait_for(timeout=30_000)
+        wait_idle(page)
+        box.click()
+        page.keyboard.type("hank")
+        page.keyboard.press("Enter")
+        page.keyboard.press("z")  # at once: no key may reach the name ("hankz")
+        page.get_by_text("Keys: ").first.wait_for(timeout=20_000)
+        wait_idle(page)
+        first = case_of(page)
+        # the decision controls are in view without scrolling, above the item they decide
+        for name in ("review_decide", "Undo my last edit", "Next case"):
+            loc = (page.locator('[data-testid="stBaseButton-primary"]').first if name == "review_decide"
+                   else page.get_by_role("button", name=name).first)
+            b = loc.bounding_box()
+            assert b is not None and b["y"] + b["height"] <= 900 and b["x"] + b["width"] <= width, (name, b)
+        # a note in one key, and Esc gives the keys back
+        page.keyboard.press("m")
+        page.wait_for_function("() => (document.activeElement.getAttribute('aria-label') || '').startsWith('Note')")
+        page.keyboard.type("checked against the reference")
+        page.keyboard.press("Escape")
+        page.wait_for_function("() => document.activeElement.tagName !== 'TEXTAREA'")
+        wait_idle(page)
+        page.keyboard.press(first_key(page))
+        page.wait_for_function("(c) => new URL(location.href).searchParams.get('item') + '|' + "
+                               "new URL(location.href).searchParams.get('criterion') !== c",
+                               arg=f"{first[0]}|{first[2]}", timeout=20_000)
+        wait_idle(page)
+        second = case_of(page)
+        # a reload keeps the reviewer and the case
+        page.reload()
+        page.get_by_text("Keys: ").first.wait_for(timeout=30_000)
+        wait_idle(page)
+        assert page.get_by_text("Reviewing as").first.is_visible()
+        assert "hank" in page.get_by_text("Reviewing as").first.inner_text()
+        assert case_of(page) == second
+        assert page.get_by_label("Your name").count() == 0
+    ctx.close()
+    assert outside == []
+    (e,) = LabelStore(Store(data, state)).history()
+    assert (e["reviewer"], e["item_id"], e["criterion"]) == ("hank", first[0], first[2])
+    assert e["note"] == "checked against the reference"
