@@ -1,7 +1,11 @@
-"""Labels: the current human labels (decided in the app or the CLI, from the state directory) and
-the labels that ship with the data (marked "shipped"), with a CSV export of both."""
+"""Labels: what people decided, case by case, as gold by the label store's stated policy
+(evalcore.storage.gold: an adjudicator's decision, else the reviewers' unanimous decision once as
+many decided as the case needs), with each case's status and who said what; the labels that ship
+with the data (marked "shipped"); downloads of gold (one column per reviewer too) and of every edit."""
 
 from __future__ import annotations
+
+import json
 
 import pandas as pd
 import streamlit as st
@@ -9,49 +13,77 @@ import streamlit as st
 import evalcore
 from pages import _ui
 
-COLUMNS = [
-    "source",
-    "gen_id",
-    "item_id",
-    "gen_round",
-    "criterion",
-    "value",
-    "passed",
-    "reviewer",
-    "created_at",
-    "queue",
-    "reason_code",
-    "note",
-    "edit_id",
-    "supersedes",
-]
+STATUS_WORDS = {
+    "gold": "gold",
+    "pending": "waiting for more reviewers",
+    "reviewers_disagree": "reviewers disagree: waits for an adjudicator",
+    "test_wrong": "the test is wrong",
+    "shipped": "shipped with the data",
+}
 
 st.title("Labels")
 labels = evalcore.LabelStore(_ui.store())
-shipped = labels.shipped()
-current = labels.current()
-rows = current + shipped
-
-c1, c2 = st.columns(2)
-c1.metric("Decided here (current)", len(current))
-c2.metric("Shipped with the data", len(shipped))
-st.caption(
-    "Shipped labels are read from the data directory's label sets and never copied; decisions made in the "
-    "app or with `evalcore labels add` are appended to the state directory's label store."
-)
-if rows:
-    frame = pd.DataFrame(rows)
-    frame["source"] = ["shipped" if s.startswith("shipped:") else "decided here" for s in frame["source"]]
-    frame.insert(
-        1, "label set", [r["source"].split(":", 1)[1] if r["source"].startswith("shipped:") else "" for r in rows]
+with _ui.boundary():
+    rows = evalcore.gold(labels)
+    shipped = labels.shipped()
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("gold", "pending", "reviewers_disagree", "test_wrong")}
+    c1, c2, c3, c4, c5 = st.columns(5)
+    c1.metric("Gold (decided here)", counts["gold"])
+    c2.metric("Reviewers disagree", counts["reviewers_disagree"])
+    c3.metric("Waiting for reviewers", counts["pending"])
+    c4.metric("The test is wrong", counts["test_wrong"])
+    c5.metric("Shipped with the data", len(shipped))
+    st.caption(
+        "Gold is an adjudicator's decision where there is one, else the reviewers' unanimous decision once as many "
+        "reviewers decided as the case needs; reviewers who disagree leave the case without gold until an adjudicator "
+        "settles it. The report card, the corrected rates and the export read this same gold. Shipped labels are read "
+        "from the data directory's label sets and never copied."
     )
-    st.dataframe(frame[["source", "label set"] + COLUMNS[1:]], hide_index=True)
-else:
-    st.info("No labels yet: none ship with this data and none have been decided.")
-st.download_button(
-    "Download labels (CSV)",
-    evalcore.export_labels(labels, "csv", None),
-    file_name="labels.csv",
-    mime="text/csv",
-    key="labels_csv",
-)
+    if rows:
+        frame = pd.DataFrame(
+            [
+                {
+                    "gen_id": r["gen_id"],
+                    "item_id": r["item_id"],
+                    "gen_round": r["gen_round"],
+                    "criterion": r["criterion"],
+                    "status": STATUS_WORDS.get(r["status"], r["status"]),
+                    "gold": r["value"],
+                    "from": r["gold_from"] or "",
+                    "adjudicator": r["adjudicator"] or "",
+                    "reviewers said": "; ".join(f"{k}: {v}" for k, v in r["reviewers"].items()),
+                    "decided / needed": f"{r['decided']} / {r['required']}",
+                    "notes": json.dumps(r["notes"], ensure_ascii=False) if r["notes"] else "",
+                    "last decision": r["decided_at"],
+                }
+                for r in rows
+            ]
+        )
+        st.dataframe(frame, hide_index=True)
+    else:
+        st.info("No decision has been made here yet (the Review queue page, or `evalcore labels add`).")
+    if shipped:
+        with st.expander(f"Labels shipped with the data ({len(shipped)})"):
+            st.dataframe(
+                pd.DataFrame(shipped)[
+                    ["source", "gen_id", "item_id", "gen_round", "criterion", "value", "passed", "reviewer"]
+                ],
+                hide_index=True,
+            )
+    d1, d2 = st.columns(2)
+    d1.download_button(
+        "Download gold (CSV, a column per reviewer)",
+        lambda: evalcore.export_labels(labels, "csv", None, wide=True),
+        file_name="labels-gold.csv",
+        mime="text/csv",
+        key="labels_csv",
+        on_click="ignore",
+    )
+    d2.download_button(
+        "Download every edit (CSV)",
+        lambda: evalcore.export_labels(labels, "csv", None, history=True),
+        file_name="labels-history.csv",
+        mime="text/csv",
+        key="labels_history_csv",
+        on_click="ignore",
+    )

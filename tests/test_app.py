@@ -228,14 +228,32 @@ def test_missing_data_directory_is_an_error_not_a_traceback(tmp_path, monkeypatc
     assert at.error and all("data directory does not exist" in unescape(e.value) for e in at.error)
 
 
-def test_labels_page_marks_shipped_labels_and_exports_csv(app):
+def test_labels_page_shows_gold_by_its_policy_and_the_shipped_labels(app):
+    import os
+
+    from evalcore import LabelStore, Store
     at = app.run()
     at.switch_page("pages/12_labels.py").run()
     _ok(at)
-    frame = at.dataframe[0].value
-    assert len(frame) == len(ITEMS) * len(CRITERIA)
-    assert set(frame["source"]) == {"shipped"} and set(frame["label set"]) == {"t-human"}
-    assert [b.label for b in at.get("download_button")] == ["Download labels (CSV)"]
+    (shipped,) = [d.value for d in at.dataframe]  # nothing decided here yet: only the shipped labels
+    assert len(shipped) == len(ITEMS) * len(CRITERIA)
+    assert set(shipped["source"]) == {"shipped:t-human"}
+    assert [b.label for b in at.get("download_button")] == ["Download gold (CSV, a column per reviewer)",
+                                                            "Download every edit (CSV)"]
+    # two reviewers who disagree give no gold; an adjudicator's decision does
+    ls = LabelStore(Store(os.environ["EVALCORE_DATA"], os.environ["EVALCORE_STATE"]))
+    item, crit = ITEMS[0], CRITERIA[0]
+    ls.add(item_id=item, criterion=crit, value="pass", reviewer="alice")
+    ls.add(item_id=item, criterion=crit, value="fail", reviewer="bob")
+    at.run()
+    _ok(at)
+    gold = at.dataframe[0].value
+    assert list(gold["status"]) == ["reviewers disagree: waits for an adjudicator"] and gold["gold"].isna().all()
+    assert {m.label: m.value for m in at.metric}["Reviewers disagree"] == "1"
+    ls.add(item_id=item, criterion=crit, value="fail", reviewer="dana", role="adjudicator")
+    at.run()
+    gold = at.dataframe[0].value
+    assert (list(gold["status"]), list(gold["gold"]), list(gold["adjudicator"])) == (["gold"], ["fail"], ["dana"])
 
 
 def test_import_evalcore_loads_neither_streamlit_nor_litellm():
