@@ -71,6 +71,8 @@ STEPS: list[tuple[str, list[str]]] = [
     ("queue-decide-2", ["queue", "decide", "--queue", "support-g1.q1", "--item", "sup-0241", "--criterion",
                         "correctness", "--reviewer", "golden-b", "--skip"]),
     ("queue-undo", ["queue", "undo", "--queue", "support-g1.q1", "--reviewer", "golden-b"]),
+    ("queue-next", ["queue", "next", "--queue", "support-g1.q1", "--reviewer", "golden-c"]),
+    ("queue-leases", ["queue", "leases", "--queue", "support-g1.q1"]),
     ("queue-list-after", ["queue", "list"]),
     ("agreement-after", ["agreement", "--gen", "support-g1", "--n-boot", "100"]),
     # the ledger

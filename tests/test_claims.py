@@ -169,3 +169,26 @@ def test_cli_two_reviewers_disagreeing_leave_no_gold(store, qworld):
                                     capture_output=True, text=True).stdout)
     assert [(x["status"], x["value"], x["gold_from"], x["adjudicator"]) for x in out] == [
         ("gold", "fail", "adjudicator", "dana")]
+
+
+def test_cli_queue_next_leases_and_an_adjudicators_decision(store, qworld):
+    q = _queue(store, 1)
+    base = [EVALCORE, "--data", str(qworld), "--state", str(store.state), "queue"]
+
+    def run(*args):
+        r = subprocess.run(base + list(args) + ["--json"], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    a = run("next", "--queue", q["queue_id"], "--reviewer", "alice")
+    b = run("next", "--queue", q["queue_id"], "--reviewer", "bob")
+    assert _key(a) != _key(b)
+    held = run("leases", "--queue", q["queue_id"])
+    assert {(x["reviewer"], x["item_id"], x["criterion"]) for x in held} == {
+        ("alice", a["item_id"], a["criterion"]), ("bob", b["item_id"], b["criterion"])}
+    v = _first_value(store, q, a)
+    e = run("decide", "--queue", q["queue_id"], "--item", a["item_id"], "--round", str(a["gen_round"]),
+            "--criterion", a["criterion"], "--reviewer", "dana", "--value", v, "--role", "adjudicator")
+    assert e["role"] == "adjudicator"
+    shown = run("show", "--queue", q["queue_id"], "--limit", "2", "--offset", "1")
+    assert shown["total"] == q["flagged"] + q["audit_sampled"] and [c["rank"] for c in shown["cases"]] == [2, 3]

@@ -145,12 +145,12 @@ def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, re
         raise click.UsageError("give GEN_ID or --queue")
     q = get_queue(obj.store, queue_id, gen_id=gen_id)
     f = _filters(reasons, criteria, runs_, classes, obj.include_holdout)
-    rows = cases(obj.store, q["queue_id"], f, reviewer)
-    page = rows[offset : offset + limit]
+    page = cases(obj.store, q["queue_id"], f, reviewer, limit=limit, offset=offset)
+    prog = progress(obj.store, q["queue_id"], reviewer, f)
     out = {
         "queue": q,
-        "progress": progress(obj.store, q["queue_id"], reviewer, f),
-        "total": len(rows),
+        "progress": prog,
+        "total": prog["cases"],
         "offset": offset,
         "limit": limit,
         "cases": page,
@@ -168,7 +168,11 @@ def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, re
             ("mine", "mine", False),
         ],
     )
-    emit(out, as_json, f"queue {q['queue_id']}: {len(rows)} cases; showing {offset + 1}-{offset + len(page)}\n" + text)
+    emit(
+        out,
+        as_json,
+        f"queue {q['queue_id']}: {prog['cases']} cases; showing {offset + 1}-{offset + len(page)}\n" + text,
+    )
 
 
 @queue_group.command("decide")
@@ -182,10 +186,17 @@ def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, re
 @click.option("--skip", is_flag=True, help="Pass on the case.")
 @click.option("--note", default=None)
 @click.option("--tag", "tags", multiple=True, help="Free-form failure tag (repeatable).")
+@click.option(
+    "--role",
+    type=click.Choice(["reviewer", "adjudicator"]),
+    default="reviewer",
+    show_default=True,
+    help="An adjudicator's decision settles the case (docs/REVIEW.md, gold).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def queue_decide(
-    obj: Ctx, queue_id, item_id, gen_round, criterion, reviewer, value, test_wrong, skip, note, tags, as_json
+    obj: Ctx, queue_id, item_id, gen_round, criterion, reviewer, value, test_wrong, skip, note, tags, role, as_json
 ) -> None:
     """Record a decision on a case of a queue (an appended edit with the queue's provenance)."""
     from evalcore.review.queue import decide
@@ -194,13 +205,80 @@ def queue_decide(
         raise click.UsageError("give exactly one of --value, --test-wrong, --skip")
     outcome = "test_wrong" if test_wrong else "skipped" if skip else "decided"
     row = decide(
-        obj.store, queue_id, item_id, gen_round, criterion, reviewer, outcome=outcome, value=value, note=note, tags=tags
+        obj.store,
+        queue_id,
+        item_id,
+        gen_round,
+        criterion,
+        reviewer,
+        outcome=outcome,
+        value=value,
+        note=note,
+        tags=tags,
+        role=role,
     )
     emit(
         row,
         as_json,
         f"edit {row['edit_id']}: {row['item_id']} r{row['gen_round']} {row['criterion']} "
         f"{row['outcome']} {row['value'] or ''} by {row['reviewer']} (queue {row['queue']})",
+    )
+
+
+@queue_group.command("next")
+@click.option("--queue", "queue_id", required=True, help="Queue id.")
+@click.option("--reviewer", required=True)
+@click.option("--adjudicate", is_flag=True, help="The next case whose reviewers disagree (for an adjudicator).")
+@filter_options
+@click.option("--lease", "lease_seconds", type=float, default=None, help="Seconds the case is held (default 900).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def queue_next(obj: Ctx, queue_id, reviewer, adjudicate, reasons, criteria, runs_, classes, lease_seconds, as_json):
+    """Claim the reviewer's next case: it is leased to them and offered to nobody else until it is
+    decided, skipped or the lease runs out (docs/REVIEW.md, leases)."""
+    from evalcore.review.claims import LEASE_SECONDS, next_case
+
+    f = _filters(reasons, criteria, runs_, classes, obj.include_holdout)
+    row = next_case(
+        obj.store,
+        queue_id,
+        reviewer,
+        f,
+        role="adjudicator" if adjudicate else "reviewer",
+        lease_seconds=LEASE_SECONDS if lease_seconds is None else lease_seconds,
+    )
+    emit(
+        row,
+        as_json,
+        "nothing left for you in this queue"
+        if row is None
+        else f"case {row['rank']}: {row['item_id']} r{row['gen_round']} {row['criterion']} (leased to {reviewer})",
+    )
+
+
+@queue_group.command("leases")
+@click.option("--queue", "queue_id", default=None, help="Queue id (default: every queue).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def queue_leases(obj: Ctx, queue_id, as_json):
+    """Who holds which case right now (live leases)."""
+    from evalcore.review.claims import leases
+
+    rows = leases(obj.store, queue_id)
+    emit(
+        rows,
+        as_json,
+        _table(
+            rows,
+            [
+                ("queue_id", "queue", False),
+                ("item_id", "item", False),
+                ("gen_round", "round", False),
+                ("criterion", "criterion", False),
+                ("reviewer", "reviewer", False),
+                ("expires_at", "until", False),
+            ],
+        ),
     )
 
 
