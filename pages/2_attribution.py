@@ -82,7 +82,9 @@ gen_round = c_round.selectbox(
     args=("attr_round", "round"),
     format_func=lambda v: "every round" if v == "all" else f"round {v}",
 )
-sel = analysis.parse_selection(judge, gen_round, include_holdout=hold)
+sel = analysis.parse_selection(
+    judge, gen_round, include_holdout=hold, classes=_ui.class_slice("attribution", [by_id[run_id]["suite_id"]])
+)
 
 with _ui.boundary():
     r = _ui.analysis_call("attribution", run_id, sel)

@@ -83,7 +83,12 @@ gen_round = c_round.selectbox(
     format_func=lambda v: "every round" if v == "all" else f"round {v}",
 )
 hold = _ui.holdout_toggle("harness", [by_id[r]["suite_id"] for r in (run_a, run_b)])
-sel = analysis.parse_selection(judge, gen_round, include_holdout=hold)
+sel = analysis.parse_selection(
+    judge,
+    gen_round,
+    include_holdout=hold,
+    classes=_ui.class_slice("harness", [by_id[r]["suite_id"] for r in (run_a, run_b)]),
+)
 
 with _ui.boundary():
     if run_a == run_b:

@@ -400,6 +400,26 @@ HOLDOUT_LABEL = "Show holdout items"
 _WHO_KEYS = ("suite_by",)  # beside current_name(): the Suites page's own name field
 
 
+def class_slice(page: str, suite_ids: Sequence[str]) -> tuple[str, ...]:
+    """The sidebar "Only these item classes" of one page: a slice of every figure on it (empty:
+    every item); kept in the link as ``?class=a,b``."""
+    classes: list[str] = []
+    with boundary():
+        for sid in suite_ids:
+            classes += [c for c in evalcore.analysis.item_classes(store(), sid) if c not in classes]
+    if len(classes) < 2:
+        return ()
+    key = f"slice|{page}"
+    linked = [c for c in (qp("class") or "").split(",") if c in classes]
+    if key not in st.session_state and linked:
+        st.session_state[key] = linked
+    picked = st.sidebar.multiselect(
+        "Only these item classes", classes, key=key, help="A slice: every figure on this page counts these items only."
+    )
+    set_qp(**{"class": ",".join(picked) or None})
+    return tuple(picked)
+
+
 def holdout_toggle(page: str, suite_ids: Sequence[str]) -> bool:
     """The sidebar toggle "Show holdout items" of one page (off by default, and off again on every
     other page). While it is on, every render of the page appends one look per suite in view

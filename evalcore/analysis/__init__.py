@@ -2,7 +2,16 @@
 flips, drill-downs, compare / gate / trend, cost, run summaries, suites' versions and holdout, charts.
 """
 
-from .answers import DIRECTIONS, MAX_LIMIT, answer_row, answers_failing, cell_answers, parse_selection, people_crosstab
+from .answers import (
+    DIRECTIONS,
+    MAX_LIMIT,
+    answer_row,
+    answers_failing,
+    cell_answers,
+    item_classes,
+    parse_selection,
+    people_crosstab,
+)
 from .charts import (
     COST_MEASURES,
     PROJECTION_METRICS,
@@ -149,6 +158,7 @@ __all__ = [
     "holdout_count",
     "holdout_filter",
     "holdout_ids",
+    "item_classes",
     "item_view",
     "items_path",
     "knob_values",

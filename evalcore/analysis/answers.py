@@ -12,6 +12,7 @@ decided by the same SQL as the figure, so a drill-down's total equals the count 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from evalcore.analysis.failures import two_by_two_report
@@ -42,11 +43,15 @@ DIRECTIONS = ("fail_a_pass_b", "pass_a_fail_b", "fail_both")
 
 
 def parse_selection(
-    judge: str | int | None = None, gen_round: str | int | None = None, include_holdout: bool | None = None
+    judge: str | int | None = None,
+    gen_round: str | int | None = None,
+    include_holdout: bool | None = None,
+    classes: Sequence[str] = (),
 ) -> Selection:
     """A :class:`Selection` from link or widget values: ``judge`` is ``"majority"`` or a judge
     round number (default 1); ``gen_round`` a generation round number, or None / ``"all"`` for
-    every round; ``include_holdout`` the "Show holdout items" toggle (None: the default, off)."""
+    every round; ``include_holdout`` the "Show holdout items" toggle (None: the default, off);
+    ``classes`` a slice to items of these classes (empty: every item)."""
     if isinstance(judge, str) and judge.strip().lower() == "majority":
         sel_judge, majority = None, True
     else:
@@ -65,8 +70,23 @@ def parse_selection(
             raise InputError(f"generation round must be a number or 'all', not {gen_round!r}", field="round") from None
     hold = bool(include_holdout)
     return Selection(
-        judge_round=sel_judge if not majority else None, majority=majority, gen_round=g, include_holdout=hold
+        judge_round=sel_judge if not majority else None,
+        majority=majority,
+        gen_round=g,
+        include_holdout=hold,
+        classes=tuple(str(c) for c in classes),
     )
+
+
+def item_classes(store: Store, suite_id: str) -> list[str]:
+    """The item classes of a suite (``(none)`` for items without one), for a slice's choices."""
+    return [
+        r[0]
+        for r in store.sql(
+            "SELECT DISTINCT coalesce(class, '(none)') FROM read_parquet(?) ORDER BY 1",
+            [store.path_of("suite", suite_id, "items")],
+        )
+    ]
 
 
 def _check_page(limit: int, offset: int) -> None:

@@ -11,8 +11,9 @@ Errored verdicts (``passed`` null) stay null here; the figures exclude them from
 them apart.
 
 * :class:`Selection` holds ``judge_round``, ``majority``, ``gen_round`` (one generation round, or
-  all) and ``include_holdout``: holdout items of the run's suite are left out unless the caller
-  asks for them (there is no hidden default). :data:`DEFAULT_SELECTION` is judge round 1, every
+  all), ``include_holdout``: holdout items of the run's suite are left out unless the caller
+  asks for them (there is no hidden default), and ``classes``: a slice to items of these classes
+  (:func:`class_filter`). :data:`DEFAULT_SELECTION` is judge round 1, every
   generation round, holdout items hidden.
 * ``_sel_sql`` is the selection as SQL over ``read_parquet(?)`` giving (item_id, gen_round,
   criterion, passed, label, score, position) per answer and criterion; ``_hold`` and
@@ -48,14 +49,19 @@ class Selection:
     majority: bool = False
     gen_round: int | None = None
     include_holdout: bool = False
+    #: only items of these classes (the suite's ``class`` column); empty: every item. A slice.
+    classes: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "judge_round": None if self.majority else self.judge_round,
             "majority": self.majority,
             "gen_round": self.gen_round,
             "include_holdout": self.include_holdout,
         }
+        if self.classes:
+            out["classes"] = list(self.classes)
+        return out
 
 
 #: The selection a caller gets when it names none: judge round 1, every generation round, holdout
@@ -63,9 +69,40 @@ class Selection:
 DEFAULT_SELECTION = Selection()
 
 
+def class_filter(store: Store, suite_id: str, classes: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """A SQL condition on ``item_id`` keeping the suite's items of these classes (``(none)``: items
+    without one), with its parameters; ``("", [])`` for every item. A class the suite does not have
+    is refused, naming the ones it has."""
+    if not classes:
+        return "", []
+    items = store.path_of("suite", suite_id, "items")
+    known = [
+        r[0] for r in store.sql("SELECT DISTINCT coalesce(class, '(none)') FROM read_parquet(?) ORDER BY 1", [items])
+    ]
+    bad = [c for c in classes if c not in known]
+    if bad:
+        raise InputError(
+            f"suite {suite_id!r} has no item class {bad[0]!r} (its classes: {', '.join(known) or 'none'})",
+            field="--class",
+        )
+    return (
+        "item_id IN (SELECT item_id FROM read_parquet(?) WHERE list_contains(?::VARCHAR[], coalesce(class, '(none)')))",
+        [items, list(classes)],
+    )
+
+
+def _items(store: Store, suite_id: str, sel: Selection) -> tuple[str, list[Any]]:
+    """The condition on ``item_id`` of a selection: holdout items out (unless included), and only
+    the selection's item classes."""
+    parts = [holdout_filter(store, suite_id, sel.include_holdout), class_filter(store, suite_id, sel.classes)]
+    parts = [p for p in parts if p[0]]
+    return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
+
+
 def _hold(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:
-    """The condition leaving out the holdout items of the run's suite (none when included)."""
-    return holdout_filter(store, suite_of_run(store, run_id), sel.include_holdout)
+    """The condition leaving out the holdout items of the run's suite (none when included) and the
+    items outside the selection's classes."""
+    return _items(store, suite_of_run(store, run_id), sel)
 
 
 def _sel_sql(sel: Selection, hold: tuple[str, list[Any]] = ("", [])) -> tuple[str, list[Any]]:
@@ -122,8 +159,9 @@ def _check_judge_round(store: Store, run_id: str, sel: Selection) -> None:
 
 
 def _people_hold(store: Store, gen_id: str, sel: Selection, ps: tuple[str, list[Any]]) -> tuple[str, list[Any]]:
-    """People's rows without the holdout items of the generation's suite (unless included)."""
-    cond, cparams = holdout_filter(store, store.generation(gen_id).manifest.suite_id, sel.include_holdout)
+    """People's rows without the holdout items of the generation's suite (unless included), and
+    only the selection's item classes."""
+    cond, cparams = _items(store, store.generation(gen_id).manifest.suite_id, sel)
     if not cond:
         return ps
     return f"SELECT * FROM ({ps[0]}) WHERE {cond}", [*ps[1], *cparams]

@@ -28,6 +28,8 @@ class Ctx:
         self.db_opt = db
         # set by --include-holdout (evalcore.cli.suite): every command passes it on explicitly
         self.include_holdout = False
+        # set by --class on the analysis commands (selection_options): a slice of the items
+        self.classes: tuple[str, ...] = ()
         self._store: Store | None = None
 
     @property
@@ -106,11 +108,28 @@ def _selection(obj: Ctx, judge_round: int | None, majority: bool, gen_round: int
     if majority and judge_round is not None:
         raise click.UsageError("--judge-round and --majority exclude each other")
     return Selection(
-        judge_round=judge_round or 1, majority=majority, gen_round=gen_round, include_holdout=obj.include_holdout
+        judge_round=judge_round or 1,
+        majority=majority,
+        gen_round=gen_round,
+        include_holdout=obj.include_holdout,
+        classes=tuple(obj.classes),
     )
 
 
+def _take_classes(ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> None:
+    if value and isinstance(ctx.obj, Ctx):
+        ctx.obj.classes = tuple(value)
+
+
 def selection_options(f):
+    f = click.option(
+        "--class",
+        "item_classes",
+        multiple=True,
+        expose_value=False,
+        callback=_take_classes,
+        help="Only items of this class (repeatable; `(none)` for items without one): a slice.",
+    )(f)
     f = click.option("--gen-round", type=int, default=None, help="Only this generation round (default: all).")(f)
     f = click.option("--majority", is_flag=True, help="Majority over judge rounds (a tie fails).")(f)
     f = click.option("--judge-round", type=int, default=None, help="Judge round to read (default 1).")(f)

@@ -251,7 +251,13 @@ def people_crosstab_cmd(obj: Ctx, gen_id, a, b, gen_round, as_json) -> None:
     from evalcore.analysis.answers import people_crosstab
     from evalcore.analysis.selection import Selection
 
-    r = people_crosstab(obj.store, gen_id, a, b, Selection(gen_round=gen_round, include_holdout=obj.include_holdout))
+    r = people_crosstab(
+        obj.store,
+        gen_id,
+        a,
+        b,
+        Selection(gen_round=gen_round, include_holdout=obj.include_holdout, classes=obj.classes),
+    )
     t = r["table"]
     text = "\n".join(
         [
