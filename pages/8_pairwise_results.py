@@ -275,6 +275,30 @@ with _ui.boundary():
             ),
             hide_index=True,
         )
+        po = g["position"]
+        st.markdown("**Position bias**")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "order": order.replace("_", " "),
+                        "accuracy vs people's majority": pct(o["vs_people"]["share"]),
+                        "pairs with a majority": o["vs_people"]["n"],
+                        "ties": o["ties"],
+                        "verdicts": o["verdicts"],
+                    }
+                    for order, o in po["orders"].items()
+                ]
+            ),
+            hide_index=True,
+        )
+        pf = po["flips"]
+        st.caption(
+            f"Accuracy averaged over both orders: {pct(po['mean_accuracy_over_orders'])}; the two orders agree on "
+            f"{pct(po['agreement_between_orders']['share'])} of {pf['compared']} pairs. Flips towards the answer shown "
+            f"first: {pf['towards_first_shown']}; towards the one shown second: {pf['towards_second_shown']}; to or "
+            f"from a tie: {pf['to_or_from_a_tie']}."
+        )
         st.dataframe(
             pd.DataFrame(
                 [

@@ -570,3 +570,21 @@ def test_report_command_prints_the_demo_report(tmp_path):
     rep = CliRunner().invoke(cli, base + ["--session", "accounts-practice"])
     assert isinstance(rep.exception, P.SessionOpenError) and "pairs close --session accounts-practice" in str(
         rep.exception)
+
+
+def test_demo_grader_position_bias_in_one_place(demo_report):
+    """Flips by direction add up to the flips and reversals; the planted first-position bias shows
+    as flips towards the first shown; per-order accuracy against people's majority, recomputed from
+    the grader's verdicts and the people's judgments."""
+    (g,) = demo_report["graders"]
+    po, f = g["position"], g["flips"]
+    pf = po["flips"]
+    assert pf["compared"] == f["compared"]
+    assert pf["towards_first_shown"] + pf["towards_second_shown"] == f["reversals"]
+    assert pf["towards_first_shown"] + pf["towards_second_shown"] + pf["to_or_from_a_tie"] == f["flips"]
+    assert pf["towards_first_shown"] > pf["towards_second_shown"]  # D.FIRST_BIAS_GRADER > 0
+    assert po["agreement_between_orders"]["k"] == f["compared"] - f["flips"]
+    shares = [po["orders"][o]["vs_people"]["share"] for o in ("as_shown", "swapped")]
+    assert po["mean_accuracy_over_orders"] == pytest.approx(sum(shares) / 2)
+    assert all(0 < s < 1 for s in shares)
+    assert all(po["orders"][o]["verdicts"] == f["compared"] for o in ("as_shown", "swapped"))

@@ -205,6 +205,13 @@ def test_results_page_on_the_demo_needs_unblinding_in_the_state(monkeypatch, tmp
     ident = next(f for f in frames if "leaking feature" in f.columns)
     assert list(ident["leaking feature"]) == ["headings", "length"]
     assert any(m.label == "order flips" for m in at.metric)
+    # position bias in one place, the figures of `pairs report --json`
+    pos = next(f for f in frames if "accuracy vs people's majority" in f.columns)
+    rep = P.report(Store(demo, tmp_path / "state"), "accounts-ab")
+    (g,) = rep["graders"]
+    assert list(pos["ties"]) == [g["position"]["orders"][o]["ties"] for o in ("as_shown", "swapped")]
+    flips = g["position"]["flips"]
+    assert any(f"towards the answer shown first: {flips['towards_first_shown']}" in c.value for c in at.caption)
 
 
 AUDIT = textwrap.dedent('''

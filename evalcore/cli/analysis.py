@@ -143,7 +143,12 @@ def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def position(obj: Ctx, run_id, reference, judge_round, majority, gen_round, as_json) -> None:
-    """The position effect in a single-call run: failure rate and agreement with a split run by position."""
+    """The position effect in a single-call run: failure rate and agreement with a split run by position.
+
+    This covers criteria judged in one call (where in the emitted list a criterion came). The
+    position bias of a pairwise grader (which side of a pair it prefers) is in `evalcore pairs
+    report --session S --json` under each grader's `position`: accuracy per order and their mean,
+    agreement between orders, flips towards the first or second shown, ties."""
     from evalcore.analysis.instruments import position_effect
 
     r = position_effect(obj.store, run_id, reference, _selection(obj, judge_round, majority, gen_round))

@@ -14,6 +14,7 @@ people's and model graders' position consistency and agreement, identifiability 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy import stats as _st
@@ -226,6 +227,7 @@ def _grader(
                 majority[p] = top
     mp = sorted(majority)
     kappa_majority = cohen_kappa([avg_choice[p] for p in mp], [majority[p] for p in mp])
+    position = _position(by, both, ok, majority)
     calls = store.records(
         "SELECT count(*) AS calls, sum(cost_usd) AS cost, count(cost_usd) AS priced, "
         "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out FROM read_parquet(?)",
@@ -248,6 +250,7 @@ def _grader(
             "reversal_share": reversals / len(both) if both else None,
         },
         "first_position": _prop(first, len(decided)),
+        "position": position,
         "averaged_over_orders": averaged,
         "as_shown_only": first_only,
         "kappa_vs_people": kappas,
@@ -261,6 +264,41 @@ def _grader(
             "cost_per_pair_usd": (cost / len(per_pair)) if cost is not None and per_pair else None,
         },
     }
+
+
+def _position(
+    by: dict[tuple[str, int], dict[str, str]], both: list[dict[str, str]], ok: list[dict], majority: dict[str, str]
+) -> dict:
+    """Position bias of a model grader in one place. Choices are in as-shown terms (a grader that
+    picks whatever is shown first says ``left`` in the as-shown order and ``right`` in the swapped
+    one). Per order: accuracy against people's majority (pairs with one) and ties; their mean;
+    agreement between the two orders; flips by direction: towards the answer shown first, towards
+    the one shown second, or to or from a tie."""
+    out: dict[str, Any] = {"orders": {}}
+    accs = []
+    for order in ("as_shown", "swapped"):
+        rows = [r for r in ok if r["order"] == order]
+        scored = [r for r in rows if r["pair_id"] in majority]
+        acc = _prop(sum(r["choice"] == majority[r["pair_id"]] for r in scored), len(scored))
+        out["orders"][order] = {
+            "verdicts": len(rows),
+            "ties": sum(r["choice"] == "same" for r in rows),
+            "vs_people": acc,
+        }
+        if acc["share"] is not None:
+            accs.append(acc["share"])
+    out["mean_accuracy_over_orders"] = float(np.mean(accs)) if len(accs) == 2 else None
+    towards_first = sum(v["as_shown"] == "left" and v["swapped"] == "right" for v in both)
+    towards_second = sum(v["as_shown"] == "right" and v["swapped"] == "left" for v in both)
+    with_tie = sum(v["as_shown"] != v["swapped"] and "same" in (v["as_shown"], v["swapped"]) for v in both)
+    out["agreement_between_orders"] = _prop(sum(v["as_shown"] == v["swapped"] for v in both), len(both))
+    out["flips"] = {
+        "compared": len(both),
+        "towards_first_shown": towards_first,
+        "towards_second_shown": towards_second,
+        "to_or_from_a_tie": with_tie,
+    }
+    return out
 
 
 def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
@@ -469,6 +507,20 @@ def format_report(r: dict) -> str:
             f"  order flips {f['flips']} of {f['compared']} pairs ({pct(f['share'])}), reversals {f['reversals']}",
             f"  first-position preference {pct(fp['share'])} ({iv(fp['interval'])})",
         ]
+        po = g["position"]
+        pf = po["flips"]
+        lines.append(
+            f"  flips towards the first shown {pf['towards_first_shown']}, towards the second "
+            f"{pf['towards_second_shown']}, to or from a tie {pf['to_or_from_a_tie']}; agreement between orders "
+            f"{pct(po['agreement_between_orders']['share'])}"
+        )
+        for order, o in po["orders"].items():
+            lines.append(
+                f"  {order.replace('_', ' ')}: accuracy vs people {pct(o['vs_people']['share'])} on "
+                f"{o['vs_people']['n']} pairs, ties {o['ties']} of {o['verdicts']}"
+            )
+        if po["mean_accuracy_over_orders"] is not None:
+            lines.append(f"  accuracy averaged over both orders {pct(po['mean_accuracy_over_orders'])}")
         lines += ["  " + s for s in block("averaged over both orders", g["averaged_over_orders"])]
         km = g["kappa_vs_majority"]
         if km["kappa"] is not None:
