@@ -156,3 +156,23 @@ def test_the_queue_offers_the_categories_the_report_card_counts(lo, hi, scores):
         assert cats == ["fail", "pass"] and level == "nominal" and sorted(offered) == ["fail", "pass"]
     else:
         assert cats == scores == offered and level == "ordinal"
+
+
+def test_gold_has_one_source():
+    """Every reader of people's decisions takes gold from storage.gold: nothing outside the label
+    store reads its "last decision by anyone" (LabelStore.current / the current_labels view)."""
+    import re
+
+    from conftest import REPO
+    offenders = []
+    for path in [*(REPO / "evalcore").rglob("*.py"), *(REPO / "pages").glob("*.py")]:
+        rel = path.relative_to(REPO).as_posix()
+        if rel in ("evalcore/storage/labels.py", "evalcore/storage/db.py") or rel.startswith("evalcore/pairwise/"):
+            continue  # the store itself, its DDL, and the pairwise judgments' own current()
+        text = path.read_text(encoding="utf-8")
+        if re.search(r"\bcurrent_labels\b", text) or re.search(r"(labels|ls|LabelStore\([^)]*\))\.current\(", text):
+            offenders.append(rel)
+    assert offenders == []
+    from evalcore.review import reportcard
+    from evalcore.storage import export
+    assert reportcard.settle.__module__ == export.gold.__module__ == "evalcore.storage.gold"
