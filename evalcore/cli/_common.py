@@ -121,6 +121,17 @@ def _take_classes(ctx: click.Context, _param: click.Parameter, value: tuple[str,
         ctx.obj.classes = tuple(value)
 
 
+def role_option(f):
+    """``--role reviewer|adjudicator`` of the commands that record a decision."""
+    return click.option(
+        "--role",
+        type=click.Choice(["reviewer", "adjudicator"]),
+        default="reviewer",
+        show_default=True,
+        help="An adjudicator's decision settles the case (docs/REVIEW.md, gold).",
+    )(f)
+
+
 def selection_options(f):
     f = click.option(
         "--class",

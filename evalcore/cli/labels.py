@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from evalcore.cli._common import Ctx, _table, cli, emit
+from evalcore.cli._common import Ctx, _table, cli, emit, role_option
 
 # --------------------------------------------------------------------------- labels
 
@@ -40,13 +40,7 @@ def labels() -> None:
 @click.option("--reason-code", default=None, help="Why the case was reviewed.")
 @click.option("--supersedes", type=int, default=None, help="Edit id this one replaces or withdraws.")
 @click.option("--tag", "tags", multiple=True, help="Free-form failure tag (repeatable).")
-@click.option(
-    "--role",
-    type=click.Choice(["reviewer", "adjudicator"]),
-    default="reviewer",
-    show_default=True,
-    help="An adjudicator's decision settles the case (docs/REVIEW.md, gold).",
-)
+@role_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def labels_add(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from evalcore.cli._common import Ctx, _fmt, _table, cli, emit, page_options
+from evalcore.cli._common import Ctx, _fmt, _table, cli, emit, page_options, role_option
 
 # --------------------------------------------------------------------------- adjudication (issue 5)
 # The review queue and the agreement / judge report card; docs/REVIEW.md.
@@ -186,13 +186,7 @@ def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, re
 @click.option("--skip", is_flag=True, help="Pass on the case.")
 @click.option("--note", default=None)
 @click.option("--tag", "tags", multiple=True, help="Free-form failure tag (repeatable).")
-@click.option(
-    "--role",
-    type=click.Choice(["reviewer", "adjudicator"]),
-    default="reviewer",
-    show_default=True,
-    help="An adjudicator's decision settles the case (docs/REVIEW.md, gold).",
-)
+@role_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def queue_decide(
