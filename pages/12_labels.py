@@ -1,5 +1,5 @@
 """Labels: what people decided, case by case, as gold by the label store's stated policy
-(evalcore.storage.gold: an adjudicator's decision, else the reviewers' unanimous decision once as
+(docs/REVIEW.md, "Gold": an adjudicator's decision, else the reviewers' unanimous decision once as
 many decided as the case needs), with each case's status and who said what; the labels that ship
 with the data (marked "shipped"); downloads of gold (one column per reviewer too) and of every edit."""
 

@@ -78,7 +78,7 @@ def _filters() -> review.Filters:
 
 
 def _run_label(run_id: str) -> str:
-    run = next((r for r in _ui.summary("runs_summary") if r["run_id"] == run_id), None)
+    run = evalcore.analysis.run_marks(_ui.store()).get(run_id)  # manifests only: the page never scans verdicts
     return run_id + (_ui.suite_suffix(run) if run else "")
 
 
