@@ -133,7 +133,7 @@ def check_bike_faq_figures(cli, data: Path, run_id: str) -> None:
     assert t["headline"] == pytest.approx(0.625)
     (run,) = [r for r in cli(data, "runs") if r["run_id"] == run_id]
     assert (run["status"], run["source"], run["mode"], run["judge_rounds"], run["items"], run["verdicts"],
-            run["errored_verdicts"]) == ("complete", "imported", "imported", 1, 4, 16, 0)
+            run["errored_verdicts"]) == ("complete", "imported", "split", 1, 4, 16, 0)  # a call per scorer
     assert run["pass_rate_by_round"] == [pytest.approx(8 / 16)]  # 4 + 4 of 16 verdicts pass
     assert (run["tokens_in"], run["tokens_out"], run["cost_usd"], run["calls"]) == (1600, 280, None, 0)
     assert run["system_latency_ms_mean"] == pytest.approx(700.0)

@@ -23,6 +23,7 @@ from evalcore.importers.inspect_ai import ToolOpts, import_inspect
 from evalcore.importers.kinds import KindOptions
 from evalcore.importers.pairs import PairOpts, import_pairs
 from evalcore.importers.promptfoo import import_promptfoo
+from evalcore.importers.recorded import MODES, HarnessOpts
 from evalcore.importers.tabular import Opts, import_long, import_wide
 
 
@@ -210,7 +211,7 @@ def register_tools(group: click.Group) -> None:
             description,
         )
         s = import_inspect(obj.data_opt, log, o)
-        text = _text_summary(s) + f"; log status {s['status']}, run {s['run_status']}"
+        text = _with_notes(s, _text_summary(s) + f"; log status {s['status']}, run {s['run_status']}")
         _emit(s, as_json, text)
 
     @group.command("promptfoo")
@@ -303,6 +304,11 @@ def _text_summary(s: dict[str, Any]) -> str:
     rate = "-" if s["pass_rate"] is None else f"{100 * s['pass_rate']:.1f}%"
     miss = f", {s['missing_verdicts']} missing" if s["missing_verdicts"] else ""
     return head + f"run {s['run_id']} ({s['verdicts']} verdicts{miss}, pass {rate}; {crit})"
+
+
+def _with_notes(s: dict[str, Any], text: str) -> str:
+    """The summary line, then one line per note of the import (e.g. a scale inferred from the values)."""
+    return "\n".join([text, *(f"note: {n}" for n in s.get("notes") or [])])
 
 
 def _shared(f: Callable) -> Callable:
@@ -401,6 +407,74 @@ def _shared(f: Callable) -> Callable:
             show_default=True,
             help="With --human and no annotator column: the one annotator's id.",
         ),
+        click.option(
+            "--must-have-col",
+            default=None,
+            help="Item must-have statements column (a JSON list or a|b|c), stored on the suite.  [default: must_have]",
+        ),
+        click.option(
+            "--wrong-if-col",
+            default=None,
+            help="Item wrong-if statements column, stored on the suite.  [default: wrong_if]",
+        ),
+        click.option(
+            "--abstained-col",
+            default=None,
+            help="The system's own 'could not answer' flag per output (true/false).  [default: abstained]",
+        ),
+        click.option(
+            "--mode",
+            type=click.Choice(MODES),
+            default=None,
+            help="How the judge was called: single (one call, every criterion), grouped (one call per "
+            "--group) or split (one call per criterion).  [default: not known: imported]",
+        ),
+        click.option(
+            "--group",
+            "groups",
+            multiple=True,
+            metavar="A,B",
+            help="With --mode grouped: the criteria of one call (repeatable; every criterion in one group).",
+        ),
+        click.option(
+            "--field-order",
+            default=None,
+            metavar="A,B,C",
+            help="Order the criteria were emitted in within their call (default: the rubric order); "
+            "positions follow from it unless the file records them.",
+        ),
+        click.option(
+            "--position-col",
+            default=None,
+            help="long: each verdict's emission position within its call (0, 1, ...).  [default: position]",
+        ),
+        click.option(
+            "--raw-verdict-col",
+            default=None,
+            help="long: the judge's own verdict before post-processing; the value column is the derived "
+            "one.  [default: raw_verdict]",
+        ),
+        click.option(
+            "--covered-col", default=None, help="long: must-have items the judge says are covered.  [default: covered]"
+        ),
+        click.option(
+            "--missed-col", default=None, help="long: must-have items the judge says are missing.  [default: missed]"
+        ),
+        click.option(
+            "--triggered-col",
+            default=None,
+            help="long: wrong-if items the judge says are triggered.  [default: triggered]",
+        ),
+        click.option(
+            "--judge-family",
+            default=None,
+            help="The judge's model family (default: from --judge-model where the family is known).",
+        ),
+        click.option(
+            "--prompt-variant",
+            default=None,
+            help="The judge's named prompt variant (also --knob prompt_variant=NAME).  [default: default]",
+        ),
         _json_option,
     ]
     return _options(*opts)(f)
@@ -409,7 +483,11 @@ def _shared(f: Callable) -> Callable:
 def _opts(file: str, kw: dict) -> Opts:
     """The options of `import long` / `wide` (``kw``: what ``_shared`` added, less --json)."""
     kinds = _kind_options(file, **{k: kw.pop(k) for k in _KIND_KEYS})
-    return Opts(file=file, kinds=kinds, suite=kw.pop("attach"), knobs=list(kw.pop("knobs")), **kw)
+    harness = HarnessOpts(
+        groups=list(kw.pop("groups")),
+        **{f.name: kw.pop(f.name) for f in dataclasses.fields(HarnessOpts) if f.name != "groups"},
+    )
+    return Opts(file=file, kinds=kinds, suite=kw.pop("attach"), knobs=list(kw.pop("knobs")), harness=harness, **kw)
 
 
 def register(group: click.Group) -> None:
@@ -424,7 +502,7 @@ def register(group: click.Group) -> None:
     def import_long_cmd(obj, file: str, criterion_col, value_col, as_json: bool, **kw) -> None:
         """Import one row per item x criterion [x generation round] [x judge round]."""
         s = import_long(obj.data_opt, file, _opts(file, kw), criterion_col, value_col)
-        _emit(s, as_json, _text_summary(s))
+        _emit(s, as_json, _with_notes(s, _text_summary(s)))
 
     @group.command("wide")
     @click.argument("file", type=click.Path(dir_okay=False))
@@ -439,7 +517,7 @@ def register(group: click.Group) -> None:
     def import_wide_cmd(obj, file: str, reason_suffix: str, as_json: bool, **kw) -> None:
         """Import one row per item [x round], one column per criterion."""
         s = import_wide(obj.data_opt, file, _opts(file, kw), reason_suffix)
-        _emit(s, as_json, _text_summary(s))
+        _emit(s, as_json, _with_notes(s, _text_summary(s)))
 
     @group.command("pairs")
     @click.argument("file", type=click.Path(dir_okay=False))

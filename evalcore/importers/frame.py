@@ -187,29 +187,38 @@ def _read_csv(raw: bytes, name: str, delim: str, fmt: str) -> Frame:
     header = [h.strip() for h in header]
     _check_header(header, name)
     data: dict[str, list[Any]] = {h: [] for h in header}
-    where: list[str] = []
+    starts: list[int] = []  # the physical line each data record starts on
     start = reader.line_num + 1
+    records = 0  # data records read (blank lines are not records)
+    spans = False  # some record so far spans several lines (a quoted field with a new line)
     while True:
         try:
             rec = next(reader)
         except StopIteration:
             break
         except csv.Error as e:
+            at = f"record {records + 1} (starts at line {start})" if spans or reader.line_num > start else None
             raise InputError(
-                f"line {reader.line_num}: does not parse as {fmt.upper()}: {e}", file=name, field="row"
+                f"{at or f'line {reader.line_num}'}: does not parse as {fmt.upper()}: {e}", file=name, field="row"
             ) from None
         line = start
         start = reader.line_num + 1
+        spans = spans or reader.line_num > line
         if not rec or (len(rec) == 1 and rec[0] == "" and len(header) > 1):
             continue  # blank line
+        records += 1
         if len(rec) != len(header):
             col = header[len(rec)] if len(rec) < len(header) else "(extra field)"
-            raise InputError(f"line {line}: has {len(rec)} fields, the header has {len(header)}", file=name, field=col)
+            at = f"record {records} (starts at line {line})" if spans else f"line {line}"
+            raise InputError(f"{at}: has {len(rec)} fields, the header has {len(header)}", file=name, field=col)
         for h, v in zip(header, rec):
             data[h].append(v)
-        where.append(f"line {line}")
-    if not where:
+        starts.append(line)
+    if not starts:
         raise InputError("has a header but no data rows", file=name, field=WHOLE_FILE)
+    # where a row is: its line, or, when fields span lines (so physical lines no longer count
+    # records), its record number and the line it starts on
+    where = [f"record {k} (starts at line {ln})" if spans else f"line {ln}" for k, ln in enumerate(starts, start=1)]
     return Frame(name, fmt, header, data, where)
 
 

@@ -471,7 +471,8 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
     kinds = dataclasses.replace(
         o.kinds, criterion_kind={**o.kinds.criterion_kind, **{names[c]: k for c, k in letter_kind.items()}}
     )
-    rubric = build_rubric(frame, [names[c] for c in order], tokens, kinds)
+    notes: list[str] = []
+    rubric = build_rubric(frame, [names[c] for c in order], tokens, kinds, notes)
     scorer_models = _inspect_scorer_models(h)
     crit_models = {names[c]: _inspect_judge(c, scorer_models, ev) for c in order}
     rubric = S.Rubric(
@@ -481,12 +482,21 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
                 update={
                     "model": crit_models[c.name],
                     "description": f"Inspect scorer {next(k for k, v in names.items() if v == c.name)} of "
-                    f"task {ev['task']} (imported from {Path(log.file).name})",
+                    f"task {ev['task']}",
                 }
             )
             for c in rubric.criteria
         ],
     )
+    # the harness: each scorer scores on its own (one call per scorer); a scorer whose value is a
+    # dict scores several criteria at once, in the order of its keys
+    scorer_of = {names[c]: values[c][0][3] for c in order}
+    calls: dict[str, list[str]] = {}
+    for c in rubric.names():
+        calls.setdefault(scorer_of[c], []).append(c)
+    groups = list(calls.values())
+    mode: S.HarnessMode = "split" if all(len(g) == 1 for g in groups) else "single" if len(groups) == 1 else "grouped"
+    position = {c: g.index(c) for g in groups for c in g}
     # verdicts
     status = h["status"]
     by_sample: dict[tuple[str, int], dict[str, tuple[Any, str | None, str]]] = {}
@@ -533,7 +543,7 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
                 "gen_round": s.epoch,
                 "criterion": crit.name,
                 "judge_round": 1,
-                "position": 0,
+                "position": position[crit.name],
             }
             v, expl, fld = got.get(crit.name, (None, None, None))
             if v is None:
@@ -580,6 +590,9 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
     }
     manifest = imported_run(
         rubric,
+        [c for g in groups for c in g],
+        mode=mode,
+        groups=groups if mode == "grouped" else None,
         run_id=rid,
         gen_id=gen_id,
         created_at=utcnow(),
@@ -609,6 +622,8 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
         "rounds": max(s.epoch for s in samples),
         "errored_samples": sum(1 for s in samples if s.error),
         "criteria": {c.name: c.kind for c in rubric.criteria},
+        "notes": notes,
+        "mode": mode,
         "run_id": rid,
         "run_status": run_status,
         "judge_model": judge_model,

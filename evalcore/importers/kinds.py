@@ -15,7 +15,6 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
 from evalcore.contract import schema as S
@@ -167,8 +166,19 @@ class KindOptions:
         return cls(kind, ck, threshold, ct, _scale_opt(scale, "--scale", file) if scale else None, cs, list(gates))
 
 
-def build_rubric(frame: Frame, order: list[str], values: dict[str, list[tuple[Any, int]]], ko: KindOptions) -> S.Rubric:
-    """One criterion per name: kind given or inferred from its values, threshold, scale, gate."""
+def build_rubric(
+    frame: Frame,
+    order: list[str],
+    values: dict[str, list[tuple[Any, int]]],
+    ko: KindOptions,
+    notes: list[str] | None = None,
+) -> S.Rubric:
+    """One criterion per name: kind given or inferred from its values, threshold, scale, gate.
+
+    An ordinal criterion given no scale gets the scale of its values (lowest to highest), and a
+    note saying so is appended to ``notes`` (the import prints it): it is never treated as pass /
+    fail alone. The rubric holds only what defines the criteria (no file name), so two imports of
+    the same criteria from different files have the same rubric hash."""
     for opt, names in (
         ("--criterion-kind", ko.criterion_kind),
         ("--criterion-threshold", ko.criterion_threshold),
@@ -194,6 +204,22 @@ def build_rubric(frame: Frame, order: list[str], values: dict[str, list[tuple[An
                 field="--criterion-threshold",
             )
         scale = ko.criterion_scale.get(name, ko.scale if kind in ("ordinal", "continuous") else None)
+        if kind == "ordinal" and scale is None:
+            whole = [x for x in (_number(v) for v, _ in vals) if x is not None and x.is_integer()]
+            if whole and min(whole) < max(whole):
+                scale = (min(whole), max(whole))
+                if notes is not None:
+                    notes.append(
+                        f"criterion {name}: scale {scale[0]:g}-{scale[1]:g} inferred from the values; pass "
+                        f"--criterion-scale {name}=MIN:MAX to set it"
+                    )
+            elif whole:
+                raise InputError(
+                    f"criterion {name!r} is ordinal but every value is {whole[0]:g}, so its scale cannot be "
+                    f"inferred: give it with --criterion-scale {name}=MIN:MAX (or --scale MIN:MAX)",
+                    file=frame.name,
+                    field="--criterion-scale",
+                )
         if kind in ("ordinal", "continuous") and threshold is None:
             nums = [x for x in (_number(v) for v, _ in vals) if x is not None]
             seen = f" (values {min(nums):g} to {max(nums):g})" if nums else ""
@@ -212,7 +238,6 @@ def build_rubric(frame: Frame, order: list[str], values: dict[str, list[tuple[An
                     gate=name in ko.gates,
                     scale_min=scale[0] if scale else None,
                     scale_max=scale[1] if scale else None,
-                    description=f"imported from {Path(frame.name).name}",
                 )
             )
         except ValueError:  # pydantic's ValidationError: the name is not an id

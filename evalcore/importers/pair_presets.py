@@ -164,6 +164,9 @@ def _prepare_pairs(frame: Frame, o: PairOpts, x: PairExtras) -> tuple[Frame, Pai
             o.judge_model = distinct[0]
         if prompts:
             o.run_knobs["judge_prompts"] = ",".join(sorted(set(prompts)))
+            # MT-Bench names the judge's prompt per row (pair-v2, pair-v2-multi-turn): the run's
+            # prompt variant, so that two prompts are never taken for replicates
+            o.run_knobs.setdefault("prompt_variant", o.run_knobs["judge_prompts"])
     return frame, o
 
 

@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
@@ -30,6 +30,8 @@ from evalcore.contract.hashing import outputs_hash, suite_hash
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
 from evalcore.importers.frame import Frame, col_text
 from evalcore.importers.ids import _explicit_id, _fresh_id
+from evalcore.importers.recorded import list_cell
+from evalcore.llm.client import model_family
 from evalcore.storage.files import to_table
 from evalcore.storage.paths import DEFAULT_DATA, default_keys_dir, utcnow
 from evalcore.storage.store import Store
@@ -45,6 +47,8 @@ class ItemCols:
     context: str | None = None
     reference: str | None = None
     class_: str | None = None
+    must_have: str | None = None
+    wrong_if: str | None = None
 
 
 def collect_items(frame: Frame, cols: ItemCols) -> dict[str, dict]:
@@ -58,16 +62,20 @@ def collect_items(frame: Frame, cols: ItemCols) -> dict[str, dict]:
         "class": col_text(frame, cols.class_, required=False, numbers_ok=True),
     }
     colname = {"input": cols.input, "context": cols.context, "reference": cols.reference, "class": cols.class_}
+    lists = {k: c for k, c in (("must_have", cols.must_have), ("wrong_if", cols.wrong_if)) if c}
+    colname.update(lists)
     items: dict[str, dict] = {}
     first: dict[str, int] = {}
     for i, iid in enumerate(ids):
-        rec = {"item_id": iid, "input": inputs[i], **{k: v[i] for k, v in extra.items()}}
+        rec: dict[str, Any] = {"item_id": iid, "input": inputs[i], **{k: v[i] for k, v in extra.items()}}
+        for k, lc in lists.items():
+            rec[k] = list_cell(frame, lc, i, frame.data[lc][i])
         if iid not in items:
             items[iid] = rec
             first[iid] = i
             continue
         prev = items[iid]
-        for k in ("input", "context", "reference", "class"):
+        for k in ("input", "context", "reference", "class", *lists):
             if rec[k] != prev[k]:
                 raise frame.err(f"item {iid!r}: {k} differs from {frame.where(first[iid])}", colname[k], i)
     return items
@@ -207,15 +215,41 @@ def draw_pair_ids(rng: random.Random, rows: list[dict]) -> None:
         r["pair_id"] = pid
 
 
-def imported_run(rubric: S.Rubric, field_order: list[str] | None = None, **fields: Any) -> S.RunManifest:
+def judge_family_of(judge_model: str) -> str | None:
+    """The judge's model family from its name (:func:`evalcore.llm.client.model_family`, the table
+    judge runs use); for a list of models (``a, b``) the one family they share, else None."""
+    fams = {model_family(m.strip()) for m in judge_model.split(",") if m.strip()}
+    fams.discard(None)
+    return fams.pop() if len(fams) == 1 else None
+
+
+def imported_run(
+    rubric: S.Rubric,
+    field_order: list[str] | str | None = None,
+    *,
+    mode: S.HarnessMode = "imported",
+    groups: list[list[str]] | None = None,
+    **fields: Any,
+) -> S.RunManifest:
     """The manifest of an imported run judged with ``rubric`` (its hash, and its criteria's order
-    unless ``field_order`` is given); ``fields`` are the run's other fields."""
+    unless ``field_order`` is given) in harness ``mode`` (with its ``groups``); ``fields`` are the
+    run's other fields. A ``prompt_variant`` or ``judge_family`` knob sets the manifest's field of
+    that name (unless the field is given); the judge family is otherwise inferred from
+    ``judge_model`` where the family table knows it."""
+    knobs = dict(fields.pop("knobs", None) or {})
+    variant, family = knobs.pop("prompt_variant", None), knobs.pop("judge_family", None)
+    if fields.get("prompt_variant") is None:
+        fields["prompt_variant"] = str(variant) if variant is not None else "default"
+    if fields.get("judge_family") is None:
+        fields["judge_family"] = str(family) if family is not None else judge_family_of(fields["judge_model"])
     return S.RunManifest(
         rubric=rubric,
         rubric_hash=rubric.hash(),
-        mode="imported",
-        field_order=rubric.names() if field_order is None else field_order,
+        mode=mode,
+        groups=groups,
+        field_order=rubric.names() if field_order is None else cast("list[str] | Literal['rotate']", field_order),
         source="imported",
+        knobs=knobs,
         **fields,
     )
 
@@ -361,20 +395,7 @@ def plan_generation(
                     file=frame.name,
                     field=option,
                 )
-            for k, v in knobs.items():
-                if k not in existing.knobs:
-                    raise InputError(
-                        f"generation {gid!r} (same outputs, reused) records no knob {k!r}; a "
-                        f"generation's knobs are fixed when it is written",
-                        file=frame.name,
-                        field="--knob",
-                    )
-                if existing.knobs[k] != v:
-                    raise InputError(
-                        f"generation {gid!r} (same outputs, reused) records {k}={existing.knobs[k]!r}, not {v!r}",
-                        file=frame.name,
-                        field="--knob",
-                    )
+            _check_fixed_knobs(frame, gid, existing, knobs, "same outputs, reused")
             taken.add(("generations", gid))
             return gid, True
     gid = plan_id(plan.data, "generations", gen_id, option, "generation", base, taken, frame.name)
@@ -409,3 +430,86 @@ def _find_generation(data: Path, suite_id: str, h: str, n_rows: int):
             if outputs_hash({"item_id": a, "round": b, "output": c} for a, b, c in rows) == h:
                 return gid, e.manifest
     return None
+
+
+def _check_fixed_knobs(frame: Frame, gid: str, existing: S.GenerationManifest, knobs: dict[str, Any], why: str) -> None:
+    """A generation an import reuses or attaches to is not changed: a generation knob given must
+    be one it records, with the same value."""
+    for k, v in knobs.items():
+        if k not in existing.knobs:
+            raise InputError(
+                f"generation {gid!r} ({why}) records no knob {k!r}; a generation's knobs are fixed when it is written",
+                file=frame.name,
+                field="--knob",
+            )
+        if existing.knobs[k] != v:
+            raise InputError(
+                f"generation {gid!r} ({why}) records {k}={existing.knobs[k]!r}, not {v!r}",
+                file=frame.name,
+                field="--knob",
+            )
+
+
+def attach_labels(
+    plan: Plan,
+    frame: Frame,
+    suite: SuiteTarget,
+    outputs: dict[tuple[str, int], str],
+    gen_id: str | None,
+    taken: set,
+    knobs: dict[str, Any],
+    output_col: str,
+) -> str:
+    """The existing generation of ``suite`` that a file of people's labels is for, matched by item,
+    generation round and output hash (:func:`evalcore.contract.hashing.text_hash` of the output):
+    every labelled output must be one of its outputs, however few of them are labelled (60
+    labels on a 200-answer generation attach to it; nothing is padded, no generation is written).
+    ``gen_id`` (``--gen-id``) names the generation when several hold the outputs. Labels for
+    outputs no generation of the suite holds are refused, naming them."""
+    store = _open_store(plan.data)
+    want = {key: H.text_hash(o) for key, o in outputs.items()}
+    found: list[tuple[str, S.GenerationManifest]] = []
+    closest: tuple[str, list[tuple[str, int]]] | None = None
+    gens = [g for g in store.ids("generation") if store.generation(g).manifest.suite_id == suite.suite_id]
+    if gen_id is not None and gen_id not in gens:
+        raise InputError(
+            f"generation {gen_id!r} is not a generation of suite {suite.suite_id!r} in {plan.data}",
+            file=frame.name,
+            field="--gen-id",
+        )
+    for gid in gens if gen_id is None else [gen_id]:
+        e = store.generation(gid)
+        rows = store.sql("SELECT item_id, round, output FROM read_parquet(?)", [str(e.path / "outputs.parquet")])
+        have = {(a, int(b)): H.text_hash(c) for a, b, c in rows}
+        unseen = sorted(k for k, h in want.items() if have.get(k) != h)
+        if not unseen:
+            found.append((gid, e.manifest))
+        elif closest is None or len(unseen) < len(closest[1]):
+            closest = (gid, unseen)
+    if len(found) > 1:
+        raise InputError(
+            f"the labelled outputs are in generations {', '.join(g for g, _ in found)} of suite "
+            f"{suite.suite_id!r}: name one with --gen-id",
+            file=frame.name,
+            field="--gen-id",
+        )
+    if found:
+        gid, manifest = found[0]
+        _check_fixed_knobs(frame, gid, manifest, knobs, "the labelled outputs")
+        taken.add(("generations", gid))
+        return gid
+    unseen = closest[1] if closest else sorted(want)
+    listed = ", ".join(f"{iid!r} round {r}" for iid, r in unseen[:10])
+    more = f" and {len(unseen) - 10} more" if len(unseen) > 10 else ""
+    near = (
+        f" (closest: generation {closest[0]}, which holds the other {len(want) - len(unseen)})"
+        if closest and len(unseen) < len(want)
+        else ""
+    )
+    where = f"generation {gen_id!r}" if gen_id is not None else f"any generation of suite {suite.suite_id!r}"
+    raise InputError(
+        f"labels for outputs evalcore has not seen: {len(unseen)} of the {len(want)} labelled outputs are not in "
+        f"{where} (item, generation round and output text must match): {listed}{more}{near}",
+        file=frame.name,
+        field=output_col,
+    )

@@ -424,6 +424,7 @@ def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dic
         rstatus: S.Status = "partial" if missing else "complete"
         rm = imported_run(
             rubric,
+            mode="split",  # promptfoo grades each assertion on its own
             run_id=rid,
             gen_id=gen_id,
             created_at=now,

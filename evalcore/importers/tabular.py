@@ -15,7 +15,7 @@ the problem, and nothing is written then. docs/IMPORT.md documents every option.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -35,6 +35,7 @@ from evalcore.importers.ids import _sanitise, parse_knobs
 from evalcore.importers.kinds import KindOptions, Parsed, _value_field, build_rubric, parse_value, raw_text
 from evalcore.importers.plan import (
     ItemCols,
+    attach_labels,
     collect_items,
     collect_outputs,
     imported_run,
@@ -43,6 +44,18 @@ from evalcore.importers.plan import (
     plan_id,
     start_plan,
     target_data_dir,
+)
+from evalcore.importers.recorded import (
+    LONG_COLUMNS,
+    WIDE_SUFFIXES,
+    HarnessOpts,
+    call_of,
+    check_mode,
+    default_positions,
+    field_order_of,
+    flag_cell,
+    list_cell,
+    position_cell,
 )
 from evalcore.storage.paths import utcnow
 
@@ -58,6 +71,10 @@ class Cell:
     value: Any
     reason: str | None
     row: int
+    # what the harness recorded beside the value: raw_verdict, position, covered, missed,
+    # triggered (read and checked), and the column of each (for messages)
+    recorded: dict[str, Any] = field(default_factory=dict)
+    recorded_col: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -89,6 +106,9 @@ class Opts:
     human: bool
     annotator_col: str | None
     annotator: str
+    harness: HarnessOpts = field(default_factory=HarnessOpts)
+    must_have_col: str | None = None
+    wrong_if_col: str | None = None
 
 
 def _criteria_list(text: str | None, file: str) -> list[str] | None:
@@ -114,8 +134,17 @@ def _base_columns(frame: Frame, o: Opts) -> dict[str, str | None]:
         "context": resolve_column(frame, "--context-col", o.context_col, "context", required=False),
         "reference": resolve_column(frame, "--reference-col", o.reference_col, "reference", required=False),
         "class": resolve_column(frame, "--class-col", o.class_col, "class", required=False),
+        "must_have": resolve_column(frame, "--must-have-col", o.must_have_col, "must_have", required=False),
+        "wrong_if": resolve_column(frame, "--wrong-if-col", o.wrong_if_col, "wrong_if", required=False),
+        "abstained": resolve_column(frame, "--abstained-col", o.harness.abstained_col, "abstained", required=False),
         "annotator": None,
     }
+    if o.human and o.harness.given():
+        raise InputError(
+            f"{', '.join(o.harness.given())} describe a judge's harness; a --human label set has none",
+            file=frame.name,
+            field=o.harness.given()[0],
+        )
     if o.human:
         cols["annotator"] = resolve_column(frame, "--annotator-col", o.annotator_col, "annotator", required=False)
         cols["ignored"] = cols.pop("judge_round")  # people are told apart by annotator, not by judge round
@@ -150,6 +179,23 @@ def import_long(
     ids, rounds, slots, reasons = _row_keys(frame, cols, o)
     values = frame.data[vcol]
     cells = [Cell(ids[i], rounds[i], crit_names[i], slots[i], values[i], reasons[i], i) for i in range(frame.n)]
+    if not o.human:
+        h = o.harness
+        given = {
+            "raw_verdict": ("--raw-verdict-col", h.raw_verdict_col),
+            "position": ("--position-col", h.position_col),
+            "covered": ("--covered-col", h.covered_col),
+            "missed": ("--missed-col", h.missed_col),
+            "triggered": ("--triggered-col", h.triggered_col),
+        }
+        for what, (option, col) in given.items():
+            rcol = resolve_column(frame, option, col, LONG_COLUMNS[what], required=False)
+            if rcol is None:
+                continue
+            cols[f"recorded:{what}"] = rcol
+            for cell in cells:
+                cell.recorded[what] = _recorded_value(frame, what, rcol, cell.row)
+                cell.recorded_col[what] = rcol
     keycols = [c for c in (cols["item"], cols["gen_round"], ccol, cols["judge_round"] or cols["annotator"]) if c]
     return _finish(data_opt, frame, o, cols, ids, rounds, order, cells, keycols)
 
@@ -169,11 +215,11 @@ def import_wide(data_opt: str | Path | None, path: str, o: Opts, reason_suffix: 
                 raise InputError("is mapped to another option and cannot be a criterion", file=frame.name, field=c)
         order = listed
     else:
+        suffixes = [x for x in (reason_suffix, *([] if o.human else WIDE_SUFFIXES.values())) if x]
         order = [
             c
             for c in frame.columns
-            if c not in mapped
-            and not (reason_suffix and c.endswith(reason_suffix) and c[: -len(reason_suffix)] in frame.data)
+            if c not in mapped and not any(c.endswith(x) and c[: -len(x)] in frame.data for x in suffixes)
         ]
         if not order:
             raise InputError(
@@ -194,12 +240,50 @@ def import_wide(data_opt: str | Path | None, path: str, o: Opts, reason_suffix: 
     for c in order:
         rcol = f"{c}{reason_suffix}" if reason_suffix and f"{c}{reason_suffix}" in frame.data else None
         creasons = col_text(frame, rcol, required=False) if rcol else reasons
+        recorded = {} if o.human else {w: f"{c}{x}" for w, x in WIDE_SUFFIXES.items() if f"{c}{x}" in frame.data}
         for i, v in enumerate(frame.data[c]):
             if o.human and _is_missing(v):
                 continue  # an annotator who did not label this criterion
-            cells.append(Cell(ids[i], rounds[i], c, slots[i], v, creasons[i], i))
+            cell = Cell(ids[i], rounds[i], c, slots[i], v, creasons[i], i)
+            for what, col in recorded.items():
+                cell.recorded[what] = _recorded_value(frame, what, col, i)
+                cell.recorded_col[what] = col
+            cells.append(cell)
     keycols = [c for c in (cols["item"], cols["gen_round"], cols["judge_round"] or cols["annotator"]) if c]
     return _finish(data_opt, frame, o, cols, ids, rounds, order, cells, keycols)
+
+
+def _abstained(
+    frame: Frame, col: str | None, ids: list[str], rounds: list[int]
+) -> dict[tuple[str, int], dict[str, Any]] | None:
+    """The system's ``abstained`` flag per output (item, generation round), from its column; rows
+    of one output must agree."""
+    if col is None:
+        return None
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    first: dict[tuple[str, int], int] = {}
+    for i, v in enumerate(frame.data[col]):
+        key, flag = (ids[i], rounds[i]), flag_cell(frame, col, i, v)
+        if key in out and out[key]["abstained"] != flag:
+            raise frame.err(
+                f"item {ids[i]!r} round {rounds[i]}: abstained differs from {frame.where(first[key])} "
+                f"(one flag per output)",
+                col,
+                i,
+            )
+        out.setdefault(key, {"abstained": flag})
+        first.setdefault(key, i)
+    return out
+
+
+def _recorded_value(frame: Frame, what: str, col: str, i: int) -> Any:
+    """One recorded field of a row: the raw verdict as given, a position, or a list."""
+    v = frame.data[col][i]
+    if what == "raw_verdict":
+        return None if _is_missing(v) else raw_text(v)
+    if what == "position":
+        return position_cell(frame, col, i, v)
+    return list_cell(frame, col, i, v)
 
 
 def _row_keys(frame: Frame, cols: dict, o: Opts):
@@ -231,9 +315,19 @@ def _finish(
 
     data = target_data_dir(data_opt)
     items = collect_items(
-        frame, ItemCols(cols["item"], cols["input"], cols["context"], cols["reference"], cols["class"])
+        frame,
+        ItemCols(
+            cols["item"],
+            cols["input"],
+            cols["context"],
+            cols["reference"],
+            cols["class"],
+            cols["must_have"],
+            cols["wrong_if"],
+        ),
     )
     outputs = collect_outputs(frame, ids, rounds, cols["output"])
+    extra = _abstained(frame, cols["abstained"], ids, rounds)
     # duplicate keys
     seen: dict[tuple, int] = {}
     c: Cell | None
@@ -264,7 +358,8 @@ def _finish(
             _value_field(frame, c.criterion),
             c.row,
         )
-    rubric = build_rubric(frame, order, present, o.kinds)
+    notes: list[str] = []
+    rubric = build_rubric(frame, order, present, o.kinds, notes)
     parsed: dict[tuple, Parsed] = {}
     for c in cells:
         if _is_missing(c.value):
@@ -298,7 +393,11 @@ def _finish(
         o.description or f"imported from {Path(frame.name).name}",
         f"evalcore import ({Path(frame.name).name})",
     )
-    gen_id, reused = plan_generation(plan, frame, suite, outputs, o.gen_id, base, taken, gen_knobs)
+    if o.human and not suite.new:
+        # people's labels for (part of) a generation evalcore has: attach to it, write no generation
+        gen_id, reused = attach_labels(plan, frame, suite, outputs, o.gen_id, taken, gen_knobs, cols["output"]), True
+    else:
+        gen_id, reused = plan_generation(plan, frame, suite, outputs, o.gen_id, base, taken, gen_knobs, extra=extra)
     summary: dict[str, Any] = {
         "file": frame.name,
         "suite_id": suite.suite_id,
@@ -308,6 +407,7 @@ def _finish(
         "items": len(items),
         "outputs": len(outputs),
         "criteria": {c.name: c.kind for c in rubric.criteria},
+        "notes": notes,
     }
     now = utcnow()
     manifest: S.LabelSetManifest | S.RunManifest
@@ -354,13 +454,33 @@ def _finish(
         rid = plan_id(data, "runs", o.run_id, "--run-id", "run", base, taken, frame.name)
         by_key = {(c.item_id, c.gen_round, c.criterion, c.slot): c for c in cells}
         judge_rounds = max([c.slot for c in cells] or [1])
+        mode, groups, order_given = check_mode(frame.name, o.harness, rubric.names())
+        fixed = default_positions(mode, groups, order_given)
+        recorded_positions = any("position" in c.recorded for c in cells)
+        per_answer: dict[tuple, dict[str, int]] = {}
         verdicts: list[dict[str, Any]] = []
         n_missing = 0
         for iid, r in sorted(outputs):
             for jr in range(1, judge_rounds + 1):
-                for pos, crit in enumerate(rubric.criteria):
+                taken_pos: dict[tuple[int, int], Cell] = {}
+                for crit in rubric.criteria:
                     c = by_key.get((iid, r, crit.name, jr))
                     key = {"run_id": rid, "item_id": iid, "gen_round": r, "criterion": crit.name, "judge_round": jr}
+                    pos = fixed[crit.name]
+                    if c is not None and c.recorded.get("position") is not None:
+                        pos = c.recorded["position"]
+                        call = (call_of(mode, groups, crit.name), pos)
+                        if mode != "split" and call in taken_pos:
+                            other = taken_pos[call]
+                            raise frame.err(
+                                f"item {iid!r} judge round {jr}: criteria {other.criterion!r} "
+                                f"({frame.where(other.row)}) and {crit.name!r} are both at position {pos} of "
+                                f"one call",
+                                c.recorded_col["position"],
+                                c.row,
+                            )
+                        taken_pos[call] = c
+                        per_answer.setdefault((iid, r, jr), {})[crit.name] = pos
                     if c is None or _is_missing(c.value):
                         if not o.allow_missing:
                             raise InputError(
@@ -374,30 +494,45 @@ def _finish(
                             {
                                 **key,
                                 "passed": None,
-                                "position": 0,
+                                "position": pos,
                                 "reason": c.reason if c else None,
                                 "error": "no value in the imported file",
                             }
                         )
                         continue
                     p = parsed[(iid, r, crit.name, jr)]
+                    raw = c.recorded.get("raw_verdict")
                     verdicts.append(
                         {
                             **key,
                             "passed": p.passed,
                             "score": p.score,
                             "label": p.label,
-                            "raw_verdict": raw_text(c.value),
+                            "raw_verdict": raw if raw is not None else raw_text(c.value),
                             "reason": c.reason,
-                            "position": 0,
+                            **{k: c.recorded.get(k) for k in ("covered", "missed", "triggered")},
+                            "position": pos,
                         }
                     )
+        field_order: list[str] | str = order_given
+        if recorded_positions and mode == "imported":
+            notes.append(
+                "emission positions are recorded but the harness mode is not: pass --mode single (or grouped, "
+                "with --group) so that `evalcore position` and the harness comparisons read them"
+            )
+        if recorded_positions and mode in ("single", "grouped") and o.harness.field_order is None:
+            field_order = field_order_of(per_answer, mode, groups, rubric.names())
         manifest = imported_run(
             rubric,
+            field_order,
+            mode=cast(S.HarnessMode, mode),
+            groups=groups,
             run_id=rid,
             gen_id=gen_id,
             created_at=now,
             judge_model=o.judge_model,
+            judge_family=o.harness.judge_family,
+            prompt_variant=o.harness.prompt_variant,
             judge_rounds=judge_rounds,
             status="partial" if n_missing else "complete",
             postprocess_version=POSTPROCESS_VERSION,
