@@ -6,7 +6,8 @@ position effect of single calls; and the answers in any cell of the 2x2 with eac
 
 Deep link: ``?runs=A,B,...&a=C1&b=C2[&human=1][&in=RUN|people][&cell=ff|fp|pf|pp][&judge=N|majority][&round=N]``.
 
-Figures: evalcore.analysis.instruments (``evalcore association RUN... --human --json``), crosstab
+Figures: evalcore.analysis.instruments (``evalcore association RUN... --human --json``; its matrices'
+``rank`` holds the Kendall tau-b and Spearman shown beside phi for numeric criteria), crosstab
 (``evalcore crosstab RUN --a --b --json``; people: ``evalcore people-crosstab``), position_effect
 (``evalcore position``), cell_answers (``evalcore cell``).
 """
@@ -314,6 +315,14 @@ with _ui.boundary():
             return "undefined"
         return f"{v['phi']:.2f}" + ("" if v["lo"] is None else f" [{v['lo']:.2f}, {v['hi']:.2f}]")
 
+    def _rank(n: str, p: dict, key: str) -> str:
+        cell = res["matrices"][n]["rank"].get(p["a"], {}).get(p["b"])
+        if cell is None:
+            return "-"
+        return "undefined" if cell[key] is None else f"{cell[key]:.2f}"
+
+    # the rank correlations of the scores beside phi, for pairs of ordinal / continuous criteria
+    ranked = [n for n in names if any(res["matrices"][n]["rank"].get(p["a"], {}).get(p["b"]) for p in pairs)]
     table = pd.DataFrame(
         [
             {
@@ -321,6 +330,8 @@ with _ui.boundary():
                 "B": p["b"],
                 "class": p["class"],
                 **{n: _phi_text(p["instruments"][n]) for n in names},
+                **{f"tau|{n}": _rank(n, p, "kendall_tau_b") for n in ranked},
+                **{f"rho|{n}": _rank(n, p, "spearman") for n in ranked},
                 "reason": p["reason"],
             }
             for p in pairs
@@ -332,7 +343,11 @@ with _ui.boundary():
         hide_index=True,
         on_select="rerun",
         selection_mode="single-row",
-        column_config={n: st.column_config.TextColumn(f"phi {n}") for n in names},
+        column_config={
+            **{n: st.column_config.TextColumn(f"phi {n}") for n in names},
+            **{f"tau|{n}": st.column_config.TextColumn(f"Kendall tau-b {n}") for n in ranked},
+            **{f"rho|{n}": st.column_config.TextColumn(f"Spearman {n}") for n in ranked},
+        },
     )
     picked = list(ev.selection.rows) if ev is not None else []
     if picked != st.session_state.get("_assoc_pairs_applied", []):  # a new click: open that pair's 2x2 above
@@ -357,6 +372,13 @@ with _ui.boundary():
         "people's lie inside (-T, T); otherwise **undetermined**, with the first missing piece as the reason. "
         f"People count from {stats.MIN_PEOPLE} labelled answers. Select a row to open its 2x2 above."
     )
+    if ranked:
+        st.caption(
+            "Kendall tau-b and Spearman: the rank correlation of the two criteria's scores (not their fail flags) "
+            "on the same answers, for ordinal and continuous criteria (`evalcore association --json`, under "
+            "matrices -> rank). The full matrix over every answer of a run, or of people pooled over "
+            "generations: `evalcore correlate --matrix --run RUN` / `--people`."
+        )
 
     # ------------------------------------------------------------ position effects
     st.subheader("Position effect in single calls")

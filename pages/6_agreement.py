@@ -6,7 +6,9 @@ same-family warnings, post-processing contradictions and failure tags; for a clo
 session, people against each other and each model grader against the majority of people.
 
 Deep links: ``?gen=GEN`` or ``?session=SESSION``. The figures are evalcore.review.reportcard's, the same as
-``evalcore agreement --json``.
+``evalcore agreement --json``. The "Scores and reliability" section of a generation is
+evalcore.analysis.scores': ``evalcore correlate --run RUN [--class C ...] --json`` and
+``evalcore reliability --run RUN ... --people --gen GEN [--class C ...] --json``.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import review
+from evalcore import EvalcoreError, analysis, review
 from pages import _ui
+
+METHODS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("kendall", "Kendall tau-b"))
+N_BOOT = 1000
 
 
 def _num(x, digits: int = 3) -> str:
@@ -184,6 +189,112 @@ def show_generation(card: dict) -> None:
         _plain([{k: f[k] for k in ("item_id", "criterion", "reviewer", "note")} for f in card["flagged_for_repair"]])
 
 
+def _numeric_runs(store, gen_id: str) -> list[str]:
+    return [
+        r
+        for r in review.runs_on(store, gen_id)
+        if any(c.kind in ("ordinal", "continuous") for c in store.run(r).manifest.rubric.criteria)
+    ]
+
+
+def show_scores(store, gen_id: str) -> None:
+    """Judge against people per criterion (pooled and within items, with intervals) and the
+    reliability table: the figures of `evalcore correlate` and `evalcore reliability`."""
+    st.subheader("Scores and reliability")
+    known = analysis.item_classes(store, store.generation(gen_id).manifest.suite_id)
+    classes = (
+        st.multiselect(
+            "Only items of these classes (this section)",
+            known,
+            key=f"agreement_scores_classes|{gen_id}",
+            help="The suite's item classes; empty: every item.",
+        )
+        if len(known) > 1
+        else []
+    )
+    cls = list(classes) or None
+    runs = _numeric_runs(store, gen_id)
+    if not runs:
+        st.caption("No run on this generation has an ordinal or continuous criterion: no scores to correlate.")
+    else:
+        rid = st.selectbox("Judge run (scores)", runs, key="agreement_scores_run")
+        try:
+            res = _ui.analysis_call("correlate", [rid], classes=cls, n_boot=N_BOOT)
+        except EvalcoreError as err:
+            st.caption(_ui.md_escape(f"Judge against people: {err.message}"))
+        else:
+            rows = []
+            for c in res["criteria"]:
+                row = {"criterion": c["criterion"], "answers": c["answers_both"], "items": c["items"]}
+                for m, title in METHODS:
+                    row[f"pooled {title}"] = _ci_value(c["pooled"][m])
+                    w = (c["within_items"] or {}).get(m)
+                    row[f"within items {title}"] = "-" if w is None else _ci_value(w)
+                rows.append(row)
+            _plain(rows)
+            pct = int(round(100 * res["level"]))
+            st.caption(
+                _ui.md_escape(
+                    f"{res['judge'].capitalize()} against people ({res['people']}). Pooled: one correlation over "
+                    "every answer both scored; within items: the correlation over each item's outputs (generation "
+                    f"rounds), averaged over items (G-Eval / UniEval). {pct}% bootstrap intervals over items, "
+                    f"seed {res['seed']}, {res['n_boot']} resamples. "
+                    f"`evalcore correlate --run {rid}" + "".join(f" --class {c}" for c in classes) + " --json`"
+                )
+            )
+    with_rounds = [r for r in review.runs_on(store, gen_id) if (store.run(r).manifest.judge_rounds or 1) >= 2]
+    labelled = any(store.labelset(lid).manifest.gen_id == gen_id for lid in store.ids("labelset"))
+    if not with_rounds and not labelled:
+        st.caption("No run judged twice and no label set: nothing to measure reliability on.")
+        return
+    try:
+        rel = _ui.analysis_call(
+            "reliability", run_ids=with_rounds, people=labelled, gen_ids=[gen_id] if labelled else None, classes=cls
+        )
+    except EvalcoreError as err:
+        st.caption(_ui.md_escape(f"Reliability: {err.message}"))
+        return
+    rows = []
+    for inst in rel["instruments"]:
+        who = "people" if inst["instrument"] == "people" else f"{inst['name']} ({inst['judge_rounds']} judge rounds)"
+        for c in inst["criteria"]:
+            i = c["icc"] or {}
+            rows.append(
+                {
+                    "raters": who,
+                    "criterion": c["criterion"],
+                    "alpha level": c["level"],
+                    "items": c["items"],
+                    "Krippendorff's alpha": _num(c["alpha"]),
+                    "ICC(1)": _num(i.get("icc1")),
+                    "ICC(1,k)": _num(i.get("icc1k")),
+                    "ICC(2,1)": _num(i.get("icc2_1")),
+                    "ICC(3,1)": _num(i.get("icc3_1")),
+                    "Fleiss' kappa": _num(c["fleiss"]),
+                }
+            )
+    _plain(rows)
+    for inst in rel["instruments"]:
+        if inst.get("note"):
+            st.caption(_ui.md_escape(f"{inst['name']}: {inst['note']}"))
+    st.caption(
+        _ui.md_escape(
+            "Krippendorff's alpha at the criterion's level (interval, ordinal, nominal); the ICCs of Shrout & Fleiss "
+            "on the items every rater rated; Fleiss' kappa on nominal criteria. `evalcore reliability"
+            + "".join(f" --run {r}" for r in with_rounds)
+            + (f" --people --gen {gen_id}" if labelled else "")
+            + "".join(f" --class {c}" for c in classes)
+            + " --json`"
+        )
+    )
+
+
+def _ci_value(c: dict) -> str:
+    if c["value"] is None:
+        return "undefined"
+    return f"{c['value']:.3f}" + ("" if c["lo"] is None else f" [{c['lo']:.3f}, {c['hi']:.3f}]")
+
+
 def show_session(s: dict) -> None:
     m = s["majority"]
     st.caption(
@@ -273,3 +384,5 @@ with _ui.boundary():
             show_generation(review.report_card(store, name))
         else:
             show_session(review.session_agreement(store, name))
+    if kind == "generation":
+        show_scores(store, name)

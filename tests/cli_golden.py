@@ -59,6 +59,9 @@ STEPS: list[tuple[str, list[str]]] = [
     ("cost", ["cost", S]),
     ("cost-all", ["cost", "--all"]),
     ("cost-projection", ["cost", SPLIT, "--items", "400", "--rounds", "1"]),
+    # scores: the criterion matrix of a run, reliability across judge rounds and people
+    ("correlate-matrix", ["correlate", "--matrix", "--run", "support-ordinal"]),
+    ("reliability", ["reliability", "--run", "support-ordinal", "--people"]),
     # agreement and the queue
     ("queue-detect", ["queue", "detect", "support-g1"]),
     ("queue-build", ["queue", "build", "support-g1", "--audit-rate", "0.05", "--seed", "3", "--by", "golden"]),

@@ -1,5 +1,6 @@
 """Read-side analysis over a Store: the holdout-aware selection, attribution, association, harness
-flips, drill-downs, compare / gate / trend, cost, run summaries, suites' versions and holdout, charts.
+flips, drill-downs, scores against people and reliability, compare / gate / trend, cost, run
+summaries, suites' versions and holdout, charts.
 """
 
 from .answers import (
@@ -73,6 +74,7 @@ from .cost import (
 from .failures import attribution, crosstab, two_by_two_report
 from .harness import composition_shift, flip_answers, flips
 from .instruments import association, position_effect
+from .scores import correlate, criterion_matrix, reliability
 from .selection import DEFAULT_SELECTION, PEOPLE, Selection
 from .suites import (
     LOOKS_DB,
@@ -139,8 +141,10 @@ __all__ = [
     "composition_bars",
     "composition_shift",
     "config_of",
+    "correlate",
     "cost_by_criterion",
     "cost_table",
+    "criterion_matrix",
     "criterion_tokens",
     "crosstab",
     "data_overview",
@@ -181,6 +185,7 @@ __all__ = [
     "project",
     "projection_bars",
     "read_allowlist",
+    "reliability",
     "round_dots",
     "rounds_text",
     "run_cost",

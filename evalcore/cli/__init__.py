@@ -3,13 +3,14 @@ context object, output helpers). Importing this package registers every command 
 command imports the domain code it needs when it runs, so ``evalcore --help`` stays cheap.
 """
 
-from evalcore.cli import analysis, browse, compare, cost, importing, labels, models, pairs, review, suite
+from evalcore.cli import analysis, browse, compare, cost, importing, labels, models, pairs, review, scores, suite
 from evalcore.cli._common import cli
 from evalcore.cli.entry import main
 
 compare.register(cli)
 suite.register(cli)
 cost.register(cli)
+scores.register(cli)
 
 __all__ = [
     "analysis",
@@ -23,5 +24,6 @@ __all__ = [
     "models",
     "pairs",
     "review",
+    "scores",
     "suite",
 ]

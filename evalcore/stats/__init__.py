@@ -1,5 +1,5 @@
 """Pure statistics: association (phi, conditioned rates, intervals), agreement (kappa, alpha),
-correlation and paired tests. Numbers in, numbers out: no files, no evalcore imports but errors.
+correlation and paired tests, scores against people and reliability (ICC, alpha). Numbers in, numbers out: no files, no evalcore imports but errors.
 """
 
 from .agreement import (
@@ -45,11 +45,13 @@ from .association import (
 from .bootstrap import BLOCK, Percentiles, Seed, generator, percentile_interval, resample
 from .correlation import kendall_tau_b, mcnemar, spearman
 from .descriptive import percentile
+from .reliability import METHODS, criterion_reliability, icc, pearson, rank_matrix, score_correlations
 
 __all__ = [
     "ASSOCIATION_THRESHOLD",
     "BLOCK",
     "DEFAULT_LEVEL",
+    "METHODS",
     "MIN_PEOPLE",
     "MISSING",
     "BootstrapInterval",
@@ -71,13 +73,16 @@ __all__ = [
     "conditioned_rates",
     "confusion",
     "corrected_pass_rate",
+    "criterion_reliability",
     "fleiss_kappa",
     "fleiss_kappa_from_sums",
     "generator",
+    "icc",
     "kappa_from_confusion",
     "kendall_tau_b",
     "krippendorff_alpha",
     "mcnemar",
+    "pearson",
     "percentile",
     "percentile_interval",
     "phi",
@@ -85,8 +90,10 @@ __all__ = [
     "phi_interval_analytic",
     "phi_interval_bootstrap",
     "phi_intervals_paired",
+    "rank_matrix",
     "resample",
     "rogan_gladen",
+    "score_correlations",
     "spearman",
     "strict_majority",
     "ternary_headline",

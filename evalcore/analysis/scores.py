@@ -1,0 +1,507 @@
+"""Scores as scores: a judge's numbers against people's, the criterion-by-criterion matrix of any
+instrument, and reliability across judge rounds and across people.
+
+The unit is an **answer**: (generation, item, generation round). Every figure reads Parquet through
+DuckDB and can pool several generations (a run belongs to one generation, so several runs pool
+theirs; people can be read over any generations, e.g. SummEval's 16 systems, which have people's
+ratings and no judge).
+
+* **A judge's score** of an answer on a criterion is the verdicts' ``score``: the mean over the
+  run's judge rounds (default) or one judge round; errored verdicts (score null) are left out and
+  counted.
+* **People's score**: from the label sets of the generation (``labels/<id>/labels.parquet``), the
+  annotator ``mean`` (a published mean of several people) where there is one, else the mean of the
+  annotators' scores; a gold value settled in the label store
+  (:func:`evalcore.storage.gold.settled`) replaces it for that answer and criterion.
+* ``classes`` keeps only the items of these classes (the suite's items ``class`` column); holdout
+  items are left out unless ``include_holdout``.
+
+Figures: :func:`correlate` (Pearson, Spearman, Kendall's tau-b of a judge against people, pooled and
+averaged within the outputs of one item, with bootstrap intervals), :func:`criterion_matrix`
+(Spearman and Kendall between criteria, per instrument), :func:`reliability` (Krippendorff's alpha,
+the ICCs, Fleiss' kappa on nominal criteria).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, cast
+
+import numpy as np
+
+from evalcore.analysis.suites import holdout_filter
+from evalcore.errors import EvalcoreError, InputError, NotFoundError
+from evalcore.stats.reliability import NOT_FIXED, Level, Raters, criterion_reliability, rank_matrix, score_correlations
+from evalcore.storage.gold import settled
+from evalcore.storage.labels import LabelStore
+from evalcore.storage.store import Store
+
+NUMERIC = ("ordinal", "continuous")
+#: annotators named like this are rater slots (HANNA's crowd columns), not fixed people; the same
+#: rule as evalcore.review.reportcard.is_slot (review sits above analysis)
+SLOT_RE = re.compile(r"^slot\d+$")
+MEAN = "mean"
+TERNARY_CODES = {"wrong": 0, "partial": 1, "correct": 2}
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _numpy(store: Store, sql: str, params: list[Any]) -> dict[str, np.ndarray]:
+    cur = store._con().cursor()
+    try:
+        res = cur.execute(sql, params).fetchnumpy()
+    finally:
+        cur.close()
+    out = {}
+    for k, v in res.items():
+        if isinstance(v, np.ma.MaskedArray):
+            v = cast(np.ma.MaskedArray, v.astype(float) if v.dtype.kind in "iufb" else v).filled(
+                np.nan if v.dtype.kind in "iufb" else None
+            )
+        out[k] = np.asarray(v)
+    return out
+
+
+def _item_filter(store: Store, gen_id: str, classes: list[str] | None, include_holdout: bool) -> tuple[str, list[Any]]:
+    """A condition on ``item_id``: the holdout items left out (unless included), only ``classes``."""
+    suite = store.generation(gen_id).manifest.suite_id
+    conds, params = [], []
+    hold = holdout_filter(store, suite, include_holdout)
+    if hold[0]:
+        conds.append(hold[0])
+        params += hold[1]
+    if classes:
+        marks = ", ".join("?" for _ in classes)
+        conds.append(f"item_id IN (SELECT item_id FROM read_parquet(?) WHERE class IN ({marks}))")
+        params += [store.path_of("suite", suite, "items"), *classes]
+    return " AND ".join(conds) or "TRUE", params
+
+
+def _check_classes(store: Store, gen_ids: list[str], classes: list[str] | None) -> None:
+    if not classes:
+        return
+    known: set[str] = set()
+    for suite in {store.generation(g).manifest.suite_id for g in gen_ids}:
+        path = store.path_of("suite", suite, "items")
+        known |= {r[0] for r in store.sql("SELECT DISTINCT class FROM read_parquet(?) WHERE class IS NOT NULL", [path])}
+    unknown = [c for c in classes if c not in known]
+    if unknown:
+        listing = ", ".join(sorted(known)) or "none"
+        raise InputError(f"no item of class {unknown[0]!r} in these suites (classes: {listing})", field="--class")
+
+
+def _label_paths(store: Store, gen_id: str) -> list[str]:
+    return [
+        store.path_of("labelset", lid, "labels")
+        for lid in store.ids("labelset")
+        if store.labelset(lid).manifest.gen_id == gen_id
+    ]
+
+
+def _gold(store: Store, gen_id: str) -> list[dict[str, Any]]:
+    try:
+        return settled(LabelStore(store), gen_id)
+    except EvalcoreError:  # e.g. a state directory inside the data directory: no overrides
+        return []
+
+
+def _people_kinds(store: Store, gen_id: str) -> dict[str, str]:
+    """Criterion kinds of people's labels: the label sets' rubrics, else (none has one) the runs' on
+    the generation."""
+    kinds: dict[str, str] = {}
+    for lid in store.ids("labelset"):
+        m = store.labelset(lid).manifest
+        if m.gen_id == gen_id and m.rubric:
+            kinds.update({c.name: c.kind for c in m.rubric.criteria})
+    if kinds:
+        return kinds
+    for rid in store.ids("run"):
+        m2 = store.run(rid).manifest
+        if m2.gen_id == gen_id:
+            for c in m2.rubric.criteria:
+                kinds.setdefault(c.name, c.kind)
+    return kinds
+
+
+def _judge_sql(
+    store: Store, run_id: str, judge_round: int | None, classes: list[str] | None, include_holdout: bool
+) -> tuple[str, list[Any]]:
+    """(gen_id, item_id, gen_round, criterion, score, errored) per answer: the mean over judge rounds
+    or one round."""
+    m = store.run(run_id).manifest
+    cond, params = _item_filter(store, m.gen_id, classes, include_holdout)
+    if judge_round is not None:
+        if not 1 <= judge_round <= m.judge_rounds:
+            raise InputError(
+                f"run {run_id} has judge rounds 1-{m.judge_rounds}, not {judge_round}", field="--judge-round"
+            )
+        cond += " AND judge_round = ?"
+        params.append(int(judge_round))
+    return (
+        "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, avg(score) AS score, "
+        "count(*) - count(score) AS errored FROM read_parquet(?) "
+        f"WHERE {cond} GROUP BY ALL",
+        [m.gen_id, store.path_of("run", run_id, "verdicts"), *params],
+    )
+
+
+def _people_sql(
+    store: Store, gen_id: str, classes: list[str] | None, include_holdout: bool
+) -> tuple[str, list[Any]] | None:
+    """(gen_id, item_id, gen_round, criterion, score) per answer: the `mean` annotator, else the mean
+    of the annotators; settled gold in the label store replaces both."""
+    paths = _label_paths(store, gen_id)
+    gold = [g for g in _gold(store, gen_id) if _as_float(g.get("value")) is not None]
+    if not paths and not gold:
+        return None
+    cond, cparams = _item_filter(store, gen_id, classes, include_holdout)
+    g_sql = (
+        "SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
+        "unnest(?::VARCHAR[]) AS criterion, unnest(?::DOUBLE[]) AS score"
+    )
+    g_params = [
+        [g["item_id"] for g in gold],
+        [int(g["gen_round"]) for g in gold],
+        [g["criterion"] for g in gold],
+        [_as_float(g["value"]) for g in gold],
+    ]
+    if paths:
+        shipped = (
+            "WITH l AS (SELECT item_id, gen_round, criterion, annotator, score FROM read_parquet(?::VARCHAR[]) "
+            "WHERE score IS NOT NULL), "
+            f"m AS (SELECT DISTINCT item_id, gen_round, criterion FROM l WHERE annotator = '{MEAN}'), "
+            f"s AS (SELECT item_id, gen_round, criterion, score FROM l WHERE annotator = '{MEAN}' "
+            "UNION ALL SELECT item_id, gen_round, criterion, avg(score) FROM l ANTI JOIN m "
+            "USING (item_id, gen_round, criterion) GROUP BY ALL), "
+            f"g AS ({g_sql}) "
+            "SELECT * FROM g UNION ALL SELECT * FROM s ANTI JOIN g USING (item_id, gen_round, criterion)"
+        )
+        body, bparams = shipped, [paths, *g_params]
+    else:
+        body, bparams = g_sql, g_params
+    return (
+        f"SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, score FROM ({body}) WHERE {cond}",
+        [gen_id, *bparams, *cparams],
+    )
+
+
+def _as_float(v: Any) -> float | None:
+    try:
+        return None if v is None else float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _people_gens(store: Store, gen_ids: list[str] | None) -> list[str]:
+    """The generations to read people on: those given, else every generation with a label set."""
+    if gen_ids:
+        for g in gen_ids:
+            store.generation(g)  # an unknown id is one error naming it
+        if len(set(gen_ids)) != len(gen_ids):
+            raise InputError("a generation is named twice", field="--gen")
+        return list(gen_ids)
+    gens = sorted({store.labelset(lid).manifest.gen_id for lid in store.ids("labelset")})
+    if not gens:
+        raise NotFoundError("no label set in this data directory: people have no scores to read", field="--people")
+    return gens
+
+
+def _runs(store: Store, run_ids: list[str]) -> dict[str, Any]:
+    if len(set(run_ids)) != len(run_ids):
+        raise InputError("a run is named twice", field="--run")
+    return {rid: store.run(rid).manifest for rid in run_ids}
+
+
+def _numeric_common(rubrics: list[dict[str, str]]) -> list[str]:
+    first = rubrics[0]
+    return [c for c, k in first.items() if k in NUMERIC and all(r.get(c) in NUMERIC for r in rubrics[1:])]
+
+
+def _scope(classes: list[str] | None, include_holdout: bool) -> dict[str, Any]:
+    return {"classes": list(classes) if classes else None, "include_holdout": include_holdout}
+
+
+# --------------------------------------------------------------------------- judge against people
+
+
+def correlate(
+    store: Store,
+    run_ids: list[str],
+    *,
+    judge_round: int | None = None,
+    classes: list[str] | None = None,
+    include_holdout: bool = False,
+    seed: int = 0,
+    n_boot: int = 1000,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Per numeric criterion the runs share, the judge's score against people's over the answers
+    both scored: Pearson, Spearman and Kendall's tau-b pooled over every answer and averaged within
+    the answers of one item (the outputs of one input, across the runs' generations and generation
+    rounds), with seeded bootstrap intervals over items (:func:`evalcore.stats.reliability.score_correlations`).
+    Several runs pool their generations (one run per generation)."""
+    if not run_ids:
+        raise InputError("give at least one run", field="--run")
+    manifests = _runs(store, run_ids)
+    gens = [m.gen_id for m in manifests.values()]
+    if len(set(gens)) != len(gens):
+        raise InputError("two runs judge the same generation: pool one run per generation", field="--run")
+    _check_classes(store, gens, classes)
+    criteria = _numeric_common([{c.name: c.kind for c in m.rubric.criteria} for m in manifests.values()])
+    if not criteria:
+        raise InputError(
+            "the runs share no ordinal or continuous criterion: scores need a numeric scale", field="--run"
+        )
+    judge_parts, people_parts = [], []
+    for rid, m in manifests.items():
+        judge_parts.append(_judge_sql(store, rid, judge_round, classes, include_holdout))
+        ps = _people_sql(store, m.gen_id, classes, include_holdout)
+        if ps is not None:
+            people_parts.append(ps)
+    if not people_parts:
+        raise NotFoundError(
+            f"no people's labels for {', '.join(gens)} (label sets or gold in the label store)", field="--run"
+        )
+    j_sql = " UNION ALL ".join(p[0] for p in judge_parts)
+    p_sql = " UNION ALL ".join(p[0] for p in people_parts)
+    params = [x for p in judge_parts for x in p[1]] + [x for p in people_parts for x in p[1]]
+    marks = ", ".join("?" for _ in criteria)
+    data = _numpy(
+        store,
+        f"WITH j AS ({j_sql}), p AS ({p_sql}) SELECT j.criterion, j.gen_id, j.item_id, j.gen_round, "
+        "j.score AS judge, p.score AS people, j.errored FROM j JOIN p USING (gen_id, item_id, gen_round, criterion) "
+        f"WHERE j.criterion IN ({marks}) ORDER BY j.criterion, j.item_id, j.gen_id, j.gen_round",
+        params + criteria,
+    )
+    if not data or not len(data["criterion"]):
+        raise NotFoundError(
+            f"people scored none of the runs' numeric criteria ({', '.join(criteria)}) on the answers judged",
+            field="--run",
+        )
+    rows = []
+    for c in criteria:
+        on = data["criterion"] == c if data else np.array([], dtype=bool)
+        judge, people = data["judge"][on].astype(float), data["people"][on].astype(float)
+        ok = ~np.isnan(judge) & ~np.isnan(people)
+        items = data["item_id"][on][ok]
+        res = score_correlations(judge[ok], people[ok], items, seed=seed, n_boot=n_boot, level=level)
+        rows.append(
+            {
+                "criterion": c,
+                "kind": next(m.rubric.get(c).kind for m in manifests.values() if m.rubric.get(c)),
+                "answers_both": int(ok.sum()),
+                "judge_errored_left_out": int((~np.isnan(people) & np.isnan(judge)).sum()),
+                "items": res["groups"],
+                "pooled": res["pooled"],
+                "within_items": res["within_groups"],
+            }
+        )
+    return {
+        "runs": list(run_ids),
+        "gen_ids": gens,
+        "judge": f"judge round {judge_round}" if judge_round else "mean over each run's judge rounds",
+        "people": "label sets (annotator 'mean', else the mean of the annotators), gold in the label store first",
+        **_scope(classes, include_holdout),
+        "seed": seed,
+        "n_boot": n_boot,
+        "level": level,
+        "criteria": rows,
+        "warnings": [f"run {r} is {m.status}" for r, m in manifests.items() if m.status != "complete"],
+    }
+
+
+# --------------------------------------------------------------------------- criterion matrix
+
+
+def _matrix_of(store: Store, name: str, parts: list[tuple[str, list[Any]]], criteria: list[str]) -> dict[str, Any]:
+    cols = ", ".join(f"avg(score) FILTER (WHERE criterion = ?) AS c{j}" for j in range(len(criteria)))
+    union = " UNION ALL ".join(p[0] for p in parts)
+    data = _numpy(
+        store,
+        f"SELECT gen_id, item_id, gen_round, {cols} FROM ({union}) GROUP BY ALL ORDER BY gen_id, item_id, gen_round",
+        [*criteria, *(x for p in parts for x in p[1])],
+    )
+    table = {c: data[f"c{j}"].astype(float) for j, c in enumerate(criteria)} if data else {}
+    out = rank_matrix(table)
+    return {"name": name, "answers": int(len(data["item_id"])) if data else 0, **out}
+
+
+def criterion_matrix(
+    store: Store,
+    *,
+    run_ids: list[str] | None = None,
+    people: bool = False,
+    gen_ids: list[str] | None = None,
+    judge_round: int | None = None,
+    classes: list[str] | None = None,
+    include_holdout: bool = False,
+) -> dict[str, Any]:
+    """Spearman and Kendall's tau-b between every two numeric criteria, one matrix per instrument:
+    the runs (pooled over their generations; each answer's score the mean of its judge rounds, or
+    one judge round) and, with ``people``, people pooled over ``gen_ids`` (default: the runs'
+    generations, or every generation with a label set). Listwise: the answers where every criterion
+    has a score."""
+    run_ids = list(run_ids or [])
+    if not run_ids and not people:
+        raise InputError("name an instrument: --run RUN, or --people", field="--run")
+    instruments = []
+    manifests = _runs(store, run_ids)
+    gens = [m.gen_id for m in manifests.values()]
+    if run_ids:
+        if len(set(gens)) != len(gens):
+            raise InputError("two runs judge the same generation: pool one run per generation", field="--run")
+        _check_classes(store, gens, classes)
+        criteria = _numeric_common([{c.name: c.kind for c in m.rubric.criteria} for m in manifests.values()])
+        if len(criteria) < 2:
+            raise InputError("the runs share fewer than two ordinal or continuous criteria", field="--run")
+        parts = [_judge_sql(store, rid, judge_round, classes, include_holdout) for rid in run_ids]
+        name = ("judge round %d of " % judge_round if judge_round else "") + ", ".join(run_ids)
+        instruments.append({**_matrix_of(store, name, parts, criteria), "instrument": "judge"})
+    if people:
+        if gen_ids and run_ids and set(gen_ids) != set(gens):
+            raise InputError("--gen with --run: people are read on the runs' generations", field="--gen")
+        pgens = gens if run_ids else _people_gens(store, gen_ids)
+        _check_classes(store, pgens, classes)
+        pparts, kinds = [], []
+        for g in pgens:
+            ps = _people_sql(store, g, classes, include_holdout)
+            if ps is None:
+                raise NotFoundError(f"no people's labels for generation {g}", field="--gen")
+            pparts.append(ps)
+            kinds.append(_people_kinds(store, g))
+        criteria = _numeric_common(kinds)
+        if len(criteria) < 2:
+            raise InputError("people scored fewer than two ordinal or continuous criteria here", field="--people")
+        instruments.append({**_matrix_of(store, "people", pparts, criteria), "instrument": "people", "gen_ids": pgens})
+    return {"instruments": instruments, **_scope(classes, include_holdout)}
+
+
+# --------------------------------------------------------------------------- reliability
+
+
+def _level(kind: str) -> Level:
+    return "interval" if kind in ("continuous", "retrieval") else "ordinal" if kind == "ordinal" else "nominal"
+
+
+def _code(kind: str, score: float, passed: Any, label: Any) -> float:
+    if kind in ("ordinal", "continuous", "retrieval"):
+        return score
+    if kind == "ternary":
+        return float(TERNARY_CODES[label]) if label in TERNARY_CODES else np.nan
+    return np.nan if passed is None or passed != passed else float(bool(passed))
+
+
+def _tables(data: dict[str, np.ndarray], rater_col: str, kinds: dict[str, str]) -> dict[str, tuple[np.ndarray, list]]:
+    """Per criterion an (answers x raters) array of codes (nan = not rated) and the raters."""
+    out: dict[str, tuple[np.ndarray, list]] = {}
+    if not data or not len(data["criterion"]):
+        return out
+    for c in sorted(set(data["criterion"].tolist())):
+        if c not in kinds:
+            continue
+        on = data["criterion"] == c
+        keys = [f"{g}\x00{i}\x00{r}" for g, i, r in zip(data["gen_id"][on], data["item_id"][on], data["gen_round"][on])]
+        raters = sorted(set(data[rater_col][on].tolist()))
+        ukeys = sorted(set(keys))
+        row = {k: n for n, k in enumerate(ukeys)}
+        col = {r: n for n, r in enumerate(raters)}
+        x = np.full((len(ukeys), len(raters)), np.nan)
+        label = data["label"][on] if "label" in data else [None] * int(on.sum())
+        for k, who, s, p, lab in zip(keys, data[rater_col][on], data["score"][on], data["passed"][on], label):
+            x[row[k], col[who]] = _code(kinds[c], float(s), p, lab)
+        out[c] = (x, raters)
+    return out
+
+
+def _criterion_rows(tables: dict[str, tuple[np.ndarray, list]], kinds: dict[str, str], raters: str) -> list[dict]:
+    rows = []
+    for c, (x, who) in tables.items():
+        r = criterion_reliability(x, _level(kinds[c]), cast(Raters, raters))
+        rows.append({"criterion": c, "kind": kinds[c], "raters_named": [str(w) for w in who], **r})
+    return rows
+
+
+def reliability(
+    store: Store,
+    *,
+    run_ids: list[str] | None = None,
+    people: bool = False,
+    gen_ids: list[str] | None = None,
+    classes: list[str] | None = None,
+    include_holdout: bool = False,
+) -> dict[str, Any]:
+    """Per criterion, how far ratings agree: across the judge rounds of each run (interchangeable
+    replicates: ICC(1), ICC(1,k)), and with ``people`` across the annotators of the label sets of
+    ``gen_ids`` pooled (default every labelled generation; the `mean` annotator is not a rater).
+    Annotators named ``slot<N>`` are rater slots (ICC(1), ICC(1,k)); other annotators are fixed
+    people (ICC(2,1), ICC(3,1) too). Krippendorff's alpha at the criterion kind's level, Fleiss'
+    kappa where categories are nominal (:func:`evalcore.stats.reliability.criterion_reliability`)."""
+    run_ids = list(run_ids or [])
+    if not run_ids and not people:
+        raise InputError("name an instrument: --run RUN, or --people", field="--run")
+    manifests = _runs(store, run_ids)
+    _check_classes(store, [m.gen_id for m in manifests.values()], classes)
+    instruments = []
+    for rid, m in manifests.items():
+        cond, params = _item_filter(store, m.gen_id, classes, include_holdout)
+        data = _numpy(
+            store,
+            "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, judge_round, score, "
+            f"CAST(passed AS DOUBLE) AS passed, label FROM read_parquet(?) WHERE {cond}",
+            [m.gen_id, store.path_of("run", rid, "verdicts"), *params],
+        )
+        kinds = {c.name: c.kind for c in m.rubric.criteria}
+        rows = _criterion_rows(_tables(data, "judge_round", kinds), kinds, "rounds")
+        instruments.append(
+            {
+                "name": rid,
+                "instrument": "judge rounds",
+                "judge_rounds": m.judge_rounds,
+                "status": m.status,
+                "note": None
+                if m.judge_rounds >= 2
+                else f"run {rid} was judged once (judge_rounds 1): reliability across rounds needs two rounds or more",
+                "criteria": rows,
+            }
+        )
+    if people:
+        pgens = _people_gens(store, gen_ids)
+        _check_classes(store, pgens, classes)
+        parts, params2 = [], []
+        kinds2: dict[str, str] = {}
+        for g in pgens:
+            paths = _label_paths(store, g)
+            if not paths:
+                continue
+            cond, cparams = _item_filter(store, g, classes, include_holdout)
+            parts.append(
+                "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, annotator, score, "
+                "CAST(passed AS DOUBLE) AS passed, value AS label FROM read_parquet(?::VARCHAR[]) "
+                f"WHERE annotator <> '{MEAN}' AND {cond}"
+            )
+            params2 += [g, paths, *cparams]
+            for c, k in _people_kinds(store, g).items():
+                kinds2.setdefault(c, k)
+        data = _numpy(store, " UNION ALL ".join(parts), params2) if parts else {}
+        annotators = sorted(set(data["annotator"].tolist())) if data else []
+        slots = bool(annotators) and all(SLOT_RE.match(a) for a in annotators)
+        kind = "slots" if slots else "fixed"
+        note = None
+        if len(annotators) < 2:
+            note = (
+                f"{len(annotators)} annotator(s) besides '{MEAN}' in these label sets: reliability across people "
+                "needs each answer rated by two people or more (a published mean is one value, not a rater)"
+            )
+        instruments.append(
+            {
+                "name": "people",
+                "instrument": "people",
+                "gen_ids": pgens,
+                "annotators": annotators,
+                "rater_kind": kind,
+                "note": note or (NOT_FIXED["slots"] if slots else None),
+                "criteria": _criterion_rows(_tables(data, "annotator", kinds2), kinds2, kind) if data else [],
+            }
+        )
+    return {"instruments": instruments, **_scope(classes, include_holdout)}

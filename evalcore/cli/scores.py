@@ -1,0 +1,274 @@
+"""``evalcore correlate`` and ``evalcore reliability``: scores as scores (docs/SCORES.md).
+Registered on the CLI group by evalcore.cli; the figures are
+:func:`evalcore.analysis.scores.correlate`, :func:`~evalcore.analysis.scores.criterion_matrix` and
+:func:`~evalcore.analysis.scores.reliability`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from evalcore.cli._common import Ctx, _table, emit
+
+
+def _common(f):
+    f = click.option("--include-holdout", is_flag=True, help="Count holdout items too (hidden by default; logged).")(f)
+    f = click.option(
+        "--class",
+        "classes",
+        multiple=True,
+        metavar="C",
+        help="Only items of this class (the suite's items `class` column); repeat for several.",
+    )(f)
+    f = click.option(
+        "--gen",
+        "gen_ids",
+        multiple=True,
+        metavar="GEN",
+        help="With --people: read people on this generation (repeat to pool several; default: every "
+        "generation with a label set).",
+    )(f)
+    f = click.option("--people", is_flag=True, help="People's scores as an instrument (label sets and gold).")(f)
+    f = click.option(
+        "--run", "run_ids", multiple=True, metavar="RUN", help="A judge run (repeat to pool one run per generation)."
+    )(f)
+    return f
+
+
+def _looks(obj: Ctx, command: str, run_ids: list[str], gen_ids: list[str], include_holdout: bool) -> None:
+    if include_holdout:
+        from evalcore.cli.suite import log_cli_looks
+
+        st = obj.store
+        gens = [st.run(r).manifest.gen_id for r in run_ids] + list(gen_ids)
+        log_cli_looks(st, command, list(dict.fromkeys(st.generation(g).manifest.suite_id for g in gens)))
+
+
+def _ci(c: dict) -> str:
+    if c["value"] is None:
+        return "undefined"
+    return f"{c['value']:.3f}" + ("" if c["lo"] is None else f" [{c['lo']:.3f}, {c['hi']:.3f}]")
+
+
+def _scope_text(r: dict) -> str:
+    bits = []
+    if r.get("classes"):
+        bits.append("classes " + ", ".join(r["classes"]))
+    bits.append("holdout items included" if r.get("include_holdout") else "holdout items left out")
+    return "; ".join(bits)
+
+
+def correlate_text(r: dict) -> str:
+    pct = int(round(100 * r["level"]))
+    lines = [
+        f"judge ({', '.join(r['runs'])}; {r['judge']}) against people, per criterion; {_scope_text(r)}",
+        f"{pct}% bootstrap intervals over items (seed {r['seed']}, {r['n_boot']} resamples)",
+    ]
+    rows = []
+    for c in r["criteria"]:
+        row: dict[str, Any] = {"criterion": c["criterion"], "n": c["answers_both"], "items": c["items"]}
+        for m in ("pearson", "spearman", "kendall"):
+            row[m] = _ci(c["pooled"][m])
+            w = c["within_items"][m] if c["within_items"] else None
+            row[f"w_{m}"] = "-" if w is None else _ci(w)
+        rows.append(row)
+    lines.append(
+        _table(
+            rows,
+            [
+                ("criterion", "criterion", False),
+                ("n", "answers", False),
+                ("items", "items", False),
+                ("pearson", "pooled Pearson", False),
+                ("spearman", "pooled Spearman", False),
+                ("kendall", "pooled Kendall", False),
+                ("w_pearson", "within-item Pearson", False),
+                ("w_spearman", "within-item Spearman", False),
+                ("w_kendall", "within-item Kendall", False),
+            ],
+        )
+    )
+    notes = sorted(
+        {w["reason"] for c in r["criteria"] if c["within_items"] for w in c["within_items"].values()} - {None}
+    )
+    lines += [f"within items: {n}" for n in notes]
+    lines += [f"WARNING: {w}" for w in r["warnings"]]
+    return "\n".join(line.rstrip() for line in "\n".join(lines).splitlines())
+
+
+def matrix_text(r: dict) -> str:
+    lines = []
+    for inst in r["instruments"]:
+        crit = inst["criteria"]
+        lines.append(f"{inst['instrument']} {inst['name']}: {inst['n']} answers with every criterion; {_scope_text(r)}")
+        for key, title in (("spearman", "Spearman"), ("kendall", "Kendall tau-b")):
+            rows = [{"c": a, **{b: inst[key][a][b] for b in crit}} for a in crit]
+            lines.append(f"{title}:")
+            lines.append(_table(rows, [("c", "", False), *((b, b, False) for b in crit)]))
+        lines.append("")
+    return "\n".join(line.rstrip() for line in "\n".join(lines).rstrip().splitlines())
+
+
+def reliability_text(r: dict) -> str:
+    lines = [_scope_text(r)]
+    for inst in r["instruments"]:
+        head = f"{inst['instrument']} {inst['name']}"
+        if inst["instrument"] == "people":
+            head += f" ({', '.join(inst['annotators']) or 'no annotators'}; {inst['rater_kind']})"
+        lines.append(head + ":")
+        if inst.get("note"):
+            lines.append(f"  {inst['note']}")
+        rows = []
+        for c in inst["criteria"]:
+            i = c["icc"] or {}
+            rows.append(
+                {
+                    "criterion": c["criterion"],
+                    "level": c["level"],
+                    "items": c["items"],
+                    "raters": c["raters"],
+                    "alpha": c["alpha"],
+                    "icc1": i.get("icc1"),
+                    "icc1k": i.get("icc1k"),
+                    "icc2_1": i.get("icc2_1"),
+                    "icc3_1": i.get("icc3_1"),
+                    "fleiss": c["fleiss"],
+                }
+            )
+        if rows:
+            lines.append(
+                _table(
+                    [{k: (f"{v:.6f}" if isinstance(v, float) else v) for k, v in row.items()} for row in rows],
+                    [
+                        ("criterion", "criterion", False),
+                        ("level", "alpha level", False),
+                        ("items", "items", False),
+                        ("raters", "raters", False),
+                        ("alpha", "Krippendorff alpha", False),
+                        ("icc1", "ICC(1)", False),
+                        ("icc1k", "ICC(1,k)", False),
+                        ("icc2_1", "ICC(2,1)", False),
+                        ("icc3_1", "ICC(3,1)", False),
+                        ("fleiss", "Fleiss kappa", False),
+                    ],
+                )
+            )
+    return "\n".join(line.rstrip() for line in "\n".join(lines).splitlines())
+
+
+def register(cli: click.Group) -> None:
+    """Add ``evalcore correlate`` and ``evalcore reliability`` to ``cli``."""
+
+    @cli.command()
+    @_common
+    @click.option(
+        "--matrix",
+        is_flag=True,
+        help="The criterion-by-criterion Spearman and Kendall matrix of each instrument (--run, --people) "
+        "instead of the judge against people.",
+    )
+    @click.option(
+        "--judge-round", type=int, default=None, help="Read this judge round (default: the mean over the rounds)."
+    )
+    @click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
+    @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+    @click.option("--level", type=float, default=0.95, show_default=True, help="Interval level.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @click.pass_obj
+    def correlate(
+        obj: Ctx,
+        run_ids: tuple[str, ...],
+        people: bool,
+        gen_ids: tuple[str, ...],
+        classes: tuple[str, ...],
+        include_holdout: bool,
+        matrix: bool,
+        judge_round: int | None,
+        n_boot: int,
+        seed: int,
+        level: float,
+        as_json: bool,
+    ) -> None:
+        """A judge's scores against people's per criterion: Pearson, Spearman and Kendall's tau-b,
+        pooled over answers and averaged within each item's outputs, with bootstrap intervals
+        (--run RUN ...); or, with --matrix, the criterion-by-criterion Spearman and Kendall
+        matrix of a run (--run) and of people (--people, pooled over --gen GEN ... or every
+        labelled generation)."""
+        from evalcore.analysis.scores import correlate as correlate_scores
+        from evalcore.analysis.scores import criterion_matrix
+        from evalcore.errors import InputError
+
+        incl = include_holdout or obj.include_holdout
+        cls = list(classes) or None
+        if matrix:
+            res = criterion_matrix(
+                obj.store,
+                run_ids=list(run_ids),
+                people=people,
+                gen_ids=list(gen_ids) or None,
+                judge_round=judge_round,
+                classes=cls,
+                include_holdout=incl,
+            )
+            text = matrix_text(res)
+        else:
+            if people:
+                raise InputError(
+                    "people against people is `evalcore reliability --people`; with --matrix, their criterion matrix",
+                    field="--people",
+                )
+            if gen_ids:
+                raise InputError("--gen goes with --people; a run names its own generation", field="--gen")
+            if n_boot < 1:
+                raise InputError(f"must be at least 1, got {n_boot}", field="--n-boot")
+            if not 0 < level < 1:
+                raise InputError(f"must lie between 0 and 1, got {level}", field="--level")
+            res = correlate_scores(
+                obj.store,
+                list(run_ids),
+                judge_round=judge_round,
+                classes=cls,
+                include_holdout=incl,
+                seed=seed,
+                n_boot=n_boot,
+                level=level,
+            )
+            text = correlate_text(res)
+        emit(res, as_json, text)
+        _looks(obj, "correlate", list(run_ids), list(gen_ids), incl)
+
+    @cli.command()
+    @_common
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @click.pass_obj
+    def reliability(
+        obj: Ctx,
+        run_ids: tuple[str, ...],
+        people: bool,
+        gen_ids: tuple[str, ...],
+        classes: tuple[str, ...],
+        include_holdout: bool,
+        as_json: bool,
+    ) -> None:
+        """Reliability per criterion: across the judge rounds of each run (--run RUN ...) and across
+        people (--people, the annotators of the label sets of --gen GEN ..., pooled): Krippendorff's
+        alpha (interval / ordinal / nominal by the criterion's kind), ICC(1) and ICC(1,k), ICC(2,1)
+        and ICC(3,1) where the raters are fixed people (not rater slots, not judge rounds), Fleiss'
+        kappa on nominal criteria."""
+        from evalcore.analysis.scores import reliability as reliability_of
+        from evalcore.errors import InputError
+
+        if gen_ids and not people:
+            raise InputError("--gen goes with --people; a run names its own generation", field="--gen")
+        incl = include_holdout or obj.include_holdout
+        res = reliability_of(
+            obj.store,
+            run_ids=list(run_ids),
+            people=people,
+            gen_ids=list(gen_ids) or None,
+            classes=list(classes) or None,
+            include_holdout=incl,
+        )
+        emit(res, as_json, reliability_text(res))
+        _looks(obj, "reliability", list(run_ids), list(gen_ids), incl)
