@@ -121,7 +121,12 @@ gen_round = c_round.selectbox(
     args=("assoc_round", "round"),
     format_func=lambda v: "every round" if v == "all" else f"round {v}",
 )
-sel = analysis.parse_selection(judge, gen_round, include_holdout=hold)
+sel = analysis.parse_selection(
+    judge,
+    gen_round,
+    include_holdout=hold,
+    classes=_ui.class_slice("association", [by_id[r]["suite_id"] for r in chosen]),
+)
 
 if not chosen:
     st.info("Choose one or more runs on the same generation.")
