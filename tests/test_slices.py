@@ -87,3 +87,11 @@ def test_the_attribution_and_harness_pages_slice_as_the_cli_does(tmp_path, monke
     table = next(d for d in at.dataframe if d.key == "attr_table").value
     whole = json.loads(_cli(tmp_path, "attribution", RUN, "--json").stdout)
     assert list(table["failed"]) == [c["failed"] for c in whole["criteria"]]
+
+
+def test_people_crosstab_takes_the_slice_too(tmp_path):
+    base = ["people-crosstab", "support-g1", "--a", "grounded", "--b", "answers_question", "--json"]
+    whole = json.loads(_cli(tmp_path, *base).stdout)["table"]["total"]["total"]
+    parts = [json.loads(_cli(tmp_path, *base, "--class", c).stdout)["table"]["total"]["total"]
+             for c in ("account", "billing", "returns", "shipping", "subscriptions")]
+    assert all(p < whole for p in parts) and sum(parts) == whole  # the classes partition the items

@@ -132,8 +132,9 @@ def role_option(f):
     )(f)
 
 
-def selection_options(f):
-    f = click.option(
+def class_option(f):
+    """``--class C`` (repeatable): a slice of the items, kept on the context for :func:`_selection`."""
+    return click.option(
         "--class",
         "item_classes",
         multiple=True,
@@ -141,6 +142,10 @@ def selection_options(f):
         callback=_take_classes,
         help="Only items of this class (repeatable; `(none)` for items without one): a slice.",
     )(f)
+
+
+def selection_options(f):
+    f = class_option(f)
     f = click.option("--gen-round", type=int, default=None, help="Only this generation round (default: all).")(f)
     f = click.option("--majority", is_flag=True, help="Majority over judge rounds (a tie fails).")(f)
     f = click.option("--judge-round", type=int, default=None, help="Judge round to read (default 1).")(f)

@@ -14,7 +14,17 @@ from typing import Any
 
 import click
 
-from evalcore.cli._common import Ctx, _fmt, _selection, _table, cli, emit, page_options, selection_options
+from evalcore.cli._common import (
+    Ctx,
+    _fmt,
+    _selection,
+    _table,
+    class_option,
+    cli,
+    emit,
+    page_options,
+    selection_options,
+)
 
 
 @cli.command()
@@ -249,6 +259,7 @@ def failing(obj: Ctx, run_id, criterion, only, judge_round, majority, gen_round,
 @click.option("--a", "a", required=True, help="Criterion in the rows.")
 @click.option("--b", "b", required=True, help="Criterion in the columns.")
 @click.option("--gen-round", type=int, default=None, help="Only this generation round (default: all).")
+@class_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def people_crosstab_cmd(obj: Ctx, gen_id, a, b, gen_round, as_json) -> None:
