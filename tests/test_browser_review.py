@@ -11,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from browser_util import guard_page, start_app, wait_idle
+from browser_util import guard_page, press_when_ready, start_app, wait_idle
 from queue_world import make_queue_world
 
 from evalcore import LabelStore, Store
@@ -72,8 +72,8 @@ def test_name_enter_key_layout_note_and_reload(browser, world, width):
         page.keyboard.type("checked against the reference")
         page.keyboard.press("Escape")
         page.wait_for_function("() => document.activeElement.tagName !== 'TEXTAREA'")
-        wait_idle(page)
-        page.keyboard.press(first_key(page))
+        label = page.locator('[data-testid="stBaseButton-primary"]').first.inner_text().split("\n")[0].strip()
+        press_when_ready(page, first_key(page), label)
         page.wait_for_function("(c) => new URL(location.href).searchParams.get('item') + '|' + "
                                "new URL(location.href).searchParams.get('criterion') !== c",
                                arg=f"{first[0]}|{first[2]}", timeout=20_000)

@@ -19,7 +19,7 @@ import io
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from browser_util import auth_secrets, guard_page, log_in, start_app, start_oidc_provider, wait_idle
+from browser_util import auth_secrets, guard_page, log_in, press_when_ready, start_app, start_oidc_provider, wait_idle
 from queue_world import make_queue_world
 
 from evalcore import LabelStore, Store, export_labels
@@ -70,6 +70,11 @@ def key_of(value: str) -> str:
     return KEYS.get(value, value)
 
 
+def decide(page, value: str) -> None:
+    """The decision's key, once its button is drawn, the run idle and no field has the focus."""
+    press_when_ready(page, key_of(value), value)
+
+
 def open_review(browser, base: str, who: str, outside: list[str]):
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     page = ctx.new_page()
@@ -100,7 +105,7 @@ def test_one_reviewer_per_case_two_reviewers_never_share_one(browser, team):
         assert cur[ANN] != cur[BOB], "the same case was offered to both"
         for who, page in ((ANN, ann), (BOB, bob)):
             seen[who].append(cur[who])
-            page.keyboard.press(key_of(choices(page)[0]))
+            decide(page, choices(page)[0])
             cur[who] = wait_case(page, not_this=cur[who])
     ctx_a.close()
     ctx_b.close()
@@ -125,10 +130,10 @@ def test_two_reviewers_disagree_and_the_adjudicator_settles_it(browser, team):
     first = wait_case(ann)
     assert wait_case(bob) == first  # two places on the first case
     values = choices(ann)
-    ann.keyboard.press(key_of(values[0]))
+    decide(ann, values[0])
     wait_case(ann, not_this=first)
     assert "Other reviewers" not in bob.content()  # bob has not decided: he sees nothing of ann's
-    bob.keyboard.press(key_of(values[1]))
+    decide(bob, values[1])
     wait_case(bob, not_this=first)
     row = next(g for g in gold(LabelStore(store), "qg") if (g["item_id"], g["gen_round"], g["criterion"]) == first)
     assert row["status"] == "reviewers_disagree"
@@ -139,7 +144,7 @@ def test_two_reviewers_disagree_and_the_adjudicator_settles_it(browser, team):
     dana.get_by_text("Other reviewers").wait_for(timeout=20_000)
     assert "Ann" in dana.content() or ANN in dana.content()
     assert "Adjudicate: cases whose" not in ann.content()  # the toggle is not offered to a reviewer
-    dana.keyboard.press(key_of(values[1]))
+    decide(dana, values[1])
     dana.get_by_text("No disagreement waits for an adjudicator").wait_for(timeout=20_000)
     for c in (ctx_a, ctx_b, ctx_d):
         c.close()
