@@ -49,6 +49,10 @@ def p3(x) -> str:
     return "-" if x is None else f"{x:.3g}"
 
 
+def people(n: int) -> str:
+    return f"{n} person" if n == 1 else f"{n} people"
+
+
 def counts_table(res: dict, arms: list[str]) -> pd.DataFrame:
     return pd.DataFrame(
         [
@@ -66,20 +70,66 @@ def counts_table(res: dict, arms: list[str]) -> pd.DataFrame:
 def result_row(name: str, res: dict) -> dict:
     st_ = res.get("sign_test") or {}
     return {
-        "subset": name,
-        "pairs": res["pairs"],
+        "pairs": name,
+        "pairs graded": res["pairs"],
         "judgments": res["judgments"],
         f"{res['arm']} win rate": pct(res.get("win_rate")),
-        "interval": iv(res.get("interval")),
-        "pairs won / lost / tied": (
+        "95% interval": iv(res.get("interval")),
+        f"pairs {res['arm']} won / lost / tied": (
             f"{st_.get('a_pairs')} / {st_.get('b_pairs')} / {st_.get('tied_pairs')}" if st_ else "-"
         ),
-        "sign test p": p3(st_.get("p_value")),
+        "sign test p-value": p3(st_.get("p_value")),
     }
 
 
 def prop_row(name: str, x: dict) -> dict:
-    return {"who": name, "n": x["n"], "share": pct(x["share"]), "interval": iv(x["interval"]), "p": p3(x["p_value"])}
+    return {
+        "who": name,
+        "decided judgments": x["n"],
+        "chose the left answer": pct(x["share"]),
+        "95% interval": iv(x["interval"]),
+        "p-value against 50%": p3(x["p_value"]),
+    }
+
+
+def mirror_row(name: str, x: dict) -> dict:
+    return {
+        "who": name,
+        "mirrored pairs graded both times": x["n"],
+        "same answer both times": x["consistent"],
+        "share consistent": pct(x["share"]),
+    }
+
+
+def caveat_rows(r: dict) -> list[dict]:
+    """The figures read beside the headline: identifiability as shown, people's left share, and
+    each model grader's first-position share, as `pairs report` prints them after the result."""
+    c = r["caveats"]
+    idf, lp = c["identifiability"], c["people_left_share"]
+    rows = [
+        {
+            "caveat": "the arms could be told apart (identifiability of the answers as shown)",
+            "figure": pct(idf["accuracy"]),
+            "95% interval": iv(idf["interval"]),
+            "no effect at": "50%",
+        },
+        {
+            "caveat": "people chose the left answer (position preference)",
+            "figure": pct(lp["share"]),
+            "95% interval": iv(lp["interval"]),
+            "no effect at": "50%",
+        },
+    ]
+    for g in c["graders"]:
+        rows.append(
+            {
+                "caveat": f"model grader {g['run_id']} chose the answer shown first",
+                "figure": pct(g["first_position_share"]),
+                "95% interval": iv(g["interval"]),
+                "no effect at": "50%",
+            }
+        )
+    return rows
 
 
 st.title("Pairwise results")
@@ -130,7 +180,7 @@ with _ui.boundary():
     st.caption(
         _ui.md_escape(
             f"{a} ({r['sources'].get(a)}) against {b} ({r['sources'].get(b)}); closed "
-            f"{r['closed_at']}; {r['judgments']} judgments by {len(r['reviewers'])} people."
+            f"{r['closed_at']}; {r['judgments']} judgments by {people(len(r['reviewers']))}."
         )
     )
     if r["simulated"]:
@@ -142,7 +192,20 @@ with _ui.boundary():
     c1, c2, c3 = st.columns(3)
     c1.metric(_ui.md_escape(f"{a} win rate"), pct(res.get("win_rate")))
     c2.metric("95% bootstrap interval", iv(res.get("interval")))
-    c3.metric("sign test p", p3((res.get("sign_test") or {}).get("p_value")))
+    c3.metric("sign test p-value", p3((res.get("sign_test") or {}).get("p_value")))
+    verdict = r["verdict"]
+    if verdict["caveats"] or verdict["code"] in ("too_few_pairs", "no_result"):
+        shout = st.warning
+    else:
+        shout = st.success if verdict["code"] in ("a_preferred", "b_preferred") else st.info
+    shout(_ui.md_escape(f"Verdict: {verdict['text']}"))
+    st.dataframe(pd.DataFrame(caveat_rows(r)), hide_index=True)
+    st.caption(
+        "Read the result with these beside it. An identifiability interval above 50% means the answers' "
+        "surface told the arms apart, so people may have recognised the system rather than judged the "
+        "answer; a left share away from 50% is a position preference (the balanced sides keep it out of "
+        "the win rate, but it is noise in each judgment)."
+    )
     st.dataframe(counts_table(res, arms), hide_index=True)
     st.caption(
         "Win rate: per pair, 1 if the arm won, 0 if it lost, 0.5 for same (averaged over the people who "
@@ -166,7 +229,7 @@ with _ui.boundary():
     )
     mc = r["mirror_consistency"]
     st.dataframe(
-        pd.DataFrame([{"who": "everyone", **mc["all"]}] + [{"who": k, **v} for k, v in mc["by_reviewer"].items()]),
+        pd.DataFrame([mirror_row("everyone", mc["all"])] + [mirror_row(k, v) for k, v in mc["by_reviewer"].items()]),
         hide_index=True,
     )
     st.caption(
@@ -186,9 +249,9 @@ with _ui.boundary():
             pd.DataFrame(
                 [
                     {
-                        "a": x["a"],
-                        "b": x["b"],
-                        "pairs": x["n"],
+                        "reviewer": x["a"],
+                        "other reviewer": x["b"],
+                        "pairs both graded": x["n"],
                         "agreement": pct(x["agreement"]),
                         "Cohen's kappa": p3(x["kappa"]),
                     }
@@ -197,7 +260,15 @@ with _ui.boundary():
             ),
             hide_index=True,
         )
-    st.dataframe(pd.DataFrame([{"reviewer": k, **v} for k, v in r["timing"].items()]), hide_index=True)
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {"reviewer": k, "judgments": v["judgments"], "median seconds per judgment": v["median_seconds"]}
+                for k, v in r["timing"].items()
+            ]
+        ),
+        hide_index=True,
+    )
 
     # ------------------------------------------------------------ identifiability
     st.subheader("Could the arms be told apart?")
@@ -209,12 +280,14 @@ with _ui.boundary():
             {
                 "texts": label,
                 "pairs": c.get("n_pairs"),
-                "accuracy": pct(c.get("accuracy")),
+                "sides guessed right": pct(c.get("accuracy")),
                 "95% interval": iv(c.get("interval")),
-                "permutation p": p3(c.get("p_value")),
+                "permutation p-value": p3(c.get("p_value")),
                 "leaking feature": c.get("leaking_feature") or ("-" if c.get("accuracy") is None else "none"),
                 **{
-                    f"{f} alone": pct(((c.get("features") or {}).get(f) or {}).get("accuracy"))
+                    f"guessed right from {f.replace('_', ' ')} alone": pct(
+                        ((c.get("features") or {}).get(f) or {}).get("accuracy")
+                    )
                     for f in pairwise.FEATURES
                 },
             }
@@ -228,7 +301,13 @@ with _ui.boundary():
     means = []
     for when in ("before", "after"):
         for arm, m in ((ident.get(when) or {}).get("feature_means") or {}).items():
-            means.append({"texts": when, "arm": arm, **{f: (None if v is None else round(v, 2)) for f, v in m.items()}})
+            means.append(
+                {
+                    "texts": "before normalisation" if when == "before" else "as shown",
+                    "arm": arm,
+                    **{f"mean {f.replace('_', ' ')}": (None if v is None else round(v, 2)) for f, v in m.items()},
+                }
+            )
     if means:
         st.dataframe(pd.DataFrame(means), hide_index=True)
     if r["probe"]:
@@ -237,11 +316,11 @@ with _ui.boundary():
                 [
                     {
                         "reviewer": k,
-                        "answered": v["answered"],
+                        "pairs answered": v["answered"],
                         "unsure": v["unsure"],
                         f"side called X was {a}": pct(v["first_arm_share"]),
                         "consistency": pct(v["consistency"]),
-                        "p": p3(v["p_value"]),
+                        "p-value against 50%": p3(v["p_value"]),
                     }
                     for k, v in r["probe"].items()
                 ]
@@ -264,7 +343,7 @@ with _ui.boundary():
             help="pairs whose verdict changed when the "
             "order was swapped (reversals: left in one order, right in the other)",
         )
-        c2.metric("first-position preference", pct(fp["share"]))
+        c2.metric("first-position preference", pct(fp["share"]), help=f"95% interval {iv(fp['interval'])}")
         c3.metric("cost", "-" if g["cost"]["cost_usd"] is None else f"${g['cost']['cost_usd']:.4f}")
         st.dataframe(
             pd.DataFrame(
@@ -274,6 +353,34 @@ with _ui.boundary():
                 ]
             ),
             hide_index=True,
+        )
+        pv = g["pair_verdicts"]
+        cnt = pv["counts"]
+        st.markdown("**Its verdict per pair** (the choice it made in both orders)")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "left in both orders": cnt["left"],
+                        "right in both orders": cnt["right"],
+                        "same in both orders": cnt["same"],
+                        "inconsistent (the orders disagree)": cnt["inconsistent"],
+                        "one order only": cnt["one_order"],
+                        "queued for people first": pv["queued_for_people"],
+                    }
+                ]
+            ),
+            hide_index=True,
+        )
+        st.dataframe(
+            pd.DataFrame([result_row("judged the same in both orders", pv["consistent_result"])]), hide_index=True
+        )
+        st.caption(
+            _ui.md_escape(
+                "Inconsistent pairs have no verdict: the grader's choice depended on the order. While a session "
+                "is open they can be given to people first: evalcore pairs label --session "
+                f"{session_id} --queue-inconsistent {g['run_id']}"
+            )
         )
         po = g["position"]
         st.markdown("**Position bias**")
@@ -302,7 +409,12 @@ with _ui.boundary():
         st.dataframe(
             pd.DataFrame(
                 [
-                    {"against": k, "pairs": v["n"], "agreement": pct(v["agreement"]), "Cohen's kappa": p3(v["kappa"])}
+                    {
+                        "against": k,
+                        "pairs graded by both": v["n"],
+                        "agreement": pct(v["agreement"]),
+                        "Cohen's kappa": p3(v["kappa"]),
+                    }
                     for k, v in [("people's majority", g["kappa_vs_majority"]), *g["kappa_vs_people"].items()]
                 ]
             ),

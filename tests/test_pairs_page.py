@@ -15,6 +15,7 @@ reach.
 from __future__ import annotations
 
 import ctypes
+import html
 import json
 import os
 import struct
@@ -163,6 +164,11 @@ def test_probe_at_the_end_then_closed(tmp_path, monkeypatch):
     assert [b.label for b in at.get("download_button")] == ["Download the report (JSON)"]
     text = rendered(at)
     assert all(a in text for a in w["arms"])  # unblinded now: the checker above would have seen them
+    # one reviewer is "1 person"; every column is named in words (no bare "n", "p" or "share")
+    assert any("judgments by 1 person." in html.unescape(c.value) for c in at.caption)
+    for f in at.dataframe:
+        assert not {"n", "p", "share", "a", "b", "interval"} & set(map(str, f.value.columns)), list(f.value.columns)
+    assert [w_ for w_ in [*at.warning, *at.success, *at.info] if html.unescape(w_.value).startswith("Verdict:")]
 
 
 def test_undo_takes_back_the_last_choice_and_the_pair_comes_back(tmp_path, monkeypatch):
@@ -212,6 +218,16 @@ def test_results_page_on_the_demo_needs_unblinding_in_the_state(monkeypatch, tmp
     assert list(pos["ties"]) == [g["position"]["orders"][o]["ties"] for o in ("as_shown", "swapped")]
     flips = g["position"]["flips"]
     assert any(f"towards the answer shown first: {flips['towards_first_shown']}" in c.value for c in at.caption)
+    # the result is followed by its caveats and the verdict in words, as in `pairs report`
+    (verdict,) = [html.unescape(w_.value) for w_ in at.warning if html.unescape(w_.value).startswith("Verdict:")]
+    assert verdict == f"Verdict: {rep['verdict']['text']}" and "identifiable 75% [68-82%]" in verdict
+    assert "people may have graded the system, not the answer" in verdict
+    cav = next(f for f in frames if "caveat" in f.columns)
+    assert list(cav["figure"]) == ["75.0%", "57.5%", "55.2%"]
+    assert list(cav["95% interval"]) == ["67.9-82.5%", "50.8-64.0%", "49.1-61.1%"]
+    assert any("judgments by 3 people." in html.unescape(c.value) for c in at.caption)
+    per_pair = next(f for f in frames if "inconsistent (the orders disagree)" in f.columns)
+    assert list(per_pair["inconsistent (the orders disagree)"]) == [18]
 
 
 AUDIT = textwrap.dedent('''

@@ -103,16 +103,44 @@ def pairs_make(
 
 @pairs.command("label")
 @click.option("--session", "session_id", required=True)
-@click.option("--pair", "pair_id", required=True)
-@click.option("--reviewer", required=True)
-@click.option("--choice", type=click.Choice(["left", "right", "same"]), required=True, help="As shown.")
+@click.option("--pair", "pair_id", default=None, help="The pair (with --reviewer and --choice).")
+@click.option("--reviewer", default=None)
+@click.option("--choice", type=click.Choice(["left", "right", "same"]), default=None, help="As shown.")
 @click.option("--seconds", type=float, default=None, help="Time the judgment took.")
+@click.option(
+    "--queue-inconsistent",
+    "grader_run",
+    default=None,
+    metavar="RUN",
+    help="Instead of a choice: queue the pairs model grader RUN judged differently in its two orders "
+    "as the ones people grade first (reason grader_inconsistent; open sessions only).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def pairs_label(obj: Ctx, session_id, pair_id, reviewer, choice, seconds, as_json) -> None:
-    """Record one person's choice on a pair of an open session (appended to the state)."""
+def pairs_label(obj: Ctx, session_id, pair_id, reviewer, choice, seconds, grader_run, as_json) -> None:
+    """Record one person's choice on a pair of an open session (appended to the state), or queue a
+    model grader's inconsistent pairs to be graded first."""
+    from evalcore.errors import InputError
     from evalcore.pairwise.grading import progress, record_judgment
+    from evalcore.pairwise.verdicts import queue_inconsistent
 
+    if grader_run is not None:
+        if pair_id or reviewer or choice:
+            raise InputError(
+                "--queue-inconsistent takes no --pair, --reviewer or --choice", field="--queue-inconsistent"
+            )
+        q = queue_inconsistent(obj.store, session_id, grader_run)
+        emit(
+            q,
+            as_json,
+            f"{q['inconsistent_pairs']} pair(s) of {session_id} judged inconsistently by {grader_run}: {q['queued']} "
+            f"queued for people first ({q['already_queued']} already were; reason {q['reason']}); "
+            f"{q['first_in_session']} pair(s) now come first for every reviewer",
+        )
+        return
+    missing = [o for o, v in (("--pair", pair_id), ("--reviewer", reviewer), ("--choice", choice)) if not v]
+    if missing:
+        raise InputError(f"a choice needs {', '.join(missing)}", field=missing[0])
     row = record_judgment(obj.store, session_id, pair_id, reviewer, choice, seconds, via="cli")
     p = progress(obj.store, session_id, row["reviewer"])
     emit(

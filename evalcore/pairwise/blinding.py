@@ -10,11 +10,19 @@ answers before anyone sees them. Each step is named (:data:`NORMALISATIONS`;
 the steps it used:
 
 * ``headings``     heading markers go (``## Title`` -> ``Title``; a setext ``===`` / ``---``
-  underline under a line of text goes), the heading's words stay;
+  underline goes), the heading's words stay;
 * ``bullets``      bullet glyphs and list numbers at the start of a line go (``- x``, ``* x``,
   ``• x``, ``1. x``, ``2) x``), with the indentation in front of them;
 * ``blank-lines``  trailing spaces go, runs of blank lines become one blank line, and blank lines
   at either end go.
+
+What is code is decided by a Markdown parser (markdown-it-py, CommonMark: :func:`structure`), not
+by the line rules: fenced code blocks (```` ``` ```` and ``~~~``, any language tag, the fence
+lines included), indented code blocks and inline code spans are left byte for byte as written,
+so ``# install first`` inside a fence stays a comment and a diff keeps its ``-`` and ``+``
+lines; only the prose around them is normalised. Which lines are headings (ATX or setext) is the
+parser's answer too. List markers are a line rule on prose lines, because a reader sees ``•`` or a
+``2)`` after a sentence as a bullet whether or not CommonMark makes it a list item.
 
 Length passes straight through normalisation: that is what the identifiability check measures.
 :func:`length_match` trims the longer answer of a pair to about the shorter's word count
@@ -26,8 +34,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import numpy as np
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 NORMALISATIONS = ("headings", "bullets", "blank-lines")
 FEATURES = ("length", "headings", "bullets", "blank_lines")
@@ -55,36 +66,129 @@ def check_steps(steps: Iterable[str]) -> list[str]:
     return [s for s in NORMALISATIONS if s in steps]
 
 
-def _is_setext(lines: list[str], i: int) -> bool:
-    """Line i underlines the line above it (a setext heading), rather than being a rule."""
-    if not _SETEXT.match(lines[i]) or i == 0:
-        return False
-    above = lines[i - 1]
-    return bool(above.strip()) and not _BULLET.match(above) and not _SETEXT.match(above)
+_MD = MarkdownIt("commonmark")
+
+
+@dataclass(frozen=True)
+class Structure:
+    """What the Markdown parser says about each line of a text (lines split on ``\n`` after
+    ``\r\n`` and ``\r`` become ``\n``): ``code`` lines belong to a fenced or indented code
+    block (left as written); ``atx`` lines are ATX headings; ``underlines`` are setext heading
+    underlines; a line in ``starts_in_code`` begins inside an inline code span that started on an
+    earlier line, one in ``ends_in_code`` ends inside one (its start or its end is then code)."""
+
+    lines: list[str]
+    code: frozenset[int]
+    atx: frozenset[int]
+    underlines: frozenset[int]
+    starts_in_code: frozenset[int]
+    ends_in_code: frozenset[int]
+
+    def prose(self, i: int) -> bool:
+        """Line i's start is prose (neither a code block's line nor inside inline code)."""
+        return i not in self.code and i not in self.starts_in_code
+
+
+def _split(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _inline_spans(token: Token, offsets: list[int], lines: list[str]) -> list[tuple[int, int]]:
+    """Character ranges (in the whole text) of the inline code spans of one inline token, found by
+    the parser (``code_inline`` children) and located in the source lines of the token: the next
+    backtick run of the span's own length whose enclosed text is the span's content."""
+    codes = [c for c in token.children or [] if c.type == "code_inline"]
+    if not codes or token.map is None:
+        return []
+    lo, hi = token.map
+    base = offsets[lo]
+    block = "\n".join(lines[lo:hi])
+    runs = [(m.start(), m.end()) for m in re.finditer(r"`+", block)]
+    out, at = [], 0
+    for c in codes:
+        n = len(c.markup)
+        same = [r for r in runs if r[1] - r[0] == n and r[0] >= at]
+        for i, (s0, e0) in enumerate(same):
+            close = next(((s1, e1) for s1, e1 in same[i + 1 :]), None)
+            if close is None:
+                break
+            if " ".join(block[e0 : close[0]].split()) == " ".join(c.content.split()):
+                out.append((base + s0, base + close[1]))
+                at = close[1]
+                break
+    return out
+
+
+def structure(text: str) -> Structure:
+    """Parse ``text`` as CommonMark (markdown-it-py) and say which lines are code or headings."""
+    lines = _split(text)
+    source = "\n".join(lines)
+    offsets = [0]
+    for ln in lines:
+        offsets.append(offsets[-1] + len(ln) + 1)
+    code: set[int] = set()
+    atx: set[int] = set()
+    under: set[int] = set()
+    spans: list[tuple[int, int]] = []
+    for t in _MD.parse(source):
+        if t.map is None:
+            continue
+        lo, hi = t.map
+        if t.type in ("fence", "code_block"):
+            code.update(range(lo, min(hi, len(lines))))
+        elif t.type == "heading_open":
+            if t.markup.startswith("#"):
+                atx.add(lo)
+            else:
+                under.add(hi - 1)
+        elif t.type == "inline":
+            spans += _inline_spans(t, offsets, lines)
+    starts, ends = set(), set()
+    for s0, e0 in spans:
+        for i in range(len(lines)):
+            if s0 < offsets[i] < e0:
+                starts.add(i)
+            if s0 < offsets[i] + len(lines[i]) < e0:
+                ends.add(i)
+    return Structure(lines, frozenset(code), frozenset(atx), frozenset(under), frozenset(starts), frozenset(ends))
 
 
 def normalise(text: str, steps: Iterable[str] = NORMALISATIONS) -> str:
-    """``text`` with the named formatting tells removed (see the module docstring). With no
-    steps the text is returned unchanged; the steps are idempotent."""
+    """``text`` with the named formatting tells removed from its prose, its code left as written
+    (see the module docstring). With no steps the text is returned unchanged; the steps are
+    idempotent."""
     steps = check_steps(steps)
     if not steps:
         return text
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    out: list[str] = []
-    for i, line in enumerate(lines):
+    st = structure(text)
+    out: list[tuple[str, bool]] = []  # (line, is it prose for the blank-line rule)
+    for i, line in enumerate(st.lines):
+        prose = st.prose(i)
         if "headings" in steps:
-            if _is_setext(lines, i):
+            if i in st.underlines:
                 continue
-            line = _ATX.sub("", line, count=1)
-            line = re.sub(r"[ \t]+#+[ \t]*$", "", line) if line != lines[i] else line  # closing #s
-        if "bullets" in steps:
+            if i in st.atx and prose:
+                shown = _ATX.sub("", line, count=1)
+                if shown != line and i not in st.ends_in_code:
+                    shown = re.sub(r"[ \t]+#+[ \t]*$", "", shown)  # closing #s
+                line = shown
+        if "bullets" in steps and prose:
             line = _BULLET.sub("", line, count=1)
-        out.append(line)
-    text = "\n".join(out)
+        out.append((line, i not in st.code and i not in st.ends_in_code))
     if "blank-lines" in steps:
-        text = "\n".join(line.rstrip() for line in text.split("\n"))
-        text = re.sub(r"\n{3,}", "\n\n", text).strip("\n")
-    return text
+        kept: list[tuple[str, bool]] = []
+        for line, free in out:
+            if free:
+                line = line.rstrip()
+                if not line and kept and kept[-1] == ("", True):
+                    continue
+            kept.append((line, free))
+        while kept and kept[0] == ("", True):
+            kept.pop(0)
+        while kept and kept[-1] == ("", True):
+            kept.pop()
+        out = kept
+    return "\n".join(line for line, _ in out)
 
 
 def word_count(text: str) -> int:

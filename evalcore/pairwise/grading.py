@@ -67,6 +67,26 @@ BEGIN SELECT RAISE(ABORT, 'withdrawals are append-only'); END;
 """
 _LIVE = "judgment_id NOT IN (SELECT w.judgment_id FROM withdrawals w)"
 
+# Pairs people grade first in an open session, with the reason they were queued (for instance
+# ``grader_inconsistent``: a model grader chose differently in the two orders). Append-only, one
+# row per pair: queueing a pair again changes nothing.
+_FIRST_DDL = """
+CREATE TABLE IF NOT EXISTS first_pairs (
+    first_id    INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id  TEXT NOT NULL,
+    pair_id     TEXT NOT NULL,
+    reason      TEXT NOT NULL CHECK (length(trim(reason)) > 0),
+    source      TEXT,
+    created_at  TEXT NOT NULL,
+    via         TEXT NOT NULL,
+    UNIQUE (session_id, pair_id)
+);
+CREATE TRIGGER IF NOT EXISTS first_pairs_no_update BEFORE UPDATE ON first_pairs
+BEGIN SELECT RAISE(ABORT, 'first_pairs are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS first_pairs_no_delete BEFORE DELETE ON first_pairs
+BEGIN SELECT RAISE(ABORT, 'first_pairs are append-only'); END;
+"""
+
 
 class JudgmentStore:
     """``<state>/pairs.sqlite``: people's pairwise choices and probe answers, append-only.
@@ -81,7 +101,7 @@ class JudgmentStore:
 
     def _connect(self, create: bool = True) -> sqlite3.Connection:
         con = open_state_db(self.path, create)
-        con.executescript(_DDL + _UNDO_DDL)
+        con.executescript(_DDL + _UNDO_DDL + _FIRST_DDL)
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None:
             con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(PAIRS_DB_VERSION),))
@@ -153,6 +173,33 @@ class JudgmentStore:
                 con.execute("ROLLBACK")
                 raise
             return dict(row) if row is not None else None
+
+    def add_first(
+        self, session_id: str, pair_ids: Iterable[str], reason: str, source: str | None, via: str = "cli"
+    ) -> list[str]:
+        """Queue pairs to be graded first (one transaction); the pair ids newly queued (a pair
+        already queued keeps its first reason)."""
+        added = []
+        with closing(self._connect()) as con:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                for pid in pair_ids:
+                    cur = con.execute(
+                        "INSERT OR IGNORE INTO first_pairs (session_id, pair_id, reason, source, created_at, via) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (session_id, pid, reason, source, utcnow().isoformat(), via),
+                    )
+                    if cur.rowcount:
+                        added.append(pid)
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+        return added
+
+    def first(self, session_id: str) -> list[dict[str, Any]]:
+        """The pairs queued to be graded first in a session, in the order they were queued."""
+        return self._rows("SELECT * FROM first_pairs WHERE session_id = ? ORDER BY first_id", (session_id,))
 
     def _rows(self, sql: str, params: tuple) -> list[dict[str, Any]]:
         if not self.path.exists():
@@ -243,13 +290,20 @@ def _order_key(session_id: str, reviewer: str, pair_id: str) -> str:
 
 
 def reviewer_order(
-    pair_ids: Iterable[str], session_id: str, reviewer: str, mirror_of: dict[str, str | None] | None = None
+    pair_ids: Iterable[str],
+    session_id: str,
+    reviewer: str,
+    mirror_of: dict[str, str | None] | None = None,
+    first: Iterable[str] = (),
 ) -> list[str]:
     """The order a reviewer sees the pairs in: fixed per reviewer (so grading resumes where it
-    left off), different between reviewers (so no order effect is shared by all). A mirrored
-    pair that would come within a quarter of the session after its original is moved to the end,
-    so that the repeat is not recognised as one."""
-    order = sorted(pair_ids, key=lambda p: _order_key(session_id, reviewer, p))
+    left off), different between reviewers (so no order effect is shared by all). Pairs in
+    ``first`` (queued to be graded first: :meth:`JudgmentStore.add_first`) come before the rest,
+    each part in the reviewer's order. A mirrored pair that would come within a quarter of the
+    session after its original is moved to the end, so that the repeat is not recognised as one."""
+    ids = list(pair_ids)
+    early = set(first) & set(ids)
+    order = sorted(ids, key=lambda p: (p not in early, _order_key(session_id, reviewer, p)))
     if not mirror_of:
         return order
     gap = max(3, len(order) // 4)
@@ -343,12 +397,15 @@ def progress(store: Store, session_id: str, reviewer: str) -> dict[str, Any]:
         store.sql("SELECT pair_id, mirror_of FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])
     )
     pairs = [{"pair_id": k} for k in mirror_of]
-    order = reviewer_order([p["pair_id"] for p in pairs], session_id, reviewer, mirror_of)
     js = JudgmentStore(store)
+    first = [f["pair_id"] for f in js.first(session_id)]
+    order = reviewer_order([p["pair_id"] for p in pairs], session_id, reviewer, mirror_of, first)
     mine = js.current(session_id, reviewer)
     done = {j["pair_id"] for j in mine}
     nxt = next((p for p in order if p not in done), None)
-    originals = [p for p in order if not mirror_of[p]]
+    # the probe pairs do not depend on what was queued first
+    plain = reviewer_order([p["pair_id"] for p in pairs], session_id, reviewer, mirror_of) if first else order
+    originals = [p for p in plain if not mirror_of[p]]
     probe = originals[: min(PROBE_PAIRS, len(originals))]
     probed = {p["pair_id"] for p in js.probes(session_id, reviewer)}
     left = [p for p in probe if p not in probed]

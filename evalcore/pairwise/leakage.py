@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 
 from evalcore.pairwise.blinding import (
-    _ATX,
     _BULLET,
     DEFAULT_BOOT,
     DEFAULT_FOLDS,
@@ -30,7 +29,7 @@ from evalcore.pairwise.blinding import (
     FEATURES,
     LEVEL,
     RIDGE,
-    _is_setext,
+    structure,
     word_count,
 )
 from evalcore.stats.bootstrap import percentile_interval, resample
@@ -40,14 +39,16 @@ from evalcore.stats.bootstrap import percentile_interval, resample
 
 def surface_features(text: str) -> dict[str, int]:
     """Counts a reader sees at a glance: ``length`` (words), ``headings`` (ATX heading lines and
-    setext underlines), ``bullets`` (lines starting with a bullet glyph or a list number) and
-    ``blank_lines`` (runs of two or more blank lines)."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    headings = sum(1 for i, ln in enumerate(lines) if _ATX.match(ln) or _is_setext(lines, i))
-    bullets = sum(1 for ln in lines if _BULLET.match(ln))
+    setext underlines, as the Markdown parser finds them), ``bullets`` (prose lines starting with a
+    bullet glyph or a list number) and ``blank_lines`` (runs of two or more blank prose lines).
+    Code (fenced, indented, inline: :func:`evalcore.pairwise.blinding.structure`) is not
+    formatting: a ``# comment`` in a fence is no heading and a diff's ``-`` lines are no bullets."""
+    st = structure(text)
+    headings = len(st.atx | st.underlines)
+    bullets = sum(1 for i, ln in enumerate(st.lines) if st.prose(i) and _BULLET.match(ln))
     runs, blank = 0, 0
-    for ln in lines:
-        if ln.strip():
+    for i, ln in enumerate(st.lines):
+        if ln.strip() or i in st.code:
             runs += blank >= 2
             blank = 0
         else:

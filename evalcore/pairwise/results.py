@@ -23,6 +23,7 @@ from evalcore.errors import FormatError
 from evalcore.pairwise import leakage as blinding
 from evalcore.pairwise.grading import JudgmentStore, _people, _unblinded_path, load_pairs, unblinded
 from evalcore.pairwise.sessions import CHOICES
+from evalcore.pairwise.verdicts import GRADER_INCONSISTENT, caveats, pair_verdicts, verdict, verdict_counts
 from evalcore.stats import agreement
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
 from evalcore.storage.store import Store
@@ -228,6 +229,23 @@ def _grader(
     mp = sorted(majority)
     kappa_majority = cohen_kappa([avg_choice[p] for p in mp], [majority[p] for p in mp])
     position = _position(by, both, ok, majority)
+    # its verdict per pair: the choice made in both orders, else inconsistent
+    pv_of = {p: v for p, v in pair_verdicts(store, run_id).items() if p in pairs}
+    consistent = [p for p in headline if pv_of.get(p) in CHOICES]
+    queued = [
+        f["pair_id"]
+        for f in JudgmentStore(store).first(str((e.manifest.knobs or {}).get("session_id")))
+        if f["source"] == run_id and f["reason"] == GRADER_INCONSISTENT
+    ]
+    verdicts = {
+        "counts": verdict_counts(pv_of),
+        "headline_counts": verdict_counts(pv_of, headline),
+        "inconsistent_pairs": sorted(p for p, v in pv_of.items() if v == "inconsistent"),
+        "queued_for_people": len(queued),
+        "consistent_result": _result(
+            [{"pair_id": p, "choice": pv_of[p]} for p in consistent], consistent, key_of, arms, seed
+        ),
+    }
     calls = store.records(
         "SELECT count(*) AS calls, sum(cost_usd) AS cost, count(cost_usd) AS priced, "
         "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out FROM read_parquet(?)",
@@ -251,6 +269,7 @@ def _grader(
         },
         "first_position": _prop(first, len(decided)),
         "position": position,
+        "pair_verdicts": verdicts,
         "averaged_over_orders": averaged,
         "as_shown_only": first_only,
         "kappa_vs_people": kappas,
@@ -402,6 +421,8 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
     graders = [
         _grader(store, rid, pairs, key_of, arms, people, headline, seed) for rid in _grader_runs(store, session_id)
     ]
+    result = _result(people, headline, key_of, arms, seed)
+    cav = caveats(rec.get("identifiability"), left_pref, graders)
     return {
         "session_id": session_id,
         "closed_at": rec.get("closed_at"),
@@ -419,7 +440,9 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
         },
         "reviewers": reviewers,
         "judgments": len(people),
-        "result": _result(people, headline, key_of, arms, seed),
+        "result": result,
+        "caveats": cav,
+        "verdict": verdict(result, cav, arms),
         "holdout": _result(people, held, key_of, arms, seed),
         "by_class": by_class,
         "left_preference": left_pref,
@@ -432,6 +455,41 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
         "graders": graders,
         "seed": seed,
     }
+
+
+def caveat_lines(r: dict) -> list[str]:
+    """The lines that follow the headline result wherever it is shown: identifiability of the
+    answers as shown, people's and each model grader's position preference, and the verdict."""
+
+    def pct(x):
+        return "-" if x is None else f"{100 * x:.1f}%"
+
+    def iv(x):
+        return "-" if not x else f"{100 * x[0]:.1f}-{100 * x[1]:.1f}%"
+
+    c = r["caveats"]
+    idf = c["identifiability"]
+    lines = [
+        "identifiability as shown: not measured"
+        if idf["accuracy"] is None
+        else f"identifiability as shown: {pct(idf['accuracy'])} ({iv(idf['interval'])}; chance 50%)"
+        + (f", leaking feature {idf['leaking_feature']}" if idf["leaking_feature"] else "")
+    ]
+    lp = c["people_left_share"]
+    lines.append(
+        f"people's left share: {pct(lp['share'])} ({iv(lp['interval'])}) of {lp['n']} decided judgments"
+        if lp["n"]
+        else "people's left share: no decided judgments"
+    )
+    for g in c["graders"]:
+        pv = g["pair_verdicts"]
+        lines.append(
+            f"model grader {g['run_id']}: first-position share {pct(g['first_position_share'])} "
+            f"({iv(g['interval'])}); pair verdicts left {pv['left']}, right {pv['right']}, same {pv['same']}, "
+            f"inconsistent {pv['inconsistent']}" + (f", one order only {pv['one_order']}" if pv["one_order"] else "")
+        )
+    lines.append(f"verdict: {r['verdict']['text']}")
+    return lines
 
 
 def format_report(r: dict) -> str:
@@ -467,6 +525,7 @@ def format_report(r: dict) -> str:
         return out
 
     lines += block("headline", res)
+    lines += ["  " + x for x in caveat_lines(r)]
     lines += block("holdout", r["holdout"])
     for cls, x in r["by_class"].items():
         lines += block(f"class {cls}", x)
@@ -522,6 +581,12 @@ def format_report(r: dict) -> str:
         if po["mean_accuracy_over_orders"] is not None:
             lines.append(f"  accuracy averaged over both orders {pct(po['mean_accuracy_over_orders'])}")
         lines += ["  " + s for s in block("averaged over both orders", g["averaged_over_orders"])]
+        pv = g["pair_verdicts"]
+        lines += ["  " + s for s in block("pairs it judged the same in both orders", pv["consistent_result"])]
+        lines.append(
+            f"  inconsistent pairs (the two orders disagree): {pv['counts']['inconsistent']}, "
+            f"queued for people first: {pv['queued_for_people']}"
+        )
         km = g["kappa_vs_majority"]
         if km["kappa"] is not None:
             lines.append(f"  kappa vs people's majority: {km['kappa']:.3f} on {km['n']} pairs")
