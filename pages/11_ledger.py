@@ -42,6 +42,8 @@ if entries:
                 "candidate": e["candidate"] or "",
                 "delta (pts)": None if f.get("delta") is None else 100 * f["delta"],
                 "two-sided bar": (None if "two_sided_bar" not in f else ("holds" if f["two_sided_bar"] else "fails")),
+                "polluted": ", ".join(f.get("polluted") or []),
+                "system latency mean / p95": f.get("latency_text") or "",
                 "flags": "; ".join(f.get("flags") or []),
                 "added": e["added_at"][:10],
                 "by": e["added_by"],

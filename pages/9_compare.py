@@ -122,7 +122,19 @@ if v["holds"]:
     st.success(_ui.md_escape(v["text"]), icon=":material/check_circle:")
 else:  # a verdict, not an error of the page: st.error is kept for what went wrong
     st.warning(_ui.md_escape(v["text"]), icon=":material/cancel:")
-for n in v["notes"] + c["notes"]:
+cov = c["coverage"]
+if cov["differs"]:
+    st.warning(
+        _ui.md_escape(cov["note"] + " — the first rival explanation of any difference"), icon=":material/warning:"
+    )
+else:
+    st.caption(f"Both runs answered the same {cov['shared_items']} items.")
+for r in c["polluted"]:
+    st.warning(
+        _ui.md_escape(f"{r} is POLLUTED: some calls failed after every retry; its aggregate is not a measurement"),
+        icon=":material/report:",
+    )
+for n in v["notes"] + [x for x in c["notes"] if x != cov["note"] and "POLLUTED" not in x]:
     st.caption(_ui.md_escape(n))
 
 # ---------------------------------------------------------------- 3. per round and deltas
@@ -211,7 +223,7 @@ else:
     )
 
 # ---------------------------------------------------------------- 5. cost beside score
-st.subheader("Cost beside score")
+st.subheader("Cost and latency beside score")
 crow = []
 for who, key in (("baseline", "baseline"), ("candidate", "candidate")):
     cc = c["cost"][key]
@@ -225,6 +237,11 @@ for who, key in (("baseline", "baseline"), ("candidate", "candidate")):
             "judge calls": cc["judge"]["calls"],
             "judge tokens": cc["judge"]["tokens_in"] + cc["judge"]["tokens_out"],
             "judge cost (USD)": cc["judge"]["cost_usd"],
+            **{
+                f"{who_} latency {k[:-3]} (ms)": (c["latency"][key].get(who_) or {}).get(k)
+                for who_ in ("system", "judge")
+                for k in ("mean_ms", "p95_ms")
+            },
         }
     )
 st.dataframe(
@@ -255,3 +272,10 @@ if t["points"]:
         f"judge prompt, the rubric or the suite changed: {t['segments']} unbroken stretch(es)."
     )
     st.altair_chart(analysis.trend_lines(t["points"], metric), width="stretch")
+    if t["polluted"]:
+        st.warning(
+            _ui.md_escape(
+                "POLLUTED points (not a measurement): " + ", ".join(t["polluted"]) + " — shown with status polluted"
+            ),
+            icon=":material/report:",
+        )

@@ -14,6 +14,11 @@ Derived by hand (tests assert these):
   per-round all_pass, candidate: r1 29/30, r2 29/30, r3 17/30 -> spread 12/30 = noise floor 0.4
   per-item deltas: 12 x (+2/3), 1 x (-1), 3 x (+1/3), 14 x 0 -> mean (8 - 1 + 1) / 30 = 8/30
   stable wins 0, stable regressions 1 (q12); new misses: q12 only (q00-q11 pass in some round)
+  the gain (+26.7 pts) lies inside the noise floor (40 pts): the gate cannot pass it.
+
+With ``strong=True`` the candidate passes q00-q11 in every round (12 stable wins):
+  candidate r1 29/30, r2 29/30, r3 29/30 -> spread 0; noise floor 3/30 (the baseline's)
+  per-item deltas: 12 x (+1), 1 x (-1), 3 x (+1/3), 14 x 0 -> mean 12/30 = 0.4, beyond the noise floor
 """
 
 from __future__ import annotations
@@ -24,9 +29,9 @@ N = 30
 ROUNDS = (1, 2, 3)
 
 
-def pattern(item: int) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def pattern(item: int, strong: bool = False) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     if item < 12:
-        return (0, 0, 0), (1, 1, 0)
+        return (0, 0, 0), ((1, 1, 1) if strong else (1, 1, 0))
     if item == 12:
         return (1, 1, 1), (0, 0, 0)
     if item < 16:
@@ -38,7 +43,11 @@ GEN_KNOBS = {"generator_model": "sys-model-2026-01-01", "temperature": 0.7, "wri
              "revision_budget": 1, "token_budget": 800, "corpus_snapshot": "corpus-2026-01", "retrieval": "bm25 k=4"}
 
 
-def make_compare_world(data: Path, *, candidate_knobs: dict | None = None, holdout: tuple[int, ...] = ()) -> None:
+def make_compare_world(data: Path, *, candidate_knobs: dict | None = None, holdout: tuple[int, ...] = (),
+                       strong: bool = False, latency_ms: tuple[float, float] = (20.0, 20.0),
+                       candidate_items: int = N, status: str = "complete") -> None:
+    """``latency_ms``: the system's latency per answer of (baseline, candidate); ``candidate_items``:
+    the candidate answers only the first this many items; ``status``: the candidate run's status."""
     from evalcore import contract as S
     from evalcore.storage.store import Store
 
@@ -51,9 +60,10 @@ def make_compare_world(data: Path, *, candidate_knobs: dict | None = None, holdo
     rubric = S.Rubric(criteria=[S.Criterion(name="ok", kind="binary"), S.Criterion(name="tone", kind="binary")])
     for arm, idx, knobs, hour in (("base", 0, GEN_KNOBS, 1), ("cand", 1, {**GEN_KNOBS, **(candidate_knobs or
                                                                                           {"writer_prompt_hash": "sha256:bbbb"})}, 2)):
+        n_items = N if idx == 0 else candidate_items
         outputs = [{"item_id": f"q{k:02d}", "round": r, "output": f"{arm} answer {k} r{r}", "tokens_in": 100,
-                    "tokens_out": 50 + 10 * idx, "cost_usd": 0.001, "latency_ms": 20.0}
-                   for k in range(N) for r in ROUNDS]
+                    "tokens_out": 50 + 10 * idx, "cost_usd": 0.001, "latency_ms": latency_ms[idx] * (1 + k % 3)}
+                   for k in range(n_items) for r in ROUNDS]
         gm = S.GenerationManifest(gen_id=f"g-{arm}", suite_id="s", suite_hash=sm.content_hash,
                                   created_at=f"2026-01-0{hour}T00:00:00Z", knobs=knobs, rounds=3, source="imported",
                                   outputs_hash=S.outputs_hash(outputs),
@@ -61,8 +71,8 @@ def make_compare_world(data: Path, *, candidate_knobs: dict | None = None, holdo
                                                   cost_usd=0.001 * N * 3))
         st.write_generation(gm, outputs)
         verdicts, calls = [], []
-        for k in range(N):
-            pat = pattern(k)[idx]
+        for k in range(n_items):
+            pat = pattern(k, strong)[idx]
             for r in ROUNDS:
                 cid = f"{arm}-{k}-{r}"
                 calls.append({"call_id": cid, "item_id": f"q{k:02d}", "gen_round": r, "judge_round": 1,
@@ -75,7 +85,7 @@ def make_compare_world(data: Path, *, candidate_knobs: dict | None = None, holdo
         rm = S.RunManifest(run_id=f"r-{arm}", gen_id=f"g-{arm}", created_at=f"2026-01-0{hour}T01:00:00Z", rubric=rubric,
                            rubric_hash=rubric.hash(), mode="single", field_order=["ok", "tone"],
                            judge_model="judge-2026-01-01", temperature=0.0, prompt_hash="sha256:judgeprompt",
-                           source="imported", judge_rounds=1,
+                           source="imported", judge_rounds=1, status=status if idx == 1 else "complete",
                            totals=S.Totals(calls=N * 3, tokens_in=300 * N * 3, tokens_out=40 * N * 3,
                                            cost_usd=0.002 * N * 3))
         st.write_run(rm, verdicts, calls)

@@ -15,8 +15,9 @@ from compare_world import N, add_rejudge, make_compare_world
 from conftest import DEMO, EVALCORE, tree_hash
 
 from evalcore.analysis.comparison import compare as compare_runs
-from evalcore.analysis.comparison import gate, power, read_allowlist, trend, two_sided_bar
+from evalcore.analysis.comparison import power, two_sided_bar
 from evalcore.analysis.configs import diff_knobs, knob_values, meaning
+from evalcore.analysis.gating import gate, read_allowlist, trend
 from evalcore.analysis.selection import Selection
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
@@ -177,7 +178,9 @@ def test_stable_regression_and_no_stable_win_fail_the_two_sided_bar(store):
     f = c["figures"]["all_pass"]
     assert f["stable_wins"] == 0 and f["stable_win_items"] == []
     assert f["stable_regressions"] == 1 and f["stable_regression_items"] == ["q12"]
-    assert c["verdict"]["gain"] is True  # the interval lies above zero
+    # the interval lies above zero, but the gain (+26.7 pts) is inside the noise floor (40 pts)
+    assert c["verdict"]["clears_interval"] is True and c["verdict"]["clears_noise_floor"] is False
+    assert c["verdict"]["gain"] is False and "within the noise floor 0.400" in c["verdict"]["text"]
     assert c["verdict"]["holds"] is False
     assert c["verdict"]["regressions_own"] == ["q12"]
     assert c["new_misses"] == ["q12"]
@@ -196,19 +199,29 @@ def test_bootstrap_interval_is_seeded(store):
 
 def test_two_sided_bar_rules():
     ok = [("a", "complete"), ("b", "complete")]
-    assert two_sided_bar(0.1, 0.02, 0, [], 0, set(), 3, ok)["holds"] is True
-    assert two_sided_bar(0.1, -0.01, 1, [], 0, set(), 3, ok)["holds"] is True  # a stable win and a positive mean
-    assert two_sided_bar(0.1, -0.01, 0, [], 0, set(), 3, ok)["gain"] is False
-    assert two_sided_bar(-0.1, -0.2, 1, [], 0, set(), 3, ok)["gain"] is False
-    v = two_sided_bar(0.1, 0.02, 0, ["q2"], 1, set(), 3, ok)
+
+    def bar(mean, low, wins, regs, n_regs, allow, rounds, statuses, noise=0.05):
+        return two_sided_bar(mean, low, wins, regs, n_regs, allow, rounds, statuses, noise_floor=noise)
+
+    assert bar(0.1, 0.02, 0, [], 0, set(), 3, ok)["holds"] is True
+    # a stable win and a positive mean no longer make a gain: the interval must clear the bar
+    assert bar(0.1, -0.01, 1, [], 0, set(), 3, ok)["holds"] is False
+    assert bar(0.1, -0.01, 0, [], 0, set(), 3, ok)["gain"] is False
+    assert bar(-0.1, -0.2, 1, [], 0, set(), 3, ok)["gain"] is False
+    # and the noise floor: a gain inside it, or an unknown floor (one round), is no gain
+    v = bar(0.1, 0.02, 0, [], 0, set(), 3, ok, noise=0.1)
+    assert v["gain"] is False and v["clears_interval"] is True and "within the noise floor 0.100" in v["text"]
+    assert bar(0.1, 0.02, 0, [], 0, set(), 1, ok, noise=None)["gain"] is False
+    assert two_sided_bar(0.1, 0.02, 0, [], 0, set(), 3, ok, noise_floor=0.0, bar=0.03)["gain"] is False
+    v = bar(0.1, 0.02, 0, ["q2"], 1, set(), 3, ok)
     assert v["holds"] is False and v["regressions_own"] == ["q2"] and v["regressions_own_count"] == 1
-    v = two_sided_bar(0.1, 0.02, 0, ["q2"], 1, {"q2"}, 3, ok)
+    v = bar(0.1, 0.02, 0, ["q2"], 1, {"q2"}, 3, ok)
     assert v["holds"] is True and v["regressions_allowed"] == ["q2"] and v["regressions_own_count"] == 0
     # without an allowlist the list may be the first few: the count decides
-    v = two_sided_bar(0.1, 0.02, 0, ["q2", "q3"], 120, set(), 3, ok)
+    v = bar(0.1, 0.02, 0, ["q2", "q3"], 120, set(), 3, ok)
     assert v["regressions_own_count"] == 120 and "120 stable regressions of its own: q2, q3 ..." in v["text"]
-    assert two_sided_bar(0.1, 0.02, 0, [], 0, set(), 3, [("a", "complete"), ("b", "polluted")])["holds"] is False
-    assert "one generation round" in two_sided_bar(0.1, 0.02, 0, [], 0, set(), 1, ok)["notes"][0]
+    assert bar(0.1, 0.02, 0, [], 0, set(), 3, [("a", "complete"), ("b", "polluted")])["holds"] is False
+    assert "one generation round" in bar(0.1, 0.02, 0, [], 0, set(), 1, ok)["notes"][0]
 
 
 def test_lists_are_cut_to_the_limit_but_counts_are_not(store):
@@ -255,28 +268,67 @@ def _cli(data, state, *args, check=None):
     return p
 
 
-def test_gate_fails_on_the_regression_and_passes_with_it_allowlisted(world, tmp_path):
+@pytest.fixture(scope="module")
+def strong(tmp_path_factory) -> Path:
+    data = tmp_path_factory.mktemp("strong") / "data"
+    make_compare_world(data, strong=True)
+    return data
+
+
+def test_gate_fails_inside_the_noise_floor(world, tmp_path):
+    p = _cli(world, tmp_path / "state", "gate", "r-base", "r-cand", "--json", check=1)
+    g = json.loads(p.stdout)
+    assert g["verdict"]["clears_interval"] is True and g["verdict"]["clears_noise_floor"] is False
+    assert any("within the noise floor" in r for r in g["gate"]["reasons"])
+
+
+def test_gate_fails_on_the_regression_and_passes_with_it_allowlisted(strong, tmp_path):
     state = tmp_path / "state"
-    p = _cli(world, state, "gate", "r-base", "r-cand", "--json", check=1)
+    p = _cli(strong, state, "gate", "r-base", "r-cand", "--json", check=1)
     g = json.loads(p.stdout)["gate"]
     assert g["passed"] is False and g["new_misses_own"] == ["q12"]
+    today = datetime.now(timezone.utc).date()
+    later = date(today.year + 1, 1, 1).isoformat()
     allow = tmp_path / "allow.txt"
-    allow.write_text("# known misses\nq12  2026-10-01  parser bug, fix pending\nq05 2026-11-01 flaky\n")
+    allow.write_text(f"# known misses\nq12  alice  {later}  parser bug, fix pending\n")
     md = tmp_path / "summary.md"
-    p = _cli(world, state, "gate", "r-base", "r-cand", "--allowlist", str(allow), "--markdown", str(md), "--json",
+    p = _cli(strong, state, "gate", "r-base", "r-cand", "--allowlist", str(allow), "--markdown", str(md), "--json",
              check=0)
     g = json.loads(p.stdout)["gate"]
-    assert g["passed"] is True and g["new_misses_own"] == []
-    entries = {e["item_id"]: e for e in g["allowlist_entries"]}
-    today = datetime.now(timezone.utc).date()
-    assert entries["q12"]["state"] == "still missed"
-    assert entries["q12"]["age_days"] == (today - date(2026, 10, 1)).days
-    assert entries["q05"]["state"].startswith("now passing")  # q05 passes rounds 1-2 of the candidate
-    assert g["allowlist_now_passing"] == ["q05"]
+    assert g["passed"] is True and g["new_misses_own"] == [] and g["reasons"] == []
+    (e,) = g["allowlist_entries"]
+    assert e["state"] == "still missed" and e["owner"] == "alice"
+    assert e["expires_in_days"] == (date.fromisoformat(later) - today).days
     text = md.read_text()
     assert text.startswith("## evalcore gate: PASS")
-    assert "| q12 | 2026-10-01 |" in text and "now passing" in text
-    assert "+26.7 pts" in text  # 8/30
+    assert f"| q12 | alice | {later} |" in text
+    assert "+40.0 pts" in text  # 12/30
+
+
+def test_an_allowlisted_item_now_passing_fails_the_gate_until_removed_or_accepted(strong, tmp_path):
+    later = date(datetime.now(timezone.utc).year + 1, 1, 1).isoformat()
+    allow = tmp_path / "allow.txt"
+    allow.write_text(f"q12 alice {later} parser bug\nq05 bob {later} flaky\n")  # q05 passes every candidate round
+    state = tmp_path / "state"
+    p = _cli(strong, state, "gate", "r-base", "r-cand", "--allowlist", str(allow), "--json", check=1)
+    g = json.loads(p.stdout)["gate"]
+    assert g["allowlist_now_passing"] == ["q05"]
+    assert any("now pass: remove q05" in r for r in g["reasons"])
+    p = _cli(strong, state, "gate", "r-base", "r-cand", "--allowlist", str(allow), "--accept-now-passing", check=0)
+    assert "accepted with --accept-now-passing" in p.stdout and "q05" in p.stdout
+
+
+def test_an_expired_allowlist_entry_fails_the_gate(strong, store, tmp_path):
+    allow = tmp_path / "a.txt"
+    allow.write_text("q12 alice 2026-11-01 parser bug\n")
+    st = Store(strong, tmp_path / "state")
+    g = gate(st, "r-base", "r-cand", allowlist=allow, today=date(2026, 10, 29))["gate"]
+    assert g["allowlist_entries"][0]["expires_in_days"] == 3 and g["passed"] is True
+    g = gate(st, "r-base", "r-cand", allowlist=allow, today=date(2026, 11, 2))["gate"]
+    assert g["passed"] is False and g["allowlist_expired"] == ["q12"]
+    assert g["allowlist_entries"][0]["state"].startswith("expired")
+    # an expired entry no longer excuses its item either
+    assert g["new_misses_own"] == ["q12"]
 
 
 def test_gate_text_output_is_the_markdown(world, tmp_path):
@@ -285,9 +337,11 @@ def test_gate_text_output_is_the_markdown(world, tmp_path):
 
 
 @pytest.mark.parametrize("text, field", [
-    ("q12 2026-13-01 bad month\n", "line 1"),
-    ("q1\nq12 01/10/2026 us date\n", "line 2"),
-    ("q12\nq12\n", "line 2"),
+    ("q12 alice 2026-13-01 bad month\n", "line 1"),
+    ("q1 alice 2027-01-01\nq12 alice 01/10/2026 us date\n", "line 2"),
+    ("q12 alice 2027-01-01\nq12 bob 2027-01-01\n", "line 2"),
+    ("q12 2026-10-01 no owner\n", "line 1"),  # the old format: no owner, and the date was when it was added
+    ("q12\n", "line 1"),
 ])
 def test_bad_allowlist_is_one_line_and_nothing_written(world, tmp_path, text, field):
     allow = tmp_path / "allow.txt"
@@ -304,13 +358,6 @@ def test_bad_allowlist_is_one_line_and_nothing_written(world, tmp_path, text, fi
 def test_allowlist_reader():
     with pytest.raises(InputError, match="no such file"):
         read_allowlist("/nonexistent/allow.txt")
-
-
-def test_gate_function_reports_age_against_a_given_day(store, tmp_path):
-    allow = tmp_path / "a.txt"
-    allow.write_text("q12 2026-11-01\n")
-    g = gate(store, "r-base", "r-cand", allowlist=allow, today=date(2026, 11, 29))["gate"]
-    assert g["allowlist_entries"][0]["age_days"] == 28 and g["passed"] is True
 
 
 # --------------------------------------------------------------------------- diff through the CLI

@@ -133,3 +133,34 @@ def test_showing_holdout_items_on_the_compare_page_is_logged(tmp_path, monkeypat
     at.toggle(key="holdout|compare").set_value(True).run()
     got = looks(Store(data, state), "s")
     assert len(got) == 1 and got[0]["page"] == "compare"
+
+
+def test_compare_page_shows_coverage_pollution_and_latency(tmp_path, monkeypatch):
+    data = tmp_path / "data"
+    make_compare_world(data, candidate_items=20, status="polluted", latency_ms=(7700.0, 34800.0))
+    monkeypatch.setenv("EVALCORE_DATA", str(data))
+    monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "state"))
+    at = _open(AppTest.from_file(APP, default_timeout=60), COMPARE, a="r-base", b="r-cand")
+    warnings = [html.unescape(w.value) for w in at.warning]
+    assert any("item coverage differs: r-base answered 30 items, r-cand 20" in w and "first rival" in w
+               for w in warnings)
+    assert any(w.startswith("r-cand is POLLUTED") for w in warnings)
+    assert any("POLLUTED points (not a measurement): r-cand" in w for w in warnings)
+    cost = next(d.value for d in at.dataframe if "system latency mean (ms)" in d.value.columns)
+    c = _cli(data, "compare", "r-base", "r-cand")
+    assert list(cost["system latency mean (ms)"]) == pytest.approx(
+        [c["latency"][k]["system"]["mean_ms"] for k in ("baseline", "candidate")])
+
+
+def test_ledger_page_shows_latency_and_polluted_marks(tmp_path, monkeypatch):
+    from evalcore.review.ledger import Ledger
+    from evalcore.storage.store import Store
+    data, state = tmp_path / "data", tmp_path / "state"
+    make_compare_world(data, status="polluted", latency_ms=(7700.0, 34800.0))
+    Ledger(Store(data, state)).add(title="reranker", by="t", type_="rejected", baseline="r-base", candidate="r-cand")
+    monkeypatch.setenv("EVALCORE_DATA", str(data))
+    monkeypatch.setenv("EVALCORE_STATE", str(state))
+    at = _open(AppTest.from_file(APP, default_timeout=60), LEDGER)
+    table = at.dataframe[0].value
+    assert table["polluted"][0] == "r-cand"
+    assert table["system latency mean / p95"][0] == "15,400 / 23,100 ms -> 69,600 / 104,400 ms"

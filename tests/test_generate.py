@@ -108,7 +108,8 @@ def test_price_gives_a_cost_and_faults_are_retried(capsys, world, fake):
 def test_a_reply_that_never_parses_pollutes_the_generation(capsys, world, fake):
     fake.configure(always="missing")
     code, out, err = gen(capsys, world, fake, "--limit", 2, "--max-retries", 1)
-    assert code == 0, err
+    assert code == 1, err  # a polluted aggregate is not a success (issue 15)
+    assert "polluted" in err.lower()
     assert fake.requests == 4 and "POLLUTED" in out
     rows = outputs(world, "gen1")
     assert all(r["error"].startswith("parse error after 2 attempts: answer is missing") for r in rows)

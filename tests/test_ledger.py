@@ -161,3 +161,19 @@ def test_concurrent_writers_get_distinct_ids_and_lose_nothing(world, tmp_path):
     assert sorted(ids, key=lambda s: int(s[1:])) == [f"L{k}" for k in range(1, 13)]
     titles = {e["title"] for e in Ledger(Store(world, state)).entries(live=False)}
     assert titles == {f"entry {k}" for k in range(12)}
+
+
+def test_latency_and_polluted_marks_are_kept_and_recomputed(tmp_path, backend):
+    data = tmp_path / "data"
+    make_compare_world(data, status="polluted", latency_ms=(7700.0, 34800.0))
+    state = tmp_path / "state"
+    led = Ledger(Store(data, state))
+    e = led.add(title="reranker", by="ana", type_="rejected", baseline="r-base", candidate="r-cand")
+    assert "r-cand is POLLUTED" in e["flags"] and e["figures"]["polluted"] == ["r-cand"]
+    assert e["figures"]["latency"]["candidate"]["system"]["mean_ms"] == pytest.approx(69600.0)
+    (now,) = led.entries()
+    assert now["figures_now"]["latency_text"] == "15,400 / 23,100 ms -> 69,600 / 104,400 ms"
+    p = _cli(data, state, "ledger", "list", check=0)
+    assert "69,600 / 104,400 ms" in p.stdout and "r-cand is POLLUTED" in p.stdout
+    p = _cli(data, state, "ledger", "export", check=0)
+    assert "— POLLUTED: r-cand" in p.stdout and "candidate system 69,600 ms mean, 104,400 ms p95" in p.stdout

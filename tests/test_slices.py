@@ -95,3 +95,24 @@ def test_people_crosstab_takes_the_slice_too(tmp_path):
     parts = [json.loads(_cli(tmp_path, *base, "--class", c).stdout)["table"]["total"]["total"]
              for c in ("account", "billing", "returns", "shipping", "subscriptions")]
     assert all(p < whole for p in parts) and sum(parts) == whole  # the classes partition the items
+
+
+def test_a_list_of_items_the_user_names_is_a_slice(tmp_path):
+    ids = [r[0] for r in duckdb.sql(
+        f"SELECT DISTINCT item_id FROM '{DEMO}/runs/{RUN}/verdicts.parquet' v JOIN '{DEMO}/suites/support/items.parquet' i "
+        "USING (item_id) WHERE NOT i.holdout ORDER BY 1 LIMIT 40").fetchall()]
+    f = tmp_path / "items.txt"
+    f.write_text("# the first forty\n" + "\n".join(ids) + "\n", encoding="utf-8")
+    r = _cli(tmp_path, "attribution", RUN, "--items", str(f), "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["selection"]["items"] == 40
+    direct = dict(duckdb.execute(
+        f"SELECT criterion, count(passed) FROM '{DEMO}/runs/{RUN}/verdicts.parquet' WHERE judge_round = 1 "
+        "AND list_contains(?, item_id) GROUP BY 1", [ids]).fetchall())
+    assert {c["criterion"]: c["judged"] for c in out["criteria"]} == direct
+    f.write_text("\n".join([*ids[:3], "no-such-item"]), encoding="utf-8")
+    r = _cli(tmp_path, "attribution", RUN, "--items", str(f))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "'no-such-item'" in r.stderr and "--items" in r.stderr
+    r = _cli(tmp_path, "attribution", RUN, "--items", str(tmp_path / "absent.txt"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--items" in r.stderr

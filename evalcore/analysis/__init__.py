@@ -30,16 +30,12 @@ from .charts import (
 )
 from .comparison import (
     BOOTSTRAP_MAX_ITEMS,
-    BREAK_KNOBS,
+    TERNARY,
     compare,
-    gate,
-    markdown,
     metrics_of,
     per_round,
     power,
-    read_allowlist,
     rounds_text,
-    trend,
     two_sided_bar,
 )
 from .configs import (
@@ -59,6 +55,7 @@ from .configs import (
 from .cost import (
     NO_CRITERION,
     SHARING_RULE,
+    answer_latency,
     call_moments,
     call_totals,
     cost_table,
@@ -72,6 +69,16 @@ from .cost import (
     run_cost,
 )
 from .failures import attribution, crosstab, two_by_two_report
+from .gating import (
+    ALLOWLIST_FORMAT,
+    BREAK_KNOBS,
+    gate,
+    latency_bar,
+    markdown,
+    parse_latency_bar,
+    read_allowlist,
+    trend,
+)
 from .harness import composition_shift, flip_answers, flips
 from .instruments import association, position_effect
 from .scores import correlate, criterion_matrix, reliability
@@ -106,6 +113,7 @@ from .summary import (
 )
 
 __all__ = [
+    "ALLOWLIST_FORMAT",
     "BOOTSTRAP_MAX_ITEMS",
     "BREAK_KNOBS",
     "COST_MEASURES",
@@ -124,11 +132,13 @@ __all__ = [
     "RUN_IGNORED",
     "SHARING_RULE",
     "SIDES",
+    "TERNARY",
     "UNDEFINED",
     "VERSIONS_DIR",
     "Config",
     "Selection",
     "all_versions",
+    "answer_latency",
     "answer_row",
     "answers_failing",
     "association",
@@ -166,6 +176,7 @@ __all__ = [
     "item_view",
     "items_path",
     "knob_values",
+    "latency_bar",
     "log_look",
     "looks",
     "markdown",
@@ -173,6 +184,7 @@ __all__ = [
     "metrics_of",
     "nnls_from_moments",
     "output_totals",
+    "parse_latency_bar",
     "parse_selection",
     "people_crosstab",
     "per_criterion",

@@ -49,10 +49,11 @@ from typing import Any
 import numpy as np
 
 from evalcore.contract import schema as S
-from evalcore.errors import InputError
+from evalcore.errors import InputError, NotFoundError
 from evalcore.llm.client import count_text_tokens, tokenizer_name
 from evalcore.llm.prompts import criteria_block
 from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
+from evalcore.stats.descriptive import percentile
 from evalcore.storage.store import Store
 
 NO_CRITERION = "(none)"
@@ -629,5 +630,45 @@ def cost_table(store: Store) -> list[dict[str, Any]]:
                 "system_generator_model": g["generator_model"],
                 **{f"system_{k}": v for k, v in g.items() if k not in ("simulated", "generator_model")},
             }
+        )
+    return out
+
+
+def answer_latency(store: Store, run_id: str, items: Sequence[str] | None = None) -> dict[str, Any]:
+    """Latency per answer (one item in one generation round) of a judged run, for the system under
+    test (``latency_ms`` of the generation's outputs.parquet) and for the judge (the ``latency_ms``
+    of the run's calls.parquet summed over the calls of one answer and judge round: in split and
+    grouped mode an answer's calls are its latency together). Mean and p95
+    (:func:`evalcore.stats.descriptive.percentile`) over the answers that report it, restricted to
+    ``items`` when given; a side without a table or without a measured answer is None."""
+    m = store.run(run_id).manifest
+    ids = None if items is None else list(items)
+    keep = "" if ids is None else " AND list_contains(?::VARCHAR[], item_id)"
+    extra = [] if ids is None else [ids]
+
+    def summary(sql: str, params: list[Any]) -> dict[str, Any] | None:
+        vals = [float(r[0]) for r in store.sql(sql, params) if r[0] is not None]
+        if not vals:
+            return None
+        return {"answers": len(vals), "mean_ms": float(np.mean(vals)), "p95_ms": percentile(vals, 95)}
+
+    out: dict[str, Any] = {}
+    try:
+        out_path = store.path_of("generation", m.gen_id, "outputs")
+    except NotFoundError:
+        out["system"] = None
+    else:
+        out["system"] = summary(
+            f"SELECT latency_ms FROM read_parquet(?) WHERE latency_ms IS NOT NULL{keep}", [out_path, *extra]
+        )
+    try:
+        calls_path = store.path_of("run", run_id, "calls")
+    except NotFoundError:
+        out["judge"] = None
+    else:
+        out["judge"] = summary(
+            "SELECT sum(latency_ms) FROM read_parquet(?) WHERE latency_ms IS NOT NULL"
+            f"{keep} GROUP BY item_id, gen_round, judge_round",
+            [calls_path, *extra],
         )
     return out

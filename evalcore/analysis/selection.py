@@ -51,6 +51,8 @@ class Selection:
     include_holdout: bool = False
     #: only items of these classes (the suite's ``class`` column); empty: every item. A slice.
     classes: tuple[str, ...] = ()
+    #: only these items (ids the user names, e.g. from a file); empty: every item. A slice.
+    items: tuple[str, ...] = ()
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -61,6 +63,8 @@ class Selection:
         }
         if self.classes:
             out["classes"] = list(self.classes)
+        if self.items:
+            out["items"] = len(self.items)
         return out
 
 
@@ -91,10 +95,37 @@ def class_filter(store: Store, suite_id: str, classes: tuple[str, ...]) -> tuple
     )
 
 
+def item_filter(store: Store, suite_id: str, items: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """A SQL condition on ``item_id`` keeping only these items of the suite; ``("", [])`` for every
+    item. Ids the suite does not have are refused, naming the first few."""
+    if not items:
+        return "", []
+    path = store.path_of("suite", suite_id, "items")
+    missing = [
+        r[0]
+        for r in store.sql(
+            "SELECT i FROM unnest(?::VARCHAR[]) t(i) WHERE i NOT IN (SELECT item_id FROM read_parquet(?)) ORDER BY i",
+            [list(items), path],
+        )
+    ]
+    if missing:
+        raise InputError(
+            f"{len(missing)} of the {len(items)} items named are not in suite {suite_id!r}: "
+            + ", ".join(repr(m) for m in missing[:5])
+            + (" ..." if len(missing) > 5 else ""),
+            field="--items",
+        )
+    return "list_contains(?::VARCHAR[], item_id)", [list(items)]
+
+
 def _items(store: Store, suite_id: str, sel: Selection) -> tuple[str, list[Any]]:
     """The condition on ``item_id`` of a selection: holdout items out (unless included), and only
-    the selection's item classes."""
-    parts = [holdout_filter(store, suite_id, sel.include_holdout), class_filter(store, suite_id, sel.classes)]
+    the selection's item classes and named items."""
+    parts = [
+        holdout_filter(store, suite_id, sel.include_holdout),
+        class_filter(store, suite_id, sel.classes),
+        item_filter(store, suite_id, sel.items),
+    ]
     parts = [p for p in parts if p[0]]
     return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
 

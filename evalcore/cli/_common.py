@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -30,6 +31,8 @@ class Ctx:
         self.include_holdout = False
         # set by --class on the analysis commands (selection_options): a slice of the items
         self.classes: tuple[str, ...] = ()
+        # set by --items FILE (selection_options): the item ids a user names, one per line
+        self.items: tuple[str, ...] = ()
         self._store: Store | None = None
 
     @property
@@ -113,6 +116,7 @@ def _selection(obj: Ctx, judge_round: int | None, majority: bool, gen_round: int
         gen_round=gen_round,
         include_holdout=obj.include_holdout,
         classes=tuple(obj.classes),
+        items=tuple(obj.items),
     )
 
 
@@ -144,7 +148,33 @@ def class_option(f):
     )(f)
 
 
+def _take_items(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+    if value is None or not isinstance(ctx.obj, Ctx):
+        return
+    from evalcore.errors import InputError
+
+    try:
+        text = Path(value).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(f"cannot read the item list: {e}", file=value, field="--items") from None
+    ids = tuple(dict.fromkeys(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")))
+    if not ids:
+        raise InputError(
+            "the item list names no item (one id per line; # starts a comment)", file=value, field="--items"
+        )
+    ctx.obj.items = ids
+
+
 def selection_options(f):
+    f = click.option(
+        "--items",
+        "item_list",
+        type=click.Path(dir_okay=False),
+        default=None,
+        expose_value=False,
+        callback=_take_items,
+        help="Only the items listed in this file (one id per line): a slice.",
+    )(f)
     f = class_option(f)
     f = click.option("--gen-round", type=int, default=None, help="Only this generation round (default: all).")(f)
     f = click.option("--majority", is_flag=True, help="Majority over judge rounds (a tie fails).")(f)

@@ -1,5 +1,6 @@
 """Command-line commands of issue 7: ``diff``, ``compare``, ``gate``, ``trend`` and ``ledger``
-(registered on the CLI group by evalcore.cli; the work is in evalcore.analysis.comparison and evalcore.review.ledger)."""
+(registered on the CLI group by evalcore.cli; the work is in evalcore.analysis.comparison,
+evalcore.analysis.gating and evalcore.review.ledger)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def _compare_options(f):
         "--metric",
         default="all_pass",
         show_default=True,
-        help="Headline figure of the verdict: all_pass or a criterion both runs judged.",
+        help="Headline figure of the verdict: all_pass, ternary ((correct + 0.5 partial) / N) or a criterion "
+        "both runs judged.",
     )(f)
     f = click.option("--include-holdout", is_flag=True, help="Count holdout items too (hidden by default).")(f)
     return f
@@ -67,6 +69,10 @@ def _looks(obj: Ctx, command: str, run_ids: list[str], include_holdout: bool) ->
         from evalcore.cli.suite import log_cli_looks
 
         log_cli_looks(obj.store, command, list(dict.fromkeys(suite_of_run(obj.store, r) for r in run_ids)))
+
+
+def _lat(v: dict | None) -> str:
+    return "—" if not v else f"{v['mean_ms']:,.0f} / {v['p95_ms']:,.0f} ms"
 
 
 def _strip(c: dict) -> dict:
@@ -118,7 +124,8 @@ def register(cli: click.Group) -> None:
     ) -> None:
         """Per-round figures, paired deltas, stable wins and regressions, noise floor, power, the
         two-sided bar, cost beside score."""
-        from evalcore.analysis.comparison import compare, markdown
+        from evalcore.analysis.comparison import compare
+        from evalcore.analysis.gating import markdown
 
         c = _strip(
             compare(
@@ -143,7 +150,19 @@ def register(cli: click.Group) -> None:
         "--allowlist",
         type=click.Path(dir_okay=False),
         default=None,
-        help="Known misses, one per line: ITEM_ID [YYYY-MM-DD] [reason].",
+        help="Known misses, one per line: ITEM_ID OWNER EXPIRES(YYYY-MM-DD) [reason].",
+    )
+    @click.option(
+        "--accept-now-passing",
+        is_flag=True,
+        help="Pass even though allowlisted items now pass (the output says so); by default they fail the gate "
+        "until removed.",
+    )
+    @click.option(
+        "--max-latency-increase",
+        default=None,
+        metavar="25%|500ms|2s",
+        help="Also fail when the system's latency per answer (mean or p95) rose by more than this.",
     )
     @click.option(
         "--markdown",
@@ -161,6 +180,8 @@ def register(cli: click.Group) -> None:
         baseline,
         candidate,
         allowlist,
+        accept_now_passing,
+        max_latency_increase,
         md_file,
         include_holdout,
         metric,
@@ -172,9 +193,10 @@ def register(cli: click.Group) -> None:
         gen_round,
         as_json,
     ) -> None:
-        """Exit 0 only when the two-sided bar holds and no new miss appears outside the allowlist
-        (exit 1 otherwise; 2 for bad input)."""
-        from evalcore.analysis.comparison import gate, markdown
+        """Exit 0 only when the two-sided bar holds (a gain clearing its interval and the noise floor),
+        no new miss appears outside the allowlist, no entry expired or now passes, and the latency bar
+        holds (exit 1 otherwise; 2 for bad input)."""
+        from evalcore.analysis.gating import gate, markdown
 
         g = _strip(
             gate(
@@ -187,6 +209,8 @@ def register(cli: click.Group) -> None:
                 seed=seed,
                 n_boot=n_boot,
                 headline=metric,
+                accept_now_passing=accept_now_passing,
+                max_latency_increase=max_latency_increase,
             )
         )
         _looks(obj, "gate", [baseline, candidate], include_holdout)
@@ -198,14 +222,15 @@ def register(cli: click.Group) -> None:
 
     @cli.command("trend")
     @click.option("--suite", "suite_id", default=None, help="Only runs over this suite.")
-    @click.option("--metric", default="all_pass", show_default=True, help="all_pass or a criterion name.")
+    @click.option("--metric", default="all_pass", show_default=True, help="all_pass, ternary or a criterion name.")
     @click.option("--include-holdout", is_flag=True, help="Count holdout items too (hidden by default).")
     @selection_options
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.pass_obj
     def trend_cmd(obj: Ctx, suite_id, metric, include_holdout, judge_round, majority, gen_round, as_json) -> None:
-        """A headline over time across runs, broken where the judge model, judge prompt, rubric or suite changed."""
-        from evalcore.analysis.comparison import trend
+        """A headline over time across runs, broken where the judge model, judge prompt, rubric or suite
+        changed; polluted runs are marked."""
+        from evalcore.analysis.gating import trend
 
         t = trend(
             obj.store,
@@ -222,6 +247,8 @@ def register(cli: click.Group) -> None:
                 "created": p["created_at"][:16],
                 "value": p["value"],
                 "spread": p["spread"],
+                "status": "POLLUTED" if p["polluted"] else p["status"],
+                "latency": _lat(p["latency"].get("system")),
                 "breaks": "; ".join(p["breaks"]),
             }
             for p in t["points"]
@@ -237,6 +264,8 @@ def register(cli: click.Group) -> None:
                     ("created", "created", False),
                     ("value", metric, True),
                     ("spread", "spread", True),
+                    ("status", "status", False),
+                    ("latency", "system latency mean / p95", False),
                     ("breaks", "break", False),
                 ],
             ),
@@ -332,6 +361,7 @@ def register(cli: click.Group) -> None:
                 "title": e["title"],
                 "runs": " -> ".join(x for x in (e["baseline"], e["candidate"]) if x) or ", ".join(e["runs"]),
                 "flags": "; ".join(e["figures_now"]["flags"]),
+                "latency": e["figures_now"].get("latency_text") or "—",
             }
             for e in es
         ]
@@ -346,6 +376,7 @@ def register(cli: click.Group) -> None:
                     ("status", "status", False),
                     ("title", "title", False),
                     ("runs", "runs", False),
+                    ("latency", "system latency", False),
                     ("flags", "flags", False),
                 ],
             )

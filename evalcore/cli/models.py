@@ -7,7 +7,8 @@ inside each command so that litellm is loaded only when a call is about to be ma
 ``_run_options`` adds the options that may change between a start and ``--resume``
 (concurrency, retries, timeout, backoff, price, quiet); ``_run`` makes the calls and prints the
 result, and ``_done_text`` is the text summary of a finished run or generation (a polluted one says
-so first).
+so first). ``generate`` and ``judge`` exit 1 on a polluted result (one stderr line: the aggregate is
+polluted and how many calls failed) unless ``--allow-polluted``.
 """
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ def _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet):
 _dry_run_option = click.option(
     "--dry-run", is_flag=True, help="Print the calls and an offline token and cost estimate; send nothing."
 )
+_allow_polluted_option = click.option(
+    "--allow-polluted",
+    is_flag=True,
+    help="Exit 0 even when calls still failed after every retry (the result is written and marked polluted "
+    "either way; without this the command exits 1).",
+)
 
 
 def _interrupted(e: Exception) -> NoReturn:
@@ -103,6 +110,7 @@ def _run(
     from evalcore.llm.plan import format_dry_run, require_writable_data
 
     dry_run = kw["dry_run"]
+    allow_polluted = kw.pop("allow_polluted", None)  # None: the command has no such option (judge-pairs)
     if not dry_run:
         require_writable_data(obj.data_opt, command)
     run = {k: kw.pop(k) for k in _RUN_OPTION_NAMES}
@@ -113,6 +121,14 @@ def _run(
     except Interrupted as e:
         _interrupted(e)
     emit(r, as_json, format_dry_run(r) if dry_run else done(r))
+    if not dry_run and r.get("status") == "polluted" and allow_polluted is False:
+        n = len(r.get("failed_call_ids") or []) or r.get("failed_calls", r.get("failed", 0))
+        click.echo(
+            f"error: the aggregate of {r.get('run_id') or r.get('gen_id')} is POLLUTED: {n} call(s) failed after "
+            "every retry (exit 1; pass --allow-polluted to accept it, or --resume after fixing the cause)",
+            err=True,
+        )
+        sys.exit(1)
 
 
 def _cost(v) -> str:
@@ -157,6 +173,7 @@ def _done_text(r: dict, what: str, n_label: str, n_key: str) -> str:
 )
 @click.option("--reuse", is_flag=True, help="Serve identical calls (same request, same round) from earlier journals.")
 @_dry_run_option
+@_allow_polluted_option
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
@@ -226,6 +243,7 @@ def generate(obj: Ctx, as_json: bool, **kw) -> None:
 @click.option("--postprocess", default=None, help="Post-processing version (default: the current one).")
 @click.option("--description", default="", help="Free text shown beside the run.")
 @click.option("--knob", "knob", multiple=True, metavar="KEY=VALUE", help="Record a setting of the judge (repeatable).")
+@_allow_polluted_option
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj

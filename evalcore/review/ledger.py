@@ -13,7 +13,12 @@ Automatic typing and flags:
   **measurement correction**, whatever else it is called (a different ``--type`` is refused);
 * an entry resting on one generation round is flagged ``one round``;
 * a paired delta inside the noise floor is flagged ``within the noise floor``;
-* a polluted or partial run is flagged, and simulated data is flagged as simulated.
+* a polluted or partial run is flagged (a polluted one as ``POLLUTED``), and simulated data is
+  flagged as simulated;
+* differing item coverage between baseline and candidate is flagged (the first rival explanation).
+
+Latency per answer (mean and p95, of the system under test and of the judge) stands beside the
+score in the figures, the list and the export.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import json
 from typing import Any
 
 from evalcore.analysis import comparison as C
+from evalcore.analysis.cost import answer_latency
 from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.storage.db import Database, connect, database_url, mask, postgres_ddl
 from evalcore.storage.paths import utcnow
@@ -296,7 +302,12 @@ def figures(
         rounds.append(g.rounds)
         simulated = simulated or m.simulated or g.simulated
         if m.status != "complete":
-            flags.append(f"{rid} is {m.status}")
+            flags.append(f"{rid} is {'POLLUTED' if m.status == 'polluted' else m.status}")
+        if g.status == "polluted":
+            flags.append(f"generation {m.gen_id} of {rid} is POLLUTED")
+    out["polluted"] = [
+        rid for rid in all_runs if "polluted" in (store.run(rid).manifest.status, _gen_status(store, rid))
+    ]
     if baseline and candidate:
         c = C.compare(store, baseline, candidate, seed=seed, headline=metric)
         f = c["figures"][metric]
@@ -315,14 +326,19 @@ def figures(
                 "changed": c["diff"]["changed"],
                 "measurement_change": c["diff"]["measurement_change"],
                 "rounds_paired": c["rounds_paired"],
+                "coverage": c["coverage"],
+                "latency": c["latency"],
             }
+        )
+        out["latency_text"] = (
+            _latency_text(c["latency"]["baseline"]) + " -> " + _latency_text(c["latency"]["candidate"])
         )
         if c["rounds_paired"] < 2:
             flags.append("one round")
         if f["within_noise"]:
             flags.append("within the noise floor")
-        if c["diff"]["rivals"]:
-            flags.append("rival explanations: " + ", ".join(c["diff"]["rivals"]))
+        if c["rivals"]:
+            flags.append("rival explanations: " + ", ".join(c["rivals"]))
     else:
         out["runs"] = {}
         for rid in runs:
@@ -330,13 +346,35 @@ def figures(
             if metric not in pr["figures"]:
                 raise InputError(f"{metric!r} is not a figure of run {rid!r}", field="--metric")
             f = pr["figures"][metric]
-            out["runs"][rid] = {"by_round": f["by_round"], "mean": f["mean"], "spread": f["spread"]}
+            lat = answer_latency(store, rid)
+            out["runs"][rid] = {"by_round": f["by_round"], "mean": f["mean"], "spread": f["spread"], "latency": lat}
+        out["latency_text"] = "; ".join(_latency_text(r["latency"]) for r in out["runs"].values())
         if any(r < 2 for r in rounds):
             flags.append("one round")
     if simulated:
         flags.append("SIMULATED data")
     out["flags"] = flags
     return out
+
+
+def _gen_status(store: Store, run_id: str) -> str:
+    return store.generation(store.run(run_id).manifest.gen_id).manifest.status
+
+
+def _latency_text(lat: dict[str, Any] | None) -> str:
+    """``system mean / p95`` per answer in ms, or ``—`` when the runs do not record it."""
+    sysl = (lat or {}).get("system")
+    return "—" if not sysl else f"{sysl['mean_ms']:,.0f} / {sysl['p95_ms']:,.0f} ms"
+
+
+def _latency_line(lat: dict[str, Any] | None) -> str:
+    parts = []
+    for who in ("system", "judge"):
+        v = (lat or {}).get(who)
+        parts.append(
+            f"{who} " + ("not recorded" if not v else f"{v['mean_ms']:,.0f} ms mean, {v['p95_ms']:,.0f} ms p95")
+        )
+    return ", ".join(parts)
 
 
 def _p(v: float | None, signed: bool = False) -> str:
@@ -355,6 +393,8 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
     for e in entries:
         f = e.get("figures_now") or e["figures"]
         head = f"## {e['entry_id']}: {e['title']} — {TYPE_WORDS[e['type']]}"
+        if f.get("polluted"):
+            head += " — POLLUTED: " + ", ".join(f["polluted"])
         if e["status"] == "retired":
             head += " (retired)"
         lines += [head, ""]
@@ -374,9 +414,19 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
                 f"noise floor {_p(f['noise_floor'])}, stable wins {f['stable_wins']}, stable regressions "
                 f"{f['stable_regressions']}"
             )
+            cov = f.get("coverage")
+            if cov and cov.get("differs"):
+                lines.append(f"- {cov['note']}")
+            if f.get("latency"):
+                lines.append(
+                    f"- latency per answer: baseline {_latency_line(f['latency']['baseline'])}; candidate "
+                    f"{_latency_line(f['latency']['candidate'])}"
+                )
             lines.append(f"- {f['verdict']}")
         for rid, rf in (f.get("runs") or {}).items():
             lines.append(f"- `{rid}` {f['metric']}: {_rounds(rf)}")
+            if rf.get("latency"):
+                lines.append(f"  - latency per answer: {_latency_line(rf['latency'])}")
         if e.get("runs") and e["baseline"]:
             lines.append("- also rests on: " + ", ".join(f"`{r}`" for r in e["runs"]))
         flags = f.get("flags") or []

@@ -1,0 +1,440 @@
+"""The CI gate over :func:`evalcore.analysis.comparison.compare`, its allowlist of known misses,
+the Markdown summary for a pull request and the trend across runs. See docs/COMPARE.md.
+
+* :func:`gate` passes only when the two-sided bar holds (a gain that clears both its interval and
+  the noise floor, no stable regression of its own, no polluted or partial run), no new miss
+  appears outside the allowlist, every allowlist entry is live and still missed (an entry that now
+  passes fails the gate until it is removed, unless ``accept_now_passing`` says so in the output;
+  an expired entry fails it), and, with ``max_latency_increase``, the system under test's latency
+  per answer (mean and p95) rose by no more than that.
+* :func:`read_allowlist`: ``ITEM_ID OWNER EXPIRES [reason]``, one entry a line.
+* :func:`markdown` writes a comparison or a gate for a pull request.
+* :func:`trend`: a headline (``all_pass``, ``ternary`` or a criterion) over time across runs,
+  broken where the judge model, the judge prompt or the rubric changed (:data:`BREAK_KNOBS`) or
+  the suite did; polluted runs are marked, latency per answer stands beside each point.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from evalcore.analysis.comparison import TERNARY, _pct, _pivot_sql, _selection, compare, per_round, rounds_text
+from evalcore.analysis.cost import answer_latency
+from evalcore.analysis.selection import Selection
+from evalcore.errors import InputError, NotFoundError
+from evalcore.storage.store import Store
+
+# --------------------------------------------------------------------------- the allowlist
+
+_ALLOW_LINE = re.compile(r"^(\S+)\s+(\S+)\s+(\S+)(?:\s+(.*))?$")
+ALLOWLIST_FORMAT = "ITEM_ID OWNER EXPIRES(YYYY-MM-DD) [reason]"
+
+
+def read_allowlist(path: str | Path) -> list[dict[str, Any]]:
+    """Allowlist: one known miss per line, ``ITEM_ID OWNER EXPIRES [reason...]`` (EXPIRES a
+    ``YYYY-MM-DD`` calendar date: the entry stops excusing the item after that day); ``#`` starts a
+    comment. One clear error naming the line for anything else."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", file=p, field="--allowlist") from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 text (byte {e.start})", file=p, field="--allowlist") from None
+    out, seen = [], set()
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = _ALLOW_LINE.match(line)
+        if m is None:
+            raise InputError(
+                f"an entry needs an owner and an expiry date: {ALLOWLIST_FORMAT}", file=p, field=f"line {n}"
+            )
+        item, owner, expires, reason = m.group(1), m.group(2), m.group(3), (m.group(4) or "").strip()
+        if re.fullmatch(r"\d[\d/.-]*", owner):
+            raise InputError(f"an entry needs an owner before its date: {ALLOWLIST_FORMAT}", file=p, field=f"line {n}")
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", expires):
+            raise InputError(
+                f"expiry date {expires!r} is not YYYY-MM-DD ({ALLOWLIST_FORMAT})", file=p, field=f"line {n}"
+            )
+        try:
+            exp = date.fromisoformat(expires)
+        except ValueError:
+            raise InputError(f"expiry date {expires!r} is not a calendar date", file=p, field=f"line {n}") from None
+        if item in seen:
+            raise InputError(f"item {item!r} is listed twice", file=p, field=f"line {n}")
+        seen.add(item)
+        out.append({"item_id": item, "owner": owner, "expires": exp.isoformat(), "reason": reason, "line": n})
+    return out
+
+
+# --------------------------------------------------------------------------- the latency bar
+
+_LAT_BAR = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(%|ms|s)\s*$")
+
+
+def parse_latency_bar(text: str | float | None) -> dict[str, Any] | None:
+    """``25%`` (relative to the baseline), ``500ms`` or ``2s`` (absolute) -> the bar; None -> None."""
+    if text is None:
+        return None
+    m = _LAT_BAR.match(str(text))
+    if m is None:
+        raise InputError(f"{text!r} is not a latency bar: give 25%, 500ms or 2s", field="--max-latency-increase")
+    v, unit = float(m.group(1)), m.group(2)
+    if unit == "%":
+        return {"relative": v / 100, "text": f"{m.group(1)}%"}
+    return {"absolute_ms": v * (1000 if unit == "s" else 1), "text": f"{m.group(1)}{unit}"}
+
+
+def latency_bar(latency: dict[str, Any], bar: dict[str, Any] | None) -> dict[str, Any]:
+    """The system under test's latency per answer (mean and p95) against the bar: the candidate may
+    be slower than the baseline by at most the bar (relative or absolute). Pure."""
+    base, cand = latency["baseline"].get("system"), latency["candidate"].get("system")
+    out: dict[str, Any] = {"bar": bar and bar["text"], "checks": [], "holds": True, "reasons": []}
+    if bar is None:
+        return out
+    if not base or not cand:
+        out["holds"] = False
+        out["reasons"].append("the latency bar cannot be checked: latency per answer is not recorded on both sides")
+        return out
+    for key, label in (("mean_ms", "mean"), ("p95_ms", "p95")):
+        a, b = base[key], cand[key]
+        limit = a * (1 + bar["relative"]) if "relative" in bar else a + bar["absolute_ms"]
+        ok = b <= limit
+        out["checks"].append({"figure": label, "baseline_ms": a, "candidate_ms": b, "limit_ms": limit, "holds": ok})
+        if not ok:
+            out["holds"] = False
+            out["reasons"].append(
+                f"latency per answer ({label}) rose from {a:,.0f} ms to {b:,.0f} ms, past the bar of {bar['text']} "
+                f"(at most {limit:,.0f} ms)"
+            )
+    return out
+
+
+# --------------------------------------------------------------------------- the gate
+
+
+def gate(
+    store: Store,
+    baseline: str,
+    candidate: str,
+    *,
+    allowlist: str | Path | None = None,
+    sel: Selection | None = None,
+    include_holdout: bool | None = None,
+    seed: int = 0,
+    n_boot: int = 2000,
+    headline: str = "all_pass",
+    today: date | None = None,
+    accept_now_passing: bool = False,
+    max_latency_increase: str | None = None,
+    power_figures: bool = True,
+) -> dict[str, Any]:
+    """Passes only when the two-sided bar holds, no new miss appears outside the allowlist, no
+    allowlist entry has expired or now passes (unless ``accept_now_passing``, said in the output)
+    and the latency bar (when given) holds; reports the allowlist's upkeep."""
+    bar = parse_latency_bar(max_latency_increase)
+    entries = read_allowlist(allowlist) if allowlist else []
+    today = today or datetime.now(UTC).date()
+    live = [e for e in entries if date.fromisoformat(e["expires"]) >= today]
+    allow = {e["item_id"] for e in live}
+    sel = _selection(sel or Selection(), include_holdout)
+    c = compare(
+        store,
+        baseline,
+        candidate,
+        sel=sel,
+        seed=seed,
+        n_boot=n_boot,
+        headline=headline,
+        allow=allow,
+        power_figures=power_figures,
+    )
+    all_ = c.pop("_all")
+    # with an allowlist the lists are complete; without one, every new miss is the candidate's own
+    new_miss_own = [i for i in all_["new_miss"] if i not in allow]
+    n_new_own = all_["new_miss_count"] - (len(all_["new_miss"]) - len(new_miss_own))
+    # upkeep: an allowlisted item the candidate does not miss (passes in some round) must come off
+    listed = [e["item_id"] for e in entries]
+    cand_miss = _misses(store, candidate, headline, sel, listed)
+    items = _known_items(store, candidate, listed)
+    upkeep = []
+    for e in entries:
+        days = (date.fromisoformat(e["expires"]) - today).days
+        state = (
+            "expired: renew it (new date, owner) or remove it"
+            if days < 0
+            else "not in the suite"
+            if e["item_id"] not in items
+            else "still missed"
+            if e["item_id"] in cand_miss
+            else "now passing: remove it"
+        )
+        upkeep.append({**e, "expires_in_days": days, "state": state})
+    expired = [u["item_id"] for u in upkeep if u["state"].startswith("expired")]
+    now_passing = [u["item_id"] for u in upkeep if u["state"].startswith("now passing")]
+    lat = latency_bar(c["latency"], bar)
+    reasons = list(c["verdict"]["reasons"])
+    notes = []
+    if n_new_own:
+        reasons.append(
+            f"{n_new_own} new miss(es) outside the allowlist: {', '.join(new_miss_own[:10])}"
+            + (" ..." if n_new_own > 10 else "")
+        )
+    if expired:
+        reasons.append(
+            f"{len(expired)} allowlist entr{'y' if len(expired) == 1 else 'ies'} expired: {', '.join(expired)}"
+        )
+    if now_passing and not accept_now_passing:
+        reasons.append(
+            f"{len(now_passing)} allowlisted item(s) now pass: remove {', '.join(now_passing)} from the allowlist "
+            "(or pass --accept-now-passing)"
+        )
+    elif now_passing:
+        notes.append(
+            f"accepted with --accept-now-passing: {len(now_passing)} allowlisted item(s) now pass and are still "
+            f"listed: {', '.join(now_passing)}"
+        )
+    reasons += lat["reasons"]
+    passed = not reasons
+    c.update(
+        gate={
+            "passed": passed,
+            "reasons": reasons,
+            "notes": notes,
+            "new_misses_own": new_miss_own[:50],
+            "new_misses_own_count": n_new_own,
+            "allowlist": allowlist and str(allowlist),
+            "allowlist_entries": upkeep,
+            "allowlist_now_passing": now_passing,
+            "allowlist_expired": expired,
+            "accept_now_passing": accept_now_passing,
+            "latency_bar": lat,
+        }
+    )
+    return c
+
+
+def _misses(store: Store, run_id: str, metric: str, sel: Selection, ids: list[str]) -> set[str]:
+    """Which of ``ids`` the run fails (scores 0) in every generation round (the allowlist's upkeep)."""
+    if not ids:
+        return set()
+    piv, params = _pivot_sql(store, run_id, [metric], sel)
+    return {
+        r[0]
+        for r in store.sql(
+            f"SELECT item_id FROM ({piv}) WHERE list_contains(?::VARCHAR[], item_id) "
+            "GROUP BY item_id HAVING bool_and(m0 = 0)",
+            [*params, ids],
+        )
+    }
+
+
+def _known_items(store: Store, run_id: str, ids: list[str]) -> set[str]:
+    """Which of ``ids`` are items of the run's suite."""
+    if not ids:
+        return set()
+    gen = store.generation(store.run(run_id).manifest.gen_id).manifest
+    return {
+        r[0]
+        for r in store.sql(
+            "SELECT item_id FROM read_parquet(?) WHERE list_contains(?::VARCHAR[], item_id)",
+            [store.path_of("suite", gen.suite_id, "items"), ids],
+        )
+    }
+
+
+# --------------------------------------------------------------------------- text and markdown
+
+
+def _ms(v: float | None) -> str:
+    return "—" if v is None else f"{v:,.0f} ms"
+
+
+def markdown(c: dict[str, Any]) -> str:
+    """A Markdown summary of a comparison or a gate, for a pull request."""
+    h = c["headline"]
+    f = c["figures"][h]
+    g = c.get("gate")
+    lines = []
+    if g is not None:
+        lines.append(f"## evalcore gate: {'PASS' if g['passed'] else 'FAIL'}")
+    else:
+        lines.append("## evalcore compare")
+    if c.get("simulated"):
+        lines.append("\n**SIMULATED data** (made by evalcore's simulator, not by a real system).")
+    for r in c.get("polluted") or []:
+        lines.append(f"\n**POLLUTED: {r}** (some calls failed after every retry; its aggregate is not a measurement).")
+    lines.append(
+        f"\nBaseline `{c['baseline']}`, candidate `{c['candidate']}`, {c['rounds_paired']} paired generation "
+        f"round(s); the diff calls this a **{c['diff']['kind']}**."
+    )
+    cov = c.get("coverage")
+    if cov:
+        lines.append(
+            f"\nItems: baseline {cov['baseline_items']}, candidate {cov['candidate_items']}; compared on the "
+            f"{cov['shared_items']} both answered."
+        )
+        if cov["differs"]:
+            lines.append(f"\n> Warning: {cov['note']} (the first rival explanation)")
+    for w in c["diff"]["warnings"]:
+        lines.append(f"\n> Warning: {w}")
+    lines.append(f"\n**{c['verdict']['text']}**")
+    for n in c["verdict"]["notes"]:
+        lines.append(f"- {n}")
+    if g is not None:
+        for r in g["reasons"][len(c["verdict"]["reasons"]) :]:
+            lines.append(f"- gate: {r}")
+        for n in g["notes"]:
+            lines.append(f"- {n}")
+    lines.append("\n| figure | baseline | candidate | paired delta (95% CI) | noise floor |")
+    lines.append("|---|---|---|---|---|")
+    for name in c["metrics"]:
+        v = c["figures"][name]
+        d = v["delta"]
+        ci = "—" if d["ci95"][0] is None else f"[{_pct(d['ci95'][0], True)}, {_pct(d['ci95'][1], True)}]"
+        lines.append(
+            f"| {name} | {rounds_text(v['a'])} | {rounds_text(v['b'])} | {_pct(d['mean'], True)} {ci} | "
+            f"{_pct(v['noise_floor'])} |"
+        )
+    lines.append(
+        f"\nStable wins ({h}): {f['stable_wins']}"
+        + (f" ({', '.join(f['stable_win_items'][:10])})" if f["stable_wins"] else "")
+        + f". Stable regressions: {f['stable_regressions']}"
+        + (f" ({', '.join(f['stable_regression_items'][:10])})" if f["stable_regressions"] else "")
+        + "."
+    )
+    p = f["power"]
+    if p.get("mde") is not None:
+        lines.append(
+            f"\nMinimum detectable effect at {p['items']} items: {_pct(p['mde'], True)} (alpha {p['alpha']}, "
+            f"power {p['power']})."
+        )
+    if g is not None:
+        lines.append(
+            f"\nNew misses outside the allowlist: {len(g['new_misses_own'])}"
+            + (f" ({', '.join(g['new_misses_own'][:10])})" if g["new_misses_own"] else "")
+            + "."
+        )
+        if g["allowlist_entries"]:
+            lines.append("\n| allowlisted item | owner | expires | days left | state |")
+            lines.append("|---|---|---|---|---|")
+            for e in g["allowlist_entries"]:
+                lines.append(
+                    f"| {e['item_id']} | {e['owner']} | {e['expires']} | {e['expires_in_days']} | {e['state']} |"
+                )
+    lat = c.get("latency")
+    if lat:
+        lines.append("\n| latency per answer | baseline | candidate |")
+        lines.append("|---|---|---|")
+        for who in ("system", "judge"):
+            for key, label in (("mean_ms", "mean"), ("p95_ms", "p95")):
+                a, b = (lat[s].get(who) or {} for s in ("baseline", "candidate"))
+                lines.append(f"| {who} {label} | {_ms(a.get(key))} | {_ms(b.get(key))} |")
+        if g is not None and g["latency_bar"]["bar"]:
+            lb = g["latency_bar"]
+            lines.append(f"\nLatency bar (system, at most {lb['bar']} slower): {'holds' if lb['holds'] else 'FAILS'}.")
+    cb, cc = c["cost"]["baseline"], c["cost"]["candidate"]
+    lines.append("\n| cost | baseline | candidate |")
+    lines.append("|---|---|---|")
+    for who in ("system", "judge"):
+        for key, label in (
+            ("calls", "calls"),
+            ("tokens_in", "tokens in"),
+            ("tokens_out", "tokens out"),
+            ("cost_usd", "cost (USD)"),
+        ):
+            a, b = cb[who].get(key), cc[who].get(key)
+            fmt = (lambda x: "unknown" if x is None else f"{x:.4f}") if key == "cost_usd" else (lambda x: f"{x:,}")
+            lines.append(f"| {who} {label} | {fmt(a)} | {fmt(b)} |")
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- trend
+
+BREAK_KNOBS = (("judge_model", "judge model"), ("prompt_hash", "judge prompt"), ("rubric_hash", "rubric"))
+# a change of suite breaks the line too: different items are a different measurement
+
+
+def trend(
+    store: Store,
+    *,
+    suite_id: str | None = None,
+    metric: str = "all_pass",
+    sel: Selection | None = None,
+    include_holdout: bool | None = None,
+) -> dict[str, Any]:
+    """A headline over time across runs (by created_at), broken where the judge model, the judge
+    prompt or the rubric changed: levels on either side of a break are different measurements. A
+    polluted run's point is marked (``polluted``; its value is not a measurement), and each point
+    carries the latency per answer of the system and the judge."""
+    sel = _selection(sel or Selection(), include_holdout)
+    runs = []
+    for e in store.all("run"):
+        m = e.manifest
+        if not m.rubric.criteria:
+            continue
+        g = store.generation(m.gen_id).manifest
+        if suite_id is not None and g.suite_id != suite_id:
+            continue
+        if metric == TERNARY:
+            if not any(c.kind == "ternary" for c in m.rubric.criteria):
+                continue
+        elif metric != "all_pass" and metric not in m.rubric.names():
+            continue
+        runs.append((m.created_at, m.run_id, m, g))
+    if suite_id is not None and suite_id not in store.ids("suite"):
+        raise NotFoundError(f"no suite {suite_id!r} in {store.data}", field="--suite")
+    runs.sort(key=lambda t: (t[0], t[1]))
+    points, segment, prev = [], 0, None
+    for created, rid, m, g in runs:
+        pr = per_round(store, rid, sel=sel, metrics=["all_pass"] if metric == "all_pass" else ["all_pass", metric])
+        f = pr["figures"][metric]
+        if f["mean"] is None:  # no verdicts (a pairwise grader's run) or none under this selection
+            continue
+        breaks: list[str] = []
+        if prev is not None:
+            for key, label in BREAK_KNOBS:
+                if getattr(prev[0], key) != getattr(m, key):
+                    breaks.append(f"{label}: {getattr(prev[0], key)} -> {getattr(m, key)}")
+            if prev[1].suite_hash != g.suite_hash:
+                breaks.append(
+                    f"suite: {prev[1].suite_id} -> {g.suite_id}"
+                    if prev[1].suite_id != g.suite_id
+                    else f"suite {g.suite_id}: content changed"
+                )
+            if breaks:
+                segment += 1
+        lat = answer_latency(store, rid)
+        points.append(
+            {
+                "run_id": rid,
+                "created_at": created.isoformat(),
+                "gen_id": m.gen_id,
+                "suite_id": g.suite_id,
+                "value": f["mean"],
+                "by_round": f["by_round"],
+                "spread": f["spread"],
+                "status": m.status,
+                "polluted": m.status == "polluted" or g.status == "polluted",
+                "judge_model": m.judge_model,
+                "mode": m.mode,
+                "segment": segment,
+                "breaks": breaks,
+                "latency": lat,
+                "simulated": bool(m.simulated or g.simulated),
+            }
+        )
+        prev = (m, g)
+    return {
+        "metric": metric,
+        "suite_id": suite_id,
+        "points": points,
+        "segments": (points[-1]["segment"] + 1) if points else 0,
+        "polluted": [p["run_id"] for p in points if p["polluted"]],
+        "simulated": any(p["simulated"] for p in points),
+    }
