@@ -129,3 +129,40 @@ def test_summeval_people_matrix_pooled_over_all_summaries(data):
     # SummEval ships only the experts' mean: no reliability across people, said so
     rel = _cli(data, "reliability", "--people", "--gen", gens[0])
     assert "reliability across people needs each answer rated by two people or more" in rel["instruments"][0]["note"]
+
+
+def test_hanna_judge_against_the_crowd_story_and_system_level(data):
+    """docs/DATASETS.md's judge table: `correlate` mean_over_criteria equals scipy's Kendall on the
+    stored verdicts and the crowd mean, per story (all stories) and over the 10 generating systems'
+    means (the classes other than Human)."""
+    import duckdb
+    run = "hanna-beluga-13b-p1"
+    d = data / "data"
+    lab = d / "labels" / "hanna-mean" / "labels.parquet"
+    story = _cli(data, "correlate", "--run", run, "--n-boot", "50")
+    generated = [c for c in ("BertGeneration", "CTRL", "Fusion", "GPT", "GPT-2", "GPT-2 (tag)", "HINT", "RoBERTa",
+                             "TD-VAE", "XLNet")]
+    args = ["correlate", "--run", run, "--n-boot", "50"]
+    for c in generated:
+        args += ["--class", c]
+    system = _cli(data, *args)
+    con = duckdb.connect()
+    pairs = con.execute(
+        f"WITH j AS (SELECT item_id, criterion, avg(score) AS js FROM '{d}/runs/{run}/verdicts.parquet' "
+        "GROUP BY ALL), p AS (SELECT item_id, criterion, avg(score) AS ps FROM read_parquet(?) "
+        "WHERE annotator = 'mean' GROUP BY ALL) SELECT j.criterion, i.class, js, ps FROM j JOIN p USING (item_id, "
+        f"criterion) JOIN '{d}/suites/hanna/items.parquet' i USING (item_id) WHERE js IS NOT NULL AND ps IS NOT NULL",
+        [str(lab)]).fetchall()
+    crits = sorted({r[0] for r in pairs})
+    assert len(crits) == 6
+    story_taus, system_taus = [], []
+    for c in crits:
+        rows = [r for r in pairs if r[0] == c]
+        story_taus.append(kendalltau([r[2] for r in rows], [r[3] for r in rows]).statistic)
+        means = [(round(float(np.mean([r[2] for r in rows if r[1] == k])), 10),
+                  round(float(np.mean([r[3] for r in rows if r[1] == k])), 10)) for k in generated]
+        system_taus.append(kendalltau([m[0] for m in means], [m[1] for m in means]).statistic)
+    assert story["mean_over_criteria"]["pooled_kendall"] == pytest.approx(np.mean(story_taus), abs=1e-12)
+    assert system["mean_over_criteria"]["by_class_kendall"] == pytest.approx(np.mean(system_taus), abs=1e-12)
+    assert round(story["mean_over_criteria"]["pooled_kendall"], 2) == 0.32  # docs/DATASETS.md
+    assert round(system["mean_over_criteria"]["by_class_kendall"], 2) == 0.69

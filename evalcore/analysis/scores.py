@@ -279,6 +279,7 @@ def correlate(
             f"people scored none of the runs' numeric criteria ({', '.join(criteria)}) on the answers judged",
             field="--run",
         )
+    cls = _classes_of(store, gens)
     rows = []
     for c in criteria:
         on = data["criterion"] == c if data else np.array([], dtype=bool)
@@ -295,6 +296,9 @@ def correlate(
                 "items": res["groups"],
                 "pooled": res["pooled"],
                 "within_items": res["within_groups"],
+                "by_class": _by_class(
+                    judge[ok], people[ok], data["gen_id"][on][ok], items, cls, seed=seed, n_boot=n_boot, level=level
+                ),
             }
         )
     return {
@@ -307,8 +311,44 @@ def correlate(
         "n_boot": n_boot,
         "level": level,
         "criteria": rows,
+        "mean_over_criteria": {
+            "pooled_kendall": _mean([r["pooled"]["kendall"]["value"] for r in rows]),
+            "by_class_kendall": _mean([(r["by_class"] or {}).get("kendall", {}).get("value") for r in rows]),
+        },
         "warnings": [f"run {r} is {m.status}" for r, m in manifests.items() if m.status != "complete"],
     }
+
+
+def _mean(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return float(np.mean(vals)) if vals else None
+
+
+def _classes_of(store: Store, gens: list[str]) -> dict[tuple[str, str], str | None]:
+    """(gen_id, item_id) -> the item's class, for the generations' suites."""
+    out: dict[tuple[str, str], str | None] = {}
+    for g in gens:
+        suite = store.generation(g).manifest.suite_id
+        for item_id, c in store.sql(
+            "SELECT item_id, class FROM read_parquet(?)", [store.path_of("suite", suite, "items")]
+        ):
+            out[(g, item_id)] = c
+    return out
+
+
+def _by_class(judge, people, gen_ids, items, cls, *, seed: int, n_boot: int, level: float) -> dict[str, Any] | None:
+    """The "system level" of the G-Eval / HANNA tables: the judge's and people's mean score per item
+    class (e.g. the system that wrote the story), correlated over the classes. None with fewer than
+    three classes."""
+    keys = np.array([cls.get((g, i)) or "(none)" for g, i in zip(gen_ids, items)], dtype=object)
+    names = sorted(set(keys.tolist()))
+    if len(names) < 3:
+        return None
+    # means equal but for float noise (sums in another order) are ties: rounded to 10 decimals
+    jm = np.round(np.array([judge[keys == k].mean() for k in names]), 10)
+    pm = np.round(np.array([people[keys == k].mean() for k in names]), 10)
+    res = score_correlations(jm, pm, seed=seed, n_boot=n_boot, level=level)
+    return {"classes": len(names), **res["pooled"]}
 
 
 # --------------------------------------------------------------------------- criterion matrix

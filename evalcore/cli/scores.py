@@ -72,6 +72,7 @@ def correlate_text(r: dict) -> str:
             row[m] = _ci(c["pooled"][m])
             w = c["within_items"][m] if c["within_items"] else None
             row[f"w_{m}"] = "-" if w is None else _ci(w)
+        row["class_kendall"] = "-" if not c.get("by_class") else _ci(c["by_class"]["kendall"])
         rows.append(row)
     lines.append(
         _table(
@@ -86,9 +87,20 @@ def correlate_text(r: dict) -> str:
                 ("w_pearson", "within-item Pearson", False),
                 ("w_spearman", "within-item Spearman", False),
                 ("w_kendall", "within-item Kendall", False),
+                ("class_kendall", "Kendall of class means", False),
             ],
         )
     )
+    mo = r.get("mean_over_criteria") or {}
+    if mo.get("pooled_kendall") is not None:
+        lines.append(
+            f"mean over criteria: pooled Kendall {mo['pooled_kendall']:.3f}"
+            + (
+                f", Kendall of class means {mo['by_class_kendall']:.3f}"
+                if mo.get("by_class_kendall") is not None
+                else ""
+            )
+        )
     notes = sorted(
         {w["reason"] for c in r["criteria"] if c["within_items"] for w in c["within_items"].values()} - {None}
     )
