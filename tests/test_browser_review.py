@@ -67,6 +67,9 @@ def test_name_enter_key_layout_note_and_reload(browser, world, width):
             b = loc.bounding_box()
             assert b is not None and b["y"] + b["height"] <= 900 and b["x"] + b["width"] <= width, (name, b)
         # a note in one key, and Esc gives the keys back
+        # the page's key script is in and no field has the focus (Streamlit's own rule for shortcut keys)
+        page.wait_for_function("() => document.__evalcoreNoteKeys === true && !['INPUT', 'TEXTAREA']"
+                               ".includes((document.activeElement || {}).tagName)", timeout=20_000)
         page.keyboard.press("m")
         page.wait_for_function("() => (document.activeElement.getAttribute('aria-label') || '').startsWith('Note')")
         page.keyboard.type("checked against the reference")
