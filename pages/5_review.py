@@ -21,7 +21,7 @@ NAV_KEYS = {"test_wrong": "T", "skip": "S", "undo": "U", "next": "N", "back": "B
 NOTE_LABEL = "Note (M to write, Esc to leave; required for 'the test is wrong')"
 TRAIL = "review_trail"  # the cases this browser session was on, for "previous case"
 # M focuses the note box and Esc leaves it, so a note takes one key and the decision keys work again;
-# a toggle let go of after a click, since Streamlit's shortcut keys do not fire while one has the focus
+# a key pressed while a toggle has the focus (after a click) goes to the page's shortcuts
 NOTE_KEYS_JS = """<script>
 (() => {
   const doc = window.document;
@@ -37,11 +37,17 @@ NOTE_KEYS_JS = """<script>
       if (box) { e.preventDefault(); e.stopPropagation(); box.focus(); }
     }
   }, true);
-  doc.addEventListener("click", () => {
-    setTimeout(() => {
-      const a = doc.activeElement;
-      if (a && a.tagName === "INPUT" && a.type === "checkbox") a.blur();
-    }, 50);
+  // a toggle keeps the focus after a click, and Streamlit's shortcut keys ignore every key then:
+  // a plain key pressed on a toggle lets go of it and goes to the page instead
+  doc.addEventListener("keydown", (e) => {
+    const t = e.target;
+    if (!(t && t.tagName === "INPUT" && t.type === "checkbox")) return;
+    if (e.key.length !== 1 || e.key === " " || e.ctrlKey || e.metaKey || e.altKey) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    t.blur();
+    doc.body.dispatchEvent(new KeyboardEvent("keydown", {key: e.key, code: e.code, keyCode: e.keyCode,
+      which: e.which, bubbles: true, cancelable: true}));
   }, true);
 })();
 </script>"""

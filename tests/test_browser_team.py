@@ -19,7 +19,7 @@ import io
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from browser_util import auth_secrets, guard_page, log_in, press_when_ready, start_app, start_oidc_provider, wait_idle
+from browser_util import auth_secrets, guard_page, log_in, start_app, start_oidc_provider, wait_idle
 from queue_world import make_queue_world
 
 from evalcore import LabelStore, Store, export_labels
@@ -71,8 +71,16 @@ def key_of(value: str) -> str:
 
 
 def decide(page, value: str) -> None:
-    """The decision's key, once its button is drawn, the run idle and no field has the focus."""
-    press_when_ready(page, key_of(value), value)
+    """The decision's key, once its button is drawn, the run idle and no text field has the focus
+    (a toggle may keep it after a click: the review page hands those keys to its shortcuts)."""
+    import re
+
+    page.get_by_role("button", name=re.compile("^" + re.escape(value))).first.wait_for(state="visible", timeout=20_000)
+    wait_idle(page)
+    page.wait_for_function(
+        "() => { const a = document.activeElement; return !a || !(a.tagName === 'TEXTAREA' || "
+        "(a.tagName === 'INPUT' && a.type !== 'checkbox')); }", timeout=20_000)
+    page.keyboard.press(key_of(value))
 
 
 def open_review(browser, base: str, who: str, outside: list[str]):
@@ -143,6 +151,9 @@ def test_two_reviewers_disagree_and_the_adjudicator_settles_it(browser, team):
     assert wait_case(dana) == first
     dana.get_by_text("Other reviewers").wait_for(timeout=20_000)
     assert "Ann" in dana.content() or ANN in dana.content()
+    # a toggle keeps the focus after a click; the decision key must reach the shortcuts all the same
+    dana.locator('input[type="checkbox"][aria-label^="Adjudicate"]').focus()
+    assert dana.evaluate("() => document.activeElement.type") == "checkbox"
     assert "Adjudicate: cases whose" not in ann.content()  # the toggle is not offered to a reviewer
     decide(dana, values[1])
     dana.get_by_text("No disagreement waits for an adjudicator").wait_for(timeout=20_000)
