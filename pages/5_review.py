@@ -83,11 +83,6 @@ def _filters() -> review.Filters:
     )
 
 
-def _run_label(run_id: str) -> str:
-    run = evalcore.analysis.run_marks(_ui.store()).get(run_id)  # manifests only: the page never scans verdicts
-    return run_id + (_ui.suite_suffix(run) if run else "")
-
-
 def _reviewer() -> str:
     return _ui.current_name()
 
@@ -275,7 +270,10 @@ with _ui.boundary():
         f1, f2, f3, f4 = st.columns(4)
         f1.multiselect("Reason", [*review.PRIORITY, review.AUDIT], key="review_f_reason")
         f2.multiselect("Criterion", facets["criteria"], key="review_f_criterion")
-        f3.multiselect("Run", q["runs"], key="review_f_run", format_func=_run_label)
+        marks = evalcore.analysis.run_marks(store)  # manifests only, read once: the page never scans verdicts
+        f3.multiselect(
+            "Run", q["runs"], key="review_f_run", format_func=lambda r: r + _ui.suite_suffix(marks.get(r) or {})
+        )
         f4.multiselect("Class", facets["classes"], key="review_f_class")
         o1, o2, o3 = st.columns(3)
         blind = o1.toggle("Blind first: hide the judges' verdicts until I decide", value=True, key="review_blind")

@@ -11,6 +11,7 @@ import pytest
 from compare_world import N, make_compare_world
 from conftest import EVALCORE
 from fakellm import fake, fake_server, make_world, no_network  # noqa: F401
+from test_generate import run as _main  # the command line in-process, (code, stdout, stderr)
 
 from evalcore.analysis.comparison import compare, metrics_of
 from evalcore.analysis.gating import gate, parse_latency_bar, trend
@@ -125,17 +126,6 @@ def judge_world(tmp_path):
     return data, tmp_path / "state"
 
 
-def _main(capsys, world, *args):
-    from evalcore.cli import main
-
-    capsys.readouterr()
-    code = 0
-    try:
-        main(["--data", str(world[0]), "--state", str(world[1]), *map(str, args)])
-    except SystemExit as e:
-        code = int(e.code or 0)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def test_generate_exits_1_on_a_polluted_result_unless_allowed(capsys, judge_world, fake, no_network):  # noqa: F811

@@ -26,11 +26,10 @@ from typing import Any
 from evalcore.errors import LabelError
 from evalcore.review.queue import WITHDRAWN, Filters, _decode, _need_reviewer, _on, _scope, get_queue
 from evalcore.storage.gold import gold
-from evalcore.storage.labels import LabelStore
+from evalcore.storage.labels import ROLES, LabelStore
 from evalcore.storage.store import Store
 
 LEASE_SECONDS = 15 * 60
-ROLES = ("reviewer", "adjudicator")
 REVIEWERS_DISAGREE = "reviewers_disagree"
 
 _HANDLED = (

@@ -47,7 +47,7 @@ from evalcore.contract import schema as S
 from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.review.detect import _FALSE, _TRUE, PRIORITY, REASONS, verdicts_sql
 from evalcore.storage.gold import gold
-from evalcore.storage.labels import LabelStore
+from evalcore.storage.labels import ROLES, LabelStore
 from evalcore.storage.store import Store
 
 AUDIT = "audit"
@@ -487,7 +487,7 @@ def case_view(
 
 def _gold_status(labels: LabelStore, gen_id: str, item_id: str, gen_round: int, criterion: str) -> dict | None:
     """The case's row of :func:`evalcore.storage.gold.gold` (status, value, who settled it)."""
-    for g in gold(labels, gen_id):
+    for g in gold(labels, gen_id, item_id=item_id):  # one item's cases, not the generation's
         if (g["item_id"], int(g["gen_round"]), g["criterion"]) == (item_id, gen_round, criterion):
             return {k: g[k] for k in ("status", "value", "gold_from", "adjudicator", "decided", "required")}
     return None
@@ -541,8 +541,8 @@ def decide(
     who = _need_reviewer(reviewer)
     if outcome not in OUTCOMES:
         raise LabelError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}", field="outcome")
-    if role not in ("reviewer", "adjudicator"):
-        raise LabelError(f"role {role!r} is not reviewer or adjudicator", field="role")
+    if role not in ROLES:
+        raise LabelError(f"role {role!r} is not one of {', '.join(ROLES)}", field="role")
     if role == "adjudicator" and outcome == "skipped":
         raise LabelError("an adjudicator settles a case or leaves it: there is no skip", field="outcome")
     q = get_queue(store, queue_id)

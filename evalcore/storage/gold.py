@@ -68,10 +68,16 @@ def category(crit: S.Criterion | None, edit: dict[str, Any]) -> str:
     return str(edit["value"])
 
 
-def required_reviewers(labels: LabelStore, gen_id: str | None = None) -> dict[Key, int]:
+def required_reviewers(labels: LabelStore, gen_id: str | None = None, *, item_id: str | None = None) -> dict[Key, int]:
     """How many reviewers each decided case needs: the ``reviewers_required`` of the latest queue
-    (by creation) that holds it. Cases in no queue are absent (they need one)."""
-    where, params = ("WHERE e.gen_id = ?", (gen_id,)) if gen_id else ("", ())
+    (by creation) that holds it. Cases in no queue are absent (they need one). ``item_id``: only
+    that item's cases."""
+    conds, args = [], []
+    for col, val in (("gen_id", gen_id), ("item_id", item_id)):
+        if val is not None:
+            conds.append(f"e.{col} = ?")
+            args.append(val)
+    where, params = ("WHERE " + " AND ".join(conds), tuple(args)) if conds else ("", ())
     rows = labels._plain(
         "WITH k AS (SELECT DISTINCT e.gen_id, e.item_id, e.gen_round, e.criterion FROM edits e "
         f"{where}) SELECT c.gen_id, c.item_id, c.gen_round, c.criterion, q.reviewers_required "
@@ -88,16 +94,16 @@ def _mean_value(values: list[str]) -> str:
     return repr(int(x)) if x == int(x) else repr(round(x, 12))
 
 
-def gold(labels: LabelStore, gen_id: str | None = None) -> list[dict[str, Any]]:
+def gold(labels: LabelStore, gen_id: str | None = None, *, item_id: str | None = None) -> list[dict[str, Any]]:
     """One row per case that somebody decided (or said the test is wrong for), in the order of
     its first edit: ``status`` (one of :data:`STATUSES`), the gold ``value`` and ``passed`` (None
     unless the status is ``gold``), ``gold_from`` (``adjudicator`` / ``unanimous``), the
     ``adjudicator``, the ``reviewers`` who decided and what each said (``{name: value or
     "test_wrong"}``), how many ``decided`` against how many are ``required``, their ``notes``
     (``{name: note}``) and ``tags``, the standing ``edit_ids`` behind it and the latest decision's
-    time. See the module docstring."""
-    standing = labels.standing(gen_id)
-    need = required_reviewers(labels, gen_id)
+    time. ``item_id``: only that item's cases (what one case's view needs). See the module docstring."""
+    standing = labels.standing(gen_id, item_id=item_id)
+    need = required_reviewers(labels, gen_id, item_id=item_id)
     by: dict[Key, list[dict[str, Any]]] = defaultdict(list)
     first: dict[Key, int] = {}
     for e in standing:
