@@ -2,10 +2,10 @@
 side by side) and, for one run, overall, per criterion and the single / grouped / split
 projection for N items.
 
-Deep link: ``?run=RUN[&items=N]``.
+Deep link: ``?run=RUN[&items=N][&class=A,B]`` (a slice: the calls and outputs of these item classes).
 
 Figures: evalcore.analysis.cost.cost_table (``evalcore cost --all --json``) and evalcore.analysis.cost.run_cost
-(``evalcore cost RUN [--items N] --json``); nothing on this page is computed here.
+(``evalcore cost RUN [--items N] [--class C] --json``); nothing on this page is computed here.
 """
 
 from __future__ import annotations
@@ -41,6 +41,15 @@ table = cost_call("cost_table")
 if not table:
     st.info("No runs in this data directory.")
     st.stop()
+classes = _ui.class_slice("cost", sorted({store.generation(g).manifest.suite_id for g in {r["gen_id"] for r in table}}))
+if classes:
+    with _ui.boundary():
+        table = cost_call("cost_table", classes=classes)
+    _ui.slice_caption(
+        classes,
+        "Every figure counts their calls and outputs; runs on suites without these classes are left out.",
+        ["cost", "--all"],
+    )
 by_id = {r["run_id"]: r for r in table}
 run_ids = list(by_id)
 _ui.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
@@ -128,7 +137,7 @@ run_id = st.selectbox(
 )
 
 with _ui.boundary():
-    base = cost_call("run_cost", run_id)
+    base = cost_call("run_cost", run_id, classes=classes)
     if base["simulated"]:
         st.badge("SIMULATED run", color="orange")
     if base["status"] != "complete":
@@ -239,7 +248,7 @@ with _ui.boundary():
         args=(key, "items"),
         help="Items to judge; each is judged as many times as in this run.",
     )
-    rep = base if n == proj0["items"] else cost_call("run_cost", run_id, items=int(n))
+    rep = base if n == proj0["items"] else cost_call("run_cost", run_id, items=int(n), classes=classes)
     proj = rep["projection"]
     for w in proj["warnings"]:
         st.warning(_ui.md_escape(w))

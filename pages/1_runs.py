@@ -1,6 +1,7 @@
 """Runs: suites, generations and runs with status (partial and polluted flagged), judge, mode,
 pass rate per judge round with mean and spread, calls, tokens, cost and latency; and the answer
-view that deep links open: ``?run=RUN&item=ITEM[&round=N]``.
+view that deep links open: ``?run=RUN&item=ITEM[&round=N]``; ``?class=A,B`` slices every figure to
+items of these classes (``--class``).
 
 Every figure comes from evalcore.suites_summary / generations_summary / runs_summary, the same
 functions behind ``evalcore suites|generations|runs --json``. Holdout items are left out of the
@@ -31,8 +32,20 @@ st.title("Runs")
 store = _ui.store()
 suites = _ui.summary("suites_summary")  # evalcore.suites_summary, cached until the data changes
 hold = _ui.holdout_toggle("runs", [s["suite_id"] for s in suites])
-gens = _ui.summary("generations_summary", include_holdout=hold)
-runs = _ui.summary("runs_summary", include_holdout=hold)
+classes = _ui.class_slice("runs", [s["suite_id"] for s in suites])
+gens: list[dict] = []
+runs: list[dict] = []
+with _ui.boundary():  # a class no run's suite has is one st.error
+    gens = _ui.summary("generations_summary", include_holdout=hold, classes=classes)
+    runs = _ui.summary("runs_summary", include_holdout=hold, classes=classes)
+if classes and not runs:
+    st.stop()
+_ui.slice_caption(
+    classes,
+    "Pass rates, items, verdicts and outputs count these items; runs on suites without these classes are left "
+    "out; calls, tokens and cost are what each run spent on every item.",
+    ["runs"],
+)
 run_ids = [r["run_id"] for r in runs]
 by_id = {r["run_id"]: r for r in runs}
 
@@ -224,7 +237,7 @@ run_q, item_q, round_q = _ui.qp("run"), _ui.qp("item"), _ui.qp_int("round", 1)
 with _ui.boundary():
     if run_q is None:
         st.stop()
-    picker = evalcore.run_item_ids(store, run_q, include_holdout=hold)
+    picker = evalcore.run_item_ids(store, run_q, include_holdout=hold, classes=classes)
     options = picker["item_ids"] + ([item_q] if item_q and item_q not in picker["item_ids"] else [])
     _ui.sync_widget("answer_item", "item", options)
     item_label = (

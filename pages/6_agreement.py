@@ -16,7 +16,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import EvalcoreError, analysis, review
+from evalcore import EvalcoreError, review
 from pages import _ui
 
 METHODS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("kendall", "Kendall tau-b"))
@@ -197,21 +197,11 @@ def _numeric_runs(store, gen_id: str) -> list[str]:
     ]
 
 
-def show_scores(store, gen_id: str) -> None:
+def show_scores(store, gen_id: str, classes: tuple[str, ...]) -> None:
     """Judge against people per criterion (pooled and within items, with intervals) and the
-    reliability table: the figures of `evalcore correlate` and `evalcore reliability`."""
+    reliability table: the figures of `evalcore correlate` and `evalcore reliability`, on the
+    page's slice (``classes``)."""
     st.subheader("Scores and reliability")
-    known = analysis.item_classes(store, store.generation(gen_id).manifest.suite_id)
-    classes = (
-        st.multiselect(
-            "Only items of these classes (this section)",
-            known,
-            key=f"agreement_scores_classes|{gen_id}",
-            help="The suite's item classes; empty: every item.",
-        )
-        if len(known) > 1
-        else []
-    )
     cls = list(classes) or None
     runs = _numeric_runs(store, gen_id)
     if not runs:
@@ -372,7 +362,10 @@ with _ui.boundary():
     link = {"gen": name if kind == "generation" else None, "session": name if kind == "session" else None}
     if any(_ui.qp(k) != v for k, v in link.items()):
         _ui.set_qp(**link)
+    classes: tuple[str, ...] = ()
     if kind == "generation":
+        classes = _ui.class_slice("agreement", [store.generation(name).manifest.suite_id])
+        _ui.slice_caption(classes, "Every figure below counts these items.", ["agreement", "--gen", name])
         _ui.suite_version_warning(review.runs_on(store, name))
         _ui.curated_note([store.generation(name).manifest.suite_id])
         st.caption(
@@ -381,8 +374,9 @@ with _ui.boundary():
         )
     with st.spinner("Computing agreement..."):
         if kind == "generation":
-            show_generation(review.report_card(store, name))
+            with _ui.boundary():
+                show_generation(review.report_card(store, name, classes=classes))
         else:
             show_session(review.session_agreement(store, name))
     if kind == "generation":
-        show_scores(store, name)
+        show_scores(store, name, classes)

@@ -4,7 +4,7 @@ then each figure per generation round (r1 / r2 / r3, mean, spread), paired per-i
 seeded bootstrap interval and the noise floor beside each, stable wins and regressions, the
 two-sided bar, the power of the comparison, cost beside score, and the trend across runs.
 
-Deep link: ``?a=BASELINE&b=CANDIDATE[&metric=all_pass|CRITERION]``.
+Deep link: ``?a=BASELINE&b=CANDIDATE[&metric=all_pass|CRITERION][&class=A,B]`` (a slice).
 
 Figures: evalcore.analysis.comparison (``evalcore diff A B --json``, ``evalcore compare A B --json``,
 ``evalcore trend --suite S --json``).
@@ -71,8 +71,11 @@ with _ui.boundary():
         "Headline", metrics, key="cmp_metric", on_change=_ui.widget_to_qp, args=("cmp_metric", "metric")
     )
     include_holdout = _ui.holdout_toggle("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
+    classes = _ui.class_slice("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
+    sel = analysis.Selection(include_holdout=include_holdout, classes=classes)
     d = _ui.cached_call("analysis", "diff", run_a, run_b)
-    c = _ui.cached_call("analysis", "compare", run_a, run_b, headline=metric, include_holdout=include_holdout)
+    c = _ui.cached_call("analysis", "compare", run_a, run_b, headline=metric, sel=sel)
+_ui.slice_caption(classes, "Every figure below counts these items.", ["compare", run_a, run_b])
 
 if c.get("simulated"):
     st.badge("SIMULATED data: made by evalcore's simulator, not by a real system", color="orange")
@@ -265,7 +268,7 @@ st.download_button(
 st.subheader("Trend across runs")
 suite = by_id[run_b]["suite_id"]
 with _ui.boundary():
-    t = _ui.cached_call("analysis", "trend", suite_id=suite, metric=metric, include_holdout=include_holdout)
+    t = _ui.cached_call("analysis", "trend", suite_id=suite, metric=metric, sel=sel)
 if t["points"]:
     st.caption(
         f"Runs over suite {suite}, in the order they were made. The line breaks where the judge model, the "

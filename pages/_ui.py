@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import math
 import re
+import shlex
 import string
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -418,6 +419,17 @@ def class_slice(page: str, suite_ids: Sequence[str]) -> tuple[str, ...]:
     )
     set_qp(**{"class": ",".join(picked) or None})
     return tuple(picked)
+
+
+def slice_caption(classes: Sequence[str], what: str, command: Sequence[str]) -> None:
+    """The caption under a page's slice: which classes, ``what`` the slice does to the page's
+    figures, and the command that gives the same figures (``command`` + ``--class C`` each)."""
+    if not classes:
+        return
+    cmd = shlex.join(["evalcore", *command, *(x for c in classes for x in ("--class", c))])
+    st.caption(
+        f"Slice: items of class {md_escape(', '.join(classes))} only. {md_escape(what)} Same figures: " + code_span(cmd)
+    )
 
 
 def holdout_toggle(page: str, suite_ids: Sequence[str]) -> bool:

@@ -47,15 +47,20 @@ def data(tmp_path_factory) -> Path:
         pytest.skip(why)
     root = tmp_path_factory.mktemp("scores")
     for cmd in (["import", "hanna", str(HANNA)], ["import", "summeval", str(SUMMEVAL)]):
-        out = subprocess.run([EVALCORE, "--data", str(root / "data"), *cmd], capture_output=True, text=True,
-                             timeout=120)
+        out = subprocess.run(
+            [EVALCORE, "--data", str(root / "data"), *cmd], capture_output=True, text=True, timeout=120
+        )
         assert out.returncode == 0, out.stderr
     return root
 
 
 def _cli(root: Path, *args: str) -> dict:
-    out = subprocess.run([EVALCORE, "--data", str(root / "data"), "--state", str(root / "state"), *args, "--json"],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [EVALCORE, "--data", str(root / "data"), "--state", str(root / "state"), *args, "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -110,16 +115,38 @@ def test_hanna_people_kendall_matrix_over_generated_stories(data):
 
 
 def test_summeval_people_matrix_pooled_over_all_summaries(data):
-    gens = [f"summeval-{s}" for s in
-            ("M0", "M1", "M2", "M5", "M8", "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M17", "M20", "M22", "M23")]
+    gens = [
+        f"summeval-{s}"
+        for s in (
+            "M0",
+            "M1",
+            "M2",
+            "M5",
+            "M8",
+            "M9",
+            "M10",
+            "M11",
+            "M12",
+            "M13",
+            "M14",
+            "M15",
+            "M17",
+            "M20",
+            "M22",
+            "M23",
+        )
+    ]
     args = ["correlate", "--matrix", "--people"]
     for g in gens:
         args += ["--gen", g]
     res = _cli(data, *args)
     (inst,) = res["instruments"]
     assert inst["n"] == 1600 and inst["criteria"] == SE_CRIT and inst["gen_ids"] == gens
-    recs = [json.loads(line) for line in (SUMMEVAL / "summeval_expert_avg.jsonl").read_text("utf-8").splitlines()
-            if line.strip()]
+    recs = [
+        json.loads(line)
+        for line in (SUMMEVAL / "summeval_expert_avg.jsonl").read_text("utf-8").splitlines()
+        if line.strip()
+    ]
     assert len(recs) == 1600
     table = np.array([[r[c] for c in SE_CRIT] for r in recs])
     for i, a in enumerate(SE_CRIT):
@@ -136,12 +163,26 @@ def test_hanna_judge_against_the_crowd_story_and_system_level(data):
     stored verdicts and the crowd mean, per story (all stories) and over the 10 generating systems'
     means (the classes other than Human)."""
     import duckdb
+
     run = "hanna-beluga-13b-p1"
     d = data / "data"
     lab = d / "labels" / "hanna-mean" / "labels.parquet"
     story = _cli(data, "correlate", "--run", run, "--n-boot", "50")
-    generated = [c for c in ("BertGeneration", "CTRL", "Fusion", "GPT", "GPT-2", "GPT-2 (tag)", "HINT", "RoBERTa",
-                             "TD-VAE", "XLNet")]
+    generated = [
+        c
+        for c in (
+            "BertGeneration",
+            "CTRL",
+            "Fusion",
+            "GPT",
+            "GPT-2",
+            "GPT-2 (tag)",
+            "HINT",
+            "RoBERTa",
+            "TD-VAE",
+            "XLNet",
+        )
+    ]
     args = ["correlate", "--run", run, "--n-boot", "50"]
     for c in generated:
         args += ["--class", c]
@@ -152,17 +193,50 @@ def test_hanna_judge_against_the_crowd_story_and_system_level(data):
         "GROUP BY ALL), p AS (SELECT item_id, criterion, avg(score) AS ps FROM read_parquet(?) "
         "WHERE annotator = 'mean' GROUP BY ALL) SELECT j.criterion, i.class, js, ps FROM j JOIN p USING (item_id, "
         f"criterion) JOIN '{d}/suites/hanna/items.parquet' i USING (item_id) WHERE js IS NOT NULL AND ps IS NOT NULL",
-        [str(lab)]).fetchall()
+        [str(lab)],
+    ).fetchall()
     crits = sorted({r[0] for r in pairs})
     assert len(crits) == 6
     story_taus, system_taus = [], []
     for c in crits:
         rows = [r for r in pairs if r[0] == c]
         story_taus.append(kendalltau([r[2] for r in rows], [r[3] for r in rows]).statistic)
-        means = [(round(float(np.mean([r[2] for r in rows if r[1] == k])), 10),
-                  round(float(np.mean([r[3] for r in rows if r[1] == k])), 10)) for k in generated]
+        means = [
+            (
+                round(float(np.mean([r[2] for r in rows if r[1] == k])), 10),
+                round(float(np.mean([r[3] for r in rows if r[1] == k])), 10),
+            )
+            for k in generated
+        ]
         system_taus.append(kendalltau([m[0] for m in means], [m[1] for m in means]).statistic)
     assert story["mean_over_criteria"]["pooled_kendall"] == pytest.approx(np.mean(story_taus), abs=1e-12)
     assert system["mean_over_criteria"]["by_class_kendall"] == pytest.approx(np.mean(system_taus), abs=1e-12)
     assert round(story["mean_over_criteria"]["pooled_kendall"], 2) == 0.32  # docs/DATASETS.md
     assert round(system["mean_over_criteria"]["by_class_kendall"], 2) == 0.69
+
+
+def test_hanna_report_card_on_the_human_stories(data):
+    """`agreement --class Human` on the imported HANNA: gold (the published means) on exactly the
+    authors' human-written stories, and each judge's pass rate equal to bare DuckDB's on them."""
+    import duckdb
+
+    rows = _hanna_rows()
+    (human,) = [r for r in rows[1:] if r[0] == "Human"]  # one row per source, a list per criterion
+    humans = len(json.loads(human[rows[0].index("Relevance")]))
+    res = _cli(data, "agreement", "--gen", "hanna", "--class", "Human", "--n-boot", "20")
+    (g,) = res["generations"]
+    assert g["slice"] == {"classes": ["Human"], "items": 0} and res["sessions"] == []
+    assert sorted(c["criterion"] for c in g["criteria"]) == sorted(HANNA_CRITERIA)
+    assert all(c["gold_cases"] == humans == 96 for c in g["criteria"])
+    d = data / "data"
+    run = "hanna-beluga-13b-p1"
+    direct = dict(
+        duckdb.execute(
+            f"SELECT criterion, count(*) FILTER (WHERE passed) / count(passed) FROM '{d}/runs/{run}/verdicts.parquet' "
+            f"JOIN '{d}/suites/hanna/items.parquet' i USING (item_id) WHERE judge_round = 1 AND i.class = 'Human' "
+            "GROUP BY 1"
+        ).fetchall()
+    )
+    got = {c["criterion"]: next(j["pass_rate"] for j in c["judges"] if j["run_id"] == run) for c in g["criteria"]}
+    assert got == pytest.approx(direct, abs=1e-12)
+    assert all(j["n"] <= 96 for c in g["criteria"] for j in c["judges"])

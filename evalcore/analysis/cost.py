@@ -44,10 +44,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from evalcore.analysis.answers import item_classes
+from evalcore.analysis.selection import class_filter
 from evalcore.contract import schema as S
 from evalcore.errors import InputError, NotFoundError
 from evalcore.llm.client import count_text_tokens, tokenizer_name
@@ -64,6 +67,26 @@ SHARING_RULE = (
 )
 
 # ----------------------------------------------------------------------------- aggregates (DuckDB)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A Parquet file read whole, or only the rows of a slice (``where``: a SQL condition on
+    ``item_id`` with its ``params``, :func:`evalcore.analysis.selection.class_filter`)."""
+
+    path: str
+    where: str = ""
+    params: tuple[Any, ...] = ()
+
+    def sql(self) -> tuple[str, list[Any]]:
+        if not self.where:
+            return "read_parquet(?)", [self.path]
+        return f"(SELECT * FROM read_parquet(?) WHERE {self.where})", [self.path, *self.params]
+
+
+def _src(t: str | Table) -> tuple[str, list[Any]]:
+    return (Table(t) if isinstance(t, str) else t).sql()
+
 
 _LAT = "avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), sum(latency_ms)"
 
@@ -82,27 +105,28 @@ def _per_unit(cost: float | None, unknown: int, n: int) -> float | None:
     return cost / n if cost is not None and unknown == 0 and n else None
 
 
-def call_totals(store: Store, calls_path: str) -> dict[str, Any]:
+def call_totals(store: Store, calls_path: str | Table) -> dict[str, Any]:
     """Totals over one run's calls.parquet: calls, failed calls, answers judged, tokens, cost
     (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total, cache hits."""
     return _call_scan(store, calls_path)[0]
 
 
-def _call_scan(store: Store, calls_path: str) -> tuple[dict[str, Any], dict[str, int]]:
+def _call_scan(store: Store, calls_path: str | Table) -> tuple[dict[str, Any], dict[str, int]]:
     """:func:`call_totals` and the run's counts (items, answers, judgings per item, generation
     rounds) from one scan."""
+    src, params = _src(calls_path)
     # two queries: the distinct counts beside the sums and quantiles in one query cost 3x the memory
     # (docs/BENCHMARKS.md, probe cost-callscan)
     calls, failed, tin, tout, cost, unknown, mean, p50, p95, total, hits = store.sql(
         "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), sum(cost_usd), count(*) - count(cost_usd), "
         + _LAT
-        + ", count(*) FILTER (WHERE cache_hit) FROM read_parquet(?)",
-        [calls_path],
+        + f", count(*) FILTER (WHERE cache_hit) FROM {src}",
+        params,
     )[0]
     answers, items, rounds, gen_rounds = store.sql(
         "SELECT count(DISTINCT (item_id, gen_round)), count(DISTINCT item_id), count(DISTINCT (gen_round, judge_round)), "
-        "count(DISTINCT gen_round) FROM read_parquet(?)",
-        [calls_path],
+        f"count(DISTINCT gen_round) FROM {src}",
+        params,
     )[0]
     counts = {"items": items, "answers": answers, "rounds": rounds, "gen_rounds": gen_rounds}
     return {
@@ -123,13 +147,14 @@ def _call_scan(store: Store, calls_path: str) -> tuple[dict[str, Any], dict[str,
     }, counts
 
 
-def output_totals(store: Store, outputs_path: str) -> dict[str, Any]:
+def output_totals(store: Store, outputs_path: str | Table) -> dict[str, Any]:
     """Totals over a generation's outputs.parquet (the system under test): outputs, errored outputs,
     tokens, cost (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total."""
+    src, params = _src(outputs_path)
     row = store.sql(
         "SELECT count(*), count(error), count(DISTINCT item_id), sum(tokens_in), sum(tokens_out), sum(cost_usd), "
-        "count(*) - count(cost_usd), " + _LAT + " FROM read_parquet(?)",
-        [outputs_path],
+        "count(*) - count(cost_usd), " + _LAT + f" FROM {src}",
+        params,
     )[0]
     outputs, errored, items, tin, tout, cost, unknown, mean, p50, p95, total = row
     return {
@@ -168,28 +193,30 @@ def _manifest_totals(t: S.Totals) -> dict[str, Any]:
     }
 
 
-_UNNEST = (
-    "WITH c AS (SELECT tokens_in, tokens_out, cost_usd, latency_ms, error, "
-    "CASE WHEN criteria IS NULL OR len(criteria) = 0 THEN ['" + NO_CRITERION + "'] "
-    "ELSE criteria END AS crits FROM read_parquet(?)), "
-    "u AS (SELECT *, len(crits) AS n_crits, unnest(crits) AS criterion FROM c) "
-)
+def _unnest(src: str) -> str:
+    return (
+        "WITH c AS (SELECT tokens_in, tokens_out, cost_usd, latency_ms, error, "
+        "CASE WHEN criteria IS NULL OR len(criteria) = 0 THEN ['" + NO_CRITERION + "'] "
+        f"ELSE criteria END AS crits FROM {src}), "
+        "u AS (SELECT *, len(crits) AS n_crits, unnest(crits) AS criterion FROM c) "
+    )
 
 
-def per_criterion(store: Store, calls_path: str, order: Sequence[str] = ()) -> list[dict[str, Any]]:
+def per_criterion(store: Store, calls_path: str | Table, order: Sequence[str] = ()) -> list[dict[str, Any]]:
     """One row per criterion asked in the run (``order`` first, then any other by name), by the
     sharing rule: calls that asked it, failed ones among them, its equal shares of tokens in and
     out, cost (known shares summed, null when none is known) and latency, the calls asking it
     whose cost is unknown, and the latency mean / p50 / p95 of the calls that asked it."""
+    src, params = _src(calls_path)
     rows = store.sql(
-        _UNNEST + "SELECT criterion, count(*), count(error), sum(tokens_in / n_crits), sum(tokens_out / n_crits), "
+        _unnest(src) + "SELECT criterion, count(*), count(error), sum(tokens_in / n_crits), sum(tokens_out / n_crits), "
         "sum(cost_usd / n_crits), count(*) - count(cost_usd), sum(latency_ms / n_crits), "
         "avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), "
         # output tokens per verdict, from the calls that completed with measured tokens
         "sum(tokens_out / n_crits) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL), "
         "count(*) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL) "
         "FROM u GROUP BY criterion",
-        [calls_path],
+        params,
     )
     rank = {name: i for i, name in enumerate(order)}
     rows.sort(key=lambda r: (rank.get(r[0], len(rank)), r[0]))
@@ -251,16 +278,19 @@ def criterion_tokens(
     return out
 
 
-def _shared_tokens(store: Store, calls_path: str, ck: dict[str, float]) -> tuple[float | None, float | None, int]:
+def _shared_tokens(
+    store: Store, calls_path: str | Table, ck: dict[str, float]
+) -> tuple[float | None, float | None, int]:
     """``S`` = mean over completed calls with measured tokens of tokens_in - sum of their c_k; its
     standard deviation and the number of calls measured. DuckDB groups the calls by their list of
     criteria (calls with the same list have the same sum of c_k, and there are few lists) and returns
     the count, sum and sum of squares of tokens_in per list; the moments of tokens_in - sum(c_k)
     follow from those."""
+    src, params = _src(calls_path)
     groups = store.sql(
-        "SELECT criteria, count(*), sum(tokens_in::DOUBLE), sum(tokens_in::DOUBLE * tokens_in) FROM read_parquet(?) "
+        f"SELECT criteria, count(*), sum(tokens_in::DOUBLE), sum(tokens_in::DOUBLE * tokens_in) FROM {src} "
         "WHERE error IS NULL AND tokens_in IS NOT NULL GROUP BY criteria",
-        [calls_path],
+        params,
     )
     n = sum(g[1] for g in groups)
     if not n:
@@ -297,15 +327,16 @@ _MOMENTS = {  # name -> (aggregate, the calls it runs over)
 }
 
 
-def call_moments(store: Store, calls_path: str) -> dict[str, Any]:
+def call_moments(store: Store, calls_path: str | Table) -> dict[str, Any]:
     """The sums of squares and cross-products behind :func:`fit_prices` and :func:`fit_latency`,
     and the completed calls' token sums, in one scan of calls.parquet."""
     sql = ", ".join(f"{agg} FILTER (WHERE {where})" for agg, where in _MOMENTS.values())
-    row = store.sql(f"SELECT {sql} FROM read_parquet(?)", [calls_path])[0]
+    src, params = _src(calls_path)
+    row = store.sql(f"SELECT {sql} FROM {src}", params)[0]
     return {k: (_num(v) if v is not None else None) for k, v in zip(_MOMENTS, row)}
 
 
-def fit_prices(store: Store, calls_path: str, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def fit_prices(store: Store, calls_path: str | Table, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Prices per token fitted to the calls with a known cost and measured tokens:
     ``scipy.optimize.nnls`` of cost on (tokens_in, tokens_out), no intercept. DuckDB returns the
     sums of squares and cross-products, and the least-squares problem is solved on those (the
@@ -347,7 +378,7 @@ def nnls_from_moments(xtx: np.ndarray, xty: np.ndarray, yty: float) -> tuple[lis
     return [float(v_) for v_ in b], rel
 
 
-def fit_latency(store: Store, calls_path: str, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
+def fit_latency(store: Store, calls_path: str | Table, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
     """Latency of a call as ``ms_per_call + ms_per_output_token * tokens_out``, fitted by
     non-negative least squares (DuckDB sums, as :func:`fit_prices`) to the completed calls with a
     measured latency and output. When every such call wrote the same number of tokens the two
@@ -445,7 +476,7 @@ def _projection(
     store: Store,
     run_id: str,
     m: S.RunManifest,
-    calls_path: str,
+    calls_path: str | Table,
     crit_rows: list[dict],
     counts: dict[str, int],
     items: int | None,
@@ -545,8 +576,19 @@ def _projection(
 # ----------------------------------------------------------------------------- reports
 
 
+def _sliced(store: Store, suite_id: str, kind: str, eid: str, name: str, classes: tuple[str, ...]) -> Table:
+    where, params = class_filter(store, suite_id, classes)
+    return Table(store.path_of(kind, eid, name), where, tuple(params))
+
+
 def run_cost(
-    store: Store, run_id: str, *, items: int | None = None, rounds: int | None = None, groups: int | None = None
+    store: Store,
+    run_id: str,
+    *,
+    items: int | None = None,
+    rounds: int | None = None,
+    groups: int | None = None,
+    classes: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """One run's cost report: the judge overall (``judge``) and per criterion (``per_criterion``,
     by the sharing rule), the system under test (``system``: the run's generation), and the
@@ -559,7 +601,7 @@ def run_cost(
     entry = store.run(run_id)
     m = entry.manifest
     gen = store.generation(m.gen_id)
-    calls_path = store.path_of("run", run_id, "calls")
+    calls_path = _sliced(store, gen.manifest.suite_id, "run", run_id, "calls", classes)
     judge, counts = _call_scan(store, calls_path)
     crit_rows = per_criterion(store, calls_path, m.rubric.names())
     if judge["calls"] == 0:
@@ -574,7 +616,7 @@ def run_cost(
         }
     else:
         projection = _projection(store, run_id, m, calls_path, crit_rows, counts, items, rounds, groups)
-    system = output_totals(store, store.path_of("generation", gen.id, "outputs"))
+    system = output_totals(store, _sliced(store, gen.manifest.suite_id, "generation", gen.id, "outputs", classes))
     for r in crit_rows:
         r.pop("out_tokens_per_verdict")
     return {
@@ -587,6 +629,7 @@ def run_cost(
         "judge_model": m.judge_model,
         "judge_rounds": m.judge_rounds,
         "simulated": bool(m.simulated or gen.manifest.simulated),
+        "classes": list(classes),
         **counts,
         "judge": judge,
         "sharing_rule": SHARING_RULE,
@@ -596,24 +639,27 @@ def run_cost(
     }
 
 
-def cost_table(store: Store) -> list[dict[str, Any]]:
+def cost_table(store: Store, classes: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     """Every run of the store (one configuration each) with the judge's and its system under
     test's calls, tokens, cost and latency side by side. The system figures are its generation's,
-    shared by every run on that generation."""
+    shared by every run on that generation. ``classes``: a slice, the runs on suites with these
+    item classes, each over those items' calls and outputs only."""
     gens: dict[str, dict] = {}
     out = []
     for run_id in store.ids("run"):
         m = store.run(run_id).manifest
-        calls_path = store.path_of("run", run_id, "calls")
+        gm = store.generation(m.gen_id).manifest
+        if classes and not set(classes) <= set(item_classes(store, gm.suite_id)):
+            continue
+        calls_path = _sliced(store, gm.suite_id, "run", run_id, "calls", classes)
         judge = call_totals(store, calls_path)
-        if judge["calls"] == 0:
+        if judge["calls"] == 0 and not classes:
             judge = _manifest_totals(m.totals)
         if m.gen_id not in gens:
-            gm = store.generation(m.gen_id).manifest
             gens[m.gen_id] = {
                 "simulated": gm.simulated,
                 "generator_model": gm.knobs.get("generator_model"),
-                **output_totals(store, store.path_of("generation", m.gen_id, "outputs")),
+                **output_totals(store, _sliced(store, gm.suite_id, "generation", m.gen_id, "outputs", classes)),
             }
         g = gens[m.gen_id]
         out.append(
@@ -631,6 +677,8 @@ def cost_table(store: Store) -> list[dict[str, Any]]:
                 **{f"system_{k}": v for k, v in g.items() if k not in ("simulated", "generator_model")},
             }
         )
+    if classes and not out:
+        raise InputError(f"no run is on a suite with the item classes {', '.join(map(repr, classes))}", field="--class")
     return out
 
 

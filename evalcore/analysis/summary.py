@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalcore.analysis.answers import item_classes
+from evalcore.analysis.selection import class_filter
 from evalcore.analysis.suites import holdout_filter, suite_mark, versions
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.store import Store
@@ -15,6 +17,21 @@ from evalcore.storage.store import Store
 
 def _include(include_holdout: bool | None) -> bool:
     return bool(include_holdout)
+
+
+def _keep(store: Store, suite_id: str, include: bool, classes: tuple[str, ...]) -> tuple[str, list[Any]]:
+    """The condition on ``item_id``: holdout items out unless ``include``, and only the item classes
+    of a slice (``classes``; empty: every class)."""
+    parts = [p for p in (holdout_filter(store, suite_id, include), class_filter(store, suite_id, classes)) if p[0]]
+    return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
+
+
+def _on_slice(store: Store, suite_id: str, classes: tuple[str, ...]) -> bool:
+    return not classes or set(classes) <= set(item_classes(store, suite_id))
+
+
+def _no_slice_match(kind: str, classes: tuple[str, ...]) -> InputError:
+    return InputError(f"no {kind} is on a suite with the item classes {', '.join(map(repr, classes))}", field="--class")
 
 
 def _rate_rows(store: Store, verdicts_path: str, hold: tuple[str, list[Any]] = ("", [])) -> list[tuple]:
@@ -55,19 +72,24 @@ def _call_totals(store: Store, calls_path: str) -> dict[str, Any]:
 
 
 def run_summary(
-    store: Store, run_id: str, include_holdout: bool | None = None, _versions: dict[str, list[dict]] | None = None
+    store: Store,
+    run_id: str,
+    include_holdout: bool | None = None,
+    _versions: dict[str, list[dict]] | None = None,
+    classes: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """One run: its configuration, status, per-judge-round pass rates with mean and spread
     (spread = max - min over judge rounds), calls, tokens, cost and latency; the version of the
     suite its generation answered (``suite_mark``: "suite v1, superseded by v2" when a repair made
     a newer one). Pass rates, items and verdict counts leave the suite's holdout items out unless
-    ``include_holdout``; calls, tokens, cost and latency are what the run spent, on every item."""
+    ``include_holdout``; calls, tokens, cost and latency are what the run spent, on every item.
+    ``classes`` (a slice) restricts the pass rates, items and verdict counts to those item classes."""
     entry = store.run(run_id)
     m = entry.manifest
     gen = store.generation(m.gen_id).manifest
     include = _include(include_holdout)
     vpath = store.path_of("run", run_id, "verdicts")
-    rounds = _rate_rows(store, vpath, holdout_filter(store, gen.suite_id, include))
+    rounds = _rate_rows(store, vpath, _keep(store, gen.suite_id, include, tuple(classes)))
     per_round = [r[3] for r in rounds]
     rated = [r for r in per_round if r is not None]
     n = sum(r[1] for r in rounds)
@@ -102,6 +124,7 @@ def run_summary(
         "suite_id": gen.suite_id,
         **suite_mark(store, gen.suite_id, gen.suite_hash, vs),
         "include_holdout": include,
+        "classes": list(classes),
         "status": m.status,
         "source": m.source,
         "simulated": m.simulated,
@@ -125,21 +148,37 @@ def run_summary(
     }
 
 
-def runs_summary(store: Store, include_holdout: bool | None = None) -> list[dict[str, Any]]:
-    """Every run in the store, in id order."""
+def runs_summary(
+    store: Store, include_holdout: bool | None = None, classes: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """Every run in the store, in id order; with ``classes`` (a slice), the runs on suites with
+    these item classes, their pass rates over those items."""
     cache: dict[str, list[dict]] = {}
-    return [run_summary(store, rid, include_holdout, cache) for rid in store.ids("run")]
+    out = [
+        run_summary(store, rid, include_holdout, cache, classes=tuple(classes))
+        for rid in store.ids("run")
+        if _on_slice(store, store.generation(store.run(rid).manifest.gen_id).manifest.suite_id, tuple(classes))
+    ]
+    if classes and not out:
+        raise _no_slice_match("run", tuple(classes))
+    return out
 
 
-def generations_summary(store: Store, include_holdout: bool | None = None) -> list[dict[str, Any]]:
+def generations_summary(
+    store: Store, include_holdout: bool | None = None, classes: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
     """Every generation: items, outputs, abstention and errors leave the suite's holdout items out
-    unless ``include_holdout``; tokens, cost and latency count every output (what was spent)."""
+    unless ``include_holdout``; tokens, cost and latency count every output (what was spent). With
+    ``classes`` (a slice), the generations on suites with these item classes, their items, outputs,
+    abstention and errors over those items."""
     out = []
     include = _include(include_holdout)
     cache: dict[str, list[dict]] = {}
     for gid in store.ids("generation"):
         m = store.generation(gid).manifest
-        cond, cparams = holdout_filter(store, m.suite_id, include)
+        if not _on_slice(store, m.suite_id, tuple(classes)):
+            continue
+        cond, cparams = _keep(store, m.suite_id, include, tuple(classes))
         keep = f"FILTER (WHERE {cond})" if cond else ""
         path = store.path_of("generation", gid, "outputs")
         row = store.sql(
@@ -158,6 +197,7 @@ def generations_summary(store: Store, include_holdout: bool | None = None) -> li
                 "suite_id": m.suite_id,
                 **suite_mark(store, m.suite_id, m.suite_hash, cache[m.suite_id]),
                 "include_holdout": include,
+                "classes": list(classes),
                 "status": m.status,
                 "source": m.source,
                 "simulated": m.simulated,
@@ -173,6 +213,8 @@ def generations_summary(store: Store, include_holdout: bool | None = None) -> li
                 "knobs": m.knobs,
             }
         )
+    if classes and not out:
+        raise _no_slice_match("generation", tuple(classes))
     return out
 
 
@@ -268,14 +310,21 @@ def data_overview(store: Store) -> dict[str, Any]:
     return {"data_dir": str(store.data), "state_dir": str(store.state), "simulated": simulated, **counts}
 
 
-def run_item_ids(store: Store, run_id: str, limit: int = 500, include_holdout: bool | None = None) -> dict[str, Any]:
+def run_item_ids(
+    store: Store,
+    run_id: str,
+    limit: int = 500,
+    include_holdout: bool | None = None,
+    classes: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """The first ``limit`` item ids (in id order) answered in a run's generation, with the
     generation's number of rounds and of items: enough to offer a picker without loading a
-    million ids. Holdout items are left out unless ``include_holdout``."""
+    million ids. Holdout items are left out unless ``include_holdout``; ``classes``: only items of
+    these classes (a slice)."""
     run = store.run(run_id)
     gen = store.generation(run.manifest.gen_id)
     path = store.path_of("generation", gen.id, "outputs")
-    cond, cparams = holdout_filter(store, gen.manifest.suite_id, include_holdout)
+    cond, cparams = _keep(store, gen.manifest.suite_id, _include(include_holdout), tuple(classes))
     where = f"WHERE {cond}" if cond else ""
     ids = [
         r[0]

@@ -165,7 +165,8 @@ def _take_items(ctx: click.Context, _param: click.Parameter, value: str | None) 
     ctx.obj.items = ids
 
 
-def selection_options(f):
+def slice_options(f):
+    """``--class C`` (repeatable) and ``--items FILE``: a slice of the items, kept on the context."""
     f = click.option(
         "--items",
         "item_list",
@@ -175,7 +176,11 @@ def selection_options(f):
         callback=_take_items,
         help="Only the items listed in this file (one id per line): a slice.",
     )(f)
-    f = class_option(f)
+    return class_option(f)
+
+
+def selection_options(f):
+    f = slice_options(f)
     f = click.option("--gen-round", type=int, default=None, help="Only this generation round (default: all).")(f)
     f = click.option("--majority", is_flag=True, help="Majority over judge rounds (a tie fails).")(f)
     f = click.option("--judge-round", type=int, default=None, help="Judge round to read (default 1).")(f)

@@ -6,20 +6,21 @@ from pathlib import Path
 
 import click
 
-from evalcore.cli._common import Ctx, _table, cli, emit
+from evalcore.cli._common import Ctx, _table, class_option, cli, emit
 from evalcore.demo.common import DEFAULT_SEED
 
 # --------------------------------------------------------------------------- browsing
 
 
 @cli.command()
+@class_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def runs(obj: Ctx, as_json: bool) -> None:
     """List runs: status, judge, mode, pass rate per judge round, calls, tokens, cost, latency."""
     from evalcore.analysis.summary import runs_summary
 
-    rows = runs_summary(obj.store, obj.include_holdout)
+    rows = runs_summary(obj.store, obj.include_holdout, classes=obj.classes)
     text = _table(
         rows,
         [
@@ -39,13 +40,14 @@ def runs(obj: Ctx, as_json: bool) -> None:
 
 
 @cli.command()
+@class_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def generations(obj: Ctx, as_json: bool) -> None:
     """List generations: suite, rounds, outputs, abstention, tokens, cost, latency, knobs."""
     from evalcore.analysis.summary import generations_summary
 
-    rows = generations_summary(obj.store, obj.include_holdout)
+    rows = generations_summary(obj.store, obj.include_holdout, classes=obj.classes)
     emit(
         rows,
         as_json,

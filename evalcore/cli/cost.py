@@ -40,7 +40,8 @@ def format_run(r: dict) -> str:
     lines = [
         f"run {r['run_id']} ({r['mode']}, judge {r['judge_model']}, {r['status']})"
         + (" - SIMULATED data" if r["simulated"] else ""),
-        f"  {r['items']} items, {r['answers']} answers, judged {r['rounds']} time(s) each",
+        f"  {r['items']} items, {r['answers']} answers, judged {r['rounds']} time(s) each"
+        + (f" (slice: classes {', '.join(r['classes'])} only)" if r.get("classes") else ""),
         f"judge: {j['calls']} calls ({j['failed_calls']} failed), tokens in {j['tokens_in']}, out {j['tokens_out']}, "
         f"cost {_usd(j['cost_usd'])} ({j['cost_unknown_calls']} calls with unknown cost), latency mean "
         f"{_ms(j['latency_ms_mean'])}, p50 {_ms(j['latency_ms_p50'])}, p95 {_ms(j['latency_ms_p95'])}",
@@ -155,6 +156,13 @@ def register(cli: click.Group) -> None:
         default=None,
         help="Calls per answer of the grouped harness (default: the run's rubric groups).",
     )
+    @click.option(
+        "--class",
+        "classes",
+        multiple=True,
+        help="Only the calls and outputs of items of this class (repeatable): a slice. With --all, the runs on "
+        "suites with these classes.",
+    )
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.pass_obj
     def cost(
@@ -164,6 +172,7 @@ def register(cli: click.Group) -> None:
         items: int | None,
         rounds: int | None,
         groups: int | None,
+        classes: tuple[str, ...],
         as_json: bool,
     ) -> None:
         """Calls, tokens, cost and latency of RUN_ID (overall, per criterion, its system under test) and the
@@ -178,10 +187,10 @@ def register(cli: click.Group) -> None:
             for name, v in (("--items", items), ("--rounds", rounds), ("--groups", groups)):
                 if v is not None:
                     raise InputError("applies to one run's projection, not to --all", field=name)
-            rows = cost_table(obj.store)
+            rows = cost_table(obj.store, classes=tuple(classes))
             emit(rows, as_json, _rstrip(format_table(rows)))
             return
         if run_id is None:
             raise InputError("give a run id (evalcore cost RUN_ID) or --all", field="RUN_ID")
-        r = run_cost(obj.store, run_id, items=items, rounds=rounds, groups=groups)
+        r = run_cost(obj.store, run_id, items=items, rounds=rounds, groups=groups, classes=tuple(classes))
         emit(r, as_json, _rstrip(format_run(r)))

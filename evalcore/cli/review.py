@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from evalcore.cli._common import Ctx, _fmt, _table, cli, emit, page_options, role_option
+from evalcore.cli._common import Ctx, _fmt, _table, cli, emit, page_options, role_option, slice_options
 
 # --------------------------------------------------------------------------- adjudication (issue 5)
 # The review queue and the agreement / judge report card; docs/REVIEW.md.
@@ -303,6 +303,11 @@ def _agreement_text(r: dict) -> str:
             f"== generation {g['gen_id']}: gold on {g['gold']['state']} cases decided here, "
             f"{g['gold']['shipped']} from shipped labels ({g['gold']['split']} split, {g['gold']['pending']} pending)"
         )
+        if g.get("slice"):
+            sl = g["slice"]
+            what = [f"classes {', '.join(sl['classes'])}"] if sl["classes"] else []
+            what += [f"{sl['items']} named items"] if sl["items"] else []
+            lines.append(f"slice: {' and '.join(what)} only (every figure below counts these items)")
         lines += [f"WARNING: {w}" for w in g["warnings"]]
         for c in g["contradictions"]:
             lines.append(
@@ -376,6 +381,7 @@ def _agreement_text(r: dict) -> str:
 @click.option("--judge-round", type=int, default=1, show_default=True, help="Judge round read as each judge's verdict.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
+@slice_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n_boot, as_json) -> None:
@@ -394,5 +400,7 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n
         n_boot=n_boot,
         judge_round=judge_round,
         queue_id=queue_id,
+        classes=obj.classes,
+        items=obj.items,
     )
     emit(r, as_json, _agreement_text(r))

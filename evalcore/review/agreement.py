@@ -151,6 +151,13 @@ def session_agreement(
     }
 
 
+def _has_classes(store: Store, gen_id: str, classes: tuple[str, ...]) -> bool:
+    from evalcore.analysis.answers import item_classes
+
+    have = set(item_classes(store, store.generation(gen_id).manifest.suite_id))
+    return all(c in have for c in classes)
+
+
 def agreement(
     store: Store,
     *,
@@ -161,9 +168,14 @@ def agreement(
     level: float = 0.95,
     judge_round: int = 1,
     queue_id: str | None = None,
+    classes: tuple[str, ...] = (),
+    items: tuple[str, ...] = (),
 ) -> dict[str, Any]:
     """The report card of every generation with judged runs (or ``gen_ids``) and the agreement of
-    every closed pairwise session with people's choices (or ``session_ids``)."""
+    every closed pairwise session with people's choices (or ``session_ids``). ``classes`` / ``items``
+    slice the report cards (:func:`evalcore.review.reportcard.report_card`); a slice leaves the
+    pairwise sessions out, as their pairs are not items of one suite."""
+    named = gen_ids is not None
     if gen_ids is None and session_ids is None:
         gen_ids = [g for g in store.ids("generation") if runs_on(store, g)]
         session_ids = [
@@ -172,6 +184,10 @@ def agreement(
             if store.session(s).manifest.status == "closed" and (store.session(s).path / "judgments.parquet").exists()
         ]
     gen_ids, session_ids = list(gen_ids or []), list(session_ids or [])
+    if classes or items:
+        session_ids = []
+        if not named:  # every generation: those whose suite has the slice's classes
+            gen_ids = [g for g in gen_ids if _has_classes(store, g, classes)] or gen_ids[:1]
     if queue_id is not None and len(gen_ids) != 1:
         raise InputError("--queue needs exactly one --gen", field="--queue")
     for g in gen_ids:
@@ -180,7 +196,17 @@ def agreement(
         store.session(s)
     return {
         "generations": [
-            report_card(store, g, seed=seed, n_boot=n_boot, level=level, judge_round=judge_round, queue_id=queue_id)
+            report_card(
+                store,
+                g,
+                seed=seed,
+                n_boot=n_boot,
+                level=level,
+                judge_round=judge_round,
+                queue_id=queue_id,
+                classes=tuple(classes),
+                items=tuple(items),
+            )
             for g in gen_ids
         ],
         "sessions": [session_agreement(store, s, seed=seed, n_boot=n_boot, level=level) for s in session_ids],

@@ -40,11 +40,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, cast
 
 import numpy as np
 
+from evalcore.analysis.selection import class_filter, item_filter
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.review.detect import runs_on, stored_detection, verdicts_sql
@@ -375,9 +376,14 @@ def report_card(
     level: float = 0.95,
     judge_round: int = 1,
     queue_id: str | None = None,
+    classes: tuple[str, ...] = (),
+    items: tuple[str, ...] = (),
 ) -> dict[str, Any]:
-    """The report card of one generation (see the module docstring and docs/REVIEW.md)."""
+    """The report card of one generation (see the module docstring and docs/REVIEW.md). ``classes``
+    and ``items`` make it a slice: every figure (gold, people, judges, pass rates, the queue's
+    design, the contradictions and tags) counts the items of these classes / these ids only."""
     gen = store.generation(gen_id)
+    cut, cut_params, in_slice = _slice(store, gen.manifest.suite_id, classes, items)
     run_ids = runs_on(store, gen_id)
     ms = {rid: store.run(rid).manifest for rid in run_ids}
     labels = LabelStore(store)
@@ -404,9 +410,11 @@ def report_card(
         n: next((ms[r].rubric.get(n) for r in run_ids if ms[r].rubric.get(n)), None) or labels.criterion_for(gen_id, n)
         for n in names
     }
-    people = rater_labels(store, gen_id, crits)
-    gold, gold_counts = gold_of(people, settle(labels, gen_id), crits)
+    people = [p for p in rater_labels(store, gen_id, crits) if in_slice(p["item_id"])]
+    gold, gold_counts = gold_of(people, [g for g in settle(labels, gen_id) if in_slice(g["item_id"])], crits)
     design = _design(store, gen_id, queue_id)
+    if design is not None and cut:
+        design["cases"] = {k: v for k, v in design["cases"].items() if in_slice(k[0])}
 
     warnings = [
         f"run {rid} is {m.status}: its figures rest on fewer verdicts"
@@ -432,6 +440,8 @@ def report_card(
             )
 
     vsql, vparams = _values_sql(store, run_ids) if run_ids else (None, [])
+    if vsql is not None and cut:
+        vsql, vparams = f"SELECT * FROM ({vsql}) WHERE {cut}", [*vparams, *cut_params]
     # judge values on the gold cases, every judge round
     gkeys = sorted(gold)
     on_gold: dict[tuple, dict[int, str | None]] = defaultdict(dict)  # (run, item, round, crit) -> {jr: value}
@@ -518,8 +528,8 @@ def report_card(
         entry["ambiguous"] = pairs.get(name, {}).get("ambiguous", {"flag": False})
         criteria.append(entry)
 
-    raised = _contradicting_cases(store, gen_id) if run_ids else []
-    queue_reasons = dict(stored_detection(store, gen_id).counts) if run_ids else {}
+    raised = [c for c in _contradicting_cases(store, gen_id) if in_slice(c["item_id"])] if run_ids else []
+    queue_reasons = _queue_reasons(store, gen_id, cut, cut_params) if run_ids else {}
     contradictions = []
     for rid in run_ids:
         rew = [c for c in raised if any(d["run"] == rid for d in c["detail"].get("postprocess_rewrite", []))]
@@ -543,7 +553,12 @@ def report_card(
                     ],
                 }
             )
-    tags = Counter(t for e in labels.standing(gen_id) if e["outcome"] in ("decided", "test_wrong") for t in e["tags"])
+    tags = Counter(
+        t
+        for e in labels.standing(gen_id)
+        if e["outcome"] in ("decided", "test_wrong") and in_slice(e["item_id"])
+        for t in e["tags"]
+    )
 
     return {
         "gen_id": gen_id,
@@ -551,6 +566,7 @@ def report_card(
         "runs": run_ids,
         "generator_model": (gen.manifest.knobs or {}).get("generator_model"),
         "judge_round": judge_round,
+        "slice": ({"classes": list(classes), "items": len(items)} if cut else None),
         "seed": seed,
         "n_boot": n_boot,
         "level": level,
@@ -562,8 +578,38 @@ def report_card(
         "contradictions": contradictions,
         "queue_reasons": queue_reasons,
         "tags": dict(sorted(tags.items(), key=lambda t: (-t[1], t[0]))),
-        "flagged_for_repair": flagged_for_repair(store, gen_id),
+        "flagged_for_repair": [f for f in flagged_for_repair(store, gen_id) if in_slice(f["item_id"])],
     }
+
+
+def _slice(
+    store: Store, suite_id: str, classes: tuple[str, ...], items: tuple[str, ...]
+) -> tuple[str, list[Any], Callable[[str], bool]]:
+    """The SQL condition on ``item_id`` of a slice (classes and / or named items of the suite), its
+    parameters and a test of one item id; ``("", [], always true)`` for every item."""
+    parts = [p for p in (class_filter(store, suite_id, classes), item_filter(store, suite_id, items)) if p[0]]
+    if not parts:
+        return "", [], lambda _item: True
+    cut, params = " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
+    path = store.path_of("suite", suite_id, "items")
+    keep = {r[0] for r in store.sql(f"SELECT item_id FROM read_parquet(?) WHERE {cut}", [path, *params])}
+    return cut, params, keep.__contains__
+
+
+def _queue_reasons(store: Store, gen_id: str, cut: str, params: list[Any]) -> dict[str, int]:
+    """The stored detection's raised cases per reason, over the slice's items when ``cut`` is given."""
+    det = stored_detection(store, gen_id)
+    if not cut:
+        return dict(det.counts)
+    counts = {
+        r["reason"]: r["n"]
+        for r in store.records(
+            "SELECT reason, count(*) AS n FROM (SELECT unnest(reasons) AS reason FROM read_parquet(?) "
+            f"WHERE raised AND {cut}) GROUP BY reason",
+            [str(det.path), *params],
+        )
+    }
+    return {c: int(counts.get(c, 0)) for c in det.counts}
 
 
 def _corrected(
