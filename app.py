@@ -66,9 +66,15 @@ def navigation(roles: frozenset[str] | None) -> tuple[st.navigation, bool]:
         allowed = [p for p in PAGES if p[3] == "pairwise_grading"]
     sections: dict[str, list[st.Page]] = {}
     for k, (section, file, title, url, _roles) in enumerate(allowed):
+        # the default page is served at "/" (its url_path only names it inside Streamlit); a hidden twin
+        # answers at its own URL (/runs), which would otherwise say "Page not found"
         sections.setdefault(section, []).append(
-            st.Page(str(ROOT / "pages" / file), title=title, url_path=url, default=k == 0)
+            st.Page(str(ROOT / "pages" / file), title=title, url_path=f"{url}-home" if k == 0 else url, default=k == 0)
         )
+        if k == 0:
+            sections.setdefault("", []).append(
+                st.Page(str(ROOT / "pages" / file), title=title, url_path=url, visibility="hidden")
+            )
     refused = [p[3] for p in PAGES if p not in allowed]
     if refused:
         sections.setdefault("", []).extend(stubs(_ui.refusal, refused, "Not available"))

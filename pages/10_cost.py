@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import analysis
+from evalcore.analysis.cost import cost_label
 from pages import _ui
 
 FLAG = {"complete": "complete", "partial": "⚠ partial", "polluted": "⚠ polluted"}
@@ -76,6 +77,7 @@ st.dataframe(
                 "judge tokens in": r["judge_tokens_in"],
                 "judge tokens out": r["judge_tokens_out"],
                 "judge cost": r["judge_cost_usd"],
+                "judge priced": cost_label(r["judge_cost_usd"], r["judge_cost_unknown_calls"], r["judge_calls"]),
                 "unpriced calls": r["judge_cost_unknown_calls"],
                 "judge cost per answer": r["judge_cost_usd_per_answer"],
                 "judge latency mean": r["judge_latency_ms_mean"],
@@ -85,6 +87,9 @@ st.dataframe(
                 "system tokens in": r["system_tokens_in"],
                 "system tokens out": r["system_tokens_out"],
                 "system cost": r["system_cost_usd"],
+                "system priced": cost_label(
+                    r["system_cost_usd"], r["system_cost_unknown_outputs"], r["system_outputs"], "outputs"
+                ),
                 "unpriced outputs": r["system_cost_unknown_outputs"],
                 "system cost per output": r["system_cost_usd_per_output"],
                 "system latency mean": r["system_latency_ms_mean"],
@@ -108,7 +113,8 @@ st.dataframe(
     },
 )
 st.caption(
-    "Cost sums the calls (outputs) whose cost is known; unpriced counts the others, never taken as 0. "
+    "Cost sums the calls (outputs) whose cost is known; unpriced counts the others, never taken as 0, and "
+    "priced says 'partly priced: N of M calls' beside such a sum ('unknown' only when no call is priced). "
     "A per-answer cost is shown only when every cost is known. The system under test is the run's "
     "generation, shared by every run on it."
 )
@@ -161,6 +167,7 @@ with _ui.boundary():
                     "tokens in": j["tokens_in"],
                     "tokens out": j["tokens_out"],
                     "cost": j["cost_usd"],
+                    "priced": cost_label(j["cost_usd"], j["cost_unknown_calls"], j["calls"]),
                     "unknown cost": j["cost_unknown_calls"],
                     "latency mean": j["latency_ms_mean"],
                     "latency p50": j["latency_ms_p50"],
@@ -173,6 +180,7 @@ with _ui.boundary():
                     "tokens in": s["tokens_in"],
                     "tokens out": s["tokens_out"],
                     "cost": s["cost_usd"],
+                    "priced": cost_label(s["cost_usd"], s["cost_unknown_outputs"], s["outputs"], "outputs"),
                     "unknown cost": s["cost_unknown_outputs"],
                     "latency mean": s["latency_ms_mean"],
                     "latency p50": s["latency_ms_p50"],
@@ -252,7 +260,7 @@ with _ui.boundary():
     proj = rep["projection"]
     for w in proj["warnings"]:
         st.warning(_ui.md_escape(w))
-    pr, la = proj["prices"], proj["latency"]
+    pr, la, out = proj["prices"], proj["latency"], proj["output"]
     st.caption(
         _ui.md_escape(
             f"{proj['items']} items x {proj['rounds']} judging(s); grouped = {proj['groups']} calls per answer "
@@ -269,7 +277,12 @@ with _ui.boundary():
                 if la is None
                 else f"; latency {la['ms_per_call']:.0f} ms per call + {la['ms_per_output_token']:.2f} ms per output token"
             )
-            + "."
+            + (
+                f"; output per call f = {out['tokens_per_call']:.1f} tokens ({out['source']})"
+                if out["identified"]
+                else f"; output per call f = 0 ASSUMED ({out['source']})"
+            )
+            + f"; concurrency {proj['concurrency']} ({proj['concurrency_source']})."
         )
     )
     p_left, p_right = st.columns([3, 2])
@@ -283,7 +296,15 @@ with _ui.boundary():
                     "tokens in": r["tokens_in"],
                     "tokens out": r["tokens_out"],
                     "cost": r["cost_usd"],
+                    "tokens out from": (
+                        "estimated (model)"
+                        if r["tokens_out_run"] is None
+                        else f"measured: {r['tokens_out_run']}"
+                        + (" (this run)" if r["tokens_out_run"] == run_id else "")
+                    ),
                     "latency per answer": r["latency_ms_per_answer"],
+                    "latency per answer fanned out": r["latency_ms_per_answer_fanout"],
+                    "wall time": None if r["wall_ms"] is None else r["wall_ms"] / 1000,
                     "calls x single": r["calls_x_single"],
                     "tokens in x single": r["tokens_in_x_single"],
                     "cost x single": r["cost_usd_x_single"],
@@ -299,10 +320,18 @@ with _ui.boundary():
             "tokens out": TOK,
             "cost": USD,
             "latency per answer": MS,
+            "latency per answer fanned out": MS,
+            "wall time": st.column_config.NumberColumn(format="%.0f s"),
             "calls x single": X,
             "tokens in x single": X,
             "cost x single": X,
         },
+    )
+    p_left.caption(
+        "Latency per answer: the answer's calls one after another; fanned out: made in parallel, so the "
+        "slowest call; wall time: the whole projected run at the concurrency above. Tokens out come from "
+        "calls measured in that mode (this run or a named run on the same generation and judge) or are "
+        "estimated from f + sum of o_k."
     )
     p_left.dataframe(
         pd.DataFrame(
@@ -328,7 +357,15 @@ with _ui.boundary():
             _ui.md_escape(
                 f"Check at the run's own size and mode ({check['mode']}): {check['calls_projected']} calls projected, "
                 f"{check['calls_measured']} measured; {check['tokens_in_projected']:.0f} tokens in projected, "
-                f"{check['tokens_in_measured']} measured."
+                f"{check['tokens_in_measured']} measured; {check['tokens_out_projected']:.0f} tokens out projected, "
+                f"{check['tokens_out_measured']} measured"
+                + (
+                    ""
+                    if check.get("wall_ms_measured") is None or check.get("wall_ms_projected") is None
+                    else f"; wall time {check['wall_ms_projected'] / 1000:.0f} s projected, "
+                    f"{check['wall_ms_measured'] / 1000:.0f} s measured"
+                )
+                + "."
             )
         )
     st.caption("Assumptions: " + _ui.md_escape("; ".join(proj["assumptions"])) + ". See docs/COST.md.")

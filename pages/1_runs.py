@@ -68,6 +68,9 @@ if flagged_gens:
         "Generations not complete: " + "; ".join(_ui.md_escape(f"{g['gen_id']} is {g['status']}") for g in flagged_gens)
     )
 _ui.suite_version_warning(run_ids)
+for r in runs:
+    if r.get("variant_warning"):
+        st.warning(_ui.md_escape(r["variant_warning"]), icon=":material/warning:")
 
 # ---------------------------------------------------------------- runs
 st.subheader("Runs")

@@ -88,29 +88,38 @@ sel = analysis.parse_selection(
 
 with _ui.boundary():
     r = _ui.analysis_call("attribution", run_id, sel)
-    if r.get("warning"):
-        st.warning(_ui.md_escape(r["warning"]))
+    for k in ("warning", "variant_warning"):
+        if r.get(k):
+            st.warning(_ui.md_escape(r[k]))
     _ui.curated_note([by_id[run_id]["suite_id"]])
     crits = r["criteria"]
     names = [c["criterion"] for c in crits]
+    st.markdown(_ui.md_escape(r["harness"]["text"]))
+    if r["harness"]["association_runs"]:
+        st.page_link(
+            "pages/3_association.py",
+            label="Which of these fail together? Criteria association",
+            query_params={"runs": ",".join(r["harness"]["association_runs"]), "human": "1"},
+            icon=":material/grid_on:",
+        )
 
     # ------------------------------------------------------------ headline figures
     ap, gates = r["all_pass"], r["gates"]
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("All criteria pass", _ui.pct(ap["rate"]))
+    m1.metric("All criteria pass", _ui.pct(ap["rate"]))  # the labels fit a quarter of the page at 1024 px
     lo, hi = ap["ci95"]
     m1.caption(
         f"{ap['passed']} of {ap['of']} complete answers"
         + (f"; 95% interval {_ui.pct(lo)} to {_ui.pct(hi)}" if lo is not None else "")
     )
     if gates["criteria"]:
-        m2.metric("Through the hard gates", _ui.pct(gates["rate"]))
+        m2.metric("Pass the gates", _ui.pct(gates["rate"]))
         m2.caption(_ui.md_escape(f"{gates['passed']} of {gates['of']} pass every gate: {', '.join(gates['criteria'])}"))
     else:
-        m2.metric("Through the hard gates", "-")
+        m2.metric("Pass the gates", "-")
         m2.caption("No criterion of this rubric is a hard gate.")
-    m3.metric("Answers", f"{r['answers_complete']} of {r['answers']}")
-    m3.caption(f"complete: a verdict on every criterion; {r['answers_incomplete']} incomplete")
+    m3.metric("Complete answers", r["answers_complete"])
+    m3.caption(f"of {r['answers']}: a verdict on every criterion; {r['answers_incomplete']} incomplete")
     errored = sum(c["errored"] for c in crits)
     m4.metric("Errored verdicts", errored)
     m4.caption(
@@ -127,49 +136,52 @@ with _ui.boundary():
 
     # ------------------------------------------------------------ per criterion
     st.subheader("Per criterion")
-    table = pd.DataFrame(
+    thresholds = any(c["threshold"] is not None for c in crits)
+    errors = any(c["errored"] for c in crits)
+    judged = {c["judged"] for c in crits}  # one count for all: said once, under the table
+    _ui.plain_table(
         [
             {
                 "criterion": c["criterion"],
-                "gate": c["gate"],
-                "threshold": c["threshold"],
-                "judged": c["judged"],
+                "gate": "yes" if c["gate"] else "",
+                **({"threshold": c["threshold"]} if thresholds else {}),
+                **({"judged": c["judged"]} if len(judged) > 1 else {}),
                 "failed": c["failed"],
-                "fail rate": _pct100(c["fail_rate"]),
+                "fail rate": _ui.pct(c["fail_rate"]),
                 "95% interval": (
                     "-"
                     if c["fail_rate_ci95"][0] is None
-                    else f"{_ui.pct(c['fail_rate_ci95'][0])} to {_ui.pct(c['fail_rate_ci95'][1])}"
+                    else f"{100 * c['fail_rate_ci95'][0]:.1f}-{100 * c['fail_rate_ci95'][1]:.1f}"
                 ),
-                "share of failures": _pct100(c["share_of_failures"]),
-                "fails only this": c["fail_only_this"],
-                "errored": c["errored"],
+                "share": _ui.pct(c["share_of_failures"]),
+                "only this": c["fail_only_this"],
+                **({"errored": c["errored"]} if errors else {}),
             }
             for c in crits
         ]
     )
-    if all(c["threshold"] is None for c in crits):
-        table = table.drop(columns=["threshold"])
-    event = st.dataframe(
-        table,
-        key="attr_table",
-        hide_index=True,
-        on_select="rerun",
-        selection_mode="single-row",
-        column_config={"fail rate": PCT, "share of failures": PCT},
-        placeholder="-",
-    )
-    picked = list(event.selection.rows) if event is not None else []
-    if picked != st.session_state.get("_attr_table_applied", []):  # a new click, not a stale selection
-        st.session_state["_attr_table_applied"] = picked
-        if picked:
-            _ui.set_qp(criterion=names[picked[0]])
     st.caption(
-        f"{r['total_failures']} failures in all. Fails only this: answers that fail this criterion and no "
-        "other (what a gate on it alone would block). Select a row to list its failing answers below."
+        (f"Each criterion judged on {next(iter(judged))} answers. " if len(judged) == 1 else "")
+        + f"{r['total_failures']} failures in all. Share: the criterion's share of them. Only this: answers that "
+        "fail this criterion and no other (what a gate on it alone would block). Gate: a hard gate. The 95% "
+        "interval of the fail rate is in percent. Click a bar to list its failing answers below."
     )
     left, right = st.columns(2)
-    left.altair_chart(analysis.failure_shares(crits), width="stretch")
+    with left:
+        bars = st.altair_chart(
+            analysis.failure_shares(crits, select="crit"),
+            width="stretch",
+            key=f"attr_bars|{run_id}",
+            on_select="rerun",
+            selection_mode="crit",
+        )
+    hit = [x for x in (((bars or {}).get("selection") or {}).get("crit") or []) if isinstance(x, dict)]
+    clicked = hit[0].get("criterion") if hit else None
+    if clicked != st.session_state.get("_attr_bars_applied"):  # a new click, not a stale selection
+        st.session_state["_attr_bars_applied"] = clicked
+        if clicked in names:
+            _ui.set_qp(criterion=clicked)
+            st.session_state.pop("attr_crit", None)
     if r["by_class"]:
         right.altair_chart(analysis.class_heatmap(r["by_class"], names), width="stretch")
 

@@ -24,7 +24,6 @@ PAGE_SIZE = 25
 PCT = st.column_config.NumberColumn(format="%.1f%%")
 PEOPLE = analysis.PEOPLE
 DEFAULT_RUNS = ["support-single", "support-split"]
-DEFAULT_A, DEFAULT_B = "cites_source", "answers_question"
 CELLS = {"ff": (True, True), "fp": (True, False), "pf": (False, True), "pp": (False, False)}
 
 
@@ -73,7 +72,7 @@ if asked is not None:
         st.session_state["assoc_runs"] = known
 elif "assoc_runs" not in st.session_state:
     st.session_state["assoc_runs"] = _default_runs(runs)
-c_runs, c_human = st.columns([5, 1])
+c_runs, c_human = st.columns([3, 1])
 chosen = c_runs.multiselect(
     "Runs (instruments on one generation)",
     run_ids,
@@ -139,6 +138,38 @@ with _ui.boundary():
     _ui.curated_note([by_id[r]["suite_id"] for r in chosen])
     criteria = res["criteria"]
     names = [i["name"] for i in res["instruments"]]
+    pairs = res["pairs"]
+    singles = [i["name"] for i in res["instruments"] if i["mode"] in ("single", "grouped")]
+
+    # ------------------------------------------------------------ the finding, first
+    f = res["finding"]
+    if f is not None:
+        box = {"induced": st.warning, "real": st.success}.get(f["class"], st.info)
+        box(_ui.md_escape(f["text"]), icon=":material/lightbulb:")
+        st.caption(
+            _ui.md_escape(f"{f['class'].capitalize()}: {f['meaning']}.")
+            + (" " + _ui.md_escape(res["reference_note"]) if res["reference_note"] else "")
+        )
+        if singles and f["class"] != "real":
+            with st.expander(f"What {singles[0]} wrote on answers failing both {f['a']} and {f['b']}"):
+                said = analysis.cell_answers(store, chosen, f["a"], f["b"], True, True, singles[0], human, sel, 5, 0)
+                st.caption(
+                    _ui.md_escape(
+                        f"{said['total']} answers fail both in {singles[0]}; the first {len(said['answers'])}, with the "
+                        "judge's own reasons and what the other instruments said:"
+                    )
+                )
+                for x in said["answers"]:
+                    own = x["verdicts"][singles[0]]
+                    others = "; ".join(
+                        f"{who}: {f['a']} {_word(v[f['a']]['passed'])}, {f['b']} {_word(v[f['b']]['passed'])}"
+                        for who, v in x["verdicts"].items()
+                        if who != singles[0] and not v[f["a"]]["missing"]
+                    )
+                    _ui.labelled_text(
+                        _ui.md_escape(f"{x['item_id']} (round {x['gen_round']})" + (f" - {others}" if others else "")),
+                        f"{f['a']}: {own[f['a']]['reason'] or '(no reason)'}\n{f['b']}: {own[f['b']]['reason'] or '(no reason)'}",
+                    )
     st.caption(
         _ui.md_escape(
             f"Generation {res['gen_id']}: {res['shared_answers']} answers judged by every run"
@@ -146,15 +177,41 @@ with _ui.boundary():
             + ". Fail is coded 1: a positive phi means the two criteria fail together."
         )
     )
+    for i in res["instruments"]:
+        if i.get("note"):
+            st.caption(_ui.md_escape(f"{i['name']}: {i['note']}."))
+
+    # ------------------------------------------------------------ phi matrices (click a cell)
+    st.subheader("phi, instrument by instrument")
+    heat = st.altair_chart(
+        analysis.phi_heatmaps(res["matrices"], criteria, names, per_row=2, select="cell"),
+        key=f"assoc_heat|{','.join(chosen)}|{int(human)}",
+        on_select="rerun",
+        selection_mode="cell",
+    )
+    clicked = [x for x in (((heat or {}).get("selection") or {}).get("cell") or []) if isinstance(x, dict)]
+    picked_cell = (clicked[0].get("instrument"), clicked[0].get("a"), clicked[0].get("b")) if clicked else None
+    if picked_cell != st.session_state.get("_assoc_heat_applied"):  # a new click, not a stale selection
+        st.session_state["_assoc_heat_applied"] = picked_cell
+        if picked_cell and picked_cell[1] != picked_cell[2] and picked_cell[0] in names:
+            _ui.set_qp(**{"in": picked_cell[0], "a": picked_cell[1], "b": picked_cell[2], "cell": "ff"})
+            for key in ("assoc_in", "assoc_a", "assoc_b", "assoc_cell"):
+                st.session_state.pop(key, None)
+    st.caption(
+        "phi of the two fail columns over the answers every run judged (people: the answers they "
+        "labelled). Click a cell to open its 2x2 and the answers failing both, below. Grey cells are undefined: "
+        "a criterion that never fails, or fails on every answer, carries no information about failing together."
+    )
 
     # ------------------------------------------------------------ the 2x2
     st.subheader("Two criteria")
     for key, param, options in (("assoc_in", "in", names), ("assoc_a", "a", criteria), ("assoc_b", "b", criteria)):
         _keep(key, options)
         _ui.sync_widget(key, param, options)
-    st.session_state.setdefault("assoc_in", names[0])
-    st.session_state.setdefault("assoc_a", DEFAULT_A if DEFAULT_A in criteria else criteria[0])
-    st.session_state.setdefault("assoc_b", DEFAULT_B if DEFAULT_B in criteria else criteria[1])
+    st.session_state.setdefault("assoc_in", singles[0] if f is not None and singles else names[0])
+    first_a, first_b = (f["a"], f["b"]) if f is not None else (criteria[0], criteria[1])
+    st.session_state.setdefault("assoc_a", first_a)
+    st.session_state.setdefault("assoc_b", first_b)
     c_in, c_a, c_b = st.columns(3)
     inst = c_in.selectbox("Instrument", names, key="assoc_in", on_change=_ui.widget_to_qp, args=("assoc_in", "in"))
     a = c_a.selectbox("A (rows)", criteria, key="assoc_a", on_change=_ui.widget_to_qp, args=("assoc_a", "a"))
@@ -168,29 +225,34 @@ with _ui.boundary():
         ct = _ui.analysis_call("crosstab", inst, a, b, sel)
     if ct is not None:
         t = ct["table"]
-        grid = pd.DataFrame(
-            [
+        g_col = m_col = st.container()
+        with g_col:
+            _ui.plain_table(
                 [
-                    t["a_pass"]["b_pass"],
-                    t["a_pass"]["b_fail"],
-                    t["a_pass"]["total"],
-                    None if ct["b_fail_rate_given_a_pass"] is None else 100 * ct["b_fail_rate_given_a_pass"],
-                ],
-                [
-                    t["a_fail"]["b_pass"],
-                    t["a_fail"]["b_fail"],
-                    t["a_fail"]["total"],
-                    None if ct["b_fail_rate_given_a_fail"] is None else 100 * ct["b_fail_rate_given_a_fail"],
-                ],
-                [t["total"]["b_pass"], t["total"]["b_fail"], t["total"]["total"], None],
-            ],
-            index=[f"{a} passes", f"{a} fails", "total"],
-            columns=[f"{b} passes", f"{b} fails", "total", f"{b} fail rate in the row"],
-        )
-        g_col, m_col = st.columns([4, 3])
-        g_col.dataframe(grid, key="assoc_grid", column_config={f"{b} fail rate in the row": PCT}, placeholder="-")
+                    {
+                        "": f"{a} {label}",
+                        f"{b} passes": t[row]["b_pass"],
+                        f"{b} fails": t[row]["b_fail"],
+                        "total": t[row]["total"],
+                        f"{b} fail rate": _ui.pct(rate),
+                    }
+                    for row, label, rate in (
+                        ("a_pass", "passes", ct["b_fail_rate_given_a_pass"]),
+                        ("a_fail", "fails", ct["b_fail_rate_given_a_fail"]),
+                    )
+                ]
+                + [
+                    {
+                        "": "total",
+                        f"{b} passes": t["total"]["b_pass"],
+                        f"{b} fails": t["total"]["b_fail"],
+                        "total": t["total"]["total"],
+                        f"{b} fail rate": "",
+                    }
+                ]
+            )
         g_col.caption(
-            "Each rate divides a cell by its own row total, so rows holding different numbers of answers "
+            "The fail rate divides a cell by its own row total, so rows holding different numbers of answers "
             "compare. "
             + (
                 f"{ct['excluded_answers']} answers without a verdict on both are left out."
@@ -198,14 +260,17 @@ with _ui.boundary():
                 else ""
             )
         )
-        r1, r2, r3 = m_col.columns(3)
-        r1.metric("B fails | A passes", _ui.pct(ct["b_fail_rate_given_a_pass"]))
-        r2.metric("B fails | A fails", _ui.pct(ct["b_fail_rate_given_a_fail"]))
+        r1, r2, r3, r4 = m_col.columns(4)
+        r1.metric("B fails if A passes", _ui.pct(ct["b_fail_rate_given_a_pass"]))
+        r2.metric("B fails if A fails", _ui.pct(ct["b_fail_rate_given_a_fail"]))
         r3.metric("Ratio", "undefined" if ct["ratio"] is None else f"x{ct['ratio']:.1f}")
-        m_col.metric("phi", "undefined" if ct["phi"] is None else f"{ct['phi']:.2f}")
+        r4.metric("phi", "undefined" if ct["phi"] is None else f"{ct['phi']:.2f}")
         for why in (ct["phi_reason"], ct["ratio_reason"]):
             if why:
                 m_col.caption(_ui.md_escape(why))
+        here = next((p for p in pairs if {p["a"], p["b"]} == {a, b}), None)
+        if here is not None:
+            m_col.caption(_ui.md_escape(f"Class: {here['class']}. {here['reason']}"))
 
         # -------------------------------------------------------- answers in one cell
         _ui.sync_widget("assoc_cell", "cell", list(CELLS))
@@ -302,23 +367,8 @@ with _ui.boundary():
                         query_params={"run": inst, "item": x["item_id"], "round": str(x["gen_round"])},
                     )
 
-    # ------------------------------------------------------------ phi matrices
-    st.subheader("phi, instrument by instrument")
-    st.altair_chart(analysis.phi_heatmaps(res["matrices"], criteria, names))
-    st.caption(
-        "phi of the two fail columns over the answers every run judged (people: the answers they "
-        "labelled). Grey cells are undefined: a criterion that never fails, or fails on every answer, "
-        "carries no information about failing together."
-    )
-
     # ------------------------------------------------------------ pairs side by side
     st.subheader("Pairs: induced, real or undetermined")
-    pairs = res["pairs"]
-
-    def _phi_text(v: dict) -> str:
-        if v["phi"] is None:
-            return "undefined"
-        return f"{v['phi']:.2f}" + ("" if v["lo"] is None else f" [{v['lo']:.2f}, {v['hi']:.2f}]")
 
     def _rank(n: str, p: dict, key: str) -> str:
         cell = res["matrices"][n]["rank"].get(p["a"], {}).get(p["b"])
@@ -328,40 +378,38 @@ with _ui.boundary():
 
     # the rank correlations of the scores beside phi, for pairs of ordinal / continuous criteria
     ranked = [n for n in names if any(res["matrices"][n]["rank"].get(p["a"], {}).get(p["b"]) for p in pairs)]
-    table = pd.DataFrame(
+    order = {"induced": 0, "real": 1, "undetermined": 2}
+    shown = sorted(pairs, key=lambda p: order[p["class"]])
+    _ui.plain_table(
         [
             {
-                "A": p["a"],
-                "B": p["b"],
+                "pair": f"{p['a']} x {p['b']}",
                 "class": p["class"],
-                **{n: _phi_text(p["instruments"][n]) for n in names},
-                **{f"tau|{n}": _rank(n, p, "kendall_tau_b") for n in ranked},
-                **{f"rho|{n}": _rank(n, p, "spearman") for n in ranked},
-                "reason": p["reason"],
+                **{f"phi {n}": analysis.iv_text(p["instruments"][n]) for n in names},
+                **{f"Kendall tau-b {n}": _rank(n, p, "kendall_tau_b") for n in ranked},
+                **{f"Spearman {n}": _rank(n, p, "spearman") for n in ranked},
             }
-            for p in pairs
+            for p in shown
         ]
     )
-    ev = st.dataframe(
-        table,
-        key="assoc_pairs",
-        hide_index=True,
-        on_select="rerun",
-        selection_mode="single-row",
-        column_config={
-            **{n: st.column_config.TextColumn(f"phi {n}") for n in names},
-            **{f"tau|{n}": st.column_config.TextColumn(f"Kendall tau-b {n}") for n in ranked},
-            **{f"rho|{n}": st.column_config.TextColumn(f"Spearman {n}") for n in ranked},
-        },
-    )
-    picked = list(ev.selection.rows) if ev is not None else []
-    if picked != st.session_state.get("_assoc_pairs_applied", []):  # a new click: open that pair's 2x2 above
-        st.session_state["_assoc_pairs_applied"] = picked
-        if picked and 0 <= picked[0] < len(pairs):
-            p = pairs[picked[0]]
-            if (p["a"], p["b"]) != (a, b):
-                _ui.set_qp(a=p["a"], b=p["b"])
-                st.rerun()
+    with st.expander("Why each pair is classed as it is"):
+        st.markdown(
+            "\n".join(
+                f"- **{_ui.md_escape(p['a'])} x {_ui.md_escape(p['b'])}** ({p['class']}): {_ui.md_escape(p['reason'])}"
+                for p in shown
+            )
+        )
+    labels = {f"{p['a']} x {p['b']} ({p['class']})": p for p in shown}
+
+    def _open_pair() -> None:
+        p = labels.get(st.session_state.get("assoc_pair_pick") or "")
+        st.session_state["assoc_pair_pick"] = ""  # the picker starts blank again: a pick is a jump, not a state
+        if p is not None:
+            _ui.set_qp(a=p["a"], b=p["b"], cell="ff")
+            for key in ("assoc_a", "assoc_b", "assoc_cell"):
+                st.session_state.pop(key, None)
+
+    st.selectbox("Open a pair's 2x2 above", ["", *labels], key="assoc_pair_pick", on_change=_open_pair)
     by_class = {c: [f"{p['a']} x {p['b']}" for p in pairs if p["class"] == c] for c in ("induced", "real")}
     st.caption(
         _ui.md_escape(
@@ -372,10 +420,11 @@ with _ui.boundary():
     pct = int(round(100 * res["level"]))
     st.caption(
         f"phi with its {pct}% paired bootstrap interval (seed {res['seed']}, {res['n_boot']} resamples). "
-        f"The rule, with threshold T = {res['threshold']}: **real** when people's interval lies beyond +/-T; "
+        + "; ".join(f"**{c}**: {_ui.md_escape(w)}" for c, w in analysis.CLASS_WORDS.items())
+        + f". The rule, with threshold T = {res['threshold']}: **real** when people's interval lies beyond +/-T; "
         "**induced** when a single-call run's interval lies beyond +/-T while every one-criterion run's and "
-        "people's lie inside (-T, T); otherwise **undetermined**, with the first missing piece as the reason. "
-        f"People count from {stats.MIN_PEOPLE} labelled answers. Select a row to open its 2x2 above."
+        "people's lie inside (-T, T) on a table with enough failures; otherwise **undetermined**, with the first "
+        f"missing piece as the reason. People count from {stats.MIN_PEOPLE} labelled answers."
     )
     if ranked:
         st.caption(

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 import evalcore
@@ -278,6 +279,17 @@ def show_text(text: Any, *, empty: str = "(none)") -> None:
     """Show text from the data (answers, inputs, reasons) verbatim as plain monospace text:
     ``st.code`` never interprets markdown or HTML, so nothing in it can load remote content."""
     st.code(empty if missing(text) else str(text), language=None, wrap_lines=True)
+
+
+def plain_table(rows: list[dict[str, Any]]) -> None:
+    """A small table as HTML (st.table): every value shown whole and wrapped, never cut at a
+    column's edge (a canvas dataframe truncates at 1024 px), made inert for markdown."""
+    if rows:
+        st.table(
+            pd.DataFrame(rows).map(lambda v: "-" if missing(v) else (md_escape(v) if isinstance(v, str) else v)),
+            border="horizontal",
+            hide_index=True,
+        )
 
 
 def labelled_text(label: str, text: Any, *, empty: str = "(none)") -> None:

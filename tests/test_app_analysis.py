@@ -55,9 +55,14 @@ def frame(at: AppTest, key: str):
     return next(d for d in at.dataframe if d.key == key).value
 
 
+def attr_table(at: AppTest):
+    """The per-criterion table of the attribution page (HTML, index: criterion)."""
+    return next(d.value for d in at.table if list(d.value.columns)[:1] == ["criterion"]).set_index("criterion")
+
+
 def grid(at: AppTest):
     """The 2x2 on the association page: rows A passes, A fails, total."""
-    return next(d.value for d in at.dataframe if list(d.value.index)[-1:] == ["total"])
+    return next(d.value.set_index("") for d in at.table if list(d.value.columns)[:1] == [""])
 
 
 def flips_table(at: AppTest):
@@ -120,45 +125,47 @@ def test_page_renders_with_its_figures(request, where, page, title):
 # --------------------------------------------------------------------------- criteria association
 
 
+def _pairs(at: AppTest):
+    """The pairs table on the association page (HTML: index "pair", then class and phi per instrument)."""
+    return next(d.value for d in at.table if list(d.value.columns)[:1] == ["pair"]).set_index("pair")
+
+
 def test_association_defaults_tell_the_story(demo, tmp_path):
     state = tmp_path / "cli-state"
     at = open_page(demo, ASSOC)
     ok(at)
     assert at.multiselect(key="assoc_runs").value == ["support-single", "support-split"]
     assert at.checkbox(key="assoc_human").value is True
-    assert (at.selectbox(key="assoc_a").value, at.selectbox(key="assoc_b").value) == ("cites_source",
-                                                                                        "answers_question")
-    # by default the suite's holdout items are left out (540 answers, 55 labelled by people): people's
-    # interval on answers_question x cites_source reaches past the threshold (tests/test_analysis.py)
-    pairs = frame(at, "assoc_pairs")
-    cls = {(r["A"], r["B"]): r["class"] for _, r in pairs.iterrows()}
-    assert cls[("answers_question", "cites_source")] == "undetermined"
-    assert cls[("grounded", "no_fabrication")] == "real"
     expected = cli("association", "support-single", "support-split", "--human")
-    assert expected["shared_answers"] == 540 and expected["people_answers"] == 55
+    # the page opens on the finding, in words, and on its pair's 2x2
+    f = expected["finding"]
+    assert (f["a"], f["b"], f["class"]) == ("answers_question", "cites_source", "induced")
+    assert f["text"].startswith("answers_question x cites_source is induced by the single call: phi ")
+    assert [unescape(w.value) for w in at.warning][0] == f["text"]
+    assert (at.selectbox(key="assoc_a").value, at.selectbox(key="assoc_b").value) == (f["a"], f["b"])
+    # by default the suite's holdout items are left out: 540 answers, and people labelled 60 of them
+    assert expected["shared_answers"] == 540 and expected["people_answers"] == 60
+    pairs = _pairs(at)
     for p in expected["pairs"]:
-        row = pairs[(pairs["A"] == p["a"]) & (pairs["B"] == p["b"])].iloc[0]
-        assert row["class"] == p["class"] and row["reason"] == p["reason"]
-    # with the holdout items shown (the look is logged) the demo's story on every item: induced and real
+        row = pairs.loc[f"{p['a']} x {p['b']}"]
+        assert row["class"] == p["class"]
+        for n in ("support-single", "support-split", "people"):
+            assert unescape(row[f"phi {n}"]) == analysis_iv(p["instruments"][n])
+    assert pairs.loc["grounded x no_fabrication", "class"] == "real"
+    why = next(unescape(m.value) for m in at.markdown if "Why" not in m.value and " x " in m.value and "(" in m.value)
+    assert all(unescape(p["reason"]) in why for p in expected["pairs"])
+    # with the holdout items shown (the look is logged): every item, the same story
     at.toggle(key="holdout|association").set_value(True).run()
     ok(at)
-    pairs = frame(at, "assoc_pairs")
-    cls = {(r["A"], r["B"]): r["class"] for _, r in pairs.iterrows()}
-    assert cls[("answers_question", "cites_source")] == "induced"
-    assert cls[("grounded", "no_fabrication")] == "real"
-    assert set(pairs.columns) >= {"support-single", "support-split", "people", "class", "reason"}
-    # the same classes and phis as the command line
-    expected = cli("--state", str(state), "association", "support-single", "support-split", "--human",
-                   "--include-holdout")
-    assert expected["shared_answers"] == 600 and expected["people_answers"] == 60
-    for p in expected["pairs"]:
-        row = pairs[(pairs["A"] == p["a"]) & (pairs["B"] == p["b"])].iloc[0]
-        assert row["class"] == p["class"] and row["reason"] == p["reason"]
-        single = p["instruments"]["support-single"]
-        assert row["support-single"] == f"{single['phi']:.2f} [{single['lo']:.2f}, {single['hi']:.2f}]"
+    shown = cli("--state", str(state), "association", "support-single", "support-split", "--human",
+                "--include-holdout")
+    assert shown["shared_answers"] == 600 and shown["people_answers"] == 60
+    pairs = _pairs(at)
+    for p in shown["pairs"]:
+        assert pairs.loc[f"{p['a']} x {p['b']}", "class"] == p["class"]
     caption = " ".join(unescape(c.value) for c in at.caption)
     assert "threshold T = 0.25" in caption and "induced" in caption and "real" in caption
-    # one phi heatmap per instrument (a facet) and the position effect of the single-call run
+    # one phi heatmap per instrument (a facet, clickable) and the position effect of the single-call run
     specs = [json.loads(c.proto.spec) for c in at.get("vega_lite_chart")]
     facet = next(s for s in specs if "facet" in s)
     assert facet["facet"]["field"] == "instrument"
@@ -166,8 +173,12 @@ def test_association_defaults_tell_the_story(demo, tmp_path):
     assert any(s.get("mark", {}).get("type") == "line" for s in specs)
 
 
+def analysis_iv(v: dict) -> str:
+    return "undefined" if v["phi"] is None else f"{v['phi']:.2f} [{v['lo']:.2f}, {v['hi']:.2f}]"
+
+
 def test_association_two_by_two_equals_the_cli(demo):
-    at = open_page(demo, ASSOC)
+    at = open_page(demo, ASSOC, a="cites_source", b="answers_question")
     ok(at)
     expected = cli("crosstab", "support-single", "--a", "cites_source", "--b", "answers_question")
     table = grid(at)
@@ -175,13 +186,13 @@ def test_association_two_by_two_equals_the_cli(demo):
     assert list(table.iloc[0, :3]) == [t["a_pass"]["b_pass"], t["a_pass"]["b_fail"], t["a_pass"]["total"]]
     assert list(table.iloc[1, :3]) == [t["a_fail"]["b_pass"], t["a_fail"]["b_fail"], t["a_fail"]["total"]]
     assert list(table.iloc[2, :3]) == [t["total"]["b_pass"], t["total"]["b_fail"], t["total"]["total"]]
-    assert table.iloc[0, 3] == pytest.approx(100 * expected["b_fail_rate_given_a_pass"])
-    assert table.iloc[1, 3] == pytest.approx(100 * expected["b_fail_rate_given_a_fail"])
+    assert unescape(table.iloc[0, 3]) == f"{100 * expected['b_fail_rate_given_a_pass']:.1f}%"
+    assert unescape(table.iloc[1, 3]) == f"{100 * expected['b_fail_rate_given_a_fail']:.1f}%"
     shown = {m.label: m.value for m in at.metric}
     assert shown["phi"] == f"{expected['phi']:.2f}"
     assert shown["Ratio"] == f"x{expected['ratio']:.1f}"
-    assert shown["B fails | A fails"] == f"{100 * expected['b_fail_rate_given_a_fail']:.1f}%"
-    assert shown["B fails | A passes"] == f"{100 * expected['b_fail_rate_given_a_pass']:.1f}%"
+    assert shown["B fails if A fails"] == f"{100 * expected['b_fail_rate_given_a_fail']:.1f}%"
+    assert shown["B fails if A passes"] == f"{100 * expected['b_fail_rate_given_a_pass']:.1f}%"
 
 
 def test_association_deep_link_chooses_criteria_instrument_and_cell(demo):
@@ -201,16 +212,23 @@ def test_association_deep_link_chooses_criteria_instrument_and_cell(demo):
     assert {m.label: m.value for m in at.metric}["phi"] == f"{people['phi']:.2f}"
 
 
-def test_clicking_a_pair_opens_its_two_by_two(demo):
+def test_picking_a_pair_opens_its_two_by_two_and_the_link_follows(demo):
     at = open_page(demo, ASSOC)
-    pairs = frame(at, "assoc_pairs")
-    row = int(pairs.index[(pairs["A"] == "grounded") & (pairs["B"] == "no_fabrication")][0])
-    at = select_row(at, "assoc_pairs", row)
+    pick = at.selectbox(key="assoc_pair_pick")
+    at = pick.set_value(next(o for o in pick.options if o.startswith("grounded x no_fabrication"))).run()
     ok(at)
     assert (at.query_params["a"], at.query_params["b"]) == ("grounded", "no_fabrication")
     assert (at.selectbox(key="assoc_a").value, at.selectbox(key="assoc_b").value) == ("grounded", "no_fabrication")
+    assert at.radio(key="assoc_cell").value == "ff"
     expected = cli("crosstab", "support-single", "--a", "grounded", "--b", "no_fabrication")
     assert grid(at).iloc[1, 1] == expected["table"]["a_fail"]["b_fail"]
+    # a second pick moves the link to the second pair, never back to the first
+    pick = at.selectbox(key="assoc_pair_pick")
+    assert pick.value == ""
+    at = pick.set_value(next(o for o in pick.options if o.startswith("answers_question x on_tone"))).run()
+    ok(at)
+    assert (at.query_params["a"], at.query_params["b"]) == ("answers_question", "on_tone")
+    assert (at.selectbox(key="assoc_a").value, at.selectbox(key="assoc_b").value) == ("answers_question", "on_tone")
 
 
 def test_runs_on_different_generations_are_one_error(demo):
@@ -227,7 +245,7 @@ def test_runs_on_different_generations_are_one_error(demo):
 
 
 def test_association_cell_lists_answers_as_text_with_each_judges_reason(demo):
-    at = open_page(demo, ASSOC)
+    at = open_page(demo, ASSOC, a="cites_source", b="answers_question")
     expected = cli("cell", "support-single", "support-split", "--a", "cites_source", "--b", "answers_question",
                    "--human", "--limit", "25")
     key = next(d.key for d in at.dataframe if (d.key or "").startswith("assoc_answers|"))
@@ -250,15 +268,19 @@ def test_attribution_figures_equal_the_cli(demo):
     at = open_page(demo, ATTR, run="support-single")
     ok(at)
     expected = cli("attribution", "support-single")
-    table = frame(at, "attr_table")
-    assert list(table["criterion"]) == [c["criterion"] for c in expected["criteria"]]
+    table = attr_table(at)
+    assert [unescape(x) for x in table.index] == [c["criterion"] for c in expected["criteria"]]
     assert list(table["failed"]) == [c["failed"] for c in expected["criteria"]]
-    assert list(table["fails only this"]) == [c["fail_only_this"] for c in expected["criteria"]]
-    for got, c in zip(table["share of failures"], expected["criteria"]):
-        assert got == pytest.approx(100 * c["share_of_failures"])
+    assert list(table["only this"]) == [c["fail_only_this"] for c in expected["criteria"]]
+    for got, c in zip(table["share"], expected["criteria"]):
+        assert unescape(got) == f"{100 * c['share_of_failures']:.1f}%"
+    # how the run was judged, in words, with the way to the association
+    assert expected["harness"]["text"] in [unescape(m.value) for m in at.markdown]
+    link = next(x.proto for x in at.get("page_link") if "association" in x.proto.page)
+    assert "support-single,support-split" in link.query_string or "runs=support-single" in str(link)
     shown = {m.label: m.value for m in at.metric}
     assert shown["All criteria pass"] == f"{100 * expected['all_pass']['rate']:.1f}%"
-    assert shown["Through the hard gates"] == f"{100 * expected['gates']['rate']:.1f}%"
+    assert shown["Pass the gates"] == f"{100 * expected['gates']['rate']:.1f}%"
 
 
 def test_attribution_default_is_the_first_complete_run(demo):
@@ -301,14 +323,14 @@ def test_attribution_drill_down_lists_failing_answers_and_opens_one_as_text(demo
     ok(at)
     only_in_code(at, expected["answers"][0]["output"])
     assert expected["answers"][0]["reason"] in [c.value for c in at.code]
-    link = at.get("page_link")[0].proto
+    link = next(x.proto for x in at.get("page_link") if "item=" in x.proto.query_string)
     assert link.page.endswith("1_runs.py") or "runs" in link.page
 
 
-def test_selecting_a_criterion_row_opens_its_failures(demo):
+def test_clicking_a_criterion_bar_opens_its_failures(demo):
     at = open_page(demo, ATTR, run="support-single")
-    table = frame(at, "attr_table")
-    at = select_row(at, "attr_table", int(table.index[table["criterion"] == "grounded"][0]))
+    at.session_state["attr_bars|support-single"] = {"selection": {"crit": [{"criterion": "grounded"}]}}
+    at = at.run()
     ok(at)
     assert at.query_params["criterion"] == "grounded" and at.selectbox(key="attr_crit").value == "grounded"
 
@@ -400,7 +422,7 @@ def test_bad_run_in_a_link_is_one_error_and_the_page_carries_on(demo):
     at = open_page(demo, ATTR, run="../../etc")
     assert not at.exception
     assert len(at.error) == 1 and "is not a valid run id" in unescape(at.error[0].value)
-    assert frame(at, "attr_table").shape[0] > 0
+    assert attr_table(at).shape[0] > 0
 
 
 # --------------------------------------------------------------------------- what the drill-downs rest on

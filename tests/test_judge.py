@@ -579,3 +579,41 @@ def test_the_journal_keeps_every_record_and_drops_a_torn_line(tmp_path):
     done, prior = journal_state(Journal.read(path))
     assert len(done) == 500 and list(prior) == ["c501"]
     assert path.read_bytes().count(b"\n") == 501 and b"c500" not in path.read_bytes()
+
+
+def test_a_single_run_with_per_criterion_models_is_read_as_separate_calls(capsys, world, fake, tmp_path):
+    """Issue 15: a "single" run whose criteria name different judge models makes one call per model;
+    the association reads a pair of criteria of different models as judged in separate calls, not
+    as one call (which would class their association as a single-call artefact)."""
+    rubric = tmp_path / "two-models.toml"
+    rubric.write_text(
+        'name = "two-models"\n'
+        '[[criteria]]\nname = "answers_question"\nkind = "binary"\ndescription = "Answers the question?"\n'
+        '[[criteria]]\nname = "grounded"\nkind = "binary"\ndescription = "Supported by the context?"\n'
+        '[[criteria]]\nname = "cites_source"\nkind = "binary"\ndescription = "Cites a source?"\n'
+        'model = "openai/other-judge"\n',
+        encoding="utf-8",
+    )
+    code, _, err = judge(capsys, world, fake, mode="single", rounds=1, rubric=rubric, run_id="two")
+    assert code == 0, err
+    cs = calls(world, "two")
+    assert len(cs) == 40 and Counter(len(c["criteria"]) for c in cs) == {2: 20, 1: 20}  # two calls per answer
+    from evalcore.analysis import association
+
+    res = association(store(world), ["two"])
+    (inst,) = res["instruments"]
+    assert inst["mode"] == "single" and inst["calls_as"] == "grouped"
+    assert "one call per judge model (2 calls per answer)" in inst["note"]
+    kinds = {(p["a"], p["b"]): p["instruments"]["two"]["call"] for p in res["pairs"]}
+    assert kinds[("answers_question", "grounded")] == "single"  # the same call
+    assert kinds[("answers_question", "cites_source")] == "one_criterion"  # separate calls
+    assert kinds[("grounded", "cites_source")] == "one_criterion"
+
+
+def test_judge_warns_when_asked_for_the_independent_variant(capsys, world, fake):
+    code, _, err = judge(capsys, world, fake, "--prompt-variant", "independent", mode="single", rounds=1,
+                         run_id="indep")
+    assert code == 0, err
+    assert "WARNING: run indep asks its judge to evaluate each criterion independently, in one call" in err
+    code, _, err = judge(capsys, world, fake, mode="single", rounds=1, run_id="plain")
+    assert code == 0 and "independently" not in err

@@ -573,3 +573,35 @@ def test_demo_classes(seed):
             assert max(abs(big["split"].lo), abs(big["split"].hi)) < ASSOCIATION_THRESHOLD - 0.1
         else:
             assert ppl.lo > ASSOCIATION_THRESHOLD
+
+
+def test_a_sparse_people_column_cannot_show_an_association_absent():
+    """Issue 15: 3 failures in the people column and none together give a tight percentile
+    interval just below 0 ([-0.18, -0.06] on the demo) that used to read as `absent`, so the pair
+    was classed `induced`. With the failure counts given, the rule says the table is too sparse."""
+    from evalcore.stats import MIN_CELL_FAILURES, phi_bound, phi_interval
+
+    n = 60
+    a = np.zeros(n, dtype=bool)
+    a[:3] = True  # 3 failures of the first criterion
+    b = np.zeros(n, dtype=bool)
+    b[10:30] = True  # 20 of the second, never with the first
+    iv = phi_interval(a, b, seed=0, n_boot=2000, level=0.90)
+    assert iv.hi < 0 and iv.lo > -0.25  # the degenerate interval: inside (-T, T)
+    single = InstrumentEvidence("single", "single", 0.6, 0.45, 0.75, n)
+    split = InstrumentEvidence("split", "one_criterion", 0.02, -0.1, 0.12, n)
+    blind = InstrumentEvidence("people", "people", iv.value, iv.lo, iv.hi, n)  # counts unknown: as before
+    assert classify_association([single, split, blind]).cls == "induced"
+    people = InstrumentEvidence("people", "people", iv.value, iv.lo, iv.hi, n, a_fail=3, b_fail=20)
+    c = classify_association([single, split, people])
+    assert c.cls == "undetermined"
+    assert "too few failures in the people column (3 of 60" in c.reason and str(MIN_CELL_FAILURES) in c.reason
+    enough = InstrumentEvidence("people", "people", iv.value, iv.lo, iv.hi, n, a_fail=8, b_fail=20)
+    assert classify_association([single, split, enough]).cls == "induced"
+    # phi's ceiling from the margins (Guilford): 3 and 20 of 60 allow at most sqrt(.05 * (2/3) / (1/3 * .95))
+    assert phi_bound(60, 3, 20) == pytest.approx(math.sqrt(0.05 * (2 / 3) / ((1 / 3) * 0.95)))
+    assert phi_bound(60, 0, 20) == 0.0
+    capped = InstrumentEvidence("people", "people", 0.0, -0.1, 0.1, 400, a_fail=6, b_fail=300)
+    assert phi_bound(400, 6, 300) < 0.25
+    c = classify_association([single, split, capped])
+    assert c.cls == "undetermined" and "phi cannot exceed" in c.reason

@@ -205,10 +205,10 @@ def test_holdout_hidden_by_default_and_each_look_logged(env):
     # attribution: 5 items x 2 rounds by default, 6 x 2 with the toggle
     at = open_page("pages/2_attribution.py", run=RUN_SINGLE)
     ok(at)
-    assert {m.label: m.value for m in at.metric}["Answers"] == "10 of 10"
+    assert {m.label: m.value for m in at.metric}["Complete answers"] == "10"
     at.toggle(key="holdout|attribution").set_value(True).run()
     ok(at)
-    assert {m.label: m.value for m in at.metric}["Answers"] == "12 of 12"
+    assert {m.label: m.value for m in at.metric}["Complete answers"] == "12"
     at.run()  # each render with the toggle on is a look
     assert looks() == ["runs", "cli:runs", "attribution", "attribution"]
 

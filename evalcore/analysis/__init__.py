@@ -80,7 +80,7 @@ from .gating import (
     trend,
 )
 from .harness import composition_shift, flip_answers, flips
-from .instruments import association, position_effect
+from .instruments import CLASS_WORDS, association, finding, iv_text, position_effect
 from .scores import correlate, criterion_matrix, reliability
 from .selection import DEFAULT_SELECTION, PEOPLE, Selection
 from .suites import (
@@ -116,6 +116,7 @@ __all__ = [
     "ALLOWLIST_FORMAT",
     "BOOTSTRAP_MAX_ITEMS",
     "BREAK_KNOBS",
+    "CLASS_WORDS",
     "COST_MEASURES",
     "DEFAULT_SELECTION",
     "DIRECTIONS",
@@ -161,6 +162,7 @@ __all__ = [
     "diff",
     "diff_knobs",
     "failure_shares",
+    "finding",
     "fit_latency",
     "fit_prices",
     "flip_answers",
@@ -175,6 +177,7 @@ __all__ = [
     "item_classes",
     "item_view",
     "items_path",
+    "iv_text",
     "knob_values",
     "latency_bar",
     "log_look",

@@ -44,10 +44,11 @@ def _rate(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:.1f}%"
 
 
-def failure_shares(criteria: list[Mapping[str, Any]]) -> alt.Chart:
+def failure_shares(criteria: list[Mapping[str, Any]], select: str | None = None) -> alt.Chart:
     """Each criterion's share of all failures, from :func:`evalcore.analysis.failures`'s
     ``criteria`` (rubric order kept). One row per criterion: criterion, share (None when there is
-    no failure at all), failed, fail_rate, gate."""
+    no failure at all), failed, fail_rate, gate. ``select``: the name of a point selection on the
+    criterion, so that a click on a bar can open its failures."""
     rows = [
         {
             "criterion": c["criterion"],
@@ -59,9 +60,11 @@ def failure_shares(criteria: list[Mapping[str, Any]]) -> alt.Chart:
         for c in criteria
     ]
     order = [r["criterion"] for r in rows]
+    chart = alt.Chart(_data(rows))
+    if select:
+        chart = chart.add_params(alt.selection_point(name=select, fields=["criterion"], on="click"))
     return (
-        alt.Chart(_data(rows))
-        .mark_bar()
+        chart.mark_bar()
         .encode(
             x=alt.X("share:Q", title="share of all failures", axis=alt.Axis(format="%")),
             y=alt.Y("criterion:N", sort=order, title=None, axis=alt.Axis(labelLimit=220)),
@@ -128,12 +131,14 @@ def phi_heatmaps(
     criteria: list[str],
     instruments: Iterable[str] | None = None,
     per_row: int = 3,
+    select: str | None = None,
 ) -> alt.FacetChart:
     """The phi matrix of each instrument side by side, from :func:`evalcore.analysis.instruments`'s
     ``matrices``. One row per (instrument, row criterion a, column criterion b), the diagonal
     included: phi (None when undefined), label (the value to two places, or "undefined") and the
     reason. Undefined cells are grey; the colour scale is shared and runs from -1 to 1; the
-    matrices wrap after ``per_row`` instruments."""
+    matrices wrap after ``per_row`` instruments. ``select``: the name of a point selection on
+    (instrument, a, b), so that a click on a cell can open it (Streamlit's ``on_select``)."""
     names = list(instruments) if instruments is not None else list(matrices)
     rows = []
     for name in names:
@@ -172,6 +177,8 @@ def phi_heatmaps(
             alt.Tooltip("reason:N"),
         ],
     )
+    if select:
+        rect = rect.add_params(alt.selection_point(name=select, fields=["instrument", "a", "b"], on="click"))
     text = base.mark_text(fontSize=10).encode(
         text=alt.Text("label:N"),
         color=alt.condition("datum.phi !== null && abs(datum.phi) > 0.6", alt.value("white"), alt.value("black")),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evalcore.analysis.selection import variant_warning
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import InputError, NotFoundError
@@ -199,11 +200,20 @@ def diff(store: Store, a: str, b: str, *, under_test: str | None = None) -> dict
             "simulated": bool(cb.gen.simulated or (cb.run and cb.run.simulated)),
         },
         "knobs": rows,
-        **meaning(rows, ca.gen.outputs_hash == cb.gen.outputs_hash, under_test),
+        **_with_variant(
+            meaning(rows, ca.gen.outputs_hash == cb.gen.outputs_hash, under_test),
+            [(x, c.run.prompt_variant) for x, c in ((a, ca), (b, cb)) if c.run is not None],
+        ),
         "counts": {
             s: sum(1 for r in rows if r["status"] == s) for s in ("held", "differs", "one side", "not recorded")
         },
     }
+
+
+def _with_variant(m: dict[str, Any], runs: list[tuple[str, str | None]]) -> dict[str, Any]:
+    """``meaning`` with the warning of a side whose judge had the "independent" prompt variant."""
+    m["warnings"] += [w for rid, v in runs if (w := variant_warning(rid, v))]
+    return m
 
 
 def meaning(rows: list[dict[str, Any]], same_outputs: bool, under_test: str | None = None) -> dict[str, Any]:

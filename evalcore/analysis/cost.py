@@ -26,18 +26,26 @@ Projection (:func:`project`, a pure function): a call that asks the set G of cri
 answer takes ``S + sum(c_k for k in G)`` input tokens, where ``c_k`` is the number of tokens
 criterion k adds to the judge's criteria block (:func:`criterion_tokens`) and ``S`` everything
 else the call carries (system text, question, context, reference, the answer, the block's frame).
-``S`` is estimated from the measured calls as ``mean(tokens_in - sum(c_k))``. Each verdict writes
-``o_k`` output tokens whatever else shares its call (its reason and value; the JSON frame is
-neglected), estimated per criterion from the measured calls by the sharing rule. Prices per token
-are fitted to the calls with a known cost by non-negative least squares of cost on (tokens in,
-tokens out); a call's latency is ``l_call + l_out * tokens_out``, fitted the same way. For N items
-judged R times each, with g calls per answer (single 1, grouped = number of groups, split K):
+``S`` is estimated from the measured calls as ``mean(tokens_in - sum(c_k))``. A call writes
+``f + sum(o_k for k in G)`` output tokens: ``f`` its own frame and rationale, ``o_k`` each verdict's
+reason and value, fitted by least squares of tokens out on the criteria lists of the run's calls
+and, when those cannot tell ``f`` from the ``o_k`` (every call asks the same list), of its sibling
+runs' (same generation, judge model and rubric, another number of calls per answer); when nothing
+identifies ``f`` it is taken as 0 and the projection says so. Prices per token are fitted to the
+calls with a known cost by non-negative least squares of cost on (tokens in, tokens out); a call's
+latency is ``l_call + l_out * tokens_out``, fitted the same way. For N items judged R times each,
+with g calls per answer (single 1, grouped = number of groups, split K) and concurrency c (the
+run's recorded ``--concurrency``, else 1, said):
 
     calls      = N * R * g
     tokens_in  = N * R * (g * S + sum_k c_k)
-    tokens_out = N * R * sum_k o_k
+    tokens_out = N * R * (g * f + sum_k o_k)
     cost       = tokens_in * price_in + tokens_out * price_out    (null when the prices are unknown)
-    latency    = g * l_call + l_out * sum_k o_k                    (one answer, calls one after another)
+    latency    = g * l_call + l_out * (g * f + sum_k o_k)         (one answer, calls one after another)
+    fanned out = l_call + l_out * (f + max over calls of sum(o_k in the call))   (an answer's calls in parallel)
+    wall time  = max(N * R * latency / min(c, calls), fanned out)                (the whole run at concurrency c)
+
+docs/COST.md gives the same with worked figures.
 """
 
 from __future__ import annotations
@@ -103,6 +111,31 @@ def _num(v: Any) -> Any:
 
 def _per_unit(cost: float | None, unknown: int, n: int) -> float | None:
     return cost / n if cost is not None and unknown == 0 and n else None
+
+
+def cost_label(cost_usd: float | None, unknown: int, n: int, unit: str = "calls", none: str = "unknown") -> str:
+    """A total cost as text: ``$X`` when every one of the ``n`` calls (outputs) is priced, ``$X
+    (partly priced: N of M calls)`` beside the sum of the known costs when ``unknown`` of them are
+    not, and ``none`` (default "unknown") only when no call is priced."""
+    priced = n - unknown
+    if cost_usd is None or (n and priced <= 0):
+        return none
+    text = f"${cost_usd:.4f}"
+    return text + (f" (partly priced: {priced} of {n} {unit})" if unknown else "")
+
+
+def stored_cost(store: Store, kind: str, eid: str) -> tuple[float | None, int, int] | None:
+    """(sum of the known costs, calls with unknown cost, calls) of a stored run's calls.parquet
+    (``kind`` "run") or a generation's outputs.parquet (``kind`` "generation"); None when the table
+    is missing."""
+    try:
+        path = store.path_of(kind, eid, "calls" if kind == "run" else "outputs")
+    except NotFoundError:
+        return None
+    n, unknown, cost = store.sql(
+        "SELECT count(*), count(*) - count(cost_usd), sum(cost_usd) FROM read_parquet(?)", [path]
+    )[0]
+    return _num(cost), int(unknown), int(n)
 
 
 def call_totals(store: Store, calls_path: str | Table) -> dict[str, Any]:
@@ -402,6 +435,28 @@ def fit_latency(store: Store, calls_path: str | Table, moments: dict[str, Any] |
     }
 
 
+def _partition(k: int, groups: int, partition: Sequence[Sequence[int]] | None) -> list[list[int]]:
+    """The grouped harness's calls as lists of criterion indices: ``partition`` when given (checked to
+    cover each of the k criteria once in ``groups`` parts), else the criteria in order cut into
+    ``groups`` consecutive parts of near-equal size."""
+    if partition is not None:
+        parts = [list(map(int, p)) for p in partition]
+        flat = sorted(i for p in parts for i in p)
+        if len(parts) != groups or flat != list(range(k)) or any(not p for p in parts):
+            raise InputError(
+                f"the partition must put each of the {k} criteria in exactly one of {groups} groups",
+                field="partition",
+            )
+        return parts
+    size, extra = divmod(k, groups)
+    out, start = [], 0
+    for g in range(groups):
+        n = size + (1 if g < extra else 0)
+        out.append(list(range(start, start + n)))
+        start += n
+    return out
+
+
 def project(
     shared_tokens_in: float,
     criterion_tokens_in: Sequence[float],
@@ -411,35 +466,58 @@ def project(
     groups: int,
     rounds: int = 1,
     latency: tuple[float, float] | None = None,
+    out_per_call: float = 0.0,
+    concurrency: int = 1,
+    partition: Sequence[Sequence[int]] | None = None,
 ) -> list[dict[str, Any]]:
     """The single, grouped and split harnesses for ``items`` items judged ``rounds`` times each,
     from ``S`` (``shared_tokens_in``), ``c_k`` per criterion (``criterion_tokens_in``), ``o_k``
-    output tokens per verdict (``out_tokens``, same order), prices per token (in, out; None when
-    unknown), ``groups`` calls per answer in grouped mode and the latency model (ms per call, ms
-    per output token; None when unknown). Pure: one row per mode with calls, calls per answer,
-    tokens in and out, cost, the latency of one answer's calls made one after another
-    (``g * ms_per_call + ms_per_output_token * sum(o_k)``), and each figure as a multiple of the
-    single call's."""
+    output tokens per verdict (``out_tokens``, same order), ``f`` output tokens every call writes
+    once whatever it asks (``out_per_call``: the JSON frame), prices per token (in, out; None when
+    unknown), ``groups`` calls per answer in grouped mode (``partition``: which criteria share a
+    grouped call, as lists of indices; default: the criteria in order cut into near-equal parts),
+    the latency model (ms per call, ms per output token; None when unknown) and the calls in
+    flight at most (``concurrency``). Pure: one row per mode with calls, calls per answer, tokens
+    in and out, cost, the largest call's output, the latency of one answer with its calls one after
+    another (``g * ms_per_call + ms_per_output_token * tokens_out per answer``) and fanned out (the
+    slowest call: ``ms_per_call + ms_per_output_token * largest call's output``), the whole run's
+    wall time at ``concurrency`` and each of calls, tokens and cost as a multiple of the single
+    call's."""
     k = len(criterion_tokens_in)
     if k < 1:
         raise InputError("the projection needs at least one model-judged criterion", field="criteria")
     if len(out_tokens) != k:
         raise InputError(f"{len(out_tokens)} output figures for {k} criteria", field="out_tokens")
-    for name, v in (("--items", items), ("--rounds", rounds)):
+    for name, v in (("--items", items), ("--rounds", rounds), ("concurrency", concurrency)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
             raise InputError(f"{v!r} must be a whole number of at least 1", field=name)
     if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or not 1 <= groups <= k:
         raise InputError(f"{groups!r} must be a whole number from 1 to the number of criteria ({k})", field="--groups")
-    values = [shared_tokens_in, *criterion_tokens_in, *out_tokens, *(prices or ()), *(latency or ())]
+    values = [shared_tokens_in, out_per_call, *criterion_tokens_in, *out_tokens, *(prices or ()), *(latency or ())]
     if any(v is None or not math.isfinite(float(v)) for v in values):
-        raise InputError("S, c_k, output tokens, prices and latency must be finite numbers", field="projection")
-    sum_c, sum_o = float(sum(criterion_tokens_in)), float(sum(out_tokens))
+        raise InputError("S, f, c_k, output tokens, prices and latency must be finite numbers", field="projection")
+    f = float(out_per_call)
+    o = [float(v) for v in out_tokens]
+    sum_c, sum_o = float(sum(criterion_tokens_in)), float(sum(o))
     base = items * rounds
+    layouts = (
+        ("single", [list(range(k))]),
+        ("grouped", _partition(k, int(groups), partition)),
+        ("split", [[i] for i in range(k)]),
+    )
     rows: list[dict[str, Any]] = []
-    for mode, g in (("single", 1), ("grouped", int(groups)), ("split", k)):
+    for mode, calls in layouts:
+        g = len(calls)
         tin = base * (g * float(shared_tokens_in) + sum_c)
-        tout = base * sum_o
+        out_answer = g * f + sum_o
+        tout = base * out_answer
+        largest = f + max(sum(o[i] for i in c) for c in calls)
         cost = None if prices is None else tin * prices[0] + tout * prices[1]
+        seq = fan = wall = None
+        if latency is not None:
+            seq = g * latency[0] + latency[1] * out_answer
+            fan = latency[0] + latency[1] * largest
+            wall = max(base * seq / min(int(concurrency), base * g), fan)
         rows.append(
             {
                 "mode": mode,
@@ -447,8 +525,12 @@ def project(
                 "calls": base * g,
                 "tokens_in": tin,
                 "tokens_out": tout,
+                "tokens_out_per_call_max": largest,
                 "cost_usd": cost,
-                "latency_ms_per_answer": None if latency is None else g * latency[0] + latency[1] * sum_o,
+                "latency_ms_per_answer": seq,
+                "latency_ms_per_answer_fanout": fan,
+                "concurrency": int(concurrency),
+                "wall_ms": wall,
             }
         )
     single = rows[0]
@@ -459,17 +541,206 @@ def project(
     return rows
 
 
-def _groups_of(m: S.RunManifest, names: list[str]) -> tuple[int, str]:
+def _groups_of(m: S.RunManifest, names: list[str]) -> tuple[int, str, list[list[str]]]:
+    """Calls per answer of the grouped harness, where that number comes from, and which criteria
+    share a call (the run's groups, else the rubric's criterion groups)."""
     if m.mode == "grouped" and m.groups:
-        return len(m.groups), "the run's groups"
-    seen: dict[str, None] = {}
+        parts = [[n for n in g if n in names] for g in m.groups]
+        parts = [p for p in parts if p]
+        rest = [n for n in names if not any(n in p for p in parts)]
+        return len(m.groups), "the run's groups", parts + [[n] for n in rest]
+    seen: dict[str, list[str]] = {}
     for c in m.rubric.criteria:
         if c.name in names:
-            seen.setdefault(c.group or c.name, None)
+            seen.setdefault(c.group or c.name, []).append(c.name)
+    parts = list(seen.values())
+    parts += [[n] for n in names if not any(n in p for p in parts)]
     g = len(seen) or len(names)
     if g == len(names):
-        return g, "the rubric names no groups: each criterion is its own group, so grouped equals split"
-    return g, "the rubric's criterion groups"
+        return g, "the rubric names no groups: each criterion is its own group, so grouped equals split", parts
+    return g, "the rubric's criterion groups", parts
+
+
+# ----------------------------------------------------------------------------- output tokens per call
+
+OutLists = list[tuple[frozenset[str], int, float, float]]  # criteria asked, calls, sum and sum of squares of tokens_out
+
+
+def output_lists(store: Store, calls_path: str | Table) -> OutLists:
+    """The completed calls with measured output grouped by the set of criteria they asked (DuckDB:
+    count, sum and sum of squares of tokens_out per criteria list; lists with the same criteria in
+    another order are merged). Calls that list no criterion are left out."""
+    src, params = _src(calls_path)
+    rows = store.sql(
+        f"SELECT criteria, count(*), sum(tokens_out::DOUBLE), sum(tokens_out::DOUBLE * tokens_out) FROM {src} "
+        "WHERE error IS NULL AND tokens_out IS NOT NULL AND criteria IS NOT NULL AND len(criteria) > 0 "
+        "GROUP BY criteria",
+        params,
+    )
+    merged: dict[frozenset[str], list[float]] = {}
+    for crits, n, t1, t2 in rows:
+        acc = merged.setdefault(frozenset(crits), [0, 0.0, 0.0])
+        acc[0] += n
+        acc[1] += float(t1)
+        acc[2] += float(t2)
+    return [(key, int(n), t1, t2) for key, (n, t1, t2) in merged.items()]
+
+
+def fit_output(lists: OutLists, names: Sequence[str], fix_f: bool = False) -> dict[str, Any]:
+    """Least squares of a call's tokens_out on ``f + sum(o_k for k in the call)`` over the calls
+    summarised in ``lists`` (:func:`output_lists`, of one run or several): the normal equations are
+    summed from the per-list counts and sums (a list of n calls with output sum T adds n x x' to
+    X'X and T x to X'y, x = (1, indicators of its criteria)) and solved by the pseudo-inverse, so
+    that a sum of o_k the calls do not tell apart is shared equally (the minimum-norm solution).
+
+    ``identified``: whether the calls determine f (a least-squares solution has the same f
+    whatever the pseudo-inverse picks; with every call asking lists of one size, f and the o_k
+    cannot be told apart). With ``fix_f`` (or when nothing identifies f) f is fixed at 0 and only
+    the o_k are fitted. A criterion of ``names`` in no list has o_k None; lists naming a criterion
+    outside ``names`` are left out (``calls_skipped``)."""
+    index = {n: i for i, n in enumerate(names)}
+    dim = len(names) + 1
+    xtx = np.zeros((dim, dim))
+    xty = np.zeros(dim)
+    yty = 0.0
+    n_calls = skipped = 0
+    for crits, n, t1, t2 in lists:
+        if any(c not in index for c in crits):
+            skipped += n
+            continue
+        x = np.zeros(dim)
+        x[0] = 1.0
+        for c in crits:
+            x[1 + index[c]] = 1.0
+        xtx += n * np.outer(x, x)
+        xty += t1 * x
+        yty += t2
+        n_calls += n
+    measured = [j for j in range(1, dim) if xtx[j, j] > 0]
+    out: dict[str, Any] = {
+        "f": 0.0,
+        "identified": False,
+        "o": {n: None for n in names},
+        "calls": n_calls,
+        "calls_skipped": skipped,
+        "rms_tokens": None,
+    }
+    if not measured:
+        return out
+    cols = ([] if fix_f else [0]) + measured
+    a = xtx[np.ix_(cols, cols)]
+    pinv = np.linalg.pinv(a, rcond=1e-12, hermitian=True)
+    identified = False
+    if not fix_f:
+        e0 = np.zeros(len(cols))
+        e0[0] = 1.0
+        identified = bool(np.linalg.norm(a @ pinv @ e0 - e0) < 1e-8)
+    if not fix_f and not identified:  # f and the o_k cannot be told apart: f = 0, only o_k fitted
+        cols = measured
+        a = xtx[np.ix_(cols, cols)]
+        pinv = np.linalg.pinv(a, rcond=1e-12, hermitian=True)
+    b = pinv @ xty[cols]
+    coef = np.zeros(dim)
+    coef[cols] = b
+    rss = float(coef @ xtx @ coef - 2 * coef @ xty + yty)
+    out.update(
+        f=float(coef[0]),
+        identified=identified,
+        o={n: (float(coef[1 + i]) if 1 + i in measured else None) for i, n in enumerate(names)},
+        rms_tokens=math.sqrt(max(rss, 0.0) / n_calls) if n_calls else None,
+    )
+    return out
+
+
+def _calls_per_answer(lists: OutLists, names: Sequence[str]) -> tuple[int, float, int] | None:
+    """A run's calls per answer, its measured output tokens per answer (the sum over its criteria
+    lists of their mean output) and its calls, when its lists partition ``names`` (each criterion
+    in exactly one list); else None."""
+    sets = [crits for crits, n, _, _ in lists if n]
+    flat = [c for s in sets for c in s]
+    if not sets or len(flat) != len(set(flat)) or set(flat) != set(names):
+        return None
+    return len(sets), sum(t1 / n for _, n, t1, _ in lists if n), sum(n for _, n, _, _ in lists)
+
+
+def _siblings(store: Store, run_id: str, m: S.RunManifest) -> list[str]:
+    """Other runs of the store on the same generation with the same judge model and rubric that
+    have calls (a model grader of a pairwise session excluded), by id."""
+    out = []
+    for rid in store.ids("run"):
+        if rid == run_id:
+            continue
+        e = store.run(rid)
+        o = e.manifest
+        if (o.gen_id, o.judge_model, o.rubric_hash) != (m.gen_id, m.judge_model, m.rubric_hash):
+            continue
+        if (e.path / "pair_verdicts.parquet").exists() or not (e.path / "calls.parquet").exists():
+            continue
+        out.append(rid)
+    return out
+
+
+def _output_model(
+    store: Store,
+    run_id: str,
+    m: S.RunManifest,
+    calls_path: str | Table,
+    names: list[str],
+    classes: tuple[str, ...],
+    suite_id: str,
+) -> dict[str, Any]:
+    """f and o_k: from the run's own calls when they identify f, else pooled with the sibling runs
+    (:func:`_siblings`) whose calls ask criteria lists of a size the run's own calls do not, else
+    with f = 0 assumed on the run's own calls. Also which runs measured which calls per answer."""
+    own = output_lists(store, calls_path)
+    fit = fit_output(own, names)
+    used: dict[str, OutLists] = {run_id: own}
+    how = "the run's own calls"
+    if not fit["identified"]:
+        sizes = {len(c) for c, _, _, _ in own}
+        pool = dict(used)
+        for rid in _siblings(store, run_id, m):
+            lists = output_lists(store, _sliced(store, suite_id, "run", rid, "calls", classes))
+            if {len(c) for c, _, _, _ in lists} - sizes:
+                pool[rid] = lists
+        if len(pool) > 1:
+            pooled = fit_output([x for lists in pool.values() for x in lists], names)
+            if pooled["identified"]:
+                fit, used = pooled, pool
+                how = "the run's calls and those of " + ", ".join(r for r in pool if r != run_id)
+    if fit["identified"]:
+        source = f"least squares of tokens out on f + sum of o_k over {fit['calls']} completed calls ({how})"
+    else:
+        fit = fit_output(own, names, fix_f=True)
+        source = (
+            f"f = 0 assumed (not identified: the run's calls ask criteria lists of one size only and no run on "
+            f"the same generation with the same judge and rubric asks lists of another size); o_k by least "
+            f"squares over {fit['calls']} completed calls of the run"
+        )
+    measured = {rid: _calls_per_answer(lists, names) for rid, lists in used.items()}
+    return {**fit, "source": source, "runs": list(used), "measured": measured}
+
+
+def _concurrency(m: S.RunManifest) -> tuple[int, str]:
+    """The calls in flight at most when the run was made (``--concurrency``, recorded in the run's
+    retry policy or knobs), else 1 and a note saying it was not recorded."""
+    for where, d in (("retry policy", m.retry_policy), ("knobs", m.knobs)):
+        v = (d or {}).get("concurrency")
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1:
+            return int(v), f"the run's {where} (--concurrency {int(v)})"
+    return 1, "concurrency not recorded: 1 assumed (calls one after another)"
+
+
+def _wall_measured(store: Store, calls_path: str | Table) -> float | None:
+    """The run's measured wall time: from the first call's start to the last call's end
+    (``started_at`` + ``latency_ms``), when the calls record when they started."""
+    src, params = _src(calls_path)
+    (v,) = store.sql(
+        f"SELECT max(epoch_ms(started_at) + latency_ms) - min(epoch_ms(started_at)) FROM {src} "
+        "WHERE started_at IS NOT NULL AND latency_ms IS NOT NULL",
+        params,
+    )[0]
+    return _num(v)
 
 
 def _projection(
@@ -482,6 +753,8 @@ def _projection(
     items: int | None,
     rounds: int | None,
     groups: int | None,
+    classes: tuple[str, ...] = (),
+    suite_id: str = "",
 ) -> dict[str, Any]:
     asked = [r["criterion"] for r in crit_rows]
     ck_rows = criterion_tokens(m.rubric, m.knobs, m.judge_model, asked)
@@ -490,19 +763,22 @@ def _projection(
     s, s_sd, measured = _shared_tokens(store, calls_path, ck)
     if not measured or s is None:
         return {"available": False, "reason": "no completed call with measured tokens in", "rows": []}
-    by_name = {r["criterion"]: r for r in crit_rows}
-    o: dict[str, Any] = {n: by_name.get(n, {}).get("out_tokens_per_verdict") for n in names}
+    out_model = _output_model(store, run_id, m, calls_path, names, classes, suite_id)
+    o: dict[str, Any] = out_model["o"]
     known_o = [v for v in o.values() if v is not None]
     if not known_o:
         return {"available": False, "reason": "no completed call with measured tokens out", "rows": []}
     o_fill = sum(known_o) / len(known_o)
+    f = out_model["f"]
     mo = call_moments(store, calls_path)
     prices = fit_prices(store, calls_path, mo)
     latency = fit_latency(store, calls_path, mo)
-    g_default, g_source = _groups_of(m, names)
+    concurrency, concurrency_source = _concurrency(m)
+    g_default, g_source, parts = _groups_of(m, names)
     n_items = counts["items"] if items is None else items
     n_rounds = counts["rounds"] if rounds is None else rounds
     n_groups = g_default if groups is None else groups
+    partition = [[names.index(n) for n in p] for p in parts] if groups is None and len(parts) == n_groups else None
     if groups is not None:
         g_source = "--groups"
     rows = project(
@@ -514,7 +790,22 @@ def _projection(
         n_groups,
         n_rounds,
         None if latency is None else (latency["ms_per_call"], latency["ms_per_output_token"]),
+        out_per_call=f,
+        concurrency=concurrency,
+        partition=partition,
     )
+    # where each mode's output tokens come from: calls measured with that many calls per answer
+    # (the run itself first, then the sibling run in the fit with the most such calls)
+    for r in rows:
+        found = [
+            (rid != run_id, -got[2], rid, got[1])
+            for rid, got in out_model["measured"].items()
+            if got is not None and got[0] == r["calls_per_answer"]
+        ]
+        hit = min(found)[2:] if found else None
+        r["tokens_out_source"] = "estimated" if hit is None else "measured"
+        r["tokens_out_run"] = None if hit is None else hit[0]
+        r["tokens_out_per_answer_measured"] = None if hit is None else hit[1]
     warnings = []
     if s <= 0:
         warnings.append(
@@ -523,6 +814,16 @@ def _projection(
         )
     if any(v is None for v in o.values()):
         warnings.append("criteria never measured in a completed call use the mean output per verdict of the others")
+    if not out_model["identified"]:
+        warnings.append(
+            "the output tokens every call writes once (f, its JSON frame) are not identified by these calls: "
+            "f = 0 is assumed, so projected output per answer is the same in every mode; the modes this run "
+            "did not measure are estimated"
+        )
+    elif f < 0:
+        warnings.append(
+            f"the fitted output per call f is {f:.1f} tokens (negative): the calls do not follow f + sum o_k"
+        )
     if prices is None:
         warnings.append("no call has a known cost: projected cost is unknown")
     # the run's own mode at its own size, against what it measured
@@ -538,7 +839,16 @@ def _projection(
             "tokens_in_projected": row["tokens_in"],
             "tokens_out_measured": int(mo["d_out"] or 0),
             "tokens_out_projected": row["tokens_out"],
+            "wall_ms_measured": _wall_measured(store, calls_path),
+            "wall_ms_projected": row["wall_ms"],
         }
+    f_assumption = (
+        f"tokens_out(call) = f + sum of o_k over the call's criteria; f = {f:.1f} tokens per call fitted "
+        f"({out_model['source']})"
+        if out_model["identified"]
+        else "tokens_out(call) = f + sum of o_k over the call's criteria with f = 0 ASSUMED (not identified: "
+        "no calls asking criteria lists of different sizes), so output per answer is the same in every mode"
+    )
     return {
         "available": True,
         "reason": None,
@@ -546,6 +856,7 @@ def _projection(
         "rounds": n_rounds,
         "groups": n_groups,
         "groups_source": g_source,
+        "grouped_calls": [[names[i] for i in p] for p in partition] if partition is not None else None,
         "shared_tokens_in": s,
         "shared_tokens_in_sd": s_sd,
         "calls_measured": measured,
@@ -559,16 +870,37 @@ def _projection(
             }
             for n, r in zip(names, ck_rows)
         ],
+        "output": {
+            "tokens_per_call": f,
+            "identified": out_model["identified"],
+            "source": out_model["source"],
+            "runs": out_model["runs"],
+            "calls": out_model["calls"],
+            "calls_skipped": out_model["calls_skipped"],
+            "fit_rms_tokens": out_model["rms_tokens"],
+        },
         "prices": prices,
         "latency": latency,
+        "concurrency": concurrency,
+        "concurrency_source": concurrency_source,
         "rows": rows,
         "check": check,
         "warnings": warnings,
         "assumptions": [
             "tokens_in(call) = S + sum of c_k over the call's criteria; S is the same for every call on an answer",
-            "each verdict writes the same output tokens o_k whatever shares its call (JSON frame neglected)",
+            f_assumption,
+            "each verdict writes the same output tokens o_k whatever shares its call",
             "price is linear in tokens in and out (fitted, no per-call fee)",
-            "a call takes a fixed time plus a time per output token (fitted); an answer's calls run one after another",
+            "a call takes a fixed time plus a time per output token (fitted); latency per answer is given with "
+            "the answer's calls one after another and fanned out (the largest call's expected latency, not the "
+            "expected maximum of random latencies)",
+            f"wall time = the calls' summed latency / min(concurrency, calls), at least one fanned-out answer; "
+            f"concurrency {concurrency}: {concurrency_source}; no rate limits or retries",
+            *(
+                []
+                if partition is not None or n_groups == 1
+                else [f"grouped fan-out: the criteria in rubric order cut into {n_groups} groups of near-equal size"]
+            ),
         ],
     }
 
@@ -615,7 +947,9 @@ def run_cost(
             "each, so there is no single / grouped / split choice to project",
         }
     else:
-        projection = _projection(store, run_id, m, calls_path, crit_rows, counts, items, rounds, groups)
+        projection = _projection(
+            store, run_id, m, calls_path, crit_rows, counts, items, rounds, groups, classes, gen.manifest.suite_id
+        )
     system = output_totals(store, _sliced(store, gen.manifest.suite_id, "generation", gen.id, "outputs", classes))
     for r in crit_rows:
         r.pop("out_tokens_per_verdict")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
+from evalcore.analysis.instruments import harness_words
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
     Selection,
@@ -120,6 +121,7 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
     return {
         **_run_status(store, run_id),
         "gen_id": m.gen_id,
+        "harness": harness_words(store, run_id),
         "selection": sel.describe(),
         "criteria": criteria,
         "total_failures": total_fail,

@@ -22,6 +22,7 @@ from evalcore.analysis.selection import (
     _check_judge_round,
     _hold,
     _sel_sql,
+    run_warnings,
 )
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
@@ -109,7 +110,7 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
         "selection": sel.describe(),
         "status_a": ma.status,
         "status_b": mb.status,
-        "warnings": [f"run {r} is {s}" for r, s in ((run_a, ma.status), (run_b, mb.status)) if s != "complete"],
+        "warnings": run_warnings(store, [run_a, run_b]),
         "criteria": per,
         "failures_a": tot_a,
         "failures_b": tot_b,
@@ -180,7 +181,7 @@ def flip_answers(
         "criterion": criterion,
         "direction": direction,
         "selection": sel.describe(),
-        "warnings": [f"run {r} is {s}" for r, s in ((run_a, ma.status), (run_b, mb.status)) if s != "complete"],
+        "warnings": run_warnings(store, [run_a, run_b]),
         "total": total,
         "offset": int(offset),
         "limit": int(limit),

@@ -20,8 +20,19 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from evalcore.analysis.selection import DEFAULT_SELECTION, PEOPLE, Selection, _hold, _people_hold, _run_status, _sel_sql
+from evalcore.analysis.selection import (
+    DEFAULT_SELECTION,
+    PEOPLE,
+    Selection,
+    _hold,
+    _people_hold,
+    _run_status,
+    _sel_sql,
+    run_warnings,
+)
+from evalcore.contract import schema as S
 from evalcore.errors import EvalcoreError, InputError, NotFoundError
+from evalcore.llm.rubric import MODEL_KINDS
 from evalcore.stats import association as stats
 from evalcore.stats import correlation
 from evalcore.storage.gold import settled
@@ -46,6 +57,65 @@ def _pair_kind(
     if mode == PEOPLE:
         return "people"
     return "other"
+
+
+def judged_together(m: S.RunManifest) -> tuple[str, list[list[str]] | None]:
+    """The harness a run really had, as (mode, groups) for :func:`_pair_kind`: a ``single`` run
+    whose criteria name different judge models made one call per model (evalcore.llm.plan
+    ``blocks_for``), so its criteria of different models were judged in separate calls: it reads as
+    ``grouped`` with one group per model. Any other run reads as recorded."""
+    if m.mode != "single":
+        return m.mode, m.groups
+    by_model: dict[str, list[str]] = {}
+    for c in m.rubric.criteria:
+        if c.kind in MODEL_KINDS:
+            by_model.setdefault(c.model or m.judge_model, []).append(c.name)
+    if len(by_model) < 2:
+        return m.mode, m.groups
+    return "grouped", list(by_model.values())
+
+
+def harness_words(store: Store, run_id: str) -> dict[str, Any]:
+    """How a run was judged, in words, and the runs to open in the association beside it (this run
+    and a complete one-criterion run on the same generation, when there is one)."""
+    m = store.run(run_id).manifest
+    mode, groups = judged_together(m)
+    k = len([c for c in m.rubric.criteria if c.kind in MODEL_KINDS])
+    if m.mode == "single" and mode == "grouped":
+        text = (
+            f"{run_id} asked its criteria in one call per judge model ({len(groups or [])} calls per answer): "
+            "criteria of the same model share a call, so a failure on one can echo another."
+        )
+    elif mode == "single":
+        text = (
+            f"{run_id} judged all {k} criteria in one call per answer (single): a failure recorded on one "
+            "criterion can be an echo of another written before it, so read these shares with the association."
+        )
+    elif mode == "grouped":
+        text = (
+            f"{run_id} judged its criteria in {len(groups or [])} calls per answer, one per group (grouped): "
+            "criteria of one group share a call."
+        )
+    elif mode == "split":
+        text = f"{run_id} judged each criterion in its own call (split): no verdict was written beside another."
+    else:
+        text = f"{run_id} was imported without a record of how its criteria were asked (mode {m.mode})."
+    partners = []
+    if mode in ("single", "grouped"):
+        names = set(m.rubric.names())
+        splits = [
+            (rid, o)
+            for rid in store.ids("run")
+            if rid != run_id
+            and (o := store.run(rid).manifest).gen_id == m.gen_id
+            and o.mode == "split"
+            and o.status == "complete"
+            and set(o.rubric.names()) == names
+        ]
+        # the same judge model first: then only the harness differs
+        splits.sort(key=lambda t: (t[1].judge_model != m.judge_model, t[0]))
+        partners = [rid for rid, _ in splits[:1]]
+    return {"mode": m.mode, "text": text, "association_runs": [run_id, *partners] if partners else []}
 
 
 def _verdict_rows_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:
@@ -212,6 +282,15 @@ def association(
         }
         for i, rid in enumerate(run_ids)
     ]
+    for inst in instruments:  # a single run with per-criterion judge models made one call per model
+        mode, groups = judged_together(manifests[inst["name"]])
+        if mode != inst["mode"]:
+            inst.update(
+                calls_as="grouped",
+                call_groups=groups,
+                note=f"one call per judge model ({len(groups or [])} calls per answer): criteria of different "
+                "models were judged in separate calls",
+            )
     people = None
     if human:
         ps = _people_rows_sql(store, gen_id)
@@ -286,7 +365,7 @@ def association(
             iv = ivs.get(name)
             lo, hi = (iv[0], iv[1]) if iv else (None, None)
             n = n_p if name == PEOPLE else n_m
-            call = _pair_kind(inst["mode"], inst["groups"], a, b)
+            call = _pair_kind(inst.get("calls_as", inst["mode"]), inst.get("call_groups", inst["groups"]), a, b)
             per_inst[name] = {
                 "phi": cell["value"],
                 "phi_reason": cell["reason"],
@@ -295,12 +374,22 @@ def association(
                 "n": n,
                 "call": call,
             }
-            evidence.append(stats.InstrumentEvidence(name=name, kind=call, value=cell["value"], lo=lo, hi=hi, n=n))
+            data, tag = (people, "hp") if name == PEOPLE else (machines, inst["tag"])
+            a_fail = int(fails(data, tag, i).sum()) if n and data is not None else None
+            b_fail = int(fails(data, tag, j).sum()) if n and data is not None else None
+            per_inst[name].update(a_fail=a_fail, b_fail=b_fail)
+            evidence.append(
+                stats.InstrumentEvidence(
+                    name=name, kind=call, value=cell["value"], lo=lo, hi=hi, n=n, a_fail=a_fail, b_fail=b_fail
+                )
+            )
         cls = stats.classify_association(evidence)
         pairs_out.append({"a": a, "b": b, "class": cls.cls, "reason": cls.reason, "instruments": per_inst})
     for inst in instruments:
         inst.pop("tag")
     return {
+        "finding": finding(pairs_out, instruments, n_p),
+        "reference_note": _reference_note(instruments),
         "gen_id": gen_id,
         "criteria": common,
         "selection": sel.describe(),
@@ -314,7 +403,7 @@ def association(
         "matrices": matrices,
         "matrices_on_people_answers": on_people,
         "pairs": pairs_out,
-        "warnings": [f"run {i['name']} is {i['status']}" for i in instruments if i["status"] != "complete"],
+        "warnings": run_warnings(store, [i["name"] for i in instruments if i["name"] != PEOPLE]),
     }
 
 
@@ -342,6 +431,74 @@ def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- position effect
+
+
+#: What each class means, in words (docs/ANALYSIS.md has the rule with its threshold).
+CLASS_WORDS = {
+    "induced": "the two criteria fail together only when one call returns both; judged in separate calls, and by "
+    "people, they do not: an artefact of the harness",
+    "real": "people see the two criteria fail together: the answers really have it, whatever the harness",
+    "undetermined": "the evidence does not settle it (the reason says what is missing)",
+}
+
+
+def iv_text(v: dict[str, Any]) -> str:
+    if v["phi"] is None:
+        return "undefined"
+    return f"{v['phi']:.2f}" + ("" if v["lo"] is None else f" [{v['lo']:.2f}, {v['hi']:.2f}]")
+
+
+def finding(pairs: list[dict[str, Any]], instruments: list[dict[str, Any]], people_n: int) -> dict[str, Any] | None:
+    """The association's finding in words: the induced pair whose single-call phi stands furthest
+    above its one-criterion phi, else the real pair with the largest people phi, else the pair with
+    the largest single-call phi (``undetermined``, with its reason). None without pairs."""
+    if not pairs:
+        return None
+    by_name = {i["name"]: i for i in instruments}
+
+    def phis(p: dict[str, Any], call: str) -> list[float]:
+        return [v["phi"] for v in p["instruments"].values() if v["call"] == call and v["phi"] is not None]
+
+    def gap(p: dict[str, Any]) -> float:
+        s, o = phis(p, "single"), phis(p, "one_criterion")
+        return (max(s) if s else 0.0) - (max(o, key=abs) if o else 0.0)
+
+    induced = [p for p in pairs if p["class"] == "induced"]
+    real = [p for p in pairs if p["class"] == "real"]
+    if induced:
+        p = max(induced, key=gap)
+    elif real:
+        p = max(real, key=lambda q: phis(q, "people")[0] if phis(q, "people") else 0.0)
+    else:
+        p = max(pairs, key=lambda q: max(phis(q, "single") or [0.0]))
+    parts = []
+    for name, v in p["instruments"].items():
+        mode = "people" if v["call"] == "people" else by_name[name]["mode"]
+        who = f"people ({people_n} labelled answers)" if v["call"] == "people" else f"{mode} ({name})"
+        parts.append(f"{iv_text(v)} {who}")
+    lead = {
+        "induced": "is induced by the single call",
+        "real": "is real: people see it",
+        "undetermined": "is undetermined",
+    }[p["class"]]
+    text = f"{p['a']} x {p['b']} {lead}: phi " + ", ".join(parts) + "."
+    if p["class"] == "undetermined":
+        text += f" Why: {p['reason']}."
+    return {"a": p["a"], "b": p["b"], "class": p["class"], "text": text, "meaning": CLASS_WORDS[p["class"]]}
+
+
+def _reference_note(instruments: list[dict[str, Any]]) -> str | None:
+    """Why people are the reference: a one-criterion run shares the judge and the answers with the
+    single-call run, so only people are independent of both."""
+    split = [i["name"] for i in instruments if i["mode"] == "split"]
+    single = [i["name"] for i in instruments if i["mode"] in ("single", "grouped")]
+    if not split or not single:
+        return None
+    return (
+        f"{', '.join(split)} shares the judge's reading and the answers with {', '.join(single)}: asking one "
+        "criterion per call removes what the single call adds, not what the judge gets wrong. People share "
+        "neither, so they are the reference."
+    )
 
 
 def position_effect(

@@ -165,9 +165,41 @@ def _sel_sql(sel: Selection, hold: tuple[str, list[Any]] = ("", [])) -> tuple[st
     return sql, params
 
 
+#: The prompt variant that asks one call to "evaluate each criterion independently".
+INDEPENDENT_VARIANT = "independent"
+
+
+def variant_warning(run_id: str, prompt_variant: str | None) -> str | None:
+    """The warning every figure of a run with the "independent" prompt variant carries, or None."""
+    if prompt_variant != INDEPENDENT_VARIANT:
+        return None
+    return (
+        f"run {run_id} asks its judge to evaluate each criterion independently, in one call: the instruction "
+        "does not make the verdicts independent (every criterion is still read in the same call, from one "
+        "impression of the answer) and has been found to make matters worse, not better; judge the criteria "
+        "in separate calls (--mode split) to measure them independently"
+    )
+
+
+def run_warnings(store: Store, run_ids: list[str] | tuple[str, ...]) -> list[str]:
+    """The warnings of these runs' status (not complete) and prompt variant ("independent")."""
+    out = []
+    for rid in run_ids:
+        m = store.run(rid).manifest
+        if m.status != "complete":
+            out.append(f"run {rid} is {m.status}")
+        w = variant_warning(rid, m.prompt_variant)
+        if w:
+            out.append(w)
+    return out
+
+
 def _run_status(store: Store, run_id: str) -> dict[str, Any]:
     m = store.run(run_id).manifest
     out: dict[str, Any] = {"run_id": run_id, "status": m.status}
+    vw = variant_warning(run_id, m.prompt_variant)
+    if vw:
+        out["variant_warning"] = vw
     if m.status != "complete":
         out["warning"] = f"run {run_id} is {m.status}: " + (
             "some calls failed after every retry, so its figures rest on fewer verdicts"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalcore.analysis.answers import item_classes
-from evalcore.analysis.selection import class_filter
+from evalcore.analysis.selection import class_filter, variant_warning
 from evalcore.analysis.suites import holdout_filter, suite_mark, versions
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.store import Store
@@ -131,6 +131,7 @@ def run_summary(
         "judge_model": m.judge_model,
         "mode": m.mode,
         "prompt_variant": m.prompt_variant,
+        "variant_warning": variant_warning(run_id, m.prompt_variant),
         "criteria": m.rubric.names(),
         "judge_rounds": m.judge_rounds,
         "items": max((r[4] for r in rounds), default=0),

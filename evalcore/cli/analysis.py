@@ -37,9 +37,7 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
     from evalcore.analysis.failures import attribution as attr
 
     r = attr(obj.store, run_id, _selection(obj, judge_round, majority, gen_round))
-    lines = []
-    if r.get("warning"):
-        lines.append(f"WARNING: {r['warning']}")
+    lines = _warnings(r) + [r["harness"]["text"]]
     lines.append(
         _table(
             r["criteria"],
@@ -87,7 +85,7 @@ def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) 
     r = ct(obj.store, run_id, a, b, _selection(obj, judge_round, majority, gen_round))
     t = r["table"]
     w = max(len(a), 8)
-    lines = ([f"WARNING: {r['warning']}"] if r.get("warning") else []) + [
+    lines = _warnings(r) + [
         f"{'':{w}}  {b + ' pass':>14}  {b + ' fail':>14}  {'total':>7}  {b} fails",
         f"{a + ' pass':{w}}  {t['a_pass']['b_pass']:>14}  {t['a_pass']['b_fail']:>14}  {t['a_pass']['total']:>7}  "
         f"{_fmt(r['b_fail_rate_given_a_pass'], True)}",
@@ -136,9 +134,12 @@ def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed
         + (f", {r['people_answers']} labelled by people" if human else "")
         + f"; {int(100 * r['level'])}% intervals, threshold {r['threshold']}"
     )
+    f = r["finding"]
     text = "\n".join(
         [
             *(f"WARNING: {w}" for w in r["warnings"]),
+            *([f["text"], f"({f['class']}: {f['meaning']})"] if f else []),
+            *([r["reference_note"]] if r["reference_note"] else []),
             head,
             _table(rows, [("pair", "pair", False), *((n, n, False) for n in names), ("class", "class", False)]),
         ]
@@ -212,6 +213,11 @@ def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> 
     emit(r, as_json, text)
 
 
+def _warnings(r: dict) -> list[str]:
+    """A figure's run warnings (status, prompt variant) as WARNING lines."""
+    return [f"WARNING: {r[k]}" for k in ("warning", "variant_warning") if r.get(k)]
+
+
 def _verdict_word(passed: Any) -> str:
     return "ERROR" if passed is None else ("pass" if passed else "FAIL")
 
@@ -248,7 +254,7 @@ def failing(obj: Ctx, run_id, criterion, only, judge_round, majority, gen_round,
     r = answers_failing(
         obj.store, run_id, criterion, only, _selection(obj, judge_round, majority, gen_round), limit, offset
     )
-    lines = ([f"WARNING: {r['warning']}"] if r.get("warning") else []) + [_page_line(r)]
+    lines = _warnings(r) + [_page_line(r)]
     for a in r["answers"]:
         lines += _answer_lines(a, [(criterion, a)])
     emit(r, as_json, "\n".join(lines))

@@ -14,6 +14,23 @@ def _usd(v: Any) -> str:
     return "unknown" if v is None else f"${v:.4f}"
 
 
+def _total(cost: Any, unknown: int, n: int, unit: str) -> str:
+    """A total cost with what is priced: "$X (0 calls with unknown cost)" when every call is priced,
+    "$X (partly priced: N of M calls)" when some are not, "unknown (M calls with unknown cost)" when
+    none is (:func:`evalcore.analysis.cost.cost_label`)."""
+    from evalcore.analysis.cost import cost_label
+
+    text = cost_label(cost, unknown, n, unit)
+    return text if "partly priced" in text else f"{text} ({unknown} {unit} with unknown cost)"
+
+
+def _priced(unknown: Any, n: Any) -> str:
+    """The priced column of ``cost --all``: all, N of M (partly priced) or none."""
+    if unknown is None or n is None:
+        return "-"
+    return "all" if not unknown else ("none" if unknown >= n else f"{n - unknown} of {n}")
+
+
 def _ms(v: Any) -> str:
     return "-" if v is None else f"{v:.0f} ms"
 
@@ -43,11 +60,12 @@ def format_run(r: dict) -> str:
         f"  {r['items']} items, {r['answers']} answers, judged {r['rounds']} time(s) each"
         + (f" (slice: classes {', '.join(r['classes'])} only)" if r.get("classes") else ""),
         f"judge: {j['calls']} calls ({j['failed_calls']} failed), tokens in {j['tokens_in']}, out {j['tokens_out']}, "
-        f"cost {_usd(j['cost_usd'])} ({j['cost_unknown_calls']} calls with unknown cost), latency mean "
+        f"cost {_total(j['cost_usd'], j['cost_unknown_calls'], j['calls'], 'calls')}, latency mean "
         f"{_ms(j['latency_ms_mean'])}, p50 {_ms(j['latency_ms_p50'])}, p95 {_ms(j['latency_ms_p95'])}",
         f"system under test ({s['gen_id']}): {s['outputs']} outputs ({s['errored_outputs']} errored), tokens in "
-        f"{s['tokens_in']}, out {s['tokens_out']}, cost {_usd(s['cost_usd'])} ({s['cost_unknown_outputs']} outputs "
-        f"with unknown cost), latency mean {_ms(s['latency_ms_mean'])}, p50 {_ms(s['latency_ms_p50'])}, "
+        f"{s['tokens_in']}, out {s['tokens_out']}, cost "
+        f"{_total(s['cost_usd'], s['cost_unknown_outputs'], s['outputs'], 'outputs')}, "
+        f"latency mean {_ms(s['latency_ms_mean'])}, p50 {_ms(s['latency_ms_p50'])}, "
         f"p95 {_ms(s['latency_ms_p95'])}",
         "",
         f"per criterion ({r['sharing_rule']}):",
@@ -81,32 +99,66 @@ def format_run(r: dict) -> str:
         if la is None
         else f"{la['ms_per_call']:.0f} ms per call + {la['ms_per_output_token']:.2f} ms per output token"
     )
+    out = p["output"]
+    f_text = (
+        f"f (output per call) = {out['tokens_per_call']:.1f} tokens fitted over {out['calls']} calls of "
+        + ", ".join(out["runs"])
+        if out["identified"]
+        else "f (output per call) = 0 ASSUMED (not identified by these calls)"
+    )
+    rows = [
+        {
+            **r,
+            "out_from": {None: "estimated"}.get(r["tokens_out_run"], r["tokens_out_run"]),
+            "wall_s": None if r["wall_ms"] is None else r["wall_ms"] / 1000,
+        }
+        for r in p["rows"]
+    ]
     lines += [
         f"projection for {p['items']} items x {p['rounds']} judging(s), grouped = {p['groups']} groups "
         f"({p['groups_source']}):",
         f"  S (shared context per call) = {p['shared_tokens_in']:.1f} tokens over {p['calls_measured']} calls; "
         f"prices {price}; latency {lat}",
+        f"  {f_text}; concurrency {p['concurrency']} ({p['concurrency_source']})",
         "  c_k / out per verdict: "
         + ", ".join(f"{c['criterion']} {c['tokens_in']}/{c['out_tokens_per_verdict'] or 0:.1f}" for c in p["criteria"]),
         _table(
-            _round(_round(p["rows"], ("tokens_in", "tokens_out", "latency_ms_per_answer")), ("tokens_in_x_single",), 2),
+            _round(
+                _round(
+                    rows, ("tokens_in", "tokens_out", "latency_ms_per_answer", "latency_ms_per_answer_fanout", "wall_s")
+                ),
+                ("tokens_in_x_single",),
+                2,
+            ),
             [
                 ("mode", "mode", False),
                 ("calls", "calls", False),
                 ("tokens_in", "tokens in", False),
                 ("tokens_out", "tokens out", False),
+                ("out_from", "out from", False),
                 ("cost_usd", "cost $", False),
                 ("latency_ms_per_answer", "ms per answer", False),
+                ("latency_ms_per_answer_fanout", "ms fanned out", False),
+                ("wall_s", "wall s", False),
                 ("tokens_in_x_single", "in x single", False),
             ],
         ),
+        "  (ms per answer: the answer's calls one after another; fanned out: in parallel, the slowest call; "
+        f"wall s: the whole run at concurrency {p['concurrency']})",
     ]
     c = p.get("check")
     if c:
         lines.append(
             f"check at the run's own size and mode ({c['mode']}): {c['calls_projected']} calls projected, "
             f"{c['calls_measured']} completed; tokens in {c['tokens_in_projected']:.0f} projected, "
-            f"{c['tokens_in_measured']} measured"
+            f"{c['tokens_in_measured']} measured; tokens out {c['tokens_out_projected']:.0f} projected, "
+            f"{c['tokens_out_measured']} measured"
+            + (
+                ""
+                if c.get("wall_ms_measured") is None or c.get("wall_ms_projected") is None
+                else f"; wall {c['wall_ms_projected'] / 1000:.0f} s projected, {c['wall_ms_measured'] / 1000:.0f} s "
+                "measured (first call's start to last call's end)"
+            )
         )
     lines += [f"WARNING: {w}" for w in p["warnings"]]
     return "\n".join(lines)
@@ -115,6 +167,14 @@ def format_run(r: dict) -> str:
 def format_table(rows: list[dict]) -> str:
     from evalcore.cli._common import _table
 
+    rows = [
+        {
+            **r,
+            "judge_priced": _priced(r["judge_cost_unknown_calls"], r["judge_calls"]),
+            "system_priced": _priced(r["system_cost_unknown_outputs"], r["system_outputs"]),
+        }
+        for r in rows
+    ]
     return _table(
         rows,
         [
@@ -126,12 +186,12 @@ def format_table(rows: list[dict]) -> str:
             ("judge_tokens_in", "judge in", False),
             ("judge_tokens_out", "judge out", False),
             ("judge_cost_usd", "judge $", False),
-            ("judge_cost_unknown_calls", "unpriced", False),
+            ("judge_priced", "priced", False),
             ("judge_latency_ms_mean", "judge ms", False),
             ("gen_id", "generation", False),
             ("system_outputs", "outputs", False),
             ("system_cost_usd", "system $", False),
-            ("system_cost_unknown_outputs", "unpriced", False),
+            ("system_priced", "priced", False),
             ("system_latency_ms_mean", "system ms", False),
         ],
     )

@@ -131,15 +131,25 @@ def _run(
         sys.exit(1)
 
 
-def _cost(v) -> str:
-    return "unknown (no price; pass --price IN,OUT)" if v is None else f"${v:.4f}"
+def _cost(r: dict, store: Any = None) -> str:
+    """The run's (generation's) total cost: every call priced, partly priced (the known costs summed,
+    "partly priced: N of M calls"), or unknown when no call is priced (evalcore.analysis.cost.cost_label)."""
+    from evalcore.analysis.cost import cost_label, stored_cost
+
+    none = "unknown (no price; pass --price IN,OUT)"
+    got = None
+    if r.get("cost_usd") is None and store is not None:
+        got = stored_cost(store, "run" if r.get("run_id") else "generation", r.get("run_id") or r["gen_id"])
+    if got is None:
+        return none if r.get("cost_usd") is None else cost_label(r["cost_usd"], 0, r["calls"])
+    return cost_label(*got, none=none)
 
 
-def _done_text(r: dict, what: str, n_label: str, n_key: str) -> str:
+def _done_text(r: dict, what: str, n_label: str, n_key: str, store: Any = None) -> str:
     lines = [
         f"{what} {r.get('run_id') or r.get('gen_id')}: {r['status']}, {r['calls']} calls "
         f"({r.get('failed_calls', r.get('failed', 0))} failed, {r.get('cache_hits', 0)} from the cache), "
-        f"{r[n_key]} {n_label}, tokens {r['tokens_in']} in / {r['tokens_out']} out, cost {_cost(r['cost_usd'])}",
+        f"{r[n_key]} {n_label}, tokens {r['tokens_in']} in / {r['tokens_out']} out, cost {_cost(r, store)}",
         f"written to {r['path']}",
     ]
     if r["status"] == "polluted":
@@ -189,7 +199,8 @@ def generate(obj: Ctx, as_json: bool, **kw) -> None:
         kw,
         lambda fields, opts: gen(obj.store, GenerateRequest(**fields), opts),
         lambda r: (
-            _done_text(r, "generation", "outputs", "outputs") + f"\nabstained: {r['abstained']} of {r['outputs']}"
+            _done_text(r, "generation", "outputs", "outputs", obj.store)
+            + f"\nabstained: {r['abstained']} of {r['outputs']}"
         ),
     )
 
@@ -254,13 +265,18 @@ def judge(obj: Ctx, as_json: bool, **kw) -> None:
     from evalcore.llm.prompts import POSTPROCESS_VERSION
 
     kw["postprocess"] = kw["postprocess"] or POSTPROCESS_VERSION
+    from evalcore.analysis.selection import variant_warning
+
+    vw = variant_warning(kw.get("run_id") or "(new)", kw.get("prompt_variant"))
+    if vw:
+        click.echo(f"WARNING: {vw}", err=True)
     _run(
         obj,
         "judge",
         as_json,
         kw,
         lambda fields, opts: run_judge(obj.store, JudgeRequest(**fields), opts),
-        lambda r: _done_text(r, "run", "verdicts", "verdicts"),
+        lambda r: _done_text(r, "run", "verdicts", "verdicts", obj.store),
     )
 
 
@@ -298,7 +314,7 @@ def judge_pairs(obj: Ctx, as_json: bool, **kw) -> None:
         as_json,
         kw,
         lambda fields, opts: run_pairs(obj.store, **fields, opts=opts),
-        lambda r: _done_text(r, "pairwise run", "pair verdicts", "pair_verdicts"),
+        lambda r: _done_text(r, "pairwise run", "pair verdicts", "pair_verdicts", obj.store),
     )
 
 

@@ -45,6 +45,10 @@ ASSOCIATION_THRESHOLD = 0.25
 DEFAULT_LEVEL = 0.90
 #: A people instrument with fewer labelled answers than this never decides a class.
 MIN_PEOPLE = 30
+#: An instrument whose column of either criterion has fewer failures (or fewer passes) than this
+#: cannot show an association absent: the percentile bootstrap of phi is degenerate when a cell of
+#: the 2x2 is empty in most resamples (see :func:`classify_association`).
+MIN_CELL_FAILURES = 5
 
 
 # --------------------------------------------------------------------------------------------
@@ -519,10 +523,50 @@ class InstrumentEvidence:
     hi: float | None
     n: int
     reason: str | None = None
+    #: answers failing each criterion (None: not known), read by the sparse-table rule
+    a_fail: int | None = None
+    b_fail: int | None = None
 
     @classmethod
     def from_interval(cls, name: str, kind: Kind, iv: PhiInterval) -> InstrumentEvidence:
         return cls(name, kind, iv.value, iv.lo, iv.hi, iv.n, iv.reason)
+
+
+def phi_bound(n: int, a_fail: int, b_fail: int) -> float:
+    """The largest |phi| two criteria can reach on ``n`` answers with these failure counts
+    (Guilford's phi_max): sqrt(p (1 - q) / (q (1 - p))) with p <= q the smaller and larger failure
+    rate (for a negative association the same with one rate turned over); 0 when a column is
+    constant."""
+    if n <= 0 or not (0 < a_fail < n and 0 < b_fail < n):
+        return 0.0
+    pa, pb = a_fail / n, b_fail / n
+
+    def bound(p: float, q: float) -> float:
+        p, q = min(p, q), max(p, q)
+        return math.sqrt(p * (1 - q) / (q * (1 - p)))
+
+    return max(bound(pa, pb), bound(pa, 1 - pb))
+
+
+def _too_sparse(e: InstrumentEvidence, t: float) -> str | None:
+    """Why an instrument's table is too sparse to read an association as absent, or None."""
+    if e.a_fail is None or e.b_fail is None or e.n <= 0:
+        return None
+    column = "people column" if e.kind == "people" else f"{e.name} column"
+    for which, k in (("first", e.a_fail), ("second", e.b_fail)):
+        if min(k, e.n - k) < MIN_CELL_FAILURES:
+            what = "failures" if k < e.n - k else "passes"
+            return (
+                f"too few {what} in the {column} ({min(k, e.n - k)} of {e.n} on the {which} criterion, fewer than "
+                f"{MIN_CELL_FAILURES}): an absence cannot be read"
+            )
+    cap = phi_bound(e.n, e.a_fail, e.b_fail)
+    if cap <= t:
+        return (
+            f"too few failures in the {column} ({e.a_fail} and {e.b_fail} of {e.n}): phi cannot exceed {cap:.2f} "
+            f"here, so it cannot show an association of {t:g} absent"
+        )
+    return None
 
 
 @dataclass(frozen=True)
@@ -545,6 +589,9 @@ def _reading(e: InstrumentEvidence, t: float) -> tuple[str, str]:
     if e.hi < -t:
         return "present", f"{e.name}: interval {_fmt_iv(e)} lies below -{t:g}"
     if -t < e.lo and e.hi < t:
+        sparse = _too_sparse(e, t)
+        if sparse is not None:
+            return "none", f"{e.name}: interval {_fmt_iv(e)}, but {sparse}"
         return "absent", f"{e.name}: interval {_fmt_iv(e)} lies inside (-{t:g}, {t:g})"
     edge = t if e.hi >= t else -t
     return "straddles", f"{e.name}: interval {_fmt_iv(e)} straddles {edge:g}"
@@ -559,7 +606,12 @@ def classify_association(
     95%) against the threshold T (default 0.25):
 
     * **present**: lo > +T, or hi < -T (a negative association, handled symmetrically);
-    * **absent**: the whole interval lies inside (-T, +T);
+    * **absent**: the whole interval lies inside (-T, +T), and the table can show an association
+      at all: each criterion's column has at least :data:`MIN_CELL_FAILURES` failures and passes
+      (``a_fail`` / ``b_fail`` given), and the failure rates let |phi| exceed T
+      (:func:`phi_bound`). A sparse table reads as no interval, with the reason ("too few failures
+      in the people column"): the percentile bootstrap collapses on empty cells (3 failures, none
+      together, give a tight interval just below 0 that says nothing);
     * otherwise the interval **straddles** +T or -T (or there is no interval at all).
 
     People instruments with ``n < min_people`` never count. Then:
