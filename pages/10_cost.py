@@ -14,7 +14,6 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import analysis
-from evalcore.analysis.cost import cost_label
 from pages import _ui
 
 FLAG = {"complete": "complete", "partial": "⚠ partial", "polluted": "⚠ polluted"}
@@ -77,7 +76,7 @@ st.dataframe(
                 "judge tokens in": r["judge_tokens_in"],
                 "judge tokens out": r["judge_tokens_out"],
                 "judge cost": r["judge_cost_usd"],
-                "judge priced": cost_label(r["judge_cost_usd"], r["judge_cost_unknown_calls"], r["judge_calls"]),
+                "judge priced": analysis.cost_label(r["judge_cost_usd"], r["judge_cost_unknown_calls"], r["judge_calls"]),
                 "unpriced calls": r["judge_cost_unknown_calls"],
                 "judge cost per answer": r["judge_cost_usd_per_answer"],
                 "judge latency mean": r["judge_latency_ms_mean"],
@@ -87,7 +86,7 @@ st.dataframe(
                 "system tokens in": r["system_tokens_in"],
                 "system tokens out": r["system_tokens_out"],
                 "system cost": r["system_cost_usd"],
-                "system priced": cost_label(
+                "system priced": analysis.cost_label(
                     r["system_cost_usd"], r["system_cost_unknown_outputs"], r["system_outputs"], "outputs"
                 ),
                 "unpriced outputs": r["system_cost_unknown_outputs"],
@@ -167,7 +166,7 @@ with _ui.boundary():
                     "tokens in": j["tokens_in"],
                     "tokens out": j["tokens_out"],
                     "cost": j["cost_usd"],
-                    "priced": cost_label(j["cost_usd"], j["cost_unknown_calls"], j["calls"]),
+                    "priced": analysis.cost_label(j["cost_usd"], j["cost_unknown_calls"], j["calls"]),
                     "unknown cost": j["cost_unknown_calls"],
                     "latency mean": j["latency_ms_mean"],
                     "latency p50": j["latency_ms_p50"],
@@ -180,7 +179,7 @@ with _ui.boundary():
                     "tokens in": s["tokens_in"],
                     "tokens out": s["tokens_out"],
                     "cost": s["cost_usd"],
-                    "priced": cost_label(s["cost_usd"], s["cost_unknown_outputs"], s["outputs"], "outputs"),
+                    "priced": analysis.cost_label(s["cost_usd"], s["cost_unknown_outputs"], s["outputs"], "outputs"),
                     "unknown cost": s["cost_unknown_outputs"],
                     "latency mean": s["latency_ms_mean"],
                     "latency p50": s["latency_ms_p50"],

@@ -52,9 +52,9 @@ STEPS: list[tuple[str, list[str]]] = [
     ("cell", ["cell", S, SPLIT, "--a", "answers_question", "--b", "cites_source", "--limit", "5"]),
     ("flipped", ["flipped", S, SPLIT, "--criterion", "cites_source", "--limit", "5"]),
     # compare, gate, trend, cost
-    ("diff", ["diff", "accounts-detailed-split", "accounts-concise-split"]),
-    ("compare", ["compare", "accounts-detailed-split", "accounts-concise-split"]),
-    ("gate", ["gate", "accounts-detailed-split", "accounts-concise-split"]),  # exits 1: new misses
+    ("diff", ["diff", "accounts-g2-split", "accounts-g1-split"]),
+    ("compare", ["compare", "accounts-g2-split", "accounts-g1-split"]),
+    ("gate", ["gate", "accounts-g2-split", "accounts-g1-split"]),  # exits 1: new misses
     ("trend", ["trend"]),
     ("cost", ["cost", S]),
     ("cost-all", ["cost", "--all"]),
@@ -79,8 +79,8 @@ STEPS: list[tuple[str, list[str]]] = [
     ("queue-list-after", ["queue", "list"]),
     ("agreement-after", ["agreement", "--gen", "support-g1", "--n-boot", "100"]),
     # the ledger
-    ("ledger-add", ["ledger", "add", "--title", "concise writer prompt", "--baseline", "accounts-detailed-split",
-                    "--candidate", "accounts-concise-split", "--type", "accepted", "--by", "golden-a", "--note", "golden"]),
+    ("ledger-add", ["ledger", "add", "--title", "concise writer prompt", "--baseline", "accounts-g2-split",
+                    "--candidate", "accounts-g1-split", "--type", "accepted", "--by", "golden-a", "--note", "golden"]),
     ("ledger-amend", ["ledger", "amend", "L1", "--note", "amended", "--by", "golden-b"]),
     ("ledger-add-2", ["ledger", "add", "--title", "split judge", "--type", "measurement-correction", "--run",
                       "support-split", "--by", "golden-a"]),
@@ -106,8 +106,8 @@ STEPS: list[tuple[str, list[str]]] = [
                       "--reviewer", "golden-b", "--gen", "support-g1"]),
     ("labels-list-history", ["labels", "list", "--history", "--no-shipped"]),
     # pairwise (demo sessions; a new session with a fixed seed)
-    ("pairs-make", ["pairs", "make", "--session", "golden-s", "--arm", "A=accounts-detailed", "--arm",
-                    "B=accounts-concise", "--keys", "{keys}", "--seed", "5", "--key-seed", "6", "--mirror", "0.1"]),
+    ("pairs-make", ["pairs", "make", "--session", "golden-s", "--arm", "A=accounts-g2", "--arm",
+                    "B=accounts-g1", "--keys", "{keys}", "--seed", "5", "--key-seed", "6", "--mirror", "0.1"]),
     ("pairs-label", ["pairs", "label", "--session", "golden-s", "--pair", "{pair:golden-s:0}", "--reviewer", "golden-a",
                      "--choice", "left"]),
     ("pairs-label-2", ["pairs", "label", "--session", "golden-s", "--pair", "{pair:golden-s:1}", "--reviewer",
@@ -130,7 +130,7 @@ STEPS: list[tuple[str, list[str]]] = [
     ("runs-after-import", ["runs"]),
     ("generations-after-import", ["generations"]),
     # dry runs of the model-calling commands (no request is sent)
-    ("judge-dry-run", ["judge", "--gen", "accounts-concise", "--rubric", "{golden}/rubrics/local.toml", "--mode", "split",
+    ("judge-dry-run", ["judge", "--gen", "accounts-g1", "--rubric", "{golden}/rubrics/local.toml", "--mode", "split",
                        "--model", "openai/judge-x", "--dry-run"]),
     ("judge-pairs-dry-run", ["judge-pairs", "--session", "accounts-practice", "--model", "openai/grader-x",
                              "--limit", "3", "--dry-run"]),

@@ -225,15 +225,16 @@ def test_demo_classes_induced_and_real(tmp_path):
     assert out.returncode == 0, out.stderr
     classes = {(p["a"], p["b"]): p["class"] for p in json.loads(out.stdout)["pairs"]}
     assert classes == {k: v["class"] for k, v in by.items()}
-    # by default the suite's 60 holdout items (5 of them labelled by people) are left out: on 540
-    # answers and 55 labelled ones people's interval for answers_question x cites_source reaches
-    # 0.28, past the threshold, so that pair is no longer called induced; grounded x no_fabrication
-    # stays real
+    # by default the suite's 60 holdout items are left out; people labelled none of them (the demo
+    # draws its 60 labelled items outside the holdout), so the story holds by default: induced and real
     d = association(st, ["support-single", "support-split"], human=True)
-    aq_cs, g_nf, _ = pairs(d)
-    assert d["shared_answers"] == 540 and d["people_answers"] == 55
-    assert aq_cs["class"] == "undetermined" and aq_cs["reason"] == "people: interval [-0.16, 0.28] straddles 0.25"
-    assert g_nf["class"] == "real"
+    aq_cs, g_nf, by = pairs(d)
+    assert d["shared_answers"] == 540 and d["people_answers"] == 60
+    assert aq_cs["class"] == "induced" and g_nf["class"] == "real"
+    assert d["finding"]["a"] == "answers_question" and d["finding"]["b"] == "cites_source"
+    # the pairs with refuses_when_unanswerable: people marked it failed twice, too few to read an absence
+    sparse = [p for k, p in by.items() if "refuses_when_unanswerable" in k and p["class"] == "undetermined"]
+    assert sparse and all("too few failures in the people column" in p["reason"] for p in sparse)
 
 
 @pytest.mark.skipif(not DEMO.exists(), reason="the bundled demo (data/demo) is not generated")
@@ -241,7 +242,7 @@ def test_demo_single_call_figures(tmp_path):
     st = Store(DEMO, tmp_path / "state")
     single = crosstab(st, "support-single", "cites_source", "answers_question")
     split = crosstab(st, "support-split", "cites_source", "answers_question")
-    assert single["phi"] >= 0.35 and single["ratio"] >= 5
+    assert single["phi"] >= 0.35 and single["ratio"] >= 3
     assert split["phi"] < 0.2 and split["ratio"] < 2
     pos = position_effect(st, "support-single", "support-split")["positions"]
     after = [p["fail_rate_after_fail"] for p in pos[1:]]

@@ -127,7 +127,8 @@ def test_page_renders_with_its_figures(request, where, page, title):
 
 def _pairs(at: AppTest):
     """The pairs table on the association page (HTML: index "pair", then class and phi per instrument)."""
-    return next(d.value for d in at.table if list(d.value.columns)[:1] == ["pair"]).set_index("pair")
+    t = next(d.value for d in at.table if list(d.value.columns)[:1] == ["pair"])
+    return t.map(lambda v: unescape(v) if isinstance(v, str) else v).set_index("pair")
 
 
 def test_association_defaults_tell_the_story(demo, tmp_path):
@@ -232,16 +233,16 @@ def test_picking_a_pair_opens_its_two_by_two_and_the_link_follows(demo):
 
 
 def test_runs_on_different_generations_are_one_error(demo):
-    at = open_page(demo, ASSOC, runs="support-single,accounts-concise-split")
+    at = open_page(demo, ASSOC, runs="support-single,accounts-g1-split")
     assert not at.exception
     assert len(at.error) == 1
     assert "runs judge different generations" in unescape(at.error[0].value)
-    assert "accounts-concise-split -> accounts-concise" in unescape(at.error[0].value)
+    assert "accounts-g1-split -> accounts-g1" in unescape(at.error[0].value)
     # and choosing them with the widget is the same single error
     at = open_page(AppTest.from_file(APP, default_timeout=60), ASSOC)
-    at.multiselect(key="assoc_runs").set_value(["support-single", "accounts-detailed-split"]).run()
+    at.multiselect(key="assoc_runs").set_value(["support-single", "accounts-g2-split"]).run()
     assert not at.exception and len(at.error) == 1
-    assert at.query_params["runs"] == "support-single,accounts-detailed-split"
+    assert at.query_params["runs"] == "support-single,accounts-g2-split"
 
 
 def test_association_cell_lists_answers_as_text_with_each_judges_reason(demo):
@@ -413,7 +414,7 @@ def test_harness_deep_link_and_flip_drill_down(demo):
 
 
 def test_harness_on_different_generations_is_one_error(demo):
-    at = open_page(demo, HARNESS, a="support-single", b="accounts-concise-split")
+    at = open_page(demo, HARNESS, a="support-single", b="accounts-g1-split")
     assert not at.exception
     assert len(at.error) == 1 and "flips compare two harnesses on the same answers" in unescape(at.error[0].value)
 

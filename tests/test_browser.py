@@ -13,6 +13,7 @@ EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run), where they fail.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -124,7 +125,7 @@ def open_runs_table(page, base: str) -> list[dict[str, str]]:
 
 def choose(page, label: str, option: str) -> None:
     """Pick an option of a Streamlit selectbox (a react-aria combobox): type, then click it."""
-    box = page.get_by_role("combobox", name=label)
+    box = page.get_by_role("combobox", name=re.compile("^" + re.escape(label)))  # not "Only these item classes"
     box.click()
     box.press_sequentially(option)
     page.get_by_role("option", name=option, exact=True).click()

@@ -48,10 +48,10 @@ def test_measurement_change_and_rivals_are_named_first(browser, demo_app):
 
 
 def test_writer_prompts_pass_the_bar_with_the_cli_figures(browser, demo_app):
-    c = json.loads(subprocess.run([EVALCORE, "--data", str(DEMO), "compare", "accounts-detailed-split",
-                                   "accounts-concise-split", "--json"], capture_output=True, text=True,
+    c = json.loads(subprocess.run([EVALCORE, "--data", str(DEMO), "compare", "accounts-g2-split",
+                                   "accounts-g1-split", "--json"], capture_output=True, text=True,
                                   check=True).stdout)
-    ctx, page, outside = _open(browser, demo_app + "/compare?a=accounts-detailed-split&b=accounts-concise-split")
+    ctx, page, outside = _open(browser, demo_app + "/compare?a=accounts-g2-split&b=accounts-g1-split")
     try:
         page.get_by_text("PASSES the two-sided bar").wait_for(timeout=60_000)
         page.get_by_text("Trend across runs").wait_for(timeout=60_000)  # the last section

@@ -389,7 +389,7 @@ def test_demo_diffs(tmp_path):
     assert d["kind"] == "measurement change" and d["changed"] == ["judge_model"]
     d = json.loads(_cli(DEMO, tmp_path / "s", "diff", "support-single", "support-split", "--json", check=0).stdout)
     assert d["measurement_change"] and set(d["rivals"]) == {"judge_prompt_hash", "harness_mode", "field_order"}
-    d = json.loads(_cli(DEMO, tmp_path / "s", "diff", "accounts-detailed-split", "accounts-concise-split", "--json",
+    d = json.loads(_cli(DEMO, tmp_path / "s", "diff", "accounts-g2-split", "accounts-g1-split", "--json",
                         check=0).stdout)
     assert d["kind"] == "system change" and d["changed"] == ["writer_prompt_hash"]
 

@@ -127,6 +127,8 @@ def measure(data: Path) -> dict[str, float]:
     m["single_flip_min"], m["single_flip_max"] = min(flip_rates(fail)), max(flip_rates(fail))
     sfail, _ = fail_cube(data, "support-split", SIX)
     s1 = sfail[:, 0]
+    # the first field of the single call takes the blame for failures read elsewhere (seed 000's C1)
+    m["single_aq_fails"], m["split_aq_fails"] = float(r1[:, aq].sum()), float(s1[:, aq].sum())
     m["split_phi_aq_cs"] = phi(s1[:, aq], s1[:, cs])
     lo, hi = row_rates(s1[:, aq], s1[:, cs])
     m["split_ratio"] = max(hi, lo) / min(hi, lo)
@@ -135,11 +137,11 @@ def measure(data: Path) -> dict[str, float]:
     h = human_fail(data)
     m["human_phi_g_nf"] = phi(h["grounded"], h["no_fabrication"])
     m["human_phi_aq_cs"] = phi(h["answers_question"], h["cites_source"])
-    for arm in ("accounts-concise", "accounts-detailed"):
+    for arm in ("accounts-g1", "accounts-g2"):
         texts = arm_texts(data, arm)
         m[f"{arm}_heading"] = float(np.mean([bool(re.search(r"(?m)^## ", t)) for t in texts]))
         m[f"{arm}_words"] = float(np.mean([len(t.split()) for t in texts]))
-    m["word_gap"] = m["accounts-detailed_words"] - m["accounts-concise_words"]
+    m["word_gap"] = m["accounts-g2_words"] - m["accounts-g1_words"]
     return m
 
 
@@ -229,7 +231,11 @@ def test_single_call_position_effect(figures):
 
 def test_single_call_induces_association(figures):
     assert figures["single_phi_aq_cs"] >= 0.35
-    assert figures["single_ratio"] >= 5
+    assert figures["single_ratio"] >= 3
+
+
+def test_the_first_emitted_criterion_takes_the_blame_under_the_single_call(figures):
+    assert figures["single_aq_fails"] >= 2 * figures["split_aq_fails"]
 
 
 def test_split_removes_it(figures):
@@ -248,8 +254,8 @@ def test_round_to_round_flips(figures):
 
 
 def test_accounts_arms_formatting_and_length(figures):
-    assert abs(figures["accounts-detailed_heading"] - 0.91) <= 0.05
-    assert abs(figures["accounts-concise_heading"] - 0.54) <= 0.05
+    assert abs(figures["accounts-g2_heading"] - 0.91) <= 0.05
+    assert abs(figures["accounts-g1_heading"] - 0.54) <= 0.05
     assert abs(figures["word_gap"] - 94) <= 10
 
 
@@ -355,7 +361,9 @@ def test_the_scaled_world_is_the_demos_model_at_any_size(tmp_path, ev):
     assert single.field_order == list(common.SINGLE_FIELD_ORDER) and single.simulated
     code, out, _ = ev("--data", tmp_path / "a", "position", "bench-single", "--reference", "bench-split", "--json")
     pos = json.loads(out)["positions"]
-    assert pos[1]["fail_rate_after_fail"] > 0.6 > pos[1]["fail_rate"]  # carryover after a failed field
+    # carryover after a failed field (at position 1 it is diluted: many first-field failures are the
+    # first field taking the blame after the carryover, which pushes nothing on)
+    assert pos[2]["fail_rate_after_fail"] > 0.6 > pos[2]["fail_rate"]
     code, out, _ = ev("--data", tmp_path / "a", "runs", "--json")
     rate = {r["run_id"]: r["pass_rate_mean"] for r in json.loads(out)}
     assert rate["bench-single"] < rate["bench-split"]

@@ -84,8 +84,8 @@ def test_an_entry_on_one_round_is_flagged(tmp_path):
     assert e["type"] == "measurement-correction"  # the harness changed, not the answers
     e2 = led.add(title="a single run", by="ana", type_="possible-noise", runs=["support-split"])
     assert "one round" in e2["flags"]
-    e3 = led.add(title="concise prompt", by="ana", type_="accepted", baseline="accounts-detailed-split",
-                 candidate="accounts-concise-split")
+    e3 = led.add(title="concise prompt", by="ana", type_="accepted", baseline="accounts-g2-split",
+                 candidate="accounts-g1-split")
     assert "one round" not in e3["flags"]
 
 

@@ -501,7 +501,7 @@ def test_demo_report_names_the_heading_before_and_length_after(demo_report):
 def test_negative_control_with_identically_distributed_arms_contains_chance(tmp_path):
     """Two rounds of the same arm are two draws from one distribution: as two 'arms' of a session
     (given as files), the check's interval contains 50%, before and after normalisation."""
-    rows = pq.read_table(DEMO / "generations" / "accounts-concise" / "outputs.parquet").to_pylist()
+    rows = pq.read_table(DEMO / "generations" / "accounts-g1" / "outputs.parquet").to_pylist()
     files = []
     for r_ in (2, 3):
         f = tmp_path / f"round{r_}.csv"
@@ -546,8 +546,8 @@ def test_demo_people_are_what_was_planted(demo_report):
     assert lp["interval"][0] <= 0.5 + D.LEFT_BIAS_PEOPLE <= lp["interval"][1]
     res = demo_report["result"]
     assert res["arm"] == "concise" and res["interval"][1] < 0.5 + 0.05  # the long arm is preferred (p ~ 0.58)
-    rows = pq.read_table(DEMO / "generations" / "accounts-detailed" / "outputs.parquet").to_pylist()
-    short = pq.read_table(DEMO / "generations" / "accounts-concise" / "outputs.parquet").to_pylist()
+    rows = pq.read_table(DEMO / "generations" / "accounts-g2" / "outputs.parquet").to_pylist()
+    short = pq.read_table(DEMO / "generations" / "accounts-g1" / "outputs.parquet").to_pylist()
     bl = [r["abstained"] for r in sorted(rows, key=lambda r: r["item_id"]) if r["round"] == 1]
     bc = [r["abstained"] for r in sorted(short, key=lambda r: r["item_id"]) if r["round"] == 1]
     planted = 1 - float(np.mean(D.accounts_preference(D.DEFAULT_SEED, bl, bc)))

@@ -549,8 +549,8 @@ def _cols(m, a, b, items):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_demo_classes(seed):
     single, split, people = _demo_run("support-single"), _demo_run("support-split"), _demo_people()
-    expected = {("answers_question", "cites_source"): ("induced", 0.559, 0.034, -0.010),
-                ("grounded", "no_fabrication"): ("real", None, 0.308, 0.555)}
+    expected = {("answers_question", "cites_source"): ("induced", 0.488, 0.034, -0.154),
+                ("grounded", "no_fabrication"): ("real", None, 0.308, 0.559)}
     for (a, b), (cls, v_single, v_split, v_people) in expected.items():
         items = sorted(single[a])
         assert len(items) == 600
@@ -568,8 +568,8 @@ def test_demo_classes(seed):
                                   InstrumentEvidence.from_interval("support-human", "people", ppl)])
         assert c.cls == cls, c.reason
         if cls == "induced":
-            # the people's upper bound is the tightest spot: about 0.21-0.25 across seeds
-            assert ppl.hi < ASSOCIATION_THRESHOLD and big["single"].lo > ASSOCIATION_THRESHOLD + 0.2
+            # people's 8 and 8 failures never coincide: their interval lies below 0, inside (-T, T)
+            assert ppl.hi < 0 and big["single"].lo > ASSOCIATION_THRESHOLD + 0.15
             assert max(abs(big["split"].lo), abs(big["split"].hi)) < ASSOCIATION_THRESHOLD - 0.1
         else:
             assert ppl.lo > ASSOCIATION_THRESHOLD

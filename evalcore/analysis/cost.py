@@ -50,867 +50,104 @@ docs/COST.md gives the same with worked figures.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from evalcore.analysis.answers import item_classes
-from evalcore.analysis.selection import class_filter
-from evalcore.contract import schema as S
+from evalcore.analysis.costsql import (
+    _LAT,
+    NO_CRITERION,
+    SHARING_RULE,
+    Table,
+    _call_scan,
+    _manifest_totals,
+    _num,
+    _per_unit,
+    _sliced,
+    _src,
+    _unnest,
+    call_totals,
+    cost_label,
+    output_totals,
+    per_criterion,
+    stored_cost,
+)
+from evalcore.analysis.projection import (
+    _DONE,
+    _MOMENTS,
+    _PRICED,
+    _TIMED,
+    OutLists,
+    _calls_per_answer,
+    _concurrency,
+    _groups_of,
+    _output_model,
+    _partition,
+    _projection,
+    _shared_tokens,
+    _siblings,
+    _wall_measured,
+    call_moments,
+    criterion_tokens,
+    fit_latency,
+    fit_output,
+    fit_prices,
+    nnls_from_moments,
+    output_lists,
+    project,
+)
 from evalcore.errors import InputError, NotFoundError
-from evalcore.llm.client import count_text_tokens, tokenizer_name
-from evalcore.llm.prompts import criteria_block
-from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
 from evalcore.stats.descriptive import percentile
 from evalcore.storage.store import Store
 
-NO_CRITERION = "(none)"
-SHARING_RULE = (
-    "a call that asks several criteria gives each an equal share (1/number of its criteria) of its "
-    "tokens, cost and latency; per-criterion calls count the calls that asked it; per-criterion "
-    "latency mean/p50/p95 are those of the calls that asked it"
-)
-
-# ----------------------------------------------------------------------------- aggregates (DuckDB)
-
-
-@dataclass(frozen=True)
-class Table:
-    """A Parquet file read whole, or only the rows of a slice (``where``: a SQL condition on
-    ``item_id`` with its ``params``, :func:`evalcore.analysis.selection.class_filter`)."""
-
-    path: str
-    where: str = ""
-    params: tuple[Any, ...] = ()
-
-    def sql(self) -> tuple[str, list[Any]]:
-        if not self.where:
-            return "read_parquet(?)", [self.path]
-        return f"(SELECT * FROM read_parquet(?) WHERE {self.where})", [self.path, *self.params]
-
-
-def _src(t: str | Table) -> tuple[str, list[Any]]:
-    return (Table(t) if isinstance(t, str) else t).sql()
-
-
-_LAT = "avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), sum(latency_ms)"
-
-
-def _num(v: Any) -> Any:
-    """A DuckDB number as plain JSON-able Python (Decimal and numpy scalars become float/int)."""
-    if v is None:
-        return None
-    if isinstance(v, (bool, int)):
-        return v
-    f = float(v)
-    return f if math.isfinite(f) else None
-
-
-def _per_unit(cost: float | None, unknown: int, n: int) -> float | None:
-    return cost / n if cost is not None and unknown == 0 and n else None
-
-
-def cost_label(cost_usd: float | None, unknown: int, n: int, unit: str = "calls", none: str = "unknown") -> str:
-    """A total cost as text: ``$X`` when every one of the ``n`` calls (outputs) is priced, ``$X
-    (partly priced: N of M calls)`` beside the sum of the known costs when ``unknown`` of them are
-    not, and ``none`` (default "unknown") only when no call is priced."""
-    priced = n - unknown
-    if cost_usd is None or (n and priced <= 0):
-        return none
-    text = f"${cost_usd:.4f}"
-    return text + (f" (partly priced: {priced} of {n} {unit})" if unknown else "")
-
-
-def stored_cost(store: Store, kind: str, eid: str) -> tuple[float | None, int, int] | None:
-    """(sum of the known costs, calls with unknown cost, calls) of a stored run's calls.parquet
-    (``kind`` "run") or a generation's outputs.parquet (``kind`` "generation"); None when the table
-    is missing."""
-    try:
-        path = store.path_of(kind, eid, "calls" if kind == "run" else "outputs")
-    except NotFoundError:
-        return None
-    n, unknown, cost = store.sql(
-        "SELECT count(*), count(*) - count(cost_usd), sum(cost_usd) FROM read_parquet(?)", [path]
-    )[0]
-    return _num(cost), int(unknown), int(n)
-
-
-def call_totals(store: Store, calls_path: str | Table) -> dict[str, Any]:
-    """Totals over one run's calls.parquet: calls, failed calls, answers judged, tokens, cost
-    (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total, cache hits."""
-    return _call_scan(store, calls_path)[0]
-
-
-def _call_scan(store: Store, calls_path: str | Table) -> tuple[dict[str, Any], dict[str, int]]:
-    """:func:`call_totals` and the run's counts (items, answers, judgings per item, generation
-    rounds) from one scan."""
-    src, params = _src(calls_path)
-    # two queries: the distinct counts beside the sums and quantiles in one query cost 3x the memory
-    # (docs/BENCHMARKS.md, probe cost-callscan)
-    calls, failed, tin, tout, cost, unknown, mean, p50, p95, total, hits = store.sql(
-        "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), sum(cost_usd), count(*) - count(cost_usd), "
-        + _LAT
-        + f", count(*) FILTER (WHERE cache_hit) FROM {src}",
-        params,
-    )[0]
-    answers, items, rounds, gen_rounds = store.sql(
-        "SELECT count(DISTINCT (item_id, gen_round)), count(DISTINCT item_id), count(DISTINCT (gen_round, judge_round)), "
-        f"count(DISTINCT gen_round) FROM {src}",
-        params,
-    )[0]
-    counts = {"items": items, "answers": answers, "rounds": rounds, "gen_rounds": gen_rounds}
-    return {
-        "calls": calls,
-        "failed_calls": failed,
-        "answers": answers,
-        "tokens_in": int(tin or 0),
-        "tokens_out": int(tout or 0),
-        "cost_usd": _num(cost),
-        "cost_unknown_calls": unknown,
-        "cost_usd_per_answer": _per_unit(_num(cost), unknown, answers),
-        "latency_ms_mean": _num(mean),
-        "latency_ms_p50": _num(p50),
-        "latency_ms_p95": _num(p95),
-        "latency_ms_total": _num(total),
-        "cache_hits": hits,
-        "source": "calls.parquet",
-    }, counts
-
-
-def output_totals(store: Store, outputs_path: str | Table) -> dict[str, Any]:
-    """Totals over a generation's outputs.parquet (the system under test): outputs, errored outputs,
-    tokens, cost (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total."""
-    src, params = _src(outputs_path)
-    row = store.sql(
-        "SELECT count(*), count(error), count(DISTINCT item_id), sum(tokens_in), sum(tokens_out), sum(cost_usd), "
-        "count(*) - count(cost_usd), " + _LAT + f" FROM {src}",
-        params,
-    )[0]
-    outputs, errored, items, tin, tout, cost, unknown, mean, p50, p95, total = row
-    return {
-        "outputs": outputs,
-        "errored_outputs": errored,
-        "items": items,
-        "tokens_in": int(tin or 0),
-        "tokens_out": int(tout or 0),
-        "cost_usd": _num(cost),
-        "cost_unknown_outputs": unknown,
-        "cost_usd_per_output": _per_unit(_num(cost), unknown, outputs),
-        "latency_ms_mean": _num(mean),
-        "latency_ms_p50": _num(p50),
-        "latency_ms_p95": _num(p95),
-        "latency_ms_total": _num(total),
-    }
-
-
-def _manifest_totals(t: S.Totals) -> dict[str, Any]:
-    """A run without a calls table (imported, or simulated without calls): its manifest's totals."""
-    return {
-        "calls": t.calls,
-        "failed_calls": t.failed_calls,
-        "answers": None,
-        "tokens_in": t.tokens_in,
-        "tokens_out": t.tokens_out,
-        "cost_usd": t.cost_usd,
-        "cost_unknown_calls": 0 if t.cost_usd is not None else t.calls,
-        "cost_usd_per_answer": None,
-        "latency_ms_mean": t.latency_ms_mean,
-        "latency_ms_p50": None,
-        "latency_ms_p95": t.latency_ms_p95,
-        "latency_ms_total": None,
-        "cache_hits": 0,
-        "source": "manifest totals (no calls in calls.parquet)",
-    }
-
-
-def _unnest(src: str) -> str:
-    return (
-        "WITH c AS (SELECT tokens_in, tokens_out, cost_usd, latency_ms, error, "
-        "CASE WHEN criteria IS NULL OR len(criteria) = 0 THEN ['" + NO_CRITERION + "'] "
-        f"ELSE criteria END AS crits FROM {src}), "
-        "u AS (SELECT *, len(crits) AS n_crits, unnest(crits) AS criterion FROM c) "
-    )
-
-
-def per_criterion(store: Store, calls_path: str | Table, order: Sequence[str] = ()) -> list[dict[str, Any]]:
-    """One row per criterion asked in the run (``order`` first, then any other by name), by the
-    sharing rule: calls that asked it, failed ones among them, its equal shares of tokens in and
-    out, cost (known shares summed, null when none is known) and latency, the calls asking it
-    whose cost is unknown, and the latency mean / p50 / p95 of the calls that asked it."""
-    src, params = _src(calls_path)
-    rows = store.sql(
-        _unnest(src) + "SELECT criterion, count(*), count(error), sum(tokens_in / n_crits), sum(tokens_out / n_crits), "
-        "sum(cost_usd / n_crits), count(*) - count(cost_usd), sum(latency_ms / n_crits), "
-        "avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), "
-        # output tokens per verdict, from the calls that completed with measured tokens
-        "sum(tokens_out / n_crits) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL), "
-        "count(*) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL) "
-        "FROM u GROUP BY criterion",
-        params,
-    )
-    rank = {name: i for i, name in enumerate(order)}
-    rows.sort(key=lambda r: (rank.get(r[0], len(rank)), r[0]))
-    out = []
-    for name, calls, failed, tin, tout, cost, unknown, lat_share, mean, p50, p95, out_sum, out_n in rows:
-        out.append(
-            {
-                "criterion": name,
-                "calls": calls,
-                "failed_calls": failed,
-                "tokens_in": _num(tin) or 0.0,
-                "tokens_out": _num(tout) or 0.0,
-                "cost_usd": _num(cost),
-                "cost_unknown_calls": unknown,
-                "latency_ms_total": _num(lat_share),
-                "latency_ms_mean": _num(mean),
-                "latency_ms_p50": _num(p50),
-                "latency_ms_p95": _num(p95),
-                "out_tokens_per_verdict": _num(out_sum / out_n) if out_n else None,
-            }
-        )
-    return out
-
-
-# ----------------------------------------------------------------------------- the projection model
-
-
-def criterion_tokens(
-    rubric: S.Rubric, knobs: dict | None, model: str, names: Sequence[str] | None = None
-) -> list[dict[str, Any]]:
-    """``c_k`` for each model-judged criterion of a rubric (then any other name in ``names``): the
-    tokens criterion k adds to the judge's criteria block, i.e. the block rendered for k alone
-    minus the block's frame (rendered for no criterion), counted offline with the judge model's
-    tokenizer (:func:`evalcore.llm.client.count_text_tokens`: tiktoken's encodings bundled with litellm,
-    or one token per 4 bytes; nothing is downloaded and litellm is not imported).
-
-    The block is rendered for an item without must_have / wrong_if lists, so a ternary
-    criterion's per-item lists count in ``S``. Fallbacks, named in ``source``: a criterion without
-    a description, anchor or examples is counted from what the judge is still sent (its name, the
-    question and the JSON shape); a name the calls use that is not a model-judged criterion of the
-    rubric is counted as a binary criterion of that name."""
-
-    spec = spec_from_manifest(rubric, knobs or {})
-    crits = [c for c in rubric.criteria if c.kind in MODEL_KINDS]
-    known = {c.name for c in crits}
-    extra = [n for n in (names or []) if n not in known and n != NO_CRITERION]
-    out = []
-    for c in crits + [S.Criterion(name=n, kind="binary") for n in extra]:
-        m = c.model or model
-        frame = count_text_tokens(criteria_block([], {}, spec), m)
-        tokens = count_text_tokens(criteria_block([c], {}, spec), m) - frame
-        if c.name in extra:
-            source = "name only: not a model-judged criterion of the rubric"
-        elif c.description or c.pass_anchor or spec.examples.get(c.name):
-            source = "rubric text"
-        else:
-            source = "name and answer format only: the rubric has no text for it"
-        out.append({"criterion": c.name, "tokens": tokens, "source": source, "tokenizer": tokenizer_name(m)})
-    return out
-
-
-def _shared_tokens(
-    store: Store, calls_path: str | Table, ck: dict[str, float]
-) -> tuple[float | None, float | None, int]:
-    """``S`` = mean over completed calls with measured tokens of tokens_in - sum of their c_k; its
-    standard deviation and the number of calls measured. DuckDB groups the calls by their list of
-    criteria (calls with the same list have the same sum of c_k, and there are few lists) and returns
-    the count, sum and sum of squares of tokens_in per list; the moments of tokens_in - sum(c_k)
-    follow from those."""
-    src, params = _src(calls_path)
-    groups = store.sql(
-        f"SELECT criteria, count(*), sum(tokens_in::DOUBLE), sum(tokens_in::DOUBLE * tokens_in) FROM {src} "
-        "WHERE error IS NULL AND tokens_in IS NOT NULL GROUP BY criteria",
-        params,
-    )
-    n = sum(g[1] for g in groups)
-    if not n:
-        return None, None, 0
-    s1 = s2 = 0.0
-    for crits, k, t1, t2 in groups:
-        c = float(sum(ck.get(name, 0) for name in (crits or [])))
-        s1 += t1 - k * c  # sum of (t - c)
-        s2 += t2 - 2 * c * t1 + k * c * c  # sum of (t - c)^2
-    mean = s1 / n
-    return mean, math.sqrt(max(s2 / n - mean * mean, 0.0)), n
-
-
-_PRICED = "cost_usd IS NOT NULL AND tokens_in IS NOT NULL AND tokens_out IS NOT NULL"
-_TIMED = "error IS NULL AND latency_ms IS NOT NULL AND tokens_out IS NOT NULL"
-_DONE = "error IS NULL AND tokens_in IS NOT NULL"
-_MOMENTS = {  # name -> (aggregate, the calls it runs over)
-    "p_n": ("count(*)", _PRICED),
-    "p_ii": ("sum(tokens_in::DOUBLE * tokens_in)", _PRICED),
-    "p_io": ("sum(tokens_in::DOUBLE * tokens_out)", _PRICED),
-    "p_oo": ("sum(tokens_out::DOUBLE * tokens_out)", _PRICED),
-    "p_ic": ("sum(tokens_in * cost_usd)", _PRICED),
-    "p_oc": ("sum(tokens_out * cost_usd)", _PRICED),
-    "p_cc": ("sum(cost_usd * cost_usd)", _PRICED),
-    "l_n": ("count(*)", _TIMED),
-    "l_o": ("sum(tokens_out::DOUBLE)", _TIMED),
-    "l_oo": ("sum(tokens_out::DOUBLE * tokens_out)", _TIMED),
-    "l_l": ("sum(latency_ms)", _TIMED),
-    "l_ol": ("sum(tokens_out * latency_ms)", _TIMED),
-    "l_ll": ("sum(latency_ms * latency_ms)", _TIMED),
-    "d_n": ("count(*)", _DONE),
-    "d_in": ("sum(tokens_in)", _DONE),
-    "d_out": ("sum(tokens_out)", _DONE),
-}
-
-
-def call_moments(store: Store, calls_path: str | Table) -> dict[str, Any]:
-    """The sums of squares and cross-products behind :func:`fit_prices` and :func:`fit_latency`,
-    and the completed calls' token sums, in one scan of calls.parquet."""
-    sql = ", ".join(f"{agg} FILTER (WHERE {where})" for agg, where in _MOMENTS.values())
-    src, params = _src(calls_path)
-    row = store.sql(f"SELECT {sql} FROM {src}", params)[0]
-    return {k: (_num(v) if v is not None else None) for k, v in zip(_MOMENTS, row)}
-
-
-def fit_prices(store: Store, calls_path: str | Table, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """Prices per token fitted to the calls with a known cost and measured tokens:
-    ``scipy.optimize.nnls`` of cost on (tokens_in, tokens_out), no intercept. DuckDB returns the
-    sums of squares and cross-products, and the least-squares problem is solved on those (the
-    same minimiser as on the rows, without reading them). None when no call has a cost."""
-    mo = moments or call_moments(store, calls_path)
-    n, sii, sio, soo, sic, soc, scc = (mo[k] for k in ("p_n", "p_ii", "p_io", "p_oo", "p_ic", "p_oc", "p_cc"))
-    if not n or not sii or not soo:
-        return None
-    x, rms = nnls_from_moments(np.array([[sii, sio], [sio, soo]], float), np.array([sic, soc], float), float(scc))
-    return {
-        "input_per_token": x[0],
-        "output_per_token": x[1],
-        "input_per_million": x[0] * 1e6,
-        "output_per_million": x[1] * 1e6,
-        "calls_priced": n,
-        "fit_rms_relative": rms,
-        "source": f"non-negative least squares of cost on tokens in and out over {n} calls with a known cost",
-    }
-
-
-def nnls_from_moments(xtx: np.ndarray, xty: np.ndarray, yty: float) -> tuple[list[float], float | None]:
-    """argmin_{b >= 0} |X b - y|^2 from X'X, X'y and y'y alone: with X'X = V diag(d) V', the
-    problem equals min |diag(sqrt d) V' b - diag(1/sqrt d) V' X'y|^2 plus a constant, which
-    ``scipy.optimize.nnls`` solves. Columns are scaled to unit norm first. Returns b and the
-    root of the residual sum of squares relative to |y| (None when y is 0)."""
-    from scipy.optimize import nnls
-
-    scale = np.sqrt(np.diag(xtx))
-    a = xtx / np.outer(scale, scale)
-    g = xty / scale
-    d, v = np.linalg.eigh(a)
-    keep = d > 1e-12 * d.max()
-    m = np.sqrt(d[keep])[:, None] * v[:, keep].T
-    z = (v[:, keep].T @ g) / np.sqrt(d[keep])
-    bn, _ = nnls(m, z)
-    b = bn / scale
-    rss = float(b @ xtx @ b - 2 * b @ xty + yty)
-    rel = math.sqrt(max(rss, 0.0) / yty) if yty > 0 else None
-    return [float(v_) for v_ in b], rel
-
-
-def fit_latency(store: Store, calls_path: str | Table, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """Latency of a call as ``ms_per_call + ms_per_output_token * tokens_out``, fitted by
-    non-negative least squares (DuckDB sums, as :func:`fit_prices`) to the completed calls with a
-    measured latency and output. When every such call wrote the same number of tokens the two
-    cannot be told apart: the mean latency is all per call. None when no call is measured."""
-    mo = moments or call_moments(store, calls_path)
-    n, so, soo, sl, sol, sll = (mo[k] for k in ("l_n", "l_o", "l_oo", "l_l", "l_ol", "l_ll"))
-    if not n:
-        return None
-    if soo * n - so * so <= 1e-9 * max(soo * n, 1.0):  # no spread in tokens out
-        a, b, rms, how = sl / n, 0.0, None, "mean latency per call (every call wrote the same output tokens)"
-    else:
-        (a, b), rms = nnls_from_moments(np.array([[n, so], [so, soo]], float), np.array([sl, sol], float), float(sll))
-        how = f"non-negative least squares of latency on (1, tokens out) over {n} completed calls"
-    return {
-        "ms_per_call": float(a),
-        "ms_per_output_token": float(b),
-        "calls": n,
-        "fit_rms_relative": rms,
-        "mean_ms_per_call": sl / n,
-        "source": how,
-    }
-
-
-def _partition(k: int, groups: int, partition: Sequence[Sequence[int]] | None) -> list[list[int]]:
-    """The grouped harness's calls as lists of criterion indices: ``partition`` when given (checked to
-    cover each of the k criteria once in ``groups`` parts), else the criteria in order cut into
-    ``groups`` consecutive parts of near-equal size."""
-    if partition is not None:
-        parts = [list(map(int, p)) for p in partition]
-        flat = sorted(i for p in parts for i in p)
-        if len(parts) != groups or flat != list(range(k)) or any(not p for p in parts):
-            raise InputError(
-                f"the partition must put each of the {k} criteria in exactly one of {groups} groups",
-                field="partition",
-            )
-        return parts
-    size, extra = divmod(k, groups)
-    out, start = [], 0
-    for g in range(groups):
-        n = size + (1 if g < extra else 0)
-        out.append(list(range(start, start + n)))
-        start += n
-    return out
-
-
-def project(
-    shared_tokens_in: float,
-    criterion_tokens_in: Sequence[float],
-    out_tokens: Sequence[float],
-    prices: tuple[float, float] | None,
-    items: int,
-    groups: int,
-    rounds: int = 1,
-    latency: tuple[float, float] | None = None,
-    out_per_call: float = 0.0,
-    concurrency: int = 1,
-    partition: Sequence[Sequence[int]] | None = None,
-) -> list[dict[str, Any]]:
-    """The single, grouped and split harnesses for ``items`` items judged ``rounds`` times each,
-    from ``S`` (``shared_tokens_in``), ``c_k`` per criterion (``criterion_tokens_in``), ``o_k``
-    output tokens per verdict (``out_tokens``, same order), ``f`` output tokens every call writes
-    once whatever it asks (``out_per_call``: the JSON frame), prices per token (in, out; None when
-    unknown), ``groups`` calls per answer in grouped mode (``partition``: which criteria share a
-    grouped call, as lists of indices; default: the criteria in order cut into near-equal parts),
-    the latency model (ms per call, ms per output token; None when unknown) and the calls in
-    flight at most (``concurrency``). Pure: one row per mode with calls, calls per answer, tokens
-    in and out, cost, the largest call's output, the latency of one answer with its calls one after
-    another (``g * ms_per_call + ms_per_output_token * tokens_out per answer``) and fanned out (the
-    slowest call: ``ms_per_call + ms_per_output_token * largest call's output``), the whole run's
-    wall time at ``concurrency`` and each of calls, tokens and cost as a multiple of the single
-    call's."""
-    k = len(criterion_tokens_in)
-    if k < 1:
-        raise InputError("the projection needs at least one model-judged criterion", field="criteria")
-    if len(out_tokens) != k:
-        raise InputError(f"{len(out_tokens)} output figures for {k} criteria", field="out_tokens")
-    for name, v in (("--items", items), ("--rounds", rounds), ("concurrency", concurrency)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise InputError(f"{v!r} must be a whole number of at least 1", field=name)
-    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or not 1 <= groups <= k:
-        raise InputError(f"{groups!r} must be a whole number from 1 to the number of criteria ({k})", field="--groups")
-    values = [shared_tokens_in, out_per_call, *criterion_tokens_in, *out_tokens, *(prices or ()), *(latency or ())]
-    if any(v is None or not math.isfinite(float(v)) for v in values):
-        raise InputError("S, f, c_k, output tokens, prices and latency must be finite numbers", field="projection")
-    f = float(out_per_call)
-    o = [float(v) for v in out_tokens]
-    sum_c, sum_o = float(sum(criterion_tokens_in)), float(sum(o))
-    base = items * rounds
-    layouts = (
-        ("single", [list(range(k))]),
-        ("grouped", _partition(k, int(groups), partition)),
-        ("split", [[i] for i in range(k)]),
-    )
-    rows: list[dict[str, Any]] = []
-    for mode, calls in layouts:
-        g = len(calls)
-        tin = base * (g * float(shared_tokens_in) + sum_c)
-        out_answer = g * f + sum_o
-        tout = base * out_answer
-        largest = f + max(sum(o[i] for i in c) for c in calls)
-        cost = None if prices is None else tin * prices[0] + tout * prices[1]
-        seq = fan = wall = None
-        if latency is not None:
-            seq = g * latency[0] + latency[1] * out_answer
-            fan = latency[0] + latency[1] * largest
-            wall = max(base * seq / min(int(concurrency), base * g), fan)
-        rows.append(
-            {
-                "mode": mode,
-                "calls_per_answer": g,
-                "calls": base * g,
-                "tokens_in": tin,
-                "tokens_out": tout,
-                "tokens_out_per_call_max": largest,
-                "cost_usd": cost,
-                "latency_ms_per_answer": seq,
-                "latency_ms_per_answer_fanout": fan,
-                "concurrency": int(concurrency),
-                "wall_ms": wall,
-            }
-        )
-    single = rows[0]
-    for r in rows:
-        for key in ("calls", "tokens_in", "tokens_out", "cost_usd"):
-            a, b = r[key], single[key]
-            r[f"{key}_x_single"] = a / b if a is not None and b else None
-    return rows
-
-
-def _groups_of(m: S.RunManifest, names: list[str]) -> tuple[int, str, list[list[str]]]:
-    """Calls per answer of the grouped harness, where that number comes from, and which criteria
-    share a call (the run's groups, else the rubric's criterion groups)."""
-    if m.mode == "grouped" and m.groups:
-        parts = [[n for n in g if n in names] for g in m.groups]
-        parts = [p for p in parts if p]
-        rest = [n for n in names if not any(n in p for p in parts)]
-        return len(m.groups), "the run's groups", parts + [[n] for n in rest]
-    seen: dict[str, list[str]] = {}
-    for c in m.rubric.criteria:
-        if c.name in names:
-            seen.setdefault(c.group or c.name, []).append(c.name)
-    parts = list(seen.values())
-    parts += [[n] for n in names if not any(n in p for p in parts)]
-    g = len(seen) or len(names)
-    if g == len(names):
-        return g, "the rubric names no groups: each criterion is its own group, so grouped equals split", parts
-    return g, "the rubric's criterion groups", parts
-
-
-# ----------------------------------------------------------------------------- output tokens per call
-
-OutLists = list[tuple[frozenset[str], int, float, float]]  # criteria asked, calls, sum and sum of squares of tokens_out
-
-
-def output_lists(store: Store, calls_path: str | Table) -> OutLists:
-    """The completed calls with measured output grouped by the set of criteria they asked (DuckDB:
-    count, sum and sum of squares of tokens_out per criteria list; lists with the same criteria in
-    another order are merged). Calls that list no criterion are left out."""
-    src, params = _src(calls_path)
-    rows = store.sql(
-        f"SELECT criteria, count(*), sum(tokens_out::DOUBLE), sum(tokens_out::DOUBLE * tokens_out) FROM {src} "
-        "WHERE error IS NULL AND tokens_out IS NOT NULL AND criteria IS NOT NULL AND len(criteria) > 0 "
-        "GROUP BY criteria",
-        params,
-    )
-    merged: dict[frozenset[str], list[float]] = {}
-    for crits, n, t1, t2 in rows:
-        acc = merged.setdefault(frozenset(crits), [0, 0.0, 0.0])
-        acc[0] += n
-        acc[1] += float(t1)
-        acc[2] += float(t2)
-    return [(key, int(n), t1, t2) for key, (n, t1, t2) in merged.items()]
-
-
-def fit_output(lists: OutLists, names: Sequence[str], fix_f: bool = False) -> dict[str, Any]:
-    """Least squares of a call's tokens_out on ``f + sum(o_k for k in the call)`` over the calls
-    summarised in ``lists`` (:func:`output_lists`, of one run or several): the normal equations are
-    summed from the per-list counts and sums (a list of n calls with output sum T adds n x x' to
-    X'X and T x to X'y, x = (1, indicators of its criteria)) and solved by the pseudo-inverse, so
-    that a sum of o_k the calls do not tell apart is shared equally (the minimum-norm solution).
-
-    ``identified``: whether the calls determine f (a least-squares solution has the same f
-    whatever the pseudo-inverse picks; with every call asking lists of one size, f and the o_k
-    cannot be told apart). With ``fix_f`` (or when nothing identifies f) f is fixed at 0 and only
-    the o_k are fitted. A criterion of ``names`` in no list has o_k None; lists naming a criterion
-    outside ``names`` are left out (``calls_skipped``)."""
-    index = {n: i for i, n in enumerate(names)}
-    dim = len(names) + 1
-    xtx = np.zeros((dim, dim))
-    xty = np.zeros(dim)
-    yty = 0.0
-    n_calls = skipped = 0
-    for crits, n, t1, t2 in lists:
-        if any(c not in index for c in crits):
-            skipped += n
-            continue
-        x = np.zeros(dim)
-        x[0] = 1.0
-        for c in crits:
-            x[1 + index[c]] = 1.0
-        xtx += n * np.outer(x, x)
-        xty += t1 * x
-        yty += t2
-        n_calls += n
-    measured = [j for j in range(1, dim) if xtx[j, j] > 0]
-    out: dict[str, Any] = {
-        "f": 0.0,
-        "identified": False,
-        "o": {n: None for n in names},
-        "calls": n_calls,
-        "calls_skipped": skipped,
-        "rms_tokens": None,
-    }
-    if not measured:
-        return out
-    cols = ([] if fix_f else [0]) + measured
-    a = xtx[np.ix_(cols, cols)]
-    pinv = np.linalg.pinv(a, rcond=1e-12, hermitian=True)
-    identified = False
-    if not fix_f:
-        e0 = np.zeros(len(cols))
-        e0[0] = 1.0
-        identified = bool(np.linalg.norm(a @ pinv @ e0 - e0) < 1e-8)
-    if not fix_f and not identified:  # f and the o_k cannot be told apart: f = 0, only o_k fitted
-        cols = measured
-        a = xtx[np.ix_(cols, cols)]
-        pinv = np.linalg.pinv(a, rcond=1e-12, hermitian=True)
-    b = pinv @ xty[cols]
-    coef = np.zeros(dim)
-    coef[cols] = b
-    rss = float(coef @ xtx @ coef - 2 * coef @ xty + yty)
-    out.update(
-        f=float(coef[0]),
-        identified=identified,
-        o={n: (float(coef[1 + i]) if 1 + i in measured else None) for i, n in enumerate(names)},
-        rms_tokens=math.sqrt(max(rss, 0.0) / n_calls) if n_calls else None,
-    )
-    return out
-
-
-def _calls_per_answer(lists: OutLists, names: Sequence[str]) -> tuple[int, float, int] | None:
-    """A run's calls per answer, its measured output tokens per answer (the sum over its criteria
-    lists of their mean output) and its calls, when its lists partition ``names`` (each criterion
-    in exactly one list); else None."""
-    sets = [crits for crits, n, _, _ in lists if n]
-    flat = [c for s in sets for c in s]
-    if not sets or len(flat) != len(set(flat)) or set(flat) != set(names):
-        return None
-    return len(sets), sum(t1 / n for _, n, t1, _ in lists if n), sum(n for _, n, _, _ in lists)
-
-
-def _siblings(store: Store, run_id: str, m: S.RunManifest) -> list[str]:
-    """Other runs of the store on the same generation with the same judge model and rubric that
-    have calls (a model grader of a pairwise session excluded), by id."""
-    out = []
-    for rid in store.ids("run"):
-        if rid == run_id:
-            continue
-        e = store.run(rid)
-        o = e.manifest
-        if (o.gen_id, o.judge_model, o.rubric_hash) != (m.gen_id, m.judge_model, m.rubric_hash):
-            continue
-        if (e.path / "pair_verdicts.parquet").exists() or not (e.path / "calls.parquet").exists():
-            continue
-        out.append(rid)
-    return out
-
-
-def _output_model(
-    store: Store,
-    run_id: str,
-    m: S.RunManifest,
-    calls_path: str | Table,
-    names: list[str],
-    classes: tuple[str, ...],
-    suite_id: str,
-) -> dict[str, Any]:
-    """f and o_k: from the run's own calls when they identify f, else pooled with the sibling runs
-    (:func:`_siblings`) whose calls ask criteria lists of a size the run's own calls do not, else
-    with f = 0 assumed on the run's own calls. Also which runs measured which calls per answer."""
-    own = output_lists(store, calls_path)
-    fit = fit_output(own, names)
-    used: dict[str, OutLists] = {run_id: own}
-    how = "the run's own calls"
-    if not fit["identified"]:
-        sizes = {len(c) for c, _, _, _ in own}
-        pool = dict(used)
-        for rid in _siblings(store, run_id, m):
-            lists = output_lists(store, _sliced(store, suite_id, "run", rid, "calls", classes))
-            if {len(c) for c, _, _, _ in lists} - sizes:
-                pool[rid] = lists
-        if len(pool) > 1:
-            pooled = fit_output([x for lists in pool.values() for x in lists], names)
-            if pooled["identified"]:
-                fit, used = pooled, pool
-                how = "the run's calls and those of " + ", ".join(r for r in pool if r != run_id)
-    if fit["identified"]:
-        source = f"least squares of tokens out on f + sum of o_k over {fit['calls']} completed calls ({how})"
-    else:
-        fit = fit_output(own, names, fix_f=True)
-        source = (
-            f"f = 0 assumed (not identified: the run's calls ask criteria lists of one size only and no run on "
-            f"the same generation with the same judge and rubric asks lists of another size); o_k by least "
-            f"squares over {fit['calls']} completed calls of the run"
-        )
-    measured = {rid: _calls_per_answer(lists, names) for rid, lists in used.items()}
-    return {**fit, "source": source, "runs": list(used), "measured": measured}
-
-
-def _concurrency(m: S.RunManifest) -> tuple[int, str]:
-    """The calls in flight at most when the run was made (``--concurrency``, recorded in the run's
-    retry policy or knobs), else 1 and a note saying it was not recorded."""
-    for where, d in (("retry policy", m.retry_policy), ("knobs", m.knobs)):
-        v = (d or {}).get("concurrency")
-        if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1:
-            return int(v), f"the run's {where} (--concurrency {int(v)})"
-    return 1, "concurrency not recorded: 1 assumed (calls one after another)"
-
-
-def _wall_measured(store: Store, calls_path: str | Table) -> float | None:
-    """The run's measured wall time: from the first call's start to the last call's end
-    (``started_at`` + ``latency_ms``), when the calls record when they started."""
-    src, params = _src(calls_path)
-    (v,) = store.sql(
-        f"SELECT max(epoch_ms(started_at) + latency_ms) - min(epoch_ms(started_at)) FROM {src} "
-        "WHERE started_at IS NOT NULL AND latency_ms IS NOT NULL",
-        params,
-    )[0]
-    return _num(v)
-
-
-def _projection(
-    store: Store,
-    run_id: str,
-    m: S.RunManifest,
-    calls_path: str | Table,
-    crit_rows: list[dict],
-    counts: dict[str, int],
-    items: int | None,
-    rounds: int | None,
-    groups: int | None,
-    classes: tuple[str, ...] = (),
-    suite_id: str = "",
-) -> dict[str, Any]:
-    asked = [r["criterion"] for r in crit_rows]
-    ck_rows = criterion_tokens(m.rubric, m.knobs, m.judge_model, asked)
-    names = [r["criterion"] for r in ck_rows]
-    ck = {r["criterion"]: r["tokens"] for r in ck_rows}
-    s, s_sd, measured = _shared_tokens(store, calls_path, ck)
-    if not measured or s is None:
-        return {"available": False, "reason": "no completed call with measured tokens in", "rows": []}
-    out_model = _output_model(store, run_id, m, calls_path, names, classes, suite_id)
-    o: dict[str, Any] = out_model["o"]
-    known_o = [v for v in o.values() if v is not None]
-    if not known_o:
-        return {"available": False, "reason": "no completed call with measured tokens out", "rows": []}
-    o_fill = sum(known_o) / len(known_o)
-    f = out_model["f"]
-    mo = call_moments(store, calls_path)
-    prices = fit_prices(store, calls_path, mo)
-    latency = fit_latency(store, calls_path, mo)
-    concurrency, concurrency_source = _concurrency(m)
-    g_default, g_source, parts = _groups_of(m, names)
-    n_items = counts["items"] if items is None else items
-    n_rounds = counts["rounds"] if rounds is None else rounds
-    n_groups = g_default if groups is None else groups
-    partition = [[names.index(n) for n in p] for p in parts] if groups is None and len(parts) == n_groups else None
-    if groups is not None:
-        g_source = "--groups"
-    rows = project(
-        s,
-        [ck[n] for n in names],
-        [o[n] if o[n] is not None else o_fill for n in names],
-        None if prices is None else (prices["input_per_token"], prices["output_per_token"]),
-        n_items,
-        n_groups,
-        n_rounds,
-        None if latency is None else (latency["ms_per_call"], latency["ms_per_output_token"]),
-        out_per_call=f,
-        concurrency=concurrency,
-        partition=partition,
-    )
-    # where each mode's output tokens come from: calls measured with that many calls per answer
-    # (the run itself first, then the sibling run in the fit with the most such calls)
-    for r in rows:
-        found = [
-            (rid != run_id, -got[2], rid, got[1])
-            for rid, got in out_model["measured"].items()
-            if got is not None and got[0] == r["calls_per_answer"]
-        ]
-        hit = min(found)[2:] if found else None
-        r["tokens_out_source"] = "estimated" if hit is None else "measured"
-        r["tokens_out_run"] = None if hit is None else hit[0]
-        r["tokens_out_per_answer_measured"] = None if hit is None else hit[1]
-    warnings = []
-    if s <= 0:
-        warnings.append(
-            f"the estimated shared context S is {s:.1f} tokens (not positive): the calls carry fewer "
-            "tokens than the criteria text alone, so the token counts do not match this tokenizer"
-        )
-    if any(v is None for v in o.values()):
-        warnings.append("criteria never measured in a completed call use the mean output per verdict of the others")
-    if not out_model["identified"]:
-        warnings.append(
-            "the output tokens every call writes once (f, its JSON frame) are not identified by these calls: "
-            "f = 0 is assumed, so projected output per answer is the same in every mode; the modes this run "
-            "did not measure are estimated"
-        )
-    elif f < 0:
-        warnings.append(
-            f"the fitted output per call f is {f:.1f} tokens (negative): the calls do not follow f + sum o_k"
-        )
-    if prices is None:
-        warnings.append("no call has a known cost: projected cost is unknown")
-    # the run's own mode at its own size, against what it measured
-    own = {"single": "single", "split": "split", "grouped": "grouped"}.get(m.mode)
-    check = None
-    if own is not None and items is None and rounds is None and groups is None:
-        row = next(r for r in rows if r["mode"] == own)
-        check = {
-            "mode": own,
-            "calls_measured": mo["d_n"],
-            "calls_projected": row["calls"],
-            "tokens_in_measured": int(mo["d_in"] or 0),
-            "tokens_in_projected": row["tokens_in"],
-            "tokens_out_measured": int(mo["d_out"] or 0),
-            "tokens_out_projected": row["tokens_out"],
-            "wall_ms_measured": _wall_measured(store, calls_path),
-            "wall_ms_projected": row["wall_ms"],
-        }
-    f_assumption = (
-        f"tokens_out(call) = f + sum of o_k over the call's criteria; f = {f:.1f} tokens per call fitted "
-        f"({out_model['source']})"
-        if out_model["identified"]
-        else "tokens_out(call) = f + sum of o_k over the call's criteria with f = 0 ASSUMED (not identified: "
-        "no calls asking criteria lists of different sizes), so output per answer is the same in every mode"
-    )
-    return {
-        "available": True,
-        "reason": None,
-        "items": n_items,
-        "rounds": n_rounds,
-        "groups": n_groups,
-        "groups_source": g_source,
-        "grouped_calls": [[names[i] for i in p] for p in partition] if partition is not None else None,
-        "shared_tokens_in": s,
-        "shared_tokens_in_sd": s_sd,
-        "calls_measured": measured,
-        "criteria": [
-            {
-                "criterion": n,
-                "tokens_in": ck[n],
-                "tokens_in_source": r["source"],
-                "out_tokens_per_verdict": o[n],
-                "tokenizer": r["tokenizer"],
-            }
-            for n, r in zip(names, ck_rows)
-        ],
-        "output": {
-            "tokens_per_call": f,
-            "identified": out_model["identified"],
-            "source": out_model["source"],
-            "runs": out_model["runs"],
-            "calls": out_model["calls"],
-            "calls_skipped": out_model["calls_skipped"],
-            "fit_rms_tokens": out_model["rms_tokens"],
-        },
-        "prices": prices,
-        "latency": latency,
-        "concurrency": concurrency,
-        "concurrency_source": concurrency_source,
-        "rows": rows,
-        "check": check,
-        "warnings": warnings,
-        "assumptions": [
-            "tokens_in(call) = S + sum of c_k over the call's criteria; S is the same for every call on an answer",
-            f_assumption,
-            "each verdict writes the same output tokens o_k whatever shares its call",
-            "price is linear in tokens in and out (fitted, no per-call fee)",
-            "a call takes a fixed time plus a time per output token (fitted); latency per answer is given with "
-            "the answer's calls one after another and fanned out (the largest call's expected latency, not the "
-            "expected maximum of random latencies)",
-            f"wall time = the calls' summed latency / min(concurrency, calls), at least one fanned-out answer; "
-            f"concurrency {concurrency}: {concurrency_source}; no rate limits or retries",
-            *(
-                []
-                if partition is not None or n_groups == 1
-                else [f"grouped fan-out: the criteria in rubric order cut into {n_groups} groups of near-equal size"]
-            ),
-        ],
-    }
+# the aggregates and the projection live in their own modules; these names stay importable from here
+__all__ = [
+    "NO_CRITERION",
+    "SHARING_RULE",
+    "_DONE",
+    "_LAT",
+    "_MOMENTS",
+    "_PRICED",
+    "_TIMED",
+    "OutLists",
+    "Table",
+    "_call_scan",
+    "_calls_per_answer",
+    "_concurrency",
+    "_groups_of",
+    "_manifest_totals",
+    "_num",
+    "_output_model",
+    "_partition",
+    "_per_unit",
+    "_projection",
+    "_shared_tokens",
+    "_siblings",
+    "_src",
+    "_unnest",
+    "_wall_measured",
+    "answer_latency",
+    "call_moments",
+    "call_totals",
+    "cost_label",
+    "cost_table",
+    "criterion_tokens",
+    "fit_latency",
+    "fit_output",
+    "fit_prices",
+    "nnls_from_moments",
+    "output_lists",
+    "output_totals",
+    "per_criterion",
+    "project",
+    "run_cost",
+    "stored_cost",
+]
 
 
 # ----------------------------------------------------------------------------- reports
-
-
-def _sliced(store: Store, suite_id: str, kind: str, eid: str, name: str, classes: tuple[str, ...]) -> Table:
-    where, params = class_filter(store, suite_id, classes)
-    return Table(store.path_of(kind, eid, name), where, tuple(params))
 
 
 def run_cost(

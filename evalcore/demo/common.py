@@ -103,6 +103,9 @@ SINGLE_FIELD_ORDER = [
     "no_fabrication",
 ]
 CARRYOVER = (0.0, 0.66, 0.78, 0.86, 0.94, 0.97)  # c_k by emission position k
+# under the single call, the first field written takes the blame for a failure the judge read on another
+# criterion this often (seed 000's "C1 fails 132 times single, 11 split"): after the carryover
+FIRST_FIELD_BLAME = 0.45
 INDEPENDENT_SCALE = 0.9
 GROUPS = [
     ["answers_question", "on_tone"],
@@ -126,7 +129,8 @@ HUMAN_OVERLAP = 12  # items the second annotator also labels
 ACCOUNTS = "accounts"
 N_ACCOUNTS_ITEMS = 120
 GEN_ROUNDS = 3
-ARMS = {"concise": "accounts-concise", "detailed": "accounts-detailed"}  # arm name -> gen id
+# arm name -> gen id: neutral ids, so that no listing, link or file name tells a grader which arm is which
+ARMS = {"concise": "accounts-g1", "detailed": "accounts-g2"}
 # share of answers with a heading, bullet probability, steps, range of extra sentences
 ARM_STYLE: dict[str, dict[str, Any]] = {
     # Lengths overlap (SD ~75 words in each arm, means ~94 apart) so that, before normalisation,

@@ -170,6 +170,7 @@ def simulate(n: int, seed: int = SEED) -> dict:
     # single: one call emits all six fields in SINGLE_ORDER; after a failed field the next is forced
     # to fail when u < CARRYOVER[position] (u fixed per item across rounds): induced association
     single = reading(1)
+    read = single.copy()
     carry = _rng(seed, 4).random((n, k))
     forced = np.zeros_like(single)
     for pos in range(1, k):
@@ -177,6 +178,14 @@ def simulate(n: int, seed: int = SEED) -> dict:
         push = single[:, :, prev] & (carry[:, pos] < CARRYOVER[pos])[:, None] & ~single[:, :, j]
         single[:, :, j] |= push
         forced[:, :, j] = push
+    # then the first field written takes the blame for a failure read on another criterion (the demo's
+    # evalcore.demo.support.emit, FIRST_FIELD_BLAME)
+    j0 = CRITERIA.index(SINGLE_ORDER[0])
+    others = [CRITERIA.index(c) for c in SINGLE_ORDER[1:]]
+    blame = read[:, :, others].any(axis=2) & (carry[:, 0] < D.FIRST_FIELD_BLAME)[:, None] & ~read[:, :, j0]
+    single[:, :, j0] |= blame
+    forced[:, :, j0] |= blame
+    del read
     split = reading(2)  # one call per criterion: no carryover
     err_rng = _rng(seed, 5)
     return {

@@ -221,16 +221,19 @@ def _quotas(counts: np.ndarray, total: int) -> np.ndarray:
 
 def write_support_labels(store: Store, seed: int, items, fail) -> dict:
     """`support-human`: 60 items labelled by two simulated annotators (a second one relabels a
-    few of the first one's items), the truth with about 1% slips. The 60 are a seeded sample
-    stratified by the true (grounded, no_fabrication) cell and, within it, by the true
-    (answers_question, cites_source) cell, so the small set keeps the suite's real association
-    (and real independence)."""
+    few of the first one's items), the truth with about 1% slips. The 60 are a seeded sample of the
+    items outside the holdout, stratified by the true (grounded, no_fabrication) cell and, within
+    it, by the true (answers_question, cites_source) cell, so the small set keeps the suite's real
+    association (and real independence)."""
     rng = _rng(seed, "support-human")
     outer = _cells(fail, ("grounded", "no_fabrication"))
     inner = _cells(fail, ("answers_question", "cites_source"))
+    # only items outside the holdout: the analysis hides holdout items by default, and a label on one
+    # would drop out of every default figure
+    open_ = np.array([not it.get("holdout") for it in items], dtype=bool)
     chosen = []
-    for k, q in enumerate(_quotas(np.bincount(outer, minlength=4), N_HUMAN_ITEMS)):
-        members = np.flatnonzero(outer == k)
+    for k, q in enumerate(_quotas(np.bincount(outer[open_], minlength=4), N_HUMAN_ITEMS)):
+        members = np.flatnonzero((outer == k) & open_)
         for kk, qq in enumerate(_quotas(np.bincount(inner[members], minlength=4), q)):
             chosen += rng.choice(members[inner[members] == kk], qq, replace=False).tolist()
     chosen = sorted(int(x) for x in chosen)
@@ -263,7 +266,7 @@ def write_support_labels(store: Store, seed: int, items, fail) -> dict:
         simulated=True,
         description=f"SIMULATED people: {N_HUMAN_ITEMS} answers of support-g1 labelled pass/fail on the six "
         f"criteria by two simulated annotators ({HUMAN_OVERLAP} items by both). Equal to the "
-        "simulator's truth except for about 1% slips. The items are a seeded sample stratified "
+        "simulator's truth except for about 1% slips. The items are a seeded sample, outside the holdout, stratified "
         "by the true verdicts on grounded, no_fabrication, answers_question and cites_source.",
     )
     store.write_labelset(m, lab.arrow(), overwrite=True)

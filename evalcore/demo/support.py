@@ -30,6 +30,7 @@ from evalcore.demo.common import (
     BORDERLINE_WEIGHT,
     CARRYOVER,
     CRITERIA,
+    FIRST_FIELD_BLAME,
     GROUP_CARRYOVER,
     GROUPS,
     HOLDOUT_SHARE,
@@ -308,11 +309,18 @@ def carryover_draws(seed: int, judge: dict, n: int, k: int) -> np.ndarray:
 
 
 def emit(
-    reading: np.ndarray, calls: list[list[str]], carry: tuple[float, ...], u: np.ndarray, scale: float = 1.0
+    reading: np.ndarray,
+    calls: list[list[str]],
+    carry: tuple[float, ...],
+    u: np.ndarray,
+    scale: float = 1.0,
+    first: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Turn readings (n, rounds, 6; CRITERIA order) into emitted FAIL flags for a harness whose
     calls hold the given criteria in emission order. Within a call, after a failed field the next
-    field is forced to fail when u < scale * c_k (k = position in the call). Returns (emitted fail,
+    field is forced to fail when u < scale * c_k (k = position in the call); then the call's first
+    field is forced to fail when the judge read a failure on another of the call's criteria and
+    u_0 < scale * ``first`` (the first field written takes the blame). Returns (emitted fail,
     forced, position), each (n, rounds, 6) / (6,) in CRITERIA order."""
     out = reading.copy()
     forced = np.zeros_like(reading)
@@ -328,6 +336,12 @@ def emit(
             push = prev & fire & ~reading[:, :, j]
             out[:, :, j] |= push
             forced[:, :, j] = push
+        if first > 0 and len(crits) > 1:
+            j0 = CRITERIA.index(crits[0])
+            others = np.any(reading[:, :, [CRITERIA.index(c) for c in crits[1:]]], axis=2)
+            blame = others & (u[:, 0] < scale * first)[:, None] & ~reading[:, :, j0]
+            out[:, :, j0] |= blame
+            forced[:, :, j0] |= blame
     return out, forced, position
 
 
@@ -505,9 +519,10 @@ def write_support_judged_runs(store: Store, seed: int, items, info, outputs, fai
         JUDGE_A,
         "single",
         single,
-        emit(read_a, single, CARRYOVER, u),
+        emit(read_a, single, CARRYOVER, u, first=FIRST_FIELD_BLAME),
         "One call per answer returns all six criteria in a fixed "
-        "field order; later fields lean on the ones already written.",
+        "field order; later fields lean on the ones already written, and the first one takes the blame "
+        "for failures read elsewhere.",
         hours=2,
     )
     run(
@@ -515,7 +530,7 @@ def write_support_judged_runs(store: Store, seed: int, items, info, outputs, fai
         JUDGE_A,
         "single",
         single,
-        emit(read_a, single, CARRYOVER, u, scale=INDEPENDENT_SCALE),
+        emit(read_a, single, CARRYOVER, u, scale=INDEPENDENT_SCALE, first=FIRST_FIELD_BLAME),
         "Single call with an 'evaluate each criterion independently' "
         "instruction; barely different from the plain single call.",
         variant="independent",
