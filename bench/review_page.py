@@ -37,19 +37,19 @@ import os
 import platform
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+import _serve  # noqa: E402  (bench/ is on sys.path when a script runs)
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -181,47 +181,9 @@ class Sampler:
 # --------------------------------------------------------------------------- the app server and browser
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def start_app(data: Path, state: Path, log: Path, timeout: float = 60.0) -> Iterator[tuple[str, subprocess.Popen]]:
-    """``streamlit run app.py`` on 127.0.0.1 (as tests/browser_util.start_app); yields (URL, process)."""
-    port = free_port()
-    env = {**os.environ, "EVALCORE_DATA": str(data), "EVALCORE_STATE": str(state),
-           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    exe = VENV_BIN / "streamlit"
-    cmd = [str(exe) if exe.exists() else "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-        base = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + timeout
-            while True:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"streamlit exited with {proc.returncode}: {log.read_text()[-2000:]}")
-                try:
-                    with urllib.request.urlopen(base + "/_stcore/health", timeout=1) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not become healthy in {timeout}s")
-                time.sleep(0.1)
-            yield base, proc
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+def start_app(data: Path, state: Path, log: Path, timeout: float = 60.0):
+    """``streamlit run app.py`` of ROOT on 127.0.0.1 (bench/_serve.py); yields (URL, process)."""
+    return _serve.start_app(ROOT, VENV_BIN, data, state, log, timeout)
 
 
 @contextmanager

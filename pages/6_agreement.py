@@ -1,7 +1,9 @@
-"""Agreement and judge report card: for a generation, every judge and harness against gold per
-criterion (kappa with a bootstrap interval, accuracy, confusion matrix, leniency), pass rates
+"""Agreement and judge report card: for a generation, first the summary per judge (in words, then
+one row per judge run: the card's ``summary``), then in one tab per criterion every judge and
+harness against gold per criterion (kappa with a bootstrap interval, accuracy, confusion matrix, leniency), pass rates
 corrected for the judge's sensitivity and specificity, people against each other, repeat
-consistency and majority-of-k, judge against judge (a low kappa flags an ambiguous criterion),
+consistency and majority-of-k, judge against judge (a low kappa flags an ambiguous criterion, with single against split when the
+same two judges judged it in both harnesses),
 same-family warnings, post-processing contradictions and failure tags; for a closed pairwise
 session, people against each other and each model grader against the majority of people.
 
@@ -9,6 +11,10 @@ Deep links: ``?gen=GEN`` or ``?session=SESSION``. The figures are evalcore.revie
 ``evalcore agreement --json``. The "Scores and reliability" section of a generation is
 evalcore.analysis.scores': ``evalcore correlate --run RUN [--class C ...] --json`` and
 ``evalcore reliability --run RUN ... --people --gen GEN [--class C ...] --json``.
+
+The card is cached (``st.cache_data``) on the data directory's fingerprint, the state directory's
+label store and suite versions, and the label store's edits and queues of the generation (a team
+server's too), so a widget click or a rerun does not recompute it.
 """
 
 from __future__ import annotations
@@ -16,11 +22,51 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import EvalcoreError, review
+from evalcore import EvalcoreError, LabelStore, review
 from pages import _ui
 
 METHODS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("kendall", "Kendall tau-b"))
 N_BOOT = 1000
+
+
+def _labels_revision(data_store, gen_id: str) -> tuple:
+    """Changes with every edit and queue written for the generation (edits and queues are
+    append-only), on SQLite and on a PostgreSQL team server alike: the state directory's file
+    times say nothing about the latter."""
+    labels = LabelStore(data_store)
+    e = labels.rows("SELECT count(*) AS n, max(edit_id) AS last FROM edits WHERE gen_id = ?", [gen_id])
+    q = labels.rows("SELECT count(*) AS n FROM queues WHERE gen_id = ?", [gen_id])
+    return tuple(tuple(r.values()) for r in e + q)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _report_card(data: str, state: str, fp: tuple, gen_id: str, classes: tuple[str, ...]) -> dict:
+    return review.report_card(_ui.open_store(data, state), gen_id, classes=classes)
+
+
+def report_card(data_store, gen_id: str, classes: tuple[str, ...]) -> dict:
+    """``review.report_card`` (`evalcore agreement --gen GEN --json`), cached until the data, the
+    suite versions or the label store change: a widget click reruns the page, and the card reads
+    every run's verdicts and bootstraps every judge on every criterion."""
+    fp = (
+        _ui.fingerprint(data_store)
+        + _ui.state_fingerprint(data_store)
+        + _ui.suite_fingerprint(data_store)
+        + _labels_revision(data_store, gen_id)
+    )
+    return _report_card(str(data_store.data), str(data_store.state), fp, gen_id, tuple(classes))
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _session_agreement(data: str, state: str, fp: tuple, session_id: str) -> dict:
+    return review.session_agreement(_ui.open_store(data, state), session_id)
+
+
+def session_agreement(data_store, session_id: str) -> dict:
+    """``review.session_agreement``, cached like :func:`report_card` (and on the session's choices file)."""
+    jpath = data_store.session(session_id).path / "judgments.parquet"
+    fp = _ui.fingerprint(data_store) + ((str(jpath), jpath.stat().st_mtime_ns if jpath.exists() else None),)
+    return _session_agreement(str(data_store.data), str(data_store.state), fp, session_id)
 
 
 def _num(x, digits: int = 3) -> str:
@@ -48,6 +94,162 @@ def _plain(rows: list[dict]) -> None:
         st.table(pd.DataFrame(rows).map(lambda v: _ui.md_escape("-" if v is None else v)), hide_index=True)
 
 
+def _signed(x, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:+.{digits}f}"
+
+
+def _summary_rows(summary: dict) -> list[dict]:
+    """The per-judge summary of the report card (``card["summary"]``, `evalcore agreement --json`)."""
+    return [
+        {
+            "run": r["run_id"],
+            "judge model": r["judge_model"],
+            "mode": r["mode"],
+            "prompt variant": r["prompt_variant"],
+            "status": r["status"],
+            "gold cases": r["gold_cases"],
+            "mean kappa vs gold": _num(r["mean_kappa"])
+            + (f" ({r['kappa_criteria']} criteria)" if r["kappa_criteria"] else ""),
+            "mean accuracy": _ui.pct(r["mean_accuracy"]),
+            "leniency": _signed(r["leniency"])
+            if r["score_leniency"] is None
+            else f"{_signed(r['leniency'])}; scores {_signed(r['score_leniency'])}",
+            "ambiguous on": f"{r['ambiguous']} of {r['criteria']}",
+            "pass rate -> corrected": (
+                "-"
+                if r["corrected_pass_rate"] is None
+                else f"{_ui.pct(r['observed_pass_rate'])} -> {_ui.pct(r['corrected_pass_rate'])} ({r['corrected_criteria']} criteria)"
+            ),
+        }
+        for r in summary["judges"]
+    ]
+
+
+def show_summary(card: dict) -> None:
+    """The card's opening: the summary per judge in words, then as a table."""
+    st.subheader("Judges at a glance")
+    for line in card["summary"]["text"]:
+        st.markdown(_ui.md_escape(line))
+    _plain(_summary_rows(card["summary"]))
+    st.caption(
+        "One row per judge run. Gold cases: its verdicts on cases with gold, summed over criteria. Mean kappa and "
+        "accuracy: unweighted means over the criteria where they are defined. Leniency: its pass rate minus gold's "
+        "on the same cases, mean over pass / fail and ternary criteria (on ordinal scales, the mean score "
+        "difference). Ambiguous on: criteria where it is one of two judges agreeing below the threshold. Pass rate "
+        "-> corrected: means over the criteria with a corrected rate. The detail per criterion is below. "
+        "`evalcore agreement --gen " + card["gen_id"] + " --json` (`summary`)"
+    )
+
+
+def _ambiguous_warning(a: dict) -> None:
+    st.warning(
+        _ui.md_escape(
+            f"Ambiguous criterion: judges in the same harness agree below kappa {a['threshold']} ("
+            + ", ".join(f"{p['a']} ~ {p['b']} {p['kappa']:.2f}" for p in a["pairs"])
+            + ")."
+            + "".join(f" {' and '.join(h['judges'])}: {h['text']}." for h in a.get("harnesses", []))
+            + " Disputed items: "
+            + ", ".join(d["item_id"] for d in a["disputed_items"])
+        )
+    )
+
+
+def _confusions(c: dict) -> list[dict]:
+    """Every judge's confusion matrix on the criterion as one table: a row per judge, a column per
+    cell (gold -> judge)."""
+    rows = []
+    for j in c["judges"]:
+        if not j["n"]:
+            continue
+        conf = j["confusion"]
+        row = {"run": j["run_id"]}
+        for gi, g in enumerate(conf["labels"]):
+            for ji, jl in enumerate(conf["labels"]):
+                row[f"gold {g} -> judge {jl}"] = conf["matrix"][gi][ji]
+        rows.append(row)
+    return rows
+
+
+def show_criterion(c: dict) -> None:
+    """The detail of one criterion: judges against gold, people, repeat consistency, judge against judge."""
+    if c["ambiguous"].get("flag"):
+        _ambiguous_warning(c["ambiguous"])
+    st.caption(_ui.md_escape(f"{c['criterion']} ({c['kind']}), {c['gold_cases']} gold cases."))
+    rows = []
+    for j in c["judges"]:
+        cr = j["corrected"]
+        rows.append(
+            {
+                "run": j["run_id"],
+                "mode": j["mode"],
+                "status": j["status"],
+                "gold cases": j["n"],
+                "kappa": _num(j["kappa"]),
+                "kappa interval": _ci(j["kappa_ci"]),
+                "accuracy": _ui.pct(j["accuracy"]),
+                "leniency": _num(j.get("leniency")),
+                "pass rate": _ui.pct(j["pass_rate"]),
+                "corrected": _ui.pct(cr.get("value")),
+                "corrected interval": _ci(cr.get("ci"), pct=True),
+                "gold for correction": cr.get("gold") or "-",
+            }
+        )
+    if rows:
+        _plain(rows)
+        notes = sorted({j["corrected"].get("note") or j["corrected"].get("reason") or "" for j in c["judges"]} - {""})
+        for n in notes:
+            st.caption(_ui.md_escape(n))
+        conf = _confusions(c)
+        if conf:
+            with st.expander("Confusion matrices (rows gold, columns judge)"):
+                _plain(conf)
+    rv = c["reviewers"]
+    if len(rv["raters"]) >= 2:
+        st.caption(
+            _ui.md_escape(
+                "People: "
+                + "; ".join(f"{p['a']} ~ {p['b']} Cohen's kappa {_num(p['kappa'])} on {p['n']}" for p in rv["cohen"])
+                + (f"; Fleiss' kappa {_num(rv['fleiss']['kappa'])} on {rv['fleiss']['n']}" if rv["fleiss"] else "")
+                + (f"; Krippendorff's alpha {_num(rv['krippendorff']['alpha'])}" if rv["krippendorff"] else "")
+                + (f" (rater slots, no Cohen's kappa: {', '.join(rv['slots'])})" if rv["slots"] else "")
+            )
+        )
+    if c["repeat"]:
+        _plain(
+            [
+                {
+                    "run": r["run_id"],
+                    "rounds": r["rounds"],
+                    "cases": r["n"],
+                    "same in every round": _ui.pct(r["unanimous_share"]),
+                    "Fleiss' kappa over rounds": _num(r["fleiss_kappa"]),
+                    "majority = round 1": _ui.pct(r["majority_vs_round1"]),
+                    "round 1 vs gold (kappa)": _num(r["round1_vs_gold"]["kappa"]),
+                    "majority vs gold (kappa)": _num(r["majority_vs_gold"]["kappa"]),
+                }
+                for r in c["repeat"]
+            ]
+        )
+    if c["judge_pairs"]:
+        with st.expander("Judge against judge"):
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "a": p["a"],
+                            "b": p["b"],
+                            "compares": p["comparison"],
+                            "cases": p["n"],
+                            "agreement": p["agreement"],
+                            "kappa": p["kappa"],
+                        }
+                        for p in c["judge_pairs"]
+                    ]
+                ),
+                hide_index=True,
+            )
+
+
 def show_generation(card: dict) -> None:
     g = card["gold"]
     st.caption(
@@ -61,6 +263,7 @@ def show_generation(card: dict) -> None:
     )
     for w in card["warnings"]:
         st.warning(_ui.md_escape(w))
+    show_summary(card)
     if card["contradictions"]:
         st.subheader("Post-processing contradictions")
         _plain(
@@ -91,96 +294,14 @@ def show_generation(card: dict) -> None:
                     hide_index=True,
                 )
         st.caption("Each is a case in the review queue (reasons statement_contradicts / postprocess_rewrite).")
-    for c in card["criteria"]:
-        st.subheader(f"{c['criterion']} ({c['kind']})")
-        if c["ambiguous"].get("flag"):
-            a = c["ambiguous"]
-            st.warning(
-                _ui.md_escape(
-                    f"Ambiguous criterion: judges in the same harness agree below kappa {a['threshold']} ("
-                    + ", ".join(f"{p['a']} ~ {p['b']} {p['kappa']:.2f}" for p in a["pairs"])
-                    + "). Disputed items: "
-                    + ", ".join(d["item_id"] for d in a["disputed_items"])
-                )
-            )
-        rows = []
-        for j in c["judges"]:
-            cr = j["corrected"]
-            rows.append(
-                {
-                    "run": j["run_id"],
-                    "mode": j["mode"],
-                    "status": j["status"],
-                    "gold cases": j["n"],
-                    "kappa": _num(j["kappa"]),
-                    "kappa interval": _ci(j["kappa_ci"]),
-                    "accuracy": _ui.pct(j["accuracy"]),
-                    "leniency": _num(j.get("leniency")),
-                    "pass rate": _ui.pct(j["pass_rate"]),
-                    "corrected": _ui.pct(cr.get("value")),
-                    "corrected interval": _ci(cr.get("ci"), pct=True),
-                    "gold for correction": cr.get("gold") or "-",
-                }
-            )
-        if rows:
-            _plain(rows)
-            notes = sorted(
-                {j["corrected"].get("note") or j["corrected"].get("reason") or "" for j in c["judges"]} - {""}
-            )
-            for n in notes:
-                st.caption(_ui.md_escape(n))
-            with st.expander("Confusion matrices (rows gold, columns judge)"):
-                for j in c["judges"]:
-                    if j["n"]:
-                        st.caption(_ui.md_escape(j["run_id"]))
-                        st.dataframe(_confusion(j["confusion"]))
-        rv = c["reviewers"]
-        if len(rv["raters"]) >= 2:
-            st.caption(
-                _ui.md_escape(
-                    "People: "
-                    + "; ".join(
-                        f"{p['a']} ~ {p['b']} Cohen's kappa {_num(p['kappa'])} on {p['n']}" for p in rv["cohen"]
-                    )
-                    + (f"; Fleiss' kappa {_num(rv['fleiss']['kappa'])} on {rv['fleiss']['n']}" if rv["fleiss"] else "")
-                    + (f"; Krippendorff's alpha {_num(rv['krippendorff']['alpha'])}" if rv["krippendorff"] else "")
-                    + (f" (rater slots, no Cohen's kappa: {', '.join(rv['slots'])})" if rv["slots"] else "")
-                )
-            )
-        if c["repeat"]:
-            _plain(
-                [
-                    {
-                        "run": r["run_id"],
-                        "rounds": r["rounds"],
-                        "cases": r["n"],
-                        "same in every round": _ui.pct(r["unanimous_share"]),
-                        "Fleiss' kappa over rounds": _num(r["fleiss_kappa"]),
-                        "majority = round 1": _ui.pct(r["majority_vs_round1"]),
-                        "round 1 vs gold (kappa)": _num(r["round1_vs_gold"]["kappa"]),
-                        "majority vs gold (kappa)": _num(r["majority_vs_gold"]["kappa"]),
-                    }
-                    for r in c["repeat"]
-                ]
-            )
-        if c["judge_pairs"]:
-            with st.expander("Judge against judge"):
-                st.dataframe(
-                    pd.DataFrame(
-                        [
-                            {
-                                "a": p["a"],
-                                "b": p["b"],
-                                "compares": p["comparison"],
-                                "cases": p["n"],
-                                "agreement": p["agreement"],
-                                "kappa": p["kappa"],
-                            }
-                            for p in c["judge_pairs"]
-                        ]
-                    ),
-                    hide_index=True,
-                )
+    if card["criteria"]:
+        st.subheader("Per criterion")
+        tabs = st.tabs(
+            [f"{c['criterion']}" + (" (ambiguous)" if c["ambiguous"].get("flag") else "") for c in card["criteria"]]
+        )
+        for tab, c in zip(tabs, card["criteria"]):
+            with tab:
+                show_criterion(c)
     if card["tags"]:
         st.subheader("Failure tags")
         _plain([{"tag": k, "cases": v} for k, v in card["tags"].items()])
@@ -375,8 +496,8 @@ with _ui.boundary():
     with st.spinner("Computing agreement..."):
         if kind == "generation":
             with _ui.boundary():
-                show_generation(review.report_card(store, name, classes=classes))
+                show_generation(report_card(store, name, classes))
         else:
-            show_session(review.session_agreement(store, name))
+            show_session(session_agreement(store, name))
     if kind == "generation":
         show_scores(store, name, classes)

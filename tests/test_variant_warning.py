@@ -1,6 +1,7 @@
 """Issue 15: the "evaluate each criterion independently" prompt variant is warned about wherever a
 run with it is used: its run listing, attribution, the association, harness flips, the comparison's
-knob diff, the Runs and attribution pages, and `evalcore judge` when asked for it."""
+knob diff, the report card, the Runs and attribution pages, and `evalcore judge` when asked for it
+(tests/test_judge.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ def test_every_figure_of_an_independent_variant_run_carries_the_warning(tmp_path
     assert not any(PHRASE in w for w in _json(tmp_path, "association", "support-single", "support-split")["warnings"])
     assert any(PHRASE in w for w in _json(tmp_path, "flips", RUN, "support-split")["warnings"])
     assert any(PHRASE in w for w in _json(tmp_path, "diff", "support-single", RUN)["warnings"])
+    (card,) = _json(tmp_path, "agreement", "--gen", "support-g1", "--n-boot", "20")["generations"]
+    assert sum(PHRASE in w for w in card["warnings"]) == 1  # the report card: once, for that run
     text = subprocess.run([EVALCORE, "--data", str(DEMO), "--state", str(tmp_path / "state"), "attribution", RUN],
                           capture_output=True, text=True).stdout
     assert text.startswith("WARNING: run support-single-indep asks its judge")

@@ -1,7 +1,20 @@
 """Judges against judges on the report card: kappa between every two judges' runs per criterion (a
 low one flags an ambiguous criterion; ``comparison`` names what differs between the two
-configurations) and repeat consistency across a run's judge rounds (majority-of-k against one
-round). Used by :func:`evalcore.review.reportcard.report_card`."""
+configurations), repeat consistency across a run's judge rounds (majority-of-k against one
+round), and the per-judge summary that opens the card (:func:`judge_summary`). Used by
+:func:`evalcore.review.reportcard.report_card`.
+
+**The ambiguity threshold.** A criterion is flagged ambiguous when two judges in the same harness
+agree below kappa :data:`AMBIGUOUS_KAPPA` = 0.60 on at least :data:`MIN_PAIR_CASES` shared cases.
+0.60 is the upper edge of Landis & Koch's "moderate" band (1977: 0.41-0.60 moderate, 0.61-0.80
+substantial): two judges that reach no more than moderate agreement on one criterion read it
+differently, which is what an ambiguous criterion is. The earlier 0.40 (the bottom of "moderate")
+only caught fair or worse agreement and missed the textbook case, a refusal criterion whose judges
+agree at kappa 0.44 in a single call and 0.46 split, whose trouble is its wording, not the harness.
+When the same two judges judged the criterion in two harness modes (single and split, say), the
+flag reports both kappas side by side (``harnesses``): if the judges stay below the line when each
+criterion gets its own call, splitting does not fix the criterion; the wording has to change.
+"""
 
 from __future__ import annotations
 
@@ -15,12 +28,15 @@ from evalcore.review.detect import pair_code
 from evalcore.stats import agreement as A
 from evalcore.storage.store import Store
 
-#: judge-to-judge kappa below this flags the criterion as ambiguous (the low end of "moderate")
-AMBIGUOUS_KAPPA = 0.40
+#: judge-to-judge kappa below this flags the criterion as ambiguous: the upper edge of Landis &
+#: Koch's "moderate" band (0.41-0.60); "substantial" agreement starts above it (module docstring)
+AMBIGUOUS_KAPPA = 0.60
 #: two judges must share this many cases for their kappa to flag a criterion
 MIN_PAIR_CASES = 30
 #: disputed items listed per ambiguous criterion
 MAX_DISPUTED = 20
+#: harness modes in the order a comparison names them (one call, grouped calls, one call per criterion)
+MODE_ORDER = ("single", "grouped", "split")
 
 
 def scale_of(crit: S.Criterion | None) -> tuple[list[str], A.Weights, Literal["nominal", "ordinal", "interval"]]:
@@ -84,35 +100,115 @@ def _judge_pairs(store: Store, vsql: str | None, vparams: list, run_ids: list[st
                 "comparison": comparison(ms[ra], ms[rb]),
             }
         )
-    for crit_name, e in out.items():
-        low = [
-            p
-            for p in e["pairs"]
-            if p["comparison"] == "judges"
-            and p["kappa"] is not None
-            and p["kappa"] < AMBIGUOUS_KAPPA
-            and p["n"] >= MIN_PAIR_CASES
-        ]
-        if not low:
-            continue
-        disputed = store.records(
-            f"WITH x AS (SELECT * FROM ({vsql}) WHERE judge_round = ? AND value IS NOT NULL AND criterion = ?), "
-            "p AS (SELECT unnest(?::VARCHAR[]) AS ra, unnest(?::VARCHAR[]) AS rb) "
-            "SELECT a.item_id, a.gen_round, count(*) AS pairs FROM x a JOIN x b USING (item_id, gen_round) "
-            "JOIN p ON p.ra = a.run_id AND p.rb = b.run_id WHERE a.value <> b.value GROUP BY ALL "
-            "ORDER BY pairs DESC, a.item_id, a.gen_round LIMIT ?",
-            [*vparams, int(judge_round), crit_name, [p["a"] for p in low], [p["b"] for p in low], MAX_DISPUTED],
+    lows = {
+        crit_name: low
+        for crit_name, e in out.items()
+        if (
+            low := [
+                p
+                for p in e["pairs"]
+                if p["comparison"] == "judges"
+                and p["kappa"] is not None
+                and p["kappa"] < AMBIGUOUS_KAPPA
+                and p["n"] >= MIN_PAIR_CASES
+            ]
         )
-        e["ambiguous"] = {
+    }
+    if not lows:
+        return dict(out)
+    # the disputed items of every flagged criterion in one scan: per criterion, the cases its low
+    # pairs disagree on, most disagreeing pairs first, at most MAX_DISPUTED
+    flat = [(c, p["a"], p["b"]) for c, low in lows.items() for p in low]
+    disputed: dict[str, list[dict]] = defaultdict(list)
+    for d in store.records(
+        f"WITH x AS (SELECT * FROM ({vsql}) WHERE judge_round = ? AND value IS NOT NULL "
+        "AND list_contains(?::VARCHAR[], criterion)), "
+        "p AS (SELECT unnest(?::VARCHAR[]) AS criterion, unnest(?::VARCHAR[]) AS ra, unnest(?::VARCHAR[]) AS rb), "
+        "d AS (SELECT a.criterion, a.item_id, a.gen_round, count(*) AS pairs FROM x a "
+        "JOIN x b USING (item_id, gen_round, criterion) "
+        "JOIN p ON p.criterion = a.criterion AND p.ra = a.run_id AND p.rb = b.run_id "
+        "WHERE a.value <> b.value GROUP BY ALL) "
+        "SELECT * FROM d QUALIFY row_number() OVER (PARTITION BY criterion ORDER BY pairs DESC, item_id, gen_round) "
+        "<= ? ORDER BY criterion, pairs DESC, item_id, gen_round",
+        [
+            *vparams,
+            int(judge_round),
+            list(lows),
+            [f[0] for f in flat],
+            [f[1] for f in flat],
+            [f[2] for f in flat],
+            MAX_DISPUTED,
+        ],
+    ):
+        disputed[d["criterion"]].append(
+            {"item_id": d["item_id"], "gen_round": d["gen_round"], "pairs_disagreeing": d["pairs"]}
+        )
+    for crit_name, low in lows.items():
+        out[crit_name]["ambiguous"] = {
             "flag": True,
             "threshold": AMBIGUOUS_KAPPA,
-            "pairs": [{"a": p["a"], "b": p["b"], "kappa": p["kappa"]} for p in low],
-            "disputed_items": [
-                {"item_id": d["item_id"], "gen_round": d["gen_round"], "pairs_disagreeing": d["pairs"]}
-                for d in disputed
+            "pairs": [
+                {"a": p["a"], "b": p["b"], "kappa": p["kappa"], "n": p["n"], "mode": ms[p["a"]].mode} for p in low
             ],
+            "harnesses": harness_comparisons(out[crit_name]["pairs"], low, ms),
+            "disputed_items": disputed.get(crit_name, []),
         }
     return dict(out)
+
+
+def judge_label(m: S.RunManifest) -> str:
+    """A judge as the summary names it: the judge model, and its prompt variant unless default."""
+    return m.judge_model + ("" if m.prompt_variant in ("", "default") else f" ({m.prompt_variant})")
+
+
+def _mode_key(mode: str) -> tuple[int, str]:
+    return (MODE_ORDER.index(mode) if mode in MODE_ORDER else len(MODE_ORDER), mode)
+
+
+def harness_comparisons(pairs: list[dict], low: list[dict], ms: dict) -> list[dict[str, Any]]:
+    """Single versus split: for every two judges (judge model and prompt variant) that judged the
+    criterion together in more than one harness mode, with at least one of their pairs among the
+    ``low`` ones that flag it, their kappa in each mode side by side (``by_mode``, in the order
+    single, grouped, split; of several runs of the same two judges in one mode, the pair with the
+    most shared cases) and what the comparison says (``text``): e.g. "0.44 single, 0.46 split:
+    splitting does not fix an ambiguous criterion"."""
+    groups: dict[tuple, dict[str, dict]] = defaultdict(dict)
+    for p in pairs:
+        if p["comparison"] != "judges":
+            continue
+        ma, mb = ms[p["a"]], ms[p["b"]]
+        key = tuple(sorted((judge_label(ma), judge_label(mb))))
+        prev = groups[key].get(ma.mode)
+        if prev is None or p["n"] > prev["n"]:
+            groups[key][ma.mode] = p
+    flagged = {(p["a"], p["b"]) for p in low}
+    out = []
+    for key, by_mode in sorted(groups.items()):
+        if len(by_mode) < 2 or not any((p["a"], p["b"]) in flagged for p in by_mode.values()):
+            continue
+        rows = [
+            {"mode": m, "a": by_mode[m]["a"], "b": by_mode[m]["b"], "n": by_mode[m]["n"], "kappa": by_mode[m]["kappa"]}
+            for m in sorted(by_mode, key=_mode_key)
+        ]
+        out.append({"judges": list(key), "by_mode": rows, "text": _harness_text(rows)})
+    return out
+
+
+def _harness_text(rows: list[dict]) -> str:
+    figures = ", ".join(("-" if r["kappa"] is None else f"{r['kappa']:.2f}") + f" {r['mode']}" for r in rows)
+    split = [r["kappa"] for r in rows if r["mode"] == "split" and r["kappa"] is not None]
+    other = [r["kappa"] for r in rows if r["mode"] != "split" and r["kappa"] is not None]
+    if split and other:
+        if max(split) < AMBIGUOUS_KAPPA and max(other) < AMBIGUOUS_KAPPA:
+            return f"{figures}: splitting does not fix an ambiguous criterion"
+        if min(split) >= AMBIGUOUS_KAPPA:
+            return (
+                f"{figures}: the judges agree once the criterion has a call of its own (the shared call, not "
+                "the criterion, looks to be the cause)"
+            )
+        return f"{figures}: the judges agree less when the criterion has a call of its own"
+    below = all(k < AMBIGUOUS_KAPPA for k in split + other)
+    return f"{figures}: below kappa {AMBIGUOUS_KAPPA} in every mode" if below else figures
 
 
 def _repeat(store: Store, vsql: str | None, vparams: list, run_ids: list[str]) -> dict[str, dict[str, dict]]:
@@ -204,3 +300,127 @@ def _repeat_entry(
             vs[label] = {"n": len(g), "kappa": s.value, "accuracy": A.accuracy(g, j).value if g else None}
         rows.append({"run_id": rid, **r, **vs})
     return rows
+
+
+# --------------------------------------------------------------------------- the summary per judge
+
+
+def _mean(xs: list[float]) -> float | None:
+    return float(np.mean(xs)) if xs else None
+
+
+def judge_summary(criteria: list[dict[str, Any]], ms: dict[str, S.RunManifest]) -> dict[str, Any]:
+    """The report card's opening: one row per judge run (``judges``, in the card's run order) and
+    what they say in words (``text``), from the card's ``criteria`` entries alone (no figure of its
+    own). Per run: its judge model, harness mode, prompt variant and status; ``criteria`` it judges;
+    ``gold_cases``, its verdicts on gold cases summed over criteria; ``mean_kappa``, the unweighted
+    mean over criteria of its kappa against gold, over the ``kappa_criteria`` where kappa is
+    defined; ``mean_accuracy`` likewise; ``leniency``, the mean over the pass / fail and ternary
+    criteria with gold (``leniency_criteria``) of its pass rate minus gold's on the same cases, and
+    ``score_leniency``, the mean score difference over the ordinal ones; ``ambiguous``, how many
+    criteria it is flagged ambiguous on (it is one of a pair agreeing below :data:`AMBIGUOUS_KAPPA`),
+    named in ``ambiguous_criteria``; and over the ``corrected_criteria`` where the corrected pass
+    rate is defined, the mean ``observed_pass_rate`` and mean ``corrected_pass_rate``. The words
+    (:func:`_summary_text`) rank the complete runs by mean kappa and by leniency."""
+    rows = []
+    for rid, m in ms.items():
+        js = [(c, j) for c in criteria for j in c["judges"] if j["run_id"] == rid]
+        if not js:
+            continue
+        kappas = [j["kappa"] for _, j in js if j["kappa"] is not None]
+        acc = [j["accuracy"] for _, j in js if j["n"] and j["accuracy"] is not None]
+        passfail = [j["leniency"] for _, j in js if j.get("leniency") is not None and "gold_pass_rate" in j]
+        scores = [j["leniency"] for _, j in js if j.get("leniency") is not None and "gold_pass_rate" not in j]
+        corr = [j["corrected"] for _, j in js if j["corrected"].get("value") is not None]
+        amb = [
+            c["criterion"]
+            for c, _ in js
+            if c["ambiguous"].get("flag") and any(rid in (p["a"], p["b"]) for p in c["ambiguous"]["pairs"])
+        ]
+        rows.append(
+            {
+                "run_id": rid,
+                "judge_model": m.judge_model,
+                "mode": m.mode,
+                "prompt_variant": m.prompt_variant,
+                "status": m.status,
+                "criteria": len(js),
+                "gold_cases": sum(int(j["n"]) for _, j in js),
+                "kappa_criteria": len(kappas),
+                "mean_kappa": _mean(kappas),
+                "mean_accuracy": _mean(acc),
+                "leniency_criteria": len(passfail),
+                "leniency": _mean(passfail),
+                "score_leniency": _mean(scores),
+                "ambiguous": len(amb),
+                "ambiguous_criteria": amb,
+                "corrected_criteria": len(corr),
+                "observed_pass_rate": _mean([c["observed"] for c in corr]),
+                "corrected_pass_rate": _mean([c["value"] for c in corr]),
+            }
+        )
+    return {"judges": rows, "text": _summary_text(rows, criteria)}
+
+
+def _criteria(n: int) -> str:
+    return f"{n} criterion" if n == 1 else f"{n} criteria"
+
+
+def _summary_text(rows: list[dict[str, Any]], criteria: list[dict[str, Any]]) -> list[str]:
+    """The summary in words, one sentence per finding. Judges are ranked among the complete runs
+    (a partial or polluted run's figures rest on fewer verdicts; it is ranked only when no run is
+    complete); ties go to the run that comes first."""
+    out = []
+    complete = [r for r in rows if r["status"] == "complete"]
+    pool = complete if any(r["mean_kappa"] is not None for r in complete) else rows
+    left_out = [r for r in rows if r not in pool and r["mean_kappa"] is not None]
+    ranked = sorted((r for r in pool if r["mean_kappa"] is not None), key=lambda r: -r["mean_kappa"])
+    if ranked:
+        best = ranked[0]
+        s = (
+            f"{best['run_id']} agrees best with gold (mean kappa {best['mean_kappa']:.2f} over "
+            f"{_criteria(best['kappa_criteria'])}, {best['gold_cases']} gold cases)"
+        )
+        if len(ranked) > 1:
+            worst = ranked[-1]
+            s += (
+                f"; {worst['run_id']} least (mean kappa {worst['mean_kappa']:.2f} over "
+                f"{_criteria(worst['kappa_criteria'])}, {worst['gold_cases']} gold cases)"
+            )
+        s += "."
+        if left_out:
+            s += " Not ranked: " + ", ".join(f"{r['run_id']} ({r['status']})" for r in left_out) + "."
+        out.append(s)
+    else:
+        out.append("No judge has a kappa against gold yet: no criterion has gold cases the judges judged.")
+    lenient = sorted((r for r in pool if r["leniency"] is not None), key=lambda r: -r["leniency"])
+    if lenient:
+
+        def pts(r: dict[str, Any]) -> str:
+            return f"{100 * r['leniency']:+.1f} points of pass rate against gold, mean over {_criteria(r['leniency_criteria'])}"
+
+        most, least = lenient[0], lenient[-1]
+        if most["leniency"] > 0:
+            s = f"{most['run_id']} is most lenient ({pts(most)})"
+        else:
+            s = f"No judge passes more often than gold; {most['run_id']} is the least strict ({pts(most)})"
+        if len(lenient) > 1:
+            s += f"; {least['run_id']} is strictest ({pts(least)})"
+        out.append(s + ".")
+    flagged = [c["criterion"] for c in criteria if c["ambiguous"].get("flag")]
+    if flagged:
+        threshold = next(c["ambiguous"]["threshold"] for c in criteria if c["ambiguous"].get("flag"))
+        s = (
+            f"{len(flagged)} of {len(criteria)} criteria flagged ambiguous (two judges in one harness agree below "
+            f"kappa {threshold}): {', '.join(flagged)}"
+        )
+        both = [
+            f"{c['criterion']} {h['text']}"
+            for c in criteria
+            if c["ambiguous"].get("flag")
+            for h in c["ambiguous"]["harnesses"]
+        ]
+        out.append(s + (". Single against split: " + "; ".join(both) if both else "") + ".")
+    else:
+        out.append("No criterion is flagged ambiguous.")
+    return out

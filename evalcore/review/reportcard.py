@@ -10,6 +10,8 @@ docs/REVIEW.md defines every figure; the statistics are the pure functions of
 * :func:`rater_labels` is every person's label on the generation as a category
   (:func:`label_category`), :func:`gold_of` the gold it gives (below), :func:`is_slot` tells a
   rater slot from a fixed person.
+* ``summary`` opens the card: one row per judge run and the findings in words
+  (:func:`evalcore.review.judges.judge_summary`, from the per-criterion figures alone).
 * :func:`same_family` says why a judge and the generator share a model family, and ``_corrected``
   is a run's pass rate corrected for its sensitivity and specificity against gold (Rogan-Gladen,
   :func:`evalcore.stats.agreement.corrected_pass_rate`), weighted by the review queue's design
@@ -45,11 +47,11 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from evalcore.analysis.selection import class_filter, item_filter
+from evalcore.analysis.selection import class_filter, item_filter, variant_warning
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.review.detect import runs_on, stored_detection, verdicts_sql
-from evalcore.review.judges import _judge_pairs, _repeat, _repeat_entry, scale_of
+from evalcore.review.judges import _judge_pairs, _repeat, _repeat_entry, judge_summary, scale_of
 from evalcore.review.queue import flagged_for_repair, get_queue
 from evalcore.stats import agreement as A
 from evalcore.storage.gold import gold as settle
@@ -420,7 +422,7 @@ def report_card(
         f"run {rid} is {m.status}: its figures rest on fewer verdicts"
         for rid, m in ms.items()
         if m.status != "complete"
-    ]
+    ] + [w for rid, m in ms.items() if (w := variant_warning(rid, m.prompt_variant))]
     family = []
     for rid, m in ms.items():
         why = same_family(m, gen.manifest)
@@ -574,6 +576,7 @@ def report_card(
         "queue": (design["queue"]["queue_id"] if design else None),
         "warnings": warnings,
         "same_family": family,
+        "summary": judge_summary(criteria, ms),
         "criteria": criteria,
         "contradictions": contradictions,
         "queue_reasons": queue_reasons,
