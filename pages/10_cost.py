@@ -76,7 +76,9 @@ st.dataframe(
                 "judge tokens in": r["judge_tokens_in"],
                 "judge tokens out": r["judge_tokens_out"],
                 "judge cost": r["judge_cost_usd"],
-                "judge priced": analysis.cost_label(r["judge_cost_usd"], r["judge_cost_unknown_calls"], r["judge_calls"]),
+                "judge priced": analysis.cost_label(
+                    r["judge_cost_usd"], r["judge_cost_unknown_calls"], r["judge_calls"]
+                ),
                 "unpriced calls": r["judge_cost_unknown_calls"],
                 "judge cost per answer": r["judge_cost_usd_per_answer"],
                 "judge latency mean": r["judge_latency_ms_mean"],
