@@ -6,26 +6,17 @@ namespace per domain (``evalcore.analysis``, ``evalcore.review``, ``evalcore.pai
 ``evalcore.llm``, ``evalcore.importers``, ``evalcore.stats``, ``evalcore.demo``), each of which
 names its own public API in ``__all__``.
 
-Importing evalcore loads neither streamlit nor litellm (a test checks it), and the namespaces and
-:class:`Selection` are imported on first use, so ``import evalcore`` stays cheap. The layers and
+Importing evalcore loads neither streamlit nor litellm (a test checks it), and every name but the
+errors is imported on first use (PEP 562), so ``import evalcore`` and ``evalcore --version`` stay
+cheap (docs/BENCHMARKS.md, start-up). The layers and
 what each may import are in docs/ARCHITECTURE.md.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from evalcore.contract.schema import (
-    SCHEMA_VERSION,
-    Criterion,
-    GenerationManifest,
-    LabelSetManifest,
-    Rubric,
-    RunManifest,
-    SessionManifest,
-    SuiteManifest,
-)
+from evalcore._lazy import lazy_getattr
 from evalcore.errors import (
     EvalcoreError,
     FormatError,
@@ -35,12 +26,6 @@ from evalcore.errors import (
     PathEscapeError,
     SchemaVersionError,
 )
-from evalcore.storage.export import export_labels
-from evalcore.storage.gold import gold
-from evalcore.storage.labels import LabelStore
-from evalcore.storage.paths import default_data_dir, default_keys_dir, default_state_dir
-from evalcore.storage.roles import ACCESS_ROLES, ROLES_FILE, Access, RolesFile, load_roles, resolve_access
-from evalcore.storage.store import Store
 
 if TYPE_CHECKING:
     from evalcore import analysis, demo, importers, llm, pairwise, review, stats
@@ -54,12 +39,51 @@ if TYPE_CHECKING:
         runs_summary,
         suites_summary,
     )
+    from evalcore.contract.schema import (
+        SCHEMA_VERSION,
+        Criterion,
+        GenerationManifest,
+        LabelSetManifest,
+        Rubric,
+        RunManifest,
+        SessionManifest,
+        SuiteManifest,
+    )
+    from evalcore.storage.export import export_labels
+    from evalcore.storage.gold import gold
+    from evalcore.storage.labels import LabelStore
+    from evalcore.storage.paths import default_data_dir, default_keys_dir, default_state_dir
+    from evalcore.storage.roles import ACCESS_ROLES, ROLES_FILE, Access, RolesFile, load_roles, resolve_access
+    from evalcore.storage.store import Store
 
 __version__ = "0.1.0"
 
 _NAMESPACES = ("analysis", "demo", "importers", "llm", "pairwise", "review", "stats")
 _LAZY = {
     "Selection": "evalcore.analysis.selection",
+    # the contract and the storage too: `evalcore --version` imports neither pydantic nor DuckDB
+    **{
+        n: "evalcore.contract.schema"
+        for n in (
+            "SCHEMA_VERSION",
+            "Criterion",
+            "GenerationManifest",
+            "LabelSetManifest",
+            "Rubric",
+            "RunManifest",
+            "SessionManifest",
+            "SuiteManifest",
+        )
+    },
+    "export_labels": "evalcore.storage.export",
+    "gold": "evalcore.storage.gold",
+    "LabelStore": "evalcore.storage.labels",
+    **{n: "evalcore.storage.paths" for n in ("default_data_dir", "default_keys_dir", "default_state_dir")},
+    **{
+        n: "evalcore.storage.roles"
+        for n in ("ACCESS_ROLES", "ROLES_FILE", "Access", "RolesFile", "load_roles", "resolve_access")
+    },
+    "Store": "evalcore.storage.store",
     **{
         n: "evalcore.analysis.summary"
         for n in (
@@ -75,13 +99,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """The domain namespaces and the analysis names, imported on first use (PEP 562)."""
-    if name in _NAMESPACES:
-        return importlib.import_module(f"evalcore.{name}")
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'evalcore' has no attribute {name!r}")
+__getattr__ = lazy_getattr(__name__, _LAZY, _NAMESPACES)
 
 
 __all__ = [

@@ -1,117 +1,327 @@
 """Read-side analysis over a Store: the holdout-aware selection, attribution, association, harness
 flips, drill-downs, scores against people and reliability, compare / gate / trend, cost, run
 summaries, suites' versions and holdout, charts.
+
+Every name is imported from its module on first use (PEP 562), so that a command importing one
+name does not pay for the others (scipy, altair, pandas).
 """
 
-from .answers import (
-    DIRECTIONS,
-    MAX_LIMIT,
-    answer_row,
-    answers_failing,
-    cell_answers,
-    item_classes,
-    parse_selection,
-    people_crosstab,
-)
-from .charts import (
-    COST_MEASURES,
-    PROJECTION_METRICS,
-    UNDEFINED,
-    class_heatmap,
-    composition_bars,
-    cost_by_criterion,
-    failure_shares,
-    flip_bars,
-    phi_heatmaps,
-    position_lines,
-    projection_bars,
-    round_dots,
-    trend_lines,
-)
-from .comparison import (
-    BOOTSTRAP_MAX_ITEMS,
-    TERNARY,
-    compare,
-    metrics_of,
-    per_round,
-    power,
-    rounds_text,
-    two_sided_bar,
-)
-from .configs import (
-    GEN_IGNORED,
-    GEN_KNOBS,
-    KNOB_LABELS,
-    RUN_IGNORED,
-    SIDES,
-    Config,
-    config_of,
-    diff,
-    diff_knobs,
-    fmt_value,
-    knob_values,
-    meaning,
-)
-from .cost import (
-    NO_CRITERION,
-    SHARING_RULE,
-    answer_latency,
-    call_moments,
-    call_totals,
-    cost_label,
-    cost_table,
-    criterion_tokens,
-    fit_latency,
-    fit_prices,
-    nnls_from_moments,
-    output_totals,
-    per_criterion,
-    project,
-    run_cost,
-)
-from .failures import attribution, crosstab, two_by_two_report
-from .gating import (
-    ALLOWLIST_FORMAT,
-    BREAK_KNOBS,
-    gate,
-    latency_bar,
-    markdown,
-    parse_latency_bar,
-    read_allowlist,
-    trend,
-)
-from .harness import composition_shift, flip_answers, flips
-from .instruments import CLASS_WORDS, association, finding, iv_text, position_effect
-from .scores import correlate, criterion_matrix, reliability
-from .selection import DEFAULT_SELECTION, PEOPLE, Selection
-from .suites import (
-    LOOKS_DB,
-    NONE,
-    REPAIRABLE,
-    VERSIONS_DIR,
-    all_versions,
-    holdout_count,
-    holdout_filter,
-    holdout_ids,
-    items_path,
-    log_look,
-    looks,
-    pick_version,
-    run_marks,
-    state_root,
-    suite_mark,
-    suite_of_run,
-    versions,
-)
-from .summary import (
-    data_overview,
-    generations_summary,
-    item_view,
-    run_item_ids,
-    run_summary,
-    runs_summary,
-    suites_summary,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalcore._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from .answers import (
+        DIRECTIONS,
+        MAX_LIMIT,
+        answer_row,
+        answers_failing,
+        cell_answers,
+        item_classes,
+        parse_selection,
+        people_crosstab,
+    )
+    from .charts import (
+        COST_MEASURES,
+        PROJECTION_METRICS,
+        UNDEFINED,
+        class_heatmap,
+        composition_bars,
+        cost_by_criterion,
+        failure_shares,
+        flip_bars,
+        phi_heatmaps,
+        position_lines,
+        projection_bars,
+        round_dots,
+        trend_lines,
+    )
+    from .comparison import (
+        BOOTSTRAP_MAX_ITEMS,
+        TERNARY,
+        compare,
+        metrics_of,
+        per_round,
+        power,
+        rounds_text,
+        two_sided_bar,
+    )
+    from .configs import (
+        GEN_IGNORED,
+        GEN_KNOBS,
+        KNOB_LABELS,
+        RUN_IGNORED,
+        SIDES,
+        Config,
+        config_of,
+        diff,
+        diff_knobs,
+        fmt_value,
+        knob_values,
+        meaning,
+    )
+    from .cost import (
+        NO_CRITERION,
+        SHARING_RULE,
+        answer_latency,
+        call_moments,
+        call_totals,
+        cost_label,
+        cost_table,
+        criterion_tokens,
+        fit_latency,
+        fit_prices,
+        nnls_from_moments,
+        output_totals,
+        per_criterion,
+        project,
+        run_cost,
+    )
+    from .failures import (
+        attribution,
+        crosstab,
+        two_by_two_report,
+    )
+    from .gating import (
+        ALLOWLIST_FORMAT,
+        BREAK_KNOBS,
+        gate,
+        latency_bar,
+        markdown,
+        parse_latency_bar,
+        read_allowlist,
+        trend,
+    )
+    from .harness import (
+        composition_shift,
+        flip_answers,
+        flips,
+    )
+    from .instruments import (
+        CLASS_WORDS,
+        association,
+        finding,
+        iv_text,
+        position_effect,
+    )
+    from .scores import (
+        correlate,
+        criterion_matrix,
+        reliability,
+    )
+    from .selection import (
+        DEFAULT_SELECTION,
+        PEOPLE,
+        Selection,
+    )
+    from .suites import (
+        LOOKS_DB,
+        NONE,
+        REPAIRABLE,
+        VERSIONS_DIR,
+        all_versions,
+        holdout_count,
+        holdout_filter,
+        holdout_ids,
+        items_path,
+        log_look,
+        looks,
+        pick_version,
+        run_marks,
+        state_root,
+        suite_mark,
+        suite_of_run,
+        versions,
+    )
+    from .summary import (
+        data_overview,
+        generations_summary,
+        item_view,
+        run_item_ids,
+        run_summary,
+        runs_summary,
+        suites_summary,
+    )
+
+_SUBMODULES: tuple[str, ...] = ()
+_WHERE = {
+    **dict.fromkeys(
+        (
+            "DIRECTIONS",
+            "MAX_LIMIT",
+            "answer_row",
+            "answers_failing",
+            "cell_answers",
+            "item_classes",
+            "parse_selection",
+            "people_crosstab",
+        ),
+        "answers",
+    ),
+    **dict.fromkeys(
+        (
+            "COST_MEASURES",
+            "PROJECTION_METRICS",
+            "UNDEFINED",
+            "class_heatmap",
+            "composition_bars",
+            "cost_by_criterion",
+            "failure_shares",
+            "flip_bars",
+            "phi_heatmaps",
+            "position_lines",
+            "projection_bars",
+            "round_dots",
+            "trend_lines",
+        ),
+        "charts",
+    ),
+    **dict.fromkeys(
+        (
+            "BOOTSTRAP_MAX_ITEMS",
+            "TERNARY",
+            "compare",
+            "metrics_of",
+            "per_round",
+            "power",
+            "rounds_text",
+            "two_sided_bar",
+        ),
+        "comparison",
+    ),
+    **dict.fromkeys(
+        (
+            "GEN_IGNORED",
+            "GEN_KNOBS",
+            "KNOB_LABELS",
+            "RUN_IGNORED",
+            "SIDES",
+            "Config",
+            "config_of",
+            "diff",
+            "diff_knobs",
+            "fmt_value",
+            "knob_values",
+            "meaning",
+        ),
+        "configs",
+    ),
+    **dict.fromkeys(
+        (
+            "NO_CRITERION",
+            "SHARING_RULE",
+            "answer_latency",
+            "call_moments",
+            "call_totals",
+            "cost_label",
+            "cost_table",
+            "criterion_tokens",
+            "fit_latency",
+            "fit_prices",
+            "nnls_from_moments",
+            "output_totals",
+            "per_criterion",
+            "project",
+            "run_cost",
+        ),
+        "cost",
+    ),
+    **dict.fromkeys(
+        (
+            "attribution",
+            "crosstab",
+            "two_by_two_report",
+        ),
+        "failures",
+    ),
+    **dict.fromkeys(
+        (
+            "ALLOWLIST_FORMAT",
+            "BREAK_KNOBS",
+            "gate",
+            "latency_bar",
+            "markdown",
+            "parse_latency_bar",
+            "read_allowlist",
+            "trend",
+        ),
+        "gating",
+    ),
+    **dict.fromkeys(
+        (
+            "composition_shift",
+            "flip_answers",
+            "flips",
+        ),
+        "harness",
+    ),
+    **dict.fromkeys(
+        (
+            "CLASS_WORDS",
+            "association",
+            "finding",
+            "iv_text",
+            "position_effect",
+        ),
+        "instruments",
+    ),
+    **dict.fromkeys(
+        (
+            "correlate",
+            "criterion_matrix",
+            "reliability",
+        ),
+        "scores",
+    ),
+    **dict.fromkeys(
+        (
+            "DEFAULT_SELECTION",
+            "PEOPLE",
+            "Selection",
+        ),
+        "selection",
+    ),
+    **dict.fromkeys(
+        (
+            "LOOKS_DB",
+            "NONE",
+            "REPAIRABLE",
+            "VERSIONS_DIR",
+            "all_versions",
+            "holdout_count",
+            "holdout_filter",
+            "holdout_ids",
+            "items_path",
+            "log_look",
+            "looks",
+            "pick_version",
+            "run_marks",
+            "state_root",
+            "suite_mark",
+            "suite_of_run",
+            "versions",
+        ),
+        "suites",
+    ),
+    **dict.fromkeys(
+        (
+            "data_overview",
+            "generations_summary",
+            "item_view",
+            "run_item_ids",
+            "run_summary",
+            "runs_summary",
+            "suites_summary",
+        ),
+        "summary",
+    ),
+}
+
+
+__getattr__ = lazy_getattr(__name__, _WHERE, _SUBMODULES)
+
 
 __all__ = [
     "ALLOWLIST_FORMAT",

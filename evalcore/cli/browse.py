@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from evalcore.cli._common import Ctx, _table, class_option, cli, emit
-from evalcore.demo.common import DEFAULT_SEED
 
 # --------------------------------------------------------------------------- browsing
 
@@ -158,6 +157,7 @@ def demo(out: str, seed: int | None, keys: str | None, items: int | None) -> Non
         info = write_scaled(Path(out), items, SEED if seed is None else seed, log=lambda _m: None)
         click.echo(f"wrote the scaled simulated world to {out}: " + ", ".join(f"{k}={v}" for k, v in info.items()))
         return
+    from evalcore.demo.common import DEFAULT_SEED
     from evalcore.demo.world import generate_demo
 
     summary = generate_demo(Path(out), DEFAULT_SEED if seed is None else seed, Path(keys) if keys else None)

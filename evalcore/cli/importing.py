@@ -5,26 +5,28 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from evalcore.cli._common import cli
-from evalcore.contract import hashing as H
 from evalcore.errors import InputError
-from evalcore.importers.datasets.hanna import DEFAULT_THRESHOLD, HANNA_GEN, import_hanna
-from evalcore.importers.datasets.pandalm import DEFAULT_SEED, import_pandalm
-from evalcore.importers.datasets.summeval import import_summeval
+
+# light modules only (constants and option records): the readers, pandas and the data-set importers are
+# imported by the command that runs, so `evalcore --version` and `--help` do not pay for them
 from evalcore.importers.frame import (
     INPUT_FORMATS,
     KIND_CHOICES,
 )
-from evalcore.importers.inspect_ai import ToolOpts, import_inspect
-from evalcore.importers.kinds import KindOptions
-from evalcore.importers.pairs import PairOpts, import_pairs
-from evalcore.importers.promptfoo import import_promptfoo
 from evalcore.importers.recorded import MODES, HarnessOpts
-from evalcore.importers.tabular import Opts, import_long, import_wide
+
+if TYPE_CHECKING:
+    from evalcore.importers.kinds import KindOptions
+    from evalcore.importers.tabular import Opts
+
+#: evalcore.importers.datasets.hanna.DEFAULT_THRESHOLD and pandalm.DEFAULT_SEED (a test checks they agree)
+HANNA_THRESHOLD = 3.0
+PANDALM_SEED = 0
 
 
 @cli.group("import")
@@ -76,7 +78,7 @@ _THRESHOLD_HELP = (
 # hanna and summeval: a directory and the threshold on their 1-5 scale
 _scored_dataset_options = _options(
     click.argument("source", metavar="DIR"),
-    click.option("--threshold", type=float, default=DEFAULT_THRESHOLD, help=_THRESHOLD_HELP),
+    click.option("--threshold", type=float, default=HANNA_THRESHOLD, help=_THRESHOLD_HELP),
     _json_option,
     click.pass_obj,
 )
@@ -86,6 +88,8 @@ _scored_dataset_options = _options(
 @_scored_dataset_options
 def import_hanna_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     """Import HANNA (DIR holds hanna_metric_scores_llm.csv[.gz]): stories, crowd ratings, LLM judges."""
+    from evalcore.importers.datasets.hanna import HANNA_GEN, import_hanna
+
     s = import_hanna(obj.data_opt, source, threshold)
     ls = ", ".join(f"{k} ({v['labels']} labels by {', '.join(v['annotators'])})" for k, v in s["labelsets"].items())
     err = f", {s['errored_verdicts']} outside 1-5 recorded as errors" if s["errored_verdicts"] else ""
@@ -103,6 +107,8 @@ def import_hanna_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
 @_scored_dataset_options
 def import_summeval_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     """Import SummEval expert means (DIR holds summeval_expert_avg.jsonl[.gz])."""
+    from evalcore.importers.datasets.summeval import import_summeval
+
     s = import_summeval(obj.data_opt, source, threshold)
     _emit(
         s,
@@ -131,6 +137,8 @@ def _kind_options(
     gate=(),
 ) -> KindOptions:
     """The kinds, thresholds, scales and gates of the options named in ``_KIND_KEYS``."""
+    from evalcore.importers.kinds import KindOptions
+
     return KindOptions.from_cli(
         file, kind, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gate
     )
@@ -192,6 +200,8 @@ def register_tools(group: click.Group) -> None:
         as_json,
     ) -> None:
         """Import an Inspect AI eval log (format version 2: .json, or the .eval archive)."""
+        from evalcore.importers.inspect_ai import ToolOpts, import_inspect
+
         o = ToolOpts(
             _kind_options(
                 log,
@@ -249,6 +259,10 @@ def register_tools(group: click.Group) -> None:
         obj, file: str, attach, suite_id, id_prefix, judge_model, gate, knobs, description, as_json
     ) -> None:
         """Import a promptfoo results file (promptfoo eval -o results.json; results version 3)."""
+        from evalcore.contract import hashing as H
+        from evalcore.importers.inspect_ai import ToolOpts
+        from evalcore.importers.promptfoo import import_promptfoo
+
         if id_prefix is not None and not H.is_valid_id(id_prefix):
             raise InputError(
                 f"{id_prefix!r} is not a valid id prefix (letters, digits, . _ -)", file=file, field="--id-prefix"
@@ -481,6 +495,8 @@ def _shared(f: Callable) -> Callable:
 
 
 def _opts(file: str, kw: dict) -> Opts:
+    from evalcore.importers.tabular import Opts
+
     """The options of `import long` / `wide` (``kw``: what ``_shared`` added, less --json)."""
     kinds = _kind_options(file, **{k: kw.pop(k) for k in _KIND_KEYS})
     harness = HarnessOpts(
@@ -501,6 +517,8 @@ def register(group: click.Group) -> None:
     @click.pass_obj
     def import_long_cmd(obj, file: str, criterion_col, value_col, as_json: bool, **kw) -> None:
         """Import one row per item x criterion [x generation round] [x judge round]."""
+        from evalcore.importers.tabular import import_long
+
         s = import_long(obj.data_opt, file, _opts(file, kw), criterion_col, value_col)
         _emit(s, as_json, _with_notes(s, _text_summary(s)))
 
@@ -516,6 +534,8 @@ def register(group: click.Group) -> None:
     @click.pass_obj
     def import_wide_cmd(obj, file: str, reason_suffix: str, as_json: bool, **kw) -> None:
         """Import one row per item [x round], one column per criterion."""
+        from evalcore.importers.tabular import import_wide
+
         s = import_wide(obj.data_opt, file, _opts(file, kw), reason_suffix)
         _emit(s, as_json, _with_notes(s, _text_summary(s)))
 
@@ -616,6 +636,7 @@ def register(group: click.Group) -> None:
     def import_pairs_cmd(obj, file: str, as_json: bool, **kw) -> None:
         """Import pairwise comparisons as a closed, blinded session (key in the keys directory)."""
         from evalcore.importers.pair_presets import PairExtras, pairs_preparer
+        from evalcore.importers.pairs import PairOpts, import_pairs
 
         # the Arena / MT-Bench options go to PairExtras, the others (under their own names) to PairOpts
         extras = PairExtras(**{f.name: kw.pop(f.name) for f in dataclasses.fields(PairExtras)})
@@ -642,12 +663,14 @@ def register(group: click.Group) -> None:
 @click.command("pandalm")
 @click.argument("source", metavar="DIR")
 @_keys_option
-@click.option("--seed", type=int, default=DEFAULT_SEED, show_default=True, help="Seed of the random pair ids.")
+@click.option("--seed", type=int, default=PANDALM_SEED, show_default=True, help="Seed of the random pair ids.")
 @_json_option
 @click.pass_obj
 def import_pandalm_cmd(obj, source: str, keys: str | None, seed: int, as_json: bool) -> None:
     """Import PandaLM (DIR holds testset-v1.json and the two judges' files): a closed pairwise
     session with three annotators, and gpt-3.5-turbo and PandaLM-7B as model graders."""
+    from evalcore.importers.datasets.pandalm import import_pandalm
+
     s = import_pandalm(obj.data_opt, source, keys=keys, seed=seed)
     judges = ", ".join(
         f"{r['run_id']} ({r['pair_verdicts']} verdicts, {r['unparseable']} unparseable kept as errors)"

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats as _st
 
 from evalcore.errors import FormatError
 from evalcore.pairwise import leakage as blinding
@@ -27,6 +26,14 @@ from evalcore.pairwise.verdicts import GRADER_INCONSISTENT, caveats, pair_verdic
 from evalcore.stats import agreement
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
 from evalcore.storage.store import Store
+
+
+def _st() -> Any:
+    """scipy.stats, imported on first use (it costs about a second of start-up)."""
+    from scipy import stats
+
+    return stats
+
 
 # --------------------------------------------------------------------------- statistics (pure)
 
@@ -92,7 +99,7 @@ def win_stats(scores: Sequence[float], *, seed: int, n_boot: int = 2000, level: 
         "a_pairs": a,
         "b_pairs": b,
         "tied_pairs": n - a - b,
-        "p_value": float(_st.binomtest(a, a + b, 0.5).pvalue) if a + b else 1.0,
+        "p_value": float(_st().binomtest(a, a + b, 0.5).pvalue) if a + b else 1.0,
     }
     return {
         "pairs": n,
@@ -107,13 +114,13 @@ def win_stats(scores: Sequence[float], *, seed: int, n_boot: int = 2000, level: 
 def _prop(k: int, n: int) -> dict:
     if n == 0:
         return {"k": 0, "n": 0, "share": None, "interval": None, "p_value": None}
-    ci = _st.binomtest(k, n).proportion_ci(method="wilson")
+    ci = _st().binomtest(k, n).proportion_ci(method="wilson")
     return {
         "k": k,
         "n": n,
         "share": k / n,
         "interval": [float(ci.low), float(ci.high)],
-        "p_value": float(_st.binomtest(k, n, 0.5).pvalue),
+        "p_value": float(_st().binomtest(k, n, 0.5).pvalue),
     }
 
 
@@ -404,7 +411,7 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
             "answered": n,
             "first_arm_share": (k / n) if n else None,
             "consistency": (max(k, n - k) / n) if n else None,
-            "p_value": float(_st.binomtest(k, n, 0.5).pvalue) if n else None,
+            "p_value": float(_st().binomtest(k, n, 0.5).pvalue) if n else None,
             "unsure": sum(1 for p in JudgmentStore(store).probes(session_id, r) if p["guess"] == "unsure"),
         }
     timing = {

@@ -31,12 +31,19 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
-from scipy import stats as _st
 
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
+
+
+def _st() -> Any:
+    """scipy.stats, imported on first use (it costs about a second of start-up)."""
+    from scipy import stats
+
+    return stats
+
 
 #: |phi| that counts as an association worth a class (see :func:`classify_association`).
 ASSOCIATION_THRESHOLD = 0.25
@@ -264,7 +271,7 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
         raise ValueError(f"wilson needs 0 <= k <= n, got k={k}, n={n}")
     if n == 0:
         return None
-    ci = _st.binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+    ci = _st().binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
     return (float(ci.low), float(ci.high))
 
 

@@ -10,10 +10,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
-from scipy import stats as _st
 
 from evalcore.stats.association import Stat, _answers, _in_these
+
+
+def _st() -> Any:
+    """scipy.stats, imported on first use (it costs about a second of start-up)."""
+    from scipy import stats
+
+    return stats
+
 
 # --------------------------------------------------------------------------------------------
 # Ordinal and continuous criteria
@@ -51,7 +60,7 @@ def kendall_tau_b(x, y) -> Stat:
     xa, ya, bad = _rank_inputs(x, y)
     if bad is not None:
         return bad
-    return Stat(float(_st.kendalltau(xa, ya, variant="b").statistic), None)
+    return Stat(float(_st().kendalltau(xa, ya, variant="b").statistic), None)
 
 
 def spearman(x, y) -> Stat:
@@ -61,7 +70,7 @@ def spearman(x, y) -> Stat:
     xa, ya, bad = _rank_inputs(x, y)
     if bad is not None:
         return bad
-    return Stat(float(_st.spearmanr(xa, ya).statistic), None)
+    return Stat(float(_st().spearmanr(xa, ya).statistic), None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -82,4 +91,4 @@ def mcnemar(b: int, c: int) -> dict:
         raise ValueError(f"mcnemar needs non-negative counts, got b={b}, c={c}")
     if b + c == 0:
         return {"b": 0, "c": 0, "statistic": 0, "p_value": 1.0}
-    return {"b": b, "c": c, "statistic": min(b, c), "p_value": float(_st.binomtest(b, b + c, 0.5).pvalue)}
+    return {"b": b, "c": c, "statistic": min(b, c), "p_value": float(_st().binomtest(b, b + c, 0.5).pvalue)}
