@@ -13,7 +13,6 @@ import argparse
 import os
 import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
