@@ -49,7 +49,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import _serve  # noqa: E402  (bench/ is on sys.path when a script runs)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import browser_util  # noqa: E402  (the browser tests' app start-up)
 
 ROOT = Path(__file__).resolve().parent.parent  # the app that is measured (--root)
 VENV_BIN = Path(sys.executable).parent
@@ -148,8 +149,8 @@ def cpu_s(pid: int) -> float | None:
 
 
 def start_app(data: Path, state: Path, log: Path, timeout: float = 60.0):
-    """``streamlit run app.py`` of ROOT on 127.0.0.1 (bench/_serve.py); yields (URL, process)."""
-    return _serve.start_app(ROOT, VENV_BIN, data, state, log, timeout)
+    """``streamlit run app.py`` of ROOT on 127.0.0.1 (tests/browser_util.serve); yields (URL, process)."""
+    return browser_util.serve(ROOT, data, state, log, timeout=timeout)
 
 
 def rerun(page: Any, timeout: float, quiet_ms: float = 1000) -> float:

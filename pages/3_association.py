@@ -152,7 +152,9 @@ with _ui.boundary():
         )
         if singles and f["class"] != "real":
             with st.expander(f"What {singles[0]} wrote on answers failing both {f['a']} and {f['b']}"):
-                said = analysis.cell_answers(store, chosen, f["a"], f["b"], True, True, singles[0], human, sel, 5, 0)
+                said = _ui.analysis_call(  # cached: the expander's body runs on every render, open or not
+                    "cell_answers", list(chosen), f["a"], f["b"], True, True, singles[0], human, sel, 5, 0
+                )
                 st.caption(
                     _ui.md_escape(
                         f"{said['total']} answers fail both in {singles[0]}; the first {len(said['answers'])}, with the "
@@ -303,8 +305,8 @@ with _ui.boundary():
                 step=1,
                 key=f"assoc_page|{inst}|{a}|{b}|{cell}",
             )
-        ca = analysis.cell_answers(
-            store, chosen, a, b, *CELLS[cell], inst, human, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE
+        ca = _ui.analysis_call(
+            "cell_answers", list(chosen), a, b, *CELLS[cell], inst, human, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE
         )
         if not ca["answers"]:
             st.info("No answers in this cell.")

@@ -157,20 +157,32 @@ def start_app(data: Path, state: Path, *, port: int | None = None, timeout: floa
     directory and given to Streamlit as its only secrets file (``--secrets.files``), so neither
     the repository's nor the user's ``.streamlit/secrets.toml`` is read."""
     port = port or free_port()
-    env = {**os.environ, "EVALCORE_DATA": str(data), "EVALCORE_STATE": str(state),
-           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
-    log = Path(state).parent / f"streamlit-{port}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
     if secrets is not None:
         sfile = Path(state).parent / f"secrets-{port}" / "secrets.toml"
         sfile.parent.mkdir(parents=True, exist_ok=True)
         sfile.write_text(secrets, encoding="utf-8")
         extra_args = [*extra_args, "--secrets.files", str(sfile)]
-    cmd = [streamlit_bin(), "run", str(REPO / "app.py"), "--server.headless", "true", "--server.address", "127.0.0.1",
-           "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-           *extra_args]
+    log = Path(state).parent / f"streamlit-{port}.log"
+    with serve(REPO, data, state, log, port=port, timeout=timeout, extra_args=extra_args) as (base, _proc):
+        yield base
+
+
+@contextmanager
+def serve(root: Path, data: Path, state: Path, log: Path, *, port: int | None = None, timeout: float = 30.0,
+          extra_args: list[str] = ()) -> Iterator[tuple[str, subprocess.Popen]]:
+    """``streamlit run <root>/app.py`` on 127.0.0.1 over ``data`` / ``state`` (its output in
+    ``log``) until healthy; yields (base URL, process) and stops it afterwards. The browser tests
+    (through :func:`start_app`) and the page benchmarks (bench/review_page.py,
+    bench/agreement_page.py, which time the process) start the app here."""
+    port = port or free_port()
+    env = {**os.environ, "EVALCORE_DATA": str(data), "EVALCORE_STATE": str(state),
+           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false"}
+    log.parent.mkdir(parents=True, exist_ok=True)
+    cmd = [streamlit_bin(), "run", str(Path(root) / "app.py"), "--server.headless", "true", "--server.address",
+           "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false", "--server.fileWatcherType",
+           "none", *extra_args]
     with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT)
         base = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + timeout
@@ -186,7 +198,7 @@ def start_app(data: Path, state: Path, *, port: int | None = None, timeout: floa
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"streamlit did not become healthy in {timeout}s: {log.read_text()[-2000:]}")
                 time.sleep(0.1)
-            yield base
+            yield base, proc
         finally:
             proc.terminate()
             try:

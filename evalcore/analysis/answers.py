@@ -89,6 +89,16 @@ def item_classes(store: Store, suite_id: str) -> list[str]:
     ]
 
 
+def has_classes(store: Store, suite_id: str, classes: tuple[str, ...]) -> bool:
+    """Whether the suite has every one of these item classes (True for no class: no slice)."""
+    return not classes or set(classes) <= set(item_classes(store, suite_id))
+
+
+def no_suite_with(kind: str, classes: tuple[str, ...]) -> InputError:
+    """The error of a slice that no listed run (generation) can take: no suite has the classes."""
+    return InputError(f"no {kind} is on a suite with the item classes {', '.join(map(repr, classes))}", field="--class")
+
+
 def _check_page(limit: int, offset: int) -> None:
     if not (1 <= int(limit) <= MAX_LIMIT):
         raise InputError(f"limit must lie between 1 and {MAX_LIMIT}, not {limit}", field="--limit")

@@ -55,7 +55,7 @@ from typing import Any
 
 import numpy as np
 
-from evalcore.analysis.answers import item_classes
+from evalcore.analysis.answers import has_classes, no_suite_with
 from evalcore.analysis.costsql import (
     _LAT,
     NO_CRITERION,
@@ -220,7 +220,7 @@ def cost_table(store: Store, classes: tuple[str, ...] = ()) -> list[dict[str, An
     for run_id in store.ids("run"):
         m = store.run(run_id).manifest
         gm = store.generation(m.gen_id).manifest
-        if classes and not set(classes) <= set(item_classes(store, gm.suite_id)):
+        if not has_classes(store, gm.suite_id, classes):
             continue
         calls_path = _sliced(store, gm.suite_id, "run", run_id, "calls", classes)
         judge = call_totals(store, calls_path)
@@ -249,7 +249,7 @@ def cost_table(store: Store, classes: tuple[str, ...] = ()) -> list[dict[str, An
             }
         )
     if classes and not out:
-        raise InputError(f"no run is on a suite with the item classes {', '.join(map(repr, classes))}", field="--class")
+        raise no_suite_with("run", classes)
     return out
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.analysis.answers import item_classes
+from evalcore.analysis.answers import has_classes, no_suite_with
 from evalcore.analysis.selection import class_filter, variant_warning
 from evalcore.analysis.suites import holdout_filter, suite_mark, versions
 from evalcore.errors import InputError, NotFoundError
@@ -24,14 +24,6 @@ def _keep(store: Store, suite_id: str, include: bool, classes: tuple[str, ...]) 
     of a slice (``classes``; empty: every class)."""
     parts = [p for p in (holdout_filter(store, suite_id, include), class_filter(store, suite_id, classes)) if p[0]]
     return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
-
-
-def _on_slice(store: Store, suite_id: str, classes: tuple[str, ...]) -> bool:
-    return not classes or set(classes) <= set(item_classes(store, suite_id))
-
-
-def _no_slice_match(kind: str, classes: tuple[str, ...]) -> InputError:
-    return InputError(f"no {kind} is on a suite with the item classes {', '.join(map(repr, classes))}", field="--class")
 
 
 def _rate_rows(store: Store, verdicts_path: str, hold: tuple[str, list[Any]] = ("", [])) -> list[tuple]:
@@ -158,10 +150,10 @@ def runs_summary(
     out = [
         run_summary(store, rid, include_holdout, cache, classes=tuple(classes))
         for rid in store.ids("run")
-        if _on_slice(store, store.generation(store.run(rid).manifest.gen_id).manifest.suite_id, tuple(classes))
+        if has_classes(store, store.generation(store.run(rid).manifest.gen_id).manifest.suite_id, tuple(classes))
     ]
     if classes and not out:
-        raise _no_slice_match("run", tuple(classes))
+        raise no_suite_with("run", tuple(classes))
     return out
 
 
@@ -177,7 +169,7 @@ def generations_summary(
     cache: dict[str, list[dict]] = {}
     for gid in store.ids("generation"):
         m = store.generation(gid).manifest
-        if not _on_slice(store, m.suite_id, tuple(classes)):
+        if not has_classes(store, m.suite_id, tuple(classes)):
             continue
         cond, cparams = _keep(store, m.suite_id, include, tuple(classes))
         keep = f"FILTER (WHERE {cond})" if cond else ""
@@ -215,7 +207,7 @@ def generations_summary(
             }
         )
     if classes and not out:
-        raise _no_slice_match("generation", tuple(classes))
+        raise no_suite_with("generation", tuple(classes))
     return out
 
 

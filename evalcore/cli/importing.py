@@ -11,6 +11,7 @@ import click
 
 from evalcore.cli._common import cli
 from evalcore.errors import InputError
+from evalcore.importers.defaults import DEFAULT_THRESHOLD, PANDALM_SEED
 
 # light modules only (constants and option records): the readers, pandas and the data-set importers are
 # imported by the command that runs, so `evalcore --version` and `--help` do not pay for them
@@ -23,10 +24,6 @@ from evalcore.importers.recorded import MODES, HarnessOpts
 if TYPE_CHECKING:
     from evalcore.importers.kinds import KindOptions
     from evalcore.importers.tabular import Opts
-
-#: evalcore.importers.datasets.hanna.DEFAULT_THRESHOLD and pandalm.DEFAULT_SEED (a test checks they agree)
-HANNA_THRESHOLD = 3.0
-PANDALM_SEED = 0
 
 
 @cli.group("import")
@@ -78,7 +75,7 @@ _THRESHOLD_HELP = (
 # hanna and summeval: a directory and the threshold on their 1-5 scale
 _scored_dataset_options = _options(
     click.argument("source", metavar="DIR"),
-    click.option("--threshold", type=float, default=HANNA_THRESHOLD, help=_THRESHOLD_HELP),
+    click.option("--threshold", type=float, default=DEFAULT_THRESHOLD, help=_THRESHOLD_HELP),
     _json_option,
     click.pass_obj,
 )

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from evalcore.analysis.answers import has_classes
 from evalcore.errors import InputError
 from evalcore.review.detect import runs_on
 from evalcore.review.reportcard import PAIR_CHOICES, UNPARSEABLE, _rater_stats, report_card
@@ -151,13 +152,6 @@ def session_agreement(
     }
 
 
-def _has_classes(store: Store, gen_id: str, classes: tuple[str, ...]) -> bool:
-    from evalcore.analysis.answers import item_classes
-
-    have = set(item_classes(store, store.generation(gen_id).manifest.suite_id))
-    return all(c in have for c in classes)
-
-
 def agreement(
     store: Store,
     *,
@@ -187,7 +181,9 @@ def agreement(
     if classes or items:
         session_ids = []
         if not named:  # every generation: those whose suite has the slice's classes
-            gen_ids = [g for g in gen_ids if _has_classes(store, g, classes)] or gen_ids[:1]
+            gen_ids = [
+                g for g in gen_ids if has_classes(store, store.generation(g).manifest.suite_id, classes)
+            ] or gen_ids[:1]
     if queue_id is not None and len(gen_ids) != 1:
         raise InputError("--queue needs exactly one --gen", field="--queue")
     for g in gen_ids:

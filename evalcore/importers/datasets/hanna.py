@@ -51,6 +51,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
+from evalcore.importers.defaults import DEFAULT_THRESHOLD
 from evalcore.importers.plan import imported_generation, imported_run, suite_manifest, target_data_dir
 from evalcore.storage.files import to_table
 from evalcore.storage.paths import utcnow
@@ -59,7 +60,6 @@ from evalcore.storage.writer import DataWriter
 
 # --------------------------------------------------------------------------- constants
 
-DEFAULT_THRESHOLD = 3.0
 SCALE = (1.0, 5.0)
 POSTPROCESS_VERSION = "datasets-1"  # score >= threshold passes; a value outside 1-5 is an error
 

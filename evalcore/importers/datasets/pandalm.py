@@ -39,6 +39,7 @@ from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
+from evalcore.importers.defaults import PANDALM_SEED
 from evalcore.importers.plan import (
     draw_pair_ids,
     imported_generation,
@@ -66,7 +67,7 @@ HUMAN_CHOICE = {0: "same", 1: "left", 2: "right"}  # 0 = tie, 1 = response1 (lef
 JUDGE_CHOICE = {"0": "same", "tie": "same", "1": "left", "2": "right"}
 UNPARSEABLE_ERROR = "unparseable verdict {raw!r} in the source file (the judge's answer could not be parsed)"
 CRITERION = "preference"
-DEFAULT_SEED = 0
+DEFAULT_SEED = PANDALM_SEED
 POSTPROCESS_VERSION = "pandalm-1"
 
 
