@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore.analysis.selection import class_filter
+from evalcore.analysis.selection import item_condition
 from evalcore.contract import schema as S
 from evalcore.errors import NotFoundError
 from evalcore.storage.store import Store
@@ -27,7 +27,7 @@ SHARING_RULE = (
 @dataclass(frozen=True)
 class Table:
     """A Parquet file read whole, or only the rows of a slice (``where``: a SQL condition on
-    ``item_id`` with its ``params``, :func:`evalcore.analysis.selection.class_filter`)."""
+    ``item_id`` with its ``params``, :func:`evalcore.analysis.selection.item_condition`)."""
 
     path: str
     where: str = ""
@@ -222,5 +222,5 @@ def per_criterion(store: Store, calls_path: str | Table, order: Sequence[str] = 
 
 
 def _sliced(store: Store, suite_id: str, kind: str, eid: str, name: str, classes: tuple[str, ...]) -> Table:
-    where, params = class_filter(store, suite_id, classes)
+    where, params = item_condition(store, suite_id, classes=classes)
     return Table(store.path_of(kind, eid, name), where, tuple(params))

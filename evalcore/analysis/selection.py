@@ -118,16 +118,29 @@ def item_filter(store: Store, suite_id: str, items: tuple[str, ...]) -> tuple[st
     return "list_contains(?::VARCHAR[], item_id)", [list(items)]
 
 
-def _items(store: Store, suite_id: str, sel: Selection) -> tuple[str, list[Any]]:
-    """The condition on ``item_id`` of a selection: holdout items out (unless included), and only
-    the selection's item classes and named items."""
+def item_condition(
+    store: Store,
+    suite_id: str,
+    *,
+    include_holdout: bool = True,
+    classes: tuple[str, ...] = (),
+    items: tuple[str, ...] = (),
+) -> tuple[str, list[Any]]:
+    """The SQL condition on ``item_id`` keeping the suite's items in view: holdout items out unless
+    ``include_holdout``, and only these item classes and named items (a slice); with its
+    parameters, ``("", [])`` when it keeps every item."""
     parts = [
-        holdout_filter(store, suite_id, sel.include_holdout),
-        class_filter(store, suite_id, sel.classes),
-        item_filter(store, suite_id, sel.items),
+        holdout_filter(store, suite_id, include_holdout),
+        class_filter(store, suite_id, classes),
+        item_filter(store, suite_id, items),
     ]
     parts = [p for p in parts if p[0]]
     return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
+
+
+def _items(store: Store, suite_id: str, sel: Selection) -> tuple[str, list[Any]]:
+    """The condition on ``item_id`` of a selection (:func:`item_condition`)."""
+    return item_condition(store, suite_id, include_holdout=sel.include_holdout, classes=sel.classes, items=sel.items)
 
 
 def _hold(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:

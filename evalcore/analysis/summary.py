@@ -9,21 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from evalcore.analysis.answers import has_classes, no_suite_with
-from evalcore.analysis.selection import class_filter, variant_warning
-from evalcore.analysis.suites import holdout_filter, suite_mark, versions
+from evalcore.analysis.selection import item_condition, variant_warning
+from evalcore.analysis.suites import suite_mark, versions
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.store import Store
 
 
 def _include(include_holdout: bool | None) -> bool:
     return bool(include_holdout)
-
-
-def _keep(store: Store, suite_id: str, include: bool, classes: tuple[str, ...]) -> tuple[str, list[Any]]:
-    """The condition on ``item_id``: holdout items out unless ``include``, and only the item classes
-    of a slice (``classes``; empty: every class)."""
-    parts = [p for p in (holdout_filter(store, suite_id, include), class_filter(store, suite_id, classes)) if p[0]]
-    return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
 
 
 def _rate_rows(store: Store, verdicts_path: str, hold: tuple[str, list[Any]] = ("", [])) -> list[tuple]:
@@ -81,7 +74,9 @@ def run_summary(
     gen = store.generation(m.gen_id).manifest
     include = _include(include_holdout)
     vpath = store.path_of("run", run_id, "verdicts")
-    rounds = _rate_rows(store, vpath, _keep(store, gen.suite_id, include, tuple(classes)))
+    rounds = _rate_rows(
+        store, vpath, item_condition(store, gen.suite_id, include_holdout=include, classes=tuple(classes))
+    )
     per_round = [r[3] for r in rounds]
     rated = [r for r in per_round if r is not None]
     n = sum(r[1] for r in rounds)
@@ -171,7 +166,7 @@ def generations_summary(
         m = store.generation(gid).manifest
         if not has_classes(store, m.suite_id, tuple(classes)):
             continue
-        cond, cparams = _keep(store, m.suite_id, include, tuple(classes))
+        cond, cparams = item_condition(store, m.suite_id, include_holdout=include, classes=tuple(classes))
         keep = f"FILTER (WHERE {cond})" if cond else ""
         path = store.path_of("generation", gid, "outputs")
         row = store.sql(
@@ -317,7 +312,9 @@ def run_item_ids(
     run = store.run(run_id)
     gen = store.generation(run.manifest.gen_id)
     path = store.path_of("generation", gen.id, "outputs")
-    cond, cparams = _keep(store, gen.manifest.suite_id, _include(include_holdout), tuple(classes))
+    cond, cparams = item_condition(
+        store, gen.manifest.suite_id, include_holdout=_include(include_holdout), classes=tuple(classes)
+    )
     where = f"WHERE {cond}" if cond else ""
     ids = [
         r[0]

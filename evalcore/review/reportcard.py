@@ -47,10 +47,10 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
-from evalcore.analysis.selection import class_filter, item_filter, variant_warning
+from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
-from evalcore.review.detect import runs_on, stored_detection, verdicts_sql
+from evalcore.review.detect import Detection, runs_on, stored_detection, verdicts_sql
 from evalcore.review.judges import _judge_pairs, _repeat, _repeat_entry, judge_summary, scale_of
 from evalcore.review.queue import flagged_for_repair, get_queue
 from evalcore.stats import agreement as A
@@ -289,10 +289,9 @@ def same_family(run: S.RunManifest, gen: S.GenerationManifest) -> str | None:
     return None
 
 
-def _contradicting_cases(store: Store, gen_id: str) -> list[dict[str, Any]]:
+def _contradicting_cases(store: Store, det: Detection) -> list[dict[str, Any]]:
     """The raised cases with a contradiction in a judge's own record (its statement, or
     post-processing against its raw verdict), read from the stored detection by SQL."""
-    det = stored_detection(store, gen_id)
     rows = store.records(
         "SELECT item_id, gen_round, criterion, reasons, detail FROM read_parquet(?) WHERE raised AND "
         "(list_contains(reasons, 'postprocess_rewrite') OR list_contains(reasons, 'statement_contradicts')) "
@@ -530,8 +529,9 @@ def report_card(
         entry["ambiguous"] = pairs.get(name, {}).get("ambiguous", {"flag": False})
         criteria.append(entry)
 
-    raised = [c for c in _contradicting_cases(store, gen_id) if in_slice(c["item_id"])] if run_ids else []
-    queue_reasons = _queue_reasons(store, gen_id, cut, cut_params) if run_ids else {}
+    det = stored_detection(store, gen_id) if run_ids else None
+    raised = [c for c in _contradicting_cases(store, det) if in_slice(c["item_id"])] if det else []
+    queue_reasons = _queue_reasons(store, det, cut, cut_params) if det else {}
     contradictions = []
     for rid in run_ids:
         rew = [c for c in raised if any(d["run"] == rid for d in c["detail"].get("postprocess_rewrite", []))]
@@ -590,18 +590,16 @@ def _slice(
 ) -> tuple[str, list[Any], Callable[[str], bool]]:
     """The SQL condition on ``item_id`` of a slice (classes and / or named items of the suite), its
     parameters and a test of one item id; ``("", [], always true)`` for every item."""
-    parts = [p for p in (class_filter(store, suite_id, classes), item_filter(store, suite_id, items)) if p[0]]
-    if not parts:
+    cut, params = item_condition(store, suite_id, classes=classes, items=items)
+    if not cut:
         return "", [], lambda _item: True
-    cut, params = " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
     path = store.path_of("suite", suite_id, "items")
     keep = {r[0] for r in store.sql(f"SELECT item_id FROM read_parquet(?) WHERE {cut}", [path, *params])}
     return cut, params, keep.__contains__
 
 
-def _queue_reasons(store: Store, gen_id: str, cut: str, params: list[Any]) -> dict[str, int]:
+def _queue_reasons(store: Store, det: Detection, cut: str, params: list[Any]) -> dict[str, int]:
     """The stored detection's raised cases per reason, over the slice's items when ``cut`` is given."""
-    det = stored_detection(store, gen_id)
     if not cut:
         return dict(det.counts)
     counts = {
