@@ -32,7 +32,8 @@ from evalcore.analysis.selection import (
 )
 from evalcore.contract import schema as S
 from evalcore.errors import EvalcoreError, InputError, NotFoundError
-from evalcore.llm.rubric import MODEL_KINDS
+from evalcore.llm.plan import blocks_for
+from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
 from evalcore.stats import association as stats
 from evalcore.stats import correlation
 from evalcore.storage.gold import settled
@@ -66,13 +67,11 @@ def judged_together(m: S.RunManifest) -> tuple[str, list[list[str]] | None]:
     ``grouped`` with one group per model. Any other run reads as recorded."""
     if m.mode != "single":
         return m.mode, m.groups
-    by_model: dict[str, list[str]] = {}
-    for c in m.rubric.criteria:
-        if c.kind in MODEL_KINDS:
-            by_model.setdefault(c.model or m.judge_model, []).append(c.name)
-    if len(by_model) < 2:
+    spec = spec_from_manifest(m.rubric, m.knobs)
+    blocks = blocks_for(spec, "single", [c.name for c in spec.model_criteria()], m.judge_model)
+    if len(blocks) < 2:
         return m.mode, m.groups
-    return "grouped", list(by_model.values())
+    return "grouped", [names for _block, names, _model in blocks]
 
 
 def harness_words(store: Store, run_id: str) -> dict[str, Any]:
