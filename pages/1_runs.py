@@ -126,10 +126,8 @@ else:
         placeholder="-",
     )
     picked = list(event.selection.rows) if event is not None else []
-    if picked != st.session_state.get("_runs_table_applied", []):  # a new click (not a stale selection)
-        st.session_state["_runs_table_applied"] = picked
-        if picked:
-            _ui.set_qp(run=run_ids[picked[0]])
+    if _ui.new_pick("runs_table", picked) and picked:
+        _ui.set_qp(run=run_ids[picked[0]])
     st.caption(
         "Pass rate per judge round, then their mean and spread (max - min). Cost sums the calls whose "
         "price is known; unpriced calls counts the others (never taken as 0). Select a row to open its "

@@ -175,13 +175,11 @@ with _ui.boundary():
             on_select="rerun",
             selection_mode="crit",
         )
-    hit = [x for x in (((bars or {}).get("selection") or {}).get("crit") or []) if isinstance(x, dict)]
+    hit = _ui.chart_points(bars, "crit")
     clicked = hit[0].get("criterion") if hit else None
-    if clicked != st.session_state.get("_attr_bars_applied"):  # a new click, not a stale selection
-        st.session_state["_attr_bars_applied"] = clicked
-        if clicked in names:
-            _ui.set_qp(criterion=clicked)
-            st.session_state.pop("attr_crit", None)
+    if _ui.new_pick("attr_bars", clicked) and clicked in names:
+        _ui.set_qp(criterion=clicked)
+        st.session_state.pop("attr_crit", None)
     if r["by_class"]:
         right.altair_chart(analysis.class_heatmap(r["by_class"], names), width="stretch")
 

@@ -191,11 +191,10 @@ with _ui.boundary():
         on_select="rerun",
         selection_mode="cell",
     )
-    clicked = [x for x in (((heat or {}).get("selection") or {}).get("cell") or []) if isinstance(x, dict)]
+    clicked = _ui.chart_points(heat, "cell")
     picked_cell = (clicked[0].get("instrument"), clicked[0].get("a"), clicked[0].get("b")) if clicked else None
-    if picked_cell != st.session_state.get("_assoc_heat_applied"):  # a new click, not a stale selection
-        st.session_state["_assoc_heat_applied"] = picked_cell
-        if picked_cell and picked_cell[1] != picked_cell[2] and picked_cell[0] in names:
+    if _ui.new_pick("assoc_heat", picked_cell) and picked_cell and picked_cell[1] != picked_cell[2]:
+        if picked_cell[0] in names:
             _ui.set_qp(**{"in": picked_cell[0], "a": picked_cell[1], "b": picked_cell[2], "cell": "ff"})
             for key in ("assoc_in", "assoc_a", "assoc_b", "assoc_cell"):
                 st.session_state.pop(key, None)

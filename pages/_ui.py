@@ -281,6 +281,21 @@ def show_text(text: Any, *, empty: str = "(none)") -> None:
     st.code(empty if missing(text) else str(text), language=None, wrap_lines=True)
 
 
+def chart_points(event: Any, name: str) -> list[dict[str, Any]]:
+    """The points of the selection ``name`` of a chart drawn with ``on_select="rerun"``."""
+    return [x for x in (((event or {}).get("selection") or {}).get(name) or []) if isinstance(x, dict)]
+
+
+def new_pick(key: str, value: Any) -> bool:
+    """Whether a table's or chart's selection ``value`` is a new click rather than the same
+    selection shown again on a rerun; remembers it under ``key``."""
+    slot = f"_picked|{key}"
+    if st.session_state.get(slot) == value:
+        return False
+    st.session_state[slot] = value
+    return True
+
+
 def plain_table(rows: list[dict[str, Any]]) -> None:
     """A small table as HTML (st.table): every value shown whole and wrapped, never cut at a
     column's edge (a canvas dataframe truncates at 1024 px), made inert for markdown."""
