@@ -56,20 +56,30 @@ def criterion_tokens(
     return out
 
 
+def list_moments(store: Store, calls_path: str | Table) -> list[tuple]:
+    """One scan of calls.parquet grouped by the calls' criteria list, over the completed calls:
+    (criteria, count, sum and sum of squares of tokens_in, count, sum and sum of squares of
+    tokens_out), each over the calls that measured it. :func:`_shared_tokens` and
+    :func:`output_lists` read their sums from it."""
+    src, params = _src(calls_path)
+    return store.sql(
+        "SELECT criteria, count(tokens_in), sum(tokens_in::DOUBLE), sum(tokens_in::DOUBLE * tokens_in), "
+        f"count(tokens_out), sum(tokens_out::DOUBLE), sum(tokens_out::DOUBLE * tokens_out) FROM {src} "
+        "WHERE error IS NULL GROUP BY criteria",
+        params,
+    )
+
+
 def _shared_tokens(
-    store: Store, calls_path: str | Table, ck: dict[str, float]
+    store: Store, calls_path: str | Table, ck: dict[str, float], moments: list[tuple] | None = None
 ) -> tuple[float | None, float | None, int]:
     """``S`` = mean over completed calls with measured tokens of tokens_in - sum of their c_k; its
     standard deviation and the number of calls measured. DuckDB groups the calls by their list of
     criteria (calls with the same list have the same sum of c_k, and there are few lists) and returns
     the count, sum and sum of squares of tokens_in per list; the moments of tokens_in - sum(c_k)
-    follow from those."""
-    src, params = _src(calls_path)
-    groups = store.sql(
-        f"SELECT criteria, count(*), sum(tokens_in::DOUBLE), sum(tokens_in::DOUBLE * tokens_in) FROM {src} "
-        "WHERE error IS NULL AND tokens_in IS NOT NULL GROUP BY criteria",
-        params,
-    )
+    follow from those (``moments``: :func:`list_moments` of the same calls, when already read)."""
+    rows = list_moments(store, calls_path) if moments is None else moments
+    groups = [(crits, k, t1, t2) for crits, k, t1, t2, *_ in rows if k]
     n = sum(g[1] for g in groups)
     if not n:
         return None, None, 0
@@ -311,19 +321,16 @@ def _groups_of(m: S.RunManifest, names: list[str]) -> tuple[int, str, list[list[
 OutLists = list[tuple[frozenset[str], int, float, float]]  # criteria asked, calls, sum and sum of squares of tokens_out
 
 
-def output_lists(store: Store, calls_path: str | Table) -> OutLists:
+def output_lists(store: Store, calls_path: str | Table, moments: list[tuple] | None = None) -> OutLists:
     """The completed calls with measured output grouped by the set of criteria they asked (DuckDB:
-    count, sum and sum of squares of tokens_out per criteria list; lists with the same criteria in
-    another order are merged). Calls that list no criterion are left out."""
-    src, params = _src(calls_path)
-    rows = store.sql(
-        f"SELECT criteria, count(*), sum(tokens_out::DOUBLE), sum(tokens_out::DOUBLE * tokens_out) FROM {src} "
-        "WHERE error IS NULL AND tokens_out IS NOT NULL AND criteria IS NOT NULL AND len(criteria) > 0 "
-        "GROUP BY criteria",
-        params,
-    )
+    count, sum and sum of squares of tokens_out per criteria list, :func:`list_moments`, or
+    ``moments`` when already read; lists with the same criteria in another order are merged).
+    Calls that list no criterion are left out."""
+    rows = list_moments(store, calls_path) if moments is None else moments
     merged: dict[frozenset[str], list[float]] = {}
-    for crits, n, t1, t2 in rows:
+    for crits, *_in, n, t1, t2 in rows:
+        if not crits or not n:
+            continue
         acc = merged.setdefault(frozenset(crits), [0, 0.0, 0.0])
         acc[0] += n
         acc[1] += float(t1)
@@ -433,11 +440,12 @@ def _output_model(
     names: list[str],
     classes: tuple[str, ...],
     suite_id: str,
+    moments: list[tuple] | None = None,
 ) -> dict[str, Any]:
     """f and o_k: from the run's own calls when they identify f, else pooled with the sibling runs
     (:func:`_siblings`) whose calls ask criteria lists of a size the run's own calls do not, else
     with f = 0 assumed on the run's own calls. Also which runs measured which calls per answer."""
-    own = output_lists(store, calls_path)
+    own = output_lists(store, calls_path, moments)
     fit = fit_output(own, names)
     used: dict[str, OutLists] = {run_id: own}
     how = "the run's own calls"
@@ -505,10 +513,11 @@ def _projection(
     ck_rows = criterion_tokens(m.rubric, m.knobs, m.judge_model, asked)
     names = [r["criterion"] for r in ck_rows]
     ck = {r["criterion"]: r["tokens"] for r in ck_rows}
-    s, s_sd, measured = _shared_tokens(store, calls_path, ck)
+    moments = list_moments(store, calls_path)  # one scan for S and for the output model
+    s, s_sd, measured = _shared_tokens(store, calls_path, ck, moments)
     if not measured or s is None:
         return {"available": False, "reason": "no completed call with measured tokens in", "rows": []}
-    out_model = _output_model(store, run_id, m, calls_path, names, classes, suite_id)
+    out_model = _output_model(store, run_id, m, calls_path, names, classes, suite_id, moments)
     o: dict[str, Any] = out_model["o"]
     known_o = [v for v in o.values() if v is not None]
     if not known_o:
