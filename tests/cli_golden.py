@@ -34,6 +34,7 @@ STEPS: list[tuple[str, list[str]]] = [
     ("suites", ["suites"]),
     ("show", ["show", S, "sup-0011"]),
     ("validate", ["validate"]),
+    ("index-check", ["index", "--check"]),
     # where failures land
     ("attribution", ["attribution", S]),
     ("attribution-majority", ["attribution", S, "--majority"]),

@@ -104,6 +104,10 @@ def snapshot(*roots: Path) -> dict[str, object]:
             out[str(root)] = "absent"
             continue
         for p in sorted(root.rglob("*")):
+            if p.relative_to(root).parts[0] == "derived":
+                # <state>/derived: the derived tables a reader rebuilds and the hashes of the files
+                # it read (a cache, like __pycache__, never a user's data: docs/FORMAT.md)
+                continue
             if p.is_symlink():
                 out[str(p)] = ("symlink", os.readlink(p))
             elif p.is_file():

@@ -36,7 +36,8 @@ def test_format_md_is_generated_from_the_models():
 def test_every_table_has_version_metadata(tiny):
     import pyarrow.parquet as pq
     data, _ = tiny
-    files = list(data.rglob("*.parquet"))
+    # the derived tables beside them have their own version (derived/index.json, tests/test_derived.py)
+    files = [f for f in data.rglob("*.parquet") if "derived" not in f.relative_to(data).parts]
     assert len(files) == 4
     for f in files:
         meta = pq.read_schema(f).metadata

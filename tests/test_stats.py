@@ -489,6 +489,18 @@ def test_wilson_by_hand():
         wilson(3, 2)
 
 
+def test_wilson_is_scipys_wilson_to_the_last_bit():
+    """wilson is the closed form (scipy.stats loads in ~1 s; the form needs scipy.special only):
+    every bound equals scipy.stats.binomtest(k, n).proportion_ci(method="wilson") exactly."""
+    from scipy.stats import binomtest
+
+    cases = [(k, n) for n in (1, 2, 3, 7, 10, 57, 600, 12345) for k in sorted({0, 1, n // 3, n // 2, n - 1, n})]
+    for level in (0.9, 0.95, 0.99):
+        for k, n in cases:
+            ci = binomtest(k, n).proportion_ci(confidence_level=level, method="wilson")
+            assert wilson(k, n, level) == (float(ci.low), float(ci.high)), (k, n, level)
+
+
 def test_mcnemar_by_hand():
     # b = 0, c = 5: P(X <= 0) = 1/32 for X ~ Bin(5, 1/2); two-sided 2/32 = 0.0625
     assert mcnemar(0, 5) == {"b": 0, "c": 5, "statistic": 0, "p_value": 0.0625}

@@ -4,17 +4,26 @@ evalcore.analysis.cost for the definitions."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from evalcore.analysis.selection import item_condition
 from evalcore.contract import schema as S
 from evalcore.errors import NotFoundError
+from evalcore.storage import aggregates
+from evalcore.storage.aggregates import (
+    LAT,
+    Table,
+    call_scan,
+    num,
+    output_totals,
+    per_criterion_rows,
+    per_unit,
+    src,
+    unnest_criteria,
+)
 from evalcore.storage.store import Store
 
-NO_CRITERION = "(none)"
 SHARING_RULE = (
     "a call that asks several criteria gives each an equal share (1/number of its criteria) of its "
     "tokens, cost and latency; per-criterion calls count the calls that asked it; per-criterion "
@@ -23,41 +32,15 @@ SHARING_RULE = (
 
 # ----------------------------------------------------------------------------- aggregates (DuckDB)
 
-
-@dataclass(frozen=True)
-class Table:
-    """A Parquet file read whole, or only the rows of a slice (``where``: a SQL condition on
-    ``item_id`` with its ``params``, :func:`evalcore.analysis.selection.item_condition`)."""
-
-    path: str
-    where: str = ""
-    params: tuple[Any, ...] = ()
-
-    def sql(self) -> tuple[str, list[Any]]:
-        if not self.where:
-            return "read_parquet(?)", [self.path]
-        return f"(SELECT * FROM read_parquet(?) WHERE {self.where})", [self.path, *self.params]
-
-
-def _src(t: str | Table) -> tuple[str, list[Any]]:
-    return (Table(t) if isinstance(t, str) else t).sql()
-
-
-_LAT = "avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), sum(latency_ms)"
-
-
-def _num(v: Any) -> Any:
-    """A DuckDB number as plain JSON-able Python (Decimal and numpy scalars become float/int)."""
-    if v is None:
-        return None
-    if isinstance(v, (bool, int)):
-        return v
-    f = float(v)
-    return f if math.isfinite(f) else None
-
-
-def _per_unit(cost: float | None, unknown: int, n: int) -> float | None:
-    return cost / n if cost is not None and unknown == 0 and n else None
+# The aggregates themselves are evalcore.storage.aggregates: over a whole run's or generation's
+# table they answer from its derived set, else they scan.
+_src = src
+_num = num
+_per_unit = per_unit
+_LAT = LAT
+_call_scan = call_scan
+_unnest = unnest_criteria
+NO_CRITERION = aggregates.NO_CRITERION
 
 
 def cost_label(cost_usd: float | None, unknown: int, n: int, unit: str = "calls", none: str = "unknown") -> str:
@@ -79,78 +62,18 @@ def stored_cost(store: Store, kind: str, eid: str) -> tuple[float | None, int, i
         path = store.path_of(kind, eid, "calls" if kind == "run" else "outputs")
     except NotFoundError:
         return None
-    n, unknown, cost = store.sql(
-        "SELECT count(*), count(*) - count(cost_usd), sum(cost_usd) FROM read_parquet(?)", [path]
-    )[0]
-    return _num(cost), int(unknown), int(n)
+    t = Table(path, kind=kind, eid=eid)
+    if kind == "run":
+        tot = call_scan(store, t)[0]
+        return tot["cost_usd"], int(tot["cost_unknown_calls"]), int(tot["calls"])
+    out = output_totals(store, t)
+    return out["cost_usd"], int(out["cost_unknown_outputs"]), int(out["outputs"])
 
 
 def call_totals(store: Store, calls_path: str | Table) -> dict[str, Any]:
     """Totals over one run's calls.parquet: calls, failed calls, answers judged, tokens, cost
     (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total, cache hits."""
     return _call_scan(store, calls_path)[0]
-
-
-def _call_scan(store: Store, calls_path: str | Table) -> tuple[dict[str, Any], dict[str, int]]:
-    """:func:`call_totals` and the run's counts (items, answers, judgings per item, generation
-    rounds) from one scan."""
-    src, params = _src(calls_path)
-    # two queries: the distinct counts beside the sums and quantiles in one query cost 3x the memory
-    # (docs/BENCHMARKS.md, probe cost-callscan)
-    calls, failed, tin, tout, cost, unknown, mean, p50, p95, total, hits = store.sql(
-        "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), sum(cost_usd), count(*) - count(cost_usd), "
-        + _LAT
-        + f", count(*) FILTER (WHERE cache_hit) FROM {src}",
-        params,
-    )[0]
-    answers, items, rounds, gen_rounds = store.sql(
-        "SELECT count(DISTINCT (item_id, gen_round)), count(DISTINCT item_id), count(DISTINCT (gen_round, judge_round)), "
-        f"count(DISTINCT gen_round) FROM {src}",
-        params,
-    )[0]
-    counts = {"items": items, "answers": answers, "rounds": rounds, "gen_rounds": gen_rounds}
-    return {
-        "calls": calls,
-        "failed_calls": failed,
-        "answers": answers,
-        "tokens_in": int(tin or 0),
-        "tokens_out": int(tout or 0),
-        "cost_usd": _num(cost),
-        "cost_unknown_calls": unknown,
-        "cost_usd_per_answer": _per_unit(_num(cost), unknown, answers),
-        "latency_ms_mean": _num(mean),
-        "latency_ms_p50": _num(p50),
-        "latency_ms_p95": _num(p95),
-        "latency_ms_total": _num(total),
-        "cache_hits": hits,
-        "source": "calls.parquet",
-    }, counts
-
-
-def output_totals(store: Store, outputs_path: str | Table) -> dict[str, Any]:
-    """Totals over a generation's outputs.parquet (the system under test): outputs, errored outputs,
-    tokens, cost (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total."""
-    src, params = _src(outputs_path)
-    row = store.sql(
-        "SELECT count(*), count(error), count(DISTINCT item_id), sum(tokens_in), sum(tokens_out), sum(cost_usd), "
-        "count(*) - count(cost_usd), " + _LAT + f" FROM {src}",
-        params,
-    )[0]
-    outputs, errored, items, tin, tout, cost, unknown, mean, p50, p95, total = row
-    return {
-        "outputs": outputs,
-        "errored_outputs": errored,
-        "items": items,
-        "tokens_in": int(tin or 0),
-        "tokens_out": int(tout or 0),
-        "cost_usd": _num(cost),
-        "cost_unknown_outputs": unknown,
-        "cost_usd_per_output": _per_unit(_num(cost), unknown, outputs),
-        "latency_ms_mean": _num(mean),
-        "latency_ms_p50": _num(p50),
-        "latency_ms_p95": _num(p95),
-        "latency_ms_total": _num(total),
-    }
 
 
 def _manifest_totals(t: S.Totals) -> dict[str, Any]:
@@ -173,31 +96,12 @@ def _manifest_totals(t: S.Totals) -> dict[str, Any]:
     }
 
 
-def _unnest(src: str) -> str:
-    return (
-        "WITH c AS (SELECT tokens_in, tokens_out, cost_usd, latency_ms, error, "
-        "CASE WHEN criteria IS NULL OR len(criteria) = 0 THEN ['" + NO_CRITERION + "'] "
-        f"ELSE criteria END AS crits FROM {src}), "
-        "u AS (SELECT *, len(crits) AS n_crits, unnest(crits) AS criterion FROM c) "
-    )
-
-
 def per_criterion(store: Store, calls_path: str | Table, order: Sequence[str] = ()) -> list[dict[str, Any]]:
     """One row per criterion asked in the run (``order`` first, then any other by name), by the
     sharing rule: calls that asked it, failed ones among them, its equal shares of tokens in and
     out, cost (known shares summed, null when none is known) and latency, the calls asking it
     whose cost is unknown, and the latency mean / p50 / p95 of the calls that asked it."""
-    src, params = _src(calls_path)
-    rows = store.sql(
-        _unnest(src) + "SELECT criterion, count(*), count(error), sum(tokens_in / n_crits), sum(tokens_out / n_crits), "
-        "sum(cost_usd / n_crits), count(*) - count(cost_usd), sum(latency_ms / n_crits), "
-        "avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), "
-        # output tokens per verdict, from the calls that completed with measured tokens
-        "sum(tokens_out / n_crits) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL), "
-        "count(*) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL) "
-        "FROM u GROUP BY criterion",
-        params,
-    )
+    rows = per_criterion_rows(store, calls_path)
     rank = {name: i for i, name in enumerate(order)}
     rows.sort(key=lambda r: (rank.get(r[0], len(rank)), r[0]))
     out = []
@@ -223,4 +127,4 @@ def per_criterion(store: Store, calls_path: str | Table, order: Sequence[str] = 
 
 def _sliced(store: Store, suite_id: str, kind: str, eid: str, name: str, classes: tuple[str, ...]) -> Table:
     where, params = item_condition(store, suite_id, classes=classes)
-    return Table(store.path_of(kind, eid, name), where, tuple(params))
+    return Table(store.path_of(kind, eid, name), where, tuple(params), kind, eid)

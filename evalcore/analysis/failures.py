@@ -24,6 +24,7 @@ from evalcore.analysis.selection import (
     _hold,
     _run_status,
     _sel_sql,
+    mask_sql,
 )
 from evalcore.errors import InputError
 from evalcore.stats import association as stats
@@ -44,36 +45,14 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
     vpath = store.path_of("run", run_id, "verdicts")
     gen = store.generation(m.gen_id)
     ipath = store.path_of("suite", gen.manifest.suite_id, "items")
-    base, params = _sel_sql(sel, _hold(store, run_id, sel))
-    per_crit = store.records(
-        f"WITH sel AS ({base}) SELECT criterion, count(*) AS verdicts, count(passed) AS judged, "
-        "count(*) FILTER (WHERE NOT passed) AS failed, count(*) - count(passed) AS errored, "
-        "count(*) FILTER (WHERE label = 'correct') AS correct, count(*) FILTER (WHERE label = 'partial') AS partial, "
-        "count(*) FILTER (WHERE label = 'wrong') AS wrong FROM sel GROUP BY criterion",
-        [vpath, *params],
-    )
+    masks = None if any(c.kind == "ternary" for c in crits) else mask_sql(store, run_id, sel)
+    if masks is not None:
+        per_crit, answers, only_counts, by_class = _counts_from_masks(store, masks, gates, len(crits), ipath)
+    else:
+        per_crit, answers, only_counts, by_class = _counts_from_verdicts(
+            store, _sel_sql(sel, _hold(store, run_id, sel)), vpath, gates, len(crits), ipath
+        )
     by_name = {r["criterion"]: r for r in per_crit}
-    n_crit = len(crits)
-    answers = store.records(
-        f"WITH sel AS ({base}), per_answer AS ("
-        "  SELECT item_id, gen_round, count(*) AS present, count(*) - count(passed) AS errored, "
-        "  count(*) FILTER (WHERE NOT passed) AS fails, "
-        "  count(*) FILTER (WHERE NOT passed AND list_contains(?::VARCHAR[], criterion)) AS gate_fails, "
-        "  max(criterion) FILTER (WHERE NOT passed) AS failed_criterion "
-        "  FROM sel GROUP BY item_id, gen_round) "
-        "SELECT count(*) AS answers, "
-        "count(*) FILTER (WHERE errored > 0) AS with_errors, "
-        "count(*) FILTER (WHERE errored = 0 AND present < ?) AS incomplete, "
-        "count(*) FILTER (WHERE errored = 0 AND present = ?) AS complete, "
-        "count(*) FILTER (WHERE errored = 0 AND present = ? AND fails = 0) AS all_pass, "
-        "count(*) FILTER (WHERE errored = 0 AND present = ? AND gate_fails = 0) AS gates_pass, "
-        "list(failed_criterion) FILTER (WHERE errored = 0 AND present = ? AND fails = 1) AS only "
-        "FROM per_answer",
-        [vpath, *params, gates, n_crit, n_crit, n_crit, n_crit, n_crit],
-    )[0]
-    only_counts: dict[str, int] = {}
-    for c in answers.pop("only") or []:
-        only_counts[c] = only_counts.get(c, 0) + 1
     total_fail = sum(r["failed"] for r in per_crit)
     criteria = []
     for c in crits:
@@ -109,14 +88,6 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
                     "all_pass_rate": cor / (cor + par + wr) if (cor + par + wr) else None,
                 }
             )
-    by_class = store.records(
-        f"WITH sel AS ({base}) SELECT coalesce(i.class, '(none)') AS class, s.criterion, count(s.passed) AS judged, "
-        "count(*) FILTER (WHERE NOT s.passed) AS failed FROM sel s JOIN read_parquet(?) i USING (item_id) "
-        "GROUP BY ALL ORDER BY 1, 2",
-        [vpath, *params, ipath],
-    )
-    for r in by_class:
-        r["fail_rate"] = r["failed"] / r["judged"] if r["judged"] else None
     complete = answers["complete"]
     return {
         **_run_status(store, run_id),
@@ -148,6 +119,114 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
     }
 
 
+def _counts_from_verdicts(
+    store: Store, sel_sql: tuple[str, list[Any]], vpath: str, gates: list[str], n_crit: int, ipath: str
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, int], list[dict[str, Any]]]:
+    """Attribution's counts from the run's verdict rows: per criterion, per answer, the answers
+    failing one criterion only, and per item class."""
+    base, params = sel_sql
+    per_crit = store.records(
+        f"WITH sel AS ({base}) SELECT criterion, count(*) AS verdicts, count(passed) AS judged, "
+        "count(*) FILTER (WHERE NOT passed) AS failed, count(*) - count(passed) AS errored, "
+        "count(*) FILTER (WHERE label = 'correct') AS correct, count(*) FILTER (WHERE label = 'partial') AS partial, "
+        "count(*) FILTER (WHERE label = 'wrong') AS wrong FROM sel GROUP BY criterion",
+        [vpath, *params],
+    )
+    answers = store.records(
+        f"WITH sel AS ({base}), per_answer AS ("
+        "  SELECT item_id, gen_round, count(*) AS present, count(*) - count(passed) AS errored, "
+        "  count(*) FILTER (WHERE NOT passed) AS fails, "
+        "  count(*) FILTER (WHERE NOT passed AND list_contains(?::VARCHAR[], criterion)) AS gate_fails, "
+        "  max(criterion) FILTER (WHERE NOT passed) AS failed_criterion "
+        "  FROM sel GROUP BY item_id, gen_round) "
+        "SELECT count(*) AS answers, "
+        "count(*) FILTER (WHERE errored > 0) AS with_errors, "
+        "count(*) FILTER (WHERE errored = 0 AND present < ?) AS incomplete, "
+        "count(*) FILTER (WHERE errored = 0 AND present = ?) AS complete, "
+        "count(*) FILTER (WHERE errored = 0 AND present = ? AND fails = 0) AS all_pass, "
+        "count(*) FILTER (WHERE errored = 0 AND present = ? AND gate_fails = 0) AS gates_pass, "
+        "list(failed_criterion) FILTER (WHERE errored = 0 AND present = ? AND fails = 1) AS only "
+        "FROM per_answer",
+        [vpath, *params, gates, n_crit, n_crit, n_crit, n_crit, n_crit],
+    )[0]
+    only_counts: dict[str, int] = {}
+    for c in answers.pop("only") or []:
+        only_counts[c] = only_counts.get(c, 0) + 1
+    by_class = store.records(
+        f"WITH sel AS ({base}) SELECT coalesce(i.class, '(none)') AS class, s.criterion, count(s.passed) AS judged, "
+        "count(*) FILTER (WHERE NOT s.passed) AS failed FROM sel s JOIN read_parquet(?) i USING (item_id) "
+        "GROUP BY ALL ORDER BY 1, 2",
+        [vpath, *params, ipath],
+    )
+    for r in by_class:
+        r["fail_rate"] = r["failed"] / r["judged"] if r["judged"] else None
+    return per_crit, answers, only_counts, by_class
+
+
+def _bits(mask: int, k: int) -> list[int]:
+    return [j for j in range(k) if mask >> j & 1]
+
+
+def _counts_from_masks(
+    store: Store, masks: tuple[str, list[Any], list[str]], gates: list[str], n_crit: int, ipath: str
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, int], list[dict[str, Any]]]:
+    """The same counts as :func:`_counts_from_verdicts`, from the run's answers table: DuckDB
+    groups the selected answers by their masks (at most 3^k groups for k criteria) and the counts
+    follow from the groups."""
+    sql, params, names = masks
+    k = len(names)
+    gate_mask = sum(1 << j for j, c in enumerate(names) if c in gates)
+    hist = store.sql(f"SELECT present, passed, failed, count(*) FROM ({sql}) GROUP BY ALL", params)
+    zero = {"verdicts": 0, "judged": 0, "failed": 0, "errored": 0, "correct": 0, "partial": 0, "wrong": 0}
+    per = {c: {"criterion": c, **zero} for c in names}
+    seen: set[str] = set()
+    answers = {"answers": 0, "with_errors": 0, "incomplete": 0, "complete": 0, "all_pass": 0, "gates_pass": 0}
+    only: dict[str, int] = {}
+    for present, passed, failed, n in hist:
+        judged = passed | failed
+        for j in _bits(present, k):
+            r = per[names[j]]
+            seen.add(names[j])
+            r["verdicts"] += n
+            if judged >> j & 1:
+                r["judged"] += n
+            else:
+                r["errored"] += n
+            if failed >> j & 1:
+                r["failed"] += n
+        answers["answers"] += n
+        errored = present & ~judged
+        if errored:
+            answers["with_errors"] += n
+        elif bin(present).count("1") < n_crit:
+            answers["incomplete"] += n
+        else:
+            answers["complete"] += n
+            fails = _bits(failed, k)
+            if not fails:
+                answers["all_pass"] += n
+            if not failed & gate_mask:
+                answers["gates_pass"] += n
+            if len(fails) == 1:
+                only[names[fails[0]]] = only.get(names[fails[0]], 0) + n
+    per_crit = [per[c] for c in names if c in seen]
+    cells: dict[tuple[str, str], list[int]] = {}
+    for cls, present, judged, failed, n in store.sql(
+        f"SELECT coalesce(i.class, '(none)'), a.present, a.passed | a.failed, a.failed, count(*) FROM ({sql}) a "
+        "JOIN read_parquet(?) i USING (item_id) GROUP BY ALL",
+        [*params, ipath],
+    ):
+        for j in _bits(present, k):
+            acc = cells.setdefault((cls, names[j]), [0, 0])
+            acc[0] += n if judged >> j & 1 else 0
+            acc[1] += n if failed >> j & 1 else 0
+    by_class: list[dict[str, Any]] = [
+        {"class": c, "criterion": name, "judged": v[0], "failed": v[1], "fail_rate": v[1] / v[0] if v[0] else None}
+        for (c, name), v in sorted(cells.items())
+    ]
+    return per_crit, answers, only, by_class
+
+
 # --------------------------------------------------------------------------- the 2x2
 
 
@@ -159,16 +238,32 @@ def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = DEFAULT
     _check_judge_round(store, run_id, sel)
     if a == b:
         raise InputError("--a and --b name the same criterion", field="--b")
-    base, params = _sel_sql(sel, _hold(store, run_id, sel))
-    row = store.records(
-        f"WITH sel AS ({base}), ab AS (SELECT item_id, gen_round, "
-        "bool_or(passed) FILTER (WHERE criterion = ?) AS a, bool_or(passed) FILTER (WHERE criterion = ?) AS b "
-        "FROM sel WHERE criterion IN (?, ?) GROUP BY item_id, gen_round) "
-        "SELECT count(*) FILTER (WHERE a AND b) AS pp, count(*) FILTER (WHERE a AND NOT b) AS pf, "
-        "count(*) FILTER (WHERE NOT a AND b) AS fp, count(*) FILTER (WHERE NOT a AND NOT b) AS ff, "
-        "count(*) FILTER (WHERE a IS NULL OR b IS NULL) AS excluded FROM ab",
-        [store.path_of("run", run_id, "verdicts"), *params, a, b, a, b],
-    )[0]
+    masks = mask_sql(store, run_id, sel)
+    if masks is not None:
+        msql, mparams, names = masks
+        ba, bb = 1 << names.index(a), 1 << names.index(b)
+        # per answer with a verdict row on a or b: judged (passed or failed) and passed, per criterion
+        row = store.records(
+            f"WITH ab AS (SELECT (passed | failed) & ? != 0 AS ja, (passed | failed) & ? != 0 AS jb, "
+            f"passed & ? != 0 AS pa, passed & ? != 0 AS pb FROM ({msql}) WHERE present & ? != 0) "
+            "SELECT count(*) FILTER (WHERE ja AND jb AND pa AND pb) AS pp, "
+            "count(*) FILTER (WHERE ja AND jb AND pa AND NOT pb) AS pf, "
+            "count(*) FILTER (WHERE ja AND jb AND NOT pa AND pb) AS fp, "
+            "count(*) FILTER (WHERE ja AND jb AND NOT pa AND NOT pb) AS ff, "
+            "count(*) FILTER (WHERE NOT ja OR NOT jb) AS excluded FROM ab",
+            [ba, bb, ba, bb, *mparams, ba | bb],
+        )[0]
+    else:
+        base, params = _sel_sql(sel, _hold(store, run_id, sel))
+        row = store.records(
+            f"WITH sel AS ({base}), ab AS (SELECT item_id, gen_round, "
+            "bool_or(passed) FILTER (WHERE criterion = ?) AS a, bool_or(passed) FILTER (WHERE criterion = ?) AS b "
+            "FROM sel WHERE criterion IN (?, ?) GROUP BY item_id, gen_round) "
+            "SELECT count(*) FILTER (WHERE a AND b) AS pp, count(*) FILTER (WHERE a AND NOT b) AS pf, "
+            "count(*) FILTER (WHERE NOT a AND b) AS fp, count(*) FILTER (WHERE NOT a AND NOT b) AS ff, "
+            "count(*) FILTER (WHERE a IS NULL OR b IS NULL) AS excluded FROM ab",
+            [store.path_of("run", run_id, "verdicts"), *params, a, b, a, b],
+        )[0]
     t = stats.TwoByTwo(row["pp"], row["pf"], row["fp"], row["ff"])
     return {
         **_run_status(store, run_id),

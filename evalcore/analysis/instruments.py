@@ -28,6 +28,7 @@ from evalcore.analysis.selection import (
     _people_hold,
     _run_status,
     _sel_sql,
+    mask_sql,
     run_warnings,
 )
 from evalcore.contract import schema as S
@@ -195,20 +196,37 @@ def _pivot_sql(
     )
 
 
-def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int) -> dict[str, Any]:
+def _mask_pivot_sql(
+    masks: tuple[str, list[Any], list[str]], criteria: list[str], tag: str, key: str = "item", keep: str = ""
+) -> tuple[str, list[Any]]:
+    """:func:`_pivot_sql`'s fail flags from a run's answers table (:func:`mask_sql`): 1.0 / 0.0 per
+    criterion, NULL when errored or absent. ``keep``: a further SQL condition on the answers."""
+    msql, mparams, names = masks
+    cols = []
+    for j, c in enumerate(criteria):
+        bit = 1 << names.index(c)
+        cols.append(
+            f"CASE WHEN (passed | failed) & {bit} != 0 THEN CAST(failed & {bit} != 0 AS DOUBLE) END AS {tag}_f{j}"
+        )
+    where = f" WHERE {keep}" if keep else ""
+    return f"SELECT {key}, gen_round, {', '.join(cols)} FROM ({msql}){where}", list(mparams)
+
+
+def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int, key: str = "item_id") -> dict[str, Any]:
     """Join the pivots of several instruments on the answers where every one has a verdict on every
-    criterion; return the columns as numpy arrays."""
+    criterion; return the columns as numpy arrays. ``key``: the pivots' item column (``item``, the
+    integer key of the answers tables, orders the answers as ``item_id`` does)."""
     ctes, params = [], []
     for tag, sql, p in parts:
         ctes.append(f"{tag} AS ({sql})")
         params += p
     first = parts[0][0]
-    joins = " ".join(f"JOIN {tag} USING (item_id, gen_round)" for tag, _, _ in parts[1:])
+    joins = " ".join(f"JOIN {tag} USING ({key}, gen_round)" for tag, _, _ in parts[1:])
     notnull = " AND ".join(f"{tag}_f{j} IS NOT NULL" for tag, _, _ in parts for j in range(n_crit))
     # ordered by answer so that a seeded bootstrap resamples the same answers every time
     sql = (
-        f"WITH {', '.join(ctes)} SELECT * EXCLUDE (item_id, gen_round) FROM {first} {joins} WHERE {notnull} "
-        "ORDER BY item_id, gen_round"
+        f"WITH {', '.join(ctes)} SELECT * EXCLUDE ({key}, gen_round) FROM {first} {joins} WHERE {notnull} "
+        f"ORDER BY {key}, gen_round"
     )
     cur = store._con().cursor()
     try:
@@ -265,12 +283,19 @@ def association(
     numeric = {c for c in common if kinds.get(c) in ("ordinal", "continuous")}
     k = len(common)
 
+    # each run's answers table when every run has one and no criterion is numeric (scores are not
+    # in the masks); else the verdicts: the same answers, in the same order, the same flags
+    masks = {rid: mask_sql(store, rid, sel) for rid in run_ids} if not numeric else {}
+    use_masks = bool(masks) and all(v is not None for v in masks.values())
     parts = []
     for i, rid in enumerate(run_ids):
-        rsql, rparams = _verdict_rows_sql(store, rid, sel)
-        psql, pparams = _pivot_sql(rsql, rparams, common, f"i{i}", numeric)
+        if use_masks:
+            psql, pparams = _mask_pivot_sql(cast(tuple[str, list[Any], list[str]], masks[rid]), common, f"i{i}")
+        else:
+            rsql, rparams = _verdict_rows_sql(store, rid, sel)
+            psql, pparams = _pivot_sql(rsql, rparams, common, f"i{i}", numeric)
         parts.append((f"i{i}", psql, pparams))
-    machines = _joined(store, parts, k)
+    machines = _joined(store, parts, k, key="item" if use_masks else "item_id")
     instruments = [
         {
             "name": rid,
@@ -303,9 +328,19 @@ def association(
         labelled = f"SELECT DISTINCT item_id FROM ({ps[0]})"
         people_parts = []
         for i, rid in enumerate(run_ids):
-            rsql, rparams = _verdict_rows_sql(store, rid, sel)
-            rsql = f"SELECT * FROM ({rsql}) WHERE item_id IN ({labelled})"
-            qsql, qparams = _pivot_sql(rsql, [*rparams, *ps[1]], common, f"i{i}", numeric)
+            if use_masks:
+                qsql, qparams = _mask_pivot_sql(
+                    cast(tuple[str, list[Any], list[str]], masks[rid]),
+                    common,
+                    f"i{i}",
+                    "item_id",
+                    f"item_id IN ({labelled})",
+                )
+                qparams = [*qparams, *ps[1]]
+            else:
+                rsql, rparams = _verdict_rows_sql(store, rid, sel)
+                rsql = f"SELECT * FROM ({rsql}) WHERE item_id IN ({labelled})"
+                qsql, qparams = _pivot_sql(rsql, [*rparams, *ps[1]], common, f"i{i}", numeric)
             people_parts.append((f"i{i}", qsql, qparams))
         people = _joined(store, [("hp", psql, pparams)] + people_parts, k)
         instruments.append({"name": PEOPLE, "tag": "hp", "mode": PEOPLE, "groups": None, "status": "complete"})

@@ -11,12 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from evalcore.analysis.costsql import NO_CRITERION, Table, _num, _sliced, _src
+from evalcore.analysis.costsql import NO_CRITERION, Table, _sliced
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.llm.client import count_text_tokens, tokenizer_name
 from evalcore.llm.prompts import criteria_block
 from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
+from evalcore.storage.aggregates import DONE, MOMENTS, PRICED, TIMED, call_moments, list_moments, wall_measured
 from evalcore.storage.store import Store
 
 # ----------------------------------------------------------------------------- the projection model
@@ -56,22 +57,8 @@ def criterion_tokens(
     return out
 
 
-def list_moments(store: Store, calls_path: str | Table) -> list[tuple]:
-    """One scan of calls.parquet grouped by the calls' criteria list, over the completed calls:
-    (criteria, count, sum and sum of squares of tokens_in, count, sum and sum of squares of
-    tokens_out), each over the calls that measured it. :func:`_shared_tokens` and
-    :func:`output_lists` read their sums from it."""
-    src, params = _src(calls_path)
-    return store.sql(
-        "SELECT criteria, count(tokens_in), sum(tokens_in::DOUBLE), sum(tokens_in::DOUBLE * tokens_in), "
-        f"count(tokens_out), sum(tokens_out::DOUBLE), sum(tokens_out::DOUBLE * tokens_out) FROM {src} "
-        "WHERE error IS NULL GROUP BY criteria",
-        params,
-    )
-
-
 def _shared_tokens(
-    store: Store, calls_path: str | Table, ck: dict[str, float], moments: list[tuple] | None = None
+    store: Store, calls_path: str | Table, ck: dict[str, float], moments: list[list[Any]] | None = None
 ) -> tuple[float | None, float | None, int]:
     """``S`` = mean over completed calls with measured tokens of tokens_in - sum of their c_k; its
     standard deviation and the number of calls measured. DuckDB groups the calls by their list of
@@ -92,36 +79,8 @@ def _shared_tokens(
     return mean, math.sqrt(max(s2 / n - mean * mean, 0.0)), n
 
 
-_PRICED = "cost_usd IS NOT NULL AND tokens_in IS NOT NULL AND tokens_out IS NOT NULL"
-_TIMED = "error IS NULL AND latency_ms IS NOT NULL AND tokens_out IS NOT NULL"
-_DONE = "error IS NULL AND tokens_in IS NOT NULL"
-_MOMENTS = {  # name -> (aggregate, the calls it runs over)
-    "p_n": ("count(*)", _PRICED),
-    "p_ii": ("sum(tokens_in::DOUBLE * tokens_in)", _PRICED),
-    "p_io": ("sum(tokens_in::DOUBLE * tokens_out)", _PRICED),
-    "p_oo": ("sum(tokens_out::DOUBLE * tokens_out)", _PRICED),
-    "p_ic": ("sum(tokens_in * cost_usd)", _PRICED),
-    "p_oc": ("sum(tokens_out * cost_usd)", _PRICED),
-    "p_cc": ("sum(cost_usd * cost_usd)", _PRICED),
-    "l_n": ("count(*)", _TIMED),
-    "l_o": ("sum(tokens_out::DOUBLE)", _TIMED),
-    "l_oo": ("sum(tokens_out::DOUBLE * tokens_out)", _TIMED),
-    "l_l": ("sum(latency_ms)", _TIMED),
-    "l_ol": ("sum(tokens_out * latency_ms)", _TIMED),
-    "l_ll": ("sum(latency_ms * latency_ms)", _TIMED),
-    "d_n": ("count(*)", _DONE),
-    "d_in": ("sum(tokens_in)", _DONE),
-    "d_out": ("sum(tokens_out)", _DONE),
-}
-
-
-def call_moments(store: Store, calls_path: str | Table) -> dict[str, Any]:
-    """The sums of squares and cross-products behind :func:`fit_prices` and :func:`fit_latency`,
-    and the completed calls' token sums, in one scan of calls.parquet."""
-    sql = ", ".join(f"{agg} FILTER (WHERE {where})" for agg, where in _MOMENTS.values())
-    src, params = _src(calls_path)
-    row = store.sql(f"SELECT {sql} FROM {src}", params)[0]
-    return {k: (_num(v) if v is not None else None) for k, v in zip(_MOMENTS, row)}
+_PRICED, _TIMED, _DONE, _MOMENTS = PRICED, TIMED, DONE, MOMENTS
+_wall_measured = wall_measured
 
 
 def fit_prices(store: Store, calls_path: str | Table, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
@@ -321,7 +280,7 @@ def _groups_of(m: S.RunManifest, names: list[str]) -> tuple[int, str, list[list[
 OutLists = list[tuple[frozenset[str], int, float, float]]  # criteria asked, calls, sum and sum of squares of tokens_out
 
 
-def output_lists(store: Store, calls_path: str | Table, moments: list[tuple] | None = None) -> OutLists:
+def output_lists(store: Store, calls_path: str | Table, moments: list[list[Any]] | None = None) -> OutLists:
     """The completed calls with measured output grouped by the set of criteria they asked (DuckDB:
     count, sum and sum of squares of tokens_out per criteria list, :func:`list_moments`, or
     ``moments`` when already read; lists with the same criteria in another order are merged).
@@ -440,7 +399,7 @@ def _output_model(
     names: list[str],
     classes: tuple[str, ...],
     suite_id: str,
-    moments: list[tuple] | None = None,
+    moments: list[list[Any]] | None = None,
 ) -> dict[str, Any]:
     """f and o_k: from the run's own calls when they identify f, else pooled with the sibling runs
     (:func:`_siblings`) whose calls ask criteria lists of a size the run's own calls do not, else
@@ -482,18 +441,6 @@ def _concurrency(m: S.RunManifest) -> tuple[int, str]:
         if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1:
             return int(v), f"the run's {where} (--concurrency {int(v)})"
     return 1, "concurrency not recorded: 1 assumed (calls one after another)"
-
-
-def _wall_measured(store: Store, calls_path: str | Table) -> float | None:
-    """The run's measured wall time: from the first call's start to the last call's end
-    (``started_at`` + ``latency_ms``), when the calls record when they started."""
-    src, params = _src(calls_path)
-    (v,) = store.sql(
-        f"SELECT max(epoch_ms(started_at) + latency_ms) - min(epoch_ms(started_at)) FROM {src} "
-        "WHERE started_at IS NOT NULL AND latency_ms IS NOT NULL",
-        params,
-    )[0]
-    return _num(v)
 
 
 def _projection(

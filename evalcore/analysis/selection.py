@@ -30,6 +30,7 @@ from typing import Any
 
 from evalcore.analysis.suites import holdout_filter, suite_of_run
 from evalcore.errors import InputError
+from evalcore.storage.aggregates import answers_table
 from evalcore.storage.store import Store
 
 PEOPLE = "people"
@@ -176,6 +177,30 @@ def _sel_sql(sel: Selection, hold: tuple[str, list[Any]] = ("", [])) -> tuple[st
             f"FROM read_parquet(?) WHERE {' AND '.join(where)}"
         )
     return sql, params
+
+
+def mask_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any], list[str]] | None:
+    """The selection over the run's answers table (its derived set,
+    :mod:`evalcore.storage.aggregates`): one row per answer with ``item_id``, ``item`` (an integer
+    key shared by the runs on the generation), ``gen_round`` and the bit masks ``present``,
+    ``passed`` and ``failed`` (bit k = the k-th of the criteria returned); the holdout and slice
+    conditions applied on top. None when the run has no current answers table: the caller reads
+    the verdicts (:func:`_sel_sql`), with the same numbers."""
+    a = answers_table(store, run_id)
+    if a is None or "criteria" not in a[1]:
+        return None
+    path, info = a
+    where = ["judge_round = ?"]
+    params: list[Any] = [path, int(info["majority_round"]) if sel.majority else int(sel.judge_round or 1)]
+    if sel.gen_round is not None:
+        where.append("gen_round = ?")
+        params.append(int(sel.gen_round))
+    hold = _hold(store, run_id, sel)
+    if hold[0]:
+        where.append(hold[0])
+        params += hold[1]
+    sql = f"SELECT item_id, item, gen_round, present, passed, failed FROM read_parquet(?) WHERE {' AND '.join(where)}"
+    return sql, params, list(info["criteria"])
 
 
 #: The prompt variant that asks one call to "evaluate each criterion independently".

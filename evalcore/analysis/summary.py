@@ -12,6 +12,7 @@ from evalcore.analysis.answers import has_classes, no_suite_with
 from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.analysis.suites import suite_mark, versions
 from evalcore.errors import InputError, NotFoundError
+from evalcore.storage.aggregates import Table, call_scan, output_totals, row_count, verdict_rounds
 from evalcore.storage.store import Store
 
 
@@ -19,41 +20,24 @@ def _include(include_holdout: bool | None) -> bool:
     return bool(include_holdout)
 
 
-def _rate_rows(store: Store, verdicts_path: str, hold: tuple[str, list[Any]] = ("", [])) -> list[tuple]:
-    return store.sql(
-        "SELECT judge_round, count(*) AS n, count(passed) AS judged, "
-        "avg(CASE WHEN passed THEN 1.0 WHEN NOT passed THEN 0.0 END) AS pass_rate, "
-        "count(DISTINCT item_id) AS items "
-        f"FROM read_parquet(?) {'WHERE ' + hold[0] if hold[0] else ''} GROUP BY judge_round ORDER BY judge_round",
-        [verdicts_path, *hold[1]],
-    )
+_CALL_KEYS = (
+    "calls",
+    "failed_calls",
+    "tokens_in",
+    "tokens_out",
+    "cost_usd",
+    "cost_unknown_calls",
+    "latency_ms_mean",
+    "latency_ms_p95",
+    "cache_hits",
+)
 
 
-def _call_totals(store: Store, calls_path: str) -> dict[str, Any]:
-    row = store.sql(
-        "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), "
-        "sum(cost_usd), count(*) - count(cost_usd), "
-        "avg(latency_ms), quantile_cont(latency_ms, 0.95), sum(CASE WHEN cache_hit THEN 1 ELSE 0 END) "
-        "FROM read_parquet(?)",
-        [calls_path],
-    )[0]
+def _call_totals(store: Store, run_id: str) -> dict[str, Any]:
     # cost_usd sums the calls whose price is known (null when none is); cost_unknown_calls counts
     # the others, so an unknown price is never silently taken as 0.
-    keys = (
-        "calls",
-        "failed_calls",
-        "tokens_in",
-        "tokens_out",
-        "cost_usd",
-        "cost_unknown_calls",
-        "latency_ms_mean",
-        "latency_ms_p95",
-        "cache_hits",
-    )
-    out = dict(zip(keys, row))
-    for k in ("tokens_in", "tokens_out", "cache_hits"):
-        out[k] = int(out[k] or 0)
-    return out
+    tot = call_scan(store, Table(store.path_of("run", run_id, "calls"), kind="run", eid=run_id))[0]
+    return {k: tot[k] for k in _CALL_KEYS}
 
 
 def run_summary(
@@ -73,26 +57,25 @@ def run_summary(
     m = entry.manifest
     gen = store.generation(m.gen_id).manifest
     include = _include(include_holdout)
-    vpath = store.path_of("run", run_id, "verdicts")
-    rounds = _rate_rows(
-        store, vpath, item_condition(store, gen.suite_id, include_holdout=include, classes=tuple(classes))
+    cond, cparams = item_condition(store, gen.suite_id, include_holdout=include, classes=tuple(classes))
+    rounds = verdict_rounds(
+        store, Table(store.path_of("run", run_id, "verdicts"), cond, tuple(cparams), kind="run", eid=run_id)
     )
     per_round = [r[3] for r in rounds]
     rated = [r for r in per_round if r is not None]
     n = sum(r[1] for r in rounds)
     judged = sum(r[2] for r in rounds)
-    calls = _call_totals(store, store.path_of("run", run_id, "calls"))
-    out_lat = store.sql(
-        "SELECT avg(latency_ms) FROM read_parquet(?)", [store.path_of("generation", m.gen_id, "outputs")]
-    )[0][0]
+    calls = _call_totals(store, run_id)
+    out_lat = output_totals(
+        store, Table(store.path_of("generation", m.gen_id, "outputs"), kind="generation", eid=m.gen_id)
+    )["latency_ms_mean"]
     vs = (_versions or {}).get(gen.suite_id) or versions(store, gen.suite_id)
     if _versions is not None:
         _versions[gen.suite_id] = vs
     pair_rows = 0
     if (entry.path / "pair_verdicts.parquet").exists():
-        pair_rows = store.sql("SELECT count(*) FROM read_parquet(?)", [store.path_of("run", run_id, "pair_verdicts")])[
-            0
-        ][0]
+        pv = Table(store.path_of("run", run_id, "pair_verdicts"), kind="run", eid=run_id)
+        pair_rows = row_count(store, pv, "pair_verdicts")
     if calls["calls"] == 0:  # imported or simulated without a calls table: fall back to the manifest
         t = m.totals
         calls.update(

@@ -137,6 +137,53 @@ def schema(markdown: bool) -> None:
 
 
 @cli.command()
+@click.option("--check", is_flag=True, help="Only say which sets are current; write nothing.")
+@click.option("--force", is_flag=True, help="Rebuild every set, current or not.")
+@click.option(
+    "--into",
+    type=click.Choice(["data", "state"]),
+    default="data",
+    show_default=True,
+    help="Write the sets beside the runs (data) or into the state directory.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.argument("ids", nargs=-1)
+@click.pass_obj
+def index(obj: Ctx, check: bool, force: bool, into: str, as_json: bool, ids: tuple[str, ...]) -> None:
+    """Build the derived tables (sufficient statistics) of runs and generations: every one, or
+    those named. A set is current while its sources hash to what it recorded; a stale one is
+    rebuilt, and no figure reads it meanwhile."""
+    import time
+
+    from evalcore.storage import aggregates, derived
+
+    store = obj.store
+    todo = [(k, i) for k in ("generation", "run") for i in store.ids(k) if not ids or i in ids]
+    unknown = sorted(set(ids) - {i for _, i in todo})
+    if unknown:
+        raise click.BadParameter(f"no run or generation {unknown[0]!r} in {store.data}", param_hint="IDS")
+    rows = []
+    for kind, eid in todo:
+        t0 = time.perf_counter()
+        if check:
+            cur = derived.read(store, kind, eid)
+            row: dict = {"kind": kind, "id": eid, "state": "current" if cur else "missing or stale"}
+            row.update(where=cur.where if cur else None, path=str(cur.dir) if cur else None)
+        else:
+            row = aggregates.index(store, kind, eid, where=into, force=force)
+        s = derived.read(store, kind, eid) if row.get("path") else None
+        if s is not None and "not_derived" in (s.memo.get("answers") or {}):
+            row["note"] = "answers table not derived: " + s.memo["answers"]["not_derived"]
+        row["seconds"] = round(time.perf_counter() - t0, 3)
+        rows.append(row)
+    text = _table(
+        rows,
+        [("kind", "kind", False), ("id", "id", False), ("state", "state", False), ("where", "where", False)],
+    )
+    emit(rows, as_json, text)
+
+
+@cli.command()
 @click.option("--out", type=click.Path(file_okay=False), required=True, help="Data directory to write.")
 @click.option("--seed", type=int, default=None, help="Seed of the simulated world (default: the demo's).")
 @click.option("--keys", type=click.Path(file_okay=False), default=None, help="Keys directory (default: <out>-keys).")

@@ -5,6 +5,7 @@ from them, content hashes and ids. The bottom layer: imports nothing of evalcore
 from .hashing import ID_PATTERN, content_hash, is_valid_id, outputs_hash, suite_hash, text_hash
 from .knobs import knob_value, parse_knobs
 from .schema import (
+    DERIVED_VERSION,
     MANIFESTS,
     SCHEMA_VERSION,
     TABLES,
@@ -40,6 +41,7 @@ from .schema import (
 )
 
 __all__ = [
+    "DERIVED_VERSION",
     "ID_PATTERN",
     "MANIFESTS",
     "SCHEMA_VERSION",

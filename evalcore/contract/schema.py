@@ -31,6 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serial
 from evalcore.contract.hashing import content_hash, is_valid_id
 
 SCHEMA_VERSION = 1
+#: Version of the derived tables (``derived/index.json``, docs/FORMAT.md "Derived tables"): a set of
+#: another version is not read, and is rebuilt.
+DERIVED_VERSION = 1
 
 CriterionKind = Literal["binary", "ordinal", "ternary", "continuous", "check", "retrieval"]
 HarnessMode = Literal["single", "split", "grouped", "imported"]
@@ -579,12 +582,14 @@ def format_markdown() -> str:
         "  suites/<suite_id>/manifest.json, items.parquet",
         "  generations/<gen_id>/manifest.json, outputs.parquet",
         "  runs/<run_id>/manifest.json, verdicts.parquet, calls.parquet[, pair_verdicts.parquet]",
+        "    derived/index.json, answers.parquet  (derived tables; generations/<gen_id>/derived/ too)",
         "  sessions/<session_id>/session.json, pairs.parquet[, judgments.parquet]",
         "  labels/<labelset_id>/manifest.json, labels.parquet",
         "<keys>/  (a sibling of <data> by default; never inside it, never given to the app)",
         "  <session_id>/key.json, key.parquet",
         "<state>/  (writable; labels.sqlite and everything people and commands write later)",
         "  suites/<suite_id>/v<N>/manifest.json, items.parquet  (repaired suite versions 2, 3, ...)",
+        "  derived/<runs|generations>/<id>/  (derived tables rebuilt by a reader), derived/stamps.json",
         "```",
         "",
         "Ids (suite, generation, run, session, label set, criterion) are 1-128 characters of letters,",
@@ -647,6 +652,47 @@ def format_markdown() -> str:
         "  (correct + 0.5 partial) / N. The all-pass rate counts partial as a failure.",
         "* ordinal and continuous: `passed = score >= threshold`.",
         "* an errored verdict has `passed` null and `error` set; aggregates exclude and count it.",
+        "",
+        "## Derived tables (version %d)" % DERIVED_VERSION,
+        "",
+        "Sufficient statistics of a run or a generation, so that a figure reads kilobytes instead of",
+        "every verdict row (`evalcore.storage.derived` is the mechanism, `evalcore.storage.aggregates`",
+        "the contents). They are written with the run or generation (`derived/` beside its files), by",
+        "`evalcore index`, or, when the set beside is missing or stale, by the first reader into",
+        "`<state>/derived/` (the data directory is only ever read). A set is read only while it is",
+        "current: its `derived_version` is this one, every source file hashes to the sha256 that",
+        "`sources` records, every file of the set to what `files` records, and the memo to",
+        "`memo_sha256`; otherwise every figure reads the full data, with the same numbers (to 12",
+        "significant digits: DuckDB's parallel sums differ past that). A file's hash is reused while",
+        "its size, mtime and inode are unchanged. `EVALCORE_DERIVED=0` turns every read off.",
+        "",
+        "`index.json`: `derived_version`, `kind` (run or generation), `id`, `sources` (name -> sha256:",
+        "`manifest.json` and the tables of the entity; for a run also `generation/manifest.json` and",
+        "`generation/outputs.parquet`, whose item ids give the integer item keys), `files` (name ->",
+        "sha256), `memo` (small aggregates by name) and `memo_sha256` (of the memo's canonical JSON).",
+        "",
+        "`answers.parquet` (a run's): one row per item, generation round and judge round with at least",
+        "one verdict row, sorted by (item, gen_round, judge_round); judge round 0 is the majority over",
+        "the judge rounds (more passes than fails passes; a tie fails; errored when no round judged),",
+        "present when the run has more than one. Bit k of a mask is the k-th criterion of the rubric",
+        "(memo `answers.criteria`); at most 62 criteria. Not written (memo `answers.not_derived` says",
+        "why) when a verdict row appears twice, names a criterion outside the rubric or an item the",
+        "generation did not answer.",
+        "",
+        "| column | type | description |",
+        "|---|---|---|",
+        "| `item_id` | `string` | the item |",
+        "| `item` | `int32` | the item's rank among the generation's item ids (from 0): a key shared by every run on it |",
+        "| `gen_round` | `int32` | generation round |",
+        "| `judge_round` | `int32` | judge round, 0 for the majority |",
+        "| `present` | `int64` | bit k set: a verdict row on criterion k exists |",
+        "| `passed` | `int64` | bit k set: criterion k passed |",
+        "| `failed` | `int64` | bit k set: criterion k failed (present and neither: errored) |",
+        "",
+        "A run's memo: `answers` (criteria, majority_round), `verdict_rounds` (per judge round: verdict",
+        "rows, judged, pass rate, items), `call_scan` (call totals and counts), `per_criterion` (call",
+        "shares by criterion), `list_moments` and `call_moments` (the cost projection's sums), `wall`",
+        "(measured wall time), `pair_verdicts` (rows). A generation's memo: `output_totals`.",
         "",
     ]
     return "\n".join(out)

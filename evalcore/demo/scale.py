@@ -340,6 +340,20 @@ def _write_run(tmp: Path, world: dict, ids: Any, run_id: str, mode: S.HarnessMod
     return manifest
 
 
+def _write_derived(root: Path) -> None:
+    """The derived tables of the generation and both runs, beside them (as Store's writers do)."""
+    from evalcore.storage import aggregates, derived
+    from evalcore.storage.store import Store
+
+    store = Store(root, state_dir=root)  # a state inside the data: nothing written but the sets
+    for kind, eid in (("generation", GEN), ("run", SINGLE), ("run", SPLIT)):
+        out = store.dir_of(kind, eid) / derived.DIR
+        out.mkdir()
+        derived.build_into(
+            store, kind, eid, out, aggregates.BUILDERS[kind](store, eid), derived.sources(store, kind, eid)
+        )
+
+
 def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any] = print) -> dict:
     """Write the scaled SIMULATED world of ``n`` items into ``data`` (built in a sibling, then
     renamed into place; an existing ``data`` is replaced). Returns what was written."""
@@ -469,10 +483,21 @@ def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any]
             f"(the simulator's truth with {PEOPLE_SLIP:.0%} slips).",
         ),
     )
+    t_index = time.perf_counter()
+    _write_derived(tmp)
+    index_secs = time.perf_counter() - t_index
+    log(f"  derived tables written in {index_secs:.1f} s")
     shutil.rmtree(data, ignore_errors=True)
     os.replace(tmp, data)
     secs = time.perf_counter() - t0
     size = sum(f.stat().st_size for f in data.rglob("*") if f.is_file())
-    info = {"items": n, "seconds": round(secs, 1), "bytes": size, "data": str(data), "seed": int(seed)}
+    info = {
+        "items": n,
+        "seconds": round(secs, 1),
+        "index_seconds": round(index_secs, 1),
+        "bytes": size,
+        "data": str(data),
+        "seed": int(seed),
+    }
     log(f"built the scaled SIMULATED world in {secs:.1f} s ({size / 1e9:.2f} GB on disk) at {data}")
     return info

@@ -12,6 +12,7 @@ from the command line or the UI can make it read or write outside its directorie
 
 from __future__ import annotations
 
+import shutil
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -30,17 +31,8 @@ from evalcore.storage.files import (
     write_json_model,
     write_parquet,
 )
+from evalcore.storage.layout import KINDS, OPTIONAL_TABLES
 from evalcore.storage.paths import check_id, default_data_dir, default_keys_dir, default_state_dir, inside
-
-# kind -> (directory, manifest file, manifest model, tables)
-KINDS: dict[str, tuple[str, str, type[S._Model], tuple[str, ...]]] = {
-    "suite": ("suites", "manifest.json", S.SuiteManifest, ("items",)),
-    "generation": ("generations", "manifest.json", S.GenerationManifest, ("outputs",)),
-    "run": ("runs", "manifest.json", S.RunManifest, ("verdicts", "calls")),
-    "session": ("sessions", "session.json", S.SessionManifest, ("pairs",)),
-    "labelset": ("labels", "manifest.json", S.LabelSetManifest, ("labels",)),
-}
-OPTIONAL_TABLES = {"run": ("pair_verdicts",), "session": ("judgments",)}
 
 DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
@@ -354,9 +346,26 @@ class Store:
             for name, rows in tables.items():
                 if rows is not None:
                     write_parquet(tmp / f"{name}.parquet", rows, name)
+            self._derive(kind, id_, tmp)
         with self._lock:
             self._cache.pop((kind, id_), None)
         return self.get(kind, id_)
+
+    def _derive(self, kind: str, id_: str, tmp: Path) -> None:
+        """Write the entity's derived tables beside it, in the same atomic directory
+        (:mod:`evalcore.storage.aggregates`). A set that cannot be built is left out: the readers
+        then build one in the state directory, or read the full data."""
+        from evalcore.storage import aggregates, derived
+
+        if kind not in aggregates.BUILDERS:
+            return
+        out = tmp / derived.DIR
+        out.mkdir()
+        try:
+            src = derived.sources(self, kind, id_, root=tmp)
+            derived.build_into(self, kind, id_, out, aggregates.BUILDERS[kind](self, id_, root=tmp), src)
+        except Exception:
+            shutil.rmtree(out, ignore_errors=True)
 
     def write_suite(self, manifest: S.SuiteManifest, items, **kw) -> Entry:
         return self._write_dir("suite", manifest.suite_id, manifest, {"items": items}, **kw)

@@ -1,0 +1,485 @@
+"""The sufficient statistics of the data contract's tables, each one SQL aggregate in DuckDB, and
+the derived tables that store them (:mod:`evalcore.storage.derived` is the mechanism).
+
+Every aggregate here takes a :class:`Table`: a Parquet file read whole, or the rows of a slice.
+Over a whole run's or generation's table it answers from the entity's derived set when that set is
+current (the ``memo`` of ``index.json``, computed by this same function when the set was built),
+else it runs its query: the two paths are one implementation, so they give the same numbers.
+
+What a run's set holds (:func:`build_run`; docs/FORMAT.md "Derived tables"):
+
+* ``answers.parquet``: one row per answer (item, generation round) and judge round, with three
+  bit masks over the rubric's criteria in rubric order (bit *k* = criterion *k*): ``present`` (a
+  verdict row exists), ``passed`` and ``failed`` (errored = present and neither); judge round 0 is
+  the majority over judge rounds (more passes than fails passes, a tie fails), written when the run
+  has more than one; ``item`` is the item's rank among the generation's item ids (an integer key
+  shared by every run on the generation). A selection's figures (pass rates, attribution, the
+  2x2, the association) come from it with holdout, class and item conditions applied on top.
+* the memo: the call totals and counts (:func:`call_scan`), per-criterion call rows
+  (:func:`per_criterion_rows`), the projection's moments (:func:`list_moments`,
+  :func:`call_moments`), the measured wall time (:func:`wall_measured`), the pair verdict count.
+
+A generation's set holds the outputs' totals (:func:`output_totals`).
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalcore.storage import derived
+
+if TYPE_CHECKING:
+    from evalcore.storage.store import Store
+
+NO_CRITERION = "(none)"
+BUILD_MEMORY = "600MB"  # DuckDB's cap while an answers table is built (it spills past it)
+MAX_CRITERIA = 62  # bits of a BIGINT mask a shift may set without overflow
+
+# ----------------------------------------------------------------------------- tables
+
+
+@dataclass(frozen=True)
+class Table:
+    """A Parquet file read whole, or only the rows of a slice (``where``: a SQL condition on
+    ``item_id`` with its ``params``, :func:`evalcore.analysis.selection.item_condition`). ``kind``
+    and ``eid`` name the entity whose table it is, so that a whole table can be answered from its
+    derived set."""
+
+    path: str
+    where: str = ""
+    params: tuple[Any, ...] = ()
+    kind: str = ""
+    eid: str = ""
+
+    def sql(self) -> tuple[str, list[Any]]:
+        if not self.where:
+            return "read_parquet(?)", [self.path]
+        return f"(SELECT * FROM read_parquet(?) WHERE {self.where})", [self.path, *self.params]
+
+
+def src(t: str | Table) -> tuple[str, list[Any]]:
+    return (Table(t) if isinstance(t, str) else t).sql()
+
+
+def num(v: Any) -> Any:
+    """A DuckDB number as plain JSON-able Python (Decimal and numpy scalars become float/int)."""
+    if v is None:
+        return None
+    if isinstance(v, (bool, int)):
+        return v
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def per_unit(cost: float | None, unknown: int, n: int) -> float | None:
+    return cost / n if cost is not None and unknown == 0 and n else None
+
+
+_MISSING = object()
+
+
+def _memo(store: Store, t: str | Table, name: str) -> Any:
+    """The memo ``name`` of the derived set of a whole table's entity, or ``_MISSING``."""
+    if not isinstance(t, Table) or t.where or not t.kind:
+        return _MISSING
+    s = current(store, t.kind, t.eid)
+    if s is None or name not in s.memo:
+        return _MISSING
+    return s.memo[name]
+
+
+# ----------------------------------------------------------------------------- calls.parquet
+
+LAT = "avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), sum(latency_ms)"
+
+
+def call_scan(store: Store, calls: str | Table) -> tuple[dict[str, Any], dict[str, int]]:
+    """Totals over one run's calls.parquet (calls, failed calls, answers judged, tokens, cost with
+    the known costs summed and the unknown ones counted, latency mean / p50 / p95 / total, cache
+    hits) and the run's counts (items, answers, judgings per item, generation rounds)."""
+    hit = _memo(store, calls, "call_scan")
+    if hit is not _MISSING:
+        return dict(hit[0]), dict(hit[1])
+    s, params = src(calls)
+    # two queries: the distinct counts beside the sums and quantiles in one query cost 3x the memory
+    # (docs/BENCHMARKS.md, probe cost-callscan)
+    n, failed, tin, tout, cost, unknown, mean, p50, p95, total, hits = store.sql(
+        "SELECT count(*), count(error), sum(tokens_in), sum(tokens_out), sum(cost_usd), count(*) - count(cost_usd), "
+        + LAT
+        + f", count(*) FILTER (WHERE cache_hit) FROM {s}",
+        params,
+    )[0]
+    answers, items, rounds, gen_rounds = store.sql(
+        "SELECT count(DISTINCT (item_id, gen_round)), count(DISTINCT item_id), count(DISTINCT (gen_round, judge_round)), "
+        f"count(DISTINCT gen_round) FROM {s}",
+        params,
+    )[0]
+    counts = {"items": items, "answers": answers, "rounds": rounds, "gen_rounds": gen_rounds}
+    return {
+        "calls": n,
+        "failed_calls": failed,
+        "answers": answers,
+        "tokens_in": int(tin or 0),
+        "tokens_out": int(tout or 0),
+        "cost_usd": num(cost),
+        "cost_unknown_calls": unknown,
+        "cost_usd_per_answer": per_unit(num(cost), unknown, answers),
+        "latency_ms_mean": num(mean),
+        "latency_ms_p50": num(p50),
+        "latency_ms_p95": num(p95),
+        "latency_ms_total": num(total),
+        "cache_hits": hits,
+        "source": "calls.parquet",
+    }, counts
+
+
+def unnest_criteria(s: str) -> str:
+    """The calls with one row per criterion asked (``(none)`` for a call that lists none), with
+    ``n_crits`` the number the call asked."""
+    return (
+        "WITH c AS (SELECT tokens_in, tokens_out, cost_usd, latency_ms, error, "
+        "CASE WHEN criteria IS NULL OR len(criteria) = 0 THEN ['" + NO_CRITERION + "'] "
+        f"ELSE criteria END AS crits FROM {s}), "
+        "u AS (SELECT *, len(crits) AS n_crits, unnest(crits) AS criterion FROM c) "
+    )
+
+
+def per_criterion_rows(store: Store, calls: str | Table) -> list[list[Any]]:
+    """Per criterion asked, by the sharing rule (evalcore.analysis.cost): criterion, calls, failed
+    calls, shares of tokens in and out, of cost, unknown-cost calls, share of latency, latency mean
+    / p50 / p95 of the calls asking it, and the output tokens per verdict's sum and count."""
+    hit = _memo(store, calls, "per_criterion")
+    if hit is not _MISSING:
+        return [list(r) for r in hit]
+    s, params = src(calls)
+    rows = store.sql(
+        unnest_criteria(s)
+        + "SELECT criterion, count(*), count(error), sum(tokens_in / n_crits), sum(tokens_out / n_crits), "
+        "sum(cost_usd / n_crits), count(*) - count(cost_usd), sum(latency_ms / n_crits), "
+        "avg(latency_ms), quantile_cont(latency_ms, 0.5), quantile_cont(latency_ms, 0.95), "
+        # output tokens per verdict, from the calls that completed with measured tokens
+        "sum(tokens_out / n_crits) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL), "
+        "count(*) FILTER (WHERE error IS NULL AND tokens_out IS NOT NULL) "
+        "FROM u GROUP BY criterion ORDER BY criterion",
+        params,
+    )
+    return [[r[0], *(num(v) for v in r[1:])] for r in rows]
+
+
+def list_moments(store: Store, calls: str | Table) -> list[list[Any]]:
+    """One scan of calls.parquet grouped by the calls' criteria list, over the completed calls:
+    (criteria, count, sum and sum of squares of tokens_in, count, sum and sum of squares of
+    tokens_out), each over the calls that measured it."""
+    hit = _memo(store, calls, "list_moments")
+    if hit is not _MISSING:
+        return [list(r) for r in hit]
+    s, params = src(calls)
+    rows = store.sql(
+        "SELECT criteria, count(tokens_in), sum(tokens_in::DOUBLE), sum(tokens_in::DOUBLE * tokens_in), "
+        f"count(tokens_out), sum(tokens_out::DOUBLE), sum(tokens_out::DOUBLE * tokens_out) FROM {s} "
+        "WHERE error IS NULL GROUP BY criteria ORDER BY criteria",
+        params,
+    )
+    return [[r[0], *(num(v) for v in r[1:])] for r in rows]
+
+
+PRICED = "cost_usd IS NOT NULL AND tokens_in IS NOT NULL AND tokens_out IS NOT NULL"
+TIMED = "error IS NULL AND latency_ms IS NOT NULL AND tokens_out IS NOT NULL"
+DONE = "error IS NULL AND tokens_in IS NOT NULL"
+MOMENTS = {  # name -> (aggregate, the calls it runs over)
+    "p_n": ("count(*)", PRICED),
+    "p_ii": ("sum(tokens_in::DOUBLE * tokens_in)", PRICED),
+    "p_io": ("sum(tokens_in::DOUBLE * tokens_out)", PRICED),
+    "p_oo": ("sum(tokens_out::DOUBLE * tokens_out)", PRICED),
+    "p_ic": ("sum(tokens_in * cost_usd)", PRICED),
+    "p_oc": ("sum(tokens_out * cost_usd)", PRICED),
+    "p_cc": ("sum(cost_usd * cost_usd)", PRICED),
+    "l_n": ("count(*)", TIMED),
+    "l_o": ("sum(tokens_out::DOUBLE)", TIMED),
+    "l_oo": ("sum(tokens_out::DOUBLE * tokens_out)", TIMED),
+    "l_l": ("sum(latency_ms)", TIMED),
+    "l_ol": ("sum(tokens_out * latency_ms)", TIMED),
+    "l_ll": ("sum(latency_ms * latency_ms)", TIMED),
+    "d_n": ("count(*)", DONE),
+    "d_in": ("sum(tokens_in)", DONE),
+    "d_out": ("sum(tokens_out)", DONE),
+}
+
+
+def call_moments(store: Store, calls: str | Table) -> dict[str, Any]:
+    """The sums of squares and cross-products behind the projection's price and latency fits, and
+    the completed calls' token sums, in one scan of calls.parquet."""
+    hit = _memo(store, calls, "call_moments")
+    if hit is not _MISSING:
+        return dict(hit)
+    sql = ", ".join(f"{agg} FILTER (WHERE {where})" for agg, where in MOMENTS.values())
+    s, params = src(calls)
+    row = store.sql(f"SELECT {sql} FROM {s}", params)[0]
+    return {k: (num(v) if v is not None else None) for k, v in zip(MOMENTS, row)}
+
+
+def wall_measured(store: Store, calls: str | Table) -> float | None:
+    """The run's measured wall time: from the first call's start to the last call's end
+    (``started_at`` + ``latency_ms``), when the calls record when they started."""
+    hit = _memo(store, calls, "wall")
+    if hit is not _MISSING:
+        return hit if hit is None else float(hit)
+    s, params = src(calls)
+    (v,) = store.sql(
+        f"SELECT max(epoch_ms(started_at) + latency_ms) - min(epoch_ms(started_at)) FROM {s} "
+        "WHERE started_at IS NOT NULL AND latency_ms IS NOT NULL",
+        params,
+    )[0]
+    return num(v)
+
+
+def row_count(store: Store, t: str | Table, name: str = "") -> int:
+    """Rows of a table (``name``: its memo, e.g. "pair_verdicts")."""
+    if name:
+        hit = _memo(store, t, name)
+        if hit is not _MISSING:
+            return int(hit)
+    s, params = src(t)
+    return int(store.sql(f"SELECT count(*) FROM {s}", params)[0][0])
+
+
+# ----------------------------------------------------------------------------- outputs.parquet
+
+
+def output_totals(store: Store, outputs: str | Table) -> dict[str, Any]:
+    """Totals over a generation's outputs.parquet (the system under test): outputs, errored outputs,
+    tokens, cost (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total."""
+    hit = _memo(store, outputs, "output_totals")
+    if hit is not _MISSING:
+        return dict(hit)
+    s, params = src(outputs)
+    row = store.sql(
+        "SELECT count(*), count(error), count(DISTINCT item_id), sum(tokens_in), sum(tokens_out), sum(cost_usd), "
+        "count(*) - count(cost_usd), " + LAT + f" FROM {s}",
+        params,
+    )[0]
+    n, errored, items, tin, tout, cost, unknown, mean, p50, p95, total = row
+    return {
+        "outputs": n,
+        "errored_outputs": errored,
+        "items": items,
+        "tokens_in": int(tin or 0),
+        "tokens_out": int(tout or 0),
+        "cost_usd": num(cost),
+        "cost_unknown_outputs": unknown,
+        "cost_usd_per_output": per_unit(num(cost), unknown, n),
+        "latency_ms_mean": num(mean),
+        "latency_ms_p50": num(p50),
+        "latency_ms_p95": num(p95),
+        "latency_ms_total": num(total),
+    }
+
+
+# ----------------------------------------------------------------------------- answers.parquet
+
+ANSWERS = "answers.parquet"
+
+
+class NotDerivable(Exception):
+    """The run's verdicts cannot be summarised as masks (too many criteria, a duplicate verdict,
+    an item outside the generation): its figures come from the full data."""
+
+
+def _answers_sql(k: int, multi_round: bool) -> str:
+    """The answers table from (verdicts path, criteria in rubric order, bits, outputs path): the
+    verdict rows pivoted to one row per answer and judge round, then the majority (judge round 0)
+    from those rows, bit by bit (passes and judged per criterion over the rounds)."""
+    cols = "item_id, item, gen_round, judge_round, present, passed, failed"
+    majority = ""
+    if multi_round:
+        ok = " + ".join(
+            f"CASE WHEN 2 * sum((passed >> {b}) & 1) > sum(((passed | failed) >> {b}) & 1) THEN {1 << b} ELSE 0 END"
+            for b in range(k)
+        )
+        bad = " + ".join(
+            f"CASE WHEN sum(((passed | failed) >> {b}) & 1) > 0 AND 2 * sum((passed >> {b}) & 1) "
+            f"<= sum(((passed | failed) >> {b}) & 1) THEN {1 << b} ELSE 0 END"
+            for b in range(k)
+        )
+        majority = (
+            f" UNION ALL SELECT item_id, any_value(item), gen_round, 0, bit_or(present), ({ok})::BIGINT, "
+            f"({bad})::BIGINT FROM v GROUP BY item_id, gen_round"
+        )
+    return (
+        "WITH b AS (SELECT unnest(?::VARCHAR[]) AS criterion, unnest(?::INTEGER[]) AS bit), "
+        "c AS (SELECT item_id, (row_number() OVER (ORDER BY item_id) - 1)::INTEGER AS item "
+        "FROM (SELECT DISTINCT item_id FROM read_parquet(?))), "
+        "p AS (SELECT item_id, gen_round::INTEGER AS gen_round, judge_round::INTEGER AS judge_round, "
+        "bit_or(1::BIGINT << bit) AS present, "
+        "coalesce(bit_or(1::BIGINT << bit) FILTER (WHERE passed), 0)::BIGINT AS passed, "
+        "coalesce(bit_or(1::BIGINT << bit) FILTER (WHERE NOT passed), 0)::BIGINT AS failed "
+        "FROM read_parquet(?) JOIN b USING (criterion) GROUP BY ALL), "
+        f"v AS (SELECT {cols} FROM p LEFT JOIN c USING (item_id)) "
+        f"SELECT {cols} FROM v{majority} ORDER BY item, gen_round, judge_round"
+    )
+
+
+def _write_answers(store: Store, out: Path, verdicts: Path, outputs: Path, names: list[str], judge_rounds: int) -> None:
+    if len(names) > MAX_CRITERIA:
+        raise NotDerivable(f"{len(names)} criteria (at most {MAX_CRITERIA} fit a mask)")
+    path = out / ANSWERS
+    spill = out / ".spill"
+    cur = store.connect()  # its own connection: capped, spilling to disk past the cap
+    cur.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
+    cur.execute(f"SET temp_directory = '{_quoted(spill)}'")
+    try:
+        sql = _answers_sql(len(names), judge_rounds > 1)
+        # COPY streams the sorted result to Parquet without holding it in Python
+        cur.execute(
+            f"COPY ({sql}) TO '{_quoted(path)}' (FORMAT parquet, COMPRESSION zstd)",
+            [names, list(range(len(names))), str(outputs), str(verdicts)],
+        )
+        (rows,) = cur.execute("SELECT count(*) FROM read_parquet(?)", [str(verdicts)]).fetchone()  # type: ignore[misc]
+        bits, orphans = cur.execute(  # type: ignore[misc]
+            "SELECT coalesce(sum(bit_count(present)) FILTER (WHERE judge_round > 0), 0), "
+            "count(*) FILTER (WHERE item IS NULL) FROM read_parquet(?)",
+            [str(path)],
+        ).fetchone()
+    finally:
+        cur.close()
+        shutil.rmtree(spill, ignore_errors=True)
+    if orphans:
+        path.unlink()
+        raise NotDerivable("a verdict names an item the generation did not answer")
+    if bits != rows:  # each verdict row is one bit: a duplicate or an unknown criterion is not
+        path.unlink()
+        raise NotDerivable("a verdict appears twice, or names a criterion outside the rubric")
+
+
+def _quoted(path: Path) -> str:
+    return str(path).replace("'", "''")
+
+
+ROUNDS_FROM_VERDICTS = (
+    "SELECT judge_round, count(*) AS n, count(passed) AS judged, "
+    "avg(CASE WHEN passed THEN 1.0 WHEN NOT passed THEN 0.0 END) AS pass_rate, "
+    "count(DISTINCT item_id) AS items FROM {src} GROUP BY judge_round ORDER BY judge_round"
+)
+ROUNDS_FROM_ANSWERS = (
+    "SELECT judge_round, sum(bit_count(present))::BIGINT AS n, sum(bit_count(passed | failed))::BIGINT AS judged, "
+    "CASE WHEN sum(bit_count(passed | failed)) > 0 THEN "
+    "sum(bit_count(passed))::DOUBLE / sum(bit_count(passed | failed)) END AS pass_rate, "
+    "count(DISTINCT item) AS items FROM {src} WHERE judge_round > 0 GROUP BY judge_round ORDER BY judge_round"
+)
+
+
+def verdict_rounds(store: Store, verdicts: Table) -> list[list[Any]]:
+    """Per judge round of a run's verdicts (``verdicts``: its verdicts table, whole or sliced):
+    verdict rows, judged ones (not errored), the pass rate over the judged, items with a verdict.
+    From the run's answers table when it is current (the slice applied to it), else the verdicts."""
+    hit = _memo(store, verdicts, "verdict_rounds")
+    if hit is not _MISSING:
+        return [list(r) for r in hit]
+    a = answers_table(store, verdicts.eid) if verdicts.kind == "run" else None
+    if a is not None:
+        s, params = Table(a[0], verdicts.where, verdicts.params).sql()
+        return [list(r) for r in store.sql(ROUNDS_FROM_ANSWERS.format(src=s), params)]
+    s, params = verdicts.sql()
+    return [list(r) for r in store.sql(ROUNDS_FROM_VERDICTS.format(src=s), params)]
+
+
+def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Builder:
+    """The builder of a run's set (from its files in ``root``, default where the store keeps it)."""
+    from evalcore.contract import schema as S
+    from evalcore.storage.files import read_json_model
+
+    d = Path(root) if root is not None else store.dir_of("run", run_id)
+
+    def build(out: Path) -> dict[str, Any]:
+        m = read_json_model(d / "manifest.json", S.RunManifest)
+        gen = store.dir_of("generation", m.gen_id)
+        memo: dict[str, Any] = {}
+        try:
+            _write_answers(
+                store, out, d / "verdicts.parquet", gen / "outputs.parquet", m.rubric.names(), m.judge_rounds
+            )
+            memo["answers"] = {"criteria": m.rubric.names(), "majority_round": 0 if m.judge_rounds > 1 else 1}
+            s, params = Table(str(out / ANSWERS)).sql()
+            memo["verdict_rounds"] = [list(r) for r in store.sql(ROUNDS_FROM_ANSWERS.format(src=s), params)]
+        except NotDerivable as e:
+            memo["answers"] = {"not_derived": str(e)}
+            s, params = Table(str(d / "verdicts.parquet")).sql()
+            memo["verdict_rounds"] = [list(r) for r in store.sql(ROUNDS_FROM_VERDICTS.format(src=s), params)]
+        calls = str(d / "calls.parquet")
+        memo["call_scan"] = list(call_scan(store, calls))
+        memo["per_criterion"] = per_criterion_rows(store, calls)
+        memo["list_moments"] = list_moments(store, calls)
+        memo["call_moments"] = call_moments(store, calls)
+        memo["wall"] = wall_measured(store, calls)
+        pv = d / "pair_verdicts.parquet"
+        memo["pair_verdicts"] = row_count(store, str(pv)) if pv.exists() else 0
+        return memo
+
+    return build
+
+
+def build_generation(store: Store, gen_id: str, root: Path | None = None) -> derived.Builder:
+    d = Path(root) if root is not None else store.dir_of("generation", gen_id)
+
+    def build(out: Path) -> dict[str, Any]:
+        return {"output_totals": output_totals(store, str(d / "outputs.parquet"))}
+
+    return build
+
+
+BUILDERS = {"run": build_run, "generation": build_generation}
+
+_BUILDING: dict[tuple[str, str, str], threading.Lock] = {}
+_BUILDING_LOCK = threading.Lock()
+
+
+def current(store: Store, kind: str, eid: str, *, rebuild: bool = True) -> derived.DerivedSet | None:
+    """The entity's current derived set; when there is none (missing, stale or altered) and
+    ``rebuild``, it is built into the state directory first (one builder at a time per entity in
+    this process). None when derived tables are off or cannot be built: the caller reads the full
+    data."""
+    if kind not in BUILDERS or not derived.enabled():
+        return None
+    s = derived.read(store, kind, eid)
+    if s is not None or not rebuild:
+        return s
+    key = (str(store.data), kind, eid)
+    with _BUILDING_LOCK:
+        lock = _BUILDING.setdefault(key, threading.Lock())
+    with lock:
+        s = derived.read(store, kind, eid)
+        if s is not None:
+            return s
+        try:
+            return derived.write(store, kind, eid, BUILDERS[kind](store, eid), where="state")
+        except Exception:
+            return None
+
+
+def index(store: Store, kind: str, eid: str, where: str = "data", force: bool = False) -> dict[str, Any]:
+    """Build (or check) one entity's set: ``evalcore index``. Written beside the entity
+    (``where="data"``; the state directory when the data directory cannot be written)."""
+    before = derived.read(store, kind, eid)
+    if before is not None and not force and before.where == where:
+        return {"kind": kind, "id": eid, "state": "current", "where": before.where, "path": str(before.dir)}
+    s = derived.write(store, kind, eid, BUILDERS[kind](store, eid), where=where)
+    if s is None and where == "data":
+        s = derived.write(store, kind, eid, BUILDERS[kind](store, eid), where="state")
+    if s is None:
+        return {"kind": kind, "id": eid, "state": "not written", "where": None, "path": None}
+    state = "rebuilt" if before is not None or force else "built"
+    return {"kind": kind, "id": eid, "state": state, "where": s.where, "path": str(s.dir)}
+
+
+def answers_table(store: Store, run_id: str) -> tuple[str, dict[str, Any]] | None:
+    """The path of a run's current answers table and its description (criteria in bit order, the
+    judge round holding the majority), or None: the figures then read the verdicts."""
+    s = current(store, "run", run_id)
+    if s is None or ANSWERS not in s.files:
+        return None
+    return s.path(ANSWERS), s.memo.get("answers") or {}

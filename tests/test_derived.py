@@ -1,0 +1,333 @@
+"""The derived tables (evalcore.storage.derived, evalcore.storage.aggregates) are proven right:
+every figure that reads them equals the figure from the full data (EVALCORE_DERIVED=0), on the
+demo and on randomised worlds (errored and missing verdicts, several generation and judge rounds,
+holdout items, classes, gates, calls with unknown prices); a stale, altered or foreign set is
+never read, and is rebuilt."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from evalcore import contract as S
+from evalcore.analysis import cost as cost_mod
+from evalcore.analysis.failures import attribution, crosstab
+from evalcore.analysis.instruments import association
+from evalcore.analysis.selection import Selection, mask_sql
+from evalcore.analysis.summary import runs_summary
+from evalcore.storage import aggregates, derived
+from evalcore.storage.store import Store
+
+DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"
+
+
+def _norm(x):
+    """JSON with floats to 12 significant digits (DuckDB's parallel sums differ past that)."""
+    if isinstance(x, float):
+        return None if math.isnan(x) else float(f"{x:.12g}")
+    if isinstance(x, dict):
+        return {k: _norm(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_norm(v) for v in x]
+    return x
+
+
+def both(monkeypatch, fn, *a, **kw):
+    """fn over the derived tables and over the full data; both results."""
+    monkeypatch.setenv("EVALCORE_DERIVED", "1")
+    fast = fn(*a, **kw)
+    monkeypatch.setenv("EVALCORE_DERIVED", "0")
+    full = fn(*a, **kw)
+    monkeypatch.setenv("EVALCORE_DERIVED", "1")
+    return _norm(fast), _norm(full)
+
+
+def assert_same(monkeypatch, fn, *a, **kw):
+    fast, full = both(monkeypatch, fn, *a, **kw)
+    assert fast == full, (fn.__name__, a, kw)
+    return fast
+
+
+# --------------------------------------------------------------------------- a randomised world
+
+
+def make_world(data: Path, seed: int) -> dict:
+    """A suite with classes and holdout items, one generation with 1-2 rounds, and 3 runs on it
+    (1-3 judge rounds, 3-7 criteria, gates, errored verdicts, missing verdicts, calls with
+    unknown prices and errors). All drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    data.mkdir(parents=True, exist_ok=True)
+    st = Store(data, data.parent / f"unused-state-{seed}")
+    n = int(rng.integers(40, 160))
+    classes = ["a", "b", "c", None]
+    items = [
+        {
+            "item_id": f"it{k:04d}-{rng.integers(0, 99)}",
+            "input": f"question {k}",
+            "class": classes[int(rng.integers(0, 4))],
+            "holdout": bool(rng.random() < 0.15),
+        }
+        for k in range(n)
+    ]
+    sm = S.SuiteManifest(suite_id="s", created_at="2026-01-01T00:00:00Z", content_hash=S.suite_hash(items), n_items=n)
+    st.write_suite(sm, items)
+    rounds = int(rng.integers(1, 3))
+    outputs = [
+        {"item_id": it["item_id"], "round": r, "output": f"answer {it['item_id']} {r}", "tokens_in": 10,
+         "tokens_out": int(rng.integers(5, 50)), "cost_usd": None if rng.random() < 0.1 else 0.001,
+         "latency_ms": float(rng.gamma(2.0, 100.0))}
+        for it in items for r in range(1, rounds + 1)
+    ]
+    gm = S.GenerationManifest(gen_id="g", suite_id="s", suite_hash=sm.content_hash, created_at="2026-01-01T01:00:00Z",
+                              rounds=rounds, source="imported", outputs_hash=S.outputs_hash(outputs))
+    st.write_generation(gm, outputs)
+    k = int(rng.integers(3, 8))
+    names = [f"crit{j}" for j in range(k)]
+    runs = []
+    for ri, mode in enumerate(("single", "split", "grouped")):
+        jr = int(rng.integers(1, 4))
+        gates = set(rng.choice(names, size=int(rng.integers(0, 3)), replace=False).tolist())
+        rubric = S.Rubric(criteria=[S.Criterion(name=c, kind="binary", gate=c in gates) for c in names])
+        p_fail = rng.uniform(0.05, 0.5, size=k)
+        verdicts, calls = [], []
+        t0 = datetime(2026, 1, 2, tzinfo=timezone.utc)
+        for it in items:
+            for g in range(1, rounds + 1):
+                latent = rng.random() < 0.3  # a shared cause: criteria fail together
+                for j in range(1, jr + 1):
+                    cid = f"r{ri}-{it['item_id']}-{g}-{j}"
+                    calls.append({
+                        "call_id": cid, "item_id": it["item_id"], "gen_round": g, "judge_round": j,
+                        "criteria": names if mode != "split" else [names[0]],
+                        "tokens_in": None if rng.random() < 0.05 else int(rng.integers(100, 900)),
+                        "tokens_out": int(rng.integers(10, 90)),
+                        "cost_usd": None if rng.random() < 0.1 else float(rng.uniform(0.0005, 0.002)),
+                        "latency_ms": float(rng.gamma(2.0, 300.0)),
+                        "error": "timeout" if rng.random() < 0.03 else None,
+                        "started_at": t0 + timedelta(seconds=float(rng.uniform(0, 3600))),
+                        "cache_hit": bool(rng.random() < 0.05),
+                    })
+                    for pos, c in enumerate(names):
+                        if rng.random() < 0.04:  # no verdict row at all (a partial run)
+                            continue
+                        u = rng.random()
+                        passed = None if u < 0.05 else bool(rng.random() > p_fail[pos] * (2.0 if latent else 0.6))
+                        verdicts.append({
+                            "run_id": f"r{ri}", "item_id": it["item_id"], "gen_round": g, "criterion": c,
+                            "judge_round": j, "passed": passed, "raw_verdict": None if passed is None else str(passed),
+                            "position": pos, "call_id": cid, "error": "unparseable" if passed is None else None,
+                        })
+        rm = S.RunManifest(run_id=f"r{ri}", gen_id="g", created_at=f"2026-01-02T0{ri}:00:00Z", rubric=rubric,
+                           rubric_hash=rubric.hash(), mode=mode, field_order=names, judge_model=f"judge-{ri % 2}",
+                           source="imported", judge_rounds=jr, status="polluted" if ri == 2 else "complete",
+                           groups=[names[: k // 2], names[k // 2:]] if mode == "grouped" else None)
+        st.write_run(rm, verdicts, calls)
+        runs.append(f"r{ri}")
+    return {"runs": runs, "names": names, "rounds": rounds}
+
+
+def _selections(store: Store, run_id: str, rounds: int) -> list[Selection]:
+    jr = store.run(run_id).manifest.judge_rounds
+    out = [Selection(), Selection(include_holdout=True), Selection(majority=True), Selection(classes=("a", "(none)"))]
+    out += [Selection(judge_round=jr), Selection(gen_round=rounds, include_holdout=True)]
+    out.append(Selection(items=tuple(sorted(r[0] for r in store.sql(
+        "SELECT item_id FROM read_parquet(?) ORDER BY item_id LIMIT 17", [store.path_of("suite", "s", "items")])))))
+    return out
+
+
+@pytest.fixture(scope="module", params=[1, 2, 3])
+def world(request, tmp_path_factory):
+    root = tmp_path_factory.mktemp(f"derived-{request.param}")
+    info = make_world(root / "data", 1000 + request.param)
+    return Store(root / "data", root / "state"), info
+
+
+def test_the_randomised_world_is_read_from_its_derived_tables(world):
+    store, info = world
+    for rid in info["runs"]:
+        s = derived.read(store, "run", rid)
+        assert s is not None and s.where == "data" and aggregates.ANSWERS in s.files
+        assert mask_sql(store, rid, Selection()) is not None
+
+
+def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
+    store, info = world
+    compared = 0
+    for rid in info["runs"]:
+        for sel in _selections(store, rid, info["rounds"]):
+            r = assert_same(monkeypatch, attribution, store, rid, sel)
+            assert r["answers"] > 0
+            a, b = info["names"][0], info["names"][-1]
+            assert_same(monkeypatch, crosstab, store, rid, a, b, sel)
+            compared += 2
+        assert_same(monkeypatch, cost_mod.run_cost, store, rid)
+        assert_same(monkeypatch, cost_mod.run_cost, store, rid, classes=("b",))
+    for hold in (False, True):
+        assert_same(monkeypatch, runs_summary, store, hold)
+    assert_same(monkeypatch, runs_summary, store, False, classes=("c",))
+    assert_same(monkeypatch, cost_mod.cost_table, store)
+    for sel in (Selection(), Selection(majority=True), Selection(include_holdout=True, classes=("a",))):
+        res = assert_same(monkeypatch, association, store, info["runs"], sel=sel, n_boot=200)
+        assert res["shared_answers"] > 0
+    assert compared >= 40
+
+
+def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatch):
+    store = Store(DEMO, tmp_path / "state")
+    for rid in store.ids("run"):
+        m = store.run(rid).manifest
+        sels = [Selection(), Selection(include_holdout=True), Selection(majority=True)]
+        if m.judge_rounds > 1:
+            sels.append(Selection(judge_round=m.judge_rounds))
+        for sel in sels:
+            assert_same(monkeypatch, attribution, store, rid, sel)
+        names = m.rubric.names()
+        if len(names) > 1:
+            assert_same(monkeypatch, crosstab, store, rid, names[0], names[1])
+        assert_same(monkeypatch, cost_mod.run_cost, store, rid)
+    assert_same(monkeypatch, runs_summary, store, False)
+    assert_same(monkeypatch, runs_summary, store, True, classes=("billing",))
+    assert_same(monkeypatch, cost_mod.cost_table, store)
+    for runs in (["support-single", "support-split"], ["support-single", "support-split", "support-grouped"]):
+        for human in (False, True):
+            assert_same(monkeypatch, association, store, runs, human=human, n_boot=300)
+    # the demo ships its sets beside its runs, and they are the ones read
+    for rid in store.ids("run"):
+        assert derived.read(store, "run", rid).where == "data"
+
+
+# --------------------------------------------------------------------------- never a wrong set
+
+
+def _copy_world(src: Path, dst: Path) -> Store:
+    shutil.copytree(src, dst / "data")
+    return Store(dst / "data", dst / "state")
+
+
+def test_a_copied_data_directory_keeps_its_sets(world, tmp_path):
+    store, info = world
+    other = _copy_world(store.data, tmp_path)
+    for rid in info["runs"]:
+        s = derived.read(other, "run", rid)
+        assert s is not None and s.where == "data" and s.dir.is_relative_to(other.data)
+
+
+def test_a_stale_set_is_not_read_and_is_rebuilt(world, tmp_path, monkeypatch):
+    store, info = world
+    other = _copy_world(store.data, tmp_path)
+    rid = info["runs"][0]
+    vpath = other.dir_of("run", rid) / "verdicts.parquet"
+    t = pq.read_table(vpath)
+    flipped = t.set_column(t.schema.get_field_index("passed"), "passed",
+                           [[None if v is None else not v for v in t["passed"].to_pylist()]])
+    pq.write_table(flipped.replace_schema_metadata(t.schema.metadata), vpath)
+    beside = other.dir_of("run", rid) / derived.DIR
+    assert (beside / derived.INDEX).exists()
+    s = derived.read(other, "run", rid)
+    assert s is None  # the set beside summarises the old verdicts
+    # a figure rebuilds the set, into the state directory (the data is only read), from the new verdicts
+    fast, full = both(monkeypatch, attribution, other, rid, Selection())
+    assert fast == full
+    old = _norm(attribution(store, rid, Selection()))
+    assert fast["total_failures"] != old["total_failures"]
+    s = derived.read(other, "run", rid)
+    assert s is not None and s.where == "state" and s.dir.is_relative_to(other.state)
+    # evalcore index puts a current set beside the run again
+    out = aggregates.index(other, "run", rid)
+    assert out["state"] == "rebuilt" and out["where"] == "data"
+    assert derived.read(other, "run", rid).where == "data"
+
+
+@pytest.mark.parametrize("how", ["answers", "memo", "version", "foreign"])
+def test_an_altered_set_is_never_read(world, tmp_path, monkeypatch, how):
+    store, info = world
+    other = _copy_world(store.data, tmp_path)
+    rid = info["runs"][1]
+    d = other.dir_of("run", rid) / derived.DIR
+    idx = json.loads((d / derived.INDEX).read_text())
+    if how == "answers":  # every failure mask cleared: the figures would say nothing fails
+        t = pq.read_table(d / aggregates.ANSWERS)
+        t = t.set_column(t.schema.get_field_index("failed"), "failed", [[0] * t.num_rows])
+        pq.write_table(t, d / aggregates.ANSWERS)
+    elif how == "memo":  # a number edited by hand
+        idx["memo"]["call_scan"][0]["calls"] += 1
+        (d / derived.INDEX).write_text(json.dumps(idx))
+    elif how == "version":
+        idx["derived_version"] = S.DERIVED_VERSION + 1
+        (d / derived.INDEX).write_text(json.dumps(idx))
+    else:  # another run's set put in this one's place
+        shutil.rmtree(d)
+        shutil.copytree(other.dir_of("run", info["runs"][0]) / derived.DIR, d)
+    assert derived.read(other, "run", rid) is None or derived.read(other, "run", rid).where == "state"
+    fast, full = both(monkeypatch, attribution, other, rid, Selection())
+    assert fast == full
+    fast, full = both(monkeypatch, cost_mod.run_cost, other, rid)
+    assert fast == full
+    assert derived.read(other, "run", rid).where == "state"
+
+
+def test_off_reads_nothing_and_an_unwritable_run_directory_is_served_from_the_state(world, tmp_path, monkeypatch):
+    store, info = world
+    other = _copy_world(store.data, tmp_path)
+    monkeypatch.setenv("EVALCORE_DERIVED", "0")
+    assert derived.read(other, "run", info["runs"][0]) is None
+    monkeypatch.setenv("EVALCORE_DERIVED", "1")
+    rid = info["runs"][0]
+    derived.remove(other, "run", rid)
+    # a file where the set would go: the set cannot be written beside the run (as on a read-only
+    # directory, which root, running these tests in CI, could write anyway)
+    (other.dir_of("run", rid) / derived.DIR).write_text("not a directory")
+    out = aggregates.index(other, "run", rid)
+    assert out["where"] == "state" and out["state"] == "built"
+    assert (other.dir_of("run", rid) / derived.DIR).read_text() == "not a directory"
+    fast, full = both(monkeypatch, attribution, other, rid, Selection())
+    assert fast == full
+
+
+def test_a_verdict_that_masks_cannot_hold_is_left_to_the_full_data(tmp_path, monkeypatch):
+    """A duplicate verdict row (the store refuses it at validation, but a reader may meet it): no
+    answers table, and the figures come from the verdicts."""
+    make_world(tmp_path / "data", 7)
+    store = Store(tmp_path / "data", tmp_path / "state")
+    rid = "r0"
+    vpath = store.dir_of("run", rid) / "verdicts.parquet"
+    t = pq.read_table(vpath)
+    import pyarrow as pa
+
+    pq.write_table(pa.concat_tables([t, t.slice(0, 1)]).replace_schema_metadata(t.schema.metadata), vpath)
+    s = aggregates.current(store, "run", rid)
+    assert s is not None and "not_derived" in s.memo["answers"] and aggregates.ANSWERS not in s.files
+    assert mask_sql(store, rid, Selection()) is None
+    fast, full = both(monkeypatch, attribution, store, rid, Selection())
+    assert fast == full
+
+
+def test_the_index_command_builds_checks_and_says_so(tmp_path):
+    import subprocess
+    import sys
+
+    make_world(tmp_path / "data", 11)
+    store = Store(tmp_path / "data", tmp_path / "state")
+    for rid in store.ids("run"):
+        derived.remove(store, "run", rid)
+
+    def ev(*args):
+        p = subprocess.run([sys.executable, "-m", "evalcore", "--data", str(tmp_path / "data"), "--state",
+                            str(tmp_path / "state"), "index", *args, "--json"], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        return {(r["kind"], r["id"]): r for r in json.loads(p.stdout)}
+
+    before = ev("--check")
+    assert before[("run", "r0")]["state"] == "missing or stale" and before[("generation", "g")]["state"] == "current"
+    built = ev()
+    assert {r["state"] for (k, _), r in built.items() if k == "run"} == {"built"}
+    assert all(r["where"] == "data" for r in built.values())
+    assert {r["state"] for r in ev("--check").values()} == {"current"}
+    assert {r["state"] for r in ev("r1", "--force").values()} == {"rebuilt"}
