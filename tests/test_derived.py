@@ -19,8 +19,9 @@ import pytest
 from evalcore import contract as S
 from evalcore.analysis import cost as cost_mod
 from evalcore.analysis.failures import attribution, crosstab
-from evalcore.analysis.instruments import association
-from evalcore.analysis.selection import Selection, mask_sql
+from evalcore.analysis.harness import flips
+from evalcore.analysis.instruments import association, position_effect
+from evalcore.analysis.selection import Selection, mask_positions, mask_sql
 from evalcore.analysis.summary import runs_summary
 from evalcore.storage import aggregates, derived
 from evalcore.storage.store import Store
@@ -176,6 +177,14 @@ def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
     for sel in (Selection(), Selection(majority=True), Selection(include_holdout=True, classes=("a",))):
         res = assert_same(monkeypatch, association, store, info["runs"], sel=sel, n_boot=200)
         assert res["shared_answers"] > 0
+        for a, b in (("r0", "r1"), ("r2", "r0")):
+            assert_same(monkeypatch, flips, store, a, b, sel)
+        # r0 is a single call with a fixed field order: its position effect reads the masks
+        assert mask_positions(store, "r0") is not None
+        for ref in (None, "r1"):
+            res = assert_same(monkeypatch, position_effect, store, "r0", ref, sel)
+            assert res["positions"]
+        assert_same(monkeypatch, position_effect, store, "r2", "r1", sel)  # grouped: positions restart per call
     assert compared >= 40
 
 
@@ -198,6 +207,12 @@ def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatc
     for runs in (["support-single", "support-split"], ["support-single", "support-split", "support-grouped"]):
         for human in (False, True):
             assert_same(monkeypatch, association, store, runs, human=human, n_boot=300)
+    for sel in (Selection(), Selection(majority=True)):
+        assert_same(monkeypatch, flips, store, "support-single", "support-split", sel)
+        assert_same(monkeypatch, flips, store, "support-split-judgeB", "support-grouped", sel)
+        assert_same(monkeypatch, position_effect, store, "support-single", "support-split", sel)
+        assert_same(monkeypatch, position_effect, store, "support-grouped", None, sel)
+    assert mask_positions(store, "support-single") is not None
     # the demo ships its sets beside its runs, and they are the ones read
     for rid in store.ids("run"):
         assert derived.read(store, "run", rid).where == "data"

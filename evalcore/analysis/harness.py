@@ -22,6 +22,7 @@ from evalcore.analysis.selection import (
     _check_judge_round,
     _hold,
     _sel_sql,
+    mask_sql,
     run_warnings,
 )
 from evalcore.contract import schema as S
@@ -45,17 +46,13 @@ def _two_harnesses(store: Store, run_a: str, run_b: str) -> tuple[S.RunManifest,
     return ma, mb
 
 
-def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
-    """Per criterion, on the answers both runs judged: fail under A and pass under B (rescued), the
-    reverse (new), fail under both; the composition of failures under each; the all-pass rate under
-    each. What the aggregate hides is how much the composition moved."""
-    ma, mb = _two_harnesses(store, run_a, run_b)
-    common = [c for c in ma.rubric.names() if c in mb.rubric.names()]
-    if not common:
-        raise InputError(f"{run_a} and {run_b} share no criterion", field="RUN_B")
+def _flip_counts_from_verdicts(
+    store: Store, run_a: str, run_b: str, sel: Selection, common: list[str]
+) -> dict[str, Any]:
+    """flips' counts from the two runs' verdict rows."""
+    k = len(common)
     base, params = _sel_sql(sel, _hold(store, run_a, sel))
     pa_, pb_ = store.path_of("run", run_a, "verdicts"), store.path_of("run", run_b, "verdicts")
-    k = len(common)
     # pivot each run to one row per answer first, then join the two pivots: one pass, and a join of
     # answers rather than of verdict rows (docs/BENCHMARKS.md, findings)
     pivot_cols = ", ".join(f"bool_or(passed) FILTER (WHERE criterion = ?) AS c{j}" for j in range(k))
@@ -83,6 +80,54 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
         f"WITH a AS ({pivot}), b AS ({pivot}) SELECT {', '.join(aggs)} FROM a JOIN b USING (item_id, gen_round)",
         [*common, pa_, *params, *common, pb_, *params],
     )[0]
+    return got
+
+
+def _flip_counts_from_masks(
+    store: Store, ma: tuple[str, list[Any], list[str]], mb: tuple[str, list[Any], list[str]], common: list[str]
+) -> dict[str, Any]:
+    """The same counts from the two runs' answers tables (the runs share a generation, so their
+    integer item keys join)."""
+    aggs = []
+    bits_a = [1 << ma[2].index(c) for c in common]
+    bits_b = [1 << mb[2].index(c) for c in common]
+    for j, (x, y) in enumerate(zip(bits_a, bits_b)):
+        ja, jb = f"(a.passed | a.failed) & {x} != 0", f"(b.passed | b.failed) & {y} != 0"
+        pa, pb = f"a.passed & {x} != 0", f"b.passed & {y} != 0"
+        aggs += [
+            f"count(*) FILTER (WHERE {ja} AND {jb}) AS n{j}",
+            f"count(*) FILTER (WHERE {ja} AND NOT {pa} AND {jb}) AS fail_a{j}",
+            f"count(*) FILTER (WHERE {jb} AND NOT {pb} AND {ja}) AS fail_b{j}",
+            f"count(*) FILTER (WHERE {ja} AND NOT {pa} AND {jb} AND {pb}) AS fail_a_pass_b{j}",
+            f"count(*) FILTER (WHERE {ja} AND {pa} AND {jb} AND NOT {pb}) AS pass_a_fail_b{j}",
+            f"count(*) FILTER (WHERE {ja} AND NOT {pa} AND {jb} AND NOT {pb}) AS fail_both{j}",
+        ]
+    xa, xb = sum(bits_a), sum(bits_b)
+    complete = f"(a.passed | a.failed) & {xa} = {xa} AND (b.passed | b.failed) & {xb} = {xb}"
+    aggs += [
+        f"count(*) FILTER (WHERE {complete}) AS answers",
+        f"count(*) FILTER (WHERE {complete} AND a.passed & {xa} = {xa}) AS all_pass_a",
+        f"count(*) FILTER (WHERE {complete} AND b.passed & {xb} = {xb}) AS all_pass_b",
+    ]
+    return store.records(
+        f"WITH a AS ({ma[0]}), b AS ({mb[0]}) SELECT {', '.join(aggs)} FROM a JOIN b USING (item, gen_round)",
+        [*ma[1], *mb[1]],
+    )[0]
+
+
+def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
+    """Per criterion, on the answers both runs judged: fail under A and pass under B (rescued), the
+    reverse (new), fail under both; the composition of failures under each; the all-pass rate under
+    each. What the aggregate hides is how much the composition moved."""
+    ma, mb = _two_harnesses(store, run_a, run_b)
+    common = [c for c in ma.rubric.names() if c in mb.rubric.names()]
+    if not common:
+        raise InputError(f"{run_a} and {run_b} share no criterion", field="RUN_B")
+    ma_sql, mb_sql = mask_sql(store, run_a, sel), mask_sql(store, run_b, sel)
+    if ma_sql is not None and mb_sql is not None:
+        got = _flip_counts_from_masks(store, ma_sql, mb_sql, common)
+    else:
+        got = _flip_counts_from_verdicts(store, run_a, run_b, sel, common)
     keys = ("n", "fail_a", "fail_b", "fail_a_pass_b", "pass_a_fail_b", "fail_both")
     rows = [{"criterion": c, **{key: got[f"{key}{j}"] for key in keys}} for j, c in enumerate(common)]
     allp = {key: got[key] for key in ("answers", "all_pass_a", "all_pass_b")}

@@ -28,6 +28,7 @@ from evalcore.analysis.selection import (
     _people_hold,
     _run_status,
     _sel_sql,
+    mask_positions,
     mask_sql,
     run_warnings,
 )
@@ -535,15 +536,11 @@ def _reference_note(instruments: list[dict[str, Any]]) -> str | None:
     )
 
 
-def position_effect(
-    store: Store, run_id: str, reference_run: str | None = None, sel: Selection = DEFAULT_SELECTION
-) -> dict[str, Any]:
-    """In a single-call run: the failure rate by emission position, P(fail | the field before
-    failed) by position, and, given a one-criterion reference run on the same generation, the
-    agreement with it by position."""
-    m = store.run(run_id).manifest
-    if m.mode not in ("single", "grouped"):
-        raise InputError(f"run {run_id} is {m.mode}: the position effect needs a single-call run", field="RUN")
+def _position_from_verdicts(
+    store: Store, run_id: str, reference_run: str | None, sel: Selection
+) -> tuple[list[dict[str, Any]], dict[int, float | None]]:
+    """position_effect's counts per position, and the agreement with the reference, from the
+    verdict rows."""
     base, params = _sel_sql(sel, _hold(store, run_id, sel))
     vpath = store.path_of("run", run_id, "verdicts")
     rows = store.records(
@@ -555,12 +552,6 @@ def position_effect(
     )
     agreement = {}
     if reference_run:
-        rm = store.run(reference_run).manifest
-        if rm.gen_id != m.gen_id:
-            raise InputError(
-                f"{reference_run} judges {rm.gen_id}, {run_id} judges {m.gen_id}: not the same answers",
-                field="--reference",
-            )
         rbase, rparams = _sel_sql(sel, _hold(store, reference_run, sel))
         for r in store.records(
             f"WITH a AS ({base}), b AS ({rbase}) SELECT a.position, count(*) AS n, "
@@ -569,6 +560,86 @@ def position_effect(
             [vpath, *params, store.path_of("run", reference_run, "verdicts"), *rparams],
         ):
             agreement[r["position"]] = r["agree"] / r["n"] if r["n"] else None
+    return rows, agreement
+
+
+def _position_from_masks(
+    store: Store,
+    masks: tuple[str, list[Any], list[str]],
+    fixed: dict[str, int],
+    ref: tuple[str, list[Any], list[str]] | None,
+) -> tuple[list[dict[str, Any]], dict[int, float | None]]:
+    """The same from the answers tables, when every criterion has one fixed position: the answers
+    grouped by their masks, each walked in emission order (the field before is the nearest
+    earlier criterion with a verdict row, as a lag over the rows does)."""
+    sql, params, names = masks
+    order = sorted((fixed[c], j) for j, c in enumerate(names) if c in fixed)
+    acc: dict[int, list[int]] = {}  # position -> judged, failed, after_fail, fail_after_fail
+    for present, passed, failed, n in store.sql(
+        f"SELECT present, passed, failed, count(*) FROM ({sql}) GROUP BY ALL", params
+    ):
+        prev_failed = False
+        for pos, j in order:
+            if not present >> j & 1:
+                continue
+            judged, fail = bool((passed | failed) >> j & 1), bool(failed >> j & 1)
+            a = acc.setdefault(pos, [0, 0, 0, 0])
+            a[0] += n if judged else 0
+            a[1] += n if fail else 0
+            a[2] += n if prev_failed and judged else 0
+            a[3] += n if prev_failed and fail else 0
+            prev_failed = fail
+    rows = [
+        {"position": p, "judged": v[0], "failed": v[1], "after_fail": v[2], "fail_after_fail": v[3]}
+        for p, v in sorted(acc.items())
+    ]
+    agreement: dict[int, float | None] = {}
+    if ref is not None:
+        rsql, rparams, rnames = ref
+        aggs = []
+        both = [c for c in names if c in rnames and c in fixed]
+        for c in both:
+            x, y = 1 << names.index(c), 1 << rnames.index(c)
+            both_judged = f"(a.passed | a.failed) & {x} != 0 AND (b.passed | b.failed) & {y} != 0"
+            aggs += [
+                f"count(*) FILTER (WHERE {both_judged})",
+                f"count(*) FILTER (WHERE {both_judged} AND (a.passed & {x} != 0) = (b.passed & {y} != 0))",
+            ]
+        if aggs:
+            got = store.sql(
+                f"WITH a AS ({sql}), b AS ({rsql}) SELECT {', '.join(aggs)} FROM a JOIN b USING (item, gen_round)",
+                [*params, *rparams],
+            )[0]
+            for i, c in enumerate(both):
+                n, agree = got[2 * i], got[2 * i + 1]
+                if n:  # a position without a pair judged by both has no agreement, as in the SQL
+                    agreement[fixed[c]] = agree / n
+    return rows, agreement
+
+
+def position_effect(
+    store: Store, run_id: str, reference_run: str | None = None, sel: Selection = DEFAULT_SELECTION
+) -> dict[str, Any]:
+    """In a single-call run: the failure rate by emission position, P(fail | the field before
+    failed) by position, and, given a one-criterion reference run on the same generation, the
+    agreement with it by position."""
+    m = store.run(run_id).manifest
+    if m.mode not in ("single", "grouped"):
+        raise InputError(f"run {run_id} is {m.mode}: the position effect needs a single-call run", field="RUN")
+    masks, fixed = mask_sql(store, run_id, sel), mask_positions(store, run_id)
+    ref = None
+    if reference_run:
+        rm = store.run(reference_run).manifest
+        if rm.gen_id != m.gen_id:
+            raise InputError(
+                f"{reference_run} judges {rm.gen_id}, {run_id} judges {m.gen_id}: not the same answers",
+                field="--reference",
+            )
+        ref = mask_sql(store, reference_run, sel)
+    if masks is not None and fixed is not None and (reference_run is None or ref is not None):
+        rows, agreement = _position_from_masks(store, masks, fixed, ref)
+    else:
+        rows, agreement = _position_from_verdicts(store, run_id, reference_run, sel)
     out = []
     for r in rows:
         out.append(

@@ -203,6 +203,13 @@ def mask_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any],
     return sql, params, list(info["criteria"])
 
 
+def mask_positions(store: Store, run_id: str) -> dict[str, int] | None:
+    """Each criterion's fixed emission position in the run's answers table (none when positions
+    vary between answers or criteria share one; :func:`mask_sql`)."""
+    a = answers_table(store, run_id)
+    return None if a is None else a[1].get("positions")
+
+
 #: The prompt variant that asks one call to "evaluate each criterion independently".
 INDEPENDENT_VARIANT = "independent"
 

@@ -388,6 +388,18 @@ def verdict_rounds(store: Store, verdicts: Table) -> list[list[Any]]:
     return [list(r) for r in store.sql(ROUNDS_FROM_VERDICTS.format(src=s), params)]
 
 
+def _fixed_positions(store: Store, verdicts: Path) -> dict[str, int] | None:
+    """Each criterion's emission position when it is the same in every verdict row and no two
+    criteria share one (one call per answer, a fixed field order): the position effect then
+    follows from the answers table. None otherwise."""
+    rows = store.sql(
+        "SELECT criterion, min(position), max(position) FROM read_parquet(?) GROUP BY criterion", [str(verdicts)]
+    )
+    if any(lo != hi for _, lo, hi in rows) or len({lo for _, lo, _ in rows}) != len(rows):
+        return None
+    return {c: int(lo) for c, lo, _ in rows}
+
+
 def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Builder:
     """The builder of a run's set (from its files in ``root``, default where the store keeps it)."""
     from evalcore.contract import schema as S
@@ -403,7 +415,11 @@ def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Bu
             _write_answers(
                 store, out, d / "verdicts.parquet", gen / "outputs.parquet", m.rubric.names(), m.judge_rounds
             )
-            memo["answers"] = {"criteria": m.rubric.names(), "majority_round": 0 if m.judge_rounds > 1 else 1}
+            memo["answers"] = {
+                "criteria": m.rubric.names(),
+                "majority_round": 0 if m.judge_rounds > 1 else 1,
+                "positions": _fixed_positions(store, d / "verdicts.parquet"),
+            }
             s, params = Table(str(out / ANSWERS)).sql()
             memo["verdict_rounds"] = [list(r) for r in store.sql(ROUNDS_FROM_ANSWERS.format(src=s), params)]
         except NotDerivable as e:
