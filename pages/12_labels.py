@@ -21,6 +21,8 @@ STATUS_WORDS = {
     "shipped": "shipped with the data",
 }
 
+SHIPPED_SHOWN = 1_000
+
 st.title("Labels")
 labels = evalcore.LabelStore(_ui.store())
 with _ui.boundary():
@@ -63,12 +65,19 @@ with _ui.boundary():
     else:
         st.info("No decision has been made here yet (the Review queue page, or `evalcore labels add`).")
     if shipped:
-        with st.expander(f"Labels shipped with the data ({len(shipped)})"):
-            st.dataframe(
-                pd.DataFrame(shipped)[
-                    ["source", "gen_id", "item_id", "gen_round", "criterion", "value", "passed", "reviewer"]
-                ],
-                hide_index=True,
+        with st.expander(f"Labels shipped with the data ({len(shipped):,})"):
+            cols = ["source", "gen_id", "item_id", "gen_round", "criterion", "value", "passed", "reviewer"]
+            shown = shipped[:SHIPPED_SHOWN]  # a collapsed table is still sent to the browser whole
+            st.dataframe(pd.DataFrame(shown)[cols], hide_index=True)
+            if len(shipped) > len(shown):
+                st.caption(f"The first {len(shown):,} of {len(shipped):,}; the download below has them all.")
+            st.download_button(
+                "Download the shipped labels (CSV)",
+                lambda: pd.DataFrame(shipped)[cols].to_csv(index=False),
+                file_name="labels-shipped.csv",
+                mime="text/csv",
+                key="labels_shipped_csv",
+                on_click="ignore",
             )
     d1, d2 = st.columns(2)
     d1.download_button(

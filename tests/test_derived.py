@@ -19,7 +19,8 @@ import pytest
 from evalcore import contract as S
 from evalcore.analysis import cost as cost_mod
 from evalcore.analysis.failures import attribution, crosstab
-from evalcore.analysis.harness import flips
+from evalcore.analysis.answers import answers_failing, cell_answers
+from evalcore.analysis.harness import flip_answers, flips
 from evalcore.analysis.instruments import association, position_effect
 from evalcore.analysis.selection import Selection, mask_positions, mask_sql
 from evalcore.analysis.summary import runs_summary
@@ -167,6 +168,11 @@ def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
             assert r["answers"] > 0
             a, b = info["names"][0], info["names"][-1]
             assert_same(monkeypatch, crosstab, store, rid, a, b, sel)
+            for only in (False, True):  # the drill-downs: the same answers, in the same order
+                assert_same(monkeypatch, answers_failing, store, rid, b, only, sel, 7, 3)
+            rounds_all = min(store.run(r).manifest.judge_rounds for r in info["runs"])
+            for af, bf in ((True, True), (False, True)) if sel.majority or sel.judge_round <= rounds_all else ():
+                assert_same(monkeypatch, cell_answers, store, info["runs"], a, b, af, bf, rid, sel=sel, limit=9)
             compared += 2
         assert_same(monkeypatch, cost_mod.run_cost, store, rid)
         assert_same(monkeypatch, cost_mod.run_cost, store, rid, classes=("b",))
@@ -179,6 +185,8 @@ def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
         assert res["shared_answers"] > 0
         for a, b in (("r0", "r1"), ("r2", "r0")):
             assert_same(monkeypatch, flips, store, a, b, sel)
+            for d in ("fail_a_pass_b", "pass_a_fail_b", "fail_both"):
+                assert_same(monkeypatch, flip_answers, store, a, b, info["names"][0], d, sel, 8, 2)
         # r0 is a single call with a fixed field order: its position effect reads the masks
         assert mask_positions(store, "r0") is not None
         for ref in (None, "r1"):

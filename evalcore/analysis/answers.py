@@ -27,6 +27,7 @@ from evalcore.analysis.selection import (
     _people_hold,
     _run_status,
     _sel_sql,
+    mask_sql,
 )
 from evalcore.errors import InputError, NotFoundError
 from evalcore.stats import association as stats
@@ -244,7 +245,16 @@ def answers_failing(
     m = store.run(run_id).manifest
     vpath = store.path_of("run", run_id, "verdicts")
     base, params = _sel_sql(sel, _hold(store, run_id, sel))
-    if only:
+    masks = mask_sql(store, run_id, sel)
+    if masks is not None:  # the same answers from the run's answers table
+        msql, mparams, names = masks
+        bit, every = 1 << names.index(criterion), (1 << len(names)) - 1
+        if only:  # every criterion judged, this one the only failure
+            cond = f"present = {every} AND (passed | failed) = present AND failed = {bit}"
+        else:
+            cond = f"failed & {bit} != 0"
+        members = f"SELECT item_id, gen_round FROM ({msql}) WHERE {cond}"
+    elif only:
         members = (
             f"WITH sel AS ({base}), per AS (SELECT item_id, gen_round, count(*) AS present, "
             "count(*) - count(passed) AS errored, count(*) FILTER (WHERE NOT passed) AS fails, "
@@ -369,13 +379,23 @@ def cell_answers(
         _check_criterion(store, rid, b)
         _check_judge_round(store, rid, sel)
     _check_page(limit, offset)
-    if in_run == PEOPLE:
-        rows_sql, rparams = _people_sql(store, gen_id, sel)
+    masks = None if in_run == PEOPLE else mask_sql(store, in_run, sel)
+    if masks is not None:  # the same answers from the run's answers table
+        msql, mparams, names = masks
+        ba, bb = 1 << names.index(a), 1 << names.index(b)
+        members = (
+            f"SELECT item_id, gen_round FROM ({msql}) WHERE (passed | failed) & {ba} != 0 AND "
+            f"(passed | failed) & {bb} != 0 AND (failed & {ba} != 0) = ? AND (failed & {bb} != 0) = ?"
+        )
+        total, keys = _page_of(store, members, [*mparams, bool(a_failed), bool(b_failed)], limit, offset)
     else:
-        base, params = _sel_sql(sel, _hold(store, in_run, sel))
-        rows_sql, rparams = base, [store.path_of("run", in_run, "verdicts"), *params]
-    members = f"SELECT item_id, gen_round FROM ({_ab_sql(rows_sql)}) WHERE a = ? AND b = ?"
-    total, keys = _page_of(store, members, [*rparams, a, b, a, b, not a_failed, not b_failed], limit, offset)
+        if in_run == PEOPLE:
+            rows_sql, rparams = _people_sql(store, gen_id, sel)
+        else:
+            base, params = _sel_sql(sel, _hold(store, in_run, sel))
+            rows_sql, rparams = base, [store.path_of("run", in_run, "verdicts"), *params]
+        members = f"SELECT item_id, gen_round FROM ({_ab_sql(rows_sql)}) WHERE a = ? AND b = ?"
+        total, keys = _page_of(store, members, [*rparams, a, b, a, b, not a_failed, not b_failed], limit, offset)
     texts = _answer_texts(store, gen_id, keys)
     words = {rid: _words(store, rid, sel, [a, b], keys) for rid in run_ids}
     people: dict[tuple[str, int, str], dict[str, Any]] = {}

@@ -193,19 +193,35 @@ def flip_answers(
     cond = {"fail_a_pass_b": "NOT pa AND pb", "pass_a_fail_b": "pa AND NOT pb", "fail_both": "NOT pa AND NOT pb"}[
         direction
     ]
-    base, params = _sel_sql(sel, _hold(store, run_a, sel))
-    members = (
-        f"WITH a AS ({base}), b AS ({base}) SELECT item_id, gen_round FROM (SELECT item_id, gen_round, "
-        "a.passed AS pa, b.passed AS pb FROM a JOIN b USING (item_id, gen_round, criterion) WHERE criterion = ? "
-        f"AND a.passed IS NOT NULL AND b.passed IS NOT NULL) WHERE {cond}"
-    )
-    total, keys = _page_of(
-        store,
-        members,
-        [store.path_of("run", run_a, "verdicts"), *params, store.path_of("run", run_b, "verdicts"), *params, criterion],
-        limit,
-        offset,
-    )
+    xa, xb = mask_sql(store, run_a, sel), mask_sql(store, run_b, sel)
+    if xa is not None and xb is not None:  # the same answers from the runs' answers tables
+        ba, bb = 1 << xa[2].index(criterion), 1 << xb[2].index(criterion)
+        members = (
+            f"WITH a AS ({xa[0]}), b AS ({xb[0]}) SELECT item_id, gen_round FROM (SELECT a.item_id, gen_round, "
+            f"a.passed & {ba} != 0 AS pa, b.passed & {bb} != 0 AS pb FROM a JOIN b USING (item, gen_round) "
+            f"WHERE (a.passed | a.failed) & {ba} != 0 AND (b.passed | b.failed) & {bb} != 0) WHERE {cond}"
+        )
+        total, keys = _page_of(store, members, [*xa[1], *xb[1]], limit, offset)
+    else:
+        base, params = _sel_sql(sel, _hold(store, run_a, sel))
+        members = (
+            f"WITH a AS ({base}), b AS ({base}) SELECT item_id, gen_round FROM (SELECT item_id, gen_round, "
+            "a.passed AS pa, b.passed AS pb FROM a JOIN b USING (item_id, gen_round, criterion) WHERE criterion = ? "
+            f"AND a.passed IS NOT NULL AND b.passed IS NOT NULL) WHERE {cond}"
+        )
+        total, keys = _page_of(
+            store,
+            members,
+            [
+                store.path_of("run", run_a, "verdicts"),
+                *params,
+                store.path_of("run", run_b, "verdicts"),
+                *params,
+                criterion,
+            ],
+            limit,
+            offset,
+        )
     texts = _answer_texts(store, ma.gen_id, keys)
     wa = _words(store, run_a, sel, [criterion], keys)
     wb = _words(store, run_b, sel, [criterion], keys)
