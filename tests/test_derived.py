@@ -23,7 +23,7 @@ from evalcore.analysis.answers import answers_failing, cell_answers
 from evalcore.analysis.harness import flip_answers, flips
 from evalcore.analysis.instruments import association, position_effect
 from evalcore.analysis.selection import Selection, mask_positions, mask_sql
-from evalcore.analysis.summary import runs_summary
+from evalcore.analysis.summary import generations_summary, runs_summary
 from evalcore.storage import aggregates, derived
 from evalcore.storage.store import Store
 
@@ -178,6 +178,7 @@ def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
         assert_same(monkeypatch, cost_mod.run_cost, store, rid, classes=("b",))
     for hold in (False, True):
         assert_same(monkeypatch, runs_summary, store, hold)
+        assert_same(monkeypatch, generations_summary, store, hold)
     assert_same(monkeypatch, runs_summary, store, False, classes=("c",))
     assert_same(monkeypatch, cost_mod.cost_table, store)
     for sel in (Selection(), Selection(majority=True), Selection(include_holdout=True, classes=("a",))):
@@ -211,6 +212,8 @@ def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatc
         assert_same(monkeypatch, cost_mod.run_cost, store, rid)
     assert_same(monkeypatch, runs_summary, store, False)
     assert_same(monkeypatch, runs_summary, store, True, classes=("billing",))
+    assert_same(monkeypatch, generations_summary, store, False)
+    assert_same(monkeypatch, generations_summary, store, True)
     assert_same(monkeypatch, cost_mod.cost_table, store)
     for runs in (["support-single", "support-split"], ["support-single", "support-split", "support-grouped"]):
         for human in (False, True):

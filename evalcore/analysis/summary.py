@@ -12,7 +12,7 @@ from evalcore.analysis.answers import has_classes, no_suite_with
 from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.analysis.suites import suite_mark, versions
 from evalcore.errors import InputError, NotFoundError
-from evalcore.storage.aggregates import Table, call_scan, output_totals, row_count, verdict_rounds
+from evalcore.storage.aggregates import Table, call_scan, generation_row, output_totals, row_count, verdict_rounds
 from evalcore.storage.store import Store
 
 
@@ -150,16 +150,8 @@ def generations_summary(
         if not has_classes(store, m.suite_id, tuple(classes)):
             continue
         cond, cparams = item_condition(store, m.suite_id, include_holdout=include, classes=tuple(classes))
-        keep = f"FILTER (WHERE {cond})" if cond else ""
         path = store.path_of("generation", gid, "outputs")
-        row = store.sql(
-            f"SELECT count(DISTINCT item_id) {keep}, count(*) {keep}, "
-            f"avg(CASE WHEN abstained THEN 1.0 ELSE 0.0 END) {keep}, "
-            "sum(tokens_in), sum(tokens_out), "
-            "CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END, avg(latency_ms), "
-            f"count(error) {keep} FROM read_parquet(?)",
-            [*(cparams * 4 if cond else []), path],
-        )[0]
+        row = generation_row(store, Table(path, kind="generation", eid=gid), cond, tuple(cparams))
         if m.suite_id not in cache:
             cache[m.suite_id] = versions(store, m.suite_id)
         out.append(

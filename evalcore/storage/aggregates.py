@@ -280,6 +280,27 @@ def output_totals(store: Store, outputs: str | Table) -> dict[str, Any]:
     }
 
 
+def generation_row(store: Store, outputs: Table, cond: str = "", params: tuple[Any, ...] = ()) -> list[Any]:
+    """A generation's summary over its outputs (evalcore.analysis.summary.generations_summary):
+    items, outputs, abstained rate and errored outputs over the items ``cond`` keeps, tokens, cost
+    (when every output is priced) and latency over all of them."""
+    if not cond:
+        hit = _memo(store, outputs, "generation_row")
+        if hit is not _MISSING:
+            return list(hit)
+    keep = f"FILTER (WHERE {cond})" if cond else ""
+    s, sparams = src(Table(outputs.path))
+    row = store.sql(
+        f"SELECT count(DISTINCT item_id) {keep}, count(*) {keep}, "
+        f"avg(CASE WHEN abstained THEN 1.0 ELSE 0.0 END) {keep}, "
+        "sum(tokens_in), sum(tokens_out), "
+        "CASE WHEN count(cost_usd) = count(*) THEN sum(cost_usd) END, avg(latency_ms), "
+        f"count(error) {keep} FROM {s}",
+        [*(list(params) * 4 if cond else []), *sparams],
+    )[0]
+    return [num(v) for v in row]
+
+
 # ----------------------------------------------------------------------------- answers.parquet
 
 ANSWERS = "answers.parquet"
@@ -443,7 +464,8 @@ def build_generation(store: Store, gen_id: str, root: Path | None = None) -> der
     d = Path(root) if root is not None else store.dir_of("generation", gen_id)
 
     def build(out: Path) -> dict[str, Any]:
-        return {"output_totals": output_totals(store, str(d / "outputs.parquet"))}
+        path = str(d / "outputs.parquet")
+        return {"output_totals": output_totals(store, path), "generation_row": generation_row(store, Table(path))}
 
     return build
 
