@@ -36,9 +36,9 @@ import numpy as np
 
 from evalcore.analysis.configs import diff
 from evalcore.analysis.cost import answer_latency
-from evalcore.analysis.selection import Selection, _hold, _sel_sql
+from evalcore.analysis.selection import Selection, _hold, _sel_sql, mask_sql
 from evalcore.contract import schema as S
-from evalcore.errors import InputError
+from evalcore.errors import InputError, NotFoundError
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
 from evalcore.storage.store import Store
 
@@ -82,12 +82,36 @@ _TERNARY_VALUE = (
 )
 
 
-def _pivot_sql(store: Store, run_id: str, metrics: list[str], sel: Selection) -> tuple[str, list[Any]]:
+Masks = tuple[str, list[Any], list[str]]
+
+
+def _answers(store: Store, run_ids: Iterable[str], metrics: list[str], sel: Selection) -> dict[str, Masks] | None:
+    """Each run's answers table under the selection (:func:`~evalcore.analysis.selection.mask_sql`)
+    when every run has a current one and no figure needs the verdicts' labels (``ternary``); else
+    None: the pivots read the verdict rows, with the same numbers."""
+    if TERNARY in metrics:
+        return None
+    out: dict[str, Masks] = {}
+    for rid in run_ids:
+        m = mask_sql(store, rid, sel)
+        if m is None:
+            return None
+        out[rid] = m
+    return out
+
+
+def _pivot_sql(
+    store: Store, run_id: str, metrics: list[str], sel: Selection, masks: Masks | None = None
+) -> tuple[str, list[Any]]:
     """(item_id, gen_round, m0, m1, ...) per answer, one DOUBLE column per figure of ``metrics``:
     ``all_pass`` 1/0, null when a verdict errored or is missing; ``ternary`` correct 1, partial
     0.5, wrong 0 (the mean over ternary criteria), null when one errored; a criterion its derived
-    pass 1/0 (null when errored)."""
+    pass 1/0 (null when errored). With ``masks`` (the run's answers table, :func:`_answers`) the
+    same figures from its bit masks, with ``item`` (the generation's integer item key) beside
+    ``item_id``."""
     m = store.run(run_id).manifest
+    if masks is not None:
+        return _mask_pivot_sql(masks, metrics, len(m.rubric.criteria))
     base, params = _sel_sql(sel, _hold(store, run_id, sel))
     cols: list[str] = []
     cp: list[Any] = []
@@ -110,6 +134,28 @@ def _pivot_sql(store: Store, run_id: str, metrics: list[str], sel: Selection) ->
     return sql, [*cp, store.path_of("run", run_id, "verdicts"), *params]
 
 
+def _mask_pivot_sql(masks: Masks, metrics: list[str], n_criteria: int) -> tuple[str, list[Any]]:
+    """:func:`_pivot_sql`'s figures from an answers table: one row per answer already, so no
+    grouping. Judged = passed or failed (errored: present and neither). ``all_pass`` is null unless
+    all ``n_criteria`` criteria are judged (the verdicts' ``count(passed) < n``), then 1 when none
+    failed; a criterion is null unless judged, then its pass bit; a criterion outside the run's
+    rubric is null (no verdict row names it)."""
+    msql, mparams, names = masks
+    cols: list[str] = []
+    for j, name in enumerate(metrics):
+        if name == "all_pass":
+            cols.append(
+                f"CASE WHEN bit_count(passed | failed) < {int(n_criteria)} THEN NULL "
+                f"ELSE (failed = 0)::INT::DOUBLE END AS m{j}"
+            )
+        elif name in names:
+            bit = 1 << names.index(name)
+            cols.append(f"CASE WHEN (passed | failed) & {bit} != 0 THEN (passed & {bit} != 0)::INT::DOUBLE END AS m{j}")
+        else:
+            cols.append(f"NULL::DOUBLE AS m{j}")
+    return f"SELECT item_id, item, gen_round, {', '.join(cols)} FROM ({msql})", list(mparams)
+
+
 def per_round(
     store: Store,
     run_id: str,
@@ -123,7 +169,8 @@ def per_round(
     m = store.run(run_id).manifest
     sel = _selection(sel or Selection(), include_holdout)
     metrics = metrics or metrics_of(store, run_id)
-    piv, params = _pivot_sql(store, run_id, metrics, sel)
+    masks = _answers(store, [run_id], metrics, sel)
+    piv, params = _pivot_sql(store, run_id, metrics, sel, None if masks is None else masks[run_id])
     cols = [f"avg(m{j}) AS m{j}" for j in range(len(metrics))]
     rows = store.sql(
         f"SELECT gen_round, count(*) AS answers, {', '.join(cols)} FROM ({piv}) GROUP BY gen_round ORDER BY gen_round",
@@ -149,14 +196,35 @@ def _round_figures(rows: list[tuple], metrics: list[str]) -> dict[str, Any]:
     return {"rounds": rounds, "answers_by_round": [int(r[1]) for r in rows], "figures": figures}
 
 
-def _item_sql(store: Store, run_a: str, run_b: str, metrics: list[str], sel: Selection, variances: bool = True):
+def _item_sql(
+    store: Store, run_a: str, run_b: str, metrics: list[str], sel: Selection, variances: bool = True
+) -> tuple[str, list[Any], str]:
     """A ``WITH ... per_item AS (...)`` prefix: per item and figure j, the paired rounds judged on
     both sides (nn{j}), rounds better (up{j}) and worse (down{j}), the mean delta d{j}, whether each
     side failed (scored 0 in) every judged round (amiss{j}, bmiss{j}) and each side's variance
-    across rounds."""
-    pa, qa = _pivot_sql(store, run_a, metrics, sel)
-    pb, qb = _pivot_sql(store, run_b, metrics, sel)
+    across rounds; with its parameters and the item key the sides are joined on.
+
+    From both runs' answers tables when both have one (:func:`_answers`), else from their verdict
+    rows. The key is ``item``, the generation's integer item key, when both runs judge one
+    generation (it orders the items as ``item_id`` does); ``item_id`` otherwise, since each
+    generation numbers its own items."""
+    masks = _answers(store, (run_a, run_b), metrics, sel)
+    key = "item_id"
+    if masks is not None and store.run(run_a).manifest.gen_id == store.run(run_b).manifest.gen_id:
+        key = "item"
+    pa, qa = _pivot_sql(store, run_a, metrics, sel, None if masks is None else masks[run_a])
+    pb, qb = _pivot_sql(store, run_b, metrics, sel, None if masks is None else masks[run_b])
     sel_cols = ", ".join(f"a.m{j} AS a{j}, b.m{j} AS b{j}" for j in range(len(metrics)))
+    # with the integer key the item id rides along (one per item) for the listed ids
+    ids, id_agg = ("a.item_id AS item_id, ", "any_value(item_id) AS item_id, ") if key == "item" else ("", "")
+    head = (
+        f"WITH a AS MATERIALIZED ({pa}), b AS MATERIALIZED ({pb}), j AS (SELECT {key}, {ids}gen_round, {sel_cols} "
+        f"FROM a JOIN b USING ({key}, gen_round))"
+    )
+    g = store.generation
+    most = max(g(store.run(r).manifest.gen_id).manifest.rounds for r in (run_a, run_b))
+    if masks is not None and most <= PACKED_MAX_ROUNDS:
+        return head + _packed_per_item(len(metrics), key, id_agg, variances), [*qa, *qb], key
     aggs = []
     for j in range(len(metrics)):
         both = f"a{j} IS NOT NULL AND b{j} IS NOT NULL"
@@ -171,20 +239,81 @@ def _item_sql(store: Store, run_a: str, run_b: str, metrics: list[str], sel: Sel
             )
         )
     cte = (
-        f"WITH a AS MATERIALIZED ({pa}), b AS MATERIALIZED ({pb}), j AS (SELECT item_id, gen_round, {sel_cols} FROM a JOIN b "
-        f"USING (item_id, gen_round)), per_item AS (SELECT item_id, count(*) AS paired, {', '.join(aggs)} FROM j "
-        "GROUP BY item_id)"
+        f"{head}, per_item AS MATERIALIZED (SELECT {key}, {id_agg}count(*) AS paired, "
+        f"{', '.join(aggs)} FROM j GROUP BY {key})"
     )
-    return cte, [*qa, *qb]
+    return cte, [*qa, *qb], key
 
 
-def _summary_sql(n_metrics: int, rounds: int, limit: int, listed: int, full: bool) -> str:
+#: the most generation rounds the packed counts hold (8 bits a count)
+PACKED_MAX_ROUNDS = 255
+
+#: the counts per item and figure that the packed sums carry, 8 bits each (a count is at most
+#: the paired generation rounds, fewer than 256), 8 to a BIGINT
+_PACKED = {
+    "nn": "a{j} IS NOT NULL AND b{j} IS NOT NULL",
+    "up": "b{j} > a{j}",
+    "down": "b{j} < a{j}",
+    "ca": "a{j} IS NOT NULL",
+    "a1": "a{j} = 1",
+    "cb": "b{j} IS NOT NULL",
+    "b1": "b{j} = 1",
+}
+
+
+def _packed_per_item(n_metrics: int, key: str, id_agg: str, variances: bool) -> str:
+    """``per_item`` of :func:`_item_sql` over figures that are 1, 0 or null (every figure of an
+    answers table): per item a few sums of packed counts instead of eight aggregates per figure
+    (a sixth of the memory of 1M groups), unpacked into the same columns. A figure's values being
+    0 or 1, its mean delta is (up - down) / nn (sums of integers: exact), a side misses when it
+    judged some round and passed none (``bool_and(a = 0)``, null when it judged none); the
+    variances are the same ``var_samp``."""
+    lanes = [(j, name, cond.format(j=j)) for j in range(n_metrics) for name, cond in _PACKED.items()]
+    words: list[list[str]] = [[] for _ in range((len(lanes) + 7) // 8)]
+    unpack = {}
+    for i, (j, name, cond) in enumerate(lanes):
+        w, shift = divmod(i, 8)
+        words[w].append(f"CASE WHEN {cond} THEN {1 << (8 * shift)} ELSE 0 END")
+        unpack[(j, name)] = f"((w{w} >> {8 * shift}) & 255)::BIGINT"
+    sums = ", ".join(f"sum({' + '.join(parts)}) AS w{w}" for w, parts in enumerate(words))
+    var = "".join(f", var_samp(a{j}) AS va{j}, var_samp(b{j}) AS vb{j}" for j in range(n_metrics)) if variances else ""
+    cols = []
+    for j in range(n_metrics):
+        u = {name: unpack[(j, name)] for name in _PACKED}
+        cols.append(
+            f"{u['nn']} AS nn{j}, {u['up']} AS up{j}, {u['down']} AS down{j}, "
+            f"CASE WHEN {u['nn']} > 0 THEN ({u['up']} - {u['down']})::DOUBLE / {u['nn']} END AS d{j}, "
+            f"CASE WHEN {u['ca']} > 0 THEN {u['a1']} = 0 END AS amiss{j}, "
+            f"CASE WHEN {u['cb']} > 0 THEN {u['b1']} = 0 END AS bmiss{j}, "
+            + (f"va{j}, vb{j}" if variances else f"NULL::DOUBLE AS va{j}, NULL::DOUBLE AS vb{j}")
+        )
+    item_id = "item_id, " if id_agg else ""
+    return (
+        f", packed AS MATERIALIZED (SELECT {key}, {id_agg}count(*) AS paired, {sums}{var} FROM j GROUP BY {key}), "
+        f"per_item AS (SELECT {key}, {item_id}paired, {', '.join(cols)} FROM packed)"
+    )
+
+
+def _summary_sql(
+    n_metrics: int,
+    rounds: int,
+    limit: int,
+    listed: int,
+    full: bool,
+    key: str = "item_id",
+    sources: tuple[int, int] = (0, 0),
+) -> str:
     """Per figure over items: n, mean and sd of the deltas, counts of stable wins and regressions
     (better or worse in every one of the ``rounds`` paired rounds) and of new and fixed misses, mean
     within-item variances; for figure ``listed`` (the headline) also the ids: the first ``limit``
     in id order, or every one when ``full`` (the gate's allowlist needs them all); then each side's
     figures per generation round over the items both answered (from the same pivots: each run is
-    read once), each side's item count and the shared items."""
+    read once), each side's item count and the shared items' count. ``key``: the item column of
+    :func:`_item_sql`. ``sources``: how many Parquet paths of each side (parameters after those of
+    the prefix, A's first) hold the tables its latency per answer reads; ``outside_a`` and
+    ``outside_b`` say whether they hold a row of an item not shared (or of none), and the shared ids are listed
+    (``shared_items``) only when a side has some, since only then does the latency over the shared
+    items differ from the latency over every item."""
     cols = []
     for j in range(n_metrics):
         cond = {
@@ -197,22 +326,34 @@ def _summary_sql(n_metrics: int, rounds: int, limit: int, listed: int, full: boo
             f"count(d{j}) AS n{j}, avg(d{j}) AS mean{j}, stddev_samp(d{j}) AS sd{j}, "
             f"avg(va{j}) AS va{j}, avg(vb{j}) AS vb{j}"
         )
-        for key, c in cond.items():
-            cols.append(f"count(*) FILTER (WHERE {c}) AS count_{key}{j}")
+        for k, c in cond.items():
+            cols.append(f"count(*) FILTER (WHERE {c}) AS count_{k}{j}")
             if j == listed:
                 ids = f"list(item_id) FILTER (WHERE {c})" if full else f"min(item_id, {int(limit)}) FILTER (WHERE {c})"
-                cols.append(f"coalesce({ids}, []) AS {key}{j}")
+                cols.append(f"coalesce({ids}, []) AS {k}{j}")
     per_round = ", ".join(["count(*) AS answers"] + [f"avg(m{j}) AS m{j}" for j in range(n_metrics)])
-    shared = "item_id IN (SELECT item_id FROM per_item)"
+    shared = f"{key} IN (SELECT {key} FROM per_item)"
+
+    def outside(n: int) -> str:
+        any_row = (
+            "EXISTS (SELECT 1 FROM read_parquet(?) WHERE item_id IS NULL OR item_id NOT IN (SELECT item_id FROM ids))"
+        )
+        return "(" + " OR ".join([any_row] * n) + ")" if n else "false"
+
     return (
         f", rounds AS (SELECT side, gen_round, {per_round} FROM (SELECT 'a' AS side, * FROM a WHERE {shared} "
         f"UNION ALL SELECT 'b' AS side, * FROM b WHERE {shared}) GROUP BY side, gen_round), "
-        f"summary AS (SELECT {', '.join(cols)} FROM per_item) "
+        f"summary AS (SELECT {', '.join(cols)} FROM per_item), "
+        f"ids AS MATERIALIZED (SELECT item_id FROM per_item), "
+        f"outside AS (SELECT {outside(sources[0])} AS outside_a, {outside(sources[1])} AS outside_b) "
         "SELECT (SELECT list(struct_pack(side, gen_round, answers, "
         + ", ".join(f"m{j}" for j in range(n_metrics))
         + ") ORDER BY side, gen_round) FROM rounds) AS per_round, "
-        "(SELECT count(DISTINCT item_id) FROM a) AS items_a, (SELECT count(DISTINCT item_id) FROM b) AS items_b, "
-        "(SELECT list(item_id ORDER BY item_id) FROM per_item) AS shared_items, * FROM summary"
+        f"(SELECT count(DISTINCT {key}) FROM a) AS items_a, (SELECT count(DISTINCT {key}) FROM b) AS items_b, "
+        "(SELECT count(*) FROM per_item) AS n_shared, outside_a, outside_b, "
+        f"CASE WHEN outside_a OR outside_b THEN (SELECT list(item_id ORDER BY {key}) FROM per_item) END "
+        "AS shared_items, "
+        "summary.* FROM summary, outside"
     )
 
 
@@ -348,11 +489,15 @@ def compare(
     g = store.generation
     rounds_paired = 1 if sel.gen_round is not None else min(g(ma.gen_id).manifest.rounds, g(mb.gen_id).manifest.rounds)
     # within-item variance across rounds feeds the power figures only, and needs two rounds
-    cte, params = _item_sql(store, run_a, run_b, metrics, sel, variances=rounds_paired > 1)
+    cte, params, key = _item_sql(store, run_a, run_b, metrics, sel, variances=rounds_paired > 1)
     hi = metrics.index(headline)
-    summary = store.records(cte + " " + _summary_sql(len(metrics), rounds_paired, list_limit, hi, bool(allow)), params)[
-        0
-    ]
+    src_a, src_b = _latency_sources(store, ma), _latency_sources(store, mb)
+    summary = store.records(
+        cte
+        + " "
+        + _summary_sql(len(metrics), rounds_paired, list_limit, hi, bool(allow), key, (len(src_a), len(src_b))),
+        [*params, *src_a, *src_b],
+    )[0]
     sides = {}
     for side, m in (("a", ma), ("b", mb)):
         rows = [
@@ -366,7 +511,7 @@ def compare(
     vectors = None
     if 0 < max(summary[f"n{j}"] for j in range(len(metrics))) <= BOOTSTRAP_MAX_ITEMS:
         rows = store.sql(
-            cte + " SELECT " + ", ".join(f"d{j}" for j in range(len(metrics))) + " FROM per_item ORDER BY item_id",
+            cte + " SELECT " + ", ".join(f"d{j}" for j in range(len(metrics))) + f" FROM per_item ORDER BY {key}",
             params,
         )
         vectors = np.array([[np.nan if x is None else float(x) for x in r] for r in rows], dtype=float).reshape(
@@ -433,8 +578,14 @@ def compare(
     out_metrics = {}
     for name, v in per_metric.items():
         out_metrics[name] = {k: x for k, x in v.items() if not k.startswith("_")}
+    # the latency over the shared items is the latency over every item when no item outside them
+    # has a row in the tables it reads: then no id list is handed to it (nor pulled out of DuckDB)
     shared = list(summary["shared_items"] or [])
-    coverage = _coverage(run_a, run_b, int(summary["items_a"] or 0), int(summary["items_b"] or 0), len(shared))
+    shared_a = shared if summary["outside_a"] else None
+    shared_b = shared if summary["outside_b"] else None
+    coverage = _coverage(
+        run_a, run_b, int(summary["items_a"] or 0), int(summary["items_b"] or 0), int(summary["n_shared"] or 0)
+    )
     notes = []
     if coverage["note"]:
         notes.append(coverage["note"])
@@ -468,14 +619,26 @@ def compare(
         "fixed_miss_count": h["_counts"]["fixed"],
         "cost": {"baseline": _cost(store, ma), "candidate": _cost(store, mb)},
         "latency": {
-            "baseline": answer_latency(store, run_a, shared),
-            "candidate": answer_latency(store, run_b, shared),
+            "baseline": answer_latency(store, run_a, shared_a),
+            "candidate": answer_latency(store, run_b, shared_b),
         },
         "polluted": polluted,
         "simulated": bool(d["a"]["simulated"] or d["b"]["simulated"]),
         "notes": notes,
         "_all": {"regs": h["_regs"], "new_miss": h["_new_miss"], "new_miss_count": h["_counts"]["new"]},
     }
+
+
+def _latency_sources(store: Store, m: S.RunManifest) -> list[str]:
+    """The tables :func:`~evalcore.analysis.cost.answer_latency` reads for a run: its generation's
+    outputs and its calls, those that exist."""
+    out = []
+    for kind, eid, table in (("generation", m.gen_id, "outputs"), ("run", m.run_id, "calls")):
+        try:
+            out.append(store.path_of(kind, eid, table))
+        except NotFoundError:
+            pass
+    return out
 
 
 def _coverage(run_a: str, run_b: str, items_a: int, items_b: int, shared: int) -> dict[str, Any]:

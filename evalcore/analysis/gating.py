@@ -21,7 +21,16 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from evalcore.analysis.comparison import TERNARY, _pct, _pivot_sql, _selection, compare, per_round, rounds_text
+from evalcore.analysis.comparison import (
+    TERNARY,
+    _answers,
+    _pct,
+    _pivot_sql,
+    _selection,
+    compare,
+    per_round,
+    rounds_text,
+)
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection
 from evalcore.errors import InputError, NotFoundError
@@ -220,10 +229,12 @@ def gate(
 
 
 def _misses(store: Store, run_id: str, metric: str, sel: Selection, ids: list[str]) -> set[str]:
-    """Which of ``ids`` the run fails (scores 0) in every generation round (the allowlist's upkeep)."""
+    """Which of ``ids`` the run fails (scores 0) in every generation round (the allowlist's upkeep);
+    from the run's answers table when it has one."""
     if not ids:
         return set()
-    piv, params = _pivot_sql(store, run_id, [metric], sel)
+    masks = _answers(store, [run_id], [metric], sel)
+    piv, params = _pivot_sql(store, run_id, [metric], sel, None if masks is None else masks[run_id])
     return {
         r[0]
         for r in store.sql(
