@@ -99,7 +99,7 @@ from evalcore.analysis.projection import (
     project,
 )
 from evalcore.errors import InputError, NotFoundError
-from evalcore.stats.descriptive import percentile
+from evalcore.storage.aggregates import latency_summary
 from evalcore.storage.store import Store
 
 # the aggregates and the projection live in their own modules; these names stay importable from here
@@ -261,33 +261,18 @@ def answer_latency(store: Store, run_id: str, items: Sequence[str] | None = None
     (:func:`evalcore.stats.descriptive.percentile`) over the answers that report it, restricted to
     ``items`` when given; a side without a table or without a measured answer is None."""
     m = store.run(run_id).manifest
-    ids = None if items is None else list(items)
-    keep = "" if ids is None else " AND list_contains(?::VARCHAR[], item_id)"
-    extra = [] if ids is None else [ids]
-
-    def summary(sql: str, params: list[Any]) -> dict[str, Any] | None:
-        vals = [float(r[0]) for r in store.sql(sql, params) if r[0] is not None]
-        if not vals:
-            return None
-        return {"answers": len(vals), "mean_ms": float(np.mean(vals)), "p95_ms": percentile(vals, 95)}
-
+    keep = ("", ()) if items is None else ("list_contains(?::VARCHAR[], item_id)", (list(items),))
     out: dict[str, Any] = {}
     try:
         out_path = store.path_of("generation", m.gen_id, "outputs")
     except NotFoundError:
         out["system"] = None
     else:
-        out["system"] = summary(
-            f"SELECT latency_ms FROM read_parquet(?) WHERE latency_ms IS NOT NULL{keep}", [out_path, *extra]
-        )
+        out["system"] = latency_summary(store, Table(out_path, *keep, "generation", m.gen_id), per_answer=False)
     try:
         calls_path = store.path_of("run", run_id, "calls")
     except NotFoundError:
         out["judge"] = None
     else:
-        out["judge"] = summary(
-            "SELECT sum(latency_ms) FROM read_parquet(?) WHERE latency_ms IS NOT NULL"
-            f"{keep} GROUP BY item_id, gen_round, judge_round",
-            [calls_path, *extra],
-        )
+        out["judge"] = latency_summary(store, Table(calls_path, *keep, "run", run_id), per_answer=True)
     return out

@@ -248,6 +248,26 @@ def row_count(store: Store, t: str | Table, name: str = "") -> int:
     return int(store.sql(f"SELECT count(*) FROM {s}", params)[0][0])
 
 
+def latency_summary(store: Store, t: Table, per_answer: bool) -> dict[str, Any] | None:
+    """Mean and p95 (``quantile_cont``: type 7, as evalcore.stats.descriptive.percentile) of the
+    latency of a generation's outputs (``per_answer`` False) or of a run's answers, one answer's
+    calls summed per judge round (``per_answer`` True), over the rows that report one; None when
+    none does."""
+    hit = _memo(store, t, "answer_latency" if per_answer else "output_latency")
+    if hit is not _MISSING:
+        return None if hit is None else dict(hit)
+    s, params = src(t)
+    inner = (
+        f"SELECT sum(latency_ms) AS v FROM {s} WHERE latency_ms IS NOT NULL GROUP BY item_id, gen_round, judge_round"
+        if per_answer
+        else f"SELECT latency_ms AS v FROM {s} WHERE latency_ms IS NOT NULL"
+    )
+    # fsum (compensated): the per-answer sums arrive in any order from a parallel GROUP BY, and a plain
+    # avg of them differs in its last bits between two runs
+    n, mean, p95 = store.sql(f"SELECT count(v), fsum(v) / count(v), quantile_cont(v, 0.95) FROM ({inner})", params)[0]
+    return {"answers": int(n), "mean_ms": float(mean), "p95_ms": float(p95)} if n else None
+
+
 # ----------------------------------------------------------------------------- outputs.parquet
 
 
@@ -453,6 +473,7 @@ def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Bu
         memo["list_moments"] = list_moments(store, calls)
         memo["call_moments"] = call_moments(store, calls)
         memo["wall"] = wall_measured(store, calls)
+        memo["answer_latency"] = latency_summary(store, Table(calls), per_answer=True)
         pv = d / "pair_verdicts.parquet"
         memo["pair_verdicts"] = row_count(store, str(pv)) if pv.exists() else 0
         return memo
@@ -465,7 +486,11 @@ def build_generation(store: Store, gen_id: str, root: Path | None = None) -> der
 
     def build(out: Path) -> dict[str, Any]:
         path = str(d / "outputs.parquet")
-        return {"output_totals": output_totals(store, path), "generation_row": generation_row(store, Table(path))}
+        return {
+            "output_totals": output_totals(store, path),
+            "generation_row": generation_row(store, Table(path)),
+            "output_latency": latency_summary(store, Table(path), per_answer=False),
+        }
 
     return build
 
