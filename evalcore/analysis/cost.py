@@ -261,18 +261,18 @@ def answer_latency(store: Store, run_id: str, items: Sequence[str] | None = None
     (:func:`evalcore.stats.descriptive.percentile`) over the answers that report it, restricted to
     ``items`` when given; a side without a table or without a measured answer is None."""
     m = store.run(run_id).manifest
-    keep = ("", ()) if items is None else ("list_contains(?::VARCHAR[], item_id)", (list(items),))
+    where, params = ("", ()) if items is None else ("list_contains(?::VARCHAR[], item_id)", (list(items),))
     out: dict[str, Any] = {}
     try:
         out_path = store.path_of("generation", m.gen_id, "outputs")
     except NotFoundError:
         out["system"] = None
     else:
-        out["system"] = latency_summary(store, Table(out_path, *keep, "generation", m.gen_id), per_answer=False)
+        out["system"] = latency_summary(store, Table(out_path, where, params, "generation", m.gen_id), per_answer=False)
     try:
         calls_path = store.path_of("run", run_id, "calls")
     except NotFoundError:
         out["judge"] = None
     else:
-        out["judge"] = latency_summary(store, Table(calls_path, *keep, "run", run_id), per_answer=True)
+        out["judge"] = latency_summary(store, Table(calls_path, where, params, "run", run_id), per_answer=True)
     return out

@@ -12,7 +12,9 @@ from the command line or the UI can make it read or write outside its directorie
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,6 +35,14 @@ from evalcore.storage.files import (
 )
 from evalcore.storage.layout import KINDS, OPTIONAL_TABLES
 from evalcore.storage.paths import check_id, default_data_dir, default_keys_dir, default_state_dir, inside
+
+
+def duckdb_memory() -> str:
+    """DuckDB's memory cap per connection: ``EVALCORE_DUCKDB_MEMORY`` (e.g. ``2GB``; empty or 0: DuckDB's
+    own default, 80% of the machine), else 700MB, so that a page or command stays near 1 GB in all."""
+    v = os.environ.get("EVALCORE_DUCKDB_MEMORY", "700MB").strip()
+    return "" if v in ("", "0") else v
+
 
 DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
@@ -148,8 +158,15 @@ class Store:
 
     # ---- duckdb
     def connect(self) -> duckdb.DuckDBPyConnection:
-        """A fresh in-memory DuckDB connection that never downloads an extension."""
-        return duckdb.connect(":memory:", config=dict(DUCKDB_CONFIG))
+        """A fresh in-memory DuckDB connection that never downloads an extension, its memory capped
+        (:func:`duckdb_memory`) and spilling past the cap into a temporary directory of its own."""
+        con = duckdb.connect(":memory:", config=dict(DUCKDB_CONFIG))
+        cap = duckdb_memory()
+        if cap:
+            con.execute(f"SET memory_limit = '{cap}'")
+            spill = Path(tempfile.gettempdir()) / f"evalcore-duckdb-{os.getpid()}"
+            con.execute(f"SET temp_directory = '{str(spill).replace(chr(39), chr(39) * 2)}'")
+        return con
 
     def _fetch(self, query: str, params: Any, con: Any, how: str) -> Any:
         """Run one query on its own cursor (DuckDB's rule for threads) and fetch it all; a Parquet
