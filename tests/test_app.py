@@ -238,7 +238,8 @@ def test_labels_page_shows_gold_by_its_policy_and_the_shipped_labels(app):
     (shipped,) = [d.value for d in at.dataframe]  # nothing decided here yet: only the shipped labels
     assert len(shipped) == len(ITEMS) * len(CRITERIA)
     assert set(shipped["source"]) == {"shipped:t-human"}
-    assert [b.label for b in at.get("download_button")] == ["Download gold (CSV, a column per reviewer)",
+    assert [b.label for b in at.get("download_button")] == ["Download the shipped labels (CSV)",
+                                                            "Download gold (CSV, a column per reviewer)",
                                                             "Download every edit (CSV)"]
     # two reviewers who disagree give no gold; an adjudicator's decision does
     ls = LabelStore(Store(os.environ["EVALCORE_DATA"], os.environ["EVALCORE_STATE"]))

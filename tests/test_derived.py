@@ -18,8 +18,8 @@ import pytest
 
 from evalcore import contract as S
 from evalcore.analysis import cost as cost_mod
-from evalcore.analysis.failures import attribution, crosstab
 from evalcore.analysis.answers import answers_failing, cell_answers
+from evalcore.analysis.failures import attribution, crosstab
 from evalcore.analysis.harness import flip_answers, flips
 from evalcore.analysis.instruments import association, position_effect
 from evalcore.analysis.selection import Selection, mask_positions, mask_sql

@@ -540,11 +540,12 @@ def _position_from_verdicts(
     store: Store, run_id: str, reference_run: str | None, sel: Selection
 ) -> tuple[list[dict[str, Any]], dict[int, float | None]]:
     """position_effect's counts per position, and the agreement with the reference, from the
-    verdict rows."""
+    verdict rows. Criteria sharing a position (a grouped run's calls each start at 0) are taken in
+    name order for "the field before", so that the figure is the same on every run."""
     base, params = _sel_sql(sel, _hold(store, run_id, sel))
     vpath = store.path_of("run", run_id, "verdicts")
     rows = store.records(
-        f"WITH sel AS ({base}), v AS (SELECT *, lag(passed) OVER (PARTITION BY item_id, gen_round ORDER BY position) "
+        f"WITH sel AS ({base}), v AS (SELECT *, lag(passed) OVER (PARTITION BY item_id, gen_round ORDER BY position, criterion) "
         "AS prev FROM sel) SELECT position, count(passed) AS judged, count(*) FILTER (WHERE NOT passed) AS failed, "
         "count(*) FILTER (WHERE prev = false AND passed IS NOT NULL) AS after_fail, "
         "count(*) FILTER (WHERE prev = false AND NOT passed) AS fail_after_fail FROM v GROUP BY position ORDER BY position",
