@@ -5,9 +5,10 @@ token estimates and loading litellm are :mod:`evalcore.llm.client`).
   request per attempt; retries are ours), its failure classified as retryable (429, 5xx,
   timeouts, connection errors), failing the call (400-class) or stopping the run (401, 403,
   404, unsupported parameters).
-* **the journal** (:class:`Journal`): an append-only JSONL file; each record is written and
-  fsync'd before the call counts as done (group commit from a writer thread, so a slow disk
-  never stalls the event loop). A torn last line from a killed process is dropped on reopen.
+* **the journal** (:class:`Journal`): an append-only JSONL file; each record is on stable storage
+  (an ``O_DSYNC`` write, or write + fsync) before the call counts as done (group commit from a
+  writer thread, so a slow disk never stalls the event loop). A torn last line from a killed
+  process is dropped on reopen.
 * **the executor** (:func:`execute`): a bounded pool of asyncio workers making the calls of
   :class:`CallSpec` under :class:`Settings`; each call is tried, backed off and retried, parsed (a
   parse error keeps the raw text and is retried), and its outcome journaled; ``--resume`` skips
@@ -20,14 +21,17 @@ token estimates and loading litellm are :mod:`evalcore.llm.client`).
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 import os
+import queue
 import random
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -140,8 +144,46 @@ async def attempt(model: str, messages: list[dict], params: dict, api_base: str 
 # --------------------------------------------------------------------------- the journal
 
 
+_O_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+# O_DSYNC: each write(2) returns once its data, and the file size it changed, are on stable storage
+# (what fdatasync gives), so a batch costs one system call and one release of the GIL instead of a
+# write, a flush and an fsync. Where the platform has no O_DSYNC the writer calls os.fsync.
+_O_DSYNC = getattr(os, "O_DSYNC", 0)
+_CLOSE = None  # the writer's stop signal in its queue
+_SECOND: tuple[int, str] = (-1, "")  # the last whole second utc_iso() formatted, and its text
+
+
 def utc_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+    """Now in UTC to the millisecond, ``2026-12-01T18:59:18.123+00:00`` (as
+    ``datetime.now(UTC).isoformat(timespec="milliseconds")``, with the date and time formatted once a second)."""
+    global _SECOND
+    t = time.time()
+    sec = int(t)
+    cached = _SECOND  # one tuple, replaced whole: a second thread never sees half of it
+    if cached[0] != sec:
+        cached = _SECOND = (sec, datetime.fromtimestamp(sec, UTC).isoformat()[:19])
+    return f"{cached[1]}.{int((t - sec) * 1000):03d}+00:00"
+
+
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """Keep the objects alive on entry out of the cyclic garbage collector's full collections
+    while a run is made (:func:`gc.freeze`), and give them back on exit (:func:`gc.unfreeze`, by
+    the outermost use only, and only if nothing else had frozen objects).
+
+    A judge run allocates tens of thousands of lasting objects (the calls, their records, the
+    rows); that sets off full collections, each of which walks every object of the process,
+    litellm's ~0.4 million from its import among them (~0.2 s each on the benchmark's machine).
+    Frozen, those are skipped: nothing is freed later than it would be by reference counting,
+    and a cycle among frozen objects is collected after the run instead of during it.
+    """
+    outer = gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        yield
+    finally:
+        if outer:
+            gc.unfreeze()
 
 
 def _resolve(futs: list, err: BaseException | None) -> None:
@@ -154,11 +196,17 @@ def _resolve(futs: list, err: BaseException | None) -> None:
 
 
 class Journal:
-    """An append-only JSONL file; :meth:`append` returns once the record is on disk (fsync).
+    """An append-only JSONL file; :meth:`append` returns once the record is on disk.
 
-    Records from many coroutines are written by one thread in batches (group commit): one write,
-    one fsync and one wake-up of the event loop per batch, and each coroutine resumes only after
-    its batch is durable.
+    Records from many coroutines are written by one thread in batches (group commit): one durable
+    write (``O_DSYNC``; write + fsync where there is none) and one wake-up of the event loop per
+    batch, and each coroutine resumes only after its batch is durable. The batch is whatever was
+    appended while the previous one was being written: there is no timer, so a record waits at
+    most for the write before it. Durability is the same as an fsync per record: :meth:`append`
+    returns (and the caller uses the result: counts the call done, starts its next call, writes
+    the run from the journal) only once the record's bytes are on stable storage, so a killed
+    process loses at most the calls not yet returned by :meth:`append`, one per worker (at most
+    ``--concurrency``), and a torn last line is dropped on reopen.
     """
 
     def __init__(self, path: Path):
@@ -166,7 +214,7 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         good = self._valid_prefix()
         created = not self.path.exists()
-        self._f = open(self.path, "ab")
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_FLAGS | _O_DSYNC, 0o666)
         if created:  # make the new file's directory entry durable too
             try:
                 fd = os.open(self.path.parent, os.O_RDONLY)
@@ -176,11 +224,11 @@ class Journal:
                     os.close(fd)
             except OSError:  # pragma: no cover - some filesystems refuse fsync on a directory
                 pass
-        if self._f.tell() != good:  # a torn last line (killed mid-write): drop it
-            self._f.truncate(good)
-            self._f.seek(good)
-        self._cond = threading.Condition()
-        self._pending: list[tuple[bytes, Any, asyncio.Future]] = []
+        if os.fstat(self._fd).st_size != good:  # a torn last line (killed mid-write): drop it
+            os.ftruncate(self._fd, good)
+        # a SimpleQueue, not a Condition: put() never takes a Python-level lock or wakes the writer
+        # while it is busy, and get() blocks in C with the GIL released
+        self._q: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = False
         self._thread = threading.Thread(target=self._writer, name="evalcore-journal", daemon=True)
         self._thread.start()
@@ -218,47 +266,52 @@ class Journal:
         return out
 
     def _writer(self) -> None:
+        q, fd = self._q, self._fd
         while True:
-            with self._cond:
-                while not self._pending and not self._closed:
-                    self._cond.wait()
-                batch, self._pending = self._pending, []
-                if not batch and self._closed:
-                    return
-            err: BaseException | None = None
-            try:
-                self._f.write(b"".join(line for line, _, _ in batch))
-                self._f.flush()
-                os.fsync(self._f.fileno())
-            except BaseException as e:
-                err = e
-            by_loop: dict[Any, list] = {}
-            for _, loop, fut in batch:
-                by_loop.setdefault(loop, []).append(fut)
-            for loop, futs in by_loop.items():  # one wake-up of each event loop per batch
+            batch = [q.get()]  # blocks until a record (or the stop signal) arrives
+            while True:  # and takes every record appended meanwhile
                 try:
-                    loop.call_soon_threadsafe(_resolve, futs, err)
-                except RuntimeError:  # the loop is closed (the run was interrupted): nobody waits
-                    pass
+                    batch.append(q.get_nowait())
+                except queue.Empty:
+                    break
+            records = [r for r in batch if r is not _CLOSE]
+            if records:
+                err: BaseException | None = None
+                try:
+                    data = memoryview(b"".join([r[0] for r in records]))
+                    while data:
+                        data = data[os.write(fd, data) :]
+                    if not _O_DSYNC:
+                        os.fsync(fd)
+                except BaseException as e:
+                    err = e
+                by_loop: dict[Any, list] = {}
+                for _, loop, fut in records:
+                    by_loop.setdefault(loop, []).append(fut)
+                for loop, futs in by_loop.items():  # one wake-up of each event loop per batch
+                    try:
+                        loop.call_soon_threadsafe(_resolve, futs, err)
+                    except RuntimeError:  # the loop is closed (the run was interrupted): nobody waits
+                        pass
+            if len(records) < len(batch):
+                return
 
     async def append(self, record: dict) -> None:
         """Write one record; return once it is on disk."""
+        if self._closed:
+            raise RuntimeError("journal is closed")
         line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode("utf-8")
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        with self._cond:
-            if self._closed:
-                raise RuntimeError("journal is closed")
-            self._pending.append((line, loop, fut))
-            self._cond.notify()
+        self._q.put((line, loop, fut))
         await fut
 
     def close(self) -> None:
-        with self._cond:
+        if not self._closed:
             self._closed = True
-            self._cond.notify()
-        self._thread.join()
-        self._f.close()
+            self._q.put(_CLOSE)
+            self._thread.join()
+            os.close(self._fd)
 
 
 # --------------------------------------------------------------------------- progress
@@ -411,11 +464,25 @@ class Settings:
         }
 
 
-def call_hash(model: str, messages: list[dict], params: dict, round_: int) -> str:
-    """The cache key of a call: an identical request in the same round index."""
-    text = json.dumps(
-        {"model": model, "messages": messages, "params": params, "round": round_}, sort_keys=True, ensure_ascii=False
-    )
+def call_hash(model: str, messages: list[dict], params: dict, round_: int, messages_json: str | None = None) -> str:
+    """The cache key of a call: an identical request in the same round index.
+
+    It hashes ``json.dumps({"model", "messages", "params", "round"}, sort_keys=True,
+    ensure_ascii=False)``; ``messages_json`` (``json.dumps(messages, ensure_ascii=False,
+    sort_keys=True)``, which the prompt hash serialises too) lets the caller serialise the messages
+    once: the text is then put together from its parts, in the sorted key order, byte for byte the
+    same."""
+    if messages_json is None:
+        text = json.dumps(
+            {"model": model, "messages": messages, "params": params, "round": round_},
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+    else:
+        text = (
+            f'{{"messages": {messages_json}, "model": {json.dumps(model, ensure_ascii=False)}, '
+            f'"params": {json.dumps(params, sort_keys=True, ensure_ascii=False)}, "round": {json.dumps(round_)}}}'
+        )
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
 
 
@@ -622,7 +689,8 @@ def execute(
         return
     load_litellm()
     progress = progress or Progress("calls", len(specs), enabled=False)
-    asyncio.run(_execute(specs, st, journal, prior or {}, progress, cache))
+    with frozen_heap():  # after litellm's import, so that its objects are frozen too
+        asyncio.run(_execute(specs, st, journal, prior or {}, progress, cache))
 
 
 # --------------------------------------------------------------------------- work directories

@@ -26,7 +26,16 @@ from evalcore.errors import InputError
 from evalcore.llm.client import (
     model_family,
 )
-from evalcore.llm.engine import CallSpec, Journal, Progress, Settings, WorkDir, cache_index, journal_state
+from evalcore.llm.engine import (
+    CallSpec,
+    Journal,
+    Progress,
+    Settings,
+    WorkDir,
+    cache_index,
+    frozen_heap,
+    journal_state,
+)
 from evalcore.llm.plan import (
     Built,
     RunOptions,
@@ -403,7 +412,8 @@ def run_planned(store: Store, wd: WorkDir, built: Built, opts: RunOptions, *, re
         wd.create(plan)
     wd.lock()
     try:
-        return finish(store, wd, built, run_calls(wd, built, opts, label))
+        with frozen_heap():  # the calls and the run's rows without full collections of the whole heap
+            return finish(store, wd, built, run_calls(wd, built, opts, label))
     finally:
         wd.unlock()
 

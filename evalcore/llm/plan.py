@@ -40,7 +40,10 @@ from evalcore.llm.prompts import (
     POSTPROCESS_VERSIONS,
     TEMPLATE,
     PromptTemplate,
+    block_depends_on_item,
+    criteria_block,
     load_template,
+    messages_json,
     parse_template,
     parse_verdicts,
     prompt_hash,
@@ -265,21 +268,22 @@ def planned_call(
 ) -> CallSpec:
     """One call of a judge run, generation or pairwise grader: its cache key hashes the model,
     messages, params and round; its meta names the answer and criteria, then the prompt hash, then
-    ``meta``."""
+    ``meta``. The messages are serialised once for both hashes."""
+    serialised = messages_json(messages)
     return CallSpec(
         call_id=call_id,
         model=model,
         messages=messages,
         params=params,
         parse=parse,
-        cache_key=call_hash(model, messages, params, round_),
+        cache_key=call_hash(model, messages, params, round_, serialised),
         price=price,
         meta={
             "item_id": item_id,
             "gen_round": gen_round,
             "judge_round": judge_round,
             "criteria": criteria,
-            "prompt_hash": prompt_hash(messages),
+            "prompt_hash": prompt_hash(messages, serialised),
             **meta,
         },
     )
@@ -307,6 +311,9 @@ def build_judge(store: Store, plan: dict) -> Built:
     price_of = {m: resolve_price(m, price if m == plan["model"] else None) for m in models}
     structured = plan.get("structured_resolved") or _structured(plan.get("structured", "auto"), models)
     specs: list[CallSpec] = []
+    # the criteria block of a call that asks no ternary criterion is the same for every answer:
+    # made once per set of criteria (the rendered prompts are byte for byte the same)
+    blocks: dict[tuple[str, ...], str] = {}
     for o in chosen:
         if o.get("error") is not None:
             continue
@@ -317,7 +324,12 @@ def build_judge(store: Store, plan: dict) -> Built:
         for jr in range(1, int(plan["rounds"]) + 1):
             for block, names, model in blocks_for(spec, plan["mode"], order, plan["model"]):
                 crits = [by_name[n] for n in names]
-                messages = render_judge_prompt(tpl, variant, item, o["output"] or "", crits, spec)
+                text = None
+                if not block_depends_on_item(crits):
+                    text = blocks.get(tuple(names))
+                    if text is None:
+                        text = blocks[tuple(names)] = criteria_block(crits, item, spec)
+                messages = render_judge_prompt(tpl, variant, item, o["output"] or "", crits, spec, text)
                 params = round_params(plan, jr)
                 if structured == "json_schema":
                     params["response_format"] = {

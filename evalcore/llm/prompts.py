@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from string import Template
 from typing import Any
@@ -87,9 +88,37 @@ class PromptTemplate:
 
     def render(self, **values: str) -> list[dict]:
         return [
-            {"role": "system", "content": Template(self.system).substitute(values)},
-            {"role": "user", "content": Template(self.user).substitute(values)},
+            {"role": "system", "content": _substitute(self.system, values)},
+            {"role": "user", "content": _substitute(self.user, values)},
         ]
+
+
+@lru_cache(maxsize=64)
+def _compiled(text: str) -> tuple[tuple[str, str | None], ...] | None:
+    """A template's text as (literal, placeholder name or None) pieces, split once by
+    :class:`string.Template`'s own pattern; None when it holds an invalid ``$`` (then
+    :func:`_substitute` lets ``Template`` raise its own error)."""
+    pieces: list[tuple[str, str | None]] = []
+    at = 0
+    for m in Template.pattern.finditer(text):
+        if m.group("invalid") is not None:
+            return None
+        pieces.append((text[at : m.start()], None))
+        if m.group("escaped") is not None:
+            pieces.append(("$", None))
+        else:
+            pieces.append(("", m.group("named") or m.group("braced")))
+        at = m.end()
+    pieces.append((text[at:], None))
+    return tuple(pieces)
+
+
+def _substitute(text: str, values: dict[str, str]) -> str:
+    """``Template(text).substitute(values)``, with the template split once rather than on every call."""
+    pieces = _compiled(text)
+    if pieces is None:
+        return Template(text).substitute(values)
+    return "".join([lit if name is None else str(values[name]) for lit, name in pieces])
 
 
 def template_text(name: str) -> str:
@@ -202,21 +231,39 @@ def criteria_block(crits: list[S.Criterion], item: dict, spec: RubricSpec) -> st
 
 
 def render_judge_prompt(
-    tpl: PromptTemplate, variant: str, item: dict, output: str, crits: list[S.Criterion], spec: RubricSpec
+    tpl: PromptTemplate,
+    variant: str,
+    item: dict,
+    output: str,
+    crits: list[S.Criterion],
+    spec: RubricSpec,
+    block: str | None = None,
 ) -> list[dict]:
-    """The messages of one judge call."""
+    """The messages of one judge call (``block``: the criteria block, when the caller has it already)."""
     return tpl.render(
         variant=f"\n\n{variant}" if variant else "",
         input=str(item.get("input") or ""),
         context=item.get("context") or NONE_TEXT,
         reference=item.get("reference") or NONE_TEXT,
         output=output,
-        criteria_block=criteria_block(crits, item, spec),
+        criteria_block=criteria_block(crits, item, spec) if block is None else block,
     )
 
 
-def prompt_hash(messages: list[dict]) -> str:
-    return H.text_hash(json.dumps(messages, ensure_ascii=False, sort_keys=True))
+def block_depends_on_item(crits: list[S.Criterion]) -> bool:
+    """Whether :func:`criteria_block` reads the item (a ternary criterion lists its must-have and
+    wrong-if items); otherwise the block is the same for every answer."""
+    return any(c.kind == "ternary" for c in crits)
+
+
+def messages_json(messages: list[dict]) -> str:
+    """The messages as :func:`prompt_hash` and :func:`evalcore.llm.engine.call_hash` serialise them."""
+    return json.dumps(messages, ensure_ascii=False, sort_keys=True)
+
+
+def prompt_hash(messages: list[dict], serialised: str | None = None) -> str:
+    """The hash of the rendered messages (``serialised``: :func:`messages_json` of them, if made already)."""
+    return H.text_hash(messages_json(messages) if serialised is None else serialised)
 
 
 # --------------------------------------------------------------------------- response models
@@ -257,6 +304,41 @@ ANSWER_MODELS: dict[str, type[_Answer]] = {
 }
 _PASS = {"pass", "passed", "yes", "true"}
 _FAIL = {"fail", "failed", "no", "false"}
+
+
+_TERNARY_LISTS = ("covered", "missed", "triggered")
+
+
+def _plain(kind: str, v: dict) -> bool:
+    """Whether the answer object ``v`` holds exactly the types its model in :data:`ANSWER_MODELS`
+    takes unchanged (a ``str`` reason; a ``str`` or ``bool`` verdict; an ``int``, ``float`` or
+    ``str`` score; a ``str`` label and lists of ``str``), so validating it would change nothing."""
+    if type(v.get("reason")) is not str:
+        return False
+    if kind == "binary":
+        return type(v.get("verdict")) in (str, bool)
+    if kind in ("ordinal", "continuous"):
+        return type(v.get("score")) in (int, float, str)
+    if kind != "ternary" or type(v.get("label")) is not str:
+        return False
+    for k in _TERNARY_LISTS:
+        x = v.get(k, [])
+        if type(x) is not list or any(type(e) is not str for e in x):
+            return False
+    return True
+
+
+class _Plain:
+    """The fields of an answer object that :func:`_plain` accepted, read as the model would give them."""
+
+    __slots__ = ("covered", "label", "missed", "reason", "score", "triggered", "verdict")
+
+    def __init__(self, v: dict):
+        self.reason = v["reason"]
+        self.verdict = v.get("verdict")
+        self.score = v.get("score")
+        self.label = v.get("label")
+        self.covered, self.missed, self.triggered = (list(v.get(k, [])) for k in _TERNARY_LISTS)
 
 
 def json_object(text: str) -> dict:
@@ -304,13 +386,17 @@ def parse_verdicts(text: str, crits: list[S.Criterion]) -> list[dict]:
         v = obj[k]
         if not isinstance(v, dict):
             raise ParseError(f"{c.name}: expected an object with a reason and a verdict", text)
-        try:
-            m = ANSWER_MODELS[c.kind].model_validate(v)
-        except ValidationError as e:
-            detail = e.errors()[0]
-            loc = ".".join(str(p) for p in detail["loc"])
-            what = "is missing" if detail["type"] == "missing" else f"is invalid ({detail['msg']})"
-            raise ParseError(f"{c.name}.{loc} {what}", text) from None
+        # a reply whose fields already have the exact types the answer model accepts unchanged is
+        # read as it is; anything else goes through the model (its value or its error message)
+        m: Any = _Plain(v) if _plain(c.kind, v) else None
+        if m is None:
+            try:
+                m = ANSWER_MODELS[c.kind].model_validate(v)
+            except ValidationError as e:
+                detail = e.errors()[0]
+                loc = ".".join(str(p) for p in detail["loc"])
+                what = "is missing" if detail["type"] == "missing" else f"is invalid ({detail['msg']})"
+                raise ParseError(f"{c.name}.{loc} {what}", text) from None
         entry: dict[str, Any] = {
             "criterion": c.name,
             "position": position[i],
@@ -321,13 +407,14 @@ def parse_verdicts(text: str, crits: list[S.Criterion]) -> list[dict]:
             "missed": None,
             "triggered": None,
         }
-        if isinstance(m, BinaryAnswer):
+        kind = ANSWER_MODELS[c.kind]
+        if kind is BinaryAnswer:
             val: Any = m.verdict
             norm = ("pass" if val else "fail") if isinstance(val, bool) else str(val).strip().lower()
             if norm not in _PASS | _FAIL:
                 raise ParseError(f"{c.name}.verdict {_raw(val)!r} is not pass or fail", text)
             entry["raw_verdict"] = _raw(v.get("verdict"))
-        elif isinstance(m, ScoreAnswer):
+        elif kind is ScoreAnswer:
             val = v.get("score")
             try:
                 x = float(val) if not isinstance(val, bool) else math.nan
@@ -344,7 +431,7 @@ def parse_verdicts(text: str, crits: list[S.Criterion]) -> list[dict]:
             entry["raw_verdict"] = _raw(val)
             entry["score"] = x
         else:
-            assert isinstance(m, TernaryAnswer)
+            assert kind is TernaryAnswer
             if m.label.strip().lower() not in S.TERNARY_LABELS:
                 raise ParseError(f"{c.name}.label {m.label!r} is not correct, partial or wrong", text)
             entry.update(
