@@ -26,6 +26,7 @@ import numpy as np
 from evalcore.contract import schema as S
 from evalcore.review.detect import pair_code
 from evalcore.stats import agreement as A
+from evalcore.storage.aggregates import answers_table
 from evalcore.storage.store import Store
 
 #: judge-to-judge kappa below this flags the criterion as ambiguous: the upper edge of Landis &
@@ -50,6 +51,48 @@ def scale_of(crit: S.Criterion | None) -> tuple[list[str], A.Weights, Literal["n
     return ["fail", "pass"], None, "nominal"
 
 
+def pass_fail(crit: S.Criterion | None) -> bool:
+    """Whether a criterion's value on the card is just pass / fail (binary, check, continuous,
+    retrieval, an ordinal scale that is not whole scores): then its verdicts are the bits of the
+    run's answers table."""
+    return scale_of(crit)[0] == ["fail", "pass"]
+
+
+#: a run's answers table: its path, its pass / fail criteria's bits, every criterion's bit
+Mask = tuple[str, dict[str, int], dict[str, int]]
+
+
+def mask_runs(store: Store, run_ids: list[str], ms: dict) -> dict[str, Mask]:
+    """The runs with a current answers table (:func:`evalcore.storage.aggregates.answers_table`):
+    run -> (its path, pass / fail criterion -> bit, criterion -> bit). A run whose table lacks a
+    rubric criterion is left out (its figures read the verdicts)."""
+    out = {}
+    for rid in run_ids:
+        a = answers_table(store, rid)
+        if a is None or "criteria" not in a[1]:
+            continue
+        bits = {c: k for k, c in enumerate(a[1]["criteria"])}
+        rubric = ms[rid].rubric
+        if any(c not in bits for c in rubric.names()) or len(bits) > 62:
+            continue
+        out[rid] = (
+            a[0],
+            {c.name: bits[c.name] for c in rubric.criteria if pass_fail(c)},
+            {c: bits[c] for c in rubric.names()},
+        )
+    return out
+
+
+def _answers(path: str, where: str, cut: tuple[str, list]) -> tuple[str, list]:
+    """The rows of an answers table meeting ``where`` and the slice condition ``cut``."""
+    cond = f"{where} AND ({cut[0]})" if cut[0] else where
+    return f"SELECT * FROM read_parquet(?) WHERE {cond}", [path, *cut[1]]
+
+
+def _bit(col: str, k: int) -> str:
+    return f"(({col} >> {int(k)}) & 1)"
+
+
 def comparison(a: S.RunManifest, b: S.RunManifest) -> str:
     """What two runs on one generation compare: ``harness`` (one judge model, two harness modes),
     ``judges`` (one harness mode, different judge models or prompt variants) or ``mixed`` (both
@@ -63,19 +106,60 @@ def comparison(a: S.RunManifest, b: S.RunManifest) -> str:
     return "mixed"
 
 
-def _judge_pairs(store: Store, vsql: str | None, vparams: list, run_ids: list[str], ms: dict, judge_round: int) -> dict:
+def _judge_pairs(
+    store: Store,
+    vsql: str | None,
+    vparams: list,
+    run_ids: list[str],
+    ms: dict,
+    judge_round: int,
+    cut: tuple[str, list] = ("", []),
+) -> dict:
     """Per criterion, Cohen's kappa between every two runs (runs are fixed raters) on the cases both
     judged, from confusion counts computed in DuckDB. The criterion is flagged ambiguous when two
     judges in the same harness (:func:`comparison` ``judges``) agree below :data:`AMBIGUOUS_KAPPA` on
     at least :data:`MIN_PAIR_CASES` cases:
-    people could read it either way. Listed with it: the cases those judges dispute."""
-    rows = store.records(
-        f"WITH x AS (SELECT * FROM ({vsql}) WHERE judge_round = ? AND value IS NOT NULL) "
-        "SELECT a.criterion, a.run_id AS ra, b.run_id AS rb, a.value AS va, b.value AS vb, count(*) AS n "
-        "FROM x a JOIN x b USING (item_id, gen_round, criterion) WHERE a.run_id < b.run_id GROUP BY ALL",
-        [*vparams, int(judge_round)],
-    )
+    people could read it either way. Listed with it: the cases those judges dispute. The confusion
+    counts of a criterion that is pass / fail in two runs with answers tables come from the tables
+    (:func:`_pair_masks`; ``cut`` is the slice condition on ``item_id``), the others from the
+    verdicts (``vsql``, already cut)."""
+    masks = mask_runs(store, run_ids, ms) if judge_round >= 1 else {}
     tables: dict[tuple, list] = defaultdict(list)
+    from_masks: set[tuple[str, str, str]] = set()
+    for ra in sorted(masks):
+        for rb in sorted(masks):
+            crits = [c for c in masks[ra][1] if ra < rb and c in masks[rb][1]]
+            if crits:
+                for key, cells in _pair_masks(store, masks[ra], masks[rb], crits, judge_round, cut).items():
+                    tables[(key, ra, rb)] = cells
+                from_masks |= {(c, ra, rb) for c in crits}
+    rest = [
+        (c, ra, rb)
+        for ra in run_ids
+        for rb in run_ids
+        if ra < rb
+        for c in ms[ra].rubric.names()
+        if c in ms[rb].rubric.names() and (c, ra, rb) not in from_masks
+    ]
+    if not from_masks:
+        rows = store.records(
+            f"WITH x AS (SELECT * FROM ({vsql}) WHERE judge_round = ? AND value IS NOT NULL) "
+            "SELECT a.criterion, a.run_id AS ra, b.run_id AS rb, a.value AS va, b.value AS vb, count(*) AS n "
+            "FROM x a JOIN x b USING (item_id, gen_round, criterion) WHERE a.run_id < b.run_id GROUP BY ALL",
+            [*vparams, int(judge_round)],
+        )
+    elif rest:
+        x, xparams = _pairs_x(vsql, vparams, sorted({(t[i], t[0]) for t in rest for i in (1, 2)}))
+        rows = store.records(
+            f"WITH x AS (SELECT * FROM ({x}) WHERE judge_round = ? AND value IS NOT NULL), "
+            "t AS (SELECT unnest(?::VARCHAR[]) AS criterion, unnest(?::VARCHAR[]) AS ra, unnest(?::VARCHAR[]) AS rb) "
+            "SELECT a.criterion, a.run_id AS ra, b.run_id AS rb, a.value AS va, b.value AS vb, count(*) AS n "
+            "FROM x a JOIN x b USING (item_id, gen_round, criterion) "
+            "JOIN t ON t.criterion = a.criterion AND t.ra = a.run_id AND t.rb = b.run_id GROUP BY ALL",
+            [*xparams, int(judge_round), [t[0] for t in rest], [t[1] for t in rest], [t[2] for t in rest]],
+        )
+    else:
+        rows = []
     for r in rows:
         tables[(r["criterion"], r["ra"], r["rb"])].append((r["va"], r["vb"], r["n"]))
     out: dict[str, dict] = defaultdict(lambda: {"pairs": [], "ambiguous": {"flag": False}})
@@ -156,6 +240,35 @@ def _judge_pairs(store: Store, vsql: str | None, vparams: list, run_ids: list[st
     return dict(out)
 
 
+def _pair_masks(
+    store: Store,
+    a: Mask,
+    b: Mask,
+    crits: list[str],
+    judge_round: int,
+    cut: tuple[str, list],
+) -> dict[str, list[tuple[str, str, int]]]:
+    """Two runs' confusion counts (a's value, b's value, answers) per pass / fail criterion at one
+    judge round, from their answers tables joined on the integer item key."""
+    qa, pa = _answers(a[0], f"judge_round = {int(judge_round)}", cut)
+    qb, pb = _answers(b[0], f"judge_round = {int(judge_round)}", cut)
+    cells = [("pass", "passed"), ("fail", "failed")]
+    cols = [
+        f"count(*) FILTER (WHERE {_bit('a.' + ca, a[1][c])} = 1 AND {_bit('b.' + cb, b[1][c])} = 1)"
+        for c in crits
+        for _, ca in cells
+        for _, cb in cells
+    ]
+    (row,) = store.sql(f"SELECT {', '.join(cols)} FROM ({qa}) a JOIN ({qb}) b USING (item, gen_round)", [*pa, *pb])
+    out: dict[str, list[tuple[str, str, int]]] = {}
+    it = iter(row)
+    for c in crits:
+        got = [(va, vb, int(next(it))) for va, _ in cells for vb, _ in cells]
+        if any(n for _, _, n in got):
+            out[c] = [g for g in got if g[2]]
+    return out
+
+
 def judge_label(m: S.RunManifest) -> str:
     """A judge as the summary names it: the judge model, and its prompt variant unless default."""
     return m.judge_model + ("" if m.prompt_variant in ("", "default") else f" ({m.prompt_variant})")
@@ -211,28 +324,153 @@ def _harness_text(rows: list[dict]) -> str:
     return f"{figures}: below kappa {AMBIGUOUS_KAPPA} in every mode" if below else figures
 
 
-def _repeat(store: Store, vsql: str | None, vparams: list, run_ids: list[str]) -> dict[str, dict[str, dict]]:
+def _repeat(
+    store: Store,
+    vsql: str | None,
+    vparams: list,
+    run_ids: list[str],
+    ms: dict | None = None,
+    cut: tuple[str, list] = ("", []),
+) -> dict[str, dict[str, dict]]:
     """Per criterion and run with several judge rounds: cases with every round judged, how many agree
     in every round, Fleiss' kappa over the rounds (interchangeable replicates), and the majority of
-    the rounds against round 1."""
+    the rounds against round 1. The pass / fail criteria of a run with an answers table are counted
+    there (:func:`_repeat_masks`, given ``ms`` and the slice condition ``cut`` on ``item_id``); the
+    others from the verdicts (``vsql``, already cut)."""
     if not run_ids:
         return {}
+    masks = mask_runs(store, run_ids, ms) if ms is not None else {}
+    if not masks:
+        return _repeat_sql(store, vsql, vparams, run_ids, None)
+    assert ms is not None  # masks are only looked for given the manifests
+    # the verdicts' part: every criterion of a run without a table, the other kinds of one with
+    sql_pairs = [
+        (rid, c) for rid in run_ids for c in ms[rid].rubric.names() if rid not in masks or c not in masks[rid][1]
+    ]
+    # a run's rounds: its last judge round with a value on any criterion, from both parts
+    rounds: dict[str, int] = {}
+    for rid, (path, bits, _) in masks.items():
+        if not bits:
+            continue
+        any_bit = sum(1 << k for k in bits.values())
+        q, p = _answers(path, f"judge_round >= 1 AND ((passed | failed) & {any_bit}) <> 0", cut)
+        r = store.sql(f"SELECT max(judge_round) FROM ({q})", p)[0][0]
+        if r is not None:
+            rounds[rid] = int(r)
+    out: dict[str, dict[str, dict]] = defaultdict(dict)
+    if sql_pairs:
+        x, params = _pairs_x(vsql, vparams, sql_pairs)
+        given: dict[str, int] | None = None
+        if any(rid in masks for rid, _ in sql_pairs):
+            x_rounds = {
+                rid: int(r)
+                for rid, r in store.sql(
+                    f"SELECT run_id, max(judge_round) FROM ({x}) WHERE value IS NOT NULL GROUP BY ALL", params
+                )
+            }
+            for rid, r in x_rounds.items():
+                rounds[rid] = max(r, rounds.get(rid, 0))
+            given = {rid: rounds[rid] for rid in {*x_rounds, *(r for r, _ in sql_pairs if r in rounds)}}
+        for c, per in _repeat_sql(store, x, params, sorted({rid for rid, _ in sql_pairs}), given).items():
+            out[c].update(per)
+    for rid, (path, bits, _) in masks.items():
+        if bits and rid in rounds:
+            for c, e in _repeat_masks(store, path, bits, rounds[rid], cut).items():
+                out[c][rid] = e
+    return dict(out)
+
+
+def _pairs_x(vsql: str | None, vparams: list, pairs: list[tuple[str, str]]) -> tuple[str, list]:
+    """The verdict values of these (run, criterion) pairs."""
+    return (
+        f"SELECT v.* FROM ({vsql}) v SEMI JOIN (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::VARCHAR[]) "
+        "AS criterion) p USING (run_id, criterion)",
+        [*vparams, [p[0] for p in pairs], [p[1] for p in pairs]],
+    )
+
+
+def _repeat_masks(store: Store, path: str, bits: dict[str, int], rounds: int, cut: tuple[str, list]) -> dict[str, dict]:
+    """:func:`_repeat`'s figures of one run's pass / fail criteria from its answers table: per
+    answer and criterion, in one packed sum over its judge rounds, the rounds judged (bits 0-15),
+    the passes (16-31) and round 1's verdict (32 pass, 33 fail); then, in DuckDB, how many answers
+    have each code per criterion. Only that histogram comes back."""
+    names = list(bits)
+    terms = [
+        f"sum({_bit('(passed | failed)', k)} | ({_bit('passed', k)} << 16) | CASE WHEN judge_round = 1 THEN "
+        f"({_bit('passed', k)} << 32) | ({_bit('failed', k)} << 33) ELSE 0 END)::BIGINT AS c{j}"
+        for j, k in enumerate(bits.values())
+    ]
+    q, p = _answers(path, "judge_round >= 1", cut)
+    hist = store.sql(
+        f"WITH pa AS (SELECT {', '.join(terms)} FROM ({q}) GROUP BY item, gen_round), "
+        f"u AS (SELECT unnest(range({len(names)})) AS j, unnest([{', '.join(f'c{j}' for j in range(len(names)))}]) "
+        "AS code FROM pa) SELECT j, code, count(*) FROM u WHERE (code & 65535) > 0 GROUP BY ALL",
+        p,
+    )
+    acc: dict[str, dict[str, int]] = {
+        c: dict(n=0, sq=0, unanimous=0, passes=0, fails=0, ties=0, agree=0, both=0) for c in names
+    }
+    for j, code, cnt in hist:
+        a = acc[names[int(j)]]
+        judged, passes, cnt = int(code) & 0xFFFF, (int(code) >> 16) & 0xFFFF, int(cnt)
+        r1 = "pass" if int(code) >> 32 & 1 else "fail" if int(code) >> 33 & 1 else None
+        fails = judged - passes
+        if judged == rounds:
+            a["n"] += cnt
+            a["sq"] += (passes * passes + fails * fails) * cnt
+            a["unanimous"] += cnt if passes in (0, judged) else 0
+            a["passes"] += passes * cnt
+            a["fails"] += fails * cnt
+        maj = "pass" if 2 * passes > judged else "fail" if 2 * fails > judged else None
+        if maj is None:
+            a["ties"] += cnt
+        elif r1 is not None:
+            a["both"] += cnt
+            a["agree"] += cnt if maj == r1 else 0
+    out = {}
+    for c, a in acc.items():
+        if not a["n"]:
+            continue
+        f = A.fleiss_kappa_from_sums(a["n"], rounds, float(a["sq"]), [t for t in (a["passes"], a["fails"]) if t])
+        out[c] = {
+            "rounds": rounds,
+            "n": a["n"],
+            "unanimous": a["unanimous"],
+            "unanimous_share": a["unanimous"] / a["n"],
+            "fleiss_kappa": f.value,
+            "fleiss_reason": f.reason,
+            "majority_ties": a["ties"],
+            "majority_vs_round1": (a["agree"] / a["both"]) if a["both"] else None,
+        }
+    return out
+
+
+def _repeat_sql(
+    store: Store, vsql: str | None, vparams: list, run_ids: list[str], rounds: dict[str, int] | None
+) -> dict[str, dict[str, dict]]:
+    """:func:`_repeat` from the verdict values; a run's rounds are its last judge round with a value
+    in ``vsql``, or given (``rounds``: the last over both parts of a run)."""
     x = f"SELECT * FROM ({vsql}) WHERE value IS NOT NULL AND list_contains(?::VARCHAR[], run_id)"
     params = [*vparams, list(run_ids)]
+    if rounds is None:
+        r_sql, r_params = "r AS (SELECT run_id, max(judge_round) AS rounds FROM x GROUP BY ALL)", []
+    else:
+        r_sql = "r AS (SELECT unnest(?::VARCHAR[]) AS run_id, unnest(?::BIGINT[]) AS rounds)"
+        r_params = [list(rounds), list(rounds.values())]
     rows = store.records(
         f"WITH x AS ({x}), u AS (SELECT run_id, criterion, item_id, gen_round, value, count(*) AS c FROM x GROUP BY ALL), "
         "pu AS (SELECT run_id, criterion, item_id, gen_round, sum(c) AS m, sum(c * c) AS sq, count(*) AS ncat "
-        "FROM u GROUP BY ALL), r AS (SELECT run_id, max(judge_round) AS rounds FROM x GROUP BY ALL) "
+        f"FROM u GROUP BY ALL), {r_sql} "
         "SELECT pu.run_id, pu.criterion, r.rounds, count(*) AS n, sum(sq) AS sq, "
         "count(*) FILTER (WHERE ncat = 1) AS unanimous FROM pu JOIN r USING (run_id) WHERE pu.m = r.rounds GROUP BY ALL",
-        params,
+        [*params, *r_params],
     )
     totals = store.records(
         f"WITH x AS ({x}), pu AS (SELECT run_id, criterion, item_id, gen_round, count(*) AS m FROM x GROUP BY ALL), "
-        "r AS (SELECT run_id, max(judge_round) AS rounds FROM x GROUP BY ALL) "
+        f"{r_sql} "
         "SELECT x.run_id, x.criterion, x.value, count(*) AS c FROM x JOIN pu USING (run_id, criterion, item_id, gen_round) "
         "JOIN r USING (run_id) WHERE pu.m = r.rounds GROUP BY ALL",
-        params,
+        [*params, *r_params],
     )
     maj = store.records(
         f"WITH x AS ({x}), u AS (SELECT run_id, criterion, item_id, gen_round, value, count(*) AS c FROM x GROUP BY ALL), "

@@ -51,7 +51,17 @@ from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.review.detect import Detection, runs_on, stored_detection, verdicts_sql
-from evalcore.review.judges import _judge_pairs, _repeat, _repeat_entry, judge_summary, scale_of
+from evalcore.review.judges import (
+    _answers,
+    _bit,
+    _judge_pairs,
+    _pairs_x,
+    _repeat,
+    _repeat_entry,
+    judge_summary,
+    mask_runs,
+    scale_of,
+)
 from evalcore.review.queue import flagged_for_repair, get_queue
 from evalcore.stats import agreement as A
 from evalcore.storage.gold import gold as settle
@@ -445,24 +455,9 @@ def report_card(
         vsql, vparams = f"SELECT * FROM ({vsql}) WHERE {cut}", [*vparams, *cut_params]
     # judge values on the gold cases, every judge round
     gkeys = sorted(gold)
-    on_gold: dict[tuple, dict[int, str | None]] = defaultdict(dict)  # (run, item, round, crit) -> {jr: value}
-    if run_ids and gkeys:
-        for r in store.records(
-            f"WITH x AS ({vsql}), g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
-            "unnest(?::VARCHAR[]) AS criterion) SELECT x.run_id, x.item_id, x.gen_round, x.criterion, "
-            "x.judge_round, x.value FROM x JOIN g USING (item_id, gen_round, criterion)",
-            [*vparams, [k[0] for k in gkeys], [k[1] for k in gkeys], [k[2] for k in gkeys]],
-        ):
-            on_gold[(r["run_id"], r["item_id"], r["gen_round"], r["criterion"])][r["judge_round"]] = r["value"]
+    on_gold = _on_gold(store, vsql, vparams, run_ids, ms, gkeys, (cut, cut_params)) if run_ids and gkeys else {}
     # every run's pass rate per criterion at the selected judge round
-    observed = {}
-    if run_ids:
-        for r in store.records(
-            f"SELECT run_id, criterion, count(passed) AS n, count(*) FILTER (WHERE passed) AS k "
-            f"FROM ({vsql}) WHERE judge_round = ? GROUP BY ALL",
-            [*vparams, int(judge_round)],
-        ):
-            observed[(r["run_id"], r["criterion"])] = (r["k"], r["n"])
+    observed = _observed(store, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params))
     # which queue cases each run judged (the design's strata are counted over those)
     judged_cases: dict[str, set] = defaultdict(set)
     if design is not None and run_ids and design["cases"]:
@@ -474,8 +469,8 @@ def report_card(
             [*vparams, [k[0] for k in qk], [k[1] for k in qk], [k[2] for k in qk], int(judge_round)],
         ):
             judged_cases[r["run_id"]].add((r["item_id"], r["gen_round"], r["criterion"]))
-    pairs = _judge_pairs(store, vsql, vparams, run_ids, ms, judge_round) if len(run_ids) > 1 else {}
-    repeat = _repeat(store, vsql, vparams, [r for r in run_ids if ms[r].judge_rounds > 1])
+    pairs = _judge_pairs(store, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params)) if len(run_ids) > 1 else {}
+    repeat = _repeat(store, vsql, vparams, [r for r in run_ids if ms[r].judge_rounds > 1], ms, (cut, cut_params))
 
     criteria = []
     for name in names:
@@ -583,6 +578,86 @@ def report_card(
         "tags": dict(sorted(tags.items(), key=lambda t: (-t[1], t[0]))),
         "flagged_for_repair": [f for f in flagged_for_repair(store, gen_id) if in_slice(f["item_id"])],
     }
+
+
+def _on_gold(
+    store: Store,
+    vsql: str | None,
+    vparams: list[Any],
+    run_ids: list[str],
+    ms: dict[str, S.RunManifest],
+    gkeys: list[tuple],
+    cut: tuple[str, list[Any]],
+) -> dict[tuple, dict[int, str | None]]:
+    """Every run's values on the gold cases, every judge round: (run, item, gen round, criterion)
+    -> {judge round: value, None when errored}. A pass / fail criterion of a run with an answers
+    table is read from its masks (the rows of the gold answers only), the rest from the verdicts."""
+    on_gold: dict[tuple, dict[int, str | None]] = defaultdict(dict)
+    masks = mask_runs(store, run_ids, ms)
+    gset = set(gkeys)
+    answers = sorted({(k[0], k[1]) for k in gkeys})
+    for rid, (path, bits, _) in masks.items():
+        if not bits or not any(k[2] in bits for k in gkeys):
+            continue
+        q, p = _answers(path, "judge_round >= 1", cut)
+        for item_id, gen_round, jr, present, passed, failed in store.sql(
+            f"WITH g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round) "
+            f"SELECT a.item_id, a.gen_round, a.judge_round, a.present, a.passed, a.failed FROM ({q}) a "
+            "SEMI JOIN g ON a.item_id = g.item_id AND a.gen_round = g.gen_round",
+            [[a[0] for a in answers], [a[1] for a in answers], *p],
+        ):
+            for c, k in bits.items():
+                if (item_id, int(gen_round), c) in gset and present >> k & 1:
+                    value = "pass" if passed >> k & 1 else "fail" if failed >> k & 1 else None
+                    on_gold[(rid, item_id, int(gen_round), c)][int(jr)] = value
+    rest = [(rid, c) for rid in run_ids for c in ms[rid].rubric.names() if rid not in masks or c not in masks[rid][1]]
+    if not masks:
+        x, xparams = vsql, vparams
+    elif rest:
+        x, xparams = _pairs_x(vsql, vparams, rest)
+    else:
+        return on_gold
+    for r in store.records(
+        f"WITH x AS ({x}), g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
+        "unnest(?::VARCHAR[]) AS criterion) SELECT x.run_id, x.item_id, x.gen_round, x.criterion, "
+        "x.judge_round, x.value FROM x JOIN g USING (item_id, gen_round, criterion)",
+        [*xparams, [k[0] for k in gkeys], [k[1] for k in gkeys], [k[2] for k in gkeys]],
+    ):
+        on_gold[(r["run_id"], r["item_id"], r["gen_round"], r["criterion"])][r["judge_round"]] = r["value"]
+    return on_gold
+
+
+def _observed(
+    store: Store,
+    vsql: str | None,
+    vparams: list[Any],
+    run_ids: list[str],
+    ms: dict[str, S.RunManifest],
+    judge_round: int,
+    cut: tuple[str, list[Any]],
+) -> dict[tuple[str, str], tuple[int, int]]:
+    """Every run's (passes, judged) per criterion at the judge round: from the masks of a run with
+    an answers table (one row of bit counts; ``cut`` is the slice condition on ``item_id``), else
+    from its verdicts (``vsql``, already cut)."""
+    masks = mask_runs(store, run_ids, ms) if judge_round >= 1 else {}
+    out: dict[tuple[str, str], tuple[int, int]] = {}
+    for rid, (path, _, bits) in masks.items():
+        if not bits:
+            continue
+        q, p = _answers(path, f"judge_round = {int(judge_round)}", cut)
+        cols = [f"sum({_bit('(passed | failed)', k)}), sum({_bit('passed', k)})" for k in bits.values()]
+        (row,) = store.sql(f"SELECT {', '.join(cols)} FROM ({q})", p)
+        for j, c in enumerate(bits):
+            out[(rid, c)] = (int(row[2 * j + 1] or 0), int(row[2 * j] or 0))
+    rest = [rid for rid in run_ids if rid not in masks]
+    if rest:
+        for r in store.records(
+            f"SELECT run_id, criterion, count(passed) AS n, count(*) FILTER (WHERE passed) AS k "
+            f"FROM ({vsql}) WHERE judge_round = ? AND list_contains(?::VARCHAR[], run_id) GROUP BY ALL",
+            [*vparams, int(judge_round), rest],
+        ):
+            out[(r["run_id"], r["criterion"])] = (r["k"], r["n"])
+    return out
 
 
 def _slice(
