@@ -429,11 +429,11 @@ def test_bad_run_in_a_link_is_one_error_and_the_page_carries_on(demo):
 # --------------------------------------------------------------------------- what the drill-downs rest on
 
 
-def test_every_drill_down_total_equals_the_figure_it_opens_from():
+def test_every_drill_down_total_equals_the_figure_it_opens_from(tmp_path):
     """The pages' lists come from evalcore.analysis; their totals are the counts they were opened from."""
     from evalcore import Store, analysis
 
-    s = Store(DEMO, DEMO.parent / "unused-state")
+    s = Store(DEMO, tmp_path / "state")
     for sel in (analysis.Selection(), analysis.parse_selection("majority")):
         att = analysis.attribution(s, "support-single", sel)
         for c in att["criteria"]:

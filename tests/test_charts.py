@@ -100,8 +100,8 @@ def test_phi_heatmaps_hold_one_row_per_instrument_and_pair_with_undefined_as_non
     assert cell[("people", "a", "b")]["phi"] == -0.01
 
 
-def test_phi_heatmaps_carry_the_demo_association_matrices():
-    s = Store(DEMO, DEMO.parent / "unused-state")
+def test_phi_heatmaps_carry_the_demo_association_matrices(tmp_path):
+    s = Store(DEMO, tmp_path / "state")
     res = analysis.association(s, ["support-single", "support-split"], n_boot=50)
     spec = charts.phi_heatmaps(res["matrices"], res["criteria"]).to_dict()
     rows = values(spec)
