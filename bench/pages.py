@@ -53,7 +53,6 @@ PAGES = {  # name -> URL path and query
     "cost": "/cost?run=bench-split",
     "agreement": "/agreement?gen=bench-g1",
     "labels": "/labels",
-    "ledger": "/ledger",
 }
 MAIN = (
     "[data-testid=\"stDataFrame\"], [data-testid=\"stTable\"], [data-testid=\"stVegaLiteChart\"], "
