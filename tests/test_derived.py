@@ -7,7 +7,6 @@ never read, and is rebuilt."""
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from derived_util import norm as _norm
 
 from evalcore import contract as S
 from evalcore.analysis import cost as cost_mod
@@ -28,17 +28,6 @@ from evalcore.storage import aggregates, derived
 from evalcore.storage.store import Store
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"
-
-
-def _norm(x):
-    """JSON with floats to 12 significant digits (DuckDB's parallel sums differ past that)."""
-    if isinstance(x, float):
-        return None if math.isnan(x) else float(f"{x:.12g}")
-    if isinstance(x, dict):
-        return {k: _norm(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_norm(v) for v in x]
-    return x
 
 
 def both(monkeypatch, fn, *a, **kw):

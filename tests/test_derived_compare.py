@@ -8,13 +8,13 @@ different orders, a partial second generation, a ternary run that must fall back
 
 from __future__ import annotations
 
-import math
 from datetime import date
 from pathlib import Path
 
 import numpy as np
 import pytest
 from compare_world import make_compare_world
+from derived_util import norm as _norm
 
 from evalcore import contract as S
 from evalcore.analysis import comparison as C
@@ -24,17 +24,6 @@ from evalcore.analysis.selection import Selection, mask_sql
 from evalcore.storage.store import Store
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"
-
-
-def _norm(x):
-    """JSON with floats to 12 significant digits (DuckDB's parallel sums differ past that)."""
-    if isinstance(x, float):
-        return None if math.isnan(x) else float(f"{x:.12g}")
-    if isinstance(x, dict):
-        return {k: _norm(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_norm(v) for v in x]
-    return x
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ judge rounds, errored and missing verdicts, shipped labels (gold) and a run with
 from __future__ import annotations
 
 import json
-import math
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import numpy as np
 import pytest
+from derived_util import norm as _norm
 
 from evalcore import contract as S
 from evalcore.review import judges as J
@@ -20,17 +20,6 @@ from evalcore.review import reportcard as R
 from evalcore.storage.store import Store
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"
-
-
-def _norm(x):
-    """JSON with floats to 12 significant digits (DuckDB's parallel sums differ past that)."""
-    if isinstance(x, float):
-        return None if math.isnan(x) else float(f"{x:.12g}")
-    if isinstance(x, dict):
-        return {k: _norm(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_norm(v) for v in x]
-    return x
 
 
 class Spy:
