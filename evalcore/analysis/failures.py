@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from evalcore.analysis.instruments import harness_words
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
     Selection,
@@ -89,6 +88,10 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
                 }
             )
     complete = answers["complete"]
+    # here, not at the top: the harness's words need the judge's planner (evalcore.llm), which
+    # crosstab and the other figures of this module do not
+    from evalcore.analysis.instruments import harness_words
+
     return {
         **_run_status(store, run_id),
         "gen_id": m.gen_id,
