@@ -502,6 +502,15 @@ def test_wilson_is_scipys_wilson():
                 k, n, level)
 
 
+def test_mcnemar_is_scipys_exact_binomial_test():
+    from scipy.stats import binomtest
+
+    cases = [(b, c) for b in range(0, 60) for c in range(0, 60) if b + c] + [(700, 800), (5000, 5120), (12, 20000)]
+    for b, c in cases:
+        q = binomtest(b, b + c, 0.5).pvalue
+        assert mcnemar(b, c)["p_value"] == pytest.approx(q, rel=1e-9 if b + c > 1500 else 1e-11, abs=1e-300), (b, c)
+
+
 def test_mcnemar_by_hand():
     # b = 0, c = 5: P(X <= 0) = 1/32 for X ~ Bin(5, 1/2); two-sided 2/32 = 0.0625
     assert mcnemar(0, 5) == {"b": 0, "c": 5, "statistic": 0, "p_value": 0.0625}

@@ -91,4 +91,11 @@ def mcnemar(b: int, c: int) -> dict:
         raise ValueError(f"mcnemar needs non-negative counts, got b={b}, c={c}")
     if b + c == 0:
         return {"b": 0, "c": 0, "statistic": 0, "p_value": 1.0}
-    return {"b": b, "c": c, "statistic": min(b, c), "p_value": float(_st().binomtest(b, b + c, 0.5).pvalue)}
+    # the symmetric binomial's two tails, from scipy.special's incomplete beta (bdtr), not
+    # scipy.stats (about a second to import): within 1e-9 of binomtest's p relative to it, 1e-11 for
+    # b + c under 1,500 (tests/test_stats.py)
+    from scipy.special import bdtr
+
+    k, n = min(b, c), b + c
+    p = 1.0 if 2 * k >= n else min(1.0, 2.0 * float(bdtr(k, n, 0.5)))
+    return {"b": b, "c": c, "statistic": k, "p_value": p}
