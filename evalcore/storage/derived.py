@@ -168,7 +168,7 @@ def candidates(store: Store, kind: str, id_: str) -> list[tuple[str, Path]]:
     ]
 
 
-_CURRENT: dict[tuple[str, str, str], tuple[tuple, DerivedSet]] = {}  # (data, kind, id) -> (stamps, set)
+_CURRENT: dict[tuple[str, str, str, str], tuple[tuple, DerivedSet]] = {}  # (data, state, kind, id) -> (stamps, set)
 
 
 def _stamps_of(paths: list[Path]) -> tuple:
@@ -184,10 +184,10 @@ def read(store: Store, kind: str, id_: str) -> DerivedSet | None:
     files altered. Never raises for a bad set (it is only not used)."""
     if not enabled():
         return None
-    key = (str(store.data), kind, id_)
+    key = (str(store.data), str(store.state), kind, id_)
     try:
         src = sources(store, kind, id_)
-    except (OSError, ValueError, KeyError):
+    except Exception:  # a manifest that does not parse, a bad id: no set; the full data path says why
         return None
     with _LOCK:
         hit = _CURRENT.get(key)
@@ -295,7 +295,7 @@ def write(store: Store, kind: str, id_: str, builder: Builder, where: str = "sta
             rmdir_quiet(p)
         raise
     with _LOCK:
-        _CURRENT.pop((str(store.data), kind, id_), None)
+        _CURRENT.pop((str(store.data), str(store.state), kind, id_), None)
     _save_stamps(_state_dir(store))
     return read(store, kind, id_)
 
@@ -308,5 +308,5 @@ def remove(store: Store, kind: str, id_: str) -> list[str]:
             shutil.rmtree(d, ignore_errors=True)
             out.append(str(d))
     with _LOCK:
-        _CURRENT.pop((str(store.data), kind, id_), None)
+        _CURRENT.pop((str(store.data), str(store.state), kind, id_), None)
     return out
