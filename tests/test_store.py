@@ -305,3 +305,24 @@ def test_a_write_is_visible_whole_or_not_at_all(tmp_path):
     st.write_suite(m, items)
     assert st.ids("suite") == ["s9"] and st.validate()["suites"] == 1
     assert sorted(os.listdir(data / "suites" / "s9")) == ["items.parquet", "manifest.json"]
+
+
+def test_a_query_past_duckdbs_memory_cap_runs_again_without_it(tmp_path, monkeypatch):
+    """quantile_cont keeps every value and cannot spill: past the cap (EVALCORE_DUCKDB_MEMORY) the
+    query runs once more on an uncapped connection instead of failing, with the exact answer."""
+    import duckdb
+    import numpy as np
+    import pyarrow as pa
+
+    values = np.random.default_rng(3).gamma(2.0, 300.0, size=3_000_000)
+    path = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"latency_ms": values}), path)
+    monkeypatch.setenv("EVALCORE_DUCKDB_MEMORY", "8MB")
+    st = Store(tmp_path, tmp_path / "state")
+    sql = "SELECT quantile_cont(latency_ms, 0.95), quantile_cont(latency_ms, 0.5) FROM read_parquet(?)"
+    capped = st.connect()
+    with pytest.raises(duckdb.OutOfMemoryException):
+        capped.execute(sql, [str(path)]).fetchall()
+    ((p95, p50),) = st.sql(sql, [str(path)])
+    assert p95 == pytest.approx(float(np.percentile(values, 95)), rel=1e-12)
+    assert p50 == pytest.approx(float(np.percentile(values, 50)), rel=1e-12)

@@ -157,11 +157,12 @@ class Store:
         return self.get("labelset", id_)
 
     # ---- duckdb
-    def connect(self) -> duckdb.DuckDBPyConnection:
+    def connect(self, capped: bool = True) -> duckdb.DuckDBPyConnection:
         """A fresh in-memory DuckDB connection that never downloads an extension, its memory capped
-        (:func:`duckdb_memory`) and spilling past the cap into a temporary directory of its own."""
+        (:func:`duckdb_memory`) and spilling past the cap into a temporary directory of its own
+        (``capped=False``: DuckDB's own limit)."""
         con = duckdb.connect(":memory:", config=dict(DUCKDB_CONFIG))
-        cap = duckdb_memory()
+        cap = duckdb_memory() if capped else ""
         if cap:
             con.execute(f"SET memory_limit = '{cap}'")
             spill = Path(tempfile.gettempdir()) / f"evalcore-duckdb-{os.getpid()}"
@@ -171,7 +172,21 @@ class Store:
     def _fetch(self, query: str, params: Any, con: Any, how: str) -> Any:
         """Run one query on its own cursor (DuckDB's rule for threads) and fetch it all; a Parquet
         file that cannot be read is named in a FormatError."""
-        cur = (con or self._con()).cursor()
+        try:
+            return self._fetch_on(con or self._con(), query, params, how)
+        except duckdb.OutOfMemoryException:
+            if con is not None or not duckdb_memory():
+                raise _unreadable_table(duckdb.Error("out of memory"), params) from None
+            # an aggregate that cannot spill (quantile_cont keeps every value) past the cap: the query
+            # runs once more on a connection with DuckDB's own limit, rather than fail
+            spare = self.connect(capped=False)
+            try:
+                return self._fetch_on(spare, query, params, how)
+            finally:
+                spare.close()
+
+    def _fetch_on(self, con: Any, query: str, params: Any, how: str) -> Any:
+        cur = con.cursor()
         try:
             res = cur.execute(query, params or [])
             if how == "df":
@@ -181,6 +196,8 @@ class Store:
                 cols = [d[0] for d in res.description]
                 return [dict(zip(cols, row)) for row in rows]
             return rows
+        except duckdb.OutOfMemoryException:
+            raise
         except duckdb.Error as e:
             raise _unreadable_table(e, params) from None
         finally:
