@@ -149,7 +149,10 @@ def sources(store: Store, kind: str, id_: str, root: Path | None = None) -> dict
         if (d / f"{t}.parquet").exists():
             out[f"{t}.parquet"] = d / f"{t}.parquet"
     if kind == "run":  # item codes come from the generation's answers
-        gen_id = json.loads((d / fname).read_text())["gen_id"]
+        # the Store's manifest (cached on the directory's mtimes) unless a writer's directory is read
+        gen_id = (
+            store.get("run", id_).manifest.gen_id if root is None else json.loads((d / fname).read_text())["gen_id"]
+        )
         g = store.dir_of("generation", gen_id)
         out["generation/manifest.json"] = g / "manifest.json"
         out["generation/outputs.parquet"] = g / "outputs.parquet"

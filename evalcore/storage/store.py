@@ -176,7 +176,7 @@ class Store:
             return self._fetch_on(con or self._con(), query, params, how)
         except duckdb.OutOfMemoryException:
             if con is not None or not duckdb_memory():
-                raise _unreadable_table(duckdb.Error("out of memory"), params) from None
+                raise  # DuckDB's own message; no table is damaged, so none is named (or read whole)
             # an aggregate that cannot spill (quantile_cont keeps every value) past the cap: the query
             # runs once more on a connection with DuckDB's own limit, rather than fail
             spare = self.connect(capped=False)
