@@ -1,10 +1,13 @@
 """Every page's render in a real browser at scale, cold (a fresh server) and warm: issue 16's bar.
 
     .venv/bin/python bench/pages.py --data /tmp/rq-bench/data-1000000 [--runs 3] [--only cost,runs]
-                                    [--derived 1|0] [--out /tmp/evalcore-bench/pages] [--max-wait 120]
+                                    [--derived 1|0] [--state-from DIR] [--out /tmp/evalcore-bench/pages]
+                                    [--max-wait 120]
 
 For each page and each run: a fresh ``streamlit run app.py`` (tests/browser_util.serve, 127.0.0.1,
-headless) over ``--data`` with an empty state directory, so nothing is cached in the server; in
+headless) over ``--data`` with an empty state directory, or with a fresh copy of ``--state-from``
+(a state directory as ``evalcore --state DIR index`` or an import leaves it: the review detection
+stored, perhaps a review queue built), so nothing is cached in the server; in
 headless Chromium (Playwright, 1400x900) the app's shell is loaded first on the light Ledger page
 (the server's first script run: Python imports, not counted, as in bench/review_page.py), then:
 
@@ -53,6 +56,8 @@ PAGES = {  # name -> URL path and query
     "cost": "/cost?run=bench-split",
     "agreement": "/agreement?gen=bench-g1",
     "labels": "/labels",
+    "review": "/review?gen=bench-g1",
+    "suite": "/suite?suite=bench",
 }
 MAIN = (
     "[data-testid=\"stDataFrame\"], [data-testid=\"stTable\"], [data-testid=\"stVegaLiteChart\"], "
@@ -92,12 +97,19 @@ def render(page: Any, url: str, timeout: float) -> float:
     return round(page.evaluate("() => window.__ws.any") / 1000, 3)
 
 
-def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: float) -> dict[str, Any]:
+def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: float,
+            state_from: Path | None = None) -> dict[str, Any]:
+    import shutil
+
     from playwright.sync_api import sync_playwright
 
     state = tmp / f"state-{name}-{k}"
-    state.mkdir()
-    out: dict[str, Any] = {"page": name, "run": k, "derived": derived}
+    if state_from is not None:
+        shutil.copytree(state_from, state)
+    else:
+        state.mkdir()
+    out: dict[str, Any] = {"page": name, "run": k, "derived": derived,
+                           "state_from": str(state_from) if state_from else None}
     env_before = os.environ.get("EVALCORE_DERIVED")
     os.environ["EVALCORE_DERIVED"] = derived
     try:
@@ -138,6 +150,7 @@ def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: flo
 def report(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
     lines = [
         f"Data: {info['data']} ({info['verdict_rows']:,} verdict rows per run); EVALCORE_DERIVED={info['derived']}; "
+        f"state: {'a copy of ' + info['state_from'] if info.get('state_from') else 'empty'}; "
         f"{info['runs']} fresh servers per page; {info['started']} - {info['finished']} UTC.",
         "",
         "| page | cold s (runs) | cold median | warm s (runs) | warm median | server CPU in cold render s | "
@@ -171,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--out", type=Path, default=Path("/tmp/evalcore-bench/pages"))
     ap.add_argument("--max-wait", type=float, default=120)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--state-from", type=Path, default=None)
     a = ap.parse_args(argv)
     names = [n for n in PAGES if not a.only or n in a.only.split(",")]
     a.out.mkdir(parents=True, exist_ok=True)
@@ -180,13 +194,14 @@ def main(argv: list[str] | None = None) -> None:
         f"SELECT count(*) FROM read_parquet('{a.data}/runs/bench-single/verdicts.parquet')"
     ).fetchall()[0][0]
     info = {"data": str(a.data), "verdict_rows": rows_per_run, "derived": a.derived, "runs": a.runs,
+            "state_from": str(a.state_from) if a.state_from else None,
             "machine": machine(), "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     rows = []
     with tempfile.TemporaryDirectory(prefix="evalcore-pages-") as tmp:
         for k in range(a.runs):
             for name in names:
                 wait_quiet(a.max_wait)
-                r = measure(a.data, name, k, Path(tmp), a.derived, a.timeout)
+                r = measure(a.data, name, k, Path(tmp), a.derived, a.timeout, a.state_from)
                 print(json.dumps(r), file=sys.stderr)
                 rows.append(r)
                 (a.out / f"{name}-{k}-derived{a.derived}.json").write_text(json.dumps(r, indent=1))

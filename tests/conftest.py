@@ -78,11 +78,14 @@ def tiny(tmp_path: Path) -> tuple[Path, Path]:
 
 
 @pytest.fixture(autouse=True)
-def _no_user_env(monkeypatch):
-    """Tests never read the developer's EVALCORE_* settings by accident."""
+def _no_user_env(monkeypatch, tmp_path):
+    """Tests never read the developer's EVALCORE_* settings by accident, and a command run without
+    ``--state`` writes its state (derived tables, the review detection) into the test's own
+    directory, not the checkout's ./.evalcore-state."""
     for k in ("EVALCORE_DATA", "EVALCORE_STATE", "EVALCORE_DB"):
         monkeypatch.setenv(k, "")  # (recorded, so a test's own setting is undone too)
         monkeypatch.delenv(k)
+    monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "default-state"))
     os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
 
 

@@ -207,6 +207,10 @@ def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatc
     for runs in (["support-single", "support-split"], ["support-single", "support-split", "support-grouped"]):
         for human in (False, True):
             assert_same(monkeypatch, association, store, runs, human=human, n_boot=300)
+            # above analytic_above the masks' answers are counted per pattern of flags in DuckDB
+            # (no answer leaves it): the same figures as every answer in order from the verdicts
+            res = assert_same(monkeypatch, association, store, runs, human=human, analytic_above=150)
+            assert res["shared_answers"] > 150
     for sel in (Selection(), Selection(majority=True)):
         assert_same(monkeypatch, flips, store, "support-single", "support-split", sel)
         assert_same(monkeypatch, flips, store, "support-split-judgeB", "support-grouped", sel)
@@ -341,8 +345,13 @@ def test_the_index_command_builds_checks_and_says_so(tmp_path):
 
     before = ev("--check")
     assert before[("run", "r0")]["state"] == "missing or stale" and before[("generation", "g")]["state"] == "current"
+    # the review detection of the generation is stored in the state directory, once per set of runs
+    assert before[("detection", "g")]["state"] == "missing or stale"
     built = ev()
     assert {r["state"] for (k, _), r in built.items() if k == "run"} == {"built"}
-    assert all(r["where"] == "data" for r in built.values())
+    assert all(r["where"] == "data" for (k, _), r in built.items() if k != "detection")
+    det = built[("detection", "g")]
+    assert det["state"] == "built" and det["where"] == "state"
+    assert Path(det["path"]).parent.parent == tmp_path / "state" and (Path(det["path"]) / "cases.parquet").is_file()
     assert {r["state"] for r in ev("--check").values()} == {"current"}
     assert {r["state"] for r in ev("r1", "--force").values()} == {"rebuilt"}

@@ -214,3 +214,92 @@ def test_world_card_one_run_without_table(monkeypatch, tmp_path, world):
     card, calls = assert_same(monkeypatch, world, tmp_path, "g")
     assert calls["repeat"] > 0 and calls["pairs"] > 0
     assert any(j["run_id"] == "r1" for c in card["criteria"] for j in c["judges"])
+
+
+# --------------------------------------------------------------------------- a queue's design
+
+
+def _reference_sizes(store: Store, queue_id: str, run_ids: list[str], judge_round: int, keep=None) -> dict:
+    """What each stratum stands for, the way the card counted it before the queue's Parquet copy:
+    every queue case as a Python object, and the cases each run judged from its verdict rows."""
+    from evalcore.storage.labels import LabelStore
+
+    cases = LabelStore(store).queue_cases(queue_id)
+    out: dict = {}
+    for rid in run_ids:
+        judged = {
+            (r[0], int(r[1]), r[2])
+            for r in store.sql(
+                "SELECT item_id, gen_round, criterion FROM read_parquet(?) WHERE judge_round = ? AND passed IS NOT NULL",
+                [store.path_of("run", rid, "verdicts"), judge_round],
+            )
+        }
+        for c in cases:
+            k = (c["item_id"], c["gen_round"], c["criterion"])
+            if k in judged and (keep is None or keep(c["item_id"])):
+                d = out.setdefault(rid, {}).setdefault(c["criterion"], {})
+                d[c["stratum"]] = d.get(c["stratum"], 0.0) + 1.0 / c["inclusion_prob"]
+    return out
+
+
+@pytest.mark.parametrize("classes", [(), ("billing",)])
+def test_a_queues_design_is_weighed_in_duckdb_as_it_was_in_python(monkeypatch, tmp_path, classes):
+    """With a review queue (raised cases and a 20% audit) and decisions on both strata, the card's
+    corrected pass rates are the same from the runs' masks, from their verdicts, and after the
+    queue's Parquet copy is lost (rebuilt from the label store) or tampered with; each stratum's
+    size equals the per-case count in Python."""
+    from evalcore.review import build as B
+    from evalcore.review import design as D
+    from evalcore.review import queue as Q
+    from evalcore.storage.labels import LabelStore
+
+    data = tmp_path / "data"
+    shutil.copytree(DEMO, data)
+    store = Store(data, tmp_path / "state")
+    q = B.build_queue(store, "support-g1", audit_rate=0.2, seed=5)
+    cases = LabelStore(store).queue_cases(q["queue_id"])
+    strata = {c["stratum"] for c in cases}
+    assert strata == {"disagreement", "audit"}
+    # decide the first 60 cases of each stratum: gold from the queue
+    for stratum in sorted(strata):
+        for c in [c for c in cases if c["stratum"] == stratum][:60]:
+            crit = store.run(c["runs"][0]).manifest.rubric.get(c["criterion"])
+            value = Q.decision_values(crit)[0] if crit is not None else "pass"
+            Q.decide(store, q["queue_id"], c["item_id"], c["gen_round"], c["criterion"], "rev-a", value=value)
+    queue = Q.get_queue(store, q["queue_id"])
+    copy = Path(Q.queue_file(store, queue))
+    assert copy.is_file() and copy.parent.parent == tmp_path / "state" / "derived" / "queue"
+    run_ids = R.runs_on(store, "support-g1")
+    ms = {r: store.run(r).manifest for r in run_ids}
+    cut = R._slice(store, store.generation("support-g1").manifest.suite_id, classes, ())
+    vsql, vparams = R._values_sql(store, run_ids)
+    if cut[0]:
+        vsql, vparams = f"SELECT * FROM ({vsql}) WHERE {cut[0]}", [*vparams, *cut[1]]
+    want = _reference_sizes(store, q["queue_id"], run_ids, 1, cut[2] if classes else None)
+    assert want and any("audit" in d for r in want.values() for d in r.values())
+    design = {"queue": queue, "path": str(copy)}
+    for flag in ("1", "0"):  # from the masks, then from the verdicts
+        monkeypatch.setenv("EVALCORE_DERIVED", flag)
+        got = D.design_sizes(Store(data, tmp_path / "state"), design, vsql, vparams, run_ids, ms, 1, cut[:2])
+        assert _norm(got) == _norm(want), flag
+    monkeypatch.setenv("EVALCORE_DERIVED", "1")
+
+    def card():
+        c = R.report_card(Store(data, tmp_path / "state"), "support-g1", n_boot=50, classes=classes)
+        return _norm(json.loads(json.dumps(c, default=str)))
+
+    first = card()
+    assert first["queue"] == q["queue_id"]
+    corrected = [j["corrected"] for c in first["criteria"] for j in c["judges"]]
+    assert any(x.get("gold") == "queue" for x in corrected)
+    monkeypatch.setenv("EVALCORE_DERIVED", "0")
+    assert card() == first
+    monkeypatch.setenv("EVALCORE_DERIVED", "1")
+    shutil.rmtree(copy.parent)  # lost: streamed again from the label store
+    assert card() == first and copy.is_file()
+    meta = copy.parent / "queue.json"
+    meta.write_text(json.dumps({"stamp": "sha256:0", "cases": 1}))  # a copy of another queue: not read
+    pq_before = copy.read_bytes()
+    copy.write_bytes(b"not parquet")
+    assert card() == first and copy.read_bytes() != b"not parquet"
+    assert len(copy.read_bytes()) > 0 and pq_before[:4] == b"PAR1"

@@ -273,6 +273,27 @@ def test_two_harnesses_on_the_same_answers_share_one_generation(tmp_path, imp):
     assert st.sql(q, [*paths, 2]) == [("student", "faithful")]
 
 
+def test_an_import_stores_the_review_detection_of_its_generation(tmp_path, imp):
+    import os
+
+    from evalcore.review.detect import current_detection, detect, stored_detection
+
+    data = tmp_path / "data"
+    imp(data, "long", LONG, "--threshold", "4")
+    st = Store(data, os.environ["EVALCORE_STATE"])  # the state the commands write without --state
+    first = current_detection(st, "long")
+    assert first is not None and json.loads((first / "detection.json").read_text())["runs"] == ["long"]
+    # a second run on the generation stores a new detection over both; the first stays as it was
+    imp(data, "wide", WIDE, "--threshold", "4", "--suite", "long")
+    both = current_detection(st, "long")
+    assert both is not None and both != first and first.is_dir()
+    det = stored_detection(st, "long")
+    assert det.reused and det.runs == ["long", "wide"]
+    full = detect(st, "long")
+    assert (det.raised, det.population, det.counts) == (len(full["raised"]), full["population"], full["counts"])
+    assert det.raised > 0
+
+
 def test_attach_with_different_outputs_makes_a_new_generation(tmp_path, imp):
     data = tmp_path / "data"
     imp(data, "long", LONG, "--threshold", "4")

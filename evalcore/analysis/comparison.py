@@ -223,6 +223,8 @@ def _item_sql(
     )
     g = store.generation
     most = max(g(store.run(r).manifest.gen_id).manifest.rounds for r in (run_a, run_b))
+    if masks is not None and most == 1:  # one answer per item: per_item is the joined row itself
+        return head + _single_round_per_item(len(metrics), key, bool(id_agg)), [*qa, *qb], key
     if masks is not None and most <= PACKED_MAX_ROUNDS:
         return head + _packed_per_item(len(metrics), key, id_agg, variances), [*qa, *qb], key
     aggs = []
@@ -292,6 +294,22 @@ def _packed_per_item(n_metrics: int, key: str, id_agg: str, variances: bool) -> 
         f", packed AS MATERIALIZED (SELECT {key}, {id_agg}count(*) AS paired, {sums}{var} FROM j GROUP BY {key}), "
         f"per_item AS (SELECT {key}, {item_id}paired, {', '.join(cols)} FROM packed)"
     )
+
+
+def _single_round_per_item(n_metrics: int, key: str, with_id: bool) -> str:
+    """``per_item`` of :func:`_item_sql` when both generations have one round: each item is one
+    joined row, so no aggregate over the items is needed. Over figures that are 1, 0 or null these
+    are :func:`_packed_per_item`'s columns exactly (the mean delta of one pair is b - a; a side
+    misses when it judged the answer and scored 0; one round has no variance)."""
+    cols = []
+    for j in range(n_metrics):
+        cols.append(
+            f"(a{j} IS NOT NULL AND b{j} IS NOT NULL)::BIGINT AS nn{j}, coalesce(b{j} > a{j}, false)::BIGINT AS up{j}, "
+            f"coalesce(b{j} < a{j}, false)::BIGINT AS down{j}, (b{j} - a{j})::DOUBLE AS d{j}, "
+            f"a{j} = 0 AS amiss{j}, b{j} = 0 AS bmiss{j}, NULL::DOUBLE AS va{j}, NULL::DOUBLE AS vb{j}"
+        )
+    item_id = "item_id, " if with_id else ""
+    return f", per_item AS (SELECT {key}, {item_id}1::BIGINT AS paired, {', '.join(cols)} FROM j)"
 
 
 def _summary_sql(

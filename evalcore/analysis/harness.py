@@ -87,32 +87,43 @@ def _flip_counts_from_masks(
     store: Store, ma: tuple[str, list[Any], list[str]], mb: tuple[str, list[Any], list[str]], common: list[str]
 ) -> dict[str, Any]:
     """The same counts from the two runs' answers tables (the runs share a generation, so their
-    integer item keys join)."""
-    aggs = []
-    bits_a = [1 << ma[2].index(c) for c in common]
-    bits_b = [1 << mb[2].index(c) for c in common]
-    for j, (x, y) in enumerate(zip(bits_a, bits_b)):
-        ja, jb = f"(a.passed | a.failed) & {x} != 0", f"(b.passed | b.failed) & {y} != 0"
-        pa, pb = f"a.passed & {x} != 0", f"b.passed & {y} != 0"
-        aggs += [
-            f"count(*) FILTER (WHERE {ja} AND {jb}) AS n{j}",
-            f"count(*) FILTER (WHERE {ja} AND NOT {pa} AND {jb}) AS fail_a{j}",
-            f"count(*) FILTER (WHERE {jb} AND NOT {pb} AND {ja}) AS fail_b{j}",
-            f"count(*) FILTER (WHERE {ja} AND NOT {pa} AND {jb} AND {pb}) AS fail_a_pass_b{j}",
-            f"count(*) FILTER (WHERE {ja} AND {pa} AND {jb} AND NOT {pb}) AS pass_a_fail_b{j}",
-            f"count(*) FILTER (WHERE {ja} AND NOT {pa} AND {jb} AND NOT {pb}) AS fail_both{j}",
-        ]
-    xa, xb = sum(bits_a), sum(bits_b)
-    complete = f"(a.passed | a.failed) & {xa} = {xa} AND (b.passed | b.failed) & {xb} = {xb}"
-    aggs += [
-        f"count(*) FILTER (WHERE {complete}) AS answers",
-        f"count(*) FILTER (WHERE {complete} AND a.passed & {xa} = {xa}) AS all_pass_a",
-        f"count(*) FILTER (WHERE {complete} AND b.passed & {xb} = {xb}) AS all_pass_b",
-    ]
-    return store.records(
-        f"WITH a AS ({ma[0]}), b AS ({mb[0]}) SELECT {', '.join(aggs)} FROM a JOIN b USING (item, gen_round)",
-        [*ma[1], *mb[1]],
-    )[0]
+    integer item keys join): DuckDB counts the joined answers per pattern of the four masks (a few
+    thousand patterns for a million answers), and the counts are sums over the patterns."""
+    import numpy as np
+
+    cur = store._con().cursor()
+    try:
+        cols = cur.execute(
+            f"WITH a AS ({ma[0]}), b AS ({mb[0]}) SELECT a.passed AS ap, a.passed | a.failed AS aj, b.passed AS bp, "
+            "b.passed | b.failed AS bj, count(*) AS n FROM a JOIN b USING (item, gen_round) GROUP BY ALL",
+            [*ma[1], *mb[1]],
+        ).fetchnumpy()
+    finally:
+        cur.close()
+    ap, aj, bp, bj, n = (np.asarray(cols[c], dtype=np.int64) for c in ("ap", "aj", "bp", "bj", "n"))
+
+    def total(mask: Any) -> int:
+        return int(n[mask].sum())
+
+    got: dict[str, Any] = {}
+    xa = sum(1 << ma[2].index(c) for c in common)
+    xb = sum(1 << mb[2].index(c) for c in common)
+    for j, c in enumerate(common):
+        x, y = ma[2].index(c), mb[2].index(c)
+        ja, jb = (aj >> x) & 1 == 1, (bj >> y) & 1 == 1
+        pa, pb = (ap >> x) & 1 == 1, (bp >> y) & 1 == 1
+        both = ja & jb
+        got[f"n{j}"] = total(both)
+        got[f"fail_a{j}"] = total(both & ~pa)
+        got[f"fail_b{j}"] = total(both & ~pb)
+        got[f"fail_a_pass_b{j}"] = total(both & ~pa & pb)
+        got[f"pass_a_fail_b{j}"] = total(both & pa & ~pb)
+        got[f"fail_both{j}"] = total(both & ~pa & ~pb)
+    complete = ((aj & xa) == xa) & ((bj & xb) == xb)
+    got["answers"] = total(complete)
+    got["all_pass_a"] = total(complete & ((ap & xa) == xa))
+    got["all_pass_b"] = total(complete & ((bp & xb) == xb))
+    return got
 
 
 def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:

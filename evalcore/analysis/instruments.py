@@ -213,10 +213,23 @@ def _mask_pivot_sql(
     return f"SELECT {key}, gen_round, {', '.join(cols)} FROM ({msql}){where}", list(mparams)
 
 
-def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int, key: str = "item_id") -> dict[str, Any]:
+def _joined(
+    store: Store,
+    parts: list[tuple[str, str, list[Any]]],
+    n_crit: int,
+    key: str = "item_id",
+    unordered_above: int | None = None,
+) -> dict[str, Any]:
     """Join the pivots of several instruments on the answers where every one has a verdict on every
     criterion; return the columns as numpy arrays. ``key``: the pivots' item column (``item``, the
-    integer key of the answers tables, orders the answers as ``item_id`` does)."""
+    integer key of the answers tables, orders the answers as ``item_id`` does).
+
+    With ``unordered_above`` (pass / fail flags only), DuckDB counts the answers per pattern of
+    flags (at most 4^k patterns: a few thousand rows instead of one per answer), and when there are
+    more answers than that the columns are the patterns repeated by their counts, in pattern order:
+    every figure that does not depend on the order of the answers (counts, phi, the analytic
+    interval used above that size) is the same, and no per-answer row leaves DuckDB. At or below
+    it the answers come in answer order, for the seeded bootstrap."""
     ctes, params = [], []
     for tag, sql, p in parts:
         ctes.append(f"{tag} AS ({sql})")
@@ -224,16 +237,26 @@ def _joined(store: Store, parts: list[tuple[str, str, list[Any]]], n_crit: int, 
     first = parts[0][0]
     joins = " ".join(f"JOIN {tag} USING ({key}, gen_round)" for tag, _, _ in parts[1:])
     notnull = " AND ".join(f"{tag}_f{j} IS NOT NULL" for tag, _, _ in parts for j in range(n_crit))
-    # ordered by answer so that a seeded bootstrap resamples the same answers every time
-    sql = (
-        f"WITH {', '.join(ctes)} SELECT * EXCLUDE ({key}, gen_round) FROM {first} {joins} WHERE {notnull} "
-        f"ORDER BY {key}, gen_round"
-    )
-    cur = store._con().cursor()
-    try:
-        res = cur.execute(sql, params).fetchnumpy()
-    finally:
-        cur.close()
+    body = f"WITH {', '.join(ctes)} SELECT * EXCLUDE ({key}, gen_round) FROM {first} {joins} WHERE {notnull}"
+    res: dict[str, Any] | None = None
+    if unordered_above is not None:
+        cols = [f"{tag}_f{j}" for tag, _, _ in parts for j in range(n_crit)]
+        grouped = f"SELECT {', '.join(cols)}, count(*) AS ec_n FROM ({body}) GROUP BY ALL ORDER BY {', '.join(cols)}"
+        cur = store._con().cursor()
+        try:
+            pat = cur.execute(grouped, params).fetchnumpy()
+        finally:
+            cur.close()
+        counts = np.asarray(pat.pop("ec_n"), dtype=np.int64)
+        if int(counts.sum()) > unordered_above:
+            res = {c: np.repeat(np.asarray(v, dtype=float), counts) for c, v in pat.items()}
+    if res is None:
+        # ordered by answer so that a seeded bootstrap resamples the same answers every time
+        cur = store._con().cursor()
+        try:
+            res = cur.execute(f"{body} ORDER BY {key}, gen_round", params).fetchnumpy()
+        finally:
+            cur.close()
     out: dict[str, Any] = {}  # the columns, and "n" the number of answers
     for k, v in res.items():
         if isinstance(v, np.ma.MaskedArray):
@@ -296,7 +319,13 @@ def association(
             rsql, rparams = _verdict_rows_sql(store, rid, sel)
             psql, pparams = _pivot_sql(rsql, rparams, common, f"i{i}", numeric)
         parts.append((f"i{i}", psql, pparams))
-    machines = _joined(store, parts, k, key="item" if use_masks else "item_id")
+    machines = _joined(
+        store,
+        parts,
+        k,
+        key="item" if use_masks else "item_id",
+        unordered_above=analytic_above if use_masks else None,
+    )
     instruments = [
         {
             "name": rid,

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +101,40 @@ def _table(rows: list[dict], cols: list[tuple[str, str, bool]]) -> str:
 def cli(ctx: click.Context, data: str | None, state: str | None, db: str | None) -> None:
     """evalcore: an adjudication workbench for LLM-as-a-judge evaluations."""
     ctx.obj = Ctx(data, state, db)
+    store_mod = sys.modules.get("evalcore.storage.store")  # (not imported for --help or schema)
+    if store_mod is not None:
+        store_mod.WRITTEN.clear()  # what earlier work in this process wrote is not this command's
+
+
+@cli.result_callback()
+@click.pass_obj
+def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
+    """After a command that wrote runs (judge, import, rederive, repair, ...): store the review
+    detection of their generations, so that the review queue and the report card do not compute
+    it on a page's first render. A detection that cannot be stored now is said on stderr and
+    computed when first needed; the runs are written either way."""
+    store_mod = sys.modules.get("evalcore.storage.store")
+    if store_mod is None:  # nothing was read or written
+        return
+    written, store_mod.WRITTEN[:] = list(store_mod.WRITTEN), []
+    gens: dict[tuple[Path, Path], list[str]] = {}
+    for data, state, kind, eid in written:
+        if kind == "run":
+            gens.setdefault((data, state), []).append(eid)
+    if not gens:
+        return
+    from evalcore.errors import EvalcoreError
+    from evalcore.review.detect import refresh_detections
+
+    for (data, state), run_ids in gens.items():
+        try:
+            st = store_mod.Store(data, state)
+            refresh_detections(st, [st.run(r).manifest.gen_id for r in run_ids])
+        except EvalcoreError as e:
+            click.echo(
+                f"note: the review detection was not stored now ({e.message}); it is computed when first needed",
+                err=True,
+            )
 
 
 # --------------------------------------------------------------------------- analysis

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from evalcore.cli._common import Ctx, _table, class_option, cli, emit
+
+if TYPE_CHECKING:
+    from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- browsing
 
@@ -152,7 +156,8 @@ def schema(markdown: bool) -> None:
 def index(obj: Ctx, check: bool, force: bool, into: str, as_json: bool, ids: tuple[str, ...]) -> None:
     """Build the derived tables (sufficient statistics) of runs and generations: every one, or
     those named. A set is current while its sources hash to what it recorded; a stale one is
-    rebuilt, and no figure reads it meanwhile."""
+    rebuilt, and no figure reads it meanwhile. Then the review detection of each generation with
+    runs (every case and why it is raised), stored in the state directory for its set of runs."""
     import time
 
     from evalcore.storage import aggregates, derived
@@ -176,11 +181,45 @@ def index(obj: Ctx, check: bool, force: bool, into: str, as_json: bool, ids: tup
             row["note"] = "answers table not derived: " + s.memo["answers"]["not_derived"]
         row["seconds"] = round(time.perf_counter() - t0, 3)
         rows.append(row)
+    rows += _detections(store, ids, check, force)
     text = _table(
         rows,
         [("kind", "kind", False), ("id", "id", False), ("state", "state", False), ("where", "where", False)],
     )
     emit(rows, as_json, text)
+
+
+def _detections(store: Store, ids: tuple[str, ...], check: bool, force: bool) -> list[dict]:
+    """``evalcore index``'s rows for the review detection of every generation with runs (or of
+    those named, or judged by the runs named), stored in the state directory."""
+    import shutil
+    import time
+
+    from evalcore.review.detect import current_detection, refresh_detections, runs_on
+
+    named = set(ids)
+    gens = [
+        g
+        for g in store.ids("generation")
+        if runs_on(store, g) and (not ids or g in named or named & set(runs_on(store, g)))
+    ]
+    rows = []
+    for g in gens:
+        t0 = time.perf_counter()
+        cur = current_detection(store, g)
+        row: dict[str, Any]
+        if check:
+            row = {"kind": "detection", "id": g, "state": "current" if cur else "missing or stale"}
+            row.update(where="state" if cur else None, path=str(cur) if cur else None)
+        else:
+            if cur is not None and force:
+                shutil.rmtree(cur)
+            state = "current" if cur is not None and not force else ("rebuilt" if cur is not None else "built")
+            (det,) = refresh_detections(store, [g])
+            row = {"kind": "detection", "id": g, "state": state, "where": "state", "path": str(det.path.parent)}
+        row["seconds"] = round(time.perf_counter() - t0, 3)
+        rows.append(row)
+    return rows
 
 
 @cli.command()

@@ -14,6 +14,7 @@ import numpy as np
 
 from evalcore.errors import InputError
 from evalcore.review.detect import DETECTOR_VERSION, PRIORITY, Detection, stored_detection
+from evalcore.review.queue import write_queue_file
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.paths import utcnow
 from evalcore.storage.store import Store
@@ -113,6 +114,7 @@ def build_queue(
             "detector_version": DETECTOR_VERSION,
         }
         labels.write_queue_rows(header, _case_rows(det, queue_id, rows, prob, con))
+        _write_copy(store, header, det, rows, prob, con)
     finally:
         con.close()
     return {**header, "counts": det.counts, "audit_inclusion_prob": prob}
@@ -142,10 +144,32 @@ def queue_order(store: Store, det: Detection, audited: np.ndarray, seed: int, *,
 BATCH_ROWS = 50_000
 
 
+def _write_copy(store: Store, header: dict[str, Any], det: Detection, rows: np.ndarray, prob: float, con: Any) -> None:
+    """The queue's Parquet copy (:func:`evalcore.review.queue.queue_file`), from the same rows as
+    the label store's, so that the report card never reads the cases back from the label store."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    ranks = pa.table({"row": pa.array(rows, pa.int64()), "rank": pa.array(np.arange(1, len(rows) + 1))})
+    con.register("ec_ranks", ranks)
+    try:
+        write_queue_file(
+            store,
+            header,
+            "SELECT c.item_id, c.gen_round::BIGINT AS gen_round, c.criterion, c.class, "
+            "CASE WHEN c.raised THEN 'disagreement' ELSE 'audit' END AS stratum, "
+            "CASE WHEN c.raised THEN 1.0 ELSE ?::DOUBLE END AS inclusion_prob "
+            "FROM ec_ranks r JOIN read_parquet(?, file_row_number = true) c ON c.file_row_number = r.row ORDER BY r.rank",
+            [prob, str(det.path)],
+            con,
+        )
+    finally:
+        con.unregister("ec_ranks")
+
+
 def _case_rows(det: Detection, queue_id: str, rows: np.ndarray, prob: float, con: Any) -> Iterator[list[tuple]]:
     """The queue's cases in rank order as rows of ``LabelStore.CASE_COLUMNS`` (the JSON columns as
     the stored detection's text), ``BATCH_ROWS`` at a time."""
-    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow as pa
 
     if not len(rows):
         return

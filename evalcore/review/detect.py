@@ -286,9 +286,10 @@ def detect(store: Store, gen_id: str) -> dict[str, Any]:
 DETECT_DIR = "detect"
 CASES_FILE = "cases.parquet"
 META_FILE = "detection.json"
-#: DuckDB's memory while detecting (it spills to ``detect/.tmp`` past it): 18M verdict rows per run
-#: in about 1.3 GB of peak RSS (docs/BENCHMARKS.md)
-DETECT_MEMORY_LIMIT = "1GB"
+#: DuckDB's memory while detecting (it spills to ``detect/.tmp`` past it): two runs of 18M verdict
+#: rows in 785 MB of peak RSS for the whole ``evalcore index`` process (1.19 GB at 1GB; the CPU
+#: time is the same; docs/BENCHMARKS.md)
+DETECT_MEMORY_LIMIT = "600MB"
 
 # JSON text in SQL as Python's json.dumps writes it (ensure_ascii, ", " and ": " separators)
 _JSON_MACROS = r"""
@@ -565,6 +566,21 @@ def stored_detection(store: Store, gen_id: str, *, memory_limit: str | None = DE
         counts={c: int(meta["counts"].get(c, 0)) for c in PRIORITY},
         reused=reused,
     )
+
+
+def current_detection(store: Store, gen_id: str) -> Path | None:
+    """The directory of the generation's stored detection for its current runs, or None when none
+    is stored (nothing is written: ``evalcore index --check``)."""
+    final = writable_state(store, DETECT_DIR) / detection_key(store, gen_id, runs_on(store, gen_id))
+    return final if _read_meta(final) is not None else None
+
+
+def refresh_detections(store: Store, gen_ids: Sequence[str]) -> list[Detection]:
+    """Store the detection of each generation that has runs (once per set of runs: a current one is
+    kept). Called when runs are written (every command that writes one) and by ``evalcore
+    index``, so that the review queue and the report card find it ready instead of computing it on
+    a page's first render."""
+    return [stored_detection(store, g) for g in dict.fromkeys(gen_ids) if runs_on(store, g)]
 
 
 def _write_detection(

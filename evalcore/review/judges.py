@@ -26,7 +26,7 @@ import numpy as np
 from evalcore.contract import schema as S
 from evalcore.review.detect import pair_code
 from evalcore.stats import agreement as A
-from evalcore.storage.aggregates import answers_table
+from evalcore.storage.aggregates import answers_table, repeat_histogram_sql
 from evalcore.storage.store import Store
 
 #: judge-to-judge kappa below this flags the criterion as ambiguous: the upper edge of Landis &
@@ -375,7 +375,9 @@ def _repeat(
             out[c].update(per)
     for rid, (path, bits, _) in masks.items():
         if bits and rid in rounds:
-            for c, e in _repeat_masks(store, path, bits, rounds[rid], cut).items():
+            a = answers_table(store, rid)
+            memo_hist = (a[1] or {}).get("repeat_hist") if a is not None and a[0] == path else None
+            for c, e in _repeat_masks(store, path, bits, rounds[rid], cut, memo_hist).items():
                 out[c][rid] = e
     return dict(out)
 
@@ -389,24 +391,27 @@ def _pairs_x(vsql: str | None, vparams: list, pairs: list[tuple[str, str]]) -> t
     )
 
 
-def _repeat_masks(store: Store, path: str, bits: dict[str, int], rounds: int, cut: tuple[str, list]) -> dict[str, dict]:
+def _repeat_masks(
+    store: Store,
+    path: str,
+    bits: dict[str, int],
+    rounds: int,
+    cut: tuple[str, list],
+    memo_hist: list[list[int]] | None = None,
+) -> dict[str, dict]:
     """:func:`_repeat`'s figures of one run's pass / fail criteria from its answers table: per
-    answer and criterion, in one packed sum over its judge rounds, the rounds judged (bits 0-15),
-    the passes (16-31) and round 1's verdict (32 pass, 33 fail); then, in DuckDB, how many answers
-    have each code per criterion. Only that histogram comes back."""
+    answer and criterion, in one packed sum over its judge rounds, the rounds judged, the passes
+    and round 1's verdict (:func:`evalcore.storage.aggregates.repeat_histogram_sql`); then, in
+    DuckDB, how many answers have each code per criterion. Only that histogram comes back; over
+    every item (no slice) it is the run's memo (``memo_hist``, one row per criterion bit), and no
+    answer is read."""
     names = list(bits)
-    terms = [
-        f"sum({_bit('(passed | failed)', k)} | ({_bit('passed', k)} << 16) | CASE WHEN judge_round = 1 THEN "
-        f"({_bit('passed', k)} << 32) | ({_bit('failed', k)} << 33) ELSE 0 END)::BIGINT AS c{j}"
-        for j, k in enumerate(bits.values())
-    ]
-    q, p = _answers(path, "judge_round >= 1", cut)
-    hist = store.sql(
-        f"WITH pa AS (SELECT {', '.join(terms)} FROM ({q}) GROUP BY item, gen_round), "
-        f"u AS (SELECT unnest(range({len(names)})) AS j, unnest([{', '.join(f'c{j}' for j in range(len(names)))}]) "
-        "AS code FROM pa) SELECT j, code, count(*) FROM u WHERE (code & 65535) > 0 GROUP BY ALL",
-        p,
-    )
+    if memo_hist is not None and not cut[0]:
+        pos = {k: j for j, k in enumerate(bits.values())}
+        hist = [(pos[k], code, cnt) for k, code, cnt in memo_hist if k in pos]
+    else:
+        q, p = _answers(path, "judge_round >= 1", cut)
+        hist = store.sql(repeat_histogram_sql(q, list(bits.values())), p)
     acc: dict[str, dict[str, int]] = {
         c: dict(n=0, sq=0, unanimous=0, passes=0, fails=0, ties=0, agree=0, both=0) for c in names
     }

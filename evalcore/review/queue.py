@@ -55,6 +55,86 @@ STRATA = ("disagreement", "audit")
 OUTCOMES = ("decided", "test_wrong", "skipped")
 
 
+# --------------------------------------------------------------------------- a queue's cases as Parquet
+
+QUEUE_FILES = "derived/queue"  # <state>/derived/queue/<queue_id>/{cases.parquet,queue.json}
+_QUEUE_COLUMNS = ("item_id", "gen_round", "criterion", "class", "stratum", "inclusion_prob")
+
+
+# what a queue's header says that its copy is made from (not audit_rate: PostgreSQL keeps it as a
+# 4-byte REAL, so it does not read back as the number written)
+_STAMP_KEYS = (
+    "queue_id", "gen_id", "created_at", "seed", "runs", "population", "flagged", "agreed", "audit_sampled",
+    "detector_version",
+)  # fmt: skip
+
+
+def _queue_place(store: Store, queue: dict[str, Any]) -> tuple[Any, str]:
+    """The directory of a queue's Parquet copy and the stamp of its header."""
+    from evalcore.contract.hashing import content_hash
+    from evalcore.storage.state import writable_state
+
+    stamp = content_hash({k: queue.get(k) for k in _STAMP_KEYS})
+    return writable_state(store, QUEUE_FILES) / str(queue["queue_id"]), stamp
+
+
+def write_queue_file(store: Store, queue: dict[str, Any], select: str, params: list[Any], con: Any) -> str:
+    """Write a queue's Parquet copy from a DuckDB SELECT of its ``_QUEUE_COLUMNS`` in rank order
+    (what :func:`evalcore.review.build.build_queue` wrote into the label store)."""
+    from evalcore.storage.files import atomic_directory, atomic_write_bytes
+
+    final, stamp = _queue_place(store, queue)
+    with atomic_directory(final, overwrite=True) as tmp:
+        out = str(tmp / "cases.parquet").replace("'", "''")
+        # on the connection itself: a view registered on it (the ranks) is not seen by its cursors
+        con.execute(f"COPY ({select}) TO '{out}' (FORMAT parquet, COMPRESSION zstd)", params).fetchall()
+        ((n,),) = con.execute("SELECT count(*) FROM read_parquet(?)", [str(tmp / "cases.parquet")]).fetchall()
+        atomic_write_bytes(tmp / "queue.json", (json.dumps({"stamp": stamp, "cases": int(n)}) + "\n").encode("utf-8"))
+    return str(final / "cases.parquet")
+
+
+def queue_file(store: Store, queue: dict[str, Any]) -> str:
+    """A Parquet copy of the queue's case keys, strata and inclusion probabilities (columns
+    item_id, gen_round, criterion, class, stratum, inclusion_prob; rank order), so that the report
+    card weighs its design in DuckDB instead of turning every case into a Python object. A queue
+    never changes once written, so the copy is made once per state directory (streamed from the
+    label store, a team's PostgreSQL server too) and kept while the queue's header is the one it
+    was made from."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    from evalcore.storage.files import atomic_directory, atomic_write_bytes
+
+    final, stamp = _queue_place(store, queue)
+    try:
+        if (
+            json.loads((final / "queue.json").read_text("utf-8")).get("stamp") == stamp
+            and (final / "cases.parquet").is_file()
+        ):
+            return str(final / "cases.parquet")
+    except (OSError, ValueError):
+        pass
+    schema = pa.schema(
+        [
+            ("item_id", pa.string()),
+            ("gen_round", pa.int64()),
+            ("criterion", pa.string()),
+            ("class", pa.string()),
+            ("stratum", pa.string()),
+            ("inclusion_prob", pa.float64()),
+        ]
+    )
+    with atomic_directory(final, overwrite=True) as tmp:
+        n = 0
+        with pq.ParquetWriter(str(tmp / "cases.parquet"), schema, compression="zstd") as w:
+            for rows in LabelStore(store).queue_case_batches(queue["queue_id"], _QUEUE_COLUMNS):
+                cols = list(zip(*rows))
+                w.write_table(pa.table([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema))
+                n += len(rows)
+        atomic_write_bytes(tmp / "queue.json", (json.dumps({"stamp": stamp, "cases": n}) + "\n").encode("utf-8"))
+    return str(final / "cases.parquet")
+
+
 # --------------------------------------------------------------------------- reading a queue
 
 

@@ -49,7 +49,7 @@ import numpy as np
 
 from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.contract import schema as S
-from evalcore.errors import InputError
+from evalcore.review.design import design_cases, design_of, design_sizes
 from evalcore.review.detect import Detection, runs_on, stored_detection, verdicts_sql
 from evalcore.review.judges import (
     _answers,
@@ -62,7 +62,7 @@ from evalcore.review.judges import (
     mask_runs,
     scale_of,
 )
-from evalcore.review.queue import flagged_for_repair, get_queue
+from evalcore.review.queue import flagged_for_repair
 from evalcore.stats import agreement as A
 from evalcore.storage.gold import gold as settle
 from evalcore.storage.labels import LabelStore
@@ -363,21 +363,6 @@ def _vs_gold(
     return out
 
 
-def _design(store: Store, gen_id: str, queue_id: str | None) -> dict[str, Any] | None:
-    """The latest (or given) queue of the generation and its cases' strata and weights."""
-    labels = LabelStore(store)
-    if queue_id is None and not labels.queues(gen_id):
-        return None
-    q = get_queue(store, queue_id, gen_id=gen_id)
-    if q["gen_id"] != gen_id:
-        raise InputError(f"queue {q['queue_id']!r} is on generation {q['gen_id']!r}, not {gen_id!r}", field="--queue")
-    cases = labels.queue_cases(q["queue_id"])
-    return {
-        "queue": q,
-        "cases": {(c["item_id"], c["gen_round"], c["criterion"]): (c["stratum"], c["inclusion_prob"]) for c in cases},
-    }
-
-
 def report_card(
     store: Store,
     gen_id: str,
@@ -423,9 +408,7 @@ def report_card(
     }
     people = [p for p in rater_labels(store, gen_id, crits) if in_slice(p["item_id"])]
     gold, gold_counts = gold_of(people, [g for g in settle(labels, gen_id) if in_slice(g["item_id"])], crits)
-    design = _design(store, gen_id, queue_id)
-    if design is not None and cut:
-        design["cases"] = {k: v for k, v in design["cases"].items() if in_slice(k[0])}
+    design = design_of(store, gen_id, queue_id)
 
     warnings = [
         f"run {rid} is {m.status}: its figures rest on fewer verdicts"
@@ -458,17 +441,13 @@ def report_card(
     on_gold = _on_gold(store, vsql, vparams, run_ids, ms, gkeys, (cut, cut_params)) if run_ids and gkeys else {}
     # every run's pass rate per criterion at the selected judge round
     observed = _observed(store, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params))
-    # which queue cases each run judged (the design's strata are counted over those)
-    judged_cases: dict[str, set] = defaultdict(set)
-    if design is not None and run_ids and design["cases"]:
-        qk = list(design["cases"])
-        for r in store.records(
-            f"WITH x AS ({vsql}), g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
-            "unnest(?::VARCHAR[]) AS criterion) SELECT DISTINCT x.run_id, x.item_id, x.gen_round, x.criterion "
-            "FROM x JOIN g USING (item_id, gen_round, criterion) WHERE x.judge_round = ? AND x.value IS NOT NULL",
-            [*vparams, [k[0] for k in qk], [k[1] for k in qk], [k[2] for k in qk], int(judge_round)],
-        ):
-            judged_cases[r["run_id"]].add((r["item_id"], r["gen_round"], r["criterion"]))
+    if design is not None:
+        # the design's weights of the gold decided in the queue, and what each stratum stands for
+        # (counted over the queue cases each run judged)
+        design["cases"] = design_cases(
+            store, design, [k for k in gkeys if gold[k]["source"] == "state"], (cut, cut_params)
+        )
+        design["sizes"] = design_sizes(store, design, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params))
     pairs = _judge_pairs(store, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params)) if len(run_ids) > 1 else {}
     repeat = _repeat(store, vsql, vparams, [r for r in run_ids if ms[r].judge_rounds > 1], ms, (cut, cut_params))
 
@@ -509,7 +488,7 @@ def report_card(
                 gold,
                 cats,
                 design,
-                judged_cases.get(rid, set()),
+                (design or {}).get("sizes", {}).get(rid, {}).get(name, {}),
                 k_obs,
                 n_obs,
                 seed=seed,
@@ -696,7 +675,7 @@ def _corrected(
     gold: dict,
     cats: list[str],
     design: dict | None,
-    judged: set,
+    stratum_sizes: dict[str, float],
     k_obs: int,
     n_obs: int,
     *,
@@ -724,10 +703,7 @@ def _corrected(
         assert design is not None  # picks are only taken from a design
         gold_from = "queue"
         # each stratum stands for the cases of the queue it holds: the raised ones all, the audited ones 1 / p each
-        sizes: dict[str, float] = defaultdict(float)
-        for k, (stratum, prob) in design["cases"].items():
-            if k[2] == name and k in judged:
-                sizes[stratum] += 1.0 / prob
+        sizes = dict(stratum_sizes)
         note = (
             f"gold from review queue {design['queue']['queue_id']}, weighted by its design (raised cases weigh 1, "
             "audited agreed cases 1 / their inclusion probability)"

@@ -441,6 +441,28 @@ def _fixed_positions(store: Store, verdicts: Path) -> dict[str, int] | None:
     return {c: int(lo) for c, lo, _ in rows}
 
 
+def repeat_histogram_sql(src: str, bits: list[int]) -> str:
+    """Over an answers table's rows ``src`` (judge rounds 1 and up): per answer and criterion
+    bit ``bits[j]``, one code packing the rounds judged (bits 0-15), the passes (16-31) and round
+    1's verdict (32 pass, 33 fail); the rows are (j, code, answers with that code), judged ones
+    only. The report card's repeat consistency is a function of this histogram
+    (evalcore.review.judges), which a run's memo keeps for every criterion (``answers.repeat_hist``)."""
+
+    def bit(col: str, k: int) -> str:
+        return f"(({col} >> {int(k)}) & 1)"
+
+    terms = [
+        f"sum({bit('(passed | failed)', k)} | ({bit('passed', k)} << 16) | CASE WHEN judge_round = 1 THEN "
+        f"({bit('passed', k)} << 32) | ({bit('failed', k)} << 33) ELSE 0 END)::BIGINT AS c{j}"
+        for j, k in enumerate(bits)
+    ]
+    return (
+        f"WITH pa AS (SELECT {', '.join(terms)} FROM ({src}) GROUP BY item, gen_round), "
+        f"u AS (SELECT unnest(range({len(bits)})) AS j, unnest([{', '.join(f'c{j}' for j in range(len(bits)))}]) "
+        "AS code FROM pa) SELECT j, code, count(*) FROM u WHERE (code & 65535) > 0 GROUP BY ALL ORDER BY j, code"
+    )
+
+
 def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Builder:
     """The builder of a run's set (from its files in ``root``, default where the store keeps it)."""
     from evalcore.contract import schema as S
@@ -463,6 +485,11 @@ def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Bu
             }
             s, params = Table(str(out / ANSWERS)).sql()
             memo["verdict_rounds"] = [list(r) for r in store.sql(ROUNDS_FROM_ANSWERS.format(src=s), params)]
+            if m.judge_rounds > 1 and m.rubric.names():
+                hist = repeat_histogram_sql(
+                    "SELECT * FROM read_parquet(?) WHERE judge_round >= 1", list(range(len(m.rubric.names())))
+                )
+                memo["answers"]["repeat_hist"] = [[int(x) for x in r] for r in store.sql(hist, [str(out / ANSWERS)])]
         except NotDerivable as e:
             memo["answers"] = {"not_derived": str(e)}
             s, params = Table(str(d / "verdicts.parquet")).sql()

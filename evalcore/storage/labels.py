@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import math
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -491,6 +491,21 @@ class LabelStore:
             for k in ("reasons", "runs", "detail"):
                 r[k] = json.loads(r[k])
         return rows
+
+    def queue_case_batches(self, queue_id: str, columns: Sequence[str], batch: int = 100_000) -> Iterator[list[tuple]]:
+        """The ``columns`` of a queue's cases in rank order, ``batch`` rows at a time (no row
+        becomes a dict: a queue may hold millions of cases)."""
+        bad = [c for c in columns if c not in self.CASE_COLUMNS]
+        if bad:
+            raise ValueError(f"not a column of queue_cases: {bad[0]!r}")
+        if self._absent():
+            return
+        with self._db(create=False) as con:
+            cur = con.execute(
+                f"SELECT {', '.join(columns)} FROM queue_cases WHERE queue_id = ? ORDER BY rank", (queue_id,)
+            )
+            while rows := cur.fetchmany(batch):
+                yield [tuple(r) for r in rows]
 
     # ---- reading
     def _row(self, row: Any, crit: S.Criterion | None = None) -> dict[str, Any]:

@@ -47,6 +47,12 @@ def duckdb_memory() -> str:
 DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
 
+#: (data directory, state directory, kind, id) of every entity written in this process, in order:
+#: the command line clears it when a command starts and, when it ends, stores the review detection
+#: of the generations whose runs were written (evalcore.cli._common)
+WRITTEN: list[tuple[Path, Path, str, str]] = []
+
+
 class Store:
     """One data directory (read) and one state directory (write)."""
 
@@ -383,6 +389,7 @@ class Store:
             self._derive(kind, id_, tmp)
         with self._lock:
             self._cache.pop((kind, id_), None)
+            WRITTEN.append((self.data, self.state, kind, id_))
         return self.get(kind, id_)
 
     def _derive(self, kind: str, id_: str, tmp: Path) -> None:
