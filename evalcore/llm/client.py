@@ -96,6 +96,16 @@ def litellm_version() -> str:
         return "unknown"
 
 
+def request_options(api_base: str | None) -> dict[str, str]:
+    """``api_base`` and the key sent to it (``EVALCORE_API_KEY``, none if ``OPENAI_API_KEY`` is set, else the local one)."""
+    if not api_base:
+        return {}
+    if not any(os.environ.get(k) for k in ("OPENAI_API_KEY", "EVALCORE_API_KEY")):
+        return {"api_base": api_base, "api_key": LOCAL_API_KEY}
+    key = os.environ.get("EVALCORE_API_KEY")
+    return {"api_base": api_base, "api_key": key} if key else {"api_base": api_base}
+
+
 # --------------------------------------------------------------------------- prices
 
 

@@ -38,14 +38,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from evalcore.errors import InputError
-from evalcore.llm.client import LOCAL_API_KEY, ModelAccessError, ParseError, Price, load_litellm
+from evalcore.llm.client import ModelAccessError, ParseError, Price, load_litellm, request_options
 from evalcore.storage.files import atomic_write_bytes
 from evalcore.storage.paths import check_id
 
 # --------------------------------------------------------------------------- one attempt
 
 
-@dataclass
+@dataclass(slots=True)
 class Reply:
     text: str
     model: str | None
@@ -108,16 +108,13 @@ def _classify(e: BaseException) -> AttemptFailure:
     return AttemptFailure("error", f"{names[0]}: {msg}", True)
 
 
-async def attempt(model: str, messages: list[dict], params: dict, api_base: str | None, timeout: float) -> Reply:
-    """One HTTP request through litellm (its own retries off). Raises AttemptFailure or ModelAccessError."""
+async def attempt(
+    model: str, messages: list[dict], params: dict, api_base: str | None, timeout: float, options: dict | None = None
+) -> Reply:
+    """One HTTP request through litellm (its own retries off) -> Reply. Raises AttemptFailure or ModelAccessError.
+    ``options``: :func:`request_options` of ``api_base`` if the caller has it (the executor reads it once per run)."""
     litellm = load_litellm()
-    kw = dict(params)
-    if api_base:
-        kw["api_base"] = api_base
-        if not any(os.environ.get(k) for k in ("OPENAI_API_KEY", "EVALCORE_API_KEY")):
-            kw["api_key"] = LOCAL_API_KEY
-        elif os.environ.get("EVALCORE_API_KEY"):
-            kw["api_key"] = os.environ["EVALCORE_API_KEY"]
+    kw = {**params, **(request_options(api_base) if options is None else options)}
     t0 = time.perf_counter()
     try:
         r = await litellm.acompletion(model=model, messages=messages, timeout=timeout, max_retries=0, **kw)
@@ -145,9 +142,9 @@ async def attempt(model: str, messages: list[dict], params: dict, api_base: str 
 
 
 _O_FLAGS = getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-# O_DSYNC: each write(2) returns once its data, and the file size it changed, are on stable storage
-# (what fdatasync gives), so a batch costs one system call and one release of the GIL instead of a
-# write, a flush and an fsync. Where the platform has no O_DSYNC the writer calls os.fsync.
+# O_DSYNC: each write(2) returns once its data, and the file size it changed, are on stable storage (what
+# fdatasync gives): a batch costs one system call and one release of the GIL, not a write, a flush and an
+# fsync. Where the platform has no O_DSYNC the writer calls os.fsync.
 _O_DSYNC = getattr(os, "O_DSYNC", 0)
 _CLOSE = None  # the writer's stop signal in its queue
 _SECOND: tuple[int, str] = (-1, "")  # the last whole second utc_iso() formatted, and its text
@@ -165,6 +162,10 @@ def utc_iso() -> str:
     return f"{cached[1]}.{int((t - sec) * 1000):03d}+00:00"
 
 
+_FREEZE_LOCK, _FREEZE_DEPTH = threading.Lock(), 0  # frozen_heap() blocks entered, not yet left (any thread)
+YOUNG_THRESHOLD = 10_000
+
+
 @contextmanager
 def frozen_heap() -> Iterator[None]:
     """Keep the objects alive on entry out of the cyclic garbage collector's full collections
@@ -175,24 +176,39 @@ def frozen_heap() -> Iterator[None]:
     rows); that sets off full collections, each of which walks every object of the process,
     litellm's ~0.4 million from its import among them (~0.2 s each on the benchmark's machine).
     Frozen, those are skipped: nothing is freed later than it would be by reference counting,
-    and a cycle among frozen objects is collected after the run instead of during it.
-    """
-    outer = gc.get_freeze_count() == 0
-    gc.freeze()
+    and a cycle among frozen objects is collected after the run instead of during it. The outermost
+    block also has the youngest generation collected every :data:`YOUNG_THRESHOLD` allocations, not
+    700 (restored on exit): the objects of the calls in flight die by reference counting, not walked
+    and promoted by one young collection after another."""
+    global _FREEZE_DEPTH
+    with _FREEZE_LOCK:  # gc.get_freeze_count() walks every frozen object: asked on the first entry only
+        saved = gc.get_threshold() if _FREEZE_DEPTH == 0 else None
+        outer = saved is not None and gc.get_freeze_count() == 0
+        if saved is not None:
+            gc.set_threshold(max(saved[0], YOUNG_THRESHOLD), *saved[1:])
+        _FREEZE_DEPTH += 1
+        gc.freeze()
     try:
         yield
     finally:
-        if outer:
-            gc.unfreeze()
+        with _FREEZE_LOCK:
+            _FREEZE_DEPTH -= 1
+            if outer:
+                gc.unfreeze()
+            if saved is not None:
+                gc.set_threshold(*saved)
+
+
+# json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) with its C encoder made once, not per call
+_iterencode = json.encoder.c_make_encoder(  # type: ignore[attr-defined]
+    None, str, json.encoder.encode_basestring, None, ":", ",", False, False, True
+)
 
 
 def _resolve(futs: list, err: BaseException | None) -> None:
     for f in futs:
         if not f.done():
-            if err is None:
-                f.set_result(None)
-            else:
-                f.set_exception(err)
+            f.set_result(None) if err is None else f.set_exception(err)
 
 
 class Journal:
@@ -202,17 +218,20 @@ class Journal:
     write (``O_DSYNC``; write + fsync where there is none) and one wake-up of the event loop per
     batch, and each coroutine resumes only after its batch is durable. The batch is whatever was
     appended while the previous one was being written: there is no timer, so a record waits at
-    most for the write before it. Durability is the same as an fsync per record: :meth:`append`
-    returns (and the caller uses the result: counts the call done, starts its next call, writes
-    the run from the journal) only once the record's bytes are on stable storage, so a killed
-    process loses at most the calls not yet returned by :meth:`append`, one per worker (at most
-    ``--concurrency``), and a torn last line is dropped on reopen.
+    most for the write before it; the records appended in one pass of the event loop reach the
+    writer in one hand-over at the end of the pass (``call_soon``), not one wake-up each.
+    Durability is the same as an fsync per record: :meth:`append` returns (and the caller uses
+    the result: counts the call done, starts its next call, writes the run from the records it
+    journaled) only once the record's bytes are on stable storage, so a killed process loses at
+    most the calls not yet returned by :meth:`append`, one per worker (at most ``--concurrency``),
+    and a torn last line is dropped on reopen.
     """
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, keep: bool = False):
         self.path = Path(path)
+        self.kept: list[dict] | None = [] if keep else None  # keep: each record appended, once on disk
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        good = self._valid_prefix()
+        good = Journal._complete(self.path.read_bytes())[1] if self.path.exists() else 0
         created = not self.path.exists()
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_FLAGS | _O_DSYNC, 0o666)
         if created:  # make the new file's directory entry durable too
@@ -226,36 +245,17 @@ class Journal:
                 pass
         if os.fstat(self._fd).st_size != good:  # a torn last line (killed mid-write): drop it
             os.ftruncate(self._fd, good)
-        # a SimpleQueue, not a Condition: put() never takes a Python-level lock or wakes the writer
-        # while it is busy, and get() blocks in C with the GIL released
+        # a SimpleQueue: put() never takes a Python-level lock, and get() blocks in C with the GIL released
         self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._pending: dict[Any, list] = {}  # per event loop, the records of its current pass
         self._closed = False
         self._thread = threading.Thread(target=self._writer, name="evalcore-journal", daemon=True)
         self._thread.start()
 
-    def _valid_prefix(self) -> int:
-        if not self.path.exists():
-            return 0
-        data = self.path.read_bytes()
-        end = 0
-        for line in data.splitlines(keepends=True):
-            if not line.endswith(b"\n"):
-                break
-            try:
-                json.loads(line)
-            except ValueError:
-                break
-            end += len(line)
-        return end
-
     @staticmethod
-    def read(path: Path) -> list[dict]:
-        """Every complete record (a torn last line is ignored)."""
+    def _complete(data: bytes) -> tuple[list[dict], int]:  # records and bytes of the lines before a torn one
         out: list[dict] = []
-        try:
-            data = Path(path).read_bytes()
-        except FileNotFoundError:
-            return out
+        end = 0
         for line in data.splitlines(keepends=True):
             if not line.endswith(b"\n"):
                 break
@@ -263,18 +263,27 @@ class Journal:
                 out.append(json.loads(line))
             except ValueError:
                 break
-        return out
+            end += len(line)
+        return out, end
+
+    @staticmethod
+    def read(path: Path) -> list[dict]:
+        """Every complete record (a torn last line is ignored)."""
+        try:
+            return Journal._complete(Path(path).read_bytes())[0]
+        except FileNotFoundError:
+            return []
 
     def _writer(self) -> None:
         q, fd = self._q, self._fd
         while True:
-            batch = [q.get()]  # blocks until a record (or the stop signal) arrives
+            batch = [q.get()]  # blocks until records (or the stop signal) arrive
             while True:  # and takes every record appended meanwhile
                 try:
                     batch.append(q.get_nowait())
                 except queue.Empty:
                     break
-            records = [r for r in batch if r is not _CLOSE]
+            records = [r for part in batch if part is not _CLOSE for r in part]
             if records:
                 err: BaseException | None = None
                 try:
@@ -293,18 +302,27 @@ class Journal:
                         loop.call_soon_threadsafe(_resolve, futs, err)
                     except RuntimeError:  # the loop is closed (the run was interrupted): nobody waits
                         pass
-            if len(records) < len(batch):
+            if any(part is _CLOSE for part in batch):
                 return
 
     async def append(self, record: dict) -> None:
         """Write one record; return once it is on disk."""
         if self._closed:
             raise RuntimeError("journal is closed")
-        line = (json.dumps(record, ensure_ascii=False, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+        line = ("".join(_iterencode(record, 0)) + "\n").encode("utf-8")
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        self._q.put((line, loop, fut))
+        part = self._pending.get(loop)
+        if part is None:
+            part = self._pending[loop] = []
+            loop.call_soon(self._hand_over, loop)
+        part.append((line, loop, fut))
         await fut
+        if self.kept is not None:
+            self.kept.append(record)
+
+    def _hand_over(self, loop: Any) -> None:  # the end of a pass of the loop: its records to the writer
+        self._q.put(self._pending.pop(loop))
 
     def close(self) -> None:
         if not self._closed:
@@ -480,10 +498,14 @@ def call_hash(model: str, messages: list[dict], params: dict, round_: int, messa
         )
     else:
         text = (
-            f'{{"messages": {messages_json}, "model": {json.dumps(model, ensure_ascii=False)}, '
-            f'"params": {json.dumps(params, sort_keys=True, ensure_ascii=False)}, "round": {json.dumps(round_)}}}'
+            f'{{"messages": {messages_json}, "model": {json.encoder.encode_basestring(model)}, '
+            f'"params": {_sorted_json(params) if params else "{}"}, '
+            f'"round": {round_ if type(round_) is int else json.dumps(round_)}}}'
         )
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+_sorted_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode  # json.dumps(x, same options)
 
 
 def journal_state(records: Iterable[dict]) -> tuple[dict[str, dict], dict[str, list[dict]]]:
@@ -526,6 +548,7 @@ async def _one(
     progress: Progress,
     cache: dict[str, dict] | None,
     abort: list,
+    options: dict[str, str] | None = None,
 ) -> None:
     if cache is not None and spec.cache_key in cache:
         hit = cache[spec.cache_key]
@@ -562,7 +585,7 @@ async def _one(
     for a in log:
         tin, tout = _add(tin, a.get("tokens_in")), _add(tout, a.get("tokens_out"))
         cost = _add_cost(cost, a.get("cost_usd"), cost_known)
-    started = log[0]["at"] if log else utc_iso()
+    started: str | None = log[0]["at"] if log else None  # else the first attempt's start
     error: str | None = None
     reply: Reply | None = None
     parsed: Any = None
@@ -571,8 +594,9 @@ async def _one(
             return
         n += 1
         at = utc_iso()
+        started = started or at
         try:
-            reply = await attempt(spec.model, spec.messages, spec.params, st.api_base, st.timeout)
+            reply = await attempt(spec.model, spec.messages, spec.params, st.api_base, st.timeout, options)
         except AttemptFailure as f:
             rec = {
                 "type": "attempt",
@@ -663,11 +687,12 @@ async def _execute(
 ) -> None:
     queue = list(reversed(specs))
     abort: list = []
+    options = request_options(st.api_base)  # the environment is read once per run
 
     async def worker() -> None:
         while queue and not abort:
             spec = queue.pop()
-            await _one(spec, st, journal, prior.get(spec.call_id, []), progress, cache, abort)
+            await _one(spec, st, journal, prior.get(spec.call_id, []), progress, cache, abort, options)
 
     await asyncio.gather(*(worker() for _ in range(max(1, min(st.concurrency, len(specs))))))
     if abort:

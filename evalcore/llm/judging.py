@@ -91,7 +91,7 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
         stream=opts.progress_stream,
         cost_known=all(p is not None for p in built.price_of.values()),
     )
-    journal = Journal(wd.journal_path)
+    journal = Journal(wd.journal_path, keep=True)
     try:
         from evalcore.llm.client import Interrupted
         from evalcore.llm.engine import execute
@@ -118,7 +118,10 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
     finally:
         journal.close()
         prog.finish()
-    done, _ = journal_state(Journal.read(wd.journal_path))
+    # the records read at the start and every record appended since, each returned by append()
+    # only once on disk: what reading the journal back would give, without parsing it again
+    assert journal.kept is not None
+    done, _ = journal_state(records + journal.kept)
     return done
 
 
@@ -339,6 +342,11 @@ def _new_id(prefix: str) -> str:
 
 def judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
     """Plan, run (or resume) and write a judge run; with ``dry_run`` only report the calls."""
+    with frozen_heap():  # planning and building the calls too: see run_planned
+        return _judge(store, req, opts)
+
+
+def _judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
     if req.resume:
         wd, plan = resume_work(
             store,

@@ -40,12 +40,12 @@ from evalcore.llm.prompts import (
     POSTPROCESS_VERSIONS,
     TEMPLATE,
     PromptTemplate,
+    VerdictParser,
     block_depends_on_item,
     criteria_block,
     load_template,
     messages_json,
     parse_template,
-    parse_verdicts,
     prompt_hash,
     render_judge_prompt,
     response_schema,
@@ -312,8 +312,10 @@ def build_judge(store: Store, plan: dict) -> Built:
     structured = plan.get("structured_resolved") or _structured(plan.get("structured", "auto"), models)
     specs: list[CallSpec] = []
     # the criteria block of a call that asks no ternary criterion is the same for every answer:
-    # made once per set of criteria (the rendered prompts are byte for byte the same)
+    # made once per set of criteria (the rendered prompts are byte for byte the same); so are the
+    # criteria of a call and its reply's parser
     blocks: dict[tuple[str, ...], str] = {}
+    asked: dict[tuple[str, ...], tuple[list, VerdictParser]] = {}
     for o in chosen:
         if o.get("error") is not None:
             continue
@@ -323,15 +325,20 @@ def build_judge(store: Store, plan: dict) -> Built:
         order = field_order_for(base, plan["field_order"], index_of[o["item_id"]])
         for jr in range(1, int(plan["rounds"]) + 1):
             for block, names, model in blocks_for(spec, plan["mode"], order, plan["model"]):
-                crits = [by_name[n] for n in names]
+                key = tuple(names)
+                known = asked.get(key)
+                if known is None:
+                    cs = [by_name[n] for n in names]
+                    known = asked[key] = (cs, VerdictParser(cs))
+                crits, parse = known
                 text = None
                 if not block_depends_on_item(crits):
-                    text = blocks.get(tuple(names))
+                    text = blocks.get(key)
                     if text is None:
-                        text = blocks[tuple(names)] = criteria_block(crits, item, spec)
+                        text = blocks[key] = criteria_block(crits, item, spec)
                 messages = render_judge_prompt(tpl, variant, item, o["output"] or "", crits, spec, text)
                 params = round_params(plan, jr)
-                if structured == "json_schema":
+                if structured == "json_schema":  # a schema of its own per call (litellm may adapt it)
                     params["response_format"] = {
                         "type": "json_schema",
                         "json_schema": {"name": "verdicts", "strict": True, "schema": response_schema(crits)},
@@ -343,7 +350,7 @@ def build_judge(store: Store, plan: dict) -> Built:
                         model,
                         messages,
                         params,
-                        cast(Callable[[str], Any], lambda text, _c=crits: parse_verdicts(text, _c)),
+                        parse,
                         jr,
                         price_of[model],
                         item_id=o["item_id"],

@@ -257,8 +257,23 @@ def block_depends_on_item(crits: list[S.Criterion]) -> bool:
 
 
 def messages_json(messages: list[dict]) -> str:
-    """The messages as :func:`prompt_hash` and :func:`evalcore.llm.engine.call_hash` serialise them."""
-    return json.dumps(messages, ensure_ascii=False, sort_keys=True)
+    """The messages as :func:`prompt_hash` and :func:`evalcore.llm.engine.call_hash` serialise them:
+    ``json.dumps(messages, ensure_ascii=False, sort_keys=True)``, put together directly when every
+    message is exactly a text ``content`` and a ``role`` (the same text, without the general encoder)."""
+    parts = []
+    for m in messages:
+        if type(m) is not dict or len(m) != 2:
+            return json.dumps(messages, ensure_ascii=False, sort_keys=True)
+        content, role = m.get("content"), m.get("role")
+        if type(content) is not str or type(role) is not str:
+            return json.dumps(messages, ensure_ascii=False, sort_keys=True)
+        parts.append(f'{{"content": {_json_str(content)}, "role": {_json_str(role)}}}')
+    if type(messages) is not list:
+        return json.dumps(messages, ensure_ascii=False, sort_keys=True)
+    return "[" + ", ".join(parts) + "]"
+
+
+_json_str = json.encoder.encode_basestring  # json.dumps(text, ensure_ascii=False) of a str
 
 
 def prompt_hash(messages: list[dict], serialised: str | None = None) -> str:
@@ -372,6 +387,127 @@ def _raw(v: Any) -> str:
 def parse_verdicts(text: str, crits: list[S.Criterion]) -> list[dict]:
     """Read a judge reply: one entry per criterion, with its emission position. Raises ParseError."""
     obj = json_object(text)
+    out = _read_plain(obj, _plain_specs(crits))
+    return _read_verdicts(obj, text, crits) if out is None else out
+
+
+class VerdictParser:
+    """:func:`parse_verdicts` for one list of criteria (the ``parse`` of every call that asks it),
+    with what depends on the criteria alone worked out once rather than per reply."""
+
+    __slots__ = ("_specs", "crits")
+
+    def __init__(self, crits: list[S.Criterion]):
+        self.crits = list(crits)
+        self._specs = _plain_specs(self.crits)
+
+    def __call__(self, text: str) -> list[dict]:
+        obj = json_object(text)
+        out = _read_plain(obj, self._specs)
+        return _read_verdicts(obj, text, self.crits) if out is None else out
+
+
+_KIND_CODE = {"binary": 0, "ordinal": 1, "continuous": 2, "ternary": 3}
+_VERDICTS = frozenset(_PASS | _FAIL)
+_LABELS = frozenset(S.TERNARY_LABELS)
+
+
+def _plain_specs(crits: list[S.Criterion]) -> tuple[tuple[str, int, Any, Any], ...] | None:
+    """(name, kind code, scale_min, scale_max) per criterion for :func:`_read_plain`; None if a
+    kind has no answer model (the full reading then raises as it always did)."""
+    if any(c.kind not in _KIND_CODE for c in crits):
+        return None
+    return tuple((c.name, _KIND_CODE[c.kind], c.scale_min, c.scale_max) for c in crits)
+
+
+def _read_plain(obj: dict, specs: tuple[tuple[str, int, Any, Any], ...] | None) -> list[dict] | None:
+    """The entries :func:`_read_verdicts` gives for a reply that has every criterion under its exact
+    name, each value with exactly the types its answer model takes unchanged (:func:`_plain`) and a
+    valid verdict; None for anything else, which the full reading then reads (or refuses) as it
+    always did. The same entries, in the same key order, as the full reading: it is its fast path,
+    not a second set of rules."""
+    if specs is None:
+        return None
+    n = len(specs)
+    if n == 1:
+        positions: Any = (0,)
+        if specs[0][0] not in obj:
+            return None
+    else:
+        index = {k: i for i, k in enumerate(obj)}
+        at = []
+        for name, _, _, _ in specs:
+            i = index.get(name)
+            if i is None:
+                return None
+            at.append(i)
+        positions = [0] * n
+        for p, i in enumerate(sorted(range(n), key=at.__getitem__)):
+            positions[i] = p
+    out = []
+    for (name, kind, lo, hi), pos in zip(specs, positions):
+        v = obj[name]
+        if type(v) is not dict:
+            return None
+        reason = v.get("reason")
+        if type(reason) is not str:
+            return None
+        entry: dict[str, Any] = {
+            "criterion": name,
+            "position": pos,
+            "reason": reason,
+            "score": None,
+            "label": None,
+            "covered": None,
+            "missed": None,
+            "triggered": None,
+        }
+        val: Any
+        if kind == 0:
+            val = v.get("verdict")
+            t = type(val)
+            if t is str:
+                if val.strip().lower() not in _VERDICTS:
+                    return None
+                entry["raw_verdict"] = val
+            elif t is bool:
+                entry["raw_verdict"] = "true" if val else "false"
+            else:
+                return None
+        elif kind == 3:
+            label = v.get("label")
+            if type(label) is not str or label.strip().lower() not in _LABELS:
+                return None
+            lists = []
+            for k in _TERNARY_LISTS:
+                x = v.get(k, [])
+                if type(x) is not list:
+                    return None
+                for e in x:
+                    if type(e) is not str:
+                        return None
+                lists.append(list(x))
+            entry["covered"], entry["missed"], entry["triggered"] = lists
+            entry["raw_verdict"] = label
+        else:
+            val = v.get("score")
+            t = type(val)
+            if t is not int and t is not float and t is not str:
+                return None
+            try:
+                x = float(val)
+            except ValueError:
+                return None
+            if not math.isfinite(x) or (kind == 1 and not x.is_integer()) or not lo <= x <= hi:
+                return None
+            entry["raw_verdict"] = val if t is str else json.dumps(val)
+            entry["score"] = x
+        out.append(entry)
+    return out
+
+
+def _read_verdicts(obj: dict, text: str, crits: list[S.Criterion]) -> list[dict]:
+    """:func:`parse_verdicts` after the JSON is read: every rule, with the ParseError of each."""
     lower = {k.lower(): k for k in obj if isinstance(k, str)}
     keys = []
     for c in crits:
@@ -411,7 +547,7 @@ def parse_verdicts(text: str, crits: list[S.Criterion]) -> list[dict]:
         if kind is BinaryAnswer:
             val: Any = m.verdict
             norm = ("pass" if val else "fail") if isinstance(val, bool) else str(val).strip().lower()
-            if norm not in _PASS | _FAIL:
+            if norm not in _VERDICTS:
                 raise ParseError(f"{c.name}.verdict {_raw(val)!r} is not pass or fail", text)
             entry["raw_verdict"] = _raw(v.get("verdict"))
         elif kind is ScoreAnswer:
