@@ -4,6 +4,11 @@ pandas process computing the same figures, with the derived tables on and off (i
 pandas"). ALL DATA IS SIMULATED.
 
     .venv/bin/python bench/processes.py --data /tmp/rq-bench/data-1000000 [--repeats 3] [--only runs,cost]
+                                        [--skip pandas,full]
+
+``--skip`` leaves implementations out (``pandas``: at 180M rows its frames would not fit in memory;
+``full``: the evalcore process with ``EVALCORE_DERIVED=0``); the figures of the others are then
+checked against each other only.
 
 For each computation of bench/analytics.py's registry (the same hand-written DuckDB query and
 idiomatic pandas version that bench/analytics.py checks against evalcore), four processes, each
@@ -100,7 +105,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--only", default="")
     ap.add_argument("--max-wait", type=float, default=60)
     ap.add_argument("--out", type=Path, default=Path("/tmp/evalcore-bench/processes.json"))
+    ap.add_argument("--skip", default="", help="implementations to leave out: pandas, full")
     a = ap.parse_args(argv)
+    skip = {"evalcore full" if x == "full" else x for x in a.skip.split(",") if x}
+    impls = [i for i in ("evalcore", "evalcore full", "duckdb", "pandas") if i not in skip]
     keys = [k for k in COMPUTATIONS if not a.only or k in a.only.split(",")]
     rows: dict[str, dict[str, list[tuple[float, float, float]]]] = {}
     loads: list[float] = []
@@ -109,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
         for rep in range(a.repeats):
             for key in keys:
                 res: dict[str, Any] = {}
-                for impl in ("evalcore", "evalcore full", "duckdb", "pandas"):
+                for impl in impls:
                     state = Path(tmp) / f"state-{key}-{impl.replace(' ', '-')}-{rep}"
                     env = dict(os.environ)
                     if impl.startswith("evalcore"):
@@ -124,7 +132,7 @@ def main(argv: list[str] | None = None) -> None:
                     rows.setdefault(key, {}).setdefault(impl, []).append((wall, cpu, rss))
                     print(f"{key} {impl} rep {rep}: {wall:.2f} s wall, {cpu:.2f} CPU-s, {rss:.0f} MB", file=sys.stderr)
                 ref = json.loads(json.dumps(res["duckdb"], default=str))
-                for impl in ("evalcore", "evalcore full", "pandas"):
+                for impl in [i for i in impls if i != "duckdb"]:
                     got = json.loads(json.dumps(res[impl], default=str))
                     if not close(got, ref):
                         raise SystemExit(f"{key}: {impl} and duckdb disagree")
@@ -141,12 +149,16 @@ def main(argv: list[str] | None = None) -> None:
     print("| command | evalcore wall s | CPU s | peak MB | full data (EVALCORE_DERIVED=0) wall s | bare DuckDB "
           "process wall s | CPU s | pandas process wall s | evalcore / DuckDB wall (CPU) | pandas / evalcore wall |")
     print("|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+    def fig(key: str, impl: str, i: int, fmt: str = ".2f") -> str:
+        return format(med(key, impl, i), fmt) if impl in rows[key] else "-"
+
     for key in keys:
-        e, d, p = (med(key, "evalcore", 0), med(key, "duckdb", 0), med(key, "pandas", 0))
+        e, d = med(key, "evalcore", 0), med(key, "duckdb", 0)
+        ratio = f"{med(key, 'pandas', 0) / e:.1f}" if "pandas" in rows[key] else "-"
         print(f"| `evalcore {' '.join(COMPUTATIONS[key]['cli'])}` | {e:.2f} | {med(key, 'evalcore', 1):.2f} | "
-              f"{max(x[2] for x in rows[key]['evalcore']):.0f} | {med(key, 'evalcore full', 0):.2f} | {d:.2f} | "
-              f"{med(key, 'duckdb', 1):.2f} | {p:.2f} | {e / d:.2f} ({med(key, 'evalcore', 1) / med(key, 'duckdb', 1):.2f}) | "
-              f"{p / e:.1f} |")
+              f"{max(x[2] for x in rows[key]['evalcore']):.0f} | {fig(key, 'evalcore full', 0)} | {d:.2f} | "
+              f"{med(key, 'duckdb', 1):.2f} | {fig(key, 'pandas', 0)} | {e / d:.2f} ({med(key, 'evalcore', 1) / med(key, 'duckdb', 1):.2f}) | "
+              f"{ratio} |")
 
 
 if __name__ == "__main__":

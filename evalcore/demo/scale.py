@@ -1,8 +1,10 @@
 """The demo's support world at any size, vectorised: the same model of truth and judges as the
 600-item demo (its criteria, true fail rates, the joint grounded / no_fabrication draw, judge
 alpha's misreadings and borderline cells, the single call's emission order and carryover after a
-failed field; all read from :mod:`evalcore.demo.common`), written straight into Parquet in chunks
-so that a million items take seconds of numpy and bounded memory. ALL DATA IS SIMULATED.
+failed field; all read from :mod:`evalcore.demo.common`), drawn and written straight into Parquet
+block by block (CHUNK_ITEMS items, each block from streams seeded by the seed, a tag and the
+block's first item), so that a million items take seconds of numpy and memory does not grow with
+the number of items. ALL DATA IS SIMULATED.
 
 ``evalcore demo --items N --out DIR`` and ``bench/analytics.py build`` call :func:`write_scaled`.
 What the scaled world adds to the demo's model, for scale: item classes with fail-rate factors,
@@ -15,7 +17,6 @@ sessions; the 600-item demo (:func:`evalcore.demo.world.generate_demo`) keeps th
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import time
@@ -85,19 +86,64 @@ def _hashes(keys):
     return pc.binary_join_element_wise("sha256:", pa.array(hexed).cast(pa.string()), "")
 
 
-def _list_hash(rows: Callable[[int, int], list], n: int) -> str:
-    """evalcore.contract.hashing.content_hash of a list of n rows (already in sorted order), streamed in
-    chunks: the JSON of a list is "[" + ",".join(JSON of each row) + "]", so hashing the pieces gives
-    the same digest without a million-row Python list (suite_hash / outputs_hash of the contract)."""
-    h = hashlib.sha256(b"[")
-    for lo in range(0, n, CHUNK_ITEMS):
-        text = ",".join(
-            json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-            for r in rows(lo, min(n, lo + CHUNK_ITEMS))
-        )
-        h.update((b"," if lo else b"") + text.encode("utf-8"))
-    h.update(b"]")
-    return "sha256:" + h.hexdigest()[:16]
+class _ListHash:
+    """evalcore.contract.hashing.content_hash of a list of rows (given in sorted order), streamed block
+    by block: the JSON of a list is "[" + ",".join(JSON of each row) + "]", so hashing the pieces gives
+    the same digest without a ten-million-row Python list (suite_hash / outputs_hash of the contract).
+    Each block's rows come as an arrow string array of their canonical JSON, made by vectorised
+    string joins (the ids, inputs and outputs are fixed ASCII text: nothing in them needs escaping)."""
+
+    def __init__(self) -> None:
+        self.h = hashlib.sha256(b"[")
+        self.first = True
+
+    def add(self, rows: Any) -> None:
+        if not len(rows):
+            return
+        joined = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(rows)], pa.int32()), rows), ",")
+        self.h.update((b"" if self.first else b",") + joined[0].as_py().encode("utf-8"))
+        self.first = False
+
+    def digest(self) -> str:
+        h = self.h.copy()
+        h.update(b"]")
+        return "sha256:" + h.hexdigest()[:16]
+
+
+class _Latency:
+    """The mean and p95 of latencies in ms that are multiples of 0.1 (as written: rounded to one
+    decimal), exactly and in bounded memory: a histogram of the values in tenths of a millisecond.
+    p95 is the linear interpolation between order statistics (numpy's default, DuckDB's
+    quantile_cont)."""
+
+    def __init__(self) -> None:
+        self.counts = np.zeros(0, dtype=np.int64)
+        self.tenths = 0
+        self.n = 0
+
+    def add(self, lat: Any) -> None:
+        t = np.rint(np.asarray(lat, dtype=np.float64) * 10).astype(np.int64)
+        c = np.bincount(t)
+        if len(c) > len(self.counts):
+            self.counts = np.pad(self.counts, (0, len(c) - len(self.counts)))
+        self.counts[: len(c)] += c
+        self.tenths += int(t.sum())
+        self.n += len(t)
+
+    def mean(self) -> float:
+        return round(self.tenths / self.n / 10, 1)
+
+    def p95(self) -> float:
+        cum = np.cumsum(self.counts)
+        h = (self.n - 1) * 0.95
+        r = int(np.floor(h))
+        a, b = np.searchsorted(cum, [r, min(r + 1, self.n - 1)], side="right")
+        return round(float(a + (h - r) * (int(b) - int(a))) / 10, 1)
+
+
+def _units(cost: Any) -> int:
+    """The exact sum of costs rounded to 8 decimals (as written), in units of 1e-8 USD."""
+    return int(np.rint(np.asarray(cost, dtype=np.float64) * 1e8).astype(np.int64).sum())
 
 
 def _take(values: list, idx, mask=None):
@@ -141,11 +187,12 @@ def _rubric():
     )
 
 
-def simulate(n: int, seed: int = SEED) -> dict:
-    """The whole SIMULATED world as small numpy arrays (about 150 MB for a million items): class,
-    true fails, each harness's emitted fails (n, rounds, 6) and call errors."""
-    k = len(CRITERIA)
-    rng = _rng(seed, 1)
+def _block(seed: int, lo: int, hi: int) -> dict:
+    """Items ``lo`` .. ``hi - 1`` of the SIMULATED world (one block: ``lo`` is a multiple of
+    CHUNK_ITEMS), drawn from streams seeded by (seed, tag, lo): class, true fails, each harness's
+    emitted fails (m, rounds, 6), the carryover the single call forced, and call errors."""
+    n, k = hi - lo, len(CRITERIA)
+    rng = _rng(seed, 1, lo)
     cls = rng.choice(len(CLASSES), size=n, p=CLASS_P).astype(np.int8)
     factor = np.asarray(CLASS_FACTOR)[cls]
     u = rng.random((n, k))
@@ -156,7 +203,7 @@ def simulate(n: int, seed: int = SEED) -> dict:
     c2, c4 = CRITERIA.index("grounded"), CRITERIA.index("no_fabrication")
     fail[:, c4] = u[:, c4] < np.where(fail[:, c2], NOFAB_IF_UNGROUNDED, NOFAB_IF_GROUNDED) * factor
     # the judge's reading: a few fixed misreadings, and borderline cells that are a fresh coin per call
-    rng = _rng(seed, 2)
+    rng = _rng(seed, 2, lo)
     miss = rng.random((n, k)) < MISS_FAIL
     false = rng.random((n, k)) < FALSE_FAIL
     fixed = np.where(fail, ~miss, false)
@@ -164,14 +211,14 @@ def simulate(n: int, seed: int = SEED) -> dict:
     del miss, false, u
 
     def reading(tag: int):
-        coins = _rng(seed, 3, tag).random((n, JUDGE_ROUNDS, k)) < 0.5
+        coins = _rng(seed, 3, tag, lo).random((n, JUDGE_ROUNDS, k)) < 0.5
         return np.where(borderline[:, None, :], coins, fixed[:, None, :])
 
     # single: one call emits all six fields in SINGLE_ORDER; after a failed field the next is forced
     # to fail when u < CARRYOVER[position] (u fixed per item across rounds): induced association
     single = reading(1)
     read = single.copy()
-    carry = _rng(seed, 4).random((n, k))
+    carry = _rng(seed, 4, lo).random((n, k))
     forced = np.zeros_like(single)
     for pos in range(1, k):
         j, prev = CRITERIA.index(SINGLE_ORDER[pos]), CRITERIA.index(SINGLE_ORDER[pos - 1])
@@ -187,9 +234,10 @@ def simulate(n: int, seed: int = SEED) -> dict:
     forced[:, :, j0] |= blame
     del read
     split = reading(2)  # one call per criterion: no carryover
-    err_rng = _rng(seed, 5)
+    err_rng = _rng(seed, 5, lo)
     return {
         "seed": seed,
+        "lo": lo,
         "n": n,
         "cls": cls,
         "truth": fail,
@@ -201,54 +249,80 @@ def simulate(n: int, seed: int = SEED) -> dict:
     }
 
 
-def _write_run(tmp: Path, world: dict, ids: Any, run_id: str, mode: S.HarnessMode, log: Callable[[str], Any]) -> Any:
-    """verdicts.parquet and calls.parquet of one run, chunk by chunk; returns its manifest."""
-
-    n, k, R = world["n"], len(CRITERIA), JUDGE_ROUNDS
-    d = tmp / "runs" / run_id
-    d.mkdir(parents=True)
-    vw, cw = _Writer(d / "verdicts.parquet", "verdicts"), _Writer(d / "calls.parquet", "calls")
-    single = mode == "single"
-    order = [CRITERIA.index(c) for c in SINGLE_ORDER] if single else list(range(k))
-    emitted = world["single" if single else "split"]
-    errs = world["single_err" if single else "split_err"]
-    per_call = k if single else 1
-    reasons = [f"{c} {'fails' if f else 'holds'}: SIMULATED reason." for c in CRITERIA for f in (0, 1)]
-    reasons.append("The previous field failed, so this one fails too (SIMULATED carryover).")
-    price_in, price_out = 3.0, 15.0
-    tot = {"tokens_in": 0, "tokens_out": 0, "cost": 0.0}
-    lat_all, failed_ids = [], []
-    base_us = int((CREATED_AT + timedelta(hours=2 if single else 3)).timestamp() * 1e6)
-    step_us = 137_000 if single else 23_000
+def _blocks(n: int, seed: int):
+    """The world of ``n`` items block by block (CHUNK_ITEMS items each), as :func:`write_scaled` writes it."""
     for lo in range(0, n, CHUNK_ITEMS):
-        hi = min(n, lo + CHUNK_ITEMS)
-        m = hi - lo
-        rng = _rng(world["seed"], 6, 1 if single else 2, lo)
+        yield _block(seed, lo, min(n, lo + CHUNK_ITEMS))
+
+
+def simulate(n: int, seed: int = SEED) -> dict:
+    """The whole SIMULATED world of ``n`` items in memory, as numpy arrays: class, true fails, each
+    harness's emitted fails (n, rounds, 6), forced fails and call errors. These are the blocks
+    :func:`write_scaled` draws and writes one at a time (so that its memory stays bounded whatever
+    ``n``), joined: for small worlds and for looking at the model, not for ten million items."""
+    parts = list(_blocks(n, int(seed)))
+    keys = ("cls", "truth", "single", "forced", "split", "single_err", "split_err")
+    return {"seed": int(seed), "n": n, **{key: np.concatenate([p[key] for p in parts]) for key in keys}}
+
+
+class _Run:
+    """One run's verdicts.parquet and calls.parquet, written block by block (:meth:`add`), and its
+    manifest (:meth:`finish`)."""
+
+    def __init__(self, tmp: Path, run_id: str, mode: S.HarnessMode, seed: int, n: int):
+        self.run_id, self.mode, self.seed, self.n = run_id, mode, seed, n
+        self.dir = tmp / "runs" / run_id
+        self.dir.mkdir(parents=True)
+        self.vw, self.cw = (
+            _Writer(self.dir / "verdicts.parquet", "verdicts"),
+            _Writer(self.dir / "calls.parquet", "calls"),
+        )
+        self.single = mode == "single"
+        k = len(CRITERIA)
+        self.order = [CRITERIA.index(c) for c in SINGLE_ORDER] if self.single else list(range(k))
+        self.per_call = k if self.single else 1
+        self.reasons = [f"{c} {'fails' if f else 'holds'}: SIMULATED reason." for c in CRITERIA for f in (0, 1)]
+        self.reasons.append("The previous field failed, so this one fails too (SIMULATED carryover).")
+        self.tot = {"tokens_in": 0, "tokens_out": 0, "cost": 0}  # cost in units of 1e-8 USD: an exact sum
+        self.lat = _Latency()
+        self.failed_ids: list[str] = []
+        self.base_us = int((CREATED_AT + timedelta(hours=2 if self.single else 3)).timestamp() * 1e6)
+        self.step_us = 137_000 if self.single else 23_000
+
+    def add(self, blk: dict, ids: Any) -> None:
+        """The verdict and call rows of one block; ``ids`` are the arrow item ids of its items."""
+        k, R, single, order, per_call = len(CRITERIA), JUDGE_ROUNDS, self.single, self.order, self.per_call
+        lo, m, run_id = blk["lo"], blk["n"], self.run_id
+        price_in, price_out = 3.0, 15.0
+        emitted = blk["single" if single else "split"]
+        errs = blk["single_err" if single else "split_err"]
+        rng = _rng(self.seed, 6, 1 if single else 2, lo)
         # verdict rows: item, judge round, then emission order (single) or criterion order (split)
-        item = np.repeat(np.arange(lo, hi), R * k)
+        local = np.repeat(np.arange(m), R * k)
+        item = local + lo
         jround = np.tile(np.repeat(np.arange(1, R + 1), k), m)
         slot = np.tile(np.arange(k), R * m)
         crit = np.asarray(order)[slot]
-        fail = emitted[lo:hi][:, :, order].reshape(-1)
-        forced = world["forced"][lo:hi][:, :, order].reshape(-1) if single else np.zeros_like(fail)
+        fail = emitted[:, :, order].reshape(-1)
+        forced = blk["forced"][:, :, order].reshape(-1) if single else np.zeros_like(fail)
         if single:
             callno = item * R + (jround - 1)
-            err = np.repeat(errs[lo:hi].reshape(-1), k)
+            err = np.repeat(errs.reshape(-1), k)
         else:
             callno = (item * R + (jround - 1)) * k + crit
-            err = errs[lo:hi][:, :, order].reshape(-1)
+            err = errs[:, :, order].reshape(-1)
         call_ids = _ids("c", callno, 9)
         reason_idx = np.where(forced, 2 * k, crit * 2 + fail)
-        vw.write(
+        self.vw.write(
             {
                 "run_id": pa.repeat(pa.scalar(run_id), m * R * k),
-                "item_id": pc.take(ids, pa.array(item)),
+                "item_id": pc.take(ids, pa.array(local)),
                 "gen_round": pa.array(np.ones(m * R * k, dtype=np.int64)),
                 "criterion": _take(CRITERIA, crit),
                 "judge_round": pa.array(jround.astype(np.int64)),
                 "passed": pa.array(~fail, mask=err),
                 "raw_verdict": _take(["pass", "fail"], fail.astype(np.int8), err),
-                "reason": _take(reasons, reason_idx, err),
+                "reason": _take(self.reasons, reason_idx, err),
                 "position": pa.array((slot if single else np.zeros_like(slot)).astype(np.int64)),
                 "call_id": call_ids,
                 "error": _take(ERRORS, callno % len(ERRORS), ~err),
@@ -268,10 +342,10 @@ def _write_run(tmp: Path, world: dict, ids: Any, run_id: str, mode: S.HarnessMod
         hkey = c_item.astype(np.uint64) * np.uint64(16) + (np.zeros(nc, np.int64) if single else crit[first]).astype(
             np.uint64
         )
-        cw.write(
+        self.cw.write(
             {
                 "call_id": pc.take(call_ids, pa.array(first)),
-                "item_id": pc.take(ids, pa.array(c_item)),
+                "item_id": pc.take(ids, pa.array(local[first])),
                 "gen_round": pa.array(np.ones(nc, dtype=np.int64)),
                 "judge_round": pa.array(jround[first].astype(np.int64)),
                 "criteria": criteria,
@@ -284,60 +358,65 @@ def _write_run(tmp: Path, world: dict, ids: Any, run_id: str, mode: S.HarnessMod
                 "attempts": pa.array(np.where(c_err, 3, 1).astype(np.int64)),
                 "cache_hit": pa.array(np.zeros(nc, dtype=bool)),
                 "error": _take(ERRORS, c_no % len(ERRORS), ~c_err),
-                "started_at": pa.array(base_us + c_no * step_us, pa.int64()).cast(pa.timestamp("us", tz="UTC")),
+                "started_at": pa.array(self.base_us + c_no * self.step_us, pa.int64()).cast(
+                    pa.timestamp("us", tz="UTC")
+                ),
             }
         )
         ok = ~c_err
-        tot["tokens_in"] += int(tin[ok].sum())
-        tot["tokens_out"] += int(tout[ok].sum())
-        tot["cost"] += float(cost[ok].sum())
-        lat_all.append(lat.astype(np.float32))
-        failed_ids += [f"c{x:09d}" for x in c_no[c_err]]
-        if lo % (10 * CHUNK_ITEMS) == 0:
-            log(f"  {run_id}: {hi:,} / {n:,} items")
-    vw.close()
-    cw.close()
-    lat = np.concatenate(lat_all).astype(np.float64)
-    rubric = _rubric()
-    tpl = f"SIMULATED judge template ({mode})"
-    manifest = S.RunManifest(
-        run_id=run_id,
-        gen_id=GEN,
-        created_at=CREATED_AT + timedelta(hours=2),
-        rubric=rubric,
-        rubric_hash=rubric.hash(),
-        mode=mode,
-        groups=None,
-        field_order=SINGLE_ORDER if single else list(CRITERIA),
-        prompt_variant="default",
-        judge_model="simulated/judge-sim-2026-01-01",
-        judge_family="sim",
-        temperature=0.0,
-        prompt_template=tpl,
-        prompt_hash=H.text_hash(tpl),
-        postprocess_version="pp-1.0",
-        retry_policy={"max_retries": 2},
-        structured_output="json_schema",
-        judge_rounds=R,
-        source="simulated",
-        status="polluted" if failed_ids else "complete",
-        failed_call_ids=failed_ids,
-        totals=S.Totals(
-            calls=cw.rows,
-            failed_calls=len(failed_ids),
-            tokens_in=int(tot["tokens_in"]),
-            tokens_out=int(tot["tokens_out"]),
-            cost_usd=round(tot["cost"], 6),
-            latency_ms_mean=round(float(lat.mean()), 1),
-            latency_ms_p95=round(float(np.percentile(lat, 95)), 1),
-        ),
-        simulated=True,
-        description=f"SIMULATED bench run ({mode}): {n:,} items x {k} criteria x {R} judge rounds"
-        + (", carryover after a failed field as in the demo's single call" if single else ""),
-    )
-    write_json_model(d / "manifest.json", manifest)
-    log(f"  {run_id}: {vw.rows:,} verdict rows, {cw.rows:,} call rows, {len(failed_ids)} failed calls")
-    return manifest
+        self.tot["tokens_in"] += int(tin[ok].sum())
+        self.tot["tokens_out"] += int(tout[ok].sum())
+        self.tot["cost"] += _units(cost[ok])
+        self.lat.add(lat)
+        self.failed_ids += [f"c{x:09d}" for x in c_no[c_err]]
+
+    def finish(self, log: Callable[[str], Any]) -> Any:
+        """Close the files and write the manifest; returns it."""
+        self.vw.close()
+        self.cw.close()
+        k, R, single, mode, failed_ids = len(CRITERIA), JUDGE_ROUNDS, self.single, self.mode, self.failed_ids
+        rubric = _rubric()
+        tpl = f"SIMULATED judge template ({mode})"
+        manifest = S.RunManifest(
+            run_id=self.run_id,
+            gen_id=GEN,
+            created_at=CREATED_AT + timedelta(hours=2),
+            rubric=rubric,
+            rubric_hash=rubric.hash(),
+            mode=mode,
+            groups=None,
+            field_order=SINGLE_ORDER if single else list(CRITERIA),
+            prompt_variant="default",
+            judge_model="simulated/judge-sim-2026-01-01",
+            judge_family="sim",
+            temperature=0.0,
+            prompt_template=tpl,
+            prompt_hash=H.text_hash(tpl),
+            postprocess_version="pp-1.0",
+            retry_policy={"max_retries": 2},
+            structured_output="json_schema",
+            judge_rounds=R,
+            source="simulated",
+            status="polluted" if failed_ids else "complete",
+            failed_call_ids=failed_ids,
+            totals=S.Totals(
+                calls=self.cw.rows,
+                failed_calls=len(failed_ids),
+                tokens_in=int(self.tot["tokens_in"]),
+                tokens_out=int(self.tot["tokens_out"]),
+                cost_usd=round(self.tot["cost"] / 1e8, 6),
+                latency_ms_mean=self.lat.mean(),
+                latency_ms_p95=self.lat.p95(),
+            ),
+            simulated=True,
+            description=f"SIMULATED bench run ({mode}): {self.n:,} items x {k} criteria x {R} judge rounds"
+            + (", carryover after a failed field as in the demo's single call" if single else ""),
+        )
+        write_json_model(self.dir / "manifest.json", manifest)
+        log(
+            f"  {self.run_id}: {self.vw.rows:,} verdict rows, {self.cw.rows:,} call rows, {len(failed_ids)} failed calls"
+        )
+        return manifest
 
 
 def _write_derived(root: Path) -> None:
@@ -356,39 +435,84 @@ def _write_derived(root: Path) -> None:
 
 def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any] = print) -> dict:
     """Write the scaled SIMULATED world of ``n`` items into ``data`` (built in a sibling, then
-    renamed into place; an existing ``data`` is replaced). Returns what was written."""
+    renamed into place; an existing ``data`` is replaced). Returns what was written.
+
+    One pass over the blocks of CHUNK_ITEMS items: each block is drawn (:func:`_block`), its rows
+    of the suite, the generation and both runs are written, the truth of the people's items in it
+    is kept, and it is dropped; memory does not grow with ``n``."""
     if n < 1:
         raise ValueError("n must be at least 1")
 
     t0 = time.perf_counter()
+    seed = int(seed)
     data = Path(data).resolve()
     tmp = data.with_name(data.name + ".building")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     log(f"building the scaled SIMULATED world: {n:,} items -> {data}")
-    world = simulate(n, int(seed))
-    log(f"  simulated in {time.perf_counter() - t0:.1f} s")
-    ids = _ids("i", np.arange(n), 7)
-    cls_names = _take(CLASSES, world["cls"])
-    inputs = pc.binary_join_element_wise("SIMULATED ", cls_names, " question ", ids, "")
-    # suite
-    d = tmp / "suites" / SUITE
-    d.mkdir(parents=True)
-    w = _Writer(d / "items.parquet", "items")
-    w.write({"item_id": ids, "input": inputs, "class": cls_names, "holdout": pa.array(np.zeros(n, dtype=bool))})
-    w.close()
-    suite_hash = _list_hash(
-        lambda a, b: [
-            [i, t, None, None, None, None, None, None] for i, t in zip(ids[a:b].to_pylist(), inputs[a:b].to_pylist())
-        ],
-        n,
-    )
+    k, p = len(CRITERIA), len(PEOPLE)
+    # people: three simulated people label 2,000 answers (the truth with about 1% slips); the
+    # answers are chosen first and their truth kept as the blocks pass
+    people_rng = _rng(seed, 8)
+    chosen = np.sort(people_rng.choice(n, min(N_PEOPLE_ITEMS, n), replace=False))
+    chosen_truth = np.zeros((len(chosen), k), dtype=bool)
+    suite_dir, gen_dir = tmp / "suites" / SUITE, tmp / "generations" / GEN
+    suite_dir.mkdir(parents=True)
+    gen_dir.mkdir(parents=True)
+    items_w, outputs_w = _Writer(suite_dir / "items.parquet", "items"), _Writer(gen_dir / "outputs.parquet", "outputs")
+    suite_hash, out_hash = _ListHash(), _ListHash()
+    gen_tot = {"tokens_in": 0, "tokens_out": 0, "cost": 0}  # cost in units of 1e-8 USD
+    gen_lat = _Latency()
+    runs = [_Run(tmp, SINGLE, "single", seed, n), _Run(tmp, SPLIT, "split", seed, n)]
+    for blk in _blocks(n, seed):
+        lo, m = blk["lo"], blk["n"]
+        ids = _ids("i", np.arange(lo, lo + m), 7)
+        # suite
+        cls_names = _take(CLASSES, blk["cls"])
+        inputs = pc.binary_join_element_wise("SIMULATED ", cls_names, " question ", ids, "")
+        items_w.write({"item_id": ids, "input": inputs, "class": cls_names, "holdout": pa.array(np.zeros(m, bool))})
+        suite_hash.add(pc.binary_join_element_wise('["', ids, '","', inputs, '",null,null,null,null,null,null]', ""))
+        # generation (one round, short outputs)
+        rng = _rng(seed, 7, lo)
+        outputs = pc.binary_join_element_wise("SIMULATED answer to ", ids, ".", "")
+        abstained = rng.random(m) < 0.02
+        tin = 220 + rng.integers(0, 40, m)
+        tout = 30 + rng.integers(2, 12, m)
+        lat = np.round(350 + 18 * tout + rng.lognormal(5.0, 0.5, m), 1)
+        cost = np.round((tin * 0.15 + tout * 0.6) / 1e6, 8)
+        outputs_w.write(
+            {
+                "item_id": ids,
+                "round": pa.array(np.ones(m, dtype=np.int64)),
+                "output": outputs,
+                "abstained": pa.array(abstained),
+                "tokens_in": pa.array(tin.astype(np.int64)),
+                "tokens_out": pa.array(tout.astype(np.int64)),
+                "cost_usd": pa.array(cost),
+                "latency_ms": pa.array(lat),
+            }
+        )
+        out_hash.add(pc.binary_join_element_wise('["', ids, '",1,"', outputs, '"]', ""))
+        gen_tot["tokens_in"] += int(tin.sum())
+        gen_tot["tokens_out"] += int(tout.sum())
+        gen_tot["cost"] += _units(cost)
+        gen_lat.add(lat)
+        # both runs, and the truth of the people's answers in this block
+        for run in runs:
+            run.add(blk, ids)
+        a, b = np.searchsorted(chosen, [lo, lo + m])
+        chosen_truth[a:b] = blk["truth"][chosen[a:b] - lo]
+        del blk
+        if (lo // CHUNK_ITEMS) % 10 == 9 or lo + m == n:
+            log(f"  {lo + m:,} / {n:,} items written at {time.perf_counter() - t0:.1f} s")
+    items_w.close()
+    outputs_w.close()
     write_json_model(
-        d / "manifest.json",
+        suite_dir / "manifest.json",
         S.SuiteManifest(
             suite_id=SUITE,
             created_at=CREATED_AT,
-            content_hash=suite_hash,
+            content_hash=suite_hash.digest(),
             n_items=n,
             curated=False,
             simulated=True,
@@ -397,71 +521,39 @@ def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any]
             f"{len(CLASSES)} classes, made by evalcore.demo.scale (the demo's model at scale).",
         ),
     )
-    # generation (one round, short outputs)
-    rng = _rng(seed, 7)
-    outputs = pc.binary_join_element_wise("SIMULATED answer to ", ids, ".", "")
-    abstained = rng.random(n) < 0.02
-    tin = 220 + rng.integers(0, 40, n)
-    tout = 30 + rng.integers(2, 12, n)
-    lat = np.round(350 + 18 * tout + rng.lognormal(5.0, 0.5, n), 1)
-    cost = np.round((tin * 0.15 + tout * 0.6) / 1e6, 8)
-    d = tmp / "generations" / GEN
-    d.mkdir(parents=True)
-    w = _Writer(d / "outputs.parquet", "outputs")
-    w.write(
-        {
-            "item_id": ids,
-            "round": pa.array(np.ones(n, dtype=np.int64)),
-            "output": outputs,
-            "abstained": pa.array(abstained),
-            "tokens_in": pa.array(tin.astype(np.int64)),
-            "tokens_out": pa.array(tout.astype(np.int64)),
-            "cost_usd": pa.array(cost),
-            "latency_ms": pa.array(lat),
-        }
-    )
-    w.close()
-    out_hash = _list_hash(lambda a, b: [[i, 1, o] for i, o in zip(ids[a:b].to_pylist(), outputs[a:b].to_pylist())], n)
     write_json_model(
-        d / "manifest.json",
+        gen_dir / "manifest.json",
         S.GenerationManifest(
             gen_id=GEN,
             suite_id=SUITE,
-            suite_hash=suite_hash,
+            suite_hash=suite_hash.digest(),
             created_at=CREATED_AT + timedelta(hours=1),
             knobs={"generator_model": "simulated/writer-2026-01-01", "description": "SIMULATED answers"},
             rounds=1,
             status="complete",
             source="simulated",
-            outputs_hash=out_hash,
+            outputs_hash=out_hash.digest(),
             totals=S.Totals(
                 calls=n,
-                tokens_in=int(tin.sum()),
-                tokens_out=int(tout.sum()),
-                cost_usd=round(float(cost.sum()), 6),
-                latency_ms_mean=round(float(lat.mean()), 1),
-                latency_ms_p95=round(float(np.percentile(lat, 95)), 1),
+                tokens_in=int(gen_tot["tokens_in"]),
+                tokens_out=int(gen_tot["tokens_out"]),
+                cost_usd=round(gen_tot["cost"] / 1e8, 6),
+                latency_ms_mean=gen_lat.mean(),
+                latency_ms_p95=gen_lat.p95(),
             ),
             simulated=True,
         ),
     )
-    log(f"  suite and generation written at {time.perf_counter() - t0:.1f} s")
-    _write_run(tmp, world, ids, SINGLE, "single", log)
-    log(f"  {SINGLE} written at {time.perf_counter() - t0:.1f} s")
-    _write_run(tmp, world, ids, SPLIT, "split", log)
-    log(f"  {SPLIT} written at {time.perf_counter() - t0:.1f} s")
-    # people: three simulated people label 2,000 answers: the truth with about 1% slips
-    rng = _rng(seed, 8)
-    chosen = np.sort(rng.choice(n, min(N_PEOPLE_ITEMS, n), replace=False))
-    k, p = len(CRITERIA), len(PEOPLE)
-    fails = world["truth"][chosen][:, :, None] ^ (rng.random((len(chosen), k, p)) < PEOPLE_SLIP)
+    for run in runs:
+        run.finish(log)
+    fails = chosen_truth[:, :, None] ^ (people_rng.random((len(chosen), k, p)) < PEOPLE_SLIP)
     rows = len(chosen) * k * p
     d = tmp / "labels" / LABELSET
     d.mkdir(parents=True)
     w = _Writer(d / "labels.parquet", "labels")
     w.write(
         {
-            "item_id": pc.take(ids, pa.array(np.repeat(chosen, k * p))),
+            "item_id": _ids("i", np.repeat(chosen, k * p), 7),
             "gen_round": pa.array(np.ones(rows, dtype=np.int64)),
             "criterion": _take(CRITERIA, np.tile(np.repeat(np.arange(k), p), len(chosen))),
             "annotator": _take(PEOPLE, np.tile(np.arange(p), len(chosen) * k)),
@@ -483,6 +575,7 @@ def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any]
             f"(the simulator's truth with {PEOPLE_SLIP:.0%} slips).",
         ),
     )
+    log(f"  suite, generation, runs and people written at {time.perf_counter() - t0:.1f} s")
     t_index = time.perf_counter()
     _write_derived(tmp)
     index_secs = time.perf_counter() - t_index

@@ -428,17 +428,23 @@ def corrected_pass_rate(
         )
     rng = generator(seed)
     p_star = rng.binomial(observed_n, p_obs, size=n_boot) / observed_n
-    mult = np.zeros((n_boot, j.size))  # how often each case is drawn in each resample
+    # the cases stratum by stratum (a stable sort: each stratum keeps its order, so the draws
+    # below pick the same cases), so that each stratum's counts fill a block of columns
+    order = np.argsort(h, kind="stable")
+    j, g, w, h = j[order], g[order], w[order], h[order]
+    mult = np.empty((n_boot, j.size))  # how often each case is drawn in each resample
+    start = 0
     for s in labels:
-        grp = np.flatnonzero(h == s)
-        idx = rng.integers(0, grp.size, size=(n_boot, grp.size))
-        flat = (idx + grp.size * np.arange(n_boot)[:, None]).ravel()
-        mult[:, grp] = np.bincount(flat, minlength=n_boot * grp.size).reshape(n_boot, grp.size)
+        size = int(np.count_nonzero(h == s))
+        idx = rng.integers(0, size, size=(n_boot, size))
+        flat = (idx + size * np.arange(n_boot)[:, None]).ravel()
+        mult[:, start : start + size] = np.bincount(flat, minlength=n_boot * size).reshape(n_boot, size)
+        start += size
     wm = mult * w
-    pos, neg = wm @ g, wm @ ~g
+    pos, neg = wm @ g.astype(float), wm @ (~g).astype(float)
     with np.errstate(invalid="ignore", divide="ignore"):
-        se_b = (wm @ (j & g)) / pos
-        sp_b = (wm @ (~j & ~g)) / neg
+        se_b = (wm @ (j & g).astype(float)) / pos
+        sp_b = (wm @ (~j & ~g).astype(float)) / neg
         jj = se_b + sp_b - 1.0
         vals = np.clip((p_star + sp_b - 1.0) / jj, 0.0, 1.0)
     vals = np.where((pos > 0) & (neg > 0) & (jj > 1e-12), vals, np.nan)
