@@ -22,6 +22,7 @@ from evalcore.analysis.answers import answers_failing, cell_answers
 from evalcore.analysis.failures import attribution, crosstab
 from evalcore.analysis.harness import flip_answers, flips
 from evalcore.analysis.instruments import association, position_effect
+from evalcore.analysis.scores import reliability
 from evalcore.analysis.selection import Selection, mask_positions, mask_sql
 from evalcore.analysis.summary import generations_summary, runs_summary
 from evalcore.storage import aggregates, derived
@@ -184,6 +185,10 @@ def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
             assert res["positions"]
         assert_same(monkeypatch, position_effect, store, "r2", "r1", sel)  # grouped: positions restart per call
     assert compared >= 40
+    # reliability across judge rounds: the pass / fail criteria from the answers tables' counts
+    for kw in ({}, {"classes": ["a"]}, {"include_holdout": True}):
+        res = assert_same(monkeypatch, reliability, store, run_ids=info["runs"], **kw)
+        assert any(c["alpha"] is not None for i in res["instruments"] for c in i["criteria"])
 
 
 def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatch):
@@ -217,6 +222,10 @@ def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatc
         assert_same(monkeypatch, position_effect, store, "support-single", "support-split", sel)
         assert_same(monkeypatch, position_effect, store, "support-grouped", None, sel)
     assert mask_positions(store, "support-single") is not None
+    rounds = [r for r in store.ids("run") if store.run(r).manifest.judge_rounds > 1]
+    for kw in ({}, {"classes": ["billing"]}, {"include_holdout": True}):
+        res = assert_same(monkeypatch, reliability, store, run_ids=rounds, **kw)
+        assert sum(c["fleiss"] is not None for i in res["instruments"] for c in i["criteria"]) >= 6
     # the demo ships its sets beside its runs, and they are the ones read
     for rid in store.ids("run"):
         assert derived.read(store, "run", rid).where == "data"

@@ -454,6 +454,88 @@ def _tables(data: dict[str, np.ndarray], rater_col: str, kinds: dict[str, str]) 
     return out
 
 
+def _mask_reliability(store: Store, rid: str, kinds: dict[str, str], cond: str, params: list[Any]) -> list[dict]:
+    """:func:`_criterion_rows` of a run's pass / fail criteria across its judge rounds, from its
+    answers table (:func:`evalcore.storage.aggregates.answers_table`): per answer and criterion the
+    rounds judged and the passes, counted per pattern in DuckDB (the run's memo holds them over
+    every item), so no verdict row is read. Alpha and Fleiss' kappa of binary ratings depend on
+    those counts only; the same figures as the (answers x rounds) array of the verdict rows.
+    Criteria of the other kinds, and a run without a table, are left to the verdict rows."""
+    from evalcore.stats.agreement import fleiss_kappa_from_sums, krippendorff_alpha_counts
+    from evalcore.storage.aggregates import answers_table, repeat_histogram_sql
+
+    a = answers_table(store, rid)
+    if a is None or "criteria" not in a[1]:
+        return []
+    path, memo = a
+    bits = {c: k for k, c in enumerate(memo["criteria"]) if kinds.get(c) in ("binary", "check")}
+    if not bits or len(memo["criteria"]) > 62:
+        return []
+    rows_sql = f"SELECT * FROM read_parquet(?) WHERE judge_round >= 1 AND {cond}"
+    rp = [path, *params]
+    # the judge rounds with a verdict row on each criterion (the raters), and the answers with a
+    # verdict row but no judged round (every round errored): few rows reach the group
+    rounds = store.sql(f"SELECT judge_round, bit_or(present) FROM ({rows_sql}) GROUP BY ALL ORDER BY 1", rp)
+    unjudged = store.sql(
+        f"WITH r AS ({rows_sql}), e AS (SELECT DISTINCT item, gen_round FROM r WHERE (present & ~(passed | failed)) <> 0) "
+        "SELECT bit_or(present) & ~bit_or(passed | failed) FROM r SEMI JOIN e USING (item, gen_round) "
+        "GROUP BY item, gen_round",
+        rp,
+    )
+    names = list(bits)
+    if cond == "TRUE" and memo.get("repeat_hist") is not None:
+        hist = [
+            (names.index(memo["criteria"][k]), code, n)
+            for k, code, n in memo["repeat_hist"]
+            if memo["criteria"][k] in bits
+        ]
+    else:
+        hist = store.sql(repeat_histogram_sql(rows_sql, list(bits.values())), rp)
+    out = []
+    for j, c in enumerate(names):
+        k = bits[c]
+        who = [int(r) for r, pres in rounds if (int(pres) >> k) & 1]
+        if not who:
+            continue
+        m = len(who)
+        pats = [(int(code) & 0xFFFF, (int(code) >> 16) & 0xFFFF, int(n)) for jj, code, n in hist if int(jj) == j]
+        judged = np.array([p[0] for p in pats], dtype=np.int64)
+        passes = np.array([p[1] for p in pats], dtype=np.int64)
+        count = np.array([p[2] for p in pats], dtype=np.int64)
+        items = int(count.sum()) + sum(1 for (u,) in unjudged if (int(u) >> k) & 1)
+        vc = np.repeat(np.stack([judged - passes, passes], axis=1), count, axis=0) if len(pats) else np.zeros((0, 2))
+        alpha = krippendorff_alpha_counts(vc, "nominal")
+        full = judged == m
+        entry: dict[str, Any] = {
+            "criterion": c,
+            "kind": kinds[c],
+            "raters_named": [str(r) for r in who],
+            "items": items,
+            "raters": m,
+            "rater_kind": "rounds",
+            "complete_items": int(count[full].sum()),
+            "level": "nominal",
+            "alpha": alpha.value,
+            "alpha_reason": alpha.reason,
+            "icc": None,
+            "icc_note": None,
+            "fleiss": None,
+            "fleiss_reason": None,
+        }
+        n_full = int(count[full].sum())
+        if n_full and m >= 2:
+            f_fail = ((judged - passes)[full] * count[full]).sum()
+            f_pass = (passes[full] * count[full]).sum()
+            cats = [float(f_fail), float(f_pass)] if f_pass else [float(f_fail)]
+            sq = float((((judged - passes)[full] ** 2 + passes[full] ** 2) * count[full]).sum())
+            f = fleiss_kappa_from_sums(n_full, m, sq, cats)
+            entry["fleiss"], entry["fleiss_reason"] = f.value, f.reason
+        else:
+            entry["fleiss_reason"] = "no item rated by every rater: Fleiss' kappa is undefined"
+        out.append(entry)
+    return out
+
+
 def _criterion_rows(tables: dict[str, tuple[np.ndarray, list]], kinds: dict[str, str], raters: str) -> list[dict]:
     rows = []
     for c, (x, who) in tables.items():
@@ -485,14 +567,24 @@ def reliability(
     instruments = []
     for rid, m in manifests.items():
         cond, params = _item_filter(store, m.gen_id, classes, include_holdout)
-        data = _numpy(
-            store,
-            "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, judge_round, score, "
-            f"CAST(passed AS DOUBLE) AS passed, label FROM read_parquet(?) WHERE {cond}",
-            [m.gen_id, store.path_of("run", rid, "verdicts"), *params],
-        )
         kinds = {c.name: c.kind for c in m.rubric.criteria}
-        rows = _criterion_rows(_tables(data, "judge_round", kinds), kinds, "rounds")
+        fast = _mask_reliability(store, rid, kinds, cond, params)
+        done = {r["criterion"] for r in fast}
+        rest = [c for c in kinds if c not in done]
+        data = (
+            _numpy(
+                store,
+                "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, judge_round, score, "
+                f"CAST(passed AS DOUBLE) AS passed, label FROM read_parquet(?) WHERE {cond} "
+                "AND list_contains(?::VARCHAR[], criterion)",
+                [m.gen_id, store.path_of("run", rid, "verdicts"), *params, rest],
+            )
+            if rest or not done
+            else {}
+        )
+        rows = sorted(
+            fast + _criterion_rows(_tables(data, "judge_round", kinds), kinds, "rounds"), key=lambda r: r["criterion"]
+        )
         instruments.append(
             {
                 "name": rid,

@@ -287,6 +287,29 @@ def krippendorff_alpha(
     return Stat(value)
 
 
+def krippendorff_alpha_counts(value_counts, level: Literal["nominal", "ordinal", "interval"] = "nominal") -> Stat:
+    """:func:`krippendorff_alpha` from an (items x values) table of how many ratings each item got
+    of each value (the ``krippendorff`` package's ``value_counts``; the columns in value order): the
+    same alpha, the same reasons, for data whose ratings per item are known only as counts (a run's
+    judge rounds counted per answer in DuckDB)."""
+    import krippendorff
+
+    vc = np.asarray(value_counts, dtype=float)
+    if vc.ndim != 2:
+        raise ValueError(f"value_counts must be items x values, got shape {vc.shape}")
+    pairable = vc.sum(axis=1) >= 2
+    if not pairable.any():
+        return Stat(None, "no item has two ratings: alpha is undefined")
+    vc = vc[pairable]
+    seen = vc.sum(axis=0) > 0
+    if int(seen.sum()) < 2:
+        return Stat(None, f"every rating of the {int(pairable.sum())} items is the same value: alpha is undefined")
+    value = float(krippendorff.alpha(value_counts=vc[:, seen], level_of_measurement=level))
+    if math.isnan(value):  # pragma: no cover - guarded above
+        return Stat(None, "alpha is undefined on these ratings")
+    return Stat(value)
+
+
 def strict_majority(ratings: Sequence[int]) -> int | None:
     """The category more than half of the present ratings give, or None (a tie, or no rating)."""
     vals = [int(r) for r in ratings if r is not None and int(r) != MISSING]
