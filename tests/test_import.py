@@ -273,7 +273,7 @@ def test_two_harnesses_on_the_same_answers_share_one_generation(tmp_path, imp):
     assert st.sql(q, [*paths, 2]) == [("student", "faithful")]
 
 
-def test_an_import_stores_the_review_detection_of_its_generation(tmp_path, imp):
+def test_an_import_stores_the_review_detection_of_its_generation(tmp_path, imp, ev):
     import os
 
     from evalcore.review.detect import current_detection, detect, stored_detection
@@ -292,6 +292,12 @@ def test_an_import_stores_the_review_detection_of_its_generation(tmp_path, imp):
     full = detect(st, "long")
     assert (det.raised, det.population, det.counts) == (len(full["raised"]), full["population"], full["counts"])
     assert det.raised > 0
+    # with --state the detection goes there, not into the default state the importer's writer opens
+    other, state = tmp_path / "other", tmp_path / "given-state"
+    code, _, err = ev("--data", other, "--state", state, "import", "long", LONG, "--threshold", "4", "--json")
+    assert code == 0, err
+    assert current_detection(Store(other, state), "long") is not None
+    assert current_detection(Store(other, os.environ["EVALCORE_STATE"]), "long") is None
 
 
 def test_attach_with_different_outputs_makes_a_new_generation(tmp_path, imp):

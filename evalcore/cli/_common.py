@@ -126,9 +126,10 @@ def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
     from evalcore.errors import EvalcoreError
     from evalcore.review.detect import refresh_detections
 
-    for (data, state), run_ids in gens.items():
+    for (data, _writer_state), run_ids in gens.items():
         try:
-            st = store_mod.Store(data, state)
+            # the command's own state directory (--state): a writer's Store may not have been given it
+            st = store_mod.Store(data, obj.state_opt)
             refresh_detections(st, [st.run(r).manifest.gen_id for r in run_ids])
         except EvalcoreError as e:
             click.echo(
