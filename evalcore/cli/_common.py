@@ -123,6 +123,8 @@ def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
             gens.setdefault((data, state), []).append(eid)
     if not gens:
         return
+    import duckdb
+
     from evalcore.errors import EvalcoreError
     from evalcore.review.detect import refresh_detections
 
@@ -131,9 +133,10 @@ def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
             # the command's own state directory (--state): a writer's Store may not have been given it
             st = store_mod.Store(data, obj.state_opt)
             refresh_detections(st, [st.run(r).manifest.gen_id for r in run_ids])
-        except EvalcoreError as e:
+        except (EvalcoreError, duckdb.Error) as e:
+            why = e.message if isinstance(e, EvalcoreError) else str(e).splitlines()[0]
             click.echo(
-                f"note: the review detection was not stored now ({e.message}); it is computed when first needed",
+                f"note: the review detection was not stored now ({why}); it is computed when first needed",
                 err=True,
             )
 

@@ -212,11 +212,17 @@ def _detections(store: Store, ids: tuple[str, ...], check: bool, force: bool) ->
             row = {"kind": "detection", "id": g, "state": "current" if cur else "missing or stale"}
             row.update(where="state" if cur else None, path=str(cur) if cur else None)
         else:
+            import duckdb
+
             if cur is not None and force:
                 shutil.rmtree(cur)
             state = "current" if cur is not None and not force else ("rebuilt" if cur is not None else "built")
-            (det,) = refresh_detections(store, [g])
-            row = {"kind": "detection", "id": g, "state": state, "where": "state", "path": str(det.path.parent)}
+            try:
+                (det,) = refresh_detections(store, [g])
+                row = {"kind": "detection", "id": g, "state": state, "where": "state", "path": str(det.path.parent)}
+            except duckdb.Error as e:  # said, and the other rows still built: the queue computes it when needed
+                why = str(e).splitlines()[0]
+                row = {"kind": "detection", "id": g, "state": "not stored", "where": None, "path": None, "note": why}
         row["seconds"] = round(time.perf_counter() - t0, 3)
         rows.append(row)
     return rows

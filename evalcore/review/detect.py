@@ -547,8 +547,18 @@ def stored_detection(store: Store, gen_id: str, *, memory_limit: str | None = DE
     final = root / key
     meta = _read_meta(final)
     if meta is None:
-        with contextlib.suppress(FileExistsError), atomic_directory(final) as tmp:
-            _write_detection(store, gen_id, run_ids, key, tmp, root / ".tmp", memory_limit)
+        import duckdb
+
+        try:
+            with contextlib.suppress(FileExistsError), atomic_directory(final) as tmp:
+                _write_detection(store, gen_id, run_ids, key, tmp, root / ".tmp", memory_limit)
+        except duckdb.OutOfMemoryException:
+            if memory_limit is None:
+                raise
+            # past the cap even spilling (at 10M items x 2 runs the ordered list aggregates need more
+            # than 600MB): once more with DuckDB's own limit, as the Store does for its queries
+            with contextlib.suppress(FileExistsError), atomic_directory(final) as tmp:
+                _write_detection(store, gen_id, run_ids, key, tmp, root / ".tmp", None)
         meta = _read_meta(final)
         if meta is None:
             raise FormatError("the stored detection could not be read back", file=final / META_FILE, field="detect")
