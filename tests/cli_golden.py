@@ -148,7 +148,7 @@ DATASETS = {("hanna", "handwritten-metric-scores.csv"): "hanna_metric_scores_llm
 EXIT = {"gate": 1, "suite-check": 1}
 
 _TIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?")
-_VOLATILE = {"seconds", "elapsed_s", "age_days", "duration_s", "wall_s", "elapsed"}
+_VOLATILE = {"seconds", "elapsed_s", "age_days", "current_version_age_days", "duration_s", "wall_s", "elapsed"}
 
 
 def _now_stamp(m: re.Match) -> str:
