@@ -24,6 +24,7 @@ from evalcore.analysis.harness import flip_answers, flips
 from evalcore.analysis.instruments import association, position_effect
 from evalcore.analysis.scores import reliability
 from evalcore.analysis.selection import Selection, mask_positions, mask_sql
+from evalcore.analysis.suites import suite_of_run
 from evalcore.analysis.summary import generations_summary, runs_summary
 from evalcore.storage import aggregates, derived
 from evalcore.storage.store import Store
@@ -229,6 +230,28 @@ def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatc
     # the demo ships its sets beside its runs, and they are the ones read
     for rid in store.ids("run"):
         assert derived.read(store, "run", rid).where == "data"
+
+
+def test_the_patterns_count_the_answers_and_carry_the_suites_holdout_and_classes(world, tmp_path):
+    """patterns.parquet is the answers table grouped by pattern, and each answer's holdout flag and
+    class are its item's in the suite (which is one of the set's sources)."""
+    demo = Store(DEMO, tmp_path / "state")
+    for store, rids in ((world[0], world[1]["runs"]), (demo, demo.ids("run"))):
+        for rid in rids:
+            s = derived.read(store, "run", rid)
+            assert s is not None and "suite/items.parquet" in json.loads((s.dir / derived.INDEX).read_text())["sources"]
+            a, p = s.path("answers.parquet"), s.path("patterns.parquet")
+            cols = "judge_round, gen_round, holdout, class, present, passed, failed"
+            grouped = store.sql(f"SELECT {cols}, count(*) FROM read_parquet(?) GROUP BY ALL ORDER BY ALL", [a])
+            assert store.sql(f"SELECT {cols}, n FROM read_parquet(?) ORDER BY ALL", [p]) == grouped
+            assert sum(r[-1] for r in grouped) == store.sql("SELECT count(*) FROM read_parquet(?)", [a])[0][0]
+            items = store.path_of("suite", suite_of_run(store, rid), "items")
+            wrong = store.sql(
+                "SELECT count(*) FROM read_parquet(?) a JOIN read_parquet(?) i USING (item_id) "
+                "WHERE a.holdout != i.holdout OR a.class != coalesce(i.class, '(none)')",
+                [a, items],
+            )[0][0]
+            assert wrong == 0
 
 
 # --------------------------------------------------------------------------- never a wrong set

@@ -23,7 +23,7 @@ from evalcore.analysis.selection import (
     _hold,
     _run_status,
     _sel_sql,
-    mask_sql,
+    pattern_sql,
 )
 from evalcore.errors import InputError
 from evalcore.stats import association as stats
@@ -44,9 +44,9 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
     vpath = store.path_of("run", run_id, "verdicts")
     gen = store.generation(m.gen_id)
     ipath = store.path_of("suite", gen.manifest.suite_id, "items")
-    masks = None if any(c.kind == "ternary" for c in crits) else mask_sql(store, run_id, sel)
+    masks = None if any(c.kind == "ternary" for c in crits) else pattern_sql(store, run_id, sel)
     if masks is not None:
-        per_crit, answers, only_counts, by_class = _counts_from_masks(store, masks, gates, len(crits), ipath)
+        per_crit, answers, only_counts, by_class = _counts_from_patterns(store, masks, gates, len(crits))
     else:
         per_crit, answers, only_counts, by_class = _counts_from_verdicts(
             store, _sel_sql(sel, _hold(store, run_id, sel)), vpath, gates, len(crits), ipath
@@ -170,22 +170,22 @@ def _bits(mask: int, k: int) -> list[int]:
     return [j for j in range(k) if mask >> j & 1]
 
 
-def _counts_from_masks(
-    store: Store, masks: tuple[str, list[Any], list[str]], gates: list[str], n_crit: int, ipath: str
+def _counts_from_patterns(
+    store: Store, patterns: tuple[str, list[Any], list[str]], gates: list[str], n_crit: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, int], list[dict[str, Any]]]:
-    """The same counts as :func:`_counts_from_verdicts`, from the run's answers table: DuckDB
-    groups the selected answers by their masks (at most 3^k groups for k criteria) and the counts
-    follow from the groups."""
-    sql, params, names = masks
+    """The same counts as :func:`_counts_from_verdicts`, from the run's answers counted by pattern
+    (:func:`~evalcore.analysis.selection.pattern_sql`: at most 3^k masks per item class for k
+    criteria); the counts follow from the patterns."""
+    sql, params, names = patterns
     k = len(names)
     gate_mask = sum(1 << j for j, c in enumerate(names) if c in gates)
-    hist = store.sql(f"SELECT present, passed, failed, count(*) FROM ({sql}) GROUP BY ALL", params)
     zero = {"verdicts": 0, "judged": 0, "failed": 0, "errored": 0, "correct": 0, "partial": 0, "wrong": 0}
     per = {c: {"criterion": c, **zero} for c in names}
     seen: set[str] = set()
     answers = {"answers": 0, "with_errors": 0, "incomplete": 0, "complete": 0, "all_pass": 0, "gates_pass": 0}
     only: dict[str, int] = {}
-    for present, passed, failed, n in hist:
+    cells: dict[tuple[str, str], list[int]] = {}
+    for cls, present, passed, failed, n in store.sql(sql, params):
         judged = passed | failed
         for j in _bits(present, k):
             r = per[names[j]]
@@ -197,6 +197,9 @@ def _counts_from_masks(
                 r["errored"] += n
             if failed >> j & 1:
                 r["failed"] += n
+            acc = cells.setdefault((cls, names[j]), [0, 0])
+            acc[0] += n if judged >> j & 1 else 0
+            acc[1] += n if failed >> j & 1 else 0
         answers["answers"] += n
         errored = present & ~judged
         if errored:
@@ -213,16 +216,6 @@ def _counts_from_masks(
             if len(fails) == 1:
                 only[names[fails[0]]] = only.get(names[fails[0]], 0) + n
     per_crit = [per[c] for c in names if c in seen]
-    cells: dict[tuple[str, str], list[int]] = {}
-    for cls, present, judged, failed, n in store.sql(
-        f"SELECT coalesce(i.class, '(none)'), a.present, a.passed | a.failed, a.failed, count(*) FROM ({sql}) a "
-        "JOIN read_parquet(?) i USING (item_id) GROUP BY ALL",
-        [*params, ipath],
-    ):
-        for j in _bits(present, k):
-            acc = cells.setdefault((cls, names[j]), [0, 0])
-            acc[0] += n if judged >> j & 1 else 0
-            acc[1] += n if failed >> j & 1 else 0
     by_class: list[dict[str, Any]] = [
         {"class": c, "criterion": name, "judged": v[0], "failed": v[1], "fail_rate": v[1] / v[0] if v[0] else None}
         for (c, name), v in sorted(cells.items())
@@ -241,19 +234,19 @@ def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = DEFAULT
     _check_judge_round(store, run_id, sel)
     if a == b:
         raise InputError("--a and --b name the same criterion", field="--b")
-    masks = mask_sql(store, run_id, sel)
+    masks = pattern_sql(store, run_id, sel)
     if masks is not None:
         msql, mparams, names = masks
         ba, bb = 1 << names.index(a), 1 << names.index(b)
-        # per answer with a verdict row on a or b: judged (passed or failed) and passed, per criterion
+        # per pattern with a verdict row on a or b: judged (passed or failed) and passed, per criterion
         row = store.records(
             f"WITH ab AS (SELECT (passed | failed) & ? != 0 AS ja, (passed | failed) & ? != 0 AS jb, "
-            f"passed & ? != 0 AS pa, passed & ? != 0 AS pb FROM ({msql}) WHERE present & ? != 0) "
-            "SELECT count(*) FILTER (WHERE ja AND jb AND pa AND pb) AS pp, "
-            "count(*) FILTER (WHERE ja AND jb AND pa AND NOT pb) AS pf, "
-            "count(*) FILTER (WHERE ja AND jb AND NOT pa AND pb) AS fp, "
-            "count(*) FILTER (WHERE ja AND jb AND NOT pa AND NOT pb) AS ff, "
-            "count(*) FILTER (WHERE NOT ja OR NOT jb) AS excluded FROM ab",
+            f"passed & ? != 0 AS pa, passed & ? != 0 AS pb, n FROM ({msql}) WHERE present & ? != 0) "
+            "SELECT coalesce(sum(n) FILTER (WHERE ja AND jb AND pa AND pb), 0)::BIGINT AS pp, "
+            "coalesce(sum(n) FILTER (WHERE ja AND jb AND pa AND NOT pb), 0)::BIGINT AS pf, "
+            "coalesce(sum(n) FILTER (WHERE ja AND jb AND NOT pa AND pb), 0)::BIGINT AS fp, "
+            "coalesce(sum(n) FILTER (WHERE ja AND jb AND NOT pa AND NOT pb), 0)::BIGINT AS ff, "
+            "coalesce(sum(n) FILTER (WHERE NOT ja OR NOT jb), 0)::BIGINT AS excluded FROM ab",
             [ba, bb, ba, bb, *mparams, ba | bb],
         )[0]
     else:

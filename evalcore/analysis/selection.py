@@ -26,11 +26,12 @@ them apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from evalcore.analysis.suites import holdout_filter, suite_of_run
 from evalcore.errors import InputError
-from evalcore.storage.aggregates import answers_table
+from evalcore.storage.aggregates import PATTERNS, answers_table
 from evalcore.storage.store import Store
 
 PEOPLE = "people"
@@ -190,17 +191,53 @@ def mask_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any],
     if a is None or "criteria" not in a[1]:
         return None
     path, info = a
+    where, params = _answer_conditions(store, run_id, sel, info)
+    sql = f"SELECT item_id, item, gen_round, present, passed, failed FROM read_parquet(?) WHERE {' AND '.join(where)}"
+    return sql, [path, *params], list(info["criteria"])
+
+
+def _answer_conditions(
+    store: Store, run_id: str, sel: Selection, info: dict[str, Any], items: bool = True
+) -> tuple[list[str], list[Any]]:
+    """The selection's conditions on a run's answers table (or its patterns, ``items=False``: no
+    slice to named items): the judge round, the generation round, the holdout flag and the item
+    classes, which the table carries per answer."""
     where = ["judge_round = ?"]
-    params: list[Any] = [path, int(info["majority_round"]) if sel.majority else int(sel.judge_round or 1)]
+    params: list[Any] = [int(info["majority_round"]) if sel.majority else int(sel.judge_round or 1)]
     if sel.gen_round is not None:
         where.append("gen_round = ?")
         params.append(int(sel.gen_round))
-    hold = _hold(store, run_id, sel)
-    if hold[0]:
-        where.append(hold[0])
-        params += hold[1]
-    sql = f"SELECT item_id, item, gen_round, present, passed, failed FROM read_parquet(?) WHERE {' AND '.join(where)}"
-    return sql, params, list(info["criteria"])
+    suite_id = suite_of_run(store, run_id)
+    if holdout_filter(store, suite_id, sel.include_holdout)[0]:
+        where.append("NOT holdout")
+    if sel.classes:
+        class_filter(store, suite_id, sel.classes)  # refuses a class the suite does not have
+        where.append("list_contains(?::VARCHAR[], class)")
+        params.append(list(sel.classes))
+    if items and sel.items:
+        cond, p = item_filter(store, suite_id, sel.items)
+        where.append(cond)
+        params += p
+    return where, params
+
+
+def pattern_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any], list[str]] | None:
+    """The selection over the run's answers counted by pattern (:func:`mask_sql`'s answers grouped
+    by ``class``, ``present``, ``passed`` and ``failed``, with their number ``n``), from the run's
+    patterns table: a few thousand rows whatever the run's size. A slice to named items counts
+    them from the answers table. None when the run has no current answers table."""
+    a = answers_table(store, run_id)
+    if a is None or "criteria" not in a[1]:
+        return None
+    path, info = a
+    names = list(info["criteria"])
+    where, params = _answer_conditions(store, run_id, sel, info)
+    n = "count(*)" if sel.items else "sum(n)::BIGINT"
+    src = path if sel.items else str(Path(path).with_name(PATTERNS))
+    sql = (
+        f"SELECT class, present, passed, failed, {n} AS n FROM read_parquet(?) WHERE {' AND '.join(where)} GROUP BY ALL"
+    )
+    return sql, [src, *params], names
 
 
 def mask_positions(store: Store, run_id: str) -> dict[str, int] | None:

@@ -33,7 +33,7 @@ from evalcore.contract.hashing import content_hash, is_valid_id
 SCHEMA_VERSION = 1
 #: Version of the derived tables (``derived/index.json``, docs/FORMAT.md "Derived tables"): a set of
 #: another version is not read, and is rebuilt.
-DERIVED_VERSION = 1
+DERIVED_VERSION = 2
 
 CriterionKind = Literal["binary", "ordinal", "ternary", "continuous", "check", "retrieval"]
 HarnessMode = Literal["single", "split", "grouped", "imported"]
@@ -667,8 +667,9 @@ def format_markdown() -> str:
         "its size, mtime and inode are unchanged. `EVALCORE_DERIVED=0` turns every read off.",
         "",
         "`index.json`: `derived_version`, `kind` (run or generation), `id`, `sources` (name -> sha256:",
-        "`manifest.json` and the tables of the entity; for a run also `generation/manifest.json` and",
-        "`generation/outputs.parquet`, whose item ids give the integer item keys), `files` (name ->",
+        "`manifest.json` and the tables of the entity; for a run also `generation/manifest.json`,",
+        "`generation/outputs.parquet`, whose item ids give the integer item keys, and",
+        "`suite/items.parquet`, whose holdout flags and classes each answer carries), `files` (name ->",
         "sha256), `memo` (small aggregates by name) and `memo_sha256` (of the memo's canonical JSON).",
         "",
         "`answers.parquet` (a run's): one row per item, generation round and judge round with at least",
@@ -688,6 +689,13 @@ def format_markdown() -> str:
         "| `present` | `int64` | bit k set: a verdict row on criterion k exists |",
         "| `passed` | `int64` | bit k set: criterion k passed |",
         "| `failed` | `int64` | bit k set: criterion k failed (present and neither: errored) |",
+        "| `holdout` | `bool` | the item is a holdout item of the suite |",
+        "| `class` | `string` | the item's class, `(none)` when it has none |",
+        "",
+        "`patterns.parquet` (a run's, beside its answers table): the answers table counted by pattern,",
+        "one row per (`judge_round`, `gen_round`, `holdout`, `class`, `present`, `passed`, `failed`)",
+        "with the number of answers `n` (int64); a few thousand rows at most for six criteria, whatever",
+        "the run's size. Attribution and the 2x2 read it, their holdout and class conditions applied.",
         "",
         "A run's memo: `answers` (criteria, majority_round, positions, and with several judge rounds",
         "`repeat_hist`: per criterion bit, how many answers have each code of rounds judged, passes",

@@ -332,10 +332,11 @@ class NotDerivable(Exception):
 
 
 def _answers_sql(k: int, multi_round: bool) -> str:
-    """The answers table from (verdicts path, criteria in rubric order, bits, outputs path): the
+    """The answers table from (criteria in rubric order, bits, outputs path, items path, verdicts
+    path): the
     verdict rows pivoted to one row per answer and judge round, then the majority (judge round 0)
     from those rows, bit by bit (passes and judged per criterion over the rounds)."""
-    cols = "item_id, item, gen_round, judge_round, present, passed, failed"
+    cols = "item_id, item, gen_round, judge_round, present, passed, failed, holdout, class"
     majority = ""
     if multi_round:
         ok = " + ".join(
@@ -349,12 +350,13 @@ def _answers_sql(k: int, multi_round: bool) -> str:
         )
         majority = (
             f" UNION ALL SELECT item_id, any_value(item), gen_round, 0, bit_or(present), ({ok})::BIGINT, "
-            f"({bad})::BIGINT FROM v GROUP BY item_id, gen_round"
+            f"({bad})::BIGINT, any_value(holdout), any_value(class) FROM v GROUP BY item_id, gen_round"
         )
     return (
         "WITH b AS (SELECT unnest(?::VARCHAR[]) AS criterion, unnest(?::INTEGER[]) AS bit), "
-        "c AS (SELECT item_id, (row_number() OVER (ORDER BY item_id) - 1)::INTEGER AS item "
-        "FROM (SELECT DISTINCT item_id FROM read_parquet(?))), "
+        "c AS (SELECT o.item_id, (row_number() OVER (ORDER BY o.item_id) - 1)::INTEGER AS item, "
+        "coalesce(i.holdout, false) AS holdout, coalesce(i.class, '(none)') AS class "
+        "FROM (SELECT DISTINCT item_id FROM read_parquet(?)) o LEFT JOIN read_parquet(?) i USING (item_id)), "
         "p AS (SELECT item_id, gen_round::INTEGER AS gen_round, judge_round::INTEGER AS judge_round, "
         "bit_or(1::BIGINT << bit) AS present, "
         "coalesce(bit_or(1::BIGINT << bit) FILTER (WHERE passed), 0)::BIGINT AS passed, "
@@ -365,7 +367,9 @@ def _answers_sql(k: int, multi_round: bool) -> str:
     )
 
 
-def _write_answers(store: Store, out: Path, verdicts: Path, outputs: Path, names: list[str], judge_rounds: int) -> None:
+def _write_answers(
+    store: Store, out: Path, verdicts: Path, outputs: Path, items: Path, names: list[str], judge_rounds: int
+) -> None:
     if len(names) > MAX_CRITERIA:
         raise NotDerivable(f"{len(names)} criteria (at most {MAX_CRITERIA} fit a mask)")
     path = out / ANSWERS
@@ -378,7 +382,7 @@ def _write_answers(store: Store, out: Path, verdicts: Path, outputs: Path, names
         # COPY streams the sorted result to Parquet without holding it in Python
         cur.execute(
             f"COPY ({sql}) TO '{_quoted(path)}' (FORMAT parquet, COMPRESSION zstd)",
-            [names, list(range(len(names))), str(outputs), str(verdicts)],
+            [names, list(range(len(names))), str(outputs), str(items), str(verdicts)],
         )
         (rows,) = cur.execute("SELECT count(*) FROM read_parquet(?)", [str(verdicts)]).fetchone()  # type: ignore[misc]
         bits, orphans = cur.execute(  # type: ignore[misc]
@@ -395,6 +399,21 @@ def _write_answers(store: Store, out: Path, verdicts: Path, outputs: Path, names
     if bits != rows:  # each verdict row is one bit: a duplicate or an unknown criterion is not
         path.unlink()
         raise NotDerivable("a verdict appears twice, or names a criterion outside the rubric")
+
+
+PATTERNS = "patterns.parquet"
+
+
+def _write_patterns(store: Store, out: Path) -> None:
+    """The answers table counted by pattern: per judge round, generation round, holdout flag, item
+    class and masks, how many answers (``n``). Every figure that counts answers by their masks
+    without naming items (attribution, the 2x2) reads these few thousand rows, its holdout and
+    class conditions applied to them."""
+    src, dst = _quoted(out / ANSWERS), _quoted(out / PATTERNS)
+    store.sql(
+        f"COPY (SELECT judge_round, gen_round, holdout, class, present, passed, failed, count(*) AS n "
+        f"FROM read_parquet('{src}') GROUP BY ALL ORDER BY ALL) TO '{dst}' (FORMAT parquet, COMPRESSION zstd)"
+    )
 
 
 def _quoted(path: Path) -> str:
@@ -475,9 +494,17 @@ def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Bu
         gen = store.dir_of("generation", m.gen_id)
         memo: dict[str, Any] = {}
         try:
+            suite = store.dir_of("suite", store.generation(m.gen_id).manifest.suite_id)
             _write_answers(
-                store, out, d / "verdicts.parquet", gen / "outputs.parquet", m.rubric.names(), m.judge_rounds
+                store,
+                out,
+                d / "verdicts.parquet",
+                gen / "outputs.parquet",
+                suite / "items.parquet",
+                m.rubric.names(),
+                m.judge_rounds,
             )
+            _write_patterns(store, out)
             memo["answers"] = {
                 "criteria": m.rubric.names(),
                 "majority_round": 0 if m.judge_rounds > 1 else 1,

@@ -156,6 +156,10 @@ def sources(store: Store, kind: str, id_: str, root: Path | None = None) -> dict
         g = store.dir_of("generation", gen_id)
         out["generation/manifest.json"] = g / "manifest.json"
         out["generation/outputs.parquet"] = g / "outputs.parquet"
+        # each answer's holdout flag and item class come from the suite's items (version 1, in the
+        # data directory: what every figure's holdout and class conditions read)
+        suite_id = store.generation(gen_id).manifest.suite_id
+        out["suite/items.parquet"] = store.dir_of("suite", suite_id) / "items.parquet"
     return out
 
 
