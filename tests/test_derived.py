@@ -27,6 +27,7 @@ from evalcore.analysis.selection import Selection, mask_positions, mask_sql
 from evalcore.analysis.suites import suite_of_run
 from evalcore.analysis.summary import generations_summary, runs_summary
 from evalcore.storage import aggregates, derived
+from evalcore.storage.pairs import pair_table
 from evalcore.storage.store import Store
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"
@@ -175,8 +176,12 @@ def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
     for sel in (Selection(), Selection(majority=True), Selection(include_holdout=True, classes=("a",))):
         res = assert_same(monkeypatch, association, store, info["runs"], sel=sel, n_boot=200)
         assert res["shared_answers"] > 0
+        # two runs: their answers counted by pair of patterns from the pair table, either order
+        for two in (["r0", "r2"], ["r2", "r1"]):
+            assert_same(monkeypatch, association, store, two, sel=sel, n_boot=200, analytic_above=50)
         for a, b in (("r0", "r1"), ("r2", "r0")):
             assert_same(monkeypatch, flips, store, a, b, sel)
+            assert pair_table(store, a, b, build=False) is not None  # the table the fast path read
             for d in ("fail_a_pass_b", "pass_a_fail_b", "fail_both"):
                 assert_same(monkeypatch, flip_answers, store, a, b, info["names"][0], d, sel, 8, 2)
         # r0 is a single call with a fixed field order: its position effect reads the masks
@@ -381,7 +386,12 @@ def test_the_index_command_builds_checks_and_says_so(tmp_path):
     assert before[("detection", "g")]["state"] == "missing or stale"
     built = ev()
     assert {r["state"] for (k, _), r in built.items() if k == "run"} == {"built"}
-    assert all(r["where"] == "data" for (k, _), r in built.items() if k != "detection")
+    assert all(r["where"] == "data" for (k, _), r in built.items() if k in ("run", "generation"))
+    # every two runs on the generation joined once, into the state directory
+    pairs = {i: r for (k, i), r in built.items() if k == "pairs"}
+    assert set(pairs) == {"r0+r1", "r0+r2", "r1+r2"} and {r["state"] for r in pairs.values()} == {"built"}
+    assert all(Path(r["path"]).is_relative_to(tmp_path / "state") for r in pairs.values())
+    assert {r["state"] for (k, _), r in before.items() if k == "pairs"} == {"missing or stale"}
     det = built[("detection", "g")]
     assert det["state"] == "built" and det["where"] == "state"
     assert Path(det["path"]).parent.parent == tmp_path / "state" and (Path(det["path"]) / "cases.parquet").is_file()

@@ -23,6 +23,7 @@ from evalcore.analysis.selection import (
     _hold,
     _sel_sql,
     mask_sql,
+    pair_pattern_sql,
     run_warnings,
 )
 from evalcore.contract import schema as S
@@ -89,15 +90,32 @@ def _flip_counts_from_masks(
     """The same counts from the two runs' answers tables (the runs share a generation, so their
     integer item keys join): DuckDB counts the joined answers per pattern of the four masks (a few
     thousand patterns for a million answers), and the counts are sums over the patterns."""
+    sql = (
+        f"WITH a AS ({ma[0]}), b AS ({mb[0]}) SELECT a.passed AS ap, a.passed | a.failed AS aj, b.passed AS bp, "
+        "b.passed | b.failed AS bj, count(*) AS n FROM a JOIN b USING (item, gen_round) GROUP BY ALL"
+    )
+    return _flip_counts(store, sql, [*ma[1], *mb[1]], ma[2], mb[2], common)
+
+
+def _flip_counts_from_pairs(
+    store: Store, pp: tuple[str, list[Any], list[str], list[str]], common: list[str]
+) -> dict[str, Any]:
+    """The same counts from the two runs' pair table: the joined answers already counted by pattern."""
+    sql = (
+        f"SELECT a_passed AS ap, a_passed | a_failed AS aj, b_passed AS bp, b_passed | b_failed AS bj, "
+        f"sum(n)::BIGINT AS n FROM ({pp[0]}) GROUP BY ALL"
+    )
+    return _flip_counts(store, sql, pp[1], pp[2], pp[3], common)
+
+
+def _flip_counts(
+    store: Store, sql: str, params: list[Any], names_a: list[str], names_b: list[str], common: list[str]
+) -> dict[str, Any]:
     import numpy as np
 
     cur = store._con().cursor()
     try:
-        cols = cur.execute(
-            f"WITH a AS ({ma[0]}), b AS ({mb[0]}) SELECT a.passed AS ap, a.passed | a.failed AS aj, b.passed AS bp, "
-            "b.passed | b.failed AS bj, count(*) AS n FROM a JOIN b USING (item, gen_round) GROUP BY ALL",
-            [*ma[1], *mb[1]],
-        ).fetchnumpy()
+        cols = cur.execute(sql, params).fetchnumpy()
     finally:
         cur.close()
     ap, aj, bp, bj, n = (np.asarray(cols[c], dtype=np.int64) for c in ("ap", "aj", "bp", "bj", "n"))
@@ -106,10 +124,10 @@ def _flip_counts_from_masks(
         return int(n[mask].sum())
 
     got: dict[str, Any] = {}
-    xa = sum(1 << ma[2].index(c) for c in common)
-    xb = sum(1 << mb[2].index(c) for c in common)
+    xa = sum(1 << names_a.index(c) for c in common)
+    xb = sum(1 << names_b.index(c) for c in common)
     for j, c in enumerate(common):
-        x, y = ma[2].index(c), mb[2].index(c)
+        x, y = names_a.index(c), names_b.index(c)
         ja, jb = (aj >> x) & 1 == 1, (bj >> y) & 1 == 1
         pa, pb = (ap >> x) & 1 == 1, (bp >> y) & 1 == 1
         both = ja & jb
@@ -134,8 +152,11 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
     common = [c for c in ma.rubric.names() if c in mb.rubric.names()]
     if not common:
         raise InputError(f"{run_a} and {run_b} share no criterion", field="RUN_B")
-    ma_sql, mb_sql = mask_sql(store, run_a, sel), mask_sql(store, run_b, sel)
-    if ma_sql is not None and mb_sql is not None:
+    pp = pair_pattern_sql(store, run_a, run_b, sel)
+    ma_sql, mb_sql = (None, None) if pp is not None else (mask_sql(store, run_a, sel), mask_sql(store, run_b, sel))
+    if pp is not None:
+        got = _flip_counts_from_pairs(store, pp, common)
+    elif ma_sql is not None and mb_sql is not None:
         got = _flip_counts_from_masks(store, ma_sql, mb_sql, common)
     else:
         got = _flip_counts_from_verdicts(store, run_a, run_b, sel, common)

@@ -30,6 +30,7 @@ from evalcore.analysis.selection import (
     _sel_sql,
     mask_positions,
     mask_sql,
+    pair_pattern_sql,
     run_warnings,
 )
 from evalcore.contract import schema as S
@@ -219,6 +220,7 @@ def _joined(
     n_crit: int,
     key: str = "item_id",
     unordered_above: int | None = None,
+    grouped: tuple[str, list[Any]] | None = None,
 ) -> dict[str, Any]:
     """Join the pivots of several instruments on the answers where every one has a verdict on every
     criterion; return the columns as numpy arrays. ``key``: the pivots' item column (``item``, the
@@ -229,7 +231,8 @@ def _joined(
     more answers than that the columns are the patterns repeated by their counts, in pattern order:
     every figure that does not depend on the order of the answers (counts, phi, the analytic
     interval used above that size) is the same, and no per-answer row leaves DuckDB. At or below
-    it the answers come in answer order, for the seeded bootstrap."""
+    it the answers come in answer order, for the seeded bootstrap. ``grouped``: the same pattern
+    counts from elsewhere (two runs' pair table, :func:`_pair_grouped_sql`)."""
     ctes, params = [], []
     for tag, sql, p in parts:
         ctes.append(f"{tag} AS ({sql})")
@@ -241,10 +244,13 @@ def _joined(
     res: dict[str, Any] | None = None
     if unordered_above is not None:
         cols = [f"{tag}_f{j}" for tag, _, _ in parts for j in range(n_crit)]
-        grouped = f"SELECT {', '.join(cols)}, count(*) AS ec_n FROM ({body}) GROUP BY ALL ORDER BY {', '.join(cols)}"
+        gsql, gparams = grouped or (
+            f"SELECT {', '.join(cols)}, count(*) AS ec_n FROM ({body}) GROUP BY ALL ORDER BY {', '.join(cols)}",
+            params,
+        )
         cur = store._con().cursor()
         try:
-            pat = cur.execute(grouped, params).fetchnumpy()
+            pat = cur.execute(gsql, gparams).fetchnumpy()
         finally:
             cur.close()
         counts = np.asarray(pat.pop("ec_n"), dtype=np.int64)
@@ -264,6 +270,29 @@ def _joined(
         out[k] = np.asarray(v)
     out["n"] = len(next(iter(out.values()))) if out else 0
     return out
+
+
+def _pair_grouped_sql(pp: tuple[str, list[Any], list[str], list[str]], criteria: list[str]) -> tuple[str, list[Any]]:
+    """:func:`_joined`'s pattern counts of two runs (tags i0, i1) from their pair table
+    (:func:`~evalcore.analysis.selection.pair_pattern_sql`): the fail flags of every criterion
+    per pattern, the answers where both judged all of them, counted."""
+    sql, params, names_a, names_b = pp
+    cols, notnull = [], []
+    for tag, side, names in (("i0", "a", names_a), ("i1", "b", names_b)):
+        for j, c in enumerate(criteria):
+            bit = 1 << names.index(c)
+            cols.append(
+                f"CASE WHEN ({side}_passed | {side}_failed) & {bit} != 0 "
+                f"THEN CAST({side}_failed & {bit} != 0 AS DOUBLE) END AS {tag}_f{j}"
+            )
+            notnull.append(f"{tag}_f{j} IS NOT NULL")
+    names = [f"{tag}_f{j}" for tag in ("i0", "i1") for j in range(len(criteria))]
+    flags = f"SELECT {', '.join(cols)}, n FROM ({sql})"
+    return (
+        f"SELECT {', '.join(names)}, sum(n)::BIGINT AS ec_n FROM ({flags}) WHERE {' AND '.join(notnull)} "
+        f"GROUP BY ALL ORDER BY {', '.join(names)}",
+        params,
+    )
 
 
 def association(
@@ -319,12 +348,14 @@ def association(
             rsql, rparams = _verdict_rows_sql(store, rid, sel)
             psql, pparams = _pivot_sql(rsql, rparams, common, f"i{i}", numeric)
         parts.append((f"i{i}", psql, pparams))
+    pp = pair_pattern_sql(store, run_ids[0], run_ids[1], sel) if use_masks and len(run_ids) == 2 else None
     machines = _joined(
         store,
         parts,
         k,
         key="item" if use_masks else "item_id",
         unordered_above=analytic_above if use_masks else None,
+        grouped=_pair_grouped_sql(pp, common) if pp is not None else None,
     )
     instruments = [
         {

@@ -32,6 +32,7 @@ from typing import Any
 from evalcore.analysis.suites import holdout_filter, suite_of_run
 from evalcore.errors import InputError
 from evalcore.storage.aggregates import PATTERNS, answers_table
+from evalcore.storage.pairs import pair_columns, pair_table
 from evalcore.storage.store import Store
 
 PEOPLE = "people"
@@ -204,6 +205,13 @@ def _answer_conditions(
     classes, which the table carries per answer."""
     where = ["judge_round = ?"]
     params: list[Any] = [int(info["majority_round"]) if sel.majority else int(sel.judge_round or 1)]
+    w, p = _item_conditions(store, run_id, sel, items)
+    return where + w, params + p
+
+
+def _item_conditions(store: Store, run_id: str, sel: Selection, items: bool = True) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
     if sel.gen_round is not None:
         where.append("gen_round = ?")
         params.append(int(sel.gen_round))
@@ -310,3 +318,28 @@ def _people_hold(store: Store, gen_id: str, sel: Selection, ps: tuple[str, list[
     if not cond:
         return ps
     return f"SELECT * FROM ({ps[0]}) WHERE {cond}", [*ps[1], *cparams]
+
+
+def pair_pattern_sql(
+    store: Store, run_a: str, run_b: str, sel: Selection
+) -> tuple[str, list[Any], list[str], list[str]] | None:
+    """The answers both runs judged under the selection, counted by the pair of their patterns
+    (``class``, ``a_present``, ``a_passed``, ``a_failed``, the same for ``b``, and their number
+    ``n``), from the two runs' pair table (:mod:`evalcore.storage.pairs`); with each run's criteria
+    in bit order. None when there is no pair table or the selection names items: the caller joins
+    the runs' answers tables, with the same numbers."""
+    if sel.items:
+        return None
+    t = pair_table(store, run_a, run_b)
+    if t is None:
+        return None
+    path, swapped, names_a, names_b, maj_a, maj_b = t
+    rounds = [maj_a, maj_b] if sel.majority else [int(sel.judge_round or 1)] * 2
+    w, p = _item_conditions(store, run_a, sel, items=False)
+    where = " AND ".join(["jr_a = ?", "jr_b = ?", *w])
+    cols = "class, a_present, a_passed, a_failed, b_present, b_passed, b_failed"
+    sql = (
+        f"SELECT {cols}, sum(n)::BIGINT AS n FROM (SELECT {pair_columns(swapped)} FROM read_parquet(?)) "
+        f"WHERE {where} GROUP BY ALL"
+    )
+    return sql, [path, *rounds, *p], names_a, names_b

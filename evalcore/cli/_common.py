@@ -110,8 +110,8 @@ def cli(ctx: click.Context, data: str | None, state: str | None, db: str | None)
 @click.pass_obj
 def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
     """After a command that wrote runs (judge, import, rederive, repair, ...): store the review
-    detection of their generations, so that the review queue and the report card do not compute
-    it on a page's first render. A detection that cannot be stored now is said on stderr and
+    detection of their generations and the pair tables of their runs, so that the review queue,
+    the report card, flips and association do not compute them on a page's first render. A detection that cannot be stored now is said on stderr and
     computed when first needed; the runs are written either way."""
     store_mod = sys.modules.get("evalcore.storage.store")
     if store_mod is None:  # nothing was read or written
@@ -126,13 +126,17 @@ def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
     import duckdb
 
     from evalcore.errors import EvalcoreError
-    from evalcore.review.detect import refresh_detections
+    from evalcore.review.detect import refresh_detections, runs_on
+    from evalcore.storage.pairs import refresh_pairs
 
     for (data, _writer_state), run_ids in gens.items():
         try:
             # the command's own state directory (--state): a writer's Store may not have been given it
             st = store_mod.Store(data, obj.state_opt)
-            refresh_detections(st, [st.run(r).manifest.gen_id for r in run_ids])
+            gen_ids = [st.run(r).manifest.gen_id for r in run_ids]
+            refresh_detections(st, gen_ids)
+            for g in dict.fromkeys(gen_ids):  # two runs' answers joined once, for flips and association
+                refresh_pairs(st, runs_on(st, g))
         except (EvalcoreError, duckdb.Error) as e:
             why = e.message if isinstance(e, EvalcoreError) else str(e).splitlines()[0]
             click.echo(

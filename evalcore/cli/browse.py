@@ -156,8 +156,10 @@ def schema(markdown: bool) -> None:
 def index(obj: Ctx, check: bool, force: bool, into: str, as_json: bool, ids: tuple[str, ...]) -> None:
     """Build the derived tables (sufficient statistics) of runs and generations: every one, or
     those named. A set is current while its sources hash to what it recorded; a stale one is
-    rebuilt, and no figure reads it meanwhile. Then the review detection of each generation with
-    runs (every case and why it is raised), stored in the state directory for its set of runs."""
+    rebuilt, and no figure reads it meanwhile. Then the pair tables of every two runs on one
+    generation (their answers joined once, for flips and association) and the review detection
+    of each generation with runs (every case and why it is raised), stored in the state
+    directory."""
     import time
 
     from evalcore.storage import aggregates, derived
@@ -181,12 +183,48 @@ def index(obj: Ctx, check: bool, force: bool, into: str, as_json: bool, ids: tup
             row["note"] = "answers table not derived: " + s.memo["answers"]["not_derived"]
         row["seconds"] = round(time.perf_counter() - t0, 3)
         rows.append(row)
+    rows += _pairs(store, ids, check, force)
     rows += _detections(store, ids, check, force)
     text = _table(
         rows,
         [("kind", "kind", False), ("id", "id", False), ("state", "state", False), ("where", "where", False)],
     )
     emit(rows, as_json, text)
+
+
+def _pairs(store: Store, ids: tuple[str, ...], check: bool, force: bool) -> list[dict]:
+    """``evalcore index``'s rows for the pair tables of every two runs on one generation (of those
+    named, or of the generations named), stored in the state directory."""
+    import time
+
+    from evalcore.review.detect import runs_on
+    from evalcore.storage.pairs import pair_table
+
+    named = set(ids)
+    rows = []
+    for g in store.ids("generation"):
+        runs = runs_on(store, g)
+        pick = runs if not ids or g in named else [r for r in runs if r in named]
+        for i, a in enumerate(runs):
+            for b in runs[i + 1 :]:
+                if a not in pick and b not in pick:
+                    continue
+                t0 = time.perf_counter()
+                had = pair_table(store, a, b, build=False)
+                if had and force and not check:
+                    for f in (Path(had[0]), Path(had[0]).with_suffix(".json")):
+                        f.unlink(missing_ok=True)
+                t = had if check else pair_table(store, a, b)
+                state = "current" if had else ("missing or stale" if check else "built")
+                if had and force and not check:
+                    state = "rebuilt"
+                if t is None and not check:
+                    state = "not stored"
+                row: dict[str, Any] = {"kind": "pairs", "id": f"{a}+{b}", "state": state}
+                row.update(where="state" if t else None, path=t[0] if t else None)
+                row["seconds"] = round(time.perf_counter() - t0, 3)
+                rows.append(row)
+    return rows
 
 
 def _detections(store: Store, ids: tuple[str, ...], check: bool, force: bool) -> list[dict]:

@@ -593,10 +593,11 @@ def index(store: Store, kind: str, eid: str, where: str = "data", force: bool = 
     return {"kind": kind, "id": eid, "state": state, "where": s.where, "path": str(s.dir)}
 
 
-def answers_table(store: Store, run_id: str) -> tuple[str, dict[str, Any]] | None:
+def answers_table(store: Store, run_id: str, *, rebuild: bool = True) -> tuple[str, dict[str, Any]] | None:
     """The path of a run's current answers table and its description (criteria in bit order, the
-    judge round holding the majority), or None: the figures then read the verdicts."""
-    s = current(store, "run", run_id)
+    judge round holding the majority), or None: the figures then read the verdicts. ``rebuild``:
+    build the run's set first when it is missing or stale (:func:`current`)."""
+    s = current(store, "run", run_id, rebuild=rebuild)
     if s is None or ANSWERS not in s.files:
         return None
     return s.path(ANSWERS), s.memo.get("answers") or {}
