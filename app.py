@@ -117,3 +117,4 @@ if full:  # a grader sees nothing of the data directory but the pairs they grade
 
 with _ui.boundary():
     nav.run()
+_ui.warm_up()  # the server's first page is drawn; the other pages' heavy imports load meanwhile

@@ -168,9 +168,9 @@ with _ui.boundary():
     )
     left, right = st.columns(2)
     with left:
-        bars = st.altair_chart(
+        bars = _ui.chart(
+            st,
             analysis.failure_shares(crits, select="crit"),
-            width="stretch",
             key=f"attr_bars|{run_id}",
             on_select="rerun",
             selection_mode="crit",
@@ -181,7 +181,7 @@ with _ui.boundary():
         _ui.set_qp(criterion=clicked)
         st.session_state.pop("attr_crit", None)
     if r["by_class"]:
-        right.altair_chart(analysis.class_heatmap(r["by_class"], names), width="stretch")
+        _ui.chart(right, analysis.class_heatmap(r["by_class"], names))
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Failing answers")

@@ -185,11 +185,13 @@ with _ui.boundary():
 
     # ------------------------------------------------------------ phi matrices (click a cell)
     st.subheader("phi, instrument by instrument")
-    heat = st.altair_chart(
+    heat = _ui.chart(
+        st,
         analysis.phi_heatmaps(res["matrices"], criteria, names, per_row=2, select="cell"),
         key=f"assoc_heat|{','.join(chosen)}|{int(human)}",
         on_select="rerun",
         selection_mode="cell",
+        width=None,
     )
     clicked = _ui.chart_points(heat, "cell")
     picked_cell = (clicked[0].get("instrument"), clicked[0].get("a"), clicked[0].get("b")) if clicked else None
@@ -446,7 +448,7 @@ with _ui.boundary():
         )
     else:
         effects = [_ui.analysis_call("position_effect", rid, reference, sel) for rid in singles]
-        st.altair_chart(analysis.position_lines(effects))
+        _ui.chart(st, analysis.position_lines(effects), width=None)
         st.caption(
             _ui.md_escape(
                 "By the position a verdict was emitted at in its call: the fail rate, the fail rate when the field "

@@ -171,8 +171,8 @@ with _ui.boundary():
         )
     )
     left, right = st.columns(2)
-    left.altair_chart(analysis.flip_bars(crits, run_a, run_b), width="stretch")
-    right.altair_chart(analysis.composition_bars(crits, run_a, run_b), width="stretch")
+    _ui.chart(left, analysis.flip_bars(crits, run_a, run_b))
+    _ui.chart(right, analysis.composition_bars(crits, run_a, run_b))
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Answers that flipped")

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import math
 import re
 import shlex
 import string
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -279,6 +281,49 @@ def show_text(text: Any, *, empty: str = "(none)") -> None:
     """Show text from the data (answers, inputs, reasons) verbatim as plain monospace text:
     ``st.code`` never interprets markdown or HTML, so nothing in it can load remote content."""
     st.code(empty if missing(text) else str(text), language=None, wrap_lines=True)
+
+
+#: What the pages import on first use, beyond what every page imports: Altair (the charts), scipy's
+#: and statsmodels' tests, krippendorff. :func:`warm_up` imports them in the background.
+WARM_MODULES = (
+    "evalcore.analysis.charts",
+    "scipy.stats",
+    "scipy.optimize",
+    "statsmodels.stats.power",
+    "krippendorff",
+    "evalcore.analysis.comparison",
+    "evalcore.analysis.instruments",
+    "evalcore.review.judges",
+)
+_warm: list[threading.Thread] = []
+_WARM_LOCK = threading.Lock()
+
+
+def warm_up() -> None:
+    """Once per server process, after its first page is drawn: import :data:`WARM_MODULES` in a
+    background thread, so that the first visit of a page with charts or tests does not wait for
+    their imports (about 1 s of CPU for Altair and scipy.stats). A module that fails to import is
+    left to the page that needs it, which says why."""
+
+    def run() -> None:
+        for name in WARM_MODULES:
+            with contextlib.suppress(Exception):
+                importlib.import_module(name)
+
+    with _WARM_LOCK:
+        if _warm:
+            return
+        _warm.append(threading.Thread(target=run, name="evalcore-warm-up", daemon=True))
+    _warm[0].start()
+
+
+def chart(where: Any, c: Any, **kw: Any) -> Any:
+    """Draw an Altair chart of :mod:`evalcore.analysis.charts` in ``where`` (``st`` or a column) as
+    its Vega-Lite spec: ``st.altair_chart`` validates every spec against the Vega-Lite JSON schema
+    on every rerun (0.05-0.1 s a chart); evalcore's charts are validated by their tests instead
+    (tests/test_charts.py). ``kw``: st.vega_lite_chart's (width, key, on_select, selection_mode)."""
+    kw.setdefault("width", "stretch")
+    return where.vega_lite_chart(c.to_dict(validate=False), **kw)
 
 
 def chart_points(event: Any, name: str) -> list[dict[str, Any]]:
