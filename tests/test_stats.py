@@ -627,3 +627,31 @@ def test_a_sparse_people_column_cannot_show_an_association_absent():
     assert phi_bound(400, 6, 300) < 0.25
     c = classify_association([single, split, capped])
     assert c.cls == "undetermined" and "phi cannot exceed" in c.reason
+
+
+def test_weighted_alpha_counts_equal_the_package_on_the_repeated_rows():
+    """Krippendorff's alpha from distinct count patterns and their numbers equals the krippendorff
+    package's alpha over the rows repeated (nominal, two and three values, units with 1-5 ratings)."""
+    import krippendorff
+
+    from evalcore.stats.agreement import krippendorff_alpha_counts
+
+    rng = np.random.default_rng(7)
+    for values in (2, 3):
+        for _ in range(20):
+            pats = rng.integers(0, 4, size=(int(rng.integers(3, 12)), values))
+            pats[0] = [2] + [0] * (values - 1)  # at least one pairable unit of each of two values
+            pats[1] = [0, 3] + [0] * (values - 2)
+            w = rng.integers(1, 50, size=len(pats))
+            got = krippendorff_alpha_counts(pats, "nominal", weights=w)
+            rows = np.repeat(pats, w, axis=0)
+            rows = rows[rows.sum(axis=1) >= 2]
+            want = krippendorff.alpha(value_counts=rows[:, rows.sum(axis=0) > 0].astype(float),
+                                      level_of_measurement="nominal")
+            assert got.value == pytest.approx(want, rel=1e-9, abs=1e-12)
+            assert krippendorff_alpha_counts(np.repeat(pats, w, axis=0), "nominal").value == pytest.approx(want)
+    # one value only: undefined, said the same way with or without weights
+    same = krippendorff_alpha_counts([[3, 0], [2, 0]], "nominal", weights=[5, 1])
+    assert same.value is None and "6 items" in same.reason
+    with pytest.raises(ValueError, match="nominal"):
+        krippendorff_alpha_counts([[1, 1], [2, 0]], "ordinal", weights=[1, 1])

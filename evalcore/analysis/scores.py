@@ -462,7 +462,7 @@ def _mask_reliability(store: Store, rid: str, kinds: dict[str, str], cond: str, 
     those counts only; the same figures as the (answers x rounds) array of the verdict rows.
     Criteria of the other kinds, and a run without a table, are left to the verdict rows."""
     from evalcore.stats.agreement import fleiss_kappa_from_sums, krippendorff_alpha_counts
-    from evalcore.storage.aggregates import answers_table, repeat_histogram_sql
+    from evalcore.storage.aggregates import ROUND_PRESENT_SQL, UNJUDGED_SQL, answers_table, repeat_histogram_sql
 
     a = answers_table(store, rid)
     if a is None or "criteria" not in a[1]:
@@ -475,13 +475,11 @@ def _mask_reliability(store: Store, rid: str, kinds: dict[str, str], cond: str, 
     rp = [path, *params]
     # the judge rounds with a verdict row on each criterion (the raters), and the answers with a
     # verdict row but no judged round (every round errored): few rows reach the group
-    rounds = store.sql(f"SELECT judge_round, bit_or(present) FROM ({rows_sql}) GROUP BY ALL ORDER BY 1", rp)
-    unjudged = store.sql(
-        f"WITH r AS ({rows_sql}), e AS (SELECT DISTINCT item, gen_round FROM r WHERE (present & ~(passed | failed)) <> 0) "
-        "SELECT bit_or(present) & ~bit_or(passed | failed) FROM r SEMI JOIN e USING (item, gen_round) "
-        "GROUP BY item, gen_round",
-        rp,
-    )
+    if cond == "TRUE" and "round_present" in memo:  # over every answer: the run's memo has them
+        rounds, unjudged = memo["round_present"], memo["unjudged"]
+    else:
+        rounds = store.sql(ROUND_PRESENT_SQL.format(src=rows_sql), rp)
+        unjudged = store.sql(UNJUDGED_SQL.format(src=rows_sql), rp)
     names = list(bits)
     if cond == "TRUE" and memo.get("repeat_hist") is not None:
         hist = [
@@ -502,9 +500,9 @@ def _mask_reliability(store: Store, rid: str, kinds: dict[str, str], cond: str, 
         judged = np.array([p[0] for p in pats], dtype=np.int64)
         passes = np.array([p[1] for p in pats], dtype=np.int64)
         count = np.array([p[2] for p in pats], dtype=np.int64)
-        items = int(count.sum()) + sum(1 for (u,) in unjudged if (int(u) >> k) & 1)
-        vc = np.repeat(np.stack([judged - passes, passes], axis=1), count, axis=0) if len(pats) else np.zeros((0, 2))
-        alpha = krippendorff_alpha_counts(vc, "nominal")
+        items = int(count.sum()) + sum(int(n) for u, n in unjudged if (int(u) >> k) & 1)
+        vc = np.stack([judged - passes, passes], axis=1) if len(pats) else np.zeros((0, 2))
+        alpha = krippendorff_alpha_counts(vc, "nominal", weights=count)  # one row per pattern
         full = judged == m
         entry: dict[str, Any] = {
             "criterion": c,

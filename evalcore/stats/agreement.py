@@ -287,24 +287,47 @@ def krippendorff_alpha(
     return Stat(value)
 
 
-def krippendorff_alpha_counts(value_counts, level: Literal["nominal", "ordinal", "interval"] = "nominal") -> Stat:
+def krippendorff_alpha_counts(
+    value_counts, level: Literal["nominal", "ordinal", "interval"] = "nominal", weights=None
+) -> Stat:
     """:func:`krippendorff_alpha` from an (items x values) table of how many ratings each item got
     of each value (the ``krippendorff`` package's ``value_counts``; the columns in value order): the
     same alpha, the same reasons, for data whose ratings per item are known only as counts (a run's
-    judge rounds counted per answer in DuckDB)."""
-    import krippendorff
+    judge rounds counted per answer in DuckDB).
 
+    ``weights`` (nominal only): row r stands for ``weights[r]`` items with the same counts (the
+    distinct patterns of a million answers, not the answers). Alpha is a function of the
+    coincidence matrix, a sum over items, so identical items' contributions add up:
+    o_ck = sum_u w_u n_uc (n_uk - [c = k]) / (m_u - 1), and nominal alpha = 1 - (n - 1) *
+    sum_{c != k} o_ck / sum_{c != k} n_c n_k (Krippendorff 2011), n_c the column sums of o; the
+    package's value for the repeated rows (tests/test_stats.py)."""
     vc = np.asarray(value_counts, dtype=float)
     if vc.ndim != 2:
         raise ValueError(f"value_counts must be items x values, got shape {vc.shape}")
-    pairable = vc.sum(axis=1) >= 2
+    w = np.ones(len(vc)) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (len(vc),):
+        raise ValueError(f"weights must give one number per row of value_counts, got shape {w.shape}")
+    pairable = (vc.sum(axis=1) >= 2) & (w > 0)
     if not pairable.any():
         return Stat(None, "no item has two ratings: alpha is undefined")
-    vc = vc[pairable]
-    seen = vc.sum(axis=0) > 0
+    vc, w = vc[pairable], w[pairable]
+    seen = (vc * w[:, None]).sum(axis=0) > 0
     if int(seen.sum()) < 2:
-        return Stat(None, f"every rating of the {int(pairable.sum())} items is the same value: alpha is undefined")
-    value = float(krippendorff.alpha(value_counts=vc[:, seen], level_of_measurement=level))
+        return Stat(None, f"every rating of the {int(w.sum())} items is the same value: alpha is undefined")
+    vc = vc[:, seen]
+    if weights is not None:
+        if level != "nominal":
+            raise ValueError("weighted value_counts are for nominal alpha only")
+        m = vc.sum(axis=1)
+        o = np.einsum("u,uc,uk->ck", w / (m - 1), vc, vc) - np.diag((w / (m - 1)) @ vc)
+        n_c = o.sum(axis=0)
+        n = n_c.sum()
+        off = ~np.eye(len(n_c), dtype=bool)
+        value = float(1 - (n - 1) * o[off].sum() / np.outer(n_c, n_c)[off].sum())
+        return Stat(value)
+    import krippendorff
+
+    value = float(krippendorff.alpha(value_counts=vc, level_of_measurement=level))
     if math.isnan(value):  # pragma: no cover - guarded above
         return Stat(None, "alpha is undefined on these ratings")
     return Stat(value)

@@ -460,6 +460,18 @@ def _fixed_positions(store: Store, verdicts: Path) -> dict[str, int] | None:
     return {c: int(lo) for c, lo, _ in rows}
 
 
+#: Over an answers table's rows ``{src}`` (judge rounds 1 and up): the criteria each judge round
+#: has a verdict row on (the raters of each criterion), and how many answers have each mask of
+#: criteria with a verdict row but no judged round (every round errored). The report card's
+#: reliability reads them; a run's memo keeps them over every answer.
+ROUND_PRESENT_SQL = "SELECT judge_round, bit_or(present) FROM ({src}) GROUP BY ALL ORDER BY 1"
+UNJUDGED_SQL = (
+    "WITH r AS ({src}), e AS (SELECT DISTINCT item, gen_round FROM r WHERE (present & ~(passed | failed)) <> 0), "
+    "u AS (SELECT bit_or(present) & ~bit_or(passed | failed) AS u FROM r SEMI JOIN e USING (item, gen_round) "
+    "GROUP BY item, gen_round) SELECT u, count(*) FROM u GROUP BY u ORDER BY u"
+)
+
+
 def repeat_histogram_sql(src: str, bits: list[int]) -> str:
     """Over an answers table's rows ``src`` (judge rounds 1 and up): per answer and criterion
     bit ``bits[j]``, one code packing the rounds judged (bits 0-15), the passes (16-31) and round
@@ -517,6 +529,10 @@ def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Bu
                     "SELECT * FROM read_parquet(?) WHERE judge_round >= 1", list(range(len(m.rubric.names())))
                 )
                 memo["answers"]["repeat_hist"] = [[int(x) for x in r] for r in store.sql(hist, [str(out / ANSWERS)])]
+                rows = "SELECT * FROM read_parquet(?) WHERE judge_round >= 1"
+                for name, q in (("round_present", ROUND_PRESENT_SQL), ("unjudged", UNJUDGED_SQL)):
+                    got = store.sql(q.format(src=rows), [str(out / ANSWERS)])
+                    memo["answers"][name] = [[int(x) for x in r] for r in got]
         except NotDerivable as e:
             memo["answers"] = {"not_derived": str(e)}
             s, params = Table(str(d / "verdicts.parquet")).sql()
