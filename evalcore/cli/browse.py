@@ -150,10 +150,17 @@ def schema(markdown: bool) -> None:
     show_default=True,
     help="Write the sets beside the runs (data) or into the state directory.",
 )
+@click.option(
+    "--no-detection",
+    is_flag=True,
+    help="Leave the review detection out (it is computed when the review queue or report card first needs it).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.argument("ids", nargs=-1)
 @click.pass_obj
-def index(obj: Ctx, check: bool, force: bool, into: str, as_json: bool, ids: tuple[str, ...]) -> None:
+def index(
+    obj: Ctx, check: bool, force: bool, into: str, no_detection: bool, as_json: bool, ids: tuple[str, ...]
+) -> None:
     """Build the derived tables (sufficient statistics) of runs and generations: every one, or
     those named. A set is current while its sources hash to what it recorded; a stale one is
     rebuilt, and no figure reads it meanwhile. Then the pair tables of every two runs on one
@@ -184,7 +191,8 @@ def index(obj: Ctx, check: bool, force: bool, into: str, as_json: bool, ids: tup
         row["seconds"] = round(time.perf_counter() - t0, 3)
         rows.append(row)
     rows += _pairs(store, ids, check, force)
-    rows += _detections(store, ids, check, force)
+    if not no_detection:
+        rows += _detections(store, ids, check, force)
     text = _table(
         rows,
         [("kind", "kind", False), ("id", "id", False), ("state", "state", False), ("where", "where", False)],
