@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import duckdb
+
 from evalcore.storage import derived
 
 if TYPE_CHECKING:
@@ -379,11 +381,16 @@ def _write_answers(
     cur.execute(f"SET temp_directory = '{_quoted(spill)}'")
     try:
         sql = _answers_sql(len(names), judge_rounds > 1)
+        copy = f"COPY ({sql}) TO '{_quoted(path)}' (FORMAT parquet, COMPRESSION zstd)"
+        args = [names, list(range(len(names))), str(outputs), str(items), str(verdicts)]
         # COPY streams the sorted result to Parquet without holding it in Python
-        cur.execute(
-            f"COPY ({sql}) TO '{_quoted(path)}' (FORMAT parquet, COMPRESSION zstd)",
-            [names, list(range(len(names))), str(outputs), str(items), str(verdicts)],
-        )
+        try:
+            cur.execute(copy, args)
+        except duckdb.OutOfMemoryException:
+            # an operator that could not spill at the cap (seen at 180M verdict rows): once more
+            # with DuckDB's own limit, still spilling past it, rather than no table at all
+            cur.execute("RESET memory_limit")
+            cur.execute(copy, args)
         (rows,) = cur.execute("SELECT count(*) FROM read_parquet(?)", [str(verdicts)]).fetchone()  # type: ignore[misc]
         bits, orphans = cur.execute(  # type: ignore[misc]
             "SELECT coalesce(sum(bit_count(present)) FILTER (WHERE judge_round > 0), 0), "
