@@ -4,7 +4,7 @@ pandas process computing the same figures, with the derived tables on and off (i
 pandas"). ALL DATA IS SIMULATED.
 
     .venv/bin/python bench/processes.py --data /tmp/rq-bench/data-1000000 [--repeats 3] [--only runs,cost]
-                                        [--skip pandas,full]
+                                        [--skip pandas,full] [--state-from DIR]
 
 ``--skip`` leaves implementations out (``pandas``: at 180M rows its frames would not fit in memory;
 ``full``: the evalcore process with ``EVALCORE_DERIVED=0``); the figures of the others are then
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -106,6 +107,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-wait", type=float, default=60)
     ap.add_argument("--out", type=Path, default=Path("/tmp/evalcore-bench/processes.json"))
     ap.add_argument("--skip", default="", help="implementations to leave out: pandas, full")
+    ap.add_argument(
+        "--state-from",
+        type=Path,
+        default=None,
+        help="copy this state directory (as `evalcore index` left it: pair tables, stamps) for each evalcore process",
+    )
     a = ap.parse_args(argv)
     skip = {"evalcore full" if x == "full" else x for x in a.skip.split(",") if x}
     impls = [i for i in ("evalcore", "evalcore full", "duckdb", "pandas") if i not in skip]
@@ -119,6 +126,8 @@ def main(argv: list[str] | None = None) -> None:
                 res: dict[str, Any] = {}
                 for impl in impls:
                     state = Path(tmp) / f"state-{key}-{impl.replace(' ', '-')}-{rep}"
+                    if a.state_from is not None and impl == "evalcore":  # as an import or a judge run leaves it
+                        shutil.copytree(a.state_from, state)
                     env = dict(os.environ)
                     if impl.startswith("evalcore"):
                         env["EVALCORE_DERIVED"] = "0" if impl == "evalcore full" else "1"
