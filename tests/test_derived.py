@@ -18,6 +18,7 @@ from derived_util import norm as _norm
 
 from evalcore import contract as S
 from evalcore.analysis import cost as cost_mod
+from evalcore.analysis import answers as answers_mod
 from evalcore.analysis.answers import answers_failing, cell_answers
 from evalcore.analysis.failures import attribution, crosstab
 from evalcore.analysis.harness import flip_answers, flips
@@ -153,6 +154,9 @@ def test_the_randomised_world_is_read_from_its_derived_tables(world):
 
 def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
     store, info = world
+    # the drill-downs look for their page in windows of item keys: small ones, so that a page
+    # spans several windows (and the last one ends past the last item)
+    monkeypatch.setattr(answers_mod, "FIRST_WINDOW", 3)
     compared = 0
     for rid in info["runs"]:
         for sel in _selections(store, rid, info["rounds"]):

@@ -13,7 +13,7 @@ decided by the same SQL as the figure, so a drill-down's total equals the count 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from evalcore.analysis.failures import two_by_two_report
 from evalcore.analysis.instruments import _people_rows_sql
@@ -28,6 +28,7 @@ from evalcore.analysis.selection import (
     _run_status,
     _sel_sql,
     mask_sql,
+    pattern_sql,
 )
 from evalcore.errors import InputError, NotFoundError
 from evalcore.stats import association as stats
@@ -185,6 +186,57 @@ def _page_of(store: Store, members_sql: str, params: list[Any], limit: int, offs
     return total, [(r[0], r[1]) for r in page]
 
 
+#: The first window of item keys a drill-down's page is looked for in (doubling until found).
+FIRST_WINDOW = 1 << 16
+
+
+def _page_by_item(
+    store: Store,
+    members_of: Any,
+    params: list[Any],
+    limit: int,
+    offset: int,
+    total: int | None,
+    answers_path: str,
+) -> tuple[int, list[tuple]]:
+    """:func:`_page_of` over answers tables, whose rows are sorted by the integer item key (the
+    item's rank among the generation's ids, so in ``item_id`` order): the page is looked for in
+    windows of item keys (``members_of(cond)``: the membership SQL with ``cond`` on ``item`` in
+    each table's rows; DuckDB skips the row groups outside the window), first
+    :data:`FIRST_WINDOW` keys, then doubling, instead of ordering every member; ``total`` (counted
+    from the patterns) when known, else counted."""
+    if total is None:
+        total = store.sql(f"SELECT count(*) FROM ({members_of('TRUE')})", params)[0][0]
+    want, got = int(offset) + int(limit), cast(list[tuple], [])
+    if not total or int(offset) >= total:
+        return total, []
+    (top,) = store.sql("SELECT max(item) FROM read_parquet(?)", [answers_path])[0]
+    lo, width = 0, FIRST_WINDOW
+    while len(got) < want and top is not None and lo <= top:
+        hi = lo + width
+        got += store.sql(
+            f"SELECT item_id, gen_round FROM ({members_of(f'item >= {lo} AND item < {hi}')}) "
+            "ORDER BY item_id, gen_round LIMIT ?",
+            [*params, want - len(got)],
+        )
+        lo, width = hi, width * 2
+    return total, [(r[0], r[1]) for r in got[int(offset) : want]]
+
+
+def _windowed(msql: str, cond: str) -> str:
+    """A run's answers (:func:`mask_sql`) within a window of item keys."""
+    return f"SELECT * FROM ({msql}) WHERE {cond}"
+
+
+def _pattern_total(store: Store, run_id: str, sel: Selection, cond: str) -> int | None:
+    """How many of the run's answers under the selection meet ``cond`` (on the masks), from its
+    patterns (:func:`pattern_sql`); None without them."""
+    ps = pattern_sql(store, run_id, sel)
+    if ps is None or sel.items:
+        return None
+    return int(store.sql(f"SELECT coalesce(sum(n), 0) FROM ({ps[0]}) WHERE {cond}", ps[1])[0][0])
+
+
 def _words(
     store: Store, run_id: str, sel: Selection, criteria: list[str], keys: list[tuple[str, int]]
 ) -> dict[tuple[str, int, str], dict[str, Any]]:
@@ -253,7 +305,15 @@ def answers_failing(
             cond = f"present = {every} AND (passed | failed) = present AND failed = {bit}"
         else:
             cond = f"failed & {bit} != 0"
-        members = f"SELECT item_id, gen_round FROM ({msql}) WHERE {cond}"
+        total, keys = _page_by_item(
+            store,
+            lambda win: f"SELECT item_id, gen_round FROM ({_windowed(msql, win)}) WHERE {cond}",
+            mparams,
+            limit,
+            offset,
+            _pattern_total(store, run_id, sel, cond),
+            mparams[0],
+        )
     elif only:
         members = (
             f"WITH sel AS ({base}), per AS (SELECT item_id, gen_round, count(*) AS present, "
@@ -265,7 +325,8 @@ def answers_failing(
     else:
         members = f"SELECT item_id, gen_round FROM ({base}) WHERE criterion = ? AND NOT passed"
         mparams = [vpath, *params, criterion]
-    total, keys = _page_of(store, members, mparams, limit, offset)
+    if masks is None:
+        total, keys = _page_of(store, members, mparams, limit, offset)
     texts = _answer_texts(store, m.gen_id, keys)
     words = _words(store, run_id, sel, [criterion], keys)
     answers = []
@@ -383,11 +444,19 @@ def cell_answers(
     if masks is not None:  # the same answers from the run's answers table
         msql, mparams, names = masks
         ba, bb = 1 << names.index(a), 1 << names.index(b)
-        members = (
-            f"SELECT item_id, gen_round FROM ({msql}) WHERE (passed | failed) & {ba} != 0 AND "
-            f"(passed | failed) & {bb} != 0 AND (failed & {ba} != 0) = ? AND (failed & {bb} != 0) = ?"
+        cond = (
+            f"(passed | failed) & {ba} != 0 AND (passed | failed) & {bb} != 0 AND "
+            f"(failed & {ba} != 0) = {bool(a_failed)} AND (failed & {bb} != 0) = {bool(b_failed)}"
         )
-        total, keys = _page_of(store, members, [*mparams, bool(a_failed), bool(b_failed)], limit, offset)
+        total, keys = _page_by_item(
+            store,
+            lambda win: f"SELECT item_id, gen_round FROM ({_windowed(msql, win)}) WHERE {cond}",
+            mparams,
+            limit,
+            offset,
+            _pattern_total(store, in_run, sel, cond),
+            mparams[0],
+        )
     else:
         if in_run == PEOPLE:
             rows_sql, rparams = _people_sql(store, gen_id, sel)

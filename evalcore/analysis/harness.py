@@ -14,7 +14,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.analysis.answers import DIRECTIONS, _answer_texts, _check_page, _page_of, _said, _words, answer_row
+from evalcore.analysis.answers import (
+    DIRECTIONS,
+    _answer_texts,
+    _check_page,
+    _page_by_item,
+    _page_of,
+    _said,
+    _windowed,
+    _words,
+    answer_row,
+)
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
     Selection,
@@ -228,22 +238,36 @@ def flip_answers(
     xa, xb = mask_sql(store, run_a, sel), mask_sql(store, run_b, sel)
     if xa is not None and xb is not None:  # the same answers from the runs' answers tables
         ba, bb = 1 << xa[2].index(criterion), 1 << xb[2].index(criterion)
-        members = (
-            f"WITH a AS ({xa[0]}), b AS ({xb[0]}) SELECT item_id, gen_round FROM (SELECT a.item_id, gen_round, "
-            f"a.passed & {ba} != 0 AS pa, b.passed & {bb} != 0 AS pb FROM a JOIN b USING (item, gen_round) "
-            f"WHERE (a.passed | a.failed) & {ba} != 0 AND (b.passed | b.failed) & {bb} != 0) WHERE {cond}"
-        )
-        total, keys = _page_of(store, members, [*xa[1], *xb[1]], limit, offset)
+
+        def members(win: str) -> str:
+            return (
+                f"WITH a AS ({_windowed(xa[0], win)}), b AS ({_windowed(xb[0], win)}) SELECT item_id, gen_round "
+                f"FROM (SELECT a.item_id, gen_round, a.passed & {ba} != 0 AS pa, b.passed & {bb} != 0 AS pb "
+                f"FROM a JOIN b USING (item, gen_round) WHERE (a.passed | a.failed) & {ba} != 0 "
+                f"AND (b.passed | b.failed) & {bb} != 0) WHERE {cond}"
+            )
+
+        pp = pair_pattern_sql(store, run_a, run_b, sel)
+        total = None
+        if pp is not None:  # the cell's count from the pair table
+            x, y = 1 << pp[2].index(criterion), 1 << pp[3].index(criterion)
+            total = store.sql(
+                f"SELECT coalesce(sum(n), 0) FROM (SELECT a_passed & {x} != 0 AS pa, b_passed & {y} != 0 AS pb, n "
+                f"FROM ({pp[0]}) WHERE (a_passed | a_failed) & {x} != 0 AND (b_passed | b_failed) & {y} != 0) "
+                f"WHERE {cond}",
+                pp[1],
+            )[0][0]
+        total, keys = _page_by_item(store, members, [*xa[1], *xb[1]], limit, offset, total, xa[1][0])
     else:
         base, params = _sel_sql(sel, _hold(store, run_a, sel))
-        members = (
+        joined = (
             f"WITH a AS ({base}), b AS ({base}) SELECT item_id, gen_round FROM (SELECT item_id, gen_round, "
             "a.passed AS pa, b.passed AS pb FROM a JOIN b USING (item_id, gen_round, criterion) WHERE criterion = ? "
             f"AND a.passed IS NOT NULL AND b.passed IS NOT NULL) WHERE {cond}"
         )
         total, keys = _page_of(
             store,
-            members,
+            joined,
             [
                 store.path_of("run", run_a, "verdicts"),
                 *params,
