@@ -17,8 +17,8 @@ import pytest
 from derived_util import norm as _norm
 
 from evalcore import contract as S
-from evalcore.analysis import cost as cost_mod
 from evalcore.analysis import answers as answers_mod
+from evalcore.analysis import cost as cost_mod
 from evalcore.analysis.answers import answers_failing, cell_answers
 from evalcore.analysis.failures import attribution, crosstab
 from evalcore.analysis.harness import flip_answers, flips

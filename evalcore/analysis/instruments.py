@@ -31,6 +31,7 @@ from evalcore.analysis.selection import (
     mask_positions,
     mask_sql,
     pair_pattern_sql,
+    pattern_sql,
     run_warnings,
 )
 from evalcore.contract import schema as S
@@ -629,16 +630,23 @@ def _position_from_masks(
     masks: tuple[str, list[Any], list[str]],
     fixed: dict[str, int],
     ref: tuple[str, list[Any], list[str]] | None,
+    counted: tuple[str, list[Any]] | None = None,
+    pairs: tuple[str, list[Any], list[str], list[str]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[int, float | None]]:
     """The same from the answers tables, when every criterion has one fixed position: the answers
     grouped by their masks, each walked in emission order (the field before is the nearest
-    earlier criterion with a verdict row, as a lag over the rows does)."""
+    earlier criterion with a verdict row, as a lag over the rows does). ``counted``: the run's
+    patterns (:func:`pattern_sql`), ``pairs``: its pair table with the reference
+    (:func:`pair_pattern_sql`), read instead of grouping and joining the answers."""
     sql, params, names = masks
     order = sorted((fixed[c], j) for j, c in enumerate(names) if c in fixed)
     acc: dict[int, list[int]] = {}  # position -> judged, failed, after_fail, fail_after_fail
-    for present, passed, failed, n in store.sql(
-        f"SELECT present, passed, failed, count(*) FROM ({sql}) GROUP BY ALL", params
-    ):
+    grouped = (
+        (f"SELECT present, passed, failed, sum(n)::BIGINT FROM ({counted[0]}) GROUP BY ALL", counted[1])
+        if counted is not None
+        else (f"SELECT present, passed, failed, count(*) FROM ({sql}) GROUP BY ALL", params)
+    )
+    for present, passed, failed, n in store.sql(*grouped):
         prev_failed = False
         for pos, j in order:
             if not present >> j & 1:
@@ -657,20 +665,22 @@ def _position_from_masks(
     agreement: dict[int, float | None] = {}
     if ref is not None:
         rsql, rparams, rnames = ref
-        aggs = []
         both = [c for c in names if c in rnames and c in fixed]
+        conds = []  # per criterion judged by both, and judged by both the same way
         for c in both:
             x, y = 1 << names.index(c), 1 << rnames.index(c)
-            both_judged = f"(a.passed | a.failed) & {x} != 0 AND (b.passed | b.failed) & {y} != 0"
-            aggs += [
-                f"count(*) FILTER (WHERE {both_judged})",
-                f"count(*) FILTER (WHERE {both_judged} AND (a.passed & {x} != 0) = (b.passed & {y} != 0))",
-            ]
-        if aggs:
+            both_judged = f"({{a}}passed | {{a}}failed) & {x} != 0 AND ({{b}}passed | {{b}}failed) & {y} != 0"
+            conds += [both_judged, f"{both_judged} AND ({{a}}passed & {x} != 0) = ({{b}}passed & {y} != 0)"]
+        if conds and pairs is not None:  # the same sums over the pair table's counted patterns
+            sums = [f"coalesce(sum(n) FILTER (WHERE {c.format(a='a_', b='b_')}), 0)::BIGINT" for c in conds]
+            got = store.sql(f"SELECT {', '.join(sums)} FROM ({pairs[0]})", pairs[1])[0]
+        elif conds:
+            counts = [f"count(*) FILTER (WHERE {c.format(a='a.', b='b.')})" for c in conds]
             got = store.sql(
-                f"WITH a AS ({sql}), b AS ({rsql}) SELECT {', '.join(aggs)} FROM a JOIN b USING (item, gen_round)",
+                f"WITH a AS ({sql}), b AS ({rsql}) SELECT {', '.join(counts)} FROM a JOIN b USING (item, gen_round)",
                 [*params, *rparams],
             )[0]
+        if conds:
             for i, c in enumerate(both):
                 n, agree = got[2 * i], got[2 * i + 1]
                 if n:  # a position without a pair judged by both has no agreement, as in the SQL
@@ -698,7 +708,11 @@ def position_effect(
             )
         ref = mask_sql(store, reference_run, sel)
     if masks is not None and fixed is not None and (reference_run is None or ref is not None):
-        rows, agreement = _position_from_masks(store, masks, fixed, ref)
+        ps = pattern_sql(store, run_id, sel)
+        pp = pair_pattern_sql(store, run_id, reference_run, sel) if reference_run else None
+        rows, agreement = _position_from_masks(
+            store, masks, fixed, ref, None if ps is None else (ps[0], ps[1]), pp if reference_run else None
+        )
     else:
         rows, agreement = _position_from_verdicts(store, run_id, reference_run, sel)
     out = []
