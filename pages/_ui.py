@@ -309,6 +309,8 @@ def warm_up() -> None:
         for name in WARM_MODULES:
             with contextlib.suppress(Exception):
                 importlib.import_module(name)
+        with contextlib.suppress(Exception):  # the cost projection's tokenizers (0.5 s)
+            importlib.import_module("evalcore.llm.client").warm_encodings()
 
     with _WARM_LOCK:
         if _warm:

@@ -30,6 +30,7 @@ import importlib.util
 import json
 import math
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -230,6 +231,7 @@ _BPE_URLS = {
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
 }
 _ENCODINGS: dict[str, Any] = {}
+_ENCODING_LOCK = threading.Lock()
 HEURISTIC = "heuristic: 1 token per 4 bytes of UTF-8"
 
 
@@ -241,9 +243,24 @@ def encoding_name(model: str) -> str:
 
 
 def _encoding(name: str) -> Any:
-    """A tiktoken encoding built from the file litellm bundles (never downloaded), or None."""
+    """A tiktoken encoding built from the file litellm bundles (never downloaded), or None. One
+    thread at a time builds one (tiktoken's loader is swapped for the build; the app's warm-up
+    builds them beside a page)."""
     if name in _ENCODINGS:
         return _ENCODINGS[name]
+    with _ENCODING_LOCK:
+        if name not in _ENCODINGS:
+            _ENCODINGS[name] = _build_encoding(name)
+    return _ENCODINGS[name]
+
+
+def warm_encodings() -> None:
+    """Build both encodings now (the cost projection counts rubric tokens with them)."""
+    for name in _BPE_URLS:
+        _encoding(name)
+
+
+def _build_encoding(name: str) -> Any:
     enc = None
     d = litellm_dir()
     local = d / "litellm_core_utils" / "tokenizers" / hashlib.sha1(_BPE_URLS[name].encode()).hexdigest() if d else None
@@ -268,7 +285,6 @@ def _encoding(name: str) -> Any:
             )
         except Exception:
             enc = None
-    _ENCODINGS[name] = enc
     return enc
 
 
