@@ -19,6 +19,7 @@ criterion gets its own call, splitting does not fix the criterion; the wording h
 from __future__ import annotations
 
 from collections import defaultdict
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -26,7 +27,7 @@ import numpy as np
 from evalcore.contract import schema as S
 from evalcore.review.detect import pair_code
 from evalcore.stats import agreement as A
-from evalcore.storage.aggregates import answers_table, repeat_histogram_sql
+from evalcore.storage.aggregates import PATTERNS, answers_table, repeat_histogram_sql
 from evalcore.storage.store import Store
 
 #: judge-to-judge kappa below this flags the criterion as ambiguous: the upper edge of Landis &
@@ -130,7 +131,8 @@ def _judge_pairs(
         for rb in sorted(masks):
             crits = [c for c in masks[ra][1] if ra < rb and c in masks[rb][1]]
             if crits:
-                for key, cells in _pair_masks(store, masks[ra], masks[rb], crits, judge_round, cut).items():
+                got = _pair_masks(store, masks[ra], masks[rb], crits, judge_round, cut, (ra, rb))
+                for key, cells in got.items():
                     tables[(key, ra, rb)] = cells
                 from_masks |= {(c, ra, rb) for c in crits}
     rest = [
@@ -247,19 +249,37 @@ def _pair_masks(
     crits: list[str],
     judge_round: int,
     cut: tuple[str, list],
+    runs: tuple[str, str] | None = None,
 ) -> dict[str, list[tuple[str, str, int]]]:
     """Two runs' confusion counts (a's value, b's value, answers) per pass / fail criterion at one
-    judge round, from their answers tables joined on the integer item key."""
-    qa, pa = _answers(a[0], f"judge_round = {int(judge_round)}", cut)
-    qb, pb = _answers(b[0], f"judge_round = {int(judge_round)}", cut)
+    judge round, from their answers tables joined on the integer item key, or, over every item (no
+    ``cut``), from the two ``runs``' pair table (:mod:`evalcore.storage.pairs`)."""
+    from evalcore.storage.pairs import pair_columns, pair_table
+
     cells = [("pass", "passed"), ("fail", "failed")]
-    cols = [
-        f"count(*) FILTER (WHERE {_bit('a.' + ca, a[1][c])} = 1 AND {_bit('b.' + cb, b[1][c])} = 1)"
-        for c in crits
-        for _, ca in cells
-        for _, cb in cells
-    ]
-    (row,) = store.sql(f"SELECT {', '.join(cols)} FROM ({qa}) a JOIN ({qb}) b USING (item, gen_round)", [*pa, *pb])
+    t = pair_table(store, *runs) if runs is not None and not cut[0] else None
+    if t is not None:  # the joined answers already counted by pattern
+        cols = [
+            f"coalesce(sum(n) FILTER (WHERE {_bit('a_' + ca, a[1][c])} = 1 AND {_bit('b_' + cb, b[1][c])} = 1), 0)"
+            for c in crits
+            for _, ca in cells
+            for _, cb in cells
+        ]
+        (row,) = store.sql(
+            f"SELECT {', '.join(cols)} FROM (SELECT {pair_columns(t[1])} FROM read_parquet(?)) "
+            "WHERE jr_a = ? AND jr_b = ?",
+            [t[0], int(judge_round), int(judge_round)],
+        )
+    else:
+        qa, pa = _answers(a[0], f"judge_round = {int(judge_round)}", cut)
+        qb, pb = _answers(b[0], f"judge_round = {int(judge_round)}", cut)
+        cols = [
+            f"count(*) FILTER (WHERE {_bit('a.' + ca, a[1][c])} = 1 AND {_bit('b.' + cb, b[1][c])} = 1)"
+            for c in crits
+            for _, ca in cells
+            for _, cb in cells
+        ]
+        (row,) = store.sql(f"SELECT {', '.join(cols)} FROM ({qa}) a JOIN ({qb}) b USING (item, gen_round)", [*pa, *pb])
     out: dict[str, list[tuple[str, str, int]]] = {}
     it = iter(row)
     for c in crits:
@@ -353,7 +373,8 @@ def _repeat(
         if not bits:
             continue
         any_bit = sum(1 << k for k in bits.values())
-        q, p = _answers(path, f"judge_round >= 1 AND ((passed | failed) & {any_bit}) <> 0", cut)
+        src = path if cut[0] else str(Path(path).with_name(PATTERNS))  # every answer: its patterns
+        q, p = _answers(src, f"judge_round >= 1 AND ((passed | failed) & {any_bit}) <> 0", cut)
         r = store.sql(f"SELECT max(judge_round) FROM ({q})", p)[0][0]
         if r is not None:
             rounds[rid] = int(r)

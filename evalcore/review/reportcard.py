@@ -43,6 +43,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -64,6 +65,7 @@ from evalcore.review.judges import (
 )
 from evalcore.review.queue import flagged_for_repair
 from evalcore.stats import agreement as A
+from evalcore.storage.aggregates import PATTERNS
 from evalcore.storage.gold import gold as settle
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
@@ -623,8 +625,13 @@ def _observed(
     for rid, (path, _, bits) in masks.items():
         if not bits:
             continue
-        q, p = _answers(path, f"judge_round = {int(judge_round)}", cut)
-        cols = [f"sum({_bit('(passed | failed)', k)}), sum({_bit('passed', k)})" for k in bits.values()]
+        if cut[0]:
+            q, p = _answers(path, f"judge_round = {int(judge_round)}", cut)
+            w = ""
+        else:  # every answer: the run's patterns, counted
+            q, p = _answers(str(Path(path).with_name(PATTERNS)), f"judge_round = {int(judge_round)}", cut)
+            w = " * n"
+        cols = [f"sum({_bit('(passed | failed)', k)}{w}), sum({_bit('passed', k)}{w})" for k in bits.values()]
         (row,) = store.sql(f"SELECT {', '.join(cols)} FROM ({q})", p)
         for j, c in enumerate(bits):
             out[(rid, c)] = (int(row[2 * j + 1] or 0), int(row[2 * j] or 0))
