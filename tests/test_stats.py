@@ -655,3 +655,14 @@ def test_weighted_alpha_counts_equal_the_package_on_the_repeated_rows():
     assert same.value is None and "6 items" in same.reason
     with pytest.raises(ValueError, match="nominal"):
         krippendorff_alpha_counts([[1, 1], [2, 0]], "ordinal", weights=[1, 1])
+
+
+def test_a_two_by_two_of_weighted_patterns_equals_the_repeated_answers():
+    from evalcore.stats.association import TwoByTwo
+
+    rng = np.random.default_rng(3)
+    a, b = rng.random(40) < 0.4, rng.random(40) < 0.3
+    w = rng.integers(0, 30, size=40)
+    assert TwoByTwo.from_fails(a, b, w) == TwoByTwo.from_fails(np.repeat(a, w), np.repeat(b, w))
+    with pytest.raises(ValueError, match="one number per entry"):
+        TwoByTwo.from_fails(a, b, w[:3])

@@ -229,9 +229,9 @@ def _joined(
 
     With ``unordered_above`` (pass / fail flags only), DuckDB counts the answers per pattern of
     flags (at most 4^k patterns: a few thousand rows instead of one per answer), and when there are
-    more answers than that the columns are the patterns repeated by their counts, in pattern order:
-    every figure that does not depend on the order of the answers (counts, phi, the analytic
-    interval used above that size) is the same, and no per-answer row leaves DuckDB. At or below
+    more answers than that the columns are the patterns, in pattern order, and ``w`` their numbers of
+    answers: every figure that does not depend on the order of the answers (counts, phi, the
+    analytic interval used above that size) follows from them, and no per-answer row leaves DuckDB. At or below
     it the answers come in answer order, for the seeded bootstrap. ``grouped``: the same pattern
     counts from elsewhere (two runs' pair table, :func:`_pair_grouped_sql`)."""
     ctes, params = [], []
@@ -243,6 +243,7 @@ def _joined(
     notnull = " AND ".join(f"{tag}_f{j} IS NOT NULL" for tag, _, _ in parts for j in range(n_crit))
     body = f"WITH {', '.join(ctes)} SELECT * EXCLUDE ({key}, gen_round) FROM {first} {joins} WHERE {notnull}"
     res: dict[str, Any] | None = None
+    weights: np.ndarray | None = None
     if unordered_above is not None:
         cols = [f"{tag}_f{j}" for tag, _, _ in parts for j in range(n_crit)]
         gsql, gparams = grouped or (
@@ -255,8 +256,9 @@ def _joined(
         finally:
             cur.close()
         counts = np.asarray(pat.pop("ec_n"), dtype=np.int64)
-        if int(counts.sum()) > unordered_above:
-            res = {c: np.repeat(np.asarray(v, dtype=float), counts) for c, v in pat.items()}
+        if int(counts.sum()) > unordered_above:  # the patterns themselves, weighted by their numbers
+            res = {c: np.asarray(v, dtype=float) for c, v in pat.items()}
+            weights = counts
     if res is None:
         # ordered by answer so that a seeded bootstrap resamples the same answers every time
         cur = store._con().cursor()
@@ -270,6 +272,8 @@ def _joined(
             v = cast(np.ma.MaskedArray, v.astype(float)).filled(np.nan)  # numpy's stubs type astype as ndarray
         out[k] = np.asarray(v)
     out["n"] = len(next(iter(out.values()))) if out else 0
+    if weights is not None:  # "w": how many answers each row stands for; "n" counts answers
+        out["w"], out["n"] = weights, int(weights.sum())
     return out
 
 
@@ -433,7 +437,14 @@ def association(
         for i, j in index
     }
     all_ivs: dict[Any, stats.PhiInterval] = (
-        stats.phi_intervals_paired(machine_cols, seed=seed, n_boot=n_boot, level=level, analytic_above=analytic_above)
+        stats.phi_intervals_paired(
+            machine_cols,
+            seed=seed,
+            n_boot=n_boot,
+            level=level,
+            analytic_above=analytic_above,
+            weights=machines.get("w"),
+        )
         if n_m
         else {}
     )
@@ -471,8 +482,8 @@ def association(
                 "call": call,
             }
             data, tag = (people, "hp") if name == PEOPLE else (machines, inst["tag"])
-            a_fail = int(fails(data, tag, i).sum()) if n and data is not None else None
-            b_fail = int(fails(data, tag, j).sum()) if n and data is not None else None
+            a_fail = _count(fails(data, tag, i), data) if n and data is not None else None
+            b_fail = _count(fails(data, tag, j), data) if n and data is not None else None
             per_inst[name].update(a_fail=a_fail, b_fail=b_fail)
             evidence.append(
                 stats.InstrumentEvidence(
@@ -503,19 +514,25 @@ def association(
     }
 
 
+def _count(flags: np.ndarray, data: dict[str, Any]) -> int:
+    """How many answers have the flag (``data``'s rows weighted by ``w`` when they are patterns)."""
+    w = data.get("w")
+    return int(flags.sum()) if w is None else int(w[flags].sum())
+
+
 def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
     """phi for every ordered pair (the diagonal included, as 1 or undefined), failure rates, and
     Kendall tau-b / Spearman between numeric criteria."""
-    n = data["n"]
+    n, w = data["n"], data.get("w")
     phi: dict[str, dict[str, Any]] = {a: {} for a in criteria}
     rank: dict[str, dict[str, Any]] = {a: {} for a in criteria}
     fail_rate = {}
     for i, a in enumerate(criteria):
         fa = fails(data, tag, i)
-        fail_rate[a] = float(fa.mean()) if n else None
+        fail_rate[a] = (float(fa.mean()) if w is None else float(w[fa].sum()) / n) if n else None
         for j, b in enumerate(criteria):
             fb = fails(data, tag, j)
-            s = stats.phi(stats.TwoByTwo.from_arrays(fa, fb))
+            s = stats.phi(stats.TwoByTwo.from_fails(fa, fb, w))
             phi[a][b] = {"value": s.value, "reason": s.reason}
             if i != j and kinds.get(a) in ("ordinal", "continuous") and kinds.get(b) in ("ordinal", "continuous"):
                 tau, rho = (

@@ -114,9 +114,16 @@ class TwoByTwo:
         return self.a_pass_b_pass + self.a_pass_b_fail + self.a_fail_b_pass + self.a_fail_b_fail
 
     @classmethod
-    def from_fails(cls, a_fail: np.ndarray, b_fail: np.ndarray) -> TwoByTwo:
-        """Cross-tabulate two aligned boolean "failed" columns (one entry per answer)."""
+    def from_fails(cls, a_fail: np.ndarray, b_fail: np.ndarray, weights: np.ndarray | None = None) -> TwoByTwo:
+        """Cross-tabulate two aligned boolean "failed" columns (one entry per answer; with
+        ``weights``, entry i stands for ``weights[i]`` answers: patterns and their numbers)."""
         a, b = _fail_pair(a_fail, b_fail)
+        if weights is not None:
+            w = np.asarray(weights, dtype=np.int64)
+            if w.shape != a.shape:
+                raise ValueError(f"weights must give one number per entry, got {w.shape} for {a.shape}")
+            n11, r1, c1 = int(w[a & b].sum()), int(w[a].sum()), int(w[b].sum())
+            return cls(int(w.sum()) - r1 - c1 + n11, c1 - n11, r1 - n11, n11)
         n11 = int(np.count_nonzero(a & b))
         r1 = int(np.count_nonzero(a))
         c1 = int(np.count_nonzero(b))
@@ -476,6 +483,7 @@ def phi_intervals_paired(
     n_boot: int = 2000,
     level: float = DEFAULT_LEVEL,
     analytic_above: int | None = None,
+    weights: np.ndarray | None = None,
 ) -> dict[str, PhiInterval]:
     """Bootstrap intervals for several instruments on the *same* answers, paired.
 
@@ -489,7 +497,8 @@ def phi_intervals_paired(
     With ``analytic_above`` set and more answers than that, every instrument gets the analytic
     interval instead (:func:`phi_interval_analytic`; at that size sampling noise is small and
     the pairing no longer matters for reading the intervals). The default (None) always
-    bootstraps.
+    bootstraps. ``weights``: the columns are patterns, entry i standing for ``weights[i]``
+    answers; only above ``analytic_above`` answers (a bootstrap resamples answers, not patterns).
     """
     _check_level(level)
     if n_boot < 1:
@@ -501,8 +510,12 @@ def phi_intervals_paired(
         raise ValueError(f"paired instruments must cover the same answers, got lengths {sorted(sizes)}")
     rng = generator(seed)
     n = sizes.pop() if sizes else 0
+    if weights is not None:
+        n = int(np.asarray(weights).sum())
+        if analytic_above is None or n <= analytic_above:
+            raise ValueError("weighted columns take the analytic interval: give analytic_above below their total")
     if analytic_above is not None and n > analytic_above:
-        return {name: _analytic(TwoByTwo.from_fails(a, b), level) for name, (a, b) in zip(names, pairs)}
+        return {name: _analytic(TwoByTwo.from_fails(a, b, weights), level) for name, (a, b) in zip(names, pairs)}
     boots = _bootstrap_phis(pairs, n, rng, n_boot) if n and pairs else np.full((n_boot, len(pairs)), np.nan)
     out = {}
     for j, (name, (a, b)) in enumerate(zip(names, pairs)):
