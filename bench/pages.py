@@ -11,6 +11,8 @@ stored, perhaps a review queue built), so nothing is cached in the server; in
 headless Chromium (Playwright, 1400x900) the app's shell is loaded first on the light Ledger page
 (the server's first script run: Python imports, not counted, as in bench/review_page.py), then:
 
+* **settle**: the server's CPU idle (its warm-up, which imports the modules the pages load on first
+  use in the background after the first page, is over; the seconds it took are ``settle_s``);
 * **cold**: ``goto`` the page's URL (in the same browser session) until its main element (a table,
   dataframe or chart) is drawn, nothing is stale and the app's WebSocket has been quiet for 0.5 s;
   the time is from navigation to the last message the server sent by then; *whole run*: the same to
@@ -101,6 +103,12 @@ def render(page: Any, url: str, timeout: float, pid: int) -> tuple[float, float]
         polling=25,
     )
     main = round(page.evaluate("() => window.__ws.any") / 1000, 3)
+    idle(pid, timeout)
+    return main, round(page.evaluate("() => window.__ws.any") / 1000, 3)
+
+
+def idle(pid: int, timeout: float) -> float:
+    """Wait until the server used under 0.05 CPU-s in half a second; the seconds waited."""
     t0 = time.time()
     while time.time() - t0 < timeout:
         c0 = cpu_s(pid)
@@ -108,7 +116,7 @@ def render(page: Any, url: str, timeout: float, pid: int) -> tuple[float, float]
         c1 = cpu_s(pid)
         if c0 is None or c1 is None or c1 - c0 < 0.05:
             break
-    return main, round(page.evaluate("() => window.__ws.any") / 1000, 3)
+    return round(time.time() - t0, 2)
 
 
 def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: float,
@@ -139,6 +147,9 @@ def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: flo
                     page.wait_for_function(f"() => document.querySelector('h1') !== null && {JS_IDLE}",
                                            timeout=timeout * 1000, polling=25)
                     out["shell_s"] = round(time.perf_counter() - t, 3)
+                    # the server has started once its first page is drawn and its warm-up (the
+                    # heavy imports it loads in the background, pages/_ui.warm_up) is over
+                    out["settle_s"] = idle(proc.pid, timeout)
                     url = base + PAGES[name]
                     out["load_before"] = load()
                     c0 = cpu_s(proc.pid)
