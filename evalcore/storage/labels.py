@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -51,6 +52,9 @@ DB_NAME = "labels.sqlite"
 LABELS_SCHEMA_VERSION = 2
 OUTCOMES = ("decided", "test_wrong", "skipped", "withdrawn")
 ROLES = ("reviewer", "adjudicator")  # the capacity an edit was made in (edits.role)
+#: the rows of the data directory's label sets by (path, size, mtime, inode, generation, created_at)
+_SHIPPED: dict[tuple, list[dict[str, Any]]] = {}
+_SHIPPED_LOCK = threading.Lock()
 _READY: set[str] = set()  # PostgreSQL URLs whose tables this process found (their version is read each time)
 
 # a reviewer's standing edit per case: the latest decided / test_wrong / skipped edit of theirs that
@@ -601,37 +605,51 @@ class LabelStore:
         )
 
     def shipped(self, gen_id: str | None = None) -> list[dict[str, Any]]:
-        """Labels read from the data directory's label sets, marked as shipped."""
-        out = []
+        """Labels read from the data directory's label sets, marked as shipped (each set's rows
+        read once while its file's size, mtime and inode are unchanged; fresh dicts every call)."""
+        out: list[dict[str, Any]] = []
         for lid in self.store.ids("labelset"):
             m = self.store.labelset(lid).manifest
             if gen_id and m.gen_id != gen_id:
                 continue
-            rows = self.store.sql(
-                "SELECT item_id, gen_round, criterion, annotator, value, passed FROM read_parquet(?) "
-                "ORDER BY item_id, gen_round, criterion, annotator",
-                [self.store.path_of("labelset", lid, "labels")],
-            )
-            for item_id, gen_round, criterion, annotator, value, passed in rows:
-                out.append(
-                    {
-                        "source": f"shipped:{lid}",
-                        "edit_id": None,
-                        "gen_id": m.gen_id,
-                        "item_id": item_id,
-                        "gen_round": gen_round,
-                        "criterion": criterion,
-                        "value": value,
-                        "passed": passed,
-                        "outcome": "decided",
-                        "reviewer": annotator,
-                        "created_at": m.created_at.isoformat(),
-                        "queue": None,
-                        "reason_code": None,
-                        "note": None,
-                        "supersedes": None,
-                        "tags": [],
-                        "role": None,
-                    }
-                )
+            path = self.store.path_of("labelset", lid, "labels")
+            st = os.stat(path)
+            key = (path, st.st_size, st.st_mtime_ns, st.st_ino, m.gen_id, m.created_at.isoformat())
+            rows = _SHIPPED.get(key)
+            if rows is None:
+                rows = self._shipped_rows(lid, path, m.gen_id, key[-1])
+                with _SHIPPED_LOCK:
+                    if len(_SHIPPED) >= 16:  # a few label sets' rows at a time
+                        _SHIPPED.clear()
+                    _SHIPPED[key] = rows
+            out.extend({**r, "tags": []} for r in rows)
         return out
+
+    def _shipped_rows(self, lid: str, path: str, gen_id: str, created: str) -> list[dict[str, Any]]:
+        rows = self.store.sql(
+            "SELECT item_id, gen_round, criterion, annotator, value, passed FROM read_parquet(?) "
+            "ORDER BY item_id, gen_round, criterion, annotator",
+            [path],
+        )
+        return [
+            {
+                "source": f"shipped:{lid}",
+                "edit_id": None,
+                "gen_id": gen_id,
+                "item_id": item_id,
+                "gen_round": gen_round,
+                "criterion": criterion,
+                "value": value,
+                "passed": passed,
+                "outcome": "decided",
+                "reviewer": annotator,
+                "created_at": created,
+                "queue": None,
+                "reason_code": None,
+                "note": None,
+                "supersedes": None,
+                "tags": [],
+                "role": None,
+            }
+            for item_id, gen_round, criterion, annotator, value, passed in rows
+        ]
