@@ -228,6 +228,29 @@ def _windowed(msql: str, cond: str) -> str:
     return f"SELECT * FROM ({msql}) WHERE {cond}"
 
 
+def _run_page(
+    store: Store,
+    run_id: str,
+    sel: Selection,
+    masks: tuple[str, list[Any], list[str]],
+    cond: str,
+    limit: int,
+    offset: int,
+) -> tuple[int, list[tuple]]:
+    """The total and one page of a run's answers meeting ``cond`` (on the masks of its answers
+    table, :func:`mask_sql`): the total from its patterns, the page in windows of item keys."""
+    msql, mparams, _ = masks
+    return _page_by_item(
+        store,
+        lambda win: f"SELECT item_id, gen_round FROM ({_windowed(msql, win)}) WHERE {cond}",
+        mparams,
+        limit,
+        offset,
+        _pattern_total(store, run_id, sel, cond),
+        mparams[0],
+    )
+
+
 def _pattern_total(store: Store, run_id: str, sel: Selection, cond: str) -> int | None:
     """How many of the run's answers under the selection meet ``cond`` (on the masks), from its
     patterns (:func:`pattern_sql`); None without them."""
@@ -305,15 +328,7 @@ def answers_failing(
             cond = f"present = {every} AND (passed | failed) = present AND failed = {bit}"
         else:
             cond = f"failed & {bit} != 0"
-        total, keys = _page_by_item(
-            store,
-            lambda win: f"SELECT item_id, gen_round FROM ({_windowed(msql, win)}) WHERE {cond}",
-            mparams,
-            limit,
-            offset,
-            _pattern_total(store, run_id, sel, cond),
-            mparams[0],
-        )
+        total, keys = _run_page(store, run_id, sel, masks, cond, limit, offset)
     elif only:
         members = (
             f"WITH sel AS ({base}), per AS (SELECT item_id, gen_round, count(*) AS present, "
@@ -448,15 +463,7 @@ def cell_answers(
             f"(passed | failed) & {ba} != 0 AND (passed | failed) & {bb} != 0 AND "
             f"(failed & {ba} != 0) = {bool(a_failed)} AND (failed & {bb} != 0) = {bool(b_failed)}"
         )
-        total, keys = _page_by_item(
-            store,
-            lambda win: f"SELECT item_id, gen_round FROM ({_windowed(msql, win)}) WHERE {cond}",
-            mparams,
-            limit,
-            offset,
-            _pattern_total(store, in_run, sel, cond),
-            mparams[0],
-        )
+        total, keys = _run_page(store, in_run, sel, masks, cond, limit, offset)
     else:
         if in_run == PEOPLE:
             rows_sql, rparams = _people_sql(store, gen_id, sel)
