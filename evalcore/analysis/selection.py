@@ -26,12 +26,11 @@ them apart.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from evalcore.analysis.suites import holdout_filter, suite_of_run
 from evalcore.errors import InputError
-from evalcore.storage.aggregates import PATTERNS, answers_table
+from evalcore.storage.aggregates import answers_table, patterns_of
 from evalcore.storage.pairs import pair_columns, pair_table
 from evalcore.storage.store import Store
 
@@ -241,7 +240,7 @@ def pattern_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[An
     names = list(info["criteria"])
     where, params = _answer_conditions(store, run_id, sel, info)
     n = "count(*)" if sel.items else "sum(n)::BIGINT"
-    src = path if sel.items else str(Path(path).with_name(PATTERNS))
+    src = path if sel.items else patterns_of(path)
     sql = (
         f"SELECT class, present, passed, failed, {n} AS n FROM read_parquet(?) WHERE {' AND '.join(where)} GROUP BY ALL"
     )

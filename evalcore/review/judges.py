@@ -19,7 +19,6 @@ criterion gets its own call, splitting does not fix the criterion; the wording h
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -27,7 +26,7 @@ import numpy as np
 from evalcore.contract import schema as S
 from evalcore.review.detect import pair_code
 from evalcore.stats import agreement as A
-from evalcore.storage.aggregates import PATTERNS, answers_table, repeat_histogram_sql
+from evalcore.storage.aggregates import answers_table, patterns_of, repeat_histogram_sql
 from evalcore.storage.store import Store
 
 #: judge-to-judge kappa below this flags the criterion as ambiguous: the upper edge of Landis &
@@ -254,22 +253,19 @@ def _pair_masks(
     """Two runs' confusion counts (a's value, b's value, answers) per pass / fail criterion at one
     judge round, from their answers tables joined on the integer item key, or, over every item (no
     ``cut``), from the two ``runs``' pair table (:mod:`evalcore.storage.pairs`)."""
-    from evalcore.storage.pairs import pair_columns, pair_table
+    from evalcore.analysis.selection import Selection, pair_pattern_sql
 
     cells = [("pass", "passed"), ("fail", "failed")]
-    t = pair_table(store, *runs) if runs is not None and not cut[0] else None
-    if t is not None:  # the joined answers already counted by pattern
+    every = Selection(judge_round=int(judge_round), include_holdout=True)  # every item: no cut
+    pp = pair_pattern_sql(store, *runs, every) if runs is not None and not cut[0] else None
+    if pp is not None:  # the joined answers already counted by pattern
         cols = [
             f"coalesce(sum(n) FILTER (WHERE {_bit('a_' + ca, a[1][c])} = 1 AND {_bit('b_' + cb, b[1][c])} = 1), 0)"
             for c in crits
             for _, ca in cells
             for _, cb in cells
         ]
-        (row,) = store.sql(
-            f"SELECT {', '.join(cols)} FROM (SELECT {pair_columns(t[1])} FROM read_parquet(?)) "
-            "WHERE jr_a = ? AND jr_b = ?",
-            [t[0], int(judge_round), int(judge_round)],
-        )
+        (row,) = store.sql(f"SELECT {', '.join(cols)} FROM ({pp[0]})", pp[1])
     else:
         qa, pa = _answers(a[0], f"judge_round = {int(judge_round)}", cut)
         qb, pb = _answers(b[0], f"judge_round = {int(judge_round)}", cut)
@@ -373,7 +369,7 @@ def _repeat(
         if not bits:
             continue
         any_bit = sum(1 << k for k in bits.values())
-        src = path if cut[0] else str(Path(path).with_name(PATTERNS))  # every answer: its patterns
+        src = path if cut[0] else patterns_of(path)  # every answer: its patterns
         q, p = _answers(src, f"judge_round >= 1 AND ((passed | failed) & {any_bit}) <> 0", cut)
         r = store.sql(f"SELECT max(judge_round) FROM ({q})", p)[0][0]
         if r is not None:

@@ -43,7 +43,6 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -65,7 +64,7 @@ from evalcore.review.judges import (
 )
 from evalcore.review.queue import flagged_for_repair
 from evalcore.stats import agreement as A
-from evalcore.storage.aggregates import PATTERNS
+from evalcore.storage.aggregates import patterns_of
 from evalcore.storage.gold import gold as settle
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
@@ -629,7 +628,7 @@ def _observed(
             q, p = _answers(path, f"judge_round = {int(judge_round)}", cut)
             w = ""
         else:  # every answer: the run's patterns, counted
-            q, p = _answers(str(Path(path).with_name(PATTERNS)), f"judge_round = {int(judge_round)}", cut)
+            q, p = _answers(patterns_of(path), f"judge_round = {int(judge_round)}", cut)
             w = " * n"
         cols = [f"sum({_bit('(passed | failed)', k)}{w}), sum({_bit('passed', k)}{w})" for k in bits.values()]
         (row,) = store.sql(f"SELECT {', '.join(cols)} FROM ({q})", p)

@@ -376,21 +376,11 @@ def _write_answers(
         raise NotDerivable(f"{len(names)} criteria (at most {MAX_CRITERIA} fit a mask)")
     path = out / ANSWERS
     spill = out / ".spill"
-    cur = store.connect()  # its own connection: capped, spilling to disk past the cap
-    cur.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
-    cur.execute(f"SET temp_directory = '{_quoted(spill)}'")
+    cur = store.connect()
     try:
         sql = _answers_sql(len(names), judge_rounds > 1)
-        copy = f"COPY ({sql}) TO '{_quoted(path)}' (FORMAT parquet, COMPRESSION zstd)"
         args = [names, list(range(len(names))), str(outputs), str(items), str(verdicts)]
-        # COPY streams the sorted result to Parquet without holding it in Python
-        try:
-            cur.execute(copy, args)
-        except duckdb.OutOfMemoryException:
-            # an operator that could not spill at the cap (seen at 180M verdict rows): once more
-            # with DuckDB's own limit, still spilling past it, rather than no table at all
-            cur.execute("RESET memory_limit")
-            cur.execute(copy, args)
+        copy_capped(cur, sql, args, path, spill)
         (rows,) = cur.execute("SELECT count(*) FROM read_parquet(?)", [str(verdicts)]).fetchone()  # type: ignore[misc]
         bits, orphans = cur.execute(  # type: ignore[misc]
             "SELECT coalesce(sum(bit_count(present)) FILTER (WHERE judge_round > 0), 0), "
@@ -416,15 +406,36 @@ def _write_patterns(store: Store, out: Path) -> None:
     class and masks, how many answers (``n``). Every figure that counts answers by their masks
     without naming items (attribution, the 2x2) reads these few thousand rows, its holdout and
     class conditions applied to them."""
-    src, dst = _quoted(out / ANSWERS), _quoted(out / PATTERNS)
+    src, dst = quoted(out / ANSWERS), quoted(out / PATTERNS)
     store.sql(
         f"COPY (SELECT judge_round, gen_round, holdout, class, present, passed, failed, count(*) AS n "
         f"FROM read_parquet('{src}') GROUP BY ALL ORDER BY ALL) TO '{dst}' (FORMAT parquet, COMPRESSION zstd)"
     )
 
 
-def _quoted(path: Path) -> str:
+def quoted(path: Path) -> str:
+    """A path inside a SQL string literal."""
     return str(path).replace("'", "''")
+
+
+def copy_capped(con: Any, sql: str, params: list[Any], out: Path, spill: Path) -> None:
+    """COPY a derived table's SELECT to Parquet at ``out`` on the connection ``con`` (its own:
+    capped at :data:`BUILD_MEMORY`, spilling into ``spill`` past the cap). COPY streams the result
+    without holding it in Python. An operator that cannot spill at the cap (seen at 180M verdict
+    rows) gets the COPY once more with DuckDB's own limit, still spilling, rather than no table."""
+    con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
+    con.execute(f"SET temp_directory = '{quoted(spill)}'")
+    copy = f"COPY ({sql}) TO '{quoted(out)}' (FORMAT parquet, COMPRESSION zstd)"
+    try:
+        con.execute(copy, params)
+    except duckdb.OutOfMemoryException:
+        con.execute("RESET memory_limit")
+        con.execute(copy, params)
+
+
+def patterns_of(answers_path: str) -> str:
+    """The patterns table beside a run's answers table (:func:`_write_patterns`)."""
+    return str(Path(answers_path).with_name(PATTERNS))
 
 
 ROUNDS_FROM_VERDICTS = (

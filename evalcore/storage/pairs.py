@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalcore.storage import derived
-from evalcore.storage.aggregates import BUILD_MEMORY, answers_table
+from evalcore.storage.aggregates import answers_table, copy_capped, quoted
 from evalcore.storage.files import atomic_write_bytes
 
 if TYPE_CHECKING:
@@ -64,8 +64,6 @@ def _build(store: Store, f: Path, pa: str, pb: str, maj_a: int, maj_b: int) -> N
         out = tmpdir / f.name
         con = store.connect()
         try:
-            con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
-            con.execute(f"SET temp_directory = '{_quoted(tmpdir / 'spill')}'")
             sides = ", ".join(f"a.{c} AS a_{c}, b.{c} AS b_{c}" for c in COLUMNS)
             on = "a.item = b.item AND a.gen_round = b.gen_round"
             joins = ["a.judge_round = b.judge_round"]
@@ -73,13 +71,12 @@ def _build(store: Store, f: Path, pa: str, pb: str, maj_a: int, maj_b: int) -> N
                 joins.append(f"a.judge_round = {int(maj_a)} AND b.judge_round = {int(maj_b)}")
             body = " UNION ALL ".join(
                 f"SELECT a.judge_round AS jr_a, b.judge_round AS jr_b, a.gen_round, a.holdout, a.class, {sides} "
-                f"FROM read_parquet('{_quoted(Path(pa))}') a JOIN read_parquet('{_quoted(Path(pb))}') b "
+                f"FROM read_parquet('{quoted(Path(pa))}') a JOIN read_parquet('{quoted(Path(pb))}') b "
                 f"ON {on} AND {j}"
                 for j in joins
             )
-            con.execute(
-                f"COPY (SELECT *, count(*) AS n FROM ({body}) GROUP BY ALL ORDER BY ALL) "
-                f"TO '{_quoted(out)}' (FORMAT parquet, COMPRESSION zstd)"
+            copy_capped(
+                con, f"SELECT *, count(*) AS n FROM ({body}) GROUP BY ALL ORDER BY ALL", [], out, tmpdir / "spill"
             )
         finally:
             con.close()
@@ -88,10 +85,6 @@ def _build(store: Store, f: Path, pa: str, pb: str, maj_a: int, maj_b: int) -> N
         atomic_write_bytes(f.with_suffix(".json"), json.dumps({"version": PAIR_VERSION, "sha256": sha}).encode())
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
-
-
-def _quoted(path: Path) -> str:
-    return str(path).replace("'", "''")
 
 
 def pair_table(
