@@ -248,15 +248,8 @@ def flip_answers(
             )
 
         pp = pair_pattern_sql(store, run_a, run_b, sel)
-        total = None
-        if pp is not None:  # the cell's count from the pair table
-            x, y = 1 << pp[2].index(criterion), 1 << pp[3].index(criterion)
-            total = store.sql(
-                f"SELECT coalesce(sum(n), 0) FROM (SELECT a_passed & {x} != 0 AS pa, b_passed & {y} != 0 AS pb, n "
-                f"FROM ({pp[0]}) WHERE (a_passed | a_failed) & {x} != 0 AND (b_passed | b_failed) & {y} != 0) "
-                f"WHERE {cond}",
-                pp[1],
-            )[0][0]
+        # the cell's count, as flips counts it, from the pair table
+        total = None if pp is None else _flip_counts_from_pairs(store, pp, [criterion])[f"{direction}0"]
         total, keys = _page_by_item(store, members, [*xa[1], *xb[1]], limit, offset, total, xa[1][0])
     else:
         base, params = _sel_sql(sel, _hold(store, run_a, sel))
