@@ -523,13 +523,13 @@ def _count(flags: np.ndarray, data: dict[str, Any]) -> int:
 def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
     """phi for every ordered pair (the diagonal included, as 1 or undefined), failure rates, and
     Kendall tau-b / Spearman between numeric criteria."""
-    n, w = data["n"], data.get("w")
+    n, w = data["n"], data.get("w")  # w: the rows are patterns standing for w answers each
     phi: dict[str, dict[str, Any]] = {a: {} for a in criteria}
     rank: dict[str, dict[str, Any]] = {a: {} for a in criteria}
     fail_rate = {}
     for i, a in enumerate(criteria):
         fa = fails(data, tag, i)
-        fail_rate[a] = (float(fa.mean()) if w is None else float(w[fa].sum()) / n) if n else None
+        fail_rate[a] = _count(fa, data) / n if n else None
         for j, b in enumerate(criteria):
             fb = fails(data, tag, j)
             s = stats.phi(stats.TwoByTwo.from_fails(fa, fb, w))
@@ -727,9 +727,7 @@ def position_effect(
     if masks is not None and fixed is not None and (reference_run is None or ref is not None):
         ps = pattern_sql(store, run_id, sel)
         pp = pair_pattern_sql(store, run_id, reference_run, sel) if reference_run else None
-        rows, agreement = _position_from_masks(
-            store, masks, fixed, ref, None if ps is None else (ps[0], ps[1]), pp if reference_run else None
-        )
+        rows, agreement = _position_from_masks(store, masks, fixed, ref, None if ps is None else (ps[0], ps[1]), pp)
     else:
         rows, agreement = _position_from_verdicts(store, run_id, reference_run, sel)
     out = []
