@@ -23,7 +23,7 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from evalcore.storage import derived
 from evalcore.storage.aggregates import answers_table, copy_capped, quoted
@@ -129,14 +129,10 @@ def pair_columns(swapped: bool) -> str:
     return ", ".join(cols)
 
 
-def refresh_pairs(store: Store, run_ids: list[str]) -> list[dict[str, Any]]:
+def refresh_pairs(store: Store, run_ids: list[str]) -> None:
     """Build the pair table of every two of these runs that judge one generation (a current one is
-    kept); the pairs as rows of ``evalcore index``."""
-    rows = []
+    kept): after a command writes runs. ``evalcore index`` builds them one by one, to report each."""
     ids = sorted(dict.fromkeys(run_ids))
     for i, a in enumerate(ids):
         for b in ids[i + 1 :]:
-            t = pair_table(store, a, b)
-            if t is not None:
-                rows.append({"kind": "pairs", "id": f"{a}+{b}", "where": "state", "path": t[0]})
-    return rows
+            pair_table(store, a, b)
