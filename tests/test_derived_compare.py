@@ -30,13 +30,13 @@ DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"
 def spy(monkeypatch):
     """Counts the pivots built from answers tables (the derived path) and from verdict rows."""
     calls = {"masks": 0}
-    real = C._mask_pivot_sql
+    real = C._mask_figures
 
     def counted(*a, **kw):
         calls["masks"] += 1
         return real(*a, **kw)
 
-    monkeypatch.setattr(C, "_mask_pivot_sql", counted)
+    monkeypatch.setattr(C, "_mask_figures", counted)
     return calls
 
 
@@ -152,6 +152,37 @@ def make_world(data: Path, seed: int) -> dict:
                        rubric_hash=rubric.hash(), mode="split", field_order=["c0", "grade"], judge_model="judge-1",
                        prompt_hash="sha256:p", source="imported", judge_rounds=1)
     st.write_run(rm, verdicts, [])
+    # a generation of one round that three runs judge: two of them every item (their compare is
+    # counted from their pair table), the third all but one
+    outputs = [{"item_id": it["item_id"], "round": 1, "output": f"g3 {it['item_id']}", "tokens_in": 10,
+                "tokens_out": 20, "cost_usd": 0.001, "latency_ms": float(rng.gamma(2.0, 100.0))} for it in items]
+    gm = S.GenerationManifest(gen_id="g3", suite_id="s", suite_hash=sm.content_hash, created_at="2026-01-05T00:00:00Z",
+                              rounds=1, source="imported", knobs={"generator_model": "sys-3"},
+                              outputs_hash=S.outputs_hash(outputs))
+    st.write_generation(gm, outputs)
+    for ri, (rid, crits, jr) in enumerate((("c1", names, int(rng.integers(1, 4))),
+                                           ("c2", [*names[::-1], "extra"], int(rng.integers(2, 4))),
+                                           ("c3", names, 1))):
+        rubric = S.Rubric(criteria=[S.Criterion(name=c, kind="binary") for c in crits])
+        shift = rng.uniform(-0.2, 0.2)
+        verdicts, calls = [], []
+        for it in items[1:] if rid == "c3" else items:
+            for j in range(1, jr + 1):
+                cid = f"{rid}-{it['item_id']}-{j}"
+                calls.append({"call_id": cid, "item_id": it["item_id"], "gen_round": 1, "judge_round": j,
+                              "criteria": crits, "tokens_in": 100, "tokens_out": 20, "cost_usd": 0.001,
+                              "latency_ms": float(rng.gamma(2.0, 200.0))})
+                for pos, c in enumerate(crits):
+                    if rng.random() < 0.04:
+                        continue
+                    passed = None if rng.random() < 0.05 else bool(rng.random() < p_item[it["item_id"]] + shift)
+                    verdicts.append({"run_id": rid, "item_id": it["item_id"], "gen_round": 1, "criterion": c,
+                                     "judge_round": j, "passed": passed, "position": pos, "call_id": cid,
+                                     "error": "unparseable" if passed is None else None})
+        rm = S.RunManifest(run_id=rid, gen_id="g3", created_at=f"2026-01-06T0{ri}:00:00Z", rubric=rubric,
+                           rubric_hash=rubric.hash(), mode="single", field_order=crits, judge_model="judge-1",
+                           prompt_hash="sha256:p", source="imported", judge_rounds=jr)
+        st.write_run(rm, verdicts, calls)
     return {"rounds": {g: r for g, (_, r) in gens.items()}, "runs": [s[0] for s in specs]}
 
 
@@ -228,6 +259,41 @@ def test_per_round_trend_and_gate_equal_the_verdict_path_randomised(world, monke
                  today=date(2026, 6, 1), max_latency_increase="25%")
         misses = same(monkeypatch, spy, G._misses, store, b, "all_pass", Selection(), some)
         assert isinstance(misses, set)
+
+
+def test_one_round_compare_is_counted_from_the_pair_table_randomised(world, monkeypatch, spy):
+    """Two runs judging every item of a one-round generation: compare's figures, counts and id
+    lists come from their pair table and equal the verdict path; a selection that drops items
+    (holdout, classes), a run that missed an item or a call outside the generation joins the
+    answers tables instead, with the same numbers."""
+    store, _ = world
+    took = []
+    real = C._pair_summary
+    monkeypatch.setattr(C, "_pair_summary", lambda *a, **kw: took.append(r := real(*a, **kw)) or r)
+    every = Selection(include_holdout=True)
+    cases = [
+        ("c1", "c2", every, {}, True),
+        ("c2", "c1", Selection(include_holdout=True, majority=True), {}, True),
+        ("c1", "c2", Selection(include_holdout=True, judge_round=1), {"headline": "c2", "list_limit": 2}, True),
+        ("c1", "c2", every, {"allow": ["x"], "headline": "c0"}, True),
+        ("c1", "c2", Selection(include_holdout=True, gen_round=1), {}, True),
+        ("c1", "c2", Selection(), {}, False),
+        ("c1", "c2", Selection(include_holdout=True, classes=("x",)), {}, False),
+        ("c1", "c3", every, {}, False),
+    ]
+    for a, b, sel, kw, fast in cases:
+        took.clear()
+        c = same(monkeypatch, spy, C.compare, store, a, b, sel=sel, n_boot=200, **kw)
+        assert (took[0] is not None) == fast, (a, b, sel, kw)
+        assert c["coverage"]["shared_items"] > 0
+    # the counts and lists are not empty, so the windows were searched
+    c = C.compare(store, "c1", "c2", sel=every, list_limit=3, n_boot=50)
+    h = c["figures"]["all_pass"]
+    assert h["stable_wins"] + h["stable_regressions"] > 0
+    assert len(h["stable_win_items"]) == min(3, h["stable_wins"])
+    # past the bootstrap limit: the analytic interval from the counted sums
+    monkeypatch.setattr(C, "BOOTSTRAP_MAX_ITEMS", 5)
+    same(monkeypatch, spy, C.compare, store, "c1", "c2", sel=every)
 
 
 def test_the_ternary_headline_reads_the_verdicts(world, monkeypatch, spy):

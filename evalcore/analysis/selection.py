@@ -320,12 +320,12 @@ def _people_hold(store: Store, gen_id: str, sel: Selection, ps: tuple[str, list[
 
 
 def pair_pattern_sql(
-    store: Store, run_a: str, run_b: str, sel: Selection
+    store: Store, run_a: str, run_b: str, sel: Selection, *, by_round: bool = False
 ) -> tuple[str, list[Any], list[str], list[str]] | None:
     """The answers both runs judged under the selection, counted by the pair of their patterns
     (``class``, ``a_present``, ``a_passed``, ``a_failed``, the same for ``b``, and their number
     ``n``), from the two runs' pair table (:mod:`evalcore.storage.pairs`); with each run's criteria
-    in bit order. None when there is no pair table or the selection names items: the caller joins
+    in bit order. ``by_round``: ``gen_round`` first, counted per generation round. None when there is no pair table or the selection names items: the caller joins
     the runs' answers tables, with the same numbers."""
     if sel.items:
         return None
@@ -336,7 +336,7 @@ def pair_pattern_sql(
     rounds = [maj_a, maj_b] if sel.majority else [int(sel.judge_round or 1)] * 2
     w, p = _item_conditions(store, run_a, sel, items=False)
     where = " AND ".join(["jr_a = ?", "jr_b = ?", *w])
-    cols = "class, a_present, a_passed, a_failed, b_present, b_passed, b_failed"
+    cols = ("gen_round, " if by_round else "") + "class, a_present, a_passed, a_failed, b_present, b_passed, b_failed"
     sql = (
         f"SELECT {cols}, sum(n)::BIGINT AS n FROM (SELECT {pair_columns(swapped)} FROM read_parquet(?)) "
         f"WHERE {where} GROUP BY ALL"

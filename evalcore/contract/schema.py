@@ -703,7 +703,8 @@ def format_markdown() -> str:
         "`unjudged`: how many answers have each mask of criteria no round judged), `verdict_rounds` (per judge round: verdict",
         "rows, judged, pass rate, items), `call_scan` (call totals and counts), `per_criterion` (call",
         "shares by criterion), `list_moments` and `call_moments` (the cost projection's sums), `wall`",
-        "(measured wall time), `pair_verdicts` (rows). A generation's memo: `output_totals`.",
+        "(measured wall time), `pair_verdicts` (rows), `calls_outside` (calls naming no item of the generation, or "
+        "none). A generation's memo: `output_totals`.",
         "",
     ]
     return "\n".join(out)

@@ -17,7 +17,8 @@ What a run's set holds (:func:`build_run`; docs/FORMAT.md "Derived tables"):
   2x2, the association) come from it with holdout, class and item conditions applied on top.
 * the memo: the call totals and counts (:func:`call_scan`), per-criterion call rows
   (:func:`per_criterion_rows`), the projection's moments (:func:`list_moments`,
-  :func:`call_moments`), the measured wall time (:func:`wall_measured`), the pair verdict count.
+  :func:`call_moments`), the measured wall time (:func:`wall_measured`), the pair verdict count,
+  the calls naming no item of the generation (:func:`calls_outside`).
 
 A generation's set holds the outputs' totals (:func:`output_totals`).
 """
@@ -238,6 +239,18 @@ def wall_measured(store: Store, calls: str | Table) -> float | None:
         params,
     )[0]
     return num(v)
+
+
+def calls_outside(store: Store, calls: str, outputs: str) -> int:
+    """How many of a run's calls name no item of its generation (or none): rows the data contract
+    does not refuse. Compare needs to know that a run's latency tables hold nothing but its
+    generation's items before it takes their whole-table latency as the shared items' latency."""
+    got = store.sql(
+        "SELECT count(*) FROM read_parquet(?) WHERE item_id IS NULL OR item_id NOT IN "
+        "(SELECT item_id FROM read_parquet(?))",
+        [calls, outputs],
+    )
+    return int(got[0][0])
 
 
 def row_count(store: Store, t: str | Table, name: str = "") -> int:
@@ -561,6 +574,7 @@ def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Bu
         memo["list_moments"] = list_moments(store, calls)
         memo["call_moments"] = call_moments(store, calls)
         memo["wall"] = wall_measured(store, calls)
+        memo["calls_outside"] = calls_outside(store, calls, str(gen / "outputs.parquet"))
         memo["answer_latency"] = latency_summary(store, Table(calls), per_answer=True)
         pv = d / "pair_verdicts.parquet"
         memo["pair_verdicts"] = row_count(store, str(pv)) if pv.exists() else 0
