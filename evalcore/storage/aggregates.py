@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 NO_CRITERION = "(none)"
 BUILD_MEMORY = "600MB"  # DuckDB's cap while an answers table is built (it spills past it)
+BUILD_MEMORY_RETRY = "4GB"  # the cap of a second try when an operator could not spill at the first
 MAX_CRITERIA = 62  # bits of a BIGINT mask a shift may set without overflow
 
 # ----------------------------------------------------------------------------- tables
@@ -435,15 +436,18 @@ def copy_capped(con: Any, sql: str, params: list[Any], out: Path, spill: Path) -
     """COPY a derived table's SELECT to Parquet at ``out`` on the connection ``con`` (its own:
     capped at :data:`BUILD_MEMORY`, spilling into ``spill`` past the cap). COPY streams the result
     without holding it in Python. An operator that cannot spill at the cap (seen at 180M verdict
-    rows) gets the COPY once more with DuckDB's own limit, still spilling, rather than no table."""
-    con.execute(f"SET memory_limit = '{BUILD_MEMORY}'")
+    rows) gets the COPY once more at :data:`BUILD_MEMORY_RETRY`, then with DuckDB's own limit, still
+    spilling, rather than no table."""
     con.execute(f"SET temp_directory = '{quoted(spill)}'")
     copy = f"COPY ({sql}) TO '{quoted(out)}' (FORMAT parquet, COMPRESSION zstd)"
-    try:
-        con.execute(copy, params)
-    except duckdb.OutOfMemoryException:
-        con.execute("RESET memory_limit")
-        con.execute(copy, params)
+    for cap in (BUILD_MEMORY, BUILD_MEMORY_RETRY, None):
+        con.execute("RESET memory_limit" if cap is None else f"SET memory_limit = '{cap}'")
+        try:
+            con.execute(copy, params)
+            return
+        except duckdb.OutOfMemoryException:
+            if cap is None:
+                raise
 
 
 def patterns_of(answers_path: str) -> str:
