@@ -28,6 +28,7 @@ from evalcore.analysis.selection import Selection, mask_positions, mask_sql
 from evalcore.analysis.suites import suite_of_run
 from evalcore.analysis.summary import generations_summary, runs_summary
 from evalcore.storage import aggregates, derived
+from evalcore.storage.itemkeys import item_keys
 from evalcore.storage.pairs import pair_table
 from evalcore.storage.store import Store
 
@@ -269,6 +270,33 @@ def test_the_patterns_count_the_answers_and_carry_the_suites_holdout_and_classes
 def _copy_world(src: Path, dst: Path) -> Store:
     shutil.copytree(src, dst / "data")
     return Store(dst / "data", dst / "state")
+
+
+def test_labelled_items_are_looked_up_by_integer_key_once(world, tmp_path):
+    """The association's people section picks the labelled answers out of each run by their integer
+    item keys: looked up once per id (storage.itemkeys) and kept in the state, a map that was
+    altered is not read, and without a state directory the ids themselves are matched."""
+    store, info = world
+    other = Store(store.data, tmp_path / "state")
+    path = aggregates.answers_table(other, info["runs"][0])[0]
+    rows = other.sql("SELECT DISTINCT item_id, item FROM read_parquet(?) ORDER BY item", [path])
+    ids = [r[0] for r in rows[::3]]
+    want = sorted(r[1] for r in rows[::3])
+    looked = []
+    real = Store.sql
+    other.sql = lambda q, p=None, **kw: (looked.append(q) if "unnest(?::VARCHAR[])" in q else None) or real(
+        other, q, p, **kw
+    )
+    assert item_keys(other, path, [*ids, "not-an-item"]) == want
+    assert item_keys(other, path, ids[:5]) == want[:5] and len(looked) == 1  # known: not looked up again
+    assert item_keys(other, path, ["not-an-item"]) == [] and len(looked) == 1  # a known miss too
+    (f,) = (tmp_path / "state" / derived.DIR / "keys").glob("*.json")
+    doc = json.loads(f.read_text())
+    doc["keys"][ids[0]] = 10**6
+    f.write_text(json.dumps(doc))
+    assert item_keys(other, path, ids) == want and len(looked) == 2  # altered: not read, looked up again
+    inside = Store(store.data, store.data / "state")
+    assert item_keys(inside, path, ids) is None
 
 
 def test_a_copied_data_directory_keeps_its_sets(world, tmp_path):

@@ -41,6 +41,7 @@ from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
 from evalcore.stats import association as stats
 from evalcore.stats import correlation
 from evalcore.storage.gold import settled
+from evalcore.storage.itemkeys import item_keys
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
@@ -390,19 +391,25 @@ def association(
             )
         ps = _people_hold(store, gen_id, sel, ps)
         psql, pparams = _pivot_sql(ps[0], ps[1], common, "hp", numeric)
-        # the runs restricted to the labelled items before pivoting (not 1M answers for 2,000 labels)
+        # the runs restricted to the labelled items before pivoting (not 1M answers for 2,000 labels):
+        # by their integer keys (looked up once per item id, storage.itemkeys) where they can be kept
         labelled = f"SELECT DISTINCT item_id FROM ({ps[0]})"
+        keys = None
+        if use_masks:
+            ids = [r[0] for r in store.sql(labelled, ps[1])]
+            keys = item_keys(store, cast(tuple[str, list[Any], list[str]], masks[run_ids[0]])[1][0], ids)
         people_parts = []
         for i, rid in enumerate(run_ids):
             if use_masks:
-                qsql, qparams = _mask_pivot_sql(
-                    cast(tuple[str, list[Any], list[str]], masks[rid]),
-                    common,
-                    f"i{i}",
-                    "item_id",
-                    f"item_id IN ({labelled})",
+                keep, kparams = (
+                    ("item IN (SELECT unnest(?::INTEGER[]))", [keys])
+                    if keys is not None
+                    else (f"item_id IN ({labelled})", ps[1])
                 )
-                qparams = [*qparams, *ps[1]]
+                qsql, qparams = _mask_pivot_sql(
+                    cast(tuple[str, list[Any], list[str]], masks[rid]), common, f"i{i}", "item_id", keep
+                )
+                qparams = [*qparams, *kparams]
             else:
                 rsql, rparams = _verdict_rows_sql(store, rid, sel)
                 rsql = f"SELECT * FROM ({rsql}) WHERE item_id IN ({labelled})"

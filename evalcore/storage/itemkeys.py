@@ -1,0 +1,73 @@
+"""Item keys of named items: the integer key (``item``) that the answers tables of a generation's
+runs give each item id (:mod:`evalcore.storage.aggregates`), looked up once per id and kept in the
+state directory, so that a figure over a few thousand labelled answers picks them out of millions
+by an integer instead of matching every answer's id.
+
+``<state>/derived/keys/<key>.json``, ``key`` the sha256 of the version and of the answers table's
+own hash (a table that changed is never looked up in an old map); the file records the sha256 of
+its own map, and a map that does not hash to it is not read. Ids looked up and not found are kept
+as -1, so that they are not looked up again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalcore.storage import derived
+from evalcore.storage.files import atomic_write_bytes
+
+if TYPE_CHECKING:
+    from evalcore.storage.store import Store
+
+VERSION = 1
+DIR = "keys"
+MISSING = -1
+
+_LOCK = threading.Lock()
+
+
+def _digest(keys: dict[str, int]) -> str:
+    return hashlib.sha256(json.dumps(keys, sort_keys=True).encode()).hexdigest()
+
+
+def _read(f: Path) -> dict[str, int]:
+    try:
+        doc = json.loads(f.read_text())
+        keys = {str(k): int(v) for k, v in doc["keys"].items()}
+        return keys if doc.get("version") == VERSION and doc.get("sha256") == _digest(keys) else {}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def item_keys(store: Store, answers_path: str, ids: list[str]) -> list[int] | None:
+    """The integer keys of ``ids`` in this answers table (those it holds), from the state's map,
+    looking up only the ids the map does not know yet. None when nothing can be kept (no state
+    directory): the caller matches the ids themselves."""
+    state = derived._state_dir(store)
+    if state is None:
+        return None
+    sha = derived.sha256_of(Path(answers_path), state)
+    f = state / derived.DIR / DIR / f"{hashlib.sha256(f'keys:{VERSION}:{sha}'.encode()).hexdigest()[:24]}.json"
+    with _LOCK:
+        known = _read(f)
+        missing = sorted(set(ids) - known.keys())
+        if missing:
+            found = dict(
+                store.sql(
+                    "SELECT DISTINCT item_id, item FROM read_parquet(?) WHERE item_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [answers_path, missing],
+                )
+            )
+            known.update({i: int(found.get(i, MISSING)) for i in missing})
+            try:
+                f.parent.mkdir(parents=True, exist_ok=True)
+                doc = {"version": VERSION, "answers_sha256": sha, "keys": known, "sha256": _digest(known)}
+                atomic_write_bytes(f, json.dumps(doc, sort_keys=True).encode())
+            except OSError:
+                pass
+            derived._save_stamps(state)
+    return sorted({known[i] for i in ids if known.get(i, MISSING) != MISSING})
