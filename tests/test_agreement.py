@@ -74,6 +74,36 @@ def test_kappa_interval_is_seeded():
         A.cohen_kappa(g, j, 3, "quadratic").value)
 
 
+def test_the_bootstraps_drawn_as_counts_match_resampling_the_items():
+    """The kappa and corrected-rate intervals draw each resample as its multinomial table of counts;
+    resampling the items themselves (indices with replacement, as a bootstrap is usually written)
+    gives the same distribution: with many resamples the two intervals agree closely."""
+    rng = np.random.default_rng(9)
+    g = rng.integers(0, 3, 300)
+    j = np.where(rng.random(300) < 0.7, g, rng.integers(0, 3, 300))
+    iv = A.cohen_kappa_interval(g, j, seed=1, k=3, n_boot=20000)
+    idx = np.random.default_rng(2).integers(0, 300, size=(20000, 300))
+    direct = [A.cohen_kappa(g[i], j[i], 3).value for i in idx[:4000]]
+    lo, hi = np.quantile(direct, [0.025, 0.975])
+    assert abs(iv.lo - lo) < 0.012 and abs(iv.hi - hi) < 0.012
+    # the corrected rate: two strata, one sampled at a quarter
+    strata = np.array(["raised"] * 120 + ["audit"] * 80)
+    gold = rng.random(200) < 0.6
+    judge = np.where(gold, rng.random(200) < 0.85, rng.random(200) < 0.3)
+    sizes = {"raised": 120, "audit": 320}
+    r = A.corrected_pass_rate(judge, gold, strata, sizes, 300, 440, seed=3, n_boot=20000)
+    vals = []
+    draw = np.random.default_rng(4)
+    for _ in range(4000):
+        pick = np.r_[draw.integers(0, 120, 120), 120 + draw.integers(0, 80, 80)]
+        w = np.where(strata[pick] == "raised", 1.0, 4.0)
+        se, sp = A.weighted_se_sp(judge[pick], gold[pick], w)
+        p = draw.binomial(440, 300 / 440) / 440
+        vals.append(min(1.0, max(0.0, (p + sp.value - 1) / (se.value + sp.value - 1))))
+    lo, hi = np.quantile(vals, [0.025, 0.975])
+    assert abs(r.lo - lo) < 0.012 and abs(r.hi - hi) < 0.012
+
+
 def test_fleiss_kappa_published_example():
     # Fleiss (1971) as reproduced on Wikipedia: 10 subjects, 14 raters, 5 categories -> 0.210
     t = [[0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1], [7, 7, 0, 0, 0],

@@ -402,7 +402,7 @@ def association(
         for i, rid in enumerate(run_ids):
             if use_masks:
                 keep, kparams = (
-                    ("item IN (SELECT unnest(?::INTEGER[]))", [keys])
+                    ("item IN (SELECT unnest(?::INTEGER[]))", [sorted(keys.values())])
                     if keys is not None
                     else (f"item_id IN ({labelled})", ps[1])
                 )

@@ -66,6 +66,7 @@ from evalcore.review.queue import flagged_for_repair
 from evalcore.stats import agreement as A
 from evalcore.storage.aggregates import patterns_of
 from evalcore.storage.gold import gold as settle
+from evalcore.storage.itemkeys import item_keys
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
@@ -127,20 +128,21 @@ def rater_labels(store: Store, gen_id: str, crits: dict[str, S.Criterion | None]
                     "value": cat,
                 }
             )
-    for s in labels.shipped(gen_id):
-        c = crits.get(s["criterion"]) if s["criterion"] in crits else labels.criterion_for(gen_id, s["criterion"])
-        cat = label_category(c, s["value"], s["passed"])
-        if cat is not None:
-            out.append(
-                {
-                    "rater": s["reviewer"],
-                    "source": s["source"],
-                    "item_id": s["item_id"],
-                    "gen_round": int(s["gen_round"]),
-                    "criterion": s["criterion"],
-                    "value": cat,
-                }
-            )
+    for source, rows in labels.shipped_rows(gen_id):
+        for item_id, gen_round, criterion, annotator, value, passed in rows:
+            c = crits.get(criterion) if criterion in crits else labels.criterion_for(gen_id, criterion)
+            cat = label_category(c, value, passed)
+            if cat is not None:
+                out.append(
+                    {
+                        "rater": annotator,
+                        "source": source,
+                        "item_id": item_id,
+                        "gen_round": int(gen_round),
+                        "criterion": criterion,
+                        "value": cat,
+                    }
+                )
     return out
 
 
@@ -580,12 +582,21 @@ def _on_gold(
         if not bits or not any(k[2] in bits for k in gkeys):
             continue
         q, p = _answers(path, "judge_round >= 1", cut)
-        for item_id, gen_round, jr, present, passed, failed in store.sql(
-            f"WITH g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round) "
-            f"SELECT a.item_id, a.gen_round, a.judge_round, a.present, a.passed, a.failed FROM ({q}) a "
-            "SEMI JOIN g ON a.item_id = g.item_id AND a.gen_round = g.gen_round",
-            [[a[0] for a in answers], [a[1] for a in answers], *p],
+        # the gold answers by integer item key where the keys can be kept (storage.itemkeys)
+        keys = item_keys(store, path, sorted({a[0] for a in answers}))
+        col, kind, ids = (
+            ("item_id", "VARCHAR", [a[0] for a in answers])
+            if keys is None
+            else ("item", "INTEGER", [keys.get(a[0], -1) for a in answers])
+        )
+        id_of = {v: k for k, v in keys.items()} if keys is not None else None
+        for key, gen_round, jr, present, passed, failed in store.sql(
+            f"WITH g AS (SELECT unnest(?::{kind}[]) AS {col}, unnest(?::BIGINT[]) AS gen_round) "
+            f"SELECT a.{col}, a.gen_round, a.judge_round, a.present, a.passed, a.failed FROM ({q}) a "
+            f"SEMI JOIN g ON a.{col} = g.{col} AND a.gen_round = g.gen_round",
+            [ids, [a[1] for a in answers], *p],
         ):
+            item_id = key if id_of is None else id_of[key]
             for c, k in bits.items():
                 if (item_id, int(gen_round), c) in gset and present >> k & 1:
                     value = "pass" if passed >> k & 1 else "fail" if failed >> k & 1 else None

@@ -35,7 +35,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from evalcore.stats.association import Stat
-from evalcore.stats.bootstrap import generator, percentile_interval, resample
+from evalcore.stats.bootstrap import generator, percentile_interval
 
 MISSING = -1
 Weights = Literal["linear", "quadratic"] | None
@@ -183,7 +183,9 @@ def cohen_kappa_interval(
     """:func:`cohen_kappa` with a percentile bootstrap interval over items: ``n_boot`` resamples
     with replacement drawn by ``numpy.random.defaultgenerator(seed)``; the ``(1 - level)/2`` and
     ``(1 + level)/2`` quantiles of the resampled kappas. A resample whose kappa is undefined is
-    dropped and counted (``n_used``). Same seed and data, same interval."""
+    dropped and counted (``n_used``). Same seed and data, same interval. Each resample is drawn as
+    its table of counts (multinomial over the observed cells: the distribution of a resample of
+    items, at the cost of k x k numbers instead of n)."""
     _check_level(level)
     if n_boot < 1:
         raise ValueError(f"n_boot must be positive, got {n_boot}")
@@ -194,14 +196,12 @@ def cohen_kappa_interval(
     if s.value is None:
         return KappaInterval(None, None, None, n, level, n_boot, 0, weights, s.reason)
     w = weight_matrix(k, weights)
-    cell = a * k + b
-
-    def kappas(idx: np.ndarray) -> np.ndarray:
-        m = idx.shape[0]
-        codes = cell[idx] + (k * k) * np.arange(m)[:, None]
-        return _kappa_counts(np.bincount(codes.ravel(), minlength=m * k * k).reshape(m, k, k), w)
-
-    p = percentile_interval(resample(kappas, n, n_boot, generator(seed)), level)
+    # kappa depends on the items only through their table of counts, and the table of a resample of
+    # n items drawn with replacement is multinomial(n, the observed shares): drawn as such (k x k
+    # numbers per resample instead of n indices), the same distribution of resampled kappas
+    shares = np.bincount(a * k + b, minlength=k * k) / n
+    tables = generator(seed).multinomial(n, shares, size=n_boot).reshape(n_boot, k, k)
+    p = percentile_interval(_kappa_counts(tables, w), level)
     if p.lo is None or p.hi is None:
         return KappaInterval(s.value, None, None, n, level, n_boot, 0, weights, "no resample had a defined kappa")
     reason = None if p.used == n_boot else f"{n_boot - p.used} of {n_boot} resamples had no kappa and were dropped"
@@ -430,7 +430,9 @@ def corrected_pass_rate(
     for. With every case of a stratum reviewed this is the inverse inclusion probability.
 
     The interval is a seeded percentile bootstrap: each resample draws n_h cases with replacement
-    within every stratum, and the observed rate from Binomial(observed_n, observed_k / observed_n);
+    within every stratum (as the multinomial counts of the stratum's four judge / gold cells, which
+    is what the correction reads), and the observed rate from Binomial(observed_n, observed_k /
+    observed_n);
     resamples where the correction is undefined are dropped and counted."""
     _check_level(level)
     j = np.asarray(judge_pass, dtype=bool)
@@ -476,21 +478,21 @@ def corrected_pass_rate(
     p_star = rng.binomial(observed_n, p_obs, size=n_boot) / observed_n
     # the cases stratum by stratum (a stable sort: each stratum keeps its order, so the draws
     # below pick the same cases), so that each stratum's counts fill a block of columns
-    order = np.argsort(h, kind="stable")
-    j, g, w, h = j[order], g[order], w[order], h[order]
-    mult = np.empty((n_boot, j.size))  # how often each case is drawn in each resample
-    start = 0
+    # every case of a stratum weighs the same, so a resample counts for its cells only: per stratum
+    # how many of its n_h draws are (judge, gold) = (pass, pass), (fail, pass), (pass, fail), (fail,
+    # fail), multinomial(n_h, the stratum's shares), the distribution of n_h cases drawn with
+    # replacement (four numbers per resample instead of n_h)
+    cells = np.zeros((n_boot, 4))  # weighted: pass-pass, fail-pass, pass-fail, fail-fail
     for s in labels:
-        size = int(np.count_nonzero(h == s))
-        idx = rng.integers(0, size, size=(n_boot, size))
-        flat = (idx + size * np.arange(n_boot)[:, None]).ravel()
-        mult[:, start : start + size] = np.bincount(flat, minlength=n_boot * size).reshape(n_boot, size)
-        start += size
-    wm = mult * w
-    pos, neg = wm @ g.astype(float), wm @ (~g).astype(float)
+        m = h == s
+        size = int(m.sum())
+        code = np.where(g[m], 0, 2) + np.where(j[m], 0, 1)
+        draws = rng.multinomial(size, np.bincount(code, minlength=4) / size, size=n_boot)
+        cells += draws * (stratum_sizes[s] / size)
+    pos, neg = cells[:, 0] + cells[:, 1], cells[:, 2] + cells[:, 3]
     with np.errstate(invalid="ignore", divide="ignore"):
-        se_b = (wm @ (j & g).astype(float)) / pos
-        sp_b = (wm @ (~j & ~g).astype(float)) / neg
+        se_b = cells[:, 0] / pos
+        sp_b = cells[:, 3] / neg
         jj = se_b + sp_b - 1.0
         vals = np.clip((p_star + sp_b - 1.0) / jj, 0.0, 1.0)
     vals = np.where((pos > 0) & (neg > 0) & (jj > 1e-12), vals, np.nan)

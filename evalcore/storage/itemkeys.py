@@ -43,8 +43,8 @@ def _read(f: Path) -> dict[str, int]:
         return {}
 
 
-def item_keys(store: Store, answers_path: str, ids: list[str]) -> list[int] | None:
-    """The integer keys of ``ids`` in this answers table (those it holds), from the state's map,
+def item_keys(store: Store, answers_path: str, ids: list[str]) -> dict[str, int] | None:
+    """The integer key of each of ``ids`` that this answers table holds, from the state's map,
     looking up only the ids the map does not know yet. None when nothing can be kept (no state
     directory): the caller matches the ids themselves."""
     state = derived._state_dir(store)
@@ -70,4 +70,4 @@ def item_keys(store: Store, answers_path: str, ids: list[str]) -> list[int] | No
             except OSError:
                 pass
             derived._save_stamps(state)
-    return sorted({known[i] for i in ids if known.get(i, MISSING) != MISSING})
+    return {i: known[i] for i in ids if known.get(i, MISSING) != MISSING}

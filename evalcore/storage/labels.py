@@ -53,7 +53,7 @@ LABELS_SCHEMA_VERSION = 2
 OUTCOMES = ("decided", "test_wrong", "skipped", "withdrawn")
 ROLES = ("reviewer", "adjudicator")  # the capacity an edit was made in (edits.role)
 #: the rows of the data directory's label sets by (path, size, mtime, inode, generation, created_at)
-_SHIPPED: dict[tuple, list[dict[str, Any]]] = {}
+_SHIPPED: dict[tuple, list[tuple]] = {}
 _SHIPPED_LOCK = threading.Lock()
 _READY: set[str] = set()  # PostgreSQL URLs whose tables this process found (their version is read each time)
 
@@ -608,48 +608,59 @@ class LabelStore:
         """Labels read from the data directory's label sets, marked as shipped (each set's rows
         read once while its file's size, mtime and inode are unchanged; fresh dicts every call)."""
         out: list[dict[str, Any]] = []
+        for lid, set_gen, created, rows in self._shipped_sets(gen_id):
+            out.extend(
+                {
+                    "source": f"shipped:{lid}",
+                    "edit_id": None,
+                    "gen_id": set_gen,
+                    "item_id": item_id,
+                    "gen_round": gen_round,
+                    "criterion": criterion,
+                    "value": value,
+                    "passed": passed,
+                    "outcome": "decided",
+                    "reviewer": annotator,
+                    "created_at": created,
+                    "queue": None,
+                    "reason_code": None,
+                    "note": None,
+                    "supersedes": None,
+                    "tags": [],
+                    "role": None,
+                }
+                for item_id, gen_round, criterion, annotator, value, passed in rows
+            )
+        return out
+
+    def shipped_rows(self, gen_id: str) -> list[tuple[str, list[tuple]]]:
+        """The generation's shipped labels as they are read, for callers that only read them (the
+        report card): per label set its source (``shipped:<id>``) and its rows (item_id, gen_round,
+        criterion, annotator, value, passed), shared and not to be changed."""
+        return [(f"shipped:{lid}", rows) for lid, _, _, rows in self._shipped_sets(gen_id)]
+
+    def _shipped_sets(self, gen_id: str | None) -> list[tuple[str, str, str, list[tuple]]]:
+        out = []
         for lid in self.store.ids("labelset"):
             m = self.store.labelset(lid).manifest
             if gen_id and m.gen_id != gen_id:
                 continue
             path = self.store.path_of("labelset", lid, "labels")
             st = os.stat(path)
-            key = (path, st.st_size, st.st_mtime_ns, st.st_ino, m.gen_id, m.created_at.isoformat())
+            key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
             rows = _SHIPPED.get(key)
             if rows is None:
-                rows = self._shipped_rows(lid, path, m.gen_id, key[-1])
+                rows = [
+                    tuple(r)
+                    for r in self.store.sql(
+                        "SELECT item_id, gen_round, criterion, annotator, value, passed FROM read_parquet(?) "
+                        "ORDER BY item_id, gen_round, criterion, annotator",
+                        [path],
+                    )
+                ]
                 with _SHIPPED_LOCK:
                     if len(_SHIPPED) >= 16:  # a few label sets' rows at a time
                         _SHIPPED.clear()
                     _SHIPPED[key] = rows
-            out.extend({**r, "tags": []} for r in rows)
+            out.append((lid, m.gen_id, m.created_at.isoformat(), rows))
         return out
-
-    def _shipped_rows(self, lid: str, path: str, gen_id: str, created: str) -> list[dict[str, Any]]:
-        rows = self.store.sql(
-            "SELECT item_id, gen_round, criterion, annotator, value, passed FROM read_parquet(?) "
-            "ORDER BY item_id, gen_round, criterion, annotator",
-            [path],
-        )
-        return [
-            {
-                "source": f"shipped:{lid}",
-                "edit_id": None,
-                "gen_id": gen_id,
-                "item_id": item_id,
-                "gen_round": gen_round,
-                "criterion": criterion,
-                "value": value,
-                "passed": passed,
-                "outcome": "decided",
-                "reviewer": annotator,
-                "created_at": created,
-                "queue": None,
-                "reason_code": None,
-                "note": None,
-                "supersedes": None,
-                "tags": [],
-                "role": None,
-            }
-            for item_id, gen_round, criterion, annotator, value, passed in rows
-        ]
