@@ -135,7 +135,7 @@ def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
             st = store_mod.Store(data, obj.state_opt)
             gen_ids = [st.run(r).manifest.gen_id for r in run_ids]
             refresh_detections(st, gen_ids)
-            for g in dict.fromkeys(gen_ids):  # two runs' answers joined once, for flips and association
+            for g in dict.fromkeys(gen_ids):  # two runs' answers joined once, for flips, association and compare
                 refresh_pairs(st, runs_on(st, g))
         except (EvalcoreError, duckdb.Error) as e:
             why = e.message if isinstance(e, EvalcoreError) else str(e).splitlines()[0]

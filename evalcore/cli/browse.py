@@ -164,7 +164,7 @@ def index(
     """Build the derived tables (sufficient statistics) of runs and generations: every one, or
     those named. A set is current while its sources hash to what it recorded; a stale one is
     rebuilt, and no figure reads it meanwhile. Then the pair tables of every two runs on one
-    generation (their answers joined once, for flips and association) and the review detection
+    generation (their answers joined once, for flips, association and compare) and the review detection
     of each generation with runs (every case and why it is raised), stored in the state
     directory."""
     import time
