@@ -23,6 +23,10 @@ headless Chromium (Playwright, 1400x900) the app's shell is loaded first on the 
 * **warm**: the same URL loaded again (a new Streamlit session; the server's caches warm, the
   browser's cache of the app's static files too), timed the same way.
 
+``floor`` is not an evalcore page: a Streamlit app of a title and a three-row table
+(``FLOOR_APP``), served and timed the same way, whose figures are what any Streamlit page takes on
+this machine.
+
 Memory is the server's: VmHWM (peak resident set) after the warm render, and its CPU (user +
 system) during the cold render. ``--derived 0`` runs the server with ``EVALCORE_DERIVED=0`` (every
 figure from the full data) for the before/after. The data must be the scaled SIMULATED world of
@@ -63,7 +67,16 @@ PAGES = {  # name -> URL path and query
     "agreement": "/agreement?gen=bench-g1",
     "labels": "/labels",
     "suite": "/suite?suite=bench",
+    "floor": "/",  # not evalcore: FLOOR_APP, Streamlit's own floor on this machine
 }
+#: a Streamlit app of a title and a three-row table, served and timed exactly as the pages are:
+#: the least a page of any Streamlit app takes here (its warm render is mostly the browser's
+#: new session: the app shell, the WebSocket, the script run and the first deltas)
+FLOOR_APP = """import streamlit as st
+
+st.title("floor")
+st.dataframe({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+"""
 MAIN = (
     "[data-testid=\"stDataFrame\"], [data-testid=\"stTable\"], [data-testid=\"stVegaLiteChart\"], "
     "[data-testid=\"stArrowVegaLiteChart\"], [data-testid=\"stMarkdownContainer\"] table"
@@ -135,7 +148,12 @@ def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: flo
     env_before = os.environ.get("EVALCORE_DERIVED")
     os.environ["EVALCORE_DERIVED"] = derived
     try:
-        with browser_util.serve(ROOT, data, state, tmp / f"streamlit-{name}-{k}.log", timeout=120) as (base, proc):
+        root = ROOT
+        if name == "floor":
+            root = tmp / "floor-app"
+            root.mkdir(exist_ok=True)
+            (root / "app.py").write_text(FLOOR_APP)
+        with browser_util.serve(root, data, state, tmp / f"streamlit-{name}-{k}.log", timeout=120) as (base, proc):
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 try:
@@ -143,7 +161,7 @@ def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: flo
                     page = ctx.new_page()
                     page.add_init_script(JS_WS_HOOK)
                     t = time.perf_counter()
-                    page.goto(base + SHELL)
+                    page.goto(base + (PAGES[name] if name == "floor" else SHELL))
                     page.wait_for_function(f"() => document.querySelector('h1') !== null && {JS_IDLE}",
                                            timeout=timeout * 1000, polling=25)
                     out["shell_s"] = round(time.perf_counter() - t, 3)

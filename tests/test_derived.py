@@ -28,7 +28,7 @@ from evalcore.analysis.selection import Selection, mask_positions, mask_sql
 from evalcore.analysis.suites import suite_of_run
 from evalcore.analysis.summary import generations_summary, runs_summary
 from evalcore.storage import aggregates, derived
-from evalcore.storage.itemkeys import item_keys
+from evalcore.storage.itemkeys import item_keys, labelled_ids
 from evalcore.storage.pairs import pair_table
 from evalcore.storage.store import Store
 
@@ -297,6 +297,38 @@ def test_labelled_items_are_looked_up_by_integer_key_once(world, tmp_path):
     assert item_keys(other, path, ids) == want and len(looked) == 2  # altered: not read, looked up again
     inside = Store(store.data, store.data / "state")
     assert item_keys(inside, path, ids) is None
+
+
+def test_the_labelled_items_keys_are_prepared_by_index(tmp_path):
+    """`evalcore index` looks up the keys of the label sets' items in each run's answers table
+    (rows of kind "keys"), so that the report card and the association find them ready."""
+    import subprocess
+    import sys
+
+    def ev(*args):
+        p = subprocess.run([sys.executable, "-m", "evalcore", "--data", str(DEMO), "--state", str(tmp_path / "state"),
+                            "index", "--no-detection", *args, "--json"], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        return {r["id"]: r for r in json.loads(p.stdout) if r["kind"] == "keys"}
+
+    before = ev("--check")
+    assert before and {r["state"] for r in before.values()} == {"missing or stale"}
+    assert not (tmp_path / "state" / derived.DIR / "keys").exists()  # --check writes nothing
+    built = ev()
+    assert set(built) == set(before) and {r["state"] for r in built.values()} == {"built"}
+    store = Store(DEMO, tmp_path / "state")
+    for rid, r in built.items():
+        path = aggregates.answers_table(store, rid, rebuild=False)[0]
+        ids = labelled_ids(store, store.run(rid).manifest.gen_id)
+        assert r["labelled_items"] == len(ids) > 0
+        got = store.sql("SELECT DISTINCT item_id, item FROM read_parquet(?) WHERE item_id IN (SELECT unnest(?))",
+                        [path, ids])
+        looked = []
+        store.sql = lambda q, p=None, **kw: looked.append(q) or Store.sql(store, q, p, **kw)
+        assert item_keys(store, path, ids) == dict(got) and not looked  # ready: nothing looked up
+        del store.sql
+    assert {r["state"] for r in ev("--check").values()} == {"current"}
+    assert {r["state"] for r in ev("--force", "--into", "state").values()} == {"rebuilt"}  # the demo left as it is
 
 
 def test_a_copied_data_directory_keeps_its_sets(world, tmp_path):

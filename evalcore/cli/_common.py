@@ -127,6 +127,7 @@ def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
 
     from evalcore.errors import EvalcoreError
     from evalcore.review.detect import refresh_detections, runs_on
+    from evalcore.storage.itemkeys import label_keys
     from evalcore.storage.pairs import refresh_pairs
 
     for (data, _writer_state), run_ids in gens.items():
@@ -137,6 +138,8 @@ def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
             refresh_detections(st, gen_ids)
             for g in dict.fromkeys(gen_ids):  # two runs' answers joined once, for flips, association and compare
                 refresh_pairs(st, runs_on(st, g))
+            for r in run_ids:  # the labelled items' integer keys, for the report card and association
+                label_keys(st, r)
         except (EvalcoreError, duckdb.Error) as e:
             why = e.message if isinstance(e, EvalcoreError) else str(e).splitlines()[0]
             click.echo(

@@ -164,9 +164,9 @@ def index(
     """Build the derived tables (sufficient statistics) of runs and generations: every one, or
     those named. A set is current while its sources hash to what it recorded; a stale one is
     rebuilt, and no figure reads it meanwhile. Then the pair tables of every two runs on one
-    generation (their answers joined once, for flips, association and compare) and the review detection
-    of each generation with runs (every case and why it is raised), stored in the state
-    directory."""
+    generation (their answers joined once, for flips, association and compare), the integer keys of
+    the labelled items, and the review detection of each generation with runs (every case and why
+    it is raised), stored in the state directory."""
     import time
 
     from evalcore.storage import aggregates, derived
@@ -191,6 +191,7 @@ def index(
         row["seconds"] = round(time.perf_counter() - t0, 3)
         rows.append(row)
     rows += _pairs(store, ids, check, force)
+    rows += _keys(store, ids, check, force)
     if not no_detection:
         rows += _detections(store, ids, check, force)
     text = _table(
@@ -232,6 +233,38 @@ def _pairs(store: Store, ids: tuple[str, ...], check: bool, force: bool) -> list
                 row.update(where="state" if t else None, path=t[0] if t else None)
                 row["seconds"] = round(time.perf_counter() - t0, 3)
                 rows.append(row)
+    return rows
+
+
+def _keys(store: Store, ids: tuple[str, ...], check: bool, force: bool) -> list[dict]:
+    """``evalcore index``'s rows for the integer keys of the labelled items in each run's answers
+    table (storage.itemkeys; runs whose generation has a label set), kept in the state directory."""
+    import time
+
+    from evalcore.storage.itemkeys import DIR, label_keys
+
+    rows = []
+    for rid in store.ids("run"):
+        if ids and rid not in ids and store.run(rid).manifest.gen_id not in ids:
+            continue
+        t0 = time.perf_counter()
+        got = label_keys(store, rid, check=check, force=force)
+        if got is None:
+            continue
+        state = "current" if got["current"] else ("missing or stale" if check else "built")
+        if force and not check:
+            state = "rebuilt"
+        rows.append(
+            {
+                "kind": "keys",
+                "id": rid,
+                "state": state,
+                "where": "state",
+                "path": str(Path(store.state) / "derived" / DIR),
+                "labelled_items": got["labelled_items"],
+                "seconds": round(time.perf_counter() - t0, 3),
+            }
+        )
     return rows
 
 

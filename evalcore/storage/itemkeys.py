@@ -15,7 +15,7 @@ import hashlib
 import json
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalcore.storage import derived
 from evalcore.storage.files import atomic_write_bytes
@@ -43,6 +43,10 @@ def _read(f: Path) -> dict[str, int]:
         return {}
 
 
+def _file(state: Path, sha: str) -> Path:
+    return state / derived.DIR / DIR / f"{hashlib.sha256(f'keys:{VERSION}:{sha}'.encode()).hexdigest()[:24]}.json"
+
+
 def item_keys(store: Store, answers_path: str, ids: list[str]) -> dict[str, int] | None:
     """The integer key of each of ``ids`` that this answers table holds, from the state's map,
     looking up only the ids the map does not know yet. None when nothing can be kept (no state
@@ -51,7 +55,7 @@ def item_keys(store: Store, answers_path: str, ids: list[str]) -> dict[str, int]
     if state is None:
         return None
     sha = derived.sha256_of(Path(answers_path), state)
-    f = state / derived.DIR / DIR / f"{hashlib.sha256(f'keys:{VERSION}:{sha}'.encode()).hexdigest()[:24]}.json"
+    f = _file(state, sha)
     with _LOCK:
         known = _read(f)
         missing = sorted(set(ids) - known.keys())
@@ -71,3 +75,37 @@ def item_keys(store: Store, answers_path: str, ids: list[str]) -> dict[str, int]
                 pass
             derived._save_stamps(state)
     return {i: known[i] for i in ids if known.get(i, MISSING) != MISSING}
+
+
+def labelled_ids(store: Store, gen_id: str) -> list[str]:
+    """The item ids the generation's shipped label sets label."""
+    paths = [
+        store.path_of("labelset", lid, "labels")
+        for lid in store.ids("labelset")
+        if store.labelset(lid).manifest.gen_id == gen_id
+    ]
+    if not paths:
+        return []
+    return [r[0] for r in store.sql("SELECT DISTINCT item_id FROM read_parquet(?::VARCHAR[])", [paths])]
+
+
+def label_keys(store: Store, run_id: str, *, check: bool = False, force: bool = False) -> dict[str, Any] | None:
+    """Look up the keys of the items the run's generation's label sets label (``evalcore index``
+    and every command that writes a run), so that the report card and the association find them
+    ready: how many there are and whether they were all known already. ``check``: only say so;
+    ``force``: look every one up again. None when the run has no answers table, its generation no label set, or there is no state."""
+    from evalcore.storage.aggregates import answers_table
+
+    state = derived._state_dir(store)
+    t = answers_table(store, run_id, rebuild=not check)
+    ids = labelled_ids(store, store.run(run_id).manifest.gen_id) if t is not None else []
+    if state is None or t is None or not ids:
+        return None
+    f = _file(state, derived.sha256_of(Path(t[0]), state))
+    if force and not check:
+        f.unlink(missing_ok=True)
+    known = _read(f)
+    current = not (set(ids) - known.keys())
+    if not current and not check:
+        item_keys(store, t[0], ids)
+    return {"labelled_items": len(ids), "current": current}
