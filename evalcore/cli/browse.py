@@ -259,8 +259,8 @@ def _keys(store: Store, ids: tuple[str, ...], check: bool, force: bool) -> list[
                 "kind": "keys",
                 "id": rid,
                 "state": state,
-                "where": "state",
-                "path": str(Path(store.state) / "derived" / DIR),
+                "where": None if state == "missing or stale" else "state",
+                "path": None if state == "missing or stale" else str(Path(store.state) / "derived" / DIR),
                 "labelled_items": got["labelled_items"],
                 "seconds": round(time.perf_counter() - t0, 3),
             }
