@@ -287,7 +287,7 @@ def test_cli_queue_commands(qworld, tmp_path):
     assert [x["queue_id"] for x in json.loads(r.stdout)] == [q["queue_id"]]
 
 
-def test_a_detection_past_its_memory_cap_is_made_once_more_uncapped(tmp_path):
+def test_a_detection_past_its_memory_cap_is_made_once_more_uncapped(tmp_path, monkeypatch):
     """DuckDB cannot always spill the detection's ordered list aggregates (at 10M items x 2 runs
     they ran out at 600MB): past the cap it runs once more with DuckDB's own limit, and the cases
     are the same as under the cap."""
@@ -298,7 +298,12 @@ def test_a_detection_past_its_memory_cap_is_made_once_more_uncapped(tmp_path):
     (tmp_path / "x").mkdir()
     with pytest.raises(duckdb.OutOfMemoryException):  # the cap is really too small
         D._write_detection(store, "support-g1", D.runs_on(store, "support-g1"), "k", tmp_path / "x", tmp_path / "sp", "1MB")
+    # the last try has DuckDB's own limit, not the Store's cap on its connections (made too small
+    # here as well: it was what the last try got before, and it failed at 180M)
+    monkeypatch.setenv("EVALCORE_DUCKDB_MEMORY", "1MB")
+    monkeypatch.setattr(D, "DETECT_MEMORY_RETRY", "1MB")
     small = D.stored_detection(store, "support-g1", memory_limit="1MB")
+    monkeypatch.delenv("EVALCORE_DUCKDB_MEMORY")
     normal = D.stored_detection(Store(DEMO, tmp_path / "b"), "support-g1")
     assert (small.population, small.raised, small.counts) == (normal.population, normal.raised, normal.counts)
     assert small.path.read_bytes() == normal.path.read_bytes()

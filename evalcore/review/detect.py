@@ -290,6 +290,8 @@ META_FILE = "detection.json"
 #: rows in 785 MB of peak RSS for the whole ``evalcore index`` process (1.19 GB at 1GB; the CPU
 #: time is the same; docs/BENCHMARKS.md)
 DETECT_MEMORY_LIMIT = "600MB"
+#: the cap of a second try when the first ran out of memory
+DETECT_MEMORY_RETRY = "4GB"
 
 # JSON text in SQL as Python's json.dumps writes it (ensure_ascii, ", " and ": " separators)
 _JSON_MACROS = r"""
@@ -540,7 +542,8 @@ def stored_detection(store: Store, gen_id: str, *, memory_limit: str | None = DE
     the agreed cases), priority (index of the first reason in PRIORITY, -1 for agreed), n_reasons,
     and reasons_json / runs_json (the lists as JSON text). Everything is computed by DuckDB; only
     the counts come back to Python. ``memory_limit`` caps DuckDB's memory (it spills to
-    ``detect/.tmp``; None: DuckDB's default, 80% of RAM)."""
+    ``detect/.tmp``; None: DuckDB's default, 80% of RAM); a detection out of memory at the cap runs
+    once more at :data:`DETECT_MEMORY_RETRY`, then with DuckDB's default."""
     run_ids = runs_on(store, gen_id)
     key = detection_key(store, gen_id, run_ids)
     root = writable_state(store, DETECT_DIR)
@@ -549,16 +552,17 @@ def stored_detection(store: Store, gen_id: str, *, memory_limit: str | None = DE
     if meta is None:
         import duckdb
 
-        try:
-            with contextlib.suppress(FileExistsError), atomic_directory(final) as tmp:
-                _write_detection(store, gen_id, run_ids, key, tmp, root / ".tmp", memory_limit)
-        except duckdb.OutOfMemoryException:
-            if memory_limit is None:
-                raise
-            # past the cap even spilling (at 10M items x 2 runs the ordered list aggregates need more
-            # than 600MB): once more with DuckDB's own limit, as the Store does for its queries
-            with contextlib.suppress(FileExistsError), atomic_directory(final) as tmp:
-                _write_detection(store, gen_id, run_ids, key, tmp, root / ".tmp", None)
+        # past the cap even spilling (at 10M items x 2 runs the ordered list aggregates need more
+        # than 600MB): once more at DETECT_MEMORY_RETRY, then with DuckDB's own limit
+        caps = [memory_limit, DETECT_MEMORY_RETRY, None] if memory_limit is not None else [None]
+        for i, cap in enumerate(caps):
+            try:
+                with contextlib.suppress(FileExistsError), atomic_directory(final) as tmp:
+                    _write_detection(store, gen_id, run_ids, key, tmp, root / ".tmp", cap)
+                break
+            except duckdb.OutOfMemoryException:
+                if i == len(caps) - 1:
+                    raise
         meta = _read_meta(final)
         if meta is None:
             raise FormatError("the stored detection could not be read back", file=final / META_FILE, field="detect")
@@ -599,7 +603,7 @@ def _write_detection(
     sql, params = _detection_query(store, gen_id, run_ids)
     cases = out / CASES_FILE
     spill.mkdir(parents=True, exist_ok=True)
-    con = store.connect()
+    con = store.connect(capped=memory_limit is not None)  # None: DuckDB's own limit, not the Store's cap
     try:
         con.execute(f"SET temp_directory = '{_sql_text(str(spill))}'")
         con.execute("SET preserve_insertion_order = true")
