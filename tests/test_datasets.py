@@ -650,3 +650,55 @@ def test_real_summeval_round_trip(real):
             value, score = labels[(r["system_id"], r["doc_id"], c)]
             assert score == r[c] and float(value) == r[c]
             assert abs(score * 3 - round(score * 3)) < 1e-9 and 1 <= score <= 5
+
+
+@needs_shared
+def test_real_hanna_every_figure_equals_the_full_data_path(real, monkeypatch, tmp_path):
+    """On data nobody here made: every analysis of the imported HANNA runs reads the derived tables
+    (answers tables, patterns, pair tables, item keys) and gives what the full data gives
+    (EVALCORE_DERIVED=0), floats within 1e-10; compare of two of its runs (every item, one
+    generation round) is counted from their pair table."""
+    from derived_util import norm
+
+    from evalcore.analysis import comparison as C
+    from evalcore.analysis.cost import run_cost
+    from evalcore.analysis.failures import attribution, crosstab
+    from evalcore.analysis.harness import flips
+    from evalcore.analysis.instruments import association
+    from evalcore.analysis.selection import Selection, mask_sql
+    from evalcore.analysis.summary import runs_summary
+    from evalcore.review.reportcard import report_card
+
+    data = real[0]
+    store = Store(data, tmp_path / "state")
+
+    def same(fn, *a, **kw):
+        monkeypatch.setenv("EVALCORE_DERIVED", "1")
+        fast = norm(fn(*a, **kw))
+        monkeypatch.setenv("EVALCORE_DERIVED", "0")
+        full = norm(fn(*a, **kw))
+        monkeypatch.setenv("EVALCORE_DERIVED", "1")
+        assert fast == full, (fn.__name__, a, kw)
+        return fast
+
+    runs = sorted(r for r in store.ids("run") if store.run(r).manifest.gen_id == "hanna")
+    a, b = runs[0], runs[5]
+    assert all(mask_sql(store, r, Selection()) is not None for r in (a, b))
+    names = store.run(a).manifest.rubric.names()
+    assert len(names) >= 2
+    counted = []
+    real_pair = C._pair_summary
+    monkeypatch.setattr(C, "_pair_summary", lambda *x, **k: counted.append(r := real_pair(*x, **k)) or r)
+    for sel in (Selection(), Selection(majority=True), Selection(classes=(store.sql(
+            "SELECT min(class) FROM read_parquet(?)", [store.path_of("suite", "hanna", "items")])[0][0],))):
+        assert same(attribution, store, a, sel)["answers"] > 0
+        same(crosstab, store, a, names[0], names[1], sel)
+        same(flips, store, a, b, sel)
+        same(C.compare, store, a, b, sel=sel, n_boot=200)
+    assert counted and counted[0] is not None  # every item, one round: from the pair table
+    same(association, store, [a, b], n_boot=200)
+    people = same(association, store, [a, b], human=True, n_boot=200)
+    assert people["instruments"][-1]["name"] == "people"
+    same(report_card, store, "hanna", n_boot=200)
+    same(runs_summary, store, False)
+    same(run_cost, store, a)
