@@ -27,14 +27,14 @@ st.title("Labels")
 labels = evalcore.LabelStore(_ui.store())
 with _ui.boundary():
     rows = evalcore.gold(labels)
-    shipped = labels.shipped()
+    n_shipped = sum(len(r) for _, r in labels.shipped_rows(None))
     counts = {s: sum(r["status"] == s for r in rows) for s in ("gold", "pending", "reviewers_disagree", "test_wrong")}
     c1, c2, c3, c4, c5 = st.columns(5)
     c1.metric("Gold (decided here)", counts["gold"])
     c2.metric("Reviewers disagree", counts["reviewers_disagree"])
     c3.metric("Waiting for reviewers", counts["pending"])
     c4.metric("The test is wrong", counts["test_wrong"])
-    c5.metric("Shipped with the data", len(shipped))
+    c5.metric("Shipped with the data", n_shipped)
     st.caption(
         "Gold is an adjudicator's decision where there is one, else the reviewers' unanimous decision once as many "
         "reviewers decided as the case needs; reviewers who disagree leave the case without gold until an adjudicator "
@@ -64,16 +64,16 @@ with _ui.boundary():
         st.dataframe(frame, hide_index=True)
     else:
         st.info("No decision has been made here yet (the Review queue page, or `evalcore labels add`).")
-    if shipped:
-        with st.expander(f"Labels shipped with the data ({len(shipped):,})"):
+    if n_shipped:
+        with st.expander(f"Labels shipped with the data ({n_shipped:,})"):
             cols = ["source", "gen_id", "item_id", "gen_round", "criterion", "value", "passed", "reviewer"]
-            shown = shipped[:SHIPPED_SHOWN]  # a collapsed table is still sent to the browser whole
+            shown = labels.shipped(limit=SHIPPED_SHOWN)  # a collapsed table is still sent to the browser whole
             st.dataframe(pd.DataFrame(shown)[cols], hide_index=True)
-            if len(shipped) > len(shown):
-                st.caption(f"The first {len(shown):,} of {len(shipped):,}; the download below has them all.")
+            if n_shipped > len(shown):
+                st.caption(f"The first {len(shown):,} of {n_shipped:,}; the download below has them all.")
             st.download_button(
                 "Download the shipped labels (CSV)",
-                lambda: pd.DataFrame(shipped)[cols].to_csv(index=False),
+                lambda: pd.DataFrame(labels.shipped())[cols].to_csv(index=False),
                 file_name="labels-shipped.csv",
                 mime="text/csv",
                 key="labels_shipped_csv",

@@ -604,11 +604,14 @@ class LabelStore:
             role=last.get("role") or "reviewer",
         )
 
-    def shipped(self, gen_id: str | None = None) -> list[dict[str, Any]]:
+    def shipped(self, gen_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """Labels read from the data directory's label sets, marked as shipped (each set's rows
-        read once while its file's size, mtime and inode are unchanged; fresh dicts every call)."""
+        read once while its file's size, mtime and inode are unchanged; fresh dicts every call);
+        the first ``limit`` only when given."""
         out: list[dict[str, Any]] = []
         for lid, set_gen, created, rows in self._shipped_sets(gen_id):
+            if limit is not None:
+                rows = rows[: max(0, limit - len(out))]
             out.extend(
                 {
                     "source": f"shipped:{lid}",
@@ -633,10 +636,11 @@ class LabelStore:
             )
         return out
 
-    def shipped_rows(self, gen_id: str) -> list[tuple[str, list[tuple]]]:
+    def shipped_rows(self, gen_id: str | None) -> list[tuple[str, list[tuple]]]:
         """The generation's shipped labels as they are read, for callers that only read them (the
-        report card): per label set its source (``shipped:<id>``) and its rows (item_id, gen_round,
-        criterion, annotator, value, passed), shared and not to be changed."""
+        report card; every generation's with None): per label set its source (``shipped:<id>``) and
+        its rows (item_id, gen_round, criterion, annotator, value, passed), shared and not to be
+        changed."""
         return [(f"shipped:{lid}", rows) for lid, _, _, rows in self._shipped_sets(gen_id)]
 
     def _shipped_sets(self, gen_id: str | None) -> list[tuple[str, str, str, list[tuple]]]:
