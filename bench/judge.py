@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/judge.py [--items 400] [--latency 0.2] [--concurrency 64] [--repeats 5]
                                     [--conditions quiet,cpu-bound] [--hogs 1] [--before DIR]
-                                    [--no-write]
+                                    [--no-write] [--kinds bare-stub,stub]
 
 A local OpenAI-compatible server (tests/fakellm.py, in its own process) answers every request
 after ``--latency`` seconds. A world of ``--items`` answers is judged with the six-criterion rubric
@@ -355,6 +355,7 @@ def main() -> None:
     p.add_argument("--before", default=None, help="a directory holding an earlier evalcore package, measured too")
     p.add_argument("--no-single", action="store_true", help="leave out the --mode single measurement")
     p.add_argument("--no-write", action="store_true")
+    p.add_argument("--kinds", default="", help="only these measurements (comma-separated, e.g. bare-stub,stub)")
     p.add_argument("--measure", default=None, help=argparse.SUPPRESS)
     p.add_argument("--hog", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--pin", type=int, default=None, help=argparse.SUPPRESS)
@@ -384,6 +385,11 @@ def main() -> None:
         raise SystemExit(f"--before {a.before}: no evalcore package in it")
     kinds = ["bare", "split"] + (["split-before"] if a.before else []) + ([] if a.no_single else ["single"])
     kinds += ["bare-stub", "stub"] + (["stub-before"] if a.before else [])
+    if a.kinds:
+        want = [k.strip() for k in a.kinds.split(",") if k.strip()]
+        if any(k not in kinds for k in want):
+            raise SystemExit(f"--kinds: one or more of {', '.join(kinds)}")
+        kinds = [k for k in kinds if k in want]
     last = (os.cpu_count() or 2) - 1
     load_before = " ".join(f"{x:.1f}" for x in os.getloadavg())
     results: dict[str, dict[str, list[dict]]] = {}
@@ -428,6 +434,13 @@ def main() -> None:
             finally:
                 srv.kill()
                 srv.wait()
+    if a.kinds:  # a subset: its figures only, never written into docs/BENCHMARKS.md
+        print(json.dumps({c: {k: v for k, v in _stats(r).items()} for c, r in results.items()}, indent=1))
+        for c, r in results.items():
+            for k, v in r.items():
+                print(f"{c} {k}: calls {v[0]['calls']}, client CPU s per run: "
+                      + ", ".join(f"{x['cpu_s']:.3f}" for x in v) + ", wall s: " + ", ".join(f"{x['wall_s']:.2f}" for x in v))
+        return
     text = render(results, a, (load_before, " ".join(f"{x:.1f}" for x in os.getloadavg())))
     print(text)
     if not a.no_write:
