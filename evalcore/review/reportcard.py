@@ -304,7 +304,10 @@ def same_family(run: S.RunManifest, gen: S.GenerationManifest) -> str | None:
 
 def _contradicting_cases(store: Store, det: Detection) -> list[dict[str, Any]]:
     """The raised cases with a contradiction in a judge's own record (its statement, or
-    post-processing against its raw verdict), read from the stored detection by SQL."""
+    post-processing against its raw verdict), read from the stored detection by SQL; none without
+    reading it when the detection counted none (60M cases at 180M verdict rows: a 6 s scan)."""
+    if not (det.counts.get("postprocess_rewrite") or det.counts.get("statement_contradicts")):
+        return []
     rows = store.records(
         "SELECT item_id, gen_round, criterion, reasons, detail FROM read_parquet(?) WHERE raised AND "
         "(list_contains(reasons, 'postprocess_rewrite') OR list_contains(reasons, 'statement_contradicts')) "
