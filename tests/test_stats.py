@@ -309,11 +309,17 @@ def test_paired_bootstrap_uses_the_same_indices():
     b2 = rng.random(300) < 0.25
     out = phi_intervals_paired({"single": (a, b1), "split": (a, b2), "copy": (a, b1)}, seed=9, n_boot=800)
     assert list(out) == ["single", "split", "copy"]
-    # the resampled indices do not depend on the columns, so each paired interval equals the
-    # stand-alone bootstrap with the same seed (same indices), and a copy gets the same bounds
-    for name, (x, y) in (("single", (a, b1)), ("split", (a, b2))):
-        assert (out[name].lo, out[name].hi, out[name].n_used) == phi_interval_bootstrap(x, y, seed=9, n_boot=800)
+    # one resample of the answers serves every instrument: a copy gets the same bounds, and one
+    # instrument paired with nothing is the stand-alone bootstrap with the same seed
     assert (out["copy"].lo, out["copy"].hi) == (out["single"].lo, out["single"].hi)
+    one = phi_intervals_paired({"single": (a, b1)}, seed=9, n_boot=800)["single"]
+    assert (one.lo, one.hi, one.n_used) == phi_interval_bootstrap(a, b1, seed=9, n_boot=800)
+    # each paired interval is the stand-alone one's distribution (drawn from other patterns, so
+    # not the same numbers): close with many resamples
+    many = phi_intervals_paired({"single": (a, b1), "split": (a, b2)}, seed=9, n_boot=20000)
+    for name, (x, y) in (("single", (a, b1)), ("split", (a, b2))):
+        alone = phi_interval_bootstrap(x, y, seed=4, n_boot=20000)
+        assert abs(many[name].lo - alone.lo) < 0.01 and abs(many[name].hi - alone.hi) < 0.01
     assert out["single"].value == pytest.approx(np.corrcoef(a, b1)[0, 1])
     with pytest.raises(ValueError):
         phi_intervals_paired({"x": (a, b1), "y": (a[:10], b2[:10])}, seed=0)
@@ -326,9 +332,23 @@ def test_paired_bootstrap_uses_the_same_indices():
         == "bootstrap"
 
 
+def test_the_phi_bootstrap_drawn_as_pattern_counts_matches_resampling_the_answers():
+    """A resample is drawn as the multinomial counts of the answers' fail-flag patterns; drawing
+    the answers' indices with replacement (the usual way) gives the same distribution of phi."""
+    rng = np.random.default_rng(3)
+    a = rng.random(400) < 0.35
+    b = (rng.random(400) < 0.15) | (a & (rng.random(400) < 0.6))
+    iv = phi_interval_bootstrap(a, b, seed=0, n_boot=20000)
+    idx = np.random.default_rng(1).integers(0, 400, size=(5000, 400))
+    direct = [np.corrcoef(a[i], b[i])[0, 1] for i in idx]
+    lo, hi = np.quantile(direct, [0.05, 0.95])  # the default level: 0.90
+    assert abs(iv.lo - lo) < 0.01 and abs(iv.hi - hi) < 0.01
+
+
 # ---------------------------------------------------------------------------------------------
 # Ordinal / continuous
 # ---------------------------------------------------------------------------------------------
+
 
 def test_rank_correlations_by_hand():
     # x = 1 2 3 4, y = 1 3 2 4: pairs C C C D C C -> tau = (5 - 1)/6 = 0.6667

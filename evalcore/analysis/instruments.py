@@ -433,8 +433,8 @@ def association(
         if people is not None and inst["name"] != PEOPLE:
             on_people[inst["name"]] = _matrix(people, inst["tag"], common, kinds, fails, scores)
 
-    # one paired draw of resampled answers serves every pair and every run (the same seed gives the
-    # same resamples, so this equals drawing per pair, at a fraction of the cost); people apart
+    # one paired draw of resampled answers serves every pair and every run (drawn as the counts of the
+    # answers' fail-flag patterns, stats.association._bootstrap_phis); people apart
     index = [(i, j) for i in range(k) for j in range(i + 1, k)]
     # keyed (instrument, i, j): stats.phi_intervals_paired types its keys as str but takes any key
     machine_cols: dict[Any, tuple[np.ndarray, np.ndarray]] = {

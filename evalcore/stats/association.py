@@ -35,7 +35,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from evalcore.stats.bootstrap import generator, percentile_interval, resample
+from evalcore.stats.bootstrap import BLOCK, generator, percentile_interval
 
 
 def _st() -> Any:
@@ -338,26 +338,55 @@ def conditioned_rates(t: TwoByTwo, *, a: str = "A", b: str = "B", level: float =
 def _bootstrap_phis(
     columns: list[tuple[np.ndarray, np.ndarray]], n: int, rng: np.random.Generator, n_boot: int
 ) -> np.ndarray:
-    """phi of every column pair on ``n_boot`` resamples of the ``n`` answer indices; the same
-    indices for every pair. Returns an (n_boot, len(columns)) array, nan where undefined.
+    """phi of every column pair on ``n_boot`` resamples of the ``n`` answers; the same resampled
+    answers for every pair. Returns an (n_boot, len(columns)) array, nan where undefined.
 
-    A resample is a vector of multiplicities w (w_i = how many times answer i was drawn); then
-    n11 = w . (a & b), r1 = w . a, c1 = w . b. Resamples are drawn in chunks to bound memory.
+    Every phi reads an answer only through its pattern of fail flags over all the columns, so a
+    resample is drawn as how many of its n answers have each pattern: multinomial(n, the patterns'
+    shares), the distribution of n answers drawn with replacement, at the cost of one number per
+    pattern (a few dozen for people's labels on six criteria) instead of one per answer; with
+    nearly as many patterns as answers, n answers are drawn and counted by pattern. Then
+    n11 = w . (a & b), r1 = w . a, c1 = w . b per pair, w the pattern counts. Resamples are drawn
+    in chunks to bound memory.
     """
     k = len(columns)
-    x = np.empty((n, 3 * k), dtype=float)
-    for j, (a, b) in enumerate(columns):
+    # the distinct columns (criteria repeat across pairs), then the answers' distinct patterns
+    cols: list[np.ndarray] = []
+    where: list[tuple[int, int]] = []
+    for a, b in columns:
+        pos = []
+        for c in (a, b):
+            hit = next((i for i, d in enumerate(cols) if np.array_equal(c, d)), None)
+            if hit is None:
+                cols.append(np.asarray(c, dtype=bool))
+                hit = len(cols) - 1
+            pos.append(hit)
+        where.append((pos[0], pos[1]))
+    patterns, inverse, counts = np.unique(np.column_stack(cols), axis=0, return_inverse=True, return_counts=True)
+    p = patterns.shape[0]
+    x = np.empty((p, 3 * k), dtype=float)
+    for j, (ia, ib) in enumerate(where):
+        a, b = patterns[:, ia], patterns[:, ib]
         x[:, 3 * j] = a & b
         x[:, 3 * j + 1] = a
         x[:, 3 * j + 2] = b
-
-    def phis(idx: np.ndarray) -> np.ndarray:
-        m = idx.shape[0]
-        w = np.bincount((idx + n * np.arange(m)[:, None]).ravel(), minlength=m * n).reshape(m, n)
+    inverse = np.asarray(inverse).reshape(-1)
+    # few patterns: multinomial counts (p numbers a resample); many (close to one per answer): n
+    # draws of an answer, counted by pattern (the same distribution, at n numbers a resample)
+    counted = p * 8 <= n
+    chunk = max(1, min(n_boot, BLOCK // max(p if counted else n, 1)))
+    parts, done = [], 0
+    while done < n_boot:
+        m = min(chunk, n_boot - done)
+        if counted:
+            w = rng.multinomial(n, counts / n, size=m)
+        else:
+            drawn = inverse[rng.integers(0, n, size=(m, n))] + p * np.arange(m)[:, None]
+            w = np.bincount(drawn.ravel(), minlength=m * p).reshape(m, p)
         s = w @ x  # (m, 3k): n11, r1, c1 per pair
-        return _phi_from_counts(s[:, 0::3], s[:, 1::3], s[:, 2::3], n)
-
-    return resample(phis, n, n_boot, rng).reshape(n_boot, k)
+        parts.append(_phi_from_counts(s[:, 0::3], s[:, 1::3], s[:, 2::3], n))
+        done += m
+    return np.concatenate(parts, axis=0).reshape(n_boot, k)
 
 
 def _percentile(values: np.ndarray, level: float) -> BootstrapInterval:
