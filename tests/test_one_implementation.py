@@ -119,6 +119,27 @@ def test_the_engine_draws_what_scipy_draws_and_refuses_hidden_seeds():
     assert undefined.used == 2
 
 
+def test_the_engine_draws_counts_as_resampling_the_units_would():
+    """resample_counts: the counts of n units of a few kinds drawn with replacement, drawn as
+    multinomial counts; seeded, in blocks, with the same mean and covariance as counting index
+    draws."""
+    import numpy as np
+
+    from evalcore.stats.bootstrap import generator, resample, resample_counts
+
+    counts = np.array([50, 30, 15, 5])
+    a = resample_counts(lambda w: w, counts, 20000, generator(1))
+    assert a.shape == (20000, 4) and (a.sum(axis=1) == 100).all()
+    assert (a == resample_counts(lambda w: w, counts, 20000, generator(1))).all()
+    units = np.repeat(np.arange(4), counts)
+    b = resample(lambda idx: np.stack([(units[idx] == j).sum(axis=1) for j in range(4)], axis=1), 100, 20000,
+                 generator(2))
+    assert np.allclose(a.mean(axis=0), b.mean(axis=0), atol=0.2)
+    assert np.allclose(np.cov(a.T), np.cov(b.T), atol=1.5)  # multinomial: n p (1 - p), -n p q
+    with pytest.raises(ValueError):
+        resample_counts(lambda w: w, np.zeros(3), 10, generator(0))
+
+
 def test_every_resampling_interval_goes_through_the_engine():
     """No module draws resample indices of its own (the stratified audit correction draws per
     stratum with the engine's generator; the queue's audit and the session ids are draws, not

@@ -35,7 +35,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from evalcore.stats.association import Stat
-from evalcore.stats.bootstrap import generator, percentile_interval
+from evalcore.stats.bootstrap import generator, percentile_interval, resample_counts
 
 MISSING = -1
 Weights = Literal["linear", "quadratic"] | None
@@ -199,9 +199,9 @@ def cohen_kappa_interval(
     # kappa depends on the items only through their table of counts, and the table of a resample of
     # n items drawn with replacement is multinomial(n, the observed shares): drawn as such (k x k
     # numbers per resample instead of n indices), the same distribution of resampled kappas
-    shares = np.bincount(a * k + b, minlength=k * k) / n
-    tables = generator(seed).multinomial(n, shares, size=n_boot).reshape(n_boot, k, k)
-    p = percentile_interval(_kappa_counts(tables, w), level)
+    cells = np.bincount(a * k + b, minlength=k * k)
+    kappas = resample_counts(lambda t: _kappa_counts(t.reshape(-1, k, k), w), cells, n_boot, generator(seed))
+    p = percentile_interval(kappas, level)
     if p.lo is None or p.hi is None:
         return KappaInterval(s.value, None, None, n, level, n_boot, 0, weights, "no resample had a defined kappa")
     reason = None if p.used == n_boot else f"{n_boot - p.used} of {n_boot} resamples had no kappa and were dropped"
@@ -488,7 +488,7 @@ def corrected_pass_rate(
         m = h == s
         size = int(m.sum())
         code = np.where(g[m], 0, 2) + np.where(j[m], 0, 1)
-        draws = rng.multinomial(size, np.bincount(code, minlength=4) / size, size=n_boot)
+        draws = resample_counts(lambda w: w, np.bincount(code, minlength=4), n_boot, rng)
         cells += draws * (stratum_sizes[s] / size)
     pos, neg = cells[:, 0] + cells[:, 1], cells[:, 2] + cells[:, 3]
     with np.errstate(invalid="ignore", divide="ignore"):

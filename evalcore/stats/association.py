@@ -35,7 +35,7 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from evalcore.stats.bootstrap import BLOCK, generator, percentile_interval
+from evalcore.stats.bootstrap import generator, percentile_interval, resample, resample_counts
 
 
 def _st() -> Any:
@@ -371,22 +371,20 @@ def _bootstrap_phis(
         x[:, 3 * j + 1] = a
         x[:, 3 * j + 2] = b
     inverse = np.asarray(inverse).reshape(-1)
+
+    def phis(w: np.ndarray) -> np.ndarray:
+        s = w @ x  # (m, 3k): n11, r1, c1 per pair, w the pattern counts of m resamples
+        return _phi_from_counts(s[:, 0::3], s[:, 1::3], s[:, 2::3], n)
+
+    def drawn(idx: np.ndarray) -> np.ndarray:  # answers drawn, counted by pattern
+        m = idx.shape[0]
+        return phis(np.bincount((inverse[idx] + p * np.arange(m)[:, None]).ravel(), minlength=m * p).reshape(m, p))
+
     # few patterns: multinomial counts (p numbers a resample); many (close to one per answer): n
     # draws of an answer, counted by pattern (the same distribution, at n numbers a resample)
-    counted = p * 8 <= n
-    chunk = max(1, min(n_boot, BLOCK // max(p if counted else n, 1)))
-    parts, done = [], 0
-    while done < n_boot:
-        m = min(chunk, n_boot - done)
-        if counted:
-            w = rng.multinomial(n, counts / n, size=m)
-        else:
-            drawn = inverse[rng.integers(0, n, size=(m, n))] + p * np.arange(m)[:, None]
-            w = np.bincount(drawn.ravel(), minlength=m * p).reshape(m, p)
-        s = w @ x  # (m, 3k): n11, r1, c1 per pair
-        parts.append(_phi_from_counts(s[:, 0::3], s[:, 1::3], s[:, 2::3], n))
-        done += m
-    return np.concatenate(parts, axis=0).reshape(n_boot, k)
+    if p * 8 <= n:
+        return resample_counts(phis, counts, n_boot, rng).reshape(n_boot, k)
+    return resample(drawn, n, n_boot, rng).reshape(n_boot, k)
 
 
 def _percentile(values: np.ndarray, level: float) -> BootstrapInterval:

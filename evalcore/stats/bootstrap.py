@@ -8,6 +8,11 @@ generator.
   ``rng.integers(0, n, size=(m, n))`` of at most 2,000,000 indices each (memory stays bounded at
   any n) and returns ``statistic(block)`` for every resample, stacked: an array of shape
   ``(n_boot,)`` or ``(n_boot, k)``. A resample whose statistic is undefined is ``nan``.
+* :func:`resample_counts` draws ``n_boot`` resamples of ``n`` units that fall into a few kinds
+  (cells of a table, patterns of flags) as the counts of each kind, multinomial(n, the kinds'
+  shares): the distribution of the counts of ``n`` units drawn with replacement, at one number
+  per kind instead of one per unit, for a statistic that reads the units only through those
+  counts; blocks of at most 2,000,000 counts.
 * :func:`percentile_interval` is the percentile interval of those values: the ``(1 - level)/2``
   and ``(1 + level)/2`` quantiles (linear interpolation, numpy's and DuckDB's definition) of the
   defined ones, with how many were defined.
@@ -57,6 +62,28 @@ def resample(
     while done < n_boot:
         m = min(chunk, n_boot - done)
         parts.append(np.asarray(statistic(rng.integers(0, n, size=(m, n))), dtype=float))
+        done += m
+    return np.concatenate(parts, axis=0)
+
+
+def resample_counts(
+    statistic: Callable[[np.ndarray], np.ndarray], counts: np.ndarray, n_boot: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``statistic`` on ``n_boot`` resamples drawn as counts per kind: it receives an (m, kinds)
+    block of counts (each row multinomial(n, counts / n), n = counts.sum()) and returns m values
+    (or an (m, k) array); blocks are drawn in order from ``rng``."""
+    if n_boot < 1:
+        raise ValueError(f"n_boot must be positive, got {n_boot}")
+    c = np.asarray(counts, dtype=float).reshape(-1)
+    n = int(round(c.sum()))
+    if n < 1:
+        raise ValueError("nothing to resample")
+    chunk = max(1, min(n_boot, BLOCK // max(c.size, 1)))
+    parts = []
+    done = 0
+    while done < n_boot:
+        m = min(chunk, n_boot - done)
+        parts.append(np.asarray(statistic(rng.multinomial(n, c / n, size=m)), dtype=float))
         done += m
     return np.concatenate(parts, axis=0)
 
