@@ -198,6 +198,8 @@ def _stats(results: dict[str, list[dict]]) -> dict:
         if k in ("bare", "bare-stub", "single"):
             continue
         base = "bare-stub" if k.startswith("stub") else "bare"
+        if base not in results:  # a subset (--kinds) without its bare loop
+            continue
         if not k.startswith("stub"):
             paired = [b["wall_s"] / s["wall_s"] for b, s in zip(results[base], results[k])]
             out["paired"][k], out["ratio"][k] = paired, _med(paired)
