@@ -135,11 +135,7 @@ def _people_rows_sql(store: Store, gen_id: str) -> tuple[str, list[Any]] | None:
     annotator named `mean` (a published mean of several people) when present, else the majority of
     the annotators (a tie fails) and the mean of their scores. Gold decided in the label
     store override shipped ones for the same answer and criterion."""
-    paths = [
-        store.path_of("labelset", lid, "labels")
-        for lid in store.ids("labelset")
-        if store.labelset(lid).manifest.gen_id == gen_id
-    ]
+    paths = store.labelset_paths(gen_id)
     gold = _gold_overrides(store, gen_id)
     if not paths and not gold:
         return None

@@ -91,14 +91,6 @@ def _check_classes(store: Store, gen_ids: list[str], classes: list[str] | None) 
         raise InputError(f"no item of class {unknown[0]!r} in these suites (classes: {listing})", field="--class")
 
 
-def _label_paths(store: Store, gen_id: str) -> list[str]:
-    return [
-        store.path_of("labelset", lid, "labels")
-        for lid in store.ids("labelset")
-        if store.labelset(lid).manifest.gen_id == gen_id
-    ]
-
-
 def _gold(store: Store, gen_id: str) -> list[dict[str, Any]]:
     try:
         return settled(LabelStore(store), gen_id)
@@ -151,7 +143,7 @@ def _people_sql(
 ) -> tuple[str, list[Any]] | None:
     """(gen_id, item_id, gen_round, criterion, score) per answer: the `mean` annotator, else the mean
     of the annotators; settled gold in the label store replaces both."""
-    paths = _label_paths(store, gen_id)
+    paths = store.labelset_paths(gen_id)
     gold = [g for g in _gold(store, gen_id) if _as_float(g.get("value")) is not None]
     if not paths and not gold:
         return None
@@ -601,7 +593,7 @@ def reliability(
         parts, params2 = [], []
         kinds2: dict[str, str] = {}
         for g in pgens:
-            paths = _label_paths(store, g)
+            paths = store.labelset_paths(g)
             if not paths:
                 continue
             cond, cparams = _item_filter(store, g, classes, include_holdout)

@@ -23,6 +23,7 @@ from typing import Any
 from evalcore.contract import schema as S
 from evalcore.contract.hashing import content_hash
 from evalcore.errors import FormatError
+from evalcore.storage.aggregates import under_caps
 from evalcore.storage.files import atomic_directory, atomic_write_bytes
 from evalcore.storage.state import writable_state
 from evalcore.storage.store import Store
@@ -550,19 +551,14 @@ def stored_detection(store: Store, gen_id: str, *, memory_limit: str | None = DE
     final = root / key
     meta = _read_meta(final)
     if meta is None:
-        import duckdb
+
+        def attempt(cap: str | None) -> None:
+            with contextlib.suppress(FileExistsError), atomic_directory(final) as tmp:
+                _write_detection(store, gen_id, run_ids, key, tmp, root / ".tmp", cap)
 
         # past the cap even spilling (at 10M items x 2 runs the ordered list aggregates need more
         # than 600MB): once more at DETECT_MEMORY_RETRY, then with DuckDB's own limit
-        caps = [memory_limit, DETECT_MEMORY_RETRY, None] if memory_limit is not None else [None]
-        for i, cap in enumerate(caps):
-            try:
-                with contextlib.suppress(FileExistsError), atomic_directory(final) as tmp:
-                    _write_detection(store, gen_id, run_ids, key, tmp, root / ".tmp", cap)
-                break
-            except duckdb.OutOfMemoryException:
-                if i == len(caps) - 1:
-                    raise
+        under_caps(attempt, [memory_limit, DETECT_MEMORY_RETRY, None] if memory_limit is not None else [None])
         meta = _read_meta(final)
         if meta is None:
             raise FormatError("the stored detection could not be read back", file=final / META_FILE, field="detect")

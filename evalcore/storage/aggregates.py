@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import shutil
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -440,13 +441,25 @@ def copy_capped(con: Any, sql: str, params: list[Any], out: Path, spill: Path) -
     spilling, rather than no table."""
     con.execute(f"SET temp_directory = '{quoted(spill)}'")
     copy = f"COPY ({sql}) TO '{quoted(out)}' (FORMAT parquet, COMPRESSION zstd)"
-    for cap in (BUILD_MEMORY, BUILD_MEMORY_RETRY, None):
+
+    def attempt(cap: str | None) -> None:
         con.execute("RESET memory_limit" if cap is None else f"SET memory_limit = '{cap}'")
+        con.execute(copy, params)
+
+    under_caps(attempt, [BUILD_MEMORY, BUILD_MEMORY_RETRY, None])
+
+
+def under_caps(attempt: Callable[[str | None], None], caps: Sequence[str | None]) -> None:
+    """``attempt(cap)`` at each of DuckDB's memory ``caps`` in turn (None: DuckDB's own limit) until
+    one does not run out of memory; the last one's error is raised. A derived table or a stored
+    detection whose operator cannot spill at its small cap (seen at 180M verdict rows) is built at
+    a larger one rather than not at all."""
+    for i, cap in enumerate(caps):
         try:
-            con.execute(copy, params)
+            attempt(cap)
             return
         except duckdb.OutOfMemoryException:
-            if cap is None:
+            if i == len(caps) - 1:
                 raise
 
 

@@ -79,11 +79,7 @@ def item_keys(store: Store, answers_path: str, ids: list[str]) -> dict[str, int]
 
 def labelled_ids(store: Store, gen_id: str) -> list[str]:
     """The item ids the generation's shipped label sets label."""
-    paths = [
-        store.path_of("labelset", lid, "labels")
-        for lid in store.ids("labelset")
-        if store.labelset(lid).manifest.gen_id == gen_id
-    ]
+    paths = store.labelset_paths(gen_id)
     if not paths:
         return []
     return [r[0] for r in store.sql("SELECT DISTINCT item_id FROM read_parquet(?::VARCHAR[])", [paths])]

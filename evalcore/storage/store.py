@@ -162,6 +162,14 @@ class Store:
     def labelset(self, id_: str) -> Entry:
         return self.get("labelset", id_)
 
+    def labelset_paths(self, gen_id: str) -> list[str]:
+        """The labels.parquet of every label set on the generation, in id order."""
+        return [
+            self.path_of("labelset", lid, "labels")
+            for lid in self.ids("labelset")
+            if self.labelset(lid).manifest.gen_id == gen_id
+        ]
+
     # ---- duckdb
     def connect(self, capped: bool = True) -> duckdb.DuckDBPyConnection:
         """A fresh in-memory DuckDB connection that never downloads an extension, its memory capped
