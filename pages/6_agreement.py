@@ -91,7 +91,8 @@ def _confusion(conf: dict) -> pd.DataFrame:
 def _plain(rows: list[dict]) -> None:
     """A small table of our own figures and ids from the data, made inert for markdown."""
     if rows:
-        st.table(pd.DataFrame(rows).map(lambda v: _ui.md_escape("-" if v is None else v)), hide_index=True)
+        inert = [{k: _ui.md_escape("-" if v is None else v) for k, v in r.items()} for r in rows]
+        st.table(pd.DataFrame(inert).fillna("-"), hide_index=True)
 
 
 def _signed(x, digits: int = 3) -> str:

@@ -527,41 +527,6 @@ def _repeat_sql(
     return dict(out)
 
 
-def _repeat_entry(
-    per_run: dict[str, dict],
-    on_gold: dict,
-    ckeys: list[tuple],
-    gold: dict,
-    cats: list[str],
-    weights: A.Weights,
-    ms: dict,
-    judge_round: int,
-) -> list[dict[str, Any]]:
-    """Repeat consistency rows, with the majority of the rounds and round 1 each against gold."""
-    code = {c: k for k, c in enumerate(cats)}
-    rows = []
-    for rid, r in sorted(per_run.items()):
-        g1, j1, gm, jm = [], [], [], []
-        for k in ckeys:
-            vals = on_gold.get((rid, *k), {})
-            if not vals:
-                continue
-            gv = code[gold[k]["value"]]
-            if vals.get(1) in code:
-                g1.append(gv)
-                j1.append(code[vals[1]])
-            maj = A.strict_majority([code[v] for v in vals.values() if v in code])
-            if maj is not None:
-                gm.append(gv)
-                jm.append(maj)
-        vs = {}
-        for label, g, j in (("round1_vs_gold", g1, j1), ("majority_vs_gold", gm, jm)):
-            s = A.cohen_kappa(np.array(g, dtype=np.int64), np.array(j, dtype=np.int64), len(cats), weights)
-            vs[label] = {"n": len(g), "kappa": s.value, "accuracy": A.accuracy(g, j).value if g else None}
-        rows.append({"run_id": rid, **r, **vs})
-    return rows
-
-
 # --------------------------------------------------------------------------- the summary per judge
 
 

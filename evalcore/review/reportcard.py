@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, cast
 
@@ -55,18 +55,16 @@ from evalcore.review.judges import (
     _answers,
     _bit,
     _judge_pairs,
-    _pairs_x,
     _repeat,
-    _repeat_entry,
     judge_summary,
     mask_runs,
     scale_of,
 )
+from evalcore.review.ongold import on_gold, repeat_entry
 from evalcore.review.queue import flagged_for_repair
 from evalcore.stats import agreement as A
 from evalcore.storage.aggregates import patterns_of
 from evalcore.storage.gold import gold as settle
-from evalcore.storage.itemkeys import item_keys
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
@@ -128,10 +126,15 @@ def rater_labels(store: Store, gen_id: str, crits: dict[str, S.Criterion | None]
                     "value": cat,
                 }
             )
+    memo: dict[tuple, str | None] = {}  # (criterion, value, passed) -> category: a few distinct per criterion
     for source, rows in labels.shipped_rows(gen_id):
         for item_id, gen_round, criterion, annotator, value, passed in rows:
-            c = crits.get(criterion) if criterion in crits else labels.criterion_for(gen_id, criterion)
-            cat = label_category(c, value, passed)
+            mk = (criterion, value, passed)
+            if mk in memo:
+                cat = memo[mk]
+            else:
+                c = crits.get(criterion) if criterion in crits else labels.criterion_for(gen_id, criterion)
+                cat = memo[mk] = label_category(c, value, passed)
             if cat is not None:
                 out.append(
                     {
@@ -174,17 +177,18 @@ def gold_of(
             counts["split"] += 1
         elif g["status"] == "pending":
             counts["pending"] += 1
-    by: dict[tuple, dict[str, list[str]]] = defaultdict(lambda: {"shipped": [], "mean": []})
+    shipped: dict[tuple, list[str]] = {}
+    means: dict[tuple, list[str]] = {}
     for r in rows:
         key = (r["item_id"], r["gen_round"], r["criterion"])
         if r["source"] == "state" or key in decided_here:
             continue
-        by[key]["mean" if r["rater"] == MEAN else "shipped"].append(r["value"])
-    for key, srcs in by.items():
-        vals = srcs["mean"] or srcs["shipped"]
-        c = Counter(vals).most_common()
-        if 2 * c[0][1] > len(vals):
-            gold[key] = {"value": c[0][0], "source": "shipped", "raters": len(vals), "gold_from": "shipped"}
+        (means if r["rater"] == MEAN else shipped).setdefault(key, []).append(r["value"])
+    for key in {**dict.fromkeys(shipped), **dict.fromkeys(means)}:
+        vals = means.get(key) or shipped[key]
+        top = max(set(vals), key=vals.count) if len(vals) > 1 else vals[0]
+        if 2 * vals.count(top) > len(vals):
+            gold[key] = {"value": top, "source": "shipped", "raters": len(vals), "gold_from": "shipped"}
             counts["shipped"] += 1
         else:
             counts["split"] += 1
@@ -444,7 +448,7 @@ def report_card(
         vsql, vparams = f"SELECT * FROM ({vsql}) WHERE {cut}", [*vparams, *cut_params]
     # judge values on the gold cases, every judge round
     gkeys = sorted(gold)
-    on_gold = _on_gold(store, vsql, vparams, run_ids, ms, gkeys, (cut, cut_params)) if run_ids and gkeys else {}
+    og = on_gold(store, vsql, vparams, run_ids if gkeys else [], ms, gkeys, (cut, cut_params))
     # every run's pass rate per criterion at the selected judge round
     observed = _observed(store, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params))
     if design is not None:
@@ -474,7 +478,7 @@ def report_card(
         for rid in run_ids:
             if not ms[rid].rubric.get(name):
                 continue
-            jv = [on_gold.get((rid, *k), {}).get(judge_round) for k in ckeys]
+            jv = og.at(rid, name, judge_round)
             row = {
                 "run_id": rid,
                 "judge_model": ms[rid].judge_model,
@@ -504,7 +508,8 @@ def report_card(
             judges.append(row)
         entry["judges"] = judges
         entry["reviewers"] = _rater_stats([p for p in people if p["criterion"] == name], cats, weights, kr_level)
-        entry["repeat"] = _repeat_entry(repeat.get(name, {}), on_gold, ckeys, gold, cats, weights, ms, judge_round)
+        gold_codes = np.array([cats.index(gold[k]["value"]) for k in ckeys], dtype=np.int64)
+        entry["repeat"] = repeat_entry(repeat.get(name, {}), og, name, gold_codes, cats, weights)
         entry["judge_pairs"] = pairs.get(name, {}).get("pairs", [])
         entry["ambiguous"] = pairs.get(name, {}).get("ambiguous", {"flag": False})
         criteria.append(entry)
@@ -563,62 +568,6 @@ def report_card(
         "tags": dict(sorted(tags.items(), key=lambda t: (-t[1], t[0]))),
         "flagged_for_repair": [f for f in flagged_for_repair(store, gen_id) if in_slice(f["item_id"])],
     }
-
-
-def _on_gold(
-    store: Store,
-    vsql: str | None,
-    vparams: list[Any],
-    run_ids: list[str],
-    ms: dict[str, S.RunManifest],
-    gkeys: list[tuple],
-    cut: tuple[str, list[Any]],
-) -> dict[tuple, dict[int, str | None]]:
-    """Every run's values on the gold cases, every judge round: (run, item, gen round, criterion)
-    -> {judge round: value, None when errored}. A pass / fail criterion of a run with an answers
-    table is read from its masks (the rows of the gold answers only), the rest from the verdicts."""
-    on_gold: dict[tuple, dict[int, str | None]] = defaultdict(dict)
-    masks = mask_runs(store, run_ids, ms)
-    gset = set(gkeys)
-    answers = sorted({(k[0], k[1]) for k in gkeys})
-    for rid, (path, bits, _) in masks.items():
-        if not bits or not any(k[2] in bits for k in gkeys):
-            continue
-        q, p = _answers(path, "judge_round >= 1", cut)
-        # the gold answers by integer item key where the keys can be kept (storage.itemkeys)
-        keys = item_keys(store, path, sorted({a[0] for a in answers}))
-        col, kind, ids = (
-            ("item_id", "VARCHAR", [a[0] for a in answers])
-            if keys is None
-            else ("item", "INTEGER", [keys.get(a[0], -1) for a in answers])
-        )
-        id_of = {v: k for k, v in keys.items()} if keys is not None else None
-        for key, gen_round, jr, present, passed, failed in store.sql(
-            f"WITH g AS (SELECT unnest(?::{kind}[]) AS {col}, unnest(?::BIGINT[]) AS gen_round) "
-            f"SELECT a.{col}, a.gen_round, a.judge_round, a.present, a.passed, a.failed FROM ({q}) a "
-            f"SEMI JOIN g ON a.{col} = g.{col} AND a.gen_round = g.gen_round",
-            [ids, [a[1] for a in answers], *p],
-        ):
-            item_id = key if id_of is None else id_of[key]
-            for c, k in bits.items():
-                if (item_id, int(gen_round), c) in gset and present >> k & 1:
-                    value = "pass" if passed >> k & 1 else "fail" if failed >> k & 1 else None
-                    on_gold[(rid, item_id, int(gen_round), c)][int(jr)] = value
-    rest = [(rid, c) for rid in run_ids for c in ms[rid].rubric.names() if rid not in masks or c not in masks[rid][1]]
-    if not masks:
-        x, xparams = vsql, vparams
-    elif rest:
-        x, xparams = _pairs_x(vsql, vparams, rest)
-    else:
-        return on_gold
-    for r in store.records(
-        f"WITH x AS ({x}), g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
-        "unnest(?::VARCHAR[]) AS criterion) SELECT x.run_id, x.item_id, x.gen_round, x.criterion, "
-        "x.judge_round, x.value FROM x JOIN g USING (item_id, gen_round, criterion)",
-        [*xparams, [k[0] for k in gkeys], [k[1] for k in gkeys], [k[2] for k in gkeys]],
-    ):
-        on_gold[(r["run_id"], r["item_id"], r["gen_round"], r["criterion"])][r["judge_round"]] = r["value"]
-    return on_gold
 
 
 def _observed(

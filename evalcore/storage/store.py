@@ -205,6 +205,8 @@ class Store:
             res = cur.execute(query, params or [])
             if how == "df":
                 return res.df()
+            if how == "numpy":
+                return res.fetchnumpy()
             rows = res.fetchall()
             if how == "records":
                 cols = [d[0] for d in res.description]
@@ -224,6 +226,10 @@ class Store:
     def records(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None) -> list[dict[str, Any]]:
         """Rows as dicts, with real None for nulls (no pandas NaN)."""
         return self._fetch(query, params, con, "records")
+
+    def arrays(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None) -> dict[str, Any]:
+        """Columns as numpy arrays (column name -> array), for results counted or indexed in numpy."""
+        return self._fetch(query, params, con, "numpy")
 
     def sql_df(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None):
         """Rows as a pandas DataFrame (for pages; nulls become NaN/None as pandas decides)."""
