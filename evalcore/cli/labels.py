@@ -146,3 +146,30 @@ def labels_export(obj: Ctx, fmt: str, out: str | None, history: bool, wide: bool
     )
     if text is not None:
         click.echo(text, nl=False)
+
+
+# --------------------------------------------------------------------------- export --hive
+
+
+@cli.command("export")
+@click.option(
+    "--hive",
+    "hive",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Directory to write: hive-partitioned Parquet (suite=/generation=/run=) that Spark, Trino and Polars read.",
+)
+@click.option("--run", "run_ids", multiple=True, help="Run to export (repeatable; default every run).")
+@click.option("--overwrite", is_flag=True, help="Replace an existing export directory (in one rename, at the end).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def export(obj: Ctx, hive: str, run_ids: tuple[str, ...], overwrite: bool, as_json: bool) -> None:
+    """Write runs' verdicts and calls, their outputs, items, rubrics and gold as a hive layout
+    other engines read (docs/SCALE.md)."""
+    from evalcore.storage.hive import export_hive
+
+    info = export_hive(obj.store, Path(hive), list(run_ids), overwrite=overwrite)
+    text = f"{info['path']}: {len(info['runs'])} runs; " + ", ".join(
+        f"{t} {v['rows']:,} rows" for t, v in info["tables"].items()
+    )
+    emit(info, as_json, text)

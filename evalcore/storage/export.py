@@ -72,6 +72,22 @@ def _flat(v: Any) -> Any:
     return v
 
 
+def _arrow(cols: list[str], rows: list[dict[str, Any]]) -> Any:
+    """The rows as an arrow table of the parquet export: lists and mappings flattened (:func:`_flat`)."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+
+    ints = {"edit_id", "gen_round", "supersedes", "decided", "required"}
+    types = {c: pa.int64() if c in ints else (pa.bool_() if c == "passed" else pa.string()) for c in cols}
+    return pa.table({c: pa.array([_flat(r.get(c)) for r in rows], type=types[c]) for c in cols})
+
+
+def labels_table(labels: LabelStore, gen_id: str | None = None) -> Any:
+    """Gold with its provenance (shipped labels and the label store's decisions), as the parquet
+    export writes it; only the generation's cases when ``gen_id`` is given."""
+    cols, rows = label_rows(labels)
+    return _arrow(cols, [r for r in rows if gen_id is None or r["gen_id"] == gen_id])
+
+
 def export_labels(
     labels: LabelStore,
     fmt: str,
@@ -89,12 +105,10 @@ def export_labels(
         raise InputError("parquet needs --out FILE", field="--out")
     cols, rows = label_rows(labels, history=history, include_shipped=include_shipped, wide=wide)
     if fmt == "parquet":
-        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow as pa
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-        ints = {"edit_id", "gen_round", "supersedes", "decided", "required"}
-        types = {c: pa.int64() if c in ints else (pa.bool_() if c == "passed" else pa.string()) for c in cols}
-        tbl = pa.table({c: pa.array([_flat(r.get(c)) for r in rows], type=types[c]) for c in cols})
+        tbl = _arrow(cols, rows)
         buf = pa.BufferOutputStream()
         pq.write_table(tbl, buf)
         assert out is not None
