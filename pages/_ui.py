@@ -21,6 +21,7 @@ import contextlib
 import gc
 import importlib
 import math
+import os
 import re
 import shlex
 import string
@@ -44,28 +45,33 @@ _MD_TABLE = {ord(c): f"&#{ord(c)};" for c in _MD_SPECIAL}  # str.translate: one 
 # --------------------------------------------------------------------------- directories and store
 
 
-def resolve_dirs(argv: Sequence[str] | None) -> tuple[Path, Path]:
+def resolve_dirs(argv: Sequence[str] | None) -> tuple[Path | str, Path]:
     """Data and state directories: ``--data`` / ``--state`` after ``--`` on the ``streamlit run``
     line, else ``EVALCORE_DATA`` / ``EVALCORE_STATE``, else the bundled demo and
-    ``./.evalcore-state``."""
+    ``./.evalcore-state``. Data on object storage (``s3://bucket/prefix``) stays its URL."""
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--data")
     parser.add_argument("--state")
     args, _unknown = parser.parse_known_args(list(argv or []))
-    data = Path(args.data) if args.data else evalcore.default_data_dir()
+    raw = args.data or os.environ.get("EVALCORE_DATA")
     state = Path(args.state) if args.state else evalcore.default_state_dir()
+    if raw and "://" in raw:
+        return raw.rstrip("/"), state.expanduser().resolve()
+    data = Path(raw) if raw else evalcore.default_data_dir()
     return data.expanduser().resolve(), state.expanduser().resolve()
 
 
-def display_path(path: Path) -> str:
-    """A directory as the sidebar shows it: relative to the working directory when inside it."""
+def display_path(path: Path | str) -> str:
+    """A directory as the sidebar shows it: relative to the working directory when inside it (a URL as it is)."""
+    if isinstance(path, str) and "://" in path:
+        return path
     try:
         return str(Path(path).relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
 
 
-def set_dirs(data: Path, state: Path) -> None:
+def set_dirs(data: Path | str, state: Path) -> None:
     st.session_state[_DIRS_KEY] = (str(data), str(state))
 
 
@@ -82,7 +88,9 @@ def store() -> evalcore.Store:
     if dirs is None:
         data, state = resolve_dirs([])
         dirs = (str(data), str(state))
-    return open_store(*dirs)
+    s = open_store(*dirs)
+    s.sync()  # data on object storage: its mirror brought up to date (at most every EVALCORE_REMOTE_TTL s)
+    return s
 
 
 def fingerprint(data_store: evalcore.Store) -> tuple:

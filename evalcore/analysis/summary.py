@@ -270,7 +270,7 @@ def data_overview(store: Store) -> dict[str, Any]:
         for id_ in store.ids(kind):
             counts[name] += 1
             simulated = simulated or bool(getattr(store.get(kind, id_).manifest, "simulated", False))
-    return {"data_dir": str(store.data), "state_dir": str(store.state), "simulated": simulated, **counts}
+    return {"data_dir": store.where(), "state_dir": str(store.state), "simulated": simulated, **counts}
 
 
 def run_item_ids(

@@ -26,7 +26,9 @@ def main(argv: list[str] | None = None) -> None:
         e.show()
         sys.exit(e.exit_code)
     except EvalcoreError as e:
-        click.echo(f"error: {e.message}", err=True)
+        from evalcore.storage.remote import shown  # a mirror's local path said as its object-storage URL
+
+        click.echo(f"error: {shown(e.message)}", err=True)
         sys.exit(2)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)

@@ -34,6 +34,7 @@ from evalcore.importers.recorded import list_cell
 from evalcore.llm.client import model_family
 from evalcore.storage.files import to_table
 from evalcore.storage.paths import DEFAULT_DATA, default_keys_dir, utcnow
+from evalcore.storage.remote import refuse_write
 from evalcore.storage.store import Store
 from evalcore.storage.writer import DataWriter
 
@@ -172,6 +173,7 @@ def target_data_dir(data_opt: str | Path | None) -> Path:
             "EVALCORE_DATA); the bundled demo is never written",
             field="--data",
         )
+    refuse_write(data_opt, "import")
     data = Path(data_opt)
     if data.exists() and not data.is_dir():
         raise InputError("is not a directory", file=str(data), field="--data")

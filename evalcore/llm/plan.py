@@ -53,6 +53,7 @@ from evalcore.llm.prompts import (
 )
 from evalcore.llm.rubric import RubricSpec, load_rubric, parse_rubric
 from evalcore.storage.paths import DEFAULT_DATA, utcnow
+from evalcore.storage.remote import refuse_write
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- planning
@@ -66,6 +67,7 @@ def require_writable_data(data_opt: str | None, what: str = "judge") -> Path:
             "EVALCORE_DATA); the bundled demo is never written",
             field="--data",
         )
+    refuse_write(data_opt, what)
     data = Path(data_opt)
     if data.exists() and data.resolve() == DEFAULT_DATA.resolve():
         raise InputError(

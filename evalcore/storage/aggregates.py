@@ -645,7 +645,10 @@ def current(store: Store, kind: str, eid: str, *, rebuild: bool = True) -> deriv
 
 def index(store: Store, kind: str, eid: str, where: str = "data", force: bool = False) -> dict[str, Any]:
     """Build (or check) one entity's set: ``evalcore index``. Written beside the entity
-    (``where="data"``; the state directory when the data directory cannot be written)."""
+    (``where="data"``; the state directory when the data directory cannot be written, or is a
+    mirror of object storage)."""
+    if store.remote is not None:
+        where = "state"
     before = derived.read(store, kind, eid)
     if before is not None and not force and before.where == where:
         return {"kind": kind, "id": eid, "state": "current", "where": before.where, "path": str(before.dir)}

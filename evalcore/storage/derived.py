@@ -271,6 +271,8 @@ def write(store: Store, kind: str, id_: str, builder: Builder, where: str = "sta
     """Build this entity's set and put it in place (``where``: "data", beside the entity, as
     ``evalcore index`` does; or "state"), replacing a stale one. Returns the set, or None when it
     could not be written (e.g. a read-only directory): the full data still answers."""
+    if where == "data" and store.remote is not None:  # a mirror holds only what the bucket holds
+        where = "state"
     if where == "state" and _state_dir(store) is None:
         return None
     final = dict(candidates(store, kind, id_))[where]

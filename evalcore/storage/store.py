@@ -24,6 +24,7 @@ import duckdb
 
 from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
+from evalcore.storage import remote
 from evalcore.storage.files import (
     Entry,
     _unreadable_table,
@@ -62,9 +63,17 @@ class Store:
         state_dir: str | Path | None = None,
         keys_dir: str | Path | None = None,
     ):
-        self.data = Path(data_dir) if data_dir is not None else default_data_dir()
         self.state = Path(state_dir) if state_dir is not None else default_state_dir()
         self._keys = Path(keys_dir) if keys_dir is not None else None
+        if data_dir is None and remote.is_remote(os.environ.get("EVALCORE_DATA")):
+            data_dir = os.environ["EVALCORE_DATA"]
+        #: the object-storage URL of the data (``s3://bucket/prefix``), read through a local mirror
+        #: in the state directory (:mod:`evalcore.storage.remote`); None for a local directory
+        self.remote: str | None = None
+        if remote.is_remote(data_dir):
+            self.remote = str(data_dir).rstrip("/")
+            data_dir = remote.mirror(self.remote, self.state)
+        self.data = Path(data_dir) if data_dir is not None else default_data_dir()
         if not self.data.exists():
             raise NotFoundError("data directory does not exist", file=self.data, field="--data")
         if not self.data.is_dir():
@@ -72,6 +81,16 @@ class Store:
         self.data = self.data.resolve()
         self._cache: dict[tuple[str, str], tuple[Any, Entry]] = {}
         self._lock = threading.Lock()
+
+    def sync(self) -> None:
+        """Bring the mirror of a remote data directory up to date (at most every
+        ``EVALCORE_REMOTE_TTL`` seconds); nothing for a local one."""
+        if self.remote is not None:
+            remote.mirror(self.remote, self.state)
+
+    def where(self) -> str:
+        """The data directory as a user named it: the URL of a remote one."""
+        return self.remote or str(self.data)
 
     # ---- paths
     @property
@@ -392,6 +411,12 @@ class Store:
     def _write_dir(
         self, kind: str, id_: str, manifest: S._Model, tables: dict[str, Any], overwrite: bool = False
     ) -> Entry:
+        if self.remote is not None:
+            raise InputError(
+                "is object storage, which evalcore only reads: write into a local data directory, then upload it",
+                file=self.remote,
+                field="--data",
+            )
         final = self.dir_of(kind, id_)
         if final.exists() and not overwrite:
             raise InputError(f"{kind} {id_!r} already exists", file=final, field=f"{kind} id")
