@@ -28,6 +28,10 @@ st.set_page_config(page_title="evalcore", layout="wide")
 
 data_dir, state_dir = _ui.resolve_dirs(sys.argv[1:])
 _ui.set_dirs(data_dir, state_dir)
+# data on object storage: its mirror brought up to date once per script run (at most every
+# EVALCORE_REMOTE_TTL s), before any page reads it; nothing for a local directory
+with _ui.boundary():
+    _ui.store().sync()
 
 
 READ = ("reviewer", "adjudicator", "admin")  # every page but upkeep and the ledger

@@ -17,13 +17,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: local path prefix -> how a user named it (a mirror of object storage -> its URL): a message
+#: names the file as the user knows it (filled by evalcore.storage.remote)
+PATH_ALIASES: dict[str, str] = {}
+
+
+def _aliased(path: str) -> str:
+    for local, shown in PATH_ALIASES.items():
+        if path == local or path.startswith(local + "/"):
+            return shown + path[len(local) :]
+    return path
+
 
 class EvalcoreError(Exception):
     """Base class: carries the file, the field and the problem, and renders them on one line."""
 
     def __init__(self, problem: str, *, file: str | Path | None = None, field: str | None = None):
         self.problem = " ".join(str(problem).split())  # one line, always
-        self.file = str(file) if file is not None else None
+        self.file = _aliased(str(file)) if file is not None else None
         self.field = field
         super().__init__(self.message)
 

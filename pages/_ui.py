@@ -88,9 +88,7 @@ def store() -> evalcore.Store:
     if dirs is None:
         data, state = resolve_dirs([])
         dirs = (str(data), str(state))
-    s = open_store(*dirs)
-    s.sync()  # data on object storage: its mirror brought up to date (at most every EVALCORE_REMOTE_TTL s)
-    return s
+    return open_store(*dirs)
 
 
 def fingerprint(data_store: evalcore.Store) -> tuple:

@@ -35,14 +35,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evalcore.errors import InputError, NotFoundError, PathEscapeError
+from evalcore.errors import PATH_ALIASES, InputError, NotFoundError, PathEscapeError
 
 SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss")
 #: the layout's top-level directories (evalcore.storage.layout.KINDS); nothing else is mirrored
 TOP = ("suites", "generations", "runs", "sessions", "labelsets")
 INDEX = ".evalcore-mirror.json"
 
-_MIRRORS: dict[str, str] = {}  # local mirror root -> URL, for messages
+_MIRRORS = PATH_ALIASES  # local mirror root -> URL: an error's file is named by its URL (evalcore.errors)
 _SYNCED: dict[str, float] = {}  # mirror root -> time.monotonic() of its last sync in this process
 _LOCK = threading.Lock()
 
