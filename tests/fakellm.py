@@ -16,6 +16,15 @@
 * it **counts** requests, requests in flight (and their maximum) and the tokens it reported, and
   logs every request (index, fault, status, hash of the messages, tokens, the exact content sent).
 
+**Batches** (OpenAI's files and batches endpoints, as litellm's ``acreate_file``, ``acreate_batch``,
+``aretrieve_batch`` and ``afile_content`` call them): ``POST /v1/files`` (multipart), ``GET
+/v1/files/{id}`` and ``/v1/files/{id}/content``, ``POST /v1/batches``, ``GET /v1/batches/{id}``. A
+batch's lines are answered exactly as the same requests to ``/chat/completions`` would be (faults
+included, by line index in ``batch_faults`` or ``batch_always``; a ``drop`` fault leaves the line out
+of both files, a ``500`` puts it in the error file); the batch reports ``in_progress`` for its first
+``batch_polls`` retrievals, then ``completed`` with its output and error files. The server counts
+file uploads, batches created and retrievals.
+
 Tokens are reported as ``len(prompt text) // 4 + 7`` and ``len(content) // 4 + 1``; a fault
 without a body (429, 5xx, timeout) reports none.
 
@@ -143,6 +152,9 @@ class FakeLLM:
 
     def __init__(self, latency: float = 0.0, faults: dict[int, str] | None = None, always: str | None = None,
                  timeout_sleep: float = 1.0, model: str = MODEL_REPORTED):
+        self.batch_faults: dict[int, str] = {}
+        self.batch_always: str | None = None
+        self.batch_polls = 1
         self.latency = latency
         self.faults = dict(faults or {})
         self.always = always
@@ -161,9 +173,22 @@ class FakeLLM:
             self.tokens_in = 0
             self.tokens_out = 0
             self.log: list[dict] = []
+            self.files: dict[str, dict] = {}
+            self.batches: dict[str, dict] = {}
+            self.uploads = 0
+            self.batches_created = 0
+            self.retrievals = 0
 
     def configure(self, *, latency: float | None = None, faults: dict[int, str] | None = None,
-                  always: str | None = ..., timeout_sleep: float | None = None) -> None:  # type: ignore[assignment]
+                  always: str | None = ..., timeout_sleep: float | None = None,  # type: ignore[assignment]
+                  batch_faults: dict[int, str] | None = None, batch_always: str | None = ...,  # type: ignore[assignment]
+                  batch_polls: int | None = None) -> None:
+        if batch_faults is not None:
+            self.batch_faults = dict(batch_faults)
+        if batch_always is not ...:
+            self.batch_always = batch_always
+        if batch_polls is not None:
+            self.batch_polls = batch_polls
         if latency is not None:
             self.latency = latency
         if faults is not None:
@@ -190,11 +215,53 @@ class FakeLLM:
                 pass
 
             def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0].rstrip("/")
+                m = re.search(r"/files/([^/]+)(/content)?$", path)
+                if m and m.group(1) in fake.files:
+                    f = fake.files[m.group(1)]
+                    if m.group(2):
+                        self._send_bytes(200, f["content"], "application/octet-stream")
+                    else:
+                        self._send(200, f["object"])
+                    return
+                m = re.search(r"/batches/([^/]+)$", path)
+                if m:
+                    b = fake._retrieve(m.group(1))
+                    if b is None:
+                        self._send(404, {"error": {"message": "no such batch", "type": "invalid_request_error"}})
+                    else:
+                        self._send(200, b)
+                    return
+                if m is None and "/files/" in path:
+                    self._send(404, {"error": {"message": "no such file", "type": "invalid_request_error"}})
+                    return
                 self._send(200, {"object": "list", "data": [{"id": fake.model, "object": "model"}]})
+
+            def _send_bytes(self, status: int, data: bytes, ctype: str) -> None:
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
 
             def do_POST(self) -> None:
                 n = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(n)
+                path = self.path.split("?", 1)[0].rstrip("/")
+                if path.endswith("/files"):
+                    self._send(200, fake._upload(self.headers.get("Content-Type") or "", raw))
+                    return
+                if path.endswith("/batches"):
+                    b = fake._create_batch(json.loads(raw or b"{}"))
+                    if b is None:
+                        self._send(404, {"error": {"message": "no such input file", "type": "invalid_request_error"}})
+                    else:
+                        self._send(200, b)
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
                     return
@@ -236,7 +303,108 @@ class FakeLLM:
     def __exit__(self, *a: Any) -> None:
         self.stop()
 
+    # ---- batches
+    def _upload(self, ctype: str, raw: bytes) -> dict:
+        from email.parser import BytesParser
+        from email.policy import HTTP
+
+        msg = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + ctype.encode() + b"\r\n\r\n" + raw)
+        content, name, purpose = b"", "upload.jsonl", "batch"
+        for part in msg.iter_parts():
+            field = part.get_param("name", header="content-disposition")
+            if field == "file":
+                content = part.get_payload(decode=True) or b""
+                name = part.get_filename() or name
+            elif field == "purpose":
+                purpose = (part.get_payload(decode=True) or b"batch").decode()
+        with self.lock:
+            self.uploads += 1
+            fid = f"file-fake-{len(self.files)}"
+        return self._store_file(fid, content, name, purpose)
+
+    def _store_file(self, fid: str, content: bytes, name: str, purpose: str) -> dict:
+        obj = {"id": fid, "object": "file", "bytes": len(content), "created_at": 1767225600, "filename": name,
+               "purpose": purpose, "status": "processed"}
+        with self.lock:
+            self.files[fid] = {"object": obj, "content": content}
+        return obj
+
+    def _create_batch(self, req: dict) -> dict | None:
+        f = self.files.get(req.get("input_file_id") or "")
+        if f is None:
+            return None
+        with self.lock:
+            self.batches_created += 1
+            bid = f"batch_fake_{len(self.batches)}"
+        out_lines, err_lines = [], []
+        lines = [json.loads(x) for x in f["content"].splitlines() if x.strip()]
+        for k, line in enumerate(lines):
+            fault = self.batch_faults.get(k, self.batch_always)
+            if fault == "drop":
+                continue
+            status, obj, _ = self._reply(line.get("body") or {}, fault, f"{bid}-{k}")
+            rec = {"id": f"batch_req_{bid}_{k}", "custom_id": line.get("custom_id"),
+                   "response": {"status_code": status, "request_id": f"req-{bid}-{k}", "body": obj},
+                   "error": None if status == 200 else {"code": str(status), "message": obj["error"]["message"]}}
+            (out_lines if status == 200 else err_lines).append(json.dumps(rec))
+        out_id = self._store_file(f"file-fake-out-{bid}", ("\n".join(out_lines) + "\n").encode() if out_lines else b"",
+                                  f"{bid}_output.jsonl", "batch_output")["id"] if out_lines else None
+        err_id = self._store_file(f"file-fake-err-{bid}", ("\n".join(err_lines) + "\n").encode(),
+                                  f"{bid}_error.jsonl", "batch_output")["id"] if err_lines else None
+        b = {"id": bid, "object": "batch", "endpoint": req.get("endpoint"), "errors": None,
+             "input_file_id": req["input_file_id"], "completion_window": req.get("completion_window", "24h"),
+             "status": "validating", "output_file_id": None, "error_file_id": None, "created_at": 1767225600,
+             "request_counts": {"total": len(lines), "completed": 0, "failed": 0}, "metadata": req.get("metadata"),
+             "_polls": 0, "_out": out_id, "_err": err_id,
+             "_counts": {"total": len(lines), "completed": len(out_lines), "failed": len(lines) - len(out_lines)}}
+        with self.lock:
+            self.batches[bid] = b
+        return self._public(b)
+
+    @staticmethod
+    def _public(b: dict) -> dict:
+        return {k: v for k, v in b.items() if not k.startswith("_")}
+
+    def _retrieve(self, bid: str) -> dict | None:
+        with self.lock:
+            b = self.batches.get(bid)
+            if b is None:
+                return None
+            self.retrievals += 1
+            b["_polls"] += 1
+            if b["_polls"] > self.batch_polls:
+                b.update(status="completed", output_file_id=b["_out"], error_file_id=b["_err"],
+                         request_counts=dict(b["_counts"]), completed_at=1767225660)
+            else:
+                half = b["_counts"]["completed"] // 2
+                b.update(status="in_progress", request_counts={"total": b["_counts"]["total"], "completed": half,
+                                                               "failed": 0})
+            return self._public(b)
+
     # ---- answering
+    def _reply(self, body: dict, fault: str | None, rid: str) -> tuple[int, dict, dict | None]:
+        """(status, JSON body, headers) of the answer to ``body`` with ``fault`` (no latency)."""
+        if fault in ("429", "500", "503"):
+            return (int(fault), {"error": {"message": f"injected {fault}", "type": "injected", "code": fault}},
+                    {"Retry-After": "0"} if fault == "429" else None)
+        ans = deterministic_answer(body)
+        if fault in ("missing", "range"):
+            ans = _break(ans, fault)
+        content = json.dumps(ans, ensure_ascii=False)
+        if fault == "malformed":
+            content = content[: len(content) // 2]
+        tin = len(prompt_text(body)) // 4 + 7
+        tout = len(content) // 4 + 1
+        with self.lock:
+            self.tokens_in += tin
+            self.tokens_out += tout
+        return 200, {
+            "id": f"chatcmpl-fake-{rid}", "object": "chat.completion", "created": 1767225600,
+            "model": self.model,
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+        }, None
+
     def _answer(self, h: Any, body: dict) -> None:
         with self.lock:
             idx = self.requests
@@ -251,37 +419,19 @@ class FakeLLM:
         try:
             if self.latency:
                 time.sleep(self.latency)
-            if fault in ("429", "500", "503"):
-                entry["status"] = int(fault)
-                h._send(int(fault), {"error": {"message": f"injected {fault}", "type": "injected",
-                                               "code": fault}},
-                        {"Retry-After": "0"} if fault == "429" else None)
-                return
             if fault in ("timeout", "slow"):
                 time.sleep(self.timeout_sleep)
                 if fault == "timeout":
                     entry["status"] = 504
                     h._send(504, {"error": {"message": "injected timeout", "type": "injected"}})
                     return
-            ans = deterministic_answer(body)
-            if fault in ("missing", "range"):
-                ans = _break(ans, fault)
-            content = json.dumps(ans, ensure_ascii=False)
-            if fault == "malformed":
-                content = content[: len(content) // 2]
-            tin = len(prompt_text(body)) // 4 + 7
-            tout = len(content) // 4 + 1
-            entry.update(status=200, tokens_in=tin, tokens_out=tout, content=content)
-            with self.lock:
-                self.tokens_in += tin
-                self.tokens_out += tout
-            h._send(200, {
-                "id": f"chatcmpl-fake-{idx}", "object": "chat.completion", "created": 1767225600,
-                "model": self.model,
-                "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": content}}],
-                "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
-            })
+            status, obj, headers = self._reply(body, fault, str(idx))
+            entry["status"] = status
+            if status == 200:
+                usage = obj["usage"]
+                entry.update(tokens_in=usage["prompt_tokens"], tokens_out=usage["completion_tokens"],
+                             content=obj["choices"][0]["message"]["content"])
+            h._send(status, obj, headers)
         finally:
             with self.lock:
                 self.in_flight -= 1

@@ -30,6 +30,19 @@ def _run_options(f):
     """Options every model-calling command takes; they may change between a start and --resume."""
     f = click.option("--quiet", is_flag=True, help="No progress line on stderr.")(f)
     f = click.option(
+        "--poll",
+        type=float,
+        default=30.0,
+        show_default=True,
+        help="With --batch: seconds between polls of a pending batch.",
+    )(f)
+    f = click.option(
+        "--batch",
+        is_flag=True,
+        help="Through the provider's batch API (files + batches, at its batch price): the batch ids are "
+        "journaled at once; --resume collects them without submitting anything twice.",
+    )(f)
+    f = click.option(
         "--price",
         default=None,
         metavar="IN,OUT",
@@ -58,11 +71,15 @@ def _run_options(f):
     return f
 
 
-def _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet):
+def _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet, batch=False, poll=30.0):
     from evalcore.llm.client import parse_price
     from evalcore.llm.plan import RunOptions
 
+    if poll <= 0:
+        raise click.BadParameter("must be above 0", param_hint="--poll")
     return RunOptions(
+        batch=batch,
+        poll=poll,
         concurrency=concurrency,
         max_retries=max_retries,
         timeout=timeout,
@@ -89,7 +106,7 @@ def _interrupted(e: Exception) -> NoReturn:
     sys.exit(130)
 
 
-_RUN_OPTION_NAMES = ("api_base", "concurrency", "max_retries", "timeout", "backoff", "price", "quiet")
+_RUN_OPTION_NAMES = ("api_base", "concurrency", "max_retries", "timeout", "backoff", "price", "quiet", "batch", "poll")
 
 
 def _run(

@@ -103,7 +103,10 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
             )
         prog.draw(force=True)
         try:
-            execute(todo, st, journal, prior=prior, progress=prog, cache=cache)
+            todo = _through_batches(todo, st, journal, records, prog, cache, opts, label)
+            execute(
+                todo, st, journal, prior=journal_state(records + (journal.kept or []))[1], progress=prog, cache=cache
+            )
         except OSError as e:  # the journal could not be written (disk full, permissions)
             raise InputError(
                 f"cannot write the journal ({e.strerror or e}); completed calls up to here are kept",
@@ -123,6 +126,35 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
     assert journal.kept is not None
     done, _ = journal_state(records + journal.kept)
     return done
+
+
+def _through_batches(
+    todo: list, st: Settings, journal: Journal, records: list[dict], prog: Any, cache: Any, opts: RunOptions, label: str
+) -> list:
+    """With ``--batch`` (or batches of an earlier start still pending in the journal) make the calls
+    through the provider's batch API (:mod:`evalcore.llm.batch`); the calls left for the synchronous
+    executor: those a cache serves, and, without ``--batch``, those in no pending batch."""
+    from evalcore.llm.batch import execute_batch, pending_batches
+
+    pending = pending_batches(records)
+    if not opts.batch and not pending:
+        return todo
+    in_batch = {c for r in pending.values() for c in r["call_ids"]}
+    cached = {s.call_id for s in todo if cache is not None and s.cache_key in cache and s.call_id not in in_batch}
+    batched = [s for s in todo if s.call_id not in cached and (opts.batch or s.call_id in in_batch)]
+    execute_batch(
+        batched,
+        st,
+        journal,
+        records,
+        prog,
+        submit=opts.batch,
+        poll=opts.poll,
+        user_price=opts.price is not None,
+        label=label,
+    )
+    sent = {s.call_id for s in batched}
+    return [s for s in todo if s.call_id not in sent]
 
 
 def _totals(call_rows: list[dict]) -> S.Totals:

@@ -591,3 +591,5 @@ class RunOptions:
     price: tuple[float, float] | None = None
     progress: bool = True
     progress_stream: Any = None
+    batch: bool = False  # through the provider's batch API (evalcore.llm.batch)
+    poll: float = 30.0  # seconds between polls of a pending batch
