@@ -115,6 +115,23 @@ class _Client:
         return out
 
 
+def _failed_line(cid: str, at: str, error: str, batch_id: str) -> dict:
+    """The attempt record of a call whose batch line failed or is missing."""
+    return {
+        "type": "attempt",
+        "call_id": cid,
+        "n": 1,
+        "at": at,
+        "kind": "batch",
+        "error": error,
+        "raw": None,
+        "tokens_in": None,
+        "tokens_out": None,
+        "cost_usd": None,
+        "batch_id": batch_id,
+    }
+
+
 def _reply_of(line: dict) -> tuple[dict | None, str | None]:
     """(the chat completion body, None) of an answered line, or (None, why it failed)."""
     resp = line.get("response") or {}
@@ -151,21 +168,7 @@ async def _collect(
         seen.add(cid)
         body, why = _reply_of(line)
         if body is None:
-            await journal.append(
-                {
-                    "type": "attempt",
-                    "call_id": cid,
-                    "n": 1,
-                    "at": at,
-                    "kind": "batch",
-                    "error": why,
-                    "raw": None,
-                    "tokens_in": None,
-                    "tokens_out": None,
-                    "cost_usd": None,
-                    "batch_id": rec["batch_id"],
-                }
-            )
+            await journal.append(_failed_line(cid, at, why or "no answer", rec["batch_id"]))
             retry.append(cid)
             continue
         msg = (body["choices"][0] or {}).get("message") or {}
@@ -222,21 +225,8 @@ async def _collect(
         progress.add(ok=True, tokens_in=tin, tokens_out=tout, cost=cost)
     missing = [c for c in rec["call_ids"] if c in by_id and c not in seen]
     for cid in missing:  # in neither file (a failed or expired batch, a partial one)
-        await journal.append(
-            {
-                "type": "attempt",
-                "call_id": cid,
-                "n": 1,
-                "at": at,
-                "kind": "batch",
-                "error": f"no line in batch {rec['batch_id']} ({getattr(b, 'status', '?')})",
-                "raw": None,
-                "tokens_in": None,
-                "tokens_out": None,
-                "cost_usd": None,
-                "batch_id": rec["batch_id"],
-            }
-        )
+        why = f"no line in batch {rec['batch_id']} ({getattr(b, 'status', '?')})"
+        await journal.append(_failed_line(cid, at, why, rec["batch_id"]))
     await journal.append(
         {
             "type": "batch_collected",
