@@ -1,4 +1,4 @@
-"""`judge --batch` and `generate --batch` against the local server's files and batches endpoints
+"""`judge --batch`, `generate --batch` and `judge-pairs --batch` against the local server's files and batches endpoints
 (tests/fakellm.py), through litellm's real batch calls over HTTP:
 
 * a batch run of 200 items x 6 criteria in split mode gives the verdicts of the synchronous run
@@ -149,3 +149,22 @@ def test_generate_through_a_batch(capsys, tmp_path, fake):
     st = Store(data, state)
     q = "SELECT item_id, round, output, abstained FROM read_parquet(?) ORDER BY item_id, round"
     assert st.sql(q, [st.path_of("generation", "gb", "outputs")]) == st.sql(q, [st.path_of("generation", "gs", "outputs")])
+
+
+def test_judge_pairs_through_a_batch(capsys, tmp_path, fake):
+    data = tmp_path / "data"
+    make_world(data, 20, session=True)
+    world = (data, tmp_path / "state")
+    q = 'SELECT pair_id, "order", choice FROM read_parquet(?) ORDER BY pair_id, "order"'
+    got = {}
+    for rid, extra in (("batched", ["--batch", "--poll", "0.05"]), ("sync", [])):
+        fake.reset()
+        code, out, err = run(capsys, *world, "judge-pairs", "--session", "sess", "--model", MODEL, "--api-base",
+                             fake.url, "--run-id", rid, "--backoff", 0.01, *extra)
+        assert code == 0, err
+        assert (fake.batches_created, fake.requests) == ((1, 0) if extra else (0, 12))
+        from evalcore import Store
+
+        st = Store(*world)
+        got[rid] = st.sql(q, [st.path_of("run", rid, "pair_verdicts")])
+    assert len(got["batched"]) == 12 and got["batched"] == got["sync"]
