@@ -117,6 +117,8 @@ STEPS: list[tuple[str, list[str]]] = [
     ("pairs-report", ["pairs", "report", "--session", "golden-s"]),
     ("pairs-close-ab", ["pairs", "close", "--session", "accounts-ab", "--keys", "{keys}"]),
     ("pairs-report-ab", ["pairs", "report", "--session", "accounts-ab"]),
+    # the hive export of two runs (other engines' layout)
+    ("export-hive", ["export", "--hive", "{tmp}/hive", "--run", SPLIT, "--run", "accounts-g1-split"]),
     # imports into the scratch copy
     ("import-long", ["import", "long", "{golden}/import/long.csv", "--threshold", "4"]),
     ("import-wide", ["import", "wide", "{golden}/import/wide.jsonl", "--threshold", "4"]),
