@@ -7,8 +7,8 @@
   made again synchronously and counted as retries; nothing is lost;
 * kill -9 after the batch is submitted, then `--resume`: no new batch, no result lost, the same
   verdicts;
-* the cost of a call in a batch is unknown (never 0) when litellm has no batch price, and the
-  `--price` given when there is one.
+* the cost of a call in a batch: litellm's batch price for the model (gpt-4o-mini), the `--price`
+  given, and unknown (never 0) without either.
 """
 
 from __future__ import annotations
@@ -168,3 +168,23 @@ def test_judge_pairs_through_a_batch(capsys, tmp_path, fake):
         st = Store(*world)
         got[rid] = st.sql(q, [st.path_of("run", rid, "pair_verdicts")])
     assert len(got["batched"]) == 12 and got["batched"] == got["sync"]
+
+
+def test_a_call_in_a_batch_costs_litellms_batch_price(capsys, tmp_path, fake):
+    """openai/gpt-4o-mini (the local server answers under any name): each call's cost is its
+    tokens at the map's batch prices, half the synchronous ones for this model."""
+    from evalcore.llm.client import model_info
+
+    info = model_info("gpt-4o-mini")
+    bi, bo = info["input_cost_per_token_batches"], info["output_cost_per_token_batches"]
+    assert bi < info["input_cost_per_token"]
+    data = tmp_path / "data"
+    make_world(data, 5)
+    code, out, err = run(capsys, data, tmp_path / "state", "judge", "--gen", "g", "--rubric", SIX, "--mode", "split",
+                         "--model", "openai/gpt-4o-mini", "--api-base", fake.url, "--rounds", 1, "--run-id", "priced",
+                         "--batch", "--poll", 0.05)
+    assert code == 0, err
+    rows = calls((data, tmp_path / "state"), "priced")
+    assert len(rows) == 30 and fake.requests == 0
+    for c in rows:
+        assert c["cost_usd"] == pytest.approx(c["tokens_in"] * bi + c["tokens_out"] * bo, rel=1e-9)
