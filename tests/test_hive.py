@@ -24,8 +24,14 @@ def _cli(data: Path, state: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def _json(data: Path, state: Path, *args: str):
-    r = _cli(data, state, *args, "--json")
-    assert r.returncode == 0, r.stderr
+    """``evalcore ... --json`` run in this process (click's runner: the command's own output, without
+    a process start per figure); the refusals below run the real command line."""
+    from click.testing import CliRunner
+
+    from evalcore.cli import cli
+
+    r = CliRunner().invoke(cli, ["--data", str(data), "--state", str(state), *args, "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
     return json.loads(r.stdout)
 
 
