@@ -297,7 +297,7 @@ async def _run(
     if retry:
         if stream:
             stream.write(f"{label}: {len(retry)} calls failed in their batch; made again one by one\n")
-        _, prior = journal_state(Journal.read(journal.path))
+        _, prior = journal_state(records + (journal.kept or []))  # the journal as on disk, not read again
         todo = [by_id[c] for c in dict.fromkeys(retry)]
         await _execute(todo, st, journal, prior, progress, None)
 

@@ -104,9 +104,7 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
         prog.draw(force=True)
         try:
             todo = _through_batches(todo, st, journal, records, prog, cache, opts, label)
-            execute(
-                todo, st, journal, prior=journal_state(records + (journal.kept or []))[1], progress=prog, cache=cache
-            )
+            execute(todo, st, journal, prior=prior, progress=prog, cache=cache)
         except OSError as e:  # the journal could not be written (disk full, permissions)
             raise InputError(
                 f"cannot write the journal ({e.strerror or e}); completed calls up to here are kept",

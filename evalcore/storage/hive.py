@@ -58,12 +58,11 @@ def _part_dir(root: Path, table: str, values: dict[str, str]) -> Path:
     return d
 
 
-def _copy(store: Store, con: Any, src: str, dest: Path) -> int:
+def _copy(con: Any, src: str, dest: Path) -> int:
     """One contract table copied file to file by DuckDB; its row count."""
     q = str(dest).replace("'", "''")
-    con.execute(f"COPY (SELECT * FROM read_parquet(?)) TO '{q}' (FORMAT parquet, COMPRESSION zstd)", [src])
-    n = store.sql("SELECT count(*) FROM read_parquet(?)", [str(dest)])[0][0]
-    return int(n)
+    n = con.execute(f"COPY (SELECT * FROM read_parquet(?)) TO '{q}' (FORMAT parquet, COMPRESSION zstd)", [src])
+    return int(n.fetchall()[0][0])  # COPY returns the rows it wrote
 
 
 def _criteria_rows(store: Store, run_id: str) -> Any:
@@ -116,12 +115,12 @@ def export_hive(store: Store, out: Path, run_ids: list[str] | None = None, *, ov
         try:
             for s in sorted(suites):
                 rows["items"] += _copy(
-                    store, con, store.path_of("suite", s, "items"), _part_dir(tmp, "items", {"suite": s}) / PART
+                    con, store.path_of("suite", s, "items"), _part_dir(tmp, "items", {"suite": s}) / PART
                 )
                 files["items"] += 1
             for g, w in sorted(gens.items()):
                 d = _part_dir(tmp, "outputs", w)
-                rows["outputs"] += _copy(store, con, store.path_of("generation", g, "outputs"), d / PART)
+                rows["outputs"] += _copy(con, store.path_of("generation", g, "outputs"), d / PART)
                 files["outputs"] += 1
                 gold = labels_table(labels, gen_id=g)
                 if gold.num_rows:
@@ -130,7 +129,7 @@ def export_hive(store: Store, out: Path, run_ids: list[str] | None = None, *, ov
                     files["labels"] += 1
             for rid, w in where.items():
                 for table in ("verdicts", "calls"):
-                    rows[table] += _copy(store, con, store.path_of("run", rid, table), _part_dir(tmp, table, w) / PART)
+                    rows[table] += _copy(con, store.path_of("run", rid, table), _part_dir(tmp, table, w) / PART)
                     files[table] += 1
                 crit = _criteria_rows(store, rid)
                 _write_arrow(crit, _part_dir(tmp, "criteria", w) / PART)

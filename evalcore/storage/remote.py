@@ -69,11 +69,6 @@ def shown(text: str) -> str:
     return text
 
 
-def url_of(local: Path) -> str | None:
-    """The URL a local mirror root stands for, if it is one."""
-    return _MIRRORS.get(str(local))
-
-
 def mirror_root(url: str, state: Path) -> Path:
     key = hashlib.sha256(url.rstrip("/").encode()).hexdigest()[:16]
     return Path(state) / "remote" / key
@@ -149,33 +144,28 @@ def mirror(url: str, state: Path) -> Path:
     """The local mirror of ``url`` in the state directory, brought up to date (see the module
     docstring); its path."""
     url = url.rstrip("/")
-    root = mirror_root(url, state).resolve() if Path(state).exists() else mirror_root(url, state)
+    root = mirror_root(url, state)
+    root.mkdir(parents=True, exist_ok=True)
+    root = root.resolve()
     with _LOCK:
         _MIRRORS[str(root)] = url
         last = _SYNCED.get(str(root))
-    if last is not None and time.monotonic() - last < ttl() and (root / INDEX).is_file():
+    index_path = root / INDEX
+    if last is not None and time.monotonic() - last < ttl() and index_path.is_file():
         return root
     fs, base = _filesystem(url)
     with _locked(root):
-        index_path = root / INDEX
         try:
-            have = json.loads(index_path.read_text())["objects"] if index_path.is_file() else {}
-        except (OSError, ValueError, KeyError):
-            have = {}
-        if (
-            last is None
-            and index_path.is_file()
-            and time.time() - index_path.stat().st_mtime < ttl()
-            and json.loads(index_path.read_text()).get("url") == url
-        ):
+            index = json.loads(index_path.read_text())
+        except (OSError, ValueError):
+            index = {}
+        have = index.get("objects") or {}
+        fresh = index.get("url") == url and time.time() - float(index.get("synced_at") or 0) < ttl()
+        if last is None and fresh:  # another process synced it within the TTL
             with _LOCK:
                 _SYNCED[str(root)] = time.monotonic()
-            return root.resolve()
+            return root
         objects = _list(fs, base, url)
-        root.mkdir(parents=True, exist_ok=True)
-        root = root.resolve()
-        with _LOCK:
-            _MIRRORS[str(root)] = url
         got: dict[str, str] = {}
         for rel, info in sorted(objects.items()):
             parts = _confined(rel)
