@@ -1,5 +1,5 @@
 """Agreement and judge report card: for a generation, first the summary per judge (in words, then
-one row per judge run: the card's ``summary``), then in one tab per criterion every judge and
+one row per judge run: the card's ``summary``), then for the criterion picked (one at a time) every judge and
 harness against gold per criterion (kappa with a bootstrap interval, accuracy, confusion matrix, leniency), pass rates
 corrected for the judge's sensitivity and specificity, people against each other, repeat
 consistency and majority-of-k, judge against judge (a low kappa flags an ambiguous criterion, with single against split when the
@@ -297,12 +297,16 @@ def show_generation(card: dict) -> None:
         st.caption("Each is a case in the review queue (reasons statement_contradicts / postprocess_rewrite).")
     if card["criteria"]:
         st.subheader("Per criterion")
-        tabs = st.tabs(
-            [f"{c['criterion']}" + (" (ambiguous)" if c["ambiguous"].get("flag") else "") for c in card["criteria"]]
-        )
-        for tab, c in zip(tabs, card["criteria"]):
-            with tab:
-                show_criterion(c)
+        # one criterion's detail at a time (a radio, not a tab per criterion): tabs would draw every
+        # criterion's tables on each run of the page, and only one is read at once
+        labels = {
+            c["criterion"]: c["criterion"] + (" (ambiguous)" if c["ambiguous"].get("flag") else "")
+            for c in card["criteria"]
+        }
+        if st.session_state.get("agreement_criterion") not in labels:
+            st.session_state.pop("agreement_criterion", None)
+        name = st.radio("Criterion", list(labels), format_func=labels.get, horizontal=True, key="agreement_criterion")
+        show_criterion(next(c for c in card["criteria"] if c["criterion"] == name))
     if card["tags"]:
         st.subheader("Failure tags")
         _plain([{"tag": k, "cases": v} for k, v in card["tags"].items()])

@@ -345,10 +345,13 @@ def test_the_page_opens_on_the_summary_and_shows_single_against_split(world, mon
         assert row["mean kappa vs gold"] == f"{r['mean_kappa']:.3f} ({r['kappa_criteria']} criteria)"
         assert row["ambiguous on"] == f"{r['ambiguous']} of {r['criteria']}"
         assert (row["judge model"], row["mode"], row["status"]) == (r["judge_model"], r["mode"], r["status"])
+    # the ambiguous criterion's warning shows once it is picked (one criterion's detail at a time)
+    amb = next(c["criterion"] for c in card["criteria"] if c["ambiguous"]["flag"])
+    at.radio(key="agreement_criterion").set_value(amb).run()
     warnings = [html.unescape(w.value) for w in at.warning]
     assert any("0.44 single, 0.46 split: splitting does not fix an ambiguous criterion" in w for w in warnings)
-    # the detail per criterion sits in tabs, one per criterion, not all open one under the other
-    assert [t.label for t in at.tabs] == [
+    # the detail per criterion is shown one criterion at a time, picked by name
+    assert list(at.radio(key="agreement_criterion").options) == [
         c["criterion"] + (" (ambiguous)" if c["ambiguous"]["flag"] else "") for c in card["criteria"]
     ]
 
@@ -388,7 +391,9 @@ def test_the_page_computes_the_card_once_for_every_rerun(monkeypatch, tmp_path):
         ).stdout
     )
     (card,) = card["generations"]
-    assert [t.label.split(" (")[0] for t in at.tabs] == [c["criterion"] for c in card["criteria"]]
+    assert [o.split(" (")[0] for o in at.radio(key="agreement_criterion").options] == [
+        c["criterion"] for c in card["criteria"]
+    ]
     # a decision in the label store is a new card
     from evalcore import LabelStore, Store
 
