@@ -172,14 +172,32 @@ def test_composition_bars_stack_each_runs_shares():
     lambda: charts.flip_bars(FLIPS),
     lambda: charts.composition_bars(FLIPS),
     lambda: charts.position_lines([]),
+    lambda: charts.phi_heatmaps({"single": {"phi": {"a": {"a": {"value": 0.5}}}}}, ["a"]),
 ])
 def test_builders_return_altair_charts_that_validate(build):
+    """Every builder returns an altair chart or a charts.Spec (a Vega-Lite spec written out), and
+    either validates against the schema."""
     chart = build()
-    assert isinstance(chart, (alt.Chart, alt.LayerChart, alt.FacetChart))
-    chart.to_dict(validate=True)
+    assert isinstance(chart, (alt.Chart, alt.LayerChart, alt.FacetChart, charts.Spec))
+    assert chart.to_dict(validate=True)["$schema"] == alt.SCHEMA_URL
 
 
 def test_charts_do_not_import_streamlit():
     code = "import sys, evalcore.analysis.charts; print('streamlit' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
     assert out.stdout.strip() == "False"
+
+
+def test_a_chart_written_as_its_spec_is_validated_against_the_vega_lite_schema():
+    """charts.Spec (the phi matrices' spec written out, not built with altair) validates like an
+    altair chart: a spec Vega-Lite does not allow is refused by ``to_dict()``."""
+    import altair as alt
+    import jsonschema
+
+    good = charts.phi_heatmaps({"single": {"phi": {"a": {"a": {"value": 1.0}}}}}, ["a"], select="cell")
+    spec = good.to_dict()
+    assert spec["params"][0]["name"] == "cell" and spec["params"][0]["views"] == ["view_phi_0"]
+    bad = charts.Spec({**spec, "spec": {**spec["spec"], "layer": [{"mark": {"type": "no-such-mark"}}]}}, alt.FacetChart)
+    with pytest.raises((jsonschema.ValidationError, alt.utils.schemapi.SchemaValidationError)):
+        bad.to_dict()
+    assert bad.to_dict(validate=False)["spec"]["layer"][0]["mark"]["type"] == "no-such-mark"

@@ -30,6 +30,21 @@ _GREY = "#d9d9d9"
 ONLY_A, BOTH, ONLY_B = "fails under A only", "fails under both", "fails under B only"
 
 
+class Spec:
+    """A chart written as its Vega-Lite spec rather than built with altair's classes, where
+    building it costs (the phi matrices: altair's constructors validate and copy every channel,
+    about 0.2 s a render at six criteria; the position lines 0.1 s). ``to_dict()`` validates it against the Vega-Lite schema
+    through altair's ``kind`` (``validate=False``: the spec as it is), as an altair chart's does."""
+
+    def __init__(self, spec: dict[str, Any], kind: Any) -> None:
+        self.spec, self.kind = spec, kind
+
+    def to_dict(self, validate: bool = True) -> dict[str, Any]:
+        if validate:
+            self.kind.from_dict(self.spec, validate=True)
+        return json.loads(json.dumps(self.spec))
+
+
 def _data(rows: list[dict[str, Any]]) -> alt.Data:
     return alt.Data(values=rows)
 
@@ -132,7 +147,7 @@ def phi_heatmaps(
     instruments: Iterable[str] | None = None,
     per_row: int = 3,
     select: str | None = None,
-) -> alt.FacetChart:
+) -> Spec:
     """The phi matrix of each instrument side by side, from :func:`evalcore.analysis.instruments`'s
     ``matrices``. One row per (instrument, row criterion a, column criterion b), the diagonal
     included: phi (None when undefined), label (the value to two places, or "undefined") and the
@@ -157,43 +172,76 @@ def phi_heatmaps(
                         "reason": cell.get("reason"),
                     }
                 )
-    k = len(criteria)
-    side = max(160, 34 * k)
-    base = alt.Chart().encode(
-        x=alt.X("b:N", sort=criteria, title=None, axis=alt.Axis(labelAngle=-45, labelOverlap=False, labelLimit=160)),
-        y=alt.Y("a:N", sort=criteria, title=None, axis=alt.Axis(labelOverlap=False, labelLimit=200)),
-    )
-    rect = base.mark_rect().encode(
-        color=alt.condition(
-            "datum.phi === null",
-            alt.value(_GREY),
-            alt.Color("phi:Q", title="phi", scale=alt.Scale(domain=[-1, 1], scheme="redblue", reverse=True)),
-        ),
-        tooltip=[
-            alt.Tooltip("instrument:N"),
-            alt.Tooltip("a:N", title="A"),
-            alt.Tooltip("b:N", title="B"),
-            alt.Tooltip("label:N", title="phi"),
-            alt.Tooltip("reason:N"),
-        ],
-    )
+    side = max(160, 34 * len(criteria))
+    axis_x = {"labelAngle": -45, "labelLimit": 160, "labelOverlap": False}
+    xy = {
+        "x": {"field": "b", "type": "nominal", "sort": list(criteria), "title": None, "axis": axis_x},
+        "y": {
+            "field": "a",
+            "type": "nominal",
+            "sort": list(criteria),
+            "title": None,
+            "axis": {"labelLimit": 200, "labelOverlap": False},
+        },
+    }
+    rect: dict[str, Any] = {
+        "name": "view_phi_0",
+        "mark": {"type": "rect"},
+        "encoding": {
+            **xy,
+            "color": {
+                "condition": {"test": "datum.phi === null", "value": _GREY},
+                "field": "phi",
+                "type": "quantitative",
+                "title": "phi",
+                "scale": {"domain": [-1, 1], "scheme": "redblue", "reverse": True},
+            },
+            "tooltip": [
+                {"field": "instrument", "type": "nominal"},
+                {"field": "a", "type": "nominal", "title": "A"},
+                {"field": "b", "type": "nominal", "title": "B"},
+                {"field": "label", "type": "nominal", "title": "phi"},
+                {"field": "reason", "type": "nominal"},
+            ],
+        },
+    }
+    text = {
+        "mark": {"type": "text", "fontSize": 10},
+        "encoding": {
+            **xy,
+            "text": {"field": "label", "type": "nominal"},
+            "color": {
+                "condition": {"test": "datum.phi !== null && abs(datum.phi) > 0.6", "value": "white"},
+                "value": "black",
+            },
+        },
+    }
+    spec: dict[str, Any] = {
+        "$schema": alt.SCHEMA_URL,
+        "config": {"view": {"continuousWidth": 300, "continuousHeight": 300}},
+        "data": {"values": rows},
+        "facet": {
+            "field": "instrument",
+            "type": "nominal",
+            "sort": names,
+            "title": None,
+            "header": {"labelFontSize": 13},
+        },
+        "spec": {"layer": [rect, text], "width": side, "height": side},
+        "columns": min(len(names), per_row),
+    }
     if select:
-        rect = rect.add_params(alt.selection_point(name=select, fields=["instrument", "a", "b"], on="click"))
-    text = base.mark_text(fontSize=10).encode(
-        text=alt.Text("label:N"),
-        color=alt.condition("datum.phi !== null && abs(datum.phi) > 0.6", alt.value("white"), alt.value("black")),
-    )
-    return (
-        alt.layer(rect, text, data=_data(rows))
-        .properties(width=side, height=side)
-        .facet(
-            facet=alt.Facet("instrument:N", sort=names, title=None, header=alt.Header(labelFontSize=13)),
-            columns=min(len(names), per_row),
-        )
-    )
+        spec["params"] = [
+            {
+                "name": select,
+                "select": {"type": "point", "fields": ["instrument", "a", "b"], "on": "click"},
+                "views": ["view_phi_0"],
+            }
+        ]
+    return Spec(spec, alt.FacetChart)
 
 
-def position_lines(results: list[Mapping[str, Any]]) -> alt.Chart:
+def position_lines(results: list[Mapping[str, Any]]) -> Spec:
     """By emission position in a single call: the failure rate, P(fail | the field before failed)
     and the agreement with a one-criterion reference run, from one or more
     :func:`evalcore.analysis.position_effect` results (each with its ``run_id``). One row per run,
@@ -215,24 +263,44 @@ def position_lines(results: list[Mapping[str, Any]]) -> alt.Chart:
                     rows.append(
                         {"run": res["run_id"], "position": pos, "criterion": crit, "metric": label, "value": p[key]}
                     )
-    return (
-        alt.Chart(_data(rows))
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("position:O", title="position in the call (0 = emitted first)", axis=alt.Axis(labelAngle=0)),
-            y=alt.Y("value:Q", title=None, scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format="%")),
-            color=alt.Color("metric:N", title=None, sort=[m[1] for m in metrics], legend=alt.Legend(labelLimit=260)),
-            strokeDash=alt.StrokeDash("run:N", title="run"),
-            tooltip=[
-                alt.Tooltip("run:N"),
-                alt.Tooltip("position:O"),
-                alt.Tooltip("criterion:N"),
-                alt.Tooltip("metric:N"),
-                alt.Tooltip("value:Q", format=".1%"),
+    spec = {
+        "$schema": alt.SCHEMA_URL,
+        "config": {"view": {"continuousWidth": 300, "continuousHeight": 300}},
+        "data": {"values": rows},
+        "mark": {"type": "line", "point": True},
+        "encoding": {
+            "x": {
+                "field": "position",
+                "type": "ordinal",
+                "title": "position in the call (0 = emitted first)",
+                "axis": {"labelAngle": 0},
+            },
+            "y": {
+                "field": "value",
+                "type": "quantitative",
+                "title": None,
+                "scale": {"domain": [0, 1]},
+                "axis": {"format": "%"},
+            },
+            "color": {
+                "field": "metric",
+                "type": "nominal",
+                "title": None,
+                "sort": [m[1] for m in metrics],
+                "legend": {"labelLimit": 260},
+            },
+            "strokeDash": {"field": "run", "type": "nominal", "title": "run"},
+            "tooltip": [
+                {"field": "run", "type": "nominal"},
+                {"field": "position", "type": "ordinal"},
+                {"field": "criterion", "type": "nominal"},
+                {"field": "metric", "type": "nominal"},
+                {"field": "value", "type": "quantitative", "format": ".1%"},
             ],
-        )
-        .properties(height=260)
-    )
+        },
+        "height": 260,
+    }
+    return Spec(spec, alt.Chart)
 
 
 def flip_bars(criteria: list[Mapping[str, Any]], a: str = "A", b: str = "B") -> alt.Chart:

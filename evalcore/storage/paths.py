@@ -69,10 +69,11 @@ def check_id(value: str, what: str = "id") -> str:
     return value
 
 
-def inside(root: Path, *parts: str) -> Path:
+def inside(root: Path, *parts: str, resolved: bool = False) -> Path:
     """``root/parts`` resolved, refusing anything (``..``, absolute parts, symlinks) that lands
-    outside ``root``."""
-    root_r = Path(root).resolve()
+    outside ``root``. ``resolved``: ``root`` is already resolved (a Store's data directory), so
+    only ``root/parts`` is (half the system calls of a manifest lookup)."""
+    root_r = Path(root) if resolved else Path(root).resolve()
     path = root_r.joinpath(*parts).resolve()
     if path != root_r and not path.is_relative_to(root_r):
         raise PathEscapeError(f"resolves outside {root_r}", file=root_r.joinpath(*parts), field="path")

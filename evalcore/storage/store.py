@@ -100,7 +100,7 @@ class Store:
     def dir_of(self, kind: str, id_: str) -> Path:
         check_id(id_, f"{kind} id")
         sub = KINDS[kind][0]
-        return inside(self.data, sub, id_)
+        return inside(self.data, sub, id_, resolved=True)  # self.data is resolved at construction
 
     def table_path(self, kind: str, id_: str, table: str) -> Path:
         return self.dir_of(kind, id_) / f"{table}.parquet"
