@@ -461,11 +461,18 @@ def report_card(
     pairs = _judge_pairs(store, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params)) if len(run_ids) > 1 else {}
     repeat = _repeat(store, vsql, vparams, [r for r in run_ids if ms[r].judge_rounds > 1], ms, (cut, cut_params))
 
+    keys_of: dict[str, list[tuple]] = {}  # criterion -> its gold keys, in gkeys' order
+    for k in gkeys:
+        keys_of.setdefault(k[2], []).append(k)
+    people_of: dict[str, list[dict[str, Any]]] = {}
+    for p in people:
+        people_of.setdefault(p["criterion"], []).append(p)
     criteria = []
     for name in names:
         crit = crits[name]
         cats, weights, kr_level = scale_of(crit)
-        ckeys = [k for k in gkeys if k[2] == name]
+        ckeys = keys_of.get(name, [])
+        gold_values = [gold[k]["value"] for k in ckeys]
         entry: dict[str, Any] = {
             "criterion": name,
             "kind": crit.kind if crit else "binary",
@@ -485,7 +492,7 @@ def report_card(
                 "mode": ms[rid].mode,
                 "status": ms[rid].status,
                 "prompt_variant": ms[rid].prompt_variant,
-                **_vs_gold(jv, [gold[k]["value"] for k in ckeys], cats, weights, seed=seed, n_boot=n_boot, level=level),
+                **_vs_gold(jv, gold_values, cats, weights, seed=seed, n_boot=n_boot, level=level),
             }
             k_obs, n_obs = observed.get((rid, name), (0, 0))
             row["pass_rate"] = k_obs / n_obs if n_obs else None
@@ -507,8 +514,9 @@ def report_card(
             )
             judges.append(row)
         entry["judges"] = judges
-        entry["reviewers"] = _rater_stats([p for p in people if p["criterion"] == name], cats, weights, kr_level)
-        gold_codes = np.array([cats.index(gold[k]["value"]) for k in ckeys], dtype=np.int64)
+        entry["reviewers"] = _rater_stats(people_of.get(name, []), cats, weights, kr_level)
+        code = {c: i for i, c in enumerate(cats)}
+        gold_codes = np.array([code[v] for v in gold_values], dtype=np.int64)
         entry["repeat"] = repeat_entry(repeat.get(name, {}), og, name, gold_codes, cats, weights)
         entry["judge_pairs"] = pairs.get(name, {}).get("pairs", [])
         entry["ambiguous"] = pairs.get(name, {}).get("ambiguous", {"flag": False})
