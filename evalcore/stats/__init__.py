@@ -1,5 +1,6 @@
 """Pure statistics: association (phi, conditioned rates, intervals), agreement (kappa, alpha),
-correlation and paired tests, scores against people and reliability (ICC, alpha). Numbers in, numbers out: no files, no evalcore imports but errors.
+correlation and paired tests, scores against people and reliability (ICC, alpha), prediction-powered estimates of a pass
+rate from a few labels and the judge (PPI++, active and prefix sampling). Numbers in, numbers out: no files, no evalcore imports but errors.
 """
 
 from .agreement import (
@@ -47,6 +48,17 @@ from .association import (
 from .bootstrap import BLOCK, Percentiles, Seed, generator, percentile_interval, resample
 from .correlation import kendall_tau_b, mcnemar, spearman
 from .descriptive import percentile
+from .ppi import (
+    LabelsNeeded,
+    PPIEstimate,
+    PrefixSample,
+    inclusion_probs,
+    labels_needed,
+    order_keys,
+    ppi_mean,
+    prefix_inclusion,
+    uncertainty_size,
+)
 from .reliability import METHODS, criterion_reliability, icc, pearson, rank_matrix, score_correlations
 
 __all__ = [
@@ -63,8 +75,11 @@ __all__ = [
     "InstrumentEvidence",
     "KappaInterval",
     "Kind",
+    "LabelsNeeded",
+    "PPIEstimate",
     "Percentiles",
     "PhiInterval",
+    "PrefixSample",
     "Seed",
     "Stat",
     "TwoByTwo",
@@ -81,10 +96,13 @@ __all__ = [
     "fleiss_kappa_from_sums",
     "generator",
     "icc",
+    "inclusion_probs",
     "kappa_from_confusion",
     "kendall_tau_b",
     "krippendorff_alpha",
+    "labels_needed",
     "mcnemar",
+    "order_keys",
     "pearson",
     "percentile",
     "percentile_interval",
@@ -94,6 +112,8 @@ __all__ = [
     "phi_interval_analytic",
     "phi_interval_bootstrap",
     "phi_intervals_paired",
+    "ppi_mean",
+    "prefix_inclusion",
     "rank_matrix",
     "resample",
     "rogan_gladen",
@@ -101,6 +121,7 @@ __all__ = [
     "spearman",
     "strict_majority",
     "ternary_headline",
+    "uncertainty_size",
     "weight_matrix",
     "weighted_se_sp",
     "wilson",
