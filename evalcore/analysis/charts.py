@@ -1,5 +1,6 @@
 """Chart builders for the analysis pages: pure functions from the plain dicts of
-:mod:`evalcore.analysis` to altair charts. No streamlit, no I/O; the data sits inline in the
+:mod:`evalcore.analysis` to altair charts (or, where altair's constructors cost a page render
+too much, to :class:`Spec`: the Vega-Lite spec written out). No streamlit, no I/O; the data sits inline in the
 chart (``alt.Data(values=...)``), so a test reads marks, encodings and values from ``to_dict()``
 without rendering anything.
 
@@ -33,8 +34,8 @@ ONLY_A, BOTH, ONLY_B = "fails under A only", "fails under both", "fails under B 
 class Spec:
     """A chart written as its Vega-Lite spec rather than built with altair's classes, where
     building it costs (the phi matrices: altair's constructors validate and copy every channel,
-    about 0.2 s a render at six criteria; the position lines 0.1 s). ``to_dict()`` validates it against the Vega-Lite schema
-    through altair's ``kind`` (``validate=False``: the spec as it is), as an altair chart's does."""
+    about 0.2 s of CPU a render at six criteria under a profiler; the position lines 0.1 s).
+    ``to_dict()`` validates it against the Vega-Lite schema through altair's ``kind`` (``validate=False``: the spec as it is), as an altair chart's does."""
 
     def __init__(self, spec: dict[str, Any], kind: Any) -> None:
         self.spec, self.kind = spec, kind
