@@ -179,6 +179,7 @@ def _build(gen_id: str) -> None:
             seed=int(s.get("review_seed", 0)),
             reviewers_required=int(s.get("review_n", 1)),
             created_by=_reviewer() or None,
+            audit=str(s.get("review_audit", "uniform")),
         )
     except evalcore.EvalcoreError as err:
         s["review_flash"] = ("error", err.message)
@@ -191,9 +192,20 @@ def _build(gen_id: str) -> None:
 
 
 def build_form(gen_id: str, label: str) -> None:
-    c1, c2, c3 = st.columns(3)
+    c0, c1, c2, c3 = st.columns(4)
+    c0.selectbox(
+        "Audit",
+        ["uniform", "active"],
+        key="review_audit",
+        help="Active draws raised cases twice as often as agreed ones; the estimates weigh each by 1 / its probability.",
+    )
     c1.number_input(
-        "Audit rate (% of agreed cases)", min_value=0.0, max_value=100.0, value=5.0, step=1.0, key="review_audit_rate"
+        "Audit rate (% of each criterion's cases)",
+        min_value=0.0,
+        max_value=100.0,
+        value=5.0,
+        step=1.0,
+        key="review_audit_rate",
     )
     c2.number_input("Seed", min_value=0, value=0, step=1, key="review_seed")
     c3.number_input("Reviewers per case (N)", min_value=1, max_value=9, value=1, step=1, key="review_n")
@@ -262,7 +274,8 @@ with _ui.boundary():
         st.caption(
             _ui.md_escape(
                 f"Built {q['created_at']} with seed {q['seed']}: {q['flagged']} raised cases, {q['audit_sampled']} of "
-                f"{q['agreed']} agreed cases drawn for the audit (rate {q['audit_rate']:.3g}), "
+                f"{q['agreed']} agreed cases drawn for the audit ({(q.get('audit_design') or {}).get('method', 'uniform')}, "
+                f"rate {q['audit_rate']:.3g}), "
                 f"{q['reviewers_required']} reviewer(s) per case; runs read: {', '.join(q['runs'])}."
             )
         )

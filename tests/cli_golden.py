@@ -79,6 +79,10 @@ STEPS: list[tuple[str, list[str]]] = [
     ("queue-leases", ["queue", "leases", "--queue", "support-g1.q1"]),
     ("queue-list-after", ["queue", "list"]),
     ("agreement-after", ["agreement", "--gen", "support-g1", "--n-boot", "100"]),
+    ("queue-build-active", ["queue", "build", "accounts-g1", "--audit-rate", "0.1", "--audit", "active", "--seed", "1",
+                            "--by", "golden"]),
+    ("correct", ["correct", "support-ternary", "--criterion", "correctness"]),
+    ("correct-all", ["correct", "support-split", "--target", "10"]),
     # the ledger
     ("ledger-add", ["ledger", "add", "--title", "concise writer prompt", "--baseline", "accounts-g2-split",
                     "--candidate", "accounts-g1-split", "--type", "accepted", "--by", "golden-a", "--note", "golden"]),

@@ -304,10 +304,16 @@ def test_demo_report_card_corrects_the_pass_rate_and_shows_the_contradictions(re
     assert cr["gold"] == "queue" and cr["observed"] == pytest.approx(368 / 600)
     assert cr["ci"][0] < cr["value"] < cr["ci"][1]
     assert cr["ci"][0] <= true_rate <= cr["ci"][1]  # the correction covers the truth the bug hid
-    # and the correction moves the rate most of the way to the truth the bug hid (the observed rate sits
-    # at the interval's lower end: 61.3% against [61.3%, 74.3%], corrected 67.6%, true 68.3%)
+    # and the correction moves the rate most of the way to the truth the bug hid (observed 61.3%,
+    # corrected 71.0% [64.7%, 77.8%], true 68.3%: the audit draws a fifth of every case, raised or not)
     assert cr["value"] - cr["observed"] > 0.05
-    assert abs(cr["value"] - true_rate) < abs(cr["observed"] - true_rate) / 5
+    assert abs(cr["value"] - true_rate) < abs(cr["observed"] - true_rate) / 2
+    # PPI++ from the audit's 108 decided cases (the queue's prefix in key order): 70.5% [65.3%, 75.7%],
+    # worth 208 labels, against labels only [53.7%, 70.4%]
+    p = j["ppi"]
+    assert p["sample"] == "audit prefix" and p["n_labels"] == 108 and p["n_eff"] > 1.5 * p["n_labels"]
+    assert p["ci"][0] <= true_rate <= p["ci"][1]
+    assert p["half_width"] < p["labels_only"]["half_width"] and p["half_width"] < (cr["ci"][1] - cr["ci"][0]) / 2
     assert j["n"] == cr["n_gold"] > 100
     # the binary criteria are corrected against the shipped labels, said so
     aq = next(c for c in card["criteria"] if c["criterion"] == "answers_question")

@@ -13,6 +13,7 @@ import sqlite3
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from conftest import DEMO
@@ -20,6 +21,8 @@ from queue_world import make_queue_world
 
 from evalcore import LabelStore, Store
 from evalcore import contract as S
+from evalcore.analysis.suites import holdout_ids
+from evalcore.review import audit as AU
 
 # the modules (the package's own names `detect` and `build_queue` are the functions)
 D = importlib.import_module("evalcore.review.detect")
@@ -198,13 +201,39 @@ def test_json_text_of_awkward_values_matches_json_dumps(tmp_path):
 # --------------------------------------------------------------------------- build_queue
 
 
-def _old_queue_rows(store: Store, gen_id: str, rate: float, seed: int) -> list[tuple]:
-    """The queue as the per-case Python path built it: detect(), audit_sample over the agreed list,
-    order_cases, and write_queue's JSON encoding."""
+def _old_queue_rows(store: Store, gen_id: str, rate: float, seed: int, audit: str = "uniform") -> list[tuple]:
+    """The queue as a per-case Python path builds it: detect(), the audit drawn over the cases in
+    key order (audit.draw, holdout items left out), order_cases, and write_queue's JSON encoding."""
     det = D.detect(store, gen_id)
-    idx, prob = B.audit_sample(len(det["agreed"]), rate, seed)
-    audited = [{**det["agreed"][i], "stratum": "audit", "inclusion_prob": prob} for i in idx]
-    raised = [{**c, "stratum": "disagreement", "inclusion_prob": 1.0} for c in det["raised"]]
+    cases = sorted(
+        [{**c, "raised": True} for c in det["raised"]] + [{**c, "raised": False} for c in det["agreed"]],
+        key=lambda c: (c["item_id"], c["gen_round"], c["criterion"]),
+    )
+    answers = sorted({(c["item_id"], c["gen_round"]) for c in cases})
+    names = sorted({c["criterion"] for c in cases})
+    hold = set(holdout_ids(store, store.generation(gen_id).manifest.suite_id))
+    a = AU.draw(
+        np.array([answers.index((c["item_id"], c["gen_round"])) for c in cases], dtype=np.int64),
+        np.array([names.index(c["criterion"]) for c in cases], dtype=np.int64),
+        names,
+        np.array([c["raised"] for c in cases], dtype=bool),
+        rate,
+        seed,
+        audit,
+        eligible=np.array([c["item_id"] not in hold for c in cases], dtype=bool),
+    )
+    drawn = {int(r): (float(k), float(z), float(p), float(pl)) for r, k, z, p, pl in zip(a.rows, a.key, a.size, a.pi, a.place)}
+    raised, audited = [], []
+    for i, c in enumerate(cases):
+        base = {k: v for k, v in c.items() if k != "raised"}
+        key, size, pi, place = drawn.get(i, (None, None, None, None))
+        extra = {"audit_key": key, "audit_size": size}
+        if c["raised"]:
+            raised.append({**base, **extra, "stratum": "disagreement", "inclusion_prob": 1.0,
+                           **({"place": place} if place is not None else {})})
+        elif i in drawn:
+            audited.append({**base, **extra, "stratum": "audit", "inclusion_prob": pi, "place": place})
+    audited.sort(key=lambda c: (c["place"], names.index(c["criterion"])))
     out = []
     for k, c in enumerate(B.order_cases(raised, audited, seed)):
         c = {**c, "rank": k + 1}
@@ -240,8 +269,10 @@ def test_build_queue_equals_the_per_case_python_path_on_the_demo(tmp_path, rate,
         ref["runs"],
         ref["counts"],
     )
-    n_audit = math.ceil(rate * len(ref["agreed"]) - 1e-9) if rate else 0
-    assert q["audit_sampled"] == n_audit == sum(r[6] == "audit" for r in want)
+    assert q["audit_sampled"] == sum(r[6] == "audit" for r in want)
+    design = q["audit_design"]["criteria"]
+    assert sum(d["budget"] for d in design.values()) == sum(r[-2] is not None for r in want)
+    assert all(d["budget"] == (math.ceil(rate * d["cases"] - 1e-9) if rate else 0) for d in design.values())
 
 
 @pytest.mark.parametrize(("rate", "seed"), [(0.25, 7), (0.5, 1), (1.0, 0), (0.0, 0)])
@@ -274,3 +305,20 @@ def test_a_generation_without_runs_stores_an_empty_detection(tmp_path):
     assert pq.read_table(det.path).num_rows == 0
     q = B.build_queue(st, "qg2")
     assert (q["flagged"], q["audit_sampled"]) == (0, 0) and _written_rows(st, q["queue_id"]) == []
+
+
+@pytest.mark.parametrize(("rate", "seed"), [(0.1, 0), (0.3, 5)])
+def test_active_audit_equals_the_per_case_python_path_and_favours_raised_cases(tmp_path, rate, seed):
+    st = Store(DEMO, tmp_path / "state")
+    q = B.build_queue(st, "support-g1", audit_rate=rate, seed=seed, audit="active")
+    rows = _written_rows(st, q["queue_id"])
+    assert rows == _old_queue_rows(st, "support-g1", rate, seed, "active")
+    assert q["audit_design"]["method"] == "active" and q["audit_design"]["epsilon"] == 0.5
+    # sizes 1.0 (raised) against 0.5 (agreed): raised cases are about twice as likely to be audited
+    cols = [c for c in LabelStore.CASE_COLUMNS if c != "queue_id"]
+    stratum, key = cols.index("stratum"), cols.index("audit_key")
+    raised_share = sum(r[stratum] == "disagreement" and r[key] is not None for r in rows) / q["flagged"]
+    agreed_share = q["audit_sampled"] / q["agreed"]
+    assert 1.5 < raised_share / agreed_share < 2.5, (raised_share, agreed_share)
+    uniform = B.build_queue(st, "support-g1", audit_rate=rate, seed=seed)
+    assert uniform["audit_sampled"] > q["audit_sampled"]  # the same budget, fewer agreed cases

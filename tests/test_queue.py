@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pytest
 from conftest import DEMO, EVALCORE, tree_hash
 from queue_world import EXPECTED, NEGATIVE, NOTE_PROSE, make_queue_world
@@ -19,6 +20,7 @@ from queue_world import EXPECTED, NEGATIVE, NOTE_PROSE, make_queue_world
 from evalcore import InputError, LabelError, LabelStore, Store
 from evalcore import review as Q
 from evalcore.analysis.suites import holdout_ids
+from evalcore.review import audit as AU
 
 
 @pytest.fixture(scope="module")
@@ -84,39 +86,93 @@ def test_the_audit_is_a_seeded_sample_with_inclusion_probabilities(store):
     q2 = Q.build_queue(store, "qg", audit_rate=0.25, seed=7)
     q3 = Q.build_queue(store, "qg", audit_rate=0.25, seed=8)
     labels = LabelStore(store)
-    a1, a2, a3 = ([(c["item_id"], c["criterion"], c["inclusion_prob"]) for c in labels.queue_cases(q["queue_id"])
-                   if c["stratum"] == "audit"] for q in (q1, q2, q3))
+    a1, a2, a3 = ([(c["item_id"], c["criterion"], c["audit_key"]) for c in labels.queue_cases(q["queue_id"])
+                   if c["audit_key"] is not None] for q in (q1, q2, q3))  # fmt: skip
     n_agreed = 36 - 9  # nine cases are raised
-    n = math.ceil(0.25 * n_agreed)
-    assert q1["agreed"] == n_agreed and q1["audit_sampled"] == n == len(a1)
+    design = q1["audit_design"]["criteria"]
+    # each criterion's cases, raised or agreed, audited ceil(rate * M) at a time
+    assert sum(d["cases"] for d in design.values()) == 36
+    assert all(d["budget"] == math.ceil(0.25 * d["cases"]) for d in design.values())
+    assert len(a1) == sum(d["budget"] for d in design.values())
     assert sorted(a1) == sorted(a2) and sorted(a1) != sorted(a3)  # same seed, same draw
-    assert {p for _, _, p in a1} == {n / n_agreed}
-    assert sum(1 / p for _, _, p in a1) == pytest.approx(n_agreed)  # weighted back, they stand for every agreed case
-    raised = [c for c in labels.queue_cases(q1["queue_id"]) if c["stratum"] == "disagreement"]
+    cases = labels.queue_cases(q1["queue_id"])
+    audited = [c for c in cases if c["stratum"] == "audit"]
+    assert q1["agreed"] == n_agreed and q1["audit_sampled"] == len(audited) > 0
+    # uniform sizes: an audited agreed case's inclusion probability is its criterion's tau (the next
+    # key past the audit, a uniform's order statistic), below 1
+    assert all(c["inclusion_prob"] == pytest.approx(design[c["criterion"]]["tau"]) for c in audited)
+    assert all(c["inclusion_prob"] < 1 for c in audited)
+    assert all(c["audit_size"] == 1.0 for c in audited)
+    raised = [c for c in cases if c["stratum"] == "disagreement"]
     assert len(raised) == 9 and {c["inclusion_prob"] for c in raised} == {1.0}
-    assert not ({(i, c) for i, c, _ in a1} & set().union(*EXPECTED.values()))  # only agreed cases are audited
-    assert Q.build_queue(store, "qg", audit_rate=0.0)["audit_sampled"] == 0
-    assert Q.build_queue(store, "qg", audit_rate=1.0)["audit_sampled"] == n_agreed
+    assert not ({(c["item_id"], c["criterion"]) for c in audited} & set().union(*EXPECTED.values()))
+    # keys are u / size with the answer's u shared by its criteria: one answer, one u
+    u = {}
+    for c in cases:
+        if c["audit_key"] is not None:
+            assert u.setdefault((c["item_id"], c["gen_round"]), c["audit_key"] * c["audit_size"]) == pytest.approx(
+                c["audit_key"] * c["audit_size"])
+    q0 = Q.build_queue(store, "qg", audit_rate=0.0)
+    assert q0["audit_sampled"] == 0 and all(d["budget"] == 0 for d in q0["audit_design"]["criteria"].values())
+    full = Q.build_queue(store, "qg", audit_rate=1.0)
+    assert full["audit_sampled"] == n_agreed
+    assert all(d["tau"] is None for d in full["audit_design"]["criteria"].values())  # everything: pi = 1
+    assert {c["inclusion_prob"] for c in labels.queue_cases(full["queue_id"])} == {1.0}
     with pytest.raises(InputError):
         Q.build_queue(store, "qg", audit_rate=1.5)
+    with pytest.raises(InputError, match="uniform, active"):
+        Q.build_queue(store, "qg", audit="sharp")
+    with pytest.raises(InputError, match="epsilon"):
+        Q.build_queue(store, "qg", audit="active", audit_epsilon=0)
 
 
-def test_audit_sample_is_a_pure_seeded_draw():
-    idx, p = Q.audit_sample(100, 0.1, 3)
-    assert len(idx) == 10 and len(set(idx.tolist())) == 10 and p == 0.1
-    assert Q.audit_sample(100, 0.1, 3)[0].tolist() == idx.tolist()
-    assert Q.audit_sample(0, 0.5, 1)[0].size == 0 and Q.audit_sample(7, 0.01, 1)[0].size == 1
+def test_audit_draw_is_a_pure_seeded_sequential_poisson_sample():
+    # 4 answers x 2 criteria; answer 2 is raised on criterion 0; answer 3 is a holdout item
+    answer = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    crit = np.array([0, 1, 0, 1, 0, 1, 0, 1])
+    raised = np.array([False, False, False, False, True, False, False, False])
+    eligible = answer != 3
+    u = np.random.default_rng([5, 2]).random(4)
+    d = AU.draw(answer, crit, ["a", "b"], raised, 0.5, 5, "active", eligible=eligible)
+    # 3 eligible cases per criterion, budget ceil(1.5) = 2; sizes 1.0 raised, 0.5 agreed (epsilon 0.5)
+    assert d.design["criteria"] == {
+        "a": {"cases": 3, "budget": 2, "tau": pytest.approx(sorted(u[:3] / np.array([0.5, 0.5, 1.0]))[2])},
+        "b": {"cases": 3, "budget": 2, "tau": pytest.approx(sorted(u[:3] / 0.5)[2])},
+    }
+    keys_a = u[:3] / np.array([0.5, 0.5, 1.0])
+    first_a = [2 * int(i) for i in np.argsort(keys_a)[:2]]  # rows of criterion a: 0, 2, 4
+    assert d.rows[:2].tolist() == first_a and 6 not in d.rows and 7 not in d.rows
+    tau_a = d.design["criteria"]["a"]["tau"]
+    assert d.pi[:2].tolist() == pytest.approx([min(1.0, (1.0 if r == 4 else 0.5) * tau_a) for r in first_a])
+    assert d.place.tolist() == [0.25, 0.75, 0.25, 0.75]
+    again = AU.draw(answer, crit, ["a", "b"], raised, 0.5, 5, "active", eligible=eligible)
+    assert again.rows.tolist() == d.rows.tolist()
+    assert AU.draw(answer, crit, ["a", "b"], raised, 0.0, 5).rows.size == 0
+    # a decided prefix: the first m in key order that are all decided, tau the next key
+    cases = [(("x", 1, "a"), 0.3, 1.0), (("y", 1, "a"), 0.1, 0.5), (("z", 1, "a"), 0.6, 1.0)]
+    p = AU.decided_prefix(cases, {("y", 1, "a"), ("z", 1, "a")}, 0.9)
+    assert (p.m, p.keys, p.tau) == (1, [("y", 1, "a")], 0.3) and p.pi.tolist() == [0.15]
+    p = AU.decided_prefix(cases, {k for k, _, _ in cases}, 0.9)
+    assert p.m == 3 and p.tau == 0.9 and p.pi.tolist() == pytest.approx([0.45, 0.9, 0.9])
+    assert AU.decided_prefix(cases, {k for k, _, _ in cases}, None).pi.tolist() == [1.0, 1.0, 1.0]
 
 
 def test_priority_order(store):
     q = Q.build_queue(store, "qg", audit_rate=0.5, seed=1)
     cases = LabelStore(store).queue_cases(q["queue_id"])
     assert [c["rank"] for c in cases] == list(range(1, len(cases) + 1))
-    raised = [c for c in cases if c["stratum"] == "disagreement"]
+    everything = [c for c in cases if c["stratum"] == "disagreement"]
+    # raised cases that are not audited keep the priority order; an audited one may come earlier
+    raised = [c for c in everything if c["audit_key"] is None]
     tiers = [Q.PRIORITY.index(c["reasons"][0]) for c in raised]
     assert tiers == sorted(tiers)
-    assert [c["item_id"] for c in raised[:3]] and {(c["item_id"], c["criterion"]) for c in raised[:3]} == \
-        EXPECTED["statement_contradicts"]
+    for c in everything:
+        if c["audit_key"] is not None:
+            later = [x for x in raised if x["rank"] < c["rank"]]
+            assert all(Q.PRIORITY.index(x["reasons"][0]) <= Q.PRIORITY.index(c["reasons"][0]) for x in later)
+    first = [c for c in everything if c["reasons"][0] == "statement_contradicts"]
+    assert {(c["item_id"], c["criterion"]) for c in first} == EXPECTED["statement_contradicts"]
+    assert max(c["rank"] for c in first) < min(c["rank"] for c in raised if c["reasons"][0] != "statement_contradicts")
     # within runs_disagree, the case with two reason codes comes first
     rd = [c for c in raised if c["reasons"][0] == "runs_disagree"]
     assert [len(c["reasons"]) for c in rd] == sorted((len(c["reasons"]) for c in rd), reverse=True)

@@ -63,7 +63,21 @@ def queue_detect(obj: Ctx, gen_id: str, as_json: bool) -> None:
     type=float,
     default=0.05,
     show_default=True,
-    help="Share of the agreed cases drawn into the audit stratum (0-1).",
+    help="Share of each criterion's cases (raised or agreed) drawn into the audit (0-1).",
+)
+@click.option(
+    "--audit",
+    "audit",
+    type=click.Choice(["uniform", "active"]),
+    default="uniform",
+    show_default=True,
+    help="How the audit draws: every case alike, or raised cases twice as often (active).",
+)
+@click.option(
+    "--audit-epsilon",
+    type=float,
+    default=None,
+    help="The active audit's epsilon: agreed cases' size against 0.5 + epsilon for raised ones (default 0.5).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the audit draw and the order.")
 @click.option(
@@ -73,7 +87,15 @@ def queue_detect(obj: Ctx, gen_id: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def queue_build(
-    obj: Ctx, gen_id: str, audit_rate: float, seed: int, reviewers_required: int, created_by: str | None, as_json: bool
+    obj: Ctx,
+    gen_id: str,
+    audit_rate: float,
+    audit: str,
+    audit_epsilon: float | None,
+    seed: int,
+    reviewers_required: int,
+    created_by: str | None,
+    as_json: bool,
 ) -> None:
     """Build a review queue on GEN_ID (appended to the label store; the data is not written)."""
     from evalcore.review.build import build_queue
@@ -85,10 +107,12 @@ def queue_build(
         seed=seed,
         reviewers_required=reviewers_required,
         created_by=created_by,
+        audit=audit,
+        audit_epsilon=audit_epsilon,
     )
     text = (
         f"queue {q['queue_id']}: {q['flagged']} raised cases + {q['audit_sampled']} audited of {q['agreed']} "
-        f"agreed (inclusion probability {q['audit_inclusion_prob']:.4g}); {q['reviewers_required']} reviewer(s) "
+        f"agreed ({audit} audit); {q['reviewers_required']} reviewer(s) "
         f"per case\n" + "\n".join(f"  {k}: {v}" for k, v in q["counts"].items())
     )
     emit(q, as_json, text)
@@ -404,3 +428,94 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n
         items=obj.items,
     )
     emit(r, as_json, _agreement_text(r))
+
+
+def _correct_text(r: dict) -> str:
+    from evalcore.review.correct import half_width_text
+
+    def line(label: str, e: dict) -> str:
+        if e.get("value") is None:
+            return f"  {label}: PPI++ not available: {e.get('reason')}"
+        lo = e["labels_only"]
+        return (
+            f"  {label}: PPI++ {_fmt(e['value'], True)} [{_fmt(e['ci'][0], True)}, {_fmt(e['ci'][1], True)}] "
+            f"from {e['n_labels']} labels worth {e['n_eff']:.0f} ({e['sample']}); labels only "
+            f"{_fmt(lo['value'], True)} [{_fmt(lo['ci'][0], True)}, {_fmt(lo['ci'][1], True)}]; {half_width_text(e)}"
+        )
+
+    out = [f"run {r['run_id']} on {r['gen_id']} (queue {r['queue'] or 'none'}; {int(100 * r['level'])}% intervals)"]
+    for c in r["criteria"]:
+        rg = c["rogan_gladen"]
+        out.append(
+            f"{c['criterion']}: observed {_fmt(c['observed'], True)} on {c['verdicts']} verdicts; "
+            f"sensitivity / specificity corrected {_fmt(rg.get('value'), True)}"
+            + (f" [{_fmt(rg['ci'][0], True)}, {_fmt(rg['ci'][1], True)}]" if rg.get("value") is not None else "")
+        )
+        out.append(line("corrected", c["ppi"]))
+    if r["all_pass"] is not None:
+        out.append(line("all-pass", r["all_pass"]))
+    return "\n".join(out)
+
+
+@cli.command("correct")
+@click.argument("run_id")
+@click.option("--criterion", "criteria", multiple=True, help="Only this criterion (repeatable; default: every one).")
+@click.option("--queue", "queue_id", default=None, help="The queue whose audit is the sample (default: the latest).")
+@click.option(
+    "--target",
+    type=float,
+    default=5.0,
+    show_default=True,
+    help="The stopping rule's target: the interval's half-width in points of the rate.",
+)
+@click.option("--level", type=float, default=0.95, show_default=True, help="Interval level.")
+@click.option("--judge-round", type=int, default=1, show_default=True, help="Judge round read as the run's verdict.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def correct_cmd(obj: Ctx, run_id, criteria, queue_id, target, level, judge_round, as_json) -> None:
+    """RUN_ID's pass rates corrected by PPI++ from the queue audit's decided cases (per criterion
+    and all-pass), beside the labels-only and the sensitivity / specificity corrections, with
+    how many more labels reach the target half-width."""
+    from evalcore.review.reportcard import report_card
+
+    if not (0 < target < 100):
+        raise click.BadParameter(
+            f"the target half-width is in points between 0 and 100, not {target!r}", param_hint="--target"
+        )
+    if not (0 < level < 1):
+        raise click.BadParameter(f"the level lies strictly between 0 and 1, not {level!r}", param_hint="--level")
+    gen_id = obj.store.run(run_id).manifest.gen_id
+    rc = report_card(
+        obj.store, gen_id, judge_round=judge_round, queue_id=queue_id, level=level, target=target / 100, n_boot=200
+    )
+    names = [c["criterion"] for c in rc["criteria"]]
+    missing = [c for c in criteria if c not in names]
+    if missing:
+        raise click.BadParameter(
+            f"{missing[0]!r} is not a criterion of {gen_id} ({', '.join(names)})", param_hint="--criterion"
+        )
+    rows = []
+    for c in rc["criteria"]:
+        j = next((j for j in c["judges"] if j["run_id"] == run_id), None)
+        if j is None or (criteria and c["criterion"] not in criteria):
+            continue
+        rows.append(
+            {
+                "criterion": c["criterion"],
+                "observed": j["pass_rate"],
+                "verdicts": j["verdicts"],
+                "gold_cases": c["gold_cases"],
+                "ppi": j["ppi"],
+                "rogan_gladen": j["corrected"],
+            }
+        )
+    out = {
+        "run_id": run_id,
+        "gen_id": gen_id,
+        "queue": rc["queue"],
+        "level": level,
+        "target_half_width": target / 100,
+        "criteria": rows,
+        "all_pass": None if criteria else next((a["ppi"] for a in rc["all_pass"] if a["run_id"] == run_id), None),
+    }
+    emit(out, as_json, _correct_text(out))

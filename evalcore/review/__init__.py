@@ -1,7 +1,7 @@
 """Adjudication: the review queue, the judge report card, the decision ledger and suite upkeep."""
 
 from .agreement import agreement, session_agreement
-from .build import audit_sample, build_queue, order_cases
+from .build import build_queue, order_cases
 from .claims import LEASE_SECONDS, REVIEWERS_DISAGREE, disputes, leases, next_case, release
 from .detect import (
     DETECTOR_VERSION,
@@ -101,7 +101,6 @@ __all__ = [
     "Filters",
     "Ledger",
     "agreement",
-    "audit_sample",
     "build_queue",
     "case_view",
     "cases",

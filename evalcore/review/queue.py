@@ -17,18 +17,21 @@ decisions.
   takes), :func:`undo` withdraws the last one, and :func:`flagged_for_repair` lists the items
   someone said the test is wrong for.
 
-**Audit stratum.** The agreed cases (judged by at least one run, raised by nothing) are sampled
-without replacement, ``ceil(rate * N)`` of ``N``, by ``numpy.random.default_rng(seed)`` over the
-sorted case keys. Each audited case records its inclusion probability ``n / N``; every raised case
-is in the queue with probability 1. So a weighted estimate (weight = 1 / inclusion probability,
-post-stratified when a stratum is only partly reviewed) speaks for the whole generation.
+**Audit.** Each criterion's cases (judged by at least one run, raised or not) are drawn by
+sequential Poisson sampling, ``ceil(rate * M)`` of ``M`` (:mod:`evalcore.review.audit`: uniform, or
+active, favouring the raised cases); the queue holds every raised case and the audited agreed ones
+(stratum ``audit``, inclusion probability ``min(1, size * tau)``). Each audited case records its
+key and size, so any prefix of the audit in key order that people have decided is a sample with
+known inclusion probabilities (:mod:`evalcore.review.correct`), and a weighted estimate (weight =
+1 / inclusion probability) speaks for the whole generation.
 
 **Priority order.** Raised cases by their most serious reason, in the order of
 :data:`~evalcore.review.detect.PRIORITY` (a contradiction in the judge's own record first, then a
 rewrite by post-processing, then two runs disagreeing, then two harnesses, then judge rounds);
-within a reason, cases with more reason codes first, then a seeded random order. The audited cases are spread evenly through that order (so a
-queue worked half-way has half its audit done), and are not told apart from raised cases before
-the reviewer decides.
+within a reason, cases with more reason codes first, then a seeded random order. The audited cases
+are spread through that order by their place in the audit (so a queue worked half-way has half its
+audit done, in key order), a raised case that is audited too at the earlier of its two places; the
+audited are not told apart from raised cases before the reviewer decides.
 
 A built queue is written to the label store in the state directory (:meth:`LabelStore.write_queue`),
 never into the data directory; decisions are edits of the label store with ``queue`` = the queue id.
@@ -58,14 +61,14 @@ OUTCOMES = ("decided", "test_wrong", "skipped")
 # --------------------------------------------------------------------------- a queue's cases as Parquet
 
 QUEUE_FILES = "derived/queue"  # <state>/derived/queue/<queue_id>/{cases.parquet,queue.json}
-_QUEUE_COLUMNS = ("item_id", "gen_round", "criterion", "class", "stratum", "inclusion_prob")
+_QUEUE_COLUMNS = ("item_id", "gen_round", "criterion", "class", "stratum", "inclusion_prob", "audit_key", "audit_size")
 
 
 # what a queue's header says that its copy is made from (not audit_rate: PostgreSQL keeps it as a
 # 4-byte REAL, so it does not read back as the number written)
 _STAMP_KEYS = (
     "queue_id", "gen_id", "created_at", "seed", "runs", "population", "flagged", "agreed", "audit_sampled",
-    "detector_version",
+    "detector_version", "audit_design",
 )  # fmt: skip
 
 
@@ -94,8 +97,9 @@ def write_queue_file(store: Store, queue: dict[str, Any], select: str, params: l
 
 
 def queue_file(store: Store, queue: dict[str, Any]) -> str:
-    """A Parquet copy of the queue's case keys, strata and inclusion probabilities (columns
-    item_id, gen_round, criterion, class, stratum, inclusion_prob; rank order), so that the report
+    """A Parquet copy of the queue's case keys, strata, inclusion probabilities and audit record
+    (columns item_id, gen_round, criterion, class, stratum, inclusion_prob, audit_key, audit_size;
+    rank order), so that the report
     card weighs its design in DuckDB instead of turning every case into a Python object. A queue
     never changes once written, so the copy is made once per state directory (streamed from the
     label store, a team's PostgreSQL server too) and kept while the queue's header is the one it
@@ -122,6 +126,8 @@ def queue_file(store: Store, queue: dict[str, Any]) -> str:
             ("class", pa.string()),
             ("stratum", pa.string()),
             ("inclusion_prob", pa.float64()),
+            ("audit_key", pa.float64()),
+            ("audit_size", pa.float64()),
         ]
     )
     with atomic_directory(final, overwrite=True) as tmp:

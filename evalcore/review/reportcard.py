@@ -48,7 +48,9 @@ from typing import Any, Literal, cast
 import numpy as np
 
 from evalcore.analysis.selection import item_condition, variant_warning
+from evalcore.analysis.suites import holdout_filter, holdout_ids
 from evalcore.contract import schema as S
+from evalcore.review import correct as C
 from evalcore.review.design import design_cases, design_of, design_sizes
 from evalcore.review.detect import Detection, runs_on, stored_detection, verdicts_sql
 from evalcore.review.judges import (
@@ -384,10 +386,13 @@ def report_card(
     queue_id: str | None = None,
     classes: tuple[str, ...] = (),
     items: tuple[str, ...] = (),
+    target: float = C.TARGET_HALF_WIDTH,
 ) -> dict[str, Any]:
     """The report card of one generation (see the module docstring and docs/REVIEW.md). ``classes``
     and ``items`` make it a slice: every figure (gold, people, judges, pass rates, the queue's
-    design, the contradictions and tags) counts the items of these classes / these ids only."""
+    design, the contradictions and tags) counts the items of these classes / these ids only.
+    ``target`` is the stopping rule's half-width of the PPI++ intervals
+    (:mod:`evalcore.review.correct`)."""
     gen = store.generation(gen_id)
     cut, cut_params, in_slice = _slice(store, gen.manifest.suite_id, classes, items)
     run_ids = runs_on(store, gen_id)
@@ -460,6 +465,17 @@ def report_card(
         design["sizes"] = design_sizes(store, design, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params))
     pairs = _judge_pairs(store, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params)) if len(run_ids) > 1 else {}
     repeat = _repeat(store, vsql, vparams, [r for r in run_ids if ms[r].judge_rounds > 1], ms, (cut, cut_params))
+    # the corrected rates stand for the cases the audit draws from: the suite's holdout items are not
+    hcut = holdout_filter(store, gen.manifest.suite_id)
+    hidden = frozenset(holdout_ids(store, gen.manifest.suite_id)) if hcut[0] else frozenset()
+    if hcut[0] and not cut:
+        hsql = (f"SELECT * FROM ({vsql}) WHERE {hcut[0]}", [*vparams, *hcut[1]]) if vsql else (None, [])
+        observed_ppi = _observed(store, hsql[0], hsql[1], run_ids, ms, judge_round, hcut)
+    else:
+        observed_ppi = observed
+    prefixes = C.audit_prefixes(store, design, [k for k in gkeys if gold[k]["source"] == "state"])
+    pass_of: dict[str, str] = {}  # pass / fail criterion -> its pass category
+    values_of: dict[str, dict[str, dict[tuple, str | None]]] = {}  # run -> criterion -> case -> value
 
     keys_of: dict[str, list[tuple]] = {}  # criterion -> its gold keys, in gkeys' order
     for k in gkeys:
@@ -482,10 +498,14 @@ def report_card(
             "gold_sources": dict(Counter(gold[k]["source"] for k in ckeys)),
         }
         judges = []
+        pc = next((c for c in cats if c in ("pass", "correct")), None)
+        if pc is not None:
+            pass_of[name] = pc
         for rid in run_ids:
             if not ms[rid].rubric.get(name):
                 continue
             jv = og.at(rid, name, judge_round)
+            values_of.setdefault(rid, {})[name] = dict(zip(ckeys, jv))
             row = {
                 "run_id": rid,
                 "judge_model": ms[rid].judge_model,
@@ -512,6 +532,10 @@ def report_card(
                 n_boot=n_boot,
                 level=level,
             )
+            row["ppi"] = C.run_ppi(
+                prefixes, name, ckeys, jv, gold, pc, *observed_ppi.get((rid, name), (0, 0)),
+                sliced=bool(cut), level=level, target=target, hidden=hidden,
+            )  # fmt: skip
             judges.append(row)
         entry["judges"] = judges
         entry["reviewers"] = _rater_stats(people_of.get(name, []), cats, weights, kr_level)
@@ -555,6 +579,28 @@ def report_card(
         for t in e["tags"]
     )
 
+    all_pass = [
+        {
+            "run_id": rid,
+            "ppi": C.all_pass_ppi(
+                store,
+                prefixes,
+                rid,
+                ms,
+                gold,
+                pass_of,
+                values_of.get(rid, {}),
+                judge_round,
+                sliced=bool(cut),
+                level=level,
+                target=target,
+                hold=hcut,
+                verdicts=(vsql, vparams),
+            ),
+        }
+        for rid in run_ids
+    ]
+
     return {
         "gen_id": gen_id,
         "suite_id": gen.manifest.suite_id,
@@ -570,6 +616,8 @@ def report_card(
         "warnings": warnings,
         "same_family": family,
         "summary": judge_summary(criteria, ms),
+        "target_half_width": target,
+        "all_pass": all_pass,
         "criteria": criteria,
         "contradictions": contradictions,
         "queue_reasons": queue_reasons,

@@ -435,7 +435,8 @@ CREATE TABLE IF NOT EXISTS queues (
     flagged            INTEGER NOT NULL,
     agreed             INTEGER NOT NULL,
     audit_sampled      INTEGER NOT NULL,
-    detector_version   TEXT NOT NULL
+    detector_version   TEXT NOT NULL,
+    audit_design       TEXT
 );
 CREATE TABLE IF NOT EXISTS queue_cases (
     queue_id       TEXT NOT NULL REFERENCES queues(queue_id),
@@ -450,6 +451,8 @@ CREATE TABLE IF NOT EXISTS queue_cases (
     runs           TEXT NOT NULL DEFAULT '[]',
     detail         TEXT NOT NULL DEFAULT '{{}}',
     inclusion_prob REAL NOT NULL CHECK (inclusion_prob > 0 AND inclusion_prob <= 1),
+    audit_key      REAL CHECK (audit_key > 0),
+    audit_size     REAL CHECK (audit_size > 0),
     PRIMARY KEY (queue_id, item_id, gen_round, criterion)
 );
 CREATE INDEX IF NOT EXISTS queue_cases_rank ON queue_cases (queue_id, rank);

@@ -49,7 +49,7 @@ from evalcore.storage.state import writable_state
 from evalcore.storage.store import Store
 
 DB_NAME = "labels.sqlite"
-LABELS_SCHEMA_VERSION = 2
+LABELS_SCHEMA_VERSION = 3
 OUTCOMES = ("decided", "test_wrong", "skipped", "withdrawn")
 ROLES = ("reviewer", "adjudicator")  # the capacity an edit was made in (edits.role)
 #: the rows of the data directory's label sets by (path, size, mtime, inode, generation, created_at)
@@ -152,7 +152,10 @@ class LabelStore:
     @staticmethod
     def _upgrade(con: Database) -> None:
         """Bring an older store to this schema in one transaction: version 2 adds ``edits.role``
-        (every earlier edit was a reviewer's) and the leases (created by the DDL)."""
+        (every earlier edit was a reviewer's) and the leases (created by the DDL); version 3 the
+        audit's record (``queues.audit_design``, ``queue_cases.audit_key`` and ``audit_size``, NULL
+        on queues built before: their audit is not a prefix sample, see
+        :mod:`evalcore.review.audit`)."""
         con.begin()
         try:
             if "role" not in con.columns("edits"):
@@ -160,6 +163,12 @@ class LabelStore:
                     "ALTER TABLE edits ADD COLUMN role TEXT NOT NULL DEFAULT 'reviewer' "
                     "CHECK (role IN ('reviewer', 'adjudicator'))"
                 )
+            double = "DOUBLE PRECISION" if con.dialect == "postgres" else "REAL"
+            if "audit_design" not in con.columns("queues"):
+                con.execute("ALTER TABLE queues ADD COLUMN audit_design TEXT")
+            for col in ("audit_key", "audit_size"):
+                if col not in con.columns("queue_cases"):
+                    con.execute(f"ALTER TABLE queue_cases ADD COLUMN {col} {double}")
             con.execute(
                 "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (str(LABELS_SCHEMA_VERSION),),
@@ -414,6 +423,7 @@ class LabelStore:
         "agreed",
         "audit_sampled",
         "detector_version",
+        "audit_design",
     )
     CASE_COLUMNS = (
         "queue_id",
@@ -428,13 +438,15 @@ class LabelStore:
         "runs",
         "detail",
         "inclusion_prob",
+        "audit_key",
+        "audit_size",
     )
 
     def write_queue(self, queue: dict[str, Any], cases: list[dict[str, Any]]) -> None:
         """Append a queue and all its cases in one transaction (all or nothing)."""
         crows = [
             tuple(
-                json.dumps(c[k], sort_keys=True) if k in ("reasons", "runs", "detail") else c[k]
+                json.dumps(c[k], sort_keys=True) if k in ("reasons", "runs", "detail") else c.get(k)
                 for k in self.CASE_COLUMNS
             )
             for c in cases
@@ -445,7 +457,10 @@ class LabelStore:
         """Append a queue and its cases streamed in batches, in one transaction (all or nothing):
         each row holds the values of ``CASE_COLUMNS`` in that order, with reasons, runs and detail
         already JSON text as :meth:`write_queue` writes them (``json.dumps(value, sort_keys=True)``)."""
-        qrow = [json.dumps(queue[c]) if c == "runs" else queue[c] for c in self.QUEUE_COLUMNS]
+        qrow = [
+            json.dumps(queue.get(c), sort_keys=True) if c in ("runs", "audit_design") else queue[c]
+            for c in self.QUEUE_COLUMNS
+        ]
         insert = (
             f"INSERT INTO queue_cases ({', '.join(self.CASE_COLUMNS)}) VALUES "
             f"({', '.join('?' * len(self.CASE_COLUMNS))})"
@@ -484,6 +499,7 @@ class LabelStore:
         )
         for r in rows:
             r["runs"] = json.loads(r["runs"])
+            r["audit_design"] = json.loads(r.get("audit_design") or "null")
         return rows
 
     def queue_cases(self, queue_id: str, where: str = "", params: tuple | list = ()) -> list[dict[str, Any]]:
