@@ -110,6 +110,7 @@ def _record(queue_id: str, case: tuple, outcome: str, value: str | None = None) 
     the next case (unless the reviewer asked to see the judges after each decision)."""
     s = st.session_state
     tags = [t.strip() for t in (s.get("review_tags") or "").split(",") if t.strip()]
+    before = _estimates(queue_id, case[2]) if outcome == "decided" else {}
     try:
         e = review.decide(
             _ui.store(),
@@ -135,8 +136,40 @@ def _record(queue_id: str, case: tuple, outcome: str, value: str | None = None) 
             "success",
             f"Recorded edit {e['edit_id']}: {e['outcome']} {e['value'] or ''} on {case[0]} ({case[2]}).",
         )
+    if outcome == "decided":
+        s["review_narrowed"] = _narrowed(case[2], before, _estimates(queue_id, case[2]))
     if outcome == "skipped" or not s.get("review_reveal_after"):
         _next(queue_id)
+
+
+def _estimates(queue_id: str, criterion: str) -> dict:
+    """The criterion's PPI++ entries per run from the queue audit's decided prefix
+    (``evalcore correct RUN --criterion C --json``); empty when they cannot be read."""
+    store = _ui.store()
+    try:
+        gen_id = review.get_queue(store, queue_id)["gen_id"]
+        return review.criterion_estimates(store, gen_id, criterion, queue_id=queue_id)
+    except evalcore.EvalcoreError:
+        return {}
+
+
+def _narrowed(criterion: str, before: dict, after: dict) -> str | None:
+    """How much the decision narrowed each run's interval on the criterion, in points, and the
+    stopping rule; None when no interval exists after it."""
+    lines = []
+    for rid, a in list(after.items())[:3]:
+        if a.get("half_width") is None:
+            continue
+        b = (before.get(rid) or {}).get("half_width")
+        was = f"+/- {100 * b:.1f} -> " if b is not None else "now "
+        change = f" ({100 * (b - a['half_width']):+.1f} points narrower)" if b is not None else ""
+        lines.append(
+            f"{rid}: {was}+/- {100 * a['half_width']:.1f} points{change} at {_ui.pct(a['value'])} from "
+            f"{a['n_labels']} audit labels; {review.half_width_text(a)}."
+        )
+    if not lines:
+        return None
+    return f"Corrected pass rate of {criterion} (PPI++, 95% interval): " + " ".join(lines)
 
 
 def _next(queue_id: str) -> None:
@@ -217,6 +250,9 @@ store = _ui.store()
 flash = st.session_state.pop("review_flash", None)
 if flash:
     getattr(st, flash[0])(_ui.md_escape(flash[1]))
+narrowed = st.session_state.pop("review_narrowed", None)
+if narrowed:
+    st.info(_ui.md_escape(narrowed))
 
 with _ui.boundary():
     me = _ui.identity("review", verb="Reviewing")

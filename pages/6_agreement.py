@@ -40,11 +40,11 @@ def _labels_revision(data_store, gen_id: str) -> tuple:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _report_card(data: str, state: str, fp: tuple, gen_id: str, classes: tuple[str, ...]) -> dict:
-    return review.report_card(_ui.open_store(data, state), gen_id, classes=classes)
+def _report_card(data: str, state: str, fp: tuple, gen_id: str, classes: tuple[str, ...], target: float) -> dict:
+    return review.report_card(_ui.open_store(data, state), gen_id, classes=classes, target=target)
 
 
-def report_card(data_store, gen_id: str, classes: tuple[str, ...]) -> dict:
+def report_card(data_store, gen_id: str, classes: tuple[str, ...], target: float = review.TARGET_HALF_WIDTH) -> dict:
     """``review.report_card`` (`evalcore agreement --gen GEN --json`), cached until the data, the
     suite versions or the label store change: a widget click reruns the page, and the card reads
     every run's verdicts and bootstraps every judge on every criterion."""
@@ -54,7 +54,7 @@ def report_card(data_store, gen_id: str, classes: tuple[str, ...]) -> dict:
         + _ui.suite_fingerprint(data_store)
         + _labels_revision(data_store, gen_id)
     )
-    return _report_card(str(data_store.data), str(data_store.state), fp, gen_id, tuple(classes))
+    return _report_card(str(data_store.data), str(data_store.state), fp, gen_id, tuple(classes), float(target))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -171,6 +171,43 @@ def _confusions(c: dict) -> list[dict]:
     return rows
 
 
+def _ppi_row(run_id: str, p: dict, rg: dict | None, observed) -> dict:
+    lo = p.get("labels_only") or {}
+    row = {
+        "run": run_id,
+        "observed": _ui.pct(observed),
+        "PPI++": _ui.pct(p.get("value")),
+        "PPI++ interval": _ci(p.get("ci"), pct=True),
+        "labels": p.get("n_labels", 0),
+        "worth (labels)": "-" if p.get("n_eff") is None else f"{p['n_eff']:.0f}",
+        "labels only": _ui.pct(lo.get("value")),
+        "labels-only interval": _ci(lo.get("ci"), pct=True),
+    }
+    if rg is not None:
+        row["sens./spec. corrected"] = _ui.pct(rg.get("value"))
+    row["stopping rule"] = review.half_width_text(p)
+    return row
+
+
+def show_ppi(c: dict) -> None:
+    """PPI++ per judge beside the labels-only and the sensitivity / specificity corrections."""
+    judges = [j for j in c["judges"] if j.get("ppi")]
+    if not judges:
+        return
+    st.markdown("**Corrected pass rate (PPI++)**")
+    _plain([_ppi_row(j["run_id"], j["ppi"], j["corrected"], j["pass_rate"]) for j in judges])
+    samples = sorted({j["ppi"].get("sample") or "" for j in judges} - {""})
+    st.caption(
+        _ui.md_escape(
+            "PPI++: the judge's verdict on every case plus the gold of the queue audit's decided prefix (in key order), "
+            "each weighted by 1 / its inclusion probability; 'worth' is the labels a labels-only estimate would need "
+            "for the same interval. Sample: "
+            + ("; ".join(samples) or "none yet")
+            + ". docs/REVIEW.md says what it assumes."
+        )
+    )
+
+
 def show_criterion(c: dict) -> None:
     """The detail of one criterion: judges against gold, people, repeat consistency, judge against judge."""
     if c["ambiguous"].get("flag"):
@@ -197,6 +234,7 @@ def show_criterion(c: dict) -> None:
         )
     if rows:
         _plain(rows)
+        show_ppi(c)
         notes = sorted({j["corrected"].get("note") or j["corrected"].get("reason") or "" for j in c["judges"]} - {""})
         for n in notes:
             st.caption(_ui.md_escape(n))
@@ -265,6 +303,14 @@ def show_generation(card: dict) -> None:
     for w in card["warnings"]:
         st.warning(_ui.md_escape(w))
     show_summary(card)
+    shown = [a for a in card.get("all_pass", []) if a["ppi"].get("value") is not None or a["ppi"].get("sample")]
+    if shown:
+        st.subheader("All-pass rate (PPI++)")
+        _plain([_ppi_row(a["run_id"], a["ppi"], None, a["ppi"].get("observed")) for a in shown])
+        st.caption(
+            "An answer is labelled when every pass / fail criterion of the run has it in the audit's decided prefix; "
+            "its inclusion probability is the smallest of its cases'."
+        )
     if card["contradictions"]:
         st.subheader("Post-processing contradictions")
         _plain(
@@ -498,10 +544,21 @@ with _ui.boundary():
             "These figures include the suite's holdout items: the report card is not filtered for them "
             "yet (docs/SUITES.md)."
         )
+    target = 5.0
+    if kind == "generation":
+        target = st.number_input(
+            "Stopping rule: target half-width of the corrected rates (points)",
+            min_value=0.5,
+            max_value=50.0,
+            value=5.0,
+            step=0.5,
+            key="agreement_target",
+            help="How many more labels are expected to bring each PPI++ interval to +/- this many points.",
+        )
     with st.spinner("Computing agreement..."):
         if kind == "generation":
             with _ui.boundary():
-                show_generation(report_card(store, name, classes))
+                show_generation(report_card(store, name, classes, float(target) / 100))
         else:
             show_session(session_agreement(store, name))
     if kind == "generation":

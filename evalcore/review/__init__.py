@@ -3,6 +3,7 @@
 from .agreement import agreement, session_agreement
 from .build import build_queue, order_cases
 from .claims import LEASE_SECONDS, REVIEWERS_DISAGREE, disputes, leases, next_case, release
+from .correct import TARGET_HALF_WIDTH, criterion_estimates, half_width_text
 from .detect import (
     DETECTOR_VERSION,
     PRIORITY,
@@ -95,6 +96,7 @@ __all__ = [
     "SHINGLE",
     "SLOT_RE",
     "STRATA",
+    "TARGET_HALF_WIDTH",
     "TYPES",
     "TYPE_WORDS",
     "UNPARSEABLE",
@@ -106,6 +108,7 @@ __all__ = [
     "cases",
     "check",
     "comparison",
+    "criterion_estimates",
     "curated_suites",
     "decide",
     "decision_values",
@@ -124,6 +127,7 @@ __all__ = [
     "flags",
     "get_queue",
     "gold_of",
+    "half_width_text",
     "is_slot",
     "item",
     "items",

@@ -274,4 +274,64 @@ def all_pass_ppi(
             )
     if not labelled:
         return unavailable("no answer is decided on every criterion in the audit's prefixes yet", target)
-    return ppi_rate(labelled, values, pop[0], pop[1], level=level, target=target, sample="audit prefix")
+    out = ppi_rate(labelled, values, pop[0], pop[1], level=level, target=target, sample="audit prefix")
+    return {**out, "observed": pop[0] / pop[1] if pop[1] else None}
+
+
+def criterion_estimates(
+    store: Store,
+    gen_id: str,
+    criterion: str,
+    *,
+    queue_id: str | None = None,
+    judge_round: int = 1,
+    level: float = 0.95,
+    target: float = TARGET_HALF_WIDTH,
+) -> dict[str, dict[str, Any]]:
+    """run -> the PPI++ entry of one criterion from the audit's decided prefix, without the rest
+    of the report card (what the review page shows after each decision: how much it narrowed the
+    interval). Reads the gold of the label store (its passed flag), the queue's Parquet copy and
+    the runs' verdicts of the criterion (their passed flags); empty without a queue that recorded
+    its audit."""
+    from evalcore.analysis.suites import holdout_ids
+    from evalcore.review.design import design_of
+    from evalcore.review.detect import runs_on, verdicts_sql
+    from evalcore.storage.gold import gold as settle
+    from evalcore.storage.labels import LabelStore
+
+    design = design_of(store, gen_id, queue_id)
+    golds = {
+        (g["item_id"], int(g["gen_round"]), criterion): bool(g["passed"])
+        for g in settle(LabelStore(store), gen_id)
+        if g["criterion"] == criterion and g["status"] == "gold" and g["passed"] is not None
+    }
+    labelled = audit_prefixes(store, design, list(golds)).get(criterion, {})
+    runs = [r for r in runs_on(store, gen_id) if criterion in store.run(r).manifest.rubric.names()]
+    if not labelled or not runs:
+        return {}
+    hidden = holdout_ids(store, store.generation(gen_id).manifest.suite_id)
+    vsql, vparams = verdicts_sql(store, runs)
+    base = (
+        f"SELECT run_id, item_id, gen_round, passed FROM ({vsql}) WHERE criterion = ? AND judge_round = ? "
+        "AND passed IS NOT NULL AND NOT list_contains(?::VARCHAR[], item_id)"
+    )
+    params = [*vparams, criterion, int(judge_round), hidden]
+    counts = {
+        r[0]: (int(r[1]), int(r[2]))
+        for r in store.sql(f"SELECT run_id, count(*) FILTER (WHERE passed), count(*) FROM ({base}) GROUP BY 1", params)
+    }
+    keys = list(labelled)
+    on = store.sql(
+        f"WITH k AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round) "
+        f"SELECT v.run_id, v.item_id, v.gen_round, v.passed FROM ({base}) v SEMI JOIN k USING (item_id, gen_round)",
+        [[k[0] for k in keys], [int(k[1]) for k in keys], *params],
+    )
+    values: dict[str, dict[tuple, tuple[bool, bool]]] = {}
+    for rid, item, rnd, passed in on:
+        key = (item, int(rnd), criterion)
+        values.setdefault(rid, {})[key] = (bool(passed), golds[key])
+    return {
+        rid: ppi_rate(labelled, values.get(rid, {}), *counts.get(rid, (0, 0)), level=level, target=target,
+                      sample="audit prefix")
+        for rid in runs
+    }  # fmt: skip
