@@ -21,6 +21,7 @@ from evalcore import InputError, LabelError, LabelStore, Store
 from evalcore import review as Q
 from evalcore.analysis.suites import holdout_ids
 from evalcore.review import audit as AU
+from evalcore.review import reportcard as R
 
 
 @pytest.fixture(scope="module")
@@ -363,3 +364,33 @@ def test_a_detection_past_its_memory_cap_is_made_once_more_uncapped(tmp_path, mo
     normal = D.stored_detection(Store(DEMO, tmp_path / "b"), "support-g1")
     assert (small.population, small.raised, small.counts) == (normal.population, normal.raised, normal.counts)
     assert small.path.read_bytes() == normal.path.read_bytes()
+
+
+def test_a_schema_2_label_store_is_upgraded_and_its_old_queues_say_they_have_no_prefix(qworld, tmp_path):
+    store = Store(qworld, tmp_path / "state")
+    q = Q.build_queue(store, "qg", audit_rate=0.5, seed=1)
+    c = Q.cases(store, q["queue_id"], limit=1)[0]
+    value = Q.decision_values(LabelStore(store).criterion_for("qg", c["criterion"]))[0]
+    Q.decide(store, q["queue_id"], c["item_id"], c["gen_round"], c["criterion"], "ann", value=value)
+    path = LabelStore(store).path
+    LabelStore(store).close()
+    # what a store written before the audit's record looks like: no audit columns, schema_version 2
+    with sqlite3.connect(path) as con:
+        con.execute("ALTER TABLE queues DROP COLUMN audit_design")
+        con.execute("ALTER TABLE queue_cases DROP COLUMN audit_key")
+        con.execute("ALTER TABLE queue_cases DROP COLUMN audit_size")
+        con.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    fresh = Store(qworld, tmp_path / "state")
+    (old,) = LabelStore(fresh).queues("qg")
+    assert old["audit_design"] is None and len(LabelStore(fresh).history()) == 1  # nothing lost
+    with sqlite3.connect(path) as con:
+        assert con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+        cols = {r[1] for r in con.execute("PRAGMA table_info(queue_cases)")}
+        assert {"audit_key", "audit_size"} <= cols
+    card = R.report_card(fresh, "qg", n_boot=20)
+    entries = [j["ppi"] for cr in card["criteria"] for j in cr["judges"]]
+    assert entries and all(e["value"] is None or e.get("sample", "").startswith("shipped") for e in entries)
+    # a new queue records its audit again
+    q2 = Q.build_queue(fresh, "qg", audit_rate=0.5, seed=1)
+    assert q2["audit_design"]["method"] == "uniform"
+    assert any(x["audit_key"] is not None for x in LabelStore(fresh).queue_cases(q2["queue_id"]))
