@@ -309,6 +309,16 @@ def wait_idle(page, timeout: float = 20_000) -> None:
         " && !document.querySelector('[data-stale=\"true\"]'); }", timeout=timeout)
 
 
+def type_name(page, name: str) -> None:
+    """Give the Review page the reviewer's name (no login): click the box, type, Enter."""
+    box = page.get_by_label("Your name")
+    box.wait_for(timeout=30_000)
+    wait_idle(page)
+    box.click()
+    page.keyboard.type(name)
+    page.keyboard.press("Enter")
+
+
 def press_when_ready(page, key: str, button: str, timeout: float = 20_000) -> None:
     """Press ``key`` once the button whose label starts with ``button`` is drawn (its accessible
     name also holds the shortcut key), the script run is idle and the focus is not in a text field

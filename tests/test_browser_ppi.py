@@ -14,7 +14,7 @@ import re
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from browser_util import guard_page, press_when_ready, start_app, wait_idle
+from browser_util import guard_page, press_when_ready, start_app, type_name, wait_idle
 from conftest import DEMO
 
 from evalcore import LabelStore, Store
@@ -73,12 +73,7 @@ def test_deciding_audit_cases_narrows_the_interval_and_the_stopping_rules_n_fall
         before, need_before = ppi_row(page)
 
         page.goto(f"{base}/review?gen={GEN}")
-        box = page.get_by_label("Your name")
-        box.wait_for(timeout=30_000)
-        wait_idle(page)
-        box.click()
-        page.keyboard.type("hank")
-        page.keyboard.press("Enter")
+        type_name(page, "hank")
         page.get_by_text("Keys: ").first.wait_for(timeout=30_000)
         narrowed = []
         for _ in range(BROWSER_DECISIONS):

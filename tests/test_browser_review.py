@@ -11,7 +11,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from browser_util import guard_page, press_when_ready, start_app, wait_idle
+from browser_util import guard_page, press_when_ready, start_app, type_name, wait_idle
 from queue_world import make_queue_world
 
 from evalcore import LabelStore, Store
@@ -50,12 +50,7 @@ def test_name_enter_key_layout_note_and_reload(browser, world, width):
     guard_page(page, outside)
     with start_app(data, state) as base:
         page.goto(f"{base}/review?gen=qg")
-        box = page.get_by_label("Your name")
-        box.wait_for(timeout=30_000)
-        wait_idle(page)
-        box.click()
-        page.keyboard.type("hank")
-        page.keyboard.press("Enter")
+        type_name(page, "hank")
         page.keyboard.press("z")  # at once: no key may reach the name ("hankz")
         page.get_by_text("Keys: ").first.wait_for(timeout=20_000)
         wait_idle(page)
