@@ -8,6 +8,7 @@ from .errors import (
     NotFoundError as NotFoundError,
     PathEscapeError as PathEscapeError,
     SchemaVersionError as SchemaVersionError,
+    StateError as StateError,
 )
 from . import (
     analysis as analysis,

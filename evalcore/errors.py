@@ -10,7 +10,9 @@ shows ``st.error``). Anything else that escapes is a bug and keeps its traceback
     ├── NotFoundError          a suite, generation, run, session or item that is not there
     ├── PathEscapeError        an id or path that would leave the data or state directory
     ├── InputError             a command-line argument or an imported file is unusable
-    └── LabelError             a label that cannot be recorded
+    ├── LabelError             a label that cannot be recorded
+    └── StateError             a database or directory of the state cannot be used as it is
+                               (damaged, missing beside its log, read-only, out of space)
 """
 
 from __future__ import annotations
@@ -69,3 +71,9 @@ class InputError(EvalcoreError):
 
 class LabelError(EvalcoreError):
     """A label cannot be recorded (unknown item or criterion, bad value, missing reviewer)."""
+
+
+class StateError(EvalcoreError):
+    """The state directory or a database in it cannot be used as it is: damaged or not a
+    database, missing beside its write-ahead log, read-only, unwritable or out of space. Nothing is
+    written when it is raised."""

@@ -31,6 +31,7 @@ from typing import Any
 from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
 from evalcore.storage.files import read_json_model
+from evalcore.storage.integrity import check_database
 from evalcore.storage.paths import check_id, inside, utcnow
 from evalcore.storage.state import open_state_db, writable_state
 from evalcore.storage.store import Store
@@ -160,7 +161,7 @@ def looks(store: Store, suite_id: str | None = None) -> list[dict[str, Any]]:
     if suite_id is not None:
         check_id(suite_id, "suite id")
     path = writable_state(store, LOOKS_DB)
-    if not path.exists():
+    if not check_database(path):
         return []
     con = open_state_db(path, create=False)
     try:

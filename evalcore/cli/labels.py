@@ -1,9 +1,11 @@
-"""``evalcore labels add | list | export``: human labels, an append-only history in the state
+"""``evalcore labels add | list | export | check | recover``: human labels, an append-only history in the state
 directory (:mod:`evalcore.storage.labels`).
 
 ``add`` records one decision (appended; nothing is overwritten), ``list`` shows each decided
 case's gold and status (:mod:`evalcore.storage.gold`) or the whole history, with labels shipped in
-the data directory marked as such, and ``export`` writes them with their provenance.
+the data directory marked as such, and ``export`` writes them with their provenance. ``check``
+runs SQLite's full integrity check; ``recover`` copies what can be read of a damaged store into a
+new file (:mod:`evalcore.storage.recover`).
 """
 
 from __future__ import annotations
@@ -146,6 +148,54 @@ def labels_export(obj: Ctx, fmt: str, out: str | None, history: bool, wide: bool
     )
     if text is not None:
         click.echo(text, nl=False)
+
+
+@labels.command("check")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def labels_check(obj: Ctx, as_json: bool) -> None:
+    """Check the label store in full (SQLite's integrity_check; opening runs only the cheap checks):
+    exit 0 when it is whole, 2 with the first problem otherwise."""
+    from evalcore.errors import StateError
+    from evalcore.storage.labels import LabelStore
+    from evalcore.storage.recover import check_store
+
+    ls = LabelStore(obj.store)
+    if ls.url:
+        n = ls.rows("SELECT count(*) AS n FROM edits")[0]["n"]
+        info = {"file": ls.where, "exists": True, "ok": True, "problems": [], "edits": n}
+    else:
+        info = check_store(ls.path)
+    if not info["ok"]:
+        raise StateError(f"is damaged (integrity_check: {info['problems'][0]})", file=ls.path)
+    emit(
+        info,
+        as_json,
+        f"{info['file']}: whole, {info['edits'] or 0:,} edits" if info["exists"] else f"{info['file']}: no store yet",
+    )
+
+
+@labels.command("recover")
+@click.option(
+    "--from", "src", type=click.Path(), default=None, help="The damaged store (default: this state's labels.sqlite)."
+)
+@click.option("--out", required=True, type=click.Path(), help="The new file to write (never an existing one).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def labels_recover(obj: Ctx, src: str | None, out: str, as_json: bool) -> None:
+    """Copy what can be read of a damaged SQLite label store (and its -wal) into a new file; the
+    damaged one is left as it is. Put the new file in its place once you have checked it."""
+    from evalcore.storage.recover import recover
+    from evalcore.storage.state import writable_state
+
+    path = Path(src) if src else writable_state(obj.store, "labels.sqlite")
+    rep = recover(path, Path(out))
+    text = f"{rep['out']}: " + "; ".join(
+        f"{t} {v['recovered']:,} rows"
+        + (f" ({v['unreadable_ranges']} unreadable ranges)" if v["unreadable_ranges"] else "")
+        for t, v in rep["tables"].items()
+    )
+    emit(rep, as_json, text)
 
 
 # --------------------------------------------------------------------------- export --hive

@@ -43,6 +43,7 @@ from evalcore.pairwise.sessions import (
     SessionOpenError,
 )
 from evalcore.storage.files import atomic_write_bytes, check_parquet, read_json_model
+from evalcore.storage.integrity import check_database
 from evalcore.storage.paths import check_id, inside, utcnow
 from evalcore.storage.state import open_state_db, writable_state
 from evalcore.storage.store import Store
@@ -202,7 +203,7 @@ class JudgmentStore:
         return self._rows("SELECT * FROM first_pairs WHERE session_id = ? ORDER BY first_id", (session_id,))
 
     def _rows(self, sql: str, params: tuple) -> list[dict[str, Any]]:
-        if not self.path.exists():
+        if not check_database(self.path):
             return []
         with closing(self._connect(create=False)) as con:
             return [dict(r) for r in con.execute(sql, params).fetchall()]

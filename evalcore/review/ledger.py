@@ -30,6 +30,7 @@ from evalcore.analysis import comparison as C
 from evalcore.analysis.cost import answer_latency
 from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.storage.db import Database, connect, database_url, mask, postgres_ddl
+from evalcore.storage.integrity import check_database
 from evalcore.storage.paths import utcnow
 from evalcore.storage.state import writable_state
 from evalcore.storage.store import Store
@@ -107,7 +108,7 @@ class Ledger:
     # ---- reading
 
     def events(self) -> list[dict[str, Any]]:
-        if self.url is None and not self.path.exists():
+        if self.url is None and not check_database(self.path):
             return []
         con = self._con(create=False)
         try:

@@ -209,6 +209,11 @@ class Database:
         ``key`` column of the new row."""
         raise NotImplementedError
 
+    def insert(self, sql: str, params: Sequence[Any], key: str) -> int:
+        """Run one INSERT inside the caller's open transaction and return the ``key`` column of
+        the new row."""
+        raise NotImplementedError
+
     def begin(self) -> None:
         """Start a write transaction: one writer at a time proceeds, the others wait."""
         raise NotImplementedError
@@ -268,6 +273,11 @@ class SqliteDatabase(Database):
         except BaseException:
             self.rollback()
             raise
+        assert rowid is not None
+        return rowid
+
+    def insert(self, sql: str, params: Sequence[Any], key: str) -> int:
+        rowid = self.raw.execute(sql, params).lastrowid
         assert rowid is not None
         return rowid
 
@@ -339,6 +349,9 @@ class PostgresDatabase(Database):
         except BaseException:
             self.rollback()
             raise
+
+    def insert(self, sql: str, params: Sequence[Any], key: str) -> int:
+        return int(self.raw.execute(to_postgres(f"{sql} RETURNING {key}"), tuple(params)).fetchone()[0])
 
     def begin(self) -> None:
         try:  # one round trip (the key is an int of ours, not input)

@@ -42,8 +42,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from evalcore.contract import schema as S
-from evalcore.errors import LabelError
+from evalcore.errors import LabelError, StateError
 from evalcore.storage.db import LABELS_DDL, LABELS_OBJECTS, Database, connect, database_url, mask
+from evalcore.storage.integrity import check_database
 from evalcore.storage.paths import utcnow
 from evalcore.storage.state import writable_state
 from evalcore.storage.store import Store
@@ -67,6 +68,30 @@ s AS (SELECT e.*, row_number() OVER (PARTITION BY e.gen_id, e.item_id, e.gen_rou
       {where})
 SELECT * FROM s WHERE rn = 1 ORDER BY edit_id
 """
+
+_EDIT_FIELDS = (
+    "gen_id",
+    "item_id",
+    "gen_round",
+    "criterion",
+    "value",
+    "outcome",
+    "reviewer",
+    "created_at",
+    "queue",
+    "reason_code",
+    "note",
+    "supersedes",
+    "tags",
+    "role",
+)
+_INSERT_EDIT = f"INSERT INTO edits ({', '.join(_EDIT_FIELDS)}) VALUES ({', '.join('?' * len(_EDIT_FIELDS))})"
+# the reviewer's latest edit that can be undone: not a withdrawal and not itself withdrawn
+_LAST_EDIT_SQL = (
+    "SELECT * FROM edits WHERE reviewer = ? AND outcome <> 'withdrawn' AND edit_id NOT IN "
+    "(SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL){queue} "
+    "ORDER BY edit_id DESC LIMIT 1"
+)
 
 EXPORT_COLUMNS = [
     "source",
@@ -109,7 +134,7 @@ class LabelStore:
 
     def _absent(self) -> bool:
         """Nothing was ever written (a SQLite store not yet created): readers return nothing."""
-        return self.url is None and not self.path.exists()
+        return self.url is None and not check_database(self.path)
 
     @contextmanager
     def _db(self, create: bool = True) -> Iterator[Database]:
@@ -375,37 +400,71 @@ class LabelStore:
         if outcome == "withdrawn" and supersedes is None:
             raise LabelError("undo needs the edit it takes back", field="--supersedes")
         tags = sorted({t.strip() for t in tags if t and t.strip()})
-        with self._db() as con:
-            if supersedes is not None:  # (edits never change: checked before taking the write lock)
-                prev = con.execute(
-                    "SELECT gen_id, item_id, gen_round, criterion FROM edits WHERE edit_id = ?", (supersedes,)
-                ).fetchone()
-                if prev is None or tuple(prev) != (gen_id, item_id, int(gen_round), criterion):
-                    raise LabelError(
-                        f"edit {supersedes} is not a label of this item and criterion", field="--supersedes"
-                    )
-            edit_id = con.append(
-                "INSERT INTO edits (gen_id, item_id, gen_round, criterion, value, outcome, reviewer, created_at, "
-                "queue, reason_code, note, supersedes, tags, role) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    gen_id,
-                    item_id,
-                    int(gen_round),
-                    criterion,
-                    value,
-                    outcome,
-                    reviewer.strip(),
-                    utcnow().isoformat(),
-                    queue,
-                    reason_code,
-                    note,
-                    supersedes,
-                    json.dumps(tags),
-                    role,
-                ),
-                "edit_id",
+        values = (
+            gen_id,
+            item_id,
+            int(gen_round),
+            criterion,
+            value,
+            outcome,
+            reviewer.strip(),
+            utcnow().isoformat(),
+            queue,
+            reason_code,
+            note,
+            supersedes,
+            json.dumps(tags),
+            role,
+        )
+        if supersedes is None:  # nothing to decide under the lock: one pipelined write
+            with self._db() as con:
+                edit_id = con.append(_INSERT_EDIT, values, "edit_id")
+        else:  # what it takes back is checked in the same transaction that writes it
+            with self.transaction() as con:
+                self._check_supersedes(con, supersedes, values)
+                edit_id = con.insert(_INSERT_EDIT, values, "edit_id")
+        return self._read_back(edit_id, values, crit)
+
+    def _check_supersedes(self, con: Database, supersedes: int, values: tuple) -> None:
+        """Refuse, inside the write transaction, an edit that takes back an edit of another case,
+        one already taken back (withdrawn, or replaced by an edit that stands), or another
+        reviewer's without the adjudicator role."""
+        gen_id, item_id, gen_round, criterion, _v, outcome, reviewer = values[:7]
+        role = values[13]
+        prev = con.execute(
+            "SELECT gen_id, item_id, gen_round, criterion, reviewer FROM edits WHERE edit_id = ?", (supersedes,)
+        ).fetchone()
+        if prev is None or tuple(prev)[:4] != (gen_id, item_id, gen_round, criterion):
+            raise LabelError(f"edit {supersedes} is not a label of this item and criterion", field="--supersedes")
+        taken = con.execute(
+            "SELECT edit_id, outcome, reviewer FROM edits e WHERE supersedes = ? AND (outcome = 'withdrawn' OR "
+            "edit_id NOT IN (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL)) "
+            "ORDER BY edit_id LIMIT 1",
+            (supersedes,),
+        ).fetchone()
+        if taken is not None:
+            how = "withdrawn" if taken["outcome"] == "withdrawn" else "replaced"
+            raise LabelError(
+                f"edit {supersedes} was already {how} by edit {taken['edit_id']} ({taken['reviewer']}): nothing changed",
+                field="--supersedes",
             )
+        if outcome == "withdrawn" and prev["reviewer"] != reviewer and role != "adjudicator":
+            raise LabelError(
+                f"edit {supersedes} is {prev['reviewer']}'s: withdrawing another reviewer's decision needs the "
+                "adjudicator role",
+                field="--role",
+            )
+
+    def _read_back(self, edit_id: int, values: tuple, crit: S.Criterion | None) -> dict[str, Any]:
+        """The edit as the store holds it, compared with what was written before it is returned."""
+        with self._db() as con:
             row = con.execute("SELECT * FROM edits WHERE edit_id = ?", (edit_id,)).fetchone()
+        if row is None or tuple(row[c] for c in _EDIT_FIELDS) != values:
+            raise StateError(
+                f"edit {edit_id} was written but does not read back as written: check the store with "
+                "`evalcore labels check`",
+                file=self.where,
+            )
         return self._row(row, crit)
 
     # ---- the review queue (written once by evalcore.review.build.build_queue)
@@ -582,43 +641,44 @@ class LabelStore:
     def last_edit(self, reviewer: str, *, queue: str | None = None) -> dict[str, Any] | None:
         """The reviewer's most recent edit that can still be undone: not a withdrawal and not
         itself withdrawn (optionally only edits made from ``queue``)."""
-        where, params = (
-            [
-                "reviewer = ?",
-                "outcome <> 'withdrawn'",
-                "edit_id NOT IN (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL)",
-            ],
-            [reviewer],
-        )
-        if queue is not None:
-            where.append("queue = ?")
-            params.append(queue)
-        rows = self._query(
-            f"SELECT * FROM edits WHERE {' AND '.join(where)} ORDER BY edit_id DESC LIMIT 1", tuple(params)
-        )
+        sql = _LAST_EDIT_SQL.format(queue=" AND queue = ?" if queue is not None else "")
+        rows = self._query(sql, (reviewer, queue) if queue is not None else (reviewer,))
         return rows[0] if rows else None
 
     def undo(self, reviewer: str, *, queue: str | None = None) -> dict[str, Any] | None:
         """Take back the reviewer's most recent edit (see :meth:`last_edit`) with a ``withdrawn``
-        edit; the edit before it (if any) stands again. Returns the withdrawal, or None when there
-        is nothing to undo."""
+        edit; the edit before it (if any) stands again. Which edit is taken back is decided inside
+        the transaction that writes the withdrawal, so two undos at once take back the last edit
+        and the one before it, never one edit twice. Returns the withdrawal, or None when there is
+        nothing to undo."""
         if not reviewer or not reviewer.strip():
             raise LabelError("a reviewer name is required", field="--reviewer")
-        last = self.last_edit(reviewer.strip(), queue=queue)
-        if last is None:
+        who = reviewer.strip()
+        if self._absent():
             return None
-        return self.add(
-            item_id=last["item_id"],
-            criterion=last["criterion"],
-            reviewer=reviewer.strip(),
-            outcome="withdrawn",
-            gen_id=last["gen_id"],
-            gen_round=last["gen_round"],
-            queue=last["queue"],
-            reason_code=last["reason_code"],
-            supersedes=last["edit_id"],
-            role=last.get("role") or "reviewer",
-        )
+        sql = _LAST_EDIT_SQL.format(queue=" AND queue = ?" if queue is not None else "")
+        with self.transaction() as con:
+            last = con.execute(sql, (who, queue) if queue is not None else (who,)).fetchone()
+            if last is None:
+                return None
+            values = (
+                last["gen_id"],
+                last["item_id"],
+                last["gen_round"],
+                last["criterion"],
+                None,
+                "withdrawn",
+                who,
+                utcnow().isoformat(),
+                last["queue"],
+                last["reason_code"],
+                None,
+                last["edit_id"],
+                "[]",
+                last["role"] or "reviewer",
+            )
+            edit_id = con.insert(_INSERT_EDIT, values, "edit_id")
+        return self._read_back(edit_id, values, self.criterion_for(last["gen_id"], last["criterion"]))
 
     def shipped(self, gen_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """Labels read from the data directory's label sets, marked as shipped (each set's rows

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evalcore.errors import FormatError, PathEscapeError
+from evalcore.storage.integrity import check_database, create_database
 
 # --------------------------------------------------------------------------- state databases
 
@@ -37,8 +38,10 @@ def open_state_db(path: Path, create: bool = True) -> sqlite3.Connection:
     block the writer), ``synchronous=FULL`` (an acknowledged write survives a killed process),
     autocommit with explicit ``BEGIN IMMEDIATE`` by the caller, and a 30 s busy timeout so that
     concurrent writers wait for each other instead of failing."""
-    if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    if not check_database(path):  # refuses a damaged file; creates a new one only where nothing is
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        create_database(path)
     con = sqlite3.connect(path, timeout=30, isolation_level=None)
     con.row_factory = sqlite3.Row
     con.execute("PRAGMA busy_timeout = 30000")

@@ -1,0 +1,205 @@
+"""A SQLite database of the state directory checks itself before anything opens it.
+
+SQLite opens whatever it is given: an empty file becomes a new empty database, a main file that is
+missing beside its write-ahead log becomes a new database (and the log's committed transactions
+are thrown away), a log damaged in the middle is silently cut at the damage. For a store of human
+decisions each of those loses work without a word, so :func:`check_database` refuses them, in one
+line naming the file and what to do, before SQLite touches the file:
+
+* the path is a directory or another non-file;
+* the file is empty (0 bytes), shorter than its header says, not a whole number of pages, or does
+  not start with SQLite's header;
+* the main file is missing (or empty) while its ``-wal`` holds frames;
+* the ``-wal`` has a damaged header, or a frame whose checksum breaks the chain *before* a later
+  commit frame of the same log (committed transactions would be dropped). A log whose last frames
+  are incomplete is what a process killed during a write leaves; SQLite discards that unacknowledged
+  tail by design and so does this check. A log cut at a frame boundary cannot be told from one;
+* ``PRAGMA quick_check`` (on a read-only connection, so nothing is written, not even a
+  checkpoint) reports damage: run on every first open of a file up to :data:`QUICK_CHECK_MAX`
+  bytes; ``evalcore labels check`` runs the full ``integrity_check`` at any size.
+
+Only where there is nothing (no file and no log) may a new database be created, and it is created
+whole: written under a temporary name and linked into place, so two processes creating the same
+store never see each other's half-made file. The check runs once per process for each state of
+the files (their inode, size and modification time).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import struct
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+from evalcore.errors import StateError
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: files up to this size get ``PRAGMA quick_check`` when a process first opens them (measured:
+#: about 0.1 s for 40 MB here; see docs/LABELS.md); larger ones only with ``evalcore labels check``
+QUICK_CHECK_MAX = 256 * 1024 * 1024
+_WAL_MAGIC = (0x377F0682, 0x377F0683)  # the low bit: checksums over big-endian words
+_CHECKED: set[tuple] = set()
+_LOCK = threading.Lock()
+_RECOVER = "copy what can be read into a new file with `evalcore labels recover --from FILE --out NEW` (the damaged one is kept)"
+_ADVICE = f"restore it from a backup, or {_RECOVER}"
+
+
+def _stat(p: Path) -> tuple | None:
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
+
+
+def wal_of(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def check_database(path: Path, *, quick: bool = True) -> bool:
+    """Check the SQLite database at ``path`` and its ``-wal`` (see the module docstring): True when
+    it exists and is whole, False when there is nothing there (a new one may be created); raises
+    :class:`StateError` otherwise. Nothing is written. The existence checks run on every call; the
+    header, the log and ``quick_check`` once per process for each state of the main file (its
+    inode, size and modification time, which change when a checkpoint copies the log into it; the
+    log itself changes with every write and is read again only then)."""
+    path = Path(path)
+    wal = wal_of(path)
+    if os.path.lexists(path) and not path.is_file():
+        raise StateError(f"is {'a directory' if path.is_dir() else 'not a regular file'}, not a database", file=path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        st = None
+    wal_size = wal.stat().st_size if wal.is_file() else 0
+    if st is None or st.st_size == 0:
+        if wal_size > 0:
+            what = "is missing" if st is None else "is empty (0 bytes)"
+            raise StateError(
+                f"{what} but its write-ahead log {wal.name} holds {wal_size} bytes of edits that were never "
+                f"copied into it: restore the database file beside the log, or {_RECOVER}",
+                file=path,
+            )
+        if st is not None:
+            raise StateError(f"is empty (0 bytes), not a database: {_ADVICE}", file=path)
+        return False
+    key = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, quick)
+    if key in _CHECKED:
+        return True
+    _check_header(path, st.st_size)
+    if wal_size:
+        _check_wal(wal)
+    if quick and st.st_size <= QUICK_CHECK_MAX:
+        problems = integrity(path, full=False)
+        if problems:
+            raise StateError(f"is damaged (quick_check: {problems[0]}): {_ADVICE}", file=path)
+    with _LOCK:
+        _CHECKED.add(key)
+    return True
+
+
+def _check_header(path: Path, size: int) -> None:
+    with open(path, "rb") as f:
+        head = f.read(100)
+    if not head.startswith(SQLITE_HEADER):
+        raise StateError(f"is not a SQLite database (it starts {head[:16]!r}): {_ADVICE}", file=path)
+    if len(head) < 100:
+        raise StateError(f"is cut short ({size} bytes, less than its header): {_ADVICE}", file=path)
+    page = struct.unpack(">H", head[16:18])[0]
+    page = 65536 if page == 1 else page
+    if page < 512 or page & (page - 1) or size % page:
+        raise StateError(
+            f"is cut short or damaged: {size} bytes is not a whole number of {page}-byte pages: {_ADVICE}", file=path
+        )
+    pages, counter, valid_for = struct.unpack(">I", head[28:32])[0], head[24:28], head[92:96]
+    if counter == valid_for and pages * page > size:
+        raise StateError(
+            f"is cut short: its header counts {pages} pages, the file holds {size // page}: {_ADVICE}", file=path
+        )
+
+
+def _checksum(data: bytes, s0: int, s1: int, big: bool) -> tuple[int, int]:
+    words = struct.unpack(f"{'>' if big else '<'}{len(data) // 4}I", data)
+    m = 0xFFFFFFFF
+    for i in range(0, len(words), 2):
+        s0 = (s0 + words[i] + s1) & m
+        s1 = (s1 + words[i + 1] + s0) & m
+    return s0, s1
+
+
+def _wal_damage(wal: Path) -> str | None:
+    """Why the log would lose committed transactions, or None when it would not. SQLite reads
+    frames while their salts match the header's and the checksum chain holds, and stops at the first
+    that breaks; the log is damaged when a later frame of the same generation commits."""
+    data = wal.read_bytes()
+    if len(data) < 32:
+        return None  # a header being written: no frame can be in it yet
+    magic, _version, page, _seq, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
+    if magic not in _WAL_MAGIC:
+        return "its header is not a write-ahead log's"
+    big = magic & 1 == 1
+    s0, s1 = _checksum(data[:24], 0, 0, big)
+    if (s0, s1) != (c1, c2):
+        return "its header's checksum does not match"
+    frame = 24 + page
+    n = (len(data) - 32) // frame
+    broken = None
+    for i in range(n):
+        off = 32 + i * frame
+        h = data[off : off + 24]
+        _pgno, commit, fs1, fs2, fc1, fc2 = struct.unpack(">6I", h)
+        same = (fs1, fs2) == (salt1, salt2)
+        if broken is None:
+            if same:
+                s0, s1 = _checksum(h[:8] + data[off + 24 : off + frame], s0, s1, big)
+            if not same or (s0, s1) != (fc1, fc2):
+                broken = i
+        elif commit and same:
+            return f"frame {broken + 1} of {n} is damaged and committed frames follow it"
+    return None
+
+
+def _check_wal(wal: Path) -> None:
+    for attempt in range(3):  # a concurrent writer restarting the log can look like damage: look again
+        why = _wal_damage(wal)
+        if why is None:
+            return
+        time.sleep(0.05 * (attempt + 1))
+    raise StateError(f"write-ahead log is damaged ({why}): {_ADVICE}", file=wal)
+
+
+def integrity(path: Path, *, full: bool = True) -> list[str]:
+    """The problems ``PRAGMA integrity_check`` (or ``quick_check``) reports on a read-only
+    connection, none when the database is whole."""
+    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+    try:
+        con = sqlite3.connect(uri, uri=True, timeout=30)
+    except sqlite3.Error as e:
+        return [str(e)]
+    try:
+        rows = [r[0] for r in con.execute(f"PRAGMA {'integrity_check' if full else 'quick_check'}")]
+    except sqlite3.DatabaseError as e:
+        return [str(e)]
+    finally:
+        con.close()
+    return [] if rows == ["ok"] else rows
+
+
+def create_database(path: Path) -> None:
+    """Create an empty WAL-mode database at ``path`` whole, unless one appears there first."""
+    tmp = path.with_name(f".{path.name}.new-{os.getpid()}-{threading.get_ident()}")
+    try:
+        con = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            con.execute("PRAGMA journal_mode = WAL")
+        finally:
+            con.close()
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another process made it first: theirs is used
+    finally:
+        tmp.unlink(missing_ok=True)
