@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalcore.contract.schema import DERIVED_VERSION
-from evalcore.storage.files import atomic_write_bytes, fsync_dir, rmdir_quiet
+from evalcore.storage.files import atomic_write_bytes, fsync_dir, replace_directory, rmdir_quiet
 from evalcore.storage.layout import KINDS, OPTIONAL_TABLES
 
 if TYPE_CHECKING:
@@ -288,14 +288,9 @@ def write(store: Store, kind: str, id_: str, builder: Builder, where: str = "sta
     try:
         build_into(store, kind, id_, tmp, builder, src)
         fsync_dir(tmp)
-        if final.exists() or final.is_symlink():
-            if final.is_symlink() or not final.is_dir():  # not a set of ours: never replaced
-                raise NotADirectoryError(final)
-            old = final.with_name(f".old-{final.name}-{os.getpid()}-{threading.get_ident()}")
-            os.replace(final, old)
-            shutil.rmtree(old, ignore_errors=True)
-        os.replace(tmp, final)
-        fsync_dir(final.parent)
+        if (final.exists() or final.is_symlink()) and (final.is_symlink() or not final.is_dir()):
+            raise NotADirectoryError(final)  # not a set of ours: never replaced
+        replace_directory(tmp, final)
     except OSError:  # another process put its set in place first, or the directory is read-only
         shutil.rmtree(tmp, ignore_errors=True)
     except BaseException:  # nothing is left behind, not even the directories made for it

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -28,6 +29,11 @@ from pydantic import ValidationError
 
 from evalcore.contract import schema as S
 from evalcore.errors import FormatError, SchemaVersionError
+
+try:
+    _LIBC: ctypes.CDLL | None = ctypes.CDLL(None, use_errno=True)
+except OSError:  # pragma: no cover
+    _LIBC = None
 
 # --------------------------------------------------------------------------- low-level readers
 
@@ -69,18 +75,33 @@ def write_json_model(path: Path, obj: S._Model) -> None:
     atomic_write_bytes(path, (obj.model_dump_json(indent=2, by_alias=True) + "\n").encode("utf-8"))
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+@contextlib.contextmanager
+def atomic_file(path: Path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path`` to write; when the block ends without an error the
+    file is fsynced, renamed over ``path`` and the rename made durable (the directory fsynced).
+    Whoever reads ``path`` meanwhile, or after a crash at any point, finds the previous file or the
+    new one whole, never a third thing; on an error the temporary file is removed."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        yield Path(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    fsync_dir(path.parent)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through :func:`atomic_file`."""
+    with atomic_file(path) as tmp:
+        tmp.write_bytes(data)
 
 
 def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
@@ -172,15 +193,8 @@ def to_table(rows: list[dict] | pa.Table, table: str) -> pa.Table:
 
 def write_parquet(path: Path, rows: list[dict] | pa.Table, table: str) -> pa.Table:
     tbl = to_table(rows, table)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    try:
+    with atomic_file(path) as tmp:
         pq.write_table(tbl, tmp, compression="zstd")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     return tbl
 
 
@@ -226,6 +240,33 @@ def rmdir_quiet(p: Path) -> None:
         p.rmdir()
 
 
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the system
+    or the file system cannot."""
+    fn = getattr(_LIBC, "renameat2", None) if _LIBC is not None else None
+    if fn is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return fn(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def replace_directory(tmp: Path, final: Path) -> None:
+    """Put the directory ``tmp`` where ``final`` is, durably. An existing ``final`` is swapped out
+    in one step where the system allows (so a reader or a crash finds the old directory or the
+    new one, never neither) and then removed; elsewhere it is moved aside first."""
+    if final.exists() or final.is_symlink():
+        if _exchange(tmp, final):
+            shutil.rmtree(tmp, ignore_errors=True)  # (tmp now holds the old directory)
+        else:  # pragma: no cover - only where renameat2 is missing
+            old = final.with_name(f".old-{final.name}-{os.getpid()}")
+            os.replace(final, old)
+            os.replace(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(tmp, final)
+    fsync_dir(final.parent)
+
+
 @contextlib.contextmanager
 def atomic_directory(final: Path, *, overwrite: bool = False) -> Iterator[Path]:
     """Yield an empty temporary directory beside ``final``; when the block ends without an error
@@ -242,16 +283,9 @@ def atomic_directory(final: Path, *, overwrite: bool = False) -> Iterator[Path]:
                 with open(p, "rb") as fh:
                     os.fsync(fh.fileno())
         fsync_dir(tmp)
-        if final.exists():
-            if not overwrite:
-                raise FileExistsError(final)
-            old = final.with_name(f".old-{final.name}-{os.getpid()}")
-            os.replace(final, old)
-            os.replace(tmp, final)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, final)
-        fsync_dir(final.parent)
+        if final.exists() and not overwrite:
+            raise FileExistsError(final)
+        replace_directory(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         if not parent_existed:  # a failed write leaves no directory behind, not even runs/

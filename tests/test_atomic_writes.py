@@ -1,0 +1,136 @@
+"""A writer killed at any moment leaves the previous complete file or the new complete one.
+
+For each label export format (csv, parquet, json) and for a run written over an existing run, a
+forked child starts the write and is killed (SIGKILL) after a random delay drawn between 0 and
+1.3 times the write's measured duration, 50 times each (seed 11). The target is then compared with
+the previous file and with the new one made beforehand: it must be byte-identical to one of them
+(the run: its manifest and verdicts those of the old run or of the new one, readable). The test
+also checks that the kill points did land during writes, not only before or after."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from evalcore import LabelStore, Store
+from evalcore.storage.export import export_labels
+
+KILLS = 50
+EDITS = 6_000
+
+
+def _digest(p: Path) -> str | None:
+    return hashlib.sha256(p.read_bytes()).hexdigest() if p.exists() else None
+
+
+def _fill(ls: LabelStore, n: int, start: int) -> None:
+    rows = [("g", f"i{k % 3}", 1 + k % 2, "ok", "pass" if k % 2 else "fail", "decided", f"r{k % 7}",
+             f"2026-01-01T00:00:{k % 60:02d}+00:00", "cli", None, f"note {k} " * 4, None, "[]", "reviewer")
+            for k in range(start, start + n)]
+    with ls.transaction() as con:
+        con.executemany(
+            "INSERT INTO edits (gen_id, item_id, gen_round, criterion, value, outcome, reviewer, created_at, queue, "
+            "reason_code, note, supersedes, tags, role) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+
+
+def _kill_loop(target: Path, old: bytes, write, rng: random.Random) -> dict[str, int]:
+    """Run ``write`` in forked children killed at random points; return how the target ended."""
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        write()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    duration = time.perf_counter() - t0
+    new = target.read_bytes()
+    assert new != old
+    seen = {"old": 0, "new": 0}
+    killed_running = 0
+    for _ in range(KILLS):
+        target.write_bytes(old)
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            write()
+            os._exit(0)
+        time.sleep(rng.uniform(0, 1.3 * duration))
+        os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        killed_running += os.WIFSIGNALED(status)
+        got = target.read_bytes()
+        assert got in (old, new), f"{target.name}: {len(got)} bytes, neither the old file ({len(old)}) nor the new ({len(new)})"
+        seen["old" if got == old else "new"] += 1
+    seen["killed_running"] = killed_running
+    return seen
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "json"])
+def test_a_killed_label_export_leaves_the_old_file_or_the_new(tiny, tmp_path, fmt):
+    data, state = tiny
+    ls = LabelStore(Store(data, state))
+    _fill(ls, EDITS, 0)
+    target = tmp_path / f"labels.{fmt}"
+    export_labels(ls, fmt, target, history=True)
+    old = target.read_bytes()
+    _fill(ls, 200, EDITS)
+    ls.close()
+
+    def write():
+        export_labels(LabelStore(Store(data, state)), fmt, target, history=True)
+
+    seen = _kill_loop(target, old, write, random.Random(11))
+    # the kills were spread over the write: some left the old file, some the new one
+    assert seen["old"] >= 5 and seen["new"] >= 5 and seen["killed_running"] >= 10, seen
+
+
+def test_a_killed_run_write_leaves_the_old_run_or_the_new(tiny):
+    import pyarrow.parquet as pq
+
+    data, state = tiny
+    st = Store(data, state)
+    old_manifest = st.run("r").manifest
+    verdicts = pq.read_table(st.path_of("run", "r", "verdicts")).to_pylist()
+    calls = pq.read_table(st.path_of("run", "r", "calls")).to_pylist()
+    new_manifest = old_manifest.model_copy(update={"prompt_template": "rewritten " * 2000})
+    manifest_file = st.dir_of("run", "r") / "manifest.json"
+    old = manifest_file.read_bytes()
+    big = [dict(v, item_id=f"i{k % 3}") for k, v in enumerate(verdicts * 3000)]  # big enough to take a while
+
+    def write():
+        Store(data, state).write_run(new_manifest, big, calls, overwrite=True)
+
+    def reset():
+        Store(data, state).write_run(old_manifest, verdicts, calls, overwrite=True)
+
+    rng = random.Random(11)
+    seen = {"old": 0, "new": 0, "killed_running": 0}
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover
+        write()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    duration = time.perf_counter() - t0
+    new = manifest_file.read_bytes()
+    assert new != old
+    for _ in range(KILLS):
+        reset()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover
+            write()
+            os._exit(0)
+        time.sleep(rng.uniform(0, 1.3 * duration))
+        os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        seen["killed_running"] += os.WIFSIGNALED(status)
+        got = manifest_file.read_bytes() if manifest_file.exists() else None
+        assert got in (old, new), "the run directory is neither the old run nor the new one"
+        n = pq.read_metadata(st.path_of("run", "r", "verdicts")).num_rows
+        assert n == (len(verdicts) if got == old else len(big)), (n, got == old)
+        seen["old" if got == old else "new"] += 1
+    assert seen["old"] >= 5 and seen["new"] >= 5 and seen["killed_running"] >= 10, seen
