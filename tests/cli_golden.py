@@ -109,7 +109,11 @@ STEPS: list[tuple[str, list[str]]] = [
                     "--reviewer", "golden-a", "--note", "golden note", "--gen", "support-g1"]),
     ("labels-add-2", ["labels", "add", "--item", "sup-0011", "--criterion", "grounded", "--value", "pass",
                       "--reviewer", "golden-b", "--gen", "support-g1"]),
+    ("labels-add-from", ["labels", "add", "--from", "{golden}/labels-batch.csv", "--reviewer", "golden-c",
+                         "--gen", "support-g1"]),
     ("labels-list-history", ["labels", "list", "--history", "--no-shipped"]),
+    ("labels-check", ["labels", "check"]),
+    ("labels-recover", ["labels", "recover", "--out", "{tmp}/recovered.sqlite"]),
     # pairwise (demo sessions; a new session with a fixed seed)
     ("pairs-make", ["pairs", "make", "--session", "golden-s", "--arm", "A=accounts-g2", "--arm",
                     "B=accounts-g1", "--keys", "{keys}", "--seed", "5", "--key-seed", "6", "--mirror", "0.1"]),

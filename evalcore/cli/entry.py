@@ -7,12 +7,17 @@ figure the app shows is available here with ``--json``. Typed errors become one 
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 
 import click
 
 from evalcore.cli._common import cli
 from evalcore.errors import EvalcoreError
+
+#: errors of the machine, not of evalcore: one line and exit 2 like a typed error
+_ENVIRONMENT = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR, errno.EIO}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -22,6 +27,10 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
         sys.exit(130)
+    except click.UsageError as e:  # one line like every other error, with where to look
+        cmd = e.ctx.command_path if e.ctx is not None else "evalcore"
+        click.echo(f"error: {e.format_message()} (see `{cmd} --help`)", err=True)
+        sys.exit(e.exit_code)
     except click.ClickException as e:
         e.show()
         sys.exit(e.exit_code)
@@ -34,6 +43,11 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(e.exit_code)
     except BrokenPipeError:  # pragma: no cover
         sys.exit(0)
+    except OSError as e:  # the machine refused a file: read-only, no space, no access (not a bug)
+        if e.errno not in _ENVIRONMENT:
+            raise
+        click.echo(f"error: {e.filename or 'a file'}: {e.strerror or os.strerror(e.errno)}", err=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":  # pragma: no cover

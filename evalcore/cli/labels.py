@@ -25,10 +25,19 @@ def labels() -> None:
 
 
 @labels.command("add")
-@click.option("--item", "item_id", required=True)
-@click.option("--criterion", required=True)
+@click.option("--item", "item_id", default=None, help="The item (required unless --from gives it).")
+@click.option("--criterion", default=None, help="The criterion (required unless --from gives it).")
 @click.option("--value", default=None, help="pass/fail, a score, or correct/partial/wrong.")
-@click.option("--reviewer", required=True)
+@click.option("--reviewer", default=None, help="Who decided (required unless --from gives it).")
+@click.option(
+    "--from",
+    "from_file",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    default=None,
+    help="Many edits from a CSV (header row) or JSON Lines file, '-' for standard input: columns as these "
+    "options (item_id, criterion, value, reviewer, note, gen_id, round, outcome, queue, reason_code, "
+    "supersedes, tags ;-separated, role); the options fill empty cells. All are checked before any is written.",
+)
 @click.option("--note", default=None)
 @click.option("--gen", "gen_id", default=None, help="Generation (needed when the item is in several).")
 @click.option("--round", "gen_round", type=int, default=1, show_default=True, help="Generation round.")
@@ -61,11 +70,37 @@ def labels_add(
     tags,
     role,
     as_json,
+    from_file,
 ) -> None:
-    """Record one decision (appended; nothing is overwritten)."""
+    """Record one decision, or many with --from (appended; nothing is overwritten)."""
     from evalcore.storage.labels import LabelStore
 
     ls = LabelStore(obj.store)
+    if from_file is not None:
+        _add_from(
+            ls,
+            from_file,
+            as_json,
+            dict(
+                item_id=item_id,
+                criterion=criterion,
+                value=value,
+                reviewer=reviewer,
+                note=note,
+                gen_id=gen_id,
+                gen_round=gen_round,
+                outcome=outcome,
+                queue=queue,
+                reason_code=reason_code,
+                supersedes=supersedes,
+                tags=list(tags),
+                role=role,
+            ),
+        )
+        return
+    for opt, v in (("--item", item_id), ("--criterion", criterion), ("--reviewer", reviewer)):
+        if v is None:
+            raise click.UsageError(f"Missing option '{opt}' (or give many edits with --from FILE).")
     if outcome == "decided" and value is None:
         raise click.UsageError("--value is required for a decision")
     row = ls.add(
@@ -89,6 +124,38 @@ def labels_add(
         f"edit {row['edit_id']}: {row['gen_id']}/{row['item_id']} r{row['gen_round']} "
         f"{row['criterion']} = {row['value']} ({row['outcome']}) by {row['reviewer']} -> {ls.path}",
     )
+
+
+def _add_from(ls, from_file: str, as_json: bool, defaults: dict) -> None:
+    """``labels add --from FILE``: every edit of the file checked, then written in batches."""
+    import sys
+    import time
+
+    from evalcore.errors import InputError
+    from evalcore.storage.labelvalues import read_edit_file
+
+    name = "<stdin>" if from_file == "-" else from_file
+    try:
+        raw = sys.stdin.buffer.read() if from_file == "-" else Path(from_file).read_bytes()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"is not UTF-8 text (byte {e.start})", file=name, field="--from") from None
+    except OSError as e:
+        raise InputError(f"cannot be read ({e.strerror})", file=name, field="--from") from None
+    t0 = time.perf_counter()
+    edits = read_edit_file(text, name, {k: v for k, v in defaults.items() if v not in (None, [])})
+    ids = ls.add_many(edits, source=name)
+    info = {
+        "added": len(ids),
+        "first_edit_id": ids[0] if ids else None,
+        "last_edit_id": ids[-1] if ids else None,
+        "file": str(ls.where),
+        "seconds": round(time.perf_counter() - t0, 3),
+    }
+    text_out = (
+        f"{len(ids):,} edits ({ids[0]}-{ids[-1]}) -> {ls.where}" if ids else f"no edits in {name}: nothing written"
+    )
+    emit(info, as_json, text_out)
 
 
 @labels.command("list")

@@ -81,8 +81,11 @@ def atomic_file(path: Path) -> Iterator[Path]:
     file is fsynced, renamed over ``path`` and the rename made durable (the directory fsynced).
     Whoever reads ``path`` meanwhile, or after a crash at any point, finds the previous file or the
     new one whole, never a third thing; on an error the temporary file is removed."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    except OSError as e:  # (named as the file the user asked for, not the temporary one)
+        raise OSError(e.errno, e.strerror, str(path)) from None
     os.close(fd)
     try:
         yield Path(tmp)
@@ -92,6 +95,9 @@ def atomic_file(path: Path) -> Iterator[Path]:
         finally:
             os.close(fd)
         os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(e.errno, e.strerror, str(path)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

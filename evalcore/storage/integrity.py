@@ -89,7 +89,7 @@ def check_database(path: Path, *, quick: bool = True) -> bool:
     key = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, quick)
     if key in _CHECKED:
         return True
-    _check_header(path, st.st_size)
+    _check_header(path, st.st_size, whole=not wal_size)
     if wal_size:
         _check_wal(wal)
     if quick and st.st_size <= QUICK_CHECK_MAX:
@@ -101,13 +101,18 @@ def check_database(path: Path, *, quick: bool = True) -> bool:
     return True
 
 
-def _check_header(path: Path, size: int) -> None:
+def _check_header(path: Path, size: int, *, whole: bool) -> None:
+    """The file starts as a SQLite database does; with no log beside it (``whole``) it also holds
+    every page its header counts. (With a log, a checkpoint stopped part way, by a full disk for
+    one, leaves the file short of pages the log still holds: SQLite reads them from the log.)"""
     with open(path, "rb") as f:
         head = f.read(100)
     if not head.startswith(SQLITE_HEADER):
         raise StateError(f"is not a SQLite database (it starts {head[:16]!r}): {_ADVICE}", file=path)
     if len(head) < 100:
         raise StateError(f"is cut short ({size} bytes, less than its header): {_ADVICE}", file=path)
+    if not whole:
+        return
     page = struct.unpack(">H", head[16:18])[0]
     page = 65536 if page == 1 else page
     if page < 512 or page & (page - 1) or size % page:
@@ -171,20 +176,59 @@ def _check_wal(wal: Path) -> None:
     raise StateError(f"write-ahead log is damaged ({why}): {_ADVICE}", file=wal)
 
 
+#: SQLite's messages for a state that cannot take a write, and what to tell the user
+_ENVIRONMENT = {
+    "readonly": "is read-only: this command writes and was not done (reading commands work on a read-only state)",
+    "disk is full": "the disk is full: this write was not made (free space, then do it again)",
+    "unable to open": "cannot be opened: is the state directory there, readable and writable?",
+    "disk i/o error": "a disk I/O error stopped it (is the disk full?): nothing was recorded",
+    "database is locked": "is locked by another process for longer than the 30 s busy timeout: nothing was written",
+}
+
+
+def state_error(e: BaseException, path: Path | str) -> StateError | None:
+    """The one-line error for a SQLite error that says the state cannot be written or opened
+    (read-only, full, locked, unreachable), None for any other (a bug, which keeps its traceback)."""
+    text = str(e).lower()
+    for key, problem in _ENVIRONMENT.items():
+        if key in text:
+            return StateError(problem, file=path)
+    return None
+
+
+def writable_dir(path: Path) -> bool:
+    """Whether new files can be made in the directory ``path`` (False on a read-only mount)."""
+    return os.access(path, os.W_OK | os.X_OK)
+
+
+def readonly_uri(path: Path) -> str:
+    """A URI that opens the database read-only without writing anything: ``mode=ro`` where the
+    directory is writable or the log is there (SQLite reads a log read-only when its ``-shm`` is
+    there too), ``immutable=1`` where the directory is read-only and there is no log (the file is
+    then the whole database)."""
+    p = Path(path).resolve()
+    wal = wal_of(p)
+    if writable_dir(p.parent) or (wal.exists() and wal.stat().st_size):
+        return f"file:{quote(str(p))}?mode=ro"
+    return f"file:{quote(str(p))}?immutable=1"
+
+
 def integrity(path: Path, *, full: bool = True) -> list[str]:
     """The problems ``PRAGMA integrity_check`` (or ``quick_check``) reports on a read-only
-    connection, none when the database is whole."""
-    uri = f"file:{quote(str(Path(path).resolve()))}?mode=ro"
+    connection, none when the database is whole. A file that cannot be read at all for a reason
+    of the machine (no access, a full disk, an I/O error: SQLite's OperationalError) is a
+    :class:`StateError` saying so, not damage."""
+    con = None
     try:
-        con = sqlite3.connect(uri, uri=True, timeout=30)
-    except sqlite3.Error as e:
-        return [str(e)]
-    try:
+        con = sqlite3.connect(readonly_uri(path), uri=True, timeout=30)
         rows = [r[0] for r in con.execute(f"PRAGMA {'integrity_check' if full else 'quick_check'}")]
+    except sqlite3.OperationalError as e:
+        raise state_error(e, path) or StateError(f"cannot be read ({e})", file=path) from None
     except sqlite3.DatabaseError as e:
         return [str(e)]
     finally:
-        con.close()
+        if con is not None:
+            con.close()
     return [] if rows == ["ok"] else rows
 
 

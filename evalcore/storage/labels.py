@@ -34,8 +34,6 @@ taking the write lock, so readers never wait for a writer.
 from __future__ import annotations
 
 import json
-import math
-import os
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -43,9 +41,11 @@ from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import LabelError, StateError
+from evalcore.storage import labelvalues
 from evalcore.storage.db import LABELS_DDL, LABELS_OBJECTS, Database, connect, database_url, mask
 from evalcore.storage.integrity import check_database
 from evalcore.storage.paths import utcnow
+from evalcore.storage.shipped import shipped_sets
 from evalcore.storage.state import writable_state
 from evalcore.storage.store import Store
 
@@ -53,9 +53,6 @@ DB_NAME = "labels.sqlite"
 LABELS_SCHEMA_VERSION = 3
 OUTCOMES = ("decided", "test_wrong", "skipped", "withdrawn")
 ROLES = ("reviewer", "adjudicator")  # the capacity an edit was made in (edits.role)
-#: the rows of the data directory's label sets by (path, size, mtime, inode, generation, created_at)
-_SHIPPED: dict[tuple, list[tuple]] = {}
-_SHIPPED_LOCK = threading.Lock()
 _READY: set[str] = set()  # PostgreSQL URLs whose tables this process found (their version is read each time)
 
 # a reviewer's standing edit per case: the latest decided / test_wrong / skipped edit of theirs that
@@ -307,46 +304,8 @@ class LabelStore:
             raise LabelError(f"item {item_id!r} is in generations {', '.join(hits)}: pass --gen", field="--item")
         return hits[0]
 
-    @staticmethod
-    def normalise_value(crit: S.Criterion | None, value: str) -> str:
-        v = str(value).strip()
-        kind = crit.kind if crit else "binary"
-        if kind in ("binary", "check"):
-            low = v.lower()
-            if low in ("pass", "true", "1", "yes", "y"):
-                return "pass"
-            if low in ("fail", "false", "0", "no", "n"):
-                return "fail"
-            raise LabelError(f"{value!r} is not pass or fail", field="--value")
-        if kind == "ternary":
-            if v.lower() in S.TERNARY_LABELS:
-                return v.lower()
-            raise LabelError(f"{value!r} is not correct, partial or wrong", field="--value")
-        assert crit is not None
-        try:
-            x = float(v)
-        except ValueError:
-            raise LabelError(f"{value!r} is not a number", field="--value") from None
-        if (
-            math.isnan(x)
-            or (crit.scale_min is not None and x < crit.scale_min)
-            or (crit.scale_max is not None and x > crit.scale_max)
-        ):
-            raise LabelError(f"{value!r} is outside the scale {crit.scale_min}-{crit.scale_max}", field="--value")
-        return repr(int(x)) if x == int(x) else repr(x)
-
-    @staticmethod
-    def passed_of(crit: S.Criterion | None, value: str | None) -> bool | None:
-        if value is None:
-            return None
-        kind = crit.kind if crit else "binary"
-        if kind in ("binary", "check"):
-            return value == "pass"
-        if kind == "ternary":
-            return value == "correct"
-        if crit is not None and crit.threshold is not None:
-            return float(value) >= crit.threshold
-        return None
+    normalise_value = staticmethod(labelvalues.normalise_value)
+    passed_of = staticmethod(labelvalues.passed_of)
 
     # ---- writing
     def add(
@@ -369,6 +328,115 @@ class LabelStore:
         """Append one edit and return it. Validates everything before touching the database.
         ``role`` is the capacity the edit is made in: a reviewer's decision, or an adjudicator's,
         which settles the case (see :mod:`evalcore.storage.gold`)."""
+        values, crit = self.prepare(
+            item_id=item_id,
+            criterion=criterion,
+            reviewer=reviewer,
+            value=value,
+            outcome=outcome,
+            gen_id=gen_id,
+            gen_round=gen_round,
+            queue=queue,
+            reason_code=reason_code,
+            note=note,
+            supersedes=supersedes,
+            tags=tags,
+            role=role,
+        )
+        if supersedes is None:  # nothing to decide under the lock: one pipelined write
+            with self._db() as con:
+                edit_id = con.append(_INSERT_EDIT, values, "edit_id")
+        else:  # what it takes back is checked in the same transaction that writes it
+            with self.transaction() as con:
+                self._check_supersedes(con, supersedes, values)
+                edit_id = con.insert(_INSERT_EDIT, values, "edit_id")
+        return self._read_back(edit_id, values, crit)
+
+    def add_many(self, edits: Iterable[dict[str, Any]], *, batch: int = 500, source: str | None = None) -> list[int]:
+        """Append many edits (each a dict of :meth:`add`'s arguments, optionally with ``_line``,
+        where it was read in ``source``): every one is validated before any is written (a bad one
+        raises naming its line, or its position ``#N``, and nothing is written), then they go in
+        one transaction per ``batch``, each batch read back before the next. Returns the new edit
+        ids in order. For scripted labelling: one process, not one per label."""
+        edits = self._locate([dict(e) for e in edits])
+        prepared = []
+        for k, e in enumerate(edits, 1):
+            line = e.pop("_line", None)
+            try:
+                prepared.append(self.prepare(**e))
+            except LabelError as err:
+                where = f"line {line}" if line is not None else f"#{k}"
+                raise LabelError(
+                    err.problem, file=err.file or source, field=f"{where} {err.field or ''}".strip()
+                ) from None
+        ids: list[int] = []
+        for start in range(0, len(prepared), batch):
+            chunk = prepared[start : start + batch]
+            with self.transaction() as con:
+                new = []
+                for values, _crit in chunk:
+                    if values[11] is not None:
+                        self._check_supersedes(con, values[11], values)
+                    new.append(con.insert(_INSERT_EDIT, values, "edit_id"))
+            with self._db() as con:
+                rows = con.execute(
+                    f"SELECT {', '.join(_EDIT_FIELDS)} FROM edits WHERE edit_id BETWEEN ? AND ? ORDER BY edit_id",
+                    (min(new), max(new)),
+                ).fetchall()
+            got = {tuple(r) for r in rows}
+            if any(values not in got for values, _ in chunk):
+                raise StateError(
+                    f"edits {min(new)}-{max(new)} were written but do not read back as written: check the store "
+                    "with `evalcore labels check`",
+                    file=self.where,
+                )
+            ids += new
+        return ids
+
+    def _locate(self, edits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Find the items of many edits in the generations with one query per generation (not one
+        per edit): the items and rounds found are remembered as :meth:`prepare` checks them, and
+        an edit without a generation gets the only one holding its item (none or several: left
+        for :meth:`prepare` to refuse in its words)."""
+        items = sorted({str(e.get("item_id")) for e in edits if e.get("item_id")})
+        named = {e.get("gen_id") for e in edits}
+        found: dict[str, set[str]] = {}
+        if items:
+            for g in self.store.ids("generation"):
+                if None not in named and g not in named:
+                    continue
+                rows = self.store.sql(
+                    "SELECT DISTINCT item_id, round FROM read_parquet(?) WHERE item_id IN (SELECT unnest(?::VARCHAR[]))",
+                    [self.store.path_of("generation", g, "outputs"), items],
+                )
+                for item, rnd in rows:
+                    self._seen.update({(g, item), (g, item, int(rnd))})
+                    found.setdefault(item, set()).add(g)
+        for e in edits:
+            hits = found.get(str(e.get("item_id")), set())
+            if e.get("gen_id") is None and len(hits) == 1:
+                e["gen_id"] = next(iter(hits))
+        return edits
+
+    def prepare(
+        self,
+        *,
+        item_id: str,
+        criterion: str,
+        reviewer: str,
+        value: str | None = None,
+        outcome: str = "decided",
+        gen_id: str | None = None,
+        gen_round: int = 1,
+        queue: str | None = None,
+        reason_code: str | None = None,
+        note: str | None = None,
+        supersedes: int | None = None,
+        tags: Iterable[str] = (),
+        role: str = "reviewer",
+    ) -> tuple[tuple, S.Criterion | None]:
+        """Validate one edit against the data (without touching the database) and return the row
+        to insert, in ``_EDIT_FIELDS`` order, with its criterion."""
         if not reviewer or not reviewer.strip():
             raise LabelError("a reviewer name is required", field="--reviewer")
         if role not in ROLES:
@@ -416,14 +484,7 @@ class LabelStore:
             json.dumps(tags),
             role,
         )
-        if supersedes is None:  # nothing to decide under the lock: one pipelined write
-            with self._db() as con:
-                edit_id = con.append(_INSERT_EDIT, values, "edit_id")
-        else:  # what it takes back is checked in the same transaction that writes it
-            with self.transaction() as con:
-                self._check_supersedes(con, supersedes, values)
-                edit_id = con.insert(_INSERT_EDIT, values, "edit_id")
-        return self._read_back(edit_id, values, crit)
+        return values, crit
 
     def _check_supersedes(self, con: Database, supersedes: int, values: tuple) -> None:
         """Refuse, inside the write transaction, an edit that takes back an edit of another case,
@@ -720,27 +781,4 @@ class LabelStore:
         return [(f"shipped:{lid}", rows) for lid, _, _, rows in self._shipped_sets(gen_id)]
 
     def _shipped_sets(self, gen_id: str | None) -> list[tuple[str, str, str, list[tuple]]]:
-        out = []
-        for lid in self.store.ids("labelset"):
-            m = self.store.labelset(lid).manifest
-            if gen_id and m.gen_id != gen_id:
-                continue
-            path = self.store.path_of("labelset", lid, "labels")
-            st = os.stat(path)
-            key = (path, st.st_size, st.st_mtime_ns, st.st_ino)
-            rows = _SHIPPED.get(key)
-            if rows is None:
-                rows = [
-                    tuple(r)
-                    for r in self.store.sql(
-                        "SELECT item_id, gen_round, criterion, annotator, value, passed FROM read_parquet(?) "
-                        "ORDER BY item_id, gen_round, criterion, annotator",
-                        [path],
-                    )
-                ]
-                with _SHIPPED_LOCK:
-                    if len(_SHIPPED) >= 16:  # a few label sets' rows at a time
-                        _SHIPPED.clear()
-                    _SHIPPED[key] = rows
-            out.append((lid, m.gen_id, m.created_at.isoformat(), rows))
-        return out
+        return shipped_sets(self.store, gen_id)

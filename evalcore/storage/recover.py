@@ -22,7 +22,7 @@ from typing import Any
 
 from evalcore.errors import InputError, StateError
 from evalcore.storage.db import LABELS_DDL
-from evalcore.storage.integrity import check_database, integrity, wal_of
+from evalcore.storage.integrity import check_database, integrity, readonly_uri, wal_of
 
 #: the label store's tables copied by :func:`recover`, parents before children
 RECOVER_TABLES = ("edits", "queues", "queue_cases", "leases")
@@ -38,7 +38,7 @@ def check_store(path: Path) -> dict[str, Any]:
     problems = integrity(path, full=True)
     edits = None
     if not problems:
-        con = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+        con = sqlite3.connect(readonly_uri(path), uri=True)
         try:
             edits = con.execute("SELECT count(*) FROM edits").fetchone()[0]
         except sqlite3.DatabaseError:
