@@ -206,6 +206,12 @@ def test_kill_9_mid_run_then_resume_sends_no_completed_call_again(capsys, world,
     assert sum(c["tokens_in"] for c in all_calls) == sum(by_id[recs[c]["response_id"]]["tokens_in"] for c in recs)
     assert sum(c["tokens_out"] for c in all_calls) == sum(by_id[recs[c]["response_id"]]["tokens_out"] for c in recs)
     assert not (state / "runs-in-progress" / "killed").exists()
+    # the attempts in flight at the kill are counted as lost, their prompt tokens estimated and flagged:
+    # each worker had at most one (a start noted but not yet sent counts too: "perhaps billed")
+    t = store(world).run("killed").manifest.totals
+    assert t.lost_requests <= 8 and (t.lost_requests >= 1 if in_flight else True)
+    assert (t.tokens_in_estimated > 0) == (t.lost_requests > 0)
+    assert ("in flight when a process was killed" in out) == (t.lost_requests > 0)
     # the same verdicts as an uninterrupted run against the same deterministic server
     fake.reset()
     code, _, err = judge(capsys, world, fake, run_id="whole")
@@ -302,7 +308,8 @@ def test_k_faults_cost_k_attempts_and_keep_their_raw_text(capsys, world, fake):
 def test_an_always_failing_server_pollutes_the_run_and_every_listing_says_so(capsys, world, fake, tmp_path,
                                                                           monkeypatch):
     fake.configure(always="500")
-    code, out, err = judge(capsys, world, fake, "--limit", 2, "--max-retries", 2, run_id="bad", rounds=1)
+    code, out, err = judge(capsys, world, fake, "--limit", 2, "--max-retries", 2, "--stop-after-failures", 0,
+                           run_id="bad", rounds=1)
     assert code == 1, err  # a polluted aggregate is not a success (issue 15)
     assert "--allow-polluted" in err.strip().splitlines()[-1]  # stderr carries progress; the last line says why
     assert fake.requests == 12 * 3
@@ -316,8 +323,8 @@ def test_an_always_failing_server_pollutes_the_run_and_every_listing_says_so(cap
     # an always-malformed server: polluted too, and every attempt's raw text is in the journal
     fake.reset()
     fake.configure(always="malformed")
-    code, _, err = judge(capsys, world, fake, "--limit", 1, "--max-retries", 1, "--allow-polluted", run_id="garbled",
-                         rounds=1)
+    code, _, err = judge(capsys, world, fake, "--limit", 1, "--max-retries", 1, "--allow-polluted",
+                         "--stop-after-failures", 0, run_id="garbled", rounds=1)
     assert code == 0, err  # accepted as polluted on request
     recs = [r for r in journal(world, "garbled") if r["type"] == "call"]
     assert {a["raw"] for r in recs for a in r["attempt_log"]} == {e["content"] for e in fake.log}

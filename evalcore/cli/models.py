@@ -30,6 +30,21 @@ def _run_options(f):
     """Options every model-calling command takes; they may change between a start and --resume."""
     f = click.option("--quiet", is_flag=True, help="No progress line on stderr.")(f)
     f = click.option(
+        "--stop-after-failures",
+        "stop_after",
+        type=click.IntRange(min=0),
+        default=5,
+        show_default=True,
+        help="Stop when the first N calls to finish all failed for the same reason, keeping what was paid "
+        "for (0: never stop).",
+    )(f)
+    f = click.option(
+        "--retry-failed",
+        is_flag=True,
+        help="With --resume on a polluted result: make the calls that failed after every retry again (journaled "
+        "like the others, each with a fresh retry budget); the result is rewritten complete when they succeed.",
+    )(f)
+    f = click.option(
         "--poll",
         type=float,
         default=30.0,
@@ -71,7 +86,19 @@ def _run_options(f):
     return f
 
 
-def _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet, batch=False, poll=30.0):
+def _opts(
+    api_base,
+    concurrency,
+    max_retries,
+    timeout,
+    backoff,
+    price,
+    quiet,
+    batch=False,
+    poll=30.0,
+    retry_failed=False,
+    stop_after=5,
+):
     from evalcore.llm.client import parse_price
     from evalcore.llm.plan import RunOptions
 
@@ -87,6 +114,8 @@ def _opts(api_base, concurrency, max_retries, timeout, backoff, price, quiet, ba
         api_base=api_base,
         price=parse_price(price),
         progress=not quiet,
+        retry_failed=retry_failed,
+        stop_after=stop_after,
     )
 
 
@@ -106,7 +135,19 @@ def _interrupted(e: Exception) -> NoReturn:
     sys.exit(130)
 
 
-_RUN_OPTION_NAMES = ("api_base", "concurrency", "max_retries", "timeout", "backoff", "price", "quiet", "batch", "poll")
+_RUN_OPTION_NAMES = (
+    "api_base",
+    "concurrency",
+    "max_retries",
+    "timeout",
+    "backoff",
+    "price",
+    "quiet",
+    "batch",
+    "poll",
+    "retry_failed",
+    "stop_after",
+)
 
 
 def _run(
@@ -131,6 +172,10 @@ def _run(
     if not dry_run:
         require_writable_data(obj.data_opt, command)
     run = {k: kw.pop(k) for k in _RUN_OPTION_NAMES}
+    if run["retry_failed"] and not kw.get("resume"):
+        raise click.UsageError("--retry-failed makes the failed calls of a polluted result again: it needs --resume")
+    if run["retry_failed"] and command == "judge-pairs":
+        raise click.UsageError("--retry-failed is for judge and generate (a pairwise run is graded again instead)")
     knobs = parse_knobs(kw.pop("knob"))
     fields = {**kw, "knobs": knobs}
     try:
@@ -142,7 +187,8 @@ def _run(
         n = len(r.get("failed_call_ids") or []) or r.get("failed_calls", r.get("failed", 0))
         click.echo(
             f"error: the aggregate of {r.get('run_id') or r.get('gen_id')} is POLLUTED: {n} call(s) failed after "
-            "every retry (exit 1; pass --allow-polluted to accept it, or --resume after fixing the cause)",
+            "every retry (exit 1; pass --allow-polluted to accept it, or make them again with --resume --retry-failed "
+            "once the cause is fixed)",
             err=True,
         )
         sys.exit(1)
@@ -169,6 +215,12 @@ def _done_text(r: dict, what: str, n_label: str, n_key: str, store: Any = None) 
         f"{r[n_key]} {n_label}, tokens {r['tokens_in']} in / {r['tokens_out']} out, cost {_cost(r, store)}",
         f"written to {r['path']}",
     ]
+    if r.get("lost_requests"):
+        lines.insert(
+            1,
+            f"{r['lost_requests']} request(s) were in flight when a process was killed: perhaps billed, never "
+            f"journaled; about {r['tokens_in_estimated']:,} prompt tokens (estimated, not in the totals above)",
+        )
     if r["status"] == "polluted":
         ids = r.get("failed_call_ids") or []
         lines.insert(

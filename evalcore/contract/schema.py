@@ -143,6 +143,25 @@ class Totals(_Model):
     )
     latency_ms_mean: float | None = Field(default=None, description="mean latency of one call in milliseconds")
     latency_ms_p95: float | None = Field(default=None, description="95th percentile latency in milliseconds")
+    lost_requests: int = Field(
+        default=0,
+        description="requests in flight when a process making the calls was killed: sent, never journaled, "
+        "perhaps billed (their tokens are not in tokens_in; omitted when 0)",
+    )
+    tokens_in_estimated: int = Field(
+        default=0, description="prompt tokens of the lost requests, estimated offline (not counted in tokens_in)"
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: Any) -> Any:
+        """``lost_requests`` and ``tokens_in_estimated`` are written only when a request was lost:
+        totals without one are written exactly as before they existed."""
+        out = handler(self)
+        if isinstance(out, dict):
+            for key in ("lost_requests", "tokens_in_estimated"):
+                if out.get(key) == 0:
+                    del out[key]
+        return out
 
 
 class QuotaBound(_Model):

@@ -27,7 +27,6 @@ import json
 import os
 import queue
 import random
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -39,6 +38,7 @@ from typing import IO, Any
 
 from evalcore.errors import InputError
 from evalcore.llm.client import ModelAccessError, ParseError, Price, load_litellm, request_options
+from evalcore.llm.progress import Progress
 from evalcore.storage.files import atomic_write_bytes
 from evalcore.storage.paths import check_id
 
@@ -296,7 +296,8 @@ class Journal:
                     err = e
                 by_loop: dict[Any, list] = {}
                 for _, loop, fut in records:
-                    by_loop.setdefault(loop, []).append(fut)
+                    if fut is not None:  # (a note: nobody waits for it)
+                        by_loop.setdefault(loop, []).append(fut)
                 for loop, futs in by_loop.items():  # one wake-up of each event loop per batch
                     try:
                         loop.call_soon_threadsafe(_resolve, futs, err)
@@ -321,6 +322,19 @@ class Journal:
         if self.kept is not None:
             self.kept.append(record)
 
+    def note(self, record: dict) -> None:
+        """Queue a record without waiting for it to reach the disk: for the ``start`` of an
+        attempt, which only tells a later resume that a request may have been in flight."""
+        if self._closed:
+            raise RuntimeError("journal is closed")
+        line = ("".join(_iterencode(record, 0)) + "\n").encode("utf-8")
+        loop = asyncio.get_running_loop()
+        part = self._pending.get(loop)
+        if part is None:
+            part = self._pending[loop] = []
+            loop.call_soon(self._hand_over, loop)
+        part.append((line, loop, None))
+
     def _hand_over(self, loop: Any) -> None:  # the end of a pass of the loop: its records to the writer
         self._q.put(self._pending.pop(loop))
 
@@ -333,115 +347,6 @@ class Journal:
 
 
 # --------------------------------------------------------------------------- progress
-
-
-def _human(n: float) -> str:
-    for unit, div in (("M", 1e6), ("k", 1e3)):
-        if abs(n) >= div:
-            return f"{n / div:.1f}{unit}"
-    return f"{int(n)}"
-
-
-def _duration(s: float) -> str:
-    s = int(round(s))
-    return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else (f"{s // 60}m{s % 60:02d}s" if s >= 60 else f"{s}s")
-
-
-class Progress:
-    """One status line on stderr: calls done / total, failed, retries, tokens, cost so far, rate,
-    time left. Redrawn in place at most 5 times a second on a terminal; elsewhere a line every
-    10% or 15 s, and always a final line."""
-
-    def __init__(
-        self,
-        label: str,
-        total: int,
-        *,
-        done: int = 0,
-        enabled: bool = True,
-        stream: Any = None,
-        cost_known: bool = True,
-    ):
-        self.label, self.total, self.enabled = label, total, enabled
-        self.stream = stream or sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.done = self.start_done = done
-        self.failed = self.retries = self.cache_hits = 0
-        self.tokens_in = self.tokens_out = 0
-        self.cost = 0.0
-        self.cost_known = cost_known
-        self.t0 = time.monotonic()
-        self._last_draw = 0.0
-        self._last_step = -1
-
-    def add(
-        self,
-        *,
-        ok: bool,
-        tokens_in: int | None,
-        tokens_out: int | None,
-        cost: float | None,
-        retries: int = 0,
-        cache_hit: bool = False,
-    ) -> None:
-        self.done += 1
-        self.failed += 0 if ok else 1
-        self.retries += retries
-        self.cache_hits += int(cache_hit)
-        self.tokens_in += tokens_in or 0
-        self.tokens_out += tokens_out or 0
-        if cost is None:
-            if not cache_hit:
-                self.cost_known = False
-        else:
-            self.cost += cost
-        self.draw()
-
-    def line(self) -> str:
-        el = time.monotonic() - self.t0
-        new = self.done - self.start_done
-        rate = new / el if el > 0 else 0.0
-        left = 0.0 if self.done >= self.total else ((self.total - self.done) / rate if rate > 0 else None)
-        cost = f"${self.cost:.4f}" if self.cost_known else "cost unknown"
-        parts = [f"{self.label}: {self.done}/{self.total} calls", f"{self.failed} failed"]
-        if self.retries:
-            parts.append(f"{self.retries} retries")
-        if self.cache_hits:
-            parts.append(f"{self.cache_hits} cached")
-        parts += [
-            f"tokens {_human(self.tokens_in)} in / {_human(self.tokens_out)} out",
-            cost,
-            f"{rate:.1f}/s",
-            f"left {_duration(left)}" if left is not None else "left ?",
-        ]
-        return ", ".join(parts)
-
-    def draw(self, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if self.tty:
-            if force or now - self._last_draw >= 0.2:
-                self._last_draw = now
-                self.stream.write("\r\x1b[2K" + self.line())
-                self.stream.flush()
-            return
-        step = int(10 * self.done / self.total) if self.total else 10
-        if force or step != self._last_step or now - self._last_draw >= 15:
-            self._last_step, self._last_draw = step, now
-            self.stream.write(self.line() + "\n")
-            self.stream.flush()
-
-    def finish(self) -> None:
-        if not self.enabled:
-            return
-        if self.tty:
-            self.draw(force=True)
-            self.stream.write("\n")
-            self.stream.flush()
-        else:
-            self.stream.write(self.line() + "\n")
-            self.stream.flush()
 
 
 # --------------------------------------------------------------------------- the executor
@@ -469,6 +374,8 @@ class Settings:
     backoff: float = 1.0  # first backoff in seconds; doubles per retry, with jitter
     backoff_max: float = 60.0
     api_base: str | None = None
+    #: stop the run when its first this many finished calls all failed for the same reason (0: never)
+    stop_after: int = 5
 
     def policy(self) -> dict:
         return {
@@ -479,6 +386,7 @@ class Settings:
             "backoff": "exponential with jitter; Retry-After honoured",
             "retried": ["429", "5xx", "timeout", "connection", "parse error"],
             "concurrency": self.concurrency,
+            "stop_after_failures": self.stop_after,
         }
 
 
@@ -508,8 +416,12 @@ def call_hash(model: str, messages: list[dict], params: dict, round_: int, messa
 _sorted_json = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode  # json.dumps(x, same options)
 
 
-def journal_state(records: Iterable[dict]) -> tuple[dict[str, dict], dict[str, list[dict]]]:
-    """(completed calls by call_id, failed attempts by call_id of calls not yet completed)."""
+def journal_state(
+    records: Iterable[dict], *, retry_failed: bool = False
+) -> tuple[dict[str, dict], dict[str, list[dict]]]:
+    """(completed calls by call_id, failed attempts by call_id of calls not yet completed). With
+    ``retry_failed`` a call whose latest record failed after every retry counts as not completed,
+    its attempts as its prior ones (kept for the totals; it gets a fresh retry budget)."""
     done: dict[str, dict] = {}
     attempts: dict[str, list[dict]] = {}
     for r in records:
@@ -517,7 +429,27 @@ def journal_state(records: Iterable[dict]) -> tuple[dict[str, dict], dict[str, l
             done[r["call_id"]] = r
         elif r.get("type") == "attempt":
             attempts.setdefault(r["call_id"], []).append(r)
+    if retry_failed:
+        for cid in [c for c, r in done.items() if not r.get("ok")]:
+            del done[cid]
     return done, {k: v for k, v in attempts.items() if k not in done}
+
+
+def lost_starts(records: Iterable[dict]) -> list[dict]:
+    """The attempts a journal saw start but never end: requests in flight when the process was
+    killed (sent, perhaps answered and billed, never journaled)."""
+    started: dict[tuple[str, int], dict] = {}
+    ended: set[tuple[str, int]] = set()
+    calls: dict[str, int] = {}
+    for r in records:
+        t = r.get("type")
+        if t == "start":
+            started[(r["call_id"], int(r["n"]))] = r
+        elif t == "attempt":
+            ended.add((r["call_id"], int(r["n"])))
+        elif t == "call":
+            calls[r["call_id"]] = max(calls.get(r["call_id"], 0), int(r.get("attempts") or 0))
+    return [r for (cid, n), r in started.items() if (cid, n) not in ended and n > calls.get(cid, 0)]
 
 
 def cache_index(journal_paths: Iterable[Path]) -> dict[str, dict]:
@@ -549,7 +481,11 @@ async def _one(
     cache: dict[str, dict] | None,
     abort: list,
     options: dict[str, str] | None = None,
+    fresh: bool = False,
+    outcomes: list | None = None,
 ) -> None:
+    """Make one call (retried within the budget; ``fresh``: the prior attempts do not count
+    against it) and journal it; its outcome (ok, the failure's kind) goes to ``outcomes``."""
     if cache is not None and spec.cache_key in cache:
         hit = cache[spec.cache_key]
         rec: dict[str, Any] = {
@@ -578,6 +514,8 @@ async def _one(
         return
     log = [dict(a) for a in prior]
     n = len(log)
+    base = n if fresh else 0  # attempts that do not count against the retry budget
+    kind: str | None = None
     tin: int | None = None
     tout: int | None = None
     cost_known = spec.price is not None
@@ -595,6 +533,7 @@ async def _one(
         n += 1
         at = utc_iso()
         started = started or at
+        journal.note({"type": "start", "call_id": spec.call_id, "n": n, "at": at})
         try:
             reply = await attempt(spec.model, spec.messages, spec.params, st.api_base, st.timeout, options)
         except AttemptFailure as f:
@@ -612,11 +551,12 @@ async def _one(
             }
             await journal.append(rec)
             log.append(rec)
-            if not f.retryable or n > st.max_retries:
+            if not f.retryable or n - base > st.max_retries:
                 error = f"{f.kind} after {n} attempt{'s' if n > 1 else ''}: {f.message}"
+                kind = f"{f.kind}: {f.message}"
                 reply = None
                 break
-            delay = min(st.backoff_max, st.backoff * 2 ** (n - 1 - len(prior))) * (0.5 + random.random() / 2)
+            delay = min(st.backoff_max, st.backoff * 2 ** max(0, n - 1 - len(prior))) * (0.5 + random.random() / 2)
             if f.retry_after is not None:
                 delay = max(delay, min(st.backoff_max, f.retry_after))
             await asyncio.sleep(delay)
@@ -647,8 +587,9 @@ async def _one(
             }
             await journal.append(rec)
             log.append(rec)
-            if n > st.max_retries:
+            if n - base > st.max_retries:
                 error = f"parse error after {n} attempt{'s' if n > 1 else ''}: {pe.problem}"
+                kind = "parse error"
                 break
             continue
         break
@@ -675,6 +616,17 @@ async def _one(
     }
     await journal.append(rec)
     progress.add(ok=ok, tokens_in=tin, tokens_out=tout, cost=cost, retries=n - 1 - len(prior))
+    if outcomes is not None:
+        outcomes.append(kind)
+
+
+class FailingRun(Exception):
+    """The first calls of a run all failed for the same reason: it was stopped, keeping what it
+    paid for (raised by :func:`execute`)."""
+
+    def __init__(self, n: int, reason: str):
+        self.n, self.reason = n, reason
+        super().__init__(f"the first {n} calls all failed ({reason})")
 
 
 async def _execute(
@@ -684,15 +636,27 @@ async def _execute(
     prior: dict[str, list[dict]],
     progress: Progress,
     cache: dict[str, dict] | None,
+    fresh: frozenset[str] = frozenset(),
 ) -> None:
     queue = list(reversed(specs))
     abort: list = []
+    outcomes: list = []  # None (ok) or the failure's kind, of each call as it finishes
     options = request_options(st.api_base)  # the environment is read once per run
 
     async def worker() -> None:
         while queue and not abort:
             spec = queue.pop()
-            await _one(spec, st, journal, prior.get(spec.call_id, []), progress, cache, abort, options)
+            cid = spec.call_id
+            await _one(spec, st, journal, prior.get(cid, []), progress, cache, abort, options, cid in fresh, outcomes)
+            first = outcomes[: st.stop_after]
+            if (
+                st.stop_after
+                and len(first) == st.stop_after
+                and None not in first
+                and len(set(first)) == 1
+                and not abort
+            ):
+                abort.append(FailingRun(st.stop_after, first[0]))
 
     await asyncio.gather(*(worker() for _ in range(max(1, min(st.concurrency, len(specs))))))
     if abort:
@@ -707,15 +671,19 @@ def execute(
     prior: dict[str, list[dict]] | None = None,
     progress: Progress | None = None,
     cache: dict[str, dict] | None = None,
+    fresh: frozenset[str] = frozenset(),
 ) -> None:
     """Make every call in ``specs`` (those already journaled must be left out by the caller),
-    journaling each as it completes. Runs its own event loop."""
+    journaling each as it completes. Runs its own event loop. The calls in ``fresh`` (failed ones
+    retried) get a new retry budget. Raises :class:`FailingRun` when the first
+    ``st.stop_after`` calls to finish all failed for the same reason (the calls in flight finish
+    and are journaled first)."""
     if not specs:
         return
     load_litellm()
     progress = progress or Progress("calls", len(specs), enabled=False)
     with frozen_heap():  # after litellm's import, so that its objects are frozen too
-        asyncio.run(_execute(specs, st, journal, prior or {}, progress, cache))
+        asyncio.run(_execute(specs, st, journal, prior or {}, progress, cache, fresh))
 
 
 # --------------------------------------------------------------------------- work directories
@@ -738,6 +706,7 @@ class WorkDir:
         self.path = store.state_path(f"{kind}-in-progress", id_)
         self.done_root = store.state_path(f"{kind}-done")
         self._lock_f: IO[str] | None = None
+        self.reopened = False  # a finished result being remade (its failed calls retried)
 
     @property
     def plan_path(self) -> Path:
@@ -795,6 +764,19 @@ class WorkDir:
             dest.rename(dest.with_name(f"{self.id}.replaced-{int(time.time())}"))
         os.replace(self.path, dest)
         return dest
+
+    def reopen(self) -> None:
+        """Move a finished journal back into progress (``--retry-failed`` on a polluted result)."""
+        src = self.done_root / self.id
+        if not (src / "plan.json").exists():
+            raise InputError(
+                f"the journal of {self.id} is not in {self.done_root}: its failed calls cannot be retried",
+                file=src,
+                field="--retry-failed",
+            )
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src, self.path)
+        self.reopened = True
 
     def done_journals(self) -> list[Path]:
         return sorted(self.done_root.glob("*/journal.jsonl"))

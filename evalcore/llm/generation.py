@@ -145,6 +145,7 @@ def generate(store: Store, req: GenerateRequest, opts: RunOptions) -> dict:
                 "seed": req.seed,
                 "limit": req.limit,
             },
+            retry_failed=opts.retry_failed,
         )
     else:
         if not req.suite_id or not req.model:
@@ -254,7 +255,7 @@ def finish_generation(store: Store, wd: WorkDir, built: Built, done: dict[str, d
         outputs_hash=H.outputs_hash(rows),
         totals=_totals(calls),
     )
-    store.write_generation(m, rows)
+    store.write_generation(m, rows, overwrite=wd.reopened)
     wd.finish()
     t = m.totals
     return {

@@ -28,6 +28,7 @@ from evalcore.llm.client import (
 )
 from evalcore.llm.engine import (
     CallSpec,
+    FailingRun,
     Journal,
     Progress,
     Settings,
@@ -35,6 +36,7 @@ from evalcore.llm.engine import (
     cache_index,
     frozen_heap,
     journal_state,
+    lost_starts,
 )
 from evalcore.llm.plan import (
     Built,
@@ -68,6 +70,7 @@ def _settings(opts: RunOptions, plan: dict) -> Settings:
         timeout=opts.timeout,
         backoff=max(0.0, opts.backoff),
         api_base=opts.api_base or plan.get("api_base"),
+        stop_after=max(0, opts.stop_after),
     )
 
 
@@ -76,7 +79,9 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
     plan = built.plan
     st = _settings(opts, plan)
     records = Journal.read(wd.journal_path)
-    done, prior = journal_state(records)
+    records += _record_lost(wd, built, records)
+    failed = {c for c, r in journal_state(records)[0].items() if not r.get("ok")} if opts.retry_failed else set()
+    done, prior = journal_state(records, retry_failed=opts.retry_failed)
     todo = [s for s in built.specs if s.call_id not in done]
     cache = cache_index(wd.done_journals()) if plan.get("reuse") else None
     if opts.price is not None:
@@ -104,12 +109,19 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
         prog.draw(force=True)
         try:
             todo = _through_batches(todo, st, journal, records, prog, cache, opts, label)
-            execute(todo, st, journal, prior=prior, progress=prog, cache=cache)
+            execute(todo, st, journal, prior=prior, progress=prog, cache=cache, fresh=frozenset(failed))
         except OSError as e:  # the journal could not be written (disk full, permissions)
             raise InputError(
                 f"cannot write the journal ({e.strerror or e}); completed calls up to here are kept",
                 file=wd.journal_path,
                 field="journal",
+            ) from None
+        except FailingRun as e:
+            raise InputError(
+                f"stopped: the first {e.n} calls all failed ({e.reason}); the attempts made are journaled in "
+                f"{wd.path}: fix the cause and finish with --resume {_work_names(wd.kind)[1]} {wd.id} --retry-failed "
+                "(--stop-after-failures 0 never stops)",
+                field="--stop-after-failures",
             ) from None
         except KeyboardInterrupt:
             raise Interrupted(
@@ -124,6 +136,56 @@ def run_calls(wd: WorkDir, built: Built, opts: RunOptions, label: str) -> dict[s
     assert journal.kept is not None
     done, _ = journal_state(records + journal.kept)
     return done
+
+
+def _record_lost(wd: WorkDir, built: Built, records: list[dict]) -> list[dict]:
+    """Journal, as attempts of kind ``lost``, the requests an earlier process had in flight when it
+    was killed (a ``start`` with no end): they may have been answered and billed, so their prompt
+    tokens are estimated offline (``tokens_in_estimated``) and flagged in the totals, and the next
+    attempt of the call is numbered after them. Returns the records written."""
+    lost = lost_starts(records)
+    if not lost:
+        return []
+    from evalcore.llm.client import estimate_tokens
+
+    by_id = {s.call_id: s for s in built.specs}
+    out = []
+    for r in lost:
+        spec = by_id.get(r["call_id"])
+        out.append(
+            {
+                "type": "attempt",
+                "call_id": r["call_id"],
+                "n": r["n"],
+                "at": r["at"],
+                "kind": "lost",
+                "error": "in flight when the process was stopped: not journaled, perhaps billed",
+                "raw": None,
+                "tokens_in": None,
+                "tokens_out": None,
+                "cost_usd": None,
+                "tokens_in_estimated": estimate_tokens(spec.messages, spec.model) if spec is not None else None,
+            }
+        )
+    import asyncio
+
+    journal = Journal(wd.journal_path)
+    try:
+
+        async def write() -> None:
+            for rec in out:
+                await journal.append(rec)
+
+        asyncio.run(write())
+    finally:
+        journal.close()
+    return out
+
+
+def lost_totals(done: dict[str, dict]) -> tuple[int, int]:
+    """(requests lost in flight at a kill, their estimated prompt tokens) over the calls' attempt logs."""
+    lost = [a for r in done.values() for a in r.get("attempt_log") or [] if a.get("kind") == "lost"]
+    return len(lost), sum(a.get("tokens_in_estimated") or 0 for a in lost)
 
 
 def _through_batches(
@@ -155,7 +217,7 @@ def _through_batches(
     return [s for s in todo if s.call_id not in sent]
 
 
-def _totals(call_rows: list[dict]) -> S.Totals:
+def _totals(call_rows: list[dict], lost: tuple[int, int] = (0, 0)) -> S.Totals:
     lat = [c["latency_ms"] for c in call_rows if c.get("latency_ms") is not None and not c.get("cache_hit")]
     costs: list[Any] = [c.get("cost_usd") for c in call_rows]
     p95 = percentile(lat, 95)
@@ -167,6 +229,8 @@ def _totals(call_rows: list[dict]) -> S.Totals:
         cost_usd=None if any(x is None for x in costs) else round(sum(costs), 8),
         latency_ms_mean=round(statistics.fmean(lat), 1) if lat else None,
         latency_ms_p95=p95,
+        lost_requests=lost[0],
+        tokens_in_estimated=lost[1],
     )
 
 
@@ -282,6 +346,7 @@ def _manifest(
     mode: S.HarnessMode | None = None,
     rubric: S.Rubric | None = None,
     template: PromptTemplate | None = None,
+    lost: tuple[int, int] = (0, 0),
 ) -> S.RunManifest:
     plan = built.plan
     spec = built.spec
@@ -334,7 +399,7 @@ def _manifest(
         source="judged",
         status="polluted" if failed else "complete",
         failed_call_ids=failed,
-        totals=_totals(call_rows),
+        totals=_totals(call_rows, lost),
         knobs=knobs,
         price_map_version=None if unknown_price else "; ".join(sorted({s for s in prices.values() if s})),
         description=plan.get("description") or "",
@@ -392,6 +457,7 @@ def _judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
                 "prompt_variant": req.prompt_variant,
                 "limit": req.limit,
             },
+            retry_failed=opts.retry_failed,
         )
         if req.rubric:
             from evalcore.llm.rubric import load_rubric
@@ -467,8 +533,8 @@ def finish_judge(store: Store, wd: WorkDir, built: Built, done: dict[str, dict])
     version = plan.get("postprocess_version", POSTPROCESS_VERSION)
     verdicts, calls = judge_rows(built, done, run_id, version)
     rel = str(Path(wd.done_root.name) / run_id)
-    m = _manifest(built, run_id, calls, version, rel)
-    store.write_run(m, verdicts, calls)
+    m = _manifest(built, run_id, calls, version, rel, lost=lost_totals(done))
+    store.write_run(m, verdicts, calls, overwrite=wd.reopened)
     wd.finish()
     t = m.totals
     return {
@@ -482,6 +548,8 @@ def finish_judge(store: Store, wd: WorkDir, built: Built, done: dict[str, dict])
         "tokens_in": t.tokens_in,
         "tokens_out": t.tokens_out,
         "cost_usd": t.cost_usd,
+        "lost_requests": t.lost_requests,
+        "tokens_in_estimated": t.tokens_in_estimated,
         "failed_call_ids": m.failed_call_ids,
         "path": str(store.dir_of("run", run_id)),
         "journal": str(wd.done_root / run_id),

@@ -456,7 +456,14 @@ def check_resume_matches(plan: dict, given: dict) -> None:
 
 
 def resume_work(
-    store: Store, kind: str, id_: str | None, given: dict, *, what: str | None = None, complete_check: bool = True
+    store: Store,
+    kind: str,
+    id_: str | None,
+    given: dict,
+    *,
+    what: str | None = None,
+    complete_check: bool = True,
+    retry_failed: bool = False,
 ) -> tuple[WorkDir, dict]:
     """On --resume: the work directory (``kind`` "runs" or "generations") of the run or generation
     ``id_`` in progress and its stored plan, refused when the id is missing, nothing is in
@@ -469,8 +476,23 @@ def resume_work(
     wd = WorkDir(store, kind, id_)
     if not wd.exists():
         if complete_check and store.dir_of(noun, id_).exists():
-            raise InputError(f"{noun} {id_!r} is already complete", field=flag)
-        raise NotFoundError(f"no {what or noun} {id_!r} in progress in {store.state}", field=flag)
+            m = store.get(noun, id_).manifest
+            failed = len(getattr(m, "failed_call_ids", None) or []) or m.totals.failed_calls
+            if getattr(m, "status", None) != "polluted":
+                raise InputError(
+                    f"{noun} {id_!r} is already complete"
+                    + (": no call failed, there is nothing to retry" if retry_failed else ""),
+                    field=flag,
+                )
+            if not retry_failed:
+                raise InputError(
+                    f"{noun} {id_!r} is polluted: {failed} call(s) failed after every retry; make them again with "
+                    f"--resume {flag} {id_} --retry-failed",
+                    field=flag,
+                )
+            wd.reopen()  # its journal back in progress: the failed calls are made again, the rest kept
+        else:
+            raise NotFoundError(f"no {what or noun} {id_!r} in progress in {store.state}", field=flag)
     plan = wd.load_plan()
     check_resume_matches(plan, given)
     return wd, plan
@@ -592,4 +614,6 @@ class RunOptions:
     progress: bool = True
     progress_stream: Any = None
     batch: bool = False  # through the provider's batch API (evalcore.llm.batch)
+    retry_failed: bool = False  # with --resume: make the calls that failed after every retry again
+    stop_after: int = 5  # stop when the first this many calls all fail for the same reason (0: never)
     poll: float = 30.0  # seconds between polls of a pending batch
