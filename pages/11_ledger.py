@@ -61,8 +61,10 @@ if entries:
     for e in entries:
         f = e["figures_now"]
         with st.expander(
-            f"{e['entry_id']}: {e['title']} — {review.TYPE_WORDS[e['type']]}"
-            + (" (retired)" if e["status"] == "retired" else "")
+            _ui.md_escape(
+                f"{e['entry_id']}: {e['title']} — {review.TYPE_WORDS[e['type']]}"
+                + (" (retired)" if e["status"] == "retired" else "")
+            )
         ):
             if e["baseline"]:
                 st.markdown(

@@ -40,6 +40,13 @@ from evalcore import analysis, review
 _DIRS_KEY = "_evalcore_dirs"
 _MD_SPECIAL = frozenset(string.punctuation)
 _MD_TABLE = {ord(c): f"&#{ord(c)};" for c in _MD_SPECIAL}  # str.translate: one C pass per value
+#: what GFM turns into a link without any markup: a scheme, www. and an e-mail's @ (see md_escape)
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp|www)(?=[:.])|@")
+
+
+def _joined(m: re.Match) -> str:
+    word = m.group(0)
+    return "\u2060@" if word == "@" else word[0] + "\u2060" + word[1:]
 
 
 # --------------------------------------------------------------------------- directories and store
@@ -201,9 +208,11 @@ def md_escape(text: Any) -> str:
 
     Every ASCII punctuation character becomes a numeric character reference (``&#33;``), which
     markdown shows as that character but never reads as syntax: no links, images, emphasis, HTML,
-    ``:material/...:`` icons (which would fetch from Google), ``$`` maths, and no GFM autolink
-    (a backslash escape does not stop ``http://...`` from becoming a link)."""
-    return str(text).translate(_MD_TABLE)
+    ``:material/...:`` icons (which would fetch from Google), ``$`` maths. GFM's literal
+    autolinks (``http://...``, ``www.``, ``name@host``) are still found through the references,
+    so a word joiner (U+2060, invisible) goes inside each scheme, ``www`` and before each ``@``:
+    nothing that looks like an address becomes a link (tests/test_browser_injection.py)."""
+    return _AUTOLINK.sub(_joined, str(text)).translate(_MD_TABLE)
 
 
 def code_span(text: Any) -> str:
@@ -373,8 +382,9 @@ def plain_table(rows: list[dict[str, Any]]) -> None:
 
 
 def labelled_text(label: str, text: Any, *, empty: str = "(none)") -> None:
-    """A fixed caption (our own words) above a block of text from the data."""
-    st.caption(label)
+    """A caption above a block of text from the data; the caption may name ids from the data
+    too, so it is made inert as well."""
+    st.caption(md_escape(label))
     show_text(text, empty=empty)
 
 

@@ -40,13 +40,21 @@ ITEMS = [f"q{k}" for k in range(1, 7)]
 CRITERIA = ["complete", "grounded", "concise"]
 
 
-def make_world(data: Path, *, hostile: str | None = None, hostile_item: str = "q1", simulated: bool = True) -> Path:
+def make_world(data: Path, *, hostile: str | None = None, hostile_item: str = "q1", simulated: bool = True,
+               strings=None) -> Path:
     """Write a small, deterministic data directory into ``data`` (created) and return it.
 
     ``simulated=False`` writes manifests that do not say simulated (no demo badge in the app).
     With ``hostile``, that text becomes the answer to ``hostile_item`` in round 1, part of the
-    item's input and part of every judge reason on it.
+    item's input and part of every judge reason on it. With ``strings`` (a function of a field's
+    name returning the text to put in it), every free string field of the data holds that text:
+    the fourth item's id, the item classes, the criteria's descriptions, the judge and generator
+    model names, knob values, the descriptions, the call errors and the shipped annotator's name.
     """
+    S_ = strings or (lambda tag: None)
+    items_ids = list(ITEMS)
+    if strings:
+        items_ids[3] = "q4" + strings("item_id")
     from evalcore import contract as S
     from evalcore.storage.store import Store
 
@@ -57,19 +65,20 @@ def make_world(data: Path, *, hostile: str | None = None, hostile_item: str = "q
     source = "simulated" if simulated else "imported"
 
     items = []
-    for k, iid in enumerate(ITEMS, 1):
+    for k, iid in enumerate(items_ids, 1):
         text = f"How do I reset the password of account {k}?"
         if hostile and iid == hostile_item:
             text += " " + hostile
         items.append({"item_id": iid, "input": text, "context": f"Passage {k}: resets are done in Settings.",
                       "must_have": ["names the Settings page", f"mentions account {k}"],
-                      "class": "billing" if k % 2 else "access", "holdout": k == 6})
+                      "class": ("billing" if k % 2 else "access") + (S_("class") or ""), "holdout": k == 6})
     sm = S.SuiteManifest(suite_id="t-suite", created_at=when, content_hash=S.content_hash(items),
-                         n_items=len(items), description="test suite", simulated=simulated)
+                         n_items=len(items), description="test suite" + (S_("suite description") or ""),
+                         simulated=simulated)
     store.write_suite(sm, items)
 
     outputs = []
-    for k, iid in enumerate(ITEMS, 1):
+    for k, iid in enumerate(items_ids, 1):
         for r in (1, 2):
             text = f"Open Settings and reset account {k} (round {r})."
             if hostile and iid == hostile_item and r == 1:
@@ -78,17 +87,20 @@ def make_world(data: Path, *, hostile: str | None = None, hostile_item: str = "q
                             "tokens_in": 100 + k, "tokens_out": 40 + r, "cost_usd": 0.0002,
                             "latency_ms": 800.0 + 10 * k})
     gm = S.GenerationManifest(gen_id="t-gen", suite_id="t-suite", suite_hash=sm.content_hash, created_at=when,
-                              knobs={"generator_model": "sim-writer-1", "temperature": 0.3}, rounds=2,
+                              knobs={"generator_model": "sim-writer-1" + (S_("generator model") or ""),
+                                     "temperature": 0.3, **({"note": S_("knob")} if strings else {})}, rounds=2,
                               source=source, outputs_hash=S.content_hash(outputs), simulated=simulated)
     store.write_generation(gm, outputs)
 
-    rubric = S.Rubric(criteria=[S.Criterion(name=c, kind="binary", description=f"is the answer {c}?")
+    rubric = S.Rubric(criteria=[S.Criterion(name=c, kind="binary",
+                                            description=f"is the answer {c}?" + (S_("criterion description") or ""))
                                 for c in CRITERIA])
+    judge_model = "sim-judge-1" + (S_("judge model") or "")
 
     def run(run_id: str, mode: str, judge_rounds: int, status: str, *, drop: set[str] = frozenset(),
             fail: set[tuple[str, int]] = frozenset(), p_pass: float = 0.7) -> None:
         verdicts, calls = [], []
-        for k, iid in enumerate(ITEMS, 1):
+        for k, iid in enumerate(items_ids, 1):
             if iid in drop:
                 continue
             for r in (1, 2):
@@ -96,9 +108,9 @@ def make_world(data: Path, *, hostile: str | None = None, hostile_item: str = "q
                     groups = [CRITERIA] if mode == "single" else [[c] for c in CRITERIA]
                     for g, crits in enumerate(groups):
                         cid = f"{run_id}-{iid}-{r}-{jr}-{g}"
-                        err = "provider timeout after 3 attempts" if (iid, jr) in fail else None
+                        err = ("provider timeout after 3 attempts" + (S_("call error") or "")) if (iid, jr) in fail else None
                         calls.append({"call_id": cid, "item_id": iid, "gen_round": r, "judge_round": jr,
-                                      "criteria": crits, "model": "sim-judge-1", "tokens_in": 500, "tokens_out": 60,
+                                      "criteria": crits, "model": judge_model, "tokens_in": 500, "tokens_out": 60,
                                       "cost_usd": 0.001, "latency_ms": 1000.0 + 100 * jr, "attempts": 3 if err else 1,
                                       "error": err})
                         for pos, c in enumerate(crits):
@@ -115,9 +127,10 @@ def make_world(data: Path, *, hostile: str | None = None, hostile_item: str = "q
                                              "error": err})
         failed = sorted({c["call_id"] for c in calls if c["error"]})
         rm = S.RunManifest(run_id=run_id, gen_id="t-gen", created_at=when, rubric=rubric, rubric_hash=rubric.hash(),
-                           mode=mode, field_order=CRITERIA, judge_model="sim-judge-1", source=source,
+                           mode=mode, field_order=CRITERIA, judge_model=judge_model, source=source,
                            status=status, judge_rounds=judge_rounds, failed_call_ids=failed, simulated=simulated,
-                           description=f"{mode} harness")
+                           description=f"{mode} harness" + (S_("run description") or ""),
+                           knobs={"judge_note": S_("run knob")} if strings else {})
         store.write_run(rm, verdicts, calls)
 
     run(RUN_SINGLE, "single", 3, "complete")
@@ -125,11 +138,13 @@ def make_world(data: Path, *, hostile: str | None = None, hostile_item: str = "q
     run(RUN_POLLUTED, "split", 2, "polluted", fail={("q2", 1), ("q3", 2)})
     run(RUN_PARTIAL, "single", 1, "partial", drop={"q5", "q6"}, p_pass=0.8)
 
-    labels = [{"item_id": iid, "gen_round": 1, "criterion": c, "annotator": "ann",
+    annotator = "ann" + (S_("annotator") or "")
+    labels = [{"item_id": iid, "gen_round": 1, "criterion": c, "annotator": annotator,
                "value": "pass" if (k + j) % 2 else "fail", "passed": bool((k + j) % 2)}
-              for k, iid in enumerate(ITEMS) for j, c in enumerate(CRITERIA)]
-    lm = S.LabelSetManifest(labelset_id="t-human", gen_id="t-gen", created_at=when, annotators=["ann"],
-                            description="one simulated annotator", simulated=simulated)
+              for k, iid in enumerate(items_ids) for j, c in enumerate(CRITERIA)]
+    lm = S.LabelSetManifest(labelset_id="t-human", gen_id="t-gen", created_at=when, annotators=[annotator],
+                            description="one simulated annotator" + (S_("labelset description") or ""),
+                            simulated=simulated)
     store.write_labelset(lm, labels)
     return data
 
