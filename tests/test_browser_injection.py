@@ -74,7 +74,7 @@ def _pages(item: str, queue: str) -> list[str]:
     return [
         "/",
         f"/?run={RUN_SINGLE}&item={it}&round=1",
-        f"/runs?run=t-polluted&item=q2&round=1",
+        "/runs?run=t-polluted&item=q2&round=1",
         f"/attribution?run={RUN_SINGLE}",
         "/association",
         f"/association?runs={RUN_SINGLE},t-split",
