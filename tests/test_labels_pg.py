@@ -198,3 +198,22 @@ def test_write_transactions_serialise_read_then_write_on_both_backends(tiny, bac
     rows = LabelStore(Store(data, state))._plain("SELECT item_id, reviewer FROM leases")
     assert sorted(int(r["item_id"][1:]) for r in rows) == list(range(100))  # no number taken twice
     assert Counter(r["reviewer"] for r in rows) == {f"p{w}": 25 for w in range(4)}
+
+
+def test_a_schema_that_lost_its_history_is_not_built_over(tiny, pg_url):
+    """Tables of the store without ``edits`` (dropped, a restore gone wrong): every command stops in
+    one line and nothing is created over it (a real process: the check runs on a process's first
+    opening of a URL)."""
+    data, state = tiny
+    LabelStore(Store(data, state), url=pg_url).add(item_id="i0", criterion="ok", value="pass", reviewer="ann")
+    with psycopg.connect(pg_url, autocommit=True) as raw:
+        raw.execute("DROP TABLE edits CASCADE")
+    for args in (["labels", "list"], ["labels", "add", "--item", "i0", "--criterion", "ok", "--value", "pass",
+                                      "--reviewer", "bob"]):
+        r = subprocess.run([EVALCORE, "--data", data, "--state", state, "--db", pg_url, *args],
+                           capture_output=True, text=True, timeout=120)
+        lines = r.stderr.strip().splitlines()
+        assert r.returncode == 2 and len(lines) == 1 and "but not edits" in lines[0], r.stderr
+        assert mask(pg_url) in lines[0]
+    with psycopg.connect(pg_url, autocommit=True) as raw:
+        assert raw.execute("SELECT to_regclass('edits')").fetchone()[0] is None  # not recreated

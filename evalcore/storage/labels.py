@@ -153,7 +153,9 @@ class LabelStore:
     def _connect(self, create: bool = True) -> Database:
         con = connect(self.url or self.path, lock="labels", create=create)
         try:
-            if self.url not in _READY:  # first use: create what is missing
+            if self.url not in _READY:  # first use: create what is missing, on nothing or on a whole store
+                if con.dialect == "postgres":
+                    self._check_partial(con)
                 con.ensure(LABELS_DDL[con.dialect], LABELS_OBJECTS[con.dialect])
             row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if row is not None and int(row[0]) > LABELS_SCHEMA_VERSION:
@@ -170,6 +172,19 @@ class LabelStore:
         if self.url:
             _READY.add(self.url)
         return con
+
+    def _check_partial(self, con: Database) -> None:
+        """A PostgreSQL schema that holds some of the store's tables but not its history
+        (``edits``) or its version (``meta``) is not built over: the missing part was lost, not
+        never made."""
+        have = con.objects() & LABELS_OBJECTS[con.dialect]
+        lost = [t for t in ("meta", "edits") if t not in have]
+        if have and lost:
+            raise StateError(
+                f"holds some of the label store's tables ({', '.join(sorted(have)[:4])}...) but not {' or '.join(lost)}: "
+                "a new store is made only where there is none; restore the database from a backup",
+                file=self.where,
+            )
 
     @staticmethod
     def _upgrade(con: Database) -> None:
