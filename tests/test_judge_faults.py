@@ -13,21 +13,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-from fakellm import fake, fake_server, make_world, no_network  # noqa: F401
-from test_judge import MODEL, SIX, calls, run, store, values, verdicts
-
-
-@pytest.fixture(autouse=True)
-def _guard(no_network):
-    yield
-
-
-@pytest.fixture
-def world(tmp_path):
-    data = tmp_path / "data"
-    make_world(data, 20, session=True)
-    return data, tmp_path / "state"
+from fakellm import fake, fake_server, no_network  # noqa: F401
+from test_judge import MODEL, SIX, _guard, calls, run, store, values, verdicts, world  # noqa: F401
 
 
 def _judge(capsys, world, fake, run_id, *args):

@@ -76,34 +76,7 @@ def labels_add(
     from evalcore.storage.labels import LabelStore
 
     ls = LabelStore(obj.store)
-    if from_file is not None:
-        _add_from(
-            ls,
-            from_file,
-            as_json,
-            dict(
-                item_id=item_id,
-                criterion=criterion,
-                value=value,
-                reviewer=reviewer,
-                note=note,
-                gen_id=gen_id,
-                gen_round=gen_round,
-                outcome=outcome,
-                queue=queue,
-                reason_code=reason_code,
-                supersedes=supersedes,
-                tags=list(tags),
-                role=role,
-            ),
-        )
-        return
-    for opt, v in (("--item", item_id), ("--criterion", criterion), ("--reviewer", reviewer)):
-        if v is None:
-            raise click.UsageError(f"Missing option '{opt}' (or give many edits with --from FILE).")
-    if outcome == "decided" and value is None:
-        raise click.UsageError("--value is required for a decision")
-    row = ls.add(
+    edit = dict(
         item_id=item_id,
         criterion=criterion,
         value=value,
@@ -115,9 +88,18 @@ def labels_add(
         queue=queue,
         reason_code=reason_code,
         supersedes=supersedes,
-        tags=tags,
+        tags=list(tags),
         role=role,
     )
+    if from_file is not None:
+        _add_from(ls, from_file, as_json, edit)
+        return
+    for opt, v in (("--item", item_id), ("--criterion", criterion), ("--reviewer", reviewer)):
+        if v is None:
+            raise click.UsageError(f"Missing option '{opt}' (or give many edits with --from FILE).")
+    if outcome == "decided" and value is None:
+        raise click.UsageError("--value is required for a decision")
+    row = ls.add(**edit)
     emit(
         row,
         as_json,

@@ -323,41 +323,14 @@ class LabelStore:
     passed_of = staticmethod(labelvalues.passed_of)
 
     # ---- writing
-    def add(
-        self,
-        *,
-        item_id: str,
-        criterion: str,
-        reviewer: str,
-        value: str | None = None,
-        outcome: str = "decided",
-        gen_id: str | None = None,
-        gen_round: int = 1,
-        queue: str | None = None,
-        reason_code: str | None = None,
-        note: str | None = None,
-        supersedes: int | None = None,
-        tags: Iterable[str] = (),
-        role: str = "reviewer",
-    ) -> dict[str, Any]:
-        """Append one edit and return it. Validates everything before touching the database.
-        ``role`` is the capacity the edit is made in: a reviewer's decision, or an adjudicator's,
-        which settles the case (see :mod:`evalcore.storage.gold`)."""
-        values, crit = self.prepare(
-            item_id=item_id,
-            criterion=criterion,
-            reviewer=reviewer,
-            value=value,
-            outcome=outcome,
-            gen_id=gen_id,
-            gen_round=gen_round,
-            queue=queue,
-            reason_code=reason_code,
-            note=note,
-            supersedes=supersedes,
-            tags=tags,
-            role=role,
-        )
+    def add(self, **edit: Any) -> dict[str, Any]:
+        """Append one edit and return it; ``edit`` holds :meth:`prepare`'s arguments (item_id,
+        criterion, reviewer, value, outcome, gen_id, gen_round, queue, reason_code, note,
+        supersedes, tags, role). Validates everything before touching the database. ``role`` is
+        the capacity the edit is made in: a reviewer's decision, or an adjudicator's, which settles
+        the case (see :mod:`evalcore.storage.gold`)."""
+        values, crit = self.prepare(**edit)
+        supersedes = values[11]
         if supersedes is None:  # nothing to decide under the lock: one pipelined write
             with self._db() as con:
                 edit_id = con.append(_INSERT_EDIT, values, "edit_id")
