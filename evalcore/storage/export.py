@@ -1,13 +1,15 @@
 """``labels export``: gold with its provenance (the default), one column per reviewer beside it
 (``wide``), or every edit (``history``), as csv, json or parquet. A file is written whole or not
 at all (a temporary file renamed over the target), so a killed export never leaves a short file
-that looks complete, and the previous export stays until the new one is done."""
+that looks complete, and the previous export stays until the new one is done. CSV cells that a
+spreadsheet would run as a formula are neutralised (:func:`csv_cell`)."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +74,32 @@ def _flat(v: Any) -> Any:
     return v
 
 
+#: what a spreadsheet runs as a formula when a cell starts with it (OWASP, CSV injection)
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")
+
+
+def csv_cell(v: Any) -> Any:
+    """A text cell made safe to open in a spreadsheet, as OWASP recommends: one starting with
+    ``= + - @``, a tab or a carriage return gets a leading ``'`` (shown, never run), except a plain
+    number such as ``-1`` or ``+0.5``, which no spreadsheet reads as a formula. Every CSV evalcore
+    writes (the CLI's exports and the app's downloads) passes its cells through this."""
+    if isinstance(v, str) and v.startswith(_FORMULA_START) and not _NUMBER.fullmatch(v):
+        return "'" + v
+    return v
+
+
+def csv_text(cols: list[str], rows: list[dict[str, Any]]) -> str:
+    """The rows as CSV text (a header row of ``cols``), every cell flattened and made safe
+    (:func:`csv_cell`)."""
+    sio = io.StringIO()
+    w = csv.writer(sio, lineterminator="\r\n")  # RFC 4180; a cell holding either line break is quoted
+    w.writerow([csv_cell(c) for c in cols])
+    for r in rows:
+        w.writerow(["" if r.get(c) is None else csv_cell(_flat(r.get(c))) for c in cols])
+    return sio.getvalue()
+
+
 def _arrow(cols: list[str], rows: list[dict[str, Any]]) -> Any:
     """The rows as an arrow table of the parquet export: lists and mappings flattened (:func:`_flat`)."""
     import pyarrow as pa  # type: ignore[import-untyped]
@@ -115,12 +143,7 @@ def export_labels(
         atomic_write_bytes(out, buf.getvalue().to_pybytes())
         return None
     if fmt == "csv":
-        sio = io.StringIO()
-        w = csv.writer(sio, lineterminator="\n")
-        w.writerow(cols)
-        for r in rows:
-            w.writerow(["" if r.get(c) is None else _flat(r.get(c)) for c in cols])
-        text = sio.getvalue()
+        text = csv_text(cols, rows)
     else:
         text = json.dumps([{c: r.get(c) for c in cols} for r in rows], indent=1, default=str) + "\n"
     if out is None:
