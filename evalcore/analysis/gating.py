@@ -33,6 +33,7 @@ from evalcore.analysis.comparison import (
 )
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection
+from evalcore.contract.markdown import md_text
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.store import Store
 
@@ -279,10 +280,12 @@ def markdown(c: dict[str, Any]) -> str:
     if c.get("simulated"):
         lines.append("\n**SIMULATED data** (made by evalcore's simulator, not by a real system).")
     for r in c.get("polluted") or []:
-        lines.append(f"\n**POLLUTED: {r}** (some calls failed after every retry; its aggregate is not a measurement).")
+        lines.append(
+            f"\n**POLLUTED: {md_text(r)}** (some calls failed after every retry; its aggregate is not a measurement)."
+        )
     lines.append(
         f"\nBaseline `{c['baseline']}`, candidate `{c['candidate']}`, {c['rounds_paired']} paired generation "
-        f"round(s); the diff calls this a **{c['diff']['kind']}**."
+        f"round(s); the diff calls this a **{md_text(c['diff']['kind'])}**."
     )
     cov = c.get("coverage")
     if cov:
@@ -291,17 +294,17 @@ def markdown(c: dict[str, Any]) -> str:
             f"{cov['shared_items']} both answered."
         )
         if cov["differs"]:
-            lines.append(f"\n> Warning: {cov['note']} (the first rival explanation)")
+            lines.append(f"\n> Warning: {md_text(cov['note'])} (the first rival explanation)")
     for w in c["diff"]["warnings"]:
-        lines.append(f"\n> Warning: {w}")
-    lines.append(f"\n**{c['verdict']['text']}**")
+        lines.append(f"\n> Warning: {md_text(w)}")
+    lines.append(f"\n**{md_text(c['verdict']['text'])}**")
     for n in c["verdict"]["notes"]:
-        lines.append(f"- {n}")
+        lines.append(f"- {md_text(n)}")
     if g is not None:
         for r in g["reasons"][len(c["verdict"]["reasons"]) :]:
-            lines.append(f"- gate: {r}")
+            lines.append(f"- gate: {md_text(r)}")
         for n in g["notes"]:
-            lines.append(f"- {n}")
+            lines.append(f"- {md_text(n)}")
     lines.append("\n| figure | baseline | candidate | paired delta (95% CI) | noise floor |")
     lines.append("|---|---|---|---|---|")
     for name in c["metrics"]:
@@ -309,14 +312,14 @@ def markdown(c: dict[str, Any]) -> str:
         d = v["delta"]
         ci = "—" if d["ci95"][0] is None else f"[{_pct(d['ci95'][0], True)}, {_pct(d['ci95'][1], True)}]"
         lines.append(
-            f"| {name} | {rounds_text(v['a'])} | {rounds_text(v['b'])} | {_pct(d['mean'], True)} {ci} | "
+            f"| {md_text(name)} | {rounds_text(v['a'])} | {rounds_text(v['b'])} | {_pct(d['mean'], True)} {ci} | "
             f"{_pct(v['noise_floor'])} |"
         )
     lines.append(
         f"\nStable wins ({h}): {f['stable_wins']}"
-        + (f" ({', '.join(f['stable_win_items'][:10])})" if f["stable_wins"] else "")
+        + (f" ({md_text(', '.join(f['stable_win_items'][:10]))})" if f["stable_wins"] else "")
         + f". Stable regressions: {f['stable_regressions']}"
-        + (f" ({', '.join(f['stable_regression_items'][:10])})" if f["stable_regressions"] else "")
+        + (f" ({md_text(', '.join(f['stable_regression_items'][:10]))})" if f["stable_regressions"] else "")
         + "."
     )
     p = f["power"]
@@ -328,7 +331,7 @@ def markdown(c: dict[str, Any]) -> str:
     if g is not None:
         lines.append(
             f"\nNew misses outside the allowlist: {len(g['new_misses_own'])}"
-            + (f" ({', '.join(g['new_misses_own'][:10])})" if g["new_misses_own"] else "")
+            + (f" ({md_text(', '.join(g['new_misses_own'][:10]))})" if g["new_misses_own"] else "")
             + "."
         )
         if g["allowlist_entries"]:
@@ -336,7 +339,8 @@ def markdown(c: dict[str, Any]) -> str:
             lines.append("|---|---|---|---|---|")
             for e in g["allowlist_entries"]:
                 lines.append(
-                    f"| {e['item_id']} | {e['owner']} | {e['expires']} | {e['expires_in_days']} | {e['state']} |"
+                    f"| {md_text(e['item_id'])} | {md_text(e['owner'])} | {md_text(e['expires'])} | "
+                    f"{e['expires_in_days']} | {md_text(e['state'])} |"
                 )
     lat = c.get("latency")
     if lat:

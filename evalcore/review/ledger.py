@@ -28,6 +28,7 @@ from typing import Any
 
 from evalcore.analysis import comparison as C
 from evalcore.analysis.cost import answer_latency
+from evalcore.contract.markdown import md_text
 from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.storage.db import Database, connect, database_url, mask, postgres_ddl
 from evalcore.storage.integrity import check_database
@@ -393,20 +394,20 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
         lines.append("No entries yet (`evalcore ledger add`).")
     for e in entries:
         f = e.get("figures_now") or e["figures"]
-        head = f"## {e['entry_id']}: {e['title']} — {TYPE_WORDS[e['type']]}"
+        head = f"## {e['entry_id']}: {md_text(e['title'])} — {TYPE_WORDS[e['type']]}"
         if f.get("polluted"):
-            head += " — POLLUTED: " + ", ".join(f["polluted"])
+            head += " — POLLUTED: " + md_text(", ".join(f["polluted"]))
         if e["status"] == "retired":
             head += " (retired)"
         lines += [head, ""]
         lines.append(
-            f"- added {e['added_at'][:10]} by {e['added_by']}"
+            f"- added {e['added_at'][:10]} by {md_text(e['added_by'])}"
             + ("; type set automatically (judge-only change over identical answers)" if e.get("type_automatic") else "")
         )
         if e["baseline"]:
             lines.append(
-                f"- baseline `{e['baseline']}` -> candidate `{e['candidate']}` ({f.get('kind')}; "
-                f"changed: {', '.join(f.get('changed') or []) or 'nothing recorded'})"
+                f"- baseline `{e['baseline']}` -> candidate `{e['candidate']}` ({md_text(f.get('kind'))}; "
+                f"changed: {md_text(', '.join(f.get('changed') or []) or 'nothing recorded')})"
             )
             lines.append(f"- {f['metric']}: baseline {_rounds(f['baseline'])}; candidate {_rounds(f['candidate'])}")
             ci = f.get("ci95") or [None, None]
@@ -417,13 +418,13 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
             )
             cov = f.get("coverage")
             if cov and cov.get("differs"):
-                lines.append(f"- {cov['note']}")
+                lines.append(f"- {md_text(cov['note'])}")
             if f.get("latency"):
                 lines.append(
                     f"- latency per answer: baseline {_latency_line(f['latency']['baseline'])}; candidate "
                     f"{_latency_line(f['latency']['candidate'])}"
                 )
-            lines.append(f"- {f['verdict']}")
+            lines.append(f"- {md_text(f['verdict'])}")
         for rid, rf in (f.get("runs") or {}).items():
             lines.append(f"- `{rid}` {f['metric']}: {_rounds(rf)}")
             if rf.get("latency"):
@@ -432,17 +433,17 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
             lines.append("- also rests on: " + ", ".join(f"`{r}`" for r in e["runs"]))
         flags = f.get("flags") or []
         if flags:
-            lines.append("- flags: " + "; ".join(flags))
+            lines.append("- flags: " + md_text("; ".join(flags)))
         if e.get("figures_source", "runs") != "runs":
-            lines.append(f"- figures: {e['figures_source']}")
+            lines.append(f"- figures: {md_text(e['figures_source'])}")
         if e.get("note"):
-            lines.append(f"- note: {e['note']}")
+            lines.append(f"- note: {md_text(e['note'])}")
         for h in e["history"][1:]:
             what = (
                 f"retired: {h.get('reason')}"
                 if h["action"] == "retire"
                 else "amended " + ", ".join(f"{k}={h[k]!r}" for k in ("title", "type", "note") if h.get(k) is not None)
             )
-            lines.append(f"- {h['at'][:10]} {h['by']}: {what}")
+            lines.append(f"- {h['at'][:10]} {md_text(h['by'])}: {md_text(what)}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
