@@ -129,8 +129,17 @@ def test_every_page_shows_every_data_string_as_text(browser, hostile_app, record
                 pass
         wait_idle(page, timeout=60_000)
         page.wait_for_timeout(500)
+        # what a page draws a moment after its run (code blocks, tables below the fold) is waited
+        # for: the payloads shown as text until two looks 0.7 s apart agree (after at least 2 s, at most 20 s)
+        seen_here: list[str] | None = None
+        for look in range(28):
+            now = sorted(set(re.findall(r"<b>bold-([a-z0-9-]+)</b>", page.inner_text("body").replace("\u2060", ""))))
+            if now == seen_here and look >= 3:
+                break
+            seen_here = now
+            page.wait_for_timeout(700)
+        shown[path] = seen_here or []
         live = page.evaluate(_LIVE, recorder.port)
-        shown[path] = sorted(set(re.findall(r"<b>bold-([a-z0-9-]+)</b>", page.inner_text("body").replace("\u2060", ""))))
         errors = page.locator('[data-testid="stException"]').all_inner_texts()
         got = live + [f"request {h}" for h in recorder.hits] + [f"outside {u}" for u in outside] + \
             [f"exception {e[:200]}" for e in errors]

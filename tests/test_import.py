@@ -656,3 +656,24 @@ def test_every_import_option_is_documented():
                 if opt.startswith("--") and opt != "--help" and f"`{opt}" not in doc:
                     missing.append(f"{name} {opt}")
     assert missing == []
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf", "NaN"])
+def test_a_threshold_that_is_not_a_finite_number_is_refused(tmp_path, ev, bad):
+    data = tmp_path / "d"
+    for args in (["--threshold", bad], ["--criterion-threshold", f"complete={bad}"]):
+        code, out, err = ev("--data", data, "import", "wide", WIDE, *args)
+        lines = err.strip().splitlines()
+        assert code == 2 and len(lines) == 1 and "not a finite number" in lines[0], (args, err)
+        assert not data.exists() or not any((data / "runs").glob("*")), args
+
+
+def test_a_threshold_outside_the_scale_is_refused_and_the_contract_checks_it_too(tmp_path, ev):
+    from evalcore import contract as S
+    code, _, err = ev("--data", tmp_path / "d", "import", "wide", WIDE, "--threshold", "4",
+                      "--criterion-scale", "complete=1:5", "--criterion-threshold", "complete=9")
+    assert code == 2 and "outside its scale 1-5" in err and len(err.strip().splitlines()) == 1, err
+    for kw, why in ((dict(threshold=float("nan")), "not a finite number"), (dict(scale_min=5, scale_max=1), "down to"),
+                    (dict(scale_min=1, scale_max=5, threshold=7), "outside its scale")):
+        with pytest.raises(ValueError, match=why):
+            S.Criterion(name="c", kind="ordinal", **kw)

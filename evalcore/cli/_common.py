@@ -23,6 +23,28 @@ if TYPE_CHECKING:
     from evalcore.storage.store import Store
 
 
+class FiniteFloat(click.ParamType):
+    """A float option that refuses nan and infinities (``--threshold nan`` would store every
+    score as failed), in click's one line."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        import math
+
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(x):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return x
+
+
+#: every float option of the command line (see FiniteFloat)
+FINITE = FiniteFloat()
+
+
 class Ctx:
     def __init__(self, data: str | None, state: str | None, db: str | None = None):
         self.data_opt = data

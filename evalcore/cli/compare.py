@@ -9,13 +9,13 @@ from pathlib import Path
 
 import click
 
-from evalcore.cli._common import Ctx, _selection, _table, emit, selection_options
+from evalcore.cli._common import FINITE, Ctx, _selection, _table, emit, selection_options
 
 
 def _compare_options(f):
     f = click.option(
         "--effect",
-        type=float,
+        type=FINITE,
         default=0.05,
         show_default=True,
         help="Effect to size the comparison for (items or rounds needed), as a rate difference.",

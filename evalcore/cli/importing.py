@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evalcore.cli._common import cli
+from evalcore.cli._common import FINITE, cli
 from evalcore.errors import InputError
 from evalcore.importers.defaults import DEFAULT_THRESHOLD, PANDALM_SEED
 
@@ -75,7 +75,7 @@ _THRESHOLD_HELP = (
 # hanna and summeval: a directory and the threshold on their 1-5 scale
 _scored_dataset_options = _options(
     click.argument("source", metavar="DIR"),
-    click.option("--threshold", type=float, default=DEFAULT_THRESHOLD, help=_THRESHOLD_HELP),
+    click.option("--threshold", type=FINITE, default=DEFAULT_THRESHOLD, help=_THRESHOLD_HELP),
     _json_option,
     click.pass_obj,
 )
@@ -167,7 +167,7 @@ def register_tools(group: click.Group) -> None:
         metavar="NAME=KIND",
         help=f"Kind of a numeric scorer ({', '.join(KIND_CHOICES)}); C/I/P/N scorers are binary or ternary.",
     )
-    @click.option("--threshold", type=float, default=None, help="Pass threshold (score >= T) of the numeric scorers.")
+    @click.option("--threshold", type=FINITE, default=None, help="Pass threshold (score >= T) of the numeric scorers.")
     @click.option("--criterion-threshold", multiple=True, metavar="NAME=T", help="Pass threshold of one scorer.")
     @click.option("--scale", default=None, metavar="MIN:MAX", help="Scale of the numeric scorers.")
     @click.option("--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one numeric scorer.")
@@ -357,7 +357,7 @@ def _shared(f: Callable) -> Callable:
         ),
         click.option(
             "--threshold",
-            type=float,
+            type=FINITE,
             default=None,
             help="Pass threshold (score >= T passes) of the ordinal and continuous criteria.",
         ),

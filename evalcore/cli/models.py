@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import click
 
-from evalcore.cli._common import Ctx, cli, emit
+from evalcore.cli._common import FINITE, Ctx, cli, emit
 
 # --------------------------------------------------------------------------- models (issue 4)
 # generate, judge, judge-pairs, rederive: the commands that call models (litellm is imported by
@@ -46,7 +46,7 @@ def _run_options(f):
     )(f)
     f = click.option(
         "--poll",
-        type=float,
+        type=FINITE,
         default=30.0,
         show_default=True,
         help="With --batch: seconds between polls of a pending batch.",
@@ -66,12 +66,12 @@ def _run_options(f):
     )(f)
     f = click.option(
         "--backoff",
-        type=float,
+        type=FINITE,
         default=1.0,
         show_default=True,
         help="First backoff in seconds after a 429, 5xx or timeout; doubles per retry, with jitter.",
     )(f)
-    f = click.option("--timeout", type=float, default=60.0, show_default=True, help="Seconds per attempt.")(f)
+    f = click.option("--timeout", type=FINITE, default=60.0, show_default=True, help="Seconds per attempt.")(f)
     f = click.option(
         "--max-retries",
         type=int,
@@ -243,7 +243,7 @@ def _done_text(r: dict, what: str, n_label: str, n_key: str, store: Any = None) 
 )
 @click.option("--rounds", type=int, default=None, help="Generation rounds: each item answered this many times [1].")
 @click.option("--knob", "knob", multiple=True, metavar="KEY=VALUE", help="Record a setting of the system (repeatable).")
-@click.option("--temperature", type=float, default=None)
+@click.option("--temperature", type=FINITE, default=None)
 @click.option("--seed", type=int, default=None, help="Seed of round 1; round r sends seed + r - 1.")
 @click.option("--limit", type=int, default=None, help="Only the first N items (by item id).")
 @click.option("--gen-id", default=None, help="Id of the new generation (default gen-<time>).")
@@ -285,7 +285,7 @@ def generate(obj: Ctx, as_json: bool, **kw) -> None:
 )
 @click.option("--model", default=None, help="Judge model, as litellm names it.")
 @click.option("--rounds", type=int, default=None, help="Independent judge rounds over each output [1].")
-@click.option("--temperature", type=float, default=None)
+@click.option("--temperature", type=FINITE, default=None)
 @click.option("--seed", type=int, default=None, help="Seed of judge round 1; round r sends seed + r - 1.")
 @click.option(
     "--field-order",
@@ -359,7 +359,7 @@ def judge(obj: Ctx, as_json: bool, **kw) -> None:
     help="Generation the run is attached to (the contract needs one; default: the first of the session's suite).",
 )
 @click.option("--rounds", type=int, default=None, help="Independent rounds over each pair and order [1].")
-@click.option("--temperature", type=float, default=None)
+@click.option("--temperature", type=FINITE, default=None)
 @click.option("--seed", type=int, default=None, help="Seed of round 1; round r sends seed + r - 1.")
 @click.option("--limit", type=int, default=None, help="Only the first N pairs (by pair id).")
 @click.option(

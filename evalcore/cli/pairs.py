@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from evalcore.cli._common import Ctx, cli, emit
+from evalcore.cli._common import FINITE, Ctx, cli, emit
 
 # --------------------------------------------------------------------------- pairwise sessions
 # make -> label -> close (the one step given the keys directory) -> report. See docs/PAIRWISE.md.
@@ -50,7 +50,7 @@ def pairs() -> None:
 @click.option("--length-match", is_flag=True, help="Trim the longer answer of each pair to about the shorter's length.")
 @click.option(
     "--mirror",
-    type=float,
+    type=FINITE,
     default=0.0,
     show_default=True,
     help="Share of pairs shown again with the sides swapped (position consistency).",
@@ -106,7 +106,7 @@ def pairs_make(
 @click.option("--pair", "pair_id", default=None, help="The pair (with --reviewer and --choice).")
 @click.option("--reviewer", default=None)
 @click.option("--choice", type=click.Choice(["left", "right", "same"]), default=None, help="As shown.")
-@click.option("--seconds", type=float, default=None, help="Time the judgment took.")
+@click.option("--seconds", type=FINITE, default=None, help="Time the judgment took.")
 @click.option(
     "--queue-inconsistent",
     "grader_run",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import click
 
-from evalcore.cli._common import Ctx, _fmt, _table, cli, emit, page_options, role_option, slice_options
+from evalcore.cli._common import FINITE, Ctx, _fmt, _table, cli, emit, page_options, role_option, slice_options
 
 # --------------------------------------------------------------------------- adjudication (issue 5)
 # The review queue and the agreement / judge report card; docs/REVIEW.md.
@@ -60,7 +60,7 @@ def queue_detect(obj: Ctx, gen_id: str, as_json: bool) -> None:
 @click.argument("gen_id")
 @click.option(
     "--audit-rate",
-    type=float,
+    type=FINITE,
     default=0.05,
     show_default=True,
     help="Share of each criterion's cases (raised or agreed) drawn into the audit (0-1).",
@@ -75,7 +75,7 @@ def queue_detect(obj: Ctx, gen_id: str, as_json: bool) -> None:
 )
 @click.option(
     "--audit-epsilon",
-    type=float,
+    type=FINITE,
     default=None,
     help="The active audit's epsilon: agreed cases' size against 0.5 + epsilon for raised ones (default 0.5).",
 )
@@ -248,7 +248,7 @@ def queue_decide(
 @click.option("--reviewer", required=True)
 @click.option("--adjudicate", is_flag=True, help="The next case whose reviewers disagree (for an adjudicator).")
 @filter_options
-@click.option("--lease", "lease_seconds", type=float, default=None, help="Seconds the case is held (default 900).")
+@click.option("--lease", "lease_seconds", type=FINITE, default=None, help="Seconds the case is held (default 900).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def queue_next(obj: Ctx, queue_id, reviewer, adjudicate, reasons, criteria, runs_, classes, lease_seconds, as_json):
@@ -463,12 +463,12 @@ def _correct_text(r: dict) -> str:
 @click.option("--queue", "queue_id", default=None, help="The queue whose audit is the sample (default: the latest).")
 @click.option(
     "--target",
-    type=float,
+    type=FINITE,
     default=5.0,
     show_default=True,
     help="The stopping rule's target: the interval's half-width in points of the rate.",
 )
-@click.option("--level", type=float, default=0.95, show_default=True, help="Interval level.")
+@click.option("--level", type=FINITE, default=0.95, show_default=True, help="Interval level.")
 @click.option("--judge-round", type=int, default=1, show_default=True, help="Judge round read as the run's verdict.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from evalcore.cli._common import Ctx, _table, emit
+from evalcore.cli._common import FINITE, Ctx, _table, emit
 
 
 def _common(f):
@@ -185,7 +185,7 @@ def register(cli: click.Group) -> None:
     )
     @click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
     @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-    @click.option("--level", type=float, default=0.95, show_default=True, help="Interval level.")
+    @click.option("--level", type=FINITE, default=0.95, show_default=True, help="Interval level.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.pass_obj
     def correlate(

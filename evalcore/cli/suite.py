@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from evalcore.cli._common import FINITE
+
 #: commands of evalcore.cli that read items or figures over them: they get --include-holdout
 HOLDOUT_COMMANDS = (
     "runs",
@@ -130,7 +132,7 @@ def _obj():
 @click.option("--version", "version", type=int, default=None, help="Suite version (default: the current one).")
 @click.option(
     "--threshold",
-    type=float,
+    type=FINITE,
     default=None,
     help="Near-duplicate threshold: Jaccard similarity of character 4-grams (default 0.75).",
 )

@@ -20,6 +20,7 @@ the two identical.
 
 from __future__ import annotations
 
+import math
 import types
 import typing
 from datetime import datetime
@@ -90,6 +91,20 @@ class Criterion(_Model):
         if not is_valid_id(v):
             raise ValueError(f"criterion name {v!r} is not a valid id")
         return v
+
+    @model_validator(mode="after")
+    def _finite_scale(self) -> Criterion:
+        """Numbers of the scale are finite, the scale runs upward and the threshold lies on it."""
+        for key in ("scale_min", "scale_max", "threshold"):
+            x = getattr(self, key)
+            if x is not None and not math.isfinite(x):
+                raise ValueError(f"{key} of criterion {self.name!r} is {x!r}, not a finite number")
+        lo, hi, t = self.scale_min, self.scale_max, self.threshold
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError(f"the scale of criterion {self.name!r} runs from {lo:g} down to {hi:g}")
+        if t is not None and lo is not None and hi is not None and not lo <= t <= hi:
+            raise ValueError(f"the threshold of criterion {self.name!r} ({t:g}) is outside its scale {lo:g}-{hi:g}")
+        return self
 
     def whole_scores(self) -> list[int] | None:
         """The scores of an ordinal criterion on a scale of whole numbers that starts at a whole

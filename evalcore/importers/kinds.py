@@ -229,6 +229,18 @@ def build_rubric(
                 file=frame.name,
                 field="--threshold",
             )
+        if threshold is not None and not math.isfinite(threshold):
+            raise InputError(
+                f"the threshold of {name!r} ({threshold!r}) is not a finite number",
+                file=frame.name,
+                field="--threshold",
+            )
+        if threshold is not None and scale and not scale[0] <= threshold <= scale[1]:
+            raise InputError(
+                f"the threshold of {name!r} ({threshold:g}) is outside its scale {scale[0]:g}-{scale[1]:g}",
+                file=frame.name,
+                field="--threshold",
+            )
         try:
             criteria.append(
                 S.Criterion(
