@@ -42,6 +42,7 @@ from .contract.schema import (
     SuiteManifest as SuiteManifest,
 )
 from .storage.export import (
+    csv_text as csv_text,
     export_labels as export_labels,
 )
 from .storage.gold import (

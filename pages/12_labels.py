@@ -11,7 +11,6 @@ import pandas as pd
 import streamlit as st
 
 import evalcore
-from evalcore.storage.export import csv_text
 from pages import _ui
 
 STATUS_WORDS = {
@@ -74,7 +73,7 @@ with _ui.boundary():
                 st.caption(f"The first {len(shown):,} of {n_shipped:,}; the download below has them all.")
             st.download_button(
                 "Download the shipped labels (CSV)",
-                lambda: csv_text(cols, labels.shipped()),
+                lambda: evalcore.csv_text(cols, labels.shipped()),
                 file_name="labels-shipped.csv",
                 mime="text/csv",
                 key="labels_shipped_csv",

@@ -677,3 +677,34 @@ def test_a_threshold_outside_the_scale_is_refused_and_the_contract_checks_it_too
                     (dict(scale_min=1, scale_max=5, threshold=7), "outside its scale")):
         with pytest.raises(ValueError, match=why):
             S.Criterion(name="c", kind="ordinal", **kw)
+
+
+def test_pairs_refuses_a_keys_directory_in_or_over_the_state(tmp_path, imp, ev):
+    """The key goes where neither the app nor anyone reading the state can read it, as `pairs make` says."""
+    data, state = tmp_path / "data", tmp_path / "st"
+    imp(data, "long", LONG, "--threshold", "4")
+    before = snapshot(data)
+    for keys, want in ((state, "inside the state directory"), (state / "k", "inside the state directory"),
+                       (tmp_path, "must not contain the")):
+        code, _, err = ev("--data", data, "--state", state, "import", "pairs", PAIRS, *PAIR_ARGS, "--keys", keys)
+        assert code == 2 and "--keys" in err and want in err and len(err.strip().splitlines()) == 1, (keys, err)
+    assert snapshot(data) == before and not state.exists()
+
+
+def test_a_data_file_linked_outside_the_data_directory_is_refused(tmp_path, imp, ev):
+    """A table or manifest that is a link leading outside the data directory is refused like a
+    linked directory; a link inside it is read."""
+    data = tmp_path / "data"
+    imp(data, "long", LONG, "--threshold", "4")
+    run_dir = next((data / "runs").iterdir())
+    outside = tmp_path / "elsewhere.parquet"
+    (run_dir / "verdicts.parquet").rename(outside)
+    (run_dir / "verdicts.parquet").symlink_to(outside)
+    code, _, err = ev("--data", data, "runs", "--json")
+    assert code == 2 and "outside the data directory" in err and "verdicts.parquet" in err, err
+    inside = data / "copy.parquet"
+    outside.rename(inside)
+    (run_dir / "verdicts.parquet").unlink()
+    (run_dir / "verdicts.parquet").symlink_to(inside)
+    code, _, err = ev("--data", data, "runs", "--json")
+    assert code == 0, err

@@ -51,7 +51,7 @@ def test_public_api_is_pinned():
         "SCHEMA_VERSION", "Criterion", "EvalcoreError", "FormatError", "GenerationManifest", "InputError",
         "LabelError", "LabelSetManifest", "LabelStore", "NotFoundError", "PathEscapeError", "RunManifest",
         "Rubric", "SchemaVersionError", "Selection", "SessionManifest", "StateError", "Store", "SuiteManifest", "data_overview",
-        "default_data_dir", "default_keys_dir", "default_state_dir", "export_labels", "generations_summary", "gold",
+        "csv_text", "default_data_dir", "default_keys_dir", "default_state_dir", "export_labels", "generations_summary", "gold",
         "item_view", "run_item_ids", "run_summary", "runs_summary", "suites_summary",
         # the domain namespaces, each with an __all__ of its own
         "analysis", "demo", "importers", "llm", "pairwise", "review", "stats"])

@@ -637,7 +637,9 @@ def register(group: click.Group) -> None:
 
         # the Arena / MT-Bench options go to PairExtras, the others (under their own names) to PairOpts
         extras = PairExtras(**{f.name: kw.pop(f.name) for f in dataclasses.fields(PairExtras)})
-        o = PairOpts(file=file, suite=kw.pop("attach"), human_cols=list(kw.pop("human_cols")), **kw)
+        o = PairOpts(
+            file=file, suite=kw.pop("attach"), human_cols=list(kw.pop("human_cols")), state=obj.state_opt, **kw
+        )
         s = import_pairs(obj.data_opt, file, o, pairs_preparer(extras))
         _emit(
             s,
@@ -668,7 +670,7 @@ def import_pandalm_cmd(obj, source: str, keys: str | None, seed: int, as_json: b
     session with three annotators, and gpt-3.5-turbo and PandaLM-7B as model graders."""
     from evalcore.importers.datasets.pandalm import import_pandalm
 
-    s = import_pandalm(obj.data_opt, source, keys=keys, seed=seed)
+    s = import_pandalm(obj.data_opt, source, keys=keys, seed=seed, state=obj.state_opt)
     judges = ", ".join(
         f"{r['run_id']} ({r['pair_verdicts']} verdicts, {r['unparseable']} unparseable kept as errors)"
         for r in s["runs"]

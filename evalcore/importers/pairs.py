@@ -106,6 +106,7 @@ class PairOpts:
     seed: int | None
     keys: str | None
     run_knobs: dict[str, Any] = field(default_factory=dict)  # recorded on the model grader's run
+    state: str | None = None  # the state directory (--state), where a key must not go
 
 
 def import_pairs(
@@ -267,7 +268,7 @@ def import_pairs(
             plan, frame, suite, arm_outputs[arm], None, f"{sid}-arm{k}", taken, {}
         )
     # keys directory: outside the data directory, and no key for this session yet
-    kdir = keys_directory(data, o.keys)
+    kdir = keys_directory(data, o.keys, o.state)
     if (kdir / sid).exists():
         raise InputError(f"a key for session {sid!r} already exists", file=str(kdir / sid), field="--keys")
 

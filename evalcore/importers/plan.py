@@ -33,7 +33,7 @@ from evalcore.importers.ids import _explicit_id, _fresh_id
 from evalcore.importers.recorded import list_cell
 from evalcore.llm.client import model_family
 from evalcore.storage.files import to_table
-from evalcore.storage.paths import DEFAULT_DATA, default_keys_dir, utcnow
+from evalcore.storage.paths import DEFAULT_DATA, default_keys_dir, default_state_dir, utcnow
 from evalcore.storage.remote import refuse_write
 from evalcore.storage.store import Store
 from evalcore.storage.writer import DataWriter
@@ -184,14 +184,25 @@ def target_data_dir(data_opt: str | Path | None) -> Path:
     return data.resolve() if data.exists() else data.absolute()
 
 
-def keys_directory(data: Path, keys: str | Path | None) -> Path:
+def keys_directory(data: Path, keys: str | Path | None, state: str | Path | None = None) -> Path:
     """The keys directory of a blinded session: the --keys option's value (or the default one next
-    to ``data``), refused when it is inside the data directory."""
+    to ``data``), refused when it is inside the data directory or the state directory (``state``,
+    else the default one), where the app reads, or holds either of them: as ``pairs make`` refuses
+    it (:func:`evalcore.pairwise.sessions`)."""
 
     kdir = Path(keys).absolute() if keys else default_keys_dir(data)
     kres = kdir.resolve()
-    if kres == data.resolve() or kres.is_relative_to(data.resolve()):
-        raise InputError("the keys directory must not be inside the data directory", file=str(kdir), field="--keys")
+    for root, what in ((data.resolve(), "data"), (Path(state or default_state_dir()).resolve(), "state")):
+        if kres == root or kres.is_relative_to(root):
+            raise InputError(
+                f"the keys directory must not be inside the {what} directory (the app reads it)",
+                file=str(kdir),
+                field="--keys",
+            )
+        if root.is_relative_to(kres):
+            raise InputError(
+                f"the keys directory must not contain the {what} directory", file=str(kdir), field="--keys"
+            )
     return kdir
 
 

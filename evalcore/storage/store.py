@@ -137,6 +137,8 @@ class Store:
                 return hit[1]
         if not d.is_dir():
             raise NotFoundError(f"no {kind} {id_!r} in {self.data}", field=f"{kind} id")
+        for f in [d / fname, *(d / f"{t}.parquet" for t in (*tables, *OPTIONAL_TABLES.get(kind, ())))]:
+            self._own_file(f)
         manifest = read_json_model(d / fname, model)
         own_id = getattr(manifest, {"generation": "gen_id"}.get(kind, f"{kind}_id"))
         if own_id != id_:
@@ -154,6 +156,16 @@ class Store:
         with self._lock:
             self._cache[key] = (stamp, entry)
         return entry
+
+    def _own_file(self, f: Path) -> None:
+        """A file of the data directory that is a link leading outside it is refused, as a linked
+        directory is (:func:`evalcore.storage.paths.inside`): the data is what the directory holds."""
+        if f.is_symlink() and not f.resolve().is_relative_to(self.data):
+            raise PathEscapeError(
+                f"is a link to {f.resolve()}, outside the data directory: copy the file in instead",
+                file=f,
+                field=f.name,
+            )
 
     def all(self, kind: str) -> list[Entry]:
         return [self.get(kind, i) for i in self.ids(kind)]

@@ -461,13 +461,18 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
 
 
 def import_pandalm(
-    data_opt: str | Path | None, source: str | Path, *, keys: str | Path | None = None, seed: int = DEFAULT_SEED
+    data_opt: str | Path | None,
+    source: str | Path,
+    *,
+    keys: str | Path | None = None,
+    seed: int = DEFAULT_SEED,
+    state: str | Path | None = None,
 ) -> dict[str, Any]:
     """Read, check and write PandaLM into the data directory ``data_opt`` (the --data option)."""
 
     t0 = time.perf_counter()
     data = target_data_dir(data_opt)
-    kdir = keys_directory(data, keys)
+    kdir = keys_directory(data, keys, state)
     src = read_pandalm(source)
     plan, summary = plan_pandalm(data, kdir, src, seed)
     plan.refuse_existing()
