@@ -90,25 +90,8 @@ _LAST_EDIT_SQL = (
     "ORDER BY edit_id DESC LIMIT 1"
 )
 
-EXPORT_COLUMNS = [
-    "source",
-    "edit_id",
-    "gen_id",
-    "item_id",
-    "gen_round",
-    "criterion",
-    "value",
-    "passed",
-    "outcome",
-    "reviewer",
-    "created_at",
-    "queue",
-    "reason_code",
-    "note",
-    "supersedes",
-    "tags",
-    "role",
-]
+#: an export's columns: where the label comes from, its id, the edit's fields (passed beside its value)
+EXPORT_COLUMNS = ["source", "edit_id", *_EDIT_FIELDS[:5], "passed", *_EDIT_FIELDS[5:]]
 
 
 class LabelStore:
