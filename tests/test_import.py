@@ -708,3 +708,75 @@ def test_a_data_file_linked_outside_the_data_directory_is_refused(tmp_path, imp,
     (run_dir / "verdicts.parquet").symlink_to(inside)
     code, _, err = ev("--data", data, "runs", "--json")
     assert code == 0, err
+
+
+@pytest.mark.parametrize("bad, want", [("pw\x00reset", "control character (U+0000)"),
+                                       ("pw\x1breset", "control character (U+001B)"),
+                                       ("p" * 600, "over 512")])
+def test_an_id_with_a_control_character_or_too_long_is_refused(tmp_path, ev, bad, want):
+    src = tmp_path / "long.csv"
+    src.write_text(LONG.read_text(encoding="utf-8").replace("pw-reset", bad), encoding="utf-8")
+    data = tmp_path / "d"
+    code, _, err = ev("--data", data, "import", "long", src, "--threshold", "4")
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and want in lines[0] and "item_id" in lines[0], err
+    assert not data.exists() or not any(data.rglob("*.parquet"))
+
+
+def test_a_lone_surrogate_is_refused_and_ids_are_stored_in_nfc(tmp_path, ev, imp):
+    rows = [json.loads(x) for x in WIDE.read_text(encoding="utf-8").splitlines() if x.strip()]
+    first = rows[0]["item_id"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n".join(json.dumps({**r, "item_id": r["item_id"] + "\\ud800"}) for r in rows).replace("\\\\ud800", "\\ud800"),
+                   encoding="utf-8")
+    code, _, err = ev("--data", tmp_path / "d1", "import", "wide", bad, "--threshold", "4")
+    assert code == 2 and "lone surrogate" in err and len(err.strip().splitlines()) == 1, err
+    # an id in NFD (as some systems type it) is stored in NFC, and found by its NFC spelling
+    import unicodedata
+    nfd = unicodedata.normalize("NFD", "café-" + first)
+    good = tmp_path / "nfd.jsonl"
+    good.write_text("\n".join(json.dumps({**r, "item_id": nfd if r["item_id"] == first else r["item_id"]})
+                              for r in rows), encoding="utf-8")
+    s = imp(tmp_path / "d2", "wide", good, "--threshold", "4")
+    code, out, err = ev("--data", tmp_path / "d2", "show", s["run_id"], unicodedata.normalize("NFC", "café-" + first),
+                        "--json")
+    assert code == 0, err
+    code, _, err = ev("--data", tmp_path / "d2", "--state", tmp_path / "st", "labels", "add", "--item", nfd,
+                      "--criterion", "faithful", "--value", "pass", "--reviewer", "ann")
+    assert code == 0, err  # typed in NFD, found in NFC
+
+
+def test_a_compression_bomb_is_refused_while_it_is_read(tmp_path, ev, monkeypatch):
+    """1 MiB of gzip that expands to 1 GiB of zeros (given to `import hanna`): refused once it passes
+    the ratio limit (100:1, past 16 MiB), in one line, with the memory of that much and no more;
+    the limits are overridable."""
+    import gzip
+    import resource
+    src = tmp_path / "hanna"
+    src.mkdir()
+    with gzip.open(src / "hanna_metric_scores_llm.csv.gz", "wb", compresslevel=9) as gz:
+        block = b"\0" * (1 << 20)
+        for _ in range(1024):
+            gz.write(block)
+    size = (src / "hanna_metric_scores_llm.csv.gz").stat().st_size
+    assert size < 2 * 1024**2
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    code, _, err = ev("--data", tmp_path / "d", "import", "hanna", src)
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and "expands to more than" in lines[0] and "EVALCORE_MAX_RATIO" in lines[0], err
+    grew_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grew_mib < 300, grew_mib  # it stopped near 100 MiB, far from the 1 GiB the file holds
+    assert not (tmp_path / "d").exists()
+    monkeypatch.setenv("EVALCORE_MAX_DECOMPRESSED", "4096")  # the cap, lowered: refused at 4 KiB
+    code, _, err = ev("--data", tmp_path / "d", "import", "hanna", src)
+    assert code == 2 and "the limits are 4.0 KiB and 100:1" in err, err
+    monkeypatch.setenv("EVALCORE_MAX_RATIO", "lots")
+    code, _, err = ev("--data", tmp_path / "d", "import", "hanna", src)
+    assert code == 2 and "EVALCORE_MAX_RATIO: 'lots' is not a whole number" in err, err
+
+
+def test_json_nested_too_deeply_is_one_line(tmp_path, ev):
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"item_id": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
+    code, _, err = ev("--data", tmp_path / "d", "import", "wide", deep, "--threshold", "4")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "too deeply" in err, err

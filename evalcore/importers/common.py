@@ -37,6 +37,7 @@ from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.importers.frame import (
     WHOLE_FILE,
+    lone_surrogate,
 )
 from evalcore.importers.plan import Plan
 from evalcore.stats.descriptive import percentile
@@ -126,6 +127,9 @@ def _parse_json_bytes(doc: _Doc, raw: bytes, field_: str, what: str) -> Any:
         raise doc.err(field_, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})") from None
     if not text.strip():
         raise doc.err(field_, f"has no text: expected {what}")
+    bad = lone_surrogate(text)
+    if bad:
+        raise doc.err(field_, bad)
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:

@@ -91,6 +91,50 @@ POSTPROCESS_VERSION = "import-1"
 PAIR_CRITERION = "preference"
 WHOLE_FILE = "(whole file)"  # the field named when the problem is the file itself (empty, unreadable)
 
+#: the most bytes a compressed input may expand to (``EVALCORE_MAX_DECOMPRESSED``, in bytes), and the
+#: largest expansion ratio past 16 MiB (``EVALCORE_MAX_RATIO``): a small file that expands without
+#: bound is refused while it is read, before it fills the memory (docs/IMPORT.md, limits)
+MAX_DECOMPRESSED = 2 * 1024**3
+MAX_RATIO = 100  # text compresses 5-20:1 (HANNA's CSV 5.7:1); zeros 1,000:1
+_RATIO_FROM = 16 * 1024**2
+
+
+def _limit(name: str, default: int) -> int:
+    import os
+
+    v = os.environ.get(name)
+    try:
+        return int(v) if v else default
+    except ValueError:
+        raise InputError(f"{v!r} is not a whole number", field=name) from None
+
+
+def _size(n: int) -> str:
+    for unit, div in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= div:
+            return f"{n / div:,.1f} {unit}"
+    return f"{n} bytes"
+
+
+def read_bounded(stream: Any, compressed: int, name: str) -> bytes:
+    """Read a decompressing ``stream`` (gzip, a zip member) whole, refusing in one line once it
+    passes :data:`MAX_DECOMPRESSED` bytes or, past 16 MiB, :data:`MAX_RATIO` times the
+    ``compressed`` size: the memory used stays within the limit."""
+    cap, ratio = _limit("EVALCORE_MAX_DECOMPRESSED", MAX_DECOMPRESSED), _limit("EVALCORE_MAX_RATIO", MAX_RATIO)
+    parts: list[bytes] = []
+    total = 0
+    while chunk := stream.read(1 << 20):
+        total += len(chunk)
+        if total > cap or (total > _RATIO_FROM and total > ratio * max(compressed, 1)):
+            raise InputError(
+                f"expands to more than {_size(min(total, cap))} from {_size(compressed)} (the limits are {_size(cap)} "
+                f"and {ratio}:1 past 16 MiB; raise EVALCORE_MAX_DECOMPRESSED / EVALCORE_MAX_RATIO to import it)",
+                file=name,
+                field=WHOLE_FILE,
+            )
+        parts.append(chunk)
+    return b"".join(parts)
+
 
 # --------------------------------------------------------------------------- reading a file
 
@@ -247,6 +291,23 @@ def _check_header(header: list[str], name: str) -> None:
         seen.add(h)
 
 
+# a \uXXXX escape of half a surrogate pair without its other half: JSON allows it, Unicode text has no
+# such character (Python would carry it into a str that cannot be written as UTF-8)
+_LONE_SURROGATE = re.compile(
+    r"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})(?<!\\)(?:\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def lone_surrogate(text: str) -> str | None:
+    """Where JSON text escapes a lone surrogate ("line L: \\udXXX"), None when it does not."""
+    m = _LONE_SURROGATE.search(text)
+    if m is None:
+        return None
+    line = text.count("\n", 0, m.start()) + 1
+    return f"line {line}: {m.group(0)[-6:]} is a lone surrogate, half a pair (not Unicode text)"
+
+
 def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
     try:
         text = _decode(raw)
@@ -254,12 +315,17 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
         raise _json_utf8_error(raw, name, e) from None
     if not text.strip():
         raise InputError("file has no text: expected one JSON object per line", file=name, field=WHOLE_FILE)
+    bad = lone_surrogate(text)
+    if bad:
+        raise InputError(bad, file=name, field="row")
     records: list[tuple[str, Any]] = []
     if fmt == "json" and text.lstrip().startswith("["):
         try:
             arr = json.loads(text)
         except json.JSONDecodeError as e:
             raise InputError(f"line {e.lineno}: does not parse as JSON: {e.msg}", file=name, field="row") from None
+        except RecursionError:
+            raise InputError("nests arrays or objects too deeply to read", file=name, field="row") from None
         records = [(f"object {k + 1}", r) for k, r in enumerate(arr)]
     else:
         for k, line in enumerate(text.split("\n"), start=1):
@@ -267,6 +333,10 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
                 continue
             try:
                 records.append((f"line {k}", json.loads(line)))
+            except RecursionError:
+                raise InputError(
+                    f"line {k}: nests arrays or objects too deeply to read", file=name, field="row"
+                ) from None
             except json.JSONDecodeError as e:
                 raise InputError(
                     f"line {k}: does not parse as JSON: {e.msg} (column {e.colno})", file=name, field="row"

@@ -47,6 +47,7 @@ from evalcore.importers.frame import (
     BINARY_TRUE,
     WHOLE_FILE,
     Frame,
+    read_bounded,
 )
 from evalcore.importers.ids import _sanitise, parse_knobs
 from evalcore.importers.kinds import KindOptions, _number, build_rubric, parse_value, raw_text
@@ -113,7 +114,8 @@ def read_inspect(path: str | Path) -> InspectLog:
 
 def _zip_json(doc: _Doc, zf: zipfile.ZipFile, name: str) -> Any:
     try:
-        raw = zf.read(name)
+        with zf.open(name) as member:
+            raw = read_bounded(member, zf.getinfo(name).compress_size, f"{zf.filename}: {name}")
     except NotImplementedError as e:
         raise doc.err(
             name,

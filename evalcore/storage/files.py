@@ -193,8 +193,48 @@ def to_table(rows: list[dict] | pa.Table, table: str) -> pa.Table:
         }
         if defaults:
             rows = [{**defaults, **{k: v for k, v in r.items() if v is not None or k not in defaults}} for r in rows]
-        tbl = pa.Table.from_pylist(rows, schema=schema)
+        try:
+            tbl = pa.Table.from_pylist(rows, schema=schema)
+        except UnicodeEncodeError as e:  # a lone surrogate ("\ud800" from JSON) cannot be stored as UTF-8
+            raise FormatError(
+                f"holds text that is not Unicode (a lone surrogate, U+{ord(e.object[e.start]):04X}): fix it in the source",
+                field=table,
+            ) from None
+    tbl = check_ids(tbl, table)
     return tbl.replace_schema_metadata({"evalcore.schema_version": str(S.SCHEMA_VERSION), "evalcore.table": table})
+
+
+#: the columns that name things (ids and names people type and look up), checked by check_ids
+ID_COLUMNS = ("item_id", "criterion", "call_id", "pair_id", "annotator", "reviewer", "arm", "session_id")
+#: the longest id or name evalcore stores (characters)
+MAX_ID_LENGTH = 512
+
+
+def check_ids(tbl: pa.Table, table: str) -> pa.Table:
+    """The id and name columns of a table about to be written (:data:`ID_COLUMNS`), at the
+    contract's edge: no control character (a NUL would make the item impossible to name on a
+    command line), at most :data:`MAX_ID_LENGTH` characters, and in Unicode's NFC form (an id typed
+    on one system matches the same id from another). Refused in one line naming the table, the
+    column and the first bad value; NFC is applied, not refused. Vectorised (pyarrow compute)."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    for name in ID_COLUMNS:
+        if name not in tbl.column_names or not pa.types.is_string(tbl.schema.field(name).type):
+            continue
+        col = tbl.column(name)
+        bad = pc.match_substring_regex(col, r"[\x00-\x1f\x7f]")
+        if pc.any(bad).as_py():
+            v = col.filter(bad)[0].as_py()
+            c = next(ch for ch in v if ord(ch) < 32 or ord(ch) == 127)
+            raise FormatError(f"{v!r} holds a control character (U+{ord(c):04X})", field=f"{table}.{name}")
+        long = pc.greater(pc.utf8_length(col), MAX_ID_LENGTH)
+        if pc.any(long).as_py():
+            v = col.filter(long)[0].as_py()
+            raise FormatError(f"{v[:40]!r}... is {len(v)} characters, over {MAX_ID_LENGTH}", field=f"{table}.{name}")
+        nfc = pc.utf8_normalize(col, "NFC")
+        if not pc.all(pc.equal(nfc, col)).as_py():
+            tbl = tbl.set_column(tbl.column_names.index(name), tbl.schema.field(name), nfc)
+    return tbl
 
 
 def write_parquet(path: Path, rows: list[dict] | pa.Table, table: str) -> pa.Table:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import threading
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -408,6 +409,7 @@ class LabelStore:
     ) -> tuple[tuple, S.Criterion | None]:
         """Validate one edit against the data (without touching the database) and return the row
         to insert, in ``_EDIT_FIELDS`` order, with its criterion."""
+        item_id = unicodedata.normalize("NFC", str(item_id))  # as the data stores it (files.check_ids)
         if not reviewer or not reviewer.strip():
             raise LabelError("a reviewer name is required", field="--reviewer")
         if role not in ROLES:

@@ -43,6 +43,7 @@ import json
 import math
 import re
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -52,6 +53,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.importers.defaults import DEFAULT_THRESHOLD
+from evalcore.importers.frame import read_bounded
 from evalcore.importers.plan import imported_generation, imported_run, suite_manifest, target_data_dir
 from evalcore.storage.files import to_table
 from evalcore.storage.paths import utcnow
@@ -124,8 +126,12 @@ def _source_dir(source: str | Path) -> Path:
 
 def _read_text(path: Path) -> str:
     try:
-        raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
-    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rb") as gz:
+                raw = read_bounded(gz, path.stat().st_size, str(path))
+        else:
+            raw = path.read_bytes()
+    except (OSError, EOFError, gzip.BadGzipFile, zlib.error) as e:
         raise InputError(f"cannot be read ({type(e).__name__}: {e})", file=str(path), field=WHOLE_FILE) from None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
