@@ -74,7 +74,10 @@ def check_database(path: Path, *, quick: bool = True) -> bool:
         st = path.stat()
     except FileNotFoundError:
         st = None
-    wal_size = wal.stat().st_size if wal.is_file() else 0
+    try:  # (a log can vanish between two looks: the last connection of another thread or process closed)
+        wal_size = wal.stat().st_size if wal.is_file() else 0
+    except FileNotFoundError:
+        wal_size = 0
     if st is None or st.st_size == 0:
         if wal_size > 0:
             what = "is missing" if st is None else "is empty (0 bytes)"
@@ -145,7 +148,10 @@ def _wal_damage(wal: Path) -> str | None:
     """Why the log would lose committed transactions, or None when it would not. SQLite reads
     frames while their salts match the header's and the checksum chain holds, and stops at the first
     that breaks; the log is damaged when a later frame of the same generation commits."""
-    data = wal.read_bytes()
+    try:
+        data = wal.read_bytes()
+    except FileNotFoundError:  # checkpointed and removed meanwhile: nothing left to lose
+        return None
     if len(data) < 32:
         return None  # a header being written: no frame can be in it yet
     magic, _version, page, _seq, salt1, salt2, c1, c2 = struct.unpack(">8I", data[:32])
@@ -214,7 +220,11 @@ def readonly_uri(path: Path) -> str:
     then the whole database)."""
     p = Path(path).resolve()
     wal = wal_of(p)
-    if writable_dir(p.parent) or (wal.exists() and wal.stat().st_size):
+    try:
+        has_log = wal.stat().st_size > 0
+    except FileNotFoundError:
+        has_log = False
+    if writable_dir(p.parent) or has_log:
         return f"file:{quote(str(p))}?mode=ro"
     return f"file:{quote(str(p))}?immutable=1"
 
