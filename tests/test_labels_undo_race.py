@@ -43,12 +43,22 @@ def _supersede_worker(data, state, barrier, results, trials, base):
         barrier.wait()
 
 
-def _run(target, args, n=2):
+def _race(worker, data, state, trials, *extra) -> dict[int, list]:
+    """Two forked processes run ``worker`` released together by a barrier each trial; returns, per
+    trial, what each of them reported."""
     ctx = mp.get_context("fork")
-    procs = [ctx.Process(target=target, args=args) for _ in range(n)]
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=worker, args=(data, state, barrier, results, trials, *extra)) for _ in range(2)]
     for p in procs:
         p.start()
-    return procs
+    got: dict[int, list] = {}
+    for _ in range(2 * trials):
+        k, v = results.get(timeout=120)
+        got.setdefault(k, []).append(v)
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    return got
 
 
 def test_two_undos_at_once_take_back_the_last_two_edits(tiny, backend):
@@ -60,16 +70,7 @@ def test_two_undos_at_once_take_back_the_last_two_edits(tiny, backend):
         second = ls.add(item_id="i2", criterion="ok", value="pass", reviewer=f"t{k}")
         edits[k] = (first["edit_id"], second["edit_id"])
     ls.close()
-    ctx = mp.get_context("fork")
-    barrier, results = ctx.Barrier(2), ctx.Queue()
-    procs = _run(_undo_worker, (data, state, barrier, results, TRIALS))
-    got: dict[int, list] = {}
-    for _ in range(2 * TRIALS):
-        k, v = results.get(timeout=120)
-        got.setdefault(k, []).append(v)
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    got = _race(_undo_worker, data, state, TRIALS)
     for k in range(TRIALS):
         assert sorted(got[k]) == sorted(edits[k]), (k, got[k], edits[k])
     # and in the store: every edit withdrawn exactly once
@@ -84,16 +85,7 @@ def test_two_edits_superseding_one_edit_at_once_one_is_refused(tiny, backend):
     trials = 30
     base = [ls.add(item_id="i1", criterion="ok", value="fail", reviewer=f"s{k}")["edit_id"] for k in range(trials)]
     ls.close()
-    ctx = mp.get_context("fork")
-    barrier, results = ctx.Barrier(2), ctx.Queue()
-    procs = _run(_supersede_worker, (data, state, barrier, results, trials, base))
-    got: dict[int, list] = {}
-    for _ in range(2 * trials):
-        k, v = results.get(timeout=120)
-        got.setdefault(k, []).append(v)
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    got = _race(_supersede_worker, data, state, trials, base)
     for k in range(trials):
         ok = [v for v in got[k] if isinstance(v, int)]
         refused = [v for v in got[k] if isinstance(v, str)]

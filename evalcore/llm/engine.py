@@ -308,16 +308,9 @@ class Journal:
 
     async def append(self, record: dict) -> None:
         """Write one record; return once it is on disk."""
-        if self._closed:
-            raise RuntimeError("journal is closed")
-        line = ("".join(_iterencode(record, 0)) + "\n").encode("utf-8")
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        part = self._pending.get(loop)
-        if part is None:
-            part = self._pending[loop] = []
-            loop.call_soon(self._hand_over, loop)
-        part.append((line, loop, fut))
+        self._queue(record, loop, fut)
         await fut
         if self.kept is not None:
             self.kept.append(record)
@@ -325,15 +318,17 @@ class Journal:
     def note(self, record: dict) -> None:
         """Queue a record without waiting for it to reach the disk: for the ``start`` of an
         attempt, which only tells a later resume that a request may have been in flight."""
+        self._queue(record, asyncio.get_running_loop(), None)
+
+    def _queue(self, record: dict, loop: Any, fut: Any) -> None:
         if self._closed:
             raise RuntimeError("journal is closed")
         line = ("".join(_iterencode(record, 0)) + "\n").encode("utf-8")
-        loop = asyncio.get_running_loop()
         part = self._pending.get(loop)
         if part is None:
             part = self._pending[loop] = []
             loop.call_soon(self._hand_over, loop)
-        part.append((line, loop, None))
+        part.append((line, loop, fut))
 
     def _hand_over(self, loop: Any) -> None:  # the end of a pass of the loop: its records to the writer
         self._q.put(self._pending.pop(loop))
@@ -344,9 +339,6 @@ class Journal:
             self._q.put(_CLOSE)
             self._thread.join()
             os.close(self._fd)
-
-
-# --------------------------------------------------------------------------- progress
 
 
 # --------------------------------------------------------------------------- the executor
