@@ -17,6 +17,7 @@ shows ``st.error``). Anything else that escapes is a bug and keeps its traceback
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 #: local path prefix -> how a user named it (a mirror of object storage -> its URL): a message
@@ -31,13 +32,29 @@ def _aliased(path: str) -> str:
     return path
 
 
+_LONG_RUN = re.compile(r"\S{201,}")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def one_line(text: str) -> str:
+    """``text`` as one printable line: whitespace runs become one space, control and direction
+    characters (a terminal's escape sequences, a right-to-left override) are shown escaped
+    (``\\x1b``), and a run of more than 200 characters without a space is cut to its first 80
+    and its length (a data value quoted in a message stays readable)."""
+    text = _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", text
+    )
+    text = " ".join(text.split())
+    return _LONG_RUN.sub(lambda m: f"{m.group()[:80]}... ({len(m.group()):,} characters)", text)
+
+
 class EvalcoreError(Exception):
     """Base class: carries the file, the field and the problem, and renders them on one line."""
 
     def __init__(self, problem: str, *, file: str | Path | None = None, field: str | None = None):
-        self.problem = " ".join(str(problem).split())  # one line, always
+        self.problem = one_line(str(problem))  # one line, always
         self.file = _aliased(str(file)) if file is not None else None
-        self.field = field
+        self.field = one_line(field) if field is not None else None
         super().__init__(self.message)
 
     @property

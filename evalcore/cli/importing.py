@@ -294,6 +294,9 @@ def register_tools(group: click.Group) -> None:
 # --------------------------------------------------------------------------- the commands
 
 
+SHOWN_CRITERIA = 20  # the summary line names at most this many criteria with their kinds
+
+
 def _emit(summary: dict[str, Any], as_json: bool, text: str) -> None:
     if as_json:
         click.echo(json.dumps(summary, indent=1, default=str))
@@ -302,7 +305,10 @@ def _emit(summary: dict[str, Any], as_json: bool, text: str) -> None:
 
 
 def _text_summary(s: dict[str, Any]) -> str:
-    crit = ", ".join(f"{k} {v}" for k, v in s["criteria"].items())
+    kinds = list(s["criteria"].items())
+    crit = ", ".join(f"{k} {v}" for k, v in kinds[:SHOWN_CRITERIA]) + (
+        f" and {len(kinds) - SHOWN_CRITERIA:,} more criteria (--json lists them)" if len(kinds) > SHOWN_CRITERIA else ""
+    )
     head = (
         f"imported {s['file']}: suite {s['suite_id']} ({'new' if s['suite_created'] else 'existing'}, "
         f"{s['items']} items), generation {s['gen_id']} ({'reused' if s['gen_reused'] else 'new'}, "

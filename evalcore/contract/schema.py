@@ -23,11 +23,12 @@ from __future__ import annotations
 import math
 import types
 import typing
+from collections import Counter
 from datetime import datetime
 from typing import Any, Literal
 
 import pyarrow as pa  # type: ignore[import-untyped]
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_serializer, model_validator
 
 from evalcore.contract.hashing import content_hash, is_valid_id
 
@@ -121,12 +122,12 @@ class Rubric(_Model):
 
     name: str = Field(default="rubric", description="rubric name")
     criteria: list[Criterion] = Field(description="criteria in declared order")
+    _index: tuple[list[Criterion], dict[str, Criterion]] | None = PrivateAttr(default=None)
 
     @field_validator("criteria")
     @classmethod
     def _unique(cls, v: list[Criterion]) -> list[Criterion]:
-        names = [c.name for c in v]
-        dupes = sorted({n for n in names if names.count(n) > 1})
+        dupes = sorted(n for n, k in Counter(c.name for c in v).items() if k > 1)
         if dupes:
             raise ValueError(f"duplicate criterion names: {', '.join(dupes)}")
         if not v:
@@ -137,7 +138,11 @@ class Rubric(_Model):
         return [c.name for c in self.criteria]
 
     def get(self, name: str) -> Criterion | None:
-        return next((c for c in self.criteria if c.name == name), None)
+        # by a dict built once per criteria list (a lookup per cell: linear in a wide file, not quadratic)
+        crit = self.criteria
+        if self._index is None or self._index[0] is not crit or len(self._index[1]) != len(crit):
+            self._index = (crit, {c.name: c for c in reversed(crit)})
+        return self._index[1].get(name)
 
     def hash(self) -> str:
         return content_hash(self.model_dump(mode="json"))

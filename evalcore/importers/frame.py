@@ -97,6 +97,12 @@ WHOLE_FILE = "(whole file)"  # the field named when the problem is the file itse
 MAX_DECOMPRESSED = 2 * 1024**3
 MAX_RATIO = 100  # text compresses 5-20:1 (HANNA's CSV 5.7:1); zeros 1,000:1
 _RATIO_FROM = 16 * 1024**2
+#: the most columns (``EVALCORE_MAX_COLUMNS``) and rows (``EVALCORE_MAX_ROWS``) a file may have, and the
+#: longest CSV / TSV field or JSONL line in characters (``EVALCORE_MAX_FIELD``): the work of an import
+#: stays linear in a file within them, and a file past one is refused in one line naming it
+MAX_COLUMNS = 10_000
+MAX_ROWS = 20_000_000
+MAX_FIELD = 64 * 1024**2
 
 
 def _limit(name: str, default: int) -> int:
@@ -107,6 +113,15 @@ def _limit(name: str, default: int) -> int:
         return int(v) if v else default
     except ValueError:
         raise InputError(f"{v!r} is not a whole number", field=name) from None
+
+
+def _over(what: str, n: int, env: str, default: int, name: str) -> None:
+    """Refuse a file with more than the limit ``env`` (default ``default``) of ``what``."""
+    cap = _limit(env, default)
+    if n > cap:
+        raise InputError(
+            f"has {n:,} {what}, more than the limit of {cap:,} (raise {env} to import it)", file=name, field=WHOLE_FILE
+        )
 
 
 def _size(n: int) -> str:
@@ -222,7 +237,17 @@ def _read_csv(raw: bytes, name: str, delim: str, fmt: str) -> Frame:
         raise _csv_utf8_error(raw, name, delim, e) from None
     if not text.strip():
         raise InputError("file has no text: expected a header row and data rows", file=name, field=WHOLE_FILE)
-    csv.field_size_limit(2**31 - 1)  # answers and contexts can be long
+    field_cap = _limit("EVALCORE_MAX_FIELD", MAX_FIELD)
+    # answers and contexts can be long, but not without bound; the limit is the csv module's, for
+    # the whole process, so it is put back afterwards
+    before = csv.field_size_limit(field_cap)
+    try:
+        return _csv_records(text, name, delim, fmt, field_cap)
+    finally:
+        csv.field_size_limit(before)
+
+
+def _csv_records(text: str, name: str, delim: str, fmt: str, field_cap: int) -> Frame:
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim, strict=True)
     try:
         header = next(reader)
@@ -230,6 +255,7 @@ def _read_csv(raw: bytes, name: str, delim: str, fmt: str) -> Frame:
         raise InputError(f"line 1: does not parse as {fmt.upper()}: {e}", file=name, field="header") from None
     header = [h.strip() for h in header]
     _check_header(header, name)
+    row_cap = _limit("EVALCORE_MAX_ROWS", MAX_ROWS)
     data: dict[str, list[Any]] = {h: [] for h in header}
     starts: list[int] = []  # the physical line each data record starts on
     start = reader.line_num + 1
@@ -242,6 +268,13 @@ def _read_csv(raw: bytes, name: str, delim: str, fmt: str) -> Frame:
             break
         except csv.Error as e:
             at = f"record {records + 1} (starts at line {start})" if spans or reader.line_num > start else None
+            if "field larger than field limit" in str(e):
+                raise InputError(
+                    f"{at or f'line {reader.line_num}'}: a field is longer than the limit of {field_cap:,} characters "
+                    "(raise EVALCORE_MAX_FIELD to import it)",
+                    file=name,
+                    field="row",
+                ) from None
             raise InputError(
                 f"{at or f'line {reader.line_num}'}: does not parse as {fmt.upper()}: {e}", file=name, field="row"
             ) from None
@@ -251,6 +284,8 @@ def _read_csv(raw: bytes, name: str, delim: str, fmt: str) -> Frame:
         if not rec or (len(rec) == 1 and rec[0] == "" and len(header) > 1):
             continue  # blank line
         records += 1
+        if records > row_cap:
+            _over("data rows", records, "EVALCORE_MAX_ROWS", MAX_ROWS, name)
         if len(rec) != len(header):
             col = header[len(rec)] if len(rec) < len(header) else "(extra field)"
             at = f"record {records} (starts at line {line})" if spans else f"line {line}"
@@ -281,6 +316,7 @@ def _csv_utf8_error(raw: bytes, name: str, delim: str, e: UnicodeDecodeError) ->
 
 
 def _check_header(header: list[str], name: str) -> None:
+    _over("columns", len(header), "EVALCORE_MAX_COLUMNS", MAX_COLUMNS, name)
     for k, h in enumerate(header):
         if not h:
             raise InputError(f"column {k + 1} of the header has no name", file=name, field="header")
@@ -328,9 +364,18 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
             raise InputError("nests arrays or objects too deeply to read", file=name, field="row") from None
         records = [(f"object {k + 1}", r) for k, r in enumerate(arr)]
     else:
+        line_cap, row_cap = _limit("EVALCORE_MAX_FIELD", MAX_FIELD), _limit("EVALCORE_MAX_ROWS", MAX_ROWS)
         for k, line in enumerate(text.split("\n"), start=1):
             if not line.strip():
                 continue
+            if len(line) > line_cap:
+                raise InputError(
+                    f"line {k}: longer than the limit of {line_cap:,} characters (raise EVALCORE_MAX_FIELD to import it)",
+                    file=name,
+                    field="row",
+                )
+            if len(records) >= row_cap:
+                _over("rows", len(records) + 1, "EVALCORE_MAX_ROWS", MAX_ROWS, name)
             try:
                 records.append((f"line {k}", json.loads(line)))
             except RecursionError:
@@ -343,8 +388,10 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
                 ) from None
     if not records:
         raise InputError("has no rows", file=name, field=WHOLE_FILE)
+    _over("rows", len(records), "EVALCORE_MAX_ROWS", MAX_ROWS, name)
     columns: list[str] = []
     seen: set[str] = set()
+    col_cap = _limit("EVALCORE_MAX_COLUMNS", MAX_COLUMNS)
     for where, rec in records:
         if not isinstance(rec, dict):
             raise InputError(f"{where}: is a JSON {type(rec).__name__}, expected an object", file=name, field="row")
@@ -352,6 +399,8 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
             if key not in seen:
                 seen.add(key)
                 columns.append(key)
+        if len(columns) > col_cap:
+            _over("keys (columns)", len(columns), "EVALCORE_MAX_COLUMNS", MAX_COLUMNS, name)
     data = {c: [rec.get(c) for _, rec in records] for c in columns}
     return Frame(name, "jsonl", columns, data, [w for w, _ in records])
 
@@ -378,7 +427,12 @@ def _read_parquet(path: Path, name: str) -> Frame:
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     try:
+        meta = pq.read_metadata(path)  # the limits before the data is read
+        _over("columns", meta.num_columns, "EVALCORE_MAX_COLUMNS", MAX_COLUMNS, name)
+        _over("rows", meta.num_rows, "EVALCORE_MAX_ROWS", MAX_ROWS, name)
         table = pq.read_table(path)
+    except InputError:
+        raise
     except Exception as e:  # truncated or not Parquet: ArrowInvalid, OSError, ...
         first = re.sub(r"^Could not open Parquet input source '.*?': ", "", (str(e).splitlines() or [""])[0])
         raise FormatError(

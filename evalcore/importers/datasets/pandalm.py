@@ -112,6 +112,8 @@ def _load(path: Path) -> list[Any]:
         raise InputError(
             f"line {e.lineno}: does not parse as JSON: {e.msg}", file=str(path), field="(whole file)"
         ) from None
+    except RecursionError:
+        raise InputError("nests arrays or objects too deeply to read", file=str(path), field="(whole file)") from None
     if not isinstance(data, list) or not data:
         raise InputError("expected a non-empty JSON array of objects", file=str(path), field="(whole file)")
     for k, rec in enumerate(data):

@@ -65,6 +65,10 @@ def read_summeval(source: str | Path) -> SummEvalSource:
             raise InputError(
                 f"line {ln}: does not parse as JSON: {e.msg} (column {e.colno})", file=str(path), field="row"
             ) from None
+        except RecursionError:
+            raise InputError(
+                f"line {ln}: nests arrays or objects too deeply to read", file=str(path), field="row"
+            ) from None
         if not isinstance(rec, dict):
             raise InputError(
                 f"line {ln}: is a JSON {type(rec).__name__}, expected an object", file=str(path), field="row"
