@@ -157,3 +157,41 @@ def test_a_missing_or_wrong_state_path_is_one_line(tiny, tmp_path, ev):
                         "--value", "pass", "--reviewer", "zed")
     assert code == 0 and (fresh / "labels.sqlite").exists(), err
     shutil.rmtree(fresh)
+
+
+@pytest.mark.parametrize("what", ["labels-file", "derived-dir", "nested-file"])
+def test_a_link_in_the_state_directory_leading_outside_is_refused(tiny, tmp_path, ev, what):
+    """A link planted in the state directory (a file or a directory) that leads outside it is
+    refused by every command before anything is written through it; a link inside it is fine."""
+    data, state = tiny
+    assert ev("--data", data, "--state", state, "labels", "add", "--item", "i0", "--criterion", "ok",
+              "--value", "pass", "--reviewer", "r", "--gen", "g")[0] == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.sqlite"
+    victim.write_bytes(b"precious")
+    if what == "labels-file":
+        for p in state.glob("labels.sqlite*"):
+            p.unlink()
+        (state / "labels.sqlite").symlink_to(victim)
+    elif what == "derived-dir":
+        shutil.rmtree(state / "derived", ignore_errors=True)
+        (state / "derived").symlink_to(outside, target_is_directory=True)
+    else:
+        (state / "deep").mkdir()
+        (state / "deep" / "x").symlink_to(victim)
+    for args in (["labels", "list"], ["labels", "add", "--item", "i0", "--criterion", "ok", "--value", "fail",
+                                      "--reviewer", "r", "--gen", "g"], ["runs"]):
+        code, out, err = ev("--data", data, "--state", state, *args)
+        assert code == 2 and out == "" and err.count("\n") == 1, (args, err)
+        assert "outside the state directory" in err and str(state) in err, err
+    assert victim.read_bytes() == b"precious" and sorted(p.name for p in outside.iterdir()) == ["victim.sqlite"]
+    # a link that stays inside the state directory is not a problem
+    for p in (state / "labels.sqlite", state / "derived", state / "deep"):
+        if p.is_symlink():
+            p.unlink()
+        elif p.is_dir():
+            shutil.rmtree(p)
+    (state / "notes").mkdir()
+    (state / "alias").symlink_to(state / "notes", target_is_directory=True)
+    assert ev("--data", data, "--state", state, "labels", "list")[0] == 0

@@ -78,3 +78,23 @@ def inside(root: Path, *parts: str, resolved: bool = False) -> Path:
     if path != root_r and not path.is_relative_to(root_r):
         raise PathEscapeError(f"resolves outside {root_r}", file=root_r.joinpath(*parts), field="path")
     return path
+
+
+def links_inside(root: Path) -> None:
+    """Refuse a link anywhere under ``root`` (a file or a directory, not followed) that leads
+    outside it: what a state directory holds is written in place, and a link planted in it must
+    not turn a write into one somewhere else. Nothing for a ``root`` that does not exist."""
+    root_r = Path(root).resolve()
+    if not root_r.is_dir():
+        return
+    for top, dirs, files in os.walk(root_r, followlinks=False):
+        for name in dirs + files:
+            p = Path(top) / name
+            if p.is_symlink():
+                target = p.resolve()
+                if target != root_r and not target.is_relative_to(root_r):
+                    raise PathEscapeError(
+                        f"is a link to {target}, outside the state directory: remove it (evalcore writes here)",
+                        file=p,
+                        field=name,
+                    )

@@ -35,7 +35,7 @@ from evalcore.storage.files import (
     write_parquet,
 )
 from evalcore.storage.layout import KINDS, OPTIONAL_TABLES
-from evalcore.storage.paths import check_id, default_data_dir, default_keys_dir, default_state_dir, inside
+from evalcore.storage.paths import check_id, default_data_dir, default_keys_dir, default_state_dir, inside, links_inside
 
 
 def duckdb_memory() -> str:
@@ -79,6 +79,7 @@ class Store:
         if not self.data.is_dir():
             raise InputError("is not a directory", file=self.data, field="--data")
         self.data = self.data.resolve()
+        links_inside(self.state)
         self._cache: dict[tuple[str, str], tuple[Any, Entry]] = {}
         self._lock = threading.Lock()
 
