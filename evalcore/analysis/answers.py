@@ -32,6 +32,7 @@ from evalcore.analysis.selection import (
 )
 from evalcore.errors import InputError, NotFoundError
 from evalcore.stats import association as stats
+from evalcore.storage.seal import withhold
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- drill-downs
@@ -162,7 +163,7 @@ def _answer_texts(store: Store, gen_id: str, keys: list[tuple[str, int]]) -> dic
     if not keys:
         return {}
     gen = store.generation(gen_id)
-    rows = store.records(
+    rows = store.records(  # the texts of an open pairwise session's arms are withheld (storage.seal)
         f"WITH k AS ({_keys_sql()}) SELECT k.item_id, k.gen_round, i.class, i.input, o.output, o.abstained "
         "FROM k LEFT JOIN read_parquet(?) o ON o.item_id = k.item_id AND o.round = k.gen_round "
         "LEFT JOIN read_parquet(?) i ON i.item_id = k.item_id",
@@ -173,7 +174,7 @@ def _answer_texts(store: Store, gen_id: str, keys: list[tuple[str, int]]) -> dic
             store.path_of("suite", gen.manifest.suite_id, "items"),
         ],
     )
-    return {(r["item_id"], r["gen_round"]): r for r in rows}
+    return {(r["item_id"], r["gen_round"]): r for r in withhold(store, gen_id, rows)}
 
 
 def _page_of(store: Store, members_sql: str, params: list[Any], limit: int, offset: int) -> tuple[int, list[tuple]]:

@@ -13,6 +13,7 @@ from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.analysis.suites import suite_mark, versions
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.aggregates import Table, call_scan, generation_row, output_totals, row_count, verdict_rounds
+from evalcore.storage.seal import withhold
 from evalcore.storage.store import Store
 
 
@@ -224,9 +225,13 @@ def item_view(
             "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
             field="item",
         )
-    outs = store.records(
-        "SELECT output, abstained FROM read_parquet(?) WHERE item_id = ? AND round = ?",
-        [store.path_of("generation", gen.id, "outputs"), item_id, int(gen_round)],
+    outs = withhold(  # the texts of an open pairwise session's arms are withheld (storage.seal)
+        store,
+        gen.id,
+        store.records(
+            "SELECT output, abstained FROM read_parquet(?) WHERE item_id = ? AND round = ?",
+            [store.path_of("generation", gen.id, "outputs"), item_id, int(gen_round)],
+        ),
     )
     verdicts = store.records(
         "SELECT criterion, judge_round, passed, score, label, raw_verdict, reason, covered, missed, triggered, "

@@ -387,6 +387,21 @@ class SessionManifest(_Model):
     n_pairs: int = Field(description="number of pairs, mirrors included")
     source: Literal["made", "imported", "simulated"] = Field(description="how the session came to be")
     simulated: bool = Field(default=False, description="made by evalcore's simulator")
+    sealed: list[str] = Field(
+        default_factory=list,
+        description="while the session is open, its arm generations in this data directory, each as "
+        "sha256('<session_id>:<gen_id>') (32 hex digits; no arm named): evalcore withholds their answers' "
+        "texts until the session is closed (docs/PAIRWISE.md, sealing)",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: Any) -> Any:
+        """``sealed`` is written only when the session seals a generation: a session of files or an
+        imported one is written exactly as before it existed."""
+        out = handler(self)
+        if isinstance(out, dict) and not out.get("sealed"):
+            out.pop("sealed", None)
+        return out
 
 
 class LabelSetManifest(_Model):

@@ -289,7 +289,13 @@ def _arms_of(gens, items, gen_round: int, idx: Iterable[int] | None = None):
 
     idx = list(range(len(items))) if idx is None else list(idx)
     return [
-        Arm(name, ARMS[name], {items[i]["item_id"]: gens[name][i][gen_round - 1]["output"] for i in idx}, ACCOUNTS)
+        Arm(
+            name,
+            ARMS[name],
+            {items[i]["item_id"]: gens[name][i][gen_round - 1]["output"] for i in idx},
+            ACCOUNTS,
+            generation=ARMS[name],
+        )
         for name in ARMS
     ]
 

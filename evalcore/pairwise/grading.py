@@ -39,12 +39,12 @@ from evalcore.pairwise.sessions import (
     GUESSES,
     PAIRS_DB_VERSION,
     PROBE_PAIRS,
-    UNBLINDED_FILE,
     SessionOpenError,
 )
 from evalcore.storage.files import atomic_write_bytes, check_parquet, read_json_model
 from evalcore.storage.integrity import check_database
 from evalcore.storage.paths import check_id, inside, utcnow
+from evalcore.storage.seal import unblinded_path
 from evalcore.storage.state import open_state_db, writable_state
 from evalcore.storage.store import Store
 
@@ -244,9 +244,7 @@ class JudgmentStore:
 # --------------------------------------------------------------------------- status, grading
 
 
-def _unblinded_path(store: Store, session_id: str) -> Path:
-    check_id(session_id, "session id")
-    return inside(Path(store.state), "sessions", session_id, UNBLINDED_FILE)
+_unblinded_path = unblinded_path
 
 
 def session_status(store: Store, session_id: str) -> dict[str, Any]:

@@ -57,12 +57,12 @@ from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeEr
 from evalcore.pairwise import blinding, leakage
 from evalcore.storage.files import atomic_write_bytes
 from evalcore.storage.paths import check_id, inside, utcnow
+from evalcore.storage.seal import UNBLINDED_FILE, seal_hash  # noqa: F401 - UNBLINDED_FILE re-exported by evalcore.pairwise
 from evalcore.storage.store import Store
 
 DB_NAME = "pairs.sqlite"
 PAIRS_DB_VERSION = 1
 BLINDING_FILE = "blinding.json"
-UNBLINDED_FILE = "unblinded.json"
 CHOICES = ("left", "right", "same")
 GUESSES = ("left", "right", "unsure")
 PROBE_PAIRS = 8
@@ -119,6 +119,7 @@ class Arm:
     texts: dict[str, str]
     suite_id: str | None = None
     unusable: list[str] = field(default_factory=list)  # items whose answer errored or is empty
+    generation: str | None = None  # the generation of the data directory it was read from (sealed while open)
 
 
 def parse_arm(spec: str) -> tuple[str, str]:
@@ -175,7 +176,7 @@ def load_arm(store: Store, name: str, value: str, gen_round: int = 1) -> Arm:
                 bad.append(r["item_id"])
             else:
                 texts[r["item_id"]] = str(r["output"])
-        return Arm(name, value, texts, g.manifest.suite_id, bad)
+        return Arm(name, value, texts, g.manifest.suite_id, bad, generation=value)
     path = Path(value).expanduser()
     if not path.is_file():
         raise NotFoundError(f"{value!r} is neither a generation in {store.data} nor a file", field="--arm")
@@ -425,6 +426,7 @@ def plan_session(
         n_pairs=len(pairs),
         source=cast(Literal["made", "imported", "simulated"], source),
         simulated=simulated,
+        sealed=sorted(seal_hash(session_id, a.generation) for a in arms if a.generation),
     )
     km = S.KeyManifest(session_id=session_id, arms={a0.name: a0.source, a1.name: a1.source}, created_at=created_at)
     record = {

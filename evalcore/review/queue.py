@@ -51,6 +51,7 @@ from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.review.detect import _FALSE, _TRUE, PRIORITY, REASONS, verdicts_sql
 from evalcore.storage.gold import gold
 from evalcore.storage.labels import ROLES, LabelStore
+from evalcore.storage.seal import withhold
 from evalcore.storage.store import Store
 
 AUDIT = "audit"
@@ -456,9 +457,13 @@ def case_view(
         "SELECT * FROM read_parquet(?) WHERE item_id = ?",
         [store.path_of("suite", gen.manifest.suite_id, "items"), item_id],
     )
-    out_row = store.records(
-        "SELECT output, abstained, error FROM read_parquet(?) WHERE item_id = ? AND round = ?",
-        [store.path_of("generation", q["gen_id"], "outputs"), item_id, int(gen_round)],
+    out_row = withhold(  # the texts of an open pairwise session's arms are withheld (storage.seal)
+        store,
+        q["gen_id"],
+        store.records(
+            "SELECT output, abstained, error FROM read_parquet(?) WHERE item_id = ? AND round = ?",
+            [store.path_of("generation", q["gen_id"], "outputs"), item_id, int(gen_round)],
+        ),
     )
     it = item[0] if item else {}
     crit = _criterion(store, q["runs"], q["gen_id"], criterion)

@@ -1,0 +1,78 @@
+"""Sealing: the answers of an open pairwise session's arms are not shown while it is open.
+
+A blinded session shows graders the two arms' answers, normalised, with the sides drawn at
+random. Whoever can read the arms' own answers elsewhere can match them to the shown texts and
+unblind every pair: the texts *are* those answers, so no transform that keeps them readable keeps
+them unmatchable. So while a session is open, the generations it pairs (recorded in its
+session.json as ``sealed``: a hash of the session id and the generation id per arm, so the file
+names no arm) are sealed: every reader of evalcore that returns an answer's text
+(:func:`evalcore.analysis.answers` drill-downs, an answer's detail, a review case) gives
+:func:`withheld_text` in its place, for everyone (the results are cached and shared across the
+app's users, so there is no per-viewer exception). Counts, verdicts and figures are unchanged.
+Closing the session (``evalcore pairs close``, which needs the key) lifts the seal. The files
+themselves stay where they are: the data directory is the operator's (docs/PAIRWISE.md says who
+should be able to read it while a session is open).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evalcore.storage.paths import check_id, inside
+
+if TYPE_CHECKING:
+    from evalcore.storage.store import Store
+
+
+def seal_hash(session_id: str, gen_id: str) -> str:
+    """How session.json names a sealed generation: 32 hex digits of sha256('<session>:<gen>')."""
+    return hashlib.sha256(f"{session_id}:{gen_id}".encode()).hexdigest()[:32]
+
+
+UNBLINDED_FILE = "unblinded.json"
+
+
+def unblinded_path(store: Store, session_id: str) -> Path:
+    """Where closing a session writes its unblinded key: ``<state>/sessions/<id>/unblinded.json``
+    (a session with this file is closed in this state directory)."""
+    check_id(session_id, "session id")
+    return inside(Path(store.state), "sessions", session_id, UNBLINDED_FILE)
+
+
+def sealed_generations(store: Store) -> dict[str, str]:
+    """Generation id -> the open session sealing it (the first in id order when several do). A
+    session is open when its session.json says so and it was not closed (unblinded) into this
+    state directory."""
+    seals: list[tuple[str, set[str]]] = []
+    for sid in store.ids("session"):
+        m = store.session(sid).manifest
+        if m.status == "open" and m.sealed and not unblinded_path(store, sid).is_file():
+            seals.append((sid, set(m.sealed)))
+    if not seals:
+        return {}
+    out: dict[str, str] = {}
+    for gid in store.ids("generation"):
+        for sid, hashes in seals:
+            if seal_hash(sid, gid) in hashes:
+                out[gid] = sid
+                break
+    return out
+
+
+def withheld_text(session_id: str) -> str:
+    """What an answer's text reads as while its generation is sealed."""
+    return (
+        f"(withheld: this answer is an arm of the open pairwise session {session_id}, shown again once the "
+        "session is closed)"
+    )
+
+
+def withhold(store: Store, gen_id: str, rows: list[dict], key: str = "output") -> list[dict]:
+    """``rows`` with ``key`` replaced by :func:`withheld_text` (and ``withheld`` set to the session)
+    when ``gen_id`` is sealed; unchanged otherwise."""
+    sid = sealed_generations(store).get(gen_id)
+    if sid is None:
+        return rows
+    return [{**r, key: withheld_text(sid), "withheld": sid} for r in rows]
