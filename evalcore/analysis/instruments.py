@@ -219,6 +219,7 @@ def _joined(
     key: str = "item_id",
     unordered_above: int | None = None,
     grouped: tuple[str, list[Any]] | None = None,
+    small: bool = False,
 ) -> dict[str, Any]:
     """Join the pivots of several instruments on the answers where every one has a verdict on every
     criterion; return the columns as numpy arrays. ``key``: the pivots' item column (``item``, the
@@ -260,7 +261,16 @@ def _joined(
         # ordered by answer so that a seeded bootstrap resamples the same answers every time
         cur = store._con().cursor()
         try:
-            res = cur.execute(f"{body} ORDER BY {key}, gen_round", params).fetchnumpy()
+            if small:
+                for tag, sql, p in parts:
+                    cur.register(f"ec_part_{tag}", cur.sql(sql, params=p).to_arrow_table())
+                read = " ".join(f"JOIN ec_part_{tag} AS {tag} USING ({key}, gen_round)" for tag, _, _ in parts[1:])
+                res = cur.execute(
+                    f"SELECT * EXCLUDE ({key}, gen_round) FROM ec_part_{first} AS {first} {read} WHERE {notnull} "
+                    f"ORDER BY {key}, gen_round"
+                ).fetchnumpy()
+            else:
+                res = cur.execute(f"{body} ORDER BY {key}, gen_round", params).fetchnumpy()
         finally:
             cur.close()
     out: dict[str, Any] = {}  # the columns, and "n" the number of answers
@@ -411,7 +421,7 @@ def association(
                 rsql = f"SELECT * FROM ({rsql}) WHERE item_id IN ({labelled})"
                 qsql, qparams = _pivot_sql(rsql, [*rparams, *ps[1]], common, f"i{i}", numeric)
             people_parts.append((f"i{i}", qsql, qparams))
-        people = _joined(store, [("hp", psql, pparams)] + people_parts, k)
+        people = _joined(store, [("hp", psql, pparams)] + people_parts, k, small=True)
         instruments.append({"name": PEOPLE, "tag": "hp", "mode": PEOPLE, "groups": None, "status": "complete"})
 
     def fails(data: dict[str, np.ndarray], tag: str, j: int) -> np.ndarray:
