@@ -20,11 +20,11 @@ import shutil
 
 import pyarrow.parquet as pq
 import pytest
+from conftest import REPO
 
 from evalcore import Store, analysis
 from evalcore.pairwise import blinding
 from evalcore.storage.seal import sealed_generations, withheld_text
-from conftest import REPO
 
 DEMO, DEMO_KEYS = REPO / "data" / "demo", REPO / "data" / "demo-keys"
 ARMS = {"concise": "accounts-g1", "detailed": "accounts-g2"}
