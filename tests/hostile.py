@@ -111,6 +111,11 @@ def _file_case(cmd: str, kind: str) -> Builder:
             bad = {"nul-in-id": "a\x00b", "escape-in-id": "\x1b[31mred", "newline-in-id": "two\nlines",
                    "long-id": "x" * 600}[kind]
             f = _csv(inp / "ids.csv", cols, [dict(rows[0], item_id=bad), *rows[1:]])
+        elif kind == "deep-cell":  # a list cell (must_have) holding JSON nested past the parser's depth
+            deep = "[" * DEEP + "]" * DEEP
+            rows = [dict(r, must_have=deep if k == 0 else "") for k, r in enumerate(rows)]
+            f = _csv(inp / "deep-cell.csv", cols + ["must_have"], rows) if src.suffix == ".csv" else _jsonl(
+                inp / "deep-cell.jsonl", rows)
         elif kind == "columns":
             f = _csv(inp / "columns.csv", cols + [f"extra{k}" for k in range(10_001)], rows)
         elif kind == "field-limit":
@@ -168,7 +173,7 @@ FILE_KINDS = ["deep-jsonl", "deep-json", "lone-surrogate", "nul-in-id", "escape-
               "columns", "field-limit", "row-limit", "column-limit", "utf16", "garbage", "empty", "directory",
               "missing", "header-only", "ragged", "unbalanced-quote", "missing-argument", "unknown-option",
               "bad-format-choice"]
-THRESHOLD_KINDS = ["threshold-nan", "threshold-inf", "threshold--inf", "threshold-abc", "threshold-99", "threshold-1e400"]
+THRESHOLD_KINDS = ["deep-cell", "threshold-nan", "threshold-inf", "threshold--inf", "threshold-abc", "threshold-99", "threshold-1e400"]
 PAIRS_KINDS = ["seed-not-a-number", "keys-state", "keys-in-state", "keys-data", "keys-over-state"]
 
 

@@ -780,3 +780,23 @@ def test_json_nested_too_deeply_is_one_line(tmp_path, ev):
     deep.write_text('{"item_id": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
     code, _, err = ev("--data", tmp_path / "d", "import", "wide", deep, "--threshold", "4")
     assert code == 2 and len(err.strip().splitlines()) == 1 and "too deeply" in err, err
+
+
+def test_the_json_depth_limit_is_one_line_and_can_be_raised(tmp_path, ev, monkeypatch):
+    """150 levels are past the default limit (100): refused in one line naming the limit; with
+    EVALCORE_MAX_DEPTH=200 the same file is read (and refused for what it holds, not its depth);
+    a text that holds brackets only inside its strings is not deep."""
+    from evalcore.importers.frame import deeper_than, loads_json
+
+    deep = tmp_path / "deep.jsonl"
+    deep.write_text('{"item_id": "a", "input": "q", "output": "o", "ok": ' + "[" * 150 + "]" * 150 + "}\n")
+    code, _, err = ev("--data", tmp_path / "d", "import", "wide", deep, "--threshold", "4")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "more than 100 deep" in err, err
+    assert "EVALCORE_MAX_DEPTH" in err
+    monkeypatch.setenv("EVALCORE_MAX_DEPTH", "200")
+    code, _, err = ev("--data", tmp_path / "d", "import", "wide", deep, "--threshold", "4")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "more than" not in err and "is not pass/fail" in err, err
+    assert not (tmp_path / "d").exists()
+    monkeypatch.delenv("EVALCORE_MAX_DEPTH")
+    assert loads_json('{"s": "' + "[" * 500 + '"}') == {"s": "[" * 500}
+    assert deeper_than([[[]]], 2) == 3 and deeper_than([[[]]], 3) == 0

@@ -37,6 +37,7 @@ from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.importers.frame import (
     WHOLE_FILE,
+    loads_json,
     lone_surrogate,
 )
 from evalcore.importers.plan import Plan
@@ -131,14 +132,12 @@ def _parse_json_bytes(doc: _Doc, raw: bytes, field_: str, what: str) -> Any:
     if bad:
         raise doc.err(field_, bad)
     try:
-        return json.loads(text)
+        return loads_json(text)
     except json.JSONDecodeError as e:
         rest = text[e.pos :].rstrip()
         cut = e.pos >= len(text.rstrip()) or (e.msg.startswith("Unterminated string") and "\n" not in rest)
         end = " (the file ends early: truncated?)" if cut else ""
         raise doc.err(field_, f"does not parse as JSON at line {e.lineno} column {e.colno}: {e.msg}{end}") from None
-    except RecursionError:
-        raise doc.err(field_, "is nested too deeply to read") from None
 
 
 def _obj(doc: _Doc, v: Any, field_: str, what: str = "an object") -> dict:

@@ -26,6 +26,7 @@ from evalcore.importers.frame import (
     Frame,
     col_int,
     col_text,
+    loads_json,
     resolve_column,
 )
 from evalcore.importers.pairs import PairOpts
@@ -140,7 +141,7 @@ def _prepare_pairs(frame: Frame, o: PairOpts, x: PairExtras) -> tuple[Frame, Pai
         for i, v in enumerate(frame.data[jc]):
             if isinstance(v, str) and v.strip().startswith("["):
                 try:
-                    v = json.loads(v)
+                    v = loads_json(v)
                 except json.JSONDecodeError:
                     pass
             if isinstance(v, list) and v and all(isinstance(t, str) for t in v):
@@ -175,7 +176,7 @@ def _conversation(frame: Frame, col: str, i: int, turn: int) -> tuple[list[str],
     v = frame.data[col][i]
     if isinstance(v, str):
         try:
-            v = json.loads(v)
+            v = loads_json(v)
         except json.JSONDecodeError as e:
             raise frame.err(f"does not parse as a JSON list of messages: {e.msg}", col, i) from None
     if not isinstance(v, list) or not v:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore.errors import InputError
-from evalcore.importers.frame import BINARY_FALSE, BINARY_TRUE, Frame, _is_missing
+from evalcore.importers.frame import BINARY_FALSE, BINARY_TRUE, Frame, _is_missing, loads_json
 
 MODES = ("single", "grouped", "split")
 #: wide format: a column ``<criterion><suffix>`` holds what the harness recorded for that criterion
@@ -166,7 +166,7 @@ def list_cell(frame: Frame, col: str, i: int, v: Any) -> list[str] | None:
         return None
     if isinstance(v, str) and v.strip().startswith("["):
         try:
-            v = json.loads(v)
+            v = loads_json(v)
         except json.JSONDecodeError as e:
             raise frame.err(f"{v[:60]!r} is not a JSON list of statements: {e.msg}", col, i) from None
     if isinstance(v, (list, tuple)):

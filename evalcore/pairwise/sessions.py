@@ -154,6 +154,8 @@ def _read_file_rows(path: Path) -> list[dict[str, Any]]:
             return pq.read_table(path).to_pylist()
     except (UnicodeDecodeError, json.JSONDecodeError, csv.Error) as e:
         raise FormatError(f"cannot be read: {e}", file=path, field="file") from None
+    except RecursionError:
+        raise FormatError("cannot be read: nests arrays or objects too deeply", file=path, field="file") from None
     except OSError as e:
         raise FormatError(f"cannot be read: {e}", file=path, field="file") from None
     raise InputError(f"unknown file type {ext!r} (csv, tsv, jsonl, json, parquet)", file=path, field="--arm")

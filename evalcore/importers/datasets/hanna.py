@@ -53,7 +53,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.importers.defaults import DEFAULT_THRESHOLD
-from evalcore.importers.frame import read_bounded
+from evalcore.importers.frame import loads_json, read_bounded
 from evalcore.importers.plan import imported_generation, imported_run, suite_manifest, target_data_dir
 from evalcore.storage.files import to_table
 from evalcore.storage.paths import utcnow
@@ -286,7 +286,7 @@ def read_hanna(source: str | Path) -> HannaSource:
             nonlocal n, first_col
             where = f"line {line} ({system})"  # noqa: B023 (called within the same iteration)
             try:
-                vals = json.loads(row[index[col]], parse_float=_Num, parse_int=_Num, parse_constant=_Num)  # noqa: B023
+                vals = loads_json(row[index[col]], parse_float=_Num, parse_int=_Num, parse_constant=_Num)  # noqa: B023
             except json.JSONDecodeError as e:
                 raise InputError(
                     f"{where}: not a JSON list of numbers ({e.msg} at column {e.colno})", file=str(path), field=col

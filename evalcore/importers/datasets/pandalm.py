@@ -40,6 +40,7 @@ from typing import Any
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.importers.defaults import PANDALM_SEED
+from evalcore.importers.frame import loads_json
 from evalcore.importers.plan import (
     draw_pair_ids,
     imported_generation,
@@ -107,13 +108,11 @@ def _load(path: Path) -> list[Any]:
             f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})", file=str(path), field="(whole file)"
         ) from None
     try:
-        data = json.loads(text)
+        data = loads_json(text)
     except json.JSONDecodeError as e:
         raise InputError(
             f"line {e.lineno}: does not parse as JSON: {e.msg}", file=str(path), field="(whole file)"
         ) from None
-    except RecursionError:
-        raise InputError("nests arrays or objects too deeply to read", file=str(path), field="(whole file)") from None
     if not isinstance(data, list) or not data:
         raise InputError("expected a non-empty JSON array of objects", file=str(path), field="(whole file)")
     for k, rec in enumerate(data):

@@ -44,6 +44,7 @@ from evalcore.importers.datasets.hanna import (
     _read_text,
     _source_dir,
 )
+from evalcore.importers.frame import loads_json
 from evalcore.importers.plan import imported_generation, suite_manifest, target_data_dir
 from evalcore.storage.paths import utcnow
 
@@ -60,14 +61,10 @@ def read_summeval(source: str | Path) -> SummEvalSource:
         if not line.strip():
             continue
         try:
-            rec = json.loads(line, parse_float=_Num, parse_int=_Num, parse_constant=_Num)
+            rec = loads_json(line, parse_float=_Num, parse_int=_Num, parse_constant=_Num)
         except json.JSONDecodeError as e:
             raise InputError(
                 f"line {ln}: does not parse as JSON: {e.msg} (column {e.colno})", file=str(path), field="row"
-            ) from None
-        except RecursionError:
-            raise InputError(
-                f"line {ln}: nests arrays or objects too deeply to read", file=str(path), field="row"
             ) from None
         if not isinstance(rec, dict):
             raise InputError(
