@@ -21,6 +21,7 @@ from evalcore import analysis, stats
 from pages import _ui
 
 PAGE_SIZE = 25
+FINDING_ANSWERS = 5  # answers quoted under the finding
 PCT = st.column_config.NumberColumn(format="%.1f%%")
 PEOPLE = analysis.PEOPLE
 DEFAULT_RUNS = ["support-single", "support-split"]
@@ -152,16 +153,19 @@ with _ui.boundary():
         )
         if singles and f["class"] != "real":
             with st.expander(f"What {singles[0]} wrote on answers failing both {f['a']} and {f['b']}"):
-                said = _ui.analysis_call(  # cached: the expander's body runs on every render, open or not
-                    "cell_answers", list(chosen), f["a"], f["b"], True, True, singles[0], human, sel, 5, 0
+                # the first page of the cell the 2x2 below opens on (the same call, so one query for both:
+                # the expander's body runs on every render, open or not), of which the first few
+                said = _ui.analysis_call(
+                    "cell_answers", list(chosen), f["a"], f["b"], True, True, singles[0], human, sel, PAGE_SIZE, 0
                 )
+                shown = said["answers"][:FINDING_ANSWERS]
                 st.caption(
                     _ui.md_escape(
-                        f"{said['total']} answers fail both in {singles[0]}; the first {len(said['answers'])}, with the "
+                        f"{said['total']} answers fail both in {singles[0]}; the first {len(shown)}, with the "
                         "judge's own reasons and what the other instruments said:"
                     )
                 )
-                for x in said["answers"]:
+                for x in shown:
                     own = x["verdicts"][singles[0]]
                     others = "; ".join(
                         f"{who}: {f['a']} {_word(v[f['a']]['passed'])}, {f['b']} {_word(v[f['b']]['passed'])}"
