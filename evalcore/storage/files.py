@@ -222,6 +222,12 @@ def check_ids(tbl: pa.Table, table: str) -> pa.Table:
         if name not in tbl.column_names or not pa.types.is_string(tbl.schema.field(name).type):
             continue
         col = tbl.column(name)
+        # the common case, ids all ASCII: no control character is "printable", a character is a
+        # byte and NFC changes nothing (0.9 s for the three id columns of 18M verdicts, against 4.3 s
+        # for the general checks below)
+        if pc.all(pc.string_is_ascii(col)).as_py() and pc.all(pc.ascii_is_printable(col)).as_py():
+            if (pc.max(pc.binary_length(col)).as_py() or 0) <= MAX_ID_LENGTH:
+                continue
         bad = pc.match_substring_regex(col, r"[\x00-\x1f\x7f]")
         if pc.any(bad).as_py():
             v = col.filter(bad)[0].as_py()
