@@ -383,6 +383,14 @@ with _ui.boundary():
         ]
         if busy and not view["decided"]:
             st.warning(_ui.md_escape(f"{', '.join(busy)} has this case open right now."))
+        sealed = bool(view.get("withheld"))  # deciding waits for the pairwise session to close
+        if sealed:
+            st.warning(
+                _ui.md_escape(
+                    f"This answer is withheld: its generation is an arm of the open pairwise session "
+                    f"{view['withheld']}. Its cases are decided once that session is closed."
+                )
+            )
         word = "Revise: " if view["decided"] else ""
         cols = st.columns(len(view["choices"]) + 2)
         for col, value in zip(cols, view["choices"]):
@@ -393,6 +401,7 @@ with _ui.boundary():
                 on_click=_record,
                 args=(queue_id, case, "decided", value),
                 type="primary",
+                disabled=sealed,
                 width="stretch",
             )
         cols[-2].button(
@@ -401,6 +410,7 @@ with _ui.boundary():
             shortcut=NAV_KEYS["test_wrong"],
             on_click=_record,
             args=(queue_id, case, "test_wrong"),
+            disabled=sealed,
             width="stretch",
         )
         cols[-1].button(

@@ -119,3 +119,41 @@ def test_closing_every_session_on_the_arms_lifts_the_seal(demo, ev):
     item = store.sql("SELECT item_id FROM read_parquet(?) LIMIT 1", [store.path_of("generation", "accounts-g1", "outputs")])[0][0]
     out = analysis.item_view(store, "accounts-g1-split", item, 1)["output"]
     assert out and "withheld" not in out
+
+
+def test_a_review_case_of_a_sealed_generation_waits_for_the_session(demo, ev, monkeypatch):
+    """A queue on an arm generation: its cases show the withheld line, a decision is refused in one
+    line (a skip is not), the Review page says why and draws its decision buttons disabled; once
+    the session is closed the same decision is recorded."""
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore import review as R
+
+    data, keys, state = demo
+    store = Store(data, state)
+    q = R.build_queue(store, "accounts-g1", audit_rate=1.0, seed=1)
+    case = R.cases(store, q["queue_id"])[0]
+    key = (case["item_id"], int(case["gen_round"]), case["criterion"])
+    view = R.case_view(store, q["queue_id"], *key, "ann", include_holdout=True)
+    assert view["withheld"] == "accounts-practice" and view["output"] == withheld_text("accounts-practice")
+    args = ["--data", data, "--state", state, "queue", "decide", "--queue", q["queue_id"], "--item", key[0],
+            "--round", key[1], "--criterion", key[2], "--reviewer", "ann"]
+    code, out, err = ev(*args, "--value", view["choices"][0])
+    assert code == 2 and out == "" and err.count("\n") == 1 and "pairwise session accounts-practice is open" in err
+    assert ev(*args, "--skip")[0] == 0
+    monkeypatch.setenv("EVALCORE_DATA", str(data))
+    monkeypatch.setenv("EVALCORE_STATE", str(state))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.query_params.update({"gen": "accounts-g1", "queue": q["queue_id"], "item": key[0], "round": str(key[1]),
+                            "criterion": key[2]})
+    at.switch_page("pages/5_review.py").run()
+    next(t for t in at.text_input if (t.key or "").startswith("review_name_")).input("bob").run()
+    assert not at.exception, [e.value for e in at.exception]
+    import html
+
+    assert any("withheld" in w.value and "accounts-practice" in html.unescape(w.value) for w in at.warning)
+    assert all(b.disabled for b in at.button if b.label in view["choices"])
+    # closed: the seal is lifted and the decision is taken
+    assert ev("--data", data, "--state", state, "pairs", "close", "--session", "accounts-practice", "--keys", keys)[0] == 0
+    code, _, err = ev(*args, "--value", view["choices"][0])
+    assert code == 0, err

@@ -51,7 +51,7 @@ from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.review.detect import _FALSE, _TRUE, PRIORITY, REASONS, verdicts_sql
 from evalcore.storage.gold import gold
 from evalcore.storage.labels import ROLES, LabelStore
-from evalcore.storage.seal import withhold
+from evalcore.storage.seal import sealed_generations, withhold
 from evalcore.storage.store import Store
 
 AUDIT = "audit"
@@ -568,6 +568,7 @@ def case_view(
         "mine": mine,
         "decided": decided,
         "revealed": reveal,
+        "withheld": out_row[0].get("withheld") if out_row else None,  # the open session sealing the answer
         "stratum": case["stratum"] if reveal else None,
         "reasons": case["reasons"] if reveal else None,
         "detail": detail,
@@ -637,6 +638,13 @@ def decide(
     if role == "adjudicator" and outcome == "skipped":
         raise LabelError("an adjudicator settles a case or leaves it: there is no skip", field="outcome")
     q = get_queue(store, queue_id)
+    sealing = sealed_generations(store).get(q["gen_id"])
+    if sealing is not None and outcome != "skipped":
+        raise LabelError(
+            f"the answers of generation {q['gen_id']} are withheld while the pairwise session {sealing} is open "
+            "(it pairs them): decide its cases once the session is closed",
+            field="queue",
+        )
     case = find_case(store, q["queue_id"], item_id, gen_round, criterion)
     labels = LabelStore(store)
     if outcome == "test_wrong" and not (note or "").strip():
