@@ -239,7 +239,8 @@ def _joined(
     first = parts[0][0]
     joins = " ".join(f"JOIN {tag} USING ({key}, gen_round)" for tag, _, _ in parts[1:])
     notnull = " AND ".join(f"{tag}_f{j} IS NOT NULL" for tag, _, _ in parts for j in range(n_crit))
-    body = f"WITH {', '.join(ctes)} SELECT * EXCLUDE ({key}, gen_round) FROM {first} {joins} WHERE {notnull}"
+    joined = f"SELECT * EXCLUDE ({key}, gen_round) FROM {first} {joins} WHERE {notnull}"
+    body = f"WITH {', '.join(ctes)} {joined}"
     res: dict[str, Any] | None = None
     weights: np.ndarray | None = None
     if unordered_above is not None:
@@ -261,14 +262,10 @@ def _joined(
         # ordered by answer so that a seeded bootstrap resamples the same answers every time
         cur = store._con().cursor()
         try:
-            if small:
+            if small:  # each part read on its own, under its tag (this cursor's names), then joined
                 for tag, sql, p in parts:
-                    cur.register(f"ec_part_{tag}", cur.sql(sql, params=p).to_arrow_table())
-                read = " ".join(f"JOIN ec_part_{tag} AS {tag} USING ({key}, gen_round)" for tag, _, _ in parts[1:])
-                res = cur.execute(
-                    f"SELECT * EXCLUDE ({key}, gen_round) FROM ec_part_{first} AS {first} {read} WHERE {notnull} "
-                    f"ORDER BY {key}, gen_round"
-                ).fetchnumpy()
+                    cur.register(tag, cur.sql(sql, params=p).to_arrow_table())
+                res = cur.execute(f"{joined} ORDER BY {key}, gen_round").fetchnumpy()
             else:
                 res = cur.execute(f"{body} ORDER BY {key}, gen_round", params).fetchnumpy()
         finally:

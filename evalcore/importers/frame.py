@@ -154,9 +154,8 @@ def loads_json(text: str, **kw: Any) -> Any:
     return value
 
 
-def _over(what: str, n: int, env: str, default: int, name: str) -> None:
-    """Refuse a file with more than the limit ``env`` (default ``default``) of ``what``."""
-    cap = _limit(env, default)
+def _over(what: str, n: int, cap: int, env: str, name: str) -> None:
+    """Refuse a file with more than ``cap`` (the limit ``env``) of ``what``."""
     if n > cap:
         raise InputError(
             f"has {n:,} {what}, more than the limit of {cap:,} (raise {env} to import it)", file=name, field=WHOLE_FILE
@@ -323,8 +322,7 @@ def _csv_records(text: str, name: str, delim: str, fmt: str, field_cap: int) -> 
         if not rec or (len(rec) == 1 and rec[0] == "" and len(header) > 1):
             continue  # blank line
         records += 1
-        if records > row_cap:
-            _over("data rows", records, "EVALCORE_MAX_ROWS", MAX_ROWS, name)
+        _over("data rows", records, row_cap, "EVALCORE_MAX_ROWS", name)
         if len(rec) != len(header):
             col = header[len(rec)] if len(rec) < len(header) else "(extra field)"
             at = f"record {records} (starts at line {line})" if spans else f"line {line}"
@@ -355,7 +353,7 @@ def _csv_utf8_error(raw: bytes, name: str, delim: str, e: UnicodeDecodeError) ->
 
 
 def _check_header(header: list[str], name: str) -> None:
-    _over("columns", len(header), "EVALCORE_MAX_COLUMNS", MAX_COLUMNS, name)
+    _over("columns", len(header), _limit("EVALCORE_MAX_COLUMNS", MAX_COLUMNS), "EVALCORE_MAX_COLUMNS", name)
     for k, h in enumerate(header):
         if not h:
             raise InputError(f"column {k + 1} of the header has no name", file=name, field="header")
@@ -399,6 +397,8 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
             arr = loads_json(text)
         except json.JSONDecodeError as e:
             raise InputError(f"line {e.lineno}: does not parse as JSON: {e.msg}", file=name, field="row") from None
+        if isinstance(arr, list):
+            _over("rows", len(arr), _limit("EVALCORE_MAX_ROWS", MAX_ROWS), "EVALCORE_MAX_ROWS", name)
         records = [(f"object {k + 1}", r) for k, r in enumerate(arr)]
     else:
         line_cap, row_cap = _limit("EVALCORE_MAX_FIELD", MAX_FIELD), _limit("EVALCORE_MAX_ROWS", MAX_ROWS)
@@ -411,8 +411,7 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
                     file=name,
                     field="row",
                 )
-            if len(records) >= row_cap:
-                _over("rows", len(records) + 1, "EVALCORE_MAX_ROWS", MAX_ROWS, name)
+            _over("rows", len(records) + 1, row_cap, "EVALCORE_MAX_ROWS", name)
             try:
                 records.append((f"line {k}", loads_json(line)))
             except json.JSONDecodeError as e:
@@ -421,7 +420,6 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
                 ) from None
     if not records:
         raise InputError("has no rows", file=name, field=WHOLE_FILE)
-    _over("rows", len(records), "EVALCORE_MAX_ROWS", MAX_ROWS, name)
     columns: list[str] = []
     seen: set[str] = set()
     col_cap = _limit("EVALCORE_MAX_COLUMNS", MAX_COLUMNS)
@@ -432,8 +430,7 @@ def _read_json(raw: bytes, name: str, fmt: str) -> Frame:
             if key not in seen:
                 seen.add(key)
                 columns.append(key)
-        if len(columns) > col_cap:
-            _over("keys (columns)", len(columns), "EVALCORE_MAX_COLUMNS", MAX_COLUMNS, name)
+        _over("keys (columns)", len(columns), col_cap, "EVALCORE_MAX_COLUMNS", name)
     data = {c: [rec.get(c) for _, rec in records] for c in columns}
     return Frame(name, "jsonl", columns, data, [w for w, _ in records])
 
@@ -461,8 +458,8 @@ def _read_parquet(path: Path, name: str) -> Frame:
 
     try:
         meta = pq.read_metadata(path)  # the limits before the data is read
-        _over("columns", meta.num_columns, "EVALCORE_MAX_COLUMNS", MAX_COLUMNS, name)
-        _over("rows", meta.num_rows, "EVALCORE_MAX_ROWS", MAX_ROWS, name)
+        _over("columns", meta.num_columns, _limit("EVALCORE_MAX_COLUMNS", MAX_COLUMNS), "EVALCORE_MAX_COLUMNS", name)
+        _over("rows", meta.num_rows, _limit("EVALCORE_MAX_ROWS", MAX_ROWS), "EVALCORE_MAX_ROWS", name)
         table = pq.read_table(path)
     except InputError:
         raise

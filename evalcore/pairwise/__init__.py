@@ -1,5 +1,7 @@
 """Blinded pairwise sessions: normalisation, identifiability, making and grading sessions, the report."""
 
+from evalcore.storage.seal import UNBLINDED_FILE
+
 from .blinding import (
     DEFAULT_BOOT,
     DEFAULT_FOLDS,
@@ -42,7 +44,6 @@ from .sessions import (
     ID_ALPHABET,
     PAIRS_DB_VERSION,
     PROBE_PAIRS,
-    UNBLINDED_FILE,
     Arm,
     SessionOpenError,
     SessionPlan,

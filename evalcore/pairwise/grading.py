@@ -244,15 +244,12 @@ class JudgmentStore:
 # --------------------------------------------------------------------------- status, grading
 
 
-_unblinded_path = unblinded_path
-
-
 def session_status(store: Store, session_id: str) -> dict[str, Any]:
     """``{"status": "open" | "closed", "unblinded": bool, "closed_at": ...}``. A session is closed
     when it was unblinded into this state directory, or when its session.json says closed (an
     imported or demo session); only an unblinded one has results here."""
     m = store.session(session_id).manifest
-    p = _unblinded_path(store, session_id)
+    p = unblinded_path(store, session_id)
     if p.is_file():
         rec = json.loads(p.read_text(encoding="utf-8"))
         return {"session_id": session_id, "status": "closed", "unblinded": True, "closed_at": rec.get("closed_at")}
@@ -469,7 +466,7 @@ def close_session(
     """Unblind: check the key against the session and write ``<state>/sessions/<id>/unblinded.json``.
     The data directory is not touched. Refused when the session is already unblinded here."""
     entry = store.session(session_id)
-    out = _unblinded_path(store, session_id)
+    out = unblinded_path(store, session_id)
     if out.is_file():
         raise InputError(f"session {session_id!r} is already closed and unblinded in {store.state}", field="--session")
     km, rows, record = read_key(keys_dir, session_id)
@@ -575,7 +572,7 @@ def unblinded(store: Store, session_id: str) -> dict:
             f"`evalcore pairs close --session {session_id} --keys DIR`",
             field="--session",
         )
-    return json.loads(_unblinded_path(store, session_id).read_text(encoding="utf-8"))
+    return json.loads(unblinded_path(store, session_id).read_text(encoding="utf-8"))
 
 
 def _people(store: Store, session_id: str) -> list[dict]:

@@ -20,11 +20,12 @@ import numpy as np
 
 from evalcore.errors import FormatError
 from evalcore.pairwise import leakage as blinding
-from evalcore.pairwise.grading import JudgmentStore, _people, _unblinded_path, load_pairs, unblinded
+from evalcore.pairwise.grading import JudgmentStore, _people, load_pairs, unblinded
 from evalcore.pairwise.sessions import CHOICES
 from evalcore.pairwise.verdicts import GRADER_INCONSISTENT, caveats, pair_verdicts, verdict, verdict_counts
 from evalcore.stats import agreement
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
+from evalcore.storage.seal import unblinded_path
 from evalcore.storage.store import Store
 
 
@@ -337,7 +338,7 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
     if missing:
         raise FormatError(
             f"the unblinded key lacks {len(missing)} pair(s) of the session (the session changed after it was closed)",
-            file=_unblinded_path(store, session_id),
+            file=unblinded_path(store, session_id),
             field="key",
         )
     m = store.session(session_id).manifest

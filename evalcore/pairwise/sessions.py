@@ -57,7 +57,7 @@ from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeEr
 from evalcore.pairwise import blinding, leakage
 from evalcore.storage.files import atomic_write_bytes
 from evalcore.storage.paths import check_id, inside, utcnow
-from evalcore.storage.seal import UNBLINDED_FILE, seal_hash  # noqa: F401 - UNBLINDED_FILE re-exported by evalcore.pairwise
+from evalcore.storage.seal import seal_hash
 from evalcore.storage.store import Store
 
 DB_NAME = "pairs.sqlite"

@@ -51,7 +51,7 @@ from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.review.detect import _FALSE, _TRUE, PRIORITY, REASONS, verdicts_sql
 from evalcore.storage.gold import gold
 from evalcore.storage.labels import ROLES, LabelStore
-from evalcore.storage.seal import sealed_generations, withhold
+from evalcore.storage.seal import sealed_by, withhold
 from evalcore.storage.store import Store
 
 AUDIT = "audit"
@@ -638,7 +638,7 @@ def decide(
     if role == "adjudicator" and outcome == "skipped":
         raise LabelError("an adjudicator settles a case or leaves it: there is no skip", field="outcome")
     q = get_queue(store, queue_id)
-    sealing = sealed_generations(store).get(q["gen_id"])
+    sealing = sealed_by(store, q["gen_id"])
     if sealing is not None and outcome != "skipped":
         raise LabelError(
             f"the answers of generation {q['gen_id']} are withheld while the pairwise session {sealing} is open "

@@ -41,23 +41,32 @@ def unblinded_path(store: Store, session_id: str) -> Path:
     return inside(Path(store.state), "sessions", session_id, UNBLINDED_FILE)
 
 
-def sealed_generations(store: Store) -> dict[str, str]:
-    """Generation id -> the open session sealing it (the first in id order when several do). A
-    session is open when its session.json says so and it was not closed (unblinded) into this
-    state directory."""
-    seals: list[tuple[str, set[str]]] = []
+def _open_seals(store: Store) -> list[tuple[str, list[str]]]:
+    """(session id, its ``sealed`` hashes) of every session that is open: its session.json says so
+    and it was not closed (unblinded) into this state directory."""
+    out = []
     for sid in store.ids("session"):
         m = store.session(sid).manifest
         if m.status == "open" and m.sealed and not unblinded_path(store, sid).is_file():
-            seals.append((sid, set(m.sealed)))
+            out.append((sid, m.sealed))
+    return out
+
+
+def sealed_by(store: Store, gen_id: str) -> str | None:
+    """The open session sealing generation ``gen_id`` (the first in id order), or None."""
+    return next((sid for sid, hashes in _open_seals(store) if seal_hash(sid, gen_id) in hashes), None)
+
+
+def sealed_generations(store: Store) -> dict[str, str]:
+    """Every sealed generation id -> the open session sealing it (as :func:`sealed_by`)."""
+    seals = _open_seals(store)
     if not seals:
         return {}
     out: dict[str, str] = {}
     for gid in store.ids("generation"):
-        for sid, hashes in seals:
-            if seal_hash(sid, gid) in hashes:
-                out[gid] = sid
-                break
+        sid = next((sid for sid, hashes in seals if seal_hash(sid, gid) in hashes), None)
+        if sid is not None:
+            out[gid] = sid
     return out
 
 
@@ -72,7 +81,7 @@ def withheld_text(session_id: str) -> str:
 def withhold(store: Store, gen_id: str, rows: list[dict], key: str = "output") -> list[dict]:
     """``rows`` with ``key`` replaced by :func:`withheld_text` (and ``withheld`` set to the session)
     when ``gen_id`` is sealed; unchanged otherwise."""
-    sid = sealed_generations(store).get(gen_id)
+    sid = sealed_by(store, gen_id)
     if sid is None:
         return rows
     return [{**r, key: withheld_text(sid), "withheld": sid} for r in rows]
