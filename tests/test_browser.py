@@ -181,6 +181,22 @@ def test_runs_table_matches_the_cli_on_the_bundled_demo(page, demo_app):
     assert "SIMULATED demo data" in body
 
 
+def test_an_arm_of_the_open_practice_session_is_withheld_on_the_runs_page(page, demo_app):
+    """The demo's practice session is open: an answer of its arm accounts-g1, opened by link on
+    the Runs page, reads as the withheld line, not as the answer (docs/PAIRWISE.md, sealing)."""
+    import pyarrow.parquet as pq
+
+    base, data = demo_app
+    out = pq.read_table(data / "generations" / "accounts-g1" / "outputs.parquet").to_pylist()
+    first = next(r for r in out if r["round"] == 1 and r["output"])
+    page.goto(f"{base}/?run=accounts-g1-split&item={first['item_id']}&round=1")
+    page.get_by_text("withheld").first.wait_for(timeout=30_000)
+    wait_idle(page)
+    text = page.inner_text("body")
+    assert "open pairwise session accounts-practice" in text
+    assert first["output"].splitlines()[0] not in text
+
+
 def test_hostile_answer_is_shown_as_text_and_loads_nothing(page, world_app, recorder):
     base, _ = world_app
     recorder.hits.clear()
