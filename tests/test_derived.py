@@ -153,6 +153,36 @@ def test_the_randomised_world_is_read_from_its_derived_tables(world):
         assert mask_sql(store, rid, Selection()) is not None
 
 
+def test_a_drill_downs_words_under_the_majority_are_the_first_agreeing_round(world):
+    """Each judge's words under the majority of judge rounds (cell_answers, whose verdict query
+    keeps only the page's items before taking the majority), against pandas over every verdict: the
+    majority (a tie fails, NULL when every round errored) and the words of the first judge round
+    that agrees with it."""
+    store, info = world
+    a, b = info["names"][0], info["names"][-1]
+    sel = Selection(majority=True, include_holdout=True)
+    checked = 0
+    for rid in info["runs"]:
+        v = pq.read_table(store.path_of("run", rid, "verdicts")).to_pandas()
+        v = v[v["criterion"].isin([a, b])]
+        for af, bf in ((True, True), (False, True), (False, False)):
+            got = cell_answers(store, info["runs"], a, b, af, bf, rid, sel=sel, limit=50)
+            for ans in got["answers"]:
+                for c in (a, b):
+                    said = ans["verdicts"][rid][c]
+                    rows = v[(v.item_id == ans["item_id"]) & (v.gen_round == ans["gen_round"]) & (v.criterion == c)]
+                    rows = rows.sort_values("judge_round")
+                    known = rows["passed"].dropna()
+                    maj = None if known.empty else bool(2 * int(known.sum()) > len(known))
+                    assert said["passed"] == maj, (rid, ans["item_id"], c)
+                    agree = rows[rows["passed"].isna()] if maj is None else rows[rows["passed"] == maj]
+                    first = agree.iloc[0]
+                    assert said["judge_round"] == int(first["judge_round"])
+                    assert said["reason"] == (None if first["reason"] is None or first["reason"] != first["reason"] else first["reason"])
+                    checked += 1
+    assert checked > 20
+
+
 def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
     store, info = world
     # the drill-downs look for their page in windows of item keys: small ones, so that a page

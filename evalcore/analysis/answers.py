@@ -109,11 +109,18 @@ def _check_page(limit: int, offset: int) -> None:
         raise InputError(f"offset must not be negative, not {offset}", field="--offset")
 
 
-def _reason_sql(sel: Selection) -> tuple[str, list[Any]]:
+def _reason_sql(sel: Selection, ids: list[str] | None = None) -> tuple[str, list[Any]]:
     """Like :func:`_sel_sql` (the same verdict per answer and criterion) plus the judge's own
     words: raw_verdict, reason, error and the judge round they come from. Under the majority the
-    words are those of the first judge round whose verdict agrees with the majority."""
-    where, params = [], []
+    words are those of the first judge round whose verdict agrees with the majority. ``ids``: the
+    only items wanted, filtered before the majority is taken (not over every verdict: 37 s at 18M
+    rows); their least and greatest id bound the scan too (where the verdicts are in item order,
+    as a judged run writes them, DuckDB skips the row groups outside them)."""
+    where: list[str] = []
+    params: list[Any] = []
+    if ids is not None:
+        where.append("item_id BETWEEN ? AND ? AND item_id IN (SELECT unnest(?::VARCHAR[]))")
+        params += [min(ids), max(ids), sorted(set(ids))]
     if sel.gen_round is not None:
         where.append("gen_round = ?")
         params.append(int(sel.gen_round))
@@ -267,7 +274,7 @@ def _words(
     """A run's verdict and reason on some criteria of a few answers."""
     if not keys:
         return {}
-    rsql, rparams = _reason_sql(sel)
+    rsql, rparams = _reason_sql(sel, [k[0] for k in keys])
     rows = store.records(
         f"WITH k AS ({_keys_sql()}), r AS ({rsql}) SELECT r.* FROM r JOIN k USING (item_id, gen_round) "
         "WHERE list_contains(?::VARCHAR[], r.criterion)",

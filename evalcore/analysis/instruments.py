@@ -402,6 +402,14 @@ def association(
             ids = [r[0] for r in store.sql(labelled, ps[1])]
             keys = item_keys(store, cast(tuple[str, list[Any], list[str]], masks[run_ids[0]])[1][0], ids)
         people_parts = []
+        pkey = "item_id"
+        if keys is not None:  # people's pivot carries the integer key: the runs' parts read no string column
+            pkey = "item"
+            psql = (
+                f"SELECT k.item, p.* EXCLUDE (item_id) FROM ({psql}) p JOIN "
+                "(SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::INTEGER[]) AS item) k USING (item_id)"
+            )
+            pparams = [*pparams, list(keys), list(keys.values())]
         for i, rid in enumerate(run_ids):
             if use_masks:
                 keep, kparams = (
@@ -410,7 +418,7 @@ def association(
                     else (f"item_id IN ({labelled})", ps[1])
                 )
                 qsql, qparams = _mask_pivot_sql(
-                    cast(tuple[str, list[Any], list[str]], masks[rid]), common, f"i{i}", "item_id", keep
+                    cast(tuple[str, list[Any], list[str]], masks[rid]), common, f"i{i}", pkey, keep
                 )
                 qparams = [*qparams, *kparams]
             else:
@@ -418,7 +426,7 @@ def association(
                 rsql = f"SELECT * FROM ({rsql}) WHERE item_id IN ({labelled})"
                 qsql, qparams = _pivot_sql(rsql, [*rparams, *ps[1]], common, f"i{i}", numeric)
             people_parts.append((f"i{i}", qsql, qparams))
-        people = _joined(store, [("hp", psql, pparams)] + people_parts, k, small=True)
+        people = _joined(store, [("hp", psql, pparams)] + people_parts, k, key=pkey, small=True)
         instruments.append({"name": PEOPLE, "tag": "hp", "mode": PEOPLE, "groups": None, "status": "complete"})
 
     def fails(data: dict[str, np.ndarray], tag: str, j: int) -> np.ndarray:
