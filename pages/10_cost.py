@@ -232,7 +232,7 @@ with _ui.boundary():
         },
     )
     measure = "cost_usd" if any(c["cost_usd"] is not None for c in crits) else "tokens_in"
-    _ui.chart(right, analysis.cost_by_criterion(crits, measure))
+    _ui.chart(right, _ui.chart_spec("cost_by_criterion", crits, measure))
     st.caption(
         "A call that asks several criteria gives each an equal share of its tokens, cost and latency, so "
         "the shares add up to the run's totals; calls counts the calls that asked the criterion, and the "
@@ -351,7 +351,7 @@ with _ui.boundary():
         placeholder="-",
         column_config={"out tokens per verdict": TOK},
     )
-    _ui.chart(p_right, analysis.projection_bars(proj["rows"]))
+    _ui.chart(p_right, _ui.chart_spec("projection_bars", proj["rows"]))
     check = proj.get("check")
     if check:
         st.caption(

@@ -170,7 +170,7 @@ with _ui.boundary():
     with left:
         bars = _ui.chart(
             st,
-            analysis.failure_shares(crits, select="crit"),
+            _ui.chart_spec("failure_shares", crits, select="crit"),
             key=f"attr_bars|{run_id}",
             on_select="rerun",
             selection_mode="crit",
@@ -181,7 +181,7 @@ with _ui.boundary():
         _ui.set_qp(criterion=clicked)
         st.session_state.pop("attr_crit", None)
     if r["by_class"]:
-        _ui.chart(right, analysis.class_heatmap(r["by_class"], names))
+        _ui.chart(right, _ui.chart_spec("class_heatmap", r["by_class"], names))
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Failing answers")
@@ -205,7 +205,7 @@ with _ui.boundary():
     page = d3.number_input(
         "Page", min_value=1, max_value=pages, value=1, step=1, key=f"attr_page|{crit}|{int(only)}|{pages}"
     )
-    res = analysis.answers_failing(store, run_id, crit, only, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
+    res = _ui.analysis_call("answers_failing", run_id, crit, only, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
     if not res["answers"]:
         st.info("No answer fails this criterion" + (" alone." if only else "."))
     else:

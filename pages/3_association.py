@@ -191,7 +191,7 @@ with _ui.boundary():
     st.subheader("phi, instrument by instrument")
     heat = _ui.chart(
         st,
-        analysis.phi_heatmaps(res["matrices"], criteria, names, per_row=2, select="cell"),
+        _ui.chart_spec("phi_heatmaps", res["matrices"], criteria, names, per_row=2, select="cell"),
         key=f"assoc_heat|{','.join(chosen)}|{int(human)}",
         on_select="rerun",
         selection_mode="cell",
@@ -227,7 +227,7 @@ with _ui.boundary():
         st.warning("Choose two different criteria for A and B.")
         ct = None
     elif inst == PEOPLE:
-        ct = analysis.people_crosstab(store, res["gen_id"], a, b, sel)
+        ct = _ui.analysis_call("people_crosstab", res["gen_id"], a, b, sel)
     else:
         ct = _ui.analysis_call("crosstab", inst, a, b, sel)
     if ct is not None:
@@ -452,7 +452,7 @@ with _ui.boundary():
         )
     else:
         effects = [_ui.analysis_call("position_effect", rid, reference, sel) for rid in singles]
-        _ui.chart(st, analysis.position_lines(effects), width=None)
+        _ui.chart(st, _ui.chart_spec("position_lines", effects), width=None)
         st.caption(
             _ui.md_escape(
                 "By the position a verdict was emitted at in its call: the fail rate, the fail rate when the field "

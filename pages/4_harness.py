@@ -171,8 +171,8 @@ with _ui.boundary():
         )
     )
     left, right = st.columns(2)
-    _ui.chart(left, analysis.flip_bars(crits, run_a, run_b))
-    _ui.chart(right, analysis.composition_bars(crits, run_a, run_b))
+    _ui.chart(left, _ui.chart_spec("flip_bars", crits, run_a, run_b))
+    _ui.chart(right, _ui.chart_spec("composition_bars", crits, run_a, run_b))
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Answers that flipped")
@@ -206,7 +206,7 @@ with _ui.boundary():
         page = st.columns([1, 5])[0].number_input(
             f"Page (of {pages})", min_value=1, max_value=pages, value=1, step=1, key=f"harness_page|{crit}|{direction}"
         )
-    res = analysis.flip_answers(store, run_a, run_b, crit, direction, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
+    res = _ui.analysis_call("flip_answers", run_a, run_b, crit, direction, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
     if not res["answers"]:
         st.info("No answers here.")
     else:

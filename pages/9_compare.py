@@ -177,7 +177,7 @@ st.caption(
     f"of the {c['rounds_paired']} paired generation rounds; stable regression = worse in every one. Noise floor = "
     "the largest round-to-round spread of the figure within either configuration."
 )
-_ui.chart(st, analysis.round_dots(c["figures"]))
+_ui.chart(st, _ui.chart_spec("round_dots", c["figures"]))
 
 w_col, r_col, m_col = st.columns(3)
 with w_col:
@@ -274,7 +274,7 @@ if t["points"]:
         f"Runs over suite {suite}, in the order they were made. The line breaks where the judge model, the "
         f"judge prompt, the rubric or the suite changed: {t['segments']} unbroken stretch(es)."
     )
-    _ui.chart(st, analysis.trend_lines(t["points"], metric))
+    _ui.chart(st, _ui.chart_spec("trend_lines", t["points"], metric))
     if t["polluted"]:
         st.warning(
             _ui.md_escape(

@@ -140,13 +140,18 @@ def summary(name: str, **kwargs: Any) -> Any:
 
 
 def state_fingerprint(data_store: evalcore.Store) -> tuple:
-    """Changes whenever the label store is written (WAL mode appends to the -wal file)."""
+    """Changes whenever the label store is written (WAL mode appends to the -wal file) or a
+    pairwise session is closed into the state directory (its unblinded key, which ends the seal
+    on its arms' answers: a cached drill-down shows them again)."""
     out = []
     for name in ("labels.sqlite", "labels.sqlite-wal"):
         try:
             out.append((name, (Path(data_store.state) / name).stat().st_mtime_ns))
         except FileNotFoundError:
             out.append((name, None))
+    sessions = Path(data_store.state) / "sessions"  # a file written in a session's directory touches it
+    with contextlib.suppress(OSError):
+        out += sorted((d.name, d.stat().st_mtime_ns) for d in sessions.iterdir() if d.is_dir())
     return tuple(out)
 
 
@@ -341,13 +346,27 @@ def warm_up() -> None:
     _warm[0].start()
 
 
+@st.cache_data(show_spinner=False, max_entries=128)
+def _chart_spec(name: str, args: tuple, kwargs: tuple) -> dict[str, Any]:
+    return getattr(analysis, name)(*args, **dict(kwargs)).to_dict(validate=False)
+
+
+def chart_spec(name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The Vega-Lite spec of ``evalcore.analysis.<name>(*args, **kwargs)`` (a chart of
+    :mod:`evalcore.analysis.charts`), cached by its arguments: altair's constructors copy and check
+    every channel (0.02-0.05 s a chart), and a page's rerun or a new session draws the same charts
+    from the same (cached) figures."""
+    return _chart_spec(name, args, tuple(sorted(kwargs.items())))
+
+
 def chart(where: Any, c: Any, **kw: Any) -> Any:
-    """Draw an Altair chart of :mod:`evalcore.analysis.charts` in ``where`` (``st`` or a column) as
-    its Vega-Lite spec: ``st.altair_chart`` validates every spec against the Vega-Lite JSON schema
-    on every rerun (0.05-0.1 s a chart); evalcore's charts are validated by their tests instead
-    (tests/test_charts.py). ``kw``: st.vega_lite_chart's (width, key, on_select, selection_mode)."""
+    """Draw a chart of :mod:`evalcore.analysis.charts` (its spec from :func:`chart_spec`, or the
+    chart itself) in ``where`` (``st`` or a column) as its Vega-Lite spec: ``st.altair_chart``
+    validates every spec against the Vega-Lite JSON schema on every rerun (0.05-0.1 s a chart);
+    evalcore's charts are validated by their tests instead (tests/test_charts.py). ``kw``:
+    st.vega_lite_chart's (width, key, on_select, selection_mode)."""
     kw.setdefault("width", "stretch")
-    return where.vega_lite_chart(c.to_dict(validate=False), **kw)
+    return where.vega_lite_chart(c if isinstance(c, dict) else c.to_dict(validate=False), **kw)
 
 
 def chart_points(event: Any, name: str) -> list[dict[str, Any]]:
@@ -509,7 +528,7 @@ def class_slice(page: str, suite_ids: Sequence[str]) -> tuple[str, ...]:
     classes: list[str] = []
     with boundary():
         for sid in suite_ids:
-            classes += [c for c in evalcore.analysis.item_classes(store(), sid) if c not in classes]
+            classes += [c for c in analysis_call("item_classes", sid) if c not in classes]
     if len(classes) < 2:
         return ()
     key = f"slice|{page}"

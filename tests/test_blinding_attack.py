@@ -121,6 +121,28 @@ def test_closing_every_session_on_the_arms_lifts_the_seal(demo, ev):
     assert out and "withheld" not in out
 
 
+def test_closing_a_session_changes_what_the_pages_cache_their_drill_downs_under(demo, ev):
+    """The pages cache their drill-downs (the failing answers, a 2x2 cell's answers, the flipped
+    answers) under the label store's fingerprint: closing a session writes no label, so its
+    unblinded key is part of that fingerprint, else a page would go on showing the withheld line
+    after the seal is lifted."""
+    import sys
+
+    sys.path.insert(0, str(REPO))
+    from pages import _ui
+
+    data, keys, state = demo
+    store = Store(data, state)
+    item = store.sql("SELECT item_id FROM read_parquet(?) LIMIT 1", [store.path_of("generation", "accounts-g1", "outputs")])[0][0]
+    assert analysis.item_view(store, "accounts-g1-split", item, 1)["output"] == withheld_text("accounts-practice")
+    before = _ui.state_fingerprint(store)
+    assert _ui.state_fingerprint(store) == before  # nothing written: the same key
+    code, _, err = ev("--data", data, "--state", state, "pairs", "close", "--session", "accounts-practice", "--keys", keys)
+    assert code == 0, err
+    assert _ui.state_fingerprint(store) != before
+    assert "withheld" not in analysis.item_view(store, "accounts-g1-split", item, 1)["output"]
+
+
 def test_a_review_case_of_a_sealed_generation_waits_for_the_session(demo, ev, monkeypatch):
     """A queue on an arm generation: its cases show the withheld line, a decision is refused in one
     line (a skip is not), the Review page says why and draws its decision buttons disabled; once
