@@ -416,16 +416,21 @@ def _level(kind: str) -> Level:
     return "interval" if kind in ("continuous", "retrieval") else "ordinal" if kind == "ordinal" else "nominal"
 
 
-def _code(kind: str, score: float, passed: Any, label: Any) -> float:
+def _codes(kind: str, data: dict[str, np.ndarray], on: np.ndarray) -> np.ndarray:
+    """The code of each rating of the rows ``on``: the score of a numeric criterion, 0 / 1 / 2 for a
+    ternary label (NaN for another), 1.0 / 0.0 for a pass / fail (NaN when it errored)."""
     if kind in ("ordinal", "continuous", "retrieval"):
-        return score
+        return np.asarray(data["score"][on], dtype=float)
     if kind == "ternary":
-        return float(TERNARY_CODES[label]) if label in TERNARY_CODES else np.nan
-    return np.nan if passed is None or passed != passed else float(bool(passed))
+        labels = data["label"][on].tolist() if "label" in data else [None] * int(on.sum())
+        return np.array([float(TERNARY_CODES[x]) if x in TERNARY_CODES else np.nan for x in labels], dtype=float)
+    passed = data["passed"][on].tolist()
+    return np.array([np.nan if v is None or v != v else float(bool(v)) for v in passed], dtype=float)
 
 
 def _tables(data: dict[str, np.ndarray], rater_col: str, kinds: dict[str, str]) -> dict[str, tuple[np.ndarray, list]]:
-    """Per criterion an (answers x raters) array of codes (nan = not rated) and the raters."""
+    """Per criterion an (answers x raters) array of codes (nan = not rated) and the raters: the
+    answers in the order of their keys, the raters sorted."""
     out: dict[str, tuple[np.ndarray, list]] = {}
     if not data or not len(data["criterion"]):
         return out
@@ -433,15 +438,23 @@ def _tables(data: dict[str, np.ndarray], rater_col: str, kinds: dict[str, str]) 
         if c not in kinds:
             continue
         on = data["criterion"] == c
-        keys = [f"{g}\x00{i}\x00{r}" for g, i, r in zip(data["gen_id"][on], data["item_id"][on], data["gen_round"][on])]
-        raters = sorted(set(data[rater_col][on].tolist()))
-        ukeys = sorted(set(keys))
-        row = {k: n for n, k in enumerate(ukeys)}
+        keys = np.array(
+            [f"{g}\x00{i}\x00{r}" for g, i, r in zip(data["gen_id"][on], data["item_id"][on], data["gen_round"][on])],
+            dtype=object,
+        )
+        ukeys, rows = np.unique(keys, return_inverse=True)  # sorted as sorted() sorts them
+        who = data[rater_col][on].tolist()
+        raters = sorted(set(who))
         col = {r: n for n, r in enumerate(raters)}
+        cols = np.fromiter((col[w] for w in who), dtype=np.int64, count=len(who))
         x = np.full((len(ukeys), len(raters)), np.nan)
-        label = data["label"][on] if "label" in data else [None] * int(on.sum())
-        for k, who, s, p, lab in zip(keys, data[rater_col][on], data["score"][on], data["passed"][on], label):
-            x[row[k], col[who]] = _code(kinds[c], float(s), p, lab)
+        codes = _codes(kinds[c], data, on)
+        cells = rows.astype(np.int64) * max(len(raters), 1) + cols
+        if len(np.unique(cells)) == len(cells):
+            x[rows, cols] = codes
+        else:  # a rater twice on one answer: the last row stands, as the rows come
+            for r, k, v in zip(rows, cols, codes):
+                x[r, k] = v
         out[c] = (x, raters)
     return out
 
