@@ -197,7 +197,7 @@ pw0 = h["power"]
 pw = (
     pw0
     if pw0.get("mde") is None
-    else analysis.power(h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"], effect_pts / 100)
+    else _ui.pure_call("power", h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"], effect_pts / 100)
 )  # no new pass over the runs
 if pw.get("mde") is None:
     st.info(_ui.md_escape(pw.get("reason") or "not enough data to size the comparison"))

@@ -351,6 +351,17 @@ def _chart_spec(name: str, args: tuple, kwargs: tuple) -> dict[str, Any]:
     return getattr(analysis, name)(*args, **dict(kwargs)).to_dict(validate=False)
 
 
+@st.cache_data(show_spinner=False, max_entries=128)
+def _pure(name: str, args: tuple) -> Any:
+    return getattr(analysis, name)(*args)
+
+
+def pure_call(name: str, *args: Any) -> Any:
+    """``evalcore.analysis.<name>(*args)`` for a function of its arguments alone (no store: e.g. the
+    power of a comparison, statsmodels' root finding, 0.02 s a call), cached by them."""
+    return _pure(name, args)
+
+
 def chart_spec(name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
     """The Vega-Lite spec of ``evalcore.analysis.<name>(*args, **kwargs)`` (a chart of
     :mod:`evalcore.analysis.charts`), cached by its arguments: altair's constructors copy and check
