@@ -306,7 +306,8 @@ def show_text(text: Any, *, empty: str = "(none)") -> None:
 
 
 #: What the pages import on first use, beyond what every page imports: Altair (the charts), scipy's
-#: and statsmodels' tests, krippendorff. :func:`warm_up` imports them in the background.
+#: and statsmodels' tests, krippendorff, and the analysis modules `evalcore.analysis` loads on
+#: first use (lazily). :func:`warm_up` imports them in the background.
 WARM_MODULES = (
     "evalcore.analysis.charts",
     "scipy.stats",
@@ -315,6 +316,9 @@ WARM_MODULES = (
     "krippendorff",
     "evalcore.analysis.comparison",
     "evalcore.analysis.instruments",
+    "evalcore.analysis.harness",
+    "evalcore.analysis.scores",
+    "evalcore.analysis.gating",
     "evalcore.review.judges",
 )
 _warm: list[threading.Thread] = []
