@@ -47,23 +47,36 @@ def phi_analytic(n11, r1, c1, n, level=LEVEL):
 
 
 def phi_bootstrap(fails: dict, pairs: list[tuple[str, str]], seed=BOOT_SEED, n_boot=N_BOOT, level=LEVEL) -> dict:
-    """Percentile bootstrap of phi for every pair on the same resamples of the answers: one matrix of
-    multiplicities W (n_boot x n, drawn in chunks of 2e6 / n resamples from default_rng(seed)),
-    then the counts of every pair at once as W @ X."""
+    """Percentile bootstrap of phi for every pair on the same resamples of the answers, drawn as
+    evalcore's engine draws them (written out here, not imported): the answers' distinct patterns
+    of fail flags over the criteria (in the order the pairs first name them); with few patterns
+    (8 per pattern at least) a resample is the patterns' counts, multinomial(n, their shares), drawn
+    in blocks of 2e6 / patterns resamples from default_rng(seed); else n answer indices per resample
+    in blocks of 2e6 / n, counted by pattern. Then the counts of every pair at once as W @ X."""
     import numpy as np
+    crits: list[str] = []
+    for a, b in pairs:
+        crits += [c for c in (a, b) if c not in crits]
+    flags = np.column_stack([np.asarray(fails[c]).astype(bool) for c in crits])
+    patterns, inverse, counts = np.unique(flags, axis=0, return_inverse=True, return_counts=True)
+    inverse = np.asarray(inverse).reshape(-1)
+    n, p = flags.shape[0], patterns.shape[0]
     cols = []
     for a, b in pairs:
-        fa, fb = fails[a].astype(float), fails[b].astype(float)
+        fa, fb = patterns[:, crits.index(a)].astype(float), patterns[:, crits.index(b)].astype(float)
         cols += [fa * fb, fa, fb]
     x = np.column_stack(cols)
-    n = x.shape[0]
     rng = np.random.default_rng(seed)
-    chunk = max(1, min(n_boot, 2_000_000 // max(n, 1)))
+    few = p * 8 <= n
+    chunk = max(1, min(n_boot, 2_000_000 // max(p if few else n, 1)))
     sums, done = [], 0
     while done < n_boot:
         m = min(chunk, n_boot - done)
-        idx = rng.integers(0, n, size=(m, n))
-        w = np.bincount((idx + n * np.arange(m)[:, None]).ravel(), minlength=m * n).reshape(m, n)
+        if few:
+            w = rng.multinomial(n, counts / n, size=m)
+        else:
+            idx = rng.integers(0, n, size=(m, n))
+            w = np.bincount((inverse[idx] + p * np.arange(m)[:, None]).ravel(), minlength=m * p).reshape(m, p)
         sums.append(w @ x)
         done += m
     s = np.vstack(sums)
