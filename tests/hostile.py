@@ -6,7 +6,9 @@ process through ``evalcore.cli.main`` (the command line's own entry: typed error
 on stderr and exit 2), each on a fresh copy of the world ``BASE`` (tests/test_broken_input.py's
 ``base``: data, state, keys and inputs directories), and writes one JSON record per case to OUT:
 the exit code, stdout and stderr, the seconds it took, the process's peak resident set after it
-(``ru_maxrss``: it only grows, so a case that passes 1 GB shows as the first over it), and whether
+(``VmHWM``: it only grows, so a case that passes 1 GB shows as the first over it; not
+``ru_maxrss``, which on Linux carries the peak of the process this one was forked from, a pytest
+worker of perhaps a gigabyte), and whether
 the data, state and keys directories are byte-identical afterwards. A case still running after
 ``LIMIT_S`` seconds is stopped (SIGALRM) and recorded as such. One process for every case keeps
 the corpus and the fuzz cases within seconds of CI time instead of a process start each.
@@ -31,7 +33,6 @@ import io
 import json
 import os
 import random
-import resource
 import shutil
 import signal
 import sys
@@ -396,7 +397,15 @@ def run_case(base: World, tmp: Path, name: str, build: Builder) -> dict:
     unchanged = snapshot(*roots) == before
     return {"name": name, "code": code if code is not None else 0, "stdout": out.getvalue()[:2000],
             "stderr": err.getvalue()[:4000], "seconds": round(seconds, 3),
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "unchanged": unchanged}
+            "peak_mb": peak_mb(), "unchanged": unchanged}
+
+
+def peak_mb() -> float:
+    """This process's peak resident set since it started (Linux's VmHWM), in MB."""
+    for line in open("/proc/self/status", encoding="ascii"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
 
 
 def main(argv: list[str]) -> None:
