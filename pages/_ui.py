@@ -351,19 +351,15 @@ def warm_up() -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _chart_spec(name: str, args: tuple, kwargs: tuple) -> dict[str, Any]:
-    return getattr(analysis, name)(*args, **dict(kwargs)).to_dict(validate=False)
-
-
-@st.cache_data(show_spinner=False, max_entries=128)
-def _pure(name: str, args: tuple) -> Any:
-    return getattr(analysis, name)(*args)
+def _pure(name: str, args: tuple, kwargs: tuple, spec: bool) -> Any:
+    out = getattr(analysis, name)(*args, **dict(kwargs))
+    return out.to_dict(validate=False) if spec else out
 
 
 def pure_call(name: str, *args: Any) -> Any:
     """``evalcore.analysis.<name>(*args)`` for a function of its arguments alone (no store: e.g. the
     power of a comparison, statsmodels' root finding, 0.02 s a call), cached by them."""
-    return _pure(name, args)
+    return _pure(name, args, (), False)
 
 
 def chart_spec(name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -371,7 +367,7 @@ def chart_spec(name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
     :mod:`evalcore.analysis.charts`), cached by its arguments: altair's constructors copy and check
     every channel (0.02-0.05 s a chart), and a page's rerun or a new session draws the same charts
     from the same (cached) figures."""
-    return _chart_spec(name, args, tuple(sorted(kwargs.items())))
+    return _pure(name, args, tuple(sorted(kwargs.items())), True)
 
 
 def chart(where: Any, c: Any, **kw: Any) -> Any:

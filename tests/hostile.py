@@ -400,12 +400,17 @@ def run_case(base: World, tmp: Path, name: str, build: Builder) -> dict:
             "peak_mb": peak_mb(), "unchanged": unchanged}
 
 
+def status_kb(key: str) -> int:
+    """A kB figure of this process from /proc/self/status (``VmHWM``, ``VmRSS``)."""
+    for line in open("/proc/self/status", encoding="ascii"):
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no {key} in /proc/self/status")
+
+
 def peak_mb() -> float:
     """This process's peak resident set since it started (Linux's VmHWM), in MB."""
-    for line in open("/proc/self/status", encoding="ascii"):
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
+    return status_kb("VmHWM") / 1024
 
 
 def main(argv: list[str]) -> None:

@@ -759,8 +759,7 @@ def test_a_compression_bomb_is_refused_while_it_is_read(tmp_path, ev, monkeypatc
             gz.write(block)
     size = (src / "hanna_metric_scores_llm.csv.gz").stat().st_size
     assert size < 2 * 1024**2
-    def status_kb(key: str) -> int:
-        return next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith(key + ":"))
+    from hostile import status_kb
 
     # the peak resident set from here on: Linux resets VmHWM to the current RSS on "5" (ru_maxrss
     # would keep this pytest worker's own earlier peak, and hide the import's under it)
