@@ -16,6 +16,7 @@ import time
 from collections import Counter
 
 from evalcore import LabelStore, Store, export_labels
+from evalcore.storage.integrity import check_database
 
 WRITERS, PER_WRITER = 8, 1000
 KILLED_AFTER = 200  # the last writer is killed mid-write after this many acknowledged labels
@@ -92,3 +93,34 @@ def test_concurrent_writers_and_a_killed_writer_lose_nothing(tiny, backend):
     assert ls.history()[-1]["reviewer"] == "after"
     print(f"{backend.name}: {len(exported)} labels from {WRITERS} processes in {took:.1f}s")
     assert took < 240, took
+
+
+# Adds one label and closes: the last connection of its process, so SQLite checkpoints on close and,
+# when it can take the database file's exclusive lock (no other process holds a shared one), deletes
+# the write-ahead log and resets the shared-memory index.
+_ONE = """
+import sys
+from evalcore import LabelStore, Store
+ls = LabelStore(Store(sys.argv[1], sys.argv[2]))
+ls.add(item_id="i1", criterion="ok", value="pass", reviewer="other", note=sys.argv[3])
+ls.close()
+"""
+
+
+def test_checking_the_store_does_not_drop_this_processs_locks_on_it(tiny):
+    """A server keeps its connections open while other processes write and close. Checking the
+    file (check_database, on every new state of it) must not release the locks this process's
+    connections hold on it: with them gone another process's closing connection thinks it is the
+    last, deletes the log and resets the index under this process's feet, which then reads a stale
+    store and calls a whole file damaged (seen in CI as 'database disk image is malformed')."""
+    data, state = tiny
+    ls = LabelStore(Store(data, state))
+    ls.add(item_id="i0", criterion="ok", value="pass", reviewer="server")  # this thread's connection stays open
+    for k in range(4):
+        check_database(ls.path)  # what every read does first; the file's state changed since the last look
+        subprocess.run([sys.executable, "-c", _ONE, str(data), str(state), f"other:{k}"], check=True, timeout=120)
+        assert (state / "labels.sqlite-wal").exists(), "another process deleted the log this process still uses"
+        notes = [e["note"] for e in ls.history()]  # the kept connection sees every committed label
+        assert notes[1:] == [f"other:{j}" for j in range(k + 1)], notes
+        assert LabelStore(Store(data, state)).history()[-1]["note"] == f"other:{k}"  # and a new reader too
+    ls.close()

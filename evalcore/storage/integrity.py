@@ -43,6 +43,7 @@ QUICK_CHECK_MAX = 256 * 1024 * 1024
 _WAL_MAGIC = (0x377F0682, 0x377F0683)  # the low bit: checksums over big-endian words
 _CHECKED: set[tuple] = set()
 _LOCK = threading.Lock()
+_HEADS: dict[tuple[int, int], list[int]] = {}  # (device, inode) -> descriptors kept open: see _read_head
 _RECOVER = "copy what can be read into a new file with `evalcore labels recover --from FILE --out NEW` (the damaged one is kept)"
 _ADVICE = f"restore it from a backup, or {_RECOVER}"
 
@@ -114,8 +115,7 @@ def _check_header(path: Path, size: int, *, whole: bool) -> None:
     """The file starts as a SQLite database does; with no log beside it (``whole``) it also holds
     every page its header counts. (With a log, a checkpoint stopped part way, by a full disk for
     one, leaves the file short of pages the log still holds: SQLite reads them from the log.)"""
-    with open(path, "rb") as f:
-        head = f.read(100)
+    head = _read_head(path)
     if not head.startswith(SQLITE_HEADER):
         raise StateError(f"is not a SQLite database (it starts {head[:16]!r}): {_ADVICE}", file=path)
     if len(head) < 100:
@@ -133,6 +133,34 @@ def _check_header(path: Path, size: int, *, whole: bool) -> None:
         raise StateError(
             f"is cut short: its header counts {pages} pages, the file holds {size // page}: {_ADVICE}", file=path
         )
+
+
+def _read_head(path: Path) -> bytes:
+    """The first 100 bytes of the file, read through a descriptor this process keeps open while the
+    file exists (one per file). Closing any descriptor of a file releases every POSIX lock the
+    process holds on it, the shared locks of its open SQLite connections included (SQLite's own
+    descriptors defer their close for this reason): without them another process's last closing
+    connection deletes the log and resets the index under this process's connections, which then
+    read a stale store and see a whole one as damaged (``tests/test_labels_concurrency.py``). A
+    descriptor is closed only once its file is deleted or replaced (no connection can open it then)."""
+    with _LOCK:
+        for key, kept in list(_HEADS.items()):
+            if os.fstat(kept[0]).st_nlink == 0:
+                for fd in kept:
+                    os.close(fd)
+                del _HEADS[key]
+        fds: list[int] | None
+        try:
+            st = path.stat()
+            fds = _HEADS.get((st.st_dev, st.st_ino))
+        except FileNotFoundError:
+            fds = None
+        if fds is None:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            st = os.fstat(fd)  # (the file may have been replaced since the look above: kept all the same)
+            fds = _HEADS.setdefault((st.st_dev, st.st_ino), [])
+            fds.append(fd)
+        return os.pread(fds[0], 100, 0)
 
 
 def _checksum(data: bytes, s0: int, s1: int, big: bool) -> tuple[int, int]:
