@@ -176,6 +176,6 @@ def test_two_reviewers_disagree_and_the_adjudicator_settles_it(browser, team):
     card = R.report_card(store, "qg")
     assert card["gold"]["state"] == len(exported) >= 1
     crits = {c: labels.criterion_for("qg", c) for c in {k[2] for k in exported}}
-    counted, _ = R.gold_of(R.rater_labels(store, "qg", crits), gold(labels, "qg"), crits)
+    counted, _ = R.gold_of(R.people(store, "qg", crits), gold(labels, "qg"), crits)
     assert {k: v["value"] for k, v in counted.items() if v["source"] == "state"} == {
         k: R.label_category(crits[k[2]], v, LabelStore.passed_of(crits[k[2]], v)) for k, v in exported.items()}

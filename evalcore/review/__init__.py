@@ -35,18 +35,8 @@ from .queue import (
     queues,
     undo,
 )
-from .reportcard import (
-    MEAN,
-    PAIR_CHOICES,
-    SLOT_RE,
-    UNPARSEABLE,
-    gold_of,
-    is_slot,
-    label_category,
-    rater_labels,
-    report_card,
-    same_family,
-)
+from .raters import MEAN, SLOT_RE, People, gold_of, is_slot, label_category, people, rater_labels, rater_stats
+from .reportcard import PAIR_CHOICES, UNPARSEABLE, report_card, same_family
 from .suites import (
     CHECKS,
     NEAR_DUPLICATE_MAX_ITEMS,
@@ -102,6 +92,7 @@ __all__ = [
     "UNPARSEABLE",
     "Filters",
     "Ledger",
+    "People",
     "agreement",
     "build_queue",
     "case_view",
@@ -141,12 +132,14 @@ __all__ = [
     "overview",
     "pair_code",
     "parse_value",
+    "people",
     "progress",
     "queues",
     "quota_findings",
     "quote_findings",
     "quoted_spans",
     "rater_labels",
+    "rater_stats",
     "release",
     "repair",
     "report_card",

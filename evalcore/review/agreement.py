@@ -13,7 +13,8 @@ import numpy as np
 from evalcore.analysis.answers import has_classes
 from evalcore.errors import InputError
 from evalcore.review.detect import runs_on
-from evalcore.review.reportcard import PAIR_CHOICES, UNPARSEABLE, _rater_stats, report_card
+from evalcore.review.raters import People, rater_stats
+from evalcore.review.reportcard import PAIR_CHOICES, UNPARSEABLE, report_card
 from evalcore.stats import agreement as A
 from evalcore.storage.store import Store
 
@@ -55,7 +56,7 @@ def session_agreement(
         }
         for j in judgments
     ]
-    people = _rater_stats(rows, list(PAIR_CHOICES), None, "nominal")
+    people = rater_stats(People.from_rows(rows), list(PAIR_CHOICES), None, "nominal")
     by_pair: dict[str, list[int]] = defaultdict(list)
     j: Any  # a judgment row here, a grader's codes below
     for j in judgments:

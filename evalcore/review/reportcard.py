@@ -7,9 +7,9 @@ are computed by :mod:`evalcore.review.judges`, the cases by :mod:`evalcore.revie
 docs/REVIEW.md defines every figure; the statistics are the pure functions of
 :mod:`evalcore.stats.agreement`.
 
-* :func:`rater_labels` is every person's label on the generation as a category
-  (:func:`label_category`), :func:`gold_of` the gold it gives (below), :func:`is_slot` tells a
-  rater slot from a fixed person.
+* :mod:`evalcore.review.raters` holds every person's label on the generation as a category
+  (:func:`~evalcore.review.raters.people`), the gold they give (below) and the agreement between
+  them.
 * ``summary`` opens the card: one row per judge run and the findings in words
   (:func:`evalcore.review.judges.judge_summary`, from the per-criterion figures alone).
 * :func:`same_family` says why a judge and the generator share a model family, and ``_corrected``
@@ -43,7 +43,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -64,196 +64,15 @@ from evalcore.review.judges import (
 )
 from evalcore.review.ongold import on_gold, repeat_entry
 from evalcore.review.queue import flagged_for_repair
+from evalcore.review.raters import gold_of, people, rater_stats
 from evalcore.stats import agreement as A
 from evalcore.storage.aggregates import patterns_of
 from evalcore.storage.gold import gold as settle
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
-SLOT_RE = re.compile(r"^slot\d+$")
-MEAN = "mean"
 PAIR_CHOICES = ("left", "same", "right")
 UNPARSEABLE = "unparseable"
-
-
-# --------------------------------------------------------------------------- coding the values
-
-
-def label_category(crit: S.Criterion | None, value: Any, passed: Any) -> str | None:
-    """A person's label (label store value or shipped row) as a category of :func:`scale_of`."""
-    cats, _, _ = scale_of(crit)
-    if cats == ["fail", "pass"]:
-        if passed is None:
-            return None
-        return "pass" if passed else "fail"
-    if value is None:
-        return None
-    v = str(value).strip().lower()
-    if cats[0] == "wrong":
-        return v if v in cats else None
-    try:
-        v = str(int(round(float(v))))
-    except ValueError:
-        return None
-    return v if v in cats else None
-
-
-def is_slot(rater: str) -> bool:
-    """Whether an annotator id names a rater slot rather than a fixed person (``slot1``, ...)."""
-    return bool(SLOT_RE.match(rater))
-
-
-# --------------------------------------------------------------------------- people and gold
-
-
-def rater_labels(store: Store, gen_id: str, crits: dict[str, S.Criterion | None]) -> list[dict[str, Any]]:
-    """Every person's label on the generation as a category: reviewers' standing decisions (state)
-    and shipped annotators (data). Published means (annotator ``mean``) are kept with
-    ``rater = "mean"``."""
-    labels = LabelStore(store)
-    out = []
-    for e in labels.standing(gen_id):
-        if e["outcome"] != "decided" or e.get("role") == "adjudicator":  # adjudicators settle, they are no rater
-            continue
-        c = crits.get(e["criterion"]) if e["criterion"] in crits else labels.criterion_for(gen_id, e["criterion"])
-        cat = label_category(c, e["value"], e["passed"])
-        if cat is not None:
-            out.append(
-                {
-                    "rater": e["reviewer"],
-                    "source": "state",
-                    "item_id": e["item_id"],
-                    "gen_round": int(e["gen_round"]),
-                    "criterion": e["criterion"],
-                    "value": cat,
-                }
-            )
-    memo: dict[tuple, str | None] = {}  # (criterion, value, passed) -> category: a few distinct per criterion
-    for source, rows in labels.shipped_rows(gen_id):
-        for item_id, gen_round, criterion, annotator, value, passed in rows:
-            mk = (criterion, value, passed)
-            if mk in memo:
-                cat = memo[mk]
-            else:
-                c = crits.get(criterion) if criterion in crits else labels.criterion_for(gen_id, criterion)
-                cat = memo[mk] = label_category(c, value, passed)
-            if cat is not None:
-                out.append(
-                    {
-                        "rater": annotator,
-                        "source": source,
-                        "item_id": item_id,
-                        "gen_round": int(gen_round),
-                        "criterion": criterion,
-                        "value": cat,
-                    }
-                )
-    return out
-
-
-def gold_of(
-    rows: list[dict[str, Any]], state: list[dict[str, Any]], crits: dict[str, S.Criterion | None]
-) -> tuple[dict[tuple, dict[str, Any]], dict[str, int]]:
-    """Gold per (item, round, criterion) as a category: the label store's gold by its stated policy
-    (``state``: :func:`evalcore.storage.gold.gold` rows), else the shipped labels of
-    :func:`rater_labels` rows (see the module docstring); and counts: cases with gold from the
-    state, from shipped labels, ``split`` (reviewers disagree: waiting for an adjudicator) and
-    ``pending`` (fewer reviewers than the case needs)."""
-    gold: dict[tuple, dict[str, Any]] = {}
-    counts: Counter[str] = Counter()
-    decided_here = set()
-    for g in state:
-        key = (g["item_id"], int(g["gen_round"]), g["criterion"])
-        decided_here.add(key)
-        if g["status"] == "gold":
-            cat = label_category(crits.get(g["criterion"]), g["value"], g["passed"])
-            if cat is not None:
-                gold[key] = {
-                    "value": cat,
-                    "source": "state",
-                    "raters": g["decided"],
-                    "gold_from": g["gold_from"],
-                }
-                counts["state"] += 1
-        elif g["status"] == "reviewers_disagree":
-            counts["split"] += 1
-        elif g["status"] == "pending":
-            counts["pending"] += 1
-    shipped: dict[tuple, list[str]] = {}
-    means: dict[tuple, list[str]] = {}
-    for r in rows:
-        key = (r["item_id"], r["gen_round"], r["criterion"])
-        if r["source"] == "state" or key in decided_here:
-            continue
-        (means if r["rater"] == MEAN else shipped).setdefault(key, []).append(r["value"])
-    for key in {**dict.fromkeys(shipped), **dict.fromkeys(means)}:
-        vals = means.get(key) or shipped[key]
-        top = max(set(vals), key=vals.count) if len(vals) > 1 else vals[0]
-        if 2 * vals.count(top) > len(vals):
-            gold[key] = {"value": top, "source": "shipped", "raters": len(vals), "gold_from": "shipped"}
-            counts["shipped"] += 1
-        else:
-            counts["split"] += 1
-    return gold, {k: counts[k] for k in ("state", "shipped", "split", "pending")}
-
-
-def _rater_stats(
-    rows: list[dict[str, Any]], cats: list[str], weights: A.Weights, level: Literal["nominal", "ordinal", "interval"]
-) -> dict[str, Any]:
-    """Agreement between people on one criterion: Cohen's kappa for each pair of fixed people
-    (on the cases both labelled), Fleiss' kappa on the cases every rater labelled, Krippendorff's
-    alpha on every case with two labels or more."""
-    code = {c: k for k, c in enumerate(cats)}
-    raters = sorted({r["rater"] for r in rows if r["rater"] != MEAN})
-    units = sorted({(r["item_id"], r["gen_round"]) for r in rows if r["rater"] != MEAN})
-    out: dict[str, Any] = {
-        "raters": raters,
-        "slots": [r for r in raters if is_slot(r)],
-        "cohen": [],
-        "fleiss": None,
-        "krippendorff": None,
-    }
-    if len(raters) < 2:
-        out["reason"] = "fewer than two raters"
-        return out
-    ui = {u: k for k, u in enumerate(units)}
-    ri = {r: k for k, r in enumerate(raters)}
-    mat = np.full((len(raters), len(units)), A.MISSING, dtype=np.int64)
-    for r in rows:
-        if r["rater"] != MEAN:
-            mat[ri[r["rater"]], ui[(r["item_id"], r["gen_round"])]] = code[r["value"]]
-    people = [r for r in raters if not is_slot(r)]
-    for i, a in enumerate(people):
-        for b in people[i + 1 :]:
-            x, y = mat[ri[a]], mat[ri[b]]
-            both = (x != A.MISSING) & (y != A.MISSING)
-            s = A.cohen_kappa(x[both], y[both], len(cats), weights)
-            out["cohen"].append(
-                {
-                    "a": a,
-                    "b": b,
-                    "n": int(both.sum()),
-                    "kappa": s.value,
-                    "reason": s.reason,
-                    "agreement": float(np.mean(x[both] == y[both])) if both.any() else None,
-                }
-            )
-    full = np.all(mat != A.MISSING, axis=0)
-    table = (
-        np.stack([np.sum(mat[:, full] == k, axis=0) for k in range(len(cats))], axis=1)
-        if full.any()
-        else np.zeros((0, len(cats)))
-    )
-    f = A.fleiss_kappa(table)
-    out["fleiss"] = {"n": int(full.sum()), "raters": len(raters), "kappa": f.value, "reason": f.reason}
-    al = A.krippendorff_alpha(mat, level, k=len(cats))
-    out["krippendorff"] = {
-        "n": int(np.sum(np.sum(mat != A.MISSING, axis=0) >= 2)),
-        "level": level,
-        "alpha": al.value,
-        "reason": al.reason,
-    }
-    return out
 
 
 # --------------------------------------------------------------------------- judges
@@ -421,8 +240,8 @@ def report_card(
         n: next((ms[r].rubric.get(n) for r in run_ids if ms[r].rubric.get(n)), None) or labels.criterion_for(gen_id, n)
         for n in names
     }
-    people = [p for p in rater_labels(store, gen_id, crits) if in_slice(p["item_id"])]
-    gold, gold_counts = gold_of(people, [g for g in settle(labels, gen_id) if in_slice(g["item_id"])], crits)
+    folk = people(store, gen_id, crits, (cut, cut_params))
+    gold, gold_counts = gold_of(folk, [g for g in settle(labels, gen_id) if in_slice(g["item_id"])], crits)
     design = design_of(store, gen_id, queue_id)
 
     warnings = [
@@ -480,9 +299,6 @@ def report_card(
     keys_of: dict[str, list[tuple]] = {}  # criterion -> its gold keys, in gkeys' order
     for k in gkeys:
         keys_of.setdefault(k[2], []).append(k)
-    people_of: dict[str, list[dict[str, Any]]] = {}
-    for p in people:
-        people_of.setdefault(p["criterion"], []).append(p)
     criteria = []
     for name in names:
         crit = crits[name]
@@ -538,7 +354,7 @@ def report_card(
             )  # fmt: skip
             judges.append(row)
         entry["judges"] = judges
-        entry["reviewers"] = _rater_stats(people_of.get(name, []), cats, weights, kr_level)
+        entry["reviewers"] = rater_stats(folk.of(name), cats, weights, kr_level)
         code = {c: i for i, c in enumerate(cats)}
         gold_codes = np.array([code[v] for v in gold_values], dtype=np.int64)
         entry["repeat"] = repeat_entry(repeat.get(name, {}), og, name, gold_codes, cats, weights)

@@ -234,6 +234,8 @@ class Store:
     def _fetch_on(self, con: Any, query: str, params: Any, how: str) -> Any:
         cur = con.cursor()
         try:
+            if how == "arrow":
+                return cur.sql(query, params=list(params or [])).to_arrow_table()
             res = cur.execute(query, params or [])
             if how == "df":
                 return res.df()
@@ -262,6 +264,10 @@ class Store:
     def arrays(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None) -> dict[str, Any]:
         """Columns as numpy arrays (column name -> array), for results counted or indexed in numpy."""
         return self._fetch(query, params, con, "numpy")
+
+    def arrow(self, query: str, params: Iterable[Any] | None = None, *, con=None) -> Any:
+        """Columns as a pyarrow Table (strings stay Arrow strings: for results encoded, not looped over)."""
+        return self._fetch(query, params, con, "arrow")
 
     def sql_df(self, query: str, params: Iterable[Any] | dict | None = None, *, con=None):
         """Rows as a pandas DataFrame (for pages; nulls become NaN/None as pandas decides)."""
