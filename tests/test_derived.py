@@ -28,7 +28,7 @@ from evalcore.analysis.selection import Selection, mask_positions, mask_sql
 from evalcore.analysis.suites import suite_of_run
 from evalcore.analysis.summary import generations_summary, runs_summary
 from evalcore.storage import aggregates, derived
-from evalcore.storage.itemkeys import item_keys, labelled_ids
+from evalcore.storage.itemkeys import item_keys, item_rows, labelled_ids
 from evalcore.storage.pairs import pair_table
 from evalcore.storage.store import Store
 
@@ -313,18 +313,26 @@ def test_labelled_items_are_looked_up_by_integer_key_once(world, tmp_path):
     ids = [r[0] for r in rows[::3]]
     want = {r[0]: r[1] for r in rows[::3]}
     looked = []
-    real = Store.sql
-    other.sql = lambda q, p=None, **kw: (looked.append(q) if "unnest(?::VARCHAR[])" in q else None) or real(
+    real = Store.arrow
+    other.arrow = lambda q, p=None, **kw: (looked.append(q) if "unnest(?::VARCHAR[])" in q else None) or real(
         other, q, p, **kw
     )
     assert item_keys(other, path, [*ids, "not-an-item"]) == want
     assert item_keys(other, path, ids[:5]) == {i: want[i] for i in ids[:5]} and len(looked) == 1  # known
     assert item_keys(other, path, ["not-an-item"]) == {} and len(looked) == 1  # a known miss too
+    # the rows kept beside the keys are the answers table's rows of those items, every column
+    keys, rows = item_rows(other, path, ids)
+    full = "SELECT * FROM read_parquet(?) WHERE item_id IN (SELECT unnest(?)) ORDER BY item, gen_round, judge_round"
+    assert other.sql(full, [rows, ids]) == other.sql(full, [path, ids]) and len(looked) == 1
     (f,) = (tmp_path / "state" / derived.DIR / "keys").glob("*.json")
     doc = json.loads(f.read_text())
     doc["keys"][ids[0]] = 10**6
     f.write_text(json.dumps(doc))
     assert item_keys(other, path, ids) == want and len(looked) == 2  # altered: not read, looked up again
+    (kept,) = (tmp_path / "state" / derived.DIR / "keys").glob("*.parquet")  # (the one it replaced is gone)
+    other.sql(f"COPY (SELECT * REPLACE (0 AS present) FROM read_parquet('{kept}')) TO '{kept}' (FORMAT parquet)")
+    keys, rows = item_rows(other, path, ids)  # rows altered: not read, looked up again
+    assert keys == want and len(looked) == 3 and other.sql(full, [rows, ids]) == other.sql(full, [path, ids])
     inside = Store(store.data, store.data / "state")
     assert item_keys(inside, path, ids) is None
 
@@ -354,9 +362,9 @@ def test_the_labelled_items_keys_are_prepared_by_index(tmp_path):
         got = store.sql("SELECT DISTINCT item_id, item FROM read_parquet(?) WHERE item_id IN (SELECT unnest(?))",
                         [path, ids])
         looked = []
-        store.sql = lambda q, p=None, **kw: looked.append(q) or Store.sql(store, q, p, **kw)
+        store.arrow = lambda q, p=None, **kw: looked.append(q) or Store.arrow(store, q, p, **kw)
         assert item_keys(store, path, ids) == dict(got) and not looked  # ready: nothing looked up
-        del store.sql
+        del store.arrow
     assert {r["state"] for r in ev("--check").values()} == {"current"}
     assert {r["state"] for r in ev("--force", "--into", "state").values()} == {"rebuilt"}  # the demo left as it is
 

@@ -41,7 +41,7 @@ from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
 from evalcore.stats import association as stats
 from evalcore.stats import correlation
 from evalcore.storage.gold import settled
-from evalcore.storage.itemkeys import item_keys
+from evalcore.storage.itemkeys import item_rows
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
@@ -395,12 +395,19 @@ def association(
         ps = _people_hold(store, gen_id, sel, ps)
         psql, pparams = _pivot_sql(ps[0], ps[1], common, "hp", numeric)
         # the runs restricted to the labelled items before pivoting (not 1M answers for 2,000 labels):
-        # by their integer keys (looked up once per item id, storage.itemkeys) where they can be kept
+        # their rows and integer keys (looked up once per item id, storage.itemkeys) where they can be kept
         labelled = f"SELECT DISTINCT item_id FROM ({ps[0]})"
         keys = None
         if use_masks:
             ids = [r[0] for r in store.sql(labelled, ps[1])]
-            keys = item_keys(store, cast(tuple[str, list[Any], list[str]], masks[run_ids[0]])[1][0], ids)
+            for rid in run_ids:  # each run's rows of the labelled items, kept in the state (one small file)
+                m = cast(tuple[str, list[Any], list[str]], masks[rid])
+                got = item_rows(store, m[1][0], ids)
+                if got is None:
+                    keys = None
+                    break
+                keys = got[0] if keys is None else keys  # (the runs on one generation share their keys)
+                masks[rid] = (m[0], [got[1], *m[1][1:]], m[2])
         people_parts = []
         pkey = "item_id"
         if keys is not None:  # people's pivot carries the integer key: the runs' parts read no string column

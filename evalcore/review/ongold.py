@@ -19,7 +19,7 @@ import numpy as np
 from evalcore.contract import schema as S
 from evalcore.review.judges import _answers, _pairs_x, mask_runs
 from evalcore.stats import agreement as A
-from evalcore.storage.itemkeys import item_keys
+from evalcore.storage.itemkeys import item_rows
 from evalcore.storage.store import Store
 
 #: gold key: (item_id, gen_round, criterion)
@@ -72,7 +72,7 @@ def on_gold(
 ) -> OnGold:
     """Every run's values on the gold cases ``gkeys``, every judge round. A pass / fail criterion
     of a run with an answers table is read from its masks (the rows of the gold answers only, by
-    integer item key where the table has them: :mod:`evalcore.storage.itemkeys`), the rest from the
+    integer item key, from the rows of the labelled items kept in the state: :mod:`evalcore.storage.itemkeys`), the rest from the
     verdicts (``vsql``)."""
     by_crit: dict[str, list[Key]] = {}
     for k in gkeys:
@@ -91,8 +91,9 @@ def on_gold(
         wanted = {c: k for c, k in bits.items() if c in by_crit}
         if not wanted:
             continue
-        q, p = _answers(path, "judge_round >= 1", cut)
-        keys = item_keys(store, path, sorted({a[0] for a in answers}))
+        got_rows = item_rows(store, path, sorted({a[0] for a in answers}))  # the gold items' rows, kept
+        keys = None if got_rows is None else got_rows[0]
+        q, p = _answers(path if got_rows is None else got_rows[1], "judge_round >= 1", cut)
         col, kind, ids = (
             ("item_id", "VARCHAR", [a[0] for a in answers])
             if keys is None
