@@ -7,7 +7,9 @@ never read, and is rebuilt."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -329,10 +331,14 @@ def test_labelled_items_are_looked_up_by_integer_key_once(world, tmp_path):
     doc["keys"][ids[0]] = 10**6
     f.write_text(json.dumps(doc))
     assert item_keys(other, path, ids) == want and len(looked) == 2  # altered: not read, looked up again
-    (kept,) = (tmp_path / "state" / derived.DIR / "keys").glob("*.parquet")  # (the one it replaced is gone)
+    kept = f.with_name(json.loads(f.read_text())["rows"])
     other.sql(f"COPY (SELECT * REPLACE (0 AS present) FROM read_parquet('{kept}')) TO '{kept}' (FORMAT parquet)")
+    before = set(f.parent.glob("*.parquet"))
+    for old in before - {kept}:  # the files replaced: removed once they are old (a reader may still hold one)
+        os.utime(old, (time.time() - 3600,) * 2)
     keys, rows = item_rows(other, path, ids)  # rows altered: not read, looked up again
     assert keys == want and len(looked) == 3 and other.sql(full, [rows, ids]) == other.sql(full, [path, ids])
+    assert set(f.parent.glob("*.parquet")) == {Path(rows), kept}
     inside = Store(store.data, store.data / "state")
     assert item_keys(inside, path, ids) is None
 

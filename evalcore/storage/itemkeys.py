@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 VERSION = 2  # 2: the rows of the items beside their keys
 DIR = "keys"
 MISSING = -1
+KEEP_S = 600  # a rows file replaced is removed this many seconds after it was written
 
 _LOCK = threading.Lock()
 
@@ -92,7 +94,7 @@ def item_rows(store: Store, answers_path: str, ids: list[str]) -> tuple[dict[str
                     tmp,
                 )
                 rows_sha = derived.sha256_of(tmp)
-                old, rows = rows, f.with_name(f"{f.stem}.{rows_sha[:16]}.parquet")
+                rows = f.with_name(f"{f.stem}.{rows_sha[:16]}.parquet")
                 os.replace(tmp, rows)
                 doc = {
                     "version": VERSION,
@@ -103,14 +105,23 @@ def item_rows(store: Store, answers_path: str, ids: list[str]) -> tuple[dict[str
                     "sha256": _digest(known, rows.name, rows_sha),
                 }
                 atomic_write_bytes(f, json.dumps(doc, sort_keys=True).encode())
-                if old is not None and old != rows:
-                    old.unlink(missing_ok=True)  # (a reader of the old map finds it gone and looks up again)
+                _sweep(f, rows)
             except OSError:  # (a read-only or full state directory: the caller reads the table itself)
                 with contextlib.suppress(OSError):
                     tmp.unlink(missing_ok=True)
                 return None
             derived._save_stamps(state)
     return {i: known[i] for i in ids if known.get(i, MISSING) != MISSING}, str(rows)
+
+
+def _sweep(f: Path, rows: Path) -> None:
+    """Remove the rows files the map ``f`` held before ``rows`` once they are :data:`KEEP_S` old:
+    another process that read the map just before may still be reading the one it named."""
+    now = time.time()
+    for old in f.parent.glob(f"{f.stem}.*.parquet"):
+        with contextlib.suppress(OSError):
+            if old != rows and now - old.stat().st_mtime > KEEP_S:
+                old.unlink()
 
 
 def item_keys(store: Store, answers_path: str, ids: list[str]) -> dict[str, int] | None:
