@@ -10,6 +10,7 @@ import subprocess
 from datetime import date, datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 from compare_world import N, add_rejudge, make_compare_world
 from conftest import DEMO, EVALCORE, tree_hash
@@ -246,6 +247,42 @@ def test_power_matches_the_normal_approximation():
     # all spread between items: rounds cannot reach a small effect
     p4 = power(0.5, 0.0, 3, 30, 0.01)
     assert p4["rounds_needed"] is None and "more items can" in p4["rounds_note"]
+
+
+def test_items_needed_is_the_smallest_size_with_the_power_and_solve_powers_root_rounded_up():
+    """The items needed come from one vectorised ttest_power call instead of a root search per
+    effect: the same whole number as statsmodels' solve_power rounded up wherever that converges,
+    and exactly the smallest size whose power reaches the target; None (solved the slow way by
+    power()) where the window around the normal approximation misses it or scipy gives NaN."""
+    import warnings
+
+    from statsmodels.stats.power import TTestPower, ttest_power
+
+    from evalcore.analysis.comparison import items_needed
+
+    tp = TTestPower()
+    effects = list(np.geomspace(0.003, 4.0, 120))
+    found = 0
+    for alpha, target in ((0.05, 0.8), (0.01, 0.9), (0.1, 0.5)):
+        for d, n in zip(effects, items_needed(effects, alpha, target)):
+            if n is None:
+                continue
+            found += 1
+            assert ttest_power(d, float(n), alpha, alternative="two-sided") >= target, (d, n)
+            assert n == 2 or ttest_power(d, float(n - 1), alpha, alternative="two-sided") < target, (d, n)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                root = float(np.atleast_1d(tp.solve_power(effect_size=d, nobs=None, alpha=alpha, power=target))[0])
+            if math.isfinite(root):
+                assert n == math.ceil(root), (alpha, target, d, n, root)
+    assert found > 300  # (nearly every effect is found in the window)
+    assert items_needed([0.0, -0.1], 0.05, 0.8) == [None, None]
+    # and power() gives the same figures either way
+    p = power(0.4, 0.05, 3, 500, 0.05)
+    for r, n in p["items_needed"].items():
+        s = math.sqrt(p["tau2"] + p["within_var"] / int(r))
+        want = tp.solve_power(effect_size=0.05 / s, nobs=None, alpha=0.05, power=0.8, alternative="two-sided")
+        assert n == math.ceil(float(np.atleast_1d(want)[0])), (r, n)
 
 
 def test_holdout_items_are_left_out_unless_asked(tmp_path):

@@ -28,7 +28,7 @@ Vocabulary (tested in tests/test_compare.py):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -371,6 +371,43 @@ def _interval(
     return {"low": mean - half, "high": mean + half, "method": f"analytic (t, more than {BOOTSTRAP_MAX_ITEMS:,} items)"}
 
 
+#: the sizes around the normal approximation's among which :func:`items_needed` looks for the t-test's
+_T_WINDOW = 128
+
+
+def items_needed(effects: Sequence[float], alpha: float, power_: float) -> list[int | None]:
+    """For each standardised effect, the fewest items at which a two-sided paired t-test reaches
+    ``power_``: the smallest whole ``n`` whose power (statsmodels' ``ttest_power``, one call over
+    every effect and the candidate sizes) is at least ``power_`` -- what ``TTestPower.solve_power``
+    finds rounded up, within its root search's tolerance, without that search per effect (0.02 s
+    each). The candidates are :data:`_T_WINDOW` sizes around the normal approximation's; None where
+    the smallest is not among them, or scipy's noncentral t gives no power at one (the caller
+    solves for those)."""
+    from scipy.stats import norm
+    from statsmodels.stats.power import ttest_power
+
+    d = np.asarray(effects, dtype=float)
+    out: list[int | None] = [None] * len(d)
+    ok = d > 0
+    if not ok.any():
+        return out
+    z = norm.isf(alpha / 2) + norm.isf(1 - power_)
+    start = np.maximum(2, np.floor((z / d[ok]) ** 2) - _T_WINDOW // 2).astype(np.int64)
+    n = start[:, None] + np.arange(_T_WINDOW)[None, :]
+    with np.errstate(all="ignore"):
+        pw = ttest_power(d[ok][:, None], n.astype(float), alpha, alternative="two-sided")
+    reach = pw >= power_
+    at = reach.argmax(axis=1)
+    # (scipy's noncentral t gives NaN for large effects at a few items: those are solved instead)
+    clean = ~np.array([np.isnan(row[: k + 1]).any() for row, k in zip(pw, at.tolist())], dtype=bool)
+    # found, and the window starts below it (or at 2 items, the fewest a t-test takes)
+    found = reach.any(axis=1) & clean & ((start == 2) | ~reach[:, 0])
+    first = np.where(found, n[np.arange(len(n)), at], -1)
+    for k, v in zip(np.flatnonzero(ok).tolist(), first.tolist()):
+        out[k] = int(v) if v >= 0 else None
+    return out
+
+
 def power(
     sd_delta: float | None,
     within_var: float | None,
@@ -413,6 +450,8 @@ def power(
             return None
         return int(math.ceil(float(np.atleast_1d(n)[0])))
 
+    sizes = (1, 2, 3, 5, 10)
+    needed = items_needed([effect / sd_at(r) if sd_at(r) > 0 else 0.0 for r in sizes], alpha, power_)
     es = float(
         np.atleast_1d(
             tp.solve_power(effect_size=None, nobs=n_items, alpha=alpha, power=power_, alternative="two-sided")
@@ -421,7 +460,9 @@ def power(
     out["mde"] = es * sd_delta
     out["tau2"] = tau2
     out["within_var"] = w
-    out["items_needed"] = {str(r): n_for(r) for r in (1, 2, 3, 5, 10)}
+    out["items_needed"] = {
+        str(r): (n if n is not None else n_for(r)) if sd_at(r) > 0 else None for r, n in zip(sizes, needed)
+    }
     need = None
     for r in range(1, 51):
         if es * sd_at(r) <= effect:
