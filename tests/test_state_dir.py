@@ -195,3 +195,30 @@ def test_a_link_in_the_state_directory_leading_outside_is_refused(tiny, tmp_path
     (state / "notes").mkdir()
     (state / "alias").symlink_to(state / "notes", target_is_directory=True)
     assert ev("--data", data, "--state", state, "labels", "list")[0] == 0
+
+
+def test_concurrent_first_writers_all_find_the_state_directory(tmp_path):
+    """Writers that start together on a state directory nobody has made yet all use it: one makes
+    it, the others see it made (a check-then-refuse race once told three of four pairwise graders
+    that the state 'is not a directory'; before the fix this loop failed in most of its rounds)."""
+    import threading
+
+    from evalcore.storage.state import ensure_state_dir
+
+    errors, rounds, writers = [], 200, 8
+    barrier = threading.Barrier(writers)
+
+    def first_write():
+        for k in range(rounds):
+            barrier.wait()
+            try:
+                ensure_state_dir(tmp_path / f"state-{k}")
+            except Exception as e:  # noqa: BLE001 - collected and asserted below
+                errors.append(e)
+
+    threads = [threading.Thread(target=first_write) for _ in range(writers)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert errors == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(f"state-{k}" for k in range(rounds))
+    assert all((tmp_path / f"state-{k}").is_dir() for k in range(rounds))

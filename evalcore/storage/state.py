@@ -68,9 +68,7 @@ def ensure_state_dir(state: Path) -> None:
     than a new, empty state started somewhere else."""
     if state.is_dir():
         return
-    if os.path.lexists(state):
-        raise StateError("is not a directory", file=state, field="--state")
-    if not state.parent.is_dir():
+    if not os.path.lexists(state) and not state.parent.is_dir():
         raise StateError(
             f"does not exist, and neither does {state.parent}: a state directory is created only inside an existing "
             "directory (check the path, or create it)",
@@ -79,8 +77,9 @@ def ensure_state_dir(state: Path) -> None:
         )
     try:
         state.mkdir()
-    except FileExistsError:
-        pass
+    except FileExistsError:  # made by a concurrent writer since the check above, or a file in the way
+        if not state.is_dir():
+            raise StateError("is not a directory", file=state, field="--state") from None
     except OSError as e:
         raise StateError(f"cannot be created ({e.strerror})", file=state, field="--state") from None
 
