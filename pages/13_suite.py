@@ -16,6 +16,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import evalcore
 from evalcore import analysis, review
 from pages import _ui
 
@@ -24,6 +25,14 @@ def _as_text(value) -> str | None:
     if value is None:
         return None
     return "\n".join(value) if isinstance(value, list) else str(value)
+
+
+def _has_item(store, suite_id: str, item_id: str, hold: bool) -> bool:
+    try:
+        review.item(store, suite_id, item_id, include_holdout=hold)
+        return True
+    except evalcore.EvalcoreError:  # not in the suite, or held out and hidden: not offered
+        return False
 
 
 st.title("Suites")
@@ -152,29 +161,58 @@ with _ui.boundary():
 
     # ------------------------------------------------------------ items
     st.subheader("Items")
-    it = review.items(store, suite_id, None, hold, res["findings"])
+    c_only, c_page, _ = st.columns([2, 1, 3])
+    only = c_only.toggle("Only items with findings or open flags", key="suite_only_findings")
+    count = review.items(store, suite_id, None, hold, res["findings"], limit=0, only_findings=only)["items"]
+    pages = max(1, -(-count // _ui.TABLE_PAGE))
+    page_no = c_page.number_input(f"Page (of {pages:,})", 1, pages, 1, key=f"suite_items_page_{suite_id}_{only}")
+    it = review.items(
+        store,
+        suite_id,
+        None,
+        hold,
+        res["findings"],
+        offset=(page_no - 1) * _ui.TABLE_PAGE,
+        limit=_ui.TABLE_PAGE,
+        only_findings=only,
+    )
+    shown = len(it["rows"])
     st.caption(
-        f"{it['items']} items of v{it['version']}"
-        + (f"; {it['holdout_hidden']} holdout items hidden" if it["holdout_hidden"] else "")
-        + "."
+        f"{it['items']:,} items of v{it['version']}"
+        + (" with findings or open flags" if only else "")
+        + (f"; {it['holdout_hidden']:,} holdout items hidden" if it["holdout_hidden"] else "")
+        + (f"; items {it['offset'] + 1:,}-{it['offset'] + shown:,} in item id order" if shown < it["items"] else "")
+        + f". `evalcore suite items {suite_id} --offset {it['offset']} --limit {_ui.TABLE_PAGE} --json` lists the same."
     )
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {k: r[k] for k in ("item_id", "class", "difficulty", "holdout", "findings", "open_flags", "input")}
-                for r in it["rows"]
-            ]
-        ),
-        hide_index=True,
-        key="suite_items",
-    )
+    if it["rows"]:
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {k: r[k] for k in ("item_id", "class", "difficulty", "holdout", "findings", "open_flags", "input")}
+                    for r in it["rows"]
+                ]
+            ),
+            hide_index=True,
+            key="suite_items",
+        )
 
     # ------------------------------------------------------------ repair
     st.subheader("Repair an item")
-    options = [r["item_id"] for r in it["rows"]]
+    # the picker offers the flagged items, the items with findings and this page's items (a suite
+    # may hold millions), and the item a link names
+    open_flags = [f for f in review.flags(store, suite_id) if f["resolved_by"] is None]
+    linked = _ui.qp("item")
+    options = list(
+        dict.fromkeys(
+            [f["item_id"] for f in open_flags]
+            + [f["item_id"] for f in res["findings"] if f["item_id"]]
+            + [r["item_id"] for r in it["rows"]]
+            + ([linked] if linked and _has_item(store, suite_id, linked, hold) else [])
+        )
+    )
     if not options:
         st.stop()
-    open_flags = [f for f in review.flags(store, suite_id) if f["resolved_by"] is None and f["item_id"] in options]
+    open_flags = [f for f in open_flags if f["item_id"] in options]
     flagged = {f["item_id"] for f in open_flags}
     _ui.sync_widget("suite_item", "item", options)
     if st.session_state.get("suite_item") not in options:

@@ -44,6 +44,9 @@ _MD_TABLE = {ord(c): f"&#{ord(c)};" for c in _MD_SPECIAL}  # str.translate: one 
 _AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp|www)(?=[:.])|@")
 
 
+TABLE_PAGE = 500  # rows a paged table shows (the Suites page's items)
+
+
 def _joined(m: re.Match) -> str:
     word = m.group(0)
     return "\u2060@" if word == "@" else word[0] + "\u2060" + word[1:]

@@ -255,3 +255,34 @@ def test_a_deep_link_to_a_holdout_item_is_refused_until_shown(env):
     at.toggle(key="holdout|runs").set_value(True).run()
     ok(at)
     assert any(c.value.startswith("How do I reset the password of account 6?") for c in at.code)
+
+
+def test_the_items_table_pages_and_filters_as_the_cli_does(env, monkeypatch):
+    """The items are shown a page at a time (a suite may hold millions: the page reads one page in
+    DuckDB and never offers every item in its picker); each page and the findings-only view list the
+    rows `evalcore suite items --offset --limit [--only-findings]` lists."""
+    from pages import _ui
+
+    data, state = env
+    monkeypatch.setattr(_ui, "TABLE_PAGE", 2)
+    at = open_page(SUITE)
+    ok(at)
+    pager = at.number_input[0]
+    assert pager.label == "Page (of 3)"  # 5 items shown (q6 held out), 2 a page
+    for page, offset in ((1, 0), (2, 2), (3, 4)):
+        if page > 1:
+            pager.set_value(page).run()
+            ok(at)
+            pager = at.number_input[0]
+        listed = cli_json(data, state, "suite", "items", "t-suite", "--offset", str(offset), "--limit", "2")
+        assert list(frame(at, "open_flags")["item_id"]) == [r["item_id"] for r in listed["rows"]]
+        assert f"--offset {offset} --limit 2" in page_text(at)
+    # the picker offers the items with findings, then this page's items: not the whole suite
+    check = cli_json(data, state, "suite", "check", "t-suite", rc=1)
+    want = list(dict.fromkeys([f["item_id"] for f in check["findings"] if f["item_id"]] + [r["item_id"] for r in listed["rows"]]))
+    assert at.selectbox(key="suite_item").options == want
+    at.toggle(key="suite_only_findings").set_value(True).run()
+    ok(at)
+    only = cli_json(data, state, "suite", "items", "t-suite", "--only-findings", "--limit", "2")
+    assert list(frame(at, "open_flags")["item_id"]) == [r["item_id"] for r in only["rows"]]
+    assert all(r["findings"] for r in only["rows"]) and "with findings or open flags" in page_text(at)

@@ -192,6 +192,7 @@ def index(
         rows.append(row)
     rows += _pairs(store, ids, check, force)
     rows += _keys(store, ids, check, force)
+    rows += _suite_checks(store, ids, check, force)
     if not no_detection:
         rows += _detections(store, ids, check, force)
     text = _table(
@@ -262,6 +263,41 @@ def _keys(store: Store, ids: tuple[str, ...], check: bool, force: bool) -> list[
                 "where": None if state == "missing or stale" else "state",
                 "path": None if state == "missing or stale" else str(Path(store.state) / "derived" / DIR),
                 "labelled_items": got["labelled_items"],
+                "seconds": round(time.perf_counter() - t0, 3),
+            }
+        )
+    return rows
+
+
+def _suite_checks(store: Store, ids: tuple[str, ...], check: bool, force: bool) -> list[dict]:
+    """``evalcore index``'s rows for the admission checks on each suite's current version (of every
+    suite, or of the suites of the runs and generations named), kept in the state directory."""
+    import time
+
+    from evalcore.review.detect import runs_on
+    from evalcore.review.suites import index_checks
+
+    named = set(ids)
+    suites = set(store.ids("suite")) if not ids else set()
+    for g in store.ids("generation"):
+        if g in named or named & set(runs_on(store, g)):
+            suites.add(store.generation(g).manifest.suite_id)
+    rows = []
+    for sid in sorted(suites):
+        t0 = time.perf_counter()
+        got = index_checks(store, sid, peek=check, force=force)
+        state = "current" if got["current"] else ("missing or stale" if check else "built")
+        if force and not check:
+            state = "rebuilt"
+        if not check and not got["stored"]:
+            state = "not stored"
+        rows.append(
+            {
+                "kind": "suite checks",
+                "id": f"{sid} v{got['version']}",
+                "state": state,
+                "where": "state" if got["stored"] else None,
+                "path": str(Path(store.state) / "derived" / "memo") if got["stored"] else None,
                 "seconds": round(time.perf_counter() - t0, 3),
             }
         )

@@ -272,14 +272,35 @@ def suite_show(suite_id: str, as_json: bool) -> None:
 @click.argument("suite_id")
 @click.option("--version", "version", type=int, default=None, help="Suite version (default: the current one).")
 @click.option("--include-holdout", is_flag=True, help=HOLDOUT_HELP)
+@click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Items to skip (id order).")
+@click.option("--limit", type=click.IntRange(min=0), default=None, help="At most this many items (default: all).")
+@click.option("--only-findings", is_flag=True, help="Only the items with a finding or an open flag.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def suite_items(suite_id: str, version: int | None, include_holdout: bool, as_json: bool) -> None:
-    """The items of a suite version with their findings and open flags (holdout hidden by default)."""
+def suite_items(
+    suite_id: str,
+    version: int | None,
+    include_holdout: bool,
+    offset: int,
+    limit: int | None,
+    only_findings: bool,
+    as_json: bool,
+) -> None:
+    """The items of a suite version with their findings and open flags (holdout hidden by default),
+    in item id order; ``--offset`` and ``--limit`` page through a large suite."""
     from evalcore.review.suites import check, items, visible_findings
 
     store = _obj().store
     c = visible_findings(store, check(store, suite_id, version), include_holdout)
-    r = items(store, suite_id, version, include_holdout, c["findings"])
+    r = items(
+        store,
+        suite_id,
+        version,
+        include_holdout,
+        c["findings"],
+        offset=offset,
+        limit=limit,
+        only_findings=only_findings,
+    )
     if include_holdout:
         log_cli_looks(store, "suite items", [suite_id])
     lines = [
@@ -288,7 +309,9 @@ def suite_items(suite_id: str, version: int | None, include_holdout: bool, as_js
         for x in r["rows"]
     ]
     lines.append(
-        f"{r['items']} items shown"
+        f"{r['items']} items"
+        + (" with findings or open flags" if only_findings else "")
+        + (f", {len(r['rows'])} listed from {offset + 1}" if len(r["rows"]) < r["items"] else " shown")
         + (f"; {r['holdout_hidden']} holdout items hidden (--include-holdout)" if r["holdout_hidden"] else "")
     )
     _emit(r, as_json, "\n".join(lines))

@@ -48,6 +48,7 @@ from evalcore.analysis.suites import (
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import EvalcoreError, FormatError, InputError, LabelError, NotFoundError
+from evalcore.storage import derived
 from evalcore.storage.files import atomic_directory, check_parquet, to_table, write_json_model
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.paths import check_id, utcnow
@@ -468,6 +469,75 @@ def _read_items(store: Store, path: Path) -> list[dict[str, Any]]:
     return store.records("SELECT * FROM read_parquet(?) ORDER BY item_id", [str(path)])
 
 
+CHECKS_VERSION = 1  # of _item_checks: a memo made by another version of the checks is not read
+
+
+def _item_checks(
+    store: Store, d: Path, man: S.SuiteManifest, threshold: float
+) -> tuple[int | None, list[dict[str, Any]], list[str]]:
+    """The checks on one version's items (``d``: its directory): the item count, the findings
+    (schema, quotes, duplicates, quotas) and the notes."""
+    findings: list[dict[str, Any]] = []
+    notes: list[str] = []
+    path = d / "items.parquet"
+    try:
+        check_parquet(path, "items")
+        store._check_unique(path, "items")
+        items = _read_items(store, path)
+    except FormatError as e:
+        return None, [_schema_finding(e)], notes
+    if len(items) != man.n_items:
+        findings.append(
+            _finding(
+                "schema",
+                None,
+                "n_items",
+                f"the manifest says {man.n_items} items, the file holds {len(items)}",
+                str(d / "manifest.json"),
+            )
+        )
+    h = H.suite_hash(items)
+    if h != man.content_hash:
+        findings.append(
+            _finding(
+                "schema",
+                None,
+                "content_hash",
+                f"the manifest says {man.content_hash}, the items hash to {h}",
+                str(d / "manifest.json"),
+            )
+        )
+    for it in items:
+        if not normalise(it.get("input")):
+            findings.append(_finding("schema", it["item_id"], "input", "empty input"))
+    findings += quote_findings(items)
+    findings += duplicate_findings(items, threshold, notes)
+    findings += quota_findings(items, man.quotas)
+    return len(items), findings, notes
+
+
+def _memo_key(
+    store: Store, suite_id: str, info: dict[str, Any], threshold: float
+) -> tuple[Store, str, dict[str, Path], dict[str, Any]]:
+    """derived.memo's store, name, sources and parameters for the checks on one version's items."""
+    d = Path(info["path"])
+    src = {"items.parquet": d / "items.parquet", "manifest.json": d / "manifest.json"}
+    params = {"checks": CHECKS_VERSION, "threshold": threshold, "version": info["version"]}
+    return store, f"suite-check-{suite_id}-v{info['version']}", src, params
+
+
+def index_checks(store: Store, suite_id: str, *, peek: bool = False, force: bool = False) -> dict[str, Any]:
+    """``evalcore index``'s row for a suite: the checks on its current version's items kept in the
+    state (computed when missing or stale, or always with ``force``; ``peek``: only say whether
+    they are current). ``{version, current, stored}``."""
+    info, man = pick_version(all_versions(store, suite_id), None)
+    key = _memo_key(store, suite_id, info, NEAR_DUPLICATE_THRESHOLD)
+    current, _ = derived.memo_get(*key)
+    if not peek and (force or not current):
+        derived.memo(*key, lambda: _item_checks(store, Path(info["path"]), man, NEAR_DUPLICATE_THRESHOLD), force=True)
+    return {"version": info["version"], "current": current, "stored": derived.memo_get(*key)[0]}
+
+
 def check(
     store: Store, suite_id: str, version: int | None = None, threshold: float = NEAR_DUPLICATE_THRESHOLD
 ) -> dict[str, Any]:
@@ -498,43 +568,14 @@ def check(
         return {**out, "findings": findings, "counts": _counts(findings)}
     info, man = pick_version(vs, version)
     out["version"] = info["version"]
-    path = Path(info["path"]) / "items.parquet"
-    items = None
-    try:
-        check_parquet(path, "items")
-        store._check_unique(path, "items")
-        items = _read_items(store, path)
-    except FormatError as e:
-        findings.append(_schema_finding(e))
-    if items is not None:
-        out["items"] = len(items)
-        if len(items) != man.n_items:
-            findings.append(
-                _finding(
-                    "schema",
-                    None,
-                    "n_items",
-                    f"the manifest says {man.n_items} items, the file holds {len(items)}",
-                    str(Path(info["path"]) / "manifest.json"),
-                )
-            )
-        h = H.suite_hash(items)
-        if h != man.content_hash:
-            findings.append(
-                _finding(
-                    "schema",
-                    None,
-                    "content_hash",
-                    f"the manifest says {man.content_hash}, the items hash to {h}",
-                    str(Path(info["path"]) / "manifest.json"),
-                )
-            )
-        for it in items:
-            if not normalise(it.get("input")):
-                findings.append(_finding("schema", it["item_id"], "input", "empty input"))
-        findings += quote_findings(items)
-        findings += duplicate_findings(items, threshold, notes)
-        findings += quota_findings(items, man.quotas)
+    # the checks on the items depend on the version's files alone (a frozen suite): computed once
+    # per content and kept in the state (derived.memo); the open flags below are read every time
+    n_items, item_findings, item_notes = derived.memo(
+        *_memo_key(store, suite_id, info, threshold), lambda: _item_checks(store, Path(info["path"]), man, threshold)
+    )
+    out["items"] = n_items
+    findings += item_findings
+    notes += item_notes
     for f in flags(store, suite_id, [v for v, _ in vs]):
         if f["resolved_by"] is None:
             findings.append(
@@ -588,32 +629,61 @@ def items(
     version: int | None = None,
     include_holdout: bool | None = None,
     findings: list[dict[str, Any]] | None = None,
+    *,
+    offset: int = 0,
+    limit: int | None = None,
+    only_findings: bool = False,
 ) -> dict[str, Any]:
     """The items of a version (default: the current one) with how many findings and open flags
-    each has; holdout items left out unless included."""
+    each has, in item id order; holdout items left out unless included. ``offset`` and ``limit``
+    pick one page of them (DuckDB reads only its rows: a suite may hold millions), ``only_findings``
+    keeps the items with a finding or an open flag; ``items`` is how many there are in all."""
     include = bool(include_holdout)
+    if offset < 0 or (limit is not None and limit < 0):
+        raise InputError("offset and limit must not be negative", field="--offset" if offset < 0 else "--limit")
     info, _ = pick_version(all_versions(store, suite_id), version)
-    rows = _read_items(store, Path(info["path"]) / "items.parquet")
+    path = str(Path(info["path"]) / "items.parquet")
     per = Counter(f["item_id"] for f in (findings or []) if f["item_id"] and f["check"] != "flags")
     per_flag = Counter(f["item_id"] for f in (findings or []) if f["item_id"] and f["check"] == "flags")
-    shown = [r for r in rows if include or not r.get("holdout")]
+    names = {c for (c,) in store.sql("SELECT name FROM parquet_schema(?)", [path])}
+    col = {c: (f'"{c}"' if c in names else "NULL") for c in ("input", "class", "difficulty", "holdout")}
+    held = f"coalesce(CAST({col['holdout']} AS BOOLEAN), false)"
+    where = [] if include else [f"NOT {held}"]
+    params: list[Any] = []
+    if only_findings:
+        where.append("list_contains(?, item_id)")
+        params.append(sorted(set(per) | set(per_flag)))
+    cond = " AND ".join(where) or "true"
+    ((total, hidden),) = store.sql(
+        f"SELECT count(*) FILTER (WHERE {cond}), count(*) FILTER (WHERE {held}) FROM read_parquet(?)", [*params, path]
+    )
+    page = store.records(
+        f"SELECT item_id, {col['input']} AS input, {col['class']} AS class, {col['difficulty']} AS difficulty, "
+        f"{held} AS holdout FROM read_parquet(?) WHERE {cond} ORDER BY item_id"
+        + (" LIMIT ?" if limit is not None else "")
+        + " OFFSET ?",
+        [path, *params, *([limit] if limit is not None else []), offset],
+    )
     return {
         "suite_id": suite_id,
         "version": info["version"],
         "include_holdout": include,
-        "items": len(shown),
-        "holdout_hidden": 0 if include else sum(bool(r.get("holdout")) for r in rows),
+        "items": total,
+        "holdout_hidden": 0 if include else hidden,
+        "offset": offset,
+        "limit": limit,
+        "only_findings": only_findings,
         "rows": [
             {
                 "item_id": r["item_id"],
-                "input": r.get("input"),
-                "class": r.get("class"),
-                "difficulty": r.get("difficulty"),
-                "holdout": bool(r.get("holdout")),
+                "input": r["input"],
+                "class": r["class"],
+                "difficulty": r["difficulty"],
+                "holdout": bool(r["holdout"]),
                 "findings": per.get(r["item_id"], 0),
                 "open_flags": per_flag.get(r["item_id"], 0),
             }
-            for r in shown
+            for r in page
         ],
     }
 

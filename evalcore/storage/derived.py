@@ -314,3 +314,71 @@ def remove(store: Store, kind: str, id_: str) -> list[str]:
     with _LOCK:
         _CURRENT.pop((str(store.data), str(store.state), kind, id_), None)
     return out
+
+
+# --------------------------------------------------------------------------- memos
+
+MEMO_DIR = "memo"
+
+
+def _memo_file(store: Store, name: str) -> Path | None:
+    state = _state_dir(store)
+    if state is None or Path(name).name != name:
+        return None
+    return state / DIR / MEMO_DIR / f"{name}.json"
+
+
+def memo_get(store: Store, name: str, src: dict[str, Path], params: dict[str, Any]) -> tuple[bool, Any]:
+    """``(True, value)`` when the memo ``name`` is current for these sources and parameters: its
+    version and parameters match, every source hashes to what it recorded, and its value hashes to
+    the sha256 written beside it (a memo edited by hand is not read); else ``(False, None)``."""
+    f = _memo_file(store, name)
+    if f is None or not enabled():
+        return False, None
+    try:
+        doc = json.loads(f.read_text())
+        want = {"derived_version": DERIVED_VERSION, "sources": _hashes(store, src), "params": params}
+        if doc.get("key") == want and doc.get("sha256") == _memo_hash(doc.get("value")):
+            return True, doc["value"]
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    finally:
+        _save_stamps(_state_dir(store))
+    return False, None
+
+
+def memo(
+    store: Store,
+    name: str,
+    src: dict[str, Path],
+    params: dict[str, Any],
+    compute: Callable[[], Any],
+    *,
+    force: bool = False,
+) -> Any:
+    """``compute()``'s JSON value, computed once per content of the files ``src`` and the
+    ``params``: kept in ``<state>/derived/memo/<name>.json`` with the sha256 of every source and of
+    the value itself, and read back only while :func:`memo_get` finds it current (a slow check over
+    a frozen file is then paid once, not on every page). Writing is best effort: a state directory
+    that cannot be written, or a source that changed while ``compute`` ran, only costs computing
+    again. ``EVALCORE_DERIVED=0``: always computed, nothing read or written."""
+    if not force:
+        hit, value = memo_get(store, name, src, params)
+        if hit:
+            return value
+    f = _memo_file(store, name)
+    if f is None or not enabled():
+        return compute()
+    try:
+        before = _hashes(store, src)
+    except OSError:
+        return compute()
+    value = compute()
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        if _hashes(store, src) == before:
+            key = {"derived_version": DERIVED_VERSION, "sources": before, "params": params}
+            text = json.dumps({"key": key, "value": value, "sha256": _memo_hash(value)}, allow_nan=True)
+            f.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(f, text.encode())
+    _save_stamps(_state_dir(store))
+    return json.loads(json.dumps(value, allow_nan=True))  # what a later read returns: tuples as lists
