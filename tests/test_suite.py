@@ -23,6 +23,7 @@ from evalcore import LabelStore, Store
 from evalcore import contract as S
 from evalcore.analysis import suites as SU
 from evalcore.errors import EvalcoreError
+from evalcore.review import admission as AD
 from evalcore.review import suites as SR
 
 GOLD = REPO / "tests" / "golden" / "suite"
@@ -239,12 +240,12 @@ def test_the_near_duplicate_join_has_limits_and_says_so(monkeypatch):
     notes: list[str] = []
     full = SR.duplicate_findings(items, notes=notes)
     assert notes == [] and sum(f["problem"] == "near duplicate" for f in full) == 15  # 6 choose 2
-    monkeypatch.setattr(SR, "NEAR_DUPLICATE_MAX_PAIRS", 4)
+    monkeypatch.setattr(AD, "NEAR_DUPLICATE_MAX_PAIRS", 4)
     notes = []
     capped = SR.duplicate_findings(items, notes=notes)
     assert sum(f["problem"] == "near duplicate" for f in capped) == 4
     assert notes == ["near duplicates: stopped after 4 pairs; there may be more"]
-    monkeypatch.setattr(SR, "NEAR_DUPLICATE_MAX_ITEMS", 5)
+    monkeypatch.setattr(AD, "NEAR_DUPLICATE_MAX_ITEMS", 5)
     notes = []
     skipped = SR.duplicate_findings(items, notes=notes)
     assert [f["problem"] for f in skipped] == ["exact duplicate"]

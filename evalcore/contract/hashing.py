@@ -19,10 +19,14 @@ def is_valid_id(value: str) -> bool:
     return bool(_ID_RE.match(value or "")) and ".." not in value
 
 
+def canonical_json(obj: Any) -> str:
+    """The canonical JSON of ``obj`` that :func:`content_hash` hashes (sorted keys, no spaces)."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
 def content_hash(obj: Any) -> str:
     """sha256 of the canonical JSON of ``obj`` (sorted keys), as ``sha256:<hex16>``."""
-    text = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return "sha256:" + hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()[:16]
 
 
 def text_hash(text: str) -> str:
@@ -36,7 +40,19 @@ def outputs_hash(rows: Any) -> str:
     return content_hash(sorted([r["item_id"], int(r["round"]), r["output"]] for r in rows))
 
 
+#: the columns of an item its suite's content hash covers, in this order
+SUITE_HASH_KEYS = (
+    "item_id",
+    "input",
+    "context",
+    "reference",
+    "must_have",
+    "nice_to_have",
+    "wrong_if",
+    "expected_doc_ids",
+)
+
+
 def suite_hash(items: Any) -> str:
     """A suite's ``content_hash``: ids, inputs, context, references and requirement lists."""
-    keys = ("item_id", "input", "context", "reference", "must_have", "nice_to_have", "wrong_if", "expected_doc_ids")
-    return content_hash(sorted(([it.get(k) for k in keys] for it in items), key=lambda r: r[0]))
+    return content_hash(sorted(([it.get(k) for k in SUITE_HASH_KEYS] for it in items), key=lambda r: r[0]))
