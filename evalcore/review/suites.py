@@ -335,7 +335,12 @@ def visible_findings(store: Store, result: dict[str, Any], include_holdout: bool
     """:func:`check`'s result with the findings on holdout items left out unless included (their
     number is kept in ``holdout_findings_hidden``); findings on no item (schema, quotas) stay."""
     include = bool(include_holdout)
-    hidden = set() if include else set(holdout_ids(store, result["suite_id"])) if result["items"] is not None else set()
+    on_items = {f["item_id"] for f in result["findings"] if f["item_id"]}
+    hidden = (
+        on_items & set(holdout_ids(store, result["suite_id"]))
+        if on_items and not include and result["items"] is not None
+        else set()
+    )  # a suite's holdout ids read only when a finding names an item
     shown = [f for f in result["findings"] if f["item_id"] not in hidden]
     return {
         **result,
