@@ -163,19 +163,28 @@ with _ui.boundary():
     st.subheader("Items")
     c_only, c_page, _ = st.columns([2, 1, 3])
     only = c_only.toggle("Only items with findings or open flags", key="suite_only_findings")
-    count = review.items(store, suite_id, None, hold, res["findings"], limit=0, only_findings=only)["items"]
-    pages = max(1, -(-count // _ui.TABLE_PAGE))
-    page_no = c_page.number_input(f"Page (of {pages:,})", 1, pages, 1, key=f"suite_items_page_{suite_id}_{only}")
-    it = review.items(
-        store,
-        suite_id,
-        None,
-        hold,
-        res["findings"],
-        offset=(page_no - 1) * _ui.TABLE_PAGE,
-        limit=_ui.TABLE_PAGE,
-        only_findings=only,
-    )
+    # one read of the page asked for (its number kept by the widget), the count with it
+    page_key = f"suite_items_page_{suite_id}_{only}"
+
+    def items_page(page: int) -> dict:
+        return review.items(
+            store,
+            suite_id,
+            None,
+            hold,
+            res["findings"],
+            offset=(page - 1) * _ui.TABLE_PAGE,
+            limit=_ui.TABLE_PAGE,
+            only_findings=only,
+        )
+
+    wanted = int(st.session_state.get(page_key, 1))
+    it = items_page(wanted)
+    pages = max(1, -(-it["items"] // _ui.TABLE_PAGE))
+    if wanted > pages:  # fewer items than when the page was picked (holdout hidden again): the last page
+        st.session_state[page_key] = pages
+        it = items_page(pages)
+    c_page.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages, key=page_key)
     shown = len(it["rows"])
     st.caption(
         f"{it['items']:,} items of v{it['version']}"

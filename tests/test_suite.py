@@ -119,7 +119,7 @@ def test_a_clean_suite_exits_zero_and_a_lower_threshold_finds_more(tmp_path):
     r = cli(data, state, "suite", "check", "help")
     assert r.returncode == 0 and r.stdout.strip() == "ok: no findings in suite help v1"
     low = cli_json(data, state, "suite", "check", "help", "--threshold", "0.04", rc=1)
-    pairs = SR.near_duplicate_pairs({i["item_id"]: SR.normalise(i["input"]) for i in items}, 0.04)
+    pairs = AD.near_duplicate_pairs({i["item_id"]: AD.normalise(i["input"]) for i in items}, 0.04)
     # one finding per pair, on its second item; the one on i09 (held out) is hidden
     assert [(a, b) for a, b, _ in pairs] == [("i01", "i03"), ("i01", "i05"), ("i03", "i09"), ("i08", "i10")]
     assert [(f["item_id"], f["problem"]) for f in low["findings"]] == [
@@ -185,7 +185,7 @@ def test_quota_bounds_by_count_and_minimum():
              for k in range(10)]
     q = S.SuiteQuotas.model_validate({"class": {"a": {"max_count": 2}, "(none)": {"min": 0.8}},
                                       "difficulty": {"hard": {"min": 0.2, "min_count": 1}}})
-    got = [(f["field"], f["problem"], f["detail"]) for f in SR.quota_findings(items, q)]
+    got = [(f["field"], f["problem"], f["detail"]) for f in AD.quota_findings(items, q)]
     assert got == [("class", "quota not met", "class (none): 7 of 10 items (70.0%), minimum 80.0%"),
                    ("class", "quota exceeded", "class a: 3 of 10 items (30.0%), maximum 2 items"),
                    ("difficulty", "quota not met", "difficulty hard: 1 of 10 items (10.0%), minimum 20.0%")]
@@ -210,10 +210,10 @@ def test_near_duplicate_join_equals_brute_force():
         k = rng.choice([2, 3, 4])
         want = set()
         for a, b in itertools.combinations(sorted(texts), 2):
-            sa, sb = SR.shingles(texts[a], k), SR.shingles(texts[b], k)
+            sa, sb = AD.shingles(texts[a], k), AD.shingles(texts[b], k)
             if sa and sb and len(sa & sb) / len(sa | sb) >= t - 1e-12:
                 want.add((a, b))
-        assert {(a, b) for a, b, _ in SR.near_duplicate_pairs(texts, t, k)} == want, (trial, t, k)
+        assert {(a, b) for a, b, _ in AD.near_duplicate_pairs(texts, t, k)} == want, (trial, t, k)
 
 
 def test_ten_thousand_items_find_exactly_the_planted_pairs():
@@ -229,7 +229,7 @@ def test_ten_thousand_items_find_exactly_the_planted_pairs():
     for k in range(25):
         items[9_999 - k]["input"] = items[k]["input"].replace("?", " please?")
         planted.add((items[k]["item_id"], items[9_999 - k]["item_id"]))
-    found = SR.duplicate_findings(items)
+    found = AD.duplicate_findings(items)
     assert {(f["detail"].split(" similar to ")[1][:6], f["item_id"]) for f in found} == planted
     assert {f["problem"] for f in found} == {"near duplicate"}
 
@@ -238,16 +238,16 @@ def test_the_near_duplicate_join_has_limits_and_says_so(monkeypatch):
     items = [{"item_id": f"i{k}", "input": f"how do I reset my password on device {k}"} for k in range(6)]
     items.append({"item_id": "i9", "input": "how do I reset my password on device 0"})  # an exact duplicate
     notes: list[str] = []
-    full = SR.duplicate_findings(items, notes=notes)
+    full = AD.duplicate_findings(items, notes=notes)
     assert notes == [] and sum(f["problem"] == "near duplicate" for f in full) == 15  # 6 choose 2
     monkeypatch.setattr(AD, "NEAR_DUPLICATE_MAX_PAIRS", 4)
     notes = []
-    capped = SR.duplicate_findings(items, notes=notes)
+    capped = AD.duplicate_findings(items, notes=notes)
     assert sum(f["problem"] == "near duplicate" for f in capped) == 4
     assert notes == ["near duplicates: stopped after 4 pairs; there may be more"]
     monkeypatch.setattr(AD, "NEAR_DUPLICATE_MAX_ITEMS", 5)
     notes = []
-    skipped = SR.duplicate_findings(items, notes=notes)
+    skipped = AD.duplicate_findings(items, notes=notes)
     assert [f["problem"] for f in skipped] == ["exact duplicate"]
     assert notes == ["near duplicates not checked: 6 distinct inputs is more than 5 (exact duplicates were checked)"]
 

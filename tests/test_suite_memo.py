@@ -191,3 +191,18 @@ def test_index_builds_the_checks_and_the_cli_pages_through_the_items(tmp_path, m
     bad = subprocess.run([EVALCORE, "--data", str(data), "--state", str(state), "suite", "items", "help",
                           "--limit", "-1"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--limit" in bad.stderr
+
+
+def test_the_streamed_suite_hash_is_suite_hash():
+    from evalcore.contract import hashing as H
+
+    rng = random.Random(11)
+    for n in (0, 1, 7, 60):
+        items = sorted(random_items(rng, n), key=lambda i: i["item_id"])
+        h = H.SuiteHash()
+        k = 0
+        while k < n:
+            step = rng.randint(0, 9)  # empty batches included
+            h.update(items[k : k + step])
+            k += step
+        assert h.value() == H.suite_hash(items), n

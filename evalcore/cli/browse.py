@@ -279,7 +279,7 @@ def _suite_checks(store: Store, ids: tuple[str, ...], check: bool, force: bool) 
 
     named = set(ids)
     suites = set(store.ids("suite")) if not ids else set()
-    for g in store.ids("generation"):
+    for g in store.ids("generation") if ids else ():
         if g in named or named & set(runs_on(store, g)):
             suites.add(store.generation(g).manifest.suite_id)
     rows = []

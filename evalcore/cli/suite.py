@@ -143,7 +143,8 @@ def suite_check(
 ) -> None:
     """Admission checks: schema, quoted spans, duplicates, quotas, open "test is wrong" flags.
     One line per finding; exit code 1 when there is any, 0 when there is none."""
-    from evalcore.review.suites import NEAR_DUPLICATE_THRESHOLD, check, finding_line, visible_findings
+    from evalcore.review.admission import NEAR_DUPLICATE_THRESHOLD
+    from evalcore.review.suites import check, finding_line, visible_findings
 
     store = _obj().store
     r = check(store, suite_id, version, NEAR_DUPLICATE_THRESHOLD if threshold is None else threshold)

@@ -53,6 +53,31 @@ SUITE_HASH_KEYS = (
 )
 
 
+def _suite_row(item: Any) -> list:
+    return [item.get(k) for k in SUITE_HASH_KEYS]
+
+
 def suite_hash(items: Any) -> str:
     """A suite's ``content_hash``: ids, inputs, context, references and requirement lists."""
-    return content_hash(sorted(([it.get(k) for k in SUITE_HASH_KEYS] for it in items), key=lambda r: r[0]))
+    return content_hash(sorted((_suite_row(it) for it in items), key=lambda r: r[0]))
+
+
+class SuiteHash:
+    """:func:`suite_hash` of items given a batch at a time, already in item id order (the same
+    value: the canonical JSON of the list of rows, streamed), so that a million items need not be
+    held at once."""
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256(b"[")
+        self._rows = 0
+
+    def update(self, items: list[Any]) -> None:
+        if items:
+            text = ",".join(canonical_json(_suite_row(it)) for it in items)
+            self._h.update((("," if self._rows else "") + text).encode("utf-8"))
+            self._rows += len(items)
+
+    def value(self) -> str:
+        h = self._h.copy()
+        h.update(b"]")
+        return "sha256:" + h.hexdigest()[:16]

@@ -1,5 +1,20 @@
 """Adjudication: the review queue, the judge report card, the decision ledger and suite upkeep."""
 
+from .admission import (
+    CHECKS,
+    NEAR_DUPLICATE_MAX_ITEMS,
+    NEAR_DUPLICATE_MAX_PAIRS,
+    NEAR_DUPLICATE_THRESHOLD,
+    QUOTED_FIELDS,
+    SHINGLE,
+    duplicate_findings,
+    near_duplicate_pairs,
+    normalise,
+    quota_findings,
+    quote_findings,
+    quoted_spans,
+    shingles,
+)
 from .agreement import agreement, session_agreement
 from .build import build_queue, order_cases
 from .claims import LEASE_SECONDS, REVIEWERS_DISAGREE, disputes, leases, next_case, release
@@ -38,28 +53,15 @@ from .queue import (
 from .raters import MEAN, SLOT_RE, People, gold_of, is_slot, label_category, people, rater_labels, rater_stats
 from .reportcard import PAIR_CHOICES, UNPARSEABLE, report_card, same_family
 from .suites import (
-    CHECKS,
-    NEAR_DUPLICATE_MAX_ITEMS,
-    NEAR_DUPLICATE_MAX_PAIRS,
-    NEAR_DUPLICATE_THRESHOLD,
-    QUOTED_FIELDS,
-    SHINGLE,
     check,
     curated_suites,
-    duplicate_findings,
     finding_line,
     flags,
     item,
     items,
-    near_duplicate_pairs,
-    normalise,
     overview,
     parse_value,
-    quota_findings,
-    quote_findings,
-    quoted_spans,
     repair,
-    shingles,
     tuning_use,
     visible_findings,
 )

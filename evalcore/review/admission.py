@@ -6,7 +6,6 @@ and adds the open flags."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import unicodedata
@@ -284,7 +283,7 @@ def item_checks(
         return None, [schema_finding(e)], notes
     # a batch of items at a time as Python rows (a million items as dicts of every column took 1.35
     # GB): the content hash streamed, the inputs grouped and the classes counted as they come
-    digest = hashlib.sha256(b"[")
+    digest = H.SuiteHash()
     n = 0
     groups: dict[str, list[str]] = defaultdict(list)
     counts: dict[str, Counter] = {"class": Counter(), "difficulty": Counter()}
@@ -294,10 +293,7 @@ def item_checks(
         rows = batch.to_pylist()
         if not rows:
             continue
-        digest.update(
-            ("," if n else "").encode()
-            + ",".join(H.canonical_json([it.get(k) for k in H.SUITE_HASH_KEYS]) for it in rows).encode()
-        )
+        digest.update(rows)
         n += len(rows)
         for it in rows:  # in item id order: each group's ids in item id order
             text = normalise(it.get("input"))
@@ -308,7 +304,6 @@ def item_checks(
                 counts[dim][it.get(dim) or NONE] += 1
         quotes += quote_findings(rows)
         del rows
-    digest.update(b"]")
     if n != man.n_items:
         findings.append(
             finding(
@@ -319,7 +314,7 @@ def item_checks(
                 str(d / "manifest.json"),
             )
         )
-    h = "sha256:" + digest.hexdigest()[:16]  # H.suite_hash over the rows in item id order
+    h = digest.value()
     if h != man.content_hash:
         findings.append(
             finding(

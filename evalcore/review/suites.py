@@ -44,25 +44,14 @@ from evalcore.analysis.suites import (
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import EvalcoreError, FormatError, InputError, LabelError, NotFoundError
-from evalcore.review.admission import (  # noqa: F401  (re-exported: evalcore.review's and the tests' names)
-    CHECK_BATCH,
+from evalcore.review.admission import (
     CHECKS,
     CHECKS_VERSION,
-    NEAR_DUPLICATE_MAX_ITEMS,
-    NEAR_DUPLICATE_MAX_PAIRS,
     NEAR_DUPLICATE_THRESHOLD,
-    QUOTED_FIELDS,
     SHINGLE,
-    duplicate_findings,
     finding,
     item_checks,
-    near_duplicate_pairs,
-    normalise,
-    quota_findings,
-    quote_findings,
-    quoted_spans,
     schema_finding,
-    shingles,
 )
 from evalcore.storage import derived
 from evalcore.storage.files import atomic_directory, check_parquet, to_table, write_json_model
