@@ -181,19 +181,10 @@ PAGES: dict[str, tuple[str, dict[str, str]]] = {
     "cost": ("pages/10_cost.py", {"run": COST_RUN}),
     "ledger": ("pages/11_ledger.py", {}),
 }
-# Pages left out, and why (printed under the pages table). The Suites page was being finished while this
-# bench was extended; with ?suite=bench its first render ran evalcore.review.suites.check, which did not finish.
+# Pages left out, and why (printed under the pages table).
 NOT_MEASURED = {
-    "pages/13_suite.py": "not measured: its first render (`?suite=bench`) did not finish within the 600 s a measurement "
-                         "is allowed, and its memory kept growing until it was stopped by hand. It calls "
-                         "`evalcore.review.suites.check`, whose near-duplicate check is an exact similarity join in Python over "
-                         "every input of the suite; the bench suite's 1,000,000 SIMULATED inputs differ only in their id "
-                         "(`SIMULATED <class> question i0000001`), so nearly every pair is a candidate. A suite this size "
-                         "needs the check run once when the suite is written (its findings stored with the version), "
-                         "not on each visit; the bench's inputs would also need to be made less alike to measure it. "
-                         "Since then (after session 5) the near-duplicate join is skipped above 50,000 distinct inputs "
-                         "and stops after 10,000 pairs, each said in the check's notes; the page has not been "
-                         "measured again, and it still reads every item into Python for the other checks.",
+    "pages/13_suites.py": "not measured here: bench/pages.py times it in a real browser (docs/BENCHMARKS.md, "
+                          "session 19: its admission checks kept as a memo in the state, its items read 500 a page)",
 }
 
 

@@ -35,7 +35,7 @@ PAGES = [
     ("10_cost.py", "Cost", None),
     ("11_ledger.py", "Ledger", None),
     ("12_labels.py", "Labels", None),
-    ("13_suite.py", "Suites", None),
+    ("13_suites.py", "Suites", None),
 ]
 
 
@@ -275,3 +275,19 @@ def test_a_round_outside_the_generation_is_clamped_with_a_warning(app):
     at.selectbox(key="answer_run").set_value(RUN_SPLIT).run()
     _ok(at)
     assert at.query_params["run"] == RUN_SPLIT and at.number_input(key="answer_round").value == 2
+
+
+def test_every_page_file_is_named_as_its_url():
+    """A deep link that is a fresh server's first request is resolved by Streamlit's pages-folder
+    mode, by file name (``13_suites.py`` -> ``suites``), before app.py's ``st.navigation`` runs
+    (pages/_ui._leave_pages_directory_mode then hands it to app.py): a page whose file name is not
+    its URL path (``13_suite.py`` at ``/suites`` until session 19) sends that first visitor to the
+    Runs page instead."""
+    import ast
+
+    tree = ast.parse((Path(__file__).resolve().parent.parent / "app.py").read_text())
+    (pages,) = [n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAGES"]
+    rows = ast.literal_eval(ast.unparse(pages).replace("READ", "None").replace("KEEP", "None").replace("GRADE", "None"))
+    assert len(rows) == len(PAGES)
+    for _section, file, _title, url, _roles in rows:
+        assert re.sub(r"^\d+_", "", file.removesuffix(".py")) == url, (file, url)

@@ -25,7 +25,7 @@ from evalcore.analysis import suites as SU
 pytestmark = pytest.mark.app
 
 APP = str(REPO / "app.py")
-SUITE = "pages/13_suite.py"
+SUITE = "pages/13_suites.py"
 RUNS = [RUN_PARTIAL, RUN_POLLUTED, RUN_SINGLE, RUN_SPLIT]
 MARK = "suite v1, superseded by v2"
 HOLDOUT = "q6"  # make_world holds out its sixth item
@@ -167,7 +167,7 @@ def test_repair_through_the_form_marks_old_runs_on_every_page(env):
             if MARK not in text:
                 unmarked.append(page)
     assert {"1_runs.py", "2_attribution.py", "3_association.py", "4_harness.py", "5_review.py", "6_agreement.py",
-            "9_compare.py", "13_suite.py"} <= set(showing)
+            "9_compare.py", "13_suites.py"} <= set(showing)
     assert unmarked == [], f"these pages show runs but not that they are on {MARK}: {unmarked}"
     # the runs table and the CLI agree
     at.switch_page("pages/1_runs.py").run()
