@@ -35,7 +35,7 @@ def cost_call(name: str, *args, **kwargs):
     return _cost(name, str(s.data), str(s.state), _ui.fingerprint(s), tuple(args), tuple(sorted(kwargs.items())))
 
 
-st.title("Cost")
+_ui.title("Cost")
 store = _ui.store()
 table = cost_call("cost_table")
 if not table:

@@ -14,7 +14,7 @@ import streamlit as st
 from evalcore import analysis, review
 from pages import _ui
 
-st.title("Ledger")
+_ui.title("Ledger")
 store = _ui.store()
 ledger = review.Ledger(store)
 runs = [r for r in _ui.summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]

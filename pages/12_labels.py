@@ -23,7 +23,7 @@ STATUS_WORDS = {
 
 SHIPPED_SHOWN = 1_000
 
-st.title("Labels")
+_ui.title("Labels")
 labels = evalcore.LabelStore(_ui.store())
 with _ui.boundary():
     rows = evalcore.gold(labels)

@@ -35,7 +35,7 @@ def _has_item(store, suite_id: str, item_id: str, hold: bool) -> bool:
         return False
 
 
-st.title("Suites")
+_ui.title("Suites")
 store = _ui.store()
 flash = st.session_state.pop("suite_flash", None)
 if flash:

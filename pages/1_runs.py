@@ -28,7 +28,7 @@ def _pct100(rate: float | None) -> float | None:
     return None if rate is None else 100 * rate
 
 
-st.title("Runs")
+_ui.title("Runs")
 store = _ui.store()
 suites = _ui.summary("suites_summary")  # evalcore.suites_summary, cached until the data changes
 hold = _ui.holdout_toggle("runs", [s["suite_id"] for s in suites])

@@ -32,7 +32,7 @@ def _keep(key: str, options: list) -> None:
         del st.session_state[key]
 
 
-st.title("Failure attribution")
+_ui.title("Failure attribution")
 store = _ui.store()
 runs = _ui.criteria_runs()
 gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}

@@ -53,7 +53,7 @@ def _default_runs(runs: list[dict]) -> list[str]:
     return ids[:1]
 
 
-st.title("Criteria association")
+_ui.title("Criteria association")
 store = _ui.store()
 runs = _ui.criteria_runs()
 by_id = {r["run_id"]: r for r in runs}

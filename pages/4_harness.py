@@ -49,7 +49,7 @@ def _defaults(runs: list[dict]) -> tuple[str, str]:
     return ids[0], ids[-1]
 
 
-st.title("Harness comparison")
+_ui.title("Harness comparison")
 store = _ui.store()
 runs = _ui.criteria_runs()
 by_id = {r["run_id"]: r for r in runs}

@@ -245,7 +245,7 @@ def build_form(gen_id: str, label: str) -> None:
     st.button(label, key="review_build", on_click=_build, args=(gen_id,))
 
 
-st.title("Review queue")
+_ui.title("Review queue")
 store = _ui.store()
 flash = st.session_state.pop("review_flash", None)
 if flash:

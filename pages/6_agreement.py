@@ -506,7 +506,7 @@ def show_session(s: dict) -> None:
     )
 
 
-st.title("Agreement and judge report card")
+_ui.title("Agreement and judge report card")
 store = _ui.store()
 with _ui.boundary():
     judged = {g: len(review.runs_on(store, g)) for g in store.ids("generation")}

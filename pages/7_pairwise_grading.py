@@ -141,7 +141,7 @@ def _skip_probe(session_id: str, reviewer: str) -> None:
     _leave_probe()
 
 
-st.title("Pairwise grading")
+_ui.title("Pairwise grading")
 store = _ui.store()
 
 with _ui.boundary():

@@ -132,7 +132,7 @@ def caveat_rows(r: dict) -> list[dict]:
     return rows
 
 
-st.title("Pairwise results")
+_ui.title("Pairwise results")
 store = _ui.store()
 
 with _ui.boundary():

@@ -48,7 +48,7 @@ def _defaults(runs: list[dict], gens: dict) -> tuple[str, str]:
     return ids[0], ids[-1]
 
 
-st.title("Compare configurations")
+_ui.title("Compare configurations")
 store = _ui.store()
 runs = _ui.criteria_runs()
 by_id = {r["run_id"]: r for r in runs}

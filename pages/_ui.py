@@ -761,23 +761,30 @@ def no_role_page() -> None:
     st.button("Log out", key="no_role_logout", on_click=st.logout)
 
 
-def _leave_pages_directory_mode() -> None:
-    """Make a deep link that is the first request of a fresh server go through app.py.
+#: Streamlit's version the switch below was written for and checked against (tests/test_app.py pins it)
+PAGES_MODE_WRITTEN_FOR = "1.67.0"
+_left_pages_mode = False
+
+
+def title(text: str) -> None:
+    """The page's title, drawn once the session is known to have gone through app.py.
 
     Streamlit decides at server start that an app beside a ``pages/`` folder is a v1 multipage
     app, and until app.py has called ``st.navigation`` once in the process, a first request for
     ``/attribution`` runs pages/2_attribution.py alone: no page config, no data directory from the
-    command line, raw file names in the sidebar. Every page imports this module, so the first
-    such run lands here: switch the process to ``st.navigation`` mode and rerun, which runs app.py
-    and resolves the same URL path to the same page. (Streamlit internals: checked by
-    tests/test_browser_deeplink.py.)"""
-    try:
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:  # pragma: no cover - a Streamlit without it has no v1 mode to leave
-        return
-    if PagesManager.uses_pages_directory:
+    command line, raw file names in the sidebar. Such a run (its session has never been through
+    app.py, which sets the directories) switches the process to ``st.navigation`` mode
+    (``PagesManager.uses_pages_directory``, a Streamlit internal: written for
+    :data:`PAGES_MODE_WRITTEN_FOR`) and reruns, which runs app.py and resolves the same URL path to
+    the same page; so does a lone run that started before another session's switch. It is a call
+    and not an import side effect: a rerun raised while ``pages._ui`` is being imported fails that
+    import for every other session importing it at the same moment (tests/test_browser_deeplink.py,
+    tests/test_browser_concurrent.py)."""
+    global _left_pages_mode
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if _DIRS_KEY not in st.session_state and (PagesManager.uses_pages_directory or _left_pages_mode):
+        _left_pages_mode = True
         PagesManager.uses_pages_directory = False
         st.rerun()
-
-
-_leave_pages_directory_mode()
+    st.title(text)

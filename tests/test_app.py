@@ -280,7 +280,7 @@ def test_a_round_outside_the_generation_is_clamped_with_a_warning(app):
 def test_every_page_file_is_named_as_its_url():
     """A deep link that is a fresh server's first request is resolved by Streamlit's pages-folder
     mode, by file name (``13_suites.py`` -> ``suites``), before app.py's ``st.navigation`` runs
-    (pages/_ui._leave_pages_directory_mode then hands it to app.py): a page whose file name is not
+    (pages/_ui.title then hands it to app.py): a page whose file name is not
     its URL path (``13_suite.py`` at ``/suites`` until session 19) sends that first visitor to the
     Runs page instead."""
     import ast
@@ -291,3 +291,25 @@ def test_every_page_file_is_named_as_its_url():
     assert len(rows) == len(PAGES)
     for _section, file, _title, url, _roles in rows:
         assert re.sub(r"^\d+_", "", file.removesuffix(".py")) == url, (file, url)
+
+
+def test_the_pages_mode_switch_is_checked_against_the_streamlit_it_runs_on():
+    """pages/_ui.title switches Streamlit out of its pages-folder mode through an internal
+    (``PagesManager.uses_pages_directory``, docs/ARCHITECTURE.md "Streamlit internals"). It was
+    written for one version: another one must be checked by the deep-link and concurrent browser
+    tests and the pin moved, and every page must draw its title through it (the call is what
+    hands a lone page run to app.py)."""
+    import streamlit
+    from streamlit.runtime.pages_manager import PagesManager
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from pages import _ui
+
+    assert streamlit.__version__ == _ui.PAGES_MODE_WRITTEN_FOR, (
+        f"pages/_ui.title was written for Streamlit {_ui.PAGES_MODE_WRITTEN_FOR}, this is {streamlit.__version__}"
+    )
+    assert hasattr(PagesManager, "uses_pages_directory")
+    root = Path(__file__).resolve().parent.parent / "pages"
+    for page in sorted(root.glob("[0-9]*.py")):
+        text = page.read_text()
+        assert "_ui.title(" in text and "st.title(" not in text, page.name
