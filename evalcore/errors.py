@@ -94,3 +94,10 @@ class StateError(EvalcoreError):
     """The state directory or a database in it cannot be used as it is: damaged or not a
     database, missing beside its write-ahead log, read-only, unwritable or out of space. Nothing is
     written when it is raised."""
+
+
+class DerivedTablesWarning(UserWarning):
+    """A derived table could not be built for a reason of the machine (no space, no memory, a
+    read-only state directory): the figures read the full data instead, with the same numbers,
+    and the build is not tried again until the entity's files change
+    (:func:`evalcore.storage.derived.expected_failure`). Given once per entity."""

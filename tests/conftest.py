@@ -175,3 +175,34 @@ def ev(capsys):
         out = capsys.readouterr()
         return code, out.out, out.err
     return run
+
+
+def _mount(where, size: str) -> None:
+    import subprocess
+
+    where.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True)
+    if r.returncode != 0:
+        why = f"cannot mount a tmpfs here ({r.stderr.strip() or r.returncode}): these tests need root"
+        if os.environ.get("EVALCORE_REQUIRE_MOUNT") == "1":
+            pytest.fail(f"{why} (EVALCORE_REQUIRE_MOUNT=1)")
+        pytest.skip(why)
+
+
+@pytest.fixture
+def mnt(tmp_path):
+    """``mnt(size)`` mounts a real tmpfs of that size at ``tmp_path / "mnt"`` and returns it;
+    unmounted at the end. Needs root: skips without it, fails under EVALCORE_REQUIRE_MOUNT=1."""
+    import subprocess
+
+    where = tmp_path / "mnt"
+    made = []
+
+    def make(size="16m"):
+        _mount(where, size)
+        made.append(where)
+        return where
+
+    yield make
+    for w in made:
+        subprocess.run(["umount", "-l", str(w)], check=False)

@@ -32,31 +32,6 @@ ls.close()
 """
 
 
-def _mount(where: Path, size: str) -> None:
-    where.mkdir(parents=True, exist_ok=True)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)], capture_output=True, text=True)
-    if r.returncode != 0:
-        why = f"cannot mount a tmpfs here ({r.stderr.strip() or r.returncode}): these tests need root"
-        if os.environ.get("EVALCORE_REQUIRE_MOUNT") == "1":
-            pytest.fail(f"{why} (EVALCORE_REQUIRE_MOUNT=1)")
-        pytest.skip(why)
-
-
-@pytest.fixture
-def mnt(tmp_path):
-    where = tmp_path / "mnt"
-    made = []
-
-    def make(size="16m"):
-        _mount(where, size)
-        made.append(where)
-        return where
-
-    yield make
-    for w in made:
-        subprocess.run(["umount", "-l", str(w)], check=False)
-
-
 def _store(data: Path, state: Path, n: int, how: str) -> None:
     subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(data), str(state), str(n), how], check=False, timeout=120)
 

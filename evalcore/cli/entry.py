@@ -10,18 +10,31 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import warnings
 
 import click
 
 from evalcore.cli._common import cli
-from evalcore.errors import EvalcoreError
+from evalcore.errors import DerivedTablesWarning, EvalcoreError
 
 #: errors of the machine, not of evalcore: one line and exit 2 like a typed error
 _ENVIRONMENT = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR, errno.EIO}
 
 
+_show_warning = warnings.showwarning
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None):
+    """evalcore's own warnings as one line on stderr (``warning: ...``); others as Python shows them."""
+    if issubclass(category, DerivedTablesWarning):
+        click.echo(f"warning: {message}", err=True)
+    else:
+        _show_warning(message, category, filename, lineno, file, line)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point: typed errors become one line on stderr and exit code 2."""
+    warnings.showwarning = _one_line_warning
     try:
         cli.main(args=argv, prog_name="evalcore", standalone_mode=False)
     except click.exceptions.Abort:

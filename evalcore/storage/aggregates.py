@@ -623,8 +623,10 @@ _BUILDING_LOCK = threading.Lock()
 def current(store: Store, kind: str, eid: str, *, rebuild: bool = True) -> derived.DerivedSet | None:
     """The entity's current derived set; when there is none (missing, stale or altered) and
     ``rebuild``, it is built into the state directory first (one builder at a time per entity in
-    this process). None when derived tables are off or cannot be built: the caller reads the full
-    data."""
+    this process). None when derived tables are off, or cannot be built for a reason of the
+    machine (warned about once, and not tried again until the entity's files change:
+    :func:`evalcore.storage.derived.write`): the caller reads the full data. A builder's bug
+    raises."""
     if kind not in BUILDERS or not derived.enabled():
         return None
     s = derived.read(store, kind, eid)
@@ -635,12 +637,9 @@ def current(store: Store, kind: str, eid: str, *, rebuild: bool = True) -> deriv
         lock = _BUILDING.setdefault(key, threading.Lock())
     with lock:
         s = derived.read(store, kind, eid)
-        if s is not None:
+        if s is not None or derived.failed_before(store, kind, eid):
             return s
-        try:
-            return derived.write(store, kind, eid, BUILDERS[kind](store, eid), where="state")
-        except Exception:
-            return None
+        return derived.write(store, kind, eid, BUILDERS[kind](store, eid), where="state")
 
 
 def index(store: Store, kind: str, eid: str, where: str = "data", force: bool = False) -> dict[str, Any]:

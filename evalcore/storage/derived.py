@@ -18,6 +18,13 @@ current, how they are written); what they hold is :mod:`evalcore.storage.aggrega
   or none); the sources are hashed before and after the build, and a set whose sources changed
   meanwhile is thrown away.
 
+* **When a build fails**: a failure of the machine (:func:`expected_failure`: no space, no memory,
+  a read-only or unwritable state directory) gives one :class:`~evalcore.errors.DerivedTablesWarning`
+  per entity and is remembered against the sha256 of the entity's sources (in this process and in
+  ``<state>/derived/failed/``, best effort); the readers then answer from the full data and do not
+  try again until a source changes (``evalcore index`` always tries). Any other exception is a bug
+  and propagates with its traceback.
+
 ``EVALCORE_DERIVED=0`` turns every read off (the full data answers; the benchmark and the tests
 compare both paths with it).
 """
@@ -25,18 +32,21 @@ compare both paths with it).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import shutil
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalcore.contract.schema import DERIVED_VERSION
+from evalcore.errors import DerivedTablesWarning, EvalcoreError
 from evalcore.storage.files import atomic_write_bytes, fsync_dir, replace_directory, rmdir_quiet
 from evalcore.storage.layout import KINDS, OPTIONAL_TABLES
 
@@ -194,7 +204,7 @@ def read(store: Store, kind: str, id_: str) -> DerivedSet | None:
     key = (str(store.data), str(store.state), kind, id_)
     try:
         src = sources(store, kind, id_)
-    except Exception:  # a manifest that does not parse, a bad id: no set; the full data path says why
+    except (EvalcoreError, OSError, ValueError, KeyError):  # a bad manifest or id: the full data path says why
         return None
     with _LOCK:
         hit = _CURRENT.get(key)
@@ -246,6 +256,103 @@ def _memo_hash(memo: Any) -> str:
 Builder = Callable[[Path], dict[str, Any]]  # writes its files into the directory, returns the memo
 
 
+class SourcesChanged(RuntimeError):
+    """An entity's files changed while its set was built: the set is thrown away (not a failure to
+    remember: the next reader builds from the new files)."""
+
+
+#: errno values of a failure of the machine rather than of evalcore
+_MACHINE = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EIO}
+#: the same said in a DuckDB I/O error's message (DuckDB raises its own exceptions, not OSError)
+_MACHINE_WORDS = ("No space left", "Disk quota", "Read-only file system", "Permission denied", "Not a directory")
+
+
+def expected_failure(e: BaseException) -> bool:
+    """Whether ``e`` raised by a build is a failure of the machine (out of disk or memory, a
+    read-only or unwritable directory) rather than a bug."""
+    import duckdb
+
+    if isinstance(e, (MemoryError, duckdb.OutOfMemoryException)):
+        return True
+    if isinstance(e, OSError):
+        return e.errno in _MACHINE
+    if isinstance(e, duckdb.IOException):
+        return any(w in str(e) for w in _MACHINE_WORDS)
+    return False
+
+
+_FAILED: dict[tuple[str, str, str, str], dict[str, str]] = {}  # (data, state, kind, id) -> sources' sha256
+FAILED_DIR = "failed"
+
+
+def _failed_file(store: Store, kind: str, id_: str) -> Path | None:
+    state = _state_dir(store)
+    return None if state is None else state / DIR / FAILED_DIR / KINDS[kind][0] / f"{id_}.json"
+
+
+def remember_failure(store: Store, kind: str, id_: str, src: dict[str, Path], e: BaseException) -> None:
+    """Record that this entity's set could not be built from these sources, for the reason ``e``
+    (an :func:`expected_failure`), and warn once per entity and content of its sources."""
+    try:
+        hashes = _hashes(store, src)
+    except OSError:
+        hashes = {}
+    key = (str(store.data), str(store.state), kind, id_)
+    with _LOCK:
+        known = _FAILED.get(key)
+        _FAILED[key] = hashes
+    why = one_line_reason(e)
+    if known != hashes:
+        warnings.warn(
+            f"the derived tables of {kind} {id_} could not be built ({why}): its figures are read from the "
+            "full data (the same numbers, more slowly) and the build is not tried again until its files "
+            "change; `evalcore index` tries again",
+            DerivedTablesWarning,
+            stacklevel=2,
+        )
+    f = _failed_file(store, kind, id_)
+    if f is not None:
+        with contextlib.suppress(OSError):
+            f.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(f, json.dumps({"sources": hashes, "reason": why}, sort_keys=True).encode())
+
+
+def one_line_reason(e: BaseException) -> str:
+    if isinstance(e, OSError) and e.strerror:
+        return e.strerror
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text[:200]
+
+
+def failed_before(store: Store, kind: str, id_: str) -> bool:
+    """Whether a build of this entity's set failed (:func:`remember_failure`) on sources that still
+    hash to what they did then: a reader does not try again."""
+    key = (str(store.data), str(store.state), kind, id_)
+    with _LOCK:
+        hashes = _FAILED.get(key)
+    if hashes is None:
+        f = _failed_file(store, kind, id_)
+        if f is None or not f.is_file():
+            return False
+        try:
+            hashes = dict(json.loads(f.read_text())["sources"])
+        except (OSError, ValueError, TypeError, KeyError):
+            return False
+    try:
+        return bool(hashes) and _hashes(store, sources(store, kind, id_)) == hashes
+    except (EvalcoreError, OSError, ValueError, KeyError):
+        return False
+
+
+def _forget_failure(store: Store, kind: str, id_: str) -> None:
+    with _LOCK:
+        _FAILED.pop((str(store.data), str(store.state), kind, id_), None)
+    f = _failed_file(store, kind, id_)
+    if f is not None:
+        with contextlib.suppress(OSError):
+            f.unlink(missing_ok=True)
+
+
 def build_into(store: Store, kind: str, id_: str, out: Path, builder: Builder, src: dict[str, Path]) -> dict[str, Any]:
     """Build a set into the empty directory ``out`` from the sources ``src`` (already in place or in
     a writer's temporary directory) and write its ``index.json``; return the index."""
@@ -253,7 +360,7 @@ def build_into(store: Store, kind: str, id_: str, out: Path, builder: Builder, s
     memo = builder(out)
     files = {p.name: sha256_of(p, _state_dir(store)) for p in sorted(out.iterdir()) if p.is_file() and p.name != INDEX}
     if _hashes(store, src) != before:
-        raise RuntimeError("a source changed while its derived tables were built")
+        raise SourcesChanged("a source changed while its derived tables were built")
     idx = {
         "derived_version": DERIVED_VERSION,
         "kind": kind,
@@ -270,7 +377,9 @@ def build_into(store: Store, kind: str, id_: str, out: Path, builder: Builder, s
 def write(store: Store, kind: str, id_: str, builder: Builder, where: str = "state") -> DerivedSet | None:
     """Build this entity's set and put it in place (``where``: "data", beside the entity, as
     ``evalcore index`` does; or "state"), replacing a stale one. Returns the set, or None when it
-    could not be written (e.g. a read-only directory): the full data still answers."""
+    could not be written: a failure of the machine (:func:`expected_failure`) is warned about once
+    and remembered (:func:`remember_failure`), and the full data still answers; any other
+    exception propagates, nothing of the build left behind."""
     if where == "data" and store.remote is not None:  # a mirror holds only what the bucket holds
         where = "state"
     if where == "state" and _state_dir(store) is None:
@@ -279,27 +388,34 @@ def write(store: Store, kind: str, id_: str, builder: Builder, where: str = "sta
     made = [p for p in (final.parent.parent.parent, final.parent.parent, final.parent) if not p.exists()]
     try:
         src = sources(store, kind, id_)
+    except (EvalcoreError, OSError, ValueError, KeyError):  # a bad manifest or id: the full data path says why
+        return None
+    tmp: Path | None = None
+    try:
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".tmp-{final.name}-"))
-    except OSError:
-        for p in reversed(made):
-            rmdir_quiet(p)
-        return None
-    try:
         build_into(store, kind, id_, tmp, builder, src)
         fsync_dir(tmp)
         if (final.exists() or final.is_symlink()) and (final.is_symlink() or not final.is_dir()):
-            raise NotADirectoryError(final)  # not a set of ours: never replaced
+            raise NotADirectoryError(errno.ENOTDIR, "not a set of evalcore's, never replaced", str(final))
         replace_directory(tmp, final)
-    except OSError:  # another process put its set in place first, or the directory is read-only
-        shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:  # nothing is left behind, not even the directories made for it
-        shutil.rmtree(tmp, ignore_errors=True)
-        for p in reversed(made):
-            rmdir_quiet(p)
-        raise
+    except BaseException as e:  # nothing is left behind, not even the directories made for it
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+        raced = isinstance(e, OSError) and e.errno in (errno.EEXIST, errno.ENOTEMPTY)  # another's set came first
+        if not raced:
+            for p in reversed(made):
+                rmdir_quiet(p)
+        if isinstance(e, SourcesChanged):
+            return None
+        if expected_failure(e):
+            remember_failure(store, kind, id_, src, e)
+            return None
+        if not raced:
+            raise
     with _LOCK:
         _CURRENT.pop((str(store.data), str(store.state), kind, id_), None)
+    _forget_failure(store, kind, id_)
     _save_stamps(_state_dir(store))
     return read(store, kind, id_)
 

@@ -452,19 +452,24 @@ class Store:
 
     def _derive(self, kind: str, id_: str, tmp: Path) -> None:
         """Write the entity's derived tables beside it, in the same atomic directory
-        (:mod:`evalcore.storage.aggregates`). A set that cannot be built is left out: the readers
-        then build one in the state directory, or read the full data."""
+        (:mod:`evalcore.storage.aggregates`). A set that cannot be built for a reason of the machine
+        (:func:`evalcore.storage.derived.expected_failure`) is left out, warned about once and
+        remembered: the readers then read the full data. A builder's bug raises, and nothing is
+        written."""
         from evalcore.storage import aggregates, derived
 
         if kind not in aggregates.BUILDERS:
             return
         out = tmp / derived.DIR
         out.mkdir()
+        src = derived.sources(self, kind, id_, root=tmp)
         try:
-            src = derived.sources(self, kind, id_, root=tmp)
             derived.build_into(self, kind, id_, out, aggregates.BUILDERS[kind](self, id_, root=tmp), src)
-        except Exception:
+        except BaseException as e:
             shutil.rmtree(out, ignore_errors=True)
+            if not derived.expected_failure(e):
+                raise
+            derived.remember_failure(self, kind, id_, src, e)
 
     def write_suite(self, manifest: S.SuiteManifest, items, **kw) -> Entry:
         return self._write_dir("suite", manifest.suite_id, manifest, {"items": items}, **kw)
