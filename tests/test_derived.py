@@ -26,7 +26,7 @@ from evalcore.analysis.failures import attribution, crosstab
 from evalcore.analysis.harness import flip_answers, flips
 from evalcore.analysis.instruments import association, position_effect
 from evalcore.analysis.scores import reliability
-from evalcore.analysis.selection import Selection, mask_positions, mask_sql
+from evalcore.analysis.selection import Selection, answers_relation, mask_positions, mask_sql
 from evalcore.analysis.suites import suite_of_run
 from evalcore.analysis.summary import generations_summary, runs_summary
 from evalcore.storage import aggregates, derived
@@ -457,7 +457,8 @@ def test_off_reads_nothing_and_an_unwritable_run_directory_is_served_from_the_st
 
 def test_a_verdict_that_masks_cannot_hold_is_left_to_the_full_data(tmp_path, monkeypatch):
     """A duplicate verdict row (the store refuses it at validation, but a reader may meet it): no
-    answers table, and the figures come from the verdicts."""
+    answers table is stored, and the figures come from the builder's SELECT inlined over the
+    verdicts (the one relation), with or without derived tables."""
     make_world(tmp_path / "data", 7)
     store = Store(tmp_path / "data", tmp_path / "state")
     rid = "r0"
@@ -468,7 +469,7 @@ def test_a_verdict_that_masks_cannot_hold_is_left_to_the_full_data(tmp_path, mon
     pq.write_table(pa.concat_tables([t, t.slice(0, 1)]).replace_schema_metadata(t.schema.metadata), vpath)
     s = aggregates.current(store, "run", rid)
     assert s is not None and "not_derived" in s.memo["answers"] and aggregates.ANSWERS not in s.files
-    assert mask_sql(store, rid, Selection()) is None
+    assert not answers_relation(store, rid)[3]  # not the stored table: the inlined SELECT
     fast, full = both(monkeypatch, attribution, store, rid, Selection())
     assert fast == full
 

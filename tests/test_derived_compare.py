@@ -17,6 +17,7 @@ from compare_world import make_compare_world
 from derived_util import norm as _norm
 
 from evalcore import contract as S
+from evalcore.analysis import comparecounts as CC
 from evalcore.analysis import comparison as C
 from evalcore.analysis import gating as G
 from evalcore.analysis.cost import answer_latency
@@ -41,19 +42,27 @@ def spy(monkeypatch):
 
 
 def same(monkeypatch, spy, fn, *a, derived: bool = True, **kw):
-    """fn over the answers tables and over the verdict rows: equal, and the first really took the
-    derived path (or, ``derived=False``, fell back to the verdict rows as it must)."""
+    """fn over the runs' answers (their stored answers tables, EVALCORE_DERIVED=1, and the
+    builder's SELECT inlined, EVALCORE_DERIVED=0) and over the verdict rows (the reference: the
+    verdict pivot, the path evalcore keeps for the ternary figure, forced for every figure): all
+    three equal, and the first really took the masks (or, ``derived=False``, a ternary figure, the
+    verdict rows as it must)."""
     monkeypatch.setenv("EVALCORE_DERIVED", "1")
     spy["masks"] = 0
     fast = _norm(fn(*a, **kw))
     took = spy["masks"]
     monkeypatch.setenv("EVALCORE_DERIVED", "0")
-    spy["masks"] = 0
-    full = _norm(fn(*a, **kw))
-    assert spy["masks"] == 0, "EVALCORE_DERIVED=0 must read the verdict rows"
+    inline = _norm(fn(*a, **kw))
+    with monkeypatch.context() as m:  # the reference: every pivot from the verdict rows
+        for mod in (C, G, CC):
+            m.setattr(mod, "_answers", lambda *_a, **_kw: None)
+        spy["masks"] = 0
+        full = _norm(fn(*a, **kw))
+        assert spy["masks"] == 0, "the reference must read the verdict rows"
     monkeypatch.setenv("EVALCORE_DERIVED", "1")
     assert (took > 0) == derived, (fn.__name__, a, kw, took)
     assert fast == full, (fn.__name__, a, kw)
+    assert inline == full, (fn.__name__, a, kw)
     return fast
 
 

@@ -23,10 +23,9 @@ from evalcore.analysis.selection import (
     Selection,
     _check_criterion,
     _check_judge_round,
-    _hold,
     _people_hold,
     _run_status,
-    _sel_sql,
+    item_top_sql,
     mask_sql,
     pattern_sql,
 )
@@ -205,22 +204,23 @@ def _page_by_item(
     limit: int,
     offset: int,
     total: int | None,
-    answers_path: str,
+    top: tuple[str, list[Any]],
 ) -> tuple[int, list[tuple]]:
     """:func:`_page_of` over answers tables, whose rows are sorted by the integer item key (the
     item's rank among the generation's ids, so in ``item_id`` order): the page is looked for in
     windows of item keys (``members_of(cond)``: the membership SQL with ``cond`` on ``item`` in
     each table's rows; DuckDB skips the row groups outside the window), first
     :data:`FIRST_WINDOW` keys, then doubling, instead of ordering every member; ``total`` (counted
-    from the patterns) when known, else counted."""
+    from the patterns) when known, else counted; ``top``: SQL of the largest item key
+    (:func:`~evalcore.analysis.selection.item_top_sql`)."""
     if total is None:
         total = store.sql(f"SELECT count(*) FROM ({members_of('TRUE')})", params)[0][0]
     want, got = int(offset) + int(limit), cast(list[tuple], [])
     if not total or int(offset) >= total:
         return total, []
-    (top,) = store.sql("SELECT max(item) FROM read_parquet(?)", [answers_path])[0]
+    (largest,) = store.sql(*top)[0]
     lo, width = 0, FIRST_WINDOW
-    while len(got) < want and top is not None and lo <= top:
+    while len(got) < want and largest is not None and lo <= largest:
         hi = lo + width
         got += store.sql(
             f"SELECT item_id, gen_round FROM ({members_of(f'item >= {lo} AND item < {hi}')}) "
@@ -255,16 +255,16 @@ def _run_page(
         limit,
         offset,
         _pattern_total(store, run_id, sel, cond),
-        mparams[0],
+        item_top_sql(store, run_id),
     )
 
 
 def _pattern_total(store: Store, run_id: str, sel: Selection, cond: str) -> int | None:
     """How many of the run's answers under the selection meet ``cond`` (on the masks), from its
-    patterns (:func:`pattern_sql`); None without them."""
-    ps = pattern_sql(store, run_id, sel)
-    if ps is None or sel.items:
+    patterns (:func:`pattern_sql`); None when the selection names items (counted with the page)."""
+    if sel.items:
         return None
+    ps = pattern_sql(store, run_id, sel)
     return int(store.sql(f"SELECT coalesce(sum(n), 0) FROM ({ps[0]}) WHERE {cond}", ps[1])[0][0])
 
 
@@ -326,30 +326,14 @@ def answers_failing(
     _check_judge_round(store, run_id, sel)
     _check_page(limit, offset)
     m = store.run(run_id).manifest
-    vpath = store.path_of("run", run_id, "verdicts")
-    base, params = _sel_sql(sel, _hold(store, run_id, sel))
     masks = mask_sql(store, run_id, sel)
-    if masks is not None:  # the same answers from the run's answers table
-        msql, mparams, names = masks
-        bit, every = 1 << names.index(criterion), (1 << len(names)) - 1
-        if only:  # every criterion judged, this one the only failure
-            cond = f"present = {every} AND (passed | failed) = present AND failed = {bit}"
-        else:
-            cond = f"failed & {bit} != 0"
-        total, keys = _run_page(store, run_id, sel, masks, cond, limit, offset)
-    elif only:
-        members = (
-            f"WITH sel AS ({base}), per AS (SELECT item_id, gen_round, count(*) AS present, "
-            "count(*) - count(passed) AS errored, count(*) FILTER (WHERE NOT passed) AS fails, "
-            "count(*) FILTER (WHERE NOT passed AND criterion = ?) AS this FROM sel GROUP BY item_id, gen_round) "
-            "SELECT item_id, gen_round FROM per WHERE errored = 0 AND present = ? AND fails = 1 AND this = 1"
-        )
-        mparams = [vpath, *params, criterion, len(m.rubric.criteria)]
+    _msql, _mparams, names = masks
+    bit, every = 1 << names.index(criterion), (1 << len(names)) - 1
+    if only:  # every criterion judged, this one the only failure
+        cond = f"present = {every} AND (passed | failed) = present AND failed = {bit}"
     else:
-        members = f"SELECT item_id, gen_round FROM ({base}) WHERE criterion = ? AND NOT passed"
-        mparams = [vpath, *params, criterion]
-    if masks is None:
-        total, keys = _page_of(store, members, mparams, limit, offset)
+        cond = f"failed & {bit} != 0"
+    total, keys = _run_page(store, run_id, sel, masks, cond, limit, offset)
     texts = _answer_texts(store, m.gen_id, keys)
     words = _words(store, run_id, sel, [criterion], keys)
     answers = []
@@ -463,23 +447,19 @@ def cell_answers(
         _check_criterion(store, rid, b)
         _check_judge_round(store, rid, sel)
     _check_page(limit, offset)
-    masks = None if in_run == PEOPLE else mask_sql(store, in_run, sel)
-    if masks is not None:  # the same answers from the run's answers table
-        msql, mparams, names = masks
+    if in_run == PEOPLE:  # people's labels: a relation of their own (docs/ARCHITECTURE.md "The data path")
+        rows_sql, rparams = _people_sql(store, gen_id, sel)
+        members = f"SELECT item_id, gen_round FROM ({_ab_sql(rows_sql)}) WHERE a = ? AND b = ?"
+        total, keys = _page_of(store, members, [*rparams, a, b, a, b, not a_failed, not b_failed], limit, offset)
+    else:
+        masks = mask_sql(store, in_run, sel)
+        names = masks[2]
         ba, bb = 1 << names.index(a), 1 << names.index(b)
         cond = (
             f"(passed | failed) & {ba} != 0 AND (passed | failed) & {bb} != 0 AND "
             f"(failed & {ba} != 0) = {bool(a_failed)} AND (failed & {bb} != 0) = {bool(b_failed)}"
         )
         total, keys = _run_page(store, in_run, sel, masks, cond, limit, offset)
-    else:
-        if in_run == PEOPLE:
-            rows_sql, rparams = _people_sql(store, gen_id, sel)
-        else:
-            base, params = _sel_sql(sel, _hold(store, in_run, sel))
-            rows_sql, rparams = base, [store.path_of("run", in_run, "verdicts"), *params]
-        members = f"SELECT item_id, gen_round FROM ({_ab_sql(rows_sql)}) WHERE a = ? AND b = ?"
-        total, keys = _page_of(store, members, [*rparams, a, b, a, b, not a_failed, not b_failed], limit, offset)
     texts = _answer_texts(store, gen_id, keys)
     words = {rid: _words(store, rid, sel, [a, b], keys) for rid in run_ids}
     people: dict[tuple[str, int, str], dict[str, Any]] = {}

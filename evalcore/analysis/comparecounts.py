@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from evalcore.analysis.answers import _page_by_item
-from evalcore.analysis.selection import Selection, mask_sql, pair_pattern_sql, pattern_sql
+from evalcore.analysis.selection import Selection, item_top_sql, mask_sql, pair_pattern_sql, pattern_sql
 from evalcore.analysis.suites import holdout_filter, suite_of_run
 from evalcore.storage.aggregates import Table, current, output_totals
 from evalcore.storage.store import Store
@@ -25,18 +25,13 @@ Masks = tuple[str, list[Any], list[str]]
 
 
 def _answers(store: Store, run_ids: Iterable[str], metrics: list[str], sel: Selection) -> dict[str, Masks] | None:
-    """Each run's answers table under the selection (:func:`~evalcore.analysis.selection.mask_sql`)
-    when every run has a current one and no figure needs the verdicts' labels (``ternary``); else
-    None: the pivots read the verdict rows, with the same numbers."""
+    """Each run's answers under the selection (:func:`~evalcore.analysis.selection.mask_sql`), or
+    None when a figure needs the verdicts' labels (``ternary``: correct, partial and wrong are not
+    in the masks), whose pivot is then read from the verdict rows (the one verdict path of
+    compare, docs/ARCHITECTURE.md "The data path")."""
     if TERNARY in metrics:
         return None
-    out: dict[str, Masks] = {}
-    for rid in run_ids:
-        m = mask_sql(store, rid, sel)
-        if m is None:
-            return None
-        out[rid] = m
-    return out
+    return {rid: mask_sql(store, rid, sel) for rid in run_ids}
 
 
 def _mask_figures(metrics: list[str], names: list[str], n_criteria: int, side: str = "") -> list[str]:
@@ -116,7 +111,7 @@ def _pair_summary(
         return None
     items = {}
     for rid in (run_a, run_b):
-        tsql, tparams, _ = pattern_sql(store, rid, sel)  # type: ignore[misc]
+        tsql, tparams, _ = pattern_sql(store, rid, sel)
         items[rid] = int(store.sql(f"SELECT coalesce(sum(n), 0) FROM ({tsql})", tparams)[0][0])
     out: dict[str, Any] = {
         "per_round": [
@@ -158,7 +153,7 @@ def _pair_summary(
             )
 
         want = total if full else min(int(limit), total)
-        _, got = _page_by_item(store, members, [*aparams, *bparams], want, 0, total, aparams[0])
+        _, got = _page_by_item(store, members, [*aparams, *bparams], want, 0, total, item_top_sql(store, run_a))
         out[f"{k}{listed}"] = [r[0] for r in got]
     out[f"new{listed}"], out[f"fixed{listed}"] = out[f"regs{listed}"], out[f"wins{listed}"]
     return out

@@ -41,16 +41,14 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
     m = run.manifest
     crits = m.rubric.criteria
     gates = [c.name for c in crits if c.gate]
-    vpath = store.path_of("run", run_id, "verdicts")
-    gen = store.generation(m.gen_id)
-    ipath = store.path_of("suite", gen.manifest.suite_id, "items")
-    masks = None if any(c.kind == "ternary" for c in crits) else pattern_sql(store, run_id, sel)
-    if masks is not None:
-        per_crit, answers, only_counts, by_class = _counts_from_patterns(store, masks, gates, len(crits))
-    else:
-        per_crit, answers, only_counts, by_class = _counts_from_verdicts(
-            store, _sel_sql(sel, _hold(store, run_id, sel)), vpath, gates, len(crits), ipath
-        )
+    per_crit, answers, only_counts, by_class = _counts_from_patterns(
+        store, pattern_sql(store, run_id, sel), gates, len(crits)
+    )
+    ternary_names = [c.name for c in crits if c.kind == "ternary"]
+    if ternary_names:
+        labels = _ternary_labels(store, run_id, sel, ternary_names)
+        for r in per_crit:
+            r.update(labels.get(r["criterion"], {}))
     by_name = {r["criterion"]: r for r in per_crit}
     total_fail = sum(r["failed"] for r in per_crit)
     criteria = []
@@ -122,48 +120,18 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
     }
 
 
-def _counts_from_verdicts(
-    store: Store, sel_sql: tuple[str, list[Any]], vpath: str, gates: list[str], n_crit: int, ipath: str
-) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, int], list[dict[str, Any]]]:
-    """Attribution's counts from the run's verdict rows: per criterion, per answer, the answers
-    failing one criterion only, and per item class."""
-    base, params = sel_sql
-    per_crit = store.records(
-        f"WITH sel AS ({base}) SELECT criterion, count(*) AS verdicts, count(passed) AS judged, "
-        "count(*) FILTER (WHERE NOT passed) AS failed, count(*) - count(passed) AS errored, "
-        "count(*) FILTER (WHERE label = 'correct') AS correct, count(*) FILTER (WHERE label = 'partial') AS partial, "
-        "count(*) FILTER (WHERE label = 'wrong') AS wrong FROM sel GROUP BY criterion",
-        [vpath, *params],
+def _ternary_labels(store: Store, run_id: str, sel: Selection, names: list[str]) -> dict[str, dict[str, int]]:
+    """The correct / partial / wrong labels of the run's ternary criteria under the selection (the
+    most common label over judge rounds under the majority), per criterion: what a mask of passed
+    and failed does not carry (docs/ARCHITECTURE.md "The data path": the one verdict path)."""
+    base, params = _sel_sql(sel, _hold(store, run_id, sel))
+    rows = store.records(
+        f"WITH sel AS ({base}) SELECT criterion, count(*) FILTER (WHERE label = 'correct') AS correct, "
+        "count(*) FILTER (WHERE label = 'partial') AS partial, count(*) FILTER (WHERE label = 'wrong') AS wrong "
+        "FROM sel WHERE list_contains(?::VARCHAR[], criterion) GROUP BY criterion",
+        [store.path_of("run", run_id, "verdicts"), *params, names],
     )
-    answers = store.records(
-        f"WITH sel AS ({base}), per_answer AS ("
-        "  SELECT item_id, gen_round, count(*) AS present, count(*) - count(passed) AS errored, "
-        "  count(*) FILTER (WHERE NOT passed) AS fails, "
-        "  count(*) FILTER (WHERE NOT passed AND list_contains(?::VARCHAR[], criterion)) AS gate_fails, "
-        "  max(criterion) FILTER (WHERE NOT passed) AS failed_criterion "
-        "  FROM sel GROUP BY item_id, gen_round) "
-        "SELECT count(*) AS answers, "
-        "count(*) FILTER (WHERE errored > 0) AS with_errors, "
-        "count(*) FILTER (WHERE errored = 0 AND present < ?) AS incomplete, "
-        "count(*) FILTER (WHERE errored = 0 AND present = ?) AS complete, "
-        "count(*) FILTER (WHERE errored = 0 AND present = ? AND fails = 0) AS all_pass, "
-        "count(*) FILTER (WHERE errored = 0 AND present = ? AND gate_fails = 0) AS gates_pass, "
-        "list(failed_criterion) FILTER (WHERE errored = 0 AND present = ? AND fails = 1) AS only "
-        "FROM per_answer",
-        [vpath, *params, gates, n_crit, n_crit, n_crit, n_crit, n_crit],
-    )[0]
-    only_counts: dict[str, int] = {}
-    for c in answers.pop("only") or []:
-        only_counts[c] = only_counts.get(c, 0) + 1
-    by_class = store.records(
-        f"WITH sel AS ({base}) SELECT coalesce(i.class, '(none)') AS class, s.criterion, count(s.passed) AS judged, "
-        "count(*) FILTER (WHERE NOT s.passed) AS failed FROM sel s JOIN read_parquet(?) i USING (item_id) "
-        "GROUP BY ALL ORDER BY 1, 2",
-        [vpath, *params, ipath],
-    )
-    for r in by_class:
-        r["fail_rate"] = r["failed"] / r["judged"] if r["judged"] else None
-    return per_crit, answers, only_counts, by_class
+    return {r.pop("criterion"): r for r in rows}
 
 
 def _bits(mask: int, k: int) -> list[int]:
@@ -173,9 +141,10 @@ def _bits(mask: int, k: int) -> list[int]:
 def _counts_from_patterns(
     store: Store, patterns: tuple[str, list[Any], list[str]], gates: list[str], n_crit: int
 ) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, int], list[dict[str, Any]]]:
-    """The same counts as :func:`_counts_from_verdicts`, from the run's answers counted by pattern
+    """Attribution's counts (per criterion, per answer, the answers failing one criterion only, per
+    item class) from the run's answers counted by pattern
     (:func:`~evalcore.analysis.selection.pattern_sql`: at most 3^k masks per item class for k
-    criteria); the counts follow from the patterns."""
+    criteria)."""
     sql, params, names = patterns
     k = len(names)
     gate_mask = sum(1 << j for j, c in enumerate(names) if c in gates)
@@ -234,32 +203,19 @@ def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = DEFAULT
     _check_judge_round(store, run_id, sel)
     if a == b:
         raise InputError("--a and --b name the same criterion", field="--b")
-    masks = pattern_sql(store, run_id, sel)
-    if masks is not None:
-        msql, mparams, names = masks
-        ba, bb = 1 << names.index(a), 1 << names.index(b)
-        # per pattern with a verdict row on a or b: judged (passed or failed) and passed, per criterion
-        row = store.records(
-            f"WITH ab AS (SELECT (passed | failed) & ? != 0 AS ja, (passed | failed) & ? != 0 AS jb, "
-            f"passed & ? != 0 AS pa, passed & ? != 0 AS pb, n FROM ({msql}) WHERE present & ? != 0) "
-            "SELECT coalesce(sum(n) FILTER (WHERE ja AND jb AND pa AND pb), 0)::BIGINT AS pp, "
-            "coalesce(sum(n) FILTER (WHERE ja AND jb AND pa AND NOT pb), 0)::BIGINT AS pf, "
-            "coalesce(sum(n) FILTER (WHERE ja AND jb AND NOT pa AND pb), 0)::BIGINT AS fp, "
-            "coalesce(sum(n) FILTER (WHERE ja AND jb AND NOT pa AND NOT pb), 0)::BIGINT AS ff, "
-            "coalesce(sum(n) FILTER (WHERE NOT ja OR NOT jb), 0)::BIGINT AS excluded FROM ab",
-            [ba, bb, ba, bb, *mparams, ba | bb],
-        )[0]
-    else:
-        base, params = _sel_sql(sel, _hold(store, run_id, sel))
-        row = store.records(
-            f"WITH sel AS ({base}), ab AS (SELECT item_id, gen_round, "
-            "bool_or(passed) FILTER (WHERE criterion = ?) AS a, bool_or(passed) FILTER (WHERE criterion = ?) AS b "
-            "FROM sel WHERE criterion IN (?, ?) GROUP BY item_id, gen_round) "
-            "SELECT count(*) FILTER (WHERE a AND b) AS pp, count(*) FILTER (WHERE a AND NOT b) AS pf, "
-            "count(*) FILTER (WHERE NOT a AND b) AS fp, count(*) FILTER (WHERE NOT a AND NOT b) AS ff, "
-            "count(*) FILTER (WHERE a IS NULL OR b IS NULL) AS excluded FROM ab",
-            [store.path_of("run", run_id, "verdicts"), *params, a, b, a, b],
-        )[0]
+    msql, mparams, names = pattern_sql(store, run_id, sel)
+    ba, bb = 1 << names.index(a), 1 << names.index(b)
+    # per pattern with a verdict row on a or b: judged (passed or failed) and passed, per criterion
+    row = store.records(
+        f"WITH ab AS (SELECT (passed | failed) & ? != 0 AS ja, (passed | failed) & ? != 0 AS jb, "
+        f"passed & ? != 0 AS pa, passed & ? != 0 AS pb, n FROM ({msql}) WHERE present & ? != 0) "
+        "SELECT coalesce(sum(n) FILTER (WHERE ja AND jb AND pa AND pb), 0)::BIGINT AS pp, "
+        "coalesce(sum(n) FILTER (WHERE ja AND jb AND pa AND NOT pb), 0)::BIGINT AS pf, "
+        "coalesce(sum(n) FILTER (WHERE ja AND jb AND NOT pa AND pb), 0)::BIGINT AS fp, "
+        "coalesce(sum(n) FILTER (WHERE ja AND jb AND NOT pa AND NOT pb), 0)::BIGINT AS ff, "
+        "coalesce(sum(n) FILTER (WHERE NOT ja OR NOT jb), 0)::BIGINT AS excluded FROM ab",
+        [ba, bb, ba, bb, *mparams, ba | bb],
+    )[0]
     t = stats.TwoByTwo(row["pp"], row["pf"], row["fp"], row["ff"])
     return {
         **_run_status(store, run_id),

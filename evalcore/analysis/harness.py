@@ -19,7 +19,6 @@ from evalcore.analysis.answers import (
     _answer_texts,
     _check_page,
     _page_by_item,
-    _page_of,
     _said,
     _windowed,
     _words,
@@ -30,8 +29,7 @@ from evalcore.analysis.selection import (
     Selection,
     _check_criterion,
     _check_judge_round,
-    _hold,
-    _sel_sql,
+    item_top_sql,
     mask_sql,
     pair_pattern_sql,
     run_warnings,
@@ -57,49 +55,13 @@ def _two_harnesses(store: Store, run_a: str, run_b: str) -> tuple[S.RunManifest,
     return ma, mb
 
 
-def _flip_counts_from_verdicts(
-    store: Store, run_a: str, run_b: str, sel: Selection, common: list[str]
-) -> dict[str, Any]:
-    """flips' counts from the two runs' verdict rows."""
-    k = len(common)
-    base, params = _sel_sql(sel, _hold(store, run_a, sel))
-    pa_, pb_ = store.path_of("run", run_a, "verdicts"), store.path_of("run", run_b, "verdicts")
-    # pivot each run to one row per answer first, then join the two pivots: one pass, and a join of
-    # answers rather than of verdict rows (docs/BENCHMARKS.md, findings)
-    pivot_cols = ", ".join(f"bool_or(passed) FILTER (WHERE criterion = ?) AS c{j}" for j in range(k))
-    pivot = f"SELECT item_id, gen_round, {pivot_cols} FROM ({base}) GROUP BY item_id, gen_round"
-    aggs = []
-    for j in range(k):
-        a, b = f"a.c{j}", f"b.c{j}"
-        aggs += [
-            f"count(*) FILTER (WHERE {a} IS NOT NULL AND {b} IS NOT NULL) AS n{j}",
-            f"count(*) FILTER (WHERE NOT {a} AND {b} IS NOT NULL) AS fail_a{j}",
-            f"count(*) FILTER (WHERE NOT {b} AND {a} IS NOT NULL) AS fail_b{j}",
-            f"count(*) FILTER (WHERE NOT {a} AND {b}) AS fail_a_pass_b{j}",
-            f"count(*) FILTER (WHERE {a} AND NOT {b}) AS pass_a_fail_b{j}",
-            f"count(*) FILTER (WHERE NOT {a} AND NOT {b}) AS fail_both{j}",
-        ]
-    complete = " AND ".join(f"a.c{j} IS NOT NULL AND b.c{j} IS NOT NULL" for j in range(k))
-    all_a = " AND ".join(f"a.c{j}" for j in range(k))
-    all_b = " AND ".join(f"b.c{j}" for j in range(k))
-    aggs += [
-        f"count(*) FILTER (WHERE {complete}) AS answers",
-        f"count(*) FILTER (WHERE {complete} AND {all_a}) AS all_pass_a",
-        f"count(*) FILTER (WHERE {complete} AND {all_b}) AS all_pass_b",
-    ]
-    got = store.records(
-        f"WITH a AS ({pivot}), b AS ({pivot}) SELECT {', '.join(aggs)} FROM a JOIN b USING (item_id, gen_round)",
-        [*common, pa_, *params, *common, pb_, *params],
-    )[0]
-    return got
-
-
 def _flip_counts_from_masks(
     store: Store, ma: tuple[str, list[Any], list[str]], mb: tuple[str, list[Any], list[str]], common: list[str]
 ) -> dict[str, Any]:
-    """The same counts from the two runs' answers tables (the runs share a generation, so their
-    integer item keys join): DuckDB counts the joined answers per pattern of the four masks (a few
-    thousand patterns for a million answers), and the counts are sums over the patterns."""
+    """flips' counts from the two runs' answers (:func:`~evalcore.analysis.selection.mask_sql`; the
+    runs share a generation, so their integer item keys join): DuckDB counts the joined answers per
+    pattern of the four masks (a few thousand patterns for a million answers), and the counts are
+    sums over the patterns (:func:`_flip_counts`)."""
     sql = (
         f"WITH a AS ({ma[0]}), b AS ({mb[0]}) SELECT a.passed AS ap, a.passed | a.failed AS aj, b.passed AS bp, "
         "b.passed | b.failed AS bj, count(*) AS n FROM a JOIN b USING (item, gen_round) GROUP BY ALL"
@@ -110,7 +72,7 @@ def _flip_counts_from_masks(
 def _flip_counts_from_pairs(
     store: Store, pp: tuple[str, list[Any], list[str], list[str]], common: list[str]
 ) -> dict[str, Any]:
-    """The same counts from the two runs' pair table: the joined answers already counted by pattern."""
+    """The same patterns read from the two runs' pair table, where the join is already counted."""
     sql = (
         f"SELECT a_passed AS ap, a_passed | a_failed AS aj, b_passed AS bp, b_passed | b_failed AS bj, "
         f"sum(n)::BIGINT AS n FROM ({pp[0]}) GROUP BY ALL"
@@ -163,13 +125,10 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
     if not common:
         raise InputError(f"{run_a} and {run_b} share no criterion", field="RUN_B")
     pp = pair_pattern_sql(store, run_a, run_b, sel)
-    ma_sql, mb_sql = (None, None) if pp is not None else (mask_sql(store, run_a, sel), mask_sql(store, run_b, sel))
     if pp is not None:
         got = _flip_counts_from_pairs(store, pp, common)
-    elif ma_sql is not None and mb_sql is not None:
-        got = _flip_counts_from_masks(store, ma_sql, mb_sql, common)
     else:
-        got = _flip_counts_from_verdicts(store, run_a, run_b, sel, common)
+        got = _flip_counts_from_masks(store, mask_sql(store, run_a, sel), mask_sql(store, run_b, sel), common)
     keys = ("n", "fail_a", "fail_b", "fail_a_pass_b", "pass_a_fail_b", "fail_both")
     rows = [{"criterion": c, **{key: got[f"{key}{j}"] for key in keys}} for j, c in enumerate(common)]
     allp = {key: got[key] for key in ("answers", "all_pass_a", "all_pass_b")}
@@ -236,41 +195,20 @@ def flip_answers(
         direction
     ]
     xa, xb = mask_sql(store, run_a, sel), mask_sql(store, run_b, sel)
-    if xa is not None and xb is not None:  # the same answers from the runs' answers tables
-        ba, bb = 1 << xa[2].index(criterion), 1 << xb[2].index(criterion)
+    ba, bb = 1 << xa[2].index(criterion), 1 << xb[2].index(criterion)
 
-        def members(win: str) -> str:
-            return (
-                f"WITH a AS ({_windowed(xa[0], win)}), b AS ({_windowed(xb[0], win)}) SELECT item_id, gen_round "
-                f"FROM (SELECT a.item_id, gen_round, a.passed & {ba} != 0 AS pa, b.passed & {bb} != 0 AS pb "
-                f"FROM a JOIN b USING (item, gen_round) WHERE (a.passed | a.failed) & {ba} != 0 "
-                f"AND (b.passed | b.failed) & {bb} != 0) WHERE {cond}"
-            )
+    def members(win: str) -> str:
+        return (
+            f"WITH a AS ({_windowed(xa[0], win)}), b AS ({_windowed(xb[0], win)}) SELECT item_id, gen_round "
+            f"FROM (SELECT a.item_id, gen_round, a.passed & {ba} != 0 AS pa, b.passed & {bb} != 0 AS pb "
+            f"FROM a JOIN b USING (item, gen_round) WHERE (a.passed | a.failed) & {ba} != 0 "
+            f"AND (b.passed | b.failed) & {bb} != 0) WHERE {cond}"
+        )
 
-        pp = pair_pattern_sql(store, run_a, run_b, sel)
-        # the cell's count, as flips counts it, from the pair table
-        total = None if pp is None else _flip_counts_from_pairs(store, pp, [criterion])[f"{direction}0"]
-        total, keys = _page_by_item(store, members, [*xa[1], *xb[1]], limit, offset, total, xa[1][0])
-    else:
-        base, params = _sel_sql(sel, _hold(store, run_a, sel))
-        joined = (
-            f"WITH a AS ({base}), b AS ({base}) SELECT item_id, gen_round FROM (SELECT item_id, gen_round, "
-            "a.passed AS pa, b.passed AS pb FROM a JOIN b USING (item_id, gen_round, criterion) WHERE criterion = ? "
-            f"AND a.passed IS NOT NULL AND b.passed IS NOT NULL) WHERE {cond}"
-        )
-        total, keys = _page_of(
-            store,
-            joined,
-            [
-                store.path_of("run", run_a, "verdicts"),
-                *params,
-                store.path_of("run", run_b, "verdicts"),
-                *params,
-                criterion,
-            ],
-            limit,
-            offset,
-        )
+    pp = pair_pattern_sql(store, run_a, run_b, sel)
+    # the cell's count, as flips counts it, from the pair table
+    total = None if pp is None else _flip_counts_from_pairs(store, pp, [criterion])[f"{direction}0"]
+    total, keys = _page_by_item(store, members, [*xa[1], *xb[1]], limit, offset, total, item_top_sql(store, run_a))
     texts = _answer_texts(store, ma.gen_id, keys)
     wa = _words(store, run_a, sel, [criterion], keys)
     wb = _words(store, run_b, sel, [criterion], keys)

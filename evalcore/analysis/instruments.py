@@ -28,6 +28,7 @@ from evalcore.analysis.selection import (
     _people_hold,
     _run_status,
     _sel_sql,
+    answers_relation,
     mask_positions,
     mask_sql,
     pair_pattern_sql,
@@ -345,14 +346,14 @@ def association(
     numeric = {c for c in common if kinds.get(c) in ("ordinal", "continuous")}
     k = len(common)
 
-    # each run's answers table when every run has one and no criterion is numeric (scores are not
-    # in the masks); else the verdicts: the same answers, in the same order, the same flags
+    # each run's answers (masks) unless a criterion is numeric: scores are not in the masks, so
+    # those runs are read from their verdicts (the one verdict path of a mask figure, for scores)
     masks = {rid: mask_sql(store, rid, sel) for rid in run_ids} if not numeric else {}
-    use_masks = bool(masks) and all(v is not None for v in masks.values())
+    use_masks = not numeric
     parts = []
     for i, rid in enumerate(run_ids):
         if use_masks:
-            psql, pparams = _mask_pivot_sql(cast(tuple[str, list[Any], list[str]], masks[rid]), common, f"i{i}")
+            psql, pparams = _mask_pivot_sql(masks[rid], common, f"i{i}")
         else:
             rsql, rparams = _verdict_rows_sql(store, rid, sel)
             psql, pparams = _pivot_sql(rsql, rparams, common, f"i{i}", numeric)
@@ -398,10 +399,10 @@ def association(
         # their rows and integer keys (looked up once per item id, storage.itemkeys) where they can be kept
         labelled = f"SELECT DISTINCT item_id FROM ({ps[0]})"
         keys = None
-        if use_masks:
+        if use_masks and all(answers_relation(store, rid)[3] for rid in run_ids):
             ids = [r[0] for r in store.sql(labelled, ps[1])]
             for rid in run_ids:  # each run's rows of the labelled items, kept in the state (one small file)
-                m = cast(tuple[str, list[Any], list[str]], masks[rid])
+                m = masks[rid]
                 got = item_rows(store, m[1][0], ids)
                 if got is None:
                     keys = None
@@ -424,9 +425,7 @@ def association(
                     if keys is not None
                     else (f"item_id IN ({labelled})", ps[1])
                 )
-                qsql, qparams = _mask_pivot_sql(
-                    cast(tuple[str, list[Any], list[str]], masks[rid]), common, f"i{i}", pkey, keep
-                )
+                qsql, qparams = _mask_pivot_sql(masks[rid], common, f"i{i}", pkey, keep)
                 qparams = [*qparams, *kparams]
             else:
                 rsql, rparams = _verdict_rows_sql(store, rid, sel)
@@ -639,12 +638,14 @@ def _reference_note(instruments: list[dict[str, Any]]) -> str | None:
     )
 
 
-def _position_from_verdicts(
+def _position_of_varying_fields(
     store: Store, run_id: str, reference_run: str | None, sel: Selection
 ) -> tuple[list[dict[str, Any]], dict[int, float | None]]:
-    """position_effect's counts per position, and the agreement with the reference, from the
-    verdict rows. Criteria sharing a position (a grouped run's calls each start at 0) are taken in
-    name order for "the field before", so that the figure is the same on every run."""
+    """position_effect's counts per position, and the agreement with the reference, for a run whose
+    criteria have no fixed emission position (the order varies between answers, or criteria share
+    one: a grouped run's calls each start at 0), which a mask cannot carry: the one figure read
+    from the verdict rows (docs/ARCHITECTURE.md "The data path"). Criteria sharing a position are
+    taken in name order for "the field before", so that the figure is the same on every run."""
     base, params = _sel_sql(sel, _hold(store, run_id, sel))
     vpath = store.path_of("run", run_id, "verdicts")
     rows = store.records(
@@ -675,7 +676,8 @@ def _position_from_masks(
     counted: tuple[str, list[Any]] | None = None,
     pairs: tuple[str, list[Any], list[str], list[str]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[int, float | None]]:
-    """The same from the answers tables, when every criterion has one fixed position: the answers
+    """position_effect's counts from the runs' answers (:func:`mask_sql`), when every criterion has
+    one fixed position: the answers
     grouped by their masks, each walked in emission order (the field before is the nearest
     earlier criterion with a verdict row, as a lag over the rows does). ``counted``: the run's
     patterns (:func:`pattern_sql`), ``pairs``: its pair table with the reference
@@ -749,12 +751,12 @@ def position_effect(
                 field="--reference",
             )
         ref = mask_sql(store, reference_run, sel)
-    if masks is not None and fixed is not None and (reference_run is None or ref is not None):
+    if fixed is not None:
         ps = pattern_sql(store, run_id, sel)
         pp = pair_pattern_sql(store, run_id, reference_run, sel) if reference_run else None
-        rows, agreement = _position_from_masks(store, masks, fixed, ref, None if ps is None else (ps[0], ps[1]), pp)
+        rows, agreement = _position_from_masks(store, masks, fixed, ref, (ps[0], ps[1]), pp)
     else:
-        rows, agreement = _position_from_verdicts(store, run_id, reference_run, sel)
+        rows, agreement = _position_of_varying_fields(store, run_id, reference_run, sel)
     out = []
     for r in rows:
         out.append(

@@ -30,7 +30,7 @@ from typing import Any
 
 from evalcore.analysis.suites import holdout_filter, suite_of_run
 from evalcore.errors import InputError
-from evalcore.storage.aggregates import answers_table, patterns_of
+from evalcore.storage.aggregates import MAX_CRITERIA, answers_sql, answers_table, fixed_positions, patterns_of
 from evalcore.storage.pairs import pair_columns, pair_table
 from evalcore.storage.store import Store
 
@@ -180,20 +180,62 @@ def _sel_sql(sel: Selection, hold: tuple[str, list[Any]] = ("", [])) -> tuple[st
     return sql, params
 
 
-def mask_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any], list[str]] | None:
-    """The selection over the run's answers table (its derived set,
-    :mod:`evalcore.storage.aggregates`): one row per answer with ``item_id``, ``item`` (an integer
-    key shared by the runs on the generation), ``gen_round`` and the bit masks ``present``,
-    ``passed`` and ``failed`` (bit k = the k-th of the criteria returned); the holdout and slice
-    conditions applied on top. None when the run has no current answers table: the caller reads
-    the verdicts (:func:`_sel_sql`), with the same numbers."""
+def answers_relation(store: Store, run_id: str) -> tuple[str, list[Any], dict[str, Any], bool]:
+    """The run's answers as one relation (docs/ARCHITECTURE.md "The data path"): one row per
+    answer (item, generation round) and judge round with ``item_id``, ``item`` (an integer key
+    shared by the runs on the generation), ``gen_round``, ``judge_round`` (0: the majority over
+    judge rounds), the bit masks ``present``, ``passed`` and ``failed`` over the run's criteria in
+    rubric order, ``holdout`` and ``class``. Returns (a FROM item, its parameters, the description:
+    ``criteria`` in bit order and the ``majority_round``, whether it is the stored table).
+
+    The same SELECT either way: the run's current answers table (its derived set,
+    :mod:`evalcore.storage.aggregates`) when there is one, else the builder's own SELECT over the
+    run's verdicts, the generation's outputs and the suite's items, inlined as a subquery. A run of
+    more than :data:`~evalcore.storage.aggregates.MAX_CRITERIA` criteria is refused: a mask holds
+    no more."""
     a = answers_table(store, run_id)
-    if a is None or "criteria" not in a[1]:
-        return None
-    path, info = a
+    if a is not None and "criteria" in a[1]:
+        return "read_parquet(?)", [a[0]], a[1], True
+    m = store.run(run_id).manifest
+    names = m.rubric.names()
+    if len(names) > MAX_CRITERIA:
+        raise InputError(
+            f"run {run_id} has {len(names)} criteria; its figures count at most {MAX_CRITERIA} per run "
+            "(split the rubric into runs of fewer criteria)",
+            field="rubric",
+        )
+    gen = store.generation(m.gen_id).manifest
+    params = [
+        names,
+        list(range(len(names))),
+        store.path_of("generation", m.gen_id, "outputs"),
+        store.path_of("suite", gen.suite_id, "items"),
+        store.path_of("run", run_id, "verdicts"),
+    ]
+    info = {"criteria": names, "majority_round": 0 if m.judge_rounds > 1 else 1}
+    return f"({answers_sql(len(names), m.judge_rounds > 1, ordered=False)})", params, info, False
+
+
+def item_top_sql(store: Store, run_id: str) -> tuple[str, list[Any]]:
+    """SQL of the largest integer item key in the run's answers (:func:`answers_relation`): the
+    stored table's own maximum, else the generation's item count less one (the keys are the
+    items' ranks), so that the inlined relation is not pivoted for it."""
+    rel, rparams, _info, stored = answers_relation(store, run_id)
+    if stored:
+        return f"SELECT max(item) FROM {rel}", rparams
+    gen_id = store.run(run_id).manifest.gen_id
+    return "SELECT count(DISTINCT item_id) - 1 FROM read_parquet(?)", [store.path_of("generation", gen_id, "outputs")]
+
+
+def mask_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any], list[str]]:
+    """The selection over the run's answers (:func:`answers_relation`): one row per answer with
+    ``item_id``, ``item``, ``gen_round`` and the bit masks ``present``, ``passed`` and ``failed``
+    (bit k = the k-th of the criteria returned); the judge round, holdout and slice conditions
+    applied on top."""
+    rel, rparams, info, _stored = answers_relation(store, run_id)
     where, params = _answer_conditions(store, run_id, sel, info)
-    sql = f"SELECT item_id, item, gen_round, present, passed, failed FROM read_parquet(?) WHERE {' AND '.join(where)}"
-    return sql, [path, *params], list(info["criteria"])
+    sql = f"SELECT item_id, item, gen_round, present, passed, failed FROM {rel} WHERE {' AND '.join(where)}"
+    return sql, [*rparams, *params], list(info["criteria"])
 
 
 def _answer_conditions(
@@ -228,30 +270,30 @@ def _item_conditions(store: Store, run_id: str, sel: Selection, items: bool = Tr
     return where, params
 
 
-def pattern_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any], list[str]] | None:
+def pattern_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any], list[str]]:
     """The selection over the run's answers counted by pattern (:func:`mask_sql`'s answers grouped
-    by ``class``, ``present``, ``passed`` and ``failed``, with their number ``n``), from the run's
-    patterns table: a few thousand rows whatever the run's size. A slice to named items counts
-    them from the answers table. None when the run has no current answers table."""
-    a = answers_table(store, run_id)
-    if a is None or "criteria" not in a[1]:
-        return None
-    path, info = a
+    by ``class``, ``present``, ``passed`` and ``failed``, with their number ``n``): from the run's
+    stored patterns table (a few thousand rows whatever the run's size) when the answers table is
+    stored and no items are named, else counted from :func:`answers_relation`."""
+    rel, rparams, info, stored = answers_relation(store, run_id)
     names = list(info["criteria"])
     where, params = _answer_conditions(store, run_id, sel, info)
-    n = "count(*)" if sel.items else "sum(n)::BIGINT"
-    src = path if sel.items else patterns_of(path)
-    sql = (
-        f"SELECT class, present, passed, failed, {n} AS n FROM read_parquet(?) WHERE {' AND '.join(where)} GROUP BY ALL"
-    )
-    return sql, [src, *params], names
+    if stored and not sel.items:
+        rel, rparams, n = "read_parquet(?)", [patterns_of(rparams[0])], "sum(n)::BIGINT"
+    else:
+        n = "count(*)"
+    sql = f"SELECT class, present, passed, failed, {n} AS n FROM {rel} WHERE {' AND '.join(where)} GROUP BY ALL"
+    return sql, [*rparams, *params], names
 
 
 def mask_positions(store: Store, run_id: str) -> dict[str, int] | None:
-    """Each criterion's fixed emission position in the run's answers table (none when positions
-    vary between answers or criteria share one; :func:`mask_sql`)."""
-    a = answers_table(store, run_id)
-    return None if a is None else a[1].get("positions")
+    """Each criterion's fixed emission position in the run (none when positions vary between
+    answers or criteria share one): the position effect then follows from the masks. Kept in the
+    answers table's description when it is stored, else read from the verdicts."""
+    rel, rparams, info, stored = answers_relation(store, run_id)
+    if stored:
+        return info.get("positions")
+    return fixed_positions(store, store.path_of("run", run_id, "verdicts"))
 
 
 #: The prompt variant that asks one call to "evaluate each criterion independently".

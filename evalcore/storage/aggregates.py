@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from evalcore.storage import derived
+from evalcore.storage.files import _unreadable_table
 
 if TYPE_CHECKING:
     from evalcore.storage.store import Store
@@ -348,7 +349,7 @@ class NotDerivable(Exception):
     an item outside the generation): its figures come from the full data."""
 
 
-def _answers_sql(k: int, multi_round: bool) -> str:
+def answers_sql(k: int, multi_round: bool, ordered: bool = True) -> str:
     """The answers table from (criteria in rubric order, bits, outputs path, items path, verdicts
     path): the
     verdict rows pivoted to one row per answer and judge round, then the majority (judge round 0)
@@ -380,7 +381,7 @@ def _answers_sql(k: int, multi_round: bool) -> str:
         "coalesce(bit_or(1::BIGINT << bit) FILTER (WHERE NOT passed), 0)::BIGINT AS failed "
         "FROM read_parquet(?) JOIN b USING (criterion) GROUP BY ALL), "
         f"v AS (SELECT {cols} FROM p LEFT JOIN c USING (item_id)) "
-        f"SELECT {cols} FROM v{majority} ORDER BY item, gen_round, judge_round"
+        f"SELECT {cols} FROM v{majority}" + (" ORDER BY item, gen_round, judge_round" if ordered else "")
     )
 
 
@@ -393,7 +394,7 @@ def _write_answers(
     spill = out / ".spill"
     cur = store.connect()
     try:
-        sql = _answers_sql(len(names), judge_rounds > 1)
+        sql = answers_sql(len(names), judge_rounds > 1)
         args = [names, list(range(len(names))), str(outputs), str(items), str(verdicts)]
         copy_capped(cur, sql, args, path, spill)
         (rows,) = cur.execute("SELECT count(*) FROM read_parquet(?)", [str(verdicts)]).fetchone()  # type: ignore[misc]
@@ -444,7 +445,12 @@ def copy_capped(con: Any, sql: str, params: list[Any], out: Path, spill: Path) -
 
     def attempt(cap: str | None) -> None:
         con.execute("RESET memory_limit" if cap is None else f"SET memory_limit = '{cap}'")
-        con.execute(copy, params)
+        try:
+            con.execute(copy, params)
+        except (duckdb.OutOfMemoryException, duckdb.IOException):
+            raise  # out of memory (tried at the next cap) or a failure of the disk (derived.expected_failure)
+        except duckdb.Error as e:  # a source file damaged behind an intact footer: named, as a reader names it
+            raise _unreadable_table(e, params) from None
 
     under_caps(attempt, [BUILD_MEMORY, BUILD_MEMORY_RETRY, None])
 
@@ -496,7 +502,7 @@ def verdict_rounds(store: Store, verdicts: Table) -> list[list[Any]]:
     return [list(r) for r in store.sql(ROUNDS_FROM_VERDICTS.format(src=s), params)]
 
 
-def _fixed_positions(store: Store, verdicts: Path) -> dict[str, int] | None:
+def fixed_positions(store: Store, verdicts: Path | str) -> dict[str, int] | None:
     """Each criterion's emission position when it is the same in every verdict row and no two
     criteria share one (one call per answer, a fixed field order): the position effect then
     follows from the answers table. None otherwise."""
@@ -568,7 +574,7 @@ def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Bu
             memo["answers"] = {
                 "criteria": m.rubric.names(),
                 "majority_round": 0 if m.judge_rounds > 1 else 1,
-                "positions": _fixed_positions(store, d / "verdicts.parquet"),
+                "positions": fixed_positions(store, d / "verdicts.parquet"),
             }
             s, params = Table(str(out / ANSWERS)).sql()
             memo["verdict_rounds"] = [list(r) for r in store.sql(ROUNDS_FROM_ANSWERS.format(src=s), params)]
