@@ -20,6 +20,7 @@ if str(ROOT) not in sys.path:  # so that pages can `from pages import _ui` howev
     sys.path.insert(0, str(ROOT))
 
 import streamlit as st  # noqa: E402
+from streamlit.navigation.page import StreamlitPage  # noqa: E402
 
 import evalcore  # noqa: E402
 from pages import _ui  # noqa: E402
@@ -62,7 +63,7 @@ def stubs(show, urls, title: str) -> list[st.Page]:
     return [st.Page(show, title=title, url_path=url, visibility="hidden") for url in urls]
 
 
-def navigation(roles: frozenset[str] | None) -> tuple[st.navigation, bool]:
+def navigation(roles: frozenset[str] | None) -> tuple[StreamlitPage, bool]:
     """The pages this session may open (all of them when ``roles`` is None: no login configured),
     every other URL a refusal; and whether the full sidebar (data directory, demo badge) shows."""
     allowed = [p for p in PAGES if roles is None or roles & set(p[4])]
@@ -85,13 +86,14 @@ def navigation(roles: frozenset[str] | None) -> tuple[st.navigation, bool]:
     return st.navigation(sections), roles is None or not roles <= {"grader"}
 
 
-def only(show, title: str) -> st.navigation:
+def only(show, title: str) -> StreamlitPage:
     """Every URL shows ``show`` (nobody logged in, no role, a broken roles file)."""
     first = st.Page(show, title=title, url_path="welcome", default=True)
     return st.navigation([first, *stubs(show, [p[3] for p in PAGES], title)], position="hidden")
 
 
 full = True
+problem: evalcore.EvalcoreError | None
 if not _ui.login_configured():
     nav, full = navigation(None)
 else:
@@ -116,7 +118,7 @@ if full:  # a grader sees nothing of the data directory but the pairs they grade
     with st.sidebar:
         st.text(f"data: {_ui.display_path(data_dir)}")
         with _ui.boundary():
-            if _ui.summary("data_overview")["simulated"]:
+            if _ui.summary(evalcore.data_overview)["simulated"]:
                 st.badge("SIMULATED demo data", color="orange")
 
 with _ui.boundary():

@@ -24,27 +24,16 @@ TOK = st.column_config.NumberColumn(format="%.1f")
 X = st.column_config.NumberColumn(format="%.2f x")
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _cost(name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple):
-    return getattr(analysis, name)(_ui.open_store(data, state), *args, **dict(kwargs))
-
-
-def cost_call(name: str, *args, **kwargs):
-    """``evalcore.analysis.<name>(store, ...)``, cached until the data directory changes."""
-    s = _ui.store()
-    return _cost(name, str(s.data), str(s.state), _ui.fingerprint(s), tuple(args), tuple(sorted(kwargs.items())))
-
-
 _ui.title("Cost")
 store = _ui.store()
-table = cost_call("cost_table")
+table = _ui.analysis_call(analysis.cost_table)
 if not table:
     st.info("No runs in this data directory.")
     st.stop()
 classes = _ui.class_slice("cost", sorted({store.generation(g).manifest.suite_id for g in {r["gen_id"] for r in table}}))
 if classes:
     with _ui.boundary():
-        table = cost_call("cost_table", classes=classes)
+        table = _ui.analysis_call(analysis.cost_table, classes=classes)
     _ui.slice_caption(
         classes,
         "Every figure counts their calls and outputs; runs on suites without these classes are left out.",
@@ -144,7 +133,7 @@ run_id = st.selectbox(
 )
 
 with _ui.boundary():
-    base = cost_call("run_cost", run_id, classes=classes)
+    base = _ui.analysis_call(analysis.run_cost, run_id, classes=classes)
     if base["simulated"]:
         st.badge("SIMULATED run", color="orange")
     if base["status"] != "complete":
@@ -232,7 +221,7 @@ with _ui.boundary():
         },
     )
     measure = "cost_usd" if any(c["cost_usd"] is not None for c in crits) else "tokens_in"
-    _ui.chart(right, _ui.chart_spec("cost_by_criterion", crits, measure))
+    _ui.chart(right, _ui.chart_spec(analysis.cost_by_criterion, crits, measure))
     st.caption(
         "A call that asks several criteria gives each an equal share of its tokens, cost and latency, so "
         "the shares add up to the run's totals; calls counts the calls that asked the criterion, and the "
@@ -257,7 +246,7 @@ with _ui.boundary():
         args=(key, "items"),
         help="Items to judge; each is judged as many times as in this run.",
     )
-    rep = base if n == proj0["items"] else cost_call("run_cost", run_id, items=int(n), classes=classes)
+    rep = base if n == proj0["items"] else _ui.analysis_call(analysis.run_cost, run_id, items=int(n), classes=classes)
     proj = rep["projection"]
     for w in proj["warnings"]:
         st.warning(_ui.md_escape(w))
@@ -351,7 +340,7 @@ with _ui.boundary():
         placeholder="-",
         column_config={"out tokens per verdict": TOK},
     )
-    _ui.chart(p_right, _ui.chart_spec("projection_bars", proj["rows"]))
+    _ui.chart(p_right, _ui.chart_spec(analysis.projection_bars, proj["rows"]))
     check = proj.get("check")
     if check:
         st.caption(

@@ -11,13 +11,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import evalcore
 from evalcore import analysis, review
 from pages import _ui
 
 _ui.title("Ledger")
 store = _ui.store()
 ledger = review.Ledger(store)
-runs = [r for r in _ui.summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]
+runs = [r for r in _ui.summary(evalcore.runs_summary) if r["kind"] == "criteria" and r["verdicts"]]
 run_ids = [r["run_id"] for r in runs]
 _ui.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
 

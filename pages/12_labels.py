@@ -82,7 +82,7 @@ with _ui.boundary():
     d1, d2 = st.columns(2)
     d1.download_button(
         "Download gold (CSV, a column per reviewer)",
-        lambda: evalcore.export_labels(labels, "csv", None, wide=True),
+        lambda: evalcore.export_labels(labels, "csv", None, wide=True) or "",
         file_name="labels-gold.csv",
         mime="text/csv",
         key="labels_csv",
@@ -90,7 +90,7 @@ with _ui.boundary():
     )
     d2.download_button(
         "Download every edit (CSV)",
-        lambda: evalcore.export_labels(labels, "csv", None, history=True),
+        lambda: evalcore.export_labels(labels, "csv", None, history=True) or "",
         file_name="labels-history.csv",
         mime="text/csv",
         key="labels_history_csv",

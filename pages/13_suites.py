@@ -42,7 +42,7 @@ if flash:
     getattr(st, flash[0])(_ui.md_escape(flash[1]))
 
 with _ui.boundary():
-    ids = [s["suite_id"] for s in _ui.summary("suites_summary")]
+    ids = [s["suite_id"] for s in _ui.summary(evalcore.suites_summary)]
     if not ids:
         st.info("No suites in this data directory.")
         st.stop()
@@ -57,8 +57,8 @@ with _ui.boundary():
     )
     hold = _ui.holdout_toggle("suites", [suite_id])
     ov = review.overview(store, suite_id)
-    res = review.visible_findings(store, _ui.suite_call("check", suite_id), hold)
-    runs = [r for r in _ui.summary("runs_summary", include_holdout=hold) if r["suite_id"] == suite_id]
+    res = review.visible_findings(store, _ui.suite_call(review.check, suite_id), hold)
+    runs = [r for r in _ui.summary(evalcore.runs_summary, include_holdout=hold) if r["suite_id"] == suite_id]
 
     # ------------------------------------------------------------ headline
     m1, m2, m3, m4, m5 = st.columns(5)

@@ -30,14 +30,14 @@ def _pct100(rate: float | None) -> float | None:
 
 _ui.title("Runs")
 store = _ui.store()
-suites = _ui.summary("suites_summary")  # evalcore.suites_summary, cached until the data changes
+suites = _ui.summary(evalcore.suites_summary)  # evalcore.suites_summary, cached until the data changes
 hold = _ui.holdout_toggle("runs", [s["suite_id"] for s in suites])
 classes = _ui.class_slice("runs", [s["suite_id"] for s in suites])
 gens: list[dict] = []
 runs: list[dict] = []
 with _ui.boundary():  # a class no run's suite has is one st.error
-    gens = _ui.summary("generations_summary", include_holdout=hold, classes=classes)
-    runs = _ui.summary("runs_summary", include_holdout=hold, classes=classes)
+    gens = _ui.summary(evalcore.generations_summary, include_holdout=hold, classes=classes)
+    runs = _ui.summary(evalcore.runs_summary, include_holdout=hold, classes=classes)
 if classes and not runs:
     st.stop()
 _ui.slice_caption(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import evalcore
 from evalcore import analysis
 from pages import _ui
 
@@ -35,7 +36,7 @@ def _keep(key: str, options: list) -> None:
 _ui.title("Failure attribution")
 store = _ui.store()
 runs = _ui.criteria_runs()
-gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}
+gens = {g["gen_id"]: g for g in _ui.summary(evalcore.generations_summary)}
 run_ids = [r["run_id"] for r in runs]
 by_id = {r["run_id"]: r for r in runs}
 
@@ -87,7 +88,7 @@ sel = analysis.parse_selection(
 )
 
 with _ui.boundary():
-    r = _ui.analysis_call("attribution", run_id, sel)
+    r = _ui.analysis_call(analysis.attribution, run_id, sel)
     for k in ("warning", "variant_warning"):
         if r.get(k):
             st.warning(_ui.md_escape(r[k]))
@@ -170,7 +171,7 @@ with _ui.boundary():
     with left:
         bars = _ui.chart(
             st,
-            _ui.chart_spec("failure_shares", crits, select="crit"),
+            _ui.chart_spec(analysis.failure_shares, crits, select="crit"),
             key=f"attr_bars|{run_id}",
             on_select="rerun",
             selection_mode="crit",
@@ -181,7 +182,7 @@ with _ui.boundary():
         _ui.set_qp(criterion=clicked)
         st.session_state.pop("attr_crit", None)
     if r["by_class"]:
-        _ui.chart(right, _ui.chart_spec("class_heatmap", r["by_class"], names))
+        _ui.chart(right, _ui.chart_spec(analysis.class_heatmap, r["by_class"], names))
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Failing answers")
@@ -205,7 +206,7 @@ with _ui.boundary():
     page = d3.number_input(
         "Page", min_value=1, max_value=pages, value=1, step=1, key=f"attr_page|{crit}|{int(only)}|{pages}"
     )
-    res = _ui.analysis_call("answers_failing", run_id, crit, only, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
+    res = _ui.analysis_call(analysis.answers_failing, run_id, crit, only, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
     if not res["answers"]:
         st.info("No answer fails this criterion" + (" alone." if only else "."))
     else:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import evalcore
 from evalcore import analysis, stats
 from pages import _ui
 
@@ -98,7 +99,7 @@ human = c_human.checkbox(
 )
 k = min([max(1, by_id[r]["judge_rounds"] or 1) for r in chosen] or [1])
 judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
-gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}
+gens = {g["gen_id"]: g for g in _ui.summary(evalcore.generations_summary)}
 n_rounds = max([gens.get(g, {}).get("rounds") or 1 for g in gen_ids] or [1])
 rounds = ["all"] + [str(i) for i in range(1, n_rounds + 1)]
 c_judge, c_round, _ = st.columns([2, 2, 3])
@@ -133,7 +134,7 @@ if not chosen:
     st.stop()
 
 with _ui.boundary():
-    res = _ui.analysis_call("association", list(chosen), human=human, sel=sel)
+    res = _ui.analysis_call(analysis.association, list(chosen), human=human, sel=sel)
     for w in res["warnings"]:
         st.warning(_ui.md_escape(w))
     _ui.curated_note([by_id[r]["suite_id"] for r in chosen])
@@ -156,7 +157,17 @@ with _ui.boundary():
                 # the first page of the cell the 2x2 below opens on (the same call, so one query for both:
                 # the expander's body runs on every render, open or not), of which the first few
                 said = _ui.analysis_call(
-                    "cell_answers", list(chosen), f["a"], f["b"], True, True, singles[0], human, sel, PAGE_SIZE, 0
+                    analysis.cell_answers,
+                    list(chosen),
+                    f["a"],
+                    f["b"],
+                    True,
+                    True,
+                    singles[0],
+                    human,
+                    sel,
+                    PAGE_SIZE,
+                    0,
                 )
                 shown = said["answers"][:FINDING_ANSWERS]
                 st.caption(
@@ -191,7 +202,7 @@ with _ui.boundary():
     st.subheader("phi, instrument by instrument")
     heat = _ui.chart(
         st,
-        _ui.chart_spec("phi_heatmaps", res["matrices"], criteria, names, per_row=2, select="cell"),
+        _ui.chart_spec(analysis.phi_heatmaps, res["matrices"], criteria, names, per_row=2, select="cell"),
         key=f"assoc_heat|{','.join(chosen)}|{int(human)}",
         on_select="rerun",
         selection_mode="cell",
@@ -227,9 +238,9 @@ with _ui.boundary():
         st.warning("Choose two different criteria for A and B.")
         ct = None
     elif inst == PEOPLE:
-        ct = _ui.analysis_call("people_crosstab", res["gen_id"], a, b, sel)
+        ct = _ui.analysis_call(analysis.people_crosstab, res["gen_id"], a, b, sel)
     else:
-        ct = _ui.analysis_call("crosstab", inst, a, b, sel)
+        ct = _ui.analysis_call(analysis.crosstab, inst, a, b, sel)
     if ct is not None:
         t = ct["table"]
         g_col = m_col = st.container()
@@ -311,7 +322,7 @@ with _ui.boundary():
                 key=f"assoc_page|{inst}|{a}|{b}|{cell}",
             )
         ca = _ui.analysis_call(
-            "cell_answers", list(chosen), a, b, *CELLS[cell], inst, human, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE
+            analysis.cell_answers, list(chosen), a, b, *CELLS[cell], inst, human, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE
         )
         if not ca["answers"]:
             st.info("No answers in this cell.")
@@ -451,8 +462,8 @@ with _ui.boundary():
             "a field is emitted at."
         )
     else:
-        effects = [_ui.analysis_call("position_effect", rid, reference, sel) for rid in singles]
-        _ui.chart(st, _ui.chart_spec("position_lines", effects), width=None)
+        effects = [_ui.analysis_call(analysis.position_effect, rid, reference, sel) for rid in singles]
+        _ui.chart(st, _ui.chart_spec(analysis.position_lines, effects), width=None)
         st.caption(
             _ui.md_escape(
                 "By the position a verdict was emitted at in its call: the fail rate, the fail rate when the field "

@@ -15,6 +15,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import evalcore
 from evalcore import analysis
 from pages import _ui
 
@@ -54,7 +55,7 @@ store = _ui.store()
 runs = _ui.criteria_runs()
 by_id = {r["run_id"]: r for r in runs}
 run_ids = list(by_id)
-gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}
+gens = {g["gen_id"]: g for g in _ui.summary(evalcore.generations_summary)}
 
 # ---------------------------------------------------------------- the two runs
 run_a, run_b = _ui.two_runs(by_id, _defaults(runs), ("harness_a", "harness_b"), ("A", "B"), st.columns(2))
@@ -94,7 +95,7 @@ with _ui.boundary():
     if run_a == run_b:
         st.info("Choose two different runs.")
         st.stop()
-    fl = _ui.analysis_call("flips", run_a, run_b, sel)
+    fl = _ui.analysis_call(analysis.flips, run_a, run_b, sel)
     for w in fl["warnings"]:
         st.warning(_ui.md_escape(w))
     _ui.curated_note([by_id[r]["suite_id"] for r in (run_a, run_b)])
@@ -171,8 +172,8 @@ with _ui.boundary():
         )
     )
     left, right = st.columns(2)
-    _ui.chart(left, _ui.chart_spec("flip_bars", crits, run_a, run_b))
-    _ui.chart(right, _ui.chart_spec("composition_bars", crits, run_a, run_b))
+    _ui.chart(left, _ui.chart_spec(analysis.flip_bars, crits, run_a, run_b))
+    _ui.chart(right, _ui.chart_spec(analysis.composition_bars, crits, run_a, run_b))
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Answers that flipped")
@@ -206,7 +207,9 @@ with _ui.boundary():
         page = st.columns([1, 5])[0].number_input(
             f"Page (of {pages})", min_value=1, max_value=pages, value=1, step=1, key=f"harness_page|{crit}|{direction}"
         )
-    res = _ui.analysis_call("flip_answers", run_a, run_b, crit, direction, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
+    res = _ui.analysis_call(
+        analysis.flip_answers, run_a, run_b, crit, direction, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE
+    )
     if not res["answers"]:
         st.info("No answers here.")
     else:

@@ -105,7 +105,7 @@ def _goto(case: dict | None) -> None:
         _ui.set_qp(item=case["item_id"], round=case["gen_round"], criterion=case["criterion"])
 
 
-def _record(queue_id: str, case: tuple, outcome: str, value: str | None = None) -> None:
+def _record(queue_id: str, case: tuple[str, int, str], outcome: str, value: str | None = None) -> None:
     """on_click of a decision, test-is-wrong or skip button: record it, then go straight on to
     the next case (unless the reviewer asked to see the judges after each decision)."""
     s = st.session_state
@@ -533,7 +533,7 @@ with _ui.boundary():
     st.divider()
     st.download_button(
         "Download labels (CSV, every edit with its provenance)",
-        lambda: evalcore.export_labels(evalcore.LabelStore(store), "csv", None, history=True),
+        lambda: evalcore.export_labels(evalcore.LabelStore(store), "csv", None, history=True) or "",
         file_name="labels-history.csv",
         mime="text/csv",
         key="review_labels_csv",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import EvalcoreError, LabelStore, review
+from evalcore import EvalcoreError, LabelStore, analysis, review
 from pages import _ui
 
 METHODS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("kendall", "Kendall tau-b"))
@@ -381,7 +381,7 @@ def show_scores(store, gen_id: str, classes: tuple[str, ...]) -> None:
     else:
         rid = st.selectbox("Judge run (scores)", runs, key="agreement_scores_run")
         try:
-            res = _ui.analysis_call("correlate", [rid], classes=cls, n_boot=N_BOOT)
+            res = _ui.analysis_call(analysis.correlate, [rid], classes=cls, n_boot=N_BOOT)
         except EvalcoreError as err:
             st.caption(_ui.md_escape(f"Judge against people: {err.message}"))
         else:
@@ -411,7 +411,11 @@ def show_scores(store, gen_id: str, classes: tuple[str, ...]) -> None:
         return
     try:
         rel = _ui.analysis_call(
-            "reliability", run_ids=with_rounds, people=labelled, gen_ids=[gen_id] if labelled else None, classes=cls
+            analysis.reliability,
+            run_ids=with_rounds,
+            people=labelled,
+            gen_ids=[gen_id] if labelled else None,
+            classes=cls,
         )
     except EvalcoreError as err:
         st.caption(_ui.md_escape(f"Reliability: {err.message}"))

@@ -24,7 +24,7 @@ def _report(data: str, state: str, session_id: str, stamp: tuple) -> dict:
 
 def _stamp(store, session_id: str) -> tuple:
     """Changes when the session, its unblinded record or the judgments change."""
-    out = [_ui.fingerprint(store)]
+    out: list[object] = [_ui.fingerprint(store)]
     for p in (
         store.state / "sessions" / session_id / pairwise.UNBLINDED_FILE,
         store.state / pairwise.DB_NAME,

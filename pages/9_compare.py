@@ -15,6 +15,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+import evalcore
 from evalcore import analysis
 from pages import _ui
 
@@ -53,7 +54,7 @@ store = _ui.store()
 runs = _ui.criteria_runs()
 by_id = {r["run_id"]: r for r in runs}
 run_ids = list(by_id)
-gens = {g["gen_id"]: g for g in _ui.summary("generations_summary")}
+gens = {g["gen_id"]: g for g in _ui.summary(evalcore.generations_summary)}
 if len(run_ids) < 2:
     st.info("Comparing needs two runs with criterion verdicts.")
     st.stop()
@@ -64,7 +65,7 @@ if run_a == run_b:
     st.info("Pick two different runs.")
     st.stop()
 with _ui.boundary():
-    metrics = _ui.cached_call("analysis", "metrics_of", run_a, run_b)
+    metrics = _ui.analysis_call(analysis.metrics_of, run_a, run_b)
     _ui.sync_widget("cmp_metric", "metric", metrics)
     st.session_state.setdefault("cmp_metric", "all_pass")
     metric = c_m.selectbox(
@@ -73,8 +74,8 @@ with _ui.boundary():
     include_holdout = _ui.holdout_toggle("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
     classes = _ui.class_slice("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
     sel = analysis.Selection(include_holdout=include_holdout, classes=classes)
-    d = _ui.cached_call("analysis", "diff", run_a, run_b)
-    c = _ui.cached_call("analysis", "compare", run_a, run_b, headline=metric, sel=sel)
+    d = _ui.analysis_call(analysis.diff, run_a, run_b)
+    c = _ui.analysis_call(analysis.compare, run_a, run_b, headline=metric, sel=sel)
 _ui.slice_caption(classes, "Every figure below counts these items.", ["compare", run_a, run_b])
 
 if c.get("simulated"):
@@ -177,7 +178,7 @@ st.caption(
     f"of the {c['rounds_paired']} paired generation rounds; stable regression = worse in every one. Noise floor = "
     "the largest round-to-round spread of the figure within either configuration."
 )
-_ui.chart(st, _ui.chart_spec("round_dots", c["figures"]))
+_ui.chart(st, _ui.chart_spec(analysis.round_dots, c["figures"]))
 
 w_col, r_col, m_col = st.columns(3)
 with w_col:
@@ -197,7 +198,9 @@ pw0 = h["power"]
 pw = (
     pw0
     if pw0.get("mde") is None
-    else _ui.pure_call("power", h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"], effect_pts / 100)
+    else _ui.pure_call(
+        analysis.power, h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"], effect_pts / 100
+    )
 )  # no new pass over the runs
 if pw.get("mde") is None:
     st.info(_ui.md_escape(pw.get("reason") or "not enough data to size the comparison"))
@@ -268,13 +271,13 @@ st.download_button(
 st.subheader("Trend across runs")
 suite = by_id[run_b]["suite_id"]
 with _ui.boundary():
-    t = _ui.cached_call("analysis", "trend", suite_id=suite, metric=metric, sel=sel)
+    t = _ui.analysis_call(analysis.trend, suite_id=suite, metric=metric, sel=sel)
 if t["points"]:
     st.caption(
         f"Runs over suite {suite}, in the order they were made. The line breaks where the judge model, the "
         f"judge prompt, the rubric or the suite changed: {t['segments']} unbroken stretch(es)."
     )
-    _ui.chart(st, _ui.chart_spec("trend_lines", t["points"], metric))
+    _ui.chart(st, _ui.chart_spec(analysis.trend_lines, t["points"], metric))
     if t["polluted"]:
         st.warning(
             _ui.md_escape(

@@ -26,10 +26,10 @@ import re
 import shlex
 import string
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import pandas as pd
 import streamlit as st
@@ -104,7 +104,7 @@ def store() -> evalcore.Store:
 def fingerprint(data_store: evalcore.Store) -> tuple:
     """Changes whenever a suite, generation, run, session or label set is added or replaced
     (the store writes whole directories with an atomic rename, which touches the parent)."""
-    out = []
+    out: list[tuple[str, int | None]] = []
     for sub in ("suites", "generations", "runs", "sessions", "labels"):
         try:
             out.append((sub, (data_store.data / sub).stat().st_mtime_ns))
@@ -113,30 +113,32 @@ def fingerprint(data_store: evalcore.Store) -> tuple:
     return tuple(out)
 
 
-_SUMMARIES = {
-    "runs_summary": evalcore.runs_summary,
-    "generations_summary": evalcore.generations_summary,
-    "suites_summary": evalcore.suites_summary,
-    "data_overview": evalcore.data_overview,
-}
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _resolve(module: str, name: str) -> Callable[..., Any]:
+    """A function of evalcore by where it is defined (the cached calls below are keyed by these
+    two strings, which Streamlit hashes cheaply; the pages pass the function itself)."""
+    return getattr(importlib.import_module(module), name)
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _summary(name: str, data: str, state: str, fp: tuple, kwargs: tuple = ()) -> Any:
-    return _SUMMARIES[name](open_store(data, state), **dict(kwargs))
+def _summary(module: str, name: str, data: str, state: str, fp: tuple, kwargs: tuple = ()) -> Any:
+    return _resolve(module, name)(open_store(data, state), **dict(kwargs))
 
 
-def summary(name: str, **kwargs: Any) -> Any:
-    """One of the store-wide summaries (runs, generations, suites, overview), cached until the
-    data directory or the suite versions in the state directory change: widgets rerun the page,
-    and these scan every run. ``kwargs``: e.g. ``include_holdout`` for runs and generations."""
+def summary(fn: Callable[Concatenate[evalcore.Store, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """One of the store-wide summaries (``evalcore.runs_summary``, ``generations_summary``,
+    ``suites_summary``, ``data_overview``), cached until the data directory or the suite versions
+    in the state directory change: widgets rerun the page, and these scan every run. ``kwargs``:
+    e.g. ``include_holdout`` for runs and generations."""
     s = store()
-    if name in ("runs_summary", "generations_summary"):
+    if fn.__name__ in ("runs_summary", "generations_summary"):
         # one cache entry whether a page says include_holdout=False or nothing (the default)
         kwargs["include_holdout"] = bool(kwargs.get("include_holdout", False))
-    return _summary(
-        name, str(s.data), str(s.state), fingerprint(s) + suite_fingerprint(s), tuple(sorted(kwargs.items()))
-    )
+    fp = fingerprint(s) + suite_fingerprint(s)
+    return _summary(fn.__module__, fn.__name__, str(s.data), str(s.state), fp, tuple(sorted(kwargs.items())))
 
 
 # --------------------------------------------------------------------------- errors
@@ -146,7 +148,7 @@ def state_fingerprint(data_store: evalcore.Store) -> tuple:
     """Changes whenever the label store is written (WAL mode appends to the -wal file) or a
     pairwise session is closed into the state directory (its unblinded key, which ends the seal
     on its arms' answers: a cached drill-down shows them again)."""
-    out = []
+    out: list[tuple[str, int | None]] = []
     for name in ("labels.sqlite", "labels.sqlite-wal"):
         try:
             out.append((name, (Path(data_store.state) / name).stat().st_mtime_ns))
@@ -158,52 +160,25 @@ def state_fingerprint(data_store: evalcore.Store) -> tuple:
     return tuple(out)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def _analysis(name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
-    return getattr(analysis, name)(open_store(data, state), *args, **dict(kwargs))
+@st.cache_data(show_spinner=False, max_entries=96)
+def _call(module: str, name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
+    return _resolve(module, name)(open_store(data, state), *args, **dict(kwargs))
 
 
-def analysis_call(name: str, *args: Any, **kwargs: Any) -> Any:
-    """``evalcore.analysis.<name>(store, *args, **kwargs)``, cached until the data or the label
-    store changes, so that a widget click does not recompute an 18M-row aggregate."""
+def analysis_call(fn: Callable[Concatenate[evalcore.Store, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``fn(store, *args, **kwargs)`` (a figure or drill-down of evalcore's public door, e.g.
+    ``analysis.attribution``), cached until the data or the label store changes, so that a widget
+    click does not recompute an 18M-row aggregate (arguments must be hashable)."""
     s = store()
-    return _analysis(
-        name,
-        str(s.data),
-        str(s.state),
-        fingerprint(s) + state_fingerprint(s),
-        tuple(args),
-        tuple(sorted(kwargs.items())),
-    )
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def _module_call(module: str, name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
-    import importlib
-
-    return getattr(importlib.import_module(f"evalcore.{module}"), name)(open_store(data, state), *args, **dict(kwargs))
-
-
-def cached_call(module: str, name: str, *args: Any, **kwargs: Any) -> Any:
-    """``evalcore.<module>.<name>(store, *args, **kwargs)``, cached like :func:`analysis_call`
-    (arguments must be hashable)."""
-    s = store()
-    return _module_call(
-        module,
-        name,
-        str(s.data),
-        str(s.state),
-        fingerprint(s) + state_fingerprint(s),
-        tuple(args),
-        tuple(sorted(kwargs.items())),
-    )
+    fp = fingerprint(s) + state_fingerprint(s)
+    return _call(fn.__module__, fn.__name__, str(s.data), str(s.state), fp, tuple(args), tuple(sorted(kwargs.items())))
 
 
 def criteria_runs() -> list[dict]:
     """Runs with per-criterion verdicts (not pairwise graders) for a page's run pickers; stops the
     page with a note when there are none, and warns about the runs whose generation answered an
     older version of its suite (show them in a picker with :func:`run_label`)."""
-    runs = [r for r in summary("runs_summary") if r["kind"] == "criteria" and r["verdicts"]]
+    runs = [r for r in summary(evalcore.runs_summary) if r["kind"] == "criteria" and r["verdicts"]]
     if not runs:
         st.info("No runs with criterion verdicts in this data directory.")
         st.stop()
@@ -355,23 +330,23 @@ def warm_up() -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=128)
-def _pure(name: str, args: tuple, kwargs: tuple, spec: bool) -> Any:
-    out = getattr(analysis, name)(*args, **dict(kwargs))
+def _pure(module: str, name: str, args: tuple, kwargs: tuple, spec: bool) -> Any:
+    out = _resolve(module, name)(*args, **dict(kwargs))
     return out.to_dict(validate=False) if spec else out
 
 
-def pure_call(name: str, *args: Any) -> Any:
-    """``evalcore.analysis.<name>(*args)`` for a function of its arguments alone (no store: e.g. the
-    power of a comparison, statsmodels' root finding, 0.02 s a call), cached by them."""
-    return _pure(name, args, (), False)
+def pure_call(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``fn(*args, **kwargs)`` for a function of its arguments alone (no store: e.g. the power of a
+    comparison, statsmodels' root finding, 0.02 s a call), cached by them."""
+    return _pure(fn.__module__, fn.__name__, args, tuple(sorted(kwargs.items())), False)
 
 
-def chart_spec(name: str, *args: Any, **kwargs: Any) -> dict[str, Any]:
-    """The Vega-Lite spec of ``evalcore.analysis.<name>(*args, **kwargs)`` (a chart of
+def chart_spec(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """The Vega-Lite spec of the chart ``fn(*args, **kwargs)`` (a chart of
     :mod:`evalcore.analysis.charts`), cached by its arguments: altair's constructors copy and check
     every channel (0.02-0.05 s a chart), and a page's rerun or a new session draws the same charts
     from the same (cached) figures."""
-    return _pure(name, args, tuple(sorted(kwargs.items())), True)
+    return _pure(fn.__module__, fn.__name__, args, tuple(sorted(kwargs.items())), True)
 
 
 def chart(where: Any, c: Any, **kw: Any) -> Any:
@@ -478,21 +453,17 @@ def curated_note(suite_ids: Sequence[str]) -> None:
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
-def _suite_fn(name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
-    return getattr(review, name)(open_store(data, state), *args, **dict(kwargs))
+def _suite_fn(module: str, name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
+    return _resolve(module, name)(open_store(data, state), *args, **dict(kwargs))
 
 
-def suite_call(name: str, *args: Any, **kwargs: Any) -> Any:
-    """``evalcore.review.<name>(store, *args, **kwargs)`` (e.g. ``check``), cached until the data,
-    the label store or the suite versions change."""
+def suite_call(fn: Callable[Concatenate[evalcore.Store, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """``fn(store, *args, **kwargs)`` of suite upkeep (e.g. ``review.check``), cached until the
+    data, the label store or the suite versions change."""
     s = store()
+    fp = fingerprint(s) + state_fingerprint(s) + suite_fingerprint(s)
     return _suite_fn(
-        name,
-        str(s.data),
-        str(s.state),
-        fingerprint(s) + state_fingerprint(s) + suite_fingerprint(s),
-        tuple(args),
-        tuple(sorted(kwargs.items())),
+        fn.__module__, fn.__name__, str(s.data), str(s.state), fp, tuple(args), tuple(sorted(kwargs.items()))
     )
 
 
@@ -543,7 +514,7 @@ def class_slice(page: str, suite_ids: Sequence[str]) -> tuple[str, ...]:
     classes: list[str] = []
     with boundary():
         for sid in suite_ids:
-            classes += [c for c in analysis_call("item_classes", sid) if c not in classes]
+            classes += [c for c in analysis_call(analysis.item_classes, sid) if c not in classes]
     if len(classes) < 2:
         return ()
     key = f"slice|{page}"

@@ -165,3 +165,28 @@ def test_nothing_in_evalcore_imports_the_pages():
     hits = [str(p.relative_to(REPO)) for p in _modules().values()
             if re.search(r"^\s*(from|import)\s+(pages|_ui|app)\b", p.read_text(), re.M)]
     assert hits == []
+
+
+def test_no_page_calls_evalcore_by_a_name_in_a_string():
+    """Pages hand evalcore's functions to the cached calls of pages/_ui.py (``analysis_call``,
+    ``summary``, ``pure_call``, ``chart_spec``), never a name in a string or ``getattr`` on a
+    namespace: mypy then checks each call's arguments against the function (``make check`` types
+    pages/ and app.py)."""
+    helpers = {"analysis_call", "summary", "pure_call", "chart_spec", "suite_call"}
+    found = []
+    for path in [REPO / "app.py", *sorted((REPO / "pages").glob("*.py"))]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            first = node.args[0] if node.args else None
+            if name in helpers and isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found.append(f"{path.name}:{node.lineno} {name}({first.value!r})")
+            if name == "getattr" and first is not None and getattr(first, "id", "") in ("analysis", "review", "evalcore"):
+                found.append(f"{path.name}:{node.lineno} getattr on {first.id}")  # type: ignore[attr-defined]
+    assert found == []
+
+
+def test_mypy_checks_the_pages_and_the_app():
+    cfg = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert {"evalcore", "pages", "app.py"} <= set(cfg["files"])
