@@ -44,7 +44,7 @@ lock: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/evalcore demo --out data/demo
 
-# docs/FORMAT.md is generated from evalcore/schema.py (a test checks it is current).
+# docs/FORMAT.md is generated from evalcore/contract/schema.py (a test checks it is current).
 docs: $(STAMP)
 	$(BIN)/evalcore schema --markdown > docs/FORMAT.md
 
