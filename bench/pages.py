@@ -150,7 +150,7 @@ def idle(pid: int, timeout: float) -> float:
 
 
 def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: float,
-            state_from: Path | None = None) -> dict[str, Any]:
+            state_from: Path | None = None, first_request: bool = False) -> dict[str, Any]:
     import shutil
 
     from playwright.sync_api import sync_playwright
@@ -160,7 +160,7 @@ def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: flo
         shutil.copytree(state_from, state)
     else:
         state.mkdir()
-    out: dict[str, Any] = {"page": name, "run": k, "derived": derived,
+    out: dict[str, Any] = {"page": name, "run": k, "derived": derived, "first_request": first_request,
                            "state_from": str(state_from) if state_from else None}
     env_before = os.environ.get("EVALCORE_DERIVED")
     os.environ["EVALCORE_DERIVED"] = derived
@@ -177,14 +177,17 @@ def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: flo
                     ctx = browser.new_context(viewport=VIEWPORT)
                     page = ctx.new_page()
                     page.add_init_script(JS_WS_HOOK)
-                    t = time.perf_counter()
-                    page.goto(base + (PAGES[name] if name == "floor" else SHELL))
-                    page.wait_for_function(f"() => document.querySelector('h1') !== null && {JS_IDLE}",
-                                           timeout=timeout * 1000, polling=25)
-                    out["shell_s"] = round(time.perf_counter() - t, 3)
-                    # the server has started once its first page is drawn and its warm-up (the
-                    # heavy imports it loads in the background, pages/_ui.warm_up) is over
-                    out["settle_s"] = idle(proc.pid, timeout)
+                    if first_request:  # the page is the fresh server's first request, as a person meets it
+                        out["shell_s"] = out["settle_s"] = None
+                    else:
+                        t = time.perf_counter()
+                        page.goto(base + (PAGES[name] if name == "floor" else SHELL))
+                        page.wait_for_function(f"() => document.querySelector('h1') !== null && {JS_IDLE}",
+                                               timeout=timeout * 1000, polling=25)
+                        out["shell_s"] = round(time.perf_counter() - t, 3)
+                        # the server has started once its first page is drawn and its warm-up (the
+                        # heavy imports it loads in the background, pages/_ui.warm_up) is over
+                        out["settle_s"] = idle(proc.pid, timeout)
                     url = base + PAGES[name]
                     out["load_before"] = load()
                     c0 = cpu_s(proc.pid)
@@ -248,6 +251,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-wait", type=float, default=120)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--state-from", type=Path, default=None)
+    ap.add_argument("--first-request", action="store_true",
+                    help="no shell page first: each page (and the floor) is its fresh server's first request")
     a = ap.parse_args(argv)
     names = [n for n in PAGES if not a.only or n in a.only.split(",")]
     a.out.mkdir(parents=True, exist_ok=True)
@@ -257,6 +262,7 @@ def main(argv: list[str] | None = None) -> None:
         f"SELECT count(*) FROM read_parquet('{a.data}/runs/bench-single/verdicts.parquet')"
     ).fetchall()[0][0]
     info = {"data": str(a.data), "verdict_rows": rows_per_run, "derived": a.derived, "runs": a.runs,
+            "first_request": a.first_request,
             "state_from": str(a.state_from) if a.state_from else None,
             "machine": machine(), "started": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
     rows = []
@@ -264,7 +270,7 @@ def main(argv: list[str] | None = None) -> None:
         for k in range(a.runs):
             for name in names:
                 wait_quiet(a.max_wait)
-                r = measure(a.data, name, k, Path(tmp), a.derived, a.timeout, a.state_from)
+                r = measure(a.data, name, k, Path(tmp), a.derived, a.timeout, a.state_from, a.first_request)
                 print(json.dumps(r), file=sys.stderr)
                 rows.append(r)
                 (a.out / f"{name}-{k}-derived{a.derived}.json").write_text(json.dumps(r, indent=1))
