@@ -50,7 +50,6 @@ for k in range(n):
 def test_concurrent_writers_and_a_killed_writer_lose_nothing(tiny, backend):
     data, state = tiny
     LabelStore(Store(data, state)).add(item_id="i0", criterion="ok", value="pass", reviewer="setup")  # the schema
-    t0 = time.monotonic()
     args = [[f"w{w}", str(PER_WRITER)] for w in range(WRITERS)]
     args[-1].append(str(KILLED_AFTER))
     procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(data), str(state), *a],
@@ -71,7 +70,6 @@ def test_concurrent_writers_and_a_killed_writer_lose_nothing(tiny, backend):
         out, err = p.stdout.read(), p.stderr.read()  # (not communicate(): it skips what readline buffered)
         assert p.wait(timeout=300) == 0, err
         acked[w] += [x for x in out.splitlines() if x]
-    took = time.monotonic() - t0
 
     ls = LabelStore(Store(data, state))
     exported = json.loads(export_labels(ls, "json", None, history=True, include_shipped=False))
@@ -91,8 +89,6 @@ def test_concurrent_writers_and_a_killed_writer_lose_nothing(tiny, backend):
     # and it takes new labels
     ls.add(item_id="i1", criterion="ok", value="pass", reviewer="after")
     assert ls.history()[-1]["reviewer"] == "after"
-    print(f"{backend.name}: {len(exported)} labels from {WRITERS} processes in {took:.1f}s")
-    assert took < 240, took
 
 
 # Adds one label and closes: the last connection of its process, so SQLite checkpoints on close and,
