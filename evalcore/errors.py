@@ -17,6 +17,7 @@ shows ``st.error``). Anything else that escapes is a bug and keeps its traceback
 
 from __future__ import annotations
 
+import errno
 import re
 from pathlib import Path
 
@@ -46,6 +47,14 @@ def one_line(text: str) -> str:
     )
     text = " ".join(text.split())
     return _LONG_RUN.sub(lambda m: f"{m.group()[:80]}... ({len(m.group()):,} characters)", text)
+
+
+#: errno values of a failure of the machine, not of evalcore: read-only, no access, no space, not a
+#: directory, an I/O error (the command line says them in one line and exits 2; a derived table's
+#: build that meets one is remembered instead of retried, :mod:`evalcore.storage.derived`)
+MACHINE_ERRNOS = frozenset(
+    {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR, errno.EIO}
+)
 
 
 class EvalcoreError(Exception):

@@ -123,11 +123,6 @@ def _resolve(module: str, name: str) -> Callable[..., Any]:
     return getattr(importlib.import_module(module), name)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _summary(module: str, name: str, data: str, state: str, fp: tuple, kwargs: tuple = ()) -> Any:
-    return _resolve(module, name)(open_store(data, state), **dict(kwargs))
-
-
 def summary(fn: Callable[Concatenate[evalcore.Store, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
     """One of the store-wide summaries (``evalcore.runs_summary``, ``generations_summary``,
     ``suites_summary``, ``data_overview``), cached until the data directory or the suite versions
@@ -138,7 +133,7 @@ def summary(fn: Callable[Concatenate[evalcore.Store, P], R], *args: P.args, **kw
         # one cache entry whether a page says include_holdout=False or nothing (the default)
         kwargs["include_holdout"] = bool(kwargs.get("include_holdout", False))
     fp = fingerprint(s) + suite_fingerprint(s)
-    return _summary(fn.__module__, fn.__name__, str(s.data), str(s.state), fp, tuple(sorted(kwargs.items())))
+    return _call(fn.__module__, fn.__name__, str(s.data), str(s.state), fp, tuple(args), tuple(sorted(kwargs.items())))
 
 
 # --------------------------------------------------------------------------- errors
@@ -160,8 +155,10 @@ def state_fingerprint(data_store: evalcore.Store) -> tuple:
     return tuple(out)
 
 
-@st.cache_data(show_spinner=False, max_entries=96)
+@st.cache_data(show_spinner=False, max_entries=160)
 def _call(module: str, name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
+    """``module.name(store, *args, **kwargs)``, cached per server by the fingerprint its caller
+    chose (:func:`summary`, :func:`analysis_call`, :func:`suite_call`)."""
     return _resolve(module, name)(open_store(data, state), *args, **dict(kwargs))
 
 
@@ -452,19 +449,12 @@ def curated_note(suite_ids: Sequence[str]) -> None:
         )
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def _suite_fn(module: str, name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
-    return _resolve(module, name)(open_store(data, state), *args, **dict(kwargs))
-
-
 def suite_call(fn: Callable[Concatenate[evalcore.Store, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
     """``fn(store, *args, **kwargs)`` of suite upkeep (e.g. ``review.check``), cached until the
     data, the label store or the suite versions change."""
     s = store()
     fp = fingerprint(s) + state_fingerprint(s) + suite_fingerprint(s)
-    return _suite_fn(
-        fn.__module__, fn.__name__, str(s.data), str(s.state), fp, tuple(args), tuple(sorted(kwargs.items()))
-    )
+    return _call(fn.__module__, fn.__name__, str(s.data), str(s.state), fp, tuple(args), tuple(sorted(kwargs.items())))
 
 
 def two_runs(

@@ -7,7 +7,6 @@ figure the app shows is available here with ``--json``. Typed errors become one 
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 import warnings
@@ -15,11 +14,7 @@ import warnings
 import click
 
 from evalcore.cli._common import cli
-from evalcore.errors import DerivedTablesWarning, EvalcoreError
-
-#: errors of the machine, not of evalcore: one line and exit 2 like a typed error
-_ENVIRONMENT = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.ENOTDIR, errno.EIO}
-
+from evalcore.errors import MACHINE_ERRNOS, DerivedTablesWarning, EvalcoreError
 
 _show_warning = warnings.showwarning
 
@@ -57,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     except BrokenPipeError:  # pragma: no cover
         sys.exit(0)
     except OSError as e:  # the machine refused a file: read-only, no space, no access (not a bug)
-        if e.errno not in _ENVIRONMENT:
+        if e.errno not in MACHINE_ERRNOS:  # errors of the machine: one line and exit 2 like a typed error
             raise
         click.echo(f"error: {e.filename or 'a file'}: {e.strerror or os.strerror(e.errno)}", err=True)
         sys.exit(2)

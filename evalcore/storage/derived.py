@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalcore.contract.schema import DERIVED_VERSION
-from evalcore.errors import DerivedTablesWarning, EvalcoreError
+from evalcore.errors import MACHINE_ERRNOS, DerivedTablesWarning, EvalcoreError, one_line
 from evalcore.storage.files import atomic_write_bytes, fsync_dir, replace_directory, rmdir_quiet
 from evalcore.storage.layout import KINDS, OPTIONAL_TABLES
 
@@ -188,6 +188,11 @@ def candidates(store: Store, kind: str, id_: str) -> list[tuple[str, Path]]:
 _CURRENT: dict[tuple[str, str, str, str], tuple[tuple, DerivedSet]] = {}  # (data, state, kind, id) -> (stamps, set)
 
 
+def _key(store: Store, kind: str, id_: str) -> tuple[str, str, str, str]:
+    """How this process keeps an entity's current set and its remembered failure."""
+    return (str(store.data), str(store.state), kind, id_)
+
+
 def _stamps_of(paths: list[Path]) -> tuple:
     try:
         return tuple(_stamp(os.stat(p)) for p in paths)
@@ -201,7 +206,7 @@ def read(store: Store, kind: str, id_: str) -> DerivedSet | None:
     files altered. Never raises for a bad set (it is only not used)."""
     if not enabled():
         return None
-    key = (str(store.data), str(store.state), kind, id_)
+    key = _key(store, kind, id_)
     try:
         src = sources(store, kind, id_)
     except (EvalcoreError, OSError, ValueError, KeyError):  # a bad manifest or id: the full data path says why
@@ -261,9 +266,7 @@ class SourcesChanged(RuntimeError):
     remember: the next reader builds from the new files)."""
 
 
-#: errno values of a failure of the machine rather than of evalcore
-_MACHINE = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR, errno.EIO}
-#: the same said in a DuckDB I/O error's message (DuckDB raises its own exceptions, not OSError)
+#: a failure of the machine (:data:`evalcore.errors.MACHINE_ERRNOS`) said in a DuckDB I/O error's message (DuckDB raises its own exceptions, not OSError)
 _MACHINE_WORDS = ("No space left", "Disk quota", "Read-only file system", "Permission denied", "Not a directory")
 
 
@@ -275,7 +278,7 @@ def expected_failure(e: BaseException) -> bool:
     if isinstance(e, (MemoryError, duckdb.OutOfMemoryException)):
         return True
     if isinstance(e, OSError):
-        return e.errno in _MACHINE
+        return e.errno in MACHINE_ERRNOS
     if isinstance(e, duckdb.IOException):
         return any(w in str(e) for w in _MACHINE_WORDS)
     return False
@@ -297,11 +300,11 @@ def remember_failure(store: Store, kind: str, id_: str, src: dict[str, Path], e:
         hashes = _hashes(store, src)
     except OSError:
         hashes = {}
-    key = (str(store.data), str(store.state), kind, id_)
+    key = _key(store, kind, id_)
     with _LOCK:
         known = _FAILED.get(key)
         _FAILED[key] = hashes
-    why = one_line_reason(e)
+    why = e.strerror if isinstance(e, OSError) and e.strerror else one_line(str(e) or type(e).__name__)[:200]
     if known != hashes:
         warnings.warn(
             f"the derived tables of {kind} {id_} could not be built ({why}): its figures are read from the "
@@ -317,17 +320,10 @@ def remember_failure(store: Store, kind: str, id_: str, src: dict[str, Path], e:
             atomic_write_bytes(f, json.dumps({"sources": hashes, "reason": why}, sort_keys=True).encode())
 
 
-def one_line_reason(e: BaseException) -> str:
-    if isinstance(e, OSError) and e.strerror:
-        return e.strerror
-    text = " ".join(str(e).split()) or type(e).__name__
-    return text[:200]
-
-
 def failed_before(store: Store, kind: str, id_: str) -> bool:
     """Whether a build of this entity's set failed (:func:`remember_failure`) on sources that still
     hash to what they did then: a reader does not try again."""
-    key = (str(store.data), str(store.state), kind, id_)
+    key = _key(store, kind, id_)
     with _LOCK:
         hashes = _FAILED.get(key)
     if hashes is None:
@@ -346,7 +342,7 @@ def failed_before(store: Store, kind: str, id_: str) -> bool:
 
 def _forget_failure(store: Store, kind: str, id_: str) -> None:
     with _LOCK:
-        _FAILED.pop((str(store.data), str(store.state), kind, id_), None)
+        _FAILED.pop(_key(store, kind, id_), None)
     f = _failed_file(store, kind, id_)
     if f is not None:
         with contextlib.suppress(OSError):
@@ -414,7 +410,7 @@ def write(store: Store, kind: str, id_: str, builder: Builder, where: str = "sta
         if not raced:
             raise
     with _LOCK:
-        _CURRENT.pop((str(store.data), str(store.state), kind, id_), None)
+        _CURRENT.pop(_key(store, kind, id_), None)
     _forget_failure(store, kind, id_)
     _save_stamps(_state_dir(store))
     return read(store, kind, id_)
@@ -428,7 +424,7 @@ def remove(store: Store, kind: str, id_: str) -> list[str]:
             shutil.rmtree(d, ignore_errors=True)
             out.append(str(d))
     with _LOCK:
-        _CURRENT.pop((str(store.data), str(store.state), kind, id_), None)
+        _CURRENT.pop(_key(store, kind, id_), None)
     return out
 
 
