@@ -305,6 +305,185 @@ def _pair_grouped_sql(pp: tuple[str, list[Any], list[str], list[str]], criteria:
     )
 
 
+def _shared_criteria(
+    store: Store, run_ids: list[str]
+) -> tuple[dict[str, S.RunManifest], str, list[str], dict[str, str]]:
+    """The runs' manifests, their one generation, the criteria they all have (at least two) and
+    the criteria's kinds."""
+    if not run_ids:
+        raise InputError("give at least one run", field="RUN")
+    if len(set(run_ids)) != len(run_ids):
+        raise InputError("a run is named twice", field="RUN")
+    manifests = {rid: store.run(rid).manifest for rid in run_ids}
+    gens = {rid: m.gen_id for rid, m in manifests.items()}
+    if len(set(gens.values())) > 1:
+        listing = ", ".join(f"{r} -> {g}" for r, g in gens.items())
+        raise InputError(
+            f"runs judge different generations ({listing}): association compares instruments on the same answers",
+            field="RUN",
+        )
+    rubrics = [m.rubric for m in manifests.values()]
+    common = [c.name for c in rubrics[0].criteria if all(rb.get(c.name) for rb in rubrics)]
+    if len(common) < 2:
+        raise InputError("the runs share fewer than two criteria", field="RUN")
+    return manifests, next(iter(gens.values())), common, {c.name: c.kind for c in rubrics[0].criteria}
+
+
+def _run_instruments(run_ids: list[str], manifests: dict[str, S.RunManifest]) -> list[dict[str, Any]]:
+    """One instrument per run, tagged i0, i1, ... as in the joined columns."""
+    instruments = []
+    for i, rid in enumerate(run_ids):
+        m = manifests[rid]
+        inst = {"name": rid, "tag": f"i{i}", "mode": m.mode, "groups": m.groups, "status": m.status}
+        mode, groups = judged_together(m)
+        if mode != m.mode:  # a single run with per-criterion judge models made one call per model
+            inst.update(
+                calls_as="grouped",
+                call_groups=groups,
+                note=f"one call per judge model ({len(groups or [])} calls per answer): criteria of different "
+                "models were judged in separate calls",
+            )
+        instruments.append(inst)
+    return instruments
+
+
+def _run_parts(
+    store: Store,
+    run_ids: list[str],
+    sel: Selection,
+    masks: dict[str, Any],
+    common: list[str],
+    numeric: set[str],
+    key: str = "item",
+    keep: tuple[str, list[Any]] = ("", []),
+) -> list[tuple[str, str, list[Any]]]:
+    """Each run's pivot, tagged i0, i1, ...: from its answers (``masks``) unless a criterion is
+    numeric: scores are not in the masks, so those runs are read from their verdicts (the one
+    verdict path of a mask figure, for scores). ``keep``: a further condition on the rows, and its
+    parameters."""
+    parts = []
+    for i, rid in enumerate(run_ids):
+        if numeric:
+            rsql, rparams = _verdict_rows_sql(store, rid, sel)
+            rsql = f"SELECT * FROM ({rsql}) WHERE {keep[0]}" if keep[0] else rsql
+            psql, pparams = _pivot_sql(rsql, [*rparams, *keep[1]], common, f"i{i}", numeric)
+        else:
+            psql, pparams = _mask_pivot_sql(masks[rid], common, f"i{i}", key, keep[0])
+            pparams = [*pparams, *keep[1]]
+        parts.append((f"i{i}", psql, pparams))
+    return parts
+
+
+def _people_part(
+    store: Store, gen_id: str, sel: Selection, masks: dict[str, Any], common: list[str], numeric: set[str]
+) -> tuple[tuple[str, str, list[Any]], str, tuple[str, list[Any]]]:
+    """People's pivot (tag hp), the key to join it on, and the condition that keeps the runs' rows
+    to the items people labelled; ``masks`` (the runs' answers, empty when they are read from their
+    verdicts) narrowed to those items where they can be."""
+    ps = _people_rows_sql(store, gen_id)
+    if ps is None:
+        raise NotFoundError(f"no human labels for generation {gen_id} (label sets or the label store)", field="--human")
+    ps = _people_hold(store, gen_id, sel, ps)
+    psql, pparams = _pivot_sql(ps[0], ps[1], common, "hp", numeric)
+    # the runs restricted to the labelled items before pivoting (not 1M answers for 2,000 labels):
+    # their rows and integer keys (looked up once per item id, storage.itemkeys) where they can be kept
+    labelled = f"SELECT DISTINCT item_id FROM ({ps[0]})"
+    keys = None
+    if masks and all(answers_relation(store, rid)[3] for rid in masks):
+        ids = [r[0] for r in store.sql(labelled, ps[1])]
+        for rid, m in list(masks.items()):  # each run's rows of the labelled items, kept in the state (one small file)
+            got = item_rows(store, m[1][0], ids)
+            if got is None:
+                keys = None
+                break
+            keys = got[0] if keys is None else keys  # (the runs on one generation share their keys)
+            masks[rid] = (m[0], [got[1], *m[1][1:]], m[2])
+    if keys is None:
+        return ("hp", psql, pparams), "item_id", (f"item_id IN ({labelled})", ps[1])
+    # people's pivot carries the integer key: the runs' parts read no string column
+    psql = (
+        f"SELECT k.item, p.* EXCLUDE (item_id) FROM ({psql}) p JOIN "
+        "(SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::INTEGER[]) AS item) k USING (item_id)"
+    )
+    hp = ("hp", psql, [*pparams, list(keys), list(keys.values())])
+    return hp, "item", ("item IN (SELECT unnest(?::INTEGER[]))", [sorted(keys.values())])
+
+
+def _fails(data: dict[str, np.ndarray], tag: str, j: int) -> np.ndarray:
+    return data[f"{tag}_f{j}"] > 0.5
+
+
+def _phi_intervals(
+    instruments: list[dict[str, Any]],
+    machines: dict[str, Any],
+    people: dict[str, Any] | None,
+    index: list[tuple[int, int]],
+    **kw: Any,
+) -> dict[Any, stats.PhiInterval]:
+    """Every pair's phi interval per instrument, keyed (instrument, i, j): one paired draw of
+    resampled answers serves every pair and every run (drawn as the counts of the answers'
+    fail-flag patterns, stats.association._bootstrap_phis); people apart. ``kw``: seed, n_boot,
+    level, analytic_above."""
+    # stats.phi_intervals_paired types its keys as str but takes any key
+    machine_cols: dict[Any, tuple[np.ndarray, np.ndarray]] = {
+        (inst["name"], i, j): (_fails(machines, inst["tag"], i), _fails(machines, inst["tag"], j))
+        for inst in instruments
+        if inst["name"] != PEOPLE
+        for i, j in index
+    }
+    all_ivs: dict[Any, stats.PhiInterval] = (
+        stats.phi_intervals_paired(machine_cols, weights=machines.get("w"), **kw) if machines["n"] else {}
+    )
+    if people is not None and people["n"]:
+        all_ivs.update(
+            stats.phi_intervals_paired(
+                cast(
+                    dict[Any, tuple[np.ndarray, np.ndarray]],
+                    {(PEOPLE, i, j): (_fails(people, "hp", i), _fails(people, "hp", j)) for i, j in index},
+                ),
+                **kw,
+            )
+        )
+    return all_ivs
+
+
+def _pair_rows(
+    instruments: list[dict[str, Any]],
+    matrices: dict[str, dict[str, Any]],
+    all_ivs: dict[Any, stats.PhiInterval],
+    machines: dict[str, Any],
+    people: dict[str, Any] | None,
+    common: list[str],
+    index: list[tuple[int, int]],
+) -> list[dict[str, Any]]:
+    """Each criterion pair: every instrument's phi, interval, failure counts and call kind, and the
+    pair's class from them."""
+    n_p = people["n"] if people is not None else 0
+    pairs_out = []
+    for i, j in index:
+        a, b = common[i], common[j]
+        evidence, per_inst = [], {}
+        for inst in instruments:
+            name = inst["name"]
+            cell = matrices[name]["phi"][a][b]
+            iv = all_ivs.get((name, i, j))
+            lo, hi = (iv[0], iv[1]) if iv else (None, None)
+            n = n_p if name == PEOPLE else machines["n"]
+            call = _pair_kind(inst.get("calls_as", inst["mode"]), inst.get("call_groups", inst["groups"]), a, b)
+            data, tag = (people, "hp") if name == PEOPLE else (machines, inst["tag"])
+            a_fail, b_fail = (_count(_fails(data, tag, x), data) if n and data is not None else None for x in (i, j))
+            per_inst[name] = {"phi": cell["value"], "phi_reason": cell["reason"], "lo": lo, "hi": hi, "n": n}
+            per_inst[name].update(call=call, a_fail=a_fail, b_fail=b_fail)
+            evidence.append(
+                stats.InstrumentEvidence(
+                    name=name, kind=call, value=cell["value"], lo=lo, hi=hi, n=n, a_fail=a_fail, b_fail=b_fail
+                )
+            )
+        cls = stats.classify_association(evidence)
+        pairs_out.append({"a": a, "b": b, "class": cls.cls, "reason": cls.reason, "instruments": per_inst})
+    return pairs_out
+
+
 def association(
     store: Store,
     run_ids: list[str],
@@ -324,198 +503,38 @@ def association(
     runs share too (the runs' matrices on those answers are also given). Intervals come from a
     seeded paired bootstrap over answers (the same resampled answers for every instrument), or the
     analytic interval above ``analytic_above`` answers."""
-    if not run_ids:
-        raise InputError("give at least one run", field="RUN")
-    if len(set(run_ids)) != len(run_ids):
-        raise InputError("a run is named twice", field="RUN")
-    manifests = {rid: store.run(rid).manifest for rid in run_ids}
-    gens = {rid: m.gen_id for rid, m in manifests.items()}
-    if len(set(gens.values())) > 1:
-        listing = ", ".join(f"{r} -> {g}" for r, g in gens.items())
-        raise InputError(
-            f"runs judge different generations ({listing}): association compares instruments on the same answers",
-            field="RUN",
-        )
-    gen_id = next(iter(gens.values()))
+    manifests, gen_id, common, kinds = _shared_criteria(store, run_ids)
     level = stats.DEFAULT_LEVEL if level is None else level
-    rubrics = [m.rubric for m in manifests.values()]
-    common = [c.name for c in rubrics[0].criteria if all(rb.get(c.name) for rb in rubrics)]
-    if len(common) < 2:
-        raise InputError("the runs share fewer than two criteria", field="RUN")
-    kinds = {c.name: c.kind for c in rubrics[0].criteria}
     numeric = {c for c in common if kinds.get(c) in ("ordinal", "continuous")}
     k = len(common)
-
-    # each run's answers (masks) unless a criterion is numeric: scores are not in the masks, so
-    # those runs are read from their verdicts (the one verdict path of a mask figure, for scores)
     masks = {rid: mask_sql(store, rid, sel) for rid in run_ids} if not numeric else {}
-    use_masks = not numeric
-    parts = []
-    for i, rid in enumerate(run_ids):
-        if use_masks:
-            psql, pparams = _mask_pivot_sql(masks[rid], common, f"i{i}")
-        else:
-            rsql, rparams = _verdict_rows_sql(store, rid, sel)
-            psql, pparams = _pivot_sql(rsql, rparams, common, f"i{i}", numeric)
-        parts.append((f"i{i}", psql, pparams))
-    pp = pair_pattern_sql(store, run_ids[0], run_ids[1], sel) if use_masks and len(run_ids) == 2 else None
-    machines = _joined(
-        store,
-        parts,
-        k,
-        key="item" if use_masks else "item_id",
-        unordered_above=analytic_above if use_masks else None,
-        grouped=_pair_grouped_sql(pp, common) if pp is not None else None,
-    )
-    instruments = [
-        {
-            "name": rid,
-            "tag": f"i{i}",
-            "mode": manifests[rid].mode,
-            "groups": manifests[rid].groups,
-            "status": manifests[rid].status,
-        }
-        for i, rid in enumerate(run_ids)
-    ]
-    for inst in instruments:  # a single run with per-criterion judge models made one call per model
-        mode, groups = judged_together(manifests[inst["name"]])
-        if mode != inst["mode"]:
-            inst.update(
-                calls_as="grouped",
-                call_groups=groups,
-                note=f"one call per judge model ({len(groups or [])} calls per answer): criteria of different "
-                "models were judged in separate calls",
-            )
+    parts = _run_parts(store, run_ids, sel, masks, common, numeric)
+    if masks:  # the runs' answers: counted by pattern in DuckDB (from their pair table for two runs)
+        pp = pair_pattern_sql(store, run_ids[0], run_ids[1], sel) if len(run_ids) == 2 else None
+        grouped = _pair_grouped_sql(pp, common) if pp is not None else None
+        machines = _joined(store, parts, k, key="item", unordered_above=analytic_above, grouped=grouped)
+    else:
+        machines = _joined(store, parts, k)
+    instruments = _run_instruments(run_ids, manifests)
     people = None
     if human:
-        ps = _people_rows_sql(store, gen_id)
-        if ps is None:
-            raise NotFoundError(
-                f"no human labels for generation {gen_id} (label sets or the label store)", field="--human"
-            )
-        ps = _people_hold(store, gen_id, sel, ps)
-        psql, pparams = _pivot_sql(ps[0], ps[1], common, "hp", numeric)
-        # the runs restricted to the labelled items before pivoting (not 1M answers for 2,000 labels):
-        # their rows and integer keys (looked up once per item id, storage.itemkeys) where they can be kept
-        labelled = f"SELECT DISTINCT item_id FROM ({ps[0]})"
-        keys = None
-        if use_masks and all(answers_relation(store, rid)[3] for rid in run_ids):
-            ids = [r[0] for r in store.sql(labelled, ps[1])]
-            for rid in run_ids:  # each run's rows of the labelled items, kept in the state (one small file)
-                m = masks[rid]
-                got = item_rows(store, m[1][0], ids)
-                if got is None:
-                    keys = None
-                    break
-                keys = got[0] if keys is None else keys  # (the runs on one generation share their keys)
-                masks[rid] = (m[0], [got[1], *m[1][1:]], m[2])
-        people_parts = []
-        pkey = "item_id"
-        if keys is not None:  # people's pivot carries the integer key: the runs' parts read no string column
-            pkey = "item"
-            psql = (
-                f"SELECT k.item, p.* EXCLUDE (item_id) FROM ({psql}) p JOIN "
-                "(SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::INTEGER[]) AS item) k USING (item_id)"
-            )
-            pparams = [*pparams, list(keys), list(keys.values())]
-        for i, rid in enumerate(run_ids):
-            if use_masks:
-                keep, kparams = (
-                    ("item IN (SELECT unnest(?::INTEGER[]))", [sorted(keys.values())])
-                    if keys is not None
-                    else (f"item_id IN ({labelled})", ps[1])
-                )
-                qsql, qparams = _mask_pivot_sql(masks[rid], common, f"i{i}", pkey, keep)
-                qparams = [*qparams, *kparams]
-            else:
-                rsql, rparams = _verdict_rows_sql(store, rid, sel)
-                rsql = f"SELECT * FROM ({rsql}) WHERE item_id IN ({labelled})"
-                qsql, qparams = _pivot_sql(rsql, [*rparams, *ps[1]], common, f"i{i}", numeric)
-            people_parts.append((f"i{i}", qsql, qparams))
-        people = _joined(store, [("hp", psql, pparams)] + people_parts, k, key=pkey, small=True)
+        hp, pkey, keep = _people_part(store, gen_id, sel, masks, common, numeric)
+        parts = [hp, *_run_parts(store, run_ids, sel, masks, common, numeric, pkey, keep)]
+        people = _joined(store, parts, k, key=pkey, small=True)
         instruments.append({"name": PEOPLE, "tag": "hp", "mode": PEOPLE, "groups": None, "status": "complete"})
 
-    def fails(data: dict[str, np.ndarray], tag: str, j: int) -> np.ndarray:
-        return data[f"{tag}_f{j}"] > 0.5
-
-    def scores(data: dict[str, np.ndarray], tag: str, j: int) -> np.ndarray:
-        return data[f"{tag}_s{j}"]
-
-    n_m = machines["n"]
-    n_p = people["n"] if people is not None else 0
     matrices, on_people = {}, {}
     for inst in instruments:
         data = people if inst["name"] == PEOPLE else machines
-        matrices[inst["name"]] = _matrix(data, inst["tag"], common, kinds, fails, scores)
+        matrices[inst["name"]] = _matrix(data, inst["tag"], common, kinds)
         if people is not None and inst["name"] != PEOPLE:
-            on_people[inst["name"]] = _matrix(people, inst["tag"], common, kinds, fails, scores)
-
-    # one paired draw of resampled answers serves every pair and every run (drawn as the counts of the
-    # answers' fail-flag patterns, stats.association._bootstrap_phis); people apart
+            on_people[inst["name"]] = _matrix(people, inst["tag"], common, kinds)
     index = [(i, j) for i in range(k) for j in range(i + 1, k)]
-    # keyed (instrument, i, j): stats.phi_intervals_paired types its keys as str but takes any key
-    machine_cols: dict[Any, tuple[np.ndarray, np.ndarray]] = {
-        (inst["name"], i, j): (fails(machines, inst["tag"], i), fails(machines, inst["tag"], j))
-        for inst in instruments
-        if inst["name"] != PEOPLE
-        for i, j in index
-    }
-    all_ivs: dict[Any, stats.PhiInterval] = (
-        stats.phi_intervals_paired(
-            machine_cols,
-            seed=seed,
-            n_boot=n_boot,
-            level=level,
-            analytic_above=analytic_above,
-            weights=machines.get("w"),
-        )
-        if n_m
-        else {}
+    ivs = _phi_intervals(
+        instruments, machines, people, index, seed=seed, n_boot=n_boot, level=level, analytic_above=analytic_above
     )
-    if people is not None and n_p:
-        all_ivs.update(
-            stats.phi_intervals_paired(
-                cast(
-                    dict[Any, tuple[np.ndarray, np.ndarray]],
-                    {(PEOPLE, i, j): (fails(people, "hp", i), fails(people, "hp", j)) for i, j in index},
-                ),
-                seed=seed,
-                n_boot=n_boot,
-                level=level,
-                analytic_above=analytic_above,
-            )
-        )
-    pairs_out = []
-    for i, j in index:
-        a, b = common[i], common[j]
-        ivs = {inst["name"]: all_ivs.get((inst["name"], i, j)) for inst in instruments}
-        evidence, per_inst = [], {}
-        for inst in instruments:
-            name = inst["name"]
-            cell = matrices[name]["phi"][a][b]
-            iv = ivs.get(name)
-            lo, hi = (iv[0], iv[1]) if iv else (None, None)
-            n = n_p if name == PEOPLE else n_m
-            call = _pair_kind(inst.get("calls_as", inst["mode"]), inst.get("call_groups", inst["groups"]), a, b)
-            per_inst[name] = {
-                "phi": cell["value"],
-                "phi_reason": cell["reason"],
-                "lo": lo,
-                "hi": hi,
-                "n": n,
-                "call": call,
-            }
-            data, tag = (people, "hp") if name == PEOPLE else (machines, inst["tag"])
-            a_fail = _count(fails(data, tag, i), data) if n and data is not None else None
-            b_fail = _count(fails(data, tag, j), data) if n and data is not None else None
-            per_inst[name].update(a_fail=a_fail, b_fail=b_fail)
-            evidence.append(
-                stats.InstrumentEvidence(
-                    name=name, kind=call, value=cell["value"], lo=lo, hi=hi, n=n, a_fail=a_fail, b_fail=b_fail
-                )
-            )
-        cls = stats.classify_association(evidence)
-        pairs_out.append({"a": a, "b": b, "class": cls.cls, "reason": cls.reason, "instruments": per_inst})
+    pairs_out = _pair_rows(instruments, matrices, ivs, machines, people, common, index)
+    n_p = people["n"] if people is not None else 0
     for inst in instruments:
         inst.pop("tag")
     return {
@@ -529,7 +548,7 @@ def association(
         "n_boot": n_boot,
         "threshold": stats.ASSOCIATION_THRESHOLD,
         "instruments": instruments,
-        "shared_answers": n_m,
+        "shared_answers": machines["n"],
         "people_answers": n_p,
         "matrices": matrices,
         "matrices_on_people_answers": on_people,
@@ -544,7 +563,7 @@ def _count(flags: np.ndarray, data: dict[str, Any]) -> int:
     return int(flags.sum()) if w is None else int(w[flags].sum())
 
 
-def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
+def _matrix(data, tag, criteria, kinds) -> dict[str, Any]:
     """phi for every ordered pair (the diagonal included, as 1 or undefined), failure rates, and
     Kendall tau-b / Spearman between numeric criteria."""
     n, w = data["n"], data.get("w")  # w: the rows are patterns standing for w answers each
@@ -552,17 +571,15 @@ def _matrix(data, tag, criteria, kinds, fails, scores) -> dict[str, Any]:
     rank: dict[str, dict[str, Any]] = {a: {} for a in criteria}
     fail_rate = {}
     for i, a in enumerate(criteria):
-        fa = fails(data, tag, i)
+        fa = _fails(data, tag, i)
         fail_rate[a] = _count(fa, data) / n if n else None
         for j, b in enumerate(criteria):
-            fb = fails(data, tag, j)
+            fb = _fails(data, tag, j)
             s = stats.phi(stats.TwoByTwo.from_fails(fa, fb, w))
             phi[a][b] = {"value": s.value, "reason": s.reason}
             if i != j and kinds.get(a) in ("ordinal", "continuous") and kinds.get(b) in ("ordinal", "continuous"):
-                tau, rho = (
-                    correlation.kendall_tau_b(scores(data, tag, i), scores(data, tag, j)),
-                    correlation.spearman(scores(data, tag, i), scores(data, tag, j)),
-                )
+                si, sj = data[f"{tag}_s{i}"], data[f"{tag}_s{j}"]
+                tau, rho = correlation.kendall_tau_b(si, sj), correlation.spearman(si, sj)
                 rank[a][b] = {"kendall_tau_b": tau.value, "spearman": rho.value, "reason": tau.reason or rho.reason}
     return {"n": n, "fail_rate": fail_rate, "phi": phi, "rank": rank}
 
@@ -757,18 +774,17 @@ def position_effect(
         rows, agreement = _position_from_masks(store, masks, fixed, ref, (ps[0], ps[1]), pp)
     else:
         rows, agreement = _position_of_varying_fields(store, run_id, reference_run, sel)
-    out = []
-    for r in rows:
-        out.append(
-            {
-                "position": r["position"],
-                "judged": r["judged"],
-                "failed": r["failed"],
-                "fail_rate": r["failed"] / r["judged"] if r["judged"] else None,
-                "fail_rate_after_fail": r["fail_after_fail"] / r["after_fail"] if r["after_fail"] else None,
-                "agreement_with_reference": agreement.get(r["position"]),
-            }
-        )
+    out = [
+        {
+            "position": r["position"],
+            "judged": r["judged"],
+            "failed": r["failed"],
+            "fail_rate": r["failed"] / r["judged"] if r["judged"] else None,
+            "fail_rate_after_fail": r["fail_after_fail"] / r["after_fail"] if r["after_fail"] else None,
+            "agreement_with_reference": agreement.get(r["position"]),
+        }
+        for r in rows
+    ]
     return {
         **_run_status(store, run_id),
         "reference_run": reference_run,
