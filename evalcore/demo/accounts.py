@@ -364,6 +364,30 @@ def write_accounts_sessions(store: Store, seed: int, items, gens, keys: Path) ->
     return {"pairs": len(pairs) + len(pplan.pairs), "judgments": jud.n, **grader}
 
 
+def _add_grader_call(
+    c: _Cols, rng: np.random.Generator, cid: str, call_no: int, p: dict, order: str, tpl_hash: str
+) -> None:
+    """The call row of the grader's reading of pair ``p`` in ``order`` (its tokens from the answers' words)."""
+    words = _words(p["left_text"]) + _words(p["right_text"])
+    tin, tout = int(150 + 1.3 * words), int(40 + rng.integers(0, 30))
+    c.add(
+        call_id=cid,
+        item_id=p["item_id"],
+        gen_round=1,
+        judge_round=1,
+        criteria=["preference"],
+        model=JUDGE_B["reported"],
+        prompt_hash=H.text_hash(f"{tpl_hash}|{p['pair_id']}|{order}"),
+        tokens_in=tin,
+        tokens_out=tout,
+        cost_usd=round((tin * JUDGE_B["price_in"] + tout * JUDGE_B["price_out"]) / 1e6, 8),
+        latency_ms=round(float(300 + 9 * tout + rng.lognormal(5.0, 0.4)), 1),
+        attempts=1,
+        cache_hit=False,
+        started_at=_at(18) + timedelta(milliseconds=call_no * 211),
+    )
+
+
 def write_pair_grader(store: Store, seed: int, pairs, key_of, pref_long, idx_of) -> dict:
     """`accounts-ab-grader`: a model grader saw every pair twice, as shown and swapped. It forms
     one verdict per pair (the long answer with the careful reader's probability) and reports it,
@@ -397,24 +421,7 @@ def write_pair_grader(store: Store, seed: int, pairs, key_of, pref_long, idx_of)
             else:
                 choice = verdict
             cid = f"{run_id}-c{call_no:06d}"
-            words = _words(p["left_text"]) + _words(p["right_text"])
-            tin, tout = int(150 + 1.3 * words), int(40 + rng.integers(0, 30))
-            c.add(
-                call_id=cid,
-                item_id=p["item_id"],
-                gen_round=1,
-                judge_round=1,
-                criteria=["preference"],
-                model=JUDGE_B["reported"],
-                prompt_hash=H.text_hash(f"{tpl_hash}|{p['pair_id']}|{order}"),
-                tokens_in=tin,
-                tokens_out=tout,
-                cost_usd=round((tin * JUDGE_B["price_in"] + tout * JUDGE_B["price_out"]) / 1e6, 8),
-                latency_ms=round(float(300 + 9 * tout + rng.lognormal(5.0, 0.4)), 1),
-                attempts=1,
-                cache_hit=False,
-                started_at=_at(18) + timedelta(milliseconds=call_no * 211),
-            )
+            _add_grader_call(c, rng, cid, call_no, p, order, tpl_hash)
             reason = {
                 "same": "Both answers give the same steps.",
                 "left": "The answer on the left is easier to act on.",

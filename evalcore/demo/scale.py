@@ -141,9 +141,30 @@ class _Latency:
         return round(float(a + (h - r) * (int(b) - int(a))) / 10, 1)
 
 
-def _units(cost: Any) -> int:
-    """The exact sum of costs rounded to 8 decimals (as written), in units of 1e-8 USD."""
-    return int(np.rint(np.asarray(cost, dtype=np.float64) * 1e8).astype(np.int64).sum())
+class _Tally:
+    """A manifest's totals over the calls written block by block: the tokens, the exact sum of the
+    costs rounded to 8 decimals (as written) in units of 1e-8 USD, and the latencies."""
+
+    def __init__(self) -> None:
+        self.tokens_in = self.tokens_out = self.cost = 0
+        self.lat = _Latency()
+
+    def add(self, tin: Any, tout: Any, cost: Any, lat: Any) -> None:
+        self.tokens_in += int(tin.sum())
+        self.tokens_out += int(tout.sum())
+        self.cost += int(np.rint(np.asarray(cost, dtype=np.float64) * 1e8).astype(np.int64).sum())
+        self.lat.add(lat)
+
+    def totals(self, calls: int, failed_calls: int = 0) -> S.Totals:
+        return S.Totals(
+            calls=calls,
+            failed_calls=failed_calls,
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
+            cost_usd=round(self.cost / 1e8, 6),
+            latency_ms_mean=self.lat.mean(),
+            latency_ms_p95=self.lat.p95(),
+        )
 
 
 def _take(values: list, idx, mask=None):
@@ -283,8 +304,7 @@ class _Run:
         self.per_call = k if self.single else 1
         self.reasons = [f"{c} {'fails' if f else 'holds'}: SIMULATED reason." for c in CRITERIA for f in (0, 1)]
         self.reasons.append("The previous field failed, so this one fails too (SIMULATED carryover).")
-        self.tot = {"tokens_in": 0, "tokens_out": 0, "cost": 0}  # cost in units of 1e-8 USD: an exact sum
-        self.lat = _Latency()
+        self.tally = _Tally()
         self.failed_ids: list[str] = []
         self.base_us = int((CREATED_AT + timedelta(hours=2 if self.single else 3)).timestamp() * 1e6)
         self.step_us = 137_000 if self.single else 23_000
@@ -364,10 +384,7 @@ class _Run:
             }
         )
         ok = ~c_err
-        self.tot["tokens_in"] += int(tin[ok].sum())
-        self.tot["tokens_out"] += int(tout[ok].sum())
-        self.tot["cost"] += _units(cost[ok])
-        self.lat.add(lat)
+        self.tally.add(tin[ok], tout[ok], cost[ok], lat)
         self.failed_ids += [f"c{x:09d}" for x in c_no[c_err]]
 
     def finish(self, log: Callable[[str], Any]) -> Any:
@@ -399,15 +416,7 @@ class _Run:
             source="simulated",
             status="polluted" if failed_ids else "complete",
             failed_call_ids=failed_ids,
-            totals=S.Totals(
-                calls=self.cw.rows,
-                failed_calls=len(failed_ids),
-                tokens_in=int(self.tot["tokens_in"]),
-                tokens_out=int(self.tot["tokens_out"]),
-                cost_usd=round(self.tot["cost"] / 1e8, 6),
-                latency_ms_mean=self.lat.mean(),
-                latency_ms_p95=self.lat.p95(),
-            ),
+            totals=self.tally.totals(self.cw.rows, len(failed_ids)),
             simulated=True,
             description=f"SIMULATED bench run ({mode}): {self.n:,} items x {k} criteria x {R} judge rounds"
             + (", carryover after a failed field as in the demo's single call" if single else ""),
@@ -433,54 +442,39 @@ def _write_derived(root: Path) -> None:
         )
 
 
-def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any] = print) -> dict:
-    """Write the scaled SIMULATED world of ``n`` items into ``data`` (built in a sibling, then
-    renamed into place; an existing ``data`` is replaced). Returns what was written.
+class _SuiteAndGeneration:
+    """The suite's items.parquet and the generation's outputs.parquet (one round of short answers),
+    written block by block (:meth:`add`), and their manifests (:meth:`finish`)."""
 
-    One pass over the blocks of CHUNK_ITEMS items: each block is drawn (:func:`_block`), its rows
-    of the suite, the generation and both runs are written, the truth of the people's items in it
-    is kept, and it is dropped; memory does not grow with ``n``."""
-    if n < 1:
-        raise ValueError("n must be at least 1")
+    def __init__(self, tmp: Path, seed: int):
+        self.seed = seed
+        self.suite_dir, self.gen_dir = tmp / "suites" / SUITE, tmp / "generations" / GEN
+        self.suite_dir.mkdir(parents=True)
+        self.gen_dir.mkdir(parents=True)
+        self.items_w = _Writer(self.suite_dir / "items.parquet", "items")
+        self.outputs_w = _Writer(self.gen_dir / "outputs.parquet", "outputs")
+        self.suite_hash, self.out_hash = _ListHash(), _ListHash()
+        self.tally = _Tally()
 
-    t0 = time.perf_counter()
-    seed = int(seed)
-    data = Path(data).resolve()
-    tmp = data.with_name(data.name + ".building")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    log(f"building the scaled SIMULATED world: {n:,} items -> {data}")
-    k, p = len(CRITERIA), len(PEOPLE)
-    # people: three simulated people label 2,000 answers (the truth with about 1% slips); the
-    # answers are chosen first and their truth kept as the blocks pass
-    people_rng = _rng(seed, 8)
-    chosen = np.sort(people_rng.choice(n, min(N_PEOPLE_ITEMS, n), replace=False))
-    chosen_truth = np.zeros((len(chosen), k), dtype=bool)
-    suite_dir, gen_dir = tmp / "suites" / SUITE, tmp / "generations" / GEN
-    suite_dir.mkdir(parents=True)
-    gen_dir.mkdir(parents=True)
-    items_w, outputs_w = _Writer(suite_dir / "items.parquet", "items"), _Writer(gen_dir / "outputs.parquet", "outputs")
-    suite_hash, out_hash = _ListHash(), _ListHash()
-    gen_tot = {"tokens_in": 0, "tokens_out": 0, "cost": 0}  # cost in units of 1e-8 USD
-    gen_lat = _Latency()
-    runs = [_Run(tmp, SINGLE, "single", seed, n), _Run(tmp, SPLIT, "split", seed, n)]
-    for blk in _blocks(n, seed):
+    def add(self, blk: dict, ids: Any) -> None:
+        """The item and output rows of one block; ``ids`` are the arrow item ids of its items."""
         lo, m = blk["lo"], blk["n"]
-        ids = _ids("i", np.arange(lo, lo + m), 7)
-        # suite
         cls_names = _take(CLASSES, blk["cls"])
         inputs = pc.binary_join_element_wise("SIMULATED ", cls_names, " question ", ids, "")
-        items_w.write({"item_id": ids, "input": inputs, "class": cls_names, "holdout": pa.array(np.zeros(m, bool))})
-        suite_hash.add(pc.binary_join_element_wise('["', ids, '","', inputs, '",null,null,null,null,null,null]', ""))
-        # generation (one round, short outputs)
-        rng = _rng(seed, 7, lo)
+        self.items_w.write(
+            {"item_id": ids, "input": inputs, "class": cls_names, "holdout": pa.array(np.zeros(m, bool))}
+        )
+        self.suite_hash.add(
+            pc.binary_join_element_wise('["', ids, '","', inputs, '",null,null,null,null,null,null]', "")
+        )
+        rng = _rng(self.seed, 7, lo)
         outputs = pc.binary_join_element_wise("SIMULATED answer to ", ids, ".", "")
         abstained = rng.random(m) < 0.02
         tin = 220 + rng.integers(0, 40, m)
         tout = 30 + rng.integers(2, 12, m)
         lat = np.round(350 + 18 * tout + rng.lognormal(5.0, 0.5, m), 1)
         cost = np.round((tin * 0.15 + tout * 0.6) / 1e6, 8)
-        outputs_w.write(
+        self.outputs_w.write(
             {
                 "item_id": ids,
                 "round": pa.array(np.ones(m, dtype=np.int64)),
@@ -492,61 +486,49 @@ def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any]
                 "latency_ms": pa.array(lat),
             }
         )
-        out_hash.add(pc.binary_join_element_wise('["', ids, '",1,"', outputs, '"]', ""))
-        gen_tot["tokens_in"] += int(tin.sum())
-        gen_tot["tokens_out"] += int(tout.sum())
-        gen_tot["cost"] += _units(cost)
-        gen_lat.add(lat)
-        # both runs, and the truth of the people's answers in this block
-        for run in runs:
-            run.add(blk, ids)
-        a, b = np.searchsorted(chosen, [lo, lo + m])
-        chosen_truth[a:b] = blk["truth"][chosen[a:b] - lo]
-        del blk
-        if (lo // CHUNK_ITEMS) % 10 == 9 or lo + m == n:
-            log(f"  {lo + m:,} / {n:,} items written at {time.perf_counter() - t0:.1f} s")
-    items_w.close()
-    outputs_w.close()
-    write_json_model(
-        suite_dir / "manifest.json",
-        S.SuiteManifest(
-            suite_id=SUITE,
-            created_at=CREATED_AT,
-            content_hash=suite_hash.digest(),
-            n_items=n,
-            curated=False,
-            simulated=True,
-            source="evalcore.demo.scale",
-            description=f"SIMULATED bench suite: {n:,} short items in "
-            f"{len(CLASSES)} classes, made by evalcore.demo.scale (the demo's model at scale).",
-        ),
-    )
-    write_json_model(
-        gen_dir / "manifest.json",
-        S.GenerationManifest(
-            gen_id=GEN,
-            suite_id=SUITE,
-            suite_hash=suite_hash.digest(),
-            created_at=CREATED_AT + timedelta(hours=1),
-            knobs={"generator_model": "simulated/writer-2026-01-01", "description": "SIMULATED answers"},
-            rounds=1,
-            status="complete",
-            source="simulated",
-            outputs_hash=out_hash.digest(),
-            totals=S.Totals(
-                calls=n,
-                tokens_in=int(gen_tot["tokens_in"]),
-                tokens_out=int(gen_tot["tokens_out"]),
-                cost_usd=round(gen_tot["cost"] / 1e8, 6),
-                latency_ms_mean=gen_lat.mean(),
-                latency_ms_p95=gen_lat.p95(),
+        self.out_hash.add(pc.binary_join_element_wise('["', ids, '",1,"', outputs, '"]', ""))
+        self.tally.add(tin, tout, cost, lat)
+
+    def finish(self, n: int) -> None:
+        """Close the files and write both manifests."""
+        self.items_w.close()
+        self.outputs_w.close()
+        write_json_model(
+            self.suite_dir / "manifest.json",
+            S.SuiteManifest(
+                suite_id=SUITE,
+                created_at=CREATED_AT,
+                content_hash=self.suite_hash.digest(),
+                n_items=n,
+                curated=False,
+                simulated=True,
+                source="evalcore.demo.scale",
+                description=f"SIMULATED bench suite: {n:,} short items in "
+                f"{len(CLASSES)} classes, made by evalcore.demo.scale (the demo's model at scale).",
             ),
-            simulated=True,
-        ),
-    )
-    for run in runs:
-        run.finish(log)
-    fails = chosen_truth[:, :, None] ^ (people_rng.random((len(chosen), k, p)) < PEOPLE_SLIP)
+        )
+        write_json_model(
+            self.gen_dir / "manifest.json",
+            S.GenerationManifest(
+                gen_id=GEN,
+                suite_id=SUITE,
+                suite_hash=self.suite_hash.digest(),
+                created_at=CREATED_AT + timedelta(hours=1),
+                knobs={"generator_model": "simulated/writer-2026-01-01", "description": "SIMULATED answers"},
+                rounds=1,
+                status="complete",
+                source="simulated",
+                outputs_hash=self.out_hash.digest(),
+                totals=self.tally.totals(n),
+                simulated=True,
+            ),
+        )
+
+
+def _write_people(tmp: Path, chosen: np.ndarray, truth: np.ndarray, rng: np.random.Generator) -> None:
+    """The people's labels of the ``chosen`` answers: their ``truth`` with about 1% slips."""
+    k, p = len(CRITERIA), len(PEOPLE)
+    fails = truth[:, :, None] ^ (rng.random((len(chosen), k, p)) < PEOPLE_SLIP)
     rows = len(chosen) * k * p
     d = tmp / "labels" / LABELSET
     d.mkdir(parents=True)
@@ -575,6 +557,47 @@ def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any]
             f"(the simulator's truth with {PEOPLE_SLIP:.0%} slips).",
         ),
     )
+
+
+def write_scaled(data: Path, n: int, seed: int = SEED, log: Callable[[str], Any] = print) -> dict:
+    """Write the scaled SIMULATED world of ``n`` items into ``data`` (built in a sibling, then
+    renamed into place; an existing ``data`` is replaced). Returns what was written.
+
+    One pass over the blocks of CHUNK_ITEMS items: each block is drawn (:func:`_block`), its rows
+    of the suite, the generation and both runs are written, the truth of the people's items in it
+    is kept, and it is dropped; memory does not grow with ``n``."""
+    if n < 1:
+        raise ValueError("n must be at least 1")
+
+    t0 = time.perf_counter()
+    seed = int(seed)
+    data = Path(data).resolve()
+    tmp = data.with_name(data.name + ".building")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    log(f"building the scaled SIMULATED world: {n:,} items -> {data}")
+    # people: three simulated people label 2,000 answers (the truth with about 1% slips); the
+    # answers are chosen first and their truth kept as the blocks pass
+    people_rng = _rng(seed, 8)
+    chosen = np.sort(people_rng.choice(n, min(N_PEOPLE_ITEMS, n), replace=False))
+    chosen_truth = np.zeros((len(chosen), len(CRITERIA)), dtype=bool)
+    suite_gen = _SuiteAndGeneration(tmp, seed)
+    runs = [_Run(tmp, SINGLE, "single", seed, n), _Run(tmp, SPLIT, "split", seed, n)]
+    for blk in _blocks(n, seed):
+        lo, m = blk["lo"], blk["n"]
+        ids = _ids("i", np.arange(lo, lo + m), 7)
+        suite_gen.add(blk, ids)
+        for run in runs:
+            run.add(blk, ids)
+        a, b = np.searchsorted(chosen, [lo, lo + m])
+        chosen_truth[a:b] = blk["truth"][chosen[a:b] - lo]
+        del blk
+        if (lo // CHUNK_ITEMS) % 10 == 9 or lo + m == n:
+            log(f"  {lo + m:,} / {n:,} items written at {time.perf_counter() - t0:.1f} s")
+    suite_gen.finish(n)
+    for run in runs:
+        run.finish(log)
+    _write_people(tmp, chosen, chosen_truth, people_rng)
     log(f"  suite, generation, runs and people written at {time.perf_counter() - t0:.1f} s")
     t_index = time.perf_counter()
     _write_derived(tmp)

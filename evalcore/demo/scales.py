@@ -55,6 +55,29 @@ def support_ternary_truth(seed: int, fail: np.ndarray, info: list[dict]) -> list
     return out
 
 
+def _ternary_reading(
+    rng: np.random.Generator, label: str, cov: list[int], trig: bool, item: dict
+) -> tuple[str, list[str], list[str], list[str]]:
+    """The judge's raw verdict on an item of true ``label`` (one step off with probability
+    TERNARY_NOISE) and the covered, missed and triggered lists it returns with it."""
+    raw = label
+    order = list(S.TERNARY_LABELS)
+    if rng.random() < TERNARY_NOISE:  # the judge moves one step
+        k = order.index(label)
+        raw = order[k + 1] if k == 0 else order[k - 1] if k == 2 else order[int(rng.integers(2)) * 2]
+    mh = item["must_have"]
+    triggered: list[str]
+    if raw == "correct":
+        covered, triggered = list(mh), []
+    elif raw == "partial":
+        covered = [mh[x] for x in cov] if len(cov) < len(mh) and cov else mh[:-1]
+        triggered = []
+    else:
+        covered = [mh[x] for x in cov] if len(cov) < len(mh) else []
+        triggered = [item["wrong_if"][0]] if trig or not covered else []
+    return raw, covered, [m for m in mh if m not in covered], triggered
+
+
 def write_support_ternary(store: Store, seed: int, items, info, outputs, fail) -> dict:
     """`support-ternary`: correct/partial/wrong against must_have / wrong_if, post-processed by a
     buggy rule that forces `wrong` whenever the answer contains a "couldn't find" phrase, even
@@ -76,24 +99,8 @@ def write_support_ternary(store: Store, seed: int, items, info, outputs, fail) -
     )
     tpl_hash = H.text_hash(tpl)
     v, c = _Cols("verdicts"), _Cols("calls")
-    order = list(S.TERNARY_LABELS)
     for i, item in enumerate(items):
-        label, cov, trig = truth[i]
-        raw = label
-        if rng.random() < TERNARY_NOISE:  # the judge moves one step
-            k = order.index(label)
-            raw = order[k + 1] if k == 0 else order[k - 1] if k == 2 else order[int(rng.integers(2)) * 2]
-        mh = item["must_have"]
-        triggered: list[str]
-        if raw == "correct":
-            covered, triggered = list(mh), []
-        elif raw == "partial":
-            covered = [mh[x] for x in cov] if len(cov) < len(mh) and cov else mh[:-1]
-            triggered = []
-        else:
-            covered = [mh[x] for x in cov] if len(cov) < len(mh) else []
-            triggered = [item["wrong_if"][0]] if trig or not covered else []
-        missed = [m for m in mh if m not in covered]
+        raw, covered, missed, triggered = _ternary_reading(rng, *truth[i], item)
         bug = bool(BUG_PATTERN.search(outputs[i]["output"]))
         derived = "wrong" if bug else raw
         reason = {

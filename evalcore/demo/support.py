@@ -367,6 +367,46 @@ def _reason(rng: np.random.Generator, c: str, failed: bool, forced: bool, subjec
     return _pick(rng, REASONS[c][1 if failed else 0]).format(s=subject)
 
 
+CALL_ERRORS = ["timeout after 3 attempts", "rate limited (429) after 3 attempts", "unparseable JSON after 3 attempts"]
+
+
+def _add_verdicts(
+    v: _Cols,
+    rng: np.random.Generator,
+    run_id: str,
+    call: dict,
+    fails: np.ndarray,
+    forced: np.ndarray,
+    position: np.ndarray,
+    subject: str,
+) -> None:
+    """The verdict rows of one call row ``call``: the emitted FAIL flags ``fails`` (``forced``: by
+    the carryover; one judge round, CRITERIA order), or errored with passed null if the call failed."""
+    err = call["error"]
+    for c_name in call["criteria"]:
+        j = CRITERIA.index(c_name)
+        f = bool(fails[j])
+        outcome: dict[str, Any] = (
+            dict(passed=None, raw_verdict=None, reason=None, error=err)
+            if err
+            else dict(
+                passed=not f,
+                raw_verdict="fail" if f else "pass",
+                reason=_reason(rng, c_name, f, bool(forced[j]), subject),
+            )
+        )
+        v.add(
+            run_id=run_id,
+            item_id=call["item_id"],
+            gen_round=1,
+            criterion=c_name,
+            judge_round=call["judge_round"],
+            position=int(position[j]),
+            call_id=call["call_id"],
+            **outcome,
+        )
+
+
 def write_binary_run(
     store: Store,
     seed: int,
@@ -405,43 +445,12 @@ def write_binary_run(
         for r in range(rounds):
             for crits in calls_spec:
                 call_no += 1
-                err = None
-                if fail_share and rng.random() < fail_share:
-                    err = _pick(
-                        rng,
-                        [
-                            "timeout after 3 attempts",
-                            "rate limited (429) after 3 attempts",
-                            "unparseable JSON after 3 attempts",
-                        ],
-                    )
+                err = _pick(rng, CALL_ERRORS) if fail_share and rng.random() < fail_share else None
                 row = _call_row(rng, judge, run_id, call_no, item, out["output"], 1, r + 1, crits, tpl_hash, hours, err)
                 c.add(**row)
                 if err:
                     failed_ids.append(row["call_id"])
-                for c_name in crits:
-                    j = CRITERIA.index(c_name)
-                    f = bool(emitted[i, r, j])
-                    # a failed call's verdicts are errored with passed null; the others read the emitted flag
-                    outcome: dict[str, Any] = (
-                        dict(passed=None, raw_verdict=None, reason=None, error=err)
-                        if err
-                        else dict(
-                            passed=not f,
-                            raw_verdict="fail" if f else "pass",
-                            reason=_reason(rng, c_name, f, bool(forced[i, r, j]), info[i]["subject"]),
-                        )
-                    )
-                    v.add(
-                        run_id=run_id,
-                        item_id=item["item_id"],
-                        gen_round=1,
-                        criterion=c_name,
-                        judge_round=r + 1,
-                        position=int(position[j]),
-                        call_id=row["call_id"],
-                        **outcome,
-                    )
+                _add_verdicts(v, rng, run_id, row, emitted[i, r], forced[i, r], position, info[i]["subject"])
     rubric = _rubric_binary()
     if failed_ids and status == "complete":
         status = "polluted"
@@ -475,19 +484,15 @@ def write_binary_run(
     )
 
 
-def write_support_judged_runs(store: Store, seed: int, items, info, outputs, fail) -> dict:
-    """The six-criterion runs over `support-g1`: single, single-indep, grouped, split (judge A),
-    split with judge B, and the small polluted and partial runs."""
-    n = len(items)
-    read_a = judge_readings(seed, JUDGE_A, fail, JUDGE_ROUNDS)
-    read_b = judge_readings(seed, JUDGE_B, fail, JUDGE_ROUNDS)
-    u = carryover_draws(seed, JUDGE_A, n, len(CRITERIA))
-    single = [SINGLE_FIELD_ORDER]
-    split = [[c] for c in CRITERIA]
-    counts = {"verdicts": 0, "calls": 0}
-    sim = "SIMULATED: made by evalcore's seeded simulator, not by a real judge. "
+class _SupportRuns:
+    """Binary runs over the suite's items (:func:`write_binary_run`), their rows counted."""
 
-    def run(
+    def __init__(self, store: Store, seed: int, items: list[dict], info: list[dict], outputs: list[dict]):
+        self.store, self.seed, self.items, self.info, self.outputs = store, seed, items, info, outputs
+        self.counts = {"verdicts": 0, "calls": 0}
+
+    def __call__(
+        self,
         run_id: str,
         judge: dict,
         mode: S.HarnessMode,
@@ -496,24 +501,61 @@ def write_support_judged_runs(store: Store, seed: int, items, info, outputs, fai
         description: str,
         **kw: Any,
     ) -> None:
-        """Write one run over the suite's items from :func:`emit`'s result and count it."""
+        """Write one run from :func:`emit`'s result and count it."""
+        sim = "SIMULATED: made by evalcore's seeded simulator, not by a real judge. "
         d = write_binary_run(
-            store,
-            seed,
-            run_id,
-            judge,
-            mode,
-            calls_spec,
-            *emitted,
-            items,
-            info,
-            outputs,
-            description=sim + description,
-            **kw,
-        )
-        counts["verdicts"] += d["verdicts"]
-        counts["calls"] += d["calls"]
+            self.store, self.seed, run_id, judge, mode, calls_spec, *emitted, self.items, self.info, self.outputs,
+            description=sim + description, **kw,
+        )  # fmt: skip
+        self.counts["verdicts"] += d["verdicts"]
+        self.counts["calls"] += d["calls"]
 
+
+def _write_small_runs(run: _SupportRuns, seed: int, read_a: np.ndarray, read_b: np.ndarray, u: np.ndarray) -> None:
+    """The small runs over items drawn from their own stream: a polluted one (judge A) and a
+    partial one (judge B), both split with one judge round."""
+    n = len(run.items)
+    split = [[c] for c in CRITERIA]
+    rng = _rng(seed, "support-small-runs")
+    polluted_idx = sorted(rng.choice(n, N_POLLUTED_ITEMS, replace=False).tolist())
+    run(
+        "support-polluted",
+        JUDGE_A,
+        "split",
+        split,
+        emit(read_a[:, :1], split, CARRYOVER, u),
+        f"A small split run over {N_POLLUTED_ITEMS} items in which some "
+        "calls still failed after every retry: the run is polluted.",
+        item_idx=polluted_idx,
+        rounds=1,
+        fail_share=POLLUTED_FAIL_SHARE,
+        hours=7,
+    )
+    partial_idx = sorted(rng.choice(n, N_PARTIAL_ITEMS, replace=False).tolist())
+    run(
+        "support-partial",
+        JUDGE_B,
+        "split",
+        split,
+        emit(read_b[:, :1], split, CARRYOVER, u),
+        f"Stopped early: only {N_PARTIAL_ITEMS} of {n} items were judged.",
+        item_idx=partial_idx,
+        rounds=1,
+        status="partial",
+        hours=8,
+        knobs={"planned_items": n, "judged_items": N_PARTIAL_ITEMS},
+    )
+
+
+def write_support_judged_runs(store: Store, seed: int, items, info, outputs, fail) -> dict:
+    """The six-criterion runs over `support-g1`: single, single-indep, grouped, split (judge A),
+    split with judge B, and the small polluted and partial runs."""
+    read_a = judge_readings(seed, JUDGE_A, fail, JUDGE_ROUNDS)
+    read_b = judge_readings(seed, JUDGE_B, fail, JUDGE_ROUNDS)
+    u = carryover_draws(seed, JUDGE_A, len(items), len(CRITERIA))
+    single = [SINGLE_FIELD_ORDER]
+    split = [[c] for c in CRITERIA]
+    run = _SupportRuns(store, seed, items, info, outputs)
     run(
         "support-single",
         JUDGE_A,
@@ -565,34 +607,5 @@ def write_support_judged_runs(store: Store, seed: int, items, info, outputs, fai
         "One call per criterion with a second, cheaper and more lenient judge model.",
         hours=6,
     )
-    rng = _rng(seed, "support-small-runs")
-    polluted_idx = sorted(rng.choice(n, N_POLLUTED_ITEMS, replace=False).tolist())
-    run(
-        "support-polluted",
-        JUDGE_A,
-        "split",
-        split,
-        emit(read_a[:, :1], split, CARRYOVER, u),
-        f"A small split run over {N_POLLUTED_ITEMS} items in which some "
-        "calls still failed after every retry: the run is polluted.",
-        item_idx=polluted_idx,
-        rounds=1,
-        fail_share=POLLUTED_FAIL_SHARE,
-        hours=7,
-    )
-    partial_idx = sorted(rng.choice(n, N_PARTIAL_ITEMS, replace=False).tolist())
-    run(
-        "support-partial",
-        JUDGE_B,
-        "split",
-        split,
-        emit(read_b[:, :1], split, CARRYOVER, u),
-        f"Stopped early: only {N_PARTIAL_ITEMS} of {n} items were judged.",
-        item_idx=partial_idx,
-        rounds=1,
-        status="partial",
-        hours=8,
-        knobs={"planned_items": n, "judged_items": N_PARTIAL_ITEMS},
-    )
-    counts["runs"] = 7
-    return counts
+    _write_small_runs(run, seed, read_a, read_b, u)
+    return {**run.counts, "runs": 7}
