@@ -190,76 +190,86 @@ def build_rubric(
                 raise InputError(
                     f"unknown criterion {name!r} (the file has: {', '.join(order)})", file=frame.name, field=opt
                 )
-    criteria = []
-    for name in order:
-        vals = values.get(name, [])
-        kind = ko.criterion_kind.get(name) or ko.kind
-        if kind is None:
-            kind = _infer_kind(frame, name, vals)
-        threshold = ko.criterion_threshold.get(name, ko.threshold if kind in ("ordinal", "continuous") else None)
-        if name in ko.criterion_threshold and kind not in ("ordinal", "continuous"):
-            raise InputError(
-                f"criterion {name!r} is {kind}: a threshold applies to ordinal and continuous criteria only",
-                file=frame.name,
-                field="--criterion-threshold",
+    return S.Rubric(
+        name="imported", criteria=[_rubric_criterion(frame, n, values.get(n, []), ko, notes) for n in order]
+    )
+
+
+def _rubric_criterion(
+    frame: Frame, name: str, vals: list[tuple[Any, int]], ko: KindOptions, notes: list[str] | None
+) -> S.Criterion:
+    """One criterion of :func:`build_rubric`: its kind, threshold and scale, checked together."""
+    kind = ko.criterion_kind.get(name) or ko.kind
+    if kind is None:
+        kind = _infer_kind(frame, name, vals)
+    scored = kind in ("ordinal", "continuous")
+    threshold = ko.criterion_threshold.get(name, ko.threshold if scored else None)
+    if name in ko.criterion_threshold and not scored:
+        raise InputError(
+            f"criterion {name!r} is {kind}: a threshold applies to ordinal and continuous criteria only",
+            file=frame.name,
+            field="--criterion-threshold",
+        )
+    scale = ko.criterion_scale.get(name, ko.scale if scored else None)
+    if kind == "ordinal" and scale is None:
+        scale = _inferred_scale(frame, name, vals, notes)
+    if scored and threshold is None:
+        nums = [x for x in (_number(v) for v, _ in vals) if x is not None]
+        seen = f" (values {min(nums):g} to {max(nums):g})" if nums else ""
+        raise InputError(
+            f"criterion {name!r} is {kind}{seen}: give its pass threshold with --threshold T "
+            f"or --criterion-threshold {name}=T",
+            file=frame.name,
+            field="--threshold",
+        )
+    if threshold is not None and not math.isfinite(threshold):
+        raise InputError(
+            f"the threshold of {name!r} ({threshold!r}) is not a finite number", file=frame.name, field="--threshold"
+        )
+    if threshold is not None and scale and not scale[0] <= threshold <= scale[1]:
+        raise InputError(
+            f"the threshold of {name!r} ({threshold:g}) is outside its scale {scale[0]:g}-{scale[1]:g}",
+            file=frame.name,
+            field="--threshold",
+        )
+    try:
+        return S.Criterion(
+            name=name,
+            kind=cast(S.CriterionKind, kind),
+            threshold=threshold,
+            gate=name in ko.gates,
+            scale_min=scale[0] if scale else None,
+            scale_max=scale[1] if scale else None,
+        )
+    except ValueError:  # pydantic's ValidationError: the name is not an id
+        raise InputError(
+            f"{name!r} is not a valid criterion name (1-128 letters, digits, . _ -, starting with a "
+            f"letter or digit): rename it in the file",
+            file=frame.name,
+            field=frame.criterion_col or name,
+        ) from None
+
+
+def _inferred_scale(
+    frame: Frame, name: str, vals: list[tuple[Any, int]], notes: list[str] | None
+) -> tuple[float, float] | None:
+    """An ordinal criterion's scale from its whole values (lowest to highest), noted in ``notes``."""
+    whole = [x for x in (_number(v) for v, _ in vals) if x is not None and x.is_integer()]
+    if whole and min(whole) < max(whole):
+        if notes is not None:
+            notes.append(
+                f"criterion {name}: scale {min(whole):g}-{max(whole):g} inferred from the values; pass "
+                f"--criterion-scale {name}=MIN:MAX to set it"
             )
-        scale = ko.criterion_scale.get(name, ko.scale if kind in ("ordinal", "continuous") else None)
-        if kind == "ordinal" and scale is None:
-            whole = [x for x in (_number(v) for v, _ in vals) if x is not None and x.is_integer()]
-            if whole and min(whole) < max(whole):
-                scale = (min(whole), max(whole))
-                if notes is not None:
-                    notes.append(
-                        f"criterion {name}: scale {scale[0]:g}-{scale[1]:g} inferred from the values; pass "
-                        f"--criterion-scale {name}=MIN:MAX to set it"
-                    )
-            elif whole:
-                raise InputError(
-                    f"criterion {name!r} is ordinal but every value is {whole[0]:g}, so its scale cannot be "
-                    f"inferred: give it with --criterion-scale {name}=MIN:MAX (or --scale MIN:MAX)",
-                    file=frame.name,
-                    field="--criterion-scale",
-                )
-        if kind in ("ordinal", "continuous") and threshold is None:
-            nums = [x for x in (_number(v) for v, _ in vals) if x is not None]
-            seen = f" (values {min(nums):g} to {max(nums):g})" if nums else ""
-            raise InputError(
-                f"criterion {name!r} is {kind}{seen}: give its pass threshold with --threshold T "
-                f"or --criterion-threshold {name}=T",
-                file=frame.name,
-                field="--threshold",
-            )
-        if threshold is not None and not math.isfinite(threshold):
-            raise InputError(
-                f"the threshold of {name!r} ({threshold!r}) is not a finite number",
-                file=frame.name,
-                field="--threshold",
-            )
-        if threshold is not None and scale and not scale[0] <= threshold <= scale[1]:
-            raise InputError(
-                f"the threshold of {name!r} ({threshold:g}) is outside its scale {scale[0]:g}-{scale[1]:g}",
-                file=frame.name,
-                field="--threshold",
-            )
-        try:
-            criteria.append(
-                S.Criterion(
-                    name=name,
-                    kind=cast(S.CriterionKind, kind),
-                    threshold=threshold,
-                    gate=name in ko.gates,
-                    scale_min=scale[0] if scale else None,
-                    scale_max=scale[1] if scale else None,
-                )
-            )
-        except ValueError:  # pydantic's ValidationError: the name is not an id
-            raise InputError(
-                f"{name!r} is not a valid criterion name (1-128 letters, digits, . _ -, starting with a "
-                f"letter or digit): rename it in the file",
-                file=frame.name,
-                field=frame.criterion_col or name,
-            ) from None
-    return S.Rubric(name="imported", criteria=criteria)
+        return min(whole), max(whole)
+    if whole:
+        raise InputError(
+            f"criterion {name!r} is ordinal but every value is {whole[0]:g}, so its scale cannot be "
+            f"inferred: give it with --criterion-scale {name}=MIN:MAX (or --scale MIN:MAX)",
+            file=frame.name,
+            field="--criterion-scale",
+        )
+    return None
 
 
 def _infer_kind(frame: Frame, name: str, vals: list[tuple[Any, int]]) -> str:
