@@ -63,37 +63,7 @@ def _add_col(frame: Frame, name: str, values: list) -> str:
 
 def _prepare_pairs(frame: Frame, o: PairOpts, x: PairExtras) -> tuple[Frame, PairOpts]:
     o = dataclasses.replace(o, run_knobs=dict(o.run_knobs))
-    has = frame.data.__contains__
-    conv_a, conv_b, turn_col, judge_col = x.conversation_a_col, x.conversation_b_col, x.turn_col, x.judge_col
-    if x.preset == "arena":
-        o.item_col = o.item_col or "question_id"
-        if o.arm_a is None:
-            o.arm_a_col, o.arm_b_col = o.arm_a_col or "model_a", o.arm_b_col or "model_b"
-        conv_a, conv_b = conv_a or "conversation_a", conv_b or "conversation_b"
-        turn_col = turn_col or ("turn" if has("turn") else None)
-        if not o.human_cols and o.annotator_col is None and o.choice_col is None:
-            o.annotator_col, o.choice_col = "judge", "winner"
-    elif x.preset == "mt-bench":
-        o.item_col = o.item_col or "question_id"
-        if o.arm_a is None:
-            o.arm_a_col, o.arm_b_col = o.arm_a_col or "model_1", o.arm_b_col or "model_2"
-        o.model_as_shown_col = o.model_as_shown_col or "g1_winner"
-        o.model_swapped_col = o.model_swapped_col or "g2_winner"
-        if o.model_as_shown_reason_col is None and has("g1_judgment"):
-            o.model_as_shown_reason_col = "g1_judgment"
-        if o.model_swapped_reason_col is None and has("g2_judgment"):
-            o.model_swapped_reason_col = "g2_judgment"
-        turn_col = turn_col or ("turn" if has("turn") else None)
-        judge_col = judge_col or ("judge" if has("judge") else None)
-        if not (conv_a or conv_b):
-            for opt, given in (("--questions", x.questions), ("--answers", x.answers)):
-                if given is None:
-                    raise InputError(
-                        "an MT-Bench judgments file holds no questions or answers: give --questions "
-                        "question.jsonl and --answers model_answer/",
-                        file=frame.name,
-                        field=opt,
-                    )
+    conv_a, conv_b, turn_col, judge_col = _preset_defaults(frame, o, x)
     if (conv_a is None) != (conv_b is None):
         raise InputError(
             "--conversation-a-col and --conversation-b-col go together",
@@ -120,55 +90,95 @@ def _prepare_pairs(frame: Frame, o: PairOpts, x: PairExtras) -> tuple[Frame, Pai
             frame, f"{item_col} (turn {turn_col})", [i if t == 1 else f"{i}-turn{t}" for i, t in zip(ids, turns)]
         )
     if conv_a:
-        ca, cb = rc("--conversation-a-col", conv_a), rc("--conversation-b-col", conv_b)
-        inputs, out_a, out_b = [], [], []
-        for i in range(frame.n):
-            ua, aa = _conversation(frame, ca, i, turns[i])
-            ub, ab = _conversation(frame, cb, i, turns[i])
-            if ua != ub:
-                raise frame.err("the two conversations have different user turns: a pair answers one input", cb, i)
-            inputs.append(_turns_text(ua))
-            out_a.append(_turns_text(aa))
-            out_b.append(_turns_text(ab))
-        o.input_col = _add_col(frame, f"input (from {ca})", inputs)
-        o.output_a_col = _add_col(frame, f"output (from {ca})", out_a)
-        o.output_b_col = _add_col(frame, f"output (from {cb})", out_b)
+        _conversation_cols(frame, o, rc("--conversation-a-col", conv_a), rc("--conversation-b-col", conv_b), turns)
     elif x.questions:
         _mt_bench_files(frame, o, x, item_col, ids, turns)
     if judge_col:
-        jc = rc("--judge-col", judge_col)
-        models, prompts = [], []
-        for i, v in enumerate(frame.data[jc]):
-            if isinstance(v, str) and v.strip().startswith("["):
-                try:
-                    v = loads_json(v)
-                except json.JSONDecodeError:
-                    pass
-            if isinstance(v, list) and v and all(isinstance(t, str) for t in v):
-                models.append(v[0])
-                prompts.extend(v[1:2])
-            elif isinstance(v, str) and v.strip():
-                models.append(v.strip())
-            else:
-                raise frame.err(
-                    f"{_short(v)} is {_tw(v)}: expected the grader's name, or a list [model, prompt]", jc, i
-                )
-        distinct = list(dict.fromkeys(models))
-        if len(distinct) > 1:
-            raise InputError(
-                f"names {len(distinct)} graders ({', '.join(distinct[:5])}): one import is one grader's "
-                f"run; split the file per grader",
-                file=frame.name,
-                field=jc,
-            )
-        if o.judge_model == "unknown":
-            o.judge_model = distinct[0]
-        if prompts:
-            o.run_knobs["judge_prompts"] = ",".join(sorted(set(prompts)))
-            # MT-Bench names the judge's prompt per row (pair-v2, pair-v2-multi-turn): the run's
-            # prompt variant, so that two prompts are never taken for replicates
-            o.run_knobs.setdefault("prompt_variant", o.run_knobs["judge_prompts"])
+        _grader(frame, o, rc("--judge-col", judge_col))
     return frame, o
+
+
+def _preset_defaults(frame: Frame, o: PairOpts, x: PairExtras) -> tuple[str | None, str | None, str | None, str | None]:
+    """Fill ``o`` with the preset's default columns; (conversation a, b, turn, judge) columns."""
+    has = frame.data.__contains__
+    conv_a, conv_b, turn_col, judge_col = x.conversation_a_col, x.conversation_b_col, x.turn_col, x.judge_col
+    if x.preset in ("arena", "mt-bench"):
+        o.item_col = o.item_col or "question_id"
+        arm_a, arm_b = ("model_a", "model_b") if x.preset == "arena" else ("model_1", "model_2")
+        if o.arm_a is None:
+            o.arm_a_col, o.arm_b_col = o.arm_a_col or arm_a, o.arm_b_col or arm_b
+        turn_col = turn_col or ("turn" if has("turn") else None)
+    if x.preset == "arena":
+        conv_a, conv_b = conv_a or "conversation_a", conv_b or "conversation_b"
+        if not o.human_cols and o.annotator_col is None and o.choice_col is None:
+            o.annotator_col, o.choice_col = "judge", "winner"
+    elif x.preset == "mt-bench":
+        o.model_as_shown_col = o.model_as_shown_col or "g1_winner"
+        o.model_swapped_col = o.model_swapped_col or "g2_winner"
+        if o.model_as_shown_reason_col is None and has("g1_judgment"):
+            o.model_as_shown_reason_col = "g1_judgment"
+        if o.model_swapped_reason_col is None and has("g2_judgment"):
+            o.model_swapped_reason_col = "g2_judgment"
+        judge_col = judge_col or ("judge" if has("judge") else None)
+        if not (conv_a or conv_b):
+            for opt, given in (("--questions", x.questions), ("--answers", x.answers)):
+                if given is None:
+                    raise InputError(
+                        "an MT-Bench judgments file holds no questions or answers: give --questions "
+                        "question.jsonl and --answers model_answer/",
+                        file=frame.name,
+                        field=opt,
+                    )
+    return conv_a, conv_b, turn_col, judge_col
+
+
+def _conversation_cols(frame: Frame, o: PairOpts, ca: str, cb: str, turns: list[int]) -> None:
+    """The input and the two outputs from two conversation columns, cut after each row's turn."""
+    inputs, out_a, out_b = [], [], []
+    for i in range(frame.n):
+        ua, aa = _conversation(frame, ca, i, turns[i])
+        ub, ab = _conversation(frame, cb, i, turns[i])
+        if ua != ub:
+            raise frame.err("the two conversations have different user turns: a pair answers one input", cb, i)
+        inputs.append(_turns_text(ua))
+        out_a.append(_turns_text(aa))
+        out_b.append(_turns_text(ab))
+    o.input_col = _add_col(frame, f"input (from {ca})", inputs)
+    o.output_a_col = _add_col(frame, f"output (from {ca})", out_a)
+    o.output_b_col = _add_col(frame, f"output (from {cb})", out_b)
+
+
+def _grader(frame: Frame, o: PairOpts, jc: str) -> None:
+    """The grader's name (one per import) and MT-Bench's judge prompts from the judge column."""
+    models, prompts = [], []
+    for i, v in enumerate(frame.data[jc]):
+        if isinstance(v, str) and v.strip().startswith("["):
+            try:
+                v = loads_json(v)
+            except json.JSONDecodeError:
+                pass
+        if isinstance(v, list) and v and all(isinstance(t, str) for t in v):
+            models.append(v[0])
+            prompts.extend(v[1:2])
+        elif isinstance(v, str) and v.strip():
+            models.append(v.strip())
+        else:
+            raise frame.err(f"{_short(v)} is {_tw(v)}: expected the grader's name, or a list [model, prompt]", jc, i)
+    distinct = list(dict.fromkeys(models))
+    if len(distinct) > 1:
+        raise InputError(
+            f"names {len(distinct)} graders ({', '.join(distinct[:5])}): one import is one grader's "
+            f"run; split the file per grader",
+            file=frame.name,
+            field=jc,
+        )
+    if o.judge_model == "unknown":
+        o.judge_model = distinct[0]
+    if prompts:
+        o.run_knobs["judge_prompts"] = ",".join(sorted(set(prompts)))
+        # MT-Bench names the judge's prompt per row (pair-v2, pair-v2-multi-turn): the run's
+        # prompt variant, so that two prompts are never taken for replicates
+        o.run_knobs.setdefault("prompt_variant", o.run_knobs["judge_prompts"])
 
 
 def _conversation(frame: Frame, col: str, i: int, turn: int) -> tuple[list[str], list[str]]:
@@ -214,52 +224,23 @@ def _read_jsonl(path: Path, what: str) -> list[tuple[str, dict]]:
 def _mt_bench_files(frame: Frame, o: PairOpts, x: PairExtras, qcol: str, ids: list[str], turns: list[int]) -> None:
     """Inputs from MT-Bench's question.jsonl, outputs from model_answer/<model>.jsonl."""
     assert x.questions is not None and x.answers is not None  # the caller: given, and together
-    qpath = Path(x.questions)
-    questions: dict[str, dict] = {}
-    q: dict | None
-    for where, q in _read_jsonl(qpath, "question file"):
-        qid = q.get("question_id")
-        t = q.get("turns")
-        if qid is None or isinstance(qid, bool) or not isinstance(qid, (int, str)):
-            raise InputError(f"{where}: missing or not an id", file=str(qpath), field="question_id")
-        if not isinstance(t, list) or not t or not all(isinstance(s, str) for s in t):
-            raise InputError(f"{where}: expected a list of question texts", file=str(qpath), field="turns")
-        questions[str(qid)] = q
-    apath = Path(x.answers)
-    files = sorted(apath.glob("*.jsonl")) if apath.is_dir() else [apath]
-    if apath.is_dir() and not files:
-        raise InputError("holds no <model>.jsonl answer files", file=str(apath), field="--answers")
-    answers: dict[tuple[str | None, str], list[str]] = {}  # arm None (no --arm-b): no answer
-    for f in files:
-        for where, a in _read_jsonl(f, "answer file"):
-            model = f.stem if apath.is_dir() else a.get("model_id")
-            if not isinstance(model, str):
-                raise InputError(f"{where}: missing: which model answered", file=str(f), field="model_id")
-            ch = a.get("choices")
-            t = ch[0].get("turns") if isinstance(ch, list) and ch and isinstance(ch[0], dict) else None
-            if not isinstance(t, list) or not all(isinstance(s, str) for s in t):
-                raise InputError(
-                    f"{where}: expected choices[0].turns, a list of answer texts", file=str(f), field="choices"
-                )
-            answers[(model, str(a.get("question_id")))] = t
+    qpath, apath = Path(x.questions), Path(x.answers)
+    questions = _read_questions(qpath)
+    answers = _read_answers(apath)
     arm_cols = (o.arm_a_col, o.arm_b_col)
     arms_b: Sequence[str | None]
     if o.arm_a is not None:
         arms_a, arms_b = [o.arm_a] * frame.n, [o.arm_b] * frame.n
     else:
-        arms_a = col_text(
-            frame,
-            resolve_column(frame, "--arm-a-col", o.arm_a_col, "arm_a", required=True),
-            required=True,
-            what="an arm name",
-            numbers_ok=True,
-        )
-        arms_b = col_text(
-            frame,
-            resolve_column(frame, "--arm-b-col", o.arm_b_col, "arm_b", required=True),
-            required=True,
-            what="an arm name",
-            numbers_ok=True,
+        arms_a, arms_b = (
+            col_text(
+                frame,
+                resolve_column(frame, f"--arm-{s}-col", given, f"arm_{s}", required=True),
+                required=True,
+                what="an arm name",
+                numbers_ok=True,
+            )
+            for s, given in (("a", o.arm_a_col), ("b", o.arm_b_col))
         )
     out_a: list[str]
     out_b: list[str]
@@ -297,3 +278,38 @@ def _mt_bench_files(frame: Frame, o: PairOpts, x: PairExtras, qcol: str, ids: li
         o.reference_col = _add_col(frame, f"reference (from {qpath.name})", refs)
     if o.class_col is None:
         o.class_col = _add_col(frame, f"category (from {qpath.name})", classes)
+
+
+def _read_questions(qpath: Path) -> dict[str, dict]:
+    """MT-Bench's question.jsonl: question id -> its record (with a list of question texts)."""
+    questions: dict[str, dict] = {}
+    for where, q in _read_jsonl(qpath, "question file"):
+        qid = q.get("question_id")
+        t = q.get("turns")
+        if qid is None or isinstance(qid, bool) or not isinstance(qid, (int, str)):
+            raise InputError(f"{where}: missing or not an id", file=str(qpath), field="question_id")
+        if not isinstance(t, list) or not t or not all(isinstance(s, str) for s in t):
+            raise InputError(f"{where}: expected a list of question texts", file=str(qpath), field="turns")
+        questions[str(qid)] = q
+    return questions
+
+
+def _read_answers(apath: Path) -> dict[tuple[str | None, str], list[str]]:
+    """(model, question id) -> answer texts, from model_answer/<model>.jsonl or one answer file."""
+    files = sorted(apath.glob("*.jsonl")) if apath.is_dir() else [apath]
+    if apath.is_dir() and not files:
+        raise InputError("holds no <model>.jsonl answer files", file=str(apath), field="--answers")
+    answers: dict[tuple[str | None, str], list[str]] = {}  # arm None (no --arm-b): no answer
+    for f in files:
+        for where, a in _read_jsonl(f, "answer file"):
+            model = f.stem if apath.is_dir() else a.get("model_id")
+            if not isinstance(model, str):
+                raise InputError(f"{where}: missing: which model answered", file=str(f), field="model_id")
+            ch = a.get("choices")
+            t = ch[0].get("turns") if isinstance(ch, list) and ch and isinstance(ch[0], dict) else None
+            if not isinstance(t, list) or not all(isinstance(s, str) for s in t):
+                raise InputError(
+                    f"{where}: expected choices[0].turns, a list of answer texts", file=str(f), field="choices"
+                )
+            answers[(model, str(a.get("question_id")))] = t
+    return answers
