@@ -464,6 +464,84 @@ def _add_cost(a: float | None, b: float | None, known: bool) -> float | None:
     return round((a or 0.0) + (b or 0.0), 10)
 
 
+def _served(spec: CallSpec, hit: dict) -> dict:
+    """The journal record of a call served from an earlier journal's call ``hit`` (``--reuse``)."""
+    return {
+        "type": "call",
+        "call_id": spec.call_id,
+        "ok": True,
+        "cache_hit": True,
+        "cache_key": spec.cache_key,
+        "model": hit.get("model"),
+        "response_id": hit.get("response_id"),
+        "raw": hit.get("raw"),
+        "parsed": hit.get("parsed"),
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "cost_usd": 0.0,
+        "latency_ms": 0.0,
+        "attempts": 0,
+        "error": None,
+        "started_at": utc_iso(),
+        "attempt_log": [],
+        "served_from": hit.get("call_id"),
+        "meta": spec.meta,
+    }
+
+
+def _failed_attempt(
+    spec: CallSpec, n: int, at: str, kind: str, error: str, reply: Reply | None = None, cost: float | None = None
+) -> dict:
+    """The journal record of attempt ``n`` that failed: its request (no ``reply``), or the parse of ``reply``."""
+    rec = {"type": "attempt", "call_id": spec.call_id, "n": n, "at": at, "kind": kind, "error": error}
+    if reply is None:
+        return {**rec, "raw": None, "tokens_in": None, "tokens_out": None, "cost_usd": None}
+    return {
+        **rec,
+        "raw": reply.text,
+        "model": reply.model,
+        "response_id": reply.response_id,
+        "tokens_in": reply.tokens_in,
+        "tokens_out": reply.tokens_out,
+        "cost_usd": cost,
+    }
+
+
+def _made(
+    spec: CallSpec,
+    reply: Reply | None,
+    parsed: Any,
+    error: str | None,
+    usage: tuple[int | None, int | None, float | None],
+    n: int,
+    started: str | None,
+    log: list[dict],
+) -> dict:
+    """The journal record of a call made in ``n`` attempts (``log``: the failed ones); ``usage``:
+    its tokens in and out and cost over every attempt."""
+    ok = error is None
+    return {
+        "type": "call",
+        "call_id": spec.call_id,
+        "ok": ok,
+        "cache_hit": False,
+        "cache_key": spec.cache_key,
+        "model": reply.model if reply else None,
+        "response_id": reply.response_id if reply else None,
+        "raw": reply.text if reply else None,
+        "parsed": parsed if ok else None,
+        "tokens_in": usage[0],
+        "tokens_out": usage[1],
+        "cost_usd": usage[2],
+        "latency_ms": reply.latency_ms if reply else None,
+        "attempts": n,
+        "error": error,
+        "started_at": started,
+        "attempt_log": log,
+        "meta": spec.meta,
+    }
+
+
 async def _one(
     spec: CallSpec,
     st: Settings,
@@ -479,29 +557,7 @@ async def _one(
     """Make one call (retried within the budget; ``fresh``: the prior attempts do not count
     against it) and journal it; its outcome (ok, the failure's kind) goes to ``outcomes``."""
     if cache is not None and spec.cache_key in cache:
-        hit = cache[spec.cache_key]
-        rec: dict[str, Any] = {
-            "type": "call",
-            "call_id": spec.call_id,
-            "ok": True,
-            "cache_hit": True,
-            "cache_key": spec.cache_key,
-            "model": hit.get("model"),
-            "response_id": hit.get("response_id"),
-            "raw": hit.get("raw"),
-            "parsed": hit.get("parsed"),
-            "tokens_in": 0,
-            "tokens_out": 0,
-            "cost_usd": 0.0,
-            "latency_ms": 0.0,
-            "attempts": 0,
-            "error": None,
-            "started_at": utc_iso(),
-            "attempt_log": [],
-            "served_from": hit.get("call_id"),
-            "meta": spec.meta,
-        }
-        await journal.append(rec)
+        await journal.append(_served(spec, cache[spec.cache_key]))
         progress.add(ok=True, tokens_in=0, tokens_out=0, cost=0.0, cache_hit=True)
         return
     log = [dict(a) for a in prior]
@@ -529,18 +585,7 @@ async def _one(
         try:
             reply = await attempt(spec.model, spec.messages, spec.params, st.api_base, st.timeout, options)
         except AttemptFailure as f:
-            rec = {
-                "type": "attempt",
-                "call_id": spec.call_id,
-                "n": n,
-                "at": at,
-                "kind": f.kind,
-                "error": f.message,
-                "raw": None,
-                "tokens_in": None,
-                "tokens_out": None,
-                "cost_usd": None,
-            }
+            rec = _failed_attempt(spec, n, at, f.kind, f.message)
             await journal.append(rec)
             log.append(rec)
             if not f.retryable or n - base > st.max_retries:
@@ -563,20 +608,7 @@ async def _one(
         try:
             parsed = spec.parse(reply.text)
         except ParseError as pe:
-            rec = {
-                "type": "attempt",
-                "call_id": spec.call_id,
-                "n": n,
-                "at": at,
-                "kind": "parse",
-                "error": pe.problem,
-                "raw": reply.text,
-                "model": reply.model,
-                "response_id": reply.response_id,
-                "tokens_in": reply.tokens_in,
-                "tokens_out": reply.tokens_out,
-                "cost_usd": c,
-            }
+            rec = _failed_attempt(spec, n, at, "parse", pe.problem, reply, c)
             await journal.append(rec)
             log.append(rec)
             if n - base > st.max_retries:
@@ -585,29 +617,8 @@ async def _one(
                 break
             continue
         break
-    ok = error is None
-    rec = {
-        "type": "call",
-        "call_id": spec.call_id,
-        "ok": ok,
-        "cache_hit": False,
-        "cache_key": spec.cache_key,
-        "model": reply.model if reply else None,
-        "response_id": reply.response_id if reply else None,
-        "raw": reply.text if reply else None,
-        "parsed": parsed if ok else None,
-        "tokens_in": tin,
-        "tokens_out": tout,
-        "cost_usd": cost,
-        "latency_ms": reply.latency_ms if reply else None,
-        "attempts": n,
-        "error": error,
-        "started_at": started,
-        "attempt_log": log,
-        "meta": spec.meta,
-    }
-    await journal.append(rec)
-    progress.add(ok=ok, tokens_in=tin, tokens_out=tout, cost=cost, retries=n - 1 - len(prior))
+    await journal.append(_made(spec, reply, parsed, error, (tin, tout, cost), n, started, log))
+    progress.add(ok=error is None, tokens_in=tin, tokens_out=tout, cost=cost, retries=n - 1 - len(prior))
     if outcomes is not None:
         outcomes.append(kind)
 
