@@ -23,7 +23,7 @@ import streamlit as st  # noqa: E402
 from streamlit.navigation.page import StreamlitPage  # noqa: E402
 
 import evalcore  # noqa: E402
-from pages import _ui  # noqa: E402
+from pages import _access, _cache, _text, _ui  # noqa: E402
 
 st.set_page_config(page_title="evalcore", layout="wide")
 
@@ -31,7 +31,7 @@ data_dir, state_dir = _ui.resolve_dirs(sys.argv[1:])
 _ui.set_dirs(data_dir, state_dir)
 # data on object storage: its mirror brought up to date once per script run (at most every
 # EVALCORE_REMOTE_TTL s), before any page reads it; nothing for a local directory
-with _ui.boundary():
+with _text.boundary():
     _ui.store().sync()
 
 
@@ -82,7 +82,7 @@ def navigation(roles: frozenset[str] | None) -> tuple[StreamlitPage, bool]:
             )
     refused = [p[3] for p in PAGES if p not in allowed]
     if refused:
-        sections.setdefault("", []).extend(stubs(_ui.refusal, refused, "Not available"))
+        sections.setdefault("", []).extend(stubs(_access.refusal, refused, "Not available"))
     return st.navigation(sections), roles is None or not roles <= {"grader"}
 
 
@@ -94,33 +94,33 @@ def only(show, title: str) -> StreamlitPage:
 
 full = True
 problem: evalcore.EvalcoreError | None
-if not _ui.login_configured():
+if not _access.login_configured():
     nav, full = navigation(None)
 else:
     try:
-        access = _ui.login_access()
+        access = _access.login_access()
     except evalcore.EvalcoreError as err:
         access, problem = None, err
     else:
         problem = None
     if problem is not None:
-        nav, full = only(lambda: _ui.show_error(problem), "Roles file"), False
+        nav, full = only(lambda: _text.show_error(problem), "Roles file"), False
     elif access is None:
-        nav, full = only(_ui.login_page, "Log in"), False
+        nav, full = only(_access.login_page, "Log in"), False
     elif not access.roles:
-        nav, full = only(_ui.no_role_page, "No role"), False
+        nav, full = only(_access.no_role_page, "No role"), False
     else:
         nav, full = navigation(access.roles)
-        st.sidebar.caption(_ui.md_escape(f"Logged in as {access.display}"))
+        st.sidebar.caption(_text.md_escape(f"Logged in as {access.display}"))
         st.sidebar.button("Log out", key="logout", on_click=st.logout)
 
 if full:  # a grader sees nothing of the data directory but the pairs they grade
     with st.sidebar:
         st.text(f"data: {_ui.display_path(data_dir)}")
-        with _ui.boundary():
-            if _ui.summary(evalcore.data_overview)["simulated"]:
+        with _text.boundary():
+            if _cache.summary(evalcore.data_overview)["simulated"]:
                 st.badge("SIMULATED demo data", color="orange")
 
-with _ui.boundary():
+with _text.boundary():
     nav.run()
-_ui.warm_up()  # the server's first page is drawn; the other pages' heavy imports load meanwhile
+_cache.warm_up()  # the server's first page is drawn; the other pages' heavy imports load meanwhile

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import analysis
-from pages import _ui
+from pages import _cache, _select, _text, _ui
 
 FLAG = {"complete": "complete", "partial": "⚠ partial", "polluted": "⚠ polluted"}
 USD = st.column_config.NumberColumn(format="$%.4f")
@@ -26,22 +26,24 @@ X = st.column_config.NumberColumn(format="%.2f x")
 
 _ui.title("Cost")
 store = _ui.store()
-table = _ui.analysis_call(analysis.cost_table)
+table = _cache.analysis_call(analysis.cost_table)
 if not table:
     st.info("No runs in this data directory.")
     st.stop()
-classes = _ui.class_slice("cost", sorted({store.generation(g).manifest.suite_id for g in {r["gen_id"] for r in table}}))
+classes = _select.class_slice(
+    "cost", sorted({store.generation(g).manifest.suite_id for g in {r["gen_id"] for r in table}})
+)
 if classes:
-    with _ui.boundary():
-        table = _ui.analysis_call(analysis.cost_table, classes=classes)
-    _ui.slice_caption(
+    with _text.boundary():
+        table = _cache.analysis_call(analysis.cost_table, classes=classes)
+    _select.slice_caption(
         classes,
         "Every figure counts their calls and outputs; runs on suites without these classes are left out.",
         ["cost", "--all"],
     )
 by_id = {r["run_id"]: r for r in table}
 run_ids = list(by_id)
-_ui.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
+_select.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
 
 # ---------------------------------------------------------------- per configuration
 st.subheader("Per configuration")
@@ -113,7 +115,7 @@ st.caption(
 st.subheader("One run")
 asked = _ui.qp("run")
 if asked is not None and asked not in by_id:
-    with _ui.boundary():
+    with _text.boundary():
         store.run(asked)  # a bad or unknown id is one st.error
 _ui.sync_widget("cost_run", "run", run_ids)
 if st.session_state.get("cost_run") not in run_ids:
@@ -132,16 +134,16 @@ run_id = st.selectbox(
     ),
 )
 
-with _ui.boundary():
-    base = _ui.analysis_call(analysis.run_cost, run_id, classes=classes)
+with _text.boundary():
+    base = _cache.analysis_call(analysis.run_cost, run_id, classes=classes)
     if base["simulated"]:
         st.badge("SIMULATED run", color="orange")
     if base["status"] != "complete":
         st.warning(
-            _ui.md_escape(f"Run {run_id} is {base['status']}: its figures are not comparable with complete runs.")
+            _text.md_escape(f"Run {run_id} is {base['status']}: its figures are not comparable with complete runs.")
         )
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             f"{base['mode']} harness, judge {base['judge_model']}; {base['items']} items, "
             f"{base['answers']} answers, each item judged {base['rounds']} time(s)."
         )
@@ -221,7 +223,7 @@ with _ui.boundary():
         },
     )
     measure = "cost_usd" if any(c["cost_usd"] is not None for c in crits) else "tokens_in"
-    _ui.chart(right, _ui.chart_spec(analysis.cost_by_criterion, crits, measure))
+    _cache.chart(right, _cache.chart_spec(analysis.cost_by_criterion, crits, measure))
     st.caption(
         "A call that asks several criteria gives each an equal share of its tokens, cost and latency, so "
         "the shares add up to the run's totals; calls counts the calls that asked the criterion, and the "
@@ -232,7 +234,7 @@ with _ui.boundary():
     st.markdown("**Projection: single, grouped and split**")
     proj0 = base["projection"]
     if not proj0["available"]:
-        st.info(_ui.md_escape(f"No projection for this run: {proj0['reason']}."))
+        st.info(_text.md_escape(f"No projection for this run: {proj0['reason']}."))
         st.stop()
     key = f"cost_items_{run_id}"
     if key not in st.session_state:
@@ -246,13 +248,15 @@ with _ui.boundary():
         args=(key, "items"),
         help="Items to judge; each is judged as many times as in this run.",
     )
-    rep = base if n == proj0["items"] else _ui.analysis_call(analysis.run_cost, run_id, items=int(n), classes=classes)
+    rep = (
+        base if n == proj0["items"] else _cache.analysis_call(analysis.run_cost, run_id, items=int(n), classes=classes)
+    )
     proj = rep["projection"]
     for w in proj["warnings"]:
-        st.warning(_ui.md_escape(w))
+        st.warning(_text.md_escape(w))
     pr, la, out = proj["prices"], proj["latency"], proj["output"]
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             f"{proj['items']} items x {proj['rounds']} judging(s); grouped = {proj['groups']} calls per answer "
             f"({proj['groups_source']}). Shared context S = {proj['shared_tokens_in']:.1f} tokens per call, from "
             f"{proj['calls_measured']} measured calls; prices "
@@ -340,11 +344,11 @@ with _ui.boundary():
         placeholder="-",
         column_config={"out tokens per verdict": TOK},
     )
-    _ui.chart(p_right, _ui.chart_spec(analysis.projection_bars, proj["rows"]))
+    _cache.chart(p_right, _cache.chart_spec(analysis.projection_bars, proj["rows"]))
     check = proj.get("check")
     if check:
         st.caption(
-            _ui.md_escape(
+            _text.md_escape(
                 f"Check at the run's own size and mode ({check['mode']}): {check['calls_projected']} calls projected, "
                 f"{check['calls_measured']} measured; {check['tokens_in_projected']:.0f} tokens in projected, "
                 f"{check['tokens_in_measured']} measured; {check['tokens_out_projected']:.0f} tokens out projected, "
@@ -358,4 +362,4 @@ with _ui.boundary():
                 + "."
             )
         )
-    st.caption("Assumptions: " + _ui.md_escape("; ".join(proj["assumptions"])) + ". See docs/COST.md.")
+    st.caption("Assumptions: " + _text.md_escape("; ".join(proj["assumptions"])) + ". See docs/COST.md.")

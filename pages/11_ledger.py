@@ -13,16 +13,16 @@ import streamlit as st
 
 import evalcore
 from evalcore import analysis, review
-from pages import _ui
+from pages import _cache, _select, _text, _ui
 
 _ui.title("Ledger")
 store = _ui.store()
 ledger = review.Ledger(store)
-runs = [r for r in _ui.summary(evalcore.runs_summary) if r["kind"] == "criteria" and r["verdicts"]]
+runs = [r for r in _cache.summary(evalcore.runs_summary) if r["kind"] == "criteria" and r["verdicts"]]
 run_ids = [r["run_id"] for r in runs]
-_ui.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
+_select.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
 
-with _ui.boundary():
+with _text.boundary():
     entries = ledger.entries()
 
 st.caption(
@@ -62,21 +62,21 @@ if entries:
     for e in entries:
         f = e["figures_now"]
         with st.expander(
-            _ui.md_escape(
+            _text.md_escape(
                 f"{e['entry_id']}: {e['title']} — {review.TYPE_WORDS[e['type']]}"
                 + (" (retired)" if e["status"] == "retired" else "")
             )
         ):
             if e["baseline"]:
                 st.markdown(
-                    f"Baseline {_ui.code_span(e['baseline'])} → candidate {_ui.code_span(e['candidate'])}: "
-                    f"{_ui.md_escape(f.get('kind'))}; changed: {_ui.md_escape(', '.join(f.get('changed') or []) or 'nothing recorded')}"
+                    f"Baseline {_text.code_span(e['baseline'])} → candidate {_text.code_span(e['candidate'])}: "
+                    f"{_text.md_escape(f.get('kind'))}; changed: {_text.md_escape(', '.join(f.get('changed') or []) or 'nothing recorded')}"
                 )
                 st.text(
                     f"{f['metric']}: baseline {analysis.rounds_text(f['baseline'])}\n"
                     f"{f['metric']}: candidate {analysis.rounds_text(f['candidate'])}\n"
-                    f"paired delta {_ui.pct(f['delta'])}, 95% CI {_ui.pct(f['ci95'][0])} to {_ui.pct(f['ci95'][1])}, "
-                    f"noise floor {_ui.pct(f['noise_floor'])}\n"
+                    f"paired delta {_text.pct(f['delta'])}, 95% CI {_text.pct(f['ci95'][0])} to {_text.pct(f['ci95'][1])}, "
+                    f"noise floor {_text.pct(f['noise_floor'])}\n"
                     f"stable wins {f['stable_wins']}, stable regressions {f['stable_regressions']}\n{f['verdict']}"
                 )
                 st.page_link(
@@ -87,11 +87,11 @@ if entries:
             for rid, rf in (f.get("runs") or {}).items():
                 st.text(f"{rid} {f['metric']}: {analysis.rounds_text(rf)}")
             if f.get("flags"):
-                st.warning(_ui.md_escape("Flags: " + "; ".join(f["flags"])))
+                st.warning(_text.md_escape("Flags: " + "; ".join(f["flags"])))
             if e.get("figures_source", "runs") != "runs":
-                st.info(_ui.md_escape(f"Figures: {e['figures_source']}"))
+                st.info(_text.md_escape(f"Figures: {e['figures_source']}"))
             if e.get("note"):
-                _ui.labelled_text("Note", e["note"])
+                _text.labelled_text("Note", e["note"])
             st.dataframe(
                 pd.DataFrame(
                     [
@@ -129,7 +129,7 @@ if len(run_ids) >= 1:
         by = st.text_input("Who decided")
         submitted = st.form_submit_button("Add to the ledger")
     if submitted:
-        with _ui.boundary():
+        with _text.boundary():
             e = ledger.add(
                 title=title,
                 by=by,
@@ -140,7 +140,7 @@ if len(run_ids) >= 1:
                 note=note,
             )
             st.success(
-                _ui.md_escape(
+                _text.md_escape(
                     f"Added {e['entry_id']} as {review.TYPE_WORDS[e['type']]}"
                     + (" (set automatically)" if e["type_automatic"] else "")
                 )
@@ -160,7 +160,7 @@ if active:
         who = st.text_input("Who")
         go = st.form_submit_button("Apply")
     if go:
-        with _ui.boundary():
+        with _text.boundary():
             if action == "retire":
                 ledger.retire(target, by=who, reason=new_note)
             else:

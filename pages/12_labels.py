@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 import evalcore
-from pages import _ui
+from pages import _text, _ui
 
 STATUS_WORDS = {
     "gold": "gold",
@@ -25,7 +25,7 @@ SHIPPED_SHOWN = 1_000
 
 _ui.title("Labels")
 labels = evalcore.LabelStore(_ui.store())
-with _ui.boundary():
+with _text.boundary():
     rows = evalcore.gold(labels)
     n_shipped = sum(len(r) for _, r in labels.shipped_rows(None))
     counts = {s: sum(r["status"] == s for r in rows) for s in ("gold", "pending", "reviewers_disagree", "test_wrong")}

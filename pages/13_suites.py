@@ -18,7 +18,7 @@ import streamlit as st
 
 import evalcore
 from evalcore import analysis, review
-from pages import _ui
+from pages import _cache, _select, _text, _ui
 
 
 def _as_text(value) -> str | None:
@@ -39,10 +39,10 @@ _ui.title("Suites")
 store = _ui.store()
 flash = st.session_state.pop("suite_flash", None)
 if flash:
-    getattr(st, flash[0])(_ui.md_escape(flash[1]))
+    getattr(st, flash[0])(_text.md_escape(flash[1]))
 
-with _ui.boundary():
-    ids = [s["suite_id"] for s in _ui.summary(evalcore.suites_summary)]
+with _text.boundary():
+    ids = [s["suite_id"] for s in _cache.summary(evalcore.suites_summary)]
     if not ids:
         st.info("No suites in this data directory.")
         st.stop()
@@ -55,10 +55,10 @@ with _ui.boundary():
         args=("suite_pick", "suite"),
         kwargs={"clear": ("item",)},
     )
-    hold = _ui.holdout_toggle("suites", [suite_id])
+    hold = _select.holdout_toggle("suites", [suite_id])
     ov = review.overview(store, suite_id)
-    res = review.visible_findings(store, _ui.suite_call(review.check, suite_id), hold)
-    runs = [r for r in _ui.summary(evalcore.runs_summary, include_holdout=hold) if r["suite_id"] == suite_id]
+    res = review.visible_findings(store, _cache.suite_call(review.check, suite_id), hold)
+    runs = [r for r in _cache.summary(evalcore.runs_summary, include_holdout=hold) if r["suite_id"] == suite_id]
 
     # ------------------------------------------------------------ headline
     m1, m2, m3, m4, m5 = st.columns(5)
@@ -81,12 +81,12 @@ with _ui.boundary():
     )
     m5.metric("Open flags", ov["flags"]["open"])
     m5.caption(f"'the test is wrong' flags from the label store not yet repaired; {ov['flags']['resolved']} resolved")
-    _ui.curated_note([suite_id])
+    _select.curated_note([suite_id])
     st.caption(f"Looks at the holdout items logged so far: {ov['looks']} (evalcore suite looks).")
 
     # ------------------------------------------------------------ runs on the suite
     st.subheader("Runs on this suite")
-    _ui.suite_version_warning([r["run_id"] for r in runs])
+    _select.suite_version_warning([r["run_id"] for r in runs])
     if runs:
         st.dataframe(
             pd.DataFrame(
@@ -137,7 +137,7 @@ with _ui.boundary():
     # ------------------------------------------------------------ findings
     st.subheader("Findings")
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             f"Admission checks on v{res['version']}: "
             + ", ".join(f"{k} {v}" for k, v in res["counts"].items())
             + (
@@ -149,7 +149,7 @@ with _ui.boundary():
         )
     )
     for note in res.get("notes") or []:
-        st.info(_ui.md_escape(note))
+        st.info(_text.md_escape(note))
     if res["findings"]:
         st.dataframe(
             pd.DataFrame(res["findings"])[["check", "item_id", "field", "problem", "detail"]],
@@ -238,10 +238,10 @@ with _ui.boundary():
     field = c_field.selectbox("Field", list(analysis.REPAIRABLE), key="suite_field")
     current = review.item(store, suite_id, item_id, include_holdout=hold)
     is_list = analysis.REPAIRABLE[field] == "list"
-    _ui.labelled_text(f"Current {field} (v{current['version']})", _as_text(current.get(field)))
+    _text.labelled_text(f"Current {field} (v{current['version']})", _as_text(current.get(field)))
     mine = [f for f in open_flags if f["item_id"] == item_id]
     if mine:
-        _ui.labelled_text(
+        _text.labelled_text(
             "Open flags on this item",
             "\n".join(
                 f"edit {f['edit_id']} by {f['reviewer']} on {f['criterion']} ({f['gen_id']} round {f['gen_round']}): "

@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 import evalcore
-from pages import _ui
+from pages import _cache, _select, _text, _ui
 
 FLAG = {"complete": "complete", "partial": "⚠ partial", "polluted": "⚠ polluted"}
 PCT = st.column_config.NumberColumn(format="%.1f%%")
@@ -30,17 +30,17 @@ def _pct100(rate: float | None) -> float | None:
 
 _ui.title("Runs")
 store = _ui.store()
-suites = _ui.summary(evalcore.suites_summary)  # evalcore.suites_summary, cached until the data changes
-hold = _ui.holdout_toggle("runs", [s["suite_id"] for s in suites])
-classes = _ui.class_slice("runs", [s["suite_id"] for s in suites])
+suites = _cache.summary(evalcore.suites_summary)  # evalcore.suites_summary, cached until the data changes
+hold = _select.holdout_toggle("runs", [s["suite_id"] for s in suites])
+classes = _select.class_slice("runs", [s["suite_id"] for s in suites])
 gens: list[dict] = []
 runs: list[dict] = []
-with _ui.boundary():  # a class no run's suite has is one st.error
-    gens = _ui.summary(evalcore.generations_summary, include_holdout=hold, classes=classes)
-    runs = _ui.summary(evalcore.runs_summary, include_holdout=hold, classes=classes)
+with _text.boundary():  # a class no run's suite has is one st.error
+    gens = _cache.summary(evalcore.generations_summary, include_holdout=hold, classes=classes)
+    runs = _cache.summary(evalcore.runs_summary, include_holdout=hold, classes=classes)
 if classes and not runs:
     st.stop()
-_ui.slice_caption(
+_select.slice_caption(
     classes,
     "Pass rates, items, verdicts and outputs count these items; runs on suites without these classes are left "
     "out; calls, tokens and cost are what each run spent on every item.",
@@ -55,7 +55,7 @@ if flagged:
     st.warning(
         "Not complete, so their figures are not comparable with the others: "
         + "; ".join(
-            _ui.md_escape(
+            _text.md_escape(
                 f"{r['run_id']} is {r['status']} ({r['failed_calls']} failed calls, "
                 f"{r['errored_verdicts']} errored verdicts)"
             )
@@ -65,12 +65,13 @@ if flagged:
 flagged_gens = [g for g in gens if g["status"] != "complete"]
 if flagged_gens:
     st.warning(
-        "Generations not complete: " + "; ".join(_ui.md_escape(f"{g['gen_id']} is {g['status']}") for g in flagged_gens)
+        "Generations not complete: "
+        + "; ".join(_text.md_escape(f"{g['gen_id']} is {g['status']}") for g in flagged_gens)
     )
-_ui.suite_version_warning(run_ids)
+_select.suite_version_warning(run_ids)
 for r in runs:
     if r.get("variant_warning"):
-        st.warning(_ui.md_escape(r["variant_warning"]), icon=":material/warning:")
+        st.warning(_text.md_escape(r["variant_warning"]), icon=":material/warning:")
 
 # ---------------------------------------------------------------- runs
 st.subheader("Runs")
@@ -126,7 +127,7 @@ else:
         placeholder="-",
     )
     picked = list(event.selection.rows) if event is not None else []
-    if _ui.new_pick("runs_table", picked) and picked:
+    if _select.new_pick("runs_table", picked) and picked:
         _ui.set_qp(run=run_ids[picked[0]])
     st.caption(
         "Pass rate per judge round, then their mean and spread (max - min). Cost sums the calls whose "
@@ -134,7 +135,7 @@ else:
         "answers below."
         + ("" if hold else " Pass rates leave the suites' holdout items out; cost and tokens count every call.")
     )
-    _ui.curated_note([r["suite_id"] for r in runs])
+    _select.curated_note([r["suite_id"] for r in runs])
     with st.expander("Runs as a plain table (copyable text)"):
         plain = pd.DataFrame(
             [
@@ -145,13 +146,13 @@ else:
                     "judge model": r["judge_model"],
                     "judge rounds": str(r["judge_rounds"]),
                     **{
-                        f"pass r{i + 1}": _ui.pct(v)
+                        f"pass r{i + 1}": _text.pct(v)
                         for i, v in enumerate(
                             r["pass_rate_by_round"] + [None] * (n_rounds - len(r["pass_rate_by_round"]))
                         )
                     },
-                    "pass mean": _ui.pct(r["pass_rate_mean"]),
-                    "pass spread": _ui.pct(r["pass_rate_spread"]),
+                    "pass mean": _text.pct(r["pass_rate_mean"]),
+                    "pass spread": _text.pct(r["pass_rate_spread"]),
                     "errored verdicts": str(r["errored_verdicts"]),
                     "calls": str(r["calls"]),
                     "suite version": r["suite_mark"] or f"v{r['suite_version']}",
@@ -159,7 +160,7 @@ else:
                 for r in runs
             ]
         )
-        st.table(plain.map(_ui.md_escape), hide_index=True)
+        st.table(plain.map(_text.md_escape), hide_index=True)
 
 # ---------------------------------------------------------------- generations and suites
 st.subheader("Generations")
@@ -214,7 +215,7 @@ if suites:
         ),
         hide_index=True,
     )
-    _ui.curated_note([s["suite_id"] for s in suites])
+    _select.curated_note([s["suite_id"] for s in suites])
 else:
     st.info("No suites in this data directory.")
 
@@ -231,18 +232,18 @@ c_run.selectbox(
     placeholder="choose a run",
     on_change=_ui.widget_to_qp,
     args=("answer_run", "run"),
-    format_func=lambda r: r + _ui.suite_suffix(by_id[r]),
+    format_func=lambda r: r + _select.suite_suffix(by_id[r]),
 )
 run_q, item_q, round_q = _ui.qp("run"), _ui.qp("item"), _ui.qp_int("round", 1)
 
-with _ui.boundary():
+with _text.boundary():
     if run_q is None:
         st.stop()
     picker = evalcore.run_item_ids(store, run_q, include_holdout=hold, classes=classes)
     options = picker["item_ids"] + ([item_q] if item_q and item_q not in picker["item_ids"] else [])
     _ui.sync_widget("answer_item", "item", options)
     item_label = (
-        f"Item ({picker['items']} in {_ui.md_escape(picker['gen_id'])}"
+        f"Item ({picker['items']} in {_text.md_escape(picker['gen_id'])}"
         + ("" if hold else ", holdout items hidden")
         + "; type any id)"
     )
@@ -259,7 +260,7 @@ with _ui.boundary():
     rounds = max(picker["rounds"], 1)
     if not 1 <= round_q <= rounds:
         st.warning(
-            _ui.md_escape(
+            _text.md_escape(
                 f"{picker['gen_id']} has generation rounds 1 to {rounds}; showing round "
                 f"{min(max(round_q, 1), rounds)} instead of {round_q}."
             )
@@ -282,7 +283,7 @@ with _ui.boundary():
     view = evalcore.item_view(store, run_q, item_q, round_q, include_holdout=hold)
     if by_id.get(run_q, {}).get("suite_mark"):
         st.warning(
-            _ui.md_escape(
+            _text.md_escape(
                 f"Run {run_q} is on {by_id[run_q]['suite_mark']}: this item may have been repaired "
                 "since (evalcore suite versions)."
             )
@@ -290,26 +291,26 @@ with _ui.boundary():
     status = next((r["status"] for r in runs if r["run_id"] == run_q), "complete")
     if status != "complete":
         st.warning(
-            _ui.md_escape(
+            _text.md_escape(
                 f"Run {run_q} is {status}: verdicts may be missing or errored, and its figures "
                 "are not comparable with complete runs."
             )
         )
     if view["output"] is None:
-        st.warning(_ui.md_escape(f"No answer for item {item_q} in round {round_q} of {picker['gen_id']}."))
+        st.warning(_text.md_escape(f"No answer for item {item_q} in round {round_q} of {picker['gen_id']}."))
     left, right = st.columns(2)
     with left:
-        _ui.labelled_text("Input", view["input"])
-        _ui.labelled_text("Context", view["context"])
-        _ui.labelled_text("Must have", "\n".join(f"- {m}" for m in view["must_have"] or []) or None)
-        if not _ui.missing(view["reference"]):
-            _ui.labelled_text("Reference", view["reference"])
+        _text.labelled_text("Input", view["input"])
+        _text.labelled_text("Context", view["context"])
+        _text.labelled_text("Must have", "\n".join(f"- {m}" for m in view["must_have"] or []) or None)
+        if not _text.missing(view["reference"]):
+            _text.labelled_text("Reference", view["reference"])
     with right:
-        _ui.labelled_text("Output" + (" (the system abstained)" if view["abstained"] else ""), view["output"])
+        _text.labelled_text("Output" + (" (the system abstained)" if view["abstained"] else ""), view["output"])
         for jr in sorted({v["judge_round"] for v in view["verdicts"]}):
             lines = []
             for v in (v for v in view["verdicts"] if v["judge_round"] == jr):
-                v = {k: _ui.or_none(x) for k, x in v.items()}
+                v = {k: _text.or_none(x) for k, x in v.items()}
                 verdict = "ERROR" if v["passed"] is None else ("pass" if v["passed"] else "FAIL")
                 extra = "".join(f", {k} {v[k]}" for k in ("score", "label") if v[k] is not None)
                 said = f"judge said {v['raw_verdict']}" if v["raw_verdict"] is not None else "no verdict"
@@ -317,6 +318,6 @@ with _ui.boundary():
                 lines.append(f"  reason: {v['reason'] if v['reason'] is not None else '(none)'}")
                 if v["error"] is not None:
                     lines.append(f"  error: {v['error']}")
-            _ui.labelled_text(f"Verdicts, judge round {jr}", "\n".join(lines))
+            _text.labelled_text(f"Verdicts, judge round {jr}", "\n".join(lines))
         if not view["verdicts"]:
             st.info("No verdicts on this answer in this run.")

@@ -17,7 +17,7 @@ import streamlit as st
 
 import evalcore
 from evalcore import analysis
-from pages import _ui
+from pages import _cache, _select, _text, _ui
 
 PAGE_SIZE = 25
 PCT = st.column_config.NumberColumn(format="%.1f%%")
@@ -27,25 +27,19 @@ def _pct100(v):
     return None if v is None else 100 * v
 
 
-def _keep(key: str, options: list) -> None:
-    """Forget a widget value that is no longer an option (another run has other rounds)."""
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
-
-
 _ui.title("Failure attribution")
 store = _ui.store()
-runs = _ui.criteria_runs()
-gens = {g["gen_id"]: g for g in _ui.summary(evalcore.generations_summary)}
+runs = _select.criteria_runs()
+gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
 run_ids = [r["run_id"] for r in runs]
 by_id = {r["run_id"]: r for r in runs}
 
 # ---------------------------------------------------------------- what to read
 asked = _ui.qp("run")
 if asked is not None and asked not in by_id:
-    with _ui.boundary():
+    with _text.boundary():
         store.run(asked)  # a bad or unknown id is one st.error; a known one has no verdicts
-        st.warning(_ui.md_escape(f"Run {asked} has no criterion verdicts; showing another run."))
+        st.warning(_text.md_escape(f"Run {asked} has no criterion verdicts; showing another run."))
 _ui.sync_widget("attr_run", "run", run_ids)
 if "attr_run" not in st.session_state:
     st.session_state["attr_run"] = next((r["run_id"] for r in runs if r["status"] == "complete"), run_ids[0])
@@ -56,46 +50,28 @@ run_id = c_run.selectbox(
     key="attr_run",
     on_change=_ui.widget_to_qp,
     args=("attr_run", "run"),
-    format_func=lambda r: _ui.run_label(by_id[r]),
+    format_func=lambda r: _select.run_label(by_id[r]),
 )
-hold = _ui.holdout_toggle("attribution", [by_id[run_id]["suite_id"]])
-k = max(1, by_id[run_id]["judge_rounds"] or 1)
-judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
-_keep("attr_judge", judges)
-_ui.sync_widget("attr_judge", "judge", judges)
-judge = c_judge.selectbox(
-    "Judge verdict",
-    judges,
-    key="attr_judge",
-    on_change=_ui.widget_to_qp,
-    args=("attr_judge", "judge"),
-    format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority" else f"judge round {v}",
-)
-n_rounds = max(1, gens.get(by_id[run_id]["gen_id"], {}).get("rounds") or 1)
-rounds = ["all"] + [str(i) for i in range(1, n_rounds + 1)]
-_keep("attr_round", rounds)
-_ui.sync_widget("attr_round", "round", rounds)
-gen_round = c_round.selectbox(
-    "Generation round",
-    rounds,
-    key="attr_round",
-    on_change=_ui.widget_to_qp,
-    args=("attr_round", "round"),
-    format_func=lambda v: "every round" if v == "all" else f"round {v}",
+hold = _select.holdout_toggle("attribution", [by_id[run_id]["suite_id"]])
+judge, gen_round = _select.rounds(
+    "attr",
+    max(1, by_id[run_id]["judge_rounds"] or 1),
+    max(1, gens.get(by_id[run_id]["gen_id"], {}).get("rounds") or 1),
+    (c_judge, c_round),
 )
 sel = analysis.parse_selection(
-    judge, gen_round, include_holdout=hold, classes=_ui.class_slice("attribution", [by_id[run_id]["suite_id"]])
+    judge, gen_round, include_holdout=hold, classes=_select.class_slice("attribution", [by_id[run_id]["suite_id"]])
 )
 
-with _ui.boundary():
-    r = _ui.analysis_call(analysis.attribution, run_id, sel)
+with _text.boundary():
+    r = _cache.analysis_call(analysis.attribution, run_id, sel)
     for k in ("warning", "variant_warning"):
         if r.get(k):
-            st.warning(_ui.md_escape(r[k]))
-    _ui.curated_note([by_id[run_id]["suite_id"]])
+            st.warning(_text.md_escape(r[k]))
+    _select.curated_note([by_id[run_id]["suite_id"]])
     crits = r["criteria"]
     names = [c["criterion"] for c in crits]
-    st.markdown(_ui.md_escape(r["harness"]["text"]))
+    st.markdown(_text.md_escape(r["harness"]["text"]))
     if r["harness"]["association_runs"]:
         st.page_link(
             "pages/3_association.py",
@@ -107,15 +83,17 @@ with _ui.boundary():
     # ------------------------------------------------------------ headline figures
     ap, gates = r["all_pass"], r["gates"]
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("All criteria pass", _ui.pct(ap["rate"]))  # the labels fit a quarter of the page at 1024 px
+    m1.metric("All criteria pass", _text.pct(ap["rate"]))  # the labels fit a quarter of the page at 1024 px
     lo, hi = ap["ci95"]
     m1.caption(
         f"{ap['passed']} of {ap['of']} complete answers"
-        + (f"; 95% interval {_ui.pct(lo)} to {_ui.pct(hi)}" if lo is not None else "")
+        + (f"; 95% interval {_text.pct(lo)} to {_text.pct(hi)}" if lo is not None else "")
     )
     if gates["criteria"]:
-        m2.metric("Pass the gates", _ui.pct(gates["rate"]))
-        m2.caption(_ui.md_escape(f"{gates['passed']} of {gates['of']} pass every gate: {', '.join(gates['criteria'])}"))
+        m2.metric("Pass the gates", _text.pct(gates["rate"]))
+        m2.caption(
+            _text.md_escape(f"{gates['passed']} of {gates['of']} pass every gate: {', '.join(gates['criteria'])}")
+        )
     else:
         m2.metric("Pass the gates", "-")
         m2.caption("No criterion of this rubric is a hard gate.")
@@ -128,11 +106,11 @@ with _ui.boundary():
         "errored verdicts are left out of every rate"
     )
     for t in r["ternary"]:
-        st.metric(_ui.md_escape(f"{t['criterion']}: headline"), _ui.pct(t["headline"]))
+        st.metric(_text.md_escape(f"{t['criterion']}: headline"), _text.pct(t["headline"]))
         st.caption(
             f"(correct + 0.5 x partial) / N = ({t['correct']} + 0.5 x {t['partial']}) / "
             f"{t['correct'] + t['partial'] + t['wrong']}: a partial answer counts half here, and counts as a "
-            f"failure in the all-pass rate ({_ui.pct(t['all_pass_rate'])} correct)."
+            f"failure in the all-pass rate ({_text.pct(t['all_pass_rate'])} correct)."
         )
 
     # ------------------------------------------------------------ per criterion
@@ -140,7 +118,7 @@ with _ui.boundary():
     thresholds = any(c["threshold"] is not None for c in crits)
     errors = any(c["errored"] for c in crits)
     judged = {c["judged"] for c in crits}  # one count for all: said once, under the table
-    _ui.plain_table(
+    _text.plain_table(
         [
             {
                 "criterion": c["criterion"],
@@ -148,13 +126,13 @@ with _ui.boundary():
                 **({"threshold": c["threshold"]} if thresholds else {}),
                 **({"judged": c["judged"]} if len(judged) > 1 else {}),
                 "failed": c["failed"],
-                "fail rate": _ui.pct(c["fail_rate"]),
+                "fail rate": _text.pct(c["fail_rate"]),
                 "95% interval": (
                     "-"
                     if c["fail_rate_ci95"][0] is None
                     else f"{100 * c['fail_rate_ci95'][0]:.1f}-{100 * c['fail_rate_ci95'][1]:.1f}"
                 ),
-                "share": _ui.pct(c["share_of_failures"]),
+                "share": _text.pct(c["share_of_failures"]),
                 "only this": c["fail_only_this"],
                 **({"errored": c["errored"]} if errors else {}),
             }
@@ -169,25 +147,25 @@ with _ui.boundary():
     )
     left, right = st.columns(2)
     with left:
-        bars = _ui.chart(
+        bars = _cache.chart(
             st,
-            _ui.chart_spec(analysis.failure_shares, crits, select="crit"),
+            _cache.chart_spec(analysis.failure_shares, crits, select="crit"),
             key=f"attr_bars|{run_id}",
             on_select="rerun",
             selection_mode="crit",
         )
-    hit = _ui.chart_points(bars, "crit")
+    hit = _cache.chart_points(bars, "crit")
     clicked = hit[0].get("criterion") if hit else None
-    if _ui.new_pick("attr_bars", clicked) and clicked in names:
+    if _select.new_pick("attr_bars", clicked) and clicked in names:
         _ui.set_qp(criterion=clicked)
         st.session_state.pop("attr_crit", None)
     if r["by_class"]:
-        _ui.chart(right, _ui.chart_spec(analysis.class_heatmap, r["by_class"], names))
+        _cache.chart(right, _cache.chart_spec(analysis.class_heatmap, r["by_class"], names))
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Failing answers")
     _ui.sync_widget("attr_crit", "criterion", names)
-    _keep("attr_crit", names)
+    _ui.keep("attr_crit", names)
     if "attr_crit" not in st.session_state:
         st.session_state["attr_crit"] = max(crits, key=lambda c: c["failed"])["criterion"]
     if st.session_state.get("attr_only") != (_ui.qp("only") == "1"):
@@ -206,7 +184,7 @@ with _ui.boundary():
     page = d3.number_input(
         "Page", min_value=1, max_value=pages, value=1, step=1, key=f"attr_page|{crit}|{int(only)}|{pages}"
     )
-    res = _ui.analysis_call(analysis.answers_failing, run_id, crit, only, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
+    res = _cache.analysis_call(analysis.answers_failing, run_id, crit, only, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
     if not res["answers"]:
         st.info("No answer fails this criterion" + (" alone." if only else "."))
     else:
@@ -238,16 +216,16 @@ with _ui.boundary():
         chosen = list(ev.selection.rows) if ev is not None else []
         if chosen:
             a = res["answers"][chosen[0]]
-            st.caption(_ui.md_escape(f"{a['item_id']}, generation round {a['gen_round']}, class {a['class'] or '-'}"))
+            st.caption(_text.md_escape(f"{a['item_id']}, generation round {a['gen_round']}, class {a['class'] or '-'}"))
             i_col, o_col = st.columns(2)
             with i_col:
-                _ui.labelled_text("Input", a["input"])
+                _text.labelled_text("Input", a["input"])
             with o_col:
-                _ui.labelled_text("Output" + (" (the system abstained)" if a["abstained"] else ""), a["output"])
+                _text.labelled_text("Output" + (" (the system abstained)" if a["abstained"] else ""), a["output"])
                 said = "ERROR" if a["passed"] is None else ("pass" if a["passed"] else "FAIL")
                 said += "" if a["label"] is None else f" (label {a['label']}; the judge said {a['raw_verdict']})"
-                _ui.labelled_text(
-                    _ui.md_escape(f"The judge on this criterion, judge round {a['judge_round']}: {said}"), a["reason"]
+                _text.labelled_text(
+                    _text.md_escape(f"The judge on this criterion, judge round {a['judge_round']}: {said}"), a["reason"]
                 )
             st.page_link(
                 "pages/1_runs.py",

@@ -19,7 +19,7 @@ import streamlit as st
 
 import evalcore
 from evalcore import analysis, stats
-from pages import _ui
+from pages import _cache, _select, _text, _ui
 
 PAGE_SIZE = 25
 FINDING_ANSWERS = 5  # answers quoted under the finding
@@ -27,11 +27,6 @@ PCT = st.column_config.NumberColumn(format="%.1f%%")
 PEOPLE = analysis.PEOPLE
 DEFAULT_RUNS = ["support-single", "support-split"]
 CELLS = {"ff": (True, True), "fp": (True, False), "pf": (False, True), "pp": (False, False)}
-
-
-def _keep(key: str, options: list) -> None:
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
 
 
 def _word(passed) -> str:
@@ -56,7 +51,7 @@ def _default_runs(runs: list[dict]) -> list[str]:
 
 _ui.title("Criteria association")
 store = _ui.store()
-runs = _ui.criteria_runs()
+runs = _select.criteria_runs()
 by_id = {r["run_id"]: r for r in runs}
 run_ids = list(by_id)
 
@@ -66,9 +61,9 @@ if asked is not None:
     wanted = [x for x in asked.split(",") if x]
     unknown = [x for x in wanted if x not in by_id]
     if unknown:
-        with _ui.boundary():
+        with _text.boundary():
             store.run(unknown[0])  # a bad or unknown id is one st.error
-            st.warning(_ui.md_escape(f"Run {unknown[0]} has no criterion verdicts; left out."))
+            st.warning(_text.md_escape(f"Run {unknown[0]} has no criterion verdicts; left out."))
     known = [x for x in dict.fromkeys(wanted) if x in by_id]
     if st.session_state.get("assoc_runs") != known:
         st.session_state["assoc_runs"] = known
@@ -80,9 +75,9 @@ chosen = c_runs.multiselect(
     run_ids,
     key="assoc_runs",
     on_change=_runs_to_qp,
-    format_func=lambda r: f"{r} ({by_id[r]['mode']})" + _ui.suite_suffix(by_id[r]),
+    format_func=lambda r: f"{r} ({by_id[r]['mode']})" + _select.suite_suffix(by_id[r]),
 )
-hold = _ui.holdout_toggle("association", [by_id[r]["suite_id"] for r in chosen])
+hold = _select.holdout_toggle("association", [by_id[r]["suite_id"] for r in chosen])
 gen_ids = {by_id[r]["gen_id"] for r in chosen}
 labelled = {store.labelset(lid).manifest.gen_id for lid in store.ids("labelset")}
 human_q = _ui.qp("human")
@@ -97,47 +92,30 @@ human = c_human.checkbox(
     help="Human labels of this generation: the label sets shipped with the data, overridden "
     "by labels decided in the label store.",
 )
-k = min([max(1, by_id[r]["judge_rounds"] or 1) for r in chosen] or [1])
-judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
-gens = {g["gen_id"]: g for g in _ui.summary(evalcore.generations_summary)}
-n_rounds = max([gens.get(g, {}).get("rounds") or 1 for g in gen_ids] or [1])
-rounds = ["all"] + [str(i) for i in range(1, n_rounds + 1)]
+gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
 c_judge, c_round, _ = st.columns([2, 2, 3])
-for key, param, options in (("assoc_judge", "judge", judges), ("assoc_round", "round", rounds)):
-    _keep(key, options)
-    _ui.sync_widget(key, param, options)
-judge = c_judge.selectbox(
-    "Judge verdict",
-    judges,
-    key="assoc_judge",
-    on_change=_ui.widget_to_qp,
-    args=("assoc_judge", "judge"),
-    format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority" else f"judge round {v}",
-)
-gen_round = c_round.selectbox(
-    "Generation round",
-    rounds,
-    key="assoc_round",
-    on_change=_ui.widget_to_qp,
-    args=("assoc_round", "round"),
-    format_func=lambda v: "every round" if v == "all" else f"round {v}",
+judge, gen_round = _select.rounds(
+    "assoc",
+    min([max(1, by_id[r]["judge_rounds"] or 1) for r in chosen] or [1]),
+    max([gens.get(g, {}).get("rounds") or 1 for g in gen_ids] or [1]),
+    (c_judge, c_round),
 )
 sel = analysis.parse_selection(
     judge,
     gen_round,
     include_holdout=hold,
-    classes=_ui.class_slice("association", [by_id[r]["suite_id"] for r in chosen]),
+    classes=_select.class_slice("association", [by_id[r]["suite_id"] for r in chosen]),
 )
 
 if not chosen:
     st.info("Choose one or more runs on the same generation.")
     st.stop()
 
-with _ui.boundary():
-    res = _ui.analysis_call(analysis.association, list(chosen), human=human, sel=sel)
+with _text.boundary():
+    res = _cache.analysis_call(analysis.association, list(chosen), human=human, sel=sel)
     for w in res["warnings"]:
-        st.warning(_ui.md_escape(w))
-    _ui.curated_note([by_id[r]["suite_id"] for r in chosen])
+        st.warning(_text.md_escape(w))
+    _select.curated_note([by_id[r]["suite_id"] for r in chosen])
     criteria = res["criteria"]
     names = [i["name"] for i in res["instruments"]]
     pairs = res["pairs"]
@@ -147,16 +125,16 @@ with _ui.boundary():
     f = res["finding"]
     if f is not None:
         box = {"induced": st.warning, "real": st.success}.get(f["class"], st.info)
-        box(_ui.md_escape(f["text"]), icon=":material/lightbulb:")
+        box(_text.md_escape(f["text"]), icon=":material/lightbulb:")
         st.caption(
-            _ui.md_escape(f"{f['class'].capitalize()}: {f['meaning']}.")
-            + (" " + _ui.md_escape(res["reference_note"]) if res["reference_note"] else "")
+            _text.md_escape(f"{f['class'].capitalize()}: {f['meaning']}.")
+            + (" " + _text.md_escape(res["reference_note"]) if res["reference_note"] else "")
         )
         if singles and f["class"] != "real":
             with st.expander(f"What {singles[0]} wrote on answers failing both {f['a']} and {f['b']}"):
                 # the first page of the cell the 2x2 below opens on (the same call, so one query for both:
                 # the expander's body runs on every render, open or not), of which the first few
-                said = _ui.analysis_call(
+                said = _cache.analysis_call(
                     analysis.cell_answers,
                     list(chosen),
                     f["a"],
@@ -171,7 +149,7 @@ with _ui.boundary():
                 )
                 shown = said["answers"][:FINDING_ANSWERS]
                 st.caption(
-                    _ui.md_escape(
+                    _text.md_escape(
                         f"{said['total']} answers fail both in {singles[0]}; the first {len(shown)}, with the "
                         "judge's own reasons and what the other instruments said:"
                     )
@@ -183,12 +161,14 @@ with _ui.boundary():
                         for who, v in x["verdicts"].items()
                         if who != singles[0] and not v[f["a"]]["missing"]
                     )
-                    _ui.labelled_text(
-                        _ui.md_escape(f"{x['item_id']} (round {x['gen_round']})" + (f" - {others}" if others else "")),
+                    _text.labelled_text(
+                        _text.md_escape(
+                            f"{x['item_id']} (round {x['gen_round']})" + (f" - {others}" if others else "")
+                        ),
                         f"{f['a']}: {own[f['a']]['reason'] or '(no reason)'}\n{f['b']}: {own[f['b']]['reason'] or '(no reason)'}",
                     )
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             f"Generation {res['gen_id']}: {res['shared_answers']} answers judged by every run"
             + (f"; people labelled {res['people_answers']} of them" if human else "")
             + ". Fail is coded 1: a positive phi means the two criteria fail together."
@@ -196,21 +176,21 @@ with _ui.boundary():
     )
     for i in res["instruments"]:
         if i.get("note"):
-            st.caption(_ui.md_escape(f"{i['name']}: {i['note']}."))
+            st.caption(_text.md_escape(f"{i['name']}: {i['note']}."))
 
     # ------------------------------------------------------------ phi matrices (click a cell)
     st.subheader("phi, instrument by instrument")
-    heat = _ui.chart(
+    heat = _cache.chart(
         st,
-        _ui.chart_spec(analysis.phi_heatmaps, res["matrices"], criteria, names, per_row=2, select="cell"),
+        _cache.chart_spec(analysis.phi_heatmaps, res["matrices"], criteria, names, per_row=2, select="cell"),
         key=f"assoc_heat|{','.join(chosen)}|{int(human)}",
         on_select="rerun",
         selection_mode="cell",
         width=None,
     )
-    clicked = _ui.chart_points(heat, "cell")
+    clicked = _cache.chart_points(heat, "cell")
     picked_cell = (clicked[0].get("instrument"), clicked[0].get("a"), clicked[0].get("b")) if clicked else None
-    if _ui.new_pick("assoc_heat", picked_cell) and picked_cell and picked_cell[1] != picked_cell[2]:
+    if _select.new_pick("assoc_heat", picked_cell) and picked_cell and picked_cell[1] != picked_cell[2]:
         if picked_cell[0] in names:
             _ui.set_qp(**{"in": picked_cell[0], "a": picked_cell[1], "b": picked_cell[2], "cell": "ff"})
             for key in ("assoc_in", "assoc_a", "assoc_b", "assoc_cell"):
@@ -224,7 +204,7 @@ with _ui.boundary():
     # ------------------------------------------------------------ the 2x2
     st.subheader("Two criteria")
     for key, param, options in (("assoc_in", "in", names), ("assoc_a", "a", criteria), ("assoc_b", "b", criteria)):
-        _keep(key, options)
+        _ui.keep(key, options)
         _ui.sync_widget(key, param, options)
     st.session_state.setdefault("assoc_in", singles[0] if f is not None and singles else names[0])
     first_a, first_b = (f["a"], f["b"]) if f is not None else (criteria[0], criteria[1])
@@ -238,21 +218,21 @@ with _ui.boundary():
         st.warning("Choose two different criteria for A and B.")
         ct = None
     elif inst == PEOPLE:
-        ct = _ui.analysis_call(analysis.people_crosstab, res["gen_id"], a, b, sel)
+        ct = _cache.analysis_call(analysis.people_crosstab, res["gen_id"], a, b, sel)
     else:
-        ct = _ui.analysis_call(analysis.crosstab, inst, a, b, sel)
+        ct = _cache.analysis_call(analysis.crosstab, inst, a, b, sel)
     if ct is not None:
         t = ct["table"]
         g_col = m_col = st.container()
         with g_col:
-            _ui.plain_table(
+            _text.plain_table(
                 [
                     {
                         "": f"{a} {label}",
                         f"{b} passes": t[row]["b_pass"],
                         f"{b} fails": t[row]["b_fail"],
                         "total": t[row]["total"],
-                        f"{b} fail rate": _ui.pct(rate),
+                        f"{b} fail rate": _text.pct(rate),
                     }
                     for row, label, rate in (
                         ("a_pass", "passes", ct["b_fail_rate_given_a_pass"]),
@@ -279,16 +259,16 @@ with _ui.boundary():
             )
         )
         r1, r2, r3, r4 = m_col.columns(4)
-        r1.metric("B fails if A passes", _ui.pct(ct["b_fail_rate_given_a_pass"]))
-        r2.metric("B fails if A fails", _ui.pct(ct["b_fail_rate_given_a_fail"]))
+        r1.metric("B fails if A passes", _text.pct(ct["b_fail_rate_given_a_pass"]))
+        r2.metric("B fails if A fails", _text.pct(ct["b_fail_rate_given_a_fail"]))
         r3.metric("Ratio", "undefined" if ct["ratio"] is None else f"x{ct['ratio']:.1f}")
         r4.metric("phi", "undefined" if ct["phi"] is None else f"{ct['phi']:.2f}")
         for why in (ct["phi_reason"], ct["ratio_reason"]):
             if why:
-                m_col.caption(_ui.md_escape(why))
+                m_col.caption(_text.md_escape(why))
         here = next((p for p in pairs if {p["a"], p["b"]} == {a, b}), None)
         if here is not None:
-            m_col.caption(_ui.md_escape(f"Class: {here['class']}. {here['reason']}"))
+            m_col.caption(_text.md_escape(f"Class: {here['class']}. {here['reason']}"))
 
         # -------------------------------------------------------- answers in one cell
         _ui.sync_widget("assoc_cell", "cell", list(CELLS))
@@ -321,14 +301,14 @@ with _ui.boundary():
                 step=1,
                 key=f"assoc_page|{inst}|{a}|{b}|{cell}",
             )
-        ca = _ui.analysis_call(
+        ca = _cache.analysis_call(
             analysis.cell_answers, list(chosen), a, b, *CELLS[cell], inst, human, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE
         )
         if not ca["answers"]:
             st.info("No answers in this cell.")
         else:
             st.caption(
-                _ui.md_escape(
+                _text.md_escape(
                     f"{ca['total']} answers in this cell for {inst}; {ca['offset'] + 1} to "
                     f"{ca['offset'] + len(ca['answers'])} shown, with every instrument's verdict. Select a row to read "
                     "the answer and each judge's reason."
@@ -360,12 +340,12 @@ with _ui.boundary():
             if picked:
                 x = ca["answers"][picked[0]]
                 st.caption(
-                    _ui.md_escape(f"{x['item_id']}, generation round {x['gen_round']}, class {x['class'] or '-'}")
+                    _text.md_escape(f"{x['item_id']}, generation round {x['gen_round']}, class {x['class'] or '-'}")
                 )
                 i_col, o_col = st.columns(2)
                 with i_col:
-                    _ui.labelled_text("Input", x["input"])
-                    _ui.labelled_text("Output" + (" (the system abstained)" if x["abstained"] else ""), x["output"])
+                    _text.labelled_text("Input", x["input"])
+                    _text.labelled_text("Output" + (" (the system abstained)" if x["abstained"] else ""), x["output"])
                 with o_col:
                     for who, v in x["verdicts"].items():
                         lines = []
@@ -377,7 +357,7 @@ with _ui.boundary():
                             lines.append(f"{c}: {_word(s['passed'])}")
                             if who != PEOPLE:
                                 lines.append(f"  reason: {s['reason'] if s['reason'] is not None else '(none)'}")
-                        _ui.labelled_text(_ui.md_escape(who), "\n".join(lines))
+                        _text.labelled_text(_text.md_escape(who), "\n".join(lines))
                 if inst != PEOPLE:
                     st.page_link(
                         "pages/1_runs.py",
@@ -398,7 +378,7 @@ with _ui.boundary():
     ranked = [n for n in names if any(res["matrices"][n]["rank"].get(p["a"], {}).get(p["b"]) for p in pairs)]
     order = {"induced": 0, "real": 1, "undetermined": 2}
     shown = sorted(pairs, key=lambda p: order[p["class"]])
-    _ui.plain_table(
+    _text.plain_table(
         [
             {
                 "pair": f"{p['a']} x {p['b']}",
@@ -413,7 +393,7 @@ with _ui.boundary():
     with st.expander("Why each pair is classed as it is"):
         st.markdown(
             "\n".join(
-                f"- **{_ui.md_escape(p['a'])} x {_ui.md_escape(p['b'])}** ({p['class']}): {_ui.md_escape(p['reason'])}"
+                f"- **{_text.md_escape(p['a'])} x {_text.md_escape(p['b'])}** ({p['class']}): {_text.md_escape(p['reason'])}"
                 for p in shown
             )
         )
@@ -430,7 +410,7 @@ with _ui.boundary():
     st.selectbox("Open a pair's 2x2 above", ["", *labels], key="assoc_pair_pick", on_change=_open_pair)
     by_class = {c: [f"{p['a']} x {p['b']}" for p in pairs if p["class"] == c] for c in ("induced", "real")}
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             "; ".join(f"{c} ({len(v)}): {', '.join(v) if v else 'none'}" for c, v in by_class.items())
             + f"; undetermined: {sum(p['class'] == 'undetermined' for p in pairs)}"
         )
@@ -438,7 +418,7 @@ with _ui.boundary():
     pct = int(round(100 * res["level"]))
     st.caption(
         f"phi with its {pct}% paired bootstrap interval (seed {res['seed']}, {res['n_boot']} resamples). "
-        + "; ".join(f"**{c}**: {_ui.md_escape(w)}" for c, w in analysis.CLASS_WORDS.items())
+        + "; ".join(f"**{c}**: {_text.md_escape(w)}" for c, w in analysis.CLASS_WORDS.items())
         + f". The rule, with threshold T = {res['threshold']}: **real** when people's interval lies beyond +/-T; "
         "**induced** when a single-call run's interval lies beyond +/-T while every one-criterion run's and "
         "people's lie inside (-T, T) on a table with enough failures; otherwise **undetermined**, with the first "
@@ -462,10 +442,10 @@ with _ui.boundary():
             "a field is emitted at."
         )
     else:
-        effects = [_ui.analysis_call(analysis.position_effect, rid, reference, sel) for rid in singles]
-        _ui.chart(st, _ui.chart_spec(analysis.position_lines, effects), width=None)
+        effects = [_cache.analysis_call(analysis.position_effect, rid, reference, sel) for rid in singles]
+        _cache.chart(st, _cache.chart_spec(analysis.position_lines, effects), width=None)
         st.caption(
-            _ui.md_escape(
+            _text.md_escape(
                 "By the position a verdict was emitted at in its call: the fail rate, the fail rate when the field "
                 "before it failed"
                 + (

@@ -17,16 +17,11 @@ import streamlit as st
 
 import evalcore
 from evalcore import analysis
-from pages import _ui
+from pages import _cache, _select, _text, _ui
 
 PAGE_SIZE = 25
 PCT = st.column_config.NumberColumn(format="%.1f%%")
 DEFAULT_A, DEFAULT_B = "support-single", "support-split"
-
-
-def _keep(key: str, options: list) -> None:
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
 
 
 def _pct100(v):
@@ -52,53 +47,36 @@ def _defaults(runs: list[dict]) -> tuple[str, str]:
 
 _ui.title("Harness comparison")
 store = _ui.store()
-runs = _ui.criteria_runs()
+runs = _select.criteria_runs()
 by_id = {r["run_id"]: r for r in runs}
 run_ids = list(by_id)
-gens = {g["gen_id"]: g for g in _ui.summary(evalcore.generations_summary)}
+gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
 
 # ---------------------------------------------------------------- the two runs
-run_a, run_b = _ui.two_runs(by_id, _defaults(runs), ("harness_a", "harness_b"), ("A", "B"), st.columns(2))
-k = min(max(1, by_id[r]["judge_rounds"] or 1) for r in (run_a, run_b))
-judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
-n_rounds = max(gens.get(by_id[r]["gen_id"], {}).get("rounds") or 1 for r in (run_a, run_b))
-rounds = ["all"] + [str(i) for i in range(1, n_rounds + 1)]
-for key, param, options in (("harness_judge", "judge", judges), ("harness_round", "round", rounds)):
-    _keep(key, options)
-    _ui.sync_widget(key, param, options)
+run_a, run_b = _select.two_runs(by_id, _defaults(runs), ("harness_a", "harness_b"), ("A", "B"), st.columns(2))
 c_judge, c_round, _ = st.columns([2, 2, 3])
-judge = c_judge.selectbox(
-    "Judge verdict",
-    judges,
-    key="harness_judge",
-    on_change=_ui.widget_to_qp,
-    args=("harness_judge", "judge"),
-    format_func=lambda v: f"majority of {k} rounds (a tie fails)" if v == "majority" else f"judge round {v}",
+judge, gen_round = _select.rounds(
+    "harness",
+    min(max(1, by_id[r]["judge_rounds"] or 1) for r in (run_a, run_b)),
+    max(gens.get(by_id[r]["gen_id"], {}).get("rounds") or 1 for r in (run_a, run_b)),
+    (c_judge, c_round),
 )
-gen_round = c_round.selectbox(
-    "Generation round",
-    rounds,
-    key="harness_round",
-    on_change=_ui.widget_to_qp,
-    args=("harness_round", "round"),
-    format_func=lambda v: "every round" if v == "all" else f"round {v}",
-)
-hold = _ui.holdout_toggle("harness", [by_id[r]["suite_id"] for r in (run_a, run_b)])
+hold = _select.holdout_toggle("harness", [by_id[r]["suite_id"] for r in (run_a, run_b)])
 sel = analysis.parse_selection(
     judge,
     gen_round,
     include_holdout=hold,
-    classes=_ui.class_slice("harness", [by_id[r]["suite_id"] for r in (run_a, run_b)]),
+    classes=_select.class_slice("harness", [by_id[r]["suite_id"] for r in (run_a, run_b)]),
 )
 
-with _ui.boundary():
+with _text.boundary():
     if run_a == run_b:
         st.info("Choose two different runs.")
         st.stop()
-    fl = _ui.analysis_call(analysis.flips, run_a, run_b, sel)
+    fl = _cache.analysis_call(analysis.flips, run_a, run_b, sel)
     for w in fl["warnings"]:
-        st.warning(_ui.md_escape(w))
-    _ui.curated_note([by_id[r]["suite_id"] for r in (run_a, run_b)])
+        st.warning(_text.md_escape(w))
+    _select.curated_note([by_id[r]["suite_id"] for r in (run_a, run_b)])
     crits = fl["criteria"]
     names = [c["criterion"] for c in crits]
     shift = analysis.composition_shift(fl)
@@ -106,12 +84,12 @@ with _ui.boundary():
     # ------------------------------------------------------------ the aggregate
     ap = fl["all_pass"]
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("All criteria pass under A", _ui.pct(ap["a"]))
+    m1.metric("All criteria pass under A", _text.pct(ap["a"]))
     m1.caption(f"{ap['passed_a']} of {ap['answers']} answers both runs judged on every criterion")
     delta = shift["all_pass_delta"]
     m2.metric(
         "All criteria pass under B",
-        _ui.pct(ap["b"]),
+        _text.pct(ap["b"]),
         delta=None if delta is None else f"{100 * delta:+.1f} points",
         delta_color="off",
         delta_arrow="off",
@@ -126,11 +104,11 @@ with _ui.boundary():
     if shift["hidden"]:
         mm = shift["most_moved"] or {"criterion": "-", "share_a": None, "share_b": None}
         st.info(
-            _ui.md_escape(
-                f"The all-pass rate is within a point ({_ui.pct(ap['a'])} under A, {_ui.pct(ap['b'])} under B) while "
+            _text.md_escape(
+                f"The all-pass rate is within a point ({_text.pct(ap['a'])} under A, {_text.pct(ap['b'])} under B) while "
                 f"{shift['flipped_verdicts']} verdicts changed and the composition of failures moved by "
                 f"{100 * shift['composition_distance']:.1f} points (the largest move: {mm['criterion']}, "
-                f"{_ui.pct(mm['share_a'])} of A's failures and {_ui.pct(mm['share_b'])} of B's). The aggregate hides "
+                f"{_text.pct(mm['share_a'])} of A's failures and {_text.pct(mm['share_b'])} of B's). The aggregate hides "
                 "which requirement the failures are filed against."
             )
         )
@@ -166,19 +144,19 @@ with _ui.boundary():
         },
     )
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             f"A = {run_a}, B = {run_b}, on the answers both judged. McNemar p: the exact test on "
             "the answers that changed verdict, one way against the other."
         )
     )
     left, right = st.columns(2)
-    _ui.chart(left, _ui.chart_spec(analysis.flip_bars, crits, run_a, run_b))
-    _ui.chart(right, _ui.chart_spec(analysis.composition_bars, crits, run_a, run_b))
+    _cache.chart(left, _cache.chart_spec(analysis.flip_bars, crits, run_a, run_b))
+    _cache.chart(right, _cache.chart_spec(analysis.composition_bars, crits, run_a, run_b))
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Answers that flipped")
     _ui.sync_widget("harness_crit", "criterion", names)
-    _keep("harness_crit", names)
+    _ui.keep("harness_crit", names)
     st.session_state.setdefault(
         "harness_crit", max(crits, key=lambda c: c["fail_a_pass_b"] + c["pass_a_fail_b"])["criterion"]
     )
@@ -207,7 +185,7 @@ with _ui.boundary():
         page = st.columns([1, 5])[0].number_input(
             f"Page (of {pages})", min_value=1, max_value=pages, value=1, step=1, key=f"harness_page|{crit}|{direction}"
         )
-    res = _ui.analysis_call(
+    res = _cache.analysis_call(
         analysis.flip_answers, run_a, run_b, crit, direction, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE
     )
     if not res["answers"]:
@@ -242,16 +220,18 @@ with _ui.boundary():
         picked = list(ev.selection.rows) if ev is not None else []
         if picked:
             x = res["answers"][picked[0]]
-            st.caption(_ui.md_escape(f"{x['item_id']}, generation round {x['gen_round']}, class {x['class'] or '-'}"))
+            st.caption(_text.md_escape(f"{x['item_id']}, generation round {x['gen_round']}, class {x['class'] or '-'}"))
             i_col, o_col = st.columns(2)
             with i_col:
-                _ui.labelled_text("Input", x["input"])
-                _ui.labelled_text("Output" + (" (the system abstained)" if x["abstained"] else ""), x["output"])
+                _text.labelled_text("Input", x["input"])
+                _text.labelled_text("Output" + (" (the system abstained)" if x["abstained"] else ""), x["output"])
             with o_col:
                 for side, rid in (("a", run_a), ("b", run_b)):
                     s = x[side]
-                    _ui.labelled_text(
-                        _ui.md_escape(f"{side.upper()} ({rid}): {_word(s['passed'])}, judge round {s['judge_round']}"),
+                    _text.labelled_text(
+                        _text.md_escape(
+                            f"{side.upper()} ({rid}): {_word(s['passed'])}, judge round {s['judge_round']}"
+                        ),
                         s["reason"],
                     )
             st.page_link(

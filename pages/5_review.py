@@ -15,7 +15,7 @@ import streamlit as st
 
 import evalcore
 from evalcore import review
-from pages import _ui
+from pages import _access, _select, _text, _ui
 
 NAV_KEYS = {"test_wrong": "T", "skip": "S", "undo": "U", "next": "N", "back": "B"}
 NOTE_LABEL = "Note (M to write, Esc to leave; required for 'the test is wrong')"
@@ -84,7 +84,7 @@ def _filters() -> review.Filters:
 
 
 def _reviewer() -> str:
-    return _ui.current_name()
+    return _access.current_name()
 
 
 def _role() -> str:
@@ -164,7 +164,7 @@ def _narrowed(criterion: str, before: dict, after: dict) -> str | None:
         was = f"+/- {100 * b:.1f} -> " if b is not None else "now "
         change = f" ({100 * (b - a['half_width']):+.1f} points narrower)" if b is not None else ""
         lines.append(
-            f"{rid}: {was}+/- {100 * a['half_width']:.1f} points{change} at {_ui.pct(a['value'])} from "
+            f"{rid}: {was}+/- {100 * a['half_width']:.1f} points{change} at {_text.pct(a['value'])} from "
             f"{a['n_labels']} audit labels; {review.half_width_text(a)}."
         )
     if not lines:
@@ -249,13 +249,13 @@ _ui.title("Review queue")
 store = _ui.store()
 flash = st.session_state.pop("review_flash", None)
 if flash:
-    getattr(st, flash[0])(_ui.md_escape(flash[1]))
+    getattr(st, flash[0])(_text.md_escape(flash[1]))
 narrowed = st.session_state.pop("review_narrowed", None)
 if narrowed:
-    st.info(_ui.md_escape(narrowed))
+    st.info(_text.md_escape(narrowed))
 
-with _ui.boundary():
-    me = _ui.identity("review", verb="Reviewing")
+with _text.boundary():
+    me = _access.identity("review", verb="Reviewing")
     if me is None:
         st.caption("Every decision is recorded under your name.")
         st.stop()
@@ -275,13 +275,13 @@ with _ui.boundary():
         args=("review_gen", "gen"),
         kwargs={"clear": ("queue", "item", "round", "criterion")},
     )
-    hold = _ui.holdout_toggle("review", [store.generation(gen_id).manifest.suite_id])
-    _ui.suite_version_warning(review.runs_on(store, gen_id))
+    hold = _select.holdout_toggle("review", [store.generation(gen_id).manifest.suite_id])
+    _select.suite_version_warning(review.runs_on(store, gen_id))
     qs = review.queues(store, gen_id)
     if not qs:
         det = review.detection_summary(store, gen_id)
         st.info(
-            _ui.md_escape(
+            _text.md_escape(
                 f"No review queue on {gen_id} yet. Building one raises {det['raised']} of its "
                 f"{det['population']} cases and draws the audit from the {det['agreed']} agreed "
                 "ones; it is written to the state directory, never to the data."
@@ -308,7 +308,7 @@ with _ui.boundary():
     q = next(x for x in qs if x["queue_id"] == queue_id)
     with st.expander("Queue, filters and options"):
         st.caption(
-            _ui.md_escape(
+            _text.md_escape(
                 f"Built {q['created_at']} with seed {q['seed']}: {q['flagged']} raised cases, {q['audit_sampled']} of "
                 f"{q['agreed']} agreed cases drawn for the audit ({(q.get('audit_design') or {}).get('method', 'uniform')}, "
                 f"rate {q['audit_rate']:.3g}), "
@@ -321,7 +321,7 @@ with _ui.boundary():
         f2.multiselect("Criterion", facets["criteria"], key="review_f_criterion")
         marks = evalcore.analysis.run_marks(store)  # manifests only, read once: the page never scans verdicts
         f3.multiselect(
-            "Run", q["runs"], key="review_f_run", format_func=lambda r: r + _ui.suite_suffix(marks.get(r) or {})
+            "Run", q["runs"], key="review_f_run", format_func=lambda r: r + _select.suite_suffix(marks.get(r) or {})
         )
         f4.multiselect("Class", facets["classes"], key="review_f_class")
         o1, o2, o3 = st.columns(3)
@@ -382,11 +382,11 @@ with _ui.boundary():
             if (x["item_id"], x["gen_round"], x["criterion"]) == case and x["reviewer"] != reviewer
         ]
         if busy and not view["decided"]:
-            st.warning(_ui.md_escape(f"{', '.join(busy)} has this case open right now."))
+            st.warning(_text.md_escape(f"{', '.join(busy)} has this case open right now."))
         sealed = bool(view.get("withheld"))  # deciding waits for the pairwise session to close
         if sealed:
             st.warning(
-                _ui.md_escape(
+                _text.md_escape(
                     f"This answer is withheld: its generation is an arm of the open pairwise session "
                     f"{view['withheld']}. Its cases are decided once that session is closed."
                 )
@@ -447,28 +447,28 @@ with _ui.boundary():
         mine = view["mine"]
         if mine is not None:
             st.info(
-                _ui.md_escape(
+                _text.md_escape(
                     f"Your standing edit: {mine['outcome']} {mine['value'] or ''} (edit {mine['edit_id']})"
                     + (f"; note: {mine['note']}" if mine["note"] else "")
                 )
             )
-        _ui.labelled_text("What the criterion asks", view["description"] or view["criterion"])
+        _text.labelled_text("What the criterion asks", view["description"] or view["criterion"])
         left, right = st.columns(2)
         with left:
-            _ui.labelled_text("Input", view["input"])
-            _ui.labelled_text("Context", view["context"])
-            if not _ui.missing(view["reference"]):
-                _ui.labelled_text("Reference", view["reference"])
-            _ui.labelled_text("Must have", "\n".join(f"- {m}" for m in view["must_have"]) or None)
+            _text.labelled_text("Input", view["input"])
+            _text.labelled_text("Context", view["context"])
+            if not _text.missing(view["reference"]):
+                _text.labelled_text("Reference", view["reference"])
+            _text.labelled_text("Must have", "\n".join(f"- {m}" for m in view["must_have"]) or None)
             if view["wrong_if"]:
-                _ui.labelled_text("Wrong if", "\n".join(f"- {m}" for m in view["wrong_if"]))
+                _text.labelled_text("Wrong if", "\n".join(f"- {m}" for m in view["wrong_if"]))
         with right:
-            _ui.labelled_text(
+            _text.labelled_text(
                 f"Output (item {item_q}, round {round_q})" + (" (the system abstained)" if view["abstained"] else ""),
                 view["output"],
             )
         st.caption(
-            _ui.md_escape(f"Link: ?gen={gen_id}&queue={queue_id}&item={item_q}&round={round_q}&criterion={crit_q}")
+            _text.md_escape(f"Link: ?gen={gen_id}&queue={queue_id}&item={item_q}&round={round_q}&criterion={crit_q}")
         )
 
         if not view["revealed"]:
@@ -477,7 +477,7 @@ with _ui.boundary():
             st.subheader("What the judges said")
             reasons = view["reasons"] or []
             st.caption(
-                _ui.md_escape(
+                _text.md_escape(
                     "In the queue because: "
                     + (
                         "; ".join(review.REASONS[r] for r in reasons)
@@ -488,7 +488,7 @@ with _ui.boundary():
             )
             for v in view["verdicts"] or []:
                 said = "ERROR" if v["passed"] is None else ("pass" if v["passed"] else "FAIL")
-                extra = "".join(f", {k} {v[k]}" for k in ("label", "score") if not _ui.missing(v[k]))
+                extra = "".join(f", {k} {v[k]}" for k in ("label", "score") if not _text.missing(v[k]))
                 lines = [
                     f"{v['judge']} round {v['judge_round']}: {said} (judge said {v['raw_verdict']}{extra})",
                     f"reason: {v['reason'] if v['reason'] is not None else '(none)'}",
@@ -498,9 +498,9 @@ with _ui.boundary():
                         lines.append(f"{k}: {'; '.join(v[k]) or '(none)'}")
                 if v["error"]:
                     lines.append(f"error: {v['error']}")
-                _ui.show_text("\n".join(lines))
+                _text.show_text("\n".join(lines))
             if view["detail"]:
-                _ui.labelled_text(
+                _text.labelled_text(
                     "What raised it",
                     "\n".join(review.describe_detail(code, d) for code, ds in view["detail"].items() for d in ds),
                 )
@@ -508,7 +508,7 @@ with _ui.boundary():
             others = view["others"]
             st.subheader("Other reviewers")
             if others:
-                _ui.show_text(
+                _text.show_text(
                     "\n".join(
                         f"{o['reviewer']}{' (adjudicator)' if o.get('role') == 'adjudicator' else ''}: "
                         f"{o['outcome']} {o['value'] or ''}"
@@ -522,7 +522,7 @@ with _ui.boundary():
             g = view["gold"]
             if g is not None:
                 st.caption(
-                    _ui.md_escape(
+                    _text.md_escape(
                         f"Gold: {g['status']}"
                         + (f" = {g['value']}" if g["value"] is not None else "")
                         + (f" (settled by {g['adjudicator']})" if g["adjudicator"] else "")

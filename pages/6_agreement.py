@@ -23,7 +23,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import EvalcoreError, LabelStore, analysis, review
-from pages import _ui
+from pages import _cache, _select, _text, _ui
 
 METHODS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("kendall", "Kendall tau-b"))
 N_BOOT = 1000
@@ -76,7 +76,7 @@ def _num(x, digits: int = 3) -> str:
 def _ci(pair, pct: bool = False) -> str:
     if not pair or pair[0] is None:
         return "-"
-    return f"[{_ui.pct(pair[0])}, {_ui.pct(pair[1])}]" if pct else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
+    return f"[{_text.pct(pair[0])}, {_text.pct(pair[1])}]" if pct else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
 
 
 def _confusion(conf: dict) -> pd.DataFrame:
@@ -91,7 +91,7 @@ def _confusion(conf: dict) -> pd.DataFrame:
 def _plain(rows: list[dict]) -> None:
     """A small table of our own figures and ids from the data, made inert for markdown."""
     if rows:
-        inert = [{k: _ui.md_escape("-" if v is None else v) for k, v in r.items()} for r in rows]
+        inert = [{k: _text.md_escape("-" if v is None else v) for k, v in r.items()} for r in rows]
         st.table(pd.DataFrame(inert).fillna("-"), hide_index=True)
 
 
@@ -111,7 +111,7 @@ def _summary_rows(summary: dict) -> list[dict]:
             "gold cases": r["gold_cases"],
             "mean kappa vs gold": _num(r["mean_kappa"])
             + (f" ({r['kappa_criteria']} criteria)" if r["kappa_criteria"] else ""),
-            "mean accuracy": _ui.pct(r["mean_accuracy"]),
+            "mean accuracy": _text.pct(r["mean_accuracy"]),
             "leniency": _signed(r["leniency"])
             if r["score_leniency"] is None
             else f"{_signed(r['leniency'])}; scores {_signed(r['score_leniency'])}",
@@ -119,7 +119,7 @@ def _summary_rows(summary: dict) -> list[dict]:
             "pass rate -> corrected": (
                 "-"
                 if r["corrected_pass_rate"] is None
-                else f"{_ui.pct(r['observed_pass_rate'])} -> {_ui.pct(r['corrected_pass_rate'])} ({r['corrected_criteria']} criteria)"
+                else f"{_text.pct(r['observed_pass_rate'])} -> {_text.pct(r['corrected_pass_rate'])} ({r['corrected_criteria']} criteria)"
             ),
         }
         for r in summary["judges"]
@@ -130,7 +130,7 @@ def show_summary(card: dict) -> None:
     """The card's opening: the summary per judge in words, then as a table."""
     st.subheader("Judges at a glance")
     for line in card["summary"]["text"]:
-        st.markdown(_ui.md_escape(line))
+        st.markdown(_text.md_escape(line))
     _plain(_summary_rows(card["summary"]))
     st.caption(
         "One row per judge run. Gold cases: its verdicts on cases with gold, summed over criteria. Mean kappa and "
@@ -144,7 +144,7 @@ def show_summary(card: dict) -> None:
 
 def _ambiguous_warning(a: dict) -> None:
     st.warning(
-        _ui.md_escape(
+        _text.md_escape(
             f"Ambiguous criterion: judges in the same harness agree below kappa {a['threshold']} ("
             + ", ".join(f"{p['a']} ~ {p['b']} {p['kappa']:.2f}" for p in a["pairs"])
             + ")."
@@ -175,16 +175,16 @@ def _ppi_row(run_id: str, p: dict, rg: dict | None, observed) -> dict:
     lo = p.get("labels_only") or {}
     row = {
         "run": run_id,
-        "observed": _ui.pct(observed),
-        "PPI++": _ui.pct(p.get("value")),
+        "observed": _text.pct(observed),
+        "PPI++": _text.pct(p.get("value")),
         "PPI++ interval": _ci(p.get("ci"), pct=True),
         "labels": p.get("n_labels", 0),
         "worth (labels)": "-" if p.get("n_eff") is None else f"{p['n_eff']:.0f}",
-        "labels only": _ui.pct(lo.get("value")),
+        "labels only": _text.pct(lo.get("value")),
         "labels-only interval": _ci(lo.get("ci"), pct=True),
     }
     if rg is not None:
-        row["sens./spec. corrected"] = _ui.pct(rg.get("value"))
+        row["sens./spec. corrected"] = _text.pct(rg.get("value"))
     row["stopping rule"] = review.half_width_text(p)
     return row
 
@@ -198,7 +198,7 @@ def show_ppi(c: dict) -> None:
     _plain([_ppi_row(j["run_id"], j["ppi"], j["corrected"], j["pass_rate"]) for j in judges])
     samples = sorted({j["ppi"].get("sample") or "" for j in judges} - {""})
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             "PPI++: the judge's verdict on every case plus the gold of the queue audit's decided prefix (in key order), "
             "each weighted by 1 / its inclusion probability; 'worth' is the labels a labels-only estimate would need "
             "for the same interval. Sample: "
@@ -212,7 +212,7 @@ def show_criterion(c: dict) -> None:
     """The detail of one criterion: judges against gold, people, repeat consistency, judge against judge."""
     if c["ambiguous"].get("flag"):
         _ambiguous_warning(c["ambiguous"])
-    st.caption(_ui.md_escape(f"{c['criterion']} ({c['kind']}), {c['gold_cases']} gold cases."))
+    st.caption(_text.md_escape(f"{c['criterion']} ({c['kind']}), {c['gold_cases']} gold cases."))
     rows = []
     for j in c["judges"]:
         cr = j["corrected"]
@@ -224,10 +224,10 @@ def show_criterion(c: dict) -> None:
                 "gold cases": j["n"],
                 "kappa": _num(j["kappa"]),
                 "kappa interval": _ci(j["kappa_ci"]),
-                "accuracy": _ui.pct(j["accuracy"]),
+                "accuracy": _text.pct(j["accuracy"]),
                 "leniency": _num(j.get("leniency")),
-                "pass rate": _ui.pct(j["pass_rate"]),
-                "corrected": _ui.pct(cr.get("value")),
+                "pass rate": _text.pct(j["pass_rate"]),
+                "corrected": _text.pct(cr.get("value")),
                 "corrected interval": _ci(cr.get("ci"), pct=True),
                 "gold for correction": cr.get("gold") or "-",
             }
@@ -237,7 +237,7 @@ def show_criterion(c: dict) -> None:
         show_ppi(c)
         notes = sorted({j["corrected"].get("note") or j["corrected"].get("reason") or "" for j in c["judges"]} - {""})
         for n in notes:
-            st.caption(_ui.md_escape(n))
+            st.caption(_text.md_escape(n))
         conf = _confusions(c)
         if conf:
             with st.expander("Confusion matrices (rows gold, columns judge)"):
@@ -245,7 +245,7 @@ def show_criterion(c: dict) -> None:
     rv = c["reviewers"]
     if len(rv["raters"]) >= 2:
         st.caption(
-            _ui.md_escape(
+            _text.md_escape(
                 "People: "
                 + "; ".join(f"{p['a']} ~ {p['b']} Cohen's kappa {_num(p['kappa'])} on {p['n']}" for p in rv["cohen"])
                 + (f"; Fleiss' kappa {_num(rv['fleiss']['kappa'])} on {rv['fleiss']['n']}" if rv["fleiss"] else "")
@@ -260,9 +260,9 @@ def show_criterion(c: dict) -> None:
                     "run": r["run_id"],
                     "rounds": r["rounds"],
                     "cases": r["n"],
-                    "same in every round": _ui.pct(r["unanimous_share"]),
+                    "same in every round": _text.pct(r["unanimous_share"]),
                     "Fleiss' kappa over rounds": _num(r["fleiss_kappa"]),
-                    "majority = round 1": _ui.pct(r["majority_vs_round1"]),
+                    "majority = round 1": _text.pct(r["majority_vs_round1"]),
                     "round 1 vs gold (kappa)": _num(r["round1_vs_gold"]["kappa"]),
                     "majority vs gold (kappa)": _num(r["majority_vs_gold"]["kappa"]),
                 }
@@ -292,7 +292,7 @@ def show_criterion(c: dict) -> None:
 def show_generation(card: dict) -> None:
     g = card["gold"]
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             f"Gold: {g['state']} cases decided by reviewers (state directory), {g['shipped']} from labels shipped with "
             f"the data, {g['split']} where people disagree (no gold until an adjudicator settles it), {g['pending']} "
             f"waiting for more reviewers. Judges read at judge round {card['judge_round']}; "
@@ -301,7 +301,7 @@ def show_generation(card: dict) -> None:
         )
     )
     for w in card["warnings"]:
-        st.warning(_ui.md_escape(w))
+        st.warning(_text.md_escape(w))
     show_summary(card)
     shown = [a for a in card.get("all_pass", []) if a["ppi"].get("value") is not None or a["ppi"].get("sample")]
     if shown:
@@ -381,9 +381,9 @@ def show_scores(store, gen_id: str, classes: tuple[str, ...]) -> None:
     else:
         rid = st.selectbox("Judge run (scores)", runs, key="agreement_scores_run")
         try:
-            res = _ui.analysis_call(analysis.correlate, [rid], classes=cls, n_boot=N_BOOT)
+            res = _cache.analysis_call(analysis.correlate, [rid], classes=cls, n_boot=N_BOOT)
         except EvalcoreError as err:
-            st.caption(_ui.md_escape(f"Judge against people: {err.message}"))
+            st.caption(_text.md_escape(f"Judge against people: {err.message}"))
         else:
             rows = []
             for c in res["criteria"]:
@@ -396,7 +396,7 @@ def show_scores(store, gen_id: str, classes: tuple[str, ...]) -> None:
             _plain(rows)
             pct = int(round(100 * res["level"]))
             st.caption(
-                _ui.md_escape(
+                _text.md_escape(
                     f"{res['judge'].capitalize()} against people ({res['people']}). Pooled: one correlation over "
                     "every answer both scored; within items: the correlation over each item's outputs (generation "
                     f"rounds), averaged over items (G-Eval / UniEval). {pct}% bootstrap intervals over items, "
@@ -410,7 +410,7 @@ def show_scores(store, gen_id: str, classes: tuple[str, ...]) -> None:
         st.caption("No run judged twice and no label set: nothing to measure reliability on.")
         return
     try:
-        rel = _ui.analysis_call(
+        rel = _cache.analysis_call(
             analysis.reliability,
             run_ids=with_rounds,
             people=labelled,
@@ -418,7 +418,7 @@ def show_scores(store, gen_id: str, classes: tuple[str, ...]) -> None:
             classes=cls,
         )
     except EvalcoreError as err:
-        st.caption(_ui.md_escape(f"Reliability: {err.message}"))
+        st.caption(_text.md_escape(f"Reliability: {err.message}"))
         return
     rows = []
     for inst in rel["instruments"]:
@@ -442,9 +442,9 @@ def show_scores(store, gen_id: str, classes: tuple[str, ...]) -> None:
     _plain(rows)
     for inst in rel["instruments"]:
         if inst.get("note"):
-            st.caption(_ui.md_escape(f"{inst['name']}: {inst['note']}"))
+            st.caption(_text.md_escape(f"{inst['name']}: {inst['note']}"))
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             "Krippendorff's alpha at the criterion's level (interval, ordinal, nominal); the ICCs of Shrout & Fleiss "
             "on the items every rater rated; Fleiss' kappa on nominal criteria. `evalcore reliability"
             + "".join(f" --run {r}" for r in with_rounds)
@@ -464,7 +464,7 @@ def _ci_value(c: dict) -> str:
 def show_session(s: dict) -> None:
     m = s["majority"]
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             f"{s['pairs']} pairs, {s['judgments']} choices by people. Majority of people: left "
             f"{m['left']}, same {m['same']}, right {m['right']}; {m['no_majority']} without a "
             "majority."
@@ -476,7 +476,7 @@ def show_session(s: dict) -> None:
     )
     if rv["fleiss"]:
         st.caption(
-            _ui.md_escape(
+            _text.md_escape(
                 f"Fleiss' kappa {_num(rv['fleiss']['kappa'])} on {rv['fleiss']['n']} pairs; "
                 f"Krippendorff's alpha {_num(rv['krippendorff']['alpha'])}."
             )
@@ -488,7 +488,7 @@ def show_session(s: dict) -> None:
                 "model": g["judge_model"],
                 "order": g["order"],
                 "pairs": g["n"],
-                "accuracy": _ui.pct(g["accuracy"]),
+                "accuracy": _text.pct(g["accuracy"]),
                 "kappa": _num(g["kappa"]),
                 "kappa interval": _ci(g["kappa_ci"]),
                 "unparseable (misses)": g["unparseable"],
@@ -502,7 +502,7 @@ def show_session(s: dict) -> None:
                 "graders": f"{p['a']} ~ {p['b']}",
                 "pairs": p["n"],
                 "unparseable dropped": p["dropped_unparseable"],
-                "agreement": _ui.pct(p["agreement"]),
+                "agreement": _text.pct(p["agreement"]),
                 "kappa": _num(p["kappa"]),
             }
             for p in s["grader_pairs"]
@@ -512,7 +512,7 @@ def show_session(s: dict) -> None:
 
 _ui.title("Agreement and judge report card")
 store = _ui.store()
-with _ui.boundary():
+with _text.boundary():
     judged = {g: len(review.runs_on(store, g)) for g in store.ids("generation")}
     gens = sorted((g for g, n in judged.items() if n), key=lambda g: (-judged[g], g))  # most runs first
     sessions = [
@@ -540,10 +540,10 @@ with _ui.boundary():
         _ui.set_qp(**link)
     classes: tuple[str, ...] = ()
     if kind == "generation":
-        classes = _ui.class_slice("agreement", [store.generation(name).manifest.suite_id])
-        _ui.slice_caption(classes, "Every figure below counts these items.", ["agreement", "--gen", name])
-        _ui.suite_version_warning(review.runs_on(store, name))
-        _ui.curated_note([store.generation(name).manifest.suite_id])
+        classes = _select.class_slice("agreement", [store.generation(name).manifest.suite_id])
+        _select.slice_caption(classes, "Every figure below counts these items.", ["agreement", "--gen", name])
+        _select.suite_version_warning(review.runs_on(store, name))
+        _select.curated_note([store.generation(name).manifest.suite_id])
         st.caption(
             "These figures include the suite's holdout items: the report card is not filtered for them "
             "yet (docs/SUITES.md)."
@@ -561,7 +561,7 @@ with _ui.boundary():
         )
     with st.spinner("Computing agreement..."):
         if kind == "generation":
-            with _ui.boundary():
+            with _text.boundary():
                 show_generation(report_card(store, name, classes, float(target) / 100))
         else:
             show_session(session_agreement(store, name))

@@ -1,7 +1,7 @@
 """Pairwise grading: the blinded side-by-side session, one pair at a time.
 
 The reviewer is known from the login (st.login) or gives their name once per browser session
-(pages/_ui.py identity); a grader-only login sees its assigned sessions alone. They read the
+(pages/_access.py identity); a grader-only login sees its assigned sessions alone. They read the
 question and the two answers (plain text, same width and style) and choose Left better / Same /
 Right better, by button or by keyboard (A / S / D); U takes back their last choice. Each choice is
 appended to the state directory with the time it took (an undo appends a withdrawal); the
@@ -24,7 +24,7 @@ import streamlit as st
 
 import evalcore
 from evalcore import pairwise
-from pages import _ui
+from pages import _access, _text, _ui
 
 SHOWN = "_pw_shown"  # (session, reviewer, pair, monotonic time it was first drawn)
 ERROR = "_pw_error"
@@ -71,14 +71,14 @@ def _show_pair(store, session_id: str, reviewer: str, pair_id: str) -> None:
     if st.session_state.get(SHOWN, (None,) * 3)[:3] != (session_id, reviewer, pair_id):
         st.session_state[SHOWN] = (session_id, reviewer, pair_id, time.monotonic())
     if view["input"] is not None:
-        _ui.labelled_text("Question", view["input"])
+        _text.labelled_text("Question", view["input"])
     left, right = st.columns(2)
     with left:
         st.caption("Left")
-        _ui.show_text(view["left_text"])
+        _text.show_text(view["left_text"])
     with right:
         st.caption("Right")
-        _ui.show_text(view["right_text"])
+        _text.show_text(view["right_text"])
 
 
 def _buttons(kind: str, options, session_id: str, reviewer: str, pair_id: str, *, shortcuts: bool) -> None:
@@ -144,10 +144,10 @@ def _skip_probe(session_id: str, reviewer: str) -> None:
 _ui.title("Pairwise grading")
 store = _ui.store()
 
-with _ui.boundary():
+with _text.boundary():
     sessions = pairwise.sessions_overview(store)
-    who = _ui.identity("pw", verb="Grading")
-    if who is None and _ui.login_configured():
+    who = _access.identity("pw", verb="Grading")
+    if who is None and _access.login_configured():
         st.stop()
     if who is not None and who.grader_only:
         sessions = [s for s in sessions if who.may_grade(s["session_id"])]
@@ -173,7 +173,7 @@ with _ui.boundary():
     session_id = st.session_state["pw_session"]
     _ui.set_qp(session=session_id)  # a reload comes back to this session
     if st.session_state.get(ERROR):
-        st.error(_ui.code_span(st.session_state[ERROR]))
+        st.error(_text.code_span(st.session_state[ERROR]))
     if status[session_id]["status"] != "open":
         st.info(
             "This session is closed and takes no more judgments"
@@ -195,10 +195,10 @@ with _ui.boundary():
     prog = pairwise.progress(store, session_id, reviewer)
     st.progress(
         prog["graded"] / prog["total"] if prog["total"] else 1.0,
-        text=f"{prog['graded']} of {prog['total']} pairs graded by {_ui.md_escape(who.display)}",
+        text=f"{prog['graded']} of {prog['total']} pairs graded by {_text.md_escape(who.display)}",
     )
     if st.session_state.get(UNDONE):
-        st.caption(_ui.md_escape(st.session_state[UNDONE]))
+        st.caption(_text.md_escape(st.session_state[UNDONE]))
 
     if prog["step"] == "grade":
         pid = prog["next_pair"]
@@ -206,7 +206,7 @@ with _ui.boundary():
         _buttons("judgment", CHOICES, session_id, reviewer, pid, shortcuts=True)
         _undo_button(prog, session_id, reviewer)
         st.caption(
-            f"Pair {_ui.md_escape(pid)}. Keys: A = left better, S = same, D = right better, U = undo. Judge the "
+            f"Pair {_text.md_escape(pid)}. Keys: A = left better, S = same, D = right better, U = undo. Judge the "
             "answers on what they say; the sides were drawn at random for every pair."
         )
         st.stop()

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from evalcore import pairwise
-from pages import _ui
+from pages import _text, _ui
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -38,7 +38,7 @@ def _stamp(store, session_id: str) -> tuple:
 
 
 def pct(x) -> str:
-    return _ui.pct(x)
+    return _text.pct(x)
 
 
 def iv(x) -> str:
@@ -135,7 +135,7 @@ def caveat_rows(r: dict) -> list[dict]:
 _ui.title("Pairwise results")
 store = _ui.store()
 
-with _ui.boundary():
+with _text.boundary():
     sessions = pairwise.sessions_overview(store)
     if not sessions:
         st.info("No pairwise sessions in this data directory.")
@@ -157,7 +157,7 @@ with _ui.boundary():
     s = status[session_id]
     if s["status"] == "open":
         st.info(
-            _ui.md_escape(
+            _text.md_escape(
                 f"Session {session_id} is open: no result is shown until it is closed. Closing is a "
                 f"command-line step, given the keys directory (which this app never reads): "
                 f"evalcore pairs close --session {session_id} --keys DIR"
@@ -166,7 +166,7 @@ with _ui.boundary():
         st.stop()
     if not s["unblinded"]:
         st.info(
-            _ui.md_escape(
+            _text.md_escape(
                 f"Session {session_id} is closed but has not been unblinded into this state "
                 f"directory. Unblind it from the command line (the app never reads keys): "
                 f"evalcore pairs close --session {session_id} --keys DIR"
@@ -178,7 +178,7 @@ with _ui.boundary():
     arms = r["arms"]
     a, b = arms
     st.caption(
-        _ui.md_escape(
+        _text.md_escape(
             f"{a} ({r['sources'].get(a)}) against {b} ({r['sources'].get(b)}); closed "
             f"{r['closed_at']}; {r['judgments']} judgments by {people(len(r['reviewers']))}."
         )
@@ -190,7 +190,7 @@ with _ui.boundary():
     st.subheader("Result")
     res = r["result"]
     c1, c2, c3 = st.columns(3)
-    c1.metric(_ui.md_escape(f"{a} win rate"), pct(res.get("win_rate")))
+    c1.metric(_text.md_escape(f"{a} win rate"), pct(res.get("win_rate")))
     c2.metric("95% bootstrap interval", iv(res.get("interval")))
     c3.metric("sign test p-value", p3((res.get("sign_test") or {}).get("p_value")))
     verdict = r["verdict"]
@@ -198,7 +198,7 @@ with _ui.boundary():
         shout = st.warning
     else:
         shout = st.success if verdict["code"] in ("a_preferred", "b_preferred") else st.info
-    shout(_ui.md_escape(f"Verdict: {verdict['text']}"))
+    shout(_text.md_escape(f"Verdict: {verdict['text']}"))
     st.dataframe(pd.DataFrame(caveat_rows(r)), hide_index=True)
     st.caption(
         "Read the result with these beside it. An identifiability interval above 50% means the answers' "
@@ -334,7 +334,7 @@ with _ui.boundary():
 
     # ------------------------------------------------------------ model graders
     for g in r["graders"]:
-        st.subheader(_ui.md_escape(f"Model grader {g['run_id']}"))
+        st.subheader(_text.md_escape(f"Model grader {g['run_id']}"))
         f, fp = g["flips"], g["first_position"]
         c1, c2, c3 = st.columns(3)
         c1.metric(
@@ -376,7 +376,7 @@ with _ui.boundary():
             pd.DataFrame([result_row("judged the same in both orders", pv["consistent_result"])]), hide_index=True
         )
         st.caption(
-            _ui.md_escape(
+            _text.md_escape(
                 "Inconsistent pairs have no verdict: the grader's choice depended on the order. While a session "
                 "is open they can be given to people first: evalcore pairs label --session "
                 f"{session_id} --queue-inconsistent {g['run_id']}"
@@ -421,7 +421,7 @@ with _ui.boundary():
             hide_index=True,
         )
         st.caption(
-            _ui.md_escape(
+            _text.md_escape(
                 f"{g['judge_model']}: {g['verdicts']} verdicts ({g['errored_verdicts']} errored), reversals "
                 f"{f['reversals']}, first position {iv(fp['interval'])}; {g['cost']['calls']} calls, "
                 f"{g['cost']['unpriced_calls']} unpriced, tokens {g['cost']['tokens_in']} in / "

@@ -17,7 +17,7 @@ import streamlit as st
 
 import evalcore
 from evalcore import analysis
-from pages import _ui
+from pages import _cache, _select, _text, _ui
 
 PCT = st.column_config.NumberColumn(format="%.1f%%")
 PTS = st.column_config.NumberColumn(format="%+.1f pts")
@@ -51,32 +51,32 @@ def _defaults(runs: list[dict], gens: dict) -> tuple[str, str]:
 
 _ui.title("Compare configurations")
 store = _ui.store()
-runs = _ui.criteria_runs()
+runs = _select.criteria_runs()
 by_id = {r["run_id"]: r for r in runs}
 run_ids = list(by_id)
-gens = {g["gen_id"]: g for g in _ui.summary(evalcore.generations_summary)}
+gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
 if len(run_ids) < 2:
     st.info("Comparing needs two runs with criterion verdicts.")
     st.stop()
 
 c_a, c_b, c_m = st.columns([2, 2, 1])
-run_a, run_b = _ui.two_runs(by_id, _defaults(runs, gens), ("cmp_a", "cmp_b"), ("Baseline", "Candidate"), (c_a, c_b))
+run_a, run_b = _select.two_runs(by_id, _defaults(runs, gens), ("cmp_a", "cmp_b"), ("Baseline", "Candidate"), (c_a, c_b))
 if run_a == run_b:
     st.info("Pick two different runs.")
     st.stop()
-with _ui.boundary():
-    metrics = _ui.analysis_call(analysis.metrics_of, run_a, run_b)
+with _text.boundary():
+    metrics = _cache.analysis_call(analysis.metrics_of, run_a, run_b)
     _ui.sync_widget("cmp_metric", "metric", metrics)
     st.session_state.setdefault("cmp_metric", "all_pass")
     metric = c_m.selectbox(
         "Headline", metrics, key="cmp_metric", on_change=_ui.widget_to_qp, args=("cmp_metric", "metric")
     )
-    include_holdout = _ui.holdout_toggle("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
-    classes = _ui.class_slice("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
+    include_holdout = _select.holdout_toggle("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
+    classes = _select.class_slice("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
     sel = analysis.Selection(include_holdout=include_holdout, classes=classes)
-    d = _ui.analysis_call(analysis.diff, run_a, run_b)
-    c = _ui.analysis_call(analysis.compare, run_a, run_b, headline=metric, sel=sel)
-_ui.slice_caption(classes, "Every figure below counts these items.", ["compare", run_a, run_b])
+    d = _cache.analysis_call(analysis.diff, run_a, run_b)
+    c = _cache.analysis_call(analysis.compare, run_a, run_b, headline=metric, sel=sel)
+_select.slice_caption(classes, "Every figure below counts these items.", ["compare", run_a, run_b])
 
 if c.get("simulated"):
     st.badge("SIMULATED data: made by evalcore's simulator, not by a real system", color="orange")
@@ -91,12 +91,12 @@ if d["measurement_change"]:
         icon=":material/straighten:",
     )
 else:
-    st.markdown(f"This is a **{_ui.md_escape(kind)}**.")
+    st.markdown(f"This is a **{_text.md_escape(kind)}**.")
 for w in d["warnings"]:
     if "rival explanation" in w:
-        st.warning(_ui.md_escape("Rival explanations: " + w), icon=":material/warning:")
+        st.warning(_text.md_escape("Rival explanations: " + w), icon=":material/warning:")
     elif "measurement change" not in w:
-        st.info(_ui.md_escape(w))
+        st.info(_text.md_escape(w))
 counts = d["counts"]
 st.caption(
     f"{counts['differs']} differ, {counts['one side']} recorded on one side only, {counts['held']} held, "
@@ -123,23 +123,23 @@ else:
 st.subheader("Verdict")
 v = c["verdict"]
 if v["holds"]:
-    st.success(_ui.md_escape(v["text"]), icon=":material/check_circle:")
+    st.success(_text.md_escape(v["text"]), icon=":material/check_circle:")
 else:  # a verdict, not an error of the page: st.error is kept for what went wrong
-    st.warning(_ui.md_escape(v["text"]), icon=":material/cancel:")
+    st.warning(_text.md_escape(v["text"]), icon=":material/cancel:")
 cov = c["coverage"]
 if cov["differs"]:
     st.warning(
-        _ui.md_escape(cov["note"] + " — the first rival explanation of any difference"), icon=":material/warning:"
+        _text.md_escape(cov["note"] + " — the first rival explanation of any difference"), icon=":material/warning:"
     )
 else:
     st.caption(f"Both runs answered the same {cov['shared_items']} items.")
 for r in c["polluted"]:
     st.warning(
-        _ui.md_escape(f"{r} is POLLUTED: some calls failed after every retry; its aggregate is not a measurement"),
+        _text.md_escape(f"{r} is POLLUTED: some calls failed after every retry; its aggregate is not a measurement"),
         icon=":material/report:",
     )
 for n in v["notes"] + [x for x in c["notes"] if x != cov["note"] and "POLLUTED" not in x]:
-    st.caption(_ui.md_escape(n))
+    st.caption(_text.md_escape(n))
 
 # ---------------------------------------------------------------- 3. per round and deltas
 st.subheader("Per generation round, paired deltas and the noise floor")
@@ -178,11 +178,11 @@ st.caption(
     f"of the {c['rounds_paired']} paired generation rounds; stable regression = worse in every one. Noise floor = "
     "the largest round-to-round spread of the figure within either configuration."
 )
-_ui.chart(st, _ui.chart_spec(analysis.round_dots, c["figures"]))
+_cache.chart(st, _cache.chart_spec(analysis.round_dots, c["figures"]))
 
 w_col, r_col, m_col = st.columns(3)
 with w_col:
-    st.markdown(f"**Stable wins ({_ui.md_escape(metric)}): {h['stable_wins']}**")
+    st.markdown(f"**Stable wins ({_text.md_escape(metric)}): {h['stable_wins']}**")
     st.dataframe(pd.DataFrame({"item": h["stable_win_items"]}), hide_index=True, height=160)
 with r_col:
     st.markdown(f"**Stable regressions: {h['stable_regressions']}**")
@@ -198,12 +198,12 @@ pw0 = h["power"]
 pw = (
     pw0
     if pw0.get("mde") is None
-    else _ui.pure_call(
+    else _cache.pure_call(
         analysis.power, h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"], effect_pts / 100
     )
 )  # no new pass over the runs
 if pw.get("mde") is None:
-    st.info(_ui.md_escape(pw.get("reason") or "not enough data to size the comparison"))
+    st.info(_text.md_escape(pw.get("reason") or "not enough data to size the comparison"))
 else:
     a1, a2, a3 = st.columns(3)
     a1.metric(
@@ -217,7 +217,7 @@ else:
     )
     a3.metric("Item-to-item spread (sd)", f"{100 * pw['tau2'] ** 0.5:.1f} pts")
     if pw.get("rounds_note"):
-        st.caption(_ui.md_escape(pw["rounds_note"]))
+        st.caption(_text.md_escape(pw["rounds_note"]))
     st.dataframe(
         pd.DataFrame(
             [
@@ -270,17 +270,17 @@ st.download_button(
 # ---------------------------------------------------------------- 6. trend
 st.subheader("Trend across runs")
 suite = by_id[run_b]["suite_id"]
-with _ui.boundary():
-    t = _ui.analysis_call(analysis.trend, suite_id=suite, metric=metric, sel=sel)
+with _text.boundary():
+    t = _cache.analysis_call(analysis.trend, suite_id=suite, metric=metric, sel=sel)
 if t["points"]:
     st.caption(
         f"Runs over suite {suite}, in the order they were made. The line breaks where the judge model, the "
         f"judge prompt, the rubric or the suite changed: {t['segments']} unbroken stretch(es)."
     )
-    _ui.chart(st, _ui.chart_spec(analysis.trend_lines, t["points"], metric))
+    _cache.chart(st, _cache.chart_spec(analysis.trend_lines, t["points"], metric))
     if t["polluted"]:
         st.warning(
-            _ui.md_escape(
+            _text.md_escape(
                 "POLLUTED points (not a measurement): " + ", ".join(t["polluted"]) + " — shown with status polluted"
             ),
             icon=":material/report:",

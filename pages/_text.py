@@ -1,0 +1,111 @@
+"""Safe rendering for the pages: data shown as plain text, never as markdown or HTML.
+
+:func:`show_text` shows answer text, judge reasons and anything else that came from data as plain
+text (``st.code``); :func:`md_escape` makes any string inert before it goes into a
+markdown-rendering element (``st.error``, ``st.table``...). The error boundary: a typed
+:class:`evalcore.EvalcoreError` becomes ``st.error`` with its message (as a code span, so an id
+from a link cannot become a link or an image), never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import string
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+import evalcore
+
+_MD_SPECIAL = frozenset(string.punctuation)
+_MD_TABLE = {ord(c): f"&#{ord(c)};" for c in _MD_SPECIAL}  # str.translate: one C pass per value
+#: what GFM turns into a link without any markup: a scheme, www. and an e-mail's @ (see md_escape)
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp|www)(?=[:.])|@")
+
+
+def _joined(m: re.Match) -> str:
+    word = m.group(0)
+    return "\u2060@" if word == "@" else word[0] + "\u2060" + word[1:]
+
+
+def md_escape(text: Any) -> str:
+    """Make any string inert for a markdown-rendering element (st.error, st.warning, st.table...).
+
+    Every ASCII punctuation character becomes a numeric character reference (``&#33;``), which
+    markdown shows as that character but never reads as syntax: no links, images, emphasis, HTML,
+    ``:material/...:`` icons (which would fetch from Google), ``$`` maths. GFM's literal
+    autolinks (``http://...``, ``www.``, ``name@host``) are still found through the references,
+    so a word joiner (U+2060, invisible) goes inside each scheme, ``www`` and before each ``@``:
+    nothing that looks like an address becomes a link (tests/test_browser_injection.py)."""
+    return _AUTOLINK.sub(_joined, str(text)).translate(_MD_TABLE)
+
+
+def code_span(text: Any) -> str:
+    """``text`` as one markdown code span: shown verbatim (monospace) inside a markdown element.
+    Unlike escaping, this also stops GFM from turning ``http://...`` into a link, because links
+    are found in text nodes after parsing and a code span is not one."""
+    text = " ".join(str(text).split())  # a code span is one line
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
+def show_error(err: evalcore.EvalcoreError) -> None:
+    """A typed error as one st.error line; the message may quote ids from a link, so it is shown
+    as a code span (verbatim, no link, no image, no HTML)."""
+    st.error(code_span(err.message))
+
+
+@contextlib.contextmanager
+def boundary() -> Iterator[None]:
+    """Show a typed evalcore error as ``st.error`` and carry on with the rest of the page."""
+    try:
+        yield
+    except evalcore.EvalcoreError as err:
+        show_error(err)
+
+
+def missing(value: Any) -> bool:
+    """None, or the NaN that pandas uses for a null in a query result."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def or_none(value: Any) -> Any:
+    return None if missing(value) else value
+
+
+def show_text(text: Any, *, empty: str = "(none)") -> None:
+    """Show text from the data (answers, inputs, reasons) verbatim as plain monospace text:
+    ``st.code`` never interprets markdown or HTML, so nothing in it can load remote content."""
+    st.code(empty if missing(text) else str(text), language=None, wrap_lines=True)
+
+
+def plain_table(rows: list[dict[str, Any]]) -> None:
+    """A small table as HTML (st.table): every value shown whole and wrapped, never cut at a
+    column's edge (a canvas dataframe truncates at 1024 px), made inert for markdown."""
+    if rows:
+        st.table(
+            pd.DataFrame(
+                [
+                    {k: "-" if missing(v) else (md_escape(v) if isinstance(v, str) else v) for k, v in r.items()}
+                    for r in rows
+                ]
+            ).fillna("-"),
+            border="horizontal",
+            hide_index=True,
+        )
+
+
+def labelled_text(label: str, text: Any, *, empty: str = "(none)") -> None:
+    """A caption above a block of text from the data; the caption may name ids from the data
+    too, so it is made inert as well."""
+    st.caption(md_escape(label))
+    show_text(text, empty=empty)
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    """A rate as a percentage string (the app's displayed precision), or a dash."""
+    return "-" if value is None else f"{100 * value:.{digits}f}%"
