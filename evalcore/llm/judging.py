@@ -51,7 +51,7 @@ from evalcore.llm.plan import (
     resume_work,
 )
 from evalcore.llm.prompts import POSTPROCESS_VERSION, POSTPROCESS_VERSIONS, PromptTemplate, derive, local_verdict
-from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
+from evalcore.llm.rubric import MODEL_KINDS, RubricSpec, spec_from_manifest
 from evalcore.stats.descriptive import percentile
 from evalcore.storage.paths import utcnow
 from evalcore.storage.store import Store
@@ -559,24 +559,15 @@ def finish_judge(store: Store, wd: WorkDir, built: Built, done: dict[str, dict])
 # --------------------------------------------------------------------------- rederive
 
 
-def rederive(
-    store: Store,
-    run_id: str,
-    *,
-    new_run_id: str | None = None,
-    version: str = POSTPROCESS_VERSION,
-    on_abstain: str | None = None,
-    thresholds: dict[str, float] | None = None,
-) -> dict:
-    """Recompute the derived fields of a judged run from its stored judge output, without a model
-    call, into a new run recorded under ``version``."""
+def _rederivable(store: Store, run_id: str, version: str) -> S.RunManifest:
+    """The manifest of run ``run_id``, refused unless ``version`` is known and the run was judged
+    by evalcore and has verdicts."""
     if version not in POSTPROCESS_VERSIONS:
         raise InputError(
             f"unknown post-processing version {version!r} (known: {', '.join(POSTPROCESS_VERSIONS)})",
             field="--postprocess",
         )
-    src = store.run(run_id)
-    m = src.manifest
+    m = store.run(run_id).manifest
     if m.source != "judged":
         raise InputError(
             f"run {run_id!r} is {m.source}: its verdicts were not derived by evalcore's post-processing, "
@@ -588,6 +579,61 @@ def rederive(
         raise InputError(
             f"run {run_id!r} has no verdicts (a pairwise grader holds choices only): nothing to rederive", field="RUN"
         )
+    return m
+
+
+def _thresholded(rubric: S.Rubric, thresholds: dict[str, float], run_id: str) -> S.Rubric:
+    """``rubric`` with the pass thresholds of the criteria named in ``thresholds`` replaced."""
+    crits = []
+    for c in rubric.criteria:
+        if c.name in thresholds:
+            if c.kind not in ("ordinal", "continuous", "retrieval"):
+                raise InputError(f"criterion {c.name!r} ({c.kind}) has no threshold", field="--threshold")
+            t = thresholds[c.name]
+            lo, hi = (0.0, 1.0) if c.kind == "retrieval" else (c.scale_min, c.scale_max)
+            if not lo <= t <= hi:  # type: ignore[operator]
+                raise InputError(f"{c.name}={t:g} is outside {lo:g}-{hi:g}", field="--threshold")
+            c = c.model_copy(update={"threshold": t})
+        crits.append(c)
+    unknown = sorted(set(thresholds) - set(rubric.names()))
+    if unknown:
+        raise InputError(f"no criterion {unknown[0]!r} in run {run_id!r}", field="--threshold")
+    return S.Rubric(name=rubric.name, criteria=crits)
+
+
+def _rederive_row(r: dict, c: S.Criterion, o: dict, item: dict, spec: RubricSpec, version: str) -> bool:
+    """Recompute the derived fields of the stored verdict row ``r`` (in place) of criterion ``c``
+    on the answer ``o`` (``{}`` if none) to ``item``; True if they changed."""
+    if c.kind in MODEL_KINDS and r.get("raw_verdict") is not None:
+        entry = {
+            "raw_verdict": r["raw_verdict"],
+            "score": None,
+            **{k: r.get(k) for k in ("covered", "missed", "triggered")},
+        }
+        d = derive(c, entry, bool(o.get("abstained")), spec.on_abstain, version)
+    elif c.kind not in MODEL_KINDS and o:
+        v = local_verdict(c, item, o, spec.metrics.get(c.name, "recall"))
+        d = {"passed": v["passed"], "score": v["score"], "label": None}
+        r["raw_verdict"], r["reason"], r["error"] = v["raw_verdict"], v["reason"], v["error"]
+    else:
+        d = {"passed": r["passed"], "score": r["score"], "label": r["label"]}
+    changed = (d["passed"], d["label"]) != (r["passed"], r["label"]) or d["score"] != r["score"]
+    r.update(d)
+    return changed
+
+
+def rederive(
+    store: Store,
+    run_id: str,
+    *,
+    new_run_id: str | None = None,
+    version: str = POSTPROCESS_VERSION,
+    on_abstain: str | None = None,
+    thresholds: dict[str, float] | None = None,
+) -> dict:
+    """Recompute the derived fields of a judged run from its stored judge output, without a model
+    call, into a new run recorded under ``version``."""
+    m = _rederivable(store, run_id, version)
     spec = spec_from_manifest(m.rubric, m.knobs)
     if on_abstain is not None:
         if on_abstain not in ("judge", "fail"):
@@ -595,22 +641,7 @@ def rederive(
         spec.on_abstain = on_abstain
     rubric = m.rubric
     if thresholds:
-        crits = []
-        for c in rubric.criteria:
-            if c.name in thresholds:
-                if c.kind not in ("ordinal", "continuous", "retrieval"):
-                    raise InputError(f"criterion {c.name!r} ({c.kind}) has no threshold", field="--threshold")
-                t = thresholds[c.name]
-                lo, hi = (0.0, 1.0) if c.kind == "retrieval" else (c.scale_min, c.scale_max)
-                if not lo <= t <= hi:
-                    raise InputError(f"{c.name}={t:g} is outside {lo:g}-{hi:g}", field="--threshold")
-                c = c.model_copy(update={"threshold": t})
-            crits.append(c)
-        unknown = sorted(set(thresholds) - set(rubric.names()))
-        if unknown:
-            raise InputError(f"no criterion {unknown[0]!r} in run {run_id!r}", field="--threshold")
-        rubric = S.Rubric(name=rubric.name, criteria=crits)
-        spec.rubric = rubric
+        rubric = spec.rubric = _thresholded(rubric, thresholds, run_id)
     new_id = new_run_id or f"{run_id}.{version}"
     if store.dir_of("run", new_id).exists():
         raise InputError(f"run {new_id!r} already exists", field="--run-id")
@@ -627,31 +658,9 @@ def rederive(
         c = by_name.get(r["criterion"])
         r = dict(r)
         r["run_id"] = new_id
-        o = out_of.get((r["item_id"], r["gen_round"]), {})
         if c is not None and r.get("error") is None:
-            if c.kind in MODEL_KINDS and r.get("raw_verdict") is not None:
-                d = derive(
-                    c,
-                    {
-                        "raw_verdict": r["raw_verdict"],
-                        "score": None,
-                        "covered": r.get("covered"),
-                        "missed": r.get("missed"),
-                        "triggered": r.get("triggered"),
-                    },
-                    bool(o.get("abstained")),
-                    spec.on_abstain,
-                    version,
-                )
-            elif c.kind not in MODEL_KINDS and o:
-                v = local_verdict(c, items.get(r["item_id"], {}), o, spec.metrics.get(c.name, "recall"))
-                d = {"passed": v["passed"], "score": v["score"], "label": None}
-                r["raw_verdict"], r["reason"], r["error"] = v["raw_verdict"], v["reason"], v["error"]
-            else:
-                d = {"passed": r["passed"], "score": r["score"], "label": r["label"]}
-            if (d["passed"], d["label"]) != (r["passed"], r["label"]) or d["score"] != r["score"]:
-                changed += 1
-            r.update(d)
+            o = out_of.get((r["item_id"], r["gen_round"]), {})
+            changed += _rederive_row(r, c, o, items.get(r["item_id"], {}), spec, version)
         new_rows.append(r)
     calls = store.records("SELECT * FROM read_parquet(?)", [store.path_of("run", run_id, "calls")])
     knobs = {
