@@ -144,6 +144,55 @@ def _reply_of(line: dict) -> tuple[dict | None, str | None]:
     return None, f"status {status}: {msg or 'no answer'}"
 
 
+def _answered(spec: CallSpec, body: dict, at: str, batch_id: str, price: Price | None) -> dict:
+    """The record of a batch line answered with ``body``: a ``call`` record if its text parses,
+    else a ``parse`` attempt (the call is then retried synchronously, as a parse error would be)."""
+    msg = (body["choices"][0] or {}).get("message") or {}
+    text = msg.get("content") or ""
+    usage = body.get("usage") or {}
+    tin, tout = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    cost = price.cost(tin, tout) if price is not None else None
+    try:
+        parsed = spec.parse(text)
+    except Exception as pe:  # ParseError
+        return {
+            "type": "attempt",
+            "call_id": spec.call_id,
+            "n": 1,
+            "at": at,
+            "kind": "parse",
+            "error": getattr(pe, "problem", str(pe)),
+            "raw": text,
+            "model": body.get("model"),
+            "response_id": body.get("id"),
+            "tokens_in": tin,
+            "tokens_out": tout,
+            "cost_usd": cost,
+            "batch_id": batch_id,
+        }
+    return {
+        "type": "call",
+        "call_id": spec.call_id,
+        "ok": True,
+        "cache_hit": False,
+        "cache_key": spec.cache_key,
+        "model": body.get("model"),
+        "response_id": body.get("id"),
+        "raw": text,
+        "parsed": parsed,
+        "tokens_in": tin,
+        "tokens_out": tout,
+        "cost_usd": cost,
+        "latency_ms": None,
+        "attempts": 1,
+        "error": None,
+        "started_at": at,
+        "attempt_log": [],
+        "meta": spec.meta,
+        "batch_id": batch_id,
+    }
+
+
 async def _collect(
     client: _Client,
     rec: dict,
@@ -171,58 +220,14 @@ async def _collect(
             await journal.append(_failed_line(cid, at, why or "no answer", rec["batch_id"]))
             retry.append(cid)
             continue
-        msg = (body["choices"][0] or {}).get("message") or {}
-        text = msg.get("content") or ""
-        usage = body.get("usage") or {}
-        tin, tout = usage.get("prompt_tokens"), usage.get("completion_tokens")
-        price = prices.get(spec.model)
-        cost = price.cost(tin, tout) if price is not None else None
-        try:
-            parsed = spec.parse(text)
-        except Exception as pe:  # ParseError: the call is retried synchronously, as a parse error would be
-            await journal.append(
-                {
-                    "type": "attempt",
-                    "call_id": cid,
-                    "n": 1,
-                    "at": at,
-                    "kind": "parse",
-                    "error": getattr(pe, "problem", str(pe)),
-                    "raw": text,
-                    "model": body.get("model"),
-                    "response_id": body.get("id"),
-                    "tokens_in": tin,
-                    "tokens_out": tout,
-                    "cost_usd": cost,
-                    "batch_id": rec["batch_id"],
-                }
+        answered = _answered(spec, body, at, rec["batch_id"], prices.get(spec.model))
+        await journal.append(answered)
+        if answered["type"] == "call":
+            progress.add(
+                ok=True, tokens_in=answered["tokens_in"], tokens_out=answered["tokens_out"], cost=answered["cost_usd"]
             )
+        else:
             retry.append(cid)
-            continue
-        await journal.append(
-            {
-                "type": "call",
-                "call_id": cid,
-                "ok": True,
-                "cache_hit": False,
-                "cache_key": spec.cache_key,
-                "model": body.get("model"),
-                "response_id": body.get("id"),
-                "raw": text,
-                "parsed": parsed,
-                "tokens_in": tin,
-                "tokens_out": tout,
-                "cost_usd": cost,
-                "latency_ms": None,
-                "attempts": 1,
-                "error": None,
-                "started_at": at,
-                "attempt_log": [],
-                "meta": spec.meta,
-                "batch_id": rec["batch_id"],
-            }
-        )
-        progress.add(ok=True, tokens_in=tin, tokens_out=tout, cost=cost)
     missing = [c for c in rec["call_ids"] if c in by_id and c not in seen]
     for cid in missing:  # in neither file (a failed or expired batch, a partial one)
         why = f"no line in batch {rec['batch_id']} ({getattr(b, 'status', '?')})"
