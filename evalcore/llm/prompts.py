@@ -420,6 +420,24 @@ def _plain_specs(crits: list[S.Criterion]) -> tuple[tuple[str, int, Any, Any], .
     return tuple((c.name, _KIND_CODE[c.kind], c.scale_min, c.scale_max) for c in crits)
 
 
+def _plain_positions(obj: dict, specs: tuple[tuple[str, int, Any, Any], ...]) -> Any:
+    """Each criterion's position among the reply's keys (under its exact name); None if one is missing."""
+    n = len(specs)
+    if n == 1:
+        return (0,) if specs[0][0] in obj else None
+    index = {k: i for i, k in enumerate(obj)}
+    at = []
+    for name, _, _, _ in specs:
+        i = index.get(name)
+        if i is None:
+            return None
+        at.append(i)
+    positions = [0] * n
+    for p, i in enumerate(sorted(range(n), key=at.__getitem__)):
+        positions[i] = p
+    return positions
+
+
 def _read_plain(obj: dict, specs: tuple[tuple[str, int, Any, Any], ...] | None) -> list[dict] | None:
     """The entries :func:`_read_verdicts` gives for a reply that has every criterion under its exact
     name, each value with exactly the types its answer model takes unchanged (:func:`_plain`) and a
@@ -428,22 +446,9 @@ def _read_plain(obj: dict, specs: tuple[tuple[str, int, Any, Any], ...] | None) 
     not a second set of rules."""
     if specs is None:
         return None
-    n = len(specs)
-    if n == 1:
-        positions: Any = (0,)
-        if specs[0][0] not in obj:
-            return None
-    else:
-        index = {k: i for i, k in enumerate(obj)}
-        at = []
-        for name, _, _, _ in specs:
-            i = index.get(name)
-            if i is None:
-                return None
-            at.append(i)
-        positions = [0] * n
-        for p, i in enumerate(sorted(range(n), key=at.__getitem__)):
-            positions[i] = p
+    positions = _plain_positions(obj, specs)
+    if positions is None:
+        return None
     out = []
     for (name, kind, lo, hi), pos in zip(specs, positions):
         v = obj[name]
