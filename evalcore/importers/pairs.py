@@ -109,27 +109,8 @@ class PairOpts:
     state: str | None = None  # the state directory (--state), where a key must not go
 
 
-def import_pairs(
-    data_opt: str | Path | None,
-    path: str,
-    o: PairOpts,
-    prepare: Callable[[Frame, PairOpts], tuple[Frame, PairOpts]] | None = None,
-) -> dict[str, Any]:
-    """``prepare`` may rewrite the frame and the options first (the Arena / MT-Bench presets and the
-    conversation / answer-file columns of evalcore.importers.pair_presets)."""
-
-    frame = read_frame(path, o.input_format)
-    if prepare is not None:
-        frame, o = prepare(frame, o)
-    rc = lambda opt, given, default, req: resolve_column(frame, opt, given, default, required=req)  # noqa: E731
-    item_col = rc("--item-col", o.item_col, "item_id", True)
-    input_col = rc("--input-col", o.input_col, "input", True)
-    a_col = rc("--output-a-col", o.output_a_col, "output_a", True)
-    b_col = rc("--output-b-col", o.output_b_col, "output_b", True)
-    ctx_col = rc("--context-col", o.context_col, "context", False)
-    ref_col = rc("--reference-col", o.reference_col, "reference", False)
-    cls_col = rc("--class-col", o.class_col, "class", False)
-    # arms: fixed names or columns
+def _arms(frame: Frame, o: PairOpts, rc: Callable[..., Any]) -> tuple[list[str], list[str]]:
+    """Each row's two arms: fixed names (--arm-a/--arm-b) or columns; a pair compares two arms."""
     if (o.arm_a is None) != (o.arm_b is None):
         raise InputError(
             "give both --arm-a and --arm-b", file=frame.name, field="--arm-a" if o.arm_a is None else "--arm-b"
@@ -140,8 +121,6 @@ def import_pairs(
             file=frame.name,
             field="--arm-a-col",
         )
-    arms_a: list[str]
-    arms_b: list[str]
     if o.arm_a is not None:
         assert o.arm_b is not None  # both or neither (checked above)
         arms_a, arms_b = [o.arm_a] * frame.n, [o.arm_b] * frame.n
@@ -159,79 +138,112 @@ def import_pairs(
         arms_a = col_text(frame, aa, required=True, what="an arm name", numbers_ok=True)
         arms_b = col_text(frame, ab, required=True, what="an arm name", numbers_ok=True)
         arm_cols = (aa, ab)
-    x: str | float | None
     for i, (x, y) in enumerate(zip(arms_a, arms_b)):
         if x.strip() == y.strip():
             raise frame.err(f"both answers are from arm {x!r}: a pair compares two arms", arm_cols[1], i)
-    ms_col = rc("--model-as-shown-col", o.model_as_shown_col, None, False)
-    mw_col = rc("--model-swapped-col", o.model_swapped_col, None, False)
-    msr_col = rc("--model-as-shown-reason-col", o.model_as_shown_reason_col, None, False)
-    mwr_col = rc("--model-swapped-reason-col", o.model_swapped_reason_col, None, False)
-    human_cols = [rc("--human-col", c, None, True) for c in o.human_cols]
+    return arms_a, arms_b
+
+
+def _columns(frame: Frame, o: PairOpts) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The file's column for each role (``human``: a list), and each row's two arms."""
+    rc = lambda opt, given, default, req: resolve_column(frame, opt, given, default, required=req)  # noqa: E731
+    cols: dict[str, Any] = {
+        "item": rc("--item-col", o.item_col, "item_id", True),
+        "input": rc("--input-col", o.input_col, "input", True),
+        "a": rc("--output-a-col", o.output_a_col, "output_a", True),
+        "b": rc("--output-b-col", o.output_b_col, "output_b", True),
+        "context": rc("--context-col", o.context_col, "context", False),
+        "reference": rc("--reference-col", o.reference_col, "reference", False),
+        "class": rc("--class-col", o.class_col, "class", False),
+    }
+    arms_a, arms_b = _arms(frame, o, rc)
+    cols["as_shown"] = rc("--model-as-shown-col", o.model_as_shown_col, None, False)
+    cols["swapped"] = rc("--model-swapped-col", o.model_swapped_col, None, False)
+    cols["as_shown_reason"] = rc("--model-as-shown-reason-col", o.model_as_shown_reason_col, None, False)
+    cols["swapped_reason"] = rc("--model-swapped-reason-col", o.model_swapped_reason_col, None, False)
+    cols["human"] = [rc("--human-col", c, None, True) for c in o.human_cols]
     if (o.annotator_col is None) != (o.choice_col is None):
         raise InputError(
             "--annotator-col and --choice-col go together",
             file=frame.name,
             field="--choice-col" if o.choice_col is None else "--annotator-col",
         )
-    ann_col = rc("--annotator-col", o.annotator_col, None, False)
-    choice_col = rc("--choice-col", o.choice_col, None, False)
-    sec_col = rc("--seconds-col", o.seconds_col, None, False)
+    cols["annotator"] = rc("--annotator-col", o.annotator_col, None, False)
+    cols["choice"] = rc("--choice-col", o.choice_col, None, False)
+    cols["seconds"] = rc("--seconds-col", o.seconds_col, None, False)
+    return cols, arms_a, arms_b
 
-    ids = col_text(frame, item_col, required=True, what="an item id", numbers_ok=True)
-    items = collect_items(frame, ItemCols(item_col, input_col, ctx_col, ref_col, cls_col))
-    out_a = col_text(frame, a_col, required=True, what="an answer", allow_empty=True)
-    out_b = col_text(frame, b_col, required=True, what="an answer", allow_empty=True)
 
-    def choices(col: str | None, swapped: bool, model: bool = False) -> list[str | None]:
-        if col is None:
-            return [None] * frame.n
-        out: list[str | None] = []
-        for i, v in enumerate(frame.data[col]):
-            if _is_missing(v):
-                out.append(None)
-                continue
-            if model and _token(v) in CHOICE_ERROR:
-                out.append("error")  # the grader's verdict could not be parsed: an errored verdict
-                continue
-            try:
-                out.append(_choice(v, swapped))
-            except ValueError as e:
-                raise frame.err(str(e), col, i) from None
-        return out
+def _choices(frame: Frame, col: str | None, swapped: bool, model: bool = False) -> list[str | None]:
+    """A choice column in as-shown terms (None where empty; a model's unparsed verdict "error")."""
+    if col is None:
+        return [None] * frame.n
+    out: list[str | None] = []
+    for i, v in enumerate(frame.data[col]):
+        if _is_missing(v):
+            out.append(None)
+            continue
+        if model and _token(v) in CHOICE_ERROR:
+            out.append("error")  # the grader's verdict could not be parsed: an errored verdict
+            continue
+        try:
+            out.append(_choice(v, swapped))
+        except ValueError as e:
+            raise frame.err(str(e), col, i) from None
+    return out
 
-    m_shown, m_swapped = choices(ms_col, False, True), choices(mw_col, True, True)
-    r_shown = col_text(frame, msr_col, required=False)
-    r_swapped = col_text(frame, mwr_col, required=False)
-    human = {c: choices(c, False) for c in human_cols}
-    ann = col_text(frame, ann_col, required=True, what="an annotator", numbers_ok=True) if ann_col else None
-    ann_choice = choices(choice_col, False) if choice_col else None
+
+def _seconds(frame: Frame, col: str | None) -> list[float | None]:
     seconds: list[float | None] = [None] * frame.n
-    if sec_col:
-        for i, v in enumerate(frame.data[sec_col]):
-            if _is_missing(v):
-                continue
-            x = _number(v)
-            if x is None or x < 0:
-                raise frame.err(f"{v!r} is not a number of seconds", sec_col, i)
-            seconds[i] = x
+    for i, v in enumerate(frame.data[col] if col else []):
+        if _is_missing(v):
+            continue
+        x = _number(v)
+        if x is None or x < 0:
+            raise frame.err(f"{v!r} is not a number of seconds", col, i)
+        seconds[i] = x
+    return seconds
 
-    # pairs: one per row, or rows grouped by content when an annotator column names who chose
-    pair_of_row: list[int] = []
+
+_Choosers = list[tuple[list[str], list[str | None], str]]  # (reviewer, choice) per row, and the column
+_Orders = tuple[tuple[str, list[str | None], list[str | None], str | None], ...]  # order, choice, reason, column
+
+
+def _read_pairs(
+    frame: Frame, o: PairOpts
+) -> tuple[dict[str, dict], list[dict], _Choosers, list[float | None], _Orders]:
+    """Items; pairs (one per row, or rows grouped by content when an annotator column names who
+    chose), each with its rows; people's choices; each row's seconds; the model's verdicts."""
+    cols, arms_a, arms_b = _columns(frame, o)
+    ids = col_text(frame, cols["item"], required=True, what="an item id", numbers_ok=True)
+    items = collect_items(frame, ItemCols(*(cols[k] for k in ("item", "input", "context", "reference", "class"))))
+    out_a = col_text(frame, cols["a"], required=True, what="an answer", allow_empty=True)
+    out_b = col_text(frame, cols["b"], required=True, what="an answer", allow_empty=True)
+    m_shown, m_swapped = _choices(frame, cols["as_shown"], False, True), _choices(frame, cols["swapped"], True, True)
+    orders = (
+        ("as_shown", m_shown, col_text(frame, cols["as_shown_reason"], required=False), cols["as_shown"]),
+        ("swapped", m_swapped, col_text(frame, cols["swapped_reason"], required=False), cols["swapped"]),
+    )
+    choosers: _Choosers = [([c] * frame.n, _choices(frame, c, False), c) for c in cols["human"]]
+    if cols["annotator"]:
+        ann = col_text(frame, cols["annotator"], required=True, what="an annotator", numbers_ok=True)
+        choosers.append((ann, _choices(frame, cols["choice"], False), cols["choice"]))
+    seconds = _seconds(frame, cols["seconds"])
     pairs: list[dict] = []
     index: dict[tuple, int] = {}
-    k: tuple | int
     for i in range(frame.n):
-        k = (ids[i], arms_a[i], arms_b[i], out_a[i], out_b[i]) if ann_col else (i,)
+        k = (ids[i], arms_a[i], arms_b[i], out_a[i], out_b[i]) if cols["annotator"] else (i,)
         if k not in index:
             index[k] = len(pairs)
             pairs.append(
                 {"item_id": ids[i], "arm_a": arms_a[i], "arm_b": arms_b[i], "a": out_a[i], "b": out_b[i], "rows": []}
             )
-        pair_of_row.append(index[k])
         pairs[index[k]]["rows"].append(i)
+    return items, pairs, choosers, seconds, orders
 
-    # arms -> generations (an arm answering an item several times gets several rounds)
+
+def _arm_outputs(pairs: list[dict]) -> dict[str, dict[tuple[str, int], str]]:
+    """Each arm's outputs by (item, round): an arm answering an item several times gets several rounds."""
     arm_outputs: dict[str, dict[tuple[str, int], str]] = {}
     seen_text: set[tuple[str, str, str]] = set()
     n_rounds: dict[tuple[str, str], int] = {}
@@ -242,82 +254,34 @@ def import_pairs(
             seen_text.add((arm, p["item_id"], text))
             r = n_rounds[(arm, p["item_id"])] = n_rounds.get((arm, p["item_id"]), 0) + 1
             arm_outputs.setdefault(arm, {})[(p["item_id"], r)] = text
-    arms = list(arm_outputs)
+    return arm_outputs
 
-    data = target_data_dir(data_opt)
-    base = _sanitise(Path(frame.name).stem)
-    if any(_mentions(base, a) for a in arms):
-        base = "pairs"  # the file name names an arm: keep it out of every id
-    if o.session_id is not None:
-        for a in arms:
-            if _mentions(o.session_id, a):
-                raise InputError(
-                    f"session id {o.session_id!r} names arm {a!r}: a blinded session must not",
-                    file=frame.name,
-                    field="--session-id",
-                )
-    # the file name may name the arms: it appears nowhere in the data directory
-    plan, taken, suite = start_plan(
-        data, frame, items, o.suite, o.suite_id, base, "items of an imported pairwise session", "evalcore import pairs"
-    )
-    sid = plan_id(data, "sessions", o.session_id, "--session-id", "session", base, taken, frame.name)
-    gen_of_arm: dict[str, str] = {}
-    reused: dict[str, bool] = {}
-    for k, arm in enumerate(arms, start=1):
-        gen_of_arm[arm], reused[arm] = plan_generation(
-            plan, frame, suite, arm_outputs[arm], None, f"{sid}-arm{k}", taken, {}
-        )
-    # keys directory: outside the data directory, and no key for this session yet
-    kdir = keys_directory(data, o.keys, o.state)
-    if (kdir / sid).exists():
-        raise InputError(f"a key for session {sid!r} already exists", file=str(kdir / sid), field="--keys")
 
-    seed = o.seed if o.seed is not None else secrets.randbits(31)
-    rng = random.Random(seed)
-    draw_pair_ids(rng, pairs)
-    now = utcnow()
-    pair_rows = sorted(
-        (
-            {
-                "pair_id": p["pair_id"],
-                "item_id": p["item_id"],
-                "left_text": p["a"],
-                "right_text": p["b"],
-                "holdout": False,
-            }
-            for p in pairs
-        ),
-        key=lambda r: r["pair_id"],
-    )
-    key_rows = sorted(
-        ({"pair_id": p["pair_id"], "left_arm": p["arm_a"], "right_arm": p["arm_b"]} for p in pairs),
-        key=lambda r: r["pair_id"],
-    )
-    # people's choices
+def _judgments(frame: Frame, pairs: list[dict], choosers: _Choosers, seconds: list[float | None]) -> list[dict]:
+    """People's choices, one per pair and reviewer, sorted (file order could hint at the arms)."""
+    pair_id = {i: p["pair_id"] for p in pairs for i in p["rows"]}
     judgments: list[dict] = []
-    seen_j: dict[tuple[str, str], int] = {}
-
-    def judge(i: int, reviewer: str, choice: str | None, column: str) -> None:
-        if choice is None:
-            return
-        pid = pairs[pair_of_row[i]]["pair_id"]
-        if (pid, reviewer) in seen_j:
-            raise frame.err(
-                f"{reviewer!r} chose twice on the same pair (also {frame.where(seen_j[(pid, reviewer)])})", column, i
-            )
-        seen_j[(pid, reviewer)] = i
-        judgments.append({"pair_id": pid, "reviewer": reviewer, "choice": choice, "seconds": seconds[i]})
-
+    seen: dict[tuple[str, str], int] = {}
     for i in range(frame.n):
-        for c in human_cols:
-            judge(i, c, human[c][i], c)
-        if ann is not None:
-            assert ann_choice is not None  # --annotator-col and --choice-col go together
-            judge(i, ann[i], ann_choice[i], choice_col)
-    # the model grader's verdicts
+        for reviewers, choices, column in choosers:
+            reviewer, choice = reviewers[i], choices[i]
+            if choice is None:
+                continue
+            pid = pair_id[i]
+            if (pid, reviewer) in seen:
+                raise frame.err(
+                    f"{reviewer!r} chose twice on the same pair (also {frame.where(seen[(pid, reviewer)])})", column, i
+                )
+            seen[(pid, reviewer)] = i
+            judgments.append({"pair_id": pid, "reviewer": reviewer, "choice": choice, "seconds": seconds[i]})
+    return sorted(judgments, key=lambda r: (r["pair_id"], r["reviewer"]))
+
+
+def _pair_verdicts(frame: Frame, pairs: list[dict], orders: _Orders) -> list[dict]:
+    """The model grader's verdict on each pair in each order (one per pair: its rows must agree)."""
     pv: list[dict] = []
     for p in pairs:
-        for order, ch, rs, col in (("as_shown", m_shown, r_shown, ms_col), ("swapped", m_swapped, r_swapped, mw_col)):
+        for order, ch, rs, col in orders:
             vals = {(ch[i], rs[i]) for i in p["rows"] if ch[i] is not None}
             if len({v[0] for v in vals}) > 1:
                 raise frame.err(
@@ -333,29 +297,117 @@ def import_pairs(
                         "reason": reason,
                     }
                 )
-    pv.sort(key=lambda r: (r["pair_id"], r["order"]))
-    judgments.sort(key=lambda r: (r["pair_id"], r["reviewer"]))  # file order could hint at the arms
-    settings = S.SessionSettings(seed=seed)
-    plan.session = (
-        S.SessionManifest(
-            session_id=sid,
-            suite_id=suite.suite_id,
-            created_at=now,
-            settings=settings,
-            status="closed",
-            n_pairs=len(pairs),
-            source="imported",
-        ),
-        pair_rows,
-        judgments or None,
+    return sorted(pv, key=lambda r: (r["pair_id"], r["order"]))
+
+
+def _grader_run(o: PairOpts, rid: str, sid: str, gen_id: str, now: Any, pv: list[dict]) -> tuple:
+    """The run holding the model grader's verdicts on the session's pairs."""
+    rubric = S.Rubric(
+        name="pairwise",
+        criteria=[
+            S.Criterion(
+                name=PAIR_CRITERION,
+                kind="binary",
+                description="pairwise preference between two answers (choices in pair_verdicts.parquet)",
+            )
+        ],
     )
+    manifest = imported_run(
+        rubric,
+        run_id=rid,
+        gen_id=gen_id,
+        created_at=now,
+        judge_model=o.judge_model,
+        status="polluted" if any(r["choice"] is None for r in pv) else "complete",
+        postprocess_version=POSTPROCESS_VERSION,
+        knobs={**o.run_knobs, "session_id": sid},
+        description=f"model grader of session {sid} (imported)",
+    )
+    return manifest, [], [], pv
+
+
+def _pair_row(p: dict) -> dict[str, Any]:
+    return {
+        "pair_id": p["pair_id"],
+        "item_id": p["item_id"],
+        "left_text": p["a"],
+        "right_text": p["b"],
+        "holdout": False,
+    }
+
+
+def _blind_base(frame: Frame, o: PairOpts, arms: list[str]) -> str:
+    """The base of the new ids: the file's name unless it names an arm; --session-id must not name one."""
+    base = _sanitise(Path(frame.name).stem)
+    if any(_mentions(base, a) for a in arms):
+        base = "pairs"  # the file name names an arm: keep it out of every id
+    if o.session_id is not None:
+        for a in arms:
+            if _mentions(o.session_id, a):
+                raise InputError(
+                    f"session id {o.session_id!r} names arm {a!r}: a blinded session must not",
+                    file=frame.name,
+                    field="--session-id",
+                )
+    return base
+
+
+def import_pairs(
+    data_opt: str | Path | None,
+    path: str,
+    o: PairOpts,
+    prepare: Callable[[Frame, PairOpts], tuple[Frame, PairOpts]] | None = None,
+) -> dict[str, Any]:
+    """``prepare`` may rewrite the frame and the options first (the Arena / MT-Bench presets and the
+    conversation / answer-file columns of evalcore.importers.pair_presets)."""
+
+    frame = read_frame(path, o.input_format)
+    if prepare is not None:
+        frame, o = prepare(frame, o)
+    items, pairs, choosers, seconds, orders = _read_pairs(frame, o)
+    arm_outputs = _arm_outputs(pairs)
+    arms = list(arm_outputs)
+    data = target_data_dir(data_opt)
+    base = _blind_base(frame, o, arms)
+    # the file name may name the arms: it appears nowhere in the data directory
+    plan, taken, suite = start_plan(
+        data, frame, items, o.suite, o.suite_id, base, "items of an imported pairwise session", "evalcore import pairs"
+    )
+    sid = plan_id(data, "sessions", o.session_id, "--session-id", "session", base, taken, frame.name)
+    planned = [
+        plan_generation(plan, frame, suite, arm_outputs[a], None, f"{sid}-arm{k}", taken, {})
+        for k, a in enumerate(arms, start=1)
+    ]
+    gen_of_arm = {a: gen_id for a, (gen_id, _) in zip(arms, planned)}
+    # keys directory: outside the data directory, and no key for this session yet
+    kdir = keys_directory(data, o.keys, o.state)
+    if (kdir / sid).exists():
+        raise InputError(f"a key for session {sid!r} already exists", file=str(kdir / sid), field="--keys")
+    seed = o.seed if o.seed is not None else secrets.randbits(31)
+    draw_pair_ids(random.Random(seed), pairs)
+    now = utcnow()
+    judgments = _judgments(frame, pairs, choosers, seconds)
+    pv = _pair_verdicts(frame, pairs, orders)
+    session = S.SessionManifest(
+        session_id=sid,
+        suite_id=suite.suite_id,
+        created_at=now,
+        settings=S.SessionSettings(seed=seed),
+        status="closed",
+        n_pairs=len(pairs),
+        source="imported",
+    )
+    by_id = sorted(pairs, key=lambda p: p["pair_id"])
+    plan.session = (session, [_pair_row(p) for p in by_id], judgments or None)
+    key_rows = [{"pair_id": p["pair_id"], "left_arm": p["arm_a"], "right_arm": p["arm_b"]} for p in by_id]
+    plan.key = (S.KeyManifest(session_id=sid, arms=gen_of_arm, created_at=now), key_rows, kdir)
     summary: dict[str, Any] = {
         "file": frame.name,
         "suite_id": suite.suite_id,
         "suite_created": suite.new,
         "session_id": sid,
         "gen_ids": list(gen_of_arm.values()),
-        "gen_reused": [gen_of_arm[a] for a in arms if reused[a]],
+        "gen_reused": [gen_id for gen_id, reused in planned if reused],
         "pairs": len(pairs),
         "judgments": len(judgments),
         "reviewers": sorted({j["reviewer"] for j in judgments}),
@@ -367,32 +419,7 @@ def import_pairs(
     }
     if pv:
         rid = plan_id(data, "runs", o.run_id, "--run-id", "run", f"{sid}-grader", taken, frame.name)
-        rubric = S.Rubric(
-            name="pairwise",
-            criteria=[
-                S.Criterion(
-                    name=PAIR_CRITERION,
-                    kind="binary",
-                    description="pairwise preference between two answers (choices in pair_verdicts.parquet)",
-                )
-            ],
-        )
-        plan.run = (
-            imported_run(
-                rubric,
-                run_id=rid,
-                gen_id=gen_of_arm[arms[0]],
-                created_at=now,
-                judge_model=o.judge_model,
-                status="polluted" if any(r["choice"] is None for r in pv) else "complete",
-                postprocess_version=POSTPROCESS_VERSION,
-                knobs={**o.run_knobs, "session_id": sid},
-                description=f"model grader of session {sid} (imported)",
-            ),
-            [],
-            [],
-            pv,
-        )
+        plan.run = _grader_run(o, rid, sid, gen_of_arm[arms[0]], now, pv)
         summary["run_id"] = rid
     elif o.run_id is not None:
         raise InputError(
@@ -400,7 +427,6 @@ def import_pairs(
             file=frame.name,
             field="--run-id",
         )
-    plan.key = (S.KeyManifest(session_id=sid, arms=gen_of_arm, created_at=now), key_rows, kdir)
     plan.check()
     plan.write()
     return summary
