@@ -75,6 +75,7 @@ class Cell:
     # triggered (read and checked), and the column of each (for messages)
     recorded: dict[str, Any] = field(default_factory=dict)
     recorded_col: dict[str, str] = field(default_factory=dict)
+    parsed: Parsed | None = None  # the value under its criterion's kind (set once the rubric is known)
 
 
 @dataclass
@@ -300,37 +301,9 @@ def _row_keys(frame: Frame, cols: dict, o: Opts):
     return ids, rounds, slots, reasons
 
 
-def _finish(
-    data_opt: str | Path | None,
-    frame: Frame,
-    o: Opts,
-    cols: dict,
-    ids: list[str],
-    rounds: list[int],
-    order: list[str],
-    cells: list[Cell],
-    keycols: list[str],
-) -> dict[str, Any]:
-    """Shared tail of long and wide: items, outputs, rubric, rows, the plan; write; summary."""
-
-    data = target_data_dir(data_opt)
-    items = collect_items(
-        frame,
-        ItemCols(
-            cols["item"],
-            cols["input"],
-            cols["context"],
-            cols["reference"],
-            cols["class"],
-            cols["must_have"],
-            cols["wrong_if"],
-        ),
-    )
-    outputs = collect_outputs(frame, ids, rounds, cols["output"])
-    extra = _abstained(frame, cols["abstained"], ids, rounds)
-    # duplicate keys
+def _check_keys(frame: Frame, o: Opts, cells: list[Cell], keycols: list[str]) -> None:
+    """One cell per (item, generation round, criterion, judge round or annotator)."""
     seen: dict[tuple, int] = {}
-    c: Cell | None
     for c in cells:
         k = (c.item_id, c.gen_round, c.criterion, c.slot)
         if k in seen:
@@ -342,7 +315,10 @@ def _finish(
                 c.row,
             )
         seen[k] = c.row
-    # criteria and values
+
+
+def _parse_cells(frame: Frame, o: Opts, order: list[str], cells: list[Cell], notes: list[str]) -> S.Rubric:
+    """The rubric (each criterion's kind from its values) and each cell's value parsed under it."""
     present: dict[str, list[tuple[Any, int]]] = {n: [] for n in order}
     missing_cells: list[Cell] = []
     for c in cells:
@@ -358,22 +334,41 @@ def _finish(
             _value_field(frame, c.criterion),
             c.row,
         )
-    notes: list[str] = []
     rubric = build_rubric(frame, order, present, o.kinds, notes)
-    parsed: dict[tuple, Parsed] = {}
     for c in cells:
         if _is_missing(c.value):
             continue
+        crit = cast(S.Criterion, rubric.get(c.criterion))
         try:
-            parsed[(c.item_id, c.gen_round, c.criterion, c.slot)] = parse_value(
-                cast(S.Criterion, rubric.get(c.criterion)), c.value
-            )
+            c.parsed = parse_value(crit, c.value)
         except ValueError as e:
             raise frame.err(
-                f"criterion {c.criterion!r} ({cast(S.Criterion, rubric.get(c.criterion)).kind}): {e}",
-                _value_field(frame, c.criterion),
-                c.row,
+                f"criterion {c.criterion!r} ({crit.kind}): {e}", _value_field(frame, c.criterion), c.row
             ) from None
+    return rubric
+
+
+def _finish(
+    data_opt: str | Path | None,
+    frame: Frame,
+    o: Opts,
+    cols: dict,
+    ids: list[str],
+    rounds: list[int],
+    order: list[str],
+    cells: list[Cell],
+    keycols: list[str],
+) -> dict[str, Any]:
+    """Shared tail of long and wide: items, outputs, rubric, rows, the plan; write; summary."""
+
+    data = target_data_dir(data_opt)
+    item_cols = ("item", "input", "context", "reference", "class", "must_have", "wrong_if")
+    items = collect_items(frame, ItemCols(*(cols[k] for k in item_cols)))
+    outputs = collect_outputs(frame, ids, rounds, cols["output"])
+    extra = _abstained(frame, cols["abstained"], ids, rounds)
+    _check_keys(frame, o, cells, keycols)
+    notes: list[str] = []
+    rubric = _parse_cells(frame, o, order, cells, notes)
     gen_knobs, run_knobs = parse_knobs(o.knobs, frame.name)
     if o.human and run_knobs:
         raise InputError(
@@ -383,16 +378,9 @@ def _finish(
         )
 
     base = _sanitise(Path(frame.name).stem)
-    plan, taken, suite = start_plan(
-        data,
-        frame,
-        items,
-        o.suite,
-        o.suite_id,
-        base,
-        o.description or f"imported from {Path(frame.name).name}",
-        f"evalcore import ({Path(frame.name).name})",
-    )
+    name = Path(frame.name).name
+    desc = o.description or f"imported from {name}"
+    plan, taken, suite = start_plan(data, frame, items, o.suite, o.suite_id, base, desc, f"evalcore import ({name})")
     if o.human and not suite.new:
         # people's labels for (part of) a generation evalcore has: attach to it, write no generation
         gen_id, reused = attach_labels(plan, frame, suite, outputs, o.gen_id, taken, gen_knobs, cols["output"]), True
@@ -409,144 +397,166 @@ def _finish(
         "criteria": {c.name: c.kind for c in rubric.criteria},
         "notes": notes,
     }
-    now = utcnow()
-    manifest: S.LabelSetManifest | S.RunManifest
     if o.human:
         if o.run_id is not None:
             raise InputError(
                 "--run-id does not apply with --human (use --labelset-id)", file=frame.name, field="--run-id"
             )
         lid = plan_id(data, "labels", o.labelset_id, "--labelset-id", "label set", base, taken, frame.name)
-        labels = []
-        annotators: list[str] = []
-        for c in cells:
-            if _is_missing(c.value):
-                continue
-            p = parsed[(c.item_id, c.gen_round, c.criterion, c.slot)]
-            if c.slot not in annotators:
-                annotators.append(c.slot)
-            labels.append(
-                {
-                    "item_id": c.item_id,
-                    "gen_round": c.gen_round,
-                    "criterion": c.criterion,
-                    "annotator": c.slot,
-                    "value": raw_text(c.value),
-                    "passed": p.passed,
-                    "score": p.score,
-                }
-            )
-        manifest = S.LabelSetManifest(
-            labelset_id=lid,
-            gen_id=gen_id,
-            created_at=now,
-            annotators=annotators,
-            rubric=rubric,
-            description=o.description or f"human labels imported from {Path(frame.name).name}",
-        )
-        plan.labelset = (manifest, labels)
-        summary.update(labelset_id=lid, labels=len(labels), annotators=annotators)
+        labelset, labels = _labelset(frame, o, lid, gen_id, rubric, cells)
+        plan.labelset = (labelset, labels)
+        summary.update(labelset_id=lid, labels=len(labels), annotators=labelset.annotators)
     else:
         if o.labelset_id is not None:
             raise InputError(
                 "--labelset-id applies only with --human (use --run-id)", file=frame.name, field="--labelset-id"
             )
         rid = plan_id(data, "runs", o.run_id, "--run-id", "run", base, taken, frame.name)
-        by_key = {(c.item_id, c.gen_round, c.criterion, c.slot): c for c in cells}
-        judge_rounds = max([c.slot for c in cells] or [1])
-        mode, groups, order_given = check_mode(frame.name, o.harness, rubric.names())
-        fixed = default_positions(mode, groups, order_given)
-        recorded_positions = any("position" in c.recorded for c in cells)
-        per_answer: dict[tuple, dict[str, int]] = {}
-        verdicts: list[dict[str, Any]] = []
-        n_missing = 0
-        for iid, r in sorted(outputs):
-            for jr in range(1, judge_rounds + 1):
-                taken_pos: dict[tuple[int, int], Cell] = {}
-                for crit in rubric.criteria:
-                    c = by_key.get((iid, r, crit.name, jr))
-                    key = {"run_id": rid, "item_id": iid, "gen_round": r, "criterion": crit.name, "judge_round": jr}
-                    pos = fixed[crit.name]
-                    if c is not None and c.recorded.get("position") is not None:
-                        pos = c.recorded["position"]
-                        call = (call_of(mode, groups, crit.name), pos)
-                        if mode != "split" and call in taken_pos:
-                            other = taken_pos[call]
-                            raise frame.err(
-                                f"item {iid!r} judge round {jr}: criteria {other.criterion!r} "
-                                f"({frame.where(other.row)}) and {crit.name!r} are both at position {pos} of "
-                                f"one call",
-                                c.recorded_col["position"],
-                                c.row,
-                            )
-                        taken_pos[call] = c
-                        per_answer.setdefault((iid, r, jr), {})[crit.name] = pos
-                    if c is None or _is_missing(c.value):
-                        if not o.allow_missing:
-                            raise InputError(
-                                f"item {iid!r} generation round {r} judge round {jr} has no row for criterion "
-                                f"{crit.name!r}; pass --allow-missing to record it as a missing verdict",
-                                file=frame.name,
-                                field=",".join(keycols),
-                            )
-                        n_missing += 1
-                        verdicts.append(
-                            {
-                                **key,
-                                "passed": None,
-                                "position": pos,
-                                "reason": c.reason if c else None,
-                                "error": "no value in the imported file",
-                            }
-                        )
-                        continue
-                    p = parsed[(iid, r, crit.name, jr)]
-                    raw = c.recorded.get("raw_verdict")
-                    verdicts.append(
-                        {
-                            **key,
-                            "passed": p.passed,
-                            "score": p.score,
-                            "label": p.label,
-                            "raw_verdict": raw if raw is not None else raw_text(c.value),
-                            "reason": c.reason,
-                            **{k: c.recorded.get(k) for k in ("covered", "missed", "triggered")},
-                            "position": pos,
-                        }
-                    )
-        field_order: list[str] | str = order_given
-        if recorded_positions and mode == "imported":
-            notes.append(
-                "emission positions are recorded but the harness mode is not: pass --mode single (or grouped, "
-                "with --group) so that `evalcore position` and the harness comparisons read them"
-            )
-        if recorded_positions and mode in ("single", "grouped") and o.harness.field_order is None:
-            field_order = field_order_of(per_answer, mode, groups, rubric.names())
-        manifest = imported_run(
-            rubric,
-            field_order,
-            mode=cast(S.HarnessMode, mode),
-            groups=groups,
-            run_id=rid,
-            gen_id=gen_id,
-            created_at=now,
-            judge_model=o.judge_model,
-            judge_family=o.harness.judge_family,
-            prompt_variant=o.harness.prompt_variant,
-            judge_rounds=judge_rounds,
-            status="partial" if n_missing else "complete",
-            postprocess_version=POSTPROCESS_VERSION,
-            knobs=run_knobs,
-            description=o.description or f"imported from {Path(frame.name).name}",
-        )
-        plan.run = (manifest, verdicts, [], None)
+        run, verdicts, n_missing = _run(frame, o, rid, gen_id, rubric, outputs, cells, keycols, notes, run_knobs)
+        plan.run = (run, verdicts, [], None)
         summary.update(
             run_id=rid,
             verdicts=len(verdicts),
             missing_verdicts=n_missing,
-            judge_rounds=judge_rounds,
+            judge_rounds=run.judge_rounds,
             pass_rate=pass_rate(verdicts),
         )
     plan.check()
     plan.write()
     return summary
+
+
+def _labelset(
+    frame: Frame, o: Opts, lid: str, gen_id: str, rubric: S.Rubric, cells: list[Cell]
+) -> tuple[S.LabelSetManifest, list[dict]]:
+    """People's labels (one per cell with a value) and their label set's manifest."""
+    labels = []
+    annotators: list[str] = []
+    for c in cells:
+        if c.parsed is None:
+            continue
+        if c.slot not in annotators:
+            annotators.append(c.slot)
+        labels.append(
+            {
+                "item_id": c.item_id,
+                "gen_round": c.gen_round,
+                "criterion": c.criterion,
+                "annotator": c.slot,
+                "value": raw_text(c.value),
+                "passed": c.parsed.passed,
+                "score": c.parsed.score,
+            }
+        )
+    manifest = S.LabelSetManifest(
+        labelset_id=lid,
+        gen_id=gen_id,
+        created_at=utcnow(),
+        annotators=annotators,
+        rubric=rubric,
+        description=o.description or f"human labels imported from {Path(frame.name).name}",
+    )
+    return manifest, labels
+
+
+def _verdict(c: Cell | None, key: dict[str, Any], pos: int) -> dict[str, Any]:
+    """One verdict row: the cell's parsed value, or a missing verdict when it has none."""
+    if c is None or c.parsed is None:
+        return {
+            **key,
+            "passed": None,
+            "position": pos,
+            "reason": c.reason if c else None,
+            "error": "no value in the imported file",
+        }
+    raw = c.recorded.get("raw_verdict")
+    return {
+        **key,
+        "passed": c.parsed.passed,
+        "score": c.parsed.score,
+        "label": c.parsed.label,
+        "raw_verdict": raw if raw is not None else raw_text(c.value),
+        "reason": c.reason,
+        **{k: c.recorded.get(k) for k in ("covered", "missed", "triggered")},
+        "position": pos,
+    }
+
+
+def _run(
+    frame: Frame,
+    o: Opts,
+    rid: str,
+    gen_id: str,
+    rubric: S.Rubric,
+    outputs: dict[tuple[str, int], str],
+    cells: list[Cell],
+    keycols: list[str],
+    notes: list[str],
+    run_knobs: dict[str, Any],
+) -> tuple[S.RunManifest, list[dict[str, Any]], int]:
+    """The run's manifest, its verdicts (one per output, judge round and criterion) and how many are missing."""
+    by_key = {(c.item_id, c.gen_round, c.criterion, c.slot): c for c in cells}
+    judge_rounds = max([c.slot for c in cells] or [1])
+    mode, groups, order_given = check_mode(frame.name, o.harness, rubric.names())
+    fixed = default_positions(mode, groups, order_given)
+    recorded_positions = any("position" in c.recorded for c in cells)
+    per_answer: dict[tuple, dict[str, int]] = {}
+    verdicts: list[dict[str, Any]] = []
+    n_missing = 0
+    for iid, r in sorted(outputs):
+        for jr in range(1, judge_rounds + 1):
+            taken_pos: dict[tuple[int, int], Cell] = {}
+            for crit in rubric.criteria:
+                c = by_key.get((iid, r, crit.name, jr))
+                pos = fixed[crit.name]
+                if c is not None and c.recorded.get("position") is not None:
+                    pos = c.recorded["position"]
+                    call = (call_of(mode, groups, crit.name), pos)
+                    if mode != "split" and call in taken_pos:
+                        other = taken_pos[call]
+                        raise frame.err(
+                            f"item {iid!r} judge round {jr}: criteria {other.criterion!r} "
+                            f"({frame.where(other.row)}) and {crit.name!r} are both at position {pos} of "
+                            f"one call",
+                            c.recorded_col["position"],
+                            c.row,
+                        )
+                    taken_pos[call] = c
+                    per_answer.setdefault((iid, r, jr), {})[crit.name] = pos
+                if c is None or c.parsed is None:
+                    if not o.allow_missing:
+                        raise InputError(
+                            f"item {iid!r} generation round {r} judge round {jr} has no row for criterion "
+                            f"{crit.name!r}; pass --allow-missing to record it as a missing verdict",
+                            file=frame.name,
+                            field=",".join(keycols),
+                        )
+                    n_missing += 1
+                key = {"run_id": rid, "item_id": iid, "gen_round": r, "criterion": crit.name, "judge_round": jr}
+                verdicts.append(_verdict(c, key, pos))
+    field_order: list[str] | str = order_given
+    if recorded_positions and mode == "imported":
+        notes.append(
+            "emission positions are recorded but the harness mode is not: pass --mode single (or grouped, "
+            "with --group) so that `evalcore position` and the harness comparisons read them"
+        )
+    if recorded_positions and mode in ("single", "grouped") and o.harness.field_order is None:
+        field_order = field_order_of(per_answer, mode, groups, rubric.names())
+    manifest = imported_run(
+        rubric,
+        field_order,
+        mode=cast(S.HarnessMode, mode),
+        groups=groups,
+        run_id=rid,
+        gen_id=gen_id,
+        created_at=utcnow(),
+        judge_model=o.judge_model,
+        judge_family=o.harness.judge_family,
+        prompt_variant=o.harness.prompt_variant,
+        judge_rounds=judge_rounds,
+        status="partial" if n_missing else "complete",
+        postprocess_version=POSTPROCESS_VERSION,
+        knobs=run_knobs,
+        description=o.description or f"imported from {Path(frame.name).name}",
+    )
+    return manifest, verdicts, n_missing
