@@ -22,21 +22,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from evalcore import EvalcoreError, LabelStore, analysis, review
+from evalcore import EvalcoreError, analysis, review
 from pages import _cache, _select, _text, _ui
 
 METHODS = (("pearson", "Pearson"), ("spearman", "Spearman"), ("kendall", "Kendall tau-b"))
 N_BOOT = 1000
-
-
-def _labels_revision(data_store, gen_id: str) -> tuple:
-    """Changes with every edit and queue written for the generation (edits and queues are
-    append-only), on SQLite and on a PostgreSQL team server alike: the state directory's file
-    times say nothing about the latter."""
-    labels = LabelStore(data_store)
-    e = labels.rows("SELECT count(*) AS n, max(edit_id) AS last FROM edits WHERE gen_id = ?", [gen_id])
-    q = labels.rows("SELECT count(*) AS n FROM queues WHERE gen_id = ?", [gen_id])
-    return tuple(tuple(r.values()) for r in e + q)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -52,7 +42,7 @@ def report_card(data_store, gen_id: str, classes: tuple[str, ...], target: float
         _ui.fingerprint(data_store)
         + _ui.state_fingerprint(data_store)
         + _ui.suite_fingerprint(data_store)
-        + _labels_revision(data_store, gen_id)
+        + review.labels_revision(data_store, gen_id)
     )
     return _report_card(str(data_store.data), str(data_store.state), fp, gen_id, tuple(classes), float(target))
 
@@ -374,36 +364,45 @@ def show_scores(store, gen_id: str, classes: tuple[str, ...]) -> None:
     reliability table: the figures of `evalcore correlate` and `evalcore reliability`, on the
     page's slice (``classes``)."""
     st.subheader("Scores and reliability")
-    cls = list(classes) or None
+    _correlations(store, gen_id, classes)
+    _reliability(store, gen_id, classes)
+
+
+def _correlations(store, gen_id: str, classes: tuple[str, ...]) -> None:
+    """Judge against people per criterion, pooled and within items (`evalcore correlate`)."""
     runs = _numeric_runs(store, gen_id)
     if not runs:
         st.caption("No run on this generation has an ordinal or continuous criterion: no scores to correlate.")
-    else:
-        rid = st.selectbox("Judge run (scores)", runs, key="agreement_scores_run")
-        try:
-            res = _cache.analysis_call(analysis.correlate, [rid], classes=cls, n_boot=N_BOOT)
-        except EvalcoreError as err:
-            st.caption(_text.md_escape(f"Judge against people: {err.message}"))
-        else:
-            rows = []
-            for c in res["criteria"]:
-                row = {"criterion": c["criterion"], "answers": c["answers_both"], "items": c["items"]}
-                for m, title in METHODS:
-                    row[f"pooled {title}"] = _ci_value(c["pooled"][m])
-                    w = (c["within_items"] or {}).get(m)
-                    row[f"within items {title}"] = "-" if w is None else _ci_value(w)
-                rows.append(row)
-            _plain(rows)
-            pct = int(round(100 * res["level"]))
-            st.caption(
-                _text.md_escape(
-                    f"{res['judge'].capitalize()} against people ({res['people']}). Pooled: one correlation over "
-                    "every answer both scored; within items: the correlation over each item's outputs (generation "
-                    f"rounds), averaged over items (G-Eval / UniEval). {pct}% bootstrap intervals over items, "
-                    f"seed {res['seed']}, {res['n_boot']} resamples. "
-                    f"`evalcore correlate --run {rid}" + "".join(f" --class {c}" for c in classes) + " --json`"
-                )
-            )
+        return
+    rid = st.selectbox("Judge run (scores)", runs, key="agreement_scores_run")
+    try:
+        res = _cache.analysis_call(analysis.correlate, [rid], classes=list(classes) or None, n_boot=N_BOOT)
+    except EvalcoreError as err:
+        st.caption(_text.md_escape(f"Judge against people: {err.message}"))
+        return
+    rows = []
+    for c in res["criteria"]:
+        row = {"criterion": c["criterion"], "answers": c["answers_both"], "items": c["items"]}
+        for m, title in METHODS:
+            row[f"pooled {title}"] = _ci_value(c["pooled"][m])
+            w = (c["within_items"] or {}).get(m)
+            row[f"within items {title}"] = "-" if w is None else _ci_value(w)
+        rows.append(row)
+    _plain(rows)
+    pct = int(round(100 * res["level"]))
+    st.caption(
+        _text.md_escape(
+            f"{res['judge'].capitalize()} against people ({res['people']}). Pooled: one correlation over "
+            "every answer both scored; within items: the correlation over each item's outputs (generation "
+            f"rounds), averaged over items (G-Eval / UniEval). {pct}% bootstrap intervals over items, "
+            f"seed {res['seed']}, {res['n_boot']} resamples. "
+            f"`evalcore correlate --run {rid}" + "".join(f" --class {c}" for c in classes) + " --json`"
+        )
+    )
+
+
+def _reliability(store, gen_id: str, classes: tuple[str, ...]) -> None:
+    """The reliability of every instrument on each criterion (`evalcore reliability`)."""
     with_rounds = [r for r in review.runs_on(store, gen_id) if (store.run(r).manifest.judge_rounds or 1) >= 2]
     labelled = any(store.labelset(lid).manifest.gen_id == gen_id for lid in store.ids("labelset"))
     if not with_rounds and not labelled:
@@ -415,7 +414,7 @@ def show_scores(store, gen_id: str, classes: tuple[str, ...]) -> None:
             run_ids=with_rounds,
             people=labelled,
             gen_ids=[gen_id] if labelled else None,
-            classes=cls,
+            classes=list(classes) or None,
         )
     except EvalcoreError as err:
         st.caption(_text.md_escape(f"Reliability: {err.message}"))

@@ -50,7 +50,18 @@ from .queue import (
     queues,
     undo,
 )
-from .raters import MEAN, SLOT_RE, People, gold_of, is_slot, label_category, people, rater_labels, rater_stats
+from .raters import (
+    MEAN,
+    SLOT_RE,
+    People,
+    gold_of,
+    is_slot,
+    label_category,
+    labels_revision,
+    people,
+    rater_labels,
+    rater_stats,
+)
 from .reportcard import PAIR_CHOICES, UNPARSEABLE, report_card, same_family
 from .suites import (
     check,
@@ -125,6 +136,7 @@ __all__ = [
     "item",
     "items",
     "label_category",
+    "labels_revision",
     "leases",
     "near_duplicate_pairs",
     "next_case",

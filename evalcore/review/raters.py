@@ -141,6 +141,16 @@ def _state_rows(labels: LabelStore, gen_id: str, category) -> dict[str, list]:
     return out
 
 
+def labels_revision(store: Store, gen_id: str) -> tuple:
+    """Changes with every edit and queue written for the generation (edits and queues are
+    append-only), on SQLite and on a PostgreSQL team server alike: a cache key for what the label
+    store says about it (the state directory's file times say nothing about a team server)."""
+    labels = LabelStore(store)
+    e = labels.rows("SELECT count(*) AS n, max(edit_id) AS last FROM edits WHERE gen_id = ?", [gen_id])
+    q = labels.rows("SELECT count(*) AS n FROM queues WHERE gen_id = ?", [gen_id])
+    return tuple(tuple(r.values()) for r in e + q)
+
+
 def people(
     store: Store,
     gen_id: str,
