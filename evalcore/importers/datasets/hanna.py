@@ -44,7 +44,9 @@ import math
 import re
 import time
 import zlib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -167,9 +169,14 @@ def _check_threshold(threshold: float) -> float:
     return float(threshold)
 
 
-def _criterion(name: str, kind: S.CriterionKind, description: str, threshold: float) -> S.Criterion:
-    return S.Criterion(
-        name=name, kind=kind, description=description, scale_min=SCALE[0], scale_max=SCALE[1], threshold=threshold
+def _rubric(name: str, kind: S.CriterionKind, criteria: Iterable[tuple[str, str]], threshold: float) -> S.Rubric:
+    """Criteria (name, description) of one kind on the 1-5 scale, passing at ``threshold``."""
+    return S.Rubric(
+        name=name,
+        criteria=[
+            S.Criterion(name=c, kind=kind, description=d, scale_min=SCALE[0], scale_max=SCALE[1], threshold=threshold)
+            for c, d in criteria
+        ],
     )
 
 
@@ -205,53 +212,16 @@ def read_hanna(source: str | Path) -> HannaSource:
     text = _read_text(path)
     csv.field_size_limit(2**31 - 1)
     reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = [h.strip() for h in next(reader)]
-    except (csv.Error, StopIteration) as e:
-        raise InputError(f"line 1: no CSV header ({e})", file=str(path), field="header") from None
-    seen: set[str] = set()
-    for h in header:
-        if h in seen:
-            raise InputError("column appears twice in the header", file=str(path), field=h)
-        seen.add(h)
-    required = ["Model"] + [c[1] for c in HANNA_CRITERIA]
-    for col in required:
-        if col not in seen:
-            raise InputError("required column is missing", file=str(path), field=col)
-    # rater slots and judge x prompt columns, discovered from the header; each must be complete
-    slot_cols: dict[int, dict[str, str]] = {}
-    judge_cols: dict[tuple[str, int], dict[str, str]] = {}
-    code_to_crit = {c[2]: c[0] for c in HANNA_CRITERIA}
-    for h in header:
-        m = _SLOT_RE.match(h)
-        if m:
-            slot_cols.setdefault(int(m.group(1)), {})[code_to_crit[m.group(2)]] = h
-            continue
-        m = _JUDGE_RE.match(h)
-        if m and not m.group(1).startswith("Human"):
-            judge_cols.setdefault((m.group(1), int(m.group(3))), {})[code_to_crit[m.group(2)]] = h
-    if not slot_cols:
-        raise InputError("no rater columns: expected 'Human 1 RE' ... 'Human 3 CX'", file=str(path), field="Human 1 RE")
-    for slot, cols in sorted(slot_cols.items()):
-        for crit, _mean, code, _d in HANNA_CRITERIA:
-            if crit not in cols:
-                raise InputError(
-                    f"rater slot {slot} has columns for other criteria but not this one",
-                    file=str(path),
-                    field=f"Human {slot} {code}",
-                )
-    for (judge, k), cols in sorted(judge_cols.items()):
-        for crit, _mean, code, _d in HANNA_CRITERIA:
-            if crit not in cols:
-                raise InputError(
-                    f"judge {judge!r} prompt {k} has columns for other criteria but not this one",
-                    file=str(path),
-                    field=f"{judge} {code} {k}",
-                )
+    header, slot_cols, judge_cols = _hanna_header(reader, path)
     index = {h: i for i, h in enumerate(header)}
     means = {c[0]: Values() for c in HANNA_CRITERIA}
     slots = {s: {c[0]: Values() for c in HANNA_CRITERIA} for s in slot_cols}
     judges = {jk: {c[0]: Values() for c in HANNA_CRITERIA} for jk in judge_cols}
+    # every cell of a row, in this order, with what its values must be
+    cells = [(mean_col, means[crit], _mean_ok) for crit, mean_col, _code, _d in HANNA_CRITERIA]
+    cells += [(col, slots[s][crit], _rating_ok) for s, cols in slot_cols.items() for crit, col in cols.items()]
+    # a judge's out-of-scale values become errored verdicts
+    cells += [(col, judges[jk][crit], lambda x: None) for jk, cols in judge_cols.items() for crit, col in cols.items()]
     systems: list[str] = []
     story_ids: list[str] = []
     story_system: list[str] = []
@@ -279,59 +249,10 @@ def read_hanna(source: str | Path) -> HannaSource:
         if system in systems:
             raise InputError(f"line {line}: source {system!r} appears twice", file=str(path), field="Model")
         systems.append(system)
-        n: int | None = None
-        first_col = ""
-
-        def cell(col: str) -> list[Any]:
-            nonlocal n, first_col
-            where = f"line {line} ({system})"  # noqa: B023 (called within the same iteration)
-            try:
-                vals = loads_json(row[index[col]], parse_float=_Num, parse_int=_Num, parse_constant=_Num)  # noqa: B023
-            except json.JSONDecodeError as e:
-                raise InputError(
-                    f"{where}: not a JSON list of numbers ({e.msg} at column {e.colno})", file=str(path), field=col
-                ) from None
-            if not isinstance(vals, list) or not vals:
-                raise InputError(
-                    f"{where}: expected a non-empty JSON list with one value per story", file=str(path), field=col
-                )
-            if n is None:
-                n, first_col = len(vals), col
-            elif len(vals) != n:
-                raise InputError(
-                    f"{where}: has {len(vals)} values, column {first_col!r} has {n} (one value per story)",
-                    file=str(path),
-                    field=col,
-                )
-            return vals
-
-        def fill(col: str, out: Values, check) -> None:
-            for k, tok in enumerate(cell(col)):
-                where = f"line {line} ({system}), story {len(story_ids) + k}"  # noqa: B023
-                x = _number(tok, path, col, where)
-                problem = check(x)
-                if problem:
-                    raise InputError(f"{where}: {str(tok)!r} {problem}", file=str(path), field=col)
-                out.raw.append(str(tok))
-                out.num.append(x)
-
-        def mean_ok(x: float) -> str | None:
-            return None if _in_scale(x) else "is outside the 1-5 scale"
-
-        def rating_ok(x: float) -> str | None:
-            return None if x.is_integer() and _in_scale(x) else "is not a whole rating from 1 to 5"
-
-        for crit, mean_col, _code, _d in HANNA_CRITERIA:
-            fill(mean_col, means[crit], mean_ok)
-        for s, cols in slot_cols.items():
-            for crit, col in cols.items():
-                fill(col, slots[s][crit], rating_ok)
-        for jk, cols in judge_cols.items():
-            for crit, col in cols.items():
-                fill(col, judges[jk][crit], lambda x: None)  # out-of-scale values become errored verdicts
         start = len(story_ids)
-        story_ids += [str(start + k) for k in range(n or 0)]
-        story_system += [system] * (n or 0)
+        n = _hanna_row(path, [(row[index[col]], col, out, check) for col, out, check in cells], line, system, start)
+        story_ids += [str(start + k) for k in range(n)]
+        story_system += [system] * n
     if not systems:
         raise InputError("has a header but no rows", file=str(path), field=WHOLE_FILE)
     hs = HannaSource(path, systems, story_ids, story_system, means, slots, judges)
@@ -339,6 +260,94 @@ def read_hanna(source: str | Path) -> HannaSource:
     if spath is not None:
         hs.texts, hs.stories_path = _read_hanna_stories(spath, hs), spath
     return hs
+
+
+def _hanna_header(
+    reader: Any, path: Path
+) -> tuple[list[str], dict[int, dict[str, str]], dict[tuple[str, int], dict[str, str]]]:
+    """The header, its rater slots' and judge x prompt columns (criterion -> column), each complete."""
+    try:
+        header = [h.strip() for h in next(reader)]
+    except (csv.Error, StopIteration) as e:
+        raise InputError(f"line 1: no CSV header ({e})", file=str(path), field="header") from None
+    seen: set[str] = set()
+    for h in header:
+        if h in seen:
+            raise InputError("column appears twice in the header", file=str(path), field=h)
+        seen.add(h)
+    for col in ["Model"] + [c[1] for c in HANNA_CRITERIA]:
+        if col not in seen:
+            raise InputError("required column is missing", file=str(path), field=col)
+    slot_cols: dict[int, dict[str, str]] = {}
+    judge_cols: dict[tuple[str, int], dict[str, str]] = {}
+    code_to_crit = {c[2]: c[0] for c in HANNA_CRITERIA}
+    for h in header:
+        m = _SLOT_RE.match(h)
+        if m:
+            slot_cols.setdefault(int(m.group(1)), {})[code_to_crit[m.group(2)]] = h
+            continue
+        m = _JUDGE_RE.match(h)
+        if m and not m.group(1).startswith("Human"):
+            judge_cols.setdefault((m.group(1), int(m.group(3))), {})[code_to_crit[m.group(2)]] = h
+    if not slot_cols:
+        raise InputError("no rater columns: expected 'Human 1 RE' ... 'Human 3 CX'", file=str(path), field="Human 1 RE")
+    # (what, the column's name before and after the criterion's code, columns)
+    groups = [(f"rater slot {s}", f"Human {s} ", "", cols) for s, cols in sorted(slot_cols.items())]
+    groups += [(f"judge {j!r} prompt {k}", f"{j} ", f" {k}", cols) for (j, k), cols in sorted(judge_cols.items())]
+    for what, before, after, cols in groups:
+        for crit, _mean, code, _d in HANNA_CRITERIA:
+            if crit not in cols:
+                raise InputError(
+                    f"{what} has columns for other criteria but not this one",
+                    file=str(path),
+                    field=f"{before}{code}{after}",
+                )
+    return header, slot_cols, judge_cols
+
+
+def _mean_ok(x: float) -> str | None:
+    return None if _in_scale(x) else "is outside the 1-5 scale"
+
+
+def _rating_ok(x: float) -> str | None:
+    return None if x.is_integer() and _in_scale(x) else "is not a whole rating from 1 to 5"
+
+
+def _hanna_row(
+    path: Path, cells: list[tuple[str, str, Values, Callable[[float], str | None]]], line: int, system: str, start: int
+) -> int:
+    """Append one row's cells (text, column, values, check) to their values; the row's story count."""
+    n: int | None = None
+    first_col = ""
+    where = f"line {line} ({system})"
+    for text, col, out, check in cells:
+        try:
+            vals = loads_json(text, parse_float=_Num, parse_int=_Num, parse_constant=_Num)
+        except json.JSONDecodeError as e:
+            raise InputError(
+                f"{where}: not a JSON list of numbers ({e.msg} at column {e.colno})", file=str(path), field=col
+            ) from None
+        if not isinstance(vals, list) or not vals:
+            raise InputError(
+                f"{where}: expected a non-empty JSON list with one value per story", file=str(path), field=col
+            )
+        if n is None:
+            n, first_col = len(vals), col
+        elif len(vals) != n:
+            raise InputError(
+                f"{where}: has {len(vals)} values, column {first_col!r} has {n} (one value per story)",
+                file=str(path),
+                field=col,
+            )
+        for k, tok in enumerate(vals):
+            at = f"{where}, story {start + k}"
+            x = _number(tok, path, col, at)
+            problem = check(x)
+            if problem:
+                raise InputError(f"{at}: {str(tok)!r} {problem}", file=str(path), field=col)
+            out.raw.append(str(tok))
+            out.num.append(x)
+    return n or 0
 
 
 def _read_hanna_stories(path: Path, hs: HannaSource) -> dict[str, tuple[str, str, str | None]]:
@@ -499,26 +508,7 @@ def _empty_calls() -> pa.Table:
 def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, dict[str, Any]]:
 
     now = utcnow()
-    order = [c[0] for c in HANNA_CRITERIA]
-    desc = {c[0]: c[3] for c in HANNA_CRITERIA}
-    real_text = hs.texts is not None
-    items, outputs = [], []
-    for sid, system in zip(hs.story_ids, hs.story_system):
-        if real_text:
-            assert hs.texts is not None
-            prompt, story, human = hs.texts[sid]
-        else:
-            prompt = (
-                f"(the prompt of HANNA story {sid}: its text is not in {HANNA_FILE}; put {HANNA_STORIES_FILE} "
-                f"in the data set's folder to import it)"
-            )
-            story = f"(story {sid}, written by {system}: its text is not in {HANNA_FILE})"
-            human = None
-        items.append({"item_id": sid, "input": prompt, "reference": human or None, "class": system, "holdout": False})
-        outputs.append({"item_id": sid, "round": 1, "output": story, "abstained": False})
-    text_from = (
-        cast(Path, hs.stories_path).name if real_text else f"placeholders (no {HANNA_STORIES_FILE} in the folder)"
-    )
+    items, outputs, text_from = _hanna_items(hs)
     b = Bundle(data)
     sm = suite_manifest(
         HANNA_SUITE,
@@ -545,44 +535,10 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
         },
     )
     b.generations.append((gm, pa.Table.from_pylist(outputs)))
-    slot_names = [f"slot{s}" for s in sorted(hs.slots)]
-    raters = S.Rubric(name="hanna-human", criteria=[_criterion(c, "ordinal", desc[c], threshold) for c in order])
-    b.labelsets.append(
-        (
-            S.LabelSetManifest(
-                labelset_id=HANNA_RATERS,
-                gen_id=HANNA_GEN,
-                created_at=now,
-                annotators=slot_names,
-                rubric=raters,
-                description=f"HANNA crowd ratings (1-5), {len(slot_names)} per story. The annotators are the file's rater "
-                f"SLOTS 'Human 1-{len(slot_names)}', not persistent people: each story was rated by different "
-                f"workers and the slot order is arbitrary, so use order-invariant statistics (ICC1, "
-                f"Krippendorff's alpha, Fleiss' kappa), never Cohen's kappa between slots.",
-            ),
-            _merge([_label_table(hs.story_ids, order, hs.slots[s], f"slot{s}", threshold) for s in sorted(hs.slots)]),
-        )
-    )
-    mean_rubric = S.Rubric(
-        name="hanna-human-mean", criteria=[_criterion(c, "continuous", desc[c], threshold) for c in order]
-    )
-    b.labelsets.append(
-        (
-            S.LabelSetManifest(
-                labelset_id=HANNA_MEAN,
-                gen_id=HANNA_GEN,
-                created_at=now,
-                annotators=["mean"],
-                rubric=mean_rubric,
-                description=f"HANNA: the published mean of the {len(slot_names)} crowd ratings per story and criterion "
-                f"(columns Relevance ... Complexity)",
-            ),
-            pa.table(_label_table(hs.story_ids, order, hs.means, "mean", threshold)),
-        )
-    )
-    run_rubric = S.Rubric(name="hanna-llm", criteria=[_criterion(c, "continuous", desc[c], threshold) for c in order])
+    crits = [(c[0], c[3]) for c in HANNA_CRITERIA]
+    _hanna_labelsets(b, hs, crits, threshold, now)
+    run_rubric = _rubric("hanna-llm", "continuous", crits, threshold)
     runs_summary: list[dict[str, Any]] = []
-    n_err_total = 0
     for judge, k in hs.judges:  # header order
         rid = hanna_run_id(judge, k)
         taken = next((j for (j, kk), _ in zip(hs.judges, runs_summary) if hanna_run_id(j, kk) == rid), None)
@@ -592,71 +548,14 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
                 file=str(hs.path),
                 field=f"{judge} RE {k}",
             )
-        cols = hs.judges[(judge, k)]
-        v: dict[str, list] = {
-            c: []
-            for c in (
-                "run_id",
-                "item_id",
-                "gen_round",
-                "criterion",
-                "judge_round",
-                "passed",
-                "score",
-                "raw_verdict",
-                "position",
-                "error",
-            )
-        }
-        n_err = 0
-        for i, sid in enumerate(hs.story_ids):
-            for crit in order:
-                x, raw = cols[crit].num[i], cols[crit].raw[i]
-                ok = _in_scale(x)
-                n_err += not ok
-                v["run_id"].append(rid)
-                v["item_id"].append(sid)
-                v["gen_round"].append(1)
-                v["criterion"].append(crit)
-                v["judge_round"].append(1)
-                v["passed"].append(x >= threshold if ok else None)
-                v["score"].append(x if ok else None)
-                v["raw_verdict"].append(raw)
-                v["position"].append(0)
-                v["error"].append(
-                    None
-                    if ok
-                    else f"{raw} is outside the 1-5 scale: not a rating (the source file averages a -1 "
-                    f"'no rating found' code into its mean of 3 answers)"
-                )
-        n_err_total += n_err
-        codes = ",".join(c[2] for c in HANNA_CRITERIA)
-        rm = imported_run(
-            run_rubric,
-            run_id=rid,
-            gen_id=HANNA_GEN,
-            created_at=now,
-            prompt_variant=f"eval-prompt-{k}",
-            judge_model=judge,
-            status="polluted" if n_err else "complete",
-            judge_rounds=1,
-            postprocess_version=POSTPROCESS_VERSION,
-            knobs={
-                "dataset": "HANNA",
-                "source_columns": f"{judge} {{{codes}}} {k}",
-                "value": "the mean of 3 sampled answers of the judge, as published (the answers are not in the file)",
-                "out_of_scale_values": n_err,
-            },
-            description=f"HANNA: {judge} rating the stories with Eval-Prompt {k} (imported from {hs.path.name})"
-            + (f"; {n_err} values outside 1-5 recorded as errors" if n_err else ""),
-        )
-        b.runs.append((rm, pa.table(v), _empty_calls()))
+        rm, verdicts, n_err = _hanna_run(hs, judge, k, run_rubric, threshold, now)
+        b.runs.append((rm, verdicts, _empty_calls()))
         runs_summary.append(
             {
                 "run_id": rid,
                 "judge_model": judge,
                 "prompt_variant": f"eval-prompt-{k}",
-                "verdicts": len(v["run_id"]),
+                "verdicts": verdicts.num_rows,
                 "errored": n_err,
                 "status": rm.status,
             }
@@ -675,9 +574,120 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
         "labelsets": {m.labelset_id: {"labels": t.num_rows, "annotators": m.annotators} for m, t in b.labelsets},
         "runs": runs_summary,
         "verdicts": sum(r["verdicts"] for r in runs_summary),
-        "errored_verdicts": n_err_total,
+        "errored_verdicts": sum(r["errored"] for r in runs_summary),
     }
     return b, summary
+
+
+def _hanna_items(hs: HannaSource) -> tuple[list[dict], list[dict], str]:
+    """Items and outputs, one per story, with their texts or placeholders; where the texts came from."""
+    items, outputs = [], []
+    for sid, system in zip(hs.story_ids, hs.story_system):
+        if hs.texts is not None:
+            prompt, story, human = hs.texts[sid]
+        else:
+            prompt = (
+                f"(the prompt of HANNA story {sid}: its text is not in {HANNA_FILE}; put {HANNA_STORIES_FILE} "
+                f"in the data set's folder to import it)"
+            )
+            story = f"(story {sid}, written by {system}: its text is not in {HANNA_FILE})"
+            human = None
+        items.append({"item_id": sid, "input": prompt, "reference": human or None, "class": system, "holdout": False})
+        outputs.append({"item_id": sid, "round": 1, "output": story, "abstained": False})
+    if hs.texts is None:
+        return items, outputs, f"placeholders (no {HANNA_STORIES_FILE} in the folder)"
+    return items, outputs, cast(Path, hs.stories_path).name
+
+
+def _hanna_labelsets(b: Bundle, hs: HannaSource, crits: list[tuple[str, str]], threshold: float, now: datetime) -> None:
+    """The crowd ratings by rater slot (ordinal) and their published mean (continuous)."""
+    order = [c for c, _ in crits]
+    slot_names = [f"slot{s}" for s in sorted(hs.slots)]
+    b.labelsets.append(
+        (
+            S.LabelSetManifest(
+                labelset_id=HANNA_RATERS,
+                gen_id=HANNA_GEN,
+                created_at=now,
+                annotators=slot_names,
+                rubric=_rubric("hanna-human", "ordinal", crits, threshold),
+                description=f"HANNA crowd ratings (1-5), {len(slot_names)} per story. The annotators are the file's rater "
+                f"SLOTS 'Human 1-{len(slot_names)}', not persistent people: each story was rated by different "
+                f"workers and the slot order is arbitrary, so use order-invariant statistics (ICC1, "
+                f"Krippendorff's alpha, Fleiss' kappa), never Cohen's kappa between slots.",
+            ),
+            _merge([_label_table(hs.story_ids, order, hs.slots[s], f"slot{s}", threshold) for s in sorted(hs.slots)]),
+        )
+    )
+    b.labelsets.append(
+        (
+            S.LabelSetManifest(
+                labelset_id=HANNA_MEAN,
+                gen_id=HANNA_GEN,
+                created_at=now,
+                annotators=["mean"],
+                rubric=_rubric("hanna-human-mean", "continuous", crits, threshold),
+                description=f"HANNA: the published mean of the {len(slot_names)} crowd ratings per story and criterion "
+                f"(columns Relevance ... Complexity)",
+            ),
+            pa.table(_label_table(hs.story_ids, order, hs.means, "mean", threshold)),
+        )
+    )
+
+
+_VERDICT_COLUMNS = (
+    "run_id",
+    "item_id",
+    "gen_round",
+    "criterion",
+    "judge_round",
+    "passed",
+    "score",
+    "raw_verdict",
+    "position",
+    "error",
+)
+
+
+def _hanna_run(
+    hs: HannaSource, judge: str, k: int, rubric: S.Rubric, threshold: float, now: datetime
+) -> tuple[S.RunManifest, pa.Table, int]:
+    """One judge x prompt as a run; a value outside 1-5 is an errored verdict. (run, verdicts, errors)"""
+    rid, cols = hanna_run_id(judge, k), hs.judges[(judge, k)]
+    rows = []
+    for i, sid in enumerate(hs.story_ids):
+        for crit, *_ in HANNA_CRITERIA:
+            x, raw = cols[crit].num[i], cols[crit].raw[i]
+            ok = _in_scale(x)
+            err = (
+                None
+                if ok
+                else f"{raw} is outside the 1-5 scale: not a rating (the source file averages a -1 "
+                "'no rating found' code into its mean of 3 answers)"
+            )
+            rows.append((rid, sid, 1, crit, 1, x >= threshold if ok else None, x if ok else None, raw, 0, err))
+    n_err = sum(r[-1] is not None for r in rows)
+    codes = ",".join(c[2] for c in HANNA_CRITERIA)
+    rm = imported_run(
+        rubric,
+        run_id=rid,
+        gen_id=HANNA_GEN,
+        created_at=now,
+        prompt_variant=f"eval-prompt-{k}",
+        judge_model=judge,
+        status="polluted" if n_err else "complete",
+        judge_rounds=1,
+        postprocess_version=POSTPROCESS_VERSION,
+        knobs={
+            "dataset": "HANNA",
+            "source_columns": f"{judge} {{{codes}}} {k}",
+            "value": "the mean of 3 sampled answers of the judge, as published (the answers are not in the file)",
+            "out_of_scale_values": n_err,
+        },
+        description=f"HANNA: {judge} rating the stories with Eval-Prompt {k} (imported from {hs.path.name})"
+        + (f"; {n_err} values outside 1-5 recorded as errors" if n_err else ""),
+    )
+    return rm, pa.table({c: [r[j] for r in rows] for j, c in enumerate(_VERDICT_COLUMNS)}), n_err
 
 
 def import_hanna(

@@ -35,13 +35,13 @@ from evalcore.importers.datasets.hanna import (
     SummEvalSource,
     Values,
     _check_threshold,
-    _criterion,
     _find,
     _in_scale,
     _label_table,
     _Num,
     _number,
     _read_text,
+    _rubric,
     _source_dir,
 )
 from evalcore.importers.frame import loads_json
@@ -123,10 +123,7 @@ def plan_summeval(data: Path, se: SummEvalSource, threshold: float) -> tuple[Bun
 
     now = utcnow()
     order = [c[0] for c in SUMMEVAL_CRITERIA]
-    docs: list[str] = []
-    for r in se.records:
-        if r["doc_id"] not in docs:
-            docs.append(r["doc_id"])
+    docs = list(dict.fromkeys(r["doc_id"] for r in se.records))
     systems = sorted({r["system_id"] for r in se.records}, key=_system_order)
     items = [
         {"item_id": d, "input": f"(CNN/DailyMail article {d}: its text is not in {SUMMEVAL_FILE})", "holdout": False}
@@ -143,9 +140,7 @@ def plan_summeval(data: Path, se: SummEvalSource, threshold: float) -> tuple[Bun
         f"{len(systems)} systems; the article text is not in the file",
     )
     b.suites.append((sm, pa.Table.from_pylist(items)))
-    rubric = S.Rubric(
-        name="summeval-expert-mean", criteria=[_criterion(c, "continuous", d, threshold) for c, d in SUMMEVAL_CRITERIA]
-    )
+    rubric = _rubric("summeval-expert-mean", "continuous", SUMMEVAL_CRITERIA, threshold)
     per_system = []
     for system in systems:
         recs = sorted((r for r in se.records if r["system_id"] == system), key=lambda r: docs.index(r["doc_id"]))
