@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from evalcore.analysis.comparecounts import TERNARY, Masks, _answers, _mask_figures, _pair_summary
+from evalcore.analysis.comparecounts import TERNARY, Masks, _answers, _mask_figures, _pair_summary, _summary_sql
 from evalcore.analysis.configs import diff
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection, _hold, _sel_sql
@@ -42,9 +42,6 @@ from evalcore.contract import schema as S
 from evalcore.errors import InputError, NotFoundError
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
 from evalcore.storage.store import Store
-
-# --------------------------------------------------------------------------- knobs
-
 
 # --------------------------------------------------------------------------- per-answer figures
 
@@ -276,69 +273,6 @@ def _single_round_per_item(n_metrics: int, key: str, with_id: bool) -> str:
     return f", per_item AS (SELECT {key}, {item_id}1::BIGINT AS paired, {', '.join(cols)} FROM j)"
 
 
-def _summary_sql(
-    n_metrics: int,
-    rounds: int,
-    limit: int,
-    listed: int,
-    full: bool,
-    key: str = "item_id",
-    sources: tuple[int, int] = (0, 0),
-) -> str:
-    """Per figure over items: n, mean and sd of the deltas, counts of stable wins and regressions
-    (better or worse in every one of the ``rounds`` paired rounds) and of new and fixed misses, mean
-    within-item variances; for figure ``listed`` (the headline) also the ids: the first ``limit``
-    in id order, or every one when ``full`` (the gate's allowlist needs them all); then each side's
-    figures per generation round over the items both answered (from the same pivots: each run is
-    read once), each side's item count and the shared items' count. ``key``: the item column of
-    :func:`_item_sql`. ``sources``: how many Parquet paths of each side (parameters after those of
-    the prefix, A's first) hold the tables its latency per answer reads; ``outside_a`` and
-    ``outside_b`` say whether they hold a row of an item not shared (or of none), and the shared ids are listed
-    (``shared_items``) only when a side has some, since only then does the latency over the shared
-    items differ from the latency over every item."""
-    cols = []
-    for j in range(n_metrics):
-        cond = {
-            "wins": f"nn{j} = paired AND paired = {int(rounds)} AND paired > 0 AND up{j} = paired",
-            "regs": f"nn{j} = paired AND paired = {int(rounds)} AND paired > 0 AND down{j} = paired",
-            "new": f"bmiss{j} AND NOT amiss{j}",
-            "fixed": f"amiss{j} AND NOT bmiss{j}",
-        }
-        cols.append(
-            f"count(d{j}) AS n{j}, avg(d{j}) AS mean{j}, stddev_samp(d{j}) AS sd{j}, "
-            f"avg(va{j}) AS va{j}, avg(vb{j}) AS vb{j}"
-        )
-        for k, c in cond.items():
-            cols.append(f"count(*) FILTER (WHERE {c}) AS count_{k}{j}")
-            if j == listed:
-                ids = f"list(item_id) FILTER (WHERE {c})" if full else f"min(item_id, {int(limit)}) FILTER (WHERE {c})"
-                cols.append(f"coalesce({ids}, []) AS {k}{j}")
-    per_round = ", ".join(["count(*) AS answers"] + [f"avg(m{j}) AS m{j}" for j in range(n_metrics)])
-    shared = f"{key} IN (SELECT {key} FROM per_item)"
-
-    def outside(n: int) -> str:
-        any_row = (
-            "EXISTS (SELECT 1 FROM read_parquet(?) WHERE item_id IS NULL OR item_id NOT IN (SELECT item_id FROM ids))"
-        )
-        return "(" + " OR ".join([any_row] * n) + ")" if n else "false"
-
-    return (
-        f", rounds AS (SELECT side, gen_round, {per_round} FROM (SELECT 'a' AS side, * FROM a WHERE {shared} "
-        f"UNION ALL SELECT 'b' AS side, * FROM b WHERE {shared}) GROUP BY side, gen_round), "
-        f"summary AS (SELECT {', '.join(cols)} FROM per_item), "
-        f"ids AS MATERIALIZED (SELECT item_id FROM per_item), "
-        f"outside AS (SELECT {outside(sources[0])} AS outside_a, {outside(sources[1])} AS outside_b) "
-        "SELECT (SELECT list(struct_pack(side, gen_round, answers, "
-        + ", ".join(f"m{j}" for j in range(n_metrics))
-        + ") ORDER BY side, gen_round) FROM rounds) AS per_round, "
-        f"(SELECT count(DISTINCT {key}) FROM a) AS items_a, (SELECT count(DISTINCT {key}) FROM b) AS items_b, "
-        "(SELECT count(*) FROM per_item) AS n_shared, outside_a, outside_b, "
-        f"CASE WHEN outside_a OR outside_b THEN (SELECT list(item_id ORDER BY {key}) FROM per_item) END "
-        "AS shared_items, "
-        "summary.* FROM summary, outside"
-    )
-
-
 BOOTSTRAP_MAX_ITEMS = 20000
 
 
@@ -478,28 +412,10 @@ def power(
     return out
 
 
-def compare(
-    store: Store,
-    run_a: str,
-    run_b: str,
-    *,
-    sel: Selection | None = None,
-    include_holdout: bool | None = None,
-    seed: int = 0,
-    n_boot: int = 2000,
-    effect: float = 0.05,
-    headline: str = "all_pass",
-    allow: Iterable[str] = (),
-    list_limit: int = 50,
-    power_figures: bool = True,
-) -> dict[str, Any]:
-    """Everything the compare page shows for baseline ``run_a`` and candidate ``run_b``, over the
-    items both runs answered (each side's own count is reported, and differing coverage is the
-    first rival explanation). ``power_figures=False`` leaves :func:`power` out (it decides nothing;
-    a simulation of many gates saves half its time)."""
-    if n_boot < 1:
-        raise InputError("must be at least 1", field="--n-boot")
-    sel = _selection(sel or Selection(), include_holdout)
+def _runs_and_metrics(
+    store: Store, run_a: str, run_b: str, headline: str
+) -> tuple[S.RunManifest, S.RunManifest, list[str]]:
+    """The two runs' manifests and the figures both have (the headline among them)."""
     ma, mb = store.run(run_a).manifest, store.run(run_b).manifest
     for rid, m in ((run_a, ma), (run_b, mb)):
         if m.mode == "imported" and not m.rubric.criteria:
@@ -507,42 +423,70 @@ def compare(
     metrics = metrics_of(store, run_a, run_b)
     if headline not in metrics:
         raise InputError(f"{headline!r} is not a figure of both runs; figures: {', '.join(metrics)}", field="--metric")
-    d = diff(store, run_a, run_b)
-    allow = set(allow)
+    return ma, mb, metrics
+
+
+def _summary(
+    store: Store,
+    ma: S.RunManifest,
+    mb: S.RunManifest,
+    metrics: list[str],
+    sel: Selection,
+    limit: int,
+    hi: int,
+    full: bool,
+) -> tuple[dict[str, Any], np.ndarray | None]:
+    """The summary row of the paired items (:func:`_pair_summary`, else :func:`_summary_sql`),
+    and the per-item deltas (one column per figure) when few enough items are paired for the
+    bootstrap."""
     g = store.generation
     rounds_paired = 1 if sel.gen_round is not None else min(g(ma.gen_id).manifest.rounds, g(mb.gen_id).manifest.rounds)
     # within-item variance across rounds feeds the power figures only, and needs two rounds
-    cte, params, key = _item_sql(store, run_a, run_b, metrics, sel, variances=rounds_paired > 1)
-    hi = metrics.index(headline)
+    cte, params, key = _item_sql(store, ma.run_id, mb.run_id, metrics, sel, variances=rounds_paired > 1)
     src_a, src_b = _latency_sources(store, ma), _latency_sources(store, mb)
     summary = (
-        _pair_summary(store, run_a, run_b, metrics, sel, list_limit, hi, bool(allow))
+        _pair_summary(store, ma.run_id, mb.run_id, metrics, sel, limit, hi, full)
         or store.records(
-            cte
-            + " "
-            + _summary_sql(len(metrics), rounds_paired, list_limit, hi, bool(allow), key, (len(src_a), len(src_b))),
+            cte + " " + _summary_sql(len(metrics), rounds_paired, limit, hi, full, key, (len(src_a), len(src_b))),
             [*params, *src_a, *src_b],
         )[0]
     )
-    sides = {}
-    for side, m in (("a", ma), ("b", mb)):
-        rows = [
-            (r["gen_round"], r["answers"], *(r[f"m{j}"] for j in range(len(metrics))))
-            for r in (summary["per_round"] or [])
-            if r["side"] == side
-        ]
-        sides[side] = {"run_id": m.run_id, "status": m.status, **_round_figures(rows, metrics)}
-    fa, fb = sides["a"], sides["b"]
-    rounds_paired = min(len(fa["rounds"]), len(fb["rounds"]))
-    vectors = None
-    if 0 < max(summary[f"n{j}"] for j in range(len(metrics))) <= BOOTSTRAP_MAX_ITEMS:
-        rows = store.sql(
-            cte + " SELECT " + ", ".join(f"d{j}" for j in range(len(metrics))) + f" FROM per_item ORDER BY {key}",
-            params,
-        )
-        vectors = np.array([[np.nan if x is None else float(x) for x in r] for r in rows], dtype=float).reshape(
-            len(rows), len(metrics)
-        )
+    if not 0 < max(summary[f"n{j}"] for j in range(len(metrics))) <= BOOTSTRAP_MAX_ITEMS:
+        return summary, None
+    rows = store.sql(
+        cte + " SELECT " + ", ".join(f"d{j}" for j in range(len(metrics))) + f" FROM per_item ORDER BY {key}", params
+    )
+    vectors = np.array([[np.nan if x is None else float(x) for x in r] for r in rows], dtype=float)
+    return summary, vectors.reshape(len(rows), len(metrics))
+
+
+def _side(summary: dict[str, Any], side: str, m: S.RunManifest, metrics: list[str]) -> dict[str, Any]:
+    """One side's per-round figures (``side``: a or b)."""
+    rows = [
+        (r["gen_round"], r["answers"], *(r[f"m{j}"] for j in range(len(metrics))))
+        for r in (summary["per_round"] or [])
+        if r["side"] == side
+    ]
+    return {"run_id": m.run_id, "status": m.status, **_round_figures(rows, metrics)}
+
+
+def _per_metric(
+    summary: dict[str, Any],
+    vectors: np.ndarray | None,
+    metrics: list[str],
+    fa: dict[str, Any],
+    fb: dict[str, Any],
+    rounds_paired: int,
+    hi: int,
+    *,
+    seed: int,
+    n_boot: int,
+    effect: float,
+    list_limit: int,
+    power_figures: bool,
+) -> dict[str, dict[str, Any]]:
+    """Each figure's sides, paired delta with its interval, noise floor, stable wins and
+    regressions and power; the keys starting with ``_`` are compare's own (the item lists)."""
     per_metric = {}
     for j, name in enumerate(metrics):
         n, mean_delta, sd = int(summary[f"n{j}"]), summary[f"mean{j}"], summary[f"sd{j}"]
@@ -552,18 +496,15 @@ def compare(
         wins, regs, new, fixed = (sorted(summary.get(f"{k}{j}") or []) for k in ("wins", "regs", "new", "fixed"))
         va, vb = summary[f"va{j}"], summary[f"vb{j}"]
         within = None if va is None and vb is None else float(va or 0.0) + float(vb or 0.0)
-        spreads = [x for x in (fa["figures"][name]["spread"], fb["figures"][name]["spread"]) if x is not None]
+        a, b = fa["figures"][name], fb["figures"][name]
+        spreads = [x for x in (a["spread"], b["spread"]) if x is not None]
         noise = max(spreads) if spreads else None
         per_metric[name] = {
-            "a": fa["figures"][name],
-            "b": fb["figures"][name],
+            "a": a,
+            "b": b,
             "delta": {
                 "mean": mean_delta,
-                "of_means": (
-                    None
-                    if fa["figures"][name]["mean"] is None or fb["figures"][name]["mean"] is None
-                    else fb["figures"][name]["mean"] - fa["figures"][name]["mean"]
-                ),
+                "of_means": None if a["mean"] is None or b["mean"] is None else b["mean"] - a["mean"],
                 "ci95": [iv["low"], iv["high"]],
                 "method": iv["method"],
                 "items": n,
@@ -588,42 +529,98 @@ def compare(
                 else {"skipped": True}
             ),
         }
-    h = per_metric[headline]
-    verdict = two_sided_bar(
+    return per_metric
+
+
+def _notes(
+    store: Store, summary: dict[str, Any], ma: S.RunManifest, mb: S.RunManifest, rounds: tuple[int, int], paired: int
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The item coverage of each side, the notes under the comparison (coverage, rounds not
+    paired, polluted runs) and the polluted runs. ``rounds``: each side's generation rounds."""
+    items = (int(summary["items_a"] or 0), int(summary["items_b"] or 0), int(summary["n_shared"] or 0))
+    coverage = _coverage(ma.run_id, mb.run_id, *items)
+    notes = [coverage["note"]] if coverage["note"] else []
+    if rounds[0] != rounds[1]:
+        notes.append(
+            f"the runs cover different generation rounds ({rounds[0]} vs {rounds[1]}); "
+            f"only the {paired} they share are paired"
+        )
+    g = store.generation
+    polluted = [m.run_id for m in (ma, mb) if "polluted" in (m.status, g(m.gen_id).manifest.status)]
+    for r in polluted:
+        notes.append(f"{r} is POLLUTED: some calls failed after every retry, so its figures are not a measurement")
+    return coverage, notes, polluted
+
+
+def _verdict(
+    store: Store, h: dict[str, Any], allow: set[str], rounds: int, ma: S.RunManifest, mb: S.RunManifest
+) -> dict[str, Any]:
+    """:func:`two_sided_bar` on the headline figure ``h``, the runs' statuses and those of their
+    generations that are not complete beside it."""
+    g = store.generation
+    return two_sided_bar(
         h["delta"]["mean"],
         h["delta"]["ci95"][0],
         h["_counts"]["wins"],
         h["_regs"],
         h["_counts"]["regs"],
         allow,
-        rounds_paired,
-        [(run_a, ma.status), (run_b, mb.status)]
+        rounds,
+        [(ma.run_id, ma.status), (mb.run_id, mb.status)]
         + [(f"generation {m.gen_id}", gs) for m in (ma, mb) if (gs := g(m.gen_id).manifest.status) != "complete"],
         noise_floor=h["noise_floor"],
     )
-    out_metrics = {}
-    for name, v in per_metric.items():
-        out_metrics[name] = {k: x for k, x in v.items() if not k.startswith("_")}
+
+
+def compare(
+    store: Store,
+    run_a: str,
+    run_b: str,
+    *,
+    sel: Selection | None = None,
+    include_holdout: bool | None = None,
+    seed: int = 0,
+    n_boot: int = 2000,
+    effect: float = 0.05,
+    headline: str = "all_pass",
+    allow: Iterable[str] = (),
+    list_limit: int = 50,
+    power_figures: bool = True,
+) -> dict[str, Any]:
+    """Everything the compare page shows for baseline ``run_a`` and candidate ``run_b``, over the
+    items both runs answered (each side's own count is reported, and differing coverage is the
+    first rival explanation). ``power_figures=False`` leaves :func:`power` out (it decides nothing;
+    a simulation of many gates saves half its time)."""
+    if n_boot < 1:
+        raise InputError("must be at least 1", field="--n-boot")
+    sel = _selection(sel or Selection(), include_holdout)
+    ma, mb, metrics = _runs_and_metrics(store, run_a, run_b, headline)
+    d = diff(store, run_a, run_b)
+    allow = set(allow)
+    hi = metrics.index(headline)
+    summary, vectors = _summary(store, ma, mb, metrics, sel, list_limit, hi, bool(allow))
+    fa, fb = _side(summary, "a", ma, metrics), _side(summary, "b", mb, metrics)
+    rounds_paired = min(len(fa["rounds"]), len(fb["rounds"]))
+    per_metric = _per_metric(
+        summary,
+        vectors,
+        metrics,
+        fa,
+        fb,
+        rounds_paired,
+        hi,
+        seed=seed,
+        n_boot=n_boot,
+        effect=effect,
+        list_limit=list_limit,
+        power_figures=power_figures,
+    )
+    h = per_metric[headline]
+    verdict = _verdict(store, h, allow, rounds_paired, ma, mb)
+    coverage, notes, polluted = _notes(store, summary, ma, mb, (len(fa["rounds"]), len(fb["rounds"])), rounds_paired)
     # the latency over the shared items is the latency over every item when no item outside them
     # has a row in the tables it reads: then no id list is handed to it (nor pulled out of DuckDB)
     shared = list(summary["shared_items"] or [])
-    shared_a = shared if summary["outside_a"] else None
-    shared_b = shared if summary["outside_b"] else None
-    coverage = _coverage(
-        run_a, run_b, int(summary["items_a"] or 0), int(summary["items_b"] or 0), int(summary["n_shared"] or 0)
-    )
-    notes = []
-    if coverage["note"]:
-        notes.append(coverage["note"])
-    if len(fa["rounds"]) != len(fb["rounds"]):
-        notes.append(
-            f"the runs cover different generation rounds ({len(fa['rounds'])} vs {len(fb['rounds'])}); "
-            f"only the {rounds_paired} they share are paired"
-        )
-    polluted = [r for r, m in ((run_a, ma), (run_b, mb)) if "polluted" in (m.status, g(m.gen_id).manifest.status)]
-    for r in polluted:
-        notes.append(f"{r} is POLLUTED: some calls failed after every retry, so its figures are not a measurement")
-    rivals = ([coverage["rival"]] if coverage["rival"] else []) + list(d["rivals"])
     return {
         "baseline": run_a,
         "candidate": run_b,
@@ -636,8 +633,8 @@ def compare(
         "rounds_paired": rounds_paired,
         "diff": d,
         "coverage": coverage,
-        "rivals": rivals,
-        "figures": out_metrics,
+        "rivals": ([coverage["rival"]] if coverage["rival"] else []) + list(d["rivals"]),
+        "figures": {name: {k: x for k, x in v.items() if not k.startswith("_")} for name, v in per_metric.items()},
         "verdict": verdict,
         "new_misses": h["_new_miss"][:list_limit],
         "new_miss_count": h["_counts"]["new"],
@@ -645,8 +642,8 @@ def compare(
         "fixed_miss_count": h["_counts"]["fixed"],
         "cost": {"baseline": _cost(store, ma), "candidate": _cost(store, mb)},
         "latency": {
-            "baseline": answer_latency(store, run_a, shared_a),
-            "candidate": answer_latency(store, run_b, shared_b),
+            "baseline": answer_latency(store, run_a, shared if summary["outside_a"] else None),
+            "candidate": answer_latency(store, run_b, shared if summary["outside_b"] else None),
         },
         "polluted": polluted,
         "simulated": bool(d["a"]["simulated"] or d["b"]["simulated"]),
