@@ -297,8 +297,9 @@ def test_a_queues_design_is_weighed_in_duckdb_as_it_was_in_python(monkeypatch, t
     monkeypatch.setenv("EVALCORE_DERIVED", "1")
     shutil.rmtree(copy.parent)  # lost: streamed again from the label store
     assert card() == first and copy.is_file()
-    meta = copy.parent / "queue.json"
-    meta.write_text(json.dumps({"stamp": "sha256:0", "cases": 1}))  # a copy of another queue: not read
+    meta = copy.parent / "index.json"
+    doc = json.loads(meta.read_text())
+    meta.write_text(json.dumps({**doc, "params": {"stamp": "sha256:0"}}))  # a copy of another queue: not read
     pq_before = copy.read_bytes()
     copy.write_bytes(b"not parquet")
     assert card() == first and copy.read_bytes() != b"not parquet"

@@ -77,7 +77,7 @@ def _assert_same_as_detect(store: Store, gen_id: str) -> D.Detection:
 def test_stored_detection_matches_detect_on_the_queue_world(qworld, tmp_path):
     det = _assert_same_as_detect(Store(qworld, tmp_path / "state"), "qg")
     assert det.raised == 9 and all(det.counts.values())
-    assert det.path == tmp_path / "state" / "detect" / det.key / "cases.parquet"
+    assert det.path == tmp_path / "state" / "derived" / "detect" / "qg" / "cases.parquet"
 
 
 def test_stored_detection_matches_detect_on_the_demo(tmp_path):
@@ -104,7 +104,7 @@ def test_the_stored_file_is_reused_not_recomputed(qworld, tmp_path, monkeypatch)
     assert again.path.stat().st_mtime_ns == stamp
     B.build_queue(st, "qg", audit_rate=0.5, seed=1)  # the build path reuses it too
     assert D.detection_summary(st, "qg")["raised"] == first.raised
-    assert [p.name for p in (tmp_path / "state" / "detect").iterdir() if not p.name.startswith(".")] == [first.key]
+    assert [p.name for p in (tmp_path / "state" / "derived" / "detect").iterdir() if not p.name.startswith(".")] == ["qg"]
 
 
 def _flip_run(st: Store, src: str, new_id: str, flip: set[str], *, overwrite: bool = False) -> None:

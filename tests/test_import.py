@@ -282,11 +282,11 @@ def test_an_import_stores_the_review_detection_of_its_generation(tmp_path, imp, 
     imp(data, "long", LONG, "--threshold", "4")
     st = Store(data, os.environ["EVALCORE_STATE"])  # the state the commands write without --state
     first = current_detection(st, "long")
-    assert first is not None and json.loads((first / "detection.json").read_text())["runs"] == ["long"]
-    # a second run on the generation stores a new detection over both; the first stays as it was
+    assert first is not None and json.loads((first / "index.json").read_text())["memo"]["runs"] == ["long"]
+    # a second run on the generation makes it stale: the detection is stored again, over both
     imp(data, "wide", WIDE, "--threshold", "4", "--suite", "long")
     both = current_detection(st, "long")
-    assert both is not None and both != first and first.is_dir()
+    assert both is not None and json.loads((both / "index.json").read_text())["memo"]["runs"] == ["long", "wide"]
     det = stored_detection(st, "long")
     assert det.reused and det.runs == ["long", "wide"]
     full = detect(st, "long")

@@ -354,7 +354,7 @@ def test_a_detection_past_its_memory_cap_is_made_once_more_uncapped(tmp_path, mo
     store = Store(DEMO, tmp_path / "a")
     (tmp_path / "x").mkdir()
     with pytest.raises(duckdb.OutOfMemoryException):  # the cap is really too small
-        D._write_detection(store, "support-g1", D.runs_on(store, "support-g1"), "k", tmp_path / "x", tmp_path / "sp", "1MB")
+        D._write_detection(store, "support-g1", D.runs_on(store, "support-g1"), tmp_path / "x", "1MB")
     # the last try has DuckDB's own limit, not the Store's cap on its connections (made too small
     # here as well: it was what the last try got before, and it failed at 180M)
     monkeypatch.setenv("EVALCORE_DUCKDB_MEMORY", "1MB")

@@ -108,7 +108,7 @@ def test_fixture_gets_exactly_its_three_findings(tmp_path):
     # nothing was written by a check but its memo of the items' checks (and the files' hash stamps)
     # among the state's derived tables (tests/test_suite_memo.py)
     written = {str(p.relative_to(state)) for p in state.rglob("*") if p.is_file()}
-    assert written == {"derived/memo/suite-check-help-v1.json", "derived/stamps.json"}, written
+    assert written == {"derived/memo/suite-check-help-v1/index.json", "derived/stamps.json"}, written
 
 
 def test_a_clean_suite_exits_zero_and_a_lower_threshold_finds_more(tmp_path):

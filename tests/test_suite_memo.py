@@ -31,7 +31,7 @@ def fresh(store: Store, suite_id: str, monkeypatch, **kw) -> dict:
 
 
 def memo_files(state: Path) -> list[Path]:
-    return sorted((state / "derived" / derived.MEMO_DIR).glob("*.json"))
+    return sorted((state / "derived" / derived.MEMO_DIR).glob("*/index.json"))
 
 
 class Counted:
@@ -94,15 +94,14 @@ def test_a_memo_edited_by_hand_or_of_other_items_is_not_read(tmp_path, monkeypat
     want = SR.check(store, "help")
     (f,) = memo_files(state)
     doc = json.loads(f.read_text())
-    doc["value"][1] = []  # the findings wiped, the hash beside them left as it was
+    doc["memo"][1] = []  # the findings wiped, the hash beside them left as it was
     f.write_text(json.dumps(doc))
     counted = Counted(monkeypatch)
     assert SR.check(store, "help") == want and counted.calls == 1
     # the same memo file over another items file (a suite written again with one item fixed)
     items = [i for i in fixture_items() if i["item_id"] not in ("i02", "i04")]
     data2, state2 = write_world(tmp_path / "other", items)
-    (state2 / "derived" / derived.MEMO_DIR).mkdir(parents=True)
-    shutil.copy(f, state2 / "derived" / derived.MEMO_DIR / f.name)
+    shutil.copytree(f.parent, state2 / "derived" / derived.MEMO_DIR / f.parent.name)
     store2 = Store(data2, state2)
     got = SR.check(store2, "help")
     assert counted.calls == 2 and got == fresh(store2, "help", monkeypatch)

@@ -13,13 +13,13 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 if TYPE_CHECKING:
+    from evalcore.scope import Written
     from evalcore.storage.store import Store
 
 
@@ -57,6 +57,7 @@ class Ctx:
         # set by --items FILE (selection_options): the item ids a user names, one per line
         self.items: tuple[str, ...] = ()
         self._store: Store | None = None
+        self.written: list[Written] = []  # the entities this command wrote (evalcore.scope)
 
     @property
     def store(self) -> Store:
@@ -70,8 +71,11 @@ class Ctx:
 
 
 def emit(obj: Any, as_json: bool, text: str | None = None) -> None:
+    """Print ``obj`` as JSON (a typed result as its dict: evalcore.contract.results), else ``text``."""
     if as_json:
-        click.echo(json.dumps(obj, indent=1, default=str, allow_nan=False) if obj is not None else "null")
+        from evalcore.contract.results import plain
+
+        click.echo(json.dumps(plain(obj), indent=1, default=str, allow_nan=False) if obj is not None else "null")
     elif text is not None:
         click.echo(text)
 
@@ -122,10 +126,11 @@ def _table(rows: list[dict], cols: list[tuple[str, str, bool]]) -> str:
 @click.pass_context
 def cli(ctx: click.Context, data: str | None, state: str | None, db: str | None) -> None:
     """evalcore: an adjudication workbench for LLM-as-a-judge evaluations."""
+    from evalcore.scope import pinned, recording
+
     ctx.obj = Ctx(data, state, db)
-    store_mod = sys.modules.get("evalcore.storage.store")  # (not imported for --help or schema)
-    if store_mod is not None:
-        store_mod.WRITTEN.clear()  # what earlier work in this process wrote is not this command's
+    ctx.obj.written = ctx.with_resource(recording())  # what this command writes (read by _after)
+    ctx.with_resource(pinned())  # each manifest read once per command
 
 
 @cli.result_callback()
@@ -135,12 +140,8 @@ def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
     detection of their generations and the pair tables of their runs, so that the review queue,
     the report card, flips and association do not compute them on a page's first render. A detection that cannot be stored now is said on stderr and
     computed when first needed; the runs are written either way."""
-    store_mod = sys.modules.get("evalcore.storage.store")
-    if store_mod is None:  # nothing was read or written
-        return
-    written, store_mod.WRITTEN[:] = list(store_mod.WRITTEN), []
     gens: dict[tuple[Path, Path], list[str]] = {}
-    for data, state, kind, eid in written:
+    for data, state, kind, eid in obj.written:
         if kind == "run":
             gens.setdefault((data, state), []).append(eid)
     if not gens:
@@ -151,11 +152,12 @@ def _after(obj: Ctx, *_args: Any, **_kw: Any) -> None:
     from evalcore.review.detect import refresh_detections, runs_on
     from evalcore.storage.itemkeys import label_keys
     from evalcore.storage.pairs import refresh_pairs
+    from evalcore.storage.store import Store
 
     for (data, _writer_state), run_ids in gens.items():
         try:
             # the command's own state directory (--state): a writer's Store may not have been given it
-            st = store_mod.Store(data, obj.state_opt)
+            st = Store(data, obj.state_opt)
             gen_ids = [st.run(r).manifest.gen_id for r in run_ids]
             refresh_detections(st, gen_ids)
             for g in dict.fromkeys(gen_ids):  # two runs' answers joined once, for flips, association and compare

@@ -221,10 +221,7 @@ def _pairs(store: Store, ids: tuple[str, ...], check: bool, force: bool) -> list
                     continue
                 t0 = time.perf_counter()
                 had = pair_table(store, a, b, build=False)
-                if had and force and not check:
-                    for f in (Path(had[0]), Path(had[0]).with_suffix(".json")):
-                        f.unlink(missing_ok=True)
-                t = had if check else pair_table(store, a, b)
+                t = had if check else pair_table(store, a, b, force=force)
                 state = "current" if had else ("missing or stale" if check else "built")
                 if had and force and not check:
                     state = "rebuilt"
@@ -329,14 +326,16 @@ def _detections(store: Store, ids: tuple[str, ...], check: bool, force: bool) ->
         else:
             import duckdb
 
+            from evalcore.errors import EvalcoreError
+
             if cur is not None and force:
                 shutil.rmtree(cur)
             state = "current" if cur is not None and not force else ("rebuilt" if cur is not None else "built")
             try:
                 (det,) = refresh_detections(store, [g])
                 row = {"kind": "detection", "id": g, "state": state, "where": "state", "path": str(det.path.parent)}
-            except duckdb.Error as e:  # said, and the other rows still built: the queue computes it when needed
-                why = str(e).splitlines()[0]
+            except (duckdb.Error, EvalcoreError) as e:  # said; the queue computes it when needed
+                why = e.message if isinstance(e, EvalcoreError) else str(e).splitlines()[0]
                 row = {"kind": "detection", "id": g, "state": "not stored", "where": None, "path": None, "note": why}
         row["seconds"] = round(time.perf_counter() - t0, 3)
         rows.append(row)

@@ -7,13 +7,13 @@ statement against its own verdict (``detect``; the reasons and their priority in
 ``detect`` turns every case into a Python dict and is meant for small callers (the CLI's ``queue
 detect``, the report card). At scale the queue uses the *stored detection*
 (:func:`stored_detection`): the same cases computed entirely in DuckDB and written once per set of
-runs as one Parquet file in the state directory, keyed by :func:`detection_key`, with
+runs as one Parquet file in the state directory (a product of :mod:`evalcore.storage.derived`), with
 :func:`detection_summary` giving the counts in SQL over it."""
 
 from __future__ import annotations
 
-import contextlib
 import json
+import shutil
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,9 +22,9 @@ from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.contract.hashing import content_hash
-from evalcore.errors import FormatError
+from evalcore.errors import InputError
+from evalcore.storage import derived
 from evalcore.storage.aggregates import under_caps
-from evalcore.storage.files import atomic_directory, atomic_write_bytes
 from evalcore.storage.state import writable_state
 from evalcore.storage.store import Store
 
@@ -279,15 +279,14 @@ def detect(store: Store, gen_id: str) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- stored detection
 # The same cases as detect(), computed entirely in DuckDB and written once per set of runs into
-# the state directory (<state>/detect/<key>/cases.parquet), so that building a queue and the review
+# the state directory (<state>/derived/detect/<gen_id>/cases.parquet), so that building a queue and the review
 # page never turn every case into a Python object. The JSON text columns (reasons_json, runs_json,
 # detail) are byte for byte what ``json.dumps(value, sort_keys=True)`` makes of detect()'s values,
 # which is how the label store writes a queue's cases.
 
 DETECT_DIR = "detect"
 CASES_FILE = "cases.parquet"
-META_FILE = "detection.json"
-#: DuckDB's memory while detecting (it spills to ``detect/.tmp`` past it): two runs of 18M verdict
+#: DuckDB's memory while detecting (it spills into the build's directory past it): two runs of 18M verdict
 #: rows in 785 MB of peak RSS for the whole ``evalcore index`` process (1.19 GB at 1GB; the CPU
 #: time is the same; docs/BENCHMARKS.md)
 DETECT_MEMORY_LIMIT = "600MB"
@@ -351,37 +350,31 @@ class Detection:
     reused: bool = False
 
 
-def detection_key(store: Store, gen_id: str, run_ids: Sequence[str]) -> str:
-    """The key a detection is stored under: a hash of DETECTOR_VERSION, the generation (its id,
-    manifest hash and outputs hash), its suite's manifest hash, and each run read (sorted: its id,
-    its manifest's content hash, and its verdict file's size and modification time, which catch a
-    table rewritten under an unchanged manifest). A run added or replaced changes the key."""
+def _detection_sources(store: Store, gen_id: str, run_ids: Sequence[str]) -> tuple[dict[str, Path], dict[str, Any]]:
+    """What a detection is computed from, as a product of :mod:`evalcore.storage.derived` keys
+    it: the files (the generation's and its suite's manifests, the suite's items, each run's
+    manifest and verdicts; current while they hash to what was recorded) and the parameters (the
+    detector's version and the runs read, sorted). A run added or replaced changes the key."""
     gen = store.generation(gen_id)
-    suite = store.suite(gen.manifest.suite_id)
+    sid = gen.manifest.suite_id
+    src: dict[str, Path] = {
+        "generation/manifest.json": store.dir_of("generation", gen_id) / "manifest.json",
+        "suite/manifest.json": store.dir_of("suite", sid) / "manifest.json",
+        "suite/items.parquet": Path(store.path_of("suite", sid, "items")),
+    }
+    for rid in sorted(run_ids):
+        src[f"runs/{rid}/manifest.json"] = store.dir_of("run", rid) / "manifest.json"
+        src[f"runs/{rid}/verdicts.parquet"] = Path(store.path_of("run", rid, "verdicts"))
+    return src, {"detector": DETECTOR_VERSION, "runs": sorted(run_ids)}
 
-    def stamp(p: str | Path) -> list[int]:
-        st = Path(p).stat()
-        return [st.st_size, st.st_mtime_ns]
 
-    runs = sorted(
-        [
-            rid,
-            content_hash(store.run(rid).manifest.model_dump(mode="json")),
-            *stamp(store.path_of("run", rid, "verdicts")),
-        ]
-        for rid in run_ids
-    )
-    return content_hash(
-        {
-            "detector": DETECTOR_VERSION,
-            "gen_id": gen_id,
-            "generation": content_hash(gen.manifest.model_dump(mode="json")),
-            "outputs_hash": gen.manifest.outputs_hash,
-            "suite": content_hash(suite.manifest.model_dump(mode="json")),
-            "items": stamp(store.path_of("suite", gen.manifest.suite_id, "items")),
-            "runs": runs,
-        }
-    ).removeprefix("sha256:")
+def detection_key(store: Store, gen_id: str, run_ids: Sequence[str]) -> str:
+    """The content hash of what a detection is computed from (:func:`_detection_sources`): the
+    sha256 of every source file and the parameters."""
+    src, params = _detection_sources(store, gen_id, run_ids)
+    state = derived._state_dir(store)
+    hashes = {name: derived.sha256_of(path, state) for name, path in sorted(src.items())}
+    return content_hash({"sources": hashes, "params": params}).removeprefix("sha256:")
 
 
 _NO_CASES = (
@@ -523,18 +516,11 @@ def _detection_query(store: Store, gen_id: str, run_ids: Sequence[str]) -> tuple
     return sql, params
 
 
-def _read_meta(path: Path) -> dict[str, Any] | None:
-    try:
-        meta = json.loads((path / META_FILE).read_text("utf-8"))
-    except (OSError, ValueError):
-        return None
-    return meta if isinstance(meta, dict) and (path / CASES_FILE).is_file() else None
-
-
 def stored_detection(store: Store, gen_id: str, *, memory_limit: str | None = DETECT_MEMORY_LIMIT) -> Detection:
-    """The generation's detection, computed once per set of runs and stored in the state
-    directory as ``detect/<key>/cases.parquet`` (key: :func:`detection_key`); a stored one with
-    the same key is reused, a run added or replaced makes a new key and so a new file.
+    """The generation's detection, computed once per content of what it reads and stored in the
+    state directory as a product of :mod:`evalcore.storage.derived`,
+    ``derived/detect/<gen_id>/cases.parquet`` (:func:`_detection_sources`): a run added or replaced
+    makes it stale, and it is computed again.
 
     The file has one row per case (every (item, generation round, criterion) with a verdict), in
     key order: gen_id, item_id, gen_round, criterion, class, reasons (VARCHAR[], PRIORITY order,
@@ -542,33 +528,41 @@ def stored_detection(store: Store, gen_id: str, *, memory_limit: str | None = DE
     :func:`detect` gives it), raised (BOOLEAN), seq (0-based position among the raised or among
     the agreed cases), priority (index of the first reason in PRIORITY, -1 for agreed), n_reasons,
     and reasons_json / runs_json (the lists as JSON text). Everything is computed by DuckDB; only
-    the counts come back to Python. ``memory_limit`` caps DuckDB's memory (it spills to
-    ``detect/.tmp``; None: DuckDB's default, 80% of RAM); a detection out of memory at the cap runs
-    once more at :data:`DETECT_MEMORY_RETRY`, then with DuckDB's default."""
+    the counts come back to Python. ``memory_limit`` caps DuckDB's memory (it spills into the
+    build's directory; None: DuckDB's default, 80% of RAM); a detection out of memory at the cap runs
+    once more at :data:`DETECT_MEMORY_RETRY`, then with DuckDB's default. One that cannot be stored
+    (a full or read-only state directory) is warned about and then said as an error."""
     run_ids = runs_on(store, gen_id)
-    key = detection_key(store, gen_id, run_ids)
-    root = writable_state(store, DETECT_DIR)
-    final = root / key
-    meta = _read_meta(final)
-    if meta is None:
+    src, params = _detection_sources(store, gen_id, run_ids)
+    found = _current(store, gen_id, src, params)
+    if found is None:
 
-        def attempt(cap: str | None) -> None:
-            with contextlib.suppress(FileExistsError), atomic_directory(final) as tmp:
-                _write_detection(store, gen_id, run_ids, key, tmp, root / ".tmp", cap)
+        def build(out: Path) -> dict[str, Any]:
+            caps = [memory_limit, DETECT_MEMORY_RETRY, None] if memory_limit is not None else [None]
+            # past the cap even spilling (at 10M items x 2 runs the ordered list aggregates need more
+            # than 600MB): once more at DETECT_MEMORY_RETRY, then with DuckDB's own limit
+            meta: list[dict[str, Any]] = []
+            try:
+                under_caps(lambda cap: meta.append(_write_detection(store, gen_id, run_ids, out, cap)), caps)
+            finally:
+                shutil.rmtree(out / ".spill", ignore_errors=True)
+            return meta[-1]
 
-        # past the cap even spilling (at 10M items x 2 runs the ordered list aggregates need more
-        # than 600MB): once more at DETECT_MEMORY_RETRY, then with DuckDB's own limit
-        under_caps(attempt, [memory_limit, DETECT_MEMORY_RETRY, None] if memory_limit is not None else [None])
-        meta = _read_meta(final)
-        if meta is None:
-            raise FormatError("the stored detection could not be read back", file=final / META_FILE, field="detect")
+        found = derived.kept(store, DETECT_DIR, gen_id, src, build, params, force=True, needed=True)
+        if found is None or CASES_FILE not in found.files:
+            raise InputError(
+                f"the review detection of {gen_id} could not be stored in the state directory (said in the warning before)",
+                file=writable_state(store, derived.DIR),
+                field="--state",
+            )
         reused = False
     else:
         reused = True
+    meta = found.memo
     return Detection(
         gen_id=gen_id,
-        key=key,
-        path=final / CASES_FILE,
+        key=detection_key(store, gen_id, run_ids),
+        path=found.dir / CASES_FILE,
         runs=list(meta["runs"]),
         population=int(meta["population"]),
         raised=int(meta["raised"]),
@@ -578,11 +572,20 @@ def stored_detection(store: Store, gen_id: str, *, memory_limit: str | None = DE
     )
 
 
+def _current(store: Store, gen_id: str, src: dict[str, Path], params: dict[str, Any]) -> derived.DerivedSet | None:
+    final = derived.place(store, DETECT_DIR, gen_id)
+    if final is None:
+        writable_state(store, DETECT_DIR)  # says why: a state directory inside the data directory
+    return (
+        None if final is None else derived.find(store, DETECT_DIR, gen_id, src, [("state", final)], params, needed=True)
+    )
+
+
 def current_detection(store: Store, gen_id: str) -> Path | None:
     """The directory of the generation's stored detection for its current runs, or None when none
     is stored (nothing is written: ``evalcore index --check``)."""
-    final = writable_state(store, DETECT_DIR) / detection_key(store, gen_id, runs_on(store, gen_id))
-    return final if _read_meta(final) is not None else None
+    found = _current(store, gen_id, *_detection_sources(store, gen_id, runs_on(store, gen_id)))
+    return None if found is None or CASES_FILE not in found.files else found.dir
 
 
 def refresh_detections(store: Store, gen_ids: Sequence[str]) -> list[Detection]:
@@ -593,11 +596,10 @@ def refresh_detections(store: Store, gen_ids: Sequence[str]) -> list[Detection]:
     return [stored_detection(store, g) for g in dict.fromkeys(gen_ids) if runs_on(store, g)]
 
 
-def _write_detection(
-    store: Store, gen_id: str, run_ids: list[str], key: str, out: Path, spill: Path, memory_limit: str | None
-) -> None:
+def _write_detection(store: Store, gen_id: str, run_ids: list[str], out: Path, memory_limit: str | None) -> dict:
+    """Write the detection's cases into ``out`` (spilling into ``out/.spill``); its counts."""
     sql, params = _detection_query(store, gen_id, run_ids)
-    cases = out / CASES_FILE
+    cases, spill = out / CASES_FILE, out / ".spill"
     spill.mkdir(parents=True, exist_ok=True)
     con = store.connect(capped=memory_limit is not None)  # None: DuckDB's own limit, not the Store's cap
     try:
@@ -625,7 +627,6 @@ def _write_detection(
         con.close()
     meta = {
         "gen_id": gen_id,
-        "key": key,
         "detector_version": DETECTOR_VERSION,
         "runs": run_ids,
         "population": int(pop),
@@ -633,7 +634,7 @@ def _write_detection(
         "agreed": int(pop - raised),
         "counts": {c: int(counts.get(c, 0)) for c in PRIORITY},
     }
-    atomic_write_bytes(out / META_FILE, (json.dumps(meta, indent=1) + "\n").encode("utf-8"))
+    return meta
 
 
 def _sql_text(s: str) -> str:

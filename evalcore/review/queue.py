@@ -61,7 +61,8 @@ OUTCOMES = ("decided", "test_wrong", "skipped")
 
 # --------------------------------------------------------------------------- a queue's cases as Parquet
 
-QUEUE_FILES = "derived/queue"  # <state>/derived/queue/<queue_id>/{cases.parquet,queue.json}
+QUEUE_FILES = "queue"  # a product of evalcore.storage.derived: <state>/derived/queue/<queue_id>/cases.parquet
+CASES = "cases.parquet"
 _QUEUE_COLUMNS = ("item_id", "gen_round", "criterion", "class", "stratum", "inclusion_prob", "audit_key", "audit_size")
 
 
@@ -73,52 +74,51 @@ _STAMP_KEYS = (
 )  # fmt: skip
 
 
-def _queue_place(store: Store, queue: dict[str, Any]) -> tuple[Any, str]:
-    """The directory of a queue's Parquet copy and the stamp of its header."""
+def _kept_copy(store: Store, queue: dict[str, Any], build: Any, *, force: bool) -> str:
+    """The queue's copy as a product of :mod:`evalcore.storage.derived` (no source file: its key is
+    the stamp of the queue's header), built by ``build(out) -> memo`` when it is not current."""
     from evalcore.contract.hashing import content_hash
+    from evalcore.storage import derived
     from evalcore.storage.state import writable_state
 
     stamp = content_hash({k: queue.get(k) for k in _STAMP_KEYS})
-    return writable_state(store, QUEUE_FILES) / str(queue["queue_id"]), stamp
+    qid = str(queue["queue_id"])
+    s = derived.kept(store, QUEUE_FILES, qid, {}, build, {"stamp": stamp}, force=force, needed=True)
+    if s is None or CASES not in s.files:
+        raise InputError(
+            f"the cases of queue {qid} could not be copied into the state directory (said in the warning before)",
+            file=writable_state(store, derived.DIR),
+            field="--state",
+        )
+    return s.path(CASES)
 
 
 def write_queue_file(store: Store, queue: dict[str, Any], select: str, params: list[Any], con: Any) -> str:
     """Write a queue's Parquet copy from a DuckDB SELECT of its ``_QUEUE_COLUMNS`` in rank order
     (what :func:`evalcore.review.build.build_queue` wrote into the label store)."""
-    from evalcore.storage.files import atomic_directory, atomic_write_bytes
 
-    final, stamp = _queue_place(store, queue)
-    with atomic_directory(final, overwrite=True) as tmp:
-        out = str(tmp / "cases.parquet").replace("'", "''")
+    def build(out: Any) -> dict[str, int]:
+        path = str(out / CASES)
         # on the connection itself: a view registered on it (the ranks) is not seen by its cursors
-        con.execute(f"COPY ({select}) TO '{out}' (FORMAT parquet, COMPRESSION zstd)", params).fetchall()
-        ((n,),) = con.execute("SELECT count(*) FROM read_parquet(?)", [str(tmp / "cases.parquet")]).fetchall()
-        atomic_write_bytes(tmp / "queue.json", (json.dumps({"stamp": stamp, "cases": int(n)}) + "\n").encode("utf-8"))
-    return str(final / "cases.parquet")
+        con.execute(
+            f"COPY ({select}) TO '{path.replace(chr(39), chr(39) * 2)}' (FORMAT parquet, COMPRESSION zstd)", params
+        ).fetchall()
+        ((n,),) = con.execute("SELECT count(*) FROM read_parquet(?)", [path]).fetchall()
+        return {"cases": int(n)}
+
+    return _kept_copy(store, queue, build, force=True)
 
 
 def queue_file(store: Store, queue: dict[str, Any]) -> str:
     """A Parquet copy of the queue's case keys, strata, inclusion probabilities and audit record
     (columns item_id, gen_round, criterion, class, stratum, inclusion_prob, audit_key, audit_size;
-    rank order), so that the report
-    card weighs its design in DuckDB instead of turning every case into a Python object. A queue
-    never changes once written, so the copy is made once per state directory (streamed from the
-    label store, a team's PostgreSQL server too) and kept while the queue's header is the one it
-    was made from."""
+    rank order), so that the report card weighs its design in DuckDB instead of turning every case
+    into a Python object. A queue never changes once written, so the copy is made once per state
+    directory (streamed from the label store, a team's PostgreSQL server too) and kept while the
+    queue's header is the one it was made from."""
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-    from evalcore.storage.files import atomic_directory, atomic_write_bytes
-
-    final, stamp = _queue_place(store, queue)
-    try:
-        if (
-            json.loads((final / "queue.json").read_text("utf-8")).get("stamp") == stamp
-            and (final / "cases.parquet").is_file()
-        ):
-            return str(final / "cases.parquet")
-    except (OSError, ValueError):
-        pass
     schema = pa.schema(
         [
             ("item_id", pa.string()),
@@ -131,15 +131,17 @@ def queue_file(store: Store, queue: dict[str, Any]) -> str:
             ("audit_size", pa.float64()),
         ]
     )
-    with atomic_directory(final, overwrite=True) as tmp:
+
+    def build(out: Any) -> dict[str, int]:
         n = 0
-        with pq.ParquetWriter(str(tmp / "cases.parquet"), schema, compression="zstd") as w:
+        with pq.ParquetWriter(str(out / CASES), schema, compression="zstd") as w:
             for rows in LabelStore(store).queue_case_batches(queue["queue_id"], _QUEUE_COLUMNS):
                 cols = list(zip(*rows))
                 w.write_table(pa.table([pa.array(c, f.type) for c, f in zip(cols, schema)], schema=schema))
                 n += len(rows)
-        atomic_write_bytes(tmp / "queue.json", (json.dumps({"stamp": stamp, "cases": n}) + "\n").encode("utf-8"))
-    return str(final / "cases.parquet")
+        return {"cases": n}
+
+    return _kept_copy(store, queue, build, force=False)
 
 
 # --------------------------------------------------------------------------- reading a queue

@@ -3,6 +3,7 @@
 PostgreSQL through ``db``) and the roles file of the app's logins.
 """
 
+from .aggregates import derive_beside
 from .db import Database, connect, database_url, mask, use_database
 from .export import FORMATS, REVIEWER_PREFIX, export_labels, label_rows
 from .files import (
@@ -46,6 +47,10 @@ from .roles import (
 from .state import open_state_db, writable_state
 from .store import DUCKDB_CONFIG, KINDS, OPTIONAL_TABLES, Store
 from .writer import KIND_DIRS, DataWriter
+
+# one layer above the Store and the builders: every Store writes a new run's or generation's derived
+# tables beside it (the Store itself imports none of them)
+Store.derive = derive_beside
 
 __all__ = [
     "ACCESS_ROLES",

@@ -622,6 +622,27 @@ def build_generation(store: Store, gen_id: str, root: Path | None = None) -> der
 
 BUILDERS = {"run": build_run, "generation": build_generation}
 
+
+def derive_beside(store: Store, kind: str, id_: str, tmp: Path) -> None:
+    """Write a new entity's derived tables beside it, in the writer's atomic directory ``tmp``
+    (the Store's :data:`~evalcore.storage.store.Store.derive` hook). A set that cannot be built for
+    a reason of the machine (:func:`evalcore.storage.derived.expected_failure`) is left out, warned
+    about once and remembered: the readers then read the full data. A builder's bug raises, and
+    nothing is written."""
+    if kind not in BUILDERS:
+        return
+    out = tmp / derived.DIR
+    out.mkdir()
+    src = derived.sources(store, kind, id_, root=tmp)
+    try:
+        derived.build_into(store, kind, id_, out, BUILDERS[kind](store, id_, root=tmp), src)
+    except BaseException as e:
+        shutil.rmtree(out, ignore_errors=True)
+        if not derived.expected_failure(e):
+            raise
+        derived.remember_failure(store, kind, id_, src, e)
+
+
 _BUILDING: dict[tuple[str, str, str], threading.Lock] = {}
 _BUILDING_LOCK = threading.Lock()
 

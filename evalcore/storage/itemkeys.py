@@ -4,124 +4,79 @@ rows of those items, looked up once per id and kept in the state directory, so t
 few thousand labelled answers reads them from a small file instead of picking them out of millions
 of rows on every render (the report card's judges on gold: 0.36 s per run at 180M verdict rows).
 
-``<state>/derived/keys/<key>.json``, ``key`` the sha256 of the version and of the answers table's
-own hash (a table that changed is never looked up in an old map), and beside it
-``<key>.<sha>.parquet``, the rows (every column of the answers table) of the ids found, named by
-its own sha256. The map records the sha256 of its keys, the rows file's name and that file's
-sha256; a map or rows file that does not hash to what is recorded is not read (the ids are looked
-up again). Ids looked up and not found are kept as -1, so that they are not looked up again.
+A product of the answers table kept by the one mechanism of :mod:`evalcore.storage.derived`:
+``<state>/derived/keys/<id>/`` (``id`` from the answers table's path), current while the table hashes
+to what its ``index.json`` recorded; its memo maps each id looked up to its key (-1: looked up and
+not found, so not looked up again) and ``rows.parquet`` holds the table's rows (every column) of
+the ids found. Ids not known yet are added by building the product again from the current one
+plus them, one builder at a time across processes, so that a product replaced under a reader
+always holds at least the rows it held.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import json
 import os
-import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalcore.storage import derived
-from evalcore.storage.files import atomic_write_bytes
 
 if TYPE_CHECKING:
     from evalcore.storage.store import Store
 
-VERSION = 2  # 2: the rows of the items beside their keys
+VERSION = 3  # 3: a product of evalcore.storage.derived
 DIR = "keys"
+ROWS = "rows.parquet"
 MISSING = -1
-KEEP_S = 600  # a rows file replaced is removed this many seconds after it was written
-
-_LOCK = threading.Lock()
 
 
-def _digest(keys: dict[str, int], rows: str | None = None, rows_sha: str | None = None) -> str:
-    return hashlib.sha256(json.dumps([keys, rows, rows_sha], sort_keys=True).encode()).hexdigest()
+def _id(answers_path: str) -> str:
+    return hashlib.sha256(os.path.realpath(answers_path).encode()).hexdigest()[:24]
 
 
-def _read(f: Path, state: Path) -> tuple[dict[str, int], Path | None]:
-    """The map's keys and its rows file, both as recorded; nothing when either does not hash to
-    what the map records."""
-    try:
-        doc = json.loads(f.read_text())
-        keys = {str(k): int(v) for k, v in doc["keys"].items()}
-        rows, rows_sha = doc["rows"], doc["rows_sha256"]
-        if doc.get("version") != VERSION or doc.get("sha256") != _digest(keys, rows, rows_sha):
-            return {}, None
-        path = f.with_name(str(rows))
-        if Path(str(rows)).name != rows or derived.sha256_of(path, state) != rows_sha:
-            return {}, None
-        return keys, path
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+def _current(store: Store, answers_path: str) -> tuple[dict[str, int], str | None]:
+    """The keys known for this answers table and the path of their rows, from its current product."""
+    final = derived.place(store, DIR, _id(answers_path))
+    src, params = {"answers.parquet": Path(answers_path)}, {"version": VERSION}
+    s = None if final is None else derived.find(store, DIR, _id(answers_path), src, [("state", final)], params)
+    if s is None or ROWS not in s.files:
         return {}, None
-
-
-def _file(state: Path, sha: str) -> Path:
-    return state / derived.DIR / DIR / f"{hashlib.sha256(f'keys:{VERSION}:{sha}'.encode()).hexdigest()[:24]}.json"
+    return {str(k): int(v) for k, v in dict(s.memo).items()}, s.path(ROWS)
 
 
 def item_rows(store: Store, answers_path: str, ids: list[str]) -> tuple[dict[str, int], str] | None:
     """The integer key of each of ``ids`` that this answers table holds, and the path of a Parquet
-    file holding the table's rows of those items (and of others looked up before), from the
-    state's map, looking up only the ids the map does not know yet. None when nothing can be kept
-    (no state directory): the caller reads the table itself."""
+    file holding the table's rows of those items (and of others looked up before), looking up only
+    the ids the product does not know yet. None when nothing can be kept (no state directory, or it
+    could not be written): the caller reads the table itself."""
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-    state = derived._state_dir(store)
-    if state is None:
-        return None
-    sha = derived.sha256_of(Path(answers_path), state)
-    f = _file(state, sha)
-    with _LOCK:
-        known, rows = _read(f, state)
-        missing = sorted(set(ids) - known.keys())
-        if missing or rows is None:
+    known, rows = _current(store, answers_path)
+    if rows is None or set(ids) - known.keys():
+
+        def build(out: Path) -> Any:  # under the product's lock: adds to the current one
+            have, old = _current(store, answers_path)
+            missing = sorted(set(ids) - have.keys())
             new = store.arrow(
                 "SELECT * FROM read_parquet(?) WHERE item_id IN (SELECT unnest(?::VARCHAR[]))", [answers_path, missing]
             )
             found = {i: int(k) for i, k in zip(new["item_id"].to_pylist(), new["item"].to_pylist())}
-            known.update({i: found.get(i, MISSING) for i in missing})
-            table = pa.concat_tables([pq.read_table(rows), new]) if rows is not None else new
-            try:
-                f.parent.mkdir(parents=True, exist_ok=True)
-                tmp = f.with_name(f".{f.stem}.{os.getpid()}-{threading.get_ident()}.parquet")
-                tmp.unlink(missing_ok=True)
-                pq.write_table(
-                    table.sort_by([("item", "ascending"), ("gen_round", "ascending"), ("judge_round", "ascending")]),
-                    tmp,
-                )
-                rows_sha = derived.sha256_of(tmp)
-                rows = f.with_name(f"{f.stem}.{rows_sha[:16]}.parquet")
-                os.replace(tmp, rows)
-                doc = {
-                    "version": VERSION,
-                    "answers_sha256": sha,
-                    "keys": known,
-                    "rows": rows.name,
-                    "rows_sha256": rows_sha,
-                    "sha256": _digest(known, rows.name, rows_sha),
-                }
-                atomic_write_bytes(f, json.dumps(doc, sort_keys=True).encode())
-                _sweep(f, rows)
-            except OSError:  # (a read-only or full state directory: the caller reads the table itself)
-                with contextlib.suppress(OSError):
-                    tmp.unlink(missing_ok=True)
-                return None
-            derived._save_stamps(state)
+            have.update({i: found.get(i, MISSING) for i in missing})
+            table = pa.concat_tables([pq.read_table(old), new]) if old is not None else new
+            order = [("item", "ascending"), ("gen_round", "ascending"), ("judge_round", "ascending")]
+            pq.write_table(table.sort_by(order), out / ROWS)
+            return have
+
+        src, params = {"answers.parquet": Path(answers_path)}, {"version": VERSION}
+        s = derived.kept(store, DIR, _id(answers_path), src, build, params, force=True, serial=True)
+        if s is None:
+            return None
+        known, rows = {str(k): int(v) for k, v in dict(s.memo).items()}, s.path(ROWS)
+        if set(ids) - known.keys():  # (a source changed meanwhile)
+            return None
     return {i: known[i] for i in ids if known.get(i, MISSING) != MISSING}, str(rows)
-
-
-def _sweep(f: Path, rows: Path) -> None:
-    """Remove the rows files the map ``f`` held before ``rows`` once they are :data:`KEEP_S` old:
-    another process that read the map just before may still be reading the one it named."""
-    now = time.time()
-    for old in f.parent.glob(f"{f.stem}.*.parquet"):
-        with contextlib.suppress(OSError):
-            if old != rows and now - old.stat().st_mtime > KEEP_S:
-                old.unlink()
 
 
 def item_keys(store: Store, answers_path: str, ids: list[str]) -> dict[str, int] | None:
@@ -145,17 +100,13 @@ def label_keys(store: Store, run_id: str, *, check: bool = False, force: bool = 
     ``force``: look every one up again. None when the run has no answers table, its generation no label set, or there is no state."""
     from evalcore.storage.aggregates import answers_table
 
-    state = derived._state_dir(store)
     t = answers_table(store, run_id, rebuild=not check)
     ids = labelled_ids(store, store.run(run_id).manifest.gen_id) if t is not None else []
-    if state is None or t is None or not ids:
+    if derived.place(store, DIR, "x") is None or t is None or not ids:
         return None
-    f = _file(state, derived.sha256_of(Path(t[0]), state))
     if force and not check:
-        f.unlink(missing_ok=True)
-        for old in f.parent.glob(f"{f.stem}.*.parquet"):
-            old.unlink(missing_ok=True)
-    known, rows = _read(f, state)
+        derived.remove(store, DIR, _id(t[0]))
+    known, rows = _current(store, t[0])
     current = rows is not None and not (set(ids) - known.keys())
     if not current and not check:
         item_keys(store, t[0], ids)

@@ -13,15 +13,15 @@ from the command line or the UI can make it read or write outside its directorie
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import duckdb
 
+from evalcore import scope
 from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
 from evalcore.storage import remote
@@ -48,14 +48,16 @@ def duckdb_memory() -> str:
 DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
 
-#: (data directory, state directory, kind, id) of every entity written in this process, in order:
-#: the command line clears it when a command starts and, when it ends, stores the review detection
-#: of the generations whose runs were written (evalcore.cli._common)
-WRITTEN: list[tuple[Path, Path, str, str]] = []
+#: what a writer builds inside a new entity's atomic directory before it is put in place: the
+#: derived tables (the storage package wires :func:`evalcore.storage.aggregates.derive_beside` here;
+#: the Store writes bytes and knows nothing of the builders)
+Derive = Callable[["Store", str, str, Path], None]
 
 
 class Store:
     """One data directory (read) and one state directory (write)."""
+
+    derive: ClassVar[Derive | None] = None
 
     def __init__(
         self,
@@ -125,6 +127,15 @@ class Store:
         return out
 
     def get(self, kind: str, id_: str) -> Entry:
+        pins = scope.pins()  # inside a figure or a command: read once (evalcore.scope.pinned)
+        if pins is not None and (hit := pins.get((str(self.data), kind, id_))) is not None:
+            return hit
+        entry = self._get(kind, id_)
+        if pins is not None:
+            pins[(str(self.data), kind, id_)] = entry
+        return entry
+
+    def _get(self, kind: str, id_: str) -> Entry:
         key = (kind, id_)
         d = self.dir_of(kind, id_)
         _, fname, model, tables = KINDS[kind]
@@ -178,6 +189,9 @@ class Store:
         return self.get("generation", id_)
 
     def run(self, id_: str) -> Entry:
+        pins = scope.pins()
+        if pins is not None and (hit := pins.get((str(self.data), "run+generation", id_))) is not None:
+            return hit
         e = self.get("run", id_)
         gen_dir = self.dir_of("generation", e.manifest.gen_id)
         if not gen_dir.is_dir():
@@ -186,6 +200,8 @@ class Store:
                 file=e.path / "manifest.json",
                 field="gen_id",
             )
+        if pins is not None:
+            pins[(str(self.data), "run+generation", id_)] = e
         return e
 
     def session(self, id_: str) -> Entry:
@@ -444,32 +460,16 @@ class Store:
             for name, rows in tables.items():
                 if rows is not None:
                     write_parquet(tmp / f"{name}.parquet", rows, name)
-            self._derive(kind, id_, tmp)
+            if Store.derive is not None:
+                Store.derive(self, kind, id_, tmp)
         with self._lock:
             self._cache.pop((kind, id_), None)
-            WRITTEN.append((self.data, self.state, kind, id_))
+        pins = scope.pins()  # what this block read of it is gone
+        if pins is not None:
+            pins.pop((str(self.data), kind, id_), None)
+            pins.pop((str(self.data), "run+generation", id_), None)
+        scope.record(self.data, self.state, kind, id_)
         return self.get(kind, id_)
-
-    def _derive(self, kind: str, id_: str, tmp: Path) -> None:
-        """Write the entity's derived tables beside it, in the same atomic directory
-        (:mod:`evalcore.storage.aggregates`). A set that cannot be built for a reason of the machine
-        (:func:`evalcore.storage.derived.expected_failure`) is left out, warned about once and
-        remembered: the readers then read the full data. A builder's bug raises, and nothing is
-        written."""
-        from evalcore.storage import aggregates, derived
-
-        if kind not in aggregates.BUILDERS:
-            return
-        out = tmp / derived.DIR
-        out.mkdir()
-        src = derived.sources(self, kind, id_, root=tmp)
-        try:
-            derived.build_into(self, kind, id_, out, aggregates.BUILDERS[kind](self, id_, root=tmp), src)
-        except BaseException as e:
-            shutil.rmtree(out, ignore_errors=True)
-            if not derived.expected_failure(e):
-                raise
-            derived.remember_failure(self, kind, id_, src, e)
 
     def write_suite(self, manifest: S.SuiteManifest, items, **kw) -> Entry:
         return self._write_dir("suite", manifest.suite_id, manifest, {"items": items}, **kw)
