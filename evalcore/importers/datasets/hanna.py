@@ -433,17 +433,7 @@ class Bundle:
         )
 
     def refuse_existing(self, what: str) -> None:
-        """Idempotency: an import whose ids exist is refused before anything is read twice or written."""
-
-        for kind, id_ in self.ids():
-            d = self.data / KINDS[kind][0] / id_
-            if d.exists():
-                raise InputError(
-                    f"{what} is already imported here ({kind} {id_!r} exists); import into another "
-                    f"--data directory, or remove the earlier import first",
-                    file=str(d),
-                    field=f"{kind} id",
-                )
+        _refuse_existing(what, self.data, self.ids())
 
     def write(self) -> None:
         """Write every directory (each atomic); on failure remove what this import wrote."""
@@ -465,6 +455,19 @@ class Bundle:
                 w.labelset(lm, labels)
             for rm, v, c in self.runs:
                 w.run(rm, v, c)
+
+
+def _refuse_existing(what: str, data: Path, ids: list[tuple[str, str]]) -> None:
+    """Idempotency: an import whose ids (kind, id) exist is refused before anything is read twice or written."""
+    for kind, id_ in ids:
+        d = data / KINDS[kind][0] / id_
+        if d.exists():
+            raise InputError(
+                f"{what} is already imported here ({kind} {id_!r} exists); import into another "
+                f"--data directory, or remove the earlier import first",
+                file=str(d),
+                field=f"{kind} id",
+            )
 
 
 def _slug(name: str) -> str:

@@ -34,11 +34,13 @@ import json
 import random
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
+from evalcore.importers.datasets.hanna import _refuse_existing
 from evalcore.importers.defaults import PANDALM_SEED
 from evalcore.importers.frame import loads_json
 from evalcore.importers.plan import (
@@ -224,24 +226,11 @@ class _Plan:
     runs: list[tuple[S.RunManifest, list[dict], list[dict], list[dict]]] = field(default_factory=list)
     key: tuple[S.KeyManifest, list[dict]] | None = None
 
-    def dirs(self) -> list[Path]:
-        assert self.suite is not None and self.session is not None  # plan_pandalm sets every part
-        out = [self.data / "suites" / self.suite[0].suite_id]
-        out += [self.data / "generations" / m.gen_id for m, _ in self.generations]
-        out += [self.data / "sessions" / self.session[0].session_id]
-        out += [self.data / "runs" / m.run_id for m, _, _, _ in self.runs]
-        return out
-
     def refuse_existing(self) -> None:
-        for d in self.dirs():
-            if d.exists():
-                raise InputError(
-                    f"PandaLM is already imported here ({d.parent.name[:-1]} {d.name!r} exists); import "
-                    "into another --data directory, or remove the earlier import first",
-                    file=str(d),
-                    field=f"{d.parent.name[:-1]} id",
-                )
-        assert self.session is not None
+        assert self.suite is not None and self.session is not None  # plan_pandalm sets every part
+        ids = [("suite", self.suite[0].suite_id)] + [("generation", m.gen_id) for m, _ in self.generations]
+        ids += [("session", self.session[0].session_id)] + [("run", m.run_id) for m, *_ in self.runs]
+        _refuse_existing("PandaLM", self.data, ids)
         kd = self.keys / self.session[0].session_id
         if kd.exists():
             raise InputError(
@@ -272,7 +261,60 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
 
     now = utcnow()
     plan = _Plan(data, keys)
-    # items: one per (instruction, input), in order of appearance
+    items = _pandalm_items(src)
+    sm = suite_manifest(
+        SUITE_ID,
+        items,
+        now,
+        source=f"PandaLM (WeOpenML/PandaLM), {TESTSET} via evalcore import pandalm",
+        description=f"PandaLM human-annotated test set: {len(items)} instructions (class = the "
+        "motivation app); the task's input text is the item's context",
+    )
+    plan.suite = (sm, items)
+    gen_of = _pandalm_generations(plan, src, items, sm, now)
+    pairs, judgments = _pandalm_session(plan, src, seed, now, gen_of)
+    rubric = S.Rubric(
+        name="pairwise",
+        criteria=[
+            S.Criterion(
+                name=CRITERION,
+                kind="binary",
+                description="which of two answers to an instruction is better, or a tie "
+                "(choices in pair_verdicts.parquet)",
+            )
+        ],
+    )
+    plan.runs = [_judge_run(src, judge, rubric, gen_of[src.rows[0]["arm_a"]], now) for judge in JUDGES]
+    summary = {
+        "dataset": "PandaLM",
+        "source": str(src.folder),
+        "data": str(data),
+        "suite_id": SUITE_ID,
+        "items": len(items),
+        "gen_ids": list(gen_of.values()),
+        "session_id": SESSION_ID,
+        "pairs": len(pairs),
+        "judgments": len(judgments),
+        "reviewers": list(ANNOTATORS),
+        "runs": [
+            {
+                "run_id": rm.run_id,
+                "judge_model": rm.judge_model,
+                "pair_verdicts": len(pv),
+                "unparseable": len(rm.failed_call_ids),
+                "status": rm.status,
+            }
+            for rm, _v, _c, pv in plan.runs
+        ],
+        "keys": str(keys / SESSION_ID),
+        "seed": seed,
+        "answers_stored_as_json_booleans": src.bool_texts,
+    }
+    return plan, summary
+
+
+def _pandalm_items(src: PandaSource) -> list[dict]:
+    """One item per (instruction, input), in order of appearance; each row gets its item id."""
     item_of: dict[tuple[str, str], str] = {}
     items: list[dict] = []
     for r in src.rows:
@@ -289,16 +331,14 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
                 }
             )
         r["item_id"] = item_of[k]
-    sm = suite_manifest(
-        SUITE_ID,
-        items,
-        now,
-        source=f"PandaLM (WeOpenML/PandaLM), {TESTSET} via evalcore import pandalm",
-        description=f"PandaLM human-annotated test set: {len(items)} instructions (class = the "
-        "motivation app); the task's input text is the item's context",
-    )
-    plan.suite = (sm, items)
-    # generations: one per model; a model answering an item differently in two pairs gets another round
+    return items
+
+
+def _pandalm_generations(
+    plan: _Plan, src: PandaSource, items: list[dict], sm: S.SuiteManifest, now: datetime
+) -> dict[str, str]:
+    """One generation per model, in order of first appearance; a model answering an item differently
+    in two pairs gets another round. The model -> generation id map (the session's arms)."""
     outputs: dict[str, dict[tuple[str, int], str]] = {}
     round_of: dict[tuple[str, str, str], int] = {}
     for r in src.rows:
@@ -308,33 +348,32 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
                 n = sum(1 for (a, i, _t) in round_of if a == arm and i == r["item_id"])
                 round_of[key] = n + 1
                 outputs.setdefault(arm, {})[(r["item_id"], n + 1)] = text
-    arms = list(outputs)  # in order of first appearance
-    gen_of = {a: gen_id_of(k) for k, a in enumerate(arms, start=1)}
-    for arm in arms:
+    gen_of = {a: gen_id_of(k) for k, a in enumerate(outputs, start=1)}
+    for arm, gen_id in gen_of.items():
         rows = [
             {"item_id": i, "round": rd, "output": o, "abstained": False} for (i, rd), o in sorted(outputs[arm].items())
         ]
         rounds = max(rd for _, rd in outputs[arm])
         complete = all((it["item_id"], rd) in outputs[arm] for it in items for rd in range(1, rounds + 1))
-        plan.generations.append(
-            (
-                imported_generation(
-                    rows,
-                    gen_id=gen_of[arm],
-                    suite_id=SUITE_ID,
-                    suite_hash=sm.content_hash,
-                    created_at=now,
-                    knobs={
-                        "dataset": "PandaLM",
-                        "generator_model": "(one of the five 7B models: named in the key only)",
-                    },
-                    rounds=rounds,
-                    status="complete" if complete else "partial",
-                ),
-                rows,
-            )
+        gm = imported_generation(
+            rows,
+            gen_id=gen_id,
+            suite_id=SUITE_ID,
+            suite_hash=sm.content_hash,
+            created_at=now,
+            knobs={"dataset": "PandaLM", "generator_model": "(one of the five 7B models: named in the key only)"},
+            rounds=rounds,
+            status="complete" if complete else "partial",
         )
-    # the session: pair ids drawn at random (seeded), response1 on the left as the annotators saw it
+        plan.generations.append((gm, rows))
+    return gen_of
+
+
+def _pandalm_session(
+    plan: _Plan, src: PandaSource, seed: int, now: datetime, gen_of: dict[str, str]
+) -> tuple[list[dict], list[dict]]:
+    """The closed session and its key: pair ids drawn at random (seeded), response1 on the left as
+    the annotators saw it, their choices as judgments. (pairs, judgments)"""
     draw_pair_ids(random.Random(seed), src.rows)
     pairs = sorted(
         (
@@ -373,92 +412,54 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
             key=lambda k: k["pair_id"],
         ),
     )
-    rubric = S.Rubric(
-        name="pairwise",
-        criteria=[
-            S.Criterion(
-                name=CRITERION,
-                kind="binary",
-                description="which of two answers to an instruction is better, or a tie "
-                "(choices in pair_verdicts.parquet)",
-            )
-        ],
-    )
-    first_gen = gen_of[src.rows[0]["arm_a"]]
-    runs_summary = []
-    for run_id, fname, _result, _reason, model, family in JUDGES:
-        verdicts = src.judges[run_id]
-        pv, calls, failed = [], [], []
-        for r, v in zip(src.rows, verdicts):
-            cid = f"{run_id}-c{r['idx'] + 1:04d}"
-            err = None if v["choice"] is not None else UNPARSEABLE_ERROR.format(raw=v["raw"])
-            if err:
-                failed.append(cid)
-            pv.append(
-                {
-                    "pair_id": r["pair_id"],
-                    "order": "as_shown",
-                    "choice": v["choice"],
-                    "reason": v["reason"],
-                    "call_id": cid,
-                }
-            )
-            calls.append(
-                {
-                    "call_id": cid,
-                    "item_id": r["item_id"],
-                    "gen_round": 1,
-                    "judge_round": 1,
-                    "criteria": [CRITERION],
-                    "model": model,
-                    "attempts": 1,
-                    "error": err,
-                }
-            )
-        pv.sort(key=lambda x: x["pair_id"])
-        calls.sort(key=lambda x: x["call_id"])
-        rm = imported_run(
-            rubric,
-            run_id=run_id,
-            gen_id=first_gen,
-            created_at=now,
-            judge_model=model,
-            judge_family=family,
-            status="polluted" if failed else "complete",
-            failed_call_ids=sorted(failed),
-            postprocess_version=POSTPROCESS_VERSION,
-            totals=S.Totals(calls=len(calls), failed_calls=len(failed)),
-            knobs={"session_id": SESSION_ID, "dataset": "PandaLM", "source_file": fname, "unparseable": len(failed)},
-            description=f"PandaLM: {model} choosing between the two answers of each pair (imported from {fname})"
-            + (f"; {len(failed)} unparseable verdicts kept as errors" if failed else ""),
+    return pairs, judgments
+
+
+def _judge_run(
+    src: PandaSource, judge: tuple[str, ...], rubric: S.Rubric, gen_id: str, now: datetime
+) -> tuple[S.RunManifest, list[dict], list[dict], list[dict]]:
+    """One judge's verdicts as a model grader's run of the session, one call per pair; its
+    unparseable verdicts are errored calls. (run, verdicts, calls, pair verdicts)"""
+    run_id, fname, _result, _reason, model, family = judge
+    pv, calls, failed = [], [], []
+    for r, v in zip(src.rows, src.judges[run_id]):
+        cid = f"{run_id}-c{r['idx'] + 1:04d}"
+        err = None if v["choice"] is not None else UNPARSEABLE_ERROR.format(raw=v["raw"])
+        if err:
+            failed.append(cid)
+        pv.append(
+            {"pair_id": r["pair_id"], "order": "as_shown", "choice": v["choice"], "reason": v["reason"], "call_id": cid}
         )
-        plan.runs.append((rm, [], calls, pv))
-        runs_summary.append(
+        calls.append(
             {
-                "run_id": run_id,
-                "judge_model": model,
-                "pair_verdicts": len(pv),
-                "unparseable": len(failed),
-                "status": rm.status,
+                "call_id": cid,
+                "item_id": r["item_id"],
+                "gen_round": 1,
+                "judge_round": 1,
+                "criteria": [CRITERION],
+                "model": model,
+                "attempts": 1,
+                "error": err,
             }
         )
-    summary = {
-        "dataset": "PandaLM",
-        "source": str(src.folder),
-        "data": str(data),
-        "suite_id": SUITE_ID,
-        "items": len(items),
-        "gen_ids": [gen_of[a] for a in arms],
-        "session_id": SESSION_ID,
-        "pairs": len(pairs),
-        "judgments": len(judgments),
-        "reviewers": list(ANNOTATORS),
-        "runs": runs_summary,
-        "keys": str(keys / SESSION_ID),
-        "seed": seed,
-        "answers_stored_as_json_booleans": src.bool_texts,
-    }
-    return plan, summary
+    pv.sort(key=lambda x: x["pair_id"])
+    calls.sort(key=lambda x: x["call_id"])
+    rm = imported_run(
+        rubric,
+        run_id=run_id,
+        gen_id=gen_id,
+        created_at=now,
+        judge_model=model,
+        judge_family=family,
+        status="polluted" if failed else "complete",
+        failed_call_ids=sorted(failed),
+        postprocess_version=POSTPROCESS_VERSION,
+        totals=S.Totals(calls=len(calls), failed_calls=len(failed)),
+        knobs={"session_id": SESSION_ID, "dataset": "PandaLM", "source_file": fname, "unparseable": len(failed)},
+        description=f"PandaLM: {model} choosing between the two answers of each pair (imported from {fname})"
+        + (f"; {len(failed)} unparseable verdicts kept as errors" if failed else ""),
+    )
+    return rm, [], calls, pv
 
 
 def import_pandalm(
