@@ -18,14 +18,8 @@ import evalcore
 from pages import _cache, _select, _text, _ui
 
 FLAG = {"complete": "complete", "partial": "⚠ partial", "polluted": "⚠ polluted"}
-PCT = st.column_config.NumberColumn(format="%.1f%%")
 MS = st.column_config.NumberColumn(format="%.0f ms")
 USD = st.column_config.NumberColumn(format="$%.4f")
-
-
-def _pct100(rate: float | None) -> float | None:
-    """A rate in percent, for a column formatted "%.1f%%"."""
-    return None if rate is None else 100 * rate
 
 
 _ui.title("Runs")
@@ -89,9 +83,9 @@ else:
                 "mode": r["mode"],
                 "prompt variant": r["prompt_variant"],
                 "judge rounds": r["judge_rounds"],
-                **{f"pass r{i + 1}": _pct100(v) for i, v in enumerate(by_round)},
-                "pass mean": _pct100(r["pass_rate_mean"]),
-                "pass spread": _pct100(r["pass_rate_spread"]),
+                **{f"pass r{i + 1}": _text.pct100(v) for i, v in enumerate(by_round)},
+                "pass mean": _text.pct100(r["pass_rate_mean"]),
+                "pass spread": _text.pct100(r["pass_rate_spread"]),
                 "errored verdicts": r["errored_verdicts"],
                 "calls": r["calls"],
                 "failed calls": r["failed_calls"],
@@ -108,9 +102,9 @@ else:
         )
     table = pd.DataFrame(rows)
     config = {
-        **{f"pass r{i + 1}": PCT for i in range(n_rounds)},
-        "pass mean": PCT,
-        "pass spread": PCT,
+        **{f"pass r{i + 1}": _text.PCT for i in range(n_rounds)},
+        "pass mean": _text.PCT,
+        "pass spread": _text.PCT,
         "cost": USD,
         "judge latency": MS,
         "system latency": MS,
@@ -177,7 +171,7 @@ if gens:
                     "rounds": g["rounds"],
                     "items": g["items"],
                     "outputs": g["outputs"],
-                    "abstained": _pct100(g["abstained_rate"]),
+                    "abstained": _text.pct100(g["abstained_rate"]),
                     "errored outputs": g["errored_outputs"],
                     "tokens in": g["tokens_in"],
                     "tokens out": g["tokens_out"],
@@ -189,7 +183,7 @@ if gens:
             ]
         ),
         hide_index=True,
-        column_config={"abstained": PCT, "cost": USD, "system latency": MS},
+        column_config={"abstained": _text.PCT, "cost": USD, "system latency": MS},
         placeholder="-",
     )
 else:
@@ -311,7 +305,7 @@ with _text.boundary():
             lines = []
             for v in (v for v in view["verdicts"] if v["judge_round"] == jr):
                 v = {k: _text.or_none(x) for k, x in v.items()}
-                verdict = "ERROR" if v["passed"] is None else ("pass" if v["passed"] else "FAIL")
+                verdict = _text.verdict_word(v["passed"])
                 extra = "".join(f", {k} {v[k]}" for k in ("score", "label") if v[k] is not None)
                 said = f"judge said {v['raw_verdict']}" if v["raw_verdict"] is not None else "no verdict"
                 lines.append(f"{v['criterion']}: {verdict} ({said}{extra})")

@@ -20,11 +20,6 @@ from evalcore import analysis
 from pages import _cache, _select, _text, _ui
 
 PAGE_SIZE = 25
-PCT = st.column_config.NumberColumn(format="%.1f%%")
-
-
-def _pct100(v):
-    return None if v is None else 100 * v
 
 
 _ui.title("Failure attribution")
@@ -222,7 +217,7 @@ with _text.boundary():
                 _text.labelled_text("Input", a["input"])
             with o_col:
                 _text.labelled_text("Output" + (" (the system abstained)" if a["abstained"] else ""), a["output"])
-                said = "ERROR" if a["passed"] is None else ("pass" if a["passed"] else "FAIL")
+                said = _text.verdict_word(a["passed"])
                 said += "" if a["label"] is None else f" (label {a['label']}; the judge said {a['raw_verdict']})"
                 _text.labelled_text(
                     _text.md_escape(f"The judge on this criterion, judge round {a['judge_round']}: {said}"), a["reason"]

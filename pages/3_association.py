@@ -23,14 +23,9 @@ from pages import _cache, _select, _text, _ui
 
 PAGE_SIZE = 25
 FINDING_ANSWERS = 5  # answers quoted under the finding
-PCT = st.column_config.NumberColumn(format="%.1f%%")
 PEOPLE = analysis.PEOPLE
 DEFAULT_RUNS = ["support-single", "support-split"]
 CELLS = {"ff": (True, True), "fp": (True, False), "pf": (False, True), "pp": (False, False)}
-
-
-def _word(passed) -> str:
-    return "ERROR" if passed is None else ("pass" if passed else "FAIL")
 
 
 def _runs_to_qp() -> None:
@@ -157,7 +152,7 @@ with _text.boundary():
                 for x in shown:
                     own = x["verdicts"][singles[0]]
                     others = "; ".join(
-                        f"{who}: {f['a']} {_word(v[f['a']]['passed'])}, {f['b']} {_word(v[f['b']]['passed'])}"
+                        f"{who}: {f['a']} {_text.verdict_word(v[f['a']]['passed'])}, {f['b']} {_text.verdict_word(v[f['b']]['passed'])}"
                         for who, v in x["verdicts"].items()
                         if who != singles[0] and not v[f["a"]]["missing"]
                     )
@@ -321,7 +316,7 @@ with _text.boundary():
                         "round": x["gen_round"],
                         "class": x["class"],
                         **{
-                            f"{who}: {c}": _word(v[c]["passed"]) if not v[c]["missing"] else "-"
+                            f"{who}: {c}": _text.verdict_word(v[c]["passed"]) if not v[c]["missing"] else "-"
                             for who, v in x["verdicts"].items()
                             for c in (a, b)
                         },
@@ -354,7 +349,7 @@ with _text.boundary():
                             if s["missing"]:
                                 lines.append(f"{c}: no verdict")
                                 continue
-                            lines.append(f"{c}: {_word(s['passed'])}")
+                            lines.append(f"{c}: {_text.verdict_word(s['passed'])}")
                             if who != PEOPLE:
                                 lines.append(f"  reason: {s['reason'] if s['reason'] is not None else '(none)'}")
                         _text.labelled_text(_text.md_escape(who), "\n".join(lines))

@@ -20,16 +20,7 @@ from evalcore import analysis
 from pages import _cache, _select, _text, _ui
 
 PAGE_SIZE = 25
-PCT = st.column_config.NumberColumn(format="%.1f%%")
 DEFAULT_A, DEFAULT_B = "support-single", "support-split"
-
-
-def _pct100(v):
-    return None if v is None else 100 * v
-
-
-def _word(passed) -> str:
-    return "ERROR" if passed is None else ("pass" if passed else "FAIL")
 
 
 def _defaults(runs: list[dict]) -> tuple[str, str]:
@@ -74,41 +65,41 @@ with _text.boundary():
         st.info("Choose two different runs.")
         st.stop()
     fl = _cache.analysis_call(analysis.flips, run_a, run_b, sel)
-    for w in fl["warnings"]:
+    for w in fl.warnings:
         st.warning(_text.md_escape(w))
     _select.curated_note([by_id[r]["suite_id"] for r in (run_a, run_b)])
-    crits = fl["criteria"]
-    names = [c["criterion"] for c in crits]
+    crits = fl.criteria
+    names = [c.criterion for c in crits]
     shift = analysis.composition_shift(fl)
 
     # ------------------------------------------------------------ the aggregate
-    ap = fl["all_pass"]
+    ap = fl.all_pass
     m1, m2, m3, m4 = st.columns(4)
-    m1.metric("All criteria pass under A", _text.pct(ap["a"]))
-    m1.caption(f"{ap['passed_a']} of {ap['answers']} answers both runs judged on every criterion")
-    delta = shift["all_pass_delta"]
+    m1.metric("All criteria pass under A", _text.pct(ap.a))
+    m1.caption(f"{ap.passed_a} of {ap.answers} answers both runs judged on every criterion")
+    delta = shift.all_pass_delta
     m2.metric(
         "All criteria pass under B",
-        _text.pct(ap["b"]),
+        _text.pct(ap.b),
         delta=None if delta is None else f"{100 * delta:+.1f} points",
         delta_color="off",
         delta_arrow="off",
     )
-    m2.caption(f"{ap['passed_b']} of {ap['answers']}")
-    m3.metric("Failures under A / B", f"{fl['failures_a']} / {fl['failures_b']}")
-    m4.metric("Verdicts that changed", shift["flipped_verdicts"])
+    m2.caption(f"{ap.passed_b} of {ap.answers}")
+    m3.metric("Failures under A / B", f"{fl.failures_a} / {fl.failures_b}")
+    m4.metric("Verdicts that changed", shift.flipped_verdicts)
     m4.caption(
-        f"the composition of failures moved by {100 * shift['composition_distance']:.1f} points "
+        f"the composition of failures moved by {100 * shift.composition_distance:.1f} points "
         "(half the summed change in shares)"
     )
-    if shift["hidden"]:
-        mm = shift["most_moved"] or {"criterion": "-", "share_a": None, "share_b": None}
+    if shift.hidden:
+        mm = shift.most_moved or analysis.MostMoved("-", None, None)
         st.info(
             _text.md_escape(
-                f"The all-pass rate is within a point ({_text.pct(ap['a'])} under A, {_text.pct(ap['b'])} under B) while "
-                f"{shift['flipped_verdicts']} verdicts changed and the composition of failures moved by "
-                f"{100 * shift['composition_distance']:.1f} points (the largest move: {mm['criterion']}, "
-                f"{_text.pct(mm['share_a'])} of A's failures and {_text.pct(mm['share_b'])} of B's). The aggregate hides "
+                f"The all-pass rate is within a point ({_text.pct(ap.a)} under A, {_text.pct(ap.b)} under B) while "
+                f"{shift.flipped_verdicts} verdicts changed and the composition of failures moved by "
+                f"{100 * shift.composition_distance:.1f} points (the largest move: {mm.criterion}, "
+                f"{_text.pct(mm.share_a)} of A's failures and {_text.pct(mm.share_b)} of B's). The aggregate hides "
                 "which requirement the failures are filed against."
             )
         )
@@ -118,16 +109,16 @@ with _text.boundary():
     table = pd.DataFrame(
         [
             {
-                "criterion": c["criterion"],
-                "A fails, B passes": c["fail_a_pass_b"],
-                "A passes, B fails": c["pass_a_fail_b"],
-                "both fail": c["fail_both"],
-                "fail under A": c["fail_a"],
-                "fail under B": c["fail_b"],
-                "share of A's failures": _pct100(c["share_of_failures_a"]),
-                "share of B's failures": _pct100(c["share_of_failures_b"]),
-                "McNemar p": c["mcnemar_p"],
-                "answers": c["n"],
+                "criterion": c.criterion,
+                "A fails, B passes": c.fail_a_pass_b,
+                "A passes, B fails": c.pass_a_fail_b,
+                "both fail": c.fail_both,
+                "fail under A": c.fail_a,
+                "fail under B": c.fail_b,
+                "share of A's failures": _text.pct100(c.share_of_failures_a),
+                "share of B's failures": _text.pct100(c.share_of_failures_b),
+                "McNemar p": c.mcnemar_p,
+                "answers": c.n,
             }
             for c in crits
         ]
@@ -138,8 +129,8 @@ with _text.boundary():
         hide_index=True,
         placeholder="-",
         column_config={
-            "share of A's failures": PCT,
-            "share of B's failures": PCT,
+            "share of A's failures": _text.PCT,
+            "share of B's failures": _text.PCT,
             "McNemar p": st.column_config.NumberColumn(format="%.2g"),
         },
     )
@@ -150,15 +141,16 @@ with _text.boundary():
         )
     )
     left, right = st.columns(2)
-    _cache.chart(left, _cache.chart_spec(analysis.flip_bars, crits, run_a, run_b))
-    _cache.chart(right, _cache.chart_spec(analysis.composition_bars, crits, run_a, run_b))
+    rows = [c.to_dict() for c in crits]
+    _cache.chart(left, _cache.chart_spec(analysis.flip_bars, rows, run_a, run_b))
+    _cache.chart(right, _cache.chart_spec(analysis.composition_bars, rows, run_a, run_b))
 
     # ------------------------------------------------------------ drill-down
     st.subheader("Answers that flipped")
     _ui.sync_widget("harness_crit", "criterion", names)
     _ui.keep("harness_crit", names)
     st.session_state.setdefault(
-        "harness_crit", max(crits, key=lambda c: c["fail_a_pass_b"] + c["pass_a_fail_b"])["criterion"]
+        "harness_crit", max(crits, key=lambda c: c.fail_a_pass_b + c.pass_a_fail_b).criterion
     )
     _ui.sync_widget("harness_dir", "dir", list(analysis.DIRECTIONS))
     st.session_state.setdefault("harness_dir", "fail_a_pass_b")
@@ -166,7 +158,7 @@ with _text.boundary():
     crit = d1.selectbox(
         "Criterion", names, key="harness_crit", on_change=_ui.widget_to_qp, args=("harness_crit", "criterion")
     )
-    row = next(c for c in crits if c["criterion"] == crit)
+    row = next(c for c in rows if c["criterion"] == crit)
     direction = d2.radio(
         "Which answers",
         list(analysis.DIRECTIONS),
@@ -201,9 +193,9 @@ with _text.boundary():
                     "item": x["item_id"],
                     "round": x["gen_round"],
                     "class": x["class"],
-                    "A": _word(x["a"]["passed"]),
+                    "A": _text.verdict_word(x["a"]["passed"]),
                     "A's reason": x["a"]["reason"],
-                    "B": _word(x["b"]["passed"]),
+                    "B": _text.verdict_word(x["b"]["passed"]),
                     "B's reason": x["b"]["reason"],
                 }
                 for x in res["answers"]
@@ -230,7 +222,7 @@ with _text.boundary():
                     s = x[side]
                     _text.labelled_text(
                         _text.md_escape(
-                            f"{side.upper()} ({rid}): {_word(s['passed'])}, judge round {s['judge_round']}"
+                            f"{side.upper()} ({rid}): {_text.verdict_word(s['passed'])}, judge round {s['judge_round']}"
                         ),
                         s["reason"],
                     )

@@ -487,7 +487,7 @@ with _text.boundary():
                 )
             )
             for v in view["verdicts"] or []:
-                said = "ERROR" if v["passed"] is None else ("pass" if v["passed"] else "FAIL")
+                said = _text.verdict_word(v["passed"])
                 extra = "".join(f", {k} {v[k]}" for k in ("label", "score") if not _text.missing(v[k]))
                 lines = [
                     f"{v['judge']} round {v['judge_round']}: {said} (judge said {v['raw_verdict']}{extra})",

@@ -19,12 +19,7 @@ import evalcore
 from evalcore import analysis
 from pages import _cache, _select, _text, _ui
 
-PCT = st.column_config.NumberColumn(format="%.1f%%")
 PTS = st.column_config.NumberColumn(format="%+.1f pts")
-
-
-def _p100(v):
-    return None if v is None else 100 * v
 
 
 def _defaults(runs: list[dict], gens: dict) -> tuple[str, str]:
@@ -149,16 +144,16 @@ for name in c["metrics"]:
     row = {"figure": name}
     for side, who in (("a", "baseline"), ("b", "candidate")):
         for r, val in enumerate(f[side]["by_round"], 1):
-            row[f"{who} r{r}"] = _p100(val)
-        row[f"{who} mean"] = _p100(f[side]["mean"])
-        row[f"{who} spread"] = _p100(f[side]["spread"])
+            row[f"{who} r{r}"] = _text.pct100(val)
+        row[f"{who} mean"] = _text.pct100(f[side]["mean"])
+        row[f"{who} spread"] = _text.pct100(f[side]["spread"])
     dl = f["delta"]
     row.update(
         {
-            "paired delta": _p100(dl["mean"]),
-            "CI low": _p100(dl["ci95"][0]),
-            "CI high": _p100(dl["ci95"][1]),
-            "noise floor": _p100(f["noise_floor"]),
+            "paired delta": _text.pct100(dl["mean"]),
+            "CI low": _text.pct100(dl["ci95"][0]),
+            "CI high": _text.pct100(dl["ci95"][1]),
+            "noise floor": _text.pct100(f["noise_floor"]),
             "within noise": None if f["within_noise"] is None else ("yes" if f["within_noise"] else "no"),
             "stable wins": f["stable_wins"],
             "stable regressions": f["stable_regressions"],
@@ -167,7 +162,7 @@ for name in c["metrics"]:
     rows.append(row)
 df = pd.DataFrame(rows)
 cfg = {
-    col: (PTS if col in ("paired delta", "CI low", "CI high") else PCT)
+    col: (PTS if col in ("paired delta", "CI low", "CI high") else _text.PCT)
     for col in df.columns
     if col not in ("figure", "within noise", "stable wins", "stable regressions")
 }
@@ -236,7 +231,7 @@ for who, key in (("baseline", "baseline"), ("candidate", "candidate")):
     crow.append(
         {
             "configuration": f"{who}: {c[key]}",
-            metric + " mean": _p100(c["figures"][metric]["a" if key == "baseline" else "b"]["mean"]),
+            metric + " mean": _text.pct100(c["figures"][metric]["a" if key == "baseline" else "b"]["mean"]),
             "system calls": cc["system"]["calls"],
             "system tokens": cc["system"]["tokens_in"] + cc["system"]["tokens_out"],
             "system cost (USD)": cc["system"]["cost_usd"],
@@ -255,7 +250,7 @@ st.dataframe(
     hide_index=True,
     width="stretch",
     column_config={
-        metric + " mean": PCT,
+        metric + " mean": _text.PCT,
         "system cost (USD)": st.column_config.NumberColumn(format="$%.4f"),
         "judge cost (USD)": st.column_config.NumberColumn(format="$%.4f"),
     },

@@ -106,6 +106,19 @@ def labelled_text(label: str, text: Any, *, empty: str = "(none)") -> None:
     show_text(text, empty=empty)
 
 
+PCT = st.column_config.NumberColumn(format="%.1f%%")  # a dataframe column of pct100 values
+
+
+def pct100(rate: float | None) -> float | None:
+    """A rate in percent, for a :data:`PCT` column."""
+    return None if rate is None else 100 * rate
+
+
+def verdict_word(passed: bool | None) -> str:
+    """A verdict as the pages write it: pass, FAIL or ERROR (no verdict)."""
+    return "ERROR" if passed is None else ("pass" if passed else "FAIL")
+
+
 def pct(value: float | None, digits: int = 1) -> str:
     """A rate as a percentage string (the app's displayed precision), or a dash."""
     return "-" if value is None else f"{100 * value:.{digits}f}%"
