@@ -149,9 +149,7 @@ with _text.boundary():
     st.subheader("Answers that flipped")
     _ui.sync_widget("harness_crit", "criterion", names)
     _ui.keep("harness_crit", names)
-    st.session_state.setdefault(
-        "harness_crit", max(crits, key=lambda c: c.fail_a_pass_b + c.pass_a_fail_b).criterion
-    )
+    st.session_state.setdefault("harness_crit", max(crits, key=lambda c: c.fail_a_pass_b + c.pass_a_fail_b).criterion)
     _ui.sync_widget("harness_dir", "dir", list(analysis.DIRECTIONS))
     st.session_state.setdefault("harness_dir", "fail_a_pass_b")
     d1, d2 = st.columns([2, 3])

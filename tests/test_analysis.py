@@ -122,12 +122,12 @@ def test_flips_fixture_comes_back_exactly(tmp_path):
     st = write_world(tmp_path / "d", n, {"A": {"mode": "single", "fail": {"c": fa, "d": other}},
                                          "B": {"mode": "split", "fail": {"c": fb, "d": other}}})
     r = flips(st, "A", "B")
-    c = next(x for x in r["criteria"] if x["criterion"] == "c")
-    assert (c["fail_a"], c["fail_b"], c["fail_a_pass_b"], c["pass_a_fail_b"], c["fail_both"]) == (132, 11, 128, 7, 4)
-    assert r["failures_a"] == 142 and r["failures_b"] == 21
-    assert c["share_of_failures_a"] == 132 / 142 and c["share_of_failures_b"] == 11 / 21
+    c = next(x for x in r.criteria if x.criterion == "c")
+    assert (c.fail_a, c.fail_b, c.fail_a_pass_b, c.pass_a_fail_b, c.fail_both) == (132, 11, 128, 7, 4)
+    assert r.failures_a == 142 and r.failures_b == 21
+    assert c.share_of_failures_a == 132 / 142 and c.share_of_failures_b == 11 / 21
     # all-pass: A fails 132 + 10 answers, B fails 11 + 10 (no overlap between c and d failures)
-    assert r["all_pass"]["a"] == (n - 142) / n and r["all_pass"]["b"] == (n - 21) / n
+    assert r.all_pass.a == (n - 142) / n and r.all_pass.b == (n - 21) / n
 
 
 def test_runs_on_different_generations_are_refused(tmp_path):

@@ -441,7 +441,7 @@ def test_every_drill_down_total_equals_the_figure_it_opens_from(tmp_path):
             assert analysis.answers_failing(s, "support-single", c["criterion"], sel=sel)["total"] == c["failed"]
             assert analysis.answers_failing(s, "support-single", c["criterion"], True, sel)["total"] == \
                 c["fail_only_this"]
-        fl = analysis.flips(s, "support-single", "support-split", sel)
+        fl = analysis.flips(s, "support-single", "support-split", sel).to_dict()
         for c in fl["criteria"]:
             for d in analysis.DIRECTIONS:
                 assert analysis.flip_answers(s, "support-single", "support-split", c["criterion"], d, sel)["total"] \

@@ -66,7 +66,7 @@ def _check_crosstab(store: Store, rid: str, a: str, b: str, sel: Selection) -> N
 
 
 def _check_flips(store: Store, a: str, b: str, sel: Selection) -> None:
-    got, want = flips(store, a, b, sel), ref.flip_counts(store, a, b, sel)
+    got, want = flips(store, a, b, sel).to_dict(), ref.flip_counts(store, a, b, sel)
     for c in got["criteria"]:
         w = want["criteria"][c["criterion"]]
         assert {k: c[k] for k in w} == w, (a, b, sel, c["criterion"])

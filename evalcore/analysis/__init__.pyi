@@ -82,6 +82,11 @@ from .gating import (
     trend as trend,
 )
 from .harness import (
+    AllPass as AllPass,
+    FlipRow as FlipRow,
+    Flips as Flips,
+    MostMoved as MostMoved,
+    Shift as Shift,
     composition_shift as composition_shift,
     flip_answers as flip_answers,
     flips as flips,

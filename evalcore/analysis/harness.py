@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from evalcore.analysis.answers import (
@@ -35,6 +36,7 @@ from evalcore.analysis.selection import (
     run_warnings,
 )
 from evalcore.contract import schema as S
+from evalcore.contract.results import Result
 from evalcore.errors import InputError
 from evalcore.stats import correlation as stats
 from evalcore.storage.store import Store
@@ -116,7 +118,51 @@ def _flip_counts(
     return got
 
 
-def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
+@dataclass
+class FlipRow(Result):
+    """One criterion of :func:`flips`, on the answers both runs judged on it."""
+
+    n: int
+    fail_a: int
+    fail_b: int
+    fail_a_pass_b: int  # fail under A, pass under B (rescued)
+    pass_a_fail_b: int  # the reverse (new)
+    fail_both: int
+    criterion: str
+    share_of_failures_a: float | None
+    share_of_failures_b: float | None
+    mcnemar_p: float | None
+
+
+@dataclass
+class AllPass(Result):
+    """The all-pass rate under each run, on the answers both judged on every shared criterion."""
+
+    answers: int
+    a: float | None
+    b: float | None
+    passed_a: int
+    passed_b: int
+
+
+@dataclass
+class Flips(Result):
+    """:func:`flips`: what ``evalcore flips --json`` prints and the Harness page draws."""
+
+    run_a: str
+    run_b: str
+    gen_id: str
+    selection: dict[str, Any]
+    status_a: str
+    status_b: str
+    warnings: list[str]
+    criteria: list[FlipRow]
+    failures_a: int
+    failures_b: int
+    all_pass: AllPass
+
+
+def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTION) -> Flips:
     """Per criterion, on the answers both runs judged: fail under A and pass under B (rescued), the
     reverse (new), fail under both; the composition of failures under each; the all-pass rate under
     each. What the aggregate hides is how much the composition moved."""
@@ -130,44 +176,39 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
     else:
         got = _flip_counts_from_masks(store, mask_sql(store, run_a, sel), mask_sql(store, run_b, sel), common)
     keys = ("n", "fail_a", "fail_b", "fail_a_pass_b", "pass_a_fail_b", "fail_both")
-    rows = [{"criterion": c, **{key: got[f"{key}{j}"] for key in keys}} for j, c in enumerate(common)]
-    allp = {key: got[key] for key in ("answers", "all_pass_a", "all_pass_b")}
-    by = {r["criterion"]: r for r in rows}
-    tot_a = sum(r["fail_a"] for r in rows)
-    tot_b = sum(r["fail_b"] for r in rows)
-    per = []
-    for c in common:
-        r = by.get(c, {"n": 0, "fail_a": 0, "fail_b": 0, "fail_a_pass_b": 0, "pass_a_fail_b": 0, "fail_both": 0})
-        mc = stats.mcnemar(r["fail_a_pass_b"], r["pass_a_fail_b"])
-        per.append(
-            {
-                **{k: r[k] for k in ("n", "fail_a", "fail_b", "fail_a_pass_b", "pass_a_fail_b", "fail_both")},
-                "criterion": c,
-                "share_of_failures_a": r["fail_a"] / tot_a if tot_a else None,
-                "share_of_failures_b": r["fail_b"] / tot_b if tot_b else None,
-                "mcnemar_p": mc["p_value"],
-            }
+    counts = [{key: got[f"{key}{j}"] for key in keys} for j in range(len(common))]
+    tot_a = sum(r["fail_a"] for r in counts)
+    tot_b = sum(r["fail_b"] for r in counts)
+    per = [
+        FlipRow(
+            **r,
+            criterion=c,
+            share_of_failures_a=r["fail_a"] / tot_a if tot_a else None,
+            share_of_failures_b=r["fail_b"] / tot_b if tot_b else None,
+            mcnemar_p=stats.mcnemar(r["fail_a_pass_b"], r["pass_a_fail_b"])["p_value"],
         )
-    n = allp["answers"]
-    return {
-        "run_a": run_a,
-        "run_b": run_b,
-        "gen_id": ma.gen_id,
-        "selection": sel.describe(),
-        "status_a": ma.status,
-        "status_b": mb.status,
-        "warnings": run_warnings(store, [run_a, run_b]),
-        "criteria": per,
-        "failures_a": tot_a,
-        "failures_b": tot_b,
-        "all_pass": {
-            "answers": n,
-            "a": allp["all_pass_a"] / n if n else None,
-            "b": allp["all_pass_b"] / n if n else None,
-            "passed_a": allp["all_pass_a"],
-            "passed_b": allp["all_pass_b"],
-        },
-    }
+        for c, r in zip(common, counts)
+    ]
+    n = got["answers"]
+    return Flips(
+        run_a=run_a,
+        run_b=run_b,
+        gen_id=ma.gen_id,
+        selection=sel.describe(),
+        status_a=ma.status,
+        status_b=mb.status,
+        warnings=run_warnings(store, [run_a, run_b]),
+        criteria=per,
+        failures_a=tot_a,
+        failures_b=tot_b,
+        all_pass=AllPass(
+            answers=n,
+            a=got["all_pass_a"] / n if n else None,
+            b=got["all_pass_b"] / n if n else None,
+            passed_a=got["all_pass_a"],
+            passed_b=got["all_pass_b"],
+        ),
+    )
 
 
 def flip_answers(
@@ -237,31 +278,44 @@ def flip_answers(
     }
 
 
-def composition_shift(fl: dict[str, Any], *, within: float = 0.01) -> dict[str, Any]:
+@dataclass
+class MostMoved(Result):
+    criterion: str
+    share_a: float | None
+    share_b: float | None
+
+
+@dataclass
+class Shift(Result):
+    """:func:`composition_shift`."""
+
+    all_pass_delta: float | None
+    composition_distance: float
+    flipped_verdicts: int
+    most_moved: MostMoved | None
+    hidden: bool
+
+
+def composition_shift(fl: Flips, *, within: float = 0.01) -> Shift:
     """What the aggregate hides in a :func:`flips` result: the change in the all-pass rate, how far
     the composition of failures moved (total variation distance between the two shares: half the
     sum of |share under A - share under B|, 0 = the same mix, 1 = no criterion in common), and how
     many answer-criterion verdicts flipped; ``most_moved`` names the criterion whose share moved
     most, with its share under each. ``hidden`` is true when the all-pass rates are within
     ``within`` (one point) of each other while some verdicts flipped."""
-    a, b = fl["all_pass"]["a"], fl["all_pass"]["b"]
+    a, b = fl.all_pass.a, fl.all_pass.b
     delta = None if a is None or b is None else b - a
-    tv = 0.5 * sum(abs((c["share_of_failures_a"] or 0.0) - (c["share_of_failures_b"] or 0.0)) for c in fl["criteria"])
-    flipped = sum(c["fail_a_pass_b"] + c["pass_a_fail_b"] for c in fl["criteria"])
-    moved = sorted(
-        fl["criteria"], key=lambda c: -abs((c["share_of_failures_a"] or 0.0) - (c["share_of_failures_b"] or 0.0))
+
+    def moved(c: FlipRow) -> float:
+        return abs((c.share_of_failures_a or 0.0) - (c.share_of_failures_b or 0.0))
+
+    tv = 0.5 * sum(moved(c) for c in fl.criteria)
+    flipped = sum(c.fail_a_pass_b + c.pass_a_fail_b for c in fl.criteria)
+    top = max(fl.criteria, key=moved) if fl.criteria and tv > 0 else None
+    return Shift(
+        all_pass_delta=delta,
+        composition_distance=tv,
+        flipped_verdicts=flipped,
+        most_moved=None if top is None else MostMoved(top.criterion, top.share_of_failures_a, top.share_of_failures_b),
+        hidden=delta is not None and abs(delta) <= within and flipped > 0,
     )
-    top = moved[0] if moved and tv > 0 else None
-    return {
-        "all_pass_delta": delta,
-        "composition_distance": tv,
-        "flipped_verdicts": flipped,
-        "most_moved": None
-        if top is None
-        else {
-            "criterion": top["criterion"],
-            "share_a": top["share_of_failures_a"],
-            "share_b": top["share_of_failures_b"],
-        },
-        "hidden": delta is not None and abs(delta) <= within and flipped > 0,
-    }

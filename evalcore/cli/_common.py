@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,9 +91,12 @@ def _fmt(v: Any, pct: bool = False) -> str:
     return str(v)
 
 
-def _table(rows: list[dict], cols: list[tuple[str, str, bool]]) -> str:
+def _table(rows: Sequence[Any], cols: list[tuple[str, str, bool]]) -> str:
+    """Rows (dicts, or typed results: evalcore.contract.results) as a text table of ``cols``."""
+    from evalcore.contract.results import plain
+
     head = [c[1] for c in cols]
-    body = [[_fmt(r.get(k), pct) for k, _, pct in cols] for r in rows]
+    body = [[_fmt(r.get(k), pct) for k, _, pct in cols] for r in plain(list(rows))]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]

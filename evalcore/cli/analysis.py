@@ -190,12 +190,12 @@ def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> 
     from evalcore.analysis.harness import flips as fl
 
     r = fl(obj.store, run_a, run_b, _selection(obj, judge_round, majority, gen_round))
-    ap = r["all_pass"]
+    ap = r.all_pass
     text = "\n".join(
         [
-            *(f"WARNING: {w}" for w in r["warnings"]),
+            *(f"WARNING: {w}" for w in r.warnings),
             _table(
-                r["criteria"],
+                r.criteria,
                 [
                     ("criterion", "criterion", False),
                     ("fail_a", "fail A", False),
@@ -207,7 +207,7 @@ def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> 
                     ("share_of_failures_b", "share B", True),
                 ],
             ),
-            f"all-pass on {ap['answers']} answers: A {_fmt(ap['a'], True)}, B {_fmt(ap['b'], True)}",
+            f"all-pass on {ap.answers} answers: A {_fmt(ap.a, True)}, B {_fmt(ap.b, True)}",
         ]
     )
     emit(r, as_json, text)
