@@ -37,8 +37,7 @@ def _stamp(store, session_id: str) -> tuple:
     return tuple(out)
 
 
-def pct(x) -> str:
-    return _text.pct(x)
+pct = _text.pct
 
 
 def iv(x) -> str:

@@ -1,17 +1,11 @@
 """Streamlit-only helpers shared by app.py and the pages (evalcore itself never imports streamlit).
 
-This module is what every page imports: where the data and state directories come from
-(``-- --data/--state``, ``EVALCORE_DATA`` / ``EVALCORE_STATE``, the defaults), the one
-:class:`evalcore.Store` over them and the fingerprints that change when it is written; deep links
-(read and set query parameters: run, item, round, criterion, session); and the page's
-:func:`title`. Beside it:
-
-* :mod:`pages._cache`: the cached calls of evalcore's functions and the charts' specs;
-* :mod:`pages._text`: safe rendering (data as plain text, :func:`~pages._text.md_escape` before a
-  markdown element) and the error boundary (a typed :class:`evalcore.EvalcoreError` as ``st.error``,
-  never a traceback);
-* :mod:`pages._select`: the run, round, class and holdout pickers and the notes on the runs in view;
-* :mod:`pages._access`: who is reviewing, login and roles (docs/ACCESS.md).
+What every page imports: where the data and state directories come from (``-- --data/--state``,
+``EVALCORE_DATA`` / ``EVALCORE_STATE``, the defaults), the one :class:`evalcore.Store` over them
+and the fingerprints that change when it is written; deep links (the query parameters); the
+page's :func:`title`. Beside it: :mod:`pages._cache` (the cached calls and charts),
+:mod:`pages._text` (safe rendering, the error boundary), :mod:`pages._select` (the pickers) and
+:mod:`pages._access` (who is reviewing).
 """
 
 from __future__ import annotations
