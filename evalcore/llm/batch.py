@@ -35,8 +35,11 @@ from evalcore.llm.engine import (
     CallSpec,
     Journal,
     Progress,
+    Reply,
     Settings,
     _execute,
+    _failed_attempt,
+    _made,
     frozen_heap,
     journal_state,
     utc_iso,
@@ -117,19 +120,7 @@ class _Client:
 
 def _failed_line(cid: str, at: str, error: str, batch_id: str) -> dict:
     """The attempt record of a call whose batch line failed or is missing."""
-    return {
-        "type": "attempt",
-        "call_id": cid,
-        "n": 1,
-        "at": at,
-        "kind": "batch",
-        "error": error,
-        "raw": None,
-        "tokens_in": None,
-        "tokens_out": None,
-        "cost_usd": None,
-        "batch_id": batch_id,
-    }
+    return {**_failed_attempt(cid, 1, at, "batch", error), "batch_id": batch_id}
 
 
 def _reply_of(line: dict) -> tuple[dict | None, str | None]:
@@ -152,45 +143,15 @@ def _answered(spec: CallSpec, body: dict, at: str, batch_id: str, price: Price |
     usage = body.get("usage") or {}
     tin, tout = usage.get("prompt_tokens"), usage.get("completion_tokens")
     cost = price.cost(tin, tout) if price is not None else None
+    reply = Reply(text, body.get("model"), tin, tout, body.get("id"), None)
     try:
         parsed = spec.parse(text)
     except Exception as pe:  # ParseError
         return {
-            "type": "attempt",
-            "call_id": spec.call_id,
-            "n": 1,
-            "at": at,
-            "kind": "parse",
-            "error": getattr(pe, "problem", str(pe)),
-            "raw": text,
-            "model": body.get("model"),
-            "response_id": body.get("id"),
-            "tokens_in": tin,
-            "tokens_out": tout,
-            "cost_usd": cost,
+            **_failed_attempt(spec.call_id, 1, at, "parse", getattr(pe, "problem", str(pe)), reply, cost),
             "batch_id": batch_id,
         }
-    return {
-        "type": "call",
-        "call_id": spec.call_id,
-        "ok": True,
-        "cache_hit": False,
-        "cache_key": spec.cache_key,
-        "model": body.get("model"),
-        "response_id": body.get("id"),
-        "raw": text,
-        "parsed": parsed,
-        "tokens_in": tin,
-        "tokens_out": tout,
-        "cost_usd": cost,
-        "latency_ms": None,
-        "attempts": 1,
-        "error": None,
-        "started_at": at,
-        "attempt_log": [],
-        "meta": spec.meta,
-        "batch_id": batch_id,
-    }
+    return {**_made(spec, reply, parsed, None, (tin, tout, cost), 1, at, []), "batch_id": batch_id}
 
 
 async def _collect(

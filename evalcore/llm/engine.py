@@ -52,7 +52,7 @@ class Reply:
     tokens_in: int | None
     tokens_out: int | None
     response_id: str | None
-    latency_ms: float
+    latency_ms: float | None  # None: answered in a batch (evalcore.llm.batch)
 
 
 @dataclass
@@ -490,10 +490,10 @@ def _served(spec: CallSpec, hit: dict) -> dict:
 
 
 def _failed_attempt(
-    spec: CallSpec, n: int, at: str, kind: str, error: str, reply: Reply | None = None, cost: float | None = None
+    call_id: str, n: int, at: str, kind: str, error: str, reply: Reply | None = None, cost: float | None = None
 ) -> dict:
     """The journal record of attempt ``n`` that failed: its request (no ``reply``), or the parse of ``reply``."""
-    rec = {"type": "attempt", "call_id": spec.call_id, "n": n, "at": at, "kind": kind, "error": error}
+    rec = {"type": "attempt", "call_id": call_id, "n": n, "at": at, "kind": kind, "error": error}
     if reply is None:
         return {**rec, "raw": None, "tokens_in": None, "tokens_out": None, "cost_usd": None}
     return {
@@ -585,7 +585,7 @@ async def _one(
         try:
             reply = await attempt(spec.model, spec.messages, spec.params, st.api_base, st.timeout, options)
         except AttemptFailure as f:
-            rec = _failed_attempt(spec, n, at, f.kind, f.message)
+            rec = _failed_attempt(spec.call_id, n, at, f.kind, f.message)
             await journal.append(rec)
             log.append(rec)
             if not f.retryable or n - base > st.max_retries:
@@ -608,7 +608,7 @@ async def _one(
         try:
             parsed = spec.parse(reply.text)
         except ParseError as pe:
-            rec = _failed_attempt(spec, n, at, "parse", pe.problem, reply, c)
+            rec = _failed_attempt(spec.call_id, n, at, "parse", pe.problem, reply, c)
             await journal.append(rec)
             log.append(rec)
             if n - base > st.max_retries:

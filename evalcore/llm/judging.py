@@ -33,6 +33,7 @@ from evalcore.llm.engine import (
     Progress,
     Settings,
     WorkDir,
+    _failed_attempt,
     cache_index,
     frozen_heap,
     journal_state,
@@ -152,18 +153,10 @@ def _record_lost(wd: WorkDir, built: Built, records: list[dict]) -> list[dict]:
     out = []
     for r in lost:
         spec = by_id.get(r["call_id"])
+        why = "in flight when the process was stopped: not journaled, perhaps billed"
         out.append(
             {
-                "type": "attempt",
-                "call_id": r["call_id"],
-                "n": r["n"],
-                "at": r["at"],
-                "kind": "lost",
-                "error": "in flight when the process was stopped: not journaled, perhaps billed",
-                "raw": None,
-                "tokens_in": None,
-                "tokens_out": None,
-                "cost_usd": None,
+                **_failed_attempt(r["call_id"], r["n"], r["at"], "lost", why),
                 "tokens_in_estimated": estimate_tokens(spec.messages, spec.model) if spec is not None else None,
             }
         )
