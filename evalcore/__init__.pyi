@@ -41,6 +41,9 @@ from .contract.schema import (
     SessionManifest as SessionManifest,
     SuiteManifest as SuiteManifest,
 )
+from .scope import (
+    pinned as pinned,
+)
 from .storage.export import (
     csv_text as csv_text,
     export_labels as export_labels,

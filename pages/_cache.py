@@ -43,8 +43,10 @@ def summary(fn: Callable[Concatenate[evalcore.Store, P], R], *args: P.args, **kw
 @st.cache_data(show_spinner=False, max_entries=160)
 def _call(module: str, name: str, data: str, state: str, fp: tuple, args: tuple, kwargs: tuple) -> Any:
     """``module.name(store, *args, **kwargs)``, cached per server by the fingerprint its caller
-    chose (:func:`summary`, :func:`analysis_call`, :func:`suite_call`)."""
-    return _resolve(module, name)(open_store(data, state), *args, **dict(kwargs))
+    chose (:func:`summary`, :func:`analysis_call`, :func:`suite_call`); each entity it reads is
+    read once (evalcore.pinned)."""
+    with evalcore.pinned():
+        return _resolve(module, name)(open_store(data, state), *args, **dict(kwargs))
 
 
 def analysis_call(fn: Callable[Concatenate[evalcore.Store, P], R], *args: P.args, **kwargs: P.kwargs) -> R:
