@@ -391,15 +391,8 @@ class ToolOpts:
     id_prefix: str | None = None
 
 
-def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[str, Any]:
-
-    log = read_inspect(path)
-    doc = _Doc(log.file)
-    h = log.header
-    ev = h["eval"]
-    model = ev["model"]
-    res_scores = [s for s in ((h.get("results") or {}).get("scores") or []) if isinstance(s, dict)]
-    first_scorer = res_scores[0].get("name") if res_scores else None
+def _inspect_samples(log: InspectLog, doc: _Doc, model: str, first_scorer: str | None) -> list[_ISample]:
+    """The log's samples, read and checked, one per (id, epoch), sorted by id and epoch."""
     samples = [_inspect_sample(log, doc, w, s, model, first_scorer) for w, s in log.samples]
     seen: dict[tuple[str, int], str] = {}
     for s in samples:
@@ -409,8 +402,11 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
                 f"sample {s.item_id!r} epoch {s.epoch} appears twice (also {seen[(s.item_id, s.epoch)]})",
             )
         seen[(s.item_id, s.epoch)] = s.where
-    samples.sort(key=lambda s: (s.item_id, s.epoch))
-    # items: one per sample id; the input must be the same in every epoch
+    return sorted(samples, key=lambda s: (s.item_id, s.epoch))
+
+
+def _inspect_items(log: InspectLog, doc: _Doc, samples: list[_ISample]) -> dict[str, dict]:
+    """One item per sample id; the input must be the same in every epoch."""
     items: dict[str, dict] = {}
     first_where: dict[str, str] = {}
     for s in sorted(samples, key=lambda s: (s.epoch, s.where)):
@@ -421,119 +417,184 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
             raise doc.err(
                 log.path(s.where, "input"), f"sample {s.item_id!r}: input differs from {first_where[s.item_id]}"
             )
-    # criteria: one per scorer (per key of a dict value), in the order of results.scores, then as met
-    values: dict[str, list[tuple[Any, str, _ISample, str]]] = {}  # criterion -> (value, field, sample, scorer)
-    order: list[str] = []
-    crit: str | S.Criterion  # a scorer's criterion name here, the rubric's criterion below
-    fld: str | None  # None below: no score for the criterion
+    return items
+
+
+_Values = dict[str, list[tuple[Any, str, _ISample, str]]]  # criterion -> (value, field, sample, scorer)
+
+
+def _inspect_criteria(
+    log: InspectLog, doc: _Doc, samples: list[_ISample], res_scores: list[dict]
+) -> tuple[_Values, dict[str, str]]:
+    """Each criterion's values (one per scorer, or per key of a dict value), in the order of
+    results.scores, then as met; and the name it has in the log (``<scorer>[.<key>]``)."""
+    values: _Values = {}
     for s in samples:
         for name, sc in s.scores.items():
             for crit, v, fld in _inspect_values(log, doc, s, name, sc):
-                if crit not in values:
-                    values[crit] = []
-                    order.append(crit)
-                values[crit].append((v, fld, s, name))
-    if not order:
+                values.setdefault(crit, []).append((v, fld, s, name))
+    if not values:
         raise doc.err("samples", "no sample holds a score: nothing to import as verdicts (was the log scored?)")
     rank = {n: k for k, n in enumerate(s.get("name") for s in res_scores)}
-    met = {n: k for k, n in enumerate(order)}
-    order.sort(key=lambda n: (rank.get(n, rank.get(n.split(".")[0], len(rank))), met[n]))
-    names: dict[str, str] = {}  # scorer name -> criterion id
+    met = {n: k for k, n in enumerate(values)}
+    order = sorted(values, key=lambda n: (rank.get(n, rank.get(n.split(".")[0], len(rank))), met[n]))
+    scored: dict[str, str] = {}  # criterion id -> its name in the log
     for crit in order:
         cid = crit if H.is_valid_id(crit) else _sanitise(crit)
-        if cid in names.values():
-            raise doc.err(
-                "scores",
-                f"scorers {crit!r} and {next(k for k, v in names.items() if v == cid)!r} both become criterion {cid!r}",
-            )
-        names[crit] = cid
-    # kinds: C/I/P/N is ternary when P occurs, else binary; booleans binary; numbers by the usual rules
+        if cid in scored:
+            raise doc.err("scores", f"scorers {crit!r} and {scored[cid]!r} both become criterion {cid!r}")
+        scored[cid] = crit
+    return {cid: values[crit] for cid, crit in scored.items()}, scored
+
+
+def _inspect_rubric(
+    log: InspectLog, doc: _Doc, o: ToolOpts, values: _Values, scored: dict[str, str]
+) -> tuple[Frame, S.Rubric, list[str], dict[str, str]]:
+    """(frame, rubric, notes, the letter kind of each criterion scored C/I/P/N). Kinds: C/I/P/N is
+    ternary when P occurs, else binary; booleans binary; numbers by the usual rules. Each
+    criterion's judge is the model its scorer names."""
     where_: list[str] = []
     tokens: dict[str, list[tuple[Any, int]]] = {}
     letter_kind: dict[str, str] = {}
-    for crit in order:
-        vals = [(v, fld) for v, fld, _, _ in values[crit] if v is not None]
+    for cid, cvals in values.items():
+        crit = scored[cid]
+        vals = [(v, fld) for v, fld, _, _ in cvals if v is not None]
         letters = [(v, fld) for v, fld in vals if isinstance(v, str) and v in INSPECT_LETTERS]
         if letters:
             other = next(((v, fld) for v, fld in vals if not (isinstance(v, str) and v in INSPECT_LETTERS)), None)
             if other is not None:
                 raise doc.err(other[1], f"scorer {crit!r} mixes C/I/P/N values ({letters[0][1]}) with {other[0]!r}")
-            letter_kind[crit] = "ternary" if any(v == "P" for v, _ in letters) else "binary"
-            given = o.kinds.criterion_kind.get(names[crit])
-            if given is not None and given != letter_kind[crit]:
+            letter_kind[cid] = "ternary" if any(v == "P" for v, _ in letters) else "binary"
+            given = o.kinds.criterion_kind.get(cid)
+            if given is not None and given != letter_kind[cid]:
                 raise doc.err(
                     "--criterion-kind",
-                    f"scorer {crit!r} gives C/I/P/N values: its kind is {letter_kind[crit]}, not {given}",
+                    f"scorer {crit!r} gives C/I/P/N values: its kind is {letter_kind[cid]}, not {given}",
                 )
-        tokens[names[crit]] = []
+        tokens[cid] = []
         for v, fld in vals:
             where_.append(fld)
-            tokens[names[crit]].append((_letter_token(v, letter_kind.get(crit)), len(where_) - 1))
+            tokens[cid].append((_letter_token(v, letter_kind.get(cid)), len(where_) - 1))
     frame = Frame(log.file, "inspect", [], {}, where_)
-    kinds = dataclasses.replace(
-        o.kinds, criterion_kind={**o.kinds.criterion_kind, **{names[c]: k for c, k in letter_kind.items()}}
-    )
+    kinds = dataclasses.replace(o.kinds, criterion_kind={**o.kinds.criterion_kind, **letter_kind})
     notes: list[str] = []
-    rubric = build_rubric(frame, [names[c] for c in order], tokens, kinds, notes)
-    scorer_models = _inspect_scorer_models(h)
-    crit_models = {names[c]: _inspect_judge(c, scorer_models, ev) for c in order}
-    rubric = S.Rubric(
-        name=f"inspect:{ev['task']}",
-        criteria=[
-            c.model_copy(
-                update={
-                    "model": crit_models[c.name],
-                    "description": f"Inspect scorer {next(k for k, v in names.items() if v == c.name)} of "
-                    f"task {ev['task']}",
-                }
-            )
-            for c in rubric.criteria
-        ],
-    )
-    # the harness: each scorer scores on its own (one call per scorer); a scorer whose value is a
-    # dict scores several criteria at once, in the order of its keys
-    scorer_of = {names[c]: values[c][0][3] for c in order}
+    rubric = build_rubric(frame, list(values), tokens, kinds, notes)
+    ev = log.header["eval"]
+    scorer_models = _inspect_scorer_models(log.header)
+    criteria = [
+        c.model_copy(
+            update={
+                "model": _inspect_judge(scored[c.name], scorer_models, ev),
+                "description": f"Inspect scorer {scored[c.name]} of task {ev['task']}",
+            }
+        )
+        for c in rubric.criteria
+    ]
+    return frame, S.Rubric(name=f"inspect:{ev['task']}", criteria=criteria), notes, letter_kind
+
+
+def _inspect_harness(values: _Values) -> tuple[S.HarnessMode, list[list[str]]]:
+    """Each scorer scores on its own (one call per scorer); a scorer whose value is a dict scores
+    several criteria at once, in the order of its keys."""
     calls: dict[str, list[str]] = {}
-    for c in rubric.names():
-        calls.setdefault(scorer_of[c], []).append(c)
+    for cid, cvals in values.items():
+        calls.setdefault(cvals[0][3], []).append(cid)
     groups = list(calls.values())
     mode: S.HarnessMode = "split" if all(len(g) == 1 for g in groups) else "single" if len(groups) == 1 else "grouped"
-    position = {c: g.index(c) for g in groups for c in g}
-    # verdicts
+    return mode, groups
+
+
+def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[str, Any]:
+
+    log = read_inspect(path)
+    doc = _Doc(log.file)
+    h, ev = log.header, log.header["eval"]
+    res_scores = [s for s in ((h.get("results") or {}).get("scores") or []) if isinstance(s, dict)]
+    samples = _inspect_samples(log, doc, ev["model"], res_scores[0].get("name") if res_scores else None)
+    items = _inspect_items(log, doc, samples)
+    values, scored = _inspect_criteria(log, doc, samples, res_scores)
+    frame, rubric, notes, letter_of = _inspect_rubric(log, doc, o, values, scored)
+    mode, groups = _inspect_harness(values)
     status = h["status"]
-    by_sample: dict[tuple[str, int], dict[str, tuple[Any, str | None, str]]] = {}
-    for crit in order:
-        for v, fld, s, scorer in values[crit]:
-            by_sample.setdefault((s.item_id, s.epoch), {})[names[crit]] = (v, s.scores[scorer].get("explanation"), fld)
-    letter_of = {names[c]: k for c, k in letter_kind.items()}
     data = target_data_dir(data_opt)
     base = _sanitise(Path(log.file).stem)
+    name = Path(log.file).name
+    desc = o.description or f"Inspect task {ev['task']}: samples imported from {name}"
     plan, taken, suite = start_plan(
-        data,
-        frame,
-        items,
-        o.suite,
-        o.suite_id,
-        base,
-        o.description or f"Inspect task {ev['task']}: samples imported from {Path(log.file).name}",
-        f"evalcore import inspect ({Path(log.file).name})",
+        data, frame, items, o.suite, o.suite_id, base, desc, f"evalcore import inspect ({name})"
     )
     outputs = {(s.item_id, s.epoch): s.output for s in samples}
-    extra = {
-        (s.item_id, s.epoch): {
-            "tokens_in": s.tokens_in,
-            "tokens_out": s.tokens_out,
-            "cost_usd": s.cost_usd,
-            "latency_ms": s.latency_ms,
-            "error": s.error,
-        }
-        for s in samples
-    }
+    extra_keys = ("tokens_in", "tokens_out", "cost_usd", "latency_ms", "error")
+    extra = {(s.item_id, s.epoch): {k: getattr(s, k) for k in extra_keys} for s in samples}
     gen_knobs, run_knobs = parse_knobs(o.knobs, log.file)
     gen_knobs = {**_inspect_gen_knobs(h), **gen_knobs}
     gen_id, reused = plan_generation(plan, frame, suite, outputs, o.gen_id, base, taken, gen_knobs, extra=extra)
     _settle_generation(plan, gen_id, reused, any(s.error for s in samples), partial=status != "success")
     rid = plan_id(data, "runs", o.run_id, "--run-id", "run", base, taken, log.file)
+    verdicts, missing = _inspect_verdicts(doc, rid, samples, rubric, values, groups, letter_of)
+    judge_model = o.judge_model or ", ".join(dict.fromkeys(cast(str, c.model) for c in rubric.criteria))
+    run_status: S.Status = "partial" if missing or status != "success" else "complete"
+    manifest = imported_run(
+        rubric,
+        [c for g in groups for c in g],
+        mode=mode,
+        groups=groups if mode == "grouped" else None,
+        run_id=rid,
+        gen_id=gen_id,
+        created_at=utcnow(),
+        judge_model=judge_model,
+        judge_rounds=1,
+        status=run_status,
+        postprocess_version=INSPECT_POSTPROCESS,
+        totals=_judge_totals(samples),
+        knobs={**_inspect_run_knobs(log), **run_knobs},
+        description=o.description
+        or f"Inspect task {ev['task']} ({status}) scored by {', '.join(rubric.names())}, imported from {name}",
+    )
+    plan.run = (manifest, verdicts, [], None)
+    plan.check()
+    plan.write()
+    return {
+        "file": log.file,
+        "format": f"inspect-{log.fmt}-v{INSPECT_LOG_VERSION}",
+        "status": status,
+        "suite_id": suite.suite_id,
+        "suite_created": suite.new,
+        "gen_id": gen_id,
+        "gen_reused": reused,
+        "items": len(items),
+        "outputs": len(outputs),
+        "rounds": max(s.epoch for s in samples),
+        "errored_samples": sum(1 for s in samples if s.error),
+        "criteria": {c.name: c.kind for c in rubric.criteria},
+        "notes": notes,
+        "mode": mode,
+        "run_id": rid,
+        "run_status": run_status,
+        "judge_model": judge_model,
+        "verdicts": len(verdicts),
+        "missing_verdicts": missing,
+        "judge_rounds": 1,
+        "pass_rate": pass_rate(verdicts),
+    }
+
+
+def _inspect_verdicts(
+    doc: _Doc,
+    rid: str,
+    samples: list[_ISample],
+    rubric: S.Rubric,
+    values: _Values,
+    groups: list[list[str]],
+    letter_of: dict[str, str],
+) -> tuple[list[dict[str, Any]], int]:
+    """One verdict per sample and criterion (missing, saying why, where the log has no score),
+    and how many are missing."""
+    by_sample: dict[tuple[str, int], dict[str, tuple[Any, str | None, str]]] = {}
+    for cid, cvals in values.items():
+        for v, at, s, scorer in cvals:
+            by_sample.setdefault((s.item_id, s.epoch), {})[cid] = (v, s.scores[scorer].get("explanation"), at)
+    position = {c: g.index(c) for g in groups for c in g}
     verdicts: list[dict[str, Any]] = []
     missing = 0
     for s in samples:
@@ -569,70 +630,29 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
                     raise doc.err(fld, f"criterion {crit.name!r} ({crit.kind}): {e}") from None
                 row.update(passed=p.passed, score=p.score, label=p.label, raw_verdict=raw_text(v), reason=expl)
             verdicts.append(row)
-    judge_model = o.judge_model or ", ".join(dict.fromkeys(crit_models[c.name] for c in rubric.criteria))
+    return verdicts, missing
+
+
+def _judge_totals(samples: list[_ISample]) -> S.Totals:
+    """The judges' tokens and cost (null when any sample's is unknown, or no judge used any token)."""
     jcost = [s.judge_cost for s in samples]
-    totals = S.Totals(
+    return S.Totals(
         tokens_in=sum(s.judge_in for s in samples),
         tokens_out=sum(s.judge_out for s in samples),
         cost_usd=sum(cast("list[float]", jcost))
         if all(c is not None for c in jcost) and any(s.judge_in or s.judge_out for s in samples)
         else None,
     )
-    run_status: S.Status = "partial" if missing or status != "success" else "complete"
-    run_knobs = {
-        "inspect_task": ev["task"],
-        "inspect_status": status,
-        "inspect_log_format": log.fmt,
-        **{
-            k: ev[src]
-            for k, src in (("inspect_eval_id", "eval_id"), ("inspect_run_id", "run_id"))
-            if isinstance(ev.get(src), str) and ev.get(src)
-        },
-        **run_knobs,
-    }
-    manifest = imported_run(
-        rubric,
-        [c for g in groups for c in g],
-        mode=mode,
-        groups=groups if mode == "grouped" else None,
-        run_id=rid,
-        gen_id=gen_id,
-        created_at=utcnow(),
-        judge_model=judge_model,
-        judge_rounds=1,
-        status=run_status,
-        postprocess_version=INSPECT_POSTPROCESS,
-        totals=totals,
-        knobs=run_knobs,
-        description=o.description
-        or f"Inspect task {ev['task']} ({status}) scored by "
-        f"{', '.join(rubric.names())}, imported from {Path(log.file).name}",
-    )
-    plan.run = (manifest, verdicts, [], None)
-    plan.check()
-    plan.write()
+
+
+def _inspect_run_knobs(log: InspectLog) -> dict[str, Any]:
+    ev = log.header["eval"]
+    ids = (("inspect_eval_id", "eval_id"), ("inspect_run_id", "run_id"))
     return {
-        "file": log.file,
-        "format": f"inspect-{log.fmt}-v{INSPECT_LOG_VERSION}",
-        "status": status,
-        "suite_id": suite.suite_id,
-        "suite_created": suite.new,
-        "gen_id": gen_id,
-        "gen_reused": reused,
-        "items": len(items),
-        "outputs": len(outputs),
-        "rounds": max(s.epoch for s in samples),
-        "errored_samples": sum(1 for s in samples if s.error),
-        "criteria": {c.name: c.kind for c in rubric.criteria},
-        "notes": notes,
-        "mode": mode,
-        "run_id": rid,
-        "run_status": run_status,
-        "judge_model": judge_model,
-        "verdicts": len(verdicts),
-        "missing_verdicts": missing,
-        "judge_rounds": 1,
-        "pass_rate": pass_rate(verdicts),
+        "inspect_task": ev["task"],
+        "inspect_status": log.header["status"],
+        "inspect_log_format": log.fmt,
+        **{k: ev[src] for k, src in ids if isinstance(ev.get(src), str) and ev.get(src)},
     }
 
 
