@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -166,7 +167,7 @@ def read_promptfoo(path: str | Path) -> tuple[_Doc, dict, dict, str, list]:
     return doc, top, summary, at, rs
 
 
-def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bool, templates: list) -> _PResult:
+def _pf_result(doc: _Doc, k: int, r: Any, at: str, use_testidx: bool, templates: list) -> _PResult:
     w = f"{at}results[{k}]"
     r = _obj(doc, r, w, "a result object")
     test = _obj(doc, r.get("testCase") or {}, f"{w}.testCase")
@@ -175,22 +176,34 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
     if pid is None:
         raise doc.err(f"{w}.provider", "missing" if prov is None else f"{_short(prov)}: expected {{id, label}}")
     plabel = prov.get("label") if isinstance(prov, dict) and isinstance(prov.get("label"), str) else None
-    prompt = r.get("prompt") or {}
-    prompt = _obj(doc, prompt, f"{w}.prompt")
+    prompt = _obj(doc, r.get("prompt") or {}, f"{w}.prompt")
     pidx = r.get("promptIdx")
     if pidx is not None and (isinstance(pidx, bool) or not isinstance(pidx, int)):
         raise doc.err(f"{w}.promptIdx", f"{_short(pidx)} is {_tw(pidx)}, expected a whole number")
     vs = r.get("vars") if r.get("vars") is not None else test.get("vars")
     vs = _obj(doc, vs if vs is not None else {}, f"{w}.vars", "an object of variable -> value")
-    if use_testidx:
-        item_key = r["testIdx"]
-    else:
-        item_key = json.dumps(vs, sort_keys=True, ensure_ascii=False)
+    item_key = r["testIdx"] if use_testidx else json.dumps(vs, sort_keys=True, ensure_ascii=False)
     resp = r.get("response")
     resp = _obj(doc, resp if resp is not None else {}, f"{w}.response")
     out = resp.get("output")
     text = "" if out is None else out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
     error = _opt_str(doc, r.get("error"), f"{w}.error") or _opt_str(doc, resp.get("error"), f"{w}.response.error")
+    extra = _pf_extra(doc, w, r, resp, error)
+    # the result's prompt is rendered with the vars; the template is prompts[promptIdx] of the summary
+    tmpl = (
+        templates[pidx] if pidx is not None and 0 <= pidx < len(templates) and isinstance(templates[pidx], dict) else {}
+    )
+    label = tmpl.get("label") if isinstance(tmpl.get("label"), str) else prompt.get("label")
+    label = label if isinstance(label, str) else None
+    raw = tmpl.get("raw") if isinstance(tmpl.get("raw"), str) else None
+    gen_key = pidx if pidx is not None else (pid, label)
+    res = _PResult(w, item_key, gen_key, pid, plabel, label, raw, vs, text, error, extra, [], test)
+    _pf_components(doc, res, r.get("gradingResult"))
+    return res
+
+
+def _pf_extra(doc: _Doc, w: str, r: dict, resp: dict, error: str | None) -> dict[str, Any]:
+    """The output's tokens, cost, latency, error and refusal (the response's, else the result's)."""
     tu = resp.get("tokenUsage") if isinstance(resp.get("tokenUsage"), dict) else None
     tu_field = f"{w}.response.tokenUsage"
     if tu is None and isinstance(r.get("tokenUsage"), dict):
@@ -198,7 +211,7 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
     tu = tu or {}
     cost = r.get("cost") if r.get("cost") is not None else resp.get("cost")
     lat = r.get("latencyMs") if r.get("latencyMs") is not None else resp.get("latencyMs")
-    extra = {
+    return {
         "tokens_in": _opt_count(doc, tu.get("prompt"), f"{tu_field}.prompt"),
         "tokens_out": _opt_count(doc, tu.get("completion"), f"{tu_field}.completion"),
         "cost_usd": _opt_num(doc, cost, f"{w}.cost", "a cost in dollars"),
@@ -206,58 +219,34 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
         "error": error or None,
         "abstained": resp.get("isRefusal") is True,
     }
-    # the result's prompt is rendered with the vars; the template is prompts[promptIdx] of the summary
-    tmpl = (
-        templates[pidx] if pidx is not None and 0 <= pidx < len(templates) and isinstance(templates[pidx], dict) else {}
-    )
-    label = tmpl.get("label") if isinstance(tmpl.get("label"), str) else prompt.get("label")
-    label = label if isinstance(label, str) else None
-    gen_key = pidx if pidx is not None else (pid, label)
-    res = _PResult(
-        w,
-        item_key,
-        gen_key,
-        pid,
-        plabel,
-        label,
-        tmpl.get("raw") if isinstance(tmpl.get("raw"), str) else None,
-        vs,
-        text,
-        error,
-        extra,
-        [],
-        test,
-    )
-    # assertions: componentResults (one per assertion), else the grading result itself
-    gr = r.get("gradingResult")
+
+
+def _pf_components(doc: _Doc, res: _PResult, gr: Any) -> None:
+    """The result's assertions (componentResults, one per assertion, else the grading result
+    itself; the test's assertions, never run, when the provider failed), each named and checked;
+    and the judge's tokens."""
+    w, test = res.where, res.test
+    asserts = cast("list[Any]", test.get("assert")) if isinstance(test.get("assert"), list) else []
     comps: list[tuple[dict | None, dict, str]] = []
     if gr is not None:
         gr = _obj(doc, gr, f"{w}.gradingResult")
         cr = gr.get("componentResults")
         if cr is not None and not isinstance(cr, list):
             raise doc.err(f"{w}.gradingResult.componentResults", f"is {_tw(cr)}, expected a list")
-        if cr:
-            for j, c in enumerate(cr):
-                c = _obj(doc, c, f"{w}.gradingResult.componentResults[{j}]")
-                a = c.get("assertion")
-                if a is None:
-                    asserts = cast("list[Any]", test.get("assert")) if isinstance(test.get("assert"), list) else []
-                    a = asserts[j] if j < len(asserts) and isinstance(asserts[j], dict) else {}
-                comps.append(
-                    (
-                        c,
-                        _obj(doc, a, f"{w}.gradingResult.componentResults[{j}].assertion"),
-                        f"{w}.gradingResult.componentResults[{j}]",
-                    )
-                )
-        elif isinstance(gr.get("assertion"), dict):
+        for j, c in enumerate(cr or []):
+            fld = f"{w}.gradingResult.componentResults[{j}]"
+            c = _obj(doc, c, fld)
+            a = c.get("assertion")
+            if a is None:
+                a = asserts[j] if j < len(asserts) and isinstance(asserts[j], dict) else {}
+            comps.append((c, _obj(doc, a, f"{fld}.assertion"), fld))
+        if not cr and isinstance(gr.get("assertion"), dict):
             comps.append((gr, gr["assertion"], f"{w}.gradingResult"))
         tok = gr.get("tokensUsed")
         if isinstance(tok, dict):
             res.judge_in = _opt_count(doc, tok.get("prompt"), f"{w}.gradingResult.tokensUsed.prompt") or 0
             res.judge_out = _opt_count(doc, tok.get("completion"), f"{w}.gradingResult.tokensUsed.completion") or 0
-    elif error:  # the provider failed: the test's assertions were never run
-        asserts = cast("list[Any]", test.get("assert")) if isinstance(test.get("assert"), list) else []
+    elif res.error:  # the provider failed: the test's assertions were never run
         comps = [(None, a, f"{w}.testCase.assert[{j}]") for j, a in enumerate(asserts) if isinstance(a, dict)]
     seen: dict[str, int] = {}
     for c, a, fld in comps:
@@ -274,19 +263,11 @@ def _pf_result(doc: _Doc, k: int, r: Any, at: str, config: dict, use_testidx: bo
             if c.get("reason") is not None and not isinstance(c.get("reason"), str):
                 raise doc.err(f"{fld}.reason", f"is {_tw(c.get('reason'))}, expected text")
         res.components.append((name, c, a, fld))
-    return res
 
 
-def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[str, Any]:
-
-    doc, top, summary, at, rs = read_promptfoo(path)
-    config = cast(dict, top.get("config")) if isinstance(top.get("config"), dict) else {}
-    use_testidx = all(
-        isinstance(r, dict) and isinstance(r.get("testIdx"), int) and not isinstance(r.get("testIdx"), bool) for r in rs
-    )
-    templates = cast("list[Any]", summary.get("prompts")) if isinstance(summary.get("prompts"), list) else []
-    results = [_pf_result(doc, k, r, at, config, use_testidx, templates) for k, r in enumerate(rs)]
-    # items: one per test case (testIdx, or the vars when the file has no testIdx)
+def _pf_items(doc: _Doc, results: list[_PResult], use_testidx: bool) -> tuple[dict[Any, str], dict[str, dict]]:
+    """One item per test case (testIdx, or the vars when the file has no testIdx): each result's
+    item id, and the items."""
     item_ids: dict[Any, str] = {}
     items: dict[str, dict] = {}
     first: dict[str, str] = {}
@@ -299,14 +280,15 @@ def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dic
         iid = item_ids[r.item_key]
         if items[iid]["input"] != _render_vars(r.vars):
             raise doc.err(f"{r.where}.vars", f"test case {iid!r}: vars differ from {first[iid]}")
-    # generations: one per prompt x provider (promptIdx); a test answered twice gets round 2
-    gens: dict[Any, list[_PResult]] = {}
-    for r in results:
-        gens.setdefault(r.gen_key, []).append(r)
-    # criteria: one per assertion name, in order of appearance
+    return item_ids, items
+
+
+def _pf_rubric(doc: _Doc, at: str, o: ToolOpts, results: list[_PResult], config: dict) -> tuple[S.Rubric, str]:
+    """One binary criterion per assertion name, in order of appearance, judged by its grader (or
+    ``promptfoo-assertion:<type>`` when deterministic); and the runs' judge model."""
     crit_info: dict[str, dict] = {}
     for r in results:
-        for name, c, a, fld in r.components:
+        for name, _, a, _ in r.components:
             info = crit_info.setdefault(name, {"types": [], "values": [], "graders": []})
             t = a.get("type") if isinstance(a.get("type"), str) else "assertion"
             if t not in info["types"]:
@@ -342,39 +324,131 @@ def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dic
         criteria.append(
             S.Criterion(name=name, kind="binary", gate=name in o.kinds.gates, model=model, description=desc[:500])
         )
-    rubric = S.Rubric(name="promptfoo", criteria=criteria)
     graders = list(dict.fromkeys(g for info in crit_info.values() for g in info["graders"]))
     judge_model = o.judge_model or (", ".join(graders) if graders else "promptfoo-assertions (deterministic, no model)")
+    return S.Rubric(name="promptfoo", criteria=criteria), judge_model
+
+
+def _pf_rounds(
+    rs_of_gen: list[_PResult], item_ids: dict[Any, str]
+) -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], dict], list[tuple[_PResult, str, int]]]:
+    """A generation's outputs and their extra fields by (item, round), and each result's item and
+    round: a test answered twice gets round 2."""
+    rounds: dict[str, int] = {}
+    outputs: dict[tuple[str, int], str] = {}
+    extra: dict[tuple[str, int], dict] = {}
+    round_of: list[tuple[_PResult, str, int]] = []
+    for r in rs_of_gen:
+        iid = item_ids[r.item_key]
+        rounds[iid] = rounds.get(iid, 0) + 1
+        outputs[(iid, rounds[iid])] = r.output
+        extra[(iid, rounds[iid])] = r.extra
+        round_of.append((r, iid, rounds[iid]))
+    return outputs, extra, round_of
+
+
+def _pf_run(
+    o: ToolOpts,
+    rubric: S.Rubric,
+    judge_model: str,
+    rid: str,
+    gen_id: str,
+    round_of: list[tuple[_PResult, str, int]],
+    knobs: dict[str, Any],
+    now: datetime,
+    fname: str,
+) -> tuple[S.RunManifest, list[dict[str, Any]], dict[str, Any]]:
+    """One generation's run: its manifest, its verdicts (one per result and assertion, missing
+    where the provider errored) and its summary."""
+    verdicts: list[dict[str, Any]] = []
+    missing = 0
+    for r, iid, rnd in round_of:
+        for cname, c, _, _ in r.components:
+            row = {"run_id": rid, "item_id": iid, "gen_round": rnd, "criterion": cname, "judge_round": 1, "position": 0}
+            if c is None:
+                missing += 1
+                row.update(passed=None, error=f"not graded: the provider errored ({(r.error or '')[:300]})")
+            else:
+                score = c.get("score")
+                row.update(
+                    passed=c["pass"],
+                    score=float(score) if score is not None else None,
+                    raw_verdict=json.dumps({"pass": c["pass"], "score": score}),
+                    reason=c.get("reason"),
+                )
+            verdicts.append(row)
+    verdicts.sort(key=lambda v: (v["item_id"], v["gen_round"], rubric.names().index(v["criterion"])))
+    r0 = round_of[0][0]
+    rstatus: S.Status = "partial" if missing else "complete"
+    manifest = imported_run(
+        rubric,
+        mode="split",  # promptfoo grades each assertion on its own
+        run_id=rid,
+        gen_id=gen_id,
+        created_at=now,
+        judge_model=judge_model,
+        judge_rounds=1,
+        status=rstatus,
+        postprocess_version=PROMPTFOO_POSTPROCESS,
+        knobs=knobs,
+        totals=S.Totals(
+            tokens_in=sum(r.judge_in for r, _, _ in round_of), tokens_out=sum(r.judge_out for r, _, _ in round_of)
+        ),
+        description=o.description
+        or f"promptfoo assertions on {r0.provider_label or r0.provider}"
+        + (f" with prompt {r0.prompt_label!r}" if r0.prompt_label else "")
+        + f", imported from {fname}",
+    )
+    return (
+        manifest,
+        verdicts,
+        {
+            "run_id": rid,
+            "gen_id": gen_id,
+            "status": rstatus,
+            "verdicts": len(verdicts),
+            "missing_verdicts": missing,
+            "pass_rate": pass_rate(verdicts),
+        },
+    )
+
+
+def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[str, Any]:
+
+    doc, top, summary, at, rs = read_promptfoo(path)
+    config = cast(dict, top.get("config")) if isinstance(top.get("config"), dict) else {}
+    use_testidx = all(
+        isinstance(r, dict) and isinstance(r.get("testIdx"), int) and not isinstance(r.get("testIdx"), bool) for r in rs
+    )
+    templates = cast("list[Any]", summary.get("prompts")) if isinstance(summary.get("prompts"), list) else []
+    results = [_pf_result(doc, k, r, at, use_testidx, templates) for k, r in enumerate(rs)]
+    item_ids, items = _pf_items(doc, results, use_testidx)
+    # generations: one per prompt x provider (promptIdx)
+    gens: dict[Any, list[_PResult]] = {}
+    for r in results:
+        gens.setdefault(r.gen_key, []).append(r)
+    rubric, judge_model = _pf_rubric(doc, at, o, results, config)
 
     data = target_data_dir(data_opt)
     prefix = _sanitise(o.id_prefix) if o.id_prefix else _sanitise(Path(doc.file).stem)
     frame = Frame(doc.file, "promptfoo", [], {}, [r.where for r in results])
+    fname = Path(doc.file).name
+    desc = o.description or f"promptfoo test cases imported from {fname}"
     plan, taken, suite = start_plan(
-        data,
-        frame,
-        items,
-        o.suite,
-        o.suite_id,
-        prefix,
-        o.description or f"promptfoo test cases imported from {Path(doc.file).name}",
-        f"evalcore import promptfoo ({Path(doc.file).name})",
+        data, frame, items, o.suite, o.suite_id, prefix, desc, f"evalcore import promptfoo ({fname})"
     )
     user_gen, user_run = parse_knobs(o.knobs, doc.file)
     meta = cast(dict, top.get("metadata")) if isinstance(top.get("metadata"), dict) else {}
+    run_knobs = {
+        **({"promptfoo_eval_id": top["evalId"]} if isinstance(top.get("evalId"), str) else {}),
+        **({"promptfoo_version": meta["promptfooVersion"]} if isinstance(meta.get("promptfooVersion"), str) else {}),
+        **user_run,
+    }
     now = utcnow()
     gen_summaries, run_summaries = [], []
     for rs_of_gen in gens.values():
         r0 = rs_of_gen[0]
-        rounds: dict[str, int] = {}
-        outputs: dict[tuple[str, int], str] = {}
-        extra: dict[tuple[str, int], dict] = {}
-        round_of: list[tuple[_PResult, str, int]] = []
-        for r in rs_of_gen:
-            iid = item_ids[r.item_key]
-            rounds[iid] = rounds.get(iid, 0) + 1
-            outputs[(iid, rounds[iid])] = r.output
-            extra[(iid, rounds[iid])] = r.extra
-            round_of.append((r, iid, rounds[iid]))
+        outputs, extra, round_of = _pf_rounds(rs_of_gen, item_ids)
         name = _sanitise(f"{prefix}-{r0.provider_label or r0.provider}")
         knobs = {
             "generator_model": r0.provider,
@@ -387,60 +461,8 @@ def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dic
         errored = sum(1 for r in rs_of_gen if r.error)
         _settle_generation(plan, gen_id, reused, bool(errored))
         rid = _fresh_id(data, "runs", name, taken)
-        verdicts: list[dict[str, Any]]
-        verdicts, missing = [], 0
-        for r, iid, rnd in round_of:
-            for cname, c, a, fld in r.components:
-                row = {
-                    "run_id": rid,
-                    "item_id": iid,
-                    "gen_round": rnd,
-                    "criterion": cname,
-                    "judge_round": 1,
-                    "position": 0,
-                }
-                if c is None:
-                    missing += 1
-                    row.update(passed=None, error=f"not graded: the provider errored ({(r.error or '')[:300]})")
-                else:
-                    score = c.get("score")
-                    row.update(
-                        passed=c["pass"],
-                        score=float(score) if score is not None else None,
-                        raw_verdict=json.dumps({"pass": c["pass"], "score": score}),
-                        reason=c.get("reason"),
-                    )
-                verdicts.append(row)
-        verdicts.sort(key=lambda v: (v["item_id"], v["gen_round"], rubric.names().index(v["criterion"])))
-        run_knobs = {
-            "results_version": summary["version"],
-            "provider": r0.provider,
-            **({"promptfoo_eval_id": top["evalId"]} if isinstance(top.get("evalId"), str) else {}),
-            **(
-                {"promptfoo_version": meta["promptfooVersion"]} if isinstance(meta.get("promptfooVersion"), str) else {}
-            ),
-            **user_run,
-        }
-        rstatus: S.Status = "partial" if missing else "complete"
-        rm = imported_run(
-            rubric,
-            mode="split",  # promptfoo grades each assertion on its own
-            run_id=rid,
-            gen_id=gen_id,
-            created_at=now,
-            judge_model=judge_model,
-            judge_rounds=1,
-            status=rstatus,
-            postprocess_version=PROMPTFOO_POSTPROCESS,
-            knobs=run_knobs,
-            totals=S.Totals(
-                tokens_in=sum(r.judge_in for r in rs_of_gen), tokens_out=sum(r.judge_out for r in rs_of_gen)
-            ),
-            description=o.description
-            or f"promptfoo assertions on {r0.provider_label or r0.provider}"
-            + (f" with prompt {r0.prompt_label!r}" if r0.prompt_label else "")
-            + f", imported from {Path(doc.file).name}",
-        )
+        knobs = {"results_version": summary["version"], "provider": r0.provider, **run_knobs}
+        rm, verdicts, run_summary = _pf_run(o, rubric, judge_model, rid, gen_id, round_of, knobs, now, fname)
         plan.more_runs.append((rm, verdicts, [], None))
         gen_summaries.append(
             {
@@ -452,16 +474,7 @@ def import_promptfoo(data_opt: str | Path | None, path: str, o: ToolOpts) -> dic
                 "errored_outputs": errored,
             }
         )
-        run_summaries.append(
-            {
-                "run_id": rid,
-                "gen_id": gen_id,
-                "status": rstatus,
-                "verdicts": len(verdicts),
-                "missing_verdicts": missing,
-                "pass_rate": pass_rate(verdicts),
-            }
-        )
+        run_summaries.append(run_summary)
     plan.check()
     plan.write()
     return {
