@@ -181,16 +181,9 @@ def import_long(
     values = frame.data[vcol]
     cells = [Cell(ids[i], rounds[i], crit_names[i], slots[i], values[i], reasons[i], i) for i in range(frame.n)]
     if not o.human:
-        h = o.harness
-        given = {
-            "raw_verdict": ("--raw-verdict-col", h.raw_verdict_col),
-            "position": ("--position-col", h.position_col),
-            "covered": ("--covered-col", h.covered_col),
-            "missed": ("--missed-col", h.missed_col),
-            "triggered": ("--triggered-col", h.triggered_col),
-        }
-        for what, (option, col) in given.items():
-            rcol = resolve_column(frame, option, col, LONG_COLUMNS[what], required=False)
+        for what, default in LONG_COLUMNS.items():  # --raw-verdict-col: o.harness.raw_verdict_col, ...
+            option, col = f"--{what.replace('_', '-')}-col", getattr(o.harness, f"{what}_col")
+            rcol = resolve_column(frame, option, col, default, required=False)
             if rcol is None:
                 continue
             cols[f"recorded:{what}"] = rcol
