@@ -64,18 +64,12 @@ def _add_col(frame: Frame, name: str, values: list) -> str:
 def _prepare_pairs(frame: Frame, o: PairOpts, x: PairExtras) -> tuple[Frame, PairOpts]:
     o = dataclasses.replace(o, run_knobs=dict(o.run_knobs))
     conv_a, conv_b, turn_col, judge_col = _preset_defaults(frame, o, x)
-    if (conv_a is None) != (conv_b is None):
-        raise InputError(
-            "--conversation-a-col and --conversation-b-col go together",
-            file=frame.name,
-            field="--conversation-b-col" if conv_b is None else "--conversation-a-col",
-        )
-    if (x.questions is None) != (x.answers is None):
-        raise InputError(
-            "--questions and --answers go together",
-            file=frame.name,
-            field="--answers" if x.answers is None else "--questions",
-        )
+    for a, b, opt_a, opt_b in (
+        (conv_a, conv_b, "--conversation-a-col", "--conversation-b-col"),
+        (x.questions, x.answers, "--questions", "--answers"),
+    ):
+        if (a is None) != (b is None):
+            raise InputError(f"{opt_a} and {opt_b} go together", file=frame.name, field=opt_b if b is None else opt_a)
     if conv_a and x.questions:
         raise InputError(
             "give conversation columns or --questions/--answers, not both", file=frame.name, field="--questions"

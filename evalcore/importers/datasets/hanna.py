@@ -479,33 +479,27 @@ def hanna_run_id(judge: str, prompt: int) -> str:
     return f"hanna-{_slug(judge)}-p{prompt}"
 
 
+def _columns(names: tuple[str, ...], rows: list[tuple]) -> dict[str, list]:
+    """Row tuples -> a table's columns (one list per name)."""
+    return {c: [r[j] for r in rows] for j, c in enumerate(names)}
+
+
 def _label_table(
     item_ids: list[str], order: list[str], cols: dict[str, Values], annotator: str, threshold: float
 ) -> dict[str, list]:
-    out: dict[str, list] = {
-        k: [] for k in ("item_id", "gen_round", "criterion", "annotator", "value", "passed", "score")
-    }
-    for i, iid in enumerate(item_ids):
-        for crit in order:
-            x = cols[crit].num[i]
-            out["item_id"].append(iid)
-            out["gen_round"].append(1)
-            out["criterion"].append(crit)
-            out["annotator"].append(annotator)
-            out["value"].append(cols[crit].raw[i])
-            out["passed"].append(x >= threshold)
-            out["score"].append(x)
-    return out
+    return _columns(
+        ("item_id", "gen_round", "criterion", "annotator", "value", "passed", "score"),
+        [
+            (iid, 1, c, annotator, cols[c].raw[i], cols[c].num[i] >= threshold, cols[c].num[i])
+            for i, iid in enumerate(item_ids)
+            for c in order
+        ],
+    )
 
 
 def _merge(parts: list[dict[str, list]]) -> pa.Table:
     keys = list(parts[0])
     return pa.table({k: [v for p in parts for v in p[k]] for k in keys})
-
-
-def _empty_calls() -> pa.Table:
-
-    return to_table([], "calls")
 
 
 def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, dict[str, Any]]:
@@ -552,7 +546,7 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
                 field=f"{judge} RE {k}",
             )
         rm, verdicts, n_err = _hanna_run(hs, judge, k, run_rubric, threshold, now)
-        b.runs.append((rm, verdicts, _empty_calls()))
+        b.runs.append((rm, verdicts, to_table([], "calls")))
         runs_summary.append(
             {
                 "run_id": rid,
@@ -638,18 +632,9 @@ def _hanna_labelsets(b: Bundle, hs: HannaSource, crits: list[tuple[str, str]], t
     )
 
 
-_VERDICT_COLUMNS = (
-    "run_id",
-    "item_id",
-    "gen_round",
-    "criterion",
-    "judge_round",
-    "passed",
-    "score",
-    "raw_verdict",
-    "position",
-    "error",
-)
+# the columns of _hanna_run's verdict rows
+_VERDICT_COLUMNS: tuple[str, ...] = ("run_id", "item_id", "gen_round", "criterion", "judge_round")
+_VERDICT_COLUMNS += ("passed", "score", "raw_verdict", "position", "error")
 
 
 def _hanna_run(
@@ -690,7 +675,7 @@ def _hanna_run(
         description=f"HANNA: {judge} rating the stories with Eval-Prompt {k} (imported from {hs.path.name})"
         + (f"; {n_err} values outside 1-5 recorded as errors" if n_err else ""),
     )
-    return rm, pa.table({c: [r[j] for r in rows] for j, c in enumerate(_VERDICT_COLUMNS)}), n_err
+    return rm, pa.table(_columns(_VERDICT_COLUMNS, rows)), n_err
 
 
 def import_hanna(

@@ -40,7 +40,7 @@ from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
-from evalcore.importers.datasets.hanna import _refuse_existing
+from evalcore.importers.datasets.hanna import _refuse_existing, _source_dir
 from evalcore.importers.defaults import PANDALM_SEED
 from evalcore.importers.frame import loads_json
 from evalcore.importers.plan import (
@@ -84,11 +84,7 @@ class PandaSource:
 
 
 def _folder(source: str | Path) -> Path:
-    src = Path(source)
-    if not src.exists():
-        raise InputError("folder does not exist", file=str(src), field="DIR")
-    if not src.is_dir():
-        raise InputError("is not a folder (give the data set's folder, not a file in it)", file=str(src), field="DIR")
+    src = _source_dir(source)
     for cand in (src / "data", src):
         if (cand / TESTSET).is_file():
             return cand
