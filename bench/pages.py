@@ -186,7 +186,7 @@ def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: flo
                                                timeout=timeout * 1000, polling=25)
                         out["shell_s"] = round(time.perf_counter() - t, 3)
                         # the server has started once its first page is drawn and its warm-up (the
-                        # heavy imports it loads in the background, pages/_ui.warm_up) is over
+                        # heavy imports it loads in the background, pages/_cache.warm_up) is over
                         out["settle_s"] = idle(proc.pid, timeout)
                     url = base + PAGES[name]
                     out["load_before"] = load()
