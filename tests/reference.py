@@ -2,6 +2,8 @@
 the position effect of a fixed field order, computed in pandas from a run's verdict rows and its
 suite's items, with nothing of evalcore's SQL (docs/ARCHITECTURE.md "The data path": evalcore
 computes each of these once, over the runs' answers; these are the twins it no longer keeps).
+:func:`detect` is the review detection computed case by case in Python, the reference of the
+stored detection evalcore keeps (one DuckDB query).
 
 :func:`selected` applies a :class:`~evalcore.analysis.selection.Selection` to the verdict rows:
 one judge round, or the majority over judge rounds (more passes than fails passes, a tie fails,
@@ -10,10 +12,13 @@ included, a slice to item classes or named items."""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 import pandas as pd
 import pyarrow.parquet as pq
 
 from evalcore.analysis.selection import Selection
+from evalcore.review.detect import _FALSE, _TRUE, PRIORITY, _criteria_sql, pair_code, runs_on, verdicts_sql
 
 
 def _frame(store, kind: str, eid: str, table: str) -> pd.DataFrame:
@@ -159,3 +164,144 @@ def position_counts(store, run_id: str, sel: Selection, reference_run: str | Non
         for pos, g in j.groupby("position"):
             agreement[int(pos)] = float((g["passed"].astype(bool) == g["passed_r"].astype(bool)).mean())
     return {"positions": out, "agreement": agreement}
+
+
+def detect(store, gen_id: str) -> dict:
+    """The review detection computed case by case in Python (what ``evalcore.review.detect.detect``
+    was before it read the stored detection): every case raised on a generation, with its reason
+    codes, the runs involved and what raised it; and the agreed cases."""
+    gen = store.generation(gen_id)
+    run_ids = runs_on(store, gen_id)
+    manifests = {rid: store.run(rid).manifest for rid in run_ids}
+    vsql, vparams = verdicts_sql(store, run_ids)
+    csql, cparams = _criteria_sql(store, run_ids)
+    ipath = store.path_of("suite", gen.manifest.suite_id, "items")
+    t_words, f_words = list(_TRUE), list(_FALSE)
+    flags: dict[tuple, dict] = {}
+
+    def flag(key: tuple, code: str, what) -> None:
+        f = flags.setdefault(key, {"reasons": set(), "runs": set(), "detail": defaultdict(list)})
+        f["reasons"].add(code)
+        f["detail"][code].append(what)
+
+    base = (
+        f"WITH v AS ({vsql}), k AS ({csql}), i AS (SELECT item_id, must_have FROM read_parquet(?)), "
+        "j AS (SELECT v.*, k.kind, k.threshold, i.must_have, lower(trim(v.raw_verdict)) AS raw_norm, "
+        "TRY_CAST(v.raw_verdict AS DOUBLE) AS raw_num FROM v JOIN k USING (run_id, criterion) "
+        "LEFT JOIN i USING (item_id) WHERE v.error IS NULL AND v.passed IS NOT NULL) "
+    )
+    params = [*vparams, *cparams, ipath]
+
+    # the judge's own statement against its verdict
+    stmt = store.records(
+        base + "SELECT run_id, item_id, gen_round, criterion, judge_round, CASE "
+        "WHEN kind = 'ternary' AND label = 'wrong' AND covered IS NOT NULL AND len(coalesce(must_have, [])) > 0 "
+        "  AND list_has_all(covered, must_have) AND len(coalesce(triggered, [])) = 0 "
+        "  THEN 'verdict wrong, but the judge lists every must-have item as covered and nothing triggered' "
+        "WHEN kind = 'ternary' AND label = 'correct' AND len(coalesce(triggered, [])) > 0 "
+        "  THEN 'verdict correct, but the judge lists a wrong-if item as triggered' "
+        "WHEN kind = 'ternary' AND label = 'correct' AND (len(coalesce(missed, [])) > 0 OR (covered IS NOT NULL "
+        "  AND len(coalesce(must_have, [])) > 0 AND NOT list_has_all(covered, must_have))) "
+        "  THEN 'verdict correct, but the judge lists a must-have item as not covered' "
+        "WHEN kind IN ('ordinal', 'continuous', 'retrieval') AND threshold IS NOT NULL AND score IS NOT NULL "
+        "  AND score >= threshold AND NOT passed THEN 'score at or above the threshold, verdict fail' "
+        "WHEN kind IN ('ordinal', 'continuous', 'retrieval') AND threshold IS NOT NULL AND score IS NOT NULL "
+        "  AND score < threshold AND passed THEN 'score below the threshold, verdict pass' "
+        "END AS why, score, threshold, label FROM j WHERE why IS NOT NULL ORDER BY ALL",
+        params,
+    )
+    for r in stmt:
+        key = (r["item_id"], r["gen_round"], r["criterion"])
+        flag(key, "statement_contradicts", {"run": r["run_id"], "judge_round": r["judge_round"], "why": r["why"]})
+        flags[key]["runs"].add(r["run_id"])
+
+    # post-processing against the judge's raw verdict
+    rew = store.records(
+        base + "SELECT run_id, item_id, gen_round, criterion, judge_round, raw_verdict, passed, label, score FROM j "
+        "WHERE raw_verdict IS NOT NULL AND CASE "
+        "WHEN kind = 'ternary' THEN raw_norm IN ('correct', 'partial', 'wrong') AND "
+        "  (CASE WHEN label IS NOT NULL THEN raw_norm <> lower(label) ELSE (raw_norm = 'correct') <> passed END) "
+        "WHEN kind IN ('binary', 'check') THEN (list_contains(?::VARCHAR[], raw_norm) AND NOT passed) "
+        "  OR (list_contains(?::VARCHAR[], raw_norm) AND passed) "
+        "ELSE raw_num IS NOT NULL AND CASE WHEN score IS NOT NULL THEN abs(raw_num - score) > 1e-9 "
+        "  WHEN threshold IS NOT NULL THEN (raw_num >= threshold) <> passed ELSE false END "
+        "END ORDER BY ALL",
+        [*params, t_words, f_words],
+    )
+    for r in rew:
+        key = (r["item_id"], r["gen_round"], r["criterion"])
+        derived = (
+            r["label"]
+            if r["label"] is not None
+            else (r["score"] if r["score"] is not None else ("pass" if r["passed"] else "fail"))
+        )
+        flag(
+            key,
+            "postprocess_rewrite",
+            {"run": r["run_id"], "judge_round": r["judge_round"], "raw_verdict": r["raw_verdict"], "derived": derived},
+        )
+        flags[key]["runs"].add(r["run_id"])
+
+    # judge rounds of one run
+    rounds = store.records(
+        f"WITH v AS ({vsql}) SELECT run_id, item_id, gen_round, criterion, count(passed) AS judged, "
+        "count(*) FILTER (WHERE passed) AS passes FROM v WHERE error IS NULL GROUP BY ALL "
+        "HAVING count(DISTINCT passed) > 1 ORDER BY ALL",
+        vparams,
+    )
+    for r in rounds:
+        key = (r["item_id"], r["gen_round"], r["criterion"])
+        flag(key, "rounds_disagree", {"run": r["run_id"], "passes": r["passes"], "rounds": r["judged"]})
+        flags[key]["runs"].add(r["run_id"])
+
+    # two runs (each its majority over judge rounds; a tie is no verdict)
+    cross = store.records(
+        f"WITH v AS ({vsql}), m AS (SELECT run_id, item_id, gen_round, criterion, CASE "
+        "WHEN 2 * count(*) FILTER (WHERE passed) > count(passed) THEN true "
+        "WHEN 2 * count(*) FILTER (WHERE passed) < count(passed) THEN false END AS verdict "
+        "FROM v WHERE passed IS NOT NULL GROUP BY ALL) "
+        "SELECT a.item_id, a.gen_round, a.criterion, a.run_id AS run_a, b.run_id AS run_b, a.verdict AS verdict_a "
+        "FROM m a JOIN m b USING (item_id, gen_round, criterion) "
+        "WHERE a.run_id < b.run_id AND a.verdict <> b.verdict ORDER BY ALL",
+        vparams,
+    )
+    for r in cross:
+        key = (r["item_id"], r["gen_round"], r["criterion"])
+        code = pair_code(manifests[r["run_a"]], manifests[r["run_b"]])
+        flag(
+            key,
+            code,
+            {
+                "runs": [r["run_a"], r["run_b"]],
+                "verdicts": ["pass" if r["verdict_a"] else "fail", "fail" if r["verdict_a"] else "pass"],
+            },
+        )
+        flags[key]["runs"].update((r["run_a"], r["run_b"]))
+
+    # the population: every case with at least one verdict, and the runs that judged it
+    pop = store.sql(
+        f"WITH v AS ({vsql}) SELECT v.item_id, v.gen_round, v.criterion, list(DISTINCT v.run_id ORDER BY v.run_id), "
+        "any_value(i.class) FROM v LEFT JOIN read_parquet(?) i USING (item_id) WHERE v.passed IS NOT NULL "
+        "GROUP BY ALL ORDER BY 1, 2, 3",
+        [*vparams, ipath],
+    )
+    raised, agreed = [], []
+    for item_id, gen_round, criterion, runs, cls in pop:
+        key = (item_id, gen_round, criterion)
+        f = flags.get(key)
+        case = {"gen_id": gen_id, "item_id": item_id, "gen_round": int(gen_round), "criterion": criterion, "class": cls}
+        if f is None:
+            agreed.append({**case, "reasons": [], "runs": list(runs), "detail": {}})
+        else:
+            reasons = [c for c in PRIORITY if c in f["reasons"]]
+            raised.append(
+                {**case, "reasons": reasons, "runs": sorted(f["runs"]), "detail": {c: f["detail"][c] for c in reasons}}
+            )
+    return {
+        "gen_id": gen_id,
+        "runs": run_ids,
+        "population": len(pop),
+        "raised": raised,
+        "agreed": agreed,
+        "counts": {c: sum(c in r["reasons"] for r in raised) for c in PRIORITY},
+    }

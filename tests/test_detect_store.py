@@ -1,7 +1,7 @@
 """The stored detection (issue: the review queue at 18M verdict rows): every case computed in DuckDB
 and written once per set of runs into the state directory, reused while the runs are unchanged and
 rebuilt when one is added or replaced; the same cases, byte for byte, as the pure-Python
-``detect()``; and ``build_queue`` over it writes exactly the queue the per-case Python path wrote
+the per-case Python detection (tests/reference.py ``detect``); and ``build_queue`` over it writes exactly the queue the per-case Python path wrote
 (same cases, ranks, audit draw and order, same JSON text in the label store)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+import reference
 from conftest import DEMO
 from queue_world import make_queue_world
 
@@ -44,7 +45,8 @@ def _stored_cases(path: Path) -> list[dict]:
 
 def _assert_same_as_detect(store: Store, gen_id: str) -> D.Detection:
     det = D.stored_detection(store, gen_id)
-    ref = D.detect(store, gen_id)
+    ref = reference.detect(store, gen_id)
+    assert json.dumps(D.detect(store, gen_id)) == json.dumps(ref)  # evalcore's detect(): the stored file read back
     got = _stored_cases(det.path)
     want = sorted(ref["raised"] + ref["agreed"], key=lambda c: tuple(c[k] for k in KEY))
     assert [tuple(c[k] for k in KEY) for c in got] == [tuple(c[k] for k in KEY) for c in want]  # key order
@@ -204,7 +206,7 @@ def test_json_text_of_awkward_values_matches_json_dumps(tmp_path):
 def _old_queue_rows(store: Store, gen_id: str, rate: float, seed: int, audit: str = "uniform") -> list[tuple]:
     """The queue as a per-case Python path builds it: detect(), the audit drawn over the cases in
     key order (audit.draw, holdout items left out), order_cases, and write_queue's JSON encoding."""
-    det = D.detect(store, gen_id)
+    det = reference.detect(store, gen_id)
     cases = sorted(
         [{**c, "raised": True} for c in det["raised"]] + [{**c, "raised": False} for c in det["agreed"]],
         key=lambda c: (c["item_id"], c["gen_round"], c["criterion"]),
@@ -261,7 +263,7 @@ def test_build_queue_equals_the_per_case_python_path_on_the_demo(tmp_path, rate,
     q = B.build_queue(st, "support-g1", audit_rate=rate, seed=seed)
     want = _old_queue_rows(st, "support-g1", rate, seed)
     assert _written_rows(st, q["queue_id"]) == want
-    ref = D.detect(st, "support-g1")
+    ref = reference.detect(st, "support-g1")
     assert (q["flagged"], q["agreed"], q["population"], q["runs"], q["counts"]) == (
         len(ref["raised"]),
         len(ref["agreed"]),

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,143 +136,50 @@ def describe_detail(code: str, what: dict[str, Any]) -> str:
     return "; ".join(f"{k} {v}" for k, v in what.items())
 
 
+#: the keys of each reason's detail, in the order :func:`detect` gives them (the stored JSON text
+#: sorts them)
+_DETAIL_KEYS = {
+    "statement_contradicts": ("run", "judge_round", "why"),
+    "postprocess_rewrite": ("run", "judge_round", "raw_verdict", "derived"),
+    "rounds_disagree": ("run", "passes", "rounds"),
+    "runs_disagree": ("runs", "verdicts"),
+    "harness_disagree": ("runs", "verdicts"),
+}
+
+
 def detect(store: Store, gen_id: str) -> dict[str, Any]:
     """Every case raised on a generation, with its reason codes, the runs involved and what raised
-    it; and the agreed cases (the audit's population). Reads structured fields only."""
-    gen = store.generation(gen_id)
-    run_ids = runs_on(store, gen_id)
-    manifests = {rid: store.run(rid).manifest for rid in run_ids}
-    vsql, vparams = verdicts_sql(store, run_ids)
-    csql, cparams = _criteria_sql(store, run_ids)
-    ipath = store.path_of("suite", gen.manifest.suite_id, "items")
-    t_words, f_words = list(_TRUE), list(_FALSE)
-    flags: dict[tuple, dict[str, Any]] = {}
-
-    def flag(key: tuple, code: str, what: Any) -> None:
-        f = flags.setdefault(key, {"reasons": set(), "runs": set(), "detail": defaultdict(list)})
-        f["reasons"].add(code)
-        f["detail"][code].append(what)
-
-    base = (
-        f"WITH v AS ({vsql}), k AS ({csql}), i AS (SELECT item_id, must_have FROM read_parquet(?)), "
-        "j AS (SELECT v.*, k.kind, k.threshold, i.must_have, lower(trim(v.raw_verdict)) AS raw_norm, "
-        "TRY_CAST(v.raw_verdict AS DOUBLE) AS raw_num FROM v JOIN k USING (run_id, criterion) "
-        "LEFT JOIN i USING (item_id) WHERE v.error IS NULL AND v.passed IS NOT NULL) "
+    it; and the agreed cases (the audit's population): the stored detection
+    (:func:`stored_detection`, computed once per content of the runs) as Python dicts, for small
+    callers (``evalcore queue detect``). Reads structured fields only."""
+    det = stored_detection(store, gen_id)
+    rows = store.records(
+        "SELECT item_id, gen_round, criterion, class, reasons, runs, detail, raised "
+        "FROM read_parquet(?, file_row_number = true) ORDER BY raised DESC, file_row_number",  # (key order)
+        [str(det.path)],
     )
-    params = [*vparams, *cparams, ipath]
-
-    # the judge's own statement against its verdict
-    stmt = store.records(
-        base + "SELECT run_id, item_id, gen_round, criterion, judge_round, CASE "
-        "WHEN kind = 'ternary' AND label = 'wrong' AND covered IS NOT NULL AND len(coalesce(must_have, [])) > 0 "
-        "  AND list_has_all(covered, must_have) AND len(coalesce(triggered, [])) = 0 "
-        "  THEN 'verdict wrong, but the judge lists every must-have item as covered and nothing triggered' "
-        "WHEN kind = 'ternary' AND label = 'correct' AND len(coalesce(triggered, [])) > 0 "
-        "  THEN 'verdict correct, but the judge lists a wrong-if item as triggered' "
-        "WHEN kind = 'ternary' AND label = 'correct' AND (len(coalesce(missed, [])) > 0 OR (covered IS NOT NULL "
-        "  AND len(coalesce(must_have, [])) > 0 AND NOT list_has_all(covered, must_have))) "
-        "  THEN 'verdict correct, but the judge lists a must-have item as not covered' "
-        "WHEN kind IN ('ordinal', 'continuous', 'retrieval') AND threshold IS NOT NULL AND score IS NOT NULL "
-        "  AND score >= threshold AND NOT passed THEN 'score at or above the threshold, verdict fail' "
-        "WHEN kind IN ('ordinal', 'continuous', 'retrieval') AND threshold IS NOT NULL AND score IS NOT NULL "
-        "  AND score < threshold AND passed THEN 'score below the threshold, verdict pass' "
-        "END AS why, score, threshold, label FROM j WHERE why IS NOT NULL ORDER BY ALL",
-        params,
-    )
-    for r in stmt:
-        key = (r["item_id"], r["gen_round"], r["criterion"])
-        flag(key, "statement_contradicts", {"run": r["run_id"], "judge_round": r["judge_round"], "why": r["why"]})
-        flags[key]["runs"].add(r["run_id"])
-
-    # post-processing against the judge's raw verdict
-    rew = store.records(
-        base + "SELECT run_id, item_id, gen_round, criterion, judge_round, raw_verdict, passed, label, score FROM j "
-        "WHERE raw_verdict IS NOT NULL AND CASE "
-        "WHEN kind = 'ternary' THEN raw_norm IN ('correct', 'partial', 'wrong') AND "
-        "  (CASE WHEN label IS NOT NULL THEN raw_norm <> lower(label) ELSE (raw_norm = 'correct') <> passed END) "
-        "WHEN kind IN ('binary', 'check') THEN (list_contains(?::VARCHAR[], raw_norm) AND NOT passed) "
-        "  OR (list_contains(?::VARCHAR[], raw_norm) AND passed) "
-        "ELSE raw_num IS NOT NULL AND CASE WHEN score IS NOT NULL THEN abs(raw_num - score) > 1e-9 "
-        "  WHEN threshold IS NOT NULL THEN (raw_num >= threshold) <> passed ELSE false END "
-        "END ORDER BY ALL",
-        [*params, t_words, f_words],
-    )
-    for r in rew:
-        key = (r["item_id"], r["gen_round"], r["criterion"])
-        derived = (
-            r["label"]
-            if r["label"] is not None
-            else (r["score"] if r["score"] is not None else ("pass" if r["passed"] else "fail"))
-        )
-        flag(
-            key,
-            "postprocess_rewrite",
-            {"run": r["run_id"], "judge_round": r["judge_round"], "raw_verdict": r["raw_verdict"], "derived": derived},
-        )
-        flags[key]["runs"].add(r["run_id"])
-
-    # judge rounds of one run
-    rounds = store.records(
-        f"WITH v AS ({vsql}) SELECT run_id, item_id, gen_round, criterion, count(passed) AS judged, "
-        "count(*) FILTER (WHERE passed) AS passes FROM v WHERE error IS NULL GROUP BY ALL "
-        "HAVING count(DISTINCT passed) > 1 ORDER BY ALL",
-        vparams,
-    )
-    for r in rounds:
-        key = (r["item_id"], r["gen_round"], r["criterion"])
-        flag(key, "rounds_disagree", {"run": r["run_id"], "passes": r["passes"], "rounds": r["judged"]})
-        flags[key]["runs"].add(r["run_id"])
-
-    # two runs (each its majority over judge rounds; a tie is no verdict)
-    cross = store.records(
-        f"WITH v AS ({vsql}), m AS (SELECT run_id, item_id, gen_round, criterion, CASE "
-        "WHEN 2 * count(*) FILTER (WHERE passed) > count(passed) THEN true "
-        "WHEN 2 * count(*) FILTER (WHERE passed) < count(passed) THEN false END AS verdict "
-        "FROM v WHERE passed IS NOT NULL GROUP BY ALL) "
-        "SELECT a.item_id, a.gen_round, a.criterion, a.run_id AS run_a, b.run_id AS run_b, a.verdict AS verdict_a "
-        "FROM m a JOIN m b USING (item_id, gen_round, criterion) "
-        "WHERE a.run_id < b.run_id AND a.verdict <> b.verdict ORDER BY ALL",
-        vparams,
-    )
-    for r in cross:
-        key = (r["item_id"], r["gen_round"], r["criterion"])
-        code = pair_code(manifests[r["run_a"]], manifests[r["run_b"]])
-        flag(
-            key,
-            code,
+    cases: dict[bool, list[dict[str, Any]]] = {True: [], False: []}
+    for r in rows:
+        detail = json.loads(r["detail"])
+        cases[r["raised"]].append(
             {
-                "runs": [r["run_a"], r["run_b"]],
-                "verdicts": ["pass" if r["verdict_a"] else "fail", "fail" if r["verdict_a"] else "pass"],
-            },
+                "gen_id": gen_id,
+                "item_id": r["item_id"],
+                "gen_round": int(r["gen_round"]),
+                "criterion": r["criterion"],
+                "class": r["class"],
+                "reasons": list(r["reasons"]),
+                "runs": list(r["runs"]),
+                "detail": {c: [{k: w[k] for k in _DETAIL_KEYS[c]} for w in detail[c]] for c in r["reasons"]},
+            }
         )
-        flags[key]["runs"].update((r["run_a"], r["run_b"]))
-
-    # the population: every case with at least one verdict, and the runs that judged it
-    pop = store.sql(
-        f"WITH v AS ({vsql}) SELECT v.item_id, v.gen_round, v.criterion, list(DISTINCT v.run_id ORDER BY v.run_id), "
-        "any_value(i.class) FROM v LEFT JOIN read_parquet(?) i USING (item_id) WHERE v.passed IS NOT NULL "
-        "GROUP BY ALL ORDER BY 1, 2, 3",
-        [*vparams, ipath],
-    )
-    raised, agreed = [], []
-    for item_id, gen_round, criterion, runs, cls in pop:
-        key = (item_id, gen_round, criterion)
-        f = flags.get(key)
-        case = {"gen_id": gen_id, "item_id": item_id, "gen_round": int(gen_round), "criterion": criterion, "class": cls}
-        if f is None:
-            agreed.append({**case, "reasons": [], "runs": list(runs), "detail": {}})
-        else:
-            reasons = [c for c in PRIORITY if c in f["reasons"]]
-            raised.append(
-                {**case, "reasons": reasons, "runs": sorted(f["runs"]), "detail": {c: f["detail"][c] for c in reasons}}
-            )
     return {
         "gen_id": gen_id,
-        "runs": run_ids,
-        "population": len(pop),
-        "raised": raised,
-        "agreed": agreed,
-        "counts": {c: sum(c in r["reasons"] for r in raised) for c in PRIORITY},
+        "runs": det.runs,
+        "population": det.population,
+        "raised": cases[True],
+        "agreed": cases[False],
+        "counts": det.counts,
     }
 
 
@@ -525,8 +431,8 @@ def stored_detection(store: Store, gen_id: str, *, memory_limit: str | None = DE
     The file has one row per case (every (item, generation round, criterion) with a verdict), in
     key order: gen_id, item_id, gen_round, criterion, class, reasons (VARCHAR[], PRIORITY order,
     empty for agreed), runs (VARCHAR[]), detail (JSON text, ``{code: [what, ...]}`` as
-    :func:`detect` gives it), raised (BOOLEAN), seq (0-based position among the raised or among
-    the agreed cases), priority (index of the first reason in PRIORITY, -1 for agreed), n_reasons,
+    :func:`detect` gives it, its keys sorted), raised (BOOLEAN), priority (index of the first
+    reason in PRIORITY, -1 for agreed), n_reasons,
     and reasons_json / runs_json (the lists as JSON text). Everything is computed by DuckDB; only
     the counts come back to Python. ``memory_limit`` caps DuckDB's memory (it spills into the
     build's directory; None: DuckDB's default, 80% of RAM); a detection out of memory at the cap runs
