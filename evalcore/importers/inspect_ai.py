@@ -450,9 +450,8 @@ def _inspect_criteria(
 def _inspect_rubric(
     log: InspectLog, doc: _Doc, o: ToolOpts, values: _Values, scored: dict[str, str]
 ) -> tuple[Frame, S.Rubric, list[str], dict[str, str]]:
-    """(frame, rubric, notes, the letter kind of each criterion scored C/I/P/N). Kinds: C/I/P/N is
-    ternary when P occurs, else binary; booleans binary; numbers by the usual rules. Each
-    criterion's judge is the model its scorer names."""
+    """(frame, rubric, notes, letter kinds): C/I/P/N is ternary when P occurs, else binary; booleans
+    binary; numbers by the usual rules. A criterion's judge is the model its scorer names."""
     where_: list[str] = []
     tokens: dict[str, list[tuple[Any, int]]] = {}
     letter_kind: dict[str, str] = {}
@@ -588,8 +587,7 @@ def _inspect_verdicts(
     groups: list[list[str]],
     letter_of: dict[str, str],
 ) -> tuple[list[dict[str, Any]], int]:
-    """One verdict per sample and criterion (missing, saying why, where the log has no score),
-    and how many are missing."""
+    """One verdict per sample and criterion (missing, saying why, where the log has no score)."""
     by_sample: dict[tuple[str, int], dict[str, tuple[Any, str | None, str]]] = {}
     for cid, cvals in values.items():
         for v, at, s, scorer in cvals:
@@ -599,15 +597,9 @@ def _inspect_verdicts(
     missing = 0
     for s in samples:
         got = by_sample.get((s.item_id, s.epoch), {})
+        key = {"run_id": rid, "item_id": s.item_id, "gen_round": s.epoch}
         for crit in rubric.criteria:
-            row = {
-                "run_id": rid,
-                "item_id": s.item_id,
-                "gen_round": s.epoch,
-                "criterion": crit.name,
-                "judge_round": 1,
-                "position": position[crit.name],
-            }
+            row = {**key, "criterion": crit.name, "judge_round": 1, "position": position[crit.name]}
             v, expl, fld = got.get(crit.name, (None, None, None))
             if v is None:
                 missing += 1

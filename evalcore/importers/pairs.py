@@ -302,18 +302,9 @@ def _pair_verdicts(frame: Frame, pairs: list[dict], orders: _Orders) -> list[dic
 
 def _grader_run(o: PairOpts, rid: str, sid: str, gen_id: str, now: Any, pv: list[dict]) -> tuple:
     """The run holding the model grader's verdicts on the session's pairs."""
-    rubric = S.Rubric(
-        name="pairwise",
-        criteria=[
-            S.Criterion(
-                name=PAIR_CRITERION,
-                kind="binary",
-                description="pairwise preference between two answers (choices in pair_verdicts.parquet)",
-            )
-        ],
-    )
+    desc = "pairwise preference between two answers (choices in pair_verdicts.parquet)"
     manifest = imported_run(
-        rubric,
+        S.Rubric(name="pairwise", criteria=[S.Criterion(name=PAIR_CRITERION, kind="binary", description=desc)]),
         run_id=rid,
         gen_id=gen_id,
         created_at=now,

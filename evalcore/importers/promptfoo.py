@@ -222,9 +222,8 @@ def _pf_extra(doc: _Doc, w: str, r: dict, resp: dict, error: str | None) -> dict
 
 
 def _pf_components(doc: _Doc, res: _PResult, gr: Any) -> None:
-    """The result's assertions (componentResults, one per assertion, else the grading result
-    itself; the test's assertions, never run, when the provider failed), each named and checked;
-    and the judge's tokens."""
+    """The result's assertions, named and checked (componentResults, else the grading result itself;
+    the test's, never run, when the provider failed), and the judge's tokens."""
     w, test = res.where, res.test
     asserts = cast("list[Any]", test.get("assert")) if isinstance(test.get("assert"), list) else []
     comps: list[tuple[dict | None, dict, str]] = []
@@ -266,8 +265,7 @@ def _pf_components(doc: _Doc, res: _PResult, gr: Any) -> None:
 
 
 def _pf_items(doc: _Doc, results: list[_PResult], use_testidx: bool) -> tuple[dict[Any, str], dict[str, dict]]:
-    """One item per test case (testIdx, or the vars when the file has no testIdx): each result's
-    item id, and the items."""
+    """One item per test case (testIdx, or the vars when the file has no testIdx), by result key."""
     item_ids: dict[Any, str] = {}
     items: dict[str, dict] = {}
     first: dict[str, str] = {}
@@ -332,8 +330,7 @@ def _pf_rubric(doc: _Doc, at: str, o: ToolOpts, results: list[_PResult], config:
 def _pf_rounds(
     rs_of_gen: list[_PResult], item_ids: dict[Any, str]
 ) -> tuple[dict[tuple[str, int], str], dict[tuple[str, int], dict], list[tuple[_PResult, str, int]]]:
-    """A generation's outputs and their extra fields by (item, round), and each result's item and
-    round: a test answered twice gets round 2."""
+    """Outputs and extra fields by (item, round), and each result's: a test answered twice gets round 2."""
     rounds: dict[str, int] = {}
     outputs: dict[tuple[str, int], str] = {}
     extra: dict[tuple[str, int], dict] = {}
@@ -358,8 +355,7 @@ def _pf_run(
     now: datetime,
     fname: str,
 ) -> tuple[S.RunManifest, list[dict[str, Any]], dict[str, Any]]:
-    """One generation's run: its manifest, its verdicts (one per result and assertion, missing
-    where the provider errored) and its summary."""
+    """A generation's run, its verdicts (missing where the provider errored) and its summary."""
     verdicts: list[dict[str, Any]] = []
     missing = 0
     for r, iid, rnd in round_of:

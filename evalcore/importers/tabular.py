@@ -455,13 +455,8 @@ def _labelset(
 def _verdict(c: Cell | None, key: dict[str, Any], pos: int) -> dict[str, Any]:
     """One verdict row: the cell's parsed value, or a missing verdict when it has none."""
     if c is None or c.parsed is None:
-        return {
-            **key,
-            "passed": None,
-            "position": pos,
-            "reason": c.reason if c else None,
-            "error": "no value in the imported file",
-        }
+        reason = c.reason if c else None
+        return {**key, "passed": None, "position": pos, "reason": reason, "error": "no value in the imported file"}
     raw = c.recorded.get("raw_verdict")
     return {
         **key,
