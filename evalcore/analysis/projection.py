@@ -171,6 +171,19 @@ def _partition(k: int, groups: int, partition: Sequence[Sequence[int]] | None) -
     return out
 
 
+def _check_project(k: int, out_tokens: Sequence[float], items: int, rounds: int, concurrency: int, groups: int) -> None:
+    """:func:`project`'s sizes: at least one criterion, an output figure for each, whole numbers."""
+    if k < 1:
+        raise InputError("the projection needs at least one model-judged criterion", field="criteria")
+    if len(out_tokens) != k:
+        raise InputError(f"{len(out_tokens)} output figures for {k} criteria", field="out_tokens")
+    for name, v in (("--items", items), ("--rounds", rounds), ("concurrency", concurrency)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise InputError(f"{v!r} must be a whole number of at least 1", field=name)
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or not 1 <= groups <= k:
+        raise InputError(f"{groups!r} must be a whole number from 1 to the number of criteria ({k})", field="--groups")
+
+
 def project(
     shared_tokens_in: float,
     criterion_tokens_in: Sequence[float],
@@ -198,15 +211,7 @@ def project(
     wall time at ``concurrency`` and each of calls, tokens and cost as a multiple of the single
     call's."""
     k = len(criterion_tokens_in)
-    if k < 1:
-        raise InputError("the projection needs at least one model-judged criterion", field="criteria")
-    if len(out_tokens) != k:
-        raise InputError(f"{len(out_tokens)} output figures for {k} criteria", field="out_tokens")
-    for name, v in (("--items", items), ("--rounds", rounds), ("concurrency", concurrency)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise InputError(f"{v!r} must be a whole number of at least 1", field=name)
-    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or not 1 <= groups <= k:
-        raise InputError(f"{groups!r} must be a whole number from 1 to the number of criteria ({k})", field="--groups")
+    _check_project(k, out_tokens, items, rounds, concurrency, groups)
     values = [shared_tokens_in, out_per_call, *criterion_tokens_in, *out_tokens, *(prices or ()), *(latency or ())]
     if any(v is None or not math.isfinite(float(v)) for v in values):
         raise InputError("S, f, c_k, output tokens, prices and latency must be finite numbers", field="projection")
@@ -443,6 +448,127 @@ def _concurrency(m: S.RunManifest) -> tuple[int, str]:
     return 1, "concurrency not recorded: 1 assumed (calls one after another)"
 
 
+def _out_sources(rows: list[dict[str, Any]], measured: dict[str, Any], run_id: str) -> None:
+    """Where each mode's output tokens come from, into its row: calls measured with that many calls
+    per answer (the run itself first, then the sibling run in the fit with the most such calls)."""
+    for r in rows:
+        found = [
+            (rid != run_id, -got[2], rid, got[1])
+            for rid, got in measured.items()
+            if got is not None and got[0] == r["calls_per_answer"]
+        ]
+        hit = min(found)[2:] if found else None
+        r["tokens_out_source"] = "estimated" if hit is None else "measured"
+        r["tokens_out_run"] = None if hit is None else hit[0]
+        r["tokens_out_per_answer_measured"] = None if hit is None else hit[1]
+
+
+def _projection_warnings(
+    s: float, o: dict[str, Any], f: float, identified: bool, prices: dict[str, Any] | None
+) -> list[str]:
+    """What limits the projection: S not positive, criteria never measured, f not identified or
+    negative, no known cost."""
+    warnings = []
+    if s <= 0:
+        warnings.append(
+            f"the estimated shared context S is {s:.1f} tokens (not positive): the calls carry fewer "
+            "tokens than the criteria text alone, so the token counts do not match this tokenizer"
+        )
+    if any(v is None for v in o.values()):
+        warnings.append("criteria never measured in a completed call use the mean output per verdict of the others")
+    if not identified:
+        warnings.append(
+            "the output tokens every call writes once (f, its JSON frame) are not identified by these calls: "
+            "f = 0 is assumed, so projected output per answer is the same in every mode; the modes this run "
+            "did not measure are estimated"
+        )
+    elif f < 0:
+        warnings.append(
+            f"the fitted output per call f is {f:.1f} tokens (negative): the calls do not follow f + sum o_k"
+        )
+    if prices is None:
+        warnings.append("no call has a known cost: projected cost is unknown")
+    return warnings
+
+
+def _own_check(
+    store: Store, calls_path: str | Table, mode: str, rows: list[dict[str, Any]], mo: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The run's own mode at its own size, against what it measured (None for an imported run)."""
+    own = {"single": "single", "split": "split", "grouped": "grouped"}.get(mode)
+    if own is None:
+        return None
+    row = next(r for r in rows if r["mode"] == own)
+    return {
+        "mode": own,
+        "calls_measured": mo["d_n"],
+        "calls_projected": row["calls"],
+        "tokens_in_measured": int(mo["d_in"] or 0),
+        "tokens_in_projected": row["tokens_in"],
+        "tokens_out_measured": int(mo["d_out"] or 0),
+        "tokens_out_projected": row["tokens_out"],
+        "wall_ms_measured": _wall_measured(store, calls_path),
+        "wall_ms_projected": row["wall_ms"],
+    }
+
+
+def _assumptions(
+    out_model: dict[str, Any], f: float, concurrency: int, source: str, partition: list | None, groups: int
+) -> list[str]:
+    """The projection's assumptions in words (``source``: where ``concurrency`` comes from;
+    ``partition``: the grouped calls when they are the run's own, else cut into ``groups``)."""
+    f_assumption = (
+        f"tokens_out(call) = f + sum of o_k over the call's criteria; f = {f:.1f} tokens per call fitted "
+        f"({out_model['source']})"
+        if out_model["identified"]
+        else "tokens_out(call) = f + sum of o_k over the call's criteria with f = 0 ASSUMED (not identified: "
+        "no calls asking criteria lists of different sizes), so output per answer is the same in every mode"
+    )
+    return [
+        "tokens_in(call) = S + sum of c_k over the call's criteria; S is the same for every call on an answer",
+        f_assumption,
+        "each verdict writes the same output tokens o_k whatever shares its call",
+        "price is linear in tokens in and out (fitted, no per-call fee)",
+        "a call takes a fixed time plus a time per output token (fitted); latency per answer is given with "
+        "the answer's calls one after another and fanned out (the largest call's expected latency, not the "
+        "expected maximum of random latencies)",
+        f"wall time = the calls' summed latency / min(concurrency, calls), at least one fanned-out answer; "
+        f"concurrency {concurrency}: {source}; no rate limits or retries",
+        *(
+            []
+            if partition is not None or groups == 1
+            else [f"grouped fan-out: the criteria in rubric order cut into {groups} groups of near-equal size"]
+        ),
+    ]
+
+
+def _fit_report(
+    names: list[str], ck_rows: list[dict[str, Any]], ck: dict[str, Any], o: dict[str, Any], out_model: dict[str, Any]
+) -> dict[str, Any]:
+    """The fitted model in the report: c_k and o_k per criterion, and f with its fit."""
+    return {
+        "criteria": [
+            {
+                "criterion": n,
+                "tokens_in": ck[n],
+                "tokens_in_source": r["source"],
+                "out_tokens_per_verdict": o[n],
+                "tokenizer": r["tokenizer"],
+            }
+            for n, r in zip(names, ck_rows)
+        ],
+        "output": {
+            "tokens_per_call": out_model["f"],
+            "identified": out_model["identified"],
+            "source": out_model["source"],
+            "runs": out_model["runs"],
+            "calls": out_model["calls"],
+            "calls_skipped": out_model["calls_skipped"],
+            "fit_rms_tokens": out_model["rms_tokens"],
+        },
+    }
+
+
 def _projection(
     store: Store,
     run_id: str,
@@ -495,60 +621,10 @@ def _projection(
         concurrency=concurrency,
         partition=partition,
     )
-    # where each mode's output tokens come from: calls measured with that many calls per answer
-    # (the run itself first, then the sibling run in the fit with the most such calls)
-    for r in rows:
-        found = [
-            (rid != run_id, -got[2], rid, got[1])
-            for rid, got in out_model["measured"].items()
-            if got is not None and got[0] == r["calls_per_answer"]
-        ]
-        hit = min(found)[2:] if found else None
-        r["tokens_out_source"] = "estimated" if hit is None else "measured"
-        r["tokens_out_run"] = None if hit is None else hit[0]
-        r["tokens_out_per_answer_measured"] = None if hit is None else hit[1]
-    warnings = []
-    if s <= 0:
-        warnings.append(
-            f"the estimated shared context S is {s:.1f} tokens (not positive): the calls carry fewer "
-            "tokens than the criteria text alone, so the token counts do not match this tokenizer"
-        )
-    if any(v is None for v in o.values()):
-        warnings.append("criteria never measured in a completed call use the mean output per verdict of the others")
-    if not out_model["identified"]:
-        warnings.append(
-            "the output tokens every call writes once (f, its JSON frame) are not identified by these calls: "
-            "f = 0 is assumed, so projected output per answer is the same in every mode; the modes this run "
-            "did not measure are estimated"
-        )
-    elif f < 0:
-        warnings.append(
-            f"the fitted output per call f is {f:.1f} tokens (negative): the calls do not follow f + sum o_k"
-        )
-    if prices is None:
-        warnings.append("no call has a known cost: projected cost is unknown")
-    # the run's own mode at its own size, against what it measured
-    own = {"single": "single", "split": "split", "grouped": "grouped"}.get(m.mode)
-    check = None
-    if own is not None and items is None and rounds is None and groups is None:
-        row = next(r for r in rows if r["mode"] == own)
-        check = {
-            "mode": own,
-            "calls_measured": mo["d_n"],
-            "calls_projected": row["calls"],
-            "tokens_in_measured": int(mo["d_in"] or 0),
-            "tokens_in_projected": row["tokens_in"],
-            "tokens_out_measured": int(mo["d_out"] or 0),
-            "tokens_out_projected": row["tokens_out"],
-            "wall_ms_measured": _wall_measured(store, calls_path),
-            "wall_ms_projected": row["wall_ms"],
-        }
-    f_assumption = (
-        f"tokens_out(call) = f + sum of o_k over the call's criteria; f = {f:.1f} tokens per call fitted "
-        f"({out_model['source']})"
-        if out_model["identified"]
-        else "tokens_out(call) = f + sum of o_k over the call's criteria with f = 0 ASSUMED (not identified: "
-        "no calls asking criteria lists of different sizes), so output per answer is the same in every mode"
+    _out_sources(rows, out_model["measured"], run_id)
+    warnings = _projection_warnings(s, o, f, out_model["identified"], prices)
+    check = (
+        _own_check(store, calls_path, m.mode, rows, mo) if items is None and rounds is None and groups is None else None
     )
     return {
         "available": True,
@@ -561,25 +637,7 @@ def _projection(
         "shared_tokens_in": s,
         "shared_tokens_in_sd": s_sd,
         "calls_measured": measured,
-        "criteria": [
-            {
-                "criterion": n,
-                "tokens_in": ck[n],
-                "tokens_in_source": r["source"],
-                "out_tokens_per_verdict": o[n],
-                "tokenizer": r["tokenizer"],
-            }
-            for n, r in zip(names, ck_rows)
-        ],
-        "output": {
-            "tokens_per_call": f,
-            "identified": out_model["identified"],
-            "source": out_model["source"],
-            "runs": out_model["runs"],
-            "calls": out_model["calls"],
-            "calls_skipped": out_model["calls_skipped"],
-            "fit_rms_tokens": out_model["rms_tokens"],
-        },
+        **_fit_report(names, ck_rows, ck, o, out_model),
         "prices": prices,
         "latency": latency,
         "concurrency": concurrency,
@@ -587,20 +645,5 @@ def _projection(
         "rows": rows,
         "check": check,
         "warnings": warnings,
-        "assumptions": [
-            "tokens_in(call) = S + sum of c_k over the call's criteria; S is the same for every call on an answer",
-            f_assumption,
-            "each verdict writes the same output tokens o_k whatever shares its call",
-            "price is linear in tokens in and out (fitted, no per-call fee)",
-            "a call takes a fixed time plus a time per output token (fitted); latency per answer is given with "
-            "the answer's calls one after another and fanned out (the largest call's expected latency, not the "
-            "expected maximum of random latencies)",
-            f"wall time = the calls' summed latency / min(concurrency, calls), at least one fanned-out answer; "
-            f"concurrency {concurrency}: {concurrency_source}; no rate limits or retries",
-            *(
-                []
-                if partition is not None or n_groups == 1
-                else [f"grouped fan-out: the criteria in rubric order cut into {n_groups} groups of near-equal size"]
-            ),
-        ],
+        "assumptions": _assumptions(out_model, f, concurrency, concurrency_source, partition, n_groups),
     }
