@@ -168,7 +168,36 @@ def gate(
     # with an allowlist the lists are complete; without one, every new miss is the candidate's own
     new_miss_own = [i for i in all_["new_miss"] if i not in allow]
     n_new_own = all_["new_miss_count"] - (len(all_["new_miss"]) - len(new_miss_own))
-    # upkeep: an allowlisted item the candidate does not miss (passes in some round) must come off
+    upkeep = _upkeep(store, candidate, headline, sel, entries, today)
+    expired = [u["item_id"] for u in upkeep if u["state"].startswith("expired")]
+    now_passing = [u["item_id"] for u in upkeep if u["state"].startswith("now passing")]
+    lat = latency_bar(c["latency"], bar)
+    own, notes = _allowlist_reasons(n_new_own, new_miss_own, expired, now_passing, accept_now_passing)
+    reasons = [*c["verdict"]["reasons"], *own, *lat["reasons"]]
+    passed = not reasons
+    c.update(
+        gate={
+            "passed": passed,
+            "reasons": reasons,
+            "notes": notes,
+            "new_misses_own": new_miss_own[:50],
+            "new_misses_own_count": n_new_own,
+            "allowlist": allowlist and str(allowlist),
+            "allowlist_entries": upkeep,
+            "allowlist_now_passing": now_passing,
+            "allowlist_expired": expired,
+            "accept_now_passing": accept_now_passing,
+            "latency_bar": lat,
+        }
+    )
+    return c
+
+
+def _upkeep(
+    store: Store, candidate: str, headline: str, sel: Selection, entries: list[dict[str, Any]], today: date
+) -> list[dict[str, Any]]:
+    """Each allowlist entry with its days to expiry and its state: an allowlisted item the
+    candidate does not miss (passes in some round) must come off."""
     listed = [e["item_id"] for e in entries]
     cand_miss = _misses(store, candidate, headline, sel, listed)
     items = _known_items(store, candidate, listed)
@@ -185,11 +214,15 @@ def gate(
             else "now passing: remove it"
         )
         upkeep.append({**e, "expires_in_days": days, "state": state})
-    expired = [u["item_id"] for u in upkeep if u["state"].startswith("expired")]
-    now_passing = [u["item_id"] for u in upkeep if u["state"].startswith("now passing")]
-    lat = latency_bar(c["latency"], bar)
-    reasons = list(c["verdict"]["reasons"])
-    notes = []
+    return upkeep
+
+
+def _allowlist_reasons(
+    n_new_own: int, new_miss_own: list[str], expired: list[str], now_passing: list[str], accept_now_passing: bool
+) -> tuple[list[str], list[str]]:
+    """Why the gate fails on the allowlist's account (new misses outside it, entries expired or
+    now passing), and the note when now-passing entries are accepted."""
+    reasons, notes = [], []
     if n_new_own:
         reasons.append(
             f"{n_new_own} new miss(es) outside the allowlist: {', '.join(new_miss_own[:10])}"
@@ -209,24 +242,7 @@ def gate(
             f"accepted with --accept-now-passing: {len(now_passing)} allowlisted item(s) now pass and are still "
             f"listed: {', '.join(now_passing)}"
         )
-    reasons += lat["reasons"]
-    passed = not reasons
-    c.update(
-        gate={
-            "passed": passed,
-            "reasons": reasons,
-            "notes": notes,
-            "new_misses_own": new_miss_own[:50],
-            "new_misses_own_count": n_new_own,
-            "allowlist": allowlist and str(allowlist),
-            "allowlist_entries": upkeep,
-            "allowlist_now_passing": now_passing,
-            "allowlist_expired": expired,
-            "accept_now_passing": accept_now_passing,
-            "latency_bar": lat,
-        }
-    )
-    return c
+    return reasons, notes
 
 
 def _misses(store: Store, run_id: str, metric: str, sel: Selection, ids: list[str]) -> set[str]:
@@ -267,16 +283,9 @@ def _ms(v: float | None) -> str:
     return "—" if v is None else f"{v:,.0f} ms"
 
 
-def markdown(c: dict[str, Any]) -> str:
-    """A Markdown summary of a comparison or a gate, for a pull request."""
-    h = c["headline"]
-    f = c["figures"][h]
-    g = c.get("gate")
-    lines = []
-    if g is not None:
-        lines.append(f"## evalcore gate: {'PASS' if g['passed'] else 'FAIL'}")
-    else:
-        lines.append("## evalcore compare")
+def _md_head(c: dict[str, Any], g: dict[str, Any] | None) -> list[str]:
+    """The summary's title, warnings, the runs compared and the verdict with its reasons."""
+    lines = [f"## evalcore gate: {'PASS' if g['passed'] else 'FAIL'}" if g is not None else "## evalcore compare"]
     if c.get("simulated"):
         lines.append("\n**SIMULATED data** (made by evalcore's simulator, not by a real system).")
     for r in c.get("polluted") or []:
@@ -305,8 +314,13 @@ def markdown(c: dict[str, Any]) -> str:
             lines.append(f"- gate: {md_text(r)}")
         for n in g["notes"]:
             lines.append(f"- {md_text(n)}")
-    lines.append("\n| figure | baseline | candidate | paired delta (95% CI) | noise floor |")
-    lines.append("|---|---|---|---|---|")
+    return lines
+
+
+def _md_figures(c: dict[str, Any]) -> list[str]:
+    """The figures' table, the headline's stable wins and regressions and its minimum detectable
+    effect."""
+    lines = ["\n| figure | baseline | candidate | paired delta (95% CI) | noise floor |", "|---|---|---|---|---|"]
     for name in c["metrics"]:
         v = c["figures"][name]
         d = v["delta"]
@@ -315,6 +329,8 @@ def markdown(c: dict[str, Any]) -> str:
             f"| {md_text(name)} | {rounds_text(v['a'])} | {rounds_text(v['b'])} | {_pct(d['mean'], True)} {ci} | "
             f"{_pct(v['noise_floor'])} |"
         )
+    h = c["headline"]
+    f = c["figures"][h]
     lines.append(
         f"\nStable wins ({h}): {f['stable_wins']}"
         + (f" ({md_text(', '.join(f['stable_win_items'][:10]))})" if f["stable_wins"] else "")
@@ -328,24 +344,32 @@ def markdown(c: dict[str, Any]) -> str:
             f"\nMinimum detectable effect at {p['items']} items: {_pct(p['mde'], True)} (alpha {p['alpha']}, "
             f"power {p['power']})."
         )
-    if g is not None:
-        lines.append(
-            f"\nNew misses outside the allowlist: {len(g['new_misses_own'])}"
-            + (f" ({md_text(', '.join(g['new_misses_own'][:10]))})" if g["new_misses_own"] else "")
-            + "."
-        )
-        if g["allowlist_entries"]:
-            lines.append("\n| allowlisted item | owner | expires | days left | state |")
-            lines.append("|---|---|---|---|---|")
-            for e in g["allowlist_entries"]:
-                lines.append(
-                    f"| {md_text(e['item_id'])} | {md_text(e['owner'])} | {md_text(e['expires'])} | "
-                    f"{e['expires_in_days']} | {md_text(e['state'])} |"
-                )
+    return lines
+
+
+def _md_allowlist(g: dict[str, Any]) -> list[str]:
+    """The gate's new misses outside the allowlist and the allowlist's upkeep."""
+    lines = [
+        f"\nNew misses outside the allowlist: {len(g['new_misses_own'])}"
+        + (f" ({md_text(', '.join(g['new_misses_own'][:10]))})" if g["new_misses_own"] else "")
+        + "."
+    ]
+    if g["allowlist_entries"]:
+        lines += ["\n| allowlisted item | owner | expires | days left | state |", "|---|---|---|---|---|"]
+        for e in g["allowlist_entries"]:
+            lines.append(
+                f"| {md_text(e['item_id'])} | {md_text(e['owner'])} | {md_text(e['expires'])} | "
+                f"{e['expires_in_days']} | {md_text(e['state'])} |"
+            )
+    return lines
+
+
+def _md_latency_cost(c: dict[str, Any], g: dict[str, Any] | None) -> list[str]:
+    """The latency per answer (and the gate's latency bar) and the cost, side by side."""
+    lines = []
     lat = c.get("latency")
     if lat:
-        lines.append("\n| latency per answer | baseline | candidate |")
-        lines.append("|---|---|---|")
+        lines += ["\n| latency per answer | baseline | candidate |", "|---|---|---|"]
         for who in ("system", "judge"):
             for key, label in (("mean_ms", "mean"), ("p95_ms", "p95")):
                 a, b = (lat[s].get(who) or {} for s in ("baseline", "candidate"))
@@ -354,8 +378,7 @@ def markdown(c: dict[str, Any]) -> str:
             lb = g["latency_bar"]
             lines.append(f"\nLatency bar (system, at most {lb['bar']} slower): {'holds' if lb['holds'] else 'FAILS'}.")
     cb, cc = c["cost"]["baseline"], c["cost"]["candidate"]
-    lines.append("\n| cost | baseline | candidate |")
-    lines.append("|---|---|---|")
+    lines += ["\n| cost | baseline | candidate |", "|---|---|---|"]
     for who in ("system", "judge"):
         for key, label in (
             ("calls", "calls"),
@@ -366,6 +389,13 @@ def markdown(c: dict[str, Any]) -> str:
             a, b = cb[who].get(key), cc[who].get(key)
             fmt = (lambda x: "unknown" if x is None else f"{x:.4f}") if key == "cost_usd" else (lambda x: f"{x:,}")
             lines.append(f"| {who} {label} | {fmt(a)} | {fmt(b)} |")
+    return lines
+
+
+def markdown(c: dict[str, Any]) -> str:
+    """A Markdown summary of a comparison or a gate, for a pull request."""
+    g = c.get("gate")
+    lines = _md_head(c, g) + _md_figures(c) + (_md_allowlist(g) if g is not None else []) + _md_latency_cost(c, g)
     return "\n".join(lines) + "\n"
 
 
