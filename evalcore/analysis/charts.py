@@ -142,20 +142,8 @@ def class_heatmap(by_class: list[Mapping[str, Any]], criteria: Iterable[str]) ->
     )
 
 
-def phi_heatmaps(
-    matrices: Mapping[str, Mapping[str, Any]],
-    criteria: list[str],
-    instruments: Iterable[str] | None = None,
-    per_row: int = 3,
-    select: str | None = None,
-) -> Spec:
-    """The phi matrix of each instrument side by side, from :func:`evalcore.analysis.instruments`'s
-    ``matrices``. One row per (instrument, row criterion a, column criterion b), the diagonal
-    included: phi (None when undefined), label (the value to two places, or "undefined") and the
-    reason. Undefined cells are grey; the colour scale is shared and runs from -1 to 1; the
-    matrices wrap after ``per_row`` instruments. ``select``: the name of a point selection on
-    (instrument, a, b), so that a click on a cell can open it (Streamlit's ``on_select``)."""
-    names = list(instruments) if instruments is not None else list(matrices)
+def _phi_rows(matrices: Mapping[str, Mapping[str, Any]], criteria: list[str], names: list[str]) -> list[dict[str, Any]]:
+    """:func:`phi_heatmaps`'s data: one row per (instrument, a, b)."""
     rows = []
     for name in names:
         phi = matrices[name]["phi"]
@@ -173,7 +161,12 @@ def phi_heatmaps(
                         "reason": cell.get("reason"),
                     }
                 )
-    side = max(160, 34 * len(criteria))
+    return rows
+
+
+def _phi_layers(criteria: list[str]) -> list[dict[str, Any]]:
+    """:func:`phi_heatmaps`'s cells (the rect named ``view_phi_0``, which a selection points at) and
+    their labels."""
     axis_x = {"labelAngle": -45, "labelLimit": 160, "labelOverlap": False}
     xy = {
         "x": {"field": "b", "type": "nominal", "sort": list(criteria), "title": None, "axis": axis_x},
@@ -217,6 +210,25 @@ def phi_heatmaps(
             },
         },
     }
+    return [rect, text]
+
+
+def phi_heatmaps(
+    matrices: Mapping[str, Mapping[str, Any]],
+    criteria: list[str],
+    instruments: Iterable[str] | None = None,
+    per_row: int = 3,
+    select: str | None = None,
+) -> Spec:
+    """The phi matrix of each instrument side by side, from :func:`evalcore.analysis.instruments`'s
+    ``matrices``. One row per (instrument, row criterion a, column criterion b), the diagonal
+    included: phi (None when undefined), label (the value to two places, or "undefined") and the
+    reason. Undefined cells are grey; the colour scale is shared and runs from -1 to 1; the
+    matrices wrap after ``per_row`` instruments. ``select``: the name of a point selection on
+    (instrument, a, b), so that a click on a cell can open it (Streamlit's ``on_select``)."""
+    names = list(instruments) if instruments is not None else list(matrices)
+    rows = _phi_rows(matrices, criteria, names)
+    side = max(160, 34 * len(criteria))
     spec: dict[str, Any] = {
         "$schema": alt.SCHEMA_URL,
         "config": {"view": {"continuousWidth": 300, "continuousHeight": 300}},
@@ -228,7 +240,7 @@ def phi_heatmaps(
             "title": None,
             "header": {"labelFontSize": 13},
         },
-        "spec": {"layer": [rect, text], "width": side, "height": side},
+        "spec": {"layer": _phi_layers(criteria), "width": side, "height": side},
         "columns": min(len(names), per_row),
     }
     if select:
