@@ -205,6 +205,19 @@ def _runs(store: Store, run_ids: list[str]) -> dict[str, Any]:
     return {rid: store.run(rid).manifest for rid in run_ids}
 
 
+def _pooled_runs(
+    store: Store, run_ids: list[str], classes: list[str] | None
+) -> tuple[dict[str, Any], list[str], list[str]]:
+    """The runs' manifests, their generations (one run each: they are pooled) and the numeric
+    criteria they share."""
+    manifests = _runs(store, run_ids)
+    gens = [m.gen_id for m in manifests.values()]
+    if len(set(gens)) != len(gens):
+        raise InputError("two runs judge the same generation: pool one run per generation", field="--run")
+    _check_classes(store, gens, classes)
+    return manifests, gens, _numeric_common([{c.name: c.kind for c in m.rubric.criteria} for m in manifests.values()])
+
+
 def _numeric_common(rubrics: list[dict[str, str]]) -> list[str]:
     first = rubrics[0]
     return [c for c, k in first.items() if k in NUMERIC and all(r.get(c) in NUMERIC for r in rubrics[1:])]
@@ -217,34 +230,17 @@ def _scope(classes: list[str] | None, include_holdout: bool) -> dict[str, Any]:
 # --------------------------------------------------------------------------- judge against people
 
 
-def correlate(
+def _score_pairs(
     store: Store,
-    run_ids: list[str],
-    *,
-    judge_round: int | None = None,
-    classes: list[str] | None = None,
-    include_holdout: bool = False,
-    seed: int = 0,
-    n_boot: int = 1000,
-    level: float = 0.95,
-) -> dict[str, Any]:
-    """Per numeric criterion the runs share, the judge's score against people's over the answers
-    both scored: Pearson, Spearman and Kendall's tau-b pooled over every answer and averaged within
-    the answers of one item (the outputs of one input, across the runs' generations and generation
-    rounds), with seeded bootstrap intervals over items (:func:`evalcore.stats.reliability.score_correlations`).
-    Several runs pool their generations (one run per generation)."""
-    if not run_ids:
-        raise InputError("give at least one run", field="--run")
-    manifests = _runs(store, run_ids)
+    manifests: dict[str, Any],
+    criteria: list[str],
+    judge_round: int | None,
+    classes: list[str] | None,
+    include_holdout: bool,
+) -> dict[str, np.ndarray]:
+    """The judge's score beside people's on every answer both scored, per numeric criterion (in
+    criterion, item, generation and round order)."""
     gens = [m.gen_id for m in manifests.values()]
-    if len(set(gens)) != len(gens):
-        raise InputError("two runs judge the same generation: pool one run per generation", field="--run")
-    _check_classes(store, gens, classes)
-    criteria = _numeric_common([{c.name: c.kind for c in m.rubric.criteria} for m in manifests.values()])
-    if not criteria:
-        raise InputError(
-            "the runs share no ordinal or continuous criterion: scores need a numeric scale", field="--run"
-        )
     judge_parts, people_parts = [], []
     for rid, m in manifests.items():
         judge_parts.append(_judge_sql(store, rid, judge_round, classes, include_holdout))
@@ -271,14 +267,22 @@ def correlate(
             f"people scored none of the runs' numeric criteria ({', '.join(criteria)}) on the answers judged",
             field="--run",
         )
-    cls = _classes_of(store, gens)
+    return data
+
+
+def _score_rows(
+    store: Store, data: dict[str, np.ndarray], manifests: dict[str, Any], criteria: list[str], **boot: Any
+) -> list[dict[str, Any]]:
+    """Per criterion the correlations of :func:`correlate`, pooled, within items and by class
+    (``boot``: seed, n_boot and level of the intervals)."""
+    cls = _classes_of(store, [m.gen_id for m in manifests.values()])
     rows = []
     for c in criteria:
         on = data["criterion"] == c if data else np.array([], dtype=bool)
         judge, people = data["judge"][on].astype(float), data["people"][on].astype(float)
         ok = ~np.isnan(judge) & ~np.isnan(people)
         items = data["item_id"][on][ok]
-        res = score_correlations(judge[ok], people[ok], items, seed=seed, n_boot=n_boot, level=level)
+        res = score_correlations(judge[ok], people[ok], items, **boot)
         rows.append(
             {
                 "criterion": c,
@@ -288,11 +292,37 @@ def correlate(
                 "items": res["groups"],
                 "pooled": res["pooled"],
                 "within_items": res["within_groups"],
-                "by_class": _by_class(
-                    judge[ok], people[ok], data["gen_id"][on][ok], items, cls, seed=seed, n_boot=n_boot, level=level
-                ),
+                "by_class": _by_class(judge[ok], people[ok], data["gen_id"][on][ok], items, cls, **boot),
             }
         )
+    return rows
+
+
+def correlate(
+    store: Store,
+    run_ids: list[str],
+    *,
+    judge_round: int | None = None,
+    classes: list[str] | None = None,
+    include_holdout: bool = False,
+    seed: int = 0,
+    n_boot: int = 1000,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """Per numeric criterion the runs share, the judge's score against people's over the answers
+    both scored: Pearson, Spearman and Kendall's tau-b pooled over every answer and averaged within
+    the answers of one item (the outputs of one input, across the runs' generations and generation
+    rounds), with seeded bootstrap intervals over items (:func:`evalcore.stats.reliability.score_correlations`).
+    Several runs pool their generations (one run per generation)."""
+    if not run_ids:
+        raise InputError("give at least one run", field="--run")
+    manifests, gens, criteria = _pooled_runs(store, run_ids, classes)
+    if not criteria:
+        raise InputError(
+            "the runs share no ordinal or continuous criterion: scores need a numeric scale", field="--run"
+        )
+    data = _score_pairs(store, manifests, criteria, judge_round, classes, include_holdout)
+    rows = _score_rows(store, data, manifests, criteria, seed=seed, n_boot=n_boot, level=level)
     return {
         "runs": list(run_ids),
         "gen_ids": gens,
@@ -378,13 +408,8 @@ def criterion_matrix(
     if not run_ids and not people:
         raise InputError("name an instrument: --run RUN, or --people", field="--run")
     instruments = []
-    manifests = _runs(store, run_ids)
-    gens = [m.gen_id for m in manifests.values()]
+    manifests, gens, criteria = _pooled_runs(store, run_ids, classes) if run_ids else ({}, [], [])
     if run_ids:
-        if len(set(gens)) != len(gens):
-            raise InputError("two runs judge the same generation: pool one run per generation", field="--run")
-        _check_classes(store, gens, classes)
-        criteria = _numeric_common([{c.name: c.kind for c in m.rubric.criteria} for m in manifests.values()])
         if len(criteria) < 2:
             raise InputError("the runs share fewer than two ordinal or continuous criteria", field="--run")
         parts = [_judge_sql(store, rid, judge_round, classes, include_holdout) for rid in run_ids]
@@ -547,6 +572,84 @@ def _criterion_rows(tables: dict[str, tuple[np.ndarray, list]], kinds: dict[str,
     return rows
 
 
+def _run_reliability(
+    store: Store, rid: str, m: Any, classes: list[str] | None, include_holdout: bool
+) -> dict[str, Any]:
+    """:func:`reliability` across a run's judge rounds: its pass / fail criteria from its answers
+    table where it can (:func:`_mask_reliability`), the others from its verdict rows."""
+    cond, params = _item_filter(store, m.gen_id, classes, include_holdout)
+    kinds = {c.name: c.kind for c in m.rubric.criteria}
+    fast = _mask_reliability(store, rid, kinds, cond, params)
+    done = {r["criterion"] for r in fast}
+    rest = [c for c in kinds if c not in done]
+    data = (
+        _numpy(
+            store,
+            "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, judge_round, score, "
+            f"CAST(passed AS DOUBLE) AS passed, label FROM read_parquet(?) WHERE {cond} "
+            "AND list_contains(?::VARCHAR[], criterion)",
+            [m.gen_id, store.path_of("run", rid, "verdicts"), *params, rest],
+        )
+        if rest or not done
+        else {}
+    )
+    rows = sorted(
+        fast + _criterion_rows(_tables(data, "judge_round", kinds), kinds, "rounds"), key=lambda r: r["criterion"]
+    )
+    return {
+        "name": rid,
+        "instrument": "judge rounds",
+        "judge_rounds": m.judge_rounds,
+        "status": m.status,
+        "note": None
+        if m.judge_rounds >= 2
+        else f"run {rid} was judged once (judge_rounds 1): reliability across rounds needs two rounds or more",
+        "criteria": rows,
+    }
+
+
+def _people_reliability(
+    store: Store, gen_ids: list[str] | None, classes: list[str] | None, include_holdout: bool
+) -> dict[str, Any]:
+    """:func:`reliability` across the annotators of the label sets of ``gen_ids`` pooled."""
+    pgens = _people_gens(store, gen_ids)
+    _check_classes(store, pgens, classes)
+    parts, params2 = [], []
+    kinds2: dict[str, str] = {}
+    for g in pgens:
+        paths = store.labelset_paths(g)
+        if not paths:
+            continue
+        cond, cparams = _item_filter(store, g, classes, include_holdout)
+        parts.append(
+            "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, annotator, score, "
+            "CAST(passed AS DOUBLE) AS passed, value AS label FROM read_parquet(?::VARCHAR[]) "
+            f"WHERE annotator <> '{MEAN}' AND {cond}"
+        )
+        params2 += [g, paths, *cparams]
+        for c, k in _people_kinds(store, g).items():
+            kinds2.setdefault(c, k)
+    data = _numpy(store, " UNION ALL ".join(parts), params2) if parts else {}
+    annotators = sorted(set(data["annotator"].tolist())) if data else []
+    slots = bool(annotators) and all(SLOT_RE.match(a) for a in annotators)
+    kind = "slots" if slots else "fixed"
+    note = None
+    if len(annotators) < 2:
+        note = (
+            f"{len(annotators)} annotator(s) besides '{MEAN}' in these label sets: reliability across people "
+            "needs each answer rated by two people or more (a published mean is one value, not a rater)"
+        )
+    return {
+        "name": "people",
+        "instrument": "people",
+        "gen_ids": pgens,
+        "annotators": annotators,
+        "rater_kind": kind,
+        "note": note or (NOT_FIXED["slots"] if slots else None),
+        "criteria": _criterion_rows(_tables(data, "annotator", kinds2), kinds2, kind) if data else [],
+    }
+
+
 def reliability(
     store: Store,
     *,
@@ -567,76 +670,7 @@ def reliability(
         raise InputError("name an instrument: --run RUN, or --people", field="--run")
     manifests = _runs(store, run_ids)
     _check_classes(store, [m.gen_id for m in manifests.values()], classes)
-    instruments = []
-    for rid, m in manifests.items():
-        cond, params = _item_filter(store, m.gen_id, classes, include_holdout)
-        kinds = {c.name: c.kind for c in m.rubric.criteria}
-        fast = _mask_reliability(store, rid, kinds, cond, params)
-        done = {r["criterion"] for r in fast}
-        rest = [c for c in kinds if c not in done]
-        data = (
-            _numpy(
-                store,
-                "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, judge_round, score, "
-                f"CAST(passed AS DOUBLE) AS passed, label FROM read_parquet(?) WHERE {cond} "
-                "AND list_contains(?::VARCHAR[], criterion)",
-                [m.gen_id, store.path_of("run", rid, "verdicts"), *params, rest],
-            )
-            if rest or not done
-            else {}
-        )
-        rows = sorted(
-            fast + _criterion_rows(_tables(data, "judge_round", kinds), kinds, "rounds"), key=lambda r: r["criterion"]
-        )
-        instruments.append(
-            {
-                "name": rid,
-                "instrument": "judge rounds",
-                "judge_rounds": m.judge_rounds,
-                "status": m.status,
-                "note": None
-                if m.judge_rounds >= 2
-                else f"run {rid} was judged once (judge_rounds 1): reliability across rounds needs two rounds or more",
-                "criteria": rows,
-            }
-        )
+    instruments = [_run_reliability(store, rid, m, classes, include_holdout) for rid, m in manifests.items()]
     if people:
-        pgens = _people_gens(store, gen_ids)
-        _check_classes(store, pgens, classes)
-        parts, params2 = [], []
-        kinds2: dict[str, str] = {}
-        for g in pgens:
-            paths = store.labelset_paths(g)
-            if not paths:
-                continue
-            cond, cparams = _item_filter(store, g, classes, include_holdout)
-            parts.append(
-                "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, annotator, score, "
-                "CAST(passed AS DOUBLE) AS passed, value AS label FROM read_parquet(?::VARCHAR[]) "
-                f"WHERE annotator <> '{MEAN}' AND {cond}"
-            )
-            params2 += [g, paths, *cparams]
-            for c, k in _people_kinds(store, g).items():
-                kinds2.setdefault(c, k)
-        data = _numpy(store, " UNION ALL ".join(parts), params2) if parts else {}
-        annotators = sorted(set(data["annotator"].tolist())) if data else []
-        slots = bool(annotators) and all(SLOT_RE.match(a) for a in annotators)
-        kind = "slots" if slots else "fixed"
-        note = None
-        if len(annotators) < 2:
-            note = (
-                f"{len(annotators)} annotator(s) besides '{MEAN}' in these label sets: reliability across people "
-                "needs each answer rated by two people or more (a published mean is one value, not a rater)"
-            )
-        instruments.append(
-            {
-                "name": "people",
-                "instrument": "people",
-                "gen_ids": pgens,
-                "annotators": annotators,
-                "rater_kind": kind,
-                "note": note or (NOT_FIXED["slots"] if slots else None),
-                "criteria": _criterion_rows(_tables(data, "annotator", kinds2), kinds2, kind) if data else [],
-            }
-        )
+        instruments.append(_people_reliability(store, gen_ids, classes, include_holdout))
     return {"instruments": instruments, **_scope(classes, include_holdout)}
