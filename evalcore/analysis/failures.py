@@ -25,6 +25,7 @@ from evalcore.analysis.selection import (
     _sel_sql,
     pattern_sql,
 )
+from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.stats import association as stats
 from evalcore.storage.store import Store
@@ -51,40 +52,8 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
             r.update(labels.get(r["criterion"], {}))
     by_name = {r["criterion"]: r for r in per_crit}
     total_fail = sum(r["failed"] for r in per_crit)
-    criteria = []
-    for c in crits:
-        r = by_name.get(c.name, {"verdicts": 0, "judged": 0, "failed": 0, "errored": 0})
-        lo, hi = cast(tuple[float, float], stats.wilson(r["failed"], r["judged"])) if r["judged"] else (None, None)
-        criteria.append(
-            {
-                "criterion": c.name,
-                "kind": c.kind,
-                "gate": c.gate,
-                "threshold": c.threshold,
-                "judged": r["judged"],
-                "failed": r["failed"],
-                "errored": r["errored"],
-                "fail_rate": r["failed"] / r["judged"] if r["judged"] else None,
-                "fail_rate_ci95": [lo, hi],
-                "share_of_failures": r["failed"] / total_fail if total_fail else None,
-                "fail_only_this": only_counts.get(c.name, 0),
-            }
-        )
-    ternary = []
-    for c in crits:
-        if c.kind == "ternary":
-            r = by_name.get(c.name, {})
-            cor, par, wr = r.get("correct", 0), r.get("partial", 0), r.get("wrong", 0)
-            ternary.append(
-                {
-                    "criterion": c.name,
-                    "correct": cor,
-                    "partial": par,
-                    "wrong": wr,
-                    "headline": stats.ternary_headline(cor, par, wr),
-                    "all_pass_rate": cor / (cor + par + wr) if (cor + par + wr) else None,
-                }
-            )
+    criteria = _criterion_rows(crits, by_name, only_counts, total_fail)
+    ternary = _ternary_rows(crits, by_name)
     complete = answers["complete"]
     # here, not at the top: the harness's words need the judge's planner (evalcore.llm), which
     # crosstab and the other figures of this module do not
@@ -118,6 +87,53 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
         "ternary": ternary,
         "by_class": by_class,
     }
+
+
+def _criterion_rows(
+    crits: list[S.Criterion], by_name: dict[str, dict[str, Any]], only_counts: dict[str, int], total_fail: int
+) -> list[dict[str, Any]]:
+    """:func:`attribution`'s row per criterion: its failures, their rate with its interval, their
+    share of all failures and the answers failing this criterion only."""
+    criteria = []
+    for c in crits:
+        r = by_name.get(c.name, {"verdicts": 0, "judged": 0, "failed": 0, "errored": 0})
+        lo, hi = cast(tuple[float, float], stats.wilson(r["failed"], r["judged"])) if r["judged"] else (None, None)
+        criteria.append(
+            {
+                "criterion": c.name,
+                "kind": c.kind,
+                "gate": c.gate,
+                "threshold": c.threshold,
+                "judged": r["judged"],
+                "failed": r["failed"],
+                "errored": r["errored"],
+                "fail_rate": r["failed"] / r["judged"] if r["judged"] else None,
+                "fail_rate_ci95": [lo, hi],
+                "share_of_failures": r["failed"] / total_fail if total_fail else None,
+                "fail_only_this": only_counts.get(c.name, 0),
+            }
+        )
+    return criteria
+
+
+def _ternary_rows(crits: list[S.Criterion], by_name: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Correct, partial and wrong per ternary criterion, with the headline and the all-pass rate."""
+    ternary = []
+    for c in crits:
+        if c.kind == "ternary":
+            r = by_name.get(c.name, {})
+            cor, par, wr = r.get("correct", 0), r.get("partial", 0), r.get("wrong", 0)
+            ternary.append(
+                {
+                    "criterion": c.name,
+                    "correct": cor,
+                    "partial": par,
+                    "wrong": wr,
+                    "headline": stats.ternary_headline(cor, par, wr),
+                    "all_pass_rate": cor / (cor + par + wr) if (cor + par + wr) else None,
+                }
+            )
+    return ternary
 
 
 def _ternary_labels(store: Store, run_id: str, sel: Selection, names: list[str]) -> dict[str, dict[str, int]]:
