@@ -413,6 +413,56 @@ def people_crosstab(store: Store, gen_id: str, a: str, b: str, sel: Selection = 
     }
 
 
+def _cell_page(
+    store: Store,
+    gen_id: str,
+    in_run: str,
+    a: str,
+    b: str,
+    a_failed: bool,
+    b_failed: bool,
+    sel: Selection,
+    limit: int,
+    offset: int,
+) -> tuple[int, list[tuple]]:
+    """:func:`cell_answers`'s answers in the cell as ``in_run`` judged them: their number and one
+    page of their keys."""
+    if in_run == PEOPLE:  # people's labels: a relation of their own (docs/ARCHITECTURE.md "The data path")
+        rows_sql, rparams = _people_sql(store, gen_id, sel)
+        members = f"SELECT item_id, gen_round FROM ({_ab_sql(rows_sql)}) WHERE a = ? AND b = ?"
+        return _page_of(store, members, [*rparams, a, b, a, b, not a_failed, not b_failed], limit, offset)
+    masks = mask_sql(store, in_run, sel)
+    names = masks[2]
+    ba, bb = 1 << names.index(a), 1 << names.index(b)
+    cond = (
+        f"(passed | failed) & {ba} != 0 AND (passed | failed) & {bb} != 0 AND "
+        f"(failed & {ba} != 0) = {bool(a_failed)} AND (failed & {bb} != 0) = {bool(b_failed)}"
+    )
+    return _run_page(store, in_run, sel, masks, cond, limit, offset)
+
+
+def _people_words(
+    store: Store, gen_id: str, sel: Selection, criteria: list[str], keys: list[tuple]
+) -> dict[tuple[str, int, str], dict[str, Any]]:
+    """People's verdicts on ``criteria`` for the answers ``keys``, shaped as a run's words (no
+    reason)."""
+    people: dict[tuple[str, int, str], dict[str, Any]] = {}
+    psql, pparams = _people_sql(store, gen_id, sel)
+    for r in store.records(
+        f"WITH k AS ({_keys_sql()}), p AS ({psql}) SELECT p.* FROM p JOIN k USING "
+        "(item_id, gen_round) WHERE p.criterion IN (?, ?)",
+        [[k[0] for k in keys], [int(k[1]) for k in keys], *pparams, *criteria],
+    ):
+        people[(r["item_id"], r["gen_round"], r["criterion"])] = {
+            **r,
+            "reason": None,
+            "raw_verdict": None,
+            "error": None,
+            "judge_round": None,
+        }
+    return people
+
+
 def cell_answers(
     store: Store,
     run_ids: list[str],
@@ -447,36 +497,10 @@ def cell_answers(
         _check_criterion(store, rid, b)
         _check_judge_round(store, rid, sel)
     _check_page(limit, offset)
-    if in_run == PEOPLE:  # people's labels: a relation of their own (docs/ARCHITECTURE.md "The data path")
-        rows_sql, rparams = _people_sql(store, gen_id, sel)
-        members = f"SELECT item_id, gen_round FROM ({_ab_sql(rows_sql)}) WHERE a = ? AND b = ?"
-        total, keys = _page_of(store, members, [*rparams, a, b, a, b, not a_failed, not b_failed], limit, offset)
-    else:
-        masks = mask_sql(store, in_run, sel)
-        names = masks[2]
-        ba, bb = 1 << names.index(a), 1 << names.index(b)
-        cond = (
-            f"(passed | failed) & {ba} != 0 AND (passed | failed) & {bb} != 0 AND "
-            f"(failed & {ba} != 0) = {bool(a_failed)} AND (failed & {bb} != 0) = {bool(b_failed)}"
-        )
-        total, keys = _run_page(store, in_run, sel, masks, cond, limit, offset)
+    total, keys = _cell_page(store, gen_id, in_run, a, b, a_failed, b_failed, sel, limit, offset)
     texts = _answer_texts(store, gen_id, keys)
     words = {rid: _words(store, rid, sel, [a, b], keys) for rid in run_ids}
-    people: dict[tuple[str, int, str], dict[str, Any]] = {}
-    if human and keys:
-        psql, pparams = _people_sql(store, gen_id, sel)
-        for r in store.records(
-            f"WITH k AS ({_keys_sql()}), p AS ({psql}) SELECT p.* FROM p JOIN k USING "
-            "(item_id, gen_round) WHERE p.criterion IN (?, ?)",
-            [[k[0] for k in keys], [int(k[1]) for k in keys], *pparams, a, b],
-        ):
-            people[(r["item_id"], r["gen_round"], r["criterion"])] = {
-                **r,
-                "reason": None,
-                "raw_verdict": None,
-                "error": None,
-                "judge_round": None,
-            }
+    people = _people_words(store, gen_id, sel, [a, b], keys) if human and keys else {}
     answers = []
     for k in keys:
         t = texts.get(k, {})
