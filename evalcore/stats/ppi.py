@@ -115,7 +115,7 @@ class PrefixSample(NamedTuple):
 
 class _Parts(NamedTuple):
     """One stratum: its weight and means, and the coefficients of its share of se^2 as quadratics
-    in lam (``lab`` the labelled part, ``pop`` the population part; see :func:`ppi_mean`)."""
+    in lam (``lab`` the labelled part, ``pop`` the population part; see :func:`_parts`)."""
 
     share: float  # N_h / N
     fbar: float  # population mean of f
@@ -184,7 +184,32 @@ def _quantile(level: float, df: int | None) -> float:
 def _parts(y, f, w, n_h: int, s1: float, s2: float, share: float, h, idx: list[int], finite: bool = False) -> _Parts:
     """Z = A + lam * B over the stratum's N cases, from the labelled arrays and the sums; with
     ``finite`` the labelled part is the finite population's (each case's term times 1 - pi_i) and
-    there is no population part."""
+    there is no population part.
+
+    Variance. Write g_i = w_i N_h / sum w (the weights scaled to sum to N_h; g = w exactly for a
+    uniform sample without replacement, the usual Hajek ratio linearisation otherwise). To first
+    order rbar_h - R_h = sum_i xi_i g_i (r_i - R_h) / N_h over all N_h cases (xi_i = 1 when
+    labelled, R_h the mean of r), so theta_h is the mean over the N_h cases of::
+
+        Z_i = lam f_i + xi_i g_i (r_i - rbar_h)
+
+    The Z_i are independent when the cases are independent draws and the design draws case by
+    case, so Var(theta_h) = Var(Z)/N_h, estimated by the sample variance of Z over the N_h cases.
+    The unlabelled cases need only their sums (their Z is lam f). With L the labelled cases,
+    A_i = g_i (y_i - ybar_h) and F_i = g_i (f_i - fbar_w,h) on L (ybar_h, fbar_w,h the Hajek means
+    of y and f over L; both sum to 0 over L), Z = lam f + A - lam F on L and lam f elsewhere, so
+    sum Z = lam sum_f_h and::
+
+        (N_h - 1) Var(Z) = sum_L (A - lam F)^2                                  [labelled part]
+                         + 2 lam sum_L A f + lam^2 (sumsq_f_h - 2 sum_L f F - sum_f_h^2 / N_h)
+
+    The labelled part (about (N_h/n_h)^2 n_h Var(r)) is multiplied by n_h / (n_h - 1), because the
+    residuals are centred on their own mean rbar_h (the usual correction; it is 4/3 with 4 labels
+    and 1.005 with 200, and the plain sample variance of Z otherwise). Then se^2 = sum_h
+    (N_h/N)^2 Var(Z_h) / N_h, whose labelled part (``var_labelled``, about Var(r)/n) shrinks as
+    labels are added and whose rest (``var_population``, about (Var(y) - Var(r))/N) does not; the
+    latter is negative when lam is far from its optimum, the sum is not.
+    """
     n = y.size
     s1u, s2u = s1 - f.sum(), s2 - (f * f).sum()  # the unlabelled cases' sums
     if n > n_h or s2u < -_TOL * max(1.0, s2) or s1u * s1u > (n_h - n) * s2u + _TOL * max(1.0, s1 * s1):
@@ -218,68 +243,9 @@ def _combine(parts: list[_Parts], lam: float) -> tuple[float, float, float]:
     return theta, var_lab, var_pop
 
 
-def ppi_mean(
-    y, f, w, pop, *, strata=None, level: float = 0.90, lam: float | None = None, finite: bool = False
-) -> PPIEstimate:
-    """The PPI++ estimate of the population mean of y (a pass rate) from labelled cases and the
-    judge's value f on every case.
-
-    ``finite`` makes the target the N cases' own mean rather than the process's (see the module
-    docstring): the labelled part of the variance is the Horvitz-Thompson one of a Poisson design,
-    each labelled case's term times 1 - pi_i (the usual 1 - n/N for a uniform sample), and there is
-    no population part; labelling every case gives the mean itself (se 0, a census). Its interval
-    takes Student's t with n - (strata) degrees of freedom instead of the normal quantile.
-
-    ``y``, ``f``, ``w`` (and ``strata``) hold one entry per labelled case: the gold value, the
-    judge's value and the inverse inclusion probability 1/pi_i (>= 1). ``pop`` maps each stratum to
-    ``(N_h, sum of f, sum of f^2)`` over every case of the stratum, the labelled ones included
-    (a plain triple when ``strata`` is None). ``lam`` None tunes the weight of the judge.
-
-    Estimator. With r = y - lam f, in each stratum h::
-
-        theta_h = lam * fbar_h + rbar_h,   fbar_h = sum_f_h / N_h,   rbar_h = sum w r / sum w
-        theta   = sum_h (N_h / N) theta_h
-
-    (rbar_h the Hajek mean over the stratum's labelled cases). At lam = 0 it is the labels-only
-    (Hajek, stratified) estimate; with w = N/n and one stratum it is the PPI++ estimate
-    lam * mean_N(f) + mean_n(y - lam f).
-
-    Variance. Write g_i = w_i N_h / sum w (the weights scaled to sum to N_h; g = w exactly for a
-    uniform sample without replacement, the usual Hajek ratio linearisation otherwise). To first
-    order rbar_h - R_h = sum_i xi_i g_i (r_i - R_h) / N_h over all N_h cases (xi_i = 1 when
-    labelled, R_h the mean of r), so theta_h is the mean over the N_h cases of::
-
-        Z_i = lam f_i + xi_i g_i (r_i - rbar_h)
-
-    The Z_i are independent when the cases are independent draws and the design draws case by
-    case, so Var(theta_h) = Var(Z)/N_h, estimated by the sample variance of Z over the N_h cases.
-    The unlabelled cases need only their sums (their Z is lam f). With L the labelled cases,
-    A_i = g_i (y_i - ybar_h) and F_i = g_i (f_i - fbar_w,h) on L (ybar_h, fbar_w,h the Hajek means
-    of y and f over L; both sum to 0 over L), Z = lam f + A - lam F on L and lam f elsewhere, so
-    sum Z = lam sum_f_h and::
-
-        (N_h - 1) Var(Z) = sum_L (A - lam F)^2                                  [labelled part]
-                         + 2 lam sum_L A f + lam^2 (sumsq_f_h - 2 sum_L f F - sum_f_h^2 / N_h)
-
-    The labelled part (about (N_h/n_h)^2 n_h Var(r)) is multiplied by n_h / (n_h - 1), because the
-    residuals are centred on their own mean rbar_h (the usual correction; it is 4/3 with 4 labels
-    and 1.005 with 200, and the plain sample variance of Z otherwise). Then se^2 = sum_h
-    (N_h/N)^2 Var(Z_h) / N_h, whose labelled part (``var_labelled``, about Var(r)/n) shrinks as
-    labels are added and whose rest (``var_population``, about (Var(y) - Var(r))/N) does not; the
-    latter is negative when lam is far from its optimum, the sum is not.
-
-    Power tuning. se^2 is a convex quadratic in lam, minimised at lam* = -q_1 / (2 q_2) with q_1,
-    q_2 its coefficients of lam and lam^2 summed over strata: about Cov(y, f)/Var(f) over the
-    labelled (the labelled cases are part of the population here, so the PPI++ factor
-    1/(1 + n/N) of a separate unlabelled set does not appear). lam* is clipped to [0, 1]: below 0
-    the judge would be used against its own verdicts, above 1 trusted beyond its own scale. The
-    clipped lam is the best in [0, 1], so the tuned se is never above the labels-only se (lam = 0).
-    lam is 0 when f has no variance.
-
-    Undefined (value None, with the reason): no labelled case; a stratum with cases but fewer
-    than 2 labelled; an estimated variance of 0 (a normal interval would be a point).
-    """
-    _check_level(level)
+def _inputs(y, f, w, pop, strata, lam) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict, dict[Hashable, list[int]]]:
+    """:func:`ppi_mean`'s arguments checked: y, f and w as arrays, the population per stratum and
+    the labelled cases' positions per stratum."""
     y = _vector(y, "y")
     f = _vector(f, "f", y.size)
     w = _vector(w, "w", y.size)
@@ -297,6 +263,92 @@ def ppi_mean(
     missing = [h for h in groups if h not in pops]
     if missing:
         raise ValueError(f"strata {missing!r} have labelled cases but no entry in pop")
+    return y, f, w, pops, groups
+
+
+def _strata_parts(y, f, w, pops, groups, n_total: int, finite: bool) -> list[_Parts] | str:
+    """:func:`_parts` of every stratum with cases, or why the estimate is undefined (a stratum with
+    cases but fewer than 2 labelled)."""
+    parts = []
+    for h, (n_h, s1, s2) in pops.items():
+        idx = groups.get(h, [])
+        if n_h == 0:
+            if idx:
+                raise ValueError(f"pop[{h!r}] has N = 0 but {len(idx)} labelled cases")
+            continue
+        if len(idx) < 2:
+            where = "the population" if h is None else f"stratum {h!r}"
+            return f"{where} has {n_h} cases but {len(idx)} labelled: its variance needs at least 2 labelled"
+        parts.append(_parts(y[idx], f[idx], w[idx], n_h, s1, s2, n_h / n_total, h, idx, finite))
+    return parts
+
+
+def _tuned_lam(parts: list[_Parts]) -> float:
+    """The weight of the judge that minimises se^2.
+
+    Power tuning. se^2 is a convex quadratic in lam, minimised at lam* = -q_1 / (2 q_2) with q_1,
+    q_2 its coefficients of lam and lam^2 summed over strata: about Cov(y, f)/Var(f) over the
+    labelled (the labelled cases are part of the population here, so the PPI++ factor
+    1/(1 + n/N) of a separate unlabelled set does not appear). lam* is clipped to [0, 1]: below 0
+    the judge would be used against its own verdicts, above 1 trusted beyond its own scale. The
+    clipped lam is the best in [0, 1], so the tuned se is never above the labels-only se (lam = 0).
+    lam is 0 when f has no variance.
+    """
+    q1 = sum(p.lab[1] + p.pop[1] for p in parts)
+    q2 = sum(p.lab[2] + p.pop[2] for p in parts)
+    return 0.0 if q2 <= 0 else min(1.0, max(0.0, -q1 / (2.0 * q2)))
+
+
+def _interval(t: float, s: float, z: float, rates: bool) -> tuple[float, float]:
+    """t -+ z s, clipped to [0, 1] when every value is a rate."""
+    lo, hi = t - z * s, t + z * s
+    return (max(lo, 0.0), min(hi, 1.0)) if rates else (lo, hi)
+
+
+def _n_eff(y: np.ndarray, parts: list[_Parts], theta0: float, var: float, n_total: int, finite: bool) -> float:
+    """The uniformly drawn labels that alone would give the variance ``var``: the weighted variance
+    of the gold values over it."""
+    # the weight of each labelled case in the labels-only estimate is g_i / N (they sum to 1)
+    omega = np.zeros(y.size)
+    for p in parts:
+        omega[p.idx] = p.g / n_total
+    s2y = float(omega @ (y - theta0) ** 2)
+    # finite: the uniform labels-only sample of n' with s2y (1/n' - 1/N) = var
+    return 1.0 / (var / s2y + 1.0 / n_total) if finite and s2y > 0 else s2y / var
+
+
+def ppi_mean(
+    y, f, w, pop, *, strata=None, level: float = 0.90, lam: float | None = None, finite: bool = False
+) -> PPIEstimate:
+    """The PPI++ estimate of the population mean of y (a pass rate) from labelled cases and the
+    judge's value f on every case.
+
+    ``finite`` makes the target the N cases' own mean rather than the process's (see the module
+    docstring): the labelled part of the variance is the Horvitz-Thompson one of a Poisson design,
+    each labelled case's term times 1 - pi_i (the usual 1 - n/N for a uniform sample), and there is
+    no population part; labelling every case gives the mean itself (se 0, a census). Its interval
+    takes Student's t with n - (strata) degrees of freedom instead of the normal quantile.
+
+    ``y``, ``f``, ``w`` (and ``strata``) hold one entry per labelled case: the gold value, the
+    judge's value and the inverse inclusion probability 1/pi_i (>= 1). ``pop`` maps each stratum to
+    ``(N_h, sum of f, sum of f^2)`` over every case of the stratum, the labelled ones included
+    (a plain triple when ``strata`` is None). ``lam`` None tunes the weight of the judge
+    (:func:`_tuned_lam`); the variance is :func:`_parts`'s.
+
+    Estimator. With r = y - lam f, in each stratum h::
+
+        theta_h = lam * fbar_h + rbar_h,   fbar_h = sum_f_h / N_h,   rbar_h = sum w r / sum w
+        theta   = sum_h (N_h / N) theta_h
+
+    (rbar_h the Hajek mean over the stratum's labelled cases). At lam = 0 it is the labels-only
+    (Hajek, stratified) estimate; with w = N/n and one stratum it is the PPI++ estimate
+    lam * mean_N(f) + mean_n(y - lam f).
+
+    Undefined (value None, with the reason): no labelled case; a stratum with cases but fewer
+    than 2 labelled; an estimated variance of 0 (a normal interval would be a point).
+    """
+    _check_level(level)
+    y, f, w, pops, groups = _inputs(y, f, w, pop, strata, lam)
     n_total = sum(n_h for n_h, _, _ in pops.values())
     rates = bool(np.all((y >= 0) & (y <= 1) & (f >= 0) & (f <= 1))) and all(
         -_TOL <= s1 <= n_h + _TOL and s2 <= s1 + _TOL for n_h, s1, s2 in pops.values()
@@ -308,23 +360,10 @@ def ppi_mean(
 
     if y.size == 0:
         return undefined("no labelled case: the estimate needs labels")
-    parts = []
-    for h, (n_h, s1, s2) in pops.items():
-        idx = groups.get(h, [])
-        if n_h == 0:
-            if idx:
-                raise ValueError(f"pop[{h!r}] has N = 0 but {len(idx)} labelled cases")
-            continue
-        if len(idx) < 2:
-            where = "the population" if h is None else f"stratum {h!r}"
-            return undefined(f"{where} has {n_h} cases but {len(idx)} labelled: its variance needs at least 2 labelled")
-        parts.append(_parts(y[idx], f[idx], w[idx], n_h, s1, s2, n_h / n_total, h, idx, finite))
-
-    if lam is None:
-        q1 = sum(p.lab[1] + p.pop[1] for p in parts)
-        q2 = sum(p.lab[2] + p.pop[2] for p in parts)
-        lam = 0.0 if q2 <= 0 else min(1.0, max(0.0, -q1 / (2.0 * q2)))
-    lam = float(lam)
+    parts = _strata_parts(y, f, w, pops, groups, n_total, finite)
+    if isinstance(parts, str):
+        return undefined(parts)
+    lam = float(_tuned_lam(parts) if lam is None else lam)
     theta, var_lab, var_pop = _combine(parts, lam)
     theta0, var_lab0, var_pop0 = _combine(parts, 0.0)
     var, var0 = max(var_lab + var_pop, 0.0), max(var_lab0 + var_pop0, 0.0)
@@ -338,20 +377,7 @@ def ppi_mean(
         )
     z = _quantile(level, y.size - len(parts) if finite else None)
     se, se0 = math.sqrt(var), math.sqrt(var0)
-
-    def interval(t: float, s: float) -> tuple[float, float]:
-        lo, hi = t - z * s, t + z * s
-        return (max(lo, 0.0), min(hi, 1.0)) if rates else (lo, hi)
-
-    # the weight of each labelled case in the labels-only estimate is g_i / N (they sum to 1)
-    omega = np.zeros(y.size)
-    for p in parts:
-        omega[p.idx] = p.g / n_total
-    s2y = float(omega @ (y - theta0) ** 2)
-    # finite: the uniform labels-only sample of n' with s2y (1/n' - 1/N) = var
-    n_eff = 1.0 / (var / s2y + 1.0 / n_total) if finite and s2y > 0 else s2y / var
-    lo, hi = interval(theta, se)
-    lo0, hi0 = interval(theta0, se0)
+    (lo, hi), (lo0, hi0) = _interval(theta, se, z, rates), _interval(theta0, se0, z, rates)
     return PPIEstimate(
         value=theta,
         lo=lo,
@@ -359,7 +385,7 @@ def ppi_mean(
         se=se,
         lam=lam,
         n_labels=int(y.size),
-        n_eff=n_eff,
+        n_eff=_n_eff(y, parts, theta0, var, n_total, finite),
         level=float(level),
         labels_only_value=theta0,
         labels_only_lo=lo0,
