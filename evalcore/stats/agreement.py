@@ -409,6 +409,32 @@ class CorrectedRate(NamedTuple):
     reason: str | None = None
 
 
+def _corrected_draws(j, g, h, labels: list, stratum_sizes: dict, p_star: np.ndarray, rng) -> np.ndarray:
+    """:func:`corrected_pass_rate` on each resample of the gold cases (``p_star``: the observed
+    rate of each), NaN where the correction is undefined."""
+    n_boot = p_star.size
+    # the cases stratum by stratum (a stable sort: each stratum keeps its order, so the draws
+    # below pick the same cases), so that each stratum's counts fill a block of columns
+    # every case of a stratum weighs the same, so a resample counts for its cells only: per stratum
+    # how many of its n_h draws are (judge, gold) = (pass, pass), (fail, pass), (pass, fail), (fail,
+    # fail), multinomial(n_h, the stratum's shares), the distribution of n_h cases drawn with
+    # replacement (four numbers per resample instead of n_h)
+    cells = np.zeros((n_boot, 4))  # weighted: pass-pass, fail-pass, pass-fail, fail-fail
+    for s in labels:
+        m = h == s
+        size = int(m.sum())
+        code = np.where(g[m], 0, 2) + np.where(j[m], 0, 1)
+        draws = resample_counts(lambda w: w, np.bincount(code, minlength=4), n_boot, rng)
+        cells += draws * (stratum_sizes[s] / size)
+    pos, neg = cells[:, 0] + cells[:, 1], cells[:, 2] + cells[:, 3]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se_b = cells[:, 0] / pos
+        sp_b = cells[:, 3] / neg
+        jj = se_b + sp_b - 1.0
+        vals = np.clip((p_star + sp_b - 1.0) / jj, 0.0, 1.0)
+    return np.where((pos > 0) & (neg > 0) & (jj > 1e-12), vals, np.nan)
+
+
 def corrected_pass_rate(
     judge_pass,
     gold_pass,
@@ -455,48 +481,15 @@ def corrected_pass_rate(
         m = h == s
         w[m] = stratum_sizes[s] / m.sum()
     se, sp = weighted_se_sp(j, g, w)
+    none = CorrectedRate(None, None, None, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot, 0)
     if se.value is None or sp.value is None:
-        return CorrectedRate(
-            None,
-            None,
-            None,
-            p_obs,
-            se.value,
-            sp.value,
-            int(j.size),
-            observed_n,
-            level,
-            n_boot,
-            0,
-            se.reason or sp.reason,
-        )
+        return none._replace(reason=se.reason or sp.reason)
     est = rogan_gladen(p_obs, se.value, sp.value)
     if est.value is None:
-        return CorrectedRate(
-            None, None, None, p_obs, se.value, sp.value, int(j.size), observed_n, level, n_boot, 0, est.reason
-        )
+        return none._replace(reason=est.reason)
     rng = generator(seed)
     p_star = rng.binomial(observed_n, p_obs, size=n_boot) / observed_n
-    # the cases stratum by stratum (a stable sort: each stratum keeps its order, so the draws
-    # below pick the same cases), so that each stratum's counts fill a block of columns
-    # every case of a stratum weighs the same, so a resample counts for its cells only: per stratum
-    # how many of its n_h draws are (judge, gold) = (pass, pass), (fail, pass), (pass, fail), (fail,
-    # fail), multinomial(n_h, the stratum's shares), the distribution of n_h cases drawn with
-    # replacement (four numbers per resample instead of n_h)
-    cells = np.zeros((n_boot, 4))  # weighted: pass-pass, fail-pass, pass-fail, fail-fail
-    for s in labels:
-        m = h == s
-        size = int(m.sum())
-        code = np.where(g[m], 0, 2) + np.where(j[m], 0, 1)
-        draws = resample_counts(lambda w: w, np.bincount(code, minlength=4), n_boot, rng)
-        cells += draws * (stratum_sizes[s] / size)
-    pos, neg = cells[:, 0] + cells[:, 1], cells[:, 2] + cells[:, 3]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        se_b = cells[:, 0] / pos
-        sp_b = cells[:, 3] / neg
-        jj = se_b + sp_b - 1.0
-        vals = np.clip((p_star + sp_b - 1.0) / jj, 0.0, 1.0)
-    vals = np.where((pos > 0) & (neg > 0) & (jj > 1e-12), vals, np.nan)
+    vals = _corrected_draws(j, g, h, labels, stratum_sizes, p_star, rng)
     iv = percentile_interval(vals, level)
     lo, hi = iv.lo, iv.hi
     ok = vals[~np.isnan(vals)]
