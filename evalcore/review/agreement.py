@@ -11,12 +11,18 @@ from typing import Any, cast
 import numpy as np
 
 from evalcore.analysis.answers import has_classes
+from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.review.detect import runs_on
 from evalcore.review.raters import People, rater_stats
 from evalcore.review.reportcard import PAIR_CHOICES, UNPARSEABLE, report_card
 from evalcore.stats import agreement as A
 from evalcore.storage.store import Store
+
+#: a pairwise choice's code: left, same, right
+_CODE = {c: k for k, c in enumerate(PAIR_CHOICES)}
+#: a session's model grader: its run, manifest and (pair, order) -> choice
+_Grader = tuple[str, S.RunManifest, dict[tuple[str, str], Any]]
 
 
 def session_agreement(
@@ -45,7 +51,6 @@ def session_agreement(
         )
     ]
     pi = {p: k for k, p in enumerate(pairs)}
-    code = {c: k for k, c in enumerate(PAIR_CHOICES)}
     rows = [
         {
             "rater": j["reviewer"],
@@ -58,26 +63,54 @@ def session_agreement(
     ]
     people = rater_stats(People.from_rows(rows), list(PAIR_CHOICES), None, "nominal")
     by_pair: dict[str, list[int]] = defaultdict(list)
-    j: Any  # a judgment row here, a grader's codes below
     for j in judgments:
-        by_pair[j["pair_id"]].append(code[j["choice"]])
+        by_pair[j["pair_id"]].append(_CODE[j["choice"]])
     majority = {p: A.strict_majority(v) for p, v in by_pair.items()}
     counts = Counter(PAIR_CHOICES[v] for v in majority.values() if v is not None)
     gold_pairs = sorted((p for p, v in majority.items() if v is not None), key=cast(Callable[[str], int], pi.get))
+    graders = _session_graders(store, session_id)
+    return {
+        "session_id": session_id,
+        "status": m.status,
+        "pairs": len(pairs),
+        "judgments": len(judgments),
+        "reviewers": people,
+        "categories": list(PAIR_CHOICES),
+        "majority": {
+            "left": counts["left"],
+            "same": counts["same"],
+            "right": counts["right"],
+            "no_majority": sum(1 for v in majority.values() if v is None),
+            "unjudged": len(pairs) - len(by_pair),
+        },
+        "graders": _graders_vs_majority(graders, gold_pairs, majority, seed=seed, n_boot=n_boot, level=level),
+        "grader_pairs": _grader_pairs(graders, pairs),
+        "seed": seed,
+        "n_boot": n_boot,
+        "level": level,
+    }
+
+
+def _session_graders(store: Store, session_id: str) -> list[_Grader]:
+    """The session's model graders: the runs with its ``session_id`` knob and pair verdicts."""
     graders = []
     for rid in store.ids("run"):
         run = store.run(rid)
-        if (run.manifest.knobs or {}).get("session_id") != session_id or not (
-            run.path / "pair_verdicts.parquet"
-        ).exists():
-            continue
-        pv = store.records(
-            'SELECT pair_id, "order", choice FROM read_parquet(?)', [store.path_of("run", rid, "pair_verdicts")]
-        )
-        graders.append((rid, run.manifest, {(r["pair_id"], r["order"]): r["choice"] for r in pv}))
+        if (run.manifest.knobs or {}).get("session_id") == session_id and (run.path / "pair_verdicts.parquet").exists():
+            pv = store.records(
+                'SELECT pair_id, "order", choice FROM read_parquet(?)', [store.path_of("run", rid, "pair_verdicts")]
+            )
+            graders.append((rid, run.manifest, {(r["pair_id"], r["order"]): r["choice"] for r in pv}))
+    return graders
+
+
+def _graders_vs_majority(
+    graders: list[_Grader], gold_pairs: list[str], majority: dict[str, int | None], seed: int, n_boot: int, level: float
+) -> list[dict[str, Any]]:
+    """Each grader in each order against people's majority on ``gold_pairs``, unparseable a fourth class."""
     cats4 = [*PAIR_CHOICES, UNPARSEABLE]
     code4 = {c: k for k, c in enumerate(cats4)}
-    g_out = []
+    out = []
     for rid, rm, ch in graders:
         for order in ("as_shown", "swapped"):
             if not any(k[1] == order for k in ch):
@@ -86,7 +119,7 @@ def session_agreement(
             g = np.array([majority[p] for p in gold_pairs], dtype=np.int64)
             j = np.array([code4[v] if v in code4 else code4[UNPARSEABLE] for v in vals], dtype=np.int64)
             iv = A.cohen_kappa_interval(g, j, seed=seed, k=4, n_boot=n_boot, level=level)
-            g_out.append(
+            out.append(
                 {
                     "run_id": rid,
                     "judge_model": rm.judge_model,
@@ -105,20 +138,25 @@ def session_agreement(
                     },
                 }
             )
-    pairs_out = []
+    return out
+
+
+def _grader_pairs(graders: list[_Grader], pairs: list[str]) -> list[dict[str, Any]]:
+    """Every two graders against each other on the pairs as shown (a pair either could not parse dropped)."""
+    out = []
     for a in range(len(graders)):
         for b in range(a + 1, len(graders)):
             (ra, _, ca), (rb, _, cb) = graders[a], graders[b]
             x = [
-                (code[ca[(p, "as_shown")]], code[cb[(p, "as_shown")]])
+                (_CODE[ca[(p, "as_shown")]], _CODE[cb[(p, "as_shown")]])
                 for p in pairs
-                if ca.get((p, "as_shown")) in code and cb.get((p, "as_shown")) in code
+                if ca.get((p, "as_shown")) in _CODE and cb.get((p, "as_shown")) in _CODE
             ]
             xa = np.array([t[0] for t in x], dtype=np.int64)
             xb = np.array([t[1] for t in x], dtype=np.int64)
             s = A.cohen_kappa(xa, xb, 3)
             both = sum(1 for p in pairs if (p, "as_shown") in ca and (p, "as_shown") in cb)
-            pairs_out.append(
+            out.append(
                 {
                     "a": ra,
                     "b": rb,
@@ -131,26 +169,7 @@ def session_agreement(
                     "reason": s.reason,
                 }
             )
-    return {
-        "session_id": session_id,
-        "status": m.status,
-        "pairs": len(pairs),
-        "judgments": len(judgments),
-        "reviewers": people,
-        "categories": list(PAIR_CHOICES),
-        "majority": {
-            "left": counts["left"],
-            "same": counts["same"],
-            "right": counts["right"],
-            "no_majority": sum(1 for v in majority.values() if v is None),
-            "unjudged": len(pairs) - len(by_pair),
-        },
-        "graders": g_out,
-        "grader_pairs": pairs_out,
-        "seed": seed,
-        "n_boot": n_boot,
-        "level": level,
-    }
+    return out
 
 
 def agreement(

@@ -116,15 +116,71 @@ def _judge_pairs(
     cut: tuple[str, list] = ("", []),
 ) -> dict:
     """Per criterion, Cohen's kappa between every two runs (runs are fixed raters) on the cases both
-    judged, from confusion counts computed in DuckDB. The criterion is flagged ambiguous when two
-    judges in the same harness (:func:`comparison` ``judges``) agree below :data:`AMBIGUOUS_KAPPA` on
-    at least :data:`MIN_PAIR_CASES` cases:
-    people could read it either way. Listed with it: the cases those judges dispute. The confusion
-    counts of a criterion that is pass / fail in two runs with answers tables come from the tables
-    (:func:`_pair_masks`; ``cut`` is the slice condition on ``item_id``), the others from the
-    verdicts (``vsql``, already cut)."""
+    judged, from confusion counts computed in DuckDB (:func:`_pair_tables`). The criterion is flagged
+    ambiguous when two judges in the same harness (:func:`comparison` ``judges``) agree below
+    :data:`AMBIGUOUS_KAPPA` on at least :data:`MIN_PAIR_CASES` cases:
+    people could read it either way. Listed with it: the cases those judges dispute."""
+    out: dict[str, dict] = defaultdict(lambda: {"pairs": [], "ambiguous": {"flag": False}})
+    for (crit_name, ra, rb), cells in sorted(_pair_tables(store, vsql, vparams, run_ids, ms, judge_round, cut).items()):
+        crit = ms[ra].rubric.get(crit_name)
+        cats, weights, _ = scale_of(crit)
+        code = {c: k for k, c in enumerate(cats)}
+        t = np.zeros((len(cats), len(cats)))
+        for va, vb, n in cells:
+            if va in code and vb in code:
+                t[code[va], code[vb]] += n
+        s = A.kappa_from_confusion(t, weights)
+        n = int(t.sum())
+        out[crit_name]["pairs"].append(
+            {
+                "a": ra,
+                "b": rb,
+                "n": n,
+                "agreement": float(np.trace(t) / n) if n else None,
+                "kappa": s.value,
+                "reason": s.reason,
+                "comparison": comparison(ms[ra], ms[rb]),
+            }
+        )
+    lows = {
+        crit_name: low
+        for crit_name, e in out.items()
+        if (
+            low := [
+                p
+                for p in e["pairs"]
+                if p["comparison"] == "judges"
+                and p["kappa"] is not None
+                and p["kappa"] < AMBIGUOUS_KAPPA
+                and p["n"] >= MIN_PAIR_CASES
+            ]
+        )
+    }
+    if not lows:
+        return dict(out)
+    disputed = _disputed(store, vsql, vparams, judge_round, lows)
+    for crit_name, low in lows.items():
+        out[crit_name]["ambiguous"] = {
+            "flag": True,
+            "threshold": AMBIGUOUS_KAPPA,
+            "pairs": [
+                {"a": p["a"], "b": p["b"], "kappa": p["kappa"], "n": p["n"], "mode": ms[p["a"]].mode} for p in low
+            ],
+            "harnesses": harness_comparisons(out[crit_name]["pairs"], low, ms),
+            "disputed_items": disputed.get(crit_name, []),
+        }
+    return dict(out)
+
+
+def _pair_tables(
+    store: Store, vsql: str | None, vparams: list, run_ids: list[str], ms: dict, judge_round: int, cut: tuple[str, list]
+) -> dict[tuple[str, str, str], list[tuple[str, str, int]]]:
+    """(criterion, run a, run b) -> the confusion cells (a's value, b's value, cases) of every two
+    runs (a < b) on each criterion both judge. The cells of a criterion that is pass / fail in two
+    runs with answers tables come from the tables (:func:`_pair_masks`; ``cut`` is the slice
+    condition on ``item_id``), the others from the verdicts (``vsql``, already cut)."""
     masks = mask_runs(store, run_ids, ms) if judge_round >= 1 else {}
-    tables: dict[tuple, list] = defaultdict(list)
+    tables: dict[tuple[str, str, str], list[tuple[str, str, int]]] = defaultdict(list)
     from_masks: set[tuple[str, str, str]] = set()
     for ra in sorted(masks):
         for rb in sorted(masks):
@@ -163,46 +219,14 @@ def _judge_pairs(
         rows = []
     for r in rows:
         tables[(r["criterion"], r["ra"], r["rb"])].append((r["va"], r["vb"], r["n"]))
-    out: dict[str, dict] = defaultdict(lambda: {"pairs": [], "ambiguous": {"flag": False}})
-    for (crit_name, ra, rb), cells in sorted(tables.items()):
-        crit = ms[ra].rubric.get(crit_name)
-        cats, weights, _ = scale_of(crit)
-        code = {c: k for k, c in enumerate(cats)}
-        t = np.zeros((len(cats), len(cats)))
-        for va, vb, n in cells:
-            if va in code and vb in code:
-                t[code[va], code[vb]] += n
-        s = A.kappa_from_confusion(t, weights)
-        n = int(t.sum())
-        out[crit_name]["pairs"].append(
-            {
-                "a": ra,
-                "b": rb,
-                "n": n,
-                "agreement": float(np.trace(t) / n) if n else None,
-                "kappa": s.value,
-                "reason": s.reason,
-                "comparison": comparison(ms[ra], ms[rb]),
-            }
-        )
-    lows = {
-        crit_name: low
-        for crit_name, e in out.items()
-        if (
-            low := [
-                p
-                for p in e["pairs"]
-                if p["comparison"] == "judges"
-                and p["kappa"] is not None
-                and p["kappa"] < AMBIGUOUS_KAPPA
-                and p["n"] >= MIN_PAIR_CASES
-            ]
-        )
-    }
-    if not lows:
-        return dict(out)
-    # the disputed items of every flagged criterion in one scan: per criterion, the cases its low
-    # pairs disagree on, most disagreeing pairs first, at most MAX_DISPUTED
+    return tables
+
+
+def _disputed(
+    store: Store, vsql: str | None, vparams: list, judge_round: int, lows: dict[str, list[dict]]
+) -> dict[str, list[dict]]:
+    """The disputed items of every flagged criterion in one scan: per criterion, the cases its low
+    pairs disagree on, most disagreeing pairs first, at most :data:`MAX_DISPUTED`."""
     flat = [(c, p["a"], p["b"]) for c, low in lows.items() for p in low]
     disputed: dict[str, list[dict]] = defaultdict(list)
     for d in store.records(
@@ -215,30 +239,12 @@ def _judge_pairs(
         "WHERE a.value <> b.value GROUP BY ALL) "
         "SELECT * FROM d QUALIFY row_number() OVER (PARTITION BY criterion ORDER BY pairs DESC, item_id, gen_round) "
         "<= ? ORDER BY criterion, pairs DESC, item_id, gen_round",
-        [
-            *vparams,
-            int(judge_round),
-            list(lows),
-            [f[0] for f in flat],
-            [f[1] for f in flat],
-            [f[2] for f in flat],
-            MAX_DISPUTED,
-        ],
+        [*vparams, int(judge_round), list(lows), *([f[i] for f in flat] for i in range(3)), MAX_DISPUTED],
     ):
         disputed[d["criterion"]].append(
             {"item_id": d["item_id"], "gen_round": d["gen_round"], "pairs_disagreeing": d["pairs"]}
         )
-    for crit_name, low in lows.items():
-        out[crit_name]["ambiguous"] = {
-            "flag": True,
-            "threshold": AMBIGUOUS_KAPPA,
-            "pairs": [
-                {"a": p["a"], "b": p["b"], "kappa": p["kappa"], "n": p["n"], "mode": ms[p["a"]].mode} for p in low
-            ],
-            "harnesses": harness_comparisons(out[crit_name]["pairs"], low, ms),
-            "disputed_items": disputed.get(crit_name, []),
-        }
-    return dict(out)
+    return disputed
 
 
 def _pair_masks(

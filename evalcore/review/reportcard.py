@@ -43,6 +43,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -62,9 +63,9 @@ from evalcore.review.judges import (
     mask_runs,
     scale_of,
 )
-from evalcore.review.ongold import on_gold, repeat_entry
+from evalcore.review.ongold import OnGold, on_gold, repeat_entry
 from evalcore.review.queue import flagged_for_repair
-from evalcore.review.raters import gold_of, people, rater_stats
+from evalcore.review.raters import People, gold_of, people, rater_stats
 from evalcore.stats import agreement as A
 from evalcore.storage.aggregates import patterns_of
 from evalcore.storage.gold import gold as settle
@@ -127,31 +128,9 @@ def same_family(run: S.RunManifest, gen: S.GenerationManifest) -> str | None:
     return None
 
 
-def _contradicting_cases(store: Store, det: Detection) -> list[dict[str, Any]]:
-    """The raised cases with a contradiction in a judge's own record (its statement, or
-    post-processing against its raw verdict), read from the stored detection by SQL; none without
-    reading it when the detection counted none (60M cases at 180M verdict rows: a 6 s scan)."""
-    if not (det.counts.get("postprocess_rewrite") or det.counts.get("statement_contradicts")):
-        return []
-    rows = store.records(
-        "SELECT item_id, gen_round, criterion, reasons, detail FROM read_parquet(?) WHERE raised AND "
-        "(list_contains(reasons, 'postprocess_rewrite') OR list_contains(reasons, 'statement_contradicts')) "
-        "ORDER BY item_id, gen_round, criterion",
-        [str(det.path)],
-    )
-    for r in rows:
-        r["gen_round"] = int(r["gen_round"])
-        r["reasons"] = list(r["reasons"])
-        r["detail"] = json.loads(r["detail"])
-    return rows
-
-
-def _f(x: Any) -> Any:
-    if isinstance(x, (np.floating, float)):
-        return None if np.isnan(x) else float(x)
-    if isinstance(x, np.integer):
-        return int(x)
-    return x
+def _pass_category(cats: Sequence[str]) -> str | None:
+    """The category that passes on a scale (pass, correct), None on a scale of scores."""
+    return next((c for c in cats if c in ("pass", "correct")), None)
 
 
 def _vs_gold(
@@ -172,7 +151,7 @@ def _vs_gold(
     iv = A.cohen_kappa_interval(g, j, seed=seed, k=len(cats), weights=weights, n_boot=n_boot, level=level)
     acc = A.accuracy(g, j)
     conf = A.confusion(g, j, len(cats)) if g.size else np.zeros((len(cats), len(cats)), dtype=int)
-    passes = [c for c in cats if c in ("pass", "correct")] or None
+    passes = _pass_category(cats)
     out: dict[str, Any] = {
         "n": int(g.size),
         "missing": len(judge) - len(keep),
@@ -183,7 +162,7 @@ def _vs_gold(
         "confusion": {"rows": "gold", "columns": "judge", "labels": cats, "matrix": conf.tolist()},
     }
     if passes is not None and g.size:
-        pc = code[passes[0]]
+        pc = code[passes]
         out["gold_pass_rate"] = float(np.mean(g == pc))
         out["judge_pass_rate"] = float(np.mean(j == pc))
         out["leniency"] = out["judge_pass_rate"] - out["gold_pass_rate"]
@@ -217,10 +196,67 @@ def report_card(
     run_ids = runs_on(store, gen_id)
     ms = {rid: store.run(rid).manifest for rid in run_ids}
     labels = LabelStore(store)
+    names = _criterion_names(store, gen_id, ms, labels)
+    crits = {
+        n: next((m.rubric.get(n) for m in ms.values() if m.rubric.get(n)), None) or labels.criterion_for(gen_id, n)
+        for n in names
+    }
+    folk = people(store, gen_id, crits, (cut, cut_params))
+    gold, gold_counts = gold_of(folk, [g for g in settle(labels, gen_id) if in_slice(g["item_id"])], crits)
+    design = design_of(store, gen_id, queue_id)
+    warnings, family = _run_warnings(ms, gen.manifest)
+    j = _judged(store, gen.manifest.suite_id, ms, gold, design, judge_round, (cut, cut_params))
+    boot = {"seed": seed, "n_boot": n_boot, "level": level}
+    criteria = []
+    pass_of: dict[str, str] = {}  # pass / fail criterion -> its pass category
+    values_of: dict[str, dict[str, dict[tuple, str | None]]] = {}  # run -> criterion -> case -> value
+    for name in names:
+        entry, values = _criterion(name, crits[name], j, gold, folk, ms, design, judge_round, boot, bool(cut), target)
+        criteria.append(entry)
+        if (pc := _pass_category(entry["categories"])) is not None:
+            pass_of[name] = pc
+        for rid, v in values.items():
+            values_of.setdefault(rid, {})[name] = v
+    det = stored_detection(store, gen_id) if run_ids else None
+    tags = Counter(
+        t
+        for e in labels.standing(gen_id)
+        if e["outcome"] in ("decided", "test_wrong") and in_slice(e["item_id"])
+        for t in e["tags"]
+    )
+    all_pass = [{"run_id": rid, "ppi": C.all_pass_ppi(
+        store, j.prefixes, rid, ms, gold, pass_of, values_of.get(rid, {}), judge_round,
+        sliced=bool(cut), level=level, target=target, hold=j.hold, verdicts=j.verdicts,
+    )} for rid in run_ids]  # fmt: skip
+    return {
+        "gen_id": gen_id,
+        "suite_id": gen.manifest.suite_id,
+        "runs": run_ids,
+        "generator_model": (gen.manifest.knobs or {}).get("generator_model"),
+        "judge_round": judge_round,
+        "slice": ({"classes": list(classes), "items": len(items)} if cut else None),
+        **boot,
+        "gold": gold_counts,
+        "queue": (design["queue"]["queue_id"] if design else None),
+        "warnings": warnings,
+        "same_family": family,
+        "summary": judge_summary(criteria, ms),
+        "target_half_width": target,
+        "all_pass": all_pass,
+        "criteria": criteria,
+        "contradictions": _contradictions(store, det, ms, in_slice) if det else [],
+        "queue_reasons": _queue_reasons(store, det, cut, cut_params) if det else {},
+        "tags": dict(sorted(tags.items(), key=lambda t: (-t[1], t[0]))),
+        "flagged_for_repair": [f for f in flagged_for_repair(store, gen_id) if in_slice(f["item_id"])],
+    }
+
+
+def _criterion_names(store: Store, gen_id: str, ms: dict[str, S.RunManifest], labels: LabelStore) -> list[str]:
+    """The card's criteria: the runs' rubrics', then those people labelled that no run judges."""
     names: list[str] = []
-    for rid in run_ids:
-        names += [c for c in ms[rid].rubric.names() if c not in names]
-    for lid in store.ids("labelset"):  # criteria people labelled that no run judges
+    for m in ms.values():
+        names += [c for c in m.rubric.names() if c not in names]
+    for lid in store.ids("labelset"):
         lm = store.labelset(lid).manifest
         if lm.gen_id == gen_id:
             extra = (
@@ -235,15 +271,11 @@ def report_card(
                 ]
             )
             names += [n for n in extra if n not in names]
-    names += sorted({e["criterion"] for e in labels.standing(gen_id)} - set(names))
-    crits = {
-        n: next((ms[r].rubric.get(n) for r in run_ids if ms[r].rubric.get(n)), None) or labels.criterion_for(gen_id, n)
-        for n in names
-    }
-    folk = people(store, gen_id, crits, (cut, cut_params))
-    gold, gold_counts = gold_of(folk, [g for g in settle(labels, gen_id) if in_slice(g["item_id"])], crits)
-    design = design_of(store, gen_id, queue_id)
+    return names + sorted({e["criterion"] for e in labels.standing(gen_id)} - set(names))
 
+
+def _run_warnings(ms: dict[str, S.RunManifest], gen: S.GenerationManifest) -> tuple[list[str], list[dict[str, Any]]]:
+    """The card's warnings on its runs, and the runs whose judge shares the generator's family."""
     warnings = [
         f"run {rid} is {m.status}: its figures rest on fewer verdicts"
         for rid, m in ms.items()
@@ -251,14 +283,14 @@ def report_card(
     ] + [w for rid, m in ms.items() if (w := variant_warning(rid, m.prompt_variant))]
     family = []
     for rid, m in ms.items():
-        why = same_family(m, gen.manifest)
+        why = same_family(m, gen)
         if why:
             family.append(
                 {
                     "run_id": rid,
                     "judge_model": m.judge_model,
                     "judge_family": m.judge_family,
-                    "generator_model": (gen.manifest.knobs or {}).get("generator_model"),
+                    "generator_model": (gen.knobs or {}).get("generator_model"),
                     "why": why,
                 }
             )
@@ -266,180 +298,157 @@ def report_card(
                 f"run {rid}: {why}; a judge of the generator's family tends to favour its answers, so read "
                 "its pass rate as optimistic"
             )
+    return warnings, family
 
+
+@dataclass
+class _Judged:
+    """The judges' verdicts as the card's criteria read them (:func:`_judged`)."""
+
+    verdicts: tuple[str | None, list[Any]]  # the verdict values' SQL and parameters, cut to the slice
+    og: OnGold  # every run's values on the gold cases, every judge round
+    observed: dict[tuple[str, str], tuple[int, int]]  # (run, criterion) -> (passes, judged)
+    observed_ppi: dict[tuple[str, str], tuple[int, int]]  # the same without the suite's holdout items
+    hold: tuple[str, list[Any]]  # the condition that leaves the holdout items out
+    hidden: frozenset[str]  # the holdout items
+    prefixes: dict[str, dict[tuple, float]]  # the audit's decided prefixes (correct.audit_prefixes)
+    pairs: dict[str, Any]  # criterion -> the judges' pairs and the ambiguity flag
+    repeat: dict[str, Any]  # criterion -> repeat consistency per run
+
+
+def _judged(
+    store: Store,
+    suite_id: str,
+    ms: dict[str, S.RunManifest],
+    gold: dict,
+    design: dict | None,
+    judge_round: int,
+    cut: tuple[str, list[Any]],
+) -> _Judged:
+    """Read the runs' verdicts on the slice ``cut`` (and the queue's design over them, into ``design``)."""
+    run_ids = list(ms)
     vsql, vparams = _values_sql(store, run_ids) if run_ids else (None, [])
-    if vsql is not None and cut:
-        vsql, vparams = f"SELECT * FROM ({vsql}) WHERE {cut}", [*vparams, *cut_params]
-    # judge values on the gold cases, every judge round
+    if vsql is not None and cut[0]:
+        vsql, vparams = f"SELECT * FROM ({vsql}) WHERE {cut[0]}", [*vparams, *cut[1]]
     gkeys = sorted(gold)
-    og = on_gold(store, vsql, vparams, run_ids if gkeys else [], ms, gkeys, (cut, cut_params))
+    og = on_gold(store, vsql, vparams, run_ids if gkeys else [], ms, gkeys, cut)
     # every run's pass rate per criterion at the selected judge round
-    observed = _observed(store, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params))
+    observed = _observed(store, vsql, vparams, run_ids, ms, judge_round, cut)
+    decided = [k for k in gkeys if gold[k]["source"] == "state"]
     if design is not None:
         # the design's weights of the gold decided in the queue, and what each stratum stands for
         # (counted over the queue cases each run judged)
-        design["cases"] = design_cases(
-            store, design, [k for k in gkeys if gold[k]["source"] == "state"], (cut, cut_params)
-        )
-        design["sizes"] = design_sizes(store, design, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params))
-    pairs = _judge_pairs(store, vsql, vparams, run_ids, ms, judge_round, (cut, cut_params)) if len(run_ids) > 1 else {}
-    repeat = _repeat(store, vsql, vparams, [r for r in run_ids if ms[r].judge_rounds > 1], ms, (cut, cut_params))
+        design["cases"] = design_cases(store, design, decided, cut)
+        design["sizes"] = design_sizes(store, design, vsql, vparams, run_ids, ms, judge_round, cut)
+    pairs = _judge_pairs(store, vsql, vparams, run_ids, ms, judge_round, cut) if len(run_ids) > 1 else {}
+    repeat = _repeat(store, vsql, vparams, [r for r in run_ids if ms[r].judge_rounds > 1], ms, cut)
     # the corrected rates stand for the cases the audit draws from: the suite's holdout items are not
-    hcut = holdout_filter(store, gen.manifest.suite_id)
-    hidden = frozenset(holdout_ids(store, gen.manifest.suite_id)) if hcut[0] else frozenset()
-    if hcut[0] and not cut:
+    hcut = holdout_filter(store, suite_id)
+    hidden = frozenset(holdout_ids(store, suite_id)) if hcut[0] else frozenset()
+    if hcut[0] and not cut[0]:
         hsql = (f"SELECT * FROM ({vsql}) WHERE {hcut[0]}", [*vparams, *hcut[1]]) if vsql else (None, [])
         observed_ppi = _observed(store, hsql[0], hsql[1], run_ids, ms, judge_round, hcut)
     else:
         observed_ppi = observed
-    prefixes = C.audit_prefixes(store, design, [k for k in gkeys if gold[k]["source"] == "state"])
-    pass_of: dict[str, str] = {}  # pass / fail criterion -> its pass category
-    values_of: dict[str, dict[str, dict[tuple, str | None]]] = {}  # run -> criterion -> case -> value
+    prefixes = C.audit_prefixes(store, design, decided)
+    return _Judged((vsql, vparams), og, observed, observed_ppi, hcut, hidden, prefixes, pairs, repeat)
 
-    keys_of: dict[str, list[tuple]] = {}  # criterion -> its gold keys, in gkeys' order
-    for k in gkeys:
-        keys_of.setdefault(k[2], []).append(k)
-    criteria = []
-    for name in names:
-        crit = crits[name]
-        cats, weights, kr_level = scale_of(crit)
-        ckeys = keys_of.get(name, [])
-        gold_values = [gold[k]["value"] for k in ckeys]
-        entry: dict[str, Any] = {
-            "criterion": name,
-            "kind": crit.kind if crit else "binary",
-            "categories": cats,
-            "weights": weights,
-            "gold_cases": len(ckeys),
-            "gold_sources": dict(Counter(gold[k]["source"] for k in ckeys)),
-        }
-        judges = []
-        pc = next((c for c in cats if c in ("pass", "correct")), None)
-        if pc is not None:
-            pass_of[name] = pc
-        for rid in run_ids:
-            if not ms[rid].rubric.get(name):
-                continue
-            jv = og.at(rid, name, judge_round)
-            values_of.setdefault(rid, {})[name] = dict(zip(ckeys, jv))
-            row = {
+
+def _criterion(
+    name: str,
+    crit: S.Criterion | None,
+    j: _Judged,
+    gold: dict,
+    folk: People,
+    ms: dict[str, S.RunManifest],
+    design: dict | None,
+    judge_round: int,
+    boot: dict[str, Any],
+    sliced: bool,
+    target: float,
+) -> tuple[dict[str, Any], dict[str, dict[tuple, str | None]]]:
+    """One criterion's entry on the card (``boot``: seed, n_boot, level), and run -> its values on
+    the criterion's gold cases."""
+    cats, weights, kr_level = scale_of(crit)
+    ckeys = j.og.keys.get(name, [])
+    gold_values = [gold[k]["value"] for k in ckeys]
+    pc = _pass_category(cats)
+    judges: list[dict[str, Any]] = []
+    values: dict[str, dict[tuple, str | None]] = {}
+    for rid, m in ms.items():
+        if not m.rubric.get(name):
+            continue
+        jv = j.og.at(rid, name, judge_round)
+        values[rid] = dict(zip(ckeys, jv))
+        k_obs, n_obs = j.observed.get((rid, name), (0, 0))
+        judges.append(
+            {
                 "run_id": rid,
-                "judge_model": ms[rid].judge_model,
-                "mode": ms[rid].mode,
-                "status": ms[rid].status,
-                "prompt_variant": ms[rid].prompt_variant,
-                **_vs_gold(jv, gold_values, cats, weights, seed=seed, n_boot=n_boot, level=level),
+                "judge_model": m.judge_model,
+                "mode": m.mode,
+                "status": m.status,
+                "prompt_variant": m.prompt_variant,
+                **_vs_gold(jv, gold_values, cats, weights, **boot),
+                "pass_rate": k_obs / n_obs if n_obs else None,
+                "verdicts": n_obs,
+                "corrected": _corrected(rid, name, ckeys, jv, gold, cats, design, k_obs, n_obs, **boot),
+                "ppi": C.run_ppi(
+                    j.prefixes, name, ckeys, jv, gold, pc, *j.observed_ppi.get((rid, name), (0, 0)),
+                    sliced=sliced, level=boot["level"], target=target, hidden=j.hidden,
+                ),
             }
-            k_obs, n_obs = observed.get((rid, name), (0, 0))
-            row["pass_rate"] = k_obs / n_obs if n_obs else None
-            row["verdicts"] = n_obs
-            row["corrected"] = _corrected(
-                rid,
-                name,
-                ckeys,
-                jv,
-                gold,
-                cats,
-                design,
-                (design or {}).get("sizes", {}).get(rid, {}).get(name, {}),
-                k_obs,
-                n_obs,
-                seed=seed,
-                n_boot=n_boot,
-                level=level,
-            )
-            row["ppi"] = C.run_ppi(
-                prefixes, name, ckeys, jv, gold, pc, *observed_ppi.get((rid, name), (0, 0)),
-                sliced=bool(cut), level=level, target=target, hidden=hidden,
-            )  # fmt: skip
-            judges.append(row)
-        entry["judges"] = judges
-        entry["reviewers"] = rater_stats(folk.of(name), cats, weights, kr_level)
-        code = {c: i for i, c in enumerate(cats)}
-        gold_codes = np.array([code[v] for v in gold_values], dtype=np.int64)
-        entry["repeat"] = repeat_entry(repeat.get(name, {}), og, name, gold_codes, cats, weights)
-        entry["judge_pairs"] = pairs.get(name, {}).get("pairs", [])
-        entry["ambiguous"] = pairs.get(name, {}).get("ambiguous", {"flag": False})
-        criteria.append(entry)
+        )  # fmt: skip
+    code = {c: i for i, c in enumerate(cats)}
+    gold_codes = np.array([code[v] for v in gold_values], dtype=np.int64)
+    pair = j.pairs.get(name, {})
+    return {
+        "criterion": name,
+        "kind": crit.kind if crit else "binary",
+        "categories": cats,
+        "weights": weights,
+        "gold_cases": len(ckeys),
+        "gold_sources": dict(Counter(gold[k]["source"] for k in ckeys)),
+        "judges": judges,
+        "reviewers": rater_stats(folk.of(name), cats, weights, kr_level),
+        "repeat": repeat_entry(j.repeat.get(name, {}), j.og, name, gold_codes, cats, weights),
+        "judge_pairs": pair.get("pairs", []),
+        "ambiguous": pair.get("ambiguous", {"flag": False}),
+    }, values
 
-    det = stored_detection(store, gen_id) if run_ids else None
-    raised = [c for c in _contradicting_cases(store, det) if in_slice(c["item_id"])] if det else []
-    queue_reasons = _queue_reasons(store, det, cut, cut_params) if det else {}
-    contradictions = []
-    for rid in run_ids:
+
+def _contradictions(
+    store: Store, det: Detection, ms: dict[str, S.RunManifest], in_slice: Callable[[str], bool]
+) -> list[dict[str, Any]]:
+    """Per run, the raised cases of the slice with a contradiction in its own record (its statement, or
+    post-processing against its raw verdict), read from the stored detection by SQL; none without
+    reading it when the detection counted none (60M cases at 180M verdict rows: a 6 s scan)."""
+    if not (det.counts.get("postprocess_rewrite") or det.counts.get("statement_contradicts")):
+        return []
+    raised = [
+        {**r, "gen_round": int(r["gen_round"]), "reasons": list(r["reasons"]), "detail": json.loads(r["detail"])}
+        for r in store.records(
+            "SELECT item_id, gen_round, criterion, reasons, detail FROM read_parquet(?) WHERE raised AND "
+            "(list_contains(reasons, 'postprocess_rewrite') OR list_contains(reasons, 'statement_contradicts')) "
+            "ORDER BY item_id, gen_round, criterion",
+            [str(det.path)],
+        )
+        if in_slice(r["item_id"])
+    ]
+    out = []
+    for rid, m in ms.items():
         rew = [c for c in raised if any(d["run"] == rid for d in c["detail"].get("postprocess_rewrite", []))]
         stm = [c for c in raised if any(d["run"] == rid for d in c["detail"].get("statement_contradicts", []))]
         if rew or stm:
-            contradictions.append(
+            out.append(
                 {
                     "run_id": rid,
-                    "postprocess_version": ms[rid].postprocess_version,
+                    "postprocess_version": m.postprocess_version,
                     "postprocess_rewrite": len(rew),
                     "statement_contradicts": len(stm),
-                    "cases": [
-                        {
-                            "item_id": c["item_id"],
-                            "gen_round": c["gen_round"],
-                            "criterion": c["criterion"],
-                            "reasons": c["reasons"],
-                            "detail": c["detail"],
-                        }
-                        for c in (stm + [x for x in rew if x not in stm])
-                    ],
+                    "cases": [dict(c) for c in (stm + [x for x in rew if x not in stm])],
                 }
             )
-    tags = Counter(
-        t
-        for e in labels.standing(gen_id)
-        if e["outcome"] in ("decided", "test_wrong") and in_slice(e["item_id"])
-        for t in e["tags"]
-    )
-
-    all_pass = [
-        {
-            "run_id": rid,
-            "ppi": C.all_pass_ppi(
-                store,
-                prefixes,
-                rid,
-                ms,
-                gold,
-                pass_of,
-                values_of.get(rid, {}),
-                judge_round,
-                sliced=bool(cut),
-                level=level,
-                target=target,
-                hold=hcut,
-                verdicts=(vsql, vparams),
-            ),
-        }
-        for rid in run_ids
-    ]
-
-    return {
-        "gen_id": gen_id,
-        "suite_id": gen.manifest.suite_id,
-        "runs": run_ids,
-        "generator_model": (gen.manifest.knobs or {}).get("generator_model"),
-        "judge_round": judge_round,
-        "slice": ({"classes": list(classes), "items": len(items)} if cut else None),
-        "seed": seed,
-        "n_boot": n_boot,
-        "level": level,
-        "gold": gold_counts,
-        "queue": (design["queue"]["queue_id"] if design else None),
-        "warnings": warnings,
-        "same_family": family,
-        "summary": judge_summary(criteria, ms),
-        "target_half_width": target,
-        "all_pass": all_pass,
-        "criteria": criteria,
-        "contradictions": contradictions,
-        "queue_reasons": queue_reasons,
-        "tags": dict(sorted(tags.items(), key=lambda t: (-t[1], t[0]))),
-        "flagged_for_repair": [f for f in flagged_for_repair(store, gen_id) if in_slice(f["item_id"])],
-    }
+    return out
 
 
 def _observed(
@@ -516,7 +525,6 @@ def _corrected(
     gold: dict,
     cats: list[str],
     design: dict | None,
-    stratum_sizes: dict[str, float],
     k_obs: int,
     n_obs: int,
     *,
@@ -529,29 +537,27 @@ def _corrected(
     weighted by the queue's design, each stratum standing for the queue cases of the criterion that
     this run judged; without it, shipped labels are used unweighted."""
     base = {"method": "rogan-gladen", "observed": k_obs / n_obs if n_obs else None}
-    passes = [c for c in cats if c in ("pass", "correct")]
-    if not passes:
+    pc = _pass_category(cats)
+    if pc is None:
         return {**base, "value": None, "reason": "pass rates are corrected on pass / fail and ternary criteria"}
-    pc = passes[0]
-    picks = []
+    picks = []  # (the judge passes, gold passes, stratum) per gold case the run judged
     if design is not None:
         for k, j in zip(ckeys, jv):
             if j is None or gold[k]["source"] != "state" or k not in design["cases"]:
                 continue
-            stratum, prob = design["cases"][k]
-            picks.append((j == pc, gold[k]["value"] == pc, stratum, prob))
+            picks.append((j == pc, gold[k]["value"] == pc, design["cases"][k][0]))
     if picks:
         assert design is not None  # picks are only taken from a design
         gold_from = "queue"
         # each stratum stands for the cases of the queue it holds: the raised ones all, the audited ones 1 / p each
-        sizes = dict(stratum_sizes)
+        sizes = dict(design.get("sizes", {}).get(rid, {}).get(name, {}))
         note = (
             f"gold from review queue {design['queue']['queue_id']}, weighted by its design (raised cases weigh 1, "
             "audited agreed cases 1 / their inclusion probability)"
         )
     else:
         picks = [
-            (j == pc, gold[k]["value"] == pc, "shipped", 1.0)
+            (j == pc, gold[k]["value"] == pc, "shipped")
             for k, j in zip(ckeys, jv)
             if j is not None and gold[k]["source"] == "shipped"
         ]
@@ -568,17 +574,8 @@ def _corrected(
             "gold from labels shipped with the data: their inclusion probabilities are not recorded, so they are "
             "treated as a simple random sample of the cases"
         )
-    r = A.corrected_pass_rate(
-        [p[0] for p in picks],
-        [p[1] for p in picks],
-        [p[2] for p in picks],
-        dict(sizes),
-        k_obs,
-        n_obs,
-        seed=seed,
-        n_boot=n_boot,
-        level=level,
-    )
+    judged, truth, strata = ([p[i] for p in picks] for i in range(3))
+    r = A.corrected_pass_rate(judged, truth, strata, sizes, k_obs, n_obs, seed=seed, n_boot=n_boot, level=level)
     return {
         **base,
         "gold": gold_from,
@@ -592,9 +589,3 @@ def _corrected(
         "n_used": r.n_used,
         "reason": r.reason,
     }
-
-
-# --------------------------------------------------------------------------- pairwise sessions
-
-
-# --------------------------------------------------------------------------- everything
