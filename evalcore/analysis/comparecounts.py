@@ -71,7 +71,7 @@ def _pair_table(
         return None
     masks = _answers(store, (run_a, run_b), metrics, sel)
     pp = pair_pattern_sql(store, run_a, run_b, sel, by_round=True)
-    if masks is None or pp is None:
+    if masks is None:
         return None
     for rid in (run_a, run_b):
         s = current(store, "run", rid, rebuild=False)

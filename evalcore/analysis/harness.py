@@ -57,24 +57,11 @@ def _two_harnesses(store: Store, run_a: str, run_b: str) -> tuple[S.RunManifest,
     return ma, mb
 
 
-def _flip_counts_from_masks(
-    store: Store, ma: tuple[str, list[Any], list[str]], mb: tuple[str, list[Any], list[str]], common: list[str]
-) -> dict[str, Any]:
-    """flips' counts from the two runs' answers (:func:`~evalcore.analysis.selection.mask_sql`; the
-    runs share a generation, so their integer item keys join): DuckDB counts the joined answers per
-    pattern of the four masks (a few thousand patterns for a million answers), and the counts are
-    sums over the patterns (:func:`_flip_counts`)."""
-    sql = (
-        f"WITH a AS ({ma[0]}), b AS ({mb[0]}) SELECT a.passed AS ap, a.passed | a.failed AS aj, b.passed AS bp, "
-        "b.passed | b.failed AS bj, count(*) AS n FROM a JOIN b USING (item, gen_round) GROUP BY ALL"
-    )
-    return _flip_counts(store, sql, [*ma[1], *mb[1]], ma[2], mb[2], common)
-
-
 def _flip_counts_from_pairs(
     store: Store, pp: tuple[str, list[Any], list[str], list[str]], common: list[str]
 ) -> dict[str, Any]:
-    """The same patterns read from the two runs' pair table, where the join is already counted."""
+    """flips' counts from the two runs' answers counted by the pair of their patterns
+    (:func:`~evalcore.analysis.selection.pair_pattern_sql`): the counts are sums over the patterns."""
     sql = (
         f"SELECT a_passed AS ap, a_passed | a_failed AS aj, b_passed AS bp, b_passed | b_failed AS bj, "
         f"sum(n)::BIGINT AS n FROM ({pp[0]}) GROUP BY ALL"
@@ -170,11 +157,7 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
     common = [c for c in ma.rubric.names() if c in mb.rubric.names()]
     if not common:
         raise InputError(f"{run_a} and {run_b} share no criterion", field="RUN_B")
-    pp = pair_pattern_sql(store, run_a, run_b, sel)
-    if pp is not None:
-        got = _flip_counts_from_pairs(store, pp, common)
-    else:
-        got = _flip_counts_from_masks(store, mask_sql(store, run_a, sel), mask_sql(store, run_b, sel), common)
+    got = _flip_counts_from_pairs(store, pair_pattern_sql(store, run_a, run_b, sel), common)
     keys = ("n", "fail_a", "fail_b", "fail_a_pass_b", "pass_a_fail_b", "fail_both")
     counts = [{key: got[f"{key}{j}"] for key in keys} for j in range(len(common))]
     tot_a = sum(r["fail_a"] for r in counts)
@@ -246,9 +229,8 @@ def flip_answers(
             f"AND (b.passed | b.failed) & {bb} != 0) WHERE {cond}"
         )
 
-    pp = pair_pattern_sql(store, run_a, run_b, sel)
-    # the cell's count, as flips counts it, from the pair table
-    total = None if pp is None else _flip_counts_from_pairs(store, pp, [criterion])[f"{direction}0"]
+    # the cell's count, as flips counts it
+    total = _flip_counts_from_pairs(store, pair_pattern_sql(store, run_a, run_b, sel), [criterion])[f"{direction}0"]
     total, keys = _page_by_item(store, members, [*xa[1], *xb[1]], limit, offset, total, item_top_sql(store, run_a))
     texts = _answer_texts(store, ma.gen_id, keys)
     wa = _words(store, run_a, sel, [criterion], keys)

@@ -732,16 +732,9 @@ def _position_from_masks(
             x, y = 1 << names.index(c), 1 << rnames.index(c)
             both_judged = f"({{a}}passed | {{a}}failed) & {x} != 0 AND ({{b}}passed | {{b}}failed) & {y} != 0"
             conds += [both_judged, f"{both_judged} AND ({{a}}passed & {x} != 0) = ({{b}}passed & {y} != 0)"]
-        if conds and pairs is not None:  # the same sums over the pair table's counted patterns
+        if conds and pairs is not None:  # sums over the two runs' counted pairs of patterns
             sums = [f"coalesce(sum(n) FILTER (WHERE {c.format(a='a_', b='b_')}), 0)::BIGINT" for c in conds]
             got = store.sql(f"SELECT {', '.join(sums)} FROM ({pairs[0]})", pairs[1])[0]
-        elif conds:
-            counts = [f"count(*) FILTER (WHERE {c.format(a='a.', b='b.')})" for c in conds]
-            got = store.sql(
-                f"WITH a AS ({sql}), b AS ({rsql}) SELECT {', '.join(counts)} FROM a JOIN b USING (item, gen_round)",
-                [*params, *rparams],
-            )[0]
-        if conds:
             for i, c in enumerate(both):
                 n, agree = got[2 * i], got[2 * i + 1]
                 if n:  # a position without a pair judged by both has no agreement, as in the SQL

@@ -363,24 +363,35 @@ def _people_hold(store: Store, gen_id: str, sel: Selection, ps: tuple[str, list[
 
 def pair_pattern_sql(
     store: Store, run_a: str, run_b: str, sel: Selection, *, by_round: bool = False
-) -> tuple[str, list[Any], list[str], list[str]] | None:
+) -> tuple[str, list[Any], list[str], list[str]]:
     """The answers both runs judged under the selection, counted by the pair of their patterns
     (``class``, ``a_present``, ``a_passed``, ``a_failed``, the same for ``b``, and their number
-    ``n``), from the two runs' pair table (:mod:`evalcore.storage.pairs`); with each run's criteria
-    in bit order. ``by_round``: ``gen_round`` first, counted per generation round. None when there is no pair table or the selection names items: the caller joins
-    the runs' answers tables, with the same numbers."""
-    if sel.items:
-        return None
-    t = pair_table(store, run_a, run_b)
-    if t is None:
-        return None
-    path, swapped, names_a, names_b, maj_a, maj_b = t
-    rounds = [maj_a, maj_b] if sel.majority else [int(sel.judge_round or 1)] * 2
-    w, p = _item_conditions(store, run_a, sel, items=False)
-    where = " AND ".join(["jr_a = ?", "jr_b = ?", *w])
+    ``n``); with each run's criteria in bit order. ``by_round``: ``gen_round`` first, counted per
+    generation round. One relation, as :func:`answers_relation` is for one run: the two runs' pair
+    table (:mod:`evalcore.storage.pairs`) when it is current and no items are named, else the same
+    counts from the two runs' answers joined on the item key."""
     cols = ("gen_round, " if by_round else "") + "class, a_present, a_passed, a_failed, b_present, b_passed, b_failed"
+    t = None if sel.items else pair_table(store, run_a, run_b)
+    if t is not None:
+        path, swapped, names_a, names_b, maj_a, maj_b = t
+        rounds = [maj_a, maj_b] if sel.majority else [int(sel.judge_round or 1)] * 2
+        w, p = _item_conditions(store, run_a, sel, items=False)
+        where = " AND ".join(["jr_a = ?", "jr_b = ?", *w])
+        sql = (
+            f"SELECT {cols}, sum(n)::BIGINT AS n FROM (SELECT {pair_columns(swapped)} FROM read_parquet(?)) "
+            f"WHERE {where} GROUP BY ALL"
+        )
+        return sql, [path, *rounds, *p], names_a, names_b
+    sides, params, names = [], [], []
+    for run_id in (run_a, run_b):
+        rel, rparams, info, _stored = answers_relation(store, run_id)
+        conds, wparams = _answer_conditions(store, run_id, sel, info)
+        sides.append(f"SELECT * FROM {rel} WHERE {' AND '.join(conds)}")
+        params += [*rparams, *wparams]
+        names.append(list(info["criteria"]))
+    joined = ", ".join(f"{x}.{c} AS {x}_{c}" for x in "ab" for c in ("present", "passed", "failed"))
     sql = (
-        f"SELECT {cols}, sum(n)::BIGINT AS n FROM (SELECT {pair_columns(swapped)} FROM read_parquet(?)) "
-        f"WHERE {where} GROUP BY ALL"
+        f"WITH a AS ({sides[0]}), b AS ({sides[1]}) SELECT {cols}, count(*) AS n FROM "
+        f"(SELECT a.gen_round, a.class, {joined} FROM a JOIN b USING (item, gen_round)) GROUP BY ALL"
     )
-    return sql, [path, *rounds, *p], names_a, names_b
+    return sql, params, names[0], names[1]
