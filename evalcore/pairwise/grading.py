@@ -30,7 +30,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError
-from evalcore.pairwise import blinding, leakage
+from evalcore.pairwise import blinding
 from evalcore.pairwise.sessions import (
     _DDL,
     BLINDING_FILE,
@@ -40,6 +40,7 @@ from evalcore.pairwise.sessions import (
     PAIRS_DB_VERSION,
     PROBE_PAIRS,
     SessionOpenError,
+    arm_identifiability,
 )
 from evalcore.storage.files import atomic_write_bytes, check_parquet, read_json_model
 from evalcore.storage.integrity import check_database
@@ -476,33 +477,7 @@ def close_session(
         raise FormatError(
             f"names {len(arms)} arms, a session has two", file=Path(keys_dir) / session_id / "key.json", field="arms"
         )
-    by_id = {r["pair_id"]: r for r in rows}
-    kfile = Path(keys_dir).resolve() / session_id / "key.parquet"
-    for p in pairs:
-        k = by_id.get(p["pair_id"])
-        if k is None:
-            raise FormatError(f"has no row for pair {p['pair_id']!r} of the session", file=kfile, field="pair_id")
-        if {k["left_arm"], k["right_arm"]} != set(arms):
-            raise FormatError(
-                f"pair {p['pair_id']!r} is not one of each arm ({k['left_arm']!r}, {k['right_arm']!r})",
-                file=kfile,
-                field="left_arm",
-            )
-    extra = set(by_id) - {p["pair_id"] for p in pairs}
-    if extra:
-        raise FormatError(
-            f"has {len(extra)} pair(s) the session does not (e.g. {sorted(extra)[0]!r})", file=kfile, field="pair_id"
-        )
-    by_pair = {p["pair_id"]: p for p in pairs}
-    for p in pairs:  # a mirror repeats its original with the arms swapped
-        if p["mirror_of"]:
-            o, k = by_id[p["mirror_of"]], by_id[p["pair_id"]]
-            if (o["left_arm"], o["right_arm"]) != (k["right_arm"], k["left_arm"]) or p["mirror_of"] not in by_pair:
-                raise FormatError(
-                    f"mirror {p['pair_id']!r} does not swap the arms of {p['mirror_of']!r}",
-                    file=kfile,
-                    field="left_arm",
-                )
+    by_id = _checked_key(pairs, rows, arms, Path(keys_dir).resolve() / session_id / "key.parquet")
     if record is not None and record.get("arms"):
         arms = [a for a in record["arms"] if a in km.arms] or arms
         ident = record.get("identifiability")
@@ -511,25 +486,13 @@ def close_session(
     if ident is None:  # a session not made by `pairs make`: measure the shown texts only
         originals = [p for p in pairs if not p["mirror_of"]]
         fl = [by_id[p["pair_id"]]["left_arm"] == arms[0] for p in originals]
-        after = leakage.identifiability(
-            leakage.feature_matrix([p["left_text"] for p in originals]),
-            leakage.feature_matrix([p["right_text"] for p in originals]),
-            fl,
-            seed=int(entry.manifest.settings.seed),
-            n_perm=n_perm,
-        )
-        after["feature_means"] = {
-            a: leakage.feature_means(
-                [p["left_text"] if by_id[p["pair_id"]]["left_arm"] == a else p["right_text"] for p in originals]
-            )
-            for a in arms
-        }
+        texts = [(p["left_text"], p["right_text"])[:: 1 if f else -1] for p, f in zip(originals, fl)]  # arm 1's, 2's
         ident = {
             "before": {
                 "accuracy": None,
                 "reason": "the raw answers were not recorded: this session was not made by `evalcore pairs make`",
             },
-            "after": after,
+            "after": arm_identifiability(texts, fl, arms, seed=int(entry.manifest.settings.seed), n_perm=n_perm),
         }
     rec = {
         "schema_version": S.SCHEMA_VERSION,
@@ -555,6 +518,38 @@ def close_session(
         "pairs": len(pairs),
         "judgments": rec["judgments_at_close"],
     }
+
+
+def _checked_key(pairs: list[dict], rows: list[dict], arms: list[str], kfile: Path) -> dict[str, dict]:
+    """The key's rows by pair id, refused unless they are the session's pairs, each one of each
+    arm, and every mirror swaps the arms of its original."""
+    by_id = {r["pair_id"]: r for r in rows}
+    for p in pairs:
+        k = by_id.get(p["pair_id"])
+        if k is None:
+            raise FormatError(f"has no row for pair {p['pair_id']!r} of the session", file=kfile, field="pair_id")
+        if {k["left_arm"], k["right_arm"]} != set(arms):
+            raise FormatError(
+                f"pair {p['pair_id']!r} is not one of each arm ({k['left_arm']!r}, {k['right_arm']!r})",
+                file=kfile,
+                field="left_arm",
+            )
+    extra = set(by_id) - {p["pair_id"] for p in pairs}
+    if extra:
+        raise FormatError(
+            f"has {len(extra)} pair(s) the session does not (e.g. {sorted(extra)[0]!r})", file=kfile, field="pair_id"
+        )
+    by_pair = {p["pair_id"]: p for p in pairs}
+    for p in pairs:  # a mirror repeats its original with the arms swapped
+        if p["mirror_of"]:
+            o, k = by_id[p["mirror_of"]], by_id[p["pair_id"]]
+            if (o["left_arm"], o["right_arm"]) != (k["right_arm"], k["left_arm"]) or p["mirror_of"] not in by_pair:
+                raise FormatError(
+                    f"mirror {p['pair_id']!r} does not swap the arms of {p['mirror_of']!r}",
+                    file=kfile,
+                    field="left_arm",
+                )
+    return by_id
 
 
 def unblinded(store: Store, session_id: str) -> dict:

@@ -13,7 +13,8 @@ people's and model graders' position consistency and agreement, identifiability 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from evalcore.pairwise.sessions import CHOICES
 from evalcore.pairwise.verdicts import GRADER_INCONSISTENT, caveats, pair_verdicts, verdict, verdict_counts
 from evalcore.stats import agreement
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
+from evalcore.storage.files import Entry
 from evalcore.storage.seal import unblinded_path
 from evalcore.storage.store import Store
 
@@ -177,16 +179,11 @@ def _grader_runs(store: Store, session_id: str) -> list[str]:
     return out
 
 
-def _grader(
-    store: Store,
-    run_id: str,
-    pairs: dict,
-    key_of: dict,
-    arms: list[str],
-    people: list[dict],
-    headline: list[str],
-    seed: int,
-) -> dict:
+#: people's or a grader's result over some pairs: :func:`_result` of (judgments, pair ids) on a session
+_Result = Callable[[list[dict], list[str]], dict]
+
+
+def _grader(store: Store, run_id: str, pairs: dict, people: list[dict], headline: list[str], res: _Result) -> dict:
     e = store.run(run_id)
     pv = store.records(
         'SELECT v.pair_id, v."order", v.choice, c.judge_round FROM read_parquet(?) v '
@@ -215,52 +212,10 @@ def _grader(
         r["pair_id"]: r["choice"] for r in ok if r["order"] == "as_shown" and (r["judge_round"] or 1) == 1
     }
     graded_headline = [p for p in headline if p in per_pair]
-    averaged = _result(
-        [{"pair_id": p, "choice": avg_choice[p]} for p in graded_headline], graded_headline, key_of, arms, seed
-    )
+    averaged = res([{"pair_id": p, "choice": avg_choice[p]} for p in graded_headline], graded_headline)
     shown_only = [p for p in headline if p in as_shown_choice]
-    first_only = _result(
-        [{"pair_id": p, "choice": as_shown_choice[p]} for p in shown_only], shown_only, key_of, arms, seed
-    )
-    # against people: the grader's averaged three-way choice and each person's, on the same pairs
-    kappas = {}
-    for rev in sorted({j["reviewer"] for j in people}):
-        js = [j for j in people if j["reviewer"] == rev and j["pair_id"] in avg_choice]
-        kappas[rev] = cohen_kappa([avg_choice[j["pair_id"]] for j in js], [j["choice"] for j in js])
-    majority = {}
-    for p in avg_choice:
-        cs = [j["choice"] for j in people if j["pair_id"] == p]
-        if cs:
-            top = max(CHOICES, key=cs.count)
-            if sum(c == top for c in cs) > len(cs) / 2:
-                majority[p] = top
-    mp = sorted(majority)
-    kappa_majority = cohen_kappa([avg_choice[p] for p in mp], [majority[p] for p in mp])
-    position = _position(by, both, ok, majority)
-    # its verdict per pair: the choice made in both orders, else inconsistent
-    pv_of = {p: v for p, v in pair_verdicts(store, run_id).items() if p in pairs}
-    consistent = [p for p in headline if pv_of.get(p) in CHOICES]
-    queued = [
-        f["pair_id"]
-        for f in JudgmentStore(store).first(str((e.manifest.knobs or {}).get("session_id")))
-        if f["source"] == run_id and f["reason"] == GRADER_INCONSISTENT
-    ]
-    verdicts = {
-        "counts": verdict_counts(pv_of),
-        "headline_counts": verdict_counts(pv_of, headline),
-        "inconsistent_pairs": sorted(p for p, v in pv_of.items() if v == "inconsistent"),
-        "queued_for_people": len(queued),
-        "consistent_result": _result(
-            [{"pair_id": p, "choice": pv_of[p]} for p in consistent], consistent, key_of, arms, seed
-        ),
-    }
-    calls = store.records(
-        "SELECT count(*) AS calls, sum(cost_usd) AS cost, count(cost_usd) AS priced, "
-        "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out FROM read_parquet(?)",
-        [str(e.path / "calls.parquet")],
-    )[0]
-    n_calls = int(calls["calls"] or 0)
-    cost = None if calls["priced"] == 0 else float(calls["cost"])
+    first_only = res([{"pair_id": p, "choice": as_shown_choice[p]} for p in shown_only], shown_only)
+    kappas, majority, kappa_majority = _against_people(avg_choice, people)
     return {
         "run_id": run_id,
         "judge_model": e.manifest.judge_model,
@@ -276,20 +231,67 @@ def _grader(
             "reversal_share": reversals / len(both) if both else None,
         },
         "first_position": _prop(first, len(decided)),
-        "position": position,
-        "pair_verdicts": verdicts,
+        "position": _position(by, both, ok, majority),
+        "pair_verdicts": _grader_verdicts(store, e, pairs, headline, res),
         "averaged_over_orders": averaged,
         "as_shown_only": first_only,
         "kappa_vs_people": kappas,
         "kappa_vs_majority": kappa_majority,
-        "cost": {
-            "calls": n_calls,
-            "cost_usd": cost,
-            "unpriced_calls": n_calls - int(calls["priced"] or 0),
-            "tokens_in": int(calls["tokens_in"] or 0),
-            "tokens_out": int(calls["tokens_out"] or 0),
-            "cost_per_pair_usd": (cost / len(per_pair)) if cost is not None and per_pair else None,
-        },
+        "cost": _grader_cost(store, e, len(per_pair)),
+    }
+
+
+def _against_people(avg_choice: dict[str, str], people: list[dict]) -> tuple[dict[str, dict], dict[str, str], dict]:
+    """A grader's averaged choice against each person's (kappa per reviewer) and people's strict majority."""
+    kappas = {}
+    for rev in sorted({j["reviewer"] for j in people}):
+        js = [j for j in people if j["reviewer"] == rev and j["pair_id"] in avg_choice]
+        kappas[rev] = cohen_kappa([avg_choice[j["pair_id"]] for j in js], [j["choice"] for j in js])
+    majority = {}
+    for p in avg_choice:
+        cs = [j["choice"] for j in people if j["pair_id"] == p]
+        if cs:
+            top = max(CHOICES, key=cs.count)
+            if sum(c == top for c in cs) > len(cs) / 2:
+                majority[p] = top
+    mp = sorted(majority)
+    return kappas, majority, cohen_kappa([avg_choice[p] for p in mp], [majority[p] for p in mp])
+
+
+def _grader_verdicts(store: Store, e: Entry, pairs: dict, headline: list[str], res: _Result) -> dict:
+    """The grader's verdict per pair: the choice made in both orders, else inconsistent."""
+    pv_of = {p: v for p, v in pair_verdicts(store, e.id).items() if p in pairs}
+    consistent = [p for p in headline if pv_of.get(p) in CHOICES]
+    queued = [
+        f["pair_id"]
+        for f in JudgmentStore(store).first(str((e.manifest.knobs or {}).get("session_id")))
+        if f["source"] == e.id and f["reason"] == GRADER_INCONSISTENT
+    ]
+    return {
+        "counts": verdict_counts(pv_of),
+        "headline_counts": verdict_counts(pv_of, headline),
+        "inconsistent_pairs": sorted(p for p, v in pv_of.items() if v == "inconsistent"),
+        "queued_for_people": len(queued),
+        "consistent_result": res([{"pair_id": p, "choice": pv_of[p]} for p in consistent], consistent),
+    }
+
+
+def _grader_cost(store: Store, e: Entry, n_pairs: int) -> dict:
+    """The grader run's calls, cost and tokens, and its cost per pair judged."""
+    calls = store.records(
+        "SELECT count(*) AS calls, sum(cost_usd) AS cost, count(cost_usd) AS priced, "
+        "sum(tokens_in) AS tokens_in, sum(tokens_out) AS tokens_out FROM read_parquet(?)",
+        [str(e.path / "calls.parquet")],
+    )[0]
+    n_calls = int(calls["calls"] or 0)
+    cost = None if calls["priced"] == 0 else float(calls["cost"])
+    return {
+        "calls": n_calls,
+        "cost_usd": cost,
+        "unpriced_calls": n_calls - int(calls["priced"] or 0),
+        "tokens_in": int(calls["tokens_in"] or 0),
+        "tokens_out": int(calls["tokens_out"] or 0),
+        "cost_per_pair_usd": (cost / n_pairs) if cost is not None and n_pairs else None,
     }
 
 
@@ -346,90 +348,11 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
     headline = sorted(p["pair_id"] for p in originals if not p["holdout"])
     held = sorted(p["pair_id"] for p in originals if p["holdout"])
     people = [j for j in _people(store, session_id) if j["pair_id"] in pairs]
-    classes: dict[str, str] = {}
-    if m.suite_id and store.dir_of("suite", m.suite_id).is_dir():
-        for iid, cls in store.sql(
-            'SELECT item_id, "class" FROM read_parquet(?)', [store.path_of("suite", m.suite_id, "items")]
-        ):
-            classes[iid] = cls if cls is not None else "(none)"
-    by_class = {}
-    for cls in sorted({classes.get(pairs[p]["item_id"], "(none)") for p in headline}):
-        ids = [p for p in headline if classes.get(pairs[p]["item_id"], "(none)") == cls]
-        by_class[cls] = _result(people, ids, key_of, arms, seed)
+    res: _Result = partial(_result, key_of=key_of, arms=arms, seed=seed)
     reviewers = sorted({j["reviewer"] for j in people})
-    # position: people's preference for the left answer; consistency on mirrored pairs
-    decided = [j for j in people if j["choice"] != "same"]
-    left_pref = {
-        "all": _prop(sum(j["choice"] == "left" for j in decided), len(decided)),
-        "by_reviewer": {
-            r: _prop(
-                sum(j["choice"] == "left" for j in decided if j["reviewer"] == r),
-                sum(1 for j in decided if j["reviewer"] == r),
-            )
-            for r in reviewers
-        },
-    }
-    choice_of = {(j["pair_id"], j["reviewer"]): j["choice"] for j in people}
-    cons: dict[str, list[bool]] = {}
-    for p in pairs.values():
-        if p["mirror_of"]:
-            for r in reviewers:
-                a, b = choice_of.get((p["mirror_of"], r)), choice_of.get((p["pair_id"], r))
-                if a is not None and b is not None:
-                    cons.setdefault(r, []).append(_SWAP[a] == b)
-    all_c = [x for v in cons.values() for x in v]
-    mirror = {
-        "mirrored_pairs": sum(1 for p in pairs.values() if p["mirror_of"]),
-        "all": {"consistent": sum(all_c), "n": len(all_c), "share": (sum(all_c) / len(all_c)) if all_c else None},
-        "by_reviewer": {r: {"consistent": sum(v), "n": len(v), "share": sum(v) / len(v)} for r, v in cons.items()},
-    }
-    # agreement between people on the original pairs
-    units: dict[str, dict[str, str]] = {}
-    for j in people:
-        if not pairs[j["pair_id"]]["mirror_of"]:
-            units.setdefault(j["pair_id"], {})[j["reviewer"]] = j["choice"]
-    pairwise = []
-    for i, r1 in enumerate(reviewers):
-        for r2 in reviewers[i + 1 :]:
-            common = sorted(p for p, u in units.items() if r1 in u and r2 in u)
-            if common:
-                k = cohen_kappa([units[p][r1] for p in common], [units[p][r2] for p in common])
-                pairwise.append({"a": r1, "b": r2, **k})
-    agreement = {
-        "pairwise": pairwise,
-        "krippendorff_alpha": krippendorff_alpha_nominal([list(u.values()) for u in units.values()]),
-    }
-    # the identification probe: does the side a reviewer calls X follow one arm?
-    probes = {}
-    for r in sorted({p["reviewer"] for p in JudgmentStore(store).probes(session_id)}):
-        gs = [p for p in JudgmentStore(store).probes(session_id, r) if p["pair_id"] in pairs and p["guess"] != "unsure"]
-        k = sum(
-            (key_of[g["pair_id"]]["left_arm"] if g["guess"] == "left" else key_of[g["pair_id"]]["right_arm"]) == arms[0]
-            for g in gs
-        )
-        n = len(gs)
-        probes[r] = {
-            "answered": n,
-            "first_arm_share": (k / n) if n else None,
-            "consistency": (max(k, n - k) / n) if n else None,
-            "p_value": float(_st().binomtest(k, n, 0.5).pvalue) if n else None,
-            "unsure": sum(1 for p in JudgmentStore(store).probes(session_id, r) if p["guess"] == "unsure"),
-        }
-    timing = {
-        r: {
-            "judgments": sum(1 for j in people if j["reviewer"] == r),
-            "median_seconds": (
-                float(np.median(s))
-                if (s := [j["seconds"] for j in people if j["reviewer"] == r and j["seconds"] is not None])
-                else None
-            ),
-        }
-        for r in reviewers
-    }
-    graders = [
-        _grader(store, rid, pairs, key_of, arms, people, headline, seed) for rid in _grader_runs(store, session_id)
-    ]
-    result = _result(people, headline, key_of, arms, seed)
+    left_pref = _left_preference(people, reviewers)
+    graders = [_grader(store, rid, pairs, people, headline, res) for rid in _grader_runs(store, session_id)]
+    result = res(people, headline)
     cav = caveats(rec.get("identifiability"), left_pref, graders)
     return {
         "session_id": session_id,
@@ -451,13 +374,23 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
         "result": result,
         "caveats": cav,
         "verdict": verdict(result, cav, arms),
-        "holdout": _result(people, held, key_of, arms, seed),
-        "by_class": by_class,
+        "holdout": res(people, held),
+        "by_class": _by_class(store, m.suite_id, pairs, people, headline, res),
         "left_preference": left_pref,
-        "mirror_consistency": mirror,
-        "agreement": agreement,
-        "probe": probes,
-        "timing": timing,
+        "mirror_consistency": _mirror_consistency(pairs, people, reviewers),
+        "agreement": _people_agreement(pairs, people, reviewers),
+        "probe": _probes(store, session_id, pairs, key_of, arms),
+        "timing": {
+            r: {
+                "judgments": sum(1 for j in people if j["reviewer"] == r),
+                "median_seconds": (
+                    float(np.median(s))
+                    if (s := [j["seconds"] for j in people if j["reviewer"] == r and j["seconds"] is not None])
+                    else None
+                ),
+            }
+            for r in reviewers
+        },
         "identifiability": rec.get("identifiability"),
         "made": rec.get("made"),
         "graders": graders,
@@ -465,89 +398,172 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
     }
 
 
+def _by_class(
+    store: Store, suite_id: str | None, pairs: dict, people: list[dict], headline: list[str], res: _Result
+) -> dict[str, dict]:
+    """People's headline result per class of the suite's items (``(none)``: an item without one)."""
+    classes: dict[str, str] = {}
+    if suite_id and store.dir_of("suite", suite_id).is_dir():
+        for iid, cls in store.sql(
+            'SELECT item_id, "class" FROM read_parquet(?)', [store.path_of("suite", suite_id, "items")]
+        ):
+            classes[iid] = cls if cls is not None else "(none)"
+    by_class = {}
+    for cls in sorted({classes.get(pairs[p]["item_id"], "(none)") for p in headline}):
+        ids = [p for p in headline if classes.get(pairs[p]["item_id"], "(none)") == cls]
+        by_class[cls] = res(people, ids)
+    return by_class
+
+
+def _left_preference(people: list[dict], reviewers: list[str]) -> dict:
+    """People's preference for the left answer among their decided judgments, in all and per reviewer."""
+    decided = [j for j in people if j["choice"] != "same"]
+
+    def left(js: list[dict]) -> dict:
+        return _prop(sum(j["choice"] == "left" for j in js), len(js))
+
+    return {
+        "all": left(decided),
+        "by_reviewer": {r: left([j for j in decided if j["reviewer"] == r]) for r in reviewers},
+    }
+
+
+def _mirror_consistency(pairs: dict, people: list[dict], reviewers: list[str]) -> dict:
+    """How often each reviewer's choice on a mirrored pair is the swap of their choice on its original."""
+    choice_of = {(j["pair_id"], j["reviewer"]): j["choice"] for j in people}
+    cons: dict[str, list[bool]] = {}
+    for p in pairs.values():
+        if p["mirror_of"]:
+            for r in reviewers:
+                a, b = choice_of.get((p["mirror_of"], r)), choice_of.get((p["pair_id"], r))
+                if a is not None and b is not None:
+                    cons.setdefault(r, []).append(_SWAP[a] == b)
+    all_c = [x for v in cons.values() for x in v]
+    return {
+        "mirrored_pairs": sum(1 for p in pairs.values() if p["mirror_of"]),
+        "all": {"consistent": sum(all_c), "n": len(all_c), "share": (sum(all_c) / len(all_c)) if all_c else None},
+        "by_reviewer": {r: {"consistent": sum(v), "n": len(v), "share": sum(v) / len(v)} for r, v in cons.items()},
+    }
+
+
+def _people_agreement(pairs: dict, people: list[dict], reviewers: list[str]) -> dict:
+    """Agreement between people on the original pairs: every two reviewers' kappa, Krippendorff's alpha."""
+    units: dict[str, dict[str, str]] = {}
+    for j in people:
+        if not pairs[j["pair_id"]]["mirror_of"]:
+            units.setdefault(j["pair_id"], {})[j["reviewer"]] = j["choice"]
+    pairwise = []
+    for i, r1 in enumerate(reviewers):
+        for r2 in reviewers[i + 1 :]:
+            common = sorted(p for p, u in units.items() if r1 in u and r2 in u)
+            if common:
+                k = cohen_kappa([units[p][r1] for p in common], [units[p][r2] for p in common])
+                pairwise.append({"a": r1, "b": r2, **k})
+    return {
+        "pairwise": pairwise,
+        "krippendorff_alpha": krippendorff_alpha_nominal([list(u.values()) for u in units.values()]),
+    }
+
+
+def _probes(store: Store, session_id: str, pairs: dict, key_of: dict, arms: list[str]) -> dict[str, dict]:
+    """The identification probe per reviewer: does the side they call X follow one arm?"""
+    probes = {}
+    js = JudgmentStore(store)
+    for r in sorted({p["reviewer"] for p in js.probes(session_id)}):
+        answers = js.probes(session_id, r)
+        gs = [p for p in answers if p["pair_id"] in pairs and p["guess"] != "unsure"]
+        k = sum(
+            (key_of[g["pair_id"]]["left_arm"] if g["guess"] == "left" else key_of[g["pair_id"]]["right_arm"]) == arms[0]
+            for g in gs
+        )
+        n = len(gs)
+        probes[r] = {
+            "answered": n,
+            "first_arm_share": (k / n) if n else None,
+            "consistency": (max(k, n - k) / n) if n else None,
+            "p_value": float(_st().binomtest(k, n, 0.5).pvalue) if n else None,
+            "unsure": sum(1 for p in answers if p["guess"] == "unsure"),
+        }
+    return probes
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _iv(x: Sequence[float] | None) -> str:
+    return "-" if not x else f"{100 * x[0]:.1f}-{100 * x[1]:.1f}%"
+
+
 def caveat_lines(r: dict) -> list[str]:
     """The lines that follow the headline result wherever it is shown: identifiability of the
     answers as shown, people's and each model grader's position preference, and the verdict."""
-
-    def pct(x):
-        return "-" if x is None else f"{100 * x:.1f}%"
-
-    def iv(x):
-        return "-" if not x else f"{100 * x[0]:.1f}-{100 * x[1]:.1f}%"
-
     c = r["caveats"]
     idf = c["identifiability"]
     lines = [
         "identifiability as shown: not measured"
         if idf["accuracy"] is None
-        else f"identifiability as shown: {pct(idf['accuracy'])} ({iv(idf['interval'])}; chance 50%)"
+        else f"identifiability as shown: {_pct(idf['accuracy'])} ({_iv(idf['interval'])}; chance 50%)"
         + (f", leaking feature {idf['leaking_feature']}" if idf["leaking_feature"] else "")
     ]
     lp = c["people_left_share"]
     lines.append(
-        f"people's left share: {pct(lp['share'])} ({iv(lp['interval'])}) of {lp['n']} decided judgments"
+        f"people's left share: {_pct(lp['share'])} ({_iv(lp['interval'])}) of {lp['n']} decided judgments"
         if lp["n"]
         else "people's left share: no decided judgments"
     )
     for g in c["graders"]:
         pv = g["pair_verdicts"]
         lines.append(
-            f"model grader {g['run_id']}: first-position share {pct(g['first_position_share'])} "
-            f"({iv(g['interval'])}); pair verdicts left {pv['left']}, right {pv['right']}, same {pv['same']}, "
+            f"model grader {g['run_id']}: first-position share {_pct(g['first_position_share'])} "
+            f"({_iv(g['interval'])}); pair verdicts left {pv['left']}, right {pv['right']}, same {pv['same']}, "
             f"inconsistent {pv['inconsistent']}" + (f", one order only {pv['one_order']}" if pv["one_order"] else "")
         )
     lines.append(f"verdict: {r['verdict']['text']}")
     return lines
 
 
+def _block(title: str, x: dict, a: str) -> list[str]:
+    """A result's lines: arm ``a``'s wins, losses and ties, and its win rate with the sign test."""
+    c = x["counts"]
+    out = [
+        f"{title}: {a} wins {c[a]['wins']}, loses {c[a]['losses']}, ties {c[a]['ties']} "
+        f"({x['judgments']} judgments on {x['pairs']} pairs)"
+    ]
+    if x.get("win_rate") is not None:
+        st = x["sign_test"]
+        out.append(
+            f"  {a} win rate {_pct(x['win_rate'])} (bootstrap {_iv(x['interval'])}); sign test "
+            f"{st['a_pairs']} vs {st['b_pairs']} pairs, p = {st['p_value']:.3g}"
+        )
+    return out
+
+
 def format_report(r: dict) -> str:
     """The report as text for the command line."""
-
-    def pct(x):
-        return "-" if x is None else f"{100 * x:.1f}%"
-
-    def iv(x):
-        return "-" if not x else f"{100 * x[0]:.1f}-{100 * x[1]:.1f}%"
-
     a, b = r["arms"]
-    res = r["result"]
     lines = [
         f"session {r['session_id']}: {a} vs {b} (closed {r['closed_at']})" + (" SIMULATED" if r["simulated"] else ""),
         f"pairs: {r['pairs']['headline']} in the headline, {r['pairs']['holdout']} holdout, "
         f"{r['pairs']['mirrored']} mirrored; {r['judgments']} judgments by {len(r['reviewers'])} people",
         "",
     ]
-
-    def block(title, x):
-        c = x["counts"]
-        out = [
-            f"{title}: {a} wins {c[a]['wins']}, loses {c[a]['losses']}, ties {c[a]['ties']} "
-            f"({x['judgments']} judgments on {x['pairs']} pairs)"
-        ]
-        if x.get("win_rate") is not None:
-            st = x["sign_test"]
-            out.append(
-                f"  {a} win rate {pct(x['win_rate'])} (bootstrap {iv(x['interval'])}); sign test "
-                f"{st['a_pairs']} vs {st['b_pairs']} pairs, p = {st['p_value']:.3g}"
-            )
-        return out
-
-    lines += block("headline", res)
+    lines += _block("headline", r["result"], a)
     lines += ["  " + x for x in caveat_lines(r)]
-    lines += block("holdout", r["holdout"])
+    lines += _block("holdout", r["holdout"], a)
     for cls, x in r["by_class"].items():
-        lines += block(f"class {cls}", x)
+        lines += _block(f"class {cls}", x, a)
     lp = r["left_preference"]["all"]
     lines += [
         "",
-        f"people chose the left answer in {pct(lp['share'])} of decided judgments "
-        f"({iv(lp['interval'])}, p = {lp['p_value']:.3g})"
+        f"people chose the left answer in {_pct(lp['share'])} of decided judgments "
+        f"({_iv(lp['interval'])}, p = {lp['p_value']:.3g})"
         if lp["n"]
         else "people: no decided judgments",
     ]
     mc = r["mirror_consistency"]["all"]
     if mc["n"]:
-        lines.append(f"consistent on mirrored pairs: {mc['consistent']} of {mc['n']} ({pct(mc['share'])})")
+        lines.append(f"consistent on mirrored pairs: {mc['consistent']} of {mc['n']} ({_pct(mc['share'])})")
     al = r["agreement"]["krippendorff_alpha"]
     if al["alpha"] is not None:
         lines.append(f"agreement between people: Krippendorff's alpha {al['alpha']:.3f} over {al['units']} pairs")
@@ -562,46 +578,50 @@ def format_report(r: dict) -> str:
     for rev, p in r["probe"].items():
         if p["answered"]:
             lines.append(
-                f"probe {rev}: the side called X was {a} in {pct(p['first_arm_share'])} of "
+                f"probe {rev}: the side called X was {a} in {_pct(p['first_arm_share'])} of "
                 f"{p['answered']} pairs (p = {p['p_value']:.3g})"
             )
     for g in r["graders"]:
-        f = g["flips"]
-        fp = g["first_position"]
-        lines += [
-            "",
-            f"model grader {g['run_id']} ({g['judge_model']}):",
-            f"  order flips {f['flips']} of {f['compared']} pairs ({pct(f['share'])}), reversals {f['reversals']}",
-            f"  first-position preference {pct(fp['share'])} ({iv(fp['interval'])})",
-        ]
-        po = g["position"]
-        pf = po["flips"]
-        lines.append(
-            f"  flips towards the first shown {pf['towards_first_shown']}, towards the second "
-            f"{pf['towards_second_shown']}, to or from a tie {pf['to_or_from_a_tie']}; agreement between orders "
-            f"{pct(po['agreement_between_orders']['share'])}"
-        )
-        for order, o in po["orders"].items():
-            lines.append(
-                f"  {order.replace('_', ' ')}: accuracy vs people {pct(o['vs_people']['share'])} on "
-                f"{o['vs_people']['n']} pairs, ties {o['ties']} of {o['verdicts']}"
-            )
-        if po["mean_accuracy_over_orders"] is not None:
-            lines.append(f"  accuracy averaged over both orders {pct(po['mean_accuracy_over_orders'])}")
-        lines += ["  " + s for s in block("averaged over both orders", g["averaged_over_orders"])]
-        pv = g["pair_verdicts"]
-        lines += ["  " + s for s in block("pairs it judged the same in both orders", pv["consistent_result"])]
-        lines.append(
-            f"  inconsistent pairs (the two orders disagree): {pv['counts']['inconsistent']}, "
-            f"queued for people first: {pv['queued_for_people']}"
-        )
-        km = g["kappa_vs_majority"]
-        if km["kappa"] is not None:
-            lines.append(f"  kappa vs people's majority: {km['kappa']:.3f} on {km['n']} pairs")
-        c = g["cost"]
-        lines.append(
-            f"  cost: {c['calls']} calls, "
-            + ("unknown" if c["cost_usd"] is None else f"${c['cost_usd']:.4f}")
-            + (f" (${c['cost_per_pair_usd']:.4f} per pair)" if c["cost_per_pair_usd"] is not None else "")
-        )
+        lines += _grader_lines(g, a)
     return "\n".join(lines)
+
+
+def _grader_lines(g: dict, a: str) -> list[str]:
+    """A model grader's part of the report (``a``: the first arm)."""
+    f = g["flips"]
+    fp = g["first_position"]
+    po = g["position"]
+    pf = po["flips"]
+    lines = [
+        "",
+        f"model grader {g['run_id']} ({g['judge_model']}):",
+        f"  order flips {f['flips']} of {f['compared']} pairs ({_pct(f['share'])}), reversals {f['reversals']}",
+        f"  first-position preference {_pct(fp['share'])} ({_iv(fp['interval'])})",
+        f"  flips towards the first shown {pf['towards_first_shown']}, towards the second "
+        f"{pf['towards_second_shown']}, to or from a tie {pf['to_or_from_a_tie']}; agreement between orders "
+        f"{_pct(po['agreement_between_orders']['share'])}",
+    ]
+    for order, o in po["orders"].items():
+        lines.append(
+            f"  {order.replace('_', ' ')}: accuracy vs people {_pct(o['vs_people']['share'])} on "
+            f"{o['vs_people']['n']} pairs, ties {o['ties']} of {o['verdicts']}"
+        )
+    if po["mean_accuracy_over_orders"] is not None:
+        lines.append(f"  accuracy averaged over both orders {_pct(po['mean_accuracy_over_orders'])}")
+    lines += ["  " + s for s in _block("averaged over both orders", g["averaged_over_orders"], a)]
+    pv = g["pair_verdicts"]
+    lines += ["  " + s for s in _block("pairs it judged the same in both orders", pv["consistent_result"], a)]
+    lines.append(
+        f"  inconsistent pairs (the two orders disagree): {pv['counts']['inconsistent']}, "
+        f"queued for people first: {pv['queued_for_people']}"
+    )
+    km = g["kappa_vs_majority"]
+    if km["kappa"] is not None:
+        lines.append(f"  kappa vs people's majority: {km['kappa']:.3f} on {km['n']} pairs")
+    c = g["cost"]
+    lines.append(
+        f"  cost: {c['calls']} calls, "
+        + ("unknown" if c["cost_usd"] is None else f"${c['cost_usd']:.4f}")
+        + (f" (${c['cost_per_pair_usd']:.4f} per pair)" if c["cost_per_pair_usd"] is not None else "")
+    )
+    return lines

@@ -275,6 +275,73 @@ def plan_session(
 ) -> SessionPlan:
     """Pair two arms by item, normalise, draw sides, run the identifiability check. Pure: nothing
     is written (see :func:`write_plan`)."""
+    steps, suite_id, items, holdout = _checked(session_id, arms, normalise, mirror, holdout, suite_id)
+    a0, a1 = arms
+    seed = int(seed) if seed is not None else secrets.randbelow(2**31)
+    key_seed = int(key_seed) if key_seed is not None else secrets.randbits(62)
+    created_at = created_at or utcnow()
+    tag = zlib.crc32(session_id.encode("utf-8"))
+    pub = np.random.default_rng([seed, tag, 0x5E55])
+    sides = balanced_sides(np.random.default_rng([seed, key_seed, tag, 0x51DE]), len(items))
+    missing = [sorted((set(other.texts) - set(a.texts)) | set(a.unusable)) for a, other in ((a0, a1), (a1, a0))]
+    raw = [(a0.texts[i], a1.texts[i]) for i in items]
+    shown_arm, trimmed_words = _shown(raw, steps, length_match)
+    names = (a0.name, a1.name)
+    pairs, key = _draw_pairs(pub, items, shown_arm, sides, names, holdout, mirror)
+    # the identifiability check, on the original pairs as a grader would see them
+    before = arm_identifiability(raw, sides, names, seed=seed, n_perm=n_perm)
+    after = arm_identifiability(shown_arm, sides, names, seed=seed, n_perm=n_perm)
+    warnings = _plan_warnings(arms, pairs, missing, after, length_match)
+    manifest = S.SessionManifest(
+        session_id=session_id,
+        suite_id=suite_id,
+        created_at=created_at,
+        settings=S.SessionSettings(
+            normalise=steps, length_match=bool(length_match), mirror_fraction=float(mirror), holdout=holdout, seed=seed
+        ),
+        status="open",
+        n_pairs=len(pairs),
+        source=cast(Literal["made", "imported", "simulated"], source),
+        simulated=simulated,
+        sealed=sorted(seal_hash(session_id, a.generation) for a in arms if a.generation),
+    )
+    km = S.KeyManifest(session_id=session_id, arms={a0.name: a0.source, a1.name: a1.source}, created_at=created_at)
+    record = {
+        "schema_version": S.SCHEMA_VERSION,
+        "session_id": session_id,
+        "arms": list(names),
+        "sources": {a0.name: a0.source, a1.name: a1.source},
+        "seed": seed,
+        "key_seed": key_seed,
+        "gen_round": int(gen_round),
+        "normalise": steps,
+        "length_match": bool(length_match),
+        "words_trimmed": dict(zip(names, trimmed_words)),
+        "missing": dict(zip(names, missing)),
+        "identifiability": {"before": before, "after": after},
+        "created_at": created_at.isoformat(),
+    }
+    summary = {
+        "session_id": session_id,
+        "suite_id": suite_id,
+        "pairs": len(pairs),
+        "original_pairs": len(items),
+        "mirrors": len(pairs) - len(items),
+        "holdout": holdout,
+        "seed": seed,
+        "normalise": steps,
+        "length_match": bool(length_match),
+        "missing": {"first_arm": len(missing[0]), "second_arm": len(missing[1])},
+        "identifiability": {"before": _public_check(before), "after": _public_check(after)},
+        "warnings": warnings,
+    }
+    return SessionPlan(manifest, pairs, km, key, record, summary, warnings)
+
+
+def _checked(
+    session_id: str, arms: Sequence[Arm], normalise: Iterable[str], mirror: float, holdout: int, suite_id: str | None
+) -> tuple[list[str], str | None, list[str], int]:
+    """The checked normalisation steps, suite (else the arms'), the arms' items in common and holdout."""
     check_id(session_id, "session id")
     if len(arms) != 2:
         raise InputError(f"a session compares two arms, got {len(arms)}", field="--arm")
@@ -299,35 +366,41 @@ def plan_session(
     items = sorted(set(a0.texts) & set(a1.texts))
     if not items:
         raise InputError("the two arms have no item in common", field="--arm")
-    n = len(items)
     holdout = int(holdout)
-    if not 0 <= holdout < n:
+    if not 0 <= holdout < len(items):
         raise InputError(
-            f"--holdout {holdout} must leave at least one of the {n} pairs in the headline", field="--holdout"
+            f"--holdout {holdout} must leave at least one of the {len(items)} pairs in the headline", field="--holdout"
         )
-    seed = int(seed) if seed is not None else secrets.randbelow(2**31)
-    key_seed = int(key_seed) if key_seed is not None else secrets.randbits(62)
-    created_at = created_at or utcnow()
-    tag = zlib.crc32(session_id.encode("utf-8"))
-    pub = np.random.default_rng([seed, tag, 0x5E55])
-    sides = balanced_sides(np.random.default_rng([seed, key_seed, tag, 0x51DE]), n)
+    return steps, suite_id, items, holdout
 
-    missing = {}
-    for pos, (a, other) in enumerate(((a0, a1), (a1, a0))):
-        lacking = sorted((set(other.texts) - set(a.texts)) | set(a.unusable))
-        missing[pos] = lacking
-    raw = [(a0.texts[i], a1.texts[i]) for i in items]
-    shown_arm = [(blinding.normalise(x, steps), blinding.normalise(y, steps)) for x, y in raw]
+
+def _shown(raw: list[tuple[str, str]], steps: list[str], length_match: bool) -> tuple[list[tuple[str, str]], list[int]]:
+    """Each pair's answers as shown (normalised, length-matched if asked) and the words trimmed per arm."""
+    shown = [(blinding.normalise(x, steps), blinding.normalise(y, steps)) for x, y in raw]
     trimmed_words = [0, 0]
     if length_match:
         matched = []
-        for x, y in shown_arm:
+        for x, y in shown:
             mx, my = blinding.length_match(x, y)
             trimmed_words[0] += blinding.word_count(x) - blinding.word_count(mx)
             trimmed_words[1] += blinding.word_count(y) - blinding.word_count(my)
             matched.append((mx, my))
-        shown_arm = matched
+        shown = matched
+    return shown, trimmed_words
 
+
+def _draw_pairs(
+    pub: np.random.Generator,
+    items: list[str],
+    shown: list[tuple[str, str]],
+    sides: np.ndarray,
+    names: tuple[str, str],
+    holdout: int,
+    mirror: float,
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """The shown pairs and their key rows, by pair id: one per item on its ``sides``, and the pair ids,
+    holdout and mirrored pairs drawn from ``pub`` in this order (a mirror swaps its original's sides)."""
+    n = len(items)
     n_mirror = min(int(round(float(mirror) * n)), n - holdout)
     all_ids = _new_ids(pub, n + n_mirror)
     ids, mirror_ids = all_ids[:n], all_ids[n:]
@@ -336,13 +409,11 @@ def plan_session(
         held[pub.choice(n, holdout, replace=False)] = True
     candidates = np.flatnonzero(~held)
     mirrored = sorted(pub.choice(candidates, n_mirror, replace=False).tolist()) if n_mirror else []
-
     pairs: list[dict[str, Any]] = []
     key: list[dict[str, str]] = []
-    names = (a0.name, a1.name)
     for k, iid in enumerate(items):
         first_left = bool(sides[k])
-        x, y = shown_arm[k]
+        x, y = shown[k]
         left, right = (x, y) if first_left else (y, x)
         la, ra = names if first_left else names[::-1]
         pairs.append(
@@ -371,24 +442,27 @@ def plan_session(
         key.append({"pair_id": m, "left_arm": kk["right_arm"], "right_arm": kk["left_arm"]})
     pairs.sort(key=lambda r: r["pair_id"])
     key.sort(key=lambda r: r["pair_id"])
+    return pairs, key
 
-    # the identifiability check, on the original pairs as a grader would see them
-    def oriented(texts: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray]:
-        lt = [t[0] if sides[k] else t[1] for k, t in enumerate(texts)]
-        rt = [t[1] if sides[k] else t[0] for k, t in enumerate(texts)]
-        return leakage.feature_matrix(lt), leakage.feature_matrix(rt)
 
-    before = leakage.identifiability(*oriented(raw), sides, seed=seed, n_perm=n_perm)
-    after = leakage.identifiability(*oriented(shown_arm), sides, seed=seed, n_perm=n_perm)
-    before["feature_means"] = {
-        a0.name: leakage.feature_means([r[0] for r in raw]),
-        a1.name: leakage.feature_means([r[1] for r in raw]),
-    }
-    after["feature_means"] = {
-        a0.name: leakage.feature_means([s[0] for s in shown_arm]),
-        a1.name: leakage.feature_means([s[1] for s in shown_arm]),
-    }
+def arm_identifiability(
+    texts: Sequence[tuple[str, str]], sides: Sequence[bool] | np.ndarray, names: Sequence[str], seed: int, n_perm: int
+) -> dict[str, Any]:
+    """:func:`evalcore.pairwise.leakage.identifiability` of the original pairs' ``texts`` (first arm's,
+    second's) on their ``sides`` (True: the first arm on the left), with each arm's feature means."""
+    lt = [t[0] if sides[k] else t[1] for k, t in enumerate(texts)]
+    rt = [t[1] if sides[k] else t[0] for k, t in enumerate(texts)]
+    out = leakage.identifiability(
+        leakage.feature_matrix(lt), leakage.feature_matrix(rt), sides, seed=seed, n_perm=n_perm
+    )
+    out["feature_means"] = {name: leakage.feature_means([t[i] for t in texts]) for i, name in enumerate(names)}
+    return out
 
+
+def _plan_warnings(
+    arms: Sequence[Arm], pairs: list[dict[str, Any]], missing: list[list[str]], after: dict, length_match: bool
+) -> list[str]:
+    """Warnings: the shown answers tell the arms apart, an arm's name is shown, an arm lacks answers."""
     warnings = []
     if after.get("identifiable"):
         lo, hi = after["interval"]
@@ -415,52 +489,7 @@ def plan_session(
                 f"the {ord_} --arm has no usable answer for {len(missing[pos])} item(s) "
                 f"({', '.join(missing[pos][:5])}{', ...' if len(missing[pos]) > 5 else ''}): left out"
             )
-
-    settings = S.SessionSettings(
-        normalise=steps, length_match=bool(length_match), mirror_fraction=float(mirror), holdout=holdout, seed=seed
-    )
-    manifest = S.SessionManifest(
-        session_id=session_id,
-        suite_id=suite_id,
-        created_at=created_at,
-        settings=settings,
-        status="open",
-        n_pairs=len(pairs),
-        source=cast(Literal["made", "imported", "simulated"], source),
-        simulated=simulated,
-        sealed=sorted(seal_hash(session_id, a.generation) for a in arms if a.generation),
-    )
-    km = S.KeyManifest(session_id=session_id, arms={a0.name: a0.source, a1.name: a1.source}, created_at=created_at)
-    record = {
-        "schema_version": S.SCHEMA_VERSION,
-        "session_id": session_id,
-        "arms": list(names),
-        "sources": {a0.name: a0.source, a1.name: a1.source},
-        "seed": seed,
-        "key_seed": key_seed,
-        "gen_round": int(gen_round),
-        "normalise": steps,
-        "length_match": bool(length_match),
-        "words_trimmed": {names[0]: trimmed_words[0], names[1]: trimmed_words[1]},
-        "missing": {names[0]: missing[0], names[1]: missing[1]},
-        "identifiability": {"before": before, "after": after},
-        "created_at": created_at.isoformat(),
-    }
-    summary = {
-        "session_id": session_id,
-        "suite_id": suite_id,
-        "pairs": len(pairs),
-        "original_pairs": n,
-        "mirrors": n_mirror,
-        "holdout": holdout,
-        "seed": seed,
-        "normalise": steps,
-        "length_match": bool(length_match),
-        "missing": {"first_arm": len(missing[0]), "second_arm": len(missing[1])},
-        "identifiability": {"before": _public_check(before), "after": _public_check(after)},
-        "warnings": warnings,
-    }
-    return SessionPlan(manifest, pairs, km, key, record, summary, warnings)
+    return warnings
 
 
 def _public_check(check: dict) -> dict:
