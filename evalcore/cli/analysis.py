@@ -25,12 +25,14 @@ from evalcore.cli._common import (
     page_options,
     selection_options,
 )
+from evalcore.cli.suite import holdout_option
 
 
 @cli.command()
 @click.argument("run_id")
 @selection_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> None:
     """Failures per criterion, their share, the all-pass and gate rates, failures by class."""
@@ -77,6 +79,7 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
 @click.option("--b", "b", required=True, help="Criterion in the columns.")
 @selection_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) -> None:
     """The 2x2 of two criteria, B's failure rate within each row of A, their ratio, phi."""
@@ -107,6 +110,7 @@ def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) 
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--n-boot", type=int, default=2000, show_default=True, help="Bootstrap resamples.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed, n_boot, as_json) -> None:
     """phi for every criterion pair per instrument, side by side, classed induced / real / undetermined."""
@@ -152,6 +156,7 @@ def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed
 @click.option("--reference", default=None, help="A one-criterion (split) run on the same generation.")
 @selection_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def position(obj: Ctx, run_id, reference, judge_round, majority, gen_round, as_json) -> None:
     """The position effect in a single-call run: failure rate and agreement with a split run by position.
@@ -184,6 +189,7 @@ def position(obj: Ctx, run_id, reference, judge_round, majority, gen_round, as_j
 @click.argument("run_b")
 @selection_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> None:
     """Per criterion: fail under A and pass under B, the reverse, both; composition; all-pass under each."""
@@ -246,6 +252,7 @@ def _page_line(r: dict) -> str:
 @selection_options
 @page_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def failing(obj: Ctx, run_id, criterion, only, judge_round, majority, gen_round, limit, offset, as_json) -> None:
     """The answers RUN_ID fails on a criterion, with the judge's reason (attribution drill-down)."""
@@ -267,6 +274,7 @@ def failing(obj: Ctx, run_id, criterion, only, judge_round, majority, gen_round,
 @click.option("--gen-round", type=int, default=None, help="Only this generation round (default: all).")
 @class_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def people_crosstab_cmd(obj: Ctx, gen_id, a, b, gen_round, as_json) -> None:
     """The 2x2 of two criteria as people labelled them in GEN_ID (label sets and the label store)."""
@@ -316,6 +324,7 @@ def people_crosstab_cmd(obj: Ctx, gen_id, a, b, gen_round, as_json) -> None:
 @selection_options
 @page_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def cell(
     obj: Ctx,
@@ -369,6 +378,7 @@ def cell(
 @selection_options
 @page_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def flipped(
     obj: Ctx, run_a, run_b, criterion, direction, judge_round, majority, gen_round, limit, offset, as_json

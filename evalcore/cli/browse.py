@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from evalcore.cli._common import Ctx, _table, class_option, cli, emit
+from evalcore.cli.suite import holdout_option
 
 if TYPE_CHECKING:
     from evalcore.storage.store import Store
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 @cli.command()
 @class_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def runs(obj: Ctx, as_json: bool) -> None:
     """List runs: status, judge, mode, pass rate per judge round, calls, tokens, cost, latency."""
@@ -45,6 +47,7 @@ def runs(obj: Ctx, as_json: bool) -> None:
 @cli.command()
 @class_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def generations(obj: Ctx, as_json: bool) -> None:
     """List generations: suite, rounds, outputs, abstention, tokens, cost, latency, knobs."""
@@ -98,6 +101,7 @@ def suites(obj: Ctx, as_json: bool) -> None:
 @click.argument("item_id")
 @click.option("--gen-round", type=int, default=1, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def show(obj: Ctx, run_id: str, item_id: str, gen_round: int, as_json: bool) -> None:
     """Show one answer with its item and every verdict on it in RUN_ID."""

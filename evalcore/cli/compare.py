@@ -10,6 +10,9 @@ from pathlib import Path
 import click
 
 from evalcore.cli._common import FINITE, Ctx, _selection, _table, emit, selection_options
+from evalcore.cli.suite import holdout_option, read_suites
+
+_HOLDOUT_HELP = "Count holdout items too (hidden by default)."
 
 
 def _compare_options(f):
@@ -29,8 +32,7 @@ def _compare_options(f):
         help="Headline figure of the verdict: all_pass, ternary ((correct + 0.5 partial) / N) or a criterion "
         "both runs judged.",
     )(f)
-    f = click.option("--include-holdout", is_flag=True, help="Count holdout items too (hidden by default).")(f)
-    return f
+    return holdout_option(_HOLDOUT_HELP)(f)
 
 
 def _diff_text(d: dict) -> str:
@@ -62,15 +64,6 @@ def _val(v) -> str:
     return s if len(s) <= 48 else s[:45] + "..."
 
 
-def _looks(obj: Ctx, command: str, run_ids: list[str], include_holdout: bool) -> None:
-    """With --include-holdout, one logged look per suite read (after the command succeeded)."""
-    if include_holdout:
-        from evalcore.analysis.suites import suite_of_run
-        from evalcore.cli.suite import log_cli_looks
-
-        log_cli_looks(obj.store, command, list(dict.fromkeys(suite_of_run(obj.store, r) for r in run_ids)))
-
-
 def _lat(v: dict | None) -> str:
     return "—" if not v else f"{v['mean_ms']:,.0f} / {v['p95_ms']:,.0f} ms"
 
@@ -81,324 +74,320 @@ def _strip(c: dict) -> dict:
     return c
 
 
+@click.command("diff")
+@click.argument("a")
+@click.argument("b")
+@click.option("--under-test", default=None, help="The knob the change is about; every other differing knob is a rival.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def diff_cmd(obj: Ctx, a, b, under_test, as_json) -> None:
+    """Every knob of two runs (or two generations): held, differs, one side, or not recorded."""
+    from evalcore.analysis.configs import diff
+
+    d = diff(obj.store, a, b, under_test=under_test)
+    emit(d, as_json, _diff_text(d))
+
+
+@click.command("compare")
+@click.argument("baseline")
+@click.argument("candidate")
+@_compare_options
+@selection_options
+@click.option("--markdown", "md", is_flag=True, help="Print the Markdown summary instead of text.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def compare_cmd(
+    obj: Ctx,
+    baseline,
+    candidate,
+    metric,
+    seed,
+    n_boot,
+    effect,
+    judge_round,
+    majority,
+    gen_round,
+    md,
+    as_json,
+) -> None:
+    """Per-round figures, paired deltas, stable wins and regressions, noise floor, power, the
+    two-sided bar, cost beside score."""
+    from evalcore.analysis.comparison import compare
+    from evalcore.analysis.gating import markdown
+
+    c = _strip(
+        compare(
+            obj.store,
+            baseline,
+            candidate,
+            sel=_selection(obj, judge_round, majority, gen_round),
+            seed=seed,
+            n_boot=n_boot,
+            effect=effect,
+            headline=metric,
+        )
+    )
+    emit(c, as_json, markdown(c))
+
+
+@click.command("gate")
+@click.argument("baseline")
+@click.argument("candidate")
+@click.option(
+    "--allowlist",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Known misses, one per line: ITEM_ID OWNER EXPIRES(YYYY-MM-DD) [reason].",
+)
+@click.option(
+    "--accept-now-passing",
+    is_flag=True,
+    help="Pass even though allowlisted items now pass (the output says so); by default they fail the gate "
+    "until removed.",
+)
+@click.option(
+    "--max-latency-increase",
+    default=None,
+    metavar="25%|500ms|2s",
+    help="Also fail when the system's latency per answer (mean or p95) rose by more than this.",
+)
+@click.option(
+    "--markdown",
+    "md_file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the Markdown summary (for a pull request) to this file.",
+)
+@_compare_options
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def gate_cmd(
+    obj: Ctx,
+    baseline,
+    candidate,
+    allowlist,
+    accept_now_passing,
+    max_latency_increase,
+    md_file,
+    metric,
+    seed,
+    n_boot,
+    effect,
+    judge_round,
+    majority,
+    gen_round,
+    as_json,
+) -> None:
+    """Exit 0 only when the two-sided bar holds (a gain clearing its interval and the noise floor),
+    no new miss appears outside the allowlist, no entry expired or now passes, and the latency bar
+    holds (exit 1 otherwise; 2 for bad input)."""
+    from evalcore.analysis.gating import gate, markdown
+
+    g = _strip(
+        gate(
+            obj.store,
+            baseline,
+            candidate,
+            allowlist=allowlist,
+            sel=_selection(obj, judge_round, majority, gen_round),
+            seed=seed,
+            n_boot=n_boot,
+            headline=metric,
+            accept_now_passing=accept_now_passing,
+            max_latency_increase=max_latency_increase,
+        )
+    )
+    text = markdown(g)
+    if md_file:
+        Path(md_file).write_text(text, encoding="utf-8")
+    emit(g, as_json, text)
+    sys.exit(0 if g["gate"]["passed"] else 1)
+
+
+@click.command("trend")
+@click.option("--suite", "suite_id", default=None, help="Only runs over this suite.")
+@click.option("--metric", default="all_pass", show_default=True, help="all_pass, ternary or a criterion name.")
+@holdout_option(_HOLDOUT_HELP)
+@selection_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def trend_cmd(obj: Ctx, suite_id, metric, judge_round, majority, gen_round, as_json) -> None:
+    """A headline over time across runs, broken where the judge model, judge prompt, rubric or suite
+    changed; polluted runs are marked."""
+    from evalcore.analysis.gating import trend
+
+    t = trend(obj.store, suite_id=suite_id, metric=metric, sel=_selection(obj, judge_round, majority, gen_round))
+    read_suites(p["suite_id"] for p in t["points"])
+    rows = [
+        {
+            "segment": p["segment"],
+            "run": p["run_id"],
+            "created": p["created_at"][:16],
+            "value": p["value"],
+            "spread": p["spread"],
+            "status": "POLLUTED" if p["polluted"] else p["status"],
+            "latency": _lat(p["latency"].get("system")),
+            "breaks": "; ".join(p["breaks"]),
+        }
+        for p in t["points"]
+    ]
+    emit(
+        t,
+        as_json,
+        _table(
+            rows,
+            [
+                ("segment", "line", False),
+                ("run", "run", False),
+                ("created", "created", False),
+                ("value", metric, True),
+                ("spread", "spread", True),
+                ("status", "status", False),
+                ("latency", "system latency mean / p95", False),
+                ("breaks", "break", False),
+            ],
+        ),
+    )
+
+
+@click.group("ledger")
+def ledger() -> None:
+    """The decision ledger (in the state directory): decisions linked to the runs they rest on."""
+
+
+@ledger.command("add")
+@click.option("--title", required=True, help="What was decided, in a line.")
+@click.option(
+    "--type",
+    "type_",
+    default=None,
+    help="accepted, rejected, reverted, falsified, measurement-correction, possible-noise "
+    "(a judge-only change over identical answers is typed measurement-correction automatically).",
+)
+@click.option("--baseline", default=None, help="Baseline run.")
+@click.option("--candidate", default=None, help="Candidate run.")
+@click.option("--run", "runs", multiple=True, help="A run the entry rests on (repeatable).")
+@click.option("--metric", default="all_pass", show_default=True, help="Headline figure.")
+@click.option("--note", default="", help="Free text.")
+@click.option("--by", required=True, help="Who decided.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed of the delta's interval.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def ledger_add(obj: Ctx, title, type_, baseline, candidate, runs, metric, note, by, seed, as_json) -> None:
+    """Add an entry; its figures are pulled from the runs, never typed."""
+    from evalcore.review.ledger import Ledger
+
+    e = Ledger(obj.store).add(
+        title=title,
+        by=by,
+        type_=type_,
+        baseline=baseline,
+        candidate=candidate,
+        runs=list(runs),
+        note=note,
+        metric=metric,
+        seed=seed,
+    )
+    emit(
+        e,
+        as_json,
+        f"{e['entry_id']}: {e['type']}"
+        + (" (automatic)" if e["type_automatic"] else "")
+        + (f"; flags: {'; '.join(e['flags'])}" if e["flags"] else ""),
+    )
+
+
+@ledger.command("amend")
+@click.argument("entry_id")
+@click.option("--title", default=None)
+@click.option("--type", "type_", default=None)
+@click.option("--note", default=None)
+@click.option("--by", required=True, help="Who amends.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def ledger_amend(obj: Ctx, entry_id, title, type_, note, by, as_json) -> None:
+    """Amend an entry's title, type or note (appended; the history keeps every version)."""
+    from evalcore.review.ledger import Ledger
+
+    e = Ledger(obj.store).amend(entry_id, by=by, title=title, type_=type_, note=note)
+    emit(e, as_json, f"{e['entry_id']}: amended ({len(e['history'])} events)")
+
+
+@ledger.command("retire")
+@click.argument("entry_id")
+@click.option("--reason", required=True)
+@click.option("--by", required=True, help="Who retires it.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def ledger_retire(obj: Ctx, entry_id, reason, by, as_json) -> None:
+    """Retire an entry (it stays in the ledger, marked retired)."""
+    from evalcore.review.ledger import Ledger
+
+    e = Ledger(obj.store).retire(entry_id, by=by, reason=reason)
+    emit(e, as_json, f"{e['entry_id']}: retired")
+
+
+@ledger.command("list")
+@click.option("--active", is_flag=True, help="Leave retired entries out.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def ledger_list(obj: Ctx, active, as_json) -> None:
+    """Entries with their figures as the runs hold them now, and their flags."""
+    from evalcore.review.ledger import Ledger
+
+    es = Ledger(obj.store).entries(include_retired=not active)
+    rows = [
+        {
+            "id": e["entry_id"],
+            "type": e["type"],
+            "status": e["status"],
+            "title": e["title"],
+            "runs": " -> ".join(x for x in (e["baseline"], e["candidate"]) if x) or ", ".join(e["runs"]),
+            "flags": "; ".join(e["figures_now"]["flags"]),
+            "latency": e["figures_now"].get("latency_text") or "—",
+        }
+        for e in es
+    ]
+    emit(
+        es,
+        as_json,
+        _table(
+            rows,
+            [
+                ("id", "id", False),
+                ("type", "type", False),
+                ("status", "status", False),
+                ("title", "title", False),
+                ("runs", "runs", False),
+                ("latency", "system latency", False),
+                ("flags", "flags", False),
+            ],
+        )
+        if rows
+        else "no ledger entries (evalcore ledger add)",
+    )
+
+
+@ledger.command("export")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
+@click.option("--output", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout.")
+@click.pass_obj
+def ledger_export(obj: Ctx, fmt, output) -> None:
+    """The whole ledger as Markdown (figures as the runs hold them) or JSON."""
+    import json
+
+    from evalcore.review.ledger import Ledger, export_markdown
+
+    es = Ledger(obj.store).entries()
+    text = export_markdown(es) if fmt == "md" else json.dumps(es, indent=1, default=str)
+    if output:
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
 def register(cli: click.Group) -> None:
     """Add this module's commands to ``cli``."""
-
-    @cli.command("diff")
-    @click.argument("a")
-    @click.argument("b")
-    @click.option(
-        "--under-test", default=None, help="The knob the change is about; every other differing knob is a rival."
-    )
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_obj
-    def diff_cmd(obj: Ctx, a, b, under_test, as_json) -> None:
-        """Every knob of two runs (or two generations): held, differs, one side, or not recorded."""
-        from evalcore.analysis.configs import diff
-
-        d = diff(obj.store, a, b, under_test=under_test)
-        emit(d, as_json, _diff_text(d))
-
-    @cli.command("compare")
-    @click.argument("baseline")
-    @click.argument("candidate")
-    @_compare_options
-    @selection_options
-    @click.option("--markdown", "md", is_flag=True, help="Print the Markdown summary instead of text.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_obj
-    def compare_cmd(
-        obj: Ctx,
-        baseline,
-        candidate,
-        include_holdout,
-        metric,
-        seed,
-        n_boot,
-        effect,
-        judge_round,
-        majority,
-        gen_round,
-        md,
-        as_json,
-    ) -> None:
-        """Per-round figures, paired deltas, stable wins and regressions, noise floor, power, the
-        two-sided bar, cost beside score."""
-        from evalcore.analysis.comparison import compare
-        from evalcore.analysis.gating import markdown
-
-        c = _strip(
-            compare(
-                obj.store,
-                baseline,
-                candidate,
-                sel=_selection(obj, judge_round, majority, gen_round),
-                include_holdout=include_holdout or None,
-                seed=seed,
-                n_boot=n_boot,
-                effect=effect,
-                headline=metric,
-            )
-        )
-        _looks(obj, "compare", [baseline, candidate], include_holdout)
-        emit(c, as_json, markdown(c))
-
-    @cli.command("gate")
-    @click.argument("baseline")
-    @click.argument("candidate")
-    @click.option(
-        "--allowlist",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="Known misses, one per line: ITEM_ID OWNER EXPIRES(YYYY-MM-DD) [reason].",
-    )
-    @click.option(
-        "--accept-now-passing",
-        is_flag=True,
-        help="Pass even though allowlisted items now pass (the output says so); by default they fail the gate "
-        "until removed.",
-    )
-    @click.option(
-        "--max-latency-increase",
-        default=None,
-        metavar="25%|500ms|2s",
-        help="Also fail when the system's latency per answer (mean or p95) rose by more than this.",
-    )
-    @click.option(
-        "--markdown",
-        "md_file",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="Also write the Markdown summary (for a pull request) to this file.",
-    )
-    @_compare_options
-    @selection_options
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_obj
-    def gate_cmd(
-        obj: Ctx,
-        baseline,
-        candidate,
-        allowlist,
-        accept_now_passing,
-        max_latency_increase,
-        md_file,
-        include_holdout,
-        metric,
-        seed,
-        n_boot,
-        effect,
-        judge_round,
-        majority,
-        gen_round,
-        as_json,
-    ) -> None:
-        """Exit 0 only when the two-sided bar holds (a gain clearing its interval and the noise floor),
-        no new miss appears outside the allowlist, no entry expired or now passes, and the latency bar
-        holds (exit 1 otherwise; 2 for bad input)."""
-        from evalcore.analysis.gating import gate, markdown
-
-        g = _strip(
-            gate(
-                obj.store,
-                baseline,
-                candidate,
-                allowlist=allowlist,
-                sel=_selection(obj, judge_round, majority, gen_round),
-                include_holdout=include_holdout or None,
-                seed=seed,
-                n_boot=n_boot,
-                headline=metric,
-                accept_now_passing=accept_now_passing,
-                max_latency_increase=max_latency_increase,
-            )
-        )
-        _looks(obj, "gate", [baseline, candidate], include_holdout)
-        text = markdown(g)
-        if md_file:
-            Path(md_file).write_text(text, encoding="utf-8")
-        emit(g, as_json, text)
-        sys.exit(0 if g["gate"]["passed"] else 1)
-
-    @cli.command("trend")
-    @click.option("--suite", "suite_id", default=None, help="Only runs over this suite.")
-    @click.option("--metric", default="all_pass", show_default=True, help="all_pass, ternary or a criterion name.")
-    @click.option("--include-holdout", is_flag=True, help="Count holdout items too (hidden by default).")
-    @selection_options
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_obj
-    def trend_cmd(obj: Ctx, suite_id, metric, include_holdout, judge_round, majority, gen_round, as_json) -> None:
-        """A headline over time across runs, broken where the judge model, judge prompt, rubric or suite
-        changed; polluted runs are marked."""
-        from evalcore.analysis.gating import trend
-
-        t = trend(
-            obj.store,
-            suite_id=suite_id,
-            metric=metric,
-            include_holdout=include_holdout or None,
-            sel=_selection(obj, judge_round, majority, gen_round),
-        )
-        _looks(obj, "trend", [p["run_id"] for p in t["points"]], include_holdout)
-        rows = [
-            {
-                "segment": p["segment"],
-                "run": p["run_id"],
-                "created": p["created_at"][:16],
-                "value": p["value"],
-                "spread": p["spread"],
-                "status": "POLLUTED" if p["polluted"] else p["status"],
-                "latency": _lat(p["latency"].get("system")),
-                "breaks": "; ".join(p["breaks"]),
-            }
-            for p in t["points"]
-        ]
-        emit(
-            t,
-            as_json,
-            _table(
-                rows,
-                [
-                    ("segment", "line", False),
-                    ("run", "run", False),
-                    ("created", "created", False),
-                    ("value", metric, True),
-                    ("spread", "spread", True),
-                    ("status", "status", False),
-                    ("latency", "system latency mean / p95", False),
-                    ("breaks", "break", False),
-                ],
-            ),
-        )
-
-    @cli.group("ledger")
-    def ledger() -> None:
-        """The decision ledger (in the state directory): decisions linked to the runs they rest on."""
-
-    @ledger.command("add")
-    @click.option("--title", required=True, help="What was decided, in a line.")
-    @click.option(
-        "--type",
-        "type_",
-        default=None,
-        help="accepted, rejected, reverted, falsified, measurement-correction, possible-noise "
-        "(a judge-only change over identical answers is typed measurement-correction automatically).",
-    )
-    @click.option("--baseline", default=None, help="Baseline run.")
-    @click.option("--candidate", default=None, help="Candidate run.")
-    @click.option("--run", "runs", multiple=True, help="A run the entry rests on (repeatable).")
-    @click.option("--metric", default="all_pass", show_default=True, help="Headline figure.")
-    @click.option("--note", default="", help="Free text.")
-    @click.option("--by", required=True, help="Who decided.")
-    @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed of the delta's interval.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_obj
-    def ledger_add(obj: Ctx, title, type_, baseline, candidate, runs, metric, note, by, seed, as_json) -> None:
-        """Add an entry; its figures are pulled from the runs, never typed."""
-        from evalcore.review.ledger import Ledger
-
-        e = Ledger(obj.store).add(
-            title=title,
-            by=by,
-            type_=type_,
-            baseline=baseline,
-            candidate=candidate,
-            runs=list(runs),
-            note=note,
-            metric=metric,
-            seed=seed,
-        )
-        emit(
-            e,
-            as_json,
-            f"{e['entry_id']}: {e['type']}"
-            + (" (automatic)" if e["type_automatic"] else "")
-            + (f"; flags: {'; '.join(e['flags'])}" if e["flags"] else ""),
-        )
-
-    @ledger.command("amend")
-    @click.argument("entry_id")
-    @click.option("--title", default=None)
-    @click.option("--type", "type_", default=None)
-    @click.option("--note", default=None)
-    @click.option("--by", required=True, help="Who amends.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_obj
-    def ledger_amend(obj: Ctx, entry_id, title, type_, note, by, as_json) -> None:
-        """Amend an entry's title, type or note (appended; the history keeps every version)."""
-        from evalcore.review.ledger import Ledger
-
-        e = Ledger(obj.store).amend(entry_id, by=by, title=title, type_=type_, note=note)
-        emit(e, as_json, f"{e['entry_id']}: amended ({len(e['history'])} events)")
-
-    @ledger.command("retire")
-    @click.argument("entry_id")
-    @click.option("--reason", required=True)
-    @click.option("--by", required=True, help="Who retires it.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_obj
-    def ledger_retire(obj: Ctx, entry_id, reason, by, as_json) -> None:
-        """Retire an entry (it stays in the ledger, marked retired)."""
-        from evalcore.review.ledger import Ledger
-
-        e = Ledger(obj.store).retire(entry_id, by=by, reason=reason)
-        emit(e, as_json, f"{e['entry_id']}: retired")
-
-    @ledger.command("list")
-    @click.option("--active", is_flag=True, help="Leave retired entries out.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_obj
-    def ledger_list(obj: Ctx, active, as_json) -> None:
-        """Entries with their figures as the runs hold them now, and their flags."""
-        from evalcore.review.ledger import Ledger
-
-        es = Ledger(obj.store).entries(include_retired=not active)
-        rows = [
-            {
-                "id": e["entry_id"],
-                "type": e["type"],
-                "status": e["status"],
-                "title": e["title"],
-                "runs": " -> ".join(x for x in (e["baseline"], e["candidate"]) if x) or ", ".join(e["runs"]),
-                "flags": "; ".join(e["figures_now"]["flags"]),
-                "latency": e["figures_now"].get("latency_text") or "—",
-            }
-            for e in es
-        ]
-        emit(
-            es,
-            as_json,
-            _table(
-                rows,
-                [
-                    ("id", "id", False),
-                    ("type", "type", False),
-                    ("status", "status", False),
-                    ("title", "title", False),
-                    ("runs", "runs", False),
-                    ("latency", "system latency", False),
-                    ("flags", "flags", False),
-                ],
-            )
-            if rows
-            else "no ledger entries (evalcore ledger add)",
-        )
-
-    @ledger.command("export")
-    @click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
-    @click.option(
-        "--output", type=click.Path(dir_okay=False), default=None, help="Write to this file instead of stdout."
-    )
-    @click.pass_obj
-    def ledger_export(obj: Ctx, fmt, output) -> None:
-        """The whole ledger as Markdown (figures as the runs hold them) or JSON."""
-        import json
-
-        from evalcore.review.ledger import Ledger, export_markdown
-
-        es = Ledger(obj.store).entries()
-        text = export_markdown(es) if fmt == "md" else json.dumps(es, indent=1, default=str)
-        if output:
-            Path(output).write_text(text, encoding="utf-8")
-        else:
-            click.echo(text, nl=False)
+    for command in (diff_cmd, compare_cmd, gate_cmd, trend_cmd, ledger):
+        cli.add_command(command)

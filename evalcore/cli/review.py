@@ -12,6 +12,7 @@ from __future__ import annotations
 import click
 
 from evalcore.cli._common import FINITE, Ctx, _fmt, _table, cli, emit, page_options, role_option, slice_options
+from evalcore.cli.suite import holdout_option
 
 # --------------------------------------------------------------------------- adjudication (issue 5)
 # The review queue and the agreement / judge report card; docs/REVIEW.md.
@@ -121,6 +122,7 @@ def queue_build(
 @queue_group.command("list")
 @click.argument("gen_id", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def queue_list(obj: Ctx, gen_id: str | None, as_json: bool) -> None:
     """List the review queues (of GEN_ID), oldest first."""
@@ -160,6 +162,7 @@ def queue_list(obj: Ctx, gen_id: str | None, as_json: bool) -> None:
 @click.option("--reviewer", default=None, help="Mark what this reviewer has handled.")
 @page_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
 @click.pass_obj
 def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, reviewer, limit, offset, as_json) -> None:
     """The cases of a queue in priority order, with how many reviews each has."""

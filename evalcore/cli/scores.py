@@ -10,10 +10,11 @@ from typing import Any
 import click
 
 from evalcore.cli._common import FINITE, Ctx, _table, emit
+from evalcore.cli.suite import holdout_option, read_suites
 
 
 def _common(f):
-    f = click.option("--include-holdout", is_flag=True, help="Count holdout items too (hidden by default; logged).")(f)
+    f = holdout_option("Count holdout items too (hidden by default; logged).")(f)
     f = click.option(
         "--class",
         "classes",
@@ -34,15 +35,6 @@ def _common(f):
         "--run", "run_ids", multiple=True, metavar="RUN", help="A judge run (repeat to pool one run per generation)."
     )(f)
     return f
-
-
-def _looks(obj: Ctx, command: str, run_ids: list[str], gen_ids: list[str], include_holdout: bool) -> None:
-    if include_holdout:
-        from evalcore.cli.suite import log_cli_looks
-
-        st = obj.store
-        gens = [st.run(r).manifest.gen_id for r in run_ids] + list(gen_ids)
-        log_cli_looks(st, command, list(dict.fromkeys(st.generation(g).manifest.suite_id for g in gens)))
 
 
 def _ci(c: dict) -> str:
@@ -169,118 +161,131 @@ def reliability_text(r: dict) -> str:
     return "\n".join(line.rstrip() for line in "\n".join(lines).splitlines())
 
 
-def register(cli: click.Group) -> None:
-    """Add ``evalcore correlate`` and ``evalcore reliability`` to ``cli``."""
+def _check_correlate(people: bool, gen_ids: tuple[str, ...], n_boot: int, level: float) -> None:
+    """The judge against people: refuse what only the matrix or reliability takes, and bad figures."""
+    from evalcore.errors import InputError
 
-    @cli.command()
-    @_common
-    @click.option(
-        "--matrix",
-        is_flag=True,
-        help="The criterion-by-criterion Spearman and Kendall matrix of each instrument (--run, --people) "
-        "instead of the judge against people.",
-    )
-    @click.option(
-        "--judge-round", type=int, default=None, help="Read this judge round (default: the mean over the rounds)."
-    )
-    @click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
-    @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-    @click.option("--level", type=FINITE, default=0.95, show_default=True, help="Interval level.")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_obj
-    def correlate(
-        obj: Ctx,
-        run_ids: tuple[str, ...],
-        people: bool,
-        gen_ids: tuple[str, ...],
-        classes: tuple[str, ...],
-        include_holdout: bool,
-        matrix: bool,
-        judge_round: int | None,
-        n_boot: int,
-        seed: int,
-        level: float,
-        as_json: bool,
-    ) -> None:
-        """A judge's scores against people's per criterion: Pearson, Spearman and Kendall's tau-b,
-        pooled over answers and averaged within each item's outputs, with bootstrap intervals
-        (--run RUN ...); or, with --matrix, the criterion-by-criterion Spearman and Kendall
-        matrix of a run (--run) and of people (--people, pooled over --gen GEN ... or every
-        labelled generation)."""
-        from evalcore.analysis.scores import correlate as correlate_scores
-        from evalcore.analysis.scores import criterion_matrix
-        from evalcore.errors import InputError
+    if people:
+        raise InputError(
+            "people against people is `evalcore reliability --people`; with --matrix, their criterion matrix",
+            field="--people",
+        )
+    if gen_ids:
+        raise InputError("--gen goes with --people; a run names its own generation", field="--gen")
+    if n_boot < 1:
+        raise InputError(f"must be at least 1, got {n_boot}", field="--n-boot")
+    if not 0 < level < 1:
+        raise InputError(f"must lie between 0 and 1, got {level}", field="--level")
 
-        incl = include_holdout or obj.include_holdout
-        cls = list(classes) or None
-        if matrix:
-            res = criterion_matrix(
-                obj.store,
-                run_ids=list(run_ids),
-                people=people,
-                gen_ids=list(gen_ids) or None,
-                judge_round=judge_round,
-                classes=cls,
-                include_holdout=incl,
-            )
-            text = matrix_text(res)
-        else:
-            if people:
-                raise InputError(
-                    "people against people is `evalcore reliability --people`; with --matrix, their criterion matrix",
-                    field="--people",
-                )
-            if gen_ids:
-                raise InputError("--gen goes with --people; a run names its own generation", field="--gen")
-            if n_boot < 1:
-                raise InputError(f"must be at least 1, got {n_boot}", field="--n-boot")
-            if not 0 < level < 1:
-                raise InputError(f"must lie between 0 and 1, got {level}", field="--level")
-            res = correlate_scores(
-                obj.store,
-                list(run_ids),
-                judge_round=judge_round,
-                classes=cls,
-                include_holdout=incl,
-                seed=seed,
-                n_boot=n_boot,
-                level=level,
-            )
-            text = correlate_text(res)
-        emit(res, as_json, text)
-        _looks(obj, "correlate", list(run_ids), list(gen_ids), incl)
 
-    @cli.command()
-    @_common
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-    @click.pass_obj
-    def reliability(
-        obj: Ctx,
-        run_ids: tuple[str, ...],
-        people: bool,
-        gen_ids: tuple[str, ...],
-        classes: tuple[str, ...],
-        include_holdout: bool,
-        as_json: bool,
-    ) -> None:
-        """Reliability per criterion: across the judge rounds of each run (--run RUN ...) and across
-        people (--people, the annotators of the label sets of --gen GEN ..., pooled): Krippendorff's
-        alpha (interval / ordinal / nominal by the criterion's kind), ICC(1) and ICC(1,k), ICC(2,1)
-        and ICC(3,1) where the raters are fixed people (not rater slots, not judge rounds), Fleiss'
-        kappa on nominal criteria."""
-        from evalcore.analysis.scores import reliability as reliability_of
-        from evalcore.errors import InputError
+def _read_suites(run_ids: tuple[str, ...], gen_ids: tuple[str, ...]) -> None:
+    """The suites of the runs and generations named; with neither (people on every labelled
+    generation) no look is logged, as the commands always did."""
+    if not (run_ids or gen_ids):
+        read_suites([])
 
-        if gen_ids and not people:
-            raise InputError("--gen goes with --people; a run names its own generation", field="--gen")
-        incl = include_holdout or obj.include_holdout
-        res = reliability_of(
+
+@click.command()
+@_common
+@click.option(
+    "--matrix",
+    is_flag=True,
+    help="The criterion-by-criterion Spearman and Kendall matrix of each instrument (--run, --people) "
+    "instead of the judge against people.",
+)
+@click.option(
+    "--judge-round", type=int, default=None, help="Read this judge round (default: the mean over the rounds)."
+)
+@click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--level", type=FINITE, default=0.95, show_default=True, help="Interval level.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def correlate(
+    obj: Ctx,
+    run_ids: tuple[str, ...],
+    people: bool,
+    gen_ids: tuple[str, ...],
+    classes: tuple[str, ...],
+    matrix: bool,
+    judge_round: int | None,
+    n_boot: int,
+    seed: int,
+    level: float,
+    as_json: bool,
+) -> None:
+    """A judge's scores against people's per criterion: Pearson, Spearman and Kendall's tau-b,
+    pooled over answers and averaged within each item's outputs, with bootstrap intervals
+    (--run RUN ...); or, with --matrix, the criterion-by-criterion Spearman and Kendall
+    matrix of a run (--run) and of people (--people, pooled over --gen GEN ... or every
+    labelled generation)."""
+    from evalcore.analysis.scores import correlate as correlate_scores
+    from evalcore.analysis.scores import criterion_matrix
+
+    cls = list(classes) or None
+    if matrix:
+        res = criterion_matrix(
             obj.store,
             run_ids=list(run_ids),
             people=people,
             gen_ids=list(gen_ids) or None,
-            classes=list(classes) or None,
-            include_holdout=incl,
+            judge_round=judge_round,
+            classes=cls,
+            include_holdout=obj.include_holdout,
         )
-        emit(res, as_json, reliability_text(res))
-        _looks(obj, "reliability", list(run_ids), list(gen_ids), incl)
+        text = matrix_text(res)
+    else:
+        _check_correlate(people, gen_ids, n_boot, level)
+        res = correlate_scores(
+            obj.store,
+            list(run_ids),
+            judge_round=judge_round,
+            classes=cls,
+            include_holdout=obj.include_holdout,
+            seed=seed,
+            n_boot=n_boot,
+            level=level,
+        )
+        text = correlate_text(res)
+    emit(res, as_json, text)
+    _read_suites(run_ids, gen_ids)
+
+
+@click.command()
+@_common
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def reliability(
+    obj: Ctx,
+    run_ids: tuple[str, ...],
+    people: bool,
+    gen_ids: tuple[str, ...],
+    classes: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Reliability per criterion: across the judge rounds of each run (--run RUN ...) and across
+    people (--people, the annotators of the label sets of --gen GEN ..., pooled): Krippendorff's
+    alpha (interval / ordinal / nominal by the criterion's kind), ICC(1) and ICC(1,k), ICC(2,1)
+    and ICC(3,1) where the raters are fixed people (not rater slots, not judge rounds), Fleiss'
+    kappa on nominal criteria."""
+    from evalcore.analysis.scores import reliability as reliability_of
+    from evalcore.errors import InputError
+
+    if gen_ids and not people:
+        raise InputError("--gen goes with --people; a run names its own generation", field="--gen")
+    res = reliability_of(
+        obj.store,
+        run_ids=list(run_ids),
+        people=people,
+        gen_ids=list(gen_ids) or None,
+        classes=list(classes) or None,
+        include_holdout=obj.include_holdout,
+    )
+    emit(res, as_json, reliability_text(res))
+    _read_suites(run_ids, gen_ids)
+
+
+def register(cli: click.Group) -> None:
+    """Add ``evalcore correlate`` and ``evalcore reliability`` to ``cli``."""
+    cli.add_command(correlate)
+    cli.add_command(reliability)

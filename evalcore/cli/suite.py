@@ -1,6 +1,7 @@
 """Command-line commands of issue 8 (suite upkeep): ``evalcore suite check | repair | versions |
-looks | show | items | item``, and ``--include-holdout`` on every command that lists items or
-shows figures over them (registered on the CLI group by evalcore.cli; docs/SUITES.md).
+looks | show | items | item`` (registered on the CLI group by evalcore.cli; docs/SUITES.md), and
+:func:`holdout_option`, the ``--include-holdout`` of every command that lists items or shows figures
+over them.
 
 Holdout items are hidden by default. ``--include-holdout`` runs the command with
 ``include_holdout=True`` handed to the library explicitly and, once it has succeeded, appends one look per suite
@@ -12,69 +13,50 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import click
 
-from evalcore.cli._common import FINITE
+from evalcore.cli._common import FINITE, emit
 
-#: commands of evalcore.cli that read items or figures over them: they get --include-holdout
-HOLDOUT_COMMANDS = (
-    "runs",
-    "generations",
-    "show",
-    "attribution",
-    "crosstab",
-    "association",
-    "position",
-    "flips",
-    "failing",
-    "people-crosstab",
-    "cell",
-    "flipped",
-    "queue list",
-    "queue show",
-)
 HOLDOUT_HELP = (
     "Include the suite's holdout items (hidden by default); the look is logged in the state "
     "directory (evalcore suite looks)."
 )
+_SUITES_READ = "evalcore.suites_read"  # click context meta: the suites a command says it read
+
+
+def _obj():
+    return click.get_current_context().find_root().obj
 
 
 def _who() -> str | None:
     return os.environ.get("EVALCORE_USER") or os.environ.get("USER") or None
 
 
-def _emit(obj: Any, as_json: bool, text: str | None) -> None:
-    from evalcore.cli._common import emit
-
-    emit(obj, as_json, text)
-
-
 def _suites_read(store, params: dict[str, Any]) -> list[str]:
-    """The suites a command read, from its arguments (runs, generations, queues); every suite when
-    it names none (``runs``, ``generations``)."""
+    """The suites a command read, from its arguments (runs, generations, queues, a suite); every
+    suite when it names none (``runs``, ``generations``)."""
     from evalcore.analysis.suites import suite_of_run
     from evalcore.review.queue import get_queue
 
-    suites: list[str] = []
-
-    def add(sid: str) -> None:
-        if sid not in suites:
-            suites.append(sid)
-
-    runs = [params.get(k) for k in ("run_id", "run_a", "run_b", "reference", "in_run")]
-    runs += list(params.get("run_ids") or [])
-    for rid in runs:
-        if rid and rid != "people":
-            add(suite_of_run(store, rid))
+    runs = [params.get(k) for k in ("run_id", "run_a", "run_b", "reference", "in_run", "baseline", "candidate")]
+    suites = [suite_of_run(store, rid) for rid in runs + list(params.get("run_ids") or []) if rid and rid != "people"]
     gen_id = params.get("gen_id")
     queue_id = params.get("queue_id")
     if queue_id or (gen_id and "queue_id" in params):
         gen_id = get_queue(store, queue_id, gen_id=gen_id)["gen_id"]
-    if gen_id:
-        add(store.generation(gen_id).manifest.suite_id)
-    return suites or store.ids("suite")
+    suites += [store.generation(g).manifest.suite_id for g in (gen_id, *(params.get("gen_ids") or ())) if g]
+    if params.get("suite_id"):
+        suites.append(params["suite_id"])
+    return list(dict.fromkeys(suites)) or store.ids("suite")
+
+
+def read_suites(suites: Iterable[str]) -> None:
+    """Say which suites the command read, when its arguments do not (``--include-holdout`` logs a look
+    on each of them instead)."""
+    click.get_current_context().meta[_SUITES_READ] = list(dict.fromkeys(suites))
 
 
 def log_cli_looks(store, command: str, suites: list[str]) -> list[dict[str, Any]]:
@@ -84,35 +66,36 @@ def log_cli_looks(store, command: str, suites: list[str]) -> list[dict[str, Any]
     return [log_look(store, sid, f"cli:{command}", _who(), source="cli") for sid in suites if holdout_count(store, sid)]
 
 
-def _with_holdout(cmd: click.Command, name: str) -> None:
-    """Give an existing command ``--include-holdout``: run it with holdout items included, then log
-    the look (only when it succeeded: bad input writes nothing)."""
-    if any(p.name == "include_holdout" for p in cmd.params):
-        return
-    cmd.params.append(click.Option(["--include-holdout"], is_flag=True, default=False, help=HOLDOUT_HELP))
-    original = cmd.callback
-    assert original is not None  # every command in HOLDOUT_COMMANDS has one
+def holdout_option(text: str = HOLDOUT_HELP) -> Callable[[Callable], Callable]:
+    """``--include-holdout`` on a command that reads items or figures over them: the command runs
+    with ``include_holdout`` set on the context (it hands it to the library explicitly) and, once it
+    has succeeded (a verdict's exit code 0 or 1 included: gate, suite check), one look is logged per
+    suite it read (:func:`read_suites`, else its arguments). Holdout items are hidden without it."""
 
-    @functools.wraps(original)
-    def callback(*args: Any, include_holdout: bool = False, **kwargs: Any) -> Any:
-        if not include_holdout:
-            return original(*args, **kwargs)
-        obj = click.get_current_context().find_root().obj
-        obj.include_holdout = True  # each command hands it to the library explicitly
-        result = original(*args, **kwargs)
-        log_cli_looks(obj.store, name, _suites_read(obj.store, kwargs))
-        return result
+    def decorate(f: Callable) -> Callable:
+        @functools.wraps(f)
+        def callback(*args: Any, include_holdout: bool = False, **kwargs: Any) -> Any:
+            if not include_holdout:
+                return f(*args, **kwargs)
+            ctx, obj = click.get_current_context(), _obj()
+            obj.include_holdout = True
 
-    cmd.callback = callback
+            def log() -> None:
+                suites = ctx.meta[_SUITES_READ] if _SUITES_READ in ctx.meta else _suites_read(obj.store, kwargs)
+                log_cli_looks(obj.store, ctx.command_path.partition(" ")[2], suites)
 
+            try:
+                result = f(*args, **kwargs)
+            except SystemExit as e:
+                if e.code in (0, 1):
+                    log()
+                raise
+            log()
+            return result
 
-def _command(cli: click.Group, path: str) -> click.Command | None:
-    cmd: Any = cli
-    for part in path.split():
-        cmd = cmd.commands.get(part) if isinstance(cmd, click.Group) else None
-        if cmd is None:
-            return None
-    return cmd
+        return click.option("--include-holdout", is_flag=True, help=text)(callback)
+
+    return decorate
 
 
 # --------------------------------------------------------------------------- evalcore suite
@@ -121,10 +104,6 @@ def _command(cli: click.Group, path: str) -> click.Command | None:
 @click.group("suite")
 def suite_group() -> None:
     """Suite upkeep: admission checks, repairs as new versions, holdout looks (docs/SUITES.md)."""
-
-
-def _obj():
-    return click.get_current_context().find_root().obj
 
 
 @suite_group.command("check")
@@ -136,11 +115,9 @@ def _obj():
     default=None,
     help="Near-duplicate threshold: Jaccard similarity of character 4-grams (default 0.75).",
 )
-@click.option("--include-holdout", is_flag=True, help="Also list findings on holdout items (the look is logged).")
+@holdout_option("Also list findings on holdout items (the look is logged).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def suite_check(
-    suite_id: str, version: int | None, threshold: float | None, include_holdout: bool, as_json: bool
-) -> None:
+def suite_check(suite_id: str, version: int | None, threshold: float | None, as_json: bool) -> None:
     """Admission checks: schema, quoted spans, duplicates, quotas, open "test is wrong" flags.
     One line per finding; exit code 1 when there is any, 0 when there is none."""
     from evalcore.review.admission import NEAR_DUPLICATE_THRESHOLD
@@ -148,9 +125,7 @@ def suite_check(
 
     store = _obj().store
     r = check(store, suite_id, version, NEAR_DUPLICATE_THRESHOLD if threshold is None else threshold)
-    r = visible_findings(store, r, include_holdout)
-    if include_holdout:
-        log_cli_looks(store, "suite check", [suite_id])
+    r = visible_findings(store, r, _obj().include_holdout)
     text = (
         "\n".join(finding_line(f) for f in r["findings"])
         if r["findings"]
@@ -160,7 +135,7 @@ def suite_check(
         text += f"\n({r['holdout_findings_hidden']} findings on holdout items hidden: --include-holdout)"
     for note in r.get("notes") or []:
         text += f"\nnote: {note}"
-    _emit(r, as_json, text)
+    emit(r, as_json, text)
     if r["findings"]:
         sys.exit(1)
 
@@ -187,7 +162,7 @@ def suite_repair(
 
     r = repair(_obj().store, suite_id, item_id, field, value, by, why, flag)
     c = r["change"]
-    _emit(
+    emit(
         r,
         as_json,
         f"suite {suite_id} v{r['version']} ({r['content_hash']}, supersedes {r['supersedes']}): "
@@ -221,7 +196,7 @@ def suite_versions(suite_id: str, as_json: bool) -> None:
                 + (f" (resolves flag {c['flag']})" if c["flag"] is not None else "")
                 + f": {c['why']}"
             )
-    _emit(vs, as_json, "\n".join(lines))
+    emit(vs, as_json, "\n".join(lines))
 
 
 @suite_group.command("looks")
@@ -234,7 +209,7 @@ def suite_looks(suite_id: str, as_json: bool) -> None:
     store = _obj().store
     store.suite(suite_id)
     rows = looks(store, suite_id)
-    _emit(
+    emit(
         rows,
         as_json,
         "\n".join(f"{r['at']} {r['source']} {r['page']} by {r['who'] or '(unknown)'}" for r in rows)
@@ -266,13 +241,13 @@ def suite_show(suite_id: str, as_json: bool) -> None:
             "findings: " + ", ".join(f"{k} {v}" for k, v in r["findings"].items()),
         ]
     )
-    _emit(r, as_json, text)
+    emit(r, as_json, text)
 
 
 @suite_group.command("items")
 @click.argument("suite_id")
 @click.option("--version", "version", type=int, default=None, help="Suite version (default: the current one).")
-@click.option("--include-holdout", is_flag=True, help=HOLDOUT_HELP)
+@holdout_option()
 @click.option("--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Items to skip (id order).")
 @click.option("--limit", type=click.IntRange(min=0), default=None, help="At most this many items (default: all).")
 @click.option("--only-findings", is_flag=True, help="Only the items with a finding or an open flag.")
@@ -280,7 +255,6 @@ def suite_show(suite_id: str, as_json: bool) -> None:
 def suite_items(
     suite_id: str,
     version: int | None,
-    include_holdout: bool,
     offset: int,
     limit: int | None,
     only_findings: bool,
@@ -290,7 +264,7 @@ def suite_items(
     in item id order; ``--offset`` and ``--limit`` page through a large suite."""
     from evalcore.review.suites import check, items, visible_findings
 
-    store = _obj().store
+    store, include_holdout = _obj().store, _obj().include_holdout
     c = visible_findings(store, check(store, suite_id, version), include_holdout)
     r = items(
         store,
@@ -302,8 +276,6 @@ def suite_items(
         limit=limit,
         only_findings=only_findings,
     )
-    if include_holdout:
-        log_cli_looks(store, "suite items", [suite_id])
     lines = [
         f"{x['item_id']}{' (holdout)' if x['holdout'] else ''}: {x['findings']} findings, {x['open_flags']} "
         f"open flags; class {x['class'] or '-'}, difficulty {x['difficulty'] or '-'}"
@@ -315,30 +287,24 @@ def suite_items(
         + (f", {len(r['rows'])} listed from {offset + 1}" if len(r["rows"]) < r["items"] else " shown")
         + (f"; {r['holdout_hidden']} holdout items hidden (--include-holdout)" if r["holdout_hidden"] else "")
     )
-    _emit(r, as_json, "\n".join(lines))
+    emit(r, as_json, "\n".join(lines))
 
 
 @suite_group.command("item")
 @click.argument("suite_id")
 @click.argument("item_id")
 @click.option("--version", "version", type=int, default=None, help="Suite version (default: the current one).")
-@click.option("--include-holdout", is_flag=True, help=HOLDOUT_HELP)
+@holdout_option()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def suite_item(suite_id: str, item_id: str, version: int | None, include_holdout: bool, as_json: bool) -> None:
+def suite_item(suite_id: str, item_id: str, version: int | None, as_json: bool) -> None:
     """One item of a suite version, every field."""
     from evalcore.review.suites import item
 
-    store = _obj().store
-    r = item(store, suite_id, item_id, version, include_holdout)
-    if include_holdout and r.get("holdout"):
-        log_cli_looks(store, "suite item", [suite_id])
-    _emit(r, as_json, "\n".join(f"{k}: {v}" for k, v in r.items()))
+    r = item(_obj().store, suite_id, item_id, version, _obj().include_holdout)
+    read_suites([suite_id] if r.get("holdout") else [])
+    emit(r, as_json, "\n".join(f"{k}: {v}" for k, v in r.items()))
 
 
 def register(cli: click.Group) -> None:
-    """Add ``evalcore suite ...`` and ``--include-holdout`` on the commands that read items."""
+    """Add ``evalcore suite ...``."""
     cli.add_command(suite_group)
-    for path in HOLDOUT_COMMANDS:
-        cmd = _command(cli, path)
-        if cmd is not None:
-            _with_holdout(cmd, path)
