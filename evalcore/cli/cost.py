@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from evalcore.cli._common import _table, emit
+
 
 def _usd(v: Any) -> str:
     return "unknown" if v is None else f"${v:.4f}"
@@ -51,10 +53,18 @@ def _rstrip(text: str) -> str:
 
 def format_run(r: dict) -> str:
     """The text form of a run's cost report."""
-    from evalcore.cli._common import _table
+    p = r["projection"]
+    if not p["available"]:
+        return "\n".join([*_measured_lines(r), f"projection: not available ({p['reason']})"])
+    c = p.get("check")
+    checked = [_check_line(c)] if c else []
+    return "\n".join([*_measured_lines(r), *_projection_lines(p), *checked, *(f"WARNING: {w}" for w in p["warnings"])])
 
-    j, s, p = r["judge"], r["system"], r["projection"]
-    lines = [
+
+def _measured_lines(r: dict) -> list[str]:
+    """The run as measured: the judge, the system under test, and per criterion."""
+    j, s = r["judge"], r["system"]
+    return [
         f"run {r['run_id']} ({r['mode']}, judge {r['judge_model']}, {r['status']})"
         + (" - SIMULATED data" if r["simulated"] else ""),
         f"  {r['items']} items, {r['answers']} answers, judged {r['rounds']} time(s) each"
@@ -84,28 +94,33 @@ def format_run(r: dict) -> str:
         ),
         "",
     ]
-    if not p["available"]:
-        lines.append(f"projection: not available ({p['reason']})")
-        return "\n".join(lines)
-    pr = p["prices"]
+
+
+def _fitted(p: dict) -> tuple[str, str, str]:
+    """The projection's fitted prices, latency and output per call, as text."""
+    pr, la, out = p["prices"], p["latency"], p["output"]
     price = (
         "unknown"
         if pr is None
         else f"${pr['input_per_million']:.4g} in / ${pr['output_per_million']:.4g} out per million tokens (fitted)"
     )
-    la = p["latency"]
     lat = (
         "unknown"
         if la is None
         else f"{la['ms_per_call']:.0f} ms per call + {la['ms_per_output_token']:.2f} ms per output token"
     )
-    out = p["output"]
     f_text = (
         f"f (output per call) = {out['tokens_per_call']:.1f} tokens fitted over {out['calls']} calls of "
         + ", ".join(out["runs"])
         if out["identified"]
         else "f (output per call) = 0 ASSUMED (not identified by these calls)"
     )
+    return price, lat, f_text
+
+
+def _projection_lines(p: dict) -> list[str]:
+    """The single / grouped / split projection: its fitted parameters and one row per mode."""
+    price, lat, f_text = _fitted(p)
     rows = [
         {
             **r,
@@ -114,7 +129,7 @@ def format_run(r: dict) -> str:
         }
         for r in p["rows"]
     ]
-    lines += [
+    return [
         f"projection for {p['items']} items x {p['rounds']} judging(s), grouped = {p['groups']} groups "
         f"({p['groups_source']}):",
         f"  S (shared context per call) = {p['shared_tokens_in']:.1f} tokens over {p['calls_measured']} calls; "
@@ -146,27 +161,25 @@ def format_run(r: dict) -> str:
         "  (ms per answer: the answer's calls one after another; fanned out: in parallel, the slowest call; "
         f"wall s: the whole run at concurrency {p['concurrency']})",
     ]
-    c = p.get("check")
-    if c:
-        lines.append(
-            f"check at the run's own size and mode ({c['mode']}): {c['calls_projected']} calls projected, "
-            f"{c['calls_measured']} completed; tokens in {c['tokens_in_projected']:.0f} projected, "
-            f"{c['tokens_in_measured']} measured; tokens out {c['tokens_out_projected']:.0f} projected, "
-            f"{c['tokens_out_measured']} measured"
-            + (
-                ""
-                if c.get("wall_ms_measured") is None or c.get("wall_ms_projected") is None
-                else f"; wall {c['wall_ms_projected'] / 1000:.0f} s projected, {c['wall_ms_measured'] / 1000:.0f} s "
-                "measured (first call's start to last call's end)"
-            )
+
+
+def _check_line(c: dict) -> str:
+    """The projection at the run's own size and mode against what the run measured."""
+    return (
+        f"check at the run's own size and mode ({c['mode']}): {c['calls_projected']} calls projected, "
+        f"{c['calls_measured']} completed; tokens in {c['tokens_in_projected']:.0f} projected, "
+        f"{c['tokens_in_measured']} measured; tokens out {c['tokens_out_projected']:.0f} projected, "
+        f"{c['tokens_out_measured']} measured"
+        + (
+            ""
+            if c.get("wall_ms_measured") is None or c.get("wall_ms_projected") is None
+            else f"; wall {c['wall_ms_projected'] / 1000:.0f} s projected, {c['wall_ms_measured'] / 1000:.0f} s "
+            "measured (first call's start to last call's end)"
         )
-    lines += [f"WARNING: {w}" for w in p["warnings"]]
-    return "\n".join(lines)
+    )
 
 
 def format_table(rows: list[dict]) -> str:
-    from evalcore.cli._common import _table
-
     rows = [
         {
             **r,
@@ -238,7 +251,6 @@ def register(cli: click.Group) -> None:
         """Calls, tokens, cost and latency of RUN_ID (overall, per criterion, its system under test) and the
         single / grouped / split projection; or of every run with --all."""
         from evalcore.analysis.cost import cost_table, run_cost
-        from evalcore.cli._common import emit
         from evalcore.errors import InputError
 
         if all_runs:

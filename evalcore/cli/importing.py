@@ -66,7 +66,8 @@ _keys_option = click.option(
     help="Keys directory (default: <data>-keys, beside the data directory; never inside it).",
 )
 
-# --------------------------------------------------------------------------- the commands
+# --------------------------------------------------------------------------- published data sets
+# evalcore/importers/datasets/*.py; docs/DATASETS.md
 
 
 _THRESHOLD_HELP = (
@@ -81,7 +82,7 @@ _scored_dataset_options = _options(
 )
 
 
-@click.command("hanna")
+@import_.command("hanna")
 @_scored_dataset_options
 def import_hanna_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     """Import HANNA (DIR holds hanna_metric_scores_llm.csv[.gz]): stories, crowd ratings, LLM judges."""
@@ -100,7 +101,7 @@ def import_hanna_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     )
 
 
-@click.command("summeval")
+@import_.command("summeval")
 @_scored_dataset_options
 def import_summeval_cmd(obj, source: str, threshold: float, as_json: bool) -> None:
     """Import SummEval expert means (DIR holds summeval_expert_avg.jsonl[.gz])."""
@@ -117,7 +118,7 @@ def import_summeval_cmd(obj, source: str, threshold: float, as_json: bool) -> No
     )
 
 
-# --------------------------------------------------------------------------- the commands
+# --------------------------------------------------------------------------- inspect, promptfoo
 
 
 _KIND_KEYS = ("kind", "criterion_kind", "threshold", "criterion_threshold", "scale", "criterion_scale", "gate")
@@ -141,157 +142,155 @@ def _kind_options(
     )
 
 
-def register_tools(group: click.Group) -> None:
-    """Attach `inspect` and `promptfoo` to the `evalcore import` group."""
+@import_.command("inspect")
+@click.argument("log", type=click.Path(dir_okay=False))
+@click.option(
+    "--suite",
+    "attach",
+    default=None,
+    metavar="ID",
+    help="Attach to this existing suite (sample ids and inputs must match) instead of creating one.",
+)
+@_suite_id_option
+@_gen_id_option
+@_run_id_option
+@click.option(
+    "--judge-model",
+    default=None,
+    help="The judge as a pinned snapshot (default: each scorer's model, else inspect-scorer:<name>).",
+)
+@click.option(
+    "--criterion-kind",
+    multiple=True,
+    metavar="NAME=KIND",
+    help=f"Kind of a numeric scorer ({', '.join(KIND_CHOICES)}); C/I/P/N scorers are binary or ternary.",
+)
+@click.option("--threshold", type=FINITE, default=None, help="Pass threshold (score >= T) of the numeric scorers.")
+@click.option("--criterion-threshold", multiple=True, metavar="NAME=T", help="Pass threshold of one scorer.")
+@click.option("--scale", default=None, metavar="MIN:MAX", help="Scale of the numeric scorers.")
+@click.option("--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one numeric scorer.")
+@_gate_option
+@click.option(
+    "--knob", "knobs", multiple=True, metavar="KEY=VALUE", help="Record a setting (repeatable), as for import long."
+)
+@click.option("--description", default=None, help="Free text stored with the suite and the run.")
+@_json_option
+@click.pass_obj
+def import_inspect_cmd(
+    obj,
+    log: str,
+    attach,
+    suite_id,
+    gen_id,
+    run_id,
+    judge_model,
+    criterion_kind,
+    threshold,
+    criterion_threshold,
+    scale,
+    criterion_scale,
+    gate,
+    knobs,
+    description,
+    as_json,
+) -> None:
+    """Import an Inspect AI eval log (format version 2: .json, or the .eval archive)."""
+    from evalcore.importers.inspect_ai import ToolOpts, import_inspect
 
-    @group.command("inspect")
-    @click.argument("log", type=click.Path(dir_okay=False))
-    @click.option(
-        "--suite",
-        "attach",
-        default=None,
-        metavar="ID",
-        help="Attach to this existing suite (sample ids and inputs must match) instead of creating one.",
-    )
-    @_suite_id_option
-    @_gen_id_option
-    @_run_id_option
-    @click.option(
-        "--judge-model",
-        default=None,
-        help="The judge as a pinned snapshot (default: each scorer's model, else inspect-scorer:<name>).",
-    )
-    @click.option(
-        "--criterion-kind",
-        multiple=True,
-        metavar="NAME=KIND",
-        help=f"Kind of a numeric scorer ({', '.join(KIND_CHOICES)}); C/I/P/N scorers are binary or ternary.",
-    )
-    @click.option("--threshold", type=FINITE, default=None, help="Pass threshold (score >= T) of the numeric scorers.")
-    @click.option("--criterion-threshold", multiple=True, metavar="NAME=T", help="Pass threshold of one scorer.")
-    @click.option("--scale", default=None, metavar="MIN:MAX", help="Scale of the numeric scorers.")
-    @click.option("--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one numeric scorer.")
-    @_gate_option
-    @click.option(
-        "--knob", "knobs", multiple=True, metavar="KEY=VALUE", help="Record a setting (repeatable), as for import long."
-    )
-    @click.option("--description", default=None, help="Free text stored with the suite and the run.")
-    @_json_option
-    @click.pass_obj
-    def import_inspect_cmd(
-        obj,
-        log: str,
+    o = ToolOpts(
+        _kind_options(
+            log,
+            criterion_kind=criterion_kind,
+            threshold=threshold,
+            criterion_threshold=criterion_threshold,
+            scale=scale,
+            criterion_scale=criterion_scale,
+            gate=gate,
+        ),
         attach,
         suite_id,
         gen_id,
         run_id,
         judge_model,
-        criterion_kind,
-        threshold,
-        criterion_threshold,
-        scale,
-        criterion_scale,
-        gate,
-        knobs,
+        list(knobs),
         description,
+    )
+    s = import_inspect(obj.data_opt, log, o)
+    text = _with_notes(s, _text_summary(s) + f"; log status {s['status']}, run {s['run_status']}")
+    _emit(s, as_json, text)
+
+
+@import_.command("promptfoo")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--suite",
+    "attach",
+    default=None,
+    metavar="ID",
+    help="Attach to this existing suite (test ids and inputs must match) instead of creating one.",
+)
+@_suite_id_option
+@click.option(
+    "--id-prefix",
+    default=None,
+    help="Prefix of the generation and run ids, <prefix>-<provider> (default: the file name).",
+)
+@click.option(
+    "--judge-model",
+    default=None,
+    help="The judge as a pinned snapshot (default: the grading providers of the model-graded assertions).",
+)
+@_gate_option
+@click.option(
+    "--knob",
+    "knobs",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Record a setting on every generation / run (repeatable), as for import long.",
+)
+@click.option("--description", default=None, help="Free text stored with the suite and the runs.")
+@_json_option
+@click.pass_obj
+def import_promptfoo_cmd(
+    obj, file: str, attach, suite_id, id_prefix, judge_model, gate, knobs, description, as_json
+) -> None:
+    """Import a promptfoo results file (promptfoo eval -o results.json; results version 3)."""
+    from evalcore.contract import hashing as H
+    from evalcore.importers.inspect_ai import ToolOpts
+    from evalcore.importers.promptfoo import import_promptfoo
+
+    if id_prefix is not None and not H.is_valid_id(id_prefix):
+        raise InputError(
+            f"{id_prefix!r} is not a valid id prefix (letters, digits, . _ -)", file=file, field="--id-prefix"
+        )
+    o = ToolOpts(
+        _kind_options(file, gate=gate),
+        attach,
+        suite_id,
+        None,
+        None,
+        judge_model,
+        list(knobs),
+        description,
+        id_prefix,
+    )
+    s = import_promptfoo(obj.data_opt, file, o)
+    runs = "; ".join(
+        f"run {r['run_id']} on generation {r['gen_id']} ({r['verdicts']} verdicts"
+        + (f", {r['missing_verdicts']} not graded" if r["missing_verdicts"] else "")
+        + (f", pass {100 * r['pass_rate']:.1f}%" if r["pass_rate"] is not None else "")
+        + ")"
+        for r in s["runs"]
+    )
+    _emit(
+        s,
         as_json,
-    ) -> None:
-        """Import an Inspect AI eval log (format version 2: .json, or the .eval archive)."""
-        from evalcore.importers.inspect_ai import ToolOpts, import_inspect
-
-        o = ToolOpts(
-            _kind_options(
-                log,
-                criterion_kind=criterion_kind,
-                threshold=threshold,
-                criterion_threshold=criterion_threshold,
-                scale=scale,
-                criterion_scale=criterion_scale,
-                gate=gate,
-            ),
-            attach,
-            suite_id,
-            gen_id,
-            run_id,
-            judge_model,
-            list(knobs),
-            description,
-        )
-        s = import_inspect(obj.data_opt, log, o)
-        text = _with_notes(s, _text_summary(s) + f"; log status {s['status']}, run {s['run_status']}")
-        _emit(s, as_json, text)
-
-    @group.command("promptfoo")
-    @click.argument("file", type=click.Path(dir_okay=False))
-    @click.option(
-        "--suite",
-        "attach",
-        default=None,
-        metavar="ID",
-        help="Attach to this existing suite (test ids and inputs must match) instead of creating one.",
+        f"imported {s['file']}: suite {s['suite_id']} ({'new' if s['suite_created'] else 'existing'}, "
+        f"{s['items']} test cases), {len(s['generations'])} generations, {runs}",
     )
-    @_suite_id_option
-    @click.option(
-        "--id-prefix",
-        default=None,
-        help="Prefix of the generation and run ids, <prefix>-<provider> (default: the file name).",
-    )
-    @click.option(
-        "--judge-model",
-        default=None,
-        help="The judge as a pinned snapshot (default: the grading providers of the model-graded assertions).",
-    )
-    @_gate_option
-    @click.option(
-        "--knob",
-        "knobs",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="Record a setting on every generation / run (repeatable), as for import long.",
-    )
-    @click.option("--description", default=None, help="Free text stored with the suite and the runs.")
-    @_json_option
-    @click.pass_obj
-    def import_promptfoo_cmd(
-        obj, file: str, attach, suite_id, id_prefix, judge_model, gate, knobs, description, as_json
-    ) -> None:
-        """Import a promptfoo results file (promptfoo eval -o results.json; results version 3)."""
-        from evalcore.contract import hashing as H
-        from evalcore.importers.inspect_ai import ToolOpts
-        from evalcore.importers.promptfoo import import_promptfoo
-
-        if id_prefix is not None and not H.is_valid_id(id_prefix):
-            raise InputError(
-                f"{id_prefix!r} is not a valid id prefix (letters, digits, . _ -)", file=file, field="--id-prefix"
-            )
-        o = ToolOpts(
-            _kind_options(file, gate=gate),
-            attach,
-            suite_id,
-            None,
-            None,
-            judge_model,
-            list(knobs),
-            description,
-            id_prefix,
-        )
-        s = import_promptfoo(obj.data_opt, file, o)
-        runs = "; ".join(
-            f"run {r['run_id']} on generation {r['gen_id']} ({r['verdicts']} verdicts"
-            + (f", {r['missing_verdicts']} not graded" if r["missing_verdicts"] else "")
-            + (f", pass {100 * r['pass_rate']:.1f}%" if r["pass_rate"] is not None else "")
-            + ")"
-            for r in s["runs"]
-        )
-        _emit(
-            s,
-            as_json,
-            f"imported {s['file']}: suite {s['suite_id']} ({'new' if s['suite_created'] else 'existing'}, "
-            f"{s['items']} test cases), {len(s['generations'])} generations, {runs}",
-        )
 
 
-# --------------------------------------------------------------------------- the commands
+# --------------------------------------------------------------------------- summaries
 
 
 SHOWN_CRITERIA = 20  # the summary line names at most this many criteria with their kinds
@@ -328,179 +327,199 @@ def _with_notes(s: dict[str, Any], text: str) -> str:
     return "\n".join([text, *(f"note: {n}" for n in s.get("notes") or [])])
 
 
-def _shared(f: Callable) -> Callable:
-    opts = [
-        click.option(
-            "--input-format",
-            type=click.Choice(INPUT_FORMATS),
-            default=None,
-            help="File format (default: from the extension: .csv .tsv .jsonl .ndjson .json .parquet .pq).",
-        ),
-        _item_col_option,
-        click.option("--input-col", default=None, help="Input (question, task) column.  [default: input]"),
-        click.option("--output-col", default=None, help="Output (answer) column.  [default: output]"),
-        click.option(
-            "--gen-round-col",
-            default=None,
-            help="Generation round column (1, 2, ...); absent: every row is round 1.  [default: gen_round]",
-        ),
-        click.option(
-            "--judge-round-col",
-            default=None,
-            help="Judge round column (1, 2, ...); absent: every row is round 1.  [default: judge_round]",
-        ),
-        click.option("--reason-col", default=None, help="The judge's reason column (optional).  [default: reason]"),
-        _item_extra_col_options,
-        click.option("--criteria", default=None, help="Comma-separated criteria, in rubric order."),
-        click.option(
-            "--kind",
-            type=click.Choice(KIND_CHOICES),
-            default=None,
-            help="Kind of every criterion (default: inferred per criterion from its values).",
-        ),
-        click.option(
-            "--criterion-kind", multiple=True, metavar="NAME=KIND", help="Kind of one criterion (repeatable)."
-        ),
-        click.option(
-            "--threshold",
-            type=FINITE,
-            default=None,
-            help="Pass threshold (score >= T passes) of the ordinal and continuous criteria.",
-        ),
-        click.option(
-            "--criterion-threshold",
-            multiple=True,
-            metavar="NAME=T",
-            help="Pass threshold of one criterion (repeatable).",
-        ),
-        click.option(
-            "--scale",
-            default=None,
-            metavar="MIN:MAX",
-            help="Scale of the ordinal and continuous criteria (values outside are refused).",
-        ),
-        click.option(
-            "--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one criterion (repeatable)."
-        ),
-        _gate_option,
-        click.option(
-            "--allow-missing",
-            is_flag=True,
-            help="Record missing values as verdicts without a value (passed null) and mark the run partial, "
-            "instead of refusing the file.",
-        ),
-        click.option(
-            "--suite",
-            "attach",
-            default=None,
-            metavar="ID",
-            help="Attach to this existing suite (items must match) instead of creating one.",
-        ),
-        _suite_id_option,
-        _gen_id_option,
-        _run_id_option,
-        click.option(
-            "--labelset-id", default=None, help="Id of the new label set with --human (default: from the file name)."
-        ),
-        click.option(
-            "--judge-model", default="unknown", show_default=True, help="The judge model, as a pinned snapshot."
-        ),
-        click.option(
-            "--knob",
-            "knobs",
-            multiple=True,
-            metavar="KEY=VALUE",
-            help="Record a setting (repeatable): system keys go to the generation, others to the run; "
-            "gen.KEY / run.KEY force the side.",
-        ),
-        click.option("--description", default=None, help="Free text stored with the suite, run or label set."),
-        click.option("--human", is_flag=True, help="The values are people's labels: write a label set, not a run."),
-        click.option(
-            "--annotator-col", default=None, help="With --human: annotator column.  [default: annotator, if present]"
-        ),
-        click.option(
-            "--annotator",
-            default="annotator",
-            show_default=True,
-            help="With --human and no annotator column: the one annotator's id.",
-        ),
-        click.option(
-            "--must-have-col",
-            default=None,
-            help="Item must-have statements column (a JSON list or a|b|c), stored on the suite.  [default: must_have]",
-        ),
-        click.option(
-            "--wrong-if-col",
-            default=None,
-            help="Item wrong-if statements column, stored on the suite.  [default: wrong_if]",
-        ),
-        click.option(
-            "--abstained-col",
-            default=None,
-            help="The system's own 'could not answer' flag per output (true/false).  [default: abstained]",
-        ),
-        click.option(
-            "--mode",
-            type=click.Choice(MODES),
-            default=None,
-            help="How the judge was called: single (one call, every criterion), grouped (one call per "
-            "--group) or split (one call per criterion).  [default: not known: imported]",
-        ),
-        click.option(
-            "--group",
-            "groups",
-            multiple=True,
-            metavar="A,B",
-            help="With --mode grouped: the criteria of one call (repeatable; every criterion in one group).",
-        ),
-        click.option(
-            "--field-order",
-            default=None,
-            metavar="A,B,C",
-            help="Order the criteria were emitted in within their call (default: the rubric order); "
-            "positions follow from it unless the file records them.",
-        ),
-        click.option(
-            "--position-col",
-            default=None,
-            help="long: each verdict's emission position within its call (0, 1, ...).  [default: position]",
-        ),
-        click.option(
-            "--raw-verdict-col",
-            default=None,
-            help="long: the judge's own verdict before post-processing; the value column is the derived "
-            "one.  [default: raw_verdict]",
-        ),
-        click.option(
-            "--covered-col", default=None, help="long: must-have items the judge says are covered.  [default: covered]"
-        ),
-        click.option(
-            "--missed-col", default=None, help="long: must-have items the judge says are missing.  [default: missed]"
-        ),
-        click.option(
-            "--triggered-col",
-            default=None,
-            help="long: wrong-if items the judge says are triggered.  [default: triggered]",
-        ),
-        click.option(
-            "--judge-family",
-            default=None,
-            help="The judge's model family (default: from --judge-model where the family is known).",
-        ),
-        click.option(
-            "--prompt-variant",
-            default=None,
-            help="The judge's named prompt variant (also --knob prompt_variant=NAME).  [default: default]",
-        ),
-        _json_option,
-    ]
-    return _options(*opts)(f)
+# --------------------------------------------------------------------------- import long / wide: _shared
+
+# the file's format and its columns
+_column_options = _options(
+    click.option(
+        "--input-format",
+        type=click.Choice(INPUT_FORMATS),
+        default=None,
+        help="File format (default: from the extension: .csv .tsv .jsonl .ndjson .json .parquet .pq).",
+    ),
+    _item_col_option,
+    click.option("--input-col", default=None, help="Input (question, task) column.  [default: input]"),
+    click.option("--output-col", default=None, help="Output (answer) column.  [default: output]"),
+    click.option(
+        "--gen-round-col",
+        default=None,
+        help="Generation round column (1, 2, ...); absent: every row is round 1.  [default: gen_round]",
+    ),
+    click.option(
+        "--judge-round-col",
+        default=None,
+        help="Judge round column (1, 2, ...); absent: every row is round 1.  [default: judge_round]",
+    ),
+    click.option("--reason-col", default=None, help="The judge's reason column (optional).  [default: reason]"),
+    _item_extra_col_options,
+)
+# the rubric: criteria, their kinds, thresholds, scales and gates
+_criterion_options = _options(
+    click.option("--criteria", default=None, help="Comma-separated criteria, in rubric order."),
+    click.option(
+        "--kind",
+        type=click.Choice(KIND_CHOICES),
+        default=None,
+        help="Kind of every criterion (default: inferred per criterion from its values).",
+    ),
+    click.option("--criterion-kind", multiple=True, metavar="NAME=KIND", help="Kind of one criterion (repeatable)."),
+    click.option(
+        "--threshold",
+        type=FINITE,
+        default=None,
+        help="Pass threshold (score >= T passes) of the ordinal and continuous criteria.",
+    ),
+    click.option(
+        "--criterion-threshold",
+        multiple=True,
+        metavar="NAME=T",
+        help="Pass threshold of one criterion (repeatable).",
+    ),
+    click.option(
+        "--scale",
+        default=None,
+        metavar="MIN:MAX",
+        help="Scale of the ordinal and continuous criteria (values outside are refused).",
+    ),
+    click.option(
+        "--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one criterion (repeatable)."
+    ),
+    _gate_option,
+    click.option(
+        "--allow-missing",
+        is_flag=True,
+        help="Record missing values as verdicts without a value (passed null) and mark the run partial, "
+        "instead of refusing the file.",
+    ),
+)
+# what the import writes: the suite (new or existing), the ids, the judge, the knobs
+_target_options = _options(
+    click.option(
+        "--suite",
+        "attach",
+        default=None,
+        metavar="ID",
+        help="Attach to this existing suite (items must match) instead of creating one.",
+    ),
+    _suite_id_option,
+    _gen_id_option,
+    _run_id_option,
+    click.option(
+        "--labelset-id", default=None, help="Id of the new label set with --human (default: from the file name)."
+    ),
+    click.option("--judge-model", default="unknown", show_default=True, help="The judge model, as a pinned snapshot."),
+    click.option(
+        "--knob",
+        "knobs",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Record a setting (repeatable): system keys go to the generation, others to the run; "
+        "gen.KEY / run.KEY force the side.",
+    ),
+    click.option("--description", default=None, help="Free text stored with the suite, run or label set."),
+)
+# people's labels instead of a judge's verdicts
+_human_options = _options(
+    click.option("--human", is_flag=True, help="The values are people's labels: write a label set, not a run."),
+    click.option(
+        "--annotator-col", default=None, help="With --human: annotator column.  [default: annotator, if present]"
+    ),
+    click.option(
+        "--annotator",
+        default="annotator",
+        show_default=True,
+        help="With --human and no annotator column: the one annotator's id.",
+    ),
+)
+# the items' statements and the system's abstentions
+_statement_col_options = _options(
+    click.option(
+        "--must-have-col",
+        default=None,
+        help="Item must-have statements column (a JSON list or a|b|c), stored on the suite.  [default: must_have]",
+    ),
+    click.option(
+        "--wrong-if-col",
+        default=None,
+        help="Item wrong-if statements column, stored on the suite.  [default: wrong_if]",
+    ),
+    click.option(
+        "--abstained-col",
+        default=None,
+        help="The system's own 'could not answer' flag per output (true/false).  [default: abstained]",
+    ),
+)
+# how the judge was called (HarnessOpts) and what it said beside the verdict
+_harness_options = _options(
+    click.option(
+        "--mode",
+        type=click.Choice(MODES),
+        default=None,
+        help="How the judge was called: single (one call, every criterion), grouped (one call per "
+        "--group) or split (one call per criterion).  [default: not known: imported]",
+    ),
+    click.option(
+        "--group",
+        "groups",
+        multiple=True,
+        metavar="A,B",
+        help="With --mode grouped: the criteria of one call (repeatable; every criterion in one group).",
+    ),
+    click.option(
+        "--field-order",
+        default=None,
+        metavar="A,B,C",
+        help="Order the criteria were emitted in within their call (default: the rubric order); "
+        "positions follow from it unless the file records them.",
+    ),
+    click.option(
+        "--position-col",
+        default=None,
+        help="long: each verdict's emission position within its call (0, 1, ...).  [default: position]",
+    ),
+    click.option(
+        "--raw-verdict-col",
+        default=None,
+        help="long: the judge's own verdict before post-processing; the value column is the derived "
+        "one.  [default: raw_verdict]",
+    ),
+    click.option(
+        "--covered-col", default=None, help="long: must-have items the judge says are covered.  [default: covered]"
+    ),
+    click.option(
+        "--missed-col", default=None, help="long: must-have items the judge says are missing.  [default: missed]"
+    ),
+    click.option(
+        "--triggered-col",
+        default=None,
+        help="long: wrong-if items the judge says are triggered.  [default: triggered]",
+    ),
+    click.option(
+        "--judge-family",
+        default=None,
+        help="The judge's model family (default: from --judge-model where the family is known).",
+    ),
+    click.option(
+        "--prompt-variant",
+        default=None,
+        help="The judge's named prompt variant (also --knob prompt_variant=NAME).  [default: default]",
+    ),
+)
+_shared = _options(
+    _column_options,
+    _criterion_options,
+    _target_options,
+    _human_options,
+    _statement_col_options,
+    _harness_options,
+    _json_option,
+)
 
 
 def _opts(file: str, kw: dict) -> Opts:
+    """The options of `import long` / `wide` (``kw``: what ``_shared`` added, less --json)."""
     from evalcore.importers.tabular import Opts
 
-    """The options of `import long` / `wide` (``kw``: what ``_shared`` added, less --json)."""
     kinds = _kind_options(file, **{k: kw.pop(k) for k in _KIND_KEYS})
     harness = HarnessOpts(
         groups=list(kw.pop("groups")),
@@ -509,163 +528,151 @@ def _opts(file: str, kw: dict) -> Opts:
     return Opts(file=file, kinds=kinds, suite=kw.pop("attach"), knobs=list(kw.pop("knobs")), harness=harness, **kw)
 
 
-def register(group: click.Group) -> None:
-    """Attach `long`, `wide` and `pairs` to the `evalcore import` group."""
+@import_.command("long")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--criterion-col", default=None, help="Criterion name column.  [default: criterion]")
+@click.option("--value-col", default=None, help="Value column (the judge's verdict as given).  [default: value]")
+@_shared
+@click.pass_obj
+def import_long_cmd(obj, file: str, criterion_col, value_col, as_json: bool, **kw) -> None:
+    """Import one row per item x criterion [x generation round] [x judge round]."""
+    from evalcore.importers.tabular import import_long
 
-    @group.command("long")
-    @click.argument("file", type=click.Path(dir_okay=False))
-    @click.option("--criterion-col", default=None, help="Criterion name column.  [default: criterion]")
-    @click.option("--value-col", default=None, help="Value column (the judge's verdict as given).  [default: value]")
-    @_shared
-    @click.pass_obj
-    def import_long_cmd(obj, file: str, criterion_col, value_col, as_json: bool, **kw) -> None:
-        """Import one row per item x criterion [x generation round] [x judge round]."""
-        from evalcore.importers.tabular import import_long
-
-        s = import_long(obj.data_opt, file, _opts(file, kw), criterion_col, value_col)
-        _emit(s, as_json, _with_notes(s, _text_summary(s)))
-
-    @group.command("wide")
-    @click.argument("file", type=click.Path(dir_okay=False))
-    @click.option(
-        "--reason-suffix",
-        default="_reason",
-        show_default=True,
-        help="A column <criterion><suffix> holds that criterion's reason (empty: none).",
-    )
-    @_shared
-    @click.pass_obj
-    def import_wide_cmd(obj, file: str, reason_suffix: str, as_json: bool, **kw) -> None:
-        """Import one row per item [x round], one column per criterion."""
-        from evalcore.importers.tabular import import_wide
-
-        s = import_wide(obj.data_opt, file, _opts(file, kw), reason_suffix)
-        _emit(s, as_json, _with_notes(s, _text_summary(s)))
-
-    @group.command("pairs")
-    @click.argument("file", type=click.Path(dir_okay=False))
-    @click.option(
-        "--input-format",
-        type=click.Choice(INPUT_FORMATS),
-        default=None,
-        help="File format (default: from the extension).",
-    )
-    @_item_col_option
-    @click.option("--input-col", default=None, help="Input column.  [default: input]")
-    @click.option("--output-a-col", default=None, help="First answer (shown on the left).  [default: output_a]")
-    @click.option("--output-b-col", default=None, help="Second answer (shown on the right).  [default: output_b]")
-    @click.option("--arm-a", default=None, help="Arm name of every output_a (with --arm-b).")
-    @click.option("--arm-b", default=None, help="Arm name of every output_b (with --arm-a).")
-    @click.option("--arm-a-col", default=None, help="Column naming output_a's arm per row.  [default: arm_a]")
-    @click.option("--arm-b-col", default=None, help="Column naming output_b's arm per row.  [default: arm_b]")
-    @click.option(
-        "--model-as-shown-col",
-        default=None,
-        help="The model grader's choice with a on the left (a/b/tie or left/right/same).",
-    )
-    @click.option(
-        "--model-swapped-col",
-        default=None,
-        help="The model grader's choice with the pair swapped (a/b name the file's columns; left/right "
-        "name what the grader saw and are flipped).",
-    )
-    @click.option("--model-as-shown-reason-col", default=None, help="The grader's reason, as shown.")
-    @click.option("--model-swapped-reason-col", default=None, help="The grader's reason, swapped.")
-    @click.option(
-        "--human-col",
-        "human_cols",
-        multiple=True,
-        metavar="COL",
-        help="A column of one person's choices (a/b/tie or left/right/same); the column name is the "
-        "reviewer (repeatable).",
-    )
-    @click.option(
-        "--annotator-col",
-        default=None,
-        help="Column naming who chose (rows with the same item, arms and answers form one pair).",
-    )
-    @click.option("--choice-col", default=None, help="With --annotator-col: the choice column.")
-    @click.option("--seconds-col", default=None, help="Seconds the person took (optional).")
-    @_item_extra_col_options
-    @click.option("--suite", "attach", default=None, metavar="ID", help="Attach to this existing suite.")
-    @_suite_id_option
-    @click.option(
-        "--session-id", default=None, help="Id of the session (default: from the file name; never an arm name)."
-    )
-    @click.option("--run-id", default=None, help="Id of the model grader's run (default: <session>-grader).")
-    @click.option("--judge-model", default="unknown", show_default=True, help="The model grader, as a pinned snapshot.")
-    @click.option(
-        "--seed", type=int, default=None, help="Seed of the pair ids (default: drawn, and recorded in session.json)."
-    )
-    @_keys_option
-    # Arena / MT-Bench shapes (evalcore/importers/common.py; docs/IMPORT.md)
-    @click.option(
-        "--preset",
-        type=click.Choice(("arena", "mt-bench")),
-        default=None,
-        help="Column defaults of a known shape: arena (model_a/model_b/winner/judge/conversation_a/b) or "
-        "mt-bench (model_1/model_2/g1_winner/g2_winner/judge with --questions and --answers).",
-    )
-    @click.option(
-        "--conversation-a-col",
-        default=None,
-        help="Column of conversation a (a list of {role, content} messages): input and output_a come from it.",
-    )
-    @click.option("--conversation-b-col", default=None, help="Column of conversation b: output_b comes from it.")
-    @click.option(
-        "--turn-col",
-        default=None,
-        help="Column of the turn judged (1, 2, ...): conversations are cut after it; turn k > 1 is item <id>-turn<k>.",
-    )
-    @click.option(
-        "--questions",
-        type=click.Path(dir_okay=False),
-        default=None,
-        help="MT-Bench question.jsonl (question_id, turns, category, reference): the inputs.",
-    )
-    @click.option(
-        "--answers",
-        type=click.Path(),
-        default=None,
-        help="MT-Bench model_answer directory (<model>.jsonl) or one answers .jsonl: the outputs.",
-    )
-    @click.option(
-        "--judge-col",
-        default=None,
-        help="Column naming the model grader per row (a list [model, prompt] as in MT-Bench, or a name).",
-    )
-    @_json_option
-    @click.pass_obj
-    def import_pairs_cmd(obj, file: str, as_json: bool, **kw) -> None:
-        """Import pairwise comparisons as a closed, blinded session (key in the keys directory)."""
-        from evalcore.importers.pair_presets import PairExtras, pairs_preparer
-        from evalcore.importers.pairs import PairOpts, import_pairs
-
-        # the Arena / MT-Bench options go to PairExtras, the others (under their own names) to PairOpts
-        extras = PairExtras(**{f.name: kw.pop(f.name) for f in dataclasses.fields(PairExtras)})
-        o = PairOpts(
-            file=file, suite=kw.pop("attach"), human_cols=list(kw.pop("human_cols")), state=obj.state_opt, **kw
-        )
-        s = import_pairs(obj.data_opt, file, o, pairs_preparer(extras))
-        _emit(
-            s,
-            as_json,
-            (
-                f"imported {s['file']}: session {s['session_id']} (closed, {s['pairs']} pairs, "
-                f"{s['judgments']} human choices, {s['pair_verdicts']} model verdicts), suite "
-                f"{s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}"
-            ),
-        )
-
-    # published data sets (evalcore/importers/datasets/hanna.py; docs/DATASETS.md)
-    group.add_command(import_hanna_cmd)
-    group.add_command(import_summeval_cmd)
-
-    # PandaLM's pairwise test set with its two judges (evalcore/importers/datasets/pandalm.py; docs/REVIEW.md)
-    group.add_command(import_pandalm_cmd)
+    s = import_long(obj.data_opt, file, _opts(file, kw), criterion_col, value_col)
+    _emit(s, as_json, _with_notes(s, _text_summary(s)))
 
 
-@click.command("pandalm")
+@import_.command("wide")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--reason-suffix",
+    default="_reason",
+    show_default=True,
+    help="A column <criterion><suffix> holds that criterion's reason (empty: none).",
+)
+@_shared
+@click.pass_obj
+def import_wide_cmd(obj, file: str, reason_suffix: str, as_json: bool, **kw) -> None:
+    """Import one row per item [x round], one column per criterion."""
+    from evalcore.importers.tabular import import_wide
+
+    s = import_wide(obj.data_opt, file, _opts(file, kw), reason_suffix)
+    _emit(s, as_json, _with_notes(s, _text_summary(s)))
+
+
+@import_.command("pairs")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--input-format",
+    type=click.Choice(INPUT_FORMATS),
+    default=None,
+    help="File format (default: from the extension).",
+)
+@_item_col_option
+@click.option("--input-col", default=None, help="Input column.  [default: input]")
+@click.option("--output-a-col", default=None, help="First answer (shown on the left).  [default: output_a]")
+@click.option("--output-b-col", default=None, help="Second answer (shown on the right).  [default: output_b]")
+@click.option("--arm-a", default=None, help="Arm name of every output_a (with --arm-b).")
+@click.option("--arm-b", default=None, help="Arm name of every output_b (with --arm-a).")
+@click.option("--arm-a-col", default=None, help="Column naming output_a's arm per row.  [default: arm_a]")
+@click.option("--arm-b-col", default=None, help="Column naming output_b's arm per row.  [default: arm_b]")
+@click.option(
+    "--model-as-shown-col",
+    default=None,
+    help="The model grader's choice with a on the left (a/b/tie or left/right/same).",
+)
+@click.option(
+    "--model-swapped-col",
+    default=None,
+    help="The model grader's choice with the pair swapped (a/b name the file's columns; left/right "
+    "name what the grader saw and are flipped).",
+)
+@click.option("--model-as-shown-reason-col", default=None, help="The grader's reason, as shown.")
+@click.option("--model-swapped-reason-col", default=None, help="The grader's reason, swapped.")
+@click.option(
+    "--human-col",
+    "human_cols",
+    multiple=True,
+    metavar="COL",
+    help="A column of one person's choices (a/b/tie or left/right/same); the column name is the reviewer (repeatable).",
+)
+@click.option(
+    "--annotator-col",
+    default=None,
+    help="Column naming who chose (rows with the same item, arms and answers form one pair).",
+)
+@click.option("--choice-col", default=None, help="With --annotator-col: the choice column.")
+@click.option("--seconds-col", default=None, help="Seconds the person took (optional).")
+@_item_extra_col_options
+@click.option("--suite", "attach", default=None, metavar="ID", help="Attach to this existing suite.")
+@_suite_id_option
+@click.option("--session-id", default=None, help="Id of the session (default: from the file name; never an arm name).")
+@click.option("--run-id", default=None, help="Id of the model grader's run (default: <session>-grader).")
+@click.option("--judge-model", default="unknown", show_default=True, help="The model grader, as a pinned snapshot.")
+@click.option(
+    "--seed", type=int, default=None, help="Seed of the pair ids (default: drawn, and recorded in session.json)."
+)
+@_keys_option
+# Arena / MT-Bench shapes (evalcore/importers/common.py; docs/IMPORT.md)
+@click.option(
+    "--preset",
+    type=click.Choice(("arena", "mt-bench")),
+    default=None,
+    help="Column defaults of a known shape: arena (model_a/model_b/winner/judge/conversation_a/b) or "
+    "mt-bench (model_1/model_2/g1_winner/g2_winner/judge with --questions and --answers).",
+)
+@click.option(
+    "--conversation-a-col",
+    default=None,
+    help="Column of conversation a (a list of {role, content} messages): input and output_a come from it.",
+)
+@click.option("--conversation-b-col", default=None, help="Column of conversation b: output_b comes from it.")
+@click.option(
+    "--turn-col",
+    default=None,
+    help="Column of the turn judged (1, 2, ...): conversations are cut after it; turn k > 1 is item <id>-turn<k>.",
+)
+@click.option(
+    "--questions",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="MT-Bench question.jsonl (question_id, turns, category, reference): the inputs.",
+)
+@click.option(
+    "--answers",
+    type=click.Path(),
+    default=None,
+    help="MT-Bench model_answer directory (<model>.jsonl) or one answers .jsonl: the outputs.",
+)
+@click.option(
+    "--judge-col",
+    default=None,
+    help="Column naming the model grader per row (a list [model, prompt] as in MT-Bench, or a name).",
+)
+@_json_option
+@click.pass_obj
+def import_pairs_cmd(obj, file: str, as_json: bool, **kw) -> None:
+    """Import pairwise comparisons as a closed, blinded session (key in the keys directory)."""
+    from evalcore.importers.pair_presets import PairExtras, pairs_preparer
+    from evalcore.importers.pairs import PairOpts, import_pairs
+
+    # the Arena / MT-Bench options go to PairExtras, the others (under their own names) to PairOpts
+    extras = PairExtras(**{f.name: kw.pop(f.name) for f in dataclasses.fields(PairExtras)})
+    o = PairOpts(file=file, suite=kw.pop("attach"), human_cols=list(kw.pop("human_cols")), state=obj.state_opt, **kw)
+    s = import_pairs(obj.data_opt, file, o, pairs_preparer(extras))
+    _emit(
+        s,
+        as_json,
+        (
+            f"imported {s['file']}: session {s['session_id']} (closed, {s['pairs']} pairs, "
+            f"{s['judgments']} human choices, {s['pair_verdicts']} model verdicts), suite "
+            f"{s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}"
+        ),
+    )
+
+
+# PandaLM's pairwise test set with its two judges (evalcore/importers/datasets/pandalm.py; docs/REVIEW.md)
+@import_.command("pandalm")
 @click.argument("source", metavar="DIR")
 @_keys_option
 @click.option("--seed", type=int, default=PANDALM_SEED, show_default=True, help="Seed of the random pair ids.")
@@ -689,7 +696,3 @@ def import_pandalm_cmd(obj, source: str, keys: str | None, seed: int, as_json: b
         f"{s['judgments']} choices by {', '.join(s['reviewers'])}), runs {judges}; key in {s['keys']}; "
         f"{s['seconds']} s",
     )
-
-
-register(import_)  # long, wide, pairs, hanna, summeval, pandalm
-register_tools(import_)  # inspect, promptfoo
