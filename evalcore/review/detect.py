@@ -307,22 +307,10 @@ def _strings(exprs: Sequence[str]) -> str:
     return f"list_filter([{', '.join(exprs)}], lambda s: s IS NOT NULL)"
 
 
-def _detection_query(store: Store, gen_id: str, run_ids: Sequence[str]) -> tuple[str, list[Any]]:
-    """One SELECT of every case of the generation in key order (the columns of
-    :func:`stored_detection`), with its parameters.
-
-    The verdicts of every run are aggregated once per case (one hash aggregate with four counts
-    per run: verdicts and passes for the run's majority, un-errored verdicts and passes for its
-    judge rounds), so the cross-run and rounds reasons are expressions over one row per case. The
-    judge's statement and post-processing reasons are a filtered scan of the verdicts (few rows),
-    joined to the cases by key. Run ids are valid ids (letters, digits, ``._-``), so they go into
-    the SQL and the JSON as they are."""
-    gen = store.generation(gen_id)
-    run_ids = sorted(run_ids)
-    manifests = {rid: store.run(rid).manifest for rid in run_ids}
-    vsql, vparams = verdicts_sql(store, run_ids)
-    csql, cparams = _criteria_sql(store, run_ids)
-    ipath = store.path_of("suite", gen.manifest.suite_id, "items")
+def _verdict_counts_sql(store: Store, run_ids: list[str]) -> tuple[str, list[Any], str]:
+    """Every run's verdicts as one relation (run index ``r``, the case key, ``passed``, ``ok``: not
+    errored) and the four counts per run over it: verdicts and passes for the run's majority,
+    un-errored verdicts and passes for its judge rounds."""
     wparts, wparams = [], []
     for x, rid in enumerate(run_ids):
         path = store.path_of("run", rid, "verdicts")
@@ -336,6 +324,15 @@ def _detection_query(store: Store, gen_id: str, run_ids: Sequence[str]) -> tuple
         f"count(*) FILTER (WHERE r = {x} AND ok) AS rj{x}, count(*) FILTER (WHERE r = {x} AND ok AND passed) AS rp{x}"
         for x in range(len(run_ids))
     )
+    return " UNION ALL ".join(wparts), wparams, counts
+
+
+def _case_exprs(store: Store, run_ids: list[str]) -> dict[str, str]:
+    """The SQL expressions of a case over its per-run counts (:func:`_verdict_counts_sql`): the
+    rounds, runs and harness reasons' JSON texts (``rounds_w``, ``runs_w``, ``harness_w``), the
+    runs ``involved`` and those that ``judged`` it, and over the reasons' lists its ``reasons``
+    (PRIORITY order), ``detail`` (JSON text, codes sorted) and ``prio`` (the PRIORITY list)."""
+    manifests = {rid: store.run(rid).manifest for rid in run_ids}
     jid = {x: json.dumps(rid) for x, rid in enumerate(run_ids)}
     verdict = {x: f"(CASE WHEN 2 * p{x} > n{x} THEN true WHEN 2 * p{x} < n{x} THEN false END)" for x in jid}
     rounds = {x: f"coalesce(rp{x} > 0 AND rp{x} < rj{x}, false)" for x in jid}
@@ -350,22 +347,6 @@ def _detection_query(store: Store, gen_id: str, run_ids: Sequence[str]) -> tuple
         return f"CASE WHEN {differ[(x, y)]} THEN {what} END"
 
     code = {(x, y): pair_code(manifests[run_ids[x]], manifests[run_ids[y]]) for x, y in pairs}
-    rounds_w = _strings(
-        [
-            f"CASE WHEN {rounds[x]} THEN '{{\"passes\": ' || rp{x} || ', \"rounds\": ' || rj{x} || "
-            f"', \"run\": {jid[x]}}}' END"
-            for x in jid
-        ]
-    )
-    runs_w = _strings([cross_what(x, y) for x, y in pairs if code[(x, y)] == "runs_disagree"])
-    harness_w = _strings([cross_what(x, y) for x, y in pairs if code[(x, y)] == "harness_disagree"])
-    involved = _strings(
-        [
-            f"CASE WHEN {' OR '.join([rounds[x], *(differ[p] for p in pairs if x in p)])} THEN {_lit(run_ids[x])} END"
-            for x in jid
-        ]
-    )
-    judged = _strings([f"CASE WHEN n{x} > 0 THEN {_lit(run_ids[x])} END" for x in jid])
     lists = {
         "statement_contradicts": "st_w",
         "postprocess_rewrite": "rw_w",
@@ -373,17 +354,52 @@ def _detection_query(store: Store, gen_id: str, run_ids: Sequence[str]) -> tuple
         "harness_disagree": "harness_w",
         "rounds_disagree": "rounds_w",
     }
-    reasons = _strings([f"CASE WHEN len({lists[c]}) > 0 THEN '{c}' END" for c in PRIORITY])
-    detail = _strings(
-        [
-            f"CASE WHEN len({lists[c]}) > 0 THEN '\"{c}\": [' || array_to_string({lists[c]}, ', ') || ']' END"
-            for c in sorted(PRIORITY)
-        ]
-    )
-    prio = "[" + ", ".join(f"'{c}'" for c in PRIORITY) + "]"
+    return {
+        "rounds_w": _strings(
+            [
+                f"CASE WHEN {rounds[x]} THEN '{{\"passes\": ' || rp{x} || ', \"rounds\": ' || rj{x} || "
+                f"', \"run\": {jid[x]}}}' END"
+                for x in jid
+            ]
+        ),
+        "runs_w": _strings([cross_what(x, y) for x, y in pairs if code[(x, y)] == "runs_disagree"]),
+        "harness_w": _strings([cross_what(x, y) for x, y in pairs if code[(x, y)] == "harness_disagree"]),
+        "involved": _strings(
+            [
+                f"CASE WHEN {' OR '.join([rounds[x], *(differ[p] for p in pairs if x in p)])} THEN {_lit(run_ids[x])} END"
+                for x in jid
+            ]
+        ),
+        "judged": _strings([f"CASE WHEN n{x} > 0 THEN {_lit(run_ids[x])} END" for x in jid]),
+        "reasons": _strings([f"CASE WHEN len({lists[c]}) > 0 THEN '{c}' END" for c in PRIORITY]),
+        "detail": _strings(
+            [
+                f"CASE WHEN len({lists[c]}) > 0 THEN '\"{c}\": [' || array_to_string({lists[c]}, ', ') || ']' END"
+                for c in sorted(PRIORITY)
+            ]
+        ),
+        "prio": "[" + ", ".join(f"'{c}'" for c in PRIORITY) + "]",
+    }
+
+
+def _detection_query(store: Store, gen_id: str, run_ids: Sequence[str]) -> tuple[str, list[Any]]:
+    """One SELECT of every case of the generation in key order (the columns of
+    :func:`stored_detection`), with its parameters.
+
+    The verdicts of every run are aggregated once per case (one hash aggregate with four counts
+    per run: verdicts and passes for the run's majority, un-errored verdicts and passes for its
+    judge rounds), so the cross-run and rounds reasons are expressions over one row per case. The
+    judge's statement and post-processing reasons are a filtered scan of the verdicts (few rows),
+    joined to the cases by key. Run ids are valid ids (letters, digits, ``._-``), so they go into
+    the SQL and the JSON as they are."""
+    run_ids = sorted(run_ids)
     if not run_ids:
         return _NO_CASES, [gen_id]
-    w = " UNION ALL ".join(wparts)
+    vsql, vparams = verdicts_sql(store, run_ids)
+    csql, cparams = _criteria_sql(store, run_ids)
+    ipath = store.path_of("suite", store.generation(gen_id).manifest.suite_id, "items")
+    w, wparams, counts = _verdict_counts_sql(store, run_ids)
+    e = _case_exprs(store, run_ids)
     sql = (
         f"WITH v AS ({vsql}), k AS ({csql}), i AS (SELECT item_id, must_have, class FROM read_parquet(?)), "
         "ic AS (SELECT item_id, any_value(class) AS class FROM i GROUP BY item_id), "
@@ -402,17 +418,17 @@ def _detection_query(store: Store, gen_id: str, run_ids: Sequence[str]) -> tuple
         f"GROUP BY {_KEY}), "
         f"w AS ({w}), "
         f"agg AS (SELECT {_KEY}, {counts} FROM w WHERE passed IS NOT NULL GROUP BY {_KEY}), "
-        f"x AS (SELECT {_KEY}, st_runs, st_w, rw_runs, rw_w, {rounds_w} AS rounds_w, {runs_w} AS runs_w, "
-        f"{harness_w} AS harness_w, {involved} AS involved, {judged} AS judged "
+        f"x AS (SELECT {_KEY}, st_runs, st_w, rw_runs, rw_w, {e['rounds_w']} AS rounds_w, {e['runs_w']} AS runs_w, "
+        f"{e['harness_w']} AS harness_w, {e['involved']} AS involved, {e['judged']} AS judged "
         f"FROM agg LEFT JOIN st USING ({_KEY}) LEFT JOIN rw USING ({_KEY})), "
-        f"y AS (SELECT *, {reasons} AS reasons FROM x), "
+        f"y AS (SELECT *, {e['reasons']} AS reasons FROM x), "
         "z AS (SELECT ?::VARCHAR AS gen_id, item_id, gen_round::BIGINT AS gen_round, criterion, ic.class, reasons, "
         "CASE WHEN len(reasons) > 0 THEN list_sort(list_distinct(list_concat(involved, coalesce(st_runs, []), "
         "coalesce(rw_runs, [])))) ELSE judged END AS runs, "
-        f"CASE WHEN len(reasons) > 0 THEN '{{' || array_to_string({detail}, ', ') || '}}' ELSE '{{}}' END AS detail, "
+        f"CASE WHEN len(reasons) > 0 THEN '{{' || array_to_string({e['detail']}, ', ') || '}}' ELSE '{{}}' END AS detail, "
         f"len(reasons) > 0 AS raised FROM y LEFT JOIN ic USING (item_id)) "
         "SELECT gen_id, item_id, gen_round, criterion, class, reasons, runs, detail, raised, "
-        f"(coalesce(list_position({prio}, reasons[1]), 0) - 1)::INTEGER AS priority, "
+        f"(coalesce(list_position({e['prio']}, reasons[1]), 0) - 1)::INTEGER AS priority, "
         "len(reasons)::INTEGER AS n_reasons, "
         "'[' || array_to_string(list_transform(reasons, lambda c: '\"' || c || '\"'), ', ') || ']' AS reasons_json, "
         "'[' || array_to_string(list_transform(runs, lambda c: '\"' || c || '\"'), ', ') || ']' AS runs_json "

@@ -423,6 +423,88 @@ def _criterion(store: Store, run_ids: Sequence[str], gen_id: str, name: str) -> 
     return LabelStore(store).criterion_for(gen_id, name)
 
 
+_VERDICT_KEYS = (
+    "judge_round",
+    "passed",
+    "label",
+    "score",
+    "raw_verdict",
+    "reason",
+    "covered",
+    "missed",
+    "triggered",
+    "error",
+)
+_DECISION_KEYS = ("reviewer", "outcome", "value", "note", "tags", "created_at", "role")
+
+
+def _case_texts(store: Store, q: dict[str, Any], item_id: str, gen_round: int, hold: bool) -> tuple[dict, dict | None]:
+    """The case's item row and its answer (the texts of an open pairwise session's arms withheld:
+    storage.seal); a holdout item refused unless ``hold``."""
+    suite_id = store.generation(q["gen_id"]).manifest.suite_id
+    if not hold and item_id in set(holdout_ids(store, suite_id)):
+        raise InputError(
+            f"item {item_id!r} is a holdout item of suite {suite_id!r}: hidden unless "
+            "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
+            field="item",
+        )
+    item = store.records(
+        "SELECT * FROM read_parquet(?) WHERE item_id = ?", [store.path_of("suite", suite_id, "items"), item_id]
+    )
+    out_row = withhold(
+        store,
+        q["gen_id"],
+        store.records(
+            "SELECT output, abstained, error FROM read_parquet(?) WHERE item_id = ? AND round = ?",
+            [store.path_of("generation", q["gen_id"], "outputs"), item_id, int(gen_round)],
+        ),
+    )
+    return (item[0] if item else {}), (out_row[0] if out_row else None)
+
+
+def _case_verdicts(
+    store: Store, runs: list[str], key: tuple[str, int, str], names: dict[str, str], hide_judges: bool
+) -> list[dict[str, Any]]:
+    """Every judge's verdict rows on the case, each judge under its name (``judge A``... when hidden)."""
+    vsql, vparams = verdicts_sql(store, runs)
+    rows = store.records(
+        f"SELECT * FROM ({vsql}) WHERE item_id = ? AND gen_round = ? AND criterion = ? ORDER BY run_id, judge_round",
+        [*vparams, *key],
+    )
+    out = []
+    for r in rows:
+        m = store.run(r["run_id"]).manifest
+        shown = {} if hide_judges else {"judge_model": m.judge_model, "mode": m.mode}
+        out.append({"judge": names.get(r["run_id"], r["run_id"]), **{k: r[k] for k in _VERDICT_KEYS}, **shown})
+    if hide_judges:
+        out.sort(key=lambda v: (v["judge"], v["judge_round"]))
+    return out
+
+
+def _case_others(
+    labels: LabelStore, gen_id: str, key: tuple[str, int, str], standing: list[dict], who: str, role: str
+) -> list[dict[str, Any]]:
+    """The other reviewers' decisions on the case and the labels shipped with the data."""
+    others = [
+        {k: e[k] for k in _DECISION_KEYS}
+        for e in standing
+        if (e["reviewer"] != who or (e.get("role") or "reviewer") != role) and e["outcome"] in ("decided", "test_wrong")
+    ]
+    return others + [
+        {
+            "reviewer": s["reviewer"],
+            "outcome": "decided",
+            "value": s["value"],
+            "note": None,
+            "tags": [],
+            "created_at": s["created_at"],
+            "source": s["source"],
+        }
+        for s in labels.shipped(gen_id)
+        if (s["item_id"], s["gen_round"], s["criterion"]) == key
+    ]
+
+
 def case_view(
     store: Store,
     queue_id: str,
@@ -446,104 +528,16 @@ def case_view(
     who = _need_reviewer(reviewer)
     q = get_queue(store, queue_id)
     case = find_case(store, q["queue_id"], item_id, gen_round, criterion)
-    gen = store.generation(q["gen_id"])
-    hold = bool(include_holdout)
-    if not hold and item_id in set(holdout_ids(store, gen.manifest.suite_id)):
-        raise InputError(
-            f"item {item_id!r} is a holdout item of suite {gen.manifest.suite_id!r}: hidden unless "
-            "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
-            field="item",
-        )
+    it, out_row = _case_texts(store, q, item_id, gen_round, bool(include_holdout))
     labels = LabelStore(store)
-    item = store.records(
-        "SELECT * FROM read_parquet(?) WHERE item_id = ?",
-        [store.path_of("suite", gen.manifest.suite_id, "items"), item_id],
-    )
-    out_row = withhold(  # the texts of an open pairwise session's arms are withheld (storage.seal)
-        store,
-        q["gen_id"],
-        store.records(
-            "SELECT output, abstained, error FROM read_parquet(?) WHERE item_id = ? AND round = ?",
-            [store.path_of("generation", q["gen_id"], "outputs"), item_id, int(gen_round)],
-        ),
-    )
-    it = item[0] if item else {}
     crit = _criterion(store, q["runs"], q["gen_id"], criterion)
-    standing = [
-        e
-        for e in labels.standing(q["gen_id"], item_id=item_id)
-        if e["gen_round"] == int(gen_round) and e["criterion"] == criterion
-    ]
+    key = (item_id, int(gen_round), criterion)
+    standing = [e for e in labels.standing(q["gen_id"], item_id=item_id) if (e["gen_round"], e["criterion"]) == key[1:]]
     adjudicating = role == "adjudicator"
     mine = next((e for e in standing if e["reviewer"] == who and (e.get("role") or "reviewer") == role), None)
     decided = mine is not None and mine["outcome"] in ("decided", "test_wrong")
     reveal = decided or not blind or adjudicating
     names = _aliases(q["runs"]) if hide_judges else {r: r for r in q["runs"]}
-    verdicts = None
-    if reveal:
-        vsql, vparams = verdicts_sql(store, q["runs"])
-        rows = store.records(
-            f"SELECT * FROM ({vsql}) WHERE item_id = ? AND gen_round = ? AND criterion = ? "
-            "ORDER BY run_id, judge_round",
-            [*vparams, item_id, int(gen_round), criterion],
-        )
-        verdicts = [
-            {
-                "judge": names.get(r["run_id"], r["run_id"]),
-                **{
-                    k: r[k]
-                    for k in (
-                        "judge_round",
-                        "passed",
-                        "label",
-                        "score",
-                        "raw_verdict",
-                        "reason",
-                        "covered",
-                        "missed",
-                        "triggered",
-                        "error",
-                    )
-                },
-                **(
-                    {}
-                    if hide_judges
-                    else {
-                        "judge_model": store.run(r["run_id"]).manifest.judge_model,
-                        "mode": store.run(r["run_id"]).manifest.mode,
-                    }
-                ),
-            }
-            for r in rows
-        ]
-        if hide_judges:
-            verdicts.sort(key=lambda v: (v["judge"], v["judge_round"]))
-    others = None
-    if decided or adjudicating:
-        others = [
-            {k: e[k] for k in ("reviewer", "outcome", "value", "note", "tags", "created_at", "role")}
-            for e in standing
-            if (e["reviewer"] != who or (e.get("role") or "reviewer") != role)
-            and e["outcome"] in ("decided", "test_wrong")
-        ]
-        others += [
-            {
-                "reviewer": s["reviewer"],
-                "outcome": "decided",
-                "value": s["value"],
-                "note": None,
-                "tags": [],
-                "created_at": s["created_at"],
-                "source": s["source"],
-            }
-            for s in labels.shipped(q["gen_id"])
-            if s["item_id"] == item_id and s["gen_round"] == int(gen_round) and s["criterion"] == criterion
-        ]
-    detail = None
-    if reveal:
-        detail = case["detail"]
-        if hide_judges:
-            detail = _rename(detail, names)
     return {
         "queue_id": q["queue_id"],
         "gen_id": q["gen_id"],
@@ -562,20 +556,20 @@ def case_view(
         "reference": it.get("reference"),
         "must_have": list(it.get("must_have") or []),
         "wrong_if": list(it.get("wrong_if") or []),
-        "output": out_row[0]["output"] if out_row else None,
-        "abstained": out_row[0]["abstained"] if out_row else None,
+        "output": out_row["output"] if out_row else None,
+        "abstained": out_row["abstained"] if out_row else None,
         "reviewers_required": q["reviewers_required"],
         "role": role,
         "gold": _gold_status(labels, q["gen_id"], item_id, int(gen_round), criterion) if reveal else None,
         "mine": mine,
         "decided": decided,
         "revealed": reveal,
-        "withheld": out_row[0].get("withheld") if out_row else None,  # the open session sealing the answer
+        "withheld": out_row.get("withheld") if out_row else None,  # the open session sealing the answer
         "stratum": case["stratum"] if reveal else None,
         "reasons": case["reasons"] if reveal else None,
-        "detail": detail,
-        "verdicts": verdicts,
-        "others": others,
+        "detail": (_rename(case["detail"], names) if hide_judges else case["detail"]) if reveal else None,
+        "verdicts": _case_verdicts(store, q["runs"], key, names, hide_judges) if reveal else None,
+        "others": _case_others(labels, q["gen_id"], key, standing, who, role) if decided or adjudicating else None,
     }
 
 

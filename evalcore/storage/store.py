@@ -307,111 +307,66 @@ class Store:
     def validate(self) -> dict[str, int]:
         """Check every file in the data directory: manifests, table schemas, cross-references,
         unique keys, known criteria and items. Raises the first problem found."""
-        counts: dict[str, int] = {}
         suites = {e.id: e for e in self.all("suite")}
-        counts["suites"] = len(suites)
-        for sid, e in suites.items():
+        for e in suites.values():
             self._check_unique(e.path / "items.parquet", "items")
         gens = {}
-        for gid in self.ids("generation"):
-            e = self.generation(gid)
-            gens[gid] = e
-            mpath = e.path / "manifest.json"
-            if e.manifest.suite_id not in suites:
-                raise FormatError(
-                    f"points at suite {e.manifest.suite_id!r}, which is not in the data directory",
-                    file=mpath,
-                    field="suite_id",
-                )
+        for gid in self.ids("generation"):  # each checked as it is read: the first problem is the first met
+            e = gens[gid] = self.generation(gid)
+            self._points_at(e.manifest.suite_id, suites, e.path / "manifest.json", "suite")
             out_path = e.path / "outputs.parquet"
             self._check_unique(out_path, "outputs")
-            self._check_subset(
-                out_path,
-                "item_id",
-                suites[e.manifest.suite_id].path / "items.parquet",
-                "item_id",
-                "item not in the suite",
-            )
-        counts["generations"] = len(gens)
-        runs = 0
-        for rid in self.ids("run"):
+            items = suites[e.manifest.suite_id].path / "items.parquet"
+            self._check_subset(out_path, "item_id", items, "item_id", "item not in the suite")
+        runs = self.ids("run")
+        for rid in runs:
             e = self.run(rid)
-            runs += 1
             vpath = e.path / "verdicts.parquet"
             self._check_unique(vpath, "verdicts")
             self._check_unique(e.path / "calls.parquet", "calls")
-            names = e.manifest.rubric.names()
-            bad = self.sql(
-                "SELECT DISTINCT criterion FROM read_parquet(?) WHERE criterion NOT IN "
-                "(SELECT unnest(?::VARCHAR[])) LIMIT 1",
-                [str(vpath), names],
-            )
-            if bad:
-                raise FormatError(
-                    f"criterion {bad[0][0]!r} is not in the run's rubric ({', '.join(names)})",
-                    file=vpath,
-                    field="criterion",
-                )
-            self._check_subset(
-                vpath,
-                "item_id",
-                gens[e.manifest.gen_id].path / "outputs.parquet",
-                "item_id",
-                "item not in the generation",
-            )
+            self._check_criteria(vpath, e.manifest.rubric.names(), "run's rubric")
+            outputs = gens[e.manifest.gen_id].path / "outputs.parquet"
+            self._check_subset(vpath, "item_id", outputs, "item_id", "item not in the generation")
             if (e.path / "pair_verdicts.parquet").exists():
                 self._check_unique(e.path / "pair_verdicts.parquet", "pair_verdicts")
-        counts["runs"] = runs
-        sessions = 0
-        for sid in self.ids("session"):
+        sessions = self.ids("session")
+        for sid in sessions:
             e = self.session(sid)
-            sessions += 1
             self._check_unique(e.path / "pairs.parquet", "pairs")
-            if e.manifest.suite_id is not None and e.manifest.suite_id not in suites:
-                raise FormatError(
-                    f"points at suite {e.manifest.suite_id!r}, which is not in the data directory",
-                    file=e.path / "session.json",
-                    field="suite_id",
-                )
+            if e.manifest.suite_id is not None:
+                self._points_at(e.manifest.suite_id, suites, e.path / "session.json", "suite")
             jpath = e.path / "judgments.parquet"
             if jpath.exists():
                 self._check_unique(jpath, "judgments")
                 self._check_subset(jpath, "pair_id", e.path / "pairs.parquet", "pair_id", "pair not in the session")
-        counts["sessions"] = sessions
-        labelsets = 0
-        for lid in self.ids("labelset"):
+        labelsets = self.ids("labelset")
+        for lid in labelsets:
             e = self.labelset(lid)
-            labelsets += 1
-            if e.manifest.gen_id not in gens:
-                raise FormatError(
-                    f"points at generation {e.manifest.gen_id!r}, which is not in the data directory",
-                    file=e.path / "manifest.json",
-                    field="gen_id",
-                )
+            self._points_at(e.manifest.gen_id, gens, e.path / "manifest.json", "generation")
             lpath = e.path / "labels.parquet"
             self._check_unique(lpath, "labels")
             if e.manifest.rubric is not None:
-                names = e.manifest.rubric.names()
-                bad = self.sql(
-                    "SELECT DISTINCT criterion FROM read_parquet(?) WHERE criterion NOT IN "
-                    "(SELECT unnest(?::VARCHAR[])) LIMIT 1",
-                    [str(lpath), names],
-                )
-                if bad:
-                    raise FormatError(
-                        f"criterion {bad[0][0]!r} is not in the label set's rubric ({', '.join(names)})",
-                        file=lpath,
-                        field="criterion",
-                    )
-            self._check_subset(
-                lpath,
-                "item_id",
-                gens[e.manifest.gen_id].path / "outputs.parquet",
-                "item_id",
-                "item not in the generation",
+                self._check_criteria(lpath, e.manifest.rubric.names(), "label set's rubric")
+            outputs = gens[e.manifest.gen_id].path / "outputs.parquet"
+            self._check_subset(lpath, "item_id", outputs, "item_id", "item not in the generation")
+        n = (len(suites), len(gens), len(runs), len(sessions), len(labelsets))
+        return dict(zip(("suites", "generations", "runs", "sessions", "labelsets"), n))
+
+    @staticmethod
+    def _points_at(id_: str, known: dict[str, Any], file: Path, kind: str) -> None:
+        if id_ not in known:
+            field = {"generation": "gen_id"}.get(kind, f"{kind}_id")
+            raise FormatError(f"points at {kind} {id_!r}, which is not in the data directory", file=file, field=field)
+
+    def _check_criteria(self, path: Path, names: list[str], whose: str) -> None:
+        bad = self.sql(
+            "SELECT DISTINCT criterion FROM read_parquet(?) WHERE criterion NOT IN (SELECT unnest(?::VARCHAR[])) LIMIT 1",
+            [str(path), names],
+        )
+        if bad:
+            raise FormatError(
+                f"criterion {bad[0][0]!r} is not in the {whose} ({', '.join(names)})", file=path, field="criterion"
             )
-        counts["labelsets"] = labelsets
-        return counts
 
     def _check_unique(self, path: Path, table: str) -> None:
         check_parquet(path, table)
