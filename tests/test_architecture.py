@@ -137,6 +137,21 @@ def test_no_module_over_800_lines_unless_documented():
         assert m in doc, f"{m} is allowed past 800 lines but docs/ARCHITECTURE.md does not say why"
 
 
+def test_no_function_over_80_lines():
+    """Functions readable at a glance (issue 36): none in evalcore, the pages or the app is over 80
+    lines, from its ``def`` to its last line (docstring included; a command's click decorators
+    are not counted)."""
+    over = []
+    files = [*(REPO / "evalcore").rglob("*.py"), *(REPO / "pages").glob("*.py"), REPO / "app.py"]
+    for path in files:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                n = node.end_lineno - node.lineno + 1
+                if n > 80:
+                    over.append(f"{path.relative_to(REPO)}:{node.lineno} {node.name} ({n} lines)")
+    assert over == []
+
+
 def test_import_linter_contracts_hold():
     exe = Path(sys.executable).with_name("lint-imports")
     r = subprocess.run([str(exe), "--no-cache"], cwd=REPO, capture_output=True, text=True)
