@@ -44,7 +44,7 @@ def queue_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def queue_detect(obj: Ctx, gen_id: str, as_json: bool) -> None:
-    """Show what a queue on GEN_ID would hold (nothing is written)."""
+    """Show what a queue on GEN_ID would hold (nothing is written but the stored detection)."""
     from evalcore.review.detect import detect
 
     d = detect(obj.store, gen_id)
