@@ -229,7 +229,7 @@ def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
     # reliability across judge rounds: the pass / fail criteria from the answers tables' counts
     for kw in ({}, {"classes": ["a"]}, {"include_holdout": True}):
         res = assert_same(monkeypatch, reliability, store, run_ids=info["runs"], **kw)
-        assert any(c["alpha"] is not None for i in res["instruments"] for c in i["criteria"])
+        assert any(c.alpha is not None for i in res.instruments for c in i.criteria)
 
 
 def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatch):
@@ -266,7 +266,7 @@ def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatc
     rounds = [r for r in store.ids("run") if store.run(r).manifest.judge_rounds > 1]
     for kw in ({}, {"classes": ["billing"]}, {"include_holdout": True}):
         res = assert_same(monkeypatch, reliability, store, run_ids=rounds, **kw)
-        assert sum(c["fleiss"] is not None for i in res["instruments"] for c in i["criteria"]) >= 6
+        assert sum(c.fleiss is not None for i in res.instruments for c in i.criteria) >= 6
     # the demo ships its sets beside its runs, and they are the ones read
     for rid in store.ids("run"):
         assert derived.read(store, "run", rid).where == "data"
@@ -335,6 +335,44 @@ def test_labelled_items_are_looked_up_by_integer_key_once(world, tmp_path):
     assert keys == want and len(looked) == 3 and other.sql(full, [rows, ids]) == other.sql(full, [path, ids])
     inside = Store(store.data, store.data / "state")
     assert item_keys(inside, path, ids) is None
+
+
+def test_item_keys_added_by_processes_at_once_are_all_kept(world, tmp_path):
+    """Four processes add four different sets of ids to one answers table's item keys at the same
+    moment: one builder at a time (a lock beside the product), each adding to the current one, so
+    none of their keys is lost and a reader's rows hold every id it was given."""
+    import subprocess
+    import sys
+
+    store, info = world
+    state = tmp_path / "state"
+    path = aggregates.answers_table(Store(store.data, state), info["runs"][0])[0]
+    rows = store.sql("SELECT DISTINCT item_id FROM read_parquet(?) ORDER BY item_id", [path])
+    parts = [[r[0] for r in rows[k::4]][:40] for k in range(4)]
+    code = (
+        "import json, sys; from evalcore.storage.store import Store; from evalcore.storage.itemkeys import item_rows; "
+        "keys, rows = item_rows(Store(sys.argv[1], sys.argv[2]), sys.argv[3], json.loads(sys.argv[4])); "
+        "print(json.dumps([len(keys), rows]))"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(store.data), str(state), path, json.dumps(ids)],
+                         stdout=subprocess.PIPE, text=True)
+        for ids in parts
+    ]
+    outs = [json.loads(p.communicate(timeout=300)[0]) for p in procs]
+    assert [n for n, _ in outs] == [len(ids) for ids in parts]
+    looked = []
+    other = Store(store.data, state)
+    real = Store.arrow
+    other.arrow = lambda q, p=None, **kw: (looked.append(q) if "unnest(?::VARCHAR[])" in q else None) or real(
+        other, q, p, **kw
+    )
+    every = [i for ids in parts for i in ids]
+    keys, kept = item_rows(other, path, every)
+    assert len(keys) == len(every) and looked == []  # every process's ids were kept: none looked up again
+    got = other.sql("SELECT count(DISTINCT item_id) FROM read_parquet(?) WHERE item_id IN (SELECT unnest(?))",
+                    [kept, every])
+    assert got == [(len(every),)]
 
 
 def test_the_labelled_items_keys_are_prepared_by_index(tmp_path):
