@@ -156,3 +156,34 @@ def test_duckdb_errors_of_the_machine_are_told_from_its_other_errors(tmp_path):
         con.execute("SELECT * FROM no_such_table")
     assert not derived.expected_failure(bad_sql.value)
     assert derived.expected_failure(duckdb.IOException("Could not write file \"x\": No space left on device"))
+
+
+def test_a_state_side_product_on_a_full_disk_warns_once_and_waits_for_its_sources(world, mnt):
+    """The one mechanism's failure policy holds for every product (here one of a made-up kind, as a
+    pair table, item keys or a memo are): a full state directory gives one warning and None (the
+    caller computes without it), no second build while the sources are the same, a build again once
+    one changes; nothing half-written is left."""
+    root = mnt("256k")
+    store = Store(world, root / "state")
+    src_file = root / "source.txt"
+    src_file.write_text("v1")
+    builds: list[int] = []
+
+    def build(out):
+        builds.append(1)
+        (out / "big.bin").write_bytes(b"\0" * (1 << 20))  # more than the disk holds
+        return {"n": 1}
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = derived.kept(store, "made-up", "p1", {"source.txt": src_file}, build, {"v": 1})
+        second = derived.kept(store, "made-up", "p1", {"source.txt": src_file}, build, {"v": 1})
+    said = [w for w in caught if issubclass(w.category, DerivedTablesWarning)]
+    assert first is None and second is None and builds == [1]
+    assert len(said) == 1 and "made-up p1 could not be written" in str(said[0].message)
+    assert not list((root / "state" / "derived").rglob("*.bin"))
+    src_file.write_text("v2")  # a source changed: tried again (and fails again, said again)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert derived.kept(store, "made-up", "p1", {"source.txt": src_file}, build, {"v": 1}) is None
+    assert builds == [1, 1] and len([w for w in caught if issubclass(w.category, DerivedTablesWarning)]) == 1
