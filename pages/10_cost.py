@@ -31,7 +31,7 @@ if not table:
     st.info("No runs in this data directory.")
     st.stop()
 classes = _select.class_slice(
-    "cost", sorted({store.generation(g).manifest.suite_id for g in {r["gen_id"] for r in table}})
+    "cost", sorted({store.generation(g).manifest.suite_id for g in {r.gen_id for r in table}})
 )
 if classes:
     with _text.boundary():
@@ -41,13 +41,13 @@ if classes:
         "Every figure counts their calls and outputs; runs on suites without these classes are left out.",
         ["cost", "--all"],
     )
-by_id = {r["run_id"]: r for r in table}
+by_id = {r.run_id: r for r in table}
 run_ids = list(by_id)
 _select.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
 
 # ---------------------------------------------------------------- per configuration
 st.subheader("Per configuration")
-if any(r["simulated"] for r in table):
+if any(r.simulated for r in table):
     st.badge("SIMULATED", color="orange")
     st.caption(
         "Runs marked simulated were made by evalcore's simulator: their calls, tokens, prices and "
@@ -57,35 +57,33 @@ st.dataframe(
     pd.DataFrame(
         [
             {
-                "run": r["run_id"],
-                "status": FLAG.get(r["status"], r["status"]),
-                "mode": r["mode"],
-                "simulated": r["simulated"],
-                "judge model": r["judge_model"],
-                "judge calls": r["judge_calls"],
-                "failed calls": r["judge_failed_calls"],
-                "judge tokens in": r["judge_tokens_in"],
-                "judge tokens out": r["judge_tokens_out"],
-                "judge cost": r["judge_cost_usd"],
-                "judge priced": analysis.cost_label(
-                    r["judge_cost_usd"], r["judge_cost_unknown_calls"], r["judge_calls"]
-                ),
-                "unpriced calls": r["judge_cost_unknown_calls"],
-                "judge cost per answer": r["judge_cost_usd_per_answer"],
-                "judge latency mean": r["judge_latency_ms_mean"],
-                "judge latency p95": r["judge_latency_ms_p95"],
-                "generation": r["gen_id"],
-                "outputs": r["system_outputs"],
-                "system tokens in": r["system_tokens_in"],
-                "system tokens out": r["system_tokens_out"],
-                "system cost": r["system_cost_usd"],
+                "run": r.run_id,
+                "status": FLAG.get(r.status, r.status),
+                "mode": r.mode,
+                "simulated": r.simulated,
+                "judge model": r.judge_model,
+                "judge calls": r.judge_calls,
+                "failed calls": r.judge_failed_calls,
+                "judge tokens in": r.judge_tokens_in,
+                "judge tokens out": r.judge_tokens_out,
+                "judge cost": r.judge_cost_usd,
+                "judge priced": analysis.cost_label(r.judge_cost_usd, r.judge_cost_unknown_calls, r.judge_calls),
+                "unpriced calls": r.judge_cost_unknown_calls,
+                "judge cost per answer": r.judge_cost_usd_per_answer,
+                "judge latency mean": r.judge_latency_ms_mean,
+                "judge latency p95": r.judge_latency_ms_p95,
+                "generation": r.gen_id,
+                "outputs": r.system_outputs,
+                "system tokens in": r.system_tokens_in,
+                "system tokens out": r.system_tokens_out,
+                "system cost": r.system_cost_usd,
                 "system priced": analysis.cost_label(
-                    r["system_cost_usd"], r["system_cost_unknown_outputs"], r["system_outputs"], "outputs"
+                    r.system_cost_usd, r.system_cost_unknown_outputs, r.system_outputs, "outputs"
                 ),
-                "unpriced outputs": r["system_cost_unknown_outputs"],
-                "system cost per output": r["system_cost_usd_per_output"],
-                "system latency mean": r["system_latency_ms_mean"],
-                "system latency p95": r["system_latency_ms_p95"],
+                "unpriced outputs": r.system_cost_unknown_outputs,
+                "system cost per output": r.system_cost_usd_per_output,
+                "system latency mean": r.system_latency_ms_mean,
+                "system latency p95": r.system_latency_ms_p95,
             }
             for r in table
         ]
@@ -120,7 +118,7 @@ if asked is not None and asked not in by_id:
 _ui.sync_widget("cost_run", "run", run_ids)
 if st.session_state.get("cost_run") not in run_ids:
     st.session_state["cost_run"] = next(
-        (r["run_id"] for r in table if r["mode"] == "single" and r["status"] == "complete"), run_ids[0]
+        (r.run_id for r in table if r.mode == "single" and r.status == "complete"), run_ids[0]
     )
 run_id = st.selectbox(
     "Run",
@@ -129,8 +127,7 @@ run_id = st.selectbox(
     on_change=_ui.widget_to_qp,
     args=("cost_run", "run"),
     format_func=lambda r: (
-        f"{r} ({by_id[r]['mode']}, {by_id[r]['gen_id']})"
-        + ("" if by_id[r]["status"] == "complete" else f" ⚠ {by_id[r]['status']}")
+        f"{r} ({by_id[r].mode}, {by_id[r].gen_id})" + ("" if by_id[r].status == "complete" else f" ⚠ {by_id[r].status}")
     ),
 )
 

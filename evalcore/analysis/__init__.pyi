@@ -52,6 +52,8 @@ from .configs import (
 from .cost import (
     NO_CRITERION as NO_CRITERION,
     SHARING_RULE as SHARING_RULE,
+    CostRow as CostRow,
+    SystemTotals as SystemTotals,
     answer_latency as answer_latency,
     call_moments as call_moments,
     call_totals as call_totals,
@@ -66,6 +68,7 @@ from .cost import (
     project as project,
     run_cost as run_cost,
 )
+from .costsql import CallTotals as CallTotals
 from .failures import (
     attribution as attribution,
     crosstab as crosstab,

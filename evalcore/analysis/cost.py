@@ -51,6 +51,7 @@ docs/COST.md gives the same with worked figures.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,8 @@ from evalcore.analysis.projection import (
     output_lists,
     project,
 )
+from evalcore.contract import schema as S
+from evalcore.contract.results import Result
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.aggregates import latency_summary
 from evalcore.storage.store import Store
@@ -174,7 +177,7 @@ def run_cost(
     judge, counts = _call_scan(store, calls_path)
     crit_rows = per_criterion(store, calls_path, m.rubric.names())
     if judge["calls"] == 0:
-        judge = _manifest_totals(m.totals)
+        judge = _manifest_totals(m.totals).to_dict()
         projection = {"available": False, "reason": "the run has no calls in calls.parquet", "rows": []}
     elif (entry.path / "pair_verdicts.parquet").exists():
         projection = {
@@ -210,43 +213,103 @@ def run_cost(
     }
 
 
-def cost_table(store: Store, classes: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+@dataclass
+class SystemTotals(Result):
+    """The system under test: its generation's outputs.parquet (:func:`output_totals`)."""
+
+    gen_id: str
+    generator_model: str | None
+    outputs: int
+    errored_outputs: int
+    items: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+    cost_unknown_outputs: int
+    cost_usd_per_output: float | None
+    latency_ms_mean: float | None
+    latency_ms_p50: float | None
+    latency_ms_p95: float | None
+    latency_ms_total: float | None
+
+
+def _system(store: Store, gm: S.GenerationManifest, classes: tuple[str, ...]) -> SystemTotals:
+    """The totals of a generation's outputs (``gm``: its manifest), sliced to ``classes``."""
+    outputs = _sliced(store, gm.suite_id, "generation", gm.gen_id, "outputs", classes)
+    return SystemTotals(
+        gen_id=gm.gen_id, generator_model=gm.knobs.get("generator_model"), **output_totals(store, outputs)
+    )
+
+
+@dataclass
+class CostRow(Result):
+    """One run of :func:`cost_table`: :class:`CallTotals` as ``judge_*``, :class:`SystemTotals` as ``system_*``."""
+
+    run_id: str
+    gen_id: str
+    status: str
+    mode: str
+    judge_model: str
+    judge_rounds: int
+    simulated: bool
+    judge_calls: int
+    judge_failed_calls: int
+    judge_answers: int | None
+    judge_tokens_in: int
+    judge_tokens_out: int
+    judge_cost_usd: float | None
+    judge_cost_unknown_calls: int
+    judge_cost_usd_per_answer: float | None
+    judge_latency_ms_mean: float | None
+    judge_latency_ms_p50: float | None
+    judge_latency_ms_p95: float | None
+    judge_latency_ms_total: float | None
+    judge_cache_hits: int
+    judge_source: str
+    system_generator_model: str | None
+    system_outputs: int
+    system_errored_outputs: int
+    system_items: int
+    system_tokens_in: int
+    system_tokens_out: int
+    system_cost_usd: float | None
+    system_cost_unknown_outputs: int
+    system_cost_usd_per_output: float | None
+    system_latency_ms_mean: float | None
+    system_latency_ms_p50: float | None
+    system_latency_ms_p95: float | None
+    system_latency_ms_total: float | None
+
+
+def cost_table(store: Store, classes: tuple[str, ...] = ()) -> list[CostRow]:
     """Every run of the store (one configuration each) with the judge's and its system under
     test's calls, tokens, cost and latency side by side. The system figures are its generation's,
     shared by every run on that generation. ``classes``: a slice, the runs on suites with these
     item classes, each over those items' calls and outputs only."""
-    gens: dict[str, dict] = {}
+    gens: dict[str, SystemTotals] = {}
     out = []
     for run_id in store.ids("run"):
         m = store.run(run_id).manifest
         gm = store.generation(m.gen_id).manifest
         if not has_classes(store, gm.suite_id, classes):
             continue
-        calls_path = _sliced(store, gm.suite_id, "run", run_id, "calls", classes)
-        judge = call_totals(store, calls_path)
-        if judge["calls"] == 0 and not classes:
+        judge = call_totals(store, _sliced(store, gm.suite_id, "run", run_id, "calls", classes))
+        if judge.calls == 0 and not classes:
             judge = _manifest_totals(m.totals)
         if m.gen_id not in gens:
-            gens[m.gen_id] = {
-                "simulated": gm.simulated,
-                "generator_model": gm.knobs.get("generator_model"),
-                **output_totals(store, _sliced(store, gm.suite_id, "generation", m.gen_id, "outputs", classes)),
-            }
-        g = gens[m.gen_id]
+            gens[m.gen_id] = _system(store, gm, classes)
         out.append(
-            {
-                "run_id": run_id,
-                "gen_id": m.gen_id,
-                "status": m.status,
-                "mode": m.mode,
-                "judge_model": m.judge_model,
-                "judge_rounds": m.judge_rounds,
-                "simulated": bool(m.simulated or g["simulated"]),
-                **{f"judge_{k}": v for k, v in judge.items() if k != "source"},
-                "judge_source": judge["source"],
-                "system_generator_model": g["generator_model"],
-                **{f"system_{k}": v for k, v in g.items() if k not in ("simulated", "generator_model")},
-            }
+            CostRow(
+                run_id=run_id,
+                gen_id=m.gen_id,
+                status=m.status,
+                mode=m.mode,
+                judge_model=m.judge_model,
+                judge_rounds=m.judge_rounds,
+                simulated=bool(m.simulated or gm.simulated),
+                **{f"judge_{k}": v for k, v in judge.to_dict().items()},
+                **{f"system_{k}": v for k, v in gens[m.gen_id].to_dict().items() if k != "gen_id"},
+            )
         )
     if classes and not out:
         raise no_suite_with("run", classes)

@@ -5,10 +5,12 @@ evalcore.analysis.cost for the definitions."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evalcore.analysis.selection import item_condition
 from evalcore.contract import schema as S
+from evalcore.contract.results import Result
 from evalcore.errors import NotFoundError
 from evalcore.storage import aggregates
 from evalcore.storage.aggregates import (
@@ -70,30 +72,50 @@ def stored_cost(store: Store, kind: str, eid: str) -> tuple[float | None, int, i
     return out["cost_usd"], int(out["cost_unknown_outputs"]), int(out["outputs"])
 
 
-def call_totals(store: Store, calls_path: str | Table) -> dict[str, Any]:
+@dataclass
+class CallTotals(Result):
+    """A run's judge calls: :func:`call_totals`, or its manifest's totals when it has no calls."""
+
+    calls: int
+    failed_calls: int
+    answers: int | None
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+    cost_unknown_calls: int
+    cost_usd_per_answer: float | None
+    latency_ms_mean: float | None
+    latency_ms_p50: float | None
+    latency_ms_p95: float | None
+    latency_ms_total: float | None
+    cache_hits: int
+    source: str
+
+
+def call_totals(store: Store, calls_path: str | Table) -> CallTotals:
     """Totals over one run's calls.parquet: calls, failed calls, answers judged, tokens, cost
     (known costs summed; the unknown ones counted), latency mean / p50 / p95 / total, cache hits."""
-    return _call_scan(store, calls_path)[0]
+    return CallTotals(**_call_scan(store, calls_path)[0])
 
 
-def _manifest_totals(t: S.Totals) -> dict[str, Any]:
+def _manifest_totals(t: S.Totals) -> CallTotals:
     """A run without a calls table (imported, or simulated without calls): its manifest's totals."""
-    return {
-        "calls": t.calls,
-        "failed_calls": t.failed_calls,
-        "answers": None,
-        "tokens_in": t.tokens_in,
-        "tokens_out": t.tokens_out,
-        "cost_usd": t.cost_usd,
-        "cost_unknown_calls": 0 if t.cost_usd is not None else t.calls,
-        "cost_usd_per_answer": None,
-        "latency_ms_mean": t.latency_ms_mean,
-        "latency_ms_p50": None,
-        "latency_ms_p95": t.latency_ms_p95,
-        "latency_ms_total": None,
-        "cache_hits": 0,
-        "source": "manifest totals (no calls in calls.parquet)",
-    }
+    return CallTotals(
+        calls=t.calls,
+        failed_calls=t.failed_calls,
+        answers=None,
+        tokens_in=t.tokens_in,
+        tokens_out=t.tokens_out,
+        cost_usd=t.cost_usd,
+        cost_unknown_calls=0 if t.cost_usd is not None else t.calls,
+        cost_usd_per_answer=None,
+        latency_ms_mean=t.latency_ms_mean,
+        latency_ms_p50=None,
+        latency_ms_p95=t.latency_ms_p95,
+        latency_ms_total=None,
+        cache_hits=0,
+        source="manifest totals (no calls in calls.parquet)",
+    )
 
 
 def per_criterion(store: Store, calls_path: str | Table, order: Sequence[str] = ()) -> list[dict[str, Any]]:

@@ -5,11 +5,14 @@ under test) with the single / grouped / split projection, or of every run side b
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from evalcore.cli._common import _table, emit
+
+if TYPE_CHECKING:
+    from evalcore.analysis.cost import CostRow
 
 
 def _usd(v: Any) -> str:
@@ -179,17 +182,16 @@ def _check_line(c: dict) -> str:
     )
 
 
-def format_table(rows: list[dict]) -> str:
-    rows = [
-        {
-            **r,
-            "judge_priced": _priced(r["judge_cost_unknown_calls"], r["judge_calls"]),
-            "system_priced": _priced(r["system_cost_unknown_outputs"], r["system_outputs"]),
-        }
-        for r in rows
-    ]
+def format_table(rows: list[CostRow]) -> str:
     return _table(
-        rows,
+        [
+            {
+                **r.to_dict(),
+                "judge_priced": _priced(r.judge_cost_unknown_calls, r.judge_calls),
+                "system_priced": _priced(r.system_cost_unknown_outputs, r.system_outputs),
+            }
+            for r in rows
+        ],
         [
             ("run_id", "run", False),
             ("mode", "mode", False),
