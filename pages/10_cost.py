@@ -281,24 +281,23 @@ with _text.boundary():
         pd.DataFrame(
             [
                 {
-                    "mode": r["mode"],
-                    "calls per answer": r["calls_per_answer"],
-                    "calls": r["calls"],
-                    "tokens in": r["tokens_in"],
-                    "tokens out": r["tokens_out"],
-                    "cost": r["cost_usd"],
+                    "mode": r.mode,
+                    "calls per answer": r.calls_per_answer,
+                    "calls": r.calls,
+                    "tokens in": r.tokens_in,
+                    "tokens out": r.tokens_out,
+                    "cost": r.cost_usd,
                     "tokens out from": (
                         "estimated (model)"
-                        if r["tokens_out_run"] is None
-                        else f"measured: {r['tokens_out_run']}"
-                        + (" (this run)" if r["tokens_out_run"] == run_id else "")
+                        if r.tokens_out_run is None
+                        else f"measured: {r.tokens_out_run}" + (" (this run)" if r.tokens_out_run == run_id else "")
                     ),
-                    "latency per answer": r["latency_ms_per_answer"],
-                    "latency per answer fanned out": r["latency_ms_per_answer_fanout"],
-                    "wall time": None if r["wall_ms"] is None else r["wall_ms"] / 1000,
-                    "calls x single": r["calls_x_single"],
-                    "tokens in x single": r["tokens_in_x_single"],
-                    "cost x single": r["cost_usd_x_single"],
+                    "latency per answer": r.latency_ms_per_answer,
+                    "latency per answer fanned out": r.latency_ms_per_answer_fanout,
+                    "wall time": None if r.wall_ms is None else r.wall_ms / 1000,
+                    "calls x single": r.calls_x_single,
+                    "tokens in x single": r.tokens_in_x_single,
+                    "cost x single": r.cost_usd_x_single,
                 }
                 for r in proj["rows"]
             ]
@@ -341,7 +340,7 @@ with _text.boundary():
         placeholder="-",
         column_config={"out tokens per verdict": TOK},
     )
-    _cache.chart(p_right, _cache.chart_spec(analysis.projection_bars, proj["rows"]))
+    _cache.chart(p_right, _cache.chart_spec(analysis.projection_bars, [r.to_dict() for r in proj["rows"]]))
     check = proj.get("check")
     if check:
         st.caption(

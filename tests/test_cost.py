@@ -30,45 +30,45 @@ PRICES = (2e-6, 8e-6)                # dollars per token in, out
 LATENCY = (500.0, 10.0)              # ms per call, ms per output token
 
 
-def _rows(*args, **kw) -> dict[str, dict]:
-    return {r["mode"]: r for r in cost.project(*args, **kw)}
+def _rows(*args, **kw) -> dict:
+    return {r.mode: r for r in cost.project(*args, **kw)}
 
 
 def test_projection_reproduces_the_seed_arithmetic_by_hand():
     rows = _rows(1000, C6, O6, PRICES, items=400, groups=3, rounds=1, latency=LATENCY)
     assert list(rows) == ["single", "grouped", "split"]
     # calls: 400 items x calls per answer x 1 round
-    assert [rows[m]["calls"] for m in rows] == [400, 1200, 2400]
-    assert [rows[m]["calls_per_answer"] for m in rows] == [1, 3, 6]
+    assert [rows[m].calls for m in rows] == [400, 1200, 2400]
+    assert [rows[m].calls_per_answer for m in rows] == [1, 3, 6]
     # tokens in = 400 x (g*S + sum c): 400 x 1,210; 400 x 3,210; 400 x 6,210
-    assert rows["single"]["tokens_in"] == 484_000
-    assert rows["grouped"]["tokens_in"] == 1_284_000
-    assert rows["split"]["tokens_in"] == 2_484_000
+    assert rows["single"].tokens_in == 484_000
+    assert rows["grouped"].tokens_in == 1_284_000
+    assert rows["split"].tokens_in == 2_484_000
     # tokens out = 400 x 300 in every mode (each verdict writes its own reason)
-    assert {rows[m]["tokens_out"] for m in rows} == {120_000}
+    assert {rows[m].tokens_out for m in rows} == {120_000}
     # cost = in x $2/M + out x $8/M
-    assert rows["single"]["cost_usd"] == pytest.approx(0.968 + 0.96)
-    assert rows["split"]["cost_usd"] == pytest.approx(4.968 + 0.96)
+    assert rows["single"].cost_usd == pytest.approx(0.968 + 0.96)
+    assert rows["split"].cost_usd == pytest.approx(4.968 + 0.96)
     # one answer's calls one after another: g x 500 ms + 10 ms x 300 tokens out
-    assert [rows[m]["latency_ms_per_answer"] for m in rows] == [3500, 4500, 6000]
-    assert rows["split"]["calls_x_single"] == 6
-    assert rows["split"]["tokens_in_x_single"] == pytest.approx(2_484_000 / 484_000)
+    assert [rows[m].latency_ms_per_answer for m in rows] == [3500, 4500, 6000]
+    assert rows["split"].calls_x_single == 6
+    assert rows["split"].tokens_in_x_single == pytest.approx(2_484_000 / 484_000)
 
 
 def test_split_costs_close_to_six_times_the_input_when_the_context_dominates():
     rows = _rows(100_000, C6, O6, PRICES, items=400, groups=3)
-    assert rows["split"]["calls"] == 2400 and rows["single"]["calls"] == 400
-    assert rows["split"]["tokens_in"] == 400 * (6 * 100_000 + 210)
-    assert rows["single"]["tokens_in"] == 400 * (100_000 + 210)
-    assert 5.98 < rows["split"]["tokens_in_x_single"] < 6
-    assert rows["grouped"]["tokens_in_x_single"] == pytest.approx((300_000 + 210) / 100_210)
+    assert rows["split"].calls == 2400 and rows["single"].calls == 400
+    assert rows["split"].tokens_in == 400 * (6 * 100_000 + 210)
+    assert rows["single"].tokens_in == 400 * (100_000 + 210)
+    assert 5.98 < rows["split"].tokens_in_x_single < 6
+    assert rows["grouped"].tokens_in_x_single == pytest.approx((300_000 + 210) / 100_210)
 
 
 def test_projection_with_unknown_prices_and_latency_keeps_them_unknown():
     rows = _rows(1000, C6, O6, None, items=10, groups=2, rounds=3)
-    assert [rows[m]["calls"] for m in rows] == [30, 60, 180]
-    assert all(r["cost_usd"] is None and r["cost_usd_x_single"] is None for r in rows.values())
-    assert all(r["latency_ms_per_answer"] is None for r in rows.values())
+    assert [rows[m].calls for m in rows] == [30, 60, 180]
+    assert all(r.cost_usd is None and r.cost_usd_x_single is None for r in rows.values())
+    assert all(r.latency_ms_per_answer is None for r in rows.values())
 
 
 @pytest.mark.parametrize("kwargs, field", [
@@ -415,14 +415,14 @@ def test_cost_by_criterion_chart_carries_the_shares(world):
 
 
 def test_projection_chart_has_a_panel_per_figure_and_a_bar_per_mode():
-    rows = cost.project(1000, C6, O6, PRICES, items=400, groups=3)
+    rows = [r.to_dict() for r in cost.project(1000, C6, O6, PRICES, items=400, groups=3)]
     spec = charts.projection_bars(rows).to_dict()
     assert spec["facet"]["row"]["field"] == "metric" and spec["resolve"]["scale"]["x"] == "independent"
     vals = {(v["metric"], v["mode"]): v["value"] for v in spec["data"]["values"]}
     assert vals[("calls", "split")] == 2400 and vals[("calls", "single")] == 400
     assert vals[("tokens in", "split")] == 2_484_000 and vals[("cost (USD)", "single")] == pytest.approx(1.928)
-    unpriced = charts.projection_bars(cost.project(1000, C6, O6, None, items=1, groups=1)).to_dict()
-    assert not any(v["metric"] == "cost (USD)" for v in unpriced["data"]["values"])  # unknown: no bar, not 0
+    unpriced = charts.projection_bars([r.to_dict() for r in cost.project(1000, C6, O6, None, items=1, groups=1)])
+    assert not any(v["metric"] == "cost (USD)" for v in unpriced.to_dict()["data"]["values"])  # unknown: no bar, not 0
 
 
 # --------------------------------------------------------------------------- the demo and the docs

@@ -36,7 +36,7 @@ O6 = [50, 50, 50, 50, 50, 80]
 
 def test_project_counts_the_output_per_call_in_every_call_and_fans_out():
     rows = {
-        r["mode"]: r
+        r.mode: r
         for r in cost.project(
             1000, C6, O6, (2e-6, 8e-6), items=400, groups=3, rounds=1, latency=(500.0, 10.0),
             out_per_call=F, concurrency=4, partition=[[0, 1], [2, 3, 4], [5]],
@@ -44,32 +44,32 @@ def test_project_counts_the_output_per_call_in_every_call_and_fans_out():
     }
     sum_o = sum(O6)  # 330
     # tokens out = N x (g f + sum o_k): each call writes its own frame
-    assert rows["single"]["tokens_out"] == 400 * (1 * F + sum_o)
-    assert rows["grouped"]["tokens_out"] == 400 * (3 * F + sum_o)
-    assert rows["split"]["tokens_out"] == 400 * (6 * F + sum_o)
-    assert rows["split"]["tokens_out_x_single"] == pytest.approx((6 * F + sum_o) / (F + sum_o))
+    assert rows["single"].tokens_out == 400 * (1 * F + sum_o)
+    assert rows["grouped"].tokens_out == 400 * (3 * F + sum_o)
+    assert rows["split"].tokens_out == 400 * (6 * F + sum_o)
+    assert rows["split"].tokens_out_x_single == pytest.approx((6 * F + sum_o) / (F + sum_o))
     # cost follows the output per mode
-    assert rows["split"]["cost_usd"] == pytest.approx(400 * (6 * 1000 + 210) * 2e-6 + 400 * (6 * F + sum_o) * 8e-6)
+    assert rows["split"].cost_usd == pytest.approx(400 * (6 * 1000 + 210) * 2e-6 + 400 * (6 * F + sum_o) * 8e-6)
     # the largest call: all of it (single), the {2,3,4} group (150), the 80-token criterion (split)
-    assert [rows[m]["tokens_out_per_call_max"] for m in rows] == [F + 330, F + 150, F + 80]
+    assert [rows[m].tokens_out_per_call_max for m in rows] == [F + 330, F + 150, F + 80]
     # sequential: g l_call + l_out x output per answer; fanned out: l_call + l_out x largest call
-    assert rows["split"]["latency_ms_per_answer"] == pytest.approx(6 * 500 + 10 * (6 * F + sum_o))
-    assert [rows[m]["latency_ms_per_answer_fanout"] for m in rows] == pytest.approx(
+    assert rows["split"].latency_ms_per_answer == pytest.approx(6 * 500 + 10 * (6 * F + sum_o))
+    assert [rows[m].latency_ms_per_answer_fanout for m in rows] == pytest.approx(
         [500 + 10 * (F + 330), 500 + 10 * (F + 150), 500 + 10 * (F + 80)]
     )
     # wall time: the summed call time over the 4 calls in flight
     for r in rows.values():
-        assert r["concurrency"] == 4
-        assert r["wall_ms"] == pytest.approx(400 * r["latency_ms_per_answer"] / 4)
+        assert r.concurrency == 4
+        assert r.wall_ms == pytest.approx(400 * r.latency_ms_per_answer / 4)
     # with more calls in flight than calls, a run takes at least its slowest answer fanned out
-    one = {r["mode"]: r for r in cost.project(1000, C6, O6, None, 1, 3, latency=(500.0, 10.0), concurrency=100)}
-    assert one["split"]["wall_ms"] == pytest.approx(one["split"]["latency_ms_per_answer_fanout"])
+    one = {r.mode: r for r in cost.project(1000, C6, O6, None, 1, 3, latency=(500.0, 10.0), concurrency=100)}
+    assert one["split"].wall_ms == pytest.approx(one["split"].latency_ms_per_answer_fanout)
 
 
 def test_project_without_a_partition_cuts_the_criteria_into_near_equal_groups():
     rows = cost.project(1000, C6, O6, None, items=1, groups=4, latency=(0.0, 1.0))
     # 6 criteria into 4 groups: sizes 2, 2, 1, 1 -> the largest call is max(50+50, 50+50, 50, 80) = 100
-    assert rows[1]["tokens_out_per_call_max"] == 100
+    assert rows[1].tokens_out_per_call_max == 100
     with pytest.raises(cost.InputError):
         cost.project(1000, C6, O6, None, items=1, groups=3, partition=[[0, 1], [2, 3]])
 
@@ -232,7 +232,7 @@ def test_fan_out_latency_and_wall_time_at_the_recorded_concurrency(world, lone):
 def _priced(data: Path, run_id: str) -> tuple[float, int, int]:
     return duckdb.execute(
         f"SELECT sum(cost_usd), count(cost_usd), count(*) FROM '{data}/runs/{run_id}/calls.parquet'"
-    ).fetchone()
+    ).fetchall()[0]
 
 
 def test_a_partly_priced_total_says_so_beside_the_known_sum(world, lone):
@@ -312,7 +312,7 @@ def test_demo_single_run_projects_split_output_from_the_split_run():
     rows = {r["mode"]: r for r in p["rows"]}
     answers = duckdb.execute(
         f"SELECT count(DISTINCT (item_id, gen_round, judge_round)) FROM '{DEMO}/runs/support-single/calls.parquet'"
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     assert rows["split"]["tokens_out"] == pytest.approx(answers * (len(names) * coef[0] + sum(coef[1:])), rel=1e-6)
     assert rows["split"]["tokens_out_run"] == "support-split"
     split_per_answer = sum(t / n for _, n, t in _lists("support-split"))

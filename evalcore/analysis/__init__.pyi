@@ -101,6 +101,7 @@ from .instruments import (
     iv_text as iv_text,
     position_effect as position_effect,
 )
+from .projection import ProjectedRow as ProjectedRow
 from .scores import (
     correlate as correlate,
     criterion_matrix as criterion_matrix,

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from evalcore.analysis.costsql import NO_CRITERION, Table, _sliced
 from evalcore.contract import schema as S
+from evalcore.contract.results import OMIT, Result
 from evalcore.errors import InputError
 from evalcore.llm.client import count_text_tokens, tokenizer_name
 from evalcore.llm.prompts import criteria_block
@@ -184,6 +186,30 @@ def _check_project(k: int, out_tokens: Sequence[float], items: int, rounds: int,
         raise InputError(f"{groups!r} must be a whole number from 1 to the number of criteria ({k})", field="--groups")
 
 
+@dataclass
+class ProjectedRow(Result):
+    """One harness mode of :func:`project`; where its output tokens come from is added by run_cost."""
+
+    mode: str
+    calls_per_answer: int
+    calls: int
+    tokens_in: float
+    tokens_out: float
+    tokens_out_per_call_max: float
+    cost_usd: float | None
+    latency_ms_per_answer: float | None
+    latency_ms_per_answer_fanout: float | None
+    concurrency: int
+    wall_ms: float | None
+    calls_x_single: float | None = None
+    tokens_in_x_single: float | None = None
+    tokens_out_x_single: float | None = None
+    cost_usd_x_single: float | None = None
+    tokens_out_source: str = OMIT
+    tokens_out_run: str | None = OMIT
+    tokens_out_per_answer_measured: float | None = OMIT
+
+
 def project(
     shared_tokens_in: float,
     criterion_tokens_in: Sequence[float],
@@ -196,7 +222,7 @@ def project(
     out_per_call: float = 0.0,
     concurrency: int = 1,
     partition: Sequence[Sequence[int]] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[ProjectedRow]:
     """The single, grouped and split harnesses for ``items`` items judged ``rounds`` times each,
     from ``S`` (``shared_tokens_in``), ``c_k`` per criterion (``criterion_tokens_in``), ``o_k``
     output tokens per verdict (``out_tokens``, same order), ``f`` output tokens every call writes
@@ -224,7 +250,7 @@ def project(
         ("grouped", _partition(k, int(groups), partition)),
         ("split", [[i] for i in range(k)]),
     )
-    rows: list[dict[str, Any]] = []
+    rows: list[ProjectedRow] = []
     for mode, calls in layouts:
         g = len(calls)
         tin = base * (g * float(shared_tokens_in) + sum_c)
@@ -237,26 +263,12 @@ def project(
             seq = g * latency[0] + latency[1] * out_answer
             fan = latency[0] + latency[1] * largest
             wall = max(base * seq / min(int(concurrency), base * g), fan)
-        rows.append(
-            {
-                "mode": mode,
-                "calls_per_answer": g,
-                "calls": base * g,
-                "tokens_in": tin,
-                "tokens_out": tout,
-                "tokens_out_per_call_max": largest,
-                "cost_usd": cost,
-                "latency_ms_per_answer": seq,
-                "latency_ms_per_answer_fanout": fan,
-                "concurrency": int(concurrency),
-                "wall_ms": wall,
-            }
-        )
+        rows.append(ProjectedRow(mode, g, base * g, tin, tout, largest, cost, seq, fan, int(concurrency), wall))
     single = rows[0]
     for r in rows:
         for key in ("calls", "tokens_in", "tokens_out", "cost_usd"):
-            a, b = r[key], single[key]
-            r[f"{key}_x_single"] = a / b if a is not None and b else None
+            a, b = getattr(r, key), getattr(single, key)
+            setattr(r, f"{key}_x_single", a / b if a is not None and b else None)
     return rows
 
 
@@ -448,19 +460,19 @@ def _concurrency(m: S.RunManifest) -> tuple[int, str]:
     return 1, "concurrency not recorded: 1 assumed (calls one after another)"
 
 
-def _out_sources(rows: list[dict[str, Any]], measured: dict[str, Any], run_id: str) -> None:
+def _out_sources(rows: list[ProjectedRow], measured: dict[str, Any], run_id: str) -> None:
     """Where each mode's output tokens come from, into its row: calls measured with that many calls
     per answer (the run itself first, then the sibling run in the fit with the most such calls)."""
     for r in rows:
         found = [
             (rid != run_id, -got[2], rid, got[1])
             for rid, got in measured.items()
-            if got is not None and got[0] == r["calls_per_answer"]
+            if got is not None and got[0] == r.calls_per_answer
         ]
         hit = min(found)[2:] if found else None
-        r["tokens_out_source"] = "estimated" if hit is None else "measured"
-        r["tokens_out_run"] = None if hit is None else hit[0]
-        r["tokens_out_per_answer_measured"] = None if hit is None else hit[1]
+        r.tokens_out_source = "estimated" if hit is None else "measured"
+        r.tokens_out_run = None if hit is None else hit[0]
+        r.tokens_out_per_answer_measured = None if hit is None else hit[1]
 
 
 def _projection_warnings(
@@ -492,23 +504,23 @@ def _projection_warnings(
 
 
 def _own_check(
-    store: Store, calls_path: str | Table, mode: str, rows: list[dict[str, Any]], mo: dict[str, Any]
+    store: Store, calls_path: str | Table, mode: str, rows: list[ProjectedRow], mo: dict[str, Any]
 ) -> dict[str, Any] | None:
     """The run's own mode at its own size, against what it measured (None for an imported run)."""
     own = {"single": "single", "split": "split", "grouped": "grouped"}.get(mode)
     if own is None:
         return None
-    row = next(r for r in rows if r["mode"] == own)
+    row = next(r for r in rows if r.mode == own)
     return {
         "mode": own,
         "calls_measured": mo["d_n"],
-        "calls_projected": row["calls"],
+        "calls_projected": row.calls,
         "tokens_in_measured": int(mo["d_in"] or 0),
-        "tokens_in_projected": row["tokens_in"],
+        "tokens_in_projected": row.tokens_in,
         "tokens_out_measured": int(mo["d_out"] or 0),
-        "tokens_out_projected": row["tokens_out"],
+        "tokens_out_projected": row.tokens_out,
         "wall_ms_measured": _wall_measured(store, calls_path),
-        "wall_ms_projected": row["wall_ms"],
+        "wall_ms_projected": row.wall_ms,
     }
 
 

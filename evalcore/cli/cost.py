@@ -126,9 +126,9 @@ def _projection_lines(p: dict) -> list[str]:
     price, lat, f_text = _fitted(p)
     rows = [
         {
-            **r,
-            "out_from": {None: "estimated"}.get(r["tokens_out_run"], r["tokens_out_run"]),
-            "wall_s": None if r["wall_ms"] is None else r["wall_ms"] / 1000,
+            **r.to_dict(),
+            "out_from": r.tokens_out_run or "estimated",
+            "wall_s": None if r.wall_ms is None else r.wall_ms / 1000,
         }
         for r in p["rows"]
     ]
