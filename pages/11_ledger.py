@@ -18,8 +18,7 @@ from pages import _cache, _select, _text, _ui
 _ui.title("Ledger")
 store = _ui.store()
 ledger = review.Ledger(store)
-runs = [r for r in _cache.summary(evalcore.runs_summary) if r["kind"] == "criteria" and r["verdicts"]]
-run_ids = [r["run_id"] for r in runs]
+run_ids = [r.run_id for r in _cache.summary(evalcore.runs_summary) if r.kind == "criteria" and r.verdicts]
 _select.suite_version_warning(run_ids)  # runs on an old suite version (issue 8)
 
 with _text.boundary():

@@ -58,7 +58,7 @@ with _text.boundary():
     hold = _select.holdout_toggle("suites", [suite_id])
     ov = review.overview(store, suite_id)
     res = review.visible_findings(store, _cache.suite_call(review.check, suite_id), hold)
-    runs = [r for r in _cache.summary(evalcore.runs_summary, include_holdout=hold) if r["suite_id"] == suite_id]
+    runs = [r for r in _cache.summary(evalcore.runs_summary, include_holdout=hold) if r.suite_id == suite_id]
 
     # ------------------------------------------------------------ headline
     m1, m2, m3, m4, m5 = st.columns(5)
@@ -86,18 +86,18 @@ with _text.boundary():
 
     # ------------------------------------------------------------ runs on the suite
     st.subheader("Runs on this suite")
-    _select.suite_version_warning([r["run_id"] for r in runs])
+    _select.suite_version_warning([r.run_id for r in runs])
     if runs:
         st.dataframe(
             pd.DataFrame(
                 [
                     {
-                        "run": r["run_id"],
-                        "generation": r["gen_id"],
-                        "suite version": r["suite_mark"] or f"v{r['suite_version']}",
-                        "status": r["status"],
-                        "mode": r["mode"],
-                        "judge model": r["judge_model"],
+                        "run": r.run_id,
+                        "generation": r.gen_id,
+                        "suite version": r.suite_mark or f"v{r.suite_version}",
+                        "status": r.status,
+                        "mode": r.mode,
+                        "judge model": r.judge_model,
                     }
                     for r in runs
                 ]

@@ -28,7 +28,7 @@ suites = _cache.summary(evalcore.suites_summary)  # evalcore.suites_summary, cac
 hold = _select.holdout_toggle("runs", [s["suite_id"] for s in suites])
 classes = _select.class_slice("runs", [s["suite_id"] for s in suites])
 gens: list[dict] = []
-runs: list[dict] = []
+runs: list[evalcore.RunSummary] = []
 with _text.boundary():  # a class no run's suite has is one st.error
     gens = _cache.summary(evalcore.generations_summary, include_holdout=hold, classes=classes)
     runs = _cache.summary(evalcore.runs_summary, include_holdout=hold, classes=classes)
@@ -40,18 +40,17 @@ _select.slice_caption(
     "out; calls, tokens and cost are what each run spent on every item.",
     ["runs"],
 )
-run_ids = [r["run_id"] for r in runs]
-by_id = {r["run_id"]: r for r in runs}
+run_ids = [r.run_id for r in runs]
+by_id = {r.run_id: r for r in runs}
 
 # ---------------------------------------------------------------- flags first
-flagged = [r for r in runs if r["status"] != "complete"]
+flagged = [r for r in runs if r.status != "complete"]
 if flagged:
     st.warning(
         "Not complete, so their figures are not comparable with the others: "
         + "; ".join(
             _text.md_escape(
-                f"{r['run_id']} is {r['status']} ({r['failed_calls']} failed calls, "
-                f"{r['errored_verdicts']} errored verdicts)"
+                f"{r.run_id} is {r.status} ({r.failed_calls} failed calls, {r.errored_verdicts} errored verdicts)"
             )
             for r in flagged
         )
@@ -64,40 +63,40 @@ if flagged_gens:
     )
 _select.suite_version_warning(run_ids)
 for r in runs:
-    if r.get("variant_warning"):
-        st.warning(_text.md_escape(r["variant_warning"]), icon=":material/warning:")
+    if r.variant_warning:
+        st.warning(_text.md_escape(r.variant_warning), icon=":material/warning:")
 
 # ---------------------------------------------------------------- runs
 st.subheader("Runs")
 if not runs:
     st.info("No runs in this data directory.")
 else:
-    n_rounds = max((len(r["pass_rate_by_round"]) for r in runs), default=0)
+    n_rounds = max((len(r.pass_rate_by_round) for r in runs), default=0)
     rows = []
     for r in runs:
-        by_round = r["pass_rate_by_round"] + [None] * (n_rounds - len(r["pass_rate_by_round"]))
+        by_round = r.pass_rate_by_round + [None] * (n_rounds - len(r.pass_rate_by_round))
         rows.append(
             {
-                "run": r["run_id"],
-                "status": FLAG.get(r["status"], r["status"]),
-                "mode": r["mode"],
-                "prompt variant": r["prompt_variant"],
-                "judge rounds": r["judge_rounds"],
+                "run": r.run_id,
+                "status": FLAG.get(r.status, r.status),
+                "mode": r.mode,
+                "prompt variant": r.prompt_variant,
+                "judge rounds": r.judge_rounds,
                 **{f"pass r{i + 1}": _text.pct100(v) for i, v in enumerate(by_round)},
-                "pass mean": _text.pct100(r["pass_rate_mean"]),
-                "pass spread": _text.pct100(r["pass_rate_spread"]),
-                "errored verdicts": r["errored_verdicts"],
-                "calls": r["calls"],
-                "failed calls": r["failed_calls"],
-                "tokens in": r["tokens_in"],
-                "tokens out": r["tokens_out"],
-                "cost": r["cost_usd"],
-                "unpriced calls": r.get("cost_unknown_calls"),
-                "judge latency": r["latency_ms_mean"],
-                "system latency": r["system_latency_ms_mean"],
-                "judge model": r["judge_model"],
-                "generation": r["gen_id"],
-                "suite version": r["suite_mark"] or f"v{r['suite_version']}",
+                "pass mean": _text.pct100(r.pass_rate_mean),
+                "pass spread": _text.pct100(r.pass_rate_spread),
+                "errored verdicts": r.errored_verdicts,
+                "calls": r.calls,
+                "failed calls": r.failed_calls,
+                "tokens in": r.tokens_in,
+                "tokens out": r.tokens_out,
+                "cost": r.cost_usd,
+                "unpriced calls": r.cost_unknown_calls,
+                "judge latency": r.latency_ms_mean,
+                "system latency": r.system_latency_ms_mean,
+                "judge model": r.judge_model,
+                "generation": r.gen_id,
+                "suite version": r.suite_mark or f"v{r.suite_version}",
             }
         )
     table = pd.DataFrame(rows)
@@ -129,27 +128,25 @@ else:
         "answers below."
         + ("" if hold else " Pass rates leave the suites' holdout items out; cost and tokens count every call.")
     )
-    _select.curated_note([r["suite_id"] for r in runs])
+    _select.curated_note([r.suite_id for r in runs])
     with st.expander("Runs as a plain table (copyable text)"):
         plain = pd.DataFrame(
             [
                 {
-                    "run": r["run_id"],
-                    "status": FLAG.get(r["status"], r["status"]),
-                    "mode": r["mode"],
-                    "judge model": r["judge_model"],
-                    "judge rounds": str(r["judge_rounds"]),
+                    "run": r.run_id,
+                    "status": FLAG.get(r.status, r.status),
+                    "mode": r.mode,
+                    "judge model": r.judge_model,
+                    "judge rounds": str(r.judge_rounds),
                     **{
                         f"pass r{i + 1}": _text.pct(v)
-                        for i, v in enumerate(
-                            r["pass_rate_by_round"] + [None] * (n_rounds - len(r["pass_rate_by_round"]))
-                        )
+                        for i, v in enumerate(r.pass_rate_by_round + [None] * (n_rounds - len(r.pass_rate_by_round)))
                     },
-                    "pass mean": _text.pct(r["pass_rate_mean"]),
-                    "pass spread": _text.pct(r["pass_rate_spread"]),
-                    "errored verdicts": str(r["errored_verdicts"]),
-                    "calls": str(r["calls"]),
-                    "suite version": r["suite_mark"] or f"v{r['suite_version']}",
+                    "pass mean": _text.pct(r.pass_rate_mean),
+                    "pass spread": _text.pct(r.pass_rate_spread),
+                    "errored verdicts": str(r.errored_verdicts),
+                    "calls": str(r.calls),
+                    "suite version": r.suite_mark or f"v{r.suite_version}",
                 }
                 for r in runs
             ]
@@ -275,14 +272,14 @@ with _text.boundary():
     if item_q is None:
         st.stop()
     view = evalcore.item_view(store, run_q, item_q, round_q, include_holdout=hold)
-    if by_id.get(run_q, {}).get("suite_mark"):
+    if run_q in by_id and by_id[run_q].suite_mark:
         st.warning(
             _text.md_escape(
-                f"Run {run_q} is on {by_id[run_q]['suite_mark']}: this item may have been repaired "
+                f"Run {run_q} is on {by_id[run_q].suite_mark}: this item may have been repaired "
                 "since (evalcore suite versions)."
             )
         )
-    status = next((r["status"] for r in runs if r["run_id"] == run_q), "complete")
+    status = by_id[run_q].status if run_q in by_id else "complete"
     if status != "complete":
         st.warning(
             _text.md_escape(

@@ -26,8 +26,8 @@ _ui.title("Failure attribution")
 store = _ui.store()
 runs = _select.criteria_runs()
 gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
-run_ids = [r["run_id"] for r in runs]
-by_id = {r["run_id"]: r for r in runs}
+run_ids = [r.run_id for r in runs]
+by_id = {r.run_id: r for r in runs}
 
 # ---------------------------------------------------------------- what to read
 asked = _ui.qp("run")
@@ -37,7 +37,7 @@ if asked is not None and asked not in by_id:
         st.warning(_text.md_escape(f"Run {asked} has no criterion verdicts; showing another run."))
 _ui.sync_widget("attr_run", "run", run_ids)
 if "attr_run" not in st.session_state:
-    st.session_state["attr_run"] = next((r["run_id"] for r in runs if r["status"] == "complete"), run_ids[0])
+    st.session_state["attr_run"] = next((r.run_id for r in runs if r.status == "complete"), run_ids[0])
 c_run, c_judge, c_round = st.columns([3, 2, 2])
 run_id = c_run.selectbox(
     "Run",
@@ -47,15 +47,15 @@ run_id = c_run.selectbox(
     args=("attr_run", "run"),
     format_func=lambda r: _select.run_label(by_id[r]),
 )
-hold = _select.holdout_toggle("attribution", [by_id[run_id]["suite_id"]])
+hold = _select.holdout_toggle("attribution", [by_id[run_id].suite_id])
 judge, gen_round = _select.rounds(
     "attr",
-    max(1, by_id[run_id]["judge_rounds"] or 1),
-    max(1, gens.get(by_id[run_id]["gen_id"], {}).get("rounds") or 1),
+    max(1, by_id[run_id].judge_rounds or 1),
+    max(1, gens.get(by_id[run_id].gen_id, {}).get("rounds") or 1),
     (c_judge, c_round),
 )
 sel = analysis.parse_selection(
-    judge, gen_round, include_holdout=hold, classes=_select.class_slice("attribution", [by_id[run_id]["suite_id"]])
+    judge, gen_round, include_holdout=hold, classes=_select.class_slice("attribution", [by_id[run_id].suite_id])
 )
 
 with _text.boundary():
@@ -63,7 +63,7 @@ with _text.boundary():
     for k in ("warning", "variant_warning"):
         if r.get(k):
             st.warning(_text.md_escape(r[k]))
-    _select.curated_note([by_id[run_id]["suite_id"]])
+    _select.curated_note([by_id[run_id].suite_id])
     crits = r["criteria"]
     names = [c["criterion"] for c in crits]
     st.markdown(_text.md_escape(r["harness"]["text"]))

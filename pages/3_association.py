@@ -32,22 +32,22 @@ def _runs_to_qp() -> None:
     _ui.set_qp(runs=",".join(st.session_state.get("assoc_runs") or []) or None)
 
 
-def _default_runs(runs: list[dict]) -> list[str]:
-    ids = [r["run_id"] for r in runs]
+def _default_runs(runs: list[evalcore.RunSummary]) -> list[str]:
+    ids = [r.run_id for r in runs]
     if all(r in ids for r in DEFAULT_RUNS):
         return list(DEFAULT_RUNS)
-    complete = [r for r in runs if r["status"] == "complete"]
+    complete = [r for r in runs if r.status == "complete"]
     for r in complete:  # a single-call run and a split run on one generation tell the story best
-        split = next((s for s in complete if s["gen_id"] == r["gen_id"] and s["mode"] == "split"), None)
-        if r["mode"] == "single" and split:
-            return [r["run_id"], split["run_id"]]
+        split = next((s for s in complete if s.gen_id == r.gen_id and s.mode == "split"), None)
+        if r.mode == "single" and split:
+            return [r.run_id, split.run_id]
     return ids[:1]
 
 
 _ui.title("Criteria association")
 store = _ui.store()
 runs = _select.criteria_runs()
-by_id = {r["run_id"]: r for r in runs}
+by_id = {r.run_id: r for r in runs}
 run_ids = list(by_id)
 
 # ---------------------------------------------------------------- instruments
@@ -70,10 +70,10 @@ chosen = c_runs.multiselect(
     run_ids,
     key="assoc_runs",
     on_change=_runs_to_qp,
-    format_func=lambda r: f"{r} ({by_id[r]['mode']})" + _select.suite_suffix(by_id[r]),
+    format_func=lambda r: f"{r} ({by_id[r].mode})" + _select.suite_suffix(by_id[r]),
 )
-hold = _select.holdout_toggle("association", [by_id[r]["suite_id"] for r in chosen])
-gen_ids = {by_id[r]["gen_id"] for r in chosen}
+hold = _select.holdout_toggle("association", [by_id[r].suite_id for r in chosen])
+gen_ids = {by_id[r].gen_id for r in chosen}
 labelled = {store.labelset(lid).manifest.gen_id for lid in store.ids("labelset")}
 human_q = _ui.qp("human")
 if human_q is not None:
@@ -91,7 +91,7 @@ gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
 c_judge, c_round, _ = st.columns([2, 2, 3])
 judge, gen_round = _select.rounds(
     "assoc",
-    min([max(1, by_id[r]["judge_rounds"] or 1) for r in chosen] or [1]),
+    min([max(1, by_id[r].judge_rounds or 1) for r in chosen] or [1]),
     max([gens.get(g, {}).get("rounds") or 1 for g in gen_ids] or [1]),
     (c_judge, c_round),
 )
@@ -99,7 +99,7 @@ sel = analysis.parse_selection(
     judge,
     gen_round,
     include_holdout=hold,
-    classes=_select.class_slice("association", [by_id[r]["suite_id"] for r in chosen]),
+    classes=_select.class_slice("association", [by_id[r].suite_id for r in chosen]),
 )
 
 if not chosen:
@@ -110,7 +110,7 @@ with _text.boundary():
     res = _cache.analysis_call(analysis.association, list(chosen), human=human, sel=sel)
     for w in res["warnings"]:
         st.warning(_text.md_escape(w))
-    _select.curated_note([by_id[r]["suite_id"] for r in chosen])
+    _select.curated_note([by_id[r].suite_id for r in chosen])
     criteria = res["criteria"]
     names = [i["name"] for i in res["instruments"]]
     pairs = res["pairs"]

@@ -23,23 +23,23 @@ PAGE_SIZE = 25
 DEFAULT_A, DEFAULT_B = "support-single", "support-split"
 
 
-def _defaults(runs: list[dict]) -> tuple[str, str]:
-    ids = [r["run_id"] for r in runs]
+def _defaults(runs: list[evalcore.RunSummary]) -> tuple[str, str]:
+    ids = [r.run_id for r in runs]
     if DEFAULT_A in ids and DEFAULT_B in ids:
         return DEFAULT_A, DEFAULT_B
-    complete = [r for r in runs if r["status"] == "complete"] or runs
+    complete = [r for r in runs if r.status == "complete"] or runs
     for r in complete:  # two runs on one generation, a single-call one first when there is one
-        other = [s for s in complete if s["gen_id"] == r["gen_id"] and s["run_id"] != r["run_id"]]
+        other = [s for s in complete if s.gen_id == r.gen_id and s.run_id != r.run_id]
         if other:
-            other.sort(key=lambda s: s["mode"] != "split")
-            return r["run_id"], other[0]["run_id"]
+            other.sort(key=lambda s: s.mode != "split")
+            return r.run_id, other[0].run_id
     return ids[0], ids[-1]
 
 
 _ui.title("Harness comparison")
 store = _ui.store()
 runs = _select.criteria_runs()
-by_id = {r["run_id"]: r for r in runs}
+by_id = {r.run_id: r for r in runs}
 run_ids = list(by_id)
 gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
 
@@ -48,16 +48,16 @@ run_a, run_b = _select.two_runs(by_id, _defaults(runs), ("harness_a", "harness_b
 c_judge, c_round, _ = st.columns([2, 2, 3])
 judge, gen_round = _select.rounds(
     "harness",
-    min(max(1, by_id[r]["judge_rounds"] or 1) for r in (run_a, run_b)),
-    max(gens.get(by_id[r]["gen_id"], {}).get("rounds") or 1 for r in (run_a, run_b)),
+    min(max(1, by_id[r].judge_rounds or 1) for r in (run_a, run_b)),
+    max(gens.get(by_id[r].gen_id, {}).get("rounds") or 1 for r in (run_a, run_b)),
     (c_judge, c_round),
 )
-hold = _select.holdout_toggle("harness", [by_id[r]["suite_id"] for r in (run_a, run_b)])
+hold = _select.holdout_toggle("harness", [by_id[r].suite_id for r in (run_a, run_b)])
 sel = analysis.parse_selection(
     judge,
     gen_round,
     include_holdout=hold,
-    classes=_select.class_slice("harness", [by_id[r]["suite_id"] for r in (run_a, run_b)]),
+    classes=_select.class_slice("harness", [by_id[r].suite_id for r in (run_a, run_b)]),
 )
 
 with _text.boundary():
@@ -67,7 +67,7 @@ with _text.boundary():
     fl = _cache.analysis_call(analysis.flips, run_a, run_b, sel)
     for w in fl.warnings:
         st.warning(_text.md_escape(w))
-    _select.curated_note([by_id[r]["suite_id"] for r in (run_a, run_b)])
+    _select.curated_note([by_id[r].suite_id for r in (run_a, run_b)])
     crits = fl.criteria
     names = [c.criterion for c in crits]
     shift = analysis.composition_shift(fl)

@@ -22,32 +22,32 @@ from pages import _cache, _select, _text, _ui
 PTS = st.column_config.NumberColumn(format="%+.1f pts")
 
 
-def _defaults(runs: list[dict], gens: dict) -> tuple[str, str]:
+def _defaults(runs: list[evalcore.RunSummary], gens: dict) -> tuple[str, str]:
     """Two complete runs on different generations of one suite with the same judge (a system
     change), else any two runs on one suite, else the first two."""
-    complete = [r for r in runs if r["status"] == "complete"] or runs
+    complete = [r for r in runs if r.status == "complete"] or runs
     for r in complete:
         for s in complete:
             if (
-                s["run_id"] != r["run_id"]
-                and s["suite_id"] == r["suite_id"]
-                and s["gen_id"] != r["gen_id"]
-                and s["judge_model"] == r["judge_model"]
-                and s["mode"] == r["mode"]
+                s.run_id != r.run_id
+                and s.suite_id == r.suite_id
+                and s.gen_id != r.gen_id
+                and s.judge_model == r.judge_model
+                and s.mode == r.mode
             ):
-                return r["run_id"], s["run_id"]
+                return r.run_id, s.run_id
     for r in complete:
-        other = [s for s in complete if s["suite_id"] == r["suite_id"] and s["run_id"] != r["run_id"]]
+        other = [s for s in complete if s.suite_id == r.suite_id and s.run_id != r.run_id]
         if other:
-            return r["run_id"], other[0]["run_id"]
-    ids = [r["run_id"] for r in runs]
+            return r.run_id, other[0].run_id
+    ids = [r.run_id for r in runs]
     return ids[0], ids[-1]
 
 
 _ui.title("Compare configurations")
 store = _ui.store()
 runs = _select.criteria_runs()
-by_id = {r["run_id"]: r for r in runs}
+by_id = {r.run_id: r for r in runs}
 run_ids = list(by_id)
 gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
 if len(run_ids) < 2:
@@ -66,8 +66,8 @@ with _text.boundary():
     metric = c_m.selectbox(
         "Headline", metrics, key="cmp_metric", on_change=_ui.widget_to_qp, args=("cmp_metric", "metric")
     )
-    include_holdout = _select.holdout_toggle("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
-    classes = _select.class_slice("compare", [by_id[run_a]["suite_id"], by_id[run_b]["suite_id"]])
+    include_holdout = _select.holdout_toggle("compare", [by_id[run_a].suite_id, by_id[run_b].suite_id])
+    classes = _select.class_slice("compare", [by_id[run_a].suite_id, by_id[run_b].suite_id])
     sel = analysis.Selection(include_holdout=include_holdout, classes=classes)
     d = _cache.analysis_call(analysis.diff, run_a, run_b)
     c = _cache.analysis_call(analysis.compare, run_a, run_b, headline=metric, sel=sel)
@@ -264,7 +264,7 @@ st.download_button(
 
 # ---------------------------------------------------------------- 6. trend
 st.subheader("Trend across runs")
-suite = by_id[run_b]["suite_id"]
+suite = by_id[run_b].suite_id
 with _text.boundary():
     t = _cache.analysis_call(analysis.trend, suite_id=suite, metric=metric, sel=sel)
 if t["points"]:

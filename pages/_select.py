@@ -19,29 +19,30 @@ from pages._text import boundary, code_span, md_escape
 from pages._ui import keep, qp, set_qp, store, sync_widget, widget_to_qp
 
 
-def criteria_runs() -> list[dict]:
+def criteria_runs() -> list[evalcore.RunSummary]:
     """Runs with per-criterion verdicts (not pairwise graders) for a page's run pickers; stops the
     page with a note when there are none, and warns about the runs whose generation answered an
     older version of its suite (show them in a picker with :func:`run_label`)."""
-    runs = [r for r in summary(evalcore.runs_summary) if r["kind"] == "criteria" and r["verdicts"]]
+    runs = [r for r in summary(evalcore.runs_summary) if r.kind == "criteria" and r.verdicts]
     if not runs:
         st.info("No runs with criterion verdicts in this data directory.")
         st.stop()
-    suite_version_warning([r["run_id"] for r in runs])
+    suite_version_warning([r.run_id for r in runs])
     return runs
 
 
-def suite_suffix(run: dict) -> str:
-    """What a run picker appends to a run on an older version of its suite: `` (⚠ suite v1,
-    superseded by v2)``; nothing for a run on the current version."""
-    return f" (⚠ {run['suite_mark']})" if run.get("suite_mark") else ""
+def suite_suffix(run: evalcore.RunSummary | dict) -> str:
+    """What a run picker appends to a run (a summary, or its ``analysis.run_marks`` entry) on an
+    older version of its suite: `` (⚠ suite v1, superseded by v2)``; nothing on the current version."""
+    mark = run.get("suite_mark") if isinstance(run, dict) else run.suite_mark
+    return f" (⚠ {mark})" if mark else ""
 
 
-def run_label(run: dict) -> str:
+def run_label(run: evalcore.RunSummary) -> str:
     """A run as a picker shows it: its id, ``(⚠ partial)`` / ``(⚠ polluted)`` when it is not
     complete, and :func:`suite_suffix`."""
-    status = "" if run.get("status") in (None, "complete") else f" (⚠ {run['status']})"
-    return run["run_id"] + status + suite_suffix(run)
+    status = "" if run.status == "complete" else f" (⚠ {run.status})"
+    return run.run_id + status + suite_suffix(run)
 
 
 def suite_version_warning(run_ids: Sequence[str] | None = None) -> None:
@@ -71,7 +72,7 @@ def curated_note(suite_ids: Sequence[str]) -> None:
 
 
 def two_runs(
-    by_id: dict[str, dict],
+    by_id: dict[str, evalcore.RunSummary],
     defaults: tuple[str, str],
     keys: tuple[str, str],
     labels: tuple[str, str],
@@ -95,8 +96,8 @@ def two_runs(
     def fmt(r: str) -> str:
         run = by_id[r]
         return (
-            f"{r} ({run['mode']}, {run['gen_id']})"
-            + ("" if run["status"] == "complete" else f" ⚠ {run['status']}")
+            f"{r} ({run.mode}, {run.gen_id})"
+            + ("" if run.status == "complete" else f" ⚠ {run.status}")
             + suite_suffix(run)
         )
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from evalcore.contract.results import Result
+
 
 class Near(float):
     """A float equal to another within 1e-10 of its size (DuckDB's parallel sums, and sums taken in
@@ -26,7 +28,9 @@ class Near(float):
 
 
 def norm(x):
-    """JSON with floats compared to 1e-10 (:class:`Near`), NaN as None."""
+    """JSON (typed results as their dicts) with floats compared to 1e-10 (:class:`Near`), NaN as None."""
+    if isinstance(x, Result):
+        return norm(x.to_dict())
     if isinstance(x, float):
         return None if math.isnan(x) else Near(x)
     if isinstance(x, dict):

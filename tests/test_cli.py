@@ -48,8 +48,8 @@ def test_unknown_run_is_one_line(tiny):
 def test_store_sees_a_rewritten_run(tiny):
     data, state = tiny
     st = Store(data, state)
-    assert runs_summary(st)[0]["status"] == "complete"
+    assert runs_summary(st)[0].status == "complete"
     m = st.run("r").manifest.model_copy(update={"status": "polluted"})
     from evalcore.storage.files import write_json_model
     write_json_model(data / "runs" / "r" / "manifest.json", m)
-    assert runs_summary(st)[0]["status"] == "polluted"
+    assert runs_summary(st)[0].status == "polluted"

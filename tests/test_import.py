@@ -138,8 +138,8 @@ def test_long_round_trip(tmp_path, imp):
                       "FROM read_parquet(?) WHERE criterion = 'answer'", [st.path_of("run", "long", "verdicts")])
     assert headline[0][0] == pytest.approx(5 / 8)
     summary = run_summary(st, "long")
-    assert summary["pass_rate_by_round"] == pytest.approx([7 / 12, 6 / 12])
-    assert summary["items"] == 4 and summary["verdicts"] == 24
+    assert summary.pass_rate_by_round == pytest.approx([7 / 12, 6 / 12])
+    assert summary.items == 4 and summary.verdicts == 24
 
     # each verdict keeps the value as given, derives passed / score / label, keeps the reason
     v = {(r["item_id"], r["criterion"], r["judge_round"]): r for r in rows(st, st.path_of("run", "long", "verdicts"))}

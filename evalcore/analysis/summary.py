@@ -1,16 +1,18 @@
 """Summaries of what is in a store, computed in DuckDB over the Parquet files.
 
-Each function returns plain Python data (lists of dicts) small enough to print as JSON or hand to
-a page; nothing here loads a whole table into pandas.
+Each function returns typed results (evalcore.contract.results) small enough to print as JSON or
+hand to a page; nothing here loads a whole table into pandas.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from evalcore.analysis.answers import has_classes, no_suite_with
 from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.analysis.suites import suite_mark, versions
+from evalcore.contract.results import Result
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.aggregates import Table, call_scan, generation_row, output_totals, row_count, verdict_rounds
 from evalcore.storage.seal import withhold
@@ -41,13 +43,56 @@ def _call_totals(store: Store, run_id: str) -> dict[str, Any]:
     return {k: tot[k] for k in _CALL_KEYS}
 
 
+@dataclass
+class RunSummary(Result):
+    """One run (:func:`run_summary`): a row of ``evalcore runs --json`` and of the Runs page."""
+
+    run_id: str
+    gen_id: str
+    suite_id: str
+    suite_version: int | None
+    suite_current_version: int
+    suite_superseded: bool
+    suite_mark: str | None
+    include_holdout: bool
+    classes: list[str]
+    status: str
+    source: str
+    simulated: bool
+    judge_model: str
+    mode: str
+    prompt_variant: str
+    variant_warning: str | None
+    criteria: list[str]
+    judge_rounds: int
+    items: int
+    verdicts: int
+    errored_verdicts: int
+    pair_verdicts: int
+    kind: str
+    pass_rate_by_round: list[float | None]
+    pass_rate_mean: float | None
+    pass_rate_spread: float | None
+    calls: int
+    failed_calls: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+    cost_unknown_calls: int
+    latency_ms_mean: float | None
+    latency_ms_p95: float | None
+    cache_hits: int
+    system_latency_ms_mean: float | None
+    description: str
+
+
 def run_summary(
     store: Store,
     run_id: str,
     include_holdout: bool | None = None,
     _versions: dict[str, list[dict]] | None = None,
     classes: tuple[str, ...] = (),
-) -> dict[str, Any]:
+) -> RunSummary:
     """One run: its configuration, status, per-judge-round pass rates with mean and spread
     (spread = max - min over judge rounds), calls, tokens, cost and latency; the version of the
     suite its generation answered (``suite_mark``: "suite v1, superseded by v2" when a repair made
@@ -89,40 +134,38 @@ def run_summary(
             latency_ms_mean=t.latency_ms_mean,
             latency_ms_p95=t.latency_ms_p95,
         )
-    return {
-        "run_id": run_id,
-        "gen_id": m.gen_id,
-        "suite_id": gen.suite_id,
+    return RunSummary(
+        run_id=run_id,
+        gen_id=m.gen_id,
+        suite_id=gen.suite_id,
         **suite_mark(store, gen.suite_id, gen.suite_hash, vs),
-        "include_holdout": include,
-        "classes": list(classes),
-        "status": m.status,
-        "source": m.source,
-        "simulated": m.simulated,
-        "judge_model": m.judge_model,
-        "mode": m.mode,
-        "prompt_variant": m.prompt_variant,
-        "variant_warning": variant_warning(run_id, m.prompt_variant),
-        "criteria": m.rubric.names(),
-        "judge_rounds": m.judge_rounds,
-        "items": max((r[4] for r in rounds), default=0),
-        "verdicts": n,
-        "errored_verdicts": n - judged,
-        "pair_verdicts": pair_rows,
+        include_holdout=include,
+        classes=list(classes),
+        status=m.status,
+        source=m.source,
+        simulated=m.simulated,
+        judge_model=m.judge_model,
+        mode=m.mode,
+        prompt_variant=m.prompt_variant,
+        variant_warning=variant_warning(run_id, m.prompt_variant),
+        criteria=m.rubric.names(),
+        judge_rounds=m.judge_rounds,
+        items=max((r[4] for r in rounds), default=0),
+        verdicts=n,
+        errored_verdicts=n - judged,
+        pair_verdicts=pair_rows,
         # a model grader of a pairwise session has pair verdicts and no per-criterion verdicts
-        "kind": "pairwise grader" if pair_rows and not n else "criteria",
-        "pass_rate_by_round": per_round,
-        "pass_rate_mean": (sum(rated) / len(rated)) if rated else None,
-        "pass_rate_spread": (max(rated) - min(rated)) if len(rated) > 1 else (0.0 if rated else None),
+        kind="pairwise grader" if pair_rows and not n else "criteria",
+        pass_rate_by_round=per_round,
+        pass_rate_mean=(sum(rated) / len(rated)) if rated else None,
+        pass_rate_spread=(max(rated) - min(rated)) if len(rated) > 1 else (0.0 if rated else None),
         **calls,
-        "system_latency_ms_mean": out_lat,
-        "description": m.description,
-    }
+        system_latency_ms_mean=out_lat,
+        description=m.description,
+    )
 
 
-def runs_summary(
-    store: Store, include_holdout: bool | None = None, classes: tuple[str, ...] = ()
-) -> list[dict[str, Any]]:
+def runs_summary(store: Store, include_holdout: bool | None = None, classes: tuple[str, ...] = ()) -> list[RunSummary]:
     """Every run in the store, in id order; with ``classes`` (a slice), the runs on suites with
     these item classes, their pass rates over those items."""
     cache: dict[str, list[dict]] = {}
