@@ -420,28 +420,32 @@ def _reliability(store, gen_id: str, classes: tuple[str, ...]) -> None:
         st.caption(_text.md_escape(f"Reliability: {err.message}"))
         return
     rows = []
-    for inst in rel["instruments"]:
-        who = "people" if inst["instrument"] == "people" else f"{inst['name']} ({inst['judge_rounds']} judge rounds)"
-        for c in inst["criteria"]:
-            i = c["icc"] or {}
+    for inst in rel.instruments:
+        who = (
+            "people"
+            if isinstance(inst, analysis.PeopleReliability)
+            else f"{inst.name} ({inst.judge_rounds} judge rounds)"
+        )
+        for c in inst.criteria:
+            i = c.icc
             rows.append(
                 {
                     "raters": who,
-                    "criterion": c["criterion"],
-                    "alpha level": c["level"],
-                    "items": c["items"],
-                    "Krippendorff's alpha": _num(c["alpha"]),
-                    "ICC(1)": _num(i.get("icc1")),
-                    "ICC(1,k)": _num(i.get("icc1k")),
-                    "ICC(2,1)": _num(i.get("icc2_1")),
-                    "ICC(3,1)": _num(i.get("icc3_1")),
-                    "Fleiss' kappa": _num(c["fleiss"]),
+                    "criterion": c.criterion,
+                    "alpha level": c.level,
+                    "items": c.items,
+                    "Krippendorff's alpha": _num(c.alpha),
+                    "ICC(1)": _num(i and i.icc1),
+                    "ICC(1,k)": _num(i and i.icc1k),
+                    "ICC(2,1)": _num(i and i.icc2_1),
+                    "ICC(3,1)": _num(i and i.icc3_1),
+                    "Fleiss' kappa": _num(c.fleiss),
                 }
             )
     _plain(rows)
-    for inst in rel["instruments"]:
-        if inst.get("note"):
-            st.caption(_text.md_escape(f"{inst['name']}: {inst['note']}"))
+    for inst in rel.instruments:
+        if inst.note:
+            st.caption(_text.md_escape(f"{inst.name}: {inst.note}"))
     st.caption(
         _text.md_escape(
             "Krippendorff's alpha at the criterion's level (interval, ordinal, nominal); the ICCs of Shrout & Fleiss "

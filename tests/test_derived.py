@@ -229,7 +229,7 @@ def test_every_figure_equals_the_full_data_path_randomised(world, monkeypatch):
     # reliability across judge rounds: the pass / fail criteria from the answers tables' counts
     for kw in ({}, {"classes": ["a"]}, {"include_holdout": True}):
         res = assert_same(monkeypatch, reliability, store, run_ids=info["runs"], **kw)
-        assert any(c.alpha is not None for i in res.instruments for c in i.criteria)
+        assert any(c["alpha"] is not None for i in res["instruments"] for c in i["criteria"])
 
 
 def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatch):
@@ -266,7 +266,7 @@ def test_every_figure_equals_the_full_data_path_on_the_demo(tmp_path, monkeypatc
     rounds = [r for r in store.ids("run") if store.run(r).manifest.judge_rounds > 1]
     for kw in ({}, {"classes": ["billing"]}, {"include_holdout": True}):
         res = assert_same(monkeypatch, reliability, store, run_ids=rounds, **kw)
-        assert sum(c.fleiss is not None for i in res.instruments for c in i.criteria) >= 6
+        assert sum(c["fleiss"] is not None for i in res["instruments"] for c in i["criteria"]) >= 6
     # the demo ships its sets beside its runs, and they are the ones read
     for rid in store.ids("run"):
         assert derived.read(store, "run", rid).where == "data"

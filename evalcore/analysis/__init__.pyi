@@ -103,6 +103,12 @@ from .instruments import (
 )
 from .projection import ProjectedRow as ProjectedRow
 from .scores import (
+    CriterionReliability as CriterionReliability,
+    Icc as Icc,
+    MeanSquares as MeanSquares,
+    PeopleReliability as PeopleReliability,
+    Reliability as Reliability,
+    RoundsReliability as RoundsReliability,
     correlate as correlate,
     criterion_matrix as criterion_matrix,
     reliability as reliability,

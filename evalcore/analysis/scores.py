@@ -25,11 +25,13 @@ the ICCs, Fleiss' kappa on nominal criteria).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 
 from evalcore.analysis.suites import holdout_filter
+from evalcore.contract.results import OMIT, Result
 from evalcore.errors import EvalcoreError, InputError, NotFoundError
 from evalcore.stats.reliability import NOT_FIXED, Level, Raters, criterion_reliability, rank_matrix, score_correlations
 from evalcore.storage.gold import settled
@@ -437,6 +439,86 @@ def criterion_matrix(
 # --------------------------------------------------------------------------- reliability
 
 
+@dataclass
+class MeanSquares(Result):
+    """The two-way ANOVA's mean squares behind the ICCs."""
+
+    items: float
+    within: float
+    raters: float
+    residual: float
+
+
+@dataclass
+class Icc(Result):
+    """The six ICCs of Shrout & Fleiss over the complete items (:func:`evalcore.stats.reliability.icc`)."""
+
+    n: int
+    k: int
+    icc1: float | None
+    icc1k: float | None
+    icc2_1: float | None
+    icc2k: float | None
+    icc3_1: float | None
+    icc3k: float | None
+    reason: str | None
+    ms: MeanSquares = OMIT
+
+
+@dataclass
+class CriterionReliability(Result):
+    """One criterion of an instrument in :func:`reliability`."""
+
+    criterion: str
+    kind: str
+    raters_named: list[str]
+    items: int
+    raters: int
+    rater_kind: Raters
+    complete_items: int
+    level: Level
+    alpha: float | None
+    alpha_reason: str | None
+    icc: Icc | None = None
+    icc_note: str | None = None
+    fleiss: float | None = None
+    fleiss_reason: str | None = None
+
+
+@dataclass
+class RoundsReliability(Result):
+    """:func:`reliability` across the judge rounds of one run."""
+
+    name: str
+    instrument: str
+    judge_rounds: int
+    status: str
+    note: str | None
+    criteria: list[CriterionReliability]
+
+
+@dataclass
+class PeopleReliability(Result):
+    """:func:`reliability` across the annotators of the label sets."""
+
+    name: str
+    instrument: str
+    gen_ids: list[str]
+    annotators: list[str]
+    rater_kind: Raters
+    note: str | None
+    criteria: list[CriterionReliability]
+
+
+@dataclass
+class Reliability(Result):
+    """:func:`reliability`: what ``evalcore reliability --json`` prints and the Agreement page shows."""
+
+    instruments: list[RoundsReliability | PeopleReliability]
+    classes: list[str] | None
+    include_holdout: bool
+
+
 def _level(kind: str) -> Level:
     return "interval" if kind in ("continuous", "retrieval") else "ordinal" if kind == "ordinal" else "nominal"
 
@@ -484,7 +566,9 @@ def _tables(data: dict[str, np.ndarray], rater_col: str, kinds: dict[str, str]) 
     return out
 
 
-def _mask_reliability(store: Store, rid: str, kinds: dict[str, str], cond: str, params: list[Any]) -> list[dict]:
+def _mask_reliability(
+    store: Store, rid: str, kinds: dict[str, str], cond: str, params: list[Any]
+) -> list[CriterionReliability]:
     """:func:`_criterion_rows` of a run's pass / fail criteria across its judge rounds, from its
     answers table (:func:`evalcore.storage.aggregates.answers_table`): per answer and criterion the
     rounds judged and the passes, counted per pattern in DuckDB (the run's memo holds them over
@@ -534,53 +618,53 @@ def _mask_reliability(store: Store, rid: str, kinds: dict[str, str], cond: str, 
         vc = np.stack([judged - passes, passes], axis=1) if len(pats) else np.zeros((0, 2))
         alpha = krippendorff_alpha_counts(vc, "nominal", weights=count)  # one row per pattern
         full = judged == m
-        entry: dict[str, Any] = {
-            "criterion": c,
-            "kind": kinds[c],
-            "raters_named": [str(r) for r in who],
-            "items": items,
-            "raters": m,
-            "rater_kind": "rounds",
-            "complete_items": int(count[full].sum()),
-            "level": "nominal",
-            "alpha": alpha.value,
-            "alpha_reason": alpha.reason,
-            "icc": None,
-            "icc_note": None,
-            "fleiss": None,
-            "fleiss_reason": None,
-        }
         n_full = int(count[full].sum())
+        entry = CriterionReliability(
+            criterion=c,
+            kind=kinds[c],
+            raters_named=[str(r) for r in who],
+            items=items,
+            raters=m,
+            rater_kind="rounds",
+            complete_items=n_full,
+            level="nominal",
+            alpha=alpha.value,
+            alpha_reason=alpha.reason,
+        )
         if n_full and m >= 2:
             f_fail = ((judged - passes)[full] * count[full]).sum()
             f_pass = (passes[full] * count[full]).sum()
             cats = [float(f_fail), float(f_pass)] if f_pass else [float(f_fail)]
             sq = float((((judged - passes)[full] ** 2 + passes[full] ** 2) * count[full]).sum())
             f = fleiss_kappa_from_sums(n_full, m, sq, cats)
-            entry["fleiss"], entry["fleiss_reason"] = f.value, f.reason
+            entry.fleiss, entry.fleiss_reason = f.value, f.reason
         else:
-            entry["fleiss_reason"] = "no item rated by every rater: Fleiss' kappa is undefined"
+            entry.fleiss_reason = "no item rated by every rater: Fleiss' kappa is undefined"
         out.append(entry)
     return out
 
 
-def _criterion_rows(tables: dict[str, tuple[np.ndarray, list]], kinds: dict[str, str], raters: str) -> list[dict]:
+def _criterion_rows(
+    tables: dict[str, tuple[np.ndarray, list]], kinds: dict[str, str], raters: Raters
+) -> list[CriterionReliability]:
     rows = []
     for c, (x, who) in tables.items():
-        r = criterion_reliability(x, _level(kinds[c]), cast(Raters, raters))
-        rows.append({"criterion": c, "kind": kinds[c], "raters_named": [str(w) for w in who], **r})
+        r = criterion_reliability(x, _level(kinds[c]), raters)
+        i = r.pop("icc")
+        icc = i and Icc(**{**i, "ms": MeanSquares(**i["ms"]) if "ms" in i else OMIT})
+        rows.append(CriterionReliability(criterion=c, kind=kinds[c], raters_named=[str(w) for w in who], icc=icc, **r))
     return rows
 
 
 def _run_reliability(
     store: Store, rid: str, m: Any, classes: list[str] | None, include_holdout: bool
-) -> dict[str, Any]:
+) -> RoundsReliability:
     """:func:`reliability` across a run's judge rounds: its pass / fail criteria from its answers
     table where it can (:func:`_mask_reliability`), the others from its verdict rows."""
     cond, params = _item_filter(store, m.gen_id, classes, include_holdout)
     kinds = {c.name: c.kind for c in m.rubric.criteria}
     fast = _mask_reliability(store, rid, kinds, cond, params)
-    done = {r["criterion"] for r in fast}
+    done = {r.criterion for r in fast}
     rest = [c for c in kinds if c not in done]
     data = (
         _numpy(
@@ -594,23 +678,23 @@ def _run_reliability(
         else {}
     )
     rows = sorted(
-        fast + _criterion_rows(_tables(data, "judge_round", kinds), kinds, "rounds"), key=lambda r: r["criterion"]
+        fast + _criterion_rows(_tables(data, "judge_round", kinds), kinds, "rounds"), key=lambda r: r.criterion
     )
-    return {
-        "name": rid,
-        "instrument": "judge rounds",
-        "judge_rounds": m.judge_rounds,
-        "status": m.status,
-        "note": None
+    return RoundsReliability(
+        name=rid,
+        instrument="judge rounds",
+        judge_rounds=m.judge_rounds,
+        status=m.status,
+        note=None
         if m.judge_rounds >= 2
         else f"run {rid} was judged once (judge_rounds 1): reliability across rounds needs two rounds or more",
-        "criteria": rows,
-    }
+        criteria=rows,
+    )
 
 
 def _people_reliability(
     store: Store, gen_ids: list[str] | None, classes: list[str] | None, include_holdout: bool
-) -> dict[str, Any]:
+) -> PeopleReliability:
     """:func:`reliability` across the annotators of the label sets of ``gen_ids`` pooled."""
     pgens = _people_gens(store, gen_ids)
     _check_classes(store, pgens, classes)
@@ -632,22 +716,22 @@ def _people_reliability(
     data = _numpy(store, " UNION ALL ".join(parts), params2) if parts else {}
     annotators = sorted(set(data["annotator"].tolist())) if data else []
     slots = bool(annotators) and all(SLOT_RE.match(a) for a in annotators)
-    kind = "slots" if slots else "fixed"
+    kind: Raters = "slots" if slots else "fixed"
     note = None
     if len(annotators) < 2:
         note = (
             f"{len(annotators)} annotator(s) besides '{MEAN}' in these label sets: reliability across people "
             "needs each answer rated by two people or more (a published mean is one value, not a rater)"
         )
-    return {
-        "name": "people",
-        "instrument": "people",
-        "gen_ids": pgens,
-        "annotators": annotators,
-        "rater_kind": kind,
-        "note": note or (NOT_FIXED["slots"] if slots else None),
-        "criteria": _criterion_rows(_tables(data, "annotator", kinds2), kinds2, kind) if data else [],
-    }
+    return PeopleReliability(
+        name="people",
+        instrument="people",
+        gen_ids=pgens,
+        annotators=annotators,
+        rater_kind=kind,
+        note=note or (NOT_FIXED["slots"] if slots else None),
+        criteria=_criterion_rows(_tables(data, "annotator", kinds2), kinds2, kind) if data else [],
+    )
 
 
 def reliability(
@@ -658,7 +742,7 @@ def reliability(
     gen_ids: list[str] | None = None,
     classes: list[str] | None = None,
     include_holdout: bool = False,
-) -> dict[str, Any]:
+) -> Reliability:
     """Per criterion, how far ratings agree: across the judge rounds of each run (interchangeable
     replicates: ICC(1), ICC(1,k)), and with ``people`` across the annotators of the label sets of
     ``gen_ids`` pooled (default every labelled generation; the `mean` annotator is not a rater).
@@ -670,7 +754,9 @@ def reliability(
         raise InputError("name an instrument: --run RUN, or --people", field="--run")
     manifests = _runs(store, run_ids)
     _check_classes(store, [m.gen_id for m in manifests.values()], classes)
-    instruments = [_run_reliability(store, rid, m, classes, include_holdout) for rid, m in manifests.items()]
+    instruments: list[RoundsReliability | PeopleReliability] = [
+        _run_reliability(store, rid, m, classes, include_holdout) for rid, m in manifests.items()
+    ]
     if people:
         instruments.append(_people_reliability(store, gen_ids, classes, include_holdout))
-    return {"instruments": instruments, **_scope(classes, include_holdout)}
+    return Reliability(instruments, **_scope(classes, include_holdout))

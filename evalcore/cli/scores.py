@@ -5,12 +5,15 @@ Registered on the CLI group by evalcore.cli; the figures are
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from evalcore.cli._common import FINITE, Ctx, _table, emit
 from evalcore.cli.suite import holdout_option, read_suites
+
+if TYPE_CHECKING:
+    from evalcore.analysis.scores import Reliability
 
 
 def _common(f):
@@ -43,11 +46,14 @@ def _ci(c: dict) -> str:
     return f"{c['value']:.3f}" + ("" if c["lo"] is None else f" [{c['lo']:.3f}, {c['hi']:.3f}]")
 
 
-def _scope_text(r: dict) -> str:
+def _scope_text(r: dict | Reliability) -> str:
+    classes, holdout = (
+        (r.get("classes"), r.get("include_holdout")) if isinstance(r, dict) else (r.classes, r.include_holdout)
+    )
     bits = []
-    if r.get("classes"):
-        bits.append("classes " + ", ".join(r["classes"]))
-    bits.append("holdout items included" if r.get("include_holdout") else "holdout items left out")
+    if classes:
+        bits.append("classes " + ", ".join(classes))
+    bits.append("holdout items included" if holdout else "holdout items left out")
     return "; ".join(bits)
 
 
@@ -114,30 +120,32 @@ def matrix_text(r: dict) -> str:
     return "\n".join(line.rstrip() for line in "\n".join(lines).rstrip().splitlines())
 
 
-def reliability_text(r: dict) -> str:
+def reliability_text(r: Reliability) -> str:
+    from evalcore.analysis.scores import PeopleReliability
+
     lines = [_scope_text(r)]
-    for inst in r["instruments"]:
-        head = f"{inst['instrument']} {inst['name']}"
-        if inst["instrument"] == "people":
-            head += f" ({', '.join(inst['annotators']) or 'no annotators'}; {inst['rater_kind']})"
+    for inst in r.instruments:
+        head = f"{inst.instrument} {inst.name}"
+        if isinstance(inst, PeopleReliability):
+            head += f" ({', '.join(inst.annotators) or 'no annotators'}; {inst.rater_kind})"
         lines.append(head + ":")
-        if inst.get("note"):
-            lines.append(f"  {inst['note']}")
+        if inst.note:
+            lines.append(f"  {inst.note}")
         rows = []
-        for c in inst["criteria"]:
-            i = c["icc"] or {}
+        for c in inst.criteria:
+            i = c.icc
             rows.append(
                 {
-                    "criterion": c["criterion"],
-                    "level": c["level"],
-                    "items": c["items"],
-                    "raters": c["raters"],
-                    "alpha": c["alpha"],
-                    "icc1": i.get("icc1"),
-                    "icc1k": i.get("icc1k"),
-                    "icc2_1": i.get("icc2_1"),
-                    "icc3_1": i.get("icc3_1"),
-                    "fleiss": c["fleiss"],
+                    "criterion": c.criterion,
+                    "level": c.level,
+                    "items": c.items,
+                    "raters": c.raters,
+                    "alpha": c.alpha,
+                    "icc1": i and i.icc1,
+                    "icc1k": i and i.icc1k,
+                    "icc2_1": i and i.icc2_1,
+                    "icc3_1": i and i.icc3_1,
+                    "fleiss": c.fleiss,
                 }
             )
         if rows:
