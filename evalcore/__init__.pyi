@@ -23,6 +23,7 @@ from .analysis.selection import (
     Selection as Selection,
 )
 from .analysis.summary import (
+    GenerationSummary as GenerationSummary,
     RunSummary as RunSummary,
     data_overview as data_overview,
     generations_summary as generations_summary,

@@ -27,7 +27,7 @@ store = _ui.store()
 suites = _cache.summary(evalcore.suites_summary)  # evalcore.suites_summary, cached until the data changes
 hold = _select.holdout_toggle("runs", [s["suite_id"] for s in suites])
 classes = _select.class_slice("runs", [s["suite_id"] for s in suites])
-gens: list[dict] = []
+gens: list[evalcore.GenerationSummary] = []
 runs: list[evalcore.RunSummary] = []
 with _text.boundary():  # a class no run's suite has is one st.error
     gens = _cache.summary(evalcore.generations_summary, include_holdout=hold, classes=classes)
@@ -55,11 +55,10 @@ if flagged:
             for r in flagged
         )
     )
-flagged_gens = [g for g in gens if g["status"] != "complete"]
+flagged_gens = [g for g in gens if g.status != "complete"]
 if flagged_gens:
     st.warning(
-        "Generations not complete: "
-        + "; ".join(_text.md_escape(f"{g['gen_id']} is {g['status']}") for g in flagged_gens)
+        "Generations not complete: " + "; ".join(_text.md_escape(f"{g.gen_id} is {g.status}") for g in flagged_gens)
     )
 _select.suite_version_warning(run_ids)
 for r in runs:
@@ -160,21 +159,21 @@ if gens:
         pd.DataFrame(
             [
                 {
-                    "generation": g["gen_id"],
-                    "suite": g["suite_id"],
-                    "suite version": g["suite_mark"] or f"v{g['suite_version']}",
-                    "status": FLAG.get(g["status"], g["status"]),
-                    "source": g["source"],
-                    "rounds": g["rounds"],
-                    "items": g["items"],
-                    "outputs": g["outputs"],
-                    "abstained": _text.pct100(g["abstained_rate"]),
-                    "errored outputs": g["errored_outputs"],
-                    "tokens in": g["tokens_in"],
-                    "tokens out": g["tokens_out"],
-                    "cost": g["cost_usd"],
-                    "system latency": g["latency_ms_mean"],
-                    "knobs": ", ".join(f"{k}={v}" for k, v in sorted(g["knobs"].items())),
+                    "generation": g.gen_id,
+                    "suite": g.suite_id,
+                    "suite version": g.suite_mark or f"v{g.suite_version}",
+                    "status": FLAG.get(g.status, g.status),
+                    "source": g.source,
+                    "rounds": g.rounds,
+                    "items": g.items,
+                    "outputs": g.outputs,
+                    "abstained": _text.pct100(g.abstained_rate),
+                    "errored outputs": g.errored_outputs,
+                    "tokens in": g.tokens_in,
+                    "tokens out": g.tokens_out,
+                    "cost": g.cost_usd,
+                    "system latency": g.latency_ms_mean,
+                    "knobs": ", ".join(f"{k}={v}" for k, v in sorted(g.knobs.items())),
                 }
                 for g in gens
             ]

@@ -25,7 +25,7 @@ PAGE_SIZE = 25
 _ui.title("Failure attribution")
 store = _ui.store()
 runs = _select.criteria_runs()
-gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
+gens = {g.gen_id: g for g in _cache.summary(evalcore.generations_summary)}
 run_ids = [r.run_id for r in runs]
 by_id = {r.run_id: r for r in runs}
 
@@ -51,7 +51,7 @@ hold = _select.holdout_toggle("attribution", [by_id[run_id].suite_id])
 judge, gen_round = _select.rounds(
     "attr",
     max(1, by_id[run_id].judge_rounds or 1),
-    max(1, gens.get(by_id[run_id].gen_id, {}).get("rounds") or 1),
+    max(1, gens[by_id[run_id].gen_id].rounds),
     (c_judge, c_round),
 )
 sel = analysis.parse_selection(

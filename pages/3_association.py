@@ -87,12 +87,12 @@ human = c_human.checkbox(
     help="Human labels of this generation: the label sets shipped with the data, overridden "
     "by labels decided in the label store.",
 )
-gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
+gens = {g.gen_id: g for g in _cache.summary(evalcore.generations_summary)}
 c_judge, c_round, _ = st.columns([2, 2, 3])
 judge, gen_round = _select.rounds(
     "assoc",
     min([max(1, by_id[r].judge_rounds or 1) for r in chosen] or [1]),
-    max([gens.get(g, {}).get("rounds") or 1 for g in gen_ids] or [1]),
+    max([gens[g].rounds or 1 for g in gen_ids] or [1]),
     (c_judge, c_round),
 )
 sel = analysis.parse_selection(

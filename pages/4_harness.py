@@ -41,7 +41,7 @@ store = _ui.store()
 runs = _select.criteria_runs()
 by_id = {r.run_id: r for r in runs}
 run_ids = list(by_id)
-gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
+gens = {g.gen_id: g for g in _cache.summary(evalcore.generations_summary)}
 
 # ---------------------------------------------------------------- the two runs
 run_a, run_b = _select.two_runs(by_id, _defaults(runs), ("harness_a", "harness_b"), ("A", "B"), st.columns(2))
@@ -49,7 +49,7 @@ c_judge, c_round, _ = st.columns([2, 2, 3])
 judge, gen_round = _select.rounds(
     "harness",
     min(max(1, by_id[r].judge_rounds or 1) for r in (run_a, run_b)),
-    max(gens.get(by_id[r].gen_id, {}).get("rounds") or 1 for r in (run_a, run_b)),
+    max(gens[by_id[r].gen_id].rounds or 1 for r in (run_a, run_b)),
     (c_judge, c_round),
 )
 hold = _select.holdout_toggle("harness", [by_id[r].suite_id for r in (run_a, run_b)])

@@ -22,7 +22,7 @@ from pages import _cache, _select, _text, _ui
 PTS = st.column_config.NumberColumn(format="%+.1f pts")
 
 
-def _defaults(runs: list[evalcore.RunSummary], gens: dict) -> tuple[str, str]:
+def _defaults(runs: list[evalcore.RunSummary]) -> tuple[str, str]:
     """Two complete runs on different generations of one suite with the same judge (a system
     change), else any two runs on one suite, else the first two."""
     complete = [r for r in runs if r.status == "complete"] or runs
@@ -49,13 +49,12 @@ store = _ui.store()
 runs = _select.criteria_runs()
 by_id = {r.run_id: r for r in runs}
 run_ids = list(by_id)
-gens = {g["gen_id"]: g for g in _cache.summary(evalcore.generations_summary)}
 if len(run_ids) < 2:
     st.info("Comparing needs two runs with criterion verdicts.")
     st.stop()
 
 c_a, c_b, c_m = st.columns([2, 2, 1])
-run_a, run_b = _select.two_runs(by_id, _defaults(runs, gens), ("cmp_a", "cmp_b"), ("Baseline", "Candidate"), (c_a, c_b))
+run_a, run_b = _select.two_runs(by_id, _defaults(runs), ("cmp_a", "cmp_b"), ("Baseline", "Candidate"), (c_a, c_b))
 if run_a == run_b:
     st.info("Pick two different runs.")
     st.stop()

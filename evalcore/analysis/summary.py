@@ -179,14 +179,41 @@ def runs_summary(store: Store, include_holdout: bool | None = None, classes: tup
     return out
 
 
+@dataclass
+class GenerationSummary(Result):
+    """One generation: a row of ``evalcore generations --json`` (:func:`generations_summary`)."""
+
+    gen_id: str
+    suite_id: str
+    suite_version: int | None
+    suite_current_version: int
+    suite_superseded: bool
+    suite_mark: str | None
+    include_holdout: bool
+    classes: list[str]
+    status: str
+    source: str
+    simulated: bool
+    rounds: int
+    items: int
+    outputs: int
+    abstained_rate: float | None
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+    latency_ms_mean: float | None
+    errored_outputs: int
+    knobs: dict[str, Any]
+
+
 def generations_summary(
     store: Store, include_holdout: bool | None = None, classes: tuple[str, ...] = ()
-) -> list[dict[str, Any]]:
+) -> list[GenerationSummary]:
     """Every generation: items, outputs, abstention and errors leave the suite's holdout items out
     unless ``include_holdout``; tokens, cost and latency count every output (what was spent). With
     ``classes`` (a slice), the generations on suites with these item classes, their items, outputs,
     abstention and errors over those items."""
-    out = []
+    out: list[GenerationSummary] = []
     include = _include(include_holdout)
     cache: dict[str, list[dict]] = {}
     for gid in store.ids("generation"):
@@ -199,26 +226,26 @@ def generations_summary(
         if m.suite_id not in cache:
             cache[m.suite_id] = versions(store, m.suite_id)
         out.append(
-            {
-                "gen_id": gid,
-                "suite_id": m.suite_id,
+            GenerationSummary(
+                gen_id=gid,
+                suite_id=m.suite_id,
                 **suite_mark(store, m.suite_id, m.suite_hash, cache[m.suite_id]),
-                "include_holdout": include,
-                "classes": list(classes),
-                "status": m.status,
-                "source": m.source,
-                "simulated": m.simulated,
-                "rounds": m.rounds,
-                "items": row[0],
-                "outputs": row[1],
-                "abstained_rate": row[2],
-                "tokens_in": int(row[3] or 0),
-                "tokens_out": int(row[4] or 0),
-                "cost_usd": row[5],
-                "latency_ms_mean": row[6],
-                "errored_outputs": row[7],
-                "knobs": m.knobs,
-            }
+                include_holdout=include,
+                classes=list(classes),
+                status=m.status,
+                source=m.source,
+                simulated=m.simulated,
+                rounds=m.rounds,
+                items=row[0],
+                outputs=row[1],
+                abstained_rate=row[2],
+                tokens_in=int(row[3] or 0),
+                tokens_out=int(row[4] or 0),
+                cost_usd=row[5],
+                latency_ms_mean=row[6],
+                errored_outputs=row[7],
+                knobs=m.knobs,
+            )
         )
     if classes and not out:
         raise no_suite_with("generation", tuple(classes))
