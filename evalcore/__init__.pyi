@@ -25,6 +25,7 @@ from .analysis.selection import (
 from .analysis.summary import (
     GenerationSummary as GenerationSummary,
     RunSummary as RunSummary,
+    SuiteSummary as SuiteSummary,
     data_overview as data_overview,
     generations_summary as generations_summary,
     item_view as item_view,

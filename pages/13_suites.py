@@ -42,7 +42,7 @@ if flash:
     getattr(st, flash[0])(_text.md_escape(flash[1]))
 
 with _text.boundary():
-    ids = [s["suite_id"] for s in _cache.summary(evalcore.suites_summary)]
+    ids = [s.suite_id for s in _cache.summary(evalcore.suites_summary)]
     if not ids:
         st.info("No suites in this data directory.")
         st.stop()

@@ -25,8 +25,9 @@ USD = st.column_config.NumberColumn(format="$%.4f")
 _ui.title("Runs")
 store = _ui.store()
 suites = _cache.summary(evalcore.suites_summary)  # evalcore.suites_summary, cached until the data changes
-hold = _select.holdout_toggle("runs", [s["suite_id"] for s in suites])
-classes = _select.class_slice("runs", [s["suite_id"] for s in suites])
+suite_ids = [s.suite_id for s in suites]
+hold = _select.holdout_toggle("runs", suite_ids)
+classes = _select.class_slice("runs", suite_ids)
 gens: list[evalcore.GenerationSummary] = []
 runs: list[evalcore.RunSummary] = []
 with _text.boundary():  # a class no run's suite has is one st.error
@@ -191,21 +192,21 @@ if suites:
         pd.DataFrame(
             [
                 {
-                    "suite": s["suite_id"],
-                    "items": s["items"],
-                    "holdout items": s["holdout_items"],
-                    "curated": s["curated"],
-                    "simulated": s["simulated"],
-                    "content hash": s["content_hash"],
-                    "created": s["created_at"],
-                    "description": s["description"],
+                    "suite": s.suite_id,
+                    "items": s.items,
+                    "holdout items": s.holdout_items,
+                    "curated": s.curated,
+                    "simulated": s.simulated,
+                    "content hash": s.content_hash,
+                    "created": s.created_at,
+                    "description": s.description,
                 }
                 for s in suites
             ]
         ),
         hide_index=True,
     )
-    _select.curated_note([s["suite_id"] for s in suites])
+    _select.curated_note(suite_ids)
 else:
     st.info("No suites in this data directory.")
 

@@ -252,7 +252,21 @@ def generations_summary(
     return out
 
 
-def suites_summary(store: Store) -> list[dict[str, Any]]:
+@dataclass
+class SuiteSummary(Result):
+    """One suite: a row of ``evalcore suites --json`` (:func:`suites_summary`)."""
+
+    suite_id: str
+    items: int
+    holdout_items: int
+    curated: bool
+    simulated: bool
+    content_hash: str
+    created_at: str
+    description: str
+
+
+def suites_summary(store: Store) -> list[SuiteSummary]:
     out = []
     for sid in store.ids("suite"):
         e = store.suite(sid)
@@ -261,16 +275,16 @@ def suites_summary(store: Store) -> list[dict[str, Any]]:
             "SELECT count(*), count(*) FILTER (WHERE holdout) FROM read_parquet(?)", [str(e.path / "items.parquet")]
         )[0]
         out.append(
-            {
-                "suite_id": sid,
-                "items": row[0],
-                "holdout_items": row[1],
-                "curated": m.curated,
-                "simulated": m.simulated,
-                "content_hash": m.content_hash,
-                "created_at": m.created_at.isoformat(),
-                "description": m.description,
-            }
+            SuiteSummary(
+                suite_id=sid,
+                items=row[0],
+                holdout_items=row[1],
+                curated=m.curated,
+                simulated=m.simulated,
+                content_hash=m.content_hash,
+                created_at=m.created_at.isoformat(),
+                description=m.description,
+            )
         )
     return out
 
