@@ -133,47 +133,47 @@ run_id = st.selectbox(
 
 with _text.boundary():
     base = _cache.analysis_call(analysis.run_cost, run_id, classes=classes)
-    if base["simulated"]:
+    if base.simulated:
         st.badge("SIMULATED run", color="orange")
-    if base["status"] != "complete":
+    if base.status != "complete":
         st.warning(
-            _text.md_escape(f"Run {run_id} is {base['status']}: its figures are not comparable with complete runs.")
+            _text.md_escape(f"Run {run_id} is {base.status}: its figures are not comparable with complete runs.")
         )
     st.caption(
         _text.md_escape(
-            f"{base['mode']} harness, judge {base['judge_model']}; {base['items']} items, "
-            f"{base['answers']} answers, each item judged {base['rounds']} time(s)."
+            f"{base.mode} harness, judge {base.judge_model}; {base.items} items, "
+            f"{base.answers} answers, each item judged {base.rounds} time(s)."
         )
     )
-    j, s = base["judge"], base["system"]
+    j, s = base.judge, base.system
     st.dataframe(
         pd.DataFrame(
             [
                 {
                     "who": "judge",
-                    "calls or outputs": j["calls"],
-                    "failed": j["failed_calls"],
-                    "tokens in": j["tokens_in"],
-                    "tokens out": j["tokens_out"],
-                    "cost": j["cost_usd"],
-                    "priced": analysis.cost_label(j["cost_usd"], j["cost_unknown_calls"], j["calls"]),
-                    "unknown cost": j["cost_unknown_calls"],
-                    "latency mean": j["latency_ms_mean"],
-                    "latency p50": j["latency_ms_p50"],
-                    "latency p95": j["latency_ms_p95"],
+                    "calls or outputs": j.calls,
+                    "failed": j.failed_calls,
+                    "tokens in": j.tokens_in,
+                    "tokens out": j.tokens_out,
+                    "cost": j.cost_usd,
+                    "priced": analysis.cost_label(j.cost_usd, j.cost_unknown_calls, j.calls),
+                    "unknown cost": j.cost_unknown_calls,
+                    "latency mean": j.latency_ms_mean,
+                    "latency p50": j.latency_ms_p50,
+                    "latency p95": j.latency_ms_p95,
                 },
                 {
-                    "who": f"system under test ({s['gen_id']})",
-                    "calls or outputs": s["outputs"],
-                    "failed": s["errored_outputs"],
-                    "tokens in": s["tokens_in"],
-                    "tokens out": s["tokens_out"],
-                    "cost": s["cost_usd"],
-                    "priced": analysis.cost_label(s["cost_usd"], s["cost_unknown_outputs"], s["outputs"], "outputs"),
-                    "unknown cost": s["cost_unknown_outputs"],
-                    "latency mean": s["latency_ms_mean"],
-                    "latency p50": s["latency_ms_p50"],
-                    "latency p95": s["latency_ms_p95"],
+                    "who": f"system under test ({s.gen_id})",
+                    "calls or outputs": s.outputs,
+                    "failed": s.errored_outputs,
+                    "tokens in": s.tokens_in,
+                    "tokens out": s.tokens_out,
+                    "cost": s.cost_usd,
+                    "priced": analysis.cost_label(s.cost_usd, s.cost_unknown_outputs, s.outputs, "outputs"),
+                    "unknown cost": s.cost_unknown_outputs,
+                    "latency mean": s.latency_ms_mean,
+                    "latency p50": s.latency_ms_p50,
+                    "latency p95": s.latency_ms_p95,
                 },
             ]
         ),
@@ -185,23 +185,23 @@ with _text.boundary():
 
     # ------------------------------------------------------------ per criterion
     st.markdown("**Per criterion**")
-    crits = base["per_criterion"]
+    crits = base.per_criterion
     left, right = st.columns([3, 2])
     left.dataframe(
         pd.DataFrame(
             [
                 {
-                    "criterion": c["criterion"],
-                    "calls": c["calls"],
-                    "failed calls": c["failed_calls"],
-                    "tokens in": c["tokens_in"],
-                    "tokens out": c["tokens_out"],
-                    "cost": c["cost_usd"],
-                    "unpriced calls": c["cost_unknown_calls"],
-                    "latency share": c["latency_ms_total"],
-                    "latency mean": c["latency_ms_mean"],
-                    "latency p50": c["latency_ms_p50"],
-                    "latency p95": c["latency_ms_p95"],
+                    "criterion": c.criterion,
+                    "calls": c.calls,
+                    "failed calls": c.failed_calls,
+                    "tokens in": c.tokens_in,
+                    "tokens out": c.tokens_out,
+                    "cost": c.cost_usd,
+                    "unpriced calls": c.cost_unknown_calls,
+                    "latency share": c.latency_ms_total,
+                    "latency mean": c.latency_ms_mean,
+                    "latency p50": c.latency_ms_p50,
+                    "latency p95": c.latency_ms_p95,
                 }
                 for c in crits
             ]
@@ -219,8 +219,8 @@ with _text.boundary():
             "latency p95": MS,
         },
     )
-    measure = "cost_usd" if any(c["cost_usd"] is not None for c in crits) else "tokens_in"
-    _cache.chart(right, _cache.chart_spec(analysis.cost_by_criterion, crits, measure))
+    measure = "cost_usd" if any(c.cost_usd is not None for c in crits) else "tokens_in"
+    _cache.chart(right, _cache.chart_spec(analysis.cost_by_criterion, [c.to_dict() for c in crits], measure))
     st.caption(
         "A call that asks several criteria gives each an equal share of its tokens, cost and latency, so "
         "the shares add up to the run's totals; calls counts the calls that asked the criterion, and the "
@@ -229,13 +229,13 @@ with _text.boundary():
 
     # ------------------------------------------------------------ projection
     st.markdown("**Projection: single, grouped and split**")
-    proj0 = base["projection"]
-    if not proj0["available"]:
-        st.info(_text.md_escape(f"No projection for this run: {proj0['reason']}."))
+    proj0 = base.projection
+    if not proj0.available:
+        st.info(_text.md_escape(f"No projection for this run: {proj0.reason}."))
         st.stop()
     key = f"cost_items_{run_id}"
     if key not in st.session_state:
-        st.session_state[key] = max(1, _ui.qp_int("items", proj0["items"]))
+        st.session_state[key] = max(1, _ui.qp_int("items", proj0.items))
     n = st.number_input(
         "Items N",
         min_value=1,
@@ -245,35 +245,33 @@ with _text.boundary():
         args=(key, "items"),
         help="Items to judge; each is judged as many times as in this run.",
     )
-    rep = (
-        base if n == proj0["items"] else _cache.analysis_call(analysis.run_cost, run_id, items=int(n), classes=classes)
-    )
-    proj = rep["projection"]
-    for w in proj["warnings"]:
+    rep = base if n == proj0.items else _cache.analysis_call(analysis.run_cost, run_id, items=int(n), classes=classes)
+    proj = rep.projection
+    for w in proj.warnings:
         st.warning(_text.md_escape(w))
-    pr, la, out = proj["prices"], proj["latency"], proj["output"]
+    pr, la, out = proj.prices, proj.latency, proj.output
     st.caption(
         _text.md_escape(
-            f"{proj['items']} items x {proj['rounds']} judging(s); grouped = {proj['groups']} calls per answer "
-            f"({proj['groups_source']}). Shared context S = {proj['shared_tokens_in']:.1f} tokens per call, from "
-            f"{proj['calls_measured']} measured calls; prices "
+            f"{proj.items} items x {proj.rounds} judging(s); grouped = {proj.groups} calls per answer "
+            f"({proj.groups_source}). Shared context S = {proj.shared_tokens_in:.1f} tokens per call, from "
+            f"{proj.calls_measured} measured calls; prices "
             + (
                 "unknown"
                 if pr is None
-                else f"${pr['input_per_million']:.4g} in / ${pr['output_per_million']:.4g} "
+                else f"${pr.input_per_million:.4g} in / ${pr.output_per_million:.4g} "
                 "out per million tokens, fitted to the priced calls"
             )
             + (
                 "; latency unknown"
                 if la is None
-                else f"; latency {la['ms_per_call']:.0f} ms per call + {la['ms_per_output_token']:.2f} ms per output token"
+                else f"; latency {la.ms_per_call:.0f} ms per call + {la.ms_per_output_token:.2f} ms per output token"
             )
             + (
-                f"; output per call f = {out['tokens_per_call']:.1f} tokens ({out['source']})"
-                if out["identified"]
-                else f"; output per call f = 0 ASSUMED ({out['source']})"
+                f"; output per call f = {out.tokens_per_call:.1f} tokens ({out.source})"
+                if out.identified
+                else f"; output per call f = 0 ASSUMED ({out.source})"
             )
-            + f"; concurrency {proj['concurrency']} ({proj['concurrency_source']})."
+            + f"; concurrency {proj.concurrency} ({proj.concurrency_source})."
         )
     )
     p_left, p_right = st.columns([3, 2])
@@ -299,7 +297,7 @@ with _text.boundary():
                     "tokens in x single": r.tokens_in_x_single,
                     "cost x single": r.cost_usd_x_single,
                 }
-                for r in proj["rows"]
+                for r in proj.rows
             ]
         ),
         key="cost_projection",
@@ -327,12 +325,12 @@ with _text.boundary():
         pd.DataFrame(
             [
                 {
-                    "criterion": c["criterion"],
-                    "c_k tokens in": c["tokens_in"],
-                    "out tokens per verdict": c["out_tokens_per_verdict"],
-                    "counted from": c["tokens_in_source"],
+                    "criterion": c.criterion,
+                    "c_k tokens in": c.tokens_in,
+                    "out tokens per verdict": c.out_tokens_per_verdict,
+                    "counted from": c.tokens_in_source,
                 }
-                for c in proj["criteria"]
+                for c in proj.criteria
             ]
         ),
         key="cost_model",
@@ -340,22 +338,22 @@ with _text.boundary():
         placeholder="-",
         column_config={"out tokens per verdict": TOK},
     )
-    _cache.chart(p_right, _cache.chart_spec(analysis.projection_bars, [r.to_dict() for r in proj["rows"]]))
-    check = proj.get("check")
+    _cache.chart(p_right, _cache.chart_spec(analysis.projection_bars, [r.to_dict() for r in proj.rows]))
+    check = proj.check
     if check:
         st.caption(
             _text.md_escape(
-                f"Check at the run's own size and mode ({check['mode']}): {check['calls_projected']} calls projected, "
-                f"{check['calls_measured']} measured; {check['tokens_in_projected']:.0f} tokens in projected, "
-                f"{check['tokens_in_measured']} measured; {check['tokens_out_projected']:.0f} tokens out projected, "
-                f"{check['tokens_out_measured']} measured"
+                f"Check at the run's own size and mode ({check.mode}): {check.calls_projected} calls projected, "
+                f"{check.calls_measured} measured; {check.tokens_in_projected:.0f} tokens in projected, "
+                f"{check.tokens_in_measured} measured; {check.tokens_out_projected:.0f} tokens out projected, "
+                f"{check.tokens_out_measured} measured"
                 + (
                     ""
-                    if check.get("wall_ms_measured") is None or check.get("wall_ms_projected") is None
-                    else f"; wall time {check['wall_ms_projected'] / 1000:.0f} s projected, "
-                    f"{check['wall_ms_measured'] / 1000:.0f} s measured"
+                    if check.wall_ms_measured is None or check.wall_ms_projected is None
+                    else f"; wall time {check.wall_ms_projected / 1000:.0f} s projected, "
+                    f"{check.wall_ms_measured / 1000:.0f} s measured"
                 )
                 + "."
             )
         )
-    st.caption("Assumptions: " + _text.md_escape("; ".join(proj["assumptions"])) + ". See docs/COST.md.")
+    st.caption("Assumptions: " + _text.md_escape("; ".join(proj.assumptions)) + ". See docs/COST.md.")

@@ -378,7 +378,7 @@ def test_counting_criterion_tokens_is_offline_and_never_imports_litellm(world):
         "socket.socket.connect = refuse; socket.create_connection = refuse\n"
         "from evalcore import Store\nfrom evalcore.analysis import run_cost\n"
         f"r = run_cost(Store({str(world)!r}, {str(world.parent / 'st')!r}), 'w-split')\n"
-        "print(r['projection']['shared_tokens_in'], r['projection']['criteria'][0]['tokenizer'])\n"
+        "print(r.projection.shared_tokens_in, r.projection.criteria[0].tokenizer)\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'litellm', 'streamlit', 'requests', 'httpx'}))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
     assert out.returncode == 0, out.stderr
@@ -403,7 +403,7 @@ def test_a_criterion_without_text_or_outside_the_rubric_is_counted_from_what_is_
 
 def test_cost_by_criterion_chart_carries_the_shares(world):
     from evalcore import Store
-    per = cost.run_cost(Store(world, world.parent / "st"), "w-grouped")["per_criterion"]
+    per = [c.to_dict() for c in cost.run_cost(Store(world, world.parent / "st"), "w-grouped").per_criterion]
     spec = charts.cost_by_criterion(per).to_dict()
     assert spec["mark"]["type"] == "bar"
     assert spec["encoding"]["y"]["sort"] == CRITS and spec["encoding"]["x"]["field"] == "value"

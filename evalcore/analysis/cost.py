@@ -61,6 +61,8 @@ from evalcore.analysis.costsql import (
     _LAT,
     NO_CRITERION,
     SHARING_RULE,
+    CallTotals,
+    CriterionCost,
     Table,
     _call_scan,
     _manifest_totals,
@@ -81,6 +83,7 @@ from evalcore.analysis.projection import (
     _PRICED,
     _TIMED,
     OutLists,
+    Projection,
     _calls_per_answer,
     _concurrency,
     _groups_of,
@@ -153,66 +156,6 @@ __all__ = [
 # ----------------------------------------------------------------------------- reports
 
 
-def run_cost(
-    store: Store,
-    run_id: str,
-    *,
-    items: int | None = None,
-    rounds: int | None = None,
-    groups: int | None = None,
-    classes: tuple[str, ...] = (),
-) -> dict[str, Any]:
-    """One run's cost report: the judge overall (``judge``) and per criterion (``per_criterion``,
-    by the sharing rule), the system under test (``system``: the run's generation), and the
-    projection of single / grouped / split for ``items`` items (default: the run's) judged
-    ``rounds`` times each (default: the run's generation rounds x judge rounds) with ``groups``
-    calls per answer in grouped mode (default: the run's groups)."""
-    for name, v in (("--items", items), ("--rounds", rounds), ("--groups", groups)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
-            raise InputError(f"{v!r} must be a whole number of at least 1", field=name)
-    entry = store.run(run_id)
-    m = entry.manifest
-    gen = store.generation(m.gen_id)
-    calls_path = _sliced(store, gen.manifest.suite_id, "run", run_id, "calls", classes)
-    judge, counts = _call_scan(store, calls_path)
-    crit_rows = per_criterion(store, calls_path, m.rubric.names())
-    if judge["calls"] == 0:
-        judge = _manifest_totals(m.totals).to_dict()
-        projection = {"available": False, "reason": "the run has no calls in calls.parquet", "rows": []}
-    elif (entry.path / "pair_verdicts.parquet").exists():
-        projection = {
-            "available": False,
-            "rows": [],
-            "reason": "a model grader of a pairwise session: its calls compare two answers, one criterion "
-            "each, so there is no single / grouped / split choice to project",
-        }
-    else:
-        projection = _projection(
-            store, run_id, m, calls_path, crit_rows, counts, items, rounds, groups, classes, gen.manifest.suite_id
-        )
-    system = output_totals(store, _sliced(store, gen.manifest.suite_id, "generation", gen.id, "outputs", classes))
-    for r in crit_rows:
-        r.pop("out_tokens_per_verdict")
-    return {
-        "run_id": run_id,
-        "gen_id": gen.id,
-        "suite_id": gen.manifest.suite_id,
-        "status": m.status,
-        "source": m.source,
-        "mode": m.mode,
-        "judge_model": m.judge_model,
-        "judge_rounds": m.judge_rounds,
-        "simulated": bool(m.simulated or gen.manifest.simulated),
-        "classes": list(classes),
-        **counts,
-        "judge": judge,
-        "sharing_rule": SHARING_RULE,
-        "per_criterion": crit_rows,
-        "system": {"gen_id": gen.id, "generator_model": gen.manifest.knobs.get("generator_model"), **system},
-        "projection": projection,
-    }
-
-
 @dataclass
 class SystemTotals(Result):
     """The system under test: its generation's outputs.parquet (:func:`output_totals`)."""
@@ -238,6 +181,89 @@ def _system(store: Store, gm: S.GenerationManifest, classes: tuple[str, ...]) ->
     outputs = _sliced(store, gm.suite_id, "generation", gm.gen_id, "outputs", classes)
     return SystemTotals(
         gen_id=gm.gen_id, generator_model=gm.knobs.get("generator_model"), **output_totals(store, outputs)
+    )
+
+
+@dataclass
+class RunCost(Result):
+    """:func:`run_cost`: what ``evalcore cost RUN --json`` prints and the Cost page shows for one run."""
+
+    run_id: str
+    gen_id: str
+    suite_id: str
+    status: str
+    source: str
+    mode: str
+    judge_model: str
+    judge_rounds: int
+    simulated: bool
+    classes: list[str]
+    items: int
+    answers: int
+    rounds: int
+    gen_rounds: int
+    judge: CallTotals
+    sharing_rule: str
+    per_criterion: list[CriterionCost]
+    system: SystemTotals
+    projection: Projection
+
+
+def run_cost(
+    store: Store,
+    run_id: str,
+    *,
+    items: int | None = None,
+    rounds: int | None = None,
+    groups: int | None = None,
+    classes: tuple[str, ...] = (),
+) -> RunCost:
+    """One run's cost report: the judge overall (``judge``) and per criterion (``per_criterion``,
+    by the sharing rule), the system under test (``system``: the run's generation), and the
+    projection of single / grouped / split for ``items`` items (default: the run's) judged
+    ``rounds`` times each (default: the run's generation rounds x judge rounds) with ``groups``
+    calls per answer in grouped mode (default: the run's groups)."""
+    for name, v in (("--items", items), ("--rounds", rounds), ("--groups", groups)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1):
+            raise InputError(f"{v!r} must be a whole number of at least 1", field=name)
+    entry = store.run(run_id)
+    m = entry.manifest
+    gen = store.generation(m.gen_id)
+    calls_path = _sliced(store, gen.manifest.suite_id, "run", run_id, "calls", classes)
+    scanned, counts = _call_scan(store, calls_path)
+    judge = CallTotals(**scanned)
+    crit_rows = per_criterion(store, calls_path, m.rubric.names())
+    if judge.calls == 0:
+        judge = _manifest_totals(m.totals)
+        projection = Projection(False, "the run has no calls in calls.parquet")
+    elif (entry.path / "pair_verdicts.parquet").exists():
+        projection = Projection(
+            False,
+            "a model grader of a pairwise session: its calls compare two answers, one criterion each, so there "
+            "is no single / grouped / split choice to project",
+        )
+    else:
+        asked = [r.criterion for r in crit_rows]
+        projection = _projection(
+            store, run_id, m, calls_path, asked, counts, items, rounds, groups, classes, gen.manifest.suite_id
+        )
+    return RunCost(
+        run_id=run_id,
+        gen_id=gen.id,
+        suite_id=gen.manifest.suite_id,
+        status=m.status,
+        source=m.source,
+        mode=m.mode,
+        judge_model=m.judge_model,
+        judge_rounds=m.judge_rounds,
+        simulated=bool(m.simulated or gen.manifest.simulated),
+        classes=list(classes),
+        **counts,
+        judge=judge,
+        sharing_rule=SHARING_RULE,
+        per_criterion=crit_rows,
+        system=_system(store, gen.manifest, classes),
+        projection=projection,
     )
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from evalcore.analysis.selection import item_condition
 from evalcore.contract import schema as S
@@ -118,7 +117,24 @@ def _manifest_totals(t: S.Totals) -> CallTotals:
     )
 
 
-def per_criterion(store: Store, calls_path: str | Table, order: Sequence[str] = ()) -> list[dict[str, Any]]:
+@dataclass
+class CriterionCost(Result):
+    """One criterion of :func:`per_criterion`, by the sharing rule."""
+
+    criterion: str
+    calls: int
+    failed_calls: int
+    tokens_in: float
+    tokens_out: float
+    cost_usd: float | None
+    cost_unknown_calls: int
+    latency_ms_total: float | None
+    latency_ms_mean: float | None
+    latency_ms_p50: float | None
+    latency_ms_p95: float | None
+
+
+def per_criterion(store: Store, calls_path: str | Table, order: Sequence[str] = ()) -> list[CriterionCost]:
     """One row per criterion asked in the run (``order`` first, then any other by name), by the
     sharing rule: calls that asked it, failed ones among them, its equal shares of tokens in and
     out, cost (known shares summed, null when none is known) and latency, the calls asking it
@@ -126,25 +142,12 @@ def per_criterion(store: Store, calls_path: str | Table, order: Sequence[str] = 
     rows = per_criterion_rows(store, calls_path)
     rank = {name: i for i, name in enumerate(order)}
     rows.sort(key=lambda r: (rank.get(r[0], len(rank)), r[0]))
-    out = []
-    for name, calls, failed, tin, tout, cost, unknown, lat_share, mean, p50, p95, out_sum, out_n in rows:
-        out.append(
-            {
-                "criterion": name,
-                "calls": calls,
-                "failed_calls": failed,
-                "tokens_in": _num(tin) or 0.0,
-                "tokens_out": _num(tout) or 0.0,
-                "cost_usd": _num(cost),
-                "cost_unknown_calls": unknown,
-                "latency_ms_total": _num(lat_share),
-                "latency_ms_mean": _num(mean),
-                "latency_ms_p50": _num(p50),
-                "latency_ms_p95": _num(p95),
-                "out_tokens_per_verdict": _num(out_sum / out_n) if out_n else None,
-            }
+    return [
+        CriterionCost(
+            name, calls, failed, _num(tin) or 0.0, _num(tout) or 0.0, _num(cost), unknown, *map(_num, latency)
         )
-    return out
+        for name, calls, failed, tin, tout, cost, unknown, *latency, _, _ in rows
+    ]
 
 
 def _sliced(store: Store, suite_id: str, kind: str, eid: str, name: str, classes: tuple[str, ...]) -> Table:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -85,7 +85,20 @@ _PRICED, _TIMED, _DONE, _MOMENTS = PRICED, TIMED, DONE, MOMENTS
 _wall_measured = wall_measured
 
 
-def fit_prices(store: Store, calls_path: str | Table, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
+@dataclass
+class Prices(Result):
+    """:func:`fit_prices`: dollars per token in and out fitted to the priced calls."""
+
+    input_per_token: float
+    output_per_token: float
+    input_per_million: float
+    output_per_million: float
+    calls_priced: int
+    fit_rms_relative: float | None
+    source: str
+
+
+def fit_prices(store: Store, calls_path: str | Table, moments: dict[str, Any] | None = None) -> Prices | None:
     """Prices per token fitted to the calls with a known cost and measured tokens:
     ``scipy.optimize.nnls`` of cost on (tokens_in, tokens_out), no intercept. DuckDB returns the
     sums of squares and cross-products, and the least-squares problem is solved on those (the
@@ -95,15 +108,15 @@ def fit_prices(store: Store, calls_path: str | Table, moments: dict[str, Any] | 
     if not n or not sii or not soo:
         return None
     x, rms = nnls_from_moments(np.array([[sii, sio], [sio, soo]], float), np.array([sic, soc], float), float(scc))
-    return {
-        "input_per_token": x[0],
-        "output_per_token": x[1],
-        "input_per_million": x[0] * 1e6,
-        "output_per_million": x[1] * 1e6,
-        "calls_priced": n,
-        "fit_rms_relative": rms,
-        "source": f"non-negative least squares of cost on tokens in and out over {n} calls with a known cost",
-    }
+    return Prices(
+        x[0],
+        x[1],
+        x[0] * 1e6,
+        x[1] * 1e6,
+        n,
+        rms,
+        f"non-negative least squares of cost on tokens in and out over {n} calls with a known cost",
+    )
 
 
 def nnls_from_moments(xtx: np.ndarray, xty: np.ndarray, yty: float) -> tuple[list[float], float | None]:
@@ -127,7 +140,19 @@ def nnls_from_moments(xtx: np.ndarray, xty: np.ndarray, yty: float) -> tuple[lis
     return [float(v_) for v_ in b], rel
 
 
-def fit_latency(store: Store, calls_path: str | Table, moments: dict[str, Any] | None = None) -> dict[str, Any] | None:
+@dataclass
+class LatencyModel(Result):
+    """:func:`fit_latency`: a call's latency as a fixed time plus a time per output token."""
+
+    ms_per_call: float
+    ms_per_output_token: float
+    calls: int
+    fit_rms_relative: float | None
+    mean_ms_per_call: float
+    source: str
+
+
+def fit_latency(store: Store, calls_path: str | Table, moments: dict[str, Any] | None = None) -> LatencyModel | None:
     """Latency of a call as ``ms_per_call + ms_per_output_token * tokens_out``, fitted by
     non-negative least squares (DuckDB sums, as :func:`fit_prices`) to the completed calls with a
     measured latency and output. When every such call wrote the same number of tokens the two
@@ -141,14 +166,7 @@ def fit_latency(store: Store, calls_path: str | Table, moments: dict[str, Any] |
     else:
         (a, b), rms = nnls_from_moments(np.array([[n, so], [so, soo]], float), np.array([sl, sol], float), float(sll))
         how = f"non-negative least squares of latency on (1, tokens out) over {n} completed calls"
-    return {
-        "ms_per_call": float(a),
-        "ms_per_output_token": float(b),
-        "calls": n,
-        "fit_rms_relative": rms,
-        "mean_ms_per_call": sl / n,
-        "source": how,
-    }
+    return LatencyModel(float(a), float(b), n, rms, sl / n, how)
 
 
 def _partition(k: int, groups: int, partition: Sequence[Sequence[int]] | None) -> list[list[int]]:
@@ -475,9 +493,7 @@ def _out_sources(rows: list[ProjectedRow], measured: dict[str, Any], run_id: str
         r.tokens_out_per_answer_measured = None if hit is None else hit[1]
 
 
-def _projection_warnings(
-    s: float, o: dict[str, Any], f: float, identified: bool, prices: dict[str, Any] | None
-) -> list[str]:
+def _projection_warnings(s: float, o: dict[str, Any], f: float, identified: bool, prices: Prices | None) -> list[str]:
     """What limits the projection: S not positive, criteria never measured, f not identified or
     negative, no known cost."""
     warnings = []
@@ -503,25 +519,39 @@ def _projection_warnings(
     return warnings
 
 
+@dataclass
+class ProjectionCheck(Result):
+    """The projection of the run's own mode at its own size beside what the run measured."""
+
+    mode: str
+    calls_measured: int
+    calls_projected: int
+    tokens_in_measured: int
+    tokens_in_projected: float
+    tokens_out_measured: int
+    tokens_out_projected: float
+    wall_ms_measured: float | None
+    wall_ms_projected: float | None
+
+
 def _own_check(
     store: Store, calls_path: str | Table, mode: str, rows: list[ProjectedRow], mo: dict[str, Any]
-) -> dict[str, Any] | None:
+) -> ProjectionCheck | None:
     """The run's own mode at its own size, against what it measured (None for an imported run)."""
-    own = {"single": "single", "split": "split", "grouped": "grouped"}.get(mode)
-    if own is None:
+    if mode not in ("single", "split", "grouped"):
         return None
-    row = next(r for r in rows if r.mode == own)
-    return {
-        "mode": own,
-        "calls_measured": mo["d_n"],
-        "calls_projected": row.calls,
-        "tokens_in_measured": int(mo["d_in"] or 0),
-        "tokens_in_projected": row.tokens_in,
-        "tokens_out_measured": int(mo["d_out"] or 0),
-        "tokens_out_projected": row.tokens_out,
-        "wall_ms_measured": _wall_measured(store, calls_path),
-        "wall_ms_projected": row.wall_ms,
-    }
+    row = next(r for r in rows if r.mode == mode)
+    return ProjectionCheck(
+        mode,
+        mo["d_n"],
+        row.calls,
+        int(mo["d_in"] or 0),
+        row.tokens_in,
+        int(mo["d_out"] or 0),
+        row.tokens_out,
+        _wall_measured(store, calls_path),
+        row.wall_ms,
+    )
 
 
 def _assumptions(
@@ -554,31 +584,65 @@ def _assumptions(
     ]
 
 
+@dataclass
+class CriterionModel(Result):
+    """One criterion of the projection's model: c_k (``tokens_in``) and o_k (``out_tokens_per_verdict``)."""
+
+    criterion: str
+    tokens_in: int
+    tokens_in_source: str
+    out_tokens_per_verdict: float | None
+    tokenizer: str
+
+
+@dataclass
+class OutputModel(Result):
+    """f, the output tokens every call writes once, with its fit (:func:`fit_output`)."""
+
+    tokens_per_call: float
+    identified: bool
+    source: str
+    runs: list[str]
+    calls: int
+    calls_skipped: int
+    fit_rms_tokens: float | None
+
+
 def _fit_report(
-    names: list[str], ck_rows: list[dict[str, Any]], ck: dict[str, Any], o: dict[str, Any], out_model: dict[str, Any]
-) -> dict[str, Any]:
-    """The fitted model in the report: c_k and o_k per criterion, and f with its fit."""
-    return {
-        "criteria": [
-            {
-                "criterion": n,
-                "tokens_in": ck[n],
-                "tokens_in_source": r["source"],
-                "out_tokens_per_verdict": o[n],
-                "tokenizer": r["tokenizer"],
-            }
-            for n, r in zip(names, ck_rows)
-        ],
-        "output": {
-            "tokens_per_call": out_model["f"],
-            "identified": out_model["identified"],
-            "source": out_model["source"],
-            "runs": out_model["runs"],
-            "calls": out_model["calls"],
-            "calls_skipped": out_model["calls_skipped"],
-            "fit_rms_tokens": out_model["rms_tokens"],
-        },
-    }
+    ck_rows: list[dict[str, Any]], o: dict[str, Any], m: dict[str, Any]
+) -> tuple[list[CriterionModel], OutputModel]:
+    """The fitted model in the report: c_k and o_k per criterion, and f with its fit (``m``: :func:`_output_model`)."""
+    criteria = [
+        CriterionModel(r["criterion"], r["tokens"], r["source"], o[r["criterion"]], r["tokenizer"]) for r in ck_rows
+    ]
+    fit = (m["f"], m["identified"], m["source"], m["runs"], m["calls"], m["calls_skipped"], m["rms_tokens"])
+    return criteria, OutputModel(*fit)
+
+
+@dataclass
+class Projection(Result):
+    """:func:`run_cost`'s single / grouped / split projection; when not ``available``, only ``reason``."""
+
+    available: bool
+    reason: str | None
+    items: int = OMIT
+    rounds: int = OMIT
+    groups: int = OMIT
+    groups_source: str = OMIT
+    grouped_calls: list[list[str]] | None = OMIT
+    shared_tokens_in: float = OMIT
+    shared_tokens_in_sd: float | None = OMIT
+    calls_measured: int = OMIT
+    criteria: list[CriterionModel] = OMIT
+    output: OutputModel = OMIT
+    prices: Prices | None = OMIT
+    latency: LatencyModel | None = OMIT
+    concurrency: int = OMIT
+    concurrency_source: str = OMIT
+    rows: list[ProjectedRow] = field(default_factory=list)
+    check: ProjectionCheck | None = OMIT
+    warnings: list[str] = OMIT
+    assumptions: list[str] = OMIT
 
 
 def _projection(
@@ -586,27 +650,26 @@ def _projection(
     run_id: str,
     m: S.RunManifest,
     calls_path: str | Table,
-    crit_rows: list[dict],
+    asked: list[str],
     counts: dict[str, int],
     items: int | None,
     rounds: int | None,
     groups: int | None,
     classes: tuple[str, ...] = (),
     suite_id: str = "",
-) -> dict[str, Any]:
-    asked = [r["criterion"] for r in crit_rows]
+) -> Projection:
     ck_rows = criterion_tokens(m.rubric, m.knobs, m.judge_model, asked)
     names = [r["criterion"] for r in ck_rows]
     ck = {r["criterion"]: r["tokens"] for r in ck_rows}
     moments = list_moments(store, calls_path)  # one scan for S and for the output model
     s, s_sd, measured = _shared_tokens(store, calls_path, ck, moments)
     if not measured or s is None:
-        return {"available": False, "reason": "no completed call with measured tokens in", "rows": []}
+        return Projection(False, "no completed call with measured tokens in")
     out_model = _output_model(store, run_id, m, calls_path, names, classes, suite_id, moments)
     o: dict[str, Any] = out_model["o"]
     known_o = [v for v in o.values() if v is not None]
     if not known_o:
-        return {"available": False, "reason": "no completed call with measured tokens out", "rows": []}
+        return Projection(False, "no completed call with measured tokens out")
     o_fill = sum(known_o) / len(known_o)
     f = out_model["f"]
     mo = call_moments(store, calls_path)
@@ -624,38 +687,37 @@ def _projection(
         s,
         [ck[n] for n in names],
         [o[n] if o[n] is not None else o_fill for n in names],
-        None if prices is None else (prices["input_per_token"], prices["output_per_token"]),
+        None if prices is None else (prices.input_per_token, prices.output_per_token),
         n_items,
         n_groups,
         n_rounds,
-        None if latency is None else (latency["ms_per_call"], latency["ms_per_output_token"]),
+        None if latency is None else (latency.ms_per_call, latency.ms_per_output_token),
         out_per_call=f,
         concurrency=concurrency,
         partition=partition,
     )
     _out_sources(rows, out_model["measured"], run_id)
-    warnings = _projection_warnings(s, o, f, out_model["identified"], prices)
-    check = (
-        _own_check(store, calls_path, m.mode, rows, mo) if items is None and rounds is None and groups is None else None
+    criteria, output = _fit_report(ck_rows, o, out_model)
+    own_size = items is None and rounds is None and groups is None
+    return Projection(
+        available=True,
+        reason=None,
+        items=n_items,
+        rounds=n_rounds,
+        groups=n_groups,
+        groups_source=g_source,
+        grouped_calls=[[names[i] for i in p] for p in partition] if partition is not None else None,
+        shared_tokens_in=s,
+        shared_tokens_in_sd=s_sd,
+        calls_measured=measured,
+        criteria=criteria,
+        output=output,
+        prices=prices,
+        latency=latency,
+        concurrency=concurrency,
+        concurrency_source=concurrency_source,
+        rows=rows,
+        check=_own_check(store, calls_path, m.mode, rows, mo) if own_size else None,
+        warnings=_projection_warnings(s, o, f, out_model["identified"], prices),
+        assumptions=_assumptions(out_model, f, concurrency, concurrency_source, partition, n_groups),
     )
-    return {
-        "available": True,
-        "reason": None,
-        "items": n_items,
-        "rounds": n_rounds,
-        "groups": n_groups,
-        "groups_source": g_source,
-        "grouped_calls": [[names[i] for i in p] for p in partition] if partition is not None else None,
-        "shared_tokens_in": s,
-        "shared_tokens_in_sd": s_sd,
-        "calls_measured": measured,
-        **_fit_report(names, ck_rows, ck, o, out_model),
-        "prices": prices,
-        "latency": latency,
-        "concurrency": concurrency,
-        "concurrency_source": concurrency_source,
-        "rows": rows,
-        "check": check,
-        "warnings": warnings,
-        "assumptions": _assumptions(out_model, f, concurrency, concurrency_source, partition, n_groups),
-    }

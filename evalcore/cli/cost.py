@@ -12,7 +12,8 @@ import click
 from evalcore.cli._common import _table, emit
 
 if TYPE_CHECKING:
-    from evalcore.analysis.cost import CostRow
+    from evalcore.analysis.cost import CostRow, RunCost
+    from evalcore.analysis.projection import Projection, ProjectionCheck
 
 
 def _usd(v: Any) -> str:
@@ -54,36 +55,34 @@ def _rstrip(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.splitlines())
 
 
-def format_run(r: dict) -> str:
+def format_run(r: RunCost) -> str:
     """The text form of a run's cost report."""
-    p = r["projection"]
-    if not p["available"]:
-        return "\n".join([*_measured_lines(r), f"projection: not available ({p['reason']})"])
-    c = p.get("check")
-    checked = [_check_line(c)] if c else []
-    return "\n".join([*_measured_lines(r), *_projection_lines(p), *checked, *(f"WARNING: {w}" for w in p["warnings"])])
+    p = r.projection
+    if not p.available:
+        return "\n".join([*_measured_lines(r), f"projection: not available ({p.reason})"])
+    checked = [_check_line(p.check)] if p.check else []
+    return "\n".join([*_measured_lines(r), *_projection_lines(p), *checked, *(f"WARNING: {w}" for w in p.warnings)])
 
 
-def _measured_lines(r: dict) -> list[str]:
+def _measured_lines(r: RunCost) -> list[str]:
     """The run as measured: the judge, the system under test, and per criterion."""
-    j, s = r["judge"], r["system"]
+    j, s = r.judge, r.system
     return [
-        f"run {r['run_id']} ({r['mode']}, judge {r['judge_model']}, {r['status']})"
-        + (" - SIMULATED data" if r["simulated"] else ""),
-        f"  {r['items']} items, {r['answers']} answers, judged {r['rounds']} time(s) each"
-        + (f" (slice: classes {', '.join(r['classes'])} only)" if r.get("classes") else ""),
-        f"judge: {j['calls']} calls ({j['failed_calls']} failed), tokens in {j['tokens_in']}, out {j['tokens_out']}, "
-        f"cost {_total(j['cost_usd'], j['cost_unknown_calls'], j['calls'], 'calls')}, latency mean "
-        f"{_ms(j['latency_ms_mean'])}, p50 {_ms(j['latency_ms_p50'])}, p95 {_ms(j['latency_ms_p95'])}",
-        f"system under test ({s['gen_id']}): {s['outputs']} outputs ({s['errored_outputs']} errored), tokens in "
-        f"{s['tokens_in']}, out {s['tokens_out']}, cost "
-        f"{_total(s['cost_usd'], s['cost_unknown_outputs'], s['outputs'], 'outputs')}, "
-        f"latency mean {_ms(s['latency_ms_mean'])}, p50 {_ms(s['latency_ms_p50'])}, "
-        f"p95 {_ms(s['latency_ms_p95'])}",
+        f"run {r.run_id} ({r.mode}, judge {r.judge_model}, {r.status})" + (" - SIMULATED data" if r.simulated else ""),
+        f"  {r.items} items, {r.answers} answers, judged {r.rounds} time(s) each"
+        + (f" (slice: classes {', '.join(r.classes)} only)" if r.classes else ""),
+        f"judge: {j.calls} calls ({j.failed_calls} failed), tokens in {j.tokens_in}, out {j.tokens_out}, "
+        f"cost {_total(j.cost_usd, j.cost_unknown_calls, j.calls, 'calls')}, latency mean "
+        f"{_ms(j.latency_ms_mean)}, p50 {_ms(j.latency_ms_p50)}, p95 {_ms(j.latency_ms_p95)}",
+        f"system under test ({s.gen_id}): {s.outputs} outputs ({s.errored_outputs} errored), tokens in "
+        f"{s.tokens_in}, out {s.tokens_out}, cost "
+        f"{_total(s.cost_usd, s.cost_unknown_outputs, s.outputs, 'outputs')}, "
+        f"latency mean {_ms(s.latency_ms_mean)}, p50 {_ms(s.latency_ms_p50)}, "
+        f"p95 {_ms(s.latency_ms_p95)}",
         "",
-        f"per criterion ({r['sharing_rule']}):",
+        f"per criterion ({r.sharing_rule}):",
         _table(
-            _round(r["per_criterion"], ("tokens_in", "tokens_out", "latency_ms_mean")),
+            _round([c.to_dict() for c in r.per_criterion], ("tokens_in", "tokens_out", "latency_ms_mean")),
             [
                 ("criterion", "criterion", False),
                 ("calls", "calls", False),
@@ -99,29 +98,29 @@ def _measured_lines(r: dict) -> list[str]:
     ]
 
 
-def _fitted(p: dict) -> tuple[str, str, str]:
+def _fitted(p: Projection) -> tuple[str, str, str]:
     """The projection's fitted prices, latency and output per call, as text."""
-    pr, la, out = p["prices"], p["latency"], p["output"]
+    pr, la, out = p.prices, p.latency, p.output
     price = (
         "unknown"
         if pr is None
-        else f"${pr['input_per_million']:.4g} in / ${pr['output_per_million']:.4g} out per million tokens (fitted)"
+        else f"${pr.input_per_million:.4g} in / ${pr.output_per_million:.4g} out per million tokens (fitted)"
     )
     lat = (
         "unknown"
         if la is None
-        else f"{la['ms_per_call']:.0f} ms per call + {la['ms_per_output_token']:.2f} ms per output token"
+        else f"{la.ms_per_call:.0f} ms per call + {la.ms_per_output_token:.2f} ms per output token"
     )
     f_text = (
-        f"f (output per call) = {out['tokens_per_call']:.1f} tokens fitted over {out['calls']} calls of "
-        + ", ".join(out["runs"])
-        if out["identified"]
+        f"f (output per call) = {out.tokens_per_call:.1f} tokens fitted over {out.calls} calls of "
+        + ", ".join(out.runs)
+        if out.identified
         else "f (output per call) = 0 ASSUMED (not identified by these calls)"
     )
     return price, lat, f_text
 
 
-def _projection_lines(p: dict) -> list[str]:
+def _projection_lines(p: Projection) -> list[str]:
     """The single / grouped / split projection: its fitted parameters and one row per mode."""
     price, lat, f_text = _fitted(p)
     rows = [
@@ -130,16 +129,15 @@ def _projection_lines(p: dict) -> list[str]:
             "out_from": r.tokens_out_run or "estimated",
             "wall_s": None if r.wall_ms is None else r.wall_ms / 1000,
         }
-        for r in p["rows"]
+        for r in p.rows
     ]
     return [
-        f"projection for {p['items']} items x {p['rounds']} judging(s), grouped = {p['groups']} groups "
-        f"({p['groups_source']}):",
-        f"  S (shared context per call) = {p['shared_tokens_in']:.1f} tokens over {p['calls_measured']} calls; "
+        f"projection for {p.items} items x {p.rounds} judging(s), grouped = {p.groups} groups ({p.groups_source}):",
+        f"  S (shared context per call) = {p.shared_tokens_in:.1f} tokens over {p.calls_measured} calls; "
         f"prices {price}; latency {lat}",
-        f"  {f_text}; concurrency {p['concurrency']} ({p['concurrency_source']})",
+        f"  {f_text}; concurrency {p.concurrency} ({p.concurrency_source})",
         "  c_k / out per verdict: "
-        + ", ".join(f"{c['criterion']} {c['tokens_in']}/{c['out_tokens_per_verdict'] or 0:.1f}" for c in p["criteria"]),
+        + ", ".join(f"{c.criterion} {c.tokens_in}/{c.out_tokens_per_verdict or 0:.1f}" for c in p.criteria),
         _table(
             _round(
                 _round(
@@ -162,21 +160,21 @@ def _projection_lines(p: dict) -> list[str]:
             ],
         ),
         "  (ms per answer: the answer's calls one after another; fanned out: in parallel, the slowest call; "
-        f"wall s: the whole run at concurrency {p['concurrency']})",
+        f"wall s: the whole run at concurrency {p.concurrency})",
     ]
 
 
-def _check_line(c: dict) -> str:
+def _check_line(c: ProjectionCheck) -> str:
     """The projection at the run's own size and mode against what the run measured."""
     return (
-        f"check at the run's own size and mode ({c['mode']}): {c['calls_projected']} calls projected, "
-        f"{c['calls_measured']} completed; tokens in {c['tokens_in_projected']:.0f} projected, "
-        f"{c['tokens_in_measured']} measured; tokens out {c['tokens_out_projected']:.0f} projected, "
-        f"{c['tokens_out_measured']} measured"
+        f"check at the run's own size and mode ({c.mode}): {c.calls_projected} calls projected, "
+        f"{c.calls_measured} completed; tokens in {c.tokens_in_projected:.0f} projected, "
+        f"{c.tokens_in_measured} measured; tokens out {c.tokens_out_projected:.0f} projected, "
+        f"{c.tokens_out_measured} measured"
         + (
             ""
-            if c.get("wall_ms_measured") is None or c.get("wall_ms_projected") is None
-            else f"; wall {c['wall_ms_projected'] / 1000:.0f} s projected, {c['wall_ms_measured'] / 1000:.0f} s "
+            if c.wall_ms_measured is None or c.wall_ms_projected is None
+            else f"; wall {c.wall_ms_projected / 1000:.0f} s projected, {c.wall_ms_measured / 1000:.0f} s "
             "measured (first call's start to last call's end)"
         )
     )
