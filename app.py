@@ -118,7 +118,7 @@ if full:  # a grader sees nothing of the data directory but the pairs they grade
     with st.sidebar:
         st.text(f"data: {_ui.display_path(data_dir)}")
         with _text.boundary():
-            if _cache.summary(evalcore.data_overview)["simulated"]:
+            if _cache.summary(evalcore.data_overview).simulated:
                 st.badge("SIMULATED demo data", color="orange")
 
 with _text.boundary():

@@ -23,6 +23,7 @@ from .analysis.selection import (
     Selection as Selection,
 )
 from .analysis.summary import (
+    DataOverview as DataOverview,
     GenerationSummary as GenerationSummary,
     RunSummary as RunSummary,
     SuiteSummary as SuiteSummary,

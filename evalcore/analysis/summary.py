@@ -343,7 +343,21 @@ def item_view(
     }
 
 
-def data_overview(store: Store) -> dict[str, Any]:
+@dataclass
+class DataOverview(Result):
+    """What a data directory holds (:func:`data_overview`)."""
+
+    data_dir: str
+    state_dir: str
+    simulated: bool
+    suites: int
+    generations: int
+    runs: int
+    sessions: int
+    labelsets: int
+
+
+def data_overview(store: Store) -> DataOverview:
     """What a data directory holds: counts per kind, and whether any manifest says the data was
     made by evalcore's simulator (the app then shows a "SIMULATED demo data" badge)."""
     kinds = {
@@ -359,7 +373,7 @@ def data_overview(store: Store) -> dict[str, Any]:
         for id_ in store.ids(kind):
             counts[name] += 1
             simulated = simulated or bool(getattr(store.get(kind, id_).manifest, "simulated", False))
-    return {"data_dir": store.where(), "state_dir": str(store.state), "simulated": simulated, **counts}
+    return DataOverview(store.where(), str(store.state), simulated, **counts)
 
 
 def run_item_ids(
