@@ -53,7 +53,6 @@ from .cost import (
     NO_CRITERION as NO_CRITERION,
     SHARING_RULE as SHARING_RULE,
     CostRow as CostRow,
-    RunCost as RunCost,
     SystemTotals as SystemTotals,
     answer_latency as answer_latency,
     call_moments as call_moments,
@@ -69,10 +68,7 @@ from .cost import (
     project as project,
     run_cost as run_cost,
 )
-from .costsql import (
-    CallTotals as CallTotals,
-    CriterionCost as CriterionCost,
-)
+from .costsql import CallTotals as CallTotals
 from .failures import (
     attribution as attribution,
     crosstab as crosstab,
@@ -105,22 +101,21 @@ from .instruments import (
     iv_text as iv_text,
     position_effect as position_effect,
 )
-from .projection import (
-    CriterionModel as CriterionModel,
-    LatencyModel as LatencyModel,
-    OutputModel as OutputModel,
-    Prices as Prices,
-    ProjectedRow as ProjectedRow,
-    Projection as Projection,
-    ProjectionCheck as ProjectionCheck,
-)
+from .projection import ProjectedRow as ProjectedRow
 from .scores import (
+    ClassMeans as ClassMeans,
+    Correlation as Correlation,
+    CriterionCorrelations as CriterionCorrelations,
     CriterionReliability as CriterionReliability,
     Icc as Icc,
+    JudgeAgainstPeople as JudgeAgainstPeople,
+    MeanOverCriteria as MeanOverCriteria,
     MeanSquares as MeanSquares,
+    Methods as Methods,
     PeopleReliability as PeopleReliability,
     Reliability as Reliability,
     RoundsReliability as RoundsReliability,
+    WithinItems as WithinItems,
     correlate as correlate,
     criterion_matrix as criterion_matrix,
     reliability as reliability,

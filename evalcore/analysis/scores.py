@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Generic, TypeVar, cast
 
 import numpy as np
 
@@ -232,6 +232,96 @@ def _scope(classes: list[str] | None, include_holdout: bool) -> dict[str, Any]:
 # --------------------------------------------------------------------------- judge against people
 
 
+@dataclass
+class Correlation(Result):
+    """One correlation with its bootstrap interval (``lo`` / ``hi`` None when no resample is defined)."""
+
+    value: float | None
+    reason: str | None
+    lo: float | None
+    hi: float | None
+
+    def text(self) -> str:
+        """``0.412 [0.301, 0.519]``, or ``undefined``."""
+        if self.value is None:
+            return "undefined"
+        return f"{self.value:.3f}" + ("" if self.lo is None else f" [{self.lo:.3f}, {self.hi:.3f}]")
+
+
+@dataclass
+class WithinItems(Correlation):
+    """A correlation averaged over the items with a defined one (``groups_used``)."""
+
+    groups_used: int
+
+
+C = TypeVar("C", bound=Correlation)
+
+
+@dataclass
+class Methods(Result, Generic[C]):
+    """Pearson, Spearman and Kendall's tau-b."""
+
+    pearson: C
+    spearman: C
+    kendall: C
+
+    @classmethod
+    def of(cls, d: dict[str, dict[str, Any]], kind: type[C]) -> Methods[C]:
+        """From :func:`evalcore.stats.reliability.score_correlations`' dict of methods."""
+        return cls(**{m: kind(**v) for m, v in d.items()})
+
+
+@dataclass
+class ClassMeans(Result):
+    """The judge's and people's mean score per item class, correlated over the classes."""
+
+    classes: int
+    pearson: Correlation
+    spearman: Correlation
+    kendall: Correlation
+
+
+@dataclass
+class CriterionCorrelations(Result):
+    """One numeric criterion of :func:`correlate`."""
+
+    criterion: str
+    kind: str
+    answers_both: int
+    judge_errored_left_out: int
+    items: int
+    pooled: Methods[Correlation]
+    within_items: Methods[WithinItems]
+    by_class: ClassMeans | None
+
+
+@dataclass
+class MeanOverCriteria(Result):
+    """Kendall's tau-b averaged over the criteria that have one."""
+
+    pooled_kendall: float | None
+    by_class_kendall: float | None
+
+
+@dataclass
+class JudgeAgainstPeople(Result):
+    """:func:`correlate`: what ``evalcore correlate --json`` prints and the Agreement page shows."""
+
+    runs: list[str]
+    gen_ids: list[str]
+    judge: str
+    people: str
+    classes: list[str] | None
+    include_holdout: bool
+    seed: int
+    n_boot: int
+    level: float
+    criteria: list[CriterionCorrelations]
+    mean_over_criteria: MeanOverCriteria
+    warnings: list[str]
+
+
 def _score_pairs(
     store: Store,
     manifests: dict[str, Any],
@@ -274,7 +364,7 @@ def _score_pairs(
 
 def _score_rows(
     store: Store, data: dict[str, np.ndarray], manifests: dict[str, Any], criteria: list[str], **boot: Any
-) -> list[dict[str, Any]]:
+) -> list[CriterionCorrelations]:
     """Per criterion the correlations of :func:`correlate`, pooled, within items and by class
     (``boot``: seed, n_boot and level of the intervals)."""
     cls = _classes_of(store, [m.gen_id for m in manifests.values()])
@@ -286,16 +376,16 @@ def _score_rows(
         items = data["item_id"][on][ok]
         res = score_correlations(judge[ok], people[ok], items, **boot)
         rows.append(
-            {
-                "criterion": c,
-                "kind": next(m.rubric.get(c).kind for m in manifests.values() if m.rubric.get(c)),
-                "answers_both": int(ok.sum()),
-                "judge_errored_left_out": int((~np.isnan(people) & np.isnan(judge)).sum()),
-                "items": res["groups"],
-                "pooled": res["pooled"],
-                "within_items": res["within_groups"],
-                "by_class": _by_class(judge[ok], people[ok], data["gen_id"][on][ok], items, cls, **boot),
-            }
+            CriterionCorrelations(
+                criterion=c,
+                kind=next(m.rubric.get(c).kind for m in manifests.values() if m.rubric.get(c)),
+                answers_both=int(ok.sum()),
+                judge_errored_left_out=int((~np.isnan(people) & np.isnan(judge)).sum()),
+                items=res["groups"],
+                pooled=Methods.of(res["pooled"], Correlation),
+                within_items=Methods.of(res["within_groups"], WithinItems),
+                by_class=_by_class(judge[ok], people[ok], data["gen_id"][on][ok], items, cls, **boot),
+            )
         )
     return rows
 
@@ -310,7 +400,7 @@ def correlate(
     seed: int = 0,
     n_boot: int = 1000,
     level: float = 0.95,
-) -> dict[str, Any]:
+) -> JudgeAgainstPeople:
     """Per numeric criterion the runs share, the judge's score against people's over the answers
     both scored: Pearson, Spearman and Kendall's tau-b pooled over every answer and averaged within
     the answers of one item (the outputs of one input, across the runs' generations and generation
@@ -325,22 +415,22 @@ def correlate(
         )
     data = _score_pairs(store, manifests, criteria, judge_round, classes, include_holdout)
     rows = _score_rows(store, data, manifests, criteria, seed=seed, n_boot=n_boot, level=level)
-    return {
-        "runs": list(run_ids),
-        "gen_ids": gens,
-        "judge": f"judge round {judge_round}" if judge_round else "mean over each run's judge rounds",
-        "people": "label sets (annotator 'mean', else the mean of the annotators), gold in the label store first",
+    return JudgeAgainstPeople(
+        runs=list(run_ids),
+        gen_ids=gens,
+        judge=f"judge round {judge_round}" if judge_round else "mean over each run's judge rounds",
+        people="label sets (annotator 'mean', else the mean of the annotators), gold in the label store first",
         **_scope(classes, include_holdout),
-        "seed": seed,
-        "n_boot": n_boot,
-        "level": level,
-        "criteria": rows,
-        "mean_over_criteria": {
-            "pooled_kendall": _mean([r["pooled"]["kendall"]["value"] for r in rows]),
-            "by_class_kendall": _mean([(r["by_class"] or {}).get("kendall", {}).get("value") for r in rows]),
-        },
-        "warnings": [f"run {r} is {m.status}" for r, m in manifests.items() if m.status != "complete"],
-    }
+        seed=seed,
+        n_boot=n_boot,
+        level=level,
+        criteria=rows,
+        mean_over_criteria=MeanOverCriteria(
+            pooled_kendall=_mean([r.pooled.kendall.value for r in rows]),
+            by_class_kendall=_mean([r.by_class.kendall.value if r.by_class else None for r in rows]),
+        ),
+        warnings=[f"run {r} is {m.status}" for r, m in manifests.items() if m.status != "complete"],
+    )
 
 
 def _mean(values: list[float | None]) -> float | None:
@@ -360,7 +450,7 @@ def _classes_of(store: Store, gens: list[str]) -> dict[tuple[str, str], str | No
     return out
 
 
-def _by_class(judge, people, gen_ids, items, cls, *, seed: int, n_boot: int, level: float) -> dict[str, Any] | None:
+def _by_class(judge, people, gen_ids, items, cls, *, seed: int, n_boot: int, level: float) -> ClassMeans | None:
     """The "system level" of the G-Eval / HANNA tables: the judge's and people's mean score per item
     class (e.g. the system that wrote the story), correlated over the classes. None with fewer than
     three classes."""
@@ -372,7 +462,7 @@ def _by_class(judge, people, gen_ids, items, cls, *, seed: int, n_boot: int, lev
     jm = np.round(np.array([judge[keys == k].mean() for k in names]), 10)
     pm = np.round(np.array([people[keys == k].mean() for k in names]), 10)
     res = score_correlations(jm, pm, seed=seed, n_boot=n_boot, level=level)
-    return {"classes": len(names), **res["pooled"]}
+    return ClassMeans(len(names), **{m: Correlation(**v) for m, v in res["pooled"].items()})
 
 
 # --------------------------------------------------------------------------- criterion matrix

@@ -13,7 +13,7 @@ from evalcore.cli._common import FINITE, Ctx, _table, emit
 from evalcore.cli.suite import holdout_option, read_suites
 
 if TYPE_CHECKING:
-    from evalcore.analysis.scores import Reliability
+    from evalcore.analysis.scores import JudgeAgainstPeople, Reliability
 
 
 def _common(f):
@@ -40,13 +40,7 @@ def _common(f):
     return f
 
 
-def _ci(c: dict) -> str:
-    if c["value"] is None:
-        return "undefined"
-    return f"{c['value']:.3f}" + ("" if c["lo"] is None else f" [{c['lo']:.3f}, {c['hi']:.3f}]")
-
-
-def _scope_text(r: dict | Reliability) -> str:
+def _scope_text(r: dict | JudgeAgainstPeople | Reliability) -> str:
     classes, holdout = (
         (r.get("classes"), r.get("include_holdout")) if isinstance(r, dict) else (r.classes, r.include_holdout)
     )
@@ -57,20 +51,21 @@ def _scope_text(r: dict | Reliability) -> str:
     return "; ".join(bits)
 
 
-def correlate_text(r: dict) -> str:
-    pct = int(round(100 * r["level"]))
+def correlate_text(r: JudgeAgainstPeople) -> str:
+    from evalcore.stats.reliability import METHODS
+
+    pct = int(round(100 * r.level))
     lines = [
-        f"judge ({', '.join(r['runs'])}; {r['judge']}) against people, per criterion; {_scope_text(r)}",
-        f"{pct}% bootstrap intervals over items (seed {r['seed']}, {r['n_boot']} resamples)",
+        f"judge ({', '.join(r.runs)}; {r.judge}) against people, per criterion; {_scope_text(r)}",
+        f"{pct}% bootstrap intervals over items (seed {r.seed}, {r.n_boot} resamples)",
     ]
     rows = []
-    for c in r["criteria"]:
-        row: dict[str, Any] = {"criterion": c["criterion"], "n": c["answers_both"], "items": c["items"]}
-        for m in ("pearson", "spearman", "kendall"):
-            row[m] = _ci(c["pooled"][m])
-            w = c["within_items"][m] if c["within_items"] else None
-            row[f"w_{m}"] = "-" if w is None else _ci(w)
-        row["class_kendall"] = "-" if not c.get("by_class") else _ci(c["by_class"]["kendall"])
+    for c in r.criteria:
+        row: dict[str, Any] = {"criterion": c.criterion, "n": c.answers_both, "items": c.items}
+        for m in METHODS:
+            row[m] = getattr(c.pooled, m).text()
+            row[f"w_{m}"] = getattr(c.within_items, m).text()
+        row["class_kendall"] = c.by_class.kendall.text() if c.by_class else "-"
         rows.append(row)
     lines.append(
         _table(
@@ -89,21 +84,15 @@ def correlate_text(r: dict) -> str:
             ],
         )
     )
-    mo = r.get("mean_over_criteria") or {}
-    if mo.get("pooled_kendall") is not None:
+    mo = r.mean_over_criteria
+    if mo.pooled_kendall is not None:
         lines.append(
-            f"mean over criteria: pooled Kendall {mo['pooled_kendall']:.3f}"
-            + (
-                f", Kendall of class means {mo['by_class_kendall']:.3f}"
-                if mo.get("by_class_kendall") is not None
-                else ""
-            )
+            f"mean over criteria: pooled Kendall {mo.pooled_kendall:.3f}"
+            + ("" if mo.by_class_kendall is None else f", Kendall of class means {mo.by_class_kendall:.3f}")
         )
-    notes = sorted(
-        {w["reason"] for c in r["criteria"] if c["within_items"] for w in c["within_items"].values()} - {None}
-    )
+    notes = sorted({getattr(c.within_items, m).reason for c in r.criteria for m in METHODS} - {None})
     lines += [f"within items: {n}" for n in notes]
-    lines += [f"WARNING: {w}" for w in r["warnings"]]
+    lines += [f"WARNING: {w}" for w in r.warnings]
     return "\n".join(line.rstrip() for line in "\n".join(lines).splitlines())
 
 
@@ -231,6 +220,7 @@ def correlate(
     from evalcore.analysis.scores import criterion_matrix
 
     cls = list(classes) or None
+    res: dict[str, Any] | JudgeAgainstPeople
     if matrix:
         res = criterion_matrix(
             obj.store,
