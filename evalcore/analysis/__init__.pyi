@@ -53,6 +53,7 @@ from .cost import (
     NO_CRITERION as NO_CRITERION,
     SHARING_RULE as SHARING_RULE,
     CostRow as CostRow,
+    RunCost as RunCost,
     SystemTotals as SystemTotals,
     answer_latency as answer_latency,
     call_moments as call_moments,
@@ -68,7 +69,10 @@ from .cost import (
     project as project,
     run_cost as run_cost,
 )
-from .costsql import CallTotals as CallTotals
+from .costsql import (
+    CallTotals as CallTotals,
+    CriterionCost as CriterionCost,
+)
 from .failures import (
     attribution as attribution,
     crosstab as crosstab,
@@ -101,7 +105,15 @@ from .instruments import (
     iv_text as iv_text,
     position_effect as position_effect,
 )
-from .projection import ProjectedRow as ProjectedRow
+from .projection import (
+    CriterionModel as CriterionModel,
+    LatencyModel as LatencyModel,
+    OutputModel as OutputModel,
+    Prices as Prices,
+    ProjectedRow as ProjectedRow,
+    Projection as Projection,
+    ProjectionCheck as ProjectionCheck,
+)
 from .scores import (
     ClassMeans as ClassMeans,
     Correlation as Correlation,
