@@ -211,54 +211,42 @@ with _text.boundary():
     b = c_b.selectbox("B (columns)", criteria, key="assoc_b", on_change=_ui.widget_to_qp, args=("assoc_b", "b"))
     if a == b:
         st.warning("Choose two different criteria for A and B.")
-        ct = None
+        ct: analysis.TwoByTwoReport | None = None
     elif inst == PEOPLE:
         ct = _cache.analysis_call(analysis.people_crosstab, res["gen_id"], a, b, sel)
     else:
         ct = _cache.analysis_call(analysis.crosstab, inst, a, b, sel)
     if ct is not None:
-        t = ct["table"]
+        t = ct.table
         g_col = m_col = st.container()
         with g_col:
             _text.plain_table(
                 [
                     {
-                        "": f"{a} {label}",
-                        f"{b} passes": t[row]["b_pass"],
-                        f"{b} fails": t[row]["b_fail"],
-                        "total": t[row]["total"],
-                        f"{b} fail rate": _text.pct(rate),
+                        "": name,
+                        f"{b} passes": row.b_pass,
+                        f"{b} fails": row.b_fail,
+                        "total": row.total,
+                        f"{b} fail rate": rate,
                     }
-                    for row, label, rate in (
-                        ("a_pass", "passes", ct["b_fail_rate_given_a_pass"]),
-                        ("a_fail", "fails", ct["b_fail_rate_given_a_fail"]),
+                    for name, row, rate in (
+                        (f"{a} passes", t.a_pass, _text.pct(ct.b_fail_rate_given_a_pass)),
+                        (f"{a} fails", t.a_fail, _text.pct(ct.b_fail_rate_given_a_fail)),
+                        ("total", t.total, ""),
                     )
-                ]
-                + [
-                    {
-                        "": "total",
-                        f"{b} passes": t["total"]["b_pass"],
-                        f"{b} fails": t["total"]["b_fail"],
-                        "total": t["total"]["total"],
-                        f"{b} fail rate": "",
-                    }
                 ]
             )
         g_col.caption(
             "The fail rate divides a cell by its own row total, so rows holding different numbers of answers "
             "compare. "
-            + (
-                f"{ct['excluded_answers']} answers without a verdict on both are left out."
-                if ct["excluded_answers"]
-                else ""
-            )
+            + (f"{ct.excluded_answers} answers without a verdict on both are left out." if ct.excluded_answers else "")
         )
         r1, r2, r3, r4 = m_col.columns(4)
-        r1.metric("B fails if A passes", _text.pct(ct["b_fail_rate_given_a_pass"]))
-        r2.metric("B fails if A fails", _text.pct(ct["b_fail_rate_given_a_fail"]))
-        r3.metric("Ratio", "undefined" if ct["ratio"] is None else f"x{ct['ratio']:.1f}")
-        r4.metric("phi", "undefined" if ct["phi"] is None else f"{ct['phi']:.2f}")
-        for why in (ct["phi_reason"], ct["ratio_reason"]):
+        r1.metric("B fails if A passes", _text.pct(ct.b_fail_rate_given_a_pass))
+        r2.metric("B fails if A fails", _text.pct(ct.b_fail_rate_given_a_fail))
+        r3.metric("Ratio", "undefined" if ct.ratio is None else f"x{ct.ratio:.1f}")
+        r4.metric("phi", "undefined" if ct.phi is None else f"{ct.phi:.2f}")
+        for why in (ct.phi_reason, ct.ratio_reason):
             if why:
                 m_col.caption(_text.md_escape(why))
         here = next((p for p in pairs if {p["a"], p["b"]} == {a, b}), None)
@@ -268,12 +256,7 @@ with _text.boundary():
         # -------------------------------------------------------- answers in one cell
         _ui.sync_widget("assoc_cell", "cell", list(CELLS))
         st.session_state.setdefault("assoc_cell", "ff")
-        cells = {
-            "ff": t["a_fail"]["b_fail"],
-            "fp": t["a_fail"]["b_pass"],
-            "pf": t["a_pass"]["b_fail"],
-            "pp": t["a_pass"]["b_pass"],
-        }
+        cells = {"ff": t.a_fail.b_fail, "fp": t.a_fail.b_pass, "pf": t.a_pass.b_fail, "pp": t.a_pass.b_pass}
         cell = st.radio(
             "Answers in the cell",
             list(CELLS),

@@ -77,13 +77,13 @@ def test_crosstab_reproduces_the_seed_table(tmp_path):
     cs, aq = cells(358, 8, 161, 73)
     st = write_world(tmp_path / "d", 600, {"r": {"mode": "single", "fail": {"answers_question": aq, "cites_source": cs}}})
     r = crosstab(st, "r", "cites_source", "answers_question")
-    assert r["table"]["a_pass"] == {"b_pass": 358, "b_fail": 8, "total": 366}
-    assert r["table"]["a_fail"] == {"b_pass": 161, "b_fail": 73, "total": 234}
-    assert r["table"]["total"] == {"b_pass": 519, "b_fail": 81, "total": 600}
-    assert round(100 * r["b_fail_rate_given_a_pass"], 1) == 2.2   # 8 / 366
-    assert round(100 * r["b_fail_rate_given_a_fail"], 1) == 31.2  # 73 / 234
-    assert round(r["ratio"], 2) == 14.27                          # (73/234) / (8/366)
-    assert round(r["phi"], 3) == 0.414                            # (358*73 - 8*161) / sqrt(366*234*519*81)
+    assert r.table.a_pass.to_dict() == {"b_pass": 358, "b_fail": 8, "total": 366}
+    assert r.table.a_fail.to_dict() == {"b_pass": 161, "b_fail": 73, "total": 234}
+    assert r.table.total.to_dict() == {"b_pass": 519, "b_fail": 81, "total": 600}
+    assert round(100 * r.b_fail_rate_given_a_pass, 1) == 2.2   # 8 / 366
+    assert round(100 * r.b_fail_rate_given_a_fail, 1) == 31.2  # 73 / 234
+    assert round(r.ratio, 2) == 14.27                          # (73/234) / (8/366)
+    assert round(r.phi, 3) == 0.414                            # (358*73 - 8*161) / sqrt(366*234*519*81)
 
 
 def test_crosstab_degenerate_cases(tmp_path):
@@ -92,19 +92,19 @@ def test_crosstab_degenerate_cases(tmp_path):
     some = np.array([1] * 5 + [0] * 15, dtype=bool)
     st = write_world(tmp_path / "d", n, {"r": {"mode": "split", "fail": {"a": never, "b": some}}})
     r = crosstab(st, "r", "a", "b")
-    assert r["phi"] is None and "a never fails in these 20 answers" in r["phi_reason"]
-    assert r["b_fail_rate_given_a_fail"] is None and r["ratio"] is None and r["ratio_reason"]
+    assert r.phi is None and "a never fails in these 20 answers" in r.phi_reason
+    assert r.b_fail_rate_given_a_fail is None and r.ratio is None and r.ratio_reason
     # an empty cell keeps phi defined: A fails only where B fails
     a, b = cells(10, 5, 0, 5)
     st2 = write_world(tmp_path / "e", 20, {"r": {"mode": "split", "fail": {"a": a, "b": b}}})
     r2 = crosstab(st2, "r", "a", "b")
-    assert r2["table"]["a_fail"]["b_pass"] == 0 and r2["phi"] is not None
+    assert r2.table.a_fail.b_pass == 0 and r2.phi is not None
     # phi = (10*5 - 5*0) / sqrt(15*5*10*10) = 50 / sqrt(7500)
-    assert abs(r2["phi"] - 50 / np.sqrt(7500)) < 1e-12
+    assert abs(r2.phi - 50 / np.sqrt(7500)) < 1e-12
     # one item: every margin is constant
     st3 = write_world(tmp_path / "f", 1, {"r": {"mode": "split", "fail": {"a": never[:1], "b": some[:1]}}})
     r3 = crosstab(st3, "r", "a", "b")
-    assert r3["n"] == 1 and r3["phi"] is None
+    assert r3.n == 1 and r3.phi is None
     with pytest.raises(InputError):
         crosstab(st, "r", "a", "nope")
 
@@ -154,18 +154,18 @@ def test_attribution_by_hand(tmp_path):
                                                "criteria": crits, "error": {"c1": err}, "status": "polluted"}},
                      classes=classes)
     r = attribution(st, "r")
-    assert "polluted" in r["warning"]
-    by = {c["criterion"]: c for c in r["criteria"]}
-    assert (by["c1"]["judged"], by["c1"]["failed"], by["c1"]["errored"]) == (9, 2, 1)
-    assert (by["c2"]["failed"], by["c3"]["failed"]) == (2, 1)
-    assert r["total_failures"] == 5 and by["c1"]["share_of_failures"] == 2 / 5
+    assert "polluted" in r.warning
+    by = {c.criterion: c for c in r.criteria}
+    assert (by["c1"].judged, by["c1"].failed, by["c1"].errored) == (9, 2, 1)
+    assert (by["c2"].failed, by["c3"].failed) == (2, 1)
+    assert r.total_failures == 5 and by["c1"].share_of_failures == 2 / 5
     # fail only this: answer 1 (c1 only), 2 (c2 only), 3 (c3 only); answer 0 fails two
-    assert (by["c1"]["fail_only_this"], by["c2"]["fail_only_this"], by["c3"]["fail_only_this"]) == (1, 1, 1)
+    assert (by["c1"].fail_only_this, by["c2"].fail_only_this, by["c3"].fail_only_this) == (1, 1, 1)
     # complete answers: 9 (answer 9 errored); all pass: answers 4-8 = 5; through the gate c3: 9 - 1 = 8
-    assert r["answers_with_errors"] == 1 and r["all_pass"]["of"] == 9 and r["all_pass"]["passed"] == 5
-    assert r["gates"]["criteria"] == ["c3"] and r["gates"]["passed"] == 8
-    cls = {(x["class"], x["criterion"]): x for x in r["by_class"]}
-    assert cls[("x", "c1")]["failed"] == 2 and cls[("y", "c1")]["judged"] == 4
+    assert r.answers_with_errors == 1 and r.all_pass.of == 9 and r.all_pass.passed == 5
+    assert r.gates.criteria == ["c3"] and r.gates.passed == 8
+    cls = {(x.cls, x.criterion): x for x in r.by_class}
+    assert cls[("x", "c1")].failed == 2 and cls[("y", "c1")].judged == 4
 
 
 def test_attribution_ternary_headline_and_majority(tmp_path):
@@ -178,14 +178,14 @@ def test_attribution_ternary_headline_and_majority(tmp_path):
     st = write_world(tmp_path / "d", 10, {"t": {"mode": "split", "criteria": crits, "label": {"correctness": labels},
                                                 "rounds": [{"correctness": fail, "tone": t} for t in tone_rounds]}})
     r = attribution(st, "t")
-    (t,) = r["ternary"]
-    assert (t["correct"], t["partial"], t["wrong"]) == (5, 3, 2)
-    assert t["headline"] == (5 + 0.5 * 3) / 10 and t["all_pass_rate"] == 0.5
+    (t,) = r.ternary
+    assert (t.correct, t.partial, t.wrong) == (5, 3, 2)
+    assert t.headline == (5 + 0.5 * 3) / 10 and t.all_pass_rate == 0.5
     # majority of three judge rounds on tone: answers 0 (1,1,0) and 1 (0,1,1) fail, 2 (0,0,1) passes
     rm = attribution(st, "t", Selection(majority=True))
-    assert next(c for c in rm["criteria"] if c["criterion"] == "tone")["failed"] == 2
+    assert next(c for c in rm.criteria if c.criterion == "tone").failed == 2
     r3 = attribution(st, "t", Selection(judge_round=3))
-    assert next(c for c in r3["criteria"] if c["criterion"] == "tone")["failed"] == 2
+    assert next(c for c in r3.criteria if c.criterion == "tone").failed == 2
     with pytest.raises(InputError):
         attribution(st, "t", Selection(judge_round=4))
 
@@ -242,8 +242,8 @@ def test_demo_single_call_figures(tmp_path):
     st = Store(DEMO, tmp_path / "state")
     single = crosstab(st, "support-single", "cites_source", "answers_question")
     split = crosstab(st, "support-split", "cites_source", "answers_question")
-    assert single["phi"] >= 0.35 and single["ratio"] >= 3
-    assert split["phi"] < 0.2 and split["ratio"] < 2
+    assert single.phi >= 0.35 and single.ratio >= 3
+    assert split.phi < 0.2 and split.ratio < 2
     pos = position_effect(st, "support-single", "support-split")["positions"]
     after = [p["fail_rate_after_fail"] for p in pos[1:]]
     assert after == sorted(after)

@@ -437,23 +437,23 @@ def test_every_drill_down_total_equals_the_figure_it_opens_from(tmp_path):
     s = Store(DEMO, tmp_path / "state")
     for sel in (analysis.Selection(), analysis.parse_selection("majority")):
         att = analysis.attribution(s, "support-single", sel)
-        for c in att["criteria"]:
-            assert analysis.answers_failing(s, "support-single", c["criterion"], sel=sel)["total"] == c["failed"]
-            assert analysis.answers_failing(s, "support-single", c["criterion"], True, sel)["total"] == \
-                c["fail_only_this"]
+        for c in att.criteria:
+            assert analysis.answers_failing(s, "support-single", c.criterion, sel=sel).total == c.failed
+            assert analysis.answers_failing(s, "support-single", c.criterion, True, sel).total == c.fail_only_this
         fl = analysis.flips(s, "support-single", "support-split", sel).to_dict()
         for c in fl["criteria"]:
             for d in analysis.DIRECTIONS:
                 assert analysis.flip_answers(s, "support-single", "support-split", c["criterion"], d, sel)["total"] \
                     == c[d]
     ct = analysis.crosstab(s, "support-single", "cites_source", "answers_question")
-    cells = {(True, True): ct["table"]["a_fail"]["b_fail"], (True, False): ct["table"]["a_fail"]["b_pass"],
-             (False, True): ct["table"]["a_pass"]["b_fail"], (False, False): ct["table"]["a_pass"]["b_pass"]}
+    t = ct.table
+    cells = {(True, True): t.a_fail.b_fail, (True, False): t.a_fail.b_pass,
+             (False, True): t.a_pass.b_fail, (False, False): t.a_pass.b_pass}
     for (af, bf), n in cells.items():
         got = analysis.cell_answers(s, ["support-single", "support-split"], "cites_source", "answers_question", af, bf,
                                     "support-single", limit=1)
         assert got["total"] == n and len(got["answers"]) == min(1, n)
     people = analysis.people_crosstab(s, "support-g1", "grounded", "no_fabrication")
     got = analysis.cell_answers(s, ["support-split"], "grounded", "no_fabrication", True, True, "people")
-    assert got["total"] == people["table"]["a_fail"]["b_fail"] == len(got["answers"])
+    assert got["total"] == people.table.a_fail.b_fail == len(got["answers"])
     assert all(a["verdicts"]["people"]["grounded"]["passed"] is False for a in got["answers"])

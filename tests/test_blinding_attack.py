@@ -106,7 +106,7 @@ def test_the_attack_on_the_files_recovers_the_sides_and_through_evalcore_only_ch
     code, out, _ = ev("--data", data, "--state", state, "show", "accounts-g1-split", item, "--json")
     assert code == 0 and withheld_text("accounts-practice") in out
     # counts and verdicts are not sealed: the run's figures read as before
-    assert analysis.attribution(store, "accounts-g1-split")["criteria"]
+    assert analysis.attribution(store, "accounts-g1-split").criteria
 
 
 def test_closing_every_session_on_the_arms_lifts_the_seal(demo, ev):

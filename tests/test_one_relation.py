@@ -42,7 +42,7 @@ def _prepare(store: Store, runs: list[str], state: str, monkeypatch) -> None:
 
 
 def _check_attribution(store: Store, rid: str, sel: Selection) -> None:
-    got, want = attribution(store, rid, sel), ref.attribution_counts(store, rid, sel)
+    got, want = attribution(store, rid, sel).to_dict(), ref.attribution_counts(store, rid, sel)
     for c in got["criteria"]:
         w = want["criteria"][c["criterion"]]
         assert (c["judged"], c["failed"], c["errored"], c["fail_only_this"]) == (
@@ -59,7 +59,7 @@ def _check_attribution(store: Store, rid: str, sel: Selection) -> None:
 
 
 def _check_crosstab(store: Store, rid: str, a: str, b: str, sel: Selection) -> None:
-    got, want = crosstab(store, rid, a, b, sel), ref.crosstab_cells(store, rid, a, b, sel)
+    got, want = crosstab(store, rid, a, b, sel).to_dict(), ref.crosstab_cells(store, rid, a, b, sel)
     t = got["table"]
     assert (t["a_pass"]["b_pass"], t["a_pass"]["b_fail"], t["a_fail"]["b_pass"], t["a_fail"]["b_fail"],
             got["excluded_answers"]) == (want["pp"], want["pf"], want["fp"], want["ff"], want["excluded"]), (rid, sel)

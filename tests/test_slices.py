@@ -46,7 +46,7 @@ def test_attribution_on_a_slice_equals_duckdb(tmp_path, classes):
     got = {c["criterion"]: (c["judged"], c["failed"]) for c in out["criteria"]}
     assert got == _direct(classes)
     whole = attribution(Store(DEMO, tmp_path / "s2"), RUN, Selection())
-    assert sum(c["judged"] for c in whole["criteria"]) > sum(j for j, _ in got.values())  # a slice is smaller
+    assert sum(c.judged for c in whole.criteria) > sum(j for j, _ in got.values())  # a slice is smaller
 
 
 def test_an_unknown_class_is_one_line_naming_the_classes(tmp_path):

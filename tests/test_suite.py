@@ -468,8 +468,8 @@ def test_holdout_is_an_explicit_argument_with_no_hidden_default(tmp_path):
     st = Store(data, state)
     assert not hasattr(SU, "holdout_included") and not hasattr(SU, "include_holdout_default")
     assert Selection().include_holdout is False
-    hidden = analysis.attribution(st, "help-r1")["answers"]
-    shown = analysis.attribution(st, "help-r1", Selection(include_holdout=True))["answers"]
+    hidden = analysis.attribution(st, "help-r1").answers
+    shown = analysis.attribution(st, "help-r1", Selection(include_holdout=True)).answers
     assert shown > hidden
     for fn in (analysis.attribution, analysis.crosstab, analysis.flips, analysis.association,
                analysis.position_effect, analysis.answers_failing, analysis.cell_answers):

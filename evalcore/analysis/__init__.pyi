@@ -3,6 +3,9 @@
 from .answers import (
     DIRECTIONS as DIRECTIONS,
     MAX_LIMIT as MAX_LIMIT,
+    FailingAnswer as FailingAnswer,
+    FailingAnswers as FailingAnswers,
+    PeopleCrosstab as PeopleCrosstab,
     answer_row as answer_row,
     answers_failing as answers_failing,
     cell_answers as cell_answers,
@@ -74,6 +77,18 @@ from .costsql import (
     CriterionCost as CriterionCost,
 )
 from .failures import (
+    AllPassRate as AllPassRate,
+    Attribution as Attribution,
+    ClassFailures as ClassFailures,
+    CriterionFailures as CriterionFailures,
+    Crosstab as Crosstab,
+    GateRate as GateRate,
+    HarnessWords as HarnessWords,
+    Row2x2 as Row2x2,
+    RunStatus as RunStatus,
+    Table2x2 as Table2x2,
+    TernaryRow as TernaryRow,
+    TwoByTwoReport as TwoByTwoReport,
     attribution as attribution,
     crosstab as crosstab,
     two_by_two_report as two_by_two_report,

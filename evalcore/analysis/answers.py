@@ -13,9 +13,10 @@ decided by the same SQL as the figure, so a drill-down's total equals the count 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
-from evalcore.analysis.failures import two_by_two_report
+from evalcore.analysis.failures import RunStatus, TwoByTwoReport, two_by_two_report
 from evalcore.analysis.instruments import _people_rows_sql
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
@@ -29,6 +30,7 @@ from evalcore.analysis.selection import (
     mask_sql,
     pattern_sql,
 )
+from evalcore.contract.results import Result, key
 from evalcore.errors import InputError, NotFoundError
 from evalcore.stats import association as stats
 from evalcore.storage.seal import withhold
@@ -309,6 +311,39 @@ def _said(row: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+@dataclass
+class FailingAnswer(Result):
+    """One answer of :func:`answers_failing`: :func:`answer_row`, the label and score, the verdict."""
+
+    item_id: str
+    gen_round: int
+    cls: str | None = field(metadata=key("class"))
+    input: str | None
+    output: str | None
+    abstained: bool | None
+    label: str | None
+    score: float | None
+    passed: bool | None
+    raw_verdict: str | None
+    reason: str | None
+    error: str | None
+    judge_round: int | None
+    missing: bool
+
+
+@dataclass
+class FailingAnswers(RunStatus):
+    """:func:`answers_failing`: one page of the answers, with their total."""
+
+    criterion: str
+    only: bool
+    selection: dict[str, Any]
+    total: int
+    offset: int
+    limit: int
+    answers: list[FailingAnswer]
+
+
 def answers_failing(
     store: Store,
     run_id: str,
@@ -317,7 +352,7 @@ def answers_failing(
     sel: Selection = DEFAULT_SELECTION,
     limit: int = 25,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> FailingAnswers:
     """The answers a run fails on ``criterion`` (with ``only``: the answers that fail it and no
     other criterion, among answers with a verdict on every criterion and none errored: what a
     gate on that criterion alone would block), each with its input, output, class and the judge's
@@ -338,19 +373,19 @@ def answers_failing(
     words = _words(store, run_id, sel, [criterion], keys)
     answers = []
     for k in keys:
-        t = texts.get(k, {})
-        w = words.get((k[0], k[1], criterion), {})
-        answers.append({**answer_row(k, t), "label": w.get("label"), "score": w.get("score"), **_said(w or None)})
-    return {
+        head, w = answer_row(k, texts.get(k, {})), words.get((k[0], k[1], criterion), {})
+        cls = head.pop("class")
+        answers.append(FailingAnswer(**head, cls=cls, label=w.get("label"), score=w.get("score"), **_said(w or None)))
+    return FailingAnswers(
         **_run_status(store, run_id),
-        "criterion": criterion,
-        "only": bool(only),
-        "selection": sel.describe(),
-        "total": total,
-        "offset": int(offset),
-        "limit": int(limit),
-        "answers": answers,
-    }
+        criterion=criterion,
+        only=bool(only),
+        selection=sel.describe(),
+        total=total,
+        offset=int(offset),
+        limit=int(limit),
+        answers=answers,
+    )
 
 
 def _same_generation(store: Store, run_ids: list[str]) -> str:
@@ -386,7 +421,18 @@ def _ab_sql(rows_sql: str) -> str:
     )
 
 
-def people_crosstab(store: Store, gen_id: str, a: str, b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
+@dataclass
+class _People(Result):
+    instrument: str
+    gen_id: str
+
+
+@dataclass
+class PeopleCrosstab(TwoByTwoReport, _People):
+    """:func:`people_crosstab`: people and the generation, then the 2x2 (the bases' fields in reverse order)."""
+
+
+def people_crosstab(store: Store, gen_id: str, a: str, b: str, sel: Selection = DEFAULT_SELECTION) -> PeopleCrosstab:
     """:func:`crosstab` for people: the 2x2 of two criteria over the answers people labelled in
     a generation (the label sets shipped with the data, overridden by current labels of the
     label store, as in :func:`association`). Only ``sel.gen_round`` applies."""
@@ -402,15 +448,15 @@ def people_crosstab(store: Store, gen_id: str, a: str, b: str, sel: Selection = 
         [*rparams, a, b, a, b],
     )[0]
     t = stats.TwoByTwo(row["pp"], row["pf"], row["fp"], row["ff"])
-    return {
-        "instrument": PEOPLE,
-        "gen_id": gen_id,
-        "a": a,
-        "b": b,
-        "selection": {"gen_round": sel.gen_round},
+    return PeopleCrosstab(
+        instrument=PEOPLE,
+        gen_id=gen_id,
+        a=a,
+        b=b,
+        selection={"gen_round": sel.gen_round},
         **two_by_two_report(t, a, b),
-        "excluded_answers": row["excluded"],
-    }
+        excluded_answers=row["excluded"],
+    )
 
 
 def _cell_page(

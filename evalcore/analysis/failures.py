@@ -13,6 +13,7 @@ Every aggregate runs in DuckDB over the run's Parquet files, on the verdicts a
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from evalcore.analysis.selection import (
@@ -26,6 +27,7 @@ from evalcore.analysis.selection import (
     pattern_sql,
 )
 from evalcore.contract import schema as S
+from evalcore.contract.results import OMIT, Result, key
 from evalcore.errors import InputError
 from evalcore.stats import association as stats
 from evalcore.storage.store import Store
@@ -33,7 +35,109 @@ from evalcore.storage.store import Store
 # --------------------------------------------------------------------------- attribution
 
 
-def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
+@dataclass(kw_only=True)
+class RunStatus(Result):
+    """A run's status at the head of its figures, with the warnings it calls for (absent if none)."""
+
+    run_id: str
+    status: str
+    variant_warning: str = OMIT
+    warning: str = OMIT
+
+    def status_warnings(self) -> list[str]:
+        """The warnings given: the status's, then the prompt variant's."""
+        return [w for w in (self.warning, self.variant_warning) if w is not OMIT]
+
+
+@dataclass
+class HarnessWords(Result):
+    """How a run was judged, in words (:func:`~evalcore.analysis.instruments.harness_words`)."""
+
+    mode: str
+    text: str
+    association_runs: list[str]
+
+
+@dataclass
+class CriterionFailures(Result):
+    """One criterion of :func:`attribution`."""
+
+    criterion: str
+    kind: str
+    gate: bool
+    threshold: float | None
+    judged: int
+    failed: int
+    errored: int
+    fail_rate: float | None
+    fail_rate_ci95: list[float | None]
+    share_of_failures: float | None
+    fail_only_this: int
+
+
+@dataclass
+class AllPassRate(Result):
+    """The answers passing every criterion, of the complete answers, with its 95% interval."""
+
+    passed: int
+    of: int
+    rate: float | None
+    ci95: list[float | None]
+
+
+@dataclass
+class GateRate(Result):
+    """The answers passing every hard gate (passed, of and rate None when no criterion is one)."""
+
+    criteria: list[str]
+    passed: int | None
+    of: int | None
+    rate: float | None
+
+
+@dataclass
+class TernaryRow(Result):
+    """Correct, partial and wrong of a ternary criterion, with the headline and the all-pass rate."""
+
+    criterion: str
+    correct: int
+    partial: int
+    wrong: int
+    headline: float | None
+    all_pass_rate: float | None
+
+
+@dataclass
+class ClassFailures(Result):
+    """One criterion's failures in one item class."""
+
+    cls: str = field(metadata=key("class"))
+    criterion: str
+    judged: int
+    failed: int
+    fail_rate: float | None
+
+
+@dataclass
+class Attribution(RunStatus):
+    """:func:`attribution`: what ``evalcore attribution --json`` prints and the Attribution page draws."""
+
+    gen_id: str
+    harness: HarnessWords
+    selection: dict[str, Any]
+    criteria: list[CriterionFailures]
+    total_failures: int
+    answers: int
+    answers_with_errors: int
+    answers_incomplete: int
+    answers_complete: int
+    all_pass: AllPassRate
+    gates: GateRate
+    ternary: list[TernaryRow]
+    by_class: list[ClassFailures]
+
+
+def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -> Attribution:
     """Failures per criterion and their share of all failures; the all-pass rate and the rate
     through the hard gates; the ternary headline; failures by class; answers failing one criterion
     only (what a gate on that criterion alone would block)."""
@@ -52,86 +156,75 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
             r.update(labels.get(r["criterion"], {}))
     by_name = {r["criterion"]: r for r in per_crit}
     total_fail = sum(r["failed"] for r in per_crit)
-    criteria = _criterion_rows(crits, by_name, only_counts, total_fail)
-    ternary = _ternary_rows(crits, by_name)
-    complete = answers["complete"]
+    complete, passed = answers["complete"], answers["all_pass"]
     # here, not at the top: the harness's words need the judge's planner (evalcore.llm), which
     # crosstab and the other figures of this module do not
     from evalcore.analysis.instruments import harness_words
 
-    return {
+    return Attribution(
         **_run_status(store, run_id),
-        "gen_id": m.gen_id,
-        "harness": harness_words(store, run_id),
-        "selection": sel.describe(),
-        "criteria": criteria,
-        "total_failures": total_fail,
-        "answers": answers["answers"],
-        "answers_with_errors": answers["with_errors"],
-        "answers_incomplete": answers["incomplete"],
-        "answers_complete": complete,
-        "all_pass": {
-            "passed": answers["all_pass"],
-            "of": complete,
-            "rate": answers["all_pass"] / complete if complete else None,
-            "ci95": list(cast(tuple[float, float], stats.wilson(answers["all_pass"], complete)))
-            if complete
-            else [None, None],
-        },
-        "gates": {
-            "criteria": gates,
-            "passed": answers["gates_pass"] if gates else None,
-            "of": complete if gates else None,
-            "rate": (answers["gates_pass"] / complete if complete else None) if gates else None,
-        },
-        "ternary": ternary,
-        "by_class": by_class,
-    }
+        gen_id=m.gen_id,
+        harness=harness_words(store, run_id),
+        selection=sel.describe(),
+        criteria=_criterion_rows(crits, by_name, only_counts, total_fail),
+        total_failures=total_fail,
+        answers=answers["answers"],
+        answers_with_errors=answers["with_errors"],
+        answers_incomplete=answers["incomplete"],
+        answers_complete=complete,
+        all_pass=AllPassRate(passed, complete, passed / complete if complete else None, _ci95(passed, complete)),
+        gates=GateRate(
+            gates,
+            answers["gates_pass"] if gates else None,
+            complete if gates else None,
+            (answers["gates_pass"] / complete if complete else None) if gates else None,
+        ),
+        ternary=_ternary_rows(crits, by_name),
+        by_class=by_class,
+    )
+
+
+def _ci95(k: int, n: int) -> list[float | None]:
+    """The Wilson interval of k of n, [None, None] when n is 0."""
+    return list(cast(tuple[float, float], stats.wilson(k, n))) if n else [None, None]
 
 
 def _criterion_rows(
     crits: list[S.Criterion], by_name: dict[str, dict[str, Any]], only_counts: dict[str, int], total_fail: int
-) -> list[dict[str, Any]]:
+) -> list[CriterionFailures]:
     """:func:`attribution`'s row per criterion: its failures, their rate with its interval, their
     share of all failures and the answers failing this criterion only."""
     criteria = []
     for c in crits:
-        r = by_name.get(c.name, {"verdicts": 0, "judged": 0, "failed": 0, "errored": 0})
-        lo, hi = cast(tuple[float, float], stats.wilson(r["failed"], r["judged"])) if r["judged"] else (None, None)
+        r = by_name.get(c.name, {"judged": 0, "failed": 0, "errored": 0})
         criteria.append(
-            {
-                "criterion": c.name,
-                "kind": c.kind,
-                "gate": c.gate,
-                "threshold": c.threshold,
-                "judged": r["judged"],
-                "failed": r["failed"],
-                "errored": r["errored"],
-                "fail_rate": r["failed"] / r["judged"] if r["judged"] else None,
-                "fail_rate_ci95": [lo, hi],
-                "share_of_failures": r["failed"] / total_fail if total_fail else None,
-                "fail_only_this": only_counts.get(c.name, 0),
-            }
+            CriterionFailures(
+                criterion=c.name,
+                kind=c.kind,
+                gate=c.gate,
+                threshold=c.threshold,
+                judged=r["judged"],
+                failed=r["failed"],
+                errored=r["errored"],
+                fail_rate=r["failed"] / r["judged"] if r["judged"] else None,
+                fail_rate_ci95=_ci95(r["failed"], r["judged"]),
+                share_of_failures=r["failed"] / total_fail if total_fail else None,
+                fail_only_this=only_counts.get(c.name, 0),
+            )
         )
     return criteria
 
 
-def _ternary_rows(crits: list[S.Criterion], by_name: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+def _ternary_rows(crits: list[S.Criterion], by_name: dict[str, dict[str, Any]]) -> list[TernaryRow]:
     """Correct, partial and wrong per ternary criterion, with the headline and the all-pass rate."""
     ternary = []
     for c in crits:
         if c.kind == "ternary":
             r = by_name.get(c.name, {})
             cor, par, wr = r.get("correct", 0), r.get("partial", 0), r.get("wrong", 0)
+            n = cor + par + wr
             ternary.append(
-                {
-                    "criterion": c.name,
-                    "correct": cor,
-                    "partial": par,
-                    "wrong": wr,
-                    "headline": stats.ternary_headline(cor, par, wr),
-                    "all_pass_rate": cor / (cor + par + wr) if (cor + par + wr) else None,
-                }
+                TernaryRow(c.name, cor, par, wr, stats.ternary_headline(cor, par, wr), cor / n if n else None)
             )
     return ternary
 
@@ -156,7 +249,7 @@ def _bits(mask: int, k: int) -> list[int]:
 
 def _counts_from_patterns(
     store: Store, patterns: tuple[str, list[Any], list[str]], gates: list[str], n_crit: int
-) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, int], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, int], list[ClassFailures]]:
     """Attribution's counts (per criterion, per answer, the answers failing one criterion only, per
     item class) from the run's answers counted by pattern
     (:func:`~evalcore.analysis.selection.pattern_sql`: at most 3^k masks per item class for k
@@ -201,9 +294,8 @@ def _counts_from_patterns(
             if len(fails) == 1:
                 only[names[fails[0]]] = only.get(names[fails[0]], 0) + n
     per_crit = [per[c] for c in names if c in seen]
-    by_class: list[dict[str, Any]] = [
-        {"class": c, "criterion": name, "judged": v[0], "failed": v[1], "fail_rate": v[1] / v[0] if v[0] else None}
-        for (c, name), v in sorted(cells.items())
+    by_class = [
+        ClassFailures(c, name, v[0], v[1], v[1] / v[0] if v[0] else None) for (c, name), v in sorted(cells.items())
     ]
     return per_crit, answers, only, by_class
 
@@ -211,7 +303,50 @@ def _counts_from_patterns(
 # --------------------------------------------------------------------------- the 2x2
 
 
-def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = DEFAULT_SELECTION) -> dict[str, Any]:
+@dataclass
+class Row2x2(Result):
+    """One row of A in a 2x2: the answers where B passes, fails, and both."""
+
+    b_pass: int
+    b_fail: int
+    total: int
+
+
+@dataclass
+class Table2x2(Result):
+    """The cells of a 2x2, A in rows and B in columns, with the totals."""
+
+    a_pass: Row2x2
+    a_fail: Row2x2
+    total: Row2x2
+
+
+@dataclass
+class TwoByTwoReport(Result):
+    """The 2x2 of two criteria (its figures: :func:`two_by_two_report`) and the answers left out."""
+
+    a: str
+    b: str
+    selection: dict[str, Any]
+    table: Table2x2
+    n: int
+    b_fail_rate_given_a_pass: float | None
+    b_fail_rate_given_a_fail: float | None
+    b_fail_rate_given_a_pass_ci95: tuple[float, float] | None
+    b_fail_rate_given_a_fail_ci95: tuple[float, float] | None
+    ratio: float | None
+    ratio_reason: str | None
+    phi: float | None
+    phi_reason: str | None
+    excluded_answers: int
+
+
+@dataclass
+class Crosstab(TwoByTwoReport, RunStatus):
+    """:func:`crosstab`: the run's status, then the 2x2 (the bases' fields in reverse order)."""
+
+
+def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = DEFAULT_SELECTION) -> Crosstab:
     """The 2x2 of two criteria over the answers where both have a verdict: A in rows, B in columns,
     the rate at which B fails within each row of A, their ratio, and phi."""
     _check_criterion(store, run_id, a)
@@ -233,34 +368,34 @@ def crosstab(store: Store, run_id: str, a: str, b: str, sel: Selection = DEFAULT
         [ba, bb, ba, bb, *mparams, ba | bb],
     )[0]
     t = stats.TwoByTwo(row["pp"], row["pf"], row["fp"], row["ff"])
-    return {
+    return Crosstab(
         **_run_status(store, run_id),
-        "a": a,
-        "b": b,
-        "selection": sel.describe(),
+        a=a,
+        b=b,
+        selection=sel.describe(),
         **two_by_two_report(t, a, b),
-        "excluded_answers": row["excluded"],
-    }
+        excluded_answers=row["excluded"],
+    )
 
 
 def two_by_two_report(t: stats.TwoByTwo, a: str, b: str) -> dict[str, Any]:
-    """The 2x2 as plain data: cells, totals, conditioned rates, ratio, phi (or why it is undefined)."""
+    """The 2x2's figures, the fields of :class:`TwoByTwoReport` from ``table`` to ``phi_reason``:
+    cells, totals, conditioned rates, ratio, phi (or why it is undefined)."""
     ph = stats.phi(t, a=a, b=b)
     rates = stats.conditioned_rates(t, a=a, b=b)
-    reason = ph.reason
     return {
-        "table": {
-            "a_pass": {"b_pass": t.a_pass_b_pass, "b_fail": t.a_pass_b_fail, "total": t.a_pass},
-            "a_fail": {"b_pass": t.a_fail_b_pass, "b_fail": t.a_fail_b_fail, "total": t.a_fail},
-            "total": {"b_pass": t.b_pass, "b_fail": t.b_fail, "total": t.n},
-        },
+        "table": Table2x2(
+            Row2x2(t.a_pass_b_pass, t.a_pass_b_fail, t.a_pass),
+            Row2x2(t.a_fail_b_pass, t.a_fail_b_fail, t.a_fail),
+            Row2x2(t.b_pass, t.b_fail, t.n),
+        ),
         "n": t.n,
         "b_fail_rate_given_a_pass": rates["pass_row"]["rate"],
         "b_fail_rate_given_a_fail": rates["fail_row"]["rate"],
-        "b_fail_rate_given_a_pass_ci95": rates["pass_row"].get("ci"),
-        "b_fail_rate_given_a_fail_ci95": rates["fail_row"].get("ci"),
+        "b_fail_rate_given_a_pass_ci95": rates["pass_row"]["ci"],
+        "b_fail_rate_given_a_fail_ci95": rates["fail_row"]["ci"],
         "ratio": rates["ratio"]["value"],
-        "ratio_reason": rates["ratio"].get("reason"),
+        "ratio_reason": rates["ratio"]["reason"],
         "phi": ph.value,
-        "phi_reason": reason,
+        "phi_reason": ph.reason,
     }

@@ -20,6 +20,7 @@ from typing import Any, Literal, cast
 
 import numpy as np
 
+from evalcore.analysis.failures import HarnessWords
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
     PEOPLE,
@@ -80,7 +81,7 @@ def judged_together(m: S.RunManifest) -> tuple[str, list[list[str]] | None]:
     return "grouped", [names for _block, names, _model in blocks]
 
 
-def harness_words(store: Store, run_id: str) -> dict[str, Any]:
+def harness_words(store: Store, run_id: str) -> HarnessWords:
     """How a run was judged, in words, and the runs to open in the association beside it (this run
     and a complete one-criterion run on the same generation, when there is one)."""
     m = store.run(run_id).manifest
@@ -120,7 +121,7 @@ def harness_words(store: Store, run_id: str) -> dict[str, Any]:
         # the same judge model first: then only the harness differs
         splits.sort(key=lambda t: (t[1].judge_model != m.judge_model, t[0]))
         partners = [rid for rid, _ in splits[:1]]
-    return {"mode": m.mode, "text": text, "association_runs": [run_id, *partners] if partners else []}
+    return HarnessWords(m.mode, text, [run_id, *partners] if partners else [])
 
 
 def _verdict_rows_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any]]:

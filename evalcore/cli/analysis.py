@@ -10,7 +10,7 @@ answers behind a figure one page at a time.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -27,6 +27,9 @@ from evalcore.cli._common import (
 )
 from evalcore.cli.suite import holdout_option
 
+if TYPE_CHECKING:
+    from evalcore.analysis.failures import RunStatus, TwoByTwoReport
+
 
 @cli.command()
 @click.argument("run_id")
@@ -39,10 +42,10 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
     from evalcore.analysis.failures import attribution as attr
 
     r = attr(obj.store, run_id, _selection(obj, judge_round, majority, gen_round))
-    lines = _warnings(r) + [r["harness"]["text"]]
+    lines = [*_warnings(r), r.harness.text]
     lines.append(
         _table(
-            r["criteria"],
+            r.criteria,
             [
                 ("criterion", "criterion", False),
                 ("gate", "gate", False),
@@ -55,20 +58,17 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
             ],
         )
     )
-    ap = r["all_pass"]
+    ap, g = r.all_pass, r.gates
     lines.append(
-        f"all-pass: {ap['passed']}/{ap['of']} = {_fmt(ap['rate'], True)} of complete answers "
-        f"({r['answers_with_errors']} with errored verdicts, {r['answers_incomplete']} incomplete, excluded)"
+        f"all-pass: {ap.passed}/{ap.of} = {_fmt(ap.rate, True)} of complete answers "
+        f"({r.answers_with_errors} with errored verdicts, {r.answers_incomplete} incomplete, excluded)"
     )
-    if r["gates"]["criteria"]:
-        g = r["gates"]
+    if g.criteria:
+        lines.append(f"through the gates ({', '.join(g.criteria)}): {g.passed}/{g.of} = {_fmt(g.rate, True)}")
+    for t in r.ternary:
         lines.append(
-            f"through the gates ({', '.join(g['criteria'])}): {g['passed']}/{g['of']} = {_fmt(g['rate'], True)}"
-        )
-    for t in r["ternary"]:
-        lines.append(
-            f"{t['criterion']}: correct {t['correct']}, partial {t['partial']}, wrong {t['wrong']}; "
-            f"headline (correct + 0.5 partial) / N = {_fmt(t['headline'], True)}"
+            f"{t.criterion}: correct {t.correct}, partial {t.partial}, wrong {t.wrong}; "
+            f"headline (correct + 0.5 partial) / N = {_fmt(t.headline, True)}"
         )
     emit(r, as_json, "\n".join(lines))
 
@@ -86,21 +86,28 @@ def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) 
     from evalcore.analysis.failures import crosstab as ct
 
     r = ct(obj.store, run_id, a, b, _selection(obj, judge_round, majority, gen_round))
-    t = r["table"]
+    t = r.table
     w = max(len(a), 8)
     lines = _warnings(r) + [
         f"{'':{w}}  {b + ' pass':>14}  {b + ' fail':>14}  {'total':>7}  {b} fails",
-        f"{a + ' pass':{w}}  {t['a_pass']['b_pass']:>14}  {t['a_pass']['b_fail']:>14}  {t['a_pass']['total']:>7}  "
-        f"{_fmt(r['b_fail_rate_given_a_pass'], True)}",
-        f"{a + ' fail':{w}}  {t['a_fail']['b_pass']:>14}  {t['a_fail']['b_fail']:>14}  {t['a_fail']['total']:>7}  "
-        f"{_fmt(r['b_fail_rate_given_a_fail'], True)}",
-        f"{'total':{w}}  {t['total']['b_pass']:>14}  {t['total']['b_fail']:>14}  {t['total']['total']:>7}",
-        f"ratio {_fmt(r['ratio'])}"
-        + (f" ({r['ratio_reason']})" if r["ratio_reason"] else "")
-        + f"; phi {_fmt(r['phi'])}"
-        + (f" ({r['phi_reason']})" if r["phi_reason"] else ""),
+        f"{a + ' pass':{w}}  {t.a_pass.b_pass:>14}  {t.a_pass.b_fail:>14}  {t.a_pass.total:>7}  "
+        f"{_fmt(r.b_fail_rate_given_a_pass, True)}",
+        f"{a + ' fail':{w}}  {t.a_fail.b_pass:>14}  {t.a_fail.b_fail:>14}  {t.a_fail.total:>7}  "
+        f"{_fmt(r.b_fail_rate_given_a_fail, True)}",
+        f"{'total':{w}}  {t.total.b_pass:>14}  {t.total.b_fail:>14}  {t.total.total:>7}",
+        _ratio_phi(r),
     ]
     emit(r, as_json, "\n".join(lines))
+
+
+def _ratio_phi(r: TwoByTwoReport) -> str:
+    """A 2x2's ratio and phi, each with why it is undefined."""
+    return (
+        f"ratio {_fmt(r.ratio)}"
+        + (f" ({r.ratio_reason})" if r.ratio_reason else "")
+        + f"; phi {_fmt(r.phi)}"
+        + (f" ({r.phi_reason})" if r.phi_reason else "")
+    )
 
 
 @cli.command()
@@ -219,9 +226,9 @@ def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> 
     emit(r, as_json, text)
 
 
-def _warnings(r: dict) -> list[str]:
+def _warnings(r: RunStatus) -> list[str]:
     """A figure's run warnings (status, prompt variant) as WARNING lines."""
-    return [f"WARNING: {r[k]}" for k in ("warning", "variant_warning") if r.get(k)]
+    return [f"WARNING: {w}" for w in r.status_warnings()]
 
 
 def _verdict_word(passed: Any) -> str:
@@ -261,8 +268,9 @@ def failing(obj: Ctx, run_id, criterion, only, judge_round, majority, gen_round,
     r = answers_failing(
         obj.store, run_id, criterion, only, _selection(obj, judge_round, majority, gen_round), limit, offset
     )
-    lines = _warnings(r) + [_page_line(r)]
-    for a in r["answers"]:
+    d = r.to_dict()  # the drill-downs' lines read their JSON rows
+    lines = [*_warnings(r), _page_line(d)]
+    for a in d["answers"]:
         lines += _answer_lines(a, [(criterion, a)])
     emit(r, as_json, "\n".join(lines))
 
@@ -288,18 +296,15 @@ def people_crosstab_cmd(obj: Ctx, gen_id, a, b, gen_round, as_json) -> None:
         b,
         Selection(gen_round=gen_round, include_holdout=obj.include_holdout, classes=obj.classes),
     )
-    t = r["table"]
+    t = r.table
     text = "\n".join(
         [
-            f"people on {gen_id}: {r['n']} answers",
-            f"{a} pass: {b} pass {t['a_pass']['b_pass']}, {b} fail {t['a_pass']['b_fail']}; "
-            f"{b} fails {_fmt(r['b_fail_rate_given_a_pass'], True)}",
-            f"{a} fail: {b} pass {t['a_fail']['b_pass']}, {b} fail {t['a_fail']['b_fail']}; "
-            f"{b} fails {_fmt(r['b_fail_rate_given_a_fail'], True)}",
-            f"ratio {_fmt(r['ratio'])}"
-            + (f" ({r['ratio_reason']})" if r["ratio_reason"] else "")
-            + f"; phi {_fmt(r['phi'])}"
-            + (f" ({r['phi_reason']})" if r["phi_reason"] else ""),
+            f"people on {gen_id}: {r.n} answers",
+            f"{a} pass: {b} pass {t.a_pass.b_pass}, {b} fail {t.a_pass.b_fail}; "
+            f"{b} fails {_fmt(r.b_fail_rate_given_a_pass, True)}",
+            f"{a} fail: {b} pass {t.a_fail.b_pass}, {b} fail {t.a_fail.b_fail}; "
+            f"{b} fails {_fmt(r.b_fail_rate_given_a_fail, True)}",
+            _ratio_phi(r),
         ]
     )
     emit(r, as_json, text)
