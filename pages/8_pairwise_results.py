@@ -18,7 +18,7 @@ from pages import _text, _ui
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _report(data: str, state: str, session_id: str, stamp: tuple) -> dict:
+def _report(data: str, state: str, session_id: str, stamp: tuple) -> pairwise.Report:
     return pairwise.report(_ui.open_store(data, state), session_id)
 
 
@@ -52,83 +52,55 @@ def people(n: int) -> str:
     return f"{n} person" if n == 1 else f"{n} people"
 
 
-def counts_table(res: dict, arms: list[str]) -> pd.DataFrame:
-    return pd.DataFrame(
-        [
-            {
-                "arm": a,
-                "wins": res["counts"][a]["wins"],
-                "losses": res["counts"][a]["losses"],
-                "ties": res["counts"][a]["ties"],
-            }
-            for a in arms
-        ]
-    )
+def counts_table(res: pairwise.ArmResult, arms: list[str]) -> pd.DataFrame:
+    return pd.DataFrame([{"arm": a, **res.counts[a].to_dict()} for a in arms])
 
 
-def result_row(name: str, res: dict) -> dict:
-    st_ = res.get("sign_test") or {}
+def result_row(name: str, res: pairwise.ArmResult) -> dict:
+    st_ = res.sign_test
     return {
         "pairs": name,
-        "pairs graded": res["pairs"],
-        "judgments": res["judgments"],
-        f"{res['arm']} win rate": pct(res.get("win_rate")),
-        "95% interval": iv(res.get("interval")),
-        f"pairs {res['arm']} won / lost / tied": (
-            f"{st_.get('a_pairs')} / {st_.get('b_pairs')} / {st_.get('tied_pairs')}" if st_ else "-"
-        ),
-        "sign test p-value": p3(st_.get("p_value")),
+        "pairs graded": res.pairs,
+        "judgments": res.judgments,
+        f"{res.arm} win rate": pct(res.win_rate),
+        "95% interval": iv(res.interval),
+        f"pairs {res.arm} won / lost / tied": f"{st_.a_pairs} / {st_.b_pairs} / {st_.tied_pairs}" if st_ else "-",
+        "sign test p-value": p3(st_ and st_.p_value),
     }
 
 
-def prop_row(name: str, x: dict) -> dict:
+def prop_row(name: str, x: pairwise.Proportion) -> dict:
     return {
         "who": name,
-        "decided judgments": x["n"],
-        "chose the left answer": pct(x["share"]),
-        "95% interval": iv(x["interval"]),
-        "p-value against 50%": p3(x["p_value"]),
+        "decided judgments": x.n,
+        "chose the left answer": pct(x.share),
+        "95% interval": iv(x.interval),
+        "p-value against 50%": p3(x.p_value),
     }
 
 
-def mirror_row(name: str, x: dict) -> dict:
+def mirror_row(name: str, x: pairwise.Consistency) -> dict:
     return {
         "who": name,
-        "mirrored pairs graded both times": x["n"],
-        "same answer both times": x["consistent"],
-        "share consistent": pct(x["share"]),
+        "mirrored pairs graded both times": x.n,
+        "same answer both times": x.consistent,
+        "share consistent": pct(x.share),
     }
 
 
-def caveat_rows(r: dict) -> list[dict]:
+def caveat_rows(r: pairwise.Report) -> list[dict]:
     """The figures read beside the headline: identifiability as shown, people's left share, and
     each model grader's first-position share, as `pairs report` prints them after the result."""
-    c = r["caveats"]
-    idf, lp = c["identifiability"], c["people_left_share"]
+    idf, lp = r.caveats.identifiability, r.caveats.people_left_share
     rows = [
-        {
-            "caveat": "the arms could be told apart (identifiability of the answers as shown)",
-            "figure": pct(idf["accuracy"]),
-            "95% interval": iv(idf["interval"]),
-            "no effect at": "50%",
-        },
-        {
-            "caveat": "people chose the left answer (position preference)",
-            "figure": pct(lp["share"]),
-            "95% interval": iv(lp["interval"]),
-            "no effect at": "50%",
-        },
+        ("the arms could be told apart (identifiability of the answers as shown)", idf.accuracy, idf.interval),
+        ("people chose the left answer (position preference)", lp.share, lp.interval),
+        *(
+            (f"model grader {g.run_id} chose the answer shown first", g.first_position_share, g.interval)
+            for g in r.caveats.graders
+        ),
     ]
-    for g in c["graders"]:
-        rows.append(
-            {
-                "caveat": f"model grader {g['run_id']} chose the answer shown first",
-                "figure": pct(g["first_position_share"]),
-                "95% interval": iv(g["interval"]),
-                "no effect at": "50%",
-            }
-        )
-    return rows
+    return [{"caveat": c, "figure": pct(x), "95% interval": iv(ci), "no effect at": "50%"} for c, x, ci in rows]
 
 
 _ui.title("Pairwise results")
@@ -174,30 +146,31 @@ with _text.boundary():
         st.stop()
 
     r = _report(str(store.data), str(store.state), session_id, _stamp(store, session_id))
-    arms = r["arms"]
+    arms = r.arms
     a, b = arms
+    sources = r.sources or {}
     st.caption(
         _text.md_escape(
-            f"{a} ({r['sources'].get(a)}) against {b} ({r['sources'].get(b)}); closed "
-            f"{r['closed_at']}; {r['judgments']} judgments by {people(len(r['reviewers']))}."
+            f"{a} ({sources.get(a)}) against {b} ({sources.get(b)}); closed "
+            f"{r.closed_at}; {r.judgments} judgments by {people(len(r.reviewers))}."
         )
     )
-    if r["simulated"]:
+    if r.simulated:
         st.badge("SIMULATED session", color="orange")
 
     # ------------------------------------------------------------ the result
     st.subheader("Result")
-    res = r["result"]
+    res = r.result
     c1, c2, c3 = st.columns(3)
-    c1.metric(_text.md_escape(f"{a} win rate"), pct(res.get("win_rate")))
-    c2.metric("95% bootstrap interval", iv(res.get("interval")))
-    c3.metric("sign test p-value", p3((res.get("sign_test") or {}).get("p_value")))
-    verdict = r["verdict"]
-    if verdict["caveats"] or verdict["code"] in ("too_few_pairs", "no_result"):
+    c1.metric(_text.md_escape(f"{a} win rate"), pct(res.win_rate))
+    c2.metric("95% bootstrap interval", iv(res.interval))
+    c3.metric("sign test p-value", p3(res.sign_test and res.sign_test.p_value))
+    verdict = r.verdict
+    if verdict.caveats or verdict.code in ("too_few_pairs", "no_result"):
         shout = st.warning
     else:
-        shout = st.success if verdict["code"] in ("a_preferred", "b_preferred") else st.info
-    shout(_text.md_escape(f"Verdict: {verdict['text']}"))
+        shout = st.success if verdict.code in ("a_preferred", "b_preferred") else st.info
+    shout(_text.md_escape(f"Verdict: {verdict.text}"))
     st.dataframe(pd.DataFrame(caveat_rows(r)), hide_index=True)
     st.caption(
         "Read the result with these beside it. An identifiability interval above 50% means the answers' "
@@ -211,50 +184,50 @@ with _text.boundary():
         "graded the pair), then the mean over the headline pairs (holdout and mirrored pairs apart). The "
         "interval resamples pairs (seeded); the sign test counts pairs won against pairs lost."
     )
-    rows = [result_row("headline", res), result_row("holdout", r["holdout"])]
-    rows += [result_row(f"class {c}", x) for c, x in r["by_class"].items()]
+    rows = [result_row("headline", res), result_row("holdout", r.holdout)]
+    rows += [result_row(f"class {c}", x) for c, x in r.by_class.items()]
     st.dataframe(pd.DataFrame(rows), hide_index=True)
 
     # ------------------------------------------------------------ position and consistency
     st.subheader("Position and consistency")
-    lp = r["left_preference"]
+    lp = r.left_preference
     st.dataframe(
-        pd.DataFrame([prop_row("everyone", lp["all"])] + [prop_row(k, v) for k, v in lp["by_reviewer"].items()]),
+        pd.DataFrame([prop_row("everyone", lp.all)] + [prop_row(k, v) for k, v in lp.by_reviewer.items()]),
         hide_index=True,
     )
     st.caption(
         "Share of decided judgments (same left out) that chose the left answer; 50% is no position "
         "preference. Sides were drawn at random, so an arm preference does not move it."
     )
-    mc = r["mirror_consistency"]
+    mc = r.mirror_consistency
     st.dataframe(
-        pd.DataFrame([mirror_row("everyone", mc["all"])] + [mirror_row(k, v) for k, v in mc["by_reviewer"].items()]),
+        pd.DataFrame([mirror_row("everyone", mc.all)] + [mirror_row(k, v) for k, v in mc.by_reviewer.items()]),
         hide_index=True,
     )
     st.caption(
-        f"Consistency on the {mc['mirrored_pairs']} mirrored pairs (a pair shown again with the sides "
+        f"Consistency on the {mc.mirrored_pairs} mirrored pairs (a pair shown again with the sides "
         "swapped): the same answer chosen both times, or same both times."
     )
 
     # ------------------------------------------------------------ people
     st.subheader("Agreement between people")
-    al = r["agreement"]["krippendorff_alpha"]
+    al = r.agreement.krippendorff_alpha
     st.text(
-        f"Krippendorff's alpha (nominal): {p3(al['alpha'])} over {al['units']} pairs graded by two or more people"
-        + (f" ({al['reason']})" if al.get("reason") else "")
+        f"Krippendorff's alpha (nominal): {p3(al.alpha)} over {al.units} pairs graded by two or more people"
+        + (f" ({al.reason})" if al.reason else "")
     )
-    if r["agreement"]["pairwise"]:
+    if r.agreement.pairwise:
         st.dataframe(
             pd.DataFrame(
                 [
                     {
-                        "reviewer": x["a"],
-                        "other reviewer": x["b"],
-                        "pairs both graded": x["n"],
-                        "agreement": pct(x["agreement"]),
-                        "Cohen's kappa": p3(x["kappa"]),
+                        "reviewer": x.a,
+                        "other reviewer": x.b,
+                        "pairs both graded": x.n,
+                        "agreement": pct(x.agreement),
+                        "Cohen's kappa": p3(x.kappa),
                     }
-                    for x in r["agreement"]["pairwise"]
+                    for x in r.agreement.pairwise
                 ]
             ),
             hide_index=True,
@@ -262,8 +235,8 @@ with _text.boundary():
     st.dataframe(
         pd.DataFrame(
             [
-                {"reviewer": k, "judgments": v["judgments"], "median seconds per judgment": v["median_seconds"]}
-                for k, v in r["timing"].items()
+                {"reviewer": k, "judgments": v.judgments, "median seconds per judgment": v.median_seconds}
+                for k, v in r.timing.items()
             ]
         ),
         hide_index=True,
@@ -271,7 +244,7 @@ with _text.boundary():
 
     # ------------------------------------------------------------ identifiability
     st.subheader("Could the arms be told apart?")
-    ident = r.get("identifiability") or {}
+    ident = r.identifiability or {}
     rows = []
     for when, label in (("before", "before normalisation"), ("after", "as shown")):
         c = ident.get(when) or {}
@@ -309,19 +282,19 @@ with _text.boundary():
             )
     if means:
         st.dataframe(pd.DataFrame(means), hide_index=True)
-    if r["probe"]:
+    if r.probe:
         st.dataframe(
             pd.DataFrame(
                 [
                     {
                         "reviewer": k,
-                        "pairs answered": v["answered"],
-                        "unsure": v["unsure"],
-                        f"side called X was {a}": pct(v["first_arm_share"]),
-                        "consistency": pct(v["consistency"]),
-                        "p-value against 50%": p3(v["p_value"]),
+                        "pairs answered": v.answered,
+                        "unsure": v.unsure,
+                        f"side called X was {a}": pct(v.first_arm_share),
+                        "consistency": pct(v.consistency),
+                        "p-value against 50%": p3(v.p_value),
                     }
-                    for k, v in r["probe"].items()
+                    for k, v in r.probe.items()
                 ]
             ),
             hide_index=True,
@@ -332,29 +305,29 @@ with _text.boundary():
         )
 
     # ------------------------------------------------------------ model graders
-    for g in r["graders"]:
-        st.subheader(_text.md_escape(f"Model grader {g['run_id']}"))
-        f, fp = g["flips"], g["first_position"]
+    for g in r.graders:
+        st.subheader(_text.md_escape(f"Model grader {g.run_id}"))
+        f, fp = g.flips, g.first_position
         c1, c2, c3 = st.columns(3)
         c1.metric(
             "order flips",
-            f"{f['flips']} of {f['compared']}",
+            f"{f.flips} of {f.compared}",
             help="pairs whose verdict changed when the "
             "order was swapped (reversals: left in one order, right in the other)",
         )
-        c2.metric("first-position preference", pct(fp["share"]), help=f"95% interval {iv(fp['interval'])}")
-        c3.metric("cost", "-" if g["cost"]["cost_usd"] is None else f"${g['cost']['cost_usd']:.4f}")
+        c2.metric("first-position preference", pct(fp.share), help=f"95% interval {iv(fp.interval)}")
+        c3.metric("cost", "-" if g.cost.cost_usd is None else f"${g.cost.cost_usd:.4f}")
         st.dataframe(
             pd.DataFrame(
                 [
-                    result_row("averaged over both orders", g["averaged_over_orders"]),
-                    result_row("as shown only", g["as_shown_only"]),
+                    result_row("averaged over both orders", g.averaged_over_orders),
+                    result_row("as shown only", g.as_shown_only),
                 ]
             ),
             hide_index=True,
         )
-        pv = g["pair_verdicts"]
-        cnt = pv["counts"]
+        pv = g.pair_verdicts
+        cnt = pv.counts
         st.markdown("**Its verdict per pair** (the choice it made in both orders)")
         st.dataframe(
             pd.DataFrame(
@@ -365,72 +338,72 @@ with _text.boundary():
                         "same in both orders": cnt["same"],
                         "inconsistent (the orders disagree)": cnt["inconsistent"],
                         "one order only": cnt["one_order"],
-                        "queued for people first": pv["queued_for_people"],
+                        "queued for people first": pv.queued_for_people,
                     }
                 ]
             ),
             hide_index=True,
         )
         st.dataframe(
-            pd.DataFrame([result_row("judged the same in both orders", pv["consistent_result"])]), hide_index=True
+            pd.DataFrame([result_row("judged the same in both orders", pv.consistent_result)]), hide_index=True
         )
         st.caption(
             _text.md_escape(
                 "Inconsistent pairs have no verdict: the grader's choice depended on the order. While a session "
                 "is open they can be given to people first: evalcore pairs label --session "
-                f"{session_id} --queue-inconsistent {g['run_id']}"
+                f"{session_id} --queue-inconsistent {g.run_id}"
             )
         )
-        po = g["position"]
+        po = g.position
         st.markdown("**Position bias**")
         st.dataframe(
             pd.DataFrame(
                 [
                     {
                         "order": order.replace("_", " "),
-                        "accuracy vs people's majority": pct(o["vs_people"]["share"]),
-                        "pairs with a majority": o["vs_people"]["n"],
-                        "ties": o["ties"],
-                        "verdicts": o["verdicts"],
+                        "accuracy vs people's majority": pct(o.vs_people.share),
+                        "pairs with a majority": o.vs_people.n,
+                        "ties": o.ties,
+                        "verdicts": o.verdicts,
                     }
-                    for order, o in po["orders"].items()
+                    for order, o in po.orders.items()
                 ]
             ),
             hide_index=True,
         )
-        pf = po["flips"]
+        pf = po.flips
         st.caption(
-            f"Accuracy averaged over both orders: {pct(po['mean_accuracy_over_orders'])}; the two orders agree on "
-            f"{pct(po['agreement_between_orders']['share'])} of {pf['compared']} pairs. Flips towards the answer shown "
-            f"first: {pf['towards_first_shown']}; towards the one shown second: {pf['towards_second_shown']}; to or "
-            f"from a tie: {pf['to_or_from_a_tie']}."
+            f"Accuracy averaged over both orders: {pct(po.mean_accuracy_over_orders)}; the two orders agree on "
+            f"{pct(po.agreement_between_orders.share)} of {pf.compared} pairs. Flips towards the answer shown "
+            f"first: {pf.towards_first_shown}; towards the one shown second: {pf.towards_second_shown}; to or "
+            f"from a tie: {pf.to_or_from_a_tie}."
         )
         st.dataframe(
             pd.DataFrame(
                 [
                     {
                         "against": k,
-                        "pairs graded by both": v["n"],
-                        "agreement": pct(v["agreement"]),
-                        "Cohen's kappa": p3(v["kappa"]),
+                        "pairs graded by both": v.n,
+                        "agreement": pct(v.agreement),
+                        "Cohen's kappa": p3(v.kappa),
                     }
-                    for k, v in [("people's majority", g["kappa_vs_majority"]), *g["kappa_vs_people"].items()]
+                    for k, v in [("people's majority", g.kappa_vs_majority), *g.kappa_vs_people.items()]
                 ]
             ),
             hide_index=True,
         )
         st.caption(
             _text.md_escape(
-                f"{g['judge_model']}: {g['verdicts']} verdicts ({g['errored_verdicts']} errored), reversals "
-                f"{f['reversals']}, first position {iv(fp['interval'])}; {g['cost']['calls']} calls, "
-                f"{g['cost']['unpriced_calls']} unpriced, tokens {g['cost']['tokens_in']} in / "
-                f"{g['cost']['tokens_out']} out."
+                f"{g.judge_model}: {g.verdicts} verdicts ({g.errored_verdicts} errored), reversals "
+                f"{f.reversals}, first position {iv(fp.interval)}; {g.cost.calls} calls, "
+                f"{g.cost.unpriced_calls} unpriced, tokens {g.cost.tokens_in} in / "
+                f"{g.cost.tokens_out} out."
             )
         )
 
     st.download_button(
         "Download the report (JSON)",
-        json.dumps(r, indent=1, default=str),
+        json.dumps(r.to_dict(), indent=1, default=str),
         file_name=f"{session_id}-report.json",
         mime="application/json",
         key="pr_download",

@@ -86,7 +86,7 @@ def test_pairwise_kappa_and_alpha_are_the_statistics_packages():
     a = [choices[i] for i in rng.integers(0, 3, 80)]
     b = [x if rng.random() < 0.6 else choices[int(rng.integers(0, 3))] for x in a]
     code = {c: i for i, c in enumerate(choices)}
-    assert pairwise.cohen_kappa(a, b)["kappa"] == pytest.approx(
+    assert pairwise.cohen_kappa(a, b).kappa == pytest.approx(
         agreement.cohen_kappa([code[x] for x in a], [code[x] for x in b], 3).value)
     units = [[a[i], b[i]] + ([a[i]] if i % 3 == 0 else []) for i in range(80)]
     import krippendorff
@@ -94,7 +94,7 @@ def test_pairwise_kappa_and_alpha_are_the_statistics_packages():
     for j, u in enumerate(units):
         data[: len(u), j] = [code[v] for v in u]
     want = krippendorff.alpha(reliability_data=data, level_of_measurement="nominal", value_domain=[0, 1, 2])
-    assert pairwise.krippendorff_alpha_nominal(units)["alpha"] == pytest.approx(want)
+    assert pairwise.krippendorff_alpha_nominal(units).alpha == pytest.approx(want)
 
 
 # --------------------------------------------------------------------------- the bootstrap engine

@@ -268,19 +268,19 @@ def test_unblinded_counts_equal_the_simulator_that_knows_the_truth(sessions):
             P.report(w["store"], w["session"])
         P.close_session(w["store"], w["session"], w["keys"], n_perm=9)
         r = P.report(w["store"], w["session"])
-        assert r["arms"] == list(w["arms"])
+        assert r.arms == list(w["arms"])
 
         def counts(res):
-            return {a: [res["counts"][a][x] for x in ("wins", "losses", "ties")] for a in w["arms"]}
+            return {a: [res.counts[a].wins, res.counts[a].losses, res.counts[a].ties] for a in w["arms"]}
 
         empty = {a: [0, 0, 0] for a in w["arms"]}
-        assert counts(r["result"]) == tally.get("headline", empty)
-        assert counts(r["holdout"]) == tally.get("holdout", empty)
-        for c, x in r["by_class"].items():
+        assert counts(r.result) == tally.get("headline", empty)
+        assert counts(r.holdout) == tally.get("holdout", empty)
+        for c, x in r.by_class.items():
             assert counts(x) == tally.get(c, empty), c
         a0 = w["arms"][0]
         t = tally["headline"][a0]
-        assert r["result"]["judgments"] == sum(t)
+        assert r.result.judgments == sum(t)
 
 
 # --------------------------------------------------------------------------- make: inputs and refusals
@@ -434,13 +434,13 @@ def test_probe_measures_whether_people_could_tell(tmp_path):
         P.record_probe(st, sid, pid, "blind", "left")
     P.record_probe(st, sid, prog["probe_pairs"][0], "unsure-one", "unsure")
     P.close_session(st, sid, w["keys"], n_perm=9)
-    r = P.report(st, sid)["probe"]
-    assert r["sharp"]["first_arm_share"] == 0.0 and r["sharp"]["consistency"] == 1.0
-    assert r["sharp"]["p_value"] < 0.01
+    r = P.report(st, sid).probe
+    assert r["sharp"].first_arm_share == 0.0 and r["sharp"].consistency == 1.0
+    assert r["sharp"].p_value < 0.01
     left_first = sum(key[pid]["left_arm"] == w["arms"][0] for pid in prog["probe_pairs"]) / P.PROBE_PAIRS
-    assert r["blind"]["first_arm_share"] == left_first and r["blind"]["p_value"] > 0.05  # sides drawn at random
-    assert r["unsure-one"] == {"answered": 0, "first_arm_share": None, "consistency": None, "p_value": None,
-                               "unsure": 1}
+    assert r["blind"].first_arm_share == left_first and r["blind"].p_value > 0.05  # sides drawn at random
+    assert r["unsure-one"].to_dict() == {"answered": 0, "first_arm_share": None, "consistency": None,
+                                         "p_value": None, "unsure": 1}
 
 
 # --------------------------------------------------------------------------- statistics by hand
@@ -451,24 +451,24 @@ def test_cohen_kappa_by_hand():
     a = ["left"] * 4 + ["right"] * 3 + ["left", "right", "same"]
     b = ["left"] * 4 + ["right"] * 3 + ["same", "same", "left"]
     po, pe = 0.7, 0.5 * 0.5 + 0.4 * 0.3 + 0.1 * 0.2
-    assert P.cohen_kappa(a, b)["kappa"] == pytest.approx((po - pe) / (1 - pe))
-    assert P.cohen_kappa(["left"] * 3, ["left"] * 3)["kappa"] is None
+    assert P.cohen_kappa(a, b).kappa == pytest.approx((po - pe) / (1 - pe))
+    assert P.cohen_kappa(["left"] * 3, ["left"] * 3).kappa is None
 
 
 def test_krippendorff_alpha_by_hand():
     # two raters, 4 units: (L,L) (L,R) (R,R) (S,S): o = L-L 2, L-R 1, R-L 1, R-R 2, S-S 2
     # n_L = 3, n_R = 3, n_S = 2, n = 8; alpha = 1 - 7 * 2 / (2 * (3*3 + 3*2 + 3*2)) = 1 - 14 / 42
     r = P.krippendorff_alpha_nominal([["left", "left"], ["left", "right"], ["right", "right"], ["same", "same"]])
-    assert r["alpha"] == pytest.approx(1 - 14 / 42)
-    assert P.krippendorff_alpha_nominal([["left"], ["left", "left"]])["alpha"] is None
+    assert r.alpha == pytest.approx(1 - 14 / 42)
+    assert P.krippendorff_alpha_nominal([["left"], ["left", "left"]]).alpha is None
 
 
 def test_win_stats_sign_test_and_bootstrap():
     r = P.win_stats([1, 1, 1, 0, 0.5, 1], seed=1)
-    assert r["win_rate"] == pytest.approx(4.5 / 6)
-    assert r["sign_test"] == {"a_pairs": 4, "b_pairs": 1, "tied_pairs": 1,
-                              "p_value": pytest.approx(stats.binomtest(4, 5).pvalue)}
-    assert r["interval"][0] <= r["win_rate"] <= r["interval"][1]
+    assert r.win_rate == pytest.approx(4.5 / 6)
+    assert r.sign_test.to_dict() == {"a_pairs": 4, "b_pairs": 1, "tied_pairs": 1,
+                                     "p_value": pytest.approx(stats.binomtest(4, 5).pvalue)}
+    assert r.interval[0] <= r.win_rate <= r.interval[1]
     assert r == P.win_stats([1, 1, 1, 0, 0.5, 1], seed=1)
 
 
@@ -476,7 +476,7 @@ def test_win_stats_sign_test_and_bootstrap():
 
 
 @pytest.fixture(scope="module")
-def demo_report(tmp_path_factory) -> dict:
+def demo_report(tmp_path_factory) -> P.Report:
     if not (DEMO_KEYS / "accounts-ab").is_dir():
         pytest.fail(f"the bundled demo keys are missing: {DEMO_KEYS} (make demo)")
     state = tmp_path_factory.mktemp("demo-state")
@@ -488,7 +488,7 @@ def demo_report(tmp_path_factory) -> dict:
 
 
 def test_demo_report_names_the_heading_before_and_length_after(demo_report):
-    ident = demo_report["identifiability"]
+    ident = demo_report.identifiability
     before, after = ident["before"], ident["after"]
     assert before["leaking_feature"] == "headings" and before["interval"][0] > 0.5
     assert after["leaking_feature"] == "length" and after["interval"][0] > 0.5 and after["p_value"] < 0.01
@@ -524,35 +524,34 @@ def test_negative_control_with_identically_distributed_arms_contains_chance(tmp_
 
 
 def test_demo_grader_flips_and_first_position_are_what_was_planted(demo_report):
-    (g,) = demo_report["graders"]
+    (g,) = demo_report.graders
     s, b = D.GRADER_SAME, D.FIRST_BIAS_GRADER
-    n = g["flips"]["compared"]
-    assert n == demo_report["pairs"]["total"]
+    n = g.flips.compared
+    assert n == demo_report.pairs.total
     p_flip = 1 - s * s - (1 - s) ** 2 * (1 - b)
     p_rev = (1 - s) ** 2 * b
-    for got, p in ((g["flips"]["flips"], p_flip), (g["flips"]["reversals"], p_rev)):
+    for got, p in ((g.flips.flips, p_flip), (g.flips.reversals, p_rev)):
         assert abs(got - n * p) <= 3 * np.sqrt(n * p * (1 - p)), (got, n * p)
-    fp = g["first_position"]
+    fp = g.first_position
     expected = (1 + b) / 2
-    assert abs(fp["share"] - expected) <= 3 * np.sqrt(expected * (1 - expected) / fp["n"])
-    assert fp["interval"][0] <= expected <= fp["interval"][1]
-    assert g["cost"]["calls"] == 2 * n and g["cost"]["cost_usd"] > 0 and g["cost"]["unpriced_calls"] == 0
-    assert g["kappa_vs_majority"]["kappa"] is not None and g["averaged_over_orders"]["pairs"] == \
-           demo_report["pairs"]["headline"]
+    assert abs(fp.share - expected) <= 3 * np.sqrt(expected * (1 - expected) / fp.n)
+    assert fp.interval[0] <= expected <= fp.interval[1]
+    assert g.cost.calls == 2 * n and g.cost.cost_usd > 0 and g.cost.unpriced_calls == 0
+    assert g.kappa_vs_majority.kappa is not None and g.averaged_over_orders.pairs == demo_report.pairs.headline
 
 
 def test_demo_people_are_what_was_planted(demo_report):
     """The people's left preference and the arms' result match the simulator's parameters."""
-    lp = demo_report["left_preference"]["all"]
-    assert lp["interval"][0] <= 0.5 + D.LEFT_BIAS_PEOPLE <= lp["interval"][1]
-    res = demo_report["result"]
-    assert res["arm"] == "concise" and res["interval"][1] < 0.5 + 0.05  # the long arm is preferred (p ~ 0.58)
+    lp = demo_report.left_preference.all
+    assert lp.interval[0] <= 0.5 + D.LEFT_BIAS_PEOPLE <= lp.interval[1]
+    res = demo_report.result
+    assert res.arm == "concise" and res.interval[1] < 0.5 + 0.05  # the long arm is preferred (p ~ 0.58)
     rows = pq.read_table(DEMO / "generations" / "accounts-g2" / "outputs.parquet").to_pylist()
     short = pq.read_table(DEMO / "generations" / "accounts-g1" / "outputs.parquet").to_pylist()
     bl = [r["abstained"] for r in sorted(rows, key=lambda r: r["item_id"]) if r["round"] == 1]
     bc = [r["abstained"] for r in sorted(short, key=lambda r: r["item_id"]) if r["round"] == 1]
     planted = 1 - float(np.mean(D.accounts_preference(D.DEFAULT_SEED, bl, bc)))
-    assert res["interval"][0] <= planted <= res["interval"][1]
+    assert res.interval[0] <= planted <= res.interval[1]
 
 
 def test_report_command_prints_the_demo_report(tmp_path):
@@ -577,15 +576,15 @@ def test_demo_grader_position_bias_in_one_place(demo_report):
     """Flips by direction add up to the flips and reversals; the planted first-position bias shows
     as flips towards the first shown; per-order accuracy against people's majority, recomputed from
     the grader's verdicts and the people's judgments."""
-    (g,) = demo_report["graders"]
-    po, f = g["position"], g["flips"]
-    pf = po["flips"]
-    assert pf["compared"] == f["compared"]
-    assert pf["towards_first_shown"] + pf["towards_second_shown"] == f["reversals"]
-    assert pf["towards_first_shown"] + pf["towards_second_shown"] + pf["to_or_from_a_tie"] == f["flips"]
-    assert pf["towards_first_shown"] > pf["towards_second_shown"]  # D.FIRST_BIAS_GRADER > 0
-    assert po["agreement_between_orders"]["k"] == f["compared"] - f["flips"]
-    shares = [po["orders"][o]["vs_people"]["share"] for o in ("as_shown", "swapped")]
-    assert po["mean_accuracy_over_orders"] == pytest.approx(sum(shares) / 2)
+    (g,) = demo_report.graders
+    po, f = g.position, g.flips
+    pf = po.flips
+    assert pf.compared == f.compared
+    assert pf.towards_first_shown + pf.towards_second_shown == f.reversals
+    assert pf.towards_first_shown + pf.towards_second_shown + pf.to_or_from_a_tie == f.flips
+    assert pf.towards_first_shown > pf.towards_second_shown  # D.FIRST_BIAS_GRADER > 0
+    assert po.agreement_between_orders.k == f.compared - f.flips
+    shares = [po.orders[o].vs_people.share for o in ("as_shown", "swapped")]
+    assert po.mean_accuracy_over_orders == pytest.approx(sum(shares) / 2)
     assert all(0 < s < 1 for s in shares)
-    assert all(po["orders"][o]["verdicts"] == f["compared"] for o in ("as_shown", "swapped"))
+    assert all(po.orders[o].verdicts == f.compared for o in ("as_shown", "swapped"))

@@ -214,13 +214,13 @@ def test_results_page_on_the_demo_needs_unblinding_in_the_state(monkeypatch, tmp
     # position bias in one place, the figures of `pairs report --json`
     pos = next(f for f in frames if "accuracy vs people's majority" in f.columns)
     rep = P.report(Store(demo, tmp_path / "state"), "accounts-ab")
-    (g,) = rep["graders"]
-    assert list(pos["ties"]) == [g["position"]["orders"][o]["ties"] for o in ("as_shown", "swapped")]
-    flips = g["position"]["flips"]
-    assert any(f"towards the answer shown first: {flips['towards_first_shown']}" in c.value for c in at.caption)
+    (g,) = rep.graders
+    assert list(pos["ties"]) == [g.position.orders[o].ties for o in ("as_shown", "swapped")]
+    flips = g.position.flips
+    assert any(f"towards the answer shown first: {flips.towards_first_shown}" in c.value for c in at.caption)
     # the result is followed by its caveats and the verdict in words, as in `pairs report`
     (verdict,) = [html.unescape(w_.value) for w_ in at.warning if html.unescape(w_.value).startswith("Verdict:")]
-    assert verdict == f"Verdict: {rep['verdict']['text']}" and "identifiable 75% [68-82%]" in verdict
+    assert verdict == f"Verdict: {rep.verdict.text}" and "identifiable 75% [68-82%]" in verdict
     assert "people may have graded the system, not the answer" in verdict
     cav = next(f for f in frames if "caveat" in f.columns)
     assert list(cav["figure"]) == ["75.0%", "57.5%", "55.2%"]

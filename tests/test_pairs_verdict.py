@@ -6,9 +6,11 @@ inconsistent; inconsistent pairs can be queued for people first in an open sessi
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
@@ -56,11 +58,11 @@ def test_a_graders_pair_verdict_is_its_choice_in_both_orders(demo):
     assert set(got) == set(by)
     for pid, v in by.items():
         assert got[pid] == (v["as_shown"] if v["as_shown"] == v["swapped"] else "inconsistent"), pid
-    (g,) = r["graders"]
-    pv = g["pair_verdicts"]
-    assert pv["counts"]["inconsistent"] == g["flips"]["flips"] == len(pv["inconsistent_pairs"])  # 18 on the demo
-    assert sum(pv["counts"].values()) == r["pairs"]["total"]
-    assert pv["consistent_result"]["pairs"] == sum(pv["headline_counts"][c] for c in ("left", "right", "same"))
+    (g,) = r.graders
+    pv = g.pair_verdicts
+    assert pv.counts["inconsistent"] == g.flips.flips == len(pv.inconsistent_pairs)  # 18 on the demo
+    assert sum(pv.counts.values()) == r.pairs.total
+    assert pv.consistent_result.pairs == sum(pv.headline_counts[c] for c in ("left", "right", "same"))
 
 
 def test_one_order_and_errors_are_not_a_verdict(tmp_path, open_copy):
@@ -78,20 +80,20 @@ def test_one_order_and_errors_are_not_a_verdict(tmp_path, open_copy):
 
 def test_the_headline_is_followed_by_its_caveats_and_a_verdict(demo):
     _, r = demo
-    keys = list(r)
+    keys = list(r.to_dict())
     assert keys[keys.index("result") + 1: keys.index("result") + 3] == ["caveats", "verdict"]
-    c = r["caveats"]
-    after = r["identifiability"]["after"]
-    assert c["identifiability"]["interval"] == after["interval"] and c["identifiability"]["identifiable"]
-    assert c["people_left_share"]["interval"] == r["left_preference"]["all"]["interval"]
-    (g,) = c["graders"]
-    assert g["first_position_share"] == r["graders"][0]["first_position"]["share"]
-    assert g["pair_verdicts"]["inconsistent"] == 18
-    v = r["verdict"]
-    assert v["code"] == "b_preferred" and v["caveats"] == ["identifiable", "people_position"]
-    assert v["text"].startswith("detailed preferred (concise won 42% [34-49%] of 114 pairs), but the arms were "
+    c = r.caveats
+    after = r.identifiability["after"]
+    assert c.identifiability.interval == after["interval"] and c.identifiability.identifiable
+    assert c.people_left_share.interval == r.left_preference.all.interval
+    (g,) = c.graders
+    assert g.first_position_share == r.graders[0].first_position.share
+    assert g.pair_verdicts["inconsistent"] == 18
+    v = r.verdict
+    assert v.code == "b_preferred" and v.caveats == ["identifiable", "people_position"]
+    assert v.text.startswith("detailed preferred (concise won 42% [34-49%] of 114 pairs), but the arms were "
                                 "identifiable 75% [68-82%] of the time")
-    assert "people may have graded the system, not the answer" in v["text"]
+    assert "people may have graded the system, not the answer" in v.text
     text = P.format_report(r).splitlines()
     at = next(i for i, ln in enumerate(text) if ln.startswith("headline:"))
     assert text[at + 1].startswith("  concise win rate 41.7%")
@@ -99,35 +101,35 @@ def test_the_headline_is_followed_by_its_caveats_and_a_verdict(demo):
     assert text[at + 3].startswith("  people's left share: 57.5% (50.8-64.0%)")
     assert text[at + 4].startswith(f"  model grader {GRADER}: first-position share 55.2% (49.1-61.1%)")
     assert "inconsistent 18" in text[at + 4]
-    assert text[at + 5] == f"  verdict: {v['text']}"
+    assert text[at + 5] == f"  verdict: {v.text}"
 
 
 def _cav(acc=0.5, interval=(0.4, 0.6), left=(0.45, 0.55), grader=None):
     ident = {"after": {"accuracy": acc, "interval": list(interval), "identifiable": interval[0] > 0.5,
                        "leaking_feature": None, "p_value": 0.5}}
-    lp = {"all": {"k": 50, "n": 100, "share": 0.5, "interval": list(left), "p_value": 1.0}}
-    gs = [] if grader is None else [{"run_id": "g1", "first_position": {"share": 0.7, "interval": list(grader),
-                                                                         "n": 100},
-                                      "pair_verdicts": {"counts": dict.fromkeys(V.PAIR_VERDICTS, 0)}}]
+    lp = P.LeftPreference(P.Proportion(50, 100, 0.5, list(left), 1.0), {})
+    gs = [] if grader is None else [  # the fields of a P.Grader that caveats reads
+        SimpleNamespace(run_id="g1", first_position=P.Proportion(70, 100, 0.7, list(grader), 0.01),
+                        pair_verdicts=SimpleNamespace(counts=dict.fromkeys(V.PAIR_VERDICTS, 0)))]
     return V.caveats(ident, lp, gs)
 
 
 def test_verdict_rules_by_hand():
     arms = ("a", "b")
-    res = {"pairs": 50, "win_rate": 0.62, "interval": [0.53, 0.70]}
+    res = P.ArmResult(50, {}, "a", "b", pairs=50, win_rate=0.62, interval=[0.53, 0.70])
     v = V.verdict(res, _cav(), arms)
-    assert v == {"code": "a_preferred", "caveats": [], "text": "a preferred (a won 62% [53-70%] of 50 pairs)."}
-    v = V.verdict({**res, "interval": [0.49, 0.70]}, _cav(), arms)
-    assert v["code"] == "no_difference" and v["text"].startswith("No difference detected")
-    assert V.verdict({**res, "win_rate": 0.3, "interval": [0.2, 0.4]}, _cav(), arms)["code"] == "b_preferred"
-    assert V.verdict({**res, "pairs": 4}, _cav(), arms)["code"] == "too_few_pairs"
-    assert V.verdict({"pairs": 0, "win_rate": None, "interval": None}, _cav(), arms)["code"] == "no_result"
+    assert v.to_dict() == {"code": "a_preferred", "caveats": [],
+                           "text": "a preferred (a won 62% [53-70%] of 50 pairs)."}
+    v = V.verdict(dataclasses.replace(res, interval=[0.49, 0.70]), _cav(), arms)
+    assert v.code == "no_difference" and v.text.startswith("No difference detected")
+    assert V.verdict(dataclasses.replace(res, win_rate=0.3, interval=[0.2, 0.4]), _cav(), arms).code == "b_preferred"
+    assert V.verdict(dataclasses.replace(res, pairs=4), _cav(), arms).code == "too_few_pairs"
+    assert V.verdict(dataclasses.replace(res, pairs=0, win_rate=None, interval=None), _cav(), arms).code == "no_result"
     v = V.verdict(res, _cav(acc=0.8, interval=(0.7, 0.9), left=(0.56, 0.6), grader=(0.6, 0.8)), arms)
-    assert v["caveats"] == ["identifiable", "people_position", "grader_position"]
-    assert "identifiable 80% [70-90%]" in v["text"] and "model grader g1 chose the answer shown first 70%" in v["text"]
-    v = V.verdict(res, V.caveats(None, {"all": {"k": 0, "n": 0, "share": None, "interval": None,
-                                                "p_value": None}}, []), arms)
-    assert v["caveats"] == ["identifiability_not_measured"]
+    assert v.caveats == ["identifiable", "people_position", "grader_position"]
+    assert "identifiable 80% [70-90%]" in v.text and "model grader g1 chose the answer shown first 70%" in v.text
+    v = V.verdict(res, V.caveats(None, P.LeftPreference(P.Proportion(0, 0, None, None, None), {}), []), arms)
+    assert v.caveats == ["identifiability_not_measured"]
 
 
 def test_inconsistent_pairs_are_graded_first_in_an_open_session(open_copy):
@@ -180,8 +182,8 @@ def test_the_report_counts_the_pairs_queued_for_people(open_copy, tmp_path):
     f = store.data / "sessions" / "accounts-ab" / "session.json"
     f.write_text(json.dumps({**json.loads(f.read_text()), "status": "closed"}, indent=2))
     P.close_session(store, "accounts-ab", DEMO_KEYS)
-    (g,) = P.report(store, "accounts-ab")["graders"]
-    assert g["pair_verdicts"]["queued_for_people"] == q["queued"] > 0
+    (g,) = P.report(store, "accounts-ab").graders
+    assert g.pair_verdicts.queued_for_people == q["queued"] > 0
 
 
 def test_label_takes_a_choice_or_a_queue_not_both(open_copy):

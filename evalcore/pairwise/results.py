@@ -4,133 +4,269 @@ people's and model graders' position consistency and agreement, identifiability 
 * :func:`report` is every figure of a closed, unblinded session (refused while it is open: the
   unblinded record comes from :mod:`evalcore.pairwise.grading`); :func:`format_report` is the
   report as text for ``evalcore pairs report``.
-* :func:`win_stats`: the paired result of arm A over arm B from per-pair scores, with a seeded
-  percentile bootstrap over pairs (:mod:`evalcore.stats.bootstrap`).
-* :func:`cohen_kappa` and :func:`krippendorff_alpha_nominal`: agreement on the choices as report
-  rows, the statistics being :mod:`evalcore.stats.agreement`'s; identifiability is
-  :mod:`evalcore.pairwise.leakage`'s check.
+* The statistics (win rate, kappa, alpha, proportions) are :mod:`evalcore.pairwise.measures`';
+  identifiability is :mod:`evalcore.pairwise.leakage`'s check.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
+from evalcore.contract.results import OMIT, Result
 from evalcore.errors import FormatError
 from evalcore.pairwise import leakage as blinding
 from evalcore.pairwise.grading import JudgmentStore, _people, load_pairs, unblinded
+from evalcore.pairwise.measures import (
+    Alpha,
+    Kappa,
+    Proportion,
+    SignTest,
+    binomial_p,
+    cohen_kappa,
+    krippendorff_alpha_nominal,
+    proportion,
+    win_stats,
+)
 from evalcore.pairwise.sessions import CHOICES
-from evalcore.pairwise.verdicts import GRADER_INCONSISTENT, caveats, pair_verdicts, verdict, verdict_counts
-from evalcore.stats import agreement
-from evalcore.stats.bootstrap import generator, percentile_interval, resample
+from evalcore.pairwise.verdicts import (
+    GRADER_INCONSISTENT,
+    Caveats,
+    Verdict,
+    caveats,
+    pair_verdicts,
+    verdict,
+    verdict_counts,
+)
 from evalcore.storage.files import Entry
 from evalcore.storage.seal import unblinded_path
 from evalcore.storage.store import Store
 
 
-def _st() -> Any:
-    """scipy.stats, imported on first use (it costs about a second of start-up)."""
-    from scipy import stats
+@dataclass
+class ReviewersKappa(Result):
+    """Two reviewers' :class:`Kappa` on the original pairs both graded."""
 
-    return stats
-
-
-# --------------------------------------------------------------------------- statistics (pure)
-
-
-def cohen_kappa(a: Sequence[str], b: Sequence[str], categories: Sequence[str] = CHOICES) -> dict:
-    """Cohen's kappa of two raters' choices over the same pairs, as a report row: the statistic is
-    :func:`evalcore.stats.agreement.cohen_kappa` (unweighted) on the choices coded by
-    ``categories``. Undefined (None with a reason) with no pairs or when both raters used one and
-    the same choice throughout (chance agreement 1)."""
-    n = len(a)
-    if n != len(b):
-        raise ValueError("cohen_kappa needs two equally long sequences")
-    if n == 0:
-        return {"kappa": None, "n": 0, "agreement": None, "reason": "no units rated by both"}
-    code = {c: i for i, c in enumerate(categories)}
-    po = sum(x == y for x, y in zip(a, b, strict=True)) / n
-    s = agreement.cohen_kappa([code[x] for x in a], [code[y] for y in b], len(categories))
-    if s.value is None:
-        return {
-            "kappa": None,
-            "n": n,
-            "agreement": po,
-            "reason": "both used a single category throughout: chance agreement is 1 and kappa is undefined",
-        }
-    return {"kappa": s.value, "n": n, "agreement": po, "reason": None}
-
-
-def krippendorff_alpha_nominal(units: Sequence[Sequence[str]]) -> dict:
-    """Krippendorff's alpha for nominal choices, any number of people per pair (pairs with fewer
-    than two choices are left out), as a report row: the statistic is
-    :func:`evalcore.stats.agreement.krippendorff_alpha` (the ``krippendorff`` package) over a
-    slots x pairs array (alpha depends on the values within each unit, not on who gave them).
-    Undefined when a single value occurs (no disagreement is possible)."""
-    kept = [list(u) for u in units if len(u) >= 2]
-    cats = sorted({v for u in kept for v in u})
-    if not kept:
-        return {"alpha": None, "units": 0, "reason": "no unit was rated by two or more people"}
-    if len(cats) < 2:
-        return {"alpha": None, "units": len(kept), "reason": "only one value occurs: alpha is undefined"}
-    code = {c: i for i, c in enumerate(cats)}
-    data = np.full((max(len(u) for u in kept), len(kept)), float(agreement.MISSING))
-    for j, u in enumerate(kept):
-        data[: len(u), j] = [code[v] for v in u]
-    s = agreement.krippendorff_alpha(data, "nominal", len(cats))
-    return {"alpha": s.value, "units": len(kept), "reason": s.reason}
-
-
-def win_stats(scores: Sequence[float], *, seed: int, n_boot: int = 2000, level: float = 0.95) -> dict:
-    """Paired result of arm A over arm B from per-pair scores s_i in [0, 1] (1: A won the pair,
-    0: B won, 0.5: a tie; several people on one pair average). ``win_rate`` is the mean of s_i,
-    its interval a seeded percentile bootstrap over pairs (each pair resampled whole: the paired
-    design), and the sign test counts pairs with s_i > 0.5 against s_i < 0.5 (exact two-sided
-    binomial, ties left out)."""
-    s = np.asarray(list(scores), dtype=float)
-    n = len(s)
-    if n == 0:
-        return {"pairs": 0, "win_rate": None, "interval": None, "sign_test": None, "reason": "no graded pairs"}
-    iv = percentile_interval(
-        resample(lambda idx: s[idx].mean(axis=1), n, n_boot, generator([int(seed), 0xB007])), level
-    )
-    a, b = int((s > 0.5).sum()), int((s < 0.5).sum())
-    sign = {
-        "a_pairs": a,
-        "b_pairs": b,
-        "tied_pairs": n - a - b,
-        "p_value": float(_st().binomtest(a, a + b, 0.5).pvalue) if a + b else 1.0,
-    }
-    return {
-        "pairs": n,
-        "win_rate": float(s.mean()),
-        "interval": [iv.lo, iv.hi],
-        "level": level,
-        "sign_test": sign,
-        "reason": None,
-    }
-
-
-def _prop(k: int, n: int) -> dict:
-    if n == 0:
-        return {"k": 0, "n": 0, "share": None, "interval": None, "p_value": None}
-    ci = _st().binomtest(k, n).proportion_ci(method="wilson")
-    return {
-        "k": k,
-        "n": n,
-        "share": k / n,
-        "interval": [float(ci.low), float(ci.high)],
-        "p_value": float(_st().binomtest(k, n, 0.5).pvalue),
-    }
+    a: str
+    b: str
+    kappa: float | None
+    n: int
+    agreement: float | None
+    reason: str | None
 
 
 # --------------------------------------------------------------------------- report
 
 
 _SWAP = {"left": "right", "right": "left", "same": "same"}
+
+
+@dataclass
+class Tally(Result):
+    """An arm's wins, losses and ties over some judgments."""
+
+    wins: int = 0
+    losses: int = 0
+    ties: int = 0
+
+
+@dataclass
+class ArmResult(Result):
+    """People's or a grader's result of the first arm over the second on some pairs: the judgments'
+    tally per arm, then :class:`WinStats` over the pairs."""
+
+    judgments: int
+    counts: dict[str, Tally]
+    arm: str
+    over: str
+    pairs: int
+    win_rate: float | None
+    interval: list[float | None] | None
+    level: float = OMIT
+    sign_test: SignTest | None = None
+    reason: str | None = None
+
+
+@dataclass
+class OrderFlips(Result):
+    """A grader's pairs (and judge rounds) whose two orders disagree; reversals: left in one, right in the other."""
+
+    compared: int
+    flips: int
+    reversals: int
+    share: float | None
+    reversal_share: float | None
+
+
+@dataclass
+class OrderAccuracy(Result):
+    """A grader's verdicts in one order, its ties, and its accuracy against people's majority."""
+
+    verdicts: int
+    ties: int
+    vs_people: Proportion
+
+
+@dataclass
+class PositionFlips(Result):
+    """A grader's flips by direction."""
+
+    compared: int
+    towards_first_shown: int
+    towards_second_shown: int
+    to_or_from_a_tie: int
+
+
+@dataclass
+class Position(Result):
+    """:func:`_position`: a model grader's position bias in one place."""
+
+    orders: dict[str, OrderAccuracy]
+    mean_accuracy_over_orders: float | None
+    agreement_between_orders: Proportion
+    flips: PositionFlips
+
+
+@dataclass
+class GraderVerdicts(Result):
+    """A grader's verdict per pair counted (all pairs, headline pairs), and the result on its consistent ones."""
+
+    counts: dict[str, int]
+    headline_counts: dict[str, int]
+    inconsistent_pairs: list[str]
+    queued_for_people: int
+    consistent_result: ArmResult
+
+
+@dataclass
+class GraderCost(Result):
+    """A grader run's calls, cost and tokens, and its cost per pair judged."""
+
+    calls: int
+    cost_usd: float | None
+    unpriced_calls: int
+    tokens_in: int
+    tokens_out: int
+    cost_per_pair_usd: float | None
+
+
+@dataclass
+class Grader(Result):
+    """A model grader run of the session, in the report."""
+
+    run_id: str
+    judge_model: str
+    status: str
+    verdicts: int
+    errored_verdicts: int
+    pairs: int
+    flips: OrderFlips
+    first_position: Proportion
+    position: Position
+    pair_verdicts: GraderVerdicts
+    averaged_over_orders: ArmResult
+    as_shown_only: ArmResult
+    kappa_vs_people: dict[str, Kappa]
+    kappa_vs_majority: Kappa
+    cost: GraderCost
+
+
+@dataclass
+class PairCounts(Result):
+    """The session's pairs: all, originals, headline and holdout originals, mirrors."""
+
+    total: int
+    original: int
+    headline: int
+    holdout: int
+    mirrored: int
+
+
+@dataclass
+class LeftPreference(Result):
+    """People's share of decided judgments that chose the left answer, in all and per reviewer."""
+
+    all: Proportion
+    by_reviewer: dict[str, Proportion]
+
+
+@dataclass
+class Consistency(Result):
+    """Mirrored pairs graded both times, and how many got the swapped choice."""
+
+    consistent: int
+    n: int
+    share: float | None
+
+
+@dataclass
+class MirrorConsistency(Result):
+    """:func:`_mirror_consistency`: in all and per reviewer."""
+
+    mirrored_pairs: int
+    all: Consistency
+    by_reviewer: dict[str, Consistency]
+
+
+@dataclass
+class PeopleAgreement(Result):
+    """Every two reviewers' kappa and Krippendorff's alpha, on the original pairs."""
+
+    pairwise: list[ReviewersKappa]
+    krippendorff_alpha: Alpha
+
+
+@dataclass
+class Probe(Result):
+    """A reviewer's identification probe: how often the side they called X was the first arm."""
+
+    answered: int
+    first_arm_share: float | None
+    consistency: float | None
+    p_value: float | None
+    unsure: int
+
+
+@dataclass
+class Timing(Result):
+    """A reviewer's judgments and median seconds per judgment."""
+
+    judgments: int
+    median_seconds: float | None
+
+
+@dataclass
+class Report(Result):
+    """:func:`report`: what ``evalcore pairs report --json`` prints and the Pairwise results page shows."""
+
+    session_id: str
+    closed_at: str | None
+    arms: list[str]
+    sources: dict[str, str] | None
+    settings: dict[str, Any]
+    suite_id: str | None
+    simulated: bool
+    pairs: PairCounts
+    reviewers: list[str]
+    judgments: int
+    result: ArmResult
+    caveats: Caveats
+    verdict: Verdict
+    holdout: ArmResult
+    by_class: dict[str, ArmResult]
+    left_preference: LeftPreference
+    mirror_consistency: MirrorConsistency
+    agreement: PeopleAgreement
+    probe: dict[str, Probe]
+    timing: dict[str, Timing]
+    identifiability: dict[str, Any] | None
+    made: dict[str, Any] | None
+    graders: list[Grader]
+    seed: int
 
 
 def _arm_score(choice: str, key: dict, arm: str) -> float:
@@ -141,33 +277,27 @@ def _arm_score(choice: str, key: dict, arm: str) -> float:
     return 1.0 if winner == arm else 0.0
 
 
-def _wlt(judgments: list[dict], key_of: dict, arms: list[str]) -> dict:
-    out = {a: {"wins": 0, "losses": 0, "ties": 0} for a in arms}
+def _wlt(judgments: list[dict], key_of: dict, arms: list[str]) -> dict[str, Tally]:
+    out = {a: Tally() for a in arms}
     for j in judgments:
         s = _arm_score(j["choice"], key_of[j["pair_id"]], arms[0])
         if s == 0.5:
             for a in arms:
-                out[a]["ties"] += 1
+                out[a].ties += 1
         else:
             w, l_ = (arms[0], arms[1]) if s == 1 else (arms[1], arms[0])
-            out[w]["wins"] += 1
-            out[l_]["losses"] += 1
+            out[w].wins += 1
+            out[l_].losses += 1
     return out
 
 
-def _result(judgments: list[dict], pair_ids: list[str], key_of: dict, arms: list[str], seed: int) -> dict:
+def _result(judgments: list[dict], pair_ids: list[str], key_of: dict, arms: list[str], seed: int) -> ArmResult:
     per_pair: dict[str, list[float]] = {}
     mine = [j for j in judgments if j["pair_id"] in set(pair_ids)]
     for j in mine:
         per_pair.setdefault(j["pair_id"], []).append(_arm_score(j["choice"], key_of[j["pair_id"]], arms[0]))
     scores = [float(np.mean(v)) for _, v in sorted(per_pair.items())]
-    return {
-        "judgments": len(mine),
-        "counts": _wlt(mine, key_of, arms),
-        "arm": arms[0],
-        "over": arms[1],
-        **win_stats(scores, seed=seed),
-    }
+    return ArmResult(len(mine), _wlt(mine, key_of, arms), arms[0], arms[1], **vars(win_stats(scores, seed=seed)))
 
 
 def _grader_runs(store: Store, session_id: str) -> list[str]:
@@ -180,10 +310,10 @@ def _grader_runs(store: Store, session_id: str) -> list[str]:
 
 
 #: people's or a grader's result over some pairs: :func:`_result` of (judgments, pair ids) on a session
-_Result = Callable[[list[dict], list[str]], dict]
+_Result = Callable[[list[dict], list[str]], ArmResult]
 
 
-def _grader(store: Store, run_id: str, pairs: dict, people: list[dict], headline: list[str], res: _Result) -> dict:
+def _grader(store: Store, run_id: str, pairs: dict, people: list[dict], headline: list[str], res: _Result) -> Grader:
     e = store.run(run_id)
     pv = store.records(
         'SELECT v.pair_id, v."order", v.choice, c.judge_round FROM read_parquet(?) v '
@@ -216,32 +346,28 @@ def _grader(store: Store, run_id: str, pairs: dict, people: list[dict], headline
     shown_only = [p for p in headline if p in as_shown_choice]
     first_only = res([{"pair_id": p, "choice": as_shown_choice[p]} for p in shown_only], shown_only)
     kappas, majority, kappa_majority = _against_people(avg_choice, people)
-    return {
-        "run_id": run_id,
-        "judge_model": e.manifest.judge_model,
-        "status": e.manifest.status,
-        "verdicts": len(pv),
-        "errored_verdicts": len(pv) - len(ok),
-        "pairs": len(per_pair),
-        "flips": {
-            "compared": len(both),
-            "flips": flips,
-            "reversals": reversals,
-            "share": flips / len(both) if both else None,
-            "reversal_share": reversals / len(both) if both else None,
-        },
-        "first_position": _prop(first, len(decided)),
-        "position": _position(by, both, ok, majority),
-        "pair_verdicts": _grader_verdicts(store, e, pairs, headline, res),
-        "averaged_over_orders": averaged,
-        "as_shown_only": first_only,
-        "kappa_vs_people": kappas,
-        "kappa_vs_majority": kappa_majority,
-        "cost": _grader_cost(store, e, len(per_pair)),
-    }
+    return Grader(
+        run_id=run_id,
+        judge_model=e.manifest.judge_model,
+        status=e.manifest.status,
+        verdicts=len(pv),
+        errored_verdicts=len(pv) - len(ok),
+        pairs=len(per_pair),
+        flips=OrderFlips(
+            len(both), flips, reversals, flips / len(both) if both else None, reversals / len(both) if both else None
+        ),
+        first_position=proportion(first, len(decided)),
+        position=_position(by, both, ok, majority),
+        pair_verdicts=_grader_verdicts(store, e, pairs, headline, res),
+        averaged_over_orders=averaged,
+        as_shown_only=first_only,
+        kappa_vs_people=kappas,
+        kappa_vs_majority=kappa_majority,
+        cost=_grader_cost(store, e, len(per_pair)),
+    )
 
 
-def _against_people(avg_choice: dict[str, str], people: list[dict]) -> tuple[dict[str, dict], dict[str, str], dict]:
+def _against_people(avg_choice: dict[str, str], people: list[dict]) -> tuple[dict[str, Kappa], dict[str, str], Kappa]:
     """A grader's averaged choice against each person's (kappa per reviewer) and people's strict majority."""
     kappas = {}
     for rev in sorted({j["reviewer"] for j in people}):
@@ -258,7 +384,7 @@ def _against_people(avg_choice: dict[str, str], people: list[dict]) -> tuple[dic
     return kappas, majority, cohen_kappa([avg_choice[p] for p in mp], [majority[p] for p in mp])
 
 
-def _grader_verdicts(store: Store, e: Entry, pairs: dict, headline: list[str], res: _Result) -> dict:
+def _grader_verdicts(store: Store, e: Entry, pairs: dict, headline: list[str], res: _Result) -> GraderVerdicts:
     """The grader's verdict per pair: the choice made in both orders, else inconsistent."""
     pv_of = {p: v for p, v in pair_verdicts(store, e.id).items() if p in pairs}
     consistent = [p for p in headline if pv_of.get(p) in CHOICES]
@@ -267,16 +393,16 @@ def _grader_verdicts(store: Store, e: Entry, pairs: dict, headline: list[str], r
         for f in JudgmentStore(store).first(str((e.manifest.knobs or {}).get("session_id")))
         if f["source"] == e.id and f["reason"] == GRADER_INCONSISTENT
     ]
-    return {
-        "counts": verdict_counts(pv_of),
-        "headline_counts": verdict_counts(pv_of, headline),
-        "inconsistent_pairs": sorted(p for p, v in pv_of.items() if v == "inconsistent"),
-        "queued_for_people": len(queued),
-        "consistent_result": res([{"pair_id": p, "choice": pv_of[p]} for p in consistent], consistent),
-    }
+    return GraderVerdicts(
+        verdict_counts(pv_of),
+        verdict_counts(pv_of, headline),
+        sorted(p for p, v in pv_of.items() if v == "inconsistent"),
+        len(queued),
+        res([{"pair_id": p, "choice": pv_of[p]} for p in consistent], consistent),
+    )
 
 
-def _grader_cost(store: Store, e: Entry, n_pairs: int) -> dict:
+def _grader_cost(store: Store, e: Entry, n_pairs: int) -> GraderCost:
     """The grader run's calls, cost and tokens, and its cost per pair judged."""
     calls = store.records(
         "SELECT count(*) AS calls, sum(cost_usd) AS cost, count(cost_usd) AS priced, "
@@ -285,52 +411,43 @@ def _grader_cost(store: Store, e: Entry, n_pairs: int) -> dict:
     )[0]
     n_calls = int(calls["calls"] or 0)
     cost = None if calls["priced"] == 0 else float(calls["cost"])
-    return {
-        "calls": n_calls,
-        "cost_usd": cost,
-        "unpriced_calls": n_calls - int(calls["priced"] or 0),
-        "tokens_in": int(calls["tokens_in"] or 0),
-        "tokens_out": int(calls["tokens_out"] or 0),
-        "cost_per_pair_usd": (cost / n_pairs) if cost is not None and n_pairs else None,
-    }
+    return GraderCost(
+        n_calls,
+        cost,
+        n_calls - int(calls["priced"] or 0),
+        int(calls["tokens_in"] or 0),
+        int(calls["tokens_out"] or 0),
+        (cost / n_pairs) if cost is not None and n_pairs else None,
+    )
 
 
 def _position(
     by: dict[tuple[str, int], dict[str, str]], both: list[dict[str, str]], ok: list[dict], majority: dict[str, str]
-) -> dict:
+) -> Position:
     """Position bias of a model grader in one place. Choices are in as-shown terms (a grader that
     picks whatever is shown first says ``left`` in the as-shown order and ``right`` in the swapped
     one). Per order: accuracy against people's majority (pairs with one) and ties; their mean;
     agreement between the two orders; flips by direction: towards the answer shown first, towards
     the one shown second, or to or from a tie."""
-    out: dict[str, Any] = {"orders": {}}
-    accs = []
+    orders = {}
     for order in ("as_shown", "swapped"):
         rows = [r for r in ok if r["order"] == order]
         scored = [r for r in rows if r["pair_id"] in majority]
-        acc = _prop(sum(r["choice"] == majority[r["pair_id"]] for r in scored), len(scored))
-        out["orders"][order] = {
-            "verdicts": len(rows),
-            "ties": sum(r["choice"] == "same" for r in rows),
-            "vs_people": acc,
-        }
-        if acc["share"] is not None:
-            accs.append(acc["share"])
-    out["mean_accuracy_over_orders"] = float(np.mean(accs)) if len(accs) == 2 else None
+        acc = proportion(sum(r["choice"] == majority[r["pair_id"]] for r in scored), len(scored))
+        orders[order] = OrderAccuracy(len(rows), sum(r["choice"] == "same" for r in rows), acc)
+    accs = [o.vs_people.share for o in orders.values() if o.vs_people.share is not None]
     towards_first = sum(v["as_shown"] == "left" and v["swapped"] == "right" for v in both)
     towards_second = sum(v["as_shown"] == "right" and v["swapped"] == "left" for v in both)
     with_tie = sum(v["as_shown"] != v["swapped"] and "same" in (v["as_shown"], v["swapped"]) for v in both)
-    out["agreement_between_orders"] = _prop(sum(v["as_shown"] == v["swapped"] for v in both), len(both))
-    out["flips"] = {
-        "compared": len(both),
-        "towards_first_shown": towards_first,
-        "towards_second_shown": towards_second,
-        "to_or_from_a_tie": with_tie,
-    }
-    return out
+    return Position(
+        orders,
+        float(np.mean(accs)) if len(accs) == 2 else None,
+        proportion(sum(v["as_shown"] == v["swapped"] for v in both), len(both)),
+        PositionFlips(len(both), towards_first, towards_second, with_tie),
+    )
 
 
-def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
+def report(store: Store, session_id: str, *, seed: int = 0) -> Report:
     """Every figure of a closed, unblinded session (see docs/PAIRWISE.md). Refused while open."""
     rec = unblinded(store, session_id)
     arms: list[str] = rec["arms"]
@@ -354,53 +471,45 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> dict:
     graders = [_grader(store, rid, pairs, people, headline, res) for rid in _grader_runs(store, session_id)]
     result = res(people, headline)
     cav = caveats(rec.get("identifiability"), left_pref, graders)
-    return {
-        "session_id": session_id,
-        "closed_at": rec.get("closed_at"),
-        "arms": arms,
-        "sources": rec.get("sources"),
-        "settings": m.settings.model_dump(mode="json"),
-        "suite_id": m.suite_id,
-        "simulated": m.simulated,
-        "pairs": {
-            "total": len(pairs),
-            "original": len(originals),
-            "headline": len(headline),
-            "holdout": len(held),
-            "mirrored": len(pairs) - len(originals),
-        },
-        "reviewers": reviewers,
-        "judgments": len(people),
-        "result": result,
-        "caveats": cav,
-        "verdict": verdict(result, cav, arms),
-        "holdout": res(people, held),
-        "by_class": _by_class(store, m.suite_id, pairs, people, headline, res),
-        "left_preference": left_pref,
-        "mirror_consistency": _mirror_consistency(pairs, people, reviewers),
-        "agreement": _people_agreement(pairs, people, reviewers),
-        "probe": _probes(store, session_id, pairs, key_of, arms),
-        "timing": {
-            r: {
-                "judgments": sum(1 for j in people if j["reviewer"] == r),
-                "median_seconds": (
-                    float(np.median(s))
-                    if (s := [j["seconds"] for j in people if j["reviewer"] == r and j["seconds"] is not None])
-                    else None
-                ),
-            }
+    return Report(
+        session_id=session_id,
+        closed_at=rec.get("closed_at"),
+        arms=arms,
+        sources=rec.get("sources"),
+        settings=m.settings.model_dump(mode="json"),
+        suite_id=m.suite_id,
+        simulated=m.simulated,
+        pairs=PairCounts(len(pairs), len(originals), len(headline), len(held), len(pairs) - len(originals)),
+        reviewers=reviewers,
+        judgments=len(people),
+        result=result,
+        caveats=cav,
+        verdict=verdict(result, cav, arms),
+        holdout=res(people, held),
+        by_class=_by_class(store, m.suite_id, pairs, people, headline, res),
+        left_preference=left_pref,
+        mirror_consistency=_mirror_consistency(pairs, people, reviewers),
+        agreement=_people_agreement(pairs, people, reviewers),
+        probe=_probes(store, session_id, pairs, key_of, arms),
+        timing={
+            r: Timing(
+                sum(1 for j in people if j["reviewer"] == r),
+                float(np.median(s))
+                if (s := [j["seconds"] for j in people if j["reviewer"] == r and j["seconds"] is not None])
+                else None,
+            )
             for r in reviewers
         },
-        "identifiability": rec.get("identifiability"),
-        "made": rec.get("made"),
-        "graders": graders,
-        "seed": seed,
-    }
+        identifiability=rec.get("identifiability"),
+        made=rec.get("made"),
+        graders=graders,
+        seed=seed,
+    )
 
 
 def _by_class(
     store: Store, suite_id: str | None, pairs: dict, people: list[dict], headline: list[str], res: _Result
-) -> dict[str, dict]:
+) -> dict[str, ArmResult]:
     """People's headline result per class of the suite's items (``(none)``: an item without one)."""
     classes: dict[str, str] = {}
     if suite_id and store.dir_of("suite", suite_id).is_dir():
@@ -415,20 +524,17 @@ def _by_class(
     return by_class
 
 
-def _left_preference(people: list[dict], reviewers: list[str]) -> dict:
+def _left_preference(people: list[dict], reviewers: list[str]) -> LeftPreference:
     """People's preference for the left answer among their decided judgments, in all and per reviewer."""
     decided = [j for j in people if j["choice"] != "same"]
 
-    def left(js: list[dict]) -> dict:
-        return _prop(sum(j["choice"] == "left" for j in js), len(js))
+    def left(js: list[dict]) -> Proportion:
+        return proportion(sum(j["choice"] == "left" for j in js), len(js))
 
-    return {
-        "all": left(decided),
-        "by_reviewer": {r: left([j for j in decided if j["reviewer"] == r]) for r in reviewers},
-    }
+    return LeftPreference(left(decided), {r: left([j for j in decided if j["reviewer"] == r]) for r in reviewers})
 
 
-def _mirror_consistency(pairs: dict, people: list[dict], reviewers: list[str]) -> dict:
+def _mirror_consistency(pairs: dict, people: list[dict], reviewers: list[str]) -> MirrorConsistency:
     """How often each reviewer's choice on a mirrored pair is the swap of their choice on its original."""
     choice_of = {(j["pair_id"], j["reviewer"]): j["choice"] for j in people}
     cons: dict[str, list[bool]] = {}
@@ -439,14 +545,14 @@ def _mirror_consistency(pairs: dict, people: list[dict], reviewers: list[str]) -
                 if a is not None and b is not None:
                     cons.setdefault(r, []).append(_SWAP[a] == b)
     all_c = [x for v in cons.values() for x in v]
-    return {
-        "mirrored_pairs": sum(1 for p in pairs.values() if p["mirror_of"]),
-        "all": {"consistent": sum(all_c), "n": len(all_c), "share": (sum(all_c) / len(all_c)) if all_c else None},
-        "by_reviewer": {r: {"consistent": sum(v), "n": len(v), "share": sum(v) / len(v)} for r, v in cons.items()},
-    }
+    return MirrorConsistency(
+        sum(1 for p in pairs.values() if p["mirror_of"]),
+        Consistency(sum(all_c), len(all_c), (sum(all_c) / len(all_c)) if all_c else None),
+        {r: Consistency(sum(v), len(v), sum(v) / len(v)) for r, v in cons.items()},
+    )
 
 
-def _people_agreement(pairs: dict, people: list[dict], reviewers: list[str]) -> dict:
+def _people_agreement(pairs: dict, people: list[dict], reviewers: list[str]) -> PeopleAgreement:
     """Agreement between people on the original pairs: every two reviewers' kappa, Krippendorff's alpha."""
     units: dict[str, dict[str, str]] = {}
     for j in people:
@@ -458,14 +564,11 @@ def _people_agreement(pairs: dict, people: list[dict], reviewers: list[str]) -> 
             common = sorted(p for p, u in units.items() if r1 in u and r2 in u)
             if common:
                 k = cohen_kappa([units[p][r1] for p in common], [units[p][r2] for p in common])
-                pairwise.append({"a": r1, "b": r2, **k})
-    return {
-        "pairwise": pairwise,
-        "krippendorff_alpha": krippendorff_alpha_nominal([list(u.values()) for u in units.values()]),
-    }
+                pairwise.append(ReviewersKappa(r1, r2, **vars(k)))
+    return PeopleAgreement(pairwise, krippendorff_alpha_nominal([list(u.values()) for u in units.values()]))
 
 
-def _probes(store: Store, session_id: str, pairs: dict, key_of: dict, arms: list[str]) -> dict[str, dict]:
+def _probes(store: Store, session_id: str, pairs: dict, key_of: dict, arms: list[str]) -> dict[str, Probe]:
     """The identification probe per reviewer: does the side they call X follow one arm?"""
     probes = {}
     js = JudgmentStore(store)
@@ -477,13 +580,13 @@ def _probes(store: Store, session_id: str, pairs: dict, key_of: dict, arms: list
             for g in gs
         )
         n = len(gs)
-        probes[r] = {
-            "answered": n,
-            "first_arm_share": (k / n) if n else None,
-            "consistency": (max(k, n - k) / n) if n else None,
-            "p_value": float(_st().binomtest(k, n, 0.5).pvalue) if n else None,
-            "unsure": sum(1 for p in answers if p["guess"] == "unsure"),
-        }
+        probes[r] = Probe(
+            n,
+            (k / n) if n else None,
+            (max(k, n - k) / n) if n else None,
+            binomial_p(k, n) if n else None,
+            sum(1 for p in answers if p["guess"] == "unsure"),
+        )
     return probes
 
 
@@ -491,137 +594,132 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-def _iv(x: Sequence[float] | None) -> str:
-    return "-" if not x else f"{100 * x[0]:.1f}-{100 * x[1]:.1f}%"
+def _iv(x: Sequence[float | None] | None) -> str:
+    return "-" if not x else f"{100 * x[0]:.1f}-{100 * x[1]:.1f}%"  # type: ignore[operator]
 
 
-def caveat_lines(r: dict) -> list[str]:
+def caveat_lines(r: Report) -> list[str]:
     """The lines that follow the headline result wherever it is shown: identifiability of the
     answers as shown, people's and each model grader's position preference, and the verdict."""
-    c = r["caveats"]
-    idf = c["identifiability"]
+    c = r.caveats
+    idf = c.identifiability
     lines = [
         "identifiability as shown: not measured"
-        if idf["accuracy"] is None
-        else f"identifiability as shown: {_pct(idf['accuracy'])} ({_iv(idf['interval'])}; chance 50%)"
-        + (f", leaking feature {idf['leaking_feature']}" if idf["leaking_feature"] else "")
+        if idf.accuracy is None
+        else f"identifiability as shown: {_pct(idf.accuracy)} ({_iv(idf.interval)}; chance 50%)"
+        + (f", leaking feature {idf.leaking_feature}" if idf.leaking_feature else "")
     ]
-    lp = c["people_left_share"]
+    lp = c.people_left_share
     lines.append(
-        f"people's left share: {_pct(lp['share'])} ({_iv(lp['interval'])}) of {lp['n']} decided judgments"
-        if lp["n"]
+        f"people's left share: {_pct(lp.share)} ({_iv(lp.interval)}) of {lp.n} decided judgments"
+        if lp.n
         else "people's left share: no decided judgments"
     )
-    for g in c["graders"]:
-        pv = g["pair_verdicts"]
+    for g in c.graders:
+        pv = g.pair_verdicts
         lines.append(
-            f"model grader {g['run_id']}: first-position share {_pct(g['first_position_share'])} "
-            f"({_iv(g['interval'])}); pair verdicts left {pv['left']}, right {pv['right']}, same {pv['same']}, "
+            f"model grader {g.run_id}: first-position share {_pct(g.first_position_share)} "
+            f"({_iv(g.interval)}); pair verdicts left {pv['left']}, right {pv['right']}, same {pv['same']}, "
             f"inconsistent {pv['inconsistent']}" + (f", one order only {pv['one_order']}" if pv["one_order"] else "")
         )
-    lines.append(f"verdict: {r['verdict']['text']}")
+    lines.append(f"verdict: {r.verdict.text}")
     return lines
 
 
-def _block(title: str, x: dict, a: str) -> list[str]:
+def _block(title: str, x: ArmResult, a: str) -> list[str]:
     """A result's lines: arm ``a``'s wins, losses and ties, and its win rate with the sign test."""
-    c = x["counts"]
-    out = [
-        f"{title}: {a} wins {c[a]['wins']}, loses {c[a]['losses']}, ties {c[a]['ties']} "
-        f"({x['judgments']} judgments on {x['pairs']} pairs)"
-    ]
-    if x.get("win_rate") is not None:
-        st = x["sign_test"]
+    c = x.counts[a]
+    out = [f"{title}: {a} wins {c.wins}, loses {c.losses}, ties {c.ties} ({x.judgments} judgments on {x.pairs} pairs)"]
+    if (st := x.sign_test) is not None:  # with the win rate
         out.append(
-            f"  {a} win rate {_pct(x['win_rate'])} (bootstrap {_iv(x['interval'])}); sign test "
-            f"{st['a_pairs']} vs {st['b_pairs']} pairs, p = {st['p_value']:.3g}"
+            f"  {a} win rate {_pct(x.win_rate)} (bootstrap {_iv(x.interval)}); sign test "
+            f"{st.a_pairs} vs {st.b_pairs} pairs, p = {st.p_value:.3g}"
         )
     return out
 
 
-def format_report(r: dict) -> str:
+def format_report(r: Report) -> str:
     """The report as text for the command line."""
-    a, b = r["arms"]
+    a, b = r.arms
     lines = [
-        f"session {r['session_id']}: {a} vs {b} (closed {r['closed_at']})" + (" SIMULATED" if r["simulated"] else ""),
-        f"pairs: {r['pairs']['headline']} in the headline, {r['pairs']['holdout']} holdout, "
-        f"{r['pairs']['mirrored']} mirrored; {r['judgments']} judgments by {len(r['reviewers'])} people",
+        f"session {r.session_id}: {a} vs {b} (closed {r.closed_at})" + (" SIMULATED" if r.simulated else ""),
+        f"pairs: {r.pairs.headline} in the headline, {r.pairs.holdout} holdout, "
+        f"{r.pairs.mirrored} mirrored; {r.judgments} judgments by {len(r.reviewers)} people",
         "",
     ]
-    lines += _block("headline", r["result"], a)
+    lines += _block("headline", r.result, a)
     lines += ["  " + x for x in caveat_lines(r)]
-    lines += _block("holdout", r["holdout"], a)
-    for cls, x in r["by_class"].items():
+    lines += _block("holdout", r.holdout, a)
+    for cls, x in r.by_class.items():
         lines += _block(f"class {cls}", x, a)
-    lp = r["left_preference"]["all"]
+    lp = r.left_preference.all
     lines += [
         "",
-        f"people chose the left answer in {_pct(lp['share'])} of decided judgments "
-        f"({_iv(lp['interval'])}, p = {lp['p_value']:.3g})"
-        if lp["n"]
+        f"people chose the left answer in {_pct(lp.share)} of decided judgments "
+        f"({_iv(lp.interval)}, p = {lp.p_value:.3g})"
+        if lp.n
         else "people: no decided judgments",
     ]
-    mc = r["mirror_consistency"]["all"]
-    if mc["n"]:
-        lines.append(f"consistent on mirrored pairs: {mc['consistent']} of {mc['n']} ({_pct(mc['share'])})")
-    al = r["agreement"]["krippendorff_alpha"]
-    if al["alpha"] is not None:
-        lines.append(f"agreement between people: Krippendorff's alpha {al['alpha']:.3f} over {al['units']} pairs")
-    for x in r["agreement"]["pairwise"]:
-        if x["kappa"] is not None:
-            lines.append(f"  kappa {x['a']} / {x['b']}: {x['kappa']:.3f} on {x['n']} pairs")
-    ident = r.get("identifiability") or {}
+    mc = r.mirror_consistency.all
+    if mc.n:
+        lines.append(f"consistent on mirrored pairs: {mc.consistent} of {mc.n} ({_pct(mc.share)})")
+    al = r.agreement.krippendorff_alpha
+    if al.alpha is not None:
+        lines.append(f"agreement between people: Krippendorff's alpha {al.alpha:.3f} over {al.units} pairs")
+    for k in r.agreement.pairwise:
+        if k.kappa is not None:
+            lines.append(f"  kappa {k.a} / {k.b}: {k.kappa:.3f} on {k.n} pairs")
+    ident = r.identifiability or {}
     for when in ("before", "after"):
         c = ident.get(when)
         if c:
             lines.append(f"identifiability {when} normalisation: {blinding.describe(c)}")
-    for rev, p in r["probe"].items():
-        if p["answered"]:
+    for rev, p in r.probe.items():
+        if p.answered:
             lines.append(
-                f"probe {rev}: the side called X was {a} in {_pct(p['first_arm_share'])} of "
-                f"{p['answered']} pairs (p = {p['p_value']:.3g})"
+                f"probe {rev}: the side called X was {a} in {_pct(p.first_arm_share)} of "
+                f"{p.answered} pairs (p = {p.p_value:.3g})"
             )
-    for g in r["graders"]:
+    for g in r.graders:
         lines += _grader_lines(g, a)
     return "\n".join(lines)
 
 
-def _grader_lines(g: dict, a: str) -> list[str]:
+def _grader_lines(g: Grader, a: str) -> list[str]:
     """A model grader's part of the report (``a``: the first arm)."""
-    f = g["flips"]
-    fp = g["first_position"]
-    po = g["position"]
-    pf = po["flips"]
+    f = g.flips
+    po = g.position
+    pf = po.flips
     lines = [
         "",
-        f"model grader {g['run_id']} ({g['judge_model']}):",
-        f"  order flips {f['flips']} of {f['compared']} pairs ({_pct(f['share'])}), reversals {f['reversals']}",
-        f"  first-position preference {_pct(fp['share'])} ({_iv(fp['interval'])})",
-        f"  flips towards the first shown {pf['towards_first_shown']}, towards the second "
-        f"{pf['towards_second_shown']}, to or from a tie {pf['to_or_from_a_tie']}; agreement between orders "
-        f"{_pct(po['agreement_between_orders']['share'])}",
+        f"model grader {g.run_id} ({g.judge_model}):",
+        f"  order flips {f.flips} of {f.compared} pairs ({_pct(f.share)}), reversals {f.reversals}",
+        f"  first-position preference {_pct(g.first_position.share)} ({_iv(g.first_position.interval)})",
+        f"  flips towards the first shown {pf.towards_first_shown}, towards the second "
+        f"{pf.towards_second_shown}, to or from a tie {pf.to_or_from_a_tie}; agreement between orders "
+        f"{_pct(po.agreement_between_orders.share)}",
     ]
-    for order, o in po["orders"].items():
+    for order, o in po.orders.items():
         lines.append(
-            f"  {order.replace('_', ' ')}: accuracy vs people {_pct(o['vs_people']['share'])} on "
-            f"{o['vs_people']['n']} pairs, ties {o['ties']} of {o['verdicts']}"
+            f"  {order.replace('_', ' ')}: accuracy vs people {_pct(o.vs_people.share)} on "
+            f"{o.vs_people.n} pairs, ties {o.ties} of {o.verdicts}"
         )
-    if po["mean_accuracy_over_orders"] is not None:
-        lines.append(f"  accuracy averaged over both orders {_pct(po['mean_accuracy_over_orders'])}")
-    lines += ["  " + s for s in _block("averaged over both orders", g["averaged_over_orders"], a)]
-    pv = g["pair_verdicts"]
-    lines += ["  " + s for s in _block("pairs it judged the same in both orders", pv["consistent_result"], a)]
+    if po.mean_accuracy_over_orders is not None:
+        lines.append(f"  accuracy averaged over both orders {_pct(po.mean_accuracy_over_orders)}")
+    lines += ["  " + s for s in _block("averaged over both orders", g.averaged_over_orders, a)]
+    pv = g.pair_verdicts
+    lines += ["  " + s for s in _block("pairs it judged the same in both orders", pv.consistent_result, a)]
     lines.append(
-        f"  inconsistent pairs (the two orders disagree): {pv['counts']['inconsistent']}, "
-        f"queued for people first: {pv['queued_for_people']}"
+        f"  inconsistent pairs (the two orders disagree): {pv.counts['inconsistent']}, "
+        f"queued for people first: {pv.queued_for_people}"
     )
-    km = g["kappa_vs_majority"]
-    if km["kappa"] is not None:
-        lines.append(f"  kappa vs people's majority: {km['kappa']:.3f} on {km['n']} pairs")
-    c = g["cost"]
+    km = g.kappa_vs_majority
+    if km.kappa is not None:
+        lines.append(f"  kappa vs people's majority: {km.kappa:.3f} on {km.n} pairs")
+    c = g.cost
     lines.append(
-        f"  cost: {c['calls']} calls, "
-        + ("unknown" if c["cost_usd"] is None else f"${c['cost_usd']:.4f}")
-        + (f" (${c['cost_per_pair_usd']:.4f} per pair)" if c["cost_per_pair_usd"] is not None else "")
+        f"  cost: {c.calls} calls, "
+        + ("unknown" if c.cost_usd is None else f"${c.cost_usd:.4f}")
+        + (f" (${c.cost_per_pair_usd:.4f} per pair)" if c.cost_per_pair_usd is not None else "")
     )
     return lines

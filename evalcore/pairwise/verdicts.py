@@ -16,11 +16,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
+from evalcore.contract.results import Result
 from evalcore.errors import InputError, NotFoundError
 from evalcore.pairwise.grading import JudgmentStore, load_pairs, session_status
 from evalcore.storage.store import Store
+
+if TYPE_CHECKING:  # results imports this module
+    from evalcore.pairwise.measures import Proportion
+    from evalcore.pairwise.results import ArmResult, Grader, LeftPreference
 
 GRADER_INCONSISTENT = "grader_inconsistent"
 PAIR_VERDICTS = ("left", "right", "same", "inconsistent", "one_order")
@@ -121,46 +127,81 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.0f}%"
 
 
-def _iv(x: Sequence[float] | None) -> str:
-    return "-" if not x else f"[{100 * x[0]:.0f}-{100 * x[1]:.0f}%]"
+def _iv(x: Sequence[float | None] | None) -> str:
+    return "-" if not x else f"[{100 * x[0]:.0f}-{100 * x[1]:.0f}%]"  # type: ignore[operator]
 
 
-def caveats(identifiability: dict | None, left_preference: dict, graders: list[dict]) -> dict[str, Any]:
+@dataclass
+class CaveatIdentifiability(Result):
+    """The identifiability check of the answers as shown (reason ``not measured`` without one)."""
+
+    accuracy: float | None
+    interval: list[float] | None
+    p_value: float | None
+    identifiable: bool | None
+    leaking_feature: str | None
+    reason: str | None
+
+
+@dataclass
+class CaveatGrader(Result):
+    """A model grader's first-position share (Wilson interval) and its pair verdicts' counts."""
+
+    run_id: str
+    first_position_share: float | None
+    interval: list[float] | None
+    n: int
+    pair_verdicts: dict[str, int]
+
+
+@dataclass
+class Caveats(Result):
+    """:func:`caveats`: what must be read beside the headline."""
+
+    identifiability: CaveatIdentifiability
+    people_left_share: Proportion
+    graders: list[CaveatGrader]
+
+
+@dataclass
+class Verdict(Result):
+    """:func:`verdict`: the headline in words."""
+
+    code: str
+    caveats: list[str]
+    text: str
+
+
+def caveats(identifiability: dict | None, left_preference: LeftPreference, graders: Sequence[Grader]) -> Caveats:
     """What must be read beside the headline: identifiability of the answers as shown (accuracy,
     interval, leaking feature), people's left share (Wilson interval), each model grader's
     first-position share and its pair verdicts' counts."""
     after = (identifiability or {}).get("after") or {}
-    lp = left_preference["all"]
-    return {
-        "identifiability": {
-            "accuracy": after.get("accuracy"),
-            "interval": after.get("interval"),
-            "p_value": after.get("p_value"),
-            "identifiable": after.get("identifiable"),
-            "leaking_feature": after.get("leaking_feature"),
-            "reason": after.get("reason") if after else "not measured",
-        },
-        "people_left_share": {k: lp[k] for k in ("k", "n", "share", "interval", "p_value")},
-        "graders": [
-            {
-                "run_id": g["run_id"],
-                "first_position_share": g["first_position"]["share"],
-                "interval": g["first_position"]["interval"],
-                "n": g["first_position"]["n"],
-                "pair_verdicts": g["pair_verdicts"]["counts"],
-            }
+    return Caveats(
+        CaveatIdentifiability(
+            after.get("accuracy"),
+            after.get("interval"),
+            after.get("p_value"),
+            after.get("identifiable"),
+            after.get("leaking_feature"),
+            after.get("reason") if after else "not measured",
+        ),
+        left_preference.all,
+        [
+            CaveatGrader(
+                g.run_id, g.first_position.share, g.first_position.interval, g.first_position.n, g.pair_verdicts.counts
+            )
             for g in graders
         ],
-    }
+    )
 
 
-def verdict(result: dict, cav: dict, arms: Sequence[str]) -> dict[str, Any]:
+def verdict(result: ArmResult, cav: Caveats, arms: Sequence[str]) -> Verdict:
     """The headline in words, by :data:`VERDICT_RULES`: ``code`` (``a_preferred``, ``b_preferred``,
     ``no_difference``, ``too_few_pairs``, ``no_result``), the ``caveats`` that apply (codes) and
     ``text``, one sentence with the caveats after it."""
     a, b = arms
-    n = result.get("pairs") or 0
-    wr, ci = result.get("win_rate"), result.get("interval")
+    n, wr, ci = result.pairs, result.win_rate, result.interval
     if not n or wr is None:
         code, main = "no_result", "No result: no headline pair was graded by a person"
     elif n < MIN_PAIRS:
@@ -172,36 +213,36 @@ def verdict(result: dict, cav: dict, arms: Sequence[str]) -> dict[str, Any]:
     else:
         code, main = "no_difference", f"No difference detected ({a} won {_pct(wr)} {_iv(ci)} of {n} pairs)"
     notes: list[tuple[str, str]] = []
-    idf = cav["identifiability"]
-    if idf["accuracy"] is None:
+    idf = cav.identifiability
+    if idf.accuracy is None:
         notes.append(("identifiability_not_measured", "whether the arms could be told apart was not measured"))
-    elif idf["identifiable"]:
-        leak = f", mostly by {idf['leaking_feature']}" if idf["leaking_feature"] else ""
+    elif idf.identifiable:
+        leak = f", mostly by {idf.leaking_feature}" if idf.leaking_feature else ""
         notes.append(
             (
                 "identifiable",
-                f"the arms were identifiable {_pct(idf['accuracy'])} {_iv(idf['interval'])} of the time{leak}: "
+                f"the arms were identifiable {_pct(idf.accuracy)} {_iv(idf.interval)} of the time{leak}: "
                 "people may have graded the system, not the answer",
             )
         )
-    lp = cav["people_left_share"]
-    if lp["n"] and _excludes_half(lp["interval"]):
+    lp = cav.people_left_share
+    if lp.n and _excludes_half(lp.interval):
         notes.append(
             (
                 "people_position",
-                f"people chose the left answer {_pct(lp['share'])} {_iv(lp['interval'])} of the time "
+                f"people chose the left answer {_pct(lp.share)} {_iv(lp.interval)} of the time "
                 "(the balanced sides keep it out of the win rate)",
             )
         )
-    for g in cav["graders"]:
-        if g["n"] and _excludes_half(g["interval"]):
+    for g in cav.graders:
+        if g.n and _excludes_half(g.interval):
             notes.append(
                 (
                     "grader_position",
-                    f"model grader {g['run_id']} chose the answer shown first {_pct(g['first_position_share'])} "
-                    f"{_iv(g['interval'])} of the time",
+                    f"model grader {g.run_id} chose the answer shown first {_pct(g.first_position_share)} "
+                    f"{_iv(g.interval)} of the time",
                 )
             )
     joiner = ", but " if code in ("a_preferred", "b_preferred") else "; note: "
     text = main + (joiner + "; ".join(t for _, t in notes) if notes and code != "no_result" else "") + "."
-    return {"code": code, "caveats": [c for c, _ in notes], "text": text}
+    return Verdict(code, [c for c, _ in notes], text)
