@@ -1,20 +1,6 @@
 """Scores as scores: a judge's numbers against people's, the criterion-by-criterion matrix of any
-instrument, and reliability across judge rounds and across people.
-
-The unit is an **answer**: (generation, item, generation round). Every figure reads Parquet through
-DuckDB and can pool several generations (a run belongs to one generation, so several runs pool
-theirs; people can be read over any generations, e.g. SummEval's 16 systems, which have people's
-ratings and no judge).
-
-* **A judge's score** of an answer on a criterion is the verdicts' ``score``: the mean over the
-  run's judge rounds (default) or one judge round; errored verdicts (score null) are left out and
-  counted.
-* **People's score**: from the label sets of the generation (``labels/<id>/labels.parquet``), the
-  annotator ``mean`` (a published mean of several people) where there is one, else the mean of the
-  annotators' scores; a gold value settled in the label store
-  (:func:`evalcore.storage.gold.settled`) replaces it for that answer and criterion.
-* ``classes`` keeps only the items of these classes (the suite's items ``class`` column); holdout
-  items are left out unless ``include_holdout``.
+instrument, and reliability across judge rounds and across people, on the answers' scores of
+:mod:`evalcore.analysis.scoresql` (a judge's, people's; pooled over generations).
 
 Figures: :func:`correlate` (Pearson, Spearman, Kendall's tau-b of a judge against people, pooled and
 averaged within the outputs of one item, with bootstrap intervals), :func:`criterion_matrix`
@@ -26,203 +12,33 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from evalcore.analysis.suites import holdout_filter
+from evalcore.analysis.scoresql import (
+    MEAN,
+    check_classes,
+    classes_of,
+    item_filter,
+    judge_sql,
+    numeric_common,
+    numpy_columns,
+    people_gens,
+    people_kinds,
+    people_sql,
+    pooled_runs,
+    run_manifests,
+)
 from evalcore.contract.results import OMIT, Result
-from evalcore.errors import EvalcoreError, InputError, NotFoundError
+from evalcore.errors import InputError, NotFoundError
 from evalcore.stats.reliability import NOT_FIXED, Level, Raters, criterion_reliability, rank_matrix, score_correlations
-from evalcore.storage.gold import settled
-from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
-NUMERIC = ("ordinal", "continuous")
 #: annotators named like this are rater slots (HANNA's crowd columns), not fixed people; the same
 #: rule as evalcore.review.reportcard.is_slot (review sits above analysis)
 SLOT_RE = re.compile(r"^slot\d+$")
-MEAN = "mean"
 TERNARY_CODES = {"wrong": 0, "partial": 1, "correct": 2}
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def _numpy(store: Store, sql: str, params: list[Any]) -> dict[str, np.ndarray]:
-    cur = store._con().cursor()
-    try:
-        res = cur.execute(sql, params).fetchnumpy()
-    finally:
-        cur.close()
-    out = {}
-    for k, v in res.items():
-        if isinstance(v, np.ma.MaskedArray):
-            v = cast(np.ma.MaskedArray, v.astype(float) if v.dtype.kind in "iufb" else v).filled(
-                np.nan if v.dtype.kind in "iufb" else None
-            )
-        out[k] = np.asarray(v)
-    return out
-
-
-def _item_filter(store: Store, gen_id: str, classes: list[str] | None, include_holdout: bool) -> tuple[str, list[Any]]:
-    """A condition on ``item_id``: the holdout items left out (unless included), only ``classes``."""
-    suite = store.generation(gen_id).manifest.suite_id
-    conds, params = [], []
-    hold = holdout_filter(store, suite, include_holdout)
-    if hold[0]:
-        conds.append(hold[0])
-        params += hold[1]
-    if classes:
-        marks = ", ".join("?" for _ in classes)
-        conds.append(f"item_id IN (SELECT item_id FROM read_parquet(?) WHERE class IN ({marks}))")
-        params += [store.path_of("suite", suite, "items"), *classes]
-    return " AND ".join(conds) or "TRUE", params
-
-
-def _check_classes(store: Store, gen_ids: list[str], classes: list[str] | None) -> None:
-    if not classes:
-        return
-    known: set[str] = set()
-    for suite in {store.generation(g).manifest.suite_id for g in gen_ids}:
-        path = store.path_of("suite", suite, "items")
-        known |= {r[0] for r in store.sql("SELECT DISTINCT class FROM read_parquet(?) WHERE class IS NOT NULL", [path])}
-    unknown = [c for c in classes if c not in known]
-    if unknown:
-        listing = ", ".join(sorted(known)) or "none"
-        raise InputError(f"no item of class {unknown[0]!r} in these suites (classes: {listing})", field="--class")
-
-
-def _gold(store: Store, gen_id: str) -> list[dict[str, Any]]:
-    try:
-        return settled(LabelStore(store), gen_id)
-    except EvalcoreError:  # e.g. a state directory inside the data directory: no overrides
-        return []
-
-
-def _people_kinds(store: Store, gen_id: str) -> dict[str, str]:
-    """Criterion kinds of people's labels: the label sets' rubrics, else (none has one) the runs' on
-    the generation."""
-    kinds: dict[str, str] = {}
-    for lid in store.ids("labelset"):
-        m = store.labelset(lid).manifest
-        if m.gen_id == gen_id and m.rubric:
-            kinds.update({c.name: c.kind for c in m.rubric.criteria})
-    if kinds:
-        return kinds
-    for rid in store.ids("run"):
-        m2 = store.run(rid).manifest
-        if m2.gen_id == gen_id:
-            for c in m2.rubric.criteria:
-                kinds.setdefault(c.name, c.kind)
-    return kinds
-
-
-def _judge_sql(
-    store: Store, run_id: str, judge_round: int | None, classes: list[str] | None, include_holdout: bool
-) -> tuple[str, list[Any]]:
-    """(gen_id, item_id, gen_round, criterion, score, errored) per answer: the mean over judge rounds
-    or one round."""
-    m = store.run(run_id).manifest
-    cond, params = _item_filter(store, m.gen_id, classes, include_holdout)
-    if judge_round is not None:
-        if not 1 <= judge_round <= m.judge_rounds:
-            raise InputError(
-                f"run {run_id} has judge rounds 1-{m.judge_rounds}, not {judge_round}", field="--judge-round"
-            )
-        cond += " AND judge_round = ?"
-        params.append(int(judge_round))
-    return (
-        "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, avg(score) AS score, "
-        "count(*) - count(score) AS errored FROM read_parquet(?) "
-        f"WHERE {cond} GROUP BY ALL",
-        [m.gen_id, store.path_of("run", run_id, "verdicts"), *params],
-    )
-
-
-def _people_sql(
-    store: Store, gen_id: str, classes: list[str] | None, include_holdout: bool
-) -> tuple[str, list[Any]] | None:
-    """(gen_id, item_id, gen_round, criterion, score) per answer: the `mean` annotator, else the mean
-    of the annotators; settled gold in the label store replaces both."""
-    paths = store.labelset_paths(gen_id)
-    gold = [g for g in _gold(store, gen_id) if _as_float(g.get("value")) is not None]
-    if not paths and not gold:
-        return None
-    cond, cparams = _item_filter(store, gen_id, classes, include_holdout)
-    g_sql = (
-        "SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
-        "unnest(?::VARCHAR[]) AS criterion, unnest(?::DOUBLE[]) AS score"
-    )
-    g_params = [
-        [g["item_id"] for g in gold],
-        [int(g["gen_round"]) for g in gold],
-        [g["criterion"] for g in gold],
-        [_as_float(g["value"]) for g in gold],
-    ]
-    if paths:
-        shipped = (
-            "WITH l AS (SELECT item_id, gen_round, criterion, annotator, score FROM read_parquet(?::VARCHAR[]) "
-            "WHERE score IS NOT NULL), "
-            f"m AS (SELECT DISTINCT item_id, gen_round, criterion FROM l WHERE annotator = '{MEAN}'), "
-            f"s AS (SELECT item_id, gen_round, criterion, score FROM l WHERE annotator = '{MEAN}' "
-            "UNION ALL SELECT item_id, gen_round, criterion, avg(score) FROM l ANTI JOIN m "
-            "USING (item_id, gen_round, criterion) GROUP BY ALL), "
-            f"g AS ({g_sql}) "
-            "SELECT * FROM g UNION ALL SELECT * FROM s ANTI JOIN g USING (item_id, gen_round, criterion)"
-        )
-        body, bparams = shipped, [paths, *g_params]
-    else:
-        body, bparams = g_sql, g_params
-    return (
-        f"SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, score FROM ({body}) WHERE {cond}",
-        [gen_id, *bparams, *cparams],
-    )
-
-
-def _as_float(v: Any) -> float | None:
-    try:
-        return None if v is None else float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def _people_gens(store: Store, gen_ids: list[str] | None) -> list[str]:
-    """The generations to read people on: those given, else every generation with a label set."""
-    if gen_ids:
-        for g in gen_ids:
-            store.generation(g)  # an unknown id is one error naming it
-        if len(set(gen_ids)) != len(gen_ids):
-            raise InputError("a generation is named twice", field="--gen")
-        return list(gen_ids)
-    gens = sorted({store.labelset(lid).manifest.gen_id for lid in store.ids("labelset")})
-    if not gens:
-        raise NotFoundError("no label set in this data directory: people have no scores to read", field="--people")
-    return gens
-
-
-def _runs(store: Store, run_ids: list[str]) -> dict[str, Any]:
-    if len(set(run_ids)) != len(run_ids):
-        raise InputError("a run is named twice", field="--run")
-    return {rid: store.run(rid).manifest for rid in run_ids}
-
-
-def _pooled_runs(
-    store: Store, run_ids: list[str], classes: list[str] | None
-) -> tuple[dict[str, Any], list[str], list[str]]:
-    """The runs' manifests, their generations (one run each: they are pooled) and the numeric
-    criteria they share."""
-    manifests = _runs(store, run_ids)
-    gens = [m.gen_id for m in manifests.values()]
-    if len(set(gens)) != len(gens):
-        raise InputError("two runs judge the same generation: pool one run per generation", field="--run")
-    _check_classes(store, gens, classes)
-    return manifests, gens, _numeric_common([{c.name: c.kind for c in m.rubric.criteria} for m in manifests.values()])
-
-
-def _numeric_common(rubrics: list[dict[str, str]]) -> list[str]:
-    first = rubrics[0]
-    return [c for c, k in first.items() if k in NUMERIC and all(r.get(c) in NUMERIC for r in rubrics[1:])]
 
 
 def _scope(classes: list[str] | None, include_holdout: bool) -> dict[str, Any]:
@@ -335,8 +151,8 @@ def _score_pairs(
     gens = [m.gen_id for m in manifests.values()]
     judge_parts, people_parts = [], []
     for rid, m in manifests.items():
-        judge_parts.append(_judge_sql(store, rid, judge_round, classes, include_holdout))
-        ps = _people_sql(store, m.gen_id, classes, include_holdout)
+        judge_parts.append(judge_sql(store, rid, judge_round, classes, include_holdout))
+        ps = people_sql(store, m.gen_id, classes, include_holdout)
         if ps is not None:
             people_parts.append(ps)
     if not people_parts:
@@ -347,7 +163,7 @@ def _score_pairs(
     p_sql = " UNION ALL ".join(p[0] for p in people_parts)
     params = [x for p in judge_parts for x in p[1]] + [x for p in people_parts for x in p[1]]
     marks = ", ".join("?" for _ in criteria)
-    data = _numpy(
+    data = numpy_columns(
         store,
         f"WITH j AS ({j_sql}), p AS ({p_sql}) SELECT j.criterion, j.gen_id, j.item_id, j.gen_round, "
         "j.score AS judge, p.score AS people, j.errored FROM j JOIN p USING (gen_id, item_id, gen_round, criterion) "
@@ -367,7 +183,7 @@ def _score_rows(
 ) -> list[CriterionCorrelations]:
     """Per criterion the correlations of :func:`correlate`, pooled, within items and by class
     (``boot``: seed, n_boot and level of the intervals)."""
-    cls = _classes_of(store, [m.gen_id for m in manifests.values()])
+    cls = classes_of(store, [m.gen_id for m in manifests.values()])
     rows = []
     for c in criteria:
         on = data["criterion"] == c if data else np.array([], dtype=bool)
@@ -408,7 +224,7 @@ def correlate(
     Several runs pool their generations (one run per generation)."""
     if not run_ids:
         raise InputError("give at least one run", field="--run")
-    manifests, gens, criteria = _pooled_runs(store, run_ids, classes)
+    manifests, gens, criteria = pooled_runs(store, run_ids, classes)
     if not criteria:
         raise InputError(
             "the runs share no ordinal or continuous criterion: scores need a numeric scale", field="--run"
@@ -438,18 +254,6 @@ def _mean(values: list[float | None]) -> float | None:
     return float(np.mean(vals)) if vals else None
 
 
-def _classes_of(store: Store, gens: list[str]) -> dict[tuple[str, str], str | None]:
-    """(gen_id, item_id) -> the item's class, for the generations' suites."""
-    out: dict[tuple[str, str], str | None] = {}
-    for g in gens:
-        suite = store.generation(g).manifest.suite_id
-        for item_id, c in store.sql(
-            "SELECT item_id, class FROM read_parquet(?)", [store.path_of("suite", suite, "items")]
-        ):
-            out[(g, item_id)] = c
-    return out
-
-
 def _by_class(judge, people, gen_ids, items, cls, *, seed: int, n_boot: int, level: float) -> ClassMeans | None:
     """The "system level" of the G-Eval / HANNA tables: the judge's and people's mean score per item
     class (e.g. the system that wrote the story), correlated over the classes. None with fewer than
@@ -471,7 +275,7 @@ def _by_class(judge, people, gen_ids, items, cls, *, seed: int, n_boot: int, lev
 def _matrix_of(store: Store, name: str, parts: list[tuple[str, list[Any]]], criteria: list[str]) -> dict[str, Any]:
     cols = ", ".join(f"avg(score) FILTER (WHERE criterion = ?) AS c{j}" for j in range(len(criteria)))
     union = " UNION ALL ".join(p[0] for p in parts)
-    data = _numpy(
+    data = numpy_columns(
         store,
         f"SELECT gen_id, item_id, gen_round, {cols} FROM ({union}) GROUP BY ALL ORDER BY gen_id, item_id, gen_round",
         [*criteria, *(x for p in parts for x in p[1])],
@@ -500,26 +304,26 @@ def criterion_matrix(
     if not run_ids and not people:
         raise InputError("name an instrument: --run RUN, or --people", field="--run")
     instruments = []
-    manifests, gens, criteria = _pooled_runs(store, run_ids, classes) if run_ids else ({}, [], [])
+    manifests, gens, criteria = pooled_runs(store, run_ids, classes) if run_ids else ({}, [], [])
     if run_ids:
         if len(criteria) < 2:
             raise InputError("the runs share fewer than two ordinal or continuous criteria", field="--run")
-        parts = [_judge_sql(store, rid, judge_round, classes, include_holdout) for rid in run_ids]
+        parts = [judge_sql(store, rid, judge_round, classes, include_holdout) for rid in run_ids]
         name = ("judge round %d of " % judge_round if judge_round else "") + ", ".join(run_ids)
         instruments.append({**_matrix_of(store, name, parts, criteria), "instrument": "judge"})
     if people:
         if gen_ids and run_ids and set(gen_ids) != set(gens):
             raise InputError("--gen with --run: people are read on the runs' generations", field="--gen")
-        pgens = gens if run_ids else _people_gens(store, gen_ids)
-        _check_classes(store, pgens, classes)
+        pgens = gens if run_ids else people_gens(store, gen_ids)
+        check_classes(store, pgens, classes)
         pparts, kinds = [], []
         for g in pgens:
-            ps = _people_sql(store, g, classes, include_holdout)
+            ps = people_sql(store, g, classes, include_holdout)
             if ps is None:
                 raise NotFoundError(f"no people's labels for generation {g}", field="--gen")
             pparts.append(ps)
-            kinds.append(_people_kinds(store, g))
-        criteria = _numeric_common(kinds)
+            kinds.append(people_kinds(store, g))
+        criteria = numeric_common(kinds)
         if len(criteria) < 2:
             raise InputError("people scored fewer than two ordinal or continuous criteria here", field="--people")
         instruments.append({**_matrix_of(store, "people", pparts, criteria), "instrument": "people", "gen_ids": pgens})
@@ -751,13 +555,13 @@ def _run_reliability(
 ) -> RoundsReliability:
     """:func:`reliability` across a run's judge rounds: its pass / fail criteria from its answers
     table where it can (:func:`_mask_reliability`), the others from its verdict rows."""
-    cond, params = _item_filter(store, m.gen_id, classes, include_holdout)
+    cond, params = item_filter(store, m.gen_id, classes, include_holdout)
     kinds = {c.name: c.kind for c in m.rubric.criteria}
     fast = _mask_reliability(store, rid, kinds, cond, params)
     done = {r.criterion for r in fast}
     rest = [c for c in kinds if c not in done]
     data = (
-        _numpy(
+        numpy_columns(
             store,
             "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, judge_round, score, "
             f"CAST(passed AS DOUBLE) AS passed, label FROM read_parquet(?) WHERE {cond} "
@@ -786,24 +590,24 @@ def _people_reliability(
     store: Store, gen_ids: list[str] | None, classes: list[str] | None, include_holdout: bool
 ) -> PeopleReliability:
     """:func:`reliability` across the annotators of the label sets of ``gen_ids`` pooled."""
-    pgens = _people_gens(store, gen_ids)
-    _check_classes(store, pgens, classes)
+    pgens = people_gens(store, gen_ids)
+    check_classes(store, pgens, classes)
     parts, params2 = [], []
     kinds2: dict[str, str] = {}
     for g in pgens:
         paths = store.labelset_paths(g)
         if not paths:
             continue
-        cond, cparams = _item_filter(store, g, classes, include_holdout)
+        cond, cparams = item_filter(store, g, classes, include_holdout)
         parts.append(
             "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, annotator, score, "
             "CAST(passed AS DOUBLE) AS passed, value AS label FROM read_parquet(?::VARCHAR[]) "
             f"WHERE annotator <> '{MEAN}' AND {cond}"
         )
         params2 += [g, paths, *cparams]
-        for c, k in _people_kinds(store, g).items():
+        for c, k in people_kinds(store, g).items():
             kinds2.setdefault(c, k)
-    data = _numpy(store, " UNION ALL ".join(parts), params2) if parts else {}
+    data = numpy_columns(store, " UNION ALL ".join(parts), params2) if parts else {}
     annotators = sorted(set(data["annotator"].tolist())) if data else []
     slots = bool(annotators) and all(SLOT_RE.match(a) for a in annotators)
     kind: Raters = "slots" if slots else "fixed"
@@ -842,8 +646,8 @@ def reliability(
     run_ids = list(run_ids or [])
     if not run_ids and not people:
         raise InputError("name an instrument: --run RUN, or --people", field="--run")
-    manifests = _runs(store, run_ids)
-    _check_classes(store, [m.gen_id for m in manifests.values()], classes)
+    manifests = run_manifests(store, run_ids)
+    check_classes(store, [m.gen_id for m in manifests.values()], classes)
     instruments: list[RoundsReliability | PeopleReliability] = [
         _run_reliability(store, rid, m, classes, include_holdout) for rid, m in manifests.items()
     ]
