@@ -257,6 +257,10 @@ def child(name: str, data: Path, state: Path, out: Path) -> None:
         t, c = time.perf_counter(), time.process_time()
         second = fn(ctx)
         res["warm"], res["warm_cpu"] = time.perf_counter() - t, time.process_time() - c
+        if kind == "evalcore":  # a typed result as its JSON (evalcore.contract.results)
+            from evalcore.contract.results import plain
+
+            first, second = plain(first), plain(second)
         n1 = spec["canon"](first) if kind == "evalcore" else first
         n2 = spec["canon"](second) if kind == "evalcore" else second
         n1 = {k: _num(v) for k, v in n1.items()}
