@@ -25,6 +25,8 @@ from .analysis.selection import (
 from .analysis.summary import (
     DataOverview as DataOverview,
     GenerationSummary as GenerationSummary,
+    ItemVerdict as ItemVerdict,
+    ItemView as ItemView,
     RunSummary as RunSummary,
     SuiteSummary as SuiteSummary,
     data_overview as data_overview,

@@ -287,28 +287,27 @@ with _text.boundary():
                 "are not comparable with complete runs."
             )
         )
-    if view["output"] is None:
+    if view.output is None:
         st.warning(_text.md_escape(f"No answer for item {item_q} in round {round_q} of {picker['gen_id']}."))
     left, right = st.columns(2)
     with left:
-        _text.labelled_text("Input", view["input"])
-        _text.labelled_text("Context", view["context"])
-        _text.labelled_text("Must have", "\n".join(f"- {m}" for m in view["must_have"] or []) or None)
-        if not _text.missing(view["reference"]):
-            _text.labelled_text("Reference", view["reference"])
+        _text.labelled_text("Input", view.input)
+        _text.labelled_text("Context", view.context)
+        _text.labelled_text("Must have", "\n".join(f"- {m}" for m in view.must_have or []) or None)
+        if not _text.missing(view.reference):
+            _text.labelled_text("Reference", view.reference)
     with right:
-        _text.labelled_text("Output" + (" (the system abstained)" if view["abstained"] else ""), view["output"])
-        for jr in sorted({v["judge_round"] for v in view["verdicts"]}):
+        _text.labelled_text("Output" + (" (the system abstained)" if view.abstained else ""), view.output)
+        for jr in sorted({v.judge_round for v in view.verdicts}):
             lines = []
-            for v in (v for v in view["verdicts"] if v["judge_round"] == jr):
-                v = {k: _text.or_none(x) for k, x in v.items()}
-                verdict = _text.verdict_word(v["passed"])
-                extra = "".join(f", {k} {v[k]}" for k in ("score", "label") if v[k] is not None)
-                said = f"judge said {v['raw_verdict']}" if v["raw_verdict"] is not None else "no verdict"
-                lines.append(f"{v['criterion']}: {verdict} ({said}{extra})")
-                lines.append(f"  reason: {v['reason'] if v['reason'] is not None else '(none)'}")
-                if v["error"] is not None:
-                    lines.append(f"  error: {v['error']}")
+            for v in (v for v in view.verdicts if v.judge_round == jr):
+                shown = {"score": _text.or_none(v.score), "label": v.label}
+                extra = "".join(f", {k} {x}" for k, x in shown.items() if x is not None)
+                said = f"judge said {v.raw_verdict}" if v.raw_verdict is not None else "no verdict"
+                lines.append(f"{v.criterion}: {_text.verdict_word(v.passed)} ({said}{extra})")
+                lines.append(f"  reason: {v.reason if v.reason is not None else '(none)'}")
+                if v.error is not None:
+                    lines.append(f"  error: {v.error}")
             _text.labelled_text(f"Verdicts, judge round {jr}", "\n".join(lines))
-        if not view["verdicts"]:
+        if not view.verdicts:
             st.info("No verdicts on this answer in this run.")

@@ -66,7 +66,7 @@ def _through_evalcore(store: Store):
 
     def texts(gen: str) -> dict[str, str]:
         keys = store.sql("SELECT item_id, round FROM read_parquet(?)", [store.path_of("generation", gen, "outputs")])
-        return {(i, r): analysis.item_view(store, runs[gen], i, r, include_holdout=True)["output"] for i, r in keys}
+        return {(i, r): analysis.item_view(store, runs[gen], i, r, include_holdout=True).output for i, r in keys}
     return texts
 
 
@@ -102,7 +102,7 @@ def test_the_attack_on_the_files_recovers_the_sides_and_through_evalcore_only_ch
         assert right <= 0.6 * n, (sid, n, right)
     # the pages' and the command line's readers say why the text is missing
     item = store.sql("SELECT item_id FROM read_parquet(?) LIMIT 1", [store.path_of("generation", "accounts-g1", "outputs")])[0][0]
-    assert analysis.item_view(store, "accounts-g1-split", item, 1)["output"] == withheld_text("accounts-practice")
+    assert analysis.item_view(store, "accounts-g1-split", item, 1).output == withheld_text("accounts-practice")
     code, out, _ = ev("--data", data, "--state", state, "show", "accounts-g1-split", item, "--json")
     assert code == 0 and withheld_text("accounts-practice") in out
     # counts and verdicts are not sealed: the run's figures read as before
@@ -118,7 +118,7 @@ def test_closing_every_session_on_the_arms_lifts_the_seal(demo, ev):
     # closed into this state directory (the unblinded key written there): the seal is lifted
     assert sealed_generations(store) == {}
     item = store.sql("SELECT item_id FROM read_parquet(?) LIMIT 1", [store.path_of("generation", "accounts-g1", "outputs")])[0][0]
-    out = analysis.item_view(store, "accounts-g1-split", item, 1)["output"]
+    out = analysis.item_view(store, "accounts-g1-split", item, 1).output
     assert out and "withheld" not in out
 
 
@@ -135,13 +135,13 @@ def test_closing_a_session_changes_what_the_pages_cache_their_drill_downs_under(
     data, keys, state = demo
     store = Store(data, state)
     item = store.sql("SELECT item_id FROM read_parquet(?) LIMIT 1", [store.path_of("generation", "accounts-g1", "outputs")])[0][0]
-    assert analysis.item_view(store, "accounts-g1-split", item, 1)["output"] == withheld_text("accounts-practice")
+    assert analysis.item_view(store, "accounts-g1-split", item, 1).output == withheld_text("accounts-practice")
     before = _ui.state_fingerprint(store)
     assert _ui.state_fingerprint(store) == before  # nothing written: the same key
     code, _, err = ev("--data", data, "--state", state, "pairs", "close", "--session", "accounts-practice", "--keys", keys)
     assert code == 0, err
     assert _ui.state_fingerprint(store) != before
-    assert "withheld" not in analysis.item_view(store, "accounts-g1-split", item, 1)["output"]
+    assert "withheld" not in analysis.item_view(store, "accounts-g1-split", item, 1).output
 
 
 def test_a_review_case_of_a_sealed_generation_waits_for_the_session(demo, ev, monkeypatch):

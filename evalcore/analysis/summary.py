@@ -6,13 +6,13 @@ hand to a page; nothing here loads a whole table into pandas.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore.analysis.answers import has_classes, no_suite_with
 from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.analysis.suites import suite_mark, versions
-from evalcore.contract.results import Result
+from evalcore.contract.results import Result, key
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.aggregates import Table, call_scan, generation_row, output_totals, row_count, verdict_rounds
 from evalcore.storage.seal import withhold
@@ -289,9 +289,49 @@ def suites_summary(store: Store) -> list[SuiteSummary]:
     return out
 
 
+@dataclass
+class ItemVerdict(Result):
+    """One verdict on the answer of :func:`item_view`."""
+
+    criterion: str
+    judge_round: int
+    passed: bool | None
+    score: float | None
+    label: str | None
+    raw_verdict: str | None
+    reason: str | None
+    covered: list[str] | None
+    missed: list[str] | None
+    triggered: list[str] | None
+    position: int
+    call_id: str | None
+    error: str | None
+
+
+@dataclass
+class ItemView(Result):
+    """One answer with its item and its verdicts in a run (:func:`item_view`; ``evalcore show --json``)."""
+
+    run_id: str
+    gen_id: str
+    item_id: str
+    gen_round: int
+    run_status: str
+    input: str
+    context: str | None
+    reference: str | None
+    must_have: list[str] | None
+    wrong_if: list[str] | None
+    klass: str | None = field(metadata=key("class"))
+    holdout: bool | None
+    output: str | None
+    abstained: bool | None
+    verdicts: list[ItemVerdict]
+
+
 def item_view(
     store: Store, run_id: str, item_id: str, gen_round: int = 1, include_holdout: bool | None = None
-) -> dict[str, Any]:
+) -> ItemView:
     """One answer with its item and every verdict on it in a run (for drill-downs and deep links).
     A holdout item is refused unless ``include_holdout``."""
 
@@ -324,23 +364,23 @@ def item_view(
         [store.path_of("run", run_id, "verdicts"), item_id, int(gen_round)],
     )
     rec = items[0]
-    return {
-        "run_id": run_id,
-        "gen_id": gen.id,
-        "item_id": item_id,
-        "gen_round": gen_round,
-        "run_status": run.manifest.status,
-        "input": rec.get("input"),
-        "context": rec.get("context"),
-        "reference": rec.get("reference"),
-        "must_have": rec.get("must_have"),
-        "wrong_if": rec.get("wrong_if"),
-        "class": rec.get("class"),
-        "holdout": rec.get("holdout"),
-        "output": outs[0]["output"] if outs else None,
-        "abstained": outs[0]["abstained"] if outs else None,
-        "verdicts": verdicts,
-    }
+    return ItemView(
+        run_id=run_id,
+        gen_id=gen.id,
+        item_id=item_id,
+        gen_round=gen_round,
+        run_status=run.manifest.status,
+        input=rec["input"],
+        context=rec.get("context"),
+        reference=rec.get("reference"),
+        must_have=rec.get("must_have"),
+        wrong_if=rec.get("wrong_if"),
+        klass=rec.get("class"),
+        holdout=rec.get("holdout"),
+        output=outs[0]["output"] if outs else None,
+        abstained=outs[0]["abstained"] if outs else None,
+        verdicts=[ItemVerdict(**v) for v in verdicts],
+    )
 
 
 @dataclass

@@ -112,17 +112,15 @@ def show(obj: Ctx, run_id: str, item_id: str, gen_round: int, as_json: bool) -> 
         f"item {item_id} (round {gen_round}) in run {run_id}",
         "",
         "INPUT:",
-        str(v["input"]),
+        v.input,
         "",
         "OUTPUT:",
-        str(v["output"]),
+        str(v.output),
         "",
         "VERDICTS:",
     ]
-    for d in v["verdicts"]:
-        lines.append(
-            f"  r{d['judge_round']} {d['criterion']}: {d['raw_verdict']} -> passed={d['passed']}  {d['reason'] or ''}"
-        )
+    for d in v.verdicts:
+        lines.append(f"  r{d.judge_round} {d.criterion}: {d.raw_verdict} -> passed={d.passed}  {d.reason or ''}")
     emit(v, as_json, "\n".join(lines))
 
 
