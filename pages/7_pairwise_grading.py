@@ -51,7 +51,7 @@ def _record(kind: str, session_id: str, reviewer: str, pair_id: str, value: str)
     store = _ui.store()
     try:
         prog = pairwise.progress(store, session_id, reviewer)
-        shown = prog["next_pair"] if kind == "judgment" else (prog["probe_left"] or [None])[0]
+        shown = prog.next_pair if kind == "judgment" else next(iter(prog.probe_left), None)
         if pair_id != shown:  # a key or click on a button of a pair already answered (a stale one)
             return
         if kind == "judgment":
@@ -70,15 +70,15 @@ def _show_pair(store, session_id: str, reviewer: str, pair_id: str) -> None:
     view = pairwise.pair_view(store, session_id, pair_id)
     if st.session_state.get(SHOWN, (None,) * 3)[:3] != (session_id, reviewer, pair_id):
         st.session_state[SHOWN] = (session_id, reviewer, pair_id, time.monotonic())
-    if view["input"] is not None:
-        _text.labelled_text("Question", view["input"])
+    if view.input is not None:
+        _text.labelled_text("Question", view.input)
     left, right = st.columns(2)
     with left:
         st.caption("Left")
-        _text.show_text(view["left_text"])
+        _text.show_text(view.left_text)
     with right:
         st.caption("Right")
-        _text.show_text(view["right_text"])
+        _text.show_text(view.right_text)
 
 
 def _buttons(kind: str, options, session_id: str, reviewer: str, pair_id: str, *, shortcuts: bool) -> None:
@@ -100,21 +100,21 @@ def _undo(session_id: str, reviewer: str, judgment_id: int) -> None:
         took = pairwise.undo_judgment(_ui.store(), session_id, reviewer, via="app", judgment_id=judgment_id)
         if took is None:
             return
-        st.session_state[UNDONE] = f"Took back your choice on pair {took['pair_id']}: grade it again."
+        st.session_state[UNDONE] = f"Took back your choice on pair {took.pair_id}: grade it again."
         st.session_state.pop(ERROR, None)
         _leave_probe()
     except evalcore.EvalcoreError as err:
         st.session_state[ERROR] = err.message
 
 
-def _undo_button(prog: dict, session_id: str, reviewer: str) -> None:
-    if prog["can_undo"]:
+def _undo_button(prog: pairwise.Progress, session_id: str, reviewer: str) -> None:
+    if prog.can_undo:
         st.button(
             "Undo my last choice",
             key="pw_undo",
             shortcut="U",
             on_click=_undo,
-            args=(session_id, reviewer, prog["last_judgment"]),
+            args=(session_id, reviewer, prog.last_judgment),
         )
 
 
@@ -150,37 +150,37 @@ with _text.boundary():
     if who is None and _access.login_configured():
         st.stop()
     if who is not None and who.grader_only:
-        sessions = [s for s in sessions if who.may_grade(s["session_id"])]
+        sessions = [s for s in sessions if who.may_grade(s.session_id)]
         if not sessions:
             st.info("No pairwise session is assigned to you yet.")
             st.stop()
     if not sessions:
         st.info("No pairwise sessions in this data directory. Make one with `evalcore pairs make`.")
         st.stop()
-    ids = [s["session_id"] for s in sessions]
-    status = {s["session_id"]: s for s in sessions}
+    ids = [s.session_id for s in sessions]
+    status = {s.session_id: s for s in sessions}
     _ui.sync_widget("pw_session", "session", ids)
     if st.session_state.get("pw_session") not in ids:
-        st.session_state["pw_session"] = next((s["session_id"] for s in sessions if s["status"] == "open"), ids[0])
+        st.session_state["pw_session"] = next((s.session_id for s in sessions if s.status == "open"), ids[0])
     st.selectbox(
         "Session",
         ids,
         key="pw_session",
         on_change=_ui.widget_to_qp,
         args=("pw_session", "session"),
-        format_func=lambda s: f"{s} ({status[s]['status']}, {status[s]['n_pairs']} pairs)",
+        format_func=lambda s: f"{s} ({status[s].status}, {status[s].n_pairs} pairs)",
     )
     session_id = st.session_state["pw_session"]
     _ui.set_qp(session=session_id)  # a reload comes back to this session
     if st.session_state.get(ERROR):
         st.error(_text.code_span(st.session_state[ERROR]))
-    if status[session_id]["status"] != "open":
+    if status[session_id].status != "open":
         st.info(
             "This session is closed and takes no more judgments"
             + ("." if who is not None and who.grader_only else "; its results are on the Pairwise results page.")
         )
         st.stop()
-    if status[session_id]["simulated"]:
+    if status[session_id].simulated:
         st.caption("A SIMULATED demo session: its answers were written by evalcore's simulator.")
     if who is None:
         st.info(
@@ -194,14 +194,13 @@ with _text.boundary():
 
     prog = pairwise.progress(store, session_id, reviewer)
     st.progress(
-        prog["graded"] / prog["total"] if prog["total"] else 1.0,
-        text=f"{prog['graded']} of {prog['total']} pairs graded by {_text.md_escape(who.display)}",
+        prog.graded / prog.total if prog.total else 1.0,
+        text=f"{prog.graded} of {prog.total} pairs graded by {_text.md_escape(who.display)}",
     )
     if st.session_state.get(UNDONE):
         st.caption(_text.md_escape(st.session_state[UNDONE]))
 
-    if prog["step"] == "grade":
-        pid = prog["next_pair"]
+    if (pid := prog.next_pair) is not None:  # the grade step
         _show_pair(store, session_id, reviewer, pid)
         _buttons("judgment", CHOICES, session_id, reviewer, pid, shortcuts=True)
         _undo_button(prog, session_id, reviewer)
@@ -213,7 +212,7 @@ with _text.boundary():
 
     st.success("You have graded every pair of this session. Thank you.")
     probing = _in_probe(session_id, reviewer)
-    if prog["step"] == "done" or st.session_state.get(SKIP_PROBE) == (session_id, reviewer):
+    if prog.step == "done" or st.session_state.get(SKIP_PROBE) == (session_id, reviewer):
         _undo_button(prog, session_id, reviewer)
         st.info("Results are shown on the Pairwise results page once the session has been closed.")
         st.stop()
@@ -243,9 +242,9 @@ with _text.boundary():
         "whether the blinding held; they do not change your judgments. Choose with the mouse: this step "
         "has no keys."
     )
-    done = len(prog["probe_pairs"]) - len(prog["probe_left"])
-    st.progress(done / len(prog["probe_pairs"]), text=f"{done} of {len(prog['probe_pairs'])} probe pairs")
-    pid = prog["probe_left"][0]
+    done = len(prog.probe_pairs) - len(prog.probe_left)
+    st.progress(done / len(prog.probe_pairs), text=f"{done} of {len(prog.probe_pairs)} probe pairs")
+    pid = prog.probe_left[0]
     _show_pair(store, session_id, reviewer, pid)
     _buttons("probe", GUESSES, session_id, reviewer, pid, shortcuts=False)
     st.button("Skip the probe", key="pw_skip_probe", on_click=_skip_probe, args=(session_id, reviewer))

@@ -111,22 +111,22 @@ with _text.boundary():
     if not sessions:
         st.info("No pairwise sessions in this data directory.")
         st.stop()
-    ids = [s["session_id"] for s in sessions]
-    status = {s["session_id"]: s for s in sessions}
+    ids = [s.session_id for s in sessions]
+    status = {s.session_id: s for s in sessions}
     _ui.sync_widget("pr_session", "session", ids)
     if st.session_state.get("pr_session") not in ids:
-        st.session_state["pr_session"] = next((s["session_id"] for s in sessions if s["unblinded"]), ids[0])
+        st.session_state["pr_session"] = next((s.session_id for s in sessions if s.unblinded), ids[0])
     st.selectbox(
         "Session",
         ids,
         key="pr_session",
         on_change=_ui.widget_to_qp,
         args=("pr_session", "session"),
-        format_func=lambda s: f"{s} ({'unblinded' if status[s]['unblinded'] else status[s]['status']})",
+        format_func=lambda s: f"{s} ({'unblinded' if status[s].unblinded else status[s].status})",
     )
     session_id = st.session_state["pr_session"]
     s = status[session_id]
-    if s["status"] == "open":
+    if s.status == "open":
         st.info(
             _text.md_escape(
                 f"Session {session_id} is open: no result is shown until it is closed. Closing is a "
@@ -135,7 +135,7 @@ with _text.boundary():
             )
         )
         st.stop()
-    if not s["unblinded"]:
+    if not s.unblinded:
         st.info(
             _text.md_escape(
                 f"Session {session_id} is closed but has not been unblinded into this state "

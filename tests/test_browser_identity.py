@@ -72,8 +72,8 @@ def test_the_name_then_enter_then_a_key_grades_under_that_name_and_a_reload_keep
         assert [(j["reviewer"], j["choice"]) for j in js.current("blind-1")] == [("hank", "left")]
         assert "hanka" not in page.content()
         before = shown_answers(page)  # the question, the left and the right answer
-        view = P.pair_view(st, "blind-1", P.progress(st, "blind-1", "hank")["next_pair"])
-        assert len(before) == 3 and " ".join(view["left_text"].split()) == " ".join(before[1].split())
+        view = P.pair_view(st, "blind-1", P.progress(st, "blind-1", "hank").next_pair)
+        assert len(before) == 3 and " ".join(view.left_text.split()) == " ".join(before[1].split())
         # a reload: the same reviewer, the same pair, and the keys still grade under the name
         page.reload()
         page.get_by_text(f"1 of {total} pairs graded by hank").wait_for(timeout=30_000)
@@ -108,7 +108,7 @@ def test_undo_and_the_probe_step_that_no_grading_key_reaches(browser, tmp_path):
         press_when_ready(page, "u", "Undo my last choice")
         page.get_by_text("2 of 4 pairs graded").wait_for(timeout=20_000)
         page.get_by_text("Took back your choice").wait_for(timeout=20_000)
-        assert P.progress(st, "blind-1", "uma")["next_pair"] == third
+        assert P.progress(st, "blind-1", "uma").next_pair == third
         press_when_ready(page, "a", "Left better")
         page.get_by_text("3 of 4 pairs graded").wait_for(timeout=20_000)
         press_when_ready(page, "s", "Left better")

@@ -365,7 +365,7 @@ def test_judgments_append_latest_wins_and_closed_takes_none(tmp_path):
     assert [j["choice"] for j in js.history(sid)] == ["left", "right"]
     assert [(j["reviewer"], j["choice"]) for j in js.current(sid)] == [("ann", "right")]
     prog = P.progress(st, sid, "ann")
-    assert prog["graded"] == 1 and prog["next_pair"] != pid and prog["total"] == 12
+    assert prog.graded == 1 and prog.next_pair != pid and prog.total == 12
     with pytest.raises(InputError, match="not one of"):
         P.record_judgment(st, sid, pid, "ann", "both")
     with pytest.raises(NotFoundError, match="no pair"):
@@ -381,7 +381,7 @@ def test_judgments_append_latest_wins_and_closed_takes_none(tmp_path):
     with pytest.raises(NotFoundError, match="no key"):
         P.close_session(st, sid, tmp_path / "elsewhere")
     P.close_session(st, sid, w["keys"], n_perm=9)
-    assert P.session_status(st, sid)["status"] == "closed"
+    assert P.session_status(st, sid).status == "closed"
     with pytest.raises(InputError, match="closed"):
         P.record_judgment(st, sid, pid, "bob", "left")
     with pytest.raises(InputError, match="already closed"):
@@ -401,7 +401,7 @@ def test_close_refuses_a_key_that_does_not_fit(tmp_path):
     write_parquet(kp, rows, "key")
     with pytest.raises(FormatError, match="not one of each arm"):
         P.close_session(w["store"], w["session"], w["keys"])
-    assert P.session_status(w["store"], w["session"])["status"] == "open"
+    assert P.session_status(w["store"], w["session"]).status == "open"
 
 
 def test_concurrent_reviewers_lose_no_judgment(tmp_path):
@@ -428,16 +428,16 @@ def test_probe_measures_whether_people_could_tell(tmp_path):
     st, sid = w["store"], w["session"]
     key = {k["pair_id"]: k for k in key_rows(w)}
     prog = P.progress(st, sid, "sharp")
-    assert len(prog["probe_pairs"]) == P.PROBE_PAIRS
-    for pid in prog["probe_pairs"]:  # "sharp" always calls the second arm X; "blind" guesses left
+    assert len(prog.probe_pairs) == P.PROBE_PAIRS
+    for pid in prog.probe_pairs:  # "sharp" always calls the second arm X; "blind" guesses left
         P.record_probe(st, sid, pid, "sharp", "left" if key[pid]["left_arm"] == w["arms"][1] else "right")
         P.record_probe(st, sid, pid, "blind", "left")
-    P.record_probe(st, sid, prog["probe_pairs"][0], "unsure-one", "unsure")
+    P.record_probe(st, sid, prog.probe_pairs[0], "unsure-one", "unsure")
     P.close_session(st, sid, w["keys"], n_perm=9)
     r = P.report(st, sid).probe
     assert r["sharp"].first_arm_share == 0.0 and r["sharp"].consistency == 1.0
     assert r["sharp"].p_value < 0.01
-    left_first = sum(key[pid]["left_arm"] == w["arms"][0] for pid in prog["probe_pairs"]) / P.PROBE_PAIRS
+    left_first = sum(key[pid]["left_arm"] == w["arms"][0] for pid in prog.probe_pairs) / P.PROBE_PAIRS
     assert r["blind"].first_arm_share == left_first and r["blind"].p_value > 0.05  # sides drawn at random
     assert r["unsure-one"].to_dict() == {"answered": 0, "first_arm_share": None, "consistency": None,
                                          "p_value": None, "unsure": 1}

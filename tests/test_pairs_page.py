@@ -98,10 +98,10 @@ def test_grading_by_button_shows_no_arm_and_resumes(tmp_path, monkeypatch, seed)
     total = len(P.load_pairs(w["store"], sid))
     seen = []
     for k, choice in enumerate(["left", "same", "right", "left"]):
-        shown = P.progress(w["store"], sid, "Ann Reviewer")["next_pair"]
+        shown = P.progress(w["store"], sid, "Ann Reviewer").next_pair
         view = P.pair_view(w["store"], sid, shown)
         codes = [c.value for c in at.code]
-        assert view["left_text"] in codes and view["right_text"] in codes  # both answers, as text
+        assert view.left_text in codes and view.right_text in codes  # both answers, as text
         grading_buttons = [b for b in at.button if b.key.startswith("pw_judgment")]
         assert [b.label for b in grading_buttons] == ["Left better", "Same", "Right better"]
         assert [b.proto.shortcut for b in grading_buttons] == ["a", "s", "d"]
@@ -124,7 +124,7 @@ def test_grading_by_button_shows_no_arm_and_resumes(tmp_path, monkeypatch, seed)
     # a new visit with the same name resumes at pair 5
     at2 = grading(open_app(w, monkeypatch, session=sid, reviewer="Ann Reviewer"))
     assert at2.get("progress")[0].proto.text.startswith(f"4 of {total} pairs graded")
-    assert P.progress(w["store"], sid, "Ann Reviewer")["next_pair"] not in {s for s, _ in seen}
+    assert P.progress(w["store"], sid, "Ann Reviewer").next_pair not in {s for s, _ in seen}
 
 
 def test_probe_at_the_end_then_closed(tmp_path, monkeypatch):
@@ -175,10 +175,10 @@ def test_undo_takes_back_the_last_choice_and_the_pair_comes_back(tmp_path, monke
     w = random_session(tmp_path, 23, n_items=6, mirror=0.0, holdout=0)
     sid, st = w["session"], w["store"]
     at = grading(open_app(w, monkeypatch, session=sid, reviewer="cy"))
-    first = P.progress(st, sid, "cy")["next_pair"]
+    first = P.progress(st, sid, "cy").next_pair
     assert not [b for b in at.button if b.key == "pw_undo"]  # nothing to undo yet
     at.button(key="pw_judgment_left").click().run()
-    second = P.progress(st, sid, "cy")["next_pair"]
+    second = P.progress(st, sid, "cy").next_pair
     at.button(key="pw_judgment_right").click().run()
     _ok(at)
     assert at.button(key="pw_undo").proto.shortcut == "u"
@@ -186,7 +186,7 @@ def test_undo_takes_back_the_last_choice_and_the_pair_comes_back(tmp_path, monke
     _ok(at)
     assert any("Took back your choice on pair" in c.value for c in at.caption)
     assert at.get("progress")[0].proto.text.startswith("1 of 6 pairs graded")
-    assert P.progress(st, sid, "cy")["next_pair"] == second  # the undone pair is shown again
+    assert P.progress(st, sid, "cy").next_pair == second  # the undone pair is shown again
     at.button(key="pw_judgment_same").click().run()
     cur = P.JudgmentStore(st).current(sid, "cy")
     assert [(j["pair_id"], j["choice"]) for j in cur] == [(first, "left"), (second, "same")]

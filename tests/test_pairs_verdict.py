@@ -146,12 +146,12 @@ def test_inconsistent_pairs_are_graded_first_in_an_open_session(open_copy):
     for rev in ("rev-x", "rev-y"):
         prog = P.progress(store, "accounts-ab", rev)
         order = P.reviewer_order(list(pairs), "accounts-ab", rev, mirror_of, expected)
-        assert set(order[: len(expected)]) == set(expected) and prog["next_pair"] == order[0]
+        assert set(order[: len(expected)]) == set(expected) and prog.next_pair == order[0]
         plain = [p for p in P.reviewer_order(list(pairs), "accounts-ab", rev, mirror_of) if not mirror_of[p]]
-        assert prog["probe_pairs"] == plain[: P.PROBE_PAIRS]
-    first = P.progress(store, "accounts-ab", "rev-x")["next_pair"]
+        assert prog.probe_pairs == plain[: P.PROBE_PAIRS]
+    first = P.progress(store, "accounts-ab", "rev-x").next_pair
     P.record_judgment(store, "accounts-ab", first, "rev-x", "left")
-    assert P.progress(store, "accounts-ab", "rev-x")["next_pair"] in set(expected) - {first}
+    assert P.progress(store, "accounts-ab", "rev-x").next_pair in set(expected) - {first}
     # queueing again adds nothing
     again = V.queue_inconsistent(store, "accounts-ab", GRADER)
     assert again["queued"] == 0 and again["already_queued"] == len(expected)

@@ -94,18 +94,18 @@ def test_undo_appends_a_withdrawal_and_chains(tmp_path):
     assert P.undo_judgment(st, sid, "ed") is None  # nothing to undo
     done = []
     for choice in ("left", "right", "same"):
-        pid = P.progress(st, sid, "ed")["next_pair"]
+        pid = P.progress(st, sid, "ed").next_pair
         P.record_judgment(st, sid, pid, "ed", choice)
         done.append(pid)
     P.record_judgment(st, sid, done[0], "zoe", "left")  # another reviewer is never touched
     prog = P.progress(st, sid, "ed")
-    last = prog["last_judgment"]
-    assert prog["can_undo"] and prog["graded"] == 3 and prog["step"] == "grade"
+    last = prog.last_judgment
+    assert prog.can_undo and prog.graded == 3 and prog.step == "grade"
     took = P.undo_judgment(st, sid, "ed", judgment_id=last)
-    assert took["pair_id"] == done[2] and took["choice"] == "same"
+    assert took.pair_id == done[2] and took.choice == "same"
     assert P.undo_judgment(st, sid, "ed", judgment_id=last) is None  # the same button twice: nothing more
-    assert P.progress(st, sid, "ed")["next_pair"] == done[2]
-    assert P.undo_judgment(st, sid, " ed ")["pair_id"] == done[1]  # chained, by the normalised name
+    assert P.progress(st, sid, "ed").next_pair == done[2]
+    assert P.undo_judgment(st, sid, " ed ").pair_id == done[1]  # chained, by the normalised name
     js = P.JudgmentStore(st)
     assert [j["pair_id"] for j in js.current(sid, "ed")] == [done[0]]
     assert [j["withdrawn"] for j in js.history(sid)] == [0, 1, 1, 0]
@@ -126,10 +126,10 @@ def test_undo_appends_a_withdrawal_and_chains(tmp_path):
 def test_the_probe_step_starts_after_the_last_pair(tmp_path):
     w = random_session(tmp_path, 42, n_items=3, mirror=0.0, holdout=0)
     st, sid = w["store"], w["session"]
-    while (p := P.progress(st, sid, "fi"))["step"] == "grade":
-        assert p["probe_left"] == p["probe_pairs"]
-        P.record_judgment(st, sid, p["next_pair"], "fi", "same")
-    assert p["step"] == "probe" and p["next_pair"] is None
-    for pid in p["probe_pairs"]:
+    while (p := P.progress(st, sid, "fi")).step == "grade":
+        assert p.probe_left == p.probe_pairs
+        P.record_judgment(st, sid, p.next_pair, "fi", "same")
+    assert p.step == "probe" and p.next_pair is None
+    for pid in p.probe_pairs:
         P.record_probe(st, sid, pid, "fi", "unsure")
-    assert P.progress(st, sid, "fi")["step"] == "done"
+    assert P.progress(st, sid, "fi").step == "done"

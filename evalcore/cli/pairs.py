@@ -144,10 +144,10 @@ def pairs_label(obj: Ctx, session_id, pair_id, reviewer, choice, seconds, grader
     row = record_judgment(obj.store, session_id, pair_id, reviewer, choice, seconds, via="cli")
     p = progress(obj.store, session_id, row["reviewer"])
     emit(
-        {**row, "graded": p["graded"], "total": p["total"]},
+        {**row, "graded": p.graded, "total": p.total},
         as_json,
         f"judgment {row['judgment_id']}: {pair_id} = {choice} by {row['reviewer']} "
-        f"({p['graded']} of {p['total']} pairs graded)",
+        f"({p.graded} of {p.total} pairs graded)",
     )
 
 

@@ -7,7 +7,7 @@
   :func:`undo_judgment` takes back a reviewer's latest judgment by appending a row to
   ``withdrawals`` (nothing is updated or deleted, as a ``withdrawn`` edit of the label store).
   :func:`reviewer_order`, :func:`progress` and :func:`pair_view` are what the grading page shows;
-  none of them reads the key. The probe is a step of its own (``progress()["step"]``): it starts
+  none of them reads the key. The probe is a step of its own (``progress().step``): it starts
   only once every pair is graded, and the page enters it with a button of its own.
 * **close**: :func:`close_session` reads the key (:func:`read_key`), checks it against the session
   and writes ``<state>/sessions/<id>/unblinded.json``; the data directory is not touched.
@@ -23,12 +23,14 @@ import math
 import sqlite3
 from collections.abc import Iterable
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from evalcore.contract import schema as S
+from evalcore.contract.results import Result
 from evalcore.errors import FormatError, InputError, NotFoundError
 from evalcore.pairwise import blinding
 from evalcore.pairwise.sessions import (
@@ -245,32 +247,52 @@ class JudgmentStore:
 # --------------------------------------------------------------------------- status, grading
 
 
-def session_status(store: Store, session_id: str) -> dict[str, Any]:
-    """``{"status": "open" | "closed", "unblinded": bool, "closed_at": ...}``. A session is closed
-    when it was unblinded into this state directory, or when its session.json says closed (an
-    imported or demo session); only an unblinded one has results here."""
+@dataclass
+class SessionStatus(Result):
+    """:func:`session_status`: where a session stands."""
+
+    session_id: str
+    status: Literal["open", "closed"]
+    unblinded: bool
+    closed_at: str | None
+
+
+@dataclass
+class SessionInfo(SessionStatus):
+    """A session of :func:`sessions_overview`: its status, pair count and provenance."""
+
+    n_pairs: int
+    suite_id: str | None
+    source: str
+    simulated: bool
+    created_at: str
+
+
+def session_status(store: Store, session_id: str) -> SessionStatus:
+    """A session is closed when it was unblinded into this state directory, or when its
+    session.json says closed (an imported or demo session); only an unblinded one has results here."""
     m = store.session(session_id).manifest
     p = unblinded_path(store, session_id)
     if p.is_file():
         rec = json.loads(p.read_text(encoding="utf-8"))
-        return {"session_id": session_id, "status": "closed", "unblinded": True, "closed_at": rec.get("closed_at")}
-    return {"session_id": session_id, "status": m.status, "unblinded": False, "closed_at": None}
+        return SessionStatus(session_id, "closed", True, rec.get("closed_at"))
+    return SessionStatus(session_id, m.status, False, None)
 
 
-def sessions_overview(store: Store) -> list[dict[str, Any]]:
+def sessions_overview(store: Store) -> list[SessionInfo]:
     """Every session with its status and pair count (nothing that depends on the key)."""
     out = []
     for sid in store.ids("session"):
         m = store.session(sid).manifest
         out.append(
-            {
-                **session_status(store, sid),
-                "n_pairs": m.n_pairs,
-                "suite_id": m.suite_id,
-                "source": m.source,
-                "simulated": m.simulated,
-                "created_at": m.created_at.isoformat(),
-            }
+            SessionInfo(
+                **vars(session_status(store, sid)),
+                n_pairs=m.n_pairs,
+                suite_id=m.suite_id,
+                source=m.source,
+                simulated=m.simulated,
+                created_at=m.created_at.isoformat(),
+            )
         )
     return out
 
@@ -310,8 +332,7 @@ def reviewer_order(
 
 
 def _require_open(store: Store, session_id: str) -> None:
-    st = session_status(store, session_id)
-    if st["status"] != "open":
+    if session_status(store, session_id).status != "open":
         raise InputError(f"session {session_id!r} is closed: it takes no more judgments", field="--session")
 
 
@@ -370,20 +391,44 @@ def record_probe(
     return JudgmentStore(store).add_probe(session_id, pair_id, reviewer, guess, seconds, via)
 
 
+@dataclass
+class Undone(Result):
+    """:func:`undo_judgment`: the judgment taken back."""
+
+    pair_id: str
+    choice: str
+    judgment_id: int
+
+
 def undo_judgment(
     store: Store, session_id: str, reviewer: str, via: str = "app", *, judgment_id: int | None = None
-) -> dict[str, Any] | None:
+) -> Undone | None:
     """Take back the reviewer's latest judgment in an open session (appended as a withdrawal; the
-    pair is then theirs to grade again). With ``judgment_id`` (``progress()["last_judgment"]``
-    when the undo was offered), only that judgment is taken back. Returns ``{"pair_id", "choice",
-    "judgment_id"}`` of the judgment taken back, or None when there is nothing (else) to undo."""
+    pair is then theirs to grade again). With ``judgment_id`` (``progress().last_judgment`` when
+    the undo was offered), only that judgment is taken back. None when there is nothing (else) to undo."""
     reviewer = _check_reviewer(reviewer)
     _require_open(store, session_id)
     row = JudgmentStore(store).withdraw_last(session_id, reviewer, via, expect=judgment_id)
-    return None if row is None else {k: row[k] for k in ("pair_id", "choice", "judgment_id")}
+    return None if row is None else Undone(row["pair_id"], row["choice"], row["judgment_id"])
 
 
-def progress(store: Store, session_id: str, reviewer: str) -> dict[str, Any]:
+@dataclass
+class Progress(Result):
+    """:func:`progress`: where one reviewer stands in a session."""
+
+    session_id: str
+    reviewer: str
+    total: int
+    graded: int
+    next_pair: str | None
+    probe_pairs: list[str]
+    probe_left: list[str]
+    can_undo: bool
+    last_judgment: int | None
+    step: Literal["grade", "probe", "done"]
+
+
+def progress(store: Store, session_id: str, reviewer: str) -> Progress:
     """Where one reviewer stands: pairs graded, the next pair in their order (None when done),
     the probe pairs still to answer, whether there is a judgment to undo (and its id), and the step:
     ``"grade"`` while a pair is left, then ``"probe"`` while probe pairs are left (the page
@@ -406,21 +451,32 @@ def progress(store: Store, session_id: str, reviewer: str) -> dict[str, Any]:
     probe = originals[: min(PROBE_PAIRS, len(originals))]
     probed = {p["pair_id"] for p in js.probes(session_id, reviewer)}
     left = [p for p in probe if p not in probed]
-    return {
-        "session_id": session_id,
-        "reviewer": reviewer,
-        "total": len(order),
-        "graded": len(done & set(order)),
-        "next_pair": nxt,
-        "probe_pairs": probe,
-        "probe_left": left,
-        "can_undo": bool(mine),
-        "last_judgment": max((j["judgment_id"] for j in mine), default=None),
-        "step": "grade" if nxt is not None else ("probe" if left else "done"),
-    }
+    return Progress(
+        session_id,
+        reviewer,
+        len(order),
+        len(done & set(order)),
+        nxt,
+        probe,
+        left,
+        bool(mine),
+        max((j["judgment_id"] for j in mine), default=None),
+        "grade" if nxt is not None else ("probe" if left else "done"),
+    )
 
 
-def pair_view(store: Store, session_id: str, pair_id: str) -> dict[str, Any]:
+@dataclass
+class PairView(Result):
+    """:func:`pair_view`: one pair as the grader sees it."""
+
+    pair_id: str
+    item_id: str
+    left_text: str
+    right_text: str
+    input: str | None
+
+
+def pair_view(store: Store, session_id: str, pair_id: str) -> PairView:
     """One pair as the grader sees it: the item's input (when the suite is there) and both texts."""
     rows = store.records(
         "SELECT pair_id, item_id, left_text, right_text FROM read_parquet(?) WHERE pair_id = ?",
@@ -428,15 +484,14 @@ def pair_view(store: Store, session_id: str, pair_id: str) -> dict[str, Any]:
     )
     if not rows:
         raise NotFoundError(f"no pair {pair_id!r} in session {session_id!r}", field="pair")
-    p = rows[0]
+    p = PairView(**rows[0], input=None)
     m = store.session(session_id).manifest
-    p["input"] = None
     if m.suite_id and store.dir_of("suite", m.suite_id).is_dir():
         r = store.sql(
             "SELECT input FROM read_parquet(?) WHERE item_id = ?",
-            [store.path_of("suite", m.suite_id, "items"), p["item_id"]],
+            [store.path_of("suite", m.suite_id, "items"), p.item_id],
         )
-        p["input"] = r[0][0] if r else None
+        p.input = r[0][0] if r else None
     return p
 
 
@@ -555,8 +610,8 @@ def _checked_key(pairs: list[dict], rows: list[dict], arms: list[str], kfile: Pa
 def unblinded(store: Store, session_id: str) -> dict:
     """The unblinded record, or SessionOpenError while there is none in this state directory."""
     st = session_status(store, session_id)
-    if not st["unblinded"]:
-        if st["status"] == "open":
+    if not st.unblinded:
+        if st.status == "open":
             raise SessionOpenError(
                 f"session {session_id!r} is open: results are shown only after "
                 f"`evalcore pairs close --session {session_id} --keys DIR`",

@@ -92,7 +92,7 @@ def queue_inconsistent(store: Store, session_id: str, run_id: str, via: str = "c
     pairs = {p["pair_id"]: p for p in load_pairs(store, session_id)}
     bad = sorted(p for p, v in verdicts.items() if v == "inconsistent" and p in pairs)
     queue = sorted({pairs[p]["mirror_of"] or p for p in bad})
-    if session_status(store, session_id)["status"] != "open":
+    if session_status(store, session_id).status != "open":
         raise InputError(
             f"session {session_id!r} is closed, so {len(queue)} pair(s) the grader judged inconsistently cannot be "
             "queued for people in it: their ids are in `evalcore pairs report --session "
