@@ -72,7 +72,7 @@ with _text.boundary():
     c = _cache.analysis_call(analysis.compare, run_a, run_b, headline=metric, sel=sel)
 _select.slice_caption(classes, "Every figure below counts these items.", ["compare", run_a, run_b])
 
-if c.get("simulated"):
+if c.simulated:
     st.badge("SIMULATED data: made by evalcore's simulator, not by a real system", color="orange")
 
 # ---------------------------------------------------------------- 1. what differs
@@ -115,47 +115,47 @@ else:
 
 # ---------------------------------------------------------------- 2. verdict
 st.subheader("Verdict")
-v = c["verdict"]
-if v["holds"]:
-    st.success(_text.md_escape(v["text"]), icon=":material/check_circle:")
+v = c.verdict
+if v.holds:
+    st.success(_text.md_escape(v.text), icon=":material/check_circle:")
 else:  # a verdict, not an error of the page: st.error is kept for what went wrong
-    st.warning(_text.md_escape(v["text"]), icon=":material/cancel:")
-cov = c["coverage"]
-if cov["differs"]:
+    st.warning(_text.md_escape(v.text), icon=":material/cancel:")
+cov = c.coverage
+if cov.note:
     st.warning(
-        _text.md_escape(cov["note"] + " — the first rival explanation of any difference"), icon=":material/warning:"
+        _text.md_escape(cov.note + " — the first rival explanation of any difference"), icon=":material/warning:"
     )
 else:
-    st.caption(f"Both runs answered the same {cov['shared_items']} items.")
-for r in c["polluted"]:
+    st.caption(f"Both runs answered the same {cov.shared_items} items.")
+for r in c.polluted:
     st.warning(
         _text.md_escape(f"{r} is POLLUTED: some calls failed after every retry; its aggregate is not a measurement"),
         icon=":material/report:",
     )
-for n in v["notes"] + [x for x in c["notes"] if x != cov["note"] and "POLLUTED" not in x]:
+for n in v.notes + [x for x in c.notes if x != cov.note and "POLLUTED" not in x]:
     st.caption(_text.md_escape(n))
 
 # ---------------------------------------------------------------- 3. per round and deltas
 st.subheader("Per generation round, paired deltas and the noise floor")
 rows = []
-for name in c["metrics"]:
-    f = c["figures"][name]
-    row = {"figure": name}
-    for side, who in (("a", "baseline"), ("b", "candidate")):
-        for r, val in enumerate(f[side]["by_round"], 1):
-            row[f"{who} r{r}"] = _text.pct100(val)
-        row[f"{who} mean"] = _text.pct100(f[side]["mean"])
-        row[f"{who} spread"] = _text.pct100(f[side]["spread"])
-    dl = f["delta"]
+for name in c.metrics:
+    f = c.figures[name]
+    row: dict[str, object] = {"figure": name}
+    for side, who in ((f.a, "baseline"), (f.b, "candidate")):
+        for k, val in enumerate(side.by_round, 1):
+            row[f"{who} r{k}"] = _text.pct100(val)
+        row[f"{who} mean"] = _text.pct100(side.mean)
+        row[f"{who} spread"] = _text.pct100(side.spread)
+    dl = f.delta
     row.update(
         {
-            "paired delta": _text.pct100(dl["mean"]),
-            "CI low": _text.pct100(dl["ci95"][0]),
-            "CI high": _text.pct100(dl["ci95"][1]),
-            "noise floor": _text.pct100(f["noise_floor"]),
-            "within noise": None if f["within_noise"] is None else ("yes" if f["within_noise"] else "no"),
-            "stable wins": f["stable_wins"],
-            "stable regressions": f["stable_regressions"],
+            "paired delta": _text.pct100(dl.mean),
+            "CI low": _text.pct100(dl.ci95[0]),
+            "CI high": _text.pct100(dl.ci95[1]),
+            "noise floor": _text.pct100(f.noise_floor),
+            "within noise": None if f.within_noise is None else ("yes" if f.within_noise else "no"),
+            "stable wins": f.stable_wins,
+            "stable regressions": f.stable_regressions,
         }
     )
     rows.append(row)
@@ -166,57 +166,53 @@ cfg = {
     if col not in ("figure", "within noise", "stable wins", "stable regressions")
 }
 st.dataframe(df, hide_index=True, width="stretch", column_config=cfg)
-h = c["figures"][metric]
+h = c.figures[metric]
 st.caption(
-    f"Items paired: {h['delta']['items']}; interval: {h['delta']['method']}. Stable win = better in every one "
-    f"of the {c['rounds_paired']} paired generation rounds; stable regression = worse in every one. Noise floor = "
+    f"Items paired: {h.delta.items}; interval: {h.delta.method}. Stable win = better in every one "
+    f"of the {c.rounds_paired} paired generation rounds; stable regression = worse in every one. Noise floor = "
     "the largest round-to-round spread of the figure within either configuration."
 )
-_cache.chart(st, _cache.chart_spec(analysis.round_dots, c["figures"]))
+_cache.chart(st, _cache.chart_spec(analysis.round_dots, {k: f.to_dict() for k, f in c.figures.items()}))
 
 w_col, r_col, m_col = st.columns(3)
 with w_col:
-    st.markdown(f"**Stable wins ({_text.md_escape(metric)}): {h['stable_wins']}**")
-    st.dataframe(pd.DataFrame({"item": h["stable_win_items"]}), hide_index=True, height=160)
+    st.markdown(f"**Stable wins ({_text.md_escape(metric)}): {h.stable_wins}**")
+    st.dataframe(pd.DataFrame({"item": h.stable_win_items}), hide_index=True, height=160)
 with r_col:
-    st.markdown(f"**Stable regressions: {h['stable_regressions']}**")
-    st.dataframe(pd.DataFrame({"item": h["stable_regression_items"]}), hide_index=True, height=160)
+    st.markdown(f"**Stable regressions: {h.stable_regressions}**")
+    st.dataframe(pd.DataFrame({"item": h.stable_regression_items}), hide_index=True, height=160)
 with m_col:
-    st.markdown(f"**New misses: {c['new_miss_count']}** (failed in every round by the candidate, not by the baseline)")
-    st.dataframe(pd.DataFrame({"item": c["new_misses"]}), hide_index=True, height=160)
+    st.markdown(f"**New misses: {c.new_miss_count}** (failed in every round by the candidate, not by the baseline)")
+    st.dataframe(pd.DataFrame({"item": c.new_misses}), hide_index=True, height=160)
 
 # ---------------------------------------------------------------- 4. power
 st.subheader("How small a change can this comparison see?")
 effect_pts = st.slider("Effect to detect (points)", 1.0, 30.0, 5.0, 0.5)
-pw0 = h["power"]
-pw = (
-    pw0
-    if pw0.get("mde") is None
-    else _cache.pure_call(
-        analysis.power, h["delta"]["sd"], pw0["within_var"], pw0["rounds"], pw0["items"], effect_pts / 100
-    )
-)  # no new pass over the runs
-if pw.get("mde") is None:
-    st.info(_text.md_escape(pw.get("reason") or "not enough data to size the comparison"))
+pw = h.power
+assert isinstance(pw, analysis.Power)  # the page never skips it
+if pw.mde is not None:  # no new pass over the runs
+    pw = _cache.pure_call(analysis.power, h.delta.sd, pw.within_var, pw.rounds, pw.items, effect_pts / 100)
+if pw.mde is None:
+    st.info(_text.md_escape(pw.reason or "not enough data to size the comparison"))
 else:
     a1, a2, a3 = st.columns(3)
     a1.metric(
         "Minimum detectable effect",
-        f"{100 * pw['mde']:.1f} pts",
-        help=f"paired t-test, alpha {pw['alpha']}, power {pw['power']}, {pw['items']} items",
+        f"{100 * pw.mde:.1f} pts",
+        help=f"paired t-test, alpha {pw.alpha}, power {pw.power}, {pw.items} items",
     )
     a2.metric(
-        f"Rounds needed for {effect_pts:g} pts at {pw['items']} items",
-        "-" if pw["rounds_needed"] is None else str(pw["rounds_needed"]),
+        f"Rounds needed for {effect_pts:g} pts at {pw.items} items",
+        "-" if pw.rounds_needed is None else str(pw.rounds_needed),
     )
-    a3.metric("Item-to-item spread (sd)", f"{100 * pw['tau2'] ** 0.5:.1f} pts")
-    if pw.get("rounds_note"):
-        st.caption(_text.md_escape(pw["rounds_note"]))
+    a3.metric("Item-to-item spread (sd)", f"{100 * pw.tau2**0.5:.1f} pts")
+    if pw.rounds_note:
+        st.caption(_text.md_escape(pw.rounds_note))
     st.dataframe(
         pd.DataFrame(
             [
                 {"generation rounds": int(k), f"items needed for {effect_pts:g} pts": n}
-                for k, n in pw["items_needed"].items()
+                for k, n in pw.items_needed.items()
             ]
         ),
         hide_index=True,
@@ -225,20 +221,22 @@ else:
 # ---------------------------------------------------------------- 5. cost beside score
 st.subheader("Cost and latency beside score")
 crow = []
-for who, key in (("baseline", "baseline"), ("candidate", "candidate")):
-    cc = c["cost"][key]
+for who, run, cc, lat, side in (
+    ("baseline", c.baseline, c.cost.baseline, c.latency.baseline, h.a),
+    ("candidate", c.candidate, c.cost.candidate, c.latency.candidate, h.b),
+):
     crow.append(
         {
-            "configuration": f"{who}: {c[key]}",
-            metric + " mean": _text.pct100(c["figures"][metric]["a" if key == "baseline" else "b"]["mean"]),
-            "system calls": cc["system"]["calls"],
-            "system tokens": cc["system"]["tokens_in"] + cc["system"]["tokens_out"],
-            "system cost (USD)": cc["system"]["cost_usd"],
-            "judge calls": cc["judge"]["calls"],
-            "judge tokens": cc["judge"]["tokens_in"] + cc["judge"]["tokens_out"],
-            "judge cost (USD)": cc["judge"]["cost_usd"],
+            "configuration": f"{who}: {run}",
+            metric + " mean": _text.pct100(side.mean),
+            "system calls": cc.system["calls"],
+            "system tokens": cc.system["tokens_in"] + cc.system["tokens_out"],
+            "system cost (USD)": cc.system["cost_usd"],
+            "judge calls": cc.judge["calls"],
+            "judge tokens": cc.judge["tokens_in"] + cc.judge["tokens_out"],
+            "judge cost (USD)": cc.judge["cost_usd"],
             **{
-                f"{who_} latency {k[:-3]} (ms)": (c["latency"][key].get(who_) or {}).get(k)
+                f"{who_} latency {k[:-3]} (ms)": (lat.get(who_) or {}).get(k)
                 for who_ in ("system", "judge")
                 for k in ("mean_ms", "p95_ms")
             },
@@ -256,7 +254,7 @@ st.dataframe(
 )
 st.download_button(
     "Download the Markdown summary (for a pull request)",
-    analysis.markdown(c),
+    analysis.markdown(c.to_dict()),
     file_name=f"compare-{run_a}-{run_b}.md",
     mime="text/markdown",
 )

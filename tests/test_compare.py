@@ -15,8 +15,9 @@ import pytest
 from compare_world import N, add_rejudge, make_compare_world
 from conftest import DEMO, EVALCORE, tree_hash
 
+from evalcore.analysis.comparepower import power
 from evalcore.analysis.comparison import compare as compare_runs
-from evalcore.analysis.comparison import power, two_sided_bar
+from evalcore.analysis.comparison import two_sided_bar
 from evalcore.analysis.configs import diff_knobs, knob_values, meaning
 from evalcore.analysis.gating import gate, read_allowlist, trend
 from evalcore.analysis.selection import Selection
@@ -160,41 +161,41 @@ def store(world, tmp_path) -> Store:
 
 def test_per_round_figures_and_paired_delta(store):
     c = compare_runs(store, "r-base", "r-cand")
-    f = c["figures"]["all_pass"]
-    assert f["a"]["by_round"] == pytest.approx([18 / 30, 18 / 30, 15 / 30])
-    assert f["b"]["by_round"] == pytest.approx([29 / 30, 29 / 30, 17 / 30])
-    assert f["a"]["spread"] == pytest.approx(3 / 30) and f["b"]["spread"] == pytest.approx(12 / 30)
-    assert f["noise_floor"] == pytest.approx(12 / 30)
-    assert f["delta"]["mean"] == pytest.approx(8 / 30)
-    assert f["delta"]["items"] == N
-    lo, hi = f["delta"]["ci95"]
+    f = c.figures["all_pass"]
+    assert f.a.by_round == pytest.approx([18 / 30, 18 / 30, 15 / 30])
+    assert f.b.by_round == pytest.approx([29 / 30, 29 / 30, 17 / 30])
+    assert f.a.spread == pytest.approx(3 / 30) and f.b.spread == pytest.approx(12 / 30)
+    assert f.noise_floor == pytest.approx(12 / 30)
+    assert f.delta.mean == pytest.approx(8 / 30)
+    assert f.delta.items == N
+    lo, hi = f.delta.ci95
     assert 0 < lo < 8 / 30 < hi
-    assert f["within_noise"] is True  # 0.267 <= 0.4
-    assert c["figures"]["tone"]["delta"]["mean"] == 0.0
-    assert c["rounds_paired"] == 3
+    assert f.within_noise is True  # 0.267 <= 0.4
+    assert c.figures["tone"].delta.mean == 0.0
+    assert c.rounds_paired == 3
 
 
 def test_stable_regression_and_no_stable_win_fail_the_two_sided_bar(store):
     c = compare_runs(store, "r-base", "r-cand")
-    f = c["figures"]["all_pass"]
-    assert f["stable_wins"] == 0 and f["stable_win_items"] == []
-    assert f["stable_regressions"] == 1 and f["stable_regression_items"] == ["q12"]
+    f = c.figures["all_pass"]
+    assert f.stable_wins == 0 and f.stable_win_items == []
+    assert f.stable_regressions == 1 and f.stable_regression_items == ["q12"]
     # the interval lies above zero, but the gain (+26.7 pts) is inside the noise floor (40 pts)
-    assert c["verdict"]["clears_interval"] is True and c["verdict"]["clears_noise_floor"] is False
-    assert c["verdict"]["gain"] is False and "within the noise floor 0.400" in c["verdict"]["text"]
-    assert c["verdict"]["holds"] is False
-    assert c["verdict"]["regressions_own"] == ["q12"]
-    assert c["new_misses"] == ["q12"]
-    assert c["fixed_miss_count"] == 12  # q00-q11: missed in every baseline round, passed in some candidate round
+    assert c.verdict.clears_interval is True and c.verdict.clears_noise_floor is False
+    assert c.verdict.gain is False and "within the noise floor 0.400" in c.verdict.text
+    assert c.verdict.holds is False
+    assert c.verdict.regressions_own == ["q12"]
+    assert c.new_misses == ["q12"]
+    assert c.fixed_miss_count == 12  # q00-q11: missed in every baseline round, passed in some candidate round
     # reversed, q12 is a stable win and q00-q11 are not stable regressions (equal in round 3)
-    r = compare_runs(store, "r-cand", "r-base")["figures"]["all_pass"]
-    assert r["stable_win_items"] == ["q12"] and r["stable_regressions"] == 0
+    r = compare_runs(store, "r-cand", "r-base").figures["all_pass"]
+    assert r.stable_win_items == ["q12"] and r.stable_regressions == 0
 
 
 def test_bootstrap_interval_is_seeded(store):
-    a = compare_runs(store, "r-base", "r-cand", seed=3)["figures"]["all_pass"]["delta"]["ci95"]
-    b = compare_runs(store, "r-base", "r-cand", seed=3)["figures"]["all_pass"]["delta"]["ci95"]
-    c = compare_runs(store, "r-base", "r-cand", seed=4)["figures"]["all_pass"]["delta"]["ci95"]
+    a = compare_runs(store, "r-base", "r-cand", seed=3).figures["all_pass"].delta.ci95
+    b = compare_runs(store, "r-base", "r-cand", seed=3).figures["all_pass"].delta.ci95
+    c = compare_runs(store, "r-base", "r-cand", seed=4).figures["all_pass"].delta.ci95
     assert a == b and a != c
 
 
@@ -204,49 +205,49 @@ def test_two_sided_bar_rules():
     def bar(mean, low, wins, regs, n_regs, allow, rounds, statuses, noise=0.05):
         return two_sided_bar(mean, low, wins, regs, n_regs, allow, rounds, statuses, noise_floor=noise)
 
-    assert bar(0.1, 0.02, 0, [], 0, set(), 3, ok)["holds"] is True
+    assert bar(0.1, 0.02, 0, [], 0, set(), 3, ok).holds is True
     # a stable win and a positive mean no longer make a gain: the interval must clear the bar
-    assert bar(0.1, -0.01, 1, [], 0, set(), 3, ok)["holds"] is False
-    assert bar(0.1, -0.01, 0, [], 0, set(), 3, ok)["gain"] is False
-    assert bar(-0.1, -0.2, 1, [], 0, set(), 3, ok)["gain"] is False
+    assert bar(0.1, -0.01, 1, [], 0, set(), 3, ok).holds is False
+    assert bar(0.1, -0.01, 0, [], 0, set(), 3, ok).gain is False
+    assert bar(-0.1, -0.2, 1, [], 0, set(), 3, ok).gain is False
     # and the noise floor: a gain inside it, or an unknown floor (one round), is no gain
     v = bar(0.1, 0.02, 0, [], 0, set(), 3, ok, noise=0.1)
-    assert v["gain"] is False and v["clears_interval"] is True and "within the noise floor 0.100" in v["text"]
-    assert bar(0.1, 0.02, 0, [], 0, set(), 1, ok, noise=None)["gain"] is False
-    assert two_sided_bar(0.1, 0.02, 0, [], 0, set(), 3, ok, noise_floor=0.0, bar=0.03)["gain"] is False
+    assert v.gain is False and v.clears_interval is True and "within the noise floor 0.100" in v.text
+    assert bar(0.1, 0.02, 0, [], 0, set(), 1, ok, noise=None).gain is False
+    assert two_sided_bar(0.1, 0.02, 0, [], 0, set(), 3, ok, noise_floor=0.0, bar=0.03).gain is False
     v = bar(0.1, 0.02, 0, ["q2"], 1, set(), 3, ok)
-    assert v["holds"] is False and v["regressions_own"] == ["q2"] and v["regressions_own_count"] == 1
+    assert v.holds is False and v.regressions_own == ["q2"] and v.regressions_own_count == 1
     v = bar(0.1, 0.02, 0, ["q2"], 1, {"q2"}, 3, ok)
-    assert v["holds"] is True and v["regressions_allowed"] == ["q2"] and v["regressions_own_count"] == 0
+    assert v.holds is True and v.regressions_allowed == ["q2"] and v.regressions_own_count == 0
     # without an allowlist the list may be the first few: the count decides
     v = bar(0.1, 0.02, 0, ["q2", "q3"], 120, set(), 3, ok)
-    assert v["regressions_own_count"] == 120 and "120 stable regressions of its own: q2, q3 ..." in v["text"]
-    assert bar(0.1, 0.02, 0, [], 0, set(), 3, [("a", "complete"), ("b", "polluted")])["holds"] is False
-    assert "one generation round" in bar(0.1, 0.02, 0, [], 0, set(), 1, ok)["notes"][0]
+    assert v.regressions_own_count == 120 and "120 stable regressions of its own: q2, q3 ..." in v.text
+    assert bar(0.1, 0.02, 0, [], 0, set(), 3, [("a", "complete"), ("b", "polluted")]).holds is False
+    assert "one generation round" in bar(0.1, 0.02, 0, [], 0, set(), 1, ok).notes[0]
 
 
 def test_lists_are_cut_to_the_limit_but_counts_are_not(store):
     c = compare_runs(store, "r-cand", "r-base", list_limit=1)  # reversed: q00-q11 are fixed misses of r-cand
-    assert c["new_miss_count"] == 12 and len(c["new_misses"]) == 1
+    assert c.new_miss_count == 12 and len(c.new_misses) == 1
 
 
 def test_power_matches_the_normal_approximation():
     sd, n = 0.5, 100
     p = power(sd, 0.0, 3, n, 0.05)
     z = (1.959964 + 0.841621) * sd / math.sqrt(n)  # 0.1401: the t-test needs a little more
-    assert z < p["mde"] < z * 1.02
+    assert z < p.mde < z * 1.02
     # items needed for an effect equal to the MDE at these rounds is the item count
-    p2 = power(sd, 0.0, 3, n, p["mde"])
-    assert p2["items_needed"]["3"] in (n, n + 1)
+    p2 = power(sd, 0.0, 3, n, p.mde)
+    assert p2.items_needed["3"] in (n, n + 1)
     # round noise: more rounds need fewer items; with no item-to-item spread, rounds alone get there
     p3 = power(0.5, 0.75, 3, 60, 0.1)  # var 0.25 = tau^2 0 + 0.75 / 3
-    assert p3["tau2"] == pytest.approx(0.0)
-    needed = [p3["items_needed"][k] for k in ("1", "2", "3", "5", "10")]
+    assert p3.tau2 == pytest.approx(0.0)
+    needed = [p3.items_needed[k] for k in ("1", "2", "3", "5", "10")]
     assert needed == sorted(needed, reverse=True) and needed[0] > needed[-1]
-    assert p3["rounds_needed"] is not None
+    assert p3.rounds_needed is not None
     # all spread between items: rounds cannot reach a small effect
     p4 = power(0.5, 0.0, 3, 30, 0.01)
-    assert p4["rounds_needed"] is None and "more items can" in p4["rounds_note"]
+    assert p4.rounds_needed is None and "more items can" in p4.rounds_note
 
 
 def test_items_needed_is_the_smallest_size_with_the_power_and_solve_powers_root_rounded_up():
@@ -258,7 +259,7 @@ def test_items_needed_is_the_smallest_size_with_the_power_and_solve_powers_root_
 
     from statsmodels.stats.power import TTestPower, ttest_power
 
-    from evalcore.analysis.comparison import items_needed
+    from evalcore.analysis.comparepower import items_needed
 
     tp = TTestPower()
     effects = list(np.geomspace(0.003, 4.0, 120))
@@ -279,8 +280,8 @@ def test_items_needed_is_the_smallest_size_with_the_power_and_solve_powers_root_
     assert items_needed([0.0, -0.1], 0.05, 0.8) == [None, None]
     # and power() gives the same figures either way
     p = power(0.4, 0.05, 3, 500, 0.05)
-    for r, n in p["items_needed"].items():
-        s = math.sqrt(p["tau2"] + p["within_var"] / int(r))
+    for r, n in p.items_needed.items():
+        s = math.sqrt(p.tau2 + p.within_var / int(r))
         want = tp.solve_power(effect_size=0.05 / s, nobs=None, alpha=0.05, power=0.8, alternative="two-sided")
         assert n == math.ceil(float(np.atleast_1d(want)[0])), (r, n)
 
@@ -289,10 +290,10 @@ def test_holdout_items_are_left_out_unless_asked(tmp_path):
     data = tmp_path / "data"
     make_compare_world(data, holdout=(12,))
     st = Store(data, tmp_path / "state")
-    hidden = compare_runs(st, "r-base", "r-cand")["figures"]["all_pass"]
-    assert hidden["delta"]["items"] == N - 1 and hidden["stable_regressions"] == 0
-    shown = compare_runs(st, "r-base", "r-cand", include_holdout=True)["figures"]["all_pass"]
-    assert shown["delta"]["items"] == N and shown["stable_regression_items"] == ["q12"]
+    hidden = compare_runs(st, "r-base", "r-cand").figures["all_pass"]
+    assert hidden.delta.items == N - 1 and hidden.stable_regressions == 0
+    shown = compare_runs(st, "r-base", "r-cand", include_holdout=True).figures["all_pass"]
+    assert shown.delta.items == N and shown.stable_regression_items == ["q12"]
 
 
 # --------------------------------------------------------------------------- the gate
@@ -461,11 +462,11 @@ def test_past_the_bootstrap_limit_the_interval_is_analytic(store, monkeypatch):
 
     import evalcore.analysis.comparison as C
     monkeypatch.setattr(C, "BOOTSTRAP_MAX_ITEMS", 10)
-    f = compare_runs(store, "r-base", "r-cand")["figures"]["all_pass"]["delta"]
+    f = compare_runs(store, "r-base", "r-cand").figures["all_pass"].delta
     d = np.array([2 / 3] * 12 + [-1.0] + [1 / 3] * 3 + [0.0] * 14)  # the fixture's per-item deltas
     half = sst.t.ppf(0.975, 29) * d.std(ddof=1) / np.sqrt(30)
-    assert f["method"].startswith("analytic")
-    assert f["ci95"] == pytest.approx([8 / 30 - half, 8 / 30 + half])
+    assert f.method.startswith("analytic")
+    assert f.ci95 == pytest.approx([8 / 30 - half, 8 / 30 + half])
 
 
 def test_include_holdout_on_the_command_line_is_a_logged_look(tmp_path):
@@ -485,9 +486,9 @@ def test_include_holdout_on_the_command_line_is_a_logged_look(tmp_path):
 
 def test_ids_are_listed_for_the_headline_figure_counts_for_every_figure(store):
     c = compare_runs(store, "r-base", "r-cand", headline="ok")
-    assert c["figures"]["ok"]["stable_regression_items"] == ["q12"]
-    assert c["figures"]["all_pass"]["stable_regression_items"] is None
-    assert c["figures"]["all_pass"]["stable_regressions"] == 1
+    assert c.figures["ok"].stable_regression_items == ["q12"]
+    assert c.figures["all_pass"].stable_regression_items is None
+    assert c.figures["all_pass"].stable_regressions == 1
 
 
 def test_the_seeded_interval_is_the_same_in_every_process(world, tmp_path):
@@ -499,8 +500,8 @@ def test_the_seeded_interval_is_the_same_in_every_process(world, tmp_path):
 
 def test_one_generation_round_selected_is_one_paired_round(store):
     c = compare_runs(store, "r-base", "r-cand", sel=Selection(gen_round=3))
-    f = c["figures"]["all_pass"]
+    f = c.figures["all_pass"]
     # round 3: baseline 15/30, candidate 17/30; q12 worse, q13-q15 better
-    assert c["rounds_paired"] == 1 and f["a"]["by_round"] == pytest.approx([0.5])
-    assert f["stable_regression_items"] == ["q12"] and f["stable_wins"] == 3
-    assert "one generation round" in c["verdict"]["notes"][0]
+    assert c.rounds_paired == 1 and f.a.by_round == pytest.approx([0.5])
+    assert f.stable_regression_items == ["q12"] and f.stable_wins == 3
+    assert "one generation round" in c.verdict.notes[0]

@@ -33,9 +33,9 @@ def test_latency_stands_beside_score_and_the_bar_fails_a_slow_candidate(tmp_path
     make_compare_world(data, strong=True, latency_ms=(7700.0, 34800.0))  # seed 004's reranker
     st = Store(data, tmp_path / "state")
     c = compare(st, "r-base", "r-cand")
-    sysb, sysc = c["latency"]["baseline"]["system"], c["latency"]["candidate"]["system"]
+    sysb, sysc = c.latency.baseline["system"], c.latency.candidate["system"]
     assert sysb["mean_ms"] == pytest.approx(7700.0 * 2) and sysc["mean_ms"] == pytest.approx(34800.0 * 2)
-    assert sysb["p95_ms"] == pytest.approx(7700.0 * 3) and c["latency"]["candidate"]["judge"]["mean_ms"] == 30.0
+    assert sysb["p95_ms"] == pytest.approx(7700.0 * 3) and c.latency.candidate["judge"]["mean_ms"] == 30.0
     allow = tmp_path / "allow.txt"
     allow.write_text("q12 alice 2999-01-01 known\n")
     assert gate(st, "r-base", "r-cand", allowlist=allow)["gate"]["passed"] is True  # no bar: latency is reported only
@@ -76,11 +76,11 @@ def test_the_ternary_headline_is_a_figure_of_compare_gate_and_trend(tmp_path):
     st = _ternary_world(tmp_path)
     assert metrics_of(st, "t-base", "t-cand") == ["all_pass", "ternary", "answer"]
     c = compare(st, "t-base", "t-cand", headline="ternary")
-    f = c["figures"]["ternary"]
-    assert f["a"]["mean"] == pytest.approx(0.375) and f["b"]["mean"] == pytest.approx(0.625)
-    assert c["figures"]["all_pass"]["a"]["mean"] == pytest.approx(0.25)
-    assert f["delta"]["mean"] == pytest.approx(0.25)  # (0 + 0.5 + 0.5 + 0) / 4
-    assert c["fixed_miss_count"] == 1  # q02: wrong -> partial is no longer a miss
+    f = c.figures["ternary"]
+    assert f.a.mean == pytest.approx(0.375) and f.b.mean == pytest.approx(0.625)
+    assert c.figures["all_pass"].a.mean == pytest.approx(0.25)
+    assert f.delta.mean == pytest.approx(0.25)  # (0 + 0.5 + 0.5 + 0) / 4
+    assert c.fixed_miss_count == 1  # q02: wrong -> partial is no longer a miss
     assert gate(st, "t-base", "t-cand", headline="ternary")["headline"] == "ternary"
     t = trend(st, metric="ternary")
     assert [(p["run_id"], p["value"]) for p in t["points"]] == [("t-base", 0.375), ("t-cand", 0.625)]
@@ -91,14 +91,14 @@ def test_compare_restricts_to_the_items_both_answered_and_names_coverage_first(t
     make_compare_world(data, candidate_items=20)
     st = Store(data, tmp_path / "state")
     c = compare(st, "r-base", "r-cand")
-    cov = c["coverage"]
-    assert (cov["baseline_items"], cov["candidate_items"], cov["shared_items"]) == (N, 20, 20)
-    assert cov["differs"] and c["rivals"][0].startswith("item coverage (30 vs 20 items")
-    assert "item coverage differs" in c["notes"][0]
+    cov = c.coverage
+    assert (cov.baseline_items, cov.candidate_items, cov.shared_items) == (N, 20, 20)
+    assert cov.differs and c.rivals[0].startswith("item coverage (30 vs 20 items")
+    assert "item coverage differs" in c.notes[0]
     # baseline over q00-q19 only: q00-q11 fail every round, q12-q15 pass r1 r2, q16-q19 pass all
-    assert c["figures"]["all_pass"]["a"]["by_round"] == pytest.approx([8 / 20, 8 / 20, 5 / 20])
-    assert c["figures"]["all_pass"]["a"]["mean"] == pytest.approx(c["figures"]["all_pass"]["b"]["mean"]
-                                                                  - c["figures"]["all_pass"]["delta"]["mean"])
+    f = c.figures["all_pass"]
+    assert f.a.by_round == pytest.approx([8 / 20, 8 / 20, 5 / 20])
+    assert f.a.mean == pytest.approx(f.b.mean - f.delta.mean)
     e = Ledger(st).add(title="t", by="t", type_="rejected", baseline="r-base", candidate="r-cand")
     assert any(f.startswith("rival explanations: item coverage") for f in e["flags"])
 
@@ -108,7 +108,7 @@ def test_a_polluted_run_is_marked_in_compare_trend_and_the_ledger(tmp_path):
     make_compare_world(data, status="polluted")
     st = Store(data, tmp_path / "state")
     c = compare(st, "r-base", "r-cand")
-    assert c["polluted"] == ["r-cand"] and any("r-cand is POLLUTED" in n for n in c["notes"])
+    assert c.polluted == ["r-cand"] and any("r-cand is POLLUTED" in n for n in c.notes)
     t = trend(st)
     assert {p["run_id"]: p["polluted"] for p in t["points"]} == {"r-base": False, "r-cand": True}
     assert t["polluted"] == ["r-cand"]

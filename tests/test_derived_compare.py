@@ -297,9 +297,9 @@ def test_one_round_compare_is_counted_from_the_pair_table_randomised(world, monk
         assert c["coverage"]["shared_items"] > 0
     # the counts and lists are not empty, so the windows were searched
     c = C.compare(store, "c1", "c2", sel=every, list_limit=3, n_boot=50)
-    h = c["figures"]["all_pass"]
-    assert h["stable_wins"] + h["stable_regressions"] > 0
-    assert len(h["stable_win_items"]) == min(3, h["stable_wins"])
+    h = c.figures["all_pass"]
+    assert h.stable_wins + h.stable_regressions > 0
+    assert len(h.stable_win_items) == min(3, h.stable_wins)
     # past the bootstrap limit: the analytic interval from the counted sums
     monkeypatch.setattr(C, "BOOTSTRAP_MAX_ITEMS", 5)
     same(monkeypatch, spy, C.compare, store, "c1", "c2", sel=every)

@@ -28,13 +28,26 @@ from .charts import (
     round_dots as round_dots,
     trend_lines as trend_lines,
 )
+from .comparepower import (
+    Power as Power,
+    Skipped as Skipped,
+    power as power,
+)
 from .comparison import (
     BOOTSTRAP_MAX_ITEMS as BOOTSTRAP_MAX_ITEMS,
     TERNARY as TERNARY,
+    Both as Both,
+    Comparison as Comparison,
+    Coverage as Coverage,
+    Delta as Delta,
+    Paired as Paired,
+    PerRound as PerRound,
+    Rounds as Rounds,
+    Totals as Totals,
+    Verdict as Verdict,
     compare as compare,
     metrics_of as metrics_of,
     per_round as per_round,
-    power as power,
     rounds_text as rounds_text,
     two_sided_bar as two_sided_bar,
 )

@@ -10,7 +10,8 @@ See docs/COMPARE.md for every definition.
   wrong, then every criterion both runs judged, :func:`metrics_of`), the paired deltas with a
   seeded percentile bootstrap interval (:mod:`evalcore.stats.bootstrap`; an analytic t interval
   past :data:`BOOTSTRAP_MAX_ITEMS` items), stable wins and regressions, the noise floor, the item
-  coverage of each side, latency per answer and :func:`power`.
+  coverage of each side, latency per answer and the power of the comparison
+  (:func:`~evalcore.analysis.comparepower.power`).
 * :func:`two_sided_bar`: the verdict compare and the gate share.
 
 Vocabulary (tested in tests/test_compare.py):
@@ -28,17 +29,19 @@ Vocabulary (tested in tests/test_compare.py):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
-from typing import Any
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
 from evalcore.analysis.comparecounts import TERNARY, Masks, _answers, _mask_figures, _pair_summary, _summary_sql
+from evalcore.analysis.comparepower import Power, Skipped, power
 from evalcore.analysis.configs import diff
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection, _hold, _sel_sql
 from evalcore.contract import schema as S
+from evalcore.contract.results import OMIT, Result
 from evalcore.errors import InputError, NotFoundError
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
 from evalcore.storage.store import Store
@@ -117,6 +120,27 @@ def _mask_pivot_sql(masks: Masks, metrics: list[str], n_criteria: int) -> tuple[
     return f"SELECT item_id, item, gen_round, {', '.join(cols)} FROM ({msql})", list(mparams)
 
 
+@dataclass
+class Rounds(Result):
+    """One figure of one run: its value per generation round, their mean, spread (max - min) and sd."""
+
+    by_round: list[float | None]
+    mean: float | None
+    spread: float | None
+    sd: float | None
+
+
+@dataclass
+class PerRound(Result):
+    """:func:`per_round`: a run's figures per generation round."""
+
+    run_id: str
+    status: str
+    rounds: list[int]
+    answers_by_round: list[int]
+    figures: dict[str, Rounds]
+
+
 def per_round(
     store: Store,
     run_id: str,
@@ -124,7 +148,7 @@ def per_round(
     sel: Selection | None = None,
     include_holdout: bool | None = None,
     metrics: list[str] | None = None,
-) -> dict[str, Any]:
+) -> PerRound:
     """Each figure per generation round (r1, r2, ...), then the mean over rounds and the spread
     (max - min) that the noise floor is made of."""
     m = store.run(run_id).manifest
@@ -137,24 +161,22 @@ def per_round(
         f"SELECT gen_round, count(*) AS answers, {', '.join(cols)} FROM ({piv}) GROUP BY gen_round ORDER BY gen_round",
         params,
     )
-    return {"run_id": run_id, "status": m.status, **_round_figures(rows, metrics)}
+    return _round_figures(m, rows, metrics)
 
 
-def _round_figures(rows: list[tuple], metrics: list[str]) -> dict[str, Any]:
-    """Rows (gen_round, answers, m0, m1, ...) -> rounds, answers per round, and per figure
-    its value per round, mean, spread (max - min) and sd."""
-    rounds = [int(r[0]) for r in rows]
+def _round_figures(m: S.RunManifest, rows: list[tuple], metrics: list[str]) -> PerRound:
+    """Rows (gen_round, answers, m0, m1, ...) of run ``m`` -> its :class:`PerRound`."""
     figures = {}
     for j, name in enumerate(metrics):
         vals = [None if r[2 + j] is None else float(r[2 + j]) for r in rows]
         got = [v for v in vals if v is not None]
-        figures[name] = {
-            "by_round": vals,
-            "mean": float(np.mean(got)) if got else None,
-            "spread": (max(got) - min(got)) if len(got) > 1 else None,
-            "sd": float(np.std(got, ddof=1)) if len(got) > 1 else None,
-        }
-    return {"rounds": rounds, "answers_by_round": [int(r[1]) for r in rows], "figures": figures}
+        figures[name] = Rounds(
+            vals,
+            float(np.mean(got)) if got else None,
+            (max(got) - min(got)) if len(got) > 1 else None,
+            float(np.std(got, ddof=1)) if len(got) > 1 else None,
+        )
+    return PerRound(m.run_id, m.status, [int(r[0]) for r in rows], [int(r[1]) for r in rows], figures)
 
 
 def _item_sql(
@@ -305,113 +327,6 @@ def _interval(
     return {"low": mean - half, "high": mean + half, "method": f"analytic (t, more than {BOOTSTRAP_MAX_ITEMS:,} items)"}
 
 
-#: the sizes around the normal approximation's among which :func:`items_needed` looks for the t-test's
-_T_WINDOW = 128
-
-
-def items_needed(effects: Sequence[float], alpha: float, power_: float) -> list[int | None]:
-    """For each standardised effect, the fewest items at which a two-sided paired t-test reaches
-    ``power_``: the smallest whole ``n`` whose power (statsmodels' ``ttest_power``, one call over
-    every effect and the candidate sizes) is at least ``power_`` -- what ``TTestPower.solve_power``
-    finds rounded up, within its root search's tolerance, without that search per effect (0.02 s
-    each). The candidates are :data:`_T_WINDOW` sizes around the normal approximation's; None where
-    the smallest is not among them, or scipy's noncentral t gives no power at one (the caller
-    solves for those)."""
-    from scipy.stats import norm
-    from statsmodels.stats.power import ttest_power
-
-    d = np.asarray(effects, dtype=float)
-    out: list[int | None] = [None] * len(d)
-    ok = d > 0
-    if not ok.any():
-        return out
-    z = norm.isf(alpha / 2) + norm.isf(1 - power_)
-    start = np.maximum(2, np.floor((z / d[ok]) ** 2) - _T_WINDOW // 2).astype(np.int64)
-    n = start[:, None] + np.arange(_T_WINDOW)[None, :]
-    with np.errstate(all="ignore"):
-        pw = ttest_power(d[ok][:, None], n.astype(float), alpha, alternative="two-sided")
-    reach = pw >= power_
-    at = reach.argmax(axis=1)
-    # (scipy's noncentral t gives NaN for large effects at a few items: those are solved instead)
-    clean = ~np.array([np.isnan(row[: k + 1]).any() for row, k in zip(pw, at.tolist())], dtype=bool)
-    # found, and the window starts below it (or at 2 items, the fewest a t-test takes)
-    found = reach.any(axis=1) & clean & ((start == 2) | ~reach[:, 0])
-    first = np.where(found, n[np.arange(len(n)), at], -1)
-    for k, v in zip(np.flatnonzero(ok).tolist(), first.tolist()):
-        out[k] = int(v) if v >= 0 else None
-    return out
-
-
-def power(
-    sd_delta: float | None,
-    within_var: float | None,
-    rounds: int,
-    n_items: int,
-    effect: float,
-    *,
-    alpha: float = 0.05,
-    power_: float = 0.8,
-) -> dict[str, Any]:
-    """Minimum detectable effect of the paired comparison at this noise, and the items (at 1, 2,
-    3, 5, 10 rounds) or rounds (at these items) needed to see ``effect``. The per-item delta's
-    variance splits into item-to-item spread tau^2 and round noise w/R (w = the two
-    configurations' within-item round variances added): var(R) = tau^2 + w / R."""
-    from statsmodels.stats.power import TTestPower
-
-    tp = TTestPower()
-    out: dict[str, Any] = {"alpha": alpha, "power": power_, "effect": effect, "items": n_items, "rounds": rounds}
-    if sd_delta is None or n_items < 2 or sd_delta == 0:
-        out.update(
-            mde=None,
-            reason="no spread in the per-item deltas to size a test from" if n_items >= 2 else "fewer than two items",
-            items_needed={},
-            rounds_needed=None,
-        )
-        return out
-    w = within_var or 0.0
-    tau2 = max(0.0, sd_delta**2 - w / max(rounds, 1))
-
-    def sd_at(r: int) -> float:
-        return math.sqrt(tau2 + w / r)
-
-    def n_for(r: int) -> int | None:
-        s = sd_at(r)
-        if s == 0:
-            return None
-        try:
-            n = tp.solve_power(effect_size=effect / s, nobs=None, alpha=alpha, power=power_, alternative="two-sided")
-        except Exception:
-            return None
-        return int(math.ceil(float(np.atleast_1d(n)[0])))
-
-    sizes = (1, 2, 3, 5, 10)
-    needed = items_needed([effect / sd_at(r) if sd_at(r) > 0 else 0.0 for r in sizes], alpha, power_)
-    es = float(
-        np.atleast_1d(
-            tp.solve_power(effect_size=None, nobs=n_items, alpha=alpha, power=power_, alternative="two-sided")
-        )[0]
-    )
-    out["mde"] = es * sd_delta
-    out["tau2"] = tau2
-    out["within_var"] = w
-    out["items_needed"] = {
-        str(r): (n if n is not None else n_for(r)) if sd_at(r) > 0 else None for r, n in zip(sizes, needed)
-    }
-    need = None
-    for r in range(1, 51):
-        if es * sd_at(r) <= effect:
-            need = r
-            break
-    out["rounds_needed"] = need
-    out["rounds_note"] = (
-        None
-        if need is not None
-        else f"item-to-item spread alone (sd {math.sqrt(tau2):.3f}) keeps the minimum detectable effect "
-        f"above {effect:g} at {n_items} items: more rounds cannot reach it, more items can"
-    )
-    return out
-
-
 def _runs_and_metrics(
     store: Store, run_a: str, run_b: str, headline: str
 ) -> tuple[S.RunManifest, S.RunManifest, list[str]]:
@@ -460,22 +375,57 @@ def _summary(
     return summary, vectors.reshape(len(rows), len(metrics))
 
 
-def _side(summary: dict[str, Any], side: str, m: S.RunManifest, metrics: list[str]) -> dict[str, Any]:
+def _side(summary: dict[str, Any], side: str, m: S.RunManifest, metrics: list[str]) -> PerRound:
     """One side's per-round figures (``side``: a or b)."""
     rows = [
         (r["gen_round"], r["answers"], *(r[f"m{j}"] for j in range(len(metrics))))
         for r in (summary["per_round"] or [])
         if r["side"] == side
     ]
-    return {"run_id": m.run_id, "status": m.status, **_round_figures(rows, metrics)}
+    return _round_figures(m, rows, metrics)
+
+
+@dataclass
+class Delta(Result):
+    """A figure's paired per-item delta (B - A) over the items both runs judged, with its interval."""
+
+    mean: float | None
+    of_means: float | None
+    ci95: list[float | None]
+    method: str | None
+    items: int
+    sd: float | None
+    reason: str = OMIT
+
+
+@dataclass
+class Paired(Result):
+    """One figure of :func:`compare`: each side per round, the paired delta, the noise floor, stable
+    wins and regressions (their ids for the headline only) and the power."""
+
+    a: Rounds
+    b: Rounds
+    delta: Delta
+    noise_floor: float | None
+    within_noise: bool | None
+    stable_wins: int
+    stable_regressions: int
+    stable_win_items: list[str] | None
+    stable_regression_items: list[str] | None
+    power: Power | Skipped
+
+
+def _ids(summary: dict[str, Any], kind: str, j: int) -> list[str]:
+    """The sorted ids of figure ``j``'s ``kind`` (wins, regs, new, fixed): listed for the headline only."""
+    return sorted(summary.get(f"{kind}{j}") or [])
 
 
 def _per_metric(
     summary: dict[str, Any],
     vectors: np.ndarray | None,
     metrics: list[str],
-    fa: dict[str, Any],
-    fb: dict[str, Any],
+    fa: PerRound,
+    fb: PerRound,
     rounds_paired: int,
     hi: int,
     *,
@@ -484,62 +434,64 @@ def _per_metric(
     effect: float,
     list_limit: int,
     power_figures: bool,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Paired]:
     """Each figure's sides, paired delta with its interval, noise floor, stable wins and
-    regressions and power; the keys starting with ``_`` are compare's own (the item lists)."""
+    regressions and power."""
     per_metric = {}
     for j, name in enumerate(metrics):
         n, mean_delta, sd = int(summary[f"n{j}"]), summary[f"mean{j}"], summary[f"sd{j}"]
         mean_delta = None if mean_delta is None else float(mean_delta)
+        sd = None if sd is None else float(sd)
         dv = None if vectors is None else vectors[~np.isnan(vectors[:, j]), j]
-        iv = _interval(dv, n, mean_delta, None if sd is None else float(sd), seed, n_boot)
-        wins, regs, new, fixed = (sorted(summary.get(f"{k}{j}") or []) for k in ("wins", "regs", "new", "fixed"))
+        iv = _interval(dv, n, mean_delta, sd, seed, n_boot)
         va, vb = summary[f"va{j}"], summary[f"vb{j}"]
         within = None if va is None and vb is None else float(va or 0.0) + float(vb or 0.0)
-        a, b = fa["figures"][name], fb["figures"][name]
-        spreads = [x for x in (a["spread"], b["spread"]) if x is not None]
+        a, b = fa.figures[name], fb.figures[name]
+        spreads = [x for x in (a.spread, b.spread) if x is not None]
         noise = max(spreads) if spreads else None
-        per_metric[name] = {
-            "a": a,
-            "b": b,
-            "delta": {
-                "mean": mean_delta,
-                "of_means": None if a["mean"] is None or b["mean"] is None else b["mean"] - a["mean"],
-                "ci95": [iv["low"], iv["high"]],
-                "method": iv["method"],
-                "items": n,
-                "sd": None if sd is None else float(sd),
-                **({"reason": iv["reason"]} if iv.get("reason") else {}),
-            },
-            "noise_floor": noise,
-            "within_noise": (None if noise is None or mean_delta is None else abs(mean_delta) <= noise),
-            "stable_wins": int(summary[f"count_wins{j}"]),
-            "stable_regressions": int(summary[f"count_regs{j}"]),
-            # ids for the headline figure only (counts for every figure)
-            "stable_win_items": wins[:list_limit] if j == hi else None,
-            "stable_regression_items": regs[:list_limit] if j == hi else None,
-            "_wins": wins,
-            "_regs": regs,
-            "_new_miss": new,
-            "_fixed": fixed,
-            "_counts": {k: int(summary[f"count_{k}{j}"]) for k in ("wins", "regs", "new", "fixed")},
-            "power": (
-                power(None if sd is None else float(sd), within, max(rounds_paired, 1), n, effect)
-                if power_figures
-                else {"skipped": True}
+        per_metric[name] = Paired(
+            a,
+            b,
+            Delta(
+                mean_delta,
+                None if a.mean is None or b.mean is None else b.mean - a.mean,
+                [iv["low"], iv["high"]],
+                iv["method"],
+                n,
+                sd,
+                iv.get("reason") or OMIT,
             ),
-        }
+            noise,
+            None if noise is None or mean_delta is None else abs(mean_delta) <= noise,
+            int(summary[f"count_wins{j}"]),
+            int(summary[f"count_regs{j}"]),
+            _ids(summary, "wins", j)[:list_limit] if j == hi else None,
+            _ids(summary, "regs", j)[:list_limit] if j == hi else None,
+            power(sd, within, max(rounds_paired, 1), n, effect) if power_figures else Skipped(),
+        )
     return per_metric
+
+
+@dataclass
+class Coverage(Result):
+    """Each side's items and the shared ones; when they differ, the note and the rival explanation."""
+
+    baseline_items: int
+    candidate_items: int
+    shared_items: int
+    differs: bool
+    note: str | None
+    rival: str | None
 
 
 def _notes(
     store: Store, summary: dict[str, Any], ma: S.RunManifest, mb: S.RunManifest, rounds: tuple[int, int], paired: int
-) -> tuple[dict[str, Any], list[str], list[str]]:
+) -> tuple[Coverage, list[str], list[str]]:
     """The item coverage of each side, the notes under the comparison (coverage, rounds not
     paired, polluted runs) and the polluted runs. ``rounds``: each side's generation rounds."""
     items = (int(summary["items_a"] or 0), int(summary["items_b"] or 0), int(summary["n_shared"] or 0))
     coverage = _coverage(ma.run_id, mb.run_id, *items)
-    notes = [coverage["note"]] if coverage["note"] else []
+    notes = [coverage.note] if coverage.note else []
     if rounds[0] != rounds[1]:
         notes.append(
             f"the runs cover different generation rounds ({rounds[0]} vs {rounds[1]}); "
@@ -553,23 +505,71 @@ def _notes(
 
 
 def _verdict(
-    store: Store, h: dict[str, Any], allow: set[str], rounds: int, ma: S.RunManifest, mb: S.RunManifest
-) -> dict[str, Any]:
-    """:func:`two_sided_bar` on the headline figure ``h``, the runs' statuses and those of their
-    generations that are not complete beside it."""
+    store: Store, h: Paired, regs: list[str], allow: set[str], rounds: int, ma: S.RunManifest, mb: S.RunManifest
+) -> Verdict:
+    """:func:`two_sided_bar` on the headline figure ``h`` (``regs``: its stable regressions), the
+    runs' statuses and those of their generations that are not complete beside it."""
     g = store.generation
     return two_sided_bar(
-        h["delta"]["mean"],
-        h["delta"]["ci95"][0],
-        h["_counts"]["wins"],
-        h["_regs"],
-        h["_counts"]["regs"],
+        h.delta.mean,
+        h.delta.ci95[0],
+        h.stable_wins,
+        regs,
+        h.stable_regressions,
         allow,
         rounds,
         [(ma.run_id, ma.status), (mb.run_id, mb.status)]
         + [(f"generation {m.gen_id}", gs) for m in (ma, mb) if (gs := g(m.gen_id).manifest.status) != "complete"],
-        noise_floor=h["noise_floor"],
+        noise_floor=h.noise_floor,
     )
+
+
+T = TypeVar("T")
+
+
+@dataclass
+class Both(Result, Generic[T]):
+    """A figure of the baseline and of the candidate."""
+
+    baseline: T
+    candidate: T
+
+
+@dataclass
+class Totals(Result):
+    """A run's recorded calls, tokens and cost: the judge's (the run's) and the system's (its generation's)."""
+
+    judge: dict[str, Any]
+    system: dict[str, Any]
+
+
+@dataclass
+class Comparison(Result):
+    """:func:`compare`: what ``evalcore compare --json`` prints and the Compare page shows."""
+
+    baseline: str
+    candidate: str
+    headline: str
+    metrics: list[str]
+    selection: dict[str, Any]
+    include_holdout: bool
+    seed: int
+    n_boot: int
+    rounds_paired: int
+    diff: dict[str, Any]
+    coverage: Coverage
+    rivals: list[str]
+    figures: dict[str, Paired]
+    verdict: Verdict
+    new_misses: list[str]
+    new_miss_count: int
+    fixed_misses: list[str]
+    fixed_miss_count: int
+    cost: Both[Totals]
+    latency: Both[dict[str, Any]]
+    polluted: list[str]
+    simulated: bool
+    notes: list[str]
 
 
 def compare(
@@ -586,11 +586,13 @@ def compare(
     allow: Iterable[str] = (),
     list_limit: int = 50,
     power_figures: bool = True,
-) -> dict[str, Any]:
+    every_new_miss: list[str] | None = None,
+) -> Comparison:
     """Everything the compare page shows for baseline ``run_a`` and candidate ``run_b``, over the
     items both runs answered (each side's own count is reported, and differing coverage is the
-    first rival explanation). ``power_figures=False`` leaves :func:`power` out (it decides nothing;
-    a simulation of many gates saves half its time)."""
+    first rival explanation). ``power_figures=False`` leaves the power out (it decides nothing;
+    a simulation of many gates saves half its time). The gate's: ``allow``, the allowlisted items,
+    and ``every_new_miss``, a list to receive the headline's new misses (all of them with ``allow``)."""
     if n_boot < 1:
         raise InputError("must be at least 1", field="--n-boot")
     sel = _selection(sel or Selection(), include_holdout)
@@ -600,8 +602,8 @@ def compare(
     hi = metrics.index(headline)
     summary, vectors = _summary(store, ma, mb, metrics, sel, list_limit, hi, bool(allow))
     fa, fb = _side(summary, "a", ma, metrics), _side(summary, "b", mb, metrics)
-    rounds_paired = min(len(fa["rounds"]), len(fb["rounds"]))
-    per_metric = _per_metric(
+    rounds_paired = min(len(fa.rounds), len(fb.rounds))
+    figures = _per_metric(
         summary,
         vectors,
         metrics,
@@ -615,41 +617,46 @@ def compare(
         list_limit=list_limit,
         power_figures=power_figures,
     )
-    h = per_metric[headline]
-    verdict = _verdict(store, h, allow, rounds_paired, ma, mb)
-    coverage, notes, polluted = _notes(store, summary, ma, mb, (len(fa["rounds"]), len(fb["rounds"])), rounds_paired)
-    # the latency over the shared items is the latency over every item when no item outside them
-    # has a row in the tables it reads: then no id list is handed to it (nor pulled out of DuckDB)
+    verdict = _verdict(store, figures[headline], _ids(summary, "regs", hi), allow, rounds_paired, ma, mb)
+    coverage, notes, polluted = _notes(store, summary, ma, mb, (len(fa.rounds), len(fb.rounds)), rounds_paired)
+    new_miss = _ids(summary, "new", hi)
+    if every_new_miss is not None:
+        every_new_miss += new_miss
+    return Comparison(
+        baseline=run_a,
+        candidate=run_b,
+        headline=headline,
+        metrics=metrics,
+        selection=sel.describe(),
+        include_holdout=sel.include_holdout,
+        seed=seed,
+        n_boot=n_boot,
+        rounds_paired=rounds_paired,
+        diff=d,
+        coverage=coverage,
+        rivals=([coverage.rival] if coverage.rival else []) + list(d["rivals"]),
+        figures=figures,
+        verdict=verdict,
+        new_misses=new_miss[:list_limit],
+        new_miss_count=int(summary[f"count_new{hi}"]),
+        fixed_misses=_ids(summary, "fixed", hi)[:list_limit],
+        fixed_miss_count=int(summary[f"count_fixed{hi}"]),
+        cost=Both(_cost(store, ma), _cost(store, mb)),
+        latency=_latency(store, summary, run_a, run_b),
+        polluted=polluted,
+        simulated=bool(d["a"]["simulated"] or d["b"]["simulated"]),
+        notes=notes,
+    )
+
+
+def _latency(store: Store, summary: dict[str, Any], run_a: str, run_b: str) -> Both[dict[str, Any]]:
+    """Each side's latency per answer over the shared items: over every item when no item outside
+    them has a row in the tables it reads (then no id list is handed to it, nor pulled out of DuckDB)."""
     shared = list(summary["shared_items"] or [])
-    return {
-        "baseline": run_a,
-        "candidate": run_b,
-        "headline": headline,
-        "metrics": metrics,
-        "selection": sel.describe(),
-        "include_holdout": sel.include_holdout,
-        "seed": seed,
-        "n_boot": n_boot,
-        "rounds_paired": rounds_paired,
-        "diff": d,
-        "coverage": coverage,
-        "rivals": ([coverage["rival"]] if coverage["rival"] else []) + list(d["rivals"]),
-        "figures": {name: {k: x for k, x in v.items() if not k.startswith("_")} for name, v in per_metric.items()},
-        "verdict": verdict,
-        "new_misses": h["_new_miss"][:list_limit],
-        "new_miss_count": h["_counts"]["new"],
-        "fixed_misses": h["_fixed"][:list_limit],
-        "fixed_miss_count": h["_counts"]["fixed"],
-        "cost": {"baseline": _cost(store, ma), "candidate": _cost(store, mb)},
-        "latency": {
-            "baseline": answer_latency(store, run_a, shared if summary["outside_a"] else None),
-            "candidate": answer_latency(store, run_b, shared if summary["outside_b"] else None),
-        },
-        "polluted": polluted,
-        "simulated": bool(d["a"]["simulated"] or d["b"]["simulated"]),
-        "notes": notes,
-        "_all": {"regs": h["_regs"], "new_miss": h["_new_miss"], "new_miss_count": h["_counts"]["new"]},
-    }
+    return Both(
+        answer_latency(store, run_a, shared if summary["outside_a"] else None),
+        answer_latency(store, run_b, shared if summary["outside_b"] else None),
+    )
 
 
 def _latency_sources(store: Store, m: S.RunManifest) -> list[str]:
@@ -664,7 +671,7 @@ def _latency_sources(store: Store, m: S.RunManifest) -> list[str]:
     return out
 
 
-def _coverage(run_a: str, run_b: str, items_a: int, items_b: int, shared: int) -> dict[str, Any]:
+def _coverage(run_a: str, run_b: str, items_a: int, items_b: int, shared: int) -> Coverage:
     """Each side's items and the shared ones; when they differ, the note and the rival explanation
     (the figures are over the shared items only, so the sides' own headlines would not compare)."""
     differs = not (items_a == items_b == shared)
@@ -672,14 +679,31 @@ def _coverage(run_a: str, run_b: str, items_a: int, items_b: int, shared: int) -
         f"item coverage differs: {run_a} answered {items_a} items, {run_b} {items_b}; every figure is over the "
         f"{shared} both answered"
     )
-    return {
-        "baseline_items": items_a,
-        "candidate_items": items_b,
-        "shared_items": shared,
-        "differs": differs,
-        "note": text if differs else None,
-        "rival": f"item coverage ({items_a} vs {items_b} items, {shared} shared)" if differs else None,
-    }
+    return Coverage(
+        items_a,
+        items_b,
+        shared,
+        differs,
+        text if differs else None,
+        f"item coverage ({items_a} vs {items_b} items, {shared} shared)" if differs else None,
+    )
+
+
+@dataclass
+class Verdict(Result):
+    """:func:`two_sided_bar`."""
+
+    holds: bool
+    gain: bool
+    clears_interval: bool
+    clears_noise_floor: bool
+    stable_wins: int
+    regressions_own: list[str]
+    regressions_own_count: int
+    regressions_allowed: list[str]
+    reasons: list[str]
+    notes: list[str]
+    text: str
 
 
 def two_sided_bar(
@@ -694,7 +718,7 @@ def two_sided_bar(
     *,
     noise_floor: float | None = None,
     bar: float = 0.0,
-) -> dict[str, Any]:
+) -> Verdict:
     """A gain that clears both the interval (its low end above ``bar``) and the noise floor (the
     mean delta larger than the largest round-to-round spread of either side; unknown with one
     round, so no gain can be shown), and no stable regression outside the allowlist; a polluted or
@@ -737,28 +761,25 @@ def two_sided_bar(
     if allowed:
         notes.append(f"{len(allowed)} stable regression(s) on the allowlist: {', '.join(allowed[:10])}")
     holds = gain and not n_own and not bad
-    return {
-        "holds": holds,
-        "gain": gain,
-        "clears_interval": clears_ci,
-        "clears_noise_floor": clears_noise,
-        "stable_wins": n_wins,
-        "regressions_own": own[:50],
-        "regressions_own_count": n_own,
-        "regressions_allowed": allowed,
-        "reasons": reasons,
-        "notes": notes,
-        "text": (
-            "PASSES the two-sided bar: a gain beyond the interval and the noise floor, and no regression of its own"
-            if holds
-            else "FAILS the two-sided bar: " + "; ".join(reasons)
-        ),
-    }
+    return Verdict(
+        holds,
+        gain,
+        clears_ci,
+        clears_noise,
+        n_wins,
+        own[:50],
+        n_own,
+        allowed,
+        reasons,
+        notes,
+        "PASSES the two-sided bar: a gain beyond the interval and the noise floor, and no regression of its own"
+        if holds
+        else "FAILS the two-sided bar: " + "; ".join(reasons),
+    )
 
 
-def _cost(store: Store, m: S.RunManifest) -> dict[str, Any]:
-    g = store.generation(m.gen_id).manifest
-    return {"judge": m.totals.model_dump(), "system": g.totals.model_dump()}
+def _cost(store: Store, m: S.RunManifest) -> Totals:
+    return Totals(m.totals.model_dump(), store.generation(m.gen_id).manifest.totals.model_dump())
 
 
 def _pct(v: float | None, signed: bool = False) -> str:

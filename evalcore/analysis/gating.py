@@ -153,6 +153,7 @@ def gate(
     live = [e for e in entries if date.fromisoformat(e["expires"]) >= today]
     allow = {e["item_id"] for e in live}
     sel = _selection(sel or Selection(), include_holdout)
+    new_miss: list[str] = []
     c = compare(
         store,
         baseline,
@@ -163,20 +164,20 @@ def gate(
         headline=headline,
         allow=allow,
         power_figures=power_figures,
+        every_new_miss=new_miss,
     )
-    all_ = c.pop("_all")
-    # with an allowlist the lists are complete; without one, every new miss is the candidate's own
-    new_miss_own = [i for i in all_["new_miss"] if i not in allow]
-    n_new_own = all_["new_miss_count"] - (len(all_["new_miss"]) - len(new_miss_own))
+    # with an allowlist the list is complete; without one, every new miss is the candidate's own
+    new_miss_own = [i for i in new_miss if i not in allow]
+    n_new_own = c.new_miss_count - (len(new_miss) - len(new_miss_own))
     upkeep = _upkeep(store, candidate, headline, sel, entries, today)
     expired = [u["item_id"] for u in upkeep if u["state"].startswith("expired")]
     now_passing = [u["item_id"] for u in upkeep if u["state"].startswith("now passing")]
-    lat = latency_bar(c["latency"], bar)
+    lat = latency_bar(c.latency.to_dict(), bar)
     own, notes = _allowlist_reasons(n_new_own, new_miss_own, expired, now_passing, accept_now_passing)
-    reasons = [*c["verdict"]["reasons"], *own, *lat["reasons"]]
+    reasons = [*c.verdict.reasons, *own, *lat["reasons"]]
     passed = not reasons
-    c.update(
-        gate={
+    return c.to_dict() | {
+        "gate": {
             "passed": passed,
             "reasons": reasons,
             "notes": notes,
@@ -189,8 +190,7 @@ def gate(
             "accept_now_passing": accept_now_passing,
             "latency_bar": lat,
         }
-    )
-    return c
+    }
 
 
 def _upkeep(
@@ -438,8 +438,8 @@ def trend(
     points, segment, prev = [], 0, None
     for created, rid, m, g in runs:
         pr = per_round(store, rid, sel=sel, metrics=["all_pass"] if metric == "all_pass" else ["all_pass", metric])
-        f = pr["figures"][metric]
-        if f["mean"] is None:  # no verdicts (a pairwise grader's run) or none under this selection
+        f = pr.figures[metric]
+        if f.mean is None:  # no verdicts (a pairwise grader's run) or none under this selection
             continue
         breaks: list[str] = []
         if prev is not None:
@@ -461,9 +461,9 @@ def trend(
                 "created_at": created.isoformat(),
                 "gen_id": m.gen_id,
                 "suite_id": g.suite_id,
-                "value": f["mean"],
-                "by_round": f["by_round"],
-                "spread": f["spread"],
+                "value": f.mean,
+                "by_round": f.by_round,
+                "spread": f.spread,
                 "status": m.status,
                 "polluted": m.status == "polluted" or g.status == "polluted",
                 "judge_model": m.judge_model,

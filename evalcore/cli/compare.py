@@ -68,12 +68,6 @@ def _lat(v: dict | None) -> str:
     return "—" if not v else f"{v['mean_ms']:,.0f} / {v['p95_ms']:,.0f} ms"
 
 
-def _strip(c: dict) -> dict:
-    c = dict(c)
-    c.pop("_all", None)
-    return c
-
-
 @click.command("diff")
 @click.argument("a")
 @click.argument("b")
@@ -115,19 +109,17 @@ def compare_cmd(
     from evalcore.analysis.comparison import compare
     from evalcore.analysis.gating import markdown
 
-    c = _strip(
-        compare(
-            obj.store,
-            baseline,
-            candidate,
-            sel=_selection(obj, judge_round, majority, gen_round),
-            seed=seed,
-            n_boot=n_boot,
-            effect=effect,
-            headline=metric,
-        )
+    c = compare(
+        obj.store,
+        baseline,
+        candidate,
+        sel=_selection(obj, judge_round, majority, gen_round),
+        seed=seed,
+        n_boot=n_boot,
+        effect=effect,
+        headline=metric,
     )
-    emit(c, as_json, markdown(c))
+    emit(c, as_json, markdown(c.to_dict()))
 
 
 @click.command("gate")
@@ -184,19 +176,17 @@ def gate_cmd(
     holds (exit 1 otherwise; 2 for bad input)."""
     from evalcore.analysis.gating import gate, markdown
 
-    g = _strip(
-        gate(
-            obj.store,
-            baseline,
-            candidate,
-            allowlist=allowlist,
-            sel=_selection(obj, judge_round, majority, gen_round),
-            seed=seed,
-            n_boot=n_boot,
-            headline=metric,
-            accept_now_passing=accept_now_passing,
-            max_latency_increase=max_latency_increase,
-        )
+    g = gate(
+        obj.store,
+        baseline,
+        candidate,
+        allowlist=allowlist,
+        sel=_selection(obj, judge_round, majority, gen_round),
+        seed=seed,
+        n_boot=n_boot,
+        headline=metric,
+        accept_now_passing=accept_now_passing,
+        max_latency_increase=max_latency_increase,
     )
     text = markdown(g)
     if md_file:

@@ -311,7 +311,7 @@ def figures(
         rid for rid in all_runs if "polluted" in (store.run(rid).manifest.status, _gen_status(store, rid))
     ]
     if baseline and candidate:
-        c = C.compare(store, baseline, candidate, seed=seed, headline=metric)
+        c = C.compare(store, baseline, candidate, seed=seed, headline=metric).to_dict()
         f = c["figures"][metric]
         out.update(
             {
@@ -344,7 +344,7 @@ def figures(
     else:
         out["runs"] = {}
         for rid in runs:
-            pr = C.per_round(store, rid, metrics=C.metrics_of(store, rid))
+            pr = C.per_round(store, rid, metrics=C.metrics_of(store, rid)).to_dict()
             if metric not in pr["figures"]:
                 raise InputError(f"{metric!r} is not a figure of run {rid!r}", field="--metric")
             f = pr["figures"][metric]
