@@ -272,7 +272,38 @@ def _by_class(judge, people, gen_ids, items, cls, *, seed: int, n_boot: int, lev
 # --------------------------------------------------------------------------- criterion matrix
 
 
-def _matrix_of(store: Store, name: str, parts: list[tuple[str, list[Any]]], criteria: list[str]) -> dict[str, Any]:
+@dataclass
+class ScoreMatrix(Result):
+    """One instrument's Spearman and Kendall's tau-b between criteria (by criterion, then criterion)."""
+
+    name: str
+    answers: int
+    n: int
+    criteria: list[str]
+    spearman: dict[str, dict[str, float | None]]
+    kendall: dict[str, dict[str, float | None]]
+    reasons: dict[str, dict[str, str | None]]
+    instrument: str
+    gen_ids: list[str] = OMIT
+
+
+@dataclass
+class CriterionMatrix(Result):
+    """:func:`criterion_matrix`: what ``evalcore correlate --matrix --json`` prints."""
+
+    instruments: list[ScoreMatrix]
+    classes: list[str] | None
+    include_holdout: bool
+
+
+def _matrix_of(
+    store: Store,
+    name: str,
+    parts: list[tuple[str, list[Any]]],
+    criteria: list[str],
+    instrument: str,
+    gen_ids: list[str] = OMIT,
+) -> ScoreMatrix:
     cols = ", ".join(f"avg(score) FILTER (WHERE criterion = ?) AS c{j}" for j in range(len(criteria)))
     union = " UNION ALL ".join(p[0] for p in parts)
     data = numpy_columns(
@@ -282,7 +313,9 @@ def _matrix_of(store: Store, name: str, parts: list[tuple[str, list[Any]]], crit
     )
     table = {c: data[f"c{j}"].astype(float) for j, c in enumerate(criteria)} if data else {}
     out = rank_matrix(table)
-    return {"name": name, "answers": int(len(data["item_id"])) if data else 0, **out}
+    return ScoreMatrix(
+        name=name, answers=int(len(data["item_id"])) if data else 0, instrument=instrument, gen_ids=gen_ids, **out
+    )
 
 
 def criterion_matrix(
@@ -294,7 +327,7 @@ def criterion_matrix(
     judge_round: int | None = None,
     classes: list[str] | None = None,
     include_holdout: bool = False,
-) -> dict[str, Any]:
+) -> CriterionMatrix:
     """Spearman and Kendall's tau-b between every two numeric criteria, one matrix per instrument:
     the runs (pooled over their generations; each answer's score the mean of its judge rounds, or
     one judge round) and, with ``people``, people pooled over ``gen_ids`` (default: the runs'
@@ -310,7 +343,7 @@ def criterion_matrix(
             raise InputError("the runs share fewer than two ordinal or continuous criteria", field="--run")
         parts = [judge_sql(store, rid, judge_round, classes, include_holdout) for rid in run_ids]
         name = ("judge round %d of " % judge_round if judge_round else "") + ", ".join(run_ids)
-        instruments.append({**_matrix_of(store, name, parts, criteria), "instrument": "judge"})
+        instruments.append(_matrix_of(store, name, parts, criteria, "judge"))
     if people:
         if gen_ids and run_ids and set(gen_ids) != set(gens):
             raise InputError("--gen with --run: people are read on the runs' generations", field="--gen")
@@ -326,8 +359,8 @@ def criterion_matrix(
         criteria = numeric_common(kinds)
         if len(criteria) < 2:
             raise InputError("people scored fewer than two ordinal or continuous criteria here", field="--people")
-        instruments.append({**_matrix_of(store, "people", pparts, criteria), "instrument": "people", "gen_ids": pgens})
-    return {"instruments": instruments, **_scope(classes, include_holdout)}
+        instruments.append(_matrix_of(store, "people", pparts, criteria, "people", gen_ids=pgens))
+    return CriterionMatrix(instruments, **_scope(classes, include_holdout))
 
 
 # --------------------------------------------------------------------------- reliability

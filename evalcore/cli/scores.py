@@ -13,7 +13,7 @@ from evalcore.cli._common import FINITE, Ctx, _table, emit
 from evalcore.cli.suite import holdout_option, read_suites
 
 if TYPE_CHECKING:
-    from evalcore.analysis.scores import JudgeAgainstPeople, Reliability
+    from evalcore.analysis.scores import CriterionMatrix, JudgeAgainstPeople, Reliability
 
 
 def _common(f):
@@ -40,14 +40,11 @@ def _common(f):
     return f
 
 
-def _scope_text(r: dict | JudgeAgainstPeople | Reliability) -> str:
-    classes, holdout = (
-        (r.get("classes"), r.get("include_holdout")) if isinstance(r, dict) else (r.classes, r.include_holdout)
-    )
+def _scope_text(r: JudgeAgainstPeople | CriterionMatrix | Reliability) -> str:
     bits = []
-    if classes:
-        bits.append("classes " + ", ".join(classes))
-    bits.append("holdout items included" if holdout else "holdout items left out")
+    if r.classes:
+        bits.append("classes " + ", ".join(r.classes))
+    bits.append("holdout items included" if r.include_holdout else "holdout items left out")
     return "; ".join(bits)
 
 
@@ -96,13 +93,13 @@ def correlate_text(r: JudgeAgainstPeople) -> str:
     return "\n".join(line.rstrip() for line in "\n".join(lines).splitlines())
 
 
-def matrix_text(r: dict) -> str:
+def matrix_text(r: CriterionMatrix) -> str:
     lines = []
-    for inst in r["instruments"]:
-        crit = inst["criteria"]
-        lines.append(f"{inst['instrument']} {inst['name']}: {inst['n']} answers with every criterion; {_scope_text(r)}")
-        for key, title in (("spearman", "Spearman"), ("kendall", "Kendall tau-b")):
-            rows = [{"c": a, **{b: inst[key][a][b] for b in crit}} for a in crit]
+    for inst in r.instruments:
+        crit = inst.criteria
+        lines.append(f"{inst.instrument} {inst.name}: {inst.n} answers with every criterion; {_scope_text(r)}")
+        for m, title in ((inst.spearman, "Spearman"), (inst.kendall, "Kendall tau-b")):
+            rows = [{"c": a, **{b: m[a][b] for b in crit}} for a in crit]
             lines.append(f"{title}:")
             lines.append(_table(rows, [("c", "", False), *((b, b, False) for b in crit)]))
         lines.append("")
@@ -220,7 +217,7 @@ def correlate(
     from evalcore.analysis.scores import criterion_matrix
 
     cls = list(classes) or None
-    res: dict[str, Any] | JudgeAgainstPeople
+    res: CriterionMatrix | JudgeAgainstPeople
     if matrix:
         res = criterion_matrix(
             obj.store,
