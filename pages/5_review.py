@@ -142,7 +142,7 @@ def _record(queue_id: str, case: tuple[str, int, str], outcome: str, value: str 
         _next(queue_id)
 
 
-def _estimates(queue_id: str, criterion: str) -> dict:
+def _estimates(queue_id: str, criterion: str) -> dict[str, review.PpiRate | review.PpiFailed]:
     """The criterion's PPI++ entries per run from the queue audit's decided prefix
     (``evalcore correct RUN --criterion C --json``); empty when they cannot be read."""
     store = _ui.store()
@@ -153,19 +153,24 @@ def _estimates(queue_id: str, criterion: str) -> dict:
         return {}
 
 
-def _narrowed(criterion: str, before: dict, after: dict) -> str | None:
+def _narrowed(
+    criterion: str,
+    before: dict[str, review.PpiRate | review.PpiFailed],
+    after: dict[str, review.PpiRate | review.PpiFailed],
+) -> str | None:
     """How much the decision narrowed each run's interval on the criterion, in points, and the
     stopping rule; None when no interval exists after it."""
     lines = []
     for rid, a in list(after.items())[:3]:
-        if a.get("half_width") is None:
+        if not isinstance(a, review.PpiRate) or a.half_width is None:
             continue
-        b = (before.get(rid) or {}).get("half_width")
+        was_rate = before.get(rid)
+        b = was_rate.half_width if isinstance(was_rate, review.PpiRate) else None
         was = f"+/- {100 * b:.1f} -> " if b is not None else "now "
-        change = f" ({100 * (b - a['half_width']):+.1f} points narrower)" if b is not None else ""
+        change = f" ({100 * (b - a.half_width):+.1f} points narrower)" if b is not None else ""
         lines.append(
-            f"{rid}: {was}+/- {100 * a['half_width']:.1f} points{change} at {_text.pct(a['value'])} from "
-            f"{a['n_labels']} audit labels; {review.half_width_text(a)}."
+            f"{rid}: {was}+/- {100 * a.half_width:.1f} points{change} at {_text.pct(a.value)} from "
+            f"{a.n_labels} audit labels; {review.half_width_text(a)}."
         )
     if not lines:
         return None

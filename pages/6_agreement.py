@@ -30,11 +30,15 @@ N_BOOT = 1000
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _report_card(data: str, state: str, fp: tuple, gen_id: str, classes: tuple[str, ...], target: float) -> dict:
+def _report_card(
+    data: str, state: str, fp: tuple, gen_id: str, classes: tuple[str, ...], target: float
+) -> review.ReportCard:
     return review.report_card(_ui.open_store(data, state), gen_id, classes=classes, target=target)
 
 
-def report_card(data_store, gen_id: str, classes: tuple[str, ...], target: float = review.TARGET_HALF_WIDTH) -> dict:
+def report_card(
+    data_store, gen_id: str, classes: tuple[str, ...], target: float = review.TARGET_HALF_WIDTH
+) -> review.ReportCard:
     """``review.report_card`` (`evalcore agreement --gen GEN --json`), cached until the data, the
     suite versions or the label store change: a widget click reruns the page, and the card reads
     every run's verdicts and bootstraps every judge on every criterion."""
@@ -69,15 +73,6 @@ def _ci(pair, pct: bool = False) -> str:
     return f"[{_text.pct(pair[0])}, {_text.pct(pair[1])}]" if pct else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
 
 
-def _confusion(conf: dict) -> pd.DataFrame:
-    labels = conf["labels"]
-    return pd.DataFrame(
-        conf["matrix"],
-        index=[f"{conf['rows']}: {x}" for x in labels],
-        columns=[f"{conf['columns']}: {x}" for x in labels],
-    )
-
-
 def _plain(rows: list[dict]) -> None:
     """A small table of our own figures and ids from the data, made inert for markdown."""
     if rows:
@@ -89,104 +84,103 @@ def _signed(x, digits: int = 3) -> str:
     return "-" if x is None else f"{x:+.{digits}f}"
 
 
-def _summary_rows(summary: dict) -> list[dict]:
-    """The per-judge summary of the report card (``card["summary"]``, `evalcore agreement --json`)."""
+def _summary_rows(summary: review.Summary) -> list[dict]:
+    """The per-judge summary of the report card (``card.summary``, `evalcore agreement --json`)."""
     return [
         {
-            "run": r["run_id"],
-            "judge model": r["judge_model"],
-            "mode": r["mode"],
-            "prompt variant": r["prompt_variant"],
-            "status": r["status"],
-            "gold cases": r["gold_cases"],
-            "mean kappa vs gold": _num(r["mean_kappa"])
-            + (f" ({r['kappa_criteria']} criteria)" if r["kappa_criteria"] else ""),
-            "mean accuracy": _text.pct(r["mean_accuracy"]),
-            "leniency": _signed(r["leniency"])
-            if r["score_leniency"] is None
-            else f"{_signed(r['leniency'])}; scores {_signed(r['score_leniency'])}",
-            "ambiguous on": f"{r['ambiguous']} of {r['criteria']}",
+            "run": r.run_id,
+            "judge model": r.judge_model,
+            "mode": r.mode,
+            "prompt variant": r.prompt_variant,
+            "status": r.status,
+            "gold cases": r.gold_cases,
+            "mean kappa vs gold": _num(r.mean_kappa) + (f" ({r.kappa_criteria} criteria)" if r.kappa_criteria else ""),
+            "mean accuracy": _text.pct(r.mean_accuracy),
+            "leniency": _signed(r.leniency)
+            if r.score_leniency is None
+            else f"{_signed(r.leniency)}; scores {_signed(r.score_leniency)}",
+            "ambiguous on": f"{r.ambiguous} of {r.criteria}",
             "pass rate -> corrected": (
                 "-"
-                if r["corrected_pass_rate"] is None
-                else f"{_text.pct(r['observed_pass_rate'])} -> {_text.pct(r['corrected_pass_rate'])} ({r['corrected_criteria']} criteria)"
+                if r.corrected_pass_rate is None
+                else f"{_text.pct(r.observed_pass_rate)} -> {_text.pct(r.corrected_pass_rate)} ({r.corrected_criteria} criteria)"
             ),
         }
-        for r in summary["judges"]
+        for r in summary.judges
     ]
 
 
-def show_summary(card: dict) -> None:
+def show_summary(card: review.ReportCard) -> None:
     """The card's opening: the summary per judge in words, then as a table."""
     st.subheader("Judges at a glance")
-    for line in card["summary"]["text"]:
+    for line in card.summary.text:
         st.markdown(_text.md_escape(line))
-    _plain(_summary_rows(card["summary"]))
+    _plain(_summary_rows(card.summary))
     st.caption(
         "One row per judge run. Gold cases: its verdicts on cases with gold, summed over criteria. Mean kappa and "
         "accuracy: unweighted means over the criteria where they are defined. Leniency: its pass rate minus gold's "
         "on the same cases, mean over pass / fail and ternary criteria (on ordinal scales, the mean score "
         "difference). Ambiguous on: criteria where it is one of two judges agreeing below the threshold. Pass rate "
         "-> corrected: means over the criteria with a corrected rate. The detail per criterion is below. "
-        "`evalcore agreement --gen " + card["gen_id"] + " --json` (`summary`)"
+        "`evalcore agreement --gen " + card.gen_id + " --json` (`summary`)"
     )
 
 
-def _ambiguous_warning(a: dict) -> None:
+def _ambiguous_warning(a: review.Ambiguous) -> None:
     st.warning(
         _text.md_escape(
-            f"Ambiguous criterion: judges in the same harness agree below kappa {a['threshold']} ("
-            + ", ".join(f"{p['a']} ~ {p['b']} {p['kappa']:.2f}" for p in a["pairs"])
+            f"Ambiguous criterion: judges in the same harness agree below kappa {a.threshold} ("
+            + ", ".join(f"{p.a} ~ {p.b} {p.kappa:.2f}" for p in a.pairs)
             + ")."
-            + "".join(f" {' and '.join(h['judges'])}: {h['text']}." for h in a.get("harnesses", []))
+            + "".join(f" {' and '.join(h.judges)}: {h.text}." for h in a.harnesses)
             + " Disputed items: "
-            + ", ".join(d["item_id"] for d in a["disputed_items"])
+            + ", ".join(d.item_id for d in a.disputed_items)
         )
     )
 
 
-def _confusions(c: dict) -> list[dict]:
+def _confusions(c: review.CriterionCard) -> list[dict]:
     """Every judge's confusion matrix on the criterion as one table: a row per judge, a column per
     cell (gold -> judge)."""
     rows = []
-    for j in c["judges"]:
-        if not j["n"]:
+    for j in c.judges:
+        if not j.n:
             continue
-        conf = j["confusion"]
-        row = {"run": j["run_id"]}
-        for gi, g in enumerate(conf["labels"]):
-            for ji, jl in enumerate(conf["labels"]):
-                row[f"gold {g} -> judge {jl}"] = conf["matrix"][gi][ji]
+        conf = j.confusion
+        row: dict[str, str | int] = {"run": j.run_id}
+        for gi, g in enumerate(conf.labels):
+            for ji, jl in enumerate(conf.labels):
+                row[f"gold {g} -> judge {jl}"] = conf.matrix[gi][ji]
         rows.append(row)
     return rows
 
 
-def _ppi_row(run_id: str, p: dict, rg: dict | None, observed) -> dict:
-    lo = p.get("labels_only") or {}
+def _ppi_row(
+    run_id: str, p: review.PpiRate | review.PpiUnavailable, rg: review.Corrected | review.NotCorrected | None, observed
+) -> dict:
+    rate = p if isinstance(p, review.PpiRate) else None
+    lo = rate.labels_only if rate else None
     row = {
         "run": run_id,
         "observed": _text.pct(observed),
-        "PPI++": _text.pct(p.get("value")),
-        "PPI++ interval": _ci(p.get("ci"), pct=True),
-        "labels": p.get("n_labels", 0),
-        "worth (labels)": "-" if p.get("n_eff") is None else f"{p['n_eff']:.0f}",
-        "labels only": _text.pct(lo.get("value")),
-        "labels-only interval": _ci(lo.get("ci"), pct=True),
+        "PPI++": _text.pct(p.value),
+        "PPI++ interval": _ci(p.ci, pct=True),
+        "labels": rate.n_labels if rate else 0,
+        "worth (labels)": "-" if rate is None or rate.n_eff is None else f"{rate.n_eff:.0f}",
+        "labels only": _text.pct(lo.value if lo else None),
+        "labels-only interval": _ci(lo.ci if lo else None, pct=True),
     }
     if rg is not None:
-        row["sens./spec. corrected"] = _text.pct(rg.get("value"))
+        row["sens./spec. corrected"] = _text.pct(rg.value)
     row["stopping rule"] = review.half_width_text(p)
     return row
 
 
-def show_ppi(c: dict) -> None:
+def show_ppi(c: review.CriterionCard) -> None:
     """PPI++ per judge beside the labels-only and the sensitivity / specificity corrections."""
-    judges = [j for j in c["judges"] if j.get("ppi")]
-    if not judges:
-        return
     st.markdown("**Corrected pass rate (PPI++)**")
-    _plain([_ppi_row(j["run_id"], j["ppi"], j["corrected"], j["pass_rate"]) for j in judges])
-    samples = sorted({j["ppi"].get("sample") or "" for j in judges} - {""})
+    _plain([_ppi_row(j.run_id, j.ppi, j.corrected, j.pass_rate) for j in c.judges])
+    samples = sorted({j.ppi.sample for j in c.judges if isinstance(j.ppi, review.PpiRate | review.PpiFailed)})
     st.caption(
         _text.md_escape(
             "PPI++: the judge's verdict on every case plus the gold of the queue audit's decided prefix (in key order), "
@@ -198,157 +192,143 @@ def show_ppi(c: dict) -> None:
     )
 
 
-def show_criterion(c: dict) -> None:
+def show_criterion(c: review.CriterionCard) -> None:
     """The detail of one criterion: judges against gold, people, repeat consistency, judge against judge."""
-    if c["ambiguous"].get("flag"):
-        _ambiguous_warning(c["ambiguous"])
-    st.caption(_text.md_escape(f"{c['criterion']} ({c['kind']}), {c['gold_cases']} gold cases."))
-    rows = []
-    for j in c["judges"]:
-        cr = j["corrected"]
+    if c.ambiguous.flag:
+        _ambiguous_warning(c.ambiguous)
+    st.caption(_text.md_escape(f"{c.criterion} ({c.kind}), {c.gold_cases} gold cases."))
+    rows, notes = [], set()
+    for j in c.judges:
+        cr = j.corrected if isinstance(j.corrected, review.Corrected) else None
+        notes.add((cr.note if cr else None) or j.corrected.reason or "")
         rows.append(
             {
-                "run": j["run_id"],
-                "mode": j["mode"],
-                "status": j["status"],
-                "gold cases": j["n"],
-                "kappa": _num(j["kappa"]),
-                "kappa interval": _ci(j["kappa_ci"]),
-                "accuracy": _text.pct(j["accuracy"]),
-                "leniency": _num(j.get("leniency")),
-                "pass rate": _text.pct(j["pass_rate"]),
-                "corrected": _text.pct(cr.get("value")),
-                "corrected interval": _ci(cr.get("ci"), pct=True),
-                "gold for correction": cr.get("gold") or "-",
+                "run": j.run_id,
+                "mode": j.mode,
+                "status": j.status,
+                "gold cases": j.n,
+                "kappa": _num(j.kappa),
+                "kappa interval": _ci(j.kappa_ci),
+                "accuracy": _text.pct(j.accuracy),
+                "leniency": _num(j.leniency if j.n else None),  # absent without gold cases
+                "pass rate": _text.pct(j.pass_rate),
+                "corrected": _text.pct(j.corrected.value),
+                "corrected interval": _ci(cr.ci if cr else None, pct=True),
+                "gold for correction": cr.gold if cr else "-",
             }
         )
     if rows:
         _plain(rows)
         show_ppi(c)
-        notes = sorted({j["corrected"].get("note") or j["corrected"].get("reason") or "" for j in c["judges"]} - {""})
-        for n in notes:
+        for n in sorted(notes - {""}):
             st.caption(_text.md_escape(n))
         conf = _confusions(c)
         if conf:
             with st.expander("Confusion matrices (rows gold, columns judge)"):
                 _plain(conf)
-    rv = c["reviewers"]
-    if len(rv["raters"]) >= 2:
+    rv = c.reviewers
+    if len(rv.raters) >= 2:
         st.caption(
             _text.md_escape(
                 "People: "
-                + "; ".join(f"{p['a']} ~ {p['b']} Cohen's kappa {_num(p['kappa'])} on {p['n']}" for p in rv["cohen"])
-                + (f"; Fleiss' kappa {_num(rv['fleiss']['kappa'])} on {rv['fleiss']['n']}" if rv["fleiss"] else "")
-                + (f"; Krippendorff's alpha {_num(rv['krippendorff']['alpha'])}" if rv["krippendorff"] else "")
-                + (f" (rater slots, no Cohen's kappa: {', '.join(rv['slots'])})" if rv["slots"] else "")
+                + "; ".join(f"{p.a} ~ {p.b} Cohen's kappa {_num(p.kappa)} on {p.n}" for p in rv.cohen)
+                + (f"; Fleiss' kappa {_num(rv.fleiss.kappa)} on {rv.fleiss.n}" if rv.fleiss else "")
+                + (f"; Krippendorff's alpha {_num(rv.krippendorff.alpha)}" if rv.krippendorff else "")
+                + (f" (rater slots, no Cohen's kappa: {', '.join(rv.slots)})" if rv.slots else "")
             )
         )
-    if c["repeat"]:
+    if c.repeat:
         _plain(
             [
                 {
-                    "run": r["run_id"],
-                    "rounds": r["rounds"],
-                    "cases": r["n"],
-                    "same in every round": _text.pct(r["unanimous_share"]),
-                    "Fleiss' kappa over rounds": _num(r["fleiss_kappa"]),
-                    "majority = round 1": _text.pct(r["majority_vs_round1"]),
-                    "round 1 vs gold (kappa)": _num(r["round1_vs_gold"]["kappa"]),
-                    "majority vs gold (kappa)": _num(r["majority_vs_gold"]["kappa"]),
+                    "run": r.run_id,
+                    "rounds": r.rounds,
+                    "cases": r.n,
+                    "same in every round": _text.pct(r.unanimous_share),
+                    "Fleiss' kappa over rounds": _num(r.fleiss_kappa),
+                    "majority = round 1": _text.pct(r.majority_vs_round1),
+                    "round 1 vs gold (kappa)": _num(r.round1_vs_gold.kappa),
+                    "majority vs gold (kappa)": _num(r.majority_vs_gold.kappa),
                 }
-                for r in c["repeat"]
+                for r in c.repeat
             ]
         )
-    if c["judge_pairs"]:
+    if c.judge_pairs:
         with st.expander("Judge against judge"):
-            st.dataframe(
-                pd.DataFrame(
-                    [
-                        {
-                            "a": p["a"],
-                            "b": p["b"],
-                            "compares": p["comparison"],
-                            "cases": p["n"],
-                            "agreement": p["agreement"],
-                            "kappa": p["kappa"],
-                        }
-                        for p in c["judge_pairs"]
-                    ]
-                ),
-                hide_index=True,
-            )
+            pairs = [
+                {"a": p.a, "b": p.b, "compares": p.comparison, "cases": p.n, "agreement": p.agreement, "kappa": p.kappa}
+                for p in c.judge_pairs
+            ]
+            st.dataframe(pd.DataFrame(pairs), hide_index=True)
 
 
-def show_generation(card: dict) -> None:
-    g = card["gold"]
+def show_generation(card: review.ReportCard) -> None:
+    g = card.gold
     st.caption(
         _text.md_escape(
-            f"Gold: {g['state']} cases decided by reviewers (state directory), {g['shipped']} from labels shipped with "
-            f"the data, {g['split']} where people disagree (no gold until an adjudicator settles it), {g['pending']} "
-            f"waiting for more reviewers. Judges read at judge round {card['judge_round']}; "
-            f"bootstrap: {card['n_boot']} resamples, seed {card['seed']}, {int(card['level'] * 100)}% intervals."
-            + (f" Corrected rates weighted by queue {card['queue']}." if card["queue"] else "")
+            f"Gold: {g.state} cases decided by reviewers (state directory), {g.shipped} from labels shipped with "
+            f"the data, {g.split} where people disagree (no gold until an adjudicator settles it), {g.pending} "
+            f"waiting for more reviewers. Judges read at judge round {card.judge_round}; "
+            f"bootstrap: {card.n_boot} resamples, seed {card.seed}, {int(card.level * 100)}% intervals."
+            + (f" Corrected rates weighted by queue {card.queue}." if card.queue else "")
         )
     )
-    for w in card["warnings"]:
+    for w in card.warnings:
         st.warning(_text.md_escape(w))
     show_summary(card)
-    shown = [a for a in card.get("all_pass", []) if a["ppi"].get("value") is not None or a["ppi"].get("sample")]
+    shown = [(a.run_id, a.ppi) for a in card.all_pass if isinstance(a.ppi, review.PpiRate | review.PpiFailed)]
     if shown:
         st.subheader("All-pass rate (PPI++)")
-        _plain([_ppi_row(a["run_id"], a["ppi"], None, a["ppi"].get("observed")) for a in shown])
+        _plain([_ppi_row(rid, p, None, p.observed) for rid, p in shown])
         st.caption(
             "An answer is labelled when every pass / fail criterion of the run has it in the audit's decided prefix; "
             "its inclusion probability is the smallest of its cases'."
         )
-    if card["contradictions"]:
+    if card.contradictions:
         st.subheader("Post-processing contradictions")
         _plain(
             [
                 {
-                    "run": c["run_id"],
-                    "post-processing": c["postprocess_version"],
-                    "rewrote the judge's verdict": c["postprocess_rewrite"],
-                    "statement contradicts verdict": c["statement_contradicts"],
+                    "run": c.run_id,
+                    "post-processing": c.postprocess_version,
+                    "rewrote the judge's verdict": c.postprocess_rewrite,
+                    "statement contradicts verdict": c.statement_contradicts,
                 }
-                for c in card["contradictions"]
+                for c in card.contradictions
             ]
         )
-        for c in card["contradictions"]:
-            with st.expander(f"The cases of {c['run_id']}"):
+        for c in card.contradictions:
+            with st.expander(f"The cases of {c.run_id}"):
                 st.dataframe(
                     pd.DataFrame(
                         [
                             {
-                                "item": x["item_id"],
-                                "round": x["gen_round"],
-                                "criterion": x["criterion"],
-                                "reasons": ", ".join(x["reasons"]),
+                                "item": x.item_id,
+                                "round": x.gen_round,
+                                "criterion": x.criterion,
+                                "reasons": ", ".join(x.reasons),
                             }
-                            for x in c["cases"]
+                            for x in c.cases
                         ]
                     ),
                     hide_index=True,
                 )
         st.caption("Each is a case in the review queue (reasons statement_contradicts / postprocess_rewrite).")
-    if card["criteria"]:
+    if card.criteria:
         st.subheader("Per criterion")
         # one criterion's detail at a time (a radio, not a tab per criterion): tabs would draw every
         # criterion's tables on each run of the page, and only one is read at once
-        labels = {
-            c["criterion"]: c["criterion"] + (" (ambiguous)" if c["ambiguous"].get("flag") else "")
-            for c in card["criteria"]
-        }
+        labels = {c.criterion: c.criterion + (" (ambiguous)" if c.ambiguous.flag else "") for c in card.criteria}
         if st.session_state.get("agreement_criterion") not in labels:
             st.session_state.pop("agreement_criterion", None)
         name = st.radio("Criterion", list(labels), format_func=labels.get, horizontal=True, key="agreement_criterion")
-        show_criterion(next(c for c in card["criteria"] if c["criterion"] == name))
-    if card["tags"]:
+        show_criterion(next(c for c in card.criteria if c.criterion == name))
+    if card.tags:
         st.subheader("Failure tags")
-        _plain([{"tag": k, "cases": v} for k, v in card["tags"].items()])
-    if card["flagged_for_repair"]:
+        _plain([{"tag": k, "cases": v} for k, v in card.tags.items()])
+    if card.flagged_for_repair:
         st.subheader("Items flagged for repair")
-        _plain([{k: f[k] for k in ("item_id", "criterion", "reviewer", "note")} for f in card["flagged_for_repair"]])
+        _plain([{k: f[k] for k in ("item_id", "criterion", "reviewer", "note")} for f in card.flagged_for_repair])
 
 
 def _numeric_runs(store, gen_id: str) -> list[str]:
@@ -467,14 +447,12 @@ def show_session(s: dict) -> None:
         )
     )
     rv = s["reviewers"]
-    _plain(
-        [{"people": f"{p['a']} ~ {p['b']}", "pairs": p["n"], "Cohen's kappa": _num(p["kappa"])} for p in rv["cohen"]]
-    )
-    if rv["fleiss"]:
+    _plain([{"people": f"{p.a} ~ {p.b}", "pairs": p.n, "Cohen's kappa": _num(p.kappa)} for p in rv.cohen])
+    if rv.fleiss and rv.krippendorff:
         st.caption(
             _text.md_escape(
-                f"Fleiss' kappa {_num(rv['fleiss']['kappa'])} on {rv['fleiss']['n']} pairs; "
-                f"Krippendorff's alpha {_num(rv['krippendorff']['alpha'])}."
+                f"Fleiss' kappa {_num(rv.fleiss.kappa)} on {rv.fleiss.n} pairs; "
+                f"Krippendorff's alpha {_num(rv.krippendorff.alpha)}."
             )
         )
     _plain(

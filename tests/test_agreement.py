@@ -182,33 +182,33 @@ def test_report_card_reviewers_slots_and_tags(qworld, tmp_path):
         labelset_id="crowd", gen_id="qg", created_at="2026-01-01T00:00:00Z", annotators=["slot1", "slot2"],
         rubric=rubric), rows)
     card = R.report_card(st, "qg", n_boot=200)
-    crit = {c["criterion"]: c for c in card["criteria"]}
+    crit = {c.criterion: c for c in card.criteria}
     ok = crit["ok"]
-    assert ok["gold_cases"] == 10  # ann and bob split on i02 and i03: reviewers who disagree give no gold
-    assert card["gold"] == {"state": 10, "shipped": 4, "split": 2 + 8, "pending": 0}  # the slots disagree on 8 of 12
-    (pair,) = ok["reviewers"]["cohen"]
-    assert (pair["a"], pair["b"], pair["n"]) == ("ann", "bob", 12)
+    assert ok.gold_cases == 10  # ann and bob split on i02 and i03: reviewers who disagree give no gold
+    assert card.gold == Q.GoldCounts(state=10, shipped=4, split=2 + 8, pending=0)  # the slots disagree on 8 of 12
+    (pair,) = ok.reviewers.cohen
+    assert (pair.a, pair.b, pair.n) == ("ann", "bob", 12)
     # 12 cases: both fail on i01, ann alone on i02, bob alone on i03: p_o = 10/12, p_e = (2/12)^2 + (10/12)^2
     po, pe = 10 / 12, (2 / 12) ** 2 + (10 / 12) ** 2
-    assert pair["kappa"] == pytest.approx((po - pe) / (1 - pe))
-    assert ok["reviewers"]["fleiss"]["n"] == 12 and ok["reviewers"]["krippendorff"]["alpha"] is not None
+    assert pair.kappa == pytest.approx((po - pe) / (1 - pe))
+    assert ok.reviewers.fleiss.n == 12 and ok.reviewers.krippendorff.alpha is not None
     corr = crit["corr"]
-    assert corr["reviewers"]["slots"] == ["slot1", "slot2"] and corr["reviewers"]["cohen"] == []
-    assert corr["reviewers"]["fleiss"]["kappa"] is not None and corr["reviewers"]["krippendorff"]["level"] == "ordinal"
-    assert corr["weights"] == "quadratic" and corr["categories"] == ["wrong", "partial", "correct"]
-    assert card["tags"] == {"off-topic": 1}
-    judges = {j["run_id"]: j for j in ok["judges"]}
+    assert corr.reviewers.slots == ["slot1", "slot2"] and corr.reviewers.cohen == []
+    assert corr.reviewers.fleiss.kappa is not None and corr.reviewers.krippendorff.level == "ordinal"
+    assert corr.weights == "quadratic" and corr.categories == ["wrong", "partial", "correct"]
+    assert card.tags == {"off-topic": 1}
+    judges = {j.run_id: j for j in ok.judges}
     assert set(judges) == {"ja-split", "ja-single", "jb-split"}
     jb = judges["jb-split"]  # jb fails i01 only (and errs on i03, which has no gold): so does gold
-    assert jb["n"] == 10 and jb["accuracy"] == 1.0 and jb["kappa"] == pytest.approx(1.0)
-    assert jb["confusion"]["matrix"] == [[1, 0], [0, 9]]
+    assert jb.n == 10 and jb.accuracy == 1.0 and jb.kappa == pytest.approx(1.0)
+    assert jb.confusion.matrix == [[1, 0], [0, 9]]
     # repeat consistency of the 3-round run; judge-against-judge rows
-    (rep,) = ok["repeat"]
-    assert rep["run_id"] == "ja-split" and rep["rounds"] == 3 and rep["n"] == 12 and rep["unanimous"] == 11
-    assert rep["majority_vs_round1"] == 1.0
-    assert {(p["a"], p["b"], p["comparison"]) for p in ok["judge_pairs"]} == {
+    (rep,) = ok.repeat
+    assert rep.run_id == "ja-split" and rep.rounds == 3 and rep.n == 12 and rep.unanimous == 11
+    assert rep.majority_vs_round1 == 1.0
+    assert {(p.a, p.b, p.comparison) for p in ok.judge_pairs} == {
         ("ja-single", "ja-split", "harness"), ("ja-single", "jb-split", "mixed"), ("ja-split", "jb-split", "judges")}
-    assert not card["same_family"] and not card["warnings"]
+    assert not card.same_family and not card.warnings
 
 
 def test_corrected_pass_rate_is_exact_when_the_whole_generation_is_reviewed(qworld, tmp_path):
@@ -220,23 +220,23 @@ def test_corrected_pass_rate_is_exact_when_the_whole_generation_is_reviewed(qwor
     for c in Q.cases(st, q["queue_id"], Q.Filters.of(criteria=["ok"])):
         Q.decide(st, q["queue_id"], c["item_id"], 1, "ok", "ann", value="pass" if truth[c["item_id"]] else "fail")
     card = R.report_card(st, "qg", n_boot=200)
-    ok = {j["run_id"]: j["corrected"] for j in next(c for c in card["criteria"] if c["criterion"] == "ok")["judges"]}
+    ok = {j.run_id: j.corrected for j in next(c for c in card.criteria if c.criterion == "ok").judges}
     # ja-single fails i02 and i03: se 9/10, sp 1/2, observed 10/12 -> (10/12 + 1/2 - 1) / (9/10 + 1/2 - 1) = 10/12
-    assert ok["ja-single"]["gold"] == "queue" and ok["ja-single"]["value"] == pytest.approx(10 / 12)
-    assert (ok["ja-single"]["sensitivity"], ok["ja-single"]["specificity"]) == (pytest.approx(0.9), 0.5)
+    assert ok["ja-single"].gold == "queue" and ok["ja-single"].value == pytest.approx(10 / 12)
+    assert (ok["ja-single"].sensitivity, ok["ja-single"].specificity) == (pytest.approx(0.9), 0.5)
     # jb-split fails i01 and errs on i03: on its 11 cases the gold rate is 9/11
-    assert ok["jb-split"]["value"] == pytest.approx(9 / 11)
+    assert ok["jb-split"].value == pytest.approx(9 / 11)
     for cr in (ok["ja-single"], ok["jb-split"]):
-        assert cr["ci"][0] <= cr["value"] <= cr["ci"][1]
+        assert cr.ci[0] <= cr.value <= cr.ci[1]
     # ja-split passes everything in round 1: no better than chance, nothing to correct with
-    assert ok["ja-split"]["value"] is None and "chance" in ok["ja-split"]["reason"]
+    assert ok["ja-split"].value is None and "chance" in ok["ja-split"].reason
 
 
 def test_same_family_warning(tmp_path):
     data = make_queue_world(tmp_path / "data", judge_family="Gamma", generator_model="sim/writer-gamma-1")
     card = R.report_card(Store(data, tmp_path / "state"), "qg", n_boot=50)
-    assert {f["run_id"] for f in card["same_family"]} == {"ja-split", "ja-single", "jb-split"}
-    assert any("family" in w and "optimistic" in w for w in card["warnings"])
+    assert {f.run_id for f in card.same_family} == {"ja-split", "ja-single", "jb-split"}
+    assert any("family" in w and "optimistic" in w for w in card.warnings)
     m = Store(data, tmp_path / "state").run("ja-split").manifest
     g = Store(data, tmp_path / "state").generation("qg").manifest
     assert R.same_family(m.model_copy(update={"judge_family": "alpha"}), g) is None

@@ -118,8 +118,8 @@ def test_two_reviewers_per_case_disagreement_goes_to_the_adjudicator(store):
     assert exported[case]["status"] == "gold" and exported[case]["value"] == choices[1]
     assert exported[case]["reviewer:alice"] == choices[0] and exported[case]["reviewer:bob"] == choices[1]
     card = R.report_card(store, "qg")
-    assert card["gold"]["state"] == sum(r["status"] == "gold" for r in exported.values()) == 2
-    assert card["gold"]["pending"] == 0 and card["gold"]["split"] == 0
+    assert card.gold.state == sum(r["status"] == "gold" for r in exported.values()) == 2
+    assert card.gold.pending == 0 and card.gold.split == 0
 
 
 _WORKER = """

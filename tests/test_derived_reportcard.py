@@ -51,7 +51,7 @@ def both_cards(monkeypatch, data: Path, tmp: Path, gen_id: str, **kw):
         state = tmp / f"state-{gen_id}-{flag}"
         shutil.rmtree(state, ignore_errors=True)
         card = R.report_card(Store(data, state), gen_id, n_boot=50, **kw)
-        out.append(_norm(json.loads(json.dumps(card, default=str))))
+        out.append(_norm(json.loads(json.dumps(card.to_dict(), default=str))))
     monkeypatch.setenv("EVALCORE_DERIVED", "1")
     return out
 
@@ -286,7 +286,7 @@ def test_a_queues_design_is_weighed_in_duckdb_as_it_was_in_python(monkeypatch, t
 
     def card():
         c = R.report_card(Store(data, tmp_path / "state"), "support-g1", n_boot=50, classes=classes)
-        return _norm(json.loads(json.dumps(c, default=str)))
+        return _norm(json.loads(json.dumps(c.to_dict(), default=str)))
 
     first = card()
     assert first["queue"] == q["queue_id"]

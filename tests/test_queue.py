@@ -388,8 +388,8 @@ def test_a_schema_2_label_store_is_upgraded_and_its_old_queues_say_they_have_no_
         cols = {r[1] for r in con.execute("PRAGMA table_info(queue_cases)")}
         assert {"audit_key", "audit_size"} <= cols
     card = R.report_card(fresh, "qg", n_boot=20)
-    entries = [j["ppi"] for cr in card["criteria"] for j in cr["judges"]]
-    assert entries and all(e["value"] is None or e.get("sample", "").startswith("shipped") for e in entries)
+    entries = [j.ppi for cr in card.criteria for j in cr.judges]
+    assert entries and all(e.value is None or e.sample.startswith("shipped") for e in entries)
     # a new queue records its audit again
     q2 = Q.build_queue(fresh, "qg", audit_rate=0.5, seed=1)
     assert q2["audit_design"]["method"] == "uniform"

@@ -9,10 +9,15 @@ decisions are appended to the label store in the state directory; the data is ne
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from evalcore.cli._common import FINITE, Ctx, _fmt, _table, cli, emit, page_options, role_option, slice_options
 from evalcore.cli.suite import holdout_option
+
+if TYPE_CHECKING:
+    from evalcore.review.correct import Ppi, RunCorrection
 
 # --------------------------------------------------------------------------- adjudication (issue 5)
 # The review queue and the agreement / judge report card; docs/REVIEW.md.
@@ -324,64 +329,63 @@ def queue_undo(obj: Ctx, queue_id, reviewer, as_json) -> None:
 
 
 def _agreement_text(r: dict) -> str:
+    from evalcore.contract.results import OMIT
+    from evalcore.review.reportcard import Corrected
+
     lines = []
     for g in r["generations"]:
         lines.append(
-            f"== generation {g['gen_id']}: gold on {g['gold']['state']} cases decided here, "
-            f"{g['gold']['shipped']} from shipped labels ({g['gold']['split']} split, {g['gold']['pending']} pending)"
+            f"== generation {g.gen_id}: gold on {g.gold.state} cases decided here, "
+            f"{g.gold.shipped} from shipped labels ({g.gold.split} split, {g.gold.pending} pending)"
         )
-        if g.get("slice"):
-            sl = g["slice"]
-            what = [f"classes {', '.join(sl['classes'])}"] if sl["classes"] else []
-            what += [f"{sl['items']} named items"] if sl["items"] else []
+        if sl := g.slice:
+            what = [f"classes {', '.join(sl.classes)}"] if sl.classes else []
+            what += [f"{sl.items} named items"] if sl.items else []
             lines.append(f"slice: {' and '.join(what)} only (every figure below counts these items)")
-        lines += [f"WARNING: {w}" for w in g["warnings"]]
-        for c in g["contradictions"]:
+        lines += [f"WARNING: {w}" for w in g.warnings]
+        for c in g.contradictions:
             lines.append(
-                f"{c['run_id']} ({c['postprocess_version']}): post-processing rewrote the judge on "
-                f"{c['postprocess_rewrite']} cases; the judge's statement contradicts its verdict on "
-                f"{c['statement_contradicts']}"
+                f"{c.run_id} ({c.postprocess_version}): post-processing rewrote the judge on "
+                f"{c.postprocess_rewrite} cases; the judge's statement contradicts its verdict on "
+                f"{c.statement_contradicts}"
             )
-        for c in g["criteria"]:
+        for c in g.criteria:
             lines.append(
-                f"-- {c['criterion']} ({c['kind']}{', weighted ' + c['weights'] if c['weights'] else ''}), "
-                f"{c['gold_cases']} gold cases"
+                f"-- {c.criterion} ({c.kind}{', weighted ' + c.weights if c.weights else ''}), {c.gold_cases} gold cases"
             )
-            for j in c["judges"]:
-                cr = j["corrected"]
+            for j in c.judges:
+                cr = j.corrected
                 corr = (
-                    "-"
-                    if cr.get("value") is None
-                    else (
-                        f"{_fmt(cr['value'], True)} [{_fmt(cr['ci'][0], True)}, {_fmt(cr['ci'][1], True)}] ({cr['gold']})"
-                    )
+                    f"{_fmt(cr.value, True)} [{_fmt(cr.ci[0], True)}, {_fmt(cr.ci[1], True)}] ({cr.gold})"
+                    if isinstance(cr, Corrected) and cr.value is not None
+                    else "-"
                 )
-                ci = j["kappa_ci"]
+                ci = j.kappa_ci
                 lines.append(
-                    f"   {j['run_id']}: n={j['n']} kappa {_fmt(j['kappa'])}"
+                    f"   {j.run_id}: n={j.n} kappa {_fmt(j.kappa)}"
                     + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci[0] is not None else "")
-                    + f" accuracy {_fmt(j['accuracy'], True)} leniency {_fmt(j.get('leniency'))}"
-                    f"; pass rate {_fmt(j['pass_rate'], True)} corrected {corr}"
+                    + f" accuracy {_fmt(j.accuracy, True)} leniency {_fmt(None if j.leniency is OMIT else j.leniency)}"
+                    f"; pass rate {_fmt(j.pass_rate, True)} corrected {corr}"
                 )
-            if c["ambiguous"].get("flag"):
+            if c.ambiguous.flag:
                 lines.append(
-                    f"   AMBIGUOUS: judges agree below kappa {c['ambiguous']['threshold']}: "
-                    + ", ".join(f"{p['a']} ~ {p['b']} {_fmt(p['kappa'])}" for p in c["ambiguous"]["pairs"])
+                    f"   AMBIGUOUS: judges agree below kappa {c.ambiguous.threshold}: "
+                    + ", ".join(f"{p.a} ~ {p.b} {_fmt(p.kappa)}" for p in c.ambiguous.pairs)
                 )
-        if g["tags"]:
-            lines.append("failure tags: " + ", ".join(f"{k} {v}" for k, v in g["tags"].items()))
+        if g.tags:
+            lines.append("failure tags: " + ", ".join(f"{k} {v}" for k, v in g.tags.items()))
     for s in r["sessions"]:
         m = s["majority"]
         lines.append(
             f"== session {s['session_id']}: {s['pairs']} pairs, majority left {m['left']} / same {m['same']} "
             f"/ right {m['right']} ({m['no_majority']} without a majority)"
         )
-        for c in s["reviewers"]["cohen"]:
-            lines.append(f"   {c['a']} ~ {c['b']}: Cohen's kappa {_fmt(c['kappa'])} on {c['n']} pairs")
-        if s["reviewers"]["fleiss"]:
+        rv = s["reviewers"]
+        for c in rv.cohen:
+            lines.append(f"   {c.a} ~ {c.b}: Cohen's kappa {_fmt(c.kappa)} on {c.n} pairs")
+        if rv.fleiss and rv.krippendorff:
             lines.append(
-                f"   Fleiss' kappa {_fmt(s['reviewers']['fleiss']['kappa'])}, Krippendorff's alpha "
-                f"{_fmt(s['reviewers']['krippendorff']['alpha'])}"
+                f"   Fleiss' kappa {_fmt(rv.fleiss.kappa)}, Krippendorff's alpha {_fmt(rv.krippendorff.alpha)}"
             )
         for g in s["graders"]:
             lines.append(
@@ -433,30 +437,35 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n
     emit(r, as_json, _agreement_text(r))
 
 
-def _correct_text(r: dict) -> str:
-    from evalcore.review.correct import half_width_text
+def _correct_text(r: RunCorrection) -> str:
+    from evalcore.review.correct import PpiUnavailable, half_width_text
+    from evalcore.review.reportcard import Corrected
 
-    def line(label: str, e: dict) -> str:
-        if e.get("value") is None:
-            return f"  {label}: PPI++ not available: {e.get('reason')}"
-        lo = e["labels_only"]
+    def line(label: str, e: Ppi) -> str:
+        if isinstance(e, PpiUnavailable) or e.value is None:
+            return f"  {label}: PPI++ not available: {e.reason}"
+        lo = e.labels_only
         return (
-            f"  {label}: PPI++ {_fmt(e['value'], True)} [{_fmt(e['ci'][0], True)}, {_fmt(e['ci'][1], True)}] "
-            f"from {e['n_labels']} labels worth {e['n_eff']:.0f} ({e['sample']}); labels only "
-            f"{_fmt(lo['value'], True)} [{_fmt(lo['ci'][0], True)}, {_fmt(lo['ci'][1], True)}]; {half_width_text(e)}"
+            f"  {label}: PPI++ {_fmt(e.value, True)} [{_fmt(e.ci[0], True)}, {_fmt(e.ci[1], True)}] "
+            f"from {e.n_labels} labels worth {e.n_eff:.0f} ({e.sample}); labels only "
+            f"{_fmt(lo.value, True)} [{_fmt(lo.ci[0], True)}, {_fmt(lo.ci[1], True)}]; {half_width_text(e)}"
         )
 
-    out = [f"run {r['run_id']} on {r['gen_id']} (queue {r['queue'] or 'none'}; {int(100 * r['level'])}% intervals)"]
-    for c in r["criteria"]:
-        rg = c["rogan_gladen"]
+    out = [f"run {r.run_id} on {r.gen_id} (queue {r.queue or 'none'}; {int(100 * r.level)}% intervals)"]
+    for c in r.criteria:
+        rg = c.rogan_gladen
         out.append(
-            f"{c['criterion']}: observed {_fmt(c['observed'], True)} on {c['verdicts']} verdicts; "
-            f"sensitivity / specificity corrected {_fmt(rg.get('value'), True)}"
-            + (f" [{_fmt(rg['ci'][0], True)}, {_fmt(rg['ci'][1], True)}]" if rg.get("value") is not None else "")
+            f"{c.criterion}: observed {_fmt(c.observed, True)} on {c.verdicts} verdicts; "
+            f"sensitivity / specificity corrected {_fmt(rg.value, True)}"
+            + (
+                f" [{_fmt(rg.ci[0], True)}, {_fmt(rg.ci[1], True)}]"
+                if isinstance(rg, Corrected) and rg.value is not None
+                else ""
+            )
         )
-        out.append(line("corrected", c["ppi"]))
-    if r["all_pass"] is not None:
-        out.append(line("all-pass", r["all_pass"]))
+        out.append(line("corrected", c.ppi))
+    if r.all_pass is not None:
+        out.append(line("all-pass", r.all_pass))
     return "\n".join(out)
 
 
@@ -479,6 +488,7 @@ def correct_cmd(obj: Ctx, run_id, criteria, queue_id, target, level, judge_round
     """RUN_ID's pass rates corrected by PPI++ from the queue audit's decided cases (per criterion
     and all-pass), beside the labels-only and the sensitivity / specificity corrections, with
     how many more labels reach the target half-width."""
+    from evalcore.review.correct import CorrectionRow, RunCorrection
     from evalcore.review.reportcard import report_card
 
     if not (0 < target < 100):
@@ -491,34 +501,18 @@ def correct_cmd(obj: Ctx, run_id, criteria, queue_id, target, level, judge_round
     rc = report_card(
         obj.store, gen_id, judge_round=judge_round, queue_id=queue_id, level=level, target=target / 100, n_boot=200
     )
-    names = [c["criterion"] for c in rc["criteria"]]
+    names = [c.criterion for c in rc.criteria]
     missing = [c for c in criteria if c not in names]
     if missing:
         raise click.BadParameter(
             f"{missing[0]!r} is not a criterion of {gen_id} ({', '.join(names)})", param_hint="--criterion"
         )
-    rows = []
-    for c in rc["criteria"]:
-        j = next((j for j in c["judges"] if j["run_id"] == run_id), None)
-        if j is None or (criteria and c["criterion"] not in criteria):
-            continue
-        rows.append(
-            {
-                "criterion": c["criterion"],
-                "observed": j["pass_rate"],
-                "verdicts": j["verdicts"],
-                "gold_cases": c["gold_cases"],
-                "ppi": j["ppi"],
-                "rogan_gladen": j["corrected"],
-            }
-        )
-    out = {
-        "run_id": run_id,
-        "gen_id": gen_id,
-        "queue": rc["queue"],
-        "level": level,
-        "target_half_width": target / 100,
-        "criteria": rows,
-        "all_pass": None if criteria else next((a["ppi"] for a in rc["all_pass"] if a["run_id"] == run_id), None),
-    }
+    rows = [
+        CorrectionRow(c.criterion, j.pass_rate, j.verdicts, c.gold_cases, j.ppi, j.corrected)
+        for c in rc.criteria
+        for j in c.judges
+        if j.run_id == run_id and (not criteria or c.criterion in criteria)
+    ]
+    all_pass = None if criteria else next((a.ppi for a in rc.all_pass if a.run_id == run_id), None)
+    out = RunCorrection(run_id, gen_id, rc.queue, level, target / 100, rows, all_pass)
     emit(out, as_json, _correct_text(out))

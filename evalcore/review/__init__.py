@@ -18,7 +18,16 @@ from .admission import (
 from .agreement import agreement, session_agreement
 from .build import build_queue, order_cases
 from .claims import LEASE_SECONDS, REVIEWERS_DISAGREE, disputes, leases, next_case, release
-from .correct import TARGET_HALF_WIDTH, criterion_estimates, half_width_text
+from .correct import (
+    TARGET_HALF_WIDTH,
+    CorrectionRow,
+    PpiFailed,
+    PpiRate,
+    PpiUnavailable,
+    RunCorrection,
+    criterion_estimates,
+    half_width_text,
+)
 from .detect import (
     DETECTOR_VERSION,
     PRIORITY,
@@ -30,8 +39,19 @@ from .detect import (
     runs_on,
     verdicts_sql,
 )
-from .judges import AMBIGUOUS_KAPPA, MAX_DISPUTED, MIN_PAIR_CASES, comparison, scale_of
+from .judges import (
+    AMBIGUOUS_KAPPA,
+    MAX_DISPUTED,
+    MIN_PAIR_CASES,
+    Ambiguous,
+    JudgePair,
+    JudgeSummary,
+    Summary,
+    comparison,
+    scale_of,
+)
 from .ledger import DB_NAME, TYPE_WORDS, TYPES, Ledger, export_markdown, figures, normalise_type
+from .ongold import RepeatRow
 from .queue import (
     AUDIT,
     OUTCOMES,
@@ -53,7 +73,9 @@ from .queue import (
 from .raters import (
     MEAN,
     SLOT_RE,
+    GoldCounts,
     People,
+    RaterStats,
     gold_of,
     is_slot,
     label_category,
@@ -62,7 +84,19 @@ from .raters import (
     rater_labels,
     rater_stats,
 )
-from .reportcard import PAIR_CHOICES, UNPARSEABLE, report_card, same_family
+from .reportcard import (
+    PAIR_CHOICES,
+    UNPARSEABLE,
+    Contradiction,
+    Corrected,
+    CriterionCard,
+    JudgeVsGold,
+    NotCorrected,
+    ReportCard,
+    RunAllPass,
+    report_card,
+    same_family,
+)
 from .suites import (
     check,
     curated_suites,
@@ -103,9 +137,28 @@ __all__ = [
     "TYPES",
     "TYPE_WORDS",
     "UNPARSEABLE",
+    "Ambiguous",
+    "Contradiction",
+    "Corrected",
+    "CorrectionRow",
+    "CriterionCard",
     "Filters",
+    "GoldCounts",
+    "JudgePair",
+    "JudgeSummary",
+    "JudgeVsGold",
     "Ledger",
+    "NotCorrected",
     "People",
+    "PpiFailed",
+    "PpiRate",
+    "PpiUnavailable",
+    "RaterStats",
+    "RepeatRow",
+    "ReportCard",
+    "RunAllPass",
+    "RunCorrection",
+    "Summary",
     "agreement",
     "build_queue",
     "case_view",

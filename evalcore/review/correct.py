@@ -24,14 +24,19 @@ Pure reading: DuckDB over the queue's Parquet copy; nothing is written."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from evalcore.contract.results import OMIT, Result
 from evalcore.review.judges import _answers, mask_runs
 from evalcore.stats.ppi import PPIEstimate, labels_needed, ppi_mean
 from evalcore.storage.aggregates import patterns_of
 from evalcore.storage.store import Store
+
+if TYPE_CHECKING:
+    from evalcore.review.reportcard import Corrected, NotCorrected
 
 #: the stopping rule's default target: the interval's half-width, in points of the rate
 TARGET_HALF_WIDTH = 0.05
@@ -61,37 +66,115 @@ def audit_prefixes(store: Store, design: dict[str, Any] | None, decided: list[tu
     return out
 
 
-def _entry(est: PPIEstimate, target: float, sample: str, extra: dict[str, Any]) -> dict[str, Any]:
+@dataclass
+class LabelsOnly(Result):
+    """The labels-only estimate from the same labels, beside PPI++."""
+
+    value: float | None
+    ci: list[float | None]
+    half_width: float | None
+
+
+@dataclass(kw_only=True)
+class PpiRate(Result):
+    """A PPI++ corrected rate (:func:`ppi_rate`); ``observed`` on an all-pass rate only."""
+
+    method: str = "ppi++"
+    sample: str
+    value: float | None
+    ci: list[float | None]
+    half_width: float | None
+    se: float | None
+    lam: float | None
+    n_labels: int
+    n_eff: float | None
+    n_cases: int
+    level: float
+    labels_only: LabelsOnly
+    target_half_width: float
+    labels_needed: int | None
+    floor_half_width: float | None
+    good_enough: bool
+    reason: str | None
+    observed: float | None = OMIT
+
+
+@dataclass(kw_only=True)
+class PpiUnavailable(Result):
+    """No PPI++ rate, and why (:func:`unavailable`)."""
+
+    method: str = "ppi++"
+    value: None = None
+    ci: list[None]
+    target_half_width: float
+    reason: str
+
+
+@dataclass(kw_only=True)
+class PpiFailed(PpiUnavailable):
+    """No PPI++ rate from the labels drawn (``sample``): the run's pass flags and values disagree."""
+
+    sample: str
+    observed: float | None = OMIT
+
+
+#: a corrected rate's PPI++ entry
+Ppi = PpiRate | PpiUnavailable
+
+
+@dataclass
+class CorrectionRow(Result):
+    """One criterion of ``evalcore correct``: the run's observed pass rate and both corrections."""
+
+    criterion: str
+    observed: float | None
+    verdicts: int
+    gold_cases: int
+    ppi: Ppi
+    rogan_gladen: Corrected | NotCorrected
+
+
+@dataclass
+class RunCorrection(Result):
+    """``evalcore correct RUN``: the run's corrected pass rates, per criterion and all-pass."""
+
+    run_id: str
+    gen_id: str
+    queue: str | None
+    level: float
+    target_half_width: float
+    criteria: list[CorrectionRow]
+    all_pass: Ppi | None
+
+
+def _half(lo: float | None, hi: float | None) -> float | None:
+    return None if lo is None or hi is None else (hi - lo) / 2
+
+
+def _entry(est: PPIEstimate, target: float, sample: str) -> PpiRate:
     need = labels_needed(est, target)
-    half = None if est.value is None or est.lo is None or est.hi is None else (est.hi - est.lo) / 2
-    return {
-        "method": "ppi++",
-        "sample": sample,
-        "value": est.value,
-        "ci": [est.lo, est.hi],
-        "half_width": half,
-        "se": est.se,
-        "lam": est.lam,
-        "n_labels": est.n_labels,
-        "n_eff": est.n_eff,
-        "n_cases": est.n_population,
-        "level": est.level,
-        "labels_only": {
-            "value": est.labels_only_value,
-            "ci": [est.labels_only_lo, est.labels_only_hi],
-            "half_width": (
-                None
-                if est.labels_only_lo is None or est.labels_only_hi is None
-                else (est.labels_only_hi - est.labels_only_lo) / 2
-            ),
-        },
-        "target_half_width": target,
-        "labels_needed": need.value,
-        "floor_half_width": need.floor_half_width,
-        "good_enough": bool(need.value == 0),
-        "reason": est.reason or need.reason,
-        **extra,
-    }
+    return PpiRate(
+        sample=sample,
+        value=est.value,
+        ci=[est.lo, est.hi],
+        half_width=None if est.value is None else _half(est.lo, est.hi),
+        se=est.se,
+        lam=est.lam,
+        n_labels=est.n_labels,
+        n_eff=est.n_eff,
+        n_cases=est.n_population,
+        level=est.level,
+        labels_only=LabelsOnly(
+            est.labels_only_value,
+            [est.labels_only_lo, est.labels_only_hi],
+            _half(est.labels_only_lo, est.labels_only_hi),
+        ),
+        target_half_width=target,
+        labels_needed=need.value,
+        floor_half_width=need.floor_half_width,
+        good_enough=bool(need.value == 0),
+        reason=est.reason or need.reason,
+    )
 
 
 def ppi_rate(
@@ -103,7 +186,7 @@ def ppi_rate(
     level: float,
     target: float,
     sample: str,
-) -> dict[str, Any]:
+) -> PpiRate | PpiFailed:
     """The PPI++ entry of one rate: ``labelled`` case -> inclusion probability, ``values`` case ->
     (judge passes, gold passes) for the labelled cases the run judged; the run passes ``k_obs`` of
     the ``n_obs`` it judged."""
@@ -116,15 +199,14 @@ def ppi_rate(
     except ValueError:
         # the run's passes (its passed flags) and its values on the labelled cases do not add up: a
         # ternary run whose passed flag is not "correct", against the contract
-        return {
-            **unavailable(
-                f"the run's pass flags and its values disagree: {int(f.sum())} labelled cases pass by value but the "
-                f"run passes {k_obs} of {n_obs} by flag",
-                target,
-            ),
-            "sample": sample,
-        }
-    return _entry(est, target, sample, {})
+        return PpiFailed(
+            ci=[None, None],
+            target_half_width=target,
+            reason=f"the run's pass flags and its values disagree: {int(f.sum())} labelled cases pass by value "
+            f"but the run passes {k_obs} of {n_obs} by flag",
+            sample=sample,
+        )
+    return _entry(est, target, sample)
 
 
 def all_pass_population(
@@ -184,20 +266,22 @@ def shipped_sample(keys: list[tuple], n_obs: int) -> dict[tuple, float]:
     return dict.fromkeys(keys, pi)
 
 
-def half_width_text(entry: dict[str, Any]) -> str:
+def half_width_text(entry: Ppi) -> str:
     """The stopping rule in words: "N more labels expected to reach +/- X points"."""
-    target = 100 * entry["target_half_width"]
-    if entry.get("value") is None:
-        return f"not yet: {entry.get('reason') or 'no estimate'}"
-    if entry["good_enough"]:
-        return f"good enough to decide on: +/- {100 * entry['half_width']:.1f} points (target +/- {target:.3g})"
-    if entry["labels_needed"] is None:
-        return f"+/- {target:.3g} points is out of reach: {entry['reason']}"
-    return f"{entry['labels_needed']} more labels expected to reach +/- {target:.3g} points"
+    target = 100 * entry.target_half_width
+    if isinstance(entry, PpiUnavailable) or entry.value is None:
+        return f"not yet: {entry.reason or 'no estimate'}"
+    if entry.good_enough:
+        return (
+            f"good enough to decide on: +/- {100 * cast(float, entry.half_width):.1f} points (target +/- {target:.3g})"
+        )
+    if entry.labels_needed is None:
+        return f"+/- {target:.3g} points is out of reach: {entry.reason}"
+    return f"{entry.labels_needed} more labels expected to reach +/- {target:.3g} points"
 
 
-def unavailable(reason: str, target: float) -> dict[str, Any]:
-    return {"method": "ppi++", "value": None, "ci": [None, None], "target_half_width": target, "reason": reason}
+def unavailable(reason: str, target: float) -> PpiUnavailable:
+    return PpiUnavailable(ci=[None, None], target_half_width=target, reason=reason)
 
 
 def run_ppi(
@@ -214,7 +298,7 @@ def run_ppi(
     level: float,
     target: float,
     hidden: frozenset[str] = frozenset(),
-) -> dict[str, Any]:
+) -> Ppi:
     """The PPI++ entry of a run on criterion ``name`` (``pc`` its pass category; None: not a
     pass / fail criterion), from the audit's decided prefix, else shipped labels as a simple
     random sample (while the prefix holds fewer than 2 cases the run judged)."""
@@ -251,7 +335,7 @@ def all_pass_ppi(
     target: float,
     hold: tuple[str, list[Any]] = ("", []),
     verdicts: tuple[str | None, list[Any]] = (None, []),
-) -> dict[str, Any]:
+) -> Ppi:
     """The PPI++ entry of a run's all-pass rate over its pass / fail criteria (``pass_of``:
     criterion -> its pass category; ``values_of``: criterion -> case -> the run's value)."""
     crits = sorted(c for c in pass_of if c in ms[rid].rubric.names())
@@ -275,7 +359,8 @@ def all_pass_ppi(
     if not labelled:
         return unavailable("no answer is decided on every criterion in the audit's prefixes yet", target)
     out = ppi_rate(labelled, values, pop[0], pop[1], level=level, target=target, sample="audit prefix")
-    return {**out, "observed": pop[0] / pop[1] if pop[1] else None}
+    out.observed = pop[0] / pop[1] if pop[1] else None
+    return out
 
 
 def criterion_estimates(
@@ -287,7 +372,7 @@ def criterion_estimates(
     judge_round: int = 1,
     level: float = 0.95,
     target: float = TARGET_HALF_WIDTH,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, PpiRate | PpiFailed]:
     """run -> the PPI++ entry of one criterion from the audit's decided prefix, without the rest
     of the report card (what the review page shows after each decision: how much it narrowed the
     interval). Reads the gold of the label store (its passed flag), the queue's Parquet copy and

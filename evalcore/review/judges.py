@@ -19,15 +19,20 @@ criterion gets its own call, splitting does not fix the criterion; the wording h
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, cast
 
 import numpy as np
 
 from evalcore.contract import schema as S
+from evalcore.contract.results import OMIT, Result
 from evalcore.review.detect import pair_code
 from evalcore.stats import agreement as A
 from evalcore.storage.aggregates import answers_table, patterns_of, repeat_histogram_sql
 from evalcore.storage.store import Store
+
+if TYPE_CHECKING:
+    from evalcore.review.reportcard import CriterionCard
 
 #: judge-to-judge kappa below this flags the criterion as ambiguous: the upper edge of Landis &
 #: Koch's "moderate" band (0.41-0.60); "substantial" agreement starts above it (module docstring)
@@ -106,6 +111,70 @@ def comparison(a: S.RunManifest, b: S.RunManifest) -> str:
     return "mixed"
 
 
+@dataclass
+class JudgePair(Result):
+    """Two judges' runs against each other on one criterion, on the cases both judged."""
+
+    a: str
+    b: str
+    n: int
+    agreement: float | None
+    kappa: float | None
+    reason: str | None
+    comparison: str
+
+
+@dataclass
+class LowPair(Result):
+    """Two judges in one harness agreeing below :data:`AMBIGUOUS_KAPPA` (``mode``: the harness)."""
+
+    a: str
+    b: str
+    kappa: float
+    n: int
+    mode: str
+
+
+@dataclass
+class ModeKappa(Result):
+    """Two judges' kappa in one harness mode."""
+
+    mode: str
+    a: str
+    b: str
+    n: int
+    kappa: float | None
+
+
+@dataclass
+class HarnessComparison(Result):
+    """Two judges' kappa in each harness mode they judged in, and what it says (:func:`harness_comparisons`)."""
+
+    judges: list[str]
+    by_mode: list[ModeKappa]
+    text: str
+
+
+@dataclass
+class Disputed(Result):
+    """An item the low pairs of an ambiguous criterion disagree on."""
+
+    item_id: str
+    gen_round: int
+    pairs_disagreeing: int
+
+
+@dataclass
+class Ambiguous(Result):
+    """Whether a criterion is flagged ambiguous; when it is, why (the rest of the fields)."""
+
+    flag: bool
+    threshold: float = OMIT
+    pairs: list[LowPair] = OMIT
+    harnesses: list[HarnessComparison] = OMIT
+    disputed_items: list[Disputed] = OMIT
+
+
 def _judge_pairs(
     store: Store,
     vsql: str | None,
@@ -114,13 +183,13 @@ def _judge_pairs(
     ms: dict,
     judge_round: int,
     cut: tuple[str, list] = ("", []),
-) -> dict:
+) -> dict[str, tuple[list[JudgePair], Ambiguous]]:
     """Per criterion, Cohen's kappa between every two runs (runs are fixed raters) on the cases both
     judged, from confusion counts computed in DuckDB (:func:`_pair_tables`). The criterion is flagged
     ambiguous when two judges in the same harness (:func:`comparison` ``judges``) agree below
     :data:`AMBIGUOUS_KAPPA` on at least :data:`MIN_PAIR_CASES` cases:
     people could read it either way. Listed with it: the cases those judges dispute."""
-    out: dict[str, dict] = defaultdict(lambda: {"pairs": [], "ambiguous": {"flag": False}})
+    out: dict[str, list[JudgePair]] = defaultdict(list)
     for (crit_name, ra, rb), cells in sorted(_pair_tables(store, vsql, vparams, run_ids, ms, judge_round, cut).items()):
         crit = ms[ra].rubric.get(crit_name)
         cats, weights, _ = scale_of(crit)
@@ -131,45 +200,34 @@ def _judge_pairs(
                 t[code[va], code[vb]] += n
         s = A.kappa_from_confusion(t, weights)
         n = int(t.sum())
-        out[crit_name]["pairs"].append(
-            {
-                "a": ra,
-                "b": rb,
-                "n": n,
-                "agreement": float(np.trace(t) / n) if n else None,
-                "kappa": s.value,
-                "reason": s.reason,
-                "comparison": comparison(ms[ra], ms[rb]),
-            }
-        )
+        agreement = float(np.trace(t) / n) if n else None
+        out[crit_name].append(JudgePair(ra, rb, n, agreement, s.value, s.reason, comparison(ms[ra], ms[rb])))
     lows = {
         crit_name: low
-        for crit_name, e in out.items()
+        for crit_name, pairs in out.items()
         if (
             low := [
                 p
-                for p in e["pairs"]
-                if p["comparison"] == "judges"
-                and p["kappa"] is not None
-                and p["kappa"] < AMBIGUOUS_KAPPA
-                and p["n"] >= MIN_PAIR_CASES
+                for p in pairs
+                if p.comparison == "judges"
+                and p.kappa is not None
+                and p.kappa < AMBIGUOUS_KAPPA
+                and p.n >= MIN_PAIR_CASES
             ]
         )
     }
-    if not lows:
-        return dict(out)
-    disputed = _disputed(store, vsql, vparams, judge_round, lows)
-    for crit_name, low in lows.items():
-        out[crit_name]["ambiguous"] = {
-            "flag": True,
-            "threshold": AMBIGUOUS_KAPPA,
-            "pairs": [
-                {"a": p["a"], "b": p["b"], "kappa": p["kappa"], "n": p["n"], "mode": ms[p["a"]].mode} for p in low
-            ],
-            "harnesses": harness_comparisons(out[crit_name]["pairs"], low, ms),
-            "disputed_items": disputed.get(crit_name, []),
-        }
-    return dict(out)
+    disputed = _disputed(store, vsql, vparams, judge_round, lows) if lows else {}
+    flags = {
+        crit_name: Ambiguous(
+            True,
+            AMBIGUOUS_KAPPA,
+            [LowPair(p.a, p.b, cast(float, p.kappa), p.n, ms[p.a].mode) for p in low],
+            harness_comparisons(out[crit_name], low, ms),
+            disputed.get(crit_name, []),
+        )
+        for crit_name, low in lows.items()
+    }
+    return {c: (pairs, flags.get(c, Ambiguous(False))) for c, pairs in out.items()}
 
 
 def _pair_tables(
@@ -223,12 +281,12 @@ def _pair_tables(
 
 
 def _disputed(
-    store: Store, vsql: str | None, vparams: list, judge_round: int, lows: dict[str, list[dict]]
-) -> dict[str, list[dict]]:
+    store: Store, vsql: str | None, vparams: list, judge_round: int, lows: dict[str, list[JudgePair]]
+) -> dict[str, list[Disputed]]:
     """The disputed items of every flagged criterion in one scan: per criterion, the cases its low
     pairs disagree on, most disagreeing pairs first, at most :data:`MAX_DISPUTED`."""
-    flat = [(c, p["a"], p["b"]) for c, low in lows.items() for p in low]
-    disputed: dict[str, list[dict]] = defaultdict(list)
+    flat = [(c, p.a, p.b) for c, low in lows.items() for p in low]
+    disputed: dict[str, list[Disputed]] = defaultdict(list)
     for d in store.records(
         f"WITH x AS (SELECT * FROM ({vsql}) WHERE judge_round = ? AND value IS NOT NULL "
         "AND list_contains(?::VARCHAR[], criterion)), "
@@ -241,9 +299,7 @@ def _disputed(
         "<= ? ORDER BY criterion, pairs DESC, item_id, gen_round",
         [*vparams, int(judge_round), list(lows), *([f[i] for f in flat] for i in range(3)), MAX_DISPUTED],
     ):
-        disputed[d["criterion"]].append(
-            {"item_id": d["item_id"], "gen_round": d["gen_round"], "pairs_disagreeing": d["pairs"]}
-        )
+        disputed[d["criterion"]].append(Disputed(d["item_id"], d["gen_round"], d["pairs"]))
     return disputed
 
 
@@ -300,39 +356,36 @@ def _mode_key(mode: str) -> tuple[int, str]:
     return (MODE_ORDER.index(mode) if mode in MODE_ORDER else len(MODE_ORDER), mode)
 
 
-def harness_comparisons(pairs: list[dict], low: list[dict], ms: dict) -> list[dict[str, Any]]:
+def harness_comparisons(pairs: list[JudgePair], low: list[JudgePair], ms: dict) -> list[HarnessComparison]:
     """Single versus split: for every two judges (judge model and prompt variant) that judged the
     criterion together in more than one harness mode, with at least one of their pairs among the
     ``low`` ones that flag it, their kappa in each mode side by side (``by_mode``, in the order
     single, grouped, split; of several runs of the same two judges in one mode, the pair with the
     most shared cases) and what the comparison says (``text``): e.g. "0.44 single, 0.46 split:
     splitting does not fix an ambiguous criterion"."""
-    groups: dict[tuple, dict[str, dict]] = defaultdict(dict)
+    groups: dict[tuple, dict[str, JudgePair]] = defaultdict(dict)
     for p in pairs:
-        if p["comparison"] != "judges":
+        if p.comparison != "judges":
             continue
-        ma, mb = ms[p["a"]], ms[p["b"]]
+        ma, mb = ms[p.a], ms[p.b]
         key = tuple(sorted((judge_label(ma), judge_label(mb))))
         prev = groups[key].get(ma.mode)
-        if prev is None or p["n"] > prev["n"]:
+        if prev is None or p.n > prev.n:
             groups[key][ma.mode] = p
-    flagged = {(p["a"], p["b"]) for p in low}
+    flagged = {(p.a, p.b) for p in low}
     out = []
     for key, by_mode in sorted(groups.items()):
-        if len(by_mode) < 2 or not any((p["a"], p["b"]) in flagged for p in by_mode.values()):
+        if len(by_mode) < 2 or not any((p.a, p.b) in flagged for p in by_mode.values()):
             continue
-        rows = [
-            {"mode": m, "a": by_mode[m]["a"], "b": by_mode[m]["b"], "n": by_mode[m]["n"], "kappa": by_mode[m]["kappa"]}
-            for m in sorted(by_mode, key=_mode_key)
-        ]
-        out.append({"judges": list(key), "by_mode": rows, "text": _harness_text(rows)})
+        rows = [ModeKappa(m, p.a, p.b, p.n, p.kappa) for m in sorted(by_mode, key=_mode_key) for p in [by_mode[m]]]
+        out.append(HarnessComparison(list(key), rows, _harness_text(rows)))
     return out
 
 
-def _harness_text(rows: list[dict]) -> str:
-    figures = ", ".join(("-" if r["kappa"] is None else f"{r['kappa']:.2f}") + f" {r['mode']}" for r in rows)
-    split = [r["kappa"] for r in rows if r["mode"] == "split" and r["kappa"] is not None]
-    other = [r["kappa"] for r in rows if r["mode"] != "split" and r["kappa"] is not None]
+def _harness_text(rows: list[ModeKappa]) -> str:
+    figures = ", ".join(("-" if r.kappa is None else f"{r.kappa:.2f}") + f" {r.mode}" for r in rows)
+    split = [r.kappa for r in rows if r.mode == "split" and r.kappa is not None]
+    other = [r.kappa for r in rows if r.mode != "split" and r.kappa is not None]
     if split and other:
         if max(split) < AMBIGUOUS_KAPPA and max(other) < AMBIGUOUS_KAPPA:
             return f"{figures}: splitting does not fix an ambiguous criterion"
@@ -540,7 +593,39 @@ def _mean(xs: list[float]) -> float | None:
     return float(np.mean(xs)) if xs else None
 
 
-def judge_summary(criteria: list[dict[str, Any]], ms: dict[str, S.RunManifest]) -> dict[str, Any]:
+@dataclass
+class JudgeSummary(Result):
+    """One judge run's row of the summary (:func:`judge_summary` says what each figure is)."""
+
+    run_id: str
+    judge_model: str
+    mode: str
+    prompt_variant: str
+    status: str
+    criteria: int
+    gold_cases: int
+    kappa_criteria: int
+    mean_kappa: float | None
+    mean_accuracy: float | None
+    leniency_criteria: int
+    leniency: float | None
+    score_leniency: float | None
+    ambiguous: int
+    ambiguous_criteria: list[str]
+    corrected_criteria: int
+    observed_pass_rate: float | None
+    corrected_pass_rate: float | None
+
+
+@dataclass
+class Summary(Result):
+    """The report card's opening: a row per judge run and the findings in words."""
+
+    judges: list[JudgeSummary]
+    text: list[str]
+
+
+def judge_summary(criteria: list[CriterionCard], ms: dict[str, S.RunManifest]) -> Summary:
     """The report card's opening: one row per judge run (``judges``, in the card's run order) and
     what they say in words (``text``), from the card's ``criteria`` entries alone (no figure of its
     own). Per run: its judge model, harness mode, prompt variant and status; ``criteria`` it judges;
@@ -555,102 +640,93 @@ def judge_summary(criteria: list[dict[str, Any]], ms: dict[str, S.RunManifest]) 
     (:func:`_summary_text`) rank the complete runs by mean kappa and by leniency."""
     rows = []
     for rid, m in ms.items():
-        js = [(c, j) for c in criteria for j in c["judges"] if j["run_id"] == rid]
+        js = [(c, j) for c in criteria for j in c.judges if j.run_id == rid]
         if not js:
             continue
-        kappas = [j["kappa"] for _, j in js if j["kappa"] is not None]
-        acc = [j["accuracy"] for _, j in js if j["n"] and j["accuracy"] is not None]
-        passfail = [j["leniency"] for _, j in js if j.get("leniency") is not None and "gold_pass_rate" in j]
-        scores = [j["leniency"] for _, j in js if j.get("leniency") is not None and "gold_pass_rate" not in j]
-        corr = [j["corrected"] for _, j in js if j["corrected"].get("value") is not None]
-        amb = [
-            c["criterion"]
-            for c, _ in js
-            if c["ambiguous"].get("flag") and any(rid in (p["a"], p["b"]) for p in c["ambiguous"]["pairs"])
-        ]
+        kappas = [j.kappa for _, j in js if j.kappa is not None]
+        acc = [j.accuracy for _, j in js if j.n and j.accuracy is not None]
+        passfail = [j.leniency for _, j in js if j.leniency is not OMIT and j.gold_pass_rate is not OMIT]
+        scores = [j.leniency for _, j in js if j.leniency is not OMIT and j.gold_pass_rate is OMIT]
+        corr = [j.corrected for _, j in js if j.corrected.value is not None]
+        amb = [c.criterion for c, _ in js if c.ambiguous.flag and any(rid in (p.a, p.b) for p in c.ambiguous.pairs)]
         rows.append(
-            {
-                "run_id": rid,
-                "judge_model": m.judge_model,
-                "mode": m.mode,
-                "prompt_variant": m.prompt_variant,
-                "status": m.status,
-                "criteria": len(js),
-                "gold_cases": sum(int(j["n"]) for _, j in js),
-                "kappa_criteria": len(kappas),
-                "mean_kappa": _mean(kappas),
-                "mean_accuracy": _mean(acc),
-                "leniency_criteria": len(passfail),
-                "leniency": _mean(passfail),
-                "score_leniency": _mean(scores),
-                "ambiguous": len(amb),
-                "ambiguous_criteria": amb,
-                "corrected_criteria": len(corr),
-                "observed_pass_rate": _mean([c["observed"] for c in corr]),
-                "corrected_pass_rate": _mean([c["value"] for c in corr]),
-            }
+            JudgeSummary(
+                rid,
+                m.judge_model,
+                m.mode,
+                m.prompt_variant,
+                m.status,
+                criteria=len(js),
+                gold_cases=sum(int(j.n) for _, j in js),
+                kappa_criteria=len(kappas),
+                mean_kappa=_mean(kappas),
+                mean_accuracy=_mean(acc),
+                leniency_criteria=len(passfail),
+                leniency=_mean(passfail),
+                score_leniency=_mean(scores),
+                ambiguous=len(amb),
+                ambiguous_criteria=amb,
+                corrected_criteria=len(corr),
+                observed_pass_rate=_mean([c.observed for c in corr if c.observed is not None]),
+                corrected_pass_rate=_mean([c.value for c in corr if c.value is not None]),
+            )
         )
-    return {"judges": rows, "text": _summary_text(rows, criteria)}
+    return Summary(rows, _summary_text(rows, criteria))
 
 
 def _criteria(n: int) -> str:
     return f"{n} criterion" if n == 1 else f"{n} criteria"
 
 
-def _summary_text(rows: list[dict[str, Any]], criteria: list[dict[str, Any]]) -> list[str]:
+def _summary_text(rows: list[JudgeSummary], criteria: list[CriterionCard]) -> list[str]:
     """The summary in words, one sentence per finding. Judges are ranked among the complete runs
     (a partial or polluted run's figures rest on fewer verdicts; it is ranked only when no run is
     complete); ties go to the run that comes first."""
     out = []
-    complete = [r for r in rows if r["status"] == "complete"]
-    pool = complete if any(r["mean_kappa"] is not None for r in complete) else rows
-    left_out = [r for r in rows if r not in pool and r["mean_kappa"] is not None]
-    ranked = sorted((r for r in pool if r["mean_kappa"] is not None), key=lambda r: -r["mean_kappa"])
+    complete = [r for r in rows if r.status == "complete"]
+    pool = complete if any(r.mean_kappa is not None for r in complete) else rows
+    left_out = [r for r in rows if r not in pool and r.mean_kappa is not None]
+    ranked = sorted((r for r in pool if r.mean_kappa is not None), key=lambda r: -cast(float, r.mean_kappa))
     if ranked:
         best = ranked[0]
         s = (
-            f"{best['run_id']} agrees best with gold (mean kappa {best['mean_kappa']:.2f} over "
-            f"{_criteria(best['kappa_criteria'])}, {best['gold_cases']} gold cases)"
+            f"{best.run_id} agrees best with gold (mean kappa {best.mean_kappa:.2f} over "
+            f"{_criteria(best.kappa_criteria)}, {best.gold_cases} gold cases)"
         )
         if len(ranked) > 1:
             worst = ranked[-1]
             s += (
-                f"; {worst['run_id']} least (mean kappa {worst['mean_kappa']:.2f} over "
-                f"{_criteria(worst['kappa_criteria'])}, {worst['gold_cases']} gold cases)"
+                f"; {worst.run_id} least (mean kappa {worst.mean_kappa:.2f} over "
+                f"{_criteria(worst.kappa_criteria)}, {worst.gold_cases} gold cases)"
             )
         s += "."
         if left_out:
-            s += " Not ranked: " + ", ".join(f"{r['run_id']} ({r['status']})" for r in left_out) + "."
+            s += " Not ranked: " + ", ".join(f"{r.run_id} ({r.status})" for r in left_out) + "."
         out.append(s)
     else:
         out.append("No judge has a kappa against gold yet: no criterion has gold cases the judges judged.")
-    lenient = sorted((r for r in pool if r["leniency"] is not None), key=lambda r: -r["leniency"])
+    lenient = sorted((r for r in pool if r.leniency is not None), key=lambda r: -cast(float, r.leniency))
     if lenient:
 
-        def pts(r: dict[str, Any]) -> str:
-            return f"{100 * r['leniency']:+.1f} points of pass rate against gold, mean over {_criteria(r['leniency_criteria'])}"
+        def pts(r: JudgeSummary) -> str:
+            return f"{100 * cast(float, r.leniency):+.1f} points of pass rate against gold, mean over {_criteria(r.leniency_criteria)}"
 
         most, least = lenient[0], lenient[-1]
-        if most["leniency"] > 0:
-            s = f"{most['run_id']} is most lenient ({pts(most)})"
+        if cast(float, most.leniency) > 0:
+            s = f"{most.run_id} is most lenient ({pts(most)})"
         else:
-            s = f"No judge passes more often than gold; {most['run_id']} is the least strict ({pts(most)})"
+            s = f"No judge passes more often than gold; {most.run_id} is the least strict ({pts(most)})"
         if len(lenient) > 1:
-            s += f"; {least['run_id']} is strictest ({pts(least)})"
+            s += f"; {least.run_id} is strictest ({pts(least)})"
         out.append(s + ".")
-    flagged = [c["criterion"] for c in criteria if c["ambiguous"].get("flag")]
+    flagged = [c.criterion for c in criteria if c.ambiguous.flag]
     if flagged:
-        threshold = next(c["ambiguous"]["threshold"] for c in criteria if c["ambiguous"].get("flag"))
+        threshold = next(c.ambiguous.threshold for c in criteria if c.ambiguous.flag)
         s = (
             f"{len(flagged)} of {len(criteria)} criteria flagged ambiguous (two judges in one harness agree below "
             f"kappa {threshold}): {', '.join(flagged)}"
         )
-        both = [
-            f"{c['criterion']} {h['text']}"
-            for c in criteria
-            if c["ambiguous"].get("flag")
-            for h in c["ambiguous"]["harnesses"]
-        ]
+        both = [f"{c.criterion} {h.text}" for c in criteria if c.ambiguous.flag for h in c.ambiguous.harnesses]
         out.append(s + (". Single against split: " + "; ".join(both) if both else "") + ".")
     else:
         out.append("No criterion is flagged ambiguous.")

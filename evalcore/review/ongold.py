@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from evalcore.contract import schema as S
+from evalcore.contract.results import Result
 from evalcore.review.judges import _answers, _pairs_x, mask_runs
 from evalcore.stats import agreement as A
 from evalcore.storage.itemkeys import item_rows
@@ -143,6 +144,33 @@ def on_gold(
     return out
 
 
+@dataclass
+class VsGold(Result):
+    """Round 1 or the majority of the rounds against gold."""
+
+    n: int
+    kappa: float | None
+    accuracy: float | None
+
+
+@dataclass
+class RepeatRow(Result):
+    """A run's repeat consistency on one criterion (:func:`evalcore.review.judges._repeat`'s
+    figures), with round 1 and the majority of the rounds each against gold."""
+
+    run_id: str
+    rounds: int
+    n: int
+    unanimous: int
+    unanimous_share: float | None
+    fleiss_kappa: float | None
+    fleiss_reason: str | None
+    majority_ties: int | None
+    majority_vs_round1: float | None
+    round1_vs_gold: VsGold
+    majority_vs_gold: VsGold
+
+
 def repeat_entry(
     per_run: dict[str, dict],
     og: OnGold,
@@ -150,14 +178,13 @@ def repeat_entry(
     gold_codes: np.ndarray,
     cats: list[str],
     weights: A.Weights,
-) -> list[dict[str, Any]]:
+) -> list[RepeatRow]:
     """Repeat consistency rows of criterion ``name``, with the majority of the rounds and round 1
     each against gold (``gold_codes``: gold's category index per gold case of ``name``)."""
     code = {c: k for k, c in enumerate(cats)}
     rows = []
     for rid, r in sorted(per_run.items()):
         p, v = og.present.get((rid, name)), og.value.get((rid, name))
-        vs = {}
         if p is None or v is None:
             g1 = j1 = gm = jm = np.zeros(0, dtype=np.int64)
         else:
@@ -172,8 +199,11 @@ def repeat_entry(
             top = counts.argmax(axis=1)
             strict = judged & (2 * counts.max(axis=1) > valid.sum(axis=1))
             gm, jm = gold_codes[strict], top[strict]
-        for label, g, j in (("round1_vs_gold", g1, j1), ("majority_vs_gold", gm, jm)):
-            s = A.cohen_kappa(np.asarray(g, dtype=np.int64), np.asarray(j, dtype=np.int64), len(cats), weights)
-            vs[label] = {"n": int(len(g)), "kappa": s.value, "accuracy": A.accuracy(g, j).value if len(g) else None}
-        rows.append({"run_id": rid, **r, **vs})
+        vs = [
+            VsGold(
+                int(len(g)), A.cohen_kappa(g, j, len(cats), weights).value, A.accuracy(g, j).value if len(g) else None
+            )
+            for g, j in ((g1, j1), (gm, jm))
+        ]
+        rows.append(RepeatRow(run_id=rid, **r, round1_vs_gold=vs[0], majority_vs_gold=vs[1]))
     return rows

@@ -13,12 +13,13 @@ docs/BENCHMARKS.md, session 17).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from evalcore.contract import schema as S
+from evalcore.contract.results import OMIT, Result
 from evalcore.review.judges import scale_of
 from evalcore.stats import agreement as A
 from evalcore.storage.labels import LabelStore
@@ -228,16 +229,26 @@ def people(
     return People(**cols, names=names)
 
 
+@dataclass
+class GoldCounts(Result):
+    """The report card's cases with gold from the state and from shipped labels, split and pending."""
+
+    state: int = 0
+    shipped: int = 0
+    split: int = 0
+    pending: int = 0
+
+
 def gold_of(
     p: People, state: list[dict[str, Any]], crits: dict[str, S.Criterion | None]
-) -> tuple[dict[tuple, dict[str, Any]], dict[str, int]]:
+) -> tuple[dict[tuple, dict[str, Any]], GoldCounts]:
     """Gold per (item, round, criterion) as a category: the label store's gold by its stated policy
     (``state``: :func:`evalcore.storage.gold.gold` rows), else the shipped labels of ``p`` (a
     published mean's, else the annotators' strict majority: see the report card's docstring); and
     counts: cases with gold from the state, from shipped labels, ``split`` (reviewers or annotators
     disagree) and ``pending`` (fewer reviewers than the case needs)."""
     gold: dict[tuple, dict[str, Any]] = {}
-    counts = dict.fromkeys(("state", "shipped", "split", "pending"), 0)
+    counts = GoldCounts()
     decided_here = set()
     for g in state:
         key = (g["item_id"], int(g["gen_round"]), g["criterion"])
@@ -246,11 +257,11 @@ def gold_of(
             cat = label_category(crits.get(g["criterion"]), g["value"], g["passed"])
             if cat is not None:
                 gold[key] = {"value": cat, "source": "state", "raters": g["decided"], "gold_from": g["gold_from"]}
-                counts["state"] += 1
+                counts.state += 1
         elif g["status"] == "reviewers_disagree":
-            counts["split"] += 1
+            counts.split += 1
         elif g["status"] == "pending":
-            counts["pending"] += 1
+            counts.pending += 1
     shipped = p.source != p.code("source", "state")
     if not shipped.any():
         return gold, counts
@@ -273,17 +284,61 @@ def gold_of(
     use = mean == has_mean[case]  # a published mean stands for its case's annotators
     tally = np.bincount(case[use] * n_val + val[use], minlength=n_case * n_val).reshape(n_case, n_val)
     total, top, pick = tally.sum(axis=1), tally.max(axis=1), tally.argmax(axis=1)
-    counts["split"] += int(np.sum((total > 0) & (2 * top <= total)))
+    counts.split += int(np.sum((total > 0) & (2 * top <= total)))
     won = np.flatnonzero((total > 0) & (2 * top > total))
-    counts["shipped"] = len(won)
+    counts.shipped = len(won)
     for at, v, n in zip(first[won].tolist(), pick[won].tolist(), total[won].tolist()):
         gold[key_of(at)] = {"value": p.names["value"][v], "source": "shipped", "raters": n, "gold_from": "shipped"}
     return gold, counts
 
 
+@dataclass
+class CohenPair(Result):
+    """Cohen's kappa of two fixed people on the cases both labelled."""
+
+    a: str
+    b: str
+    n: int
+    kappa: float | None
+    reason: str | None
+    agreement: float | None
+
+
+@dataclass
+class Fleiss(Result):
+    """Fleiss' kappa on the cases every rater labelled."""
+
+    n: int
+    raters: int
+    kappa: float | None
+    reason: str | None
+
+
+@dataclass
+class Krippendorff(Result):
+    """Krippendorff's alpha on every case with two labels or more."""
+
+    n: int
+    level: str
+    alpha: float | None
+    reason: str | None
+
+
+@dataclass
+class RaterStats(Result):
+    """:func:`rater_stats`; ``reason`` (and no Fleiss or Krippendorff) with fewer than two raters."""
+
+    raters: list[str]
+    slots: list[str]
+    cohen: list[CohenPair] = field(default_factory=list)
+    fleiss: Fleiss | None = None
+    krippendorff: Krippendorff | None = None
+    reason: str = OMIT
+
+
 def rater_stats(
     p: People, cats: list[str], weights: A.Weights, level: Literal["nominal", "ordinal", "interval"]
-) -> dict[str, Any]:
+) -> RaterStats:
     """Agreement between people on one criterion (``p`` holds its labels only, :meth:`People.of`): Cohen's kappa for
     each pair of fixed people (on the cases both labelled), Fleiss' kappa on the cases every rater
     labelled, Krippendorff's alpha on every case with two labels or more."""
@@ -292,15 +347,9 @@ def rater_stats(
     raters = sorted(p.names["rater"][k] for k in codes.tolist())
     rank = np.array([raters.index(p.names["rater"][k]) for k in codes.tolist()], dtype=np.int64)
     r = rank[r] if len(r) else r
-    out: dict[str, Any] = {
-        "raters": raters,
-        "slots": [x for x in raters if is_slot(x)],
-        "cohen": [],
-        "fleiss": None,
-        "krippendorff": None,
-    }
+    out = RaterStats(raters, [x for x in raters if is_slot(x)])
     if len(raters) < 2:
-        out["reason"] = "fewer than two raters"
+        out.reason = "fewer than two raters"
         return out
     units, u = np.unique(p.units()[person], return_inverse=True)
     code = {c: k for k, c in enumerate(cats)}
@@ -313,16 +362,8 @@ def rater_stats(
             x, y = mat[ka], mat[kb]
             both = (x != A.MISSING) & (y != A.MISSING)
             s = A.cohen_kappa(x[both], y[both], len(cats), weights)
-            out["cohen"].append(
-                {
-                    "a": a,
-                    "b": b,
-                    "n": int(both.sum()),
-                    "kappa": s.value,
-                    "reason": s.reason,
-                    "agreement": float(np.mean(x[both] == y[both])) if both.any() else None,
-                }
-            )
+            agree = float(np.mean(x[both] == y[both])) if both.any() else None
+            out.cohen.append(CohenPair(a, b, int(both.sum()), s.value, s.reason, agree))
     full = np.all(mat != A.MISSING, axis=0)
     table = (
         np.stack([np.sum(mat[:, full] == k, axis=0) for k in range(len(cats))], axis=1)
@@ -330,14 +371,9 @@ def rater_stats(
         else np.zeros((0, len(cats)))
     )
     f = A.fleiss_kappa(table)
-    out["fleiss"] = {"n": int(full.sum()), "raters": len(raters), "kappa": f.value, "reason": f.reason}
+    out.fleiss = Fleiss(int(full.sum()), len(raters), f.value, f.reason)
     al = A.krippendorff_alpha(mat, level, k=len(cats))
-    out["krippendorff"] = {
-        "n": int(np.sum(np.sum(mat != A.MISSING, axis=0) >= 2)),
-        "level": level,
-        "alpha": al.value,
-        "reason": al.reason,
-    }
+    out.krippendorff = Krippendorff(int(np.sum(np.sum(mat != A.MISSING, axis=0) >= 2)), level, al.value, al.reason)
     return out
 
 

@@ -51,10 +51,14 @@ import numpy as np
 from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.analysis.suites import holdout_filter, holdout_ids
 from evalcore.contract import schema as S
+from evalcore.contract.results import OMIT, Result
 from evalcore.review import correct as C
 from evalcore.review.design import design_cases, design_of, design_sizes
 from evalcore.review.detect import Detection, runs_on, stored_detection, verdicts_sql
 from evalcore.review.judges import (
+    Ambiguous,
+    JudgePair,
+    Summary,
     _answers,
     _bit,
     _judge_pairs,
@@ -63,9 +67,9 @@ from evalcore.review.judges import (
     mask_runs,
     scale_of,
 )
-from evalcore.review.ongold import OnGold, on_gold, repeat_entry
+from evalcore.review.ongold import OnGold, RepeatRow, on_gold, repeat_entry
 from evalcore.review.queue import flagged_for_repair
-from evalcore.review.raters import People, gold_of, people, rater_stats
+from evalcore.review.raters import GoldCounts, People, RaterStats, gold_of, people, rater_stats
 from evalcore.stats import agreement as A
 from evalcore.storage.aggregates import patterns_of
 from evalcore.storage.gold import gold as settle
@@ -74,6 +78,167 @@ from evalcore.storage.store import Store
 
 PAIR_CHOICES = ("left", "same", "right")
 UNPARSEABLE = "unparseable"
+
+
+@dataclass
+class Confusion(Result):
+    """A confusion matrix: ``matrix[i][j]`` counts the cases ``rows`` put in ``labels[i]`` and
+    ``columns`` in ``labels[j]``."""
+
+    rows: str
+    columns: str
+    labels: list[str]
+    matrix: list[list[int]]
+
+
+@dataclass(kw_only=True)
+class Corrected(Result):
+    """A run's pass rate corrected for its sensitivity and specificity against gold (:func:`_corrected`)."""
+
+    method: str = "rogan-gladen"
+    observed: float | None
+    gold: str
+    note: str
+    value: float | None
+    ci: list[float | None]
+    sensitivity: float | None
+    specificity: float | None
+    n_gold: int
+    n_boot: int
+    n_used: int
+    reason: str | None
+
+
+@dataclass(kw_only=True)
+class NotCorrected(Result):
+    """No corrected pass rate, and why; ``gold`` (None) when there is no gold to correct with yet."""
+
+    method: str = "rogan-gladen"
+    observed: float | None
+    value: None = None
+    gold: None = OMIT
+    reason: str
+
+
+@dataclass(kw_only=True)
+class JudgeVsGold(Result):
+    """One judge run against gold on a criterion; on the gold cases it judged, its pass rate
+    beside gold's (pass / fail, ternary) or its mean score beside gold's (ordinal)."""
+
+    run_id: str
+    judge_model: str
+    mode: str
+    status: str
+    prompt_variant: str
+    n: int
+    missing: int
+    kappa: float | None
+    kappa_ci: list[float | None]
+    kappa_reason: str | None
+    accuracy: float | None
+    confusion: Confusion
+    gold_pass_rate: float = OMIT
+    judge_pass_rate: float = OMIT
+    mean_gold: float = OMIT
+    mean_judge: float = OMIT
+    leniency: float = OMIT
+    pass_rate: float | None
+    verdicts: int
+    corrected: Corrected | NotCorrected
+    ppi: C.Ppi
+
+
+@dataclass
+class CriterionCard(Result):
+    """One criterion of the report card: judges against gold, people, repeats, judge against judge."""
+
+    criterion: str
+    kind: str
+    categories: list[str]
+    weights: A.Weights
+    gold_cases: int
+    gold_sources: dict[str, int]
+    judges: list[JudgeVsGold]
+    reviewers: RaterStats
+    repeat: list[RepeatRow]
+    judge_pairs: list[JudgePair]
+    ambiguous: Ambiguous
+
+
+@dataclass
+class Slice(Result):
+    """The card's slice: its classes and how many named items."""
+
+    classes: list[str]
+    items: int
+
+
+@dataclass
+class SameFamily(Result):
+    """A run whose judge shares the generator's model family (:func:`same_family`)."""
+
+    run_id: str
+    judge_model: str
+    judge_family: str | None
+    generator_model: Any
+    why: str
+
+
+@dataclass
+class RunAllPass(Result):
+    """A run's all-pass rate corrected by PPI++."""
+
+    run_id: str
+    ppi: C.Ppi
+
+
+@dataclass
+class ContradictionCase(Result):
+    """A raised case with a contradiction in the run's own record (``detail`` per reason)."""
+
+    item_id: str
+    gen_round: int
+    criterion: str
+    reasons: list[str]
+    detail: dict[str, Any]
+
+
+@dataclass
+class Contradiction(Result):
+    """A run's post-processing rewrites and statement contradictions (:func:`_contradictions`)."""
+
+    run_id: str
+    postprocess_version: str | None
+    postprocess_rewrite: int
+    statement_contradicts: int
+    cases: list[ContradictionCase]
+
+
+@dataclass
+class ReportCard(Result):
+    """:func:`report_card`: what ``evalcore agreement --json`` prints per generation and the Agreement page shows."""
+
+    gen_id: str
+    suite_id: str
+    runs: list[str]
+    generator_model: Any
+    judge_round: int
+    slice: Slice | None
+    seed: int
+    n_boot: int
+    level: float
+    gold: GoldCounts
+    queue: str | None
+    warnings: list[str]
+    same_family: list[SameFamily]
+    summary: Summary
+    target_half_width: float
+    all_pass: list[RunAllPass]
+    criteria: list[CriterionCard]
+    contradictions: list[Contradiction]
+    queue_reasons: dict[str, int]
+    tags: dict[str, int]
+    flagged_for_repair: list[dict[str, Any]]
 
 
 # --------------------------------------------------------------------------- judges
@@ -143,7 +308,8 @@ def _vs_gold(
     n_boot: int,
     level: float,
 ) -> dict[str, Any]:
-    """One judge's categories against gold on the same cases (a missing verdict is left out)."""
+    """One judge's categories against gold on the same cases (a missing verdict is left out): the
+    fields of its :class:`JudgeVsGold` that gold gives."""
     code = {c: k for k, c in enumerate(cats)}
     keep = [k for k, j in enumerate(judge) if j is not None and j in code]
     g = np.array([code[gold[k]] for k in keep], dtype=np.int64)
@@ -159,17 +325,15 @@ def _vs_gold(
         "kappa_ci": [iv.lo, iv.hi],
         "kappa_reason": iv.reason,
         "accuracy": acc.value,
-        "confusion": {"rows": "gold", "columns": "judge", "labels": cats, "matrix": conf.tolist()},
+        "confusion": Confusion("gold", "judge", cats, conf.tolist()),
     }
     if passes is not None and g.size:
         pc = code[passes]
-        out["gold_pass_rate"] = float(np.mean(g == pc))
-        out["judge_pass_rate"] = float(np.mean(j == pc))
-        out["leniency"] = out["judge_pass_rate"] - out["gold_pass_rate"]
+        gold_rate, judge_rate = float(np.mean(g == pc)), float(np.mean(j == pc))
+        out.update(gold_pass_rate=gold_rate, judge_pass_rate=judge_rate, leniency=judge_rate - gold_rate)
     elif g.size:  # ordinal: the mean score difference
-        out["mean_gold"] = float(np.mean([float(cats[x]) for x in g]))
-        out["mean_judge"] = float(np.mean([float(cats[x]) for x in j]))
-        out["leniency"] = out["mean_judge"] - out["mean_gold"]
+        mg, mj = float(np.mean([float(cats[x]) for x in g])), float(np.mean([float(cats[x]) for x in j]))
+        out.update(mean_gold=mg, mean_judge=mj, leniency=mj - mg)
     return out
 
 
@@ -185,7 +349,7 @@ def report_card(
     classes: tuple[str, ...] = (),
     items: tuple[str, ...] = (),
     target: float = C.TARGET_HALF_WIDTH,
-) -> dict[str, Any]:
+) -> ReportCard:
     """The report card of one generation (see the module docstring and docs/REVIEW.md). ``classes``
     and ``items`` make it a slice: every figure (gold, people, judges, pass rates, the queue's
     design, the contradictions and tags) counts the items of these classes / these ids only.
@@ -206,14 +370,14 @@ def report_card(
     design = design_of(store, gen_id, queue_id)
     warnings, family = _run_warnings(ms, gen.manifest)
     j = _judged(store, gen.manifest.suite_id, ms, gold, design, judge_round, (cut, cut_params))
-    boot = {"seed": seed, "n_boot": n_boot, "level": level}
+    boot: dict[str, Any] = {"seed": seed, "n_boot": n_boot, "level": level}
     criteria = []
     pass_of: dict[str, str] = {}  # pass / fail criterion -> its pass category
     values_of: dict[str, dict[str, dict[tuple, str | None]]] = {}  # run -> criterion -> case -> value
     for name in names:
         entry, values = _criterion(name, crits[name], j, gold, folk, ms, design, judge_round, boot, bool(cut), target)
         criteria.append(entry)
-        if (pc := _pass_category(entry["categories"])) is not None:
+        if (pc := _pass_category(entry.categories)) is not None:
             pass_of[name] = pc
         for rid, v in values.items():
             values_of.setdefault(rid, {})[name] = v
@@ -224,31 +388,31 @@ def report_card(
         if e["outcome"] in ("decided", "test_wrong") and in_slice(e["item_id"])
         for t in e["tags"]
     )
-    all_pass = [{"run_id": rid, "ppi": C.all_pass_ppi(
+    all_pass = [RunAllPass(rid, C.all_pass_ppi(
         store, j.prefixes, rid, ms, gold, pass_of, values_of.get(rid, {}), judge_round,
         sliced=bool(cut), level=level, target=target, hold=j.hold, verdicts=j.verdicts,
-    )} for rid in run_ids]  # fmt: skip
-    return {
-        "gen_id": gen_id,
-        "suite_id": gen.manifest.suite_id,
-        "runs": run_ids,
-        "generator_model": (gen.manifest.knobs or {}).get("generator_model"),
-        "judge_round": judge_round,
-        "slice": ({"classes": list(classes), "items": len(items)} if cut else None),
+    )) for rid in run_ids]  # fmt: skip
+    return ReportCard(
+        gen_id=gen_id,
+        suite_id=gen.manifest.suite_id,
+        runs=run_ids,
+        generator_model=(gen.manifest.knobs or {}).get("generator_model"),
+        judge_round=judge_round,
+        slice=Slice(list(classes), len(items)) if cut else None,
         **boot,
-        "gold": gold_counts,
-        "queue": (design["queue"]["queue_id"] if design else None),
-        "warnings": warnings,
-        "same_family": family,
-        "summary": judge_summary(criteria, ms),
-        "target_half_width": target,
-        "all_pass": all_pass,
-        "criteria": criteria,
-        "contradictions": _contradictions(store, det, ms, in_slice) if det else [],
-        "queue_reasons": _queue_reasons(store, det, cut, cut_params) if det else {},
-        "tags": dict(sorted(tags.items(), key=lambda t: (-t[1], t[0]))),
-        "flagged_for_repair": [f for f in flagged_for_repair(store, gen_id) if in_slice(f["item_id"])],
-    }
+        gold=gold_counts,
+        queue=design["queue"]["queue_id"] if design else None,
+        warnings=warnings,
+        same_family=family,
+        summary=judge_summary(criteria, ms),
+        target_half_width=target,
+        all_pass=all_pass,
+        criteria=criteria,
+        contradictions=_contradictions(store, det, ms, in_slice) if det else [],
+        queue_reasons=_queue_reasons(store, det, cut, cut_params) if det else {},
+        tags=dict(sorted(tags.items(), key=lambda t: (-t[1], t[0]))),
+        flagged_for_repair=[f for f in flagged_for_repair(store, gen_id) if in_slice(f["item_id"])],
+    )
 
 
 def _criterion_names(store: Store, gen_id: str, ms: dict[str, S.RunManifest], labels: LabelStore) -> list[str]:
@@ -274,7 +438,7 @@ def _criterion_names(store: Store, gen_id: str, ms: dict[str, S.RunManifest], la
     return names + sorted({e["criterion"] for e in labels.standing(gen_id)} - set(names))
 
 
-def _run_warnings(ms: dict[str, S.RunManifest], gen: S.GenerationManifest) -> tuple[list[str], list[dict[str, Any]]]:
+def _run_warnings(ms: dict[str, S.RunManifest], gen: S.GenerationManifest) -> tuple[list[str], list[SameFamily]]:
     """The card's warnings on its runs, and the runs whose judge shares the generator's family."""
     warnings = [
         f"run {rid} is {m.status}: its figures rest on fewer verdicts"
@@ -285,15 +449,7 @@ def _run_warnings(ms: dict[str, S.RunManifest], gen: S.GenerationManifest) -> tu
     for rid, m in ms.items():
         why = same_family(m, gen)
         if why:
-            family.append(
-                {
-                    "run_id": rid,
-                    "judge_model": m.judge_model,
-                    "judge_family": m.judge_family,
-                    "generator_model": (gen.knobs or {}).get("generator_model"),
-                    "why": why,
-                }
-            )
+            family.append(SameFamily(rid, m.judge_model, m.judge_family, (gen.knobs or {}).get("generator_model"), why))
             warnings.append(
                 f"run {rid}: {why}; a judge of the generator's family tends to favour its answers, so read "
                 "its pass rate as optimistic"
@@ -312,7 +468,7 @@ class _Judged:
     hold: tuple[str, list[Any]]  # the condition that leaves the holdout items out
     hidden: frozenset[str]  # the holdout items
     prefixes: dict[str, dict[tuple, float]]  # the audit's decided prefixes (correct.audit_prefixes)
-    pairs: dict[str, Any]  # criterion -> the judges' pairs and the ambiguity flag
+    pairs: dict[str, tuple[list[JudgePair], Ambiguous]]  # criterion -> the judges' pairs and the ambiguity flag
     repeat: dict[str, Any]  # criterion -> repeat consistency per run
 
 
@@ -366,14 +522,14 @@ def _criterion(
     boot: dict[str, Any],
     sliced: bool,
     target: float,
-) -> tuple[dict[str, Any], dict[str, dict[tuple, str | None]]]:
+) -> tuple[CriterionCard, dict[str, dict[tuple, str | None]]]:
     """One criterion's entry on the card (``boot``: seed, n_boot, level), and run -> its values on
     the criterion's gold cases."""
     cats, weights, kr_level = scale_of(crit)
     ckeys = j.og.keys.get(name, [])
     gold_values = [gold[k]["value"] for k in ckeys]
     pc = _pass_category(cats)
-    judges: list[dict[str, Any]] = []
+    judges: list[JudgeVsGold] = []
     values: dict[str, dict[tuple, str | None]] = {}
     for rid, m in ms.items():
         if not m.rubric.get(name):
@@ -381,51 +537,47 @@ def _criterion(
         jv = j.og.at(rid, name, judge_round)
         values[rid] = dict(zip(ckeys, jv))
         k_obs, n_obs = j.observed.get((rid, name), (0, 0))
-        judges.append(
-            {
-                "run_id": rid,
-                "judge_model": m.judge_model,
-                "mode": m.mode,
-                "status": m.status,
-                "prompt_variant": m.prompt_variant,
-                **_vs_gold(jv, gold_values, cats, weights, **boot),
-                "pass_rate": k_obs / n_obs if n_obs else None,
-                "verdicts": n_obs,
-                "corrected": _corrected(rid, name, ckeys, jv, gold, cats, design, k_obs, n_obs, **boot),
-                "ppi": C.run_ppi(
-                    j.prefixes, name, ckeys, jv, gold, pc, *j.observed_ppi.get((rid, name), (0, 0)),
-                    sliced=sliced, level=boot["level"], target=target, hidden=j.hidden,
-                ),
-            }
-        )  # fmt: skip
+        judges.append(JudgeVsGold(
+            run_id=rid, judge_model=m.judge_model, mode=m.mode, status=m.status, prompt_variant=m.prompt_variant,
+            **_vs_gold(jv, gold_values, cats, weights, **boot),
+            pass_rate=k_obs / n_obs if n_obs else None,
+            verdicts=n_obs,
+            corrected=_corrected(rid, name, ckeys, jv, gold, cats, design, k_obs, n_obs, **boot),
+            ppi=C.run_ppi(
+                j.prefixes, name, ckeys, jv, gold, pc, *j.observed_ppi.get((rid, name), (0, 0)),
+                sliced=sliced, level=boot["level"], target=target, hidden=j.hidden,
+            ),
+        ))  # fmt: skip
     code = {c: i for i, c in enumerate(cats)}
     gold_codes = np.array([code[v] for v in gold_values], dtype=np.int64)
-    pair = j.pairs.get(name, {})
-    return {
-        "criterion": name,
-        "kind": crit.kind if crit else "binary",
-        "categories": cats,
-        "weights": weights,
-        "gold_cases": len(ckeys),
-        "gold_sources": dict(Counter(gold[k]["source"] for k in ckeys)),
-        "judges": judges,
-        "reviewers": rater_stats(folk.of(name), cats, weights, kr_level),
-        "repeat": repeat_entry(j.repeat.get(name, {}), j.og, name, gold_codes, cats, weights),
-        "judge_pairs": pair.get("pairs", []),
-        "ambiguous": pair.get("ambiguous", {"flag": False}),
-    }, values
+    pairs, ambiguous = j.pairs.get(name, ([], Ambiguous(False)))
+    return CriterionCard(
+        name,
+        crit.kind if crit else "binary",
+        cats,
+        weights,
+        len(ckeys),
+        dict(Counter(gold[k]["source"] for k in ckeys)),
+        judges,
+        rater_stats(folk.of(name), cats, weights, kr_level),
+        repeat_entry(j.repeat.get(name, {}), j.og, name, gold_codes, cats, weights),
+        pairs,
+        ambiguous,
+    ), values
 
 
 def _contradictions(
     store: Store, det: Detection, ms: dict[str, S.RunManifest], in_slice: Callable[[str], bool]
-) -> list[dict[str, Any]]:
+) -> list[Contradiction]:
     """Per run, the raised cases of the slice with a contradiction in its own record (its statement, or
     post-processing against its raw verdict), read from the stored detection by SQL; none without
     reading it when the detection counted none (60M cases at 180M verdict rows: a 6 s scan)."""
     if not (det.counts.get("postprocess_rewrite") or det.counts.get("statement_contradicts")):
         return []
     raised = [
-        {**r, "gen_round": int(r["gen_round"]), "reasons": list(r["reasons"]), "detail": json.loads(r["detail"])}
+        ContradictionCase(
+            r["item_id"], int(r["gen_round"]), r["criterion"], list(r["reasons"]), json.loads(r["detail"])
+        )
         for r in store.records(
             "SELECT item_id, gen_round, criterion, reasons, detail FROM read_parquet(?) WHERE raised AND "
             "(list_contains(reasons, 'postprocess_rewrite') OR list_contains(reasons, 'statement_contradicts')) "
@@ -436,18 +588,11 @@ def _contradictions(
     ]
     out = []
     for rid, m in ms.items():
-        rew = [c for c in raised if any(d["run"] == rid for d in c["detail"].get("postprocess_rewrite", []))]
-        stm = [c for c in raised if any(d["run"] == rid for d in c["detail"].get("statement_contradicts", []))]
+        rew = [c for c in raised if any(d["run"] == rid for d in c.detail.get("postprocess_rewrite", []))]
+        stm = [c for c in raised if any(d["run"] == rid for d in c.detail.get("statement_contradicts", []))]
         if rew or stm:
-            out.append(
-                {
-                    "run_id": rid,
-                    "postprocess_version": m.postprocess_version,
-                    "postprocess_rewrite": len(rew),
-                    "statement_contradicts": len(stm),
-                    "cases": [dict(c) for c in (stm + [x for x in rew if x not in stm])],
-                }
-            )
+            cases = stm + [x for x in rew if x not in stm]
+            out.append(Contradiction(rid, m.postprocess_version, len(rew), len(stm), cases))
     return out
 
 
@@ -531,15 +676,15 @@ def _corrected(
     seed: int,
     n_boot: int,
     level: float,
-) -> dict:
+) -> Corrected | NotCorrected:
     """The run's pass rate on ``name`` corrected for its sensitivity and specificity against gold
     (see :func:`evalcore.stats.agreement.corrected_pass_rate`). Gold decided in the review queue is
     weighted by the queue's design, each stratum standing for the queue cases of the criterion that
     this run judged; without it, shipped labels are used unweighted."""
-    base = {"method": "rogan-gladen", "observed": k_obs / n_obs if n_obs else None}
+    observed = k_obs / n_obs if n_obs else None
     pc = _pass_category(cats)
     if pc is None:
-        return {**base, "value": None, "reason": "pass rates are corrected on pass / fail and ternary criteria"}
+        return NotCorrected(observed=observed, reason="pass rates are corrected on pass / fail and ternary criteria")
     picks = []  # (the judge passes, gold passes, stratum) per gold case the run judged
     if design is not None:
         for k, j in zip(ckeys, jv):
@@ -562,12 +707,11 @@ def _corrected(
             if j is not None and gold[k]["source"] == "shipped"
         ]
         if not picks:
-            return {
-                **base,
-                "value": None,
-                "gold": None,
-                "reason": "no gold on this criterion yet: review the queue (with an audit) to measure the judge",
-            }
+            return NotCorrected(
+                observed=observed,
+                gold=None,
+                reason="no gold on this criterion yet: review the queue (with an audit) to measure the judge",
+            )
         gold_from = "shipped"
         sizes = {"shipped": float(len(picks))}
         note = (
@@ -576,16 +720,16 @@ def _corrected(
         )
     judged, truth, strata = ([p[i] for p in picks] for i in range(3))
     r = A.corrected_pass_rate(judged, truth, strata, sizes, k_obs, n_obs, seed=seed, n_boot=n_boot, level=level)
-    return {
-        **base,
-        "gold": gold_from,
-        "note": note,
-        "value": r.value,
-        "ci": [r.lo, r.hi],
-        "sensitivity": r.sensitivity,
-        "specificity": r.specificity,
-        "n_gold": r.n_gold,
-        "n_boot": r.n_boot,
-        "n_used": r.n_used,
-        "reason": r.reason,
-    }
+    return Corrected(
+        observed=observed,
+        gold=gold_from,
+        note=note,
+        value=r.value,
+        ci=[r.lo, r.hi],
+        sensitivity=r.sensitivity,
+        specificity=r.specificity,
+        n_gold=r.n_gold,
+        n_boot=r.n_boot,
+        n_used=r.n_used,
+        reason=r.reason,
+    )
