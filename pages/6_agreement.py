@@ -52,11 +52,11 @@ def report_card(
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _session_agreement(data: str, state: str, fp: tuple, session_id: str) -> dict:
+def _session_agreement(data: str, state: str, fp: tuple, session_id: str) -> review.SessionAgreement:
     return review.session_agreement(_ui.open_store(data, state), session_id)
 
 
-def session_agreement(data_store, session_id: str) -> dict:
+def session_agreement(data_store, session_id: str) -> review.SessionAgreement:
     """``review.session_agreement``, cached like :func:`report_card` (and on the session's choices file)."""
     jpath = data_store.session(session_id).path / "judgments.parquet"
     fp = _ui.fingerprint(data_store) + ((str(jpath), jpath.stat().st_mtime_ns if jpath.exists() else None),)
@@ -437,16 +437,15 @@ def _reliability(store, gen_id: str, classes: tuple[str, ...]) -> None:
     )
 
 
-def show_session(s: dict) -> None:
-    m = s["majority"]
+def show_session(s: review.SessionAgreement) -> None:
+    m = s.majority
     st.caption(
         _text.md_escape(
-            f"{s['pairs']} pairs, {s['judgments']} choices by people. Majority of people: left "
-            f"{m['left']}, same {m['same']}, right {m['right']}; {m['no_majority']} without a "
-            "majority."
+            f"{s.pairs} pairs, {s.judgments} choices by people. Majority of people: left "
+            f"{m.left}, same {m.same}, right {m.right}; {m.no_majority} without a majority."
         )
     )
-    rv = s["reviewers"]
+    rv = s.reviewers
     _plain([{"people": f"{p.a} ~ {p.b}", "pairs": p.n, "Cohen's kappa": _num(p.kappa)} for p in rv.cohen])
     if rv.fleiss and rv.krippendorff:
         st.caption(
@@ -458,28 +457,28 @@ def show_session(s: dict) -> None:
     _plain(
         [
             {
-                "grader": g["run_id"],
-                "model": g["judge_model"],
-                "order": g["order"],
-                "pairs": g["n"],
-                "accuracy": _text.pct(g["accuracy"]),
-                "kappa": _num(g["kappa"]),
-                "kappa interval": _ci(g["kappa_ci"]),
-                "unparseable (misses)": g["unparseable"],
+                "grader": g.run_id,
+                "model": g.judge_model,
+                "order": g.order,
+                "pairs": g.n,
+                "accuracy": _text.pct(g.accuracy),
+                "kappa": _num(g.kappa),
+                "kappa interval": _ci(g.kappa_ci),
+                "unparseable (misses)": g.unparseable,
             }
-            for g in s["graders"]
+            for g in s.graders
         ]
     )
     _plain(
         [
             {
-                "graders": f"{p['a']} ~ {p['b']}",
-                "pairs": p["n"],
-                "unparseable dropped": p["dropped_unparseable"],
-                "agreement": _text.pct(p["agreement"]),
-                "kappa": _num(p["kappa"]),
+                "graders": f"{p.a} ~ {p.b}",
+                "pairs": p.n,
+                "unparseable dropped": p.dropped_unparseable,
+                "agreement": _text.pct(p.agreement),
+                "kappa": _num(p.kappa),
             }
-            for p in s["grader_pairs"]
+            for p in s.grader_pairs
         ]
     )
 

@@ -17,7 +17,9 @@ from evalcore.cli._common import FINITE, Ctx, _fmt, _table, cli, emit, page_opti
 from evalcore.cli.suite import holdout_option
 
 if TYPE_CHECKING:
+    from evalcore.review.agreement import SessionAgreement
     from evalcore.review.correct import Ppi, RunCorrection
+    from evalcore.review.reportcard import ReportCard
 
 # --------------------------------------------------------------------------- adjudication (issue 5)
 # The review queue and the agreement / judge report card; docs/REVIEW.md.
@@ -328,76 +330,74 @@ def queue_undo(obj: Ctx, queue_id, reviewer, as_json) -> None:
     )
 
 
-def _agreement_text(r: dict) -> str:
-    from evalcore.contract.results import OMIT
+def _card_text(g: ReportCard) -> list[str]:
+    """A generation's report card in lines."""
     from evalcore.review.reportcard import Corrected
 
-    lines = []
-    for g in r["generations"]:
+    lines = [
+        f"== generation {g.gen_id}: gold on {g.gold.state} cases decided here, "
+        f"{g.gold.shipped} from shipped labels ({g.gold.split} split, {g.gold.pending} pending)"
+    ]
+    if sl := g.slice:
+        what = [f"classes {', '.join(sl.classes)}"] if sl.classes else []
+        what += [f"{sl.items} named items"] if sl.items else []
+        lines.append(f"slice: {' and '.join(what)} only (every figure below counts these items)")
+    lines += [f"WARNING: {w}" for w in g.warnings]
+    for x in g.contradictions:
         lines.append(
-            f"== generation {g.gen_id}: gold on {g.gold.state} cases decided here, "
-            f"{g.gold.shipped} from shipped labels ({g.gold.split} split, {g.gold.pending} pending)"
+            f"{x.run_id} ({x.postprocess_version}): post-processing rewrote the judge on "
+            f"{x.postprocess_rewrite} cases; the judge's statement contradicts its verdict on "
+            f"{x.statement_contradicts}"
         )
-        if sl := g.slice:
-            what = [f"classes {', '.join(sl.classes)}"] if sl.classes else []
-            what += [f"{sl.items} named items"] if sl.items else []
-            lines.append(f"slice: {' and '.join(what)} only (every figure below counts these items)")
-        lines += [f"WARNING: {w}" for w in g.warnings]
-        for c in g.contradictions:
-            lines.append(
-                f"{c.run_id} ({c.postprocess_version}): post-processing rewrote the judge on "
-                f"{c.postprocess_rewrite} cases; the judge's statement contradicts its verdict on "
-                f"{c.statement_contradicts}"
-            )
-        for c in g.criteria:
-            lines.append(
-                f"-- {c.criterion} ({c.kind}{', weighted ' + c.weights if c.weights else ''}), {c.gold_cases} gold cases"
-            )
-            for j in c.judges:
-                cr = j.corrected
-                corr = (
-                    f"{_fmt(cr.value, True)} [{_fmt(cr.ci[0], True)}, {_fmt(cr.ci[1], True)}] ({cr.gold})"
-                    if isinstance(cr, Corrected) and cr.value is not None
-                    else "-"
-                )
-                ci = j.kappa_ci
-                lines.append(
-                    f"   {j.run_id}: n={j.n} kappa {_fmt(j.kappa)}"
-                    + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci[0] is not None else "")
-                    + f" accuracy {_fmt(j.accuracy, True)} leniency {_fmt(None if j.leniency is OMIT else j.leniency)}"
-                    f"; pass rate {_fmt(j.pass_rate, True)} corrected {corr}"
-                )
-            if c.ambiguous.flag:
-                lines.append(
-                    f"   AMBIGUOUS: judges agree below kappa {c.ambiguous.threshold}: "
-                    + ", ".join(f"{p.a} ~ {p.b} {_fmt(p.kappa)}" for p in c.ambiguous.pairs)
-                )
-        if g.tags:
-            lines.append("failure tags: " + ", ".join(f"{k} {v}" for k, v in g.tags.items()))
-    for s in r["sessions"]:
-        m = s["majority"]
+    for c in g.criteria:
         lines.append(
-            f"== session {s['session_id']}: {s['pairs']} pairs, majority left {m['left']} / same {m['same']} "
-            f"/ right {m['right']} ({m['no_majority']} without a majority)"
+            f"-- {c.criterion} ({c.kind}{', weighted ' + c.weights if c.weights else ''}), {c.gold_cases} gold cases"
         )
-        rv = s["reviewers"]
-        for c in rv.cohen:
-            lines.append(f"   {c.a} ~ {c.b}: Cohen's kappa {_fmt(c.kappa)} on {c.n} pairs")
-        if rv.fleiss and rv.krippendorff:
-            lines.append(
-                f"   Fleiss' kappa {_fmt(rv.fleiss.kappa)}, Krippendorff's alpha {_fmt(rv.krippendorff.alpha)}"
+        for j in c.judges:
+            cr = j.corrected
+            corr = (
+                f"{_fmt(cr.value, True)} [{_fmt(cr.ci[0], True)}, {_fmt(cr.ci[1], True)}] ({cr.gold})"
+                if isinstance(cr, Corrected) and cr.value is not None
+                else "-"
             )
-        for g in s["graders"]:
+            ci = j.kappa_ci
             lines.append(
-                f"   {g['run_id']} ({g['order']}) vs people: accuracy {_fmt(g['accuracy'], True)}, kappa "
-                f"{_fmt(g['kappa'])} on {g['n']} pairs ({g['unparseable']} unparseable counted as misses)"
+                f"   {j.run_id}: n={j.n} kappa {_fmt(j.kappa)}"
+                + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci[0] is not None else "")
+                + f" accuracy {_fmt(j.accuracy, True)} leniency {_fmt(j.leniency if j.n else None)}"
+                f"; pass rate {_fmt(j.pass_rate, True)} corrected {corr}"
             )
-        for p in s["grader_pairs"]:
+        if c.ambiguous.flag:
             lines.append(
-                f"   {p['a']} ~ {p['b']}: agreement {_fmt(p['agreement'], True)}, kappa {_fmt(p['kappa'])} "
-                f"on {p['n']} pairs ({p['dropped_unparseable']} unparseable dropped)"
+                f"   AMBIGUOUS: judges agree below kappa {c.ambiguous.threshold}: "
+                + ", ".join(f"{p.a} ~ {p.b} {_fmt(p.kappa)}" for p in c.ambiguous.pairs)
             )
-    return "\n".join(lines)
+    if g.tags:
+        lines.append("failure tags: " + ", ".join(f"{k} {v}" for k, v in g.tags.items()))
+    return lines
+
+
+def _session_text(s: SessionAgreement) -> list[str]:
+    """A pairwise session's agreement in lines."""
+    m, rv = s.majority, s.reviewers
+    lines = [
+        f"== session {s.session_id}: {s.pairs} pairs, majority left {m.left} / same {m.same} "
+        f"/ right {m.right} ({m.no_majority} without a majority)"
+    ]
+    lines += [f"   {c.a} ~ {c.b}: Cohen's kappa {_fmt(c.kappa)} on {c.n} pairs" for c in rv.cohen]
+    if rv.fleiss and rv.krippendorff:
+        lines.append(f"   Fleiss' kappa {_fmt(rv.fleiss.kappa)}, Krippendorff's alpha {_fmt(rv.krippendorff.alpha)}")
+    lines += [
+        f"   {g.run_id} ({g.order}) vs people: accuracy {_fmt(g.accuracy, True)}, kappa "
+        f"{_fmt(g.kappa)} on {g.n} pairs ({g.unparseable} unparseable counted as misses)"
+        for g in s.graders
+    ]
+    lines += [
+        f"   {p.a} ~ {p.b}: agreement {_fmt(p.agreement, True)}, kappa {_fmt(p.kappa)} "
+        f"on {p.n} pairs ({p.dropped_unparseable} unparseable dropped)"
+        for p in s.grader_pairs
+    ]
+    return lines
 
 
 @cli.command("agreement")
@@ -434,7 +434,8 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n
         classes=obj.classes,
         items=obj.items,
     )
-    emit(r, as_json, _agreement_text(r))
+    lines = [x for g in r.generations for x in _card_text(g)] + [x for s in r.sessions for x in _session_text(s)]
+    emit(r, as_json, "\n".join(lines))
 
 
 def _correct_text(r: RunCorrection) -> str:

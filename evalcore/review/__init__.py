@@ -15,7 +15,7 @@ from .admission import (
     quoted_spans,
     shingles,
 )
-from .agreement import agreement, session_agreement
+from .agreement import Agreement, GraderPair, GraderVsPeople, Majority, SessionAgreement, agreement, session_agreement
 from .build import build_queue, order_cases
 from .claims import LEASE_SECONDS, REVIEWERS_DISAGREE, disputes, leases, next_case, release
 from .correct import (
@@ -137,6 +137,7 @@ __all__ = [
     "TYPES",
     "TYPE_WORDS",
     "UNPARSEABLE",
+    "Agreement",
     "Ambiguous",
     "Contradiction",
     "Corrected",
@@ -144,10 +145,13 @@ __all__ = [
     "CriterionCard",
     "Filters",
     "GoldCounts",
+    "GraderPair",
+    "GraderVsPeople",
     "JudgePair",
     "JudgeSummary",
     "JudgeVsGold",
     "Ledger",
+    "Majority",
     "NotCorrected",
     "People",
     "PpiFailed",
@@ -158,6 +162,7 @@ __all__ = [
     "ReportCard",
     "RunAllPass",
     "RunCorrection",
+    "SessionAgreement",
     "Summary",
     "agreement",
     "build_queue",

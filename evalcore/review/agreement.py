@@ -6,16 +6,18 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 
 from evalcore.analysis.answers import has_classes
 from evalcore.contract import schema as S
+from evalcore.contract.results import Result
 from evalcore.errors import InputError
 from evalcore.review.detect import runs_on
-from evalcore.review.raters import People, rater_stats
-from evalcore.review.reportcard import PAIR_CHOICES, UNPARSEABLE, report_card
+from evalcore.review.raters import People, RaterStats, rater_stats
+from evalcore.review.reportcard import PAIR_CHOICES, UNPARSEABLE, Confusion, ReportCard, report_card
 from evalcore.stats import agreement as A
 from evalcore.storage.store import Store
 
@@ -25,9 +27,77 @@ _CODE = {c: k for k, c in enumerate(PAIR_CHOICES)}
 _Grader = tuple[str, S.RunManifest, dict[tuple[str, str], Any]]
 
 
+@dataclass
+class Majority(Result):
+    """People's strict-majority choice per pair, counted; pairs without a majority or a choice."""
+
+    left: int
+    same: int
+    right: int
+    no_majority: int
+    unjudged: int
+
+
+@dataclass
+class GraderVsPeople(Result):
+    """A model grader in one order against people's majority (unparseable: a category of its own)."""
+
+    run_id: str
+    judge_model: str
+    order: str
+    n: int
+    unparseable: int
+    accuracy: float | None
+    kappa: float | None
+    kappa_ci: list[float | None]
+    kappa_reason: str | None
+    confusion: Confusion
+
+
+@dataclass
+class GraderPair(Result):
+    """Two graders against each other on the pairs as shown (a pair either could not parse dropped)."""
+
+    a: str
+    b: str
+    order: str
+    n: int
+    dropped: int
+    dropped_unparseable: int
+    agreement: float | None
+    kappa: float | None
+    reason: str | None
+
+
+@dataclass
+class SessionAgreement(Result):
+    """:func:`session_agreement`."""
+
+    session_id: str
+    status: str
+    pairs: int
+    judgments: int
+    reviewers: RaterStats
+    categories: list[str]
+    majority: Majority
+    graders: list[GraderVsPeople]
+    grader_pairs: list[GraderPair]
+    seed: int
+    n_boot: int
+    level: float
+
+
+@dataclass
+class Agreement(Result):
+    """:func:`agreement`: what ``evalcore agreement --json`` prints."""
+
+    generations: list[ReportCard]
+    sessions: list[SessionAgreement]
+
+
 def session_agreement(
     store: Store, session_id: str, *, seed: int = 0, n_boot: int = 1000, level: float = 0.95
-) -> dict[str, Any]:
+) -> SessionAgreement:
     """Agreement in a closed pairwise session: people against each other (Cohen's kappa for each pair
     of fixed people, Fleiss' kappa, Krippendorff's alpha), the majority choice of the people per pair
     (strict majority; counts of left / same / right), each model grader of the session against that
@@ -69,26 +139,26 @@ def session_agreement(
     counts = Counter(PAIR_CHOICES[v] for v in majority.values() if v is not None)
     gold_pairs = sorted((p for p, v in majority.items() if v is not None), key=cast(Callable[[str], int], pi.get))
     graders = _session_graders(store, session_id)
-    return {
-        "session_id": session_id,
-        "status": m.status,
-        "pairs": len(pairs),
-        "judgments": len(judgments),
-        "reviewers": people,
-        "categories": list(PAIR_CHOICES),
-        "majority": {
-            "left": counts["left"],
-            "same": counts["same"],
-            "right": counts["right"],
-            "no_majority": sum(1 for v in majority.values() if v is None),
-            "unjudged": len(pairs) - len(by_pair),
-        },
-        "graders": _graders_vs_majority(graders, gold_pairs, majority, seed=seed, n_boot=n_boot, level=level),
-        "grader_pairs": _grader_pairs(graders, pairs),
-        "seed": seed,
-        "n_boot": n_boot,
-        "level": level,
-    }
+    return SessionAgreement(
+        session_id,
+        m.status,
+        len(pairs),
+        len(judgments),
+        people,
+        list(PAIR_CHOICES),
+        Majority(
+            counts["left"],
+            counts["same"],
+            counts["right"],
+            no_majority=sum(1 for v in majority.values() if v is None),
+            unjudged=len(pairs) - len(by_pair),
+        ),
+        _graders_vs_majority(graders, gold_pairs, majority, seed=seed, n_boot=n_boot, level=level),
+        _grader_pairs(graders, pairs),
+        seed,
+        n_boot,
+        level,
+    )
 
 
 def _session_graders(store: Store, session_id: str) -> list[_Grader]:
@@ -106,7 +176,7 @@ def _session_graders(store: Store, session_id: str) -> list[_Grader]:
 
 def _graders_vs_majority(
     graders: list[_Grader], gold_pairs: list[str], majority: dict[str, int | None], seed: int, n_boot: int, level: float
-) -> list[dict[str, Any]]:
+) -> list[GraderVsPeople]:
     """Each grader in each order against people's majority on ``gold_pairs``, unparseable a fourth class."""
     cats4 = [*PAIR_CHOICES, UNPARSEABLE]
     code4 = {c: k for k, c in enumerate(cats4)}
@@ -120,28 +190,23 @@ def _graders_vs_majority(
             j = np.array([code4[v] if v in code4 else code4[UNPARSEABLE] for v in vals], dtype=np.int64)
             iv = A.cohen_kappa_interval(g, j, seed=seed, k=4, n_boot=n_boot, level=level)
             out.append(
-                {
-                    "run_id": rid,
-                    "judge_model": rm.judge_model,
-                    "order": order,
-                    "n": int(g.size),
-                    "unparseable": int(np.sum(j == code4[UNPARSEABLE])),
-                    "accuracy": A.accuracy(g, j).value,
-                    "kappa": iv.value,
-                    "kappa_ci": [iv.lo, iv.hi],
-                    "kappa_reason": iv.reason,
-                    "confusion": {
-                        "rows": "people (majority)",
-                        "columns": "grader",
-                        "labels": cats4,
-                        "matrix": A.confusion(g, j, 4).tolist(),
-                    },
-                }
+                GraderVsPeople(
+                    rid,
+                    rm.judge_model,
+                    order,
+                    int(g.size),
+                    int(np.sum(j == code4[UNPARSEABLE])),
+                    A.accuracy(g, j).value,
+                    iv.value,
+                    [iv.lo, iv.hi],
+                    iv.reason,
+                    Confusion("people (majority)", "grader", cats4, A.confusion(g, j, 4).tolist()),
+                )
             )
     return out
 
 
-def _grader_pairs(graders: list[_Grader], pairs: list[str]) -> list[dict[str, Any]]:
+def _grader_pairs(graders: list[_Grader], pairs: list[str]) -> list[GraderPair]:
     """Every two graders against each other on the pairs as shown (a pair either could not parse dropped)."""
     out = []
     for a in range(len(graders)):
@@ -156,18 +221,9 @@ def _grader_pairs(graders: list[_Grader], pairs: list[str]) -> list[dict[str, An
             xb = np.array([t[1] for t in x], dtype=np.int64)
             s = A.cohen_kappa(xa, xb, 3)
             both = sum(1 for p in pairs if (p, "as_shown") in ca and (p, "as_shown") in cb)
+            agreement = A.accuracy(xa, xb).value
             out.append(
-                {
-                    "a": ra,
-                    "b": rb,
-                    "order": "as_shown",
-                    "n": len(x),
-                    "dropped": len(pairs) - len(x),
-                    "dropped_unparseable": both - len(x),
-                    "agreement": A.accuracy(xa, xb).value,
-                    "kappa": s.value,
-                    "reason": s.reason,
-                }
+                GraderPair(ra, rb, "as_shown", len(x), len(pairs) - len(x), both - len(x), agreement, s.value, s.reason)
             )
     return out
 
@@ -184,7 +240,7 @@ def agreement(
     queue_id: str | None = None,
     classes: tuple[str, ...] = (),
     items: tuple[str, ...] = (),
-) -> dict[str, Any]:
+) -> Agreement:
     """The report card of every generation with judged runs (or ``gen_ids``) and the agreement of
     every closed pairwise session with people's choices (or ``session_ids``). ``classes`` / ``items``
     slice the report cards (:func:`evalcore.review.reportcard.report_card`); a slice leaves the
@@ -210,8 +266,8 @@ def agreement(
         store.generation(g)
     for s in session_ids:
         store.session(s)
-    return {
-        "generations": [
+    return Agreement(
+        [
             report_card(
                 store,
                 g,
@@ -225,5 +281,5 @@ def agreement(
             )
             for g in gen_ids
         ],
-        "sessions": [session_agreement(store, s, seed=seed, n_boot=n_boot, level=level) for s in session_ids],
-    }
+        [session_agreement(store, s, seed=seed, n_boot=n_boot, level=level) for s in session_ids],
+    )
