@@ -254,7 +254,7 @@ st.dataframe(
 )
 st.download_button(
     "Download the Markdown summary (for a pull request)",
-    analysis.markdown(c.to_dict()),
+    analysis.markdown(c),
     file_name=f"compare-{run_a}-{run_b}.md",
     mime="text/markdown",
 )

@@ -360,13 +360,13 @@ def test_an_expired_allowlist_entry_fails_the_gate(strong, store, tmp_path):
     allow = tmp_path / "a.txt"
     allow.write_text("q12 alice 2026-11-01 parser bug\n")
     st = Store(strong, tmp_path / "state")
-    g = gate(st, "r-base", "r-cand", allowlist=allow, today=date(2026, 10, 29))["gate"]
-    assert g["allowlist_entries"][0]["expires_in_days"] == 3 and g["passed"] is True
-    g = gate(st, "r-base", "r-cand", allowlist=allow, today=date(2026, 11, 2))["gate"]
-    assert g["passed"] is False and g["allowlist_expired"] == ["q12"]
-    assert g["allowlist_entries"][0]["state"].startswith("expired")
+    g = gate(st, "r-base", "r-cand", allowlist=allow, today=date(2026, 10, 29)).gate
+    assert g.allowlist_entries[0].expires_in_days == 3 and g.passed is True
+    g = gate(st, "r-base", "r-cand", allowlist=allow, today=date(2026, 11, 2)).gate
+    assert g.passed is False and g.allowlist_expired == ["q12"]
+    assert g.allowlist_entries[0].state.startswith("expired")
     # an expired entry no longer excuses its item either
-    assert g["new_misses_own"] == ["q12"]
+    assert g.new_misses_own == ["q12"]
 
 
 def test_gate_text_output_is_the_markdown(world, tmp_path):

@@ -38,10 +38,10 @@ def test_latency_stands_beside_score_and_the_bar_fails_a_slow_candidate(tmp_path
     assert sysb["p95_ms"] == pytest.approx(7700.0 * 3) and c.latency.candidate["judge"]["mean_ms"] == 30.0
     allow = tmp_path / "allow.txt"
     allow.write_text("q12 alice 2999-01-01 known\n")
-    assert gate(st, "r-base", "r-cand", allowlist=allow)["gate"]["passed"] is True  # no bar: latency is reported only
-    g = gate(st, "r-base", "r-cand", allowlist=allow, max_latency_increase="25%")["gate"]
-    assert g["passed"] is False and "latency per answer (mean) rose" in " ".join(g["reasons"])
-    assert gate(st, "r-base", "r-cand", allowlist=allow, max_latency_increase="120s")["gate"]["passed"] is True
+    assert gate(st, "r-base", "r-cand", allowlist=allow).gate.passed is True  # no bar: latency is reported only
+    g = gate(st, "r-base", "r-cand", allowlist=allow, max_latency_increase="25%").gate
+    assert g.passed is False and "latency per answer (mean) rose" in " ".join(g.reasons)
+    assert gate(st, "r-base", "r-cand", allowlist=allow, max_latency_increase="120s").gate.passed is True
     p = _cli(data, tmp_path / "state", "gate", "r-base", "r-cand", "--allowlist", str(allow),
              "--max-latency-increase", "2s", check=1)
     assert "| system mean | 15,400 ms | 69,600 ms |" in p.stdout and "Latency bar" in p.stdout
@@ -81,7 +81,7 @@ def test_the_ternary_headline_is_a_figure_of_compare_gate_and_trend(tmp_path):
     assert c.figures["all_pass"].a.mean == pytest.approx(0.25)
     assert f.delta.mean == pytest.approx(0.25)  # (0 + 0.5 + 0.5 + 0) / 4
     assert c.fixed_miss_count == 1  # q02: wrong -> partial is no longer a miss
-    assert gate(st, "t-base", "t-cand", headline="ternary")["headline"] == "ternary"
+    assert gate(st, "t-base", "t-cand", headline="ternary").headline == "ternary"
     t = trend(st, metric="ternary")
     assert [(p["run_id"], p["value"]) for p in t["points"]] == [("t-base", 0.375), ("t-cand", 0.625)]
 

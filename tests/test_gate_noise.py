@@ -21,13 +21,13 @@ import os
 import pytest
 from gate_sim import make_world
 
-from evalcore.analysis.gating import gate
+from evalcore.analysis.gating import Gate, gate
 from evalcore.storage.store import Store
 
 CHUNK = 25  # pairs per data directory: a Store's lookups grow with its runs
 
 
-def _simulate(tmp_path, monkeypatch, n_pairs: int, seed: int, gain_items: int = 0, start: int = 0) -> list[dict]:
+def _simulate(tmp_path, monkeypatch, n_pairs: int, seed: int, gain_items: int = 0, start: int = 0) -> list[Gate]:
     """Comparisons ``start`` .. ``start + n_pairs - 1`` of the seeded sequence (chunk c drawn with seed + c)."""
     monkeypatch.setattr(os, "fsync", lambda fd: None)  # durability is not under test; 4x faster writes
     out = []
@@ -49,23 +49,23 @@ def test_identical_arms_pass_the_gate_at_most_2_5_percent_and_never_inside_the_n
     tmp_path, monkeypatch, start
 ):
     res = _simulate(tmp_path, monkeypatch, 200, seed=2026, start=start)
-    passed = [r for r in res if r["gate"]["passed"]]
+    passed = [r for r in res if r.gate.passed]
     assert len(res) == 200
     assert len(passed) <= 5, len(passed)  # 2.5% of 200
     for r in passed:
-        f = r["figures"]["all_pass"]
-        assert f["delta"]["mean"] > f["noise_floor"] and f["delta"]["ci95"][0] > 0
+        f = r.figures["all_pass"]
+        assert f.delta.mean > f.noise_floor and f.delta.ci95[0] > 0
     # every comparison whose gain lies inside the noise floor fails, saying why
-    inside = [r for r in res if r["figures"]["all_pass"]["within_noise"]]
-    assert inside and all(not r["gate"]["passed"] for r in inside)
-    assert all(any("noise floor" in x for x in r["gate"]["reasons"]) for r in inside)
+    inside = [r for r in res if r.figures["all_pass"].within_noise]
+    assert inside and all(not r.gate.passed for r in inside)
+    assert all(any("noise floor" in x for x in r.gate.reasons) for r in inside)
     assert len(passed) == PASSES_MEASURED[start]  # the measured rate with these seeds
 
 
 def test_a_real_15_point_gain_shows_the_gates_power(tmp_path, monkeypatch):
     res = _simulate(tmp_path, monkeypatch, 100, seed=7, gain_items=9)
-    bar = sum(r["verdict"]["holds"] for r in res)
-    passed = sum(r["gate"]["passed"] for r in res)
-    assert all(r["figures"]["all_pass"]["delta"]["mean"] > 0.05 for r in res)
+    bar = sum(r.verdict.holds for r in res)
+    passed = sum(r.gate.passed for r in res)
+    assert all(r.figures["all_pass"].delta.mean > 0.05 for r in res)
     # measured: the two-sided bar holds in 72 of 100, the gate passes 22 (new misses of coin-flip items)
     assert (bar, passed) == (72, 22)

@@ -109,6 +109,11 @@ from .failures import (
 from .gating import (
     ALLOWLIST_FORMAT as ALLOWLIST_FORMAT,
     BREAK_KNOBS as BREAK_KNOBS,
+    AllowlistEntry as AllowlistEntry,
+    Gate as Gate,
+    GateCheck as GateCheck,
+    LatencyBar as LatencyBar,
+    LatencyCheck as LatencyCheck,
     gate as gate,
     latency_bar as latency_bar,
     markdown as markdown,

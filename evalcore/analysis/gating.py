@@ -17,12 +17,16 @@ the Markdown summary for a pull request and the trend across runs. See docs/COMP
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from evalcore.analysis.comparepower import Power
 from evalcore.analysis.comparison import (
     TERNARY,
+    Both,
+    Comparison,
     _answers,
     _pct,
     _pivot_sql,
@@ -34,6 +38,7 @@ from evalcore.analysis.comparison import (
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection
 from evalcore.contract.markdown import md_text
+from evalcore.contract.results import Result
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.store import Store
 
@@ -100,25 +105,46 @@ def parse_latency_bar(text: str | float | None) -> dict[str, Any] | None:
     return {"absolute_ms": v * (1000 if unit == "s" else 1), "text": f"{m.group(1)}{unit}"}
 
 
-def latency_bar(latency: dict[str, Any], bar: dict[str, Any] | None) -> dict[str, Any]:
+@dataclass
+class LatencyCheck(Result):
+    """One figure (mean or p95) of the system's latency per answer against the bar."""
+
+    figure: str
+    baseline_ms: float
+    candidate_ms: float
+    limit_ms: float
+    holds: bool
+
+
+@dataclass
+class LatencyBar(Result):
+    """:func:`latency_bar`."""
+
+    bar: str | None
+    checks: list[LatencyCheck]
+    holds: bool
+    reasons: list[str]
+
+
+def latency_bar(latency: Both[dict[str, Any]], bar: dict[str, Any] | None) -> LatencyBar:
     """The system under test's latency per answer (mean and p95) against the bar: the candidate may
     be slower than the baseline by at most the bar (relative or absolute). Pure."""
-    base, cand = latency["baseline"].get("system"), latency["candidate"].get("system")
-    out: dict[str, Any] = {"bar": bar and bar["text"], "checks": [], "holds": True, "reasons": []}
+    base, cand = latency.baseline.get("system"), latency.candidate.get("system")
+    out = LatencyBar(None if bar is None else bar["text"], [], True, [])
     if bar is None:
         return out
     if not base or not cand:
-        out["holds"] = False
-        out["reasons"].append("the latency bar cannot be checked: latency per answer is not recorded on both sides")
+        out.holds = False
+        out.reasons.append("the latency bar cannot be checked: latency per answer is not recorded on both sides")
         return out
     for key, label in (("mean_ms", "mean"), ("p95_ms", "p95")):
         a, b = base[key], cand[key]
         limit = a * (1 + bar["relative"]) if "relative" in bar else a + bar["absolute_ms"]
         ok = b <= limit
-        out["checks"].append({"figure": label, "baseline_ms": a, "candidate_ms": b, "limit_ms": limit, "holds": ok})
+        out.checks.append(LatencyCheck(label, a, b, limit, ok))
         if not ok:
-            out["holds"] = False
-            out["reasons"].append(
+            out.holds = False
+            out.reasons.append(
                 f"latency per answer ({label}) rose from {a:,.0f} ms to {b:,.0f} ms, past the bar of {bar['text']} "
                 f"(at most {limit:,.0f} ms)"
             )
@@ -126,6 +152,43 @@ def latency_bar(latency: dict[str, Any], bar: dict[str, Any] | None) -> dict[str
 
 
 # --------------------------------------------------------------------------- the gate
+
+
+@dataclass
+class AllowlistEntry(Result):
+    """An allowlist entry (:func:`read_allowlist`) with its days to expiry and its state."""
+
+    item_id: str
+    owner: str
+    expires: str
+    reason: str
+    line: int
+    expires_in_days: int
+    state: str
+
+
+@dataclass
+class GateCheck(Result):
+    """The gate's verdict, its new misses outside the allowlist, the allowlist's upkeep and the latency bar."""
+
+    passed: bool
+    reasons: list[str]
+    notes: list[str]
+    new_misses_own: list[str]
+    new_misses_own_count: int
+    allowlist: str | None
+    allowlist_entries: list[AllowlistEntry]
+    allowlist_now_passing: list[str]
+    allowlist_expired: list[str]
+    accept_now_passing: bool
+    latency_bar: LatencyBar
+
+
+@dataclass
+class Gate(Comparison):
+    """:func:`gate`: the comparison, and the gate on it (what ``evalcore gate --json`` prints)."""
+
+    gate: GateCheck
 
 
 def gate(
@@ -143,7 +206,7 @@ def gate(
     accept_now_passing: bool = False,
     max_latency_increase: str | None = None,
     power_figures: bool = True,
-) -> dict[str, Any]:
+) -> Gate:
     """Passes only when the two-sided bar holds, no new miss appears outside the allowlist, no
     allowlist entry has expired or now passes (unless ``accept_now_passing``, said in the output)
     and the latency bar (when given) holds; reports the allowlist's upkeep."""
@@ -170,32 +233,32 @@ def gate(
     new_miss_own = [i for i in new_miss if i not in allow]
     n_new_own = c.new_miss_count - (len(new_miss) - len(new_miss_own))
     upkeep = _upkeep(store, candidate, headline, sel, entries, today)
-    expired = [u["item_id"] for u in upkeep if u["state"].startswith("expired")]
-    now_passing = [u["item_id"] for u in upkeep if u["state"].startswith("now passing")]
-    lat = latency_bar(c.latency.to_dict(), bar)
+    expired = [u.item_id for u in upkeep if u.state.startswith("expired")]
+    now_passing = [u.item_id for u in upkeep if u.state.startswith("now passing")]
+    lat = latency_bar(c.latency, bar)
     own, notes = _allowlist_reasons(n_new_own, new_miss_own, expired, now_passing, accept_now_passing)
-    reasons = [*c.verdict.reasons, *own, *lat["reasons"]]
-    passed = not reasons
-    return c.to_dict() | {
-        "gate": {
-            "passed": passed,
-            "reasons": reasons,
-            "notes": notes,
-            "new_misses_own": new_miss_own[:50],
-            "new_misses_own_count": n_new_own,
-            "allowlist": allowlist and str(allowlist),
-            "allowlist_entries": upkeep,
-            "allowlist_now_passing": now_passing,
-            "allowlist_expired": expired,
-            "accept_now_passing": accept_now_passing,
-            "latency_bar": lat,
-        }
-    }
+    reasons = [*c.verdict.reasons, *own, *lat.reasons]
+    return Gate(
+        **vars(c),
+        gate=GateCheck(
+            not reasons,
+            reasons,
+            notes,
+            new_miss_own[:50],
+            n_new_own,
+            None if allowlist is None else str(allowlist),
+            upkeep,
+            now_passing,
+            expired,
+            accept_now_passing,
+            lat,
+        ),
+    )
 
 
 def _upkeep(
     store: Store, candidate: str, headline: str, sel: Selection, entries: list[dict[str, Any]], today: date
-) -> list[dict[str, Any]]:
+) -> list[AllowlistEntry]:
     """Each allowlist entry with its days to expiry and its state: an allowlisted item the
     candidate does not miss (passes in some round) must come off."""
     listed = [e["item_id"] for e in entries]
@@ -213,7 +276,7 @@ def _upkeep(
             if e["item_id"] in cand_miss
             else "now passing: remove it"
         )
-        upkeep.append({**e, "expires_in_days": days, "state": state})
+        upkeep.append(AllowlistEntry(**e, expires_in_days=days, state=state))
     return upkeep
 
 
@@ -283,118 +346,112 @@ def _ms(v: float | None) -> str:
     return "—" if v is None else f"{v:,.0f} ms"
 
 
-def _md_head(c: dict[str, Any], g: dict[str, Any] | None) -> list[str]:
+def _md_head(c: Comparison, g: GateCheck | None) -> list[str]:
     """The summary's title, warnings, the runs compared and the verdict with its reasons."""
-    lines = [f"## evalcore gate: {'PASS' if g['passed'] else 'FAIL'}" if g is not None else "## evalcore compare"]
-    if c.get("simulated"):
+    lines = [f"## evalcore gate: {'PASS' if g.passed else 'FAIL'}" if g is not None else "## evalcore compare"]
+    if c.simulated:
         lines.append("\n**SIMULATED data** (made by evalcore's simulator, not by a real system).")
-    for r in c.get("polluted") or []:
+    for r in c.polluted:
         lines.append(
             f"\n**POLLUTED: {md_text(r)}** (some calls failed after every retry; its aggregate is not a measurement)."
         )
     lines.append(
-        f"\nBaseline `{c['baseline']}`, candidate `{c['candidate']}`, {c['rounds_paired']} paired generation "
-        f"round(s); the diff calls this a **{md_text(c['diff']['kind'])}**."
+        f"\nBaseline `{c.baseline}`, candidate `{c.candidate}`, {c.rounds_paired} paired generation "
+        f"round(s); the diff calls this a **{md_text(c.diff['kind'])}**."
     )
-    cov = c.get("coverage")
-    if cov:
-        lines.append(
-            f"\nItems: baseline {cov['baseline_items']}, candidate {cov['candidate_items']}; compared on the "
-            f"{cov['shared_items']} both answered."
-        )
-        if cov["differs"]:
-            lines.append(f"\n> Warning: {md_text(cov['note'])} (the first rival explanation)")
-    for w in c["diff"]["warnings"]:
+    cov = c.coverage
+    lines.append(
+        f"\nItems: baseline {cov.baseline_items}, candidate {cov.candidate_items}; compared on the "
+        f"{cov.shared_items} both answered."
+    )
+    if cov.note:
+        lines.append(f"\n> Warning: {md_text(cov.note)} (the first rival explanation)")
+    for w in c.diff["warnings"]:
         lines.append(f"\n> Warning: {md_text(w)}")
-    lines.append(f"\n**{md_text(c['verdict']['text'])}**")
-    for n in c["verdict"]["notes"]:
+    lines.append(f"\n**{md_text(c.verdict.text)}**")
+    for n in c.verdict.notes:
         lines.append(f"- {md_text(n)}")
     if g is not None:
-        for r in g["reasons"][len(c["verdict"]["reasons"]) :]:
+        for r in g.reasons[len(c.verdict.reasons) :]:
             lines.append(f"- gate: {md_text(r)}")
-        for n in g["notes"]:
+        for n in g.notes:
             lines.append(f"- {md_text(n)}")
     return lines
 
 
-def _md_figures(c: dict[str, Any]) -> list[str]:
+def _md_figures(c: Comparison) -> list[str]:
     """The figures' table, the headline's stable wins and regressions and its minimum detectable
     effect."""
     lines = ["\n| figure | baseline | candidate | paired delta (95% CI) | noise floor |", "|---|---|---|---|---|"]
-    for name in c["metrics"]:
-        v = c["figures"][name]
-        d = v["delta"]
-        ci = "—" if d["ci95"][0] is None else f"[{_pct(d['ci95'][0], True)}, {_pct(d['ci95'][1], True)}]"
+    for name in c.metrics:
+        v = c.figures[name]
+        d = v.delta
+        ci = "—" if d.ci95[0] is None else f"[{_pct(d.ci95[0], True)}, {_pct(d.ci95[1], True)}]"
         lines.append(
-            f"| {md_text(name)} | {rounds_text(v['a'])} | {rounds_text(v['b'])} | {_pct(d['mean'], True)} {ci} | "
-            f"{_pct(v['noise_floor'])} |"
+            f"| {md_text(name)} | {rounds_text(v.a.to_dict())} | {rounds_text(v.b.to_dict())} | "
+            f"{_pct(d.mean, True)} {ci} | {_pct(v.noise_floor)} |"
         )
-    h = c["headline"]
-    f = c["figures"][h]
+    h = c.headline
+    f = c.figures[h]
     lines.append(
-        f"\nStable wins ({h}): {f['stable_wins']}"
-        + (f" ({md_text(', '.join(f['stable_win_items'][:10]))})" if f["stable_wins"] else "")
-        + f". Stable regressions: {f['stable_regressions']}"
-        + (f" ({md_text(', '.join(f['stable_regression_items'][:10]))})" if f["stable_regressions"] else "")
+        f"\nStable wins ({h}): {f.stable_wins}"
+        + (f" ({md_text(', '.join((f.stable_win_items or [])[:10]))})" if f.stable_wins else "")
+        + f". Stable regressions: {f.stable_regressions}"
+        + (f" ({md_text(', '.join((f.stable_regression_items or [])[:10]))})" if f.stable_regressions else "")
         + "."
     )
-    p = f["power"]
-    if p.get("mde") is not None:
+    p = f.power
+    if isinstance(p, Power) and p.mde is not None:
         lines.append(
-            f"\nMinimum detectable effect at {p['items']} items: {_pct(p['mde'], True)} (alpha {p['alpha']}, "
-            f"power {p['power']})."
+            f"\nMinimum detectable effect at {p.items} items: {_pct(p.mde, True)} (alpha {p.alpha}, power {p.power})."
         )
     return lines
 
 
-def _md_allowlist(g: dict[str, Any]) -> list[str]:
+def _md_allowlist(g: GateCheck) -> list[str]:
     """The gate's new misses outside the allowlist and the allowlist's upkeep."""
     lines = [
-        f"\nNew misses outside the allowlist: {len(g['new_misses_own'])}"
-        + (f" ({md_text(', '.join(g['new_misses_own'][:10]))})" if g["new_misses_own"] else "")
+        f"\nNew misses outside the allowlist: {len(g.new_misses_own)}"
+        + (f" ({md_text(', '.join(g.new_misses_own[:10]))})" if g.new_misses_own else "")
         + "."
     ]
-    if g["allowlist_entries"]:
+    if g.allowlist_entries:
         lines += ["\n| allowlisted item | owner | expires | days left | state |", "|---|---|---|---|---|"]
-        for e in g["allowlist_entries"]:
+        for e in g.allowlist_entries:
             lines.append(
-                f"| {md_text(e['item_id'])} | {md_text(e['owner'])} | {md_text(e['expires'])} | "
-                f"{e['expires_in_days']} | {md_text(e['state'])} |"
+                f"| {md_text(e.item_id)} | {md_text(e.owner)} | {md_text(e.expires)} | "
+                f"{e.expires_in_days} | {md_text(e.state)} |"
             )
     return lines
 
 
-def _md_latency_cost(c: dict[str, Any], g: dict[str, Any] | None) -> list[str]:
+def _md_latency_cost(c: Comparison, g: GateCheck | None) -> list[str]:
     """The latency per answer (and the gate's latency bar) and the cost, side by side."""
-    lines = []
-    lat = c.get("latency")
-    if lat:
-        lines += ["\n| latency per answer | baseline | candidate |", "|---|---|---|"]
-        for who in ("system", "judge"):
-            for key, label in (("mean_ms", "mean"), ("p95_ms", "p95")):
-                a, b = (lat[s].get(who) or {} for s in ("baseline", "candidate"))
-                lines.append(f"| {who} {label} | {_ms(a.get(key))} | {_ms(b.get(key))} |")
-        if g is not None and g["latency_bar"]["bar"]:
-            lb = g["latency_bar"]
-            lines.append(f"\nLatency bar (system, at most {lb['bar']} slower): {'holds' if lb['holds'] else 'FAILS'}.")
-    cb, cc = c["cost"]["baseline"], c["cost"]["candidate"]
-    lines += ["\n| cost | baseline | candidate |", "|---|---|---|"]
+    lines = ["\n| latency per answer | baseline | candidate |", "|---|---|---|"]
     for who in ("system", "judge"):
+        for key, label in (("mean_ms", "mean"), ("p95_ms", "p95")):
+            a, b = (lat.get(who) or {} for lat in (c.latency.baseline, c.latency.candidate))
+            lines.append(f"| {who} {label} | {_ms(a.get(key))} | {_ms(b.get(key))} |")
+    if g is not None and g.latency_bar.bar:
+        lb = g.latency_bar
+        lines.append(f"\nLatency bar (system, at most {lb.bar} slower): {'holds' if lb.holds else 'FAILS'}.")
+    cb, cc = c.cost.baseline, c.cost.candidate
+    lines += ["\n| cost | baseline | candidate |", "|---|---|---|"]
+    for who, tb, tc in (("system", cb.system, cc.system), ("judge", cb.judge, cc.judge)):
         for key, label in (
             ("calls", "calls"),
             ("tokens_in", "tokens in"),
             ("tokens_out", "tokens out"),
             ("cost_usd", "cost (USD)"),
         ):
-            a, b = cb[who].get(key), cc[who].get(key)
             fmt = (lambda x: "unknown" if x is None else f"{x:.4f}") if key == "cost_usd" else (lambda x: f"{x:,}")
-            lines.append(f"| {who} {label} | {fmt(a)} | {fmt(b)} |")
+            lines.append(f"| {who} {label} | {fmt(tb.get(key))} | {fmt(tc.get(key))} |")
     return lines
 
 
-def markdown(c: dict[str, Any]) -> str:
+def markdown(c: Comparison) -> str:
     """A Markdown summary of a comparison or a gate, for a pull request."""
-    g = c.get("gate")
+    g = c.gate if isinstance(c, Gate) else None
     lines = _md_head(c, g) + _md_figures(c) + (_md_allowlist(g) if g is not None else []) + _md_latency_cost(c, g)
     return "\n".join(lines) + "\n"
 

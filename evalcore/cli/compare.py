@@ -119,7 +119,7 @@ def compare_cmd(
         effect=effect,
         headline=metric,
     )
-    emit(c, as_json, markdown(c.to_dict()))
+    emit(c, as_json, markdown(c))
 
 
 @click.command("gate")
@@ -192,7 +192,7 @@ def gate_cmd(
     if md_file:
         Path(md_file).write_text(text, encoding="utf-8")
     emit(g, as_json, text)
-    sys.exit(0 if g["gate"]["passed"] else 1)
+    sys.exit(0 if g.gate.passed else 1)
 
 
 @click.command("trend")
