@@ -421,7 +421,7 @@ with _text.boundary():
         )
     else:
         effects = [_cache.analysis_call(analysis.position_effect, rid, reference, sel) for rid in singles]
-        _cache.chart(st, _cache.chart_spec(analysis.position_lines, effects), width=None)
+        _cache.chart(st, _cache.chart_spec(analysis.position_lines, [e.to_dict() for e in effects]), width=None)
         st.caption(
             _text.md_escape(
                 "By the position a verdict was emitted at in its call: the fail rate, the fail rate when the field "

@@ -13,9 +13,9 @@ from conftest import DEMO, EVALCORE
 
 from evalcore import InputError, Store
 from evalcore import contract as S
-from evalcore.analysis.failures import attribution, crosstab
+from evalcore.analysis.failures import attribution, crosstab, position_effect
 from evalcore.analysis.harness import flips
-from evalcore.analysis.instruments import association, position_effect
+from evalcore.analysis.instruments import association
 from evalcore.analysis.selection import Selection
 
 AT = "2026-01-01T00:00:00Z"
@@ -198,9 +198,9 @@ def test_position_effect_by_hand(tmp_path):
     st = write_world(tmp_path / "d", 8, {"s": {"mode": "single", "fail": {"a": fa, "b": fb}},
                                          "p": {"mode": "split", "fail": {"a": fa, "b": split_b}}})
     r = position_effect(st, "s", "p")
-    p0, p1 = r["positions"]
-    assert p0["fail_rate"] == 0.5 and p0["fail_rate_after_fail"] is None and p0["agreement_with_reference"] == 1.0
-    assert p1["fail_rate"] == 0.5 and p1["fail_rate_after_fail"] == 3 / 4 and p1["agreement_with_reference"] == 6 / 8
+    p0, p1 = r.positions
+    assert p0.fail_rate == 0.5 and p0.fail_rate_after_fail is None and p0.agreement_with_reference == 1.0
+    assert p1.fail_rate == 0.5 and p1.fail_rate_after_fail == 3 / 4 and p1.agreement_with_reference == 6 / 8
 
 
 @pytest.mark.skipif(not DEMO.exists(), reason="the bundled demo (data/demo) is not generated")
@@ -244,6 +244,6 @@ def test_demo_single_call_figures(tmp_path):
     split = crosstab(st, "support-split", "cites_source", "answers_question")
     assert single.phi >= 0.35 and single.ratio >= 3
     assert split.phi < 0.2 and split.ratio < 2
-    pos = position_effect(st, "support-single", "support-split")["positions"]
-    after = [p["fail_rate_after_fail"] for p in pos[1:]]
+    pos = position_effect(st, "support-single", "support-split").positions
+    after = [p.fail_rate_after_fail for p in pos[1:]]
     assert after == sorted(after)

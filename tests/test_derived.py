@@ -20,9 +20,9 @@ from evalcore import contract as S
 from evalcore.analysis import answers as answers_mod
 from evalcore.analysis import cost as cost_mod
 from evalcore.analysis.answers import answers_failing, cell_answers
-from evalcore.analysis.failures import attribution, crosstab
+from evalcore.analysis.failures import attribution, crosstab, position_effect
 from evalcore.analysis.harness import flip_answers, flips
-from evalcore.analysis.instruments import association, position_effect
+from evalcore.analysis.instruments import association
 from evalcore.analysis.scores import reliability
 from evalcore.analysis.selection import Selection, answers_relation, mask_positions, mask_sql
 from evalcore.analysis.suites import suite_of_run

@@ -16,9 +16,8 @@ import reference as ref
 from test_derived import _selections
 from test_derived import make_world as derived_world
 
-from evalcore.analysis.failures import attribution, crosstab
+from evalcore.analysis.failures import attribution, crosstab, position_effect
 from evalcore.analysis.harness import flips
-from evalcore.analysis.instruments import position_effect
 from evalcore.analysis.selection import Selection, answers_relation, mask_positions
 from evalcore.storage import aggregates, derived
 from evalcore.storage.store import Store
@@ -76,14 +75,14 @@ def _check_flips(store: Store, a: str, b: str, sel: Selection) -> None:
 
 def _check_position(store: Store, rid: str, sel: Selection, reference_run: str | None) -> None:
     got, want = position_effect(store, rid, reference_run, sel), ref.position_counts(store, rid, sel, reference_run)
-    assert [p["position"] for p in got["positions"]] == sorted(want["positions"])
-    for p in got["positions"]:
-        w = want["positions"][p["position"]]
-        assert (p["judged"], p["failed"]) == (w["judged"], w["failed"])
+    assert [p.position for p in got.positions] == sorted(want["positions"])
+    for p in got.positions:
+        w = want["positions"][p.position]
+        assert (p.judged, p.failed) == (w["judged"], w["failed"])
         if w["after_fail"]:
-            assert p["fail_rate_after_fail"] == pytest.approx(w["fail_after_fail"] / w["after_fail"], abs=1e-9)
-        if reference_run and p["position"] in want["agreement"]:
-            assert p["agreement_with_reference"] == pytest.approx(want["agreement"][p["position"]], abs=1e-9)
+            assert p.fail_rate_after_fail == pytest.approx(w["fail_after_fail"] / w["after_fail"], abs=1e-9)
+        if reference_run and p.position in want["agreement"]:
+            assert p.agreement_with_reference == pytest.approx(want["agreement"][p.position], abs=1e-9)
 
 
 @pytest.mark.parametrize("state", STATES)

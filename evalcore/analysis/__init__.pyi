@@ -96,7 +96,8 @@ from .failures import (
     CriterionFailures as CriterionFailures,
     Crosstab as Crosstab,
     GateRate as GateRate,
-    HarnessWords as HarnessWords,
+    PositionEffect as PositionEffect,
+    PositionRow as PositionRow,
     Row2x2 as Row2x2,
     RunStatus as RunStatus,
     Table2x2 as Table2x2,
@@ -104,6 +105,7 @@ from .failures import (
     TwoByTwoReport as TwoByTwoReport,
     attribution as attribution,
     crosstab as crosstab,
+    position_effect as position_effect,
     two_by_two_report as two_by_two_report,
 )
 from .gating import (
@@ -133,10 +135,10 @@ from .harness import (
 )
 from .instruments import (
     CLASS_WORDS as CLASS_WORDS,
+    HarnessWords as HarnessWords,
     association as association,
     finding as finding,
     iv_text as iv_text,
-    position_effect as position_effect,
 )
 from .projection import (
     CriterionModel as CriterionModel,

@@ -1,4 +1,4 @@
-"""Where a run's failures land, and the 2x2 of two criteria.
+"""Where a run's failures land: per criterion, in the 2x2 of two criteria, by emission position.
 
 * :func:`attribution`: failures per criterion and their share of all failures; the all-pass rate
   and the rate through the hard gates; the ternary headline; failures by class; answers failing
@@ -6,6 +6,8 @@
 * :func:`crosstab` / :func:`two_by_two_report`: the 2x2 of two criteria over the answers where both
   have a verdict (A in rows, B in columns; fail is coded 1), B's failure rate within each row of
   A, their ratio, and phi (:func:`evalcore.stats.association.phi`).
+* :func:`position_effect`: in a single-call run, the failure rate and P(fail | the field before
+  failed) by emission position, and the agreement with a one-criterion reference run by position.
 
 Every aggregate runs in DuckDB over the run's Parquet files, on the verdicts a
 :class:`~evalcore.analysis.selection.Selection` picks; errored verdicts are counted apart.
@@ -14,7 +16,7 @@ Every aggregate runs in DuckDB over the run's Parquet files, on the verdicts a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
@@ -24,6 +26,9 @@ from evalcore.analysis.selection import (
     _hold,
     _run_status,
     _sel_sql,
+    mask_positions,
+    mask_sql,
+    pair_pattern_sql,
     pattern_sql,
 )
 from evalcore.contract import schema as S
@@ -31,6 +36,9 @@ from evalcore.contract.results import OMIT, Result, key
 from evalcore.errors import InputError
 from evalcore.stats import association as stats
 from evalcore.storage.store import Store
+
+if TYPE_CHECKING:
+    from evalcore.analysis.instruments import HarnessWords
 
 # --------------------------------------------------------------------------- attribution
 
@@ -47,15 +55,6 @@ class RunStatus(Result):
     def status_warnings(self) -> list[str]:
         """The warnings given: the status's, then the prompt variant's."""
         return [w for w in (self.warning, self.variant_warning) if w is not OMIT]
-
-
-@dataclass
-class HarnessWords(Result):
-    """How a run was judged, in words (:func:`~evalcore.analysis.instruments.harness_words`)."""
-
-    mode: str
-    text: str
-    association_runs: list[str]
 
 
 @dataclass
@@ -399,3 +398,155 @@ def two_by_two_report(t: stats.TwoByTwo, a: str, b: str) -> dict[str, Any]:
         "phi": ph.value,
         "phi_reason": ph.reason,
     }
+
+
+# --------------------------------------------------------------------------- position effect
+
+
+def _position_of_varying_fields(
+    store: Store, run_id: str, reference_run: str | None, sel: Selection
+) -> tuple[list[dict[str, Any]], dict[int, float | None]]:
+    """position_effect's counts per position, and the agreement with the reference, for a run whose
+    criteria have no fixed emission position (the order varies between answers, or criteria share
+    one: a grouped run's calls each start at 0), which a mask cannot carry: the one figure read
+    from the verdict rows (docs/ARCHITECTURE.md "The data path"). Criteria sharing a position are
+    taken in name order for "the field before", so that the figure is the same on every run."""
+    base, params = _sel_sql(sel, _hold(store, run_id, sel))
+    vpath = store.path_of("run", run_id, "verdicts")
+    rows = store.records(
+        f"WITH sel AS ({base}), v AS (SELECT *, lag(passed) OVER (PARTITION BY item_id, gen_round ORDER BY position, criterion) "
+        "AS prev FROM sel) SELECT position, count(passed) AS judged, count(*) FILTER (WHERE NOT passed) AS failed, "
+        "count(*) FILTER (WHERE prev = false AND passed IS NOT NULL) AS after_fail, "
+        "count(*) FILTER (WHERE prev = false AND NOT passed) AS fail_after_fail FROM v GROUP BY position ORDER BY position",
+        [vpath, *params],
+    )
+    agreement = {}
+    if reference_run:
+        rbase, rparams = _sel_sql(sel, _hold(store, reference_run, sel))
+        for r in store.records(
+            f"WITH a AS ({base}), b AS ({rbase}) SELECT a.position, count(*) AS n, "
+            "count(*) FILTER (WHERE a.passed = b.passed) AS agree FROM a JOIN b USING (item_id, gen_round, criterion) "
+            "WHERE a.passed IS NOT NULL AND b.passed IS NOT NULL GROUP BY a.position ORDER BY 1",
+            [vpath, *params, store.path_of("run", reference_run, "verdicts"), *rparams],
+        ):
+            agreement[r["position"]] = r["agree"] / r["n"] if r["n"] else None
+    return rows, agreement
+
+
+def _position_from_masks(
+    store: Store,
+    masks: tuple[str, list[Any], list[str]],
+    fixed: dict[str, int],
+    ref: tuple[str, list[Any], list[str]] | None,
+    counted: tuple[str, list[Any]] | None = None,
+    pairs: tuple[str, list[Any], list[str], list[str]] | None = None,
+) -> tuple[list[dict[str, Any]], dict[int, float | None]]:
+    """position_effect's counts from the runs' answers (:func:`mask_sql`), when every criterion has
+    one fixed position: the answers
+    grouped by their masks, each walked in emission order (the field before is the nearest
+    earlier criterion with a verdict row, as a lag over the rows does). ``counted``: the run's
+    patterns (:func:`pattern_sql`), ``pairs``: its pair table with the reference
+    (:func:`pair_pattern_sql`), read instead of grouping and joining the answers."""
+    sql, params, names = masks
+    order = sorted((fixed[c], j) for j, c in enumerate(names) if c in fixed)
+    acc: dict[int, list[int]] = {}  # position -> judged, failed, after_fail, fail_after_fail
+    grouped = (
+        (f"SELECT present, passed, failed, sum(n)::BIGINT FROM ({counted[0]}) GROUP BY ALL", counted[1])
+        if counted is not None
+        else (f"SELECT present, passed, failed, count(*) FROM ({sql}) GROUP BY ALL", params)
+    )
+    for present, passed, failed, n in store.sql(*grouped):
+        prev_failed = False
+        for pos, j in order:
+            if not present >> j & 1:
+                continue
+            judged, fail = bool((passed | failed) >> j & 1), bool(failed >> j & 1)
+            a = acc.setdefault(pos, [0, 0, 0, 0])
+            a[0] += n if judged else 0
+            a[1] += n if fail else 0
+            a[2] += n if prev_failed and judged else 0
+            a[3] += n if prev_failed and fail else 0
+            prev_failed = fail
+    rows = [
+        {"position": p, "judged": v[0], "failed": v[1], "after_fail": v[2], "fail_after_fail": v[3]}
+        for p, v in sorted(acc.items())
+    ]
+    agreement: dict[int, float | None] = {}
+    if ref is not None:
+        rsql, rparams, rnames = ref
+        both = [c for c in names if c in rnames and c in fixed]
+        conds = []  # per criterion judged by both, and judged by both the same way
+        for c in both:
+            x, y = 1 << names.index(c), 1 << rnames.index(c)
+            both_judged = f"({{a}}passed | {{a}}failed) & {x} != 0 AND ({{b}}passed | {{b}}failed) & {y} != 0"
+            conds += [both_judged, f"{both_judged} AND ({{a}}passed & {x} != 0) = ({{b}}passed & {y} != 0)"]
+        if conds and pairs is not None:  # sums over the two runs' counted pairs of patterns
+            sums = [f"coalesce(sum(n) FILTER (WHERE {c.format(a='a_', b='b_')}), 0)::BIGINT" for c in conds]
+            got = store.sql(f"SELECT {', '.join(sums)} FROM ({pairs[0]})", pairs[1])[0]
+            for i, c in enumerate(both):
+                n, agree = got[2 * i], got[2 * i + 1]
+                if n:  # a position without a pair judged by both has no agreement, as in the SQL
+                    agreement[fixed[c]] = agree / n
+    return rows, agreement
+
+
+@dataclass
+class PositionRow(Result):
+    """One emission position of :func:`position_effect`."""
+
+    position: int
+    judged: int
+    failed: int
+    fail_rate: float | None
+    fail_rate_after_fail: float | None
+    agreement_with_reference: float | None
+
+
+@dataclass
+class PositionEffect(RunStatus):
+    """:func:`position_effect`: what ``evalcore position --json`` prints and the Association page draws."""
+
+    reference_run: str | None
+    field_order: list[str] | Literal["rotate"] | None
+    positions: list[PositionRow]
+
+
+def position_effect(
+    store: Store, run_id: str, reference_run: str | None = None, sel: Selection = DEFAULT_SELECTION
+) -> PositionEffect:
+    """In a single-call run: the failure rate by emission position, P(fail | the field before
+    failed) by position, and, given a one-criterion reference run on the same generation, the
+    agreement with it by position."""
+    m = store.run(run_id).manifest
+    if m.mode not in ("single", "grouped"):
+        raise InputError(f"run {run_id} is {m.mode}: the position effect needs a single-call run", field="RUN")
+    masks, fixed = mask_sql(store, run_id, sel), mask_positions(store, run_id)
+    ref = None
+    if reference_run:
+        rm = store.run(reference_run).manifest
+        if rm.gen_id != m.gen_id:
+            raise InputError(
+                f"{reference_run} judges {rm.gen_id}, {run_id} judges {m.gen_id}: not the same answers",
+                field="--reference",
+            )
+        ref = mask_sql(store, reference_run, sel)
+    if fixed is not None:
+        ps = pattern_sql(store, run_id, sel)
+        pp = pair_pattern_sql(store, run_id, reference_run, sel) if reference_run else None
+        rows, agreement = _position_from_masks(store, masks, fixed, ref, (ps[0], ps[1]), pp)
+    else:
+        rows, agreement = _position_of_varying_fields(store, run_id, reference_run, sel)
+    out = [
+        PositionRow(
+            r["position"],
+            r["judged"],
+            r["failed"],
+            r["failed"] / r["judged"] if r["judged"] else None,
+            r["fail_after_fail"] / r["after_fail"] if r["after_fail"] else None,
+            agreement.get(r["position"]),
+        )
+        for r in rows
+    ]
+    return PositionEffect(
+        **_run_status(store, run_id), reference_run=reference_run, field_order=m.field_order, positions=out
+    )

@@ -1,5 +1,4 @@
-"""Whether criteria move together, per instrument: the phi matrices and the position effect of
-single calls.
+"""Whether criteria move together, per instrument: the phi matrices.
 
 An **instrument** is one judge run, or the people who labelled the generation (label sets shipped
 with the data, with the label store's current decisions overriding them).
@@ -10,33 +9,30 @@ with the data, with the label store's current decisions overriding them).
   separate calls, by people) and
   :func:`~evalcore.stats.association.classify_association`; intervals from a seeded paired
   bootstrap over answers.
-* :func:`position_effect`: in a single-call run, the failure rate and P(fail | the field before
-  failed) by emission position, and the agreement with a one-criterion reference run by position.
+* :func:`harness_words`: how a run was judged, in words (the head of its attribution).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import numpy as np
 
-from evalcore.analysis.failures import HarnessWords
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
     PEOPLE,
     Selection,
     _hold,
     _people_hold,
-    _run_status,
     _sel_sql,
     answers_relation,
-    mask_positions,
     mask_sql,
     pair_pattern_sql,
-    pattern_sql,
     run_warnings,
 )
 from evalcore.contract import schema as S
+from evalcore.contract.results import Result
 from evalcore.errors import EvalcoreError, InputError, NotFoundError
 from evalcore.llm.plan import blocks_for
 from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
@@ -79,6 +75,15 @@ def judged_together(m: S.RunManifest) -> tuple[str, list[list[str]] | None]:
     if len(blocks) < 2:
         return m.mode, m.groups
     return "grouped", [names for _block, names, _model in blocks]
+
+
+@dataclass
+class HarnessWords(Result):
+    """How a run was judged, in words (:func:`harness_words`), at the head of its attribution."""
+
+    mode: str
+    text: str
+    association_runs: list[str]
 
 
 def harness_words(store: Store, run_id: str) -> HarnessWords:
@@ -585,9 +590,6 @@ def _matrix(data, tag, criteria, kinds) -> dict[str, Any]:
     return {"n": n, "fail_rate": fail_rate, "phi": phi, "rank": rank}
 
 
-# --------------------------------------------------------------------------- position effect
-
-
 #: What each class means, in words (docs/ANALYSIS.md has the rule with its threshold).
 CLASS_WORDS = {
     "induced": "the two criteria fail together only when one call returns both; judged in separate calls, and by "
@@ -654,134 +656,3 @@ def _reference_note(instruments: list[dict[str, Any]]) -> str | None:
         "criterion per call removes what the single call adds, not what the judge gets wrong. People share "
         "neither, so they are the reference."
     )
-
-
-def _position_of_varying_fields(
-    store: Store, run_id: str, reference_run: str | None, sel: Selection
-) -> tuple[list[dict[str, Any]], dict[int, float | None]]:
-    """position_effect's counts per position, and the agreement with the reference, for a run whose
-    criteria have no fixed emission position (the order varies between answers, or criteria share
-    one: a grouped run's calls each start at 0), which a mask cannot carry: the one figure read
-    from the verdict rows (docs/ARCHITECTURE.md "The data path"). Criteria sharing a position are
-    taken in name order for "the field before", so that the figure is the same on every run."""
-    base, params = _sel_sql(sel, _hold(store, run_id, sel))
-    vpath = store.path_of("run", run_id, "verdicts")
-    rows = store.records(
-        f"WITH sel AS ({base}), v AS (SELECT *, lag(passed) OVER (PARTITION BY item_id, gen_round ORDER BY position, criterion) "
-        "AS prev FROM sel) SELECT position, count(passed) AS judged, count(*) FILTER (WHERE NOT passed) AS failed, "
-        "count(*) FILTER (WHERE prev = false AND passed IS NOT NULL) AS after_fail, "
-        "count(*) FILTER (WHERE prev = false AND NOT passed) AS fail_after_fail FROM v GROUP BY position ORDER BY position",
-        [vpath, *params],
-    )
-    agreement = {}
-    if reference_run:
-        rbase, rparams = _sel_sql(sel, _hold(store, reference_run, sel))
-        for r in store.records(
-            f"WITH a AS ({base}), b AS ({rbase}) SELECT a.position, count(*) AS n, "
-            "count(*) FILTER (WHERE a.passed = b.passed) AS agree FROM a JOIN b USING (item_id, gen_round, criterion) "
-            "WHERE a.passed IS NOT NULL AND b.passed IS NOT NULL GROUP BY a.position ORDER BY 1",
-            [vpath, *params, store.path_of("run", reference_run, "verdicts"), *rparams],
-        ):
-            agreement[r["position"]] = r["agree"] / r["n"] if r["n"] else None
-    return rows, agreement
-
-
-def _position_from_masks(
-    store: Store,
-    masks: tuple[str, list[Any], list[str]],
-    fixed: dict[str, int],
-    ref: tuple[str, list[Any], list[str]] | None,
-    counted: tuple[str, list[Any]] | None = None,
-    pairs: tuple[str, list[Any], list[str], list[str]] | None = None,
-) -> tuple[list[dict[str, Any]], dict[int, float | None]]:
-    """position_effect's counts from the runs' answers (:func:`mask_sql`), when every criterion has
-    one fixed position: the answers
-    grouped by their masks, each walked in emission order (the field before is the nearest
-    earlier criterion with a verdict row, as a lag over the rows does). ``counted``: the run's
-    patterns (:func:`pattern_sql`), ``pairs``: its pair table with the reference
-    (:func:`pair_pattern_sql`), read instead of grouping and joining the answers."""
-    sql, params, names = masks
-    order = sorted((fixed[c], j) for j, c in enumerate(names) if c in fixed)
-    acc: dict[int, list[int]] = {}  # position -> judged, failed, after_fail, fail_after_fail
-    grouped = (
-        (f"SELECT present, passed, failed, sum(n)::BIGINT FROM ({counted[0]}) GROUP BY ALL", counted[1])
-        if counted is not None
-        else (f"SELECT present, passed, failed, count(*) FROM ({sql}) GROUP BY ALL", params)
-    )
-    for present, passed, failed, n in store.sql(*grouped):
-        prev_failed = False
-        for pos, j in order:
-            if not present >> j & 1:
-                continue
-            judged, fail = bool((passed | failed) >> j & 1), bool(failed >> j & 1)
-            a = acc.setdefault(pos, [0, 0, 0, 0])
-            a[0] += n if judged else 0
-            a[1] += n if fail else 0
-            a[2] += n if prev_failed and judged else 0
-            a[3] += n if prev_failed and fail else 0
-            prev_failed = fail
-    rows = [
-        {"position": p, "judged": v[0], "failed": v[1], "after_fail": v[2], "fail_after_fail": v[3]}
-        for p, v in sorted(acc.items())
-    ]
-    agreement: dict[int, float | None] = {}
-    if ref is not None:
-        rsql, rparams, rnames = ref
-        both = [c for c in names if c in rnames and c in fixed]
-        conds = []  # per criterion judged by both, and judged by both the same way
-        for c in both:
-            x, y = 1 << names.index(c), 1 << rnames.index(c)
-            both_judged = f"({{a}}passed | {{a}}failed) & {x} != 0 AND ({{b}}passed | {{b}}failed) & {y} != 0"
-            conds += [both_judged, f"{both_judged} AND ({{a}}passed & {x} != 0) = ({{b}}passed & {y} != 0)"]
-        if conds and pairs is not None:  # sums over the two runs' counted pairs of patterns
-            sums = [f"coalesce(sum(n) FILTER (WHERE {c.format(a='a_', b='b_')}), 0)::BIGINT" for c in conds]
-            got = store.sql(f"SELECT {', '.join(sums)} FROM ({pairs[0]})", pairs[1])[0]
-            for i, c in enumerate(both):
-                n, agree = got[2 * i], got[2 * i + 1]
-                if n:  # a position without a pair judged by both has no agreement, as in the SQL
-                    agreement[fixed[c]] = agree / n
-    return rows, agreement
-
-
-def position_effect(
-    store: Store, run_id: str, reference_run: str | None = None, sel: Selection = DEFAULT_SELECTION
-) -> dict[str, Any]:
-    """In a single-call run: the failure rate by emission position, P(fail | the field before
-    failed) by position, and, given a one-criterion reference run on the same generation, the
-    agreement with it by position."""
-    m = store.run(run_id).manifest
-    if m.mode not in ("single", "grouped"):
-        raise InputError(f"run {run_id} is {m.mode}: the position effect needs a single-call run", field="RUN")
-    masks, fixed = mask_sql(store, run_id, sel), mask_positions(store, run_id)
-    ref = None
-    if reference_run:
-        rm = store.run(reference_run).manifest
-        if rm.gen_id != m.gen_id:
-            raise InputError(
-                f"{reference_run} judges {rm.gen_id}, {run_id} judges {m.gen_id}: not the same answers",
-                field="--reference",
-            )
-        ref = mask_sql(store, reference_run, sel)
-    if fixed is not None:
-        ps = pattern_sql(store, run_id, sel)
-        pp = pair_pattern_sql(store, run_id, reference_run, sel) if reference_run else None
-        rows, agreement = _position_from_masks(store, masks, fixed, ref, (ps[0], ps[1]), pp)
-    else:
-        rows, agreement = _position_of_varying_fields(store, run_id, reference_run, sel)
-    out = [
-        {
-            "position": r["position"],
-            "judged": r["judged"],
-            "failed": r["failed"],
-            "fail_rate": r["failed"] / r["judged"] if r["judged"] else None,
-            "fail_rate_after_fail": r["fail_after_fail"] / r["after_fail"] if r["after_fail"] else None,
-            "agreement_with_reference": agreement.get(r["position"]),
-        }
-        for r in rows
-    ]
-    return {
-        **_run_status(store, run_id),
-        "reference_run": reference_run,
-        "field_order": m.field_order,
-        "positions": out,
-    }

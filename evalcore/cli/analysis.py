@@ -172,14 +172,14 @@ def position(obj: Ctx, run_id, reference, judge_round, majority, gen_round, as_j
     position bias of a pairwise grader (which side of a pair it prefers) is in `evalcore pairs
     report --session S --json` under each grader's `position`: accuracy per order and their mean,
     agreement between orders, flips towards the first or second shown, ties."""
-    from evalcore.analysis.instruments import position_effect
+    from evalcore.analysis.failures import position_effect
 
     r = position_effect(obj.store, run_id, reference, _selection(obj, judge_round, majority, gen_round))
     emit(
         r,
         as_json,
         _table(
-            r["positions"],
+            r.positions,
             [
                 ("position", "position", False),
                 ("judged", "judged", False),
