@@ -108,32 +108,32 @@ if not chosen:
 
 with _text.boundary():
     res = _cache.analysis_call(analysis.association, list(chosen), human=human, sel=sel)
-    for w in res["warnings"]:
+    for w in res.warnings:
         st.warning(_text.md_escape(w))
     _select.curated_note([by_id[r].suite_id for r in chosen])
-    criteria = res["criteria"]
-    names = [i["name"] for i in res["instruments"]]
-    pairs = res["pairs"]
-    singles = [i["name"] for i in res["instruments"] if i["mode"] in ("single", "grouped")]
+    criteria = res.criteria
+    names = [i.name for i in res.instruments]
+    pairs = res.pairs
+    singles = [i.name for i in res.instruments if i.mode in ("single", "grouped")]
 
     # ------------------------------------------------------------ the finding, first
-    f = res["finding"]
+    f = res.finding
     if f is not None:
-        box = {"induced": st.warning, "real": st.success}.get(f["class"], st.info)
-        box(_text.md_escape(f["text"]), icon=":material/lightbulb:")
+        box = {"induced": st.warning, "real": st.success}.get(f.cls, st.info)
+        box(_text.md_escape(f.text), icon=":material/lightbulb:")
         st.caption(
-            _text.md_escape(f"{f['class'].capitalize()}: {f['meaning']}.")
-            + (" " + _text.md_escape(res["reference_note"]) if res["reference_note"] else "")
+            _text.md_escape(f"{f.cls.capitalize()}: {f.meaning}.")
+            + (" " + _text.md_escape(res.reference_note) if res.reference_note else "")
         )
-        if singles and f["class"] != "real":
-            with st.expander(f"What {singles[0]} wrote on answers failing both {f['a']} and {f['b']}"):
+        if singles and f.cls != "real":
+            with st.expander(f"What {singles[0]} wrote on answers failing both {f.a} and {f.b}"):
                 # the first page of the cell the 2x2 below opens on (the same call, so one query for both:
                 # the expander's body runs on every render, open or not), of which the first few
                 said = _cache.analysis_call(
                     analysis.cell_answers,
                     list(chosen),
-                    f["a"],
-                    f["b"],
+                    f.a,
+                    f.b,
                     True,
                     True,
                     singles[0],
@@ -152,32 +152,33 @@ with _text.boundary():
                 for x in shown:
                     own = x["verdicts"][singles[0]]
                     others = "; ".join(
-                        f"{who}: {f['a']} {_text.verdict_word(v[f['a']]['passed'])}, {f['b']} {_text.verdict_word(v[f['b']]['passed'])}"
+                        f"{who}: {f.a} {_text.verdict_word(v[f.a]['passed'])}, {f.b} {_text.verdict_word(v[f.b]['passed'])}"
                         for who, v in x["verdicts"].items()
-                        if who != singles[0] and not v[f["a"]]["missing"]
+                        if who != singles[0] and not v[f.a]["missing"]
                     )
                     _text.labelled_text(
                         _text.md_escape(
                             f"{x['item_id']} (round {x['gen_round']})" + (f" - {others}" if others else "")
                         ),
-                        f"{f['a']}: {own[f['a']]['reason'] or '(no reason)'}\n{f['b']}: {own[f['b']]['reason'] or '(no reason)'}",
+                        f"{f.a}: {own[f.a]['reason'] or '(no reason)'}\n{f.b}: {own[f.b]['reason'] or '(no reason)'}",
                     )
     st.caption(
         _text.md_escape(
-            f"Generation {res['gen_id']}: {res['shared_answers']} answers judged by every run"
-            + (f"; people labelled {res['people_answers']} of them" if human else "")
+            f"Generation {res.gen_id}: {res.shared_answers} answers judged by every run"
+            + (f"; people labelled {res.people_answers} of them" if human else "")
             + ". Fail is coded 1: a positive phi means the two criteria fail together."
         )
     )
-    for i in res["instruments"]:
-        if i.get("note"):
-            st.caption(_text.md_escape(f"{i['name']}: {i['note']}."))
+    for i in res.instruments:
+        if isinstance(i.note, str):  # given for a run whose calls were not its recorded mode
+            st.caption(_text.md_escape(f"{i.name}: {i.note}."))
 
     # ------------------------------------------------------------ phi matrices (click a cell)
     st.subheader("phi, instrument by instrument")
+    matrices = {n: m.to_dict() for n, m in res.matrices.items()}  # the chart reads dicts
     heat = _cache.chart(
         st,
-        _cache.chart_spec(analysis.phi_heatmaps, res["matrices"], criteria, names, per_row=2, select="cell"),
+        _cache.chart_spec(analysis.phi_heatmaps, matrices, criteria, names, per_row=2, select="cell"),
         key=f"assoc_heat|{','.join(chosen)}|{int(human)}",
         on_select="rerun",
         selection_mode="cell",
@@ -202,7 +203,7 @@ with _text.boundary():
         _ui.keep(key, options)
         _ui.sync_widget(key, param, options)
     st.session_state.setdefault("assoc_in", singles[0] if f is not None and singles else names[0])
-    first_a, first_b = (f["a"], f["b"]) if f is not None else (criteria[0], criteria[1])
+    first_a, first_b = (f.a, f.b) if f is not None else (criteria[0], criteria[1])
     st.session_state.setdefault("assoc_a", first_a)
     st.session_state.setdefault("assoc_b", first_b)
     c_in, c_a, c_b = st.columns(3)
@@ -213,7 +214,7 @@ with _text.boundary():
         st.warning("Choose two different criteria for A and B.")
         ct: analysis.TwoByTwoReport | None = None
     elif inst == PEOPLE:
-        ct = _cache.analysis_call(analysis.people_crosstab, res["gen_id"], a, b, sel)
+        ct = _cache.analysis_call(analysis.people_crosstab, res.gen_id, a, b, sel)
     else:
         ct = _cache.analysis_call(analysis.crosstab, inst, a, b, sel)
     if ct is not None:
@@ -249,9 +250,9 @@ with _text.boundary():
         for why in (ct.phi_reason, ct.ratio_reason):
             if why:
                 m_col.caption(_text.md_escape(why))
-        here = next((p for p in pairs if {p["a"], p["b"]} == {a, b}), None)
+        here = next((p for p in pairs if {p.a, p.b} == {a, b}), None)
         if here is not None:
-            m_col.caption(_text.md_escape(f"Class: {here['class']}. {here['reason']}"))
+            m_col.caption(_text.md_escape(f"Class: {here.cls}. {here.reason}"))
 
         # -------------------------------------------------------- answers in one cell
         _ui.sync_widget("assoc_cell", "cell", list(CELLS))
@@ -346,22 +347,23 @@ with _text.boundary():
     # ------------------------------------------------------------ pairs side by side
     st.subheader("Pairs: induced, real or undetermined")
 
-    def _rank(n: str, p: dict, key: str) -> str:
-        cell = res["matrices"][n]["rank"].get(p["a"], {}).get(p["b"])
+    def _rank(n: str, p: analysis.Pair, key: str) -> str:
+        cell = res.matrices[n].rank[p.a].get(p.b)
         if cell is None:
             return "-"
-        return "undefined" if cell[key] is None else f"{cell[key]:.2f}"
+        v = cell.kendall_tau_b if key == "kendall_tau_b" else cell.spearman
+        return "undefined" if v is None else f"{v:.2f}"
 
     # the rank correlations of the scores beside phi, for pairs of ordinal / continuous criteria
-    ranked = [n for n in names if any(res["matrices"][n]["rank"].get(p["a"], {}).get(p["b"]) for p in pairs)]
+    ranked = [n for n in names if any(p.b in res.matrices[n].rank[p.a] for p in pairs)]
     order = {"induced": 0, "real": 1, "undetermined": 2}
-    shown = sorted(pairs, key=lambda p: order[p["class"]])
+    shown = sorted(pairs, key=lambda p: order[p.cls])
     _text.plain_table(
         [
             {
-                "pair": f"{p['a']} x {p['b']}",
-                "class": p["class"],
-                **{f"phi {n}": analysis.iv_text(p["instruments"][n]) for n in names},
+                "pair": f"{p.a} x {p.b}",
+                "class": p.cls,
+                **{f"phi {n}": analysis.iv_text(p.instruments[n]) for n in names},
                 **{f"Kendall tau-b {n}": _rank(n, p, "kendall_tau_b") for n in ranked},
                 **{f"Spearman {n}": _rank(n, p, "spearman") for n in ranked},
             }
@@ -371,33 +373,33 @@ with _text.boundary():
     with st.expander("Why each pair is classed as it is"):
         st.markdown(
             "\n".join(
-                f"- **{_text.md_escape(p['a'])} x {_text.md_escape(p['b'])}** ({p['class']}): {_text.md_escape(p['reason'])}"
+                f"- **{_text.md_escape(p.a)} x {_text.md_escape(p.b)}** ({p.cls}): {_text.md_escape(p.reason)}"
                 for p in shown
             )
         )
-    labels = {f"{p['a']} x {p['b']} ({p['class']})": p for p in shown}
+    labels = {f"{p.a} x {p.b} ({p.cls})": p for p in shown}
 
     def _open_pair() -> None:
         p = labels.get(st.session_state.get("assoc_pair_pick") or "")
         st.session_state["assoc_pair_pick"] = ""  # the picker starts blank again: a pick is a jump, not a state
         if p is not None:
-            _ui.set_qp(a=p["a"], b=p["b"], cell="ff")
+            _ui.set_qp(a=p.a, b=p.b, cell="ff")
             for key in ("assoc_a", "assoc_b", "assoc_cell"):
                 st.session_state.pop(key, None)
 
     st.selectbox("Open a pair's 2x2 above", ["", *labels], key="assoc_pair_pick", on_change=_open_pair)
-    by_class = {c: [f"{p['a']} x {p['b']}" for p in pairs if p["class"] == c] for c in ("induced", "real")}
+    by_class = {c: [f"{p.a} x {p.b}" for p in pairs if p.cls == c] for c in ("induced", "real")}
     st.caption(
         _text.md_escape(
             "; ".join(f"{c} ({len(v)}): {', '.join(v) if v else 'none'}" for c, v in by_class.items())
-            + f"; undetermined: {sum(p['class'] == 'undetermined' for p in pairs)}"
+            + f"; undetermined: {sum(p.cls == 'undetermined' for p in pairs)}"
         )
     )
-    pct = int(round(100 * res["level"]))
+    pct = int(round(100 * res.level))
     st.caption(
-        f"phi with its {pct}% paired bootstrap interval (seed {res['seed']}, {res['n_boot']} resamples). "
+        f"phi with its {pct}% paired bootstrap interval (seed {res.seed}, {res.n_boot} resamples). "
         + "; ".join(f"**{c}**: {_text.md_escape(w)}" for c, w in analysis.CLASS_WORDS.items())
-        + f". The rule, with threshold T = {res['threshold']}: **real** when people's interval lies beyond +/-T; "
+        + f". The rule, with threshold T = {res.threshold}: **real** when people's interval lies beyond +/-T; "
         "**induced** when a single-call run's interval lies beyond +/-T while every one-criterion run's and "
         "people's lie inside (-T, T) on a table with enough failures; otherwise **undetermined**, with the first "
         f"missing piece as the reason. People count from {stats.MIN_PEOPLE} labelled answers."
@@ -412,8 +414,8 @@ with _text.boundary():
 
     # ------------------------------------------------------------ position effects
     st.subheader("Position effect in single calls")
-    singles = [i["name"] for i in res["instruments"] if i["mode"] in ("single", "grouped")]
-    reference = next((i["name"] for i in res["instruments"] if i["mode"] == "split"), None)
+    singles = [i.name for i in res.instruments if i.mode in ("single", "grouped")]
+    reference = next((i.name for i in res.instruments if i.mode == "split"), None)
     if not singles:
         st.caption(
             "No single-call run among the instruments: add one to see how verdicts depend on the position "

@@ -208,33 +208,33 @@ def test_demo_classes_induced_and_real(tmp_path):
     st = Store(DEMO, tmp_path / "state")
 
     def pairs(r):
-        by = {(p["a"], p["b"]): p for p in r["pairs"]}
+        by = {(p.a, p.b): p for p in r.pairs}
         return (by.get(("answers_question", "cites_source")) or by[("cites_source", "answers_question")],
                 by.get(("grounded", "no_fabrication")) or by[("no_fabrication", "grounded")], by)
 
     # the demo's story, on every item (holdout items shown)
     r = association(st, ["support-single", "support-split"], human=True, sel=Selection(include_holdout=True))
     aq_cs, g_nf, by = pairs(r)
-    assert aq_cs["class"] == "induced", aq_cs
-    assert g_nf["class"] == "real", g_nf
-    assert r["shared_answers"] == 600 and r["people_answers"] == 60
+    assert aq_cs.cls == "induced", aq_cs
+    assert g_nf.cls == "real", g_nf
+    assert r.shared_answers == 600 and r.people_answers == 60
     # the same through the command line
     out = subprocess.run([EVALCORE, "--data", str(DEMO), "--state", str(tmp_path / "state"), "association",
                           "support-single", "support-split", "--human", "--include-holdout", "--json"],
                          capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     classes = {(p["a"], p["b"]): p["class"] for p in json.loads(out.stdout)["pairs"]}
-    assert classes == {k: v["class"] for k, v in by.items()}
+    assert classes == {k: v.cls for k, v in by.items()}
     # by default the suite's 60 holdout items are left out; people labelled none of them (the demo
     # draws its 60 labelled items outside the holdout), so the story holds by default: induced and real
     d = association(st, ["support-single", "support-split"], human=True)
     aq_cs, g_nf, by = pairs(d)
-    assert d["shared_answers"] == 540 and d["people_answers"] == 60
-    assert aq_cs["class"] == "induced" and g_nf["class"] == "real"
-    assert d["finding"]["a"] == "answers_question" and d["finding"]["b"] == "cites_source"
+    assert d.shared_answers == 540 and d.people_answers == 60
+    assert aq_cs.cls == "induced" and g_nf.cls == "real"
+    assert d.finding is not None and (d.finding.a, d.finding.b) == ("answers_question", "cites_source")
     # the pairs with refuses_when_unanswerable: people marked it failed twice, too few to read an absence
-    sparse = [p for k, p in by.items() if "refuses_when_unanswerable" in k and p["class"] == "undetermined"]
-    assert sparse and all("too few failures in the people column" in p["reason"] for p in sparse)
+    sparse = [p for k, p in by.items() if "refuses_when_unanswerable" in k and p.cls == "undetermined"]
+    assert sparse and all("too few failures in the people column" in p.reason for p in sparse)
 
 
 @pytest.mark.skipif(not DEMO.exists(), reason="the bundled demo (data/demo) is not generated")

@@ -103,11 +103,11 @@ def test_phi_heatmaps_hold_one_row_per_instrument_and_pair_with_undefined_as_non
 def test_phi_heatmaps_carry_the_demo_association_matrices(tmp_path):
     s = Store(DEMO, tmp_path / "state")
     res = analysis.association(s, ["support-single", "support-split"], n_boot=50)
-    spec = charts.phi_heatmaps(res["matrices"], res["criteria"]).to_dict()
+    spec = charts.phi_heatmaps({n: m.to_dict() for n, m in res.matrices.items()}, res.criteria).to_dict()
     rows = values(spec)
-    assert len(rows) == 2 * len(res["criteria"]) ** 2
+    assert len(rows) == 2 * len(res.criteria) ** 2
     for r in rows:
-        assert r["phi"] == res["matrices"][r["instrument"]]["phi"][r["a"]][r["b"]]["value"]
+        assert r["phi"] == res.matrices[r["instrument"]].phi[r["a"]][r["b"]].value
     assert {r["instrument"] for r in rows} == {"support-single", "support-split"}
 
 

@@ -608,10 +608,10 @@ def test_a_single_run_with_per_criterion_models_is_read_as_separate_calls(capsys
     from evalcore.analysis import association
 
     res = association(store(world), ["two"])
-    (inst,) = res["instruments"]
-    assert inst["mode"] == "single" and inst["calls_as"] == "grouped"
-    assert "one call per judge model (2 calls per answer)" in inst["note"]
-    kinds = {(p["a"], p["b"]): p["instruments"]["two"]["call"] for p in res["pairs"]}
+    (inst,) = res.instruments
+    assert inst.mode == "single" and inst.calls_as == "grouped"
+    assert "one call per judge model (2 calls per answer)" in inst.note
+    kinds = {(p.a, p.b): p.instruments["two"].call for p in res.pairs}
     assert kinds[("answers_question", "grounded")] == "single"  # the same call
     assert kinds[("answers_question", "cites_source")] == "one_criterion"  # separate calls
     assert kinds[("grounded", "cites_source")] == "one_criterion"

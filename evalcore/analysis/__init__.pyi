@@ -135,7 +135,15 @@ from .harness import (
 )
 from .instruments import (
     CLASS_WORDS as CLASS_WORDS,
+    Association as Association,
+    Finding as Finding,
     HarnessWords as HarnessWords,
+    Instrument as Instrument,
+    Matrix as Matrix,
+    Pair as Pair,
+    PairInstrument as PairInstrument,
+    PhiCell as PhiCell,
+    RankCell as RankCell,
     association as association,
     finding as finding,
     iv_text as iv_text,

@@ -14,7 +14,7 @@ with the data, with the label store's current decisions overriding them).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 import numpy as np
@@ -32,7 +32,7 @@ from evalcore.analysis.selection import (
     run_warnings,
 )
 from evalcore.contract import schema as S
-from evalcore.contract.results import Result
+from evalcore.contract.results import OMIT, Result, key
 from evalcore.errors import EvalcoreError, InputError, NotFoundError
 from evalcore.llm.plan import blocks_for
 from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
@@ -335,19 +335,36 @@ def _shared_criteria(
     return manifests, next(iter(gens.values())), common, {c.name: c.kind for c in rubrics[0].criteria}
 
 
-def _run_instruments(run_ids: list[str], manifests: dict[str, S.RunManifest]) -> list[dict[str, Any]]:
-    """One instrument per run, tagged i0, i1, ... as in the joined columns."""
+@dataclass
+class Instrument(Result):
+    """One instrument of :func:`association`: a run, with how its calls really went when that is
+    not its recorded mode (:func:`judged_together`), or people."""
+
+    name: str
+    mode: str
+    groups: list[list[str]] | None
+    status: str
+    calls_as: str = OMIT
+    call_groups: list[list[str]] | None = OMIT
+    note: str = OMIT
+
+    def calls(self) -> tuple[str, list[list[str]] | None]:
+        """How its criteria were asked: (mode, groups) for :func:`_pair_kind`."""
+        return (self.mode, self.groups) if self.calls_as is OMIT else (self.calls_as, self.call_groups)
+
+
+def _run_instruments(run_ids: list[str], manifests: dict[str, S.RunManifest]) -> list[Instrument]:
+    """One instrument per run, in the order of the joined columns' tags i0, i1, ..."""
     instruments = []
-    for i, rid in enumerate(run_ids):
+    for rid in run_ids:
         m = manifests[rid]
-        inst = {"name": rid, "tag": f"i{i}", "mode": m.mode, "groups": m.groups, "status": m.status}
+        inst = Instrument(rid, m.mode, m.groups, m.status)
         mode, groups = judged_together(m)
         if mode != m.mode:  # a single run with per-criterion judge models made one call per model
-            inst.update(
-                calls_as="grouped",
-                call_groups=groups,
-                note=f"one call per judge model ({len(groups or [])} calls per answer): criteria of different "
-                "models were judged in separate calls",
+            inst.calls_as, inst.call_groups = "grouped", groups
+            inst.note = (
+                f"one call per judge model ({len(groups or [])} calls per answer): criteria of different "
+                "models were judged in separate calls"
             )
         instruments.append(inst)
     return instruments
@@ -420,21 +437,21 @@ def _fails(data: dict[str, np.ndarray], tag: str, j: int) -> np.ndarray:
 
 
 def _phi_intervals(
-    instruments: list[dict[str, Any]],
+    tags: dict[str, str],
     machines: dict[str, Any],
     people: dict[str, Any] | None,
     index: list[tuple[int, int]],
     **kw: Any,
 ) -> dict[Any, stats.PhiInterval]:
-    """Every pair's phi interval per instrument, keyed (instrument, i, j): one paired draw of
+    """Every pair's phi interval per instrument (``tags``: their columns'), keyed (instrument, i, j): one paired draw of
     resampled answers serves every pair and every run (drawn as the counts of the answers'
     fail-flag patterns, stats.association._bootstrap_phis); people apart. ``kw``: seed, n_boot,
     level, analytic_above."""
     # stats.phi_intervals_paired types its keys as str but takes any key
     machine_cols: dict[Any, tuple[np.ndarray, np.ndarray]] = {
-        (inst["name"], i, j): (_fails(machines, inst["tag"], i), _fails(machines, inst["tag"], j))
-        for inst in instruments
-        if inst["name"] != PEOPLE
+        (name, i, j): (_fails(machines, tag, i), _fails(machines, tag, j))
+        for name, tag in tags.items()
+        if name != PEOPLE
         for i, j in index
     }
     all_ivs: dict[Any, stats.PhiInterval] = (
@@ -453,15 +470,41 @@ def _phi_intervals(
     return all_ivs
 
 
+@dataclass
+class PairInstrument(Result):
+    """One instrument's phi on a criterion pair: its interval, answers, how the pair was asked, the failures."""
+
+    phi: float | None
+    phi_reason: str | None
+    lo: float | None
+    hi: float | None
+    n: int
+    call: str
+    a_fail: int | None
+    b_fail: int | None
+
+
+@dataclass
+class Pair(Result):
+    """A criterion pair of :func:`association`, classed from every instrument's phi."""
+
+    a: str
+    b: str
+    cls: str = field(metadata=key("class"))
+    reason: str
+    instruments: dict[str, PairInstrument]
+
+
 def _pair_rows(
-    instruments: list[dict[str, Any]],
-    matrices: dict[str, dict[str, Any]],
+    instruments: list[Instrument],
+    tags: dict[str, str],
+    matrices: dict[str, Matrix],
     all_ivs: dict[Any, stats.PhiInterval],
     machines: dict[str, Any],
     people: dict[str, Any] | None,
     common: list[str],
     index: list[tuple[int, int]],
-) -> list[dict[str, Any]]:
+) -> list[Pair]:
     """Each criterion pair: every instrument's phi, interval, failure counts and call kind, and the
     pair's class from them."""
     n_p = people["n"] if people is not None else 0
@@ -470,24 +513,85 @@ def _pair_rows(
         a, b = common[i], common[j]
         evidence, per_inst = [], {}
         for inst in instruments:
-            name = inst["name"]
-            cell = matrices[name]["phi"][a][b]
+            name = inst.name
+            cell = matrices[name].phi[a][b]
             iv = all_ivs.get((name, i, j))
             lo, hi = (iv[0], iv[1]) if iv else (None, None)
             n = n_p if name == PEOPLE else machines["n"]
-            call = _pair_kind(inst.get("calls_as", inst["mode"]), inst.get("call_groups", inst["groups"]), a, b)
-            data, tag = (people, "hp") if name == PEOPLE else (machines, inst["tag"])
-            a_fail, b_fail = (_count(_fails(data, tag, x), data) if n and data is not None else None for x in (i, j))
-            per_inst[name] = {"phi": cell["value"], "phi_reason": cell["reason"], "lo": lo, "hi": hi, "n": n}
-            per_inst[name].update(call=call, a_fail=a_fail, b_fail=b_fail)
+            call = _pair_kind(*inst.calls(), a, b)
+            data = people if name == PEOPLE else machines
+            a_fail, b_fail = (
+                _count(_fails(data, tags[name], x), data) if n and data is not None else None for x in (i, j)
+            )
+            per_inst[name] = PairInstrument(cell.value, cell.reason, lo, hi, n, call, a_fail, b_fail)
             evidence.append(
                 stats.InstrumentEvidence(
-                    name=name, kind=call, value=cell["value"], lo=lo, hi=hi, n=n, a_fail=a_fail, b_fail=b_fail
+                    name=name, kind=call, value=cell.value, lo=lo, hi=hi, n=n, a_fail=a_fail, b_fail=b_fail
                 )
             )
         cls = stats.classify_association(evidence)
-        pairs_out.append({"a": a, "b": b, "class": cls.cls, "reason": cls.reason, "instruments": per_inst})
+        pairs_out.append(Pair(a, b, cls.cls, cls.reason, per_inst))
     return pairs_out
+
+
+@dataclass
+class Finding(Result):
+    """The association's finding in words (:func:`finding`)."""
+
+    a: str
+    b: str
+    cls: str = field(metadata=key("class"))
+    text: str
+    meaning: str
+
+
+@dataclass
+class PhiCell(Result):
+    """phi of two criteria's fail flags, or why it is undefined."""
+
+    value: float | None
+    reason: str | None
+
+
+@dataclass
+class RankCell(Result):
+    """Kendall tau-b and Spearman of two numeric criteria's scores, or why they are undefined."""
+
+    kendall_tau_b: float | None
+    spearman: float | None
+    reason: str | None
+
+
+@dataclass
+class Matrix(Result):
+    """One instrument's matrices over its answers (:func:`_matrix`), keyed by criterion, then criterion."""
+
+    n: int
+    fail_rate: dict[str, float | None]
+    phi: dict[str, dict[str, PhiCell]]
+    rank: dict[str, dict[str, RankCell]]
+
+
+@dataclass
+class Association(Result):
+    """:func:`association`: what ``evalcore association --json`` prints and the Association page draws."""
+
+    finding: Finding | None
+    reference_note: str | None
+    gen_id: str
+    criteria: list[str]
+    selection: dict[str, Any]
+    level: float
+    seed: int
+    n_boot: int
+    threshold: float
+    instruments: list[Instrument]
+    shared_answers: int
+    people_answers: int
+    matrices: dict[str, Matrix]
+    matrices_on_people_answers: dict[str, Matrix]
+    pairs: list[Pair]
+    warnings: list[str]
 
 
 def association(
@@ -500,7 +604,7 @@ def association(
     n_boot: int = 2000,
     level: float | None = None,
     analytic_above: int = 20000,
-) -> dict[str, Any]:
+) -> Association:
     """phi (and, for numeric criteria, Kendall tau-b and Spearman) for every criterion pair in each
     instrument, side by side, each pair classed `induced`, `real` or `undetermined`
     (:func:`evalcore.stats.classify_association`).
@@ -527,40 +631,38 @@ def association(
         hp, pkey, keep = _people_part(store, gen_id, sel, masks, common, numeric)
         parts = [hp, *_run_parts(store, run_ids, sel, masks, common, numeric, pkey, keep)]
         people = _joined(store, parts, k, key=pkey, small=True)
-        instruments.append({"name": PEOPLE, "tag": "hp", "mode": PEOPLE, "groups": None, "status": "complete"})
-
+        instruments.append(Instrument(PEOPLE, PEOPLE, None, "complete"))
+    # each instrument's columns in the joined data: the runs' i0, i1, ..., people's hp
+    tags = {inst.name: "hp" if inst.name == PEOPLE else f"i{j}" for j, inst in enumerate(instruments)}
     matrices, on_people = {}, {}
-    for inst in instruments:
-        data = people if inst["name"] == PEOPLE else machines
-        matrices[inst["name"]] = _matrix(data, inst["tag"], common, kinds)
-        if people is not None and inst["name"] != PEOPLE:
-            on_people[inst["name"]] = _matrix(people, inst["tag"], common, kinds)
+    for name, tag in tags.items():
+        matrices[name] = _matrix(people if name == PEOPLE else machines, tag, common, kinds)
+        if people is not None and name != PEOPLE:
+            on_people[name] = _matrix(people, tag, common, kinds)
     index = [(i, j) for i in range(k) for j in range(i + 1, k)]
     ivs = _phi_intervals(
-        instruments, machines, people, index, seed=seed, n_boot=n_boot, level=level, analytic_above=analytic_above
+        tags, machines, people, index, seed=seed, n_boot=n_boot, level=level, analytic_above=analytic_above
     )
-    pairs_out = _pair_rows(instruments, matrices, ivs, machines, people, common, index)
+    pairs_out = _pair_rows(instruments, tags, matrices, ivs, machines, people, common, index)
     n_p = people["n"] if people is not None else 0
-    for inst in instruments:
-        inst.pop("tag")
-    return {
-        "finding": finding(pairs_out, instruments, n_p),
-        "reference_note": _reference_note(instruments),
-        "gen_id": gen_id,
-        "criteria": common,
-        "selection": sel.describe(),
-        "level": level,
-        "seed": seed,
-        "n_boot": n_boot,
-        "threshold": stats.ASSOCIATION_THRESHOLD,
-        "instruments": instruments,
-        "shared_answers": machines["n"],
-        "people_answers": n_p,
-        "matrices": matrices,
-        "matrices_on_people_answers": on_people,
-        "pairs": pairs_out,
-        "warnings": run_warnings(store, [i["name"] for i in instruments if i["name"] != PEOPLE]),
-    }
+    return Association(
+        finding=finding(pairs_out, instruments, n_p),
+        reference_note=_reference_note(instruments),
+        gen_id=gen_id,
+        criteria=common,
+        selection=sel.describe(),
+        level=level,
+        seed=seed,
+        n_boot=n_boot,
+        threshold=stats.ASSOCIATION_THRESHOLD,
+        instruments=instruments,
+        shared_answers=machines["n"],
+        people_answers=n_p,
+        matrices=matrices,
+        matrices_on_people_answers=on_people,
+        pairs=pairs_out,
+        warnings=run_warnings(store, run_ids),
+    )
 
 
 def _count(flags: np.ndarray, data: dict[str, Any]) -> int:
@@ -569,12 +671,12 @@ def _count(flags: np.ndarray, data: dict[str, Any]) -> int:
     return int(flags.sum()) if w is None else int(w[flags].sum())
 
 
-def _matrix(data, tag, criteria, kinds) -> dict[str, Any]:
+def _matrix(data, tag, criteria, kinds) -> Matrix:
     """phi for every ordered pair (the diagonal included, as 1 or undefined), failure rates, and
     Kendall tau-b / Spearman between numeric criteria."""
     n, w = data["n"], data.get("w")  # w: the rows are patterns standing for w answers each
-    phi: dict[str, dict[str, Any]] = {a: {} for a in criteria}
-    rank: dict[str, dict[str, Any]] = {a: {} for a in criteria}
+    phi: dict[str, dict[str, PhiCell]] = {a: {} for a in criteria}
+    rank: dict[str, dict[str, RankCell]] = {a: {} for a in criteria}
     fail_rate = {}
     for i, a in enumerate(criteria):
         fa = _fails(data, tag, i)
@@ -582,12 +684,12 @@ def _matrix(data, tag, criteria, kinds) -> dict[str, Any]:
         for j, b in enumerate(criteria):
             fb = _fails(data, tag, j)
             s = stats.phi(stats.TwoByTwo.from_fails(fa, fb, w))
-            phi[a][b] = {"value": s.value, "reason": s.reason}
+            phi[a][b] = PhiCell(s.value, s.reason)
             if i != j and kinds.get(a) in ("ordinal", "continuous") and kinds.get(b) in ("ordinal", "continuous"):
                 si, sj = data[f"{tag}_s{i}"], data[f"{tag}_s{j}"]
                 tau, rho = correlation.kendall_tau_b(si, sj), correlation.spearman(si, sj)
-                rank[a][b] = {"kendall_tau_b": tau.value, "spearman": rho.value, "reason": tau.reason or rho.reason}
-    return {"n": n, "fail_rate": fail_rate, "phi": phi, "rank": rank}
+                rank[a][b] = RankCell(tau.value, rho.value, tau.reason or rho.reason)
+    return Matrix(n, fail_rate, phi, rank)
 
 
 #: What each class means, in words (docs/ANALYSIS.md has the rule with its threshold).
@@ -599,29 +701,29 @@ CLASS_WORDS = {
 }
 
 
-def iv_text(v: dict[str, Any]) -> str:
-    if v["phi"] is None:
+def iv_text(v: PairInstrument) -> str:
+    if v.phi is None:
         return "undefined"
-    return f"{v['phi']:.2f}" + ("" if v["lo"] is None else f" [{v['lo']:.2f}, {v['hi']:.2f}]")
+    return f"{v.phi:.2f}" + ("" if v.lo is None else f" [{v.lo:.2f}, {v.hi:.2f}]")
 
 
-def finding(pairs: list[dict[str, Any]], instruments: list[dict[str, Any]], people_n: int) -> dict[str, Any] | None:
+def finding(pairs: list[Pair], instruments: list[Instrument], people_n: int) -> Finding | None:
     """The association's finding in words: the induced pair whose single-call phi stands furthest
     above its one-criterion phi, else the real pair with the largest people phi, else the pair with
     the largest single-call phi (``undetermined``, with its reason). None without pairs."""
     if not pairs:
         return None
-    by_name = {i["name"]: i for i in instruments}
+    by_name = {i.name: i for i in instruments}
 
-    def phis(p: dict[str, Any], call: str) -> list[float]:
-        return [v["phi"] for v in p["instruments"].values() if v["call"] == call and v["phi"] is not None]
+    def phis(p: Pair, call: str) -> list[float]:
+        return [v.phi for v in p.instruments.values() if v.call == call and v.phi is not None]
 
-    def gap(p: dict[str, Any]) -> float:
+    def gap(p: Pair) -> float:
         s, o = phis(p, "single"), phis(p, "one_criterion")
         return (max(s) if s else 0.0) - (max(o, key=abs) if o else 0.0)
 
-    induced = [p for p in pairs if p["class"] == "induced"]
-    real = [p for p in pairs if p["class"] == "real"]
+    induced = [p for p in pairs if p.cls == "induced"]
+    real = [p for p in pairs if p.cls == "real"]
     if induced:
         p = max(induced, key=gap)
     elif real:
@@ -629,26 +731,26 @@ def finding(pairs: list[dict[str, Any]], instruments: list[dict[str, Any]], peop
     else:
         p = max(pairs, key=lambda q: max(phis(q, "single") or [0.0]))
     parts = []
-    for name, v in p["instruments"].items():
-        mode = "people" if v["call"] == "people" else by_name[name]["mode"]
-        who = f"people ({people_n} labelled answers)" if v["call"] == "people" else f"{mode} ({name})"
+    for name, v in p.instruments.items():
+        mode = "people" if v.call == "people" else by_name[name].mode
+        who = f"people ({people_n} labelled answers)" if v.call == "people" else f"{mode} ({name})"
         parts.append(f"{iv_text(v)} {who}")
     lead = {
         "induced": "is induced by the single call",
         "real": "is real: people see it",
         "undetermined": "is undetermined",
-    }[p["class"]]
-    text = f"{p['a']} x {p['b']} {lead}: phi " + ", ".join(parts) + "."
-    if p["class"] == "undetermined":
-        text += f" Why: {p['reason']}."
-    return {"a": p["a"], "b": p["b"], "class": p["class"], "text": text, "meaning": CLASS_WORDS[p["class"]]}
+    }[p.cls]
+    text = f"{p.a} x {p.b} {lead}: phi " + ", ".join(parts) + "."
+    if p.cls == "undetermined":
+        text += f" Why: {p.reason}."
+    return Finding(p.a, p.b, p.cls, text, CLASS_WORDS[p.cls])
 
 
-def _reference_note(instruments: list[dict[str, Any]]) -> str | None:
+def _reference_note(instruments: list[Instrument]) -> str | None:
     """Why people are the reference: a one-criterion run shares the judge and the answers with the
     single-call run, so only people are independent of both."""
-    split = [i["name"] for i in instruments if i["mode"] == "split"]
-    single = [i["name"] for i in instruments if i["mode"] in ("single", "grouped")]
+    split = [i.name for i in instruments if i.mode == "split"]
+    single = [i.name for i in instruments if i.mode in ("single", "grouped")]
     if not split or not single:
         return None
     return (

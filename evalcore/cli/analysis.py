@@ -122,6 +122,7 @@ def _ratio_phi(r: TwoByTwoReport) -> str:
 def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed, n_boot, as_json) -> None:
     """phi for every criterion pair per instrument, side by side, classed induced / real / undetermined."""
     from evalcore.analysis.instruments import association as assoc
+    from evalcore.analysis.instruments import iv_text
 
     r = assoc(
         obj.store,
@@ -131,26 +132,21 @@ def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed
         seed=seed,
         n_boot=n_boot,
     )
-    names = [i["name"] for i in r["instruments"]]
-    rows = []
-    for p in r["pairs"]:
-        row = {"pair": f"{p['a']} x {p['b']}", "class": p["class"]}
-        for n in names:
-            v = p["instruments"][n]
-            iv = "" if v["lo"] is None else f" [{v['lo']:.2f}, {v['hi']:.2f}]"
-            row[n] = "undefined" if v["phi"] is None else f"{v['phi']:.2f}{iv}"
-        rows.append(row)
+    names = [i.name for i in r.instruments]
+    rows = [
+        {"pair": f"{p.a} x {p.b}", "class": p.cls, **{n: iv_text(p.instruments[n]) for n in names}} for p in r.pairs
+    ]
     head = (
-        f"{r['shared_answers']} shared answers"
-        + (f", {r['people_answers']} labelled by people" if human else "")
-        + f"; {int(100 * r['level'])}% intervals, threshold {r['threshold']}"
+        f"{r.shared_answers} shared answers"
+        + (f", {r.people_answers} labelled by people" if human else "")
+        + f"; {int(100 * r.level)}% intervals, threshold {r.threshold}"
     )
-    f = r["finding"]
+    f = r.finding
     text = "\n".join(
         [
-            *(f"WARNING: {w}" for w in r["warnings"]),
-            *([f["text"], f"({f['class']}: {f['meaning']})"] if f else []),
-            *([r["reference_note"]] if r["reference_note"] else []),
+            *(f"WARNING: {w}" for w in r.warnings),
+            *([f.text, f"({f.cls}: {f.meaning})"] if f else []),
+            *([r.reference_note] if r.reference_note else []),
             head,
             _table(rows, [("pair", "pair", False), *((n, n, False) for n in names), ("class", "class", False)]),
         ]
