@@ -77,21 +77,20 @@ if c.simulated:
 
 # ---------------------------------------------------------------- 1. what differs
 st.subheader("What differs")
-kind = d["kind"]
-if d["measurement_change"]:
+if d.measurement_change:
     st.warning(
         "**Measurement change, not a system change**: only the judge changed and the answers are identical "
         "(same outputs hash). Levels on either side are different measurements.",
         icon=":material/straighten:",
     )
 else:
-    st.markdown(f"This is a **{_text.md_escape(kind)}**.")
-for w in d["warnings"]:
+    st.markdown(f"This is a **{_text.md_escape(d.kind)}**.")
+for w in d.warnings:
     if "rival explanation" in w:
         st.warning(_text.md_escape("Rival explanations: " + w), icon=":material/warning:")
     elif "measurement change" not in w:
         st.info(_text.md_escape(w))
-counts = d["counts"]
+counts = d.counts
 st.caption(
     f"{counts['differs']} differ, {counts['one side']} recorded on one side only, {counts['held']} held, "
     f"{counts['not recorded']} not recorded on either side (never counted as held)."
@@ -99,14 +98,14 @@ st.caption(
 show_held = st.toggle("Show held and unrecorded knobs", value=False)
 krows = [
     {
-        "knob": r["label"],
-        "side": r["side"],
-        "status": r["status"],
-        "baseline": "" if r["a"] is None else str(r["a"]),
-        "candidate": "" if r["b"] is None else str(r["b"]),
+        "knob": r.label,
+        "side": r.side,
+        "status": r.status,
+        "baseline": "" if r.a is None else str(r.a),
+        "candidate": "" if r.b is None else str(r.b),
     }
-    for r in d["knobs"]
-    if show_held or r["status"] in ("differs", "one side")
+    for r in d.knobs
+    if show_held or r.status in ("differs", "one side")
 ]
 if krows:
     st.dataframe(pd.DataFrame(krows), hide_index=True, width="stretch")

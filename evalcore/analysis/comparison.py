@@ -37,7 +37,7 @@ import numpy as np
 
 from evalcore.analysis.comparecounts import TERNARY, Masks, _answers, _mask_figures, _pair_summary, _summary_sql
 from evalcore.analysis.comparepower import Power, Skipped, power
-from evalcore.analysis.configs import diff
+from evalcore.analysis.configs import Diff, diff
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection, _hold, _sel_sql
 from evalcore.contract import schema as S
@@ -556,7 +556,7 @@ class Comparison(Result):
     seed: int
     n_boot: int
     rounds_paired: int
-    diff: dict[str, Any]
+    diff: Diff
     coverage: Coverage
     rivals: list[str]
     figures: dict[str, Paired]
@@ -634,7 +634,7 @@ def compare(
         rounds_paired=rounds_paired,
         diff=d,
         coverage=coverage,
-        rivals=([coverage.rival] if coverage.rival else []) + list(d["rivals"]),
+        rivals=([coverage.rival] if coverage.rival else []) + d.rivals,
         figures=figures,
         verdict=verdict,
         new_misses=new_miss[:list_limit],
@@ -644,7 +644,7 @@ def compare(
         cost=Both(_cost(store, ma), _cost(store, mb)),
         latency=_latency(store, summary, run_a, run_b),
         polluted=polluted,
-        simulated=bool(d["a"]["simulated"] or d["b"]["simulated"]),
+        simulated=d.a.simulated or d.b.simulated,
         notes=notes,
     )
 

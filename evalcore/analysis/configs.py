@@ -11,6 +11,7 @@ from typing import Any
 from evalcore.analysis.selection import variant_warning
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
+from evalcore.contract.results import Result
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.store import Store
 
@@ -173,7 +174,52 @@ def fmt_value(v: Any) -> str:
     return "(not recorded)" if _missing(v) else (", ".join(map(str, v)) if isinstance(v, list) else str(v))
 
 
-def diff(store: Store, a: str, b: str, *, under_test: str | None = None) -> dict[str, Any]:
+@dataclass
+class DiffSide(Result):
+    """One side of :func:`diff`: a run or a generation, its generation and whether it is simulated."""
+
+    kind: str
+    id: str
+    gen_id: str
+    outputs_hash: str
+    simulated: bool
+
+
+@dataclass
+class Knob(Result):
+    """One knob of :func:`diff` (a row of :func:`diff_knobs`)."""
+
+    knob: str
+    label: str
+    side: str
+    status: str
+    a: Any
+    b: Any
+
+
+@dataclass
+class Diff(Result):
+    """:func:`diff`: what ``evalcore diff --json`` prints and the Compare page shows first."""
+
+    a: DiffSide
+    b: DiffSide
+    knobs: list[Knob]
+    changed: list[str]
+    under_test: str | None
+    rivals: list[str]
+    kind: str
+    measurement_change: bool
+    warnings: list[str]
+    counts: dict[str, int]
+
+
+def _diff_side(c: Config) -> DiffSide:
+    return DiffSide(
+        c.kind, c.id, c.gen.gen_id, c.gen.outputs_hash, bool(c.gen.simulated or (c.run and c.run.simulated))
+    )
+
+
+def diff(store: Store, a: str, b: str, *, under_test: str | None = None) -> Diff:
     """The knob diff of two runs or two generations, with what it means: rival explanations
     (every differing knob but the one under test), and whether the change is a measurement change
     (only the judge changed over identical outputs) or a system change."""
@@ -184,30 +230,16 @@ def diff(store: Store, a: str, b: str, *, under_test: str | None = None) -> dict
     known = {r["knob"] for r in rows}
     if under_test is not None and under_test not in known:
         raise InputError(f"unknown knob {under_test!r}; knobs here: {', '.join(sorted(known))}", field="--under-test")
-    return {
-        "a": {
-            "kind": ca.kind,
-            "id": a,
-            "gen_id": ca.gen.gen_id,
-            "outputs_hash": ca.gen.outputs_hash,
-            "simulated": bool(ca.gen.simulated or (ca.run and ca.run.simulated)),
-        },
-        "b": {
-            "kind": cb.kind,
-            "id": b,
-            "gen_id": cb.gen.gen_id,
-            "outputs_hash": cb.gen.outputs_hash,
-            "simulated": bool(cb.gen.simulated or (cb.run and cb.run.simulated)),
-        },
-        "knobs": rows,
+    return Diff(
+        a=_diff_side(ca),
+        b=_diff_side(cb),
+        knobs=[Knob(**r) for r in rows],
         **_with_variant(
             meaning(rows, ca.gen.outputs_hash == cb.gen.outputs_hash, under_test),
             [(x, c.run.prompt_variant) for x, c in ((a, ca), (b, cb)) if c.run is not None],
         ),
-        "counts": {
-            s: sum(1 for r in rows if r["status"] == s) for s in ("held", "differs", "one side", "not recorded")
-        },
-    }
+        counts={s: sum(1 for r in rows if r["status"] == s) for s in ("held", "differs", "one side", "not recorded")},
+    )
 
 
 def _with_variant(m: dict[str, Any], runs: list[tuple[str, str | None]]) -> dict[str, Any]:

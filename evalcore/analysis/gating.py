@@ -357,7 +357,7 @@ def _md_head(c: Comparison, g: GateCheck | None) -> list[str]:
         )
     lines.append(
         f"\nBaseline `{c.baseline}`, candidate `{c.candidate}`, {c.rounds_paired} paired generation "
-        f"round(s); the diff calls this a **{md_text(c.diff['kind'])}**."
+        f"round(s); the diff calls this a **{md_text(c.diff.kind)}**."
     )
     cov = c.coverage
     lines.append(
@@ -366,7 +366,7 @@ def _md_head(c: Comparison, g: GateCheck | None) -> list[str]:
     )
     if cov.note:
         lines.append(f"\n> Warning: {md_text(cov.note)} (the first rival explanation)")
-    for w in c.diff["warnings"]:
+    for w in c.diff.warnings:
         lines.append(f"\n> Warning: {md_text(w)}")
     lines.append(f"\n**{md_text(c.verdict.text)}**")
     for n in c.verdict.notes:

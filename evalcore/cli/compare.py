@@ -6,11 +6,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from evalcore.cli._common import FINITE, Ctx, _selection, _table, emit, selection_options
 from evalcore.cli.suite import holdout_option, read_suites
+
+if TYPE_CHECKING:
+    from evalcore.analysis.configs import Diff
 
 _HOLDOUT_HELP = "Count holdout items too (hidden by default)."
 
@@ -35,13 +39,10 @@ def _compare_options(f):
     return holdout_option(_HOLDOUT_HELP)(f)
 
 
-def _diff_text(d: dict) -> str:
-    rows = [
-        {"knob": r["label"], "side": r["side"], "status": r["status"], "a": _val(r["a"]), "b": _val(r["b"])}
-        for r in d["knobs"]
-    ]
+def _diff_text(d: Diff) -> str:
+    rows = [{"knob": r.label, "side": r.side, "status": r.status, "a": _val(r.a), "b": _val(r.b)} for r in d.knobs]
     out = [
-        f"A {d['a']['kind']} {d['a']['id']}  vs  B {d['b']['kind']} {d['b']['id']}: {d['kind']}",
+        f"A {d.a.kind} {d.a.id}  vs  B {d.b.kind} {d.b.id}: {d.kind}",
         _table(
             rows,
             [
@@ -53,7 +54,7 @@ def _diff_text(d: dict) -> str:
             ],
         ),
     ]
-    out += [f"WARNING: {w}" for w in d["warnings"]]
+    out += [f"WARNING: {w}" for w in d.warnings]
     return "\n".join(out)
 
 
