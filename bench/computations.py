@@ -537,7 +537,7 @@ def position_canon(r: dict) -> dict:
 
 
 def position_ev(c: Ctx):
-    from evalcore.analysis.instruments import position_effect
+    from evalcore.analysis.failures import position_effect
     return position_effect(c.store(), RUN_A, RUN_B)
 
 

@@ -223,7 +223,7 @@ def test_runs_and_generations_on_a_slice(tmp_path, monkeypatch):
     n = duckdb.execute(
         f"SELECT count(*) FROM '{DEMO}/generations/support-g1/outputs.parquet' JOIN "
         f"'{DEMO}/suites/support/items.parquet' i USING (item_id) WHERE NOT i.holdout AND i.class = 'billing'"
-    ).fetchone()[0]
+    ).fetchall()[0][0]
     assert gen["outputs"] == n and n < next(g for g in _json(tmp_path, "generations") if g["gen_id"] == "support-g1")[
         "outputs"
     ]
@@ -242,7 +242,7 @@ def test_cost_on_a_slice(tmp_path, monkeypatch):
     calls, cost = duckdb.execute(
         f"SELECT count(*), sum(cost_usd) FROM '{DEMO}/runs/{RUN}/calls.parquet' JOIN "
         f"'{DEMO}/suites/support/items.parquet' i USING (item_id) WHERE i.class = 'billing'"
-    ).fetchone()
+    ).fetchall()[0]
     assert r["classes"] == ["billing"] and r["judge"]["calls"] == calls
     assert r["judge"]["cost_usd"] == pytest.approx(cost, rel=1e-12)
     assert r["judge"]["calls"] < _json(tmp_path, "cost", RUN)["judge"]["calls"]
