@@ -178,25 +178,25 @@ with _text.boundary():
     res = _cache.analysis_call(
         analysis.flip_answers, run_a, run_b, crit, direction, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE
     )
-    if not res["answers"]:
+    if not res.answers:
         st.info("No answers here.")
     else:
         st.caption(
-            f"{res['total']} answers; {res['offset'] + 1} to {res['offset'] + len(res['answers'])} shown. "
+            f"{res.total} answers; {res.offset + 1} to {res.offset + len(res.answers)} shown. "
             "Reasons are the judges' own words. Select a row to read the answer."
         )
         listing = pd.DataFrame(
             [
                 {
-                    "item": x["item_id"],
-                    "round": x["gen_round"],
-                    "class": x["class"],
-                    "A": _text.verdict_word(x["a"]["passed"]),
-                    "A's reason": x["a"]["reason"],
-                    "B": _text.verdict_word(x["b"]["passed"]),
-                    "B's reason": x["b"]["reason"],
+                    "item": x.item_id,
+                    "round": x.gen_round,
+                    "class": x.cls,
+                    "A": _text.verdict_word(x.a["passed"]),
+                    "A's reason": x.a["reason"],
+                    "B": _text.verdict_word(x.b["passed"]),
+                    "B's reason": x.b["reason"],
                 }
-                for x in res["answers"]
+                for x in res.answers
             ]
         )
         ev = st.dataframe(
@@ -209,15 +209,14 @@ with _text.boundary():
         )
         picked = list(ev.selection.rows) if ev is not None else []
         if picked:
-            x = res["answers"][picked[0]]
-            st.caption(_text.md_escape(f"{x['item_id']}, generation round {x['gen_round']}, class {x['class'] or '-'}"))
+            x = res.answers[picked[0]]
+            st.caption(_text.md_escape(f"{x.item_id}, generation round {x.gen_round}, class {x.cls or '-'}"))
             i_col, o_col = st.columns(2)
             with i_col:
-                _text.labelled_text("Input", x["input"])
-                _text.labelled_text("Output" + (" (the system abstained)" if x["abstained"] else ""), x["output"])
+                _text.labelled_text("Input", x.input)
+                _text.labelled_text("Output" + (" (the system abstained)" if x.abstained else ""), x.output)
             with o_col:
-                for side, rid in (("a", run_a), ("b", run_b)):
-                    s = x[side]
+                for side, rid, s in (("a", run_a, x.a), ("b", run_b, x.b)):
                     _text.labelled_text(
                         _text.md_escape(
                             f"{side.upper()} ({rid}): {_text.verdict_word(s['passed'])}, judge round {s['judge_round']}"
@@ -227,5 +226,5 @@ with _text.boundary():
             st.page_link(
                 "pages/1_runs.py",
                 label="Open this answer with every verdict of A in Runs",
-                query_params={"run": run_a, "item": x["item_id"], "round": str(x["gen_round"])},
+                query_params={"run": run_a, "item": x.item_id, "round": str(x.gen_round)},
             )

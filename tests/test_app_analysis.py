@@ -443,7 +443,7 @@ def test_every_drill_down_total_equals_the_figure_it_opens_from(tmp_path):
         fl = analysis.flips(s, "support-single", "support-split", sel).to_dict()
         for c in fl["criteria"]:
             for d in analysis.DIRECTIONS:
-                assert analysis.flip_answers(s, "support-single", "support-split", c["criterion"], d, sel)["total"] \
+                assert analysis.flip_answers(s, "support-single", "support-split", c["criterion"], d, sel).total \
                     == c[d]
     ct = analysis.crosstab(s, "support-single", "cites_source", "answers_question")
     t = ct.table

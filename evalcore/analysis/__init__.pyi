@@ -128,6 +128,8 @@ from .gating import (
 )
 from .harness import (
     AllPass as AllPass,
+    FlipAnswer as FlipAnswer,
+    FlipAnswers as FlipAnswers,
     FlipRow as FlipRow,
     Flips as Flips,
     MostMoved as MostMoved,

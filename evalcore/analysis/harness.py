@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore.analysis.answers import (
@@ -36,7 +36,7 @@ from evalcore.analysis.selection import (
     run_warnings,
 )
 from evalcore.contract import schema as S
-from evalcore.contract.results import Result
+from evalcore.contract.results import Result, key
 from evalcore.errors import InputError
 from evalcore.stats import correlation as stats
 from evalcore.storage.store import Store
@@ -194,6 +194,37 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
     )
 
 
+@dataclass
+class FlipAnswer(Result):
+    """One answer of :func:`flip_answers`: :func:`answer_row`, and each run's verdict and reason."""
+
+    item_id: str
+    gen_round: int
+    cls: str | None = field(metadata=key("class"))
+    input: str | None
+    output: str | None
+    abstained: bool | None
+    a: dict[str, Any]
+    b: dict[str, Any]
+
+
+@dataclass
+class FlipAnswers(Result):
+    """:func:`flip_answers`: one page of the answers behind a cell of :func:`flips`, with their total."""
+
+    run_a: str
+    run_b: str
+    gen_id: str
+    criterion: str
+    direction: str
+    selection: dict[str, Any]
+    warnings: list[str]
+    total: int
+    offset: int
+    limit: int
+    answers: list[FlipAnswer]
+
+
 def flip_answers(
     store: Store,
     run_a: str,
@@ -203,7 +234,7 @@ def flip_answers(
     sel: Selection = DEFAULT_SELECTION,
     limit: int = 25,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> FlipAnswers:
     """The answers behind one cell of :func:`flips` for ``criterion``: ``fail_a_pass_b`` (A fails
     them and B passes them), ``pass_a_fail_b`` or ``fail_both``, each with its input, output and
     both runs' verdicts and reasons. ``total`` equals the matching count of :func:`flips`."""
@@ -237,27 +268,24 @@ def flip_answers(
     wb = _words(store, run_b, sel, [criterion], keys)
     answers = []
     for k in keys:
-        t = texts.get(k, {})
+        r = answer_row(k, texts.get(k, {}))
+        said = {side: _said(w.get((k[0], k[1], criterion))) for side, w in (("a", wa), ("b", wb))}
         answers.append(
-            {
-                **answer_row(k, t),
-                "a": _said(wa.get((k[0], k[1], criterion))),
-                "b": _said(wb.get((k[0], k[1], criterion))),
-            }
+            FlipAnswer(r["item_id"], r["gen_round"], r["class"], r["input"], r["output"], r["abstained"], **said)
         )
-    return {
-        "run_a": run_a,
-        "run_b": run_b,
-        "gen_id": ma.gen_id,
-        "criterion": criterion,
-        "direction": direction,
-        "selection": sel.describe(),
-        "warnings": run_warnings(store, [run_a, run_b]),
-        "total": total,
-        "offset": int(offset),
-        "limit": int(limit),
-        "answers": answers,
-    }
+    return FlipAnswers(
+        run_a=run_a,
+        run_b=run_b,
+        gen_id=ma.gen_id,
+        criterion=criterion,
+        direction=direction,
+        selection=sel.describe(),
+        warnings=run_warnings(store, [run_a, run_b]),
+        total=total,
+        offset=int(offset),
+        limit=int(limit),
+        answers=answers,
+    )
 
 
 @dataclass

@@ -390,7 +390,8 @@ def flipped(
     r = flip_answers(
         obj.store, run_a, run_b, criterion, direction, _selection(obj, judge_round, majority, gen_round), limit, offset
     )
-    lines = [*(f"WARNING: {w}" for w in r["warnings"]), f"{criterion}, {direction}: {_page_line(r)}"]
-    for ans in r["answers"]:
+    d = r.to_dict()  # (the answer lines read the drill-downs' JSON)
+    lines = [*(f"WARNING: {w}" for w in r.warnings), f"{criterion}, {direction}: {_page_line(d)}"]
+    for ans in d["answers"]:
         lines += _answer_lines(ans, [(f"A {run_a}", ans["a"]), (f"B {run_b}", ans["b"])])
     emit(r, as_json, "\n".join(lines))
