@@ -142,24 +142,22 @@ with _text.boundary():
                     PAGE_SIZE,
                     0,
                 )
-                shown = said["answers"][:FINDING_ANSWERS]
+                first = said.answers[:FINDING_ANSWERS]
                 st.caption(
                     _text.md_escape(
-                        f"{said['total']} answers fail both in {singles[0]}; the first {len(shown)}, with the "
+                        f"{said.total} answers fail both in {singles[0]}; the first {len(first)}, with the "
                         "judge's own reasons and what the other instruments said:"
                     )
                 )
-                for x in shown:
-                    own = x["verdicts"][singles[0]]
+                for x in first:
+                    own = x.verdicts[singles[0]]
                     others = "; ".join(
                         f"{who}: {f.a} {_text.verdict_word(v[f.a]['passed'])}, {f.b} {_text.verdict_word(v[f.b]['passed'])}"
-                        for who, v in x["verdicts"].items()
+                        for who, v in x.verdicts.items()
                         if who != singles[0] and not v[f.a]["missing"]
                     )
                     _text.labelled_text(
-                        _text.md_escape(
-                            f"{x['item_id']} (round {x['gen_round']})" + (f" - {others}" if others else "")
-                        ),
+                        _text.md_escape(f"{x.item_id} (round {x.gen_round})" + (f" - {others}" if others else "")),
                         f"{f.a}: {own[f.a]['reason'] or '(no reason)'}\n{f.b}: {own[f.b]['reason'] or '(no reason)'}",
                     )
     st.caption(
@@ -283,29 +281,29 @@ with _text.boundary():
         ca = _cache.analysis_call(
             analysis.cell_answers, list(chosen), a, b, *CELLS[cell], inst, human, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE
         )
-        if not ca["answers"]:
+        if not ca.answers:
             st.info("No answers in this cell.")
         else:
             st.caption(
                 _text.md_escape(
-                    f"{ca['total']} answers in this cell for {inst}; {ca['offset'] + 1} to "
-                    f"{ca['offset'] + len(ca['answers'])} shown, with every instrument's verdict. Select a row to read "
+                    f"{ca.total} answers in this cell for {inst}; {ca.offset + 1} to "
+                    f"{ca.offset + len(ca.answers)} shown, with every instrument's verdict. Select a row to read "
                     "the answer and each judge's reason."
                 )
             )
             listing = pd.DataFrame(
                 [
                     {
-                        "item": x["item_id"],
-                        "round": x["gen_round"],
-                        "class": x["class"],
+                        "item": x.item_id,
+                        "round": x.gen_round,
+                        "class": x.cls,
                         **{
                             f"{who}: {c}": _text.verdict_word(v[c]["passed"]) if not v[c]["missing"] else "-"
-                            for who, v in x["verdicts"].items()
+                            for who, v in x.verdicts.items()
                             for c in (a, b)
                         },
                     }
-                    for x in ca["answers"]
+                    for x in ca.answers
                 ]
             )
             ev = st.dataframe(
@@ -317,16 +315,14 @@ with _text.boundary():
             )
             picked = list(ev.selection.rows) if ev is not None else []
             if picked:
-                x = ca["answers"][picked[0]]
-                st.caption(
-                    _text.md_escape(f"{x['item_id']}, generation round {x['gen_round']}, class {x['class'] or '-'}")
-                )
+                x = ca.answers[picked[0]]
+                st.caption(_text.md_escape(f"{x.item_id}, generation round {x.gen_round}, class {x.cls or '-'}"))
                 i_col, o_col = st.columns(2)
                 with i_col:
-                    _text.labelled_text("Input", x["input"])
-                    _text.labelled_text("Output" + (" (the system abstained)" if x["abstained"] else ""), x["output"])
+                    _text.labelled_text("Input", x.input)
+                    _text.labelled_text("Output" + (" (the system abstained)" if x.abstained else ""), x.output)
                 with o_col:
-                    for who, v in x["verdicts"].items():
+                    for who, v in x.verdicts.items():
                         lines = []
                         for c in (a, b):
                             s = v[c]
@@ -341,7 +337,7 @@ with _text.boundary():
                     st.page_link(
                         "pages/1_runs.py",
                         label="Open this answer with every verdict in Runs",
-                        query_params={"run": inst, "item": x["item_id"], "round": str(x["gen_round"])},
+                        query_params={"run": inst, "item": x.item_id, "round": str(x.gen_round)},
                     )
 
     # ------------------------------------------------------------ pairs side by side

@@ -452,8 +452,8 @@ def test_every_drill_down_total_equals_the_figure_it_opens_from(tmp_path):
     for (af, bf), n in cells.items():
         got = analysis.cell_answers(s, ["support-single", "support-split"], "cites_source", "answers_question", af, bf,
                                     "support-single", limit=1)
-        assert got["total"] == n and len(got["answers"]) == min(1, n)
+        assert got.total == n and len(got.answers) == min(1, n)
     people = analysis.people_crosstab(s, "support-g1", "grounded", "no_fabrication")
     got = analysis.cell_answers(s, ["support-split"], "grounded", "no_fabrication", True, True, "people")
-    assert got["total"] == people.table.a_fail.b_fail == len(got["answers"])
-    assert all(a["verdicts"]["people"]["grounded"]["passed"] is False for a in got["answers"])
+    assert got.total == people.table.a_fail.b_fail == len(got.answers)
+    assert all(a.verdicts["people"]["grounded"]["passed"] is False for a in got.answers)

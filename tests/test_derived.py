@@ -166,7 +166,7 @@ def test_a_drill_downs_words_under_the_majority_are_the_first_agreeing_round(wor
         v = pq.read_table(store.path_of("run", rid, "verdicts")).to_pandas()
         v = v[v["criterion"].isin([a, b])]
         for af, bf in ((True, True), (False, True), (False, False)):
-            got = cell_answers(store, info["runs"], a, b, af, bf, rid, sel=sel, limit=50)
+            got = cell_answers(store, info["runs"], a, b, af, bf, rid, sel=sel, limit=50).to_dict()
             for ans in got["answers"]:
                 for c in (a, b):
                     said = ans["verdicts"][rid][c]

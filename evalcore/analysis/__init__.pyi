@@ -3,6 +3,8 @@
 from .answers import (
     DIRECTIONS as DIRECTIONS,
     MAX_LIMIT as MAX_LIMIT,
+    CellAnswer as CellAnswer,
+    CellAnswers as CellAnswers,
     FailingAnswer as FailingAnswer,
     FailingAnswers as FailingAnswers,
     PeopleCrosstab as PeopleCrosstab,

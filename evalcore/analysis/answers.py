@@ -509,6 +509,38 @@ def _people_words(
     return people
 
 
+@dataclass
+class CellAnswer(Result):
+    """One answer of :func:`cell_answers`: :func:`answer_row`, and every instrument's verdict and
+    reason on the two criteria (instrument -> criterion -> what it said)."""
+
+    item_id: str
+    gen_round: int
+    cls: str | None = field(metadata=key("class"))
+    input: str | None
+    output: str | None
+    abstained: bool | None
+    verdicts: dict[str, dict[str, dict[str, Any]]]
+
+
+@dataclass
+class CellAnswers(Result):
+    """:func:`cell_answers`: one page of the answers in a cell of the 2x2, with their total."""
+
+    gen_id: str
+    in_run: str = field(metadata=key("in"))
+    a: str
+    b: str
+    a_failed: bool
+    b_failed: bool
+    instruments: list[str]
+    selection: dict[str, Any]
+    total: int
+    offset: int
+    limit: int
+    answers: list[CellAnswer]
+
+
 def cell_answers(
     store: Store,
     run_ids: list[str],
@@ -521,7 +553,7 @@ def cell_answers(
     sel: Selection = DEFAULT_SELECTION,
     limit: int = 25,
     offset: int = 0,
-) -> dict[str, Any]:
+) -> CellAnswers:
     """The answers in one cell of the 2x2 of ``a`` (rows) and ``b`` (columns) as instrument
     ``in_run`` (one of ``run_ids``, or ``"people"``) judged them, each with its input and output
     and every instrument's verdict and reason on the two criteria (people give a verdict, no
@@ -553,18 +585,21 @@ def cell_answers(
         verdicts = {rid: {c: _said(words[rid].get((k[0], k[1], c))) for c in (a, b)} for rid in run_ids}
         if human:
             verdicts[PEOPLE] = {c: _said(people.get((k[0], k[1], c))) for c in (a, b)}
-        answers.append({**answer_row(k, t), "verdicts": verdicts})
-    return {
-        "gen_id": gen_id,
-        "in": in_run,
-        "a": a,
-        "b": b,
-        "a_failed": bool(a_failed),
-        "b_failed": bool(b_failed),
-        "instruments": run_ids + ([PEOPLE] if human else []),
-        "selection": sel.describe(),
-        "total": total,
-        "offset": int(offset),
-        "limit": int(limit),
-        "answers": answers,
-    }
+        r = answer_row(k, t)
+        answers.append(
+            CellAnswer(r["item_id"], r["gen_round"], r["class"], r["input"], r["output"], r["abstained"], verdicts)
+        )
+    return CellAnswers(
+        gen_id=gen_id,
+        in_run=in_run,
+        a=a,
+        b=b,
+        a_failed=bool(a_failed),
+        b_failed=bool(b_failed),
+        instruments=run_ids + ([PEOPLE] if human else []),
+        selection=sel.describe(),
+        total=total,
+        offset=int(offset),
+        limit=int(limit),
+        answers=answers,
+    )

@@ -359,8 +359,9 @@ def cell(
         limit,
         offset,
     )
-    lines = [f"{a} {a_verdict}, {b} {b_verdict} under {r['in']}: {_page_line(r)}"]
-    for ans in r["answers"]:
+    d = r.to_dict()  # (the answer lines read the drill-downs' JSON)
+    lines = [f"{a} {a_verdict}, {b} {b_verdict} under {r.in_run}: {_page_line(d)}"]
+    for ans in d["answers"]:
         lines += _answer_lines(ans, [(f"{who} {c}", s) for who, per in ans["verdicts"].items() for c, s in per.items()])
     emit(r, as_json, "\n".join(lines))
 
