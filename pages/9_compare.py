@@ -263,16 +263,16 @@ st.subheader("Trend across runs")
 suite = by_id[run_b].suite_id
 with _text.boundary():
     t = _cache.analysis_call(analysis.trend, suite_id=suite, metric=metric, sel=sel)
-if t["points"]:
+if t.points:
     st.caption(
         f"Runs over suite {suite}, in the order they were made. The line breaks where the judge model, the "
-        f"judge prompt, the rubric or the suite changed: {t['segments']} unbroken stretch(es)."
+        f"judge prompt, the rubric or the suite changed: {t.segments} unbroken stretch(es)."
     )
-    _cache.chart(st, _cache.chart_spec(analysis.trend_lines, t["points"], metric))
-    if t["polluted"]:
+    _cache.chart(st, _cache.chart_spec(analysis.trend_lines, [p.to_dict() for p in t.points], metric))
+    if t.polluted:
         st.warning(
             _text.md_escape(
-                "POLLUTED points (not a measurement): " + ", ".join(t["polluted"]) + " — shown with status polluted"
+                "POLLUTED points (not a measurement): " + ", ".join(t.polluted) + " — shown with status polluted"
             ),
             icon=":material/report:",
         )

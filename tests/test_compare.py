@@ -438,22 +438,22 @@ def test_demo_diffs(tmp_path):
 def test_trend_breaks_exactly_where_the_measurement_changed(tmp_path):
     st = Store(DEMO, tmp_path / "s")
     t = trend(st, suite_id="support")
-    pts = t["points"]
+    pts = t.points
     assert len(pts) >= 5
     for prev, cur in zip(pts, pts[1:]):
-        a, b = st.run(prev["run_id"]).manifest, st.run(cur["run_id"]).manifest
+        a, b = st.run(prev.run_id).manifest, st.run(cur.run_id).manifest
         changed = (a.judge_model, a.prompt_hash, a.rubric_hash) != (b.judge_model, b.prompt_hash, b.rubric_hash)
-        assert (cur["segment"] != prev["segment"]) == changed == bool(cur["breaks"])
-    assert [p["created_at"] for p in pts] == sorted(p["created_at"] for p in pts)
-    assert t["segments"] == pts[-1]["segment"] + 1
+        assert (cur.segment != prev.segment) == changed == bool(cur.breaks)
+    assert [p.created_at for p in pts] == sorted(p.created_at for p in pts)
+    assert t.segments == pts[-1].segment + 1
 
 
 def test_trend_on_the_fixture_keeps_one_line_until_the_judge_changes(store):
     t = trend(store)
-    assert [p["run_id"] for p in t["points"]] == ["r-base", "r-cand", "r-base-judge2"]
-    assert [p["segment"] for p in t["points"]] == [0, 0, 1]
-    assert t["points"][2]["breaks"] == ["judge model: judge-2026-01-01 -> judge-2026-06-01"]
-    assert t["points"][0]["value"] == pytest.approx((18 + 18 + 15) / 90)
+    assert [p.run_id for p in t.points] == ["r-base", "r-cand", "r-base-judge2"]
+    assert [p.segment for p in t.points] == [0, 0, 1]
+    assert t.points[2].breaks == ["judge model: judge-2026-01-01 -> judge-2026-06-01"]
+    assert t.points[0].value == pytest.approx((18 + 18 + 15) / 90)
 
 
 def test_past_the_bootstrap_limit_the_interval_is_analytic(store, monkeypatch):

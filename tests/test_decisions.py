@@ -83,7 +83,7 @@ def test_the_ternary_headline_is_a_figure_of_compare_gate_and_trend(tmp_path):
     assert c.fixed_miss_count == 1  # q02: wrong -> partial is no longer a miss
     assert gate(st, "t-base", "t-cand", headline="ternary").headline == "ternary"
     t = trend(st, metric="ternary")
-    assert [(p["run_id"], p["value"]) for p in t["points"]] == [("t-base", 0.375), ("t-cand", 0.625)]
+    assert [(p.run_id, p.value) for p in t.points] == [("t-base", 0.375), ("t-cand", 0.625)]
 
 
 def test_compare_restricts_to_the_items_both_answered_and_names_coverage_first(tmp_path):
@@ -110,8 +110,8 @@ def test_a_polluted_run_is_marked_in_compare_trend_and_the_ledger(tmp_path):
     c = compare(st, "r-base", "r-cand")
     assert c.polluted == ["r-cand"] and any("r-cand is POLLUTED" in n for n in c.notes)
     t = trend(st)
-    assert {p["run_id"]: p["polluted"] for p in t["points"]} == {"r-base": False, "r-cand": True}
-    assert t["polluted"] == ["r-cand"]
+    assert {p.run_id: p.polluted for p in t.points} == {"r-base": False, "r-cand": True}
+    assert t.polluted == ["r-cand"]
     p = _cli(data, tmp_path / "state", "trend", check=0)
     (line,) = [x for x in p.stdout.splitlines() if "r-cand" in x]
     assert "POLLUTED" in line

@@ -121,6 +121,8 @@ from .gating import (
     GateCheck as GateCheck,
     LatencyBar as LatencyBar,
     LatencyCheck as LatencyCheck,
+    Trend as Trend,
+    TrendPoint as TrendPoint,
     gate as gate,
     latency_bar as latency_bar,
     markdown as markdown,

@@ -462,6 +462,39 @@ BREAK_KNOBS = (("judge_model", "judge model"), ("prompt_hash", "judge prompt"), 
 # a change of suite breaks the line too: different items are a different measurement
 
 
+@dataclass
+class TrendPoint(Result):
+    """One run of :func:`trend`: its headline per round and mean, status, line segment and breaks, latency."""
+
+    run_id: str
+    created_at: str
+    gen_id: str
+    suite_id: str
+    value: float
+    by_round: list[float | None]
+    spread: float | None
+    status: str
+    polluted: bool
+    judge_model: str
+    mode: str
+    segment: int
+    breaks: list[str]
+    latency: dict[str, Any]
+    simulated: bool
+
+
+@dataclass
+class Trend(Result):
+    """:func:`trend`: what ``evalcore trend --json`` prints and the Compare page draws."""
+
+    metric: str
+    suite_id: str | None
+    points: list[TrendPoint]
+    segments: int
+    polluted: list[str]
+    simulated: bool
+
+
 def trend(
     store: Store,
     *,
@@ -469,7 +502,7 @@ def trend(
     metric: str = "all_pass",
     sel: Selection | None = None,
     include_holdout: bool | None = None,
-) -> dict[str, Any]:
+) -> Trend:
     """A headline over time across runs (by created_at), broken where the judge model, the judge
     prompt or the rubric changed: levels on either side of a break are different measurements. A
     polluted run's point is marked (``polluted``; its value is not a measurement), and each point
@@ -492,7 +525,8 @@ def trend(
     if suite_id is not None and suite_id not in store.ids("suite"):
         raise NotFoundError(f"no suite {suite_id!r} in {store.data}", field="--suite")
     runs.sort(key=lambda t: (t[0], t[1]))
-    points, segment, prev = [], 0, None
+    points: list[TrendPoint] = []
+    segment, prev = 0, None
     for created, rid, m, g in runs:
         pr = per_round(store, rid, sel=sel, metrics=["all_pass"] if metric == "all_pass" else ["all_pass", metric])
         f = pr.figures[metric]
@@ -511,32 +545,31 @@ def trend(
                 )
             if breaks:
                 segment += 1
-        lat = answer_latency(store, rid)
         points.append(
-            {
-                "run_id": rid,
-                "created_at": created.isoformat(),
-                "gen_id": m.gen_id,
-                "suite_id": g.suite_id,
-                "value": f.mean,
-                "by_round": f.by_round,
-                "spread": f.spread,
-                "status": m.status,
-                "polluted": m.status == "polluted" or g.status == "polluted",
-                "judge_model": m.judge_model,
-                "mode": m.mode,
-                "segment": segment,
-                "breaks": breaks,
-                "latency": lat,
-                "simulated": bool(m.simulated or g.simulated),
-            }
+            TrendPoint(
+                rid,
+                created.isoformat(),
+                m.gen_id,
+                g.suite_id,
+                f.mean,
+                f.by_round,
+                f.spread,
+                m.status,
+                m.status == "polluted" or g.status == "polluted",
+                m.judge_model,
+                m.mode,
+                segment,
+                breaks,
+                answer_latency(store, rid),
+                bool(m.simulated or g.simulated),
+            )
         )
         prev = (m, g)
-    return {
-        "metric": metric,
-        "suite_id": suite_id,
-        "points": points,
-        "segments": (points[-1]["segment"] + 1) if points else 0,
-        "polluted": [p["run_id"] for p in points if p["polluted"]],
-        "simulated": any(p["simulated"] for p in points),
-    }
+    return Trend(
+        metric,
+        suite_id,
+        points,
+        (points[-1].segment + 1) if points else 0,
+        [p.run_id for p in points if p.polluted],
+        any(p.simulated for p in points),
+    )

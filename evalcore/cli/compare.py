@@ -209,19 +209,19 @@ def trend_cmd(obj: Ctx, suite_id, metric, judge_round, majority, gen_round, as_j
     from evalcore.analysis.gating import trend
 
     t = trend(obj.store, suite_id=suite_id, metric=metric, sel=_selection(obj, judge_round, majority, gen_round))
-    read_suites(p["suite_id"] for p in t["points"])
+    read_suites(p.suite_id for p in t.points)
     rows = [
         {
-            "segment": p["segment"],
-            "run": p["run_id"],
-            "created": p["created_at"][:16],
-            "value": p["value"],
-            "spread": p["spread"],
-            "status": "POLLUTED" if p["polluted"] else p["status"],
-            "latency": _lat(p["latency"].get("system")),
-            "breaks": "; ".join(p["breaks"]),
+            "segment": p.segment,
+            "run": p.run_id,
+            "created": p.created_at[:16],
+            "value": p.value,
+            "spread": p.spread,
+            "status": "POLLUTED" if p.polluted else p.status,
+            "latency": _lat(p.latency.get("system")),
+            "breaks": "; ".join(p.breaks),
         }
-        for p in t["points"]
+        for p in t.points
     ]
     emit(
         t,
