@@ -790,7 +790,7 @@ def trend_canon(r: dict) -> dict:
 
 
 def trend_ev(c: Ctx):
-    from evalcore.analysis.comparison import trend
+    from evalcore.analysis.gating import trend
     return trend(c.store(), suite_id=SUITE)
 
 
