@@ -89,4 +89,4 @@ def test_grading_with_the_keyboard_alone_and_the_keys_moved_away(browser, tmp_pa
     no_arm("".join(p.read_bytes().decode("latin-1") for p in w["state"].rglob("*") if p.is_file()), arms)
     # with the key back, the session closes and unblinds as ever
     P.close_session(w["store"], "blind-1", moved, n_perm=9)
-    assert P.report(w["store"], "blind-1")["judgments"] == len(keys_pressed)
+    assert P.report(w["store"], "blind-1").judgments == len(keys_pressed)

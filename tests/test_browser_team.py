@@ -174,7 +174,7 @@ def test_two_reviewers_disagree_and_the_adjudicator_settles_it(browser, team):
         if r["status"] == "gold"
     }
     card = R.report_card(store, "qg")
-    assert card["gold"]["state"] == len(exported) >= 1
+    assert card.gold.state == len(exported) >= 1
     crits = {c: labels.criterion_for("qg", c) for c in {k[2] for k in exported}}
     counted, _ = R.gold_of(R.people(store, "qg", crits), gold(labels, "qg"), crits)
     assert {k: v["value"] for k, v in counted.items() if v["source"] == "state"} == {

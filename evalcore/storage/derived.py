@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalcore.contract.schema import DERIVED_VERSION
-from evalcore.errors import MACHINE_ERRNOS, DerivedTablesWarning, EvalcoreError, one_line
+from evalcore.errors import MACHINE_ERRNOS, DerivedTablesWarning, EvalcoreError, StateError, one_line
 from evalcore.storage.files import atomic_write_bytes, fsync_dir, replace_directory, rmdir_quiet
 from evalcore.storage.layout import KINDS, OPTIONAL_TABLES
 
@@ -437,7 +437,8 @@ def make(
     """Build a product into a temporary sibling of ``final`` and put it in place in one step,
     replacing a stale one (a reader finds the old product or the new one). Returns it, or None
     when it could not be written: a failure of the machine (:func:`expected_failure`) is warned
-    about once and remembered (:func:`remember_failure`), and the caller computes without it; any
+    about once and remembered (:func:`remember_failure`), and the caller computes without it (a
+    ``needed`` product raises :class:`~evalcore.errors.StateError` instead: its caller cannot); any
     other exception propagates, nothing of the build left behind."""
     made = [p for p in (final.parent.parent.parent, final.parent.parent, final.parent) if not p.exists()]
     tmp: Path | None = None
@@ -458,6 +459,9 @@ def make(
                 rmdir_quiet(p)
         if isinstance(e, SourcesChanged):
             return None
+        if expected_failure(e) and needed:  # nothing to compute without it: said once, as an error
+            why = e.strerror if isinstance(e, OSError) and e.strerror else one_line(str(e) or type(e).__name__)[:200]
+            raise StateError(f"the {kind} {id_} could not be written ({why})", file=final, field="--state") from None
         if expected_failure(e):
             remember_failure(store, kind, id_, src, e, params)
             return None
