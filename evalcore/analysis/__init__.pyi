@@ -3,6 +3,7 @@
 from .answers import (
     DIRECTIONS as DIRECTIONS,
     MAX_LIMIT as MAX_LIMIT,
+    AnswerHead as AnswerHead,
     CellAnswer as CellAnswer,
     CellAnswers as CellAnswers,
     FailingAnswer as FailingAnswer,

@@ -153,13 +153,25 @@ def _keys_sql() -> str:
     return "SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round"
 
 
+@dataclass
+class AnswerHead(Result):
+    """The head of every drill-down row: the answer's key, class, input, output and abstained flag."""
+
+    item_id: str
+    gen_round: int
+    cls: str | None = field(metadata=key("class"))
+    input: str | None
+    output: str | None
+    abstained: bool | None
+
+
 def answer_row(key: tuple[str, int], texts: dict[str, Any]) -> dict[str, Any]:
-    """The head of every drill-down row: the answer's key, class, input, output and abstained flag
-    (``texts`` is :func:`_answer_texts`' entry for it; empty when the text is missing)."""
+    """:class:`AnswerHead`'s fields of an answer, as keyword arguments (``texts`` is
+    :func:`_answer_texts`' entry for it; empty when the text is missing)."""
     return {
         "item_id": key[0],
         "gen_round": key[1],
-        "class": texts.get("class"),
+        "cls": texts.get("class"),
         "input": texts.get("input"),
         "output": texts.get("output"),
         "abstained": texts.get("abstained"),
@@ -312,15 +324,9 @@ def _said(row: dict[str, Any] | None) -> dict[str, Any]:
 
 
 @dataclass
-class FailingAnswer(Result):
-    """One answer of :func:`answers_failing`: :func:`answer_row`, the label and score, the verdict."""
+class FailingAnswer(AnswerHead):
+    """One answer of :func:`answers_failing`: its head, the label and score, the verdict."""
 
-    item_id: str
-    gen_round: int
-    cls: str | None = field(metadata=key("class"))
-    input: str | None
-    output: str | None
-    abstained: bool | None
     label: str | None
     score: float | None
     passed: bool | None
@@ -374,8 +380,7 @@ def answers_failing(
     answers = []
     for k in keys:
         head, w = answer_row(k, texts.get(k, {})), words.get((k[0], k[1], criterion), {})
-        cls = head.pop("class")
-        answers.append(FailingAnswer(**head, cls=cls, label=w.get("label"), score=w.get("score"), **_said(w or None)))
+        answers.append(FailingAnswer(**head, label=w.get("label"), score=w.get("score"), **_said(w or None)))
     return FailingAnswers(
         **_run_status(store, run_id),
         criterion=criterion,
@@ -510,16 +515,10 @@ def _people_words(
 
 
 @dataclass
-class CellAnswer(Result):
-    """One answer of :func:`cell_answers`: :func:`answer_row`, and every instrument's verdict and
-    reason on the two criteria (instrument -> criterion -> what it said)."""
+class CellAnswer(AnswerHead):
+    """One answer of :func:`cell_answers`: its head, and every instrument's verdict and reason on
+    the two criteria (instrument -> criterion -> what it said)."""
 
-    item_id: str
-    gen_round: int
-    cls: str | None = field(metadata=key("class"))
-    input: str | None
-    output: str | None
-    abstained: bool | None
     verdicts: dict[str, dict[str, dict[str, Any]]]
 
 
@@ -585,10 +584,7 @@ def cell_answers(
         verdicts = {rid: {c: _said(words[rid].get((k[0], k[1], c))) for c in (a, b)} for rid in run_ids}
         if human:
             verdicts[PEOPLE] = {c: _said(people.get((k[0], k[1], c))) for c in (a, b)}
-        r = answer_row(k, t)
-        answers.append(
-            CellAnswer(r["item_id"], r["gen_round"], r["class"], r["input"], r["output"], r["abstained"], verdicts)
-        )
+        answers.append(CellAnswer(**answer_row(k, t), verdicts=verdicts))
     return CellAnswers(
         gen_id=gen_id,
         in_run=in_run,

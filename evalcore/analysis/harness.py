@@ -12,11 +12,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from evalcore.analysis.answers import (
     DIRECTIONS,
+    AnswerHead,
     _answer_texts,
     _check_page,
     _page_by_item,
@@ -36,7 +37,7 @@ from evalcore.analysis.selection import (
     run_warnings,
 )
 from evalcore.contract import schema as S
-from evalcore.contract.results import Result, key
+from evalcore.contract.results import Result
 from evalcore.errors import InputError
 from evalcore.stats import correlation as stats
 from evalcore.storage.store import Store
@@ -195,15 +196,9 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
 
 
 @dataclass
-class FlipAnswer(Result):
-    """One answer of :func:`flip_answers`: :func:`answer_row`, and each run's verdict and reason."""
+class FlipAnswer(AnswerHead):
+    """One answer of :func:`flip_answers`: its head, and each run's verdict and reason."""
 
-    item_id: str
-    gen_round: int
-    cls: str | None = field(metadata=key("class"))
-    input: str | None
-    output: str | None
-    abstained: bool | None
     a: dict[str, Any]
     b: dict[str, Any]
 
@@ -268,11 +263,8 @@ def flip_answers(
     wb = _words(store, run_b, sel, [criterion], keys)
     answers = []
     for k in keys:
-        r = answer_row(k, texts.get(k, {}))
-        said = {side: _said(w.get((k[0], k[1], criterion))) for side, w in (("a", wa), ("b", wb))}
-        answers.append(
-            FlipAnswer(r["item_id"], r["gen_round"], r["class"], r["input"], r["output"], r["abstained"], **said)
-        )
+        at = (k[0], k[1], criterion)
+        answers.append(FlipAnswer(**answer_row(k, texts.get(k, {})), a=_said(wa.get(at)), b=_said(wb.get(at))))
     return FlipAnswers(
         run_a=run_a,
         run_b=run_b,
