@@ -324,6 +324,40 @@ def wait_idle(page, timeout: float = 20_000) -> None:
         " && !document.querySelector('[data-stale=\"true\"]'); }", timeout=timeout)
 
 
+STEADY = """el => new Promise(done => {
+  const box = () => JSON.stringify(el.getBoundingClientRect());
+  const first = box();
+  requestAnimationFrame(() => requestAnimationFrame(() => done(first === box())));
+})"""
+
+
+def click_chart(page, chart, dx: float, dy: float, until: str, timeout: float = 60_000) -> None:
+    """Click ``chart`` (a Streamlit chart element) at (dx, dy) from its top left corner, once its
+    drawing is on the page and has stopped moving, until the page function ``until`` holds.
+
+    Nothing here waits a fixed time: the click is repeated (after the box is steady again) when a
+    busy machine drew the chart's event handlers after the first click landed."""
+    import time
+
+    drawn = chart.locator("canvas, svg.marks").first
+    drawn.wait_for(state="visible", timeout=timeout)
+    deadline = time.monotonic() + timeout / 1000
+    while True:
+        wait_idle(page, timeout)
+        drawn.scroll_into_view_if_needed()
+        while not drawn.evaluate(STEADY) and time.monotonic() < deadline:
+            pass
+        box = chart.bounding_box()
+        assert box is not None, "the chart is not on the page"
+        page.mouse.click(box["x"] + dx, box["y"] + dy)
+        try:
+            page.wait_for_function(until, timeout=10_000)
+            return
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+
+
 def type_name(page, name: str) -> None:
     """Give the Review page the reviewer's name (no login): click the box, type, Enter."""
     box = page.get_by_label("Your name")

@@ -18,7 +18,7 @@ import subprocess
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from browser_util import REPO, guard_page, start_app, wait_idle
+from browser_util import REPO, click_chart, guard_page, start_app, wait_idle
 from conftest import EVALCORE
 
 pytestmark = pytest.mark.browser
@@ -79,11 +79,7 @@ def test_the_association_page_leads_with_the_finding_and_its_heatmap_opens_answe
         page.get_by_text("with the judge's own reasons").wait_for(timeout=30_000)
         # a click on a heatmap cell (the single-call run's top row, off the diagonal) opens its answers
         chart = page.locator('[data-testid="stVegaLiteChart"]').first
-        chart.scroll_into_view_if_needed()
-        page.wait_for_timeout(500)
-        cb = chart.bounding_box()
-        page.mouse.click(cb["x"] + 248, cb["y"] + 44)
-        page.wait_for_function("() => location.search.includes('cell=ff')", timeout=30_000)
+        click_chart(page, chart, 248, 44, "() => location.search.includes('cell=ff')")
         wait_idle(page, timeout=60_000)
         q = {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items()}
         assert q["a"] != q["b"] and q["in"] in ("support-single", "support-split", "people")
