@@ -16,10 +16,6 @@ if TYPE_CHECKING:
     from evalcore.analysis.projection import Projection, ProjectionCheck
 
 
-def _usd(v: Any) -> str:
-    return "unknown" if v is None else f"${v:.4f}"
-
-
 def _total(cost: Any, unknown: int, n: int, unit: str) -> str:
     """A total cost with what is priced: "$X (0 calls with unknown cost)" when every call is priced,
     "$X (partly priced: N of M calls)" when some are not, "unknown (M calls with unknown cost)" when

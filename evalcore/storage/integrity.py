@@ -48,14 +48,6 @@ _RECOVER = "copy what can be read into a new file with `evalcore labels recover 
 _ADVICE = f"restore it from a backup, or {_RECOVER}"
 
 
-def _stat(p: Path) -> tuple | None:
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_mode)
-
-
 def wal_of(path: Path) -> Path:
     return path.with_name(path.name + "-wal")
 

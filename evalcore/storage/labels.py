@@ -672,18 +672,12 @@ class LabelStore:
             r.pop("rn", None)
         return rows
 
-    def last_edit(self, reviewer: str, *, queue: str | None = None) -> dict[str, Any] | None:
-        """The reviewer's most recent edit that can still be undone: not a withdrawal and not
-        itself withdrawn (optionally only edits made from ``queue``)."""
-        sql = _LAST_EDIT_SQL.format(queue=" AND queue = ?" if queue is not None else "")
-        rows = self._query(sql, (reviewer, queue) if queue is not None else (reviewer,))
-        return rows[0] if rows else None
-
     def undo(self, reviewer: str, *, queue: str | None = None) -> dict[str, Any] | None:
-        """Take back the reviewer's most recent edit (see :meth:`last_edit`) with a ``withdrawn``
-        edit; the edit before it (if any) stands again. Which edit is taken back is decided inside
-        the transaction that writes the withdrawal, so two undos at once take back the last edit
-        and the one before it, never one edit twice. Returns the withdrawal, or None when there is
+        """Take back the reviewer's most recent edit that can still be undone (not a withdrawal and
+        not itself withdrawn; optionally only edits made from ``queue``) with a ``withdrawn`` edit;
+        the edit before it (if any) stands again. Which edit is taken back is decided inside the
+        transaction that writes the withdrawal, so two undos at once take back the last edit and
+        the one before it, never one edit twice. Returns the withdrawal, or None when there is
         nothing to undo."""
         if not reviewer or not reviewer.strip():
             raise LabelError("a reviewer name is required", field="--reviewer")

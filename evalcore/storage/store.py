@@ -105,9 +105,6 @@ class Store:
         sub = KINDS[kind][0]
         return inside(self.data, sub, id_, resolved=True)  # self.data is resolved at construction
 
-    def table_path(self, kind: str, id_: str, table: str) -> Path:
-        return self.dir_of(kind, id_) / f"{table}.parquet"
-
     def state_path(self, *parts: str) -> Path:
         self.state.mkdir(parents=True, exist_ok=True)
         return inside(self.state, *parts)
