@@ -71,7 +71,6 @@ RUN_IGNORED = {
     "prices",
     "seed_per_round",
 }
-SIDES = ("suite", "system", "judge", "protocol")
 
 
 def _missing(v: Any) -> bool:

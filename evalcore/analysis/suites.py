@@ -11,9 +11,8 @@ overview) is :mod:`evalcore.review.suites`; docs/SUITES.md is the reference.
 * **versions**: version 1 is the suite in the data directory (read-only to the app) and versions
   2, 3, ... live in the state directory, ``<state>/suites/<suite_id>/v<N>/`` (:func:`state_root`;
   manifest.json + items.parquet, the data contract's shapes). :func:`versions` and
-  :func:`all_versions` list them oldest first (the last is current), :func:`pick_version` picks one
-  and :func:`items_path` is a version's items file. :data:`REPAIRABLE` names the fields a repair
-  may change and how each value is read.
+  :func:`all_versions` list them oldest first (the last is current), :func:`pick_version` picks one.
+  :data:`REPAIRABLE` names the fields a repair may change and how each value is read.
 * :func:`suite_mark` tells whether a generation answered the suite's current version; runs on an
   older one are marked ``suite v1, superseded by v2`` wherever runs are listed
   (:func:`run_marks`).
@@ -251,12 +250,6 @@ def pick_version(vs: list[tuple[dict, S.SuiteManifest]], version: int | None) ->
         f"suite {vs[0][1].suite_id!r} has versions {', '.join(str(v[0]['version']) for v in vs)}, not {version}",
         field="--version",
     )
-
-
-def items_path(store: Store, suite_id: str, version: int | None = None) -> str:
-    """The items.parquet of a version of a suite (default: the current one)."""
-    info, _ = pick_version(all_versions(store, suite_id), version)
-    return str(Path(info["path"]) / "items.parquet")
 
 
 def suite_mark(store: Store, suite_id: str, suite_hash: str, _versions: list[dict] | None = None) -> dict[str, Any]:
