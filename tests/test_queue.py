@@ -149,13 +149,6 @@ def test_audit_draw_is_a_pure_seeded_sequential_poisson_sample():
     again = AU.draw(answer, crit, ["a", "b"], raised, 0.5, 5, "active", eligible=eligible)
     assert again.rows.tolist() == d.rows.tolist()
     assert AU.draw(answer, crit, ["a", "b"], raised, 0.0, 5).rows.size == 0
-    # a decided prefix: the first m in key order that are all decided, tau the next key
-    cases = [(("x", 1, "a"), 0.3, 1.0), (("y", 1, "a"), 0.1, 0.5), (("z", 1, "a"), 0.6, 1.0)]
-    p = AU.decided_prefix(cases, {("y", 1, "a"), ("z", 1, "a")}, 0.9)
-    assert (p.m, p.keys, p.tau) == (1, [("y", 1, "a")], 0.3) and p.pi.tolist() == [0.15]
-    p = AU.decided_prefix(cases, {k for k, _, _ in cases}, 0.9)
-    assert p.m == 3 and p.tau == 0.9 and p.pi.tolist() == pytest.approx([0.45, 0.9, 0.9])
-    assert AU.decided_prefix(cases, {k for k, _, _ in cases}, None).pi.tolist() == [1.0, 1.0, 1.0]
 
 
 def test_priority_order(store):

@@ -127,31 +127,3 @@ def draw(
         design={"method": method, "epsilon": eps if method == "active" else None, "rate": float(rate),
                 "seed": int(seed), "criteria": per},
     )  # fmt: skip
-
-
-class Prefix(NamedTuple):
-    """A criterion's decided prefix: how many of its audited cases lead the key order decided
-    (``m``), the audited cases (``b``), their keys in order, and pi of each of the m."""
-
-    m: int
-    b: int
-    keys: list[tuple]
-    pi: np.ndarray
-    tau: float
-
-
-def decided_prefix(cases: list[tuple[tuple, float, float]], decided: set, tau_full: float | None) -> Prefix:
-    """The longest prefix in key order of ``cases`` ((case key, audit key, audit size), any order)
-    whose every case is in ``decided``, with pi = min(1, size * tau), tau the next audited case's
-    key (the criterion's tau_c when the whole audit is decided, inf when every case is audited)."""
-    ordered = sorted(cases, key=lambda t: (t[1], t[0]))
-    m = 0
-    while m < len(ordered) and ordered[m][0] in decided:
-        m += 1
-    if m < len(ordered):
-        tau = float(ordered[m][1])
-    else:
-        tau = math.inf if tau_full is None else float(tau_full)
-    sz = np.array([t[2] for t in ordered[:m]], dtype=float)
-    pi = np.ones(m) if math.isinf(tau) else np.minimum(1.0, sz * tau)
-    return Prefix(m, len(ordered), [t[0] for t in ordered[:m]], pi, tau)
