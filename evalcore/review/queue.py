@@ -247,7 +247,7 @@ def _on(t: str, c: str = "c") -> str:
 WITHDRAWN = "SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL"
 
 
-def _standing_sql(gen_param: bool = True) -> str:
+def _standing_sql() -> str:
     """Each reviewer's standing edit (decided / test_wrong / skipped, not withdrawn) per case of a
     generation: columns item_id, gen_round, criterion, gen_id, reviewer, outcome, role."""
     return (
