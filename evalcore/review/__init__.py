@@ -81,7 +81,6 @@ from .raters import (
     label_category,
     labels_revision,
     people,
-    rater_labels,
     rater_stats,
 )
 from .reportcard import (
@@ -210,7 +209,6 @@ __all__ = [
     "quota_findings",
     "quote_findings",
     "quoted_spans",
-    "rater_labels",
     "rater_stats",
     "release",
     "repair",

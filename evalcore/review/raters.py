@@ -375,8 +375,3 @@ def rater_stats(
     al = A.krippendorff_alpha(mat, level, k=len(cats))
     out.krippendorff = Krippendorff(int(np.sum(np.sum(mat != A.MISSING, axis=0) >= 2)), level, al.value, al.reason)
     return out
-
-
-def rater_labels(store: Store, gen_id: str, crits: dict[str, S.Criterion | None]) -> list[dict[str, Any]]:
-    """Every person's label on the generation as a category, one dict per label (:func:`people`)."""
-    return people(store, gen_id, crits).rows()
