@@ -49,7 +49,6 @@ DEFAULT_BOOT = 2000
 LEVEL = 0.95
 
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]+|$)")
-_SETEXT = re.compile(r"^ {0,3}(?:=+|-{2,})[ \t]*$")
 _BULLET = re.compile(r"^[ \t]*(?:[-*+\u2022\u2023\u25e6\u25aa\u25cf\u2013]|\d{1,3}[.)])[ \t]+")
 _SENTENCE_END = re.compile(r"[.!?][\"')\]\u201d\u2019]*$")
 
