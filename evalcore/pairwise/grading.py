@@ -336,6 +336,16 @@ def _require_open(store: Store, session_id: str) -> None:
         raise InputError(f"session {session_id!r} is closed: it takes no more judgments", field="--session")
 
 
+def _require_pair(store: Store, session_id: str, pair_id: str, field: str) -> None:
+    """Refuse a closed session, or a pair that is not one of its pairs."""
+    _require_open(store, session_id)
+    ids = {
+        p[0] for p in store.sql("SELECT pair_id FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])
+    }
+    if pair_id not in ids:
+        raise NotFoundError(f"no pair {pair_id!r} in session {session_id!r}", field=field)
+
+
 def _check_reviewer(reviewer: str | None) -> str:
     if reviewer is None or not str(reviewer).strip():
         raise InputError("a reviewer name is required", field="--reviewer")
@@ -358,12 +368,7 @@ def record_judgment(
     reviewer = _check_reviewer(reviewer)
     if choice not in CHOICES:
         raise InputError(f"choice {choice!r} is not one of {', '.join(CHOICES)}", field="--choice")
-    _require_open(store, session_id)
-    ids = {
-        p[0] for p in store.sql("SELECT pair_id FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])
-    }
-    if pair_id not in ids:
-        raise NotFoundError(f"no pair {pair_id!r} in session {session_id!r}", field="--pair")
+    _require_pair(store, session_id, pair_id, "--pair")
     if seconds is not None and (not math.isfinite(float(seconds)) or float(seconds) < 0):
         seconds = None
     return JudgmentStore(store).add(session_id, pair_id, reviewer, choice, seconds, via)
@@ -382,12 +387,7 @@ def record_probe(
     reviewer = _check_reviewer(reviewer)
     if guess not in GUESSES:
         raise InputError(f"guess {guess!r} is not one of {', '.join(GUESSES)}", field="guess")
-    _require_open(store, session_id)
-    ids = {
-        p[0] for p in store.sql("SELECT pair_id FROM read_parquet(?)", [store.path_of("session", session_id, "pairs")])
-    }
-    if pair_id not in ids:
-        raise NotFoundError(f"no pair {pair_id!r} in session {session_id!r}", field="pair")
+    _require_pair(store, session_id, pair_id, "pair")
     return JudgmentStore(store).add_probe(session_id, pair_id, reviewer, guess, seconds, via)
 
 
