@@ -6,7 +6,6 @@ from .hashing import ID_PATTERN, content_hash, is_valid_id, outputs_hash, suite_
 from .knobs import knob_value, parse_knobs
 from .schema import (
     DERIVED_VERSION,
-    MANIFESTS,
     SCHEMA_VERSION,
     TABLES,
     TERNARY_LABELS,
@@ -43,7 +42,6 @@ from .schema import (
 __all__ = [
     "DERIVED_VERSION",
     "ID_PATTERN",
-    "MANIFESTS",
     "SCHEMA_VERSION",
     "TABLES",
     "TERNARY_LABELS",

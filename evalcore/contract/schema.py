@@ -610,15 +610,6 @@ TABLES: dict[str, tuple[type[_Model], tuple[str, ...]]] = {
     "labels": (LabelRow, ("item_id", "gen_round", "criterion", "annotator")),
 }
 
-MANIFESTS: dict[str, type[_Model]] = {
-    "suite": SuiteManifest,
-    "generation": GenerationManifest,
-    "run": RunManifest,
-    "session": SessionManifest,
-    "labelset": LabelSetManifest,
-    "key": KeyManifest,
-}
-
 
 def _fields_markdown(model: type[_Model]) -> list[str]:
     """The table of a manifest model's fields for docs/FORMAT.md."""
