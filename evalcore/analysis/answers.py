@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from evalcore.analysis.failures import RunStatus, TwoByTwoReport, two_by_two_report
-from evalcore.analysis.instruments import _people_rows_sql
+from evalcore.analysis.instruments import _people_rows_sql, _same_generation
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
     PEOPLE,
@@ -391,20 +391,6 @@ def answers_failing(
         limit=int(limit),
         answers=answers,
     )
-
-
-def _same_generation(store: Store, run_ids: list[str]) -> str:
-    """The generation every run judges, or the error :func:`association` gives."""
-    if not run_ids:
-        raise InputError("give at least one run", field="RUN")
-    gens = {rid: store.run(rid).manifest.gen_id for rid in run_ids}
-    if len(set(gens.values())) > 1:
-        listing = ", ".join(f"{r} -> {g}" for r, g in gens.items())
-        raise InputError(
-            f"runs judge different generations ({listing}): association compares instruments on the same answers",
-            field="RUN",
-        )
-    return next(iter(gens.values()))
 
 
 def _people_sql(store: Store, gen_id: str, sel: Selection) -> tuple[str, list[Any]]:

@@ -311,28 +311,34 @@ def _pair_grouped_sql(pp: tuple[str, list[Any], list[str], list[str]], criteria:
     )
 
 
-def _shared_criteria(
-    store: Store, run_ids: list[str]
-) -> tuple[dict[str, S.RunManifest], str, list[str], dict[str, str]]:
-    """The runs' manifests, their one generation, the criteria they all have (at least two) and
-    the criteria's kinds."""
+def _same_generation(store: Store, run_ids: list[str]) -> str:
+    """The generation every run judges, or the error :func:`association` gives."""
     if not run_ids:
         raise InputError("give at least one run", field="RUN")
-    if len(set(run_ids)) != len(run_ids):
-        raise InputError("a run is named twice", field="RUN")
-    manifests = {rid: store.run(rid).manifest for rid in run_ids}
-    gens = {rid: m.gen_id for rid, m in manifests.items()}
+    gens = {rid: store.run(rid).manifest.gen_id for rid in run_ids}
     if len(set(gens.values())) > 1:
         listing = ", ".join(f"{r} -> {g}" for r, g in gens.items())
         raise InputError(
             f"runs judge different generations ({listing}): association compares instruments on the same answers",
             field="RUN",
         )
+    return next(iter(gens.values()))
+
+
+def _shared_criteria(
+    store: Store, run_ids: list[str]
+) -> tuple[dict[str, S.RunManifest], str, list[str], dict[str, str]]:
+    """The runs' manifests, their one generation, the criteria they all have (at least two) and
+    the criteria's kinds."""
+    if len(set(run_ids)) != len(run_ids):
+        raise InputError("a run is named twice", field="RUN")
+    gen_id = _same_generation(store, run_ids)
+    manifests = {rid: store.run(rid).manifest for rid in run_ids}
     rubrics = [m.rubric for m in manifests.values()]
     common = [c.name for c in rubrics[0].criteria if all(rb.get(c.name) for rb in rubrics)]
     if len(common) < 2:
         raise InputError("the runs share fewer than two criteria", field="RUN")
-    return manifests, next(iter(gens.values())), common, {c.name: c.kind for c in rubrics[0].criteria}
+    return manifests, gen_id, common, {c.name: c.kind for c in rubrics[0].criteria}
 
 
 @dataclass
