@@ -383,10 +383,6 @@ def _p(v: float | None, signed: bool = False) -> str:
     return C._pct(v, signed)
 
 
-def _rounds(f: dict[str, Any]) -> str:
-    return C.rounds_text(f)
-
-
 def export_markdown(entries: list[dict[str, Any]]) -> str:
     """The ledger as Markdown, figures as the runs hold them now."""
     lines = ["# Decision ledger", ""]
@@ -409,7 +405,9 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
                 f"- baseline `{e['baseline']}` -> candidate `{e['candidate']}` ({md_text(f.get('kind'))}; "
                 f"changed: {md_text(', '.join(f.get('changed') or []) or 'nothing recorded')})"
             )
-            lines.append(f"- {f['metric']}: baseline {_rounds(f['baseline'])}; candidate {_rounds(f['candidate'])}")
+            lines.append(
+                f"- {f['metric']}: baseline {C.rounds_text(f['baseline'])}; candidate {C.rounds_text(f['candidate'])}"
+            )
             ci = f.get("ci95") or [None, None]
             lines.append(
                 f"- paired delta {_p(f['delta'], True)} (95% CI {_p(ci[0], True)} to {_p(ci[1], True)}), "
@@ -426,7 +424,7 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
                 )
             lines.append(f"- {md_text(f['verdict'])}")
         for rid, rf in (f.get("runs") or {}).items():
-            lines.append(f"- `{rid}` {f['metric']}: {_rounds(rf)}")
+            lines.append(f"- `{rid}` {f['metric']}: {C.rounds_text(rf)}")
             if rf.get("latency"):
                 lines.append(f"  - latency per answer: {_latency_line(rf['latency'])}")
         if e.get("runs") and e["baseline"]:
