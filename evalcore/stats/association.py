@@ -38,7 +38,7 @@ import numpy as np
 from evalcore.stats.bootstrap import generator, percentile_interval, resample, resample_counts
 
 
-def _st() -> Any:
+def scipy_stats() -> Any:
     """scipy.stats, imported on first use (it costs about a second of start-up)."""
     from scipy import stats
 
@@ -129,11 +129,6 @@ class TwoByTwo:
         c1 = int(np.count_nonzero(b))
         return cls(a.size - r1 - c1 + n11, c1 - n11, r1 - n11, n11)
 
-    @classmethod
-    def from_arrays(cls, a_fail: np.ndarray, b_fail: np.ndarray) -> TwoByTwo:
-        """Alias of :meth:`from_fails`."""
-        return cls.from_fails(a_fail, b_fail)
-
 
 class BootstrapInterval(NamedTuple):
     """Percentile bootstrap bounds (None when no resample had a defined phi) and the number of
@@ -190,7 +185,7 @@ def _bool_column(x, name: str) -> np.ndarray:
     raise ValueError(f"{name} must hold booleans (or 0/1), got dtype {arr.dtype}")
 
 
-def _check_level(level: float) -> None:
+def check_level(level: float) -> None:
     if not (0.0 < float(level) < 1.0):
         raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
 
@@ -272,7 +267,7 @@ def wilson(k: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
     and is not degenerate at k = 0 or k = n (k = 0 gives [0, z^2 / (n + z^2)]).
     Returns None when n == 0 (no proportion to bound).
     """
-    _check_level(level)
+    check_level(level)
     k, n = int(k), int(n)
     if n < 0 or k < 0 or k > n:
         raise ValueError(f"wilson needs 0 <= k <= n, got k={k}, n={n}")
@@ -412,7 +407,7 @@ def phi_interval_bootstrap(
     :func:`phi_intervals_paired`, so a one-instrument paired call gives identical bounds.
     """
     a, b = _fail_pair(a_fail, b_fail)
-    _check_level(level)
+    check_level(level)
     if n_boot < 1:
         raise ValueError(f"n_boot must be positive, got {n_boot}")
     rng = generator(seed)
@@ -456,7 +451,7 @@ def phi_interval_analytic(t: TwoByTwo, level: float = DEFAULT_LEVEL) -> tuple[fl
     where the bootstrap is costly and the two agree); at |phi| = 1 it degenerates to a point.
     Returns ``(None, None)`` when phi is undefined (see :func:`phi` for the reason).
     """
-    _check_level(level)
+    check_level(level)
     s = phi(t)
     if not s.defined:
         return (None, None)
@@ -527,7 +522,7 @@ def phi_intervals_paired(
     bootstraps. ``weights``: the columns are patterns, entry i standing for ``weights[i]``
     answers; only above ``analytic_above`` answers (a bootstrap resamples answers, not patterns).
     """
-    _check_level(level)
+    check_level(level)
     if n_boot < 1:
         raise ValueError(f"n_boot must be positive, got {n_boot}")
     names = list(columns)
