@@ -11,26 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from evalcore.contract.results import OMIT, Result
 from evalcore.pairwise.sessions import CHOICES
 from evalcore.stats import agreement
+from evalcore.stats.association import scipy_stats
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
-
-
-def _st() -> Any:
-    """scipy.stats, imported on first use (it costs about a second of start-up)."""
-    from scipy import stats
-
-    return stats
 
 
 def binomial_p(k: int, n: int) -> float:
     """The exact two-sided binomial p-value of ``k`` of ``n`` against 50%."""
-    return float(_st().binomtest(k, n, 0.5).pvalue)
+    return float(scipy_stats().binomtest(k, n, 0.5).pvalue)
 
 
 @dataclass
@@ -147,5 +140,5 @@ def proportion(k: int, n: int) -> Proportion:
     """``k`` of ``n`` as a :class:`Proportion` (share, interval and p-value None when ``n`` is 0)."""
     if n == 0:
         return Proportion(0, 0, None, None, None)
-    ci = _st().binomtest(k, n).proportion_ci(method="wilson")
+    ci = scipy_stats().binomtest(k, n).proportion_ci(method="wilson")
     return Proportion(k, n, k / n, [float(ci.low), float(ci.high)], binomial_p(k, n))

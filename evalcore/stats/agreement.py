@@ -34,7 +34,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
-from evalcore.stats.association import Stat
+from evalcore.stats.association import Stat, check_level
 from evalcore.stats.bootstrap import generator, percentile_interval, resample_counts
 
 MISSING = -1
@@ -72,11 +72,6 @@ def _k(k: int | None, *arrays: np.ndarray) -> int:
     if top > k or any(x.size and int(x.min()) < 0 for x in arrays):
         raise ValueError(f"category codes must lie in 0..{k - 1}")
     return int(k)
-
-
-def _check_level(level: float) -> None:
-    if not (0.0 < float(level) < 1.0):
-        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
 
 
 # --------------------------------------------------------------------------- two raters
@@ -186,7 +181,7 @@ def cohen_kappa_interval(
     dropped and counted (``n_used``). Same seed and data, same interval. Each resample is drawn as
     its table of counts (multinomial over the observed cells: the distribution of a resample of
     items, at the cost of k x k numbers instead of n)."""
-    _check_level(level)
+    check_level(level)
     if n_boot < 1:
         raise ValueError(f"n_boot must be positive, got {n_boot}")
     a, b = _pair(a, b)
@@ -461,7 +456,7 @@ def corrected_pass_rate(
     is what the correction reads), and the observed rate from Binomial(observed_n, observed_k /
     observed_n);
     resamples where the correction is undefined are dropped and counted."""
-    _check_level(level)
+    check_level(level)
     j = np.asarray(judge_pass, dtype=bool)
     g = np.asarray(gold_pass, dtype=bool)
     h = np.asarray(strata)

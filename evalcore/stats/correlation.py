@@ -10,19 +10,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from evalcore.stats.association import Stat, _answers, _in_these
-
-
-def _st() -> Any:
-    """scipy.stats, imported on first use (it costs about a second of start-up)."""
-    from scipy import stats
-
-    return stats
-
+from evalcore.stats.association import Stat, _answers, _in_these, scipy_stats
 
 # --------------------------------------------------------------------------------------------
 # Ordinal and continuous criteria
@@ -60,7 +50,7 @@ def kendall_tau_b(x, y) -> Stat:
     xa, ya, bad = _rank_inputs(x, y)
     if bad is not None:
         return bad
-    return Stat(float(_st().kendalltau(xa, ya, variant="b").statistic), None)
+    return Stat(float(scipy_stats().kendalltau(xa, ya, variant="b").statistic), None)
 
 
 def spearman(x, y) -> Stat:
@@ -70,7 +60,7 @@ def spearman(x, y) -> Stat:
     xa, ya, bad = _rank_inputs(x, y)
     if bad is not None:
         return bad
-    return Stat(float(_st().spearmanr(xa, ya).statistic), None)
+    return Stat(float(scipy_stats().spearmanr(xa, ya).statistic), None)
 
 
 # --------------------------------------------------------------------------------------------

@@ -59,6 +59,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from evalcore.stats.association import check_level
+
 #: the tolerance of the consistency checks on the population's sums (floating-point sums of rates)
 _TOL = 1e-9
 
@@ -139,11 +141,6 @@ def _vector(x, name: str, n: int | None = None) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must hold finite numbers")
     return arr
-
-
-def _check_level(level: float) -> None:
-    if not (0.0 < float(level) < 1.0):
-        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
 
 
 def _population(pop, strata) -> dict[Hashable, tuple[int, float, float]]:
@@ -347,7 +344,7 @@ def ppi_mean(
     Undefined (value None, with the reason): no labelled case; a stratum with cases but fewer
     than 2 labelled; an estimated variance of 0 (a normal interval would be a point).
     """
-    _check_level(level)
+    check_level(level)
     y, f, w, pops, groups = _inputs(y, f, w, pop, strata, lam)
     n_total = sum(n_h for n_h, _, _ in pops.values())
     rates = bool(np.all((y >= 0) & (y <= 1) & (f >= 0) & (f <= 1))) and all(
@@ -415,7 +412,7 @@ def labels_needed(est: PPIEstimate, target_half_width: float, *, level: float | 
     every case reaches any target (floor 0); the quantile is then Student's t with n - 1 degrees of
     freedom, now and at the target (a little conservative as labels are added)."""
     lvl = est.level if level is None else level
-    _check_level(lvl)
+    check_level(lvl)
     if not (math.isfinite(target_half_width) and target_half_width > 0):
         raise ValueError(f"target_half_width must be a positive number, got {target_half_width!r}")
     if est.value is None or est.var_labelled is None or est.var_population is None:

@@ -35,17 +35,9 @@ from typing import Any, Literal
 import numpy as np
 
 from evalcore.stats.agreement import fleiss_kappa, krippendorff_alpha
-from evalcore.stats.association import Stat
+from evalcore.stats.association import Stat, scipy_stats
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
 from evalcore.stats.correlation import _rank_inputs, kendall_tau_b, spearman
-
-
-def _st() -> Any:
-    """scipy.stats, imported on first use (it costs about a second of start-up)."""
-    from scipy import stats
-
-    return stats
-
 
 METHODS = ("pearson", "spearman", "kendall")
 Level = Literal["nominal", "ordinal", "interval"]
@@ -61,7 +53,7 @@ def pearson(x, y) -> Stat:
     xa, ya, bad = _rank_inputs(x, y)
     if bad is not None:
         return bad
-    return Stat(float(_st().pearsonr(xa, ya).statistic), None)
+    return Stat(float(scipy_stats().pearsonr(xa, ya).statistic), None)
 
 
 _FUNCS = {"pearson": pearson, "spearman": spearman, "kendall": kendall_tau_b}
@@ -72,8 +64,8 @@ def _three(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.size < 3 or np.all(x == x[0]) or np.all(y == y[0]):
         return np.full(3, np.nan)
     r = float(np.corrcoef(x, y)[0, 1])
-    rho = float(np.corrcoef(_st().rankdata(x), _st().rankdata(y))[0, 1])
-    tau = float(_st().kendalltau(x, y, variant="b").statistic)
+    rho = float(np.corrcoef(scipy_stats().rankdata(x), scipy_stats().rankdata(y))[0, 1])
+    tau = float(scipy_stats().kendalltau(x, y, variant="b").statistic)
     return np.array([r, rho, tau])
 
 
