@@ -56,14 +56,7 @@ def resample(
         raise ValueError(f"n_boot must be positive, got {n_boot}")
     if n < 1:
         raise ValueError("nothing to resample")
-    chunk = max(1, min(n_boot, BLOCK // max(n, 1)))
-    parts = []
-    done = 0
-    while done < n_boot:
-        m = min(chunk, n_boot - done)
-        parts.append(np.asarray(statistic(rng.integers(0, n, size=(m, n))), dtype=float))
-        done += m
-    return np.concatenate(parts, axis=0)
+    return _in_blocks(statistic, n_boot, n, lambda m: rng.integers(0, n, size=(m, n)))
 
 
 def resample_counts(
@@ -78,12 +71,19 @@ def resample_counts(
     n = int(round(c.sum()))
     if n < 1:
         raise ValueError("nothing to resample")
-    chunk = max(1, min(n_boot, BLOCK // max(c.size, 1)))
+    return _in_blocks(statistic, n_boot, c.size, lambda m: rng.multinomial(n, c / n, size=m))
+
+
+def _in_blocks(
+    statistic: Callable[[np.ndarray], np.ndarray], n_boot: int, width: int, draw: Callable[[int], np.ndarray]
+) -> np.ndarray:
+    """``statistic`` on ``n_boot`` resamples, ``draw(m)`` giving m of them at a time (m * width at most BLOCK)."""
+    chunk = max(1, min(n_boot, BLOCK // max(width, 1)))
     parts = []
     done = 0
     while done < n_boot:
         m = min(chunk, n_boot - done)
-        parts.append(np.asarray(statistic(rng.multinomial(n, c / n, size=m)), dtype=float))
+        parts.append(np.asarray(statistic(draw(m)), dtype=float))
         done += m
     return np.concatenate(parts, axis=0)
 
