@@ -158,15 +158,14 @@ class Config:
     run: S.RunManifest | None
 
 
-def config_of(store: Store, id_: str, kind: str | None = None) -> Config:
-    """A run or a generation by id (runs first when ``kind`` is None)."""
-    if kind in (None, "run") and id_ in store.ids("run"):
+def config_of(store: Store, id_: str) -> Config:
+    """A run or a generation by id (runs first)."""
+    if id_ in store.ids("run"):
         m = store.run(id_).manifest
         return Config("run", id_, store.generation(m.gen_id).manifest, m)
-    if kind in (None, "generation") and id_ in store.ids("generation"):
+    if id_ in store.ids("generation"):
         return Config("generation", id_, store.generation(id_).manifest, None)
-    what = {"run": "run", "generation": "generation"}.get(kind or "", "run or generation")
-    raise NotFoundError(f"no {what} {id_!r} in {store.data}", field=f"{what} id")
+    raise NotFoundError(f"no run or generation {id_!r} in {store.data}", field="run or generation id")
 
 
 def fmt_value(v: Any) -> str:
