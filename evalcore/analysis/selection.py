@@ -238,15 +238,12 @@ def mask_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any],
     return sql, [*rparams, *params], list(info["criteria"])
 
 
-def _answer_conditions(
-    store: Store, run_id: str, sel: Selection, info: dict[str, Any], items: bool = True
-) -> tuple[list[str], list[Any]]:
-    """The selection's conditions on a run's answers table (or its patterns, ``items=False``: no
-    slice to named items): the judge round, the generation round, the holdout flag and the item
-    classes, which the table carries per answer."""
+def _answer_conditions(store: Store, run_id: str, sel: Selection, info: dict[str, Any]) -> tuple[list[str], list[Any]]:
+    """The selection's conditions on a run's answers table: the judge round, the generation round,
+    the holdout flag, the item classes (which the table carries per answer) and the named items."""
     where = ["judge_round = ?"]
     params: list[Any] = [int(info["majority_round"]) if sel.majority else int(sel.judge_round or 1)]
-    w, p = _item_conditions(store, run_id, sel, items)
+    w, p = _item_conditions(store, run_id, sel)
     return where + w, params + p
 
 
