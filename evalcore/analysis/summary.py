@@ -18,11 +18,6 @@ from evalcore.storage.aggregates import Table, call_scan, generation_row, output
 from evalcore.storage.seal import withhold
 from evalcore.storage.store import Store
 
-
-def _include(include_holdout: bool | None) -> bool:
-    return bool(include_holdout)
-
-
 _CALL_KEYS = (
     "calls",
     "failed_calls",
@@ -102,7 +97,7 @@ def run_summary(
     entry = store.run(run_id)
     m = entry.manifest
     gen = store.generation(m.gen_id).manifest
-    include = _include(include_holdout)
+    include = bool(include_holdout)
     cond, cparams = item_condition(store, gen.suite_id, include_holdout=include, classes=tuple(classes))
     rounds = verdict_rounds(
         store, Table(store.path_of("run", run_id, "verdicts"), cond, tuple(cparams), kind="run", eid=run_id)
@@ -214,7 +209,7 @@ def generations_summary(
     ``classes`` (a slice), the generations on suites with these item classes, their items, outputs,
     abstention and errors over those items."""
     out: list[GenerationSummary] = []
-    include = _include(include_holdout)
+    include = bool(include_holdout)
     cache: dict[str, list[dict]] = {}
     for gid in store.ids("generation"):
         m = store.generation(gid).manifest
@@ -343,7 +338,7 @@ def item_view(
     )
     if not items:
         raise NotFoundError(f"no item {item_id!r} in suite {gen.manifest.suite_id!r}", field="item")
-    if items[0].get("holdout") and not _include(include_holdout):
+    if items[0].get("holdout") and not include_holdout:
         raise InputError(
             f"item {item_id!r} is a holdout item of suite {gen.manifest.suite_id!r}: hidden unless "
             "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
@@ -431,7 +426,7 @@ def run_item_ids(
     gen = store.generation(run.manifest.gen_id)
     path = store.path_of("generation", gen.id, "outputs")
     cond, cparams = item_condition(
-        store, gen.manifest.suite_id, include_holdout=_include(include_holdout), classes=tuple(classes)
+        store, gen.manifest.suite_id, include_holdout=bool(include_holdout), classes=tuple(classes)
     )
     where = f"WHERE {cond}" if cond else ""
     ids = [
