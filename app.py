@@ -19,21 +19,32 @@ ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:  # so that pages can `from pages import _ui` however the app is started
     sys.path.insert(0, str(ROOT))
 
+import contextlib  # noqa: E402
+from collections.abc import AsyncIterator  # noqa: E402
+
 import streamlit as st  # noqa: E402
 from streamlit.navigation.page import StreamlitPage  # noqa: E402
 
-import evalcore  # noqa: E402
-from pages import _access, _cache, _text, _ui  # noqa: E402
 
-st.set_page_config(page_title="evalcore", layout="wide")
+@contextlib.asynccontextmanager
+async def preloaded(_app: object) -> AsyncIterator[None]:
+    """The server's start-up: what the pages import (pages/_cache.preload) is imported before the
+    server takes its first request, so that a person's first page, whichever it is, does not wait
+    for seconds of imports (the server says it is up a few seconds later instead). Imported here,
+    once Streamlit's runtime runs, the pages' caches are the server's."""
+    from pages import _cache
 
-data_dir, state_dir = _ui.resolve_dirs(sys.argv[1:])
-_ui.set_dirs(data_dir, state_dir)
-# data on object storage: its mirror brought up to date once per script run (at most every
-# EVALCORE_REMOTE_TTL s), before any page reads it; nothing for a local directory
-with _text.boundary():
-    _ui.store().sync()
+    _cache.preload()
+    yield
 
+
+# `streamlit run app.py` finds this ASGI app (Streamlit's st.App) and serves app.py through it. The
+# server imports this file only to find `app`; each session's script run is "__main__".
+app = st.App(__file__, lifespan=preloaded)
+
+if __name__ == "__main__":
+    import evalcore
+    from pages import _access, _cache, _text, _ui
 
 READ = ("reviewer", "adjudicator", "admin")  # every page but upkeep and the ledger
 KEEP = ("adjudicator", "admin")  # suites' repairs and the decision ledger
@@ -92,35 +103,48 @@ def only(show, title: str) -> StreamlitPage:
     return st.navigation([first, *stubs(show, [p[3] for p in PAGES], title)], position="hidden")
 
 
-full = True
-problem: evalcore.EvalcoreError | None
-if not _access.login_configured():
-    nav, full = navigation(None)
-else:
-    try:
-        access = _access.login_access()
-    except evalcore.EvalcoreError as err:
-        access, problem = None, err
-    else:
-        problem = None
-    if problem is not None:
-        nav, full = only(lambda: _text.show_error(problem), "Roles file"), False
-    elif access is None:
-        nav, full = only(_access.login_page, "Log in"), False
-    elif not access.roles:
-        nav, full = only(_access.no_role_page, "No role"), False
-    else:
-        nav, full = navigation(access.roles)
-        st.sidebar.caption(_text.md_escape(f"Logged in as {access.display}"))
-        st.sidebar.button("Log out", key="logout", on_click=st.logout)
+def main() -> None:
+    """One script run: the session's pages (those its roles may open) and the sidebar."""
+    st.set_page_config(page_title="evalcore", layout="wide")
+    data_dir, state_dir = _ui.resolve_dirs(sys.argv[1:])
+    _ui.set_dirs(data_dir, state_dir)
+    # data on object storage: its mirror brought up to date once per script run (at most every
+    # EVALCORE_REMOTE_TTL s), before any page reads it; nothing for a local directory
+    with _text.boundary():
+        _ui.store().sync()
 
-if full:  # a grader sees nothing of the data directory but the pairs they grade
-    with st.sidebar:
-        st.text(f"data: {_ui.display_path(data_dir)}")
-        with _text.boundary():
-            if _cache.summary(evalcore.data_overview).simulated:
-                st.badge("SIMULATED demo data", color="orange")
+    full = True
+    problem: evalcore.EvalcoreError | None
+    if not _access.login_configured():
+        nav, full = navigation(None)
+    else:
+        try:
+            access = _access.login_access()
+        except evalcore.EvalcoreError as err:
+            access, problem = None, err
+        else:
+            problem = None
+        if problem is not None:
+            nav, full = only(lambda: _text.show_error(problem), "Roles file"), False
+        elif access is None:
+            nav, full = only(_access.login_page, "Log in"), False
+        elif not access.roles:
+            nav, full = only(_access.no_role_page, "No role"), False
+        else:
+            nav, full = navigation(access.roles)
+            st.sidebar.caption(_text.md_escape(f"Logged in as {access.display}"))
+            st.sidebar.button("Log out", key="logout", on_click=st.logout)
 
-with _text.boundary():
-    nav.run()
-_cache.warm_up()  # the server's first page is drawn; the other pages' heavy imports load meanwhile
+    if full:  # a grader sees nothing of the data directory but the pairs they grade
+        with st.sidebar:
+            st.text(f"data: {_ui.display_path(data_dir)}")
+            with _text.boundary():
+                if _cache.summary(evalcore.data_overview).simulated:
+                    st.badge("SIMULATED demo data", color="orange")
+
+    with _text.boundary():
+        nav.run()
+
+
+if __name__ == "__main__":
+    main()

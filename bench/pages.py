@@ -11,8 +11,7 @@ stored, perhaps a review queue built), so nothing is cached in the server; in
 headless Chromium (Playwright, 1400x900) the app's shell is loaded first on the light Ledger page
 (the server's first script run: Python imports, not counted, as in bench/review_page.py), then:
 
-* **settle**: the server's CPU idle (its warm-up, which imports the modules the pages load on first
-  use in the background after the first page, is over; the seconds it took are ``settle_s``);
+* **settle**: the server's CPU idle (the seconds it took are ``settle_s``);
 * **cold**: ``goto`` the page's URL (in the same browser session) until its main element (a table,
   dataframe or chart) is drawn, nothing is stale and the app's WebSocket has been quiet for 0.5 s;
   the time is from navigation to the last message the server sent by then; *whole run*: the same to
@@ -170,7 +169,11 @@ def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: flo
             root = tmp / "floor-app"
             root.mkdir(exist_ok=True)
             (root / "app.py").write_text(FLOOR_APP)
+        t0 = time.perf_counter()
         with browser_util.serve(root, data, state, tmp / f"streamlit-{name}-{k}.log", timeout=120) as (base, proc):
+            # from the command to the server's health check answering: app.py's server imports what
+            # the pages need before it answers (pages/_cache.preload), the floor's imports nothing
+            out["start_s"] = round(time.perf_counter() - t0, 3)
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 try:
@@ -185,8 +188,7 @@ def measure(data: Path, name: str, k: int, tmp: Path, derived: str, timeout: flo
                         page.wait_for_function(f"() => document.querySelector('h1') !== null && {JS_IDLE}",
                                                timeout=timeout * 1000, polling=25)
                         out["shell_s"] = round(time.perf_counter() - t, 3)
-                        # the server has started once its first page is drawn and its warm-up (the
-                        # heavy imports it loads in the background, pages/_cache.warm_up) is over
+                        # the server has started once its first page is drawn and its CPU is idle
                         out["settle_s"] = idle(proc.pid, timeout)
                     url = base + PAGES[name]
                     out["load_before"] = load()
@@ -217,9 +219,9 @@ def report(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
         f"state: {'a copy of ' + info['state_from'] if info.get('state_from') else 'empty'}; "
         f"{info['runs']} fresh servers per page; {info['started']} - {info['finished']} UTC.",
         "",
-        "| page | cold s (runs) | cold median | cold, whole run s | warm s (runs) | warm median | warm, whole run s "
-        "| server CPU in cold render s | server peak RSS MB (VmHWM) | load 1-min before |",
-        "|---|---|--:|--:|---|--:|--:|--:|--:|--:|",
+        "| page | server start s | cold s (runs) | cold median | cold, whole run s | warm s (runs) | warm median "
+        "| warm, whole run s | server CPU in cold render s | server peak RSS MB (VmHWM) | load 1-min before |",
+        "|---|--:|---|--:|--:|---|--:|--:|--:|--:|--:|",
     ]
     by: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
@@ -228,7 +230,7 @@ def report(rows: list[dict[str, Any]], info: dict[str, Any]) -> str:
         cold = [r["cold_s"] for r in rs]
         warm = [r["warm_s"] for r in rs]
         lines.append(
-            f"| {name} | {' / '.join(f'{x:.2f}' for x in cold)} | {statistics.median(cold):.2f} | "
+            f"| {name} | {statistics.median([r['start_s'] for r in rs]):.2f} | {' / '.join(f'{x:.2f}' for x in cold)} | {statistics.median(cold):.2f} | "
             f"{statistics.median([r['cold_done_s'] for r in rs]):.2f} | "
             f"{' / '.join(f'{x:.2f}' for x in warm)} | {statistics.median(warm):.2f} | "
             f"{statistics.median([r['warm_done_s'] for r in rs]):.2f} | "

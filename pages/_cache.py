@@ -1,6 +1,6 @@
 """The cached calls of evalcore's functions (Streamlit's ``st.cache_data``, per server), each keyed
 by the fingerprints of what it reads (:mod:`pages._ui`), and the charts drawn from their cached
-Vega-Lite specs; :func:`warm_up` imports what the pages load on first use in the background.
+Vega-Lite specs; :func:`preload` imports what the pages load (app.py calls it before the server takes a request).
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
-import threading
 from collections.abc import Callable
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -101,49 +100,44 @@ def chart_points(event: Any, name: str) -> list[dict[str, Any]]:
     return [x for x in (((event or {}).get("selection") or {}).get(name) or []) if isinstance(x, dict)]
 
 
-#: What the pages import on first use, beyond what every page imports: Altair (the charts), scipy's
-#: and statsmodels' tests, krippendorff, and the analysis modules `evalcore.analysis` loads on
-#: first use (lazily). :func:`warm_up` imports them in the background.
-WARM_MODULES = (
+#: What the pages import, beyond Streamlit itself: the data stack (pandas, pyarrow, DuckDB), Altair
+#: (the charts), scipy's and statsmodels' tests, krippendorff, and the analysis modules `evalcore`
+#: loads on first use (lazily). :func:`preload` imports them before the server takes a request (app.py).
+PRELOAD = (
+    "pandas",
+    "pyarrow",
+    "pyarrow.compute",  # (the report card encodes people's labels with it)
+    "duckdb",
     "evalcore.analysis.charts",
     "scipy.stats",
     "scipy.optimize",
     "statsmodels.stats.power",
     "krippendorff",
+    "evalcore.analysis.failures",
+    "evalcore.analysis.summary",
     "evalcore.analysis.comparison",
     "evalcore.analysis.instruments",
     "evalcore.analysis.harness",
     "evalcore.analysis.scores",
     "evalcore.analysis.gating",
+    "evalcore.analysis.cost",
+    "evalcore.review",
     "evalcore.review.judges",
-    "pyarrow.compute",  # (the report card encodes people's labels with it: 0.04 s to import)
+    "evalcore.review.reportcard",
+    "evalcore.pairwise",
 )
 
 
-_warm: list[threading.Thread] = []
-_WARM_LOCK = threading.Lock()
-
-
-def warm_up() -> None:
-    """Once per server process, after its first page is drawn: import :data:`WARM_MODULES` in a
-    background thread, so that the first visit of a page with charts or tests does not wait for
-    their imports (about 1 s of CPU for Altair and scipy.stats). A module that fails to import is
-    left to the page that needs it, which says why."""
-
-    def run() -> None:
-        for name in WARM_MODULES:
-            with contextlib.suppress(Exception):
-                importlib.import_module(name)
-        with contextlib.suppress(Exception):  # the cost projection's tokenizers (0.5 s)
-            importlib.import_module("evalcore.llm.client").warm_encodings()
-        # What is alive now (every module, class and function imported) lives as long as the
-        # server: move it out of the cyclic collector's reach, so that its full collections, which
-        # a page building many objects (the report card's 36,000 labels) triggers several times,
-        # traverse only what the pages made (0.1 s of the Agreement page's first render at 18M).
-        gc.freeze()
-
-    with _WARM_LOCK:
-        if _warm:
-            return
-        _warm.append(threading.Thread(target=run, name="evalcore-warm-up", daemon=True))
-    _warm[0].start()
+def preload() -> None:
+    """Import :data:`PRELOAD` and the cost projection's tokenizers. A module that fails to import
+    is left to the page that needs it, which says why."""
+    for name in PRELOAD:
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+    with contextlib.suppress(Exception):  # the cost projection's tokenizers (0.5 s)
+        importlib.import_module("evalcore.llm.client").warm_encodings()
+    # What is alive now (every module, class and function imported) lives as long as the server:
+    # move it out of the cyclic collector's reach, so that its full collections, which a page
+    # building many objects (the report card's 36,000 labels) triggers several times, traverse only
+    # what the pages made (0.1 s of the Agreement page's first render at 18M).
+    gc.freeze()

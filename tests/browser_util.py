@@ -164,7 +164,7 @@ def streamlit_bin() -> str:
 
 
 @contextmanager
-def start_app(data: Path, state: Path, *, port: int | None = None, timeout: float = 30.0,
+def start_app(data: Path, state: Path, *, port: int | None = None, timeout: float = 180.0,
               extra_args: list[str] = (), secrets: str | None = None) -> Iterator[str]:
     """Run ``streamlit run app.py`` on 127.0.0.1 and yield its base URL; stop it afterwards.
 
@@ -183,7 +183,7 @@ def start_app(data: Path, state: Path, *, port: int | None = None, timeout: floa
 
 
 @contextmanager
-def serve(root: Path, data: Path, state: Path, log: Path, *, port: int | None = None, timeout: float = 30.0,
+def serve(root: Path, data: Path, state: Path, log: Path, *, port: int | None = None, timeout: float = 180.0,
           extra_args: list[str] = ()) -> Iterator[tuple[str, subprocess.Popen]]:
     """``streamlit run <root>/app.py`` on 127.0.0.1 over ``data`` / ``state`` (its output in
     ``log``) until healthy; yields (base URL, process) and stops it afterwards. The browser tests

@@ -29,7 +29,7 @@ def test_four_pages_of_a_fresh_server_at_once_render_without_an_import_error(bro
     failures: list[str] = []
     outside: list[str] = []
     for trial in range(TRIALS):
-        with start_app(DEMO, tmp_path / f"state-{trial}", timeout=60) as base:
+        with start_app(DEMO, tmp_path / f"state-{trial}") as base:
             contexts = [browser.new_context(viewport={"width": 1200, "height": 900}) for _ in PAGES]
             pages = []
             for ctx in contexts:

@@ -32,7 +32,11 @@ def session(tmp_path, n_items: int) -> dict:
 
 
 def shown_answers(page) -> list[str]:
-    return page.locator('[data-testid="stCode"]').all_inner_texts()
+    """The question, the left and the right answer, once all three are drawn (a script run may
+    still be drawing them when the progress line above them is on the page)."""
+    blocks = page.locator('[data-testid="stCode"]')
+    blocks.nth(2).wait_for(timeout=30_000)
+    return blocks.all_inner_texts()
 
 
 def no_arm(page, arms) -> None:
