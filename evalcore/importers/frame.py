@@ -567,14 +567,14 @@ def col_text(
     return out
 
 
-def col_int(frame: Frame, col: str | None, *, default: int = 1, minimum: int = 1) -> list[int]:
-    """A whole-number column such as a round (1, 2, 3...); missing values take ``default``."""
+def col_int(frame: Frame, col: str | None) -> list[int]:
+    """A whole-number column such as a round (1, 2, 3...); missing values take 1."""
     if col is None:
-        return [default] * frame.n
+        return [1] * frame.n
     out: list[int] = []
     for i, v in enumerate(frame.data[col]):
         if _is_missing(v):
-            out.append(default)
+            out.append(1)
             continue
         x: int | None = None
         if isinstance(v, bool):
@@ -585,8 +585,8 @@ def col_int(frame: Frame, col: str | None, *, default: int = 1, minimum: int = 1
             x = int(v)
         if x is None:
             raise frame.err(f"{v!r} is not a whole number", col, i)
-        if x < minimum:
-            raise frame.err(f"{x} is below {minimum} (rounds count from 1)", col, i)
+        if x < 1:
+            raise frame.err(f"{x} is below 1 (rounds count from 1)", col, i)
         out.append(x)
     return out
 

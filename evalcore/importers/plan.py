@@ -385,7 +385,6 @@ def plan_generation(
     base: str,
     taken: set,
     knobs: dict[str, Any],
-    option: str = "--gen-id",
     extra: dict[tuple[str, int], dict] | None = None,
 ) -> tuple[str, bool]:
     """Reuse a generation of the suite with the same outputs_hash, or plan a new one.
@@ -404,14 +403,14 @@ def plan_generation(
             if gen_id is not None and gen_id != gid:
                 raise InputError(
                     f"these outputs are already generation {gid!r} of suite {suite.suite_id!r}, "
-                    f"which is reused: drop {option} or give {gid}",
+                    f"which is reused: drop --gen-id or give {gid}",
                     file=frame.name,
-                    field=option,
+                    field="--gen-id",
                 )
             _check_fixed_knobs(frame, gid, existing, knobs, "same outputs, reused")
             taken.add(("generations", gid))
             return gid, True
-    gid = plan_id(plan.data, "generations", gen_id, option, "generation", base, taken, frame.name)
+    gid = plan_id(plan.data, "generations", gen_id, "--gen-id", "generation", base, taken, frame.name)
     rounds = max(r for _, r in outputs)
     complete = all((iid, r) in outputs for iid in suite.items for r in range(1, rounds + 1))
     manifest = imported_generation(

@@ -568,14 +568,11 @@ def dry_run_report(built: Built, *, local_verdicts: int, kind: str = "judge") ->
     }
 
 
-def format_dry_run(r: dict, max_lines: int | None = None) -> str:
+def format_dry_run(r: dict) -> str:
     lines = [f"DRY RUN: nothing is sent. {r['n_calls']} calls:"]
-    calls = r["calls"] if max_lines is None else r["calls"][:max_lines]
-    for c in calls:
+    for c in r["calls"]:
         crit = ",".join(c["criteria"]) if c.get("criteria") else ""
         lines.append(f"  {c['call_id']}  {c['model']}  {crit}  ~{c['tokens_in_est']} in / ~{c['tokens_out_est']} out")
-    if max_lines is not None and len(r["calls"]) > max_lines:
-        lines.append(f"  ... {len(r['calls']) - max_lines} more (--json lists every call)")
     lines.append(
         f"verdicts from calls: {r['verdicts_from_calls']}; computed without a call: {r['verdicts_without_calls']}"
     )
