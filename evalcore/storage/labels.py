@@ -713,7 +713,7 @@ class LabelStore:
         read once while its file's size, mtime and inode are unchanged; fresh dicts every call);
         the first ``limit`` only when given."""
         out: list[dict[str, Any]] = []
-        for lid, set_gen, created, rows in self._shipped_sets(gen_id):
+        for lid, set_gen, created, rows in shipped_sets(self.store, gen_id):
             if limit is not None:
                 rows = rows[: max(0, limit - len(out))]
             out.extend(
@@ -745,7 +745,4 @@ class LabelStore:
         report card; every generation's with None): per label set its source (``shipped:<id>``) and
         its rows (item_id, gen_round, criterion, annotator, value, passed), shared and not to be
         changed."""
-        return [(f"shipped:{lid}", rows) for lid, _, _, rows in self._shipped_sets(gen_id)]
-
-    def _shipped_sets(self, gen_id: str | None) -> list[tuple[str, str, str, list[tuple]]]:
-        return shipped_sets(self.store, gen_id)
+        return [(f"shipped:{lid}", rows) for lid, _, _, rows in shipped_sets(self.store, gen_id)]
