@@ -32,9 +32,15 @@ async def preloaded(_app: object) -> AsyncIterator[None]:
     server takes its first request, so that a person's first page, whichever it is, does not wait
     for seconds of imports (the server says it is up a few seconds later instead). Imported here,
     once Streamlit's runtime runs, the pages' caches are the server's."""
+    from streamlit.runtime.pages_manager import PagesManager
+
     from pages import _cache
 
     _cache.preload()
+    # This is an st.navigation app: a fresh server's first request for /attribution runs app.py,
+    # rather than pages/2_attribution.py alone and then a rerun through app.py (the switch
+    # pages/_ui.title makes, through the same Streamlit internal, when no start-up ran first)
+    PagesManager.uses_pages_directory = False
     yield
 
 
