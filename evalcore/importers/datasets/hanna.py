@@ -55,7 +55,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.importers.defaults import DEFAULT_THRESHOLD
-from evalcore.importers.frame import loads_json, read_bounded
+from evalcore.importers.frame import WHOLE_FILE, loads_json, read_bounded
 from evalcore.importers.plan import imported_generation, imported_run, suite_manifest, target_data_dir
 from evalcore.storage.files import to_table
 from evalcore.storage.paths import utcnow
@@ -97,8 +97,6 @@ SUMMEVAL_CRITERIA: tuple[tuple[str, str], ...] = (
     ("relevance", "selection of the important content of the article, without redundancy"),
 )
 SUMMEVAL_KEYS = ("doc_id", "system_id", "summary")
-
-WHOLE_FILE = "(whole file)"
 
 
 class _Num(str):
@@ -683,13 +681,18 @@ def import_hanna(
 ) -> dict[str, Any]:
     """Read, check and write HANNA into the data directory ``data_opt`` (the --data option; anything
     with ``data_opt``). Returns the summary printed by the command."""
+    return _import_scored(data_opt, source, threshold, read_hanna, plan_hanna, "HANNA")
 
+
+def _import_scored(
+    data_opt: str | Path | None, source: str | Path, threshold: float, read: Callable, plan: Callable, what: str
+) -> dict[str, Any]:
+    """The import of a scored dataset: ``plan`` what ``read`` got, refused if any of its ids exists."""
     t0 = time.perf_counter()
     threshold = _check_threshold(threshold)
     data = target_data_dir(data_opt)
-    hs = read_hanna(source)
-    bundle, summary = plan_hanna(data, hs, threshold)
-    bundle.refuse_existing("HANNA")
+    bundle, summary = plan(data, read(source), threshold)
+    bundle.refuse_existing(what)
     bundle.write()
     summary["seconds"] = round(time.perf_counter() - t0, 2)
     return summary

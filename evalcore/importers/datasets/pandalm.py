@@ -42,7 +42,7 @@ from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.importers.datasets.hanna import _refuse_existing, _source_dir
 from evalcore.importers.defaults import PANDALM_SEED
-from evalcore.importers.frame import loads_json
+from evalcore.importers.frame import PAIR_CRITERION, loads_json
 from evalcore.importers.plan import (
     draw_pair_ids,
     imported_generation,
@@ -69,7 +69,6 @@ JUDGES = (
 HUMAN_CHOICE = {0: "same", 1: "left", 2: "right"}  # 0 = tie, 1 = response1 (left) better, 2 = response2
 JUDGE_CHOICE = {"0": "same", "tie": "same", "1": "left", "2": "right"}
 UNPARSEABLE_ERROR = "unparseable verdict {raw!r} in the source file (the judge's answer could not be parsed)"
-CRITERION = "preference"
 DEFAULT_SEED = PANDALM_SEED
 POSTPROCESS_VERSION = "pandalm-1"
 
@@ -273,7 +272,7 @@ def plan_pandalm(data: Path, keys: Path, src: PandaSource, seed: int = DEFAULT_S
         name="pairwise",
         criteria=[
             S.Criterion(
-                name=CRITERION,
+                name=PAIR_CRITERION,
                 kind="binary",
                 description="which of two answers to an instruction is better, or a tie "
                 "(choices in pair_verdicts.parquet)",
@@ -432,7 +431,7 @@ def _judge_run(
                 "item_id": r["item_id"],
                 "gen_round": 1,
                 "judge_round": 1,
-                "criteria": [CRITERION],
+                "criteria": [PAIR_CRITERION],
                 "model": model,
                 "attempts": 1,
                 "error": err,

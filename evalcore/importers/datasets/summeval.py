@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +33,8 @@ from evalcore.importers.datasets.hanna import (
     Bundle,
     SummEvalSource,
     Values,
-    _check_threshold,
     _find,
+    _import_scored,
     _in_scale,
     _label_table,
     _Num,
@@ -45,7 +44,7 @@ from evalcore.importers.datasets.hanna import (
     _source_dir,
 )
 from evalcore.importers.frame import loads_json
-from evalcore.importers.plan import imported_generation, suite_manifest, target_data_dir
+from evalcore.importers.plan import imported_generation, suite_manifest
 from evalcore.storage.paths import utcnow
 
 
@@ -203,13 +202,4 @@ def import_summeval(
     data_opt: str | Path | None, source: str | Path, threshold: float = DEFAULT_THRESHOLD
 ) -> dict[str, Any]:
     """Read, check and write SummEval into the data directory ``data_opt`` (the --data option)."""
-
-    t0 = time.perf_counter()
-    threshold = _check_threshold(threshold)
-    data = target_data_dir(data_opt)
-    se = read_summeval(source)
-    bundle, summary = plan_summeval(data, se, threshold)
-    bundle.refuse_existing("SummEval")
-    bundle.write()
-    summary["seconds"] = round(time.perf_counter() - t0, 2)
-    return summary
+    return _import_scored(data_opt, source, threshold, read_summeval, plan_summeval, "SummEval")
