@@ -39,7 +39,7 @@ from typing import IO, Any
 from evalcore.errors import InputError
 from evalcore.llm.client import ModelAccessError, ParseError, Price, load_litellm, request_options
 from evalcore.llm.progress import Progress
-from evalcore.storage.files import atomic_write_bytes, fsync_dir
+from evalcore.storage.files import atomic_write_bytes, fsync_path
 from evalcore.storage.paths import check_id
 
 # --------------------------------------------------------------------------- one attempt
@@ -236,7 +236,7 @@ class Journal:
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _O_FLAGS | _O_DSYNC, 0o666)
         if created:  # make the new file's directory entry durable too
             try:
-                fsync_dir(self.path.parent)
+                fsync_path(self.path.parent)
             except OSError:  # pragma: no cover - some filesystems refuse fsync on a directory
                 pass
         if os.fstat(self._fd).st_size != good:  # a torn last line (killed mid-write): drop it

@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalcore.contract.schema import DERIVED_VERSION
 from evalcore.errors import MACHINE_ERRNOS, DerivedTablesWarning, EvalcoreError, StateError, one_line
-from evalcore.storage.files import atomic_write_bytes, fsync_dir, replace_directory, rmdir_quiet
+from evalcore.storage.files import atomic_write_bytes, fsync_path, replace_directory, rmdir_quiet
 from evalcore.storage.layout import KINDS, OPTIONAL_TABLES
 
 if TYPE_CHECKING:
@@ -446,7 +446,7 @@ def make(
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=final.parent, prefix=f".tmp-{final.name}-"))
         build_into(store, kind, id_, tmp, builder, src, params)
-        fsync_dir(tmp)
+        fsync_path(tmp)
         if (final.exists() or final.is_symlink()) and (final.is_symlink() or not final.is_dir()):
             raise NotADirectoryError(errno.ENOTDIR, "not a set of evalcore's, never replaced", str(final))
         replace_directory(tmp, final)

@@ -89,11 +89,7 @@ def atomic_file(path: Path) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_path(Path(tmp))
         os.replace(tmp, path)
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
@@ -101,7 +97,7 @@ def atomic_file(path: Path) -> Iterator[Path]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    fsync_dir(path.parent)
+    fsync_path(path.parent)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -281,8 +277,8 @@ class Entry:
     manifest: Any
 
 
-def fsync_dir(path: Path) -> None:
-    """Make a rename or a new entry in ``path`` durable."""
+def fsync_path(path: Path) -> None:
+    """Make a file's writes, or a rename or a new entry in directory ``path``, durable."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -319,7 +315,7 @@ def replace_directory(tmp: Path, final: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
     else:
         os.replace(tmp, final)
-    fsync_dir(final.parent)
+    fsync_path(final.parent)
 
 
 @contextlib.contextmanager
@@ -335,9 +331,8 @@ def atomic_directory(final: Path, *, overwrite: bool = False) -> Iterator[Path]:
         yield tmp
         for p in tmp.iterdir():
             if p.is_file():
-                with open(p, "rb") as fh:
-                    os.fsync(fh.fileno())
-        fsync_dir(tmp)
+                fsync_path(p)
+        fsync_path(tmp)
         if final.exists() and not overwrite:
             raise FileExistsError(final)
         replace_directory(tmp, final)

@@ -22,7 +22,7 @@ from typing import Any
 
 from evalcore.errors import InputError, StateError
 from evalcore.storage.db import LABELS_DDL
-from evalcore.storage.files import fsync_dir
+from evalcore.storage.files import fsync_path
 from evalcore.storage.integrity import check_database, integrity, readonly_uri, wal_of
 
 #: the label store's tables copied by :func:`recover`, parents before children
@@ -156,7 +156,7 @@ def recover(src: Path, out: Path) -> dict[str, Any]:
             dst.execute("PRAGMA journal_mode = WAL")
             dst.close()
         os.replace(new, out)
-        fsync_dir(out.parent)
+        fsync_path(out.parent)
     return report
 
 
