@@ -277,26 +277,22 @@ class LabelStore:
 
     def resolve_gen(self, item_id: str, gen_id: str | None) -> str:
         """The generation an item's label belongs to: the one given, or the only one holding it."""
+
+        def holds(g: str) -> int:
+            return self.store.sql(
+                "SELECT count(*) FROM read_parquet(?) WHERE item_id = ?",
+                [self.store.path_of("generation", g, "outputs"), item_id],
+            )[0][0]
+
         if gen_id is not None:
             if (gen_id, item_id) in self._seen:
                 return gen_id
             self.store.generation(gen_id)
-            n = self.store.sql(
-                "SELECT count(*) FROM read_parquet(?) WHERE item_id = ?",
-                [self.store.path_of("generation", gen_id, "outputs"), item_id],
-            )[0][0]
-            if not n:
+            if not holds(gen_id):
                 raise LabelError(f"item {item_id!r} is not in generation {gen_id!r}", field="--item")
             self._seen.add((gen_id, item_id))
             return gen_id
-        hits = [
-            g
-            for g in self.store.ids("generation")
-            if self.store.sql(
-                "SELECT count(*) FROM read_parquet(?) WHERE item_id = ?",
-                [self.store.path_of("generation", g, "outputs"), item_id],
-            )[0][0]
-        ]
+        hits = [g for g in self.store.ids("generation") if holds(g)]
         if not hits:
             raise LabelError(f"item {item_id!r} is in no generation of {self.store.data}", field="--item")
         if len(hits) > 1:
