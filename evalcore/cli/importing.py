@@ -22,7 +22,6 @@ from evalcore.importers.frame import (
 from evalcore.importers.recorded import MODES, HarnessOpts
 
 if TYPE_CHECKING:
-    from evalcore.importers.kinds import KindOptions
     from evalcore.importers.tabular import Opts
 
 
@@ -121,27 +120,6 @@ def import_summeval_cmd(obj, source: str, threshold: float, as_json: bool) -> No
 # --------------------------------------------------------------------------- inspect, promptfoo
 
 
-_KIND_KEYS = ("kind", "criterion_kind", "threshold", "criterion_threshold", "scale", "criterion_scale", "gate")
-
-
-def _kind_options(
-    file: str,
-    kind=None,
-    criterion_kind=(),
-    threshold=None,
-    criterion_threshold=(),
-    scale=None,
-    criterion_scale=(),
-    gate=(),
-) -> KindOptions:
-    """The kinds, thresholds, scales and gates of the options named in ``_KIND_KEYS``."""
-    from evalcore.importers.kinds import KindOptions
-
-    return KindOptions.from_cli(
-        file, kind, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gate
-    )
-
-
 @import_.command("inspect")
 @click.argument("log", type=click.Path(dir_okay=False))
 @click.option(
@@ -196,17 +174,10 @@ def import_inspect_cmd(
 ) -> None:
     """Import an Inspect AI eval log (format version 2: .json, or the .eval archive)."""
     from evalcore.importers.inspect_ai import ToolOpts, import_inspect
+    from evalcore.importers.kinds import KindOptions
 
     o = ToolOpts(
-        _kind_options(
-            log,
-            criterion_kind=criterion_kind,
-            threshold=threshold,
-            criterion_threshold=criterion_threshold,
-            scale=scale,
-            criterion_scale=criterion_scale,
-            gate=gate,
-        ),
+        KindOptions.from_cli(log, None, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gate),
         attach,
         suite_id,
         gen_id,
@@ -257,6 +228,7 @@ def import_promptfoo_cmd(
     """Import a promptfoo results file (promptfoo eval -o results.json; results version 3)."""
     from evalcore.contract import hashing as H
     from evalcore.importers.inspect_ai import ToolOpts
+    from evalcore.importers.kinds import KindOptions
     from evalcore.importers.promptfoo import import_promptfoo
 
     if id_prefix is not None and not H.is_valid_id(id_prefix):
@@ -264,7 +236,7 @@ def import_promptfoo_cmd(
             f"{id_prefix!r} is not a valid id prefix (letters, digits, . _ -)", file=file, field="--id-prefix"
         )
     o = ToolOpts(
-        _kind_options(file, gate=gate),
+        KindOptions.from_cli(file, gates=gate),
         attach,
         suite_id,
         None,
@@ -516,11 +488,15 @@ _shared = _options(
 )
 
 
+_KIND_KEYS = ("kind", "criterion_kind", "threshold", "criterion_threshold", "scale", "criterion_scale", "gate")
+
+
 def _opts(file: str, kw: dict) -> Opts:
     """The options of `import long` / `wide` (``kw``: what ``_shared`` added, less --json)."""
+    from evalcore.importers.kinds import KindOptions
     from evalcore.importers.tabular import Opts
 
-    kinds = _kind_options(file, **{k: kw.pop(k) for k in _KIND_KEYS})
+    kinds = KindOptions.from_cli(file, *(kw.pop(k) for k in _KIND_KEYS))
     harness = HarnessOpts(
         groups=list(kw.pop("groups")),
         **{f.name: kw.pop(f.name) for f in dataclasses.fields(HarnessOpts) if f.name != "groups"},

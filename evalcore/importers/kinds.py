@@ -145,8 +145,17 @@ class KindOptions:
 
     @classmethod
     def from_cli(
-        cls, file: str, kind, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gates
+        cls,
+        file: str,
+        kind=None,
+        criterion_kind=(),
+        threshold=None,
+        criterion_threshold=(),
+        scale=None,
+        criterion_scale=(),
+        gates=(),
     ) -> KindOptions:
+        """The options ``--kind``, ``--criterion-kind``, ... ``--gate`` in this order (absent: not given)."""
         ck = _kv(criterion_kind, "--criterion-kind", file)
         for k, v in ck.items():
             if v not in KIND_CHOICES:
