@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.errors import InputError
-from evalcore.storage.files import atomic_write_bytes
+from evalcore.storage.files import atomic_file, atomic_write_bytes
 from evalcore.storage.gold import GOLD_COLUMNS, gold
 from evalcore.storage.labels import EXPORT_COLUMNS, LabelStore
 
@@ -133,14 +133,12 @@ def export_labels(
         raise InputError("parquet needs --out FILE", field="--out")
     cols, rows = label_rows(labels, history=history, include_shipped=include_shipped, wide=wide)
     if fmt == "parquet":
-        import pyarrow as pa
         import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
         tbl = _arrow(cols, rows)
-        buf = pa.BufferOutputStream()
-        pq.write_table(tbl, buf)
         assert out is not None
-        atomic_write_bytes(out, buf.getvalue().to_pybytes())
+        with atomic_file(out) as tmp:
+            pq.write_table(tbl, tmp)
         return None
     if fmt == "csv":
         text = csv_text(cols, rows)
