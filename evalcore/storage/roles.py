@@ -146,13 +146,9 @@ def parse_roles(text: str, path: Path | str) -> RolesFile:
     return RolesFile(path=path, present=True, claim=claim.strip(), default_roles=default_roles, users=users)
 
 
-def roles_path(state_dir: Path | str) -> Path:
-    return Path(state_dir) / ROLES_FILE
-
-
 def load_roles(state_dir: Path | str) -> RolesFile:
     """The roles file of a state directory, checked; an empty RolesFile when there is none."""
-    path = roles_path(state_dir)
+    path = Path(state_dir) / ROLES_FILE
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
