@@ -25,12 +25,6 @@ if TYPE_CHECKING:
 # The review queue and the agreement / judge report card; docs/REVIEW.md.
 
 
-def _filters(reasons, criteria, runs, classes, include_holdout: bool = False):
-    from evalcore.review.queue import Filters
-
-    return Filters.of(reasons, criteria, runs, classes, include_holdout)
-
-
 def filter_options(f):
     f = click.option("--class", "classes", multiple=True, help="Only items of this class (repeatable).")(f)
     f = click.option("--run", "runs_", multiple=True, help="Only cases this run is involved in (repeatable).")(f)
@@ -173,12 +167,12 @@ def queue_list(obj: Ctx, gen_id: str | None, as_json: bool) -> None:
 @click.pass_obj
 def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, reviewer, limit, offset, as_json) -> None:
     """The cases of a queue in priority order, with how many reviews each has."""
-    from evalcore.review.queue import cases, get_queue, progress
+    from evalcore.review.queue import Filters, cases, get_queue, progress
 
     if gen_id is None and queue_id is None:
         raise click.UsageError("give GEN_ID or --queue")
     q = get_queue(obj.store, queue_id, gen_id=gen_id)
-    f = _filters(reasons, criteria, runs_, classes, obj.include_holdout)
+    f = Filters.of(reasons, criteria, runs_, classes, obj.include_holdout)
     page = cases(obj.store, q["queue_id"], f, reviewer, limit=limit, offset=offset)
     prog = progress(obj.store, q["queue_id"], reviewer, f)
     out = {
@@ -265,8 +259,9 @@ def queue_next(obj: Ctx, queue_id, reviewer, adjudicate, reasons, criteria, runs
     """Claim the reviewer's next case: it is leased to them and offered to nobody else until it is
     decided, skipped or the lease runs out (docs/REVIEW.md, leases)."""
     from evalcore.review.claims import LEASE_SECONDS, next_case
+    from evalcore.review.queue import Filters
 
-    f = _filters(reasons, criteria, runs_, classes, obj.include_holdout)
+    f = Filters.of(reasons, criteria, runs_, classes, obj.include_holdout)
     row = next_case(
         obj.store,
         queue_id,
