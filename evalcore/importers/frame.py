@@ -253,10 +253,10 @@ def read_frame(path: str | Path, fmt: str | None = None) -> Frame:
     return _read_json(raw, name, fmt)
 
 
-def _bad_utf8(name: str, raw: bytes, e: UnicodeDecodeError, column: str, unit: str = "line") -> InputError:
+def _bad_utf8(name: str, raw: bytes, e: UnicodeDecodeError, column: str) -> InputError:
     line = raw.count(b"\n", 0, e.start) + 1
     return InputError(
-        f"{unit} {line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); save the file as UTF-8",
+        f"line {line}: not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start}); save the file as UTF-8",
         file=name,
         field=column,
     )

@@ -42,7 +42,7 @@ from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.importers.datasets.hanna import _refuse_existing, _source_dir
 from evalcore.importers.defaults import PANDALM_SEED
-from evalcore.importers.frame import PAIR_CRITERION, loads_json
+from evalcore.importers.frame import PAIR_CRITERION, WHOLE_FILE, loads_json
 from evalcore.importers.plan import (
     draw_pair_ids,
     imported_generation,
@@ -102,20 +102,20 @@ def _load(path: Path) -> list[Any]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise InputError(
-            f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})", file=str(path), field="(whole file)"
+            f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start})", file=str(path), field=WHOLE_FILE
         ) from None
     try:
         data = loads_json(text)
     except json.JSONDecodeError as e:
         raise InputError(
-            f"line {e.lineno}: does not parse as JSON: {e.msg}", file=str(path), field="(whole file)"
+            f"line {e.lineno}: does not parse as JSON: {e.msg}", file=str(path), field=WHOLE_FILE
         ) from None
     if not isinstance(data, list) or not data:
-        raise InputError("expected a non-empty JSON array of objects", file=str(path), field="(whole file)")
+        raise InputError("expected a non-empty JSON array of objects", file=str(path), field=WHOLE_FILE)
     for k, rec in enumerate(data):
         if not isinstance(rec, dict):
             raise InputError(
-                f"element {k}: is a JSON {type(rec).__name__}, expected an object", file=str(path), field="(whole file)"
+                f"element {k}: is a JSON {type(rec).__name__}, expected an object", file=str(path), field=WHOLE_FILE
             )
     return data
 
