@@ -54,50 +54,19 @@ def labels() -> None:
 @role_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def labels_add(
-    obj: Ctx,
-    item_id,
-    criterion,
-    value,
-    reviewer,
-    note,
-    gen_id,
-    gen_round,
-    outcome,
-    queue,
-    reason_code,
-    supersedes,
-    tags,
-    role,
-    as_json,
-    from_file,
-) -> None:
+def labels_add(obj: Ctx, as_json, from_file, **edit) -> None:
     """Record one decision, or many with --from (appended; nothing is overwritten)."""
     from evalcore.storage.labels import LabelStore
 
     ls = LabelStore(obj.store)
-    edit = dict(
-        item_id=item_id,
-        criterion=criterion,
-        value=value,
-        reviewer=reviewer,
-        note=note,
-        gen_id=gen_id,
-        gen_round=gen_round,
-        outcome=outcome,
-        queue=queue,
-        reason_code=reason_code,
-        supersedes=supersedes,
-        tags=list(tags),
-        role=role,
-    )
+    edit["tags"] = list(edit["tags"])  # the other options are LabelStore.add's arguments as they are
     if from_file is not None:
         _add_from(ls, from_file, as_json, edit)
         return
-    for opt, v in (("--item", item_id), ("--criterion", criterion), ("--reviewer", reviewer)):
-        if v is None:
+    for opt, key in (("--item", "item_id"), ("--criterion", "criterion"), ("--reviewer", "reviewer")):
+        if edit[key] is None:
             raise click.UsageError(f"Missing option '{opt}' (or give many edits with --from FILE).")
-    if outcome == "decided" and value is None:
+    if edit["outcome"] == "decided" and edit["value"] is None:
         raise click.UsageError("--value is required for a decision")
     row = ls.add(**edit)
     emit(
