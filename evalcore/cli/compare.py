@@ -265,21 +265,11 @@ def ledger() -> None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed of the delta's interval.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def ledger_add(obj: Ctx, title, type_, baseline, candidate, runs, metric, note, by, seed, as_json) -> None:
+def ledger_add(obj: Ctx, runs, as_json, **kw) -> None:
     """Add an entry; its figures are pulled from the runs, never typed."""
     from evalcore.review.ledger import Ledger
 
-    e = Ledger(obj.store).add(
-        title=title,
-        by=by,
-        type_=type_,
-        baseline=baseline,
-        candidate=candidate,
-        runs=list(runs),
-        note=note,
-        metric=metric,
-        seed=seed,
-    )
+    e = Ledger(obj.store).add(runs=list(runs), **kw)
     emit(
         e,
         as_json,

@@ -67,27 +67,14 @@ def pairs() -> None:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def pairs_make(
-    obj: Ctx, session_id, arms, keys_dir, normalise, length_match, mirror, holdout, seed, key_seed, gen_round, as_json
-) -> None:
+def pairs_make(obj: Ctx, session_id, arms, keys_dir, normalise, as_json, **kw) -> None:
     """Pair two arms by item, normalise, draw sides; write the session (no arm name) and the key."""
     from evalcore.pairwise.leakage import describe
     from evalcore.pairwise.sessions import make_session
 
     steps = [] if normalise.strip().lower() == "none" else normalise.split(",")
-    s = make_session(
-        obj.store,
-        session_id,
-        list(arms),
-        keys_dir=Path(keys_dir) if keys_dir else None,
-        gen_round=gen_round,
-        normalise=steps,
-        length_match=length_match,
-        mirror=mirror,
-        holdout=holdout,
-        seed=seed,
-        key_seed=key_seed,
-    )
+    keys = Path(keys_dir) if keys_dir else None
+    s = make_session(obj.store, session_id, list(arms), keys_dir=keys, normalise=steps, **kw)
     lines = [
         f"session {s['session_id']}: {s['pairs']} pairs ({s['original_pairs']} items, {s['mirrors']} mirrored, "
         f"{s['holdout']} held out), status open, seed {s['seed']}",

@@ -88,33 +88,14 @@ def queue_detect(obj: Ctx, gen_id: str, as_json: bool) -> None:
 @click.option("--by", "created_by", default=None, help="Who built it (recorded).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def queue_build(
-    obj: Ctx,
-    gen_id: str,
-    audit_rate: float,
-    audit: str,
-    audit_epsilon: float | None,
-    seed: int,
-    reviewers_required: int,
-    created_by: str | None,
-    as_json: bool,
-) -> None:
+def queue_build(obj: Ctx, gen_id: str, as_json: bool, **kw) -> None:
     """Build a review queue on GEN_ID (appended to the label store; the data is not written)."""
     from evalcore.review.build import build_queue
 
-    q = build_queue(
-        obj.store,
-        gen_id,
-        audit_rate=audit_rate,
-        seed=seed,
-        reviewers_required=reviewers_required,
-        created_by=created_by,
-        audit=audit,
-        audit_epsilon=audit_epsilon,
-    )
+    q = build_queue(obj.store, gen_id, **kw)  # kw: the audit, seed, reviewers and --by options
     text = (
         f"queue {q['queue_id']}: {q['flagged']} raised cases + {q['audit_sampled']} audited of {q['agreed']} "
-        f"agreed ({audit} audit); {q['reviewers_required']} reviewer(s) "
+        f"agreed ({kw['audit']} audit); {q['reviewers_required']} reviewer(s) "
         f"per case\n" + "\n".join(f"  {k}: {v}" for k, v in q["counts"].items())
     )
     emit(q, as_json, text)
