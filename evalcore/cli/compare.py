@@ -155,40 +155,14 @@ def compare_cmd(
 @selection_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def gate_cmd(
-    obj: Ctx,
-    baseline,
-    candidate,
-    allowlist,
-    accept_now_passing,
-    max_latency_increase,
-    md_file,
-    metric,
-    seed,
-    n_boot,
-    effect,
-    judge_round,
-    majority,
-    gen_round,
-    as_json,
-) -> None:
+def gate_cmd(obj: Ctx, md_file, metric, effect, judge_round, majority, gen_round, as_json, **kw) -> None:
     """Exit 0 only when the two-sided bar holds (a gain clearing its interval and the noise floor),
     no new miss appears outside the allowlist, no entry expired or now passes, and the latency bar
     holds (exit 1 otherwise; 2 for bad input)."""
     from evalcore.analysis.gating import gate, markdown
 
-    g = gate(
-        obj.store,
-        baseline,
-        candidate,
-        allowlist=allowlist,
-        sel=_selection(obj, judge_round, majority, gen_round),
-        seed=seed,
-        n_boot=n_boot,
-        headline=metric,
-        accept_now_passing=accept_now_passing,
-        max_latency_increase=max_latency_increase,
-    )
+    # kw: the two runs, the allowlist, the bootstrap and the latency bar (--effect sizes compare only)
+    g = gate(obj.store, sel=_selection(obj, judge_round, majority, gen_round), headline=metric, **kw)
     text = markdown(g)
     if md_file:
         Path(md_file).write_text(text, encoding="utf-8")

@@ -198,28 +198,14 @@ def queue_show(obj: Ctx, gen_id, queue_id, reasons, criteria, runs_, classes, re
 @role_option
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
-def queue_decide(
-    obj: Ctx, queue_id, item_id, gen_round, criterion, reviewer, value, test_wrong, skip, note, tags, role, as_json
-) -> None:
+def queue_decide(obj: Ctx, test_wrong, skip, as_json, **kw) -> None:
     """Record a decision on a case of a queue (an appended edit with the queue's provenance)."""
     from evalcore.review.queue import decide
 
-    if sum(bool(x) for x in (value is not None, test_wrong, skip)) != 1:
+    if sum(bool(x) for x in (kw["value"] is not None, test_wrong, skip)) != 1:
         raise click.UsageError("give exactly one of --value, --test-wrong, --skip")
     outcome = "test_wrong" if test_wrong else "skipped" if skip else "decided"
-    row = decide(
-        obj.store,
-        queue_id,
-        item_id,
-        gen_round,
-        criterion,
-        reviewer,
-        outcome=outcome,
-        value=value,
-        note=note,
-        tags=tags,
-        role=role,
-    )
+    row = decide(obj.store, outcome=outcome, **kw)  # kw: the case, reviewer, value, note, tags and role
     emit(
         row,
         as_json,
