@@ -120,6 +120,9 @@ def import_summeval_cmd(obj, source: str, threshold: float, as_json: bool) -> No
 # --------------------------------------------------------------------------- inspect, promptfoo
 
 
+_KIND_KEYS = ("kind", "criterion_kind", "threshold", "criterion_threshold", "scale", "criterion_scale", "gate")
+
+
 @import_.command("inspect")
 @click.argument("log", type=click.Path(dir_okay=False))
 @click.option(
@@ -154,38 +157,13 @@ def import_summeval_cmd(obj, source: str, threshold: float, as_json: bool) -> No
 @click.option("--description", default=None, help="Free text stored with the suite and the run.")
 @_json_option
 @click.pass_obj
-def import_inspect_cmd(
-    obj,
-    log: str,
-    attach,
-    suite_id,
-    gen_id,
-    run_id,
-    judge_model,
-    criterion_kind,
-    threshold,
-    criterion_threshold,
-    scale,
-    criterion_scale,
-    gate,
-    knobs,
-    description,
-    as_json,
-) -> None:
+def import_inspect_cmd(obj, log: str, attach, knobs, as_json: bool, **kw) -> None:
     """Import an Inspect AI eval log (format version 2: .json, or the .eval archive)."""
     from evalcore.importers.inspect_ai import ToolOpts, import_inspect
     from evalcore.importers.kinds import KindOptions
 
-    o = ToolOpts(
-        KindOptions.from_cli(log, None, criterion_kind, threshold, criterion_threshold, scale, criterion_scale, gate),
-        attach,
-        suite_id,
-        gen_id,
-        run_id,
-        judge_model,
-        list(knobs),
-        description,
-    )
+    kinds = KindOptions.from_cli(log, None, *(kw.pop(k) for k in _KIND_KEYS[1:]))  # no --kind here
+    o = ToolOpts(kinds, attach, knobs=list(knobs), **kw)  # kw: the ids, --judge-model and --description
     s = import_inspect(obj.data_opt, log, o)
     text = _with_notes(s, _text_summary(s) + f"; log status {s['status']}, run {s['run_status']}")
     _emit(s, as_json, text)
@@ -486,9 +464,6 @@ _shared = _options(
     _harness_options,
     _json_option,
 )
-
-
-_KIND_KEYS = ("kind", "criterion_kind", "threshold", "criterion_threshold", "scale", "criterion_scale", "gate")
 
 
 def _opts(file: str, kw: dict) -> Opts:
