@@ -91,35 +91,14 @@ def diff_cmd(obj: Ctx, a, b, under_test, as_json) -> None:
 @click.option("--markdown", "md", is_flag=True, help="Print the Markdown summary instead of text.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def compare_cmd(
-    obj: Ctx,
-    baseline,
-    candidate,
-    metric,
-    seed,
-    n_boot,
-    effect,
-    judge_round,
-    majority,
-    gen_round,
-    md,
-    as_json,
-) -> None:
+def compare_cmd(obj: Ctx, baseline, candidate, metric, judge_round, majority, gen_round, md, as_json, **kw) -> None:
     """Per-round figures, paired deltas, stable wins and regressions, noise floor, power, the
     two-sided bar, cost beside score."""
     from evalcore.analysis.comparison import compare
     from evalcore.analysis.gating import markdown
 
-    c = compare(
-        obj.store,
-        baseline,
-        candidate,
-        sel=_selection(obj, judge_round, majority, gen_round),
-        seed=seed,
-        n_boot=n_boot,
-        effect=effect,
-        headline=metric,
-    )
+    sel = _selection(obj, judge_round, majority, gen_round)
+    c = compare(obj.store, baseline, candidate, sel=sel, headline=metric, **kw)  # kw: seed, n_boot, effect
     emit(c, as_json, markdown(c))
 
 

@@ -377,24 +377,21 @@ def _session_text(s: SessionAgreement) -> list[str]:
 @slice_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def agreement_cmd(obj: Ctx, gen_ids, session_ids, queue_id, judge_round, seed, n_boot, as_json) -> None:
+def agreement_cmd(obj: Ctx, gen_ids, session_ids, as_json, **kw) -> None:
     """The agreement and judge report card: judges against gold, people against each other, repeat
     consistency, judge against judge, corrected pass rates, same-family warnings."""
     from evalcore.review.agreement import agreement
 
-    if n_boot < 1:
+    if kw["n_boot"] < 1:
         raise click.UsageError("--n-boot must be at least 1")
     given = bool(gen_ids or session_ids)
     r = agreement(
         obj.store,
         gen_ids=list(gen_ids) if given else None,
         session_ids=list(session_ids) if given else None,
-        seed=seed,
-        n_boot=n_boot,
-        judge_round=judge_round,
-        queue_id=queue_id,
         classes=obj.classes,
         items=obj.items,
+        **kw,  # --queue, --judge-round, --seed, --n-boot
     )
     lines = [x for g in r.generations for x in _card_text(g)] + [x for s in r.sessions for x in _session_text(s)]
     emit(r, as_json, "\n".join(lines))
