@@ -86,37 +86,14 @@ def _run_options(f):
     return f
 
 
-def _opts(
-    api_base,
-    concurrency,
-    max_retries,
-    timeout,
-    backoff,
-    price,
-    quiet,
-    batch=False,
-    poll=30.0,
-    retry_failed=False,
-    stop_after=5,
-):
+def _opts(price, quiet, **kw):
+    """The :class:`~evalcore.llm.plan.RunOptions` of the ``_run_options`` (the others under its names)."""
     from evalcore.llm.client import parse_price
     from evalcore.llm.plan import RunOptions
 
-    if poll <= 0:
+    if kw["poll"] <= 0:
         raise click.BadParameter("must be above 0", param_hint="--poll")
-    return RunOptions(
-        batch=batch,
-        poll=poll,
-        concurrency=concurrency,
-        max_retries=max_retries,
-        timeout=timeout,
-        backoff=backoff,
-        api_base=api_base,
-        price=parse_price(price),
-        progress=not quiet,
-        retry_failed=retry_failed,
-        stop_after=stop_after,
-    )
+    return RunOptions(price=parse_price(price), progress=not quiet, **kw)
 
 
 _dry_run_option = click.option(
