@@ -158,7 +158,7 @@ COMPUTATIONS: dict[str, dict[str, Any]] = {
     "trend": dict(evalcore=trend_ev, canon=trend_canon, duckdb=trend_duckdb, pandas=trend_pandas,
                   cli=["trend", "--suite", SUITE], what=f"trend --suite {SUITE}",
                   canon_note="each run's all_pass per generation round, its mean and its segment (the line breaks "
-                             "where the judge model, judge prompt, rubric or suite change), the number of segments"),
+                             "where the instrument (judge knobs, judge rounds) or the suite changes), the number of segments"),
     "cost": dict(evalcore=cost_ev, canon=cost_canon, duckdb=cost_duckdb, pandas=cost_pandas,
                  cli=["cost", COST_RUN], what=f"cost {COST_RUN} (run_cost)",
                  canon_note="over calls.parquet: the judge's calls, failed calls, answers, items, rounds, tokens, "

@@ -805,6 +805,11 @@ def _trend_runs(c: Ctx) -> list[dict]:
     return sorted(runs, key=lambda r: (datetime.fromisoformat(r["m"]["created_at"].replace("Z", "+00:00")), r["id"]))
 
 
+# the run manifest's fields of the instrument: the line breaks where one changes (or the suite does)
+_INSTRUMENT = ("judge_model", "prompt_hash", "rubric_hash", "temperature", "mode", "groups", "field_order",
+               "prompt_variant", "postprocess_version", "structured_output", "judge_rounds")
+
+
 def _trend_out(runs: list[dict], by_round: dict) -> dict:
     out, seg, prev, points = {}, 0, None, 0
     for r in runs:
@@ -812,7 +817,7 @@ def _trend_out(runs: list[dict], by_round: dict) -> dict:
         got = [v for v in vals if v is not None]
         if not got:
             continue
-        if prev is not None and (any(prev["m"].get(k) != r["m"].get(k) for k in ("judge_model", "prompt_hash", "rubric_hash"))
+        if prev is not None and (any(prev["m"].get(k) != r["m"].get(k) for k in _INSTRUMENT)
                                  or prev["g"]["suite_hash"] != r["g"]["suite_hash"]):
             seg += 1
         out[f"{r['id']}.value"], out[f"{r['id']}.segment"] = sum(got) / len(got), seg

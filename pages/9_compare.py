@@ -85,6 +85,12 @@ if d.measurement_change:
     )
 else:
     st.markdown(f"This is a **{_text.md_escape(d.kind)}**.")
+if d.instrument_text:
+    st.warning(
+        _text.md_escape(d.instrument_text)
+        + ". `evalcore gate` refuses this pair unless given --allow-measurement-change.",
+        icon=":material/block:",
+    )
 for w in d.warnings:
     if "rival explanation" in w:
         st.warning(_text.md_escape("Rival explanations: " + w), icon=":material/warning:")

@@ -452,7 +452,7 @@ def test_trend_on_the_fixture_keeps_one_line_until_the_judge_changes(store):
     t = trend(store)
     assert [p.run_id for p in t.points] == ["r-base", "r-cand", "r-base-judge2"]
     assert [p.segment for p in t.points] == [0, 0, 1]
-    assert t.points[2].breaks == ["judge model: judge-2026-01-01 -> judge-2026-06-01"]
+    assert t.points[2].breaks == ["judge model snapshot: judge-2026-01-01 -> judge-2026-06-01"]
     assert t.points[0].value == pytest.approx((18 + 18 + 15) / 90)
 
 

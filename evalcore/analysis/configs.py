@@ -207,6 +207,8 @@ class Diff(Result):
     rivals: list[str]
     kind: str
     measurement_change: bool
+    instrument_changes: list[str]
+    instrument_text: str
     warnings: list[str]
     counts: dict[str, int]
 
@@ -246,6 +248,37 @@ def _with_variant(m: dict[str, Any], runs: list[tuple[str, str | None]]) -> dict
     return m
 
 
+#: judge-side knobs that record how the calls were made, not what measures: a change of one alone
+#: leaves the instrument as it was (a "protocol change")
+CALL_KNOBS = frozenset({"judge_seed", "retry_policy", "cache_use", "price_map_version"})
+
+
+def instrument_changes(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The differing knobs that change the instrument rather than the system under test: the
+    judge's (model, prompt, rubric, temperature, harness, field order, variant, post-processing,
+    structured output, recorded judge keys), its rounds and the suite. The one classification that
+    the knob diff, compare, the gate, the trend's breaks and the ledger's typing read."""
+    return [
+        r
+        for r in rows
+        if r["status"] in ("differs", "one side")
+        and (r["side"] in ("judge", "suite") or r["knob"] == "judge_rounds")
+        and r["knob"] not in CALL_KNOBS
+    ]
+
+
+def instrument_text(changes: list[dict[str, Any]]) -> str:
+    """One line for a measurement change: what changed, and each knob's two values."""
+    if not changes:
+        return ""
+    sides = dict.fromkeys("suite" if r["side"] == "suite" else "judge" for r in changes)
+    return (
+        f"{' and '.join(sides)} changed: this compares instruments, not systems ("
+        + "; ".join(f"{r['label']}: {fmt_value(r['a'])} → {fmt_value(r['b'])}" for r in changes)
+        + ")"
+    )
+
+
 def meaning(rows: list[dict[str, Any]], same_outputs: bool, under_test: str | None = None) -> dict[str, Any]:
     """What a knob diff means. Pure: tested with hand-made rows."""
     changed = [r for r in rows if r["status"] in ("differs", "one side")]
@@ -253,7 +286,7 @@ def meaning(rows: list[dict[str, Any]], same_outputs: bool, under_test: str | No
     if under_test is None and len(changed) == 1:
         under_test = changed[0]["knob"]
     rivals = [r for r in changed if r["knob"] != under_test]
-    judge_side = [r for r in changed if r["side"] == "judge"]
+    judge_side = instrument_changes(changed)
     system_side = [r for r in changed if r["side"] in ("system", "suite")]
     warnings = []
     if rivals:
@@ -289,5 +322,7 @@ def meaning(rows: list[dict[str, Any]], same_outputs: bool, under_test: str | No
         "rivals": [r["knob"] for r in rivals],
         "kind": kind,
         "measurement_change": kind == "measurement change",
+        "instrument_changes": [r["knob"] for r in judge_side],
+        "instrument_text": instrument_text(judge_side),
         "warnings": warnings,
     }

@@ -10,8 +10,8 @@ the Markdown summary for a pull request and the trend across runs. See docs/COMP
 * :func:`read_allowlist`: ``ITEM_ID OWNER EXPIRES [reason]``, one entry a line.
 * :func:`markdown` writes a comparison or a gate for a pull request.
 * :func:`trend`: a headline (``all_pass``, ``ternary`` or a criterion) over time across runs,
-  broken where the judge model, the judge prompt or the rubric changed (:data:`BREAK_KNOBS`) or
-  the suite did; polluted runs are marked, latency per answer stands beside each point.
+  broken where the instrument changed (the judge, its rounds or the suite: the gate's own
+  classification); polluted runs are marked, latency per answer stands beside each point.
 """
 
 from __future__ import annotations
@@ -35,8 +35,10 @@ from evalcore.analysis.comparison import (
     per_round,
     rounds_text,
 )
+from evalcore.analysis.configs import diff_knobs, fmt_value, instrument_changes, knob_values
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection
+from evalcore.contract import schema as S
 from evalcore.contract.markdown import md_text
 from evalcore.contract.results import Result
 from evalcore.errors import InputError, NotFoundError
@@ -182,6 +184,8 @@ class GateCheck(Result):
     allowlist_expired: list[str]
     accept_now_passing: bool
     latency_bar: LatencyBar
+    measurement_change: str | None
+    allow_measurement_change: bool
 
 
 @dataclass
@@ -206,10 +210,14 @@ def gate(
     accept_now_passing: bool = False,
     max_latency_increase: str | None = None,
     power_figures: bool = True,
+    allow_measurement_change: bool = False,
 ) -> Gate:
-    """Passes only when the two-sided bar holds, no new miss appears outside the allowlist, no
-    allowlist entry has expired or now passes (unless ``accept_now_passing``, said in the output)
-    and the latency bar (when given) holds; reports the allowlist's upkeep."""
+    """Passes only when the two runs measure with the same instrument (the judge, its rounds and the
+    suite held: :func:`~evalcore.analysis.configs.instrument_changes`; ``allow_measurement_change``
+    gates anyway, and the summary leads with it), the two-sided bar holds, no new miss appears
+    outside the allowlist, no allowlist entry has expired or now passes (unless
+    ``accept_now_passing``, said in the output) and the latency bar (when given) holds; reports the
+    allowlist's upkeep."""
     bar = parse_latency_bar(max_latency_increase)
     entries = read_allowlist(allowlist) if allowlist else []
     today = today or datetime.now(UTC).date()
@@ -238,6 +246,9 @@ def gate(
     lat = latency_bar(c.latency, bar)
     own, notes = _allowlist_reasons(n_new_own, new_miss_own, expired, now_passing, accept_now_passing)
     reasons = [*c.verdict.reasons, *own, *lat.reasons]
+    changed = c.diff.instrument_text or None
+    if changed and not allow_measurement_change:
+        reasons.insert(0, changed)
     return Gate(
         **vars(c),
         gate=GateCheck(
@@ -252,6 +263,8 @@ def gate(
             expired,
             accept_now_passing,
             lat,
+            changed,
+            allow_measurement_change,
         ),
     )
 
@@ -349,6 +362,9 @@ def _ms(v: float | None) -> str:
 def _md_head(c: Comparison, g: GateCheck | None) -> list[str]:
     """The summary's title, warnings, the runs compared and the verdict with its reasons."""
     lines = [f"## evalcore gate: {'PASS' if g.passed else 'FAIL'}" if g is not None else "## evalcore compare"]
+    if g is not None and g.measurement_change:
+        lead = "Measurement change, gated anyway (--allow-measurement-change)" if g.allow_measurement_change else "FAIL"
+        lines.append(f"\n**{lead}: {md_text(g.measurement_change)}**")
     if c.simulated:
         lines.append("\n**SIMULATED data** (made by evalcore's simulator, not by a real system).")
     for r in c.polluted:
@@ -372,8 +388,9 @@ def _md_head(c: Comparison, g: GateCheck | None) -> list[str]:
     for n in c.verdict.notes:
         lines.append(f"- {md_text(n)}")
     if g is not None:
-        for r in g.reasons[len(c.verdict.reasons) :]:
-            lines.append(f"- gate: {md_text(r)}")
+        for r in g.reasons:
+            if r not in c.verdict.reasons and r != g.measurement_change:
+                lines.append(f"- gate: {md_text(r)}")
         for n in g.notes:
             lines.append(f"- {md_text(n)}")
     return lines
@@ -458,8 +475,23 @@ def markdown(c: Comparison) -> str:
 
 # --------------------------------------------------------------------------- trend
 
-BREAK_KNOBS = (("judge_model", "judge model"), ("prompt_hash", "judge prompt"), ("rubric_hash", "rubric"))
-# a change of suite breaks the line too: different items are a different measurement
+
+def _breaks(
+    prev: tuple[S.RunManifest, S.GenerationManifest], now: tuple[S.RunManifest, S.GenerationManifest]
+) -> list[str]:
+    """Where the line breaks between two consecutive runs: every knob of the instrument that changed
+    (:func:`~evalcore.analysis.configs.instrument_changes`, the gate's classification), the suite
+    by name."""
+    rows = diff_knobs(knob_values(prev[1], prev[0]), knob_values(now[1], now[0]))
+    out = []
+    for r in instrument_changes(rows):
+        if r["knob"] != "suite_hash":
+            out.append(f"{r['label']}: {fmt_value(r['a'])} -> {fmt_value(r['b'])}")
+        elif prev[1].suite_id != now[1].suite_id:
+            out.append(f"suite: {prev[1].suite_id} -> {now[1].suite_id}")
+        else:
+            out.append(f"suite {now[1].suite_id}: content changed")
+    return out
 
 
 @dataclass
@@ -503,8 +535,8 @@ def trend(
     sel: Selection | None = None,
     include_holdout: bool | None = None,
 ) -> Trend:
-    """A headline over time across runs (by created_at), broken where the judge model, the judge
-    prompt or the rubric changed: levels on either side of a break are different measurements. A
+    """A headline over time across runs (by created_at), broken where the instrument changed (the
+    judge, its rounds or the suite): levels on either side of a break are different measurements. A
     polluted run's point is marked (``polluted``; its value is not a measurement), and each point
     carries the latency per answer of the system and the judge."""
     sel = _selection(sel or Selection(), include_holdout)
@@ -532,19 +564,8 @@ def trend(
         f = pr.figures[metric]
         if f.mean is None:  # no verdicts (a pairwise grader's run) or none under this selection
             continue
-        breaks: list[str] = []
-        if prev is not None:
-            for key, label in BREAK_KNOBS:
-                if getattr(prev[0], key) != getattr(m, key):
-                    breaks.append(f"{label}: {getattr(prev[0], key)} -> {getattr(m, key)}")
-            if prev[1].suite_hash != g.suite_hash:
-                breaks.append(
-                    f"suite: {prev[1].suite_id} -> {g.suite_id}"
-                    if prev[1].suite_id != g.suite_id
-                    else f"suite {g.suite_id}: content changed"
-                )
-            if breaks:
-                segment += 1
+        breaks: list[str] = [] if prev is None else _breaks(prev, (m, g))
+        segment += bool(breaks)
         points.append(
             TrendPoint(
                 rid,

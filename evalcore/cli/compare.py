@@ -118,6 +118,12 @@ def compare_cmd(obj: Ctx, baseline, candidate, metric, judge_round, majority, ge
     "until removed.",
 )
 @click.option(
+    "--allow-measurement-change",
+    is_flag=True,
+    help="Gate even when the judge, its rounds or the suite changed (the summary leads with it); by default "
+    "such a pair fails: it compares instruments, not systems.",
+)
+@click.option(
     "--max-latency-increase",
     default=None,
     metavar="25%|500ms|2s",
