@@ -181,8 +181,8 @@ def runs_canon(rows: list[dict]) -> dict:
     out = {}
     for r in rows:
         rid = r["run_id"]
-        for i, v in enumerate(r["pass_rate_by_round"]):
-            out[f"{rid}.pass_r{i + 1}"] = v
+        for i, v in enumerate(r["all_pass_by_round"]):
+            out[f"{rid}.all_pass_r{i + 1}"] = v
         for k in ("verdicts", "errored_verdicts", "items", "calls", "failed_calls", "tokens_in", "tokens_out",
                   "cost_usd", "cost_unknown_calls", "latency_ms_mean", "latency_ms_p95", "cache_hits",
                   "system_latency_ms_mean"):
@@ -204,8 +204,12 @@ def runs_duckdb(c: Ctx) -> dict:
                     "count(*) - count(cost_usd), avg(latency_ms), quantile_cont(latency_ms, 0.95), "
                     "count(*) FILTER (WHERE cache_hit) FROM read_parquet(?)", [c.calls(rid)])[0]
         lat = c.q("SELECT avg(latency_ms) FROM read_parquet(?)", [c.outputs(rid)])[0][0]
-        for jr, _n, _j, rate, _i in rounds:
-            out[f"{rid}.pass_r{jr}"] = rate
+        k = len(c.manifest("runs", rid)["rubric"]["criteria"])
+        # the all-pass rate per judge round: answers with every criterion judged, passing all of them
+        for jr, rate in c.q("SELECT judge_round, avg(allp::DOUBLE) FROM (SELECT judge_round, bool_and(passed) AS allp "
+                            "FROM read_parquet(?) GROUP BY item_id, gen_round, judge_round "
+                            "HAVING count(passed) = ? AND count(*) = ?) GROUP BY 1 ORDER BY 1", [c.v(rid), k, k]):
+            out[f"{rid}.all_pass_r{jr}"] = rate
         out.update({f"{rid}.verdicts": sum(r[1] for r in rounds),
                     f"{rid}.errored_verdicts": sum(r[1] - r[2] for r in rounds),
                     f"{rid}.items": max(r[4] for r in rounds)})
@@ -226,8 +230,13 @@ def runs_pandas(c: Ctx) -> dict:
         calls = pd.read_parquet(c.calls(rid), columns=["error", "tokens_in", "tokens_out", "cost_usd", "latency_ms",
                                                        "cache_hit"], **PD_READ)
         lat = pd.read_parquet(c.outputs(rid), columns=["latency_ms"], **PD_READ)["latency_ms"].mean()
-        for jr, rate in g["rate"].items():
-            out[f"{rid}.pass_r{jr}"] = float(rate)
+        k = len(c.manifest("runs", rid)["rubric"]["criteria"])
+        a = pd.read_parquet(c.v(rid), columns=["item_id", "gen_round", "judge_round", "passed"], **PD_READ)
+        a = a.groupby(["item_id", "gen_round", "judge_round"]).agg(n=("passed", "size"), judged=("passed", "count"),
+                                                                  allp=("passed", "all"))
+        a = a[(a["n"] == k) & (a["judged"] == k)]
+        for jr, rate in a.groupby(level="judge_round")["allp"].mean().items():
+            out[f"{rid}.all_pass_r{jr}"] = float(rate)
         known = calls["cost_usd"].notna()
         out.update({
             f"{rid}.verdicts": int(g["n"].sum()), f"{rid}.errored_verdicts": int((g["n"] - g["judged"]).sum()),

@@ -22,6 +22,11 @@ MS = st.column_config.NumberColumn(format="%.0f ms")
 USD = st.column_config.NumberColumn(format="$%.4f")
 
 
+def _ternary(r: evalcore.RunSummary) -> str | None:
+    """The ternary headline of each ternary criterion with its interval, or None."""
+    return "; ".join(f"{t.criterion} {_text.pct(t.headline)} {_text.pct_ci(t.ci95)}" for t in r.ternary) or None
+
+
 _ui.title("Runs")
 store = _ui.store()
 suites = _cache.summary(evalcore.suites_summary)  # evalcore.suites_summary, cached until the data changes
@@ -71,20 +76,22 @@ st.subheader("Runs")
 if not runs:
     st.info("No runs in this data directory.")
 else:
-    n_rounds = max((len(r.pass_rate_by_round) for r in runs), default=0)
+    n_rounds = max((len(r.all_pass_by_round) for r in runs), default=0)
     rows = []
     for r in runs:
-        by_round = r.pass_rate_by_round + [None] * (n_rounds - len(r.pass_rate_by_round))
+        by_round = r.all_pass_by_round + [None] * (n_rounds - len(r.all_pass_by_round))
         rows.append(
             {
                 "run": r.run_id,
                 "status": FLAG.get(r.status, r.status),
+                "all pass": _text.pct100(r.all_pass.rate if r.all_pass else None),
+                "95% CI": _text.pct_ci(r.all_pass.ci95 if r.all_pass else None),
+                "ternary headline": _ternary(r),
                 "mode": r.mode,
                 "prompt variant": r.prompt_variant,
                 "judge rounds": r.judge_rounds,
-                **{f"pass r{i + 1}": _text.pct100(v) for i, v in enumerate(by_round)},
-                "pass mean": _text.pct100(r.pass_rate_mean),
-                "pass spread": _text.pct100(r.pass_rate_spread),
+                **{f"all pass r{i + 1}": _text.pct100(v) for i, v in enumerate(by_round)},
+                "spread": _text.pct100(r.all_pass_spread),
                 "errored verdicts": r.errored_verdicts,
                 "calls": r.calls,
                 "failed calls": r.failed_calls,
@@ -101,9 +108,9 @@ else:
         )
     table = pd.DataFrame(rows)
     config = {
-        **{f"pass r{i + 1}": _text.PCT for i in range(n_rounds)},
-        "pass mean": _text.PCT,
-        "pass spread": _text.PCT,
+        "all pass": _text.PCT,
+        **{f"all pass r{i + 1}": _text.PCT for i in range(n_rounds)},
+        "spread": _text.PCT,
         "cost": USD,
         "judge latency": MS,
         "system latency": MS,
@@ -123,7 +130,10 @@ else:
     if _select.new_pick("runs_table", picked) and picked:
         _ui.set_qp(run=run_ids[picked[0]])
     st.caption(
-        "Pass rate per judge round, then their mean and spread (max - min). Cost sums the calls whose "
+        "All pass: the answers passing every criterion in judge round 1, of the complete answers, with its 95% "
+        "interval (Wilson; items as clusters where generation rounds are pooled), as the Attribution page counts it; "
+        "then the same rate per judge round and its spread (max - min). Per-criterion rates are on the Attribution "
+        "page. Cost sums the calls whose "
         "price is known; unpriced calls counts the others (never taken as 0). Select a row to open its "
         "answers below."
         + ("" if hold else " Pass rates leave the suites' holdout items out; cost and tokens count every call.")
@@ -138,12 +148,14 @@ else:
                     "mode": r.mode,
                     "judge model": r.judge_model,
                     "judge rounds": str(r.judge_rounds),
+                    "all pass": _text.pct(r.all_pass.rate if r.all_pass else None)
+                    + (" " + _text.pct_ci(r.all_pass.ci95) if r.all_pass and r.all_pass.ci95[0] is not None else ""),
                     **{
-                        f"pass r{i + 1}": _text.pct(v)
-                        for i, v in enumerate(r.pass_rate_by_round + [None] * (n_rounds - len(r.pass_rate_by_round)))
+                        f"all pass r{i + 1}": _text.pct(v)
+                        for i, v in enumerate(r.all_pass_by_round + [None] * (n_rounds - len(r.all_pass_by_round)))
                     },
-                    "pass mean": _text.pct(r.pass_rate_mean),
-                    "pass spread": _text.pct(r.pass_rate_spread),
+                    "spread": _text.pct(r.all_pass_spread),
+                    "ternary headline": _ternary(r) or "-",
                     "errored verdicts": str(r.errored_verdicts),
                     "calls": str(r.calls),
                     "suite version": r.suite_mark or f"v{r.suite_version}",

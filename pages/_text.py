@@ -114,6 +114,13 @@ def pct100(rate: float | None) -> float | None:
     return None if rate is None else 100 * rate
 
 
+def pct_ci(ci: list[float | None] | None) -> str:
+    """A 95% interval in percent, ``[36.0, 44.2]``, or a dash."""
+    if not ci or ci[0] is None or ci[1] is None:
+        return "-"
+    return f"[{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
 def verdict_word(passed: bool | None) -> str:
     """A verdict as the pages write it: pass, FAIL or ERROR (no verdict)."""
     return "ERROR" if passed is None else ("pass" if passed else "FAIL")

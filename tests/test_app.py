@@ -119,14 +119,16 @@ def test_runs_page_lists_every_run_with_status_flags(app, world):
     warning = unescape(at.warning[0].value)
     assert f"{RUN_POLLUTED} is polluted" in warning and f"{RUN_PARTIAL} is partial" in warning
     assert RUN_SINGLE not in warning
-    # rounds r1..r3 then mean and spread, at the CLI's precision
-    assert [c for c in plain.columns if c.startswith("pass")] == ["pass r1", "pass r2", "pass r3", "pass mean",
-                                                                  "pass spread"]
+    # the headline with its interval, then the same rate per judge round, at the CLI's precision
+    assert [c for c in plain.columns if c.startswith("all pass")] == ["all pass", "all pass r1", "all pass r2",
+                                                                      "all pass r3"]
+    assert not [c for c in plain.columns if c.startswith("pass")]  # no pooled verdict rate
     out = subprocess.run([str(Path(sys.executable).with_name("evalcore")), "--data", str(world), "runs", "--json"],
                          capture_output=True, text=True, check=True).stdout
     for r in json.loads(out):
         row = plain[plain["run"] == r["run_id"]].iloc[0]
-        assert row["pass mean"] == f"{100 * r['pass_rate_mean']:.1f}%"
+        ap = r["all_pass"]
+        assert row["all pass"] == f"{100 * ap['rate']:.1f}% [{100 * ap['ci95'][0]:.1f}, {100 * ap['ci95'][1]:.1f}]"
         assert row["calls"] == str(r["calls"])
     assert list(runs["unpriced calls"]) == [0, 0, 0, 0]
     # generations and suites are there too

@@ -151,10 +151,12 @@ def check_runs_match_cli(page, base: str, data: Path) -> list[dict]:
         row = by_id[r["run_id"]]
         flag = "complete" if r["status"] == "complete" else f"⚠ {r['status']}"
         assert row["status"] == flag, r["run_id"]
-        mean = "-" if r["pass_rate_mean"] is None else f"{100 * r['pass_rate_mean']:.1f}%"
-        assert row["pass mean"] == mean, r["run_id"]
-        for i, rate in enumerate(r["pass_rate_by_round"], 1):
-            assert row[f"pass r{i}"] == ("-" if rate is None else f"{100 * rate:.1f}%"), (r["run_id"], i)
+        ap = r["all_pass"]
+        assert row["all pass"] == ("-" if ap is None else f"{100 * ap['rate']:.1f}%"), r["run_id"]
+        if ap is not None:
+            assert row["95% CI"] == f"[{100 * ap['ci95'][0]:.1f}, {100 * ap['ci95'][1]:.1f}]", r["run_id"]
+        for i, rate in enumerate(r["all_pass_by_round"], 1):
+            assert row[f"all pass r{i}"] == ("-" if rate is None else f"{100 * rate:.1f}%"), (r["run_id"], i)
         assert row["calls"] == str(r["calls"])
     flagged = [r["run_id"] for r in expected if r["status"] != "complete"]
     warning = page.locator('[data-testid="stAlertContentWarning"]').first.inner_text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+import pytest
 from conftest import EVALCORE
 
 from evalcore import Store, runs_summary
@@ -20,8 +21,13 @@ def test_runs_json_is_recounted_by_hand(tiny):
     assert r.returncode == 0, r.stderr
     (run,) = json.loads(r.stdout)
     # tiny: 3 items x 2 gen rounds x 2 judge rounds; "ok" passes for items 1 and 2, "score" (2 + k >= 3) too
-    assert run["pass_rate_by_round"] == [4 / 6, 4 / 6]
-    assert run["pass_rate_mean"] == 4 / 6 and run["pass_rate_spread"] == 0
+    # every answer of items 1 and 2 passes both criteria: the all-pass rate is 4 of 6 in each judge round
+    assert run["all_pass_by_round"] == [4 / 6, 4 / 6] and run["all_pass_spread"] == 0
+    assert (run["all_pass"]["passed"], run["all_pass"]["of"]) == (4, 6)
+    # two generation rounds pooled: items as clusters (k_i, n_i) = (2, 2), (2, 2), (0, 2), r = 2/3;
+    # sum (k_i - r n_i)^2 = 2 (2/3)^2 + (4/3)^2 = 24/9, times m/(m-1) = 3/2: 4, over n^2 = 36: se 1/3
+    half = 1.959963984540054 / 3
+    assert run["all_pass"]["ci95"] == pytest.approx([2 / 3 - half, 1.0])
     assert (run["calls"], run["tokens_in"], run["tokens_out"]) == (12, 1200, 240)
     assert abs(run["cost_usd"] - 0.012) < 1e-12 and run["cost_unknown_calls"] == 0
     assert run["items"] == 3 and run["verdicts"] == 24 and run["errored_verdicts"] == 0

@@ -138,7 +138,11 @@ def test_long_round_trip(tmp_path, imp):
                       "FROM read_parquet(?) WHERE criterion = 'answer'", [st.path_of("run", "long", "verdicts")])
     assert headline[0][0] == pytest.approx(5 / 8)
     summary = run_summary(st, "long")
-    assert summary.pass_rate_by_round == pytest.approx([7 / 12, 6 / 12])
+    # all pass by hand: pw-reset and late-return pass every criterion in both judge rounds (student's
+    # complete is 2, refund-short fails everything); judge round 1's ternary: 2 correct, 1 partial, 1 wrong
+    assert summary.all_pass_by_round == pytest.approx([2 / 4, 2 / 4])
+    assert summary.all_pass is not None and (summary.all_pass.passed, summary.all_pass.of) == (2, 4)
+    assert [(t.criterion, t.headline) for t in summary.ternary] == [("answer", pytest.approx(2.5 / 4))]
     assert summary.items == 4 and summary.verdicts == 24
 
     # each verdict keeps the value as given, derives passed / score / label, keeps the reason

@@ -134,7 +134,8 @@ def check_bike_faq_figures(cli, data: Path, run_id: str) -> None:
     (run,) = [r for r in cli(data, "runs") if r["run_id"] == run_id]
     assert (run["status"], run["source"], run["mode"], run["judge_rounds"], run["items"], run["verdicts"],
             run["errored_verdicts"]) == ("complete", "imported", "split", 1, 4, 16, 0)  # a call per scorer
-    assert run["pass_rate_by_round"] == [pytest.approx(8 / 16)]  # 4 + 4 of 16 verdicts pass
+    att = cli(data, "attribution", run_id)["all_pass"]
+    assert run["all_pass"] == att and run["all_pass_by_round"] == [att["rate"]]
     assert (run["tokens_in"], run["tokens_out"], run["cost_usd"], run["calls"]) == (1600, 280, None, 0)
     assert run["system_latency_ms_mean"] == pytest.approx(700.0)
     assert run["judge_model"] == f"inspect-scorer:match, {GRADER}"
@@ -288,10 +289,10 @@ def test_promptfoo_round_trip(tmp_path, cli):
     assert by_criterion(b) == {"llm-rubric": (2, 0, 1, 0), "brevity": (2, 1, 1, 1), "contains": (2, 0, 1, 0)}
     assert (b["all_pass"]["passed"], b["all_pass"]["of"], b["answers_with_errors"]) == (1, 2, 1)
     runs = {r["run_id"]: r for r in cli(data, "runs")}
-    assert (runs[mini]["status"], runs[mini]["pass_rate_mean"], runs[mini]["tokens_in"], runs[mini]["tokens_out"]) == \
-        ("complete", pytest.approx(7 / 9), 450, 75)
-    assert (runs[haiku]["status"], runs[haiku]["pass_rate_mean"], runs[haiku]["errored_verdicts"],
-            runs[haiku]["tokens_in"], runs[haiku]["tokens_out"]) == ("partial", pytest.approx(5 / 6), 3, 300, 50)
+    assert (runs[mini]["status"], runs[mini]["all_pass"]["rate"], runs[mini]["tokens_in"], runs[mini]["tokens_out"]) == \
+        ("complete", pytest.approx(2 / 3), 450, 75)
+    assert (runs[haiku]["status"], runs[haiku]["all_pass"]["rate"], runs[haiku]["errored_verdicts"],
+            runs[haiku]["tokens_in"], runs[haiku]["tokens_out"]) == ("partial", pytest.approx(1 / 2), 3, 300, 50)
     gens = {g["gen_id"]: g for g in cli(data, "generations")}
     assert (gens[mini]["status"], gens[mini]["tokens_in"], gens[mini]["tokens_out"]) == ("complete", 89, 44)
     assert gens[mini]["cost_usd"] == pytest.approx(0.00004) and gens[mini]["latency_ms_mean"] == pytest.approx(441.0)

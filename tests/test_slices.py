@@ -213,12 +213,14 @@ def test_runs_and_generations_on_a_slice(tmp_path, monkeypatch):
     runs = _json(tmp_path, "runs", "--class", "billing")
     assert runs and all(r["suite_id"] == "support" and r["classes"] == ["billing"] for r in runs)
     split = next(r for r in runs if r["run_id"] == RUN)
+    k = len(split["criteria"])
     want = duckdb.execute(
-        f"SELECT judge_round, avg(CASE WHEN passed THEN 1.0 WHEN NOT passed THEN 0.0 END) FROM "
+        "SELECT judge_round, avg(allp::DOUBLE) FROM (SELECT judge_round, bool_and(passed) AS allp FROM "
         f"'{DEMO}/runs/{RUN}/verdicts.parquet' JOIN '{DEMO}/suites/support/items.parquet' i USING (item_id) "
-        "WHERE NOT i.holdout AND i.class = 'billing' GROUP BY 1 ORDER BY 1"
+        "WHERE NOT i.holdout AND i.class = 'billing' GROUP BY item_id, gen_round, judge_round "
+        f"HAVING count(passed) = {k} AND count(*) = {k}) GROUP BY 1 ORDER BY 1"
     ).fetchall()
-    assert split["pass_rate_by_round"] == pytest.approx([w[1] for w in want], abs=1e-12)
+    assert split["all_pass_by_round"] == pytest.approx([w[1] for w in want], abs=1e-12)
     (gen,) = _json(tmp_path, "generations", "--class", "billing")
     n = duckdb.execute(
         f"SELECT count(*) FROM '{DEMO}/generations/support-g1/outputs.parquet' JOIN "
@@ -231,7 +233,7 @@ def test_runs_and_generations_on_a_slice(tmp_path, monkeypatch):
     assert at.multiselect(key="slice|runs").value == ["billing"]
     table = next(d for d in at.dataframe if d.key == "runs_table").value
     assert list(table["run"]) == [r["run_id"] for r in runs]
-    assert list(table["pass mean"]) == pytest.approx([100 * r["pass_rate_mean"] for r in runs])
+    assert list(table["all pass"]) == pytest.approx([100 * r["all_pass"]["rate"] for r in runs])
     assert any("Slice: items of class billing only" in c.value for c in at.caption)
 
 

@@ -408,7 +408,7 @@ def test_holdout_items_are_left_out_unless_asked_and_every_look_is_logged(tmp_pa
     assert attr["answers"] == 9 and attr["criteria"][0]["failed"] == 1  # i02 only
     assert attr["selection"]["include_holdout"] is False
     (run,) = cli_json(data, state, "runs")
-    assert run["items"] == 9 and run["verdicts"] == 9 and run["pass_rate_mean"] == 8 / 9
+    assert run["items"] == 9 and run["verdicts"] == 9 and run["all_pass"]["rate"] == 8 / 9 == attr["all_pass"]["rate"]
     failing = cli_json(data, state, "failing", "help-r1", "--criterion", "correct")
     assert [a["item_id"] for a in failing["answers"]] == ["i02"]
     items = cli_json(data, state, "suite", "items", "help")
@@ -422,7 +422,7 @@ def test_holdout_items_are_left_out_unless_asked_and_every_look_is_logged(tmp_pa
     assert attr["answers"] == 10 and attr["criteria"][0]["failed"] == 2
     assert attr["selection"]["include_holdout"] is True
     (run,) = cli_json(data, state, "runs", "--include-holdout")
-    assert run["items"] == 10 and run["pass_rate_mean"] == 8 / 10
+    assert run["items"] == 10 and run["all_pass"]["rate"] == 8 / 10 == attr["all_pass"]["rate"]
     shown = cli_json(data, state, "show", "help-r1", "i09", "--include-holdout")
     assert shown["holdout"] is True and shown["input"] == "Why was I charged twice this month?"
     looks = cli_json(data, state, "suite", "looks", "help")

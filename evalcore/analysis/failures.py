@@ -15,7 +15,8 @@ Every aggregate runs in DuckDB over the run's Parquet files, on the verdicts a
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from evalcore.analysis.selection import (
@@ -92,6 +93,7 @@ class GateRate(Result):
     passed: int | None
     of: int | None
     rate: float | None
+    ci95: list[float | None]
 
 
 @dataclass
@@ -104,6 +106,9 @@ class TernaryRow(Result):
     wrong: int
     headline: float | None
     all_pass_rate: float | None
+    #: the headline's 95% interval: Student's t on the three scores (1, 0.5, 0) weighted by their counts;
+    #: Wilson's when every answer has one label (no spread to estimate)
+    ci95: list[float | None]
 
 
 @dataclass
@@ -171,16 +176,67 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
         answers_with_errors=answers["with_errors"],
         answers_incomplete=answers["incomplete"],
         answers_complete=complete,
-        all_pass=AllPassRate(passed, complete, passed / complete if complete else None, _ci95(passed, complete)),
+        all_pass=AllPassRate(
+            passed,
+            complete,
+            passed / complete if complete else None,
+            all_pass_ci95(store, run_id, sel, passed, complete),
+        ),
         gates=GateRate(
             gates,
             answers["gates_pass"] if gates else None,
             complete if gates else None,
             (answers["gates_pass"] / complete if complete else None) if gates else None,
+            _ci95(answers["gates_pass"], complete) if gates else [None, None],
         ),
         ternary=_ternary_rows(crits, by_name),
         by_class=by_class,
     )
+
+
+def all_pass_by_round(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -> list[AllPassRate]:
+    """The all-pass rate of each judge round (1, 2, ...) under the selection's other conditions, as
+    :func:`attribution` counts it (of the complete answers, with its Wilson interval): the headline
+    of a run, never the pooled share of passing verdicts, which hides what moved (seed 000)."""
+    sql, params, names = pattern_sql(store, run_id, sel, every_round=True)
+    full = (1 << len(names)) - 1
+    counts: dict[int, list[int]] = {}
+    for judge_round, _cls, present, passed, failed, n in store.sql(sql, params):
+        c = counts.setdefault(int(judge_round), [0, 0])
+        if present == full and passed | failed == full:
+            c[1] += n
+            c[0] += n if not failed else 0
+    return [
+        AllPassRate(
+            k,
+            n,
+            k / n if n else None,
+            all_pass_ci95(store, run_id, replace(sel, judge_round=r), k, n) if r == 1 else _ci95(k, n),
+        )
+        for r, (k, n) in sorted(counts.items())
+    ]
+
+
+def all_pass_ci95(store: Store, run_id: str, sel: Selection, k: int, n: int) -> list[float | None]:
+    """The 95% interval of an all-pass rate ``k`` of ``n`` answers: Wilson's when each item has one
+    answer under the selection; when generation rounds are pooled (an item answered several times,
+    its answers not independent), the cluster-robust normal interval of the ratio with items as
+    clusters (the linearised variance m/(m-1) * sum((k_i - r n_i)^2) / n^2 over the m items)."""
+    if not n or sel.gen_round is not None or store.generation(store.run(run_id).manifest.gen_id).manifest.rounds < 2:
+        return _ci95(k, n)
+    sql, params, names = mask_sql(store, run_id, sel)
+    full = (1 << len(names)) - 1
+    m, kk, kn, nn = store.sql(
+        f"WITH i AS (SELECT count(*) FILTER (WHERE present = {full} AND passed = {full})::DOUBLE AS k, "
+        f"count(*) FILTER (WHERE present = {full} AND (passed | failed) = {full})::DOUBLE AS n FROM ({sql}) "
+        "GROUP BY item) SELECT count(*), sum(k * k), sum(k * n), sum(n * n) FROM i WHERE n > 0",
+        params,
+    )[0]
+    if m < 2:
+        return _ci95(k, n)
+    r = k / n
+    half = 1.959963984540054 * math.sqrt(max(m / (m - 1) * (kk - 2 * r * kn + r * r * nn), 0.0)) / n
+    return [max(0.0, r - half), min(1.0, r + half)]
 
 
 def _ci95(k: int, n: int) -> list[float | None]:
@@ -222,10 +278,27 @@ def _ternary_rows(crits: list[S.Criterion], by_name: dict[str, dict[str, Any]]) 
             r = by_name.get(c.name, {})
             cor, par, wr = r.get("correct", 0), r.get("partial", 0), r.get("wrong", 0)
             n = cor + par + wr
-            ternary.append(
-                TernaryRow(c.name, cor, par, wr, stats.ternary_headline(cor, par, wr), cor / n if n else None)
-            )
+            h = stats.ternary_headline(cor, par, wr)
+            ternary.append(TernaryRow(c.name, cor, par, wr, h, cor / n if n else None, _ternary_ci95(cor, par, wr)))
     return ternary
+
+
+def _ternary_ci95(correct: int, partial: int, wrong: int) -> list[float | None]:
+    """The ternary headline's 95% interval (see :class:`TernaryRow`)."""
+    n = correct + partial + wrong
+    if n < 2 or max(correct, partial, wrong) == n:
+        return _ci95(correct, n) if partial == 0 else [None, None]
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    lo, hi = DescrStatsW([1.0, 0.5, 0.0], weights=[correct, partial, wrong]).tconfint_mean(0.05)
+    return [max(0.0, float(lo)), min(1.0, float(hi))]
+
+
+def ternary_rows(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -> list[TernaryRow]:
+    """The ternary headline of each of the run's ternary criteria under the selection, with its interval."""
+    crits = store.run(run_id).manifest.rubric.criteria
+    names = [c.name for c in crits if c.kind == "ternary"]
+    return _ternary_rows(crits, _ternary_labels(store, run_id, sel, names)) if names else []
 
 
 def _ternary_labels(store: Store, run_id: str, sel: Selection, names: list[str]) -> dict[str, dict[str, int]]:

@@ -40,6 +40,7 @@ from evalcore.contract import schema as S
 from evalcore.contract.results import Result
 from evalcore.errors import InputError
 from evalcore.stats import correlation as stats
+from evalcore.stats.association import wilson
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- flips
@@ -131,6 +132,8 @@ class AllPass(Result):
     b: float | None
     passed_a: int
     passed_b: int
+    ci95_a: list[float | None]
+    ci95_b: list[float | None]
 
 
 @dataclass
@@ -191,6 +194,9 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
             b=got["all_pass_b"] / n if n else None,
             passed_a=got["all_pass_a"],
             passed_b=got["all_pass_b"],
+            # Wilson over the answers both judged (items with several answers are not clustered here)
+            ci95_a=list(wilson(got["all_pass_a"], n) or (None, None)),
+            ci95_b=list(wilson(got["all_pass_b"], n) or (None, None)),
         ),
     )
 

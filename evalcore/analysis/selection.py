@@ -267,19 +267,25 @@ def _item_conditions(store: Store, run_id: str, sel: Selection, items: bool = Tr
     return where, params
 
 
-def pattern_sql(store: Store, run_id: str, sel: Selection) -> tuple[str, list[Any], list[str]]:
+def pattern_sql(
+    store: Store, run_id: str, sel: Selection, *, every_round: bool = False
+) -> tuple[str, list[Any], list[str]]:
     """The selection over the run's answers counted by pattern (:func:`mask_sql`'s answers grouped
     by ``class``, ``present``, ``passed`` and ``failed``, with their number ``n``): from the run's
     stored patterns table (a few thousand rows whatever the run's size) when the answers table is
-    stored and no items are named, else counted from :func:`answers_relation`."""
+    stored and no items are named, else counted from :func:`answers_relation`. ``every_round``:
+    every judge round (1 and up) instead of the selection's, ``judge_round`` the first column."""
     rel, rparams, info, stored = answers_relation(store, run_id)
     names = list(info["criteria"])
     where, params = _answer_conditions(store, run_id, sel, info)
+    cols = "class, present, passed, failed"
+    if every_round:
+        where[0], params, cols = "judge_round > 0", params[1:], "judge_round, " + cols
     if stored and not sel.items:
         rel, rparams, n = "read_parquet(?)", [patterns_of(rparams[0])], "sum(n)::BIGINT"
     else:
         n = "count(*)"
-    sql = f"SELECT class, present, passed, failed, {n} AS n FROM {rel} WHERE {' AND '.join(where)} GROUP BY ALL"
+    sql = f"SELECT {cols}, {n} AS n FROM {rel} WHERE {' AND '.join(where)} GROUP BY ALL"
     return sql, [*rparams, *params], names
 
 

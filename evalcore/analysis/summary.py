@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evalcore.analysis.answers import has_classes, no_suite_with
-from evalcore.analysis.selection import item_condition, variant_warning
+from evalcore.analysis.failures import AllPassRate, TernaryRow, all_pass_by_round, ternary_rows
+from evalcore.analysis.selection import Selection, item_condition, variant_warning
 from evalcore.analysis.suites import suite_mark, versions
 from evalcore.contract.results import Result, key
 from evalcore.errors import InputError, NotFoundError
@@ -65,9 +66,14 @@ class RunSummary(Result):
     errored_verdicts: int
     pair_verdicts: int
     kind: str
-    pass_rate_by_round: list[float | None]
-    pass_rate_mean: float | None
-    pass_rate_spread: float | None
+    #: the headline: answers passing every criterion in judge round 1, of the complete answers,
+    #: with its Wilson interval (attribution's figure); None for a run without criteria
+    all_pass: AllPassRate | None
+    #: the all-pass rate of each judge round, and its spread (max - min) over them
+    all_pass_by_round: list[float | None]
+    all_pass_spread: float | None
+    #: the ternary headline of each ternary criterion (judge round 1), with its interval
+    ternary: list[TernaryRow]
     calls: int
     failed_calls: int
     tokens_in: int
@@ -88,8 +94,9 @@ def run_summary(
     _versions: dict[str, list[dict]] | None = None,
     classes: tuple[str, ...] = (),
 ) -> RunSummary:
-    """One run: its configuration, status, per-judge-round pass rates with mean and spread
-    (spread = max - min over judge rounds), calls, tokens, cost and latency; the version of the
+    """One run: its configuration, status, its headline (the all-pass rate of judge round 1 with
+    its interval, the all-pass rate of every judge round and their spread = max - min; the ternary
+    headline of each ternary criterion), calls, tokens, cost and latency; the version of the
     suite its generation answered (``suite_mark``: "suite v1, superseded by v2" when a repair made
     a newer one). Pass rates, items and verdict counts leave the suite's holdout items out unless
     ``include_holdout``; calls, tokens, cost and latency are what the run spent, on every item.
@@ -102,8 +109,9 @@ def run_summary(
     rounds = verdict_rounds(
         store, Table(store.path_of("run", run_id, "verdicts"), cond, tuple(cparams), kind="run", eid=run_id)
     )
-    per_round = [r[3] for r in rounds]
-    rated = [r for r in per_round if r is not None]
+    sel = Selection(include_holdout=include, classes=tuple(classes))
+    all_pass = all_pass_by_round(store, run_id, sel) if m.rubric.criteria and rounds else []
+    rated = [r.rate for r in all_pass if r.rate is not None]
     n = sum(r[1] for r in rounds)
     judged = sum(r[2] for r in rounds)
     calls = _call_totals(store, run_id)
@@ -151,9 +159,10 @@ def run_summary(
         pair_verdicts=pair_rows,
         # a model grader of a pairwise session has pair verdicts and no per-criterion verdicts
         kind="pairwise grader" if pair_rows and not n else "criteria",
-        pass_rate_by_round=per_round,
-        pass_rate_mean=(sum(rated) / len(rated)) if rated else None,
-        pass_rate_spread=(max(rated) - min(rated)) if len(rated) > 1 else (0.0 if rated else None),
+        all_pass=all_pass[0] if all_pass else None,
+        all_pass_by_round=[r.rate for r in all_pass],
+        all_pass_spread=(max(rated) - min(rated)) if len(rated) > 1 else (0.0 if rated else None),
+        ternary=ternary_rows(store, run_id, sel) if rounds else [],
         **calls,
         system_latency_ms_mean=out_lat,
         description=m.description,

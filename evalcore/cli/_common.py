@@ -91,6 +91,15 @@ def _fmt(v: Any, pct: bool = False) -> str:
     return str(v)
 
 
+def pct_ci(rate: float | None, ci: Sequence[float | None] | None) -> str:
+    """A rate with its interval: ``40.0% [36.0, 44.2]`` (a dash for no rate)."""
+    if rate is None:
+        return "-"
+    if not ci or ci[0] is None or ci[1] is None:
+        return f"{100 * rate:.1f}%"
+    return f"{100 * rate:.1f}% [{100 * ci[0]:.1f}, {100 * ci[1]:.1f}]"
+
+
 def _table(rows: Sequence[Any], cols: list[tuple[str, str, bool]]) -> str:
     """Rows (dicts, or typed results: evalcore.contract.results) as a text table of ``cols``."""
     from evalcore.contract.results import plain

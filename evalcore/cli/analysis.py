@@ -23,6 +23,7 @@ from evalcore.cli._common import (
     cli,
     emit,
     page_options,
+    pct_ci,
     selection_options,
 )
 from evalcore.cli.suite import holdout_option
@@ -45,13 +46,13 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
     lines = [*_warnings(r), r.harness.text]
     lines.append(
         _table(
-            r.criteria,
+            [{**c.to_dict(), "fail_rate_text": pct_ci(c.fail_rate, c.fail_rate_ci95)} for c in r.criteria],
             [
                 ("criterion", "criterion", False),
                 ("gate", "gate", False),
                 ("judged", "judged", False),
                 ("failed", "failed", False),
-                ("fail_rate", "fail rate", True),
+                ("fail_rate_text", "fail rate [95% CI]", False),
                 ("share_of_failures", "share", True),
                 ("fail_only_this", "only this", False),
                 ("errored", "errored", False),
@@ -60,15 +61,15 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
     )
     ap, g = r.all_pass, r.gates
     lines.append(
-        f"all-pass: {ap.passed}/{ap.of} = {_fmt(ap.rate, True)} of complete answers "
+        f"all-pass: {ap.passed}/{ap.of} = {pct_ci(ap.rate, ap.ci95)} of complete answers "
         f"({r.answers_with_errors} with errored verdicts, {r.answers_incomplete} incomplete, excluded)"
     )
     if g.criteria:
-        lines.append(f"through the gates ({', '.join(g.criteria)}): {g.passed}/{g.of} = {_fmt(g.rate, True)}")
+        lines.append(f"through the gates ({', '.join(g.criteria)}): {g.passed}/{g.of} = {pct_ci(g.rate, g.ci95)}")
     for t in r.ternary:
         lines.append(
             f"{t.criterion}: correct {t.correct}, partial {t.partial}, wrong {t.wrong}; "
-            f"headline (correct + 0.5 partial) / N = {_fmt(t.headline, True)}"
+            f"headline (correct + 0.5 partial) / N = {pct_ci(t.headline, t.ci95)}"
         )
     emit(r, as_json, "\n".join(lines))
 
@@ -179,7 +180,7 @@ def position(obj: Ctx, run_id, reference, judge_round, majority, gen_round, as_j
             [
                 ("position", "position", False),
                 ("judged", "judged", False),
-                ("fail_rate", "fail rate", True),
+                ("fail_rate_text", "fail rate [95% CI]", False),
                 ("fail_rate_after_fail", "fail | previous failed", True),
                 ("agreement_with_reference", "agrees with reference", True),
             ],
@@ -216,7 +217,7 @@ def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> 
                     ("share_of_failures_b", "share B", True),
                 ],
             ),
-            f"all-pass on {ap.answers} answers: A {_fmt(ap.a, True)}, B {_fmt(ap.b, True)}",
+            f"all-pass on {ap.answers} answers: A {pct_ci(ap.a, ap.ci95_a)}, B {pct_ci(ap.b, ap.ci95_b)}",
         ]
     )
     emit(r, as_json, text)

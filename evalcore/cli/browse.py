@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evalcore.cli._common import Ctx, _table, class_option, cli, emit
+from evalcore.cli._common import Ctx, _table, class_option, cli, emit, pct_ci
 from evalcore.cli.suite import holdout_option
 
 if TYPE_CHECKING:
@@ -22,12 +22,20 @@ if TYPE_CHECKING:
 @holdout_option()
 @click.pass_obj
 def runs(obj: Ctx, as_json: bool) -> None:
-    """List runs: status, judge, mode, pass rate per judge round, calls, tokens, cost, latency."""
+    """List runs: status, judge, mode, the all-pass rate (judge round 1) with its 95% interval and its
+    spread over judge rounds, the ternary headline, calls, cost."""
     from evalcore.analysis.summary import runs_summary
 
     rows = runs_summary(obj.store, obj.include_holdout, classes=obj.classes)
     text = _table(
-        rows,
+        [
+            {
+                **r.to_dict(),
+                "all_pass_text": pct_ci(r.all_pass.rate, r.all_pass.ci95) if r.all_pass else None,
+                "ternary_text": "; ".join(f"{t.criterion} {pct_ci(t.headline, t.ci95)}" for t in r.ternary) or None,
+            }
+            for r in rows
+        ],
         [
             ("run_id", "run", False),
             ("status", "status", False),
@@ -35,12 +43,18 @@ def runs(obj: Ctx, as_json: bool) -> None:
             ("judge_model", "judge", False),
             ("judge_rounds", "rounds", False),
             ("items", "items", False),
-            ("pass_rate_mean", "pass", True),
-            ("pass_rate_spread", "spread", True),
+            ("all_pass_text", "all pass [95% CI]", False),
+            ("all_pass_spread", "spread", True),
+            ("ternary_text", "ternary headline", False),
             ("calls", "calls", False),
             ("cost_usd", "cost $", False),
         ],
     )
+    if rows:
+        text += (
+            "\nall pass: answers passing every criterion in judge round 1, of the complete answers (Wilson; "
+            "items as clusters where generation rounds are pooled); spread: max - min of it over judge rounds"
+        )
     emit(rows, as_json, text)
 
 
