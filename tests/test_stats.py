@@ -265,8 +265,10 @@ def test_bootstrap_drops_and_counts_undefined_resamples():
     lo, hi, used = phi_interval_bootstrap(a, b, seed=3)
     assert 1200 < used < 1400
     assert lo is not None and hi is not None
+    # phi_interval does not bootstrap this sparse table (cells of 0, 1 and 2): its posterior draws
+    # of the cells' shares never leave a column constant, so none is dropped (issue 37.4)
     iv = phi_interval(a, b, seed=3)
-    assert iv.n_used == used and iv.reason == f"{2000 - used} of 2000 resamples had a constant column and were dropped"
+    assert (iv.method, iv.n_used, iv.reason) == ("posterior", 2000, None)
 
 
 def test_bootstrap_degenerate():
@@ -609,8 +611,11 @@ def test_demo_classes(seed):
                                   InstrumentEvidence.from_interval("support-human", "people", ppl)])
         assert c.cls == cls, c.reason
         if cls == "induced":
-            # people's 8 and 8 failures never coincide: their interval lies below 0, inside (-T, T)
-            assert ppl.hi < 0 and big["single"].lo > ASSOCIATION_THRESHOLD + 0.15
+            # people's 8 and 8 failures never coincide (44 / 8 / 8 / 0, Fisher's exact p = 0.58): their
+            # interval reaches above 0 (the percentile bootstrap's [-0.22, -0.09] did not, issue 37.4)
+            # and lies inside (-T, T)
+            assert ppl.method == "posterior" and -ASSOCIATION_THRESHOLD < ppl.lo < 0 < ppl.hi < ASSOCIATION_THRESHOLD
+            assert big["single"].lo > ASSOCIATION_THRESHOLD + 0.15
             assert max(abs(big["split"].lo), abs(big["split"].hi)) < ASSOCIATION_THRESHOLD - 0.1
         else:
             assert ppl.lo > ASSOCIATION_THRESHOLD
@@ -620,24 +625,27 @@ def test_a_sparse_people_column_cannot_show_an_association_absent():
     """Issue 15: 3 failures in the people column and none together give a tight percentile
     interval just below 0 ([-0.18, -0.06] on the demo) that used to read as `absent`, so the pair
     was classed `induced`. With the failure counts given, the rule says the table is too sparse."""
-    from evalcore.stats import MIN_CELL_FAILURES, phi_bound, phi_interval
+    from evalcore.stats import MIN_CELL_FAILURES, phi_bound
 
     n = 60
     a = np.zeros(n, dtype=bool)
     a[:3] = True  # 3 failures of the first criterion
     b = np.zeros(n, dtype=bool)
     b[10:30] = True  # 20 of the second, never with the first
-    iv = phi_interval(a, b, seed=0, n_boot=2000, level=0.90)
-    assert iv.hi < 0 and iv.lo > -0.25  # the degenerate interval: inside (-T, T)
+    # the percentile bootstrap's degenerate interval, inside (-T, T) (phi_interval now gives this
+    # sparse table the posterior interval; the rule must hold whatever interval it is fed)
+    iv = phi_interval_bootstrap(a, b, seed=0, n_boot=2000, level=0.90)
+    assert iv.hi < 0 and iv.lo > -0.25
+    value = phi(TwoByTwo.from_fails(a, b)).value
     single = InstrumentEvidence("single", "single", 0.6, 0.45, 0.75, n)
     split = InstrumentEvidence("split", "one_criterion", 0.02, -0.1, 0.12, n)
-    blind = InstrumentEvidence("people", "people", iv.value, iv.lo, iv.hi, n)  # counts unknown: as before
+    blind = InstrumentEvidence("people", "people", value, iv.lo, iv.hi, n)  # counts unknown: as before
     assert classify_association([single, split, blind]).cls == "induced"
-    people = InstrumentEvidence("people", "people", iv.value, iv.lo, iv.hi, n, a_fail=3, b_fail=20)
+    people = InstrumentEvidence("people", "people", value, iv.lo, iv.hi, n, a_fail=3, b_fail=20)
     c = classify_association([single, split, people])
     assert c.cls == "undetermined"
     assert "too few failures in the people column (3 of 60" in c.reason and str(MIN_CELL_FAILURES) in c.reason
-    enough = InstrumentEvidence("people", "people", iv.value, iv.lo, iv.hi, n, a_fail=8, b_fail=20)
+    enough = InstrumentEvidence("people", "people", value, iv.lo, iv.hi, n, a_fail=8, b_fail=20)
     assert classify_association([single, split, enough]).cls == "induced"
     # phi's ceiling from the margins (Guilford): 3 and 20 of 60 allow at most sqrt(.05 * (2/3) / (1/3 * .95))
     assert phi_bound(60, 3, 20) == pytest.approx(math.sqrt(0.05 * (2 / 3) / ((1 / 3) * 0.95)))

@@ -8,7 +8,8 @@ with the data, with the label store's current decisions overriding them).
   ``induced``, ``real`` or ``undetermined`` by how the two criteria were judged (in one call, in
   separate calls, by people) and
   :func:`~evalcore.stats.association.classify_association`; intervals from a seeded paired
-  bootstrap over answers.
+  bootstrap over answers (a sparse 2x2: the posterior interval of
+  :func:`~evalcore.stats.association.phi_interval_posterior`).
 * :func:`harness_words`: how a run was judged, in words (the head of its attribution).
 """
 
@@ -478,7 +479,9 @@ def _phi_intervals(
 
 @dataclass
 class PairInstrument(Result):
-    """One instrument's phi on a criterion pair: its interval, answers, how the pair was asked, the failures."""
+    """One instrument's phi on a criterion pair: its interval, answers, how the pair was asked, the failures;
+    ``interval`` is how the interval was drawn: ``bootstrap`` (paired, over answers), ``analytic`` (above
+    20,000 answers) or ``posterior`` (a sparse 2x2, stats.association.phi_interval_posterior)."""
 
     phi: float | None
     phi_reason: str | None
@@ -488,6 +491,7 @@ class PairInstrument(Result):
     call: str
     a_fail: int | None
     b_fail: int | None
+    interval: str | None
 
 
 @dataclass
@@ -529,7 +533,8 @@ def _pair_rows(
             a_fail, b_fail = (
                 _count(_fails(data, tags[name], x), data) if n and data is not None else None for x in (i, j)
             )
-            per_inst[name] = PairInstrument(cell.value, cell.reason, lo, hi, n, call, a_fail, b_fail)
+            method = iv.method if iv else None
+            per_inst[name] = PairInstrument(cell.value, cell.reason, lo, hi, n, call, a_fail, b_fail, method)
             evidence.append(
                 stats.InstrumentEvidence(
                     name=name, kind=call, value=cell.value, lo=lo, hi=hi, n=n, a_fail=a_fail, b_fail=b_fail
@@ -618,7 +623,8 @@ def association(
     Runs are compared on the answers they all share; people on the answers they labelled that the
     runs share too (the runs' matrices on those answers are also given). Intervals come from a
     seeded paired bootstrap over answers (the same resampled answers for every instrument), or the
-    analytic interval above ``analytic_above`` answers."""
+    analytic interval above ``analytic_above`` answers; a sparse 2x2 (a cell, observed or expected,
+    below 5 answers) gets the posterior interval whatever its size."""
     manifests, gen_id, common, kinds = _shared_criteria(store, run_ids)
     level = stats.DEFAULT_LEVEL if level is None else level
     numeric = {c for c in common if kinds.get(c) in ("ordinal", "continuous")}

@@ -18,8 +18,9 @@ Two binary criteria A (rows) and B (columns) are cross-tabulated over *answers*.
 Contents
 --------
 * :func:`phi`, :func:`conditioned_rates`: the 2x2 and what the criteria-association page shows.
-* :func:`phi_interval_bootstrap`, :func:`phi_interval_analytic`, :func:`phi_interval`,
-  :func:`phi_intervals_paired`: intervals for phi.
+* :func:`phi_interval_bootstrap`, :func:`phi_interval_analytic`, :func:`phi_interval_posterior`,
+  :func:`phi_interval`, :func:`phi_intervals_paired`: intervals for phi (a sparse table takes the
+  posterior interval of :func:`evalcore.stats.bootstrap.posterior_interval` whatever its size).
 * :func:`kendall_tau_b`, :func:`spearman`: ordinal / continuous criteria.
 * :func:`classify_association`: the ``induced`` / ``real`` / ``undetermined`` rule.
 * :func:`wilson`, :func:`mcnemar`, :func:`ternary_headline`: helpers for attribution and flips.
@@ -35,7 +36,14 @@ from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from evalcore.stats.bootstrap import generator, percentile_interval, resample, resample_counts
+from evalcore.stats.bootstrap import (
+    generator,
+    percentile_interval,
+    posterior_interval,
+    resample,
+    resample_counts,
+    sparse_table,
+)
 
 
 def scipy_stats() -> Any:
@@ -53,8 +61,8 @@ DEFAULT_LEVEL = 0.90
 #: A people instrument with fewer labelled answers than this never decides a class.
 MIN_PEOPLE = 30
 #: An instrument whose column of either criterion has fewer failures (or fewer passes) than this
-#: cannot show an association absent: the percentile bootstrap of phi is degenerate when a cell of
-#: the 2x2 is empty in most resamples (see :func:`classify_association`).
+#: cannot show an association absent: a handful of failures cannot tell "never together" from
+#: chance, whatever the interval (see :func:`classify_association`).
 MIN_CELL_FAILURES = 5
 
 
@@ -144,8 +152,10 @@ class PhiInterval(NamedTuple):
     :class:`BootstrapInterval` (so ``iv[0], iv[1]`` are the bounds).
 
     ``method`` is ``"bootstrap"`` (``n_boot`` resamples drawn, ``n_used`` of them had a defined
-    phi) or ``"analytic"`` (``n_boot == 0`` and ``n_used == n`` when phi is defined). ``reason``
-    says why ``value`` is None, or notes dropped resamples.
+    phi), ``"analytic"`` (``n_boot == 0`` and ``n_used == n`` when phi is defined) or
+    ``"posterior"`` (a sparse table: ``n_boot`` draws of its cells' shares,
+    :func:`phi_interval_posterior`). ``reason`` says why ``value`` is None, or notes dropped
+    resamples.
     """
 
     lo: float | None
@@ -153,7 +163,7 @@ class PhiInterval(NamedTuple):
     n_used: int
     value: float | None
     level: float
-    method: Literal["bootstrap", "analytic"]
+    method: Literal["bootstrap", "analytic", "posterior"]
     n: int
     n_boot: int
     reason: str | None = None
@@ -470,18 +480,46 @@ def phi_interval(
     level: float = DEFAULT_LEVEL,
     analytic_above: int = 20000,
 ) -> PhiInterval:
-    """phi with an interval: the percentile bootstrap (:func:`phi_interval_bootstrap`) up to
-    ``analytic_above`` answers, the analytic interval (:func:`phi_interval_analytic`) for
-    ``n > analytic_above``. ``seed`` is required either way so a call is reproducible whatever
-    branch it takes."""
+    """phi with an interval: for a sparse table (:func:`evalcore.stats.bootstrap.sparse_table`: a cell,
+    observed or expected, below 5 answers) the posterior interval (:func:`phi_interval_posterior`,
+    ``n_boot`` draws), else the percentile bootstrap (:func:`phi_interval_bootstrap`) up to
+    ``analytic_above`` answers and the analytic interval (:func:`phi_interval_analytic`) above.
+    ``seed`` is required whatever branch a call takes, so that it is reproducible."""
     a, b = _fail_pair(a_fail, b_fail)
     t = TwoByTwo.from_fails(a, b)
     s = phi(t)
+    if _sparse(t):
+        return phi_interval_posterior(t, seed=seed, n_draws=n_boot, level=level)
     if t.n > analytic_above:
-        lo, hi = phi_interval_analytic(t, level)
         return _analytic(t, level)
     lo, hi, used = phi_interval_bootstrap(a, b, seed=seed, n_boot=n_boot, level=level)
     return PhiInterval(lo, hi, used, s.value, level, "bootstrap", t.n, n_boot, _boot_reason(s, used, n_boot))
+
+
+def _sparse(t: TwoByTwo) -> bool:
+    return sparse_table(np.array([[t.a_pass_b_pass, t.a_pass_b_fail], [t.a_fail_b_pass, t.a_fail_b_fail]]))
+
+
+def _phi_of_shares(shares: np.ndarray) -> np.ndarray:
+    """phi of (m, 4) shares of the cells in TwoByTwo's order (n00, n01, n10, n11)."""
+    n11 = shares[:, 3]
+    return _phi_from_counts(n11, shares[:, 2] + n11, shares[:, 1] + n11, 1.0)
+
+
+def phi_interval_posterior(t: TwoByTwo, *, seed, n_draws: int = 2000, level: float = DEFAULT_LEVEL) -> PhiInterval:
+    """phi with the interval for sparse tables: the equal-tailed ``level`` quantiles of phi over
+    ``n_draws`` draws of the four cells' shares from Dirichlet(cells + 0.75)
+    (:func:`evalcore.stats.bootstrap.posterior_interval`). Unlike the percentile bootstrap it does not
+    collapse on an empty or nearly empty cell: on 44 / 8 / 8 / 0 answers (phi -0.15, Fisher's exact
+    p = 0.58) it reaches above 0. Its coverage at n = 30-120 is in docs/ANALYSIS.md (bench/coverage.py).
+    Undefined (no interval, with :func:`phi`'s reason) when a column is constant."""
+    check_level(level)
+    s = phi(t)
+    if not s.defined:
+        return PhiInterval(None, None, 0, None, level, "posterior", t.n, n_draws, s.reason)
+    cells = [t.a_pass_b_pass, t.a_pass_b_fail, t.a_fail_b_pass, t.a_fail_b_fail]
+    p = posterior_interval(cells, _phi_of_shares, rng=generator(seed), n_draws=n_draws, level=level)
+    return PhiInterval(p.lo, p.hi, p.used, s.value, level, "posterior", t.n, n_draws, _boot_reason(s, p.used, n_draws))
 
 
 def _analytic(t: TwoByTwo, level: float) -> PhiInterval:
@@ -519,7 +557,9 @@ def phi_intervals_paired(
     With ``analytic_above`` set and more answers than that, every instrument gets the analytic
     interval instead (:func:`phi_interval_analytic`; at that size sampling noise is small and
     the pairing no longer matters for reading the intervals). The default (None) always
-    bootstraps. ``weights``: the columns are patterns, entry i standing for ``weights[i]``
+    bootstraps. Whatever the size, an instrument whose 2x2 is sparse (a cell, observed or expected,
+    below 5 answers) gets the posterior interval of :func:`phi_interval_posterior` instead, drawn
+    after the resamples from the same seeded generator: the bootstrap collapses on such a table. ``weights``: the columns are patterns, entry i standing for ``weights[i]``
     answers; only above ``analytic_above`` answers (a bootstrap resamples answers, not patterns).
     """
     check_level(level)
@@ -536,14 +576,19 @@ def phi_intervals_paired(
         n = int(np.asarray(weights).sum())
         if analytic_above is None or n <= analytic_above:
             raise ValueError("weighted columns take the analytic interval: give analytic_above below their total")
-    if analytic_above is not None and n > analytic_above:
-        return {name: _analytic(TwoByTwo.from_fails(a, b, weights), level) for name, (a, b) in zip(names, pairs)}
-    boots = _bootstrap_phis(pairs, n, rng, n_boot) if n and pairs else np.full((n_boot, len(pairs)), np.nan)
+    tables = [TwoByTwo.from_fails(a, b, weights) for a, b in pairs]
     out = {}
-    for j, (name, (a, b)) in enumerate(zip(names, pairs)):
-        s = phi(TwoByTwo.from_fails(a, b))
-        lo, hi, used = _percentile(boots[:, j], level)
-        out[name] = PhiInterval(lo, hi, used, s.value, level, "bootstrap", n, n_boot, _boot_reason(s, used, n_boot))
+    if analytic_above is not None and n > analytic_above:
+        out = {name: _analytic(t, level) for name, t in zip(names, tables)}
+    else:
+        boots = _bootstrap_phis(pairs, n, rng, n_boot) if n and pairs else np.full((n_boot, len(pairs)), np.nan)
+        for j, (name, t) in enumerate(zip(names, tables)):
+            s = phi(t)
+            lo, hi, used = _percentile(boots[:, j], level)
+            out[name] = PhiInterval(lo, hi, used, s.value, level, "bootstrap", n, n_boot, _boot_reason(s, used, n_boot))
+    for name, t in zip(names, tables):
+        if _sparse(t):
+            out[name] = phi_interval_posterior(t, seed=rng, n_draws=n_boot, level=level)
     return out
 
 
@@ -659,8 +704,10 @@ def classify_association(
       at all: each criterion's column has at least :data:`MIN_CELL_FAILURES` failures and passes
       (``a_fail`` / ``b_fail`` given), and the failure rates let |phi| exceed T
       (:func:`phi_bound`). A sparse table reads as no interval, with the reason ("too few failures
-      in the people column"): the percentile bootstrap collapses on empty cells (3 failures, none
-      together, give a tight interval just below 0 that says nothing);
+      in the people column"): 3 failures, none together, say nothing about whether the two
+      criteria fail together. (A sparse 2x2 gets the posterior interval of
+      :func:`phi_interval_posterior`, which the percentile bootstrap's collapse on empty cells
+      made necessary: 44 / 8 / 8 / 0 gave [-0.22, -0.09], excluding 0 at Fisher's p = 0.58.)
     * otherwise the interval **straddles** +T or -T (or there is no interval at all).
 
     People instruments with ``n < min_people`` never count. Then:
