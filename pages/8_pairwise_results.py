@@ -255,7 +255,7 @@ with _text.boundary():
                 "sides guessed right": pct(c.get("accuracy")),
                 "95% interval": iv(c.get("interval")),
                 "permutation p-value": p3(c.get("p_value")),
-                "leaking feature": c.get("leaking_feature") or ("-" if c.get("accuracy") is None else "none"),
+                "leaking feature": pairwise.leaking_words(c) or ("-" if c.get("accuracy") is None else "none"),
                 **{
                     f"guessed right from {f.replace('_', ' ')} alone": pct(
                         ((c.get("features") or {}).get(f) or {}).get("accuracy")
@@ -267,8 +267,9 @@ with _text.boundary():
     st.dataframe(pd.DataFrame(rows), hide_index=True)
     st.caption(
         "A cross-validated predictor of which side the first arm is on, from the surface features of a "
-        "pair (length, headings, bullets, blank lines). 50% is chance; an interval above 50% means a "
-        "grader could tell the arms apart from these features alone."
+        "pair (length, headings, bullets, blank lines, and a marker: a word or opening found in one answer "
+        "of most pairs). 50% is chance; an interval above 50% means a grader could tell the arms apart "
+        "from these features alone."
     )
     means = []
     for when in ("before", "after"):

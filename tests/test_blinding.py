@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from evalcore import pairwise as B
+from evalcore.pairwise import leakage as L
 
 RAW = """## Resetting your password
 
@@ -122,6 +123,57 @@ def test_identifiability_is_seeded_and_symmetric():
 
 
 def test_identifiability_with_too_few_pairs_says_why():
-    r = B.identifiability(np.zeros((3, 4)), np.zeros((3, 4)), [True, False, True], seed=0)
+    r = B.identifiability(np.zeros((3, len(B.FEATURES))), np.zeros((3, len(B.FEATURES))), [True, False, True], seed=0)
     assert r["accuracy"] is None and "too few" in r["reason"]
     assert "not measured" in B.describe(r)
+
+
+def _tagged(rng, n, tag, glue=" ", share=1.0):
+    """n pairs of texts drawn from one vocabulary and one length distribution; arm 0's answers open
+    with ``tag`` (a share of them); sides drawn balanced. (left texts, right texts, sides)"""
+    words = "account email link page reset open settings team billing plan".split()
+
+    def text(arm):
+        body = " ".join(rng.choice(words, int(rng.integers(40, 90)))).capitalize() + "."
+        return tag + glue + body if arm == 0 and tag and rng.random() < share else body
+
+    first, second = [text(0) for _ in range(n)], [text(1) for _ in range(n)]
+    sides = np.random.default_rng(1).permutation(np.arange(n) < n // 2)
+    return (
+        [f if s else g for f, g, s in zip(first, second, sides)],
+        [g if s else f for f, g, s in zip(first, second, sides)],
+        sides,
+    )
+
+
+@pytest.mark.parametrize(
+    ("tag", "glue", "marker"), [("[draft-2]", " ", ("word", "[draft-2]")), ("v2:", "", ("opening", "v2:"))]
+)
+def test_a_tag_one_arm_puts_on_its_answers_is_the_leaking_feature(tag, glue, marker):
+    """Issue 37: one arm's answers carrying a visible tag read "no single feature leaks" (50%): the
+    four counts do not see a word. The marker is found without the key and leaks."""
+    lt, rt, sides = _tagged(np.random.default_rng(0), 40, tag, glue)
+    m = L.find_marker(lt, rt)
+    assert (m["kind"], m["text"], m["pairs"]) == (*marker, 40)
+    r = B.identifiability(B.feature_matrix(lt, m), B.feature_matrix(rt, m), sides, seed=3, marker=m, n_perm=49)
+    assert r["identifiable"] and r["accuracy"] == 1.0 and r["leaking_feature"] == "marker"
+    assert r["features"]["length"]["interval"][0] <= 0.5  # the tag adds a word at most: length does not tell
+    assert B.describe(r).endswith(
+        f'leaking feature: the {marker[0]} "{marker[1]}" (a marker: in one answer of 40 of 40 pairs)'
+    )
+    # without the marker column (the check before issue 37) nothing leaks
+    old = B.identifiability(B.feature_matrix(lt), B.feature_matrix(rt), sides, seed=3, n_perm=49)
+    assert not old["identifiable"] and "no single feature leaks" in B.describe(old)
+
+
+def test_a_marker_is_one_answer_of_most_pairs_and_chosen_without_the_key():
+    rng = np.random.default_rng(5)
+    lt, rt, sides = _tagged(rng, 40, "[x]", share=0.4)  # in one answer of about 16 pairs: not most
+    assert L.find_marker(lt, rt) is None
+    lt, rt, sides = _tagged(rng, 40, "[x]", share=0.8)
+    m = L.find_marker(lt, rt)
+    assert m["text"] == "[x]" and 20 < m["pairs"] < 40
+    assert L.find_marker(rt, lt) == m  # the sides (the key) do not enter its choice
+    lt, rt, sides = _tagged(rng, 40, None)  # arms from one distribution: no word or opening is a marker
+    assert L.find_marker(lt, rt) is None
+    assert B.feature_matrix(lt)[:, B.FEATURES.index("marker")].tolist() == [0.0] * 40

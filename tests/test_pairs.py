@@ -64,10 +64,11 @@ def _text(rng: np.random.Generator, words: float, heading: float, bullets: float
 
 
 def make_world(root: Path, arm_names: tuple[str, str], *, n_items: int = 40, seed: int = 0,
-               styles=((120, 0.5, 0.4), (120, 0.5, 0.4)), missing: int = 0, hostile: str | None = None) -> dict:
+               styles=((120, 0.5, 0.4), (120, 0.5, 0.4)), missing: int = 0, hostile: str | None = None,
+               tag: str | None = None) -> dict:
     """A data directory with one suite and one generation per arm (ids that do not contain the
     arm names); ``styles`` give (mean words, heading share, bullet share) per arm. ``missing``
-    items have no answer in the second arm."""
+    items have no answer in the second arm; ``tag`` opens every answer of the second arm."""
     rng = np.random.default_rng(seed)
     data = root / "data"
     store = Store(data.mkdir(parents=True, exist_ok=True) or data, root / "state")
@@ -87,6 +88,8 @@ def make_world(root: Path, arm_names: tuple[str, str], *, n_items: int = 40, see
             text = _text(rng, words, heading, bullets)
             if hostile and k == 0:
                 text = hostile + "\n" + text
+            if tag and a == 1:
+                text = f"{tag} {text}"
             outs.append({"item_id": it["item_id"], "round": 1, "output": text})
         gm = S.GenerationManifest(gen_id=gid, suite_id="s-pw", suite_hash=sm.content_hash,
                                   created_at="2026-01-01T00:00:00Z", source="simulated",
@@ -487,11 +490,19 @@ def demo_report(tmp_path_factory) -> P.Report:
     return P.report(store, "accounts-ab")
 
 
-def test_demo_report_names_the_heading_before_and_length_after(demo_report):
+def test_demo_report_names_the_marker_word_and_what_normalisation_removes(demo_report):
+    """The detailed arm's "If something goes wrong" sub-heading survives normalisation as words: the
+    word "wrong" (in 91 of its 120 answers, none of the concise arm's) is the leaking feature before
+    and after; the heading markers tell alone before and not after; length tells alone in both."""
     ident = demo_report.identifiability
     before, after = ident["before"], ident["after"]
-    assert before["leaking_feature"] == "headings" and before["interval"][0] > 0.5
-    assert after["leaking_feature"] == "length" and after["interval"][0] > 0.5 and after["p_value"] < 0.01
+    for check in (before, after):
+        assert check["leaking_feature"] == "marker" and check["interval"][0] > 0.5 and check["p_value"] < 0.01
+        assert check["marker"] == {"kind": "word", "text": "wrong", "pairs": 91}
+        assert check["features"]["length"]["interval"][0] > 0.5
+        means = check["feature_means"]
+        assert means["detailed"]["marker"] == 91 / 120 and means["concise"]["marker"] == 0
+    assert before["features"]["headings"]["interval"][0] > 0.5
     assert after["features"]["headings"]["accuracy"] == 0.5  # the markers are gone
     assert before["accuracy"] > after["accuracy"]
     means = before["feature_means"]
@@ -563,9 +574,10 @@ def test_report_command_prints_the_demo_report(tmp_path):
     rep = CliRunner().invoke(cli, base + ["--session", "accounts-ab", "--json"])
     assert rep.exit_code == 0, rep.output
     r = json.loads(rep.output)
-    assert r["identifiability"]["after"]["leaking_feature"] == "length" and r["arms"] == ["concise", "detailed"]
+    assert r["identifiability"]["after"]["leaking_feature"] == "marker" and r["arms"] == ["concise", "detailed"]
     text = CliRunner().invoke(cli, base + ["--session", "accounts-ab"]).output
-    assert "leaking feature: headings" in text and "leaking feature: length" in text and "order flips" in text
+    assert text.splitlines()[2].startswith("verdict: Not blind: ") and "order flips" in text
+    assert 'leaking feature: the word "wrong" (a marker: in one answer of 91 of 120 pairs)' in text
     # the open practice session: refused, with the command to run
     rep = CliRunner().invoke(cli, base + ["--session", "accounts-practice"])
     assert isinstance(rep.exception, P.SessionOpenError) and "pairs close --session accounts-practice" in str(

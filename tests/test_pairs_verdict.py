@@ -10,7 +10,6 @@ import dataclasses
 import json
 import shutil
 from pathlib import Path
-from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
@@ -90,28 +89,34 @@ def test_the_headline_is_followed_by_its_caveats_and_a_verdict(demo):
     assert g.first_position_share == r.graders[0].first_position.share
     assert g.pair_verdicts["inconsistent"] == 18
     v = r.verdict
-    assert v.code == "b_preferred" and v.caveats == ["identifiable", "people_position"]
-    assert v.text.startswith("detailed preferred (concise won 42% [34-49%] of 114 pairs), but the arms were "
-                                "identifiable 75% [68-82%] of the time")
-    assert "people may have graded the system, not the answer" in v.text
+    assert v.code == "b_preferred" and v.caveats == ["not_blind", "people_position", "grader_noise"]
+    # the arms were told apart (the detailed arm's "If something goes wrong" sub-heading): said first
+    assert v.text.startswith("Not blind: the shown answers' surface told the arms apart 87% [80-92%] of the time, "
+                             'mostly by the word "wrong" (a marker: in one answer of 91 of 120 pairs): the '
+                             "preference cannot be read as blind. detailed preferred (concise won 42% [34-49%] of "
+                             "114 pairs), but ")
+    # the grader's result is set against its order flips and its disagreement with people
+    assert ("model grader accounts-ab-grader has concise winning 45% [36-53%] of 114 pairs over both orders, a "
+            "margin of 10% of pairs, inside its own noise: its interval contains 50%, swapping the order changed "
+            "its verdict on 18 of 132 pairs (14%) and it disagrees with people's majority on 38% of pairs "
+            "(kappa 0.24 on 106 pairs)") in v.text
     text = P.format_report(r).splitlines()
+    assert text[2] == f"verdict: {v.text}"  # the report leads with it
     at = next(i for i, ln in enumerate(text) if ln.startswith("headline:"))
     assert text[at + 1].startswith("  concise win rate 41.7%")
-    assert text[at + 2].startswith("  identifiability as shown: 75.0% (67.9-82.5%")
+    assert text[at + 2].startswith("  identifiability as shown: 86.7% (80.4-92.1%")
     assert text[at + 3].startswith("  people's left share: 57.5% (50.8-64.0%)")
     assert text[at + 4].startswith(f"  model grader {GRADER}: first-position share 55.2% (49.1-61.1%)")
     assert "inconsistent 18" in text[at + 4]
-    assert text[at + 5] == f"  verdict: {v.text}"
 
 
 def _cav(acc=0.5, interval=(0.4, 0.6), left=(0.45, 0.55), grader=None):
-    ident = {"after": {"accuracy": acc, "interval": list(interval), "identifiable": interval[0] > 0.5,
-                       "leaking_feature": None, "p_value": 0.5}}
-    lp = P.LeftPreference(P.Proportion(50, 100, 0.5, list(left), 1.0), {})
-    gs = [] if grader is None else [  # the fields of a P.Grader that caveats reads
-        SimpleNamespace(run_id="g1", first_position=P.Proportion(70, 100, 0.7, list(grader), 0.01),
-                        pair_verdicts=SimpleNamespace(counts=dict.fromkeys(V.PAIR_VERDICTS, 0)))]
-    return V.caveats(ident, lp, gs)
+    idf = V.CaveatIdentifiability(acc, list(interval) if interval else None, 0.5,
+                                  None if acc is None else interval[0] > 0.5, None, None)
+    gs = [] if grader is None else [V.CaveatGrader(
+        "g1", 0.7, list(grader), 100, dict.fromkeys(V.PAIR_VERDICTS, 0), "complete", 200, 0, None, None, 0, 0, 0,
+        None, None, 0)]  # a grader with a position preference and no result of its own
+    return V.Caveats(idf, [], P.Proportion(50, 100, 0.5, list(left), 1.0), gs)
 
 
 def test_verdict_rules_by_hand():
@@ -126,10 +131,11 @@ def test_verdict_rules_by_hand():
     assert V.verdict(dataclasses.replace(res, pairs=4), _cav(), arms).code == "too_few_pairs"
     assert V.verdict(dataclasses.replace(res, pairs=0, win_rate=None, interval=None), _cav(), arms).code == "no_result"
     v = V.verdict(res, _cav(acc=0.8, interval=(0.7, 0.9), left=(0.56, 0.6), grader=(0.6, 0.8)), arms)
-    assert v.caveats == ["identifiable", "people_position", "grader_position"]
-    assert "identifiable 80% [70-90%]" in v.text and "model grader g1 chose the answer shown first 70%" in v.text
-    v = V.verdict(res, V.caveats(None, P.LeftPreference(P.Proportion(0, 0, None, None, None), {}), []), arms)
-    assert v.caveats == ["identifiability_not_measured"]
+    assert v.caveats == ["not_blind", "people_position", "grader_position"]
+    assert v.text.startswith("Not blind: the shown answers' surface told the arms apart 80% [70-90%] of the time: "
+                             "the preference cannot be read as blind. a preferred")
+    assert "model grader g1 chose the answer shown first 70%" in v.text
+    assert V.verdict(res, _cav(acc=None, interval=None), arms).caveats == ["identifiability_not_measured"]
 
 
 def test_inconsistent_pairs_are_graded_first_in_an_open_session(open_copy):

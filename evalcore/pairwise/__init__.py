@@ -18,7 +18,7 @@ from .grading import (
     sessions_overview,
     undo_judgment,
 )
-from .leakage import describe, feature_matrix, identifiability, surface_features
+from .leakage import describe, feature_matrix, identifiability, leaking_words, surface_features
 from .measures import Proportion, cohen_kappa, krippendorff_alpha_nominal, win_stats
 from .results import ArmResult, Consistency, LeftPreference, Report, format_report, report
 from .sessions import DB_NAME, PROBE_PAIRS, SessionOpenError, load_arm, make_session, plan_session
@@ -44,6 +44,7 @@ __all__ = [
     "format_report",
     "identifiability",
     "krippendorff_alpha_nominal",
+    "leaking_words",
     "length_match",
     "load_arm",
     "load_pairs",

@@ -41,7 +41,9 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 NORMALISATIONS = ("headings", "bullets", "blank-lines")
-FEATURES = ("length", "headings", "bullets", "blank_lines")
+FEATURES = ("length", "headings", "bullets", "blank_lines", "marker")
+#: the longest opening of an answer a marker may be (a tag glued to the text: ``v2:Here``)
+MARKER_PREFIX = 12
 RIDGE = 0.1
 DEFAULT_FOLDS = 5
 DEFAULT_PERMUTATIONS = 199

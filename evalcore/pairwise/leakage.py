@@ -2,20 +2,26 @@
 surface of the shown texts? (:func:`identifiability`; :func:`describe` is its one line.)
 
 Each original pair (mirrors left out) is one observation: its features are left minus right of
-:func:`surface_features` (``length`` in words, ``headings``, ``bullets``, ``blank_lines``), each
-as ``log1p``; its label is whether the first arm is on the left, so chance is 50% whatever the
-arms. A ridge logistic regression without intercept (swapping the sides flips the prediction;
-penalty ``RIDGE`` on standardised columns, Newton's method) is cross-validated over ``folds``
-seeded folds of pairs (a prediction of exactly one half counts as half right). Reported:
-``accuracy``; ``interval``, a percentile bootstrap over pairs (:mod:`evalcore.stats.bootstrap`);
-``p_value``, a permutation test, (1 + #{permuted accuracy >= observed}) / (1 + n_perm); the same
-per feature alone, with ``leaking_feature`` named only when its interval excludes 50%; and
-``identifiable``: the full model's interval excludes 50%. The check sees surface features only,
-so 50% bounds what a grader can do from these features, not from everything.
+:func:`surface_features` (``length`` in words, ``headings``, ``bullets``, ``blank_lines``) and of
+``marker`` (1 when the answer holds the session's :func:`find_marker`, a word or opening found in
+exactly one answer of most pairs: a tag one arm puts on its answers), each as ``log1p``; its label
+is whether the first arm is on the left, so chance is 50% whatever the arms. A ridge logistic
+regression without intercept (swapping the sides flips the prediction; penalty ``RIDGE`` on
+standardised columns, Newton's method) is cross-validated over ``folds`` seeded folds of pairs (a
+prediction of exactly one half counts as half right). Reported: ``accuracy``; ``interval``, a
+percentile bootstrap over pairs (:mod:`evalcore.stats.bootstrap`); ``p_value``, a permutation
+test, (1 + #{permuted accuracy >= observed}) / (1 + n_perm); the same per feature alone, with
+``leaking_feature`` (the best feature alone) named only when its interval and the full model's
+exclude 50%; and ``identifiable``: the full model's interval excludes 50%. The marker is chosen
+from the texts without the key (whether a word is in exactly one answer of a pair does not depend
+on which side is which arm), so the cross-validation and the permutation test stay honest. The
+check sees surface features only, so 50% bounds what a grader can do from these features, not
+from everything.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,6 +34,7 @@ from evalcore.pairwise.blinding import (
     DEFAULT_PERMUTATIONS,
     FEATURES,
     LEVEL,
+    MARKER_PREFIX,
     RIDGE,
     structure,
     word_count,
@@ -56,9 +63,45 @@ def surface_features(text: str) -> dict[str, int]:
     return {"length": word_count(text), "headings": headings, "bullets": bullets, "blank_lines": runs}
 
 
-def feature_matrix(texts: Sequence[str]) -> np.ndarray:
-    """(n, len(FEATURES)) raw counts."""
-    return np.array([[surface_features(t)[f] for f in FEATURES] for t in texts], dtype=float).reshape(-1, len(FEATURES))
+def _marker_candidates(text: str) -> set[tuple[str, str]]:
+    """A text's words as written (between whitespace) and its openings of 1 to MARKER_PREFIX characters."""
+    s = text.strip()
+    return {("word", w) for w in s.split()} | {("opening", s[:k]) for k in range(1, min(MARKER_PREFIX, len(s)) + 1)}
+
+
+def has_marker(text: str, marker: dict | None) -> bool:
+    """Whether ``text`` holds ``marker`` (:func:`find_marker`): the word, or the opening."""
+    if not marker:
+        return False
+    s = text.strip()
+    return marker["text"] in s.split() if marker["kind"] == "word" else s.startswith(marker["text"])
+
+
+def find_marker(left: Sequence[str], right: Sequence[str]) -> dict | None:
+    """The word (as written) or opening (up to MARKER_PREFIX characters) in exactly one answer of the
+    most pairs, when that is more than half of them: a tag or prefix one arm's answers share and the
+    other's lack. Ties go to a word, then the longer, then the first in order. ``{"kind": "word" |
+    "opening", "text", "pairs"}`` (pairs: in how many it is in one answer only), else None. The key is
+    not read: being in one answer of a pair does not depend on which side is which arm."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for lt, rt in zip(left, right):
+        counts.update(_marker_candidates(lt) ^ _marker_candidates(rt))
+    if not counts:
+        return None
+    kind, text = min(counts, key=lambda m: (-counts[m], m[0] != "word", -len(m[1]), m[1]))
+    n = counts[(kind, text)]
+    return {"kind": kind, "text": text, "pairs": n} if 2 * n > len(left) else None
+
+
+def marker_words(marker: dict | None) -> str:
+    """The marker for a person: ``the word "[v2]"`` or ``the opening "v2:"``."""
+    return "no marker" if not marker else f'the {marker["kind"]} "{marker["text"]}"'
+
+
+def feature_matrix(texts: Sequence[str], marker: dict | None = None) -> np.ndarray:
+    """(n, len(FEATURES)) raw counts; ``marker`` 1 where the text holds the session's marker."""
+    rows = [[*(surface_features(t)[f] for f in FEATURES[:-1]), float(has_marker(t, marker))] for t in texts]
+    return np.array(rows, dtype=float).reshape(-1, len(FEATURES))
 
 
 # --------------------------------------------------------------------------- the check
@@ -111,6 +154,7 @@ def identifiability(
     first_left: Sequence[bool] | np.ndarray,
     *,
     seed: int,
+    marker: dict | None = None,
     folds: int = DEFAULT_FOLDS,
     n_perm: int = DEFAULT_PERMUTATIONS,
     n_boot: int = DEFAULT_BOOT,
@@ -120,8 +164,9 @@ def identifiability(
 
     ``left`` and ``right`` are (n, len(FEATURES)) raw counts of the texts shown on each side of
     the n original pairs; ``first_left[i]`` says whether the first arm is on the left of pair i.
-    Everything random comes from ``seed``. See the module docstring for the method. Returns
-    plain data; with fewer than 6 pairs every figure is None with a ``reason``."""
+    Everything random comes from ``seed``; ``marker`` (:func:`find_marker`) is recorded as the one
+    the ``marker`` column stands for. See the module docstring for the method. Returns plain data;
+    with fewer than 6 pairs every figure is None with a ``reason``."""
     left = np.asarray(left, dtype=float).reshape(-1, len(FEATURES))
     right = np.asarray(right, dtype=float).reshape(-1, len(FEATURES))
     y = np.where(np.asarray(first_left, dtype=bool), 1.0, -1.0)
@@ -132,8 +177,9 @@ def identifiability(
         "folds": None,
         "permutations": n_perm,
         "chance": 0.5,
+        "marker": marker,
         "method": "cross-validated logistic regression of the first arm's side on left-minus-right "
-        "log1p surface features; bootstrap interval over pairs; permutation p-value",
+        "log1p surface features and a marker; bootstrap interval over pairs; permutation p-value",
     }
     if n < 6:
         return {
@@ -163,7 +209,9 @@ def identifiability(
         c = _cv_correct(d[:, [j]], y, fold_of, k)
         features[name] = {"accuracy": float(c.mean()), "interval": _boot_interval(c, rng, n_boot, level)}
     top = max(FEATURES, key=lambda f: (features[f]["accuracy"], -FEATURES.index(f)))
-    leaking = top if features[top]["interval"][0] > 0.5 else None
+    # named only when the arms are identifiable: with five features, one alone clears 50% by chance
+    # more often than the model does (the demo's negative control: the word "way", 57% [50-64%])
+    leaking = top if interval[0] > 0.5 and features[top]["interval"][0] > 0.5 else None
     return {
         **base,
         "folds": k,
@@ -177,11 +225,12 @@ def identifiability(
     }
 
 
-def feature_means(texts: Sequence[str]) -> dict[str, float | None]:
-    """Mean of each surface feature over some texts (one arm's answers), for the report."""
+def feature_means(texts: Sequence[str], marker: dict | None = None) -> dict[str, float | None]:
+    """Mean of each feature over some texts (one arm's answers), for the report (``marker``: the
+    share of the texts that hold it)."""
     if not len(texts):
         return {f: None for f in FEATURES}
-    m = feature_matrix(texts).mean(axis=0)
+    m = feature_matrix(texts, marker).mean(axis=0)
     return {f: float(v) for f, v in zip(FEATURES, m)}
 
 
@@ -190,9 +239,18 @@ def describe(check: dict) -> str:
     if check.get("accuracy") is None:
         return f"not measured ({check.get('reason')})"
     lo, hi = check["interval"]
-    leak = check["leaking_feature"]
+    leak = leaking_words(check)
     return (
         f"{100 * check['accuracy']:.0f}% of pairs' sides guessed right from surface features "
         f"({100 * check['level']:.0f}% interval {100 * lo:.0f}-{100 * hi:.0f}%, permutation p "
         f"{check['p_value']:.3f}, chance 50%); " + (f"leaking feature: {leak}" if leak else "no single feature leaks")
     )
+
+
+def leaking_words(check: dict) -> str | None:
+    """The leaking feature for a person; the marker with its word or opening and in how many pairs
+    it is in one answer only (``the word "[v2]" (a marker: in one answer of 40 of 40 pairs)``)."""
+    leak, m = check.get("leaking_feature"), check.get("marker")
+    if leak != "marker" or not m:
+        return leak
+    return f"{marker_words(m)} (a marker: in one answer of {m['pairs']} of {check['n_pairs']} pairs)"

@@ -42,6 +42,8 @@ from evalcore.pairwise.verdicts import (
     verdict,
     verdict_counts,
 )
+from evalcore.stats.agreement import strict_majority
+from evalcore.stats.majority import MISSES, majority_accuracy
 from evalcore.storage.files import Entry
 from evalcore.storage.seal import unblinded_path
 from evalcore.storage.store import Store
@@ -104,11 +106,14 @@ class OrderFlips(Result):
 
 @dataclass
 class OrderAccuracy(Result):
-    """A grader's verdicts in one order, its ties, and its accuracy against people's majority."""
+    """A grader's verdicts in one order, its ties, and its accuracy against people's majority over
+    every pair one decides (judge round 1; ``unparseable``: pairs without its verdict, counted as
+    misses: :func:`evalcore.stats.majority.majority_accuracy`, as ``agreement --session``)."""
 
     verdicts: int
     ties: int
     vs_people: Proportion
+    unparseable: int
 
 
 @dataclass
@@ -313,6 +318,14 @@ def _grader_runs(store: Store, session_id: str) -> list[str]:
 _Result = Callable[[list[dict], list[str]], ArmResult]
 
 
+def _people_majority(people: list[dict]) -> dict[str, str]:
+    """People's strict-majority choice per pair (pairs without one left out)."""
+    by: dict[str, list[int]] = {}
+    for j in people:
+        by.setdefault(j["pair_id"], []).append(CHOICES.index(j["choice"]))
+    return {p: CHOICES[m] for p, v in by.items() if (m := strict_majority(v)) is not None}
+
+
 def _grader(store: Store, run_id: str, pairs: dict, people: list[dict], headline: list[str], res: _Result) -> Grader:
     e = store.run(run_id)
     pv = store.records(
@@ -345,7 +358,8 @@ def _grader(store: Store, run_id: str, pairs: dict, people: list[dict], headline
     averaged = res([{"pair_id": p, "choice": avg_choice[p]} for p in graded_headline], graded_headline)
     shown_only = [p for p in headline if p in as_shown_choice]
     first_only = res([{"pair_id": p, "choice": as_shown_choice[p]} for p in shown_only], shown_only)
-    kappas, majority, kappa_majority = _against_people(avg_choice, people)
+    majority = _people_majority(people)
+    kappas, kappa_majority = _against_people(avg_choice, people, majority)
     return Grader(
         run_id=run_id,
         judge_model=e.manifest.judge_model,
@@ -357,7 +371,7 @@ def _grader(store: Store, run_id: str, pairs: dict, people: list[dict], headline
             len(both), flips, reversals, flips / len(both) if both else None, reversals / len(both) if both else None
         ),
         first_position=proportion(first, len(decided)),
-        position=_position(by, both, ok, majority),
+        position=_position(by, both, pv, majority),
         pair_verdicts=_grader_verdicts(store, e, pairs, headline, res),
         averaged_over_orders=averaged,
         as_shown_only=first_only,
@@ -367,21 +381,17 @@ def _grader(store: Store, run_id: str, pairs: dict, people: list[dict], headline
     )
 
 
-def _against_people(avg_choice: dict[str, str], people: list[dict]) -> tuple[dict[str, Kappa], dict[str, str], Kappa]:
-    """A grader's averaged choice against each person's (kappa per reviewer) and people's strict majority."""
+def _against_people(
+    avg_choice: dict[str, str], people: list[dict], majority: dict[str, str]
+) -> tuple[dict[str, Kappa], Kappa]:
+    """A grader's averaged choice against each person's (kappa per reviewer) and people's strict
+    majority, on the pairs both have."""
     kappas = {}
     for rev in sorted({j["reviewer"] for j in people}):
         js = [j for j in people if j["reviewer"] == rev and j["pair_id"] in avg_choice]
         kappas[rev] = cohen_kappa([avg_choice[j["pair_id"]] for j in js], [j["choice"] for j in js])
-    majority = {}
-    for p in avg_choice:
-        cs = [j["choice"] for j in people if j["pair_id"] == p]
-        if cs:
-            top = max(CHOICES, key=cs.count)
-            if sum(c == top for c in cs) > len(cs) / 2:
-                majority[p] = top
-    mp = sorted(majority)
-    return kappas, majority, cohen_kappa([avg_choice[p] for p in mp], [majority[p] for p in mp])
+    mp = sorted(p for p in majority if p in avg_choice)
+    return kappas, cohen_kappa([avg_choice[p] for p in mp], [majority[p] for p in mp])
 
 
 def _grader_verdicts(store: Store, e: Entry, pairs: dict, headline: list[str], res: _Result) -> GraderVerdicts:
@@ -422,19 +432,21 @@ def _grader_cost(store: Store, e: Entry, n_pairs: int) -> GraderCost:
 
 
 def _position(
-    by: dict[tuple[str, int], dict[str, str]], both: list[dict[str, str]], ok: list[dict], majority: dict[str, str]
+    by: dict[tuple[str, int], dict[str, str]], both: list[dict[str, str]], pv: list[dict], majority: dict[str, str]
 ) -> Position:
     """Position bias of a model grader in one place. Choices are in as-shown terms (a grader that
     picks whatever is shown first says ``left`` in the as-shown order and ``right`` in the swapped
-    one). Per order: accuracy against people's majority (pairs with one) and ties; their mean;
-    agreement between the two orders; flips by direction: towards the answer shown first, towards
-    the one shown second, or to or from a tie."""
+    one). Per order: accuracy against people's majority (every pair with one; judge round 1; no
+    verdict is a miss) and ties; their mean; agreement between the two orders; flips by direction:
+    towards the answer shown first, towards the one shown second, or to or from a tie."""
     orders = {}
     for order in ("as_shown", "swapped"):
-        rows = [r for r in ok if r["order"] == order]
-        scored = [r for r in rows if r["pair_id"] in majority]
-        acc = proportion(sum(r["choice"] == majority[r["pair_id"]] for r in scored), len(scored))
-        orders[order] = OrderAccuracy(len(rows), sum(r["choice"] == "same" for r in rows), acc)
+        rows = [r for r in pv if r["order"] == order and r["choice"] is not None]
+        first = {r["pair_id"]: r["choice"] for r in pv if r["order"] == order and (r["judge_round"] or 1) == 1}
+        acc = majority_accuracy(majority, first)
+        orders[order] = OrderAccuracy(
+            len(rows), sum(r["choice"] == "same" for r in rows), proportion(acc.hits, acc.n), acc.unparseable
+        )
     accs = [o.vs_people.share for o in orders.values() if o.vs_people.share is not None]
     towards_first = sum(v["as_shown"] == "left" and v["swapped"] == "right" for v in both)
     towards_second = sum(v["as_shown"] == "right" and v["swapped"] == "left" for v in both)
@@ -470,7 +482,8 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> Report:
     left_pref = _left_preference(people, reviewers)
     graders = [_grader(store, rid, pairs, people, headline, res) for rid in _grader_runs(store, session_id)]
     result = res(people, headline)
-    cav = caveats(rec.get("identifiability"), left_pref, graders)
+    probes = _probes(store, session_id, pairs, key_of, arms)
+    cav = caveats(rec.get("identifiability"), left_pref, graders, probes)
     return Report(
         session_id=session_id,
         closed_at=rec.get("closed_at"),
@@ -490,7 +503,7 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> Report:
         left_preference=left_pref,
         mirror_consistency=_mirror_consistency(pairs, people, reviewers),
         agreement=_people_agreement(pairs, people, reviewers),
-        probe=_probes(store, session_id, pairs, key_of, arms),
+        probe=probes,
         timing={
             r: Timing(
                 sum(1 for j in people if j["reviewer"] == r),
@@ -600,7 +613,8 @@ def _iv(x: Sequence[float | None] | None) -> str:
 
 def caveat_lines(r: Report) -> list[str]:
     """The lines that follow the headline result wherever it is shown: identifiability of the
-    answers as shown, people's and each model grader's position preference, and the verdict."""
+    answers as shown, each reviewer's probe, people's and each model grader's position preference
+    (a polluted grader run named)."""
     c = r.caveats
     idf = c.identifiability
     lines = [
@@ -608,6 +622,12 @@ def caveat_lines(r: Report) -> list[str]:
         if idf.accuracy is None
         else f"identifiability as shown: {_pct(idf.accuracy)} ({_iv(idf.interval)}; chance 50%)"
         + (f", leaking feature {idf.leaking_feature}" if idf.leaking_feature else "")
+    ]
+    lines += [
+        f"probe {p.reviewer}: X was one arm {p.same_arm} of {p.answered} times (p = {p.p_value:.3g}"
+        + (f", Holm-adjusted {p.adjusted_p:.3g}" if len(c.probe) > 1 else "")
+        + ("): told the arms apart" if p.told_apart else ")")
+        for p in c.probe
     ]
     lp = c.people_left_share
     lines.append(
@@ -618,12 +638,19 @@ def caveat_lines(r: Report) -> list[str]:
     for g in c.graders:
         pv = g.pair_verdicts
         lines.append(
-            f"model grader {g.run_id}: first-position share {_pct(g.first_position_share)} "
-            f"({_iv(g.interval)}); pair verdicts left {pv['left']}, right {pv['right']}, same {pv['same']}, "
-            f"inconsistent {pv['inconsistent']}" + (f", one order only {pv['one_order']}" if pv["one_order"] else "")
+            f"model grader {g.run_id}{_polluted(g.status, g.errored_verdicts, g.verdicts)}: first-position share "
+            f"{_pct(g.first_position_share)} ({_iv(g.interval)}); pair verdicts left {pv['left']}, right "
+            f"{pv['right']}, same {pv['same']}, inconsistent {pv['inconsistent']}"
+            + (f", one order only {pv['one_order']}" if pv["one_order"] else "")
         )
-    lines.append(f"verdict: {r.verdict.text}")
     return lines
+
+
+def _polluted(status: str, errored: int, verdicts: int) -> str:
+    """`` (POLLUTED run: 8 of 400 verdicts have no choice)`` for a run that is not complete."""
+    if status == "complete":
+        return ""
+    return f" ({status.upper()} run: {errored} of {verdicts} verdicts have no choice)"
 
 
 def _block(title: str, x: ArmResult, a: str) -> list[str]:
@@ -645,6 +672,7 @@ def format_report(r: Report) -> str:
         f"session {r.session_id}: {a} vs {b} (closed {r.closed_at})" + (" SIMULATED" if r.simulated else ""),
         f"pairs: {r.pairs.headline} in the headline, {r.pairs.holdout} holdout, "
         f"{r.pairs.mirrored} mirrored; {r.judgments} judgments by {len(r.reviewers)} people",
+        f"verdict: {r.verdict.text}",
         "",
     ]
     lines += _block("headline", r.result, a)
@@ -692,7 +720,7 @@ def _grader_lines(g: Grader, a: str) -> list[str]:
     pf = po.flips
     lines = [
         "",
-        f"model grader {g.run_id} ({g.judge_model}):",
+        f"model grader {g.run_id} ({g.judge_model}){_polluted(g.status, g.errored_verdicts, g.verdicts)}:",
         f"  order flips {f.flips} of {f.compared} pairs ({_pct(f.share)}), reversals {f.reversals}",
         f"  first-position preference {_pct(g.first_position.share)} ({_iv(g.first_position.interval)})",
         f"  flips towards the first shown {pf.towards_first_shown}, towards the second "
@@ -702,7 +730,7 @@ def _grader_lines(g: Grader, a: str) -> list[str]:
     for order, o in po.orders.items():
         lines.append(
             f"  {order.replace('_', ' ')}: accuracy vs people {_pct(o.vs_people.share)} on "
-            f"{o.vs_people.n} pairs, ties {o.ties} of {o.verdicts}"
+            f"{o.vs_people.n} pairs ({o.unparseable} {MISSES}), ties {o.ties} of {o.verdicts}"
         )
     if po.mean_accuracy_over_orders is not None:
         lines.append(f"  accuracy averaged over both orders {_pct(po.mean_accuracy_over_orders)}")

@@ -291,7 +291,7 @@ def plan_session(
     # the identifiability check, on the original pairs as a grader would see them
     before = arm_identifiability(raw, sides, names, seed=seed, n_perm=n_perm)
     after = arm_identifiability(shown_arm, sides, names, seed=seed, n_perm=n_perm)
-    warnings = _plan_warnings(arms, pairs, missing, after, length_match)
+    warnings = _plan_warnings(arms, pairs, missing, _public_check(after, names), length_match)
     manifest = S.SessionManifest(
         session_id=session_id,
         suite_id=suite_id,
@@ -332,7 +332,7 @@ def plan_session(
         "normalise": steps,
         "length_match": bool(length_match),
         "missing": {"first_arm": len(missing[0]), "second_arm": len(missing[1])},
-        "identifiability": {"before": _public_check(before), "after": _public_check(after)},
+        "identifiability": {"before": _public_check(before, names), "after": _public_check(after, names)},
         "warnings": warnings,
     }
     return SessionPlan(manifest, pairs, km, key, record, summary, warnings)
@@ -452,10 +452,16 @@ def arm_identifiability(
     second's) on their ``sides`` (True: the first arm on the left), with each arm's feature means."""
     lt = [t[0] if sides[k] else t[1] for k, t in enumerate(texts)]
     rt = [t[1] if sides[k] else t[0] for k, t in enumerate(texts)]
+    marker = leakage.find_marker(lt, rt)
     out = leakage.identifiability(
-        leakage.feature_matrix(lt), leakage.feature_matrix(rt), sides, seed=seed, n_perm=n_perm
+        leakage.feature_matrix(lt, marker),
+        leakage.feature_matrix(rt, marker),
+        sides,
+        seed=seed,
+        marker=marker,
+        n_perm=n_perm,
     )
-    out["feature_means"] = {name: leakage.feature_means([t[i] for t in texts]) for i, name in enumerate(names)}
+    out["feature_means"] = {name: leakage.feature_means([t[i] for t in texts], marker) for i, name in enumerate(names)}
     return out
 
 
@@ -469,7 +475,7 @@ def _plan_warnings(
         warnings.append(
             f"the arms can be told apart from the shown answers: {100 * after['accuracy']:.0f}% of pairs' sides "
             f"guessed right (interval {100 * lo:.0f}-{100 * hi:.0f}%, chance 50%)"
-            + (f"; the leaking feature is {after['leaking_feature']}" if after["leaking_feature"] else "")
+            + (f"; the leaking feature is {leakage.leaking_words(after)}" if after["leaking_feature"] else "")
             + ("" if length_match or after["leaking_feature"] != "length" else "; consider --length-match")
         )
     for pos, a in enumerate(arms):
@@ -492,9 +498,14 @@ def _plan_warnings(
     return warnings
 
 
-def _public_check(check: dict) -> dict:
-    """An identifiability check without the per-arm feature means (which name the arms)."""
-    return {k: v for k, v in check.items() if k != "feature_means"}
+def _public_check(check: dict, names: Sequence[str]) -> dict:
+    """An identifiability check without the per-arm feature means (which name the arms), and
+    without its marker's text when that names an arm."""
+    out = {k: v for k, v in check.items() if k != "feature_means"}
+    m = out.get("marker")
+    if m and any(_names_word(m["text"], a) for a in names):
+        out["marker"] = {**m, "text": "(an arm's name)"}
+    return out
 
 
 def _refuse_keys_inside(store: Store, kdir: Path) -> None:

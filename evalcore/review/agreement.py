@@ -19,6 +19,7 @@ from evalcore.review.detect import runs_on
 from evalcore.review.raters import People, RaterStats, rater_stats
 from evalcore.review.reportcard import PAIR_CHOICES, UNPARSEABLE, Confusion, ReportCard, report_card
 from evalcore.stats import agreement as A
+from evalcore.stats.majority import majority_accuracy
 from evalcore.storage.store import Store
 
 #: a pairwise choice's code: left, same, right
@@ -40,7 +41,8 @@ class Majority(Result):
 
 @dataclass
 class GraderVsPeople(Result):
-    """A model grader in one order against people's majority (unparseable: a category of its own)."""
+    """A model grader in one order against people's majority (unparseable: a category of its own, and
+    a miss in ``accuracy``: :func:`evalcore.stats.majority.majority_accuracy`, as ``pairs report``)."""
 
     run_id: str
     judge_model: str
@@ -189,14 +191,18 @@ def _graders_vs_majority(
             g = np.array([majority[p] for p in gold_pairs], dtype=np.int64)
             j = np.array([code4[v] if v in code4 else code4[UNPARSEABLE] for v in vals], dtype=np.int64)
             iv = A.cohen_kappa_interval(g, j, seed=seed, k=4, n_boot=n_boot, level=level)
+            acc = majority_accuracy(
+                {p: PAIR_CHOICES[cast(int, majority[p])] for p in gold_pairs},
+                {p: v if v in _CODE else None for p, v in zip(gold_pairs, vals)},
+            )
             out.append(
                 GraderVsPeople(
                     rid,
                     rm.judge_model,
                     order,
-                    int(g.size),
-                    int(np.sum(j == code4[UNPARSEABLE])),
-                    A.accuracy(g, j).value,
+                    acc.n,
+                    acc.unparseable,
+                    acc.share,
                     iv.value,
                     [iv.lo, iv.hi],
                     iv.reason,
