@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 from datetime import date, datetime, timezone
 from pathlib import Path
@@ -182,7 +183,7 @@ def test_stable_regression_and_no_stable_win_fail_the_two_sided_bar(store):
     assert f.stable_regressions == 1 and f.stable_regression_items == ["q12"]
     # the interval lies above zero, but the gain (+26.7 pts) is inside the noise floor (40 pts)
     assert c.verdict.clears_interval is True and c.verdict.clears_noise_floor is False
-    assert c.verdict.gain is False and "within the noise floor 0.400" in c.verdict.text
+    assert c.verdict.gain is False and "within the noise floor 40.0 pts" in c.verdict.text
     assert c.verdict.holds is False
     assert c.verdict.regressions_own == ["q12"]
     assert c.new_misses == ["q12"]
@@ -212,7 +213,14 @@ def test_two_sided_bar_rules():
     assert bar(-0.1, -0.2, 1, [], 0, set(), 3, ok).gain is False
     # and the noise floor: a gain inside it, or an unknown floor (one round), is no gain
     v = bar(0.1, 0.02, 0, [], 0, set(), 3, ok, noise=0.1)
-    assert v.gain is False and v.clears_interval is True and "within the noise floor 0.100" in v.text
+    assert v.gain is False and v.clears_interval is True and "within the noise floor 10.0 pts" in v.text
+    # a loss past the floor is not "within" it (issue 37.6), on both sides of -floor, in one unit (points)
+    v = bar(-0.25, -0.32, 0, [], 0, set(), 3, ok, noise=0.065)
+    assert "a loss beyond the noise floor: mean delta -25.0 pts is below minus the noise floor 6.5 pts" in v.text
+    assert "within the noise floor" not in v.text
+    v = bar(-0.05, -0.12, 0, [], 0, set(), 3, ok, noise=0.065)
+    assert "mean delta -5.0 pts is within the noise floor 6.5 pts" in v.text and "a loss" not in v.text
+    assert not re.search(r"[+-]?0\.\d{3}", bar(0.1, -0.01, 0, [], 0, set(), 3, ok).text)  # no proportions beside points
     assert bar(0.1, 0.02, 0, [], 0, set(), 1, ok, noise=None).gain is False
     assert two_sided_bar(0.1, 0.02, 0, [], 0, set(), 3, ok, noise_floor=0.0, bar=0.03).gain is False
     v = bar(0.1, 0.02, 0, ["q2"], 1, set(), 3, ok)

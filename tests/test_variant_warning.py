@@ -52,3 +52,21 @@ def test_the_pages_show_it(tmp_path, monkeypatch, page, params):
     at.run()
     assert not at.exception
     assert any("evaluate each criterion independently" in w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("variant, text, mode, warned", [
+    ("independent", "", "single", True),  # the variant by name
+    ("default", "Judge every criterion independently of the others.", "single", True),  # by its words
+    ("default", "Evaluate each criterion independently.", "grouped", True),
+    ("default", "Judge the answer against the rubric.", "single", False),
+    ("independent", "", "split", False),  # each criterion has its own call: nothing to warn about
+])
+def test_the_warning_reads_the_prompts_words_and_the_harness(variant, text, mode, warned):
+    from evalcore.analysis.selection import variant_warning
+
+    w = variant_warning("r", variant, text, mode)
+    assert (w is not None) == warned
+    if w:
+        # seed 000: the instruction moves the association little; its harm is the claim it makes
+        assert "worse" not in w and "moves the association between criteria little" in w
+        assert ("(its prompt says so)" in w) == (variant != "independent")

@@ -734,17 +734,21 @@ def two_sided_bar(
     if mean_delta is None:
         reasons.append("no gain: no item judged in both runs")
     else:
+        d = _pct(mean_delta, True)
         if not clears_ci:
-            low = "unknown" if ci_low is None else f"{ci_low:+.3f}"
-            reasons.append(f"no gain: mean delta {mean_delta:+.3f} with its interval reaching {low} (bar {bar:+.3f})")
-        if not clears_noise:
+            low = "unknown" if ci_low is None else _pct(ci_low, True)
+            reasons.append(f"no gain: mean delta {d} with its interval reaching {low} (bar {_pct(bar, True)})")
+        if clears_noise:
+            pass
+        elif noise_floor is None:
+            reasons.append("no gain beyond the noise floor: the noise floor is unknown with one generation round")
+        elif mean_delta < -noise_floor:
             reasons.append(
-                "no gain beyond the noise floor: "
-                + (
-                    "the noise floor is unknown with one generation round"
-                    if noise_floor is None
-                    else f"mean delta {mean_delta:+.3f} is within the noise floor {noise_floor:.3f}"
-                )
+                f"a loss beyond the noise floor: mean delta {d} is below minus the noise floor {_pts(noise_floor)}"
+            )
+        else:
+            reasons.append(
+                f"no gain beyond the noise floor: mean delta {d} is within the noise floor {_pts(noise_floor)}"
             )
     if n_own:
         reasons.append(
@@ -783,9 +787,15 @@ def _cost(store: Store, m: S.RunManifest) -> Totals:
 
 
 def _pct(v: float | None, signed: bool = False) -> str:
+    """A rate as ``40.0%``, a difference of rates as ``+2.5 pts``: one unit per figure."""
     if v is None:
         return "—"
     return f"{v * 100:+.1f} pts" if signed else f"{v * 100:.1f}%"
+
+
+def _pts(v: float | None) -> str:
+    """A spread or a noise floor (a distance between rates) as ``6.5 pts``."""
+    return "—" if v is None else f"{v * 100:.1f} pts"
 
 
 def rounds_text(f: dict[str, Any]) -> str:
@@ -793,4 +803,4 @@ def rounds_text(f: dict[str, Any]) -> str:
     parts = " / ".join(_pct(v) for v in f["by_round"])
     if len(f["by_round"]) <= 1:
         return parts
-    return f"{parts} -> {_pct(f['mean'])} (spread {_pct(f['spread'], signed=False)})"
+    return f"{parts} -> {_pct(f['mean'])} (spread {_pts(f['spread'])})"

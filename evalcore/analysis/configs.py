@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from evalcore.analysis.selection import variant_warning
+from evalcore.analysis.selection import manifest_variant_warning
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.contract.results import Result
@@ -236,15 +236,15 @@ def diff(store: Store, a: str, b: str, *, under_test: str | None = None) -> Diff
         knobs=[Knob(**r) for r in rows],
         **_with_variant(
             meaning(rows, ca.gen.outputs_hash == cb.gen.outputs_hash, under_test),
-            [(x, c.run.prompt_variant) for x, c in ((a, ca), (b, cb)) if c.run is not None],
+            [c.run for c in (ca, cb) if c.run is not None],
         ),
         counts={s: sum(1 for r in rows if r["status"] == s) for s in ("held", "differs", "one side", "not recorded")},
     )
 
 
-def _with_variant(m: dict[str, Any], runs: list[tuple[str, str | None]]) -> dict[str, Any]:
-    """``meaning`` with the warning of a side whose judge had the "independent" prompt variant."""
-    m["warnings"] += [w for rid, v in runs if (w := variant_warning(rid, v))]
+def _with_variant(m: dict[str, Any], runs: list[S.RunManifest]) -> dict[str, Any]:
+    """``meaning`` with the warning of a side whose judge was asked to judge criteria independently."""
+    m["warnings"] += [w for r in runs if (w := manifest_variant_warning(r))]
     return m
 
 

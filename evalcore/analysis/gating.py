@@ -30,6 +30,7 @@ from evalcore.analysis.comparison import (
     _answers,
     _pct,
     _pivot_sql,
+    _pts,
     _selection,
     compare,
     per_round,
@@ -406,7 +407,7 @@ def _md_figures(c: Comparison) -> list[str]:
         ci = "—" if d.ci95[0] is None else f"[{_pct(d.ci95[0], True)}, {_pct(d.ci95[1], True)}]"
         lines.append(
             f"| {md_text(name)} | {rounds_text(v.a.to_dict())} | {rounds_text(v.b.to_dict())} | "
-            f"{_pct(d.mean, True)} {ci} | {_pct(v.noise_floor)} |"
+            f"{_pct(d.mean, True)} {ci} | {_pts(v.noise_floor)} |"
         )
     h = c.headline
     f = c.figures[h]

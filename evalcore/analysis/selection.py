@@ -25,10 +25,12 @@ them apart.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from evalcore.analysis.suites import holdout_filter, suite_of_run
+from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.storage.aggregates import MAX_CRITERIA, answers_sql, answers_table, fixed_positions, patterns_of
 from evalcore.storage.pairs import pair_columns, pair_table
@@ -303,16 +305,36 @@ def mask_positions(store: Store, run_id: str) -> dict[str, int] | None:
 INDEPENDENT_VARIANT = "independent"
 
 
-def variant_warning(run_id: str, prompt_variant: str | None) -> str | None:
-    """The warning every figure of a run with the "independent" prompt variant carries, or None."""
-    if prompt_variant != INDEPENDENT_VARIANT:
+#: A prompt's own words asking for criteria to be judged independently (the variant by another name).
+INDEPENDENT_WORDS = re.compile(
+    r"\b(each|every|all)\s+(of\s+the\s+)?criteri(on|a)\b[^.\n]{0,60}?\bindependent(ly)?\b"
+    r"|\bindependent(ly)?\b[^.\n]{0,60}?\bcriteri(on|a)\b",
+    re.IGNORECASE,
+)
+
+
+def variant_warning(run_id: str, prompt_variant: str | None, prompt_text: str = "", mode: str = "single") -> str | None:
+    """The warning every figure of a run carries whose judge was asked, in one call, to evaluate
+    each criterion independently: the "independent" prompt variant, or a prompt (``prompt_text``)
+    that says so in its own words. None for a run whose criteria have their own calls (``split``)."""
+    named = prompt_variant == INDEPENDENT_VARIANT
+    if mode == "split" or not (named or INDEPENDENT_WORDS.search(prompt_text or "")):
         return None
     return (
-        f"run {run_id} asks its judge to evaluate each criterion independently, in one call: the instruction "
-        "does not make the verdicts independent (every criterion is still read in the same call, from one "
-        "impression of the answer) and has been found to make matters worse, not better; judge the criteria "
-        "in separate calls (--mode split) to measure them independently"
+        f"run {run_id} asks its judge to evaluate each criterion independently, in one call"
+        + ("" if named else " (its prompt says so)")
+        + ": the instruction moves the association between criteria little, because every criterion is "
+        "still read in the same call, from one impression of the answer; what it does change is that the "
+        "prompt now claims an independence the harness does not perform. Judge the criteria in separate "
+        "calls (--mode split) to measure them independently; the association between this run and a split "
+        "run shows how much the instruction moved here"
     )
+
+
+def manifest_variant_warning(m: S.RunManifest) -> str | None:
+    """:func:`variant_warning` of a stored run: its variant, its prompt's words and its harness mode."""
+    text = (m.prompt_template or "") + "\n" + str((m.knobs or {}).get("prompt_variant_text") or "")
+    return variant_warning(m.run_id, m.prompt_variant, text, m.mode)
 
 
 def run_warnings(store: Store, run_ids: list[str] | tuple[str, ...]) -> list[str]:
@@ -322,7 +344,7 @@ def run_warnings(store: Store, run_ids: list[str] | tuple[str, ...]) -> list[str
         m = store.run(rid).manifest
         if m.status != "complete":
             out.append(f"run {rid} is {m.status}")
-        w = variant_warning(rid, m.prompt_variant)
+        w = manifest_variant_warning(m)
         if w:
             out.append(w)
     return out
@@ -331,7 +353,7 @@ def run_warnings(store: Store, run_ids: list[str] | tuple[str, ...]) -> list[str
 def _run_status(store: Store, run_id: str) -> dict[str, Any]:
     m = store.run(run_id).manifest
     out: dict[str, Any] = {"run_id": run_id, "status": m.status}
-    vw = variant_warning(run_id, m.prompt_variant)
+    vw = manifest_variant_warning(m)
     if vw:
         out["variant_warning"] = vw
     if m.status != "complete":

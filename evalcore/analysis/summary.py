@@ -11,7 +11,7 @@ from typing import Any
 
 from evalcore.analysis.answers import has_classes, no_suite_with
 from evalcore.analysis.failures import AllPassRate, TernaryRow, all_pass_by_round, ternary_rows
-from evalcore.analysis.selection import Selection, item_condition, variant_warning
+from evalcore.analysis.selection import Selection, item_condition, manifest_variant_warning
 from evalcore.analysis.suites import suite_mark, versions
 from evalcore.contract.results import Result, key
 from evalcore.errors import InputError, NotFoundError
@@ -150,7 +150,7 @@ def run_summary(
         judge_model=m.judge_model,
         mode=m.mode,
         prompt_variant=m.prompt_variant,
-        variant_warning=variant_warning(run_id, m.prompt_variant),
+        variant_warning=manifest_variant_warning(m),
         criteria=m.rubric.names(),
         judge_rounds=m.judge_rounds,
         items=max((r[4] for r in rounds), default=0),

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from evalcore.cli._common import FINITE, cli
+from evalcore.cli._common import FINITE, cli, pct_ci
 from evalcore.errors import InputError
 from evalcore.importers.defaults import DEFAULT_THRESHOLD, PANDALM_SEED
 
@@ -228,7 +228,7 @@ def import_promptfoo_cmd(
     runs = "; ".join(
         f"run {r['run_id']} on generation {r['gen_id']} ({r['verdicts']} verdicts"
         + (f", {r['missing_verdicts']} not graded" if r["missing_verdicts"] else "")
-        + (f", pass {100 * r['pass_rate']:.1f}%" if r["pass_rate"] is not None else "")
+        + (f", all pass {pct_ci(r['all_pass']['rate'], r['all_pass']['ci95'])}" if r["all_pass"]["of"] else "")
         + ")"
         for r in s["runs"]
     )
@@ -267,9 +267,9 @@ def _text_summary(s: dict[str, Any]) -> str:
         return head + (
             f"label set {s['labelset_id']} ({s['labels']} labels by {len(s['annotators'])} annotators; {crit})"
         )
-    rate = "-" if s["pass_rate"] is None else f"{100 * s['pass_rate']:.1f}%"
+    rate = pct_ci(s["all_pass"]["rate"], s["all_pass"]["ci95"])
     miss = f", {s['missing_verdicts']} missing" if s["missing_verdicts"] else ""
-    return head + f"run {s['run_id']} ({s['verdicts']} verdicts{miss}, pass {rate}; {crit})"
+    return head + f"run {s['run_id']} ({s['verdicts']} verdicts{miss}, all pass {rate}; {crit})"
 
 
 def _with_notes(s: dict[str, Any], text: str) -> str:

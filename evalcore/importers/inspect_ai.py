@@ -51,7 +51,7 @@ from evalcore.importers.frame import (
 )
 from evalcore.importers.ids import _sanitise, parse_knobs
 from evalcore.importers.kinds import KindOptions, _number, build_rubric, parse_value, raw_text
-from evalcore.importers.plan import imported_run, pass_rate, plan_generation, plan_id, start_plan, target_data_dir
+from evalcore.importers.plan import all_pass, imported_run, plan_generation, plan_id, start_plan, target_data_dir
 from evalcore.storage.paths import utcnow
 
 # --------------------------------------------------------------------------- Inspect AI
@@ -574,7 +574,7 @@ def import_inspect(data_opt: str | Path | None, path: str, o: ToolOpts) -> dict[
         "verdicts": len(verdicts),
         "missing_verdicts": missing,
         "judge_rounds": 1,
-        "pass_rate": pass_rate(verdicts),
+        "all_pass": all_pass(verdicts),
     }
 
 

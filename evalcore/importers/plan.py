@@ -287,10 +287,20 @@ def imported_generation(rows: list[dict], **fields: Any) -> S.GenerationManifest
     return S.GenerationManifest(source="imported", outputs_hash=outputs_hash(rows), **fields)
 
 
-def pass_rate(verdicts: list[dict]) -> float | None:
-    """The share of verdicts that passed among those with a value (None when none has one)."""
-    passed = [v["passed"] for v in verdicts if v["passed"] is not None]
-    return (sum(passed) / len(passed)) if passed else None
+def all_pass(verdicts: list[dict]) -> dict[str, Any]:
+    """The imported run's headline, as ``evalcore runs`` gives it: the answers (item, generation
+    round) passing every criterion in judge round 1, of those with a value on every criterion, with
+    its Wilson interval (not the pooled share of passing verdicts, which hides what moved)."""
+    from evalcore.stats.association import wilson
+
+    names = {v["criterion"] for v in verdicts}
+    answers: dict[tuple[Any, Any], list[Any]] = {}
+    for v in verdicts:
+        if v.get("judge_round", 1) == 1:
+            answers.setdefault((v["item_id"], v["gen_round"]), []).append(v["passed"])
+    complete = [a for a in answers.values() if len(a) == len(names) and None not in a]
+    k, n = sum(all(a) for a in complete), len(complete)
+    return {"passed": k, "of": n, "rate": k / n if n else None, "ci95": list(wilson(k, n) or (None, None))}
 
 
 def _open_store(data: Path):

@@ -43,7 +43,7 @@ from evalcore.importers.frame import (
 )
 from evalcore.importers.ids import _fresh_id, _sanitise, parse_knobs
 from evalcore.importers.inspect_ai import ToolOpts
-from evalcore.importers.plan import imported_run, pass_rate, plan_generation, start_plan, target_data_dir
+from evalcore.importers.plan import all_pass, imported_run, plan_generation, start_plan, target_data_dir
 from evalcore.storage.paths import utcnow
 
 # --------------------------------------------------------------------------- promptfoo
@@ -404,7 +404,7 @@ def _pf_run(
             "status": rstatus,
             "verdicts": len(verdicts),
             "missing_verdicts": missing,
-            "pass_rate": pass_rate(verdicts),
+            "all_pass": all_pass(verdicts),
         },
     )
 

@@ -35,11 +35,11 @@ from evalcore.importers.ids import _sanitise, parse_knobs
 from evalcore.importers.kinds import KindOptions, Parsed, _value_field, build_rubric, parse_value, raw_text
 from evalcore.importers.plan import (
     ItemCols,
+    all_pass,
     attach_labels,
     collect_items,
     collect_outputs,
     imported_run,
-    pass_rate,
     plan_generation,
     plan_id,
     start_plan,
@@ -412,7 +412,7 @@ def _finish(
             verdicts=len(verdicts),
             missing_verdicts=n_missing,
             judge_rounds=run.judge_rounds,
-            pass_rate=pass_rate(verdicts),
+            all_pass=all_pass(verdicts),
         )
     plan.check()
     plan.write()
