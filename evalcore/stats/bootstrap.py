@@ -122,8 +122,9 @@ def sparse_table(cells: np.ndarray) -> bool:
     expected under independence (smallest row total x smallest column total / n), is below
     :data:`SPARSE_CELL`. An empty table is sparse. On such a table the percentile bootstrap of
     :func:`resample_counts` collapses: a cell empty in the sample is empty in every resample, a
-    cell of 1 or 2 seldom moves (phi's 90% interval on 60 answers, 13% failures on each side and
-    none together in the population, covered 64.5% of 1,000 worlds: docs/ANALYSIS.md)."""
+    cell of 1 or 2 seldom moves (phi's 90% interval on 60 answers drawn from a population where two
+    criteria fail 13% of the time each, independently, covered phi = 0 in 64.5% of 1,000 worlds:
+    docs/ANALYSIS.md)."""
     c = np.asarray(cells, dtype=float)
     if c.ndim != 2:
         raise ValueError(f"cells must be a two-way table, got shape {c.shape}")
