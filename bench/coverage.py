@@ -12,8 +12,9 @@ value is the coverage:
 * the conditioned rates P(B fails | A fails) and P(B fails | A passes) at 95%:
   ``conditioned_rates`` (Wilson), over the worlds whose row is not empty;
 * Cohen's kappa of two raters' pass/fail at 95%: the same posterior interval
-  (``stats.bootstrap.posterior_interval`` of ``stats.agreement``'s kappa) beside
-  ``stats.agreement.cohen_kappa_interval`` (the percentile bootstrap the report card prints).
+  (``stats.bootstrap.posterior_interval`` of ``stats.agreement``'s kappa) beside the percentile
+  bootstrap of ``stats.agreement.cohen_kappa_interval`` (what the report card prints), drawn here
+  as that function draws it.
 
 Worlds where the statistic is undefined (a constant column) have no interval and are counted
 apart. Seeded: the same command prints the same figures.
@@ -153,9 +154,10 @@ def kappa_row(world: tuple[float, float, float], n: int, worlds: int, seed: int)
             cells, kappa_of, rng=np.random.default_rng([seed, w]), n_draws=N_DRAWS, level=KAPPA_LEVEL
         )
         new += int(post.lo is not None and post.hi is not None and post.lo <= truth <= post.hi)
-        people = np.repeat([0, 0, 1, 1], cells)
-        judge = np.repeat([0, 1, 0, 1], cells)
-        boot = agreement.cohen_kappa_interval(people, judge, seed=[seed, w], k=2, n_boot=N_DRAWS, level=KAPPA_LEVEL)
+        # the percentile bootstrap as stats.agreement.cohen_kappa_interval draws it (multinomial counts of
+        # the cells, from the same generator), written out so that this column stays the bootstrap's
+        draws = bootstrap.resample_counts(kappa_of, cells, N_DRAWS, np.random.default_rng([seed, w]))
+        boot = bootstrap.percentile_interval(draws, KAPPA_LEVEL)
         old += int(boot.lo is not None and boot.hi is not None and boot.lo <= truth <= boot.hi)
     defined = worlds - undefined
     return {
