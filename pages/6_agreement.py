@@ -73,6 +73,14 @@ def _ci(pair, pct: bool = False) -> str:
     return f"[{_text.pct(pair[0])}, {_text.pct(pair[1])}]" if pct else f"[{pair[0]:.3f}, {pair[1]:.3f}]"
 
 
+def _leniency(c: review.CriterionCard, j) -> dict[str, str]:
+    """A judge's leniency on one criterion: points of pass rate, or on an ordinal scale (no pass
+    category) the mean score difference; a dash without gold cases."""
+    if not c.categories or not ({"pass", "correct"} & set(c.categories)):
+        return {"leniency (score)": _signed(j.leniency) if j.n else "-"}
+    return {"leniency (points)": review.points(j.leniency) if j.n else "-"}
+
+
 def _plain(rows: list[dict]) -> None:
     """A small table of our own figures and ids from the data, made inert for markdown."""
     if rows:
@@ -96,9 +104,9 @@ def _summary_rows(summary: review.Summary) -> list[dict]:
             "gold cases": r.gold_cases,
             "mean kappa vs gold": _num(r.mean_kappa) + (f" ({r.kappa_criteria} criteria)" if r.kappa_criteria else ""),
             "mean accuracy": _text.pct(r.mean_accuracy),
-            "leniency": _signed(r.leniency)
-            if r.score_leniency is None
-            else f"{_signed(r.leniency)}; scores {_signed(r.score_leniency)}",
+            # points of pass rate, as the words above say it; an ordinal scale's score difference apart
+            "leniency (points)": ("-" if r.leniency is None else review.points(r.leniency))
+            + ("" if r.score_leniency is None else f"; scores {_signed(r.score_leniency)}"),
             "ambiguous on": f"{r.ambiguous} of {r.criteria}",
             "pass rate -> corrected": (
                 "-"
@@ -118,9 +126,10 @@ def show_summary(card: review.ReportCard) -> None:
     _plain(_summary_rows(card.summary))
     st.caption(
         "One row per judge run. Gold cases: its verdicts on cases with gold, summed over criteria. Mean kappa and "
-        "accuracy: unweighted means over the criteria where they are defined. Leniency: its pass rate minus gold's "
-        "on the same cases, mean over pass / fail and ternary criteria (on ordinal scales, the mean score "
-        "difference). Ambiguous on: criteria where it is one of two judges agreeing below the threshold. Pass rate "
+        f"accuracy: unweighted means over the criteria where they are defined on at least {review.MIN_GOLD_CASES} "
+        "gold cases. Leniency: its pass rate minus gold's on the same cases, in points of pass rate, mean over "
+        "those of the pass / fail and ternary criteria (on ordinal scales, the mean score difference). Ambiguous "
+        "on: criteria where it is one of two judges agreeing below the threshold. Pass rate "
         "-> corrected: means over the criteria with a corrected rate. The detail per criterion is below. "
         "`evalcore agreement --gen " + card.gen_id + " --json` (`summary`)"
     )
@@ -210,7 +219,7 @@ def show_criterion(c: review.CriterionCard) -> None:
                 "kappa": _num(j.kappa),
                 "kappa interval": _ci(j.kappa_ci),
                 "accuracy": _text.pct(j.accuracy),
-                "leniency": _num(j.leniency if j.n else None),  # absent without gold cases
+                **_leniency(c, j),
                 "pass rate": _text.pct(j.pass_rate),
                 "corrected": _text.pct(j.corrected.value),
                 "corrected interval": _ci(cr.ci if cr else None, pct=True),

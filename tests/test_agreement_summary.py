@@ -22,6 +22,7 @@ import pytest
 from conftest import DEMO, EVALCORE, REPO
 
 from evalcore.review.judges import AMBIGUOUS_KAPPA
+from evalcore.review.ranking import MIN_GOLD_CASES, points
 
 N = 50
 GEN = "refusal-single"  # the generation the first import names (the others reuse it)
@@ -176,14 +177,16 @@ def test_the_flag_fires_and_reports_single_against_split(world):
 
 
 def _expected_row(card: dict, rid: str) -> dict:
-    """A summary row recomputed from the card's per-criterion entries."""
+    """A summary row recomputed from the card's per-criterion entries: the means over the criteria
+    with at least MIN_GOLD_CASES gold cases (docs/REVIEW.md)."""
     js = [(c, j) for c in card["criteria"] for j in c["judges"] if j["run_id"] == rid]
+    enough = [j for _, j in js if j["n"] >= MIN_GOLD_CASES]
 
     def mean(xs):
         return sum(xs) / len(xs) if xs else None
 
-    kappas = [j["kappa"] for _, j in js if j["kappa"] is not None]
-    lenient = [j["leniency"] for _, j in js if j.get("leniency") is not None and "gold_pass_rate" in j]
+    kappas = [j for j in enough if j["kappa"] is not None]
+    lenient = [j["leniency"] for j in enough if j.get("leniency") is not None and "gold_pass_rate" in j]
     corr = [j["corrected"] for _, j in js if j["corrected"].get("value") is not None]
     amb = [
         c["criterion"]
@@ -198,9 +201,11 @@ def _expected_row(card: dict, rid: str) -> dict:
         "prompt_variant": js[0][1]["prompt_variant"],
         "criteria": len(js),
         "gold_cases": sum(j["n"] for _, j in js),
+        "most_gold_cases": max(j["n"] for _, j in js),
         "kappa_criteria": len(kappas),
-        "mean_kappa": mean(kappas),
-        "mean_accuracy": mean([j["accuracy"] for _, j in js if j["n"] and j["accuracy"] is not None]),
+        "fewest_gold_cases": min((j["n"] for j in kappas), default=None),
+        "mean_kappa": mean([j["kappa"] for j in kappas]),
+        "mean_accuracy": mean([j["accuracy"] for j in enough if j["accuracy"] is not None]),
         "leniency_criteria": len(lenient),
         "leniency": mean(lenient),
         "ambiguous": len(amb),
@@ -219,19 +224,23 @@ def _check_summary(card: dict) -> None:
         want = _expected_row(card, r["run_id"])
         for k, v in want.items():
             assert r[k] == (pytest.approx(v) if isinstance(v, float) else v), (r["run_id"], k)
-    # the words rank the complete runs (a partial or polluted run rests on fewer verdicts)
-    complete = [r for r in rows if r["status"] == "complete"]
-    pool = complete if any(r["mean_kappa"] is not None for r in complete) else rows
-    ranked = sorted((r for r in pool if r["mean_kappa"] is not None), key=lambda r: -r["mean_kappa"])
-    assert card["summary"]["text"][0].startswith(
-        f"{ranked[0]['run_id']} agrees best with gold (mean kappa {ranked[0]['mean_kappa']:.2f} over "
-        + (f"{ranked[0]['kappa_criteria']} criteria" if ranked[0]["kappa_criteria"] != 1 else "1 criterion")
-    )
+    # the words rank the complete runs with a kappa on enough gold (a partial or polluted run rests
+    # on fewer verdicts), and name every other run with why
+    text = card["summary"]["text"][0]
+    ranked = sorted((r for r in rows if r["not_ranked"] is None), key=lambda r: -r["mean_kappa"])
+    assert all(r["mean_kappa"] is not None and r["fewest_gold_cases"] >= MIN_GOLD_CASES for r in ranked)
+    if any(r["status"] == "complete" for r in ranked):
+        assert all(r["status"] == "complete" for r in ranked)
+    if ranked:
+        assert text.startswith(f"{ranked[0]['run_id']} agrees best with gold (mean kappa {ranked[0]['mean_kappa']:.2f} over ")
     for r in rows:
-        if r not in pool and r["mean_kappa"] is not None:
-            assert f"{r['run_id']} ({r['status']})" in card["summary"]["text"][0].split("Not ranked: ")[1]
-    most = max((r for r in pool if r["leniency"] is not None), key=lambda r: r["leniency"])
-    assert any(most["run_id"] in t and ("most lenient" in t or "least strict" in t) for t in card["summary"]["text"])
+        if r["not_ranked"] is not None:
+            assert r["run_id"] in text.split("Not ranked, ")[1], r["run_id"]
+    lenient = [r for r in rows if r["leniency"] is not None and (r["status"] == "complete" or not ranked)]
+    if lenient:
+        most = max(lenient, key=lambda r: r["leniency"])
+        assert any(f"{most['run_id']} " in t and f"{points(most['leniency'])} points of pass rate" in t
+                   for t in card["summary"]["text"])
 
 
 def test_the_summary_per_judge_on_the_hand_built_world(world):
@@ -344,6 +353,11 @@ def test_the_page_opens_on_the_summary_and_shows_single_against_split(world, mon
         assert row["gold cases"] == str(r["gold_cases"])
         assert row["mean kappa vs gold"] == f"{r['mean_kappa']:.3f} ({r['kappa_criteria']} criteria)"
         assert row["ambiguous on"] == f"{r['ambiguous']} of {r['criteria']}"
+        # one unit for leniency in the words and the table: points of pass rate (issue 37.6: "-0.276" beside "-27.6 points")
+        assert row["leniency (points)"] == ("-" if r["leniency"] is None else points(r["leniency"]))
+        if r["leniency"] is not None and any(r["run_id"] in t and "points of pass rate" in t for t in card["summary"]["text"]):
+            assert any(f"{r['run_id']} " in t and f"({row['leniency (points)']} points of pass rate" in t
+                       for t in card["summary"]["text"])
         assert (row["judge model"], row["mode"], row["status"]) == (r["judge_model"], r["mode"], r["status"])
     # the ambiguous criterion's warning shows once it is picked (one criterion's detail at a time)
     amb = next(c["criterion"] for c in card["criteria"] if c["ambiguous"]["flag"])

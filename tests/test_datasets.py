@@ -23,6 +23,7 @@ from conftest import DEMO, EVALCORE, REPO, tree_hash
 from scipy.stats import kendalltau, pearsonr
 
 from evalcore.contract import hashing as H
+from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.importers.datasets.hanna import HANNA_CRITERIA, import_hanna, read_hanna
 from evalcore.importers.datasets.summeval import import_summeval, read_summeval
@@ -164,8 +165,13 @@ def test_hanna_fixture_round_trip(tmp_path):
                 ok = 1 <= x <= 5
                 want[(str(k), CRIT[i])] = (tok, x if ok else None, (x >= 3) if ok else None, not ok, rid, 1, 1, 0)
         assert got == want
+        # out-of-scale values are a note on the published data, not pollution: the import made no call
         n_err = sum(v[3] for v in want.values())
-        assert m.status == ("polluted" if n_err else "complete") and m.knobs["out_of_scale_values"] == n_err
+        assert m.status == "complete" and "out_of_scale_values" not in m.knobs  # a data fact is not a knob
+        assert m.out_of_scale == (S.OutOfScale(count=n_err, of=len(want), scale="1-5") if n_err else None)
+        note = f"{n_err} of {len(want)} ratings outside 1-5, recorded as errors ({100 * n_err / len(want):.1f}%)"
+        assert m.description.endswith(f"; {note}") if n_err else "outside" not in m.description
+        assert [r["note"] for r in s["runs"] if r["run_id"] == rid] == [note if n_err else None]
     err = st.sql("SELECT error FROM read_parquet(?) WHERE error IS NOT NULL",
                  [st.path_of("run", "hanna-beluga-13b-p1", "verdicts")])
     assert len(err) == 1 and "-1.0 is outside the 1-5 scale" in err[0][0]
@@ -547,7 +553,15 @@ def test_real_counts_and_speed(real):
     for m in runs:
         assert st.sql("SELECT count(*) FROM read_parquet(?)", [st.path_of("run", m.run_id, "verdicts")])[0][0] == 6336
     assert h["errored_verdicts"] == 1051  # LLM means below 1: the authors' -1 "no rating" code averaged in
-    assert [r["status"] for r in h["runs"]].count("complete") == 1  # only Beluga-13B / Eval-Prompt 1 is clean
+    # ... a note on the published data, not pollution (issue 37.5): every run is complete, and each
+    # run's note names its share; only Beluga-13B / Eval-Prompt 1 has none
+    assert {r["status"] for r in h["runs"]} == {"complete"} and all(m.status == "complete" for m in runs)
+    notes = {r["run_id"]: r["note"] for r in h["runs"]}
+    assert [r for r, n in notes.items() if n is None] == ["hanna-beluga-13b-p1"]
+    assert notes["hanna-orcaplatypus-p4"] == "82 of 6,336 ratings outside 1-5, recorded as errors (1.3%)"
+    assert notes["hanna-chatgpt-p2"] == "2 of 6,336 ratings outside 1-5, recorded as errors (0.03%)"
+    assert notes["hanna-beluga-13b-p3"] == "64 of 6,336 ratings outside 1-5, recorded as errors (1.01%)"  # not "1.0%"
+    assert sum(st.run(r).manifest.out_of_scale.count for r in notes if notes[r]) == 1051
     # SummEval: 100 articles x 16 systems
     assert st.sql("SELECT count(*) FROM read_parquet(?)", [st.path_of("suite", "summeval", "items")])[0][0] == 100
     assert len(s["gen_ids"]) == 16 and s["outputs"] == 1600 and s["labels"] == 6400
@@ -555,6 +569,38 @@ def test_real_counts_and_speed(real):
     assert st.sql(f"SELECT count(*), count(DISTINCT item_id) FROM read_parquet('{glob}')")[0] == (1600, 100)
     assert all(st.generation(g).manifest.status == "complete" for g in s["gen_ids"])
     assert th < 10 and ts < 10, (th, ts)  # measured ~0.6 s and ~0.3 s; docs/DATASETS.md
+
+
+@needs_shared
+def test_real_hanna_report_card_ranks_the_judges(real):
+    """Issue 37.5: the card ranked one judge of 20 after 19 "polluted" warnings. The runs within the
+    1% tolerance of values outside 1-5 are ranked; the others are named with their share."""
+    from evalcore.review.ranking import OUT_OF_SCALE
+    from evalcore.review.reportcard import report_card
+
+    st = _store(real[0])
+    card = report_card(st, "hanna", n_boot=20)
+    assert not any("polluted" in w for w in card.warnings)
+    rows = {r.run_id: r for r in card.summary.judges}
+    share = {rid: st.run(rid).manifest.out_of_scale for rid in rows}
+    above = sorted(rid for rid, o in share.items() if o and o.count / o.of > S.OUT_OF_SCALE_TOLERANCE)
+    assert above == ["hanna-beluga-13b-p3", "hanna-llama-13b-p4", "hanna-mistral-7b-p1", "hanna-orcaplatypus-p1",
+                     "hanna-orcaplatypus-p4"]  # 64, 182, 253, 65, 82 of 6,336
+    assert sorted(rid for rid, r in rows.items() if r.not_ranked == OUT_OF_SCALE) == above
+    ranked = sorted((r for r in rows.values() if r.not_ranked is None), key=lambda r: -(r.mean_kappa or 0))
+    assert len(ranked) == 15 and all(r.fewest_gold_cases and r.fewest_gold_cases >= 1000 for r in ranked)
+    assert [w for w in card.warnings if "ratings outside" in w] == [
+        f"run {rid}: {share[rid].note()}, more than the 1% a ranked run may hold: it is not ranked" for rid in above]
+    text = card.summary.text
+    assert text[0].startswith(f"{ranked[0].run_id} agrees best with gold (mean kappa {ranked[0].mean_kappa:.2f} over "
+                              f"6 criteria with at least {ranked[0].fewest_gold_cases} gold cases each); "
+                              f"{ranked[-1].run_id} least")
+    assert text[0].endswith("Not ranked, more than 1% of the imported values outside the scale: hanna-beluga-13b-p3 "
+                            "(1.01%), hanna-llama-13b-p4 (2.9%), hanna-mistral-7b-p1 (4.0%), hanna-orcaplatypus-p1 "
+                            "(1.03%), hanna-orcaplatypus-p4 (1.3%).")
+    assert text[1] == ("19 of 20 runs were imported with values outside their scale, kept as errored verdicts and "
+                       "left out of their figures (a note on the source data: no call was made, none failed); 14 "
+                       "with at most 1% (up to 0.9%) are ranked; 5 with more are not ranked.")
 
 
 @needs_shared

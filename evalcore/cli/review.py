@@ -293,7 +293,9 @@ def queue_undo(obj: Ctx, queue_id, reviewer, as_json) -> None:
 
 
 def _card_text(g: ReportCard) -> list[str]:
-    """A generation's report card in lines."""
+    """A generation's report card in lines: the summary in words first, as the page opens on it."""
+    from evalcore.contract.results import OMIT
+    from evalcore.review.ranking import points
     from evalcore.review.reportcard import Corrected
 
     lines = [
@@ -305,6 +307,7 @@ def _card_text(g: ReportCard) -> list[str]:
         what += [f"{sl.items} named items"] if sl.items else []
         lines.append(f"slice: {' and '.join(what)} only (every figure below counts these items)")
     lines += [f"WARNING: {w}" for w in g.warnings]
+    lines += g.summary.text
     for x in g.contradictions:
         lines.append(
             f"{x.run_id} ({x.postprocess_version}): post-processing rewrote the judge on "
@@ -323,10 +326,18 @@ def _card_text(g: ReportCard) -> list[str]:
                 else "-"
             )
             ci = j.kappa_ci
+            # leniency in points of pass rate, as the summary says it (a mean score difference on an ordinal scale)
+            lenient = (
+                "-"
+                if not j.n
+                else f"{j.leniency:+.4g} score"
+                if j.mean_gold is not OMIT
+                else f"{points(j.leniency)} points"
+            )
             lines.append(
                 f"   {j.run_id}: n={j.n} kappa {_fmt(j.kappa)}"
                 + (f" [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci[0] is not None else "")
-                + f" accuracy {_fmt(j.accuracy, True)} leniency {_fmt(j.leniency if j.n else None)}"
+                + f" accuracy {_fmt(j.accuracy, True)} leniency {lenient}"
                 f"; pass rate {_fmt(j.pass_rate, True)} corrected {corr}"
             )
         if c.ambiguous.flag:

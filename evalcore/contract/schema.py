@@ -309,6 +309,31 @@ class GenerationManifest(_Model):
     simulated: bool = Field(default=False, description="made by evalcore's simulator")
 
 
+#: share of a run's values that may lie outside its scale while it is ranked (docs/DATASETS.md says why)
+OUT_OF_SCALE_TOLERANCE = 0.01
+
+
+def percent(x: float) -> str:
+    """``x`` in percent with the decimals (1 to 4) that tell it from 0 and from the tolerance."""
+    apart = [t for d in (1, 2, 3) if (t := f"{x:.{d}%}") not in (f"{0:.{d}%}", f"{OUT_OF_SCALE_TOLERANCE:.{d}%}")]
+    return (apart or [f"{x:.{1 if x in (0, OUT_OF_SCALE_TOLERANCE) else 4}%}"])[0]
+
+
+class OutOfScale(_Model):
+    """An imported run's values outside its rubric's scale, kept as errored verdicts: no call failed."""
+
+    count: int = Field(description="values outside the scale (errored verdicts)")
+    of: int = Field(description="values imported (the run's verdicts)")
+    scale: str = Field(description="the scale, e.g. `1-5`")
+
+    @property
+    def share(self) -> float:  # of the values imported
+        return self.count / self.of if self.of else 0.0
+
+    def note(self) -> str:  # e.g. "82 of 6,336 ratings outside 1-5, recorded as errors (1.3%)"
+        return f"{self.count:,} of {self.of:,} ratings outside {self.scale}, recorded as errors ({percent(self.share)})"
+
+
 class RunManifest(_Model):
     """``runs/<run_id>/manifest.json``: one judge configuration applied to one generation."""
 
@@ -353,6 +378,9 @@ class RunManifest(_Model):
         description="complete; partial (not every call made); polluted (some calls failed after retries: every aggregate says so)",
     )
     failed_call_ids: list[str] = Field(default_factory=list, description="calls that failed after every retry")
+    out_of_scale: OutOfScale | None = Field(
+        default=None, description="an imported run's values outside its scale (errored verdicts; status stays complete)"
+    )
     totals: Totals = Field(default_factory=Totals, description="calls, tokens, cost and latency of the judge")
     knobs: dict[str, Any] = Field(
         default_factory=dict, description="any other key=value the user recorded about the judge"
@@ -360,6 +388,14 @@ class RunManifest(_Model):
     price_map_version: str | None = Field(default=None, description="version of the price table used for cost")
     simulated: bool = Field(default=False, description="made by evalcore's simulator")
     description: str = Field(default="", description="free text shown beside the run")
+
+    @model_serializer(mode="wrap")
+    def _omit_defaults(self, handler: Any) -> Any:
+        """``out_of_scale`` is written only when there are such values (other runs as before it existed)."""
+        out = handler(self)
+        if isinstance(out, dict) and out.get("out_of_scale") is None:
+            out.pop("out_of_scale", None)
+        return out
 
 
 class SessionSettings(_Model):
@@ -748,6 +784,7 @@ def format_markdown() -> str:
         LabelSetManifest,
         KeyManifest,
         Totals,
+        OutOfScale,
         SessionSettings,
         Rubric,
         Criterion,

@@ -5,7 +5,7 @@ from .build import build_queue
 from .claims import REVIEWERS_DISAGREE, disputes, leases, next_case
 from .correct import TARGET_HALF_WIDTH, PpiFailed, PpiRate, PpiUnavailable, criterion_estimates, half_width_text
 from .detect import PRIORITY, REASONS, describe_detail, detect, detection_summary, runs_on
-from .judges import Ambiguous, Summary
+from .judges import Ambiguous
 from .ledger import TYPE_WORDS, TYPES, Ledger, export_markdown
 from .queue import (
     AUDIT,
@@ -22,12 +22,14 @@ from .queue import (
     queues,
     undo,
 )
+from .ranking import MIN_GOLD_CASES, Summary, points
 from .raters import GoldCounts, gold_of, label_category, labels_revision, people
 from .reportcard import Corrected, CriterionCard, NotCorrected, ReportCard, report_card
 from .suites import check, curated_suites, flags, item, items, overview, repair, visible_findings
 
 __all__ = [
     "AUDIT",
+    "MIN_GOLD_CASES",
     "PRIORITY",
     "REASONS",
     "REVIEWERS_DISAGREE",
@@ -75,6 +77,7 @@ __all__ = [
     "next_case",
     "overview",
     "people",
+    "points",
     "progress",
     "queues",
     "repair",

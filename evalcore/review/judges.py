@@ -1,7 +1,7 @@
 """Judges against judges on the report card: kappa between every two judges' runs per criterion (a
 low one flags an ambiguous criterion; ``comparison`` names what differs between the two
 configurations), repeat consistency across a run's judge rounds (majority-of-k against one
-round), and the per-judge summary that opens the card (:func:`judge_summary`). Used by
+round). The per-judge summary that opens the card is :mod:`evalcore.review.ranking`. Used by
 :func:`evalcore.review.reportcard.report_card`.
 
 **The ambiguity threshold.** A criterion is flagged ambiguous when two judges in the same harness
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, cast
+from typing import Literal, cast
 
 import numpy as np
 
@@ -30,9 +30,6 @@ from evalcore.review.detect import pair_code
 from evalcore.stats import agreement as A
 from evalcore.storage.aggregates import answers_table, patterns_of, repeat_histogram_sql
 from evalcore.storage.store import Store
-
-if TYPE_CHECKING:
-    from evalcore.review.reportcard import CriterionCard
 
 #: judge-to-judge kappa below this flags the criterion as ambiguous: the upper edge of Landis &
 #: Koch's "moderate" band (0.41-0.60); "substantial" agreement starts above it (module docstring)
@@ -584,150 +581,3 @@ def _repeat_sql(
             "majority_vs_round1": (m["majority_is_round1"] / m["both"]) if m.get("both") else None,
         }
     return dict(out)
-
-
-# --------------------------------------------------------------------------- the summary per judge
-
-
-def _mean(xs: list[float]) -> float | None:
-    return float(np.mean(xs)) if xs else None
-
-
-@dataclass
-class JudgeSummary(Result):
-    """One judge run's row of the summary (:func:`judge_summary` says what each figure is)."""
-
-    run_id: str
-    judge_model: str
-    mode: str
-    prompt_variant: str
-    status: str
-    criteria: int
-    gold_cases: int
-    kappa_criteria: int
-    mean_kappa: float | None
-    mean_accuracy: float | None
-    leniency_criteria: int
-    leniency: float | None
-    score_leniency: float | None
-    ambiguous: int
-    ambiguous_criteria: list[str]
-    corrected_criteria: int
-    observed_pass_rate: float | None
-    corrected_pass_rate: float | None
-
-
-@dataclass
-class Summary(Result):
-    """The report card's opening: a row per judge run and the findings in words."""
-
-    judges: list[JudgeSummary]
-    text: list[str]
-
-
-def judge_summary(criteria: list[CriterionCard], ms: dict[str, S.RunManifest]) -> Summary:
-    """The report card's opening: one row per judge run (``judges``, in the card's run order) and
-    what they say in words (``text``), from the card's ``criteria`` entries alone (no figure of its
-    own). Per run: its judge model, harness mode, prompt variant and status; ``criteria`` it judges;
-    ``gold_cases``, its verdicts on gold cases summed over criteria; ``mean_kappa``, the unweighted
-    mean over criteria of its kappa against gold, over the ``kappa_criteria`` where kappa is
-    defined; ``mean_accuracy`` likewise; ``leniency``, the mean over the pass / fail and ternary
-    criteria with gold (``leniency_criteria``) of its pass rate minus gold's on the same cases, and
-    ``score_leniency``, the mean score difference over the ordinal ones; ``ambiguous``, how many
-    criteria it is flagged ambiguous on (it is one of a pair agreeing below :data:`AMBIGUOUS_KAPPA`),
-    named in ``ambiguous_criteria``; and over the ``corrected_criteria`` where the corrected pass
-    rate is defined, the mean ``observed_pass_rate`` and mean ``corrected_pass_rate``. The words
-    (:func:`_summary_text`) rank the complete runs by mean kappa and by leniency."""
-    rows = []
-    for rid, m in ms.items():
-        js = [(c, j) for c in criteria for j in c.judges if j.run_id == rid]
-        if not js:
-            continue
-        kappas = [j.kappa for _, j in js if j.kappa is not None]
-        acc = [j.accuracy for _, j in js if j.n and j.accuracy is not None]
-        passfail = [j.leniency for _, j in js if j.leniency is not OMIT and j.gold_pass_rate is not OMIT]
-        scores = [j.leniency for _, j in js if j.leniency is not OMIT and j.gold_pass_rate is OMIT]
-        corr = [j.corrected for _, j in js if j.corrected.value is not None]
-        amb = [c.criterion for c, _ in js if c.ambiguous.flag and any(rid in (p.a, p.b) for p in c.ambiguous.pairs)]
-        rows.append(
-            JudgeSummary(
-                rid,
-                m.judge_model,
-                m.mode,
-                m.prompt_variant,
-                m.status,
-                criteria=len(js),
-                gold_cases=sum(int(j.n) for _, j in js),
-                kappa_criteria=len(kappas),
-                mean_kappa=_mean(kappas),
-                mean_accuracy=_mean(acc),
-                leniency_criteria=len(passfail),
-                leniency=_mean(passfail),
-                score_leniency=_mean(scores),
-                ambiguous=len(amb),
-                ambiguous_criteria=amb,
-                corrected_criteria=len(corr),
-                observed_pass_rate=_mean([c.observed for c in corr if c.observed is not None]),
-                corrected_pass_rate=_mean([c.value for c in corr if c.value is not None]),
-            )
-        )
-    return Summary(rows, _summary_text(rows, criteria))
-
-
-def _criteria(n: int) -> str:
-    return f"{n} criterion" if n == 1 else f"{n} criteria"
-
-
-def _summary_text(rows: list[JudgeSummary], criteria: list[CriterionCard]) -> list[str]:
-    """The summary in words, one sentence per finding. Judges are ranked among the complete runs
-    (a partial or polluted run's figures rest on fewer verdicts; it is ranked only when no run is
-    complete); ties go to the run that comes first."""
-    out = []
-    complete = [r for r in rows if r.status == "complete"]
-    pool = complete if any(r.mean_kappa is not None for r in complete) else rows
-    left_out = [r for r in rows if r not in pool and r.mean_kappa is not None]
-    ranked = sorted((r for r in pool if r.mean_kappa is not None), key=lambda r: -cast(float, r.mean_kappa))
-    if ranked:
-        best = ranked[0]
-        s = (
-            f"{best.run_id} agrees best with gold (mean kappa {best.mean_kappa:.2f} over "
-            f"{_criteria(best.kappa_criteria)}, {best.gold_cases} gold cases)"
-        )
-        if len(ranked) > 1:
-            worst = ranked[-1]
-            s += (
-                f"; {worst.run_id} least (mean kappa {worst.mean_kappa:.2f} over "
-                f"{_criteria(worst.kappa_criteria)}, {worst.gold_cases} gold cases)"
-            )
-        s += "."
-        if left_out:
-            s += " Not ranked: " + ", ".join(f"{r.run_id} ({r.status})" for r in left_out) + "."
-        out.append(s)
-    else:
-        out.append("No judge has a kappa against gold yet: no criterion has gold cases the judges judged.")
-    lenient = sorted((r for r in pool if r.leniency is not None), key=lambda r: -cast(float, r.leniency))
-    if lenient:
-
-        def pts(r: JudgeSummary) -> str:
-            return f"{100 * cast(float, r.leniency):+.1f} points of pass rate against gold, mean over {_criteria(r.leniency_criteria)}"
-
-        most, least = lenient[0], lenient[-1]
-        if cast(float, most.leniency) > 0:
-            s = f"{most.run_id} is most lenient ({pts(most)})"
-        else:
-            s = f"No judge passes more often than gold; {most.run_id} is the least strict ({pts(most)})"
-        if len(lenient) > 1:
-            s += f"; {least.run_id} is strictest ({pts(least)})"
-        out.append(s + ".")
-    flagged = [c.criterion for c in criteria if c.ambiguous.flag]
-    if flagged:
-        threshold = next(c.ambiguous.threshold for c in criteria if c.ambiguous.flag)
-        s = (
-            f"{len(flagged)} of {len(criteria)} criteria flagged ambiguous (two judges in one harness agree below "
-            f"kappa {threshold}): {', '.join(flagged)}"
-        )
-        both = [f"{c.criterion} {h.text}" for c in criteria if c.ambiguous.flag for h in c.ambiguous.harnesses]
-        out.append(s + (". Single against split: " + "; ".join(both) if both else "") + ".")
-    else:
-        out.append("No criterion is flagged ambiguous.")
-    return out

@@ -11,7 +11,8 @@ docs/REVIEW.md defines every figure; the statistics are the pure functions of
   (:func:`~evalcore.review.raters.people`), the gold they give (below) and the agreement between
   them.
 * ``summary`` opens the card: one row per judge run and the findings in words
-  (:func:`evalcore.review.judges.judge_summary`, from the per-criterion figures alone).
+  (:func:`evalcore.review.ranking.judge_summary`, from the per-criterion figures alone, with
+  the rules for which judges are ranked).
 * :func:`same_family` says why a judge and the generator share a model family, and ``_corrected``
   is a run's pass rate corrected for its sensitivity and specificity against gold (Rogan-Gladen,
   :func:`evalcore.stats.agreement.corrected_pass_rate`), weighted by the review queue's design
@@ -58,17 +59,16 @@ from evalcore.review.detect import Detection, runs_on, stored_detection, verdict
 from evalcore.review.judges import (
     Ambiguous,
     JudgePair,
-    Summary,
     _answers,
     _bit,
     _judge_pairs,
     _repeat,
-    judge_summary,
     mask_runs,
     scale_of,
 )
 from evalcore.review.ongold import OnGold, RepeatRow, on_gold, repeat_entry
 from evalcore.review.queue import flagged_for_repair
+from evalcore.review.ranking import Summary, judge_summary
 from evalcore.review.raters import GoldCounts, People, RaterStats, gold_of, people, rater_stats
 from evalcore.stats import agreement as A
 from evalcore.storage.aggregates import patterns_of
@@ -444,7 +444,13 @@ def _run_warnings(ms: dict[str, S.RunManifest], gen: S.GenerationManifest) -> tu
         f"run {rid} is {m.status}: its figures rest on fewer verdicts"
         for rid, m in ms.items()
         if m.status != "complete"
-    ] + [w for rid, m in ms.items() if (w := variant_warning(rid, m.prompt_variant))]
+    ] + [  # a note on imported data, said where it bears on the ranking (the summary says the rest)
+        f"run {rid}: {m.out_of_scale.note()}, more than the {S.OUT_OF_SCALE_TOLERANCE:.0%} a ranked run may "
+        "hold: it is not ranked"
+        for rid, m in ms.items()
+        if m.out_of_scale and m.out_of_scale.share > S.OUT_OF_SCALE_TOLERANCE
+    ]
+    warnings += [w for rid, m in ms.items() if (w := variant_warning(rid, m.prompt_variant))]
     family = []
     for rid, m in ms.items():
         why = same_family(m, gen)

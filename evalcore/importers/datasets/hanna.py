@@ -553,6 +553,7 @@ def plan_hanna(data: Path, hs: HannaSource, threshold: float) -> tuple[Bundle, d
                 "verdicts": verdicts.num_rows,
                 "errored": n_err,
                 "status": rm.status,
+                "note": rm.out_of_scale.note() if rm.out_of_scale else None,
             }
         )
     summary = {
@@ -654,6 +655,8 @@ def _hanna_run(
             rows.append((rid, sid, 1, crit, 1, x >= threshold if ok else None, x if ok else None, raw, 0, err))
     n_err = sum(r[-1] is not None for r in rows)
     codes = ",".join(c[2] for c in HANNA_CRITERIA)
+    # a note on the published data, not pollution: the import made no call, so none failed
+    oos = S.OutOfScale(count=n_err, of=len(rows), scale=f"{SCALE[0]:g}-{SCALE[1]:g}") if n_err else None
     rm = imported_run(
         rubric,
         run_id=rid,
@@ -661,17 +664,17 @@ def _hanna_run(
         created_at=now,
         prompt_variant=f"eval-prompt-{k}",
         judge_model=judge,
-        status="polluted" if n_err else "complete",
+        status="complete",
+        out_of_scale=oos,
         judge_rounds=1,
         postprocess_version=POSTPROCESS_VERSION,
         knobs={
             "dataset": "HANNA",
             "source_columns": f"{judge} {{{codes}}} {k}",
             "value": "the mean of 3 sampled answers of the judge, as published (the answers are not in the file)",
-            "out_of_scale_values": n_err,
         },
         description=f"HANNA: {judge} rating the stories with Eval-Prompt {k} (imported from {hs.path.name})"
-        + (f"; {n_err} values outside 1-5 recorded as errors" if n_err else ""),
+        + (f"; {oos.note()}" if oos else ""),
     )
     return rm, pa.table(_columns(_VERDICT_COLUMNS, rows)), n_err
 
