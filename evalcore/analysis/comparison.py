@@ -38,6 +38,7 @@ import numpy as np
 from evalcore.analysis.comparecounts import TERNARY, Masks, _answers, _mask_figures, _pair_summary, _summary_sql
 from evalcore.analysis.comparepower import Power, Skipped, power
 from evalcore.analysis.configs import Diff, diff
+from evalcore.analysis.corrected import CorrectedDelta, corrected_delta, has_gold
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection, _hold, _sel_sql
 from evalcore.contract import schema as S
@@ -570,6 +571,8 @@ class Comparison(Result):
     polluted: list[str]
     simulated: bool
     notes: list[str]
+    #: the corrected delta where both generations have gold (:mod:`evalcore.analysis.corrected`), else None
+    corrected: CorrectedDelta | None
 
 
 def compare(
@@ -646,7 +649,15 @@ def compare(
         polluted=polluted,
         simulated=d.a.simulated or d.b.simulated,
         notes=notes,
+        corrected=_corrected(store, ma, mb, headline, figures[headline].delta),
     )
+
+
+def _corrected(store: Store, ma: S.RunManifest, mb: S.RunManifest, headline: str, d: Delta) -> CorrectedDelta | None:
+    """The corrected delta of the headline when both runs' generations have gold, else None."""
+    if headline == TERNARY or not (has_gold(store, ma.gen_id) and has_gold(store, mb.gen_id)):
+        return None
+    return corrected_delta(store, ma.run_id, mb.run_id, d.mean, list(d.ci95), headline=headline)
 
 
 def _latency(store: Store, summary: dict[str, Any], run_a: str, run_b: str) -> Both[dict[str, Any]]:
@@ -687,6 +698,11 @@ def _coverage(run_a: str, run_b: str, items_a: int, items_b: int, shared: int) -
         text if differs else None,
         f"item coverage ({items_a} vs {items_b} items, {shared} shared)" if differs else None,
     )
+
+
+#: how :func:`two_sided_bar`'s reasons about the gain begin (``gate --corrected`` decides the gain
+#: on the corrected delta instead, and keeps every other reason)
+GAIN_REASONS = ("no gain", "a loss beyond the noise floor")
 
 
 @dataclass

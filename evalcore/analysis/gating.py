@@ -24,6 +24,7 @@ from typing import Any
 
 from evalcore.analysis.comparepower import Power
 from evalcore.analysis.comparison import (
+    GAIN_REASONS,
     TERNARY,
     Both,
     Comparison,
@@ -187,6 +188,8 @@ class GateCheck(Result):
     latency_bar: LatencyBar
     measurement_change: str | None
     allow_measurement_change: bool
+    #: with ``--corrected``: the gain is decided on the corrected delta, not the raw one
+    decided_on: str
 
 
 @dataclass
@@ -212,13 +215,15 @@ def gate(
     max_latency_increase: str | None = None,
     power_figures: bool = True,
     allow_measurement_change: bool = False,
+    corrected: bool = False,
 ) -> Gate:
     """Passes only when the two runs measure with the same instrument (the judge, its rounds and the
     suite held: :func:`~evalcore.analysis.configs.instrument_changes`; ``allow_measurement_change``
     gates anyway, and the summary leads with it), the two-sided bar holds, no new miss appears
     outside the allowlist, no allowlist entry has expired or now passes (unless
     ``accept_now_passing``, said in the output) and the latency bar (when given) holds; reports the
-    allowlist's upkeep."""
+    allowlist's upkeep. ``corrected`` decides the gain on the corrected delta (its interval's low
+    end above 0) instead of the raw bar, keeping every other check."""
     bar = parse_latency_bar(max_latency_increase)
     entries = read_allowlist(allowlist) if allowlist else []
     today = today or datetime.now(UTC).date()
@@ -246,7 +251,7 @@ def gate(
     now_passing = [u.item_id for u in upkeep if u.state.startswith("now passing")]
     lat = latency_bar(c.latency, bar)
     own, notes = _allowlist_reasons(n_new_own, new_miss_own, expired, now_passing, accept_now_passing)
-    reasons = [*c.verdict.reasons, *own, *lat.reasons]
+    reasons = [*_gain_reasons(c, corrected), *own, *lat.reasons]
     changed = c.diff.instrument_text or None
     if changed and not allow_measurement_change:
         reasons.insert(0, changed)
@@ -266,8 +271,24 @@ def gate(
             lat,
             changed,
             allow_measurement_change,
+            "corrected delta" if corrected else "raw delta",
         ),
     )
+
+
+def _gain_reasons(c: Comparison, corrected: bool) -> list[str]:
+    """The comparison's reasons; with ``corrected``, those about the gain are the corrected delta's."""
+    if not corrected:
+        return list(c.verdict.reasons)
+    kept = [r for r in c.verdict.reasons if not r.startswith(GAIN_REASONS)]
+    cd = c.corrected
+    if cd is None:
+        return ["no corrected delta: gold is needed on both runs' generations (review or import labels)", *kept]
+    if cd.delta is None:
+        return [cd.text, *kept]
+    if cd.ci[0] is None or cd.ci[0] <= 0:
+        return [f"no gain on the corrected scale: {cd.text}", *kept]
+    return kept
 
 
 def _upkeep(
@@ -386,11 +407,22 @@ def _md_head(c: Comparison, g: GateCheck | None) -> list[str]:
     for w in c.diff.warnings:
         lines.append(f"\n> Warning: {md_text(w)}")
     lines.append(f"\n**{md_text(c.verdict.text)}**")
+    if c.corrected is not None:
+        lead = (
+            "Decided on the corrected scale"
+            if g is not None and g.decided_on == "corrected delta"
+            else "Corrected scale"
+        )
+        lines.append(f"\n**{lead}:** {md_text(c.corrected.text)}")
     for n in c.verdict.notes:
         lines.append(f"- {md_text(n)}")
     if g is not None:
         for r in g.reasons:
-            if r not in c.verdict.reasons and r != g.measurement_change:
+            if (
+                r not in c.verdict.reasons
+                and r != g.measurement_change
+                and (c.corrected is None or c.corrected.text not in r)
+            ):
                 lines.append(f"- gate: {md_text(r)}")
         for n in g.notes:
             lines.append(f"- {md_text(n)}")

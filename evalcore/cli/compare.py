@@ -118,6 +118,12 @@ def compare_cmd(obj: Ctx, baseline, candidate, metric, judge_round, majority, ge
     "until removed.",
 )
 @click.option(
+    "--corrected",
+    is_flag=True,
+    help="Decide the gain on the corrected delta (PPI++ pass rates against gold on both sides) instead of the "
+    "raw judge verdicts; fails when either side has no gold.",
+)
+@click.option(
     "--allow-measurement-change",
     is_flag=True,
     help="Gate even when the judge, its rounds or the suite changed (the summary leads with it); by default "

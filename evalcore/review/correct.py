@@ -346,7 +346,17 @@ def all_pass_ppi(
     pop = all_pass_population(store, rid, ms, crits, judge_round, hold, verdicts)
     if pop is None:
         return unavailable("the all-pass estimate reads the run's answers table: run evalcore index", target)
-    labelled = all_pass_labelled(prefixes, crits)
+    labelled, sample = all_pass_labelled(prefixes, crits), "audit prefix"
+    if not labelled:
+        # as run_ppi does per criterion: answers with shipped gold on every criterion, taken as a
+        # simple random sample when no audit recorded its inclusion probabilities
+        shipped = [
+            (a[0], a[1])
+            for a in {(k[0], k[1]) for k in gold}
+            if all(gold.get((a[0], a[1], c), {}).get("source") == "shipped" for c in crits)
+        ]
+        labelled = shipped_sample(sorted(shipped), pop[1])
+        sample = "shipped labels (taken as a simple random sample: their inclusion probabilities are not recorded)"
     values = {}
     for a in labelled:
         js = [values_of[c].get((a[0], a[1], c)) for c in crits]
@@ -358,7 +368,9 @@ def all_pass_ppi(
             )
     if not labelled:
         return unavailable("no answer is decided on every criterion in the audit's prefixes yet", target)
-    out = ppi_rate(labelled, values, pop[0], pop[1], level=level, target=target, sample="audit prefix")
+    if sum(a in values for a in labelled) < 2:
+        return unavailable("fewer than 2 answers have gold on every criterion the run judged", target)
+    out = ppi_rate(labelled, values, pop[0], pop[1], level=level, target=target, sample=sample)
     out.observed = pop[0] / pop[1] if pop[1] else None
     return out
 
