@@ -125,6 +125,10 @@ if v.holds:
     st.success(_text.md_escape(v.text), icon=":material/check_circle:")
 else:  # a verdict, not an error of the page: st.error is kept for what went wrong
     st.warning(_text.md_escape(v.text), icon=":material/cancel:")
+if c.corrected is not None:  # both generations have gold: the delta on the judge-corrected scale
+    (st.warning if c.corrected.disagrees else st.info)(
+        "**Corrected scale** (PPI++ against gold): " + _text.md_escape(c.corrected.text), icon=":material/balance:"
+    )
 cov = c.coverage
 if cov.note:
     st.warning(
