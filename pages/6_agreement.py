@@ -101,6 +101,7 @@ def _summary_rows(summary: review.Summary) -> list[dict]:
             "mode": r.mode,
             "prompt variant": r.prompt_variant,
             "status": r.status,
+            "ranked": "yes" if r.not_ranked is None else f"no: {r.not_ranked}",
             "gold cases": r.gold_cases,
             "mean kappa vs gold": _num(r.mean_kappa) + (f" ({r.kappa_criteria} criteria)" if r.kappa_criteria else ""),
             "mean accuracy": _text.pct(r.mean_accuracy),
@@ -125,7 +126,7 @@ def show_summary(card: review.ReportCard) -> None:
         st.markdown(_text.md_escape(line))
     _plain(_summary_rows(card.summary))
     st.caption(
-        "One row per judge run. Gold cases: its verdicts on cases with gold, summed over criteria. Mean kappa and "
+        "One row per judge run. Ranked: whether the words above rank it, and why not. Gold cases: its verdicts on cases with gold, summed over criteria. Mean kappa and "
         f"accuracy: unweighted means over the criteria where they are defined on at least {review.MIN_GOLD_CASES} "
         "gold cases. Leniency: its pass rate minus gold's on the same cases, in points of pass rate, mean over "
         "those of the pass / fail and ternary criteria (on ordinal scales, the mean score difference). Ambiguous "

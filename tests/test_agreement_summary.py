@@ -351,6 +351,7 @@ def test_the_page_opens_on_the_summary_and_shows_single_against_split(world, mon
     for r in card["summary"]["judges"]:
         row = summary[summary["run"] == r["run_id"]].iloc[0]
         assert row["gold cases"] == str(r["gold_cases"])
+        assert row["ranked"] == ("yes" if r["not_ranked"] is None else f"no: {r['not_ranked']}")
         assert row["mean kappa vs gold"] == f"{r['mean_kappa']:.3f} ({r['kappa_criteria']} criteria)"
         assert row["ambiguous on"] == f"{r['ambiguous']} of {r['criteria']}"
         # one unit for leniency in the words and the table: points of pass rate (issue 37.6: "-0.276" beside "-27.6 points")
