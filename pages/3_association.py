@@ -393,7 +393,8 @@ with _text.boundary():
     )
     pct = int(round(100 * res.level))
     st.caption(
-        f"phi with its {pct}% paired bootstrap interval (seed {res.seed}, {res.n_boot} resamples). "
+        f"phi with its {pct}% paired bootstrap interval (seed {res.seed}, {res.n_boot} resamples); on a sparse 2x2 "
+        "(a cell, observed or expected, below 5 answers) the posterior interval, which holds its coverage there. "
         + "; ".join(f"**{c}**: {_text.md_escape(w)}" for c, w in analysis.CLASS_WORDS.items())
         + f". The rule, with threshold T = {res.threshold}: **real** when people's interval lies beyond +/-T; "
         "**induced** when a single-call run's interval lies beyond +/-T while every one-criterion run's and "

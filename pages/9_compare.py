@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 import evalcore
-from evalcore import analysis
+from evalcore import analysis, review
 from pages import _cache, _select, _text, _ui
 
 PTS = st.column_config.NumberColumn(format="%+.1f pts")
@@ -70,6 +70,7 @@ with _text.boundary():
     sel = analysis.Selection(include_holdout=include_holdout, classes=classes)
     d = _cache.analysis_call(analysis.diff, run_a, run_b)
     c = _cache.analysis_call(analysis.compare, run_a, run_b, headline=metric, sel=sel)
+    c.corrected = _cache.analysis_call(review.corrected_of, run_a, run_b, metric, sel=sel)  # where both have gold
 _select.slice_caption(classes, "Every figure below counts these items.", ["compare", run_a, run_b])
 
 if c.simulated:

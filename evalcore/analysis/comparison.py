@@ -29,16 +29,17 @@ Vocabulary (tested in tests/test_compare.py):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from evalcore.analysis.bar import Verdict, _pct, _pts, two_sided_bar
 from evalcore.analysis.comparecounts import TERNARY, Masks, _answers, _mask_figures, _pair_summary, _summary_sql
 from evalcore.analysis.comparepower import Power, Skipped, power
 from evalcore.analysis.configs import Diff, diff
-from evalcore.analysis.corrected import CorrectedDelta, corrected_delta, has_gold
+from evalcore.analysis.corrected import CorrectedDelta
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection, _hold, _sel_sql
 from evalcore.contract import schema as S
@@ -590,12 +591,14 @@ def compare(
     list_limit: int = 50,
     power_figures: bool = True,
     every_new_miss: list[str] | None = None,
+    correct: Callable[[Store, Comparison], CorrectedDelta | None] | None = None,
 ) -> Comparison:
     """Everything the compare page shows for baseline ``run_a`` and candidate ``run_b``, over the
     items both runs answered (each side's own count is reported, and differing coverage is the
     first rival explanation). ``power_figures=False`` leaves the power out (it decides nothing;
     a simulation of many gates saves half its time). The gate's: ``allow``, the allowlisted items,
-    and ``every_new_miss``, a list to receive the headline's new misses (all of them with ``allow``)."""
+    and ``every_new_miss``, a list to receive the headline's new misses (all of them with ``allow``).
+    ``correct`` (:func:`evalcore.review.corrected.correct`) adds the corrected delta."""
     if n_boot < 1:
         raise InputError("must be at least 1", field="--n-boot")
     sel = _selection(sel or Selection(), include_holdout)
@@ -606,26 +609,14 @@ def compare(
     summary, vectors = _summary(store, ma, mb, metrics, sel, list_limit, hi, bool(allow))
     fa, fb = _side(summary, "a", ma, metrics), _side(summary, "b", mb, metrics)
     rounds_paired = min(len(fa.rounds), len(fb.rounds))
-    figures = _per_metric(
-        summary,
-        vectors,
-        metrics,
-        fa,
-        fb,
-        rounds_paired,
-        hi,
-        seed=seed,
-        n_boot=n_boot,
-        effect=effect,
-        list_limit=list_limit,
-        power_figures=power_figures,
-    )
+    figures = _per_metric(summary, vectors, metrics, fa, fb, rounds_paired, hi, seed=seed, n_boot=n_boot,
+                          effect=effect, list_limit=list_limit, power_figures=power_figures)  # fmt: skip
     verdict = _verdict(store, figures[headline], _ids(summary, "regs", hi), allow, rounds_paired, ma, mb)
     coverage, notes, polluted = _notes(store, summary, ma, mb, (len(fa.rounds), len(fb.rounds)), rounds_paired)
     new_miss = _ids(summary, "new", hi)
     if every_new_miss is not None:
         every_new_miss += new_miss
-    return Comparison(
+    c = Comparison(
         baseline=run_a,
         candidate=run_b,
         headline=headline,
@@ -649,15 +640,11 @@ def compare(
         polluted=polluted,
         simulated=d.a.simulated or d.b.simulated,
         notes=notes,
-        corrected=_corrected(store, ma, mb, headline, figures[headline].delta),
+        corrected=None,
     )
-
-
-def _corrected(store: Store, ma: S.RunManifest, mb: S.RunManifest, headline: str, d: Delta) -> CorrectedDelta | None:
-    """The corrected delta of the headline when both runs' generations have gold, else None."""
-    if headline == TERNARY or not (has_gold(store, ma.gen_id) and has_gold(store, mb.gen_id)):
-        return None
-    return corrected_delta(store, ma.run_id, mb.run_id, d.mean, list(d.ci95), headline=headline)
+    # the corrected delta reads the report card, a layer above: its caller hands the hook in
+    c.corrected = correct(store, c) if correct is not None else None
+    return c
 
 
 def _latency(store: Store, summary: dict[str, Any], run_a: str, run_b: str) -> Both[dict[str, Any]]:
@@ -700,118 +687,8 @@ def _coverage(run_a: str, run_b: str, items_a: int, items_b: int, shared: int) -
     )
 
 
-#: how :func:`two_sided_bar`'s reasons about the gain begin (``gate --corrected`` decides the gain
-#: on the corrected delta instead, and keeps every other reason)
-GAIN_REASONS = ("no gain", "a loss beyond the noise floor")
-
-
-@dataclass
-class Verdict(Result):
-    """:func:`two_sided_bar`."""
-
-    holds: bool
-    gain: bool
-    clears_interval: bool
-    clears_noise_floor: bool
-    stable_wins: int
-    regressions_own: list[str]
-    regressions_own_count: int
-    regressions_allowed: list[str]
-    reasons: list[str]
-    notes: list[str]
-    text: str
-
-
-def two_sided_bar(
-    mean_delta: float | None,
-    ci_low: float | None,
-    n_wins: int,
-    regs: list[str],
-    n_regs: int,
-    allow: set[str],
-    rounds: int,
-    statuses: list[tuple[str, str]],
-    *,
-    noise_floor: float | None = None,
-    bar: float = 0.0,
-) -> Verdict:
-    """A gain that clears both the interval (its low end above ``bar``) and the noise floor (the
-    mean delta larger than the largest round-to-round spread of either side; unknown with one
-    round, so no gain can be shown), and no stable regression outside the allowlist; a polluted or
-    partial run fails it. ``regs`` holds every stable regression when ``allow`` is not empty, else
-    the first few of the ``n_regs``. Pure."""
-    allowed = [i for i in regs if i in allow]
-    own = [i for i in regs if i not in allow]
-    n_own = n_regs - len(allowed)
-    clears_ci = mean_delta is not None and ci_low is not None and ci_low > bar
-    clears_noise = mean_delta is not None and noise_floor is not None and mean_delta > noise_floor
-    gain = clears_ci and clears_noise
-    reasons = []
-    if mean_delta is None:
-        reasons.append("no gain: no item judged in both runs")
-    else:
-        d = _pct(mean_delta, True)
-        if not clears_ci:
-            low = "unknown" if ci_low is None else _pct(ci_low, True)
-            reasons.append(f"no gain: mean delta {d} with its interval reaching {low} (bar {_pct(bar, True)})")
-        if clears_noise:
-            pass
-        elif noise_floor is None:
-            reasons.append("no gain beyond the noise floor: the noise floor is unknown with one generation round")
-        elif mean_delta < -noise_floor:
-            reasons.append(
-                f"a loss beyond the noise floor: mean delta {d} is below minus the noise floor {_pts(noise_floor)}"
-            )
-        else:
-            reasons.append(
-                f"no gain beyond the noise floor: mean delta {d} is within the noise floor {_pts(noise_floor)}"
-            )
-    if n_own:
-        reasons.append(
-            f"{n_own} stable regression{'s' if n_own != 1 else ''} of its own: "
-            + ", ".join(own[:10])
-            + (" ..." if n_own > 10 else "")
-        )
-    bad = [f"{r} is {s}" for r, s in statuses if s != "complete"]
-    if bad:
-        reasons.append("not a measurement to gate on: " + "; ".join(bad))
-    notes = []
-    if rounds < 2:
-        notes.append("rests on one generation round: a stable win or regression is a single comparison here")
-    if allowed:
-        notes.append(f"{len(allowed)} stable regression(s) on the allowlist: {', '.join(allowed[:10])}")
-    holds = gain and not n_own and not bad
-    return Verdict(
-        holds,
-        gain,
-        clears_ci,
-        clears_noise,
-        n_wins,
-        own[:50],
-        n_own,
-        allowed,
-        reasons,
-        notes,
-        "PASSES the two-sided bar: a gain beyond the interval and the noise floor, and no regression of its own"
-        if holds
-        else "FAILS the two-sided bar: " + "; ".join(reasons),
-    )
-
-
 def _cost(store: Store, m: S.RunManifest) -> Totals:
     return Totals(m.totals.model_dump(), store.generation(m.gen_id).manifest.totals.model_dump())
-
-
-def _pct(v: float | None, signed: bool = False) -> str:
-    """A rate as ``40.0%``, a difference of rates as ``+2.5 pts``: one unit per figure."""
-    if v is None:
-        return "—"
-    return f"{v * 100:+.1f} pts" if signed else f"{v * 100:.1f}%"
-
-
-def _pts(v: float | None) -> str:
-    """A spread or a noise floor (a distance between rates) as ``6.5 pts``."""
-    return "—" if v is None else f"{v * 100:.1f} pts"
 
 
 def rounds_text(f: dict[str, Any]) -> str:

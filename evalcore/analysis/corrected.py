@@ -1,7 +1,7 @@
 """Decisions on the judge-corrected scale (docs/COMPARE.md, "The corrected delta"): where gold exists
 for both configurations, the difference of their prediction-powered (PPI++) pass rates, each the
-report card's own estimate (:func:`evalcore.review.correct.all_pass_ppi` for the all-pass headline,
-the criterion's entry for a criterion), with the interval of a difference of two independent
+report card's own estimate (read one layer up, by :mod:`evalcore.review.corrected`, which hands
+compare and the gate its ``correct`` hook), with the interval of a difference of two independent
 estimates (the gold of two generations are different answers), and whether the raw and corrected
 deltas disagree in sign or significance. A judge that agrees with people more on one
 configuration's failures than on the other's moves the raw delta and not the corrected one (seed
@@ -49,34 +49,6 @@ class CorrectedDelta(Result):
     text: str
 
 
-def _side(store: Store, run_id: str, headline: str, level: float) -> CorrectedSide:
-    from evalcore.review.reportcard import report_card
-
-    gen_id = store.run(run_id).manifest.gen_id
-    card = report_card(store, gen_id, n_boot=1, level=level)
-    entry = None
-    if headline == "all_pass":
-        entry = next((a.ppi for a in card.all_pass if a.run_id == run_id), None)
-    else:
-        crit = next((c for c in card.criteria if c.criterion == headline), None)
-        judge = next((j for j in (crit.judges if crit else []) if j.run_id == run_id), None)
-        entry = getattr(judge, "ppi", None)
-    if entry is None:
-        return CorrectedSide(run_id, gen_id, None, None, [None, None], None, None, None, "no gold for this run")
-    d = entry.to_dict()
-    return CorrectedSide(
-        run_id,
-        gen_id,
-        d.get("observed"),
-        d.get("value"),
-        list(d.get("ci") or [None, None]),
-        d.get("se"),
-        d.get("n_labels"),
-        d.get("sample"),
-        d.get("reason"),
-    )
-
-
 def has_gold(store: Store, gen_id: str) -> bool:
     """Whether the generation has any gold: a shipped label set on it, or gold in the label store."""
     if any(store.labelset(lid).manifest.gen_id == gen_id for lid in store.ids("labelset")):
@@ -99,20 +71,19 @@ def _pts(v: float) -> str:
 
 
 def corrected_delta(
-    store: Store,
-    run_a: str,
-    run_b: str,
+    a: CorrectedSide,
+    b: CorrectedSide,
     raw_delta: float | None,
     raw_ci: list[float | None],
     *,
     headline: str = "all_pass",
     level: float = 0.95,
 ) -> CorrectedDelta:
-    """The corrected difference candidate - baseline of ``headline`` (``all_pass`` or a criterion),
-    at ``level``: the PPI++ estimates' difference, its normal interval from their standard errors
-    added in quadrature (independent samples of gold: two generations, two sets of answers), and
-    the raw paired delta (``raw_delta``, ``raw_ci``) set against it."""
-    a, b = _side(store, run_a, headline, level), _side(store, run_b, headline, level)
+    """The corrected difference candidate - baseline of ``headline`` (``all_pass`` or a criterion)
+    from each side's corrected rate (:func:`evalcore.review.corrected.side`), at ``level``: the PPI++
+    estimates' difference, its normal interval from their standard errors added in quadrature
+    (independent samples of gold: two generations, two sets of answers), and the raw paired delta
+    (``raw_delta``, ``raw_ci``) set against it. Pure."""
 
     def out(delta: float | None, ci: list[float | None], disagrees: bool | None, text: str) -> CorrectedDelta:
         return CorrectedDelta(headline, level, a, b, delta, ci, raw_delta, list(raw_ci), disagrees, text)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from evalcore.analysis.selection import (
@@ -106,8 +107,8 @@ class TernaryRow(Result):
     wrong: int
     headline: float | None
     all_pass_rate: float | None
-    #: the headline's 95% interval: Student's t on the three scores (1, 0.5, 0) weighted by their counts;
-    #: Wilson's when every answer has one label (no spread to estimate)
+    #: the headline's 95% interval: Student's t on the three scores (1, 0.5, 0) weighted by their counts
+    #: (its normal limit above 100 answers); Wilson's when every answer has one label (no spread to estimate)
     ci95: list[float | None]
 
 
@@ -288,10 +289,16 @@ def _ternary_ci95(correct: int, partial: int, wrong: int) -> list[float | None]:
     n = correct + partial + wrong
     if n < 2 or max(correct, partial, wrong) == n:
         return _ci95(correct, n) if partial == 0 else [None, None]
-    from statsmodels.stats.weightstats import DescrStatsW
+    mean = (correct + 0.5 * partial) / n
+    var = (correct * (1 - mean) ** 2 + partial * (0.5 - mean) ** 2 + wrong * mean**2) / (n - 1)
+    if n > 100:  # Student's t within 1% of the normal quantile: no scipy for the Runs page's start-up
+        q = NormalDist().inv_cdf(0.975)
+    else:
+        from scipy.stats import t
 
-    lo, hi = DescrStatsW([1.0, 0.5, 0.0], weights=[correct, partial, wrong]).tconfint_mean(0.05)
-    return [max(0.0, float(lo)), min(1.0, float(hi))]
+        q = float(t.ppf(0.975, n - 1))
+    half = q * math.sqrt(var / n)
+    return [max(0.0, mean - half), min(1.0, mean + half)]
 
 
 def ternary_rows(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -> list[TernaryRow]:

@@ -17,14 +17,15 @@ the Markdown summary for a pull request and the trend across runs. See docs/COMP
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from evalcore.analysis.bar import GAIN_REASONS
 from evalcore.analysis.comparepower import Power
 from evalcore.analysis.comparison import (
-    GAIN_REASONS,
     TERNARY,
     Both,
     Comparison,
@@ -38,6 +39,7 @@ from evalcore.analysis.comparison import (
     rounds_text,
 )
 from evalcore.analysis.configs import diff_knobs, fmt_value, instrument_changes, knob_values
+from evalcore.analysis.corrected import CorrectedDelta
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection
 from evalcore.contract import schema as S
@@ -216,14 +218,16 @@ def gate(
     power_figures: bool = True,
     allow_measurement_change: bool = False,
     corrected: bool = False,
+    correct: Callable[[Store, Comparison], CorrectedDelta | None] | None = None,
 ) -> Gate:
     """Passes only when the two runs measure with the same instrument (the judge, its rounds and the
     suite held: :func:`~evalcore.analysis.configs.instrument_changes`; ``allow_measurement_change``
     gates anyway, and the summary leads with it), the two-sided bar holds, no new miss appears
     outside the allowlist, no allowlist entry has expired or now passes (unless
     ``accept_now_passing``, said in the output) and the latency bar (when given) holds; reports the
-    allowlist's upkeep. ``corrected`` decides the gain on the corrected delta (its interval's low
-    end above 0) instead of the raw bar, keeping every other check."""
+    allowlist's upkeep. ``correct`` (:func:`evalcore.review.corrected.correct`) adds the corrected
+    delta; ``corrected`` decides the gain on it (its interval's low end above 0) instead of the raw
+    bar, keeping every other check."""
     bar = parse_latency_bar(max_latency_increase)
     entries = read_allowlist(allowlist) if allowlist else []
     today = today or datetime.now(UTC).date()
@@ -242,6 +246,7 @@ def gate(
         allow=allow,
         power_figures=power_figures,
         every_new_miss=new_miss,
+        correct=correct,
     )
     # with an allowlist the list is complete; without one, every new miss is the candidate's own
     new_miss_own = [i for i in new_miss if i not in allow]

@@ -98,7 +98,11 @@ def compare_cmd(obj: Ctx, baseline, candidate, metric, judge_round, majority, ge
     from evalcore.analysis.gating import markdown
 
     sel = _selection(obj, judge_round, majority, gen_round)
-    c = compare(obj.store, baseline, candidate, sel=sel, headline=metric, **kw)  # kw: seed, n_boot, effect
+    from evalcore.review.corrected import correct
+
+    c = compare(
+        obj.store, baseline, candidate, sel=sel, headline=metric, correct=correct, **kw
+    )  # kw: seed, n_boot, effect
     emit(c, as_json, markdown(c))
 
 
@@ -153,7 +157,9 @@ def gate_cmd(obj: Ctx, md_file, metric, effect, judge_round, majority, gen_round
     from evalcore.analysis.gating import gate, markdown
 
     # kw: the two runs, the allowlist, the bootstrap and the latency bar (--effect sizes compare only)
-    g = gate(obj.store, sel=_selection(obj, judge_round, majority, gen_round), headline=metric, **kw)
+    from evalcore.review.corrected import correct
+
+    g = gate(obj.store, sel=_selection(obj, judge_round, majority, gen_round), headline=metric, correct=correct, **kw)
     text = markdown(g)
     if md_file:
         Path(md_file).write_text(text, encoding="utf-8")

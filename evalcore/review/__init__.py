@@ -4,6 +4,7 @@ from .agreement import SessionAgreement, session_agreement
 from .build import build_queue
 from .claims import REVIEWERS_DISAGREE, disputes, leases, next_case
 from .correct import TARGET_HALF_WIDTH, PpiFailed, PpiRate, PpiUnavailable, criterion_estimates, half_width_text
+from .corrected import corrected_of
 from .detect import PRIORITY, REASONS, describe_detail, detect, detection_summary, runs_on
 from .judges import Ambiguous
 from .ledger import TYPE_WORDS, TYPES, Ledger, export_markdown
@@ -53,6 +54,7 @@ __all__ = [
     "case_view",
     "cases",
     "check",
+    "corrected_of",
     "criterion_estimates",
     "curated_suites",
     "decide",

@@ -35,7 +35,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from evalcore.stats.association import Stat, check_level
-from evalcore.stats.bootstrap import generator, percentile_interval, resample_counts
+from evalcore.stats.bootstrap import generator, percentile_interval, posterior_interval, resample_counts, sparse_table
 
 MISSING = -1
 Weights = Literal["linear", "quadratic"] | None
@@ -195,8 +195,13 @@ def cohen_kappa_interval(
     # n items drawn with replacement is multinomial(n, the observed shares): drawn as such (k x k
     # numbers per resample instead of n indices), the same distribution of resampled kappas
     cells = np.bincount(a * k + b, minlength=k * k)
-    kappas = resample_counts(lambda t: _kappa_counts(t.reshape(-1, k, k), w), cells, n_boot, generator(seed))
-    p = percentile_interval(kappas, level)
+    statistic = lambda t: _kappa_counts(t.reshape(-1, k, k), w)  # noqa: E731
+    if k == 2 and sparse_table(cells.reshape(2, 2)):
+        # a sparse pass/fail table: the posterior interval (bench/coverage.py: 93.7-96.8% at 95%, n = 60,
+        # where these resamples covered 68.4-94.5%); larger tables are not simulated yet
+        p = posterior_interval(cells, statistic, rng=generator(seed), n_draws=n_boot, level=level)
+    else:
+        p = percentile_interval(resample_counts(statistic, cells, n_boot, generator(seed)), level)
     if p.lo is None or p.hi is None:
         return KappaInterval(s.value, None, None, n, level, n_boot, 0, weights, "no resample had a defined kappa")
     reason = None if p.used == n_boot else f"{n_boot - p.used} of {n_boot} resamples had no kappa and were dropped"
