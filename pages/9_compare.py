@@ -137,11 +137,9 @@ if cov.note:
     )
 else:
     st.caption(f"Both runs answered the same {cov.shared_items} items.")
-for r in c.polluted:
-    st.warning(
-        _text.md_escape(f"{r} is POLLUTED: some calls failed after every retry; its aggregate is not a measurement"),
-        icon=":material/report:",
-    )
+for n in c.notes:
+    if " is POLLUTED: " in n:
+        st.warning(_text.md_escape(n), icon=":material/report:")
 for n in v.notes + [x for x in c.notes if x != cov.note and "POLLUTED" not in x]:
     st.caption(_text.md_escape(n))
 

@@ -124,3 +124,11 @@ def test_a_system_change_with_the_instrument_held_is_not_refused_but_a_suite_cha
     g2.suite_hash = "sha256:s2"
     rows = diff_knobs(knob_values(_gen(), _run()), knob_values(g2, _run()))
     assert meaning(rows, same_outputs=False)["instrument_text"].startswith("suite changed: this compares instruments")
+
+
+def test_polluted_is_said_of_failed_calls_only_where_calls_were_made():
+    from evalcore.analysis.selection import polluted_reason
+
+    assert polluted_reason(_run(status="polluted")) == "some calls failed after every retry"
+    imported = polluted_reason(_run(status="polluted", source="imported"))
+    assert "call" not in imported.replace("no call was made", "") and "no call was made" in imported

@@ -169,7 +169,7 @@ def test_a_run_that_lost_calls_is_still_not_ranked_beside_a_complete_one():
     s = _summary([_card([_judge(m.run_id, 40, kappa=k) for m, k in zip(ms, (0.3, 0.9, 0.8))])], ms)
     assert s.text[0] == (
         "a agrees best with gold (mean kappa 0.30 over 1 criterion with 40 gold cases). Not ranked, partial (not "
-        "every call was made) while a complete run is ranked: c; polluted (calls failed after every retry) while a "
+        "every call was made) while a complete run is ranked: c; polluted (some of its verdicts have no value) while a "
         "complete run is ranked: b."
     )
     s = _summary([_card([_judge(m.run_id, 40, kappa=k) for m, k in zip(ms[1:], (0.9, 0.8))])], ms[1:])

@@ -41,7 +41,7 @@ from evalcore.analysis.comparepower import Power, Skipped, power
 from evalcore.analysis.configs import Diff, diff
 from evalcore.analysis.corrected import CorrectedDelta
 from evalcore.analysis.cost import answer_latency
-from evalcore.analysis.selection import Selection, _hold, _sel_sql
+from evalcore.analysis.selection import Selection, _hold, _sel_sql, polluted_reason
 from evalcore.contract import schema as S
 from evalcore.contract.results import OMIT, Result
 from evalcore.errors import InputError, NotFoundError
@@ -500,9 +500,18 @@ def _notes(
             f"only the {paired} they share are paired"
         )
     g = store.generation
+    for m in (ma, mb):
+        gs = g(m.gen_id).manifest.status
+        if "polluted" in (m.status, gs):
+            why = (
+                polluted_reason(m)
+                if m.status == "polluted"
+                else "some of its generation's calls failed after every retry"
+            )
+            notes.append(f"{m.run_id} is POLLUTED: {why}, so its figures are not a measurement")
+        if m.out_of_scale is not None:
+            notes.append(f"{m.run_id}: {m.out_of_scale.note()} (a note on the imported data: no call was made)")
     polluted = [m.run_id for m in (ma, mb) if "polluted" in (m.status, g(m.gen_id).manifest.status)]
-    for r in polluted:
-        notes.append(f"{r} is POLLUTED: some calls failed after every retry, so its figures are not a measurement")
     return coverage, notes, polluted
 
 

@@ -394,10 +394,10 @@ def _md_head(c: Comparison, g: GateCheck | None) -> list[str]:
         lines.append(f"\n**{lead}: {md_text(g.measurement_change)}**")
     if c.simulated:
         lines.append("\n**SIMULATED data** (made by evalcore's simulator, not by a real system).")
-    for r in c.polluted:
-        lines.append(
-            f"\n**POLLUTED: {md_text(r)}** (some calls failed after every retry; its aggregate is not a measurement)."
-        )
+    for n in c.notes:
+        if " is POLLUTED: " in n:
+            r, why = n.split(" is POLLUTED: ", 1)
+            lines.append(f"\n**POLLUTED: {md_text(r)}** ({md_text(why)}).")
     lines.append(
         f"\nBaseline `{c.baseline}`, candidate `{c.candidate}`, {c.rounds_paired} paired generation "
         f"round(s); the diff calls this a **{md_text(c.diff.kind)}**."

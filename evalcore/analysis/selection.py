@@ -350,6 +350,14 @@ def run_warnings(store: Store, run_ids: list[str] | tuple[str, ...]) -> list[str
     return out
 
 
+def polluted_reason(m: S.RunManifest) -> str:
+    """Why a polluted run's figures are not a measurement: failed calls for a run that made calls,
+    missing values for an imported one (which made none)."""
+    if m.source == "imported":
+        return "some imported verdicts have no value (no call was made)"
+    return "some calls failed after every retry"
+
+
 def _run_status(store: Store, run_id: str) -> dict[str, Any]:
     m = store.run(run_id).manifest
     out: dict[str, Any] = {"run_id": run_id, "status": m.status}
@@ -358,7 +366,7 @@ def _run_status(store: Store, run_id: str) -> dict[str, Any]:
         out["variant_warning"] = vw
     if m.status != "complete":
         out["warning"] = f"run {run_id} is {m.status}: " + (
-            "some calls failed after every retry, so its figures rest on fewer verdicts"
+            f"{polluted_reason(m)}, so its figures rest on fewer verdicts"
             if m.status == "polluted"
             else "not every call was made, so its figures cover part of the items"
         )

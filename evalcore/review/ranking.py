@@ -151,7 +151,7 @@ NO_GOLD = "no gold cases"
 FEW_GOLD = f"fewer than {MIN_GOLD_CASES} gold cases on every criterion"
 NO_KAPPA = f"kappa undefined on every criterion with {MIN_GOLD_CASES} gold cases"
 PARTIAL = "partial (not every call was made) while a complete run is ranked"
-POLLUTED = "polluted (calls failed after every retry) while a complete run is ranked"
+POLLUTED = "polluted (some of its verdicts have no value) while a complete run is ranked"
 NOT_RANKED = (OUT_OF_SCALE, NO_GOLD, FEW_GOLD, NO_KAPPA, PARTIAL, POLLUTED)
 
 
