@@ -5,6 +5,7 @@ and the normalisation are in tests/cli_golden.py."""
 from __future__ import annotations
 
 import difflib
+import json
 
 import pytest
 from cli_golden import OUT, STEPS, run_steps
@@ -53,3 +54,19 @@ def test_output_is_unchanged(replay, name):
     if got != want:
         diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "golden", "now", n=2))
         pytest.fail(f"{name}: output differs from tests/golden/cli/{name}.json:\n{diff[:4000]}")
+
+
+def test_no_command_prints_the_pooled_verdict_rate_as_a_pass_rate():
+    """Issue 37.2: the share of passing verdicts pooled over criteria hides what moved (seed 000); the
+    golden output of every --json command (what the pages show, from the same typed results) carries
+    the all-pass rate instead. Per-criterion pass rates (a judge's ``pass_rate`` on one criterion of
+    the report card) stay."""
+    import re
+
+    pooled = re.compile(r'"pass_rate(_by_round|_mean|_spread)"')
+    hits = [p.name for p in sorted(OUT.glob("*.json")) if pooled.search(p.read_text())]
+    assert hits == []
+    for name in ("import-long", "import-wide", "import-inspect", "import-promptfoo"):
+        summary = json.loads((OUT / f"{name}.json").read_text())
+        runs = summary.get("runs", [summary])
+        assert all("pass_rate" not in r and "all_pass" in r for r in runs), name
