@@ -89,7 +89,10 @@ with _text.boundary():
     )
     if gates.criteria:
         m2.metric("Pass the gates", _text.pct(gates.rate))
-        m2.caption(_text.md_escape(f"{gates.passed} of {gates.of} pass every gate: {', '.join(gates.criteria)}"))
+        m2.caption(
+            _text.md_escape(f"{gates.passed} of {gates.of} pass every gate: {', '.join(gates.criteria)}; 95% interval ")
+            + _text.pct_ci(gates.ci95)
+        )
     else:
         m2.metric("Pass the gates", "-")
         m2.caption("No criterion of this rubric is a hard gate.")
@@ -105,7 +108,8 @@ with _text.boundary():
         st.metric(_text.md_escape(f"{t.criterion}: headline"), _text.pct(t.headline))
         st.caption(
             f"(correct + 0.5 x partial) / N = ({t.correct} + 0.5 x {t.partial}) / "
-            f"{t.correct + t.partial + t.wrong}: a partial answer counts half here, and counts as a "
+            f"{t.correct + t.partial + t.wrong}, 95% interval {_text.pct_ci(t.ci95)}: a partial answer counts half here, "
+            "and counts as a "
             f"failure in the all-pass rate ({_text.pct(t.all_pass_rate)} correct)."
         )
 

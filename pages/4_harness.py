@@ -76,7 +76,9 @@ with _text.boundary():
     ap = fl.all_pass
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("All criteria pass under A", _text.pct(ap.a))
-    m1.caption(f"{ap.passed_a} of {ap.answers} answers both runs judged on every criterion")
+    m1.caption(
+        f"{ap.passed_a} of {ap.answers} answers both runs judged on every criterion; 95% interval {_text.pct_ci(ap.ci95_a)}"
+    )
     delta = shift.all_pass_delta
     m2.metric(
         "All criteria pass under B",
@@ -85,7 +87,7 @@ with _text.boundary():
         delta_color="off",
         delta_arrow="off",
     )
-    m2.caption(f"{ap.passed_b} of {ap.answers}")
+    m2.caption(f"{ap.passed_b} of {ap.answers}; 95% interval {_text.pct_ci(ap.ci95_b)}")
     m3.metric("Failures under A / B", f"{fl.failures_a} / {fl.failures_b}")
     m4.metric("Verdicts that changed", shift.flipped_verdicts)
     m4.caption(
