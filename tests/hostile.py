@@ -274,7 +274,66 @@ def _corpus() -> dict[str, Builder]:
     return out
 
 
-CORPUS = _corpus()
+# --------------------------------------------------------------------------- issue 38: bounds and lookalikes
+
+
+def _wide_rows() -> list[dict]:
+    return [json.loads(x) for x in WIDE.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _wide_case(edit: Callable[[list[dict]], str | list[dict]], *extra: str) -> Builder:
+    """``import wide`` of tests/golden/import/wide.jsonl edited by ``edit`` (rows, or the file's text)."""
+
+    def build(w: World) -> tuple[list[str], dict[str, str]]:
+        out = edit(_wide_rows())
+        f = w.inputs / "edited.jsonl"
+        if isinstance(out, str):
+            f.write_text(out, encoding="utf-8")
+        else:
+            f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out), encoding="utf-8")
+        return w.cli("import", "wide", f, "--threshold", "4", *extra), {}
+
+    return build
+
+
+def _set(k: int, **kv: object) -> Callable[[list[dict]], list[dict]]:
+    return lambda rows: [dict(r, **kv) if j == k else r for j, r in enumerate(rows)]
+
+
+def _duplicate_key(rows: list[dict]) -> str:
+    lines = [json.dumps(r) for r in rows]
+    lines[0] = lines[0][:-1] + ', "complete": 1}'
+    return "\n".join(lines) + "\n"
+
+
+def _rubric_case(name: str, text: str, *extra: str) -> Builder:
+    """``judge --dry-run`` with the rubric ``text`` written to ``name``."""
+
+    def build(w: World) -> tuple[list[str], dict[str, str]]:
+        f = w.inputs / name
+        f.write_text(text, encoding="utf-8")
+        return w.cli("judge", "--gen", "long", "--rubric", f, "--mode", "single", "--model", "openai/x",
+                     "--dry-run", *extra), {}
+
+    return build
+
+
+NEST = 3_000  # the nesting of issue 38's rubric files (3,000 deep ended in a RecursionError)
+ISSUE38: dict[str, Builder] = {
+    "wide:int-beyond-float": _wide_case(_set(0, complete=int("9" * 401))),
+    "wide:ordinal-outlier": _wide_case(_set(0, complete=99999999999999999999999)),
+    "wide:duplicate-json-key": _wide_case(_duplicate_key),
+    "judge:rubric-deep-toml": _rubric_case("deep.toml", "x = " + "[" * NEST + "]" * NEST + "\n"),
+    "judge:rubric-deep-toml-tables": _rubric_case("deep-tables.toml", "[" + ".".join(["a"] * NEST) + "]\nb = 1\n"),
+    "judge:rubric-deep-yaml": _rubric_case("deep.yaml", "x: " + "[" * NEST + "]" * NEST + "\n"),
+    "judge:rubric-deep-yaml-block": _rubric_case(
+        "deep-block.yaml", "x:\n" + "".join("  " * i + "a:\n" for i in range(1, NEST))),
+    "judge:rubric-duplicate-yaml-key": _rubric_case(
+        "dup.yaml", (GOLD.parent / "rubrics" / "six.yaml").read_text(encoding="utf-8") + "\nname: again\n"),
+    "judge:rubric-duplicate-json-key": _rubric_case("dup.json", '{"name": "a", "name": "b", "criteria": []}'),
+}
+
+CORPUS = _corpus() | ISSUE38
 
 # --------------------------------------------------------------------------- fuzz
 

@@ -33,6 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
 
+from evalcore.contract.readers import DEPTH_CAP as DEPTH_CAP  # the limits tests and docs name here
+from evalcore.contract.readers import MAX_DEPTH as MAX_DEPTH
+from evalcore.contract.readers import deeper_than as deeper_than
+from evalcore.contract.readers import env_limit, loads_json
 from evalcore.errors import EvalcoreError, FormatError, InputError
 
 # --------------------------------------------------------------------------- constants
@@ -103,55 +107,10 @@ _RATIO_FROM = 16 * 1024**2
 MAX_COLUMNS = 10_000
 MAX_ROWS = 20_000_000
 MAX_FIELD = 64 * 1024**2
-#: the deepest JSON nesting read (``EVALCORE_MAX_DEPTH``, levels of arrays and objects): deeper is
-#: refused (Python's parser, and every step after it that walks a value, recurse)
-MAX_DEPTH = 100
-DEPTH_CAP = 900  # EVALCORE_MAX_DEPTH at most: Python's recursion limit is 1,000
 
 
 def _limit(name: str, default: int) -> int:
-    import os
-
-    v = os.environ.get(name)
-    try:
-        return int(v) if v else default
-    except ValueError:
-        raise InputError(f"{v!r} is not a whole number", field=name) from None
-
-
-_CONTAINERS = (list, dict)
-
-
-def deeper_than(value: Any, cap: int) -> int:
-    """The depth at which ``value`` (parsed JSON) passes ``cap`` levels of arrays and objects, or 0:
-    a walk level by level that stops there (0.13 s over 300,000 small records, against 1.1 s to
-    parse them)."""
-    level, depth = ([value] if type(value) in _CONTAINERS else []), 1
-    while level:
-        if depth > cap:
-            return depth
-        level = [k for o in level for k in (o.values() if type(o) is dict else o) if type(k) in _CONTAINERS]
-        depth += 1
-    return 0
-
-
-def loads_json(text: str, **kw: Any) -> Any:
-    """``json.loads`` refusing nesting deeper than :data:`MAX_DEPTH` (``EVALCORE_MAX_DEPTH``, at most
-    :data:`DEPTH_CAP`) as a ``json.JSONDecodeError`` ("nests arrays or objects more than N deep"),
-    which every reader already turns into one line naming the file. The depth is walked only when
-    the text holds more opening brackets than the limit (a cell of a few brackets costs nothing)."""
-    cap = max(1, min(_limit("EVALCORE_MAX_DEPTH", MAX_DEPTH), DEPTH_CAP))
-    too_deep = (
-        f"nests arrays or objects more than {cap} deep, too deeply to read (EVALCORE_MAX_DEPTH raises the limit, "
-        f"to at most {DEPTH_CAP})"
-    )
-    try:
-        value = json.loads(text, **kw)
-    except RecursionError:  # past Python's own limit (about 1,000 levels)
-        raise json.JSONDecodeError(too_deep, text, 0) from None
-    if text.count("[") + text.count("{") > cap and deeper_than(value, cap):
-        raise json.JSONDecodeError(too_deep, text, 0)
-    return value
+    return env_limit(name, default)
 
 
 def _over(what: str, n: int, cap: int, env: str, name: str) -> None:

@@ -32,16 +32,33 @@ def _token(v: Any) -> str:
     return str(v).strip().lower()
 
 
+_NOT_FINITE = frozenset({"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"})
+
+
+def _beyond_float(v: Any) -> ValueError:
+    digits = len(str(abs(v))) if isinstance(v, int) else len(v.strip().lstrip("+-"))
+    return ValueError(f"a {digits}-digit number is beyond the range of a float (about 1.8e308)")
+
+
 def _number(v: Any) -> float | None:
+    """The value as a finite float, None when it is not a number (or is NaN / infinite); a number
+    too large for a float (a 401-digit integer) raises ValueError."""
     if isinstance(v, bool):
         return None
-    if isinstance(v, (int, float)):
-        return float(v) if math.isfinite(v) else None
+    if isinstance(v, int):
+        try:
+            return float(v)
+        except OverflowError:
+            raise _beyond_float(v) from None
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
     if isinstance(v, str):
         try:
             x = float(v.strip())
         except ValueError:
             return None
+        if math.isinf(x) and v.strip().lower() not in _NOT_FINITE:
+            raise _beyond_float(v)
         return x if math.isfinite(x) else None
     return None
 
@@ -223,7 +240,7 @@ def _rubric_criterion(
     if kind == "ordinal" and scale is None:
         scale = _inferred_scale(frame, name, vals, notes)
     if scored and threshold is None:
-        nums = [x for x in (_number(v) for v, _ in vals) if x is not None]
+        nums = [x for x, _ in _numbers(frame, name, vals)]
         seen = f" (values {min(nums):g} to {max(nums):g})" if nums else ""
         raise InputError(
             f"criterion {name!r} is {kind}{seen}: give its pass threshold with --threshold T "
@@ -259,21 +276,51 @@ def _rubric_criterion(
         ) from None
 
 
+#: the widest scale an ordinal criterion's values may imply (``hi - lo`` steps): a wider one is not
+#: inferred, since one outlier (99999999999999999999999 among ratings of 1 to 5) would otherwise widen
+#: the scale without a word; ``--criterion-scale`` gives it (docs/IMPORT.md, Scales)
+MAX_INFERRED_SPAN = 100
+
+
+def _numbers(frame: Frame, name: str, vals: list[tuple[Any, int]]) -> list[tuple[float, int]]:
+    """The criterion's numeric values with their rows; a number beyond a float's range is refused
+    naming its record."""
+    out = []
+    for v, row in vals:
+        try:
+            x = _number(v)
+        except ValueError as e:
+            raise frame.err(f"criterion {name!r}: {e}", _value_field(frame, name), row) from None
+        if x is not None:
+            out.append((x, row))
+    return out
+
+
 def _inferred_scale(
     frame: Frame, name: str, vals: list[tuple[Any, int]], notes: list[str] | None
 ) -> tuple[float, float] | None:
-    """An ordinal criterion's scale from its whole values (lowest to highest), noted in ``notes``."""
-    whole = [x for x in (_number(v) for v, _ in vals) if x is not None and x.is_integer()]
-    if whole and min(whole) < max(whole):
+    """An ordinal criterion's scale from its whole values (lowest to highest), noted in ``notes``;
+    refused when it would span more than :data:`MAX_INFERRED_SPAN` steps."""
+    whole = sorted((x, row) for x, row in _numbers(frame, name, vals) if x.is_integer())
+    if whole and whole[0][0] < whole[-1][0]:
+        lo, hi = whole[0][0], whole[-1][0]
+        if hi - lo > MAX_INFERRED_SPAN:
+            far = whole[-1] if hi - whole[len(whole) // 2][0] >= whole[len(whole) // 2][0] - lo else whole[0]
+            raise frame.err(
+                f"criterion {name!r}: the value {far[0]:g} would widen the inferred scale to {lo:g}-{hi:g}, more "
+                f"than {MAX_INFERRED_SPAN} steps: give the scale with --criterion-scale {name}=MIN:MAX",
+                _value_field(frame, name),
+                far[1],
+            )
         if notes is not None:
             notes.append(
-                f"criterion {name}: scale {min(whole):g}-{max(whole):g} inferred from the values; pass "
+                f"criterion {name}: scale {lo:g}-{hi:g} inferred from the values; pass "
                 f"--criterion-scale {name}=MIN:MAX to set it"
             )
-        return min(whole), max(whole)
+        return lo, hi
     if whole:
         raise InputError(
-            f"criterion {name!r} is ordinal but every value is {whole[0]:g}, so its scale cannot be "
+            f"criterion {name!r} is ordinal but every value is {whole[0][0]:g}, so its scale cannot be "
             f"inferred: give it with --criterion-scale {name}=MIN:MAX (or --scale MIN:MAX)",
             file=frame.name,
             field="--criterion-scale",
@@ -285,7 +332,10 @@ def _infer_kind(frame: Frame, name: str, vals: list[tuple[Any, int]]) -> str:
     possible = set(KIND_ORDER)
     first: tuple[Any, int] | None = None
     for v, row in vals:
-        kinds = _possible_kinds(v)
+        try:
+            kinds = _possible_kinds(v)
+        except ValueError as e:
+            raise frame.err(f"criterion {name!r}: {e}", _value_field(frame, name), row) from None
         if not kinds:
             raise frame.err(
                 f"criterion {name!r}: {v!r} is not pass/fail, correct/partial/wrong or a number",

@@ -55,7 +55,6 @@ Every problem is one :class:`~evalcore.errors.InputError` naming the file, the f
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +64,7 @@ from pydantic import ValidationError
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
+from evalcore.contract.readers import loads_json, loads_toml, loads_yaml
 from evalcore.contract.schema import TERNARY_LABELS
 from evalcore.errors import InputError
 
@@ -138,7 +138,7 @@ def _load(text: str, fmt: str, where: str) -> Any:
         import tomllib
 
         try:
-            return tomllib.loads(text)
+            return loads_toml(text)
         except tomllib.TOMLDecodeError as e:
             raise InputError(f"does not parse as TOML: {e}", file=where, field="rubric") from None
     if fmt == "yaml":
@@ -149,11 +149,11 @@ def _load(text: str, fmt: str, where: str) -> Any:
                 "YAML rubrics need PyYAML (pip install pyyaml); or write the rubric in TOML", file=where, field="rubric"
             ) from None
         try:
-            return yaml.safe_load(text)
+            return loads_yaml(text)
         except yaml.YAMLError as e:
             raise InputError(f"does not parse as YAML: {e}", file=where, field="rubric") from None
     try:
-        return json.loads(text)
+        return loads_json(text)
     except ValueError as e:
         raise InputError(f"does not parse as JSON: {e}", file=where, field="rubric") from None
 
