@@ -10,41 +10,59 @@ from test_pairs import random_session
 import evalcore
 from evalcore import pairwise as P
 from evalcore.errors import FormatError, InputError
-from evalcore.storage.roles import claim_roles, load_roles, login_name, parse_roles, resolve_access
+from evalcore.storage.roles import (
+    claim_roles,
+    load_roles,
+    login_name,
+    parse_roles,
+    resolve_access,
+    verified_email,
+)
 
-GOOD = '''
+ISS = "https://idp.example.org"
+GOOD = f'''
 claim = "evalcore_roles"
 default_roles = ["reviewer"]
 
-[users."Ann@Example.org"]
+[users."ann@Example.org"]
 roles = ["adjudicator", "admin"]
 
 [users."gus@example.org"]
 roles = ["grader"]
 sessions = ["blind-1", "blind-2"]
 
-[users."sub-77"]
+[users."{ISS}#sub-77"]
 roles = ["reviewer"]
 '''
+
+
+def login(sub: str, **claims) -> dict:
+    """The claims of an ID token from ISS (st.user holds them, with the issuer Authlib checked)."""
+    return {"iss": ISS, "sub": sub, **claims}
+
+
+def verified(email: str, sub: str = "s-1", **claims) -> dict:
+    return login(sub, email=email, email_verified=True, **claims)
 
 
 def test_a_good_file_and_the_claims_combine(tmp_path):
     (tmp_path / "roles.toml").write_text(GOOD)
     roles = load_roles(tmp_path)
     assert roles.present and roles.claim == "evalcore_roles" and roles.default_roles == ("reviewer",)
-    ann = resolve_access({"email": "ann@EXAMPLE.org", "name": "Ann A", "sub": "x"}, roles)
-    assert ann.name == "ann@EXAMPLE.org" and ann.display == "Ann A"
+    ann = resolve_access(verified("ann@EXAMPLE.org", name="Ann A"), roles)
+    assert ann.name == "ann@example.org" and ann.display == "Ann A"
     assert ann.roles == {"adjudicator", "admin"} and not ann.grader_only and ann.may_grade("anything")
-    gus = resolve_access({"email": "gus@example.org", "sub": "g"}, roles)
+    gus = resolve_access(verified("gus@example.org", sub="g"), roles)
     assert gus.grader_only and gus.sessions == ("blind-1", "blind-2")
     assert gus.may_grade("blind-2") and not gus.may_grade("blind-3")
     # a claim adds roles (unknown values of it are ignored), and lifts the grader's limit
-    lifted = resolve_access({"email": "gus@example.org", "evalcore_roles": "reviewer, staff"}, roles)
+    lifted = resolve_access(verified("gus@example.org", evalcore_roles="reviewer, staff"), roles)
     assert lifted.roles == {"grader", "reviewer"} and not lifted.grader_only and lifted.may_grade("blind-3")
-    # matched by subject when the email is not in the file
-    assert resolve_access({"sub": "sub-77"}, roles).roles == {"reviewer"}
+    # matched by ISSUER#SUB, and recorded under it, when there is no verified email
+    by_sub = resolve_access(login("sub-77"), roles)
+    assert by_sub.roles == {"reviewer"} and by_sub.name == f"{ISS}#sub-77" and by_sub.login
     # nobody in the file and no claim: the default roles
-    assert resolve_access({"email": "new@example.org"}, roles).roles == {"reviewer"}
+    assert resolve_access(verified("new@example.org"), roles).roles == {"reviewer"}
     # a groups claim is read too
     assert claim_roles({"groups": ["staff", "grader"]}) == ("grader",)
 
@@ -52,13 +70,87 @@ def test_a_good_file_and_the_claims_combine(tmp_path):
 def test_no_file_no_claim_is_no_role(tmp_path):
     roles = load_roles(tmp_path)
     assert not roles.present
-    acc = resolve_access({"email": "x@example.org", "roles": ["admin"]}, roles)
+    acc = resolve_access(verified("x@example.org", roles=["admin"]), roles)
     assert acc.roles == {"admin"}
-    nobody = resolve_access({"email": "y@example.org"}, roles)
+    nobody = resolve_access(verified("y@example.org"), roles)
     assert nobody.roles == frozenset() and not nobody.may_grade("s")
-    assert login_name({"preferred_username": "  Pat   Q "}) == "Pat Q"
-    with pytest.raises(FormatError, match="claims"):
-        login_name({"name": "only a name"})
+    assert login_name(login("u-1", preferred_username="  Pat   Q ")) == f"{ISS}#u-1"
+    for claims in ({"name": "only a name"}, {"sub": "u-1"}, {"preferred_username": "adam@example.org"},
+                   {"email": "adam@example.org", "email_verified": False}, {"iss": "not a url", "sub": "u-1"}):
+        with pytest.raises(FormatError, match="neither a verified email") as err:
+            login_name(claims)
+        assert "\n" not in err.value.message
+
+
+# --------------------------------------------------------------------------- identity from verified claims
+
+ADAM_FILE = f'''
+[users."adam@example.org"]
+roles = ["adjudicator"]
+
+[users."{ISS}#u-9"]
+roles = ["admin"]
+'''
+
+
+@pytest.mark.parametrize(("claims", "name", "roles"), [
+    # email: a key only when email_verified is JSON true (both sides)
+    (verified("adam@example.org"), "adam@example.org", {"adjudicator"}),
+    (login("u-2", email="adam@example.org", email_verified=False), f"{ISS}#u-2", set()),
+    (login("u-2", email="adam@example.org"), f"{ISS}#u-2", set()),  # no email_verified at all
+    (login("u-2", email="adam@example.org", email_verified="true"), f"{ISS}#u-2", set()),  # a string is not JSON true
+    # the issue's forged token: ADAM@ unverified
+    (login("u-2", email="ADAM@example.org", email_verified=False), f"{ISS}#u-2", set()),
+    # the domain compares without case, the local part exactly (RFC 5321 section 2.4)
+    (verified("adam@EXAMPLE.ORG"), "adam@example.org", {"adjudicator"}),
+    (verified("ADAM@example.org"), "ADAM@example.org", set()),
+    # preferred_username is a display name, never a key (the issue's other forged token)
+    (login("u-3", preferred_username="adam@example.org"), f"{ISS}#u-3", set()),
+    # a sub is scoped by its issuer: equal to a listed email, it is not that email
+    (login("adam@example.org"), f"{ISS}#adam@example.org", set()),
+    # ISSUER#SUB: the same issuer and subject (both sides: another issuer, another case of the subject)
+    (login("u-9"), f"{ISS}#u-9", {"admin"}),
+    ({"iss": "https://other.example.org", "sub": "u-9"}, "https://other.example.org#u-9", set()),
+    (login("U-9"), f"{ISS}#U-9", set()),
+    # both keys listed: the ISSUER#SUB entry is taken, the name is the verified email
+    (verified("adam@example.org", sub="u-9"), "adam@example.org", {"admin"}),
+])
+def test_identity_comes_from_verified_claims_only(tmp_path, claims, name, roles):
+    file = parse_roles(ADAM_FILE, tmp_path / "roles.toml")
+    acc = resolve_access(claims, file)
+    assert (acc.name, set(acc.roles)) == (name, roles)
+
+
+def test_the_display_name_is_free_text_and_the_name_is_the_key(tmp_path):
+    file = parse_roles(ADAM_FILE, tmp_path / "roles.toml")
+    forged = resolve_access(login("u-3", preferred_username="adam@example.org", name="Adam"), file)
+    assert forged.display == "Adam" and forged.name == f"{ISS}#u-3" and not forged.roles
+    assert resolve_access(login("u-3", preferred_username="adam@example.org"), file).display == "adam@example.org"
+    assert verified_email({"email": "adam@example.org", "email_verified": True}) == "adam@example.org"
+    assert verified_email({"email": "adam @example.org", "email_verified": True}) is None
+    # a key over a reviewer name's 80 characters: its start and a hash of it, one per subject
+    long_iss = "https://login.microsoftonline.com/9188040d-6c67-4c5b-b112-36a304b66dad/v2.0"
+    a = login_name({"iss": long_iss, "sub": "AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ"})
+    b = login_name({"iss": long_iss, "sub": "AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaR"})
+    assert len(a) == len(b) == 80 and a != b and a.startswith(long_iss[:55])
+    # the long key still matches its entry
+    file = parse_roles(f'[users."{long_iss}#x"]\nroles = ["reviewer"]\n', tmp_path / "r.toml")
+    assert resolve_access({"iss": long_iss, "sub": "x"}, file).roles == {"reviewer"}
+
+
+def test_without_login_a_typed_name_gets_what_the_file_leaves_it(tmp_path):
+    open_file = load_roles(tmp_path)  # no file: a typed name is trusted with every role but grader's
+    typed = open_file.without_login("hank")
+    assert typed.roles == {"reviewer", "adjudicator", "admin"} and not typed.login
+    assert typed.why_not("adjudicator") is None
+    kept = parse_roles('require_login = ["adjudicator", "admin"]', tmp_path / "roles.toml").without_login("hank")
+    assert kept.roles == {"reviewer"} and kept.require_login == ("adjudicator", "admin")
+    line = kept.why_not("adjudicator")
+    assert line is not None and "needs a login" in line and "require_login" in line and "\n" not in line
+    assert kept.why_not("reviewer") is None
+    # a login lacking a role is told so without the login wording
+    acc = resolve_access(login("u-1"), parse_roles('require_login = ["admin"]', tmp_path / "roles.toml"))
+    assert acc.why_not("admin") == f"{ISS}#u-1 has no admin role (roles.toml of the state directory or the provider's claims)"
 
 
 @pytest.mark.parametrize(("text", "field", "problem"), [
@@ -71,7 +163,17 @@ def test_no_file_no_claim_is_no_role(tmp_path):
     ('[users."a@b"]\nroles = ["writer"]', "users.a@b.roles", "unknown role 'writer'"),
     ('[users."a@b"]\nroles = ["reviewer"]\nsessions = ["s"]', "users.a@b.sessions", "graders only"),
     ('[users."a@b"]\nroles = ["grader"]\nteam = "x"', "users.a@b.team", "unknown key"),
-    ('[users."a@b"]\nroles = ["grader"]\n[users."A@B"]\nroles = ["admin"]', "users.A@B", "same user twice"),
+    ('[users."a@b"]\nroles = ["grader"]\n[users."a@B"]\nroles = ["admin"]', "users.a@B", "same user twice"),
+    (f'[users."{ISS}#u"]\nroles = ["grader"]\n[users." {ISS}#u "]\nroles = ["admin"]', f"users. {ISS}#u",
+     "same user twice"),
+    ('[users."sub-77"]\nroles = ["admin"]', "users.sub-77", "neither an email nor ISSUER#SUB"),
+    ('[users."https://idp.example.org"]\nroles = ["admin"]', "users.https://idp.example.org",
+     "neither an email nor ISSUER#SUB"),
+    ('[users."https://idp.example.org#a b"]\nroles = ["admin"]', "users.https://idp.example.org#a b",
+     "neither an email nor ISSUER#SUB"),
+    ('require_login = ["boss"]', "require_login", "unknown role 'boss'"),
+    ('require_login = "admin"', "require_login", "list of non-empty strings"),
+    ("x = " + "[" * 5000 + "]" * 5000, "toml", "too deeply to read"),  # issue 38.5: was a RecursionError
     ('users = 3', "users", "must be tables"),
 ])
 def test_each_problem_is_one_line_naming_the_file_and_field(tmp_path, text, field, problem):
@@ -84,7 +186,10 @@ def test_each_problem_is_one_line_naming_the_file_and_field(tmp_path, text, fiel
 
 
 def test_parse_is_load(tmp_path):
-    assert parse_roles(GOOD, tmp_path / "r.toml").users.keys() == {"Ann@Example.org", "gus@example.org", "sub-77"}
+    assert parse_roles(GOOD, tmp_path / "r.toml").users.keys() == {"ann@Example.org", "gus@example.org", f"{ISS}#sub-77"}
+    # two local parts that differ in case are two users (RFC 5321 section 2.4)
+    two = parse_roles('[users."a@b.org"]\nroles = ["admin"]\n[users."A@b.org"]\nroles = ["grader"]', tmp_path / "r.toml")
+    assert len(two.users) == 2
     assert evalcore.load_roles is load_roles and "resolve_access" in evalcore.__all__
 
 

@@ -4,40 +4,77 @@
 
     claim = "roles"                  # the ID-token claim that lists roles (default "roles"; "groups" is read too)
     default_roles = []               # roles of a logged-in user that neither the file nor a claim names
+    require_login = ["adjudicator", "admin"]   # roles a typed name (no login configured) does not get
 
-    [users."ann@example.org"]        # a login's email (any case) or its subject ("sub")
+    [users."ann@example.org"]        # a verified email (its domain compares without case)
     roles = ["reviewer", "adjudicator"]
 
-    [users."gus@example.org"]
+    [users."https://idp.example.org#248289761001"]   # ISSUER#SUB: the provider's subject, scoped by its issuer
     roles = ["grader"]
     sessions = ["blind-1"]           # the pairwise sessions a grader may grade
 
-The roles are :data:`ACCESS_ROLES`. A user's roles are those of their entry in the file together
-with the known roles named by the claim (unknown values of a claim, such as the other groups of a
-``groups`` claim, are ignored); ``default_roles`` apply only when neither gives one. Someone whose
-only role is ``grader`` may grade the sessions listed for them and reach nothing else
-(:attr:`Access.grader_only`); any other role lifts that limit. :func:`load_roles` reads and checks
-the file (one :class:`evalcore.errors.FormatError` naming the file and the field), and
-:func:`resolve_access` combines it with the claims of one login. Pure Python: the app calls these
-with ``st.user``'s claims.
+A login is known by verified claims only (OpenID Connect Core 1.0, sections 2, 5.1 and 5.7): its
+issuer and subject (``iss``, ``sub``), and its ``email`` when ``email_verified`` is JSON true.
+``preferred_username`` and ``name`` are shown, never matched. :func:`login_name` is the name a
+login's judgments are recorded under (the verified email, else ``ISSUER#SUB``);
+:func:`resolve_access` gives its roles: those of its entry in the file (``ISSUER#SUB`` first, then
+the verified email) together with the known roles named by the claim (unknown values of a claim,
+such as the other groups of a ``groups`` claim, are ignored); ``default_roles`` apply only when
+neither gives one. Someone whose only role is ``grader`` may grade the sessions listed for them and
+reach nothing else (:attr:`Access.grader_only`); any other role lifts that limit. Without a login,
+:meth:`RolesFile.without_login` gives a typed name :data:`TYPED_NAME_ROLES` less ``require_login``.
+:func:`load_roles` reads and checks the file (one :class:`evalcore.errors.FormatError` naming the
+file and the field). Pure Python: the app calls these with ``st.user``'s claims.
 """
 
 from __future__ import annotations
 
+import hashlib
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalcore.contract.readers import loads_toml
 from evalcore.errors import FormatError
 
 ROLES_FILE = "roles.toml"
 ACCESS_ROLES = ("reviewer", "adjudicator", "grader", "admin")
+TYPED_NAME_ROLES = ("reviewer", "adjudicator", "admin")  # a typed name without login, less require_login
 DEFAULT_CLAIM = "roles"
-_NAME_MAX = 80
-_TOP_KEYS = {"claim", "default_roles", "users"}
+SUBJECT_SEP = "#"  # ISSUER#SUB: an issuer has no fragment (OIDC Core section 2), so the first # ends it
+_NAME_MAX = 80  # a reviewer name's limit (evalcore.pairwise.grading)
+_SUB_MAX = 255  # OIDC Core section 2: a sub is at most 255 ASCII characters
+_TOP_KEYS = {"claim", "default_roles", "require_login", "users"}
 _USER_KEYS = {"roles", "sessions"}
+
+
+def email_key(email: str) -> str | None:
+    """An email as the roles file compares it: the local part exactly, the domain in lower case
+    (RFC 5321 section 2.4); None when it is not ``LOCAL@DOMAIN`` without spaces or control characters."""
+    local, at, domain = email.rpartition("@")
+    if not (at and local and domain) or any(c.isspace() or not c.isprintable() for c in email):
+        return None
+    return f"{local}@{domain.lower()}"
+
+
+def subject_key(issuer: str, sub: str) -> str | None:
+    """``ISSUER#SUB``, or None when the issuer is not a URL without a fragment or the subject is
+    not 1 to 255 printable characters without spaces."""
+    if "://" not in issuer or SUBJECT_SEP in issuer or not 0 < len(sub) <= _SUB_MAX:
+        return None
+    if any(c.isspace() or not c.isprintable() for c in issuer + sub):
+        return None
+    return f"{issuer}{SUBJECT_SEP}{sub}"
+
+
+def _user_key(key: str) -> str | None:
+    """A ``[users."..."]`` key as claims are compared with it: ``ISSUER#SUB`` exactly, an email by :func:`email_key`."""
+    issuer, sep, sub = key.partition(SUBJECT_SEP)
+    if sep and "://" in issuer:
+        return subject_key(issuer, sub)
+    return email_key(key) if "://" not in key else None
 
 
 @dataclass(frozen=True)
@@ -49,32 +86,16 @@ class UserEntry:
 
 
 @dataclass(frozen=True)
-class RolesFile:
-    """The parsed roles file (``present`` is False when the state directory has none)."""
-
-    path: Path
-    present: bool = False
-    claim: str = DEFAULT_CLAIM
-    default_roles: tuple[str, ...] = ()
-    users: Mapping[str, UserEntry] = field(default_factory=dict)
-
-    def entry(self, *keys: str | None) -> UserEntry | None:
-        """The entry of the first key that the file names (emails compare without case)."""
-        by_lower = {k.lower(): v for k, v in self.users.items()}
-        for k in keys:
-            if k and k.strip().lower() in by_lower:
-                return by_lower[k.strip().lower()]
-        return None
-
-
-@dataclass(frozen=True)
 class Access:
-    """One login's standing: the name their judgments are recorded under, roles and sessions."""
+    """One login's standing: the name their judgments are recorded under, roles and sessions.
+    ``login`` is False for a name typed without a login (:meth:`RolesFile.without_login`)."""
 
     name: str
     display: str
     roles: frozenset[str]
     sessions: tuple[str, ...] = ()
+    login: bool = True
+    require_login: tuple[str, ...] = ()
 
     @property
     def grader_only(self) -> bool:
@@ -89,6 +110,44 @@ class Access:
         if not self.roles:
             return False
         return session_id in self.sessions if self.grader_only else True
+
+    def why_not(self, role: str) -> str | None:
+        """None when this access has ``role``, else the one line that says why not."""
+        if role in self.roles:
+            return None
+        if not self.login and role in self.require_login:
+            return (
+                f"the {role} role needs a login here (roles.toml: require_login), and this app has no login configured"
+            )
+        return f"{self.name} has no {role} role (roles.toml of the state directory or the provider's claims)"
+
+
+@dataclass(frozen=True)
+class RolesFile:
+    """The parsed roles file (``present`` is False when the state directory has none); ``users``
+    is keyed as written, :meth:`entry` compares as :func:`_user_key` says."""
+
+    path: Path
+    present: bool = False
+    claim: str = DEFAULT_CLAIM
+    default_roles: tuple[str, ...] = ()
+    require_login: tuple[str, ...] = ()
+    users: Mapping[str, UserEntry] = field(default_factory=dict)
+
+    def entry(self, *keys: str | None) -> UserEntry | None:
+        """The entry of the first key that the file names (keys as :func:`email_key` or
+        :func:`subject_key` give them)."""
+        by_key = {_user_key(k): v for k, v in self.users.items()}
+        for k in keys:
+            if k and k in by_key:
+                return by_key[k]
+        return None
+
+    def without_login(self, name: str) -> Access:
+        """A typed name's access when no login is configured: :data:`TYPED_NAME_ROLES` less
+        ``require_login`` (the app trusts whoever types a name: docs/ACCESS.md)."""
+        roles = frozenset(r for r in TYPED_NAME_ROLES if r not in self.require_login)
+        return Access(name=name, display=name, roles=roles, login=False, require_login=self.require_login)
 
 
 def _strings(value: Any, path: Path, where: str) -> tuple[str, ...]:
@@ -105,32 +164,28 @@ def _roles(value: Any, path: Path, where: str) -> tuple[str, ...]:
     return out
 
 
-def parse_roles(text: str, path: Path | str) -> RolesFile:
-    """Check the text of a roles file; every problem is one FormatError naming the file and field."""
-    path = Path(path)
-    try:
-        raw = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise FormatError(f"is not valid TOML ({err})", file=path, field="toml") from None
-    extra = sorted(set(raw) - _TOP_KEYS)
-    if extra:
-        raise FormatError(f"unknown key (expected {', '.join(sorted(_TOP_KEYS))})", file=path, field=extra[0])
-    claim = raw.get("claim", DEFAULT_CLAIM)
-    if not isinstance(claim, str) or not claim.strip():
-        raise FormatError("must be the name of a claim", file=path, field="claim")
-    default_roles = _roles(raw.get("default_roles", []), path, "default_roles")
-    users_raw = raw.get("users", {})
+def _users(users_raw: Any, path: Path) -> dict[str, UserEntry]:
     if not isinstance(users_raw, dict):
-        raise FormatError('must be tables [users."EMAIL"]', file=path, field="users")
+        raise FormatError('must be tables [users."EMAIL"] or [users."ISSUER#SUB"]', file=path, field="users")
     users: dict[str, UserEntry] = {}
     seen: set[str] = set()
     for key, entry in users_raw.items():
         where = f"users.{key}"
         if not key.strip():
             raise FormatError("a user key is empty", file=path, field="users")
-        if key.strip().lower() in seen:
-            raise FormatError("names the same user twice (emails compare without case)", file=path, field=where)
-        seen.add(key.strip().lower())
+        norm = _user_key(key.strip())
+        if norm is None:
+            raise FormatError(
+                "is neither an email nor ISSUER#SUB (a subject alone may name a user of another provider: write "
+                '"https://idp.example.org#SUB")',
+                file=path,
+                field=where,
+            )
+        if norm in seen:
+            raise FormatError(
+                "names the same user twice (an email's domain compares without case)", file=path, field=where
+            )
+        seen.add(norm)
         if not isinstance(entry, dict):
             raise FormatError("must be a table with roles = [...]", file=path, field=where)
         unknown = sorted(set(entry) - _USER_KEYS)
@@ -143,7 +198,30 @@ def parse_roles(text: str, path: Path | str) -> RolesFile:
         if sessions and "grader" not in roles:
             raise FormatError("sessions are assigned to graders only", file=path, field=f"{where}.sessions")
         users[key.strip()] = UserEntry(roles=roles, sessions=sessions)
-    return RolesFile(path=path, present=True, claim=claim.strip(), default_roles=default_roles, users=users)
+    return users
+
+
+def parse_roles(text: str, path: Path | str) -> RolesFile:
+    """Check the text of a roles file; every problem is one FormatError naming the file and field."""
+    path = Path(path)
+    try:
+        raw = loads_toml(text)
+    except tomllib.TOMLDecodeError as err:
+        raise FormatError(f"is not valid TOML ({err})", file=path, field="toml") from None
+    extra = sorted(set(raw) - _TOP_KEYS)
+    if extra:
+        raise FormatError(f"unknown key (expected {', '.join(sorted(_TOP_KEYS))})", file=path, field=extra[0])
+    claim = raw.get("claim", DEFAULT_CLAIM)
+    if not isinstance(claim, str) or not claim.strip():
+        raise FormatError("must be the name of a claim", file=path, field="claim")
+    return RolesFile(
+        path=path,
+        present=True,
+        claim=claim.strip(),
+        default_roles=_roles(raw.get("default_roles", []), path, "default_roles"),
+        require_login=_roles(raw.get("require_login", []), path, "require_login"),
+        users=_users(raw.get("users", {}), path),
+    )
 
 
 def load_roles(state_dir: Path | str) -> RolesFile:
@@ -171,27 +249,54 @@ def claim_roles(claims: Mapping[str, Any], claim: str = DEFAULT_CLAIM) -> tuple[
     return tuple(dict.fromkeys(out))
 
 
+def _text_claim(claims: Mapping[str, Any], name: str) -> str:
+    value = claims.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def verified_email(claims: Mapping[str, Any]) -> str | None:
+    """The login's email as :func:`email_key` gives it, only when ``email_verified`` is JSON true."""
+    if claims.get("email_verified") is not True:
+        return None
+    return email_key(_text_claim(claims, "email"))
+
+
+def login_subject(claims: Mapping[str, Any]) -> str | None:
+    """The login's ``ISSUER#SUB`` (:func:`subject_key`), or None without a usable ``iss`` and ``sub``."""
+    return subject_key(_text_claim(claims, "iss"), _text_claim(claims, "sub"))
+
+
+def _fit(key: str) -> str:
+    """A key as a reviewer name (at most 80 characters): itself, or its start and a hash of all of it."""
+    if len(key) <= _NAME_MAX:
+        return key
+    return f"{key[:55]}{SUBJECT_SEP}{hashlib.sha256(key.encode()).hexdigest()[:24]}"
+
+
 def login_name(claims: Mapping[str, Any]) -> str:
-    """The name a login's judgments are recorded under: its email, else preferred_username, else sub."""
-    for key in ("email", "preferred_username", "sub"):
-        value = claims.get(key)
-        if isinstance(value, str) and value.strip():
-            return " ".join(value.split())[:_NAME_MAX]
-    raise FormatError("the identity provider gave no email, preferred_username or sub", field="claims")
+    """The name a login's judgments are recorded under: its verified email, else ``ISSUER#SUB``
+    (a key over 80 characters keeps its first 55 and a hash of the whole)."""
+    key = verified_email(claims) or login_subject(claims)
+    if key is None:
+        raise FormatError(
+            "the identity provider gave neither a verified email (email_verified true) nor an issuer and subject "
+            "(iss, sub)",
+            field="claims",
+        )
+    return _fit(key)
 
 
 def resolve_access(claims: Mapping[str, Any], roles: RolesFile) -> Access:
     """A login's access from the provider's claims and the roles file."""
     name = login_name(claims)
-    sub = claims.get("sub") if isinstance(claims.get("sub"), str) else None
-    entry = roles.entry(claims.get("email") if isinstance(claims.get("email"), str) else None, sub, name)
+    entry = roles.entry(login_subject(claims), verified_email(claims))
     got = list(claim_roles(claims, roles.claim)) + list(entry.roles if entry else ())
     if not got:
         got = list(roles.default_roles)
-    display = claims.get("name")
+    shown = " ".join((_text_claim(claims, "name") or _text_claim(claims, "preferred_username")).split())
     return Access(
         name=name,
-        display=" ".join(display.split())[:_NAME_MAX] if isinstance(display, str) and display.strip() else name,
+        display=shown[:_NAME_MAX] or name,
         roles=frozenset(got),
         sessions=entry.sessions if entry else (),
     )
