@@ -6,8 +6,10 @@ Without either, the app opens the bundled SIMULATED demo (data/demo) and keeps i
 in ./.evalcore-state. Pages are thin: they read widgets, call evalcore and render.
 
 With ``[auth]`` in the secrets (Streamlit's st.login), the pages registered for a session are those
-its roles may open (the claims and ``<state>/roles.toml``); every other page's URL gives a refusal,
-and a grader gets the Pairwise grading page alone (docs/ACCESS.md).
+its roles may open (the verified claims and ``<state>/roles.toml``); every other page's URL gives a
+refusal, and a grader gets the Pairwise grading page alone. Without it, every page says that the app
+trusts whoever types a name, and the pages are those of the roles the roles file leaves to a typed
+name (``require_login``; docs/ACCESS.md).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ if str(ROOT) not in sys.path:  # so that pages can `from pages import _ui` howev
     sys.path.insert(0, str(ROOT))
 
 import contextlib  # noqa: E402
-from collections.abc import AsyncIterator  # noqa: E402
+from collections.abc import AsyncIterator, Callable  # noqa: E402
 
 import streamlit as st  # noqa: E402
 from streamlit.navigation.page import StreamlitPage  # noqa: E402
@@ -80,9 +82,10 @@ def stubs(show, urls, title: str) -> list[st.Page]:
     return [st.Page(show, title=title, url_path=url, visibility="hidden") for url in urls]
 
 
-def navigation(roles: frozenset[str] | None) -> tuple[StreamlitPage, bool]:
-    """The pages this session may open (all of them when ``roles`` is None: no login configured),
-    every other URL a refusal; and whether the full sidebar (data directory, demo badge) shows."""
+def navigation(roles: frozenset[str] | None, refuse: Callable[[], None] | None = None) -> tuple[StreamlitPage, bool]:
+    """The pages this session may open (all of them when ``roles`` is None), every other URL
+    ``refuse`` (a refusal by role unless given); and whether the full sidebar (data directory, demo
+    badge) shows."""
     allowed = [p for p in PAGES if roles is None or roles & set(p[4])]
     if roles is not None and roles == {"grader"}:
         allowed = [p for p in PAGES if p[3] == "pairwise_grading"]
@@ -99,7 +102,7 @@ def navigation(roles: frozenset[str] | None) -> tuple[StreamlitPage, bool]:
             )
     refused = [p[3] for p in PAGES if p not in allowed]
     if refused:
-        sections.setdefault("", []).extend(stubs(_access.refusal, refused, "Not available"))
+        sections.setdefault("", []).extend(stubs(refuse or _access.refusal, refused, "Not available"))
     return st.navigation(sections), roles is None or not roles <= {"grader"}
 
 
@@ -122,7 +125,16 @@ def main() -> None:
     full = True
     problem: evalcore.EvalcoreError | None
     if not _access.login_configured():
-        nav, full = navigation(None)
+        try:
+            typed = _access.typed_access()
+        except evalcore.EvalcoreError as err:
+            nav, full = only(lambda e=err: _text.show_error(e), "Roles file"), False
+        else:
+            _access.trust_banner(typed)
+            if typed.roles:
+                nav, full = navigation(typed.roles, _access.login_refusal)
+            else:
+                nav, full = only(_access.login_refusal, "Log in"), False
     else:
         try:
             access = _access.login_access()
@@ -138,7 +150,7 @@ def main() -> None:
             nav, full = only(_access.no_role_page, "No role"), False
         else:
             nav, full = navigation(access.roles)
-            st.sidebar.caption(_text.md_escape(f"Logged in as {access.display}"))
+            st.sidebar.caption(_text.md_escape(f"Logged in as {_access.shown(access)}"))
             st.sidebar.button("Log out", key="logout", on_click=st.logout)
 
     if full:  # a grader sees nothing of the data directory but the pairs they grade

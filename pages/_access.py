@@ -1,7 +1,9 @@
 """Who is reviewing (:func:`identity`): from ``st.login`` when ``[auth]`` is configured in the
-secrets, with roles from the claims and ``<state>/roles.toml`` (:func:`login_access`), otherwise a
-name asked once per browser session and kept in the link (docs/ACCESS.md); and the pages shown
-instead of the app when login stands in the way.
+secrets, with roles from the verified claims and ``<state>/roles.toml`` (:func:`login_access`),
+otherwise a name asked once per browser session and kept in the link, with the roles the roles
+file leaves to a typed name (:func:`typed_access`; docs/ACCESS.md); the line every page shows
+without login (:func:`trust_banner`); and the pages shown instead of the app when login stands in
+the way.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ NAME_KEY = "_ui_name"  # the name given in this browser session (no login config
 NAME_EPOCH = "_ui_name_epoch"  # bumped by "Change name": a fresh input; a late commit of the old one is ignored
 NAME_PARAM = "reviewer"  # the query parameter that keeps the name across a reload
 NAME_MAX = 80
-LOCAL_ROLES = frozenset({"reviewer", "adjudicator", "admin"})  # without login: every page, as before roles
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,18 @@ def login_access() -> evalcore.Access | None:
     return evalcore.resolve_access(claims, evalcore.load_roles(store().state))
 
 
+def typed_access(name: str = "") -> evalcore.Access:
+    """Without login: the access of a typed name, the roles the roles file leaves to it
+    (``require_login`` takes some away). A bad roles file raises its FormatError."""
+    return evalcore.load_roles(store().state).without_login(name)
+
+
+def shown(acc: evalcore.Access) -> str:
+    """How a login is named on the page: its display name, with the name its judgments are
+    recorded under when that differs (a display name is the provider's free text, never a key)."""
+    return acc.display if acc.display == acc.name else f"{acc.display} ({acc.name})"
+
+
 def _clean_name(value: Any) -> str:
     return " ".join(str(value or "").split())[:NAME_MAX]
 
@@ -87,16 +100,22 @@ def _local_name() -> str:
     return str(st.session_state.get(NAME_KEY) or "")
 
 
+def current_access() -> evalcore.Access | None:
+    """Who acts, read again from the login (or the typed name) and the roles file at this moment,
+    without drawing anything (for callbacks): None when nobody with a role is known or the roles
+    file is broken."""
+    try:
+        acc = login_access() if login_configured() else typed_access(_local_name())
+    except evalcore.EvalcoreError:
+        return None
+    return acc if acc is not None and acc.name and acc.roles else None
+
+
 def current_name() -> str:
     """The reviewer's name without drawing anything (for callbacks): the login's name, else the
     name typed in this browser session, else ``""``."""
-    if login_configured():
-        try:
-            acc = login_access()
-        except evalcore.EvalcoreError:
-            return ""
-        return acc.name if acc is not None and acc.roles else ""
-    return _local_name()
+    acc = current_access()
+    return acc.name if acc is not None else ""
 
 
 def log_in_button(key: str = "login") -> None:
@@ -118,8 +137,7 @@ def identity(page_key: str, *, verb: str = "Reviewing", label: str = "Your name"
             st.info("Log in to continue.")
             log_in_button(key=f"{page_key}_login")
             return None
-        shown = acc.display if acc.display == acc.name else f"{acc.display} ({acc.name})"
-        st.markdown(f"{verb} as **{md_escape(shown)}**")
+        st.markdown(f"{verb} as **{md_escape(shown(acc))}**")
         return Identity(acc.name, acc.display, True, acc.roles, acc.sessions)
     name = _local_name()
     if name:
@@ -127,7 +145,7 @@ def identity(page_key: str, *, verb: str = "Reviewing", label: str = "Your name"
         c_who, c_change = st.columns([4, 1], vertical_alignment="center")
         c_who.markdown(f"{verb} as **{md_escape(name)}**")
         c_change.button("Change name", key=f"{page_key}_change_name", on_click=_forget_name)
-        return Identity(name, name, False, LOCAL_ROLES)
+        return Identity(name, name, False, typed_access(name).roles)
     epoch = int(st.session_state.get(NAME_EPOCH, 0))
     key = f"{page_key}_name_{epoch}"
     st.text_input(
@@ -147,6 +165,26 @@ def refusal() -> None:
     st.warning("This page is not available to your role.")
 
 
+def login_refusal() -> None:
+    """What a page shows without login when the roles file requires a login for every role that may open it."""
+    st.title("Not available")
+    st.warning(
+        "This page needs a login: roles.toml requires one for "
+        f"{', '.join(typed_access().require_login)}, and this app has no login configured (docs/ACCESS.md)."
+    )
+
+
+def trust_banner(acc: evalcore.Access) -> None:
+    """The line every page shows without login: the app trusts whoever types a name, with the
+    roles the roles file leaves to it (``acc``: :func:`typed_access`)."""
+    kept = f"; {', '.join(acc.require_login)} need a login (roles.toml)" if acc.require_login else ""
+    roles = ", ".join(r for r in evalcore.ACCESS_ROLES if r in acc.roles) or "none"
+    st.caption(
+        "No login is configured: this app trusts whoever types a name. Anyone may act under any name, "
+        f"with the roles {roles}{kept}. docs/ACCESS.md says how to require a login."
+    )
+
+
 def login_page() -> None:
     """The only page while login is configured and nobody is logged in."""
     st.title("evalcore")
@@ -155,10 +193,15 @@ def login_page() -> None:
 
 
 def no_role_page() -> None:
-    """The only page of a login that neither the roles file nor a claim gives a role."""
+    """The only page of a login that neither the roles file nor a claim gives a role: it names
+    the key the roles file would list it under."""
     st.title("No role")
+    acc = login_access()
+    as_who = f" as {shown(acc)}" if acc is not None else ""
     st.warning(
-        "You are logged in but have no role here: an admin gives you one in roles.toml of the state "
-        "directory (docs/ACCESS.md)."
+        md_escape(
+            f"You are logged in{as_who} but have no role here: an admin gives you one in roles.toml of the state "
+            "directory, under your verified email or ISSUER#SUB (docs/ACCESS.md)."
+        )
     )
     st.button("Log out", key="no_role_logout", on_click=st.logout)
