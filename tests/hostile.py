@@ -331,6 +331,7 @@ ISSUE38: dict[str, Builder] = {
     "judge:rubric-duplicate-yaml-key": _rubric_case(
         "dup.yaml", (GOLD.parent / "rubrics" / "six.yaml").read_text(encoding="utf-8") + "\nname: again\n"),
     "judge:rubric-duplicate-json-key": _rubric_case("dup.json", '{"name": "a", "name": "b", "criteria": []}'),
+    "correct:pairwise-grader": lambda w: (w.cli("correct", "pairs-grader"), {}),
 }
 
 CORPUS = _corpus() | ISSUE38

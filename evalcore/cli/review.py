@@ -459,7 +459,7 @@ def correct_cmd(obj: Ctx, run_id, criteria, queue_id, target, level, judge_round
     """RUN_ID's pass rates corrected by PPI++ from the queue audit's decided cases (per criterion
     and all-pass), beside the labels-only and the sensitivity / specificity corrections, with
     how many more labels reach the target half-width."""
-    from evalcore.review.correct import CorrectionRow, RunCorrection
+    from evalcore.review.correct import CorrectionRow, RunCorrection, correctable_gen
     from evalcore.review.reportcard import report_card
 
     if not (0 < target < 100):
@@ -468,7 +468,7 @@ def correct_cmd(obj: Ctx, run_id, criteria, queue_id, target, level, judge_round
         )
     if not (0 < level < 1):
         raise click.BadParameter(f"the level lies strictly between 0 and 1, not {level!r}", param_hint="--level")
-    gen_id = obj.store.run(run_id).manifest.gen_id
+    gen_id = correctable_gen(obj.store, run_id)
     rc = report_card(
         obj.store, gen_id, judge_round=judge_round, queue_id=queue_id, level=level, target=target / 100, n_boot=200
     )

@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from evalcore.contract.results import OMIT, Result
+from evalcore.errors import InputError
+from evalcore.review.detect import runs_on
 from evalcore.review.judges import _answers, mask_runs
 from evalcore.stats.ppi import PPIEstimate, labels_needed, ppi_mean
 from evalcore.storage.aggregates import patterns_of
@@ -40,6 +42,22 @@ if TYPE_CHECKING:
 
 #: the stopping rule's default target: the interval's half-width, in points of the rate
 TARGET_HALF_WIDTH = 0.05
+
+
+def correctable_gen(store: Store, run_id: str) -> str:
+    """The generation of ``run_id`` when the run holds per-criterion verdicts to correct; a pairwise
+    grader's run (choices only: ``import pandalm``, ``import pairs``, ``judge-pairs``) is refused in
+    one line (before issue 38 it reached DuckDB as ``WITH x AS (None)``)."""
+    gen_id = store.run(run_id).manifest.gen_id
+    if run_id not in runs_on(store, gen_id):
+        session = store.run(run_id).manifest.knobs.get("session_id")
+        where = f"`evalcore pairs report {session}`" if session else "`evalcore pairs report SESSION`"
+        raise InputError(
+            f"run {run_id!r} has no per-criterion verdicts (a pairwise grader holds choices only): nothing to "
+            f"correct; {where} gives its agreement with people",
+            field="RUN_ID",
+        )
+    return gen_id
 
 
 def audit_prefixes(store: Store, design: dict[str, Any] | None, decided: list[tuple]) -> dict[str, dict[tuple, float]]:
