@@ -111,6 +111,32 @@ def test_a_full_disk_refuses_the_write_in_one_line_and_keeps_every_acknowledged_
     assert code == 0, err
 
 
+@pytest.mark.parametrize("free_kb", [0, 64])
+def test_a_full_disk_during_queue_build_and_index_is_one_line_and_leaves_no_temporary_folder(tiny, mnt, ev, free_kb):
+    """Issue 38: `queue build` and `index --into state` on a full state directory. Before, `index`
+    printed a warning per product (11 lines on tests/golden/import's world) and exited 0; a build
+    cut short must leave no `.tmp-*` folder behind. Each either fits (exit 0, nothing on stderr) or
+    is refused in one line; with no space at all both are refused."""
+    data, _ = tiny
+    root = mnt("4m")
+    state = root / "state"
+    _store(data, state, 5, "clean")
+    shutil.rmtree(state / "derived", ignore_errors=True)
+    vfs = os.statvfs(root)
+    (root / "filler").write_bytes(b"\0" * max(0, vfs.f_bavail * vfs.f_frsize - free_kb * 1024))
+    refused = []
+    for cmd in (["queue", "build", "g"], ["index", "--into", "state"]):
+        code, out, err = ev("--data", data, "--state", state, *cmd)
+        if code == 0:
+            assert not err.strip(), (cmd, err)
+        else:
+            _one_line(code, err)
+            refused.append(cmd[0])
+        assert not [str(p) for p in state.rglob(".tmp*")], cmd
+    if free_kb == 0:
+        assert refused == ["queue", "index"]
+
+
 def test_a_missing_or_wrong_state_path_is_one_line(tiny, tmp_path, ev):
     data, _ = tiny
     nowhere = tmp_path / "not-mounted" / "state"

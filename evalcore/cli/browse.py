@@ -183,15 +183,48 @@ def index(
     generation (their answers joined once, for flips, association and compare), the integer keys of
     the labelled items, and the review detection of each generation with runs (every case and why
     it is raised), stored in the state directory."""
-    import time
+    import warnings
 
-    from evalcore.storage import aggregates, derived
+    from evalcore.errors import DerivedTablesWarning
 
     store = obj.store
     todo = [(k, i) for k in ("generation", "run") for i in store.ids(k) if not ids or i in ids]
     unknown = sorted(set(ids) - {i for _, i in todo})
     if unknown:
         raise click.BadParameter(f"no run or generation {unknown[0]!r} in {store.data}", param_hint="IDS")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", DerivedTablesWarning)
+        rows = _index_rows(store, todo, check, force, into, no_detection, ids)
+    failed = [w for w in said if issubclass(w.category, DerivedTablesWarning)]
+    for w in said:
+        if w not in failed:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if failed:  # a full disk or a read-only directory: one line, not one warning per product (issue 38)
+        from evalcore.errors import StateError
+
+        first = str(failed[0].message).split(" and the build is not tried again")[0]
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        raise StateError(
+            f"{first}{more}: nothing partial is left; free space (or make it writable), then run `evalcore index` again",
+            file=store.state if into == "state" else store.data,
+            field="--into",
+        )
+    text = _table(
+        rows,
+        [("kind", "kind", False), ("id", "id", False), ("state", "state", False), ("where", "where", False)],
+    )
+    emit(rows, as_json, text)
+
+
+def _index_rows(
+    store: Store, todo: list[tuple[str, str]], check: bool, force: bool, into: str, no_detection: bool, ids: tuple
+) -> list[dict]:
+    """The rows of :func:`index`: each set built (or checked), then the pair tables, keys, suite
+    checks and detections."""
+    import time
+
+    from evalcore.storage import aggregates, derived
+
     rows = []
     for kind, eid in todo:
         t0 = time.perf_counter()
@@ -211,11 +244,7 @@ def index(
     rows += _suite_checks(store, ids, check, force)
     if not no_detection:
         rows += _detections(store, ids, check, force)
-    text = _table(
-        rows,
-        [("kind", "kind", False), ("id", "id", False), ("state", "state", False), ("where", "where", False)],
-    )
-    emit(rows, as_json, text)
+    return rows
 
 
 def _pairs(store: Store, ids: tuple[str, ...], check: bool, force: bool) -> list[dict]:
