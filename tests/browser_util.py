@@ -230,14 +230,20 @@ def serve(root: Path, data: Path, state: Path, log: Path, *, port: int | None = 
 def start_oidc_provider(users: dict[str, dict]) -> Iterator[str]:
     """A real OpenID Connect provider (``oidc_provider_mock``, Authlib underneath) on 127.0.0.1:
     ``users`` maps a subject to its claims (email, name, roles...), each offered on the sign-in
-    form. Yields the issuer URL; the server stops afterwards."""
+    form. A user with an ``email`` and no ``email_verified`` gets ``email_verified: true``, as a
+    provider that checked the address sends it (the app trusts an email only then: docs/ACCESS.md);
+    give ``email_verified: False`` to send an unverified one. Yields the issuer URL (the ``iss`` of
+    its tokens); the server stops afterwards."""
     import threading
 
     import oidc_provider_mock
     import werkzeug.serving
 
+    def token_claims(claims: dict) -> dict:
+        return {"email_verified": True, **claims} if "email" in claims else dict(claims)
+
     app = oidc_provider_mock.app(require_nonce=True, user_claims=[
-        oidc_provider_mock.User(sub=sub, claims=claims) for sub, claims in users.items()])
+        oidc_provider_mock.User(sub=sub, claims=token_claims(claims)) for sub, claims in users.items()])
     server = werkzeug.serving.make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, daemon=True)
     thread.start()

@@ -9,6 +9,14 @@
 * The control: a reviewer whose role comes from the provider's ``roles`` claim (not the file)
   opens Runs, and the same checks do find the generation ids in what it received, so the
   grader's checks could fail.
+* Identity from verified claims only (issue 38.1): with adam@example.org an adjudicator in
+  roles.toml, a token with only ``preferred_username: adam@example.org``, one with
+  ``email: ADAM@example.org, email_verified: false`` and one whose ``sub`` is adam@example.org get
+  no Ledger and grade under their own ``ISSUER#SUB``; Adam's verified email opens the Ledger and
+  grades as adam@example.org.
+* Without login (issue 38.7): every page's URL says that the app trusts whoever types a name;
+  with ``require_login`` in roles.toml the Ledger and Suites URLs say in one line that they need a
+  login.
 
 Without chromium the tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run).
 """
@@ -73,8 +81,8 @@ def world(tmp_path):
         P.make_session(w["store"], sid, [f"{arms[0]}={w['gens'][0]}", f"{arms[1]}={w['gens'][1]}"], n_perm=9,
                        keys_dir=tmp_path / "keys")
     w["state"].mkdir(parents=True, exist_ok=True)
-    (w["state"] / "roles.toml").write_text(
-        f'[users."{GRADER.upper()}"]\nroles = ["grader"]\nsessions = ["blind-1"]\n', encoding="utf-8")
+    (w["state"] / "roles.toml").write_text(  # the domain in capitals: an email's domain compares without case
+        '[users."gus@EXAMPLE.ORG"]\nroles = ["grader"]\nsessions = ["blind-1"]\n', encoding="utf-8")
     w["hidden"] = secrets_of([*arms, *w["gens"]])
     return w
 
@@ -183,3 +191,94 @@ def test_a_reviewer_by_claim_opens_runs_and_the_checks_see_what_it_shows(browser
     assert left_127(outside) == []
     # what the Runs page received names the generations: the grader's test would have seen them
     assert found("\n".join(frames), secrets_of(world["gens"]))
+
+
+# --------------------------------------------------------------------------- identity from verified claims
+
+ADAM = "adam@example.org"
+FORGERS = {  # subject: the claims of its ID token (the provider signs them; only some are verified)
+    "mallory-1": {"preferred_username": ADAM, "name": "Mallory One"},
+    "mallory-2": {"email": "ADAM@example.org", "email_verified": False},
+    ADAM: {"name": "Adam by subject"},  # a subject that equals Adam's email, and no email
+}
+ADAM_USERS = {"adam-1": {"email": ADAM, "email_verified": True, "name": "Adam"}, **FORGERS}
+
+
+def plain(text: str) -> str:
+    return text.replace("\u2060", "")  # the word joiners pages/_text.md_escape puts into addresses
+
+
+def test_only_verified_claims_name_a_login_and_take_its_roles(browser, world):
+    """Each forged token is a reviewer (default_roles) under its own ISSUER#SUB: the Ledger (for
+    adjudicators) is refused and its grade is recorded under that name; Adam's verified email opens
+    the Ledger and grades as adam@example.org."""
+    (world["state"] / "roles.toml").write_text(
+        f'default_roles = ["reviewer"]\n[users."{ADAM}"]\nroles = ["adjudicator"]\n', encoding="utf-8")
+    total = len(P.load_pairs(world["store"], "blind-1"))
+    outside: list[str] = []
+    shown: dict[str, str] = {}
+    with start_oidc_provider(ADAM_USERS) as issuer, start_app(world["data"], world["state"],
+                                                              secrets=auth_secrets(issuer)) as base:
+        for sub in ADAM_USERS:
+            ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = ctx.new_page()
+            guard_page(page, outside)
+            log_in(page, base, sub)
+            page.goto(f"{base}/ledger")
+            if sub == "adam-1":
+                page.get_by_role("heading", name="Ledger", exact=True, level=1).wait_for(timeout=30_000)
+            else:
+                page.get_by_text("not available to your role").wait_for(timeout=30_000)
+            wait_idle(page)
+            page.goto(f"{base}/pairwise_grading?session=blind-1")
+            page.get_by_text(f"0 of {total} pairs graded").wait_for(timeout=30_000)
+            shown[sub] = plain(page.get_by_text("Grading as").first.inner_text())
+            press_when_ready(page, "a", "Left better")
+            page.get_by_text(f"1 of {total} pairs graded").wait_for(timeout=30_000)
+            ctx.close()
+    assert left_127(outside) == []
+    got = {j["reviewer"] for j in P.JudgmentStore(world["store"]).current("blind-1")}
+    assert got == {ADAM, f"{issuer}#mallory-1", f"{issuer}#mallory-2", f"{issuer}#{ADAM}"}
+    assert shown["adam-1"] == f"Grading as Adam ({ADAM})"
+    # a display name is shown beside the key it is recorded under, never instead of it
+    assert shown["mallory-1"] == f"Grading as Mallory One ({issuer}#mallory-1)"
+    assert shown["mallory-2"] == f"Grading as {issuer}#mallory-2"
+    assert shown[ADAM] == f"Grading as Adam by subject ({issuer}#{ADAM})"
+
+
+# --------------------------------------------------------------------------- without login
+
+URLS = ["runs", *OTHER_URLS, "pairwise_grading"]
+TRUSTS = "No login is configured: this app trusts whoever types a name."
+
+
+def test_without_login_every_page_says_it_trusts_whoever_types_a_name(browser, world):
+    (world["state"] / "roles.toml").unlink()
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = ctx.new_page()
+    outside: list[str] = []
+    guard_page(page, outside)
+    with start_app(world["data"], world["state"]) as base:
+        for url in URLS:
+            page.goto(f"{base}/{url}")
+            page.get_by_text(TRUSTS).wait_for(timeout=60_000)
+            wait_idle(page)
+            said = plain(page.get_by_text(TRUSTS).inner_text())
+            assert "with the roles reviewer, adjudicator, admin." in said, url
+            assert page.get_by_text("not available to your role").count() == 0, url
+        # the roles file may keep adjudicator and admin for a login: read on the next page run
+        (world["state"] / "roles.toml").write_text('require_login = ["adjudicator", "admin"]\n', encoding="utf-8")
+        for url in URLS:
+            page.goto(f"{base}/{url}")
+            page.get_by_text(TRUSTS).wait_for(timeout=60_000)
+            wait_idle(page)
+            assert "adjudicator, admin need a login (roles.toml)" in plain(page.get_by_text(TRUSTS).inner_text())
+            refused = page.get_by_text("This page needs a login")
+            if url in ("ledger", "suites"):
+                assert plain(refused.inner_text()) == (
+                    "This page needs a login: roles.toml requires one for adjudicator, admin, and this app has no "
+                    "login configured (docs/ACCESS.md).")
+            else:
+                assert refused.count() == 0, url
+    ctx.close()
+    assert left_127(outside) == []
