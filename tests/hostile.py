@@ -331,6 +331,14 @@ ISSUE38: dict[str, Builder] = {
     "judge:rubric-duplicate-yaml-key": _rubric_case(
         "dup.yaml", (GOLD.parent / "rubrics" / "six.yaml").read_text(encoding="utf-8") + "\nname: again\n"),
     "judge:rubric-duplicate-json-key": _rubric_case("dup.json", '{"name": "a", "name": "b", "criteria": []}'),
+    "judge:rubric-10mb-description": _rubric_case(
+        "big.json", json.dumps({"name": "big", "criteria": [{"name": "faithful", "kind": "binary",
+                                                              "description": "x" * 10_000_000}]})),
+    "judge:rubric-case-collision": _rubric_case(
+        "case.toml", '[[criteria]]\nname = "faithful"\nkind = "binary"\n\n[[criteria]]\nname = "Faithful"\n'
+        'kind = "binary"\n'),
+    "judge:prompt-over-limit": lambda w: (_rubric_case("six.toml", (GOLD.parent / "rubrics" / "six.toml").read_text(
+        encoding="utf-8"))(w)[0], {"EVALCORE_MAX_PROMPT": "2000"}),
     "correct:pairwise-grader": lambda w: (w.cli("correct", "pairs-grader"), {}),
 }
 

@@ -53,6 +53,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
+from evalcore.contract.readers import env_limit
 from evalcore.errors import InputError
 from evalcore.llm.checks import retrieval as retrieval_outcome
 from evalcore.llm.checks import run_check
@@ -67,6 +68,11 @@ POSTPROCESS_VERSIONS = ("pp-1", "pp-2")
 POSTPROCESS_VERSION = "pp-2"
 MODES = ("single", "split", "grouped")
 NONE_TEXT = "(none)"
+
+#: the longest judge prompt rendered (characters of all its messages; ``EVALCORE_MAX_PROMPT``): more
+#: than any model's context window (a million characters is about 250,000 tokens), refused naming
+#: the item before anything is sent or estimated
+MAX_PROMPT = 1_000_000
 
 # offline estimate of completion tokens per criterion in a call (a reason of ~40 words + fields)
 OUT_TOKENS = {"binary": 60, "ordinal": 60, "continuous": 60, "ternary": 110}
@@ -239,8 +245,9 @@ def render_judge_prompt(
     spec: RubricSpec,
     block: str | None = None,
 ) -> list[dict]:
-    """The messages of one judge call (``block``: the criteria block, when the caller has it already)."""
-    return tpl.render(
+    """The messages of one judge call (``block``: the criteria block, when the caller has it already);
+    a prompt longer than :data:`MAX_PROMPT` characters is refused naming the item."""
+    messages = tpl.render(
         variant=f"\n\n{variant}" if variant else "",
         input=str(item.get("input") or ""),
         context=item.get("context") or NONE_TEXT,
@@ -248,6 +255,15 @@ def render_judge_prompt(
         output=output,
         criteria_block=criteria_block(crits, item, spec) if block is None else block,
     )
+    cap = env_limit("EVALCORE_MAX_PROMPT", MAX_PROMPT)
+    size = sum(len(m["content"]) for m in messages)
+    if size > cap:
+        raise InputError(
+            f"the judge prompt of item {item.get('item_id')!r} is {size:,} characters, more than the limit of "
+            f"{cap:,} (EVALCORE_MAX_PROMPT raises it)",
+            field="item",
+        )
+    return messages
 
 
 def block_depends_on_item(crits: list[S.Criterion]) -> bool:

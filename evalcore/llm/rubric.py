@@ -64,13 +64,17 @@ from pydantic import ValidationError
 
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
-from evalcore.contract.readers import loads_json, loads_toml, loads_yaml
+from evalcore.contract.readers import loads_json, loads_toml, loads_yaml, lookalikes
 from evalcore.contract.schema import TERNARY_LABELS
 from evalcore.errors import InputError
 
 MODEL_KINDS = ("binary", "ordinal", "ternary", "continuous")
 LOCAL_KINDS = ("check", "retrieval")
 _TOP_KEYS = {"name", "description", "on_abstain", "criteria"}
+#: the longest description or pass anchor (characters) a rubric may give a criterion, or itself: a
+#: criterion's text is sent in every prompt (issue 38: a 10 MB description kept `judge --dry-run`
+#: busy past 90 s); 16,000 characters is about 4,000 tokens
+MAX_TEXT = 16_000
 _CRIT_KEYS = set(S.Criterion.model_fields) | {"examples", "metric"}
 _EXAMPLE_KEYS = {"output", "verdict", "reason"}
 
@@ -194,7 +198,15 @@ def rubric_from_dict(data: Any, where: str = "<rubric>") -> RubricSpec:
         at = f"criteria[{i}] ({name})"
         if name in seen:
             raise err(f"{at}.name", "duplicate criterion name")
+        twin = lookalikes([*seen, name], fold_case=True)
+        if twin:
+            raise err(
+                f"{at}.name", f"{twin[1]!r} and {twin[0]!r} differ only in case: one criterion or two? rename one"
+            )
         seen.add(name)
+        for key in ("description", "pass_anchor"):
+            if isinstance(c.get(key), str) and len(c[key]) > MAX_TEXT:
+                raise err(f"{at}.{key}", f"is {len(c[key]):,} characters, more than the limit of {MAX_TEXT:,}")
         kind = c.get("kind")
         if kind not in MODEL_KINDS + LOCAL_KINDS:
             raise err(f"{at}.kind", f"{kind!r} is not one of {', '.join(MODEL_KINDS + LOCAL_KINDS)}")
@@ -226,13 +238,16 @@ def rubric_from_dict(data: Any, where: str = "<rubric>") -> RubricSpec:
                 raise err(f"{at}.examples", f"{kind} criteria are computed without a model: no examples")
             examples[name] = _check_examples(ex, crit, f"{at}.examples", err)
         criteria.append(crit)
+    desc = str(data.get("description") or "")
+    if len(desc) > MAX_TEXT:
+        raise err("description", f"is {len(desc):,} characters, more than the limit of {MAX_TEXT:,}")
     rubric = S.Rubric(name=str(data.get("name") or "rubric"), criteria=criteria)
     return RubricSpec(
         rubric=rubric,
         examples=examples,
         metrics=metrics,
         on_abstain=on_abstain,
-        description=str(data.get("description") or ""),
+        description=desc,
     )
 
 
