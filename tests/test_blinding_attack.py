@@ -54,6 +54,28 @@ def _attack(store: Store, session_id: str, keys, texts_of) -> tuple[int, int, in
     return len(pairs), matched, right
 
 
+def _length_attack(store: Store, session_id: str, keys, sizes_of) -> tuple[int, int, int]:
+    """(pairs, pairs sized, left arms recovered) for one session, by size alone: ``sizes_of(gen)``
+    gives the attacker's view of each answer's size, {item_id: number or None} (of the round the
+    session paired); where both arms' sizes of a pair's item are known and differ, the longer
+    shown text is taken for the larger answer's arm; any other pair is the seeded coin's."""
+    pairs = pq.read_table(store.session(session_id).path / "pairs.parquet").to_pylist()
+    truth = {r["pair_id"]: r["left_arm"] for r in pq.read_table(keys / session_id / "key.parquet").to_pylist()}
+    size = {arm: sizes_of(gen) for arm, gen in ARMS.items()}
+    coin = random.Random(0)
+    sized = right = 0
+    for p in pairs:
+        a, b = (size[arm].get(p["item_id"]) for arm in sorted(ARMS))  # concise, detailed
+        shown = len(p["left_text"]) - len(p["right_text"])
+        if a is not None and b is not None and a != b and shown:
+            sized += 1
+            guess = sorted(ARMS)[0] if (a > b) == (shown > 0) else sorted(ARMS)[1]
+        else:
+            guess = coin.choice(sorted(ARMS))
+        right += guess == truth[p["pair_id"]]
+    return len(pairs), sized, right
+
+
 def _from_files(store: Store):
     def texts(gen: str) -> dict[str, str]:
         rows = pq.read_table(store.path_of("generation", gen, "outputs")).to_pylist()

@@ -240,4 +240,9 @@ def export(obj: Ctx, hive: str, run_ids: tuple[str, ...], overwrite: bool, as_js
     text = f"{info['path']}: {len(info['runs'])} runs; " + ", ".join(
         f"{t} {v['rows']:,} rows" for t, v in info["tables"].items()
     )
+    for gen, sid in info.get("withheld", {}).items():
+        text += (
+            f"\nwithheld: generation {gen} is an arm of the open pairwise session {sid}: its answers' texts, "
+            "and the sizes, costs and latencies of its outputs and calls, are not exported until the session is closed"
+        )
     emit(info, as_json, text)

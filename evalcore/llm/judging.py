@@ -55,6 +55,7 @@ from evalcore.llm.prompts import POSTPROCESS_VERSION, POSTPROCESS_VERSIONS, Prom
 from evalcore.llm.rubric import MODEL_KINDS, RubricSpec, spec_from_manifest
 from evalcore.stats.descriptive import percentile
 from evalcore.storage.paths import utcnow
+from evalcore.storage.seal import refuse_sealed, sealed_by, withheld_text
 from evalcore.storage.store import Store
 
 
@@ -492,11 +493,14 @@ def _judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
             refuse_existing(store, wd, or_another=True)
     if opts.price is not None:
         plan["price"] = list(opts.price)
-    built = build_judge(store, plan)
+    sealing = sealed_by(store, plan["gen_id"])  # an open pairwise session's arm (storage.seal)
+    if sealing and not req.dry_run:
+        refuse_sealed(store, plan["gen_id"], "judging it", "--gen")
+    built = build_judge(store, plan, withheld=withheld_text(sealing) if sealing else None)
     plan["structured_resolved"] = built.structured
     n_local = len(built.spec.local_criteria()) * len(built.outputs) * int(plan["rounds"])
     if req.dry_run:
-        return dry_run_report(built, local_verdicts=n_local)
+        return dry_run_report(built, local_verdicts=n_local, withheld=sealing)
     return run_planned(store, wd, built, opts, resume=req.resume, label=f"judge {plan['run_id']}", finish=finish_judge)
 
 

@@ -291,8 +291,9 @@ def planned_call(
     )
 
 
-def build_judge(store: Store, plan: dict) -> Built:
-    """Every call of a judge run, from its plan (the same plan always gives the same calls)."""
+def build_judge(store: Store, plan: dict, withheld: str | None = None) -> Built:
+    """Every call of a judge run, from its plan (the same plan always gives the same calls);
+    ``withheld``: the text every answer is rendered as instead (a sealed generation's dry run)."""
     spec = parse_rubric(plan["rubric_text"], plan["rubric_format"], plan.get("rubric_file") or "<rubric>")
     gen, outs, items = load_answers(store, plan["gen_id"])
     if gen.manifest.outputs_hash != plan["outputs_hash"]:
@@ -338,7 +339,8 @@ def build_judge(store: Store, plan: dict) -> Built:
                     text = blocks.get(key)
                     if text is None:
                         text = blocks[key] = criteria_block(crits, item, spec)
-                messages = render_judge_prompt(tpl, variant, item, o["output"] or "", crits, spec, text)
+                answer = withheld if withheld is not None else o["output"] or ""
+                messages = render_judge_prompt(tpl, variant, item, answer, crits, spec, text)
                 params = round_params(plan, jr)
                 if structured == "json_schema":  # a schema of its own per call (litellm may adapt it)
                     params["response_format"] = {
@@ -517,26 +519,30 @@ def _work_names(kind: str) -> tuple[str, str]:
     return ("generation", "--gen-id") if kind == "generations" else ("run", "--run-id")
 
 
-def dry_run_report(built: Built, *, local_verdicts: int, kind: str = "judge") -> dict:
-    """Calls and an offline token and cost estimate; nothing is sent."""
+def dry_run_report(built: Built, *, local_verdicts: int, kind: str = "judge", withheld: str | None = None) -> dict:
+    """Calls and an offline token and cost estimate; nothing is sent. ``withheld``: the open
+    pairwise session sealing the answers (storage.seal): the prompts were rendered with the
+    withheld line and every input estimate, and so the cost, is None (an answer's size is sealed
+    too), with ``withheld`` naming the session."""
     rows: list[dict[str, Any]] = []
-    est_in = est_out = 0
+    est_in: int | None = 0
+    est_out = 0
     cost: float | None = 0.0
     unknown: set[str] = set()
     by_name = {c.name: c for c in built.spec.rubric.criteria} if built.spec else {}
     for s in built.specs:
-        tin = estimate_tokens(s.messages, s.model)
+        tin = None if withheld else estimate_tokens(s.messages, s.model)
         if kind == "judge":
             tout = 5 + sum(OUT_TOKENS[by_name[n].kind] for n in s.meta["criteria"])
         else:
             tout = built.extra.get("out_tokens", 200)
-        est_in += tin
+        est_in = None if est_in is None or tin is None else est_in + tin
         est_out += tout
         if s.price is None:
             unknown.add(s.model)
             cost = None
         elif cost is not None:
-            cost += s.price.cost(tin, tout) or 0.0
+            cost = None if tin is None else cost + (s.price.cost(tin, tout) or 0.0)
         rows.append(
             {
                 "call_id": s.call_id,
@@ -549,6 +555,7 @@ def dry_run_report(built: Built, *, local_verdicts: int, kind: str = "judge") ->
     models = sorted({s.model for s in built.specs})
     return {
         "dry_run": True,
+        **({"withheld": withheld} if withheld else {}),
         "calls": rows,
         "n_calls": len(rows),
         "verdicts_from_calls": sum(len(r["criteria"] or []) for r in rows) if kind == "judge" else len(rows),
@@ -572,15 +579,24 @@ def format_dry_run(r: dict) -> str:
     lines = [f"DRY RUN: nothing is sent. {r['n_calls']} calls:"]
     for c in r["calls"]:
         crit = ",".join(c["criteria"]) if c.get("criteria") else ""
-        lines.append(f"  {c['call_id']}  {c['model']}  {crit}  ~{c['tokens_in_est']} in / ~{c['tokens_out_est']} out")
+        tin = "withheld" if c["tokens_in_est"] is None else f"~{c['tokens_in_est']}"
+        lines.append(f"  {c['call_id']}  {c['model']}  {crit}  {tin} in / ~{c['tokens_out_est']} out")
+    if r.get("withheld"):
+        lines.append(
+            f"withheld: the answers are an arm of the open pairwise session {r['withheld']}; their texts and "
+            "sizes (the input estimates, so the cost) are shown once the session is closed"
+        )
     lines.append(
         f"verdicts from calls: {r['verdicts_from_calls']}; computed without a call: {r['verdicts_without_calls']}"
     )
     lines.append(
-        f"estimated tokens: {r['tokens_in_est']} in, {r['tokens_out_est']} out "
+        f"estimated tokens: {'withheld' if r['tokens_in_est'] is None else r['tokens_in_est']} in, "
+        f"{r['tokens_out_est']} out "
         f"({'; '.join(f'{m}: {t}' for m, t in r['tokenizer'].items())}; output: {r['out_tokens_rule']})"
     )
-    if r["cost_usd_est"] is None:
+    if r["cost_usd_est"] is None and r.get("withheld"):
+        lines.append("estimated cost: withheld with the input estimates")
+    elif r["cost_usd_est"] is None:
         lines.append(
             f"estimated cost: unknown (no price for {', '.join(r['cost_unknown_models'])}; "
             "pass --price IN,OUT in US dollars per million tokens)"

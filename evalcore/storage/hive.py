@@ -14,7 +14,10 @@ queries and the layout)::
 The partition values are the ids themselves (ids are letters, digits, ``.``, ``_`` and ``-``, so a
 directory name never needs escaping); a reader should take them as strings, since an id like
 ``2024`` would otherwise be read as a number. Each file keeps the contract's columns unchanged
-(docs/FORMAT.md), so ``verdicts`` also carries ``run_id``.
+(docs/FORMAT.md), so ``verdicts`` also carries ``run_id``. A generation sealed by an open pairwise
+session (storage.seal) is exported withheld: its outputs' ``output`` is the withheld line and the
+sizes, costs and latencies of its outputs and of its runs' calls are null; ``export.json`` names it
+under ``withheld`` with the session, and the rows are all there.
 
 The export is written into a temporary directory beside ``DIR`` and renamed over it at the end: a
 killed export leaves no half-written ``DIR``, and an existing ``DIR`` is replaced only with
@@ -34,6 +37,7 @@ from evalcore.storage.export import labels_table
 from evalcore.storage.files import atomic_directory
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.paths import utcnow
+from evalcore.storage.seal import SIZE_COLUMNS, sealed_generations, withheld_text
 from evalcore.storage.store import Store
 
 FORMAT_NAME = "evalcore-hive"
@@ -58,10 +62,20 @@ def _part_dir(root: Path, table: str, values: dict[str, str]) -> Path:
     return d
 
 
-def _copy(con: Any, src: str, dest: Path) -> int:
-    """One contract table copied file to file by DuckDB; its row count."""
+def _copy(con: Any, src: str, dest: Path, withheld: str | None = None) -> int:
+    """One contract table copied file to file by DuckDB; its row count. ``withheld``: the open
+    pairwise session sealing the table's answers (storage.seal): ``output`` (when the table has
+    it) reads :func:`withheld_text` and the size columns (:data:`SIZE_COLUMNS`) are null."""
     q = str(dest).replace("'", "''")
-    n = con.execute(f"COPY (SELECT * FROM read_parquet(?)) TO '{q}' (FORMAT parquet, COMPRESSION zstd)", [src])
+    select, params = "*", [src]
+    if withheld is not None:
+        cols = {r[0] for r in con.execute("DESCRIBE SELECT * FROM read_parquet(?)", [src]).fetchall()}
+        swap = [f"NULL::{t} AS {c}" for c, t in SIZE_COLUMNS.items() if c in cols]
+        if "output" in cols:
+            swap.insert(0, "?::VARCHAR AS output")
+            params.insert(0, withheld_text(withheld))
+        select = f"* REPLACE ({', '.join(swap)})"
+    n = con.execute(f"COPY (SELECT {select} FROM read_parquet(?)) TO '{q}' (FORMAT parquet, COMPRESSION zstd)", params)
     return int(n.fetchall()[0][0])  # COPY returns the rows it wrote
 
 
@@ -106,6 +120,7 @@ def export_hive(store: Store, out: Path, run_ids: list[str] | None = None, *, ov
         gen_id = store.run(rid).manifest.gen_id
         where[rid] = {"suite": store.generation(gen_id).manifest.suite_id, "generation": gen_id, "run": rid}
     gens = {w["generation"]: w for w in where.values()}
+    sealed = {g: sid for g, sid in sealed_generations(store).items() if g in gens}
     suites = {w["suite"] for w in where.values()}
     rows: dict[str, int] = dict.fromkeys(TABLES, 0)
     files: dict[str, int] = dict.fromkeys(TABLES, 0)
@@ -120,7 +135,7 @@ def export_hive(store: Store, out: Path, run_ids: list[str] | None = None, *, ov
                 files["items"] += 1
             for g, w in sorted(gens.items()):
                 d = _part_dir(tmp, "outputs", w)
-                rows["outputs"] += _copy(con, store.path_of("generation", g, "outputs"), d / PART)
+                rows["outputs"] += _copy(con, store.path_of("generation", g, "outputs"), d / PART, sealed.get(g))
                 files["outputs"] += 1
                 gold = labels_table(labels, gen_id=g)
                 if gold.num_rows:
@@ -129,7 +144,8 @@ def export_hive(store: Store, out: Path, run_ids: list[str] | None = None, *, ov
                     files["labels"] += 1
             for rid, w in where.items():
                 for table in ("verdicts", "calls"):
-                    rows[table] += _copy(con, store.path_of("run", rid, table), _part_dir(tmp, table, w) / PART)
+                    seal = sealed.get(w["generation"]) if table == "calls" else None  # a call's size is its answer's
+                    rows[table] += _copy(con, store.path_of("run", rid, table), _part_dir(tmp, table, w) / PART, seal)
                     files[table] += 1
                 crit = _criteria_rows(store, rid)
                 _write_arrow(crit, _part_dir(tmp, "criteria", w) / PART)
@@ -144,6 +160,7 @@ def export_hive(store: Store, out: Path, run_ids: list[str] | None = None, *, ov
             "created_at": utcnow().isoformat(),
             "source": str(store.data),
             "runs": [dict(w) for w in where.values()],
+            **({"withheld": dict(sorted(sealed.items()))} if sealed else {}),
             "tables": {
                 t: {"partitions": list(TABLES[t]), "files": files[t], "rows": rows[t]} for t in TABLES if files[t]
             },

@@ -6,9 +6,12 @@ unblind every pair: the texts *are* those answers, so no transform that keeps th
 them unmatchable. So while a session is open, the generations it pairs (recorded in its
 session.json as ``sealed``: a hash of the session id and the generation id per arm, so the file
 names no arm) are sealed: every reader of evalcore that returns an answer's text
-(:func:`evalcore.analysis.answers` drill-downs, an answer's detail, a review case) gives
-:func:`withheld_text` in its place, for everyone (the results are cached and shared across the
-app's users, so there is no per-viewer exception). Counts, verdicts and figures are unchanged.
+(:func:`evalcore.analysis.answers` drill-downs, an answer's detail, a review case, a judge's dry
+run) gives :func:`withheld_text` in its place, for everyone (the results are cached and shared
+across the app's users, so there is no per-viewer exception), and nothing gives an answer's size
+either: a dry run's token estimates and the hive export's sizes, costs and latencies are withheld
+(:data:`SIZE_COLUMNS`), and a judge run that would send and measure the answers is refused
+(:func:`refuse_sealed`). Counts, verdicts and figures over a run are unchanged.
 Closing the session (``evalcore pairs close``, which needs the key) lifts the seal. The files
 themselves stay where they are: the data directory is the operator's (docs/PAIRWISE.md says who
 should be able to read it while a session is open).
@@ -20,6 +23,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalcore.errors import InputError
 from evalcore.storage.paths import check_id, inside
 
 if TYPE_CHECKING:
@@ -85,3 +89,20 @@ def withhold(store: Store, gen_id: str, rows: list[dict], key: str = "output") -
     if sid is None:
         return rows
     return [{**r, key: withheld_text(sid), "withheld": sid} for r in rows]
+
+
+#: The columns of outputs.parquet and calls.parquet that measure one answer (its tokens, and the
+#: cost and latency that follow from them): null wherever the answer's text is withheld.
+SIZE_COLUMNS = {"tokens_in": "BIGINT", "tokens_out": "BIGINT", "cost_usd": "DOUBLE", "latency_ms": "DOUBLE"}
+
+
+def refuse_sealed(store: Store, gen_id: str, doing: str, field: str) -> None:
+    """One line, when ``gen_id`` is sealed: ``doing`` (e.g. "judging it") would send or show its
+    answers, so it waits for the session to close."""
+    sid = sealed_by(store, gen_id)
+    if sid is not None:
+        raise InputError(
+            f"generation {gen_id} is an arm of the open pairwise session {sid}: {doing} would send and measure "
+            f"its sealed answers; it can once the session is closed (evalcore pairs close --session {sid})",
+            field=field,
+        )
