@@ -318,11 +318,21 @@ def _rubric_case(name: str, text: str, *extra: str) -> Builder:
     return build
 
 
+def _empty_answer(w: World) -> tuple[list[str], dict[str, str]]:
+    """``import pairs`` with the first row's second answer blank (``pairs make`` leaves such an item out)."""
+    cols, rows = _rows(PAIRS)
+    rows[0]["output_b"] = "  "
+    return w.cli("import", "pairs", _csv(w.inputs / "empty-answer.csv", cols, rows), *PAIR_ARGS), {}
+
+
 NEST = 3_000  # the nesting of issue 38's rubric files (3,000 deep ended in a RecursionError)
 ISSUE38: dict[str, Builder] = {
     "wide:int-beyond-float": _wide_case(_set(0, complete=int("9" * 401))),
     "wide:ordinal-outlier": _wide_case(_set(0, complete=99999999999999999999999)),
     "wide:duplicate-json-key": _wide_case(_duplicate_key),
+    "wide:lookalike-id-zero-width": _wide_case(lambda rows: _set(1, item_id=rows[0]["item_id"] + "\u200b")(rows)),
+    "wide:lookalike-id-trailing-space": _wide_case(lambda rows: _set(1, item_id=rows[0]["item_id"] + " ")(rows)),
+    "wide:criteria-differing-in-case": _wide_case(lambda rows: [dict(r, Faithful=r["faithful"]) for r in rows]),
     "judge:rubric-deep-toml": _rubric_case("deep.toml", "x = " + "[" * NEST + "]" * NEST + "\n"),
     "judge:rubric-deep-toml-tables": _rubric_case("deep-tables.toml", "[" + ".".join(["a"] * NEST) + "]\nb = 1\n"),
     "judge:rubric-deep-yaml": _rubric_case("deep.yaml", "x: " + "[" * NEST + "]" * NEST + "\n"),
@@ -339,6 +349,7 @@ ISSUE38: dict[str, Builder] = {
         'kind = "binary"\n'),
     "judge:prompt-over-limit": lambda w: (_rubric_case("six.toml", (GOLD.parent / "rubrics" / "six.toml").read_text(
         encoding="utf-8"))(w)[0], {"EVALCORE_MAX_PROMPT": "2000"}),
+    "pairs:empty-answer": _empty_answer,
     "correct:pairwise-grader": lambda w: (w.cli("correct", "pairs-grader"), {}),
 }
 

@@ -217,8 +217,10 @@ def _read_pairs(
     cols, arms_a, arms_b = _columns(frame, o)
     ids = col_text(frame, cols["item"], required=True, what="an item id", numbers_ok=True)
     items = collect_items(frame, ItemCols(*(cols[k] for k in ("item", "input", "context", "reference", "class"))))
-    out_a = col_text(frame, cols["a"], required=True, what="an answer", allow_empty=True)
-    out_b = col_text(frame, cols["b"], required=True, what="an answer", allow_empty=True)
+    # an empty answer is refused, as `pairs make` leaves such an item out (issue 38: it was kept)
+    what = "an answer that is not empty (`pairs make` leaves out an item whose answer is empty)"
+    out_a = col_text(frame, cols["a"], required=True, what=what)
+    out_b = col_text(frame, cols["b"], required=True, what=what)
     m_shown, m_swapped = _choices(frame, cols["as_shown"], False, True), _choices(frame, cols["swapped"], True, True)
     orders = (
         ("as_shown", m_shown, col_text(frame, cols["as_shown_reason"], required=False), cols["as_shown"]),

@@ -27,6 +27,7 @@ from typing import Any, Literal, cast
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.contract.hashing import outputs_hash, suite_hash
+from evalcore.contract.readers import lookalikes, name_key, spelled
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
 from evalcore.importers.frame import Frame, col_text
 from evalcore.importers.ids import _explicit_id, _fresh_id
@@ -104,6 +105,38 @@ def collect_outputs(frame: Frame, ids: list[str], rounds: list[int], output_col:
 
 # --------------------------------------------------------------------------- the plan
 
+#: the columns naming things people read and type, and what they name (issue 38)
+NAMES = {
+    "item_id": "item ids",
+    "criterion": "criteria",
+    "annotator": "annotators",
+    "reviewer": "reviewers",
+    "arm": "arms",
+}
+
+
+def refuse_lookalikes(rows: list[dict], table: str, source: str | None) -> None:
+    """Refuse two different spellings of one name in a table's name columns (:data:`NAMES`) that
+    look the same on a screen: equal after Unicode NFC without zero-width or direction characters
+    and space around (:func:`evalcore.contract.readers.name_key`), or, for criteria, up to case.
+    One line naming both spellings (invisible characters shown as escapes)."""
+    for col, what in NAMES.items():
+        if not rows or col not in rows[0]:
+            continue
+        twin = lookalikes(sorted({v for r in rows if isinstance(v := r.get(col), str)}), fold_case=col == "criterion")
+        if twin:
+            a, b = twin
+            how = (
+                "look the same (they differ in Unicode form, invisible characters or space around)"
+                if name_key(a) == name_key(b)
+                else "differ only in case"
+            )
+            raise InputError(
+                f"{what} {spelled(a)} and {spelled(b)} {how}: one or two? fix the file",
+                file=source,
+                field=f"{table}.{col}",
+            )
+
 
 @dataclass
 class Plan:
@@ -117,10 +150,11 @@ class Plan:
     labelset: tuple[S.LabelSetManifest, list[dict]] | None = None
     session: tuple[S.SessionManifest, list[dict], list[dict] | None] | None = None
     key: tuple[S.KeyManifest, list[dict], Path] | None = None
+    source: str | None = None  # the file read, named by a refusal
 
     def check(self) -> None:
         """Convert every table to the contract's arrow schema now, so that writing cannot fail on
-        content."""
+        content; refuse two names that look the same (:func:`refuse_lookalikes`)."""
 
         tables: list[tuple[list[dict], str]] = []
         if self.suite:
@@ -139,6 +173,7 @@ class Plan:
         if self.key:
             tables.append((self.key[1], "key"))
         for rows, name in tables:
+            refuse_lookalikes(rows, name, self.source)
             try:
                 to_table(rows, name)
             except Exception as e:  # pragma: no cover - a bug in this module, not in the input
@@ -330,7 +365,7 @@ def start_plan(
 ) -> tuple[Plan, set, SuiteTarget]:
     """The plan of an import into ``data``, the ids it has taken so far and its suite
     (:func:`plan_suite`)."""
-    plan = Plan(data)
+    plan = Plan(data, source=frame.name)
     taken: set = set()
     suite = plan_suite(plan, frame, items, attach, suite_id, base, taken, description, source)
     return plan, taken, suite
