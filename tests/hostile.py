@@ -325,6 +325,21 @@ def _empty_answer(w: World) -> tuple[list[str], dict[str, str]]:
     return w.cli("import", "pairs", _csv(w.inputs / "empty-answer.csv", cols, rows), *PAIR_ARGS), {}
 
 
+def _labels_from(name: str, text: str) -> Builder:
+    def build(w: World) -> tuple[list[str], dict[str, str]]:
+        f = w.inputs / name
+        f.write_text(text, encoding="utf-8")
+        return w.cli("labels", "add", "--from", f), {}
+
+    return build
+
+
+def _labels_reviewer(name: str) -> Builder:
+    """``labels add`` by a name that shows as the existing reviewer ``cy``."""
+    return lambda w: (w.cli("labels", "add", "--item", "student", "--criterion", "faithful", "--value", "pass",
+                            "--reviewer", name, "--gen", "long"), {})
+
+
 NEST = 3_000  # the nesting of issue 38's rubric files (3,000 deep ended in a RecursionError)
 ISSUE38: dict[str, Builder] = {
     "wide:int-beyond-float": _wide_case(_set(0, complete=int("9" * 401))),
@@ -350,6 +365,15 @@ ISSUE38: dict[str, Builder] = {
     "judge:prompt-over-limit": lambda w: (_rubric_case("six.toml", (GOLD.parent / "rubrics" / "six.toml").read_text(
         encoding="utf-8"))(w)[0], {"EVALCORE_MAX_PROMPT": "2000"}),
     "pairs:empty-answer": _empty_answer,
+    "labels:from-duplicate-json-key": _labels_from(
+        "dup.jsonl", '{"item_id": "student", "criterion": "faithful", "value": "pass", "value": "fail", '
+        '"reviewer": "dee", "gen": "long"}\n'),
+    "labels:from-duplicate-csv-column": _labels_from(
+        "dup.csv", "item_id,criterion,value,value,reviewer,gen\nstudent,faithful,pass,fail,dee,long\n"),
+    "labels:from-two-names-of-one-column": _labels_from(
+        "alias.csv", "item_id,criterion,value,reviewer,gen,gen_id\nstudent,faithful,pass,dee,long,long\n"),
+    "labels:reviewer-zero-width": _labels_reviewer("c\u200by"),
+    "labels:reviewer-rtl-override": _labels_reviewer("\u202ecy"),
     "correct:pairwise-grader": lambda w: (w.cli("correct", "pairs-grader"), {}),
 }
 

@@ -66,7 +66,7 @@ def test_the_hostile_corpus_is_refused_in_one_line_within_bounds(base, tmp_path)
     assert len(results) + len(BROKEN_CASES) >= 134
     commands = {r["name"].split(":")[0] for r in results}
     assert commands == {"long", "wide", "pairs", "hanna", "pandalm", "summeval", "inspect", "promptfoo", "judge",
-                        "correct"}
+                        "correct", "labels"}
     failures = {r["name"]: _bounded(r) + _one_line_refusal(r) for r in results}
     failures = {k: v for k, v in failures.items() if v}
     assert not failures, json.dumps(failures, indent=1)[:6000]

@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from evalcore.contract import schema as S
+from evalcore.contract.readers import name_key, spelled
 from evalcore.errors import LabelError, StateError
 from evalcore.storage import labelvalues
 from evalcore.storage.db import LABELS_DDL, LABELS_OBJECTS, Database, connect, database_url, mask
@@ -408,6 +409,13 @@ class LabelStore:
         item_id = unicodedata.normalize("NFC", str(item_id))  # as the data stores it (files.check_ids)
         if not reviewer or not reviewer.strip():
             raise LabelError("a reviewer name is required", field="--reviewer")
+        reviewer = unicodedata.normalize("NFC", reviewer).strip()  # compared as typed elsewhere (issue 38)
+        if name_key(reviewer) != reviewer:  # a zero-width or direction character: it would pass for another name
+            raise LabelError(
+                f"the reviewer name {spelled(reviewer)} holds an invisible or direction character and would look "
+                f"like {name_key(reviewer)!r}: type the name plainly",
+                field="--reviewer",
+            )
         if role not in ROLES:
             raise LabelError(f"role {role!r} is not one of {', '.join(ROLES)}", field="--role")
         if outcome not in OUTCOMES:

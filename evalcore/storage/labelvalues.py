@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from evalcore.contract import schema as S
+from evalcore.contract.readers import loads_json
 from evalcore.errors import LabelError
 
 
@@ -73,6 +74,17 @@ EDIT_FILE_COLUMNS = {
 }
 
 
+def _one_of_each(columns: list[str], name: str, where: str) -> None:
+    """Refuse a column (or key) given twice, or two names of one argument (``gen`` and ``gen_id``)."""
+    seen: dict[str, str] = {}
+    for c in columns:
+        target = EDIT_FILE_COLUMNS.get(c, c)
+        if target in seen:
+            both = f"{c!r} twice" if seen[target] == c else f"{seen[target]!r} and {c!r}, two names of {target!r}"
+            raise LabelError(f"names {both}: which one is meant?", file=name, field=where)
+        seen[target] = c
+
+
 def read_edit_file(text: str, name: str, defaults: dict[str, object]) -> list[dict[str, object]]:
     """The edits of a CSV (a header row) or JSON Lines file (one object per line, detected by a
     leading ``{``), each a dict of :meth:`LabelStore.add` arguments over ``defaults``; empty
@@ -88,14 +100,17 @@ def read_edit_file(text: str, name: str, defaults: dict[str, object]) -> list[di
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                obj = loads_json(line)  # a key named twice is refused (issue 38: the last one won)
             except json.JSONDecodeError as e:
-                raise LabelError(f"line {n} is not JSON ({e.msg})", file=name, field=f"line {n}") from None
+                problem = e.msg if e.msg.startswith("names the key") else f"is not JSON ({e.msg})"
+                raise LabelError(f"line {n} {problem}", file=name, field=f"line {n}") from None
             if not isinstance(obj, dict):
                 raise LabelError(f"line {n} is not a JSON object", file=name, field=f"line {n}")
+            _one_of_each(list(obj), name, f"line {n}")
             rows.append((n, obj))
     else:
         reader = csv.DictReader(io.StringIO(body))
+        _one_of_each(list(reader.fieldnames or []), name, "line 1")  # (the second `value` column was kept)
         for n, rec in enumerate(reader, 2):
             if None in rec:
                 raise LabelError(f"line {n} has more cells than the header", file=name, field=f"line {n}")
