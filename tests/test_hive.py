@@ -43,6 +43,34 @@ def scan(root: Path, table: str):
     )
 
 
+def all_pass_interval(complete, k: int, n: int) -> list[float | None]:
+    """Wilson's, or where an item has several answers the cluster-robust normal interval of the
+    ratio with items as clusters (docs/CLI.md, `runs`), from the complete answers."""
+    if not n:
+        return [None, None]
+    per = complete.group_by("item_id").agg(pl.len().alias("n"), (pl.col("fails") == 0).sum().alias("k"))
+    if per["n"].max() < 2:
+        return wilson(k, n)
+    r, m = k / n, per.height
+    resid = ((per["k"] - r * per["n"]) ** 2).sum()
+    half = 1.959963984540054 * (m / (m - 1) * resid) ** 0.5 / n
+    return [max(0.0, r - half), min(1.0, r + half)]
+
+
+def ternary_interval(cor: int, par: int, wr: int) -> list[float | None]:
+    """Student's t over the scores 1 / 0.5 / 0 (the normal quantile above 100 answers, as docs say)."""
+    from scipy.stats import norm, t
+
+    n = cor + par + wr
+    if n < 2 or max(cor, par, wr) == n:
+        return wilson(cor, n) if par == 0 and n else [None, None]
+    scores = [1.0] * cor + [0.5] * par + [0.0] * wr
+    mean = sum(scores) / n
+    sd = (sum((x - mean) ** 2 for x in scores) / (n - 1)) ** 0.5
+    q = norm.ppf(0.975) if n > 100 else t.ppf(0.975, n - 1)
+    return [max(0.0, mean - q * sd / n**0.5), min(1.0, mean + q * sd / n**0.5)]
+
+
 def wilson(k: int, n: int) -> list[float]:
     lo, hi = proportion_confint(k, n, alpha=0.05, method="wilson")
     return [float(lo), float(hi)]
@@ -123,7 +151,8 @@ def polars_attribution(root: Path, run_id: str) -> dict:
             r = by.get(c, {})
             cor, par, wr = (int(r.get(k) or 0) for k in ("correct", "partial", "wrong"))
             ternary.append({"criterion": c, "correct": cor, "partial": par, "wrong": wr,
-                            "all_pass_rate": cor / (cor + par + wr) if cor + par + wr else None})
+                            "all_pass_rate": cor / (cor + par + wr) if cor + par + wr else None,
+                            "ci95": ternary_interval(cor, par, wr)})
     return {
         "criteria": criteria,
         "total_failures": total,
@@ -132,7 +161,7 @@ def polars_attribution(root: Path, run_id: str) -> dict:
         "answers_incomplete": answers.filter((pl.col("errored") == 0) & (pl.col("present") < len(names))).height,
         "answers_complete": n_complete,
         "all_pass": {"passed": all_pass, "of": n_complete, "rate": all_pass / n_complete if n_complete else None,
-                     "ci95": wilson(all_pass, n_complete) if n_complete else [None, None]},
+                     "ci95": all_pass_interval(complete, all_pass, n_complete)},
         "gates_passed": gates_pass,
         "by_class": [{**r, "fail_rate": r["failed"] / r["judged"] if r["judged"] else None} for r in by_class],
         "ternary": ternary,
