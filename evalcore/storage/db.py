@@ -27,6 +27,7 @@ import functools
 import os
 import re
 import sqlite3
+import time
 import weakref
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -303,62 +304,146 @@ class SqliteDatabase(Database):
 
 
 class PostgresDatabase(Database):
+    """A PostgreSQL connection that survives a server restart: a connection found closed is opened
+    again; a statement that loses it is run again on the new one when that is safe (a read outside
+    a transaction of the caller's: nothing was committed), else refused in one line (a write whose
+    commit may or may not have reached the server is never repeated: it was not acknowledged)."""
+
     dialect = "postgres"
+    #: a connection idle this long is checked with a read before a write, so that a server restarted
+    #: meanwhile costs a reconnection rather than a refused write
+    IDLE_CHECK_S = 1.0
 
     def __init__(self, url: str, lock: str):
         import psycopg
         from psycopg.conninfo import conninfo_to_dict
-        from psycopg.types.numeric import FloatLoader
 
         self.where = mask(url)
+        self._url = url
         self._lock = lock_key(lock)
+        self._psycopg = psycopg
         self.integrity_errors = (psycopg.IntegrityError,)
         self._password = ""
+        self._in_tx = False  # inside a transaction the caller opened with begin()
         try:
             params = conninfo_to_dict(url)
-            self._password = str(params.get("password") or "")
-            defaults: dict[str, Any] = {"connect_timeout": 10, "application_name": "evalcore"}
-            extra = {k: v for k, v in defaults.items() if k not in params}
-            self.raw: Any = psycopg.connect(url, autocommit=True, row_factory=_pg_rows, **extra)
         except psycopg.Error as e:
+            raise LabelError(f"cannot connect to PostgreSQL: {self._scrub(e)}", file=self.where, field="--db") from None
+        self._password = str(params.get("password") or "")
+        defaults: dict[str, Any] = {"connect_timeout": 10, "application_name": "evalcore"}
+        self._extra = {k: v for k, v in defaults.items() if k not in params}
+        self._connect()
+
+    def _connect(self) -> None:
+        from psycopg.types.numeric import FloatLoader
+
+        try:
+            self.raw: Any = self._psycopg.connect(self._url, autocommit=True, row_factory=_pg_rows, **self._extra)
+        except self._psycopg.Error as e:
             raise LabelError(f"cannot connect to PostgreSQL: {self._scrub(e)}", file=self.where, field="--db") from None
         # avg() and sums of bigints are numeric: read them as floats, as SQLite returns them
         self.raw.adapters.register_loader("numeric", FloatLoader)
+        self._used = time.monotonic()
+        self._in_tx = False
+
+    def _lost(self) -> bool:
+        return bool(self.raw.closed or self.raw.broken)
+
+    def _lost_in(self, e: BaseException) -> bool:
+        """Whether ``e`` (or what it was raised in handling) means the connection is gone: a client-side
+        failure (no SQLSTATE), a connection exception (08...) or the server's shutdown (57P...)."""
+        seen: BaseException | None = e
+        while seen is not None:
+            if isinstance(seen, self._psycopg.OperationalError):
+                state = getattr(seen, "sqlstate", None)
+                if state is None or state.startswith(("08", "57P")):
+                    return True
+            seen = seen.__cause__ or seen.__context__
+        return self._lost()
+
+    def _run(self, op: Any, *, read: bool) -> Any:
+        """``op()`` on a live connection (see the class docstring)."""
+        if self._lost() and not self._in_tx:
+            self._connect()  # found closed before anything was sent: nothing to lose
+        elif not read and not self._in_tx and time.monotonic() - self._used > self.IDLE_CHECK_S:
+            self._run(lambda: self.raw.execute("SELECT 1"), read=True)
+        try:
+            out = op()
+        except self._psycopg.OperationalError as e:
+            if not self._lost_in(e):
+                raise
+            in_tx, why = self._in_tx, self._scrub(e)
+            self.raw.close()
+            self._connect()  # the server still down: one line (LabelError), and the next call tries again
+            if read and not in_tx:
+                return op()
+            raise LabelError(
+                f"the connection to PostgreSQL was lost during a write ({why}); it was not acknowledged: try again",
+                file=self.where,
+                field="--db",
+            ) from None
+        self._used = time.monotonic()
+        return out
 
     def _scrub(self, e: BaseException) -> str:
-        text = str(e).strip() or type(e).__name__
+        text = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         return text.replace(self._password, "***") if self._password else text
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        return self.raw.execute(to_postgres(sql), tuple(params))
+        head = sql.lstrip()[:6].upper()
+        read = head.startswith(("SELECT", "WITH", "SHOW", "VALUES"))
+        return self._run(lambda: self.raw.execute(to_postgres(sql), tuple(params)), read=read)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        with self.raw.cursor() as cur:
-            cur.executemany(to_postgres(sql), rows)
+        rows = list(rows)
+
+        def many() -> None:
+            with self.raw.cursor() as cur:
+                cur.executemany(to_postgres(sql), rows)
+
+        self._run(many, read=False)
 
     def append(self, sql: str, params: Sequence[Any], key: str) -> int:
         # pipelined: the four statements go out at once, so the lock is held for the server's work
         # alone, not for round trips to this process
-        try:
+        def once() -> int:
             with self.raw.pipeline():
                 self.raw.execute("BEGIN")
                 self.raw.execute(f"SELECT pg_advisory_xact_lock({int(self._lock)})")
                 cur = self.raw.execute(to_postgres(f"{sql} RETURNING {key}"), tuple(params))
                 self.raw.execute("COMMIT")
             return int(cur.fetchone()[0])
+
+        try:
+            return int(self._run(once, read=False))
         except BaseException:
             self.rollback()
             raise
 
     def insert(self, sql: str, params: Sequence[Any], key: str) -> int:
-        return int(self.raw.execute(to_postgres(f"{sql} RETURNING {key}"), tuple(params)).fetchone()[0])
+        return int(self.execute(f"{sql} RETURNING {key}", params).fetchone()[0])
 
     def begin(self) -> None:
         try:  # one round trip (the key is an int of ours, not input)
-            self.raw.execute(f"BEGIN; SELECT pg_advisory_xact_lock({int(self._lock)})")
+            self._run(lambda: self.raw.execute(f"BEGIN; SELECT pg_advisory_xact_lock({int(self._lock)})"), read=True)
+            self._in_tx = True
         except BaseException:
             self.rollback()
             raise
+
+    def commit(self) -> None:
+        try:
+            self.execute("COMMIT")
+        finally:
+            self._in_tx = False
+
+    def rollback(self) -> None:
+        self._in_tx = False
+        try:
+            if not self._lost() and self.in_transaction:
+                self.raw.execute("ROLLBACK")
+        except self._psycopg.OperationalError:
+            self.raw.close()  # the connection is gone, and its transaction with it: the next call reconnects
 
     @property
     def in_transaction(self) -> bool:
