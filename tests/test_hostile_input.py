@@ -88,3 +88,17 @@ def test_fuzzed_imports_end_in_success_or_one_line_within_bounds(base, tmp_path)
     # the generator does break things: most cases are refused, and some still import
     refused = sum(r["code"] == 2 for r in results)
     assert FUZZ_CASES // 4 <= refused < FUZZ_CASES, refused
+
+
+def test_a_roles_file_nested_5000_deep_is_one_line(tmp_path):
+    """Issue 38.5: a roles.toml nested 5,000 deep ended in a RecursionError (3,000 lines of stderr);
+    it is read by the one TOML reader (evalcore.contract.readers.loads_toml), bounded like JSON."""
+    import pytest
+    from evalcore.errors import FormatError
+    from evalcore.storage.roles import load_roles
+
+    for text in ("x = " + "[" * 5000 + "]" * 5000 + "\n", "[" + ".".join(["a"] * 5000) + "]\nb = 1\n"):
+        (tmp_path / "roles.toml").write_text(text, encoding="utf-8")
+        with pytest.raises(FormatError) as e:
+            load_roles(tmp_path)
+        assert "nests arrays or objects more than 100 deep" in str(e.value) and "\n" not in str(e.value)
