@@ -94,6 +94,7 @@ def test_a_roles_file_nested_5000_deep_is_one_line(tmp_path):
     """Issue 38.5: a roles.toml nested 5,000 deep ended in a RecursionError (3,000 lines of stderr);
     it is read by the one TOML reader (evalcore.contract.readers.loads_toml), bounded like JSON."""
     import pytest
+
     from evalcore.errors import FormatError
     from evalcore.storage.roles import load_roles
 
