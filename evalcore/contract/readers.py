@@ -71,13 +71,16 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs)  # built once: json.loads builds one per call given a hook
+
+
 def loads_json(text: str, **kw: Any) -> Any:
     """``json.loads`` refusing nesting deeper than the limit and an object naming a key twice, as a
     ``json.JSONDecodeError``. The depth is walked only when the text holds more opening brackets
     than the limit (a cell of a few brackets costs nothing)."""
     cap = depth_cap()
     try:
-        value = json.loads(text, object_pairs_hook=_unique_pairs, **kw)
+        value = (json.JSONDecoder(object_pairs_hook=_unique_pairs, **kw) if kw else _DECODER).decode(text)
     except RecursionError:  # past Python's own limit (about 1,000 levels)
         raise json.JSONDecodeError(too_deep(cap), text, 0) from None
     except ValueError as e:
