@@ -196,17 +196,7 @@ def rubric_from_dict(data: Any, where: str = "<rubric>") -> RubricSpec:
         if not isinstance(name, str) or not H.is_valid_id(name):
             raise err(f"{at}.name", f"{name!r} is not a valid criterion name (letters, digits, . _ -)")
         at = f"criteria[{i}] ({name})"
-        if name in seen:
-            raise err(f"{at}.name", "duplicate criterion name")
-        twin = lookalikes([*seen, name], fold_case=True)
-        if twin:
-            raise err(
-                f"{at}.name", f"{twin[1]!r} and {twin[0]!r} differ only in case: one criterion or two? rename one"
-            )
-        seen.add(name)
-        for key in ("description", "pass_anchor"):
-            if isinstance(c.get(key), str) and len(c[key]) > MAX_TEXT:
-                raise err(f"{at}.{key}", f"is {len(c[key]):,} characters, more than the limit of {MAX_TEXT:,}")
+        _new_name_short_text(c, name, seen, at, err)
         kind = c.get("kind")
         if kind not in MODEL_KINDS + LOCAL_KINDS:
             raise err(f"{at}.kind", f"{kind!r} is not one of {', '.join(MODEL_KINDS + LOCAL_KINDS)}")
@@ -249,6 +239,20 @@ def rubric_from_dict(data: Any, where: str = "<rubric>") -> RubricSpec:
         on_abstain=on_abstain,
         description=desc,
     )
+
+
+def _new_name_short_text(c: dict, name: str, seen: set[str], at: str, err: Any) -> None:
+    """A criterion's name not taken yet, nor the same as one up to case (issue 38), and its texts
+    within :data:`MAX_TEXT`; adds the name to ``seen``."""
+    if name in seen:
+        raise err(f"{at}.name", "duplicate criterion name")
+    twin = lookalikes([*seen, name], fold_case=True)
+    if twin:
+        raise err(f"{at}.name", f"{twin[1]!r} and {twin[0]!r} differ only in case: one criterion or two? rename one")
+    seen.add(name)
+    for key in ("description", "pass_anchor"):
+        if isinstance(c.get(key), str) and len(c[key]) > MAX_TEXT:
+            raise err(f"{at}.{key}", f"is {len(c[key]):,} characters, more than the limit of {MAX_TEXT:,}")
 
 
 def _check_kind(kind: str, c: dict, at: str, err) -> None:
