@@ -340,6 +340,15 @@ def _labels_reviewer(name: str) -> Builder:
                             "--reviewer", name, "--gen", "long"), {})
 
 
+def _arm_columns(w: World) -> tuple[list[str], dict[str, str]]:
+    """``import pairs`` with arm columns naming one arm ``concise`` and, on another row, ``concise ``."""
+    cols, rows = _rows(PAIRS)
+    for k, r in enumerate(rows):
+        r.update(arm_a="concise" if k else "concise ", arm_b="detailed")
+    f = _csv(w.inputs / "arms.csv", [*cols, "arm_a", "arm_b"], rows)
+    return w.cli("import", "pairs", f, *PAIR_ARGS[4:]), {}
+
+
 NEST = 3_000  # the nesting of issue 38's rubric files (3,000 deep ended in a RecursionError)
 ISSUE38: dict[str, Builder] = {
     "wide:int-beyond-float": _wide_case(_set(0, complete=int("9" * 401))),
@@ -365,6 +374,9 @@ ISSUE38: dict[str, Builder] = {
     "judge:prompt-over-limit": lambda w: (_rubric_case("six.toml", (GOLD.parent / "rubrics" / "six.toml").read_text(
         encoding="utf-8"))(w)[0], {"EVALCORE_MAX_PROMPT": "2000"}),
     "pairs:empty-answer": _empty_answer,
+    "pairs:arms-look-the-same": lambda w: (w.cli("import", "pairs", PAIRS, "--arm-a", "concise", "--arm-b",
+                                                 "concise\u200b", *PAIR_ARGS[4:]), {}),
+    "pairs:arm-spelled-two-ways": _arm_columns,
     "labels:from-duplicate-json-key": _labels_from(
         "dup.jsonl", '{"item_id": "student", "criterion": "faithful", "value": "pass", "value": "fail", '
         '"reviewer": "dee", "gen": "long"}\n'),

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.contract import schema as S
+from evalcore.contract.readers import lookalikes, name_key, spelled
 from evalcore.errors import InputError
 from evalcore.importers.frame import (
     CHOICE_A,
@@ -139,8 +140,17 @@ def _arms(frame: Frame, o: PairOpts, rc: Callable[..., Any]) -> tuple[list[str],
         arms_b = col_text(frame, ab, required=True, what="an arm name", numbers_ok=True)
         arm_cols = (aa, ab)
     for i, (x, y) in enumerate(zip(arms_a, arms_b)):
-        if x.strip() == y.strip():
-            raise frame.err(f"both answers are from arm {x!r}: a pair compares two arms", arm_cols[1], i)
+        if name_key(x) == name_key(y):
+            same = spelled(x) if x == y else f"{spelled(x)} (and {spelled(y)}, which looks the same)"
+            raise frame.err(f"both answers are from arm {same}: a pair compares two arms", arm_cols[1], i)
+    twin = lookalikes(sorted({*arms_a, *arms_b}))  # issue 38: one arm under two spellings
+    if twin:
+        raise InputError(
+            f"arms {spelled(twin[0])} and {spelled(twin[1])} look the same (they differ in Unicode form, invisible "
+            f"characters or space around): one or two? fix the names",
+            file=frame.name,
+            field=arm_cols[0],
+        )
     return arms_a, arms_b
 
 
