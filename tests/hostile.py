@@ -386,6 +386,8 @@ ISSUE38: dict[str, Builder] = {
         "alias.csv", "item_id,criterion,value,reviewer,gen,gen_id\nstudent,faithful,pass,dee,long,long\n"),
     "labels:reviewer-zero-width": _labels_reviewer("c\u200by"),
     "labels:reviewer-rtl-override": _labels_reviewer("\u202ecy"),
+    "judge:knob-duplicate-json-key": lambda w: (_rubric_case("six.toml", (GOLD.parent / "rubrics" / "six.toml").read_text(
+        encoding="utf-8"))(w)[0] + ["--knob", 'retrieval={"k": 1, "k": 2}'], {}),
     "correct:pairwise-grader": lambda w: (w.cli("correct", "pairs-grader"), {}),
 }
 

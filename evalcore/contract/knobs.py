@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from evalcore.contract.readers import loads_json
 from evalcore.errors import InputError
 
 
@@ -21,8 +22,10 @@ def knob_value(text: str) -> Any:
     """The value of one ``key=value`` setting (see the module docstring)."""
     text = text.strip()
     try:
-        value = json.loads(text)
-    except ValueError:
+        value = loads_json(text)
+    except ValueError as e:
+        if isinstance(e, json.JSONDecodeError) and e.msg.startswith("names the key"):
+            raise InputError(f"{text[:80]!r} {e.msg}", field="--knob") from None
         return text
     return text if value is None else value
 
