@@ -349,6 +349,22 @@ def _arm_columns(w: World) -> tuple[list[str], dict[str, str]]:
     return w.cli("import", "pairs", f, *PAIR_ARGS[4:]), {}
 
 
+def _inspect_big(w: World) -> tuple[list[str], dict[str, str]]:
+    """An Inspect log whose first "C" score is a 401-digit integer."""
+    f = w.inputs / "big.json"
+    f.write_text(INSPECT.read_text(encoding="utf-8").replace('"value": "C"', '"value": ' + "9" * 401, 1))
+    return w.cli("import", "inspect", f), {}
+
+
+def _seconds_big(w: World) -> tuple[list[str], dict[str, str]]:
+    """``import pairs --seconds-col`` with a 401-digit number of seconds."""
+    cols, rows = _rows(PAIRS)
+    for k, r in enumerate(rows):
+        r["secs"] = "9" * 401 if k == 0 else "3"
+    f = _csv(w.inputs / "secs.csv", [*cols, "secs"], rows)
+    return w.cli("import", "pairs", f, *PAIR_ARGS, "--seconds-col", "secs"), {}
+
+
 NEST = 3_000  # the nesting of issue 38's rubric files (3,000 deep ended in a RecursionError)
 ISSUE38: dict[str, Builder] = {
     "wide:int-beyond-float": _wide_case(_set(0, complete=int("9" * 401))),
@@ -388,6 +404,8 @@ ISSUE38: dict[str, Builder] = {
     "labels:reviewer-rtl-override": _labels_reviewer("\u202ecy"),
     "judge:knob-duplicate-json-key": lambda w: (_rubric_case("six.toml", (GOLD.parent / "rubrics" / "six.toml").read_text(
         encoding="utf-8"))(w)[0] + ["--knob", 'retrieval={"k": 1, "k": 2}'], {}),
+    "inspect:int-beyond-float": _inspect_big,
+    "pairs:seconds-beyond-float": _seconds_big,
     "correct:pairwise-grader": lambda w: (w.cli("correct", "pairs-grader"), {}),
 }
 

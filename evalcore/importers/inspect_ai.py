@@ -314,12 +314,20 @@ def _inspect_scalar(doc: _Doc, v: Any, fld: str) -> Any:
     if isinstance(v, bool):
         return v
     if isinstance(v, (int, float)):
+        try:
+            _number(v)  # a whole number beyond a float's range is refused (issue 38)
+        except ValueError as e:
+            raise doc.err(fld, str(e)) from None
         if not math.isfinite(v):
             raise doc.err(fld, f"{v!r} is not a finite number")
         return v
     if isinstance(v, str):
         tok = v.strip()
-        if tok in INSPECT_LETTERS or tok.lower() in BINARY_TRUE | BINARY_FALSE or _number(tok) is not None:
+        try:
+            numeric = _number(tok) is not None
+        except ValueError as e:
+            raise doc.err(fld, str(e)) from None
+        if tok in INSPECT_LETTERS or tok.lower() in BINARY_TRUE | BINARY_FALSE or numeric:
             return tok
         raise doc.err(
             fld,

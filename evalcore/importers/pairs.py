@@ -208,7 +208,10 @@ def _seconds(frame: Frame, col: str | None) -> list[float | None]:
     for i, v in enumerate(frame.data[col] if col else []):
         if _is_missing(v):
             continue
-        x = _number(v)
+        try:
+            x = _number(v)
+        except ValueError as e:  # beyond a float's range
+            raise frame.err(str(e), col, i) from None
         if x is None or x < 0:
             raise frame.err(f"{v!r} is not a number of seconds", col, i)
         seconds[i] = x
