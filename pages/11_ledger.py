@@ -13,7 +13,7 @@ import streamlit as st
 
 import evalcore
 from evalcore import analysis, review
-from pages import _cache, _select, _text, _ui
+from pages import _access, _cache, _select, _text, _ui
 
 _ui.title("Ledger")
 store = _ui.store()
@@ -137,6 +137,7 @@ if len(run_ids) >= 1:
                 candidate=None if candidate == "(none)" else candidate,
                 runs=others,
                 note=note,
+                claims=_access.claims(),
             )
             st.success(
                 _text.md_escape(
@@ -161,7 +162,13 @@ if active:
     if go:
         with _text.boundary():
             if action == "retire":
-                ledger.retire(target, by=who, reason=new_note)
+                ledger.retire(target, by=who, reason=new_note, claims=_access.claims())
             else:
-                ledger.amend(target, by=who, type_=None if new_type == "(keep)" else new_type, note=new_note or None)
+                ledger.amend(
+                    target,
+                    by=who,
+                    type_=None if new_type == "(keep)" else new_type,
+                    note=new_note or None,
+                    claims=_access.claims(),
+                )
             st.rerun()

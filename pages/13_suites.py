@@ -18,7 +18,7 @@ import streamlit as st
 
 import evalcore
 from evalcore import analysis, review
-from pages import _cache, _select, _text, _ui
+from pages import _access, _cache, _select, _text, _ui
 
 
 def _as_text(value) -> str | None:
@@ -279,6 +279,7 @@ with _text.boundary():
             s.get("suite_by") or "",
             s.get("suite_why") or "",
             s.get("suite_flag"),
+            claims=_access.claims(),
         )
         s.pop("_suite_repair_for", None)
         s["suite_flash"] = (

@@ -122,6 +122,7 @@ def _record(queue_id: str, case: tuple[str, int, str], outcome: str, value: str 
             note=s.get("review_note") or None,
             tags=tags,
             role=_role(),
+            claims=_access.claims(),  # the role is checked in the core, now: a revoked one refuses
         )
     except evalcore.EvalcoreError as err:
         s["review_flash"] = ("error", err.message)
@@ -196,7 +197,7 @@ def _back() -> None:
 def _undo(queue_id: str) -> None:
     s = st.session_state
     try:
-        w = review.undo(_ui.store(), queue_id, _reviewer())
+        w = review.undo(_ui.store(), queue_id, _reviewer(), claims=_access.claims())
     except evalcore.EvalcoreError as err:
         s["review_flash"] = ("error", err.message)
         return
@@ -218,6 +219,7 @@ def _build(gen_id: str) -> None:
             reviewers_required=int(s.get("review_n", 1)),
             created_by=_reviewer() or None,
             audit=str(s.get("review_audit", "uniform")),
+            claims=_access.claims(),
         )
     except evalcore.EvalcoreError as err:
         s["review_flash"] = ("error", err.message)

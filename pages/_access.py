@@ -49,6 +49,14 @@ def login_configured() -> bool:
         return False
 
 
+def claims() -> dict[str, Any] | None:
+    """The login's claims as the core's writes check them at the moment they act (evalcore's
+    ``acting``), or None without a login (the core then reads the typed name)."""
+    if not login_configured() or not st.user.is_logged_in:
+        return None
+    return dict(st.user.to_dict())
+
+
 def login_access() -> evalcore.Access | None:
     """The logged-in user's access (claims of st.user with ``<state>/roles.toml``), or None when
     login is not configured or nobody is logged in. A bad roles file raises its FormatError."""

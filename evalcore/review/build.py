@@ -8,7 +8,7 @@ per-case objects. See
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,6 +20,7 @@ from evalcore.review.detect import DETECTOR_VERSION, PRIORITY, Detection, stored
 from evalcore.review.queue import write_queue_file
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.paths import utcnow
+from evalcore.storage.roles import acting
 from evalcore.storage.store import Store
 
 
@@ -58,6 +59,7 @@ def build_queue(
     created_by: str | None = None,
     audit: str = "uniform",
     audit_epsilon: float | None = None,
+    claims: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Detect (the stored detection, :func:`evalcore.review.detect.stored_detection`), sample the
     audit, order, and append the queue to the label store (state directory). Returns the queue's
@@ -69,6 +71,10 @@ def build_queue(
     the stored detection's positions (the same draws and the same order as :func:`evalcore.review.audit.draw`
     and :func:`order_cases` over :func:`evalcore.review.detect.detect`'s lists), and DuckDB reads
     the cases in rank order into the label store in batches of ``BATCH_ROWS``."""
+    # whoever builds holds a reviewing role now (roles file and login read at this moment)
+    created_by = (
+        acting(store.state, "reviewer", "adjudicator", "admin", name=created_by or "", claims=claims).name or None
+    )
     check_method(audit, audit_epsilon)
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise InputError(f"the seed must be an integer, not {seed!r}", field="--seed")

@@ -24,6 +24,7 @@ score in the figures, the list and the export.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from evalcore.analysis import comparison as C
@@ -33,10 +34,13 @@ from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.storage.db import Database, connect, database_url, mask, postgres_ddl
 from evalcore.storage.integrity import check_database
 from evalcore.storage.paths import utcnow
+from evalcore.storage.roles import acting
 from evalcore.storage.state import writable_state
 from evalcore.storage.store import Store
 
 DB_NAME = "ledger.sqlite"
+#: the roles that keep the ledger (the Ledger page's, app.py KEEP)
+KEEPERS = ("adjudicator", "admin")
 TYPES = ("accepted", "rejected", "reverted", "falsified", "measurement-correction", "possible-noise")
 TYPE_WORDS = {
     "accepted": "accepted",
@@ -190,14 +194,17 @@ class Ledger:
         note: str = "",
         metric: str = "all_pass",
         seed: int = 0,
+        claims: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Add an entry; its figures are computed from the runs (never typed)."""
+        """Add an entry; its figures are computed from the runs (never typed). Whoever adds it holds
+        the adjudicator or admin role now (:func:`~evalcore.storage.roles.acting`)."""
         title = (title or "").strip()
         by = (by or "").strip()
         if not title:
             raise InputError("an entry needs a title", field="--title")
-        if not by:
+        if not by and claims is None:
             raise LabelError("who decided is required", field="--by")
+        by = acting(self.store.state, *KEEPERS, name=by, claims=claims).name
         if (baseline is None) != (candidate is None):
             raise InputError("give both --baseline and --candidate, or neither (then --run)", field="--baseline")
         if baseline is None and not runs:
@@ -256,10 +263,13 @@ class Ledger:
             con.close()
         return entry_id
 
-    def _append(self, entry_id: str, action: str, by: str, payload: dict[str, Any]) -> dict[str, Any]:
+    def _append(
+        self, entry_id: str, action: str, by: str, payload: dict[str, Any], claims: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         by = (by or "").strip()
-        if not by:
+        if not by and claims is None:
             raise LabelError("who is required", field="--by")
+        by = acting(self.store.state, *KEEPERS, name=by, claims=claims).name
         ent = self.get(entry_id)
         if ent["status"] == "retired":
             raise InputError(f"entry {entry_id} is retired", field="entry id")
@@ -267,7 +277,14 @@ class Ledger:
         return self.get(entry_id)
 
     def amend(
-        self, entry_id: str, *, by: str, title: str | None = None, type_: str | None = None, note: str | None = None
+        self,
+        entry_id: str,
+        *,
+        by: str,
+        title: str | None = None,
+        type_: str | None = None,
+        note: str | None = None,
+        claims: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
         t = normalise_type(type_)
         ent = self.get(entry_id)
@@ -280,12 +297,12 @@ class Ledger:
             raise InputError("a title cannot be empty", field="--title")
         if title is None and t is None and note is None:
             raise InputError("nothing to amend: give --title, --type or --note", field="--title")
-        return self._append(entry_id, "amend", by, {"title": title, "type": t, "note": note})
+        return self._append(entry_id, "amend", by, {"title": title, "type": t, "note": note}, claims)
 
-    def retire(self, entry_id: str, *, by: str, reason: str) -> dict[str, Any]:
+    def retire(self, entry_id: str, *, by: str, reason: str, claims: Mapping[str, Any] | None = None) -> dict[str, Any]:
         if not (reason or "").strip():
             raise InputError("say why the entry is retired", field="--reason")
-        return self._append(entry_id, "retire", by, {"reason": reason.strip()})
+        return self._append(entry_id, "retire", by, {"reason": reason.strip()}, claims)
 
 
 def figures(

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import json
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,7 @@ from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.review.detect import _FALSE, _TRUE, PRIORITY, REASONS, verdicts_sql
 from evalcore.storage.gold import gold
 from evalcore.storage.labels import ROLES, LabelStore
+from evalcore.storage.roles import acting
 from evalcore.storage.seal import sealed_by, withhold
 from evalcore.storage.store import Store
 
@@ -618,6 +619,7 @@ def decide(
     note: str | None = None,
     tags: Iterable[str] = (),
     role: str = "reviewer",
+    claims: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Record the reviewer's decision on a case: an appended edit with provenance (queue, the
     case's reason codes or ``audit``, note, tags), superseding their own earlier edit on it. The
@@ -625,12 +627,14 @@ def decide(
     ``skipped`` passes on the case (refused once the reviewer has decided it: undo first). With
     ``role="adjudicator"`` the decision settles the case whatever the reviewers said (reason code
     ``reviewers_disagree``; see :mod:`evalcore.storage.gold`). Either way the reviewer's lease on
-    the case (:mod:`evalcore.review.claims`) is given up."""
-    who = _need_reviewer(reviewer)
-    if outcome not in OUTCOMES:
-        raise LabelError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}", field="outcome")
+    the case (:mod:`evalcore.review.claims`) is given up. The role is checked now, against the
+    roles file and the login (``claims``, the app's) or the typed ``reviewer`` (:func:`acting`): a
+    role taken away a moment ago refuses the decision in one line."""
     if role not in ROLES:
         raise LabelError(f"role {role!r} is not one of {', '.join(ROLES)}", field="role")
+    who = _need_reviewer(acting(store.state, role, name=reviewer, claims=claims).name)
+    if outcome not in OUTCOMES:
+        raise LabelError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}", field="outcome")
     if role == "adjudicator" and outcome == "skipped":
         raise LabelError("an adjudicator settles a case or leaves it: there is no skip", field="outcome")
     q = get_queue(store, queue_id)
@@ -694,11 +698,14 @@ def _continuous_value(crit: S.Criterion, value: str) -> str:
     return value
 
 
-def undo(store: Store, queue_id: str, reviewer: str) -> dict[str, Any] | None:
+def undo(
+    store: Store, queue_id: str, reviewer: str, *, claims: Mapping[str, Any] | None = None
+) -> dict[str, Any] | None:
     """Withdraw the reviewer's most recent edit made in this queue (a ``withdrawn`` edit: nothing
     is deleted); their edit before it on that case, if any, stands again. Returns the withdrawal
-    (its item, round and criterion name the case to go back to), or None."""
-    who = _need_reviewer(reviewer)
+    (its item, round and criterion name the case to go back to), or None. Whoever undoes must hold
+    a reviewing role now (:func:`acting`)."""
+    who = _need_reviewer(acting(store.state, "reviewer", "adjudicator", name=reviewer, claims=claims).name)
     q = get_queue(store, queue_id)
     return LabelStore(store).undo(who, queue=q["queue_id"])
 

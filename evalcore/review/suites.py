@@ -24,7 +24,7 @@ import contextlib
 import fcntl
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,7 @@ from evalcore.storage import derived
 from evalcore.storage.files import atomic_directory, check_parquet, to_table, write_json_model
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.paths import check_id, utcnow
+from evalcore.storage.roles import acting
 from evalcore.storage.store import Store
 
 # --------------------------------------------------------------------------- repair
@@ -145,7 +146,15 @@ def _prepare(store: Store, suite_id: str, item_id: str, field: str, new: Any, fl
 
 
 def repair(
-    store: Store, suite_id: str, item_id: str, field: str, value: Any, by: str, why: str, flag: int | None = None
+    store: Store,
+    suite_id: str,
+    item_id: str,
+    field: str,
+    value: Any,
+    by: str,
+    why: str,
+    flag: int | None = None,
+    claims: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Write the next version of ``suite_id`` with ``field`` of ``item_id`` set to ``value``, and
     return it. Everything is checked before anything is written: the field is repairable, the value
@@ -153,8 +162,9 @@ def repair(
     standing, unresolved "the test is wrong" edit on this item of this suite. Two repairs at once
     are serialised by a file lock; the second builds on the first."""
     by, why = (by or "").strip(), (why or "").strip()
-    if not by:
+    if not by and claims is None:
         raise InputError("say who makes the repair", field="--by")
+    by = acting(store.state, "adjudicator", "admin", name=by, claims=claims).name  # the Suites page's roles, now
     if not why:
         raise InputError("say why the test was wrong", field="--why")
     new = parse_value(field, value)

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from evalcore.contract.readers import loads_toml
-from evalcore.errors import FormatError
+from evalcore.errors import FormatError, LabelError
 
 ROLES_FILE = "roles.toml"
 ACCESS_ROLES = ("reviewer", "adjudicator", "grader", "admin")
@@ -145,8 +145,13 @@ class RolesFile:
 
     def without_login(self, name: str) -> Access:
         """A typed name's access when no login is configured: :data:`TYPED_NAME_ROLES` less
-        ``require_login`` (the app trusts whoever types a name: docs/ACCESS.md)."""
-        roles = frozenset(r for r in TYPED_NAME_ROLES if r not in self.require_login)
+        ``require_login`` (the app trusts whoever types a name: docs/ACCESS.md), and no more than the
+        file's entry for that name gives, when it has one (a name typed proves nothing, so the file
+        can take roles away from it, never add them)."""
+        entry = self.entry(email_key(name), name)
+        roles = frozenset(
+            r for r in TYPED_NAME_ROLES if r not in self.require_login and (entry is None or r in entry.roles)
+        )
         return Access(name=name, display=name, roles=roles, login=False, require_login=self.require_login)
 
 
@@ -234,6 +239,22 @@ def load_roles(state_dir: Path | str) -> RolesFile:
     except (OSError, UnicodeDecodeError) as err:
         raise FormatError(f"cannot be read ({err})", file=path, field="toml") from None
     return parse_roles(text, path)
+
+
+def acting(
+    state_dir: Path | str | None, *roles: str, name: str = "", claims: Mapping[str, Any] | None = None
+) -> Access:
+    """Whoever acts, at the moment of a write: the login of ``claims`` (the provider's, as the app
+    holds them) or, without one, the typed ``name``, with the roles the roles file gives *now* (read
+    again: a role taken away a moment ago is gone). Refuses in one line (:class:`LabelError`) unless
+    it has one of ``roles``. The core's writes call it (decide, undo, queue build, ledger, suite
+    repair), so that no page or script can act on a role it no longer has."""
+    rf = load_roles(state_dir) if state_dir is not None else RolesFile(path=Path(ROLES_FILE))
+    acc = resolve_access(claims, rf) if claims is not None else rf.without_login(name)
+    if not acc.has(*roles):
+        why = acc.why_not(roles[0]) if len(roles) == 1 else f"{acc.name} has none of the roles {', '.join(roles)}"
+        raise LabelError(str(why), field="role")
+    return acc
 
 
 def claim_roles(claims: Mapping[str, Any], claim: str = DEFAULT_CLAIM) -> tuple[str, ...]:
