@@ -356,6 +356,17 @@ def _inspect_big(w: World) -> tuple[list[str], dict[str, str]]:
     return w.cli("import", "inspect", f), {}
 
 
+def _promptfoo_big(old: str, new: str) -> Builder:
+    """A promptfoo results file with ``old`` replaced by ``new`` once (a 401-digit number)."""
+
+    def build(w: World) -> tuple[list[str], dict[str, str]]:
+        f = w.inputs / "big.json"
+        f.write_text(PROMPTFOO.read_text(encoding="utf-8").replace(old, new, 1))
+        return w.cli("import", "promptfoo", f), {}
+
+    return build
+
+
 def _seconds_big(w: World) -> tuple[list[str], dict[str, str]]:
     """``import pairs --seconds-col`` with a 401-digit number of seconds."""
     cols, rows = _rows(PAIRS)
@@ -405,6 +416,9 @@ ISSUE38: dict[str, Builder] = {
     "judge:knob-duplicate-json-key": lambda w: (_rubric_case("six.toml", (GOLD.parent / "rubrics" / "six.toml").read_text(
         encoding="utf-8"))(w)[0] + ["--knob", 'retrieval={"k": 1, "k": 2}'], {}),
     "inspect:int-beyond-float": _inspect_big,
+    "promptfoo:score-beyond-float": _promptfoo_big('"pass": true, "score": 1, "reason": "Polite',
+                                                    '"pass": true, "score": ' + "9" * 401 + ', "reason": "Polite'),
+    "promptfoo:tokens-beyond-float": _promptfoo_big('"prompt": 28', '"prompt": ' + "9" * 401),
     "pairs:seconds-beyond-float": _seconds_big,
     "correct:pairwise-grader": lambda w: (w.cli("correct", "pairs-grader"), {}),
 }

@@ -40,6 +40,7 @@ from evalcore.importers.frame import (
     loads_json,
     lone_surrogate,
 )
+from evalcore.importers.kinds import _number
 from evalcore.importers.plan import Plan
 from evalcore.stats.descriptive import percentile
 
@@ -154,10 +155,21 @@ def _opt_str(doc: _Doc, v: Any, field_: str) -> str | None:
     return v
 
 
+def _within_float(doc: _Doc, v: Any, field_: str) -> None:
+    """Refuse a whole number beyond a float's range in one line (issue 38: ``math.isfinite`` raised
+    ``OverflowError`` on a 401-digit integer)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        try:
+            _number(v)
+        except ValueError as e:
+            raise doc.err(field_, str(e)) from None
+
+
 def _opt_count(doc: _Doc, v: Any, field_: str) -> int | None:
     """A token count: a whole number >= 0, or absent."""
     if v is None:
         return None
+    _within_float(doc, v, field_)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or v != int(v):
         raise doc.err(field_, f"{_short(v)} is {_tw(v)}, expected a whole number of tokens")
     return int(v)
@@ -166,6 +178,7 @@ def _opt_count(doc: _Doc, v: Any, field_: str) -> int | None:
 def _opt_num(doc: _Doc, v: Any, field_: str, what: str) -> float | None:
     if v is None:
         return None
+    _within_float(doc, v, field_)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise doc.err(field_, f"{_short(v)} is {_tw(v)}, expected {what}")
     return float(v)
