@@ -66,8 +66,10 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out = dict(pairs)
     if len(out) < len(pairs):
         seen: set[str] = set()
-        twice = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
-        raise ValueError(f"names the key {twice!r} twice in one object (which one is meant?)")
+        for k, _ in pairs:
+            if k in seen:
+                raise ValueError(f"names the key {k!r} twice in one object (which one is meant?)")
+            seen.add(k)
     return out
 
 
@@ -127,15 +129,16 @@ def loads_yaml(text: str) -> Any:
                 self.depth -= 1
 
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            keys = [self.construct_object(k, deep=True) for k, _ in node.value]
             seen: set[Any] = set()
-            for k, (key_node, _) in zip(keys, node.value, strict=True):
-                if isinstance(k, (str, int, float, bool)) and k in seen:
-                    raise yaml.YAMLError(
-                        f"names the key {k!r} twice in one mapping (line {key_node.start_mark.line + 1}: "
-                        f"which one is meant?)"
-                    )
-                seen.add(k) if isinstance(k, (str, int, float, bool)) else None
+            for key_node, _ in node.value:  # the mapping's own keys (a merged `<<` may be overridden)
+                if isinstance(key_node, yaml.ScalarNode) and key_node.tag != "tag:yaml.org,2002:merge":
+                    k = self.construct_object(key_node)
+                    if k in seen:
+                        raise yaml.YAMLError(
+                            f"names the key {k!r} twice in one mapping (line {key_node.start_mark.line + 1}: "
+                            "which one is meant?)"
+                        )
+                    seen.add(k)
             return super().construct_mapping(node, deep=deep)
 
     try:
