@@ -90,3 +90,42 @@ def test_name_enter_key_layout_note_and_reload(browser, world, width):
     (e,) = LabelStore(Store(data, state)).history()
     assert (e["reviewer"], e["item_id"], e["criterion"]) == ("hank", first[0], first[2])
     assert e["note"] == "checked against the reference"
+
+
+def test_a_revoked_adjudicator_key_press_is_refused_and_nothing_is_recorded(browser, tmp_path):
+    """Issue 38.3: the Adjudicate toggle on, the roles file takes the role away, the next key press is
+    refused in one line on the page (the core checks the role when it writes) and nothing is recorded."""
+    data = make_queue_world(tmp_path / "data")
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "roles.toml").write_text('[users."hank@example.org"]\nroles = ["reviewer", "adjudicator"]\n')
+    store = Store(data, state)
+    q = R.build_queue(store, "qg", audit_rate=1.0, seed=3, reviewers_required=2)
+    case = next(c for c in R.cases(store, q["queue_id"]) if c["criterion"] == "ok")
+    key = (case["item_id"], case["gen_round"], case["criterion"])
+    R.decide(store, q["queue_id"], *key, "ann", value="pass")
+    R.decide(store, q["queue_id"], *key, "ben", value="fail")  # a disagreement waits for an adjudicator
+    before = len(LabelStore(store).history())
+    outside: list[str] = []
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = ctx.new_page()
+    guard_page(page, outside)
+    with start_app(data, state) as base:
+        page.goto(f"{base}/review?gen=qg")
+        type_name(page, "hank@example.org")
+        toggle = page.get_by_text("Adjudicate: cases whose reviewers disagree").first
+        toggle.wait_for(timeout=30_000)
+        wait_idle(page)
+        toggle.click()
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")  # keys go to the page
+        page.wait_for_function("() => new URL(location.href).searchParams.get('item') !== null", timeout=30_000)
+        wait_idle(page)
+        (state / "roles.toml").write_text('[users."hank@example.org"]\nroles = ["reviewer"]\n')  # revoked, toggle still on
+        label = page.locator('[data-testid="stBaseButton-primary"]').first.inner_text().split("\n")[0].strip()
+        press_when_ready(page, first_key(page), label)
+        refusal = page.locator('[data-testid="stAlertContentError"]').filter(has_text="has no adjudicator role")
+        refusal.first.wait_for(timeout=30_000)
+        assert "hank@example.org" in refusal.first.inner_text().replace("\u2060", "")  # md_escape keeps @ from linking
+    ctx.close()
+    assert outside == []
+    assert len(LabelStore(store).history()) == before  # nothing recorded
