@@ -145,11 +145,12 @@ FULL_DISK_WRITES = [
     ["queue", "build", "g"],
     ["index"],
     ["index", "--into", "state"],
+    ["pairs", "make", "--session", "s2", "--arm", "a=g", "--arm", "b={root}/arm.csv", "--seed", "1"],
 ]
 
 
 def test_every_writing_command_on_a_full_disk_is_one_line_or_succeeds_and_leaves_no_temporary_folder(tiny, mnt, ev):
-    """Issue 38: data and state directories on one full tmpfs. Each writing command succeeds with
+    """Issue 38: data, state and keys directories on one full tmpfs. Each writing command succeeds with
     nothing on stderr or is refused in one line; none leaves a `.tmp-*` folder (before, `suite
     check` said a warning that its memo was not stored and then the error: two lines)."""
     data, _ = tiny
@@ -158,15 +159,20 @@ def test_every_writing_command_on_a_full_disk_is_one_line_or_succeeds_and_leaves
     data, state = root / "data", root / "state"
     _store(data, state, 5, "clean")
     shutil.rmtree(state / "derived", ignore_errors=True)
+    (root / "arm.csv").write_text("item_id,output\n" + "".join(f"i{k},answer {k}\n" for k in range(3)))
     vfs = os.statvfs(root)
     (root / "filler").write_bytes(b"\0" * vfs.f_bavail * vfs.f_frsize)
+    refused = []
     for cmd in FULL_DISK_WRITES:
         code, out, err = ev("--data", data, "--state", state, *[c.format(root=root) for c in cmd])
         if code == 0:
             assert not err.strip(), (cmd, err)
         else:
             _one_line(code, err)
+            refused.append(cmd[0])
         assert not [str(p) for p in root.rglob(".tmp*")], cmd
+    # the disk was full: the import, the label store's writes, the queue and the session were refused
+    assert {"import", "suite", "labels", "queue", "pairs"} <= set(refused), refused
 
 
 def test_a_missing_or_wrong_state_path_is_one_line(tiny, tmp_path, ev):
