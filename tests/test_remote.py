@@ -22,6 +22,7 @@ COMMANDS = [
     ["attribution", "support-ternary"],
     ["association", "support-single", "support-split"],
     ["compare", "support-split", "support-split-judgeB"],
+    ["agreement", "--gen", "support-g1", "--n-boot", "20"],  # the shipped label sets (labels/) are mirrored too
     ["crosstab", "support-single", "--a", "answers_question", "--b", "cites_source"],
 ]
 

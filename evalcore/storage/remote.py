@@ -10,7 +10,7 @@ else (the Store's path confinement, schema checks, DuckDB over Parquet, the deri
 works on local files exactly as on a local data directory: a page's every rerun does not fetch
 the data again, and nothing in the analysis knows where the data came from.
 
-Only the layout's own directories (suites/, generations/, runs/, sessions/, labelsets/) are
+Only the layout's own directories (suites/, generations/, runs/, sessions/, labels/) are
 mirrored, and every key is confined like a local path: a key with an empty, ``.`` or ``..`` part,
 or one that would land outside the mirror, is refused, so a bucket cannot make evalcore write
 outside its state directory. Writes go to the state directory only (a remote data directory is
@@ -39,7 +39,7 @@ from evalcore.errors import PATH_ALIASES, InputError, NotFoundError, PathEscapeE
 
 SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss")
 #: the layout's top-level directories (evalcore.storage.layout.KINDS); nothing else is mirrored
-TOP = ("suites", "generations", "runs", "sessions", "labelsets")
+TOP = ("suites", "generations", "runs", "sessions", "labels")
 INDEX = ".evalcore-mirror.json"
 
 _MIRRORS = PATH_ALIASES  # local mirror root -> URL: an error's file is named by its URL (evalcore.errors)
