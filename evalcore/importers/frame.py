@@ -33,10 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, overload
 
-from evalcore.contract.readers import DEPTH_CAP as DEPTH_CAP  # the limits tests and docs name here
-from evalcore.contract.readers import MAX_DEPTH as MAX_DEPTH
-from evalcore.contract.readers import deeper_than as deeper_than
-from evalcore.contract.readers import env_limit, loads_json
 from evalcore.errors import EvalcoreError, FormatError, InputError
 
 # --------------------------------------------------------------------------- constants
@@ -110,7 +106,27 @@ MAX_FIELD = 64 * 1024**2
 
 
 def _limit(name: str, default: int) -> int:
+    from evalcore.contract.readers import env_limit
+
     return env_limit(name, default)
+
+
+def loads_json(text: str, **kw: Any) -> Any:
+    """:func:`evalcore.contract.readers.loads_json`, imported on first use: ``evalcore --version`` and
+    ``--help`` import this module, and the contract package brings pydantic and pyarrow."""
+    from evalcore.contract.readers import loads_json as load
+
+    return load(text, **kw)
+
+
+def __getattr__(name: str) -> Any:
+    """The readers' limits, named here for tests and docs (``DEPTH_CAP``, ``MAX_DEPTH``,
+    ``deeper_than``), imported on first use like :func:`loads_json`."""
+    if name in ("DEPTH_CAP", "MAX_DEPTH", "deeper_than"):
+        from evalcore.contract import readers
+
+        return getattr(readers, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _over(what: str, n: int, cap: int, env: str, name: str) -> None:
