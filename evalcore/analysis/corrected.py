@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from evalcore.analysis.bar import _pct
 from evalcore.contract.results import Result
 from evalcore.storage.store import Store
 
@@ -66,10 +67,6 @@ def _significant(ci: list[float | None]) -> bool | None:
     return None if lo is None or hi is None else (lo > 0 or hi < 0)
 
 
-def _pts(v: float) -> str:
-    return f"{100 * v:+.1f} pts"
-
-
 def corrected_delta(
     a: CorrectedSide,
     b: CorrectedSide,
@@ -102,13 +99,15 @@ def corrected_delta(
     sign_differs = raw_delta is not None and (raw_delta > 0) != (delta > 0) and raw_delta != 0 and delta != 0
     disagrees = sign_differs or (raw_sig is not None and raw_sig != sig)
     words = (
-        f"corrected delta {_pts(delta)} [{_pts(delta - half)}, {_pts(delta + half)}] ({level:.0%}, PPI++ on "
+        f"corrected delta {_pct(delta, True)} [{_pct(delta - half, True)}, {_pct(delta + half, True)}] ({level:.0%}, PPI++ on "
         f"{a.n_labels} and {b.n_labels} gold answers)"
     )
     if raw_delta is None:
         return out(delta, ci, None, words)
-    raw = f"raw delta {_pts(raw_delta)}" + (
-        f" [{_pts(raw_ci[0])}, {_pts(raw_ci[1])}]" if raw_ci[0] is not None and raw_ci[1] is not None else ""
+    raw = f"raw delta {_pct(raw_delta, True)}" + (
+        f" [{_pct(raw_ci[0], True)}, {_pct(raw_ci[1], True)}]"
+        if raw_ci[0] is not None and raw_ci[1] is not None
+        else ""
     )
     if sign_differs:
         verdict = "the raw and corrected deltas point in opposite directions: the judge's errors, not the systems, make the raw one"

@@ -44,21 +44,24 @@ def side(store: Store, run_id: str, headline: str, level: float) -> CorrectedSid
     )
 
 
+def _gold_gens(store: Store, headline: str, runs: tuple[str, str]) -> list[str] | None:
+    """The two runs' generations when a corrected delta applies (a pass / fail headline, gold on both
+    generations), else None: the cheap check made before any comparison or report card is read."""
+    gens = [store.run(r).manifest.gen_id for r in runs]
+    return None if headline == "ternary" or not all(has_gold(store, g) for g in gens) else gens
+
+
 def correct(store: Store, c: Comparison, level: float = 0.95) -> CorrectedDelta | None:
     """The comparison's corrected delta when both runs' generations have gold, else None."""
-    if c.headline == "ternary":
+    runs = (c.baseline, c.candidate)
+    gens = _gold_gens(store, c.headline, runs)
+    if gens is None:
         return None
-    gens = [store.run(r).manifest.gen_id for r in (c.baseline, c.candidate)]
-    if not all(has_gold(store, g) for g in gens):
-        return None
-    d = c.figures[c.headline].delta
     if gens[0] == gens[1]:  # one gold corrects both: said without reading the report card
-        a, b = (
-            CorrectedSide(r, gens[0], None, None, [None, None], None, None, None, None)
-            for r in (c.baseline, c.candidate)
-        )
-        return corrected_delta(a, b, d.mean, list(d.ci95), headline=c.headline, level=level)
-    a, b = (side(store, r, c.headline, level) for r in (c.baseline, c.candidate))
+        a, b = (CorrectedSide(r, gens[0], None, None, [None, None], None, None, None, None) for r in runs)
+    else:
+        a, b = (side(store, r, c.headline, level) for r in runs)
+    d = c.figures[c.headline].delta
     return corrected_delta(a, b, d.mean, list(d.ci95), headline=c.headline, level=level)
 
 
@@ -69,7 +72,6 @@ def corrected_of(
     (the Compare page's call, cached by its arguments)."""
     from evalcore.analysis.comparison import compare
 
-    gens = [store.run(r).manifest.gen_id for r in (run_a, run_b)]
-    if headline == "ternary" or not all(has_gold(store, g) for g in gens):
+    if _gold_gens(store, headline, (run_a, run_b)) is None:
         return None
     return correct(store, compare(store, run_a, run_b, sel=sel, headline=headline, power_figures=False))
