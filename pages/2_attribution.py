@@ -220,9 +220,7 @@ with _text.boundary():
                 _text.labelled_text("Output" + (" (the system abstained)" if a.abstained else ""), a.output)
                 said = _text.verdict_word(a.passed)
                 said += "" if a.label is None else f" (label {a.label}; the judge said {a.raw_verdict})"
-                _text.labelled_text(
-                    _text.md_escape(f"The judge on this criterion, judge round {a.judge_round}: {said}"), a.reason
-                )
+                _text.labelled_text(f"The judge on this criterion, judge round {a.judge_round}: {said}", a.reason)
             st.page_link(
                 "pages/1_runs.py",
                 label="Open this answer with every verdict in Runs",

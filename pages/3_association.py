@@ -157,7 +157,7 @@ with _text.boundary():
                         if who != singles[0] and not v[f.a]["missing"]
                     )
                     _text.labelled_text(
-                        _text.md_escape(f"{x.item_id} (round {x.gen_round})" + (f" - {others}" if others else "")),
+                        f"{x.item_id} (round {x.gen_round})" + (f" - {others}" if others else ""),
                         f"{f.a}: {own[f.a]['reason'] or '(no reason)'}\n{f.b}: {own[f.b]['reason'] or '(no reason)'}",
                     )
     st.caption(
@@ -332,7 +332,7 @@ with _text.boundary():
                             lines.append(f"{c}: {_text.verdict_word(s['passed'])}")
                             if who != PEOPLE:
                                 lines.append(f"  reason: {s['reason'] if s['reason'] is not None else '(none)'}")
-                        _text.labelled_text(_text.md_escape(who), "\n".join(lines))
+                        _text.labelled_text(who, "\n".join(lines))
                 if inst != PEOPLE:
                     st.page_link(
                         "pages/1_runs.py",

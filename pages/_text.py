@@ -32,6 +32,11 @@ def _joined(m: re.Match) -> str:
     return "\u2060@" if word == "@" else word[0] + "\u2060" + word[1:]
 
 
+class Inert(str):
+    """A string :func:`md_escape` made inert: escaping it again returns it unchanged, so a label
+    escaped by its page and again by :func:`labelled_text` reads ``a, b`` rather than ``a&#44; b``."""
+
+
 def md_escape(text: Any) -> str:
     """Make any string inert for a markdown-rendering element (st.error, st.warning, st.table...).
 
@@ -40,8 +45,13 @@ def md_escape(text: Any) -> str:
     ``:material/...:`` icons (which would fetch from Google), ``$`` maths. GFM's literal
     autolinks (``http://...``, ``www.``, ``name@host``) are still found through the references,
     so a word joiner (U+2060, invisible) goes inside each scheme, ``www`` and before each ``@``:
-    nothing that looks like an address becomes a link (tests/test_browser_injection.py)."""
-    return _AUTOLINK.sub(_joined, str(text)).translate(_MD_TABLE)
+    nothing that looks like an address becomes a link (tests/test_browser_injection.py).
+
+    Text is escaped once: an :class:`Inert` string (what this returns) comes back as it is, so
+    escaping twice cannot show ``&#44;`` on screen (tests/test_page_findings.py)."""
+    if isinstance(text, Inert):
+        return text
+    return Inert(_AUTOLINK.sub(_joined, str(text)).translate(_MD_TABLE))
 
 
 def code_span(text: Any) -> str:

@@ -1,0 +1,86 @@
+"""Findings of issue 39 on the analysis pages, through AppTest over the bundled demo:
+
+* no HTML entity is shown literally: text made inert by ``pages._text.md_escape`` reads, in the
+  browser, as ``html.unescape`` of it once; a label escaped twice would show ``&#44;`` (the
+  Failure attribution and Criteria association drill-downs did, through ``_text.labelled_text``);
+* the counts a page shows come from one function in evalcore and add up (the review queue's
+  cases and their raised / audited parts; the cases where people disagree on Labels and on
+  Agreement);
+* no figure on screen carries more digits than it can (``2.6666666666666665``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+from browser_util import REPO
+from streamlit.testing.v1 import AppTest
+
+pytestmark = pytest.mark.app
+
+APP = str(REPO / "app.py")
+DEMO = REPO / "data" / "demo"
+ATTR, ASSOC = "pages/2_attribution.py", "pages/3_association.py"
+
+
+@pytest.fixture
+def demo(tmp_path, monkeypatch):
+    if not (DEMO / "runs").is_dir():
+        pytest.fail(f"the bundled demo is missing: {DEMO} (make demo)")
+    monkeypatch.setenv("EVALCORE_DATA", str(DEMO))
+    monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "state"))
+    return AppTest.from_file(APP, default_timeout=90)
+
+
+def open_page(app: AppTest, page: str, **params: str) -> AppTest:
+    app.switch_page(page)
+    app.query_params.update(params)
+    return app.run()
+
+
+def select_row(at: AppTest, prefix: str, row: int) -> AppTest:
+    key = next(d.key for d in at.dataframe if (d.key or "").startswith(prefix))
+    at.session_state[key] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    return at.run()
+
+
+def shown(at: AppTest) -> list[str]:
+    """What a reader sees of every markdown-rendering element and every table: markdown shows a
+    numeric character reference as its character, once (``st.code`` is verbatim, so its text is
+    the data's own and is left out)."""
+    texts = [el.value for kind in ("markdown", "caption", "warning", "info", "error", "subheader", "success")
+             for el in getattr(at, kind)]
+    texts += [m.label for m in at.metric]
+    for t in at.table:
+        texts += [str(c) for c in t.value.columns] + [str(v) for v in t.value.to_numpy().ravel()]
+    return [html.unescape(t) for t in texts]
+
+
+def entities(at: AppTest) -> list[str]:
+    assert not at.exception, [e.value for e in at.exception]
+    return [t for t in shown(at) if re.search(r"&#?\w+;", t)]
+
+
+def test_attribution_drill_down_shows_no_entity(demo):
+    at = open_page(demo, ATTR, run="support-single", criterion="no_fabrication", only="1")
+    at = select_row(at, "attr_answers|", 0)
+    assert entities(at) == []
+    assert any("The judge on this criterion, judge round" in t for t in shown(at))
+
+
+def test_association_drill_down_shows_no_entity(demo):
+    at = open_page(demo, ASSOC, a="cites_source", b="answers_question")
+    at = select_row(at, "assoc_answers|", 2)
+    assert entities(at) == []
+    assert "support-single" in shown(at)  # the caption above each judge's verdicts
+
+
+def test_harness_drill_down_shows_no_entity(demo):
+    """pages/4_harness.py escapes its labels before labelled_text too: escaped once all the same."""
+    at = open_page(demo, "pages/4_harness.py", a="support-single", b="support-split-judgeB", criterion="grounded",
+                   dir="fail_a_pass_b")
+    at = select_row(at, "harness_answers|", 1)
+    assert entities(at) == []
+    assert any(t.startswith("A (support-single): ") for t in shown(at))
