@@ -13,6 +13,8 @@ queue at once without two people deciding the same case unknowingly.
 * Adjudicators (``role="adjudicator"``) are handed the cases whose reviewers disagree (status
   ``reviewers_disagree`` of :func:`evalcore.storage.gold.gold`), which nobody else is offered; one
   adjudicator settles a case.
+* A case in a slice of the queue given to named reviewers (:func:`evalcore.review.team.assign`)
+  is handed to those reviewers only; a case in no assigned slice goes to anyone.
 
 Leases are working state, not history: they live in the label store's ``leases`` table, which is
 not append-only; decisions are never leased away (they are edits, :mod:`evalcore.review.queue`).
@@ -25,6 +27,7 @@ from typing import Any
 
 from evalcore.errors import LabelError
 from evalcore.review.queue import WITHDRAWN, Filters, _decode, _need_reviewer, _on, _scope, get_queue
+from evalcore.review.team import assigned_sql
 from evalcore.storage.gold import gold
 from evalcore.storage.labels import ROLES, LabelStore
 from evalcore.storage.store import Store
@@ -47,20 +50,25 @@ def _iso(t: dt.datetime) -> str:
     return t.astimezone(dt.UTC).isoformat(timespec="microseconds")
 
 
-def _claim(con: Any, case: dict[str, Any], who: str, now: dt.datetime, seconds: float) -> None:
-    """Lease ``case`` to ``who`` (renewing a lease they hold) and give up their other leases."""
-    key = (case["gen_id"], case["item_id"], int(case["gen_round"]), case["criterion"])
-    con.execute(
-        "DELETE FROM leases WHERE reviewer = ? AND NOT (gen_id = ? AND item_id = ? AND gen_round = ? AND criterion = ?)",
-        (who, *key),
-    )
+def _claim(con: Any, cases: list[dict[str, Any]], who: str, queue_id: str, now: dt.datetime, seconds: float) -> None:
+    """Lease ``cases`` to ``who`` (renewing leases they hold) and give up their other leases."""
+    keys = [(c["gen_id"], c["item_id"], int(c["gen_round"]), c["criterion"]) for c in cases]
+    held = con.execute("SELECT gen_id, item_id, gen_round, criterion FROM leases WHERE reviewer = ?", (who,)).fetchall()
+    for h in held:
+        key = (h["gen_id"], h["item_id"], int(h["gen_round"]), h["criterion"])
+        if key not in keys:
+            con.execute(
+                "DELETE FROM leases WHERE reviewer = ? AND gen_id = ? AND item_id = ? AND gen_round = ? AND criterion = ?",
+                (who, *key),
+            )
     con.execute("DELETE FROM leases WHERE expires_at <= ?", (_iso(now),))
-    con.execute(
-        "INSERT INTO leases (gen_id, item_id, gen_round, criterion, reviewer, queue_id, taken_at, expires_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (gen_id, item_id, gen_round, criterion, reviewer) "
-        "DO UPDATE SET queue_id = excluded.queue_id, taken_at = excluded.taken_at, expires_at = excluded.expires_at",
-        (*key, who, case["queue_id"], _iso(now), _iso(now + dt.timedelta(seconds=seconds))),
-    )
+    for key in keys:
+        con.execute(
+            "INSERT INTO leases (gen_id, item_id, gen_round, criterion, reviewer, queue_id, taken_at, expires_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (gen_id, item_id, gen_round, criterion, reviewer) "
+            "DO UPDATE SET queue_id = excluded.queue_id, taken_at = excluded.taken_at, expires_at = excluded.expires_at",
+            (*key, who, queue_id, _iso(now), _iso(now + dt.timedelta(seconds=seconds))),
+        )
 
 
 def next_case(
@@ -75,16 +83,41 @@ def next_case(
     """Lease and return the reviewer's next case (see the module docstring), or None when there is
     nothing left for them under these filters. With ``role="adjudicator"``: the next case whose
     reviewers disagree."""
+    got = next_cases(store, queue_id, reviewer, filters, k=1, role=role, lease_seconds=lease_seconds)
+    return got[0] if got else None
+
+
+def next_cases(
+    store: Store,
+    queue_id: str,
+    reviewer: str,
+    filters: Filters | None = None,
+    *,
+    k: int = 1,
+    role: str = "reviewer",
+    lease_seconds: float = LEASE_SECONDS,
+) -> list[dict]:
+    """Lease and return the reviewer's next ``k`` cases in rank order: the cases they hold live
+    leases on first, then new ones as :func:`next_case` chooses them, all leased in one write
+    transaction (their other leases are given up). A batch is what the review card keeps in the
+    browser, so that a key press shows the next case without waiting for the server; the cases
+    it holds count as taken places for everyone else. An adjudicator gets one case at a time."""
     who = _need_reviewer(reviewer)
     if role not in ROLES:
         raise LabelError(f"role {role!r} is not one of {', '.join(ROLES)}", field="role")
     if not lease_seconds > 0:
         raise LabelError(f"a lease must last a positive number of seconds, not {lease_seconds!r}", field="lease")
+    if not 1 <= int(k) <= 50:
+        raise LabelError(f"a batch holds 1 to 50 cases, not {k!r}", field="k")
     q = get_queue(store, queue_id)
     labels = LabelStore(store)
     cond, args = _scope(store, q, filters)
     if role == "adjudicator":
-        return _next_dispute(store, labels, q, who, cond, args, lease_seconds)
+        one = _next_dispute(store, labels, q, who, cond, args, lease_seconds)
+        return [one] if one else []
+    given, given_args = assigned_sql(labels, q["queue_id"], who)  # slices given to others: not theirs
+    if given:
+        cond, args = f"{cond} AND {given}", [*args, *given_args]
     now = _now()
     live = _iso(now)
     handled = _HANDLED.format(on=_on("e"), who="?")
@@ -93,10 +126,11 @@ def next_case(
             # CROSS JOIN: SQLite starts from the reviewer's leases, not from the queue's cases in rank order
             f"SELECT c.* FROM leases l CROSS JOIN queue_cases c WHERE c.queue_id = l.queue_id AND {_on('l')} "
             f"AND l.reviewer = ? AND l.queue_id = ? AND l.expires_at > ? AND {cond} AND NOT {handled} "
-            "ORDER BY c.rank LIMIT 1",
-            (who, q["queue_id"], live, *args, who),
-        ).fetchone()
-        if held is None:
+            "ORDER BY c.rank LIMIT ?",
+            (who, q["queue_id"], live, *args, who, int(k)),
+        ).fetchall()
+        rows = [dict(h) for h in held]
+        if len(rows) < k:
             others_deciding = (
                 f"(SELECT count(*) FROM leases l WHERE {_on('l')} AND l.reviewer <> ? AND l.expires_at > ? "
                 f"AND NOT {_HANDLED.format(on=_on('e', 'l'), who='l.reviewer')})"
@@ -105,17 +139,21 @@ def next_case(
                 f"(SELECT count(DISTINCT e.reviewer) FROM edits e WHERE {_on('e')} "
                 f"AND e.outcome IN ('decided', 'test_wrong') AND e.role = 'reviewer' AND e.edit_id NOT IN ({WITHDRAWN}))"
             )
-            held = con.execute(
-                f"SELECT c.* FROM queue_cases c WHERE {cond} AND NOT {handled} "
-                f"AND {reviews} + {others_deciding} < ? ORDER BY c.rank LIMIT 1",
-                (*args, who, who, live, int(q["reviewers_required"])),
-            ).fetchone()
-        if held is None:
+            mine_live = f"EXISTS (SELECT 1 FROM leases l WHERE {_on('l')} AND l.reviewer = ? AND l.expires_at > ?)"
+            rows += [
+                dict(r)
+                for r in con.execute(
+                    f"SELECT c.* FROM queue_cases c WHERE {cond} AND NOT {handled} AND NOT {mine_live} "
+                    f"AND {reviews} + {others_deciding} < ? ORDER BY c.rank LIMIT ?",
+                    (*args, who, who, live, who, live, int(q["reviewers_required"]), int(k) - len(rows)),
+                ).fetchall()
+            ]
+        if not rows:
             con.execute("DELETE FROM leases WHERE reviewer = ? AND queue_id = ?", (who, q["queue_id"]))
-            return None
-        case = _decode(dict(held))
-        _claim(con, case, who, now, lease_seconds)
-    return case
+            return []
+        cases = sorted((_decode(r) for r in rows), key=lambda c: c["rank"])
+        _claim(con, cases, who, q["queue_id"], now, lease_seconds)
+    return cases
 
 
 def _next_dispute(
@@ -150,7 +188,7 @@ def _next_dispute(
         if pick is None:
             return None
         case = _decode({k: v for k, v in dict(pick).items() if k not in ("taken", "mine")})
-        _claim(con, case, who, now, lease_seconds)
+        _claim(con, [case], who, q["queue_id"], now, lease_seconds)
     return case
 
 

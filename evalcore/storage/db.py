@@ -581,6 +581,12 @@ BEGIN SELECT RAISE(ABORT, 'queue cases are append-only'); END;
 _CURRENT_LABELS = """SELECT e.* FROM edits e
 WHERE e.outcome = 'decided'
   AND e.edit_id NOT IN (SELECT supersedes FROM edits WHERE outcome = 'withdrawn' AND supersedes IS NOT NULL)
+CREATE TABLE IF NOT EXISTS receipts (
+    client_id   TEXT PRIMARY KEY,
+    reviewer    TEXT NOT NULL,
+    edit_id     INTEGER NOT NULL,
+    created_at  TEXT NOT NULL
+);
   AND e.edit_id = (
       SELECT max(d.edit_id) FROM edits d
       WHERE d.gen_id = e.gen_id AND d.item_id = e.item_id AND d.gen_round = e.gen_round
@@ -606,6 +612,7 @@ END
 $$;
 """
 
+    .replace("edit_id     INTEGER NOT NULL", "edit_id     BIGINT NOT NULL")
 
 def _pg_append_only(table: str, message: str) -> str:
     out = []
@@ -646,3 +653,4 @@ LABELS_OBJECTS = {
     "postgres": _LABELS_TABLES
     | {f"{t}_no_{op}" for t in _LABELS_APPEND_ONLY for op in ("update", "delete", "truncate")},
 }
+    | {"receipts"}

@@ -304,22 +304,62 @@ class LabelStore:
     passed_of = staticmethod(labelvalues.passed_of)
 
     # ---- writing
-    def add(self, **edit: Any) -> dict[str, Any]:
+    def add(self, *, receipt: str | None = None, **edit: Any) -> dict[str, Any]:
         """Append one edit and return it; ``edit`` holds :meth:`prepare`'s arguments (item_id,
         criterion, reviewer, value, outcome, gen_id, gen_round, queue, reason_code, note,
         supersedes, tags, role). Validates everything before touching the database. ``role`` is
         the capacity the edit is made in: a reviewer's decision, or an adjudicator's, which settles
-        the case (see :mod:`evalcore.storage.gold`)."""
+        the case (see :mod:`evalcore.storage.gold`). With ``receipt`` (an id the sender made for
+        this one act, e.g. the review card's), the edit is written at most once: the receipt is
+        written in the edit's transaction, and a receipt already held returns the edit it wrote."""
         values, crit = self.prepare(**edit)
         supersedes = values[11]
-        if supersedes is None:  # nothing to decide under the lock: one pipelined write
+        if supersedes is None and receipt is None:  # nothing to decide under the lock: one pipelined write
             with self._db() as con:
                 edit_id = con.append(_INSERT_EDIT, values, "edit_id")
-        else:  # what it takes back is checked in the same transaction that writes it
+        else:  # what it takes back, and the receipt, are checked in the same transaction that writes it
             with self.transaction() as con:
-                self._check_supersedes(con, supersedes, values)
+                done = self._receipted(con, receipt, values[6])
+                if done is not None:
+                    return done
+                if supersedes is not None:
+                    self._check_supersedes(con, supersedes, values)
                 edit_id = con.insert(_INSERT_EDIT, values, "edit_id")
+                self._receipt(con, receipt, values[6], edit_id)
         return self._read_back(edit_id, values, crit)
+
+    def _receipted(self, con: Database, receipt: str | None, reviewer: str) -> dict[str, Any] | None:
+        """The edit a receipt already wrote (None when it is new); a receipt of another reviewer's
+        is refused rather than answered."""
+        if receipt is None:
+            return None
+        row = con.execute(
+            "SELECT r.reviewer AS sender, e.* FROM receipts r JOIN edits e ON e.edit_id = r.edit_id WHERE r.client_id = ?",
+            (receipt,),
+        ).fetchone()
+        if row is None:
+            return None
+        got = dict(row)
+        if got.pop("sender") != reviewer:
+            raise LabelError(f"receipt {receipt!r} belongs to another reviewer", field="receipt")
+        return self._row(got, self.criterion_for(got["gen_id"], got["criterion"]))
+
+    @staticmethod
+    def _receipt(con: Database, receipt: str | None, reviewer: str, edit_id: int) -> None:
+        if receipt is not None:
+            con.execute(
+                "INSERT INTO receipts (client_id, reviewer, edit_id, created_at) VALUES (?, ?, ?, ?)",
+                (receipt, reviewer, edit_id, utcnow().isoformat()),
+            )
+
+    def receipts(self, ids: Iterable[str]) -> dict[str, int]:
+        """Which of these receipts the store holds, with the edit each wrote."""
+        keys = list(dict.fromkeys(ids))
+        if not keys or self._absent():
+            return {}
+        marks = ", ".join("?" for _ in keys)
+        rows = self._plain(f"SELECT client_id, edit_id FROM receipts WHERE client_id IN ({marks})", tuple(keys))
+        return {r["client_id"]: int(r["edit_id"]) for r in rows}
 
     def add_many(self, edits: Iterable[dict[str, Any]], *, batch: int = 500, source: str | None = None) -> list[int]:
         """Append many edits (each a dict of :meth:`add`'s arguments, optionally with ``_line``,
@@ -676,13 +716,13 @@ class LabelStore:
             r.pop("rn", None)
         return rows
 
-    def undo(self, reviewer: str, *, queue: str | None = None) -> dict[str, Any] | None:
+    def undo(self, reviewer: str, *, queue: str | None = None, receipt: str | None = None) -> dict[str, Any] | None:
         """Take back the reviewer's most recent edit that can still be undone (not a withdrawal and
         not itself withdrawn; optionally only edits made from ``queue``) with a ``withdrawn`` edit;
         the edit before it (if any) stands again. Which edit is taken back is decided inside the
         transaction that writes the withdrawal, so two undos at once take back the last edit and
         the one before it, never one edit twice. Returns the withdrawal, or None when there is
-        nothing to undo."""
+        nothing to undo. A ``receipt`` (see :meth:`add`) makes the undo happen at most once."""
         if not reviewer or not reviewer.strip():
             raise LabelError("a reviewer name is required", field="--reviewer")
         who = reviewer.strip()
@@ -690,6 +730,9 @@ class LabelStore:
             return None
         sql = _LAST_EDIT_SQL.format(queue=" AND queue = ?" if queue is not None else "")
         with self.transaction() as con:
+            done = self._receipted(con, receipt, who)
+            if done is not None:
+                return done
             last = con.execute(sql, (who, queue) if queue is not None else (who,)).fetchone()
             if last is None:
                 return None
@@ -710,6 +753,7 @@ class LabelStore:
                 last["role"] or "reviewer",
             )
             edit_id = con.insert(_INSERT_EDIT, values, "edit_id")
+            self._receipt(con, receipt, who, edit_id)
         return self._read_back(edit_id, values, self.criterion_for(last["gen_id"], last["criterion"]))
 
     def shipped(self, gen_id: str | None = None, limit: int | None = None) -> list[dict[str, Any]]:
