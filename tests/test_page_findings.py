@@ -84,3 +84,40 @@ def test_harness_drill_down_shows_no_entity(demo):
     at = select_row(at, "harness_answers|", 1)
     assert entities(at) == []
     assert any(t.startswith("A (support-single): ") for t in shown(at))
+
+
+# --------------------------------------------------------------------------- counts that add up
+
+
+@pytest.fixture(scope="module")
+def demo_queue(tmp_path_factory):
+    """The demo with a review queue built in a state directory of the test's own."""
+    import evalcore
+    from evalcore.review.build import build_queue
+
+    store = evalcore.Store(DEMO, tmp_path_factory.mktemp("queue-state"))
+    return store, build_queue(store, "support-g1", audit_rate=0.05, seed=0)
+
+
+def test_queue_cases_raised_and_audited_add_up(demo_queue):
+    """The review page showed '1322 raised + 188 audited' (the header, holdout items among the
+    raised) beside '0 of 1362' (progress, holdout items left out). The queue's counts now come from
+    one function, and its parts add up to the cases shown."""
+    from evalcore.review.queue import Filters, case_counts, cases, progress
+
+    store, q = demo_queue
+    built = q["flagged"] + q["audit_sampled"]
+    for f in (None, Filters(include_holdout=True), Filters(criteria=("grounded",)), Filters(reasons=("audit",))):
+        c = case_counts(store, q["queue_id"], f)
+        prog = progress(store, q["queue_id"], "someone", f)
+        assert {k: prog[k] for k in c} == c
+        assert c["raised"] + c["audited"] == c["cases"] == prog["waiting_for_me"]
+        listed = cases(store, q["queue_id"], f)
+        assert c["cases"] == len(listed)
+        assert c["raised"] == sum(r["stratum"] == "disagreement" for r in listed)
+        assert c["audited"] == sum(r["stratum"] == "audit" for r in listed)
+    c = case_counts(store, q["queue_id"])
+    assert c["cases"] + c["holdout_hidden"] == built and c["holdout_hidden"] > 0
+    assert c["audited"] == q["audit_sampled"] and c["raised"] + c["holdout_hidden"] == q["flagged"]
+    assert case_counts(store, q["queue_id"], Filters(include_holdout=True)) == {
+        "cases": built, "raised": q["flagged"], "audited": q["audit_sampled"], "holdout_hidden": 0}

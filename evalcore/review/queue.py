@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import string
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from evalcore.analysis.suites import holdout_ids
@@ -272,6 +272,14 @@ def _per_case_sql() -> str:
     )
 
 
+def _held(store: Store, q: dict[str, Any]) -> tuple[str, list[Any]]:
+    """The condition over ``queue_cases c``: the case is on one of the suite's holdout items."""
+    hidden = sorted(holdout_ids(store, store.generation(q["gen_id"]).manifest.suite_id))
+    if not hidden:
+        return "1 = 0", []
+    return f"c.item_id IN (SELECT h.value FROM {LabelStore.json_values('?', 'h')})", [json.dumps(hidden)]
+
+
 def _scope(store: Store, q: dict[str, Any], filters: Filters | None) -> tuple[str, list[Any]]:
     """The condition over ``queue_cases c`` for a queue, the filters and the holdout rule."""
     where, params = filter_sql(filters)
@@ -280,11 +288,39 @@ def _scope(store: Store, q: dict[str, Any], filters: Filters | None) -> tuple[st
         cond.append(f"({where})")
         args += params
     if not (filters is not None and filters.include_holdout):
-        hidden = sorted(holdout_ids(store, store.generation(q["gen_id"]).manifest.suite_id))
-        if hidden:
-            cond.append(f"c.item_id NOT IN (SELECT h.value FROM {LabelStore.json_values('?', 'h')})")
-            args.append(json.dumps(hidden))
+        held, held_args = _held(store, q)
+        cond.append(f"NOT ({held})")
+        args += held_args
     return " AND ".join(cond), args
+
+
+def _case_counts(store: Store, q: dict[str, Any], filters: Filters | None) -> tuple[dict[str, int], int]:
+    """The cases in scope per stratum, and those the holdout rule leaves out (one query)."""
+    f = filters or Filters()
+    cond, args = _scope(store, q, replace(f, include_holdout=True))
+    held, held_args = _held(store, q)
+    rows = LabelStore(store).rows(
+        f"SELECT c.stratum AS stratum, count(*) AS n, sum(CASE WHEN {held} THEN 1 ELSE 0 END) AS held "
+        f"FROM queue_cases c WHERE {cond} GROUP BY c.stratum",
+        [*held_args, *args],
+    )
+    hide = 0 if f.include_holdout else 1
+    return {r["stratum"]: int(r["n"]) - hide * int(r["held"] or 0) for r in rows}, sum(
+        hide * int(r["held"] or 0) for r in rows
+    )
+
+
+def case_counts(store: Store, queue_id: str, filters: Filters | None = None) -> dict[str, int]:
+    """The queue's cases as every page and command counts them: ``cases``, those the filters and
+    the holdout rule leave; its parts ``raised`` (stratum disagreement) and ``audited`` (agreed
+    cases the audit drew), so ``raised + audited == cases``; and ``holdout_hidden``, the cases
+    (with these filters) on the suite's holdout items, left out unless the filters include them.
+    Unfiltered, ``cases + holdout_hidden`` is the queue as built (its header's ``flagged +
+    audit_sampled``: the audit draws no holdout item, so the hidden ones are raised cases).
+    :func:`progress` carries the same four counts."""
+    per, hidden = _case_counts(store, get_queue(store, queue_id), filters)
+    raised, audited = per.get(STRATA[0], 0), per.get(STRATA[1], 0)
+    return {"cases": raised + audited, "raised": raised, "audited": audited, "holdout_hidden": hidden}
 
 
 def _decode(r: dict[str, Any]) -> dict[str, Any]:
@@ -354,12 +390,7 @@ def progress(store: Store, queue_id: str, reviewer: str | None = None, filters: 
     n = int(q["reviewers_required"])
     cond, args = _scope(store, q, filters)
     who = reviewer.strip() if reviewer else None
-    totals = {
-        r["stratum"]: int(r["n"])
-        for r in labels.rows(
-            f"SELECT c.stratum AS stratum, count(*) AS n FROM queue_cases c WHERE {cond} GROUP BY c.stratum", args
-        )
-    }
+    totals, hidden = _case_counts(store, q, filters)
     done = {
         r["stratum"]: r
         for r in labels.rows(
@@ -382,6 +413,9 @@ def progress(store: Store, queue_id: str, reviewer: str | None = None, filters: 
         "queue_id": q["queue_id"],
         "reviewers_required": n,
         "cases": sum(totals.values()),
+        "raised": totals.get(STRATA[0], 0),
+        "audited": totals.get(STRATA[1], 0),
+        "holdout_hidden": hidden,
         "complete": sum(of(s, "complete") for s in totals),
     }
     if reviewer:
@@ -620,6 +654,7 @@ def decide(
     tags: Iterable[str] = (),
     role: str = "reviewer",
     claims: Mapping[str, Any] | None = None,
+    receipt: str | None = None,
 ) -> dict[str, Any]:
     """Record the reviewer's decision on a case: an appended edit with provenance (queue, the
     case's reason codes or ``audit``, note, tags), superseding their own earlier edit on it. The
@@ -629,7 +664,8 @@ def decide(
     ``reviewers_disagree``; see :mod:`evalcore.storage.gold`). Either way the reviewer's lease on
     the case (:mod:`evalcore.review.claims`) is given up. The role is checked now, against the
     roles file and the login (``claims``, the app's) or the typed ``reviewer`` (:func:`acting`): a
-    role taken away a moment ago refuses the decision in one line."""
+    role taken away a moment ago refuses the decision in one line. With ``receipt`` (the id the
+    sender gave this act) it is written once however often it is sent: a resend returns the edit."""
     if role not in ROLES:
         raise LabelError(f"role {role!r} is not one of {', '.join(ROLES)}", field="role")
     who = _need_reviewer(acting(store.state, role, name=reviewer, claims=claims).name)
@@ -647,6 +683,9 @@ def decide(
         )
     case = find_case(store, q["queue_id"], item_id, gen_round, criterion)
     labels = LabelStore(store)
+    again = labels.by_receipt(receipt, who) if receipt is not None else None
+    if again is not None:  # sent before and written: the same edit again, not a second one
+        return again
     if outcome == "test_wrong" and not (note or "").strip():
         raise LabelError("say what is wrong with the test in the note", field="note")
     mine = next(
@@ -679,6 +718,7 @@ def decide(
         supersedes=mine["edit_id"] if mine else None,
         tags=tags,
         role=role,
+        receipt=receipt,
     )
     with labels.transaction() as con:
         con.execute(
@@ -699,7 +739,12 @@ def _continuous_value(crit: S.Criterion, value: str) -> str:
 
 
 def undo(
-    store: Store, queue_id: str, reviewer: str, *, claims: Mapping[str, Any] | None = None
+    store: Store,
+    queue_id: str,
+    reviewer: str,
+    *,
+    claims: Mapping[str, Any] | None = None,
+    receipt: str | None = None,
 ) -> dict[str, Any] | None:
     """Withdraw the reviewer's most recent edit made in this queue (a ``withdrawn`` edit: nothing
     is deleted); their edit before it on that case, if any, stands again. Returns the withdrawal
@@ -707,7 +752,7 @@ def undo(
     a reviewing role now (:func:`acting`)."""
     who = _need_reviewer(acting(store.state, "reviewer", "adjudicator", name=reviewer, claims=claims).name)
     q = get_queue(store, queue_id)
-    return LabelStore(store).undo(who, queue=q["queue_id"])
+    return LabelStore(store).undo(who, queue=q["queue_id"], receipt=receipt)
 
 
 def flagged_for_repair(store: Store, gen_id: str) -> list[dict[str, Any]]:
