@@ -1,4 +1,4 @@
-"""Review commands: ``evalcore queue detect | build | list | show | decide | undo`` and
+"""Review commands: ``evalcore queue detect | build | list | show | decide | undo | team | assign`` and
 ``evalcore agreement``.
 
 The ``queue`` group works the adjudication queue of :mod:`evalcore.review.queue` (built queues and
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from evalcore.review.agreement import SessionAgreement
     from evalcore.review.correct import Ppi, RunCorrection
     from evalcore.review.reportcard import ReportCard
+    from evalcore.review.team import Agreement
 
 # --------------------------------------------------------------------------- adjudication (issue 5)
 # The review queue and the agreement / judge report card; docs/REVIEW.md.
@@ -290,6 +291,108 @@ def queue_undo(obj: Ctx, queue_id, reviewer, as_json) -> None:
         else f"edit {row['edit_id']} withdraws edit {row['supersedes']} ({row['item_id']} r{row['gen_round']} "
         f"{row['criterion']})",
     )
+
+
+def _agreement_text(a: Agreement) -> str:
+    """A kappa with its interval and count, or the count and why there is none."""
+    if a.kappa is None:
+        return f"- ({a.reason})" if a.reason else "-"
+    iv = f" [{a.lo:.2f}, {a.hi:.2f}]" if a.lo is not None and a.hi is not None else ""
+    return f"{a.kappa:.2f}{iv} on {a.cases}"
+
+
+@queue_group.command("team")
+@click.argument("queue_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def queue_team(obj: Ctx, queue_id: str, as_json: bool) -> None:
+    """How the team is doing on QUEUE_ID: per reviewer, cases decided, skipped and flagged, time
+    per case, cases per hour, and kappa against the adjudicator and gold (docs/REVIEW.md)."""
+    from evalcore.review.team import team
+
+    t = team(obj.store, queue_id)
+    rows = [
+        {
+            **r.to_dict(),
+            "adj": _agreement_text(r.with_adjudicator),
+            "gold": _agreement_text(r.with_gold),
+        }
+        for r in t.reviewers
+    ]
+    text = (
+        f"queue {t.queue_id}: {len(t.reviewers)} people; times leave out gaps over {t.break_seconds // 60} min; "
+        f"kappa ({t.level:.0%} interval) on at least {t.min_cases} shared cases\n"
+        + _table(
+            rows,
+            [
+                ("reviewer", "reviewer", False),
+                ("role", "role", False),
+                ("decided", "decided", False),
+                ("skipped", "skipped", False),
+                ("test_wrong", "test wrong", False),
+                ("median_seconds", "median s", False),
+                ("cases_per_hour", "per hour", False),
+                ("adj", "kappa vs adjudicator", False),
+                ("gold", "kappa vs gold", False),
+            ],
+        )
+    )
+    emit(t, as_json, text)
+
+
+def _assignment_rows(rows: list) -> str:
+    return _table(
+        [
+            {
+                **a.to_dict(),
+                "slice": "; ".join(f"{k}: {', '.join(v)}" for k, v in a.slice.items() if v),
+                "reviewers": ", ".join(a.reviewers) or "(taken back)",
+            }
+            for a in rows
+        ],
+        [
+            ("assignment_id", "id", False),
+            ("slice", "slice", False),
+            ("cases", "cases", False),
+            ("reviewers", "reviewers", False),
+            ("assigned_by", "by", False),
+            ("created_at", "when", False),
+        ],
+    )
+
+
+@queue_group.command("assign")
+@click.argument("queue_id")
+@click.option("--reviewer", "reviewers", multiple=True, help="A reviewer the slice is given to (repeatable).")
+@click.option("--class", "classes", multiple=True, help="Items of this class (repeatable).")
+@click.option("--reason", "reasons", multiple=True, help="Cases raised for this reason code, or `audit` (repeatable).")
+@click.option("--run", "runs_", multiple=True, help="Cases this run is involved in (repeatable).")
+@click.option("--criterion", "criteria", multiple=True, help="This criterion (repeatable).")
+@click.option("--clear", is_flag=True, help="Take the slice back: anyone may be handed its cases.")
+@click.option("--by", default="", help="Who assigns (an adjudicator or an admin; recorded).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def queue_assign(obj: Ctx, queue_id, reviewers, classes, reasons, runs_, criteria, clear, by, as_json) -> None:
+    """Give a slice of QUEUE_ID (classes, reason codes, runs, criteria) to named reviewers: its
+    cases are handed to them only (docs/REVIEW.md, assignment)."""
+    from evalcore.review.team import assign
+
+    if bool(reviewers) == clear:
+        raise click.UsageError("give --reviewer (one or more) or --clear")
+    a = assign(obj.store, queue_id, reviewers, classes=classes, reasons=reasons, runs=runs_, criteria=criteria, by=by)
+    emit(a, as_json, _assignment_rows([a]))
+
+
+@queue_group.command("assignments")
+@click.argument("queue_id")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def queue_assignments(obj: Ctx, queue_id: str, as_json: bool) -> None:
+    """The slices of QUEUE_ID given to named reviewers."""
+    from evalcore.review.team import assignments
+
+    rows = assignments(obj.store, queue_id)
+    emit(rows, as_json, _assignment_rows(rows) if rows else f"nothing of queue {queue_id} is assigned")
 
 
 def _card_text(g: ReportCard) -> list[str]:

@@ -27,6 +27,7 @@ from .ranking import MIN_GOLD_CASES, Summary, points
 from .raters import GoldCounts, gold_of, label_category, labels_revision, people
 from .reportcard import Corrected, CriterionCard, NotCorrected, ReportCard, report_card
 from .suites import check, curated_suites, flags, item, items, overview, repair, visible_findings
+from .team import Assignment, TeamReport, assign, assignments, team
 
 __all__ = [
     "AUDIT",
@@ -38,6 +39,7 @@ __all__ = [
     "TYPES",
     "TYPE_WORDS",
     "Ambiguous",
+    "Assignment",
     "Corrected",
     "CriterionCard",
     "Filters",
@@ -50,6 +52,9 @@ __all__ = [
     "ReportCard",
     "SessionAgreement",
     "Summary",
+    "TeamReport",
+    "assign",
+    "assignments",
     "build_queue",
     "case_view",
     "cases",
@@ -86,6 +91,7 @@ __all__ = [
     "report_card",
     "runs_on",
     "session_agreement",
+    "team",
     "undo",
     "visible_findings",
 ]

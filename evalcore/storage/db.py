@@ -556,6 +556,19 @@ CREATE TABLE IF NOT EXISTS queue_cases (
 CREATE INDEX IF NOT EXISTS queue_cases_rank ON queue_cases (queue_id, rank);
 CREATE INDEX IF NOT EXISTS queue_cases_key ON queue_cases (gen_id, item_id, gen_round, criterion);
 CREATE INDEX IF NOT EXISTS queue_cases_stratum ON queue_cases (queue_id, stratum, criterion, class);
+CREATE TABLE IF NOT EXISTS assignments (
+    assignment_id INTEGER PRIMARY KEY AUTOINCREMENT,
+    queue_id      TEXT NOT NULL REFERENCES queues(queue_id),
+    slice         TEXT NOT NULL,
+    reviewers     TEXT NOT NULL DEFAULT '[]',
+    assigned_by   TEXT NOT NULL,
+    created_at    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS assignments_queue ON assignments (queue_id, slice);
+CREATE TRIGGER IF NOT EXISTS assignments_no_update BEFORE UPDATE ON assignments
+BEGIN SELECT RAISE(ABORT, 'assignments are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS assignments_no_delete BEFORE DELETE ON assignments
+BEGIN SELECT RAISE(ABORT, 'assignments are append-only'); END;
 CREATE TABLE IF NOT EXISTS leases (
     gen_id      TEXT NOT NULL,
     item_id     TEXT NOT NULL,
@@ -637,6 +650,7 @@ _LABELS_APPEND_ONLY = {
     "edits": "label edits are append-only",
     "queues": "queues are append-only",
     "queue_cases": "queue cases are append-only",
+    "assignments": "assignments are append-only",  # slices given to named reviewers (evalcore.review.team)
 }
 LABELS_DDL = {
     "sqlite": _LABELS_SQLITE.format(current_labels=_CURRENT_LABELS),
@@ -644,6 +658,7 @@ LABELS_DDL = {
 }
 _LABELS_TABLES = frozenset(
     {"meta", "edits", "edits_key", "current_labels", "queues", "queue_cases", "queue_cases_rank", "queue_cases_key"}
+    | {"assignments", "assignments_queue"}
     | {"queue_cases_stratum"}
     | {"leases", "leases_reviewer"}
 )
