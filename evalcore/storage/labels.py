@@ -352,6 +352,13 @@ class LabelStore:
                 (receipt, reviewer, edit_id, utcnow().isoformat()),
             )
 
+    def by_receipt(self, receipt: str, reviewer: str) -> dict[str, Any] | None:
+        """The edit a receipt wrote, or None."""
+        if self._absent():
+            return None
+        with self._db() as con:
+            return self._receipted(con, receipt, reviewer.strip())
+
     def receipts(self, ids: Iterable[str]) -> dict[str, int]:
         """Which of these receipts the store holds, with the edit each wrote."""
         keys = list(dict.fromkeys(ids))
