@@ -67,6 +67,7 @@ PAGES = [
     ("Adjudicate", "5_review.py", "Review queue", "review", READ),
     ("Adjudicate", "6_agreement.py", "Agreement and judge report card", "agreement", READ),
     ("Adjudicate", "12_labels.py", "Labels", "labels", READ),
+    ("Adjudicate", "14_team.py", "Team", "team", KEEP),
     ("Adjudicate", "13_suites.py", "Suites", "suites", KEEP),
     ("Pairwise", "7_pairwise_grading.py", "Pairwise grading", "pairwise_grading", GRADE),
     ("Pairwise", "8_pairwise_results.py", "Pairwise results", "pairwise_results", READ),

@@ -36,6 +36,7 @@ PAGES = [
     ("11_ledger.py", "Ledger", None),
     ("12_labels.py", "Labels", None),
     ("13_suites.py", "Suites", None),
+    ("14_team.py", "Team", None),
 ]
 
 

@@ -232,3 +232,46 @@ def test_assignment_is_checked(store, ev):
     code, out, err = ev("--data", store.data, "--state", store.state, "queue", "assignments", qid, "--json")
     assert code == 0 and json.loads(out) == [made]
     assert [a.to_dict() for a in R.assignments(store, qid)] == [made]
+
+
+@pytest.mark.app
+def test_the_team_page_shows_the_same_numbers_and_assigns(qworld, tmp_path, clock, monkeypatch):
+    """The Team page (AppTest, SQLite): the table holds the hand count, and its form gives a slice
+    to two reviewers, which the library then honours."""
+    import html
+
+    from conftest import REPO
+    from streamlit.testing.v1 import AppTest
+
+    store = Store(qworld, tmp_path / "state")
+    qid = team_world(store, clock)
+    monkeypatch.setenv("EVALCORE_DATA", str(qworld))
+    monkeypatch.setenv("EVALCORE_STATE", str(store.state))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page("pages/14_team.py").run()
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    frame = at.dataframe[0].value
+    rows = {(r["reviewer"], r["role"]): r for r in frame.to_dict("records")}
+    assert list(rows) == list(HAND)
+    for who, hand in HAND.items():
+        r = rows[who]
+        assert (r["decided"], r["skipped"], r["test is wrong"]) == (hand["decided"], hand["skipped"], hand["test_wrong"])
+        assert (r["median s per case"], r["cases per hour"]) == (hand["median_seconds"], hand["cases_per_hour"])
+        assert r["cases shared with vs gold"] == hand["gold"] and r["cases shared with vs adjudicator"] == hand["adj"]
+        gold_k = r["κ vs gold"]
+        assert (None if gold_k != gold_k else gold_k) == hand["gold_kappa"]  # NaN in the frame where None
+    captions = html.unescape(" ".join(c.value for c in at.caption))
+    assert "gaps over 30 minutes are breaks" in captions and "at least 10 shared cases" in captions
+    assert "No kappa against gold for carol (0 shared with gold)" in captions
+    # the assignment form, as an adjudicator named by hand (no login configured)
+    next(t for t in at.text_input if (t.key or "").startswith("team_name_")).input("dana").run()
+    at.multiselect(key="team_names").set_value(["alice", "bob"])  # a form's widgets are sent with its button
+    at.multiselect(key="team_classes").set_value(["security"])
+    next(b for b in at.button if b.label == "Assign the slice").click().run()
+    assert not at.exception and not at.error, [e.value for e in (*at.exception, *at.error)]
+    assert "18 cases given to alice, bob" in html.unescape(" ".join(s.value for s in at.success))
+    made = R.assignments(store, qid)
+    assert [(a.reviewers, a.slice["classes"], a.assigned_by) for a in made] == [(["alice", "bob"], ["security"], "dana")]
+    c = R.next_case(store, qid, "carol")
+    assert c is not None and c["class"] != "security"
