@@ -15,7 +15,7 @@ import streamlit as st
 
 import evalcore
 from evalcore import review
-from pages import _access, _select, _text, _ui
+from pages import _access, _card, _select, _text, _ui
 
 NAV_KEYS = {"test_wrong": "T", "skip": "S", "undo": "U", "next": "N", "back": "B"}
 NOTE_LABEL = "Note (M to write, Esc to leave; required for 'the test is wrong')"
@@ -231,6 +231,40 @@ def _build(gen_id: str) -> None:
     _ui.set_qp(queue=q["queue_id"], item=None, round=None, criterion=None)
 
 
+def _progress_text(prog: dict) -> str:
+    return (
+        f"You: {prog['handled_by_me']} of {prog['cases']} handled; {prog['waiting_for_me']} waiting for you; "
+        f"complete (with {prog['reviewers_required']} review(s)): {prog['complete']}."
+    )
+
+
+def _review_card(
+    store: evalcore.Store,
+    queue_id: str,
+    reviewer: str,
+    role: str,
+    filters: review.Filters,
+    blind: bool,
+    hide: bool,
+    hold: bool,
+    adjudicating: bool,
+) -> None:
+    _card.review_card(
+        store,
+        queue_id,
+        reviewer,
+        role=role,
+        filters=filters,
+        options={"blind": blind, "hide_judges": hide, "include_holdout": hold},
+        reveal_after=bool(st.session_state.get("review_reveal_after")),
+        claims=_access.claims(),
+        progress=lambda: _progress_text(review.progress(store, queue_id, reviewer, filters)),
+        empty_text="No disagreement waits for an adjudicator in this queue."
+        if adjudicating
+        else "Nothing left for you in this queue with these filters.",
+    )
+
+
 def build_form(gen_id: str, label: str) -> None:
     c0, c1, c2, c3 = st.columns(4)
     c0.selectbox(
@@ -267,6 +301,7 @@ with _text.boundary():
         st.caption("Every decision is recorded under your name.")
         st.stop()
     reviewer = me.name
+    card_slot = st.container()  # the card, when on, right under the name: the case on the first screen
     judged = {g: len(review.runs_on(store, g)) for g in store.ids("generation")}
     gens = sorted((g for g, n in judged.items() if n), key=lambda g: (-judged[g], g))  # most runs first
     if not gens:
@@ -352,15 +387,19 @@ with _text.boundary():
     role = "adjudicator" if adjudicating else "reviewer"
     filters = _filters()
     prog = review.progress(store, queue_id, reviewer, filters)
-    done = prog["handled_by_me"]
-    st.progress(
-        done / prog["cases"] if prog["cases"] else 1.0,
-        text=f"You: {done} of {prog['cases']} handled; {prog['waiting_for_me']} waiting for you; "
-        f"complete (with {prog['reviewers_required']} review(s)): {prog['complete']}.",
-    )
 
+    card_mode = st.toggle(
+        "Card: one screen per case, keys answered in the browser (1, 2, 3... decide; T S M B U N)",
+        key="review_card_mode",
+        value=_ui.qp("card") == "1",
+    )
+    if not card_mode:
+        st.progress(prog["handled_by_me"] / prog["cases"] if prog["cases"] else 1.0, text=_progress_text(prog))
     item_q, crit_q = _ui.qp("item"), _ui.qp("criterion")
-    if item_q is None or crit_q is None:
+    if card_mode:
+        with card_slot:
+            _review_card(store, queue_id, reviewer, role, filters, blind, hide, hold, adjudicating)
+    elif item_q is None or crit_q is None:
         nxt = review.next_case(store, queue_id, reviewer, filters, role=role)
         if nxt is None:
             st.success(
@@ -376,7 +415,7 @@ with _text.boundary():
         else:
             _goto(nxt)
             item_q, crit_q = nxt["item_id"], nxt["criterion"]
-    if item_q is not None and crit_q is not None:
+    if not card_mode and item_q is not None and crit_q is not None:
         round_q = _ui.qp_int("round", 1)
         case = (item_q, round_q, crit_q)
         view = review.case_view(

@@ -1,0 +1,123 @@
+"""The review card in a real browser (Debian chromium, Playwright): the case and its keys on one
+screen at 1400x900 and 1024x768; a key press draws the next case from the batch the browser holds,
+before the server has answered; one key map (1, 2, 3...) for every kind; a wrong key and N on an
+undecided case say why; decisions not yet acknowledged survive a closed tab and are written once.
+
+Without chromium the tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run).
+"""
+
+from __future__ import annotations
+
+import pytest
+from browser_util import guard_page, start_app, type_name, wait_idle
+from queue_world import make_queue_world
+
+from evalcore import LabelStore, Store
+from evalcore import review as R
+
+pytestmark = pytest.mark.browser
+CARD = '[data-testid="evalcore-card"]'
+
+
+@pytest.fixture
+def world(tmp_path):
+    data = make_queue_world(tmp_path / "data")
+    state = tmp_path / "state"
+    R.build_queue(Store(data, state), "qg", audit_rate=1.0, seed=3)
+    return data, state
+
+
+def open_card(page, base: str, name: str) -> str:
+    page.goto(f"{base}/review?gen=qg&card=1")
+    type_name(page, name)
+    page.wait_for_function(f"() => (document.querySelector('{CARD}') || {{dataset: {{}}}}).dataset.state === 'case'",
+                           timeout=60_000)
+    wait_idle(page)
+    return page.get_attribute(CARD, "data-case")
+
+
+def inside(page, box, h: int, w: int) -> bool:
+    return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 24) <= h and box["x"] + box["width"] <= w
+
+
+@pytest.mark.parametrize("size", [(1400, 900), (1024, 768)])
+def test_the_case_and_its_keys_are_on_one_screen(browser, world, size):
+    data, state = world
+    w, h = size
+    outside: list[str] = []
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    guard_page(page, outside)
+    with start_app(data, state) as base:
+        open_card(page, base, "hank")
+        for sel in (".ec-crit-name", ".ec-choice", ".ec-output"):
+            box = page.locator(f"{CARD} {sel}").first.bounding_box()
+            assert inside(page, box, h, w), (sel, box)
+        assert page.locator(f"{CARD} .ec-output").inner_text().strip()
+    ctx.close()
+    assert outside == []
+
+
+def test_keys_draw_the_next_case_in_the_browser_and_each_decision_is_written_once(browser, world):
+    data, state = world
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = ctx.new_page()
+    with start_app(data, state) as base:
+        first = open_card(page, base, "hank")
+        legend = page.locator(f"{CARD} .ec-choice").all_inner_texts()
+        assert legend[0].startswith("1") and legend[1].startswith("2")  # one key map: 1, 2, ... for every kind
+        # a wrong key says so, on the card
+        page.keyboard.press("z")
+        page.wait_for_function(f"() => document.querySelector('{CARD} .ec-hint').textContent.includes('does nothing here')")
+        # N on an undecided case says why it waits
+        page.keyboard.press("n")
+        page.wait_for_function(f"() => document.querySelector('{CARD} .ec-hint').textContent.includes('waits for your decision')")
+        assert page.get_attribute(CARD, "data-case") == first
+        # the next case is drawn by the key press itself: checked in the same task as the press
+        seen = []
+        for _ in range(4):
+            before = page.get_attribute(CARD, "data-case")
+            after = page.evaluate(
+                f"""() => {{ const c = document.querySelector('{CARD}');
+                window.dispatchEvent(new KeyboardEvent('keydown', {{key: '1', bubbles: true, cancelable: true}}));
+                return c.dataset.case; }}"""
+            )
+            assert after and after != before  # drawn synchronously, no server round trip between
+            seen.append(before)
+        page.wait_for_function(f"() => document.querySelector('{CARD}').dataset.pending === '0'", timeout=60_000)
+        wait_idle(page)
+    ctx.close()
+    mine = [e for e in LabelStore(Store(data, state)).history("qg") if e["reviewer"] == "hank"]
+    assert sorted((e["item_id"], str(e["gen_round"]), e["criterion"]) for e in mine) == sorted(
+        tuple(k.split("\x1f")) for k in seen
+    )
+    assert len(mine) == 4 and all(e["outcome"] == "decided" for e in mine)
+
+
+def test_a_closed_tab_keeps_its_pending_decisions_and_sends_them_once(browser, world):
+    data, state = world
+    with start_app(data, state) as base:
+        ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+        page = ctx.new_page()
+        first = open_card(page, base, "hank")
+        # the server is not told: the send is cut off, then the tab is closed with the decision pending
+        page.evaluate("() => { window.__ecActive.send = () => {}; }")
+        page.keyboard.press("1")
+        page.wait_for_function(f"() => document.querySelector('{CARD}').dataset.pending === '1'")
+        pending = page.evaluate("() => localStorage.getItem(window.__ecActive.lsKey)")
+        storage = ctx.storage_state()
+        ctx.close()
+        assert LabelStore(Store(data, state)).history("qg") == []  # nothing reached the server
+        assert first.split("\x1f")[0] in pending
+        # the same browser profile comes back: the pending decision is sent, and written once
+        ctx = browser.new_context(viewport={"width": 1400, "height": 900}, storage_state=storage)
+        page = ctx.new_page()
+        open_card(page, base, "hank")
+        page.wait_for_function(f"() => document.querySelector('{CARD}').dataset.pending === '0'", timeout=60_000)
+        page.reload()
+        page.wait_for_function(f"() => (document.querySelector('{CARD}') || {{dataset: {{}}}}).dataset.state === 'case'",
+                               timeout=60_000)
+        wait_idle(page)
+        ctx.close()
+    mine = LabelStore(Store(data, state)).history("qg")
+    assert [(e["item_id"], str(e["gen_round"]), e["criterion"]) for e in mine] == [tuple(first.split("\x1f"))]
