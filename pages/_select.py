@@ -16,7 +16,7 @@ from evalcore import analysis, review
 from pages._access import current_name
 from pages._cache import analysis_call, summary
 from pages._text import boundary, code_span, md_escape
-from pages._ui import keep, qp, set_qp, store, sync_widget, widget_to_qp
+from pages._ui import choose_runs, chosen_runs, keep, qp, set_qp, store, sync_widget, widget_to_qp
 
 
 def criteria_runs() -> list[evalcore.RunSummary]:
@@ -80,9 +80,15 @@ def two_runs(
 ) -> tuple[str, str]:
     """Two run pickers bound to the query parameters ``a`` and ``b`` (a link naming an unknown run
     is one st.error, a run without criterion verdicts one warning); each option shows the run's
-    mode, generation, status and suite-version mark."""
+    mode, generation, status and suite-version mark. A link naming neither opens on the runs last
+    picked (:func:`pages._ui.chosen_runs`): A the first, B the second or else the default that is
+    not A; the two picked here are remembered for the next page."""
     s = store()
     run_ids = list(by_id)
+    carried = [r for r in chosen_runs() if r in by_id]
+    if carried and qp("a") is None and qp("b") is None:
+        b = carried[1] if len(carried) > 1 else (defaults[1] if defaults[1] != carried[0] else defaults[0])
+        set_qp(a=carried[0], b=b)
     for param in ("a", "b"):
         asked = qp(param)
         if asked is not None and asked not in by_id:
@@ -101,8 +107,12 @@ def two_runs(
             + suite_suffix(run)
         )
 
+    def picked_here(key: str, param: str) -> None:
+        widget_to_qp(key, param)
+        choose_runs([st.session_state[k] for k in keys])
+
     picked = [
-        col.selectbox(label, run_ids, key=key, on_change=widget_to_qp, args=(key, param), format_func=fmt)
+        col.selectbox(label, run_ids, key=key, on_change=picked_here, args=(key, param), format_func=fmt)
         for col, label, key, param in zip(columns, labels, keys, ("a", "b"))
     ]
     return picked[0], picked[1]

@@ -116,9 +116,35 @@ def suite_fingerprint(data_store: evalcore.Store) -> tuple:
 # --------------------------------------------------------------------------- deep links
 
 
+#: The query parameters naming the chosen runs: ``run`` (one) and ``runs`` (a comma-separated list).
+#: The browser drops the query parameters when the sidebar switches page, so the session keeps the
+#: last runs picked (:func:`chosen_runs`) and :func:`qp` puts them back into the next page's link.
+CARRIED = ("run", "runs")
+_CHOSEN = "_chosen_runs"
+
+
+def chosen_runs() -> list[str]:
+    """The runs last picked on any page, in the order picked there (empty: none yet)."""
+    return list(st.session_state.get(_CHOSEN) or [])
+
+
+def choose_runs(run_ids: Sequence[str]) -> None:
+    """Remember the runs just picked (a row on Runs, a run picker, two pickers, a list of
+    instruments): the next page that picks a run opens on them."""
+    picked = [r for r in dict.fromkeys(run_ids) if r]
+    if picked:
+        st.session_state[_CHOSEN] = picked
+    else:
+        st.session_state.pop(_CHOSEN, None)
+
+
 def qp(name: str, default: str | None = None) -> str | None:
-    """A query parameter, or ``default`` when absent or empty."""
+    """A query parameter, or ``default`` when absent or empty. ``run`` and ``runs`` (:data:`CARRIED`)
+    absent from the link are the runs last picked, written into the link as they are read."""
     value = st.query_params.get(name)
+    if value in (None, "") and name in CARRIED and chosen_runs():
+        value = chosen_runs()[0] if name == "run" else ",".join(chosen_runs())
+        st.query_params[name] = value
     return value if value not in (None, "") else default
 
 
@@ -132,7 +158,11 @@ def qp_int(name: str, default: int) -> int:
 
 
 def set_qp(**params: Any) -> None:
-    """Set query parameters; ``None`` removes one."""
+    """Set query parameters; ``None`` removes one. Setting ``run`` or ``runs`` remembers the runs
+    (:func:`choose_runs`)."""
+    for name in CARRIED:
+        if name in params:
+            choose_runs(str(params[name] or "").split(","))
     for name, value in params.items():
         if value is None or value == "":
             if name in st.query_params:
@@ -147,6 +177,8 @@ def sync_widget(key: str, param: str, options: Sequence[Any] | None = None) -> N
     value = qp(param)
     if value is None or (options is not None and value not in options):
         return
+    if param in CARRIED and chosen_runs()[:1] != [value]:  # a run named by the link and shown
+        choose_runs([value])
     if st.session_state.get(key) != value:
         st.session_state[key] = value
 

@@ -52,6 +52,7 @@ STEPS: list[tuple[str, list[str]]] = [
     ("people-crosstab", ["people-crosstab", "support-g1", "--a", "grounded", "--b", "no_fabrication"]),
     ("cell", ["cell", S, SPLIT, "--a", "answers_question", "--b", "cites_source", "--limit", "5"]),
     ("flipped", ["flipped", S, SPLIT, "--criterion", "cites_source", "--limit", "5"]),
+    ("answers", ["answers", S, "--failing", "cites_source", "--limit", "3"]),
     # compare, gate, trend, cost
     ("diff", ["diff", "accounts-g2-split", "accounts-g1-split"]),
     ("compare", ["compare", "accounts-g2-split", "accounts-g1-split"]),

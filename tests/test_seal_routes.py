@@ -43,6 +43,7 @@ UNTOUCHED: dict[str, str] = {
     **dict.fromkeys(["agreement", "correct", "compare", "gate", "trend", "correlate", "reliability"], COUNTS),
     **dict.fromkeys(["runs", "generations", "suites", "cost"], TOTALS),
     "diff": "configurations' knobs",
+    "answers": "verdict marks per answer and judge round, and the item's input: no answer's text or size",
     "validate": "checks the files; names a file and a field, never a text",
     "schema": "the data contract",
     "index": "writes sufficient statistics (counts) and hashes of the files",
@@ -260,7 +261,7 @@ analysis.crosstab analysis.diff analysis.failure_shares analysis.flip_bars analy
 analysis.item_classes analysis.iv_text analysis.log_look analysis.markdown analysis.metrics_of
 analysis.parse_selection analysis.people_crosstab analysis.phi_heatmaps analysis.position_effect
 analysis.position_lines analysis.power analysis.projection_bars analysis.reliability analysis.round_dots
-analysis.rounds_text analysis.run_cost analysis.trend analysis.trend_lines
+analysis.rounds_text analysis.run_answers analysis.run_cost analysis.trend analysis.trend_lines analysis.verdict_grid
 evalcore.analysis evalcore.csv_text evalcore.data_overview evalcore.default_data_dir evalcore.default_state_dir
 evalcore.export_labels evalcore.generations_summary evalcore.gold evalcore.load_roles evalcore.pinned
 evalcore.resolve_access evalcore.run_item_ids evalcore.runs_summary evalcore.suites_summary

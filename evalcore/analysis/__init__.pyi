@@ -8,6 +8,11 @@ from .answers import (
     parse_selection as parse_selection,
     people_crosstab as people_crosstab,
 )
+from .answerlist import (
+    FAILING_ANY as FAILING_ANY,
+    run_answers as run_answers,
+    verdict_grid as verdict_grid,
+)
 from .charts import (
     class_heatmap as class_heatmap,
     composition_bars as composition_bars,

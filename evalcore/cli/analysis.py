@@ -1,5 +1,6 @@
 """The analysis commands: ``evalcore attribution``, ``crosstab``, ``association``, ``position``,
-``flips`` and their drill-downs ``failing``, ``people-crosstab``, ``cell`` and ``flipped``.
+``flips`` and their drill-downs ``failing``, ``people-crosstab``, ``cell`` and ``flipped``; and
+``answers``, a run's answers with every verdict.
 
 Each reads a :class:`~evalcore.analysis.selection.Selection` (``--judge-round``, ``--majority``,
 ``--gen-round``) and prints what the function of :mod:`evalcore.analysis.failures`,
@@ -270,6 +271,34 @@ def failing(obj: Ctx, run_id, criterion, only, judge_round, majority, gen_round,
     for a in d["answers"]:
         lines += _answer_lines(a, [(criterion, a)])
     emit(r, as_json, "\n".join(lines))
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option(
+    "--failing", default=None, help="Only answers failing this criterion, or 'any' criterion (default: every answer)."
+)
+@selection_options
+@page_options
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
+@click.pass_obj
+def answers(obj: Ctx, run_id, failing, judge_round, majority, gen_round, limit, offset, as_json) -> None:
+    """RUN_ID's answers with each criterion's verdict in every judge round (the Runs page's list)."""
+    from evalcore.analysis.answerlist import run_answers
+
+    r = run_answers(obj.store, run_id, failing, _selection(obj, judge_round, majority, gen_round), limit, offset)
+    d = r.to_dict()
+    lines = [*_warnings(r), _page_line(d), "criteria: " + ", ".join(f"{k + 1} {c}" for k, c in enumerate(r.criteria))]
+    for a in r.answers:
+        lines.append(f"- {a.item_id} (round {a.gen_round}, class {a.cls or '-'})")
+        lines += [f"    judge round {v.judge_round}: " + " ".join(_MARKS[m] for m in v.verdicts) for v in a.rounds]
+        if a.flipped:
+            lines.append("    flipped between judge rounds: " + ", ".join(a.flipped))
+    emit(r, as_json, "\n".join(lines))
+
+
+_MARKS = {"pass": "pass", "fail": "FAIL", "error": "ERROR", None: "-"}
 
 
 @cli.command("people-crosstab")
