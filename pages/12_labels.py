@@ -11,6 +11,7 @@ import pandas as pd
 import streamlit as st
 
 import evalcore
+from evalcore import review
 from pages import _text, _ui
 
 STATUS_WORDS = {
@@ -24,14 +25,16 @@ STATUS_WORDS = {
 SHIPPED_SHOWN = 1_000
 
 _ui.title("Labels")
-labels = evalcore.LabelStore(_ui.store())
+store = _ui.store()
+labels = evalcore.LabelStore(store)
 with _text.boundary():
     rows = evalcore.gold(labels)
     n_shipped = sum(len(r) for _, r in labels.shipped_rows(None))
-    counts = {s: sum(r["status"] == s for r in rows) for s in ("gold", "pending", "reviewers_disagree", "test_wrong")}
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("gold", "pending", "test_wrong")}
+    split = review.disagreements(store)  # the count the Agreement page shows too
     c1, c2, c3, c4, c5 = st.columns(5)
     c1.metric("Gold (decided here)", counts["gold"])
-    c2.metric("Reviewers disagree", counts["reviewers_disagree"])
+    c2.metric("Reviewers disagree", split.reviewers)
     c3.metric("Waiting for reviewers", counts["pending"])
     c4.metric("The test is wrong", counts["test_wrong"])
     c5.metric("Shipped with the data", n_shipped)
@@ -40,6 +43,12 @@ with _text.boundary():
         "reviewers decided as the case needs; reviewers who disagree leave the case without gold until an adjudicator "
         "settles it. The report card, the corrected rates and the export read this same gold. Shipped labels are read "
         "from the data directory's label sets and never copied."
+        + (
+            f" On {split.annotators} shipped case(s) the annotators reach no strict majority: no gold there either "
+            "(the Agreement page counts them with the reviewers' disagreements)."
+            if split.annotators
+            else ""
+        )
     )
     if rows:
         frame = pd.DataFrame(

@@ -272,12 +272,13 @@ def show_criterion(c: review.CriterionCard) -> None:
             st.dataframe(pd.DataFrame(pairs), hide_index=True)
 
 
-def show_generation(card: review.ReportCard) -> None:
+def show_generation(card: review.ReportCard, split: review.Disagreements) -> None:
     g = card.gold
     st.caption(
         _text.md_escape(
             f"Gold: {g.state} cases decided by reviewers (state directory), {g.shipped} from labels shipped with "
-            f"the data, {g.split} where people disagree (no gold until an adjudicator settles it), {g.pending} "
+            f"the data; no gold where people disagree: {split.reviewers} cases where reviewers disagree (until an "
+            f"adjudicator settles them) and {split.annotators} shipped ones whose annotators reach no majority; {g.pending} "
             f"waiting for more reviewers. Judges read at judge round {card.judge_round}; "
             f"bootstrap: {card.n_boot} resamples, seed {card.seed}, {int(card.level * 100)}% intervals."
             + (f" Corrected rates weighted by queue {card.queue}." if card.queue else "")
@@ -545,7 +546,8 @@ with _text.boundary():
     with st.spinner("Computing agreement..."):
         if kind == "generation":
             with _text.boundary():
-                show_generation(report_card(store, name, classes, float(target) / 100))
+                card = report_card(store, name, classes, float(target) / 100)
+                show_generation(card, review.disagreements(store, name, classes))
         else:
             show_session(session_agreement(store, name))
     if kind == "generation":

@@ -121,3 +121,39 @@ def test_queue_cases_raised_and_audited_add_up(demo_queue):
     assert c["audited"] == q["audit_sampled"] and c["raised"] + c["holdout_hidden"] == q["flagged"]
     assert case_counts(store, q["queue_id"], Filters(include_holdout=True)) == {
         "cases": built, "raised": q["flagged"], "audited": q["audit_sampled"], "holdout_hidden": 0}
+
+
+def test_labels_and_agreement_count_disagreements_alike(tmp_path, monkeypatch):
+    """Labels said 18 reviewers disagree where Agreement said 19 people disagree: Agreement added
+    the shipped labels' cases without a majority. Both pages now show evalcore.review.disagreements,
+    split by who disagrees, and its sum is the report card's count."""
+    import evalcore
+    from evalcore.review.agreement import disagreements
+    from evalcore.review.build import build_queue
+    from evalcore.review.queue import cases, decide
+    from evalcore.review.reportcard import report_card
+
+    state = tmp_path / "state"
+    store = evalcore.Store(DEMO, state)
+    q = build_queue(store, "support-g1", audit_rate=0.05, seed=0)
+    binary = [c for c in cases(store, q["queue_id"], limit=40) if c["criterion"] in ("grounded", "cites_source")]
+    for k, c in enumerate(binary[:5]):  # ann and bob disagree on three cases, agree on two
+        decide(store, q["queue_id"], c["item_id"], c["gen_round"], c["criterion"], "ann", value="pass")
+        decide(store, q["queue_id"], c["item_id"], c["gen_round"], c["criterion"], "bob",
+               value="fail" if k < 3 else "pass")
+    d = disagreements(store, "support-g1")
+    assert d.reviewers == 3 and d.annotators >= 1  # the demo ships one case its annotators split on
+    assert d.reviewers + d.annotators == report_card(store, "support-g1", n_boot=20).gold.split
+    assert disagreements(store) == d  # the demo's labels are all on support-g1
+
+    monkeypatch.setenv("EVALCORE_DATA", str(DEMO))
+    monkeypatch.setenv("EVALCORE_STATE", str(state))
+    at = open_page(AppTest.from_file(APP, default_timeout=180), "pages/12_labels.py")
+    assert not at.exception, [e.value for e in at.exception]
+    assert next(m.value for m in at.metric if m.label == "Reviewers disagree") == str(d.reviewers)
+    assert any(f"On {d.annotators} shipped case(s) the annotators reach no strict majority" in t for t in shown(at))
+    at = open_page(at, "pages/6_agreement.py", gen="support-g1")
+    assert not at.exception, [e.value for e in at.exception]
+    gold = next(t for t in shown(at) if t.startswith("Gold: "))
+    assert (f"{d.reviewers} cases where reviewers disagree" in gold
+            and f"{d.annotators} shipped ones whose annotators reach no majority" in gold), gold

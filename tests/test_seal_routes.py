@@ -268,7 +268,7 @@ evalcore.resolve_access evalcore.run_item_ids evalcore.runs_summary evalcore.sui
 pairwise.leaking_words pairwise.progress pairwise.record_judgment pairwise.record_probe pairwise.report
 pairwise.sessions_overview pairwise.undo_judgment
 review.build_queue review.check review.corrected_of review.criterion_estimates review.curated_suites review.decide
-review.describe_detail review.detection_summary review.disputes review.export_markdown review.facets review.flags
+review.describe_detail review.detection_summary review.disagreements review.disputes review.export_markdown review.facets review.flags
 review.get_queue review.half_width_text review.item review.items review.labels_revision review.leases
 review.next_case review.overview review.points review.progress review.queues review.repair review.report_card
 review.runs_on review.session_agreement review.undo review.visible_findings

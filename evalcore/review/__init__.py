@@ -1,6 +1,6 @@
 """Adjudication: the review queue, the judge report card, the decision ledger and suite upkeep."""
 
-from .agreement import SessionAgreement, session_agreement
+from .agreement import Disagreements, SessionAgreement, disagreements, session_agreement
 from .build import build_queue
 from .claims import REVIEWERS_DISAGREE, disputes, leases, next_case
 from .correct import TARGET_HALF_WIDTH, PpiFailed, PpiRate, PpiUnavailable, criterion_estimates, half_width_text
@@ -42,6 +42,7 @@ __all__ = [
     "Assignment",
     "Corrected",
     "CriterionCard",
+    "Disagreements",
     "Filters",
     "GoldCounts",
     "Ledger",
@@ -67,6 +68,7 @@ __all__ = [
     "describe_detail",
     "detect",
     "detection_summary",
+    "disagreements",
     "disputes",
     "export_markdown",
     "facets",

@@ -1,6 +1,7 @@
 """The agreement page's figures beyond the report card: people's and model graders' agreement in
-closed pairwise sessions (``session_agreement``), and ``agreement``, everything ``evalcore
-agreement`` prints: the report card of every judged generation and every session."""
+closed pairwise sessions (``session_agreement``), ``agreement``, everything ``evalcore
+agreement`` prints: the report card of every judged generation and every session, and
+``disagreements``, the cases people leave without gold, as the Labels and Agreement pages count them."""
 
 from __future__ import annotations
 
@@ -16,10 +17,20 @@ from evalcore.contract import schema as S
 from evalcore.contract.results import Result
 from evalcore.errors import InputError
 from evalcore.review.detect import runs_on
-from evalcore.review.raters import People, RaterStats, rater_stats
-from evalcore.review.reportcard import PAIR_CHOICES, UNPARSEABLE, Confusion, ReportCard, report_card
+from evalcore.review.raters import People, RaterStats, gold_of, people, rater_stats
+from evalcore.review.reportcard import (
+    PAIR_CHOICES,
+    UNPARSEABLE,
+    Confusion,
+    ReportCard,
+    _criterion_names,
+    _slice,
+    report_card,
+)
 from evalcore.stats import agreement as A
 from evalcore.stats.majority import majority_accuracy
+from evalcore.storage.gold import gold
+from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
 #: a pairwise choice's code: left, same, right
@@ -289,3 +300,38 @@ def agreement(
         ],
         [session_agreement(store, s, seed=seed, n_boot=n_boot, level=level) for s in session_ids],
     )
+
+
+@dataclass
+class Disagreements(Result):
+    """Cases left without gold because people disagree: ``reviewers``, the label store's cases whose
+    reviewers disagree (status ``reviewers_disagree``: they wait for an adjudicator), and
+    ``annotators``, cases of the shipped labels whose annotators reach no strict majority (and that
+    nobody decided here). The report card's ``gold.split`` is their sum."""
+
+    reviewers: int
+    annotators: int
+
+
+def disagreements(store: Store, gen_id: str | None = None, classes: tuple[str, ...] = ()) -> Disagreements:
+    """The cases where people disagree on one generation (or all), counted as the report card counts
+    them (:func:`evalcore.review.raters.gold_of` over the same labels, criteria and slice), split by
+    who disagrees. The one count behind "reviewers disagree" on the Labels page and "where people
+    disagree" on the Agreement page (they said 18 and 19 on one label store: Labels left out the
+    shipped labels' splits)."""
+    labels = LabelStore(store)
+    shipped_on = {store.labelset(lid).manifest.gen_id for lid in store.ids("labelset")}
+    reviewers = annotators = 0
+    for g in [gen_id] if gen_id is not None else store.ids("generation"):
+        cut, params, in_slice = _slice(store, store.generation(g).manifest.suite_id, classes, ())
+        rows = [r for r in gold(labels, g) if in_slice(r["item_id"])]
+        here = sum(r["status"] == "reviewers_disagree" for r in rows)
+        reviewers += here
+        if g in shipped_on:
+            ms = {rid: store.run(rid).manifest for rid in runs_on(store, g)}
+            crits = {
+                n: next((m.rubric.get(n) for m in ms.values() if m.rubric.get(n)), None) or labels.criterion_for(g, n)
+                for n in _criterion_names(store, g, ms, labels)
+            }
+            annotators += gold_of(people(store, g, crits, (cut, params)), rows, crits)[1].split - here
+    return Disagreements(reviewers, annotators)
