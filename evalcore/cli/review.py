@@ -293,10 +293,10 @@ def queue_undo(obj: Ctx, queue_id, reviewer, as_json) -> None:
     )
 
 
-def _agreement_text(a: Agreement) -> str:
-    """A kappa with its interval and count, or the count and why there is none."""
+def _agreement_text(a: Agreement, min_cases: int) -> str:
+    """A kappa with its interval and count, or the count (below the minimum) or why there is none."""
     if a.kappa is None:
-        return f"- ({a.reason})" if a.reason else "-"
+        return f"- ({a.cases} shared)" if a.cases < min_cases or not a.reason else f"- ({a.reason})"
     iv = f" [{a.lo:.2f}, {a.hi:.2f}]" if a.lo is not None and a.hi is not None else ""
     return f"{a.kappa:.2f}{iv} on {a.cases}"
 
@@ -314,8 +314,8 @@ def queue_team(obj: Ctx, queue_id: str, as_json: bool) -> None:
     rows = [
         {
             **r.to_dict(),
-            "adj": _agreement_text(r.with_adjudicator),
-            "gold": _agreement_text(r.with_gold),
+            "adj": _agreement_text(r.with_adjudicator, t.min_cases),
+            "gold": _agreement_text(r.with_gold, t.min_cases),
         }
         for r in t.reviewers
     ]
