@@ -60,6 +60,7 @@ GRADE = ("grader", *READ)
 
 # (section, file, title, URL path, roles that may open it): docs/ACCESS.md
 PAGES = [
+    ("", "0_home.py", "Home", "home", READ),
     ("Browse", "1_runs.py", "Runs", "runs", READ),
     ("Browse", "2_attribution.py", "Failure attribution", "attribution", READ),
     ("Browse", "3_association.py", "Criteria association", "association", READ),
@@ -83,6 +84,19 @@ def stubs(show, urls, title: str) -> list[st.Page]:
     return [st.Page(show, title=title, url_path=url, visibility="hidden") for url in urls]
 
 
+def landing(roles: frozenset[str] | None, urls: list[str]) -> str:
+    """The URL path of the page "/" opens (the page a login lands on): a reviewer's queue for a
+    reviewer whose other role, if any, is grader; the grading page for a grader alone; Home for
+    everyone else (docs/ACCESS.md)."""
+    if roles is not None and "reviewer" in roles and roles <= {"reviewer", "grader"}:
+        want = "review"
+    elif roles is not None and roles == {"grader"}:
+        want = "pairwise_grading"
+    else:
+        want = "home"
+    return want if want in urls else urls[0]
+
+
 def navigation(roles: frozenset[str] | None, refuse: Callable[[], None] | None = None) -> tuple[StreamlitPage, bool]:
     """The pages this session may open (all of them when ``roles`` is None), every other URL
     ``refuse`` (a refusal by role unless given); and whether the full sidebar (data directory, demo
@@ -91,20 +105,26 @@ def navigation(roles: frozenset[str] | None, refuse: Callable[[], None] | None =
     if roles is not None and roles == {"grader"}:
         allowed = [p for p in PAGES if p[3] == "pairwise_grading"]
     sections: dict[str, list[st.Page]] = {}
-    for k, (section, file, title, url, _roles) in enumerate(allowed):
+    first = landing(roles, [p[3] for p in allowed])
+    for section, file, title, url, _roles in allowed:
         # the default page is served at "/" (its url_path only names it inside Streamlit); a hidden twin
-        # answers at its own URL (/runs), which would otherwise say "Page not found"
+        # answers at its own URL (/home), which would otherwise say "Page not found"
+        default = url == first
         sections.setdefault(section, []).append(
-            st.Page(str(ROOT / "pages" / file), title=title, url_path=f"{url}-home" if k == 0 else url, default=k == 0)
+            st.Page(
+                str(ROOT / "pages" / file), title=title, url_path=f"{url}-home" if default else url, default=default
+            )
         )
-        if k == 0:
+        if default:
             sections.setdefault("", []).append(
                 st.Page(str(ROOT / "pages" / file), title=title, url_path=url, visibility="hidden")
             )
     refused = [p[3] for p in PAGES if p not in allowed]
     if refused:
         sections.setdefault("", []).extend(stubs(refuse or _access.refusal, refused, "Not available"))
-    return st.navigation(sections), roles is None or not roles <= {"grader"}
+    # expanded: every section shown in full (by default Streamlit folds all but the first few pages
+    # away behind "View N more", which hid the whole Decide section)
+    return st.navigation(sections, expanded=True), roles is None or not roles <= {"grader"}
 
 
 def only(show, title: str) -> StreamlitPage:

@@ -47,6 +47,10 @@ from .contract.schema import (
     SessionManifest as SessionManifest,
     SuiteManifest as SuiteManifest,
 )
+from .home import (
+    Home as Home,
+    waiting as waiting,
+)
 from .scope import (
     pinned as pinned,
 )

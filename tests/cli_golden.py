@@ -126,6 +126,8 @@ STEPS: list[tuple[str, list[str]]] = [
                      "--choice", "left"]),
     ("pairs-label-2", ["pairs", "label", "--session", "golden-s", "--pair", "{pair:golden-s:1}", "--reviewer",
                        "golden-a", "--choice", "same"]),
+    # what waits for golden-a (the app's Home page): a decided case, two graded pairs of golden-s
+    ("home", ["home", "--name", "golden-a"]),
     ("pairs-close", ["pairs", "close", "--session", "golden-s", "--keys", "{keys}"]),
     ("pairs-report", ["pairs", "report", "--session", "golden-s"]),
     ("pairs-close-ab", ["pairs", "close", "--session", "accounts-ab", "--keys", "{keys}"]),

@@ -23,6 +23,7 @@ HOSTILE = '<img src="http://127.0.0.1:9/img.png"> <script>window.__pwned=1</scri
 
 # (page file, title, issue that builds it or None for a built page)
 PAGES = [
+    ("0_home.py", "evalcore", None),
     ("1_runs.py", "Runs", None),
     ("2_attribution.py", "Failure attribution", None),
     ("3_association.py", "Criteria association", None),
@@ -93,11 +94,14 @@ def demo_app(tmp_path, monkeypatch):
 def test_every_page_renders_on_the_bundled_demo(demo_app):
     at = demo_app.run()
     _ok(at)
+    assert [t.value for t in at.title] == ["evalcore"]  # Home is "/" (issue 39)
+    assert any("SIMULATED demo data" in m.value for m in at.sidebar.markdown)
+    at.switch_page("pages/1_runs.py").run()  # (AppTest keeps no sidebar across a page switch)
+    _ok(at)
     runs = at.dataframe[0].value
     status = dict(zip(runs["run"], runs["status"]))
     assert status["support-polluted"] == "⚠ polluted" and status["support-partial"] == "⚠ partial"
     assert status["support-single"] == "complete" and "support-split" in status
-    assert any("SIMULATED demo data" in m.value for m in at.sidebar.markdown)
     for page, title, _ in PAGES[1:]:
         at.switch_page(f"pages/{page}").run()
         _ok(at)
@@ -106,6 +110,12 @@ def test_every_page_renders_on_the_bundled_demo(demo_app):
 
 def test_runs_page_lists_every_run_with_status_flags(app, world):
     at = app.run()
+    _ok(at)
+    # sidebar: the data directory and the simulated badge (on Home, "/": AppTest keeps no sidebar
+    # across a page switch)
+    assert any(t.value == f"data: {world.resolve()}" for t in at.sidebar.text)
+    assert any("SIMULATED demo data" in m.value for m in at.sidebar.markdown)
+    at.switch_page("pages/1_runs.py").run()
     _ok(at)
     assert [t.value for t in at.title] == ["Runs"]
     # the interactive table and the plain one hold the same runs
@@ -135,9 +145,6 @@ def test_runs_page_lists_every_run_with_status_flags(app, world):
     # generations and suites are there too
     assert list(at.dataframe[1].value["generation"]) == ["t-gen"]
     assert list(at.dataframe[2].value["suite"]) == ["t-suite"]
-    # sidebar: the data directory and the simulated badge
-    assert any(t.value == f"data: {world.resolve()}" for t in at.sidebar.text)
-    assert any("SIMULATED demo data" in m.value for m in at.sidebar.markdown)
 
 
 def test_no_badge_when_the_data_is_not_simulated(tmp_path, monkeypatch):
@@ -210,6 +217,7 @@ def test_bad_deep_links_are_one_error_not_a_traceback(app, params, needle):
 
 def test_selecting_a_run_row_sets_the_query_params(app):
     at = app.run()
+    at.switch_page("pages/1_runs.py").run()
     _ok(at)
     at.session_state["runs_table"] = {"selection": {"rows": [2], "columns": [], "cells": []}}
     at.run()

@@ -107,7 +107,7 @@ def demo_app(tmp_path_factory, browser):
 
 def open_runs_table(page, base: str) -> list[dict[str, str]]:
     """Load the Runs page, open the plain table and read its cells from the DOM."""
-    page.goto(base + "/")
+    page.goto(base + "/runs")
     exp = page.get_by_text("Runs as a plain table (copyable text)")
     exp.wait_for(timeout=30_000)
     wait_idle(page)
@@ -231,7 +231,7 @@ def test_hostile_run_id_in_a_link_is_an_inert_error(page, world_app, recorder):
 
 def test_choosing_a_run_and_item_puts_them_in_the_link(page, world_app):
     base, _ = world_app
-    page.goto(base + "/")
+    page.goto(base + "/runs")
     page.get_by_text("Runs as a plain table (copyable text)").wait_for(timeout=30_000)
     wait_idle(page)
     choose(page, "Run", RUN_POLLUTED)

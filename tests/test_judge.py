@@ -337,6 +337,7 @@ def test_an_always_failing_server_pollutes_the_run_and_every_listing_says_so(cap
     monkeypatch.setenv("EVALCORE_DATA", str(world[0]))
     monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "app-state"))
     at = AppTest.from_file(str(REPO / "app.py"), default_timeout=60).run()
+    at.switch_page("pages/1_runs.py").run()
     assert not at.exception
     assert any("bad is polluted" in w.value and "garbled is polluted" in w.value for w in at.warning)
     table = at.dataframe[0].value

@@ -160,10 +160,11 @@ def test_the_app_over_the_bucket_shows_the_local_figures(s3, tmp_path, monkeypat
         monkeypatch.setenv("EVALCORE_DATA", data)
         monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / f"state-{name}"))
         at = AppTest.from_file(app, default_timeout=60).run()
+        if name == "remote":  # (on Home, "/": AppTest keeps no sidebar across a page switch)
+            assert [t.value for t in at.sidebar.text] == [f"data: {URL}"]
+        at.switch_page("pages/1_runs.py").run()
         assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
         runs = at.dataframe[0].value
-        if name == "remote":
-            assert [t.value for t in at.sidebar.text] == [f"data: {URL}"]
         at.switch_page("pages/2_attribution.py").run()
         assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
         shown[name] = (_cells(runs), [_cells(t.value) for t in at.dataframe])

@@ -192,11 +192,10 @@ def _app(tmp_path, monkeypatch, page: str, **params):
     monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "state"))
     at = AppTest.from_file(str(DEMO.parent.parent / "app.py"), default_timeout=60)
     at.query_params.update(**params)
-    at.run()  # the Runs page is the default one, drawn first
-    if page != "pages/1_runs.py":
-        at.switch_page(page)
-        at.query_params.update(**params)
-        at.run()
+    at.run()  # Home, the default page, drawn first
+    at.switch_page(page)
+    at.query_params.update(**params)
+    at.run()
     assert not at.exception and not at.error, (at.exception, at.error)
     return at
 

@@ -55,8 +55,8 @@ def test_the_lazy_doors_give_every_name_they_list():
 
 
 def test_the_apps_first_page_loads_no_library_it_does_not_draw_with(tmp_path):
-    """The Runs page (the app's first) in AppTest, in its own process: pandas for its tables, but
-    neither scipy, statsmodels, altair nor litellm."""
+    """The app's first page (Home since issue 39; it was Runs) in AppTest, in its own process:
+    pandas, but neither scipy, statsmodels, altair nor litellm."""
     from conftest import DEMO, REPO
 
     code = (

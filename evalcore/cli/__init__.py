@@ -3,7 +3,20 @@ context object, output helpers). Importing this package registers every command 
 command imports the domain code it needs when it runs, so ``evalcore --help`` stays cheap.
 """
 
-from evalcore.cli import analysis, browse, compare, cost, importing, labels, models, pairs, review, scores, suite
+from evalcore.cli import (
+    analysis,
+    browse,
+    compare,
+    cost,
+    home,
+    importing,
+    labels,
+    models,
+    pairs,
+    review,
+    scores,
+    suite,
+)
 from evalcore.cli._common import cli
 from evalcore.cli.entry import main
 
@@ -11,6 +24,7 @@ compare.register(cli)
 suite.register(cli)
 cost.register(cli)
 scores.register(cli)
+home.register(cli)
 
 __all__ = [
     "analysis",
@@ -18,6 +32,7 @@ __all__ = [
     "cli",
     "compare",
     "cost",
+    "home",
     "importing",
     "labels",
     "main",
