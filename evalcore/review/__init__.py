@@ -1,5 +1,6 @@
 """Adjudication: the review queue, the judge report card, the decision ledger and suite upkeep."""
 
+from . import card
 from .agreement import Disagreements, SessionAgreement, disagreements, session_agreement
 from .build import build_queue
 from .claims import REVIEWERS_DISAGREE, disputes, leases, next_case
@@ -58,6 +59,7 @@ __all__ = [
     "assignments",
     "build_queue",
     "case_view",
+    "card",
     "cases",
     "check",
     "corrected_of",

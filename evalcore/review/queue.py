@@ -640,6 +640,18 @@ def decision_values(crit: S.Criterion | None) -> list[str]:
     return ["pass", "fail"]
 
 
+def _own_edit(labels: LabelStore, gen_id: str, who: str, key: tuple[str, int, str], role: str) -> dict | None:
+    """The reviewer's standing edit on a case in this role, or None."""
+    return next(
+        (
+            e
+            for e in labels.standing(gen_id, reviewer=who, item_id=key[0])
+            if (e["gen_round"], e["criterion"]) == key[1:] and (e.get("role") or "reviewer") == role
+        ),
+        None,
+    )
+
+
 def decide(
     store: Store,
     queue_id: str,
@@ -688,16 +700,7 @@ def decide(
         return again
     if outcome == "test_wrong" and not (note or "").strip():
         raise LabelError("say what is wrong with the test in the note", field="note")
-    mine = next(
-        (
-            e
-            for e in labels.standing(q["gen_id"], reviewer=who, item_id=item_id)
-            if e["gen_round"] == int(gen_round)
-            and e["criterion"] == criterion
-            and (e.get("role") or "reviewer") == role
-        ),
-        None,
-    )
+    mine = _own_edit(labels, q["gen_id"], who, (item_id, int(gen_round), criterion), role)
     if outcome == "skipped" and mine is not None and mine["outcome"] in ("decided", "test_wrong"):
         raise LabelError("you have decided this case: undo your decision before skipping it", field="outcome")
     if outcome == "decided" and value is not None:

@@ -329,8 +329,7 @@ class LabelStore:
         return self._read_back(edit_id, values, crit)
 
     def _receipted(self, con: Database, receipt: str | None, reviewer: str) -> dict[str, Any] | None:
-        """The edit a receipt already wrote (None when it is new); a receipt of another reviewer's
-        is refused rather than answered."""
+        """The edit a receipt already wrote (None when it is new); another reviewer's is refused."""
         if receipt is None:
             return None
         row = con.execute(
@@ -362,10 +361,8 @@ class LabelStore:
     def receipts(self, ids: Iterable[str]) -> dict[str, int]:
         """Which of these receipts the store holds, with the edit each wrote."""
         keys = list(dict.fromkeys(ids))
-        if not keys or self._absent():
-            return {}
-        marks = ", ".join("?" for _ in keys)
-        rows = self._plain(f"SELECT client_id, edit_id FROM receipts WHERE client_id IN ({marks})", tuple(keys))
+        sql = f"SELECT client_id, edit_id FROM receipts WHERE client_id IN ({', '.join('?' for _ in keys)})"
+        rows = [] if not keys or self._absent() else self._plain(sql, tuple(keys))
         return {r["client_id"]: int(r["edit_id"]) for r in rows}
 
     def add_many(self, edits: Iterable[dict[str, Any]], *, batch: int = 500, source: str | None = None) -> list[int]:
