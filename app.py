@@ -57,6 +57,7 @@ if __name__ == "__main__":
 READ = ("reviewer", "adjudicator", "admin")  # every page but upkeep and the ledger
 KEEP = ("adjudicator", "admin")  # suites' repairs and the decision ledger
 GRADE = ("grader", *READ)
+LOADED = "_app_loaded"  # the session's first run is over (its "Loading evalcore…" gone)
 
 # (section, file, title, URL path, roles that may open it): docs/ACCESS.md
 PAGES = [
@@ -136,6 +137,12 @@ def only(show, title: str) -> StreamlitPage:
 def main() -> None:
     """One script run: the session's pages (those its roles may open) and the sidebar."""
     st.set_page_config(page_title="evalcore", layout="wide")
+    # a session's first run says so until its page is drawn (a fresh server's first page is
+    # otherwise blank for as long as it computes); the placeholder is there on every run, so that
+    # the page's elements keep their places
+    loading = st.empty()
+    if not st.session_state.get(LOADED):
+        loading.caption("Loading evalcore…")
     data_dir, state_dir = _ui.resolve_dirs(sys.argv[1:])
     _ui.set_dirs(data_dir, state_dir)
     # data on object storage: its mirror brought up to date once per script run (at most every
@@ -181,8 +188,12 @@ def main() -> None:
                 if _cache.summary(evalcore.data_overview).simulated:
                     st.badge("SIMULATED demo data", color="orange")
 
-    with _text.boundary():
-        nav.run()
+    try:
+        with _text.boundary():
+            nav.run()
+    finally:  # also when the page stops early (st.stop)
+        loading.empty()
+        st.session_state[LOADED] = True
 
 
 if __name__ == "__main__":

@@ -38,17 +38,26 @@ def _part(text: str, page: str, label: str, query: dict[str, str] | None = None)
     c_button.page_link(page, label=label, query_params=query, width="stretch")
 
 
-def _cases(home: evalcore.Home) -> None:
-    c = home.cases
-    if c is None:
+def _queues(home: evalcore.Home) -> None:
+    """The reviewer's and the adjudicator's parts, or one line saying there is no queue yet."""
+    part = home.cases or home.disputes
+    if part is None:
         return
-    if not c.queues:
+    if not part.queues:
         _part(
             "No review queue yet. Anyone with the reviewer, adjudicator or admin role builds one on the Review "
             "page (or with `evalcore queue build GEN`).",
             "pages/5_review.py",
             "Open Review",
         )
+        return
+    _cases(home)
+    _disputes(home)
+
+
+def _cases(home: evalcore.Home) -> None:
+    c = home.cases
+    if c is None:
         return
     where = "; ".join(f"{q.queue_id}: {q.waiting}" for q in c.queues)
     text = (
@@ -105,7 +114,6 @@ with _text.boundary():
         acc = _access.typed_access()
     home = evalcore.waiting(_ui.store(), acc.name, acc.roles, acc.sessions)
     st.subheader(f"Waiting for {_text.md_escape(acc.display)}" if acc.name else "Waiting")
-    _cases(home)
-    _disputes(home)
+    _queues(home)
     _grading(home)
     _runs(home)
