@@ -87,13 +87,34 @@ def queue_detect(obj: Ctx, gen_id: str, as_json: bool) -> None:
     "--reviewers", "reviewers_required", type=int, default=1, show_default=True, help="Reviewers each case needs (N)."
 )
 @click.option("--by", "created_by", default=None, help="Who built it (recorded).")
+@click.option(
+    "--criterion", "criteria", multiple=True, help="Only this criterion's cases (repeat for more; default: every one)."
+)
+@click.option("--item", "items", multiple=True, help="Only this item's cases (repeat for more; default: every one).")
+@click.option(
+    "--items-file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Only the cases of the item ids in this file (one a line; blank lines and lines from # are skipped).",
+)
+@click.option("--progress", "show_progress", is_flag=True, help="Say each stage and the cases written on stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def queue_build(obj: Ctx, gen_id: str, as_json: bool, **kw) -> None:
-    """Build a review queue on GEN_ID (appended to the label store; the data is not written)."""
+def queue_build(
+    obj: Ctx, gen_id: str, as_json: bool, criteria: tuple, items: tuple, items_file: str | None, **kw
+) -> None:
+    """Build a review queue on GEN_ID (appended to the label store; the data is not written).
+    --criterion, --item and --items-file build it on those criteria and items only."""
     from evalcore.review.build import build_queue
 
-    q = build_queue(obj.store, gen_id, **kw)  # kw: the audit, seed, reviewers and --by options
+    if items_file is not None:
+        with open(items_file, encoding="utf-8") as f:
+            items += tuple(w for w in (line.split("#", 1)[0].strip() for line in f) if w)
+    if kw.pop("show_progress"):
+        kw["progress"] = lambda stage, fraction: click.echo(f"{stage}: {fraction:.0%}", err=True)
+    # kw: the audit, seed, reviewers and --by options
+    scoped = list(items) if items or items_file is not None else None  # (an empty file is said, not ignored)
+    q = build_queue(obj.store, gen_id, criteria=list(criteria) or None, items=scoped, **kw)
     text = (
         f"queue {q['queue_id']}: {q['flagged']} raised cases + {q['audit_sampled']} audited of {q['agreed']} "
         f"agreed ({kw['audit']} audit); {q['reviewers_required']} reviewer(s) "

@@ -7,6 +7,7 @@ from .claims import REVIEWERS_DISAGREE, disputes, leases, next_case
 from .correct import TARGET_HALF_WIDTH, PpiFailed, PpiRate, PpiUnavailable, criterion_estimates, half_width_text
 from .corrected import corrected_of
 from .detect import PRIORITY, REASONS, describe_detail, detect, detection_summary, runs_on
+from .jobs import build_status, start_build
 from .judges import Ambiguous
 from .ledger import TYPE_WORDS, TYPES, Ledger, export_markdown
 from .queue import (
@@ -58,8 +59,9 @@ __all__ = [
     "assign",
     "assignments",
     "build_queue",
-    "case_view",
+    "build_status",
     "card",
+    "case_view",
     "cases",
     "check",
     "corrected_of",
@@ -95,6 +97,7 @@ __all__ = [
     "report_card",
     "runs_on",
     "session_agreement",
+    "start_build",
     "team",
     "undo",
     "visible_findings",
