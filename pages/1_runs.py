@@ -134,6 +134,9 @@ def _answers_list(s: evalcore.Store, run_id: str, hold: bool, classes: tuple[str
         _grid(res.criteria, [v.verdicts for _, v in lines], [a.flipped for a, _ in lines], head),
         key=table_key,
         hide_index=True,
+        column_config={
+            "item": st.column_config.TextColumn(width=max(80, 8 * max(len(a.item_id) for a in res.answers)))
+        },
         on_select="rerun",
         selection_mode="single-row",
         height=min(35 * len(lines) + 38, 720),

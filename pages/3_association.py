@@ -51,7 +51,7 @@ by_id = {r.run_id: r for r in runs}
 run_ids = list(by_id)
 
 # ---------------------------------------------------------------- instruments
-asked = _ui.qp("runs")
+asked = _ui.carried("runs")  # the link's runs, else the runs picked on another page
 if asked is not None:
     wanted = [x for x in asked.split(",") if x]
     unknown = [x for x in wanted if x not in by_id]

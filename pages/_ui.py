@@ -118,7 +118,8 @@ def suite_fingerprint(data_store: evalcore.Store) -> tuple:
 
 #: The query parameters naming the chosen runs: ``run`` (one) and ``runs`` (a comma-separated list).
 #: The browser drops the query parameters when the sidebar switches page, so the session keeps the
-#: last runs picked (:func:`chosen_runs`) and :func:`qp` puts them back into the next page's link.
+#: last runs picked (:func:`chosen_runs`) and :func:`carried` / :func:`sync_widget` put them back
+#: into the next page's link.
 CARRIED = ("run", "runs")
 _CHOSEN = "_chosen_runs"
 
@@ -138,14 +139,27 @@ def choose_runs(run_ids: Sequence[str]) -> None:
         st.session_state.pop(_CHOSEN, None)
 
 
+def _remembered(name: str) -> str | None:
+    """What ``run`` (the first run picked) or ``runs`` (all of them, comma-separated) would say."""
+    runs = chosen_runs()
+    return (runs[0] if name == "run" else ",".join(runs)) if runs else None
+
+
 def qp(name: str, default: str | None = None) -> str | None:
-    """A query parameter, or ``default`` when absent or empty. ``run`` and ``runs`` (:data:`CARRIED`)
-    absent from the link are the runs last picked, written into the link as they are read."""
+    """A query parameter, or ``default`` when absent or empty."""
     value = st.query_params.get(name)
-    if value in (None, "") and name in CARRIED and chosen_runs():
-        value = chosen_runs()[0] if name == "run" else ",".join(chosen_runs())
-        st.query_params[name] = value
     return value if value not in (None, "") else default
+
+
+def carried(name: str) -> str | None:
+    """``run`` or ``runs`` (:data:`CARRIED`) from the link, else the runs last picked, written into
+    the link as they are read."""
+    value = qp(name)
+    if value is None:
+        value = _remembered(name)
+        if value is not None:
+            st.query_params[name] = value
+    return value
 
 
 def qp_int(name: str, default: int) -> int:
@@ -173,8 +187,14 @@ def set_qp(**params: Any) -> None:
 
 def sync_widget(key: str, param: str, options: Sequence[Any] | None = None) -> None:
     """Before a widget with ``key`` is drawn: make it show the query parameter ``param`` when the
-    link says something else (a pasted deep link, a click elsewhere that set the parameter)."""
+    link says something else (a pasted deep link, a click elsewhere that set the parameter); a
+    ``run`` absent from the link is the run last picked (:func:`chosen_runs`) when it is an option
+    here, written into the link too."""
     value = qp(param)
+    if value is None and param in CARRIED:  # no run in the link: the run last picked, if shown here
+        value = _remembered(param)
+        if value is not None and (options is None or value in options):
+            st.query_params[param] = value
     if value is None or (options is not None and value not in options):
         return
     if param in CARRIED and chosen_runs()[:1] != [value]:  # a run named by the link and shown

@@ -104,3 +104,12 @@ def test_a_link_wins_over_the_remembered_run(app):
     app.run()
     _ok(app)
     assert app.selectbox(key="attr_run").value == RUN_POLLUTED
+
+
+def test_home_does_not_take_a_remembered_run_for_a_link(app):
+    """Home forwards a link naming a run (``/?run=R&item=I``, made when Runs was "/") to Runs; a run
+    remembered from another page is no such link."""
+    _pick_on_runs(app, RUN_SPLIT)
+    _go(app, "0_home.py")
+    assert [t.value for t in app.title] == ["evalcore"]
+    assert "run" not in app.query_params
