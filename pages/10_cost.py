@@ -186,8 +186,7 @@ with _text.boundary():
     # ------------------------------------------------------------ per criterion
     st.markdown("**Per criterion**")
     crits = base.per_criterion
-    left, right = st.columns([3, 2])
-    left.dataframe(
+    st.dataframe(
         pd.DataFrame(
             [
                 {
@@ -219,13 +218,29 @@ with _text.boundary():
             "latency p95": MS,
         },
     )
-    measure = "cost_usd" if any(c.cost_usd is not None for c in crits) else "tokens_in"
-    _cache.chart(right, _cache.chart_spec(analysis.cost_by_criterion, [c.to_dict() for c in crits], measure))
     st.caption(
         "A call that asks several criteria gives each an equal share of its tokens, cost and latency, so "
         "the shares add up to the run's totals; calls counts the calls that asked the criterion, and the "
         "latency mean / p50 / p95 are those calls', whole."
     )
+    measure = "cost_usd" if any(c.cost_usd is not None for c in crits) else "tokens_in"
+    shares = {getattr(c, measure) for c in crits}
+    if len(crits) > 1 and len(shares) == 1 and len({c.calls for c in crits}) == 1:
+        # one call (or one set of calls) asks every criterion: the chart would be identical bars
+        share = next(iter(shares))
+        st.info(
+            f"Every criterion shares the same {crits[0].calls:,} calls, so each of the {len(crits)} carries an "
+            "equal share of them: "
+            + (
+                "an unknown cost"
+                if share is None
+                else (f"${share:,.4f}" if measure == "cost_usd" else f"{share:,.0f} tokens in")
+            )
+            + ". There is nothing to compare between criteria in this run's cost; a split or grouped run "
+            "(or the projection below) tells them apart."
+        )
+    else:
+        _cache.chart(st, _cache.chart_spec(analysis.cost_by_criterion, [c.to_dict() for c in crits], measure))
 
     # ------------------------------------------------------------ projection
     st.markdown("**Projection: single, grouped and split**")
@@ -274,8 +289,7 @@ with _text.boundary():
             + f"; concurrency {proj.concurrency} ({proj.concurrency_source})."
         )
     )
-    p_left, p_right = st.columns([3, 2])
-    p_left.dataframe(
+    st.dataframe(
         pd.DataFrame(
             [
                 {
@@ -315,13 +329,18 @@ with _text.boundary():
             "cost x single": X,
         },
     )
-    p_left.caption(
+    st.caption(
         "Latency per answer: the answer's calls one after another; fanned out: made in parallel, so the "
         "slowest call; wall time: the whole projected run at the concurrency above. Tokens out come from "
         "calls measured in that mode (this run or a named run on the same generation and judge) or are "
         "estimated from f + sum of o_k."
     )
-    p_left.dataframe(
+    _cache.chart(st, _cache.chart_spec(analysis.projection_bars, [r.to_dict() for r in proj.rows]))
+    st.caption(
+        "The chart draws each figure of each mode as a multiple of the single call's (single = 1); the "
+        "table above has the figures themselves."
+    )
+    st.dataframe(
         pd.DataFrame(
             [
                 {
@@ -338,7 +357,6 @@ with _text.boundary():
         placeholder="-",
         column_config={"out tokens per verdict": TOK},
     )
-    _cache.chart(p_right, _cache.chart_spec(analysis.projection_bars, [r.to_dict() for r in proj.rows]))
     check = proj.check
     if check:
         st.caption(

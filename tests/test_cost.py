@@ -414,12 +414,16 @@ def test_cost_by_criterion_chart_carries_the_shares(world):
         charts.cost_by_criterion(per, "nope")
 
 
-def test_projection_chart_has_a_panel_per_figure_and_a_bar_per_mode():
+def test_projection_chart_has_a_group_per_figure_and_a_bar_per_mode():
     rows = [r.to_dict() for r in cost.project(1000, C6, O6, PRICES, items=400, groups=3)]
     spec = charts.projection_bars(rows).to_dict()
-    assert spec["facet"]["row"]["field"] == "metric" and spec["resolve"]["scale"]["x"] == "independent"
+    # one view on one scale (multiples of the single call's figure), so it fits its container's width
+    assert spec["encoding"]["y"]["field"] == "metric" and spec["encoding"]["yOffset"]["field"] == "mode"
+    assert spec["encoding"]["x"]["field"] == "x_single" and spec["width"] == "container"
     vals = {(v["metric"], v["mode"]): v["value"] for v in spec["data"]["values"]}
     assert vals[("calls", "split")] == 2400 and vals[("calls", "single")] == 400
+    xs = {(v["metric"], v["mode"]): v["x_single"] for v in spec["data"]["values"]}
+    assert xs[("calls", "single")] == 1 and xs[("calls", "split")] == 6
     assert vals[("tokens in", "split")] == 2_484_000 and vals[("cost (USD)", "single")] == pytest.approx(1.928)
     unpriced = charts.projection_bars([r.to_dict() for r in cost.project(1000, C6, O6, None, items=1, groups=1)])
     assert not any(v["metric"] == "cost (USD)" for v in unpriced.to_dict()["data"]["values"])  # unknown: no bar, not 0

@@ -157,3 +157,31 @@ def test_labels_and_agreement_count_disagreements_alike(tmp_path, monkeypatch):
     gold = next(t for t in shown(at) if t.startswith("Gold: "))
     assert (f"{d.reviewers} cases where reviewers disagree" in gold
             and f"{d.annotators} shipped ones whose annotators reach no majority" in gold), gold
+
+
+# --------------------------------------------------------------------------- the Cost page's charts
+
+
+def _chart_titles(at: AppTest) -> list[str]:
+    import json
+
+    return [str(json.loads(c.proto.spec).get("title")) for c in at.get("vega_lite_chart")]
+
+
+def test_cost_says_in_words_that_a_single_call_run_shares_its_cost(demo):
+    """A single-call run drew six identical bars per criterion; it now says so in words."""
+    from evalcore import Store, analysis
+
+    crits = analysis.run_cost(Store(DEMO, DEMO.parent / "unused-state"), "support-single").per_criterion
+    at = open_page(demo, "pages/10_cost.py", run="support-single")
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Per criterion" not in _chart_titles(at)
+    share = crits[0].cost_usd
+    assert {c.cost_usd for c in crits} == {share} and len(crits) == 6
+    said = [t for t in shown(at) if t.startswith("Every criterion shares the same")]
+    assert said == [f"Every criterion shares the same {crits[0].calls:,} calls, so each of the 6 carries an equal "
+                    f"share of them: ${share:,.4f}. There is nothing to compare between criteria in this run's cost; "
+                    "a split or grouped run (or the projection below) tells them apart."]
+    at = open_page(at, "pages/10_cost.py", run="support-split")
+    assert "Per criterion" in _chart_titles(at)
+    assert not any(t.startswith("Every criterion shares the same") for t in shown(at))

@@ -481,25 +481,28 @@ def cost_by_criterion(criteria: list[Mapping[str, Any]], measure: str = "cost_us
     )
 
 
-def projection_bars(rows: list[Mapping[str, Any]]) -> alt.FacetChart:
+def projection_bars(rows: list[Mapping[str, Any]]) -> alt.Chart:
     """Calls, tokens in, tokens out and cost of each harness mode, from
-    :func:`evalcore.analysis.cost.project`'s rows: one panel per figure (its own scale), one bar per mode.
-    One row per (mode, figure) whose value is known (an unknown cost has no bar): mode, metric,
-    value, x_single (the figure as a multiple of the single call's)."""
+    :func:`evalcore.analysis.cost.project`'s rows, as multiples of the single call's figure: one
+    scale for the four figures, so one view, which fits the width of its container (a panel per
+    figure, each on its own scale, could not: Vega-Lite fits only single views). A group of bars
+    per figure, a bar per mode; the figure itself in the tooltip. One row per (mode, figure) whose
+    value is known (an unknown cost has no bar): mode, metric, value, x_single."""
     modes = [r["mode"] for r in rows]
     data = [
         {"mode": r["mode"], "metric": label, "value": r[key], "x_single": r.get(f"{key}_x_single")}
         for key, label in PROJECTION_METRICS.items()
         for r in rows
-        if r[key] is not None
+        if r[key] is not None and r.get(f"{key}_x_single") is not None
     ]
     return (
         alt.Chart(_data(data))
         .mark_bar()
         .encode(
-            x=alt.X("value:Q", title=None),
-            y=alt.Y("mode:N", sort=modes, title=None),
-            color=alt.Color("mode:N", sort=modes, legend=None),
+            x=alt.X("x_single:Q", title="times the single call's figure"),
+            y=alt.Y("metric:N", sort=list(PROJECTION_METRICS.values()), title=None),
+            yOffset=alt.YOffset("mode:N", sort=modes),
+            color=alt.Color("mode:N", sort=modes, title=None, legend=alt.Legend(orient="bottom")),
             tooltip=[
                 alt.Tooltip("mode:N"),
                 alt.Tooltip("metric:N"),
@@ -507,16 +510,7 @@ def projection_bars(rows: list[Mapping[str, Any]]) -> alt.FacetChart:
                 alt.Tooltip("x_single:Q", format=".2f", title="x single"),
             ],
         )
-        .properties(height=30 * max(len(modes), 1), width=420)
-        .facet(
-            row=alt.Row(
-                "metric:N",
-                sort=list(PROJECTION_METRICS.values()),
-                title=None,
-                header=alt.Header(labelAngle=0, labelAlign="left"),
-            ),
-        )
-        .resolve_scale(x="independent")
+        .properties(height=alt.Step(14), width="container")
     )
 
 
