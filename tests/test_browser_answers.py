@@ -2,7 +2,8 @@
 (``/?run=R&item=I&round=1``) lands 1,700 px above the answer").
 
 In Chromium at 1400x900 and 1024x768 on the bundled demo: the first line of the linked answer's
-output lies inside the viewport without scrolling. (The link opens /runs: "/" is the Home page.)"""
+output lies inside the viewport without scrolling, through the Runs page's own URL and through the
+issue's ``/?run=...`` (which Home, now at "/", forwards to Runs)."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ def _first_line(tmp_path) -> str:
     return out.strip().splitlines()[0][:60]
 
 
-@pytest.mark.parametrize("width, height", [(1400, 900), (1024, 768)])
-def test_a_deep_link_opens_with_the_answer_in_view(tmp_path, width, height):
+@pytest.mark.parametrize("path, width, height", [("/runs", 1400, 900), ("/runs", 1024, 768), ("/", 1400, 900)])
+def test_a_deep_link_opens_with_the_answer_in_view(tmp_path, path, width, height):
     if chromium_path() is None:
         if os.environ.get("EVALCORE_REQUIRE_BROWSER") == "1":
             pytest.fail("Debian chromium is not installed (EVALCORE_REQUIRE_BROWSER=1)")
@@ -38,14 +39,14 @@ def test_a_deep_link_opens_with_the_answer_in_view(tmp_path, width, height):
         page = browser.new_page(viewport={"width": width, "height": height})
         outside: list[str] = []
         guard_page(page, outside)
-        page.goto(f"{base}/runs?run={RUN}&item={ITEM}&round={ROUND}")
+        page.goto(f"{base}{path}?run={RUN}&item={ITEM}&round={ROUND}")
         answer = page.locator('[data-testid="stCode"]').filter(has_text=first).first
         answer.wait_for(timeout=90_000)
         wait_idle(page, timeout=90_000)
         page.wait_for_timeout(1500)  # the tables above settle their heights
         box = answer.bounding_box()
         scrolled = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop")
-        print(f"{width}x{height}: the answer's first line at y = {box['y']:.0f} px (scrolled {scrolled} px)")
+        print(f"{path} {width}x{height}: the answer's first line at y = {box['y']:.0f} px (scrolled {scrolled} px)")
         assert scrolled == 0 and 0 <= box["y"] and box["y"] + 20 <= height, box
         browser.close()
         assert outside == []
