@@ -67,9 +67,10 @@ def _restart() -> None:
     st.session_state.pop("answers_page", None)  # a new filter shows its first page
 
 
-def _list_filters(m: Any, n_rounds: int) -> tuple[str | None, str, str]:
+def _list_filters(m: Any, n_rounds: int) -> tuple[str | None, str, str, bool]:
     """The list's filters: which answers (every one, failing any criterion, failing one), in which
-    judge round's verdict (or the majority), in which generation round."""
+    judge round's verdict (or the majority), in which generation round, and whether only those
+    with a verdict that flipped between judge rounds."""
     names, k = m.rubric.names(), max(1, int(m.judge_rounds or 1))
     fails = [None, analysis.FAILING_ANY, *names]
     judges = [str(i) for i in range(1, k + 1)] + (["majority"] if k > 1 else [])
@@ -101,20 +102,27 @@ def _list_filters(m: Any, n_rounds: int) -> tuple[str | None, str, str]:
         format_func=lambda v: "every round" if v == "all" else f"round {v}",
         on_change=_restart,
     )
-    return failing, judge, ground
+    flipped = k > 1 and st.toggle(
+        "Only answers with a flip (a criterion passed in one judge round and failed in another)",
+        key="answers_flipped",
+        on_change=_restart,
+    )
+    return failing, judge, ground, bool(flipped)
 
 
 def _answers_list(s: evalcore.Store, run_id: str, hold: bool, classes: tuple[str, ...]) -> None:
     """A run's answers, paged, filtered by a failing criterion and the rounds, each as its grid of
     verdicts (evalcore.analysis.run_answers, ``evalcore answers``); a selected line opens its answer."""
     m = s.run(run_id).manifest
-    failing, judge, ground = _list_filters(m, max(1, int(s.generation(m.gen_id).manifest.rounds or 1)))
+    failing, judge, ground, flipped = _list_filters(m, max(1, int(s.generation(m.gen_id).manifest.rounds or 1)))
     sel = analysis.parse_selection(judge, ground, include_holdout=hold, classes=classes)
     page = int(st.session_state.get("answers_page") or 1)
-    res = _cache.analysis_call(analysis.run_answers, run_id, failing, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE)
+    res = _cache.analysis_call(
+        analysis.run_answers, run_id, failing, sel, PAGE_SIZE, (page - 1) * PAGE_SIZE, flipped=flipped
+    )
     pages = max(1, -(-res.total // PAGE_SIZE))
     if page > pages:
-        page, res = 1, _cache.analysis_call(analysis.run_answers, run_id, failing, sel, PAGE_SIZE, 0)
+        page, res = 1, _cache.analysis_call(analysis.run_answers, run_id, failing, sel, PAGE_SIZE, 0, flipped=flipped)
         st.session_state["answers_page"] = 1
     if not res.answers:
         st.info(_text.md_escape(f"No answer of {run_id} under these filters."))
@@ -129,7 +137,7 @@ def _answers_list(s: evalcore.Store, run_id: str, hold: bool, classes: tuple[str
         }
         for a, v in lines
     ]
-    table_key = f"answers_table|{run_id}|{failing}|{judge}|{ground}|{page}"
+    table_key = f"answers_table|{run_id}|{failing}|{judge}|{ground}|{page}" + ("|flipped" if flipped else "")
     event = st.dataframe(
         _grid(res.criteria, [v.verdicts for _, v in lines], [a.flipped for a, _ in lines], head),
         key=table_key,
@@ -147,19 +155,21 @@ def _answers_list(s: evalcore.Store, run_id: str, hold: bool, classes: tuple[str
         st.session_state[FROM_LIST] = (run_id, a.item_id, a.gen_round)
         _ui.set_qp(item=a.item_id, round=a.gen_round)
         st.rerun()  # the answer opens under the list, even where a link had put another first
-    _list_caption(res, failing, judge, ground, hold, classes)
+    _list_caption(res, (failing, judge, ground, flipped), hold, classes)
     if pages > 1:
         st.number_input(
             f"Page (of {pages}, {PAGE_SIZE} answers each)", min_value=1, max_value=pages, step=1, key="answers_page"
         )
 
 
-def _list_caption(res: Any, failing: str | None, judge: str, ground: str, hold: bool, classes: tuple[str, ...]) -> None:
+def _list_caption(res: Any, filters: tuple[str | None, str, str, bool], hold: bool, classes: tuple[str, ...]) -> None:
     """What the list shows, said from its figures, and the command that gives the same rows."""
+    failing, judge, ground, flipped = filters
     what = {None: "answers", "any": "answers failing any criterion"}.get(failing, f"answers failing {failing}")
     verdict = "the majority over judge rounds" if judge == "majority" else f"judge round {judge}"
     n_flipped = sum(1 for a in res.answers if a.flipped)
     cmd = ["evalcore", "answers", res.run_id, *(["--failing", failing] if failing else [])]
+    cmd += ["--flipped"] if flipped else []
     cmd += (["--majority"] if judge == "majority" else ["--judge-round", judge]) + (
         [] if ground == "all" else ["--gen-round", ground]
     )
@@ -169,6 +179,7 @@ def _list_caption(res: Any, failing: str | None, judge: str, ground: str, hold: 
         _text.md_escape(
             f"{res.total} {what}"
             + ("" if failing is None else f" in {verdict}")
+            + (" with a flip between judge rounds" if flipped else "")
             + f"; showing {res.offset + 1}-{res.offset + len(res.answers)}, one line per judge round: ✓ pass, "
             "✗ fail, ⚠ the judge's call failed, - no verdict; ↯ a criterion passed in one judge round and "
             f"failed in another ({n_flipped} of the {len(res.answers)} answers shown). Select a line to open "

@@ -129,3 +129,33 @@ def test_pages_of_fifty_on_the_demo(tmp_path):
     assert first.total == 540 and len(first.answers) == 50 and third.offset == 100
     assert first.answers[-1].item_id < third.answers[0].item_id
     assert all(len(a.rounds) == 3 and all(len(v.verdicts) == 6 for v in a.rounds) for a in first.answers)
+
+
+def test_only_answers_with_a_flip(app, world, tmp_path):
+    """The flip filter keeps exactly the answers whose grid shows a flip (the SQL over the judge
+    rounds' masks and the grid over the verdict rows agree), on the page and in the CLI."""
+    store = Store(world, tmp_path / "state")
+    every = run_answers(store, RUN_SINGLE, limit=500)
+    flips = [(a.item_id, a.gen_round) for a in every.answers if a.flipped]
+    res = run_answers(store, RUN_SINGLE, limit=500, flipped=True)
+    assert flips and [(a.item_id, a.gen_round) for a in res.answers] == flips and res.total == len(flips)
+    failing = run_answers(store, RUN_SINGLE, CRITERIA[0], limit=500, flipped=True)
+    assert {(a.item_id, a.gen_round) for a in failing.answers} == {
+        (a.item_id, a.gen_round) for a in run_answers(store, RUN_SINGLE, CRITERIA[0], limit=500).answers if a.flipped
+    }
+    cli_rows = _cli(world, tmp_path / "state", "answers", RUN_SINGLE, "--flipped", "--limit", "500")
+    assert cli_rows["flipped_only"] is True and cli_rows["total"] == len(flips)
+    at = _runs_page(app, RUN_SINGLE)
+    at.toggle(key="answers_flipped").set_value(True).run()
+    _ok(at)
+    table = _list(at).value
+    assert len(table) == 3 * len(flips)
+    assert all(any(str(x).startswith("↯ ") for x in r[CRITERIA]) for _, r in table.iterrows())
+    assert any(f"{len(flips)} answers with a flip between judge rounds" in unescape(c.value) for c in at.caption)
+
+
+def test_demo_flips_through_the_stored_answers_table(tmp_path):
+    store = Store(DEMO, tmp_path / "state")
+    every = [a for off in (0, 500) for a in run_answers(store, "support-single", limit=500, offset=off).answers]
+    res = run_answers(store, "support-single", limit=500, flipped=True)
+    assert res.total == sum(1 for a in every if a.flipped) == len(res.answers)

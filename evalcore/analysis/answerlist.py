@@ -18,14 +18,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcore.analysis.answers import _answer_texts, _check_page, _run_page
+from evalcore.analysis.answers import _answer_texts, _check_page, _page_by_item, _run_page, _windowed
 from evalcore.analysis.failures import RunStatus
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
     Selection,
     _check_criterion,
     _check_judge_round,
+    _item_conditions,
     _run_status,
+    answers_relation,
+    item_top_sql,
     mask_sql,
 )
 from evalcore.contract.results import Result, key
@@ -63,6 +66,7 @@ class RunAnswers(RunStatus):
     criteria: list[str]
     judge_rounds: int
     failing: str | None
+    flipped_only: bool
     selection: dict[str, Any]
     total: int
     offset: int
@@ -107,6 +111,35 @@ def _verdicts(store: Store, run_id: str, keys: list[tuple[str, int]]) -> dict[tu
     return out
 
 
+def _flipped_page(
+    store: Store,
+    run_id: str,
+    sel: Selection,
+    masks: tuple[str, list[Any], list[str]],
+    cond: str,
+    limit: int,
+    offset: int,
+) -> tuple[int, list[tuple]]:
+    """:func:`~evalcore.analysis.answers._run_page` of the answers meeting ``cond`` that also have a
+    criterion passed in one judge round and failed in another (over the answers relation's rows of
+    judge rounds 1 and up: ``bit_or(passed) & bit_or(failed)``), counted with the page."""
+    msql, mparams, _ = masks
+    rel, rparams, _info, _stored = answers_relation(store, run_id)
+    where, params = _item_conditions(store, run_id, sel)
+    w = " AND ".join(["judge_round > 0", *where])
+
+    def members_of(win: str) -> str:
+        return (
+            f"SELECT m.item_id, m.gen_round FROM ({_windowed(msql, win)}) m SEMI JOIN (SELECT item_id, gen_round "
+            f"FROM {rel} WHERE {w} AND {win} GROUP BY item_id, gen_round HAVING bit_or(passed) & bit_or(failed) != 0) "
+            f"f ON f.item_id = m.item_id AND f.gen_round = m.gen_round WHERE {cond}"
+        )
+
+    return _page_by_item(
+        store, members_of, [*mparams, *rparams, *params], limit, offset, None, item_top_sql(store, run_id)
+    )
+
+
 def run_answers(
     store: Store,
     run_id: str,
@@ -114,11 +147,13 @@ def run_answers(
     sel: Selection = DEFAULT_SELECTION,
     limit: int = 50,
     offset: int = 0,
+    flipped: bool = False,
 ) -> RunAnswers:
     """One page of a run's answers in (item_id, gen_round) order: all of them (``failing`` None),
     those failing any criterion (:data:`FAILING_ANY`) or those failing the criterion ``failing``, in the
-    selection's judge round (or majority); each with its verdicts on every criterion in every
-    judge round and the criteria that flipped between judge rounds."""
+    selection's judge round (or majority); with ``flipped``, only those of them with a criterion
+    passed in one judge round and failed in another. Each with its verdicts on every criterion in
+    every judge round and the criteria that flipped."""
     if failing not in (None, FAILING_ANY):
         _check_criterion(store, run_id, str(failing))
     _check_judge_round(store, run_id, sel)
@@ -132,12 +167,15 @@ def run_answers(
         cond = "failed != 0"
     else:
         cond = f"failed & {1 << names.index(failing)} != 0"
-    total, keys = _run_page(store, run_id, sel, masks, cond, limit, offset)
+    if flipped:
+        total, keys = _flipped_page(store, run_id, sel, masks, cond, limit, offset)
+    else:
+        total, keys = _run_page(store, run_id, sel, masks, cond, limit, offset)
     texts = _answer_texts(store, m.gen_id, keys)
     said = _verdicts(store, run_id, keys)
     answers = []
     for item_id, gen_round in keys:
-        grid, flipped = verdict_grid(names, said.get((item_id, gen_round), []), m.judge_rounds)
+        grid, flips = verdict_grid(names, said.get((item_id, gen_round), []), m.judge_rounds)
         text = texts.get((item_id, gen_round), {})
         answers.append(
             ListedAnswer(
@@ -146,7 +184,7 @@ def run_answers(
                 cls=text.get("class"),
                 input=text.get("input"),
                 rounds=[JudgeRoundVerdicts(jr, row) for jr, row in enumerate(grid, 1)],
-                flipped=flipped,
+                flipped=flips,
             )
         )
     return RunAnswers(
@@ -154,6 +192,7 @@ def run_answers(
         criteria=list(names),
         judge_rounds=int(m.judge_rounds),
         failing=failing,
+        flipped_only=bool(flipped),
         selection=sel.describe(),
         total=total,
         offset=int(offset),

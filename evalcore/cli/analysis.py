@@ -278,16 +278,20 @@ def failing(obj: Ctx, run_id, criterion, only, judge_round, majority, gen_round,
 @click.option(
     "--failing", default=None, help="Only answers failing this criterion, or 'any' criterion (default: every answer)."
 )
+@click.option(
+    "--flipped", is_flag=True, help="Only answers with a criterion passed in one judge round, failed in another."
+)
 @selection_options
 @page_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @holdout_option()
 @click.pass_obj
-def answers(obj: Ctx, run_id, failing, judge_round, majority, gen_round, limit, offset, as_json) -> None:
+def answers(obj: Ctx, run_id, failing, flipped, judge_round, majority, gen_round, limit, offset, as_json) -> None:
     """RUN_ID's answers with each criterion's verdict in every judge round (the Runs page's list)."""
     from evalcore.analysis.answerlist import run_answers
 
-    r = run_answers(obj.store, run_id, failing, _selection(obj, judge_round, majority, gen_round), limit, offset)
+    sel = _selection(obj, judge_round, majority, gen_round)
+    r = run_answers(obj.store, run_id, failing, sel, limit, offset, flipped=flipped)
     d = r.to_dict()
     lines = [*_warnings(r), _page_line(d), "criteria: " + ", ".join(f"{k + 1} {c}" for k, c in enumerate(r.criteria))]
     for a in r.answers:
