@@ -338,6 +338,8 @@ by_id = {r.run_id: r for r in runs}
 # ---------------------------------------------------------------- a linked answer first
 # A link naming an answer (?run=R&item=I[&round=N]) opens on it, above everything else; an answer
 # opened from the list below is drawn under the list instead.
+if "answer_run" not in st.session_state:  # the page is opened anew (its widgets' state is gone): a link, not the list
+    st.session_state.pop(FROM_LIST, None)
 run_q, item_q = _ui.qp("run"), _ui.qp("item")
 linked = (
     run_q is not None

@@ -159,3 +159,28 @@ def test_demo_flips_through_the_stored_answers_table(tmp_path):
     every = [a for off in (0, 500) for a in run_answers(store, "support-single", limit=500, offset=off).answers]
     res = run_answers(store, "support-single", limit=500, flipped=True)
     assert res.total == sum(1 for a in every if a.flipped) == len(res.answers)
+
+
+def _order(at: AppTest) -> list[str]:
+    return [h.value for h in at.subheader if h.value in ("Answer", "Answers of a run")]
+
+
+def test_an_answer_from_the_list_opens_under_it_and_the_same_answer_linked_later_opens_first(app):
+    at = _runs_page(app, RUN_SINGLE)
+    at.session_state[f"answers_table|{RUN_SINGLE}|None|1|all|1"] = {
+        "selection": {"rows": [3], "columns": [], "cells": []}
+    }
+    at.run()
+    _ok(at)
+    link = {k: at.query_params[k] for k in ("run", "item", "round")}
+    assert _order(at) == ["Answers of a run", "Answer"]  # under the list, where the click was
+    at.switch_page("pages/2_attribution.py")
+    at.query_params.clear()
+    at.run()
+    _ok(at)
+    at.switch_page("pages/1_runs.py")  # a drill-down's link to that same answer
+    at.query_params.clear()
+    at.query_params.update(link)
+    at.run()
+    _ok(at)
+    assert _order(at) == ["Answer", "Answers of a run"]
