@@ -18,8 +18,8 @@ import pandas as pd
 import streamlit as st
 
 import evalcore
-from evalcore import analysis, stats
-from pages import _cache, _select, _text, _ui
+from evalcore import analysis, review, stats
+from pages import _access, _cache, _select, _text, _ui
 
 PAGE_SIZE = 25
 FINDING_ANSWERS = 5  # answers quoted under the finding
@@ -42,6 +42,58 @@ def _default_runs(runs: list[evalcore.RunSummary]) -> list[str]:
         if r.mode == "single" and split:
             return [r.run_id, split.run_id]
     return ids[:1]
+
+
+def _send_to_review(gen_id: str, a: str, b: str, items: list[str]) -> None:
+    """Start a queue on the pair's two criteria and the items people have not labelled, built in a
+    process of its own (review.start_build); every case of them goes in (audit rate 1)."""
+    key = f"assoc_job|{a}|{b}"
+    st.session_state.pop(f"{key}|end", None)
+    try:
+        st.session_state[key] = review.start_build(
+            _ui.store(),
+            gen_id,
+            criteria=[a, b],
+            items=items,
+            audit_rate=1.0,
+            created_by=_access.current_name() or None,
+            claims=_access.claims(),
+        )
+    except evalcore.EvalcoreError as err:
+        st.session_state[f"{key}|end"] = {"state": "failed", "error": err.message}
+
+
+@st.fragment(run_every=1.0)
+def _pair_build(a: str, b: str) -> None:
+    """The pair's queue build while it runs, once a second; at its end the page says where it went."""
+    key = f"assoc_job|{a}|{b}"
+    status = review.build_status(_ui.store(), st.session_state[key])
+    if status["state"] == "running":
+        st.progress(
+            float(status.get("fraction") or 0.0), text=f"Building the queue: {status.get('stage', 'starting')}..."
+        )
+        return
+    st.session_state[f"{key}|end"] = status
+    del st.session_state[key]
+    st.rerun()
+
+
+def _pair_end(gen_id: str, a: str, b: str) -> None:
+    """Where the pair's queue went (a link to it in Review), or why it was not built."""
+    end = st.session_state.get(f"assoc_job|{a}|{b}|end")
+    if end is None:
+        return
+    if end["state"] == "failed":
+        st.error(_text.md_escape(f"The queue was not built: {end['error']}"))
+        return
+    q = review.get_queue(_ui.store(), end["queue_id"])
+    st.success(
+        _text.md_escape(
+            f"Queue {q['queue_id']}: {q['population']} cases of {len(q['audit_design']['scope']['items'])} items on "
+            f"{a} and {b} wait in Review for a decision."
+        )
+    )
+    st.page_link("pages/5_review.py", label="Review them", query_params={"gen": gen_id, "queue": q["queue_id"]})
 
 
 _ui.title("Criteria association")
@@ -391,6 +443,31 @@ with _text.boundary():
             + f"; undetermined: {sum(p.cls == 'undetermined' for p in pairs)}"
         )
     )
+    undetermined = [p for p in shown if p.cls == "undetermined"]
+    if undetermined:
+        st.markdown("**Labels that would settle the undetermined pairs**")
+        st.caption(
+            "For each undetermined pair: the items whose answers a judge here fails on either criterion and people "
+            "have not labelled on both. Sending them to review builds a queue of their cases on the two criteria; "
+            "each decision settled there becomes a person's label, which this page counts."
+        )
+        for p in undetermined:
+            todo = _cache.analysis_call(review.items_to_label, tuple(chosen), p.a, p.b, sel)
+            c_pair, c_send = st.columns([3, 2])
+            c_pair.markdown(_text.md_escape(f"{p.a} x {p.b}: {p.reason}"))
+            if not todo:
+                c_send.caption(_text.md_escape(f"Every answer a judge fails on {p.a} or {p.b} is labelled already."))
+            elif f"assoc_job|{p.a}|{p.b}" not in st.session_state:
+                c_send.button(
+                    f"Send these {len(todo)} items to review",
+                    key=f"assoc_send|{p.a}|{p.b}",
+                    on_click=_send_to_review,
+                    args=(res.gen_id, p.a, p.b, todo),
+                )
+            with c_send:
+                if f"assoc_job|{p.a}|{p.b}" in st.session_state:
+                    _pair_build(p.a, p.b)
+                _pair_end(res.gen_id, p.a, p.b)
     pct = int(round(100 * res.level))
     st.caption(
         f"phi with its {pct}% paired bootstrap interval (seed {res.seed}, {res.n_boot} resamples); on a sparse 2x2 "

@@ -4,6 +4,7 @@ button on the Criteria association page."""
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 from pathlib import Path
@@ -99,3 +100,62 @@ def test_the_command_line_builds_a_scoped_queue(qworld, tmp_path):
     bad = subprocess.run([*base, "queue", "build", "qg", "--items-file", str(tmp_path / "none.txt")],
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == 2 and "--item" in bad.stderr and "at least one item" in bad.stderr
+
+
+# --------------------------------------------------------------------------- the association page
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+DEMO = Path(__file__).resolve().parents[1] / "data" / "demo"
+RUNS = ["support-single", "support-split"]
+
+
+@pytest.mark.app
+def test_every_undetermined_pair_sends_its_unlabelled_items_to_review(tmp_path, monkeypatch):
+    """On the Criteria association page of the demo, every undetermined pair offers "Send these N
+    items to review" (N: the items a judge fails on either criterion that people have not labelled
+    on both); the button builds a queue of those items on the pair's two criteria through a build
+    job and links to it in Review."""
+    import time
+
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore import analysis
+
+    monkeypatch.setenv("EVALCORE_DATA", str(DEMO))
+    monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "state"))
+    store = Store(DEMO, tmp_path / "state")
+    res = analysis.association(store, RUNS, human=True)
+    want = {}
+    for p in res.pairs:
+        if p.cls == "undetermined":
+            want[(p.a, p.b)] = R.items_to_label(store, RUNS, p.a, p.b)
+    assert len(want) >= 2 and all(want.values())
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("pages/3_association.py")
+    at.query_params.update(runs=",".join(RUNS), human="1")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    sends = {b.key: b for b in at.button if (b.key or "").startswith("assoc_send|")}
+    assert {tuple(k.split("|")[1:]) for k in sends} == set(want)
+    for (a, b), items in want.items():
+        assert sends[f"assoc_send|{a}|{b}"].label == f"Send these {len(items)} items to review"
+
+    (a, b), items = next(iter(want.items()))
+    sends[f"assoc_send|{a}|{b}"].click().run()
+    end = time.monotonic() + 120
+    while not at.success and time.monotonic() < end:
+        assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+        time.sleep(0.5)
+        at.run()
+    (q,) = R.queues(store, res.gen_id)
+    assert q["audit_design"]["scope"] == {"criteria": sorted([a, b]), "items": items}
+    cases = LabelStore(store).rows("SELECT DISTINCT item_id, criterion FROM queue_cases WHERE queue_id = ?",
+                                   [q["queue_id"]])  # fmt: skip
+    assert {(r["item_id"], r["criterion"]) for r in cases} == {(i, c) for i in items for c in (a, b)}
+    assert f"Queue {q['queue_id']}: {q['population']} cases of {len(items)} items on {a} and {b}" in html.unescape(
+        at.success[0].value
+    )
+    link = next(e for e in at.get("page_link"))
+    assert link.proto.page.endswith("5_review.py") or "review" in link.proto.page
+    assert f"gen={res.gen_id}" in link.proto.query_string and f"queue={q['queue_id']}" in link.proto.query_string

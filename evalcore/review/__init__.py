@@ -2,7 +2,7 @@
 
 from . import card
 from .agreement import Disagreements, SessionAgreement, disagreements, session_agreement
-from .build import build_queue
+from .build import build_queue, items_to_label
 from .claims import REVIEWERS_DISAGREE, disputes, leases, next_case
 from .correct import TARGET_HALF_WIDTH, PpiFailed, PpiRate, PpiUnavailable, criterion_estimates, half_width_text
 from .corrected import corrected_of
@@ -84,6 +84,7 @@ __all__ = [
     "half_width_text",
     "item",
     "items",
+    "items_to_label",
     "label_category",
     "labels_revision",
     "leases",

@@ -421,3 +421,41 @@ def _case_rows(det: Detection, queue_id: str, plan: QueuePlan, con: Any) -> Iter
             yield batch
     finally:
         con.unregister("ec_ranks")
+
+
+def items_to_label(store: Store, run_ids: Sequence[str], a: str, b: str, sel: Any = None) -> list[str]:
+    """The items whose labels would settle a criterion pair that people leave undetermined (the
+    Criteria association page's "Send these items to review"): the answers that a run among
+    ``run_ids`` fails on ``a`` or ``b`` at the selection ``sel`` (an
+    :class:`evalcore.analysis.selection.Selection`; None: the default) and that people have not
+    labelled on both (people's 2x2 counts an answer labelled on both: the label sets shipped with
+    the data and the label store's decided labels, as the association's people instrument reads
+    them). Sorted item ids; a queue on them and the two criteria gets those labels."""
+    from evalcore.analysis.answers import _ab_sql, _people_sql
+    from evalcore.analysis.instruments import _same_generation
+    from evalcore.analysis.selection import DEFAULT_SELECTION, mask_sql
+    from evalcore.errors import NotFoundError
+
+    sel = DEFAULT_SELECTION if sel is None else sel
+    gen_id = _same_generation(store, list(run_ids))
+    parts, params = [], []
+    for rid in run_ids:
+        sql, p, names = mask_sql(store, rid, sel)
+        bits = sum(1 << names.index(c) for c in (a, b) if c in names)
+        if bits:
+            parts.append(f"SELECT item_id, gen_round FROM ({sql}) WHERE (failed & {bits}) <> 0")
+            params += p
+    if not parts:
+        return []
+    try:
+        psql, pparams = _people_sql(store, gen_id, sel)
+        labelled = f"SELECT item_id, gen_round FROM ({_ab_sql(psql)}) WHERE a IS NOT NULL AND b IS NOT NULL"
+        params += [*pparams, a, b, a, b]
+    except NotFoundError:  # no labels at all on the generation: every failing answer needs them
+        labelled = "SELECT NULL::VARCHAR AS item_id, NULL::BIGINT AS gen_round WHERE false"
+    rows = store.sql(
+        f"WITH f AS ({' UNION '.join(parts)}), p AS ({labelled}) "
+        "SELECT DISTINCT f.item_id FROM f ANTI JOIN p USING (item_id, gen_round) ORDER BY 1",
+        params,
+    )
+    return [r[0] for r in rows]
