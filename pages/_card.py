@@ -22,7 +22,8 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore.review import card as core
+from evalcore import review
+from pages import _text
 
 CSS = """
 .ec-card { font-size: 0.95rem; line-height: 1.45; border: 1px solid rgba(128,128,128,.35);
@@ -50,6 +51,7 @@ CSS = """
 .ec-card details summary { cursor: pointer; font-size: .85rem; font-weight: 600; opacity: .8; }
 .ec-card .ec-note textarea { width: 100%; min-height: 3rem; font: inherit; }
 .ec-card .ec-note input { width: 100%; font: inherit; }
+.ec-card .ec-link { font-size: .75rem; opacity: .6; word-break: break-all; margin-top: .3rem; }
 .ec-card .ec-reveal { border-top: 1px dashed rgba(128,128,128,.5); margin-top: .4rem; padding-top: .3rem; }
 """
 
@@ -66,6 +68,7 @@ HTML = """<div class="ec-card" data-testid="evalcore-card" data-case="" data-pen
 <details class="ec-fold" data-fold="context"><summary>Context</summary><pre class="ec-context"></pre></details>
 <details class="ec-fold" data-fold="more"><summary>Reference, must have, wrong if</summary><pre class="ec-more"></pre></details>
 <div class="ec-reveal" hidden></div>
+<div class="ec-link"></div>
 </div>"""
 
 JS = r"""
@@ -125,7 +128,8 @@ function closeNote(S) { const n = S.root.querySelector(".ec-note"); if (!n.query
 
 function onKey(S, e) {
   const t = e.target;
-  const typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.isContentEditable);
+  const typing = t && (t.tagName === "TEXTAREA" || t.isContentEditable ||
+    (t.tagName === "INPUT" && !["checkbox", "radio", "button", "submit", "range"].includes(t.type)));
   if (typing) {
     if (!S.root.contains(t)) return;
     if (e.key === "Escape") { e.preventDefault(); S.mode = null; closeNote(S); hint(S, ""); }
@@ -166,7 +170,7 @@ function render(S) {
   if (!c) {
     R.dataset.case = ""; R.dataset.state = d.exhausted && !pend ? "empty" : "waiting";
     R.querySelector(".ec-title").textContent = d.exhausted && !pend ? d.empty_text : "Fetching the next cases...";
-    for (const s of [".ec-crit-name", ".ec-crit-desc", ".ec-output", ".ec-input", ".ec-context", ".ec-more", ".ec-mine"]) R.querySelector(s).textContent = "";
+    for (const s of [".ec-crit-name", ".ec-crit-desc", ".ec-output", ".ec-input", ".ec-context", ".ec-more", ".ec-mine", ".ec-link"]) R.querySelector(s).textContent = "";
     R.querySelector(".ec-reveal").hidden = true;
     return;
   }
@@ -192,6 +196,7 @@ function render(S) {
   setText(R, ".ec-more", [c.reference ? "Reference: " + c.reference : "", ...c.must_have.map((m) => "Must have: " + m), ...c.wrong_if.map((m) => "Wrong if: " + m)].filter(Boolean).join("\n"));
   const saved = mine && !(S.pending.some((a) => a.id === mine.id));
   R.querySelector(".ec-mine").textContent = mine ? `Your decision: ${mine.kind || mine.outcome} ${mine.value || ""}${mine.id ? (saved ? " (saved)" : " (saving...)") : ""}` : "";
+  R.querySelector(".ec-link").textContent = `Link to this case: ${d.link}&item=${encodeURIComponent(c.item)}&round=${c.round}&criterion=${encodeURIComponent(c.criterion)}`;
   const rv = c.revealed || (d.revealed || {})[c.key];
   const box = R.querySelector(".ec-reveal"); box.replaceChildren();
   box.hidden = !rv;
@@ -239,7 +244,7 @@ export default function (component) {
     }
   }
   store(S);
-  if (data.goto && !(data.goto in S.done)) S.view = null;
+  if (data.notice && data.notice[0] !== S.notice) { S.notice = data.notice[0]; if (data.notice[1]) hint(S, data.notice[1], "sticky"); }
   if (S.pending.length && Date.now() - S.lastSend > 1500) flush(S);
   render(S);
   return () => { clearInterval(S.timer); window.removeEventListener("keydown", S.onKey, true); root.__ec = null; };
@@ -253,13 +258,24 @@ KEY = "review_card"
 ACKS_KEPT = 300  # acknowledgements sent back each run: far more than a browser has unacknowledged
 
 
+Narrow = tuple[Callable[[str], dict[str, Any]], Callable[[str, dict[str, Any], dict[str, Any]], str | None]]
+
+
 def _on_send(store: Any, queue_id: str, reviewer: str, role: str, claims: Any, kept: dict[str, Any]) -> None:
     """The browser sent acts: write them (each once) and keep the acknowledgements for the card."""
-    sent = getattr(st.session_state.get(KEY), "send", None) or {}
+    sent = getattr(st.session_state.get(kept["key"]), "send", None) or {}
     acts = sent.get("acts") if isinstance(sent, dict) else None
     if not isinstance(acts, list):
         return
-    acks = core.submit(store, queue_id, reviewer, acts[:40], role=role, claims=claims)
+    acts = acts[:40]
+    narrow: Narrow | None = kept.get("narrow")
+    fresh = [a for a in acts if isinstance(a, dict) and a.get("id") not in kept["acks"]]
+    crits = list(dict.fromkeys(str(a.get("criterion")) for a in fresh if a.get("kind") == "decided"))
+    before = {c: narrow[0](c) for c in crits} if narrow else {}
+    acks = review.card.submit(store, queue_id, reviewer, acts, role=role, claims=claims)
+    if narrow and crits:
+        said = [narrow[1](c, before[c], narrow[0](c)) for c in crits]
+        kept["notice"] = (kept.get("notice", (0, ""))[0] + 1, " ".join(t for t in said if t))
     kept["acks"].update(acks)
     for cid in list(kept["acks"])[:-ACKS_KEPT]:
         del kept["acks"][cid]
@@ -267,7 +283,7 @@ def _on_send(store: Any, queue_id: str, reviewer: str, role: str, claims: Any, k
         for ack in acks.values():
             if ack.get("ok") and ack.get("outcome") == "decided":
                 item, rnd, crit = ack["case"].split("\x1f")
-                kept["revealed"][ack["case"]] = core.one_case(
+                kept["revealed"][ack["case"]] = review.card.one_case(
                     store, queue_id, (item, int(rnd), crit), reviewer, role=role, **kept["options"]
                 )["revealed"]
 
@@ -285,13 +301,58 @@ def review_card(
     claims: Any,
     progress: Callable[[], str],
     empty_text: str,
+    link: str,
+    linked: tuple[str, int, str] | None = None,
+    narrow: Narrow | None = None,
 ) -> None:
-    """The card and what it holds, as a fragment: a key the browser sends reruns this alone."""
+    """The card and what it holds, as a fragment: a key the browser sends reruns this alone.
+    ``linked`` (a deep link's case) comes first until this reviewer acts on it; ``narrow`` (the
+    estimates of a criterion, and the words for how a decision moved them) says after each
+    decision how much it narrowed the corrected pass rate."""
+    with _text.boundary():  # a fragment shows its own errors: this one says them in one line, as the page does
+        _mount(
+            store,
+            queue_id,
+            reviewer,
+            role,
+            filters,
+            options,
+            reveal_after,
+            claims,
+            progress,
+            empty_text,
+            link,
+            linked,
+            narrow,
+        )
+
+
+def _mount(
+    store: Any,
+    queue_id: str,
+    reviewer: str,
+    role: str,
+    filters: Any,
+    options: dict[str, Any],
+    reveal_after: bool,
+    claims: Any,
+    progress: Callable[[], str],
+    empty_text: str,
+    link: str,
+    linked: tuple[str, int, str] | None,
+    narrow: Narrow | None,
+) -> None:
     kept = st.session_state.setdefault(
         f"{KEY}|{queue_id}|{role}|{sorted(options.items())}", {"acks": {}, "views": {}, "revealed": {}}
     )
-    kept["options"], kept["reveal_after"] = options, reveal_after
-    cases = core.batch(store, queue_id, reviewer, filters, role=role, views=kept["views"], **options)
+    kept["options"], kept["reveal_after"], kept["narrow"] = options, reveal_after, narrow
+    kept["key"] = f"{KEY}|{queue_id}|{role}"  # a card per queue and role: each its own pending decisions
+    cases = review.card.batch(store, queue_id, reviewer, filters, role=role, views=kept["views"], **options)
+    if linked is not None:
+        key = review.card.case_key(*linked)
+        if not any(a.get("case") == key for a in kept["acks"].values()):
+            first = review.card.one_case(store, queue_id, linked, reviewer, role=role, **options)
+            cases = [first, *(c for c in cases if c["key"] != key)]
     data = {
         "queue": queue_id,
         "reviewer": reviewer,
@@ -300,14 +361,16 @@ def review_card(
         "acks": kept["acks"],
         "revealed": kept["revealed"],
         "progress": progress(),
-        "exhausted": len(cases) < (1 if role == "adjudicator" else core.BATCH),
+        "exhausted": len(cases) < (1 if role == "adjudicator" else review.card.BATCH),
         "empty_text": empty_text,
         "blind": bool(options.get("blind")),
         "adjudicating": role == "adjudicator",
         "reveal_after": reveal_after,
+        "notice": kept.get("notice"),
+        "link": link,
     }
     _CARD(
-        key=KEY,
+        key=kept["key"],
         data=data,
         on_send_change=lambda: _on_send(store, queue_id, reviewer, role, claims, kept),
         height="content",

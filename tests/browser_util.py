@@ -397,3 +397,39 @@ def unavailable(reason: str):
     if os.environ.get("EVALCORE_REQUIRE_BROWSER") == "1":
         pytest.fail(f"{reason} (EVALCORE_REQUIRE_BROWSER=1, so browser tests must run)")
     pytest.skip(reason)
+
+
+# ---- the review card (pages/_card.py)
+CARD = '[data-testid="evalcore-card"]'
+
+
+def card_case(page, not_this: str | None = None, timeout: float = 60_000) -> str:
+    """Wait until the review card shows a case (other than ``not_this``) and return its key
+    (item, round and criterion joined by the unit separator)."""
+    page.wait_for_function(
+        f"(prev) => {{ const c = document.querySelector('{CARD}'); "
+        "return !!c && c.dataset.state === 'case' && c.dataset.case !== prev; }",
+        arg=not_this or "", timeout=timeout)
+    return page.get_attribute(CARD, "data-case")
+
+
+def card_key(key: str) -> tuple[str, int, str]:
+    item, rnd, crit = key.split("\x1f")
+    return item, int(rnd), crit
+
+
+def card_choices(page) -> list[str]:
+    """The card's decision values, in the order of their keys 1, 2, 3..."""
+    return page.evaluate(
+        f"() => [...document.querySelectorAll('{CARD} .ec-choice')]"
+        ".map((b) => b.childNodes[1].textContent.replace(/^Revise: /, ''))")
+
+
+def card_decide(page, value: str) -> None:
+    """Press the key of ``value`` on the card (its position among the choices: 1, 2, 3...)."""
+    page.keyboard.press(str(card_choices(page).index(value) + 1))
+
+
+def card_saved(page, timeout: float = 60_000) -> None:
+    """Wait until every decision the card sent is acknowledged by the server."""
+    page.wait_for_function(f"() => document.querySelector('{CARD}').dataset.pending === '0'", timeout=timeout)

@@ -206,3 +206,21 @@ def mnt(tmp_path):
     yield make
     for w in made:
         subprocess.run(["umount", "-l", str(w)], check=False)
+
+
+def card_data(at) -> dict:
+    """The data an AppTest run handed the review card (pages/_card.py): the component's JSON."""
+    import json
+
+    def find(node):
+        for c in node.children.values() if isinstance(getattr(node, "children", None), dict) else []:
+            if type(c).__name__ == "UnknownElement" and c.proto.component_name == "evalcore_review_card":
+                return c
+            hit = find(c)
+            if hit is not None:
+                return hit
+        return None
+
+    el = find(at._tree)
+    assert el is not None, "no review card on the page"
+    return json.loads(el.proto.json)

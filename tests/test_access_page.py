@@ -8,6 +8,7 @@ instead of every page (docs/ACCESS.md)."""
 from __future__ import annotations
 
 import html
+import time
 
 import pytest
 from browser_util import REPO, make_world
@@ -47,6 +48,11 @@ def review_as_hank(at: AppTest) -> None:
     at.query_params["reviewer"] = "hank"
     at.run()
     at.button(key="review_build").click().run()
+    for _ in range(120):  # the queue is built in a process of its own; the page polls it
+        if "review_job" not in at.session_state:
+            break
+        time.sleep(0.5)
+        at.run()
     assert not at.exception and not at.error and [t.value for t in at.title] == ["Review queue"]
 
 

@@ -196,8 +196,11 @@ def test_a_review_case_of_a_sealed_generation_waits_for_the_session(demo, ev, mo
     assert not at.exception, [e.value for e in at.exception]
     import html
 
-    assert any("withheld" in w.value and "accounts-practice" in html.unescape(w.value) for w in at.warning)
-    assert all(b.disabled for b in at.button if b.label in view["choices"])
+    from conftest import card_data
+
+    shown = card_data(at)["cases"][0]  # the card draws its decision keys disabled and says why
+    assert (shown["item"], shown["withheld"]) == (key[0], "accounts-practice")
+    assert shown["output"] == withheld_text("accounts-practice") and html.unescape(shown["output"])
     # closed: the seal is lifted and the decision is taken
     assert ev("--data", data, "--state", state, "pairs", "close", "--session", "accounts-practice", "--keys", keys)[0] == 0
     code, _, err = ev(*args, "--value", view["choices"][0])

@@ -9,14 +9,13 @@ Without chromium the tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by .ci/r
 from __future__ import annotations
 
 import pytest
-from browser_util import guard_page, start_app, type_name, wait_idle
+from browser_util import CARD, guard_page, start_app, type_name, wait_idle
 from queue_world import make_queue_world
 
 from evalcore import LabelStore, Store
 from evalcore import review as R
 
 pytestmark = pytest.mark.browser
-CARD = '[data-testid="evalcore-card"]'
 
 
 @pytest.fixture

@@ -2,7 +2,8 @@
 demo's accounts-g1 (one split run, every case agreed, no shipped labels) a queue with a 20% audit;
 a first reviewer (through the library) decided the first 30 cases; the report card shows a PPI++
 interval and the stopping rule's N. A second reviewer then decides the next cases on the Review
-page with the keyboard, each as the judge said; the page says after each decision how much it
+page with the keyboard on the review card, each as the judge said, with the option that says after
+each decision how much it
 narrowed the interval; back on the report card the interval is narrower and N smaller.
 
 Without chromium the tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run).
@@ -11,10 +12,9 @@ Without chromium the tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by .ci/r
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from browser_util import guard_page, press_when_ready, start_app, type_name, wait_idle
+from browser_util import CARD, card_case, card_decide, card_key, card_saved, guard_page, start_app, type_name, wait_idle
 from conftest import DEMO
 
 from evalcore import LabelStore, Store
@@ -78,26 +78,29 @@ def test_deciding_audit_cases_narrows_the_interval_and_the_stopping_rules_n_fall
 
         page.goto(f"{base}/review?gen={GEN}")
         type_name(page, "hank")
-        page.get_by_text("Keys: ").first.wait_for(timeout=30_000)
+        card_case(page)
+        wait_idle(page)
+        # the option is off by default (it reads the judges at each decision): on, in the options
+        page.get_by_text("Queue, filters and options").first.click()
+        page.get_by_text("Say how each decision narrows the corrected pass rate").first.click()
+        wait_idle(page)
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
         narrowed = []
+        shown = None
         for _ in range(BROWSER_DECISIONS):
-            wait_idle(page)
-            qs = parse_qs(urlsplit(page.url).query)
-            key = (qs["item"][0], int(qs.get("round", ["1"])[0]), qs["criterion"][0])
+            shown = card_case(page, shown)
+            key = card_key(shown)
             value = "pass" if verdict.get(key, True) else "fail"
-            press_when_ready(page, "p" if value == "pass" else "f", value)
+            said = page.inner_text(f"{CARD} .ec-hint")
+            card_decide(page, value)
             page.wait_for_function(
-                "(c) => { const u = new URL(location.href).searchParams;"
-                " return u.get('item') + '|' + u.get('criterion') !== c; }",
-                arg=f"{key[0]}|{key[2]}",
-                timeout=30_000,
-            )
-            wait_idle(page)
-            info = page.locator('[data-testid="stAlert"]', has_text="Corrected pass rate of").first
-            info.wait_for(timeout=30_000)
-            text = info.inner_text()
+                f"(b) => {{ const t = document.querySelector('{CARD} .ec-hint').textContent;"
+                " return t.includes('Corrected pass rate of') && t !== b; }",
+                arg=said, timeout=60_000)
+            text = page.inner_text(f"{CARD} .ec-hint")
             assert key[2] in text and RUN in text, text
             narrowed.append(text)
+            card_saved(page)
         # a decision the judge agrees with narrows its criterion's interval: the page says by how much
         assert all("points narrower" in t for t in narrowed), narrowed
         assert sum("(+" in t for t in narrowed) >= BROWSER_DECISIONS - 1, narrowed

@@ -1,36 +1,32 @@
 """The Review queue page in a real browser (Debian chromium, Playwright), without login, as one
-reviewer works it: a name and Enter, then a decision key right away (it must decide, not end up in
-the name); the decision controls in view without scrolling at 1400x900 and at 1024 px wide; a note
-in one key (M, then Esc to leave it); a reload keeps the reviewer and the case.
+reviewer works it on the review card: a name and Enter, then a decision key right away (it must
+decide, not end up in the name); a note in one key (M, then Esc to leave it); B goes back to the
+case just decided and a second key revises it; U undoes; S skips; T asks for a note and takes it
+with Enter; a reload keeps the reviewer. The layout at two screen sizes: tests/test_browser_card.py.
 
 Without chromium the tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run).
 """
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlsplit
-
 import pytest
-from browser_util import guard_page, press_when_ready, start_app, type_name, wait_idle
+from browser_util import (
+    CARD,
+    card_case,
+    card_choices,
+    card_key,
+    card_saved,
+    guard_page,
+    start_app,
+    type_name,
+    wait_idle,
+)
 from queue_world import make_queue_world
 
 from evalcore import LabelStore, Store
 from evalcore import review as R
 
 pytestmark = pytest.mark.browser
-
-KEYS = {"pass": "p", "fail": "f", "correct": "1", "partial": "2", "wrong": "3"}
-
-
-def case_of(page) -> tuple[str, str, str]:
-    q = parse_qs(urlsplit(page.url).query)
-    return q["item"][0], q.get("round", ["1"])[0], q["criterion"][0]
-
-
-def first_key(page) -> str:
-    label = page.locator('[data-testid="stBaseButton-primary"]').first.inner_text().split("\n")[0]
-    value = label.removeprefix("Revise: ").strip()
-    return KEYS.get(value, value)
 
 
 @pytest.fixture
@@ -41,55 +37,63 @@ def world(tmp_path):
     return data, state
 
 
-@pytest.mark.parametrize("width", [1400, 1024])
-def test_name_enter_key_layout_note_and_reload(browser, world, width):
+def test_name_enter_key_note_back_revise_undo_skip_test_wrong_and_reload(browser, world):
     data, state = world
     outside: list[str] = []
-    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     page = ctx.new_page()
     guard_page(page, outside)
     with start_app(data, state) as base:
         page.goto(f"{base}/review?gen=qg")
         type_name(page, "hank")
         page.keyboard.press("z")  # at once: no key may reach the name ("hankz")
-        page.get_by_text("Keys: ").first.wait_for(timeout=20_000)
-        wait_idle(page)
-        first = case_of(page)
-        # the decision controls are in view without scrolling, above the item they decide
-        for name in ("review_decide", "Undo my last edit", "Next case"):
-            loc = (page.locator('[data-testid="stBaseButton-primary"]').first if name == "review_decide"
-                   else page.get_by_role("button", name=name).first)
-            b = loc.bounding_box()
-            assert b is not None and b["y"] + b["height"] <= 900 and b["x"] + b["width"] <= width, (name, b)
+        first = card_case(page)
         # a note in one key, and Esc gives the keys back
-        # the page's key script is in and no field has the focus (Streamlit's own rule for shortcut keys)
-        page.wait_for_function("() => document.__evalcoreNoteKeys === true && !['INPUT', 'TEXTAREA']"
-                               ".includes((document.activeElement || {}).tagName)", timeout=20_000)
         page.keyboard.press("m")
         page.wait_for_function("() => (document.activeElement.getAttribute('aria-label') || '').startsWith('Note')")
         page.keyboard.type("checked against the reference")
         page.keyboard.press("Escape")
         page.wait_for_function("() => document.activeElement.tagName !== 'TEXTAREA'")
-        label = page.locator('[data-testid="stBaseButton-primary"]').first.inner_text().split("\n")[0].strip()
-        press_when_ready(page, first_key(page), label)
-        page.wait_for_function("(c) => new URL(location.href).searchParams.get('item') + '|' + "
-                               "new URL(location.href).searchParams.get('criterion') !== c",
-                               arg=f"{first[0]}|{first[2]}", timeout=20_000)
-        wait_idle(page)
-        second = case_of(page)
-        # a reload keeps the reviewer and the case
+        values = card_choices(page)
+        page.keyboard.press("1")
+        second = card_case(page, first)
+        # B: back to the case just decided; 2 revises it (a new edit superseding the first)
+        page.keyboard.press("b")
+        assert card_case(page) == first and "Your decision: decided " + values[0] in page.inner_text(CARD)
+        page.keyboard.press("2")
+        assert card_case(page, first) == second  # and on to the case that was next
+        card_saved(page)
+        # U: undo the revision; the first decision stands again
+        page.keyboard.press("u")
+        card_saved(page)
+        # S skips the second case; T asks for a note first, then takes it with Enter
+        page.wait_for_function(f"(c) => document.querySelector('{CARD}').dataset.case !== ''", arg=second)
+        shown = card_case(page)
+        page.keyboard.press("s")
+        third = card_case(page, shown)
+        page.keyboard.press("t")
+        page.wait_for_function(f"() => document.querySelector('{CARD} .ec-hint').textContent.includes('what is wrong')")
+        page.keyboard.type("the reference names the wrong page")
+        page.keyboard.press("Enter")
+        card_case(page, third)
+        card_saved(page)
+        # a reload keeps the reviewer
         page.reload()
-        page.get_by_text("Keys: ").first.wait_for(timeout=30_000)
+        card_case(page)
         wait_idle(page)
-        assert page.get_by_text("Reviewing as").first.is_visible()
         assert "hank" in page.get_by_text("Reviewing as").first.inner_text()
-        assert case_of(page) == second
         assert page.get_by_label("Your name").count() == 0
     ctx.close()
     assert outside == []
-    (e,) = LabelStore(Store(data, state)).history()
-    assert (e["reviewer"], e["item_id"], e["criterion"]) == ("hank", first[0], first[2])
-    assert e["note"] == "checked against the reference"
+    hist = LabelStore(Store(data, state)).history("qg")
+    got = [(e["outcome"], e["value"], (e["item_id"], e["gen_round"], e["criterion"])) for e in hist]
+    assert got[:3] == [("decided", values[0], card_key(first)), ("decided", values[1], card_key(first)),
+                       ("withdrawn", None, card_key(first))]
+    assert hist[0]["reviewer"] == "hank" and hist[0]["note"] == "checked against the reference"
+    assert [e["outcome"] for e in hist[3:]] == ["skipped", "test_wrong"]
+    assert hist[4]["note"] == "the reference names the wrong page"
+    (standing,) = [e for e in LabelStore(Store(data, state)).standing("qg") if e["outcome"] == "decided"]
+    assert (standing["edit_id"], standing["value"]) == (hist[0]["edit_id"], values[0])
 
 
 def test_a_revoked_adjudicator_key_press_is_refused_and_nothing_is_recorded(browser, tmp_path):
@@ -117,15 +121,15 @@ def test_a_revoked_adjudicator_key_press_is_refused_and_nothing_is_recorded(brow
         toggle.wait_for(timeout=30_000)
         wait_idle(page)
         toggle.click()
-        page.evaluate("() => document.activeElement && document.activeElement.blur()")  # keys go to the page
-        page.wait_for_function("() => new URL(location.href).searchParams.get('item') !== null", timeout=30_000)
-        wait_idle(page)
+        page.get_by_text("Other reviewers:").first.wait_for(timeout=30_000)  # the disputed case, on the card
+        assert card_key(card_case(page)) == (key[0], int(key[1]), key[2])
         (state / "roles.toml").write_text('[users."hank@example.org"]\nroles = ["reviewer"]\n')  # revoked, toggle still on
-        label = page.locator('[data-testid="stBaseButton-primary"]').first.inner_text().split("\n")[0].strip()
-        press_when_ready(page, first_key(page), label)
-        refusal = page.locator('[data-testid="stAlertContentError"]').filter(has_text="has no adjudicator role")
-        refusal.first.wait_for(timeout=30_000)
-        assert "hank@example.org" in refusal.first.inner_text().replace("\u2060", "")  # md_escape keeps @ from linking
+        page.keyboard.press("1")
+        page.wait_for_function(f"() => document.querySelector('{CARD} .ec-status').textContent.includes('not saved')",
+                               timeout=30_000)
+        said = page.inner_text(f"{CARD} .ec-status")
+        assert "has no adjudicator role" in said and "hank@example.org" in said, said
+        assert page.get_attribute(CARD, "data-pending") == "0"  # a refusal is final: not sent again
     ctx.close()
     assert outside == []
     assert len(LabelStore(store).history()) == before  # nothing recorded

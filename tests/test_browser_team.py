@@ -1,6 +1,6 @@
 """A review team at once, in real browsers: three people logged in through Streamlit's st.login
 against a real OpenID Connect provider on 127.0.0.1, each in their own browser context, deciding
-with one key per case.
+with one key per case on the review card (pages/_card.py), which holds a batch of cases.
 
 * One reviewer per case (N = 1): two reviewers working side by side are never offered the same
   case, and every case they decide is decided by one of them only.
@@ -16,10 +16,20 @@ from __future__ import annotations
 
 import csv
 import io
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from browser_util import auth_secrets, guard_page, log_in, start_app, start_oidc_provider, wait_idle
+from browser_util import (
+    auth_secrets,
+    card_case,
+    card_choices,
+    card_decide,
+    card_key,
+    card_saved,
+    guard_page,
+    log_in,
+    start_app,
+    start_oidc_provider,
+)
 from queue_world import make_queue_world
 
 from evalcore import LabelStore, Store, export_labels
@@ -34,54 +44,21 @@ USERS = {
     BOB: {"email": BOB, "name": "Bob", "roles": ["reviewer"]},
     DANA: {"email": DANA, "name": "Dana", "roles": ["adjudicator"]},
 }
-KEYS = {"pass": "p", "fail": "f", "correct": "1", "partial": "2", "wrong": "3"}
 PROVIDER_CSS = "https://cdn.jsdelivr.net/npm/@picocss/"  # the provider's own form links it; aborted
 
 
-def case_of(page) -> tuple[str, int, str] | None:
-    q = parse_qs(urlsplit(page.url).query)
-    if "item" not in q or "criterion" not in q:
-        return None
-    return q["item"][0], int(q.get("round", ["1"])[0]), q["criterion"][0]
-
-
-def wait_case(page, not_this=None, timeout: float = 60_000) -> tuple[str, int, str]:
-    # 60 s: on the shared 2-core machine a reviewer's first case waited past 20 s under load (CI, 2026-12-01)
-    page.get_by_text("Keys: ").first.wait_for(timeout=timeout)
-    page.wait_for_function(
-        "(prev) => { const u = new URL(location.href); const c = u.searchParams.get('item') + '|' + "
-        "u.searchParams.get('round') + '|' + u.searchParams.get('criterion'); "
-        "return u.searchParams.get('item') !== null && c !== prev; }",
-        arg="|".join(map(str, not_this)) if not_this else "",
-        timeout=timeout,
-    )
-    wait_idle(page)
-    c = case_of(page)
-    assert c is not None
-    return c
+def wait_case(page, not_this: tuple | None = None, timeout: float = 60_000) -> tuple[str, int, str]:
+    """The case the review card shows, once it shows one other than ``not_this``."""
+    prev = "\x1f".join(map(str, not_this)) if not_this else None
+    return card_key(card_case(page, prev, timeout))
 
 
 def choices(page) -> list[str]:
-    """The decision buttons' values, in order (their labels, without "Revise: ")."""
-    labels = page.locator('[data-testid="stBaseButton-primary"]').all_inner_texts()
-    return [lab.split("\n")[0].removeprefix("Revise: ").strip() for lab in labels if lab.strip()]
-
-
-def key_of(value: str) -> str:
-    return KEYS.get(value, value)
+    return card_choices(page)
 
 
 def decide(page, value: str) -> None:
-    """The decision's key, once its button is drawn, the run idle and no text field has the focus
-    (a toggle may keep it after a click: the review page hands those keys to its shortcuts)."""
-    import re
-
-    page.get_by_role("button", name=re.compile("^" + re.escape(value))).first.wait_for(state="visible", timeout=20_000)
-    wait_idle(page)
-    page.wait_for_function(
-        "() => { const a = document.activeElement; return !a || !(a.tagName === 'TEXTAREA' || "
-        "(a.tagName === 'INPUT' && a.type !== 'checkbox')); }", timeout=20_000)
-    page.keyboard.press(key_of(value))
+    card_decide(page, value)
 
 
 def open_review(browser, base: str, who: str, outside: list[str]):
@@ -116,6 +93,8 @@ def test_one_reviewer_per_case_two_reviewers_never_share_one(browser, team):
             seen[who].append(cur[who])
             decide(page, choices(page)[0])
             cur[who] = wait_case(page, not_this=cur[who])
+    card_saved(ann)
+    card_saved(bob)
     ctx_a.close()
     ctx_b.close()
     assert [u for u in outside if not u.startswith(PROVIDER_CSS)] == []
@@ -141,9 +120,12 @@ def test_two_reviewers_disagree_and_the_adjudicator_settles_it(browser, team):
     values = choices(ann)
     decide(ann, values[0])
     wait_case(ann, not_this=first)
-    assert "Other reviewers" not in bob.content()  # bob has not decided: he sees nothing of ann's
+    shown = bob.inner_text('[data-testid="evalcore-card"]')
+    assert "Other reviewers" not in shown and "Ann" not in shown and ANN not in shown  # nothing of ann's
     decide(bob, values[1])
     wait_case(bob, not_this=first)
+    card_saved(ann)
+    card_saved(bob)
     row = next(g for g in gold(LabelStore(store), "qg") if (g["item_id"], g["gen_round"], g["criterion"]) == first)
     assert row["status"] == "reviewers_disagree"
     # dana adjudicates: the toggle is hers alone, and the disputed case is what it shows
@@ -151,7 +133,7 @@ def test_two_reviewers_disagree_and_the_adjudicator_settles_it(browser, team):
     dana.get_by_text("Adjudicate: cases whose reviewers disagree").click()
     # the reviewers' decisions are shown on the disputed case only: once they are, the toggle's
     # rerun has replaced the case shown before it (read too early, that one failed this under load)
-    dana.get_by_text("Other reviewers").wait_for(timeout=20_000)
+    dana.get_by_text("Other reviewers:").wait_for(timeout=20_000)
     assert wait_case(dana) == first
     assert "Ann" in dana.content() or ANN in dana.content()
     # a toggle keeps the focus after a click; the decision key must reach the shortcuts all the same
