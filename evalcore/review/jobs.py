@@ -11,8 +11,8 @@ The API a page uses::
 
 :func:`start_build` checks the options and the builder's role at once (the same check
 :func:`evalcore.review.build.build_queue` makes, so that a refusal is said on the page, not later),
-writes the job under ``<state>/jobs/<job_id>/job.json`` and starts ``python -m
-evalcore.review.jobs <job dir>``, which calls :func:`~evalcore.review.build.build_queue` with the
+writes the job under ``<state>/jobs/<job_id>/job.json`` and starts a Python process running
+:func:`run` on the job's directory (:data:`CHILD`), which calls :func:`~evalcore.review.build.build_queue` with the
 same arguments (the login's ``claims`` are checked again there against the roles file as it is
 then). The label store's database URL goes to the child in its environment, never into a file.
 
@@ -53,6 +53,9 @@ from evalcore.storage.store import Store
 JOBS_DIR = "jobs"
 #: seconds between two progress writes while the cases are written (a stage change is written at once)
 TELL_EVERY = 0.5
+#: the job's process (not ``-m evalcore.review.jobs``: the package imports this module first, and
+#: runpy's warning about it would be the last line of a process killed without a word)
+CHILD = "import sys; from evalcore.review.jobs import run; sys.exit(run(sys.argv[1]))"
 #: the processes this server started (polled, so that none stays a zombie and one that died is said)
 _STARTED: dict[str, subprocess.Popen] = {}
 
@@ -113,7 +116,7 @@ def start_build(
         env[DB_ENV] = url
     with open(d / "stderr.log", "wb") as err:
         _STARTED[job_id] = subprocess.Popen(
-            [sys.executable, "-m", "evalcore.review.jobs", str(d)],
+            [sys.executable, "-c", CHILD, str(d)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
@@ -201,7 +204,3 @@ def run(job_dir: str | Path) -> int:
         return 2
     _tell(d, job, {"state": "done", "queue_id": q["queue_id"], "fraction": 1.0, "pid": pid})
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(run(sys.argv[1]))
