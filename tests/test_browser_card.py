@@ -120,3 +120,38 @@ def test_a_closed_tab_keeps_its_pending_decisions_and_sends_them_once(browser, w
         ctx.close()
     mine = LabelStore(Store(data, state)).history("qg")
     assert [(e["item_id"], str(e["gen_round"]), e["criterion"]) for e in mine] == [tuple(first.split("\x1f"))]
+
+
+def test_a_server_restart_mid_run_loses_no_decision_and_writes_none_twice(browser, world):
+    """Two decisions acknowledged, then the server goes away with a third pending: a new server on
+    the same port, the same tab reconnects, and the store holds the three decisions once each."""
+    from browser_util import card_case, card_saved, free_port
+
+    data, state = world
+    port = free_port()
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = ctx.new_page()
+    seen = []
+    with start_app(data, state, port=port) as base:
+        shown = open_card(page, base, "hank")
+        for _ in range(2):
+            seen.append(shown)
+            page.keyboard.press("1")
+            shown = card_case(page, shown)
+        card_saved(page)
+        page.evaluate("() => { window.__ecActive.send = () => {}; }")  # this one does not get out
+        seen.append(shown)
+        page.keyboard.press("1")
+        page.wait_for_function(f"() => document.querySelector('{CARD}').dataset.pending === '1'")
+    assert len(LabelStore(Store(data, state)).history("qg")) == 2
+    with start_app(data, state, port=port):
+        # the tab reconnects by itself; its pending decision goes to the new server
+        page.wait_for_function(
+            f"() => {{ const c = document.querySelector('{CARD}'); return c && c.dataset.pending === '0'; }}",
+            timeout=120_000)
+        card_case(page)
+        wait_idle(page)
+    ctx.close()
+    mine = LabelStore(Store(data, state)).history("qg")
+    assert sorted((e["item_id"], str(e["gen_round"]), e["criterion"]) for e in mine) == sorted(
+        tuple(k.split("\x1f")) for k in seen)
