@@ -9,17 +9,17 @@ A benchmark, not a timed test: it prints tables and writes JSON, and asserts not
 
 * ``keys``: ``streamlit run app.py`` on the bundled SIMULATED demo (data/demo) with a fresh state
   directory, headless Chromium (Playwright, /usr/bin/chromium, 1400x900) on ``/review``: a name,
-  Enter, "Build queue", then N decision-key presses (the first decision key of the case's
-  "Keys: " caption), the first few of them warm-up (not counted). Each press is timed in the page,
-  from the keydown event until (a) the URL's item/round/criterion changed and the script run is
-  idle (status widget not "Running", no stale element left), and (b) the URL changed and the new
-  run's "Keys: " caption is on the page (not stale). The Python-side wall time (from
+  Enter, "Build queue", then N presses of 1 (the first choice on the review card,
+  pages/_card.py), the first few of them warm-up (not counted). Each press is timed in the page,
+  from the keydown event until (a) the card's case changed and the script run is idle (status
+  widget not "Running", no stale element left), and (b) the card shows the next case. Four
+  reviewers at once: bench/review_pace.py. The Python-side wall time (from
   ``page.keyboard.press`` until Playwright saw (a)) is reported too.
 * ``render``: the 1,000,000-item bench world (generation ``bench-g1``, two runs of 18,000,000
   verdict rows, a built queue; made by bench/review_queue.py). The state directory is COPIED to a
   temp directory each time (the original is never opened). A fresh server each run: the first page
   load (goto until "Your name" is visible), then the first render (from the name's Enter until a
-  case is shown: the "Keys: " caption visible and the run idle), the server's peak memory (VmRSS
+  case is shown: the review card shows a case and the run is idle), the server's peak memory (VmRSS
   sampled every 0.2 s during the render, VmHWM after the render and at the end) and CPU time
   (utime+stime), then key presses at that size. ``--runs`` times (default 3).
 * ``baseline`` (run with ``render``, a fresh process each run on its own copy of the state): the
@@ -70,11 +70,11 @@ CLK = os.sysconf("SC_CLK_TCK")
 JS_IDLE = ("(() => { const s = document.querySelector('[data-testid=\"stStatusWidget\"]');"
            " return (!s || !/Running|Connecting/i.test(s.innerText))"
            " && !document.querySelector('[data-stale=\"true\"]'); })()")
-JS_CAPTION = ("(() => { for (const e of document.querySelectorAll('[data-testid=\"stCaptionContainer\"]')) {"
-              " if (e.innerText.startsWith('Keys: ') && !e.closest('[data-stale=\"true\"]')) return e.innerText; }"
-              " return null; })()")
-JS_CASE = ("(() => { const p = new URLSearchParams(location.search);"
-           " return [p.get('item'), p.get('round'), p.get('criterion')].join('|'); })()")
+# the review card (pages/_card.py): the case it shows (null while it shows none), and that case's key
+JS_CAPTION = ("(() => { const c = document.querySelector('[data-testid=\"evalcore-card\"]');"
+              " return c && c.dataset.state === 'case' ? c.dataset.case : null; })()")
+JS_CASE = ("(() => { const c = document.querySelector('[data-testid=\"evalcore-card\"]');"
+           " return c ? c.dataset.case : ''; })()")
 # installed before each press: records (performance.now) the keydown and when each condition first held
 JS_ARM = """(old) => {
   const b = window.__bench = {t0: null, caption: null, idle: null};
@@ -212,7 +212,7 @@ def wait_idle(page: Any, timeout: float = 60_000) -> None:
 
 
 def wait_case(page: Any, timeout: float) -> None:
-    """Until a case is shown: a "Keys: " caption of this run and the run idle."""
+    """Until the review card shows a case and the run is idle."""
     page.wait_for_function(f"() => {JS_CAPTION} !== null && {JS_IDLE}", timeout=timeout)
 
 
@@ -227,11 +227,8 @@ def give_name(page: Any, timeout: float) -> float:
 
 
 def first_key(caption: str) -> str:
-    """The first decision key of "Keys: P pass, F fail; ..." / "Keys: 1 correct, ..." / "Keys: 0 to 5 ..."."""
-    keys = caption[len("Keys: "):].split(";", 1)[0].split()
-    if not keys:
-        raise RuntimeError(f"no decision key in the caption {caption!r}")
-    return keys[0].lower()
+    """The first choice's key on the review card: 1, whatever the criterion's kind."""
+    return "1"
 
 
 def press_keys(page: Any, n: int, warmup: int, timeout: float) -> list[dict[str, Any]]:
