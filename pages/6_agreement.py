@@ -19,6 +19,8 @@ server's too), so a widget click or a rerun does not recompute it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 
@@ -125,13 +127,13 @@ def show_summary(card: review.ReportCard) -> None:
     for line in card.summary.text:
         st.markdown(_text.md_escape(line))
     _plain(_summary_rows(card.summary))
-    st.caption(
+    st.expander("What the columns mean").caption(
         "One row per judge run. Ranked: whether the words above rank it, and why not. Gold cases: its verdicts on cases with gold, summed over criteria. Mean kappa and "
         f"accuracy: unweighted means over the criteria where they are defined on at least {review.MIN_GOLD_CASES} "
         "gold cases. Leniency: its pass rate minus gold's on the same cases, in points of pass rate, mean over "
         "those of the pass / fail and ternary criteria (on ordinal scales, the mean score difference). Ambiguous "
         "on: criteria where it is one of two judges agreeing below the threshold. Pass rate "
-        "-> corrected: means over the criteria with a corrected rate. The detail per criterion is below. "
+        "-> corrected: means over the criteria with a corrected rate. The detail per criterion is in the tabs below. "
         "`evalcore agreement --gen " + card.gen_id + " --json` (`summary`)"
     )
 
@@ -266,13 +268,22 @@ def show_criterion(c: review.CriterionCard) -> None:
     if c.judge_pairs:
         with st.expander("Judge against judge"):
             pairs = [
-                {"a": p.a, "b": p.b, "compares": p.comparison, "cases": p.n, "agreement": p.agreement, "kappa": p.kappa}
+                {
+                    "a": p.a,
+                    "b": p.b,
+                    "compares": p.comparison,
+                    "cases": p.n,
+                    "agreement": _text.pct(p.agreement),
+                    "kappa": _num(p.kappa),
+                }
                 for p in c.judge_pairs
             ]
             st.dataframe(pd.DataFrame(pairs), hide_index=True)
 
 
-def show_generation(card: review.ReportCard, split: review.Disagreements) -> None:
+def show_generation(card: review.ReportCard, split: review.Disagreements, scores: Callable[[], None]) -> None:
+    """The card: gold and the runs' warnings in a line each, the summary per judge, then one tab per
+    section, the criterion picker's first (``scores`` draws the last tab, Scores and reliability)."""
     g = card.gold
     st.caption(
         _text.md_escape(
@@ -284,62 +295,80 @@ def show_generation(card: review.ReportCard, split: review.Disagreements) -> Non
             + (f" Corrected rates weighted by queue {card.queue}." if card.queue else "")
         )
     )
-    for w in card.warnings:
-        st.warning(_text.md_escape(w))
+    if card.warnings:
+        with st.expander(f"{len(card.warnings)} warning(s) on the runs read", icon=":material/warning:"):
+            for w in card.warnings:
+                st.warning(_text.md_escape(w))
     show_summary(card)
     shown = [(a.run_id, a.ppi) for a in card.all_pass if isinstance(a.ppi, review.PpiRate | review.PpiFailed)]
-    if shown:
-        st.subheader("All-pass rate (PPI++)")
-        _plain([_ppi_row(rid, p, None, p.observed) for rid, p in shown])
-        st.caption(
-            "An answer is labelled when every pass / fail criterion of the run has it in the audit's decided prefix; "
-            "its inclusion probability is the smallest of its cases'."
-        )
-    if card.contradictions:
-        st.subheader("Post-processing contradictions")
-        _plain(
-            [
-                {
-                    "run": c.run_id,
-                    "post-processing": c.postprocess_version,
-                    "rewrote the judge's verdict": c.postprocess_rewrite,
-                    "statement contradicts verdict": c.statement_contradicts,
-                }
-                for c in card.contradictions
-            ]
-        )
-        for c in card.contradictions:
-            with st.expander(f"The cases of {c.run_id}"):
-                st.dataframe(
-                    pd.DataFrame(
-                        [
-                            {
-                                "item": x.item_id,
-                                "round": x.gen_round,
-                                "criterion": x.criterion,
-                                "reasons": ", ".join(x.reasons),
-                            }
-                            for x in c.cases
-                        ]
-                    ),
-                    hide_index=True,
-                )
-        st.caption("Each is a case in the review queue (reasons statement_contradicts / postprocess_rewrite).")
+    sections: dict[str, Callable[[], None]] = {}
     if card.criteria:
-        st.subheader("Per criterion")
-        # one criterion's detail at a time (a radio, not a tab per criterion): tabs would draw every
-        # criterion's tables on each run of the page, and only one is read at once
-        labels = {c.criterion: c.criterion + (" (ambiguous)" if c.ambiguous.flag else "") for c in card.criteria}
-        if st.session_state.get("agreement_criterion") not in labels:
-            st.session_state.pop("agreement_criterion", None)
-        name = st.radio("Criterion", list(labels), format_func=labels.get, horizontal=True, key="agreement_criterion")
-        show_criterion(next(c for c in card.criteria if c.criterion == name))
+        sections["Per criterion"] = lambda: _per_criterion(card)
+    if shown:
+        sections["All-pass rate (PPI++)"] = lambda: _all_pass(shown)
+    if card.contradictions:
+        sections[f"Post-processing contradictions ({len(card.contradictions)} runs)"] = lambda: _contradictions(card)
     if card.tags:
-        st.subheader("Failure tags")
-        _plain([{"tag": k, "cases": v} for k, v in card.tags.items()])
+        sections[f"Failure tags ({len(card.tags)})"] = lambda: _plain(
+            [{"tag": k, "cases": v} for k, v in card.tags.items()]
+        )
     if card.flagged_for_repair:
-        st.subheader("Items flagged for repair")
-        _plain([{k: f[k] for k in ("item_id", "criterion", "reviewer", "note")} for f in card.flagged_for_repair])
+        sections[f"Items flagged for repair ({len(card.flagged_for_repair)})"] = lambda: _plain(
+            [{k: f[k] for k in ("item_id", "criterion", "reviewer", "note")} for f in card.flagged_for_repair]
+        )
+    sections["Scores and reliability"] = scores
+    for tab, draw in zip(st.tabs(list(sections)), sections.values()):
+        with tab:
+            draw()
+
+
+def _per_criterion(card: review.ReportCard) -> None:
+    # one criterion's detail at a time (a radio, not a tab per criterion): tabs would draw every
+    # criterion's tables on each run of the page, and only one is read at once
+    labels = {c.criterion: c.criterion + (" (ambiguous)" if c.ambiguous.flag else "") for c in card.criteria}
+    if st.session_state.get("agreement_criterion") not in labels:
+        st.session_state.pop("agreement_criterion", None)
+    name = st.radio("Criterion", list(labels), format_func=labels.get, horizontal=True, key="agreement_criterion")
+    show_criterion(next(c for c in card.criteria if c.criterion == name))
+
+
+def _all_pass(shown: list) -> None:
+    _plain([_ppi_row(rid, p, None, p.observed) for rid, p in shown])
+    st.caption(
+        "An answer is labelled when every pass / fail criterion of the run has it in the audit's decided prefix; "
+        "its inclusion probability is the smallest of its cases'."
+    )
+
+
+def _contradictions(card: review.ReportCard) -> None:
+    _plain(
+        [
+            {
+                "run": c.run_id,
+                "post-processing": c.postprocess_version,
+                "rewrote the judge's verdict": c.postprocess_rewrite,
+                "statement contradicts verdict": c.statement_contradicts,
+            }
+            for c in card.contradictions
+        ]
+    )
+    for c in card.contradictions:
+        with st.expander(f"The cases of {c.run_id}"):
+            st.dataframe(
+                pd.DataFrame(
+                    [
+                        {
+                            "item": x.item_id,
+                            "round": x.gen_round,
+                            "criterion": x.criterion,
+                            "reasons": ", ".join(x.reasons),
+                        }
+                        for x in c.cases
+                    ]
+                ),
+                hide_index=True,
+            )
+    st.caption("Each is a case in the review queue (reasons statement_contradicts / postprocess_rewrite).")
 
 
 def _numeric_runs(store, gen_id: str) -> list[str]:
@@ -517,7 +546,8 @@ with _text.boundary():
     )
     if want in options and st.session_state.get("agreement_pick") != want:
         st.session_state["agreement_pick"] = want
-    pick = st.selectbox("Report on", options, key="agreement_pick")
+    c_pick, c_target = st.columns([2, 1])
+    pick = c_pick.selectbox("Report on", options, key="agreement_pick")
     kind, name = pick.split(" ", 1)
     link = {"gen": name if kind == "generation" else None, "session": name if kind == "session" else None}
     if any(_ui.qp(k) != v for k, v in link.items()):
@@ -534,8 +564,8 @@ with _text.boundary():
         )
     target = 5.0
     if kind == "generation":
-        target = st.number_input(
-            "Stopping rule: target half-width of the corrected rates (points)",
+        target = c_target.number_input(
+            "Stopping rule: corrected rates' target half-width (points)",
             min_value=0.5,
             max_value=50.0,
             value=5.0,
@@ -547,8 +577,8 @@ with _text.boundary():
         if kind == "generation":
             with _text.boundary():
                 card = report_card(store, name, classes, float(target) / 100)
-                show_generation(card, review.disagreements(store, name, classes))
+                show_generation(
+                    card, review.disagreements(store, name, classes), lambda: show_scores(store, name, classes)
+                )
         else:
             show_session(session_agreement(store, name))
-    if kind == "generation":
-        show_scores(store, name, classes)
