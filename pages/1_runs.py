@@ -310,7 +310,7 @@ def _verdicts(s: evalcore.Store, run_id: str, view: Any) -> None:
             lines.append(f"  reason: {v.reason if v.reason is not None else '(none)'}")
             if v.error is not None:
                 lines.append(f"  error: {v.error}")
-        _text.labelled_text(f"The judge's words, judge round {jr}", "\n".join(lines))
+        _text.labelled_text(f"Verdicts, judge round {jr}", "\n".join(lines))
 
 
 _ui.title("Runs")
