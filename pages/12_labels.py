@@ -59,7 +59,7 @@ with _text.boundary():
                     "gen_round": r["gen_round"],
                     "criterion": r["criterion"],
                     "status": STATUS_WORDS.get(r["status"], r["status"]),
-                    "gold": r["value"],
+                    "gold": _text.number(r["value"]),
                     "from": r["gold_from"] or "",
                     "adjudicator": r["adjudicator"] or "",
                     "reviewers said": "; ".join(f"{k}: {v}" for k, v in r["reviewers"].items()),
@@ -77,7 +77,9 @@ with _text.boundary():
         with st.expander(f"Labels shipped with the data ({n_shipped:,})"):
             cols = ["source", "gen_id", "item_id", "gen_round", "criterion", "value", "passed", "reviewer"]
             shown = labels.shipped(limit=SHIPPED_SHOWN)  # a collapsed table is still sent to the browser whole
-            st.dataframe(pd.DataFrame(shown)[cols], hide_index=True)
+            frame = pd.DataFrame(shown)[cols]
+            frame["value"] = frame["value"].map(_text.number)  # a published mean, 2.6666666666666665: 2.67
+            st.dataframe(frame, hide_index=True)
             if n_shipped > len(shown):
                 st.caption(f"The first {len(shown):,} of {n_shipped:,}; the download below has them all.")
             st.download_button(

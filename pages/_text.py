@@ -136,6 +136,22 @@ def verdict_word(passed: bool | None) -> str:
     return "ERROR" if passed is None else ("pass" if passed else "FAIL")
 
 
+def number(value: Any, digits: int = 2) -> Any:
+    """A value from the data as the pages show it: a number (or a numeric string, as label values
+    are) with more than ``digits`` decimals rounded to ``digits`` (a mean of three 1-5 ratings,
+    ``2.6666666666666665``, is ``2.67``; it carries no more); anything else, whole numbers
+    included, as it is. Downloads keep the stored value."""
+    if isinstance(value, bool) or missing(value):
+        return value
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return value
+    if not math.isfinite(x) or round(x, digits) == x:
+        return value
+    return f"{x:.{digits}f}"
+
+
 def pct(value: float | None, digits: int = 1) -> str:
     """A rate as a percentage string (the app's displayed precision), or a dash."""
     return "-" if value is None else f"{100 * value:.{digits}f}%"

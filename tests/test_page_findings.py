@@ -185,3 +185,34 @@ def test_cost_says_in_words_that_a_single_call_run_shares_its_cost(demo):
     at = open_page(at, "pages/10_cost.py", run="support-split")
     assert "Per criterion" in _chart_titles(at)
     assert not any(t.startswith("Every criterion shares the same") for t in shown(at))
+
+
+# --------------------------------------------------------------------------- numbers rounded
+
+
+def test_labels_page_rounds_a_published_mean(tmp_path, monkeypatch):
+    """A shipped mean of three 1-5 ratings was shown as 2.6666666666666665; it is 2.67 now
+    (pages/_text.number, the one formatter), and whole values and words stay as they are."""
+    from browser_util import make_world
+
+    from evalcore import Store
+    from evalcore import contract as S
+    from pages import _text
+
+    assert [_text.number(v) for v in ("2.6666666666666665", 2.5, "3", "pass", None, 4)] == [
+        "2.67", 2.5, "3", "pass", None, 4]
+    data = make_world(tmp_path / "data")
+    rubric = S.Rubric(criteria=[S.Criterion(name="quality", kind="continuous", scale_min=1, scale_max=5,
+                                            threshold=3)])
+    Store(data, tmp_path / "unused").write_labelset(
+        S.LabelSetManifest(labelset_id="t-mean", gen_id="t-gen", created_at="2026-01-01T00:00:00Z",
+                           annotators=["mean"], rubric=rubric),
+        [{"item_id": "q1", "gen_round": 1, "criterion": "quality", "annotator": "mean",
+          "value": repr(8 / 3), "passed": False}])
+    monkeypatch.setenv("EVALCORE_DATA", str(data))
+    monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "state"))
+    at = open_page(AppTest.from_file(APP, default_timeout=90), "pages/12_labels.py")
+    assert not at.exception, [e.value for e in at.exception]
+    values = next(d.value for d in at.dataframe if "annotator" not in d.value.columns and "value" in d.value.columns)
+    assert "2.67" in list(values["value"])
+    assert not any(re.search(r"\.\d{3,}", str(v)) for v in values["value"])
