@@ -5,10 +5,14 @@ The reviewer is known from the login (st.login) or gives their name once per bro
 question and the two answers (plain text, same width and style) and choose Left better / Same /
 Right better, by button or by keyboard (A / S / D); U takes back their last choice. Each choice is
 appended to the state directory with the time it took (an undo appends a withdrawal); the
-reviewer's order is fixed, so grading resumes where it left off. After the last pair an optional
-probe asks which side the reviewer thinks one arm (their own "X") wrote, to measure whether the
-blinding held: a step of its own, entered with a button, whose buttons have no keys, so a grading
-key pressed once too often answers nothing.
+reviewer's order is fixed, so grading resumes where it left off. Before the first pair the page
+shows the session's instructions (what its maker says "better" means here: ``pairs make
+--instructions``), with a button to start; they stay one click away beside every pair. After the
+last pair an optional probe asks which side the reviewer thinks one arm (their own "X") wrote, to
+measure whether the blinding held: a step of its own, entered with a button (so a grading key
+pressed once too often answers nothing), answered with the same keys. The end screen says what
+happens next (the session's maker closes it and reads the results) and whom to tell; a grader is
+never pointed to a page their role cannot open.
 
 The page reads only the data and the state directories (evalcore.pairwise.progress, pair_view,
 record_judgment, undo_judgment, record_probe) and never a key: nothing it shows depends on which
@@ -31,6 +35,11 @@ ERROR = "_pw_error"
 SKIP_PROBE = "_pw_skip_probe"
 PROBING = "_pw_probing"  # (session, reviewer) whose probe step was entered with its button
 UNDONE = "_pw_undone"  # what the last undo took back
+STARTED = "_pw_started"  # (session, reviewer) who read the instructions and pressed Start
+NO_INSTRUCTIONS = (
+    "The person who made this session wrote no instructions: choose the answer that answers the question "
+    "better, as you would judge it yourself."
+)
 CHOICES = [("Left better", "left", "A"), ("Same", "same", "S"), ("Right better", "right", "D")]
 GUESSES = [
     ("X wrote the left one", "left", "A"),
@@ -141,6 +150,46 @@ def _skip_probe(session_id: str, reviewer: str) -> None:
     _leave_probe()
 
 
+def _start(session_id: str, reviewer: str) -> None:
+    st.session_state[STARTED] = (session_id, reviewer)
+
+
+def _instructions(info: pairwise.SessionInfo) -> None:
+    """The maker's instructions, as they wrote them (plain text), or the line saying there are none."""
+    if info.instructions:
+        by = f" from {info.created_by}" if info.created_by else ""
+        st.caption(_text.md_escape(f"Instructions{by} for this session"))
+        _text.show_text(info.instructions)
+    else:
+        st.markdown(NO_INSTRUCTIONS)
+
+
+def _before_first(info: pairwise.SessionInfo, reviewer: str) -> None:
+    """Before the first pair of a session with instructions: them, the keys, and Start (no key: a
+    key meant for a pair must not skip the instructions)."""
+    st.subheader("Before you start")
+    _instructions(info)
+    st.markdown(
+        "You will see one pair of answers at a time, without knowing which system wrote which. Keys: "
+        "A = left better, S = same, D = right better, U = undo your last choice."
+    )
+    st.button("Start grading", key="pw_start", type="primary", on_click=_start, args=(info.session_id, reviewer))
+    st.stop()
+
+
+def _finished(info: pairwise.SessionInfo, grader_only: bool) -> None:
+    """The end screen: what happens next and whom to tell (a grader alone is not sent to the
+    results page, which their role cannot open)."""
+    maker = info.created_by or "the person who made this session (who gave you its link)"
+    later = "" if grader_only else " Its results will be on the Pairwise results page once it is closed."
+    st.info(
+        _text.md_escape(
+            f"What happens next: {maker} closes the session once its graders are done, and reads the results; "
+            f"your choices stay blinded until then. Tell {maker} that you have finished.{later}"
+        )
+    )
+
+
 _ui.title("Pairwise grading")
 store = _ui.store()
 
@@ -191,8 +240,11 @@ with _text.boundary():
         )
         st.stop()
     reviewer = who.name
+    info = status[session_id]
 
     prog = pairwise.progress(store, session_id, reviewer)
+    if info.instructions and prog.graded == 0 and st.session_state.get(STARTED) != (session_id, reviewer):
+        _before_first(info, reviewer)
     st.progress(
         prog.graded / prog.total if prog.total else 1.0,
         text=f"{prog.graded} of {prog.total} pairs graded by {_text.md_escape(who.display)}",
@@ -201,6 +253,8 @@ with _text.boundary():
         st.caption(_text.md_escape(st.session_state[UNDONE]))
 
     if (pid := prog.next_pair) is not None:  # the grade step
+        with st.expander("What 'better' means in this session"):
+            _instructions(info)
         _show_pair(store, session_id, reviewer, pid)
         _buttons("judgment", CHOICES, session_id, reviewer, pid, shortcuts=True)
         _undo_button(prog, session_id, reviewer)
@@ -214,7 +268,7 @@ with _text.boundary():
     probing = _in_probe(session_id, reviewer)
     if prog.step == "done" or st.session_state.get(SKIP_PROBE) == (session_id, reviewer):
         _undo_button(prog, session_id, reviewer)
-        st.info("Results are shown on the Pairwise results page once the session has been closed.")
+        _finished(info, who.grader_only)
         st.stop()
     if not probing:
         # the probe is a step of its own, entered on purpose: no grading key reaches it
@@ -234,17 +288,18 @@ with _text.boundary():
         c_skip.button(
             "Skip the probe", key="pw_skip_probe", on_click=_skip_probe, args=(session_id, reviewer), width="stretch"
         )
+        _finished(info, who.grader_only)
         st.stop()
     st.subheader("Could you tell the two systems apart? (optional)")
     st.markdown(
         "Two systems wrote these answers. If you think you can recognise one of them, call it **X**, and "
         "for each pair below say which side X wrote. Keep the same X throughout. Your answers only measure "
-        "whether the blinding held; they do not change your judgments. Choose with the mouse: this step "
-        "has no keys."
+        "whether the blinding held; they do not change your judgments."
     )
     done = len(prog.probe_pairs) - len(prog.probe_left)
     st.progress(done / len(prog.probe_pairs), text=f"{done} of {len(prog.probe_pairs)} probe pairs")
     pid = prog.probe_left[0]
     _show_pair(store, session_id, reviewer, pid)
-    _buttons("probe", GUESSES, session_id, reviewer, pid, shortcuts=False)
+    _buttons("probe", GUESSES, session_id, reviewer, pid, shortcuts=True)
+    st.caption("Keys: A = X wrote the left one, S = can't tell, D = X wrote the right one.")
     st.button("Skip the probe", key="pw_skip_probe", on_click=_skip_probe, args=(session_id, reviewer))

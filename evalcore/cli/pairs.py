@@ -65,16 +65,31 @@ def pairs() -> None:
 @click.option(
     "--round", "gen_round", type=int, default=1, show_default=True, help="Generation round of generation arms."
 )
+@click.option(
+    "--instructions",
+    default=None,
+    help="What the graders read before the first pair: what 'better' means in this session (no arm name).",
+)
+@click.option(
+    "--instructions-file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="The instructions from a UTF-8 text file (instead of --instructions).",
+)
+@click.option(
+    "--by", "created_by", default=None, help="Who makes the session: graders are told to tell them when done."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
-def pairs_make(obj: Ctx, session_id, arms, keys_dir, normalise, as_json, **kw) -> None:
+def pairs_make(obj: Ctx, session_id, arms, keys_dir, normalise, instructions, instructions_file, as_json, **kw) -> None:
     """Pair two arms by item, normalise, draw sides; write the session (no arm name) and the key."""
     from evalcore.pairwise.leakage import describe
     from evalcore.pairwise.sessions import make_session
 
     steps = [] if normalise.strip().lower() == "none" else normalise.split(",")
     keys = Path(keys_dir) if keys_dir else None
-    s = make_session(obj.store, session_id, list(arms), keys_dir=keys, normalise=steps, **kw)
+    text = _instructions(instructions, instructions_file)
+    s = make_session(obj.store, session_id, list(arms), keys_dir=keys, normalise=steps, instructions=text, **kw)
     lines = [
         f"session {s['session_id']}: {s['pairs']} pairs ({s['original_pairs']} items, {s['mirrors']} mirrored, "
         f"{s['holdout']} held out), status open, seed {s['seed']}",
@@ -82,10 +97,30 @@ def pairs_make(obj: Ctx, session_id, arms, keys_dir, normalise, as_json, **kw) -
         f"identifiability before normalisation: {describe(s['identifiability']['before'])}",
         f"identifiability as shown: {describe(s['identifiability']['after'])}",
         *(f"WARNING: {w}" for w in s["warnings"]),
+        *([f"instructions to the graders: {len(s['instructions'])} characters"] if s.get("instructions") else []),
         f"session: {s['path']}",
         f"key: {s['keys']} (give it to `evalcore pairs close` only)",
     ]
     emit(s, as_json, "\n".join(lines))
+
+
+def _instructions(text: str | None, path: str | None) -> str:
+    """The graders' instructions: ``--instructions`` or the UTF-8 text of ``--instructions-file``
+    (refused past four bytes a character of the limit, before it is read)."""
+    from evalcore.errors import InputError
+    from evalcore.pairwise.sessions import INSTRUCTIONS_MAX
+
+    if path is None:
+        return text or ""
+    if text:
+        raise InputError("give --instructions or --instructions-file, not both", field="--instructions-file")
+    size = Path(path).stat().st_size
+    if size > 4 * INSTRUCTIONS_MAX:
+        raise InputError(f"{size} bytes, more than instructions may be", file=Path(path), field="--instructions-file")
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", file=Path(path), field="--instructions-file") from None
 
 
 @pairs.command("label")

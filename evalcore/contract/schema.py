@@ -429,15 +429,15 @@ class SessionManifest(_Model):
         "sha256('<session_id>:<gen_id>') (32 hex digits; no arm named): evalcore withholds their answers' "
         "texts until the session is closed (docs/PAIRWISE.md, sealing)",
     )
+    instructions: str = Field(default="", description="what the graders read first: what 'better' means here")
+    created_by: str | None = Field(default=None, description="who made the session: whom a grader tells when done")
 
     @model_serializer(mode="wrap")
     def _omit_defaults(self, handler: Any) -> Any:
-        """``sealed`` is written only when the session seals a generation: a session of files or an
-        imported one is written exactly as before it existed."""
+        """The last three fields are written only when set: a session without them is written as before."""
         out = handler(self)
-        if isinstance(out, dict) and not out.get("sealed"):
-            out.pop("sealed", None)
-        return out
+        drop = ("sealed", "instructions", "created_by") if isinstance(out, dict) else ()
+        return {k: v for k, v in out.items() if v or k not in drop} if drop else out
 
 
 class LabelSetManifest(_Model):

@@ -6,6 +6,7 @@ from .blinding import FEATURES, NORMALISATIONS, length_match, normalise, structu
 from .grading import (
     JudgmentStore,
     Progress,
+    SessionInfo,
     close_session,
     load_pairs,
     pair_view,
@@ -34,6 +35,7 @@ __all__ = [
     "JudgmentStore",
     "LeftPreference",
     "Progress",
+    "SessionInfo",
     "Proportion",
     "Report",
     "SessionOpenError",

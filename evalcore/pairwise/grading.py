@@ -266,6 +266,8 @@ class SessionInfo(SessionStatus):
     source: str
     simulated: bool
     created_at: str
+    instructions: str  # what the maker tells the graders ("" when nothing)
+    created_by: str | None  # who made it (whom a grader tells they are done)
 
 
 def session_status(store: Store, session_id: str) -> SessionStatus:
@@ -292,6 +294,8 @@ def sessions_overview(store: Store) -> list[SessionInfo]:
                 source=m.source,
                 simulated=m.simulated,
                 created_at=m.created_at.isoformat(),
+                instructions=m.instructions,
+                created_by=m.created_by,
             )
         )
     return out

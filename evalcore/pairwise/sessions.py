@@ -66,6 +66,7 @@ BLINDING_FILE = "blinding.json"
 CHOICES = ("left", "right", "same")
 GUESSES = ("left", "right", "unsure")
 PROBE_PAIRS = 8
+INSTRUCTIONS_MAX = 4000  # characters of a session's instructions to its graders
 ID_ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
 FILE_TEXT_COLUMNS = ("output", "text", "answer", "response")
 
@@ -338,6 +339,29 @@ def plan_session(
     return SessionPlan(manifest, pairs, km, key, record, summary, warnings)
 
 
+def with_brief(
+    plan: SessionPlan, arms: Sequence[Arm], instructions: str = "", created_by: str | None = None
+) -> SessionPlan:
+    """``plan`` with what its graders read before the first pair (``instructions``: what "better"
+    means here; trimmed, at most :data:`INSTRUCTIONS_MAX` characters, naming no arm) and who made
+    it (``created_by``, one line: whom a grader tells they are done), in its manifest and summary."""
+    text = str(instructions or "").strip()
+    if len(text) > INSTRUCTIONS_MAX:
+        raise InputError(
+            f"the instructions are {len(text)} characters long, more than {INSTRUCTIONS_MAX}", field="--instructions"
+        )
+    for a in arms:
+        if _names_word(text, a.name):
+            raise InputError(
+                "the instructions name one of the arms: graders read them, and a blinded session must not",
+                field="--instructions",
+            )
+    by = " ".join(str(created_by or "").split())[:200] or None
+    plan.manifest = plan.manifest.model_copy(update={"instructions": text, "created_by": by})
+    plan.summary.update({k: v for k, v in (("instructions", text), ("created_by", by)) if v})
+    return plan
+
+
 def _checked(
     session_id: str, arms: Sequence[Arm], normalise: Iterable[str], mirror: float, holdout: int, suite_id: str | None
 ) -> tuple[list[str], str | None, list[str], int]:
@@ -554,13 +578,16 @@ def make_session(
     *,
     keys_dir: Path | str | None = None,
     gen_round: int = 1,
+    instructions: str = "",
+    created_by: str | None = None,
     **kw: Any,
 ) -> dict:
-    """``evalcore pairs make``: load the arms, plan, write. Returns the summary (no arm name)."""
+    """``evalcore pairs make``: load the arms, plan, write. Returns the summary (no arm name).
+    ``instructions`` and ``created_by``: :func:`with_brief`."""
     arms = [load_arm(store, *parse_arm(s), gen_round=gen_round) for s in arm_specs]
     if len(arms) != 2:
         raise InputError(f"give exactly two --arm NAME=GEN_OR_FILE, got {len(arms)}", field="--arm")
     kdir = Path(keys_dir) if keys_dir is not None else store.keys
     _refuse_keys_inside(store, kdir)
-    plan = plan_session(session_id, arms, gen_round=gen_round, **kw)
+    plan = with_brief(plan_session(session_id, arms, gen_round=gen_round, **kw), arms, instructions, created_by)
     return write_plan(store, plan, kdir)
