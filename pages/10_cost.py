@@ -53,7 +53,7 @@ if any(r.simulated for r in table):
         "Runs marked simulated were made by evalcore's simulator: their calls, tokens, prices and "
         "latencies are SIMULATED, not measured on a provider."
     )
-st.dataframe(
+_text.wide_table(
     pd.DataFrame(
         [
             {
@@ -88,8 +88,8 @@ st.dataframe(
             for r in table
         ]
     ),
+    pin="run",
     key="cost_table",
-    hide_index=True,
     placeholder="-",
     column_config={
         "judge cost": USD,
@@ -146,7 +146,7 @@ with _text.boundary():
         )
     )
     j, s = base.judge, base.system
-    st.dataframe(
+    _text.wide_table(
         pd.DataFrame(
             [
                 {
@@ -177,8 +177,8 @@ with _text.boundary():
                 },
             ]
         ),
+        pin="who",
         key="cost_totals",
-        hide_index=True,
         placeholder="-",
         column_config={"cost": USD, "latency mean": MS, "latency p50": MS, "latency p95": MS},
     )
@@ -186,7 +186,7 @@ with _text.boundary():
     # ------------------------------------------------------------ per criterion
     st.markdown("**Per criterion**")
     crits = base.per_criterion
-    st.dataframe(
+    _text.wide_table(
         pd.DataFrame(
             [
                 {
@@ -205,8 +205,8 @@ with _text.boundary():
                 for c in crits
             ]
         ),
+        pin="criterion",
         key="cost_criteria",
-        hide_index=True,
         placeholder="-",
         column_config={
             "tokens in": TOK,
@@ -289,7 +289,7 @@ with _text.boundary():
             + f"; concurrency {proj.concurrency} ({proj.concurrency_source})."
         )
     )
-    st.dataframe(
+    _text.wide_table(
         pd.DataFrame(
             [
                 {
@@ -314,8 +314,8 @@ with _text.boundary():
                 for r in proj.rows
             ]
         ),
+        pin="mode",
         key="cost_projection",
-        hide_index=True,
         placeholder="-",
         column_config={
             "tokens in": TOK,

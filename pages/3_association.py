@@ -358,10 +358,10 @@ with _text.boundary():
                     for x in ca.answers
                 ]
             )
-            ev = st.dataframe(
+            ev = _text.wide_table(
                 listing,
+                pin="item",
                 key=f"assoc_answers|{','.join(chosen)}|{int(human)}|{inst}|{a}|{b}|{cell}|{judge}|{gen_round}|{page}",
-                hide_index=True,
                 on_select="rerun",
                 selection_mode="single-row",
             )

@@ -109,6 +109,34 @@ def plain_table(rows: list[dict[str, Any]]) -> None:
         )
 
 
+#: the main column's width at a 1024 px window (Streamlit's sidebar open), and the px a canvas
+#: table (st.dataframe) gives a character and a cell's padding: what tells a table that cannot fit
+NARROW_PX, CHAR_PX, CELL_PX = 560, 7.5, 24
+
+
+def wide_table(frame: pd.DataFrame, *, pin: str, **kw: Any) -> Any:
+    """``st.dataframe(frame, **kw)`` with the column that names a row (``pin``) pinned, so it stays in
+    view while the table scrolls sideways; when its columns cannot fit a 1024 px window (their
+    headers' and values' widths, estimated), a caption says so and names the columns it scrolls
+    through, rather than cutting them at the page's edge without a word."""
+    config = dict(kw.pop("column_config", None) or {})
+    config.setdefault(pin, st.column_config.Column(pinned=True))
+    out = st.dataframe(frame, column_config=config, hide_index=True, **kw)
+    cols = [str(c) for c in frame.columns]
+    widths = [
+        CELL_PX + CHAR_PX * max([len(c), *(min(len(str(v)), 24) for v in frame[c].head(50))]) for c in frame.columns
+    ]
+    if sum(widths) > NARROW_PX:
+        rest = [c for c in cols if c != pin]
+        st.caption(
+            md_escape(
+                f"{len(cols)} columns, wider than the page on a narrow screen: {pin} stays in view while the "
+                f"table scrolls sideways (shift + wheel, or drag) through {', '.join(rest)}."
+            )
+        )
+    return out
+
+
 def labelled_text(label: str, text: Any, *, empty: str = "(none)") -> None:
     """A caption above a block of text from the data; the caption may name ids from the data
     too, so it is made inert as well."""

@@ -2,7 +2,8 @@
 bundled demo:
 
 * at 1024x768 every chart of the Cost page ends inside the viewport and inside the page's main
-  column (the projection's charts ran 470 px past the right edge);
+  column (the projection's charts ran 246 px past it), and every table of it that cannot fit
+  says so in the line below it (four were cut at the page's edge without a word);
 * at 1400x900 the Agreement page opens on its headline, and its per-criterion detail starts
   within :data:`AGREEMENT_DETAIL_BOUND` px of the top of the page (it started at 2,858 px, below
   all-pass rates, contradictions and two long tables).
@@ -29,6 +30,15 @@ CHART_EDGES = """() => {
     return {right: Math.max(...drawn), main: right, title: (el.innerText || '').slice(0, 40)};
   });
 }"""
+
+#: every canvas table wider than its box, with the text of the element after it
+SCROLLED = """() => [...document.querySelectorAll('[data-testid="stDataFrame"]')].map(d => {
+  const s = d.querySelector('.dvn-scroller');
+  const box = d.closest('[data-testid="stElementContainer"]');
+  const next = box && box.nextElementSibling;
+  return {wide: !!s && s.scrollWidth > s.clientWidth + 1, head: [...d.querySelectorAll('th')].slice(0, 2)
+          .map(t => t.textContent).join('|'), after: next ? next.innerText : ''};
+}).filter(t => t.wide)"""
 
 #: an element's top in px from the top of the page (the main block scrolls, not the window)
 TOP = """el => {
@@ -72,6 +82,21 @@ def test_cost_charts_end_inside_the_viewport_at_1024(browser, demo_app, run):
         assert len(edges) == charts.count()
         over = [e for e in edges if e["right"] > min(1024, e["main"]) + 1]
         assert over == [], over
+    finally:
+        ctx.close()
+    assert outside == []
+
+
+def test_cost_tables_that_cannot_fit_say_so_at_1024(browser, demo_app):
+    ctx, page, outside = _open(browser, f"{demo_app}/cost?run=support-split", "Projection: single, grouped and split",
+                               1024, 768)
+    try:
+        page.get_by_text("Assumptions: ").first.scroll_into_view_if_needed()
+        page.locator('[data-testid="stDataFrame"]').nth(4).wait_for(timeout=60_000)
+        wide = page.evaluate(SCROLLED)
+        assert len(wide) >= 3  # the per-configuration table, the run's totals, per criterion, the projection
+        silent = [t for t in wide if "wider than the page on a narrow screen" not in t["after"]]
+        assert silent == [], silent
     finally:
         ctx.close()
     assert outside == []
