@@ -1,10 +1,12 @@
 """Runs: suites, generations and runs with status (partial and polluted flagged), judge, mode,
-pass rate per judge round with mean and spread, calls, tokens, cost and latency; and the answer
-view that deep links open: ``?run=RUN&item=ITEM[&round=N]``; ``?class=A,B`` slices every figure to
-items of these classes (``--class``).
+pass rate per judge round with mean and spread, calls, tokens, cost and latency; the picked run's
+answers (paged, filtered by a failing criterion, the rounds and a flip; one line per judge round, a
+mark per criterion); and the answer view that deep links open, drawn first:
+``?run=RUN&item=ITEM[&round=N]``; ``?class=A,B`` slices every figure to items of these classes
+(``--class``). docs/APP.md.
 
-Every figure comes from evalcore.suites_summary / generations_summary / runs_summary, the same
-functions behind ``evalcore suites|generations|runs --json``. Holdout items are left out of the
+Every figure comes from evalcore.suites_summary / generations_summary / runs_summary and
+evalcore.analysis.run_answers, the same functions behind ``evalcore suites|generations|runs|answers --json``. Holdout items are left out of the
 figures and the item picker unless "Show holdout items" is on (``--include-holdout``; the look is
 logged); a run on an older version of its suite is marked "suite v1, superseded by v2".
 """
