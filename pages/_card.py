@@ -79,9 +79,14 @@ const el = (tag, text, cls) => { const e = document.createElement(tag); if (text
 function store(S) { try { localStorage.setItem(S.lsKey, JSON.stringify(S.pending)); } catch (e) { /* private mode: memory only */ } }
 function restore(key) { try { return JSON.parse(localStorage.getItem(key) || "[]"); } catch (e) { return []; } }
 
-function flush(S) {
-  if (!S.pending.length) return;
-  S.nonce += 1; S.lastSend = Date.now();
+// one send at a time: the next goes when the server's answer (a new render) has come, with every
+// act made meanwhile; a send not answered in RESEND ms goes again. A send while the server is still
+// running the last one would stop that run and start over (Streamlit reruns on each event), so a
+// reviewer faster than a run would never get the next cases.
+const RESEND = 4000;
+function flush(S, force) {
+  if (!S.pending.length || (S.inflight && !force)) return;
+  S.nonce += 1; S.lastSend = Date.now(); S.inflight = true;
   S.send("send", { acts: S.pending.slice(0, 40), nonce: S.nonce });
 }
 
@@ -227,10 +232,10 @@ export default function (component) {
     }
     S.onKey = (e) => { if (window.__ecActive === S) onKey(S, e); };
     window.addEventListener("keydown", S.onKey, true);
-    S.timer = setInterval(() => { if (S.pending.length && Date.now() - S.lastSend > 3000) flush(S); }, 1000);
+    S.timer = setInterval(() => { if (S.pending.length && Date.now() - S.lastSend > RESEND) flush(S, true); }, 1000);
   }
   window.__ecActive = S;
-  S.send = setTriggerValue; S.data = data;
+  S.send = setTriggerValue; S.data = data; S.inflight = false;  // a render is the server's answer
   for (const [id, ack] of Object.entries(data.acks || {})) {
     const i = S.pending.findIndex((a) => a.id === id);
     if (i < 0) continue;
@@ -245,7 +250,7 @@ export default function (component) {
   }
   store(S);
   if (data.notice && data.notice[0] !== S.notice) { S.notice = data.notice[0]; if (data.notice[1]) hint(S, data.notice[1], "sticky"); }
-  if (S.pending.length && Date.now() - S.lastSend > 1500) flush(S);
+  flush(S);
   render(S);
   return () => { clearInterval(S.timer); window.removeEventListener("keydown", S.onKey, true); root.__ec = null; };
 }

@@ -29,7 +29,7 @@ from evalcore.review.queue import Filters, case_view, decide, undo
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
-BATCH = 6  # cases a reviewer's browser holds ahead: more than a quick reviewer decides in one round trip
+BATCH = 10  # cases a reviewer's browser holds ahead: more than a quick reviewer decides while a loaded server answers
 KINDS = ("decided", "test_wrong", "skipped", "undo")
 LETTERS = {"pass": "P", "fail": "F"}  # kept beside the digits for people used to them
 
