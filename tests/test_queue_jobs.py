@@ -53,8 +53,10 @@ def test_a_started_build_runs_apart_and_writes_the_queue_a_direct_build_writes(q
     assert time.monotonic() - t < 5  # the caller does not wait for the build
     first = jobs.build_status(store, job_id)
     assert first["state"] in ("running", "done") and first["job_id"] == job_id and first["gen_id"] == "qg"
+    proc = jobs._STARTED[job_id]
     done, seen = _wait(store, job_id)
     assert done["state"] == "done", done
+    assert proc.returncode == 0 and job_id not in jobs._STARTED  # waited for: no zombie left behind
     assert done["fraction"] == 1.0 and all(0.0 <= s["fraction"] <= 1.0 for s in seen if "fraction" in s)
     q = done["queue_id"]
     header = R.get_queue(store, q)

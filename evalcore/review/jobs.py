@@ -133,12 +133,24 @@ def build_status(store: Store, job_id: str) -> dict[str, Any]:
         status = json.loads((d / "status.json").read_text("utf-8"))
     except FileNotFoundError:
         raise NotFoundError(f"no queue build job {job_id!r}", field="job") from None
-    if status.get("state") == "running" and not _alive(job_id, status.get("pid")):
+    if status.get("state") != "running":
+        _reap(job_id)
+    elif not _alive(job_id, status.get("pid")):
         # read once more: the process may have written its end between the two reads
         status = json.loads((d / "status.json").read_text("utf-8"))
         if status.get("state") == "running":
             status = {**status, "state": "failed", "error": _last_words(d)}
     return status
+
+
+def _reap(job_id: str) -> None:
+    """Wait for a job's process that has said its end (it exits right after), so none stays a zombie."""
+    proc = _STARTED.pop(job_id, None)
+    if proc is not None:
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # (left to subprocess, which reaps it when it is dropped)
+            pass
 
 
 def _alive(job_id: str, pid: Any) -> bool:
