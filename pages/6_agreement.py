@@ -289,7 +289,8 @@ def show_generation(card: review.ReportCard, split: review.Disagreements, scores
         _text.md_escape(
             f"Gold: {g.state} cases decided by reviewers (state directory), {g.shipped} from labels shipped with "
             f"the data; no gold where people disagree: {split.reviewers} cases where reviewers disagree (until an "
-            f"adjudicator settles them) and {split.annotators} shipped ones whose annotators reach no majority; {g.pending} "
+            f"adjudicator settles them) and {split.annotators} shipped {'case' if split.annotators == 1 else 'cases'} "
+            f"whose annotators reach no majority; {g.pending} "
             f"waiting for more reviewers. Judges read at judge round {card.judge_round}; "
             f"bootstrap: {card.n_boot} resamples, seed {card.seed}, {int(card.level * 100)}% intervals."
             + (f" Corrected rates weighted by queue {card.queue}." if card.queue else "")
@@ -307,7 +308,9 @@ def show_generation(card: review.ReportCard, split: review.Disagreements, scores
     if shown:
         sections["All-pass rate (PPI++)"] = lambda: _all_pass(shown)
     if card.contradictions:
-        sections[f"Post-processing contradictions ({len(card.contradictions)} runs)"] = lambda: _contradictions(card)
+        sections[
+            f"Post-processing contradictions ({len(card.contradictions)} run{'' if len(card.contradictions) == 1 else 's'})"
+        ] = lambda: _contradictions(card)
     if card.tags:
         sections[f"Failure tags ({len(card.tags)})"] = lambda: _plain(
             [{"tag": k, "cases": v} for k, v in card.tags.items()]

@@ -156,7 +156,7 @@ def test_labels_and_agreement_count_disagreements_alike(tmp_path, monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     gold = next(t for t in shown(at) if t.startswith("Gold: "))
     assert (f"{d.reviewers} cases where reviewers disagree" in gold
-            and f"{d.annotators} shipped ones whose annotators reach no majority" in gold), gold
+            and f"{d.annotators} shipped case{'' if d.annotators == 1 else 's'} whose annotators reach no majority" in gold), gold
 
 
 # --------------------------------------------------------------------------- the Cost page's charts
