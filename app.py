@@ -137,12 +137,14 @@ def only(show, title: str) -> StreamlitPage:
 def main() -> None:
     """One script run: the session's pages (those its roles may open) and the sidebar."""
     st.set_page_config(page_title="evalcore", layout="wide")
-    # a session's first run says so until its page is drawn (a fresh server's first page is
-    # otherwise blank for as long as it computes); the placeholder is there on every run, so that
-    # the page's elements keep their places
+    # a session's first run says so until its page draws its title (a fresh server's first page is
+    # otherwise blank until then); the placeholder is there on every run, so that the page's
+    # elements keep their places (pages/_ui.loaded empties it)
     loading = st.empty()
     if not st.session_state.get(LOADED):
         loading.caption("Loading evalcore…")
+        st.session_state[_ui.LOADING] = loading
+        st.session_state[LOADED] = True
     data_dir, state_dir = _ui.resolve_dirs(sys.argv[1:])
     _ui.set_dirs(data_dir, state_dir)
     # data on object storage: its mirror brought up to date once per script run (at most every
@@ -188,12 +190,9 @@ def main() -> None:
                 if _cache.summary(evalcore.data_overview).simulated:
                     st.badge("SIMULATED demo data", color="orange")
 
-    try:
-        with _text.boundary():
-            nav.run()
-    finally:  # also when the page stops early (st.stop)
-        loading.empty()
-        st.session_state[LOADED] = True
+    with _text.boundary():
+        nav.run()
+    _ui.loaded()  # a page without a title of _ui's (the log-in page, a refusal)
 
 
 if __name__ == "__main__":

@@ -220,6 +220,15 @@ def keep(key: str, options: Sequence[Any]) -> None:
 #: Streamlit's version the switch below was written for and checked against (tests/test_app.py pins it)
 PAGES_MODE_WRITTEN_FOR = "1.67.0"
 _left_pages_mode = False
+LOADING = "_ui_loading"  # app.py's "Loading evalcore…" placeholder of a session's first run
+
+
+def loaded() -> None:
+    """Empty app.py's "Loading evalcore…" line, if this run drew one: the page's title does it as it
+    is drawn (a page that stops early, st.stop, draws nothing after), app.py after any other page."""
+    placeholder = st.session_state.pop(LOADING, None)
+    if placeholder is not None:
+        placeholder.empty()
 
 
 def title(text: str) -> None:
@@ -244,3 +253,4 @@ def title(text: str) -> None:
         PagesManager.uses_pages_directory = False
         st.rerun()
     st.title(text)
+    loaded()

@@ -7,7 +7,8 @@ Playwright; issue 39, "landing by role"):
 * no section of the navigation is folded away behind Streamlit's "View N more": the Decide
   section's Compare, Cost and Ledger links are in the sidebar;
 * a fresh server's first page never shows a navigation of file names (Streamlit's pages-folder
-  mode), and its first run says "Loading evalcore…" until the page is drawn.
+  mode), and its first run says "Loading evalcore…" until the page draws its title, also on a page
+  that stops early (st.stop: nothing drawn after it reaches the browser).
 
 Without chromium the tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run).
 """
@@ -101,7 +102,7 @@ new MutationObserver(() => {
 """
 
 
-@pytest.mark.parametrize("path", ["", "/attribution"])
+@pytest.mark.parametrize("path", ["", "/attribution", "/pairwise_grading"])  # the last one stops early (st.stop)
 def test_a_fresh_servers_first_page_shows_no_file_names_and_says_it_is_loading(browser, world, path):
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     page = ctx.new_page()
