@@ -35,7 +35,7 @@ def _first_waiting(rows) -> dict[str, str]:
 def _part(text: str, page: str, label: str, query: dict[str, str] | None = None) -> None:
     c_text, c_button = st.columns([3, 1], vertical_alignment="center")
     c_text.markdown(text)
-    c_button.page_link(page, label=label, query_params=query, width="stretch")
+    c_button.page_link(page, label=label, icon=":material/arrow_forward:", query_params=query, width="stretch")
 
 
 def _queues(home: evalcore.Home) -> None:
