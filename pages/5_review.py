@@ -109,8 +109,12 @@ def build_progress() -> None:
 
 
 def _progress_text(prog: dict) -> str:
+    """The reviewer's progress in the queue's own counts (evalcore.review.queue.case_counts: raised
+    and audited add up to the cases in scope; holdout items' cases are said apart)."""
+    hidden = f"; {prog['holdout_hidden']} more on holdout items, hidden" if prog.get("holdout_hidden") else ""
     return (
-        f"You: {prog['handled_by_me']} of {prog['cases']} handled; {prog['waiting_for_me']} waiting for you; "
+        f"You: {prog['handled_by_me']} of {prog['cases']} cases handled ({prog['raised']} raised + "
+        f"{prog['audited']} audited{hidden}); {prog['waiting_for_me']} waiting for you; "
         f"complete (with {prog['reviewers_required']} review(s)): {prog['complete']}."
     )
 
@@ -238,7 +242,8 @@ with _text.boundary():
     with st.expander("Queue, filters and options"):
         st.caption(
             _text.md_escape(
-                f"Built {q['created_at']} with seed {q['seed']}: {q['flagged']} raised cases, {q['audit_sampled']} of "
+                f"Built {q['created_at']} with seed {q['seed']} (holdout items included): {q['flagged']} raised "
+                f"cases, {q['audit_sampled']} of "
                 f"{q['agreed']} agreed cases drawn for the audit ({(q.get('audit_design') or {}).get('method', 'uniform')}, "
                 f"rate {q['audit_rate']:.3g}), "
                 f"{q['reviewers_required']} reviewer(s) per case; runs read: {', '.join(q['runs'])}."

@@ -168,11 +168,11 @@ def _chart_titles(at: AppTest) -> list[str]:
     return [str(json.loads(c.proto.spec).get("title")) for c in at.get("vega_lite_chart")]
 
 
-def test_cost_says_in_words_that_a_single_call_run_shares_its_cost(demo):
+def test_cost_says_in_words_that_a_single_call_run_shares_its_cost(demo, tmp_path):
     """A single-call run drew six identical bars per criterion; it now says so in words."""
     from evalcore import Store, analysis
 
-    crits = analysis.run_cost(Store(DEMO, DEMO.parent / "unused-state"), "support-single").per_criterion
+    crits = analysis.run_cost(Store(DEMO, tmp_path / "state"), "support-single").per_criterion
     at = open_page(demo, "pages/10_cost.py", run="support-single")
     assert not at.exception, [e.value for e in at.exception]
     assert "Per criterion" not in _chart_titles(at)

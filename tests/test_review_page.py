@@ -214,3 +214,17 @@ def test_what_raised_a_case_is_said_in_words(world, tmp_path, monkeypatch, queue
 )
 def test_every_reason_has_words(code, what, words):
     assert R.describe_detail(code, what) == words
+
+
+def test_the_cards_counts_add_up(world, tmp_path, monkeypatch, queue):
+    """The progress line says the queue's cases as their raised and audited parts, which add up (the
+    issue saw "1322 raised + 188 audited" beside "0 of 1362": the queue as built beside the scope)."""
+    import re
+
+    at = _name(_open(world, tmp_path / "state", monkeypatch, gen="qg"), "ann")
+    said = card(at)["progress"]
+    m = re.search(r"of (\d+) cases handled \((\d+) raised \+ (\d+) audited", said)
+    assert m is not None, said
+    cases, raised, audited = map(int, m.groups())
+    prog = R.progress(Store(world, tmp_path / "state"), queue, "ann")
+    assert (cases, raised, audited) == (prog["cases"], prog["raised"], prog["audited"]) and raised + audited == cases
