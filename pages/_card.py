@@ -17,6 +17,7 @@ U undo, N next. A key that does nothing here says so on the card.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -260,6 +261,7 @@ _CARD = st.components.v2.component("evalcore_review_card", html=HTML, css=CSS, j
 
 
 KEY = "review_card"
+PROGRESS_EVERY = 10.0  # seconds between two countings of the queue: at 2.85M cases one takes 0.33 CPU-s
 ACKS_KEPT = 300  # acknowledgements sent back each run: far more than a browser has unacknowledged
 
 
@@ -291,6 +293,17 @@ def _on_send(store: Any, queue_id: str, reviewer: str, role: str, claims: Any, k
                 kept["revealed"][ack["case"]] = review.card.one_case(
                     store, queue_id, (item, int(rnd), crit), reviewer, role=role, **kept["options"]
                 )["revealed"]
+
+
+def _progress(kept: dict[str, Any], count: Callable[[], str]) -> str:
+    """The progress line, counted at most every PROGRESS_EVERY seconds (a key press must not cost
+    a count of the whole queue) and said with its age when it is not fresh."""
+    now = time.monotonic()
+    at, said = kept.get("progress") or (None, "")
+    if at is None or now - at > PROGRESS_EVERY:
+        at, said = kept["progress"] = (now, count())
+    age = now - at
+    return said if age < 1 else f"{said} (counted {age:.0f} s ago)"
 
 
 @st.fragment
@@ -365,7 +378,7 @@ def _mount(
         "cases": cases,
         "acks": kept["acks"],
         "revealed": kept["revealed"],
-        "progress": progress(),
+        "progress": _progress(kept, progress),
         "exhausted": len(cases) < (1 if role == "adjudicator" else review.card.BATCH),
         "empty_text": empty_text,
         "blind": bool(options.get("blind")),
