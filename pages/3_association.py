@@ -44,12 +44,21 @@ def _default_runs(runs: list[evalcore.RunSummary]) -> list[str]:
     return ids[:1]
 
 
-def _send_to_review(gen_id: str, a: str, b: str, items: list[str]) -> None:
-    """Start a queue on the pair's two criteria and the items people have not labelled, built in a
-    process of its own (review.start_build); every case of them goes in (audit rate 1)."""
+def _send_to_review(gen_id: str, run_ids: list[str], sel: analysis.Selection, a: str, b: str) -> None:
+    """Start a queue on the pair's two criteria and the items a judge fails on either that people
+    have not labelled on both (review.items_to_label, found on the click: a page's render does not
+    scan every pair), built in a process of its own (review.start_build); every case of them goes in
+    (audit rate 1)."""
     key = f"assoc_job|{a}|{b}"
     st.session_state.pop(f"{key}|end", None)
     try:
+        items = review.items_to_label(_ui.store(), run_ids, a, b, sel)
+        if not items:
+            st.session_state[f"{key}|end"] = {
+                "state": "none",
+                "error": f"every answer a judge here fails on {a} or {b} is labelled by people already",
+            }
+            return
         st.session_state[key] = review.start_build(
             _ui.store(),
             gen_id,
@@ -82,6 +91,9 @@ def _pair_end(gen_id: str, a: str, b: str) -> None:
     """Where the pair's queue went (a link to it in Review), or why it was not built."""
     end = st.session_state.get(f"assoc_job|{a}|{b}|end")
     if end is None:
+        return
+    if end["state"] == "none":
+        st.info(_text.md_escape(f"Nothing to send: {end['error']}."))
         return
     if end["state"] == "failed":
         st.error(_text.md_escape(f"The queue was not built: {end['error']}"))
@@ -452,17 +464,14 @@ with _text.boundary():
             "each decision settled there becomes a person's label, which this page counts."
         )
         for p in undetermined:
-            todo = _cache.analysis_call(review.items_to_label, tuple(chosen), p.a, p.b, sel)
             c_pair, c_send = st.columns([3, 2])
             c_pair.markdown(_text.md_escape(f"{p.a} x {p.b}: {p.reason}"))
-            if not todo:
-                c_send.caption(_text.md_escape(f"Every answer a judge fails on {p.a} or {p.b} is labelled already."))
-            elif f"assoc_job|{p.a}|{p.b}" not in st.session_state:
+            if f"assoc_job|{p.a}|{p.b}" not in st.session_state:
                 c_send.button(
-                    f"Send these {len(todo)} items to review",
+                    "Send these items to review",
                     key=f"assoc_send|{p.a}|{p.b}",
                     on_click=_send_to_review,
-                    args=(res.gen_id, p.a, p.b, todo),
+                    args=(res.gen_id, list(chosen), sel, p.a, p.b),
                 )
             with c_send:
                 if f"assoc_job|{p.a}|{p.b}" in st.session_state:

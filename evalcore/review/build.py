@@ -428,16 +428,26 @@ def items_to_label(store: Store, run_ids: Sequence[str], a: str, b: str, sel: An
     Criteria association page's "Send these items to review"): the answers that a run among
     ``run_ids`` fails on ``a`` or ``b`` at the selection ``sel`` (an
     :class:`evalcore.analysis.selection.Selection`; None: the default) and that people have not
-    labelled on both (people's 2x2 counts an answer labelled on both: the label sets shipped with
-    the data and the label store's decided labels, as the association's people instrument reads
-    them). Sorted item ids; a queue on them and the two criteria gets those labels."""
-    from evalcore.analysis.answers import _ab_sql, _people_sql
-    from evalcore.analysis.instruments import _same_generation
-    from evalcore.analysis.selection import DEFAULT_SELECTION, mask_sql
+    labelled on both: people's 2x2 (:func:`evalcore.analysis.answers.cell_answers` for people, the
+    label sets shipped with the data and the label store's settled gold, as the page reads them)
+    holds an answer labelled on both. Sorted item ids; a queue on them and the two criteria gets
+    those labels."""
+    from evalcore.analysis.answers import MAX_LIMIT, cell_answers
+    from evalcore.analysis.selection import DEFAULT_SELECTION, PEOPLE, mask_sql
     from evalcore.errors import NotFoundError
 
     sel = DEFAULT_SELECTION if sel is None else sel
-    gen_id = _same_generation(store, list(run_ids))
+    run_ids = list(run_ids)
+    labelled: set[tuple[str, int]] = set()
+    try:
+        for cell in ((True, True), (True, False), (False, True), (False, False)):
+            offset, total = 0, 1
+            while offset < total:
+                page = cell_answers(store, run_ids, a, b, *cell, PEOPLE, True, sel, MAX_LIMIT, offset)
+                labelled |= {(x.item_id, int(x.gen_round)) for x in page.answers}
+                offset, total = offset + len(page.answers), page.total if page.answers else 0
+    except NotFoundError:  # no labels at all on the generation: every failing answer needs them
+        labelled = set()
     parts, params = [], []
     for rid in run_ids:
         sql, p, names = mask_sql(store, rid, sel)
@@ -447,15 +457,10 @@ def items_to_label(store: Store, run_ids: Sequence[str], a: str, b: str, sel: An
             params += p
     if not parts:
         return []
-    try:
-        psql, pparams = _people_sql(store, gen_id, sel)
-        labelled = f"SELECT item_id, gen_round FROM ({_ab_sql(psql)}) WHERE a IS NOT NULL AND b IS NOT NULL"
-        params += [*pparams, a, b, a, b]
-    except NotFoundError:  # no labels at all on the generation: every failing answer needs them
-        labelled = "SELECT NULL::VARCHAR AS item_id, NULL::BIGINT AS gen_round WHERE false"
     rows = store.sql(
-        f"WITH f AS ({' UNION '.join(parts)}), p AS ({labelled}) "
+        f"WITH f AS ({' UNION '.join(parts)}), p AS (SELECT unnest(?::VARCHAR[]) AS item_id, "
+        "unnest(?::BIGINT[]) AS gen_round) "
         "SELECT DISTINCT f.item_id FROM f ANTI JOIN p USING (item_id, gen_round) ORDER BY 1",
-        params,
+        [*params, [k[0] for k in labelled], [k[1] for k in labelled]],
     )
     return [r[0] for r in rows]
