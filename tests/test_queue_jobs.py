@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from queue_world import make_queue_world
 
-from evalcore import LabelStore, NotFoundError, Store
+from evalcore import InputError, LabelStore, NotFoundError, Store
 from evalcore import review as R
 from evalcore.review import jobs
 
@@ -57,6 +57,8 @@ def test_a_started_build_runs_apart_and_writes_the_queue_a_direct_build_writes(q
     done, seen = _wait(store, job_id)
     assert done["state"] == "done", done
     assert proc.returncode == 0 and job_id not in jobs._STARTED  # waited for: no zombie left behind
+    assert sorted(p.name for p in (tmp_path / "state" / jobs.JOBS_DIR / job_id).iterdir()) == [
+        "status.json", "stderr.log"]  # the job file (a login's claims) is gone once read  # fmt: skip
     assert done["fraction"] == 1.0 and all(0.0 <= s["fraction"] <= 1.0 for s in seen if "fraction" in s)
     q = done["queue_id"]
     header = R.get_queue(store, q)
@@ -87,6 +89,9 @@ def test_a_build_refused_at_once_starts_no_job(qworld, tmp_path):
         R.start_build(store, "no-such-gen")
     with pytest.raises(Exception, match="audit"):
         R.start_build(store, "qg", audit="sideways")
+    with pytest.raises(InputError, match="audit rate") as e:
+        R.start_build(store, "qg", audit_rate="lots")
+    assert e.value.field == "--audit-rate"
     assert not (tmp_path / "state" / jobs.JOBS_DIR).exists() or not any((tmp_path / "state" / jobs.JOBS_DIR).iterdir())
     with pytest.raises(NotFoundError, match="no queue build job"):
         R.build_status(store, "build-nothing")

@@ -11,7 +11,8 @@ The API a page uses::
 
 :func:`start_build` checks the options and the builder's role at once (the same check
 :func:`evalcore.review.build.build_queue` makes, so that a refusal is said on the page, not later),
-writes the job under ``<state>/jobs/<job_id>/job.json`` and starts a Python process running
+writes the job under ``<state>/jobs/<job_id>/job.json`` (mode 0600; the process removes it once
+read, the login's claims with it) and starts a Python process running
 :func:`run` on the job's directory (:data:`CHILD`), which calls :func:`~evalcore.review.build.build_queue` with the
 same arguments (the login's ``claims`` are checked again there against the roles file as it is
 then). The label store's database URL goes to the child in its environment, never into a file.
@@ -84,7 +85,11 @@ def start_build(
     store.generation(gen_id)  # a generation that is not there is said now
     check_method(audit, audit_epsilon)
     acting(store.state, "reviewer", "adjudicator", "admin", name=created_by or "", claims=claims)
-    if not 0.0 <= float(audit_rate) <= 1.0:
+    try:
+        rate = float(audit_rate)
+    except (TypeError, ValueError):
+        rate = float("nan")
+    if not 0.0 <= rate <= 1.0:
         raise InputError(f"the audit rate must lie between 0 and 1, not {audit_rate!r}", field="--audit-rate")
     job_id = f"build-{utcnow().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(4)}"
     d = _job_dir(store, job_id)
@@ -97,7 +102,7 @@ def start_build(
         "keys": str(store.keys),
         "claims": None if claims is None else json.loads(json.dumps(dict(claims), default=str)),
         "params": {
-            "audit_rate": float(audit_rate),
+            "audit_rate": rate,
             "seed": seed,
             "reviewers_required": reviewers_required,
             "created_by": created_by,
@@ -198,6 +203,7 @@ def run(job_dir: str | Path) -> int:
 
     d = Path(job_dir)
     job = json.loads((d / "job.json").read_text("utf-8"))
+    (d / "job.json").unlink()  # read once: the login's claims do not stay on disk
     pid = os.getpid()
     said: dict[str, float] = {}  # stage -> when last written
 
