@@ -97,7 +97,7 @@ function current(S) {
 }
 
 function legend(c) {
-  return c.keys.map((k) => `${k.key}${k.letter ? "/" + k.letter : ""} ${k.value}`).join(" · ");
+  return c.choices.map((k) => `${k.key}${k.letter ? "/" + k.letter : ""} ${k.value}`).join(" · ");
 }
 
 function hint(S, text, kind) {
@@ -147,7 +147,7 @@ function onKey(S, e) {
   e.preventDefault(); e.stopImmediatePropagation();  // the card's keys, not Streamlit's (R reruns, C clears)
   const k = e.key.toUpperCase();
   const c = current(S);
-  const choice = c && c.keys.find((x) => x.key === k || (x.letter && x.letter === k));
+  const choice = c && c.choices.find((x) => x.key === k || (x.letter && x.letter === k));
   if (choice) return act(S, "decided", choice.value);
   if (k === "T") return act(S, "test_wrong");
   if (k === "S") return act(S, "skipped");
@@ -185,7 +185,7 @@ function render(S) {
   R.querySelector(".ec-title").textContent = `Case ${c.rank} · item ${c.item}, round ${c.round}${d.adjudicating ? " · adjudication" : ""} · ${d.progress}`;
   R.querySelector(".ec-crit-name").textContent = c.criterion + ":";
   R.querySelector(".ec-crit-desc").textContent = c.description || "(no description)";
-  for (const k of c.keys) {
+  for (const k of c.choices) {
     const b = el("button", null, "ec-choice");
     b.append(el("kbd", k.key), (mine && mine.value === k.value ? "Revise: " : "") + k.value);
     b.dataset.mine = String(!!(mine && mine.value === k.value)); b.disabled = !!c.withheld;

@@ -34,7 +34,7 @@ def _act(c: dict, cid: str, kind: str = "decided", value: str | None = None, **m
         "item": c["item"],
         "round": c["round"],
         "criterion": c["criterion"],
-        "value": value if value is not None else c["keys"][0]["value"],
+        "value": value if value is not None else c["choices"][0]["value"],
         **more,
     }
 
@@ -56,7 +56,7 @@ def test_one_key_map_for_every_kind(store):
     qid = _queue(store)
     seen = {}
     for c in card.batch(store, qid, "alice", k=30):
-        seen[tuple(k["value"] for k in c["keys"])] = [k["key"] for k in c["keys"]]
+        seen[tuple(k["value"] for k in c["choices"])] = [k["key"] for k in c["choices"]]
     assert len(seen) >= 3  # binary, ternary and the 0-5 score are in the queue world
     for values, keys in seen.items():
         assert keys == [str(i) for i in range(1, len(values) + 1)]

@@ -99,7 +99,7 @@ def test_the_second_reviewer_sees_nothing_of_the_first(world, tmp_path, monkeypa
     store = Store(world, tmp_path / "state")
     c = R.next_case(store, queue, "ann")
     key = (c["item_id"], int(c["gen_round"]), c["criterion"])
-    value = R.card.one_case(store, queue, key, "ann")["keys"][0]["value"]
+    value = R.card.one_case(store, queue, key, "ann")["choices"][0]["value"]
     R.decide(store, queue, *key, "ann", value=value, note="ann-private-note")
     at = _name(_open(world, tmp_path / "state", monkeypatch, gen="qg"), "bob")
     d = card(at)
@@ -172,7 +172,7 @@ def test_the_labels_download_and_the_queue_lives_in_the_state(world, tmp_path, m
                 "item": c["item"],
                 "round": c["round"],
                 "criterion": c["criterion"],
-                "value": c["keys"][0]["value"],
+                "value": c["choices"][0]["value"],
             }
         ],
     )

@@ -104,7 +104,7 @@ def card_case(view: dict[str, Any]) -> dict[str, Any]:
         "reference": view["reference"],
         "must_have": list(view["must_have"] or []),
         "wrong_if": list(view["wrong_if"] or []),
-        "keys": choice_keys(view["choices"]),
+        "choices": choice_keys(view["choices"]),
         "mine": None if mine is None else {"outcome": mine["outcome"], "value": mine["value"], "note": mine["note"]},
         "withheld": view.get("withheld"),
         "revealed": revealed(view),
