@@ -320,7 +320,8 @@ def plan_columns(con: Any, det: Detection, names: list[str], hold: list[str], sc
 
     rel = con.sql(
         "SELECT raised, priority::TINYINT AS priority, n_reasons::TINYINT AS n_reasons, "
-        "(list_position(?::VARCHAR[], criterion) - 1)::SMALLINT AS c, item_id, gen_round FROM read_parquet(?)",
+        "(list_position(?::VARCHAR[], criterion) - 1)::SMALLINT AS c, item_id, gen_round, file_row_number AS frn "
+        "FROM read_parquet(?, file_row_number = true)",
         params=[names, str(det.path)],
     )
     hold_set = pa.array(sorted(hold), pa.string())
@@ -336,6 +337,9 @@ def plan_columns(con: Any, det: Detection, names: list[str], hold: list[str], sc
         n = b.num_rows
         if not n:
             continue
+        if not np.array_equal(b.column("frn").to_numpy(), np.arange(start, start + n)):
+            # an answer's index needs the file's (key) order, which DuckDB keeps for a plain scan
+            raise RuntimeError(f"the stored detection {det.path} was not read in its file order")
         new = np.ones(n, dtype=bool)
         if n > 1:
             new[1:] = pc.or_(
