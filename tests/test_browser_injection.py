@@ -128,6 +128,14 @@ def test_every_page_shows_every_data_string_as_text(browser, hostile_app, record
             except Exception:
                 pass
         wait_idle(page, timeout=60_000)
+        # an opened expander draws its content a moment after the click: wait until each has some
+        try:
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('[data-testid=\"stExpander\"] details')].every((d) => !d.open"
+                " || ((d.querySelector('[data-testid=\"stExpanderDetails\"]') || {}).innerText || '').trim())",
+                timeout=30_000)
+        except Exception:
+            pass  # an expander with nothing in it: the looks below still wait for the page to settle
         page.wait_for_timeout(500)
         # what a page draws a moment after its run (code blocks, tables below the fold) is waited
         # for: the payloads shown as text until two looks 0.7 s apart agree (after at least 2 s, at most 20 s)
@@ -138,6 +146,17 @@ def test_every_page_shows_every_data_string_as_text(browser, hostile_app, record
                 break
             seen_here = now
             page.wait_for_timeout(700)
+        seen_here = sorted(set(seen_here or []) | set(  # one more look, after the looks agreed
+            re.findall(r"<b>bold-([a-z0-9-]+)</b>", page.inner_text("body").replace("\u2060", ""))))
+        # and every tab (a tab's panel is not drawn as text until it is chosen)
+        for tab in page.get_by_role("tab").all():
+            try:
+                tab.click(timeout=2000)
+            except Exception:
+                continue
+            page.wait_for_timeout(700)
+            seen_here = sorted(set(seen_here or []) | set(
+                re.findall(r"<b>bold-([a-z0-9-]+)</b>", page.inner_text("body").replace("\u2060", ""))))
         shown[path] = seen_here or []
         live = page.evaluate(_LIVE, recorder.port)
         errors = page.locator('[data-testid="stException"]').all_inner_texts()
