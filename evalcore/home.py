@@ -25,8 +25,8 @@ from evalcore.contract.results import Result
 from evalcore.pairwise.grading import progress as pair_progress
 from evalcore.pairwise.grading import sessions_overview
 from evalcore.review.claims import disputes
+from evalcore.review.queue import latest, queues
 from evalcore.review.queue import progress as queue_progress
-from evalcore.review.queue import queues
 from evalcore.storage.store import Store
 
 READ_ROLES = ("reviewer", "adjudicator", "admin")
@@ -99,11 +99,12 @@ class Home(Result):
 
 
 def _newest_queues(store: Store) -> list[dict]:
-    """Each generation's newest queue (queues come oldest first), in generation order."""
-    newest: dict[str, dict] = {}
+    """Each generation's newest queue over the whole generation (queues come oldest first; a
+    scoped one only where there is no other: review.queue.latest), in generation order."""
+    by_gen: dict[str, list[dict]] = {}
     for q in queues(store):
-        newest[q["gen_id"]] = q
-    return [newest[g] for g in sorted(newest)]
+        by_gen.setdefault(q["gen_id"], []).append(q)
+    return [latest(by_gen[g]) for g in sorted(by_gen)]
 
 
 def _cases(store: Store, name: str, qs: list[dict]) -> Cases:

@@ -228,8 +228,8 @@ with _text.boundary():
         st.stop()
     ids = [q["queue_id"] for q in qs]
     _ui.sync_widget("review_queue", "queue", ids)
-    if st.session_state.get("review_queue") not in ids:
-        st.session_state["review_queue"] = ids[-1]
+    if st.session_state.get("review_queue") not in ids:  # the latest over the whole generation
+        st.session_state["review_queue"] = review.get_queue(store, gen_id=gen_id)["queue_id"]
     queue_id = c_queue.selectbox(
         "Queue",
         ids,

@@ -158,3 +158,21 @@ def test_every_undetermined_pair_sends_its_unlabelled_items_to_review(tmp_path, 
     link = next(e for e in at.get("page_link"))
     assert link.proto.page.endswith("5_review.py") or "review" in link.proto.page
     assert f"gen={res.gen_id}" in link.proto.query_string and f"queue={q['queue_id']}" in link.proto.query_string
+
+
+def test_a_scoped_queue_never_stands_for_the_generations_audit(qworld, tmp_path):
+    """Built after the whole queue, a scoped one is not 'the latest queue' the report card's design,
+    Home and the Review page's default read; alone, it is."""
+    from evalcore.home import waiting
+    from evalcore.review.design import design_of
+
+    store = Store(qworld, tmp_path / "state")
+    only = R.build_queue(store, "qg", audit_rate=1.0, seed=2, criteria=["ok"], items=["i02"])
+    assert R.get_queue(store, gen_id="qg")["queue_id"] == only["queue_id"]  # the only one there is
+    whole = R.build_queue(store, "qg", audit_rate=0.5, seed=1)
+    later = R.build_queue(store, "qg", audit_rate=1.0, seed=3, criteria=["corr"], items=["i07", "i09"])
+    assert [q["queue_id"] for q in R.queues(store, "qg")][-1] == later["queue_id"]  # the newest is scoped
+    assert R.get_queue(store, gen_id="qg")["queue_id"] == whole["queue_id"]
+    assert design_of(store, "qg", None)["queue"]["queue_id"] == whole["queue_id"]
+    home = waiting(store, "ann", ["reviewer"], ())
+    assert [q.queue_id for q in home.cases.queues] == [whole["queue_id"]]

@@ -152,8 +152,21 @@ def queues(store: Store, gen_id: str | None = None) -> list[dict[str, Any]]:
     return LabelStore(store).queues(gen_id)
 
 
+def scoped(q: dict[str, Any]) -> bool:
+    """Whether a queue holds some criteria and items only (one built to settle them, e.g. the
+    association page's "send these items to review"), not the whole generation."""
+    return bool((q.get("audit_design") or {}).get("scope"))
+
+
+def latest(qs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The latest of these queues (oldest first) built over the whole generation, else the latest:
+    a scoped queue never stands for the generation's audit while a whole one exists."""
+    whole = [q for q in qs if not scoped(q)]
+    return (whole or qs)[-1]
+
+
 def get_queue(store: Store, queue_id: str | None = None, *, gen_id: str | None = None) -> dict[str, Any]:
-    """A queue by id, or the latest queue of ``gen_id``."""
+    """A queue by id, or the latest queue of ``gen_id`` (:func:`latest`)."""
     qs = LabelStore(store).queues(gen_id)
     if queue_id is None:
         if not qs:
@@ -163,7 +176,7 @@ def get_queue(store: Store, queue_id: str | None = None, *, gen_id: str | None =
                 else "no review queue yet: build one (evalcore queue build GEN)",
                 field="queue",
             )
-        return qs[-1]
+        return latest(qs)
     for q in qs:
         if q["queue_id"] == queue_id:
             return q
