@@ -58,6 +58,9 @@ UNTOUCHED: dict[str, str] = {
     **{f"pairs {k}": "a session's labels and (once closed) its report" for k in ("label", "close", "report")},
     **{f"queue {k}": "cases by item, round and criterion; a decision on a sealed case is refused (test_blinding_attack)"
        for k in ("detect", "build", "list", "show", "decide", "next", "leases", "undo")},
+    **{f"queue {k}": "reviewers' counts, times and agreement, and slices of a queue: no answer" for k in
+       ("team", "assign", "assignments")},
+    "home": "counts of what waits (cases, disputes, pairs, runs): no answer",
     **{f"ledger {k}": "the decision ledger's entries" for k in ("add", "amend", "retire", "list", "export")},
     **{f"suite {k}": "a suite's items (inputs, references), not answers" for k in
        ("check", "repair", "versions", "looks", "show", "items", "item")},
@@ -250,7 +253,7 @@ def test_a_judge_run_on_a_sealed_generation_is_refused_and_writes_nothing(world,
 
 #: evalcore functions the pages call that return answers' texts; each is attacked below
 READERS = {"evalcore.item_view", "analysis.answers_failing", "analysis.cell_answers", "analysis.flip_answers",
-           "review.case_view"}
+           "review.card"}
 #: what the grading page shows: a session's shown texts, what its graders see
 SHOWN = {"pairwise.pair_view"}
 #: every other evalcore function the pages call: figures, counts, listings, writes, no answer text or size
@@ -272,6 +275,7 @@ review.describe_detail review.detection_summary review.disagreements review.disp
 review.get_queue review.half_width_text review.item review.items review.labels_revision review.leases
 review.next_case review.overview review.points review.progress review.queues review.repair review.report_card
 review.runs_on review.session_agreement review.undo review.visible_findings
+evalcore.waiting review.assign review.team review.start_build review.build_status review.items_to_label
 """.split())
 NAMESPACES = {"evalcore", "analysis", "review", "pairwise", "stats", "llm", "importers", "demo"}
 
@@ -313,9 +317,10 @@ def test_the_attack_through_each_reader_the_pages_call_is_chance(world):
         "analysis.flip_answers": lambda gen: {
             k: v for c in CRITERIA
             for k, v in each(analysis.flip_answers(store, RUN[gen], RUN[gen], c, "fail_both", limit=500).answers).items()},
-        "review.case_view": lambda gen: {  # one case of each answer the queue holds
-            (c["item_id"], c["gen_round"]): review.case_view(store, queues[gen], c["item_id"], c["gen_round"],
-                                                             c["criterion"], "ann", include_holdout=True)["output"]
+        "review.card": lambda gen: {  # one case of each answer the queue holds, as the card is handed it
+            (c["item_id"], c["gen_round"]): review.card.one_case(
+                store, queues[gen], (c["item_id"], c["gen_round"], c["criterion"]), "ann", include_holdout=True
+            )["output"]
             for c in {(c["item_id"], c["gen_round"]): c for c in review.cases(store, queues[gen])
                       if c["item_id"] in items}.values()},
     }
