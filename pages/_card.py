@@ -328,68 +328,51 @@ def review_card(
     estimates of a criterion, and the words for how a decision moved them) says after each
     decision how much it narrowed the corrected pass rate."""
     with _text.boundary():  # a fragment shows its own errors: this one says them in one line, as the page does
-        _mount(
-            store,
-            queue_id,
-            reviewer,
-            role,
-            filters,
-            options,
-            reveal_after,
-            claims,
-            progress,
-            empty_text,
-            link,
-            linked,
-            narrow,
+        kept = st.session_state.setdefault(
+            f"{KEY}|{queue_id}|{role}|{sorted(options.items())}", {"acks": {}, "views": {}, "revealed": {}}
+        )
+        kept["options"], kept["reveal_after"], kept["narrow"] = options, reveal_after, narrow
+        kept["key"] = f"{KEY}|{queue_id}|{role}"  # a card per queue and role: each its own pending decisions
+        cases = _cases(store, queue_id, reviewer, role, filters, options, linked, kept)
+        data = {
+            "queue": queue_id,
+            "reviewer": reviewer,
+            "role": role,
+            "cases": cases,
+            "acks": kept["acks"],
+            "revealed": kept["revealed"],
+            "progress": _progress(kept, progress),
+            "exhausted": len(cases) < (1 if role == "adjudicator" else review.card.BATCH),
+            "empty_text": empty_text,
+            "blind": bool(options.get("blind")),
+            "adjudicating": role == "adjudicator",
+            "reveal_after": reveal_after,
+            "notice": kept.get("notice"),
+            "link": link,
+        }
+        _CARD(
+            key=kept["key"],
+            data=data,
+            on_send_change=lambda: _on_send(store, queue_id, reviewer, role, claims, kept),
+            height="content",
         )
 
 
-def _mount(
+def _cases(
     store: Any,
     queue_id: str,
     reviewer: str,
     role: str,
     filters: Any,
     options: dict[str, Any],
-    reveal_after: bool,
-    claims: Any,
-    progress: Callable[[], str],
-    empty_text: str,
-    link: str,
     linked: tuple[str, int, str] | None,
-    narrow: Narrow | None,
-) -> None:
-    kept = st.session_state.setdefault(
-        f"{KEY}|{queue_id}|{role}|{sorted(options.items())}", {"acks": {}, "views": {}, "revealed": {}}
-    )
-    kept["options"], kept["reveal_after"], kept["narrow"] = options, reveal_after, narrow
-    kept["key"] = f"{KEY}|{queue_id}|{role}"  # a card per queue and role: each its own pending decisions
+    kept: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """The reviewer's batch, a deep link's case first until they act on it."""
     cases = review.card.batch(store, queue_id, reviewer, filters, role=role, views=kept["views"], **options)
     if linked is not None:
         key = review.card.case_key(*linked)
         if not any(a.get("case") == key for a in kept["acks"].values()):
             first = review.card.one_case(store, queue_id, linked, reviewer, role=role, **options)
             cases = [first, *(c for c in cases if c["key"] != key)]
-    data = {
-        "queue": queue_id,
-        "reviewer": reviewer,
-        "role": role,
-        "cases": cases,
-        "acks": kept["acks"],
-        "revealed": kept["revealed"],
-        "progress": _progress(kept, progress),
-        "exhausted": len(cases) < (1 if role == "adjudicator" else review.card.BATCH),
-        "empty_text": empty_text,
-        "blind": bool(options.get("blind")),
-        "adjudicating": role == "adjudicator",
-        "reveal_after": reveal_after,
-        "notice": kept.get("notice"),
-        "link": link,
-    }
-    _CARD(
-        key=kept["key"],
-        data=data,
-        on_send_change=lambda: _on_send(store, queue_id, reviewer, role, claims, kept),
-        height="content",
-    )
+    return cases
