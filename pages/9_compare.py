@@ -173,7 +173,7 @@ cfg = {
     for col in df.columns
     if col not in ("figure", "within noise", "stable wins", "stable regressions")
 }
-st.dataframe(df, hide_index=True, width="stretch", column_config=cfg)
+_text.wide_table(df, pin="figure", width="stretch", column_config=cfg)
 h = c.figures[metric]
 st.caption(
     f"Items paired: {h.delta.items}; interval: {h.delta.method}. Stable win = better in every one "
@@ -250,14 +250,16 @@ for who, run, cc, lat, side in (
             },
         }
     )
-st.dataframe(
-    pd.DataFrame(crow),
-    hide_index=True,
+costs = pd.DataFrame(crow)
+_text.wide_table(
+    costs,
+    pin="configuration",
     width="stretch",
     column_config={
         metric + " mean": _text.PCT,
         "system cost (USD)": st.column_config.NumberColumn(format="$%.4f"),
         "judge cost (USD)": st.column_config.NumberColumn(format="$%.4f"),
+        **{col: st.column_config.NumberColumn(format="%.0f") for col in costs.columns if col.endswith("(ms)")},
     },
 )
 st.download_button(

@@ -164,3 +164,15 @@ def test_ledger_page_shows_latency_and_polluted_marks(tmp_path, monkeypatch):
     table = at.dataframe[0].value
     assert table["polluted"][0] == "r-cand"
     assert table["system latency mean / p95"][0] == "15,400 / 23,100 ms -> 69,600 / 104,400 ms"
+
+
+def test_the_wide_tables_say_they_scroll_and_latency_is_whole_milliseconds(app):
+    """Issue 39: Compare's figures and cost tables were cut at the page's edge with no word, and its
+    latency columns showed every decimal."""
+    at = _open(app, COMPARE, a="r-base", b="r-cand")
+    said = [html.unescape(c.value) for c in at.caption if "scrolls sideways" in c.value]
+    assert any("figure stays in view" in c for c in said) and any("configuration stays in view" in c for c in said)
+    costs = next(d for d in at.dataframe if "configuration" in d.value.columns)
+    config = json.loads(costs.proto.columns)
+    latency = [k for k in costs.value.columns if k.endswith("(ms)")]
+    assert latency and all(config[k]["type_config"]["format"] == "%.0f" for k in latency)
