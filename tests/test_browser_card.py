@@ -35,6 +35,18 @@ def open_card(page, base: str, name: str) -> str:
     return page.get_attribute(CARD, "data-case")
 
 
+def box_of(page, selector: str):
+    """The element's box; the card redraws its keys when the server's answer comes, so an element
+    read at that instant is looked up again."""
+    for _ in range(5):
+        loc = page.locator(selector).first
+        loc.wait_for(state="visible")
+        box = loc.bounding_box()
+        if box is not None:
+            return box
+    return None
+
+
 def inside(page, box, h: int, w: int) -> bool:
     return box is not None and box["y"] >= 0 and box["y"] + min(box["height"], 24) <= h and box["x"] + box["width"] <= w
 
@@ -50,7 +62,7 @@ def test_the_case_and_its_keys_are_on_one_screen(browser, world, size):
     with start_app(data, state) as base:
         open_card(page, base, "hank")
         for sel in (".ec-crit-name", ".ec-choice", ".ec-output"):
-            box = page.locator(f"{CARD} {sel}").first.bounding_box()
+            box = box_of(page, f"{CARD} {sel}")
             assert inside(page, box, h, w), (sel, box)
         assert page.locator(f"{CARD} .ec-output").inner_text().strip()
     ctx.close()
@@ -155,3 +167,28 @@ def test_a_server_restart_mid_run_loses_no_decision_and_writes_none_twice(browse
     mine = LabelStore(Store(data, state)).history("qg")
     assert sorted((e["item_id"], str(e["gen_round"]), e["criterion"]) for e in mine) == sorted(
         tuple(k.split("\x1f")) for k in seen)
+
+
+@pytest.mark.parametrize("size", [(1400, 900), (1024, 768)])
+def test_the_demos_cases_are_on_one_screen(browser, tmp_path, size):
+    """The demo's own cases (support-g1, whose answers run to a few hundred characters): for each of
+    the first eight, the criterion, the decision keys and the answer's first line in the viewport."""
+    from browser_util import card_case
+    from conftest import DEMO
+
+    state = tmp_path / "state"
+    R.build_queue(Store(DEMO, state), "support-g1", audit_rate=0.05, seed=0)
+    w, h = size
+    ctx = browser.new_context(viewport={"width": w, "height": h})
+    page = ctx.new_page()
+    with start_app(DEMO, state) as base:
+        page.goto(f"{base}/review?gen=support-g1")
+        type_name(page, "hank")
+        shown = card_case(page)
+        for _ in range(8):
+            for sel in (".ec-crit-name", ".ec-choice", ".ec-output"):
+                box = box_of(page, f"{CARD} {sel}")
+                assert inside(page, box, h, w), (shown, sel, box)
+            page.keyboard.press("s")  # skip: the next case
+            shown = card_case(page, shown)
+    ctx.close()
