@@ -72,7 +72,7 @@ def test_an_act_sent_three_times_is_written_once(store):
     assert first["act-0001-aaaa"]["ok"] and again == first
     mine = [e for e in LabelStore(store).history("qg") if e["reviewer"] == "alice"]
     assert len(mine) == 1 and mine[0]["edit_id"] == first["act-0001-aaaa"]["edit_id"]
-    assert card.held(store, ["act-0001-aaaa", "act-never-sent"]) == {"act-0001-aaaa": mine[0]["edit_id"]}
+    assert LabelStore(store).receipts(["act-0001-aaaa", "act-never-sent"]) == {"act-0001-aaaa": mine[0]["edit_id"]}
     # the decided case leaves the batch; the next case comes in behind it
     assert c["key"] not in {x["key"] for x in card.batch(store, qid, "alice", k=2)}
 

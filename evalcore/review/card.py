@@ -26,7 +26,6 @@ from evalcore.errors import EvalcoreError, LabelError
 from evalcore.review.claims import next_cases
 from evalcore.review.detect import REASONS, describe_detail
 from evalcore.review.queue import Filters, case_view, decide, undo
-from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
 BATCH = 10  # cases a reviewer's browser holds ahead: more than a quick reviewer decides while a loaded server answers
@@ -230,8 +229,3 @@ def one_case(
 ) -> dict[str, Any]:
     """One named case as the card shows it (a deep link, a case taken back by undo), read now."""
     return card_case(case_view(store, queue_id, key[0], int(key[1]), key[2], reviewer, **options))
-
-
-def held(store: Store, ids: Sequence[str]) -> dict[str, int]:
-    """Which of these act ids the store has written (and the edit each wrote)."""
-    return LabelStore(store).receipts(ids)
