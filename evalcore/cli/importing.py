@@ -364,7 +364,7 @@ _target_options = _options(
         multiple=True,
         metavar="KEY=VALUE",
         help="Record a setting (repeatable): system keys go to the generation, others to the run; "
-        "gen.KEY / run.KEY force the side.",
+        "gen.KEY / run.KEY force the side (or use --gen-knob / --judge-knob).",
     ),
     click.option("--description", default=None, help="Free text stored with the suite, run or label set."),
 )
@@ -455,6 +455,46 @@ _harness_options = _options(
         help="The judge's named prompt variant (also --knob prompt_variant=NAME).  [default: default]",
     ),
 )
+# the contract's other fields (evalcore.importers.fields), the suite's flags, the two sides' knobs
+_field_options = _options(
+    click.option(
+        "--col",
+        "cols",
+        multiple=True,
+        metavar="FIELD=COLUMN",
+        help="Read a field from a column of another name (repeatable): latency_ms, tokens_in, tokens_out, "
+        "cost_usd, retrieved_doc_ids (per answer); judge_latency_ms, judge_tokens_in, judge_tokens_out, "
+        "judge_cost_usd (per judge call); holdout, difficulty, nice_to_have, expected_doc_ids (per item). "
+        "[default: the column named as the field]",
+    ),
+    click.option("--strict", is_flag=True, help="Refuse a file with a column the import does not use."),
+    click.option("--curated", is_flag=True, help="Mark the new suite as curated (its items were reviewed)."),
+    click.option(
+        "--quotas",
+        default=None,
+        metavar="JSON|FILE",
+        help="Class and difficulty quotas of the new suite (docs/SUITES.md).",
+    ),
+    click.option(
+        "--gen-knob",
+        "gen_knobs",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Record a setting of the system under test on the generation (repeatable), e.g. generator_model=...",
+    ),
+    click.option(
+        "--judge-knob",
+        "judge_knobs",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Record a setting of the judge on the run (repeatable), e.g. temperature=0.",
+    ),
+    click.option(
+        "--judge-pinned",
+        is_flag=True,
+        help="The judge model is a pinned snapshot although its name carries no date (recorded as knob judge_pinned).",
+    ),
+)
 _shared = _options(
     _column_options,
     _criterion_options,
@@ -462,6 +502,7 @@ _shared = _options(
     _human_options,
     _statement_col_options,
     _harness_options,
+    _field_options,
     _json_option,
 )
 
@@ -476,7 +517,20 @@ def _opts(file: str, kw: dict) -> Opts:
         groups=list(kw.pop("groups")),
         **{f.name: kw.pop(f.name) for f in dataclasses.fields(HarnessOpts) if f.name != "groups"},
     )
-    return Opts(file=file, kinds=kinds, suite=kw.pop("attach"), knobs=list(kw.pop("knobs")), harness=harness, **kw)
+    lists = {k: list(kw.pop(k)) for k in ("knobs", "cols", "gen_knobs", "judge_knobs")}
+    return Opts(file=file, kinds=kinds, suite=kw.pop("attach"), harness=harness, **lists, **kw)
+
+
+def _warn(s: dict[str, Any]) -> None:
+    """The import's warnings on stderr, one line each: the columns it did not use, a floating judge alias."""
+    if s.get("ignored_columns"):
+        click.echo(
+            f"warning: ignored columns: {', '.join(s['ignored_columns'])}; map them with --col FIELD=COLUMN "
+            "(docs/IMPORT.md lists the fields) or --strict to refuse them",
+            err=True,
+        )
+    for w in s.get("warnings") or []:
+        click.echo(f"warning: {w}", err=True)
 
 
 @import_.command("long")
@@ -491,6 +545,7 @@ def import_long_cmd(obj, file: str, criterion_col, value_col, as_json: bool, **k
 
     s = import_long(obj.data_opt, file, _opts(file, kw), criterion_col, value_col)
     _emit(s, as_json, _with_notes(s, _text_summary(s)))
+    _warn(s)
 
 
 @import_.command("wide")
@@ -509,6 +564,7 @@ def import_wide_cmd(obj, file: str, reason_suffix: str, as_json: bool, **kw) -> 
 
     s = import_wide(obj.data_opt, file, _opts(file, kw), reason_suffix)
     _emit(s, as_json, _with_notes(s, _text_summary(s)))
+    _warn(s)
 
 
 @import_.command("pairs")
@@ -611,15 +667,34 @@ def import_pairs_cmd(obj, file: str, as_json: bool, **kw) -> None:
     extras = PairExtras(**{f.name: kw.pop(f.name) for f in dataclasses.fields(PairExtras)})
     o = PairOpts(file=file, suite=kw.pop("attach"), human_cols=list(kw.pop("human_cols")), state=obj.state_opt, **kw)
     s = import_pairs(obj.data_opt, file, o, pairs_preparer(extras))
+    _close_imported(obj, s)
     _emit(
         s,
         as_json,
         (
             f"imported {s['file']}: session {s['session_id']} (closed, {s['pairs']} pairs, "
             f"{s['judgments']} human choices, {s['pair_verdicts']} model verdicts), suite "
-            f"{s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}"
+            f"{s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}; {_unblinded_text(s)}"
         ),
     )
+
+
+def _close_imported(obj, s: dict) -> None:
+    """An imported session is closed: unblinded into the state directory at once when it can be
+    (``unblinded``: its record's path, else None and ``not_unblinded``: why)."""
+    from pathlib import Path
+
+    from evalcore.pairwise.grading import close_imported
+
+    s["unblinded"], why = close_imported(obj.store, s["session_id"], Path(s["keys"]).parent)
+    if why:
+        s["not_unblinded"] = why
+
+
+def _unblinded_text(s: dict) -> str:
+    if s["unblinded"]:
+        return f"unblinded in {s['unblinded']} (`evalcore pairs report --session {s['session_id']}` reads it)"
+    return f"not unblinded: {s['not_unblinded']}"
 
 
 # PandaLM's pairwise test set with its two judges (evalcore/importers/datasets/pandalm.py; docs/REVIEW.md)
@@ -635,6 +710,7 @@ def import_pandalm_cmd(obj, source: str, keys: str | None, seed: int, as_json: b
     from evalcore.importers.datasets.pandalm import import_pandalm
 
     s = import_pandalm(obj.data_opt, source, keys=keys, seed=seed, state=obj.state_opt)
+    _close_imported(obj, s)
     judges = ", ".join(
         f"{r['run_id']} ({r['pair_verdicts']} verdicts, {r['unparseable']} unparseable kept as errors)"
         for r in s["runs"]
@@ -645,5 +721,5 @@ def import_pandalm_cmd(obj, source: str, keys: str | None, seed: int, as_json: b
         f"imported PandaLM from {s['source']}: suite {s['suite_id']} ({s['items']} instructions), "
         f"{len(s['gen_ids'])} generations pandalm-arm1..{len(s['gen_ids'])}, closed session {s['session_id']} ({s['pairs']} pairs, "
         f"{s['judgments']} choices by {', '.join(s['reviewers'])}), runs {judges}; key in {s['keys']}; "
-        f"{s['seconds']} s",
+        f"{_unblinded_text(s)}; {s['seconds']} s",
     )

@@ -579,6 +579,27 @@ def close_session(
     }
 
 
+def close_imported(store: Store, session_id: str, keys_dir: Path | str) -> tuple[str | None, str | None]:
+    """Unblind a session an import wrote as closed into this state directory at once, so that
+    ``pairs report`` reads it without ``pairs close`` (issue 40): (the path of its unblinded record,
+    None) or (None, why not): its key names more than two arms (PandaLM's five; an Arena file's
+    many), which the two-arm report does not read (``evalcore agreement --session`` does, in
+    as-shown terms), or this state directory already holds a record of that session id (another
+    data directory's session of the same name: it is left as it is)."""
+    km, _, _ = read_key(keys_dir, session_id)
+    if len(km.arms) != 2:
+        return None, (
+            f"its key names {len(km.arms)} arms and `evalcore pairs report` compares two: "
+            f"`evalcore agreement --session {session_id}` reads it"
+        )
+    if unblinded_path(store, session_id).is_file():
+        return None, (
+            f"{store.state} already holds an unblinded record of a session {session_id!r} (another data "
+            f"directory's?): left as it is; `pairs close` with another --state unblinds it"
+        )
+    return str(close_session(store, session_id, keys_dir)["unblinded"]), None
+
+
 def _checked_key(pairs: list[dict], rows: list[dict], arms: list[str], kfile: Path) -> dict[str, dict]:
     """The key's rows by pair id, refused unless they are the session's pairs, each one of each
     arm, and every mirror swaps the arms of its original."""
