@@ -45,10 +45,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evalcore.analysis.suites import holdout_ids
 from evalcore.contract import schema as S
 from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.review.detect import _FALSE, _TRUE, PRIORITY, REASONS, verdicts_sql
+from evalcore.review.texts import AHEAD, case_texts, holdout
 from evalcore.storage.gold import gold
 from evalcore.storage.labels import ROLES, LabelStore
 from evalcore.storage.roles import acting
@@ -287,7 +287,7 @@ def _per_case_sql() -> str:
 
 def _held(store: Store, q: dict[str, Any]) -> tuple[str, list[Any]]:
     """The condition over ``queue_cases c``: the case is on one of the suite's holdout items."""
-    hidden = sorted(holdout_ids(store, store.generation(q["gen_id"]).manifest.suite_id))
+    hidden = sorted(holdout(store, store.generation(q["gen_id"]).manifest.suite_id))
     if not hidden:
         return "1 = 0", []
     return f"c.item_id IN (SELECT h.value FROM {LabelStore.json_values('?', 'h')})", [json.dumps(hidden)]
@@ -307,16 +307,26 @@ def _scope(store: Store, q: dict[str, Any], filters: Filters | None) -> tuple[st
     return " AND ".join(cond), args
 
 
+_COUNTS: dict[tuple, list[dict[str, Any]]] = {}  # the counts of a queue's cases per scope (see _case_counts)
+
+
 def _case_counts(store: Store, q: dict[str, Any], filters: Filters | None) -> tuple[dict[str, int], int]:
     """The cases in scope per stratum, and those the holdout rule leaves out (one query)."""
     f = filters or Filters()
     cond, args = _scope(store, q, replace(f, include_holdout=True))
     held, held_args = _held(store, q)
-    rows = LabelStore(store).rows(
-        f"SELECT c.stratum AS stratum, count(*) AS n, sum(CASE WHEN {held} THEN 1 ELSE 0 END) AS held "
-        f"FROM queue_cases c WHERE {cond} GROUP BY c.stratum",
-        [*held_args, *args],
-    )
+    labels = LabelStore(store)
+    key = (labels.where, q["queue_id"], q["created_at"], cond, held, json.dumps([*held_args, *args]))
+    rows = _COUNTS.get(key)
+    if rows is None:  # a queue's cases never change: counted once per scope and holdout set
+        rows = labels.rows(
+            f"SELECT c.stratum AS stratum, count(*) AS n, sum(CASE WHEN {held} THEN 1 ELSE 0 END) AS held "
+            f"FROM queue_cases c WHERE {cond} GROUP BY c.stratum",
+            [*held_args, *args],
+        )
+        if len(_COUNTS) >= 256:
+            _COUNTS.clear()
+        _COUNTS[key] = rows
     hide = 0 if f.include_holdout else 1
     return {r["stratum"]: int(r["n"]) - hide * int(r["held"] or 0) for r in rows}, sum(
         hide * int(r["held"] or 0) for r in rows
@@ -486,28 +496,32 @@ _VERDICT_KEYS = (
 _DECISION_KEYS = ("reviewer", "outcome", "value", "note", "tags", "created_at", "role")
 
 
-def _case_texts(store: Store, q: dict[str, Any], item_id: str, gen_round: int, hold: bool) -> tuple[dict, dict | None]:
+def _case_texts(
+    store: Store, q: dict[str, Any], case: dict[str, Any], hold: bool
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The case's item row and its answer (the texts of an open pairwise session's arms withheld:
-    storage.seal); a holdout item refused unless ``hold``."""
+    storage.seal); a holdout item refused unless ``hold``. Read with the next cases of the queue
+    (:mod:`evalcore.review.texts`), so a key press rarely reads a file."""
     suite_id = store.generation(q["gen_id"]).manifest.suite_id
-    if not hold and item_id in set(holdout_ids(store, suite_id)):
+    item_id = case["item_id"]
+    if not hold and item_id in holdout(store, suite_id):
         raise InputError(
             f"item {item_id!r} is a holdout item of suite {suite_id!r}: hidden unless "
             "holdout items are shown (--include-holdout, or 'Show holdout items'; the look is logged)",
             field="item",
         )
-    item = store.records(
-        "SELECT * FROM read_parquet(?) WHERE item_id = ?", [store.path_of("suite", suite_id, "items"), item_id]
-    )
-    out_row = withhold(
-        store,
-        q["gen_id"],
-        store.records(
-            "SELECT output, abstained, error FROM read_parquet(?) WHERE item_id = ? AND round = ?",
-            [store.path_of("generation", q["gen_id"], "outputs"), item_id, int(gen_round)],
-        ),
-    )
-    return (item[0] if item else {}), (out_row[0] if out_row else None)
+
+    def ahead() -> list[tuple[str, int]]:
+        return [
+            (r["item_id"], r["gen_round"])
+            for r in LabelStore(store).rows(
+                "SELECT item_id, gen_round FROM queue_cases WHERE queue_id = ? AND rank > ? AND rank <= ? ORDER BY rank",
+                (q["queue_id"], case["rank"], case["rank"] + AHEAD),
+            )
+        ]
+
+    item, out = case_texts(store, q["gen_id"], suite_id, (item_id, int(case["gen_round"])), ahead)
+    return item, (withhold(store, q["gen_id"], [out])[0] if out is not None else None)
 
 
 def _case_verdicts(
@@ -576,7 +590,7 @@ def case_view(
     who = _need_reviewer(reviewer)
     q = get_queue(store, queue_id)
     case = find_case(store, q["queue_id"], item_id, gen_round, criterion)
-    it, out_row = _case_texts(store, q, item_id, gen_round, bool(include_holdout))
+    it, out_row = _case_texts(store, q, case, bool(include_holdout))
     labels = LabelStore(store)
     crit = _criterion(store, q["runs"], q["gen_id"], criterion)
     key = (item_id, int(gen_round), criterion)
