@@ -650,6 +650,15 @@ def unblinded(store: Store, session_id: str) -> dict:
     return json.loads(unblinded_path(store, session_id).read_text(encoding="utf-8"))
 
 
+def people_choices(store: Store, session_id: str) -> dict[str, list[str]]:
+    """pair -> people's current choices on it, as shown (shipped and the app's: :func:`_people`)."""
+    out: dict[str, list[str]] = {}
+    for r in _people(store, session_id):
+        if r["choice"] is not None:
+            out.setdefault(r["pair_id"], []).append(r["choice"])
+    return out
+
+
 def _people(store: Store, session_id: str) -> list[dict]:
     """Shipped judgments (the data) and the state's current ones; a state judgment by the same
     reviewer on the same pair replaces a shipped one."""
