@@ -240,3 +240,52 @@ def test_hanna_report_card_on_the_human_stories(data):
     got = {c["criterion"]: next(j["pass_rate"] for j in c["judges"] if j["run_id"] == run) for c in g["criteria"]}
     assert got == pytest.approx(direct, abs=1e-12)
     assert all(j["n"] <= 96 for c in g["criteria"] for j in c["judges"])
+
+
+def test_the_review_card_on_imported_hanna(data, tmp_path):
+    """The review card's server side on data nobody here made (issue 39): a queue on HANNA's 20 imported
+    LLM raters, two reviewers per case; each sees the criterion's definition and the generation's own text,
+    decides with the keys of its choices (continuous 1-5 scores are decided pass / fail against the
+    threshold: docs/REVIEW.md), and every decision is in the store once, counted in the progress."""
+    from evalcore import LabelStore, Store
+    from evalcore import review as R
+    from evalcore.review import card
+    from evalcore.review.queue import progress
+
+    store = Store(data / "data", tmp_path / "state")
+    qid = R.build_queue(store, "hanna", seed=0, reviewers_required=2)["queue_id"]
+    outputs = store.records(
+        "SELECT item_id, output FROM read_parquet(?)", [store.path_of("generation", "hanna", "outputs")]
+    )
+    text = {r["item_id"]: r["output"] for r in outputs}
+    rubric = {c.name: c.description for c in store.run("hanna-chatgpt-p1").manifest.rubric.criteria}
+    decided = 0
+    for who in ("alice", "bob", "alice", "bob"):
+        cases = card.batch(store, qid, who, k=4)
+        assert cases and all(
+            c["output"] == text[c["item"]] and c["description"] == rubric[c["criterion"]] for c in cases
+        )
+        assert all([(k["key"], k["value"]) for k in c["choices"]] == [("1", "pass"), ("2", "fail")] for c in cases)
+        acts = [
+            {
+                "id": f"{who}-{c['key']}".replace("\x1f", "-"),
+                "kind": "decided",
+                "item": c["item"],
+                "round": c["round"],
+                "criterion": c["criterion"],
+                "value": c["choices"][k % 2]["value"],
+            }
+            for k, c in enumerate(cases[:2])
+        ]
+        acks = card.submit(store, qid, who, acts + acts)  # sent twice: written once
+        assert all(a["ok"] for a in acks.values()) and len(acks) == 2
+        decided += 2
+    edits = [e for e in LabelStore(store).standing("hanna") if e["outcome"] == "decided"]
+    assert len(edits) == decided == len({(e["reviewer"], e["item_id"], e["criterion"]) for e in edits})
+    mine = progress(store, qid, "alice")
+    assert mine["handled_by_me"] == 4 and mine["cases"] == mine["raised"] + mine["audited"]
+    both = {(e["item_id"], e["criterion"]) for e in edits if e["reviewer"] == "alice"} & {
+        (e["item_id"], e["criterion"]) for e in edits if e["reviewer"] == "bob"
+    }
+    # a case is complete once both decided it, so none waits for alice but the ones she has not decided
+    assert mine["complete"] == len(both) and mine["waiting_for_me"] == mine["cases"] - 4
