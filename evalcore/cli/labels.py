@@ -150,8 +150,16 @@ def labels_list(obj: Ctx, history: bool, shipped: bool, as_json: bool) -> None:
 
 
 @labels.command("export")
-@click.option("--format", "fmt", type=click.Choice(["csv", "parquet", "json"]), default="csv", show_default=True)
-@click.option("--out", type=click.Path(dir_okay=False), default=None, help="File to write (stdout for csv/json).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "parquet", "json", "langfuse", "langsmith", "braintrust"]),
+    default="csv",
+    show_default=True,
+    help="langfuse, langsmith, braintrust: adjudicated gold as JSON Lines of score create bodies, feedback "
+    "create bodies or log_feedback arguments, with provenance (docs/IMPORT.md).",
+)
+@click.option("--out", type=click.Path(dir_okay=False), default=None, help="File to write (stdout for text formats).")
 @click.option("--history", is_flag=True, help="Every edit instead of each case's gold.")
 @click.option("--wide", is_flag=True, help="Also one column per reviewer (reviewer:NAME) beside gold.")
 @click.option("--shipped/--no-shipped", default=True, show_default=True)
@@ -161,6 +169,15 @@ def labels_export(obj: Ctx, fmt: str, out: str | None, history: bool, wide: bool
     from evalcore.storage.export import export_labels
     from evalcore.storage.labels import LabelStore
 
+    if fmt in ("langfuse", "langsmith", "braintrust"):
+        from evalcore.importers.goldout import export_platform
+
+        if history or wide:
+            raise click.UsageError("--history and --wide do not apply to a platform format")
+        text = export_platform(LabelStore(obj.store), fmt, Path(out) if out else None)
+        if text is not None:
+            click.echo(text, nl=False)
+        return
     text = export_labels(
         LabelStore(obj.store), fmt, Path(out) if out else None, history=history, include_shipped=shipped, wide=wide
     )
