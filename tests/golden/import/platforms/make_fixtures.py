@@ -6,6 +6,7 @@ Run with the throwaway venv the README names (the SDKs are not evalcore's depend
     /tmp/sdkvenv/bin/pip install langfuse==5.2.0 langsmith==0.15.1 braintrust==0.48.1 \
         opentelemetry-proto==1.45.2 opentelemetry-sdk==1.45.2
     /tmp/sdkvenv/bin/python tests/golden/import/platforms/make_fixtures.py
+    /tmp/sdkvenv/bin/python tests/golden/import/platforms/make_fixtures.py --validate   # export/*.jsonl
 
 One small RAG run (six questions, a retrieved passage, an answer) judged on three criteria
 (faithfulness: pass/fail, correctness: correct/partial/wrong, relevance: 1-5) by a judge model, and
@@ -35,6 +36,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import sys
 import uuid
 from pathlib import Path
 
@@ -409,8 +411,38 @@ def otel() -> None:
     (out / "traces.json").write_text(json.dumps(doc, indent=1) + "\n")
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:] == []:
     langfuse()
     langsmith()
     braintrust()
     otel()
+
+
+def validate_exports() -> None:
+    """Check each record of export/*.jsonl (what ``evalcore labels export --format X`` wrote, by
+    tests/test_import_platforms.py --write) against the platform SDK's own model or function."""
+    import inspect
+
+    from braintrust import Experiment
+    from braintrust.logger import _validate_and_sanitize_experiment_log_partial_args
+    from langfuse.api import CreateScoreRequest
+    from langsmith.schemas import FeedbackCreate
+
+    def lines(name: str) -> list[dict]:
+        return [json.loads(x) for x in (HERE / "export" / name).read_text().splitlines() if x.strip()]
+
+    for r in lines("langfuse.jsonl"):
+        m = CreateScoreRequest.model_validate(r)
+        assert json.loads(m.json(exclude_none=True)) == {k: v for k, v in r.items() if v is not None}, r
+    for r in lines("langsmith.jsonl"):
+        m = FeedbackCreate(**r)
+        assert (str(m.run_id), m.key, m.feedback_source.type) == (r["run_id"], r["key"], "api"), r
+    sig = inspect.signature(Experiment.log_feedback)
+    for r in lines("braintrust.jsonl"):
+        sig.bind(None, **r)  # the keyword arguments log_feedback takes
+        _validate_and_sanitize_experiment_log_partial_args(dict(scores=r["scores"], metadata=r["metadata"]))
+    print("export/*.jsonl: every record validates against the SDK's own model or function")
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--validate"]:
+    validate_exports()
