@@ -517,7 +517,7 @@ def _opts(file: str, kw: dict) -> Opts:
         groups=list(kw.pop("groups")),
         **{f.name: kw.pop(f.name) for f in dataclasses.fields(HarnessOpts) if f.name != "groups"},
     )
-    lists = {k: list(kw.pop(k)) for k in ("knobs", "cols", "gen_knobs", "judge_knobs")}
+    lists: dict[str, Any] = {k: list(kw.pop(k)) for k in ("knobs", "cols", "gen_knobs", "judge_knobs")}
     return Opts(file=file, kinds=kinds, suite=kw.pop("attach"), harness=harness, **lists, **kw)
 
 

@@ -57,6 +57,7 @@ KIND_ORDER = ("binary", "ternary", "ordinal", "continuous")  # preference when s
 # describes the judge (recorded on the run). `gen.KEY=V` / `run.KEY=V` force the side.
 GENERATION_KNOBS = (
     "generator_model",
+    "generator_family",
     "generator",
     "system",
     "temperature",
@@ -179,6 +180,7 @@ class Frame:
     types: dict[str, str] = field(default_factory=dict)  # Parquet column types, for messages
     value_col: str | None = None  # long format: the column holding every criterion's value
     criterion_col: str | None = None  # long format: the column naming the criterion
+    used: set[str] = field(default_factory=set)  # the columns an option resolved to (the rest are ignored)
 
     @property
     def n(self) -> int:
@@ -581,6 +583,7 @@ def resolve_column(frame: Frame, option: str, given: str | None, default: str | 
     if col is None:
         return None
     if col in frame.data:
+        frame.used.add(col)
         return col
     if given is not None or required:
         have = ", ".join(frame.columns[:20]) + (", ..." if len(frame.columns) > 20 else "")

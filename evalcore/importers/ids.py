@@ -54,11 +54,14 @@ def _explicit_id(
     return value
 
 
-def parse_knobs(pairs: Iterable[str], file: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def parse_knobs(
+    pairs: Iterable[str], file: str, gen_pairs: Iterable[str] = (), judge_pairs: Iterable[str] = ()
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """``--knob`` pairs -> (generation knobs, run knobs), values read by
     :func:`evalcore.contract.knobs.parse_knobs` (the same reading as generate and judge). A key
     ``gen.K`` or ``run.K`` names its side; otherwise the generation's known knobs go to it and the
-    rest to the run."""
+    rest to the run. ``--gen-knob`` pairs (``gen_pairs``) always describe the system under test and
+    ``--judge-knob`` pairs (``judge_pairs``) the judge, whatever their key (no prefix needed)."""
     gen: dict[str, Any] = {}
     run: dict[str, Any] = {}
     for key, val in parse_knobs_text(pairs, field="--knob", file=file).items():
@@ -71,4 +74,6 @@ def parse_knobs(pairs: Iterable[str], file: str) -> tuple[dict[str, Any], dict[s
             gen[key] = val
         else:
             run[key] = val
+    gen.update(parse_knobs_text(gen_pairs, field="--gen-knob", file=file))
+    run.update(parse_knobs_text(judge_pairs, field="--judge-knob", file=file))
     return gen, run

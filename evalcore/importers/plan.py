@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -271,6 +272,19 @@ def judge_family_of(judge_model: str) -> str | None:
     return fams.pop() if len(fams) == 1 else None
 
 
+#: a model name that carries its snapshot's date (2024-08-06, 20241022, @20240229) or a dated
+#: version suffix (gpt-4-0613's -0613, gemini-1.5-pro-002's -002); "latest" never pins
+_DATED = re.compile(r"(?:19|20)\d{2}-?[01]\d-?[0-3]\d|-[01]\d[0-3]\d$|-\d{3}$")
+
+
+def floating_alias(model: str) -> bool:
+    """Whether a judge model's name is a floating alias (``gpt-4o``, ``ChatGPT``,
+    ``claude-3-5-sonnet-latest``) rather than a dated snapshot, whose answers can change under the
+    same name. ``unknown`` (no judge named) is not flagged."""
+    names = [m.strip() for m in model.split(",") if m.strip() and m.strip() != "unknown"]
+    return any("latest" in m.lower() or not _DATED.search(m) for m in names)
+
+
 def imported_run(
     rubric: S.Rubric,
     field_order: list[str] | str | None = None,
@@ -456,6 +470,9 @@ def plan_generation(
             taken.add(("generations", gid))
             return gid, True
     gid = plan_id(plan.data, "generations", gen_id, "--gen-id", "generation", base, taken, frame.name)
+    if "generator_model" in knobs and "generator_family" not in knobs:  # as `evalcore generate` records it
+        family = model_family(str(knobs["generator_model"]))
+        knobs = {**knobs, **({"generator_family": family} if family else {})}
     rounds = max(r for _, r in outputs)
     complete = all((iid, r) in outputs for iid in suite.items for r in range(1, rounds + 1))
     manifest = imported_generation(

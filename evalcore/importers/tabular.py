@@ -22,6 +22,16 @@ from typing import Any, cast
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
+from evalcore.importers.common import _settle_generation, _totals
+from evalcore.importers.fields import (
+    OUTPUT_FIELDS,
+    field_columns,
+    ignored_columns,
+    item_fields,
+    judge_calls,
+    output_fields,
+    suite_fields,
+)
 from evalcore.importers.frame import (
     POSTPROCESS_VERSION,
     Frame,
@@ -39,6 +49,7 @@ from evalcore.importers.plan import (
     attach_labels,
     collect_items,
     collect_outputs,
+    floating_alias,
     imported_run,
     plan_generation,
     plan_id,
@@ -110,6 +121,13 @@ class Opts:
     harness: HarnessOpts = field(default_factory=HarnessOpts)
     must_have_col: str | None = None
     wrong_if_col: str | None = None
+    cols: list[str] = field(default_factory=list)  # --col FIELD=COLUMN (evalcore.importers.fields)
+    curated: bool = False
+    quotas: str | None = None
+    strict: bool = False  # refuse a column the import does not use
+    gen_knobs: list[str] = field(default_factory=list)  # --gen-knob: the system under test
+    judge_knobs: list[str] = field(default_factory=list)  # --judge-knob: the judge
+    judge_pinned: bool = False  # the judge model is a pinned snapshot whatever its name
 
 
 def _criteria_list(text: str | None, file: str) -> list[str] | None:
@@ -140,6 +158,9 @@ def _base_columns(frame: Frame, o: Opts) -> dict[str, str | None]:
         "abstained": resolve_column(frame, "--abstained-col", o.harness.abstained_col, "abstained", required=False),
         "annotator": None,
     }
+    fields = field_columns(frame, o.cols, human=o.human)
+    frame.used.update(fields.values())
+    cols.update({f"field:{k}": c for k, c in fields.items()})
     if o.human and o.harness.given():
         raise InputError(
             f"{', '.join(o.harness.given())} describe a judge's harness; a --human label set has none",
@@ -179,6 +200,7 @@ def import_long(
             )
     ids, rounds, slots, reasons = _row_keys(frame, cols, o)
     values = frame.data[vcol]
+    frame.used.update((ccol, vcol))
     cells = [Cell(ids[i], rounds[i], crit_names[i], slots[i], values[i], reasons[i], i) for i in range(frame.n)]
     if not o.human:
         for what, default in LONG_COLUMNS.items():  # --raw-verdict-col: o.harness.raw_verdict_col, ...
@@ -235,6 +257,7 @@ def import_wide(data_opt: str | Path | None, path: str, o: Opts, reason_suffix: 
         rcol = f"{c}{reason_suffix}" if reason_suffix and f"{c}{reason_suffix}" in frame.data else None
         creasons = col_text(frame, rcol, required=False) if rcol else reasons
         recorded = {} if o.human else {w: f"{c}{x}" for w, x in WIDE_SUFFIXES.items() if f"{c}{x}" in frame.data}
+        frame.used.update((c, rcol or c, *recorded.values()))
         for i, v in enumerate(frame.data[c]):
             if o.human and _is_missing(v):
                 continue  # an annotator who did not label this criterion
@@ -354,31 +377,51 @@ def _finish(
 ) -> dict[str, Any]:
     """Shared tail of long and wide: items, outputs, rubric, rows, the plan; write; summary."""
 
+    ignored = ignored_columns(frame, frame.used)
+    if ignored and o.strict:
+        raise InputError(
+            f"columns the import does not use: {', '.join(ignored)}; map them with --col FIELD=COLUMN "
+            "(docs/IMPORT.md lists the fields) or leave them out of the file",
+            file=frame.name,
+            field="--strict",
+        )
     data = target_data_dir(data_opt)
+    fields = {k.split(":", 1)[1]: c for k, c in cols.items() if k.startswith("field:") and c}
     item_cols = ("item", "input", "context", "reference", "class", "must_have", "wrong_if")
     items = collect_items(frame, ItemCols(*(cols[k] for k in item_cols)))
+    for iid, more in item_fields(frame, fields, ids).items():
+        items[iid].update(more)
     outputs = collect_outputs(frame, ids, rounds, cols["output"])
-    extra = _abstained(frame, cols["abstained"], ids, rounds)
+    extra = _output_extras(frame, cols, fields, ids, rounds)
     _check_keys(frame, o, cells, keycols)
     notes: list[str] = []
     rubric = _parse_cells(frame, o, order, cells, notes)
-    gen_knobs, run_knobs = parse_knobs(o.knobs, frame.name)
+    gen_knobs, run_knobs = parse_knobs(o.knobs, frame.name, o.gen_knobs, o.judge_knobs)
     if o.human and run_knobs:
         raise InputError(
             f"knobs {', '.join(run_knobs)} describe a judge; a --human label set records only generation knobs",
             file=frame.name,
-            field="--knob",
+            field="--judge-knob" if o.judge_knobs else "--knob",
         )
 
     base = _sanitise(Path(frame.name).stem)
     name = Path(frame.name).name
     desc = o.description or f"imported from {name}"
     plan, taken, suite = start_plan(data, frame, items, o.suite, o.suite_id, base, desc, f"evalcore import ({name})")
+    more = suite_fields(frame.name, o.curated, o.quotas, suite.new)
+    if more and plan.suite:
+        plan.suite = (plan.suite[0].model_copy(update=more), plan.suite[1])
     if o.human and not suite.new:
         # people's labels for (part of) a generation evalcore has: attach to it, write no generation
         gen_id, reused = attach_labels(plan, frame, suite, outputs, o.gen_id, taken, gen_knobs, cols["output"]), True
     else:
         gen_id, reused = plan_generation(plan, frame, suite, outputs, o.gen_id, base, taken, gen_knobs, extra=extra)
+        _settle_generation(plan, gen_id, reused, polluted=False)
+    if reused and any(f in fields for f in OUTPUT_FIELDS):
+        notes.append(
+            f"generation {gen_id} is reused as it is: its answers' {', '.join(f for f in OUTPUT_FIELDS if f in fields)} "
+            "are the ones it records, not the file's"
+        )
     summary: dict[str, Any] = {
         "file": frame.name,
         "suite_id": suite.suite_id,
@@ -389,34 +432,75 @@ def _finish(
         "outputs": len(outputs),
         "criteria": {c.name: c.kind for c in rubric.criteria},
         "notes": notes,
+        "ignored_columns": ignored,
+        "warnings": [],
     }
     if o.human:
-        if o.run_id is not None:
-            raise InputError(
-                "--run-id does not apply with --human (use --labelset-id)", file=frame.name, field="--run-id"
-            )
-        lid = plan_id(data, "labels", o.labelset_id, "--labelset-id", "label set", base, taken, frame.name)
-        labelset, labels = _labelset(frame, o, lid, gen_id, rubric, cells)
-        plan.labelset = (labelset, labels)
-        summary.update(labelset_id=lid, labels=len(labels), annotators=labelset.annotators)
+        _plan_labels(data, plan, frame, o, gen_id, rubric, cells, base, taken, summary)
     else:
-        if o.labelset_id is not None:
-            raise InputError(
-                "--labelset-id applies only with --human (use --run-id)", file=frame.name, field="--labelset-id"
-            )
-        rid = plan_id(data, "runs", o.run_id, "--run-id", "run", base, taken, frame.name)
-        run, verdicts, n_missing = _run(frame, o, rid, gen_id, rubric, outputs, cells, keycols, notes, run_knobs)
-        plan.run = (run, verdicts, [], None)
-        summary.update(
-            run_id=rid,
-            verdicts=len(verdicts),
-            missing_verdicts=n_missing,
-            judge_rounds=run.judge_rounds,
-            all_pass=all_pass(verdicts),
-        )
+        _plan_run(data, plan, frame, o, cols, gen_id, rubric, outputs, cells, keycols, run_knobs, base, taken, summary)
     plan.check()
     plan.write()
     return summary
+
+
+def _output_extras(
+    frame: Frame, cols: dict, fields: dict[str, str], ids: list[str], rounds: list[int]
+) -> dict[tuple[str, int], dict[str, Any]]:
+    """The output fields of each answer (its abstained flag, latency, tokens, cost, retrieved documents)."""
+    keys = list(zip(ids, rounds))
+    extra = output_fields(frame, fields, keys)
+    for k, v in (_abstained(frame, cols["abstained"], ids, rounds) or {}).items():
+        extra[k].update(v)
+    return extra
+
+
+def _plan_labels(
+    data: Path, plan: Any, frame: Frame, o: Opts, gen_id: str, rubric: S.Rubric, cells: list[Cell], base: str,
+    taken: set, summary: dict[str, Any],
+) -> None:  # fmt: skip
+    """The label set of a --human import, added to the plan and the summary."""
+    if o.run_id is not None:
+        raise InputError("--run-id does not apply with --human (use --labelset-id)", file=frame.name, field="--run-id")
+    lid = plan_id(data, "labels", o.labelset_id, "--labelset-id", "label set", base, taken, frame.name)
+    labelset, labels = _labelset(frame, o, lid, gen_id, rubric, cells)
+    plan.labelset = (labelset, labels)
+    summary.update(labelset_id=lid, labels=len(labels), annotators=labelset.annotators)
+
+
+def _plan_run(
+    data: Path, plan: Any, frame: Frame, o: Opts, cols: dict, gen_id: str, rubric: S.Rubric,
+    outputs: dict[tuple[str, int], str], cells: list[Cell], keycols: list[str], run_knobs: dict[str, Any],
+    base: str, taken: set, summary: dict[str, Any],
+) -> None:  # fmt: skip
+    """The run of a judge's verdicts (its calls from the judge's call columns), added to the plan and
+    the summary; a judge model named by a floating alias is warned about."""
+    if o.labelset_id is not None:
+        raise InputError(
+            "--labelset-id applies only with --human (use --run-id)", file=frame.name, field="--labelset-id"
+        )
+    rid = plan_id(data, "runs", o.run_id, "--run-id", "run", base, taken, frame.name)
+    if o.judge_pinned:
+        run_knobs = {**run_knobs, "judge_pinned": True}
+    elif floating_alias(o.judge_model):
+        summary["warnings"].append(
+            f"judge model {o.judge_model!r} is not a dated snapshot: its verdicts can change under the same "
+            "name; name the snapshot, or pass --judge-pinned if it is one"
+        )
+    run, verdicts, n_missing = _run(frame, o, rid, gen_id, rubric, outputs, cells, keycols, summary["notes"], run_knobs)
+    mode, groups, _ = check_mode(frame.name, o.harness, rubric.names())
+    fields = {k.split(":", 1)[1]: c for k, c in cols.items() if k.startswith("field:") and c}
+    calls = judge_calls(frame, fields, cells, verdicts, mode, groups, wide=frame.value_col is None)
+    if calls:
+        run = run.model_copy(update={"totals": _totals(calls).model_copy(update={"calls": len(calls)})})
+    plan.run = (run, verdicts, calls, None)
+    summary.update(
+        run_id=rid,
+        verdicts=len(verdicts),
+        missing_verdicts=n_missing,
+        judge_rounds=run.judge_rounds,
+        all_pass=all_pass(verdicts),
+    )
 
 
 def _labelset(

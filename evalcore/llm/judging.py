@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +52,15 @@ from evalcore.llm.plan import (
     refuse_existing,
     resume_work,
 )
-from evalcore.llm.prompts import POSTPROCESS_VERSION, POSTPROCESS_VERSIONS, PromptTemplate, derive, local_verdict
+from evalcore.llm.prompts import (
+    _FAIL,
+    _PASS,
+    POSTPROCESS_VERSION,
+    POSTPROCESS_VERSIONS,
+    PromptTemplate,
+    derive,
+    local_verdict,
+)
 from evalcore.llm.rubric import MODEL_KINDS, RubricSpec, spec_from_manifest
 from evalcore.stats.descriptive import percentile
 from evalcore.storage.paths import utcnow
@@ -556,27 +565,70 @@ def finish_judge(store: Store, wd: WorkDir, built: Built, done: dict[str, dict])
 # --------------------------------------------------------------------------- rederive
 
 
+#: the binary words an imported value may be besides pp-*'s pass / fail words (the importers'
+#: BINARY_TRUE / BINARY_FALSE, evalcore.importers.frame; tests/test_import_fields.py checks they agree)
+IMPORTED_BINARY = {"1": "pass", "y": "pass", "0": "fail", "n": "fail"}
+
+
 def _rederivable(store: Store, run_id: str, version: str) -> S.RunManifest:
-    """The manifest of run ``run_id``, refused unless ``version`` is known and the run was judged
-    by evalcore and has verdicts."""
+    """The manifest of run ``run_id``, refused unless ``version`` is known and the run has verdicts
+    that kept the judge's raw verdict: a judged run always does; an imported or simulated run does
+    when every verdict of a model-judged criterion with a value carries one."""
     if version not in POSTPROCESS_VERSIONS:
         raise InputError(
             f"unknown post-processing version {version!r} (known: {', '.join(POSTPROCESS_VERSIONS)})",
             field="--postprocess",
         )
     m = store.run(run_id).manifest
-    if m.source != "judged":
-        raise InputError(
-            f"run {run_id!r} is {m.source}: its verdicts were not derived by evalcore's post-processing, "
-            "so there is nothing to recompute",
-            field="RUN",
-        )
-    n_verdicts = store.sql("SELECT count(*) FROM read_parquet(?)", [store.path_of("run", run_id, "verdicts")])[0][0]
+    path = store.path_of("run", run_id, "verdicts")
+    n_verdicts = store.sql("SELECT count(*) FROM read_parquet(?)", [path])[0][0]
     if not n_verdicts:
         raise InputError(
             f"run {run_id!r} has no verdicts (a pairwise grader holds choices only): nothing to rederive", field="RUN"
         )
+    if m.source != "judged":
+        _raw_readable(store, m, path)
     return m
+
+
+def _readable(c: S.Criterion, raw: str) -> bool:
+    """Whether post-processing reads ``raw`` as a verdict of ``c``'s kind."""
+    word = raw.strip().lower()
+    if c.kind == "binary":
+        return word in _PASS or word in _FAIL or word in IMPORTED_BINARY
+    if c.kind == "ternary":
+        return word in S.TERNARY_LABELS
+    try:
+        return math.isfinite(float(word))
+    except ValueError:
+        return False
+
+
+def _raw_readable(store: Store, m: S.RunManifest, path: str) -> None:
+    """Refuse an imported or simulated run whose model-judged verdicts with a value do not all keep
+    a raw verdict post-processing reads (another tool's own vocabulary, such as Inspect's C / I / P
+    or promptfoo's grading JSON, is recomputed by its importer's rules, not by pp-*)."""
+    crits = {c.name: c for c in m.rubric.criteria if c.kind in MODEL_KINDS}
+    rows = store.sql(
+        "SELECT criterion, raw_verdict, min(item_id), count(*) FROM read_parquet(?) WHERE error IS NULL "
+        "AND list_contains(?, criterion) GROUP BY ALL ORDER BY 3, 1",
+        [path, list(crits) or [""]],
+    )
+    bare = [r for r in rows if r[1] is None]
+    if bare:
+        raise InputError(
+            f"run {m.run_id!r} is {m.source} and {sum(r[3] for r in bare)} of its verdicts keep no raw verdict "
+            f"(the first: item {bare[0][2]!r}, criterion {bare[0][0]!r}): there is nothing to recompute them from",
+            field="RUN",
+        )
+    odd = next((r for r in rows if not _readable(crits[r[0]], r[1])), None)
+    if odd:
+        crit, raw, item, _ = odd
+        raise InputError(
+            f"run {m.run_id!r} is {m.source} ({m.postprocess_version}): its raw verdict {raw[:60]!r} of criterion "
+            f"{crit!r} (item {item!r}) is not a {crits[crit].kind} verdict evalcore's post-processing reads",
+            field="RUN",
+        )
 
 
 def _thresholded(rubric: S.Rubric, thresholds: dict[str, float], run_id: str) -> S.Rubric:
@@ -602,12 +654,22 @@ def _rederive_row(r: dict, c: S.Criterion, o: dict, item: dict, spec: RubricSpec
     """Recompute the derived fields of the stored verdict row ``r`` (in place) of criterion ``c``
     on the answer ``o`` (``{}`` if none) to ``item``; True if they changed."""
     if c.kind in MODEL_KINDS and r.get("raw_verdict") is not None:
+        raw = r["raw_verdict"]
+        if c.kind == "binary":
+            raw = IMPORTED_BINARY.get(str(raw).strip().lower(), raw)
         entry = {
-            "raw_verdict": r["raw_verdict"],
+            "raw_verdict": raw,
             "score": None,
             **{k: r.get(k) for k in ("covered", "missed", "triggered")},
         }
-        d = derive(c, entry, bool(o.get("abstained")), spec.on_abstain, version)
+        try:
+            d = derive(c, entry, bool(o.get("abstained")), spec.on_abstain, version)
+        except ValueError:  # an imported raw verdict post-processing cannot read (a score that is not a number)
+            raise InputError(
+                f"item {r['item_id']!r} criterion {c.name!r}: raw verdict {raw!r} is not a {c.kind} value "
+                f"{version} reads",
+                field="RUN",
+            ) from None
     elif c.kind not in MODEL_KINDS and o:
         v = local_verdict(c, item, o, spec.metrics.get(c.name, "recall"))
         d = {"passed": v["passed"], "score": v["score"], "label": None}

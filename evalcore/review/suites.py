@@ -67,6 +67,12 @@ def parse_value(field: str, value: Any) -> str | list[str] | None:
     """A repair's new value for ``field``: text (stripped; empty is null, except for the input,
     which may not be empty), or a list (a JSON list of strings, or one entry per line; empty
     entries dropped; no entries is null)."""
+    if field == "holdout":  # every figure and queue reads the holdout flags of the suite as written (version 1)
+        raise InputError(
+            "holdout cannot be repaired: every figure hides the items held out in the suite as written "
+            "(give them on import: a holdout column of import long / wide)",
+            field="--field",
+        )
     if field not in REPAIRABLE:
         raise InputError(f"field {field!r} cannot be repaired (one of {', '.join(REPAIRABLE)})", field="--field")
     if REPAIRABLE[field] == "list":
