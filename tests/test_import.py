@@ -235,12 +235,15 @@ def test_wide_round_trip_in_jsonl_and_parquet(tmp_path, imp):
     assert s2["all_pass"] == s["all_pass"]
 
 
-def test_wide_criteria_option_and_generation_rounds(tmp_path, imp):
+def test_wide_criteria_option_and_generation_rounds(tmp_path, ev):
     header = ["item_id", "input", "output", "gen_round", "faithful", "complete", "note"]
     body = [["a", "Q1?", "A1 first", 1, "pass", 4, "x"], ["a", "Q1?", "A1 second", 2, "fail", 2, "y"],
             ["b", "Q2?", "B1 first", 1, "pass", 5, "z"], ["b", "Q2?", "B1 second", 2, "pass", 3, ""]]
     f = write_csv(tmp_path / "rounds.csv", header, body)
-    s = imp(tmp_path / "d", "wide", f, "--criteria", "faithful,complete", "--criterion-threshold", "complete=3")
+    code, out, err = ev("--data", tmp_path / "d", "import", "wide", f, "--criteria", "faithful,complete",
+                        "--criterion-threshold", "complete=3", "--json")
+    s = json.loads(out)
+    assert code == 0 and s["ignored_columns"] == ["note"] and err.startswith("warning: ignored columns: note;")  # issue 40
     assert (s["outputs"], s["verdicts"]) == (4, 8) and list(s["criteria"]) == ["faithful", "complete"]
     st = Store(tmp_path / "d", tmp_path / "s")
     gen = st.generation(s["gen_id"]).manifest

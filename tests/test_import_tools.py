@@ -165,7 +165,8 @@ def test_inspect_json_log_round_trip(tmp_path, cli):
     assert (run.postprocess_version, run.rubric_hash) == ("inspect-1", run.rubric.hash())
     gen = st.generation("bike_faq").manifest
     assert gen.knobs == {"generator_model": SUT, "inspect_task": "bike_faq", "inspect_dataset": "bike_faq",
-                         "inspect_solver": "system_message,generate", "temperature": 0.2, "inspect_version": "0.3.63"}
+                         "inspect_solver": "system_message,generate", "temperature": 0.2, "inspect_version": "0.3.63",
+                         "generator_family": "openai-gpt"}  # recorded as generate records it (issue 40)
     from evalcore.contract.hashing import outputs_hash
     out_rows = st.records("SELECT item_id, round, output FROM read_parquet(?)", [st.path_of("generation", "bike_faq",
                                                                                           "outputs")])
