@@ -264,3 +264,69 @@ def test_the_binary_words_rederive_reads_are_the_importers():
 
     assert {w for w in BINARY_TRUE if w not in _PASS} == {w for w, v in IMPORTED_BINARY.items() if v == "pass"}
     assert {w for w in BINARY_FALSE if w not in _FAIL} == {w for w, v in IMPORTED_BINARY.items() if v == "fail"}
+
+
+def test_wide_carries_the_same_fields_one_call_per_row(ev, tmp_path):
+    """The wide shape of the fixture (one row per answer, both criteria as columns, the judge's call
+    fields of the row's one call): the same items and answers, one call per row judging both."""
+    wide = tmp_path / "rag_wide.jsonl"
+    with open(wide, "w") as f:
+        for iid, r in answers().items():
+            rec = {k: v for k, v in r.items() if k not in ("criterion", "value", "reason")}
+            for x in rows():
+                if x["item_id"] == iid:
+                    rec[x["criterion"]] = x["value"]
+            f.write(json.dumps(rec) + "\n")
+    data = tmp_path / "d"
+    code, out, err = ev("--data", data, "import", "wide", wide, "--criteria", "faithful,complete", "--threshold", "3",
+                        "--scale", "1:5", "--mode", "single", "--judge-model", "unknown", "--json")
+    assert code == 0 and json.loads(out)["ignored_columns"] == [], err
+    store = Store(data, None)
+    rid = json.loads(out)["run_id"]
+    calls = store.records("SELECT * FROM read_parquet(?) ORDER BY item_id", [store.path_of("run", rid, "calls")])
+    assert [c["item_id"] for c in calls] == sorted(answers()) and all(c["criteria"] == ["faithful", "complete"] for c in calls)
+    assert [c["latency_ms"] for c in calls] == [float(answers()[c["item_id"]]["judge_latency_ms"]) for c in calls]
+    held = store.sql("SELECT item_id FROM read_parquet(?) WHERE holdout", [store.path_of("suite", rid, "items")])
+    assert held == [("group-ride",)]
+    code, out, err = ev("--data", tmp_path / "s", "import", "wide", wide, "--criteria", "faithful,complete",
+                        "--threshold", "3", "--mode", "split")
+    assert code == 2 and "give them in the long format" in err and not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize(("change", "args", "says"), [
+    (("latency_ms", 1, "999"), [], "latency_ms differs from line 2 (one per output)"),
+    (("judge_cost_usd", 0, "-0.1"), [], "'-0.1' is not a number from 0"),
+    (("judge_tokens_in", 0, "9.5"), [], "'9.5' is not a whole number from 0"),
+    (("holdout", 0, "maybe"), [], "'maybe' is not a yes / no flag"),
+    (None, ["--quotas", '{"class": {"billing": {"max": 2}}}'], "--quotas: not a quota table (class.billing.max"),
+    (None, ["--col", "latency=latency_ms"], "--col: unknown field 'latency'"),
+    (None, ["--col", "latency_ms=slowness"], "--col: column 'slowness' is not in the file"),
+])
+def test_bad_fields_are_one_line_and_nothing_is_written(ev, tmp_path, change, args, says):
+    rs = rows()
+    if change:
+        col, k, v = change
+        rs[k][col] = v
+    f = tmp_path / "bad.csv"
+    with open(f, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rs[0]))
+        w.writeheader()
+        w.writerows(rs)
+    code, out, err = ev("--data", tmp_path / "d", "import", "long", f, *BASE[:-2], *args)
+    assert code == 2 and err.count("\n") == 1 and says in err, err
+    assert not (tmp_path / "d").exists()
+
+
+def test_curated_and_quotas_apply_to_a_new_suite_only(imported, ev):
+    data, _, _ = imported
+    code, out, err = ev("--data", data, "import", "long", RAG, "--suite", "rag", *BASE)
+    assert code == 2 and "--curated: the suite exists and its manifest is fixed" in err
+
+
+def test_knobs_name_their_side():
+    from evalcore.importers.ids import parse_knobs
+
+    gen, run = parse_knobs(["generator_family=openai-gpt", "temperature=0.2", "judge_prompt=v2"], "f.csv",
+                           ["retrieval_k=[5,10]"], ["temperature=0", "seed=7"])
+    assert gen == {"generator_family": "openai-gpt", "temperature": 0.2, "retrieval_k": [5, 10]}
+    assert run == {"judge_prompt": "v2", "temperature": 0, "seed": 7}
