@@ -20,6 +20,7 @@ from evalcore.analysis.scoresql import (
     MEAN,
     check_classes,
     classes_of,
+    group_values,
     item_filter,
     judge_sql,
     numeric_common,
@@ -32,7 +33,15 @@ from evalcore.analysis.scoresql import (
 )
 from evalcore.contract.results import OMIT, Result
 from evalcore.errors import InputError, NotFoundError
-from evalcore.stats.reliability import NOT_FIXED, Level, Raters, criterion_reliability, rank_matrix, score_correlations
+from evalcore.stats.reliability import (
+    NOT_FIXED,
+    Level,
+    Raters,
+    criterion_reliability,
+    grouped_correlations,
+    rank_matrix,
+    score_correlations,
+)
 from evalcore.storage.store import Store
 
 #: annotators named like this are rater slots (HANNA's crowd columns), not fixed people; the same
@@ -41,8 +50,11 @@ SLOT_RE = re.compile(r"^slot\d+$")
 TERNARY_CODES = {"wrong": 0, "partial": 1, "correct": 2}
 
 
-def _scope(classes: list[str] | None, include_holdout: bool) -> dict[str, Any]:
-    return {"classes": list(classes) if classes else None, "include_holdout": include_holdout}
+def _scope(classes: list[str] | None, include_holdout: bool, exclude: list[str] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"classes": list(classes) if classes else None, "include_holdout": include_holdout}
+    if exclude:
+        out["exclude_classes"] = list(exclude)
+    return out
 
 
 # --------------------------------------------------------------------------- judge against people
@@ -66,9 +78,11 @@ class Correlation(Result):
 
 @dataclass
 class WithinItems(Correlation):
-    """A correlation averaged over the items with a defined one (``groups_used``)."""
+    """A correlation averaged over the items (or groups) with a defined one (``groups_used``; the
+    others, ``groups_skipped``, are left out)."""
 
     groups_used: int
+    groups_skipped: int
 
 
 C = TypeVar("C", bound=Correlation)
@@ -110,6 +124,9 @@ class CriterionCorrelations(Result):
     pooled: Methods[Correlation]
     within_items: Methods[WithinItems]
     by_class: ClassMeans | None
+    within_groups: Methods[WithinItems] = OMIT
+    groups: int = OMIT
+    answers_without_group: int = OMIT
 
 
 @dataclass
@@ -136,6 +153,26 @@ class JudgeAgainstPeople(Result):
     criteria: list[CriterionCorrelations]
     mean_over_criteria: MeanOverCriteria
     warnings: list[str]
+    exclude_classes: list[str] = OMIT
+    group_by: str = OMIT
+
+
+def _joined(
+    store: Store, a_parts: list[tuple[str, list[Any]]], b_parts: list[tuple[str, list[Any]]], criteria: list[str]
+) -> dict[str, np.ndarray]:
+    """Side a's score (``judge``) beside side b's (``people``) on every answer both have, per criterion (in
+    criterion, item, generation and round order); ``errored`` the errored verdicts of side a."""
+    a_sql = " UNION ALL ".join(p[0] for p in a_parts)
+    b_sql = " UNION ALL ".join(p[0] for p in b_parts)
+    params = [x for p in a_parts for x in p[1]] + [x for p in b_parts for x in p[1]]
+    marks = ", ".join("?" for _ in criteria)
+    return numpy_columns(
+        store,
+        f"WITH j AS ({a_sql}), p AS ({b_sql}) SELECT j.criterion, j.gen_id, j.item_id, j.gen_round, "
+        "j.score AS judge, p.score AS people, j.errored FROM j JOIN p USING (gen_id, item_id, gen_round, criterion) "
+        f"WHERE j.criterion IN ({marks}) ORDER BY j.criterion, j.item_id, j.gen_id, j.gen_round",
+        params + criteria,
+    )
 
 
 def _score_pairs(
@@ -145,31 +182,22 @@ def _score_pairs(
     judge_round: int | None,
     classes: list[str] | None,
     include_holdout: bool,
+    exclude: list[str] | None = None,
 ) -> dict[str, np.ndarray]:
     """The judge's score beside people's on every answer both scored, per numeric criterion (in
     criterion, item, generation and round order)."""
     gens = [m.gen_id for m in manifests.values()]
     judge_parts, people_parts = [], []
     for rid, m in manifests.items():
-        judge_parts.append(judge_sql(store, rid, judge_round, classes, include_holdout))
-        ps = people_sql(store, m.gen_id, classes, include_holdout)
+        judge_parts.append(judge_sql(store, rid, judge_round, classes, include_holdout, exclude))
+        ps = people_sql(store, m.gen_id, classes, include_holdout, exclude)
         if ps is not None:
             people_parts.append(ps)
     if not people_parts:
         raise NotFoundError(
             f"no people's labels for {', '.join(gens)} (label sets or gold in the label store)", field="--run"
         )
-    j_sql = " UNION ALL ".join(p[0] for p in judge_parts)
-    p_sql = " UNION ALL ".join(p[0] for p in people_parts)
-    params = [x for p in judge_parts for x in p[1]] + [x for p in people_parts for x in p[1]]
-    marks = ", ".join("?" for _ in criteria)
-    data = numpy_columns(
-        store,
-        f"WITH j AS ({j_sql}), p AS ({p_sql}) SELECT j.criterion, j.gen_id, j.item_id, j.gen_round, "
-        "j.score AS judge, p.score AS people, j.errored FROM j JOIN p USING (gen_id, item_id, gen_round, criterion) "
-        f"WHERE j.criterion IN ({marks}) ORDER BY j.criterion, j.item_id, j.gen_id, j.gen_round",
-        params + criteria,
-    )
+    data = _joined(store, judge_parts, people_parts, criteria)
     if not data or not len(data["criterion"]):
         raise NotFoundError(
             f"people scored none of the runs' numeric criteria ({', '.join(criteria)}) on the answers judged",
@@ -179,11 +207,18 @@ def _score_pairs(
 
 
 def _score_rows(
-    store: Store, data: dict[str, np.ndarray], manifests: dict[str, Any], criteria: list[str], **boot: Any
+    store: Store,
+    data: dict[str, np.ndarray],
+    manifests: dict[str, Any],
+    criteria: list[str],
+    group_by: str | None = None,
+    **boot: Any,
 ) -> list[CriterionCorrelations]:
-    """Per criterion the correlations of :func:`correlate`, pooled, within items and by class
-    (``boot``: seed, n_boot and level of the intervals)."""
-    cls = classes_of(store, [m.gen_id for m in manifests.values()])
+    """Per criterion the correlations of :func:`correlate`, pooled, within items, by class and, with
+    ``group_by``, within the groups of that column (``boot``: seed, n_boot and level of the intervals)."""
+    gens = [m.gen_id for m in manifests.values()]
+    cls = classes_of(store, gens)
+    grouping = group_values(store, gens, group_by) if group_by else None
     rows = []
     for c in criteria:
         on = data["criterion"] == c if data else np.array([], dtype=bool)
@@ -191,18 +226,23 @@ def _score_rows(
         ok = ~np.isnan(judge) & ~np.isnan(people)
         items = data["item_id"][on][ok]
         res = score_correlations(judge[ok], people[ok], items, **boot)
-        rows.append(
-            CriterionCorrelations(
-                criterion=c,
-                kind=next(m.rubric.get(c).kind for m in manifests.values() if m.rubric.get(c)),
-                answers_both=int(ok.sum()),
-                judge_errored_left_out=int((~np.isnan(people) & np.isnan(judge)).sum()),
-                items=res["groups"],
-                pooled=Methods.of(res["pooled"], Correlation),
-                within_items=Methods.of(res["within_groups"], WithinItems),
-                by_class=_by_class(judge[ok], people[ok], data["gen_id"][on][ok], items, cls, **boot),
-            )
+        row = CriterionCorrelations(
+            criterion=c,
+            kind=next(m.rubric.get(c).kind for m in manifests.values() if m.rubric.get(c)),
+            answers_both=int(ok.sum()),
+            judge_errored_left_out=int((np.isnan(people) | np.isnan(judge)).sum()),
+            items=res["groups"],
+            pooled=Methods.of(res["pooled"], Correlation),
+            within_items=Methods.of(res["within_groups"], WithinItems),
+            by_class=_by_class(judge[ok], people[ok], data["gen_id"][on][ok], items, cls, **boot),
         )
+        if grouping is not None:
+            g = np.array([grouping.get(k) for k in zip(data["gen_id"][on][ok], items)], dtype=object)
+            has = np.array([v is not None for v in g], dtype=bool)
+            res_g = grouped_correlations(judge[ok][has], people[ok][has], g[has].astype(str), **boot)
+            row.within_groups = Methods.of(res_g["within_groups"], WithinItems)
+            row.groups, row.answers_without_group = res_g["groups"], int((~has).sum())
+        rows.append(row)
     return rows
 
 
@@ -216,36 +256,49 @@ def correlate(
     seed: int = 0,
     n_boot: int = 1000,
     level: float = 0.95,
+    exclude: list[str] | None = None,
+    group_by: str | None = None,
 ) -> JudgeAgainstPeople:
     """Per numeric criterion the runs share, the judge's score against people's over the answers
     both scored: Pearson, Spearman and Kendall's tau-b pooled over every answer and averaged within
     the answers of one item (the outputs of one input, across the runs' generations and generation
     rounds), with seeded bootstrap intervals over items (:func:`evalcore.stats.reliability.score_correlations`).
-    Several runs pool their generations (one run per generation)."""
+    Several runs pool their generations (one run per generation). Two judges against each other:
+    :func:`evalcore.analysis.judgescores.correlate_judges`. ``group_by`` adds the correlations within the groups of that
+    column (:func:`evalcore.analysis.scoresql.group_values`); ``exclude`` leaves out these classes."""
     if not run_ids:
         raise InputError("give at least one run", field="--run")
-    manifests, gens, criteria = pooled_runs(store, run_ids, classes)
+    manifests, gens, criteria = pooled_runs(store, run_ids, classes, exclude)
     if not criteria:
         raise InputError(
             "the runs share no ordinal or continuous criterion: scores need a numeric scale", field="--run"
         )
-    data = _score_pairs(store, manifests, criteria, judge_round, classes, include_holdout)
-    rows = _score_rows(store, data, manifests, criteria, seed=seed, n_boot=n_boot, level=level)
+    data = _score_pairs(store, manifests, criteria, judge_round, classes, include_holdout, exclude)
+    rows = _score_rows(store, data, manifests, criteria, group_by, seed=seed, n_boot=n_boot, level=level)
     return JudgeAgainstPeople(
         runs=list(run_ids),
         gen_ids=gens,
-        judge=f"judge round {judge_round}" if judge_round else "mean over each run's judge rounds",
+        judge=_judge_text(judge_round),
         people="label sets (annotator 'mean', else the mean of the annotators), gold in the label store first",
-        **_scope(classes, include_holdout),
+        **_scope(classes, include_holdout, exclude),
         seed=seed,
         n_boot=n_boot,
         level=level,
         criteria=rows,
-        mean_over_criteria=MeanOverCriteria(
-            pooled_kendall=_mean([r.pooled.kendall.value for r in rows]),
-            by_class_kendall=_mean([r.by_class.kendall.value if r.by_class else None for r in rows]),
-        ),
+        mean_over_criteria=_mean_over(rows),
         warnings=[f"run {r} is {m.status}" for r, m in manifests.items() if m.status != "complete"],
+        group_by=group_by or OMIT,
+    )
+
+
+def _judge_text(judge_round: int | None) -> str:
+    return f"judge round {judge_round}" if judge_round else "mean over each run's judge rounds"
+
+
+def _mean_over(rows: list[CriterionCorrelations]) -> MeanOverCriteria:
+    return MeanOverCriteria(
+        pooled_kendall=_mean([r.pooled.kendall.value for r in rows]),
+        by_class_kendall=_mean([r.by_class.kendall.value if r.by_class else None for r in rows]),
     )
 
 
@@ -274,12 +327,13 @@ def _by_class(judge, people, gen_ids, items, cls, *, seed: int, n_boot: int, lev
 
 @dataclass
 class ScoreMatrix(Result):
-    """One instrument's Spearman and Kendall's tau-b between criteria (by criterion, then criterion)."""
+    """One instrument's Pearson, Spearman and Kendall's tau-b between criteria (by criterion, then criterion)."""
 
     name: str
     answers: int
     n: int
     criteria: list[str]
+    pearson: dict[str, dict[str, float | None]]
     spearman: dict[str, dict[str, float | None]]
     kendall: dict[str, dict[str, float | None]]
     reasons: dict[str, dict[str, str | None]]
@@ -294,6 +348,7 @@ class CriterionMatrix(Result):
     instruments: list[ScoreMatrix]
     classes: list[str] | None
     include_holdout: bool
+    exclude_classes: list[str] = OMIT
 
 
 def _matrix_of(
@@ -327,8 +382,9 @@ def criterion_matrix(
     judge_round: int | None = None,
     classes: list[str] | None = None,
     include_holdout: bool = False,
+    exclude: list[str] | None = None,
 ) -> CriterionMatrix:
-    """Spearman and Kendall's tau-b between every two numeric criteria, one matrix per instrument:
+    """Pearson, Spearman and Kendall's tau-b between every two numeric criteria, one matrix per instrument:
     the runs (pooled over their generations; each answer's score the mean of its judge rounds, or
     one judge round) and, with ``people``, people pooled over ``gen_ids`` (default: the runs'
     generations, or every generation with a label set). Listwise: the answers where every criterion
@@ -337,21 +393,21 @@ def criterion_matrix(
     if not run_ids and not people:
         raise InputError("name an instrument: --run RUN, or --people", field="--run")
     instruments = []
-    manifests, gens, criteria = pooled_runs(store, run_ids, classes) if run_ids else ({}, [], [])
+    manifests, gens, criteria = pooled_runs(store, run_ids, classes, exclude) if run_ids else ({}, [], [])
     if run_ids:
         if len(criteria) < 2:
             raise InputError("the runs share fewer than two ordinal or continuous criteria", field="--run")
-        parts = [judge_sql(store, rid, judge_round, classes, include_holdout) for rid in run_ids]
+        parts = [judge_sql(store, rid, judge_round, classes, include_holdout, exclude) for rid in run_ids]
         name = ("judge round %d of " % judge_round if judge_round else "") + ", ".join(run_ids)
         instruments.append(_matrix_of(store, name, parts, criteria, "judge"))
     if people:
         if gen_ids and run_ids and set(gen_ids) != set(gens):
             raise InputError("--gen with --run: people are read on the runs' generations", field="--gen")
         pgens = gens if run_ids else people_gens(store, gen_ids)
-        check_classes(store, pgens, classes)
+        check_classes(store, pgens, classes, exclude)
         pparts, kinds = [], []
         for g in pgens:
-            ps = people_sql(store, g, classes, include_holdout)
+            ps = people_sql(store, g, classes, include_holdout, exclude)
             if ps is None:
                 raise NotFoundError(f"no people's labels for generation {g}", field="--gen")
             pparts.append(ps)
@@ -360,7 +416,7 @@ def criterion_matrix(
         if len(criteria) < 2:
             raise InputError("people scored fewer than two ordinal or continuous criteria here", field="--people")
         instruments.append(_matrix_of(store, "people", pparts, criteria, "people", gen_ids=pgens))
-    return CriterionMatrix(instruments, **_scope(classes, include_holdout))
+    return CriterionMatrix(instruments, **_scope(classes, include_holdout, exclude))
 
 
 # --------------------------------------------------------------------------- reliability
@@ -393,6 +449,16 @@ class Icc(Result):
 
 
 @dataclass
+class Spread(Result):
+    """How far one answer's ratings spread (:func:`evalcore.stats.reliability.within_spread`)."""
+
+    items: int
+    mean_sd: float | None
+    pooled_sd: float | None
+    reason: str | None
+
+
+@dataclass
 class CriterionReliability(Result):
     """One criterion of an instrument in :func:`reliability`."""
 
@@ -410,6 +476,7 @@ class CriterionReliability(Result):
     icc_note: str | None = None
     fleiss: float | None = None
     fleiss_reason: str | None = None
+    spread: Spread = OMIT
 
 
 @dataclass
@@ -444,9 +511,17 @@ class Reliability(Result):
     instruments: list[RoundsReliability | PeopleReliability]
     classes: list[str] | None
     include_holdout: bool
+    exclude_classes: list[str] = OMIT
+    alpha_level: Level = OMIT
 
 
-def _level(kind: str) -> Level:
+NUMERIC_KINDS = ("ordinal", "continuous", "retrieval")
+
+
+def _level(kind: str, level: Level | None = None) -> Level:
+    """``level`` if given, else the criterion kind's: interval for scores, ordinal, nominal for labels."""
+    if level is not None:
+        return level
     return "interval" if kind in ("continuous", "retrieval") else "ordinal" if kind == "ordinal" else "nominal"
 
 
@@ -494,13 +569,14 @@ def _tables(data: dict[str, np.ndarray], rater_col: str, kinds: dict[str, str]) 
 
 
 def _mask_reliability(
-    store: Store, rid: str, kinds: dict[str, str], cond: str, params: list[Any]
+    store: Store, rid: str, kinds: dict[str, str], cond: str, params: list[Any], level: Level | None = None
 ) -> list[CriterionReliability]:
     """:func:`_criterion_rows` of a run's pass / fail criteria across its judge rounds, from its
     answers table (:func:`evalcore.storage.aggregates.answers_table`): per answer and criterion the
     rounds judged and the passes, counted per pattern in DuckDB (the run's memo holds them over
     every item), so no verdict row is read. Alpha and Fleiss' kappa of binary ratings depend on
-    those counts only; the same figures as the (answers x rounds) array of the verdict rows.
+    those counts only; the same figures as the (answers x rounds) array of the verdict rows. With
+    two values every level of alpha is the same number (one distance, 1), so ``level`` only names it.
     Criteria of the other kinds, and a run without a table, are left to the verdict rows."""
     from evalcore.stats.agreement import fleiss_kappa_from_sums, krippendorff_alpha_counts
     from evalcore.storage.aggregates import ROUND_PRESENT_SQL, UNJUDGED_SQL, answers_table, repeat_histogram_sql
@@ -554,7 +630,7 @@ def _mask_reliability(
             raters=m,
             rater_kind="rounds",
             complete_items=n_full,
-            level="nominal",
+            level=level or "nominal",
             alpha=alpha.value,
             alpha_reason=alpha.reason,
         )
@@ -572,25 +648,36 @@ def _mask_reliability(
 
 
 def _criterion_rows(
-    tables: dict[str, tuple[np.ndarray, list]], kinds: dict[str, str], raters: Raters
+    tables: dict[str, tuple[np.ndarray, list]], kinds: dict[str, str], raters: Raters, level: Level | None = None
 ) -> list[CriterionReliability]:
     rows = []
     for c, (x, who) in tables.items():
-        r = criterion_reliability(x, _level(kinds[c]), raters)
+        r = criterion_reliability(x, _level(kinds[c], level), raters, numeric=kinds[c] in NUMERIC_KINDS)
         i = r.pop("icc")
         icc = i and Icc(**{**i, "ms": MeanSquares(**i["ms"]) if "ms" in i else OMIT})
-        rows.append(CriterionReliability(criterion=c, kind=kinds[c], raters_named=[str(w) for w in who], icc=icc, **r))
+        spread = Spread(**r.pop("spread")) if "spread" in r else OMIT
+        rows.append(
+            CriterionReliability(
+                criterion=c, kind=kinds[c], raters_named=[str(w) for w in who], icc=icc, spread=spread, **r
+            )
+        )
     return rows
 
 
 def _run_reliability(
-    store: Store, rid: str, m: Any, classes: list[str] | None, include_holdout: bool
+    store: Store,
+    rid: str,
+    m: Any,
+    classes: list[str] | None,
+    include_holdout: bool,
+    exclude: list[str] | None = None,
+    level: Level | None = None,
 ) -> RoundsReliability:
     """:func:`reliability` across a run's judge rounds: its pass / fail criteria from its answers
     table where it can (:func:`_mask_reliability`), the others from its verdict rows."""
-    cond, params = item_filter(store, m.gen_id, classes, include_holdout)
+    cond, params = item_filter(store, m.gen_id, classes, include_holdout, exclude)
     kinds = {c.name: c.kind for c in m.rubric.criteria}
-    fast = _mask_reliability(store, rid, kinds, cond, params)
+    fast = _mask_reliability(store, rid, kinds, cond, params, level)
     done = {r.criterion for r in fast}
     rest = [c for c in kinds if c not in done]
     data = (
@@ -605,7 +692,7 @@ def _run_reliability(
         else {}
     )
     rows = sorted(
-        fast + _criterion_rows(_tables(data, "judge_round", kinds), kinds, "rounds"), key=lambda r: r.criterion
+        fast + _criterion_rows(_tables(data, "judge_round", kinds), kinds, "rounds", level), key=lambda r: r.criterion
     )
     return RoundsReliability(
         name=rid,
@@ -620,18 +707,23 @@ def _run_reliability(
 
 
 def _people_reliability(
-    store: Store, gen_ids: list[str] | None, classes: list[str] | None, include_holdout: bool
+    store: Store,
+    gen_ids: list[str] | None,
+    classes: list[str] | None,
+    include_holdout: bool,
+    exclude: list[str] | None = None,
+    level: Level | None = None,
 ) -> PeopleReliability:
     """:func:`reliability` across the annotators of the label sets of ``gen_ids`` pooled."""
     pgens = people_gens(store, gen_ids)
-    check_classes(store, pgens, classes)
+    check_classes(store, pgens, classes, exclude)
     parts, params2 = [], []
     kinds2: dict[str, str] = {}
     for g in pgens:
         paths = store.labelset_paths(g)
         if not paths:
             continue
-        cond, cparams = item_filter(store, g, classes, include_holdout)
+        cond, cparams = item_filter(store, g, classes, include_holdout, exclude)
         parts.append(
             "SELECT ?::VARCHAR AS gen_id, item_id, gen_round, criterion, annotator, score, "
             "CAST(passed AS DOUBLE) AS passed, value AS label FROM read_parquet(?::VARCHAR[]) "
@@ -657,7 +749,7 @@ def _people_reliability(
         annotators=annotators,
         rater_kind=kind,
         note=note or (NOT_FIXED["slots"] if slots else None),
-        criteria=_criterion_rows(_tables(data, "annotator", kinds2), kinds2, kind) if data else [],
+        criteria=_criterion_rows(_tables(data, "annotator", kinds2), kinds2, kind, level) if data else [],
     )
 
 
@@ -669,21 +761,24 @@ def reliability(
     gen_ids: list[str] | None = None,
     classes: list[str] | None = None,
     include_holdout: bool = False,
+    exclude: list[str] | None = None,
+    level: Level | None = None,
 ) -> Reliability:
     """Per criterion, how far ratings agree: across the judge rounds of each run (interchangeable
-    replicates: ICC(1), ICC(1,k)), and with ``people`` across the annotators of the label sets of
-    ``gen_ids`` pooled (default every labelled generation; the `mean` annotator is not a rater).
-    Annotators named ``slot<N>`` are rater slots (ICC(1), ICC(1,k)); other annotators are fixed
-    people (ICC(2,1), ICC(3,1) too). Krippendorff's alpha at the criterion kind's level, Fleiss'
-    kappa where categories are nominal (:func:`evalcore.stats.reliability.criterion_reliability`)."""
+    replicates: ICC(1), ICC(1,k), the within-answer spread of scores), and with ``people`` across the
+    annotators of the label sets of ``gen_ids`` pooled (default every labelled generation; the `mean`
+    annotator is not a rater). Annotators named ``slot<N>`` are rater slots (ICC(1), ICC(1,k)); other
+    annotators are fixed people (ICC(2,1), ICC(3,1) too). Krippendorff's alpha at ``level``, by
+    default the criterion kind's; Fleiss' kappa with each value a category
+    (:func:`evalcore.stats.reliability.criterion_reliability`)."""
     run_ids = list(run_ids or [])
     if not run_ids and not people:
         raise InputError("name an instrument: --run RUN, or --people", field="--run")
     manifests = run_manifests(store, run_ids)
-    check_classes(store, [m.gen_id for m in manifests.values()], classes)
+    check_classes(store, [m.gen_id for m in manifests.values()], classes, exclude)
     instruments: list[RoundsReliability | PeopleReliability] = [
-        _run_reliability(store, rid, m, classes, include_holdout) for rid, m in manifests.items()
+        _run_reliability(store, rid, m, classes, include_holdout, exclude, level) for rid, m in manifests.items()
     ]
     if people:
-        instruments.append(_people_reliability(store, gen_ids, classes, include_holdout))
-    return Reliability(instruments, **_scope(classes, include_holdout))
+        instruments.append(_people_reliability(store, gen_ids, classes, include_holdout, exclude, level))
+    return Reliability(instruments, **_scope(classes, include_holdout, exclude), alpha_level=level or OMIT)

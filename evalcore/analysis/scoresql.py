@@ -12,8 +12,9 @@ ratings and no judge).
   annotator ``mean`` (a published mean of several people) where there is one, else the mean of the
   annotators' scores; a gold value settled in the label store
   (:func:`evalcore.storage.gold.settled`) replaces it for that answer and criterion.
-* ``classes`` keeps only the items of these classes (the suite's items ``class`` column); holdout
-  items are left out unless ``include_holdout``.
+* ``classes`` keeps only the items of these classes (the suite's items ``class`` column),
+  ``exclude`` leaves out the items of these (an item without a class stays); holdout items are left
+  out unless ``include_holdout``.
 """
 
 from __future__ import annotations
@@ -48,8 +49,11 @@ def numpy_columns(store: Store, sql: str, params: list[Any]) -> dict[str, np.nda
     return out
 
 
-def item_filter(store: Store, gen_id: str, classes: list[str] | None, include_holdout: bool) -> tuple[str, list[Any]]:
-    """A condition on ``item_id``: the holdout items left out (unless included), only ``classes``."""
+def item_filter(
+    store: Store, gen_id: str, classes: list[str] | None, include_holdout: bool, exclude: list[str] | None = None
+) -> tuple[str, list[Any]]:
+    """A condition on ``item_id``: the holdout items left out (unless included), only ``classes``,
+    none of ``exclude``."""
     suite = store.generation(gen_id).manifest.suite_id
     conds, params = [], []
     hold = holdout_filter(store, suite, include_holdout)
@@ -60,20 +64,31 @@ def item_filter(store: Store, gen_id: str, classes: list[str] | None, include_ho
         marks = ", ".join("?" for _ in classes)
         conds.append(f"item_id IN (SELECT item_id FROM read_parquet(?) WHERE class IN ({marks}))")
         params += [store.path_of("suite", suite, "items"), *classes]
+    if exclude:
+        marks = ", ".join("?" for _ in exclude)
+        conds.append(f"item_id NOT IN (SELECT item_id FROM read_parquet(?) WHERE class IN ({marks}))")
+        params += [store.path_of("suite", suite, "items"), *exclude]
     return " AND ".join(conds) or "TRUE", params
 
 
-def check_classes(store: Store, gen_ids: list[str], classes: list[str] | None) -> None:
-    if not classes:
+def check_classes(
+    store: Store, gen_ids: list[str], classes: list[str] | None, exclude: list[str] | None = None
+) -> None:
+    """Every class named (kept or left out) is a class of an item of these generations' suites."""
+    if not classes and not exclude:
         return
     known: set[str] = set()
     for suite in {store.generation(g).manifest.suite_id for g in gen_ids}:
         path = store.path_of("suite", suite, "items")
         known |= {r[0] for r in store.sql("SELECT DISTINCT class FROM read_parquet(?) WHERE class IS NOT NULL", [path])}
-    unknown = [c for c in classes if c not in known]
-    if unknown:
-        listing = ", ".join(sorted(known)) or "none"
-        raise InputError(f"no item of class {unknown[0]!r} in these suites (classes: {listing})", field="--class")
+    for named, flag in ((classes, "--class"), (exclude, "--exclude-class")):
+        unknown = [c for c in named or [] if c not in known]
+        if unknown:
+            listing = ", ".join(sorted(known)) or "none"
+            raise InputError(f"no item of class {unknown[0]!r} in these suites (classes: {listing})", field=flag)
+    both = sorted(set(classes or []) & set(exclude or []))
+    if both:
+        raise InputError(f"class {both[0]!r} is both kept (--class) and left out", field="--exclude-class")
 
 
 def _gold(store: Store, gen_id: str) -> list[dict[str, Any]]:
@@ -102,12 +117,17 @@ def people_kinds(store: Store, gen_id: str) -> dict[str, str]:
 
 
 def judge_sql(
-    store: Store, run_id: str, judge_round: int | None, classes: list[str] | None, include_holdout: bool
+    store: Store,
+    run_id: str,
+    judge_round: int | None,
+    classes: list[str] | None,
+    include_holdout: bool,
+    exclude: list[str] | None = None,
 ) -> tuple[str, list[Any]]:
     """(gen_id, item_id, gen_round, criterion, score, errored) per answer: the mean over judge rounds
     or one round."""
     m = store.run(run_id).manifest
-    cond, params = item_filter(store, m.gen_id, classes, include_holdout)
+    cond, params = item_filter(store, m.gen_id, classes, include_holdout, exclude)
     if judge_round is not None:
         if not 1 <= judge_round <= m.judge_rounds:
             raise InputError(
@@ -124,7 +144,7 @@ def judge_sql(
 
 
 def people_sql(
-    store: Store, gen_id: str, classes: list[str] | None, include_holdout: bool
+    store: Store, gen_id: str, classes: list[str] | None, include_holdout: bool, exclude: list[str] | None = None
 ) -> tuple[str, list[Any]] | None:
     """(gen_id, item_id, gen_round, criterion, score) per answer: the `mean` annotator, else the mean
     of the annotators; settled gold in the label store replaces both."""
@@ -132,7 +152,7 @@ def people_sql(
     gold = [g for g in _gold(store, gen_id) if _as_float(g.get("value")) is not None]
     if not paths and not gold:
         return None
-    cond, cparams = item_filter(store, gen_id, classes, include_holdout)
+    cond, cparams = item_filter(store, gen_id, classes, include_holdout, exclude)
     g_sql = (
         "SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
         "unnest(?::VARCHAR[]) AS criterion, unnest(?::DOUBLE[]) AS score"
@@ -191,7 +211,7 @@ def run_manifests(store: Store, run_ids: list[str]) -> dict[str, Any]:
 
 
 def pooled_runs(
-    store: Store, run_ids: list[str], classes: list[str] | None
+    store: Store, run_ids: list[str], classes: list[str] | None, exclude: list[str] | None = None
 ) -> tuple[dict[str, Any], list[str], list[str]]:
     """The runs' manifests, their generations (one run each: they are pooled) and the numeric
     criteria they share."""
@@ -199,7 +219,7 @@ def pooled_runs(
     gens = [m.gen_id for m in manifests.values()]
     if len(set(gens)) != len(gens):
         raise InputError("two runs judge the same generation: pool one run per generation", field="--run")
-    check_classes(store, gens, classes)
+    check_classes(store, gens, classes, exclude)
     return manifests, gens, numeric_common([{c.name: c.kind for c in m.rubric.criteria} for m in manifests.values()])
 
 
@@ -217,4 +237,28 @@ def classes_of(store: Store, gens: list[str]) -> dict[tuple[str, str], str | Non
             "SELECT item_id, class FROM read_parquet(?)", [store.path_of("suite", suite, "items")]
         ):
             out[(g, item_id)] = c
+    return out
+
+
+#: columns of the suite's items that --group-by cannot name: lists and flags, not groups
+_NOT_GROUPS = ("must_have", "nice_to_have", "wrong_if", "expected_doc_ids", "holdout")
+
+
+def group_values(store: Store, gens: list[str], column: str) -> dict[tuple[str, str], str | None]:
+    """(gen_id, item_id) -> the answer's group for ``--group-by COLUMN``: ``item_id`` (the item),
+    ``gen_id`` (the generation, a system) or a column of the generations' suites' items (``class``,
+    ``difficulty``, a column an import kept); None where the item has no value."""
+    out: dict[tuple[str, str], str | None] = {}
+    for g in gens:
+        path = store.path_of("suite", store.generation(g).manifest.suite_id, "items")
+        cols = [r[0] for r in store.sql("SELECT column_name FROM (DESCRIBE SELECT * FROM read_parquet(?))", [path])]
+        if column == "gen_id":
+            rows = store.sql("SELECT item_id, ?::VARCHAR FROM read_parquet(?)", [g, path])
+        elif column in cols and column not in _NOT_GROUPS:
+            quoted = column.replace('"', '""')
+            rows = store.sql(f'SELECT item_id, CAST("{quoted}" AS VARCHAR) FROM read_parquet(?)', [path])
+        else:
+            usable = ", ".join(c for c in ["gen_id", *cols] if c not in _NOT_GROUPS)
+            raise InputError(f"no column {column!r} to group by (columns: {usable})", field="--group-by")
+        out.update({(g, i): v for i, v in rows})
     return out

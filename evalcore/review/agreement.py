@@ -257,11 +257,13 @@ def agreement(
     queue_id: str | None = None,
     classes: tuple[str, ...] = (),
     items: tuple[str, ...] = (),
+    alpha_level: A.AlphaLevel | None = None,
 ) -> Agreement:
     """The report card of every generation with judged runs (or ``gen_ids``) and the agreement of
     every closed pairwise session with people's choices (or ``session_ids``). ``classes`` / ``items``
     slice the report cards (:func:`evalcore.review.reportcard.report_card`); a slice leaves the
-    pairwise sessions out, as their pairs are not items of one suite."""
+    pairwise sessions out, as their pairs are not items of one suite. ``alpha_level`` reports
+    people's Krippendorff's alpha at that level instead of the criterion's (:func:`with_alpha_level`)."""
     named = gen_ids is not None
     if gen_ids is None and session_ids is None:
         gen_ids = [g for g in store.ids("generation") if runs_on(store, g)]
@@ -283,23 +285,46 @@ def agreement(
         store.generation(g)
     for s in session_ids:
         store.session(s)
+    cards = [
+        report_card(
+            store,
+            g,
+            seed=seed,
+            n_boot=n_boot,
+            level=level,
+            judge_round=judge_round,
+            queue_id=queue_id,
+            classes=tuple(classes),
+            items=tuple(items),
+        )
+        for g in gen_ids
+    ]
+    if alpha_level is not None:
+        cards = [with_alpha_level(store, card, alpha_level, tuple(classes), tuple(items)) for card in cards]
     return Agreement(
-        [
-            report_card(
-                store,
-                g,
-                seed=seed,
-                n_boot=n_boot,
-                level=level,
-                judge_round=judge_round,
-                queue_id=queue_id,
-                classes=tuple(classes),
-                items=tuple(items),
-            )
-            for g in gen_ids
-        ],
+        cards,
         [session_agreement(store, s, seed=seed, n_boot=n_boot, level=level) for s in session_ids],
     )
+
+
+def with_alpha_level(
+    store: Store, card: ReportCard, level: A.AlphaLevel, classes: tuple[str, ...], items: tuple[str, ...]
+) -> ReportCard:
+    """``card`` with people's agreement per criterion (``reviewers``) counted again with
+    Krippendorff's alpha at ``level`` (on the same people's labels in the same slice)."""
+    gen = store.generation(card.gen_id)
+    cut, params, _ = _slice(store, gen.manifest.suite_id, classes, items)
+    ms = [store.run(r).manifest for r in runs_on(store, card.gen_id)]
+    labels = LabelStore(store)
+    crits = {
+        c.criterion: next((m.rubric.get(c.criterion) for m in ms if m.rubric.get(c.criterion)), None)
+        or labels.criterion_for(card.gen_id, c.criterion)
+        for c in card.criteria
+    }
+    folk = people(store, card.gen_id, crits, (cut, params))
+    for c in card.criteria:
+        c.reviewers = rater_stats(folk.of(c.criterion), c.categories, c.weights, level)
+    return card
 
 
 @dataclass

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from evalcore.contract import schema as S
 from evalcore.contract.results import OMIT, Result
 from evalcore.review.judges import scale_of
 from evalcore.stats import agreement as A
+from evalcore.stats.association import Stat
 from evalcore.storage.labels import LabelStore
 
 if TYPE_CHECKING:
@@ -336,12 +337,11 @@ class RaterStats(Result):
     reason: str = OMIT
 
 
-def rater_stats(
-    p: People, cats: list[str], weights: A.Weights, level: Literal["nominal", "ordinal", "interval"]
-) -> RaterStats:
+def rater_stats(p: People, cats: list[str], weights: A.Weights, level: A.AlphaLevel) -> RaterStats:
     """Agreement between people on one criterion (``p`` holds its labels only, :meth:`People.of`): Cohen's kappa for
     each pair of fixed people (on the cases both labelled), Fleiss' kappa on the cases every rater
-    labelled, Krippendorff's alpha on every case with two labels or more."""
+    labelled, Krippendorff's alpha on every case with two labels or more: on the categories' codes,
+    or at the interval and ratio levels on the scores the categories name (``"1"`` .. ``"5"``)."""
     person = p.rater != p.code("rater", MEAN)
     codes, r = np.unique(p.rater[person], return_inverse=True)
     raters = sorted(p.names["rater"][k] for k in codes.tolist())
@@ -372,6 +372,20 @@ def rater_stats(
     )
     f = A.fleiss_kappa(table)
     out.fleiss = Fleiss(int(full.sum()), len(raters), f.value, f.reason)
-    al = A.krippendorff_alpha(mat, level, k=len(cats))
+    al = _alpha(mat, cats, level)
     out.krippendorff = Krippendorff(int(np.sum(np.sum(mat != A.MISSING, axis=0) >= 2)), level, al.value, al.reason)
     return out
+
+
+def _alpha(mat: np.ndarray, cats: list[str], level: A.AlphaLevel) -> Stat:
+    """Krippendorff's alpha of a (raters x units) array of category codes: interval and ratio
+    distances on the numbers the categories name (codes where they name none: wrong / partial /
+    correct as 0 / 1 / 2, fail / pass as 0 / 1)."""
+    if level not in ("interval", "ratio"):
+        return A.krippendorff_alpha(mat, level, k=len(cats))
+    try:
+        values = np.array([float(c) for c in cats], dtype=float)
+    except ValueError:
+        values = np.arange(len(cats), dtype=float)
+    scores = np.where(mat == A.MISSING, np.nan, values[np.clip(mat, 0, None)])
+    return A.krippendorff_alpha(scores, level, codes=False)

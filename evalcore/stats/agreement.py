@@ -259,20 +259,24 @@ def fleiss_kappa(table) -> Stat:
     return fleiss_kappa_from_sums(t.shape[0], int(round(rows[0])), float((t**2).sum()), t.sum(axis=0))
 
 
-def krippendorff_alpha(
-    data, level: Literal["nominal", "ordinal", "interval"] = "nominal", k: int | None = None
-) -> Stat:
+AlphaLevel = Literal["nominal", "ordinal", "interval", "ratio"]
+
+
+def krippendorff_alpha(data, level: AlphaLevel = "nominal", k: int | None = None, codes: bool = True) -> Stat:
     """Krippendorff's alpha (the ``krippendorff`` package) over a (raters x items) array of
     category codes with -1 (or NaN) for a missing rating: ``1 - D_o / D_e``, observed over expected
     disagreement among the pairable ratings of each item. Any number of raters, missing ratings
     allowed, and the raters may be interchangeable slots. ``level`` picks the distance: nominal
-    (any difference counts 1), ordinal (by ranks), interval (squared difference)."""
+    (any difference counts 1), ordinal (by ranks), interval (squared difference), ratio (squared
+    difference over the squared sum: the values' distance from zero matters). With ``codes`` False
+    the values are scores (a -1 is a score) and only NaN is missing."""
     import krippendorff
 
     arr = np.asarray(data, dtype=float)
     if arr.ndim != 2:
         raise ValueError(f"data must be raters x items, got shape {arr.shape}")
-    arr = np.where(arr == MISSING, np.nan, arr)
+    if codes:
+        arr = np.where(arr == MISSING, np.nan, arr)
     pairable = np.sum(~np.isnan(arr), axis=0) >= 2
     if not pairable.any():
         return Stat(None, "no item has two ratings: alpha is undefined")

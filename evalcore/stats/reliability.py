@@ -34,13 +34,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evalcore.stats.agreement import fleiss_kappa, krippendorff_alpha
+from evalcore.stats.agreement import AlphaLevel, fleiss_kappa, krippendorff_alpha
 from evalcore.stats.association import Stat, scipy_stats
 from evalcore.stats.bootstrap import generator, percentile_interval, resample
 from evalcore.stats.correlation import _rank_inputs, kendall_tau_b, spearman
 
 METHODS = ("pearson", "spearman", "kendall")
-Level = Literal["nominal", "ordinal", "interval"]
+Level = AlphaLevel
+LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
 Raters = Literal["fixed", "slots", "rounds"]
 
 
@@ -92,7 +93,8 @@ def score_correlations(
     and, with ``groups`` (one label per answer: the input it answers), averaged within groups.
 
     Returns ``{"n", "groups", "pooled": {method: {"value", "reason", "lo", "hi"}},
-    "within_groups": {method: {"value", "reason", "lo", "hi", "groups_used"}} or None}``. The
+    "within_groups": {method: {"value", "reason", "lo", "hi", "groups_used", "groups_skipped"}} or None}``
+    (a group is skipped when its correlation is undefined). The
     interval is the ``level`` percentile interval of ``n_boot`` resamples (seeded) of the groups,
     or of the answers without groups; ``lo`` / ``hi`` are None when no resample is defined."""
     xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
@@ -122,34 +124,63 @@ def score_correlations(
         s = pooled_stats[m]
         iv = percentile_interval(boot[:, j], level) if boot is not None and s.value is not None else None
         pooled[m] = {"value": s.value, "reason": s.reason, "lo": iv.lo if iv else None, "hi": iv.hi if iv else None}
-    within: dict[str, dict[str, Any]] | None = None
-    if members is not None:
-        per = np.array([_three(xa[idx], ya[idx]) for idx in members]).reshape(len(members), 3)
-        within = {}
-        for j, m in enumerate(METHODS):
-            col = per[:, j]
-            ok = ~np.isnan(col)
-            used = int(ok.sum())
-            if not used:
-                sizes = sorted({int(idx.size) for idx in members})
-                why = (
-                    f"no group has a defined correlation (group sizes {', '.join(map(str, sizes[:5]))}): "
-                    "within-group correlations need at least 3 outputs of one input with scores that vary"
-                    if members
-                    else "no answers"
-                )
-                within[m] = {"value": None, "reason": why, "lo": None, "hi": None, "groups_used": 0}
-                continue
-            vals = resample(_group_means(col), len(members), n_boot, rng)
-            iv = percentile_interval(vals, level)
-            within[m] = {
-                "value": float(col[ok].mean()),
-                "reason": None,
-                "lo": iv.lo,
-                "hi": iv.hi,
-                "groups_used": used,
-            }
+    within = within_groups(xa, ya, members, rng, n_boot, level) if members is not None else None
     return {"n": n, "groups": len(members) if members is not None else None, "pooled": pooled, "within_groups": within}
+
+
+def grouped_correlations(x, y, groups, *, seed: int = 0, n_boot: int = 1000, level: float = 0.95) -> dict[str, Any]:
+    """:func:`within_groups` of ``x`` against ``y`` (no nan) for any grouping of the answers (one
+    label per answer: a conversation, a system, a difficulty tier): ``{"groups", "within_groups"}``.
+    Its resamples are seeded apart from :func:`score_correlations`' own."""
+    xa, ya = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if xa.shape != ya.shape or xa.ndim != 1 or np.isnan(xa).any() or np.isnan(ya).any():
+        raise ValueError("x and y must be one-dimensional, of the same length, without nan")
+    _, members = _groups(groups, int(xa.size))
+    members = [m for m in members if m.size]
+    rng = generator([int(seed), 0x5C0E, 1])
+    return {"groups": len(members), "within_groups": within_groups(xa, ya, members, rng, n_boot, level)}
+
+
+def within_groups(
+    xa: np.ndarray, ya: np.ndarray, members: list[np.ndarray], rng: np.random.Generator, n_boot: int, level: float
+) -> dict[str, dict[str, Any]]:
+    """The within-group half of :func:`score_correlations`: per method the mean over groups (each a
+    list of answer indices) of the group's own correlation, the groups whose correlation is undefined
+    skipped and counted, with the percentile interval of ``n_boot`` resamples of the groups."""
+    per = np.array([_three(xa[idx], ya[idx]) for idx in members]).reshape(len(members), 3)
+    within: dict[str, dict[str, Any]] = {}
+    for j, m in enumerate(METHODS):
+        col = per[:, j]
+        ok = ~np.isnan(col)
+        used = int(ok.sum())
+        if not used:
+            sizes = sorted({int(idx.size) for idx in members})
+            why = (
+                f"no group has a defined correlation (group sizes {', '.join(map(str, sizes[:5]))}): "
+                "within-group correlations need at least 3 outputs of one input with scores that vary"
+                if members
+                else "no answers"
+            )
+            within[m] = {
+                "value": None,
+                "reason": why,
+                "lo": None,
+                "hi": None,
+                "groups_used": 0,
+                "groups_skipped": len(members),
+            }
+            continue
+        vals = resample(_group_means(col), len(members), n_boot, rng)
+        iv = percentile_interval(vals, level)
+        within[m] = {
+            "value": float(col[ok].mean()),
+            "reason": None,
+            "lo": iv.lo,
+            "hi": iv.hi,
+            "groups_used": used,
+            "groups_skipped": len(members) - used,
+        }
+    return within
 
 
 def _nanmean_rows(v: np.ndarray) -> np.ndarray:
@@ -170,10 +201,10 @@ def _group_means(col: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
 
 
 def rank_matrix(table: dict[str, Any]) -> dict[str, Any]:
-    """Spearman and Kendall's tau-b between every two criteria of one instrument. ``table`` maps a
+    """Pearson, Spearman and Kendall's tau-b between every two criteria of one instrument. ``table`` maps a
     criterion to its scores over the same answers (nan = no score); the rows where every criterion
-    has a score are used (listwise). Returns ``{"n", "criteria", "spearman": {a: {b: value}},
-    "kendall": {...}, "reasons": {a: {b: reason}}}`` with 1.0 on the diagonal of a criterion that
+    has a score are used (listwise). Returns ``{"n", "criteria", "pearson": {a: {b: value}},
+    "spearman": {...}, "kendall": {...}, "reasons": {a: {b: reason}}}`` with 1.0 on the diagonal of a criterion that
     varies."""
     names = list(table)
     cols = [np.asarray(table[c], dtype=float) for c in names]
@@ -181,12 +212,14 @@ def rank_matrix(table: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("every criterion needs one score per answer")
     keep = np.all([~np.isnan(c) for c in cols], axis=0) if cols else np.array([], dtype=bool)
     cols = [c[keep] for c in cols]
-    out: dict[str, Any] = {"n": int(keep.sum()), "criteria": names, "spearman": {}, "kendall": {}, "reasons": {}}
+    out: dict[str, Any] = {"n": int(keep.sum()), "criteria": names, "pearson": {}, "spearman": {}, "kendall": {}}
+    out["reasons"] = {}
     for i, a in enumerate(names):
-        for key in ("spearman", "kendall", "reasons"):
+        for key in ("pearson", "spearman", "kendall", "reasons"):
             out[key][a] = {}
         for j, b in enumerate(names):
             rho, tau = spearman(cols[i], cols[j]), kendall_tau_b(cols[i], cols[j])
+            out["pearson"][a][b] = pearson(cols[i], cols[j]).value
             out["spearman"][a][b] = rho.value
             out["kendall"][a][b] = tau.value
             out["reasons"][a][b] = rho.reason or tau.reason
@@ -257,20 +290,57 @@ NOT_FIXED = {
 }
 
 
-def criterion_reliability(ratings, level: Level, raters: Raters = "fixed") -> dict[str, Any]:
+def within_spread(ratings) -> dict[str, Any]:
+    """How far one item's ratings spread (an (items x raters) array, nan = not rated), over the items
+    rated twice or more: ``mean_sd`` the mean over items of their ratings' sample standard deviation
+    (ddof 1), ``pooled_sd`` the square root of the within-item mean square, sum (x - m_i)^2 / sum
+    (n_i - 1). None with a reason when no item has two ratings."""
+    x = np.asarray(ratings, dtype=float)
+    if x.ndim != 2:
+        raise ValueError(f"ratings must be items x raters, got shape {x.shape}")
+    counts = (~np.isnan(x)).sum(axis=1)
+    x = x[counts >= 2]
+    n_i = counts[counts >= 2]
+    if not x.shape[0]:
+        return {"items": 0, "mean_sd": None, "pooled_sd": None, "reason": "no item rated twice: no spread"}
+    dev2 = np.where(np.isnan(x), 0.0, (x - _nanmean_rows(x)[:, None]) ** 2).sum(axis=1)
+    return {
+        "items": int(x.shape[0]),
+        "mean_sd": float(np.mean(np.sqrt(dev2 / (n_i - 1)))),
+        "pooled_sd": float(np.sqrt(dev2.sum() / (n_i - 1).sum())),
+        "reason": None,
+    }
+
+
+def _fleiss_nominal(complete: np.ndarray) -> Stat:
+    """Fleiss' kappa reading each distinct value as a category (a 1-5 scale as five categories)."""
+    if not (complete.shape[0] and complete.shape[1] >= 2):
+        return Stat(None, "no item rated by every rater: Fleiss' kappa is undefined")
+    if not np.all(complete == np.round(complete)):
+        return Stat(None, "the scores are not whole numbers: Fleiss' kappa needs categories")
+    values = np.unique(complete)
+    return fleiss_kappa(np.stack([(complete == v).sum(axis=1) for v in values], axis=1))
+
+
+def criterion_reliability(
+    ratings, level: Level, raters: Raters = "fixed", numeric: bool | None = None
+) -> dict[str, Any]:
     """Reliability of one criterion over an (items x raters) array (nan = not rated).
 
     * ``alpha``: Krippendorff's alpha at ``level`` over every item with two ratings or more;
-    * ``icc``: for ``interval`` and ``ordinal`` levels, :func:`icc` over the items every rater
-      rated; with ``raters`` ``"slots"`` or ``"rounds"`` only ICC(1) and ICC(1,k) (the others
-      None, ``icc_note`` says why);
-    * ``fleiss``: for the ``nominal`` level, Fleiss' kappa over the complete items (values are
-      category codes 0..c-1).
+    * ``icc`` and ``spread`` (:func:`within_spread`) for scores (``numeric``, by default a level
+      other than nominal): :func:`icc` over the items every rater rated; with ``raters``
+      ``"slots"`` or ``"rounds"`` only ICC(1) and ICC(1,k) (the others None, ``icc_note`` says why);
+    * ``fleiss``: Fleiss' kappa over the complete items, each distinct value a category (category
+      codes, or a 1-5 scale read as five nominal categories); undefined for values that are not
+      whole numbers.
     """
     x = np.asarray(ratings, dtype=float)
     if x.ndim != 2:
         raise ValueError(f"ratings must be items x raters, got shape {x.shape}")
-    a = krippendorff_alpha(x.T, level=level)
+    if numeric is None:
+        numeric = level != "nominal"
+    a = krippendorff_alpha(x.T, level=level, codes=False)
     complete = x[~np.isnan(x).any(axis=1)] if x.size else x
     out: dict[str, Any] = {
         "items": int(x.shape[0]),
@@ -282,22 +352,15 @@ def criterion_reliability(ratings, level: Level, raters: Raters = "fixed") -> di
         "alpha_reason": a.reason,
         "icc": None,
         "icc_note": None,
-        "fleiss": None,
-        "fleiss_reason": None,
     }
-    if level in ("interval", "ordinal"):
+    if numeric:
         res = icc(complete)
         if raters != "fixed":
             for name in FIXED_ONLY:
                 res[name] = None
             out["icc_note"] = NOT_FIXED[raters]
         out["icc"] = res
-    else:
-        if complete.shape[0] and complete.shape[1] >= 2:
-            codes = complete.astype(np.int64)
-            table = np.stack([(codes == c).sum(axis=1) for c in range(int(codes.max()) + 1)], axis=1)
-            f = fleiss_kappa(table)
-            out["fleiss"], out["fleiss_reason"] = f.value, f.reason
-        else:
-            out["fleiss_reason"] = "no item rated by every rater: Fleiss' kappa is undefined"
+        out["spread"] = within_spread(x)
+    f = _fleiss_nominal(complete)
+    out["fleiss"], out["fleiss_reason"] = f.value, f.reason
     return out
