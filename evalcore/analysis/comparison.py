@@ -41,6 +41,7 @@ from evalcore.analysis.comparepower import Power, Skipped, power
 from evalcore.analysis.configs import Diff, diff
 from evalcore.analysis.corrected import CorrectedDelta
 from evalcore.analysis.cost import answer_latency
+from evalcore.analysis.means import CriterionMean, criterion_means, numeric_criteria
 from evalcore.analysis.selection import Selection, _hold, _sel_sql, polluted_reason
 from evalcore.contract import schema as S
 from evalcore.contract.results import OMIT, Result
@@ -555,6 +556,32 @@ class Totals(Result):
 
 
 @dataclass
+class MeanPair(Result):
+    """One ordinal or continuous criterion in :func:`compare`: each side's mean score with its
+    95% t interval over the items both runs judged, and the candidate's mean less the baseline's."""
+
+    criterion: str
+    baseline: CriterionMean
+    candidate: CriterionMean
+    difference: float | None
+
+
+def mean_pairs(store: Store, run_a: str, run_b: str, sel: Selection) -> list[MeanPair]:
+    """:class:`MeanPair` of each criterion both runs judge as ordinal or continuous (in A's order)."""
+    kinds_b = dict(numeric_criteria(store, run_b))
+    names = [n for n, _ in numeric_criteria(store, run_a) if n in kinds_b]
+    if not names:
+        return []
+    a = criterion_means(store, run_a, sel, names=names, shared_with=run_b)
+    b = {m.criterion: m for m in criterion_means(store, run_b, sel, names=names, shared_with=run_a)}
+    out = []
+    for m in a:
+        mb = b[m.criterion].mean
+        out.append(MeanPair(m.criterion, m, b[m.criterion], None if m.mean is None or mb is None else mb - m.mean))
+    return out
+
+
+@dataclass
 class Comparison(Result):
     """:func:`compare`: what ``evalcore compare --json`` prints and the Compare page shows."""
 
@@ -571,6 +598,8 @@ class Comparison(Result):
     coverage: Coverage
     rivals: list[str]
     figures: dict[str, Paired]
+    #: each ordinal and continuous criterion both runs judged: both sides' mean scores over the items both judged
+    means: list[MeanPair]
     verdict: Verdict
     new_misses: list[str]
     new_miss_count: int
@@ -639,6 +668,7 @@ def compare(
         coverage=coverage,
         rivals=([coverage.rival] if coverage.rival else []) + d.rivals,
         figures=figures,
+        means=mean_pairs(store, run_a, run_b, sel),
         verdict=verdict,
         new_misses=new_miss[:list_limit],
         new_miss_count=int(summary[f"count_new{hi}"]),

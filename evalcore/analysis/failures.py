@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any, Literal, cast
 
+from evalcore.analysis.means import CriterionMean, criterion_means
 from evalcore.analysis.selection import (
     DEFAULT_SELECTION,
     Selection,
@@ -140,6 +141,8 @@ class Attribution(RunStatus):
     gates: GateRate
     ternary: list[TernaryRow]
     by_class: list[ClassFailures]
+    #: each ordinal and continuous criterion's mean score with its 95% t interval (issue 40)
+    means: list[CriterionMean]
 
 
 def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -> Attribution:
@@ -192,6 +195,7 @@ def attribution(store: Store, run_id: str, sel: Selection = DEFAULT_SELECTION) -
         ),
         ternary=_ternary_rows(crits, by_name),
         by_class=by_class,
+        means=criterion_means(store, run_id, sel),
     )
 
 

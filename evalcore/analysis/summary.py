@@ -11,6 +11,7 @@ from typing import Any
 
 from evalcore.analysis.answers import has_classes, no_suite_with
 from evalcore.analysis.failures import AllPassRate, TernaryRow, all_pass_by_round, ternary_rows
+from evalcore.analysis.means import CriterionMean, criterion_means
 from evalcore.analysis.selection import Selection, item_condition, manifest_variant_warning
 from evalcore.analysis.suites import suite_mark, versions
 from evalcore.contract.results import Result, key
@@ -74,6 +75,8 @@ class RunSummary(Result):
     all_pass_spread: float | None
     #: the ternary headline of each ternary criterion (judge round 1), with its interval
     ternary: list[TernaryRow]
+    #: each ordinal and continuous criterion's mean score (judge round 1) with its 95% t interval (issue 40)
+    means: list[CriterionMean]
     calls: int
     failed_calls: int
     tokens_in: int
@@ -112,8 +115,7 @@ def run_summary(
     sel = Selection(include_holdout=include, classes=tuple(classes))
     all_pass = all_pass_by_round(store, run_id, sel) if m.rubric.criteria and rounds else []
     rated = [r.rate for r in all_pass if r.rate is not None]
-    n = sum(r[1] for r in rounds)
-    judged = sum(r[2] for r in rounds)
+    n, judged = sum(r[1] for r in rounds), sum(r[2] for r in rounds)
     calls = _call_totals(store, run_id)
     out_lat = output_totals(
         store, Table(store.path_of("generation", m.gen_id, "outputs"), kind="generation", eid=m.gen_id)
@@ -163,6 +165,7 @@ def run_summary(
         all_pass_by_round=[r.rate for r in all_pass],
         all_pass_spread=(max(rated) - min(rated)) if len(rated) > 1 else (0.0 if rated else None),
         ternary=ternary_rows(store, run_id, sel) if rounds else [],
+        means=criterion_means(store, run_id, sel) if rounds else [],
         **calls,
         system_latency_ms_mean=out_lat,
         description=m.description,

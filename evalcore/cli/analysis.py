@@ -72,6 +72,13 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
             f"{t.criterion}: correct {t.correct}, partial {t.partial}, wrong {t.wrong}; "
             f"headline (correct + 0.5 partial) / N = {pct_ci(t.headline, t.ci95)}"
         )
+    if r.means:
+        from evalcore.analysis.means import mean_text
+
+        lines.append(
+            "mean score [95% t interval]: "
+            + "; ".join(f"{mean_text(m)} of {m.n}" + (f" ({m.errored} errored)" if m.errored else "") for m in r.means)
+        )
     emit(r, as_json, "\n".join(lines))
 
 

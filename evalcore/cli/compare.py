@@ -103,7 +103,27 @@ def compare_cmd(obj: Ctx, baseline, candidate, metric, judge_round, majority, ge
     c = compare(
         obj.store, baseline, candidate, sel=sel, headline=metric, correct=correct, **kw
     )  # kw: seed, n_boot, effect
-    emit(c, as_json, markdown(c))
+    emit(c, as_json, markdown(c) + _means_text(c))
+
+
+def _means_text(c) -> str:
+    """Each ordinal and continuous criterion's mean score on both sides (issue 40), after the summary."""
+    from evalcore.analysis.means import mean_text
+
+    if not c.means:
+        return ""
+    rows = [
+        {
+            "criterion": m.criterion,
+            "a": mean_text(m.baseline, name=False),
+            "b": mean_text(m.candidate, name=False),
+            "d": None if m.difference is None else f"{m.difference:+.3f}",
+        }
+        for m in c.means
+    ]
+    cols = [("criterion", "criterion", False), ("a", "A mean [95% t]", False), ("b", "B mean [95% t]", False),
+            ("d", "B - A", False)]  # fmt: skip
+    return "\n\nMean scores over the items both runs judged\n" + _table(rows, cols)
 
 
 @click.command("gate")

@@ -116,11 +116,12 @@ def _rates(
     target: float,
 ) -> list[OutcomeRate]:
     n = len(judged)
-    labelled = shipped_sample(sorted(p for p in judged if p in gold), n)
+    # cases are keyed as the report card's are, by tuple: (pair id,)
+    labelled = shipped_sample(sorted((p,) for p in judged if p in gold), n)
     out = []
     for o in outcomes:
         k = sum(c == o for c in judged.values())
-        values = {p: (judged[p] == o, gold[p] == o) for p in labelled}
+        values = {key: (judged[key[0]] == o, gold[key[0]] == o) for key in labelled}
         if len(values) < 2:
             ppi: Ppi = unavailable("fewer than 2 of the pairs the grader judged have people's majority", target)
         else:
