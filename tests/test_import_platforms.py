@@ -334,3 +334,29 @@ def write_examples() -> None:  # pragma: no cover - run by hand to regenerate te
 
 if __name__ == "__main__" and sys.argv[1:] == ["--write"]:
     write_examples()
+
+
+def test_a_file_of_another_platform_is_refused_in_one_line(tmp_path, ev):
+    code, out, err = ev("--data", tmp_path / "d", "import", "langfuse", P / "langsmith" / "runs.jsonl")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {P / 'langsmith' / 'runs.jsonl'}: line 1: is neither a Langfuse observation (startTime, traceId) "
+        "nor a score (name, source, dataType)\n"
+    )
+    assert not (tmp_path / "d").exists()
+
+
+def test_langfuse_api_scores_are_left_out_unless_said(tmp_path, cli):
+    """Scores with source API may be a judge's or people's: left out with a note, or taken as --api-scores says."""
+    doc = json.loads((P / "langfuse" / "scores.json").read_text())
+    for s in doc["data"]:
+        if s["source"] == "EVAL":
+            s["source"] = "API"
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps(doc))
+    files = [P / "langfuse" / "observations.json", scores, *SCALE]
+    s = cli(tmp_path / "a", "import", "langfuse", *files)
+    assert (s["runs"], s["labels"]) == ([], 18)
+    assert s["notes"][0] == "18 scores from the API (--api-scores judge|human takes them) were left out"
+    s = cli(tmp_path / "b", "import", "langfuse", *files, "--api-scores", "judge", "--judge-model", JUDGE)
+    assert [(r["judge_model"], r["verdicts"]) for r in s["runs"]] == [(JUDGE, 18)]
