@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from evalcore.cli._common import FINITE, pct_ci
-from evalcore.cli.importing import _KIND_KEYS, _emit, _gate_option, _json_option, _options, _suite_id_option, import_
+from evalcore.cli.importing import _KIND_KEYS, _emit, _gate_option, _json_option, _options, import_
 from evalcore.importers.frame import KIND_CHOICES
 
 _platform_options = _options(
@@ -31,7 +31,7 @@ _platform_options = _options(
         "--criterion-scale", multiple=True, metavar="NAME=MIN:MAX", help="Scale of one criterion (repeatable)."
     ),
     _gate_option,
-    _suite_id_option,
+    click.option("--suite-id", default=None, help="Id of the new suite (default: as --id-prefix)."),
     click.option("--id-prefix", default=None, help="Base of the new ids (default: the platform's name)."),
     click.option(
         "--knob", "knobs", multiple=True, metavar="KEY=VALUE", help="A setting, as for import long (repeatable)."

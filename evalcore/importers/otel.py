@@ -85,7 +85,9 @@ def _messages_text(doc: _Doc, v: Any, field_: str, role: str | None) -> str:
     return "\n".join(parts)
 
 
-def _span(doc, at, s, judge, human, annotator) -> tuple[Answer, list[Score]]:
+def _span(
+    doc: _Doc, at: str, s: dict, judge: str, human: dict[str, str], annotator: str | None
+) -> tuple[Answer, list[Score]]:
     a = _attrs(doc, at, s.get("attributes"))
     iid = _id(doc, s.get("traceId"), f"{at}.traceId", 16) + "-" + _id(doc, s.get("spanId"), f"{at}.spanId", 8)
     extra: dict[str, Any] = {}
@@ -142,7 +144,9 @@ def _span(doc, at, s, judge, human, annotator) -> tuple[Answer, list[Score]]:
     return ans, scores
 
 
-def read_otel(paths: list[str], judge_model: str | None, human: dict[str, str], annotator: str | None):
+def read_otel(
+    paths: list[str], judge_model: str | None, human: dict[str, str], annotator: str | None
+) -> tuple[dict[str, Answer], list[Score], list[str]]:
     answers: dict[str, Answer] = {}
     scores: list[Score] = []
     other = 0

@@ -14,6 +14,7 @@ the same options as ``import long`` (:func:`evalcore.importers.kinds.build_rubri
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any, cast
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
-from evalcore.importers.common import _check_file, _Doc, _parse_json_bytes, _short, _tw
+from evalcore.importers.common import _check_file, _Doc, _parse_json_bytes, _settle_generation, _short, _tw
 from evalcore.importers.frame import WHOLE_FILE, Frame
 from evalcore.importers.ids import _sanitise, parse_knobs
 from evalcore.importers.kinds import KindOptions, build_rubric, parse_value, raw_text
@@ -101,8 +102,6 @@ def records(path: str | Path, what: str) -> Iterator[tuple[_Doc, str, Any]]:
 def text_of(v: Any) -> str:
     """An input or output as text: a string as it is; an object of one field, that field; several,
     ``name: value`` lines (values that are not text as JSON)."""
-    import json
-
     if isinstance(v, str):
         return v
     if isinstance(v, dict) and len(v) == 1 and isinstance(next(iter(v.values())), str):
@@ -220,10 +219,7 @@ def write_import(
     outputs = {(a.item_id, 1): a.output for a in answers.values()}
     extra = {(a.item_id, 1): a.extra for a in answers.values()}
     gen_id, reused = plan_generation(plan, frame, suite, outputs, None, base, taken, gen_knobs, extra=extra)
-    if not reused:
-        from evalcore.importers.common import _settle_generation
-
-        _settle_generation(plan, gen_id, reused, polluted=False)
+    _settle_generation(plan, gen_id, reused, polluted=False)
     summary: dict[str, Any] = {
         "file": file,
         "platform": platform,
