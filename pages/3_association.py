@@ -7,7 +7,7 @@ position effect of single calls; and the answers in any cell of the 2x2 with eac
 Deep link: ``?runs=A,B,...&a=C1&b=C2[&human=1][&in=RUN|people][&cell=ff|fp|pf|pp][&judge=N|majority][&round=N]``.
 
 Figures: evalcore.analysis.instruments (``evalcore association RUN... --human --json``; its matrices'
-``rank`` holds the Kendall tau-b and Spearman shown beside phi for numeric criteria), crosstab
+``rank`` holds the Kendall tau-b, Spearman and Pearson shown beside phi for numeric criteria), crosstab
 (``evalcore crosstab RUN --a --b --json``; people: ``evalcore people-crosstab``), position_effect
 (``evalcore position``), cell_answers (``evalcore cell``).
 """
@@ -411,7 +411,7 @@ with _text.boundary():
         cell = res.matrices[n].rank[p.a].get(p.b)
         if cell is None:
             return "-"
-        v = cell.kendall_tau_b if key == "kendall_tau_b" else cell.spearman
+        v = {"kendall_tau_b": cell.kendall_tau_b, "spearman": cell.spearman, "pearson": cell.pearson}[key]
         return "undefined" if v is None else f"{v:.2f}"
 
     # the rank correlations of the scores beside phi, for pairs of ordinal / continuous criteria
@@ -426,6 +426,7 @@ with _text.boundary():
                 **{f"phi {n}": analysis.iv_text(p.instruments[n]) for n in names},
                 **{f"Kendall tau-b {n}": _rank(n, p, "kendall_tau_b") for n in ranked},
                 **{f"Spearman {n}": _rank(n, p, "spearman") for n in ranked},
+                **{f"Pearson {n}": _rank(n, p, "pearson") for n in ranked},
             }
             for p in shown
         ]
@@ -490,7 +491,7 @@ with _text.boundary():
     if ranked:
         st.caption(
             "Kendall tau-b and Spearman: the rank correlation of the two criteria's scores (not their fail flags) "
-            "on the same answers, for ordinal and continuous criteria (`evalcore association --json`, under "
+            "on the same answers; Pearson: their linear correlation, for ordinal and continuous criteria (`evalcore association --json`, under "
             "matrices -> rank). The full matrix over every answer of a run, or of people pooled over "
             "generations: `evalcore correlate --matrix --run RUN` / `--people`."
         )

@@ -462,6 +462,8 @@ def _reliability(store, gen_id: str, classes: tuple[str, ...]) -> None:
                     "ICC(2,1)": _num(i and i.icc2_1),
                     "ICC(3,1)": _num(i and i.icc3_1),
                     "Fleiss' kappa": _num(c.fleiss),
+                    # OMIT (no spread) for pass / fail criteria
+                    "SD within answer": _num(getattr(c.spread, "mean_sd", None)),
                 }
             )
     _plain(rows)
@@ -471,7 +473,9 @@ def _reliability(store, gen_id: str, classes: tuple[str, ...]) -> None:
     st.caption(
         _text.md_escape(
             "Krippendorff's alpha at the criterion's level (interval, ordinal, nominal); the ICCs of Shrout & Fleiss "
-            "on the items every rater rated; Fleiss' kappa on nominal criteria. `evalcore reliability"
+            "on the items every rater rated; Fleiss' kappa with each value a category (a 1-5 scale as five); "
+            "SD within answer: the mean over answers of the standard deviation of their scores across the raters "
+            "(judge rounds, people). `evalcore reliability"
             + "".join(f" --run {r}" for r in with_rounds)
             + (f" --people --gen {gen_id}" if labelled else "")
             + "".join(f" --class {c}" for c in classes)

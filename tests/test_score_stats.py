@@ -348,3 +348,13 @@ def test_cli_agreement_level(world):
         assert kr["alpha"] == pytest.approx(krippendorff.alpha(reliability_data=x, level_of_measurement=level), abs=TOL)
     default = _json(world, "agreement", "--gen", "scores", "--n-boot", "20")["generations"][0]
     assert _crit(default, "clarity")["reviewers"]["krippendorff"]["level"] == "ordinal"
+
+
+def test_cli_association_has_pearson_beside_the_rank_correlations(world):
+    t = world[2]
+    out = _json(world, "association", "judge-a", "--n-boot", "20")
+    cell = out["matrices"]["judge-a"]["rank"]["quality"]["clarity"]
+    x, y = t["quality_a"][:, 0], t["clarity_a"][:, 0]  # judge round 1, the selection's default
+    assert cell["pearson"] == pytest.approx(_scipy("pearson", x, y), abs=TOL)
+    assert cell["spearman"] == pytest.approx(_scipy("spearman", x, y), abs=TOL)
+    assert cell["kendall_tau_b"] == pytest.approx(_scipy("kendall", x, y), abs=TOL)

@@ -39,6 +39,7 @@ from evalcore.llm.plan import blocks_for
 from evalcore.llm.rubric import MODEL_KINDS, spec_from_manifest
 from evalcore.stats import association as stats
 from evalcore.stats import correlation
+from evalcore.stats.reliability import pearson
 from evalcore.storage.gold import settled
 from evalcore.storage.itemkeys import item_rows
 from evalcore.storage.labels import LabelStore
@@ -566,11 +567,12 @@ class PhiCell(Result):
 
 @dataclass
 class RankCell(Result):
-    """Kendall tau-b and Spearman of two numeric criteria's scores, or why they are undefined."""
+    """Kendall tau-b, Spearman and Pearson of two numeric criteria's scores, or why they are undefined."""
 
     kendall_tau_b: float | None
     spearman: float | None
     reason: str | None
+    pearson: float | None = None
 
 
 @dataclass
@@ -700,7 +702,7 @@ def _matrix(data, tag, criteria, kinds) -> Matrix:
             if i != j and kinds.get(a) in ("ordinal", "continuous") and kinds.get(b) in ("ordinal", "continuous"):
                 si, sj = data[f"{tag}_s{i}"], data[f"{tag}_s{j}"]
                 tau, rho = correlation.kendall_tau_b(si, sj), correlation.spearman(si, sj)
-                rank[a][b] = RankCell(tau.value, rho.value, tau.reason or rho.reason)
+                rank[a][b] = RankCell(tau.value, rho.value, tau.reason or rho.reason, pearson(si, sj).value)
     return Matrix(n, fail_rate, phi, rank)
 
 
