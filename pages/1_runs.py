@@ -28,6 +28,11 @@ MS = st.column_config.NumberColumn(format="%.0f ms")
 USD = st.column_config.NumberColumn(format="$%.4f")
 
 
+def _means(r: evalcore.RunSummary) -> str | None:
+    """Each ordinal and continuous criterion's mean score with its 95% interval, or None."""
+    return "; ".join(m.text() for m in r.means) or None
+
+
 def _ternary(r: evalcore.RunSummary) -> str | None:
     """The ternary headline of each ternary criterion with its interval, or None."""
     return "; ".join(f"{t.criterion} {_text.pct(t.headline)} {_text.pct_ci(t.ci95)}" for t in r.ternary) or None
@@ -390,6 +395,7 @@ else:
                 "all pass": _text.pct100(r.all_pass.rate if r.all_pass else None),
                 "95% CI": _text.pct_ci(r.all_pass.ci95 if r.all_pass else None),
                 "ternary headline": _ternary(r),
+                "mean score [95% CI]": _means(r),
                 "mode": r.mode,
                 "prompt variant": r.prompt_variant,
                 "judge rounds": r.judge_rounds,
@@ -459,6 +465,7 @@ else:
                     },
                     "spread": _text.pct(r.all_pass_spread),
                     "ternary headline": _ternary(r) or "-",
+                    "mean score [95% CI]": _means(r) or "-",
                     "errored verdicts": str(r.errored_verdicts),
                     "calls": str(r.calls),
                     "suite version": r.suite_mark or f"v{r.suite_version}",

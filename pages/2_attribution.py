@@ -113,6 +113,26 @@ with _text.boundary():
             f"failure in the all-pass rate ({_text.pct(t.all_pass_rate)} correct)."
         )
 
+    if r.means:  # issue 40: ordinal and continuous criteria by their mean score too
+        st.subheader("Mean score per criterion")
+        _text.plain_table(
+            [
+                {
+                    "criterion": m.criterion,
+                    "kind": m.kind,
+                    "answers": m.n,
+                    "mean": None if m.mean is None else f"{m.mean:.3f}",
+                    "95% interval": m.text(name=False).partition(" ")[2] or "-",
+                    **({"errored": m.errored} if any(x.errored for x in r.means) else {}),
+                }
+                for m in r.means
+            ]
+        )
+        st.caption(
+            "The mean of the answers' scores on each ordinal and continuous criterion, with its 95% interval "
+            "(Student's t; its normal limit above 100 answers). Pass / fail criteria are read by their fail rate below."
+        )
+
     # ------------------------------------------------------------ per criterion
     st.subheader("Per criterion")
     thresholds = any(c.threshold is not None for c in crits)

@@ -193,6 +193,24 @@ with m_col:
     st.markdown(f"**New misses: {c.new_miss_count}** (failed in every round by the candidate, not by the baseline)")
     st.dataframe(pd.DataFrame({"item": c.new_misses}), hide_index=True, height=160)
 
+if c.means:  # issue 40: ordinal and continuous criteria by their mean score
+    st.subheader("Mean score per criterion")
+    _text.plain_table(
+        [
+            {
+                "criterion": m.criterion,
+                "baseline mean [95% CI]": m.baseline.text(name=False),
+                "candidate mean [95% CI]": m.candidate.text(name=False),
+                "candidate - baseline": None if m.difference is None else f"{m.difference:+.3f}",
+            }
+            for m in c.means
+        ]
+    )
+    st.caption(
+        "Over the items both runs judged; each side's 95% interval is Student's t (its normal limit above 100 "
+        "answers). The difference is not a paired test: the deltas above are."
+    )
+
 # ---------------------------------------------------------------- 4. power
 st.subheader("How small a change can this comparison see?")
 effect_pts = st.slider("Effect to detect (points)", 1.0, 30.0, 5.0, 0.5)

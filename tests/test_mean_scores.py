@@ -146,3 +146,51 @@ def test_attribution_runs_and_compare_give_scipys_mean(tmp_path: Path, ev, seed)
         assert m["difference"] == pytest.approx(mb - ma, abs=1e-12)
     code, out, err = ev("--data", data, "compare", "ra", "rb", "--n-boot", "50")
     assert code == 0 and "Mean scores over the items both runs judged" in out
+
+
+@pytest.mark.app
+def test_the_pages_show_the_mean_on_an_imported_ordinal_run(tmp_path: Path, ev, monkeypatch):
+    """Runs, Failure attribution and Compare show each ordinal and continuous criterion's mean with
+    its interval, as the command line gives it (AppTest over an `import long` data directory)."""
+    import html
+
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore.analysis.means import CriterionMean
+
+    _table(tmp_path / "a.csv", 5)
+    _table(tmp_path / "b.csv", 6, n=90, shift=0.4)
+    data = tmp_path / "data"
+    _import(ev, data, tmp_path / "a.csv", "ra", "--gen-id", "ra", "--suite-id", "s")
+    _import(ev, data, tmp_path / "b.csv", "rb", "--suite", "s")
+    code, out, err = ev("--data", data, "runs", "--json")
+    assert code == 0, err
+    want = {r["run_id"]: "; ".join(CriterionMean(**m).text() for m in r["means"]) for r in json.loads(out)}
+    assert want["ra"].startswith("helpfulness ") and "faithfulness " in want["ra"]
+    monkeypatch.setenv("EVALCORE_DATA", str(data))
+    monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "state"))
+    at = AppTest.from_file(str(Path(__file__).parents[1] / "app.py"), default_timeout=60).run()
+
+    def tables(at):
+        assert not at.exception, [e.value for e in at.exception]
+        return [t.value.map(lambda v: html.unescape(str(v))) for t in at.table]
+
+    at.switch_page("pages/1_runs.py").run()
+    runs = next(t for t in tables(at) if "mean score [95% CI]" in t.columns)
+    assert dict(zip(runs["run"], runs["mean score [95% CI]"])) == want
+    at.switch_page("pages/2_attribution.py")
+    at.query_params.update({"run": "ra"})
+    at.run()
+    means = next(t for t in tables(at) if list(t.columns)[:2] == ["criterion", "kind"]).set_index("criterion")
+    code, out, _ = ev("--data", data, "attribution", "ra", "--json")
+    for m in json.loads(out)["means"]:
+        assert means.loc[m["criterion"], "mean"] == f"{m['mean']:.3f}"
+        assert means.loc[m["criterion"], "95% interval"] == f"[{m['ci95'][0]:.3f}, {m['ci95'][1]:.3f}]"
+    at.switch_page("pages/9_compare.py")
+    at.query_params.update({"a": "ra", "b": "rb"})
+    at.run()
+    cmp = next(t for t in tables(at) if "baseline mean [95% CI]" in t.columns).set_index("criterion")
+    code, out, _ = ev("--data", data, "compare", "ra", "rb", "--n-boot", "50", "--json")
+    for m in json.loads(out)["means"]:
+        assert cmp.loc[m["criterion"], "baseline mean [95% CI]"] == CriterionMean(**m["baseline"]).text(name=False)
+        assert cmp.loc[m["criterion"], "candidate mean [95% CI]"] == CriterionMean(**m["candidate"]).text(name=False)

@@ -38,6 +38,16 @@ class CriterionMean(Result):
     ci95: list[float | None]
     reason: str | None
 
+    def text(self, name: bool = True) -> str:
+        """``helpfulness 3.885 [3.796, 3.975]`` (without the name: ``3.885 [3.796, 3.975]``), or
+        the mean and why there is no interval."""
+        head = f"{self.criterion} " if name else ""
+        if self.mean is None:
+            return f"{head}- ({self.reason})"
+        if self.ci95[0] is None or self.ci95[1] is None:
+            return f"{head}{self.mean:.3f} ({self.reason})"
+        return f"{head}{self.mean:.3f} [{self.ci95[0]:.3f}, {self.ci95[1]:.3f}]"
+
 
 def numeric_criteria(store: Store, run_id: str) -> list[tuple[str, str]]:
     """(name, kind) of the run's ordinal and continuous criteria, in rubric order."""
@@ -74,14 +84,3 @@ def criterion_means(
         t = t_interval(int(n), mean, sd, LEVEL)
         out.append(CriterionMean(name, kind, t.n, int(errored), t.mean, t.sd, [t.lo, t.hi], t.reason))
     return out
-
-
-def mean_text(m: CriterionMean, name: bool = True) -> str:
-    """``helpfulness 3.885 [3.795, 3.975]`` (without the name: ``3.885 [3.795, 3.975]``), or the
-    mean and why there is no interval."""
-    head = f"{m.criterion} " if name else ""
-    if m.mean is None:
-        return f"{head}- ({m.reason})"
-    if m.ci95[0] is None or m.ci95[1] is None:
-        return f"{head}{m.mean:.3f} ({m.reason})"
-    return f"{head}{m.mean:.3f} [{m.ci95[0]:.3f}, {m.ci95[1]:.3f}]"

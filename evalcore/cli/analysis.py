@@ -73,11 +73,9 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
             f"headline (correct + 0.5 partial) / N = {pct_ci(t.headline, t.ci95)}"
         )
     if r.means:
-        from evalcore.analysis.means import mean_text
-
         lines.append(
             "mean score [95% t interval]: "
-            + "; ".join(f"{mean_text(m)} of {m.n}" + (f" ({m.errored} errored)" if m.errored else "") for m in r.means)
+            + "; ".join(f"{m.text()} of {m.n}" + (f" ({m.errored} errored)" if m.errored else "") for m in r.means)
         )
     emit(r, as_json, "\n".join(lines))
 

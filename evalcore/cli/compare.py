@@ -108,15 +108,13 @@ def compare_cmd(obj: Ctx, baseline, candidate, metric, judge_round, majority, ge
 
 def _means_text(c) -> str:
     """Each ordinal and continuous criterion's mean score on both sides (issue 40), after the summary."""
-    from evalcore.analysis.means import mean_text
-
     if not c.means:
         return ""
     rows = [
         {
             "criterion": m.criterion,
-            "a": mean_text(m.baseline, name=False),
-            "b": mean_text(m.candidate, name=False),
+            "a": m.baseline.text(name=False),
+            "b": m.candidate.text(name=False),
             "d": None if m.difference is None else f"{m.difference:+.3f}",
         }
         for m in c.means
