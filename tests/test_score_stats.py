@@ -358,3 +358,85 @@ def test_cli_association_has_pearson_beside_the_rank_correlations(world):
     assert cell["pearson"] == pytest.approx(_scipy("pearson", x, y), abs=TOL)
     assert cell["spearman"] == pytest.approx(_scipy("spearman", x, y), abs=TOL)
     assert cell["kendall_tau_b"] == pytest.approx(_scipy("kendall", x, y), abs=TOL)
+
+
+# --------------------------------------------------------------------------- no threshold needed
+
+
+def _threshold_free_world(data: Path, seed: int = 8) -> dict[str, np.ndarray]:
+    """A run and a label set whose ordinal and continuous criteria have no threshold (``passed`` null
+    on every verdict and label), written with the Store: what an import without --threshold writes."""
+    from evalcore import contract as S
+    from evalcore.storage.store import Store
+
+    rng = np.random.default_rng(seed)
+    keys = [(f"i{k}", r) for k in range(8) for r in (1, 2, 3)]
+    truth = rng.uniform(1, 5, len(keys))
+    t = {
+        "quality": np.clip(np.round(truth[:, None] + rng.normal(0, 0.8, (len(keys), 2))), 1, 5),
+        "fluency": np.round(truth[:, None] + rng.normal(0, 0.5, (len(keys), 2)), 3),
+        "people": np.clip(np.round(truth[:, None] + rng.normal(0, 0.7, (len(keys), 2))), 1, 5),
+    }
+    data.mkdir(parents=True)
+    store = Store(data, data.parent / "unused-state")
+    items = [{"item_id": f"i{k}", "input": f"q {k}", "class": f"c{k % 3}", "holdout": False} for k in range(8)]
+    sm = S.SuiteManifest(suite_id="s", created_at="2026-01-01T00:00:00Z", content_hash=S.suite_hash(items), n_items=8)
+    store.write_suite(sm, items)
+    outputs = [{"item_id": i, "round": r, "output": f"answer {i}{r}"} for i, r in keys]
+    gm = S.GenerationManifest(
+        gen_id="g", suite_id="s", suite_hash=sm.content_hash, created_at="2026-01-01T00:00:00Z",
+        source="imported", outputs_hash=S.outputs_hash(outputs), rounds=3,
+    )  # fmt: skip
+    store.write_generation(gm, outputs)
+    quality = S.Criterion(name="quality", kind="ordinal", scale_min=1, scale_max=5)
+    rubric = S.Rubric(criteria=[quality, S.Criterion(name="fluency", kind="continuous")])
+    verdicts, calls = [], []
+    for a, (i, r) in enumerate(keys):
+        for jr in (1, 2):
+            cid = f"c-{i}{r}{jr}"
+            calls.append(
+                {"call_id": cid, "item_id": i, "gen_round": r, "judge_round": jr, "criteria": ["quality", "fluency"]}
+            )
+            for pos, crit in enumerate(("quality", "fluency")):
+                score = float(t[crit][a, jr - 1])
+                verdicts.append({
+                    "run_id": "r", "item_id": i, "gen_round": r, "criterion": crit, "judge_round": jr,
+                    "passed": None, "score": score, "raw_verdict": str(score), "position": pos, "call_id": cid,
+                })  # fmt: skip
+    rm = S.RunManifest(
+        run_id="r", gen_id="g", created_at="2026-01-01T00:00:00Z", rubric=rubric, rubric_hash=rubric.hash(),
+        mode="single", field_order=["quality", "fluency"], judge_model="m-2025-01-01", source="imported", judge_rounds=2,
+    )  # fmt: skip
+    store.write_run(rm, verdicts, calls)
+    labels = [
+        {"item_id": i, "gen_round": r, "criterion": "quality", "annotator": who, "value": str(int(v)),
+         "passed": None, "score": float(v)}
+        for a, (i, r) in enumerate(keys) for who, v in zip(("ana", "ben"), t["people"][a])
+    ]  # fmt: skip
+    lm = S.LabelSetManifest(
+        labelset_id="people", gen_id="g", created_at="2026-01-01T00:00:00Z", annotators=["ana", "ben"],
+        rubric=S.Rubric(criteria=[quality]), description="test",
+    )  # fmt: skip
+    store.write_labelset(lm, labels)
+    return t
+
+
+def test_score_figures_need_no_threshold(tmp_path):
+    data, state = tmp_path / "data", tmp_path / "state"
+    t = _threshold_free_world(data)
+
+    def ev(*args: str) -> dict:
+        r = _ev(data, state, *args, "--json")
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    judge, people = t["quality"].mean(axis=1), t["people"].mean(axis=1)
+    q = _crit(ev("correlate", "--run", "r", "--n-boot", "20"), "quality")
+    assert q["pooled"]["kendall"]["value"] == pytest.approx(_scipy("kendall", judge, people), abs=TOL)
+    (inst,) = ev("correlate", "--matrix", "--run", "r")["instruments"]
+    f = t["fluency"].mean(axis=1)
+    assert inst["pearson"]["quality"]["fluency"] == pytest.approx(_scipy("pearson", judge, f), abs=TOL)
+    rounds, folk = ev("reliability", "--run", "r", "--people")["instruments"]
+    want = krippendorff.alpha(reliability_data=t["fluency"].T, level_of_measurement="interval")
+    assert _crit(rounds, "fluency")["alpha"] == pytest.approx(want, abs=TOL)
+    assert _crit(folk, "quality")["fleiss"] == pytest.approx(sm_fleiss(aggregate_raters(t["people"].astype(int))[0]))
