@@ -330,3 +330,19 @@ def test_knobs_name_their_side():
                            ["retrieval_k=[5,10]"], ["temperature=0", "seed=7"])
     assert gen == {"generator_family": "openai-gpt", "temperature": 0.2, "retrieval_k": [5, 10]}
     assert run == {"judge_prompt": "v2", "temperature": 0, "seed": 7}
+
+
+def test_a_floating_judge_alias_is_flagged_on_the_tools_imports_too(ev, tmp_path):
+    log, pf = GOLD / "inspect" / "bike_faq.json", GOLD / "promptfoo" / "bike_support.json"
+    code, out, err = ev("--data", tmp_path / "a", "import", "inspect", log, "--json")
+    assert code == 0 and err == ""  # openai/gpt-4o-2024-08-06 is dated; inspect-scorer:match calls no model
+    code, out, err = ev("--data", tmp_path / "b", "import", "inspect", log, "--judge-model", "gpt-4o", "--json")
+    assert code == 0 and err == ("warning: judge model 'gpt-4o' is not a dated snapshot: its verdicts can change "
+                                 "under the same name; name the snapshot, or pass --judge-pinned if it is one\n")
+    code, out, err = ev("--data", tmp_path / "c", "import", "promptfoo", pf, "--judge-model", "ChatGPT", "--json")
+    assert code == 0 and "warning: judge model 'ChatGPT' is not a dated snapshot" in err
+    code, out, err = ev("--data", tmp_path / "d", "import", "promptfoo", pf, "--judge-model", "ChatGPT",
+                        "--judge-pinned", "--json")
+    assert code == 0 and err == ""
+    store = Store(tmp_path / "d", None)
+    assert all(store.run(r["run_id"]).manifest.knobs["judge_pinned"] is True for r in json.loads(out)["runs"])

@@ -58,6 +58,11 @@ _item_extra_col_options = _options(
     click.option("--reference-col", default=None, help="Reference answer column (optional).  [default: reference]"),
     click.option("--class-col", default=None, help="Item class column (optional).  [default: class]"),
 )
+_judge_pinned_option = click.option(
+    "--judge-pinned",
+    is_flag=True,
+    help="The judge model is a pinned snapshot although its name carries no date (recorded as knob judge_pinned).",
+)
 _keys_option = click.option(
     "--keys",
     type=click.Path(file_okay=False),
@@ -155,18 +160,21 @@ _KIND_KEYS = ("kind", "criterion_kind", "threshold", "criterion_threshold", "sca
     "--knob", "knobs", multiple=True, metavar="KEY=VALUE", help="Record a setting (repeatable), as for import long."
 )
 @click.option("--description", default=None, help="Free text stored with the suite and the run.")
+@_judge_pinned_option
 @_json_option
 @click.pass_obj
-def import_inspect_cmd(obj, log: str, attach, knobs, as_json: bool, **kw) -> None:
+def import_inspect_cmd(obj, log: str, attach, knobs, judge_pinned: bool, as_json: bool, **kw) -> None:
     """Import an Inspect AI eval log (format version 2: .json, or the .eval archive)."""
     from evalcore.importers.inspect_ai import ToolOpts, import_inspect
     from evalcore.importers.kinds import KindOptions
 
     kinds = KindOptions.from_cli(log, None, *(kw.pop(k) for k in _KIND_KEYS[1:]))  # no --kind here
-    o = ToolOpts(kinds, attach, knobs=list(knobs), **kw)  # kw: the ids, --judge-model and --description
+    pinned = ["run.judge_pinned=true"] if judge_pinned else []
+    o = ToolOpts(kinds, attach, knobs=[*knobs, *pinned], **kw)  # kw: the ids, --judge-model and --description
     s = import_inspect(obj.data_opt, log, o)
     text = _with_notes(s, _text_summary(s) + f"; log status {s['status']}, run {s['run_status']}")
     _emit(s, as_json, text)
+    _warn_judge(s.get("judge_model"), judge_pinned)
 
 
 @import_.command("promptfoo")
@@ -198,10 +206,11 @@ def import_inspect_cmd(obj, log: str, attach, knobs, as_json: bool, **kw) -> Non
     help="Record a setting on every generation / run (repeatable), as for import long.",
 )
 @click.option("--description", default=None, help="Free text stored with the suite and the runs.")
+@_judge_pinned_option
 @_json_option
 @click.pass_obj
 def import_promptfoo_cmd(
-    obj, file: str, attach, suite_id, id_prefix, judge_model, gate, knobs, description, as_json
+    obj, file: str, attach, suite_id, id_prefix, judge_model, gate, knobs, description, judge_pinned, as_json
 ) -> None:
     """Import a promptfoo results file (promptfoo eval -o results.json; results version 3)."""
     from evalcore.contract import hashing as H
@@ -220,7 +229,7 @@ def import_promptfoo_cmd(
         None,
         None,
         judge_model,
-        list(knobs),
+        [*knobs, *(["run.judge_pinned=true"] if judge_pinned else [])],
         description,
         id_prefix,
     )
@@ -238,6 +247,7 @@ def import_promptfoo_cmd(
         f"imported {s['file']}: suite {s['suite_id']} ({'new' if s['suite_created'] else 'existing'}, "
         f"{s['items']} test cases), {len(s['generations'])} generations, {runs}",
     )
+    _warn_judge(s.get("judge_model"), judge_pinned)
 
 
 # --------------------------------------------------------------------------- summaries
@@ -489,11 +499,7 @@ _field_options = _options(
         metavar="KEY=VALUE",
         help="Record a setting of the judge on the run (repeatable), e.g. temperature=0.",
     ),
-    click.option(
-        "--judge-pinned",
-        is_flag=True,
-        help="The judge model is a pinned snapshot although its name carries no date (recorded as knob judge_pinned).",
-    ),
+    _judge_pinned_option,
 )
 _shared = _options(
     _column_options,
@@ -519,6 +525,20 @@ def _opts(file: str, kw: dict) -> Opts:
     )
     lists: dict[str, Any] = {k: list(kw.pop(k)) for k in ("knobs", "cols", "gen_knobs", "judge_knobs")}
     return Opts(file=file, kinds=kinds, suite=kw.pop("attach"), harness=harness, **lists, **kw)
+
+
+def _warn_judge(judge_model: str | None, pinned: bool) -> None:
+    """A warning on stderr for each judge model of a tool's import named by a floating alias (an
+    Inspect scorer that calls no model is not a judge model)."""
+    from evalcore.importers.plan import floating_alias
+
+    for m in (m.strip() for m in (judge_model or "").split(",")):
+        if m and not m.startswith("inspect-scorer:") and not pinned and floating_alias(m):
+            click.echo(
+                f"warning: judge model {m!r} is not a dated snapshot: its verdicts can change under the same name; "
+                "name the snapshot, or pass --judge-pinned if it is one",
+                err=True,
+            )
 
 
 def _warn(s: dict[str, Any]) -> None:
