@@ -272,6 +272,8 @@ def test_cli_two_judge_rounds_of_one_run(world):
     data, state, _ = world
     same = _ev(data, state, "correlate", "--run", "judge-a", "--against-run", "judge-a")
     assert same.returncode == 2 and "against itself" in same.stderr
+    beyond = _ev(data, state, "correlate", "--run", "judge-a", "--against-run", "judge-b", "--against-round", "2")
+    assert beyond.returncode == 2 and "--against-round" in beyond.stderr and "judge rounds 1-1" in beyond.stderr
 
 
 def test_cli_group_by_against_people(world):

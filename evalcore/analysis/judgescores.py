@@ -81,6 +81,10 @@ def correlate_judges(
             field="--against-run",
         )
     a_round = judge_round if against_round is None else against_round
+    for rid, m in other.items():
+        if a_round is not None and not 1 <= a_round <= m.judge_rounds:
+            flag = "--against-round" if against_round is not None else "--judge-round"
+            raise InputError(f"run {rid} has judge rounds 1-{m.judge_rounds}, not {a_round}", field=flag)
     if set(other) == set(manifests) and a_round == judge_round:
         raise InputError("a judge against itself: give other runs, or another --against-round", field="--against-run")
     shared = [c for c in criteria if c in other_criteria]
