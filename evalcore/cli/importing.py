@@ -530,15 +530,11 @@ def _opts(file: str, kw: dict) -> Opts:
 def _warn_judge(judge_model: str | None, pinned: bool) -> None:
     """A warning on stderr for each judge model of a tool's import named by a floating alias (an
     Inspect scorer that calls no model is not a judge model)."""
-    from evalcore.importers.plan import floating_alias
+    from evalcore.importers.plan import floating_alias, floating_warning
 
     for m in (m.strip() for m in (judge_model or "").split(",")):
         if m and not m.startswith("inspect-scorer:") and not pinned and floating_alias(m):
-            click.echo(
-                f"warning: judge model {m!r} is not a dated snapshot: its verdicts can change under the same name; "
-                "name the snapshot, or pass --judge-pinned if it is one",
-                err=True,
-            )
+            click.echo(f"warning: {floating_warning(m)}", err=True)
 
 
 def _warn(s: dict[str, Any]) -> None:

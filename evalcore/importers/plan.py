@@ -14,6 +14,9 @@
   given on the command line (checked) or a fresh one; :func:`imported_run` is the manifest of an
   imported run; :func:`draw_pair_ids` gives rows random pair ids; :func:`pass_rate` is the share of
   passing verdicts among those with a value.
+* :func:`floating_alias` says whether a judge model is named by a floating alias rather than a
+  dated snapshot, and :func:`floating_warning` what an import then says (issue 40); a new
+  generation with a ``generator_model`` knob records its ``generator_family`` as generate does.
 """
 
 from __future__ import annotations
@@ -283,6 +286,14 @@ def floating_alias(model: str) -> bool:
     same name. ``unknown`` (no judge named) is not flagged."""
     names = [m.strip() for m in model.split(",") if m.strip() and m.strip() != "unknown"]
     return any("latest" in m.lower() or not _DATED.search(m) for m in names)
+
+
+def floating_warning(model: str) -> str:
+    """What an import says of a judge ``model`` named by a floating alias (:func:`floating_alias`)."""
+    return (
+        f"judge model {model!r} is not a dated snapshot: its verdicts can change under the same name; "
+        "name the snapshot, or pass --judge-pinned if it is one"
+    )
 
 
 def imported_run(

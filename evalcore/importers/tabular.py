@@ -50,6 +50,7 @@ from evalcore.importers.plan import (
     collect_items,
     collect_outputs,
     floating_alias,
+    floating_warning,
     imported_run,
     plan_generation,
     plan_id,
@@ -483,10 +484,7 @@ def _plan_run(
     if o.judge_pinned:
         run_knobs = {**run_knobs, "judge_pinned": True}
     elif floating_alias(o.judge_model):
-        summary["warnings"].append(
-            f"judge model {o.judge_model!r} is not a dated snapshot: its verdicts can change under the same "
-            "name; name the snapshot, or pass --judge-pinned if it is one"
-        )
+        summary["warnings"].append(floating_warning(o.judge_model))
     run, verdicts, n_missing = _run(frame, o, rid, gen_id, rubric, outputs, cells, keycols, summary["notes"], run_knobs)
     mode, groups, _ = check_mode(frame.name, o.harness, rubric.names())
     fields = {k.split(":", 1)[1]: c for k, c in cols.items() if k.startswith("field:") and c}
