@@ -10,7 +10,11 @@ Both (:class:`Opts` holds their shared options) write a suite (unless ``--suite`
 existing one), a generation (reused when a generation of that suite holds exactly the same
 outputs) and a run (mode and source ``imported``) or, with ``--human``, a label set, through one
 :class:`~evalcore.importers.plan.Plan`: bad input raises one error naming the file, the column and
-the problem, and nothing is written then. docs/IMPORT.md documents every option.
+the problem, and nothing is written then. The contract's other fields a table may carry (latency,
+tokens and cost per answer and per judge call, retrieved and expected documents, holdout,
+difficulty, nice-to-have statements) are read by :mod:`evalcore.importers.fields`; a column no
+option or field reads is named in ``ignored_columns`` (refused with ``--strict``). docs/IMPORT.md
+documents every option.
 """
 
 from __future__ import annotations
