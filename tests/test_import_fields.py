@@ -346,3 +346,27 @@ def test_a_floating_judge_alias_is_flagged_on_the_tools_imports_too(ev, tmp_path
     assert code == 0 and err == ""
     store = Store(tmp_path / "d", None)
     assert all(store.run(r["run_id"]).manifest.knobs["judge_pinned"] is True for r in json.loads(out)["runs"])
+
+
+def test_a_single_call_harness_gives_one_call_per_answer_whose_rows_agree(ev, tmp_path):
+    args = [a if a != "split" else "single" for a in BASE]
+    code, out, err = ev("--data", tmp_path / "a", "import", "long", RAG, *args)
+    assert code == 2 and err.count("\n") == 1 and "line 13: item 'group-ride' judge round 1: judge_latency_ms differs from line 12 (one value per call)" in err
+    rs = rows()
+    for r in rs:  # the call's figures on its first row only: the other rows leave them empty
+        if r["criterion"] == "complete":
+            for f in ("judge_latency_ms", "judge_tokens_in", "judge_tokens_out", "judge_cost_usd"):
+                r[f] = ""
+    f = tmp_path / "single.csv"
+    with open(f, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rs[0]))
+        w.writeheader()
+        w.writerows(rs)
+    code, out, err = ev("--data", tmp_path / "b", "import", "long", f, *args, "--json")
+    assert code == 0, err
+    store = Store(tmp_path / "b", None)
+    rid = json.loads(out)["run_id"]
+    calls = store.records("SELECT * FROM read_parquet(?) ORDER BY item_id", [store.path_of("run", rid, "calls")])
+    first = {r["item_id"]: r for r in rows() if r["criterion"] == "faithful"}
+    assert [(c["item_id"], c["criteria"], c["tokens_in"]) for c in calls] == [
+        (iid, ["faithful", "complete"], int(first[iid]["judge_tokens_in"])) for iid in sorted(first)]
