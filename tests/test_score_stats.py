@@ -365,28 +365,39 @@ def test_cli_association_has_pearson_beside_the_rank_correlations(world):
 # --------------------------------------------------------------------------- no threshold needed
 
 
-def _threshold_free_world(data: Path, seed: int = 8) -> dict[str, np.ndarray]:
-    """A run and a label set whose ordinal and continuous criteria have no threshold (``passed`` null
-    on every verdict and label), written with the Store: what an import without --threshold writes."""
+def _threshold_free_world(data: Path, seed: int = 8, systems: int = 1) -> list[dict[str, np.ndarray]]:
+    """Per system (a generation ``g``, ``g2``, ...) a run (``r``, ``r2``, ...) and a label set whose
+    ordinal and continuous criteria have no threshold (``passed`` null on every verdict and label),
+    written with the Store: what an import without --threshold writes. Returns each system's scores."""
     from evalcore import contract as S
     from evalcore.storage.store import Store
 
     rng = np.random.default_rng(seed)
-    keys = [(f"i{k}", r) for k in range(8) for r in (1, 2, 3)]
-    truth = rng.uniform(1, 5, len(keys))
-    t = {
-        "quality": np.clip(np.round(truth[:, None] + rng.normal(0, 0.8, (len(keys), 2))), 1, 5),
-        "fluency": np.round(truth[:, None] + rng.normal(0, 0.5, (len(keys), 2)), 3),
-        "people": np.clip(np.round(truth[:, None] + rng.normal(0, 0.7, (len(keys), 2))), 1, 5),
-    }
     data.mkdir(parents=True)
     store = Store(data, data.parent / "unused-state")
     items = [{"item_id": f"i{k}", "input": f"q {k}", "class": f"c{k % 3}", "holdout": False} for k in range(8)]
     sm = S.SuiteManifest(suite_id="s", created_at="2026-01-01T00:00:00Z", content_hash=S.suite_hash(items), n_items=8)
     store.write_suite(sm, items)
-    outputs = [{"item_id": i, "round": r, "output": f"answer {i}{r}"} for i, r in keys]
+    out = []
+    for k in range(systems):
+        truth = np.clip(rng.uniform(1, 5, 24) + rng.normal(0, 1), 1, 5)  # systems differ in level
+        t = {
+            "quality": np.clip(np.round(truth[:, None] + rng.normal(0, 0.8, (24, 2))), 1, 5),
+            "fluency": np.round(truth[:, None] + rng.normal(0, 0.5, (24, 2)), 3),
+            "people": np.clip(np.round(truth[:, None] + rng.normal(0, 0.7, (24, 2))), 1, 5),
+        }
+        _write_system(store, sm, "" if k == 0 else str(k + 1), t)
+        out.append(t)
+    return out
+
+
+def _write_system(store, sm, tag: str, t: dict[str, np.ndarray]) -> None:
+    from evalcore import contract as S
+
+    keys = [(f"i{k}", r) for k in range(8) for r in (1, 2, 3)]
+    outputs = [{"item_id": i, "round": r, "output": f"answer {i}{r} of g{tag}"} for i, r in keys]
     gm = S.GenerationManifest(
-        gen_id="g", suite_id="s", suite_hash=sm.content_hash, created_at="2026-01-01T00:00:00Z",
+        gen_id=f"g{tag}", suite_id="s", suite_hash=sm.content_hash, created_at="2026-01-01T00:00:00Z",
         source="imported", outputs_hash=S.outputs_hash(outputs), rounds=3,
     )  # fmt: skip
     store.write_generation(gm, outputs)
@@ -402,12 +413,13 @@ def _threshold_free_world(data: Path, seed: int = 8) -> dict[str, np.ndarray]:
             for pos, crit in enumerate(("quality", "fluency")):
                 score = float(t[crit][a, jr - 1])
                 verdicts.append({
-                    "run_id": "r", "item_id": i, "gen_round": r, "criterion": crit, "judge_round": jr,
+                    "run_id": f"r{tag}", "item_id": i, "gen_round": r, "criterion": crit, "judge_round": jr,
                     "passed": None, "score": score, "raw_verdict": str(score), "position": pos, "call_id": cid,
                 })  # fmt: skip
     rm = S.RunManifest(
-        run_id="r", gen_id="g", created_at="2026-01-01T00:00:00Z", rubric=rubric, rubric_hash=rubric.hash(),
-        mode="single", field_order=["quality", "fluency"], judge_model="m-2025-01-01", source="imported", judge_rounds=2,
+        run_id=f"r{tag}", gen_id=f"g{tag}", created_at="2026-01-01T00:00:00Z", rubric=rubric,
+        rubric_hash=rubric.hash(), mode="single", field_order=["quality", "fluency"], judge_model="m-2025-01-01",
+        source="imported", judge_rounds=2,
     )  # fmt: skip
     store.write_run(rm, verdicts, calls)
     labels = [
@@ -416,16 +428,15 @@ def _threshold_free_world(data: Path, seed: int = 8) -> dict[str, np.ndarray]:
         for a, (i, r) in enumerate(keys) for who, v in zip(("ana", "ben"), t["people"][a])
     ]  # fmt: skip
     lm = S.LabelSetManifest(
-        labelset_id="people", gen_id="g", created_at="2026-01-01T00:00:00Z", annotators=["ana", "ben"],
+        labelset_id=f"people{tag}", gen_id=f"g{tag}", created_at="2026-01-01T00:00:00Z", annotators=["ana", "ben"],
         rubric=S.Rubric(criteria=[quality]), description="test",
     )  # fmt: skip
     store.write_labelset(lm, labels)
-    return t
 
 
 def test_score_figures_need_no_threshold(tmp_path):
     data, state = tmp_path / "data", tmp_path / "state"
-    t = _threshold_free_world(data)
+    (t,) = _threshold_free_world(data)
 
     def ev(*args: str) -> dict:
         r = _ev(data, state, *args, "--json")
@@ -442,3 +453,19 @@ def test_score_figures_need_no_threshold(tmp_path):
     want = krippendorff.alpha(reliability_data=t["fluency"].T, level_of_measurement="interval")
     assert _crit(rounds, "fluency")["alpha"] == pytest.approx(want, abs=TOL)
     assert _crit(folk, "quality")["fleiss"] == pytest.approx(sm_fleiss(aggregate_raters(t["people"].astype(int))[0]))
+
+
+def test_system_level_over_pooled_generations(tmp_path):
+    data, state = tmp_path / "data", tmp_path / "state"
+    systems = _threshold_free_world(data, seed=9, systems=4)
+    runs = [x for k in range(4) for x in ("--run", "r" if k == 0 else f"r{k + 1}")]
+    r = _ev(data, state, "correlate", *runs, "--n-boot", "20", "--json")
+    assert r.returncode == 0, r.stderr
+    g = _crit(json.loads(r.stdout), "quality")["by_generation"]
+    jm = np.round([t["quality"].mean(axis=1).mean() for t in systems], 10)
+    pm = np.round([t["people"].mean(axis=1).mean() for t in systems], 10)
+    assert g["classes"] == 4
+    for m in METHODS:
+        assert g[m]["value"] == pytest.approx(_scipy(m, jm, pm), abs=TOL)
+    one = _ev(data, state, "correlate", "--run", "r", "--n-boot", "20", "--json")
+    assert "by_generation" not in _crit(json.loads(one.stdout), "quality")  # one system: no system level

@@ -104,7 +104,8 @@ class Methods(Result, Generic[C]):
 
 @dataclass
 class ClassMeans(Result):
-    """The judge's and people's mean score per item class, correlated over the classes."""
+    """The judge's and people's mean score per item class (``by_class``) or per generation
+    (``by_generation``), correlated over them; ``classes`` counts the classes or generations."""
 
     classes: int
     pearson: Correlation
@@ -124,6 +125,7 @@ class CriterionCorrelations(Result):
     pooled: Methods[Correlation]
     within_items: Methods[WithinItems]
     by_class: ClassMeans | None
+    by_generation: ClassMeans = OMIT
     within_groups: Methods[WithinItems] = OMIT
     groups: int = OMIT
     answers_without_group: int = OMIT
@@ -236,6 +238,8 @@ def _score_rows(
             within_items=Methods.of(res["within_groups"], WithinItems),
             by_class=_by_class(judge[ok], people[ok], data["gen_id"][on][ok], items, cls, **boot),
         )
+        if len(gens) >= 3:  # several systems pooled: the system level over generations (SummEval's 16)
+            row.by_generation = _means_correlated(judge[ok], people[ok], data["gen_id"][on][ok], **boot) or OMIT
         if grouping is not None:
             g = np.array([grouping.get(k) for k in zip(data["gen_id"][on][ok], items)], dtype=object)
             has = np.array([v is not None for v in g], dtype=bool)
@@ -307,11 +311,16 @@ def _mean(values: list[float | None]) -> float | None:
     return float(np.mean(vals)) if vals else None
 
 
-def _by_class(judge, people, gen_ids, items, cls, *, seed: int, n_boot: int, level: float) -> ClassMeans | None:
+def _by_class(judge, people, gen_ids, items, cls, **boot: Any) -> ClassMeans | None:
     """The "system level" of the G-Eval / HANNA tables: the judge's and people's mean score per item
     class (e.g. the system that wrote the story), correlated over the classes. None with fewer than
     three classes."""
     keys = np.array([cls.get((g, i)) or "(none)" for g, i in zip(gen_ids, items)], dtype=object)
+    return _means_correlated(judge, people, keys, **boot)
+
+
+def _means_correlated(judge, people, keys: np.ndarray, *, seed: int, n_boot: int, level: float) -> ClassMeans | None:
+    """Each side's mean score per key, correlated over the keys; None with fewer than three keys."""
     names = sorted(set(keys.tolist()))
     if len(names) < 3:
         return None

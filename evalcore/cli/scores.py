@@ -76,6 +76,7 @@ def _scope_text(r: JudgeAgainstPeople | JudgeAgainstJudge | CriterionMatrix | Re
 
 def correlate_text(r: JudgeAgainstPeople | JudgeAgainstJudge) -> str:
     from evalcore.analysis.judgescores import JudgeAgainstJudge
+    from evalcore.analysis.scores import ClassMeans
     from evalcore.stats.reliability import METHODS
 
     pct = int(round(100 * r.level))
@@ -115,6 +116,12 @@ def correlate_text(r: JudgeAgainstPeople | JudgeAgainstJudge) -> str:
             f"mean over criteria: pooled Kendall {mo.pooled_kendall:.3f}"
             + ("" if mo.by_class_kendall is None else f", Kendall of class means {mo.by_class_kendall:.3f}")
         )
+    for c in r.criteria:
+        if isinstance(g := c.by_generation, ClassMeans):
+            lines.append(
+                f"{c.criterion}: system level over {g.classes} generations (means per generation): "
+                f"Pearson {g.pearson.text()}, Spearman {g.spearman.text()}, Kendall {g.kendall.text()}"
+            )
     notes = sorted({getattr(c.within_items, m).reason for c in r.criteria for m in METHODS} - {None})
     lines += [f"within items: {n}" for n in notes]
     if isinstance(r.group_by, str):
