@@ -2,8 +2,9 @@
 running MLflow tracking server, read and written through MLflow's REST API (``/api/2.0`` and
 ``/api/3.0``; tested against mlflow 3.17.2).
 
-Read: each trace of the experiment (``POST /api/3.0/mlflow/traces/search``, then ``GET
-.../traces/batchGet`` for the spans) is an answer: item id the trace id, input and output the root
+Read: each trace of the experiment (``POST /api/3.0/mlflow/traces/search``, with its assessments;
+its spans from ``GET /ajax-api/2.0/mlflow/get-trace-artifact``, the route MLflow's UI reads them by,
+wherever the client stored them) is an answer: item id the trace id, input and output the root
 span's ``mlflow.spanInputs`` and ``mlflow.spanOutputs`` (a mapping with one text value is that text,
 anything else its JSON). Its valid assessments are the verdicts: feedback whose source type is
 ``LLM_JUDGE`` -> the judge's (criterion the assessment's name, value the feedback's value,
@@ -18,7 +19,6 @@ where the value or provenance changed and leaves it alone where not.
 
 from __future__ import annotations
 
-import base64
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -28,29 +28,12 @@ from evalcore.errors import InputError
 from evalcore.importers.server import GOLD_SOURCE, Pulled, Server, text_of
 
 API = "/api/3.0/mlflow/traces"
-BATCH = 50  # traces per batchGet
 REFERENCE = "expected_response"  # MLflow's name for the expected answer
 
 
 def experiment_id(server: Server, name: str) -> str:
     exp = server.call("GET", "/api/2.0/mlflow/experiments/get-by-name", "experiment", params={"experiment_name": name})
     return str(exp["experiment"]["experiment_id"])
-
-
-def _any(v: dict[str, Any]) -> Any:
-    """An OpenTelemetry AnyValue in its protobuf JSON as a Python value."""
-    if "kvlist_value" in v:
-        return {kv["key"]: _any(kv.get("value") or {}) for kv in v["kvlist_value"].get("values") or []}
-    if "array_value" in v:
-        return [_any(x) for x in v["array_value"].get("values") or []]
-    if "int_value" in v:
-        return int(v["int_value"])
-    if "bytes_value" in v:
-        return base64.b64decode(v["bytes_value"]).decode("utf-8", "replace")
-    for k in ("string_value", "bool_value", "double_value"):
-        if k in v:
-            return v[k]
-    return None
 
 
 def _decoded(v: Any) -> Any:
@@ -63,36 +46,32 @@ def _decoded(v: Any) -> Any:
     return v
 
 
-def traces(server: Server, exp: str, ids: list[str] | None = None) -> Iterator[dict[str, Any]]:
-    """Every trace of experiment ``exp`` (or the traces ``ids``) with its spans and assessments."""
-    if ids is None:
-        ids, token = [], None
-        while True:
-            body: dict[str, Any] = {
-                "locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": exp}}],
-                "max_results": 500,
-                "order_by": ["timestamp_ms ASC"],
-            }
-            if token:
-                body["page_token"] = token
-            page = server.call("POST", f"{API}/search", "traces", json=body)
-            ids += [t["trace_id"] for t in page.get("traces") or []]
-            token = page.get("next_page_token")
-            if not token:
-                break
-    for i in range(0, len(ids), BATCH):
-        got = server.call(
-            "GET", f"{API}/batchGet", "traces", params={"trace_ids": ids[i : i + BATCH], "experiment_ids": [exp]}
-        )
-        yield from got.get("traces") or []
+def traces(server: Server, exp: str) -> Iterator[dict[str, Any]]:
+    """Every trace of experiment ``exp``: its trace info, with its assessments."""
+    token = None
+    while True:
+        body: dict[str, Any] = {
+            "locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": exp}}],
+            "max_results": 500,
+            "order_by": ["timestamp_ms ASC"],
+        }
+        if token:
+            body["page_token"] = token
+        page = server.call("POST", f"{API}/search", "traces", json=body)
+        yield from page.get("traces") or []
+        token = page.get("next_page_token")
+        if not token:
+            break
 
 
-def _root_io(t: dict[str, Any], where: str) -> tuple[str, str]:
-    tid = t["trace_info"]["trace_id"]
-    roots = [s for s in t.get("spans") or [] if not s.get("parent_span_id")]
+def _root_io(server: Server, tid: str, where: str) -> tuple[str, str]:
+    """The root span's inputs and outputs, from the trace's data as MLflow's own UI reads it (its
+    spans live in the tracking store or in the artifact store, by the client that logged them)."""
+    got = server.call("GET", "/ajax-api/2.0/mlflow/get-trace-artifact", "spans", params={"request_id": tid})
+    roots = [s for s in got.get("spans") or [] if not s.get("parent_span_id")]
     if len(roots) != 1:
         raise InputError(f"trace {tid} has {len(roots)} root spans, not one", file=where, field="spans")
-    attrs = {a["key"]: _any(a.get("value") or {}) for a in roots[0].get("attributes") or []}
+    attrs = roots[0].get("attributes") or {}
     io = []
     for key in ("mlflow.spanInputs", "mlflow.spanOutputs"):
         text = text_of(_decoded(attrs.get(key)))
@@ -117,11 +96,12 @@ def pull(server: Server, experiment: str) -> Pulled:
     out = Pulled(where=where, name=experiment)
     left: Counter[str] = Counter()
     for t in traces(server, exp):
-        tid = t["trace_info"]["trace_id"]
-        question, answer = _root_io(t, where)
+        tid = t["trace_id"]
+        question, answer = _root_io(server, tid, where)
         judged: list[dict[str, Any]] = []
+        labelled: list[dict[str, Any]] = []
         row = {"item_id": tid, "input": question, "output": answer}
-        for a in t["trace_info"].get("assessments") or []:
+        for a in t.get("assessments") or []:
             src = a.get("source") or {}
             kind, who = src.get("source_type"), src.get("source_id")
             if not a.get("valid", True) or who == GOLD_SOURCE:
@@ -145,8 +125,9 @@ def pull(server: Server, experiment: str) -> Pulled:
                 if who:
                     out.judge_models.add(who)
             else:
-                out.people.append(row | cell | {"annotator": who or "mlflow"})
+                labelled.append(cell | {"annotator": who or "mlflow"})
         out.judge += [row | c for c in judged]
+        out.people += [row | c for c in labelled]
     out.notes += [f"left out {n} {why}" for why, n in sorted(left.items())]
     return out
 
@@ -159,9 +140,9 @@ def push(server: Server, experiment: str, gold: list[dict[str, Any]], provenance
     ids = sorted({g["item_id"] for g in gold})
     have: dict[tuple[str, str], dict[str, Any]] = {}
     found = set()
-    for t in traces(server, exp, ids):
-        found.add(t["trace_info"]["trace_id"])
-        for a in t["trace_info"].get("assessments") or []:
+    for t in traces(server, exp):
+        found.add(t["trace_id"])
+        for a in t.get("assessments") or []:
             if (a.get("source") or {}).get("source_id") == GOLD_SOURCE and a.get("valid", True):
                 have[(a["trace_id"], a["assessment_name"])] = a
     missing = [i for i in ids if i not in found]
@@ -174,7 +155,7 @@ def push(server: Server, experiment: str, gold: list[dict[str, Any]], provenance
     counts = {"created": 0, "updated": 0, "unchanged": 0}
     for g in gold:
         value = bool(g["passed"]) if g["value"] in ("pass", "fail") else _number(g["value"])
-        meta = {k: v if isinstance(v, str) else json.dumps(v, sort_keys=True) for k, v in provenance(g).items()}
+        meta = {k: _meta_text(v) for k, v in provenance(g).items()}
         body = {
             "trace_id": g["item_id"],
             "assessment_name": g["criterion"],
@@ -197,6 +178,11 @@ def push(server: Server, experiment: str, gold: list[dict[str, Any]], provenance
             )
             counts["updated"] += 1
     return counts
+
+
+def _meta_text(v: Any) -> str:
+    """An assessment's metadata value (MLflow keeps text): text as it is, none empty, else JSON."""
+    return v if isinstance(v, str) else "" if v is None else json.dumps(v, sort_keys=True)
 
 
 def _number(v: Any) -> Any:
