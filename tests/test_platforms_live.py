@@ -31,8 +31,15 @@ def world(seed: int) -> list[dict]:
             "correct": human["correct"] if rng.random() < 0.8 else not human["correct"],
             "helpful": int(np.clip(human["helpful"] + rng.integers(-1, 2), 1, 5)),
         }
-        out.append({"input": f"question {i}: how do I fix a flat?", "output": f"answer {i}", "ref": f"ref {i}",
-                    "judge": judge, "human": human})
+        out.append(
+            {
+                "input": f"question {i}: how do I fix a flat?",
+                "output": f"answer {i}",
+                "ref": f"ref {i}",
+                "judge": judge,
+                "human": human,
+            }
+        )
     return out
 
 
@@ -146,8 +153,16 @@ def decisions(path: Path, gen: str, ids: list[str], answers: list[dict], flip: i
     for i in range(12):
         said = "pass" if answers[i]["human"]["correct"] else "fail"
         rows.append({"gen_id": gen, "item_id": ids[i], "criterion": "correct", "value": said, "reviewer": "rev"})
-    rows.append({"gen_id": gen, "item_id": ids[11], "criterion": "correct", "reviewer": "adj", "role": "adjudicator",
-                 "value": "fail" if rows[11]["value"] == "pass" else "pass"})
+    rows.append(
+        {
+            "gen_id": gen,
+            "item_id": ids[11],
+            "criterion": "correct",
+            "reviewer": "adj",
+            "role": "adjudicator",
+            "value": "fail" if rows[11]["value"] == "pass" else "pass",
+        }
+    )
     if flip is not None:
         rows = [dict(rows[flip], value="fail" if rows[flip]["value"] == "pass" else "pass", note="second look")]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -174,10 +189,14 @@ def test_a_real_server_both_ways(platform, ev, tmp_path):
 
         # the card's kappas, judge against people's labels, against scikit-learn's on the values logged
         kappas = card_kappas(ev, data, state, gen)
-        want_correct = cohen_kappa_score([a["human"]["correct"] for a in answers], [a["judge"]["correct"] for a in answers])
+        want_correct = cohen_kappa_score(
+            [a["human"]["correct"] for a in answers], [a["judge"]["correct"] for a in answers]
+        )
         want_helpful = cohen_kappa_score(
-            [a["human"]["helpful"] for a in answers], [a["judge"]["helpful"] for a in answers],
-            labels=[1, 2, 3, 4, 5], weights="quadratic",
+            [a["human"]["helpful"] for a in answers],
+            [a["judge"]["helpful"] for a in answers],
+            labels=[1, 2, 3, 4, 5],
+            weights="quadratic",
         )
         assert kappas["correct"] == pytest.approx(want_correct, abs=1e-12)
         assert kappas["helpful"] == pytest.approx(want_helpful, abs=1e-12)
