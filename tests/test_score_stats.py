@@ -19,7 +19,7 @@ from pathlib import Path
 import krippendorff
 import numpy as np
 import pytest
-from conftest import EVALCORE
+from conftest import EVALCORE, REPO
 from scipy import stats as st
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
@@ -469,3 +469,29 @@ def test_system_level_over_pooled_generations(tmp_path):
         assert g[m]["value"] == pytest.approx(_scipy(m, jm, pm), abs=TOL)
     one = _ev(data, state, "correlate", "--run", "r", "--n-boot", "20", "--json")
     assert "by_generation" not in _crit(json.loads(one.stdout), "quality")  # one system: no system level
+
+
+HANNA = REPO.parent / "shared" / "datasets" / "hanna"
+GENERATED = ("BertGeneration", "CTRL", "Fusion", "GPT", "GPT-2", "GPT-2 (tag)", "HINT", "RoBERTa", "TD-VAE", "XLNet")
+
+
+def test_hanna_system_level_by_leaving_one_class_out(tmp_path):
+    """docs/DATASETS.md's system level: `--exclude-class Human` is the ten --class options."""
+    import os
+
+    if not HANNA.is_dir():
+        why = f"{HANNA} is absent (a fresh clone has no shared data)"
+        if os.environ.get("CI") or os.environ.get("EVALCORE_REQUIRE_DATASETS") == "1":
+            pytest.fail(why + " (CI / EVALCORE_REQUIRE_DATASETS=1: this test must run)")
+        pytest.skip(why)
+    data, state = tmp_path / "data", tmp_path / "state"
+    r = _ev(data, state, "import", "hanna", str(HANNA))
+    assert r.returncode == 0, r.stderr
+    base = ["correlate", "--run", "hanna-beluga-13b-p1", "--n-boot", "20", "--json"]
+    kept = _ev(data, state, *base, *(x for c in GENERATED for x in ("--class", c)))
+    left = _ev(data, state, *base, "--exclude-class", "Human")
+    assert kept.returncode == 0 and left.returncode == 0, kept.stderr + left.stderr
+    a, b = json.loads(kept.stdout), json.loads(left.stdout)
+    assert b["exclude_classes"] == ["Human"] and b["classes"] is None
+    assert b["mean_over_criteria"] == a["mean_over_criteria"] and b["criteria"] == a["criteria"]
+    assert round(b["mean_over_criteria"]["by_class_kendall"], 2) == 0.69  # docs/DATASETS.md
