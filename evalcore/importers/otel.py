@@ -26,7 +26,7 @@ from evalcore.importers.braintrust import human_map
 from evalcore.importers.common import _Doc, _obj, _opt_count
 from evalcore.importers.frame import WHOLE_FILE
 from evalcore.importers.langfuse import criterion_name
-from evalcore.importers.platform import Answer, PlatformOpts, Score, records, write_import
+from evalcore.importers.platform import Answer, PlatformOpts, Score, listed, records, write_import
 
 DEFAULT_JUDGE = "otel-evaluator"
 EVALUATION_EVENT = "gen_ai.evaluation.result"
@@ -41,7 +41,10 @@ def _value(v: Any) -> Any:
         if k in v:
             return v[k]
     if "intValue" in v:
-        return int(v["intValue"])
+        try:
+            return int(v["intValue"])
+        except (TypeError, ValueError):
+            return v["intValue"]  # read as it is: the field that uses it says what it expected
     return None
 
 
@@ -77,9 +80,9 @@ def _messages_text(doc: _Doc, v: Any, field_: str, role: str | None) -> str:
         raise doc.err(field_, "expected a list of messages")
     parts = [
         str(p.get("content", ""))
-        for m in msgs
+        for k, m in enumerate(msgs)
         if isinstance(m, dict) and (role is None or m.get("role") == role)
-        for p in m.get("parts") or []
+        for p in listed(doc, m.get("parts"), f"{field_}[{k}].parts")
         if isinstance(p, dict) and p.get("type") == "text"
     ]
     return "\n".join(parts)
@@ -106,7 +109,7 @@ def _span(
         extra=extra,
     )
     scores = []
-    for k, e in enumerate(s.get("events") or []):
+    for k, e in enumerate(listed(doc, s.get("events"), f"{at}.events")):
         if not isinstance(e, dict) or e.get("name") != EVALUATION_EVENT:
             continue
         w = f"{at}.events[{k}]"
@@ -153,17 +156,19 @@ def read_otel(
     for path in paths:
         for doc, at, req in records(path, "an OTLP/JSON trace export"):
             req = _obj(doc, req, at or WHOLE_FILE, "an ExportTraceServiceRequest {resourceSpans}")
-            if not isinstance(req.get("resourceSpans"), list):
+            if req.get("resourceSpans") is None:
                 raise doc.err(f"{at}.resourceSpans".lstrip("."), "missing: not an OTLP/JSON trace export")
-            for i, rs in enumerate(req["resourceSpans"]):
-                for j, ss in enumerate(_obj(doc, rs, f"{at}.resourceSpans[{i}]").get("scopeSpans") or []):
-                    for k, s in enumerate(_obj(doc, ss, f"{at}.resourceSpans[{i}].scopeSpans[{j}]").get("spans") or []):
-                        w = f"{at}.resourceSpans[{i}].scopeSpans[{j}].spans[{k}]".lstrip(".")
-                        s = _obj(doc, s, w, "a span")
-                        if "gen_ai.operation.name" not in _attrs(doc, w, s.get("attributes")):
+            for i, rs in enumerate(listed(doc, req["resourceSpans"], f"{at}.resourceSpans".lstrip("."))):
+                w = f"{at}.resourceSpans[{i}]".lstrip(".")
+                for j, ss in enumerate(listed(doc, _obj(doc, rs, w).get("scopeSpans"), f"{w}.scopeSpans")):
+                    spans = _obj(doc, ss, f"{w}.scopeSpans[{j}]").get("spans")
+                    for k, s in enumerate(listed(doc, spans, f"{w}.scopeSpans[{j}].spans")):
+                        sw = f"{w}.scopeSpans[{j}].spans[{k}]"
+                        s = _obj(doc, s, sw, "a span")
+                        if "gen_ai.operation.name" not in _attrs(doc, sw, s.get("attributes")):
                             other += 1
                             continue
-                        ans, sc = _span(doc, w, s, judge_model or DEFAULT_JUDGE, human, annotator)
+                        ans, sc = _span(doc, sw, s, judge_model or DEFAULT_JUDGE, human, annotator)
                         answers[ans.item_id] = ans
                         scores += sc
     notes = [f"{other} spans without gen_ai.operation.name were left out"] if other else []

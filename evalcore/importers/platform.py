@@ -116,6 +116,15 @@ def mapping(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
 
 
+def listed(doc: _Doc, v: Any, field_: str) -> list:
+    """A list field, or an empty list when it is absent."""
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise doc.err(field_, f"is {_tw(v)}, expected a list")
+    return v
+
+
 def need(doc: _Doc, rec: dict, key: str, at: str, kind: type | tuple[type, ...] = str) -> Any:
     """A required field of a record, of the type given."""
     v, where = rec.get(key), f"{at}.{key}".lstrip(".")
