@@ -420,3 +420,27 @@ def test_broken_files_are_imported_or_refused_in_one_line(tmp_path, ev, platform
         assert code in (0, 2), (seed, err)
         if code == 2:
             assert len(err.splitlines()) == 1 and not (case / "d").exists(), (seed, err)
+
+
+def test_one_run_per_judge_each_with_the_criteria_it_scored(tmp_path, cli):
+    """Two judges in one Langfuse export (metadata.model): two runs, the second with relevance only."""
+    doc = json.loads((P / "langfuse" / "scores.json").read_text())
+    other = "claude-3-5-sonnet-20241022"
+    for s in doc["data"]:
+        if s["source"] == "EVAL" and s["name"] == "relevance":
+            s["metadata"] = {"model": other}
+    scores = tmp_path / "scores.json"
+    scores.write_text(json.dumps(doc))
+    s = cli(tmp_path / "d", "import", "langfuse", P / "langfuse" / "observations.json", scores, *SCALE)
+    assert [(r["run_id"], r["judge_model"], r["verdicts"], r["missing_verdicts"]) for r in s["runs"]] == [
+        (f"langfuse-{JUDGE}", JUDGE, 12, 0),
+        (f"langfuse-{other}", other, 6, 0),
+    ]
+    runs = {
+        r["run_id"]: json.loads((tmp_path / "d" / "runs" / r["run_id"] / "manifest.json").read_text())
+        for r in s["runs"]
+    }
+    assert [[c["name"] for c in m["rubric"]["criteria"]] for m in runs.values()] == [
+        ["faithfulness", "correctness"],
+        ["relevance"],
+    ]
