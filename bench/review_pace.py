@@ -109,6 +109,39 @@ def worker(name: str, base: str, gen: str, dur: float, out: dict, ready: threadi
         b.close()
 
 
+FLOOR_PAGE = """<div id=c data-testid=evalcore-card data-case=0><p id=t>case 0</p></div><script>
+const c = document.getElementById('c');
+window.addEventListener('keydown', (e) => {
+  if (e.key !== '1') return;
+  const n = Number(c.dataset.case) + 1;
+  document.getElementById('t').textContent = 'case ' + n;
+  c.dataset.case = String(n);
+});
+</script>"""
+
+
+def floor(presses: int = 200) -> list[float]:
+    """The floor in the same run: the same Chromium, a bare page whose only work on the key is to
+    put the next case's number on screen, measured by the same probe (no server, no Streamlit)."""
+    with sync_playwright() as p:
+        b = browser_util.launch(p)
+        page = b.new_context(viewport={"width": 1400, "height": 900}).new_page()
+        page.set_content(FLOOR_PAGE)
+        page.add_script_tag(content=PROBE)
+        for _ in range(presses):
+            page.keyboard.press("1")
+            time.sleep(THINK / 4)
+        waits = page.evaluate("() => window.__pace")
+        b.close()
+    return waits
+
+
+def _line(what: str, waits_ms: list[float]) -> str:
+    w = sorted(waits_ms)
+    p95 = w[min(len(w) - 1, int(0.95 * len(w)))]
+    return f"{what}: n {len(w)}, median {statistics.median(w):.1f} ms, p95 {p95:.1f} ms, max {w[-1]:.1f} ms"
+
+
 def main() -> None:
     dur = float(sys.argv[1]) if len(sys.argv) > 1 else 120.0
     root = Path("/tmp/evalcore-bench/review-pace")
@@ -152,7 +185,7 @@ def main() -> None:
         for t in threads:
             t.join()
         cpu = _cpu(pid) - cpu0
-    waits = sorted(w / 1000 for r in results.values() for w in r.get("waits", []))
+    waits = [w / 1000 for r in results.values() for w in r.get("waits", [])]
     decided = [e for e in LabelStore(Store(data, state)).history(gen) if e["reviewer"].startswith(TAG) and e["queue"]]
     print(
         f"{'PostgreSQL' if pg_root else 'SQLite'}; data {data}; {REVIEWERS} reviewers for {dur:.0f} s, think {THINK} s"
@@ -160,11 +193,10 @@ def main() -> None:
     for name, r in results.items():
         print(f"{name}: {r.get('presses', 0)} presses, {len(r.get('waits', []))} cases drawn, error: {r.get('error')}")
     if waits:
-        p95 = waits[min(len(waits) - 1, int(0.95 * len(waits)))]
-        print(
-            f"key press to next case drawn: n {len(waits)}, median {statistics.median(waits) * 1000:.1f} ms, "
-            f"p95 {p95 * 1000:.1f} ms, max {waits[-1] * 1000:.1f} ms"
-        )
+        print(_line("key press to next case drawn", [w * 1000 for w in waits]))
+    print(
+        _line("floor, a bare page that only draws the next number on the key (same Chromium, after the run)", floor())
+    )
     print(f"server CPU until every reviewer had a first case: {cpu0 - cpu_start:.1f} s")
     print(
         f"server CPU from then on: {cpu:.1f} s for {len(decided)} decisions = {cpu / max(1, len(decided)):.3f} CPU-s each"

@@ -48,7 +48,7 @@ from typing import Any
 from evalcore.contract import schema as S
 from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.review.detect import _FALSE, _TRUE, PRIORITY, REASONS, verdicts_sql
-from evalcore.review.texts import AHEAD, case_texts, holdout
+from evalcore.review.texts import AHEAD, answered, case_texts, holdout
 from evalcore.storage.gold import gold
 from evalcore.storage.labels import ROLES, LabelStore
 from evalcore.storage.roles import acting
@@ -722,6 +722,8 @@ def decide(
         )
     case = find_case(store, q["queue_id"], item_id, gen_round, criterion)
     labels = LabelStore(store)
+    if answered(store, q["gen_id"], (item_id, int(gen_round))):  # shown from the file as it is: no second read
+        labels.seen.update({(q["gen_id"], item_id), (q["gen_id"], item_id, int(gen_round))})
     again = labels.by_receipt(receipt, who) if receipt is not None else None
     if again is not None:  # sent before and written: the same edit again, not a second one
         return again

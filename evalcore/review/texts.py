@@ -92,3 +92,11 @@ def case_texts(
         while len(kept) > KEEP:
             kept.popitem(last=False)
         return kept[(case[0], int(case[1]))]
+
+
+def answered(store: Store, gen_id: str, case: tuple[str, int]) -> bool:
+    """Whether the answer to ``case`` (item id, round) was read from the generation's outputs file
+    as it is now (so a decision on it needs no second read to know the answer exists)."""
+    outputs = _version(store.path_of("generation", gen_id, "outputs"))
+    with _LOCK:
+        return any(k[1] == outputs and (kept.get(case) or (None, None))[1] is not None for k, kept in _TEXTS.items())

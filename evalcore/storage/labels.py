@@ -108,7 +108,7 @@ class LabelStore:
         self.where = mask(self.url) if self.url else str(self.path)  # for messages
         self._local = threading.local()  # one connection per thread, kept open (closing the last one checkpoints)
         self._criteria: dict[str, tuple[tuple, list[str], dict[str, S.Criterion]]] = {}
-        self._seen: set[tuple] = set()  # (gen_id, item_id[, round]) found in the data: checked once
+        self.seen: set[tuple] = set()  # (gen_id, item_id[, round]) found in the data (checked once, or read by the caller)
 
     @property
     def dialect(self) -> str:
@@ -286,12 +286,12 @@ class LabelStore:
             )[0][0]
 
         if gen_id is not None:
-            if (gen_id, item_id) in self._seen:
+            if (gen_id, item_id) in self.seen:
                 return gen_id
             self.store.generation(gen_id)
             if not holds(gen_id):
                 raise LabelError(f"item {item_id!r} is not in generation {gen_id!r}", field="--item")
-            self._seen.add((gen_id, item_id))
+            self.seen.add((gen_id, item_id))
             return gen_id
         hits = [g for g in self.store.ids("generation") if holds(g)]
         if not hits:
@@ -423,7 +423,7 @@ class LabelStore:
                     [self.store.path_of("generation", g, "outputs"), items],
                 )
                 for item, rnd in rows:
-                    self._seen.update({(g, item), (g, item, int(rnd))})
+                    self.seen.update({(g, item), (g, item, int(rnd))})
                     found.setdefault(item, set()).add(g)
         for e in edits:
             hits = found.get(str(e.get("item_id")), set())
@@ -465,14 +465,14 @@ class LabelStore:
         if outcome not in OUTCOMES:
             raise LabelError(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}", field="--outcome")
         gen_id = self.resolve_gen(item_id, gen_id)
-        if (gen_id, item_id, int(gen_round)) not in self._seen:
+        if (gen_id, item_id, int(gen_round)) not in self.seen:
             n = self.store.sql(
                 "SELECT count(*) FROM read_parquet(?) WHERE item_id = ? AND round = ?",
                 [self.store.path_of("generation", gen_id, "outputs"), item_id, int(gen_round)],
             )[0][0]
             if not n:
                 raise LabelError(f"item {item_id!r} has no round {gen_round} in generation {gen_id!r}", field="--round")
-            self._seen.add((gen_id, item_id, int(gen_round)))
+            self.seen.add((gen_id, item_id, int(gen_round)))
         known = self.known_criteria(gen_id)
         if criterion not in known:
             raise LabelError(
