@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from platform_util import client, mlflow, phoenix
+from platform_util import client, free_port, mlflow, phoenix
 from sklearn.metrics import cohen_kappa_score
 
 N = 40  # answers per platform (the card ranks a judge from 30 gold cases)
@@ -220,25 +220,35 @@ def test_a_real_server_both_ways(platform, ev, tmp_path):
             human = "pass" if answers[i]["human"]["correct"] else "fail"
             want = human if i < 11 else ("fail" if human == "pass" else "pass")
             assert b["value"] == (want if platform == "phoenix" else want == "pass")
-            assert meta["source"] == "evalcore" and "adjudicator" in meta["policy"] and meta["decided_at"]
-            assert meta["gold_from"] == ("unanimous" if i < 11 else "adjudicator")
+            assert meta["source"] == "evalcore gold" and meta["decided_at"] and meta["gen_id"] == gen
+            assert (meta["policy"], meta["reviewer"]) == (("unanimous", "rev") if i < 11 else ("adjudicator", "adj"))
             assert meta["reviewers"] == {"rev": human} and meta["adjudicator"] == (None if i < 11 else "adj")
         second = cli(ev, data, state, *push)
         assert (second["created"], second["updated"], second["unchanged"]) == (0, 0, 12)
-        assert sorted(json.dumps(b, sort_keys=True) for b in client(platform, read_script, read)) == sorted(
-            json.dumps(b, sort_keys=True) for b in back
-        )
 
-        # a reviewer changes their mind: that one case is updated in place, nothing is added
+        # a reviewer changes their mind: that one case is updated in place; two more pushes added nothing
         decisions(tmp_path / "d2.jsonl", gen, ids, answers, flip=3)
         cli(ev, data, state, "labels", "add", "--from", tmp_path / "d2.jsonl")
         third = cli(ev, data, state, *push)
         assert (third["created"], third["updated"], third["unchanged"]) == (0, 1, 11)
-        again = {(b["item"], b["name"]): b for b in client(platform, read_script, read)}
-        assert len(again) == 12 and set(again) == set(got)
+        after = client(platform, read_script, read)
+        assert len(after) == 12
+        again = {(b["item"], b["name"]): b for b in after}
+        changed = {k for k in got if json.dumps(again.get(k), sort_keys=True) != json.dumps(got[k], sort_keys=True)}
+        assert changed == {(ids[3], "correct")}
         assert again[(ids[3], "correct")]["value"] != got[(ids[3], "correct")]["value"]
 
         # importing again reads people's annotations, never the gold evalcore pushed
         s2 = cli(ev, tmp_path / "data2", state, "import", platform, url, name_opt, "bike-support", *IMPORT_OPTS)
         assert s2["labels"]["labels"] == 2 * N and s2["labels"]["annotators"] == ["ana"]
         assert any("gold evalcore pushed" in n for n in s2["notes"])
+
+
+@pytest.mark.parametrize(("platform", "name_opt"), [("phoenix", "--project"), ("mlflow", "--experiment")])
+def test_a_server_that_does_not_answer_is_named_and_nothing_is_written(platform, name_opt, ev, tmp_path):
+    url = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    code, out, err = ev("--data", tmp_path / "data", "import", platform, url, name_opt, "bike")
+    assert code == 2 and out == "" and err.startswith(f"error: {url}: ") and "does not answer" in err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "data").exists()
+    code, _, err = ev("--data", tmp_path / "data", "import", platform, "127.0.0.1:6006", name_opt, "bike")
+    assert code == 2 and "is not an http(s) URL" in err

@@ -117,7 +117,8 @@ def labels_push(obj: Ctx, to: tuple[str, str], project, experiment, gen_id: str,
 
     A second push writes nothing new: a case already there is updated only when its gold changed."""
     from evalcore.importers import mlflow, phoenix
-    from evalcore.importers.server import Server, gold_to_push, provenance
+    from evalcore.importers.goldout import provenance
+    from evalcore.importers.server import Server, gold_to_push
     from evalcore.storage.labels import LabelStore
 
     platform, url = to

@@ -187,11 +187,6 @@ def write_pulled(data_opt: str | Path | None, pulled: Pulled, o: ServerImport) -
 
 # --------------------------------------------------------------------------- gold goes back
 
-POLICY = (
-    "evalcore gold (evalcore.storage.gold): an adjudicator's standing decision, else the reviewers' "
-    "unanimous one once as many decided as the case needs"
-)
-
 
 def gold_to_push(labels: LabelStore, gen_id: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The cases of generation ``gen_id`` with gold in the label store (round 1: a span or trace is
@@ -206,17 +201,3 @@ def gold_to_push(labels: LabelStore, gen_id: str) -> tuple[list[dict[str, Any]],
     if not cases:
         raise InputError(f"generation {gen_id!r} has no gold in the label store to push", field="--gen")
     return cases, notes
-
-
-def provenance(g: dict[str, Any]) -> dict[str, Any]:
-    """What a pushed gold value carries: who decided it, by which policy, when, from which edits."""
-    return {
-        "source": "evalcore",
-        "policy": POLICY,
-        "gold_from": g["gold_from"],
-        "adjudicator": g["adjudicator"],
-        "reviewers": g["reviewers"],
-        "decided_at": str(g["decided_at"]),
-        "gen_id": g["gen_id"],
-        "edit_ids": g["edit_ids"],
-    }
