@@ -123,6 +123,33 @@ def test_queue_cases_raised_and_audited_add_up(demo_queue):
         "cases": built, "raised": q["flagged"], "audited": q["audit_sampled"], "holdout_hidden": 0}
 
 
+def test_queue_list_counts_as_the_review_page_does(demo_queue, ev):
+    """`queue list` printed the queue as built (raised 1322, holdout items among them) where the
+    Review page counts 1174 raised, holdout left out: it now prints case_counts' parts, holdout
+    hidden beside them, and with --include-holdout the queue as built."""
+    import json
+
+    from evalcore.review.queue import Filters, case_counts
+
+    store, q = demo_queue
+    where = ["--data", store.data, "--state", store.state]
+    for extra, f in (([], None), (["--include-holdout"], Filters(include_holdout=True))):
+        code, out, err = ev(*where, "queue", "list", "--json", *extra)
+        assert code == 0, err
+        (row,) = [r for r in json.loads(out) if r["queue_id"] == q["queue_id"]]
+        assert {k: row[k] for k in ("cases", "raised", "audited", "holdout_hidden")} == case_counts(
+            store, q["queue_id"], f
+        )
+        assert row["raised"] + row["audited"] == row["cases"]
+        assert row["cases"] + row["holdout_hidden"] == q["flagged"] + q["audit_sampled"]
+    plain = case_counts(store, q["queue_id"])
+    assert plain["holdout_hidden"] > 0 and plain["raised"] < q["flagged"]
+    code, out, _ = ev(*where, "queue", "list")
+    head, line = out.splitlines()[:2]
+    cells = line.split()
+    assert "holdout hidden" in head and cells[3:6] == [str(plain[k]) for k in ("raised", "audited", "holdout_hidden")]
+
+
 def test_labels_and_agreement_count_disagreements_alike(tmp_path, monkeypatch):
     """Labels said 18 reviewers disagree where Agreement said 19 people disagree: Agreement added
     the shipped labels' cases without a majority. Both pages now show evalcore.review.disagreements,

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 @click.pass_obj
 def runs(obj: Ctx, as_json: bool) -> None:
     """List runs: status, judge, mode, the all-pass rate (judge round 1) with its 95% interval and its
-    spread over judge rounds, the ternary headline, calls, cost."""
+    spread over judge rounds, the ternary headline, each ordinal and continuous criterion's mean score,
+    calls, cost."""
     from evalcore.analysis.summary import runs_summary
 
     rows = runs_summary(obj.store, obj.include_holdout, classes=obj.classes)
@@ -33,6 +34,7 @@ def runs(obj: Ctx, as_json: bool) -> None:
                 **r.to_dict(),
                 "all_pass_text": pct_ci(r.all_pass.rate, r.all_pass.ci95) if r.all_pass else None,
                 "ternary_text": "; ".join(f"{t.criterion} {pct_ci(t.headline, t.ci95)}" for t in r.ternary) or None,
+                "means_text": "; ".join(m.text() for m in r.means) or None,
             }
             for r in rows
         ],
@@ -46,6 +48,7 @@ def runs(obj: Ctx, as_json: bool) -> None:
             ("all_pass_text", "all pass [95% CI]", False),
             ("all_pass_spread", "spread", True),
             ("ternary_text", "ternary headline", False),
+            ("means_text", "mean score [95% t]", False),
             ("calls", "calls", False),
             ("cost_usd", "cost $", False),
         ],

@@ -14,11 +14,13 @@ from typing import TYPE_CHECKING
 import click
 
 from evalcore.cli._common import FINITE, Ctx, _fmt, _table, cli, emit, page_options, role_option, slice_options
+from evalcore.cli.scores import alpha_level_option
 from evalcore.cli.suite import holdout_option
 
 if TYPE_CHECKING:
     from evalcore.review.agreement import SessionAgreement
     from evalcore.review.correct import Ppi, RunCorrection
+    from evalcore.review.paircorrect import PairCorrection
     from evalcore.review.reportcard import ReportCard
     from evalcore.review.team import Agreement
 
@@ -136,7 +138,11 @@ def queue_list(obj: Ctx, gen_id: str | None, as_json: bool) -> None:
     rows = [
         {
             **q,
-            **{k: v for k, v in progress(obj.store, q["queue_id"], None, shown).items() if k in ("cases", "complete")},
+            **{
+                k: v
+                for k, v in progress(obj.store, q["queue_id"], None, shown).items()
+                if k in ("cases", "raised", "audited", "holdout_hidden", "complete")
+            },
         }
         for q in queues(obj.store, gen_id)
     ]
@@ -149,8 +155,9 @@ def queue_list(obj: Ctx, gen_id: str | None, as_json: bool) -> None:
                 ("queue_id", "queue", False),
                 ("gen_id", "generation", False),
                 ("created_at", "built", False),
-                ("flagged", "raised", False),
-                ("audit_sampled", "audited", False),
+                ("raised", "raised", False),
+                ("audited", "audited", False),
+                ("holdout_hidden", "holdout hidden", False),
                 ("audit_rate", "audit rate", False),
                 ("reviewers_required", "N", False),
                 ("complete", "complete", False),
@@ -464,6 +471,8 @@ def _card_text(g: ReportCard) -> list[str]:
                 + f" accuracy {_fmt(j.accuracy, True)} leniency {lenient}"
                 f"; pass rate {_fmt(j.pass_rate, True)} corrected {corr}"
             )
+        if (kr := c.reviewers.krippendorff) is not None:
+            lines.append(f"   people: Krippendorff's alpha ({kr.level}) {_fmt(kr.alpha)} on {kr.n} cases")
         if c.ambiguous.flag:
             lines.append(
                 f"   AMBIGUOUS: judges agree below kappa {c.ambiguous.threshold}: "
@@ -509,12 +518,14 @@ def _session_text(s: SessionAgreement) -> list[str]:
 @click.option("--judge-round", type=int, default=1, show_default=True, help="Judge round read as each judge's verdict.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
+@alpha_level_option
 @slice_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def agreement_cmd(obj: Ctx, gen_ids, session_ids, as_json, **kw) -> None:
-    """The agreement and judge report card: judges against gold, people against each other, repeat
-    consistency, judge against judge, corrected pass rates, same-family warnings."""
+    """The agreement and judge report card: judges against gold, people against each other
+    (Krippendorff's alpha at --level, by default the criterion's), repeat consistency, judge against
+    judge, corrected pass rates, same-family warnings."""
     from evalcore.review.agreement import agreement
 
     if kw["n_boot"] < 1:
@@ -526,25 +537,28 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, as_json, **kw) -> None:
         session_ids=list(session_ids) if given else None,
         classes=obj.classes,
         items=obj.items,
-        **kw,  # --queue, --judge-round, --seed, --n-boot
+        **kw,  # --queue, --judge-round, --seed, --n-boot, --level (alpha_level)
     )
     lines = [x for g in r.generations for x in _card_text(g)] + [x for s in r.sessions for x in _session_text(s)]
     emit(r, as_json, "\n".join(lines))
 
 
-def _correct_text(r: RunCorrection) -> str:
+def _ppi_line(label: str, e: Ppi, sample: bool = True) -> str:
+    """One PPI++ entry in words (``sample``: say how the labels were drawn)."""
     from evalcore.review.correct import PpiUnavailable, half_width_text
-    from evalcore.review.reportcard import Corrected
 
-    def line(label: str, e: Ppi) -> str:
-        if isinstance(e, PpiUnavailable) or e.value is None:
-            return f"  {label}: PPI++ not available: {e.reason}"
-        lo = e.labels_only
-        return (
-            f"  {label}: PPI++ {_fmt(e.value, True)} [{_fmt(e.ci[0], True)}, {_fmt(e.ci[1], True)}] "
-            f"from {e.n_labels} labels worth {e.n_eff:.0f} ({e.sample}); labels only "
-            f"{_fmt(lo.value, True)} [{_fmt(lo.ci[0], True)}, {_fmt(lo.ci[1], True)}]; {half_width_text(e)}"
-        )
+    if isinstance(e, PpiUnavailable) or e.value is None:
+        return f"  {label}: PPI++ not available: {e.reason}"
+    lo = e.labels_only
+    return (
+        f"  {label}: PPI++ {_fmt(e.value, True)} [{_fmt(e.ci[0], True)}, {_fmt(e.ci[1], True)}] "
+        f"from {e.n_labels} labels worth {e.n_eff:.0f}{f' ({e.sample})' if sample else ''}; labels only "
+        f"{_fmt(lo.value, True)} [{_fmt(lo.ci[0], True)}, {_fmt(lo.ci[1], True)}]; {half_width_text(e)}"
+    )
+
+
+def _correct_text(r: RunCorrection) -> str:
+    from evalcore.review.reportcard import Corrected
 
     out = [f"run {r.run_id} on {r.gen_id} (queue {r.queue or 'none'}; {int(100 * r.level)}% intervals)"]
     for c in r.criteria:
@@ -558,9 +572,44 @@ def _correct_text(r: RunCorrection) -> str:
                 else ""
             )
         )
-        out.append(line("corrected", c.ppi))
+        out.append(_ppi_line("corrected", c.ppi))
     if r.all_pass is not None:
-        out.append(line("all-pass", r.all_pass))
+        out.append(_ppi_line("all-pass", r.all_pass))
+    return "\n".join(out)
+
+
+def _pair_correct(obj: Ctx, run_id, criteria, queue_id, level, target, as_json) -> bool:
+    """``correct`` on a pairwise grader's run (issue 40): its corrected shares of each outcome
+    against people's majority; False when the run is not one."""
+    from evalcore.pairwise.grading import people_choices
+    from evalcore.review.paircorrect import pair_correction, pair_session
+
+    sid = pair_session(obj.store, run_id)
+    if sid is None:
+        return False
+    if criteria or queue_id:
+        raise click.BadParameter(
+            f"run {run_id!r} grades pairs of session {sid!r}: it has no criteria and no queue",
+            param_hint="--criterion" if criteria else "--queue",
+        )
+    out = pair_correction(obj.store, run_id, people_choices(obj.store, sid), level=level, target=target / 100)
+    emit(out, as_json, _pair_correct_text(out))
+    return True
+
+
+def _pair_correct_text(r: PairCorrection) -> str:
+    out = [
+        f"run {r.run_id} grades session {r.session_id}: {r.pairs} pairs, {r.majority_pairs} decided by people's "
+        f"majority ({int(100 * r.level)}% intervals; labelled pairs: {r.sample})"
+    ]
+    if r.arms_reason:
+        out.append(r.arms_reason)
+    for o in r.orders:
+        out.append(f"{o.order}: {o.verdicts} pairs with a choice, {o.unparseable} without, {o.gold_pairs} with gold")
+        for terms, rates in (("as shown", o.as_shown), ("per arm", o.by_arm or [])):
+            out += [f" {terms}:"] if rates else []
+            for rate in rates:
+                out.append(_ppi_line(f"{rate.outcome} (grader {_fmt(rate.observed, True)})", rate.ppi, sample=False))
     return "\n".join(out)
 
 
@@ -592,6 +641,8 @@ def correct_cmd(obj: Ctx, run_id, criteria, queue_id, target, level, judge_round
         )
     if not (0 < level < 1):
         raise click.BadParameter(f"the level lies strictly between 0 and 1, not {level!r}", param_hint="--level")
+    if _pair_correct(obj, run_id, criteria, queue_id, level, target, as_json):
+        return
     gen_id = correctable_gen(obj.store, run_id)
     rc = report_card(
         obj.store, gen_id, judge_round=judge_round, queue_id=queue_id, level=level, target=target / 100, n_boot=200
