@@ -96,11 +96,9 @@ def pull(server: Server, experiment: str) -> Pulled:
     out = Pulled(where=where, name=experiment)
     left: Counter[str] = Counter()
     for t in traces(server, exp):
-        tid = t["trace_id"]
-        question, answer = _root_io(server, tid, where)
         judged: list[dict[str, Any]] = []
         labelled: list[dict[str, Any]] = []
-        row = {"item_id": tid, "input": question, "output": answer}
+        row: dict[str, Any] = {"item_id": t["trace_id"]}
         for a in t.get("assessments") or []:
             src = a.get("source") or {}
             kind, who = src.get("source_type"), src.get("source_id")
@@ -126,6 +124,9 @@ def pull(server: Server, experiment: str) -> Pulled:
                     out.judge_models.add(who)
             else:
                 labelled.append(cell | {"annotator": who or "mlflow"})
+        if not judged and not labelled:
+            continue  # a trace nobody assessed: its spans are not fetched
+        row["input"], row["output"] = _root_io(server, t["trace_id"], where)
         out.judge += [row | c for c in judged]
         out.people += [row | c for c in labelled]
     out.notes += [f"left out {n} {why}" for why, n in sorted(left.items())]

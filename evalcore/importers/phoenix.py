@@ -71,18 +71,22 @@ def _value(a: dict[str, Any]) -> Any:
 def pull(server: Server, project: str) -> Pulled:
     """The judge's verdicts and people's labels on the root spans of ``project``."""
     where = f"{server.url} project {project}"
+    attrs = {s["context"]["span_id"]: s.get("attributes") or {} for s in _spans(server, project)}
     answers: dict[str, tuple[str, str]] = {}
-    for s in _spans(server, project):
-        sid, attrs = s["context"]["span_id"], s.get("attributes") or {}
-        io = [text_of(attrs.get(k)) for k in ("input.value", "output.value")]
-        for key, text in zip(("input.value", "output.value"), io, strict=True):
-            if not text:
-                raise InputError(f"span {sid} has no OpenInference attribute {key}", file=where, field=key)
-        answers[sid] = (io[0] or "", io[1] or "")
+
+    def answer(sid: str) -> tuple[str, str]:  # checked on the spans that are annotated
+        if sid not in answers:
+            io = [text_of(attrs[sid].get(k)) or "" for k in ("input.value", "output.value")]
+            for key, text in zip(("input.value", "output.value"), io, strict=True):
+                if not text:
+                    raise InputError(f"span {sid} has no OpenInference attribute {key}", file=where, field=key)
+            answers[sid] = (io[0], io[1])
+        return answers[sid]
+
     out = Pulled(where=where, name=project)
     left: Counter[str] = Counter()
     seen: dict[tuple[str, str, str], str] = {}
-    for a in _annotations(server, project, list(answers)):
+    for a in _annotations(server, project, list(attrs)):
         kind, sid, name = a.get("annotator_kind"), a["span_id"], a["name"]
         why = (
             "annotations of gold evalcore pushed"
@@ -107,8 +111,8 @@ def pull(server: Server, project: str) -> Pulled:
         seen[(sid, name, who)] = a.get("identifier") or ""
         row = {
             "item_id": sid,
-            "input": answers[sid][0],
-            "output": answers[sid][1],
+            "input": answer(sid)[0],
+            "output": answer(sid)[1],
             "criterion": name,
             "value": _value(a),
         }
