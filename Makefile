@@ -7,7 +7,7 @@ PORT    ?= 8501
 DATA    ?= data/demo
 STATE   ?= .evalcore-state
 
-.PHONY: run test check setup demo docs screenshot bench clean lock
+.PHONY: run test check setup demo docs screenshot bench clean lock platforms
 
 # constraints.txt pins what CI last passed with; `make lock` upgrades it deliberately.
 $(STAMP): pyproject.toml constraints.txt
@@ -18,6 +18,21 @@ $(STAMP): pyproject.toml constraints.txt
 
 setup: $(STAMP)
 
+# The real Arize Phoenix and MLflow servers of tests/test_platforms_live.py, each in a virtual environment
+# of its own under .venv-platforms/ (their pins fight each other and never touch .venv), both installed at
+# once from the full pins of tests/platforms-*.txt (`pip freeze`, so --no-deps: no resolver). Without pip's
+# cache on this shared 2-core machine, `rm -rf .venv-platforms; PIP_NO_CACHE_DIR=1 time make platforms`:
+# 316 s at load 13 (browser tests beside it); the same two installs by hand at load 5, 84 s.
+PLATFORMS := .venv-platforms
+$(PLATFORMS)/.installed: tests/platforms-phoenix.txt tests/platforms-mlflow.txt
+	pids=; for p in phoenix mlflow; do \
+	  { { test -x $(PLATFORMS)/$$p/bin/python || $(PY) -m venv $(PLATFORMS)/$$p; } && \
+	    $(PLATFORMS)/$$p/bin/python -m pip install --quiet --no-deps -r tests/platforms-$$p.txt; } & pids="$$pids $$!"; \
+	done; for pid in $$pids; do wait $$pid || exit 1; done
+	touch $@
+
+platforms: $(PLATFORMS)/.installed
+
 run: $(STAMP)
 	EVALCORE_DATA=$(DATA) EVALCORE_STATE=$(STATE) $(BIN)/streamlit run app.py \
 	  --server.headless true --server.address 127.0.0.1 --server.port $(PORT) \
@@ -25,7 +40,7 @@ run: $(STAMP)
 
 # Every check, then every test on both cores (docs/ARCHITECTURE.md records the wall time); the 40
 # slowest tests are listed at the end, for whoever keeps CI under its 15 minutes.
-test: $(STAMP) check
+test: $(STAMP) $(PLATFORMS)/.installed check
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider --durations=40 $(PYTEST_ARGS)
 
 # Lint, format, types and the import contracts of docs/ARCHITECTURE.md: any failure fails `make test`.

@@ -50,6 +50,10 @@ UNTOUCHED: dict[str, str] = {
     "demo": "writes a new demo world",
     **{f"import {k}": "reads the user's own files into new entities" for k in
        ("hanna", "summeval", "inspect", "promptfoo", "long", "wide", "pairs", "pandalm")},
+    **{f"import {k}": "reads a platform's exported files into new entities" for k in
+       ("langfuse", "langsmith", "braintrust", "otel")},
+    **{f"import {k}": "reads a running server's spans or traces into new entities" for k in ("phoenix", "mlflow")},
+    "labels push": "sends gold values and who decided them to the server the answers came from: no answer text",
     **{f"labels {k}": "people's labels, no answer text" for k in ("add", "list", "export", "check", "recover")},
     "generate": "sends a suite's inputs, not a generation's answers",
     "judge-pairs": "a session's shown texts: what its graders see",
