@@ -360,7 +360,9 @@ def test_concurrent_repairs_are_serialised(tmp_path):
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["--item", "i02", "--field", "holdout", "--value", "false"], "--field: field 'holdout' cannot be repaired"),
+    (["--item", "i02", "--field", "item_id", "--value", "i09"], "--field: field 'item_id' cannot be repaired"),
+    (["--item", "i02", "--field", "holdout", "--value", "maybe"], "--value: holdout takes true or false, not 'maybe'"),
+    (["--item", "i02", "--field", "holdout", "--value", "false"], "--value: holdout of i02 already is that value in v1"),
     (["--item", "nope", "--field", "reference", "--value", "x"], "--item: no item 'nope' in suite 'help' v1"),
     (["--item", "i01", "--field", "must_have", "--value", "Refunds within 30 days"],
      "--value: must_have of i01 already is that value in v1"),

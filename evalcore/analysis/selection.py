@@ -32,7 +32,14 @@ from typing import Any
 from evalcore.analysis.suites import holdout_filter, suite_of_run
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
-from evalcore.storage.aggregates import MAX_CRITERIA, answers_sql, answers_table, fixed_positions, patterns_of
+from evalcore.storage.aggregates import (
+    MAX_CRITERIA,
+    answers_sql,
+    answers_table,
+    fixed_positions,
+    patterns_of,
+    suite_items,
+)
 from evalcore.storage.pairs import pair_columns, pair_table
 from evalcore.storage.store import Store
 
@@ -206,16 +213,17 @@ def answers_relation(store: Store, run_id: str) -> tuple[str, list[Any], dict[st
             "(split the rubric into runs of fewer criteria)",
             field="rubric",
         )
-    gen = store.generation(m.gen_id).manifest
+    items = suite_items(store, store.generation(m.gen_id).manifest.suite_id)
     params = [
         names,
         list(range(len(names))),
         store.path_of("generation", m.gen_id, "outputs"),
-        store.path_of("suite", gen.suite_id, "items"),
+        *items,
         store.path_of("run", run_id, "verdicts"),
     ]
     info = {"criteria": names, "majority_round": 0 if m.judge_rounds > 1 else 1}
-    return f"({answers_sql(len(names), m.judge_rounds > 1, ordered=False)})", params, info, False
+    sql = answers_sql(len(names), m.judge_rounds > 1, ordered=False, held_apart=len(items) > 1)
+    return f"({sql})", params, info, False
 
 
 def item_top_sql(store: Store, run_id: str) -> tuple[str, list[Any]]:

@@ -5,7 +5,9 @@ overview) is :mod:`evalcore.review.suites`; docs/SUITES.md is the reference.
 * **holdout** items are hidden by default: :func:`holdout_filter` is the anti-join the analysis
   layer adds when a caller does not pass ``include_holdout=True`` (there is no hidden default:
   every function takes it as an argument); :func:`holdout_ids` and :func:`holdout_count` (cached on
-  the items file's mtime) list and count them, :func:`suite_of_run` names a run's suite. Every
+  the items file's mtime) list and count them. The flags are the current version's
+  (:func:`evalcore.storage.holdout.items_path`): ``suite repair --field holdout`` sets or clears
+  one. :func:`suite_of_run` names a run's suite. Every
   look at them is appended to ``<state>/suites.sqlite`` (:func:`log_look`, :func:`looks`; SQLite,
   WAL, ``synchronous=FULL``, rows never updated or deleted).
 * **versions**: version 1 is the suite in the data directory (read-only to the app) and versions
@@ -23,19 +25,19 @@ Nothing here imports streamlit.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
 from evalcore.storage.files import read_json_model
+from evalcore.storage.holdout import VERSION_DIR, VERSIONS_DIR, items_path
 from evalcore.storage.integrity import check_database
 from evalcore.storage.paths import check_id, inside, utcnow
 from evalcore.storage.state import open_state_db, writable_state
 from evalcore.storage.store import Store
 
-#: the fields a repair may change, and how a value is read (`holdout` and `item_id` are not repairable)
+#: the fields a repair may change, and how a value is read (`item_id` is not repairable)
 REPAIRABLE: dict[str, str] = {
     "input": "text",
     "context": "text",
@@ -46,12 +48,10 @@ REPAIRABLE: dict[str, str] = {
     "expected_doc_ids": "list",
     "class": "label",
     "difficulty": "label",
+    "holdout": "flag",
 }
-VERSIONS_DIR = "suites"
 LOOKS_DB = "suites.sqlite"
 NONE = "(none)"
-
-_VDIR = re.compile(r"^v([0-9]{1,6})$")
 
 
 # --------------------------------------------------------------------------- holdout
@@ -61,8 +61,8 @@ _HOLD_CACHE: dict[str, tuple[int, int]] = {}
 
 
 def holdout_count(store: Store, suite_id: str) -> int:
-    """Number of holdout items of a suite (cached on the items file's mtime)."""
-    path = store.path_of("suite", suite_id, "items")
+    """Number of holdout items of a suite's current version (cached on its items file's mtime)."""
+    path = items_path(store, suite_id)
     stamp = os.stat(path).st_mtime_ns
     hit = _HOLD_CACHE.get(path)
     if hit is None or hit[0] != stamp:
@@ -72,11 +72,11 @@ def holdout_count(store: Store, suite_id: str) -> int:
 
 
 def holdout_ids(store: Store, suite_id: str) -> list[str]:
-    """The suite's holdout items, in id order (``holdout`` cannot be repaired, so version 1's)."""
+    """The suite's holdout items, in id order (its current version's flags: a repair may set them)."""
     return [
         r[0]
         for r in store.sql(
-            "SELECT item_id FROM read_parquet(?) WHERE holdout ORDER BY 1", [store.path_of("suite", suite_id, "items")]
+            "SELECT item_id FROM read_parquet(?) WHERE holdout ORDER BY 1", [items_path(store, suite_id)]
         )
     ]
 
@@ -89,7 +89,7 @@ def holdout_filter(store: Store, suite_id: str, include_holdout: bool | None = N
         return "", []
     return (
         "item_id NOT IN (SELECT item_id FROM read_parquet(?) WHERE holdout)",
-        [store.path_of("suite", suite_id, "items")],
+        [items_path(store, suite_id)],
     )
 
 
@@ -204,7 +204,7 @@ def _state_versions(store: Store, suite_id: str, first: int) -> list[tuple[dict[
         return []
     out = []
     for p in root.iterdir():
-        m = _VDIR.match(p.name)
+        m = VERSION_DIR.match(p.name)
         if not m or not p.is_dir():
             continue
         n = int(m.group(1))

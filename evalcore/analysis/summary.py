@@ -17,6 +17,7 @@ from evalcore.analysis.suites import suite_mark, versions
 from evalcore.contract.results import Result, key
 from evalcore.errors import InputError, NotFoundError
 from evalcore.storage.aggregates import Table, call_scan, generation_row, output_totals, row_count, verdict_rounds
+from evalcore.storage.holdout import items_path
 from evalcore.storage.seal import withhold
 from evalcore.storage.store import Store
 
@@ -279,7 +280,7 @@ def suites_summary(store: Store) -> list[SuiteSummary]:
         e = store.suite(sid)
         m = e.manifest
         row = store.sql(
-            "SELECT count(*), count(*) FILTER (WHERE holdout) FROM read_parquet(?)", [str(e.path / "items.parquet")]
+            "SELECT count(*), count(*) FILTER (WHERE holdout) FROM read_parquet(?)", [items_path(store, sid)]
         )[0]
         out.append(
             SuiteSummary(

@@ -147,9 +147,14 @@ def suite_check(suite_id: str, version: int | None, threshold: float | None, as_
     "--field",
     "field",
     required=True,
-    help="input, context, reference, must_have, nice_to_have, wrong_if, expected_doc_ids, class or difficulty.",
+    help="input, context, reference, must_have, nice_to_have, wrong_if, expected_doc_ids, class, difficulty "
+    "or holdout.",
 )
-@click.option("--value", required=True, help="The new value; a list field takes a JSON list or one entry per line.")
+@click.option(
+    "--value",
+    required=True,
+    help="The new value; a list field takes a JSON list or one entry per line, holdout true or false.",
+)
 @click.option("--by", "by", required=True, help="Who makes the repair.")
 @click.option("--why", required=True, help="Why the test was wrong.")
 @click.option("--flag", type=int, default=None, help="The label-store edit (outcome test_wrong) this resolves.")

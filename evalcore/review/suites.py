@@ -63,16 +63,12 @@ from evalcore.storage.store import Store
 # --------------------------------------------------------------------------- repair
 
 
-def parse_value(field: str, value: Any) -> str | list[str] | None:
+def parse_value(field: str, value: Any) -> str | list[str] | bool | None:
     """A repair's new value for ``field``: text (stripped; empty is null, except for the input,
-    which may not be empty), or a list (a JSON list of strings, or one entry per line; empty
-    entries dropped; no entries is null)."""
-    if field == "holdout":  # every figure and queue reads the holdout flags of the suite as written (version 1)
-        raise InputError(
-            "holdout cannot be repaired: every figure hides the items held out in the suite as written "
-            "(give them on import: a holdout column of import long / wide)",
-            field="--field",
-        )
+    which may not be empty), a list (a JSON list of strings, or one entry per line; empty
+    entries dropped; no entries is null), or the holdout flag (true / false, yes / no, 1 / 0)."""
+    if REPAIRABLE.get(field) == "flag":
+        return _flag(field, value)
     if field not in REPAIRABLE:
         raise InputError(f"field {field!r} cannot be repaired (one of {', '.join(REPAIRABLE)})", field="--field")
     if REPAIRABLE[field] == "list":
@@ -99,6 +95,24 @@ def parse_value(field: str, value: Any) -> str | list[str] | None:
     if field == "input" and not text:
         raise InputError("an item's input cannot be empty", field="--value")
     return text or None
+
+
+_FLAGS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+
+
+def _flag(field: str, value: Any) -> bool:
+    """A flag's new value: a bool, or one of :data:`_FLAGS` (any case)."""
+    if isinstance(value, bool):
+        return value
+    got = _FLAGS.get(str(value if value is not None else "").strip().lower())
+    if got is None:
+        raise InputError(f"{field} takes true or false, not {value!r}", field="--value")
+    return got
+
+
+def _logged(value: Any) -> Any:
+    """A value as a version's change log keeps it: a flag as ``true`` / ``false``, the rest as is."""
+    return str(value).lower() if isinstance(value, bool) else value
 
 
 @contextlib.contextmanager
@@ -189,7 +203,14 @@ def repair(
         h = H.suite_hash(base.to_pylist())
         n = info["version"] + 1
         change = S.SuiteChange(
-            item_id=item_id, field=field, before=before, after=new, by=by, why=why, at=utcnow(), flag=flag
+            item_id=item_id,
+            field=field,
+            before=_logged(before),
+            after=_logged(new),
+            by=by,
+            why=why,
+            at=utcnow(),
+            flag=flag,
         )
         manifest = man.model_copy(
             update={

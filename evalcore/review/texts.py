@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from evalcore.storage.holdout import items_path
 from evalcore.storage.store import Store
 
 AHEAD = 256  # cases read together: one scan of each file per this many cases
@@ -43,8 +44,9 @@ def _version(path: str | os.PathLike) -> tuple:
 
 
 def holdout(store: Store, suite_id: str) -> frozenset[str]:
-    """The suite's holdout item ids, read once per version of its items file."""
-    path = store.path_of("suite", suite_id, "items")
+    """The suite's holdout item ids (its current version's flags: a repair may set them), read
+    once per version of that items file."""
+    path = items_path(store, suite_id)
     key = _version(path)
     got = _HOLDOUT.get(key)
     if got is None:

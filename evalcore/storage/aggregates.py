@@ -37,6 +37,7 @@ import duckdb
 
 from evalcore.storage import derived
 from evalcore.storage.files import _unreadable_table
+from evalcore.storage.holdout import items_path
 
 if TYPE_CHECKING:
     from evalcore.storage.store import Store
@@ -349,11 +350,13 @@ class NotDerivable(Exception):
     an item outside the generation): its figures come from the full data."""
 
 
-def answers_sql(k: int, multi_round: bool, ordered: bool = True) -> str:
-    """The answers table from (criteria in rubric order, bits, outputs path, items path, verdicts
-    path): the
-    verdict rows pivoted to one row per answer and judge round, then the majority (judge round 0)
-    from those rows, bit by bit (passes and judged per criterion over the rounds)."""
+def answers_sql(k: int, multi_round: bool, ordered: bool = True, held_apart: bool = False) -> str:
+    """The answers table from (criteria in rubric order, bits, outputs path, items path, [the
+    current version's items path when ``held_apart``,] verdicts path): the verdict rows pivoted to
+    one row per answer and judge round, then the majority (judge round 0) from those rows, bit by
+    bit (passes and judged per criterion over the rounds). Each answer's class is version 1's, its
+    holdout flag the current version's (:func:`evalcore.storage.holdout.items_path`): read from the
+    other items file when a repair wrote one (``held_apart``)."""
     cols = "item_id, item, gen_round, judge_round, present, passed, failed, holdout, class"
     majority = ""
     if multi_round:
@@ -373,8 +376,10 @@ def answers_sql(k: int, multi_round: bool, ordered: bool = True) -> str:
     return (
         "WITH b AS (SELECT unnest(?::VARCHAR[]) AS criterion, unnest(?::INTEGER[]) AS bit), "
         "c AS (SELECT o.item_id, (row_number() OVER (ORDER BY o.item_id) - 1)::INTEGER AS item, "
-        "coalesce(i.holdout, false) AS holdout, coalesce(i.class, '(none)') AS class "
-        "FROM (SELECT DISTINCT item_id FROM read_parquet(?)) o LEFT JOIN read_parquet(?) i USING (item_id)), "
+        f"coalesce({'h' if held_apart else 'i'}.holdout, false) AS holdout, coalesce(i.class, '(none)') AS class "
+        "FROM (SELECT DISTINCT item_id FROM read_parquet(?)) o LEFT JOIN read_parquet(?) i USING (item_id)"
+        + (" LEFT JOIN (SELECT item_id, holdout FROM read_parquet(?)) h USING (item_id)" if held_apart else "")
+        + "), "
         "p AS (SELECT item_id, gen_round::INTEGER AS gen_round, judge_round::INTEGER AS judge_round, "
         "bit_or(1::BIGINT << bit) AS present, "
         "coalesce(bit_or(1::BIGINT << bit) FILTER (WHERE passed), 0)::BIGINT AS passed, "
@@ -385,17 +390,26 @@ def answers_sql(k: int, multi_round: bool, ordered: bool = True) -> str:
     )
 
 
+def suite_items(store: Store, suite_id: str) -> list[str]:
+    """The items files an answers table reads (:func:`answers_sql`): version 1's, then the current
+    version's when a repair wrote one (its holdout flags)."""
+    first = store.path_of("suite", suite_id, "items")
+    held = items_path(store, suite_id)
+    return [first] if held == first else [first, held]
+
+
 def _write_answers(
-    store: Store, out: Path, verdicts: Path, outputs: Path, items: Path, names: list[str], judge_rounds: int
+    store: Store, out: Path, verdicts: Path, outputs: Path, items: list[str], names: list[str], judge_rounds: int
 ) -> None:
+    """``items``: the suite's items file, then the current version's when a repair wrote one."""
     if len(names) > MAX_CRITERIA:
         raise NotDerivable(f"{len(names)} criteria (at most {MAX_CRITERIA} fit a mask)")
     path = out / ANSWERS
     spill = out / ".spill"
     cur = store.connect()
     try:
-        sql = answers_sql(len(names), judge_rounds > 1)
-        args = [names, list(range(len(names))), str(outputs), str(items), str(verdicts)]
+        sql = answers_sql(len(names), judge_rounds > 1, held_apart=len(items) > 1)
+        args = [names, list(range(len(names))), str(outputs), *items, str(verdicts)]
         copy_capped(cur, sql, args, path, spill)
         (rows,) = cur.execute("SELECT count(*) FROM read_parquet(?)", [str(verdicts)]).fetchone()  # type: ignore[misc]
         bits, orphans = cur.execute(  # type: ignore[misc]
@@ -560,13 +574,12 @@ def build_run(store: Store, run_id: str, root: Path | None = None) -> derived.Bu
         gen = store.dir_of("generation", m.gen_id)
         memo: dict[str, Any] = {}
         try:
-            suite = store.dir_of("suite", store.generation(m.gen_id).manifest.suite_id)
             _write_answers(
                 store,
                 out,
                 d / "verdicts.parquet",
                 gen / "outputs.parquet",
-                suite / "items.parquet",
+                suite_items(store, store.generation(m.gen_id).manifest.suite_id),
                 m.rubric.names(),
                 m.judge_rounds,
             )

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 from evalcore.contract.schema import DERIVED_VERSION
 from evalcore.errors import MACHINE_ERRNOS, DerivedTablesWarning, EvalcoreError, StateError, one_line
 from evalcore.storage.files import atomic_write_bytes, fsync_path, replace_directory, rmdir_quiet
+from evalcore.storage.holdout import items_path
 from evalcore.storage.layout import KINDS, OPTIONAL_TABLES
 
 if TYPE_CHECKING:
@@ -184,10 +185,14 @@ def sources(store: Store, kind: str, id_: str, root: Path | None = None) -> dict
         g = store.dir_of("generation", gen_id)
         out["generation/manifest.json"] = g / "manifest.json"
         out["generation/outputs.parquet"] = g / "outputs.parquet"
-        # each answer's holdout flag and item class come from the suite's items (version 1, in the
-        # data directory: what every figure's holdout and class conditions read)
+        # each answer's item class comes from the suite's items (version 1, in the data directory)
+        # and its holdout flag from the current version's (storage.holdout: a repair may set it),
+        # named apart only once a version was repaired (an unrepaired suite's sets stay current)
         suite_id = store.generation(gen_id).manifest.suite_id
         out["suite/items.parquet"] = store.dir_of("suite", suite_id) / "items.parquet"
+        held = items_path(store, suite_id)
+        if held != store.path_of("suite", suite_id, "items"):
+            out["suite/holdout.parquet"] = Path(held)
     return out
 
 
