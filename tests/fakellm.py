@@ -13,6 +13,14 @@
   left out), ``range`` (the first criterion's value out of its scale), ``slow`` (a valid answer
   after ``timeout_sleep``);
 * **configurable latency** (seconds before each answer);
+* **the structured-output forms it speaks** (``speaks``: a set of json_schema, json_object, tool,
+  prompt; None, the default, ignores response_format and tools): a form it does not speak gets the
+  server's own error (HTTP 500 to json_schema, as llama-cpp-python's server; 400 to json_object or
+  tools), a forced tool call is answered in ``tool_calls``; the probes of ``--structured auto`` are
+  answered by these rules but logged apart (``probes``), outside the numbered requests and faults;
+* ``loop`` (a reply that never closes its JSON, repeating its reason until ``max_tokens``, 4,096
+  without one, finish_reason ``length``) and ``hang`` (a generation holding the server's one slot for
+  ``timeout_sleep`` s, stopped early when the client closes the connection: ``events``);
 * it **counts** requests, requests in flight (and their maximum) and the tokens it reported, and
   logs every request (index, fault, status, hash of the messages, tokens, the exact content sent).
 
@@ -160,6 +168,10 @@ class FakeLLM:
         self.always = always
         self.timeout_sleep = timeout_sleep
         self.model = model
+        # the structured-output forms it speaks (json_schema, json_object, tool, prompt); None: it ignores
+        # response_format and tools and answers by the prompt, as it always did (see _refuse)
+        self.speaks: set[str] | None = None
+        self.slot = threading.Lock()  # one generation at a time, as a llama.cpp server with one slot
         self.lock = threading.Lock()
         self.reset()
         self._server: ThreadingHTTPServer | None = None
@@ -178,6 +190,8 @@ class FakeLLM:
             self.uploads = 0
             self.batches_created = 0
             self.retrievals = 0
+            self.probes: list[dict] = []  # structured-output probes (evalcore.llm.structured), not in requests
+            self.events: list[tuple[str, int]] = []  # ("generating" | "cancelled" | "finished", request index)
 
     def configure(self, *, latency: float | None = None, faults: dict[int, str] | None = None,
                   always: str | None = ..., timeout_sleep: float | None = None,  # type: ignore[assignment]
@@ -382,30 +396,96 @@ class FakeLLM:
             return self._public(b)
 
     # ---- answering
-    def _reply(self, body: dict, fault: str | None, rid: str) -> tuple[int, dict, dict | None]:
-        """(status, JSON body, headers) of the answer to ``body`` with ``fault`` (no latency)."""
-        if fault in ("429", "500", "503"):
-            return (int(fault), {"error": {"message": f"injected {fault}", "type": "injected", "code": fault}},
-                    {"Retry-After": "0"} if fault == "429" else None)
+    def _refuse(self, body: dict) -> tuple[int, dict, dict | None] | None:
+        """With ``speaks`` set, the server's own error for a form it does not speak: HTTP 500 to a
+        json_schema response_format (llama-cpp-python's server), 400 to json_object or to tools."""
+        if self.speaks is None:
+            return None
+        rf = (body.get("response_format") or {}).get("type")
+        if rf == "json_schema" and "json_schema" not in self.speaks:
+            return 500, {"error": {"message": "Internal Server Error: 1 validation error for "
+                                              "ResponseFormat: type: Input should be 'text' or 'json_object'",
+                                   "type": "internal_server_error"}}, None
+        if rf == "json_object" and "json_object" not in self.speaks:
+            return 400, {"error": {"message": "response_format json_object is not supported",
+                                   "type": "invalid_request_error"}}, None
+        if body.get("tools") and "tool" not in self.speaks:
+            return 400, {"error": {"message": "tools are not supported by this server",
+                                   "type": "invalid_request_error"}}, None
+        return None
+
+    def _content(self, body: dict, fault: str | None) -> tuple[str, str]:
+        """The reply text and finish reason: ``loop`` repeats its reason until max_tokens (never closing the JSON)."""
+        if '{"ok": true}' in prompt_text(body):  # the structured-output probe
+            spoken = body.get("response_format") or body.get("tools") or "prompt" in (self.speaks if self.speaks is not None else {"prompt"})
+            return ('{"ok": true}' if spoken else "Sure, here it is: ok."), "stop"
+        if fault == "loop":
+            limit = int(body.get("max_tokens") or 4096)  # no limit: to the end of the context
+            text = '{"' + (judge_fields(prompt_text(body)) or [{"name": "answer"}])[0]["name"] + '": {"reason": "'
+            text += "and the answer is right " * (limit * 4 // 24 + 1)
+            return text[: (limit - 1) * 4], "length"
         ans = deterministic_answer(body)
         if fault in ("missing", "range"):
             ans = _break(ans, fault)
         content = json.dumps(ans, ensure_ascii=False)
         if fault == "malformed":
             content = content[: len(content) // 2]
+        return content, "stop"
+
+    def _reply(self, body: dict, fault: str | None, rid: str, count: bool = True) -> tuple[int, dict, dict | None]:
+        """(status, JSON body, headers) of the answer to ``body`` with ``fault`` (no latency)."""
+        if fault in ("429", "500", "503"):
+            return (int(fault), {"error": {"message": f"injected {fault}", "type": "injected", "code": fault}},
+                    {"Retry-After": "0"} if fault == "429" else None)
+        refused = self._refuse(body)
+        if refused is not None:
+            return refused
+        content, finish = self._content(body, fault)
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if body.get("tools") and self.speaks is not None:  # a forced tool call: the JSON is its arguments
+            name = body["tools"][0]["function"]["name"]
+            message = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": f"call-{rid}", "type": "function", "function": {"name": name, "arguments": content}}]}
+            finish = "tool_calls" if finish == "stop" else finish
         tin = len(prompt_text(body)) // 4 + 7
         tout = len(content) // 4 + 1
         with self.lock:
-            self.tokens_in += tin
-            self.tokens_out += tout
+            self.tokens_in += tin if count else 0
+            self.tokens_out += tout if count else 0
         return 200, {
             "id": f"chatcmpl-fake-{rid}", "object": "chat.completion", "created": 1767225600,
             "model": self.model,
-            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+            "choices": [{"index": 0, "finish_reason": finish, "message": message}],
             "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
         }, None
 
+    def _generate(self, h: Any, idx: int, entry: dict) -> None:
+        """Hold the slot for ``timeout_sleep`` s, as a long generation; stop early (a ``cancelled``
+        event) when the client has closed the connection, as llama.cpp's server does."""
+        import select
+
+        self.events.append(("generating", idx))
+        end = time.monotonic() + self.timeout_sleep
+        sock = h.connection
+        while time.monotonic() < end:
+            ready, _, _ = select.select([sock], [], [], 0.02)
+            if ready and not sock.recv(1, socket.MSG_PEEK):
+                self.events.append(("cancelled", idx))
+                entry["status"] = 499
+                return
+        self.events.append(("finished", idx))
+        entry["status"] = 504
+        h._send(504, {"error": {"message": "injected hang", "type": "injected"}})
+
     def _answer(self, h: Any, body: dict) -> None:
+        if '{"ok": true}' in prompt_text(body):  # a structured-output probe: logged apart, no index, no fault
+            status, obj, headers = self._reply(body, None, f"probe-{len(self.probes)}", count=False)
+            with self.lock:
+                self.probes.append({"status": status, "response_format": body.get("response_format"),
+                                    "tools": bool(body.get("tools")), "max_tokens": body.get("max_tokens"),
+                                    "body": obj})
+            h._send(status, obj, headers)
+            return
         with self.lock:
             idx = self.requests
             self.requests += 1
@@ -415,10 +495,18 @@ class FakeLLM:
         entry: dict[str, Any] = {"index": idx, "fault": fault, "key": request_key(body),
                                  "prompt_hash": _digest(json.dumps(body.get("messages"), sort_keys=True)),
                                  "seed": body.get("seed"), "tokens_in": 0, "tokens_out": 0, "content": None,
-                                 "messages": body.get("messages"), "response_format": body.get("response_format")}
+                                 "messages": body.get("messages"), "response_format": body.get("response_format"),
+                                 "max_tokens": body.get("max_tokens"), "temperature": body.get("temperature"),
+                                 "tools": body.get("tools")}
         try:
             if self.latency:
                 time.sleep(self.latency)
+            if fault == "hang":  # generates for timeout_sleep s in its one slot, stopping when the client leaves
+                with self.slot:
+                    self._generate(h, idx, entry)
+                return
+            with self.slot:  # every answer waits for the slot (a hung generation keeps it)
+                pass
             if fault in ("timeout", "slow"):
                 time.sleep(self.timeout_sleep)
                 if fault == "timeout":
@@ -430,7 +518,8 @@ class FakeLLM:
             if status == 200:
                 usage = obj["usage"]
                 entry.update(tokens_in=usage["prompt_tokens"], tokens_out=usage["completion_tokens"],
-                             content=obj["choices"][0]["message"]["content"])
+                             content=obj["choices"][0]["message"]["content"]
+                             or obj["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"])
             h._send(status, obj, headers)
         finally:
             with self.lock:

@@ -88,7 +88,15 @@ def test_failed_lines_are_made_again_synchronously_and_counted(capsys, tmp_path,
     fake.configure(batch_faults={})
     code, _, err = judge(capsys, world, fake, run_id="clean")
     assert code == 0, err
-    assert values(verdicts(world, "faulty")) == values(verdicts(world, "clean"))
+    # a line retried after an unparseable reply was sent another seed (journaled as varied, issue 41): its verdict
+    # is that seed's; every other verdict equals the clean run's
+    reseeded = {(r["meta"]["item_id"], r["meta"]["criteria"][0]) for r in recs.values() if r.get("varied")}
+    assert len(reseeded) == 2
+
+    def kept(rows):
+        return {v for v in values(rows) if (v[0], v[2]) not in reseeded}
+
+    assert kept(verdicts(world, "faulty")) == kept(verdicts(world, "clean")) and len(kept(verdicts(world, "clean"))) == 118
 
 
 def test_kill_9_after_submitting_then_resume_submits_no_new_batch(capsys, world200, fake, tmp_path):

@@ -300,7 +300,15 @@ def test_k_faults_cost_k_attempts_and_keep_their_raw_text(capsys, world, fake):
             a = ans[p["criterion"]]
             assert p["reason"] == a["reason"]
             assert p["raw_verdict"] == str(a.get("verdict", a.get("label", a.get("score"))))
-    assert values(verdicts(world, "faulty")) == values(verdicts(world, "clean"))
+    # a call retried after an unparseable reply was sent another seed (journaled as varied, issue 41): its
+    # verdict is that seed's; every other call's equals the clean run's
+    reseeded = {(r["meta"]["item_id"], r["meta"]["criteria"][0]) for r in recs if r["type"] == "call" and r.get("varied")}
+    assert len(reseeded) == 3 and all(r["varied"] == {"seed": 7919} for r in recs if r.get("varied") and r["type"] == "call")
+
+    def kept(rows):
+        return {v for v in values(rows) if (v[0], v[2]) not in reseeded}
+
+    assert kept(verdicts(world, "faulty")) == kept(verdicts(world, "clean")) and len(kept(verdicts(world, "clean"))) == 27
     # tokens of every answered attempt, parse errors included, are in the calls
     assert sum(c["tokens_in"] for c in cs) == fake.tokens_in and sum(c["tokens_out"] for c in cs) == fake.tokens_out
 

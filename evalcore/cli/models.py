@@ -96,6 +96,16 @@ def _opts(price, quiet, **kw):
     return RunOptions(price=parse_price(price), progress=not quiet, **kw)
 
 
+def _max_tokens(default: str):
+    """``--max-tokens``: the output limit of each call (recorded in the plan and the manifest)."""
+    return click.option(
+        "--max-tokens",
+        type=click.IntRange(min=1),
+        default=None,
+        help=f"Output limit of each call, sent as max_tokens (default: {default}; see docs/JUDGE.md).",
+    )
+
+
 _dry_run_option = click.option(
     "--dry-run", is_flag=True, help="Print the calls and an offline token and cost estimate; send nothing."
 )
@@ -228,6 +238,7 @@ def _done_text(r: dict, what: str, n_label: str, n_key: str, store: Any = None) 
     "--resume", is_flag=True, help="Finish an interrupted generation (--gen-id) without re-sending any completed call."
 )
 @click.option("--reuse", is_flag=True, help="Serve identical calls (same request, same round) from earlier journals.")
+@_max_tokens("1024")
 @_dry_run_option
 @_allow_polluted_option
 @_run_options
@@ -289,13 +300,16 @@ def generate(obj: Ctx, as_json: bool, **kw) -> None:
     is_flag=True,
     help="Serve identical calls (same request, same round) from earlier journals; hits are counted.",
 )
+@_max_tokens("400 per criterion a call asks")
 @_dry_run_option
 @click.option(
     "--structured",
-    type=click.Choice(["auto", "json_schema", "tolerant"]),
+    type=click.Choice(["auto", "json_schema", "json_object", "tool", "tolerant"]),
     default="auto",
     show_default=True,
-    help="response_format with a strict JSON schema, or the tolerant parse alone (auto: where supported).",
+    help="How the reply's JSON schema is sent: response_format json_schema, json_object with a schema "
+    "(llama-cpp-python), a forced tool call, or none (the tolerant parse alone); auto: probed once per model "
+    "and server and remembered.",
 )
 @click.option("--postprocess", default=None, help="Post-processing version (default: the current one).")
 @click.option("--description", default="", help="Free text shown beside the run.")
@@ -344,6 +358,7 @@ def judge(obj: Ctx, as_json: bool, **kw) -> None:
 )
 @click.option("--resume", is_flag=True, help="Finish an interrupted run without re-sending any completed call.")
 @click.option("--reuse", is_flag=True, help="Serve identical calls from earlier journals; hits are counted.")
+@_max_tokens("400")
 @_dry_run_option
 @click.option("--description", default="", help="Free text shown beside the run.")
 @click.option("--knob", "knob", multiple=True, metavar="KEY=VALUE", help="Record a setting (repeatable).")

@@ -34,13 +34,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
-from evalcore.errors import InputError
 from evalcore.llm.client import ModelAccessError, ParseError, Price, load_litellm, request_options
 from evalcore.llm.progress import Progress
-from evalcore.storage.files import atomic_write_bytes, fsync_path
-from evalcore.storage.paths import check_id
+from evalcore.llm.workdir import WorkDir  # noqa: F401 (re-exported: the executor's callers import it from here)
+from evalcore.storage.files import fsync_path
 
 # --------------------------------------------------------------------------- one attempt
 
@@ -53,6 +52,7 @@ class Reply:
     tokens_out: int | None
     response_id: str | None
     latency_ms: float | None  # None: answered in a batch (evalcore.llm.batch)
+    finish_reason: str | None = None  # "length": cut at max_tokens
 
 
 @dataclass
@@ -126,7 +126,11 @@ async def attempt(
         raise _classify(e) from None
     latency = (time.perf_counter() - t0) * 1000
     choice = r.choices[0] if r.choices else None
-    text = (choice.message.content if choice is not None and choice.message is not None else None) or ""
+    message = choice.message if choice is not None else None
+    text = (message.content if message is not None else None) or ""
+    calls = getattr(message, "tool_calls", None) if message is not None else None
+    if not text and calls:  # a forced tool call (--structured tool): its arguments are the reply
+        text = getattr(calls[0].function, "arguments", None) or ""
     usage = getattr(r, "usage", None)
     return Reply(
         text=text,
@@ -135,6 +139,7 @@ async def attempt(
         tokens_out=getattr(usage, "completion_tokens", None) if usage else None,
         response_id=getattr(r, "id", None),
         latency_ms=round(latency, 1),
+        finish_reason=getattr(choice, "finish_reason", None),
     )
 
 
@@ -354,6 +359,26 @@ class CallSpec:
     meta: dict = field(default_factory=dict)
 
 
+#: a retry after an unparseable reply changes what can change (the same request would most often get
+#: the same reply: a loop stays a loop): the k-th such retry sends seed + k * RETRY_SEED_STEP (k *
+#: RETRY_SEED_STEP when no seed was set) and, when a temperature below RETRY_TEMPERATURE_MAX was set,
+#: that temperature raised by k * RETRY_TEMPERATURE_STEP, never above RETRY_TEMPERATURE_MAX
+RETRY_SEED_STEP = 7919
+RETRY_TEMPERATURE_STEP = 0.2
+RETRY_TEMPERATURE_MAX = 1.0
+
+
+def varied(params: dict, k: int) -> dict:
+    """The parameters of the ``k``-th retry after an unparseable reply (``params`` itself for k = 0)."""
+    if k <= 0:
+        return params
+    out = {**params, "seed": int(params.get("seed") or 0) + RETRY_SEED_STEP * k}
+    t = params.get("temperature")
+    if isinstance(t, (int, float)) and t < RETRY_TEMPERATURE_MAX:
+        out["temperature"] = round(min(RETRY_TEMPERATURE_MAX, t + RETRY_TEMPERATURE_STEP * k), 6)
+    return out
+
+
 @dataclass
 class Settings:
     concurrency: int = 8
@@ -373,6 +398,9 @@ class Settings:
             "backoff_max_s": self.backoff_max,
             "backoff": "exponential with jitter; Retry-After honoured",
             "retried": ["429", "5xx", "timeout", "connection", "parse error"],
+            "parse_retry": f"seed + {RETRY_SEED_STEP} per retry after an unparseable reply; a temperature set "
+            f"below {RETRY_TEMPERATURE_MAX:g} raised by {RETRY_TEMPERATURE_STEP:g} per such retry, at most "
+            f"{RETRY_TEMPERATURE_MAX:g}",
             "concurrency": self.concurrency,
             "stop_after_failures": self.stop_after,
         }
@@ -486,10 +514,20 @@ def _served(spec: CallSpec, hit: dict) -> dict:
 
 
 def _failed_attempt(
-    call_id: str, n: int, at: str, kind: str, error: str, reply: Reply | None = None, cost: float | None = None
+    call_id: str,
+    n: int,
+    at: str,
+    kind: str,
+    error: str,
+    reply: Reply | None = None,
+    cost: float | None = None,
+    varied: dict | None = None,
 ) -> dict:
-    """The journal record of attempt ``n`` that failed: its request (no ``reply``), or the parse of ``reply``."""
+    """The journal record of attempt ``n`` that failed: its request (no ``reply``), or the parse of
+    ``reply``; ``varied``: the parameters it sent differently from the call's (:func:`varied`)."""
     rec = {"type": "attempt", "call_id": call_id, "n": n, "at": at, "kind": kind, "error": error}
+    if varied:
+        rec["varied"] = varied
     if reply is None:
         return {**rec, "raw": None, "tokens_in": None, "tokens_out": None, "cost_usd": None}
     return {
@@ -538,6 +576,40 @@ def _made(
     }
 
 
+def _prior_usage(log: list[dict], cost_known: bool) -> tuple[int | None, int | None, float | None]:
+    """Tokens in and out and cost of the attempts ``log`` (the cost None when not known)."""
+    tin: int | None = None
+    tout: int | None = None
+    cost: float | None = 0.0 if cost_known else None
+    for a in log:
+        tin, tout = _add(tin, a.get("tokens_in")), _add(tout, a.get("tokens_out"))
+        cost = _add_cost(cost, a.get("cost_usd"), cost_known)
+    return tin, tout, cost
+
+
+def _next_params(spec: CallSpec, log: list[dict]) -> tuple[dict, dict]:
+    """The parameters of the next attempt of ``spec`` after the failed attempts ``log`` (:func:`varied`
+    by the unparseable replies among them), and what they change."""
+    params = varied(spec.params, sum(1 for a in log if a.get("kind") == "parse"))
+    return params, {k: v for k, v in params.items() if spec.params.get(k) != v}
+
+
+def _backoff(st: Settings, k: int, retry_after: float | None) -> float:
+    """Seconds before retry ``k`` (exponential with jitter, at most backoff_max; Retry-After honoured)."""
+    delay = min(st.backoff_max, st.backoff * 2 ** max(0, k - 1)) * (0.5 + random.random() / 2)
+    return delay if retry_after is None else max(delay, min(st.backoff_max, retry_after))
+
+
+def _parse(spec: CallSpec, reply: Reply, params: dict) -> tuple[Any, str | None]:
+    """(the parsed reply, None), or (None, the problem) when it does not fit (a reply cut at
+    ``max_tokens`` says so)."""
+    try:
+        return spec.parse(reply.text), None
+    except ParseError as pe:
+        cut = f" (cut at max_tokens {params.get('max_tokens')}: finish_reason length)"
+        return None, pe.problem + (cut if reply.finish_reason == "length" else "")
+
+
 async def _one(
     spec: CallSpec,
     st: Settings,
@@ -560,28 +632,27 @@ async def _one(
     n = len(log)
     base = n if fresh else 0  # attempts that do not count against the retry budget
     kind: str | None = None
-    tin: int | None = None
-    tout: int | None = None
     cost_known = spec.price is not None
-    cost: float | None = 0.0 if cost_known else None
-    for a in log:
-        tin, tout = _add(tin, a.get("tokens_in")), _add(tout, a.get("tokens_out"))
-        cost = _add_cost(cost, a.get("cost_usd"), cost_known)
+    tin, tout, cost = _prior_usage(log, cost_known)
     started: str | None = log[0]["at"] if log else None  # else the first attempt's start
     error: str | None = None
     reply: Reply | None = None
     parsed: Any = None
+    changed: dict = {}  # what the latest attempt sent differently (a retry after an unparseable reply)
     while True:
         if abort:
             return
         n += 1
         at = utc_iso()
         started = started or at
-        journal.note({"type": "start", "call_id": spec.call_id, "n": n, "at": at})
+        params, changed = _next_params(spec, log)
+        journal.note(
+            {"type": "start", "call_id": spec.call_id, "n": n, "at": at, **({"varied": changed} if changed else {})}
+        )
         try:
-            reply = await attempt(spec.model, spec.messages, spec.params, st.api_base, st.timeout, options)
+            reply = await attempt(spec.model, spec.messages, params, st.api_base, st.timeout, options)
         except AttemptFailure as f:
-            rec = _failed_attempt(spec.call_id, n, at, f.kind, f.message)
+            rec = _failed_attempt(spec.call_id, n, at, f.kind, f.message, varied=changed)
             await journal.append(rec)
             log.append(rec)
             if not f.retryable or n - base > st.max_retries:
@@ -589,10 +660,7 @@ async def _one(
                 kind = f"{f.kind}: {f.message}"
                 reply = None
                 break
-            delay = min(st.backoff_max, st.backoff * 2 ** max(0, n - 1 - len(prior))) * (0.5 + random.random() / 2)
-            if f.retry_after is not None:
-                delay = max(delay, min(st.backoff_max, f.retry_after))
-            await asyncio.sleep(delay)
+            await asyncio.sleep(_backoff(st, n - len(prior), f.retry_after))
             continue
         except ModelAccessError as e:
             abort.append(e)
@@ -601,19 +669,21 @@ async def _one(
         c = spec.price.cost(reply.tokens_in, reply.tokens_out) if spec.price is not None else None
         cost = _add_cost(cost, c, cost_known and c is not None)
         cost_known = cost_known and c is not None
-        try:
-            parsed = spec.parse(reply.text)
-        except ParseError as pe:
-            rec = _failed_attempt(spec.call_id, n, at, "parse", pe.problem, reply, c)
+        parsed, problem = _parse(spec, reply, params)
+        if problem is not None:
+            rec = _failed_attempt(spec.call_id, n, at, "parse", problem, reply, c, varied=changed)
             await journal.append(rec)
             log.append(rec)
             if n - base > st.max_retries:
-                error = f"parse error after {n} attempt{'s' if n > 1 else ''}: {pe.problem}"
+                error = f"parse error after {n} attempt{'s' if n > 1 else ''}: {problem}"
                 kind = "parse error"
                 break
             continue
         break
-    await journal.append(_made(spec, reply, parsed, error, (tin, tout, cost), n, started, log))
+    made = _made(spec, reply, parsed, error, (tin, tout, cost), n, started, log)
+    if changed and reply is not None:  # the reply kept was answered to these parameters
+        made["varied"] = changed
+    await journal.append(made)
     progress.add(ok=error is None, tokens_in=tin, tokens_out=tout, cost=cost, retries=n - 1 - len(prior))
     if outcomes is not None:
         outcomes.append(kind)
@@ -683,99 +753,3 @@ def execute(
     progress = progress or Progress("calls", len(specs), enabled=False)
     with frozen_heap():  # after litellm's import, so that its objects are frozen too
         asyncio.run(_execute(specs, st, journal, prior or {}, progress, cache, fresh))
-
-
-# --------------------------------------------------------------------------- work directories
-
-
-class WorkDir:
-    """Where a run (or generation) is journaled while it is made, in the state directory.
-
-    ``<state>/<kind>-in-progress/<id>/`` holds ``plan.json`` (everything that decides the calls),
-    ``journal.jsonl`` (one fsync'd record per finished call or failed attempt) and ``lock``
-    (held with flock while a process works on it). Once the result is written into the data
-    directory the whole directory moves to ``<state>/<kind>-done/<id>/``, where it stays: it keeps
-    the raw text of every attempt and serves ``--reuse``.
-    """
-
-    def __init__(self, store: Any, kind: str, id_: str):
-
-        check_id(id_, f"{kind[:-1]} id")
-        self.kind, self.id = kind, id_
-        self.path = store.state_path(f"{kind}-in-progress", id_)
-        self.done_root = store.state_path(f"{kind}-done")
-        self._lock_f: IO[str] | None = None
-        self.reopened = False  # a finished result being remade (its failed calls retried)
-
-    @property
-    def plan_path(self) -> Path:
-        return self.path / "plan.json"
-
-    @property
-    def journal_path(self) -> Path:
-        return self.path / "journal.jsonl"
-
-    def exists(self) -> bool:
-        return self.plan_path.exists()
-
-    def create(self, plan: dict) -> None:
-
-        self.path.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(
-            self.plan_path, (json.dumps(plan, indent=1, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-        )
-
-    def load_plan(self) -> dict:
-        try:
-            return json.loads(self.plan_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
-            raise InputError(
-                f"cannot read the plan of the run in progress ({e})", file=self.plan_path, field="plan"
-            ) from None
-
-    def lock(self) -> None:
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - not POSIX: no lock, one process at a time is up to the user
-            return
-        self.path.mkdir(parents=True, exist_ok=True)
-        f = open(self.path / "lock", "a+")
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            f.close()
-            raise InputError(
-                f"{self.id} is being worked on by another process", file=self.path, field="--run-id"
-            ) from None
-        self._lock_f = f
-
-    def unlock(self) -> None:
-        if self._lock_f is not None:
-            self._lock_f.close()
-            self._lock_f = None
-
-    def finish(self) -> Path:
-        """Move the journal out of the in-progress area (after the result is in the data directory)."""
-        self.unlock()
-        dest = self.done_root / self.id
-        self.done_root.mkdir(parents=True, exist_ok=True)
-        if dest.exists():
-            dest.rename(dest.with_name(f"{self.id}.replaced-{int(time.time())}"))
-        os.replace(self.path, dest)
-        return dest
-
-    def reopen(self) -> None:
-        """Move a finished journal back into progress (``--retry-failed`` on a polluted result)."""
-        src = self.done_root / self.id
-        if not (src / "plan.json").exists():
-            raise InputError(
-                f"the journal of {self.id} is not in {self.done_root}: its failed calls cannot be retried",
-                file=src,
-                field="--retry-failed",
-            )
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src, self.path)
-        self.reopened = True
-
-    def done_journals(self) -> list[Path]:
-        return sorted(self.done_root.glob("*/journal.jsonl"))

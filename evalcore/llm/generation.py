@@ -28,10 +28,11 @@ from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.llm.client import ParseError, model_family, resolve_price
 from evalcore.llm.engine import WorkDir
-from evalcore.llm.judging import _new_id, _totals, run_planned
+from evalcore.llm.judging import _new_id, _totals, limits_knobs, run_planned
 from evalcore.llm.plan import (
     Built,
     RunOptions,
+    check_max_tokens,
     dry_run_report,
     planned_call,
     refuse_existing,
@@ -78,6 +79,7 @@ class GenerateRequest:
     reuse: bool = False
     dry_run: bool = False
     knobs: dict | None = None
+    max_tokens: int | None = None
 
 
 def build_generation(store: Store, plan: dict) -> Built:
@@ -179,6 +181,7 @@ def generate(store: Store, req: GenerateRequest, opts: RunOptions) -> dict:
             "temperature": req.temperature,
             "seed": req.seed,
             "limit": req.limit,
+            "max_tokens": check_max_tokens(req.max_tokens),
             "system_prompt": system,
             "system_prompt_source": system_source,
             "template": TEMPLATE,
@@ -240,6 +243,7 @@ def finish_generation(store: Store, wd: WorkDir, built: Built, done: dict[str, d
         "retry_policy": plan.get("retry_policy"),
         "cache_hits": sum(1 for c in calls if c.get("cache_hit")),
         "journal": str(Path(wd.done_root.name) / plan["gen_id"]),
+        **limits_knobs(plan, built),
         **plan.get("knobs", {}),
     }
     failed = sum(1 for r in rows if r["error"])

@@ -372,6 +372,7 @@ def _manifest(
         "selection": ("items file " + str(plan.get("items_file"))) if plan.get("selection") else "all",
         "limit": plan.get("limit"),
         "seed_per_round": "seed + judge_round - 1",
+        **limits_knobs(plan, built),
         "prices": prices,
         "journal": wd_rel,
         **(extra_knobs or {}),
@@ -432,6 +433,7 @@ class JudgeRequest:
     knobs: dict = field(default_factory=dict)
     dry_run: bool = False
     postprocess: str = POSTPROCESS_VERSION
+    max_tokens: int | None = None
 
 
 def _new_id(prefix: str) -> str:
@@ -494,6 +496,7 @@ def _judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
             price=opts.price,
             structured=req.structured,
             api_base=opts.api_base,
+            max_tokens=req.max_tokens,
             description=req.description,
             knobs=req.knobs,
             postprocess=req.postprocess,
@@ -505,12 +508,42 @@ def _judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
     sealing = sealed_by(store, plan["gen_id"])  # an open pairwise session's arm (storage.seal)
     if sealing and not req.dry_run:
         refuse_sealed(store, plan["gen_id"], "judging it", "--gen")
+    if not req.dry_run and plan.get("structured", "auto") == "auto" and "structured_resolved" not in plan:
+        negotiate_forms(store, plan, opts)
     built = build_judge(store, plan, withheld=withheld_text(sealing) if sealing else None)
-    plan["structured_resolved"] = built.structured
+    if not isinstance(plan.get("structured_resolved"), dict):
+        plan["structured_resolved"] = built.structured
     n_local = len(built.spec.local_criteria()) * len(built.outputs) * int(plan["rounds"])
     if req.dry_run:
         return dry_run_report(built, local_verdicts=n_local, withheld=sealing)
     return run_planned(store, wd, built, opts, resume=req.resume, label=f"judge {plan['run_id']}", finish=finish_judge)
+
+
+def negotiate_forms(store: Store, plan: dict, opts: RunOptions) -> None:
+    """``--structured auto``: the form each judge model of the plan speaks (evalcore.llm.structured),
+    into the plan (``structured_resolved``, one form or one per model, and how each was found)."""
+    from evalcore.llm.rubric import parse_rubric
+    from evalcore.llm.structured import negotiate
+
+    spec = parse_rubric(plan["rubric_text"], plan["rubric_format"], plan.get("rubric_file") or "<rubric>")
+    models = sorted({c.model or plan["model"] for c in spec.model_criteria()})
+    if not models:  # checks only: no call, nothing to ask
+        return
+    api_base = opts.api_base or plan.get("api_base")
+    found = {m: negotiate(store, m, api_base, opts.timeout) for m in models}
+    forms = {f["form"] for f in found.values()}
+    plan["structured_resolved"] = forms.pop() if len(forms) == 1 else {m: f["form"] for m, f in found.items()}
+    plan["structured_probe"] = found
+
+
+def limits_knobs(plan: dict, built: Built) -> dict:
+    """What a manifest records of the calls' limits: ``--max-tokens`` as given (None: the default of
+    the call kind), the limits sent, and how ``--structured auto`` found its form."""
+    sent = sorted({s.params["max_tokens"] for s in built.specs if "max_tokens" in s.params})
+    out: dict = {"max_tokens": plan.get("max_tokens"), "max_tokens_sent": sent}
+    if plan.get("structured_probe"):
+        out["structured_probe"] = plan["structured_probe"]
+    return out
 
 
 def run_planned(store: Store, wd: WorkDir, built: Built, opts: RunOptions, *, resume: bool, label: str, finish) -> dict:

@@ -24,13 +24,14 @@ from evalcore.llm.judging import _manifest, _new_id, call_row, run_planned
 from evalcore.llm.plan import (
     Built,
     RunOptions,
+    check_max_tokens,
     dry_run_report,
     planned_call,
     refuse_existing,
     resume_work,
     round_params,
 )
-from evalcore.llm.prompts import NONE_TEXT, PAIR_TEMPLATE, json_object, load_template, parse_template
+from evalcore.llm.prompts import NONE_TEXT, PAIR_TEMPLATE, cut_reason, json_object, load_template, parse_template
 from evalcore.llm.rubric import RubricSpec
 from evalcore.storage.paths import utcnow
 from evalcore.storage.store import Store
@@ -47,7 +48,7 @@ def parse_pair(text: str) -> dict:
         raise ParseError("choice is missing from the reply", text)
     if not isinstance(ch, str) or ch.strip().lower() not in ("first", "second", "same"):
         raise ParseError(f"choice {ch!r} is not first, second or same", text)
-    return {"reason": obj["reason"], "choice": ch.strip().lower()}
+    return {"reason": cut_reason(obj["reason"]), "choice": ch.strip().lower()}
 
 
 def as_shown(order: str, choice: str) -> str:
@@ -144,26 +145,19 @@ def judge_pairs(
     reuse: bool,
     dry_run: bool,
     description: str,
+    max_tokens: int | None = None,
     knobs: dict,
     opts: RunOptions,
 ) -> dict:
     """Grade every pair of a session in both orders with a model; choices stored as-shown."""
     if resume:
-        # a finished run is reported as not in progress (no "already complete" check, unlike judge)
         wd, plan = resume_work(
             store,
             "runs",
             run_id,
-            {
-                "session_id": session_id,
-                "model": model,
-                "rounds": rounds,
-                "temperature": temperature,
-                "seed": seed,
-                "limit": limit,
-            },
+            dict(session_id=session_id, model=model, rounds=rounds, temperature=temperature, seed=seed, limit=limit),
             what="pairwise run",
-            complete_check=False,
+            complete_check=False,  # a finished run is reported as not in progress (unlike judge)
         )
     else:
         if not session_id or not model:
@@ -192,6 +186,7 @@ def judge_pairs(
             "temperature": temperature,
             "seed": seed,
             "limit": limit,
+            "max_tokens": check_max_tokens(max_tokens),
             "template": PAIR_TEMPLATE,
             "template_text": tpl.text,
             "reuse": bool(reuse),

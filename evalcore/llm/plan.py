@@ -52,6 +52,7 @@ from evalcore.llm.prompts import (
     variant_text,
 )
 from evalcore.llm.rubric import RubricSpec, load_rubric, parse_rubric
+from evalcore.llm.structured import structured_params
 from evalcore.storage.paths import DEFAULT_DATA, utcnow
 from evalcore.storage.remote import refuse_write
 from evalcore.storage.store import Store
@@ -231,8 +232,10 @@ class Built:
 
 
 def _structured(choice: str, models: list[str]) -> str:
-    if choice == "json_schema":
-        return "json_schema"
+    """The form asked for (``--structured``), or for ``auto`` without a probe (a dry run, a plan
+    made before negotiation): json_schema where litellm's price map says every model takes it."""
+    if choice in ("json_schema", "json_object", "tool"):
+        return choice
     if choice == "tolerant":
         return "tolerant-parse"
     return "json_schema" if models and all(supports_json_schema(m) for m in models) else "tolerant-parse"
@@ -242,14 +245,41 @@ def _seed(seed: int | None, judge_round: int) -> int | None:
     return None if seed is None else int(seed) + judge_round - 1
 
 
-def round_params(plan: dict, round_: int) -> dict[str, Any]:
-    """The sampling parameters of a call in round ``round_``: the plan's temperature (if set) and
-    its seed moved to ``S + round - 1`` (if set)."""
+#: the output limit of a call when ``--max-tokens`` is not given, by the plan's kind (docs/JUDGE.md):
+#: a judge call gets this many per criterion it asks (a reason of at most REASON_CHARS characters,
+#: ~150 tokens, and its fields, twice over), a pairwise grader's call one reason and a choice, a
+#: generation an answer of a few paragraphs
+DEFAULT_MAX_TOKENS = {"judge": 400, "pairs": 400, "generation": 1024}
+
+
+def output_limit(plan: dict, n_criteria: int = 1) -> int | None:
+    """``max_tokens`` of a call: ``--max-tokens`` as given, else the default of the plan's kind (a
+    judge's per criterion asked); None for a plan made before calls had a limit (resumed as it was)."""
+    if "max_tokens" not in plan:
+        return None
+    if plan["max_tokens"] is not None:
+        return int(plan["max_tokens"])
+    per = DEFAULT_MAX_TOKENS.get(plan.get("kind") or "judge", DEFAULT_MAX_TOKENS["judge"])
+    return per * max(1, n_criteria) if (plan.get("kind") or "judge") == "judge" else per
+
+
+def check_max_tokens(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise InputError("must be at least 1", field="--max-tokens")
+    return value
+
+
+def round_params(plan: dict, round_: int, n_criteria: int = 1) -> dict[str, Any]:
+    """The sampling parameters of a call in round ``round_``: the plan's temperature (if set), its
+    seed moved to ``S + round - 1`` (if set) and its output limit (:func:`output_limit`)."""
     params: dict[str, Any] = {}
     if plan.get("temperature") is not None:
         params["temperature"] = plan["temperature"]
     if _seed(plan.get("seed"), round_) is not None:
         params["seed"] = _seed(plan.get("seed"), round_)
+    limit = output_limit(plan, n_criteria)
+    if limit is not None:
+        params["max_tokens"] = limit
     return params
 
 
@@ -312,7 +342,10 @@ def build_judge(store: Store, plan: dict, withheld: str | None = None) -> Built:
     models = sorted({c.model or plan["model"] for c in spec.model_criteria()})
     price = tuple(plan["price"]) if plan.get("price") else None
     price_of = {m: resolve_price(m, price if m == plan["model"] else None) for m in models}
-    structured = plan.get("structured_resolved") or _structured(plan.get("structured", "auto"), models)
+    resolved = plan.get("structured_resolved") or _structured(plan.get("structured", "auto"), models)
+    form_of = resolved if isinstance(resolved, dict) else dict.fromkeys(models, resolved)  # per judge model
+    forms = sorted(set(form_of.values()))
+    structured = forms[0] if len(forms) == 1 else ", ".join(f"{m}={f}" for m, f in sorted(form_of.items()))
     specs: list[CallSpec] = []
     # the criteria block of a call that asks no ternary criterion is the same for every answer:
     # made once per set of criteria (the rendered prompts are byte for byte the same); so are the
@@ -341,12 +374,11 @@ def build_judge(store: Store, plan: dict, withheld: str | None = None) -> Built:
                         text = blocks[key] = criteria_block(crits, item, spec)
                 answer = withheld if withheld is not None else o["output"] or ""
                 messages = render_judge_prompt(tpl, variant, item, answer, crits, spec, text)
-                params = round_params(plan, jr)
-                if structured == "json_schema":  # a schema of its own per call (litellm may adapt it)
-                    params["response_format"] = {
-                        "type": "json_schema",
-                        "json_schema": {"name": "verdicts", "strict": True, "schema": response_schema(crits)},
-                    }
+                params = round_params(plan, jr, len(names))
+                # a schema of its own per call, in the form the server speaks (evalcore.llm.structured)
+                params.update(
+                    structured_params(form_of[model], response_schema(crits, bound=bool(plan.get("api_base"))))
+                )
                 cid = f"{o['item_id']}/g{o['round']}/j{jr}/{block}"
                 specs.append(
                     planned_call(
@@ -385,6 +417,7 @@ def make_judge_plan(
     price: tuple[float, float] | None = None,
     structured: str = "auto",
     api_base: str | None = None,
+    max_tokens: int | None = None,
     description: str = "",
     knobs: dict | None = None,
     postprocess: str = POSTPROCESS_VERSION,
@@ -428,6 +461,7 @@ def make_judge_plan(
         "items_file": str(items_file) if items_file else None,
         "limit": limit,
         "structured": structured,
+        "max_tokens": check_max_tokens(max_tokens),
         "reuse": bool(reuse),
         "price": list(price) if price else None,
         "api_base": api_base,

@@ -77,6 +77,15 @@ MAX_PROMPT = 1_000_000
 # offline estimate of completion tokens per criterion in a call (a reason of ~40 words + fields)
 OUT_TOKENS = {"binary": 60, "ordinal": 60, "continuous": 60, "ternary": 110}
 
+#: the longest reason a judge is asked for (a prompt line, and ``maxLength`` in the schema sent to a
+#: self-hosted server); a longer one is cut to this length when read (:func:`cut_reason`), not refused
+REASON_CHARS = 500
+
+
+def cut_reason(reason: str) -> str:
+    """``reason`` cut to :data:`REASON_CHARS` characters (a model that ignored the bound)."""
+    return reason if len(reason) <= REASON_CHARS else reason[:REASON_CHARS]
+
 
 # --------------------------------------------------------------------------- templates
 
@@ -228,6 +237,7 @@ def criteria_block(crits: list[S.Criterion], item: dict, spec: RubricSpec) -> st
             why = f" ({ex['reason']})" if ex.get("reason") else ""
             lines.append(f"   Example: answer {json.dumps(ex['output'], ensure_ascii=False)} -> {ex['verdict']}{why}")
         lines.append("")
+    lines.append(f"Keep each reason under {REASON_CHARS} characters.")
     lines.append("Reply with this JSON object, keys in this order, each reason written before its verdict:")
     lines.append("{")
     for j, c in enumerate(crits):
@@ -476,7 +486,7 @@ def _read_plain(obj: dict, specs: tuple[tuple[str, int, Any, Any], ...] | None) 
         entry: dict[str, Any] = {
             "criterion": name,
             "position": pos,
-            "reason": reason,
+            "reason": cut_reason(reason),
             "score": None,
             "label": None,
             "covered": None,
@@ -557,7 +567,7 @@ def _read_verdicts(obj: dict, text: str, crits: list[S.Criterion]) -> list[dict]
         entry: dict[str, Any] = {
             "criterion": c.name,
             "position": position[i],
-            "reason": m.reason,
+            "reason": cut_reason(m.reason),
             "score": None,
             "label": None,
             "covered": None,
@@ -598,11 +608,14 @@ def _read_verdicts(obj: dict, text: str, crits: list[S.Criterion]) -> list[dict]
     return out
 
 
-def response_schema(crits: list[S.Criterion]) -> dict:
-    """The strict JSON schema of a call's reply (for ``response_format``), keys in the asked order."""
+def response_schema(crits: list[S.Criterion], bound: bool = False) -> dict:
+    """The strict JSON schema of a call's reply (for ``response_format``), keys in the asked order;
+    ``bound``: each reason with ``maxLength`` :data:`REASON_CHARS` (sent to a self-hosted server, whose
+    grammar honours it; OpenAI's strict mode refuses length keywords, so a provider gets the prompt line)."""
     props: dict[str, Any] = {}
+    reason: dict[str, Any] = {"type": "string", "maxLength": REASON_CHARS} if bound else {"type": "string"}
     for c in crits:
-        p: dict[str, Any] = {"reason": {"type": "string"}}
+        p: dict[str, Any] = {"reason": dict(reason)}
         if c.kind == "binary":
             p["verdict"] = {"type": "string", "enum": ["pass", "fail"]}
         elif c.kind == "ordinal":
