@@ -108,3 +108,12 @@ def test_a_dry_run_sends_no_probe_and_a_form_named_is_used_as_it_is(capsys, worl
     code, _, err = _judge(capsys, world, fake, "named", "--structured", "json_object")
     assert code == 0, err
     assert fake.probes == [] and store(world).run("named").manifest.structured_output == "json_object"
+
+
+def test_a_batch_run_reads_each_lines_tool_call(capsys, world, fake):
+    fake.speaks = {"tool"}
+    code, _, err = _judge(capsys, world, fake, "tb", "--structured", "tool", "--batch", "--poll", 0.05)
+    assert code == 0, err
+    assert fake.batches_created == 1 and fake.requests == 0  # every line parsed from its tool call's arguments
+    assert store(world).run("tb").manifest.structured_output == "tool"
+    assert all(c["error"] is None for c in calls(world, "tb")) and len(calls(world, "tb")) == 3

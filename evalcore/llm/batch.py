@@ -140,6 +140,8 @@ def _answered(spec: CallSpec, body: dict, at: str, batch_id: str, price: Price |
     else a ``parse`` attempt (the call is then retried synchronously, as a parse error would be)."""
     msg = (body["choices"][0] or {}).get("message") or {}
     text = msg.get("content") or ""
+    if not text and msg.get("tool_calls"):  # a forced tool call (--structured tool): its arguments are the reply
+        text = (msg["tool_calls"][0].get("function") or {}).get("arguments") or ""
     usage = body.get("usage") or {}
     tin, tout = usage.get("prompt_tokens"), usage.get("completion_tokens")
     cost = price.cost(tin, tout) if price is not None else None
