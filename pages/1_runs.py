@@ -378,6 +378,15 @@ _select.suite_version_warning(run_ids)
 for r in runs:
     if r.variant_warning:
         st.warning(_text.md_escape(r.variant_warning), icon=":material/warning:")
+floating = [r for r in runs if r.judge_alias_warning]
+if floating:
+    st.caption(
+        _text.md_escape(
+            "Judge not pinned: "
+            + "; ".join(f"{r.run_id}: {r.judge_alias_warning}" for r in floating)
+            + " (a snapshot named without its date: re-import with --judge-pinned if it is one)."
+        )
+    )
 
 # ---------------------------------------------------------------- runs
 st.subheader("Runs")

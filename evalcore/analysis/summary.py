@@ -14,8 +14,10 @@ from evalcore.analysis.failures import AllPassRate, TernaryRow, all_pass_by_roun
 from evalcore.analysis.means import CriterionMean, criterion_means
 from evalcore.analysis.selection import Selection, item_condition, manifest_variant_warning
 from evalcore.analysis.suites import suite_mark, versions
+from evalcore.contract import schema as S
 from evalcore.contract.results import Result, key
 from evalcore.errors import InputError, NotFoundError
+from evalcore.llm.client import floating_alias
 from evalcore.storage.aggregates import Table, call_scan, generation_row, output_totals, row_count, verdict_rounds
 from evalcore.storage.holdout import items_path
 from evalcore.storage.seal import withhold
@@ -34,11 +36,33 @@ _CALL_KEYS = (
 )
 
 
-def _call_totals(store: Store, run_id: str) -> dict[str, Any]:
+def _call_totals(store: Store, run_id: str, m: S.RunManifest) -> dict[str, Any]:
     # cost_usd sums the calls whose price is known (null when none is); cost_unknown_calls counts
     # the others, so an unknown price is never silently taken as 0.
     tot = call_scan(store, Table(store.path_of("run", run_id, "calls"), kind="run", eid=run_id))[0]
-    return {k: tot[k] for k in _CALL_KEYS}
+    calls = {k: tot[k] for k in _CALL_KEYS}
+    if calls["calls"] == 0:  # imported or simulated without a calls table: fall back to the manifest
+        t = m.totals
+        calls.update(
+            calls=t.calls,
+            failed_calls=t.failed_calls,
+            tokens_in=t.tokens_in,
+            tokens_out=t.tokens_out,
+            cost_usd=t.cost_usd,
+            cost_unknown_calls=0 if t.cost_usd is not None else t.calls,
+            latency_ms_mean=t.latency_ms_mean,
+            latency_ms_p95=t.latency_ms_p95,
+        )
+    return calls
+
+
+def judge_alias_warning(m: S.RunManifest) -> str | None:
+    """One line when the run's judge model is a floating alias (``gpt-4o``, ``ChatGPT``: its
+    verdicts can change under the same name, :func:`evalcore.llm.client.floating_alias`) and the
+    run does not record it pinned (knob ``judge_pinned``, ``import ... --judge-pinned``)."""
+    if (m.knobs or {}).get("judge_pinned") in (True, "true") or not floating_alias(m.judge_model):
+        return None
+    return f"judge model {m.judge_model!r} is not a dated snapshot: its verdicts can change under the same name"
 
 
 @dataclass
@@ -61,6 +85,9 @@ class RunSummary(Result):
     mode: str
     prompt_variant: str
     variant_warning: str | None
+    #: a judge model named by a floating alias, not a dated snapshot, unless the run records it
+    #: pinned (:func:`judge_alias_warning`); None otherwise
+    judge_alias_warning: str | None
     criteria: list[str]
     judge_rounds: int
     items: int
@@ -117,7 +144,7 @@ def run_summary(
     all_pass = all_pass_by_round(store, run_id, sel) if m.rubric.criteria and rounds else []
     rated = [r.rate for r in all_pass if r.rate is not None]
     n, judged = sum(r[1] for r in rounds), sum(r[2] for r in rounds)
-    calls = _call_totals(store, run_id)
+    calls = _call_totals(store, run_id, m)
     out_lat = output_totals(
         store, Table(store.path_of("generation", m.gen_id, "outputs"), kind="generation", eid=m.gen_id)
     )["latency_ms_mean"]
@@ -128,18 +155,6 @@ def run_summary(
     if (entry.path / "pair_verdicts.parquet").exists():
         pv = Table(store.path_of("run", run_id, "pair_verdicts"), kind="run", eid=run_id)
         pair_rows = row_count(store, pv, "pair_verdicts")
-    if calls["calls"] == 0:  # imported or simulated without a calls table: fall back to the manifest
-        t = m.totals
-        calls.update(
-            calls=t.calls,
-            failed_calls=t.failed_calls,
-            tokens_in=t.tokens_in,
-            tokens_out=t.tokens_out,
-            cost_usd=t.cost_usd,
-            cost_unknown_calls=0 if t.cost_usd is not None else t.calls,
-            latency_ms_mean=t.latency_ms_mean,
-            latency_ms_p95=t.latency_ms_p95,
-        )
     return RunSummary(
         run_id=run_id,
         gen_id=m.gen_id,
@@ -154,6 +169,7 @@ def run_summary(
         mode=m.mode,
         prompt_variant=m.prompt_variant,
         variant_warning=manifest_variant_warning(m),
+        judge_alias_warning=judge_alias_warning(m),
         criteria=m.rubric.names(),
         judge_rounds=m.judge_rounds,
         items=max((r[4] for r in rounds), default=0),

@@ -58,6 +58,9 @@ def runs(obj: Ctx, as_json: bool) -> None:
             "\nall pass: answers passing every criterion in judge round 1, of the complete answers (Wilson; "
             "items as clusters where generation rounds are pooled); spread: max - min of it over judge rounds"
         )
+    for r in rows:
+        if r.judge_alias_warning:
+            text += f"\nnote: run {r.run_id}: {r.judge_alias_warning} (pinned? re-import with --judge-pinned)"
     emit(rows, as_json, text)
 
 

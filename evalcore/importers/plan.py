@@ -14,15 +14,14 @@
   given on the command line (checked) or a fresh one; :func:`imported_run` is the manifest of an
   imported run; :func:`draw_pair_ids` gives rows random pair ids; :func:`pass_rate` is the share of
   passing verdicts among those with a value.
-* :func:`floating_alias` says whether a judge model is named by a floating alias rather than a
-  dated snapshot, and :func:`floating_warning` what an import then says (issue 40); a new
+* :func:`floating_warning` is what an import says of a judge model named by a floating alias
+  rather than a dated snapshot (:func:`evalcore.llm.client.floating_alias`, issue 40); a new
   generation with a ``generator_model`` knob records its ``generator_family`` as generate does.
 """
 
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -36,6 +35,7 @@ from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeEr
 from evalcore.importers.frame import Frame, col_text
 from evalcore.importers.ids import _explicit_id, _fresh_id
 from evalcore.importers.recorded import list_cell
+from evalcore.llm.client import floating_alias as floating_alias  # the importers' name for it
 from evalcore.llm.client import model_family
 from evalcore.storage.files import to_table
 from evalcore.storage.paths import DEFAULT_DATA, default_keys_dir, default_state_dir, utcnow
@@ -273,19 +273,6 @@ def judge_family_of(judge_model: str) -> str | None:
     fams = {model_family(m.strip()) for m in judge_model.split(",") if m.strip()}
     fams.discard(None)
     return fams.pop() if len(fams) == 1 else None
-
-
-#: a model name that carries its snapshot's date (2024-08-06, 20241022, @20240229) or a dated
-#: version suffix (gpt-4-0613's -0613, gemini-1.5-pro-002's -002); "latest" never pins
-_DATED = re.compile(r"(?:19|20)\d{2}-?[01]\d-?[0-3]\d|-[01]\d[0-3]\d$|-\d{3}$")
-
-
-def floating_alias(model: str) -> bool:
-    """Whether a judge model's name is a floating alias (``gpt-4o``, ``ChatGPT``,
-    ``claude-3-5-sonnet-latest``) rather than a dated snapshot, whose answers can change under the
-    same name. ``unknown`` (no judge named) is not flagged."""
-    names = [m.strip() for m in model.split(",") if m.strip() and m.strip() != "unknown"]
-    return any("latest" in m.lower() or not _DATED.search(m) for m in names)
 
 
 def floating_warning(model: str) -> str:

@@ -30,6 +30,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -222,6 +223,22 @@ def model_family(model: str) -> str | None:
         if name.startswith(needle) or f"-{needle}" in name:
             return fam
     return None
+
+
+#: a model name that carries its snapshot's date (2024-08-06, 20241022, @20240229) or a dated
+#: version suffix (gpt-4-0613's -0613, gemini-1.5-pro-002's -002); "latest" never pins
+_DATED = re.compile(r"(?:19|20)\d{2}-?[01]\d-?[0-3]\d|-[01]\d[0-3]\d$|-\d{3}$")
+
+
+def floating_alias(model: str) -> bool:
+    """Whether a judge model's name is a floating alias (``gpt-4o``, ``ChatGPT``,
+    ``claude-3-5-sonnet-latest``) rather than a dated snapshot, whose answers can change under the
+    same name. ``unknown`` (no judge named) and an Inspect scorer that calls no model
+    (``inspect-scorer:match``) are not flagged; several models joined by commas are flagged when
+    one is."""
+    names = [m.strip() for m in model.split(",") if m.strip() not in ("", "unknown")]
+    names = [m for m in names if not m.startswith("inspect-scorer:")]
+    return any("latest" in m.lower() or not _DATED.search(m) for m in names)
 
 
 # --------------------------------------------------------------------------- tokens (offline)
