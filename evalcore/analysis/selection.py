@@ -84,10 +84,10 @@ class Selection:
 DEFAULT_SELECTION = Selection()
 
 
-def class_filter(store: Store, suite_id: str, classes: tuple[str, ...]) -> tuple[str, list[Any]]:
+def class_filter(store: Store, suite_id: str, classes: tuple[str, ...], exclude: bool = False) -> tuple[str, list[Any]]:
     """A SQL condition on ``item_id`` keeping the suite's items of these classes (``(none)``: items
-    without one), with its parameters; ``("", [])`` for every item. A class the suite does not have
-    is refused, naming the ones it has."""
+    without one), or with ``exclude`` leaving them out (``--exclude-class``), with its parameters;
+    ``("", [])`` for every item. A class the suite does not have is refused, naming the ones it has."""
     if not classes:
         return "", []
     items = store.path_of("suite", suite_id, "items")
@@ -98,10 +98,11 @@ def class_filter(store: Store, suite_id: str, classes: tuple[str, ...]) -> tuple
     if bad:
         raise InputError(
             f"suite {suite_id!r} has no item class {bad[0]!r} (its classes: {', '.join(known) or 'none'})",
-            field="--class",
+            field="--exclude-class" if exclude else "--class",
         )
     return (
-        "item_id IN (SELECT item_id FROM read_parquet(?) WHERE list_contains(?::VARCHAR[], coalesce(class, '(none)')))",
+        f"item_id IN (SELECT item_id FROM read_parquet(?) WHERE {'NOT ' if exclude else ''}"
+        "list_contains(?::VARCHAR[], coalesce(class, '(none)')))",
         [items, list(classes)],
     )
 
@@ -136,13 +137,18 @@ def item_condition(
     include_holdout: bool = True,
     classes: tuple[str, ...] = (),
     items: tuple[str, ...] = (),
+    exclude_classes: tuple[str, ...] = (),
 ) -> tuple[str, list[Any]]:
     """The SQL condition on ``item_id`` keeping the suite's items in view: holdout items out unless
-    ``include_holdout``, and only these item classes and named items (a slice); with its
-    parameters, ``("", [])`` when it keeps every item."""
+    ``include_holdout``, and only these item classes and named items, without the items of
+    ``exclude_classes`` (a slice); with its parameters, ``("", [])`` when it keeps every item."""
+    both = sorted(set(classes) & set(exclude_classes))
+    if both:
+        raise InputError(f"class {both[0]!r} is both kept (--class) and left out", field="--exclude-class")
     parts = [
         holdout_filter(store, suite_id, include_holdout),
         class_filter(store, suite_id, classes),
+        class_filter(store, suite_id, exclude_classes, exclude=True),
         item_filter(store, suite_id, items),
     ]
     parts = [p for p in parts if p[0]]

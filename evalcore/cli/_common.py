@@ -55,6 +55,8 @@ class Ctx:
         self.include_holdout = False
         # set by --class on the analysis commands (selection_options): a slice of the items
         self.classes: tuple[str, ...] = ()
+        # set by --exclude-class (exclude_class_option): classes left out of the slice
+        self.exclude_classes: tuple[str, ...] = ()
         # set by --items FILE (selection_options): the item ids a user names, one per line
         self.items: tuple[str, ...] = ()
         self._store: Store | None = None
@@ -228,6 +230,25 @@ def class_option(f):
         expose_value=False,
         callback=_take_classes,
         help="Only items of this class (repeatable; `(none)` for items without one): a slice.",
+    )(f)
+
+
+def _take_excluded(ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]) -> None:
+    if value and isinstance(ctx.obj, Ctx):
+        ctx.obj.exclude_classes = tuple(value)
+
+
+def exclude_class_option(f):
+    """``--exclude-class C`` (repeatable): the items of these classes left out of the slice, kept on
+    the context (``Ctx.exclude_classes``) beside ``--class``."""
+    return click.option(
+        "--exclude-class",
+        "excluded_classes",
+        multiple=True,
+        metavar="C",
+        expose_value=False,
+        callback=_take_excluded,
+        help="Leave out the items of this class (repeatable; `(none)` for items without one).",
     )(f)
 
 

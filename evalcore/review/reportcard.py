@@ -171,6 +171,8 @@ class Slice(Result):
 
     classes: list[str]
     items: int
+    #: the classes left out (``--exclude-class``); absent when none is
+    exclude_classes: list[str] = OMIT
 
 
 @dataclass
@@ -349,14 +351,15 @@ def report_card(
     classes: tuple[str, ...] = (),
     items: tuple[str, ...] = (),
     target: float = C.TARGET_HALF_WIDTH,
+    exclude_classes: tuple[str, ...] = (),
 ) -> ReportCard:
     """The report card of one generation (see the module docstring and docs/REVIEW.md). ``classes``
     and ``items`` make it a slice: every figure (gold, people, judges, pass rates, the queue's
-    design, the contradictions and tags) counts the items of these classes / these ids only.
-    ``target`` is the stopping rule's half-width of the PPI++ intervals
+    design, the contradictions and tags) counts the items of these classes / these ids only, and
+    without the classes ``exclude_classes`` names. ``target`` is the stopping rule's half-width of the PPI++ intervals
     (:mod:`evalcore.review.correct`)."""
     gen = store.generation(gen_id)
-    cut, cut_params, in_slice = _slice(store, gen.manifest.suite_id, classes, items)
+    cut, cut_params, in_slice = _slice(store, gen.manifest.suite_id, classes, items, exclude_classes)
     run_ids = runs_on(store, gen_id)
     ms = {rid: store.run(rid).manifest for rid in run_ids}
     labels = LabelStore(store)
@@ -398,7 +401,7 @@ def report_card(
         runs=run_ids,
         generator_model=(gen.manifest.knobs or {}).get("generator_model"),
         judge_round=judge_round,
-        slice=Slice(list(classes), len(items)) if cut else None,
+        slice=Slice(list(classes), len(items), list(exclude_classes) or OMIT) if cut else None,
         **boot,
         gold=gold_counts,
         queue=design["queue"]["queue_id"] if design else None,
@@ -641,11 +644,12 @@ def _observed(
 
 
 def _slice(
-    store: Store, suite_id: str, classes: tuple[str, ...], items: tuple[str, ...]
+    store: Store, suite_id: str, classes: tuple[str, ...], items: tuple[str, ...], exclude: tuple[str, ...] = ()
 ) -> tuple[str, list[Any], Callable[[str], bool]]:
-    """The SQL condition on ``item_id`` of a slice (classes and / or named items of the suite), its
-    parameters and a test of one item id; ``("", [], always true)`` for every item."""
-    cut, params = item_condition(store, suite_id, classes=classes, items=items)
+    """The SQL condition on ``item_id`` of a slice (classes and / or named items of the suite,
+    without the classes ``exclude`` names), its parameters and a test of one item id;
+    ``("", [], always true)`` for every item."""
+    cut, params = item_condition(store, suite_id, classes=classes, items=items, exclude_classes=tuple(exclude))
     if not cut:
         return "", [], lambda _item: True
     path = store.path_of("suite", suite_id, "items")
