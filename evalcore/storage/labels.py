@@ -108,7 +108,7 @@ class LabelStore:
         self.where = mask(self.url) if self.url else str(self.path)  # for messages
         self._local = threading.local()  # one connection per thread, kept open (closing the last one checkpoints)
         self._criteria: dict[str, tuple[tuple, list[str], dict[str, S.Criterion]]] = {}
-        self.seen: set[tuple] = set()  # (gen_id, item_id[, round]) found in the data (checked once, or read by the caller)
+        self.seen: set[tuple] = set()  # (gen_id, item_id[, round]) in the data: checked once, or read by the caller
 
     @property
     def dialect(self) -> str:
