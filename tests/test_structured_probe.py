@@ -108,6 +108,13 @@ def test_a_dry_run_sends_no_probe_and_a_form_named_is_used_as_it_is(capsys, worl
     code, _, err = _judge(capsys, world, fake, "named", "--structured", "json_object")
     assert code == 0, err
     assert fake.probes == [] and store(world).run("named").manifest.structured_output == "json_object"
+    # once a run has found the form, a dry run shows it (still without a probe)
+    code, _, err = _judge(capsys, world, fake, "found")
+    assert code == 0, err
+    probes = len(fake.probes)
+    code, out, err = _judge(capsys, world, fake, "dry2", "--dry-run", "--json")
+    assert code == 0, err
+    assert len(fake.probes) == probes and json.loads(out)["structured"] == "json_object"
 
 
 def test_a_batch_run_reads_each_lines_tool_call(capsys, world, fake):

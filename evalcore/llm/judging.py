@@ -508,8 +508,8 @@ def _judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
     sealing = sealed_by(store, plan["gen_id"])  # an open pairwise session's arm (storage.seal)
     if sealing and not req.dry_run:
         refuse_sealed(store, plan["gen_id"], "judging it", "--gen")
-    if not req.dry_run and plan.get("structured", "auto") == "auto" and "structured_resolved" not in plan:
-        negotiate_forms(store, plan, opts)
+    if plan.get("structured", "auto") == "auto" and "structured_resolved" not in plan:
+        negotiate_forms(store, plan, opts, probe=not req.dry_run)
     built = build_judge(store, plan, withheld=withheld_text(sealing) if sealing else None)
     if not isinstance(plan.get("structured_resolved"), dict):
         plan["structured_resolved"] = built.structured
@@ -519,18 +519,23 @@ def _judge(store: Store, req: JudgeRequest, opts: RunOptions) -> dict:
     return run_planned(store, wd, built, opts, resume=req.resume, label=f"judge {plan['run_id']}", finish=finish_judge)
 
 
-def negotiate_forms(store: Store, plan: dict, opts: RunOptions) -> None:
+def negotiate_forms(store: Store, plan: dict, opts: RunOptions, probe: bool = True) -> None:
     """``--structured auto``: the form each judge model of the plan speaks (evalcore.llm.structured),
-    into the plan (``structured_resolved``, one form or one per model, and how each was found)."""
+    into the plan (``structured_resolved``, one form or one per model, and how each was found);
+    without ``probe`` (a dry run) only what was remembered for every model, else nothing."""
     from evalcore.llm.rubric import parse_rubric
-    from evalcore.llm.structured import negotiate
+    from evalcore.llm.structured import negotiate, remembered
 
     spec = parse_rubric(plan["rubric_text"], plan["rubric_format"], plan.get("rubric_file") or "<rubric>")
     models = sorted({c.model or plan["model"] for c in spec.model_criteria()})
     if not models:  # checks only: no call, nothing to ask
         return
     api_base = opts.api_base or plan.get("api_base")
-    found = {m: negotiate(store, m, api_base, opts.timeout) for m in models}
+    if not probe:
+        known = {m: remembered(store, m, api_base) for m in models}
+        if any(f is None for f in known.values()):
+            return
+    found = {m: negotiate(store, m, api_base, opts.timeout) for m in models}  # remembered ones: no call
     forms = {f["form"] for f in found.values()}
     plan["structured_resolved"] = forms.pop() if len(forms) == 1 else {m: f["form"] for m, f in found.items()}
     plan["structured_probe"] = found

@@ -598,6 +598,8 @@ def dry_run_report(built: Built, *, local_verdicts: int, kind: str = "judge", wi
         "tokens_out_est": est_out,
         "cost_usd_est": None if cost is None else round(cost, 6),
         "cost_unknown_models": sorted(unknown),
+        "structured": built.structured,  # auto: the form remembered, else litellm's map (a dry run sends no probe)
+        "max_tokens_sent": sorted({s.params["max_tokens"] for s in built.specs if "max_tokens" in s.params}),
         "prices": {m: (cast(Price, built.price_of.get(m)).source if built.price_of.get(m) else None) for m in models},
         "tokenizer": {m: tokenizer_name(m) for m in models},
         "out_tokens_rule": (
@@ -623,6 +625,8 @@ def format_dry_run(r: dict) -> str:
     lines.append(
         f"verdicts from calls: {r['verdicts_from_calls']}; computed without a call: {r['verdicts_without_calls']}"
     )
+    if r.get("max_tokens_sent"):
+        lines.append(f"max_tokens per call: {', '.join(map(str, r['max_tokens_sent']))}; structured: {r['structured']}")
     lines.append(
         f"estimated tokens: {'withheld' if r['tokens_in_est'] is None else r['tokens_in_est']} in, "
         f"{r['tokens_out_est']} out "
