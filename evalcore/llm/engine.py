@@ -4,18 +4,21 @@ token estimates and loading litellm are :mod:`evalcore.llm.client`).
 * **one attempt** (:func:`attempt`): ``litellm.acompletion`` with ``max_retries=0`` (one HTTP
   request per attempt; retries are ours), its failure classified as retryable (429, 5xx,
   timeouts, connection errors), failing the call (400-class) or stopping the run (401, 403,
-  404, unsupported parameters).
+  404, unsupported parameters); a forced tool call's arguments are its reply text, and a reply cut
+  at ``max_tokens`` keeps its ``finish_reason``. At ``--timeout`` the client drops the connection.
 * **the journal** (:class:`Journal`): an append-only JSONL file; each record is on stable storage
   (an ``O_DSYNC`` write, or write + fsync) before the call counts as done (group commit from a
   writer thread, so a slow disk never stalls the event loop). A torn last line from a killed
   process is dropped on reopen.
 * **the executor** (:func:`execute`): a bounded pool of asyncio workers making the calls of
   :class:`CallSpec` under :class:`Settings`; each call is tried, backed off and retried, parsed (a
-  parse error keeps the raw text and is retried), and its outcome journaled; ``--resume`` skips
+  parse error keeps the raw text and is retried with the parameters :func:`varied`: another seed, a
+  set temperature raised within a bound), and its outcome journaled; ``--resume`` skips
   every journaled call (:func:`journal_state`) and ``--reuse`` serves identical calls
   (:func:`call_hash`) from earlier journals (:func:`cache_index`).
-* **progress** (:class:`Progress`) on stderr, and the **work directory** (:class:`WorkDir`) in the
-  state directory that holds a run's plan, journal and lock while it is made.
+* **progress** (:class:`Progress`) on stderr, and the **work directory** (:class:`WorkDir`, in
+  :mod:`evalcore.llm.workdir`) in the state directory that holds a run's plan, journal and lock
+  while it is made.
 """
 
 from __future__ import annotations
