@@ -378,6 +378,9 @@ _select.suite_version_warning(run_ids)
 for r in runs:
     if r.variant_warning:
         st.warning(_text.md_escape(r.variant_warning), icon=":material/warning:")
+for r in runs:
+    if isinstance(r.threshold_note, str):  # absent when every scored criterion has a threshold
+        st.info(_text.md_escape(r.threshold_note), icon=":material/info:")
 floating = [r for r in runs if r.judge_alias_warning]
 if floating:
     st.caption(

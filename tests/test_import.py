@@ -409,12 +409,15 @@ def test_kind_threshold_scale_and_gate_options(tmp_path, imp, ev):
     assert code == 2 and f"{LONG}: value: line 6: criterion 'complete' (ordinal): '2' is outside the scale 3-5" in err
     code, _, err = ev("--data", tmp_path / "d", "import", "long", LONG, "--kind", "binary")
     assert code == 2 and "'5' is not pass or fail" in err and ": value: line 3:" in err
-    code, _, err = ev("--data", tmp_path / "d", "import", "long", LONG)
-    assert code == 2 and "criterion 'complete' is ordinal (values 2 to 5)" in err and "--threshold" in err
     code, _, err = ev("--data", tmp_path / "d", "import", "long", LONG, "--threshold", "4",
                       "--criterion-threshold", "faithful=1")
     assert code == 2 and "is binary" in err
     assert snapshot(tmp_path / "d") == before
+    # no threshold: imported with none, said in the import's notes (tests/test_no_threshold.py)
+    code, out, err = ev("--data", tmp_path / "d", "import", "long", LONG, "--json")
+    assert code == 0, err
+    assert any("criterion 'complete' is ordinal (values 2 to 5) with no pass threshold" in n
+               for n in json.loads(out)["notes"])
 
 
 def test_kind_inference_refuses_mixed_values(tmp_path, ev):

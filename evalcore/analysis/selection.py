@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evalcore.analysis.suites import holdout_filter, suite_of_run
+from evalcore.analysis.thresholds import threshold_note
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.storage.aggregates import (
@@ -352,7 +353,8 @@ def manifest_variant_warning(m: S.RunManifest) -> str | None:
 
 
 def run_warnings(store: Store, run_ids: list[str] | tuple[str, ...]) -> list[str]:
-    """The warnings of these runs' status (not complete) and prompt variant ("independent")."""
+    """The warnings of these runs' status (not complete), prompt variant ("independent") and
+    criteria without a pass threshold."""
     out = []
     for rid in run_ids:
         m = store.run(rid).manifest
@@ -361,6 +363,8 @@ def run_warnings(store: Store, run_ids: list[str] | tuple[str, ...]) -> list[str
         w = manifest_variant_warning(m)
         if w:
             out.append(w)
+        if t := threshold_note(rid, m.rubric):
+            out.append(t)
     return out
 
 
@@ -384,6 +388,8 @@ def _run_status(store: Store, run_id: str) -> dict[str, Any]:
             if m.status == "polluted"
             else "not every call was made, so its figures cover part of the items"
         )
+    if t := threshold_note(run_id, m.rubric):  # its verdicts there have no pass / fail, and are not errored
+        out["warning"] = f"{out['warning']}; {t}" if "warning" in out else t
     return out
 
 

@@ -14,8 +14,9 @@ from evalcore.analysis.failures import AllPassRate, TernaryRow, all_pass_by_roun
 from evalcore.analysis.means import CriterionMean, criterion_means
 from evalcore.analysis.selection import Selection, item_condition, manifest_variant_warning
 from evalcore.analysis.suites import suite_mark, versions
+from evalcore.analysis.thresholds import threshold_note
 from evalcore.contract import schema as S
-from evalcore.contract.results import Result, key
+from evalcore.contract.results import OMIT, Result, key
 from evalcore.errors import InputError, NotFoundError
 from evalcore.llm.client import floating_alias
 from evalcore.storage.aggregates import Table, call_scan, generation_row, output_totals, row_count, verdict_rounds
@@ -116,6 +117,9 @@ class RunSummary(Result):
     cache_hits: int
     system_latency_ms_mean: float | None
     description: str
+    #: the criteria scored without a pass threshold (:func:`evalcore.analysis.thresholds.threshold_note`);
+    #: absent when every scored criterion has one
+    threshold_note: str = OMIT
 
 
 def run_summary(
@@ -171,6 +175,7 @@ def run_summary(
         variant_warning=manifest_variant_warning(m),
         judge_alias_warning=judge_alias_warning(m),
         criteria=m.rubric.names(),
+        threshold_note=threshold_note(run_id, m.rubric) or OMIT,
         judge_rounds=m.judge_rounds,
         items=max((r[4] for r in rounds), default=0),
         verdicts=n,

@@ -59,6 +59,8 @@ def runs(obj: Ctx, as_json: bool) -> None:
             "items as clusters where generation rounds are pooled); spread: max - min of it over judge rounds"
         )
     for r in rows:
+        if isinstance(r.threshold_note, str):  # absent (OMIT) when every scored criterion has one
+            text += f"\nnote: {r.threshold_note}"
         if r.judge_alias_warning:
             text += f"\nnote: run {r.run_id}: {r.judge_alias_warning} (pinned? re-import with --judge-pinned)"
     emit(rows, as_json, text)

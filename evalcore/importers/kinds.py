@@ -239,14 +239,13 @@ def _rubric_criterion(
     scale = ko.criterion_scale.get(name, ko.scale if scored else None)
     if kind == "ordinal" and scale is None:
         scale = _inferred_scale(frame, name, vals, notes)
-    if scored and threshold is None:
+    if scored and threshold is None and notes is not None:  # scores only: no verdict passes or fails
         nums = [x for x, _ in _numbers(frame, name, vals)]
         seen = f" (values {min(nums):g} to {max(nums):g})" if nums else ""
-        raise InputError(
-            f"criterion {name!r} is {kind}{seen}: give its pass threshold with --threshold T "
-            f"or --criterion-threshold {name}=T",
-            file=frame.name,
-            field="--threshold",
+        notes.append(
+            f"criterion {name!r} is {kind}{seen} with no pass threshold: its score figures (correlate, reliability, "
+            f"means) are computed, its pass / fail figures are not (give one with --threshold T or "
+            f"--criterion-threshold {name}=T)"
         )
     if threshold is not None and not math.isfinite(threshold):
         raise InputError(

@@ -51,6 +51,7 @@ import numpy as np
 
 from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.analysis.suites import holdout_filter, holdout_ids
+from evalcore.analysis.thresholds import threshold_note
 from evalcore.contract import schema as S
 from evalcore.contract.results import OMIT, Result
 from evalcore.review import correct as C
@@ -454,6 +455,7 @@ def _run_warnings(ms: dict[str, S.RunManifest], gen: S.GenerationManifest) -> tu
         if m.out_of_scale and m.out_of_scale.share > S.OUT_OF_SCALE_TOLERANCE
     ]
     warnings += [w for rid, m in ms.items() if (w := variant_warning(rid, m.prompt_variant))]
+    warnings += [w for rid, m in ms.items() if (w := threshold_note(rid, m.rubric))]
     family = []
     for rid, m in ms.items():
         why = same_family(m, gen)
