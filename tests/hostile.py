@@ -420,7 +420,8 @@ ISSUE38: dict[str, Builder] = {
                                                     '"pass": true, "score": ' + "9" * 401 + ', "reason": "Polite'),
     "promptfoo:tokens-beyond-float": _promptfoo_big('"prompt": 28', '"prompt": ' + "9" * 401),
     "pairs:seconds-beyond-float": _seconds_big,
-    "correct:pairwise-grader": lambda w: (w.cli("correct", "pairs-grader"), {}),
+    # (a pairwise grader's run is corrected since issue 40: tests/test_pairwise_corrected.py)
+    "correct:run-not-found": lambda w: (w.cli("correct", "pairs-grader\u200b"), {}),
 }
 
 CORPUS = _corpus() | ISSUE38
