@@ -42,6 +42,7 @@ from evalcore.analysis.configs import diff_knobs, fmt_value, instrument_changes,
 from evalcore.analysis.corrected import CorrectedDelta
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.selection import Selection
+from evalcore.analysis.thresholds import NO_THRESHOLD
 from evalcore.contract import schema as S
 from evalcore.contract.markdown import md_text
 from evalcore.contract.results import Result
@@ -398,6 +399,8 @@ def _md_head(c: Comparison, g: GateCheck | None) -> list[str]:
         if " is POLLUTED: " in n:
             r, why = n.split(" is POLLUTED: ", 1)
             lines.append(f"\n**POLLUTED: {md_text(r)}** ({md_text(why)}).")
+        elif NO_THRESHOLD in n:  # a run's criteria scored without a pass threshold (analysis.thresholds)
+            lines.append(f"\n> Note: {md_text(n)}")
     lines.append(
         f"\nBaseline `{c.baseline}`, candidate `{c.candidate}`, {c.rounds_paired} paired generation "
         f"round(s); the diff calls this a **{md_text(c.diff.kind)}**."

@@ -13,7 +13,18 @@ from typing import TYPE_CHECKING
 
 import click
 
-from evalcore.cli._common import FINITE, Ctx, _fmt, _table, cli, emit, page_options, role_option, slice_options
+from evalcore.cli._common import (
+    FINITE,
+    Ctx,
+    _fmt,
+    _table,
+    cli,
+    emit,
+    exclude_class_option,
+    page_options,
+    role_option,
+    slice_options,
+)
 from evalcore.cli.scores import alpha_level_option
 from evalcore.cli.suite import holdout_option
 
@@ -436,6 +447,7 @@ def _card_text(g: ReportCard) -> list[str]:
     if sl := g.slice:
         what = [f"classes {', '.join(sl.classes)}"] if sl.classes else []
         what += [f"{sl.items} named items"] if sl.items else []
+        what += [f"classes other than {', '.join(sl.exclude_classes)}"] if sl.exclude_classes is not OMIT else []
         lines.append(f"slice: {' and '.join(what)} only (every figure below counts these items)")
     lines += [f"WARNING: {w}" for w in g.warnings]
     lines += g.summary.text
@@ -520,6 +532,7 @@ def _session_text(s: SessionAgreement) -> list[str]:
 @click.option("--n-boot", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
 @alpha_level_option
 @slice_options
+@exclude_class_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def agreement_cmd(obj: Ctx, gen_ids, session_ids, as_json, **kw) -> None:
@@ -537,6 +550,7 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, as_json, **kw) -> None:
         session_ids=list(session_ids) if given else None,
         classes=obj.classes,
         items=obj.items,
+        exclude_classes=obj.exclude_classes,
         **kw,  # --queue, --judge-round, --seed, --n-boot, --level (alpha_level)
     )
     lines = [x for g in r.generations for x in _card_text(g)] + [x for s in r.sessions for x in _session_text(s)]
@@ -661,4 +675,7 @@ def correct_cmd(obj: Ctx, run_id, criteria, queue_id, target, level, judge_round
     ]
     all_pass = None if criteria else next((a.ppi for a in rc.all_pass if a.run_id == run_id), None)
     out = RunCorrection(run_id, gen_id, rc.queue, level, target / 100, rows, all_pass)
-    emit(out, as_json, _correct_text(out))
+    from evalcore.analysis.thresholds import threshold_note
+
+    note = threshold_note(run_id, obj.store.run(run_id).manifest.rubric)  # scores without pass / fail
+    emit(out, as_json, _correct_text(out) + (f"\nnote: {note}" if note else ""))

@@ -258,6 +258,7 @@ def agreement(
     classes: tuple[str, ...] = (),
     items: tuple[str, ...] = (),
     alpha_level: A.AlphaLevel | None = None,
+    exclude_classes: tuple[str, ...] = (),
 ) -> Agreement:
     """The report card of every generation with judged runs (or ``gen_ids``) and the agreement of
     every closed pairwise session with people's choices (or ``session_ids``). ``classes`` / ``items``
@@ -273,11 +274,12 @@ def agreement(
             if store.session(s).manifest.status == "closed" and (store.session(s).path / "judgments.parquet").exists()
         ]
     gen_ids, session_ids = list(gen_ids or []), list(session_ids or [])
-    if classes or items:
+    if classes or items or exclude_classes:
         session_ids = []
-        if not named:  # every generation: those whose suite has the slice's classes
+        if not named:  # every generation: those whose suite has the slice's classes (kept or left out)
+            named_classes = tuple(classes) + tuple(exclude_classes)
             gen_ids = [
-                g for g in gen_ids if has_classes(store, store.generation(g).manifest.suite_id, classes)
+                g for g in gen_ids if has_classes(store, store.generation(g).manifest.suite_id, named_classes)
             ] or gen_ids[:1]
     if queue_id is not None and len(gen_ids) != 1:
         raise InputError("--queue needs exactly one --gen", field="--queue")
@@ -296,11 +298,15 @@ def agreement(
             queue_id=queue_id,
             classes=tuple(classes),
             items=tuple(items),
+            exclude_classes=tuple(exclude_classes),
         )
         for g in gen_ids
     ]
     if alpha_level is not None:
-        cards = [with_alpha_level(store, card, alpha_level, tuple(classes), tuple(items)) for card in cards]
+        cards = [
+            with_alpha_level(store, card, alpha_level, tuple(classes), tuple(items), tuple(exclude_classes))
+            for card in cards
+        ]
     return Agreement(
         cards,
         [session_agreement(store, s, seed=seed, n_boot=n_boot, level=level) for s in session_ids],
@@ -308,12 +314,17 @@ def agreement(
 
 
 def with_alpha_level(
-    store: Store, card: ReportCard, level: A.AlphaLevel, classes: tuple[str, ...], items: tuple[str, ...]
+    store: Store,
+    card: ReportCard,
+    level: A.AlphaLevel,
+    classes: tuple[str, ...],
+    items: tuple[str, ...],
+    exclude_classes: tuple[str, ...] = (),
 ) -> ReportCard:
     """``card`` with people's agreement per criterion (``reviewers``) counted again with
     Krippendorff's alpha at ``level`` (on the same people's labels in the same slice)."""
     gen = store.generation(card.gen_id)
-    cut, params, _ = _slice(store, gen.manifest.suite_id, classes, items)
+    cut, params, _ = _slice(store, gen.manifest.suite_id, classes, items, exclude_classes)
     ms = [store.run(r).manifest for r in runs_on(store, card.gen_id)]
     labels = LabelStore(store)
     crits = {
