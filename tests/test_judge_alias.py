@@ -65,3 +65,20 @@ def test_the_runs_page_says_it_in_a_short_note(three_runs, monkeypatch, tmp_path
     assert notes == ["Judge not pinned: alias: judge model 'gpt-4o' is not a dated snapshot: its verdicts can change "
                      "under the same name (a snapshot named without its date: re-import with --judge-pinned if it is "
                      "one)."]
+
+
+def test_compare_and_the_report_card_flag_the_alias_too(three_runs, ev, tmp_path):
+    """Everywhere a judge is named: compare's notes and the report card's warnings say it of the
+    alias run, not of the pinned or the dated one."""
+    code, out, err = ev("--data", three_runs, "compare", "alias", "dated", "--json")
+    assert code == 0, err
+    notes = json.loads(out)["notes"]
+    assert [n for n in notes if "not a dated snapshot" in n] == [
+        "alias: judge model 'gpt-4o' is not a dated snapshot: its verdicts can change under the same name"]
+    code, out, err = ev("--data", three_runs, "compare", "pinned", "dated", "--json")
+    assert code == 0, err
+    assert not [n for n in json.loads(out)["notes"] if "not a dated snapshot" in n]
+    code, out, err = ev("--data", three_runs, "--state", tmp_path / "s", "agreement", "--json")
+    assert code == 0, err
+    said = [w for g in json.loads(out)["generations"] for w in g["warnings"] if "not a dated snapshot" in w]
+    assert said == ["run alias: judge model 'gpt-4o' is not a dated snapshot: its verdicts can change under the same name"]

@@ -43,6 +43,7 @@ from evalcore.analysis.corrected import CorrectedDelta
 from evalcore.analysis.cost import answer_latency
 from evalcore.analysis.means import CriterionMean, criterion_means, numeric_criteria
 from evalcore.analysis.selection import Selection, _hold, _sel_sql, polluted_reason
+from evalcore.analysis.summary import judge_alias_warning
 from evalcore.analysis.thresholds import threshold_note
 from evalcore.contract import schema as S
 from evalcore.contract.results import OMIT, Result
@@ -513,6 +514,8 @@ def _notes(
             notes.append(f"{m.run_id} is POLLUTED: {why}, so its figures are not a measurement")
         if m.out_of_scale is not None:
             notes.append(f"{m.run_id}: {m.out_of_scale.note()} (a note on the imported data: no call was made)")
+        if w := judge_alias_warning(m):
+            notes.append(f"{m.run_id}: {w}")
         if t := threshold_note(m.run_id, m.rubric):
             notes.append(t)
     polluted = [m.run_id for m in (ma, mb) if "polluted" in (m.status, g(m.gen_id).manifest.status)]

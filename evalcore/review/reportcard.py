@@ -51,6 +51,7 @@ import numpy as np
 
 from evalcore.analysis.selection import item_condition, variant_warning
 from evalcore.analysis.suites import holdout_filter, holdout_ids
+from evalcore.analysis.summary import judge_alias_warning
 from evalcore.analysis.thresholds import threshold_note
 from evalcore.contract import schema as S
 from evalcore.contract.results import OMIT, Result
@@ -456,6 +457,7 @@ def _run_warnings(ms: dict[str, S.RunManifest], gen: S.GenerationManifest) -> tu
     ]
     warnings += [w for rid, m in ms.items() if (w := variant_warning(rid, m.prompt_variant))]
     warnings += [w for rid, m in ms.items() if (w := threshold_note(rid, m.rubric))]
+    warnings += [f"run {rid}: {w}" for rid, m in ms.items() if (w := judge_alias_warning(m))]
     family = []
     for rid, m in ms.items():
         why = same_family(m, gen)
