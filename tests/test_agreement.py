@@ -208,7 +208,9 @@ def test_report_card_reviewers_slots_and_tags(qworld, tmp_path):
     assert rep.majority_vs_round1 == 1.0
     assert {(p.a, p.b, p.comparison) for p in ok.judge_pairs} == {
         ("ja-single", "ja-split", "harness"), ("ja-single", "jb-split", "mixed"), ("ja-split", "jb-split", "judges")}
-    assert not card.same_family and not card.warnings
+    # the queue world's judges (judge-a, judge-b) carry no snapshot date: the card says so, and nothing else
+    assert not card.same_family and all("is not a dated snapshot" in w for w in card.warnings)
+    assert len(card.warnings) == 3
 
 
 def test_corrected_pass_rate_is_exact_when_the_whole_generation_is_reviewed(qworld, tmp_path):
