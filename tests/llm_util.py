@@ -6,6 +6,9 @@ prebuilt llama.cpp from npm, in ``tools/llm-server/node_modules``). ``make llm``
 ``EVALCORE_REQUIRE_LLM=1`` (``.ci/run``). :class:`LocalLLM` starts the server on a free port, waits for it
 with a generous bound (failing with the server's own output), reads the JSONL log the server writes (one
 line per request: its messages, ``max_tokens``, seed, status, finish reason, tokens and reply) and stops it.
+The server runs with ``--default-json json``: a request without ``response_format`` (``evalcore generate``
+and ``judge-pairs`` send none) is held to a JSON object by llama.cpp's JSON grammar, as llama.cpp's own server
+does with ``--grammar-file json.gbnf``; the keys are still the model's to get right.
 """
 
 from __future__ import annotations
@@ -62,9 +65,26 @@ class LocalLLM:
         self.out = workdir / "llm-server.out"
         self._out = open(self.out, "wb")
         self.proc = subprocess.Popen(
-            ["node", str(SERVER_DIR / "server.mjs"), "--model", str(model), "--name", MODEL_NAME, "--port", "0",
-             "--ctx", str(ctx), "--log", str(self.log), "--default-json", "json"],
-            stdout=self._out, stderr=subprocess.STDOUT, cwd=SERVER_DIR)
+            [
+                "node",
+                str(SERVER_DIR / "server.mjs"),
+                "--model",
+                str(model),
+                "--name",
+                MODEL_NAME,
+                "--port",
+                "0",
+                "--ctx",
+                str(ctx),
+                "--log",
+                str(self.log),
+                "--default-json",
+                "json",
+            ],
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            cwd=SERVER_DIR,
+        )
         self.url = self._wait_ready()
 
     def _wait_ready(self) -> str:
@@ -78,8 +98,10 @@ class LocalLLM:
                 break
             time.sleep(0.1)
         self.stop()
-        raise AssertionError(f"the local model server did not start within {READY_WITHIN:.0f} s "
-                             f"(exit {self.proc.returncode}); its output:\n{self.out.read_text(errors='replace')}")
+        raise AssertionError(
+            f"the local model server did not start within {READY_WITHIN:.0f} s "
+            f"(exit {self.proc.returncode}); its output:\n{self.out.read_text(errors='replace')}"
+        )
 
     def get(self, path: str) -> dict:
         with urllib.request.urlopen(self.url.removesuffix("/v1") + path, timeout=10) as r:
