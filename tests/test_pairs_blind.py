@@ -235,8 +235,7 @@ def _imported(tmp_path, n: int = 40, errors: int = 4):
             "imp",
         ],
     )
-    assert out.exit_code == 0, out.output
-    assert run(cli, [*base, "pairs", "close", "--session", "imp", "--keys", str(tmp_path / "keys")]).exit_code == 0
+    assert out.exit_code == 0, out.output  # an import that says closed is closed at once (issue 40): no pairs close
     return base, run
 
 
