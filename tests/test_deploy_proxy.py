@@ -1,0 +1,296 @@
+"""The deployment without containers (docs/DEPLOY.md, "Without containers"): two app servers bound to
+127.0.0.1 over one PostgreSQL, Debian's nginx in front of them with TLS, filled in from
+docs/deploy/nginx.conf, and a login through a real OpenID Connect provider whose redirect comes back
+on the https URL.
+
+* ``test_a_login_through_the_proxy_decides_a_case_into_postgresql``: Chromium opens
+  https://127.0.0.1:N/, is sent to the provider, logs in, comes back over https, opens the Review
+  page, decides a case with its key, and the decision is read back from PostgreSQL. nginx's access
+  log shows every request of the browser carried the routing cookie after the first and reached one
+  app server (the sticky sessions of the template).
+* ``test_the_command_line_address_overrides_the_config_file``: ``--server.address`` and the
+  proxy settings given on the command line are what Streamlit runs with, over .streamlit/config.toml.
+
+Without nginx, openssl, chromium or PostgreSQL the test skips, unless EVALCORE_REQUIRE_BROWSER=1
+(set by .ci/run, which installs nginx) or EVALCORE_REQUIRE_PG=1.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shutil
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from browser_util import (
+    REPO,
+    auth_secrets,
+    card_case,
+    card_choices,
+    card_decide,
+    card_key,
+    card_saved,
+    free_port,
+    guard_page,
+    log_in,
+    start_app,
+    start_oidc_provider,
+    streamlit_bin,
+    unavailable,
+)
+from queue_world import make_queue_world
+
+from evalcore import Store
+from evalcore import review as R
+
+TEMPLATE = REPO / "docs" / "deploy" / "nginx.conf"
+REVIEWER = "rita@example.org"
+USERS = {REVIEWER: {"email": REVIEWER, "name": "Rita Reviewer", "roles": ["reviewer"]}}
+PROVIDER_CSS = "https://cdn.jsdelivr.net/npm/@picocss/"  # the provider's own form links it; aborted
+LOG_FORMAT = "$upstream_addr $cookie_evalcore_route $request_uri"
+
+# The main configuration of the throwaway nginx: its pid, logs and temporary files under one
+# directory; the site is the template, filled in.
+MAIN = """pid {d}/nginx.pid;
+error_log {d}/error.log info;
+worker_processes 1;
+events {{ worker_connections 256; }}
+http {{
+    log_format evalcore '{log_format}';
+    access_log {d}/access.log evalcore;
+    client_body_temp_path {d}/tmp/body;
+    proxy_temp_path {d}/tmp/proxy;
+    fastcgi_temp_path {d}/tmp/fastcgi;
+    uwsgi_temp_path {d}/tmp/uwsgi;
+    scgi_temp_path {d}/tmp/scgi;
+    include {d}/evalcore.conf;
+}}
+"""
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    """The template with each ``${NAME}`` replaced (as envsubst does); every placeholder must be given."""
+    out = template
+    for name, value in values.items():
+        assert "${" + name + "}" in out, f"{name} is not a placeholder of {TEMPLATE}"
+        out = out.replace("${" + name + "}", value)
+    left = re.findall(r"\$\{\w+\}", out)
+    assert not left, f"placeholders of {TEMPLATE} not filled in: {left}"
+    return out
+
+
+def nginx_bin() -> str:
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if found is None:
+        unavailable("Debian's nginx is not installed (apt-get install nginx)")
+    return str(found)
+
+
+def self_signed(d: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made by openssl as docs/DEPLOY.md says."""
+    if shutil.which("openssl") is None:
+        unavailable("openssl is not installed (apt-get install openssl)")
+    cert, key = d / "cert.pem", d / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
+    """Wait until ``url`` answers 200 through the proxy (the certificate is not checked: self-signed)."""
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"nginx exited with {proc.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2, context=insecure) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{url} did not answer 200 through nginx in {timeout}s: {log.read_text()[-2000:]}")
+        time.sleep(0.1)
+
+
+@contextmanager
+def start_nginx(apps: list[str], port: int) -> Iterator[Path]:
+    """Debian's nginx in the foreground on 127.0.0.1:``port`` with TLS in front of ``apps``
+    (host:port each); yields its directory (access.log, error.log) and stops it afterwards."""
+    exe = nginx_bin()
+    d = Path(tempfile.mkdtemp(prefix="evalcore-nginx-"))
+    try:
+        (d / "tmp").mkdir()
+        cert, key = self_signed(d)
+        site = fill(
+            TEMPLATE.read_text(encoding="utf-8"),
+            {
+                "EVALCORE_SERVER_NAME": "127.0.0.1",
+                "EVALCORE_LISTEN": f"127.0.0.1:{port}",
+                "EVALCORE_CERT": str(cert),
+                "EVALCORE_KEY": str(key),
+                "EVALCORE_APP_SERVERS": " ".join(f"server {a};" for a in apps),
+            },
+        )
+        (d / "evalcore.conf").write_text(site, encoding="utf-8")
+        (d / "nginx.conf").write_text(MAIN.format(d=d, log_format=LOG_FORMAT), encoding="utf-8")
+        if os.geteuid() == 0:  # nginx's workers run as nobody: they write the temporary files
+            nobody = pwd.getpwnam("nobody")
+            for p in (d, d / "tmp"):
+                os.chown(p, nobody.pw_uid, nobody.pw_gid)
+        cmd = [exe, "-p", str(d), "-c", str(d / "nginx.conf")]
+        checked = subprocess.run([*cmd, "-t"], capture_output=True, text=True)
+        assert checked.returncode == 0, f"nginx -t refused the filled-in template: {checked.stderr}"
+        with open(d / "stderr.log", "wb") as out:
+            proc = subprocess.Popen([*cmd, "-g", "daemon off;"], stdout=out, stderr=subprocess.STDOUT)
+        try:
+            wait_healthy(f"https://127.0.0.1:{port}/_stcore/health", proc, d / "error.log")
+            yield d
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def decisions(url: str) -> list[tuple]:
+    """The label store's edits, read from PostgreSQL itself."""
+    import psycopg
+
+    with psycopg.connect(url) as con:
+        return con.execute(
+            "SELECT gen_id, item_id, gen_round, criterion, value, outcome, reviewer FROM edits ORDER BY edit_id"
+        ).fetchall()
+
+
+def access_log(d: Path) -> list[tuple[str, str, str]]:
+    """(upstream, routing cookie, uri) per request nginx passed on."""
+    rows = []
+    for line in (d / "access.log").read_text().splitlines():
+        upstream, cookie, uri = line.split(" ", 2)
+        rows.append((upstream, cookie, uri))
+    return rows
+
+
+@pytest.mark.browser
+def test_a_login_through_the_proxy_decides_a_case_into_postgresql(browser, tmp_path, pg_url, monkeypatch):
+    monkeypatch.setenv("EVALCORE_DB", pg_url)  # the app servers (and this test's Store) use PostgreSQL
+    data = make_queue_world(tmp_path / "data")
+    state = tmp_path / "state"
+    store = Store(data, state)
+    R.build_queue(store, "qg", audit_rate=1.0, seed=3, reviewers_required=1)
+    assert decisions(pg_url) == []  # the queue is in PostgreSQL, and nothing is decided yet
+    port = free_port()
+    base = f"https://127.0.0.1:{port}"
+    ports = [free_port(), free_port()]
+    outside: list[str] = []
+    with start_oidc_provider(USERS) as issuer:
+        local = 'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"'
+        secrets = auth_secrets(issuer)
+        assert local in secrets
+        secrets = secrets.replace(local, f'redirect_uri = "{base}/oauth2callback"')  # back through nginx
+        with (
+            start_app(data, state, port=ports[0], secrets=secrets),
+            start_app(data, state, port=ports[1], secrets=secrets),
+            start_nginx([f"127.0.0.1:{p}" for p in ports], port) as d,
+        ):
+            ctx = browser.new_context(ignore_https_errors=True, viewport={"width": 1400, "height": 900})
+            page = ctx.new_page()
+            guard_page(page, outside)
+            sent_to: list[str] = []
+            page.on("request", lambda r: sent_to.append(r.url) if r.is_navigation_request() else None)
+            log_in(page, base, REVIEWER)
+            assert any(u.startswith(issuer) for u in sent_to), "the browser was not sent to the provider"
+            assert any(u.startswith(f"{base}/oauth2callback") for u in sent_to), "the callback was not over https"
+            assert page.url.startswith(base)
+            page.goto(f"{base}/review?gen=qg")
+            case = card_key(card_case(page))
+            value = card_choices(page)[0]
+            card_decide(page, value)
+            card_saved(page)
+            ctx.close()
+            proxied = access_log(d)
+    assert [u for u in outside if not u.startswith(PROVIDER_CSS)] == []
+    item, rnd, crit = case
+    assert decisions(pg_url) == [("qg", item, rnd, crit, value, "decided", REVIEWER)]
+    # sticky: after the first request every request carried one routing cookie and reached one app server
+    ready = next(k for k, r in enumerate(proxied) if r[2] != "/_stcore/health")  # the readiness checks
+    browser_rows = proxied[ready:]
+    assert browser_rows[0][1] == "-" and {r[1] for r in browser_rows[1:]} - {"-"}, browser_rows[:3]
+    cookies = {r[1] for r in browser_rows[1:]}
+    assert len(cookies) == 1, cookies
+    assert len({r[0] for r in browser_rows}) == 1, {r[0] for r in browser_rows}
+    assert any(r[2].startswith("/_stcore/stream") for r in browser_rows)  # the WebSocket went through nginx
+    assert any(r[2].startswith("/oauth2callback") for r in browser_rows)
+
+
+def test_the_command_line_address_overrides_the_config_file():
+    """.streamlit/config.toml binds 127.0.0.1; ``--server.address`` (and the proxy settings beside
+    it) on the command line win over it: ``streamlit config show`` in the repository prints what
+    ``streamlit run app.py`` with the same options runs with."""
+    r = subprocess.run(
+        [
+            streamlit_bin(),
+            "config",
+            "show",
+            "--server.address",
+            "10.1.2.3",
+            "--server.port",
+            "8600",
+            "--browser.serverAddress",
+            "evalcore.example.org",
+            "--browser.serverPort",
+            "443",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    shown = dict(re.findall(r'^(address|port|serverAddress|serverPort) = "?([^"\n]+)"?$', r.stdout, flags=re.M))
+    assert shown == {
+        "address": "10.1.2.3",
+        "port": "8600",
+        "serverAddress": "evalcore.example.org",
+        "serverPort": "443",
+    }
+    plain = subprocess.run([streamlit_bin(), "config", "show"], cwd=REPO, capture_output=True, text=True, check=True)
+    assert re.search(r'^address = "127\.0\.0\.1"$', plain.stdout, flags=re.M)  # the file's own
