@@ -17,10 +17,12 @@ Without nginx, openssl, chromium or PostgreSQL the test skips, unless EVALCORE_R
 
 from __future__ import annotations
 
+import base64
 import os
 import pwd
 import re
 import shutil
+import socket
 import ssl
 import subprocess
 import tempfile
@@ -191,6 +193,30 @@ def start_nginx(apps: list[str], port: int) -> Iterator[Path]:
         shutil.rmtree(d, ignore_errors=True)
 
 
+def ws_handshake(port: int, host: str, origin: str) -> str:
+    """The status line nginx answers a WebSocket upgrade of /_stcore/stream with, sent as a browser
+    at ``origin`` sends it to ``host``."""
+    insecure = ssl.create_default_context()
+    insecure.check_hostname = False
+    insecure.verify_mode = ssl.CERT_NONE
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (
+        f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: streamlit\r\n"
+        f"Origin: {origin}\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as raw:
+        with insecure.wrap_socket(raw, server_hostname="127.0.0.1") as s:
+            s.sendall(request.encode())
+            answer = b""
+            while b"\r\n" not in answer:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                answer += chunk
+    return answer.split(b"\r\n", 1)[0].decode()
+
+
 def decisions(url: str) -> list[tuple]:
     """The label store's edits, read from PostgreSQL itself."""
     import psycopg
@@ -248,6 +274,13 @@ def test_a_login_through_the_proxy_decides_a_case_into_postgresql(browser, tmp_p
             card_saved(page)
             ctx.close()
             proxied = access_log(d)
+            # a name other than 127.0.0.1 on a port other than 443: the proxy hands the app the Host
+            # with its port, so the page's own origin is accepted and any other refused (CORS stays on)
+            named = f"evalcore.test:{port}"
+            same, foreign = (
+                ws_handshake(port, named, f"https://{named}"),
+                ws_handshake(port, named, "https://elsewhere.example"),
+            )
     assert [u for u in outside if not u.startswith(PROVIDER_CSS)] == []
     item, rnd, crit = case
     assert decisions(pg_url) == [("qg", item, rnd, crit, value, "decided", REVIEWER)]
@@ -260,6 +293,8 @@ def test_a_login_through_the_proxy_decides_a_case_into_postgresql(browser, tmp_p
     assert len({r[0] for r in browser_rows}) == 1, {r[0] for r in browser_rows}
     assert any(r[2].startswith("/_stcore/stream") for r in browser_rows)  # the WebSocket went through nginx
     assert any(r[2].startswith("/oauth2callback") for r in browser_rows)
+    assert same.split()[1] == "101", same
+    assert foreign.split()[1] == "403", foreign
 
 
 def test_the_command_line_address_overrides_the_config_file():
