@@ -260,7 +260,7 @@ def main(argv: list[str] | None = None) -> None:
     a.out.mkdir(parents=True, exist_ok=True)
     import duckdb
 
-    rows_per_run = duckdb.sql(
+    rows_per_run = duckdb.connect().sql(
         f"SELECT count(*) FROM read_parquet('{a.data}/runs/bench-single/verdicts.parquet')"
     ).fetchall()[0][0]
     info = {"data": str(a.data), "verdict_rows": rows_per_run, "derived": a.derived, "runs": a.runs,

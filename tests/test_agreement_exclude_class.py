@@ -31,7 +31,7 @@ def card(ev, tmp_path):
 def _hand(run_id: str, criterion: str, left_out: tuple[str, ...]) -> tuple[int, float]:
     """Judge round 1's verdicts with a value (pass or fail) of the run on the criterion, and their
     pass rate, over the items of no class left out."""
-    ((n, rate),) = duckdb.sql(
+    ((n, rate),) = duckdb.connect().sql(
         "SELECT count(passed), avg(passed::INT) FROM read_parquet(?) v JOIN read_parquet(?) i USING (item_id) "
         "WHERE v.criterion = ? AND v.judge_round = 1 AND NOT list_contains(?::VARCHAR[], coalesce(i.class, '(none)'))",
         params=[str(DEMO / "runs" / run_id / "verdicts.parquet"), str(DEMO / "suites" / "support" / "items.parquet"),

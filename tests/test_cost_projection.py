@@ -230,7 +230,7 @@ def test_fan_out_latency_and_wall_time_at_the_recorded_concurrency(world, lone):
 
 
 def _priced(data: Path, run_id: str) -> tuple[float, int, int]:
-    return duckdb.execute(
+    return duckdb.connect().execute(
         f"SELECT sum(cost_usd), count(cost_usd), count(*) FROM '{data}/runs/{run_id}/calls.parquet'"
     ).fetchall()[0]
 
@@ -285,7 +285,7 @@ def test_the_cost_page_shows_partly_priced_fan_out_and_wall_time(world, monkeypa
 
 
 def _lists(run_id: str) -> list[tuple[frozenset, int, float]]:
-    rows = duckdb.execute(
+    rows = duckdb.connect().execute(
         f"SELECT list_sort(criteria), count(*), sum(tokens_out) FROM '{DEMO}/runs/{run_id}/calls.parquet' "
         "WHERE error IS NULL AND tokens_out IS NOT NULL GROUP BY 1"
     ).fetchall()
@@ -310,7 +310,7 @@ def test_demo_single_run_projects_split_output_from_the_split_run():
     assert p["output"]["tokens_per_call"] == pytest.approx(coef[0], rel=1e-6)
     assert [c["out_tokens_per_verdict"] for c in p["criteria"]] == pytest.approx(list(coef[1:]), rel=1e-6)
     rows = {r["mode"]: r for r in p["rows"]}
-    answers = duckdb.execute(
+    answers = duckdb.connect().execute(
         f"SELECT count(DISTINCT (item_id, gen_round, judge_round)) FROM '{DEMO}/runs/support-single/calls.parquet'"
     ).fetchall()[0][0]
     assert rows["split"]["tokens_out"] == pytest.approx(answers * (len(names) * coef[0] + sum(coef[1:])), rel=1e-6)

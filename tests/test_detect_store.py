@@ -38,7 +38,7 @@ def qworld(tmp_path_factory) -> Path:
 
 
 def _stored_cases(path: Path) -> list[dict]:
-    rel = duckdb.sql(f"SELECT * FROM read_parquet('{path}')")
+    rel = duckdb.connect().sql(f"SELECT * FROM read_parquet('{path}')")
     cols = [d[0] for d in rel.description]
     return [dict(zip(cols, r)) for r in rel.fetchall()]
 

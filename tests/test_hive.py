@@ -246,7 +246,7 @@ def test_the_layout_is_hive_partitioned_and_recorded(demo_export):
 
     for table, t in info["tables"].items():
         assert scan(root, table).select(pl.len()).collect().item() == t["rows"], table
-    n = sum(duckdb.sql(f"SELECT count(*) FROM read_parquet('{DEMO}/runs/{r}/verdicts.parquet')").fetchall()[0][0]
+    n = sum(duckdb.connect().sql(f"SELECT count(*) FROM read_parquet('{DEMO}/runs/{r}/verdicts.parquet')").fetchall()[0][0]
             for r in DEMO_RUNS)
     assert info["tables"]["verdicts"]["rows"] == n
     # gold is there: the demo ships labels on support-g1

@@ -65,7 +65,7 @@ def test_one_percentile_and_it_is_duckdbs():
     from evalcore.llm.judging import _totals
     lat = [10.0, 20.0, 30.0, 40.0]
     rows = [{"latency_ms": x, "tokens_in": 1, "tokens_out": 1, "cost_usd": 0.0} for x in lat]
-    q = duckdb.sql("SELECT quantile_cont(x, 0.95) FROM (SELECT unnest(?) AS x)", params=[lat]).fetchall()[0][0]
+    q = duckdb.connect().sql("SELECT quantile_cont(x, 0.95) FROM (SELECT unnest(?) AS x)", params=[lat]).fetchall()[0][0]
     assert percentile(lat, 95) == pytest.approx(q) == pytest.approx(38.5)
     assert _totals(rows).latency_ms_p95 == pytest.approx(q)
 

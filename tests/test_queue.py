@@ -56,7 +56,7 @@ def test_each_reason_code_raises_exactly_its_planted_cases(store):
 def test_prose_never_raises_a_case(store, qworld):
     """The negative case: the judge's reason and the answer say "couldn't find", while the structured
     fields say the answer covers every must-have item: nothing is raised on it."""
-    reasons = duckdb.sql(f"SELECT DISTINCT reason FROM '{qworld}/runs/ja-split/verdicts.parquet' "
+    reasons = duckdb.connect().sql(f"SELECT DISTINCT reason FROM '{qworld}/runs/ja-split/verdicts.parquet' "
                          f"WHERE item_id = '{NEGATIVE}' AND criterion = 'corr'").fetchall()
     assert reasons == [(NOTE_PROSE,)] and "couldn't find" in NOTE_PROSE
     det = Q.detect(store, "qg")
@@ -290,9 +290,9 @@ def test_decisions_skips_test_wrong_and_undo(store):
 def test_the_demo_queue_holds_the_planted_post_processing_contradictions(tmp_path):
     st = Store(DEMO, tmp_path / "state")
     vpath = DEMO / "runs" / "support-ternary" / "verdicts.parquet"
-    planted = {r[0] for r in duckdb.sql(f"SELECT item_id FROM '{vpath}' WHERE raw_verdict = 'correct' "
+    planted = {r[0] for r in duckdb.connect().sql(f"SELECT item_id FROM '{vpath}' WHERE raw_verdict = 'correct' "
                                         "AND label = 'wrong'").fetchall()}
-    rewritten = {r[0] for r in duckdb.sql(f"SELECT item_id FROM '{vpath}' WHERE raw_verdict <> label").fetchall()}
+    rewritten = {r[0] for r in duckdb.connect().sql(f"SELECT item_id FROM '{vpath}' WHERE raw_verdict <> label").fetchall()}
     assert len(planted) == 23 and len(rewritten) == 29
     q = Q.build_queue(st, "support-g1", audit_rate=0.05, seed=0)
     cases = Q.cases(st, q["queue_id"], Q.Filters.of(criteria=["correctness"], include_holdout=True))

@@ -231,7 +231,7 @@ def test_hanna_report_card_on_the_human_stories(data):
     d = data / "data"
     run = "hanna-beluga-13b-p1"
     direct = dict(
-        duckdb.execute(
+        duckdb.connect().execute(
             f"SELECT criterion, count(*) FILTER (WHERE passed) / count(passed) FROM '{d}/runs/{run}/verdicts.parquet' "
             f"JOIN '{d}/suites/hanna/items.parquet' i USING (item_id) WHERE judge_round = 1 AND i.class = 'Human' "
             "GROUP BY 1"

@@ -27,7 +27,7 @@ def _direct(classes: list[str]) -> dict[str, tuple[int, int]]:
     """Per criterion (judged, failed) on judge round 1 over non-holdout items of these classes."""
     gen = json.loads((DEMO / "runs" / RUN / "manifest.json").read_text())["gen_id"]
     gen_suite = json.loads((DEMO / "generations" / gen / "manifest.json").read_text())["suite_id"]
-    rows = duckdb.execute(
+    rows = duckdb.connect().execute(
         f"SELECT criterion, count(passed), count(*) FILTER (WHERE NOT passed) FROM '{DEMO}/runs/{RUN}/verdicts.parquet' v "
         f"JOIN '{DEMO}/suites/{gen_suite}/items.parquet' i USING (item_id) "
         "WHERE judge_round = 1 AND NOT i.holdout AND list_contains(?, i.class) GROUP BY 1",
@@ -112,7 +112,7 @@ def test_people_crosstab_takes_the_slice_too(tmp_path):
 def test_a_list_of_items_the_user_names_is_a_slice(tmp_path):
     ids = [
         r[0]
-        for r in duckdb.sql(
+        for r in duckdb.connect().sql(
             f"SELECT DISTINCT item_id FROM '{DEMO}/runs/{RUN}/verdicts.parquet' v JOIN '{DEMO}/suites/support/items.parquet' i "
             "USING (item_id) WHERE NOT i.holdout ORDER BY 1 LIMIT 40"
         ).fetchall()
@@ -124,7 +124,7 @@ def test_a_list_of_items_the_user_names_is_a_slice(tmp_path):
     out = json.loads(r.stdout)
     assert out["selection"]["items"] == 40
     direct = dict(
-        duckdb.execute(
+        duckdb.connect().execute(
             f"SELECT criterion, count(passed) FROM '{DEMO}/runs/{RUN}/verdicts.parquet' WHERE judge_round = 1 "
             "AND list_contains(?, item_id) GROUP BY 1",
             [ids],
@@ -161,7 +161,7 @@ def test_the_report_card_on_a_slice_counts_its_items_only(tmp_path):
     assert billing["slice"] == {"classes": ["billing"], "items": 0}
     direct = {
         (c, k / n)
-        for c, k, n in duckdb.execute(
+        for c, k, n in duckdb.connect().execute(
             f"SELECT criterion, count(*) FILTER (WHERE passed), count(passed) FROM '{DEMO}/runs/{RUN}/verdicts.parquet' "
             f"JOIN '{DEMO}/suites/support/items.parquet' i USING (item_id) WHERE judge_round = 1 AND i.class = 'billing' "
             "GROUP BY 1"
@@ -172,7 +172,7 @@ def test_the_report_card_on_a_slice_counts_its_items_only(tmp_path):
     assert sum(billing["queue_reasons"].values()) < sum(whole["queue_reasons"].values())
     ids = [
         r[0]
-        for r in duckdb.sql(
+        for r in duckdb.connect().sql(
             f"SELECT item_id FROM '{DEMO}/suites/support/items.parquet' WHERE class = 'billing'"
         ).fetchall()
     ]
@@ -213,7 +213,7 @@ def test_runs_and_generations_on_a_slice(tmp_path, monkeypatch):
     assert runs and all(r["suite_id"] == "support" and r["classes"] == ["billing"] for r in runs)
     split = next(r for r in runs if r["run_id"] == RUN)
     k = len(split["criteria"])
-    want = duckdb.execute(
+    want = duckdb.connect().execute(
         "SELECT judge_round, avg(allp::DOUBLE) FROM (SELECT judge_round, bool_and(passed) AS allp FROM "
         f"'{DEMO}/runs/{RUN}/verdicts.parquet' JOIN '{DEMO}/suites/support/items.parquet' i USING (item_id) "
         "WHERE NOT i.holdout AND i.class = 'billing' GROUP BY item_id, gen_round, judge_round "
@@ -221,7 +221,7 @@ def test_runs_and_generations_on_a_slice(tmp_path, monkeypatch):
     ).fetchall()
     assert split["all_pass_by_round"] == pytest.approx([w[1] for w in want], abs=1e-12)
     (gen,) = _json(tmp_path, "generations", "--class", "billing")
-    n = duckdb.execute(
+    n = duckdb.connect().execute(
         f"SELECT count(*) FROM '{DEMO}/generations/support-g1/outputs.parquet' JOIN "
         f"'{DEMO}/suites/support/items.parquet' i USING (item_id) WHERE NOT i.holdout AND i.class = 'billing'"
     ).fetchall()[0][0]
@@ -240,7 +240,7 @@ def test_cost_on_a_slice(tmp_path, monkeypatch):
     """`cost RUN --class`: the judge's calls and the system's outputs of the slice's items (bare
     DuckDB; cost counts holdout items too, as they were paid for); the Cost page shows the same."""
     r = _json(tmp_path, "cost", RUN, "--class", "billing")
-    calls, cost = duckdb.execute(
+    calls, cost = duckdb.connect().execute(
         f"SELECT count(*), sum(cost_usd) FROM '{DEMO}/runs/{RUN}/calls.parquet' JOIN "
         f"'{DEMO}/suites/support/items.parquet' i USING (item_id) WHERE i.class = 'billing'"
     ).fetchall()[0]
