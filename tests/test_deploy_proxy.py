@@ -329,3 +329,17 @@ def test_the_command_line_address_overrides_the_config_file():
     }
     plain = subprocess.run([streamlit_bin(), "config", "show"], cwd=REPO, capture_output=True, text=True, check=True)
     assert re.search(r'^address = "127\.0\.0\.1"$', plain.stdout, flags=re.M)  # the file's own
+
+
+def test_the_systemd_unit_is_one_systemd_accepts(tmp_path):
+    """docs/deploy/evalcore.service, installed as a template (evalcore@.service) with this checkout
+    for /opt/evalcore, passes ``systemd-analyze verify`` for the instance of port 8501: every key is
+    one systemd knows and ExecStart names an executable (the streamlit of this .venv)."""
+    exe = shutil.which("systemd-analyze")
+    if exe is None:
+        pytest.skip("systemd-analyze is not installed (Debian's systemd package)")
+    unit = (REPO / "docs" / "deploy" / "evalcore.service").read_text(encoding="utf-8")
+    assert "/opt/evalcore/.venv/bin/streamlit run app.py --server.address 127.0.0.1 --server.port %i" in unit
+    (tmp_path / "evalcore@.service").write_text(unit.replace("/opt/evalcore", str(REPO)), encoding="utf-8")
+    r = subprocess.run([exe, "verify", str(tmp_path / "evalcore@8501.service")], capture_output=True, text=True)
+    assert (r.returncode, r.stdout + r.stderr) == (0, "")
