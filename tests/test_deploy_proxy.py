@@ -48,6 +48,7 @@ from browser_util import (
     start_oidc_provider,
     streamlit_bin,
     unavailable,
+    wait_idle,
 )
 from queue_world import make_queue_world
 
@@ -295,6 +296,38 @@ def test_a_login_through_the_proxy_decides_a_case_into_postgresql(browser, tmp_p
     assert any(r[2].startswith("/oauth2callback") for r in browser_rows)
     assert same.split()[1] == "101", same
     assert foreign.split()[1] == "403", foreign
+
+
+@pytest.mark.browser
+def test_a_redirect_uri_on_the_apps_own_port_gives_no_login_through_the_proxy(browser, tmp_path):
+    """The control of the https redirect_uri: with the app's own http://127.0.0.1:APP/oauth2callback,
+    the login comes back to the app's port, and the same browser at the https URL through nginx
+    gets the log-in page: Streamlit ties a login to the redirect_uri's origin ("Origin mismatch")."""
+    data = make_queue_world(tmp_path / "data")
+    port, app = free_port(), free_port()
+    outside: list[str] = []
+    with (
+        start_oidc_provider(USERS) as issuer,
+        start_app(data, tmp_path / "state", port=app, secrets=auth_secrets(issuer)),
+        start_nginx([f"127.0.0.1:{app}"], port),
+    ):
+        ctx = browser.new_context(ignore_https_errors=True)
+        page = ctx.new_page()
+        guard_page(page, outside)
+        page.goto(f"https://127.0.0.1:{port}")
+        page.get_by_role("button", name="Log in").first.wait_for(timeout=60_000)
+        wait_idle(page)
+        page.get_by_role("button", name="Log in").first.click()
+        page.get_by_role("button", name=REVIEWER, exact=True).click(timeout=30_000)
+        page.wait_for_url(lambda u: u.startswith(f"http://127.0.0.1:{app}/"), timeout=30_000)
+        page.get_by_text("Logged in as").wait_for(timeout=30_000)  # logged in on the app's own port
+        page.goto(f"https://127.0.0.1:{port}/")
+        page.get_by_role("button", name="Log in").first.wait_for(timeout=30_000)
+        wait_idle(page)
+        assert page.get_by_text("Logged in as").count() == 0
+        ctx.close()
+    assert [u for u in outside if not u.startswith(PROVIDER_CSS)] == []
+    assert "Origin mismatch" in (tmp_path / f"streamlit-{app}.log").read_text()
 
 
 def test_the_command_line_address_overrides_the_config_file():
