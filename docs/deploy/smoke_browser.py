@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 
-from browser_util import (  # noqa: E402 (the tests' helpers, found above)
+from browser_util import (  # the tests' helpers, found above
     CHROMIUM_ARGS,
     card_case,
     card_choices,
