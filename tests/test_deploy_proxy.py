@@ -7,12 +7,18 @@ on the https URL.
   https://127.0.0.1:N/, is sent to the provider, logs in, comes back over https, opens the Review
   page, decides a case with its key, and the decision is read back from PostgreSQL. nginx's access
   log shows every request of the browser carried the routing cookie after the first and reached one
-  app server (the sticky sessions of the template).
+  app server (the sticky sessions of the template); a WebSocket upgrade as ``evalcore.test:N`` is
+  accepted from its own origin and refused from another (the Host reaches the app with its port).
+* ``test_a_redirect_uri_on_the_apps_own_port_gives_no_login_through_the_proxy``: the control of the
+  https redirect_uri.
 * ``test_the_command_line_address_overrides_the_config_file``: ``--server.address`` and the
   proxy settings given on the command line are what Streamlit runs with, over .streamlit/config.toml.
+* ``test_the_systemd_unit_is_one_systemd_accepts``: docs/deploy/evalcore.service passes
+  ``systemd-analyze verify`` (skips without systemd).
 
-Without nginx, openssl, chromium or PostgreSQL the test skips, unless EVALCORE_REQUIRE_BROWSER=1
-(set by .ci/run, which installs nginx) or EVALCORE_REQUIRE_PG=1.
+Without nginx, openssl or chromium the browser tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by
+.ci/run, which installs nginx and openssl); without PostgreSQL the first skips, unless
+EVALCORE_REQUIRE_PG=1.
 """
 
 from __future__ import annotations
@@ -175,7 +181,7 @@ def start_nginx(apps: list[str], port: int) -> Iterator[Path]:
             nobody = pwd.getpwnam("nobody")
             for p in (d, d / "tmp"):
                 os.chown(p, nobody.pw_uid, nobody.pw_gid)
-        cmd = [exe, "-p", str(d), "-c", str(d / "nginx.conf")]
+        cmd = [exe, "-p", str(d), "-e", str(d / "error.log"), "-c", str(d / "nginx.conf")]
         checked = subprocess.run([*cmd, "-t"], capture_output=True, text=True)
         assert checked.returncode == 0, f"nginx -t refused the filled-in template: {checked.stderr}"
         with open(d / "stderr.log", "wb") as out:
