@@ -13,6 +13,8 @@ on the https URL.
   https redirect_uri.
 * ``test_the_command_line_address_overrides_the_config_file``: ``--server.address`` and the
   proxy settings given on the command line are what Streamlit runs with, over .streamlit/config.toml.
+* ``test_the_site_fits_in_debians_own_nginx_conf``: the filled-in site passes ``nginx -t`` inside
+  Debian's /etc/nginx/nginx.conf.
 * ``test_the_systemd_unit_is_one_systemd_accepts``: docs/deploy/evalcore.service passes
   ``systemd-analyze verify`` (skips without systemd).
 
@@ -368,6 +370,40 @@ def test_the_command_line_address_overrides_the_config_file():
     }
     plain = subprocess.run([streamlit_bin(), "config", "show"], cwd=REPO, capture_output=True, text=True, check=True)
     assert re.search(r'^address = "127\.0\.0\.1"$', plain.stdout, flags=re.M)  # the file's own
+
+
+def test_the_site_fits_in_debians_own_nginx_conf(tmp_path):
+    """The filled-in site, put where Debian's /etc/nginx/nginx.conf includes sites-enabled/, passes
+    ``nginx -t`` (Debian's main file sets its own TLS protocols, gzip and logs around it); the pid
+    and log paths are moved into the test's directory."""
+    exe = nginx_bin()
+    debian = Path("/etc/nginx/nginx.conf")
+    if not debian.exists():
+        unavailable("Debian's /etc/nginx/nginx.conf is missing (apt-get install nginx)")
+    cert, key = self_signed(tmp_path)
+    site = fill(
+        TEMPLATE.read_text(encoding="utf-8"),
+        {
+            "EVALCORE_SERVER_NAME": "evalcore.example.org",
+            "EVALCORE_LISTEN": f"127.0.0.1:{free_port()}",
+            "EVALCORE_CERT": str(cert),
+            "EVALCORE_KEY": str(key),
+            "EVALCORE_APP_SERVERS": "server 127.0.0.1:8501; server 127.0.0.1:8502;",
+        },
+    )
+    (tmp_path / "evalcore").write_text(site, encoding="utf-8")
+    main = debian.read_text(encoding="utf-8")
+    assert "include /etc/nginx/sites-enabled/*;" in main
+    main = main.replace("include /etc/nginx/sites-enabled/*;", f"include {tmp_path}/evalcore;")
+    main = re.sub(r"^pid .*;$", f"pid {tmp_path}/nginx.pid;", main, flags=re.M)
+    main = main.replace("/var/log/nginx/", f"{tmp_path}/")
+    (tmp_path / "nginx.conf").write_text(main, encoding="utf-8")
+    r = subprocess.run(
+        [exe, "-t", "-e", str(tmp_path / "error.log"), "-c", str(tmp_path / "nginx.conf")],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
 
 
 def test_the_systemd_unit_is_one_systemd_accepts(tmp_path):
