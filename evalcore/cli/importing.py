@@ -632,6 +632,18 @@ def import_wide_cmd(obj, file: str, reason_suffix: str, as_json: bool, **kw) -> 
 @click.option("--session-id", default=None, help="Id of the session (default: from the file name; never an arm name).")
 @click.option("--run-id", default=None, help="Id of the model grader's run (default: <session>-grader).")
 @click.option("--judge-model", default="unknown", show_default=True, help="The model grader, as a pinned snapshot.")
+@_judge_pinned_option
+@click.option(
+    "--col",
+    "cols",
+    multiple=True,
+    metavar="FIELD=COLUMN",
+    help="Read a field from a column of another name (repeatable): latency_ms_a, tokens_in_a, tokens_out_a, "
+    "cost_usd_a, retrieved_doc_ids_a and the same ending _b (per answer); judge_latency_ms_as_shown, "
+    "judge_tokens_in_as_shown, judge_tokens_out_as_shown, judge_cost_usd_as_shown and the same ending "
+    "_swapped (per grader call).  [default: the column named as the field]",
+)
+@click.option("--strict", is_flag=True, help="Refuse a file with a column the import does not use.")
 @click.option(
     "--seed", type=int, default=None, help="Seed of the pair ids (default: drawn, and recorded in session.json)."
 )
@@ -681,18 +693,23 @@ def import_pairs_cmd(obj, file: str, as_json: bool, **kw) -> None:
 
     # the Arena / MT-Bench options go to PairExtras, the others (under their own names) to PairOpts
     extras = PairExtras(**{f.name: kw.pop(f.name) for f in dataclasses.fields(PairExtras)})
-    o = PairOpts(file=file, suite=kw.pop("attach"), human_cols=list(kw.pop("human_cols")), state=obj.state_opt, **kw)
+    human_cols, cols = list(kw.pop("human_cols")), list(kw.pop("cols"))
+    o = PairOpts(file=file, suite=kw.pop("attach"), human_cols=human_cols, cols=cols, state=obj.state_opt, **kw)
     s = import_pairs(obj.data_opt, file, o, pairs_preparer(extras))
     _close_imported(obj, s)
     _emit(
         s,
         as_json,
-        (
+        _with_notes(
+            s,
             f"imported {s['file']}: session {s['session_id']} (closed, {s['pairs']} pairs, "
-            f"{s['judgments']} human choices, {s['pair_verdicts']} model verdicts), suite "
-            f"{s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}; {_unblinded_text(s)}"
+            f"{s['judgments']} human choices, {s['pair_verdicts']} model verdicts"
+            + (f", {s['grader_calls']} grader calls" if s["grader_calls"] else "")
+            + f"), suite {s['suite_id']}, generations {', '.join(s['gen_ids'])}, key in {s['keys']}; "
+            + _unblinded_text(s),
         ),
     )
+    _warn(s)
 
 
 def _close_imported(obj, s: dict) -> None:

@@ -42,16 +42,17 @@ ITEM_FIELDS = ("holdout", "difficulty", "nice_to_have", "expected_doc_ids")
 FIELDS = (*OUTPUT_FIELDS, *CALL_FIELDS, *ITEM_FIELDS)
 
 
-def field_columns(frame: Frame, pairs: Sequence[str], *, human: bool) -> dict[str, str]:
+def field_columns(frame: Frame, pairs: Sequence[str], *, human: bool, names: Sequence[str] = FIELDS) -> dict[str, str]:
     """The column of each field the file has: ``--col FIELD=COLUMN`` (the column must exist), else
-    the column named as the field. With ``--human`` the judge's call fields are not read."""
+    the column named as the field. With ``--human`` the judge's call fields are not read.
+    ``names``: the fields the import reads (``import pairs`` has its own)."""
     given: dict[str, str] = {}
     for p in pairs:
         name, sep, col = (x.strip() for x in p.partition("="))
         if not sep or not name or not col:
             raise InputError(f"{p!r} is not FIELD=COLUMN", file=frame.name, field="--col")
-        if name not in FIELDS:
-            raise InputError(f"unknown field {name!r} (one of {', '.join(FIELDS)})", file=frame.name, field="--col")
+        if name not in names:
+            raise InputError(f"unknown field {name!r} (one of {', '.join(names)})", file=frame.name, field="--col")
         if col not in frame.data:
             raise InputError(f"column {col!r} is not in the file (--col {p})", file=frame.name, field="--col")
         if human and name in CALL_FIELDS:
@@ -59,7 +60,7 @@ def field_columns(frame: Frame, pairs: Sequence[str], *, human: bool) -> dict[st
                 f"{name} describes a judge's call; a --human label set has none", file=frame.name, field="--col"
             )
         given[name] = col
-    wanted = [f for f in FIELDS if not (human and f in CALL_FIELDS)]
+    wanted = [f for f in names if not (human and f in CALL_FIELDS)]
     return {f: given.get(f, f) for f in wanted if given.get(f, f) in frame.data}
 
 
@@ -220,7 +221,16 @@ def _read(path: str) -> str:
     return p.read_text(encoding="utf-8")
 
 
-def ignored_columns(frame: Frame, used: Iterable[str | None]) -> list[str]:
-    """The columns of the file the import did not read, in the file's order."""
+def ignored_columns(frame: Frame, used: Iterable[str | None], *, strict: bool = False) -> list[str]:
+    """The columns of the file the import did not read, in the file's order; with ``strict``
+    (``--strict``) such a column is refused in one line naming them all."""
     seen = {c for c in used if c}
-    return [c for c in frame.columns if c not in seen]
+    ignored = [c for c in frame.columns if c not in seen]
+    if ignored and strict:
+        raise InputError(
+            f"columns the import does not use: {', '.join(ignored)}; map them with --col FIELD=COLUMN "
+            "(docs/IMPORT.md lists the fields) or leave them out of the file",
+            file=frame.name,
+            field="--strict",
+        )
+    return ignored

@@ -7,6 +7,13 @@ choices as its judgments, in as-shown terms: left is the file's ``a``), a run ho
 grader's verdicts when the file has them, and the session's key in the keys directory, never in
 the data directory. :class:`PairOpts` holds the command's options; ``prepare`` lets the presets
 of :mod:`evalcore.importers.pair_presets` rewrite the file first.
+
+The contract's other fields are read as ``import long`` reads them (:mod:`evalcore.importers.fields`):
+each answer's latency, tokens, cost and retrieved documents (:data:`PAIR_OUTPUT_FIELDS`, ``_a`` /
+``_b``) into its arm's generation, and the grader's call in each order (:data:`PAIR_CALL_FIELDS`,
+``_as_shown`` / ``_swapped``) into the run's ``calls.parquet``. A column no option or field reads is
+named in ``ignored_columns`` (refused with ``--strict``); a grader named by a floating alias is
+warned about unless ``--judge-pinned``.
 """
 
 from __future__ import annotations
@@ -22,6 +29,8 @@ from typing import Any
 from evalcore.contract import schema as S
 from evalcore.contract.readers import lookalikes, name_key, spelled
 from evalcore.errors import InputError
+from evalcore.importers.common import _settle_generation, _totals
+from evalcore.importers.fields import CALL_FIELDS, OUTPUT_FIELDS, field_columns, ignored_columns, per_key
 from evalcore.importers.frame import (
     CHOICE_A,
     CHOICE_B,
@@ -43,6 +52,8 @@ from evalcore.importers.plan import (
     ItemCols,
     collect_items,
     draw_pair_ids,
+    floating_alias,
+    floating_warning,
     imported_run,
     keys_directory,
     plan_generation,
@@ -53,6 +64,14 @@ from evalcore.importers.plan import (
 from evalcore.storage.paths import utcnow
 
 # --------------------------------------------------------------------------- pairs
+
+ORDERS = ("as_shown", "swapped")
+#: the model grader's call in each order (docs/IMPORT.md): the column's default name -> (the
+#: judge call field of ``import long`` it is read as, the order)
+PAIR_CALL_FIELDS = {f"{f}_{order}": (f, order) for order in ORDERS for f in CALL_FIELDS}
+#: each answer of a pair (a, b): the column's default name -> (the answer field of ``import long``, the side)
+PAIR_OUTPUT_FIELDS = {f"{f}_{side}": (f, side) for side in ("a", "b") for f in OUTPUT_FIELDS}
+PAIR_FIELDS = (*PAIR_OUTPUT_FIELDS, *PAIR_CALL_FIELDS)
 
 
 def _choice(v: Any, swapped: bool) -> str | None:
@@ -108,6 +127,9 @@ class PairOpts:
     keys: str | None
     run_knobs: dict[str, Any] = field(default_factory=dict)  # recorded on the model grader's run
     state: str | None = None  # the state directory (--state), where a key must not go
+    cols: list[str] = field(default_factory=list)  # --col FIELD=COLUMN (PAIR_CALL_FIELDS)
+    strict: bool = False  # refuse a column the import does not use
+    judge_pinned: bool = False  # the grader is a pinned snapshot whatever its name
 
 
 def _arms(frame: Frame, o: PairOpts, rc: Callable[..., Any]) -> tuple[list[str], list[str]]:
@@ -181,6 +203,10 @@ def _columns(frame: Frame, o: PairOpts) -> tuple[dict[str, Any], list[str], list
     cols["annotator"] = rc("--annotator-col", o.annotator_col, None, False)
     cols["choice"] = rc("--choice-col", o.choice_col, None, False)
     cols["seconds"] = rc("--seconds-col", o.seconds_col, None, False)
+    fields = field_columns(frame, o.cols, human=False, names=PAIR_FIELDS)
+    frame.used.update(fields.values())
+    cols["calls"] = {k: c for k, c in fields.items() if k in PAIR_CALL_FIELDS}
+    cols["answers"] = {k: c for k, c in fields.items() if k in PAIR_OUTPUT_FIELDS}
     return cols, arms_a, arms_b
 
 
@@ -224,9 +250,10 @@ _Orders = tuple[tuple[str, list[str | None], list[str | None], str | None], ...]
 
 def _read_pairs(
     frame: Frame, o: PairOpts
-) -> tuple[dict[str, dict], list[dict], _Choosers, list[float | None], _Orders]:
+) -> tuple[dict[str, dict], list[dict], _Choosers, list[float | None], _Orders, dict[str, Any]]:
     """Items; pairs (one per row, or rows grouped by content when an annotator column names who
-    chose), each with its rows; people's choices; each row's seconds; the model's verdicts."""
+    chose), each with its rows and its grader calls' fields; people's choices; each row's seconds;
+    the model's verdicts; the columns (``calls`` and ``answers``: each field's)."""
     cols, arms_a, arms_b = _columns(frame, o)
     ids = col_text(frame, cols["item"], required=True, what="an item id", numbers_ok=True)
     items = collect_items(frame, ItemCols(*(cols[k] for k in ("item", "input", "context", "reference", "class"))))
@@ -254,22 +281,60 @@ def _read_pairs(
                 {"item_id": ids[i], "arm_a": arms_a[i], "arm_b": arms_b[i], "a": out_a[i], "b": out_b[i], "rows": []}
             )
         pairs[index[k]]["rows"].append(i)
-    return items, pairs, choosers, seconds, orders
+    _call_fields(frame, pairs, cols["calls"])
+    return items, pairs, choosers, seconds, orders, cols
+
+
+def _call_fields(frame: Frame, pairs: list[dict], cols: dict[str, str]) -> None:
+    """Each pair's grader call fields per order (``pair["call"][order]``), read as ``import long``
+    reads ``judge_*`` (:func:`evalcore.importers.fields.per_key`: the rows of one pair must agree)."""
+    row_pair = [0] * frame.n
+    for k, p in enumerate(pairs, start=1):
+        for i in p["rows"]:
+            row_pair[i] = k
+    for name, col in cols.items():
+        base, order = PAIR_CALL_FIELDS[name]
+        for k, v in per_key(frame, base, col, row_pair, "pair").items():
+            if v is not None:
+                pairs[k - 1].setdefault("call", {}).setdefault(order, {})[CALL_FIELDS[base]] = v
 
 
 def _arm_outputs(pairs: list[dict]) -> dict[str, dict[tuple[str, int], str]]:
-    """Each arm's outputs by (item, round): an arm answering an item several times gets several rounds."""
+    """Each arm's outputs by (item, round): an arm answering an item several times gets several
+    rounds. Each pair's answers are set as (arm, item, round): ``p["answer"]["a"]``, ``["b"]``."""
     arm_outputs: dict[str, dict[tuple[str, int], str]] = {}
-    seen_text: set[tuple[str, str, str]] = set()
+    round_of: dict[tuple[str, str, str], int] = {}
     n_rounds: dict[tuple[str, str], int] = {}
     for p in pairs:
-        for arm, text in ((p["arm_a"], p["a"]), (p["arm_b"], p["b"])):
-            if (arm, p["item_id"], text) in seen_text:
-                continue
-            seen_text.add((arm, p["item_id"], text))
-            r = n_rounds[(arm, p["item_id"])] = n_rounds.get((arm, p["item_id"]), 0) + 1
-            arm_outputs.setdefault(arm, {})[(p["item_id"], r)] = text
+        p["answer"] = {}
+        for side, arm, text in (("a", p["arm_a"], p["a"]), ("b", p["arm_b"], p["b"])):
+            if (arm, p["item_id"], text) not in round_of:
+                r = n_rounds[(arm, p["item_id"])] = n_rounds.get((arm, p["item_id"]), 0) + 1
+                round_of[(arm, p["item_id"], text)] = r
+                arm_outputs.setdefault(arm, {})[(p["item_id"], r)] = text
+            p["answer"][side] = (arm, p["item_id"], round_of[(arm, p["item_id"], text)])
     return arm_outputs
+
+
+def _answer_fields(frame: Frame, pairs: list[dict], cols: dict[str, str]) -> dict[str, dict[tuple[str, int], dict]]:
+    """Each arm's answer fields by (item, round), read as ``import long`` reads them per answer: an
+    answer on several rows (or on both sides) has one value."""
+    keys: dict[str, list[Any]] = {"a": [None] * frame.n, "b": [None] * frame.n}
+    for p in pairs:
+        for i in p["rows"]:
+            keys["a"][i], keys["b"][i] = p["answer"]["a"], p["answer"]["b"]
+    got: dict[tuple[str, str, int], dict[str, Any]] = {}
+    for name, col in cols.items():
+        f, side = PAIR_OUTPUT_FIELDS[name]
+        for k, v in per_key(frame, f, col, keys[side], "answer (arm, item, round)").items():
+            if got.setdefault(k, {}).setdefault(f, v) != v:
+                raise frame.err(
+                    f"answer {k!r}: {f} differs between its two sides (one per answer)", col, keys[side].index(k)
+                )
+    extra: dict[str, dict[tuple[str, int], dict]] = {}
+    for (arm, item, r), values in got.items():
+        extra.setdefault(arm, {})[(item, r)] = values
+    return extra
 
 
 def _judgments(frame: Frame, pairs: list[dict], choosers: _Choosers, seconds: list[float | None]) -> list[dict]:
@@ -315,8 +380,41 @@ def _pair_verdicts(frame: Frame, pairs: list[dict], orders: _Orders) -> list[dic
     return sorted(pv, key=lambda r: (r["pair_id"], r["order"]))
 
 
-def _grader_run(o: PairOpts, rid: str, sid: str, gen_id: str, now: Any, pv: list[dict]) -> tuple:
-    """The run holding the model grader's verdicts on the session's pairs."""
+def _grader_calls(frame: Frame, pairs: list[dict], pv: list[dict], cols: dict[str, str]) -> list[dict]:
+    """The grader's calls (``calls.parquet``), one per verdict (pair and order) when the file has a
+    call field (none otherwise), each verdict's ``call_id`` set; a call field given for an order
+    the grader has no verdict in is refused."""
+    if not cols:
+        return []
+    by_id = {p["pair_id"]: p for p in pairs}
+    calls: list[dict] = []
+    for r in pv:
+        p = by_id[r["pair_id"]]
+        r["call_id"] = f"import-{len(calls) + 1:06d}"
+        calls.append(
+            {
+                "call_id": r["call_id"],
+                "item_id": p["item_id"],
+                "gen_round": 1,
+                "judge_round": 1,
+                "criteria": [PAIR_CRITERION],
+                "attempts": 1,
+                **p.get("call", {}).get(r["order"], {}),
+            }
+        )
+    judged = {(r["pair_id"], r["order"]) for r in pv}
+    for p in pairs:
+        for order in p.get("call", {}):
+            if (p["pair_id"], order) not in judged:
+                col = next(c for n, c in cols.items() if PAIR_CALL_FIELDS[n][1] == order)
+                raise frame.err(
+                    f"a grader call's field on a pair without the model's {order} verdict", col, p["rows"][0]
+                )
+    return calls
+
+
+def _grader_run(o: PairOpts, rid: str, sid: str, gen_id: str, now: Any, pv: list[dict], calls: list[dict]) -> tuple:
+    """The run holding the model grader's verdicts on the session's pairs (its calls' totals summed)."""
     desc = "pairwise preference between two answers (choices in pair_verdicts.parquet)"
     manifest = imported_run(
         S.Rubric(name="pairwise", criteria=[S.Criterion(name=PAIR_CRITERION, kind="binary", description=desc)]),
@@ -326,10 +424,12 @@ def _grader_run(o: PairOpts, rid: str, sid: str, gen_id: str, now: Any, pv: list
         judge_model=o.judge_model,
         status="polluted" if any(r["choice"] is None for r in pv) else "complete",
         postprocess_version=POSTPROCESS_VERSION,
-        knobs={**o.run_knobs, "session_id": sid},
+        knobs={**o.run_knobs, "session_id": sid, **({"judge_pinned": True} if o.judge_pinned else {})},
         description=f"model grader of session {sid} (imported)",
     )
-    return manifest, [], [], pv
+    if calls:
+        manifest = manifest.model_copy(update={"totals": _totals(calls).model_copy(update={"calls": len(calls)})})
+    return manifest, [], calls, pv
 
 
 def _pair_row(p: dict) -> dict[str, Any]:
@@ -358,6 +458,50 @@ def _blind_base(frame: Frame, o: PairOpts, arms: list[str]) -> str:
     return base
 
 
+def _plan_arms(
+    plan: Any, frame: Frame, suite: Any, arm_outputs: dict[str, dict[tuple[str, int], str]],
+    answer_fields: dict[str, dict[tuple[str, int], dict]], sid: str, taken: set,
+) -> tuple[list[tuple[str, bool]], list[str]]:  # fmt: skip
+    """One generation per arm (a reused one keeps the answer fields it records, said in a note):
+    [(gen_id, reused)] in the arms' order, and the notes."""
+    planned, notes = [], []
+    for k, arm in enumerate(arm_outputs, start=1):
+        extra = answer_fields.get(arm)
+        gen_id, reused = plan_generation(plan, frame, suite, arm_outputs[arm], None, f"{sid}-arm{k}", taken, {}, extra)
+        planned.append((gen_id, reused))
+        if extra and reused:
+            fields = sorted({f for v in extra.values() for f in v})
+            notes.append(
+                f"generation {gen_id} is reused as it is: its answers' {', '.join(fields)} are the ones it records, "
+                "not the file's"
+            )
+        elif extra:
+            _settle_generation(plan, gen_id, reused, polluted=False)
+    return planned, notes
+
+
+def _plan_grader(
+    data: Path, plan: Any, frame: Frame, o: PairOpts, pairs: list[dict], pv: list[dict], call_cols: dict[str, str],
+    sid: str, gen_id: str, now: Any, taken: set, summary: dict[str, Any],
+) -> None:  # fmt: skip
+    """The model grader's run with its calls, added to the plan and the summary (a grader named by a
+    floating alias is warned about); call columns or --run-id without model verdicts are refused."""
+    if pv:
+        rid = plan_id(data, "runs", o.run_id, "--run-id", "run", f"{sid}-grader", taken, frame.name)
+        calls = _grader_calls(frame, pairs, pv, call_cols)
+        plan.run = _grader_run(o, rid, sid, gen_id, now, pv, calls)
+        summary.update(run_id=rid, grader_calls=len(calls))
+        if not o.judge_pinned and floating_alias(o.judge_model):
+            summary["warnings"].append(floating_warning(o.judge_model))
+    elif o.run_id is not None or call_cols:
+        raise InputError(
+            ("--run-id needs" if o.run_id is not None else f"grader call columns {', '.join(call_cols.values())} need")
+            + " model verdict columns (--model-as-shown-col / --model-swapped-col)",
+            file=frame.name,
+            field="--run-id" if o.run_id is not None else next(iter(call_cols.values())),
+        )
+
+
 def import_pairs(
     data_opt: str | Path | None,
     path: str,
@@ -370,8 +514,10 @@ def import_pairs(
     frame = read_frame(path, o.input_format)
     if prepare is not None:
         frame, o = prepare(frame, o)
-    items, pairs, choosers, seconds, orders = _read_pairs(frame, o)
+    items, pairs, choosers, seconds, orders, cols = _read_pairs(frame, o)
+    ignored = ignored_columns(frame, frame.used, strict=o.strict)
     arm_outputs = _arm_outputs(pairs)
+    answer_fields = _answer_fields(frame, pairs, cols["answers"])
     arms = list(arm_outputs)
     data = target_data_dir(data_opt)
     base = _blind_base(frame, o, arms)
@@ -380,10 +526,7 @@ def import_pairs(
         data, frame, items, o.suite, o.suite_id, base, "items of an imported pairwise session", "evalcore import pairs"
     )
     sid = plan_id(data, "sessions", o.session_id, "--session-id", "session", base, taken, frame.name)
-    planned = [
-        plan_generation(plan, frame, suite, arm_outputs[a], None, f"{sid}-arm{k}", taken, {})
-        for k, a in enumerate(arms, start=1)
-    ]
+    planned, notes = _plan_arms(plan, frame, suite, arm_outputs, answer_fields, sid, taken)
     gen_of_arm = {a: gen_id for a, (gen_id, _) in zip(arms, planned)}
     # keys directory: outside the data directory, and no key for this session yet
     kdir = keys_directory(data, o.keys, o.state)
@@ -419,20 +562,15 @@ def import_pairs(
         "reviewers": sorted({j["reviewer"] for j in judgments}),
         "pair_verdicts": len(pv),
         "errored_pair_verdicts": sum(r["choice"] is None for r in pv),
+        "grader_calls": 0,
         "run_id": None,
         "keys": str(kdir / sid),
         "seed": seed,
+        "ignored_columns": ignored,
+        "notes": notes,
+        "warnings": [],
     }
-    if pv:
-        rid = plan_id(data, "runs", o.run_id, "--run-id", "run", f"{sid}-grader", taken, frame.name)
-        plan.run = _grader_run(o, rid, sid, gen_of_arm[arms[0]], now, pv)
-        summary["run_id"] = rid
-    elif o.run_id is not None:
-        raise InputError(
-            "--run-id needs model verdict columns (--model-as-shown-col / --model-swapped-col)",
-            file=frame.name,
-            field="--run-id",
-        )
+    _plan_grader(data, plan, frame, o, pairs, pv, cols["calls"], sid, gen_of_arm[arms[0]], now, taken, summary)
     plan.check()
     plan.write()
     return summary

@@ -382,14 +382,7 @@ def _finish(
 ) -> dict[str, Any]:
     """Shared tail of long and wide: items, outputs, rubric, rows, the plan; write; summary."""
 
-    ignored = ignored_columns(frame, frame.used)
-    if ignored and o.strict:
-        raise InputError(
-            f"columns the import does not use: {', '.join(ignored)}; map them with --col FIELD=COLUMN "
-            "(docs/IMPORT.md lists the fields) or leave them out of the file",
-            file=frame.name,
-            field="--strict",
-        )
+    ignored = ignored_columns(frame, frame.used, strict=o.strict)
     data = target_data_dir(data_opt)
     fields = {k.split(":", 1)[1]: c for k, c in cols.items() if k.startswith("field:") and c}
     item_cols = ("item", "input", "context", "reference", "class", "must_have", "wrong_if")
