@@ -14,6 +14,10 @@ anything is written.
   EVALCORE_COOKIE_SECRET         signs Streamlit's login cookie (or EVALCORE_COOKIE_SECRET_FILE);
                                  the same on every app server behind one proxy
 
+With ``EVALCORE_DB`` a ``postgresql://`` URL, the start waits until PostgreSQL accepts a connection
+(at most ``EVALCORE_DB_WAIT`` seconds, 120 by default; then one line and exit 2): compose starts the
+app beside its database, and not every compose tool waits for the database's health check.
+
 Any arguments are passed on to ``streamlit run`` (``--server.port`` etc. after the defaults).
 """
 
@@ -22,6 +26,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 
 AUTH = {  # secrets.toml's [auth] key -> the variable that gives it
     "server_metadata_url": "EVALCORE_OIDC_METADATA_URL",
@@ -73,6 +78,34 @@ def toml_string(value: str) -> str:
     return '"' + "".join(out) + '"'
 
 
+def db_wait() -> float:
+    raw = os.environ.get("EVALCORE_DB_WAIT") or "120"
+    try:
+        return float(raw)
+    except ValueError:
+        raise ConfigError(f"EVALCORE_DB_WAIT must be a number of seconds, not {raw!r}") from None
+
+
+def wait_for_db(url: str | None, timeout: float) -> None:
+    """Return once the PostgreSQL server of ``url`` accepts a connection (at once for no URL or SQLite)."""
+    if not url or not url.startswith(("postgresql://", "postgres://")):
+        return
+    import psycopg
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            psycopg.connect(url, connect_timeout=5).close()
+            return
+        except psycopg.OperationalError as e:
+            if time.monotonic() >= deadline:
+                why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                raise ConfigError(
+                    f"EVALCORE_DB: PostgreSQL did not accept a connection in {timeout:g} s ({why})"
+                ) from None
+        time.sleep(1)
+
+
 def streamlit_args(secrets: str | None) -> list[str]:
     args = [
         "streamlit",
@@ -100,6 +133,7 @@ def streamlit_args(secrets: str | None) -> list[str]:
 def main() -> None:
     try:
         secrets = auth_section()
+        wait_for_db(os.environ.get("EVALCORE_DB"), db_wait())
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         sys.exit(2)
