@@ -50,6 +50,7 @@ EVALCORE_COOKIE_SECRET=$(secret)
 EOF
 compose() { "$COMPOSE" -p "$PROJECT" --env-file "$OUT/smoke.env" -f docs/deploy/compose.yaml --profile oidc "$@"; }
 down() {
+    compose logs >"$OUT/logs.txt" 2>&1 || true
     if [ "${SMOKE_KEEP:-0}" = 1 ]; then echo "left up: project $PROJECT, $BASE_URL (env: $OUT/smoke.env)"; return; fi
     compose down -v >"$OUT/down.log" 2>&1 || echo "compose down failed: $OUT/down.log" >&2
 }
@@ -85,7 +86,7 @@ health=$("$PY" -c 'import ssl, sys, urllib.request; print(urllib.request.urlopen
 echo "smoke: $BASE_URL/_stcore/health through nginx with TLS: $health"
 
 podman exec "${PROJECT}_app_1" evalcore queue build support-g1 --by ada@example.org --json >"$OUT/queue.json"
-decided=$("$PY" docs/deploy/smoke_browser.py "$BASE_URL" ann ann@example.org support-g1)
+decided=$(SMOKE_SHOT="$OUT/browser.png" "$PY" docs/deploy/smoke_browser.py "$BASE_URL" ann ann@example.org support-g1)
 stage "logged in through the proxy, decided a case: $decided"
 
 row=$(printf '%s' "$decided" | "$PY" -c 'import json, sys; d = json.load(sys.stdin); print("|".join(str(d[k]) for k in ("reviewer", "item_id", "gen_round", "criterion", "value")))')

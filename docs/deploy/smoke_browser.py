@@ -2,7 +2,8 @@
 tests/browser_util.py) opens the stack's https URL, logs in through the local OpenID Connect provider
 (reached by its compose name, `oidc`, mapped to 127.0.0.1), opens the Review page, decides the first
 case with its key and waits until the server has acknowledged it. Prints the decision as JSON
-(reviewer, item, round, criterion, value) for smoke.sh to find in PostgreSQL.
+(reviewer, item, round, criterion, value) for smoke.sh to find in PostgreSQL; on a failure, saves
+what the page showed to $SMOKE_SHOT when that is set.
 
   .venv/bin/python docs/deploy/smoke_browser.py BASE_URL SUBJECT EMAIL GEN_ID
 """
@@ -10,6 +11,7 @@ case with its key and waits until the server has acknowledged it. Prints the dec
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -36,12 +38,17 @@ def main(base: str, sub: str, email: str, gen: str) -> dict:
         try:
             ctx = browser.new_context(ignore_https_errors=True, viewport={"width": 1400, "height": 900})
             page = ctx.new_page()
-            log_in(page, base, sub)
-            page.goto(f"{base}/review?gen={gen}")
-            case = card_case(page)
-            value = card_choices(page)[0]
-            card_decide(page, value)
-            card_saved(page)
+            try:
+                log_in(page, base, sub)
+                page.goto(f"{base}/review?gen={gen}")
+                case = card_case(page)
+                value = card_choices(page)[0]
+                card_decide(page, value)
+                card_saved(page)
+            except Exception:
+                if os.environ.get("SMOKE_SHOT"):  # what the page showed, for whoever reads the failure
+                    page.screenshot(path=os.environ["SMOKE_SHOT"])
+                raise
         finally:
             browser.close()
     item, rnd, criterion = card_key(case)
