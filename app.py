@@ -134,6 +134,17 @@ def only(show, title: str) -> StreamlitPage:
     return st.navigation([first, *stubs(show, [p[3] for p in PAGES], title)], position="hidden")
 
 
+def data_badges(overview: evalcore.DataOverview) -> None:
+    """SIMULATED when the simulator made answers or verdicts here (the demo), else the simulated kinds
+    alone (the live experiment asks a real model the demo's questions); a badge per real model."""
+    if {"generations", "runs"} & set(overview.simulated_kinds):
+        st.badge("SIMULATED demo data", color="orange")
+    elif overview.simulated_kinds:
+        st.badge("SIMULATED " + ", ".join(overview.simulated_kinds), color="orange")
+    for words in overview.real_models:
+        st.badge(words, color="blue")
+
+
 def main() -> None:
     """One script run: the session's pages (those its roles may open) and the sidebar."""
     st.set_page_config(page_title="evalcore", layout="wide")
@@ -187,8 +198,7 @@ def main() -> None:
         with st.sidebar:
             st.text(f"data: {_ui.display_path(data_dir)}")
             with _text.boundary():
-                if _cache.summary(evalcore.data_overview).simulated:
-                    st.badge("SIMULATED demo data", color="orange")
+                data_badges(_cache.summary(evalcore.data_overview))
 
     with _text.boundary():
         nav.run()

@@ -175,6 +175,8 @@ with _text.boundary():
     for w in res.warnings:
         st.warning(_text.md_escape(w))
     _select.curated_note([by_id[r].suite_id for r in chosen])
+    for r in chosen:  # who made the verdicts and answers: SIMULATED, or the real model and its server
+        st.caption(_text.md_escape(f"{r}: {_cache.analysis_call(analysis.run_provenance, r).label}"))
     criteria = res.criteria
     names = [i.name for i in res.instruments]
     pairs = res.pairs

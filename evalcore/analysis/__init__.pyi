@@ -64,6 +64,10 @@ from .instruments import (
     association as association,
     iv_text as iv_text,
 )
+from .provenance import (
+    Provenance as Provenance,
+    run_provenance as run_provenance,
+)
 from .scores import (
     PeopleReliability as PeopleReliability,
     correlate as correlate,

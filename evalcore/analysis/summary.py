@@ -12,6 +12,7 @@ from typing import Any
 from evalcore.analysis.answers import has_classes, no_suite_with
 from evalcore.analysis.failures import AllPassRate, TernaryRow, all_pass_by_round, ternary_rows
 from evalcore.analysis.means import CriterionMean, criterion_means
+from evalcore.analysis.provenance import model_words
 from evalcore.analysis.selection import Selection, item_condition, manifest_variant_warning
 from evalcore.analysis.suites import suite_mark, versions
 from evalcore.analysis.thresholds import threshold_note
@@ -424,11 +425,14 @@ class DataOverview(Result):
     runs: int
     sessions: int
     labelsets: int
+    simulated_kinds: list[str] = field(default_factory=list)  # the kinds with a simulated manifest, e.g. ["suites"]
+    real_models: list[str] = field(default_factory=list)  # "real model: M on HOST" of each generation or run
 
 
 def data_overview(store: Store) -> DataOverview:
-    """What a data directory holds: counts per kind, and whether any manifest says the data was
-    made by evalcore's simulator (the app then shows a "SIMULATED demo data" badge)."""
+    """What a data directory holds: counts per kind, whether any manifest says the data was made by
+    evalcore's simulator and of which kinds (the app then shows a "SIMULATED demo data" badge), and the
+    real models that made its generations and runs (evalcore.analysis.provenance: a badge each)."""
     kinds = {
         "suite": "suites",
         "generation": "generations",
@@ -437,12 +441,20 @@ def data_overview(store: Store) -> DataOverview:
         "labelset": "labelsets",
     }
     counts = {name: 0 for name in kinds.values()}
-    simulated = False
+    simulated: list[str] = []
+    real: dict[str, None] = {}
     for kind, name in kinds.items():
         for id_ in store.ids(kind):
             counts[name] += 1
-            simulated = simulated or bool(getattr(store.get(kind, id_).manifest, "simulated", False))
-    return DataOverview(store.where(), str(store.state), simulated, **counts)
+            m = store.get(kind, id_).manifest
+            if getattr(m, "simulated", False) and name not in simulated:
+                simulated.append(name)
+            words = model_words(m)
+            if words is not None and words.startswith("real model"):
+                real[words] = None
+    return DataOverview(
+        store.where(), str(store.state), bool(simulated), **counts, simulated_kinds=simulated, real_models=list(real)
+    )
 
 
 def run_item_ids(
