@@ -1,0 +1,95 @@
+"""A call the client abandons is not waited for by the next one (issue 41), on the real model's server.
+
+SmolLM2-135M-Instruct on node-llama-cpp behind tests/llm_server/server.mjs (tests/llm_util.py; `make llm`),
+which generates one request at a time and stops a generation when its client disconnects (node-llama-cpp's
+AbortSignal). Through evalcore's own request path (evalcore.llm.engine.attempt, litellm's real HTTP client):
+
+1. a call held by its schema to a reply of at least 1,000 characters (a few hundred tokens: half a minute
+   of generation or more here; llama.cpp refuses the grammar of a 2,000-character minimum) with a 1 s timeout: the client gives up and drops the connection;
+2. at once a second, small call with a normal timeout: it is answered.
+
+The check is at the server, never on seconds: its log says the first request was cancelled (stopped by the
+client's disconnect: fewer tokens written than its schema needs, or dropped before it started) and its
+``/stats`` count cancelled generations. Had the server kept generating for a client that left (issue 41 saw
+llama-cpp-python's server do so), the first request would be logged as finished at its ``max_tokens``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from llm_util import MODEL_NAME, LocalLLM, missing, unavailable
+
+MODEL = f"openai/{MODEL_NAME}"
+LONG_CHARS = 1000
+LONG_MAX_TOKENS = 1500
+LONG = {
+    "max_tokens": LONG_MAX_TOKENS,
+    "response_format": {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "essay",
+            "schema": {
+                "type": "object",
+                "properties": {"essay": {"type": "string", "minLength": LONG_CHARS}},
+                "required": ["essay"],
+                "additionalProperties": False,
+            },
+        },
+    },
+}
+SHORT = {"max_tokens": 24, "response_format": {"type": "json_object"}}
+LOGGED_WITHIN = 600.0  # seconds for the server to log both requests: a bound on a stuck server, not a measure
+
+
+@pytest.fixture(scope="module")
+def llm(tmp_path_factory):
+    why = missing()
+    if why:
+        unavailable(why)
+    server = LocalLLM(tmp_path_factory.mktemp("llm-cancel"))
+    yield server
+    server.stop()
+
+
+def _wait_logged(llm: LocalLLM, n: int) -> list[dict]:
+    deadline = time.monotonic() + LOGGED_WITHIN
+    while len(llm.requests()) < n and time.monotonic() < deadline:
+        time.sleep(0.1)
+    got = llm.requests()
+    assert len(got) >= n, f"the server logged {len(got)} of {n} requests; its output:\n{llm.out.read_text()}"
+    return got
+
+
+def test_an_abandoned_generation_is_cancelled_and_the_next_call_answered(llm):
+    from evalcore.llm.engine import AttemptFailure, attempt
+
+    long_messages = [{"role": "user", "content": "Write a very long essay about the history of the bicycle."}]
+    short_messages = [{"role": "user", "content": 'Reply with this JSON object: {"ok": true}'}]
+
+    async def both():
+        with pytest.raises(AttemptFailure) as gave_up:
+            await attempt(MODEL, long_messages, LONG, llm.url, 1.0)
+        reply = await attempt(MODEL, short_messages, SHORT, llm.url, 300.0)
+        return gave_up.value, reply
+
+    gave_up, reply = asyncio.run(both())
+    assert gave_up.kind == "timeout", gave_up
+
+    first, second = _wait_logged(llm, 2)[:2]
+    assert first["max_tokens"] == LONG_MAX_TOKENS and second["max_tokens"] == 24
+    assert first["cancelled"] is True, first
+    if first["status"] == 200:  # it was generating when the client left: stopped there, not at its limit
+        assert first["stop_reason"] == "abort", first
+        assert first["tokens_out"] < LONG_MAX_TOKENS and len(first["content"]) < LONG_CHARS, first
+    else:  # the client left while the request waited for the model: never generated
+        assert first["status"] == 499 and "before generation" in first["error"], first
+    assert second["status"] == 200 and not second.get("cancelled"), second
+    assert reply.response_id == f"chatcmpl-local-{second['index']}" and reply.text == second["content"]
+    assert llm.get("/stats")["cancelled"] == 1
+    print(
+        f"first: status {first['status']}, {first.get('tokens_out')} tokens before the disconnect stopped it; "
+        f"second: {second['tokens_out']} tokens, finish {second['finish_reason']}"
+    )
