@@ -8,7 +8,7 @@ import html
 
 from conftest import DEMO
 
-from evalcore.analysis.provenance import real_model, run_provenance
+from evalcore.analysis.provenance import provenance, real_model, run_provenance
 
 
 def test_real_model_words_name_the_model_and_the_servers_host():
@@ -45,3 +45,32 @@ def test_the_association_page_on_the_demo_says_simulated(monkeypatch, tmp_path):
         assert f"{run_id}: SIMULATED: made by evalcore's simulator" in captions
     badges = " ".join(str(e.value) for e in at.sidebar.markdown)
     assert "SIMULATED demo data" in badges and "real model" not in badges
+
+
+def test_a_real_judge_of_simulated_answers_and_an_imported_run_say_so():
+    """The demo's manifests with what `evalcore judge` and `evalcore import` write in their place."""
+    from evalcore import Store
+
+    store = Store(DEMO, DEMO.parent / "no-state")
+    demo_run, demo_gen = store.run("support-split").manifest, store.generation("support-g1").manifest
+    judged = demo_run.model_copy(
+        update={
+            "source": "judged",
+            "simulated": False,
+            "judge_model": "smollm2-135m-instruct",
+            "knobs": {"api_base": "http://127.0.0.1:5000/v1"},
+        }
+    )
+    p = provenance(judged, demo_gen, True)
+    assert p.label == "verdicts: real model: smollm2-135m-instruct on 127.0.0.1; answers (support-g1): SIMULATED"
+    generated = demo_gen.model_copy(
+        update={
+            "source": "generated",
+            "simulated": False,
+            "knobs": {"requested_model": "openai/gpt-4o", "reported_models": ["gpt-4o-2024-08-06"]},
+        }
+    )
+    p = provenance(judged, generated, False)
+    assert (p.answers, p.simulated) == ("real model: gpt-4o-2024-08-06", False)
+    imported = demo_run.model_copy(update={"source": "imported", "simulated": False, "judge_model": "Beluga-13B"})
+    assert provenance(imported, demo_gen, True).judge == "imported: Beluga-13B"

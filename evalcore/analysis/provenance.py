@@ -64,8 +64,12 @@ def run_provenance(store: Store, run_id: str) -> Provenance:
     """Where ``run_id``'s verdicts, answers and questions came from, and the line that says it."""
     run = store.run(run_id).manifest
     gen = store.generation(run.gen_id).manifest
+    return provenance(run, gen, bool(store.suite(gen.suite_id).manifest.simulated))
+
+
+def provenance(run: S.RunManifest, gen: S.GenerationManifest, questions: bool) -> Provenance:
+    """:func:`run_provenance` from the run's and its generation's manifests and whether the suite is simulated."""
     judge, answers = run_words(run), generation_words(gen)
-    questions = bool(store.suite(gen.suite_id).manifest.simulated)
     if judge == answers:
         label = f"{judge}: made by evalcore's simulator" if judge == SIMULATED else f"{judge} (answers and verdicts)"
     else:
@@ -73,7 +77,7 @@ def run_provenance(store: Store, run_id: str) -> Provenance:
     if questions and SIMULATED not in (judge, answers):
         label += f"; the questions are the SIMULATED suite {gen.suite_id}'s"
     simulated = questions or SIMULATED in (judge, answers)
-    return Provenance(run_id, judge, answers, questions, simulated, label)
+    return Provenance(run.run_id, judge, answers, questions, simulated, label)
 
 
 def model_words(m: Any) -> str | None:
