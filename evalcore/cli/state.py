@@ -90,3 +90,34 @@ def state_restore(obj: Ctx, src: str, force: bool, keys: str | None, as_json: bo
     elif keys:
         text += f"\n{r['keys']['files']} key files restored to {keys}"
     emit(r, as_json, text)
+
+
+@state.command("upgrade")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def state_upgrade(obj: Ctx, as_json: bool) -> None:
+    """Bring the label store and the ledger to this evalcore's schema now, in one transaction each
+    (each is also upgraded when it is first opened; a store newer than this evalcore is refused).
+    Run it before the app starts, e.g. after an upgrade or a restore; a store not made yet is left
+    alone."""
+    from evalcore.review.ledger import Ledger
+    from evalcore.storage.backup import stored_version
+    from evalcore.storage.integrity import check_database
+    from evalcore.storage.labels import LabelStore
+
+    ls = LabelStore(obj.store)
+    before = stored_version(ls.url or ls.path)
+    if ls.url or check_database(ls.path):
+        ls.rows("SELECT count(*) AS n FROM edits")  # (opening it applies the upgrade)
+        ls.close()
+    after = stored_version(ls.url or ls.path)
+    ledger = Ledger(obj.store)
+    events = len(ledger.events())  # (opening it creates what an older ledger lacks)
+    out = {
+        "labels": {"where": ls.where, "schema_version_before": before, "schema_version": after},
+        "ledger": {"where": ledger.where, "events": events},
+    }
+    text = f"label store {ls.where}: " + (
+        "none yet" if after is None else f"schema {before} -> {after}" if before != after else f"schema {after}"
+    )
+    emit(out, as_json, text + f"\nledger {ledger.where}: {events} events")

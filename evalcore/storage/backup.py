@@ -220,6 +220,34 @@ def _add_file(tar: tarfile.TarFile, files: list, path: Path, name: str, how: str
     files.append({"path": name, "bytes": info.size, "sha256": reader.sha.hexdigest(), "how": how})
 
 
+def stored_version(target: Path | str) -> str | None:
+    """The ``meta`` schema_version a store holds (a SQLite file, or a PostgreSQL URL's schema),
+    read without opening it for writing; None where there is no store or no version."""
+    if isinstance(target, str):
+        import psycopg
+
+        try:
+            with psycopg.connect(target, autocommit=True, connect_timeout=10) as con:
+                if con.execute("SELECT to_regclass('meta')").fetchone() == (None,):
+                    return None
+                row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except psycopg.Error as e:
+            raise LabelError(
+                f"cannot connect to PostgreSQL: {str(e).strip().splitlines()[0]}", file=mask(target)
+            ) from None
+        return None if row is None else str(row[0])
+    if not check_database(Path(target)):
+        return None
+    lite = sqlite3.connect(f"file:{target}?mode=ro", uri=True, timeout=30)
+    try:
+        row = lite.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.OperationalError:  # (no meta table)
+        row = None
+    finally:
+        lite.close()
+    return None if row is None else str(row[0])
+
+
 # --------------------------------------------------------------------------- PostgreSQL
 
 
