@@ -5,7 +5,8 @@ on the https URL.
 
 * ``test_a_login_through_the_proxy_decides_a_case_into_postgresql``: Chromium opens
   https://127.0.0.1:N/, is sent to the provider, logs in, comes back over https, opens the Review
-  page, decides a case with its key, and the decision is read back from PostgreSQL. nginx's access
+  page, decides a case with its key, and the decision is read back from PostgreSQL and from the
+  labels CSV the page's download button serves through the proxy. nginx's access
   log shows every request of the browser carried the routing cookie after the first and reached one
   app server (the sticky sessions of the template); a WebSocket upgrade as ``evalcore.test:N`` is
   accepted from its own origin and refused from another (the Host reaches the app with its port).
@@ -26,6 +27,8 @@ EVALCORE_REQUIRE_PG=1.
 from __future__ import annotations
 
 import base64
+import csv
+import io
 import os
 import pwd
 import re
@@ -38,7 +41,7 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import pytest
 from browser_util import (
@@ -67,7 +70,7 @@ TEMPLATE = REPO / "docs" / "deploy" / "nginx.conf"
 REVIEWER = "rita@example.org"
 USERS = {REVIEWER: {"email": REVIEWER, "name": "Rita Reviewer", "roles": ["reviewer"]}}
 PROVIDER_CSS = "https://cdn.jsdelivr.net/npm/@picocss/"  # the provider's own form links it; aborted
-LOG_FORMAT = "$upstream_addr $cookie_evalcore_route $request_uri"
+LOG_FORMAT = "$upstream_addr $status $cookie_evalcore_route $request_uri"
 
 # The main configuration of the throwaway nginx: its pid, logs and temporary files under one
 # directory; the site is the template, filled in.
@@ -236,13 +239,16 @@ def decisions(url: str) -> list[tuple]:
         ).fetchall()
 
 
-def access_log(d: Path) -> list[tuple[str, str, str]]:
-    """(upstream, routing cookie, uri) per request nginx passed on."""
-    rows = []
-    for line in (d / "access.log").read_text().splitlines():
-        upstream, cookie, uri = line.split(" ", 2)
-        rows.append((upstream, cookie, uri))
-    return rows
+class Proxied(NamedTuple):
+    upstream: str  # the app server nginx passed the request to
+    status: str
+    cookie: str  # the routing cookie the request carried ("-": none)
+    uri: str
+
+
+def access_log(d: Path) -> list[Proxied]:
+    """The requests nginx passed on, in order."""
+    return [Proxied(*line.split(" ", 3)) for line in (d / "access.log").read_text().splitlines()]
 
 
 @pytest.mark.browser
@@ -272,6 +278,8 @@ def test_a_login_through_the_proxy_decides_a_case_into_postgresql(browser, tmp_p
             guard_page(page, outside)
             sent_to: list[str] = []
             page.on("request", lambda r: sent_to.append(r.url) if r.is_navigation_request() else None)
+            page.goto(base)
+            page.get_by_role("button", name="Log in").first.wait_for(timeout=90_000)  # a cold server, a busy machine
             log_in(page, base, REVIEWER)
             assert any(u.startswith(issuer) for u in sent_to), "the browser was not sent to the provider"
             assert any(u.startswith(f"{base}/oauth2callback") for u in sent_to), "the callback was not over https"
@@ -281,6 +289,11 @@ def test_a_login_through_the_proxy_decides_a_case_into_postgresql(browser, tmp_p
             value = card_choices(page)[0]
             card_decide(page, value)
             card_saved(page)
+            # a download is served by the app server that holds the session: it comes through nginx
+            wait_idle(page)
+            with page.expect_download(timeout=60_000) as got:
+                page.get_by_role("button", name="Download labels (CSV").click(timeout=60_000)
+            exported = list(csv.DictReader(io.StringIO(Path(got.value.path()).read_text(encoding="utf-8"))))
             ctx.close()
             proxied = access_log(d)
             # a name other than 127.0.0.1 on a port other than 443: the proxy hands the app the Host
@@ -293,15 +306,19 @@ def test_a_login_through_the_proxy_decides_a_case_into_postgresql(browser, tmp_p
     assert [u for u in outside if not u.startswith(PROVIDER_CSS)] == []
     item, rnd, crit = case
     assert decisions(pg_url) == [("qg", item, rnd, crit, value, "decided", REVIEWER)]
+    assert [(r["item_id"], int(r["gen_round"]), r["criterion"], r["value"], r["reviewer"]) for r in exported] == [
+        (item, rnd, crit, value, REVIEWER)
+    ]
     # sticky: after the first request every request carried one routing cookie and reached one app server
-    ready = next(k for k, r in enumerate(proxied) if r[2] != "/_stcore/health")  # the readiness checks
-    browser_rows = proxied[ready:]
-    assert browser_rows[0][1] == "-" and {r[1] for r in browser_rows[1:]} - {"-"}, browser_rows[:3]
-    cookies = {r[1] for r in browser_rows[1:]}
-    assert len(cookies) == 1, cookies
-    assert len({r[0] for r in browser_rows}) == 1, {r[0] for r in browser_rows}
-    assert any(r[2].startswith("/_stcore/stream") for r in browser_rows)  # the WebSocket went through nginx
-    assert any(r[2].startswith("/oauth2callback") for r in browser_rows)
+    ready = next(k for k, r in enumerate(proxied) if r.uri != "/_stcore/health")  # the readiness checks
+    seen = proxied[ready:]
+    assert seen[0].cookie == "-" and {r.cookie for r in seen[1:]} - {"-"}, seen[:3]
+    assert len({r.cookie for r in seen[1:]}) == 1, {r.cookie for r in seen[1:]}
+    assert len({r.upstream for r in seen}) == 1, {r.upstream for r in seen}
+    assert [r for r in seen if r.status.startswith("5")] == []  # (a 404 is the page probing /review/_stcore/)
+    assert any(r.uri.startswith("/_stcore/stream") for r in seen)  # the WebSocket went through nginx
+    assert any(r.uri.startswith("/oauth2callback") for r in seen)
+    assert {r.status for r in seen if r.uri.startswith("/media/")} == {"200"}  # the download
     assert same.split()[1] == "101", same
     assert foreign.split()[1] == "403", foreign
 
