@@ -9,8 +9,8 @@ AbortSignal). Through evalcore's own request path (evalcore.llm.engine.attempt, 
 2. at once a second, small call with a normal timeout: it is answered.
 
 The check is at the server, never on seconds: its log says the first request was cancelled (stopped by the
-client's disconnect: fewer tokens written than its schema needs, or dropped before it started) and its
-``/stats`` count cancelled generations. Had the server kept generating for a client that left (issue 41 saw
+client's disconnect: fewer tokens written than its schema needs, or aborted before its first token; at load
+13-18 here both were seen) and its ``/stats`` count cancelled generations. Had the server kept generating for a client that left (issue 41 saw
 llama-cpp-python's server do so), the first request would be logged as finished at its ``max_tokens``.
 """
 
@@ -79,14 +79,13 @@ def test_an_abandoned_generation_is_cancelled_and_the_next_call_answered(llm):
     assert gave_up.kind == "timeout", gave_up
 
     first, second = _wait_logged(llm, 2)[:2]
-    assert first["max_tokens"] == LONG_MAX_TOKENS and second["max_tokens"] == 24
     assert first["cancelled"] is True, first
     if first["status"] == 200:  # it was generating when the client left: stopped there, not at its limit
-        assert first["stop_reason"] == "abort", first
+        assert first["max_tokens"] == LONG_MAX_TOKENS and first["stop_reason"] == "abort", first
         assert first["tokens_out"] < LONG_MAX_TOKENS and len(first["content"]) < LONG_CHARS, first
-    else:  # the client left while the request waited for the model: never generated
-        assert first["status"] == 499 and "before generation" in first["error"], first
-    assert second["status"] == 200 and not second.get("cancelled"), second
+    else:  # the client left before a token was written (queued, its body unread, or its prompt being read):
+        assert first["status"] == 499, first  # node-llama-cpp's AbortError or the server's own "disconnected before"
+    assert second["max_tokens"] == 24 and second["status"] == 200 and not second.get("cancelled"), second
     assert reply.response_id == f"chatcmpl-local-{second['index']}" and reply.text == second["content"]
     assert llm.get("/stats")["cancelled"] == 1
     print(

@@ -12,7 +12,9 @@
 // schema in a file, as llama.cpp's own server does with its --json-schema / --grammar-file options: a
 // 135M model asked for JSON in the prompt alone mostly echoes the prompt (evalcore generate sends none).
 // Unset sampling options follow llama.cpp's server: temperature 0.8, so a retry with another seed differs.
-// One request is generated at a time (a queue); a client that disconnects cancels its generation.
+// One request is generated at a time (a queue); a client that disconnects cancels its generation (node-llama-cpp's
+// AbortSignal stops it at the next token) or its place in the queue: logged with `cancelled: true` and counted in
+// /stats `cancelled`, so the next request does not wait for it (tests/test_real_model_cancel.py).
 // --threads defaults to 1: on this shared 2-core machine llama.cpp's default (every core, spinning) made a
 // token take 15-20 s under load; one thread gives about 10 tokens a second.
 // Every request is appended to --log as one JSON line: index, messages, params, status, finish reason,
@@ -141,12 +143,16 @@ async function chatCompletions(req, res, body) {
   }
 }
 
+// a client that hangs up before its body is read is a cancelled request too (logged, counted)
 function readBody(req) {
   return new Promise((resolve, reject) => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
+    req.on("close", () => {
+      if (!req.complete) reject(Object.assign(new Error("client disconnected before the request was read"), { cancelled: true }));
+    });
   });
 }
 
@@ -160,7 +166,14 @@ const server = http.createServer(async (req, res) => {
     if (req.method === "GET" && url.pathname === "/stats") return send(res, 200, stats);
     if (req.method === "POST" && route === "/chat/completions") {
       let body;
-      try { body = JSON.parse(await readBody(req)); } catch { return error(res, 400, "the request body is not JSON"); }
+      try {
+        body = JSON.parse(await readBody(req));
+      } catch (e) {
+        if (!e.cancelled) return error(res, 400, "the request body is not JSON");
+        const index = stats.requests++;
+        stats.errors++; stats.cancelled++;
+        return log({ index, at: new Date().toISOString(), status: 499, error: e.message, cancelled: true });
+      }
       return await chatCompletions(req, res, body);
     }
     error(res, 404, `no route ${req.method} ${url.pathname}`, "not_found");
