@@ -221,6 +221,13 @@ def test_backup_while_deciding_restores_the_same_export(kind, tmp_path, request)
     assert led[0] == led[1] and b"judge B over judge A" in led[0]
     queues = [_run("queue", "list", "--json", state=s, url=u).stdout for s, u in ((src, src_url), (dst, dst_url))]
     assert queues[0] == queues[1]
+    if dst_url:  # the database holds the store now: a second restore is refused, and --force replaces it
+        again = tmp_path / "dst2"
+        r = _run("state", "restore", str(out), state=again, url=dst_url, ok=False)
+        _one_line_refusal(r, "already holds tables", "--force")
+        assert not again.exists()
+        _run("state", "restore", str(out), "--force", state=again, url=dst_url)
+        assert _export(again, dst_url) == expected
 
 
 def _one_line_refusal(r: subprocess.CompletedProcess, *words: str) -> str:

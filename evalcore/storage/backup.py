@@ -46,6 +46,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+from urllib.parse import quote
 
 from evalcore.errors import InputError, LabelError, StateError
 from evalcore.storage.db import mask
@@ -181,7 +182,7 @@ def sqlite_snapshot(src: Path, dst: Path) -> str | None:
     step (one committed moment; writers go on meanwhile); returns its ``meta`` schema_version, if
     it has one. A damaged ``src`` is refused in one line (:func:`check_database`)."""
     check_database(src)
-    source = sqlite3.connect(f"file:{src}?mode=ro", uri=True, timeout=30)
+    source = sqlite3.connect(f"file:{quote(str(src))}?mode=ro", uri=True, timeout=30)
     target = sqlite3.connect(dst)
     try:
         source.backup(target)
@@ -238,7 +239,7 @@ def stored_version(target: Path | str) -> str | None:
         return None if row is None else str(row[0])
     if not check_database(Path(target)):
         return None
-    lite = sqlite3.connect(f"file:{target}?mode=ro", uri=True, timeout=30)
+    lite = sqlite3.connect(f"file:{quote(str(target))}?mode=ro", uri=True, timeout=30)
     try:
         row = lite.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.OperationalError:  # (no meta table)
