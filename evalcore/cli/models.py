@@ -240,6 +240,13 @@ def _done_text(r: dict, what: str, n_label: str, n_key: str, store: Any = None) 
 @click.option("--reuse", is_flag=True, help="Serve identical calls (same request, same round) from earlier journals.")
 @_max_tokens("1024")
 @_dry_run_option
+@click.option(
+    "--structured",
+    type=click.Choice(["auto", "json_schema", "json_object", "tool", "tolerant"]),
+    default="auto",
+    show_default=True,
+    help="How the reply's JSON schema (answer, abstained, doc_ids) is sent, as for judge (see docs/JUDGE.md).",
+)
 @_allow_polluted_option
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -360,6 +367,13 @@ def judge(obj: Ctx, as_json: bool, **kw) -> None:
 @click.option("--reuse", is_flag=True, help="Serve identical calls from earlier journals; hits are counted.")
 @_max_tokens("400")
 @_dry_run_option
+@click.option(
+    "--structured",
+    type=click.Choice(["auto", "json_schema", "json_object", "tool", "tolerant"]),
+    default="auto",
+    show_default=True,
+    help="How the reply's JSON schema (reason, choice) is sent, as for judge (see docs/JUDGE.md).",
+)
 @click.option("--description", default="", help="Free text shown beside the run.")
 @click.option("--knob", "knob", multiple=True, metavar="KEY=VALUE", help="Record a setting (repeatable).")
 @_run_options

@@ -10,7 +10,9 @@ which asks for a structured reply::
 so that the system's own "could not answer" flag is recorded as ``abstained`` and the passages
 it relied on as ``retrieved_doc_ids``. A reply that is not that object is a parse error: the raw
 text is kept in the journal and the call retried; a call that still fails leaves an output row
-with ``error`` set (and its last raw text as the output) and the generation ``polluted``.
+with ``error`` set (and its last raw text as the output) and the generation ``polluted``. The reply's
+schema (:data:`ANSWER_SCHEMA`) is sent in the form ``--structured`` names or ``auto`` finds
+(:mod:`evalcore.llm.structured`, as ``evalcore judge`` does; knob ``structured_output``).
 
 The manifest's knobs record the generator model (as the provider reported it, and as asked),
 temperature, seed, the writer prompt hash, the template, the price source and any
@@ -29,6 +31,7 @@ from evalcore.errors import InputError
 from evalcore.llm.client import ParseError, model_family, resolve_price
 from evalcore.llm.engine import WorkDir
 from evalcore.llm.judging import _new_id, _totals, limits_knobs, run_planned
+from evalcore.llm.pair_grader import negotiate_form, plan_form
 from evalcore.llm.plan import (
     Built,
     RunOptions,
@@ -41,11 +44,23 @@ from evalcore.llm.plan import (
 )
 from evalcore.llm.prompts import NONE_TEXT, json_object, load_template, parse_template, template_text
 from evalcore.llm.rubric import RubricSpec
+from evalcore.llm.structured import structured_params
 from evalcore.storage.paths import utcnow
 from evalcore.storage.store import Store
 
 TEMPLATE = "generate-v1"
 DEFAULT_SYSTEM = "generate-default-system"
+#: the strict JSON schema of the system's reply (every key required, as OpenAI's strict mode wants)
+ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "abstained": {"type": "boolean"},
+        "doc_ids": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["answer", "abstained", "doc_ids"],
+    "additionalProperties": False,
+}
 
 
 def parse_answer(text: str) -> dict:
@@ -80,6 +95,7 @@ class GenerateRequest:
     dry_run: bool = False
     knobs: dict | None = None
     max_tokens: int | None = None
+    structured: str = "auto"
 
 
 def build_generation(store: Store, plan: dict) -> Built:
@@ -95,6 +111,8 @@ def build_generation(store: Store, plan: dict) -> Built:
     tpl = parse_template(plan["template"], plan["template_text"])
     price = tuple(plan["price"]) if plan.get("price") else None
     pr = resolve_price(plan["model"], price)
+    form = plan_form(plan)
+    schema = structured_params(form, ANSWER_SCHEMA)
     specs = []
     for it in items:
         messages = tpl.render(
@@ -106,7 +124,7 @@ def build_generation(store: Store, plan: dict) -> Built:
                     f"{it['item_id']}/g{r}",
                     plan["model"],
                     messages,
-                    round_params(plan, r),
+                    {**round_params(plan, r), **schema},
                     parse_answer,
                     r,
                     pr,
@@ -126,7 +144,7 @@ def build_generation(store: Store, plan: dict) -> Built:
         {i["item_id"]: i for i in items},
         specs,
         {plan["model"]: pr},
-        "tolerant-parse",
+        form,
         tpl,
         extra={"out_tokens": out_tokens},
     )
@@ -182,6 +200,7 @@ def generate(store: Store, req: GenerateRequest, opts: RunOptions) -> dict:
             "seed": req.seed,
             "limit": req.limit,
             "max_tokens": check_max_tokens(req.max_tokens),
+            "structured": req.structured,
             "system_prompt": system,
             "system_prompt_source": system_source,
             "template": TEMPLATE,
@@ -194,7 +213,10 @@ def generate(store: Store, req: GenerateRequest, opts: RunOptions) -> dict:
         }
     if opts.price is not None:
         plan["price"] = list(opts.price)
+    negotiate_form(store, plan, opts, probe=not req.dry_run)
     built = build_generation(store, plan)
+    if "structured" in plan:
+        plan["structured_resolved"] = built.structured
     if req.dry_run:
         return dry_run_report(built, local_verdicts=0, kind="generation")
     return run_planned(
@@ -243,6 +265,7 @@ def finish_generation(store: Store, wd: WorkDir, built: Built, done: dict[str, d
         "retry_policy": plan.get("retry_policy"),
         "cache_hits": sum(1 for c in calls if c.get("cache_hit")),
         "journal": str(Path(wd.done_root.name) / plan["gen_id"]),
+        "structured_output": built.structured,
         **limits_knobs(plan, built),
         **plan.get("knobs", {}),
     }

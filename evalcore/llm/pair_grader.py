@@ -7,6 +7,8 @@ second answer, it replies ``{"reason": ..., "choice": "first" | "second" | "same
 into those calls; the calls are journaled, resumable and cached like judge calls
 (:mod:`evalcore.llm.engine`). The run stores each choice in as-shown left / right terms
 (:func:`as_shown`) in ``pair_verdicts.parquet``, with the one criterion of :data:`PAIR_RUBRIC`.
+The reply's schema (:func:`pair_schema`) is sent in the form ``--structured`` names or ``auto`` finds
+(:mod:`evalcore.llm.structured`, as ``evalcore judge`` does), recorded as the run's ``structured_output``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from evalcore.llm.judging import _manifest, _new_id, call_row, run_planned
 from evalcore.llm.plan import (
     Built,
     RunOptions,
+    _structured,
     check_max_tokens,
     dry_run_report,
     planned_call,
@@ -31,8 +34,17 @@ from evalcore.llm.plan import (
     resume_work,
     round_params,
 )
-from evalcore.llm.prompts import NONE_TEXT, PAIR_TEMPLATE, cut_reason, json_object, load_template, parse_template
+from evalcore.llm.prompts import (
+    NONE_TEXT,
+    PAIR_TEMPLATE,
+    REASON_CHARS,
+    cut_reason,
+    json_object,
+    load_template,
+    parse_template,
+)
 from evalcore.llm.rubric import RubricSpec
+from evalcore.llm.structured import negotiate_plan, structured_params
 from evalcore.storage.paths import utcnow
 from evalcore.storage.store import Store
 
@@ -49,6 +61,28 @@ def parse_pair(text: str) -> dict:
     if not isinstance(ch, str) or ch.strip().lower() not in ("first", "second", "same"):
         raise ParseError(f"choice {ch!r} is not first, second or same", text)
     return {"reason": cut_reason(obj["reason"]), "choice": ch.strip().lower()}
+
+
+def pair_schema(bound: bool = False) -> dict:
+    """The strict JSON schema of a grader's reply, reason first; ``bound``: the reason with ``maxLength``
+    (a self-hosted server's grammar honours it; OpenAI's strict mode refuses length keywords)."""
+    reason: dict = {"type": "string", "maxLength": REASON_CHARS} if bound else {"type": "string"}
+    choice = {"type": "string", "enum": ["first", "second", "same"]}
+    props = {"reason": reason, "choice": choice}
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
+def plan_form(plan: dict) -> str:
+    """The structured-output form of a one-model plan's calls: what ``auto`` found, else as asked (a
+    plan made before the grader and generation sent a schema: none, the tolerant parse, resumed as it was)."""
+    return plan.get("structured_resolved") or _structured(plan.get("structured", "tolerant"), [plan["model"]])
+
+
+def negotiate_form(store: Store, plan: dict, opts: RunOptions, probe: bool) -> None:
+    """``--structured auto`` for a one-model plan (a grader's, a generation's), before its first call (a
+    dry run: only what was remembered), unless the plan holds what was found (resumed as it was)."""
+    if plan.get("structured") == "auto" and "structured_resolved" not in plan:
+        negotiate_plan(store, plan, [plan["model"]], opts.api_base or plan.get("api_base"), opts.timeout, probe)
 
 
 def as_shown(order: str, choice: str) -> str:
@@ -88,6 +122,8 @@ def build_pairs(store: Store, plan: dict) -> Built:
     tpl = parse_template(plan["template"], plan["template_text"])
     price = tuple(plan["price"]) if plan.get("price") else None
     pr = resolve_price(plan["model"], price)
+    form = plan_form(plan)
+    schema = structured_params(form, pair_schema(bound=bool(plan.get("api_base"))))
     specs = []
     for p in pairs:
         q = (items.get(p["item_id"]) or {}).get("input") or NONE_TEXT
@@ -102,7 +138,7 @@ def build_pairs(store: Store, plan: dict) -> Built:
                         f"{p['pair_id']}/{order}/j{jr}",
                         plan["model"],
                         messages,
-                        round_params(plan, jr),
+                        {**round_params(plan, jr), **schema},
                         parse_pair,
                         jr,
                         pr,
@@ -124,7 +160,7 @@ def build_pairs(store: Store, plan: dict) -> Built:
         items,
         specs,
         {plan["model"]: pr},
-        "tolerant-parse",
+        form,
         tpl,
         extra={"out_tokens": 70, "pairs": len(pairs)},
     )
@@ -146,6 +182,7 @@ def judge_pairs(
     dry_run: bool,
     description: str,
     max_tokens: int | None = None,
+    structured: str = "auto",
     knobs: dict,
     opts: RunOptions,
 ) -> dict:
@@ -187,6 +224,7 @@ def judge_pairs(
             "seed": seed,
             "limit": limit,
             "max_tokens": check_max_tokens(max_tokens),
+            "structured": structured,
             "template": PAIR_TEMPLATE,
             "template_text": tpl.text,
             "reuse": bool(reuse),
@@ -198,7 +236,10 @@ def judge_pairs(
         }
     if opts.price is not None:
         plan["price"] = list(opts.price)
+    negotiate_form(store, plan, opts, probe=not dry_run)
     built = build_pairs(store, plan)
+    if "structured" in plan:
+        plan["structured_resolved"] = built.structured
     if dry_run:
         return dry_run_report(built, local_verdicts=0, kind="pairs")
     return run_planned(

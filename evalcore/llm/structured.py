@@ -130,3 +130,18 @@ def negotiate(store: Any, model: str, api_base: str | None, timeout: float) -> d
         + "; ".join(f"{t['form']}: {t['error']}" for t in tried),
         field="--structured",
     )
+
+
+def negotiate_plan(
+    store: Any, plan: dict, models: list[str], api_base: str | None, timeout: float, probe: bool = True
+) -> None:
+    """``--structured auto`` for a plan calling ``models`` (a judge's, a pairwise grader's, a
+    generation's): the form each speaks into the plan (``structured_resolved``: one form, or one per
+    model; ``structured_probe``: how each was found); without ``probe`` (a dry run) only what was
+    remembered for every model, else nothing."""
+    if not models or (not probe and any(remembered(store, m, api_base) is None for m in models)):
+        return
+    found = {m: negotiate(store, m, api_base, timeout) for m in models}  # remembered ones: no call
+    forms = {f["form"] for f in found.values()}
+    plan["structured_resolved"] = forms.pop() if len(forms) == 1 else {m: f["form"] for m, f in found.items()}
+    plan["structured_probe"] = found
