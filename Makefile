@@ -4,6 +4,8 @@ VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PORT    ?= 8501
+# the address `make run` binds (make run HOST=0.0.0.0 for a team server behind a proxy: docs/DEPLOY.md)
+HOST    ?= 127.0.0.1
 DATA    ?= data/demo
 STATE   ?= .evalcore-state
 
@@ -47,7 +49,7 @@ llm: $(LLM)/.installed
 
 run: $(STAMP)
 	EVALCORE_DATA=$(DATA) EVALCORE_STATE=$(STATE) $(BIN)/streamlit run app.py \
-	  --server.headless true --server.address 127.0.0.1 --server.port $(PORT) \
+	  --server.headless true --server.address $(HOST) --server.port $(PORT) \
 	  --browser.gatherUsageStats false
 
 # Every check, then every test on both cores (docs/ARCHITECTURE.md records the wall time); the 40
