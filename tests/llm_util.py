@@ -6,9 +6,10 @@ prebuilt llama.cpp from npm, in ``tests/llm_server/node_modules``). ``make llm``
 ``EVALCORE_REQUIRE_LLM=1`` (``.ci/run``). :class:`LocalLLM` starts the server on a free port, waits for it
 with a generous bound (failing with the server's own output), reads the JSONL log the server writes (one
 line per request: its messages, ``max_tokens``, seed, status, finish reason, tokens and reply) and stops it.
-The server runs with ``--default-json json``: a request without ``response_format`` (``evalcore generate``
-and ``judge-pairs`` send none) is held to a JSON object by llama.cpp's JSON grammar, as llama.cpp's own server
-does with ``--grammar-file json.gbnf``; the keys are still the model's to get right.
+By default the server runs with ``--default-json json``: a request without ``response_format`` is held to a
+JSON object by llama.cpp's JSON grammar, as llama.cpp's own server does with ``--grammar-file json.gbnf``
+(the keys are still the model's to get right); ``default_json=None`` serves such a request as free text,
+as a server started without a grammar does (tests/test_real_model.py: every command sends its schema).
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def unavailable(reason: str) -> None:
 class LocalLLM:
     """The server process: ``url`` (``http://127.0.0.1:PORT/v1``), ``log`` (its JSONL request log)."""
 
-    def __init__(self, workdir: Path, ctx: int = 2048):
+    def __init__(self, workdir: Path, ctx: int = 2048, default_json: str | None = "json"):
         model = model_path()
         assert model is not None, missing()
         self.log = workdir / "llm-requests.jsonl"
@@ -78,8 +79,7 @@ class LocalLLM:
                 str(ctx),
                 "--log",
                 str(self.log),
-                "--default-json",
-                "json",
+                *(["--default-json", default_json] if default_json else []),
             ],
             stdout=self._out,
             stderr=subprocess.STDOUT,
