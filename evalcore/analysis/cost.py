@@ -102,6 +102,7 @@ from evalcore.analysis.projection import (
     output_lists,
     project,
 )
+from evalcore.analysis.summary import judge_alias_warning
 from evalcore.contract import schema as S
 from evalcore.contract.results import Result
 from evalcore.errors import InputError, NotFoundError
@@ -195,6 +196,9 @@ class RunCost(Result):
     source: str
     mode: str
     judge_model: str
+    #: a judge model named by a floating alias, not a dated snapshot, unless the run records it
+    #: pinned (:func:`evalcore.analysis.summary.judge_alias_warning`, as runs and compare say it); None otherwise
+    judge_alias_warning: str | None
     judge_rounds: int
     simulated: bool
     classes: list[str]
@@ -255,6 +259,7 @@ def run_cost(
         source=m.source,
         mode=m.mode,
         judge_model=m.judge_model,
+        judge_alias_warning=judge_alias_warning(m),
         judge_rounds=m.judge_rounds,
         simulated=bool(m.simulated or gen.manifest.simulated),
         classes=list(classes),
@@ -276,6 +281,8 @@ class CostRow(Result):
     status: str
     mode: str
     judge_model: str
+    #: as :attr:`RunCost.judge_alias_warning`
+    judge_alias_warning: str | None
     judge_rounds: int
     simulated: bool
     judge_calls: int
@@ -331,6 +338,7 @@ def cost_table(store: Store, classes: tuple[str, ...] = ()) -> list[CostRow]:
                 status=m.status,
                 mode=m.mode,
                 judge_model=m.judge_model,
+                judge_alias_warning=judge_alias_warning(m),
                 judge_rounds=m.judge_rounds,
                 simulated=bool(m.simulated or gm.simulated),
                 **{f"judge_{k}": v for k, v in judge.to_dict().items()},

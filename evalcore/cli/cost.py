@@ -51,13 +51,20 @@ def _rstrip(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.splitlines())
 
 
+def _alias_note(run_id: str, warning: str | None) -> list[str]:
+    """The line `evalcore runs` gives a judge model named by a floating alias (none otherwise)."""
+    return [f"note: run {run_id}: {warning} (pinned? re-import with --judge-pinned)"] if warning else []
+
+
 def format_run(r: RunCost) -> str:
     """The text form of a run's cost report."""
     p = r.projection
+    note = _alias_note(r.run_id, r.judge_alias_warning)
     if not p.available:
-        return "\n".join([*_measured_lines(r), f"projection: not available ({p.reason})"])
+        return "\n".join([*_measured_lines(r), f"projection: not available ({p.reason})", *note])
     checked = [_check_line(p.check)] if p.check else []
-    return "\n".join([*_measured_lines(r), *_projection_lines(p), *checked, *(f"WARNING: {w}" for w in p.warnings)])
+    warned = [f"WARNING: {w}" for w in p.warnings]
+    return "\n".join([*_measured_lines(r), *_projection_lines(p), *checked, *warned, *note])
 
 
 def _measured_lines(r: RunCost) -> list[str]:
@@ -177,6 +184,11 @@ def _check_line(c: ProjectionCheck) -> str:
 
 
 def format_table(rows: list[CostRow]) -> str:
+    notes = [n for r in rows for n in _alias_note(r.run_id, r.judge_alias_warning)]
+    return "\n".join([_table_text(rows), *notes])
+
+
+def _table_text(rows: list[CostRow]) -> str:
     return _table(
         [
             {

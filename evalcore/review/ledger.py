@@ -15,7 +15,10 @@ Automatic typing and flags:
 * a paired delta inside the noise floor is flagged ``within the noise floor``;
 * a polluted or partial run is flagged (a polluted one as ``POLLUTED``), and simulated data is
   flagged as simulated;
-* differing item coverage between baseline and candidate is flagged (the first rival explanation).
+* differing item coverage between baseline and candidate is flagged (the first rival explanation);
+* a run whose judge model is a floating alias rather than a dated snapshot is flagged as the report
+  card flags it (``run R: judge model 'gpt-4o' is not a dated snapshot ...``), unless the run
+  records it pinned (``--judge-pinned``).
 
 Latency per answer (mean and p95, of the system under test and of the judge) stands beside the
 score in the figures, the list and the export.
@@ -29,6 +32,7 @@ from typing import Any
 
 from evalcore.analysis import comparison as C
 from evalcore.analysis.cost import answer_latency
+from evalcore.analysis.summary import judge_alias_warning
 from evalcore.contract.markdown import md_text
 from evalcore.errors import InputError, LabelError, NotFoundError
 from evalcore.storage.db import Database, connect, database_url, mask, postgres_ddl
@@ -324,6 +328,8 @@ def figures(
             flags.append(f"{rid} is {'POLLUTED' if m.status == 'polluted' else m.status}")
         if g.status == "polluted":
             flags.append(f"generation {m.gen_id} of {rid} is POLLUTED")
+        if w := judge_alias_warning(m):  # as the report card says it (issue 40)
+            flags.append(f"run {rid}: {w}")
     out["polluted"] = [
         rid for rid in all_runs if "polluted" in (store.run(rid).manifest.status, _gen_status(store, rid))
     ]
