@@ -33,7 +33,9 @@ def s3_server(log: Path) -> Iterator[dict[str, str]]:
     port = free_port()
     env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "3"}
     with open(log, "w") as fh:
-        proc = subprocess.Popen([MOTO, "-H", "127.0.0.1", "-p", str(port)], stdout=fh, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen(
+            [MOTO, "-H", "127.0.0.1", "-p", str(port)], stdout=fh, stderr=subprocess.STDOUT, env=env
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         t0 = time.time()
@@ -63,8 +65,11 @@ def s3_server(log: Path) -> Iterator[dict[str, str]]:
             "AWS_ENDPOINT_URL": url,
         }
         boto3.client(
-            "s3", endpoint_url=url, aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"], region_name="us-east-1",
+            "s3",
+            endpoint_url=url,
+            aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"],
+            region_name="us-east-1",
         ).create_bucket(Bucket=BUCKET)
         yield creds
     finally:
@@ -79,8 +84,11 @@ def s3_client(creds: dict[str, str]):
     import boto3
 
     return boto3.client(
-        "s3", endpoint_url=creds["AWS_ENDPOINT_URL"], aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"], region_name=creds["AWS_DEFAULT_REGION"],
+        "s3",
+        endpoint_url=creds["AWS_ENDPOINT_URL"],
+        aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"],
+        region_name=creds["AWS_DEFAULT_REGION"],
     )
 
 
@@ -93,3 +101,33 @@ def upload(creds: dict[str, str], local: Path, prefix: str) -> int:
             s3.upload_file(str(p), BUCKET, f"{prefix}/{p.relative_to(local).as_posix()}")
             n += 1
     return n
+
+
+@contextlib.contextmanager
+def counted_requests() -> Iterator[dict[str, int]]:
+    """Count, in this process, the requests s3fs sends and the bytes of the objects' bodies it
+    receives: ``get`` (GetObject, whole or ranged), ``bytes`` (their ContentLength), ``list`` and
+    ``head``. Counted at s3fs's one call into botocore (``S3FileSystem._call_s3``), so every read
+    of every fsspec file, cache or DuckDB read is seen."""
+    import s3fs
+
+    counts = {"get": 0, "bytes": 0, "list": 0, "head": 0}
+    original = s3fs.S3FileSystem._call_s3
+
+    async def counting(self, method, *args, **kw):
+        out = await original(self, method, *args, **kw)
+        name = getattr(method, "__name__", str(method))
+        if name == "get_object":
+            counts["get"] += 1
+            counts["bytes"] += int(out.get("ContentLength") or 0)
+        elif name.startswith("list_object"):
+            counts["list"] += 1
+        elif name == "head_object":
+            counts["head"] += 1
+        return out
+
+    s3fs.S3FileSystem._call_s3 = counting
+    try:
+        yield counts
+    finally:
+        s3fs.S3FileSystem._call_s3 = original

@@ -1,19 +1,25 @@
-"""`--data s3://bucket/prefix` against a local S3-compatible server (moto's, tests/s3_util.py):
-the figures over the demo uploaded to a bucket equal the local ones; a missing bucket, a wrong
-key and an object that is not Parquet are each one line naming the URL and a non-zero exit; the
-mirror follows the bucket (a changed object is fetched again, a removed one leaves); a key that
-would land outside the mirror is refused; and nothing writes into object storage."""
+"""`--data s3://bucket/prefix` against a local S3-compatible server (moto's, tests/s3_util.py), read
+where it lies: the figures over the demo uploaded to a bucket equal the local ones, while the state
+directory holds only the index (manifests, and stand-ins carrying each table's footer and none of
+its data); a query reads a part of the bucket, counted in requests and bytes, and a second one
+reads nothing; a changed object is read again and a removed one leaves; a missing bucket, a wrong
+key and an object that is not Parquet are each one line naming the URL and a non-zero exit; a key
+that would land outside the index is refused; nothing but ``export --hive`` writes into object
+storage, and that export holds the local export's tables."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DEMO, EVALCORE, tree_hash
-from s3_util import BUCKET, s3_client, s3_server, upload
+from conftest import DEMO, EVALCORE
+from s3_util import BUCKET, counted_requests, s3_client, s3_server, upload
+
+from evalcore.storage.remote import MAGIC, STAND_IN
 
 URL = f"s3://{BUCKET}/demo"
 COMMANDS = [
@@ -22,7 +28,7 @@ COMMANDS = [
     ["attribution", "support-ternary"],
     ["association", "support-single", "support-split"],
     ["compare", "support-split", "support-split-judgeB"],
-    ["agreement", "--gen", "support-g1", "--n-boot", "20"],  # the shipped label sets (labels/) are mirrored too
+    ["agreement", "--gen", "support-g1", "--n-boot", "20"],  # the shipped label sets (labels/) are indexed too
     ["crosstab", "support-single", "--a", "answers_question", "--b", "cites_source"],
 ]
 
@@ -51,6 +57,16 @@ def _without_paths(obj, *roots: str):
     return json.loads(text)
 
 
+def _index(state: Path) -> Path:
+    (root,) = [p for p in (state / "remote").iterdir() if p.is_dir() and not p.name.endswith(".blocks")]
+    return root
+
+
+def _footer(data: bytes) -> bytes:
+    n = int.from_bytes(data[-8:-4], "little")
+    return data[-(n + 8) :]
+
+
 @pytest.mark.parametrize("args", COMMANDS, ids=lambda a: "-".join(a[:2]))
 def test_the_figures_over_the_bucket_equal_the_local_ones(s3, args):
     creds, tmp = s3
@@ -61,9 +77,60 @@ def test_the_figures_over_the_bucket_equal_the_local_ones(s3, args):
     got, want = json.loads(remote.stdout), json.loads(local.stdout)
     assert _without_paths(got, URL) == _without_paths(want, str(DEMO))
     assert got  # a figure, not an empty answer
-    # nothing was fetched into the state directory but the mirror's files, and those are DEMO's bytes
-    (mirror,) = [p for p in (tmp / "state-remote" / "remote").iterdir() if p.is_dir()]
-    assert tree_hash(mirror / "runs") == tree_hash(DEMO / "runs")
+    # the index holds the manifests as they are and, for each table, a stand-in: its URL and the
+    # table's own footer, none of its data pages
+    index = _index(tmp / "state-remote")
+    tables = sorted(p.relative_to(DEMO) for p in DEMO.rglob("*.parquet"))
+    assert sorted(p.relative_to(index) for p in index.rglob("*.parquet")) == tables
+    for rel in tables:
+        stand_in, real = (index / rel).read_bytes(), (DEMO / rel).read_bytes()
+        assert stand_in.startswith(MAGIC + STAND_IN + f"{URL}/{rel.as_posix()} (".encode())
+        assert stand_in.split(b"\n", 1)[1] == _footer(real)  # the header line, then the footer alone
+    for m in DEMO.rglob("manifest.json"):
+        assert (index / m.relative_to(DEMO)).read_bytes() == m.read_bytes()
+
+
+def _attribution(store, run_id: str) -> dict:
+    from evalcore.analysis.failures import attribution
+    from evalcore.analysis.selection import Selection
+
+    return attribution(store, run_id, Selection()).to_dict()
+
+
+def test_a_query_reads_a_part_of_the_bucket_and_a_repeated_one_nothing(s3, tmp_path, monkeypatch):
+    """Counted at s3fs's calls in this process: opening the URL is one listing and reads of the
+    manifests, each table's last 8 bytes and its footer, exactly; the attribution of one run reads
+    less than the objects of that run, its generation and its suite hold; a second Store over the
+    same state directory lists once more and reads no byte; the figure equals the local one."""
+    from evalcore.storage.store import Store
+
+    creds, _ = s3
+    for k, v in {**creds, "EVALCORE_REMOTE_TTL": "0"}.items():
+        monkeypatch.setenv(k, v)
+    objects = {
+        o["Key"][len("demo/") :]: o["Size"]
+        for o in s3_client(creds).list_objects_v2(Bucket=BUCKET, Prefix="demo/")["Contents"]
+    }
+    tables = [k for k in objects if k.endswith(".parquet")]
+    with counted_requests() as opened:
+        store = Store(URL, tmp_path / "state")
+    assert opened["list"] == 1 and opened["head"] == 0
+    manifests = sum(n for k, n in objects.items() if not k.endswith(".parquet"))
+    footers = sum(8 + len(_footer((DEMO / k).read_bytes())) for k in tables)
+    assert opened["bytes"] == manifests + footers and opened["get"] == len(objects) + len(tables)
+    with counted_requests() as first:
+        got = _attribution(store, "support-split")
+    # the run's derived tables in the bucket are read once their sources are checked: those objects
+    # are hashed whole, once per version (into the block cache); nothing of another run is read
+    entities = ("runs/support-split/", "generations/support-g1/", "suites/support/")
+    own = sum(n for k, n in objects.items() if k.startswith(entities))
+    assert 0 < first["bytes"] <= own < sum(objects.values()) / 2, (first, own, sum(objects.values()))
+    assert first["list"] == 0 and first["head"] == 0  # the listing answers every question about a file
+    with counted_requests() as again:
+        got_again = _attribution(Store(URL, tmp_path / "state"), "support-split")
+    assert again == {"get": 0, "bytes": 0, "list": 1, "head": 0}
+    local = _attribution(Store(DEMO, tmp_path / "state-local"), "support-split")
+    assert _without_paths(got, URL) == _without_paths(local, str(DEMO)) == _without_paths(got_again, URL)
 
 
 def test_a_missing_bucket_a_wrong_key_and_an_object_that_is_not_parquet_are_one_line(s3, tmp_path):
@@ -81,23 +148,49 @@ def test_a_missing_bucket_a_wrong_key_and_an_object_that_is_not_parquet_are_one_
     r = _cli(creds, f"s3://{BUCKET}/broken", tmp_path / "st3", "attribution", "support-split")
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr
     assert f"s3://{BUCKET}/broken/runs/support-split/verdicts.parquet" in r.stderr, r.stderr
-    assert str(tmp_path) not in r.stderr  # the URL, not the mirror's local path
+    assert "not a readable Parquet file" in r.stderr, r.stderr
+    assert str(tmp_path) not in r.stderr  # the URL, not the index's local path
     # an empty prefix holds no data
     r = _cli(creds, f"s3://{BUCKET}/nothing-here", tmp_path / "st4", "runs")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "holds no evalcore data" in r.stderr, r.stderr
 
 
-def test_the_mirror_follows_the_bucket(s3, tmp_path):
+def _flip_one_verdict(path: Path) -> None:
+    """The first verdict's ``passed`` negated, the file's schema and metadata kept."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path)
+    passed = t.column("passed").to_pylist()
+    passed[0] = not passed[0]
+    t = t.set_column(t.schema.get_field_index("passed"), t.schema.field("passed"), pa.array(passed, pa.bool_()))
+    pq.write_table(t, path, compression="zstd")
+
+
+def test_the_index_follows_the_bucket(s3, tmp_path):
+    """A run added appears, a changed table is read again (not its cached blocks), a removed run
+    leaves the index, and within the TTL nothing is listed again."""
     creds, _ = s3
     s3c = s3_client(creds)
-    upload(creds, DEMO / "suites", "follow/suites")
-    upload(creds, DEMO / "generations", "follow/generations")
-    upload(creds, DEMO / "runs" / "support-split", "follow/runs/support-split")
+    copy = tmp_path / "copy"
+    for sub in ("suites", "generations", "runs/support-split"):
+        shutil.copytree(DEMO / sub, copy / sub, ignore=shutil.ignore_patterns("derived"))
+    upload(creds, copy, "follow")
     url = f"s3://{BUCKET}/follow"
     state = tmp_path / "state"
     first = _cli(creds, url, state, "runs", "--json")
     assert first.returncode == 0, first.stderr
     assert [r["run_id"] for r in json.loads(first.stdout)] == ["support-split"]
+    before = _cli(creds, url, state, "attribution", "support-split", "--json")
+    assert before.returncode == 0, before.stderr
+    # a table changed in the bucket: the figure over the bucket is the figure over the changed copy
+    _flip_one_verdict(copy / "runs/support-split/verdicts.parquet")
+    upload(creds, copy / "runs/support-split", "follow/runs/support-split")
+    after = _cli(creds, url, state, "attribution", "support-split", "--json")
+    local = _cli(creds, copy, tmp_path / "state-local", "attribution", "support-split", "--json")
+    assert after.returncode == 0 and local.returncode == 0, after.stderr + local.stderr
+    assert json.loads(after.stdout) != json.loads(before.stdout)
+    assert _without_paths(json.loads(after.stdout), url) == _without_paths(json.loads(local.stdout), str(copy))
     # a run added to the bucket appears; a run removed from it disappears, locally too
     upload(creds, DEMO / "runs" / "support-single", "follow/runs/support-single")
     assert [r["run_id"] for r in json.loads(_cli(creds, url, state, "runs", "--json").stdout)] == [
@@ -107,15 +200,14 @@ def test_the_mirror_follows_the_bucket(s3, tmp_path):
     for o in s3c.list_objects_v2(Bucket=BUCKET, Prefix="follow/runs/support-split/")["Contents"]:
         s3c.delete_object(Bucket=BUCKET, Key=o["Key"])
     assert [r["run_id"] for r in json.loads(_cli(creds, url, state, "runs", "--json").stdout)] == ["support-single"]
-    (mirror,) = [p for p in (state / "remote").iterdir() if p.is_dir()]
-    assert not (mirror / "runs" / "support-split").exists()
+    assert not (_index(state) / "runs" / "support-split").exists()
     # within the TTL nothing is listed again: a change shows only once it has passed
     upload(creds, DEMO / "runs" / "support-split", "follow/runs/support-split")
     assert len(json.loads(_cli(creds, url, state, "runs", "--json", EVALCORE_REMOTE_TTL="3600").stdout)) == 1
     assert len(json.loads(_cli(creds, url, state, "runs", "--json").stdout)) == 2
 
 
-def test_a_key_that_leaves_the_mirror_is_refused(s3, tmp_path):
+def test_a_key_that_leaves_the_index_is_refused(s3, tmp_path):
     creds, _ = s3
     upload(creds, DEMO / "suites", "escape/suites")
     s3_client(creds).put_object(Bucket=BUCKET, Key="escape/runs/x/../../../../outside.txt", Body=b"x")
@@ -125,7 +217,7 @@ def test_a_key_that_leaves_the_mirror_is_refused(s3, tmp_path):
     assert not any(p.name == "outside.txt" for p in tmp_path.rglob("*"))
 
 
-def test_nothing_writes_into_object_storage(s3, tmp_path):
+def test_nothing_writes_into_the_data_on_object_storage(s3, tmp_path):
     creds, _ = s3
     src = tmp_path / "results.jsonl"
     src.write_text('{"item_id": "a", "input": "q", "output": "x", "criterion": "ok", "value": "pass"}\n')
@@ -139,6 +231,41 @@ def test_nothing_writes_into_object_storage(s3, tmp_path):
     after = sorted(o["Key"] for o in s3_client(creds).list_objects_v2(Bucket=BUCKET, Prefix="demo/")["Contents"])
     assert after == before
     assert (tmp_path / "state" / "derived").is_dir()
+
+
+def test_export_hive_writes_to_object_storage(s3, tmp_path):
+    """``export --hive s3://...`` holds the local export's files, each table equal; a second export
+    to the same prefix is refused without --overwrite and replaces it with it."""
+    import pyarrow.parquet as pq
+    import s3fs
+
+    creds, _ = s3
+    url = f"s3://{BUCKET}/hive-export"
+    args = ["export", "--run", "support-split", "--run", "support-single", "--json"]
+    local = _cli(creds, DEMO, tmp_path / "st", *args[:-1], "--hive", str(tmp_path / "hive"), "--json")
+    remote = _cli(creds, DEMO, tmp_path / "st", *args[:-1], "--hive", url, "--json")
+    assert local.returncode == 0 and remote.returncode == 0, local.stderr + remote.stderr
+    assert json.loads(remote.stdout)["path"] == url
+    assert json.loads(remote.stdout)["tables"] == json.loads(local.stdout)["tables"]
+    s3c = s3_client(creds)
+    keys = sorted(o["Key"] for o in s3c.list_objects_v2(Bucket=BUCKET, Prefix="hive-export/")["Contents"])
+    files = sorted(p.relative_to(tmp_path / "hive").as_posix() for p in (tmp_path / "hive").rglob("*") if p.is_file())
+    assert [k[len("hive-export/") :] for k in keys] == files and len(files) > 6
+    fs = s3fs.S3FileSystem(
+        key=creds["AWS_ACCESS_KEY_ID"], secret=creds["AWS_SECRET_ACCESS_KEY"],
+        endpoint_url=creds["AWS_ENDPOINT_URL"], skip_instance_cache=True,
+    )  # fmt: skip
+    for f in files:
+        if f.endswith(".parquet"):
+            assert pq.read_table(f"{BUCKET}/hive-export/{f}", filesystem=fs).equals(
+                pq.read_table(tmp_path / "hive" / f)
+            )
+    again = _cli(creds, DEMO, tmp_path / "st", *args[:-1], "--hive", url)
+    assert again.returncode == 2 and again.stderr.count("\n") == 1 and "--overwrite" in again.stderr, again.stderr
+    one = _cli(creds, DEMO, tmp_path / "st", "export", "--run", "support-split", "--hive", url, "--overwrite")
+    assert one.returncode == 0, one.stderr
+    keys = [o["Key"] for o in s3c.list_objects_v2(Bucket=BUCKET, Prefix="hive-export/")["Contents"]]
+    assert not any("run=support-single" in k for k in keys) and any("run=support-split" in k for k in keys)
 
 
 def _cells(df) -> dict:

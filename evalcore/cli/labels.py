@@ -242,7 +242,8 @@ def labels_recover(obj: Ctx, src: str | None, out: str, as_json: bool) -> None:
     "hive",
     required=True,
     type=click.Path(file_okay=False),
-    help="Directory to write: hive-partitioned Parquet (suite=/generation=/run=) that Spark, Trino and Polars read.",
+    help="Directory (or object-storage URL: s3://bucket/prefix) to write: hive-partitioned Parquet "
+    "(suite=/generation=/run=) that Spark, Trino and Polars read.",
 )
 @click.option("--run", "run_ids", multiple=True, help="Run to export (repeatable; default every run).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing export directory (in one rename, at the end).")
@@ -253,7 +254,7 @@ def export(obj: Ctx, hive: str, run_ids: tuple[str, ...], overwrite: bool, as_js
     other engines read (docs/SCALE.md)."""
     from evalcore.storage.hive import export_hive
 
-    info = export_hive(obj.store, Path(hive), list(run_ids), overwrite=overwrite)
+    info = export_hive(obj.store, hive, list(run_ids), overwrite=overwrite)
     text = f"{info['path']}: {len(info['runs'])} runs; " + ", ".join(
         f"{t} {v['rows']:,} rows" for t, v in info["tables"].items()
     )

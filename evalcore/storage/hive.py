@@ -28,11 +28,13 @@ through Python and memory stays at DuckDB's cap whatever the size of the runs.
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from evalcore.contract.schema import SCHEMA_VERSION
 from evalcore.errors import InputError
+from evalcore.storage import remote
 from evalcore.storage.export import labels_table
 from evalcore.storage.files import atomic_directory
 from evalcore.storage.labels import LabelStore
@@ -101,9 +103,17 @@ def _write_arrow(tbl: Any, dest: Path) -> None:
     pq.write_table(tbl, dest, compression="zstd")
 
 
-def export_hive(store: Store, out: Path, run_ids: list[str] | None = None, *, overwrite: bool = False) -> dict:
+def export_hive(store: Store, out: str | Path, run_ids: list[str] | None = None, *, overwrite: bool = False) -> dict:
     """Write the runs (every run when ``run_ids`` is None or empty) under ``out`` as above; returns
-    what ``export.json`` records."""
+    what ``export.json`` records. An object-storage URL (``s3://bucket/prefix``) is written from a
+    local export in the state directory, uploaded once it is complete (:func:`remote.upload_tree`)."""
+    if remote.is_remote(out):
+        url = str(out).rstrip("/")
+        remote.check_empty(url, overwrite=overwrite)  # before anything is exported
+        with tempfile.TemporaryDirectory(dir=store.state_path()) as tmp:
+            info = export_hive(store, Path(tmp) / "hive", run_ids)
+            info["path"] = remote.upload_tree(Path(tmp) / "hive", url, overwrite=overwrite)
+        return info
     out = Path(out)
     runs = list(dict.fromkeys(run_ids or store.ids("run")))
     if not runs:

@@ -1,25 +1,41 @@
 """A data directory on object storage: ``--data s3://bucket/prefix`` (and ``gs://``, ``gcs://``,
 ``az://``, ``abfs://`` where fsspec has the filesystem installed: s3fs, gcsfs, adlfs).
 
-evalcore reads such a data directory through a **mirror**: a local copy in the state directory
-(``<state>/remote/<hash of the URL>/``) that fsspec keeps equal to the bucket. Each time a Store
-opens the URL (at most every ``EVALCORE_REMOTE_TTL`` seconds, 10 by default), the prefix is
-listed once; an object whose ETag (or size and modification time) changed is downloaded again, to
-a temporary file renamed into place, and a local file whose object is gone is removed. Everything
-else (the Store's path confinement, schema checks, DuckDB over Parquet, the derived tables) then
-works on local files exactly as on a local data directory: a page's every rerun does not fetch
-the data again, and nothing in the analysis knows where the data came from.
+evalcore reads the tables **where they lie**: DuckDB reads each Parquet object through the fsspec
+filesystem registered on its connection (``con.register_filesystem``; no DuckDB extension), range
+by range, so a figure fetches the footers and the column chunks it needs, not the bucket. What
+the Store needs besides, it keeps in a small **index** in the state directory
+(``<state>/remote/<hash of the URL>/``), refreshed from one listing of the prefix each time a
+Store opens the URL (at most every ``EVALCORE_REMOTE_TTL`` seconds, 10 by default):
 
-Only the layout's own directories (suites/, generations/, runs/, sessions/, labels/) are
-mirrored, and every key is confined like a local path: a key with an empty, ``.`` or ``..`` part,
-or one that would land outside the mirror, is refused, so a bucket cannot make evalcore write
-outside its state directory. Writes go to the state directory only (a remote data directory is
-read-only here: import or judge into a local data directory, then upload it). Credentials and the
-endpoint come from the filesystem's own configuration (for S3 the ``AWS_*`` variables, including
-``AWS_ENDPOINT_URL`` for an S3-compatible server); a missing bucket, a refused key or an
-unreachable endpoint is one line naming the URL.
+* each manifest (``manifest.json``, ``session.json``: small JSON) is downloaded, as the Store
+  validates and caches it as it does a local one;
+* each Parquet object is a **stand-in**: a file holding the object's URL and version (its ETag,
+  else its size and time) and the object's own Parquet footer, so that the Store's schema checks
+  and anything reading a footer (row counts, column names) work on it unchanged, and whatever
+  hashes sources (the derived tables) sees a new stand-in when the object changes. Its data
+  pages are not there: every query on a remote Store's connection reads the object itself, the
+  index's path being said as the URL in the query (:class:`Connection`);
+* an object gone from the bucket leaves the index.
 
-Error messages name the object's URL, not its mirror's local path (:func:`shown`).
+Blocks read from the bucket are kept in ``<state>/remote/<hash>.blocks/``, one directory per
+object version (:mod:`evalcore.storage.blocks`: 1 MiB blocks, fetched on first read, removed
+when the object changes or leaves), so a page's rerun, a second command or another connection
+reads them from the local disk; DuckDB's own file cache holds blocks only within one connection.
+The listing also fills the filesystem's listing cache, so opening an object costs no request of
+its own.
+
+Only the layout's own directories (suites/, generations/, runs/, sessions/, labels/) are indexed,
+and every key is confined like a local path: a key with an empty, ``.`` or ``..`` part, or one that
+would land outside the index, is refused, so a bucket cannot make evalcore write outside its state
+directory. Writes go to the state directory only (a remote data directory is read-only here:
+import or judge into a local data directory, then upload it; ``export --hive`` writes to object
+storage, :func:`upload_tree`). Credentials and the endpoint come from the filesystem's own
+configuration (for S3 the ``AWS_*`` variables, including ``AWS_ENDPOINT_URL`` for an
+S3-compatible server); a missing bucket, a refused key or an unreachable endpoint is one line
+naming the URL.
+
+Error messages name the object's URL, not its stand-in's local path (:func:`shown`).
 """
 
 from __future__ import annotations
@@ -29,21 +45,25 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from evalcore.errors import PATH_ALIASES, InputError, NotFoundError, PathEscapeError
+from evalcore.errors import PATH_ALIASES, FormatError, InputError, NotFoundError, PathEscapeError
 
 SCHEMES = ("s3", "s3a", "gs", "gcs", "az", "abfs", "abfss")
-#: the layout's top-level directories (evalcore.storage.layout.KINDS); nothing else is mirrored
+#: the layout's top-level directories (evalcore.storage.layout.KINDS); nothing else is indexed
 TOP = ("suites", "generations", "runs", "sessions", "labels")
-INDEX = ".evalcore-mirror.json"
+INDEX = ".evalcore-index.json"
+MAGIC = b"PAR1"
+STAND_IN = b"evalcore stand-in for "  # the first line of a stand-in, after the magic
 
-_MIRRORS = PATH_ALIASES  # local mirror root -> URL: an error's file is named by its URL (evalcore.errors)
-_SYNCED: dict[str, float] = {}  # mirror root -> time.monotonic() of its last sync in this process
+_MIRRORS = PATH_ALIASES  # local index root -> URL: an error's file is named by its URL (evalcore.errors)
+_SYNCED: dict[str, float] = {}  # index root -> time.monotonic() of its last sync in this process
+_FS: dict[tuple[str, str], tuple[Any, str]] = {}  # (url, block directory) -> (filesystem, base path)
 _LOCK = threading.Lock()
 
 
@@ -63,18 +83,18 @@ def ttl() -> float:
 
 
 def shown(text: str) -> str:
-    """``text`` with every mirror's local path replaced by its URL."""
+    """``text`` with every index's local path replaced by its URL."""
     for local, url in sorted(_MIRRORS.items(), key=lambda kv: -len(kv[0])):
         text = text.replace(local, url)
     return text
 
 
-def mirror_root(url: str, state: Path) -> Path:
+def index_root(url: str, state: Path) -> Path:
     key = hashlib.sha256(url.rstrip("/").encode()).hexdigest()[:16]
     return Path(state) / "remote" / key
 
 
-def _filesystem(url: str) -> tuple[Any, str]:
+def _target(url: str) -> tuple[Any, str]:
     import fsspec  # type: ignore[import-untyped]
 
     scheme = url.split("://", 1)[0].lower()
@@ -87,6 +107,25 @@ def _filesystem(url: str) -> tuple[Any, str]:
     return fs, path.rstrip("/")
 
 
+def filesystem(url: str, blocks: Path) -> tuple[Any, str]:
+    """The fsspec filesystem of ``url`` with its files read through the blocks kept in ``blocks``
+    (:func:`evalcore.storage.blocks.caching_filesystem`; one per process and directory), and the
+    URL's path in it. It answers to the URL's own scheme, so DuckDB hands it every ``s3://``
+    (``gs://`` ...) path it reads."""
+    key = (url, str(blocks))
+    with _LOCK:
+        hit = _FS.get(key)
+    if hit is not None:
+        return hit
+    from evalcore.storage.blocks import caching_filesystem
+
+    target, base = _target(url)
+    fs = caching_filesystem(target, blocks)
+    with _LOCK:
+        _FS[key] = (fs, base)
+    return fs, base
+
+
 def _confined(rel: str) -> list[str]:
     parts = rel.split("/")
     if any(p in ("", ".", "..") or "\\" in p or "\x00" in p for p in parts):
@@ -94,19 +133,11 @@ def _confined(rel: str) -> list[str]:
     return parts
 
 
-def _version(info: dict) -> str:
-    """What says an object changed: its ETag, else its size and modification time."""
-    etag = info.get("ETag") or info.get("etag") or info.get("md5Hash") or info.get("etag_s")
-    if etag:
-        return f"etag:{str(etag).strip(chr(34))}"
-    return f"size:{info.get('size')}:{info.get('LastModified') or info.get('mtime') or info.get('updated')}"
-
-
 def _list(fs: Any, root: str, url: str) -> dict[str, dict]:
-    """Every object under the layout's directories, by key relative to ``root``."""
+    """Every object under the layout's directories, by key relative to ``root`` (one listing, which
+    also fills the filesystem's listing cache)."""
     try:
-        with contextlib.suppress(AttributeError):
-            fs.invalidate_cache()
+        fs.invalidate_cache()
         found: dict[str, dict] = {}
         for key, info in fs.find(root, detail=True).items():
             rel = key[len(root) + 1 :] if root else key
@@ -129,6 +160,24 @@ def _list(fs: Any, root: str, url: str) -> dict[str, dict]:
     return found
 
 
+def _stand_ins(fs: Any, base: str, url: str, todo: dict[str, tuple[dict, str]]) -> dict[str, bytes]:
+    """The stand-ins of the Parquet objects ``todo`` (key -> (info, version)): each one's last 8
+    bytes (the footer's length and magic), then each footer, read in two concurrent batches of
+    range requests. An object that is not Parquet gets a stand-in without a footer, which the
+    Store's check refuses naming the object."""
+    keys = sorted(todo)
+    sizes = [int(todo[k][0].get("size") or 0) for k in keys]
+    paths = [f"{base}/{k}" for k in keys]
+    tails = fs.cat_ranges(paths, [max(0, n - 8) for n in sizes], sizes, on_error="raise") if keys else []
+    lengths = [int.from_bytes(t[:4], "little") if len(t) == 8 and t[4:] == MAGIC else 0 for t in tails]
+    ok = [i for i, (n, f) in enumerate(zip(sizes, lengths)) if 0 < f <= n - 12]
+    footers = fs.cat_ranges(
+        [paths[i] for i in ok], [sizes[i] - 8 - lengths[i] for i in ok], [sizes[i] for i in ok], on_error="raise"
+    )
+    body = dict(zip(ok, footers))
+    return {k: MAGIC + STAND_IN + f"{url}/{k} ({todo[k][1]})\n".encode() + body.get(i, b"") for i, k in enumerate(keys)}
+
+
 @contextlib.contextmanager
 def _locked(root: Path):
     root.parent.mkdir(parents=True, exist_ok=True)
@@ -140,11 +189,59 @@ def _locked(root: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def mirror(url: str, state: Path) -> Path:
-    """The local mirror of ``url`` in the state directory, brought up to date (see the module
-    docstring); its path."""
+def _fetch(fs: Any, base: str, url: str, root: Path, todo: dict[str, tuple[dict, str]]) -> None:
+    """The objects ``todo`` into the index: a stand-in for each Parquet table, the object itself
+    otherwise (a manifest); both read in concurrent batches, each file written to a temporary file
+    renamed into place."""
+    tables = {k: v for k, v in todo.items() if k.endswith(".parquet")}
+    others = sorted(k for k in todo if k not in tables)
+    try:
+        body = _stand_ins(fs, base, url, tables)
+        if others:
+            got = fs.cat([f"{base}/{k}" for k in others], on_error="raise")
+            body.update({k: got[f"{base}/{k}"] for k in others})
+    except Exception as e:
+        raise InputError(f"cannot download: {type(e).__name__}: {e}", file=url, field="--data") from None
+    for k, data in body.items():
+        local = root.joinpath(*_confined(k))
+        local.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=local.parent, prefix=f".tmp-{local.name}-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, local)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+def _prune(root: Path, base: str, have: dict[str, str], got: dict[str, str]) -> None:
+    """Objects removed from the bucket leave the index too, and the blocks of every version the
+    bucket no longer holds leave the block cache."""
+    from evalcore.storage.blocks import directory
+
+    blocks = root.with_name(root.name + ".blocks")
+    for rel, ver in have.items():
+        if got.get(rel) != ver:
+            shutil.rmtree(directory(blocks, f"{base}/{rel}", ver), ignore_errors=True)
+    for top in TOP:
+        d = root / top
+        if not d.is_dir():
+            continue
+        for p in sorted(d.rglob("*"), reverse=True):
+            rel = p.relative_to(root).as_posix()
+            if p.is_file() and rel not in got:
+                p.unlink()
+            elif p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+
+
+def index(url: str, state: Path) -> Path:
+    """The local index of ``url`` in the state directory, brought up to date from one listing (see
+    the module docstring); its path."""
     url = url.rstrip("/")
-    root = mirror_root(url, state)
+    root = index_root(url, state)
     root.mkdir(parents=True, exist_ok=True)
     root = root.resolve()
     with _LOCK:
@@ -153,56 +250,168 @@ def mirror(url: str, state: Path) -> Path:
     index_path = root / INDEX
     if last is not None and time.monotonic() - last < ttl() and index_path.is_file():
         return root
-    fs, base = _filesystem(url)
+    from evalcore.storage.blocks import version
+
+    fs, base = filesystem(url, root.with_name(root.name + ".blocks"))
     with _locked(root):
         try:
-            index = json.loads(index_path.read_text())
+            idx = json.loads(index_path.read_text())
         except (OSError, ValueError):
-            index = {}
-        have = index.get("objects") or {}
-        fresh = index.get("url") == url and time.time() - float(index.get("synced_at") or 0) < ttl()
+            idx = {}
+        have = idx.get("objects") or {}
+        fresh = idx.get("url") == url and time.time() - float(idx.get("synced_at") or 0) < ttl()
         if last is None and fresh:  # another process synced it within the TTL
             with _LOCK:
                 _SYNCED[str(root)] = time.monotonic()
             return root
-        objects = _list(fs, base, url)
         got: dict[str, str] = {}
-        for rel, info in sorted(objects.items()):
-            parts = _confined(rel)
-            local = root.joinpath(*parts)
+        todo: dict[str, tuple[dict, str]] = {}
+        for rel, info in sorted(_list(fs, base, url).items()):
+            local = root.joinpath(*_confined(rel))
             if not local.resolve().is_relative_to(root):
-                raise PathEscapeError("lands outside the mirror", file=f"{url}/{rel}", field="object key")
-            v = _version(info)
-            if have.get(rel) != v or not local.is_file():
-                local.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=local.parent, prefix=f".tmp-{local.name}-")
-                os.close(fd)
-                try:
-                    fs.get_file(f"{base}/{rel}", tmp)
-                    os.replace(tmp, local)
-                except BaseException as e:
-                    with contextlib.suppress(OSError):
-                        os.unlink(tmp)
-                    if isinstance(e, Exception):
-                        raise InputError(f"cannot download: {e}", file=f"{url}/{rel}", field="--data") from None
-                    raise
-            got[rel] = v
-        for top in TOP:  # objects removed from the bucket leave the mirror too
-            d = root / top
-            if not d.is_dir():
-                continue
-            for p in sorted(d.rglob("*"), reverse=True):
-                rel = p.relative_to(root).as_posix()
-                if p.is_file() and rel not in got:
-                    p.unlink()
-                elif p.is_dir() and not any(p.iterdir()):
-                    p.rmdir()
+                raise PathEscapeError("lands outside the index", file=f"{url}/{rel}", field="object key")
+            got[rel] = version(info)
+            if have.get(rel) != got[rel] or not local.is_file():
+                todo[rel] = (info, got[rel])
+        _fetch(fs, base, url, root, todo)
+        _prune(root, base, have, got)
         tmp_index = index_path.with_name(INDEX + ".tmp")
         tmp_index.write_text(json.dumps({"url": url, "synced_at": time.time(), "objects": got}, indent=0))
         os.replace(tmp_index, index_path)
     with _LOCK:
         _SYNCED[str(root)] = time.monotonic()
     return root
+
+
+def url_of(root: Path) -> str | None:
+    """The URL whose index ``root`` is, else None: a Store opened on an index's local path (as the
+    app's caches reopen a Store by its ``data``) reads the objects as the Store that made it."""
+    try:
+        url = json.loads((root / INDEX).read_text()).get("url")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(url, str) or not is_remote(url) or index_root(url, root.parent.parent).resolve() != root:
+        return None
+    with _LOCK:
+        _MIRRORS[str(root)] = url
+    return url
+
+
+def content_sha256(path: str | Path) -> str | None:
+    """The sha256 of the object a stand-in stands for, read whole (its data pages are not in the
+    stand-in); None for any other file. The derived tables key on their sources' sha256
+    (:func:`evalcore.storage.derived.sha256_of`, which keeps it while the stand-in is unchanged), so
+    a derived set in the bucket, written beside its entity by ``evalcore index``, is read where it
+    lies once its sources and files are checked, as it is on disk, instead of built again."""
+    with open(path, "rb") as fh:
+        head = fh.read(len(MAGIC + STAND_IN) + 4096)
+    if not head.startswith(MAGIC + STAND_IN):
+        return None
+    line = head[len(MAGIC + STAND_IN) :].split(b"\n", 1)[0].decode()
+    url = line.rsplit(" (", 1)[0]
+    root, base = Path(path).resolve(), None
+    while root.parent != root and (base := url_of(root)) is None:
+        root = root.parent
+    if base is None:
+        return None
+    fs, _ = filesystem(base, root.with_name(root.name + ".blocks"))
+    h = hashlib.sha256()
+    try:  # through the block cache: the queries that follow read these bytes from the local disk
+        with fs.open(fs._strip_protocol(url), "rb") as src:
+            while chunk := src.read(8 << 20):
+                h.update(chunk)
+    except Exception as e:
+        raise InputError(f"cannot read: {type(e).__name__}: {e}", file=url, field="--data") from None
+    return h.hexdigest()
+
+
+class Connection:
+    """A DuckDB connection (or cursor) of a remote Store: the index's local paths are said as their
+    URLs in every query and its parameters, so DuckDB reads the objects through the registered
+    filesystem; everything else is the connection's own."""
+
+    def __init__(self, con: Any, root: str, url: str):
+        self._con, self._root, self._url = con, root, url
+
+    def said(self, value: Any) -> Any:
+        """A query or a parameter with the index's paths said as URLs (lists and dicts inside)."""
+        if isinstance(value, str):
+            return value.replace(self._root + "/", self._url + "/")
+        if isinstance(value, (list, tuple)):
+            return [self.said(v) for v in value]
+        if isinstance(value, dict):
+            return {k: self.said(v) for k, v in value.items()}
+        return value
+
+    def execute(self, query: str, parameters: Any = None) -> Any:
+        self._con.execute(self.said(query), self.said(parameters))
+        return self
+
+    def executemany(self, query: str, parameters: Any = None) -> Any:
+        self._con.executemany(self.said(query), self.said(parameters))
+        return self
+
+    def sql(self, query: str, *, params: Any = None, **kw: Any) -> Any:
+        return self._con.sql(self.said(query), params=self.said(params), **kw)
+
+    def cursor(self) -> Connection:
+        return Connection(self._con.cursor(), self._root, self._url)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._con.close()
+
+
+def attach(con: Any, url: str, root: Path) -> Connection:
+    """``con`` reading the objects of ``url`` where they lie: its filesystem registered on the
+    connection (once per connection) and its queries said over the URL (:class:`Connection`)."""
+    fs, _ = filesystem(url, root.with_name(root.name + ".blocks"))
+    con.register_filesystem(fs)
+    return Connection(con, str(root), url)
+
+
+def unreadable(err: Exception, params: Any, con: Any) -> Exception:
+    """A query of a remote Store failed: the object it names, if any, in one FormatError; else the
+    error as it was (a stand-in is never read for data, so the local check cannot say it)."""
+    text = str(err)
+    said = con.said(list(params.values()) if isinstance(params, dict) else list(params or []))
+    for p in said:
+        if isinstance(p, str) and is_remote(p) and p in text:
+            return FormatError(f"cannot be read ({type(err).__name__}: {text.splitlines()[0][:160]})", file=p)
+    return err
+
+
+def check_empty(url: str, *, overwrite: bool) -> None:
+    """``export --hive`` to ``url`` is refused when the prefix holds objects, unless ``overwrite``."""
+    fs, base = _target(url)
+    try:
+        held = fs.find(base)
+    except Exception as e:
+        raise InputError(f"cannot list the object store: {type(e).__name__}: {e}", file=url, field="--hive") from None
+    if held and not overwrite:
+        raise InputError("already holds objects (pass --overwrite to replace them)", file=url, field="--hive")
+
+
+def upload_tree(local: Path, url: str, *, overwrite: bool) -> str:
+    """Copy the directory ``local`` to the object-storage prefix ``url`` (``export --hive``); with
+    ``overwrite``, the objects the prefix held before are removed first. Returns the URL."""
+    check_empty(url, overwrite=overwrite)
+    fs, base = _target(url)
+    try:
+        held = fs.find(base)
+        if held:
+            fs.rm(held)
+        fs.put(str(local).rstrip("/") + "/", base + "/", recursive=True)
+    except Exception as e:
+        raise InputError(
+            f"cannot write to the object store: {type(e).__name__}: {e}", file=url, field="--hive"
+        ) from None
+    return url
 
 
 def refuse_write(data_opt: str | os.PathLike | None, what: str) -> None:

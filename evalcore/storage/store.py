@@ -69,27 +69,30 @@ class Store:
         self._keys = Path(keys_dir) if keys_dir is not None else None
         if data_dir is None and remote.is_remote(os.environ.get("EVALCORE_DATA")):
             data_dir = os.environ["EVALCORE_DATA"]
-        #: the object-storage URL of the data (``s3://bucket/prefix``), read through a local mirror
-        #: in the state directory (:mod:`evalcore.storage.remote`); None for a local directory
+        #: the object-storage URL of the data (``s3://bucket/prefix``), read where it lies, its
+        #: manifests and footers indexed in the state directory (:mod:`evalcore.storage.remote`);
+        #: None for a local directory
         self.remote: str | None = None
         if remote.is_remote(data_dir):
             self.remote = str(data_dir).rstrip("/")
-            data_dir = remote.mirror(self.remote, self.state)
+            data_dir = remote.index(self.remote, self.state)
         self.data = Path(data_dir) if data_dir is not None else default_data_dir()
         if not self.data.exists():
             raise NotFoundError("data directory does not exist", file=self.data, field="--data")
         if not self.data.is_dir():
             raise InputError("is not a directory", file=self.data, field="--data")
         self.data = self.data.resolve()
+        if self.remote is None:  # an index's own path, as the app's caches reopen a Store: still the URL's
+            self.remote = remote.url_of(self.data)
         links_inside(self.state)
         self._cache: dict[tuple[str, str], tuple[Any, Entry]] = {}
         self._lock = threading.Lock()
 
     def sync(self) -> None:
-        """Bring the mirror of a remote data directory up to date (at most every
+        """Bring the index of a remote data directory up to date (at most every
         ``EVALCORE_REMOTE_TTL`` seconds); nothing for a local one."""
         if self.remote is not None:
-            remote.mirror(self.remote, self.state)
+            remote.index(self.remote, self.state)
 
     def where(self) -> str:
         """The data directory as a user named it: the URL of a remote one."""
@@ -219,13 +222,16 @@ class Store:
     def connect(self, capped: bool = True) -> duckdb.DuckDBPyConnection:
         """A fresh in-memory DuckDB connection that never downloads an extension, its memory capped
         (:func:`duckdb_memory`) and spilling past the cap into a temporary directory of its own
-        (``capped=False``: DuckDB's own limit)."""
+        (``capped=False``: DuckDB's own limit). A remote Store's connection reads the objects where
+        they lie (:func:`evalcore.storage.remote.attach`)."""
         con = duckdb.connect(":memory:", config=dict(DUCKDB_CONFIG))
         cap = duckdb_memory() if capped else ""
         if cap:
             con.execute(f"SET memory_limit = '{cap}'")
             spill = Path(tempfile.gettempdir()) / f"evalcore-duckdb-{os.getpid()}"
             con.execute(f"SET temp_directory = '{str(spill).replace(chr(39), chr(39) * 2)}'")
+        if self.remote is not None:
+            return remote.attach(con, self.remote, self.data)  # type: ignore[return-value]
         return con
 
     def _fetch(self, query: str, params: Any, con: Any, how: str) -> Any:
@@ -262,6 +268,8 @@ class Store:
         except duckdb.OutOfMemoryException:
             raise
         except duckdb.Error as e:
+            if isinstance(cur, remote.Connection):
+                raise remote.unreadable(e, params, cur) from None
             raise _unreadable_table(e, params) from None
         finally:
             cur.close()
