@@ -16,7 +16,9 @@ app server does for its first Attribution request, and then what the next reques
   run's derived answers table in the state directory, since the bucket's own derived tables
   cannot be checked against their sources without reading them whole; on disk they are read);
 * ``again_s``: a new Store on the same state directory and the same figure (the page's next
-  request, or the next server: the block cache and the derived table are in the state directory).
+  request: the block cache and the derived tables are in the state directory);
+* ``restart``: a second fresh process on the state directory the first left (a restarted server's
+  first request): its open and its figure.
   With ``--ttl 0`` (the default here) every Store lists the bucket again; with the default of
   evalcore (10 s) a Store opened within 10 s of the last listing in the same process does not.
 
@@ -74,15 +76,19 @@ def _child(data: str, state: str, run: str) -> dict:
 
 def _measure(data: str, run: str, env: dict, out_dir: Path, name: str) -> dict:
     with tempfile.TemporaryDirectory(prefix="evalcore-s3-reads-") as state:
-        p = subprocess.run(
-            [sys.executable, __file__, "--child", data, "--state", state, "--run", run],
-            capture_output=True,
-            text=True,
-            env={**os.environ, **env},
-        )
-    if p.returncode != 0:
-        raise SystemExit(f"{name}: {p.stderr[-3000:]}")
-    r = json.loads(p.stdout)
+        got = []
+        for _ in range(2):  # a fresh state directory, then a restarted process on the one it left
+            p = subprocess.run(
+                [sys.executable, __file__, "--child", data, "--state", state, "--run", run],
+                capture_output=True,
+                text=True,
+                env={**os.environ, **env},
+            )
+            if p.returncode != 0:
+                raise SystemExit(f"{name}: {p.stderr[-3000:]}")
+            got.append(json.loads(p.stdout))
+    r, again = got
+    r.update(restart_open_s=again["open_s"], restart_s=again["first_s"], restart=again["first"])
     r["load"] = os.getloadavg()[0]
     (out_dir / f"{name}.json").write_text(json.dumps(r, indent=1))
     return r
@@ -128,21 +134,23 @@ def main() -> None:
     cmd = f"python bench/s3_reads.py --data {a.data} --run {a.run} --repeats {a.repeats} --ttl {a.ttl}"
     print(f"`{cmd}`: {len(files)} files, ")
     print(f"{_mib(total)} MiB uploaded in {up_s:.1f} s; the figures of both sides equal: {same}.\n")
-    print("| side | open s | first request s | next request s | bytes read (open / first / next) MiB "
-          "| GETs (open / first / next) | listings | CPU s | peak RSS MB | load |")  # fmt: skip
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| side | open s | first request s | next request s | restarted: open s | restarted: request s "
+          "| bytes read (open / first / next / restarted) MiB | GETs (open / first / next / restarted) "
+          "| CPU s | peak RSS MB | load |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for side, rs in rows.items():
 
         def med(k: str, rs=rs) -> str:
             return f"{statistics.median(r[k] for r in rs):.2f} ({' / '.join(f'{r[k]:.2f}' for r in rs)})"
 
         r0 = rs[0]
-        by = " / ".join(_mib(r0[k]["bytes"]) for k in ("opened", "first", "again")) if side == "s3" else "-"
-        gets = " / ".join(str(r0[k]["get"]) for k in ("opened", "first", "again")) if side == "s3" else "-"
-        lists = sum(r0[k]["list"] for k in ("opened", "first", "again")) if side == "s3" else "-"
+        keys = ("opened", "first", "again", "restart")
+        by = " / ".join(_mib(r0[k]["bytes"]) for k in keys) if side == "s3" else "-"
+        gets = " / ".join(str(r0[k]["get"]) for k in keys) if side == "s3" else "-"
         loads = " / ".join(f"{r['load']:.1f}" for r in rs)
         print(
-            f"| {side} | {med('open_s')} | {med('first_s')} | {med('again_s')} | {by} | {gets} | {lists} "
+            f"| {side} | {med('open_s')} | {med('first_s')} | {med('again_s')} | {med('restart_open_s')} "
+            f"| {med('restart_s')} | {by} | {gets} "
             f"| {statistics.median(r['cpu_s'] for r in rs):.2f} | {max(r['rss_mb'] for r in rs):.0f} | {loads} |"
         )
     print(f"\nThe bucket holds {_mib(total)} MiB (bytes read are of the first repeat; the others read the same).")
