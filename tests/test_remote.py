@@ -126,6 +126,8 @@ def test_a_query_reads_a_part_of_the_bucket_and_a_repeated_one_nothing(s3, tmp_p
     own = sum(n for k, n in objects.items() if k.startswith(entities))
     assert 0 < first["bytes"] <= own < sum(objects.values()) / 2, (first, own, sum(objects.values()))
     assert first["list"] == 0 and first["head"] == 0  # the listing answers every question about a file
+    # the run's derived tables were the bucket's, checked, not built again in the state directory
+    assert not (tmp_path / "state" / "derived" / "runs" / "support-split").exists()
     with counted_requests() as again:
         got_again = _attribution(Store(URL, tmp_path / "state"), "support-split")
     assert again == {"get": 0, "bytes": 0, "list": 1, "head": 0}
@@ -183,6 +185,8 @@ def test_the_index_follows_the_bucket(s3, tmp_path):
     assert [r["run_id"] for r in json.loads(first.stdout)] == ["support-split"]
     before = _cli(creds, url, state, "attribution", "support-split", "--json")
     assert before.returncode == 0, before.stderr
+    # no derived tables in this bucket: the run's are built in the state directory, from the bucket
+    assert (state / "derived" / "runs" / "support-split" / "answers.parquet").is_file()
     # a table changed in the bucket: the figure over the bucket is the figure over the changed copy
     _flip_one_verdict(copy / "runs/support-split/verdicts.parquet")
     upload(creds, copy / "runs/support-split", "follow/runs/support-split")
