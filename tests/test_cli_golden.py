@@ -44,8 +44,9 @@ def test_every_json_command_is_covered():
     # Not replayed here: `import pandalm` reads the real data set only (tests/test_pandalm.py, on
     # ../shared); `rederive` re-derives a judged run's verdicts (tests/test_judge.py, on a run judged
     # through the fake server); `import phoenix|mlflow` and `labels push` talk to a running server
-    # (tests/test_platforms_live.py, on real Phoenix and MLflow servers).
-    live = {"import phoenix", "import mlflow", "labels push"}
+    # (tests/test_platforms_live.py, on real Phoenix and MLflow servers); `state backup|restore|upgrade`
+    # print the archive's and the databases' paths, times and sizes (tests/test_state_backup.py).
+    live = {"import phoenix", "import mlflow", "labels push", "state backup", "state restore", "state upgrade"}
     assert sorted(set(missing) - {"import pandalm", "rederive"} - live) == []
 
 

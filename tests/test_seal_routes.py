@@ -65,6 +65,9 @@ UNTOUCHED: dict[str, str] = {
     **{f"queue {k}": "reviewers' counts, times and agreement, and slices of a queue: no answer" for k in
        ("team", "assign", "assignments")},
     "home": "counts of what waits (cases, disputes, pairs, runs): no answer",
+    **{f"state {k}": "copies the state directory's files (and the keys only with --keys) as an operator's archive: "
+       "like the data directory's own files, not a reader of evalcore's" for k in ("backup", "restore")},
+    "state upgrade": "schema versions and counts of the label store and the ledger",
     **{f"ledger {k}": "the decision ledger's entries" for k in ("add", "amend", "retire", "list", "export")},
     **{f"suite {k}": "a suite's items (inputs, references), not answers" for k in
        ("check", "repair", "versions", "looks", "show", "items", "item")},
@@ -280,6 +283,7 @@ review.get_queue review.half_width_text review.item review.items review.labels_r
 review.next_case review.overview review.points review.progress review.queues review.repair review.report_card
 review.runs_on review.session_agreement review.undo review.visible_findings
 evalcore.waiting review.assign review.team review.start_build review.build_status review.items_to_label
+analysis.run_provenance
 """.split())
 NAMESPACES = {"evalcore", "analysis", "review", "pairwise", "stats", "llm", "importers", "demo"}
 

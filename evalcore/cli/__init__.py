@@ -17,6 +17,7 @@ from evalcore.cli import (
     platforms,
     review,
     scores,
+    state,
     suite,
 )
 from evalcore.cli._common import cli
@@ -44,5 +45,6 @@ __all__ = [
     "platforms",
     "review",
     "scores",
+    "state",
     "suite",
 ]
