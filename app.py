@@ -158,8 +158,8 @@ def main() -> None:
         st.session_state[LOADED] = True
     data_dir, state_dir = _ui.resolve_dirs(sys.argv[1:])
     _ui.set_dirs(data_dir, state_dir)
-    # data on object storage: its mirror brought up to date once per script run (at most every
-    # EVALCORE_REMOTE_TTL s), before any page reads it; nothing for a local directory
+    # data on object storage: its index (manifests and tables' footers) brought up to date once per
+    # script run (at most every EVALCORE_REMOTE_TTL s), before any page reads it; nothing for a local directory
     with _text.boundary():
         _ui.store().sync()
 
