@@ -9,14 +9,14 @@ moto's server (tests/s3_util.py: authentication on, 127.0.0.1) is started and th
 * **pages** (bench/pages.py's ``measure``: a fresh ``streamlit run app.py`` with an empty state
   directory each time, headless Chromium): Runs, Attribution (support-split) and Compare
   (support-split against support-split-judgeB). ``shell_s`` is the app's first page (the Ledger)
-  loaded on the fresh server: over S3 it includes filling the mirror (listing the prefix and
-  downloading every object); ``cold`` and ``warm`` are timed as in bench/pages.py, over S3 with
+  loaded on the fresh server: over S3 it includes filling the index (listing the prefix, reading
+  the manifests and the tables' footers; until issue 42 it downloaded every object into a mirror); ``cold`` and ``warm`` are timed as in bench/pages.py, over S3 with
   ``EVALCORE_REMOTE_TTL=0``, so every script run lists the bucket again (the worst case; the
   default lists at most every 10 s);
 * **commands** as whole processes (wall time of ``evalcore --data D --state S CMD --json``):
   ``runs``, ``attribution support-split``, ``compare support-split support-split-judgeB``; over S3
-  once with an empty state directory (the mirror filled by the command) and once more with the
-  mirror in place (one listing, nothing downloaded).
+  once with an empty state directory (the index filled by the command) and once more with the
+  index in place (one listing; the blocks read before come from the local block cache).
 
 The demo is SIMULATED. Prints a markdown section; JSON per measurement in ``--out``.
 """
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
             )
     lines += [
         "",
-        "| command | disk s | S3, empty state (mirror filled) s | S3, mirror in place s |",
+        "| command | disk s | S3, empty state (index filled) s | S3, index in place s |",
         "|---|--:|--:|--:|",
     ]
     for name in COMMANDS:
