@@ -78,9 +78,10 @@ def test_the_app_is_configured_by_environment_and_talks_to_the_db_service(compos
 def test_state_and_pairwise_keys_are_separate_volumes_where_evalcore_looks(compose):
     app = compose["services"]["app"]
     mounts = dict(reversed(m.split(":", 1)) for m in app["volumes"])  # target -> volume
-    state = app["environment"]["EVALCORE_STATE"]
+    state = Path(app["environment"]["EVALCORE_STATE"])
     data = next(t for t, v in mounts.items() if v == "data")
-    assert mounts[state] == "state"
+    # the state directory inside the state volume, not its root: `state restore` writes a new one beside it
+    assert mounts[str(state.parent)] == "state"
     assert mounts[str(default_keys_dir(Path(data)))] == "keys"  # evalcore's own rule: <data>-keys
     assert set(compose["volumes"]) == {"state", "data", "keys", "pgdata", "tls"}
     assert compose["services"]["db"]["volumes"] == ["pgdata:/var/lib/postgresql/data"]
@@ -121,7 +122,8 @@ def test_the_app_image_has_the_health_check_and_the_volumes():
     ins = dict(instructions("Containerfile"))
     assert "http://127.0.0.1:8501/_stcore/health" in ins["HEALTHCHECK"]
     assert "/var/lib/evalcore/state" in ins["VOLUME"] and "/var/lib/evalcore/data-keys" in ins["VOLUME"]
-    assert "EVALCORE_STATE=/var/lib/evalcore/state" in ins["ENV"]
+    assert "EVALCORE_STATE=/var/lib/evalcore/state/current" in ins["ENV"]
+    assert "postgresql-client-15" in ins["RUN"]  # pg_dump and pg_restore for `state backup` / `restore`
     assert "USER" in ins and ins["USER"] == "evalcore"
 
 

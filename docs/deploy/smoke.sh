@@ -2,7 +2,8 @@
 # The container stack built and brought up on this machine with podman, and checked end to end:
 # the app's health check passes, https through the proxy answers, and Chromium logs in through the
 # proxy with the local OpenID Connect provider (profile oidc), decides a case on the Review page, and
-# the decision is found in PostgreSQL. Each stage's wall time is printed; docs/DEPLOY.md records the
+# the decision is found in PostgreSQL; then `evalcore state backup` while the app runs, restored with
+# `state restore` into a fresh stack, gives the same label export byte for byte. Each stage's wall time is printed; docs/DEPLOY.md records the
 # last pass. Not in CI (the image builds take minutes); tests/test_deploy_files.py checks the files.
 #
 #   sudo docs/deploy/smoke.sh            # from the repository's top; needs podman, podman-compose,
@@ -71,14 +72,17 @@ compose up -d >"$OUT/up.log" 2>&1 || { tail -40 "$OUT/up.log" >&2; exit 1; }
 
 # Ready means each service's own health check passes (podman 4.3 runs them on request, not on a timer).
 healthy() { podman healthcheck run "${PROJECT}_$1_1" >/dev/null 2>&1; }
-for service in db app proxy; do
-    tries=0
-    until healthy "$service"; do
-        tries=$((tries + 1))
-        [ "$tries" -le 180 ] || { echo "error: $service never became healthy" >&2; compose logs >"$OUT/logs.txt" 2>&1; exit 1; }
-        sleep 1
+wait_healthy() {
+    for service in db app proxy; do
+        tries=0
+        until healthy "$service"; do
+            tries=$((tries + 1))
+            [ "$tries" -le 180 ] || { echo "error: $service never became healthy" >&2; exit 1; }
+            sleep 1
+        done
     done
-done
+}
+wait_healthy
 stage "stack up: db, app and proxy healthy"
 
 health=$("$PY" -c 'import ssl, sys, urllib.request; print(urllib.request.urlopen(sys.argv[1] + "/_stcore/health", context=ssl._create_unverified_context(), timeout=10).read().decode())' "$BASE_URL")
@@ -94,4 +98,20 @@ found=$(podman exec -u postgres "${PROJECT}_db_1" psql -d evalcore -Atc \
     "SELECT reviewer, item_id, gen_round, criterion, value FROM edits WHERE outcome = 'decided' AND gen_id = 'support-g1'")
 [ "$found" = "$row" ] || { echo "error: PostgreSQL holds [$found], the browser decided [$row]" >&2; exit 1; }
 echo "smoke: PostgreSQL's edits table holds the decision: $found"
+
+# A backup taken while the app runs, restored into a fresh stack (new volumes, a new database),
+# gives the same label export byte for byte.
+APP=${PROJECT}_app_1
+podman exec "$APP" evalcore labels export --history >"$OUT/export-before.csv"
+grep -q ann@example.org "$OUT/export-before.csv" || { echo "error: the label export does not hold Ann's decision" >&2; exit 1; }
+podman exec "$APP" evalcore state backup /tmp/smoke-backup.tar >"$OUT/backup.txt"
+podman cp "$APP:/tmp/smoke-backup.tar" "$OUT/backup.tar"
+compose down -v >"$OUT/down-first.log" 2>&1
+compose up -d >"$OUT/up-again.log" 2>&1
+wait_healthy
+podman cp "$OUT/backup.tar" "$APP:/tmp/smoke-backup.tar"
+podman exec "$APP" evalcore state restore /tmp/smoke-backup.tar >"$OUT/restore.txt"
+podman exec "$APP" evalcore labels export --history >"$OUT/export-after.csv"
+cmp "$OUT/export-before.csv" "$OUT/export-after.csv" || { echo "error: the restored stack's label export differs" >&2; exit 1; }
+stage "backup, a fresh stack, restore: the same label export ($(wc -c <"$OUT/export-after.csv") bytes)"
 echo "smoke: passed in $(($(date +%s) - started)) s (logs in $OUT)"
