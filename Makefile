@@ -9,7 +9,7 @@ HOST    ?= 127.0.0.1
 DATA    ?= data/demo
 STATE   ?= .evalcore-state
 
-.PHONY: run test test-busy check setup demo docs screenshot bench clean lock platforms llm
+.PHONY: run test test-busy check setup demo docs screenshot bench clean lock platforms llm spark
 
 # constraints.txt pins what CI last passed with; `make lock` upgrades it deliberately.
 $(STAMP): pyproject.toml constraints.txt
@@ -47,15 +47,28 @@ $(LLM)/.installed: tests/llm_server/package.json tests/llm_server/package-lock.j
 
 llm: $(LLM)/.installed
 
+# PySpark for tests/test_spark.py (docs/SCALE.md's Spark recipe over `export --hive`, run): an environment of
+# its own, never .venv (518 MB: `du -sh .venv-spark`; it needs Java 17+, Debian's default-jre-headless in
+# .ci/run), pinned in full by tests/spark-requirements.txt; the venv and `pip install pyspark==4.3.0` by hand
+# took 84 s here at load 8.
+SPARK := .venv-spark
+$(SPARK)/.installed: tests/spark-requirements.txt
+	test -x $(SPARK)/bin/python || $(PY) -m venv $(SPARK)
+	$(SPARK)/bin/python -m pip install --quiet --no-deps -r tests/spark-requirements.txt
+	touch $@
+
+spark: $(SPARK)/.installed
+
 run: $(STAMP)
 	EVALCORE_DATA=$(DATA) EVALCORE_STATE=$(STATE) $(BIN)/streamlit run app.py \
 	  --server.headless true --server.address $(HOST) --server.port $(PORT) \
 	  --browser.gatherUsageStats false
 
 # Every check, then every test on both cores (docs/ARCHITECTURE.md records the wall time); the 40
-# slowest tests are listed at the end, for whoever keeps CI under its 15 minutes.
-test: $(STAMP) $(PLATFORMS)/.installed $(LLM)/.installed check
-	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider --durations=40 $(PYTEST_ARGS)
+# slowest tests are listed at the end, for whoever keeps CI under its 30 minutes. --dist loadgroup keeps
+# each xdist_group (one real model server, one Spark JVM) on one worker.
+test: $(STAMP) $(PLATFORMS)/.installed $(LLM)/.installed $(SPARK)/.installed check
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider --durations=40 $(PYTEST_ARGS)
 
 # `make test` with two busy loops per core beside it, as on a shared CI machine (issue 45): run it
 # before saying an issue resolved; .ci/busy bash .ci/run does the same for the whole CI.
