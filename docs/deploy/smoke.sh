@@ -3,8 +3,9 @@
 # the app's health check passes, https through the proxy answers, and Chromium logs in through the
 # proxy with the local OpenID Connect provider (profile oidc), decides a case on the Review page, and
 # the decision is found in PostgreSQL; then `evalcore state backup` while the app runs, restored with
-# `state restore` into a fresh stack, gives the same label export byte for byte. Each stage's wall time is printed; docs/DEPLOY.md records the
-# last pass. Not in CI (the image builds take minutes); tests/test_deploy_files.py checks the files.
+# `state restore` into a fresh stack, gives the same label export byte for byte. Each stage's wall
+# time is printed; docs/DEPLOY.md records the last pass. Not in CI (the image builds take minutes);
+# tests/test_deploy_files.py checks the files.
 #
 #   sudo docs/deploy/smoke.sh            # from the repository's top; needs podman, podman-compose,
 #                                        # debootstrap, Debian's chromium and .venv (make setup)
