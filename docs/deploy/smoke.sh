@@ -55,6 +55,7 @@ down() {
     compose logs >"$OUT/logs.txt" 2>&1 || true
     if [ "${SMOKE_KEEP:-0}" = 1 ]; then echo "left up: project $PROJECT, $BASE_URL (env: $OUT/smoke.env)"; return; fi
     compose down -v >"$OUT/down.log" 2>&1 || echo "compose down failed: $OUT/down.log" >&2
+    rm -rf "$OUT/src"   # the exported tree and its wheelhouse (about 290 MB); the logs stay
 }
 trap down EXIT
 
