@@ -99,6 +99,39 @@ def test_sandwich_equals_statsmodels_cluster_robust():
     np.testing.assert_allclose(cov, expected, atol=1e-10)
 
 
+def _davidson_loglik(x, i, j, y, k):
+    """Davidson's log-likelihood of judgments at strengths x[:k] and theta x[k], written out plainly."""
+    pa, pb = np.exp(x[:k][i]), np.exp(x[:k][j])
+    tie = np.exp(x[k]) * np.sqrt(pa * pb)
+    mine = np.where(y == 1.0, pa, np.where(y == 0.0, pb, tie))
+    return float(np.sum(np.log(mine / (pa + pb + tie))))
+
+
+def _central_gradient(f, x, h=1e-5):
+    return np.array([(f(x + h * e) - f(x - h * e)) / (2 * h) for e in np.eye(x.size)])
+
+
+def test_sandwich_with_ties_equals_one_built_from_numerical_derivatives():
+    """The analytic scores and information (ties included) against central differences of the
+    plainly written log-likelihood: per-item scores for the meat, the Hessian for the bread."""
+    k = 4
+    _, i, j, y, item = _world(12, k, 240, nu=0.7, per_item=3)
+    data = bt.judgments(i, j, y, k=k, item=item)
+    fitted = bt.fit(data)
+    x = np.array(fitted.strengths + (fitted.theta,))
+    scores = np.array(
+        [_central_gradient(lambda v, m=item == c: _davidson_loglik(v, i[m], j[m], y[m], k), x) for c in np.unique(item)]
+    )
+    total = lambda v: _central_gradient(lambda w: _davidson_loglik(w, i, j, y, k), v)  # noqa: E731
+    hessian = -np.array([(total(x + 1e-4 * e) - total(x - 1e-4 * e)) / 2e-4 for e in np.eye(k + 1)])
+    gauge = np.zeros((k + 1, k + 1))
+    gauge[:k, :k] = 1.0
+    bread = np.linalg.inv((hessian + hessian.T) / 2 + gauge)
+    centre = np.eye(k) - 1.0 / k
+    expected = centre @ (bread @ scores.T @ scores @ bread)[:k, :k] @ centre
+    np.testing.assert_allclose(bt.sandwich_cov(data, fitted), expected, rtol=1e-4, atol=1e-7)
+
+
 @pytest.mark.parametrize("nu", [0.0, 0.7])
 def test_bootstrap_replicates_equal_lbfgs_refits(nu):
     """The bootstrap's batched Newton fits equal L-BFGS fits of the same resampled items."""
