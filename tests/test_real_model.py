@@ -14,6 +14,8 @@ that constrains a reply only when the request sends a schema:
 * every request carries max_tokens and its reply's schema as json_schema; every reply the server gave is in
   the journal: parsed, or kept as the raw text of a parse error; every refusal of the server is journaled with
   its own message;
+* a reply cut at its limit (a 12-token budget for a JSON answer) does not parse and is retried twice, with the
+  seed + 7919 each time, each attempt journaled with the seed it sent (3 more requests);
 * the local model has no price: its cost is null and reads "unpriced"/"unknown", never $0.
 49 requests in the last run: the probe, 7 for the five answers (two cut at max_tokens, retried), 10, 20 and
 the one cancelled at the kill, and 10. The tests share one server and one world, so they run on one xdist worker
@@ -179,6 +181,29 @@ def test_generate_five_answers(llm, world, capsys):
     assert all((o["error"] is None) == (o["output"] is not None) for o in outputs)
     assert all(o["cost_usd"] is None for o in outputs)  # a local model has no price: unknown, never 0
     print(f"generation: {dict(outcome)}")
+
+
+def test_a_reply_cut_at_its_limit_is_retried_with_another_seed_and_journaled(llm, world, capsys):
+    """A reply that cannot end within --max-tokens (a loop, or here a 12-token budget for a JSON answer) is cut
+    there by the server, does not parse, and is retried with the seed changed (engine.varied: + 7919 per
+    retry), each attempt journaled with what it sent differently; after --max-retries the call is errored."""
+    from evalcore.llm.engine import RETRY_SEED_STEP
+
+    since = len(llm.requests())
+    code, _out, err = ev(capsys, world, "generate", "--suite", "support", "--model", MODEL, "--api-base", llm.url,
+                         "--limit", 1, "--gen-id", "real-cut", "--max-tokens", 12, *CALL)
+    assert code == 0, err  # --allow-polluted: the run is written, its one call errored
+    sent = [r for r in llm.requests() if r["index"] >= since and r["messages"] != PROBE_MESSAGES]
+    assert [r["max_tokens"] for r in sent] == [12, 12, 12]  # the first try and --max-retries 2
+    assert [r["finish_reason"] for r in sent] == ["length"] * 3  # cut by the server at the limit
+    assert [r["seed"] for r in sent] == [1, 1 + RETRY_SEED_STEP, 1 + 2 * RETRY_SEED_STEP]
+    records = journal(world, "generations", "real-cut")
+    attempts = [r for r in records if r["type"] == "attempt"]
+    assert [(a["kind"], a.get("varied")) for a in attempts] == [
+        ("parse", None), ("parse", {"seed": 1 + RETRY_SEED_STEP}), ("parse", {"seed": 1 + 2 * RETRY_SEED_STEP})]
+    assert [a["raw"] for a in attempts] == [r["content"] for r in sent]  # the cut replies, kept
+    (call,) = [r for r in records if r["type"] == "call"]
+    assert not call["ok"] and "parse" in str(call["error"]).lower()
 
 
 def test_single_judge_and_cost_unpriced(llm, world, capsys):
