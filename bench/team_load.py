@@ -104,7 +104,7 @@ class Run:
     def __init__(self, base: str, gen: str, pages: dict[str, str], users: int, duration: float):
         self.base, self.gen, self.pages, self.duration = base, gen, pages, duration
         self.ready = threading.Barrier(users + 1)
-        self.end = 0.0  # set when every user is ready
+        self.end = float("inf")  # set when every user is ready (or one never got going)
         self.out: dict[str, dict[str, Any]] = {}
 
 
@@ -112,6 +112,15 @@ def _browser_context(p: Any, run: Run) -> tuple[Any, Any]:
     browser = browser_util.launch(p)
     ctx = browser.new_context(viewport=VIEWPORT, ignore_https_errors=True)  # nginx's certificate is self-signed
     return browser, ctx
+
+
+def start(run: Run) -> None:
+    """Wait until every user is ready; a user that never got going (it aborts the barrier, its error
+    recorded) does not stop the others."""
+    try:
+        run.ready.wait()
+    except threading.BrokenBarrierError:
+        pass
 
 
 def reviewer(name: str, run: Run) -> None:
@@ -132,7 +141,7 @@ def reviewer(name: str, run: Run) -> None:
             run.ready.abort()
             browser.close()
             return
-        run.ready.wait()
+        start(run)
         while time.monotonic() < run.end:
             try:
                 page.wait_for_function(SHOWS, timeout=120_000)
@@ -180,7 +189,7 @@ def engineer(name: str, run: Run) -> None:
             run.ready.abort()
             browser.close()
             return
-        run.ready.wait()
+        start(run)
         k = int(name.rsplit("-", 1)[1])  # engineers start on different pages
         while time.monotonic() < run.end:
             what = order[k % len(order)]
@@ -200,11 +209,7 @@ def drive(run: Run, tag: str, n: int, m: int) -> None:
     for t in threads:
         t.start()
         time.sleep(1)
-    run.end = float("inf")
-    try:
-        run.ready.wait()
-    except threading.BrokenBarrierError:
-        pass
+    start(run)
     run.end = time.monotonic() + run.duration
     for t in threads:
         t.join()
@@ -274,18 +279,22 @@ def servers(data: Path, state: Path, count: int, logs: Path) -> Iterator[tuple[s
         yield f"https://127.0.0.1:{port}", pids, proxy
 
 
-def sessions_per_server(proxy: Path | None) -> dict[str, int] | None:
-    """How many WebSocket sessions (``/_stcore/stream``, logged as each closes) nginx passed to each
-    app server: the sticky sessions spreading the users."""
+def sessions_per_server(proxy: Path | None) -> dict[str, dict[str, int]] | None:
+    """For each app server, the WebSocket sessions (``/_stcore/stream``, logged as each closes) nginx
+    passed to it and the browsers they came from (distinct routing cookies): how the sticky sessions
+    spread the users."""
     if proxy is None:
         return None
     from test_deploy_proxy import access_log
 
-    out: dict[str, int] = {}
-    for r in access_log(proxy):
-        if r.uri.startswith("/_stcore/stream"):
-            out[r.upstream] = out.get(r.upstream, 0) + 1
-    return out
+    streams = [r for r in access_log(proxy) if r.uri.startswith("/_stcore/stream")]
+    return {
+        up: {
+            "sessions": sum(r.upstream == up for r in streams),
+            "browsers": len({r.cookie for r in streams if r.upstream == up}),
+        }
+        for up in sorted({r.upstream for r in streams})
+    }
 
 
 # --------------------------------------------------------------------------- one run, the table
