@@ -77,7 +77,7 @@ test-busy:
 
 # Lint, format, types and the import contracts of docs/ARCHITECTURE.md: any failure fails `make test`.
 check: $(STAMP)
-	$(BIN)/ruff check evalcore pages app.py tests bench docs/screenshot.py
+	$(BIN)/ruff check evalcore pages app.py tests bench docs/screenshot.py docs/deploy
 	$(BIN)/ruff format --check evalcore pages app.py
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
