@@ -9,6 +9,8 @@ storage, and that export holds the local export's tables."""
 
 from __future__ import annotations
 
+import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -16,10 +18,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DEMO, EVALCORE
+from conftest import DEMO, EVALCORE, REPO
 from s3_util import BUCKET, counted_requests, s3_client, s3_server, upload
 
-from evalcore.storage.remote import MAGIC, STAND_IN
+from evalcore.storage.remote import MAGIC, STAND_IN, TAIL
+
+
+def _bench_upload():
+    """The bench's upload of each object with its SHA256 (bench/s3_reads.py, loaded by its path:
+    bench/ on sys.path would shadow the app's ``pages`` package with bench/pages.py)."""
+    spec = importlib.util.spec_from_file_location("bench_s3_reads", REPO / "bench" / "s3_reads.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.upload_checksummed
+
 
 URL = f"s3://{BUCKET}/demo"
 COMMANDS = [
@@ -114,10 +126,13 @@ def test_a_query_reads_a_part_of_the_bucket_and_a_repeated_one_nothing(s3, tmp_p
     tables = [k for k in objects if k.endswith(".parquet")]
     with counted_requests() as opened:
         store = Store(URL, tmp_path / "state")
+    # no object has a checksum here: nothing is asked of them but their bytes
     assert opened["list"] == 1 and opened["head"] == 0
     manifests = sum(n for k, n in objects.items() if not k.endswith(".parquet"))
-    footers = sum(8 + len(_footer((DEMO / k).read_bytes())) for k in tables)
-    assert opened["bytes"] == manifests + footers and opened["get"] == len(objects) + len(tables)
+    tails = sum(min(objects[k], TAIL) for k in tables)  # a footer longer than the tail is read again
+    longer = [k for k in tables if len(_footer((DEMO / k).read_bytes())) > min(objects[k], TAIL)]
+    again = sum(len(_footer((DEMO / k).read_bytes())) for k in longer)
+    assert opened["bytes"] == manifests + tails + again and opened["get"] == len(objects) + len(longer)
     with counted_requests() as first:
         got = _attribution(store, "support-split")
     # the run's derived tables in the bucket are read once their sources are checked: those objects
@@ -133,6 +148,70 @@ def test_a_query_reads_a_part_of_the_bucket_and_a_repeated_one_nothing(s3, tmp_p
     assert again == {"get": 0, "bytes": 0, "list": 1, "head": 0}
     local = _attribution(Store(DEMO, tmp_path / "state-local"), "support-split")
     assert _without_paths(got, URL) == _without_paths(local, str(DEMO)) == _without_paths(got_again, URL)
+
+
+def test_a_bucket_keeping_each_objects_sha256_is_not_read_whole(s3, tmp_path, monkeypatch):
+    """Uploaded with SHA256 checksums (one PutObject each): opening asks the HEAD of each table
+    longer than the tail it reads for its checksum, and hashes the others, read whole; each
+    stand-in carries its table's sha256, equal to the file's own; the run's derived tables are then
+    checked without reading their sources, and the first attribution equals the local figure. A
+    table replaced without a checksum is hashed from its bytes, one replaced with one carries it."""
+    from evalcore.storage.derived import sha256_of
+    from evalcore.storage.store import Store
+
+    creds, _ = s3
+    for k, v in {**creds, "EVALCORE_REMOTE_TTL": "0"}.items():
+        monkeypatch.setenv(k, v)
+    copy = tmp_path / "copy"
+    shutil.copytree(DEMO, copy)
+    upload_checksummed = _bench_upload()
+    upload_checksummed(creds, copy, "sums")
+    url = f"s3://{BUCKET}/sums"
+    tables = sorted(p.relative_to(copy).as_posix() for p in copy.rglob("*.parquet"))
+    with counted_requests() as opened:
+        store = Store(url, tmp_path / "state")
+    # a table no longer than the tail read is read whole (hashed, its block kept); the others' HEADs
+    longer = [rel for rel in tables if (copy / rel).stat().st_size > TAIL]
+    assert opened["head"] == len(longer) > 0 and opened["list"] == 1
+    index = _index(tmp_path / "state")
+
+    def carried(rel: str) -> str | None:
+        line = (index / rel).read_bytes().split(b"\n", 1)[0].decode()
+        return line.split(") sha256=", 1)[1] if ") sha256=" in line else None
+
+    for rel in tables:
+        assert carried(rel) == hashlib.sha256((copy / rel).read_bytes()).hexdigest(), rel
+    with counted_requests() as first:
+        got = _attribution(store, "support-split")
+    # at most the run's derived tables and the suite's items (the page's item classes), here all read
+    # whole by opening: none of the verdicts, calls or answers the derived tables summarise
+    read = [*(copy / "runs/support-split/derived").glob("*.parquet"), copy / "suites/support/items.parquet"]
+    assert first["bytes"] <= sum(p.stat().st_size for p in read) and first["head"] == 0, first
+    assert not (tmp_path / "state" / "derived" / "runs" / "support-split").exists()  # the bucket's were used
+    local = _attribution(Store(copy, tmp_path / "state-local"), "support-split")
+    assert _without_paths(got, url) == _without_paths(local, str(copy))
+    # calls (longer than the tail) rewritten twice, the same rows in new bytes: uploaded without a
+    # checksum, its sha256 is its bytes' (and the bucket's derived set no longer checks); with one,
+    # its stand-in carries the new checksum
+    rel = "runs/support-split/calls.parquet"
+    for compression, send in (("gzip", upload), ("snappy", upload_checksummed)):
+        before = hashlib.sha256((copy / rel).read_bytes()).hexdigest()
+        _rewrite(copy / rel, compression)
+        now = hashlib.sha256((copy / rel).read_bytes()).hexdigest()
+        assert now != before
+        send(creds, copy / "runs/support-split", "sums/runs/support-split")
+        changed = Store(url, tmp_path / "state")
+        assert carried(rel) == (None if send is upload else now)
+        assert sha256_of(index / rel) == now
+    local = _attribution(Store(copy, tmp_path / "state-local"), "support-split")
+    assert _without_paths(_attribution(changed, "support-split"), url) == _without_paths(local, str(copy))
+
+
+def _rewrite(path: Path, compression: str) -> None:
+    """The same table written again with another compression: new bytes, the same rows."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(pq.read_table(path), path, compression=compression)
 
 
 def test_a_missing_bucket_a_wrong_key_and_an_object_that_is_not_parquet_are_one_line(s3, tmp_path):

@@ -44,7 +44,8 @@ def directory(blocks: Path, path: str, ver: str) -> Path:
     return Path(blocks) / hashlib.sha256(f"{path}\n{ver}".encode()).hexdigest()[:32]
 
 
-def _put(path: Path, data: bytes) -> None:
+def put(path: Path, data: bytes) -> None:
+    """``data`` written to ``path`` through a temporary file renamed into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     try:
@@ -102,7 +103,7 @@ class DiskBlocks(BaseCache):
             self.miss_count += 1
             self.total_requested_bytes += len(got)
             for k in range(n, end + 1):
-                _put(self.dir / str(k), got[(k - n) * bs : (k - n + 1) * bs])
+                put(self.dir / str(k), got[(k - n) * bs : (k - n + 1) * bs])
             parts.append(got)
             n = end + 1
         off = start - first * bs

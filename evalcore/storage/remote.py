@@ -11,11 +11,14 @@ Store opens the URL (at most every ``EVALCORE_REMOTE_TTL`` seconds, 10 by defaul
 * each manifest (``manifest.json``, ``session.json``: small JSON) is downloaded, as the Store
   validates and caches it as it does a local one;
 * each Parquet object is a **stand-in**: a file holding the object's URL and version (its ETag,
-  else its size and time) and the object's own Parquet footer, so that the Store's schema checks
-  and anything reading a footer (row counts, column names) work on it unchanged, and whatever
-  hashes sources (the derived tables) sees a new stand-in when the object changes. Its data
+  else its size and time), its sha256 when known without reading it (a table of at most
+  :data:`TAIL` bytes is read whole; S3 keeps the SHA256 checksum of an object uploaded with one)
+  and the object's own Parquet footer, so that the Store's schema checks and anything reading a
+  footer (row counts, column names) work on it unchanged, and whatever hashes sources (the
+  derived tables, :func:`content_sha256`) sees a new stand-in when the object changes. Its data
   pages are not there: every query on a remote Store's connection reads the object itself, the
-  index's path being said as the URL in the query (:class:`Connection`);
+  index's path being said as the URL in the query (:class:`Connection`). The manifests, each
+  table's last :data:`TAIL` bytes and the checksums are read in one concurrent batch;
 * an object gone from the bucket leaves the index.
 
 Blocks read from the bucket are kept in ``<state>/remote/<hash>.blocks/``, one directory per
@@ -40,6 +43,8 @@ Error messages name the object's URL, not its stand-in's local path (:func:`show
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import contextlib
 import fcntl
 import hashlib
@@ -60,6 +65,7 @@ TOP = ("suites", "generations", "runs", "sessions", "labels")
 INDEX = ".evalcore-index.json"
 MAGIC = b"PAR1"
 STAND_IN = b"evalcore stand-in for "  # the first line of a stand-in, after the magic
+TAIL = 64 << 10  # the bytes read from the end of each table when it is indexed: its footer, as a rule
 
 _MIRRORS = PATH_ALIASES  # local index root -> URL: an error's file is named by its URL (evalcore.errors)
 _SYNCED: dict[str, float] = {}  # index root -> time.monotonic() of its last sync in this process
@@ -160,22 +166,94 @@ def _list(fs: Any, root: str, url: str) -> dict[str, dict]:
     return found
 
 
-def _stand_ins(fs: Any, base: str, url: str, todo: dict[str, tuple[dict, str]]) -> dict[str, bytes]:
-    """The stand-ins of the Parquet objects ``todo`` (key -> (info, version)): each one's last 8
-    bytes (the footer's length and magic), then each footer, read in two concurrent batches of
-    range requests. An object that is not Parquet gets a stand-in without a footer, which the
-    Store's check refuses naming the object."""
+def _stored_sha256(info: dict, head: dict) -> str | None:
+    """The object's sha256 as the store keeps it (hex), else None: S3's full-object SHA256
+    checksum (``ChecksumSHA256`` of a single-part upload with ``--checksum-algorithm SHA256``,
+    which S3 verifies against the bytes it receives), read by a HEAD whose ETag is the listing's.
+    A multipart upload's checksum is of its parts (``...-N``) and is not used."""
+    value = head.get("ChecksumSHA256")
+    etag = str(info.get("ETag") or "").strip('"')
+    if not value or "-" in value or head.get("ChecksumType") == "COMPOSITE" or not etag:
+        return None
+    if str(head.get("ETag") or "").strip('"') != etag:
+        return None  # the object changed since the listing: its bytes are hashed when needed
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except ValueError:
+        return None
+    return raw.hex() if len(raw) == 32 else None
+
+
+async def _heads(fs: Any, paths: list[str]) -> list[dict]:
+    """HEAD of each S3 object in ``paths`` asking for its checksum ({} for one that fails)."""
+
+    async def one(path: str) -> dict:
+        bucket, key, _ = fs.split_path(path)
+        try:
+            return await fs._call_s3("head_object", Bucket=bucket, Key=key, ChecksumMode="ENABLED")
+        except Exception:  # no checksum then: the bytes are hashed when the sha256 is needed
+            return {}
+
+    return list(await asyncio.gather(*(one(p) for p in paths)))
+
+
+def _read_index(fs: Any, base: str, tables: dict[str, tuple[dict, str]], others: list[str]) -> tuple:
+    """In one concurrent batch: each table's last :data:`TAIL` bytes (its footer, as a rule), the
+    HEAD of each table the listing says has a SHA256 checksum, and each other object whole (a
+    manifest). Returns (tails, heads by key, others' bodies)."""
+    keys = sorted(tables)
+    sizes = [int(tables[k][0].get("size") or 0) for k in keys]
+    checked = [  # a table read whole by its tail needs no checksum
+        k for k, n in zip(keys, sizes) if n > TAIL and "SHA256" in (tables[k][0].get("ChecksumAlgorithm") or ())
+    ]
+
+    from fsspec.asyn import sync  # type: ignore[import-untyped]
+
+    async def batch() -> tuple:
+        return await asyncio.gather(
+            fs._cat_ranges([f"{base}/{k}" for k in keys], [max(0, n - TAIL) for n in sizes], sizes, on_error="raise"),
+            _heads(fs, [f"{base}/{k}" for k in checked]) if hasattr(fs, "_call_s3") else asyncio.sleep(0, []),
+            asyncio.gather(*(fs._cat_file(f"{base}/{k}") for k in others)),
+        )
+
+    tails, heads, bodies = sync(fs.loop, batch)
+    return tails, dict(zip(checked, heads)), dict(zip(others, bodies))
+
+
+def _stand_ins(
+    fs: Any, base: str, url: str, todo: dict[str, tuple[dict, str]], others: list[str], blocks: Path
+) -> dict[str, bytes]:
+    """The stand-ins of the Parquet objects ``todo`` (key -> (info, version)) and the bodies of the
+    objects ``others``, read in one concurrent batch (:func:`_read_index`), then a second one for the
+    rare footer longer than the tail read. A stand-in's first line names the object's URL, version
+    and its sha256 when it is known without reading more: a table no longer than the tail read was
+    read whole (and is kept as its block in ``blocks``), else the store may keep it
+    (:func:`_stored_sha256`). An object that is not Parquet gets a stand-in without a footer, which
+    the Store's check refuses naming the object."""
+    from evalcore.storage.blocks import BLOCK, directory, put
+
     keys = sorted(todo)
+    tails, heads, out = _read_index(fs, base, todo, others)
     sizes = [int(todo[k][0].get("size") or 0) for k in keys]
-    paths = [f"{base}/{k}" for k in keys]
-    tails = fs.cat_ranges(paths, [max(0, n - 8) for n in sizes], sizes, on_error="raise") if keys else []
-    lengths = [int.from_bytes(t[:4], "little") if len(t) == 8 and t[4:] == MAGIC else 0 for t in tails]
-    ok = [i for i, (n, f) in enumerate(zip(sizes, lengths)) if 0 < f <= n - 12]
-    footers = fs.cat_ranges(
-        [paths[i] for i in ok], [sizes[i] - 8 - lengths[i] for i in ok], [sizes[i] for i in ok], on_error="raise"
+    whole = {i for i, t in enumerate(tails) if len(t) == sizes[i] <= BLOCK}
+    for i in whole:
+        put(directory(blocks, f"{base}/{keys[i]}", todo[keys[i]][1]) / "0", tails[i])
+    ends = [t[-8:] for t in tails]
+    lengths = [int.from_bytes(e[:4], "little") if len(e) == 8 and e[4:] == MAGIC else 0 for e in ends]
+    footers = {i: tails[i][-(f + 8) :] for i, f in enumerate(lengths) if 0 < f <= min(sizes[i] - 12, len(tails[i]) - 8)}
+    longer = [i for i, f in enumerate(lengths) if 0 < f <= sizes[i] - 12 and i not in footers]
+    got = fs.cat_ranges(
+        [f"{base}/{keys[i]}" for i in longer],
+        [sizes[i] - 8 - lengths[i] for i in longer],
+        [sizes[i] for i in longer],
+        on_error="raise",
     )
-    body = dict(zip(ok, footers))
-    return {k: MAGIC + STAND_IN + f"{url}/{k} ({todo[k][1]})\n".encode() + body.get(i, b"") for i, k in enumerate(keys)}
+    footers.update(zip(longer, got))
+    for i, k in enumerate(keys):
+        sha = hashlib.sha256(tails[i]).hexdigest() if i in whole else _stored_sha256(todo[k][0], heads.get(k) or {})
+        said = f"{url}/{k} ({todo[k][1]})" + (f" sha256={sha}" if sha else "")
+        out[k] = MAGIC + STAND_IN + said.encode() + b"\n" + footers.get(i, b"")
+    return out
 
 
 @contextlib.contextmanager
@@ -191,15 +269,12 @@ def _locked(root: Path):
 
 def _fetch(fs: Any, base: str, url: str, root: Path, todo: dict[str, tuple[dict, str]]) -> None:
     """The objects ``todo`` into the index: a stand-in for each Parquet table, the object itself
-    otherwise (a manifest); both read in concurrent batches, each file written to a temporary file
-    renamed into place."""
+    otherwise (a manifest); read concurrently (:func:`_stand_ins`), each file written to a
+    temporary file renamed into place."""
     tables = {k: v for k, v in todo.items() if k.endswith(".parquet")}
     others = sorted(k for k in todo if k not in tables)
     try:
-        body = _stand_ins(fs, base, url, tables)
-        if others:
-            got = fs.cat([f"{base}/{k}" for k in others], on_error="raise")
-            body.update({k: got[f"{base}/{k}"] for k in others})
+        body = _stand_ins(fs, base, url, tables, others, root.with_name(root.name + ".blocks"))
     except Exception as e:
         raise InputError(f"cannot download: {type(e).__name__}: {e}", file=url, field="--data") from None
     for k, data in body.items():
@@ -298,7 +373,8 @@ def url_of(root: Path) -> str | None:
 
 
 def content_sha256(path: str | Path) -> str | None:
-    """The sha256 of the object a stand-in stands for, read whole (its data pages are not in the
+    """The sha256 of the object a stand-in stands for: the one the store keeps and the stand-in
+    carries (:func:`_stored_sha256`), else its bytes read whole (its data pages are not in the
     stand-in); None for any other file. The derived tables key on their sources' sha256
     (:func:`evalcore.storage.derived.sha256_of`, which keeps it while the stand-in is unchanged), so
     a derived set in the bucket, written beside its entity by ``evalcore index``, is read where it
@@ -308,7 +384,9 @@ def content_sha256(path: str | Path) -> str | None:
     if not head.startswith(MAGIC + STAND_IN):
         return None
     line = head[len(MAGIC + STAND_IN) :].split(b"\n", 1)[0].decode()
-    url = line.rsplit(" (", 1)[0]
+    url, said = line.rsplit(" (", 1)
+    if ") sha256=" in said:
+        return said.split(") sha256=", 1)[1]
     root, base = Path(path).resolve(), None
     while root.parent != root and (base := url_of(root)) is None:
         root = root.parent
