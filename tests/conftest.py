@@ -97,6 +97,47 @@ def pytest_configure(config):
         os.environ[pg_util.ROOT_ENV] = pg_util.new_root()
 
 
+# The modules whose slowest test took longest in CI (.ci/run's --durations=40, 2 cores), longest first.
+# Under `-n 2 --dist loadgroup` xdist hands out the xdist_groups first (the most tests first), then
+# the other tests in collection order, one at a time to whichever worker is free: a long test
+# collected last leaves the other worker idle at the end, so these run first (issue 45). Order only:
+# nothing is skipped, and each module's tests keep their own order.
+SLOW_FIRST = ["test_real_model", "test_spark", "test_browser_concurrent", "test_browser_injection", "test_gate_noise",
+              "test_atomic_writes", "test_packaging", "test_platforms_live", "test_browser_login",
+              "test_derived_compare", "test_datasets", "test_import_fields", "test_one_relation", "test_scores",
+              "test_labels_concurrency", "test_browser_team", "test_slices", "test_holdout_repair"]
+# Modules whose tests share a costly module-scoped fixture: in one xdist_group each, so the fixture is
+# built once instead of once on each worker that draws one of the module's tests. Setup seconds of the
+# fixture, measured with `pytest --setup-only --durations=40 -n 0` at load average 13-23: packaging's
+# venv 216 s, cli_golden's replay 176 s, scores' HANNA data 85 s, score_stats' world 35 s, datasets'
+# real imports 14 s, demo's regeneration 11 s.
+ONE_WORKER = {"test_packaging", "test_cli_golden", "test_scores", "test_score_stats", "test_datasets", "test_demo"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session, config, items):
+    rank = {name: k for k, name in enumerate(SLOW_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.stem, len(rank)))  # stable: the rest keep their order
+    for item in items:
+        if item.path.stem in ONE_WORKER and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+    if config.getoption("loadgroup", default=False):  # an xdist worker under --dist loadgroup
+        _group_suffix(items)
+
+
+def _group_suffix(items) -> None:
+    """Name each xdist_group test ``<nodeid>@<group>``, which is how the loadgroup scheduler knows
+    its group. xdist 3.8 writes the suffix into ``item._nodeid``, which pytest 9.2 no longer reads
+    (its node ids are structured: ``item._id``), so without this every group was silently spread
+    over both workers, each starting the group's server or JVM (pytest-dev/pytest-xdist#1386)."""
+    from _pytest.nodeid import coerce_node_id
+
+    for item in items:
+        names = {str(m.args[0] if m.args else m.kwargs.get("name", "default")) for m in item.iter_markers("xdist_group")}
+        if names and "@" not in item.nodeid.rsplit("]", 1)[-1]:
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(sorted(names))}")
+
+
 def pytest_unconfigure(config):
     if not hasattr(config, "workerinput"):
         import pg_util
