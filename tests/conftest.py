@@ -12,6 +12,11 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 EVALCORE = str(Path(sys.executable).with_name("evalcore"))
 DEMO = REPO / "data" / "demo"
+#: the hand-written pairwise table of tests/golden/import and the options that import it (two arms, the
+#: model grader in both orders, two people)
+PAIRS_CSV = REPO / "tests" / "golden" / "import" / "pairs.csv"
+PAIRS_ARGS = ["--arm-a", "concise", "--arm-b", "detailed", "--model-as-shown-col", "grader_as_shown",
+              "--model-swapped-col", "grader_swapped", "--human-col", "rater_ana", "--human-col", "rater_ben"]
 
 
 def tree_hash(*roots: Path) -> str:

@@ -20,27 +20,12 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import REPO
+from conftest import PAIRS_ARGS, PAIRS_CSV
 
 from evalcore.storage.store import Store
 
-PAIRS = REPO / "tests" / "golden" / "import" / "pairs.csv"
-ARGS = [
-    "--arm-a",
-    "concise",
-    "--arm-b",
-    "detailed",
-    "--model-as-shown-col",
-    "grader_as_shown",
-    "--model-swapped-col",
-    "grader_swapped",
-    "--human-col",
-    "rater_ana",
-    "--human-col",
-    "rater_ben",
-    "--seed",
-    "7",
-]
+PAIRS = PAIRS_CSV
+ARGS = [*PAIRS_ARGS, "--seed", "7"]
 DATED = ["--judge-model", "gpt-4o-2024-08-06"]
 CALL = ("judge_latency_ms", "judge_tokens_in", "judge_tokens_out", "judge_cost_usd")
 ORDERS = ("as_shown", "swapped")

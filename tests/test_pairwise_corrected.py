@@ -9,23 +9,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import REPO
+from conftest import PAIRS_ARGS, PAIRS_CSV, REPO
 
-PAIRS = REPO / "tests" / "golden" / "import" / "pairs.csv"
-PAIR_ARGS = [
-    "--arm-a",
-    "concise",
-    "--arm-b",
-    "detailed",
-    "--model-as-shown-col",
-    "grader_as_shown",
-    "--model-swapped-col",
-    "grader_swapped",
-    "--human-col",
-    "rater_ana",
-    "--human-col",
-    "rater_ben",
-]
+PAIRS, PAIR_ARGS = PAIRS_CSV, PAIRS_ARGS
 
 
 def test_an_imported_closed_session_is_reportable_at_once(tmp_path: Path, ev):
