@@ -676,11 +676,14 @@ if pytest is not None:
 
     @pytest.fixture
     def fake(fake_server):
-        """The local server with its counters cleared, no faults and a small latency."""
+        """The local server with its counters cleared, no faults, a small latency and every structured form
+        answered (``speaks`` None: a test that set it does not leave it to the next test on its worker)."""
         fake_server.configure(latency=0.005, faults={}, always=None, timeout_sleep=1.0)
+        fake_server.speaks = None
         fake_server.reset()
         yield fake_server
         fake_server.configure(latency=0.005, faults={}, always=None)
+        fake_server.speaks = None
 
     @pytest.fixture
     def no_network():
