@@ -24,19 +24,6 @@ TOK = st.column_config.NumberColumn(format="%.1f")
 X = st.column_config.NumberColumn(format="%.2f x")
 
 
-def judge_not_pinned(rows: list) -> None:
-    """The Runs page's note on judge models named by a floating alias (``judge_alias_warning``)."""
-    floating = [r for r in rows if r.judge_alias_warning]
-    if floating:
-        st.caption(
-            _text.md_escape(
-                "Judge not pinned: "
-                + "; ".join(f"{r.run_id}: {r.judge_alias_warning}" for r in floating)
-                + " (a snapshot named without its date: re-import with --judge-pinned if it is one)."
-            )
-        )
-
-
 _ui.title("Cost")
 store = _ui.store()
 table = _cache.analysis_call(analysis.cost_table)
@@ -121,7 +108,7 @@ st.caption(
     "A per-answer cost is shown only when every cost is known. The system under test is the run's "
     "generation, shared by every run on it."
 )
-judge_not_pinned(table)
+_text.judge_not_pinned(table)
 
 # ---------------------------------------------------------------- one run
 st.subheader("One run")
@@ -159,7 +146,7 @@ with _text.boundary():
             f"{base.answers} answers, each item judged {base.rounds} time(s)."
         )
     )
-    judge_not_pinned([base])
+    _text.judge_not_pinned([base])
     j, s = base.judge, base.system
     _text.wide_table(
         pd.DataFrame(

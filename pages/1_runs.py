@@ -381,15 +381,7 @@ for r in runs:
 for r in runs:
     if isinstance(r.threshold_note, str):  # absent when every scored criterion has a threshold
         st.info(_text.md_escape(r.threshold_note), icon=":material/info:")
-floating = [r for r in runs if r.judge_alias_warning]
-if floating:
-    st.caption(
-        _text.md_escape(
-            "Judge not pinned: "
-            + "; ".join(f"{r.run_id}: {r.judge_alias_warning}" for r in floating)
-            + " (a snapshot named without its date: re-import with --judge-pinned if it is one)."
-        )
-    )
+_text.judge_not_pinned(runs)
 
 # ---------------------------------------------------------------- runs
 st.subheader("Runs")

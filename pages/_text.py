@@ -87,6 +87,20 @@ def or_none(value: Any) -> Any:
     return None if missing(value) else value
 
 
+def judge_not_pinned(rows: list[Any]) -> None:
+    """One caption naming the runs whose judge model is a floating alias (their ``judge_alias_warning``):
+    the Runs and Cost pages say it in the same words."""
+    floating = [r for r in rows if r.judge_alias_warning]
+    if floating:
+        st.caption(
+            md_escape(
+                "Judge not pinned: "
+                + "; ".join(f"{r.run_id}: {r.judge_alias_warning}" for r in floating)
+                + " (a snapshot named without its date: re-import with --judge-pinned if it is one)."
+            )
+        )
+
+
 def show_text(text: Any, *, empty: str = "(none)") -> None:
     """Show text from the data (answers, inputs, reasons) verbatim as plain monospace text:
     ``st.code`` never interprets markdown or HTML, so nothing in it can load remote content."""
