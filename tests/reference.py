@@ -12,11 +12,13 @@ included, a slice to item classes or named items."""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 
 import pandas as pd
 import pyarrow.parquet as pq
 
+import evalcore.review.reasonclaims as reasonclaims
 from evalcore.analysis.selection import Selection
 from evalcore.review.detect import _FALSE, _TRUE, PRIORITY, _criteria_sql, pair_code, runs_on, verdicts_sql
 
@@ -210,6 +212,17 @@ def detect(store, gen_id: str) -> dict:
         "END AS why, score, threshold, label FROM j WHERE why IS NOT NULL ORDER BY ALL",
         params,
     )
+    # the judge's own sentence: its reason's phrases read in Python (re) against the stored verdict
+    said = store.records(
+        base + "SELECT run_id, item_id, gen_round, criterion, judge_round, reason, passed FROM j", params
+    )
+    for r in said:
+        c = reasonclaims.claim(r["reason"])
+        if c is not None and (c == "pass") != r["passed"]:
+            m = re.search(reasonclaims.PASS_PATTERN if c == "pass" else reasonclaims.FAIL_PATTERN, r["reason"])
+            why = reasonclaims.PASS_WHY if c == "pass" else reasonclaims.FAIL_WHY
+            stmt.append({**r, "why": f'{why}"{m.group(0)}"'})
+    stmt.sort(key=lambda r: (r["run_id"], r["item_id"], r["gen_round"], r["criterion"], r["judge_round"], r["why"]))
     for r in stmt:
         key = (r["item_id"], r["gen_round"], r["criterion"])
         flag(key, "statement_contradicts", {"run": r["run_id"], "judge_round": r["judge_round"], "why": r["why"]})

@@ -22,16 +22,17 @@ from typing import Any
 from evalcore.contract import schema as S
 from evalcore.contract.hashing import content_hash
 from evalcore.errors import InputError
+from evalcore.review.reasonclaims import why_sql as reason_why_sql
 from evalcore.storage import derived
 from evalcore.storage.aggregates import under_caps
 from evalcore.storage.state import writable_state
 from evalcore.storage.store import Store
 
-DETECTOR_VERSION = "queue-1"
+DETECTOR_VERSION = "queue-2"  # queue-2: the judge's free-text reason read too (evalcore.review.reasonclaims)
 #: reason code -> what raised the case (our words, shown to the reviewer after deciding)
 REASONS: dict[str, str] = {
     "statement_contradicts": "the judge's structured statement (covered / missed / triggered items, or its score) "
-    "contradicts its own verdict",
+    "or its own sentence (its reason) contradicts its own verdict",
     "postprocess_rewrite": "post-processing changed the judge's raw verdict",
     "runs_disagree": "two runs on this generation disagree",
     "harness_disagree": "one judge model in two harness modes (single / grouped / split) disagrees with itself",
@@ -151,7 +152,8 @@ def detect(store: Store, gen_id: str) -> dict[str, Any]:
     """Every case raised on a generation, with its reason codes, the runs involved and what raised
     it; and the agreed cases (the audit's population): the stored detection
     (:func:`stored_detection`, computed once per content of the runs) as Python dicts, for small
-    callers (``evalcore queue detect``). Reads structured fields only."""
+    callers (``evalcore queue detect``). Reads structured fields and the reason's phrases
+    (:mod:`evalcore.review.reasonclaims`)."""
     det = stored_detection(store, gen_id)
     rows = store.records(
         "SELECT item_id, gen_round, criterion, class, reasons, runs, detail, raised "
@@ -409,7 +411,8 @@ def _detection_query(store: Store, gen_id: str, run_ids: Sequence[str]) -> tuple
         f"st AS (SELECT {_KEY}, list(run_id) AS st_runs, list('{{\"judge_round\": ' || ec_jint(judge_round) "
         "|| ', \"run\": ' || ec_jstr(run_id) || ', \"why\": ' || ec_jstr(why) || '}' "
         f"ORDER BY run_id, judge_round, why, score, threshold, label) AS st_w FROM (SELECT run_id, {_KEY}, "
-        f"judge_round, {_STATEMENT_WHY} AS why, score, threshold, label FROM j) WHERE why IS NOT NULL GROUP BY {_KEY}), "
+        f"judge_round, {_STATEMENT_WHY} AS why, score, threshold, label FROM j UNION ALL SELECT run_id, {_KEY}, "
+        f"judge_round, {reason_why_sql()} AS why, score, threshold, label FROM j) WHERE why IS NOT NULL GROUP BY {_KEY}), "
         f"rw AS (SELECT {_KEY}, list(run_id) AS rw_runs, list('{{\"derived\": ' || CASE "
         "WHEN label IS NOT NULL THEN ec_jstr(label) WHEN score IS NOT NULL THEN ec_jnum(score) "
         "WHEN passed THEN '\"pass\"' ELSE '\"fail\"' END || ', \"judge_round\": ' || ec_jint(judge_round) "
