@@ -264,3 +264,50 @@ def export(obj: Ctx, hive: str, run_ids: tuple[str, ...], overwrite: bool, as_js
             "and the sizes, costs and latencies of its outputs and calls, are not exported until the session is closed"
         )
     emit(info, as_json, text)
+
+
+@labels.command("signoff")
+@click.option("--gen", "gen_id", required=True, help="The generation whose gold is signed off.")
+@click.option("--item", "item_ids", multiple=True, required=True, help="An item whose gold is signed off (repeatable).")
+@click.option("--criterion", default=None, help="Only this criterion's gold (default: every gold case of the item).")
+@click.option("--round", "gen_round", type=int, default=None, help="Only this generation round.")
+@click.option("--by", default="", help="The domain expert signing off (needs the adjudicator or admin role).")
+@click.option("--note", default=None)
+@click.option("--revoke", is_flag=True, help="Take back the sign-off instead.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def labels_signoff(obj: Ctx, gen_id, item_ids, criterion, gen_round, by, note, revoke, as_json) -> None:
+    """A domain expert signs off gold cases (appended; --revoke takes a sign-off back)."""
+    from evalcore.storage.labels import LabelStore
+    from evalcore.storage.signoff import sign_off
+
+    rows = sign_off(
+        LabelStore(obj.store), gen_id, list(item_ids), by=by, criterion=criterion, gen_round=gen_round,
+        revoke=revoke, note=note,
+    )  # fmt: skip
+    emit(
+        rows,
+        as_json,
+        "\n".join(f"{r.action} {r.gen_id}/{r.item_id} r{r.gen_round} {r.criterion} by {r.expert}" for r in rows),
+    )
+
+
+@labels.command("signed")
+@click.option("--gen", "gen_id", required=True, help="The generation.")
+@click.option("--judge-round", type=int, default=1, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def labels_signed(obj: Ctx, gen_id: str, judge_round: int, as_json: bool) -> None:
+    """Each judge run's accuracy on gold signed off by a domain expert, beside all gold."""
+    from evalcore.review.signedgold import signed_gold
+
+    r = signed_gold(obj.store, gen_id, judge_round=judge_round)
+
+    def acc(x) -> str:
+        return "-" if x.accuracy is None else f"{100 * x.accuracy:.1f}% of {x.cases}"
+
+    lines = [f"{r.gen_id}: {r.gold_cases} gold cases, {r.signed_off} signed off by a domain expert"]
+    lines += [f"  {x.run_id} {x.criterion}: all gold {acc(x.all_gold)}; signed off {acc(x.signed_off)}" for x in r.runs]
+    if r.caveat:
+        lines.append(r.caveat)
+    emit(r, as_json, "\n".join(lines))
