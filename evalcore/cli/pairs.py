@@ -32,7 +32,8 @@ def pairs() -> None:
     "arms",
     multiple=True,
     required=True,
-    help="NAME=GENERATION_OR_FILE, twice. A file has columns item_id and output (csv, tsv, jsonl, json, parquet).",
+    help="NAME=GENERATION_OR_FILE, once per arm (two or more). A file has columns item_id and output "
+    "(csv, tsv, jsonl, json, parquet).",
 )
 @click.option(
     "--keys",
@@ -58,6 +59,14 @@ def pairs() -> None:
 @click.option(
     "--holdout", type=int, default=0, show_default=True, help="Pairs held out of the headline (drawn at random)."
 )
+@click.option(
+    "--pairs-per-item",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Original pairs per item, each of two distinct arms (at most K(K-1)/2 for K arms), balanced over the "
+    "pairs of arms and the sides.",
+)
 @click.option("--seed", type=int, default=None, help="Seed of ids, holdouts and mirrors (default: drawn; recorded).")
 @click.option(
     "--key-seed", type=int, default=None, help="Secret seed of the sides, kept in the keys directory (default: drawn)."
@@ -82,7 +91,7 @@ def pairs() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def pairs_make(obj: Ctx, session_id, arms, keys_dir, normalise, instructions, instructions_file, as_json, **kw) -> None:
-    """Pair two arms by item, normalise, draw sides; write the session (no arm name) and the key."""
+    """Pair two arms or more by item, normalise, draw sides; write the session (no arm name) and the key."""
     from evalcore.pairwise.leakage import describe
     from evalcore.pairwise.sessions import make_session
 
@@ -90,18 +99,37 @@ def pairs_make(obj: Ctx, session_id, arms, keys_dir, normalise, instructions, in
     keys = Path(keys_dir) if keys_dir else None
     text = _instructions(instructions, instructions_file)
     s = make_session(obj.store, session_id, list(arms), keys_dir=keys, normalise=steps, instructions=text, **kw)
+    over = f"{s['original_pairs']} items" if "arms" not in s else _arms_line(s)
     lines = [
-        f"session {s['session_id']}: {s['pairs']} pairs ({s['original_pairs']} items, {s['mirrors']} mirrored, "
+        f"session {s['session_id']}: {s['pairs']} pairs ({over}, {s['mirrors']} mirrored, "
         f"{s['holdout']} held out), status open, seed {s['seed']}",
         f"normalised: {', '.join(s['normalise']) or 'nothing'}" + ("; lengths matched" if s["length_match"] else ""),
-        f"identifiability before normalisation: {describe(s['identifiability']['before'])}",
-        f"identifiability as shown: {describe(s['identifiability']['after'])}",
+        f"identifiability before normalisation{_most(s)}: {describe(s['identifiability']['before'])}",
+        f"identifiability as shown{_most(s)}: {describe(s['identifiability']['after'])}",
+        *(
+            f"  --arm {c['arms'][0]} and {c['arms'][1]} ({c['pairs']} pairs) as shown: {describe(c['after'])}"
+            for c in s["identifiability"].get("by_arm_pair", [])
+        ),
         *(f"WARNING: {w}" for w in s["warnings"]),
         *([f"instructions to the graders: {len(s['instructions'])} characters"] if s.get("instructions") else []),
         f"session: {s['path']}",
         f"key: {s['keys']} (give it to `evalcore pairs close` only)",
     ]
     emit(s, as_json, "\n".join(lines))
+
+
+def _most(s: dict) -> str:
+    """Which arm pair a session of more than two arms headlines (the one most easily told apart as shown)."""
+    most = s["identifiability"].get("most_identifiable")
+    return f" (--arm {most[0]} and {most[1]}, the pair of arms most easily told apart)" if most else ""
+
+
+def _arms_line(s: dict) -> str:
+    """How a session of more than two arms spreads its original pairs (no arm named)."""
+    return (
+        f"{s['original_pairs']} original pairs of {s['arms']} arms, {s['pairs_per_item']} per item over "
+        f"{s['items']} items"
+    )
 
 
 def _instructions(text: str | None, path: str | None) -> str:

@@ -5,17 +5,23 @@ a closed session is :mod:`evalcore.pairwise.results`, the normalisation
 
 Making a session
 ----------------
-:func:`make_session` loads the two arms (:func:`parse_arm`, :func:`load_arm`: an :class:`Arm` from
-a generation id in the data directory or from a file), plans (:func:`plan_session`) and writes
-(:func:`write_plan`). The two arms' answers are paired by item, normalised
-(:mod:`evalcore.pairwise.blinding`), optionally length-matched, and each pair gets a random id
-and a side per arm; everything is computed into a :class:`SessionPlan` before anything is
-written. ``sessions/<id>/pairs.parquet`` and ``session.json`` go to the data directory with no
+:func:`make_session` loads the arms, two or more (:func:`parse_arm`, :func:`load_arm`: an
+:class:`Arm` from a generation id in the data directory or from a file, each once by name and by
+source), plans (:func:`plan_session`) and writes (:func:`write_plan`). The items all arms answer
+get ``pairs_per_item`` original pairs each (default 1), which two arms each pair compares drawn by
+:mod:`evalcore.pairwise.schedule` (balanced over the pairs of arms, the items and, per pair of
+arms, the sides; two arms: one pair per item, as before K arms). The answers are normalised
+(:mod:`evalcore.pairwise.blinding`), optionally length-matched per pair, and each pair gets a
+random id and a side per arm; everything is computed into a :class:`SessionPlan` before anything
+is written. ``sessions/<id>/pairs.parquet`` and ``session.json`` go to the data directory with no
 arm name anywhere; the key (which arm is on which side) goes to ``<keys>/<id>/`` (key.json,
 key.parquet and blinding.json, the record of the transform and of the identifiability check),
 which is never inside the data or the state directory, and is written first. Before anything is
-written the identifiability check runs on the shown texts and a warning says when the arms can be
-told apart.
+written the identifiability check runs on the shown texts of each pair of arms apart (a grader who
+tells two arms apart does so in their pairs) and a warning names, by --arm position, each pair of
+arms that can be told apart; with more than two arms blinding.json records every pair of arms'
+check (``by_arm_pair``), headlines the one most easily told apart, and records the schedule's
+counts (``schedule``). Key rows are ``pair_id, left_arm, right_arm`` for any number of arms.
 
 Of the later steps only closing reads the key, so the app is never given a keys directory. Their
 shared definitions are here: the name and schema of ``<state>/pairs.sqlite`` (:data:`DB_NAME`,
@@ -29,9 +35,11 @@ Two seeds make the transform reproducible without making it guessable. ``seed`` 
 session.json) draws the pair ids, the holdout and mirrored pairs and the row order: none of that
 depends on the arms. The sides are drawn from ``seed`` together with a ``key_seed`` that is
 recorded in the key directory only (drawn at random unless given), so that nobody holding the
-data and this code can redraw the sides. Exactly half of the original pairs (one more or less
-for an odd count) have the first arm on the left, in a random arrangement
-(:func:`balanced_sides`); a mirrored pair repeats an original with the sides swapped.
+data and this code can redraw the sides, nor (with more than two arms) which arms a pair compares,
+drawn from the same two seeds in a stream of its own. Within each pair of arms exactly half of its
+original pairs (one more or less for an odd count) have the arm given first on the left, in a
+random arrangement (:func:`evalcore.pairwise.schedule.balanced_sides`); a mirrored pair repeats an
+original with the sides swapped.
 """
 
 from __future__ import annotations
@@ -54,7 +62,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 from evalcore.contract import hashing as H
 from evalcore.contract import schema as S
 from evalcore.errors import FormatError, InputError, NotFoundError, PathEscapeError
-from evalcore.pairwise import blinding, leakage
+from evalcore.pairwise import blinding, leakage, schedule
 from evalcore.storage.files import atomic_write_bytes
 from evalcore.storage.paths import check_id, inside, utcnow
 from evalcore.storage.seal import seal_hash
@@ -247,16 +255,6 @@ def _names_word(haystack: str, name: str) -> bool:
     return re.search(rf"(?<![0-9A-Za-z]){re.escape(name)}(?![0-9A-Za-z])", haystack, flags=re.IGNORECASE) is not None
 
 
-def balanced_sides(rng: np.random.Generator, n: int) -> np.ndarray:
-    """n booleans, ``True`` = the first arm on the left: exactly half True (the odd one out a
-    coin), in a random arrangement."""
-    v = np.zeros(n, dtype=bool)
-    v[: n // 2] = True
-    if n % 2:
-        v[n // 2] = bool(rng.random() < 0.5)
-    return rng.permutation(v)
-
-
 def plan_session(
     session_id: str,
     arms: Sequence[Arm],
@@ -273,26 +271,27 @@ def plan_session(
     simulated: bool = False,
     n_perm: int = blinding.DEFAULT_PERMUTATIONS,
     suite_id: str | None = None,
+    pairs_per_item: int = 1,
 ) -> SessionPlan:
-    """Pair two arms by item, normalise, draw sides, run the identifiability check. Pure: nothing
-    is written (see :func:`write_plan`)."""
-    steps, suite_id, items, holdout = _checked(session_id, arms, normalise, mirror, holdout, suite_id)
-    a0, a1 = arms
+    """Schedule the arms' pairs by item (:mod:`evalcore.pairwise.schedule`), normalise, draw sides,
+    run the identifiability check per arm pair. Pure: nothing is written (see :func:`write_plan`)."""
+    steps, suite_id, items, holdout = _checked(session_id, arms, normalise, mirror, holdout, suite_id, pairs_per_item)
     seed = int(seed) if seed is not None else secrets.randbelow(2**31)
     key_seed = int(key_seed) if key_seed is not None else secrets.randbits(62)
     created_at = created_at or utcnow()
     tag = zlib.crc32(session_id.encode("utf-8"))
     pub = np.random.default_rng([seed, tag, 0x5E55])
-    sides = balanced_sides(np.random.default_rng([seed, key_seed, tag, 0x51DE]), len(items))
-    missing = [sorted((set(other.texts) - set(a.texts)) | set(a.unusable)) for a, other in ((a0, a1), (a1, a0))]
-    raw = [(a0.texts[i], a1.texts[i]) for i in items]
-    shown_arm, trimmed_words = _shown(raw, steps, length_match)
-    names = (a0.name, a1.name)
-    pairs, key = _draw_pairs(pub, items, shown_arm, sides, names, holdout, mirror)
-    # the identifiability check, on the original pairs as a grader would see them
-    before = arm_identifiability(raw, sides, names, seed=seed, n_perm=n_perm)
-    after = arm_identifiability(shown_arm, sides, names, seed=seed, n_perm=n_perm)
-    warnings = _plan_warnings(arms, pairs, missing, _public_check(after, names), length_match)
+    slots = schedule.assign(np.random.default_rng([seed, key_seed, tag, 0x5C4E]), len(items), len(arms), pairs_per_item)
+    sides = schedule.draw_sides(np.random.default_rng([seed, key_seed, tag, 0x51DE]), slots)
+    names = [a.name for a in arms]
+    everyone = set().union(*(a.texts for a in arms))
+    missing = [sorted((everyone - set(a.texts)) | set(a.unusable)) for a in arms]
+    raw = [(arms[i].texts[items[t]], arms[j].texts[items[t]]) for t, i, j in slots]
+    shown_arm, trimmed = _shown(raw, steps, length_match)
+    slot_names = [(names[i], names[j]) for _, i, j in slots]
+    pairs, key = _draw_pairs(pub, [items[t] for t, _, _ in slots], shown_arm, sides, slot_names, holdout, mirror)
+    checks = _arm_pair_checks(slots, raw, shown_arm, sides, names, seed, n_perm)
+    warnings = _plan_warnings(arms, pairs, missing, checks, length_match)
     manifest = S.SessionManifest(
         session_id=session_id,
         suite_id=suite_id,
@@ -306,36 +305,35 @@ def plan_session(
         simulated=simulated,
         sealed=sorted(seal_hash(session_id, a.generation) for a in arms if a.generation),
     )
-    km = S.KeyManifest(session_id=session_id, arms={a0.name: a0.source, a1.name: a1.source}, created_at=created_at)
+    km = S.KeyManifest(session_id=session_id, arms={a.name: a.source for a in arms}, created_at=created_at)
     record = {
         "schema_version": S.SCHEMA_VERSION,
         "session_id": session_id,
-        "arms": list(names),
-        "sources": {a0.name: a0.source, a1.name: a1.source},
-        "seed": seed,
-        "key_seed": key_seed,
-        "gen_round": int(gen_round),
-        "normalise": steps,
-        "length_match": bool(length_match),
-        "words_trimmed": dict(zip(names, trimmed_words)),
+        "arms": names,
+        "sources": {a.name: a.source for a in arms},
+        **{"seed": seed, "key_seed": key_seed, "gen_round": int(gen_round), "normalise": steps},
+        **{"length_match": bool(length_match), "words_trimmed": _words_trimmed(slots, trimmed, names)},
         "missing": dict(zip(names, missing)),
-        "identifiability": {"before": before, "after": after},
+        "identifiability": _identifiability(checks, names, public=False),
         "created_at": created_at.isoformat(),
     }
     summary = {
         "session_id": session_id,
         "suite_id": suite_id,
         "pairs": len(pairs),
-        "original_pairs": len(items),
-        "mirrors": len(pairs) - len(items),
+        "original_pairs": len(slots),
+        "mirrors": len(pairs) - len(slots),
         "holdout": holdout,
         "seed": seed,
         "normalise": steps,
         "length_match": bool(length_match),
-        "missing": {"first_arm": len(missing[0]), "second_arm": len(missing[1])},
-        "identifiability": {"before": _public_check(before, names), "after": _public_check(after, names)},
+        "missing": {f"{_ordinal(k)}_arm": len(m) for k, m in enumerate(missing)},
+        "identifiability": _identifiability(checks, names, public=True),
         "warnings": warnings,
     }
+    if len(arms) > 2:
+        record.update(pairs_per_item=int(pairs_per_item), schedule=_schedule_counts(slots, sides, names))
+        summary.update(arms=len(arms), items=len(items), pairs_per_item=int(pairs_per_item))
     return SessionPlan(manifest, pairs, km, key, record, summary, warnings)
 
 
@@ -363,15 +361,17 @@ def with_brief(
 
 
 def _checked(
-    session_id: str, arms: Sequence[Arm], normalise: Iterable[str], mirror: float, holdout: int, suite_id: str | None
+    session_id: str,
+    arms: Sequence[Arm],
+    normalise: Iterable[str],
+    mirror: float,
+    holdout: int,
+    suite_id: str | None,
+    per_item: int = 1,
 ) -> tuple[list[str], str | None, list[str], int]:
-    """The checked normalisation steps, suite (else the arms'), the arms' items in common and holdout."""
+    """The checked normalisation steps, suite (else the arms'), the items all arms answer and holdout."""
     check_id(session_id, "session id")
-    if len(arms) != 2:
-        raise InputError(f"a session compares two arms, got {len(arms)}", field="--arm")
-    a0, a1 = arms
-    if a0.name == a1.name:
-        raise InputError(f"both arms are called {a0.name!r}", field="--arm")
+    _check_arms(arms, per_item)
     for a in arms:
         if _mentions(session_id, a.name):
             raise InputError(
@@ -387,30 +387,67 @@ def _checked(
     if len(suites) > 1:
         raise InputError(f"the arms answer different suites ({', '.join(sorted(suites))})", field="--arm")
     suite_id = suite_id or (suites.pop() if suites else None)
-    items = sorted(set(a0.texts) & set(a1.texts))
+    items = sorted(set.intersection(*(set(a.texts) for a in arms)))
     if not items:
-        raise InputError("the two arms have no item in common", field="--arm")
-    holdout = int(holdout)
-    if not 0 <= holdout < len(items):
         raise InputError(
-            f"--holdout {holdout} must leave at least one of the {len(items)} pairs in the headline", field="--holdout"
+            "the two arms have no item in common" if len(arms) == 2 else f"no item is answered by all {len(arms)} arms",
+            field="--arm",
+        )
+    holdout, n = int(holdout), len(items) * int(per_item)
+    if not 0 <= holdout < n:
+        raise InputError(
+            f"--holdout {holdout} must leave at least one of the {n} pairs in the headline", field="--holdout"
         )
     return steps, suite_id, items, holdout
 
 
-def _shown(raw: list[tuple[str, str]], steps: list[str], length_match: bool) -> tuple[list[tuple[str, str]], list[int]]:
-    """Each pair's answers as shown (normalised, length-matched if asked) and the words trimmed per arm."""
+def _check_arms(arms: Sequence[Arm], per_item: int) -> None:
+    """Two arms or more, each once (by name and by source), and a pairs-per-item budget that shows
+    an item's arm pair at most once."""
+    if len(arms) < 2:
+        raise InputError(f"a session compares two arms or more, got {len(arms)}", field="--arm")
+    seen: dict[str, Arm] = {}
+    for a in arms:
+        if a.name in seen:
+            two = "both arms" if len(arms) == 2 else "two arms"
+            raise InputError(f"{two} are called {a.name!r}: give each arm once", field="--arm")
+        same = next((b for b in seen.values() if b.source == a.source), None)
+        if same is not None:
+            raise InputError(
+                f"arms {same.name!r} and {a.name!r} are the same answers ({a.source}): give each arm once",
+                field="--arm",
+            )
+        seen[a.name] = a
+    most = schedule.n_arm_pairs(len(arms))
+    if isinstance(per_item, bool) or not isinstance(per_item, int) or not 1 <= per_item <= most:
+        raise InputError(
+            f"--pairs-per-item {per_item} is not between 1 and {most}, the number of pairs of {len(arms)} arms "
+            "(an item shows each pair of arms at most once; --mirror shows pairs again)",
+            field="--pairs-per-item",
+        )
+
+
+def _ordinal(k: int) -> str:
+    """0 -> "first", ..., 9 -> "tenth", then "11th" ...: an --arm by its position."""
+    words = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+    return words[k] if k < len(words) else f"{k + 1}th"
+
+
+def _shown(
+    raw: list[tuple[str, str]], steps: list[str], length_match: bool
+) -> tuple[list[tuple[str, str]], list[tuple[int, int]]]:
+    """Each pair's answers as shown (normalised, length-matched if asked) and the words trimmed from each."""
     shown = [(blinding.normalise(x, steps), blinding.normalise(y, steps)) for x, y in raw]
-    trimmed_words = [0, 0]
-    if length_match:
-        matched = []
-        for x, y in shown:
-            mx, my = blinding.length_match(x, y)
-            trimmed_words[0] += blinding.word_count(x) - blinding.word_count(mx)
-            trimmed_words[1] += blinding.word_count(y) - blinding.word_count(my)
-            matched.append((mx, my))
-        shown = matched
-    return shown, trimmed_words
+    if not length_match:
+        return shown, [(0, 0)] * len(shown)
+    matched, trimmed = [], []
+    for x, y in shown:
+        mx, my = blinding.length_match(x, y)
+        trimmed.append(
+            (blinding.word_count(x) - blinding.word_count(mx), blinding.word_count(y) - blinding.word_count(my))
+        )
+        matched.append((mx, my))
+    return matched, trimmed
 
 
 def _draw_pairs(
@@ -418,12 +455,13 @@ def _draw_pairs(
     items: list[str],
     shown: list[tuple[str, str]],
     sides: np.ndarray,
-    names: tuple[str, str],
+    names: Sequence[tuple[str, str]],
     holdout: int,
     mirror: float,
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-    """The shown pairs and their key rows, by pair id: one per item on its ``sides``, and the pair ids,
-    holdout and mirrored pairs drawn from ``pub`` in this order (a mirror swaps its original's sides)."""
+    """The shown pairs and their key rows, by pair id: one per original pair (``items``: its item,
+    ``names``: its two arms, ``shown``: their texts) on its ``sides``, and the pair ids, holdout and
+    mirrored pairs drawn from ``pub`` in this order (a mirror swaps its original's sides)."""
     n = len(items)
     n_mirror = min(int(round(float(mirror) * n)), n - holdout)
     all_ids = _new_ids(pub, n + n_mirror)
@@ -439,7 +477,7 @@ def _draw_pairs(
         first_left = bool(sides[k])
         x, y = shown[k]
         left, right = (x, y) if first_left else (y, x)
-        la, ra = names if first_left else names[::-1]
+        la, ra = names[k] if first_left else names[k][::-1]
         pairs.append(
             {
                 "pair_id": ids[k],
@@ -489,21 +527,97 @@ def arm_identifiability(
     return out
 
 
+def _arm_pair_checks(
+    slots: Sequence[schedule.Slot],
+    raw: Sequence[tuple[str, str]],
+    shown: Sequence[tuple[str, str]],
+    sides: np.ndarray,
+    names: Sequence[str],
+    seed: int,
+    n_perm: int,
+) -> list[dict[str, Any]]:
+    """:func:`arm_identifiability` of each arm pair's original pairs, raw ("before") and as shown
+    ("after"): a grader who can tell two arms apart can in every pair of those two."""
+    out = []
+    for i, j in sorted({(i, j) for _, i, j in slots}):
+        at = [s for s, (_, a, b) in enumerate(slots) if (a, b) == (i, j)]
+        two = (names[i], names[j])
+        out.append(
+            {
+                "arms": (i, j),
+                "pairs": len(at),
+                "before": arm_identifiability([raw[s] for s in at], sides[at], two, seed=seed, n_perm=n_perm),
+                "after": arm_identifiability([shown[s] for s in at], sides[at], two, seed=seed, n_perm=n_perm),
+            }
+        )
+    return out
+
+
+def _words_trimmed(slots: Sequence[schedule.Slot], trimmed: list[tuple[int, int]], names: list[str]) -> dict:
+    """The words length matching trimmed from each arm's answers, over its pairs."""
+    out = dict.fromkeys(names, 0)
+    for (_, i, j), (ti, tj) in zip(slots, trimmed):
+        out[names[i]] += ti
+        out[names[j]] += tj
+    return out
+
+
+def _identifiability(checks: list[dict[str, Any]], names: Sequence[str], *, public: bool) -> dict[str, Any]:
+    """The checks as recorded: two arms, {before, after}; more, those of the arm pair most easily
+    told apart as shown, which that is, and every arm pair's (``by_arm_pair``). ``public``: arms by
+    their --arm position from 1 and no feature means (for the output), else by name (for the key)."""
+
+    def view(c: dict) -> dict:
+        return _public_check(c, names) if public else c
+
+    def arms(c: dict) -> list:
+        return [k + 1 if public else names[k] for k in c["arms"]]
+
+    if len(names) == 2:
+        return {"before": view(checks[0]["before"]), "after": view(checks[0]["after"])}
+    worst = max(checks, key=lambda c: (bool(c["after"].get("identifiable")), c["after"].get("accuracy") or 0.0))
+    return {
+        "before": view(worst["before"]),
+        "after": view(worst["after"]),
+        "most_identifiable": arms(worst),
+        "by_arm_pair": [
+            {"arms": arms(c), "pairs": c["pairs"], "before": view(c["before"]), "after": view(c["after"])}
+            for c in checks
+        ],
+    }
+
+
+def _schedule_counts(slots: Sequence[schedule.Slot], sides: np.ndarray, names: Sequence[str]) -> list[dict]:
+    """Per arm pair (by name, for the key's record): its original pairs and how many have its first arm left."""
+    out = []
+    for i, j in sorted({(i, j) for _, i, j in slots}):
+        at = [s for s, (_, a, b) in enumerate(slots) if (a, b) == (i, j)]
+        out.append({"arms": [names[i], names[j]], "pairs": len(at), "first_left": int(sides[at].sum())})
+    return out
+
+
 def _plan_warnings(
-    arms: Sequence[Arm], pairs: list[dict[str, Any]], missing: list[list[str]], after: dict, length_match: bool
+    arms: Sequence[Arm], pairs: list[dict[str, Any]], missing: list[list[str]], checks: list[dict], length_match: bool
 ) -> list[str]:
-    """Warnings: the shown answers tell the arms apart, an arm's name is shown, an arm lacks answers."""
+    """Warnings: the shown answers tell two arms apart (each such arm pair by its --arm positions),
+    an arm's name is shown, an arm lacks answers."""
     warnings = []
-    if after.get("identifiable"):
+    for c in checks:
+        after = _public_check(c["after"], [a.name for a in arms])
+        if not after.get("identifiable"):
+            continue
         lo, hi = after["interval"]
+        i, j = c["arms"]
+        who = "the arms" if len(arms) == 2 else f"the {_ordinal(i)} and {_ordinal(j)} --arm"
+        their = "" if len(arms) == 2 else "their "
         warnings.append(
-            f"the arms can be told apart from the shown answers: {100 * after['accuracy']:.0f}% of pairs' sides "
+            f"{who} can be told apart from the shown answers: {100 * after['accuracy']:.0f}% of {their}pairs' sides "
             f"guessed right (interval {100 * lo:.0f}-{100 * hi:.0f}%, chance 50%)"
             + (f"; the leaking feature is {leakage.leaking_words(after)}" if after["leaking_feature"] else "")
             + ("" if length_match or after["leaking_feature"] != "length" else "; consider --length-match")
         )
     for pos, a in enumerate(arms):
-        ord_ = ("first", "second")[pos]
+        ord_ = _ordinal(pos)
         hits = [
             p["item_id"]
             for p in pairs
@@ -584,9 +698,9 @@ def make_session(
 ) -> dict:
     """``evalcore pairs make``: load the arms, plan, write. Returns the summary (no arm name).
     ``instructions`` and ``created_by``: :func:`with_brief`."""
+    if len(arm_specs) < 2:
+        raise InputError(f"give two --arm NAME=GEN_OR_FILE or more, got {len(arm_specs)}", field="--arm")
     arms = [load_arm(store, *parse_arm(s), gen_round=gen_round) for s in arm_specs]
-    if len(arms) != 2:
-        raise InputError(f"give exactly two --arm NAME=GEN_OR_FILE, got {len(arms)}", field="--arm")
     kdir = Path(keys_dir) if keys_dir is not None else store.keys
     _refuse_keys_inside(store, kdir)
     plan = with_brief(plan_session(session_id, arms, gen_round=gen_round, **kw), arms, instructions, created_by)
