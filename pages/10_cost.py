@@ -110,6 +110,48 @@ st.caption(
 )
 _text.judge_not_pinned(table)
 
+# ---------------------------------------------------------------- revision passes (issue 44)
+st.subheader("Cost over revision passes")
+with _text.boundary():
+    revisions = _cache.analysis_call(analysis.revision_costs)  # `evalcore revision-cost --json`
+    if not revisions:
+        st.info("No generation records its revision budget (the generation knob revision_budget).")
+    for rv in revisions:
+        st.markdown(
+            _text.md_escape(
+                f"{rv.gen_id}: revision budget {rv.revision_budget}, {rv.answers} answers; prices: {rv.price_source}"
+            )
+        )
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "passes": p.passes,
+                        "recorded budget": p.recorded_budget,
+                        "appended: tokens in": p.appended_tokens_in,
+                        "fresh critic: tokens in": p.fresh_tokens_in,
+                        "appended: cost per answer to here": p.appended_cumulative_cost_usd,
+                        "fresh critic: cost per answer to here": p.fresh_cumulative_cost_usd,
+                    }
+                    for p in rv.passes
+                ]
+            ),
+            hide_index=True,
+            placeholder="unpriced",
+            column_config={
+                "appended: cost per answer to here": USD6,
+                "fresh critic: cost per answer to here": USD6,
+                "appended: tokens in": TOK,
+                "fresh critic: tokens in": TOK,
+            },
+        )
+        st.caption(_text.md_escape(rv.note))
+    st.caption(
+        "An appended transcript re-sends every earlier turn, so pass k carries the draft and k - 1 revisions "
+        "(quadratic in total); a fresh-context critic sends the brief and the current draft only (linear). "
+        "See docs/COST.md."
+    )
+
 # ---------------------------------------------------------------- one run
 st.subheader("One run")
 asked = _ui.qp("run")

@@ -45,6 +45,7 @@ if entries:
                 "polluted": ", ".join(f.get("polluted") or []),
                 "system latency mean / p95": f.get("latency_text") or "",
                 "flags": "; ".join(f.get("flags") or []),
+                "prediction": e["outcome"]["text"] if e.get("outcome") else "",
                 "added": e["added_at"][:10],
                 "by": e["added_by"],
             }
@@ -85,6 +86,8 @@ if entries:
                 )
             for rid, rf in (f.get("runs") or {}).items():
                 st.text(f"{rid} {f['metric']}: {analysis.rounds_text(rf)}")
+            if e.get("outcome"):
+                (st.error if e["outcome"]["state"] == "falsified" else st.info)(_text.md_escape(e["outcome"]["text"]))
             if f.get("flags"):
                 st.warning(_text.md_escape("Flags: " + "; ".join(f["flags"])))
             if e.get("figures_source", "runs") != "runs":
@@ -121,7 +124,7 @@ if len(run_ids) >= 1:
         others = st.multiselect("Other runs it rests on", run_ids)
         type_ = st.selectbox(
             "Decision",
-            ["(automatic for a judge-only change)"] + list(review.TYPES),
+            ["(automatic for a judge-only change)"] + [t for t in review.TYPES if t != "prediction"],
             format_func=lambda t: review.TYPE_WORDS.get(t, t),
         )
         note = st.text_area("Note")
@@ -144,6 +147,47 @@ if len(run_ids) >= 1:
                     f"Added {e['entry_id']} as {review.TYPE_WORDS[e['type']]}"
                     + (" (set automatically)" if e["type_automatic"] else "")
                 )
+            )
+            st.rerun()
+
+# ---------------------------------------------------------------- a prediction written before the run (issue 44)
+st.subheader("Write a prediction before the run")
+st.caption(
+    "What the run should show, written before it exists: '<op> <value>' on the metric's mean of one run "
+    "('>= 0.80', '< 75%'), or on the paired delta of a baseline and a candidate ('> 2%'). "
+    "Check it below when the run comes (`evalcore ledger predict` / `ledger check`)."
+)
+with st.form("ledger_predict"):
+    p_title = st.text_input("Title", placeholder="What the run should show, in a line", key="p_title")
+    c1, c2 = st.columns(2)
+    p_metric = c1.text_input("Metric", value="all_pass")
+    p_expect = c2.text_input("Expected", placeholder=">= 0.80")
+    p_by = st.text_input("Who predicts")
+    predicted = st.form_submit_button("Write the prediction")
+if predicted:
+    with _text.boundary():
+        e = ledger.predict(title=p_title, metric=p_metric, expect=p_expect, by=p_by, claims=_access.claims())
+        st.success(_text.md_escape(f"Wrote {e['entry_id']}: {e['metric']} {e['prediction']['text']}"))
+        st.rerun()
+pending = [e["entry_id"] for e in entries if e.get("outcome") and e["outcome"]["state"] == "pending"]
+if pending and run_ids:
+    with st.form("ledger_check"):
+        target_p = st.selectbox("Prediction", pending)
+        c1, c2, c3 = st.columns(3)
+        p_run = c1.selectbox("Its run (the metric's mean)", ["(none)"] + run_ids)
+        p_base = c2.selectbox("or a baseline", ["(none)"] + run_ids)
+        p_cand = c3.selectbox("and a candidate (the paired delta)", ["(none)"] + run_ids)
+        p_who = st.text_input("Who checks")
+        checked = st.form_submit_button("Check the prediction")
+    if checked:
+        with _text.boundary():
+            ledger.check(
+                target_p,
+                by=p_who,
+                run=None if p_run == "(none)" else p_run,
+                baseline=None if p_base == "(none)" else p_base,
+                candidate=None if p_cand == "(none)" else p_cand,
+                claims=_access.claims(),
             )
             st.rerun()
 

@@ -19,6 +19,7 @@ from evalcore.cli import (
     scores,
     state,
     suite,
+    variation,
 )
 from evalcore.cli._common import cli
 from evalcore.cli.entry import main
@@ -28,6 +29,7 @@ suite.register(cli)
 cost.register(cli)
 scores.register(cli)
 home.register(cli)
+variation.register(cli)
 
 __all__ = [
     "analysis",
@@ -47,4 +49,5 @@ __all__ = [
     "scores",
     "state",
     "suite",
+    "variation",
 ]

@@ -298,6 +298,45 @@ def ledger_retire(obj: Ctx, entry_id, reason, by, as_json) -> None:
     emit(e, as_json, f"{e['entry_id']}: retired")
 
 
+@ledger.command("predict")
+@click.option("--title", required=True, help="What the run should show, in a line.")
+@click.option("--metric", default="all_pass", show_default=True, help="The figure predicted.")
+@click.option(
+    "--expect",
+    required=True,
+    help="'<op> <value>' on the metric's mean of one run, or on the paired delta of a baseline and a "
+    "candidate: '>= 0.80', '< 75%', '> 2%'.",
+)
+@click.option("--note", default="", help="Free text.")
+@click.option("--by", required=True, help="Who predicts.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def ledger_predict(obj: Ctx, as_json, **kw) -> None:
+    """Write the expected outcome before the run (an entry of type prediction; `ledger check` tests it)."""
+    from evalcore.review.ledger import Ledger
+
+    e = Ledger(obj.store).predict(**kw)
+    emit(e, as_json, f"{e['entry_id']}: prediction {e['metric']} {e['prediction']['text']}")
+
+
+@ledger.command("check")
+@click.argument("entry_id")
+@click.option("--run", default=None, help="The run the prediction is about (its metric's mean).")
+@click.option("--baseline", default=None, help="Baseline run (the prediction is about the paired delta).")
+@click.option("--candidate", default=None, help="Candidate run.")
+@click.option("--by", required=True, help="Who checks.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def ledger_check(obj: Ctx, entry_id, as_json, **kw) -> None:
+    """Check a prediction against the run(s) that came: held, or FALSIFIED (the entry's type becomes falsified)."""
+    from evalcore.review.ledger import Ledger
+
+    led = Ledger(obj.store)
+    led.check(entry_id, **kw)
+    e = next(x for x in led.entries() if x["entry_id"] == entry_id)
+    emit(e, as_json, f"{entry_id}: {e['outcome']['text']}")
+
+
 @ledger.command("list")
 @click.option("--active", is_flag=True, help="Leave retired entries out.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -316,6 +355,7 @@ def ledger_list(obj: Ctx, active, as_json) -> None:
             "runs": " -> ".join(x for x in (e["baseline"], e["candidate"]) if x) or ", ".join(e["runs"]),
             "flags": "; ".join(e["figures_now"]["flags"]),
             "latency": e["figures_now"].get("latency_text") or "—",
+            "prediction": e["outcome"]["text"] if e.get("outcome") else "",
         }
         for e in es
     ]
@@ -332,7 +372,8 @@ def ledger_list(obj: Ctx, active, as_json) -> None:
                 ("runs", "runs", False),
                 ("latency", "system latency", False),
                 ("flags", "flags", False),
-            ],
+            ]
+            + ([("prediction", "prediction", False)] if any(r["prediction"] for r in rows) else []),
         )
         if rows
         else "no ledger entries (evalcore ledger add)",

@@ -27,7 +27,9 @@ score in the figures, the list and the export.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from evalcore.analysis import comparison as C
@@ -45,8 +47,9 @@ from evalcore.storage.store import Store
 DB_NAME = "ledger.sqlite"
 #: the roles that keep the ledger (the Ledger page's, app.py KEEP)
 KEEPERS = ("adjudicator", "admin")
-TYPES = ("accepted", "rejected", "reverted", "falsified", "measurement-correction", "possible-noise")
+TYPES = ("accepted", "rejected", "reverted", "falsified", "measurement-correction", "possible-noise", "prediction")
 TYPE_WORDS = {
+    "prediction": "prediction (written before the run)",
     "accepted": "accepted",
     "rejected": "rejected",
     "reverted": "reverted",
@@ -156,8 +159,8 @@ class Ledger:
             ent = out.get(e["entry_id"])
             if ent is None:  # pragma: no cover - an amend without an add cannot be written
                 continue
-            if e["action"] == "amend":
-                for k in ("title", "type", "note"):
+            if e["action"] == "amend":  # a prediction's check also brings its runs and figures
+                for k in ("title", "type", "note", *CHECKED):
                     if p.get(k) is not None:
                         ent[k] = p[k]
             if e["action"] == "retire":
@@ -168,6 +171,9 @@ class Ledger:
         if live:
             for ent in entries:
                 ent["figures_now"], ent["figures_source"] = self._live(ent)
+        for ent in entries:
+            if ent.get("prediction"):
+                ent["outcome"] = outcome(ent["prediction"], ent.get("figures_now") or ent["figures"], ent)
         return entries
 
     def get(self, entry_id: str) -> dict[str, Any]:
@@ -219,6 +225,8 @@ class Ledger:
                     raise NotFoundError(f"no run {rid!r} in {self.store.data}", field=opt)
                 self.store.run(rid)
         t = normalise_type(type_)
+        if t == "prediction":
+            raise InputError("a prediction is written before its run: evalcore ledger predict", field="--type")
         fig = figures(self.store, baseline, candidate, list(runs), metric, seed)
         if fig.get("measurement_change"):
             if t not in (None, "measurement-correction"):
@@ -307,6 +315,64 @@ class Ledger:
         if not (reason or "").strip():
             raise InputError("say why the entry is retired", field="--reason")
         return self._append(entry_id, "retire", by, {"reason": reason.strip()}, claims)
+
+    # ---- predictions (issue 44): the expected outcome written before the run, checked when it comes
+
+    def predict(
+        self, *, title: str, metric: str, expect: str, by: str, note: str = "", claims: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Write what a run should show before it exists: ``expect`` is ``'<op> <value>'`` on the
+        metric's mean (one run) or on the paired delta (a baseline and a candidate), checked by
+        :meth:`check`. An entry of type ``prediction`` with no runs yet."""
+        title, by = (title or "").strip(), (by or "").strip()
+        if not title:
+            raise InputError("a prediction needs a title", field="--title")
+        if not by and claims is None:
+            raise LabelError("who predicts is required", field="--by")
+        pred = parse_expect(expect)
+        by = acting(self.store.state, *KEEPERS, name=by, claims=claims).name
+        payload: dict[str, Any] = {
+            "title": title, "type": "prediction", "note": note, "baseline": None, "candidate": None, "runs": [],
+            "metric": metric, "seed": 0, "figures": {"metric": metric, "flags": []}, "flags": [],
+            "type_automatic": False, "prediction": pred,
+        }  # fmt: skip
+        entry_id = self._insert(None, "add", by, payload)
+        return {**payload, "entry_id": entry_id, "added_by": by, "status": "active"}
+
+    def check(
+        self,
+        entry_id: str,
+        *,
+        by: str,
+        run: str | None = None,
+        baseline: str | None = None,
+        candidate: str | None = None,
+        claims: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Check a prediction against the run(s) that came: its figures are computed from them and
+        the entry becomes ``falsified`` when the figure misses the expectation (it stays a
+        prediction when it holds). Appended as an amend event: the prediction is never rewritten."""
+        ent = self.get(entry_id)
+        if not ent.get("prediction"):
+            raise InputError(f"entry {entry_id} is not a prediction (evalcore ledger predict)", field="entry id")
+        if ent.get("checked_at"):
+            raise InputError(f"prediction {entry_id} was checked on {ent['checked_at'][:10]}", field="entry id")
+        if (run is None) == (baseline is None and candidate is None) or (baseline is None) != (candidate is None):
+            raise InputError("check a prediction against --run, or against --baseline and --candidate", field="--run")
+        for opt, rid in (("--run", run), ("--baseline", baseline), ("--candidate", candidate)):
+            if rid is not None and rid not in self.store.ids("run"):
+                raise NotFoundError(f"no run {rid!r} in {self.store.data}", field=opt)
+        runs = [run] if run else []
+        fig = figures(self.store, baseline, candidate, runs, ent["metric"], ent.get("seed", 0))
+        out = outcome(ent["prediction"], fig, {"baseline": baseline, "runs": runs})
+        added = datetime.fromisoformat(ent["added_at"])
+        after = [r for r in (run, baseline, candidate) if r and self.store.run(r).manifest.created_at < added]
+        payload = {
+            "title": None, "type": "falsified" if out["state"] == "falsified" else None, "note": None,
+            "baseline": baseline, "candidate": candidate, "runs": runs, "figures": fig, "flags": fig["flags"],
+            "checked_at": utcnow().isoformat(), "written_after": after,
+        }  # fmt: skip
+        return self._append(entry_id, "amend", by, payload, claims)
 
 
 def figures(
@@ -452,6 +518,8 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
                 lines.append(f"  - latency per answer: {_latency_line(rf['latency'])}")
         if e.get("runs") and e["baseline"]:
             lines.append("- also rests on: " + ", ".join(f"`{r}`" for r in e["runs"]))
+        if e.get("outcome"):
+            lines.append(f"- {md_text(e['outcome']['text'])}")
         flags = f.get("flags") or []
         if flags:
             lines.append("- flags: " + md_text("; ".join(flags)))
@@ -465,6 +533,56 @@ def export_markdown(entries: list[dict[str, Any]]) -> str:
                 if h["action"] == "retire"
                 else "amended " + ", ".join(f"{k}={h[k]!r}" for k in ("title", "type", "note") if h.get(k) is not None)
             )
+            if h.get("checked_at"):  # a prediction's check
+                what = "checked against " + " -> ".join(x for x in (h.get("baseline"), h.get("candidate")) if x)
+                what += ", ".join(h.get("runs") or [])
             lines.append(f"- {h['at'][:10]} {md_text(h['by'])}: {md_text(what)}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+#: what a prediction's check adds to the entry (an amend event's keys besides title, type and note)
+CHECKED = ("baseline", "candidate", "runs", "figures", "flags", "checked_at", "written_after")
+_OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def parse_expect(text: str) -> dict[str, Any]:
+    """``'<op> <value>'`` (``>= 0.8``, ``< 75%``, ``> -2%``): the op, the value as a proportion and the text."""
+    parts = (text or "").split()
+    op, raw = (parts[0], "".join(parts[1:])) if parts and parts[0] in _OPS else ("", "")
+    pct = raw.endswith("%")
+    try:
+        value = float(raw[:-1] if pct else raw) / (100 if pct else 1)
+    except ValueError:
+        raise InputError(
+            f"{text!r} is not '<op> <value>' with op one of {', '.join(_OPS)} (e.g. '>= 0.80', '< 75%')",
+            field="--expect",
+        ) from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise InputError(f"{text!r}: the value must be a finite number", field="--expect")
+    return {"op": op, "value": value, "text": f"{op} {raw}"}
+
+
+def outcome(pred: dict[str, Any], fig: dict[str, Any], ent: Mapping[str, Any]) -> dict[str, Any]:
+    """A prediction against the figures: ``pending`` (no run yet), ``held`` or ``falsified``, with
+    the expected and the observed number (the metric's mean of one run, or the paired delta)."""
+    what = "paired delta" if ent.get("baseline") else "mean"
+    observed: float | None = None
+    if ent.get("baseline"):
+        observed = fig.get("delta")
+    elif ent.get("runs"):
+        observed = ((fig.get("runs") or {}).get(ent["runs"][0]) or {}).get("mean")
+    metric = fig.get("metric", "")
+    if observed is None:
+        state = "pending"
+        text = f"predicted {metric} {pred['text']}; " + ("no figure yet" if ent.get("runs") else "no run yet")
+    else:
+        state = "held" if _OPS[pred["op"]](observed, pred["value"]) else "falsified"
+        seen = f"{100 * observed:+.1f}%" if what == "paired delta" else f"{100 * observed:.1f}%"
+        seen = seen if pred["text"].endswith("%") else f"{observed:.4g}"
+        text = f"predicted {metric} {what} {pred['text']}; observed {seen}: " + (
+            "held" if state == "held" else "FALSIFIED"
+        )
+    if ent.get("written_after"):
+        text += f" (written after {', '.join(ent['written_after'])} was made: not a prediction of it)"
+    return {"state": state, "expected": pred["text"], "observed": observed, "of": what, "text": text}
