@@ -756,3 +756,44 @@ def import_pandalm_cmd(obj, source: str, keys: str | None, seed: int, as_json: b
         f"{s['judgments']} choices by {', '.join(s['reviewers'])}), runs {judges}; key in {s['keys']}; "
         f"{_unblinded_text(s)}; {s['seconds']} s",
     )
+
+
+# The Arena's battles table as a closed session of K arms (evalcore/importers/battles.py; docs/IMPORT.md)
+_BATTLE_COLS = (
+    ("item", "Item id column.  [default: question_id when present, else one item per battle]"),
+    ("model-a", "Model of the left answer.  [default: model_a]"),
+    ("model-b", "Model of the right answer.  [default: model_b]"),
+    ("winner", "The winner: model_a, model_b, tie or tie (bothbad).  [default: winner]"),
+    ("judge", "Who voted: the reviewer, as written.  [default: judge]"),
+    ("conversation-a", "Conversation a: the input and the left answer (optional).  [default: conversation_a]"),
+    ("conversation-b", "Conversation b: the right answer (optional).  [default: conversation_b]"),
+    ("turn", "The turn judged, read with item ids or conversations.  [default: turn]"),
+    ("class", "Item class column.  [default: language]"),
+)
+
+
+@import_.command("battles")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--input-format", type=click.Choice(INPUT_FORMATS), default=None, help="Format (default: extension).")
+@_options(*(click.option(f"--{name}-col", default=None, help=text) for name, text in _BATTLE_COLS))
+@_suite_id_option
+@click.option("--session-id", default=None, help="Id of the session (default: from the file name; never a model).")
+@click.option("--seed", type=int, default=None, help="Seed of the pair ids (default: drawn; kept in session.json).")
+@_keys_option
+@click.option("--strict", is_flag=True, help="Refuse a file with a column the import does not use.")
+@_json_option
+@click.pass_obj
+def import_battles_cmd(obj, as_json: bool, **kw) -> None:
+    """Import battles in the Chatbot Arena's shape (model_a, model_b, winner, judge): a closed session of K arms."""
+    from evalcore.importers.battles import BattleOpts, import_battles
+
+    s = import_battles(obj.data_opt, BattleOpts(state=obj.state_opt, **kw))
+    _close_imported(obj, s)
+    texts = " and ".join(s["texts"]) if s["texts"] else "none in the file (placeholders)"
+    text = (
+        f"imported {s['file']}: session {s['session_id']} (closed, {s['battles']} battles between {s['arms']} models"
+        f" as {s['pairs']} pairs, {s['ties']} ties of which {s['ties_bothbad']} both bad; {s['judgments']} votes by "
+        f"{len(s['reviewers'])} judges; texts: {texts}), suite {s['suite_id']}, key in {s['keys']}; "
+    )
+    _emit(s, as_json, _with_notes(s, text + _unblinded_text(s)))
+    _warn(s)
