@@ -9,7 +9,8 @@ Deep link: ``?runs=A,B,...&a=C1&b=C2[&human=1][&in=RUN|people][&cell=ff|fp|pf|pp
 Figures: evalcore.analysis.instruments (``evalcore association RUN... --human --json``; its matrices'
 ``rank`` holds the Kendall tau-b, Spearman and Pearson shown beside phi for numeric criteria), crosstab
 (``evalcore crosstab RUN --a --b --json``; people: ``evalcore people-crosstab``), position_effect
-(``evalcore position``), cell_answers (``evalcore cell``).
+(``evalcore position``), cell_answers (``evalcore cell``); which criteria deserve their own call:
+evalcore.analysis.grouping (``evalcore grouping RUN --split RUN --json``).
 """
 
 from __future__ import annotations
@@ -496,6 +497,36 @@ with _text.boundary():
             "on the same answers; Pearson: their linear correlation, for ordinal and continuous criteria (`evalcore association --json`, under "
             "matrices -> rank). The full matrix over every answer of a run, or of people pooled over "
             "generations: `evalcore correlate --matrix --run RUN` / `--people`."
+        )
+
+    # ------------------------------------------------------------ which criteria deserve their own call
+    st.subheader("Which criteria deserve their own call")
+    one_call = [i.name for i in res.instruments if i.mode in ("single", "grouped")]
+    split = next((i.name for i in res.instruments if i.mode == "split"), None)
+    if not one_call or split is None:
+        st.caption("Add a single-call run and a split run on this generation to price splitting the induced pairs.")
+    else:
+        grp = _cache.analysis_call(analysis.grouping, one_call[0], split, sel=sel)
+        (st.warning if grp.recommended_calls else st.info)(_text.md_escape(grp.text))
+        _text.plain_table(
+            [
+                {
+                    "calls per answer": g.calls_per_answer,
+                    "phi removed": f"{g.phi_removed:.2f}",
+                    f"cost per {grp.answers:,} answers": "-" if g.cost_usd is None else f"${g.cost_usd:.2f}",
+                    "over one call": "-" if g.extra_cost_usd is None else f"+${g.extra_cost_usd:.2f}",
+                    "grouping": g.text,
+                }
+                for g in grp.rows
+            ]
+        )
+        st.caption(
+            _text.md_escape(
+                f"phi removed: each induced pair's phi in {grp.run_id} (one call) minus its phi in {grp.split_run} "
+                f"(split), summed over the induced pairs the grouping asks in different calls"
+                + (f"; people on {grp.people_answers} answers settle which pairs are induced" if grp.people else "")
+                + f". Cost: {grp.cost_source}. `evalcore grouping {grp.run_id} --split {grp.split_run} --json`."
+            )
         )
 
     # ------------------------------------------------------------ position effects

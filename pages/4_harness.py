@@ -1,8 +1,9 @@
 """Harness comparison: two runs on the same answers (a single call against one call per criterion,
 two judges...). Per criterion, the answers that fail under A and pass under B, the reverse, and
 those failing under both; the composition of failures under each; the all-pass rate under each,
-and what it hides when it barely moves while the failures changed criterion. Then the answers
-that flipped on one criterion, with both judges' reasons.
+and what it hides when it barely moves while the failures changed criterion; the answers whose
+failing criteria changed, of all the answers both judged. Then the answers that flipped on one
+criterion, with both judges' reasons.
 
 Deep link: ``?a=RUN&b=RUN[&criterion=C][&dir=fail_a_pass_b|pass_a_fail_b|fail_both][&judge=N|majority][&round=N]``.
 
@@ -74,7 +75,7 @@ with _text.boundary():
 
     # ------------------------------------------------------------ the aggregate
     ap = fl.all_pass
-    m1, m2, m3, m4 = st.columns(4)
+    m1, m2, m3, m4, m5 = st.columns(5)
     m1.metric("All criteria pass under A", _text.pct(ap.a))
     m1.caption(
         f"{ap.passed_a} of {ap.answers} answers both runs judged on every criterion; 95% interval {_text.pct_ci(ap.ci95_a)}"
@@ -93,6 +94,12 @@ with _text.boundary():
     m4.caption(
         f"the composition of failures moved by {100 * shift.composition_distance:.1f} points "
         "(half the summed change in shares)"
+    )
+    rm = fl.reason_moved
+    m5.metric("Answers whose failing criteria changed", f"{rm.moved} of {rm.answers}")
+    m5.caption(
+        f"{_text.pct(rm.share)} of the answers both runs judged: {rm.fail_both} fail under both on different "
+        f"criteria, {rm.fail_a_only} under A only, {rm.fail_b_only} under B only"
     )
     if shift.hidden:
         mm = shift.most_moved or analysis.MostMoved("-", None, None)

@@ -47,6 +47,7 @@ STEPS: list[tuple[str, list[str]]] = [
     ("association-human", ["association", S, SPLIT, "--human", "--n-boot", "200"]),
     ("position", ["position", S, "--reference", SPLIT]),
     ("flips", ["flips", S, SPLIT]),
+    ("grouping", ["grouping", S, "--n-boot", "200"]),
     ("failing", ["failing", S, "--criterion", "cites_source", "--limit", "5"]),
     ("failing-only", ["failing", S, "--criterion", "grounded", "--only", "--limit", "5"]),
     ("people-crosstab", ["people-crosstab", "support-g1", "--a", "grounded", "--b", "no_fabrication"]),

@@ -52,6 +52,9 @@ from .gating import (
     markdown as markdown,
     trend as trend,
 )
+from .grouping import (
+    grouping as grouping,
+)
 from .harness import (
     MostMoved as MostMoved,
     composition_shift as composition_shift,

@@ -3,7 +3,8 @@
 * :func:`flips`: per criterion, on the answers both runs judged, the answers failing under A and
   passing under B (rescued), the reverse (new) and failing under both, with McNemar's exact test
   on the discordant pairs (:func:`evalcore.stats.correlation.mcnemar`); the composition of
-  failures and the all-pass rate under each run.
+  failures and the all-pass rate under each run; the answers whose failing criteria (the reasons
+  they fail) moved between the runs, as a share of the answers both judged (``reason_moved``).
 * :func:`composition_shift`: the change in the all-pass rate and how far the composition of
   failures moved (total variation distance between the two shares).
 * :func:`flip_answers`: the answers behind one cell of :func:`flips`, one page at a time, with
@@ -104,6 +105,14 @@ def _flip_counts(
     got["answers"] = total(complete)
     got["all_pass_a"] = total(complete & ((ap & xa) == xa))
     got["all_pass_b"] = total(complete & ((bp & xb) == xb))
+    # each answer's failing criteria as one mask over `common` (bit j: common[j]), under A and under B
+    fa = sum(((~ap >> names_a.index(c)) & 1) << j for j, c in enumerate(common))
+    fb = sum(((~bp >> names_b.index(c)) & 1) << j for j, c in enumerate(common))
+    moved = complete & (fa != fb)
+    got["reason_moved"] = total(moved)
+    got["reason_moved_both_fail"] = total(moved & (fa != 0) & (fb != 0))
+    got["reason_moved_fail_a_only"] = total(moved & (fb == 0))
+    got["reason_moved_fail_b_only"] = total(moved & (fa == 0))
     return got
 
 
@@ -137,6 +146,31 @@ class AllPass(Result):
 
 
 @dataclass
+class ReasonMoved(Result):
+    """The answers whose failing criteria (the reasons they fail) differ between A and B, of the
+    answers both judged on every shared criterion (issue 44): failing under both on different
+    criteria, or failing under one run only."""
+
+    answers: int
+    moved: int
+    share: float | None
+    fail_both: int
+    fail_a_only: int
+    fail_b_only: int
+    text: str
+
+
+def _reason_moved(got: dict[str, Any]) -> ReasonMoved:
+    n, moved = got["answers"], got["reason_moved"]
+    both, a_only, b_only = (got[f"reason_moved_{k}"] for k in ("both_fail", "fail_a_only", "fail_b_only"))
+    text = (
+        f"{moved} of {n} answers changed the criteria they fail on ({both} fail under both runs on different "
+        f"criteria, {a_only} fail under A only, {b_only} under B only)"
+    )
+    return ReasonMoved(n, moved, moved / n if n else None, both, a_only, b_only, text)
+
+
+@dataclass
 class Flips(Result):
     """:func:`flips`: what ``evalcore flips --json`` prints and the Harness page draws."""
 
@@ -151,6 +185,7 @@ class Flips(Result):
     failures_a: int
     failures_b: int
     all_pass: AllPass
+    reason_moved: ReasonMoved
 
 
 def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTION) -> Flips:
@@ -198,6 +233,7 @@ def flips(store: Store, run_a: str, run_b: str, sel: Selection = DEFAULT_SELECTI
             ci95_a=list(wilson(got["all_pass_a"], n) or (None, None)),
             ci95_b=list(wilson(got["all_pass_b"], n) or (None, None)),
         ),
+        reason_moved=_reason_moved(got),
     )
 
 

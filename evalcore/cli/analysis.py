@@ -1,6 +1,6 @@
 """The analysis commands: ``evalcore attribution``, ``crosstab``, ``association``, ``position``,
-``flips`` and their drill-downs ``failing``, ``people-crosstab``, ``cell`` and ``flipped``; and
-``answers``, a run's answers with every verdict.
+``flips`` and their drill-downs ``failing``, ``people-crosstab``, ``cell`` and ``flipped``;
+``grouping`` (which criteria deserve their own call); and ``answers``, a run's answers with every verdict.
 
 Each reads a :class:`~evalcore.analysis.selection.Selection` (``--judge-round``, ``--majority``,
 ``--gen-round``) and prints what the function of :mod:`evalcore.analysis.failures`,
@@ -224,6 +224,69 @@ def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> 
                 ],
             ),
             f"all-pass on {ap.answers} answers: A {pct_ci(ap.a, ap.ci95_a)}, B {pct_ci(ap.b, ap.ci95_b)}",
+            f"{r.reason_moved.text}; "
+            f"{sum(c.fail_a_pass_b + c.pass_a_fail_b for c in r.criteria)} answer-criterion verdicts changed",
+        ]
+    )
+    emit(r, as_json, text)
+
+
+@cli.command()
+@click.argument("run_id")
+@click.option(
+    "--split",
+    "split_run",
+    default=None,
+    help="A split run on the same generation (default: the "
+    "complete split run with RUN_ID's criteria that the association page opens beside it).",
+)
+@click.option("--answers", type=int, default=1000, show_default=True, help="Price each grouping per this many answers.")
+@selection_options
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed of the association.")
+@click.option("--n-boot", type=int, default=2000, show_default=True, help="Bootstrap resamples of the association.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@holdout_option()
+@click.pass_obj
+def grouping(obj: Ctx, run_id, split_run, answers, judge_round, majority, gen_round, seed, n_boot, as_json) -> None:
+    """Which criteria deserve their own call: groupings by the induced phi they remove against their cost."""
+    from evalcore.analysis.grouping import grouping as group
+
+    r = group(
+        obj.store,
+        run_id,
+        split_run,
+        sel=_selection(obj, judge_round, majority, gen_round),
+        answers=answers,
+        seed=seed,
+        n_boot=n_boot,
+    )
+    rows = [
+        {
+            "calls": g.calls_per_answer,
+            "removed": f"{g.phi_removed:.2f}",
+            "cost": "-" if g.cost_usd is None else f"${g.cost_usd:.2f}",
+            "extra": "-" if g.extra_cost_usd is None else f"+${g.extra_cost_usd:.2f}",
+            "grouping": g.text,
+        }
+        for g in r.rows
+    ]
+    text = "\n".join(
+        [
+            *(f"WARNING: {w}" for w in r.warnings),
+            r.text,
+            f"{r.run_id} (one call) against {r.split_run} (split)"
+            + (f", people on {r.people_answers} answers" if r.people else ", no human labels")
+            + f"; cost per {r.answers:,} answers: {r.cost_source}",
+            _table(
+                rows,
+                [
+                    ("calls", "calls", False),
+                    ("removed", "phi removed", False),
+                    ("cost", "cost", False),
+                    ("extra", "over one call", False),
+                    ("grouping", "grouping", False),
+                ],
+            ),
         ]
     )
     emit(r, as_json, text)
