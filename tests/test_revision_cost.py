@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from conftest import DEMO, tree_hash
+from conftest import DEMO, REPO, tree_hash
 
 from evalcore.analysis.revisions import revision_cost
 from evalcore.storage.store import Store
@@ -115,3 +115,20 @@ def test_a_generation_without_a_budget_is_named_and_nothing_is_written(tmp_path,
     code, out, err = ev("--data", data, "--state", state, "revision-cost", "--json")  # none records one
     assert code == 0 and json.loads(out) == []
     assert tree_hash(data, state) == before
+
+
+@pytest.mark.app
+def test_the_cost_page_shows_the_passes(tmp_path, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setenv("EVALCORE_DATA", str(DEMO))
+    monkeypatch.setenv("EVALCORE_STATE", str(tmp_path / "state"))
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("pages/10_cost.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    tables = [d.value for d in at.dataframe if "fresh critic: tokens in" in d.value.columns]
+    want = revision_cost(Store(DEMO, tmp_path / "state"), "support-g1")
+    assert len(tables) == 3  # one per generation recording revision_budget
+    (t,) = [x for x in tables if list(x["appended: tokens in"]) == [p.appended_tokens_in for p in want.passes]]
+    assert list(t["fresh critic: cost per answer to here"]) == [p.fresh_cumulative_cost_usd for p in want.passes]
