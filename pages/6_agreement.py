@@ -484,6 +484,32 @@ def _reliability(store, gen_id: str, classes: tuple[str, ...]) -> None:
     )
 
 
+def show_signed_gold(s: review.SignedGold) -> None:
+    """Accuracy on gold a domain expert signed off, beside all gold (`evalcore labels signed --gen GEN`)."""
+    st.subheader("Expert sign-off")
+    st.caption(
+        f"{s.signed_off} of {s.gold_cases} gold cases decided in the state directory are signed off by a domain "
+        "expert (`evalcore labels signoff`). Accuracy: the share of gold cases where the judge passes or fails "
+        f"as gold does, judge round {s.judge_round}."
+    )
+    if s.caveat:
+        st.warning(_text.md_escape(s.caveat))
+    if s.runs:
+        _plain(
+            [
+                {
+                    "run": r.run_id,
+                    "criterion": r.criterion,
+                    "accuracy on all gold": _text.pct(r.all_gold.accuracy),
+                    "gold cases": r.all_gold.cases,
+                    "accuracy on signed-off gold": _text.pct(r.signed_off.accuracy),
+                    "signed-off cases": r.signed_off.cases,
+                }
+                for r in s.runs
+            ]
+        )
+
+
 def show_session(s: review.SessionAgreement) -> None:
     m = s.majority
     st.caption(
@@ -587,5 +613,6 @@ with _text.boundary():
                 show_generation(
                     card, review.disagreements(store, name, classes), lambda: show_scores(store, name, classes)
                 )
+                show_signed_gold(review.signed_gold(store, name))
         else:
             show_session(session_agreement(store, name))

@@ -154,6 +154,24 @@ def _start(session_id: str, reviewer: str) -> None:
     st.session_state[STARTED] = (session_id, reviewer)
 
 
+def _sitting(session_id: str, reviewer: str) -> pairwise.Sitting:
+    """The sitting cap (``pairwise.sitting``, `evalcore pairs sitting`): past the grader's caps since
+    their last break, a break is suggested above the pair; they can go on."""
+    caps = {k: st.session_state[w] for k, w in (("cap_judgments", "pw_cap_n"), ("cap_minutes", "pw_cap_m"))
+            if w in st.session_state}  # fmt: skip
+    s = pairwise.sitting(store, session_id, reviewer, **caps)
+    if s.message:
+        st.info(_text.md_escape(s.message), icon=":material/coffee:")
+    return s
+
+
+def _break_settings(s: pairwise.Sitting) -> None:
+    with st.expander(f"Breaks: {s.judgments} judgments in this sitting"):
+        c_n, c_m = st.columns(2)
+        c_n.number_input("Suggest a break after this many judgments", 1, 1000, s.cap_judgments, key="pw_cap_n")
+        c_m.number_input("... or after this many minutes", 1.0, 600.0, float(s.cap_minutes), key="pw_cap_m")
+
+
 def _instructions(info: pairwise.SessionInfo) -> None:
     """The maker's instructions, as they wrote them (plain text), or the line saying there are none."""
     if info.instructions:
@@ -255,6 +273,7 @@ with _text.boundary():
     if (pid := prog.next_pair) is not None:  # the grade step
         with st.expander("What 'better' means in this session"):
             _instructions(info)
+        sitting = _sitting(session_id, reviewer)
         _show_pair(store, session_id, reviewer, pid)
         _buttons("judgment", CHOICES, session_id, reviewer, pid, shortcuts=True)
         _undo_button(prog, session_id, reviewer)
@@ -262,6 +281,7 @@ with _text.boundary():
             f"Pair {_text.md_escape(pid)}. Keys: A = left better, S = same, D = right better, U = undo. Judge the "
             "answers on what they say; the sides were drawn at random for every pair."
         )
+        _break_settings(sitting)
         st.stop()
 
     st.success("You have graded every pair of this session. Thank you.")

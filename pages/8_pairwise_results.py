@@ -88,6 +88,34 @@ def mirror_row(name: str, x: pairwise.Consistency) -> dict:
     }
 
 
+def drift_view(d: pairwise.Drift) -> None:
+    """Each grader's first third against their last third (`evalcore pairs drift --session S`)."""
+    st.markdown("**Drift across the sitting**")
+    for c in d.caveats:
+        st.warning(_text.md_escape(c))
+    if d.graders:
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {"reviewer": g.reviewer, "judgments": g.judgments}
+                    | {f"left share, {k} third": pct(t.left.share) for k, t in (("first", g.first), ("last", g.last))}
+                    | {
+                        f"with the others, {k} third": pct(t.with_majority.share)
+                        for k, t in (("first", g.first), ("last", g.last))
+                    }
+                    | {"p (left)": p3(g.left_p), "p (with the others)": p3(g.agreement_p)}
+                    for g in d.graders
+                ]
+            ),
+            hide_index=True,
+        )
+    st.caption(
+        f"Each grader's first third of their judgments against their last third, in the order recorded: the share "
+        "choosing the left answer and the share agreeing with the majority of the other people (Fisher's exact "
+        f"test). {d.unordered} judgments shipped with the data carry no order and are read only as the others'."
+    )
+
+
 def caveat_rows(r: pairwise.Report) -> list[dict]:
     """The figures read beside the headline: identifiability as shown, people's left share, and
     each model grader's first-position share, as `pairs report` prints them after the result."""
@@ -208,6 +236,7 @@ with _text.boundary():
         f"Consistency on the {mc.mirrored_pairs} mirrored pairs (a pair shown again with the sides "
         "swapped): the same answer chosen both times, or same both times."
     )
+    drift_view(pairwise.drift(store, session_id))
 
     # ------------------------------------------------------------ people
     st.subheader("Agreement between people")

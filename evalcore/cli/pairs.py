@@ -100,15 +100,14 @@ def pairs_make(obj: Ctx, session_id, arms, keys_dir, normalise, instructions, in
     text = _instructions(instructions, instructions_file)
     s = make_session(obj.store, session_id, list(arms), keys_dir=keys, normalise=steps, instructions=text, **kw)
     over = f"{s['original_pairs']} items" if "arms" not in s else _arms_line(s)
-    described = describe if "arms" not in s else _described
     lines = [
         f"session {s['session_id']}: {s['pairs']} pairs ({over}, {s['mirrors']} mirrored, "
         f"{s['holdout']} held out), status open, seed {s['seed']}",
         f"normalised: {', '.join(s['normalise']) or 'nothing'}" + ("; lengths matched" if s["length_match"] else ""),
-        f"identifiability before normalisation{_most(s)}: {described(s['identifiability']['before'])}",
-        f"identifiability as shown{_most(s)}: {described(s['identifiability']['after'])}",
+        f"identifiability before normalisation{_most(s)}: {describe(s['identifiability']['before'])}",
+        f"identifiability as shown{_most(s)}: {describe(s['identifiability']['after'])}",
         *(
-            f"  --arm {c['arms'][0]} and {c['arms'][1]} ({c['pairs']} pairs) as shown: {described(c['after'])}"
+            f"  --arm {c['arms'][0]} and {c['arms'][1]} ({c['pairs']} pairs) as shown: {describe(c['after'])}"
             for c in s["identifiability"].get("by_arm_pair", [])
         ),
         *(f"WARNING: {w}" for w in s["warnings"]),
@@ -123,17 +122,6 @@ def _most(s: dict) -> str:
     """Which arm pair a session of more than two arms headlines (the one most easily told apart as shown)."""
     most = s["identifiability"].get("most_identifiable")
     return f" (--arm {most[0]} and {most[1]}, the pair of arms most easily told apart)" if most else ""
-
-
-def _described(check: dict) -> str:
-    """:func:`evalcore.pairwise.leakage.describe` with its interval's level to a tenth of a percent:
-    a session of more than two arms checks each pair of arms at a Bonferroni level (99.5% is not 100%)."""
-    from evalcore.pairwise.leakage import describe
-
-    text = describe(check)
-    if check.get("accuracy") is None:
-        return text
-    return text.replace(f"({100 * check['level']:.0f}% interval", f"({100 * check['level']:.1f}% interval", 1)
 
 
 def _arms_line(s: dict) -> str:
@@ -247,3 +235,50 @@ def pairs_report(obj: Ctx, session_id, seed, as_json) -> None:
 
     r = report(obj.store, session_id, seed=seed)
     emit(r, as_json, format_report(r))
+
+
+@pairs.command("sitting")
+@click.option("--session", "session_id", required=True)
+@click.option("--reviewer", required=True)
+@click.option("--cap-judgments", type=click.IntRange(min=1), default=40, show_default=True,
+              help="Suggest a break after this many judgments in one sitting.")  # fmt: skip
+@click.option("--cap-minutes", type=click.FloatRange(min=1), default=45.0, show_default=True,
+              help="... or after this many minutes.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def pairs_sitting(obj: Ctx, session_id, reviewer, cap_judgments, cap_minutes, as_json) -> None:
+    """A grader's current sitting: judgments and minutes since their last break, and whether one is suggested."""
+    from evalcore.pairwise.fatigue import sitting
+
+    s = sitting(obj.store, session_id, reviewer, cap_judgments=cap_judgments, cap_minutes=cap_minutes)
+    emit(
+        s,
+        as_json,
+        s.message
+        or f"{s.reviewer}: {s.judgments} judgments over {s.minutes:.0f} minutes in this sitting "
+        f"(a break is suggested at {s.cap_judgments} judgments or {s.cap_minutes:.0f} minutes)",
+    )
+
+
+@pairs.command("drift")
+@click.option("--session", "session_id", required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def pairs_drift(obj: Ctx, session_id, as_json) -> None:
+    """Each grader's first third of their judgments against their last: left share and agreement with the others."""
+    from evalcore.pairwise.fatigue import drift
+
+    d = drift(obj.store, session_id)
+
+    def pct(p) -> str:
+        return "-" if p.share is None else f"{100 * p.share:.1f}% of {p.n}"
+
+    lines = [f"{d.session_id}: {d.ordered} judgments recorded in order, {d.unordered} shipped without an order"]
+    for g in d.graders:
+        lines.append(
+            f"  {g.reviewer} ({g.judgments}): left share {pct(g.first.left)} -> {pct(g.last.left)}; "
+            f"with the others' majority {pct(g.first.with_majority)} -> {pct(g.last.with_majority)}"
+        )
+    if d.too_few:
+        lines.append(f"  fewer than 6 ordered judgments: {', '.join(d.too_few)}")
+    emit(d, as_json, "\n".join(lines + d.caveats))

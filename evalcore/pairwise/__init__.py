@@ -3,6 +3,7 @@
 from evalcore.storage.seal import UNBLINDED_FILE
 
 from .blinding import FEATURES, NORMALISATIONS, length_match, normalise, structure, trim_to_words, word_count
+from .fatigue import Drift, Sitting, drift, sitting
 from .grading import (
     JudgmentStore,
     Progress,
@@ -32,6 +33,7 @@ __all__ = [
     "UNBLINDED_FILE",
     "ArmResult",
     "Consistency",
+    "Drift",
     "JudgmentStore",
     "LeftPreference",
     "Progress",
@@ -39,9 +41,11 @@ __all__ = [
     "Report",
     "SessionInfo",
     "SessionOpenError",
+    "Sitting",
     "close_session",
     "cohen_kappa",
     "describe",
+    "drift",
     "feature_matrix",
     "format_report",
     "identifiability",
@@ -62,6 +66,7 @@ __all__ = [
     "reviewer_order",
     "session_status",
     "sessions_overview",
+    "sitting",
     "structure",
     "surface_features",
     "trim_to_words",

@@ -28,6 +28,7 @@ from .queue import (
 from .ranking import MIN_GOLD_CASES, Summary, points
 from .raters import GoldCounts, gold_of, label_category, labels_revision, people
 from .reportcard import Corrected, CriterionCard, NotCorrected, ReportCard, report_card
+from .signedgold import SignedGold, signed_gold
 from .suites import check, curated_suites, flags, item, items, overview, repair, visible_findings
 from .team import Assignment, TeamReport, assign, assignments, team
 
@@ -54,6 +55,7 @@ __all__ = [
     "PpiUnavailable",
     "ReportCard",
     "SessionAgreement",
+    "SignedGold",
     "Summary",
     "TeamReport",
     "assign",
@@ -98,6 +100,7 @@ __all__ = [
     "report_card",
     "runs_on",
     "session_agreement",
+    "signed_gold",
     "start_build",
     "team",
     "undo",
