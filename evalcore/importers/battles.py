@@ -37,11 +37,11 @@ WINNERS = ("model_a", "model_b", "tie", "tie (bothbad)")
 NO_INPUT = "[no text in the battles file: it records who won, not the question]"
 
 
-def no_answer(battle: int, side: str) -> str:
-    """The placeholder of a battle's answer ``side`` (a: model_a's, b) when the file holds no text: one
-    per battle, so that two battles on one item stay two pairs; both of a length, so that no length
-    difference is measured where there is no text."""
-    return f"[no text in the battles file: battle {battle}, answer {side}]"
+def no_answer(battle: int) -> str:
+    """The placeholder of both answers of a battle when the file holds no text: one per battle, so that
+    two battles on one item stay two pairs, and the same on both sides, so that it shows neither arm
+    and no length difference is measured where there is no text."""
+    return f"[no text in the battles file: battle {battle}'s answer]"
 
 
 @dataclass
@@ -139,8 +139,9 @@ def _prepare(frame: Frame, po: PairOpts, o: BattleOpts, counts: dict[str, Any]) 
         _conversation_cols(frame, po, *conv, turns)
     else:
         po.input_col = _add_col(frame, "input (none in the file)", [NO_INPUT] * frame.n)
-        po.output_a_col = _add_col(frame, "output_a (none)", [no_answer(i, "a") for i in range(1, frame.n + 1)])
-        po.output_b_col = _add_col(frame, "output_b (none)", [no_answer(i, "b") for i in range(1, frame.n + 1)])
+        answers = [no_answer(i) for i in range(1, frame.n + 1)]
+        po.output_a_col = _add_col(frame, "output_a (none in the file)", answers)
+        po.output_b_col = _add_col(frame, "output_b (none in the file)", answers)
     po.class_col = resolve_column(frame, "--class-col", o.class_col, "language", required=False)
     counts.update(
         battles=frame.n,
