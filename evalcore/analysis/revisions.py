@@ -80,7 +80,9 @@ def _price(store: Store, gen_id: str, model: str | None, price: tuple[float, flo
         return (p.input_per_token, p.output_per_token), p.source
     fit = fit_prices(store, str(store.path_of("generation", gen_id, "outputs")))
     if fit is not None:
-        return (fit.input_per_token, fit.output_per_token), "fitted to the outputs' own costs: " + fit.source
+        return (fit.input_per_token, fit.output_per_token), "fitted to the outputs' own costs: " + fit.source.replace(
+            " calls ", " outputs "
+        )
     return None, UNPRICED
 
 

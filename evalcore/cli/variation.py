@@ -49,7 +49,7 @@ def revision_text(r: RevisionCost) -> str:
         ("a_cum", "appended: cost per answer to here", False),
         ("f_cum", "fresh critic: cost per answer to here", False),
     ]
-    return "\n".join([head, _table(rows, cols) if rows else "", r.note])
+    return "\n".join(x.rstrip() for x in "\n".join([head, _table(rows, cols) if rows else "", r.note]).splitlines())
 
 
 def flips_text(f: BailFlips) -> str:
@@ -93,7 +93,7 @@ def temperature_text(v: TemperatureView) -> str:
                 ],
             )
         )
-    return "\n".join(lines)
+    return "\n".join(x.rstrip() for x in "\n".join(lines).splitlines())
 
 
 def register(cli: click.Group) -> None:

@@ -578,7 +578,7 @@ def outcome(pred: dict[str, Any], fig: dict[str, Any], ent: Mapping[str, Any]) -
         text = f"predicted {metric} {pred['text']}; " + ("no figure yet" if ent.get("runs") else "no run yet")
     else:
         state = "held" if _OPS[pred["op"]](observed, pred["value"]) else "falsified"
-        seen = f"{100 * observed:+.1f}%" if what == "paired delta" else f"{100 * observed:.1f}%"
+        seen = f"{100 * observed:+.1f} pts" if what == "paired delta" else f"{100 * observed:.1f}%"
         seen = seen if pred["text"].endswith("%") else f"{observed:.4g}"
         text = f"predicted {metric} {what} {pred['text']}; observed {seen}: " + (
             "held" if state == "held" else "FALSIFIED"
