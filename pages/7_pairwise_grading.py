@@ -249,6 +249,8 @@ with _text.boundary():
         st.stop()
     if status[session_id].simulated:
         st.caption("A SIMULATED demo session: its answers were written by evalcore's simulator.")
+    if (removed := pairwise.presentation(store, session_id).sentence) is not None:
+        st.caption(_text.md_escape(removed))
     if who is None:
         st.info(
             "Type your name and press Enter to start. You will see one pair of answers at a time, without "

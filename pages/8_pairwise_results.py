@@ -116,6 +116,29 @@ def drift_view(d: pairwise.Drift) -> None:
     )
 
 
+def presentation_view(p: pairwise.Presentation) -> None:
+    """What normalisation removed and the structure check per arm (`evalcore pairs presentation --session S`)."""
+    if p.sentence is None:
+        return
+    st.subheader("Presentation: measured apart")
+    st.info(_text.md_escape(p.sentence))
+    if p.arms:
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {"arm": arm, "raw answers": x.answers}
+                    | {
+                        f"with {k}": pct(y.share)
+                        for k, y in (("lists", x.lists), ("headings", x.headings), ("bold", x.bold), ("code", x.code))
+                    }
+                    for arm, x in p.arms.items()
+                ]
+            ),
+            hide_index=True,
+        )
+    st.caption(_text.md_escape(f"The structure check: {p.check}, on the raw answers before normalisation."))
+
+
 def caveat_rows(r: pairwise.Report) -> list[dict]:
     """The figures read beside the headline: identifiability as shown, people's left share, and
     each model grader's first-position share, as `pairs report` prints them after the result."""
@@ -333,6 +356,7 @@ with _text.boundary():
             "The probe: a reviewer who can tell the arms apart calls the same arm X every time, so the share "
             "is far from 50% (in either direction)."
         )
+    presentation_view(pairwise.presentation(store, session_id))
 
     # ------------------------------------------------------------ model graders
     for g in r.graders:

@@ -1,5 +1,6 @@
-"""Grader fatigue on the pages (issue 44): the grading page suggests a break past the grader's caps
-and the grader can go on; the results page shows each grader's drift with its caveat."""
+"""Grader fatigue and presentation on the pages (issue 44): the grading page suggests a break past
+the grader's caps and the grader can go on; the results page shows each grader's drift with its
+caveat; both say what normalisation removed, and the results page the structure check per arm."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ def test_the_grading_page_suggests_a_break_on_the_demo(tmp_path, monkeypatch):
     said = [html.unescape(i.value) for i in at.info if "A break is suggested" in html.unescape(i.value)]
     assert len(said) == 1 and said[0].startswith("You have graded 3 pairs")
     assert [b.key for b in at.button if b.key.startswith("pw_judgment")]  # the grader can go on
+    # the session info says what normalisation removed (issue 44: presentation measured apart)
+    assert [c for c in at.caption if "did not compare, presentation" in html.unescape(c.value)]
     at.button(key="pw_judgment_same").click().run()
     _ok(at)
     assert len(P.JudgmentStore(store).current("accounts-practice", "ann")) == 4
@@ -50,3 +53,6 @@ def test_the_results_page_shows_a_drifting_grader(tmp_path, monkeypatch):
     assert [v for v in warned if v.startswith("ann's choices drift across their judgments: they picked the left")]
     frame = next(d.value for d in at.dataframe if "left share, first third" in d.value.columns)
     assert list(frame["reviewer"]) == ["ann", "bob"]
+    assert [i for i in at.info if "did not compare, presentation" in html.unescape(i.value)]
+    structure = next(d.value for d in at.dataframe if "with headings" in d.value.columns)
+    assert sorted(structure["arm"]) == sorted(w["arms"])

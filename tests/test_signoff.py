@@ -38,7 +38,7 @@ def _expected(data, run_id, cases, keep) -> tuple[int, int]:
     """(cases, agreeing) of a run's judge-round-1 verdicts against gold, read straight from its file."""
     rows = dict(
         ((i, c), p)
-        for i, c, p in duckdb.sql(
+        for i, c, p in duckdb.connect().sql(
             f"SELECT item_id, criterion, passed FROM '{data}/runs/{run_id}/verdicts.parquet' "
             "WHERE judge_round = 1 AND error IS NULL AND passed IS NOT NULL"
         ).fetchall()

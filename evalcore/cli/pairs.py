@@ -231,10 +231,15 @@ def pairs_close(obj: Ctx, session_id, keys_dir, as_json) -> None:
 @click.pass_obj
 def pairs_report(obj: Ctx, session_id, seed, as_json) -> None:
     """Results of a closed, unblinded session (refused while it is open)."""
+    from evalcore.pairwise.presentation import format_presentation, presentation
     from evalcore.pairwise.results import format_report, report
 
     r = report(obj.store, session_id, seed=seed)
-    emit(r, as_json, format_report(r))
+    emit(
+        r,
+        as_json,
+        "\n\n".join(filter(None, [format_report(r), format_presentation(presentation(obj.store, session_id))])),
+    )
 
 
 @pairs.command("sitting")
@@ -282,3 +287,15 @@ def pairs_drift(obj: Ctx, session_id, as_json) -> None:
     if d.too_few:
         lines.append(f"  fewer than 6 ordered judgments: {', '.join(d.too_few)}")
     emit(d, as_json, "\n".join(lines + d.caveats))
+
+
+@pairs.command("presentation")
+@click.option("--session", "session_id", required=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def pairs_presentation(obj: Ctx, session_id, as_json) -> None:
+    """What normalisation removed from what graders saw, and the structure check per arm (once unblinded)."""
+    from evalcore.pairwise.presentation import format_presentation, presentation
+
+    p = presentation(obj.store, session_id)
+    emit(p, as_json, format_presentation(p) or f"{session_id}: normalisation removed no structure")

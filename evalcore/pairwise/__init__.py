@@ -22,6 +22,7 @@ from .grading import (
 )
 from .leakage import describe, feature_matrix, identifiability, leaking_words, surface_features
 from .measures import Proportion, cohen_kappa, krippendorff_alpha_nominal, win_stats
+from .presentation import Presentation, presentation
 from .results import ArmResult, Consistency, LeftPreference, Report, format_report, report
 from .sessions import DB_NAME, PROBE_PAIRS, SessionOpenError, load_arm, make_session, plan_session
 
@@ -36,6 +37,7 @@ __all__ = [
     "Drift",
     "JudgmentStore",
     "LeftPreference",
+    "Presentation",
     "Progress",
     "Proportion",
     "Report",
@@ -58,6 +60,7 @@ __all__ = [
     "normalise",
     "pair_view",
     "plan_session",
+    "presentation",
     "progress",
     "read_key",
     "record_judgment",
