@@ -330,6 +330,28 @@ def wait_idle(page, timeout: float = 20_000) -> None:
         " && !document.querySelector('[data-stale=\"true\"]'); }", timeout=timeout)
 
 
+PAGE_STEADY = """() => new Promise(done => {
+  const boxes = () => JSON.stringify([...document.querySelectorAll('[data-testid="stMain"] [data-testid]')]
+    .map((e) => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }));
+  const first = boxes();
+  requestAnimationFrame(() => requestAnimationFrame(() =>
+    done([...document.images].every((i) => i.complete) && first === boxes())));
+})"""
+
+
+def wait_settled(page, timeout: float = 60_000, looks: int = 1200) -> None:
+    """Wait for the page's own signals that it is drawn, never a fixed pause (issue 45): the script
+    run idle (:func:`wait_idle`), every image loaded or failed (``img.complete``: an image a page
+    should not have drawn has been requested by then), and no element of the main area moved
+    between two animation frames (tables and charts have their heights). Gives up after ``looks``
+    looks of two frames each."""
+    wait_idle(page, timeout=timeout)
+    for _ in range(looks):
+        if page.evaluate(PAGE_STEADY):
+            return
+    raise AssertionError(f"the page at {page.url} did not settle in {looks} looks of two animation frames")
+
+
 STEADY = """el => new Promise(done => {
   const box = () => JSON.stringify(el.getBoundingClientRect());
   const first = box();

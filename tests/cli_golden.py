@@ -62,6 +62,8 @@ STEPS: list[tuple[str, list[str]]] = [
     ("cost", ["cost", S]),
     ("cost-all", ["cost", "--all"]),
     ("cost-projection", ["cost", SPLIT, "--items", "400", "--rounds", "1"]),
+    ("revision-cost", ["revision-cost", "--passes", "2"]),  # issue 44
+    ("bail-flips", ["bail-flips"]),  # issue 44
     # scores: the criterion matrix of a run, reliability across judge rounds and people
     ("correlate-matrix", ["correlate", "--matrix", "--run", "support-ordinal"]),
     ("reliability", ["reliability", "--run", "support-ordinal", "--people"]),

@@ -20,7 +20,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from browser_util import REPO, RUN_POLLUTED, RUN_SINGLE, VENV_BIN, guard_page, make_world, start_app, wait_idle
+from browser_util import (
+    REPO,
+    RUN_POLLUTED,
+    RUN_SINGLE,
+    VENV_BIN,
+    guard_page,
+    make_world,
+    start_app,
+    wait_idle,
+    wait_settled,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -205,8 +215,7 @@ def test_hostile_answer_is_shown_as_text_and_loads_nothing(page, world_app, reco
     page.get_by_text("Verdicts, judge round 3").wait_for(timeout=30_000)
     # st.code is drawn a moment after its label; wait for all 9 reasons (3 criteria x 3 judge rounds)
     page.wait_for_function("() => (document.body.innerText.match(/reason:/g) || []).length >= 9", timeout=10_000)
-    wait_idle(page)
-    page.wait_for_timeout(500)  # give any image a chance to load (none may)
+    wait_settled(page)  # any image has loaded or failed (none may be drawn)
     text = page.inner_text("body")
     assert "<script>window.__pwned=1</script>" in text
     assert f'<img src="http://127.0.0.1:{recorder.port}/img.png">' in text
@@ -223,8 +232,7 @@ def test_hostile_run_id_in_a_link_is_an_inert_error(page, world_app, recorder):
     page.goto(f"{base}/?run={bad}&item=q1")
     err = page.locator('[data-testid="stAlertContentError"]').first
     err.wait_for(timeout=30_000)
-    wait_idle(page)
-    page.wait_for_timeout(300)
+    wait_settled(page)
     assert bad in err.inner_text() and "is not a valid run id" in err.inner_text()
     assert recorder.hits == []
 

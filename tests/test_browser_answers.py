@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from browser_util import REPO, chromium_path, guard_page, launch, start_app, wait_idle
+from browser_util import REPO, chromium_path, guard_page, launch, start_app, wait_settled
 
 from evalcore import Store, item_view
 
@@ -42,8 +42,7 @@ def test_a_deep_link_opens_with_the_answer_in_view(tmp_path, path, width, height
         page.goto(f"{base}{path}?run={RUN}&item={ITEM}&round={ROUND}")
         answer = page.locator('[data-testid="stCode"]').filter(has_text=first).first
         answer.wait_for(timeout=90_000)
-        wait_idle(page, timeout=90_000)
-        page.wait_for_timeout(1500)  # the tables above settle their heights
+        wait_settled(page, timeout=90_000)  # the tables above have their heights
         box = answer.bounding_box()
         scrolled = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop")
         print(f"{path} {width}x{height}: the answer's first line at y = {box['y']:.0f} px (scrolled {scrolled} px)")

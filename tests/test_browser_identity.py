@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from browser_util import guard_page, press_when_ready, start_app, wait_idle
+from browser_util import guard_page, press_when_ready, start_app, wait_idle, wait_settled
 from test_pairs import make_world
 
 from evalcore import pairwise as P
@@ -122,14 +122,15 @@ def test_undo_and_the_probe_step_that_no_grading_key_reaches(browser, tmp_path):
         # the grading keys pressed once too often answer nothing
         for key in "asdasd":
             page.keyboard.press(key)
-        wait_idle(page)
-        page.wait_for_timeout(500)
-        wait_idle(page)
+        wait_settled(page)
         assert P.JudgmentStore(st).probes("blind-1") == []
         assert page.get_by_role("button", name="X wrote the left one").count() == 0
         # the probe step: entered with its button; there the grading keys answer, as the legend says
         page.get_by_role("button", name="Answer the probe").click()
         page.get_by_role("button", name="X wrote the left one").wait_for(timeout=20_000)
+        # the keys pressed before the click were handled before it: still no probe answered, no choice added
+        assert P.JudgmentStore(st).probes("blind-1") == []
+        assert len(P.JudgmentStore(st).current("blind-1", "uma")) == 4
         page.get_by_text("Keys: A = X wrote the left one, S = can't tell, D = X wrote the right one.").wait_for(
             timeout=20_000)
         press_when_ready(page, "a", "X wrote the left one")

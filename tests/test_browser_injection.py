@@ -19,7 +19,7 @@ import sys
 from urllib.parse import quote
 
 import pytest
-from browser_util import RUN_SINGLE, guard_page, make_world, start_app, type_name, wait_idle
+from browser_util import RUN_SINGLE, guard_page, make_world, start_app, type_name, wait_idle, wait_settled
 from test_browser import Recorder
 
 pytestmark = pytest.mark.browser
@@ -120,7 +120,7 @@ def test_every_page_shows_every_data_string_as_text(browser, hostile_app, record
         if path.startswith("/review"):  # a reviewer's name opens the case
             type_name(page, "tester")
             wait_idle(page, timeout=60_000)
-        page.wait_for_timeout(800)  # any image or link has had time to load
+        wait_settled(page, timeout=60_000)  # any image has loaded or failed
         # open every expander so what is drawn inside them is in the DOM too
         for exp in page.locator('[data-testid="stExpander"] summary').all():
             try:
@@ -136,16 +136,15 @@ def test_every_page_shows_every_data_string_as_text(browser, hostile_app, record
                 timeout=30_000)
         except Exception:
             pass  # an expander with nothing in it: the looks below still wait for the page to settle
-        page.wait_for_timeout(500)
         # what a page draws a moment after its run (code blocks, tables below the fold) is waited
-        # for: the payloads shown as text until two looks 0.7 s apart agree (after at least 2 s, at most 20 s)
+        # for: the payloads shown as text until two looks agree, each look once the page has settled
         seen_here: list[str] | None = None
         for look in range(28):
+            wait_settled(page, timeout=60_000)
             now = sorted(set(re.findall(r"<b>bold-([a-z0-9-]+)</b>", page.inner_text("body").replace("\u2060", ""))))
             if now == seen_here and look >= 3:
                 break
             seen_here = now
-            page.wait_for_timeout(700)
         seen_here = sorted(set(seen_here or []) | set(  # one more look, after the looks agreed
             re.findall(r"<b>bold-([a-z0-9-]+)</b>", page.inner_text("body").replace("\u2060", ""))))
         # and every tab (a tab's panel is not drawn as text until it is chosen)
@@ -154,7 +153,7 @@ def test_every_page_shows_every_data_string_as_text(browser, hostile_app, record
                 tab.click(timeout=2000)
             except Exception:
                 continue
-            page.wait_for_timeout(700)
+            wait_settled(page, timeout=60_000)
             seen_here = sorted(set(seen_here or []) | set(
                 re.findall(r"<b>bold-([a-z0-9-]+)</b>", page.inner_text("body").replace("\u2060", ""))))
         shown[path] = seen_here or []

@@ -129,6 +129,8 @@ def test_k_arm_sessions_are_balanced(tmp_path, k, per_item):
     assert km["arms"] == dict(zip(names, w["gens"]))
     s = w["summary"]
     assert (s["arms"], s["items"], s["pairs_per_item"]) == (k, 24, per_item)
+    levels = {c["after"]["level"] for c in w["record"]["identifiability"]["by_arm_pair"]}
+    assert len(levels) == 1 and levels.pop() == pytest.approx(1 - 0.05 / len(counts))  # Bonferroni
     assert set(s["missing"]) == {f"{o}_arm" for o in ("first", "second", "third", "fourth", "fifth")[:k]}
 
 
@@ -197,6 +199,7 @@ def test_identifiability_is_checked_and_recorded_per_arm_pair(tmp_path):
     assert set(by) == {(names[0], names[1]), (names[0], names[2]), (names[1], names[2])}
     for pair, c in by.items():
         assert c["pairs"] == c["after"]["n_pairs"] == c["before"]["n_pairs"] == 30
+        assert c["after"]["level"] == c["before"]["level"] == pytest.approx(1 - 0.05 / 3)  # Bonferroni, 3 pairs
         assert set(c["after"]["feature_means"]) == set(pair)
         assert bool(c["after"]["identifiable"]) == (names[0] in pair), pair
     assert by[(names[0], names[1])]["after"]["leaking_feature"] == "length"
@@ -212,7 +215,7 @@ def test_identifiability_is_checked_and_recorded_per_arm_pair(tmp_path):
     )
     fl = [w["key"][p["pair_id"]]["left_arm"] == names[1] for p in mine]
     texts = [(p["left_text"], p["right_text"])[:: 1 if f else -1] for p, f in zip(mine, fl)]
-    again = arm_identifiability(texts, np.array(fl), names[1:], seed=1, n_perm=19)
+    again = arm_identifiability(texts, np.array(fl), names[1:], seed=1, n_perm=19, level=1 - (1 - 0.95) / 3)
     assert json.dumps(again, sort_keys=True) == json.dumps(by[(names[1], names[2])]["after"], sort_keys=True)
     # the output names arm pairs by --arm position, never by name
     s = w["summary"]

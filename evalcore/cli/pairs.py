@@ -100,14 +100,15 @@ def pairs_make(obj: Ctx, session_id, arms, keys_dir, normalise, instructions, in
     text = _instructions(instructions, instructions_file)
     s = make_session(obj.store, session_id, list(arms), keys_dir=keys, normalise=steps, instructions=text, **kw)
     over = f"{s['original_pairs']} items" if "arms" not in s else _arms_line(s)
+    described = describe if "arms" not in s else _described
     lines = [
         f"session {s['session_id']}: {s['pairs']} pairs ({over}, {s['mirrors']} mirrored, "
         f"{s['holdout']} held out), status open, seed {s['seed']}",
         f"normalised: {', '.join(s['normalise']) or 'nothing'}" + ("; lengths matched" if s["length_match"] else ""),
-        f"identifiability before normalisation{_most(s)}: {describe(s['identifiability']['before'])}",
-        f"identifiability as shown{_most(s)}: {describe(s['identifiability']['after'])}",
+        f"identifiability before normalisation{_most(s)}: {described(s['identifiability']['before'])}",
+        f"identifiability as shown{_most(s)}: {described(s['identifiability']['after'])}",
         *(
-            f"  --arm {c['arms'][0]} and {c['arms'][1]} ({c['pairs']} pairs) as shown: {describe(c['after'])}"
+            f"  --arm {c['arms'][0]} and {c['arms'][1]} ({c['pairs']} pairs) as shown: {described(c['after'])}"
             for c in s["identifiability"].get("by_arm_pair", [])
         ),
         *(f"WARNING: {w}" for w in s["warnings"]),
@@ -122,6 +123,17 @@ def _most(s: dict) -> str:
     """Which arm pair a session of more than two arms headlines (the one most easily told apart as shown)."""
     most = s["identifiability"].get("most_identifiable")
     return f" (--arm {most[0]} and {most[1]}, the pair of arms most easily told apart)" if most else ""
+
+
+def _described(check: dict) -> str:
+    """:func:`evalcore.pairwise.leakage.describe` with its interval's level to a tenth of a percent:
+    a session of more than two arms checks each pair of arms at a Bonferroni level (99.5% is not 100%)."""
+    from evalcore.pairwise.leakage import describe
+
+    text = describe(check)
+    if check.get("accuracy") is None:
+        return text
+    return text.replace(f"({100 * check['level']:.0f}% interval", f"({100 * check['level']:.1f}% interval", 1)
 
 
 def _arms_line(s: dict) -> str:

@@ -18,8 +18,8 @@ arm name anywhere; the key (which arm is on which side) goes to ``<keys>/<id>/``
 key.parquet and blinding.json, the record of the transform and of the identifiability check),
 which is never inside the data or the state directory, and is written first. Before anything is
 written the identifiability check runs on the shown texts of each pair of arms apart (a grader who
-tells two arms apart does so in their pairs) and a warning names, by --arm position, each pair of
-arms that can be told apart; with more than two arms blinding.json records every pair of arms'
+tells two arms apart does so in their pairs; at the Bonferroni level 1 - 0.05 / M over M pairs of
+arms) and a warning names, by --arm position, each pair of arms that can be told apart; with more than two arms blinding.json records every pair of arms'
 check (``by_arm_pair``), headlines the one most easily told apart, and records the schedule's
 counts (``schedule``). Key rows are ``pair_id, left_arm, right_arm`` for any number of arms.
 
@@ -508,7 +508,12 @@ def _draw_pairs(
 
 
 def arm_identifiability(
-    texts: Sequence[tuple[str, str]], sides: Sequence[bool] | np.ndarray, names: Sequence[str], seed: int, n_perm: int
+    texts: Sequence[tuple[str, str]],
+    sides: Sequence[bool] | np.ndarray,
+    names: Sequence[str],
+    seed: int,
+    n_perm: int,
+    level: float = blinding.LEVEL,
 ) -> dict[str, Any]:
     """:func:`evalcore.pairwise.leakage.identifiability` of the original pairs' ``texts`` (first arm's,
     second's) on their ``sides`` (True: the first arm on the left), with each arm's feature means."""
@@ -522,6 +527,7 @@ def arm_identifiability(
         seed=seed,
         marker=marker,
         n_perm=n_perm,
+        level=level,
     )
     out["feature_means"] = {name: leakage.feature_means([t[i] for t in texts], marker) for i, name in enumerate(names)}
     return out
@@ -537,17 +543,21 @@ def _arm_pair_checks(
     n_perm: int,
 ) -> list[dict[str, Any]]:
     """:func:`arm_identifiability` of each arm pair's original pairs, raw ("before") and as shown
-    ("after"): a grader who can tell two arms apart can in every pair of those two."""
+    ("after"): a grader who can tell two arms apart can in every pair of those two. With M > 1
+    pairs of arms each interval is at level 1 - 0.05 / M (Bonferroni), so that the chance of any
+    pair of arms that cannot be told apart being called identifiable stays at most 5%."""
     out = []
-    for i, j in sorted({(i, j) for _, i, j in slots}):
+    arm_pairs = sorted({(i, j) for _, i, j in slots})
+    level = blinding.LEVEL if len(arm_pairs) == 1 else 1 - (1 - blinding.LEVEL) / len(arm_pairs)
+    for i, j in arm_pairs:
         at = [s for s, (_, a, b) in enumerate(slots) if (a, b) == (i, j)]
         two = (names[i], names[j])
         out.append(
             {
                 "arms": (i, j),
                 "pairs": len(at),
-                "before": arm_identifiability([raw[s] for s in at], sides[at], two, seed=seed, n_perm=n_perm),
-                "after": arm_identifiability([shown[s] for s in at], sides[at], two, seed=seed, n_perm=n_perm),
+                "before": arm_identifiability([raw[s] for s in at], sides[at], two, seed, n_perm, level),
+                "after": arm_identifiability([shown[s] for s in at], sides[at], two, seed, n_perm, level),
             }
         )
     return out
