@@ -535,34 +535,6 @@ if gens:
         column_config={"abstained": _text.PCT, "cost": USD, "system latency": MS},
         placeholder="-",
     )
-    # answer-versus-bail flips (issue 44): analysis.suite_bail_flips, `evalcore bail-flips --json`
-    with _text.boundary():
-        for bf in _cache.analysis_call(analysis.suite_bail_flips, include_holdout=hold):
-            with st.expander(_text.md_escape(f"Answer-versus-bail flips, {bf.suite_id}: {bf.text}")):
-                st.caption(
-                    _text.md_escape(
-                        f"Items whose abstained flag is not the same in every generation round of "
-                        f"{', '.join(bf.generations)}: the system answered in one reading and bailed in another."
-                    )
-                )
-                if bf.flipped_items:
-                    st.dataframe(
-                        pd.DataFrame(
-                            [
-                                {
-                                    "item": x.item_id,
-                                    "between rounds of": ", ".join(x.between_rounds),
-                                    "between configurations": x.between_configurations,
-                                    "readings": ", ".join(
-                                        f"{r.gen_id} r{r.round} {'bail' if r.abstained else 'answer'}"
-                                        for r in x.readings
-                                    ),
-                                }
-                                for x in bf.flipped_items
-                            ]
-                        ),
-                        hide_index=True,
-                    )
 else:
     st.info("No generations in this data directory.")
 
@@ -589,3 +561,32 @@ if suites:
     _select.curated_note(suite_ids)
 else:
     st.info("No suites in this data directory.")
+
+# ---------------------------------------------------------------- answer-versus-bail flips (issue 44)
+# analysis.suite_bail_flips, `evalcore bail-flips --json`: below the generations' abstained rate and the suites
+with _text.boundary():
+    for bf in _cache.analysis_call(analysis.suite_bail_flips, include_holdout=hold):
+        with st.expander(_text.md_escape(f"Answer-versus-bail flips, {bf.suite_id}: {bf.text}")):
+            st.caption(
+                _text.md_escape(
+                    f"Items whose abstained flag is not the same in every generation round of "
+                    f"{', '.join(bf.generations)}: the system answered in one reading and bailed in another."
+                )
+            )
+            if bf.flipped_items:
+                st.dataframe(
+                    pd.DataFrame(
+                        [
+                            {
+                                "item": x.item_id,
+                                "between rounds of": ", ".join(x.between_rounds),
+                                "between configurations": x.between_configurations,
+                                "readings": ", ".join(
+                                    f"{r.gen_id} r{r.round} {'bail' if r.abstained else 'answer'}" for r in x.readings
+                                ),
+                            }
+                            for x in bf.flipped_items
+                        ]
+                    ),
+                    hide_index=True,
+                )
