@@ -154,8 +154,15 @@ def test_the_stopping_rule_fires_on_a_lopsided_world_and_not_on_an_even_one():
     a, b, y = _world(19, [0.0, 0.0, 0.0, 0.0], 300)
     even = act.settled(a, b, y, k=4, n_boot=200, seed=1)
     assert not even.settled and even.p_best < 0.9
-    separated = act.settled([0, 0, 1], [1, 2, 2], [1.0, 1.0, 1.0], k=3)  # arm 0 never lost: no finite fit
-    assert separated == act.Settled(False, 0, separated.p_best) and math.isnan(separated.p_best)
+    assert act.settled([0, 0, 1], [1, 2, 2], [1.0, 1.0, 1.0], k=3) == act.Settled(False, 0, 0.0)  # separated
+    # four judgments per pair of 3 arms, arm 0 never losing (one tie against each other arm): not
+    # separated, but the replicates that drew neither tie are, and they are not counted for arm 0
+    a, b = np.repeat([0, 0, 1], 4), np.repeat([1, 2, 2], 4)
+    y = np.array([1, 1, 1, 0.5, 1, 1, 1, 0.5, 1, 1, 0, 0])
+    raw = bt.bradley_terry(a, b, y, k=3, n_boot=200, seed=3)
+    thin = act.settled(a, b, y, k=3, n_boot=200, seed=3)
+    assert raw.fit.ridge == 0.0 and raw.p_best[0] >= 0.9 and raw.boot_ridge > 0
+    assert thin == act.Settled(False, 0, max(raw.p_best[0] - raw.boot_ridge / 200, 0.0))
 
 
 @pytest.mark.parametrize(

@@ -71,8 +71,8 @@ ratio of a uniform draw from the same pool to the schedule's probability (Horvit
 The stopping rule
 -----------------
 :func:`settled`: the arm with the largest P(best) (the share of bootstrap-over-items replicates of
-:func:`evalcore.stats.bradleyterry.bradley_terry` in which it is strongest) is settled when that
-P(best) is at least ``level`` (0.9). bench/active_schedule.py measures both by simulation
+:func:`evalcore.stats.bradleyterry.bradley_terry` in which it is strongest, less the share of
+replicates that needed the ridge) is settled when that P(best) is at least ``level`` (0.9). bench/active_schedule.py measures both by simulation
 (docs/PAIRWISE.md, "The next pair and when to stop").
 """
 
@@ -349,15 +349,20 @@ def settled(
     a, b, outcome, *, k: int, item=None, weight=None, level: float = 0.9, n_boot: int = 1000, seed: Seed = 0
 ) -> Settled:
     """Whether the top arm is settled at ``level``: the arm of largest P(best) (bootstrap over
-    items, :func:`evalcore.stats.bradleyterry.bradley_terry`) and that P(best), settled when >= level.
-    While the judgments separate the arms (the fit needs the ridge: some group of arms has never
-    lost nor tied against the rest, so the maximum likelihood is at infinity and every bootstrap
-    replicate would rank by the ridge) nothing is settled: the answer is the fit's leader with
-    P(best) ``nan`` (not computed)."""
+    items, :func:`evalcore.stats.bradleyterry.bradley_terry`) and its P(best) counted
+    conservatively, settled when that is >= level.
+
+    A bootstrap replicate that needed the ridge (its judgments separate the arms: the maximum
+    likelihood is at infinity and the ridge alone ranks them) is not counted in the top arm's
+    favour: ``p_best`` = the top arm's share of replicates - the share that needed the ridge. On a
+    few judgments per arm many replicates do, and this keeps the rule from firing on them. While
+    the judgments themselves separate the arms nothing is settled and nothing is resampled: the
+    answer is the fit's leader with ``p_best`` 0.0."""
     check_level(level)
     first = bt.fit(bt.judgments(a, b, outcome, k=k, item=item, weight=weight))
     if first.ridge > 0:
-        return Settled(False, int(np.argmax(first.strengths)), float("nan"))
+        return Settled(False, int(np.argmax(first.strengths)), 0.0)
     res = bt.bradley_terry(a, b, outcome, k=k, item=item, weight=weight, level=level, n_boot=n_boot, seed=seed)
     top = int(np.argmax(res.p_best))
-    return Settled(bool(res.p_best[top] >= level), top, float(res.p_best[top]))
+    p = max(res.p_best[top] - res.boot_ridge / res.n_boot, 0.0)
+    return Settled(bool(p >= level), top, float(p))
