@@ -131,3 +131,11 @@ def test_the_ledger_page_shows_the_prediction(tmp_path, ev, monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     new = Ledger(Store(DEMO, st)).get("L2")
     assert new["type"] == "prediction" and new["prediction"]["text"] == "> 2%" and new["added_by"] == "ben"
+
+
+def test_amend_cannot_make_an_entry_a_prediction(tmp_path, ev):
+    st = tmp_path / "state"
+    a = _j(ev, DEMO, st, "ledger", "add", "--title", "t", "--type", "accepted", "--run", "support-split", "--by", "ana")
+    code, _, err = ev("--data", DEMO, "--state", st, "ledger", "amend", a["entry_id"], "--type", "prediction",
+                      "--by", "ana")
+    assert code == 2 and "--type: a prediction is written before its run" in err

@@ -15,6 +15,7 @@ import pytest
 from conftest import DEMO, REPO, tree_hash
 
 from evalcore.analysis.revisions import revision_cost
+from evalcore.llm.client import resolve_price
 from evalcore.storage.store import Store
 
 HEAD = ["item_id", "input", "output", "tokens_in", "tokens_out", "cost_usd", "criterion", "value"]
@@ -101,6 +102,17 @@ def test_an_import_is_priced_from_its_costs_or_says_unpriced(tmp_path, ev):
     assert u["appended_total_usd"] is None
     code, out, err = ev("--data", data2, "--state", state2, "revision-cost", gen2)
     assert code == 0 and "unpriced" in out and "$0.0" not in out
+    # a generator the price table knows is priced from it (no recorded cost needed)
+    data3, state3, gen3 = _import(tmp_path / "m", ev, "mapped", _rows(4, cost=False), "revision_budget=1",
+                                  "generator_model=gpt-4o-mini-2024-07-18")
+    known = resolve_price("gpt-4o-mini-2024-07-18")
+    assert known is not None
+    m = revision_cost(Store(data3, state3), gen3)
+    assert m.price_source == known.source and m.input_per_million == pytest.approx(known.input_per_token * 1e6)
+    rows4 = _rows(4, cost=False)
+    i4, o4 = sum(r[3] for r in rows4) / 4, sum(r[4] for r in rows4) / 4
+    assert m.passes[1].appended_cost_usd == pytest.approx(
+        (i4 + o4) * known.input_per_token + o4 * known.output_per_token, rel=1e-12)
     # --price prices it
     code, out, err = ev("--data", data2, "--state", state2, "revision-cost", gen2, "--price", "2,8", "--json")
     assert code == 0 and json.loads(out)[0]["passes"][1]["fresh_cost_usd"] is not None

@@ -305,6 +305,8 @@ class Ledger:
                 f"entry {entry_id} changes the judge alone over identical answers: it stays a measurement correction",
                 field="--type",
             )
+        if t == "prediction" and not ent.get("prediction"):
+            raise InputError("a prediction is written before its run: evalcore ledger predict", field="--type")
         if title is not None and not title.strip():
             raise InputError("a title cannot be empty", field="--title")
         if title is None and t is None and note is None:
