@@ -319,10 +319,37 @@ def show_generation(card: review.ReportCard, split: review.Disagreements, scores
         sections[f"Items flagged for repair ({len(card.flagged_for_repair)})"] = lambda: _plain(
             [{k: f[k] for k in ("item_id", "criterion", "reviewer", "note")} for f in card.flagged_for_repair]
         )
+    sections["Temperature"] = lambda: _temperature(card)
     sections["Scores and reliability"] = scores
     for tab, draw in zip(st.tabs(list(sections)), sections.values()):
         with tab:
             draw()
+
+
+def _temperature(card: review.ReportCard) -> None:
+    """Runs that differ only in the judge's temperature, side by side (review.temperature_view of this
+    card: `evalcore temperature GEN --json`)."""
+    view = review.temperature_view(_ui.store(), card)
+    st.caption(_text.md_escape(view.text))
+    for g in view.groups:
+        st.markdown(_text.md_escape(f"{g.judge_model}, {g.mode} harness, prompt {g.prompt_variant}"))
+        _plain(
+            [
+                {
+                    "run": r.run_id,
+                    "temperature": f"{r.temperature:g}",
+                    "criterion": c.criterion,
+                    "judge rounds": c.judge_rounds,
+                    "rounds agree": _text.pct(c.unanimous_share),
+                    "Fleiss kappa": _num(c.fleiss_kappa),
+                    "gold cases": c.gold_cases,
+                    "accuracy on gold": _text.pct(c.accuracy),
+                    "majority of rounds on gold": _text.pct(c.majority_accuracy),
+                }
+                for r in g.runs
+                for c in r.criteria
+            ]
+        )
 
 
 def _per_criterion(card: review.ReportCard) -> None:
