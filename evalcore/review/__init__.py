@@ -31,6 +31,7 @@ from .reportcard import Corrected, CriterionCard, NotCorrected, ReportCard, repo
 from .signedgold import SignedGold, signed_gold
 from .suites import check, curated_suites, flags, item, items, overview, repair, visible_findings
 from .team import Assignment, TeamReport, assign, assignments, team
+from .temperature import TemperatureView, temperature_view
 
 __all__ = [
     "AUDIT",
@@ -58,6 +59,7 @@ __all__ = [
     "SignedGold",
     "Summary",
     "TeamReport",
+    "TemperatureView",
     "assign",
     "assignments",
     "build_queue",
@@ -103,6 +105,7 @@ __all__ = [
     "signed_gold",
     "start_build",
     "team",
+    "temperature_view",
     "undo",
     "visible_findings",
 ]
