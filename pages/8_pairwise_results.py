@@ -18,7 +18,7 @@ from pages import _text, _ui
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _report(data: str, state: str, session_id: str, stamp: tuple) -> pairwise.Report:
+def _report(data: str, state: str, session_id: str, stamp: tuple) -> pairwise.Report | pairwise.RankingReport:
     return pairwise.report(_ui.open_store(data, state), session_id)
 
 
@@ -154,6 +154,108 @@ def caveat_rows(r: pairwise.Report) -> list[dict]:
     return [{"caveat": c, "figure": pct(x), "95% interval": iv(ci), "no effect at": "50%"} for c, x, ci in rows]
 
 
+def ranking_rows(ranking) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {
+                "arm": a.arm,
+                "strength": round(a.strength, 3),
+                f"{ranking.level:.0%} interval": f"{a.interval[0]:.2f} to {a.interval[1]:.2f}",
+                "P(best)": pct(a.p_best),
+                "Elo (scale only)": round(a.elo),
+                "judgments": a.judgments,
+            }
+            for a in ranking.arms
+        ]
+    )
+
+
+def win_heatmap(ranking, arms: list[str]) -> dict:
+    """The win matrix as a Vega-Lite heatmap: per row arm and column arm, the share of their
+    decided judgments the row arm won (ties apart), labelled wins / losses / ties."""
+    rows = [
+        {
+            "arm": c.arm,
+            "against": c.against,
+            "won": c.wins / (c.wins + c.losses) if c.wins + c.losses else None,
+            "label": f"{c.wins}/{c.losses}/{c.ties}",
+        }
+        for c in ranking.win_matrix
+    ]
+    enc = {
+        "x": {"field": "against", "type": "nominal", "sort": arms},
+        "y": {"field": "arm", "type": "nominal", "sort": arms},
+    }
+    return {
+        "data": {"values": rows},
+        "encoding": enc,
+        "layer": [
+            {
+                "mark": "rect",
+                "encoding": {
+                    "color": {
+                        "field": "won",
+                        "type": "quantitative",
+                        "scale": {"domain": [0, 1], "scheme": "blueorange"},
+                        "title": "row arm won",
+                    },
+                    "tooltip": [
+                        {"field": "arm"},
+                        {"field": "against"},
+                        {"field": "label", "title": "wins/losses/ties"},
+                    ],
+                },
+            },
+            {"mark": {"type": "text", "fontSize": 11}, "encoding": {"text": {"field": "label"}}},
+        ],
+    }
+
+
+def ranking_view(r: pairwise.RankingReport) -> None:
+    """A session of more than two arms: each source's ranking and people's majority's win matrix."""
+    st.caption(
+        _text.md_escape(
+            f"{len(r.arms)} arms ({', '.join(r.arms)}); closed {r.closed_at}; {r.judgments} judgments by "
+            f"{people(len(r.reviewers))}; {r.pairs.headline} headline pairs, {r.pairs.with_majority} with a strict "
+            "majority of people."
+        )
+    )
+    sources = [("people's majority", r.people), *((f"reviewer {k}", v) for k, v in r.by_reviewer.items())]
+    sources += [(f"model grader {g.run_id}", g.ranking) for g in r.graders]
+    for c in r.caveats:
+        st.warning(_text.md_escape(c))
+    for name, x in sources:
+        st.subheader(_text.md_escape(f"Ranking: {name}"))
+        if x.reason:
+            st.info(_text.md_escape(f"No ranking: {x.reason}"))
+            continue
+        st.dataframe(ranking_rows(x), hide_index=True)
+        lp = x.position
+        st.caption(
+            _text.md_escape(
+                f"{x.model}, from {x.judgments} judgments on {x.items} items. Intervals: {x.intervals}. "
+                f"Chose {x.position_is}: {pct(lp.share)} ({iv(lp.interval)}) of {lp.n} decided judgments. "
+                + (
+                    ""
+                    if x.length is None
+                    else f"Length explains {pct(x.length.length_share)} of the spread between arms."
+                )
+            )
+        )
+    st.subheader("Win matrix (people's majority)")
+    st.vega_lite_chart(win_heatmap(r.people, r.arms), width="stretch")
+    st.caption(
+        "Each cell: the row arm's wins / losses / ties against the column arm; the colour is its share of the decided judgments."
+    )
+    st.download_button(
+        "Download the report (JSON)",
+        json.dumps(r.to_dict(), indent=1, default=str),
+        file_name=f"{r.session_id}-report.json",
+        mime="application/json",
+        key="pr_download",
+    )
+
+
 _ui.title("Pairwise results")
 store = _ui.store()
 
@@ -197,6 +299,9 @@ with _text.boundary():
         st.stop()
 
     r = _report(str(store.data), str(store.state), session_id, _stamp(store, session_id))
+    if isinstance(r, pairwise.RankingReport):
+        ranking_view(r)
+        st.stop()
     arms = r.arms
     a, b = arms
     sources = r.sources or {}

@@ -208,7 +208,7 @@ def test_correct_on_pandalms_graders(tmp_path: Path, ev):
     data, state = tmp_path / "data", tmp_path / "state"
     code, out, err = ev("--data", data, "--state", state, "import", "pandalm", SHARED, "--json")
     assert code == 0, err
-    assert json.loads(out)["unblinded"] is None and "5 arms" in json.loads(out)["not_unblinded"]
+    assert json.loads(out)["unblinded"] and "not_unblinded" not in json.loads(out)  # five arms, unblinded (issue 43)
     test = json.loads((SHARED / "testset-v1.json").read_text())
     code3 = {"0": "same", "Tie": "same", "1": "left", "2": "right"}  # gpt-3.5 writes a tie as Tie
     people = {int(t["idx"]): _majority([code3[str(t[f"annotator{k}"])] for k in (1, 2, 3)]) for t in test}

@@ -242,16 +242,14 @@ def pairs_close(obj: Ctx, session_id, keys_dir, as_json) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def pairs_report(obj: Ctx, session_id, seed, as_json) -> None:
-    """Results of a closed, unblinded session (refused while it is open)."""
+    """Results of a closed, unblinded session (refused while it is open); more than two arms are ranked."""
     from evalcore.pairwise.presentation import format_presentation, presentation
+    from evalcore.pairwise.ranking import RankingReport, format_ranking
     from evalcore.pairwise.results import format_report, report
 
     r = report(obj.store, session_id, seed=seed)
-    emit(
-        r,
-        as_json,
-        "\n\n".join(filter(None, [format_report(r), format_presentation(presentation(obj.store, session_id))])),
-    )
+    text = format_ranking(r) if isinstance(r, RankingReport) else format_report(r)
+    emit(r, as_json, "\n\n".join(filter(None, [text, format_presentation(presentation(obj.store, session_id))])))
 
 
 @pairs.command("sitting")

@@ -23,6 +23,7 @@ from .grading import (
 from .leakage import describe, feature_matrix, identifiability, leaking_words, surface_features
 from .measures import Proportion, cohen_kappa, krippendorff_alpha_nominal, win_stats
 from .presentation import Presentation, presentation
+from .ranking import RankingReport
 from .results import ArmResult, Consistency, LeftPreference, Report, format_report, report
 from .sessions import DB_NAME, PROBE_PAIRS, SessionOpenError, load_arm, make_session, plan_session
 
@@ -40,6 +41,7 @@ __all__ = [
     "Presentation",
     "Progress",
     "Proportion",
+    "RankingReport",
     "Report",
     "SessionInfo",
     "SessionOpenError",

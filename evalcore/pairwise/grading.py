@@ -51,6 +51,10 @@ from evalcore.storage.seal import unblinded_path
 from evalcore.storage.state import open_state_db, writable_state
 from evalcore.storage.store import Store
 
+#: a session of more than two arms closed without ``pairs make``'s record: the shown texts' identifiability
+#: is measured for each pair of arms that share at least this many original pairs
+MIN_IDENTIFIABILITY_PAIRS = 20
+
 # --------------------------------------------------------------------------- the state: judgments
 
 # An undo appends a withdrawal naming the judgment it takes back (judgments themselves are never
@@ -532,26 +536,26 @@ def close_session(
     km, rows, record = read_key(keys_dir, session_id)
     pairs = load_pairs(store, session_id)
     arms = list(km.arms)
-    if len(arms) != 2:
+    if len(arms) < 2:
         raise FormatError(
-            f"names {len(arms)} arms, a session has two", file=Path(keys_dir) / session_id / "key.json", field="arms"
+            f"names {len(arms)} arm(s), a session compares at least two",
+            file=Path(keys_dir) / session_id / "key.json",
+            field="arms",
         )
     by_id = _checked_key(pairs, rows, arms, Path(keys_dir).resolve() / session_id / "key.parquet")
-    if record is not None and record.get("arms"):
-        arms = [a for a in record["arms"] if a in km.arms] or arms
+    if record is not None and record.get("arms") and set(record["arms"]) >= set(arms):
+        arms = [a for a in record["arms"] if a in km.arms]
         ident = record.get("identifiability")
     else:
         ident = None
     if ident is None:  # a session not made by `pairs make`: measure the shown texts only
-        originals = [p for p in pairs if not p["mirror_of"]]
-        fl = [by_id[p["pair_id"]]["left_arm"] == arms[0] for p in originals]
-        texts = [(p["left_text"], p["right_text"])[:: 1 if f else -1] for p, f in zip(originals, fl)]  # arm 1's, 2's
+        seed = int(entry.manifest.settings.seed)
         ident = {
             "before": {
                 "accuracy": None,
                 "reason": "the raw answers were not recorded: this session was not made by `evalcore pairs make`",
             },
-            "after": arm_identifiability(texts, fl, arms, seed=int(entry.manifest.settings.seed), n_perm=n_perm),
+            **_shown_identifiability(pairs, by_id, arms, seed, n_perm),
         }
     rec = {
         "schema_version": S.SCHEMA_VERSION,
@@ -579,19 +583,40 @@ def close_session(
     }
 
 
+def _shown_identifiability(pairs: list[dict], by_id: dict, arms: list[str], seed: int, n_perm: int) -> dict:
+    """The identifiability check of the shown texts of a session not made by ``pairs make``: of
+    the two arms (``after``); with more arms, of each pair of arms that share at least
+    :data:`MIN_IDENTIFIABILITY_PAIRS` original pairs (``by_arm_pair``), ``after`` being the one
+    most easily told apart (``most_identifiable``), as ``pairs make`` records many arms."""
+    by_arms: dict[frozenset, list[dict]] = {}
+    for p in pairs:
+        if not p["mirror_of"]:
+            k = by_id[p["pair_id"]]
+            by_arms.setdefault(frozenset((k["left_arm"], k["right_arm"])), []).append(p)
+    checks: list[dict[str, Any]] = []
+    for x, a in enumerate(arms):
+        for b in arms[x + 1 :]:
+            mine = by_arms.get(frozenset((a, b)), [])
+            if len(arms) > 2 and len(mine) < MIN_IDENTIFIABILITY_PAIRS:
+                continue
+            fl = [by_id[p["pair_id"]]["left_arm"] == a for p in mine]
+            texts = [(p["left_text"], p["right_text"])[:: 1 if f else -1] for p, f in zip(mine, fl)]  # a's, b's
+            after = arm_identifiability(texts, fl, [a, b], seed=seed, n_perm=n_perm)
+            checks.append({"arms": [a, b], "pairs": len(mine), "after": after})
+    if len(arms) == 2:
+        return {"after": checks[0]["after"]}
+    if not checks:
+        return {"after": {"accuracy": None, "reason": f"no two arms share {MIN_IDENTIFIABILITY_PAIRS} pairs"}}
+    worst = max(checks, key=lambda c: (bool(c["after"].get("identifiable")), c["after"].get("accuracy") or 0.0))
+    return {"after": worst["after"], "most_identifiable": worst["arms"], "by_arm_pair": checks}
+
+
 def close_imported(store: Store, session_id: str, keys_dir: Path | str) -> tuple[str | None, str | None]:
     """Unblind a session an import wrote as closed into this state directory at once, so that
-    ``pairs report`` reads it without ``pairs close`` (issue 40): (the path of its unblinded record,
-    None) or (None, why not): its key names more than two arms (PandaLM's five; an Arena file's
-    many), which the two-arm report does not read (``evalcore agreement --session`` does, in
-    as-shown terms), or this state directory already holds a record of that session id (another
-    data directory's session of the same name: it is left as it is)."""
-    km, _, _ = read_key(keys_dir, session_id)
-    if len(km.arms) != 2:
-        return None, (
-            f"its key names {len(km.arms)} arms and `evalcore pairs report` compares two: "
-            f"`evalcore agreement --session {session_id}` reads it"
-        )
+    ``pairs report`` reads it without ``pairs close`` (issue 40; of any number of arms since issue
+    43: PandaLM's five): (the path of its unblinded record, None) or (None, why not): this state
+    directory already holds a record of that session id (another data directory's session of the
+    same name: it is left as it is)."""
     if unblinded_path(store, session_id).is_file():
         return None, (
             f"{store.state} already holds an unblinded record of a session {session_id!r} (another data "
@@ -601,19 +626,33 @@ def close_imported(store: Store, session_id: str, keys_dir: Path | str) -> tuple
 
 
 def _checked_key(pairs: list[dict], rows: list[dict], arms: list[str], kfile: Path) -> dict[str, dict]:
-    """The key's rows by pair id, refused unless they are the session's pairs, each one of each
-    arm, and every mirror swaps the arms of its original."""
+    """The key's rows by pair id, refused unless they are the session's pairs, each two distinct
+    arms of the key's (one of each of two arms), and every mirror swaps the arms of its original."""
     by_id = {r["pair_id"]: r for r in rows}
     for p in pairs:
         k = by_id.get(p["pair_id"])
         if k is None:
             raise FormatError(f"has no row for pair {p['pair_id']!r} of the session", file=kfile, field="pair_id")
-        if {k["left_arm"], k["right_arm"]} != set(arms):
+        if k["left_arm"] == k["right_arm"]:
+            raise FormatError(
+                f"pair {p['pair_id']!r} is not one of each arm: it names {k['left_arm']!r} on both sides",
+                file=kfile,
+                field="right_arm",
+            )
+        if len(arms) == 2 and {k["left_arm"], k["right_arm"]} != set(arms):
             raise FormatError(
                 f"pair {p['pair_id']!r} is not one of each arm ({k['left_arm']!r}, {k['right_arm']!r})",
                 file=kfile,
                 field="left_arm",
             )
+        for side in ("left_arm", "right_arm"):
+            if k[side] not in arms:
+                raise FormatError(
+                    f"pair {p['pair_id']!r} names arm {k[side]!r}, which is not one of key.json's arms "
+                    f"({', '.join(arms)})",
+                    file=kfile,
+                    field=side,
+                )
     extra = set(by_id) - {p["pair_id"] for p in pairs}
     if extra:
         raise FormatError(

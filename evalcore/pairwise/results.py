@@ -32,6 +32,7 @@ from evalcore.pairwise.measures import (
     proportion,
     win_stats,
 )
+from evalcore.pairwise.ranking import RankingReport, grader_runs, people_majority, polluted, ranking_report
 from evalcore.pairwise.sessions import CHOICES
 from evalcore.pairwise.verdicts import (
     GRADER_INCONSISTENT,
@@ -42,7 +43,6 @@ from evalcore.pairwise.verdicts import (
     verdict,
     verdict_counts,
 )
-from evalcore.stats.agreement import strict_majority
 from evalcore.stats.majority import MISSES, majority_accuracy
 from evalcore.storage.files import Entry
 from evalcore.storage.seal import unblinded_path
@@ -305,25 +305,8 @@ def _result(judgments: list[dict], pair_ids: list[str], key_of: dict, arms: list
     return ArmResult(len(mine), _wlt(mine, key_of, arms), arms[0], arms[1], **vars(win_stats(scores, seed=seed)))
 
 
-def _grader_runs(store: Store, session_id: str) -> list[str]:
-    out = []
-    for rid in store.ids("run"):
-        e = store.get("run", rid)
-        if (e.manifest.knobs or {}).get("session_id") == session_id and (e.path / "pair_verdicts.parquet").exists():
-            out.append(rid)
-    return out
-
-
 #: people's or a grader's result over some pairs: :func:`_result` of (judgments, pair ids) on a session
 _Result = Callable[[list[dict], list[str]], ArmResult]
-
-
-def _people_majority(people: list[dict]) -> dict[str, str]:
-    """People's strict-majority choice per pair (pairs without one left out)."""
-    by: dict[str, list[int]] = {}
-    for j in people:
-        by.setdefault(j["pair_id"], []).append(CHOICES.index(j["choice"]))
-    return {p: CHOICES[m] for p, v in by.items() if (m := strict_majority(v)) is not None}
 
 
 def _grader(store: Store, run_id: str, pairs: dict, people: list[dict], headline: list[str], res: _Result) -> Grader:
@@ -358,7 +341,7 @@ def _grader(store: Store, run_id: str, pairs: dict, people: list[dict], headline
     averaged = res([{"pair_id": p, "choice": avg_choice[p]} for p in graded_headline], graded_headline)
     shown_only = [p for p in headline if p in as_shown_choice]
     first_only = res([{"pair_id": p, "choice": as_shown_choice[p]} for p in shown_only], shown_only)
-    majority = _people_majority(people)
+    majority = people_majority(people)
     kappas, kappa_majority = _against_people(avg_choice, people, majority)
     return Grader(
         run_id=run_id,
@@ -459,8 +442,9 @@ def _position(
     )
 
 
-def report(store: Store, session_id: str, *, seed: int = 0) -> Report:
-    """Every figure of a closed, unblinded session (see docs/PAIRWISE.md). Refused while open."""
+def report(store: Store, session_id: str, *, seed: int = 0) -> Report | RankingReport:
+    """Every figure of a closed, unblinded session (see docs/PAIRWISE.md). Refused while open. A
+    session of more than two arms is ranked instead (:func:`evalcore.pairwise.ranking.ranking_report`)."""
     rec = unblinded(store, session_id)
     arms: list[str] = rec["arms"]
     key_of = {k["pair_id"]: k for k in rec["key"]}
@@ -472,6 +456,8 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> Report:
             file=unblinded_path(store, session_id),
             field="key",
         )
+    if len(arms) > 2:
+        return ranking_report(store, session_id, rec, seed=seed)
     m = store.session(session_id).manifest
     originals = [p for p in pairs.values() if not p["mirror_of"]]
     headline = sorted(p["pair_id"] for p in originals if not p["holdout"])
@@ -480,7 +466,7 @@ def report(store: Store, session_id: str, *, seed: int = 0) -> Report:
     res: _Result = partial(_result, key_of=key_of, arms=arms, seed=seed)
     reviewers = sorted({j["reviewer"] for j in people})
     left_pref = _left_preference(people, reviewers)
-    graders = [_grader(store, rid, pairs, people, headline, res) for rid in _grader_runs(store, session_id)]
+    graders = [_grader(store, rid, pairs, people, headline, res) for rid in grader_runs(store, session_id)]
     result = res(people, headline)
     probes = _probes(store, session_id, pairs, key_of, arms)
     cav = caveats(rec.get("identifiability"), left_pref, graders, probes)
@@ -638,19 +624,12 @@ def caveat_lines(r: Report) -> list[str]:
     for g in c.graders:
         pv = g.pair_verdicts
         lines.append(
-            f"model grader {g.run_id}{_polluted(g.status, g.errored_verdicts, g.verdicts)}: first-position share "
+            f"model grader {g.run_id}{polluted(g.status, g.errored_verdicts, g.verdicts)}: first-position share "
             f"{_pct(g.first_position_share)} ({_iv(g.interval)}); pair verdicts left {pv['left']}, right "
             f"{pv['right']}, same {pv['same']}, inconsistent {pv['inconsistent']}"
             + (f", one order only {pv['one_order']}" if pv["one_order"] else "")
         )
     return lines
-
-
-def _polluted(status: str, errored: int, verdicts: int) -> str:
-    """`` (POLLUTED run: 8 of 400 verdicts have no choice)`` for a run that is not complete."""
-    if status == "complete":
-        return ""
-    return f" ({status.upper()} run: {errored} of {verdicts} verdicts have no choice)"
 
 
 def _block(title: str, x: ArmResult, a: str) -> list[str]:
@@ -720,7 +699,7 @@ def _grader_lines(g: Grader, a: str) -> list[str]:
     pf = po.flips
     lines = [
         "",
-        f"model grader {g.run_id} ({g.judge_model}){_polluted(g.status, g.errored_verdicts, g.verdicts)}:",
+        f"model grader {g.run_id} ({g.judge_model}){polluted(g.status, g.errored_verdicts, g.verdicts)}:",
         f"  order flips {f.flips} of {f.compared} pairs ({_pct(f.share)}), reversals {f.reversals}",
         f"  first-position preference {_pct(g.first_position.share)} ({_iv(g.first_position.interval)})",
         f"  flips towards the first shown {pf.towards_first_shown}, towards the second "

@@ -98,12 +98,14 @@ def people_majority(people: Mapping[str, Sequence[str]]) -> dict[str, str]:
 
 
 def _sides(store: Store, session_id: str) -> tuple[list[str] | None, dict[str, str], str | None]:
-    """(the two arms, pair -> the left arm) from this state directory's unblinded record, else
-    (None, {}, why not)."""
+    """(the two arms, pair -> the left arm) from this state directory's unblinded record of two
+    arms, else (None, {}, why not)."""
     path = unblinded_path(store, session_id)
     if not path.is_file():
         return None, {}, f"session {session_id!r} is not unblinded in this state directory: outcomes as shown only"
     rec = json.loads(path.read_text(encoding="utf-8"))
+    if len(rec["arms"]) != 2:  # per arm is a ranking then (`pairs report`, issue 43)
+        return None, {}, f"session {session_id!r} has {len(rec['arms'])} arms: outcomes as shown only"
     return list(rec["arms"]), {k["pair_id"]: k["left_arm"] for k in rec["key"]}, None
 
 

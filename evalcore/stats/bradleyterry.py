@@ -376,7 +376,10 @@ def _newton_batch(bt: BTFit, a, b, counts: np.ndarray, ridge: np.ndarray) -> np.
         done = np.abs(grad).max(axis=1) < 1e-9
         if done.all():
             break
-        step = np.linalg.solve(hess + gauge + pen, grad[..., None])[..., 0]
+        try:
+            step = np.linalg.solve(hess + gauge + pen, grad[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # a replicate diverged (its values are not finite): L-BFGS refits below
+            break
         x = x - np.where(done[:, None], 0.0, step)
     for r in np.flatnonzero(~done | ~np.isfinite(x).all(axis=1)):
         tied = bool(ties and counts[r, :, 2].sum() > 0)
