@@ -66,7 +66,8 @@ with _text.boundary():
     r = _cache.analysis_call(analysis.attribution, run_id, sel)
     for w in r.status_warnings():
         st.warning(_text.md_escape(w))
-    _select.curated_note([by_id[run_id].suite_id])
+    for caveat in analysis.run_caveats(store, run_id).lines():  # curated, frozen set, document axis: once each
+        st.caption(_text.md_escape(caveat))
     crits = r.criteria
     names = [c.criterion for c in crits]
     st.markdown(_text.md_escape(r.harness.text))

@@ -13,6 +13,10 @@ from .answerlist import (
     run_answers as run_answers,
     verdict_grid as verdict_grid,
 )
+from .caveats import (
+    Caveats as Caveats,
+    run_caveats as run_caveats,
+)
 from .charts import (
     class_heatmap as class_heatmap,
     composition_bars as composition_bars,

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 @click.pass_obj
 def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> None:
     """Failures per criterion, their share, the all-pass and gate rates, failures by class."""
+    from evalcore.analysis.caveats import run_caveats
     from evalcore.analysis.failures import attribution as attr
 
     r = attr(obj.store, run_id, _selection(obj, judge_round, majority, gen_round))
@@ -77,7 +78,8 @@ def attribution(obj: Ctx, run_id, judge_round, majority, gen_round, as_json) -> 
             "mean score [95% t interval]: "
             + "; ".join(f"{m.text()} of {m.n}" + (f" ({m.errored} errored)" if m.errored else "") for m in r.means)
         )
-    emit(r, as_json, "\n".join(lines))
+    cav = run_caveats(obj.store, run_id)
+    emit({**r.to_dict(), "caveats": cav}, as_json, "\n".join(lines + cav.lines()))
 
 
 @cli.command()
