@@ -20,7 +20,13 @@
   answered by these rules but logged apart (``probes``), outside the numbered requests and faults;
 * ``loop`` (a reply that never closes its JSON, repeating its reason until ``max_tokens``, 4,096
   without one, finish_reason ``length``) and ``hang`` (a generation holding the server's one slot for
-  ``timeout_sleep`` s, stopped early when the client closes the connection: ``events``);
+  ``timeout_sleep`` s, stopped early when the client closes the connection: ``events``; streamed, it
+  sends a token every 20 ms meanwhile and logs ``chunks_sent``, so only the client's overall deadline
+  can end it);
+* **streaming** (``"stream": true``): the same answer as Server-Sent Events, as OpenAI's API sends
+  them: ``chat.completion.chunk`` objects (the role, the content or a tool call's arguments in
+  pieces of :data:`STREAM_PIECE` characters, the finish_reason), a last chunk with ``usage`` when
+  ``stream_options.include_usage`` asks, and ``data: [DONE]``; an error is a plain JSON answer;
 * it **counts** requests, requests in flight (and their maximum) and the tokens it reported, and
   logs every request (index, fault, status, hash of the messages, tokens, the exact content sent).
 
@@ -60,6 +66,8 @@ from pathlib import Path
 from typing import Any
 
 MODEL_REPORTED = "fake-judge-2026-01-01"
+STREAM_PIECE = 16  # characters of content per streamed chunk
+TOKEN_EVERY = 0.02  # seconds between the tokens of a streamed ``hang``
 
 # one line of a judge prompt's output skeleton, e.g.
 #   "helpfulness": {"reason": "<why>", "score": <integer 1-5>},
@@ -153,6 +161,48 @@ def _break(ans: dict, fault: str) -> dict:
     else:
         first[val] = "maybe"
     return ans
+
+
+def stream_chunks(obj: dict, include_usage: bool) -> list[dict]:
+    """The ``chat.completion.chunk`` objects that stream the answer ``obj`` (a ``chat.completion``)."""
+    base = {"id": obj["id"], "object": "chat.completion.chunk", "created": obj["created"], "model": obj["model"]}
+    choice = obj["choices"][0]
+    message = choice["message"]
+
+    def chunk(delta: dict, finish: str | None = None) -> dict:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    calls = message.get("tool_calls")
+    if calls:
+        call = calls[0]
+        args = call["function"]["arguments"]
+        out.append(chunk({"tool_calls": [{"index": 0, "id": call["id"], "type": "function",
+                                          "function": {"name": call["function"]["name"], "arguments": ""}}]}))
+        out += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": args[i:i + STREAM_PIECE]}}]})
+                for i in range(0, len(args), STREAM_PIECE)]
+    else:
+        text = message.get("content") or ""
+        out += [chunk({"content": text[i:i + STREAM_PIECE]}) for i in range(0, len(text), STREAM_PIECE)]
+    out.append(chunk({}, choice["finish_reason"]))
+    if include_usage:
+        out.append({**base, "choices": [], "usage": obj["usage"]})
+    return out
+
+
+def _wants_usage(body: dict) -> bool:
+    return bool((body.get("stream_options") or {}).get("include_usage"))
+
+
+def _client_left(sock: socket.socket) -> bool:
+    """Whether the client closed its end of the connection (a readable socket with nothing to read)."""
+    import select
+
+    ready, _, _ = select.select([sock], [], [], 0)
+    try:
+        return bool(ready) and not sock.recv(1, socket.MSG_PEEK)
+    except OSError:
+        return True
 
 
 class FakeLLM:
@@ -293,6 +343,36 @@ class FakeLLM:
                     self.wfile.write(data)
                     self.wfile.flush()
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
+                    pass
+
+            def _sse_start(self) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+
+            def _sse(self, data: str) -> None:  # one event, as one HTTP chunk (raises once the client has left)
+                frame = f"data: {data}\n\n".encode("utf-8")
+                self.wfile.write(f"{len(frame):x}\r\n".encode() + frame + b"\r\n")
+                self.wfile.flush()
+
+            def _sse_end(self) -> None:
+                self._sse("[DONE]")
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+
+            def _answer_with(self, status: int, obj: dict, headers: dict | None, body: dict) -> None:
+                """``obj`` as JSON, or streamed when ``body`` asked for a stream and it is an answer."""
+                if status != 200 or not body.get("stream"):
+                    self._send(status, obj, headers)
+                    return
+                try:
+                    self._sse_start()
+                    for c in stream_chunks(obj, _wants_usage(body)):
+                        self._sse(json.dumps(c))
+                    self._sse_end()
+                except (BrokenPipeError, ConnectionResetError):
                     pass
 
         srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler, bind_and_activate=False)
@@ -459,23 +539,40 @@ class FakeLLM:
             "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
         }, None
 
-    def _generate(self, h: Any, idx: int, entry: dict) -> None:
+    def _generate(self, h: Any, idx: int, entry: dict, body: dict) -> None:
         """Hold the slot for ``timeout_sleep`` s, as a long generation; stop early (a ``cancelled``
-        event) when the client has closed the connection, as llama.cpp's server does."""
-        import select
-
+        event) when the client has closed the connection, as llama.cpp's server does. Streamed, a
+        token is sent every :data:`TOKEN_EVERY` s meanwhile (``chunks_sent``)."""
         self.events.append(("generating", idx))
         end = time.monotonic() + self.timeout_sleep
-        sock = h.connection
-        while time.monotonic() < end:
-            ready, _, _ = select.select([sock], [], [], 0.02)
-            if ready and not sock.recv(1, socket.MSG_PEEK):
-                self.events.append(("cancelled", idx))
-                entry["status"] = 499
+        stream = bool(body.get("stream"))
+        rid = f"chatcmpl-fake-{idx}"
+        head = {"id": rid, "object": "chat.completion.chunk", "created": 1767225600, "model": self.model}
+        entry["chunks_sent"] = 0
+        try:
+            if stream:
+                h._sse_start()
+            while time.monotonic() < end:
+                if _client_left(h.connection):
+                    break
+                if stream:
+                    delta = {"role": "assistant", "content": ""} if entry["chunks_sent"] == 0 else {"content": "and "}
+                    h._sse(json.dumps({**head, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}))
+                    entry["chunks_sent"] += 1
+                time.sleep(TOKEN_EVERY)
+            else:
+                self.events.append(("finished", idx))
+                entry["status"] = 504
+                if stream:  # the stream ends at its limit
+                    h._sse(json.dumps({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}))
+                    h._sse_end()
+                else:
+                    h._send(504, {"error": {"message": "injected hang", "type": "injected"}})
                 return
-        self.events.append(("finished", idx))
-        entry["status"] = 504
-        h._send(504, {"error": {"message": "injected hang", "type": "injected"}})
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        self.events.append(("cancelled", idx))
+        entry["status"] = 499
 
     def _answer(self, h: Any, body: dict) -> None:
         if '{"ok": true}' in prompt_text(body):  # a structured-output probe: logged apart, no index, no fault
@@ -484,7 +581,7 @@ class FakeLLM:
                 self.probes.append({"status": status, "response_format": body.get("response_format"),
                                     "tools": bool(body.get("tools")), "max_tokens": body.get("max_tokens"),
                                     "body": obj})
-            h._send(status, obj, headers)
+            h._answer_with(status, obj, headers, body)
             return
         with self.lock:
             idx = self.requests
@@ -497,13 +594,14 @@ class FakeLLM:
                                  "seed": body.get("seed"), "tokens_in": 0, "tokens_out": 0, "content": None,
                                  "messages": body.get("messages"), "response_format": body.get("response_format"),
                                  "max_tokens": body.get("max_tokens"), "temperature": body.get("temperature"),
-                                 "tools": body.get("tools")}
+                                 "tools": body.get("tools"), "stream": bool(body.get("stream")),
+                                 "include_usage": _wants_usage(body)}
         try:
             if self.latency:
                 time.sleep(self.latency)
             if fault == "hang":  # generates for timeout_sleep s in its one slot, stopping when the client leaves
                 with self.slot:
-                    self._generate(h, idx, entry)
+                    self._generate(h, idx, entry, body)
                 return
             with self.slot:  # every answer waits for the slot (a hung generation keeps it)
                 pass
@@ -520,7 +618,7 @@ class FakeLLM:
                 entry.update(tokens_in=usage["prompt_tokens"], tokens_out=usage["completion_tokens"],
                              content=obj["choices"][0]["message"]["content"]
                              or obj["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"])
-            h._send(status, obj, headers)
+            h._answer_with(status, obj, headers, body)
         finally:
             with self.lock:
                 self.in_flight -= 1
@@ -675,9 +773,15 @@ if pytest is not None:
         srv.stop()
 
     @pytest.fixture
-    def fake(fake_server):
+    def fake(fake_server, monkeypatch):
         """The local server with its counters cleared, no faults, a small latency and every structured form
-        answered (``speaks`` None: a test that set it does not leave it to the next test on its worker)."""
+        answered (``speaks`` None: a test that set it does not leave it to the next test on its worker).
+
+        Calls to it are sent unstreamed (``EVALCORE_STREAM=0``), as these tests were written: a streamed call
+        costs litellm ~13 ms more CPU (its chunk and success handling), and at ``--timeout 0.4`` with 8 calls
+        at once on a loaded 2-core machine every streamed call of test_judge's k-faults test ran past its
+        deadline. tests/test_llm_streaming.py streams (``attempt(..., stream=True)``, or the variable set)."""
+        monkeypatch.setenv("EVALCORE_STREAM", "0")
         fake_server.configure(latency=0.005, faults={}, always=None, timeout_sleep=1.0)
         fake_server.speaks = None
         fake_server.reset()

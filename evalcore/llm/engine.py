@@ -5,7 +5,11 @@ token estimates and loading litellm are :mod:`evalcore.llm.client`).
   request per attempt; retries are ours), its failure classified as retryable (429, 5xx,
   timeouts, connection errors), failing the call (400-class) or stopping the run (401, 403,
   404, unsupported parameters); a forced tool call's arguments are its reply text, and a reply cut
-  at ``max_tokens`` keeps its ``finish_reason``. At ``--timeout`` the client drops the connection.
+  at ``max_tokens`` keeps its ``finish_reason``. At ``--timeout`` the client drops the connection. A
+  call to an ``--api-base`` server is streamed (:func:`stream_default`; ``stream_options.include_usage``)
+  and assembled by litellm's ``stream_chunk_builder`` with the server's own usage, under one deadline for
+  the whole reply, so an abandoned call's connection is closed and a server that stops a streamed
+  generation when its client leaves (llama-cpp-python's) frees its slot.
 * **the journal** (:class:`Journal`): an append-only JSONL file; each record is on stable storage
   (an ``O_DSYNC`` write, or write + fsync) before the call counts as done (group commit from a
   writer thread, so a slow disk never stalls the event loop). A torn last line from a killed
@@ -41,6 +45,7 @@ from typing import Any
 
 from evalcore.llm.client import ModelAccessError, ParseError, Price, load_litellm, request_options
 from evalcore.llm.progress import Progress
+from evalcore.llm.streaming import stream_default, streamed
 from evalcore.llm.workdir import WorkDir  # noqa: F401 (re-exported: the executor's callers import it from here)
 from evalcore.storage.files import fsync_path
 
@@ -112,15 +117,27 @@ def _classify(e: BaseException) -> AttemptFailure:
 
 
 async def attempt(
-    model: str, messages: list[dict], params: dict, api_base: str | None, timeout: float, options: dict | None = None
+    model: str,
+    messages: list[dict],
+    params: dict,
+    api_base: str | None,
+    timeout: float,
+    options: dict | None = None,
+    stream: bool | None = None,
 ) -> Reply:
     """One HTTP request through litellm (its own retries off) -> Reply. Raises AttemptFailure or ModelAccessError.
-    ``options``: :func:`request_options` of ``api_base`` if the caller has it (the executor reads it once per run)."""
+    ``options``: :func:`request_options` of ``api_base`` if the caller has it (the executor reads it once per run);
+    ``stream``: stream the reply (None: :func:`stream_default`; only ever to an ``api_base``)."""
     litellm = load_litellm()
     kw = {**params, **(request_options(api_base) if options is None else options)}
+    stream_it = bool(api_base) and (stream_default(api_base) if stream is None else stream)
     t0 = time.perf_counter()
     try:
-        r = await litellm.acompletion(model=model, messages=messages, timeout=timeout, max_retries=0, **kw)
+        if stream_it:
+            r, usage = await streamed(litellm, model, messages, kw, timeout)
+        else:
+            r = await litellm.acompletion(model=model, messages=messages, timeout=timeout, max_retries=0, **kw)
+            usage = getattr(r, "usage", None)
     except ModelAccessError:
         raise
     except Exception as e:
@@ -134,7 +151,6 @@ async def attempt(
     calls = getattr(message, "tool_calls", None) if message is not None else None
     if not text and calls:  # a forced tool call (--structured tool): its arguments are the reply
         text = getattr(calls[0].function, "arguments", None) or ""
-    usage = getattr(r, "usage", None)
     return Reply(
         text=text,
         model=getattr(r, "model", None),
@@ -392,6 +408,11 @@ class Settings:
     api_base: str | None = None
     #: stop the run when its first this many finished calls all failed for the same reason (0: never)
     stop_after: int = 5
+    #: stream each call's reply (only ever to an api_base; None: :func:`stream_default`)
+    stream: bool | None = None
+
+    def __post_init__(self) -> None:
+        self.stream = bool(self.api_base) and (stream_default(self.api_base) if self.stream is None else self.stream)
 
     def policy(self) -> dict:
         return {
@@ -406,6 +427,7 @@ class Settings:
             f"{RETRY_TEMPERATURE_MAX:g}",
             "concurrency": self.concurrency,
             "stop_after_failures": self.stop_after,
+            "stream": self.stream,
         }
 
 
@@ -653,7 +675,7 @@ async def _one(
             {"type": "start", "call_id": spec.call_id, "n": n, "at": at, **({"varied": changed} if changed else {})}
         )
         try:
-            reply = await attempt(spec.model, spec.messages, params, st.api_base, st.timeout, options)
+            reply = await attempt(spec.model, spec.messages, params, st.api_base, st.timeout, options, st.stream)
         except AttemptFailure as f:
             rec = _failed_attempt(spec.call_id, n, at, f.kind, f.message, varied=changed)
             await journal.append(rec)
