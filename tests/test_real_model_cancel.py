@@ -8,6 +8,10 @@ AbortSignal). Through evalcore's own request path (evalcore.llm.engine.attempt, 
    of generation or more here; llama.cpp refuses the grammar of a 2,000-character minimum) with a 1 s timeout: the client gives up and drops the connection;
 2. at once a second, small call with a normal timeout: it is answered.
 
+3. the same, streamed (evalcore's default to an ``--api-base`` server): the essay's tokens arrive as they are
+   generated, so no read timeout ends it; the whole reply's deadline (5 s) closes the stream, and the next call
+   is answered.
+
 The check is at the server, never on seconds: its log says the first request was cancelled (stopped by the
 client's disconnect: fewer tokens written than its schema needs, or aborted before its first token; at load
 13-18 here both were seen) and its ``/stats`` count cancelled generations. Had the server kept generating for a client that left (issue 41 saw
@@ -41,6 +45,9 @@ LONG = {
     },
 }
 SHORT = {"max_tokens": 24, "response_format": {"type": "json_object"}}
+STREAM_DEADLINE = 5.0  # seconds: past the prompt, well inside the essay's few hundred tokens at ~10 a second
+LONG_MESSAGES = [{"role": "user", "content": "Write a very long essay about the history of the bicycle."}]
+SHORT_MESSAGES = [{"role": "user", "content": 'Reply with this JSON object: {"ok": true}'}]
 LOGGED_WITHIN = 600.0  # seconds for the server to log both requests: a bound on a stuck server, not a measure
 
 
@@ -66,29 +73,62 @@ def _wait_logged(llm: LocalLLM, n: int) -> list[dict]:
 def test_an_abandoned_generation_is_cancelled_and_the_next_call_answered(llm):
     from evalcore.llm.engine import AttemptFailure, attempt
 
-    long_messages = [{"role": "user", "content": "Write a very long essay about the history of the bicycle."}]
-    short_messages = [{"role": "user", "content": 'Reply with this JSON object: {"ok": true}'}]
-
     async def both():
         with pytest.raises(AttemptFailure) as gave_up:
-            await attempt(MODEL, long_messages, LONG, llm.url, 1.0)
-        reply = await attempt(MODEL, short_messages, SHORT, llm.url, 300.0)
+            await attempt(MODEL, LONG_MESSAGES, LONG, llm.url, 1.0, None, False)
+        reply = await attempt(MODEL, SHORT_MESSAGES, SHORT, llm.url, 300.0, None, False)
         return gave_up.value, reply
 
     gave_up, reply = asyncio.run(both())
     assert gave_up.kind == "timeout", gave_up
 
     first, second = _wait_logged(llm, 2)[:2]
-    assert first["cancelled"] is True, first
-    if first["status"] == 200:  # it was generating when the client left: stopped there, not at its limit
-        assert first["max_tokens"] == LONG_MAX_TOKENS and first["stop_reason"] == "abort", first
-        assert first["tokens_out"] < LONG_MAX_TOKENS and len(first["content"]) < LONG_CHARS, first
-    else:  # the client left before a token was written (queued, its body unread, or its prompt being read):
-        assert first["status"] == 499, first  # node-llama-cpp's AbortError or the server's own "disconnected before"
+    assert not first["stream"]
+    _stopped(first)  # status 499: queued, its body unread, or its prompt being read (node-llama-cpp's AbortError)
     assert second["max_tokens"] == 24 and second["status"] == 200 and not second.get("cancelled"), second
     assert reply.response_id == f"chatcmpl-local-{second['index']}" and reply.text == second["content"]
     assert llm.get("/stats")["cancelled"] == 1
     print(
         f"first: status {first['status']}, {first.get('tokens_out')} tokens before the disconnect stopped it; "
         f"second: {second['tokens_out']} tokens, finish {second['finish_reason']}"
+    )
+
+
+def _stopped(first: dict) -> None:
+    """``first`` (a server log record) was stopped by its client's disconnect, not generated to its limit."""
+    assert first["cancelled"] is True, first
+    if first["status"] == 200:  # it was generating when the client left: stopped there, not at its limit
+        assert first["max_tokens"] == LONG_MAX_TOKENS and first["stop_reason"] == "abort", first
+        assert first["tokens_out"] < LONG_MAX_TOKENS and len(first["content"]) < LONG_CHARS, first
+    else:  # the client left before a token was written (or the server's own "disconnected before")
+        assert first["status"] == 499, first
+
+
+def test_a_streamed_generation_abandoned_midway_is_stopped_and_the_next_call_answered(llm):
+    from evalcore.llm.engine import AttemptFailure, attempt
+
+    before, cancelled = len(llm.requests()), llm.get("/stats")["cancelled"]
+
+    async def both():
+        with pytest.raises(AttemptFailure) as gave_up:
+            await attempt(MODEL, LONG_MESSAGES, LONG, llm.url, STREAM_DEADLINE, None, True)
+        return gave_up.value, await attempt(MODEL, SHORT_MESSAGES, SHORT, llm.url, 300.0, None, True)
+
+    gave_up, reply = asyncio.run(both())
+    assert gave_up.kind == "timeout" and "the stream was closed" in gave_up.message, gave_up
+
+    first, second = _wait_logged(llm, before + 2)[before : before + 2]
+    assert first["stream"] and second["stream"], (first, second)
+    _stopped(first)
+    assert second["status"] == 200 and not second.get("cancelled"), second
+    assert (reply.text, reply.tokens_in, reply.tokens_out, reply.finish_reason) == (
+        second["content"],
+        second["tokens_in"],
+        second["tokens_out"],
+        second["finish_reason"],
+    )
+    assert llm.get("/stats")["cancelled"] == cancelled + 1
+    print(
+        f"streamed: status {first['status']}, {first.get('tokens_out')} tokens ({first.get('pieces_sent')} pieces "
+        f"sent) before the disconnect stopped it; {gave_up.message}"
     )

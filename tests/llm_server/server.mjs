@@ -7,7 +7,10 @@
 // Prints one line `listening http://127.0.0.1:PORT/v1` once the model is loaded (port 0: a free one).
 // Endpoints: GET /v1/models; POST /v1/chat/completions (messages, max_tokens, temperature, seed, top_p, stop;
 // response_format {type: "json_schema", json_schema: {schema}} or {type: "json_object"[, schema]}: the
-// reply is constrained by a llama.cpp grammar made from the schema); GET /stats (requests counted by status).
+// reply is constrained by a llama.cpp grammar made from the schema; stream: true answers with Server-Sent
+// Events as OpenAI's API does: chat.completion.chunk objects carrying each piece of text as node-llama-cpp's
+// onTextChunk hands it over, the finish_reason, a usage chunk when stream_options.include_usage asks, and
+// `data: [DONE]`); GET /stats (requests counted by status).
 // --default-json constrains a request that sends no response_format to any JSON object (`json`) or to the
 // schema in a file, as llama.cpp's own server does with its --json-schema / --grammar-file options: a
 // 135M model asked for JSON in the prompt alone mostly echoes the prompt (evalcore generate sends none).
@@ -84,7 +87,7 @@ async function grammarFor(rf) {
   throw new Error(`response_format.type ${JSON.stringify(rf.type)} is not supported`);
 }
 
-async function complete(body, signal) {
+async function complete(body, signal, onTextChunk) {
   const grammar = await grammarFor(body.response_format);
   await sequence.clearHistory();
   const before = { in: sequence.tokenMeter.usedInputTokens, out: sequence.tokenMeter.usedOutputTokens };
@@ -97,6 +100,7 @@ async function complete(body, signal) {
     customStopTriggers: body.stop ? [].concat(body.stop) : undefined,
     signal,
     stopOnAbortSignal: true,
+    onTextChunk,
   });
   return {
     text: r.response,
@@ -107,16 +111,42 @@ async function complete(body, signal) {
   };
 }
 
+// the Server-Sent Events of a streamed answer (body.stream): the role first, each text piece, the finish, usage
+function streamer(res, index, started, body) {
+  const head = { id: `chatcmpl-local-${index}`, object: "chat.completion.chunk", created: Math.floor(started / 1000),
+    model: opt.name };
+  const event = (obj) => { if (!res.writableEnded && !res.destroyed) res.write(`data: ${JSON.stringify(obj)}\n\n`); };
+  const chunk = (delta, finish = null) => event({ ...head, choices: [{ index: 0, delta, finish_reason: finish }] });
+  const s = { pieces: 0 };
+  s.begin = () => {
+    if (res.headersSent) return;
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+    chunk({ role: "assistant", content: "" });
+  };
+  s.text = (text) => { s.begin(); chunk({ content: text }); s.pieces++; };
+  s.end = (r) => {
+    s.begin();
+    chunk({}, r.finish);
+    if (body.stream_options?.include_usage) event({ ...head, choices: [], usage: usage(r) });
+    if (!res.writableEnded && !res.destroyed) res.end("data: [DONE]\n\n");
+  };
+  return s;
+}
+
+const usage = (r) => ({ prompt_tokens: r.tokens_in, completion_tokens: r.tokens_out, total_tokens: r.tokens_in + r.tokens_out });
+
 async function chatCompletions(req, res, body) {
   const index = stats.requests++;
   const started = Date.now();
   const abort = new AbortController();
   res.on("close", () => { if (!res.writableEnded) abort.abort(); });
+  const stream = body.stream === true ? streamer(res, index, started, body) : null;
   const rec = { index, at: new Date().toISOString(), messages: body.messages, max_tokens: body.max_tokens ?? null,
-    temperature: body.temperature ?? null, seed: body.seed ?? null, response_format: body.response_format?.type ?? null };
+    temperature: body.temperature ?? null, seed: body.seed ?? null, response_format: body.response_format?.type ?? null,
+    stream: Boolean(stream) };
   const job = queue.then(async () => {
     if (abort.signal.aborted) throw Object.assign(new Error("client disconnected before generation"), { cancelled: true });
-    return complete(body, abort.signal);
+    return complete(body, abort.signal, stream ? stream.text : undefined);
   });
   queue = job.catch(() => {});
   try {
@@ -125,11 +155,13 @@ async function chatCompletions(req, res, body) {
     if (abort.signal.aborted) { stats.cancelled++; rec.cancelled = true; }
     Object.assign(rec, { status: 200, finish_reason: r.finish, stop_reason: r.stopReason, tokens_in: r.tokens_in,
       tokens_out: r.tokens_out, content: r.text, seconds: (Date.now() - started) / 1000 });
+    if (stream) rec.pieces_sent = stream.pieces;
     log(rec);
+    if (stream) return stream.end(r);
     send(res, 200, {
       id: `chatcmpl-local-${index}`, object: "chat.completion", created: Math.floor(started / 1000), model: opt.name,
       choices: [{ index: 0, message: { role: "assistant", content: r.text }, finish_reason: r.finish }],
-      usage: { prompt_tokens: r.tokens_in, completion_tokens: r.tokens_out, total_tokens: r.tokens_in + r.tokens_out },
+      usage: usage(r),
     });
   } catch (e) {
     const cancelled = Boolean(e.cancelled) || abort.signal.aborted;  // the client hung up (before or during)
@@ -138,7 +170,9 @@ async function chatCompletions(req, res, body) {
     const status = cancelled ? 499 : 400;
     Object.assign(rec, { status, error: String(e.message ?? e), cancelled,
       seconds: (Date.now() - started) / 1000 });
+    if (stream) rec.pieces_sent = stream.pieces;
     log(rec);
+    if (res.headersSent) return res.destroyed || res.end();  // a stream already begun: ended, the error logged
     error(res, status, String(e.message ?? e));
   }
 }
