@@ -544,8 +544,9 @@ def _arm_pair_checks(
 ) -> list[dict[str, Any]]:
     """:func:`arm_identifiability` of each arm pair's original pairs, raw ("before") and as shown
     ("after"): a grader who can tell two arms apart can in every pair of those two. With M > 1
-    pairs of arms each interval is at level 1 - 0.05 / M (Bonferroni), so that the chance of any
-    pair of arms that cannot be told apart being called identifiable stays at most 5%."""
+    pairs of arms each interval is at level 1 - 0.05 / M (Bonferroni), aiming at a 5% chance that
+    any pair of arms that cannot be told apart is called identifiable (bench/pairs_false_alarms.py
+    measures how near it comes)."""
     out = []
     arm_pairs = sorted({(i, j) for _, i, j in slots})
     level = blinding.LEVEL if len(arm_pairs) == 1 else 1 - (1 - blinding.LEVEL) / len(arm_pairs)
