@@ -100,6 +100,9 @@ STEPS: list[tuple[str, list[str]]] = [
     ("ledger-retire", ["ledger", "retire", "L2", "--reason", "superseded", "--by", "golden-b"]),
     ("ledger-list", ["ledger", "list"]),
     ("ledger-list-active", ["ledger", "list", "--active"]),
+    ("ledger-predict", ["ledger", "predict", "--title", "all pass at least 45%", "--expect", ">= 45%", "--by",
+                        "golden-a"]),
+    ("ledger-check", ["ledger", "check", "L3", "--run", "support-split", "--by", "golden-b"]),
     # suites
     ("suite-check", ["suite", "check", "support"]),
     ("suite-show", ["suite", "show", "support"]),
@@ -122,6 +125,9 @@ STEPS: list[tuple[str, list[str]]] = [
     ("labels-list-history", ["labels", "list", "--history", "--no-shipped"]),
     ("labels-check", ["labels", "check"]),
     ("labels-recover", ["labels", "recover", "--out", "{tmp}/recovered.sqlite"]),
+    ("labels-signoff", ["labels", "signoff", "--gen", "support-g1", "--item", "sup-0241", "--criterion", "correctness",
+                        "--by", "golden-a"]),
+    ("labels-signed", ["labels", "signed", "--gen", "support-g1"]),
     # pairwise (demo sessions; a new session with a fixed seed)
     ("pairs-make", ["pairs", "make", "--session", "golden-s", "--arm", "A=accounts-g2", "--arm",
                     "B=accounts-g1", "--keys", "{keys}", "--seed", "5", "--key-seed", "6", "--mirror", "0.1"]),
@@ -129,12 +135,14 @@ STEPS: list[tuple[str, list[str]]] = [
                      "--choice", "left"]),
     ("pairs-label-2", ["pairs", "label", "--session", "golden-s", "--pair", "{pair:golden-s:1}", "--reviewer",
                        "golden-a", "--choice", "same"]),
+    ("pairs-drift", ["pairs", "drift", "--session", "golden-s"]),
     # what waits for golden-a (the app's Home page): a decided case, two graded pairs of golden-s
     ("home", ["home", "--name", "golden-a"]),
     ("pairs-close", ["pairs", "close", "--session", "golden-s", "--keys", "{keys}"]),
     ("pairs-report", ["pairs", "report", "--session", "golden-s"]),
     ("pairs-close-ab", ["pairs", "close", "--session", "accounts-ab", "--keys", "{keys}"]),
     ("pairs-report-ab", ["pairs", "report", "--session", "accounts-ab"]),
+    ("pairs-presentation-ab", ["pairs", "presentation", "--session", "accounts-ab"]),
     # the hive export of two runs (other engines' layout)
     ("export-hive", ["export", "--hive", "{tmp}/hive", "--run", SPLIT, "--run", "accounts-g1-split"]),
     # imports into the scratch copy
@@ -166,6 +174,8 @@ STEPS: list[tuple[str, list[str]]] = [
                      "gpt-4o-2024-08-06", "--human-score", "human.faithfulness=faithfulness", "--human-score",
                      "human.correctness=correctness", "--human-score", "human.relevance=relevance",
                      "--annotator", "ana", "--threshold", "4", "--criterion-scale", "relevance=1:5"]),
+    ("import-battles", ["import", "battles", "{golden}/import/arena/clean_battle.csv", "--seed", "11", "--keys",
+                        "{keys}"]),
     # dry runs of the model-calling commands (no request is sent)
     ("judge-dry-run", ["judge", "--gen", "accounts-g1", "--rubric", "{golden}/rubrics/local.toml", "--mode", "split",
                        "--model", "openai/judge-x", "--dry-run"]),

@@ -40,6 +40,7 @@ COUNTS = "counts, rates and intervals over answers"
 TOTALS = "totals over every answer of a run, generation or class"
 UNTOUCHED: dict[str, str] = {
     **dict.fromkeys(["attribution", "crosstab", "association", "position", "flips", "people-crosstab"], COUNTS),
+    "grouping": "phi of criterion pairs and the cost projection's totals: no answer's text or size",
     **dict.fromkeys(["agreement", "correct", "compare", "gate", "trend", "correlate", "reliability"], COUNTS),
     **dict.fromkeys(["runs", "generations", "suites", "cost"], TOTALS),
     "diff": "configurations' knobs",
@@ -49,17 +50,22 @@ UNTOUCHED: dict[str, str] = {
     "index": "writes sufficient statistics (counts) and hashes of the files",
     "demo": "writes a new demo world",
     **{f"import {k}": "reads the user's own files into new entities" for k in
-       ("hanna", "summeval", "inspect", "promptfoo", "long", "wide", "pairs", "pandalm")},
+       ("hanna", "summeval", "inspect", "promptfoo", "long", "wide", "pairs", "pandalm", "battles")},
     **{f"import {k}": "reads a platform's exported files into new entities" for k in
        ("langfuse", "langsmith", "braintrust", "otel")},
     **{f"import {k}": "reads a running server's spans or traces into new entities" for k in ("phoenix", "mlflow")},
     "labels push": "sends gold values and who decided them to the server the answers came from: no answer text",
     **{f"labels {k}": "people's labels, no answer text" for k in ("add", "list", "export", "check", "recover")},
+    **{f"labels {k}": "experts' sign-offs on gold and accuracy counts on it, no answer text" for k in ("signoff", "signed")},
     "generate": "sends a suite's inputs, not a generation's answers",
     "judge-pairs": "a session's shown texts: what its graders see",
     "rederive": "re-derives a run's verdicts from its journal; prints counts",
     "pairs make": "makes a session: its shown texts are what its graders read; prints counts",
     **{f"pairs {k}": "a session's labels and (once closed) its report" for k in ("label", "close", "report")},
+    **{f"pairs {k}": "people's choices as shown, counted per grader, and their times: no answer" for k in
+       ("sitting", "drift")},
+    "pairs presentation": "shares of an arm's raw answers with lists, headings, bold or code, only once the session "
+    "is unblinded: no answer text",
     **{f"queue {k}": "cases by item, round and criterion; a decision on a sealed case is refused (test_blinding_attack)"
        for k in ("detect", "build", "list", "show", "decide", "next", "leases", "undo")},
     **{f"queue {k}": "reviewers' counts, times and agreement, and slices of a queue: no answer" for k in
@@ -68,7 +74,11 @@ UNTOUCHED: dict[str, str] = {
     **{f"state {k}": "copies the state directory's files (and the keys only with --keys) as an operator's archive: "
        "like the data directory's own files, not a reader of evalcore's" for k in ("backup", "restore")},
     "state upgrade": "schema versions and counts of the label store and the ledger",
-    **{f"ledger {k}": "the decision ledger's entries" for k in ("add", "amend", "retire", "list", "export")},
+    **{f"ledger {k}": "the decision ledger's entries" for k in ("add", "amend", "retire", "list", "export", "predict",
+                                                                  "check")},
+    "revision-cost": "the outputs' token counts and costs, summed: no answer's text or size",
+    "bail-flips": "the outputs' abstained flags per item and round: no answer's text or size",
+    "temperature": COUNTS,
     **{f"suite {k}": "a suite's items (inputs, references), not answers" for k in
        ("check", "repair", "versions", "looks", "show", "items", "item")},
 }
@@ -284,6 +294,9 @@ review.next_case review.overview review.points review.progress review.queues rev
 review.runs_on review.session_agreement review.undo review.visible_findings
 evalcore.waiting review.assign review.team review.start_build review.build_status review.items_to_label
 analysis.run_provenance
+analysis.revision_costs analysis.suite_bail_flips review.temperature_view
+analysis.grouping
+review.signed_gold pairwise.sitting pairwise.drift pairwise.presentation analysis.run_caveats
 """.split())
 NAMESPACES = {"evalcore", "analysis", "review", "pairwise", "stats", "llm", "importers", "demo"}
 

@@ -1,5 +1,9 @@
 """The names of evalcore.analysis (read by lazy_loader at import, and by type checkers): see __init__.py."""
 
+from .abstention import (
+    bail_flips as bail_flips,
+    suite_bail_flips as suite_bail_flips,
+)
 from .answers import (
     DIRECTIONS as DIRECTIONS,
     answers_failing as answers_failing,
@@ -74,6 +78,9 @@ from .instruments import (
 from .provenance import (
     Provenance as Provenance,
     run_provenance as run_provenance,
+)
+from .revisions import (
+    revision_costs as revision_costs,
 )
 from .scores import (
     PeopleReliability as PeopleReliability,
