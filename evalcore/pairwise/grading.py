@@ -601,7 +601,15 @@ def _shown_identifiability(pairs: list[dict], by_id: dict, arms: list[str], seed
                 continue
             fl = [by_id[p["pair_id"]]["left_arm"] == a for p in mine]
             texts = [(p["left_text"], p["right_text"])[:: 1 if f else -1] for p, f in zip(mine, fl)]  # a's, b's
-            after = arm_identifiability(texts, fl, [a, b], seed=seed, n_perm=n_perm)
+            if mine and all(
+                x == y for x, y in texts
+            ):  # an import without texts (`import battles`): nothing shown apart
+                after = {
+                    "accuracy": None,
+                    "reason": "both sides show the same text in every pair: nothing to tell apart",
+                }
+            else:
+                after = arm_identifiability(texts, fl, [a, b], seed=seed, n_perm=n_perm)
             checks.append({"arms": [a, b], "pairs": len(mine), "after": after})
     if len(arms) == 2:
         return {"after": checks[0]["after"]}
