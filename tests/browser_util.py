@@ -330,21 +330,32 @@ def wait_idle(page, timeout: float = 20_000) -> None:
         " && !document.querySelector('[data-stale=\"true\"]'); }", timeout=timeout)
 
 
+DRAWN = """() => { const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.dataset.testConnectionState === 'CONNECTED' && app.dataset.testScriptState === 'notRunning'
+    && !!document.querySelector('[data-testid="stMain"] :is([data-testid="stHeading"], [data-testid="stAlert"],'
+      + ' [data-testid="stException"])'); }"""
+
+
 PAGE_STEADY = """() => new Promise(done => {
   const boxes = () => JSON.stringify([...document.querySelectorAll('[data-testid="stMain"] [data-testid]')]
     .map((e) => { const r = e.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; }));
   const first = boxes();
   requestAnimationFrame(() => requestAnimationFrame(() =>
-    done([...document.images].every((i) => i.complete) && first === boxes())));
+    done([...document.images].every((i) => i.complete) && first === boxes()
+      && !document.querySelector('[data-testid="stMain"] [data-testid="stSkeleton"]'))));
 })"""
 
 
 def wait_settled(page, timeout: float = 60_000, looks: int = 1200) -> None:
     """Wait for the page's own signals that it is drawn, never a fixed pause (issue 45): the script
     run idle (:func:`wait_idle`), every image loaded or failed (``img.complete``: an image a page
-    should not have drawn has been requested by then), and no element of the main area moved
-    between two animation frames (tables and charts have their heights). Gives up after ``looks``
-    looks of two frames each."""
+    should not have drawn has been requested by then), no element of the main area moved
+    between two animation frames (tables and charts have their heights), and no skeleton left in
+    it (Streamlit draws one where a data grid or a chart waits for its code to load). Gives up after ``looks``
+    looks of two frames each. First the app must be connected, its script not running and the main
+    area must hold a heading, an alert or an exception: right after a navigation the app has drawn
+    nothing yet, and nothing is also steady."""
+    page.wait_for_function(DRAWN, timeout=timeout)
     wait_idle(page, timeout=timeout)
     for _ in range(looks):
         if page.evaluate(PAGE_STEADY):

@@ -71,3 +71,29 @@ def test_the_attribution_page_says_each_once(ev, tmp_path, monkeypatch):
     captions = [html.unescape(c.value) for c in at.caption]
     for needle in (curated_text(["r"]), FROZEN.format("r"), "recall2 scored on documents"):
         assert sum(needle in c for c in captions) == 1, (needle, captions)
+
+
+def test_the_curated_caption_is_on_the_other_figures_the_pages_caption(ev, tmp_path):
+    """association, flips and agreement carry `curated` as the Association, Harness and Agreement
+    pages carry its caption: null on the demo, the caption (once, in the text too) on a curated import."""
+    for args in (["association", "support-single", "support-split", "--n-boot", "50"],
+                 ["flips", "support-single", "support-split"], ["agreement", "--gen", "accounts-g1", "--n-boot", "50"]):
+        code, out, err = ev("--data", DEMO, "--state", tmp_path / "demo-s", *args, "--json")
+        assert code == 0, err
+        assert json.loads(out)["curated"] is None, args
+    d, s = _imported(ev, tmp_path)
+    code, _, err = ev("--data", d, "--state", s, "judge", "--gen", "r", "--rubric", tmp_path / "retrieval.toml",
+                      "--mode", "split", "--model", "none", "--run-id", "ret2", "--quiet", "--json")
+    assert code == 0, err
+    two = tmp_path / "two.csv"  # a second curated suite, of two criteria (association needs two)
+    two.write_text("item_id,input,output,criterion,value\n" + "".join(
+        f"t{k},Q{k}?,A{k}.,{c},{'pass' if (k + j) % 3 else 'fail'}\n" for k in range(6) for j, c in enumerate("ab")))
+    code, _, err = ev("--data", d, "--state", s, "import", "long", two, "--run-id", "two", "--curated", "--json")
+    assert code == 0, err
+    for args, suite in ((["association", "two", "--n-boot", "50"], "two"), (["flips", "ret", "ret2"], "r"),
+                        (["agreement", "--gen", "r", "--n-boot", "50"], "r")):
+        code, out, err = ev("--data", d, "--state", s, *args, "--json")
+        assert code == 0, (args, err)
+        assert json.loads(out)["curated"] == curated_text([suite]), args
+        code, out, err = ev("--data", d, "--state", s, *args)
+        assert code == 0 and out.count(curated_text([suite])) == 1, (args, err)

@@ -16,6 +16,7 @@ Attribution page shows them under the figures."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalcore.contract.results import Result
@@ -34,6 +35,15 @@ class Caveats(Result):
 
 def curated_text(suite_ids: list[str]) -> str:
     return f"From a curated suite ({', '.join(suite_ids)}): absolute rates describe the items picked by hand, not a population."
+
+
+def curated_note(store: Store, *, run_ids: Sequence[str] = (), gen_ids: Sequence[str] = ()) -> str | None:
+    """The curated caption of figures over these runs or generations (the pages' caption beside
+    absolute rates), or None when none of their suites was picked by hand."""
+    gens = [store.run(r).manifest.gen_id for r in run_ids] + list(gen_ids)
+    suites = list(dict.fromkeys(store.generation(g).manifest.suite_id for g in gens))
+    cur = [s for s in suites if store.suite(s).manifest.curated]
+    return curated_text(cur) if cur else None
 
 
 def run_caveats(store: Store, run_id: str) -> Caveats:

@@ -109,6 +109,15 @@ def crosstab(obj: Ctx, run_id, a, b, judge_round, majority, gen_round, as_json) 
     emit(r, as_json, "\n".join(lines))
 
 
+def _emit_curated(obj: Ctx, r, run_ids: list[str], as_json: bool, text: str) -> None:
+    """Emit a figure over runs with the curated caption (issue 44): ``curated`` in the JSON (null
+    when no run's suite was picked by hand) and its line under the text."""
+    from evalcore.analysis.caveats import curated_note
+
+    note = curated_note(obj.store, run_ids=run_ids)
+    emit({**r.to_dict(), "curated": note}, as_json, text + (f"\n{note}" if note else ""))
+
+
 def _ratio_phi(r: TwoByTwoReport) -> str:
     """A 2x2's ratio and phi, each with why it is undefined."""
     return (
@@ -160,7 +169,7 @@ def association(obj: Ctx, run_ids, human, judge_round, majority, gen_round, seed
             _table(rows, [("pair", "pair", False), *((n, n, False) for n in names), ("class", "class", False)]),
         ]
     )
-    emit(r, as_json, text)
+    _emit_curated(obj, r, list(run_ids), as_json, text)
 
 
 @cli.command()
@@ -230,7 +239,7 @@ def flips(obj: Ctx, run_a, run_b, judge_round, majority, gen_round, as_json) -> 
             f"{sum(c.fail_a_pass_b + c.pass_a_fail_b for c in r.criteria)} answer-criterion verdicts changed",
         ]
     )
-    emit(r, as_json, text)
+    _emit_curated(obj, r, [run_a, run_b], as_json, text)
 
 
 @cli.command()

@@ -554,7 +554,10 @@ def agreement_cmd(obj: Ctx, gen_ids, session_ids, as_json, **kw) -> None:
         **kw,  # --queue, --judge-round, --seed, --n-boot, --level (alpha_level)
     )
     lines = [x for g in r.generations for x in _card_text(g)] + [x for s in r.sessions for x in _session_text(s)]
-    emit(r, as_json, "\n".join(lines))
+    from evalcore.analysis.caveats import curated_note
+
+    note = curated_note(obj.store, gen_ids=[g.gen_id for g in r.generations])  # the pages' caption (issue 44)
+    emit({**r.to_dict(), "curated": note}, as_json, "\n".join(lines + ([note] if note else [])))
 
 
 def _ppi_line(label: str, e: Ppi, sample: bool = True) -> str:
