@@ -122,7 +122,7 @@ with _text.boundary():
                 f"{rv.gen_id}: revision budget {rv.revision_budget}, {rv.answers} answers; prices: {rv.price_source}"
             )
         )
-        st.dataframe(
+        _text.wide_table(
             pd.DataFrame(
                 [
                     {
@@ -136,7 +136,7 @@ with _text.boundary():
                     for p in rv.passes
                 ]
             ),
-            hide_index=True,
+            pin="passes",
             placeholder="unpriced",
             column_config={
                 "appended: cost per answer to here": USD6,
