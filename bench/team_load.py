@@ -56,7 +56,7 @@ import browser_util  # noqa: E402
 from agreement_page import JS_IDLE, JS_WS_HOOK  # noqa: E402
 from review_pace import CARD, PROBE  # noqa: E402
 
-from pages import MAIN, QUIET_MS, js_main, vm_hwm_mb  # noqa: E402
+from pages import FLOOR_APP, MAIN, QUIET_MS, js_main, vm_hwm_mb  # noqa: E402
 
 THINK = 0.4
 AIM_KEY_P95, AIM_PAGE_P95 = 0.5, 2.0  # the issue's aims, seconds
@@ -101,8 +101,8 @@ def pct(xs: list[float], q: float) -> float | None:
 class Run:
     """What the users of one run share: the URL, the clock, and where they put their figures."""
 
-    def __init__(self, base: str, gen: str, pages: dict[str, str], users: int, duration: float):
-        self.base, self.gen, self.pages, self.duration = base, gen, pages, duration
+    def __init__(self, base: str, gen: str, pages: dict[str, str], users: int, duration: float, floor: str):
+        self.base, self.gen, self.pages, self.duration, self.floor = base, gen, pages, duration, floor
         self.ready = threading.Barrier(users + 1)
         self.end = float("inf")  # set when every user is ready (or one never got going)
         self.out: dict[str, dict[str, Any]] = {}
@@ -201,11 +201,39 @@ def engineer(name: str, run: Run) -> None:
         browser.close()
 
 
+def floor_user(run: Run) -> None:
+    """The floor, in the same run: one more browser loading a bare Streamlit page (bench/pages.py's
+    FLOOR_APP, a title and a three-row table, served by its own Streamlit process on this machine) in a
+    loop, timed as the engineers' pages are. What any Streamlit page takes under the run's load."""
+    from playwright.sync_api import sync_playwright
+
+    out = run.out.setdefault("floor", {"kind": "floor", "renders": [], "failed": []})
+    with sync_playwright() as p:
+        browser, ctx = _browser_context(p, run)
+        page = ctx.new_page()
+        page.add_init_script(JS_WS_HOOK)
+        try:
+            render(page, run.floor, 600)
+        except Exception as e:
+            out["error"] = f"no first floor page: {str(e)[:200]}"
+            run.ready.abort()
+            browser.close()
+            return
+        start(run)
+        while time.monotonic() < run.end:
+            try:
+                out["renders"].append(("floor", render(page, run.floor)))
+            except Exception as e:
+                out["failed"].append(("floor", str(e)[:200]))
+        browser.close()
+
+
 def drive(run: Run, tag: str, n: int, m: int) -> None:
     """Start the users (a second apart: a person's arrival, and the machine's), wait until every one is
     ready, run the clock, and wait for them all."""
     threads = [threading.Thread(target=reviewer, args=(f"{tag}r-{k}", run)) for k in range(n)]
     threads += [threading.Thread(target=engineer, args=(f"{tag}e-{k}", run)) for k in range(m)]
+    threads.append(threading.Thread(target=floor_user, args=(run,)))
     for t in threads:
         t.start()
         time.sleep(1)
@@ -279,6 +307,16 @@ def servers(data: Path, state: Path, count: int, logs: Path) -> Iterator[tuple[s
         yield f"https://127.0.0.1:{port}", pids, proxy
 
 
+@contextlib.contextmanager
+def floor_server(out: Path, logs: Path) -> Iterator[str]:
+    """The floor's Streamlit process (bench/pages.py's FLOOR_APP); yields its page's URL."""
+    root = out / "floor-app"
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "app.py").write_text(FLOOR_APP)
+    with browser_util.serve(root, root, root, logs / "streamlit-floor.log", timeout=600) as (base, _):
+        yield base + "/"
+
+
 def sessions_per_server(proxy: Path | None) -> dict[str, dict[str, int]] | None:
     """For each app server, the WebSocket sessions (``/_stcore/stream``, logged as each closes) nginx
     passed to it and the browsers they came from (distinct routing cookies): how the sticky sessions
@@ -301,7 +339,9 @@ def sessions_per_server(proxy: Path | None) -> dict[str, dict[str, int]] | None:
 
 
 def summarise(run: Run, checks: dict[str, Any], pids: list[int], meta: dict[str, Any]) -> dict[str, Any]:
-    users = run.out.values()
+    users = [u for u in run.out.values() if u["kind"] != "floor"]
+    floor = run.out.get("floor", {})
+    floors = [t for _, t in floor.get("renders", [])]
     waits = [w for u in users for w in u.get("waits", [])]
     renders = [r for u in users for r in u.get("renders", [])]
     times = [t for _, t in renders]
@@ -320,6 +360,10 @@ def summarise(run: Run, checks: dict[str, Any], pids: list[int], meta: dict[str,
         "page_p50_s": pct(times, 0.5),
         "page_p95_s": pct(times, 0.95),
         "pages": per_page,
+        "floor_loads": len(floors),
+        "floor_p50_s": pct(floors, 0.5),
+        "floor_p95_s": pct(floors, 0.95),
+        "floor_failures": len(floor.get("failed", [])),
         "page_failures": [f for u in users for f in u.get("failed", [])],
         "errors": {name: u["error"] for name, u in run.out.items() if u.get("error")},
         "unacknowledged_reviewers": [
@@ -343,8 +387,8 @@ def one_run(a: argparse.Namespace, ctx: dict[str, Any], n: int, m: int, count: i
         "started": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
         "load_before": [round(x, 2) for x in os.getloadavg()],
     }
-    with servers(a.data, ctx["state"], count, logs) as (base, pids, proxy):
-        run = Run(base, a.gen, ctx["pages"], n + m, a.duration)
+    with servers(a.data, ctx["state"], count, logs) as (base, pids, proxy), floor_server(a.out, logs) as floor:
+        run = Run(base, a.gen, ctx["pages"], n + m + 1, a.duration, floor)
         drive(run, tag, n, m)
         meta["load_after"] = [round(x, 2) for x in os.getloadavg()]
         meta["sessions_per_server"] = sessions_per_server(proxy)
@@ -359,17 +403,24 @@ def _s(x: float | None) -> str:
     return "-" if x is None else f"{x:.3f}"
 
 
+def _ratio(r: dict[str, Any]) -> str:
+    page, floor = r["page_p95_s"], r["floor_p95_s"]
+    return "-" if page is None or not floor else f"{page / floor:.1f}x"
+
+
 def table(rows: list[dict[str, Any]]) -> str:
     lines = [
         "| servers | reviewers + engineers | s | decisions | keypress p50 / p95 s | page loads (failed) "
-        "| page p50 / p95 s | server VmHWM MB | lost / doubled / over-reviewed | load 1-min before / after |",
-        "|--:|--:|--:|--:|---|--:|---|---|---|---|",
+        "| page p50 / p95 s | floor p50 / p95 s (loads) | page p95 / floor p95 | server VmHWM MB "
+        "| lost / doubled / over-reviewed | load 1-min before / after |",
+        "|--:|--:|--:|--:|---|--:|---|---|--:|---|---|---|",
     ]
     for r in rows:
         lines.append(
             f"| {r['servers']} | {r['reviewers']} + {r['engineers']} | {r['duration_s']:.0f} | {r['decisions']} "
             f"| {_s(r['key_p50_s'])} / {_s(r['key_p95_s'])} | {r['page_loads']} ({len(r['page_failures'])}) "
             f"| {_s(r['page_p50_s'])} / {_s(r['page_p95_s'])} "
+            f"| {_s(r['floor_p50_s'])} / {_s(r['floor_p95_s'])} ({r['floor_loads']}) | {_ratio(r)} "
             f"| {' + '.join(f'{x:.0f}' for x in r['server_vm_hwm_mb'] if x is not None)} "
             f"| {r['lost_n']} / {r['doubled']} / {r['over_reviewed']} "
             f"| {r['load_before'][0]} / {r['load_after'][0]} |"
