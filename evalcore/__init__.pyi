@@ -64,6 +64,9 @@ from .storage.gold import (
 from .storage.labels import (
     LabelStore as LabelStore,
 )
+from .storage.labelversion import (
+    labels_version as labels_version,
+)
 from .storage.paths import (
     default_data_dir as default_data_dir,
     default_keys_dir as default_keys_dir,

@@ -85,15 +85,11 @@ def fingerprint(data_store: evalcore.Store) -> tuple:
 
 
 def state_fingerprint(data_store: evalcore.Store) -> tuple:
-    """Changes whenever the label store is written (WAL mode appends to the -wal file) or a
+    """Changes whenever the label store is written (SQLite's file or WAL, or PostgreSQL's edits, queues,
+    assignments and sign-offs: evalcore.labels_version) or a
     pairwise session is closed into the state directory (its unblinded key, which ends the seal
     on its arms' answers: a cached drill-down shows them again)."""
-    out: list[tuple[str, int | None]] = []
-    for name in ("labels.sqlite", "labels.sqlite-wal"):
-        try:
-            out.append((name, (Path(data_store.state) / name).stat().st_mtime_ns))
-        except FileNotFoundError:
-            out.append((name, None))
+    out: list[tuple] = [evalcore.labels_version(data_store)]
     sessions = Path(data_store.state) / "sessions"  # a file written in a session's directory touches it
     with contextlib.suppress(OSError):
         out += sorted((d.name, d.stat().st_mtime_ns) for d in sessions.iterdir() if d.is_dir())
