@@ -326,3 +326,39 @@ def test_a_query_past_duckdbs_memory_cap_runs_again_without_it(tmp_path, monkeyp
     ((p95, p50),) = st.sql(sql, [str(path)])
     assert p95 == pytest.approx(float(np.percentile(values, 95)), rel=1e-12)
     assert p50 == pytest.approx(float(np.percentile(values, 50)), rel=1e-12)
+
+
+def test_queries_past_the_cap_run_uncapped_one_at_a_time(tmp_path, monkeypatch):
+    """An app server's sessions share the Store's capped connection, so under load several queries
+    pass the cap together: each runs again uncapped only while holding the process's one spare lock
+    (evalcore.storage.store._SPARE), so at most one uncapped query is in memory at a time."""
+    import threading
+
+    import numpy as np
+    import pyarrow as pa
+
+    from evalcore.storage import store as store_mod
+
+    path = tmp_path / "big.parquet"
+    pq.write_table(pa.table({"x": np.random.default_rng(4).gamma(2.0, 300.0, size=2_000_000)}), path)
+    monkeypatch.setenv("EVALCORE_DUCKDB_MEMORY", "8MB")
+    st = Store(tmp_path, tmp_path / "state")
+    held: list[bool] = []
+    plain = Store._fetch_on
+
+    def fetch_on(self, con, query, params, how):
+        if con is not self._con():  # the spare connection: the lock must be held
+            held.append(store_mod._SPARE.locked())
+        return plain(self, con, query, params, how)
+
+    monkeypatch.setattr(Store, "_fetch_on", fetch_on)
+    sql = "SELECT quantile_cont(x, 0.9) FROM read_parquet(?)"
+    out: list = []
+    threads = [threading.Thread(target=lambda: out.append(st.sql(sql, [str(path)]))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(out) == 3 and len({repr(o) for o in out}) == 1
+    assert held and all(held)  # every uncapped run held the lock
+    assert not store_mod._SPARE.locked()

@@ -45,6 +45,9 @@ def duckdb_memory() -> str:
     return "" if v in ("", "0") else v
 
 
+#: held while a query runs past the cap without it (Store._fetch): one at a time per process
+_SPARE = threading.Lock()
+
 DUCKDB_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
 
@@ -243,12 +246,16 @@ class Store:
             if con is not None or not duckdb_memory():
                 raise  # DuckDB's own message; no table is damaged, so none is named (or read whole)
             # an aggregate that cannot spill (quantile_cont keeps every value) past the cap: the query
-            # runs once more on a connection with DuckDB's own limit, rather than fail
-            spare = self.connect(capped=False)
-            try:
-                return self._fetch_on(spare, query, params, how)
-            finally:
-                spare.close()
+            # runs once more on a connection with DuckDB's own limit, rather than fail; one such query
+            # at a time in the process (_SPARE): the Store's connection is shared by every session of
+            # an app server, so under a team's load many queries can pass the cap together, and each
+            # uncapped at once may take most of the machine (DuckDB's own limit is 80% of it)
+            with _SPARE:
+                spare = self.connect(capped=False)
+                try:
+                    return self._fetch_on(spare, query, params, how)
+                finally:
+                    spare.close()
 
     def _fetch_on(self, con: Any, query: str, params: Any, how: str) -> Any:
         cur = con.cursor()
