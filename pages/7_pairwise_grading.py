@@ -14,6 +14,10 @@ pressed once too often answers nothing), answered with the same keys. The end sc
 happens next (the session's maker closes it and reads the results) and whom to tell; a grader is
 never pointed to a page their role cannot open.
 
+Where the session's owner runs the active schedule (``evalcore pairs schedule``), one line under
+the progress bar says where it stands for the session (``progress().schedule``, as ``evalcore
+pairs progress``): pairs judged, pairs it queued, whether it last said the top arm is settled.
+
 The page reads only the data and the state directories (evalcore.pairwise.progress, pair_view,
 record_judgment, undo_judgment, record_probe) and never a key: nothing it shows depends on which
 arm is which, and no result is shown while the session is open. Deep links:
@@ -269,6 +273,8 @@ with _text.boundary():
         prog.graded / prog.total if prog.total else 1.0,
         text=f"{prog.graded} of {prog.total} pairs graded by {_text.md_escape(who.display)}",
     )
+    if prog.schedule.runs:  # the session's active schedule (`evalcore pairs progress`): no arm named
+        st.caption(_text.md_escape(f"This session: {prog.schedule.sentence()}."))
     if st.session_state.get(UNDONE):
         st.caption(_text.md_escape(st.session_state[UNDONE]))
 

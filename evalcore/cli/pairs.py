@@ -5,7 +5,9 @@ and its key (:func:`evalcore.pairwise.sessions.make_session`, with the identifia
 :mod:`evalcore.pairwise.leakage`); ``label`` appends one person's choice on a pair of an open
 session to the state and ``close`` unblinds a session into the state directory, the only step
 that reads a key (:mod:`evalcore.pairwise.grading`); ``report`` shows the results of a closed
-session (:mod:`evalcore.pairwise.results`).
+session (:mod:`evalcore.pairwise.results`). ``schedule`` (with the keys, by the session's owner)
+queues the next pairs where a judgment settles most which arm is best and asks the stopping rule
+(:mod:`evalcore.pairwise.active`); ``progress`` says where that stands without the key.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from evalcore.cli._common import FINITE, Ctx, cli, emit
 
 @cli.group()
 def pairs() -> None:
-    """Blinded pairwise sessions: make, label, close (unblind), report."""
+    """Blinded pairwise sessions: make, label, schedule, close (unblind), report."""
 
 
 @pairs.command("make")
@@ -309,3 +311,43 @@ def pairs_presentation(obj: Ctx, session_id, as_json) -> None:
 
     p = presentation(obj.store, session_id)
     emit(p, as_json, format_presentation(p) or f"{session_id}: normalisation removed no structure")
+
+
+@pairs.command("schedule")
+@click.argument("session_id", metavar="SESSION")
+@click.option(
+    "--keys",
+    "keys_dir",
+    type=click.Path(file_okay=False),
+    required=True,
+    help="The keys directory the session's key was written to (the schedule maps pairs to arms with it).",
+)
+@click.option("--next", "n", type=int, default=1, show_default=True, help="How many pairs to queue.")
+@click.option("--level", type=FINITE, default=0.9, show_default=True, help="The stopping rule's level of P(best).")
+@click.option("--seed", type=int, default=None, help="Seed of the choice (default: the session's seed; recorded).")
+@click.option(
+    "--n-boot", type=click.IntRange(min=50), default=1000, show_default=True,
+    help="Bootstrap replicates of the stopping rule's P(best).",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def pairs_schedule(obj: Ctx, session_id, keys_dir, n, level, seed, n_boot, as_json) -> None:
+    """Queue the next pairs of an open session where a judgment settles most which arm is best (the
+    active schedule, recorded in the state by pair id), and say whether the top arm is settled."""
+    from evalcore.pairwise.active import format_scheduled, schedule
+
+    s = schedule(obj.store, session_id, Path(keys_dir), n=n, level=level, seed=seed, n_boot=n_boot)
+    emit(s, as_json, format_scheduled(s))
+
+
+@pairs.command("progress")
+@click.argument("session_id", metavar="SESSION")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_obj
+def pairs_progress(obj: Ctx, session_id, as_json) -> None:
+    """A session's original pairs judged, and the active schedule's progress (no key: no arm named)."""
+    from evalcore.pairwise.grading import session_schedule
+
+    obj.store.session(session_id)
+    p = session_schedule(obj.store, session_id)
+    emit(p, as_json, f"{session_id}: {p.sentence()}")

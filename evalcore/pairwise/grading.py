@@ -33,6 +33,7 @@ from evalcore.contract import schema as S
 from evalcore.contract.results import Result
 from evalcore.errors import FormatError, InputError, NotFoundError
 from evalcore.pairwise import blinding
+from evalcore.pairwise.schedulelog import SCHEDULE_DDL, ScheduleProgress, schedule_progress
 from evalcore.pairwise.sessions import (
     _DDL,
     BLINDING_FILE,
@@ -109,7 +110,7 @@ class JudgmentStore:
 
     def _connect(self, create: bool = True) -> sqlite3.Connection:
         con = open_state_db(self.path, create)
-        con.executescript(_DDL + _UNDO_DDL + _FIRST_DDL)
+        con.executescript(_DDL + _UNDO_DDL + _FIRST_DDL + SCHEDULE_DDL)
         row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None:
             con.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(PAIRS_DB_VERSION),))
@@ -434,6 +435,7 @@ class Progress(Result):
     can_undo: bool
     last_judgment: int | None
     step: Literal["grade", "probe", "done"]
+    schedule: ScheduleProgress  # the session's: the active schedule (no arm named)
 
 
 def progress(store: Store, session_id: str, reviewer: str) -> Progress:
@@ -470,7 +472,28 @@ def progress(store: Store, session_id: str, reviewer: str) -> Progress:
         bool(mine),
         max((j["judgment_id"] for j in mine), default=None),
         "grade" if nxt is not None else ("probe" if left else "done"),
+        session_schedule(store, session_id),
     )
+
+
+def judged_pairs(store: Store, session_id: str) -> set[str]:
+    """The pairs someone has a current choice on (shipped or the state's)."""
+    return {r["pair_id"] for r in _people(store, session_id) if r["choice"] is not None}
+
+
+def session_schedule(store: Store, session_id: str) -> ScheduleProgress:
+    """The active schedule's progress on a session (:mod:`evalcore.pairwise.schedulelog`): its
+    original, non-holdout pairs judged by anyone, the pairs it queued and their judged share, its
+    last run and verdict. Reads no key."""
+    originals = [
+        r[0]
+        for r in store.sql(
+            "SELECT pair_id FROM read_parquet(?) WHERE coalesce(mirror_of, '') = '' AND NOT coalesce(holdout, false)",
+            [store.path_of("session", session_id, "pairs")],
+        )
+    ]
+    path = JudgmentStore(store).path
+    return schedule_progress(path, session_id, originals, lambda: judged_pairs(store, session_id))
 
 
 @dataclass
