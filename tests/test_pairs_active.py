@@ -93,11 +93,11 @@ def _expected_picks(w: dict, judged: list[tuple], queued_before: set[str], seed:
     return out
 
 
-def _schedule_until_settled(capsys, w: dict, beta: dict, seed: int) -> tuple[list[dict], list[tuple]]:
+def _schedule_until_settled(capsys, w: dict, beta: dict, seed: int, runs: int = 12) -> tuple[list[dict], list[tuple]]:
     rng = np.random.default_rng(seed)
     judged: list[tuple] = []
     answers = []
-    for _ in range(12):  # 60 original pairs, 5 a run
+    for _ in range(runs):  # 60 original pairs, 5 a run
         queued_before = {f["pair_id"] for f in P.JudgmentStore(w["store"]).first("tri")}
         expected = _expected_picks(w, judged, queued_before, 7, 5)
         s = _schedule(capsys, w, "--seed", "7")
@@ -148,11 +148,15 @@ def test_a_lopsided_world_settles_on_its_strong_arm_and_the_state_names_no_arm(t
     assert f"{prog['judged']} of 60 original pairs judged" in out and "the top arm is settled at 90%" in out
 
 
-def test_an_even_world_does_not_settle_early(tmp_path, capsys):
+@pytest.mark.parametrize("seed", [22, 23, 24])
+def test_an_even_world_does_not_settle_early(tmp_path, capsys, seed):
+    """Three equal arms: not settled by 60 judgments (the lopsided world above settles by 50). Not
+    never: seed 22 went on to settle falsely at 100 judgments (P(best) 0.955, one arm winning 43 of
+    its 70), the rule's known error under repeated looks (docs/PAIRWISE.md)."""
     w = _three_arm_session(tmp_path)
-    answers, judged = _schedule_until_settled(capsys, w, dict.fromkeys(ARMS3, 0.0), 22)
-    assert len(answers) == 12 and not any(a["settled"] for a in answers)  # up to 110 judgments, three equal arms
-    assert max(a["p_best"] for a in answers) < 0.9
+    answers, judged = _schedule_until_settled(capsys, w, dict.fromkeys(ARMS3, 0.0), seed, runs=7)
+    assert [a["judgments"] for a in answers] == [0, 10, 20, 30, 40, 50, 60]
+    assert not any(a["settled"] for a in answers) and max(a["p_best"] for a in answers) < 0.9
 
 
 def test_the_grading_page_shows_the_schedule_line_without_an_arm(tmp_path, capsys, monkeypatch):
