@@ -225,3 +225,23 @@ def test_the_judgments_it_reads_are_the_key_mapped_choices(tmp_path: Path):
 
     s = schedule(w["store"], "tri", w["keys"], n=1)
     assert s.judgments == 1 and s.candidates == 59 and not s.settled and s.leader is None  # an arm unjudged
+
+
+def test_a_queue_written_while_it_ran_refuses_the_stale_picks(tmp_path: Path, monkeypatch):
+    """Another writer queues a pair between the read and the write: nothing is recorded, one error."""
+    from evalcore.errors import InputError
+    from evalcore.pairwise import active
+
+    w = _three_arm_session(tmp_path)
+    real = active._picks
+
+    def meanwhile(*args, **kw):
+        P.JudgmentStore(w["store"]).add_first("tri", [sorted(w["key_rows"])[0]], "grader_inconsistent", None)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(active, "_picks", meanwhile)
+    with pytest.raises(InputError, match="changed while the schedule ran"):
+        active.schedule(w["store"], "tri", w["keys"], n=2)
+    rows = _state_rows(w)
+    assert rows["schedule_runs"] == [] and rows["schedule_picks"] == []
+    assert [r["reason"] for r in rows["first_pairs"]] == ["grader_inconsistent"]

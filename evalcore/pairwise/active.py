@@ -126,6 +126,14 @@ def schedule(
     with closing(js._connect()) as con:
         con.execute("BEGIN IMMEDIATE")
         try:
+            now_queued = {
+                r[0] for r in con.execute("SELECT pair_id FROM first_pairs WHERE session_id = ?", (session_id,))
+            }
+            if now_queued != queued_before:  # another run (or a queue) wrote meanwhile: its picks are stale
+                raise InputError(
+                    f"the first-pairs queue of {session_id!r} changed while the schedule ran: run it again",
+                    field="--session",
+                )
             for pk in picks:
                 con.execute(
                     "INSERT OR IGNORE INTO first_pairs (session_id, pair_id, reason, source, created_at, via) "
