@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 
 from evalcore.contract.results import OMIT, Result
-from evalcore.errors import FormatError
 from evalcore.pairwise import leakage as blinding
-from evalcore.pairwise.grading import JudgmentStore, _people, load_pairs, unblinded
+from evalcore.pairwise.grading import JudgmentStore, _people, load_pairs
 from evalcore.pairwise.measures import (
     Alpha,
     Kappa,
@@ -32,7 +31,8 @@ from evalcore.pairwise.measures import (
     proportion,
     win_stats,
 )
-from evalcore.pairwise.ranking import RankingReport, grader_runs, people_majority, polluted, ranking_report
+from evalcore.pairwise.ranking import RankingReport, grader_runs, people_majority, polluted
+from evalcore.pairwise.rankstore import checked_record, ranking
 from evalcore.pairwise.sessions import CHOICES
 from evalcore.pairwise.verdicts import (
     GRADER_INCONSISTENT,
@@ -45,7 +45,6 @@ from evalcore.pairwise.verdicts import (
 )
 from evalcore.stats.majority import MISSES, majority_accuracy
 from evalcore.storage.files import Entry
-from evalcore.storage.seal import unblinded_path
 from evalcore.storage.store import Store
 
 
@@ -444,20 +443,15 @@ def _position(
 
 def report(store: Store, session_id: str, *, seed: int = 0) -> Report | RankingReport:
     """Every figure of a closed, unblinded session (see docs/PAIRWISE.md). Refused while open. A
-    session of more than two arms is ranked instead (:func:`evalcore.pairwise.ranking.ranking_report`)."""
-    rec = unblinded(store, session_id)
+    session of more than two arms is ranked instead (:func:`evalcore.pairwise.ranking.ranking_report`),
+    read from the state when stored with the stamp of its current inputs
+    (:func:`evalcore.pairwise.rankstore.ranking`)."""
+    rec = checked_record(store, session_id)
     arms: list[str] = rec["arms"]
+    if len(arms) > 2:
+        return ranking(store, session_id, rec, seed=seed)
     key_of = {k["pair_id"]: k for k in rec["key"]}
     pairs = {p["pair_id"]: p for p in load_pairs(store, session_id)}
-    missing = set(pairs) - set(key_of)
-    if missing:
-        raise FormatError(
-            f"the unblinded key lacks {len(missing)} pair(s) of the session (the session changed after it was closed)",
-            file=unblinded_path(store, session_id),
-            field="key",
-        )
-    if len(arms) > 2:
-        return ranking_report(store, session_id, rec, seed=seed)
     m = store.session(session_id).manifest
     originals = [p for p in pairs.values() if not p["mirror_of"]]
     headline = sorted(p["pair_id"] for p in originals if not p["holdout"])
