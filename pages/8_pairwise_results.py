@@ -170,6 +170,93 @@ def ranking_rows(ranking) -> pd.DataFrame:
     )
 
 
+#: the heatmap's point selection: a click on a cell selects its row arm and column arm
+CELL_PARAM = "cell"
+NO_CELL = "(none)"
+
+
+def cell_value(a: str, b: str) -> str:
+    """A cell as the ``?cell=`` query parameter and the selectbox's option: ``row arm,column arm``."""
+    return f"{a},{b}"
+
+
+def _cell_clicked() -> None:
+    """on_select of the heatmap (runs before the rerun): the clicked cell becomes the selectbox's
+    choice and the link's ``cell``; a click that clears the selection leaves the open cell as it is."""
+    event = st.session_state.get("pr_matrix") or {}
+    points = (event.get("selection") or {}).get(CELL_PARAM) or []
+    if points and {"arm", "against"} <= set(points[0]):
+        value = cell_value(points[0]["arm"], points[0]["against"])
+        st.session_state["pr_cell"] = value
+        _ui.set_qp(cell=value)
+
+
+def _cell_to_qp() -> None:
+    """on_change of the selectbox: the cell into the link (none: ``cell`` removed)."""
+    value = st.session_state.get("pr_cell")
+    _ui.set_qp(cell=None if value == NO_CELL else value)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _cell(data: str, state: str, session_id: str, a: str, b: str, stamp: tuple) -> pairwise.CellPairs:
+    return pairwise.cell_pairs(_ui.open_store(data, state), session_id, a, b)
+
+
+def cell_rows(c: pairwise.CellPairs) -> pd.DataFrame:
+    """One row per pair of the cell: the item, the sides, the flags, the word counts, each person's
+    choice as shown and the arm it names, people's majority and each model grader's choice."""
+    return pd.DataFrame(
+        [
+            {
+                "pair": p.pair_id,
+                "item": p.item_id,
+                "left": p.left_arm,
+                "right": p.right_arm,
+                "holdout": "yes" if p.holdout else "",
+                "mirrored": "yes" if p.mirrored else "",
+                f"words {c.arm_a}": p.words_a,
+                f"words {c.arm_b}": p.words_b,
+                "people (as shown: arm)": "; ".join(f"{x.who} {x.choice}: {x.arm}" for x in p.people) or "-",
+                "people's majority": p.majority_arm or "-",
+                "model graders (order: arm)": "; ".join(f"{x.who} {x.order}: {x.arm or '-'}" for x in p.graders) or "-",
+            }
+            for p in c.pairs
+        ]
+    )
+
+
+def cell_view(store, r: pairwise.RankingReport) -> None:
+    """The pairs of the cell picked by a click on the heatmap, the selectbox or ``?cell=A,B``
+    (`evalcore pairs cell --session NAME --a A --b B --json`)."""
+    options = [NO_CELL, *(cell_value(a, b) for a in r.arms for b in r.arms if a != b)]
+    _ui.sync_widget("pr_cell", "cell", options)
+    _ui.keep("pr_cell", options)
+    st.selectbox(
+        "Open the pairs of",
+        options,
+        key="pr_cell",
+        on_change=_cell_to_qp,
+        format_func=lambda v: v if v == NO_CELL else " against ".join(v.split(",", 1)),
+        help="The row arm against the column arm: the same as a click on that cell of the win matrix.",
+    )
+    picked = st.session_state.get("pr_cell")
+    if not picked or picked == NO_CELL:
+        return
+    a, b = picked.split(",", 1)
+    c = _cell(str(store.data), str(store.state), r.session_id, a, b, _stamp(store, r.session_id))
+    n = c.counts
+    st.markdown(_text.md_escape(f"Pairs of {a} against {b}"))
+    st.caption(
+        _text.md_escape(
+            f"{'SIMULATED session. ' if c.simulated else ''}{len(c.pairs)} original pairs of {a} and {b}. "
+            f"Source {c.source_is}: {a} won {n.wins}, lost {n.losses}, tied {n.ties} of {n.judgments} judgments "
+            f"({c.counted}), the cell's wins / losses / ties."
+        )
+    )
+    if c.pairs:
+        _text.wide_table(cell_rows(c), pin="pair", key="pr_cell_table")
+
+
 def win_heatmap(ranking, arms: list[str]) -> dict:
     """The win matrix as a Vega-Lite heatmap: per row arm and column arm, the share of their
     decided judgments the row arm won (ties apart), labelled wins / losses / ties."""
@@ -191,7 +278,8 @@ def win_heatmap(ranking, arms: list[str]) -> dict:
         "encoding": enc,
         "layer": [
             {
-                "mark": "rect",
+                "mark": {"type": "rect", "cursor": "pointer"},
+                "params": [{"name": CELL_PARAM, "select": {"type": "point", "fields": ["arm", "against"]}}],
                 "encoding": {
                     "color": {
                         "field": "won",
@@ -211,7 +299,7 @@ def win_heatmap(ranking, arms: list[str]) -> dict:
     }
 
 
-def ranking_view(r: pairwise.RankingReport) -> None:
+def ranking_view(store, r: pairwise.RankingReport) -> None:
     """A session of more than two arms: each source's ranking and people's majority's win matrix."""
     st.caption(
         _text.md_escape(
@@ -243,10 +331,18 @@ def ranking_view(r: pairwise.RankingReport) -> None:
             )
         )
     st.subheader("Win matrix (people's majority)")
-    st.vega_lite_chart(win_heatmap(r.people, r.arms), width="stretch")
-    st.caption(
-        "Each cell: the row arm's wins / losses / ties against the column arm; the colour is its share of the decided judgments."
+    st.vega_lite_chart(
+        win_heatmap(r.people, r.arms),
+        width="stretch",
+        on_select=_cell_clicked,
+        selection_mode=CELL_PARAM,
+        key="pr_matrix",
     )
+    st.caption(
+        "Each cell: the row arm's wins / losses / ties against the column arm; the colour is its share of the "
+        "decided judgments. Click a cell (or choose it below) to open its pairs."
+    )
+    cell_view(store, r)
     st.download_button(
         "Download the report (JSON)",
         json.dumps(r.to_dict(), indent=1, default=str),
@@ -300,7 +396,7 @@ with _text.boundary():
 
     r = _report(str(store.data), str(store.state), session_id, _stamp(store, session_id))
     if isinstance(r, pairwise.RankingReport):
-        ranking_view(r)
+        ranking_view(store, r)
         st.stop()
     arms = r.arms
     a, b = arms

@@ -31,7 +31,7 @@ def _run(capsys, w: dict, *args) -> tuple[int, str, str]:
 
 def _schedule(capsys, w: dict, *extra) -> dict:
     code, out, err = _run(
-        capsys, w, "schedule", "tri", "--keys", w["keys"], "--next", "5", "--n-boot", "200", *extra, "--json"
+        capsys, w, "schedule", "--session", "tri", "--keys", w["keys"], "--next", "5", "--n-boot", "200", *extra, "--json"
     )
     assert code == 0, err
     return json.loads(out)
@@ -137,13 +137,13 @@ def test_a_lopsided_world_settles_on_its_strong_arm_and_the_state_names_no_arm(t
     # the weights are readable by pair id, as recorded
     assert schedule_weights(w["store"].state / P.DB_NAME, "tri") == {p["pair_id"]: p["weight"] for p in picks}
     # pairs progress: the same figures as the function, no arm named
-    code, out, err = _run(capsys, w, "progress", "tri", "--json")
+    code, out, err = _run(capsys, w, "progress", "--session", "tri", "--json")
     assert code == 0, err
     prog = json.loads(out)
     assert prog == session_schedule(w["store"], "tri").to_dict()
     assert prog["queued"] == len(picks) and prog["queued_judged"] == len(picks) and prog["settled"] is True
     assert prog["judged"] == len({p for p, _, _ in judged}) and prog["original_pairs"] == 60
-    code, out, err = _run(capsys, w, "progress", "tri")
+    code, out, err = _run(capsys, w, "progress", "--session", "tri")
     assert code == 0 and all(a not in out for a in ARMS3)
     assert f"{prog['judged']} of 60 original pairs judged" in out and "the top arm is settled at 90%" in out
 
@@ -177,11 +177,11 @@ def test_refusals_are_one_line(tmp_path, capsys):
     other = tmp_path / "other-keys"
     other.mkdir()
     for args, says in [
-        (("schedule", "tri", "--keys", w["keys"], "--next", "0"), "--next must be at least 1"),
-        (("schedule", "tri", "--keys", other), "no key for session 'tri'"),
-        (("schedule", "nope", "--keys", w["keys"]), "nope"),
-        (("schedule", "tri", "--keys", w["keys"], "--level", "1.5"), "--level must lie strictly between 0 and 1"),
-        (("progress", "nope"), "nope"),
+        (("schedule", "--session", "tri", "--keys", w["keys"], "--next", "0"), "--next must be at least 1"),
+        (("schedule", "--session", "tri", "--keys", other), "no key for session 'tri'"),
+        (("schedule", "--session", "nope", "--keys", w["keys"]), "nope"),
+        (("schedule", "--session", "tri", "--keys", w["keys"], "--level", "1.5"), "--level must lie strictly between 0 and 1"),
+        (("progress", "--session", "nope"), "nope"),
     ]:
         code, out, err = _run(capsys, w, *args)
         assert code == 2 and out == "", (args, out, err)
@@ -191,12 +191,12 @@ def test_refusals_are_one_line(tmp_path, capsys):
     kdir.mkdir()
     km = json.loads((w["keys"] / "tri" / "key.json").read_text())
     (kdir / "key.json").write_text(json.dumps({**km, "session_id": "elsewhere"}))
-    code, out, err = _run(capsys, w, "schedule", "tri", "--keys", other)
+    code, out, err = _run(capsys, w, "schedule", "--session", "tri", "--keys", other)
     assert code == 2 and len(err.strip().splitlines()) == 1 and "elsewhere" in err, err
     # a closed session
     code, _, err = _run(capsys, w, "close", "--session", "tri", "--keys", w["keys"])
     assert code == 0, err
-    code, out, err = _run(capsys, w, "schedule", "tri", "--keys", w["keys"])
+    code, out, err = _run(capsys, w, "schedule", "--session", "tri", "--keys", w["keys"])
     assert code == 2 and len(err.strip().splitlines()) == 1 and "is closed" in err, err
     assert not (w["store"].state / P.DB_NAME).exists() or _state_rows(w)["schedule_runs"] == []
 
@@ -207,7 +207,7 @@ def test_the_picks_run_out_with_the_candidates(tmp_path, capsys, n):
     w = _three_arm_session(tmp_path)
     seen: list[str] = []
     for _ in range(60 // n + 2):
-        code, out, err = _run(capsys, w, "schedule", "tri", "--keys", w["keys"], "--next", str(n), "--json")
+        code, out, err = _run(capsys, w, "schedule", "--session", "tri", "--keys", w["keys"], "--next", str(n), "--json")
         assert code == 0, err
         seen += [q["pair_id"] for q in json.loads(out)["queued"]]
     assert len(seen) == len(set(seen)) == 60

@@ -88,7 +88,7 @@ def test_pandalm_five_arm_cells_equal_the_win_matrix(pandalm_report):  # noqa: F
 
 def test_pairs_cell_cli_text_and_json(tri, capsys):
     w, _ = tri
-    base = ["--data", w["data"], "--state", w["store"].state, "pairs", "cell", "tri", "--a", "arm-y", "--b", "arm-x"]
+    base = ["--data", w["data"], "--state", w["store"].state, "pairs", "cell", "--session", "tri", "--a", "arm-y", "--b", "arm-x"]
     code, out, err = _cli(capsys, *base, "--json")
     assert code == 0, err
     got = json.loads(out)
@@ -119,7 +119,7 @@ def test_a_cell_that_does_not_exist_is_refused(tri, capsys, a, b, source, field,
         cell_pairs(w["store"], "tri", a, b, source=source)
     assert e.value.field == field
     code, out, err = _cli(
-        capsys, "--data", w["data"], "--state", w["store"].state, "pairs", "cell", "tri", "--a", a, "--b", b,
+        capsys, "--data", w["data"], "--state", w["store"].state, "pairs", "cell", "--session", "tri", "--a", a, "--b", b,
         "--source", source,
     )  # fmt: skip
     assert code == 2 and out == "" and field in err and err.count("\n") == 1

@@ -53,6 +53,7 @@ def test_public_api_is_pinned():
         "Rubric", "SchemaVersionError", "Selection", "SessionManifest", "StateError", "Store", "SuiteManifest", "data_overview",
         "csv_text", "default_data_dir", "default_keys_dir", "default_state_dir", "export_labels", "generations_summary", "gold",
         "Home", "waiting",  # what waits for one person (evalcore.home: the app's Home page)
+        "labels_version",  # what the pages' cached figures key on for the label store (SQLite or PostgreSQL)
         "item_view", "pinned", "run_item_ids", "run_summary", "runs_summary", "suites_summary", "DataOverview", "GenerationSummary", "ItemVerdict", "ItemView", "RunSummary", "SuiteSummary",
         # the domain namespaces, each with an __all__ of its own
         "analysis", "demo", "importers", "llm", "pairwise", "review", "stats"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -13,8 +14,7 @@ from evalcore.cli._common import FINITE, cli, pct_ci
 from evalcore.errors import InputError
 from evalcore.importers.defaults import DEFAULT_THRESHOLD, PANDALM_SEED
 
-# light modules only (constants and option records): the readers, pandas and the data-set importers are
-# imported by the command that runs, so `evalcore --version` and `--help` do not pay for them
+# light modules only: readers, pandas and data-set importers load in the command that runs (a cheap --help)
 from evalcore.importers.frame import (
     INPUT_FORMATS,
     KIND_CHOICES,
@@ -713,15 +713,16 @@ def import_pairs_cmd(obj, file: str, as_json: bool, **kw) -> None:
 
 
 def _close_imported(obj, s: dict) -> None:
-    """An imported session is closed: unblinded into the state directory at once when it can be
-    (``unblinded``: its record's path, else None and ``not_unblinded``: why)."""
-    from pathlib import Path
-
+    """An imported session is closed: unblinded at once when it can be (``unblinded``: the record's path, else
+    None and ``not_unblinded``: why); ranked then when it has more than two arms."""
     from evalcore.pairwise.grading import close_imported
+    from evalcore.pairwise.rankstore import refresh
 
-    s["unblinded"], why = close_imported(obj.store, s["session_id"], Path(s["keys"]).parent)
+    s["unblinded"], why = close_imported(obj.store, s["session_id"], os.path.dirname(s["keys"]))
     if why:
         s["not_unblinded"] = why
+    elif s["unblinded"]:
+        refresh(obj.store, s["session_id"])
 
 
 def _unblinded_text(s: dict) -> str:

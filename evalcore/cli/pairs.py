@@ -229,8 +229,10 @@ def pairs_label(obj: Ctx, session_id, pair_id, reviewer, choice, seconds, grader
 def pairs_close(obj: Ctx, session_id, keys_dir, as_json) -> None:
     """Close a session and unblind it into the state directory (the only step that reads a key)."""
     from evalcore.pairwise.grading import close_session
+    from evalcore.pairwise.rankstore import refresh
 
     r = close_session(obj.store, session_id, Path(keys_dir))
+    refresh(obj.store, session_id)  # more than two arms: the ranking stored for the results page's first render
     emit(
         r,
         as_json,
@@ -314,7 +316,7 @@ def pairs_presentation(obj: Ctx, session_id, as_json) -> None:
 
 
 @pairs.command("schedule")
-@click.argument("session_id", metavar="SESSION")
+@click.option("--session", "session_id", required=True)
 @click.option(
     "--keys",
     "keys_dir",
@@ -341,7 +343,7 @@ def pairs_schedule(obj: Ctx, session_id, keys_dir, n, level, seed, n_boot, as_js
 
 
 @pairs.command("progress")
-@click.argument("session_id", metavar="SESSION")
+@click.option("--session", "session_id", required=True)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def pairs_progress(obj: Ctx, session_id, as_json) -> None:

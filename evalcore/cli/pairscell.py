@@ -1,4 +1,4 @@
-"""``evalcore pairs cell SESSION --a ARM --b ARM``: the pairs behind one cell of a closed
+"""``evalcore pairs cell --session NAME --a ARM --b ARM``: the pairs behind one cell of a closed
 session's win matrix (:func:`evalcore.pairwise.cells.cell_pairs`; issue 43). Attached to the
 ``pairs`` group when this module is imported (by ``evalcore/cli/__init__.py``)."""
 
@@ -11,7 +11,7 @@ from evalcore.cli.pairs import pairs
 
 
 @pairs.command("cell")
-@click.argument("session_id", metavar="SESSION")
+@click.option("--session", "session_id", required=True)
 @click.option("--a", "arm_a", required=True, help="The row arm (its wins are the cell's wins).")
 @click.option("--b", "arm_b", required=True, help="The column arm.")
 @click.option(

@@ -3,6 +3,7 @@
 from evalcore.storage.seal import UNBLINDED_FILE
 
 from .blinding import FEATURES, NORMALISATIONS, length_match, normalise, structure, trim_to_words, word_count
+from .cells import CellPairs, cell_pairs
 from .fatigue import Drift, Sitting, drift, sitting
 from .grading import (
     JudgmentStore,
@@ -34,6 +35,7 @@ __all__ = [
     "PROBE_PAIRS",
     "UNBLINDED_FILE",
     "ArmResult",
+    "CellPairs",
     "Consistency",
     "Drift",
     "JudgmentStore",
@@ -46,6 +48,7 @@ __all__ = [
     "SessionInfo",
     "SessionOpenError",
     "Sitting",
+    "cell_pairs",
     "close_session",
     "cohen_kappa",
     "describe",
