@@ -173,17 +173,22 @@ def render(page: Any, url: str, timeout_s: float = 120.0) -> float:
     return round(page.evaluate("() => window.__ws.any") / 1000, 3)
 
 
-def engineer(name: str, run: Run) -> None:
+def engineer(name: str, run: Run, pages: dict[str, str] | None = None, kind: str = "engineer") -> None:
+    """Load ``pages`` (name -> URL; default the run's engineer pages) in turn, each a new page load,
+    timed by :func:`render`, until the clock ends. The floor user is one with the floor's one page
+    (``kind`` "floor"): a bare Streamlit page on its own server, timed the same way in the same run,
+    what any Streamlit page takes under the run's load."""
     from playwright.sync_api import sync_playwright
 
-    out = run.out.setdefault(name, {"kind": "engineer", "renders": [], "failed": []})
-    order = list(run.pages)
+    urls = pages or {what: run.base + path for what, path in run.pages.items()}
+    out = run.out.setdefault(name, {"kind": kind, "renders": [], "failed": []})
+    order = list(urls)
     with sync_playwright() as p:
         browser, ctx = _browser_context(p, run)
         page = ctx.new_page()
         page.add_init_script(JS_WS_HOOK)
         try:
-            render(page, run.base + run.pages["runs"], 600)  # the first render, not counted
+            render(page, urls[order[0]], 600)  # the first render, not counted
         except Exception as e:
             out["error"] = f"no first page: {str(e)[:200]}"
             run.ready.abort()
@@ -195,36 +200,9 @@ def engineer(name: str, run: Run) -> None:
             what = order[k % len(order)]
             k += 1
             try:
-                out["renders"].append((what, render(page, run.base + run.pages[what])))
+                out["renders"].append((what, render(page, urls[what])))
             except Exception as e:
                 out["failed"].append((what, str(e)[:200]))
-        browser.close()
-
-
-def floor_user(run: Run) -> None:
-    """The floor, in the same run: one more browser loading a bare Streamlit page (bench/pages.py's
-    FLOOR_APP, a title and a three-row table, served by its own Streamlit process on this machine) in a
-    loop, timed as the engineers' pages are. What any Streamlit page takes under the run's load."""
-    from playwright.sync_api import sync_playwright
-
-    out = run.out.setdefault("floor", {"kind": "floor", "renders": [], "failed": []})
-    with sync_playwright() as p:
-        browser, ctx = _browser_context(p, run)
-        page = ctx.new_page()
-        page.add_init_script(JS_WS_HOOK)
-        try:
-            render(page, run.floor, 600)
-        except Exception as e:
-            out["error"] = f"no first floor page: {str(e)[:200]}"
-            run.ready.abort()
-            browser.close()
-            return
-        start(run)
-        while time.monotonic() < run.end:
-            try:
-                out["renders"].append(("floor", render(page, run.floor)))
-            except Exception as e:
-                out["failed"].append(("floor", str(e)[:200]))
         browser.close()
 
 
@@ -233,7 +211,7 @@ def drive(run: Run, tag: str, n: int, m: int) -> None:
     ready, run the clock, and wait for them all."""
     threads = [threading.Thread(target=reviewer, args=(f"{tag}r-{k}", run)) for k in range(n)]
     threads += [threading.Thread(target=engineer, args=(f"{tag}e-{k}", run)) for k in range(m)]
-    threads.append(threading.Thread(target=floor_user, args=(run,)))
+    threads.append(threading.Thread(target=engineer, args=("floor-0", run, {"floor": run.floor}, "floor")))
     for t in threads:
         t.start()
         time.sleep(1)
@@ -340,7 +318,7 @@ def sessions_per_server(proxy: Path | None) -> dict[str, dict[str, int]] | None:
 
 def summarise(run: Run, checks: dict[str, Any], pids: list[int], meta: dict[str, Any]) -> dict[str, Any]:
     users = [u for u in run.out.values() if u["kind"] != "floor"]
-    floor = run.out.get("floor", {})
+    floor = run.out.get("floor-0", {})
     floors = [t for _, t in floor.get("renders", [])]
     waits = [w for u in users for w in u.get("waits", [])]
     renders = [r for u in users for r in u.get("renders", [])]
