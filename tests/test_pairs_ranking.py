@@ -291,3 +291,36 @@ def test_pandalm_text_report(pandalm_report, capsys):
     assert out.rstrip("\n") == format_ranking(r)
     assert out.startswith("session pandalm: 5 arms") and "Bradley-Terry, ties by Davidson's model" in out
     assert "model grader pandalm-gpt-3.5-turbo (gpt-3.5-turbo) (POLLUTED run: 25 of 999" in out
+
+
+def test_a_length_regression_without_a_finite_estimate_is_no_figure():
+    """24 judgments of ten arms whose answers each have one length (found on a SIMULATED 10-arm session
+    by bench/pairs_page.py): the regression's intervals came out NaN, were stored as such and made
+    `pairs report --json` fail. No finite estimate: no length figure, and the reason in words."""
+    import math
+    import warnings
+
+    from evalcore.pairwise.ranking import _length
+
+    arms = [f"a{x}" for x in range(10)]
+    rng = np.random.default_rng(5)
+    n = 24
+    i = rng.integers(0, 10, n)
+    j = (i + rng.integers(1, 10, n)) % 10
+    y = rng.choice([0.0, 0.5, 1.0], n)
+    li, lj = 60 + 12 * i + rng.normal(0, 0.3, n), 60 + 12 * j + rng.normal(0, 0.3, n)
+    d = {"i": i, "j": j, "y": y, "len_i": li, "len_j": lj, "first": rng.integers(0, 2, n), "item": rng.integers(0, 30, n)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eff, why = _length(d, arms)
+    assert eff is None and "no finite estimate" in why
+    # a session with enough judgments keeps its figure, every number finite
+    n = 2000
+    i = rng.integers(0, 10, n)
+    j = (i + rng.integers(1, 10, n)) % 10
+    li, lj = rng.integers(50, 300, n).astype(float), rng.integers(50, 300, n).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(li - lj) / 100))).astype(float)
+    d = {"i": i, "j": j, "y": y, "len_i": li, "len_j": lj, "first": rng.integers(0, 2, n), "item": rng.integers(0, 500, n)}
+    eff, why = _length(d, arms)
+    assert why is None and eff.length.value > 0
+    assert all(math.isfinite(v) for r in eff.rates for v in (*r.raw_interval, *r.length_controlled_interval))

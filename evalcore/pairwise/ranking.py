@@ -283,6 +283,15 @@ def _length(d: dict[str, np.ndarray], arms: list[str]) -> tuple[LengthEffect | N
         return None, str(e.args[0]) if e.args else str(e)
     except (ValueError, np.linalg.LinAlgError) as e:  # statsmodels on separated or collinear data
         return None, f"the length regression could not be fitted: {e}"
+    coefs = [lc.length] + ([] if lc.position is None else [lc.position])
+    numbers = [lc.raw_rate, lc.raw_lo, lc.raw_hi, lc.lc_rate, lc.lc_lo, lc.lc_hi, [lc.length_share]]
+    numbers += [[c.value, c.lo, c.hi, c.p_value] for c in coefs]
+    if not all(np.isfinite(np.asarray(x, dtype=float)).all() for x in numbers):
+        # few judgments, each arm's answers of one length: no finite estimate (a NaN is not a figure)
+        return (
+            None,
+            "the length regression gave no finite estimate on these judgments (too few, or length tied to the arm)",
+        )
     return _length_effect(lc, arms), None
 
 
