@@ -178,7 +178,11 @@ def test_generate_five_answers(llm, world, capsys):
     assert knobs["structured_output"] == "json_schema"  # --structured auto on node-llama-cpp's server
     outputs = table(world, "generation", "real-g", "outputs")
     assert len(outputs) == 5
-    assert all((o["error"] is None) == (o["output"] is not None) for o in outputs)
+    # evalcore.llm.generation's contract: an answered call's output is its answer; a call that still failed
+    # after its retries (a reply cut at --max-tokens 160, or past its deadline on a loaded machine: CI seed
+    # 20261206) keeps its error and its last raw text, a string, as the output, never None
+    assert all(o["output"] is not None and (o["error"] is None or isinstance(o["output"], str)) for o in outputs)
+    assert sum(o["error"] is None for o in outputs) == outcome["parsed"]  # one row per call, as the journal says
     assert all(o["cost_usd"] is None for o in outputs)  # a local model has no price: unknown, never 0
     print(f"generation: {dict(outcome)}")
 

@@ -66,6 +66,10 @@ UNTOUCHED: dict[str, str] = {
        ("sitting", "drift")},
     "pairs presentation": "shares of an arm's raw answers with lists, headings, bold or code, only once the session "
     "is unblinded: no answer text",
+    "pairs cell": "one win-matrix cell's pairs of a closed session: choices and the answers' word counts, no text; "
+    "refused while the session is open (tests/test_pairs_cells.py)",
+    "pairs schedule": "the owner's run with the key: pair ids, probabilities and the leader's P(best), no answer",
+    "pairs progress": "counts of pairs judged and queued, and the schedule's verdict: no answer, no arm",
     **{f"queue {k}": "cases by item, round and criterion; a decision on a sealed case is refused (test_blinding_attack)"
        for k in ("detect", "build", "list", "show", "decide", "next", "leases", "undo")},
     **{f"queue {k}": "reviewers' counts, times and agreement, and slices of a queue: no answer" for k in
@@ -297,6 +301,7 @@ analysis.run_provenance
 analysis.revision_costs analysis.suite_bail_flips review.temperature_view
 analysis.grouping
 review.signed_gold pairwise.sitting pairwise.drift pairwise.presentation analysis.run_caveats
+evalcore.labels_version pairwise.cell_pairs
 """.split())
 NAMESPACES = {"evalcore", "analysis", "review", "pairwise", "stats", "llm", "importers", "demo"}
 

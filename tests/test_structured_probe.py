@@ -124,3 +124,20 @@ def test_a_batch_run_reads_each_lines_tool_call(capsys, world, fake):
     assert fake.batches_created == 1 and fake.requests == 0  # every line parsed from its tool call's arguments
     assert store(world).run("tb").manifest.structured_output == "tool"
     assert all(c["error"] is None for c in calls(world, "tb")) and len(calls(world, "tb")) == 3
+
+
+def test_litellms_logging_worker_notice_does_not_reach_stderr():
+    """litellm's logging worker warned "LoggingWorker: event loop changed" on stderr when a call ran on
+    another event loop than an earlier test's (a shuffled order, CI seed 20261206), a second line
+    under the command's one-line error. Its records are dropped; litellm's other records are not."""
+    import logging
+
+    from evalcore.llm.client import load_litellm
+
+    load_litellm()
+    logger = logging.getLogger("LiteLLM")
+    notice = logger.makeRecord("LiteLLM", logging.WARNING, "/x/litellm/logging_worker.py", 166,
+                               "LoggingWorker: event loop changed", (), None)
+    other = logger.makeRecord("LiteLLM", logging.WARNING, "/x/litellm/utils.py", 1, "something else", (), None)
+    assert logger.filter(notice) is False
+    assert logger.filter(other)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import math
 import os
 import re
@@ -66,6 +67,13 @@ class ParseError(Exception):
 _LITELLM = None
 
 
+class _NoLoggingWorkerNotice(logging.Filter):
+    """Drops litellm's logging worker's records (its own bookkeeping, never about a call)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.filename != "logging_worker.py"
+
+
 def load_litellm():
     """Import litellm once, offline: the environment variables are set before the import."""
     global _LITELLM
@@ -77,6 +85,10 @@ def load_litellm():
         litellm.suppress_debug_info = True
         litellm.telemetry = False
         litellm.turn_off_message_logging = True
+        # litellm's logging worker warns on stderr when a later call runs on another event loop than an
+        # earlier one ("LoggingWorker: event loop changed"): a notice of litellm's own bookkeeping that
+        # put a second line under a command's one-line error (seen in a shuffled test order)
+        logging.getLogger("LiteLLM").addFilter(_NoLoggingWorkerNotice())
         _LITELLM = litellm
     return _LITELLM
 
