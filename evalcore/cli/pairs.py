@@ -215,15 +215,20 @@ def pairs_label(obj: Ctx, session_id, pair_id, reviewer, choice, seconds, grader
     )
 
 
+def _keys_option(why: str = ""):
+    """``--keys DIR``: the one step of a session that reads its key says where it is."""
+    return click.option(
+        "--keys",
+        "keys_dir",
+        type=click.Path(file_okay=False),
+        required=True,
+        help=f"The keys directory the session's key was written to{why}.",
+    )
+
+
 @pairs.command("close")
 @click.option("--session", "session_id", required=True)
-@click.option(
-    "--keys",
-    "keys_dir",
-    type=click.Path(file_okay=False),
-    required=True,
-    help="The keys directory the session's key was written to.",
-)
+@_keys_option()
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
 def pairs_close(obj: Ctx, session_id, keys_dir, as_json) -> None:
@@ -317,13 +322,7 @@ def pairs_presentation(obj: Ctx, session_id, as_json) -> None:
 
 @pairs.command("schedule")
 @click.option("--session", "session_id", required=True)
-@click.option(
-    "--keys",
-    "keys_dir",
-    type=click.Path(file_okay=False),
-    required=True,
-    help="The keys directory the session's key was written to (the schedule maps pairs to arms with it).",
-)
+@_keys_option(" (the schedule maps pairs to arms with it)")
 @click.option("--next", "n", type=int, default=1, show_default=True, help="How many pairs to queue.")
 @click.option("--level", type=FINITE, default=0.9, show_default=True, help="The stopping rule's level of P(best).")
 @click.option("--seed", type=int, default=None, help="Seed of the choice (default: the session's seed; recorded).")
