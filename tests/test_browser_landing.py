@@ -8,7 +8,9 @@ Playwright; issue 39, "landing by role"):
   section's Compare, Cost and Ledger links are in the sidebar;
 * a fresh server's first page never shows a navigation of file names (Streamlit's pages-folder
   mode), and its first run says "Loading evalcore…" until the page draws its title, also on a page
-  that stops early (st.stop: nothing drawn after it reaches the browser).
+  that stops early (st.stop: nothing drawn after it reaches the browser). The run is held on a read
+  of the roles file (a named pipe the test serves), so the line is seen whatever the machine's speed:
+  a fast first run may draw its title before the line ever reaches the browser.
 
 Without chromium the tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by .ci/run).
 """
@@ -16,7 +18,11 @@ Without chromium the tests skip, unless EVALCORE_REQUIRE_BROWSER=1 (set by .ci/r
 from __future__ import annotations
 
 import ast
+import contextlib
+import os
 import re
+import threading
+from pathlib import Path
 
 import pytest
 from browser_util import REPO, auth_secrets, guard_page, log_in, make_world, start_app, start_oidc_provider, wait_idle
@@ -102,13 +108,48 @@ new MutationObserver(() => {
 """
 
 
+@contextlib.contextmanager
+def held_roles_file(state: Path):
+    """The state directory's roles file as a named pipe that the test serves: every read of it
+    blocks until ``release`` is set (a slow file system, held for as long as the test needs), then
+    each read gets an empty roles file. A session's first run reads it (app.py, before any page draws)
+    once the "Loading evalcore…" line is sent, so the test sees the line without racing the run."""
+    state.mkdir(parents=True, exist_ok=True)
+    path = state / "roles.toml"
+    os.mkfifo(path)
+    release, stop = threading.Event(), threading.Event()
+
+    def serve() -> None:
+        release.wait()
+        while not stop.is_set():
+            fd = os.open(path, os.O_WRONLY)  # blocks until a reader opens the pipe
+            with contextlib.suppress(BrokenPipeError):  # the closing reader below reads nothing
+                os.write(fd, b"# no roles: every role to a typed name\n")
+            os.close(fd)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield release
+    finally:
+        release.set()
+        stop.set()
+        with contextlib.suppress(OSError):  # let a writer blocked in open() go
+            os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+        thread.join(timeout=30)
+
+
 @pytest.mark.parametrize("path", ["", "/attribution", "/pairwise_grading"])  # the last one stops early (st.stop)
 def test_a_fresh_servers_first_page_shows_no_file_names_and_says_it_is_loading(browser, world, path):
     ctx = browser.new_context(viewport={"width": 1400, "height": 900})
     page = ctx.new_page()
     page.add_init_script(RECORD)
-    with start_app(world["data"], world["state"]) as base:  # a fresh server: this is its first session
-        page.goto(base + path)
+    with held_roles_file(world["state"]) as release, start_app(world["data"], world["state"]) as base:
+        page.goto(base + path)  # a fresh server: this is its first session
+        # the run waits on the roles file: what the person sees meanwhile is the loading line
+        page.get_by_text("Loading evalcore…").wait_for(timeout=60_000)
+        assert page.locator("h1").count() == 0
+        release.set()
         page.locator("h1").first.wait_for(timeout=60_000)
         page.locator(SIDEBAR_NAV).wait_for(timeout=30_000)
         wait_idle(page)
