@@ -638,8 +638,10 @@ with _text.boundary():
             with _text.boundary():
                 card = report_card(store, name, classes, float(target) / 100)
                 show_generation(
-                    card, review.disagreements(store, name, classes), lambda: show_scores(store, name, classes)
+                    card,
+                    _cache.analysis_call(review.disagreements, name, classes),
+                    lambda: show_scores(store, name, classes),
                 )
-                show_signed_gold(review.signed_gold(store, name))
+                show_signed_gold(_cache.analysis_call(review.signed_gold, name))
         else:
             show_session(session_agreement(store, name))

@@ -69,23 +69,31 @@ def bail_flips(store: Store, gen_ids: tuple[str, ...], *, include_holdout: bool 
         "SELECT ? AS gen_id, item_id, round, abstained FROM read_parquet(?) WHERE error IS NULL" for _ in gen_ids
     )
     params: list = [x for g in gen_ids for x in (g, str(store.path_of("generation", g, "outputs")))]
+    # the readings of the flipped items alone come back (an item flipped when it both answered and
+    # bailed), with the count of items compared: at 1M items, fetching every reading to find the few
+    # that flip took 18 s of the Runs page, in Python, holding the interpreter's lock
     rows = store.sql(
         f"WITH r AS (SELECT * FROM ({union}) {'WHERE ' + hold if hold else ''}), "
-        "kept AS (SELECT item_id FROM r GROUP BY item_id HAVING count(DISTINCT gen_id) = ?) "
-        "SELECT r.item_id, r.gen_id, r.round, coalesce(r.abstained, false) FROM r JOIN kept USING (item_id) "
-        "ORDER BY r.item_id, r.gen_id, r.round",
+        "kept AS (SELECT item_id FROM r GROUP BY item_id HAVING count(DISTINCT gen_id) = ?), "
+        "rr AS (SELECT r.item_id, r.gen_id, r.round, coalesce(r.abstained, false) AS abstained "
+        "FROM r JOIN kept USING (item_id)), "
+        "f AS (SELECT item_id FROM rr GROUP BY item_id HAVING bool_or(abstained) AND NOT bool_and(abstained)) "
+        "SELECT n.items, x.item_id, x.gen_id, x.round, x.abstained FROM (SELECT count(*) AS items FROM kept) n "
+        "LEFT JOIN (SELECT rr.* FROM rr JOIN f USING (item_id)) x ON true ORDER BY x.item_id, x.gen_id, x.round",
         params + hold_params + [len(gen_ids)],
     )
+    items = int(rows[0][0]) if rows else 0
     per_item: dict[str, list[Reading]] = {}
-    for item_id, gen_id, rnd, abstained in rows:
-        per_item.setdefault(item_id, []).append(Reading(gen_id, int(rnd), bool(abstained)))
+    for _, item_id, gen_id, rnd, abstained in rows:
+        if item_id is not None:
+            per_item.setdefault(item_id, []).append(Reading(gen_id, int(rnd), bool(abstained)))
     flipped = [f for item_id, rs in per_item.items() if (f := _flip(item_id, rs, gen_ids)) is not None]
     n_rounds = sum(1 for f in flipped if f.between_rounds)
     n_configs = sum(1 for f in flipped if f.between_configurations)
-    text = f"{len(flipped)} of {len(per_item)} items flipped between answering and bailing" + (
+    text = f"{len(flipped)} of {items} items flipped between answering and bailing" + (
         f" ({n_rounds} between generation rounds, {n_configs} between configurations)" if flipped else ""
     )
-    return BailFlips(suite_id, list(gen_ids), len(per_item), len(flipped), n_rounds, n_configs, flipped, text)
+    return BailFlips(suite_id, list(gen_ids), items, len(flipped), n_rounds, n_configs, flipped, text)
 
 
 def _flip(item_id: str, readings: list[Reading], gen_ids: tuple[str, ...]) -> FlippedItem | None:

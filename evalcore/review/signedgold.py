@@ -64,18 +64,11 @@ def signed_gold(store: Store, gen_id: str, *, judge_round: int = 1) -> SignedGol
         if g["status"] == "gold" and g["passed"] is not None
     }
     signed = {(k[1], k[2], k[3]) for k in current(labels, gen_id)} & set(cases)
-    run_ids = runs_on(store, gen_id)
-    vsql, params = verdicts_sql(store, run_ids)
-    rows = store.sql(
-        f"SELECT run_id, item_id, gen_round, criterion, passed FROM ({vsql}) "
-        "WHERE judge_round = ? AND error IS NULL AND passed IS NOT NULL ORDER BY ALL",
-        [*params, judge_round],
-    )
+    rows = _verdicts_on(store, gen_id, list(cases), judge_round) if cases else []
     seen: dict[tuple[str, str], list[tuple[tuple, bool]]] = {}
     for run_id, item_id, gen_round, criterion, passed in rows:
         k = (item_id, int(gen_round), criterion)
-        if k in cases:
-            seen.setdefault((run_id, criterion), []).append((k, bool(passed)))
+        seen.setdefault((run_id, criterion), []).append((k, bool(passed)))
     runs = [
         RunOnSignedGold(
             rid,
@@ -87,6 +80,22 @@ def signed_gold(store: Store, gen_id: str, *, judge_round: int = 1) -> SignedGol
     ]
     return SignedGold(
         gen_id, judge_round, len(cases), len(signed), len(cases) - len(signed), runs, caveat_of(len(cases), len(signed))
+    )
+
+
+def _verdicts_on(store: Store, gen_id: str, cases: list[tuple[str, int, str]], judge_round: int) -> list[tuple]:
+    """The verdicts of every judge run on ``gen_id`` on the gold ``cases`` alone, joined in DuckDB:
+    a generation's runs hold millions of verdicts (18M a run in bench/), its gold thousands at most;
+    fetching them all to keep the gold ones took 4 GB and most of a minute per call at 18M."""
+    vsql, params = verdicts_sql(store, runs_on(store, gen_id))
+    items, rounds, crits = (list(x) for x in zip(*cases, strict=True))
+    return store.sql(
+        "WITH g AS (SELECT unnest(?::VARCHAR[]) AS item_id, unnest(?::BIGINT[]) AS gen_round, "
+        "unnest(?::VARCHAR[]) AS criterion) "
+        f"SELECT v.run_id, v.item_id, v.gen_round, v.criterion, v.passed FROM ({vsql}) v "
+        "JOIN g ON v.item_id = g.item_id AND v.gen_round = g.gen_round AND v.criterion = g.criterion "
+        "WHERE v.judge_round = ? AND v.error IS NULL AND v.passed IS NOT NULL ORDER BY ALL",
+        [items, rounds, crits, *params, judge_round],
     )
 
 
