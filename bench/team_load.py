@@ -20,8 +20,9 @@ and every engineer has rendered a first page (the servers' first renders are not
 Recorded per run: decisions made, keypress p50 / p95, page render p50 / p95 (all pages and per
 page), failed page loads, each server's peak resident memory (VmHWM from /proc), the machine's load
 average before and after; and, read from PostgreSQL after every reviewer's card said nothing was
-pending: **lost** (a case whose key the browser pressed and whose sending the card acknowledged, with
-no ``decided`` edit of that reviewer in the store), **doubled** (a reviewer's second ``decided`` edit
+pending: **lost** (a case whose key the browser pressed, that the card took (it drew another case),
+and whose sending the card acknowledged, with no ``decided`` edit of that reviewer in the store; a
+press that left the case drawn sent nothing and is counted apart, as ignored), **doubled** (a reviewer's second ``decided`` edit
 of one case) and **over-reviewed** (a case of the queue decided by more reviewers than the queue's
 ``reviewers_required``; earlier runs' reviewers count too, as the queue counts them).
 
@@ -61,17 +62,21 @@ from pages import FLOOR_APP, MAIN, QUIET_MS, js_main, vm_hwm_mb  # noqa: E402
 THINK = 0.4
 AIM_KEY_P95, AIM_PAGE_P95 = 0.5, 2.0  # the issue's aims, seconds
 VIEWPORT = {"width": 1400, "height": 900}
-# the case each press of 1 decided, taken before the card's own handler runs (as PROBE's time is)
-SENT = (
-    """
-window.__sent = [];
+# the case each press of 1 decided: read as the key goes down (before the card draws the next case), and
+# filed once the card has handled the key: sent if it took it (another case drawn), else ignored
+SENT = """
+window.__sent = []; window.__ignored = [];
 window.addEventListener('keydown', (e) => {
   const c = document.querySelector('%s');
-  if (c && e.key === '1' && c.dataset.state === 'case') window.__sent.push(c.dataset.case);
+  if (!(c && e.key === '1' && c.dataset.state === 'case')) return;
+  const shown = c.dataset.case;
+  // after the card's own handler: the card took the press when it no longer shows that case
+  setTimeout(() => {
+    const d = document.querySelector('%s');
+    (d && d.dataset.state === 'case' && d.dataset.case === shown ? window.__ignored : window.__sent).push(shown);
+  }, 0);
 }, true);
-"""
-    % CARD
-)
+""" % (CARD, CARD)
 SHOWS = f"() => (document.querySelector('{CARD}') || {{dataset: {{}}}}).dataset.state === 'case'"
 PENDING_0 = f"() => document.querySelector('{CARD}').dataset.pending === '0'"
 
@@ -158,6 +163,7 @@ def reviewer(name: str, run: Run) -> None:
             out["acknowledged"] = False  # its sent cases are then not counted as lost: never acknowledged
         out["waits"] = [w / 1000 for w in page.evaluate("() => window.__pace")]
         out["sent"] = page.evaluate("() => window.__sent")
+        out["ignored"] = page.evaluate("() => window.__ignored")  # presses the card did not take
         browser.close()
 
 
@@ -348,6 +354,8 @@ def summarise(run: Run, checks: dict[str, Any], pids: list[int], meta: dict[str,
             n for n, u in run.out.items() if u["kind"] == "reviewer" and not u.get("acknowledged")
         ],
         "server_vm_hwm_mb": [vm_hwm_mb(pid) for pid in pids],
+        # presses on a drawn case that left it drawn (nothing sent: not counted as lost), per reviewer
+        "ignored_presses": {n: len(u["ignored"]) for n, u in run.out.items() if u.get("ignored")},
         **checks,
         "lost_n": len(checks["lost"]),
     }
@@ -425,6 +433,8 @@ def table(rows: list[dict[str, Any]]) -> str:
     fails = {r["tag"]: r["page_failures"] for r in rows if r["page_failures"]}
     errs = {r["tag"]: r["errors"] for r in rows if r["errors"]}
     lines.append(f"Failed page loads: {fails or 'none'}. Users with an error: {errs or 'none'}.")
+    ignored = {r["tag"]: r["ignored_presses"] for r in rows if r.get("ignored_presses")}
+    lines.append(f"Presses on a drawn case that the card did not take (nothing sent): {ignored or 'none'}.")
     return "\n".join(lines)
 
 

@@ -48,6 +48,8 @@ from evalcore.stats.bootstrap import Seed, generator, percentile_interval, resam
 
 #: the ridge added (to half the sum of squared strengths) only when the data separate the arms
 RIDGE = 0.01
+#: Newton steps per bootstrap replicate before it is refitted by L-BFGS (damped steps need 5-30)
+NEWTON_STEPS = 100
 #: Elo points per unit of strength (natural log odds): 400 / ln 10
 ELO_PER_UNIT = 400.0 / math.log(10.0)
 ELO_CENTRE = 1000.0
@@ -338,9 +340,12 @@ def _boot_strengths(data: Judgments, bt: BTFit, n_boot: int, rng: np.random.Gene
 
 def _newton_batch(bt: BTFit, a, b, counts: np.ndarray, ridge: np.ndarray) -> np.ndarray:
     """The strengths of many replicates at once (counts: replicates x cells x 3) by Newton's method
-    on the same objective as :func:`_fit_cells`, from the full data's fit; a replicate that has not
-    converged after 50 steps is refitted by L-BFGS. Replicates without a tie fit theta towards
-    -inf, which leaves the strengths those of the plain model."""
+    on the same objective as :func:`_fit_cells`, from the full data's fit, each step halved until it
+    lowers the replicate's objective (the objective is convex: the damped steps converge from any
+    start, also for a replicate whose arms separate, far from the full data's fit; undamped, such
+    replicates overshot and went to L-BFGS one at a time: 147 CPU s for 120 judgments of 10 arms);
+    a replicate that has not converged after :data:`NEWTON_STEPS` steps is refitted by L-BFGS.
+    Replicates without a tie fit theta towards -inf, which leaves the strengths those of the plain model."""
     k, m = len(bt.strengths), counts.shape[0]
     ties = bt.theta is not None
     d = k + int(ties)
@@ -353,38 +358,71 @@ def _newton_batch(bt: BTFit, a, b, counts: np.ndarray, ridge: np.ndarray) -> np.
     pen = np.zeros((m, d, d))
     pen[:, np.arange(k), np.arange(k)] = ridge[:, None]
     n_cell = counts.sum(axis=2)
-    done = np.zeros(m, dtype=bool)
-    for _ in range(50):
+    n_ties = counts[..., 2].sum(axis=1)
+
+    def probs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         u = x @ design.T
         t = x[:, k][:, None] if ties else np.full_like(u, -np.inf)
         logits = np.stack([u, -u, np.broadcast_to(t, u.shape)], axis=2)
-        logits -= logits.max(axis=2, keepdims=True)
-        p = np.exp(logits)
-        p /= p.sum(axis=2, keepdims=True)
+        top = logits.max(axis=2, keepdims=True)
+        lse = top[..., 0] + np.log(np.exp(logits - top).sum(axis=2))
+        return u, lse, np.exp(logits - lse[..., None])
+
+    def objective(x: np.ndarray, r: np.ndarray) -> np.ndarray:
+        u, lse, _ = probs(x)
+        c = counts[r]
+        ll = ((c[..., 0] - c[..., 1]) * u).sum(axis=1) - (n_cell[r] * lse).sum(axis=1)
+        if ties:
+            ll = ll + n_ties[r] * x[:, k]
+        beta = x[:, :k]
+        return -ll + 0.5 * beta.sum(axis=1) ** 2 + 0.5 * ridge[r] * (beta * beta).sum(axis=1)
+
+    done = np.zeros(m, dtype=bool)
+    for _ in range(NEWTON_STEPS):
+        _, _, p = probs(x)
         g_u = counts[..., 0] - counts[..., 1] - n_cell * (p[..., 0] - p[..., 1])
         var_u = (p[..., 0] + p[..., 1]) - (p[..., 0] - p[..., 1]) ** 2
         grad = -(g_u @ design)
         hess = np.einsum("cd,rc,ce->rde", design, n_cell * var_u, design)
         if ties:
-            grad[:, k] = -(counts[..., 2].sum(axis=1) - (n_cell * p[..., 2]).sum(axis=1))
+            grad[:, k] = -(n_ties - (n_cell * p[..., 2]).sum(axis=1))
             cross = (n_cell * -(p[..., 0] - p[..., 1]) * p[..., 2]) @ design
             hess[:, :, k] += cross
             hess[:, k, :] += cross
             hess[:, k, k] = (n_cell * p[..., 2] * (1 - p[..., 2])).sum(axis=1)
         s = x[:, :k].sum(axis=1)
         grad[:, :k] += s[:, None] + ridge[:, None] * x[:, :k]
-        done = np.abs(grad).max(axis=1) < 1e-9
-        if done.all():
+        finite = np.isfinite(grad).all(axis=1)
+        done = finite & (np.abs(np.where(np.isfinite(grad), grad, 0.0)).max(axis=1) < 1e-9)
+        live = np.flatnonzero(~done & finite)  # a replicate gone non-finite waits for L-BFGS below
+        if not live.size:
             break
         try:
-            step = np.linalg.solve(hess + gauge + pen, grad[..., None])[..., 0]
+            step = np.linalg.solve(hess[live] + gauge + pen[live], grad[live][..., None])[..., 0]
         except np.linalg.LinAlgError:  # a replicate diverged (its values are not finite): L-BFGS refits below
             break
-        x = x - np.where(done[:, None], 0.0, step)
+        x[live] = _damped(x[live], step, live, objective)
     for r in np.flatnonzero(~done | ~np.isfinite(x).all(axis=1)):
         tied = bool(ties and counts[r, :, 2].sum() > 0)
         x[r, : k + int(tied)] = _fit_cells(k, a, b, counts[r], tied)[0]
     return x[:, :k] - x[:, :k].mean(axis=1, keepdims=True)
+
+
+def _damped(x: np.ndarray, step: np.ndarray, rows: np.ndarray, objective) -> np.ndarray:
+    """``x - t * step`` per row, t the first of 1, 1/2, 1/4, ... that does not raise the row's
+    objective (after 40 halvings the row stays where it is)."""
+    before = objective(x, rows)
+    out, t = x.copy(), np.ones(len(rows))
+    todo = np.arange(len(rows))
+    for _ in range(40):
+        trial = x[todo] - t[todo, None] * step[todo]
+        ok = objective(trial, rows[todo]) <= before[todo] + 1e-12 * np.abs(before[todo])
+        out[todo[ok]] = trial[ok]
+        todo = todo[~ok]
+        if not todo.size:
+            break
+        t[todo] *= 0.5
+    return out
 
 
 def p_best(draws: np.ndarray) -> np.ndarray:
