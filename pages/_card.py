@@ -236,6 +236,12 @@ export default function (component) {
     S.timer = setInterval(() => { if (S.pending.length && Date.now() - S.lastSend > RESEND) flush(S, true); }, 1000);
   }
   window.__ecActive = S;
+  // Streamlit calls a render's cleanup when the card unmounts, and also (late, once the render is
+  // done) for a render whose data a newer one replaced while it was loading: that late cleanup
+  // must not take the listener and the resend timer away from the live card, or its keys go dead
+  // (a reviewer in bench/team_load.py pressed 1 447 times on one case). Only the latest render's
+  // cleanup tears the card down.
+  const gen = S.gen = (S.gen || 0) + 1;
   S.send = setTriggerValue; S.data = data; S.inflight = false;  // a render is the server's answer
   for (const [id, ack] of Object.entries(data.acks || {})) {
     const i = S.pending.findIndex((a) => a.id === id);
@@ -253,7 +259,7 @@ export default function (component) {
   if (data.notice && data.notice[0] !== S.notice) { S.notice = data.notice[0]; if (data.notice[1]) hint(S, data.notice[1], "sticky"); }
   flush(S);
   render(S);
-  return () => { clearInterval(S.timer); window.removeEventListener("keydown", S.onKey, true); root.__ec = null; };
+  return () => { if (S.gen !== gen) return; clearInterval(S.timer); window.removeEventListener("keydown", S.onKey, true); root.__ec = null; };
 }
 """
 

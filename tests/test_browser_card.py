@@ -192,3 +192,43 @@ def test_the_demos_cases_are_on_one_screen(browser, tmp_path, size):
             page.keyboard.press("s")  # skip: the next case
             shown = card_case(page, shown)
     ctx.close()
+
+
+def _case(n: int) -> dict:
+    return {"key": f"i{n}\x1f1\x1fc", "item": f"i{n}", "round": 1, "criterion": "c", "rank": n, "description": "d",
+            "choices": [{"key": "1", "letter": "P", "value": "pass"}, {"key": "2", "letter": "F", "value": "fail"}],
+            "output": "o", "input": "i", "context": "", "reference": "", "must_have": [], "wrong_if": [],
+            "mine": None, "withheld": None, "abstained": False}  # fmt: skip
+
+
+def test_a_late_cleanup_of_a_replaced_render_leaves_the_card_its_keys(browser):
+    """Streamlit runs a render's cleanup late, once that render has loaded, when newer data replaced
+    it meanwhile (its BidiComponent effect: a cleanup returned after the effect was torn down is run
+    at once). The card's module, loaded as Streamlit loads it (its default export over the card's
+    HTML), is rendered twice and then the first render's cleanup runs: the keys still decide."""
+    from pages._card import HTML, JS
+
+    page = browser.new_page()
+    # an origin of its own, for the card's localStorage (served by Playwright; nothing leaves the browser)
+    page.route("http://card.test/", lambda route: route.fulfill(body=f"<div id='host'>{HTML}</div>",
+                                                               content_type="text/html"))
+    page.goto("http://card.test/")
+    data = {"queue": "q", "reviewer": "r", "role": "reviewer", "cases": [_case(1), _case(2)], "acks": {},
+            "revealed": {}, "progress": "", "exhausted": False, "empty_text": "", "blind": False,
+            "adjudicating": False, "reveal_after": False, "notice": None, "link": "?"}  # fmt: skip
+    shown = page.evaluate(
+        """async ([js, data]) => {
+          const m = await import("data:text/javascript;charset=utf-8," + encodeURIComponent(js));
+          const args = (d) => ({ data: d, parentElement: document.getElementById("host"), setTriggerValue: () => {} });
+          const first = m.default(args(data));
+          m.default(args({ ...data, progress: "newer" }));  // newer data, rendered on the same card
+          first();  // the replaced render's cleanup, run late
+          return document.querySelector(".ec-card").dataset.case;
+        }""",
+        [JS, data],
+    )
+    assert shown == "i1\x1f1\x1fc"
+    page.keyboard.press("1")
+    assert page.get_attribute(".ec-card", "data-case") == "i2\x1f1\x1fc"  # the key decided case 1
+    assert page.get_attribute(".ec-card", "data-pending") == "1"
+    page.close()
