@@ -368,8 +368,8 @@ def _newton_batch(bt: BTFit, a, b, counts: np.ndarray, ridge: np.ndarray) -> np.
         lse = top[..., 0] + np.log(np.exp(logits - top).sum(axis=2))
         return u, lse, np.exp(logits - lse[..., None])
 
-    def objective(x: np.ndarray, r: np.ndarray) -> np.ndarray:
-        u, lse, _ = probs(x)
+    def objective(x: np.ndarray, r: np.ndarray, at: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        u, lse = at if at is not None else probs(x)[:2]
         c = counts[r]
         ll = ((c[..., 0] - c[..., 1]) * u).sum(axis=1) - (n_cell[r] * lse).sum(axis=1)
         if ties:
@@ -379,7 +379,7 @@ def _newton_batch(bt: BTFit, a, b, counts: np.ndarray, ridge: np.ndarray) -> np.
 
     done = np.zeros(m, dtype=bool)
     for _ in range(NEWTON_STEPS):
-        _, _, p = probs(x)
+        u, lse, p = probs(x)
         g_u = counts[..., 0] - counts[..., 1] - n_cell * (p[..., 0] - p[..., 1])
         var_u = (p[..., 0] + p[..., 1]) - (p[..., 0] - p[..., 1]) ** 2
         grad = -(g_u @ design)
@@ -401,17 +401,16 @@ def _newton_batch(bt: BTFit, a, b, counts: np.ndarray, ridge: np.ndarray) -> np.
             step = np.linalg.solve(hess[live] + gauge + pen[live], grad[live][..., None])[..., 0]
         except np.linalg.LinAlgError:  # a replicate diverged (its values are not finite): L-BFGS refits below
             break
-        x[live] = _damped(x[live], step, live, objective)
+        x[live] = _damped(x[live], step, live, objective, objective(x[live], live, (u[live], lse[live])))
     for r in np.flatnonzero(~done | ~np.isfinite(x).all(axis=1)):
         tied = bool(ties and counts[r, :, 2].sum() > 0)
         x[r, : k + int(tied)] = _fit_cells(k, a, b, counts[r], tied)[0]
     return x[:, :k] - x[:, :k].mean(axis=1, keepdims=True)
 
 
-def _damped(x: np.ndarray, step: np.ndarray, rows: np.ndarray, objective) -> np.ndarray:
+def _damped(x: np.ndarray, step: np.ndarray, rows: np.ndarray, objective, before: np.ndarray) -> np.ndarray:
     """``x - t * step`` per row, t the first of 1, 1/2, 1/4, ... that does not raise the row's
-    objective (after 40 halvings the row stays where it is)."""
-    before = objective(x, rows)
+    objective from ``before`` (its value at ``x``; after 40 halvings the row stays where it is)."""
     out, t = x.copy(), np.ones(len(rows))
     todo = np.arange(len(rows))
     for _ in range(40):
