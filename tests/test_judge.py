@@ -514,6 +514,18 @@ def test_rederive_recomputes_derived_fields_without_a_call(capsys, world, fake):
     assert code == 2 and "has no threshold" in err
 
 
+def test_judge_pairs_exits_1_on_a_polluted_run_unless_allowed(capsys, world, fake):
+    """As judge and generate do (it exited 0 before, with no --allow-polluted to pass)."""
+    fake.configure(always="500")
+    base = ["judge-pairs", "--session", "sess", "--model", MODEL, "--api-base", fake.url, "--backoff", 0.01,
+            "--limit", 1, "--max-retries", 0, "--stop-after-failures", 0]
+    code, out, err = run(capsys, *world, *base, "--run-id", "bad")
+    assert code == 1 and "the aggregate of bad is POLLUTED: 2 call(s) failed" in err.strip().splitlines()[-1], err
+    assert "POLLUTED" in out and store(world).run("bad").manifest.status == "polluted"
+    code, out, err = run(capsys, *world, *base, "--run-id", "bad2", "--allow-polluted")
+    assert code == 0 and store(world).run("bad2").manifest.status == "polluted", err
+
+
 def test_judge_pairs_grades_every_pair_in_both_orders(capsys, world, fake):
     code, out, err = run(capsys, *world, "judge-pairs", "--session", "sess", "--model", MODEL, "--api-base", fake.url,
                          "--run-id", "grader", "--backoff", 0.01)

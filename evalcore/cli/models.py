@@ -7,7 +7,7 @@ inside each command so that litellm is loaded only when a call is about to be ma
 ``_run_options`` adds the options that may change between a start and ``--resume``
 (concurrency, retries, timeout, backoff, price, quiet); ``_run`` makes the calls and prints the
 result, and ``_done_text`` is the text summary of a finished run or generation (a polluted one says
-so first). ``generate`` and ``judge`` exit 1 on a polluted result (one stderr line: the aggregate is
+so first). ``generate``, ``judge`` and ``judge-pairs`` exit 1 on a polluted result (one stderr line: the aggregate is
 polluted and how many calls failed) unless ``--allow-polluted``.
 """
 
@@ -155,7 +155,7 @@ def _run(
     from evalcore.llm.plan import format_dry_run, require_writable_data
 
     dry_run = kw["dry_run"]
-    allow_polluted = kw.pop("allow_polluted", None)  # None: the command has no such option (judge-pairs)
+    allow_polluted = kw.pop("allow_polluted")
     if not dry_run:
         require_writable_data(obj.data_opt, command)
     run = {k: kw.pop(k) for k in _RUN_OPTION_NAMES}
@@ -170,7 +170,7 @@ def _run(
     except Interrupted as e:
         _interrupted(e)
     emit(r, as_json, format_dry_run(r) if dry_run else done(r))
-    if not dry_run and r.get("status") == "polluted" and allow_polluted is False:
+    if not dry_run and r.get("status") == "polluted" and not allow_polluted:
         n = len(r.get("failed_call_ids") or []) or r.get("failed_calls", r.get("failed", 0))
         click.echo(
             f"error: the aggregate of {r.get('run_id') or r.get('gen_id')} is POLLUTED: {n} call(s) failed after "
@@ -376,6 +376,7 @@ def judge(obj: Ctx, as_json: bool, **kw) -> None:
 )
 @click.option("--description", default="", help="Free text shown beside the run.")
 @click.option("--knob", "knob", multiple=True, metavar="KEY=VALUE", help="Record a setting (repeatable).")
+@_allow_polluted_option
 @_run_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_obj
