@@ -364,7 +364,10 @@ class RunManifest(_Model):
         default="none", description="version of the post-processing that derived `passed` from the judge's raw verdict"
     )
     retry_policy: dict[str, Any] = Field(default_factory=dict, description="max retries, backoff, timeout")
-    structured_output: str = Field(default="none", description="json_schema, tolerant-parse or none")
+    structured_output: str = Field(
+        default="none",
+        description="json_schema, json_object, tool, tolerant-parse (no schema sent) or none; MODEL=FORM, ...",
+    )
     reuse_cache: bool = Field(
         default=False, description="whether identical calls could be served from the cache (off by default)"
     )
@@ -488,9 +491,7 @@ class OutputRow(_Model):
     round: int = Field(description="generation round, from 1")
     output: str = Field(description="the system's answer, shown as text only")
     abstained: bool = Field(default=False, description="the system's own 'could not answer' flag")
-    retrieved_doc_ids: list[str] | None = Field(
-        default=None, description="documents the system retrieved, in rank order"
-    )
+    retrieved_doc_ids: list[str] | None = Field(default=None, description="documents retrieved, in rank order")
     tokens_in: int | None = Field(default=None, description="prompt tokens of the system under test")
     tokens_out: int | None = Field(default=None, description="completion tokens of the system under test")
     cost_usd: float | None = Field(default=None, description="cost of the answer; null when unknown")
@@ -506,9 +507,7 @@ class VerdictRow(_Model):
     gen_round: int = Field(description="generation round of the output judged, from 1")
     criterion: str = Field(description="criterion name from the run's rubric")
     judge_round: int = Field(description="judge round, from 1")
-    passed: bool | None = Field(
-        default=None, description="derived pass/fail after post-processing; null when the call errored"
-    )
+    passed: bool | None = Field(default=None, description="derived pass/fail; null when the call errored")
     score: float | None = Field(default=None, description="numeric score (ordinal, continuous, retrieval)")
     label: str | None = Field(default=None, description="derived ternary label: correct, partial or wrong")
     raw_verdict: str | None = Field(default=None, description="the judge's own value, before post-processing")
