@@ -7,7 +7,8 @@
 * :func:`pinned`: while a block runs, each entity a Store reads (its manifest parsed, its files
   checked) is read once, however many of the block's steps ask for it: a figure sees one version
   of every manifest. The command line pins each command; the app pins each figure it computes. A
-  Store's own write drops its pin of what it wrote.
+  Store's own write drops its pin of what it wrote. :func:`once` pins any other read the same way
+  (the label store's standing edits), and :func:`unpin` drops it after a write.
 
 Standard library only, so that the command line opens both without importing the storage.
 """
@@ -15,10 +16,12 @@ Standard library only, so that the command line opens both without importing the
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 Written = tuple[Path, Path, str, str]  # (data directory, state directory, kind, id)
 
@@ -60,3 +63,21 @@ def pinned() -> Iterator[None]:
 def pins() -> dict[tuple[str, str, str], Any] | None:
     """The pins of the open :func:`pinned` block, keyed (data directory, kind, id); None outside one."""
     return _PINS.get()
+
+
+def once(key: tuple[str, str, str], compute: Callable[[], T]) -> T:
+    """``compute()``, run once per ``key`` (place, kind, what) while a :func:`pinned` block runs;
+    every time outside one."""
+    pins = _PINS.get()
+    if pins is None:
+        return compute()
+    if key not in pins:
+        pins[key] = compute()
+    return pins[key]
+
+
+def unpin(place: str, kind: str) -> None:
+    """Forget what the open block pinned of ``kind`` in ``place`` (after a write there)."""
+    pins = _PINS.get()
+    for k in [k for k in pins or () if k[:2] == (place, kind)]:
+        del pins[k]  # type: ignore[union-attr]

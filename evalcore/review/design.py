@@ -7,12 +7,14 @@ none becomes a Python object."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from evalcore.contract import schema as S
 from evalcore.errors import InputError
 from evalcore.review.judges import mask_runs
 from evalcore.review.queue import get_queue, queue_file
+from evalcore.storage import derived
 from evalcore.storage.labels import LabelStore
 from evalcore.storage.store import Store
 
@@ -56,7 +58,32 @@ def design_sizes(
     """run -> criterion -> stratum -> the number of queue cases the run judged at ``judge_round``
     (a value, not errored) weighted by 1 / inclusion probability: what each stratum stands for.
     Summed in DuckDB over the queue's Parquet copy joined to the run's answers table (its masks)
-    or, without one, to its verdicts."""
+    or, without one, to its verdicts. Nobody's decision changes it, so it is kept as a memo of the
+    queue's copy and the runs' files (:func:`evalcore.storage.derived.memo`): while a team
+    reviews, the report card does not sum every queue case again for each decision."""
+    src = {"queue": Path(design["path"])}
+    for rid in run_ids:
+        src.update({f"{rid}/{name}": path for name, path in derived.sources(store, "run", rid).items()})
+    params = {"runs": run_ids, "judge_round": int(judge_round), "cut": [cut[0], list(cut[1])]}
+    return derived.memo(
+        store,
+        f"design-sizes.{design['queue']['queue_id']}",
+        src,
+        params,
+        lambda: _design_sizes(store, design, vsql, vparams, run_ids, ms, judge_round, cut),
+    )
+
+
+def _design_sizes(
+    store: Store,
+    design: dict[str, Any],
+    vsql: str | None,
+    vparams: list[Any],
+    run_ids: list[str],
+    ms: dict[str, S.RunManifest],
+    judge_round: int,
+    cut: tuple[str, list[Any]],
+) -> dict[str, dict[str, dict[str, float]]]:
     out: dict[str, dict[str, dict[str, float]]] = {}
     queue = "SELECT * FROM read_parquet(?)" + (f" WHERE {cut[0]}" if cut[0] else "")
     masks = mask_runs(store, run_ids, ms)

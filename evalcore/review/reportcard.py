@@ -72,6 +72,7 @@ from evalcore.review.ongold import OnGold, RepeatRow, on_gold, repeat_entry
 from evalcore.review.queue import flagged_for_repair
 from evalcore.review.ranking import Summary, judge_summary
 from evalcore.review.raters import GoldCounts, People, RaterStats, gold_of, people, rater_stats
+from evalcore.scope import pinned
 from evalcore.stats import agreement as A
 from evalcore.storage.aggregates import patterns_of
 from evalcore.storage.gold import gold as settle
@@ -341,6 +342,7 @@ def _vs_gold(
     return out
 
 
+@pinned()  # each manifest, and the label store's standing edits, read once per card
 def report_card(
     store: Store,
     gen_id: str,

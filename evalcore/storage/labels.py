@@ -20,15 +20,10 @@ are read from the data and shown with ``source = "shipped:<labelset_id>"``.
 
 Several reviewers can decide the same case. Each reviewer's *standing* edit on a case is their
 latest ``decided`` / ``test_wrong`` / ``skipped`` edit that no ``withdrawn`` edit takes back
-(:meth:`LabelStore.standing`); the review queue (:mod:`evalcore.review.queue`) reads those, and the
-report card takes the consensus of the reviewers' standing decisions as gold.
-
-The review queue lives here too (tables ``queues`` and ``queue_cases``, append-only like
-``edits``): a queue is a snapshot of the cases raised on one generation, with the audit stratum's
-inclusion probabilities, written once by :func:`evalcore.review.build.build_queue`.
-
-The schema is created on first use; a database that already has every table is opened without
-taking the write lock, so readers never wait for a writer.
+(:meth:`LabelStore.standing`, read once per figure or command); gold is settled from them
+(:mod:`evalcore.storage.gold`). The review queues live here too (``queues`` and ``queue_cases``,
+append-only, written once by :func:`evalcore.review.build.build_queue`). The schema is created on
+first use; a database that already has every table is opened without the write lock.
 """
 
 from __future__ import annotations
@@ -40,6 +35,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from evalcore import scope
 from evalcore.contract import schema as S
 from evalcore.contract.readers import name_key, spelled
 from evalcore.errors import LabelError, StateError
@@ -223,6 +219,8 @@ class LabelStore:
             except BaseException:
                 con.rollback()
                 raise
+            finally:
+                scope.unpin(self.where, "standing")
 
     # ---- what a label may say
     def _fingerprint(self) -> tuple:
@@ -317,6 +315,7 @@ class LabelStore:
         if supersedes is None and receipt is None:  # nothing to decide under the lock: one pipelined write
             with self._db() as con:
                 edit_id = con.append(_INSERT_EDIT, values, "edit_id")
+            scope.unpin(self.where, "standing")
         else:  # what it takes back, and the receipt, are checked in the same transaction that writes it
             with self.transaction() as con:
                 done = self._receipted(con, receipt, values[6])
@@ -708,17 +707,18 @@ class LabelStore:
         """Each reviewer's standing edit on each (generation, item, round, criterion): their latest
         ``decided``, ``test_wrong`` or ``skipped`` edit that no ``withdrawn`` edit takes back.
         Several reviewers of one case each have theirs (unlike :meth:`current`, which keeps the
-        latest decision whoever made it)."""
+        latest decision whoever made it). Read once inside an ``evalcore.pinned`` block."""
         where, params = [], []
         for col, val in (("gen_id", gen_id), ("reviewer", reviewer), ("item_id", item_id)):
             if val is not None:
                 where.append(f"e.{col} = ?")
                 params.append(val)
         sql = _STANDING_SQL.format(where=("AND " + " AND ".join(where)) if where else "")
-        rows = self._query(sql, tuple(params))
-        for r in rows:
-            r.pop("rn", None)
-        return rows
+
+        def read() -> list[dict[str, Any]]:
+            return [{k: v for k, v in r.items() if k != "rn"} for r in self._query(sql, tuple(params))]
+
+        return scope.once((self.where, "standing", repr((gen_id, reviewer, item_id))), read)
 
     def undo(self, reviewer: str, *, queue: str | None = None, receipt: str | None = None) -> dict[str, Any] | None:
         """Take back the reviewer's most recent edit that can still be undone (not a withdrawal and
