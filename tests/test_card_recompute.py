@@ -60,13 +60,13 @@ def test_the_standing_edits_are_read_once_per_card(reviewed, monkeypatch):
 def test_a_decision_does_not_recompute_the_designs_sizes_and_the_card_is_the_same(reviewed, monkeypatch):
     st, labels, q, cases = reviewed
     computed = []
-    real = D._design_sizes
+    real = D.mask_runs  # called once each time the sizes are summed
 
     def spy(*a, **kw):
         computed.append(1)
         return real(*a, **kw)
 
-    monkeypatch.setattr(D, "_design_sizes", spy)
+    monkeypatch.setattr(D, "mask_runs", spy)
     _card(Store(DEMO, st.state))
     assert computed == [1]
     c = cases[1]

@@ -61,54 +61,43 @@ def design_sizes(
     or, without one, to its verdicts. Nobody's decision changes it, so it is kept as a memo of the
     queue's copy and the runs' files (:func:`evalcore.storage.derived.memo`): while a team
     reviews, the report card does not sum every queue case again for each decision."""
+
+    def compute() -> dict[str, dict[str, dict[str, float]]]:
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        queue = "SELECT * FROM read_parquet(?)" + (f" WHERE {cut[0]}" if cut[0] else "")
+        masks = mask_runs(store, run_ids, ms)
+        for rid in run_ids:
+            m = masks.get(rid)
+            if m is not None and len(m[1]) == len(m[2]):  # every criterion pass / fail: judged = passed or failed bit
+                bit = (
+                    "CASE q.criterion "
+                    + " ".join(f"WHEN {_sql_str(c)} THEN {int(k)}" for c, k in m[2].items())
+                    + " END"
+                )
+                sql = (
+                    f"SELECT q.criterion, q.stratum, sum(1.0 / q.inclusion_prob) FROM ({queue}) q "
+                    "JOIN read_parquet(?) a ON a.item_id = q.item_id AND a.gen_round = q.gen_round AND a.judge_round = ? "
+                    f"WHERE (((a.passed | a.failed) >> {bit}) & 1) = 1 GROUP BY ALL"
+                )
+                params: list[Any] = [design["path"], *cut[1], m[0], int(judge_round)]
+            elif vsql is not None:
+                sql = (
+                    f"WITH x AS (SELECT DISTINCT item_id, gen_round, criterion FROM ({vsql}) WHERE run_id = ? "
+                    "AND judge_round = ? AND value IS NOT NULL) SELECT q.criterion, q.stratum, sum(1.0 / q.inclusion_prob) "
+                    f"FROM ({queue}) q SEMI JOIN x USING (item_id, gen_round, criterion) GROUP BY ALL"
+                )
+                params = [*vparams, rid, int(judge_round), design["path"], *cut[1]]
+            else:
+                continue
+            for crit, stratum, size in store.sql(sql, params):
+                out.setdefault(rid, {}).setdefault(crit, {})[stratum] = float(size)
+        return out
+
     src = {"queue": Path(design["path"])}
     for rid in run_ids:
         src.update({f"{rid}/{name}": path for name, path in derived.sources(store, "run", rid).items()})
-    params = {"runs": run_ids, "judge_round": int(judge_round), "cut": [cut[0], list(cut[1])]}
-    return derived.memo(
-        store,
-        f"design-sizes.{design['queue']['queue_id']}",
-        src,
-        params,
-        lambda: _design_sizes(store, design, vsql, vparams, run_ids, ms, judge_round, cut),
-    )
-
-
-def _design_sizes(
-    store: Store,
-    design: dict[str, Any],
-    vsql: str | None,
-    vparams: list[Any],
-    run_ids: list[str],
-    ms: dict[str, S.RunManifest],
-    judge_round: int,
-    cut: tuple[str, list[Any]],
-) -> dict[str, dict[str, dict[str, float]]]:
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    queue = "SELECT * FROM read_parquet(?)" + (f" WHERE {cut[0]}" if cut[0] else "")
-    masks = mask_runs(store, run_ids, ms)
-    for rid in run_ids:
-        m = masks.get(rid)
-        if m is not None and len(m[1]) == len(m[2]):  # every criterion pass / fail: judged = passed or failed bit
-            bit = "CASE q.criterion " + " ".join(f"WHEN {_sql_str(c)} THEN {int(k)}" for c, k in m[2].items()) + " END"
-            sql = (
-                f"SELECT q.criterion, q.stratum, sum(1.0 / q.inclusion_prob) FROM ({queue}) q "
-                "JOIN read_parquet(?) a ON a.item_id = q.item_id AND a.gen_round = q.gen_round AND a.judge_round = ? "
-                f"WHERE (((a.passed | a.failed) >> {bit}) & 1) = 1 GROUP BY ALL"
-            )
-            params: list[Any] = [design["path"], *cut[1], m[0], int(judge_round)]
-        elif vsql is not None:
-            sql = (
-                f"WITH x AS (SELECT DISTINCT item_id, gen_round, criterion FROM ({vsql}) WHERE run_id = ? "
-                "AND judge_round = ? AND value IS NOT NULL) SELECT q.criterion, q.stratum, sum(1.0 / q.inclusion_prob) "
-                f"FROM ({queue}) q SEMI JOIN x USING (item_id, gen_round, criterion) GROUP BY ALL"
-            )
-            params = [*vparams, rid, int(judge_round), design["path"], *cut[1]]
-        else:
-            continue
-        for crit, stratum, size in store.sql(sql, params):
-            out.setdefault(rid, {}).setdefault(crit, {})[stratum] = float(size)
-    return out
+    key = {"runs": run_ids, "judge_round": int(judge_round), "cut": [cut[0], list(cut[1])]}
+    return derived.memo(store, f"design-sizes.{design['queue']['queue_id']}", src, key, compute)
 
 
 def _sql_str(text: str) -> str:
