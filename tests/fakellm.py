@@ -221,6 +221,7 @@ class FakeLLM:
         # the structured-output forms it speaks (json_schema, json_object, tool, prompt); None: it ignores
         # response_format and tools and answers by the prompt, as it always did (see _refuse)
         self.speaks: set[str] | None = None
+        self.probe_answer = '{"ok": true}'  # what a form it speaks answers the probe (a small model may say false)
         self.slot = threading.Lock()  # one generation at a time, as a llama.cpp server with one slot
         self.lock = threading.Lock()
         self.reset()
@@ -498,7 +499,7 @@ class FakeLLM:
         """The reply text and finish reason: ``loop`` repeats its reason until max_tokens (never closing the JSON)."""
         if '{"ok": true}' in prompt_text(body):  # the structured-output probe
             spoken = body.get("response_format") or body.get("tools") or "prompt" in (self.speaks if self.speaks is not None else {"prompt"})
-            return ('{"ok": true}' if spoken else "Sure, here it is: ok."), "stop"
+            return (self.probe_answer if spoken else "Sure, here it is: ok."), "stop"
         if fault == "loop":
             limit = int(body.get("max_tokens") or 4096)  # no limit: to the end of the context
             text = '{"' + (judge_fields(prompt_text(body)) or [{"name": "answer"}])[0]["name"] + '": {"reason": "'
@@ -784,6 +785,7 @@ if pytest is not None:
         monkeypatch.setenv("EVALCORE_STREAM", "0")
         fake_server.configure(latency=0.005, faults={}, always=None, timeout_sleep=1.0)
         fake_server.speaks = None
+        fake_server.probe_answer = '{"ok": true}'
         fake_server.reset()
         yield fake_server
         fake_server.configure(latency=0.005, faults={}, always=None)

@@ -141,3 +141,17 @@ def test_litellms_logging_worker_notice_does_not_reach_stderr():
     other = logger.makeRecord("LiteLLM", logging.WARNING, "/x/litellm/utils.py", 1, "something else", (), None)
     assert logger.filter(notice) is False
     assert logger.filter(other)
+
+
+def test_the_form_is_probed_not_the_model(capsys, world, fake):
+    """A model that answers the probe false, in the schema, still speaks the form (CI's 135M model once did,
+    and the run stopped: 'returned {"ok": true} in no structured-output form'); a reply outside the schema does not."""
+    fake.probe_answer = '{"ok": false}'
+    code, _, err = _judge(capsys, world, fake, "said-false")
+    assert code == 0, err
+    assert store(world).run("said-false").manifest.structured_output == "json_schema" and len(fake.probes) == 1
+    store(world).state_path("structured.json").unlink()  # forget it: probe again
+    fake.reset()
+    fake.probe_answer = '{"ok": "yes"}'
+    code, _, err = _judge(capsys, world, fake, "said-yes")
+    assert code == 2 and "in no structured-output form" in err and len(fake.probes) == 4, err

@@ -14,7 +14,8 @@ The forms (:data:`FORMS`), in the order a probe tries them:
 :func:`negotiate` finds the first form that works: what it remembered for this model and server
 (``<state>/structured.json``), else litellm's price map for a provider's model it knows to take
 ``json_schema`` (no call), else a probe per form (:func:`probe`: one call of at most
-:data:`PROBE_MAX_TOKENS` tokens that must come back as ``{"ok": true}``) until one works. When none
+:data:`PROBE_MAX_TOKENS` tokens that must come back as the object ``{"ok": true}``, or ``false``: it
+is the form that is probed, not the model) until one works. When none
 does, the error names what each form got back, the server's own messages among them.
 """
 
@@ -79,7 +80,10 @@ async def probe(model: str, form: str, api_base: str | None, timeout: float) -> 
         obj = json_object(reply.text)
     except ParseError as e:
         return f"replied {reply.text[:80]!r} ({e.problem})"
-    return None if obj.get("ok") is True else f'replied {reply.text[:80]!r}, not {{"ok": true}}'
+    # the form is probed, not the model: a small model may answer false, in the schema all the same
+    if isinstance(obj.get("ok"), bool):
+        return None
+    return f'replied {reply.text[:80]!r}, not the object {{"ok": true}} (or false)'
 
 
 def _where(api_base: str | None) -> str:
