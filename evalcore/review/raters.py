@@ -271,14 +271,12 @@ def gold_of(
         p.units() * len(p.names["criterion"]) + p.criterion, return_index=True, return_inverse=True
     )
     items, crit_names = p.names["item"], p.names["criterion"]
-    # each case's key, from its first label (as Python values once: a numpy scalar per lookup is slow)
-    item_at, round_at, crit_at = (a[first].tolist() for a in (p.item, p.gen_round, p.criterion))
 
-    def key_of(c: int) -> tuple[str, int, str]:
-        return items[item_at[c]], int(round_at[c]), crit_names[crit_at[c]]
+    def key_of(at: int) -> tuple[str, int, str]:
+        return items[p.item[at]], int(p.gen_round[at]), crit_names[p.criterion[at]]
 
     if decided_here:
-        done = np.array([key_of(c) in decided_here for c in range(len(keys))], dtype=bool)
+        done = np.array([key_of(at) in decided_here for at in first.tolist()], dtype=bool)
         shipped &= ~done[case]
     n_case, n_val = len(keys), len(p.names["value"])
     case, val, mean = case[shipped], p.value[shipped], p.rater[shipped] == p.code("rater", MEAN)
@@ -290,8 +288,8 @@ def gold_of(
     counts.split += int(np.sum((total > 0) & (2 * top <= total)))
     won = np.flatnonzero((total > 0) & (2 * top > total))
     counts.shipped = len(won)
-    for c, v, n in zip(won.tolist(), pick[won].tolist(), total[won].tolist()):
-        gold[key_of(c)] = {"value": p.names["value"][v], "source": "shipped", "raters": n, "gold_from": "shipped"}
+    for at, v, n in zip(first[won].tolist(), pick[won].tolist(), total[won].tolist()):
+        gold[key_of(at)] = {"value": p.names["value"][v], "source": "shipped", "raters": n, "gold_from": "shipped"}
     return gold, counts
 
 
