@@ -64,18 +64,15 @@ run: $(STAMP)
 	  --server.headless true --server.address $(HOST) --server.port $(PORT) \
 	  --browser.gatherUsageStats false
 
-# Every check, then every test in $(WORKERS) xdist workers (docs/ARCHITECTURE.md records the wall time); the 40
+# Every check, then every test on both cores (docs/ARCHITECTURE.md records the wall time); the 40
 # slowest tests are listed at the end, for whoever keeps CI under its 30 minutes. --dist loadgroup keeps
 # each xdist_group (one real model server, one Spark JVM) on one worker.
 # RANDOMLY: the tests in file order by default; RANDOMLY=--randomly-seed=N (pytest-randomly) shuffles the
 # order with seed N, on the command line or in the environment (RANDOMLY=--randomly-seed=7 bash .ci/run):
 # no test may depend on what another left behind (issue 45; docs/ARCHITECTURE.md records the seeds run).
 RANDOMLY ?= -p no:randomly
-# WORKERS: pytest-xdist workers. Three on two cores: a third of CI's time is tests waiting on a server,
-# a browser or a subprocess, and a third worker fills it (docs/ARCHITECTURE.md: the CI wall times).
-WORKERS ?= 3
 test: $(STAMP) $(PLATFORMS)/.installed $(LLM)/.installed $(SPARK)/.installed check
-	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup -p no:cacheprovider $(RANDOMLY) --durations=40 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -p no:cacheprovider $(RANDOMLY) --durations=40 $(PYTEST_ARGS)
 
 # `make test` with two busy loops per core beside it, as on a shared CI machine (issue 45): run it
 # before saying an issue resolved; .ci/busy bash .ci/run does the same for the whole CI.
