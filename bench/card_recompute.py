@@ -62,9 +62,9 @@ def main() -> None:
     q = labels.queues(GEN)[-1]
     # the next cases in rank order, as tuples (a 1M-item queue's cases as dicts take minutes)
     first = next(labels.queue_case_batches(q["queue_id"], COLS, batch=a.decisions + a.rounds))
-    for case in (dict(zip(COLS, row)) for row in first[a.decisions :]):
-        labels.add(item_id=case["item_id"], criterion=case["criterion"], gen_id=GEN, gen_round=case["gen_round"],
-                   value="pass", reviewer="ann", queue=q["queue_id"])  # fmt: skip
+    for item, crit, rnd in first[a.decisions :]:
+        labels.add(item_id=item, criterion=crit, gen_id=GEN, gen_round=rnd, value="pass", reviewer="ann",
+                   queue=q["queue_id"])  # fmt: skip
         w, c = time.time(), time.process_time()
         R.report_card(Store(data, state), GEN)
         walls.append(time.time() - w)
