@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import browser_util  # noqa: E402
 from agreement_page import cpu_s  # noqa: E402
+
 from pages import wait_quiet  # noqa: E402
 
 PAGES = ["/review", "/runs", "/attribution", "/compare", "/agreement"]
