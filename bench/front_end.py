@@ -27,7 +27,6 @@ import argparse
 import http.client
 import json
 import os
-import ssl
 import statistics
 import sys
 import threading
@@ -41,6 +40,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import browser_util  # noqa: E402
 from agreement_page import cpu_s  # noqa: E402
+from test_deploy_proxy import insecure_tls, start_nginx  # noqa: E402
 
 from pages import wait_quiet  # noqa: E402
 
@@ -69,9 +69,7 @@ def static_urls(base: str) -> list[str]:
 def one_browser(host: str, port: int, tls: bool, paths: list[str], got: list[int], errors: list[str]) -> None:
     """Fetch every path over one keep-alive connection; the bytes received go to ``got``."""
     if tls:
-        ctx = ssl.create_default_context()
-        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
-        con: http.client.HTTPConnection = http.client.HTTPSConnection(host, port, timeout=600, context=ctx)
+        con: http.client.HTTPConnection = http.client.HTTPSConnection(host, port, timeout=600, context=insecure_tls())
     else:
         con = http.client.HTTPConnection(host, port, timeout=600)
     total = 0
@@ -88,21 +86,22 @@ def one_browser(host: str, port: int, tls: bool, paths: list[str], got: list[int
     got.append(total)
 
 
-def deliver(url: str, paths: list[str], n: int, pids: list[int]) -> dict[str, Any]:
-    """``n`` browsers at once; wall seconds, CPU seconds of each pid group, bytes per browser."""
+def deliver(url: str, paths: list[str], n: int, groups: list[list[int]]) -> dict[str, Any]:
+    """``n`` browsers at once; wall seconds, CPU seconds of each group of processes, bytes per browser."""
     tls = url.startswith("https://")
     host, port = url.split("://", 1)[1].split(":")
     got: list[int] = []
     errors: list[str] = []
     threads = [threading.Thread(target=one_browser, args=(host, int(port), tls, paths, got, errors)) for _ in range(n)]
-    c0 = [cpu_s(p) or 0.0 for p in pids]
+    cpu = lambda: [sum(cpu_s(p) or 0.0 for p in g) for g in groups]  # noqa: E731
+    c0 = cpu()
     t0 = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     wall = time.perf_counter() - t0
-    c1 = [cpu_s(p) or 0.0 for p in pids]
+    c1 = cpu()
     return {"wall_s": round(wall, 3), "cpu_s": [round(b - a, 3) for a, b in zip(c0, c1)],
             "bytes_per_browser": statistics.median(got) if got else 0, "errors": errors[:5]}  # fmt: skip
 
@@ -121,39 +120,27 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-wait", type=float, default=120, help="seconds to wait for a quiet machine")
     ap.add_argument("--out", type=Path, default=Path("/tmp/evalcore-bench/front-end"))
     a = ap.parse_args(argv)
-    from test_deploy_proxy import start_nginx
-
     a.out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     state = a.out / "state"
     with browser_util.serve(ROOT, a.data, state, a.out / "streamlit.log", timeout=600) as (base, proc):
         paths = static_urls(base)
-        sizes = sum(len(plain_get(base + p)) for p in paths)
-        print(f"a fresh browser on {len(PAGES)} pages fetched {len(paths)} files under /static/ ({sizes:,} bytes)")
+        print(f"a fresh browser on {len(PAGES)} pages fetched {len(paths)} files under /static/")
         for n in [int(x) for x in a.browsers.split(",")]:
             for rnd in range(a.rounds):
                 load = wait_quiet(a.max_wait)
                 rows.append({"way": "app server", "browsers": n, "round": rnd, "load": load,
-                             **deliver(base, paths, n, [proc.pid])})  # fmt: skip
+                             **deliver(base, paths, n, [[proc.pid]])})  # fmt: skip
                 port = browser_util.free_port()
                 with start_nginx([base.removeprefix("http://")], port) as d:  # a new nginx: its cache empty
                     url = f"https://127.0.0.1:{port}"
                     for way in ("nginx, cache empty", "nginx, cache filled"):
                         load = wait_quiet(a.max_wait)
-                        r = deliver(url, paths, n, [proc.pid, *nginx_pids(d)])
-                        rows.append({"way": way, "browsers": n, "round": rnd, "load": load, "wall_s": r["wall_s"],
-                                     "cpu_s": [r["cpu_s"][0], round(sum(r["cpu_s"][1:]), 3)],
-                                     "bytes_per_browser": r["bytes_per_browser"], "errors": r["errors"]})  # fmt: skip
-    (a.out / "front_end.json").write_text(json.dumps({"files": len(paths), "bytes": sizes, "rows": rows}, indent=1))
+                        rows.append({"way": way, "browsers": n, "round": rnd, "load": load,
+                                     **deliver(url, paths, n, [[proc.pid], nginx_pids(d)])})  # fmt: skip
+    (a.out / "front_end.json").write_text(json.dumps({"files": paths, "rows": rows}, indent=1))
     print(report(rows))
 
-
-def plain_get(url: str) -> bytes:
-    """One file as the app sends it to a client that asks for no encoding."""
-    import urllib.request
-
-    with urllib.request.urlopen(url, timeout=120) as r:
-        return r.read()
 
 
 def report(rows: list[dict[str, Any]]) -> str:

@@ -142,11 +142,17 @@ def self_signed(d: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def insecure_tls() -> ssl.SSLContext:
+    """A client's TLS context that does not check the certificate (the tests' nginx is self-signed)."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
 def wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
     """Wait until ``url`` answers 200 through the proxy (the certificate is not checked: self-signed)."""
-    insecure = ssl.create_default_context()
-    insecure.check_hostname = False
-    insecure.verify_mode = ssl.CERT_NONE
+    insecure = insecure_tls()
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
@@ -210,9 +216,7 @@ def start_nginx(apps: list[str], port: int) -> Iterator[Path]:
 def ws_handshake(port: int, host: str, origin: str) -> str:
     """The status line nginx answers a WebSocket upgrade of /_stcore/stream with, sent as a browser
     at ``origin`` sends it to ``host``."""
-    insecure = ssl.create_default_context()
-    insecure.check_hostname = False
-    insecure.verify_mode = ssl.CERT_NONE
+    insecure = insecure_tls()
     key = base64.b64encode(os.urandom(16)).decode()
     request = (
         f"GET /_stcore/stream HTTP/1.1\r\nHost: {host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
@@ -360,11 +364,8 @@ def test_a_redirect_uri_on_the_apps_own_port_gives_no_login_through_the_proxy(br
 
 def fetch(url: str, compressed: bool = False) -> tuple[dict[str, str], bytes]:
     """GET ``url`` (the certificate is not checked: self-signed): its headers and its body as sent."""
-    insecure = ssl.create_default_context()
-    insecure.check_hostname = False
-    insecure.verify_mode = ssl.CERT_NONE
     req = urllib.request.Request(url, headers={"Accept-Encoding": "gzip, br"} if compressed else {})
-    with urllib.request.urlopen(req, timeout=60, context=insecure) as r:
+    with urllib.request.urlopen(req, timeout=60, context=insecure_tls()) as r:
         return {k.lower(): v for k, v in r.headers.items()}, r.read()
 
 
